@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# lab/install.sh -- install every lab target (idempotent). Needs python3 (3.11) with venv, node 20 + npm, root for apt.
+# Safe to re-run: venvs are created once, pip skips satisfied pins, npm ci reinstalls only when the lock changed.
+set -euo pipefail
+cd "$(dirname "$0")"
+# apt only for what is missing (naming an installed package would upgrade it, e.g. openssl and libssl3)
+apt_pkgs=()
+command -v nginx >/dev/null || apt_pkgs+=(nginx-light)
+command -v openssl >/dev/null || apt_pkgs+=(openssl)
+python3 -c 'import venv, ensurepip' 2>/dev/null || apt_pkgs+=(python3-venv)
+[ ${#apt_pkgs[@]} = 0 ] ||
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${apt_pkgs[@]}"; }
+venv() { [ -x "$1/bin/python" ] || python3 -m venv "$1"; "$1/bin/pip" install -q --disable-pip-version-check "$2"; }
+venv .venv-mcp2    'mcp[cli]==2.3.0'
+venv .venv-mcp1    'mcp==1.30.0'
+venv .venv-fastmcp 'fastmcp==4.2.3'
+npm_install() { # npm ci from the committed lock (plain npm install only when no lock exists yet); a stamp skips reruns
+  local sum; [ -f package-lock.json ] || { npm install --no-audit --no-fund --loglevel=error; return; }
+  sum=$(sha256sum package-lock.json | cut -d' ' -f1)
+  [ "$(cat node_modules/.lab-lock-sha256 2>/dev/null)" = "$sum" ] && return 0
+  npm ci --no-audit --no-fund --loglevel=error && echo "$sum" >node_modules/.lab-lock-sha256; }
+(cd ts2  && npm_install)
+(cd oidc && npm_install)

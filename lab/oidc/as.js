@@ -1,0 +1,51 @@
+// OAuth 2.1 AS for MCP tests on oidc-provider 9: DCR, PKCE S256, RFC 8707 resources, JWT access tokens, refresh.
+// Usage: node as.js PORT DEFAULT_RESOURCE   (env ISSUER overrides http://127.0.0.1:PORT)
+import { Provider, errors } from 'oidc-provider';
+import { generateKeyPair, exportJWK } from 'jose';
+const PORT = Number(process.argv[2]);
+const ISSUER = process.env.ISSUER || `http://127.0.0.1:${PORT}`;
+const RESOURCE = process.argv[3];
+const MCP_SCOPES = ['mcp:tools', 'mcp:read'];
+const keys = [];
+for (const [alg, kid] of [['RS256', 'rs1'], ['ES256', 'es1']]) {
+  const { privateKey } = await generateKeyPair(alg, { extractable: true });
+  keys.push({ ...(await exportJWK(privateKey)), kid, alg, use: 'sig' });
+}
+const configuration = {
+  jwks: { keys },
+  cookies: { keys: ['test-cookie-key-not-secret'] },
+  responseTypes: ['code'],                          // OAuth 2.1: code flow only (no implicit)
+  scopes: ['openid', 'offline_access', ...MCP_SCOPES],
+  clientDefaults: { grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'],
+                    token_endpoint_auth_method: 'none' },
+  pkce: { required: () => true },                   // S256 is the only method oidc-provider accepts
+  features: {
+    devInteractions: { enabled: true },             // built-in login/consent pages (any user/pass)
+    registration: { enabled: true, initialAccessToken: false },  // open DCR (RFC 7591)
+    registrationManagement: { enabled: true },      // RFC 7592
+    revocation: { enabled: true },
+    introspection: { enabled: true },
+    resourceIndicators: {
+      enabled: true,
+      defaultResource: async (ctx, client, oneOf) => oneOf ?? RESOURCE,
+      useGrantedResource: async () => true,
+      getResourceServerInfo: async (ctx, resourceIndicator, client) => {
+        // accept any loopback resource so several MCP servers can share this AS
+        if (!/^https?:\/\/(127\.0\.0\.1|localhost|\[::1\])(:\d+)?\//.test(resourceIndicator)) {
+          throw new errors.InvalidTarget('resource not served by this test AS');
+        }
+        return { scope: MCP_SCOPES.join(' '), audience: resourceIndicator, accessTokenTTL: 600,
+                 accessTokenFormat: 'jwt', jwt: { sign: { alg: 'RS256' } } };
+      },
+    },
+  },
+  issueRefreshToken: async (ctx, client) => client.grantTypeAllowed('refresh_token'),
+  ttl: { AccessToken: 600, AuthorizationCode: 60, RefreshToken: 86400, Grant: 86400,
+         Interaction: 600, Session: 86400, IdToken: 600 },
+  clientBasedCORS: () => true,
+  findAccount: async (ctx, sub) => ({ accountId: sub, claims: async () => ({ sub }) }),
+};
+const provider = new Provider(ISSUER, configuration);
+provider.on('server_error', (ctx, err) => console.error('server_error', err));
+provider.listen(PORT, '127.0.0.1');
+console.log(`oidc-provider AS: ${ISSUER}/.well-known/oauth-authorization-server  (default resource ${RESOURCE})`);

@@ -1,0 +1,165 @@
+//! Facts derived from records, shared by the collector (to act on answers) and the
+//! grader (to decide from evidence): header lookup, JSON-RPC message extraction from
+//! JSON or SSE bodies, and the inventory across every page of each list.
+//!
+//! Derivations read the stored bytes only. Unobserved and observed-empty stay distinct:
+//! a list that was never requested is `observed: false`, not an empty list.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::model::{Header, HttpOutcome, HttpResponse, Observation, Record};
+use crate::vocab::leg;
+
+/// First header named `name` (case-insensitive).
+pub fn header<'a>(headers: &'a [Header], name: &str) -> Option<&'a Header> {
+    headers.iter().find(|h| h.name.eq_ignore_ascii_case(name))
+}
+
+/// The media type essence of `Content-Type`, lower-cased (`application/json`).
+pub fn media_type(headers: &[Header]) -> Option<String> {
+    header(headers, "content-type").map(|h| {
+        let v = h.value_str();
+        v.split(';').next().unwrap_or("").trim().to_ascii_lowercase()
+    })
+}
+
+/// Every JSON-RPC message in a response body: the events of an SSE body, or the JSON
+/// body itself; arrays (batches) are flattened. Unparseable parts are skipped.
+pub fn jsonrpc_messages(resp: &HttpResponse) -> Vec<Value> {
+    messages_in(media_type(&resp.headers).as_deref(), &resp.body.bytes)
+}
+
+/// As [`jsonrpc_messages`], from a media type and body bytes.
+pub fn messages_in(media_type: Option<&str>, body: &[u8]) -> Vec<Value> {
+    let mut out = Vec::new();
+    let mut push = |v: Value| match v {
+        Value::Array(a) => out.extend(a.into_iter().filter(Value::is_object)),
+        v @ Value::Object(_) => out.push(v),
+        _ => {}
+    };
+    if media_type == Some("text/event-stream") {
+        for ev in crate::sse::parse(body).events {
+            if let Ok(v) = serde_json::from_str::<Value>(&ev.data) {
+                push(v);
+            }
+        }
+    } else if let Ok(v) = serde_json::from_slice::<Value>(body) {
+        push(v);
+    }
+    out
+}
+
+/// The JSON-RPC response (result or error) whose `id` equals `id`.
+pub fn response_to<'a>(messages: &'a [Value], id: &Value) -> Option<&'a Value> {
+    messages
+        .iter()
+        .find(|m| m.get("id") == Some(id) && (m.get("result").is_some() || m.get("error").is_some()))
+}
+
+/// The `id` of the JSON-RPC request in a request body.
+pub fn request_id(body: &[u8]) -> Option<Value> {
+    serde_json::from_slice::<Value>(body).ok()?.get("id").cloned()
+}
+
+/// The response of an HTTP record, if it has one.
+pub fn response(record: &Record) -> Option<&HttpResponse> {
+    match &record.observation {
+        Observation::Http(x) => match &x.outcome {
+            HttpOutcome::Response(r) => Some(r),
+            HttpOutcome::Error(_) => None,
+        },
+        _ => None,
+    }
+}
+
+/// One list method's inventory.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ListInventory {
+    /// At least one page was requested.
+    pub observed: bool,
+    /// Items of every page, in order.
+    pub items: Vec<Value>,
+    /// Pages read.
+    pub pages: u32,
+    /// The last page read had no `nextCursor`.
+    pub complete: bool,
+    /// Why reading stopped early (error, page bound, repeated cursor, skip reason).
+    pub stopped: Option<String>,
+}
+
+/// The inventory across pages.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Inventory {
+    /// `tools/list`.
+    pub tools: ListInventory,
+    /// `resources/list`.
+    pub resources: ListInventory,
+    /// `resources/templates/list`.
+    pub resource_templates: ListInventory,
+    /// `prompts/list`.
+    pub prompts: ListInventory,
+}
+
+/// The key of the item array in each list result.
+pub fn list_key(leg_id: &str) -> Option<&'static str> {
+    match leg_id {
+        leg::INVENTORY_TOOLS => Some("tools"),
+        leg::INVENTORY_RESOURCES => Some("resources"),
+        leg::INVENTORY_RESOURCE_TEMPLATES => Some("resourceTemplates"),
+        leg::INVENTORY_PROMPTS => Some("prompts"),
+        _ => None,
+    }
+}
+
+/// Derive the inventory from the inventory legs' records.
+pub fn inventory(records: &[Record]) -> Inventory {
+    let mut inv = Inventory::default();
+    for r in records {
+        for l in &r.legs {
+            let (Some(key), Some(list)) = (list_key(l), inv.list_mut(l)) else { continue };
+            list.observed = true;
+            match &r.observation {
+                Observation::Skipped { reason } => list.stopped = Some(reason.clone()),
+                Observation::Http(x) => match &x.outcome {
+                    HttpOutcome::Error(e) => {
+                        list.stopped = Some(format!("page {} failed: {e}", list.pages + 1));
+                        list.complete = false;
+                    }
+                    HttpOutcome::Response(resp) => {
+                        let msgs = jsonrpc_messages(resp);
+                        let id = request_id(&x.request.body.bytes).unwrap_or(Value::Null);
+                        let Some(result) = response_to(&msgs, &id).and_then(|m| m.get("result")) else {
+                            list.stopped = Some(format!(
+                                "page {} answered HTTP {} without a result",
+                                list.pages + 1,
+                                resp.status
+                            ));
+                            list.complete = false;
+                            continue;
+                        };
+                        list.pages += 1;
+                        if let Some(Value::Array(items)) = result.get(key) {
+                            list.items.extend(items.iter().cloned());
+                        }
+                        list.complete = !matches!(result.get("nextCursor"), Some(Value::String(_)));
+                    }
+                },
+                _ => {}
+            }
+        }
+    }
+    inv
+}
+
+impl Inventory {
+    fn list_mut(&mut self, leg_id: &str) -> Option<&mut ListInventory> {
+        match leg_id {
+            leg::INVENTORY_TOOLS => Some(&mut self.tools),
+            leg::INVENTORY_RESOURCES => Some(&mut self.resources),
+            leg::INVENTORY_RESOURCE_TEMPLATES => Some(&mut self.resource_templates),
+            leg::INVENTORY_PROMPTS => Some(&mut self.prompts),
+            _ => None,
+        }
+    }
+}

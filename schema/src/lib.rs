@@ -1,0 +1,22 @@
+//! The `mcp-evidence/1` bundle: what `mcp-collect` writes and `mcp-grade` reads.
+//!
+//! * [`model`]: the types (payload, records, HTTP exchanges, TLS facts, token facts).
+//! * [`bundle`]: CBOR encoding, the SHA-256 record chain, COSE_Sign1 Ed25519 sealing and
+//!   verification, keys.
+//! * [`redact`]: credential redaction applied to every record before it is hashed.
+//! * [`sse`] and [`derive`]: parsing of stored bodies shared by collector and grader.
+//! * [`vocab`]: revision names, header names, leg ids, error codes.
+//!
+//! This crate does no I/O besides what callers hand it, and never touches the network,
+//! so the grader can depend on it (design.md §2).
+
+pub mod bundle;
+pub mod derive;
+pub mod model;
+pub mod redact;
+pub mod sse;
+pub mod testkit;
+pub mod vocab;
+
+pub use bundle::{open, open_unverified, seal, Chain, PublicKey, SecretKey, Verified, VerifyError};
+pub use model::*;

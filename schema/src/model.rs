@@ -1,0 +1,457 @@
+//! The data model of an `mcp-evidence/1` bundle.
+//!
+//! A bundle is a COSE_Sign1 whose payload is an [`Evidence`] map. Records are stored as
+//! individually encoded CBOR byte strings (`records: [bstr]`) so that the hash chain is
+//! computed over the exact bytes that were written, never over a re-encoding: a decoder
+//! that normalises nothing cannot break the chain. `docs/bundle.md` documents every field.
+
+use serde::{Deserialize, Serialize};
+
+/// Format id written into every bundle; bumped on any incompatible change.
+pub const FORMAT_ID: &str = "mcp-evidence/1";
+
+/// Microseconds since the Unix epoch, UTC.
+pub type Micros = i64;
+
+/// The signed payload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Evidence {
+    /// Always [`FORMAT_ID`] for this version.
+    pub format: String,
+    /// Who collected it.
+    pub collector: CollectorInfo,
+    /// The run: id, times, status, options.
+    pub run: Run,
+    /// What was probed.
+    pub target: Target,
+    /// What the collector established with the server (absent when no endpoint answered).
+    pub session: Option<Session>,
+    /// Facts about the access tokens presented (never the tokens).
+    pub tokens: Vec<TokenFacts>,
+    /// The records, each an encoded [`Record`], in order.
+    pub records: Vec<serde_bytes::ByteBuf>,
+    /// SHA-256 of the last record's bytes (or the genesis hash when there is none).
+    #[serde(with = "serde_bytes")]
+    pub chain_head: Vec<u8>,
+}
+
+/// The collector build that wrote the bundle.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CollectorInfo {
+    /// Program name (`mcp-collect`).
+    pub name: String,
+    /// Crate version.
+    pub version: String,
+    /// Build identifier (git commit when known).
+    pub build: String,
+}
+
+/// One run of the collector against one target.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Run {
+    /// Random id (hex), also bound into the chain genesis.
+    pub run_id: String,
+    /// When collection of this target started.
+    pub started_at: Micros,
+    /// When the bundle was sealed.
+    pub finished_at: Micros,
+    /// How the run ended.
+    pub status: RunStatus,
+    /// Why the run did not complete or did not reach an MCP endpoint.
+    pub failure: Option<String>,
+    /// Options in force.
+    pub options: Options,
+    /// Operator probe inputs in force for this target, verbatim.
+    pub inputs: Option<serde_json::Value>,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Every leg ran (an unreachable server is still a complete observation).
+    Complete,
+    /// Stopped early: Ctrl-C, a leg that failed inside the collector, or a deadline.
+    Interrupted,
+    /// The target could not be probed at all (no MCP endpoint, unreachable host).
+    Failed,
+}
+
+impl RunStatus {
+    /// The word used in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Complete => "complete",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::Failed => "failed",
+        }
+    }
+}
+
+/// Collector options that shape what was observed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Options {
+    /// Per-request timeout, milliseconds.
+    pub timeout_ms: u64,
+    /// Response bodies are stored up to this many bytes.
+    pub body_cap: u64,
+    /// At most this many pages are read per list method.
+    pub max_pages: u32,
+    /// `--info` mode (connect and enumerate only).
+    pub info_only: bool,
+    /// Name of the environment variable the bearer token came from, if any.
+    pub token_env: Option<String>,
+    /// Extra trust anchor file and its SHA-256 (hex), if any.
+    pub ca_file: Option<CaFile>,
+}
+
+/// An extra trust anchor used for this run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CaFile {
+    /// Path as given.
+    pub path: String,
+    /// SHA-256 of the file bytes, hex.
+    pub sha256: String,
+    /// The certificates (DER) it contained.
+    pub certificates: Vec<serde_bytes::ByteBuf>,
+}
+
+/// The target as typed and as resolved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Target {
+    /// Exactly what the operator typed.
+    pub as_typed: String,
+    /// `scheme://host[:port]`.
+    pub base_url: String,
+    /// Endpoint candidates, in the order tried.
+    pub candidates: Vec<String>,
+    /// The endpoint that answered as MCP (or with 401), if any.
+    pub endpoint: Option<String>,
+    /// Addresses the host resolved to (`ip:port`).
+    pub addresses: Vec<String>,
+}
+
+/// The era of the protocol a session uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Era {
+    /// 2026-07-28: per-request headers and `_meta`, `server/discover`.
+    Modern,
+    /// 2024-11-05 .. 2025-11-25: `initialize` handshake.
+    Legacy,
+}
+
+/// What the collector established with the endpoint.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Session {
+    /// The endpoint URL.
+    pub endpoint: String,
+    /// True when the endpoint answered 401 without credentials.
+    pub auth_required: bool,
+    /// True when requests carried a bearer token.
+    pub authenticated: bool,
+    /// Era of the negotiated revision (absent when none was negotiated).
+    pub era: Option<Era>,
+    /// Negotiated revision (absent when none was negotiated).
+    pub revision: Option<String>,
+    /// `serverInfo` as the server reported it (self-reported, mcp-protocol.md §5.2).
+    pub server_info: Option<serde_json::Value>,
+    /// Server capabilities object.
+    pub capabilities: Option<serde_json::Value>,
+    /// `Mcp-Session-Id` issued on the handshake, if any.
+    pub session_id: Option<String>,
+    /// Seq of the record that established the revision.
+    pub negotiated_in: Option<u64>,
+}
+
+/// Facts kept about an access token. The token itself never enters a bundle.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TokenFacts {
+    /// Where it came from (`env:VAR`, `oauth`, …).
+    pub source: String,
+    /// `redacted:sha256:<hex>` of the token.
+    pub fingerprint: String,
+    /// Decoded JOSE header when the token is a JWT.
+    pub jwt_header: Option<serde_json::Value>,
+    /// Decoded claims when the token is a JWT (the signature is never kept).
+    pub jwt_claims: Option<serde_json::Value>,
+    /// `expires_in` from the token response, if known.
+    pub expires_in: Option<i64>,
+    /// `scope` from the token response, if known.
+    pub scope: Option<String>,
+    /// `token_type` from the token response, if known.
+    pub token_type: Option<String>,
+}
+
+/// One observation in the hash chain.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    /// 0-based position; equals the index in `records`.
+    pub seq: u64,
+    /// Legs this observation serves.
+    pub legs: Vec<String>,
+    /// Start, UTC microseconds.
+    pub started_at: Micros,
+    /// Duration in microseconds.
+    pub duration_us: u64,
+    /// SHA-256 of the previous record's bytes (genesis hash for record 0).
+    #[serde(with = "serde_bytes")]
+    pub prev: Vec<u8>,
+    /// What was observed.
+    pub observation: Observation,
+    /// Credentials replaced by fingerprints in this record.
+    pub redactions: Vec<Redaction>,
+}
+
+/// What a record observed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Observation {
+    /// An HTTP request and its response or transport error.
+    Http(HttpExchange),
+    /// A TLS handshake (TLS 1.2/1.3) and the chain the server sent.
+    Tls(TlsHandshake),
+    /// A hand-written TLS 1.0/1.1 ClientHello and the server's first bytes.
+    LegacyTls(LegacyTlsProbe),
+    /// Resolution of a host name.
+    Dns(DnsLookup),
+    /// A leg that was not sent, and why.
+    Skipped {
+        /// The gate's reason.
+        reason: String,
+    },
+}
+
+/// An HTTP/1.1 exchange exactly as sent and received.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HttpExchange {
+    /// The request.
+    pub request: HttpRequest,
+    /// Response, or the transport error that prevented one.
+    pub outcome: HttpOutcome,
+    /// Connection id (shared with the [`TlsHandshake`] of that connection).
+    pub connection: Option<u64>,
+}
+
+/// A request as sent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HttpRequest {
+    /// `GET`, `POST`, …
+    pub method: String,
+    /// Absolute URL.
+    pub url: String,
+    /// `HTTP/1.1`.
+    pub version: String,
+    /// Headers in the order and case sent.
+    pub headers: Vec<Header>,
+    /// The body.
+    pub body: Body,
+}
+
+/// A header; the value is kept as raw bytes (servers may send non-UTF-8).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Header {
+    /// Name in original case.
+    pub name: String,
+    /// Raw value.
+    #[serde(with = "serde_bytes")]
+    pub value: Vec<u8>,
+}
+
+impl Header {
+    /// Build a header from text.
+    pub fn new(name: impl Into<String>, value: impl Into<Vec<u8>>) -> Header {
+        Header { name: name.into(), value: value.into() }
+    }
+
+    /// The value as text (lossy).
+    pub fn value_str(&self) -> std::borrow::Cow<'_, str> {
+        String::from_utf8_lossy(&self.value)
+    }
+}
+
+/// The response or the error.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HttpOutcome {
+    /// A response head arrived (its body may still have ended in an error).
+    Response(HttpResponse),
+    /// No response head arrived.
+    Error(TransportError),
+}
+
+/// A response as received.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HttpResponse {
+    /// `HTTP/1.1` or `HTTP/1.0`.
+    pub version: String,
+    /// Status code.
+    pub status: u16,
+    /// Reason phrase as sent.
+    pub reason: String,
+    /// Headers in the order and case received.
+    pub headers: Vec<Header>,
+    /// The body (decoded from chunked transfer coding; no content decoding).
+    pub body: Body,
+}
+
+/// A body, possibly capped.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Body {
+    /// Stored bytes (after redaction), at most the run's body cap.
+    #[serde(with = "serde_bytes")]
+    pub bytes: Vec<u8>,
+    /// Number of bytes that crossed the wire (may exceed `bytes.len()`).
+    pub length: u64,
+    /// SHA-256 of the bytes that crossed the wire.
+    #[serde(with = "serde_bytes")]
+    pub sha256: Vec<u8>,
+    /// How reading ended.
+    pub end: BodyEnd,
+}
+
+/// How reading a body ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BodyEnd {
+    /// The whole body was read.
+    Complete,
+    /// The collector stopped reading an event stream once the awaited JSON-RPC
+    /// response had arrived.
+    StoppedAfterResponse,
+    /// The collector stopped at its hard read limit.
+    LimitReached,
+    /// The read failed part way.
+    Error(TransportError),
+}
+
+/// A failure below HTTP semantics, typed (a TLS alert is not a timeout is not a reset).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TransportError {
+    /// The kind.
+    pub kind: ErrorKind,
+    /// Detail text.
+    pub message: String,
+}
+
+/// Kinds of transport failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// Name did not resolve.
+    Dns,
+    /// TCP connect refused or unreachable.
+    Connect,
+    /// A deadline passed.
+    Timeout,
+    /// The peer sent a TLS alert.
+    TlsAlert,
+    /// The certificate chain did not verify.
+    TlsCertificate,
+    /// Another TLS failure.
+    Tls,
+    /// Connection reset or closed before a complete message.
+    Reset,
+    /// The peer spoke something that is not valid HTTP (or TLS).
+    Protocol,
+    /// The network guard refused to send the request.
+    RefusedByGuard,
+    /// Another I/O failure.
+    Io,
+}
+
+impl ErrorKind {
+    /// Stable name used in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Dns => "dns",
+            ErrorKind::Connect => "connect",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::TlsAlert => "tls-alert",
+            ErrorKind::TlsCertificate => "tls-certificate",
+            ErrorKind::Tls => "tls",
+            ErrorKind::Reset => "reset",
+            ErrorKind::Protocol => "protocol",
+            ErrorKind::RefusedByGuard => "refused-by-guard",
+            ErrorKind::Io => "io",
+        }
+    }
+}
+
+impl std::fmt::Display for TransportError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.kind.as_str(), self.message)
+    }
+}
+
+/// A modern TLS handshake.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TlsHandshake {
+    /// Connection id (HTTP exchanges on this connection carry the same id).
+    pub connection: u64,
+    /// SNI sent (absent for IP literals).
+    pub sni: Option<String>,
+    /// `ip:port` connected to.
+    pub peer: String,
+    /// `TLSv1_3`, `TLSv1_2`.
+    pub version: Option<String>,
+    /// IANA cipher suite name.
+    pub cipher_suite: Option<String>,
+    /// Negotiated ALPN protocol.
+    #[serde(with = "serde_bytes")]
+    pub alpn: Option<Vec<u8>>,
+    /// Certificates as sent by the server, leaf first (DER).
+    pub chain: Vec<serde_bytes::ByteBuf>,
+    /// Verification results at collection time, one per trust store.
+    pub verification: Vec<TrustCheck>,
+    /// Set when the handshake failed.
+    pub error: Option<TransportError>,
+}
+
+/// The verdict of one trust store on a chain, at collection time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrustCheck {
+    /// `bundled` (webpki roots), `os`, or `extra` (`--ca-file`).
+    pub store: String,
+    /// Whether the chain verified for the server name.
+    pub ok: bool,
+    /// The error when it did not.
+    pub error: Option<String>,
+}
+
+/// A TLS 1.0/1.1 acceptance probe (defined for issue 4; not yet collected).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LegacyTlsProbe {
+    /// `TLSv1_0` or `TLSv1_1`.
+    pub offered: String,
+    /// The ClientHello record sent.
+    #[serde(with = "serde_bytes")]
+    pub client_hello: Vec<u8>,
+    /// The first bytes the server answered with.
+    #[serde(with = "serde_bytes")]
+    pub server_bytes: Vec<u8>,
+    /// Network error, if any.
+    pub error: Option<TransportError>,
+}
+
+/// A DNS lookup.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DnsLookup {
+    /// Host name looked up.
+    pub host: String,
+    /// Addresses returned.
+    pub addresses: Vec<String>,
+    /// Failure, if any.
+    pub error: Option<TransportError>,
+}
+
+/// One credential replaced by its fingerprint.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Redaction {
+    /// Where: `request.header:Authorization`, `response.body`, `request.url`, …
+    pub location: String,
+    /// What kind of credential (`bearer-token`, `cookie`, `refresh_token`, …).
+    pub what: String,
+    /// `redacted:sha256:<hex>` as it now appears in place of the value.
+    pub fingerprint: String,
+}

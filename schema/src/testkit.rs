@@ -1,0 +1,120 @@
+//! Builders of plausible bundles for tests, benchmarks and fuzz seeds (not used by the
+//! binaries). Kept in the library so every crate's tests share one builder.
+
+use crate::bundle::{seal, Chain, SecretKey};
+use crate::model::*;
+use crate::vocab::leg;
+
+/// A fixed key for reproducible test bundles (never used by the binaries).
+pub fn test_key(n: u8) -> SecretKey {
+    SecretKey::from_seed([n; 32])
+}
+
+/// A body stored whole.
+pub fn body(bytes: &[u8]) -> Body {
+    Body {
+        bytes: bytes.to_vec(),
+        length: bytes.len() as u64,
+        sha256: crate::bundle::sha256(bytes).to_vec(),
+        end: BodyEnd::Complete,
+    }
+}
+
+/// An HTTP record: POST of `request` JSON to `url`, answered `status` with a JSON body.
+pub fn http_record(legs: &[&str], url: &str, request: &str, status: u16, response: &[u8]) -> Record {
+    Record {
+        seq: 0,
+        legs: legs.iter().map(|s| s.to_string()).collect(),
+        started_at: 1_764_480_000_000_000,
+        duration_us: 1500,
+        prev: Vec::new(),
+        observation: Observation::Http(HttpExchange {
+            request: HttpRequest {
+                method: "POST".into(),
+                url: url.into(),
+                version: "HTTP/1.1".into(),
+                headers: vec![
+                    Header::new("Content-Type", "application/json"),
+                    Header::new("Accept", "application/json, text/event-stream"),
+                ],
+                body: body(request.as_bytes()),
+            },
+            outcome: HttpOutcome::Response(HttpResponse {
+                version: "HTTP/1.1".into(),
+                status,
+                reason: "OK".into(),
+                headers: vec![Header::new("content-type", "application/json")],
+                body: body(response),
+            }),
+            connection: Some(1),
+        }),
+        redactions: Vec::new(),
+    }
+}
+
+/// Evidence around `records` (chained here), for `endpoint`.
+pub fn evidence(endpoint: &str, records: Vec<Record>) -> Evidence {
+    let run_id = "00112233445566778899aabbccddeeff".to_string();
+    let mut chain = Chain::new(&run_id);
+    for r in records {
+        chain.append(r);
+    }
+    let (records, head) = chain.into_parts();
+    Evidence {
+        format: FORMAT_ID.into(),
+        collector: CollectorInfo { name: "mcp-collect".into(), version: "0.0.0-test".into(), build: "test".into() },
+        run: Run {
+            run_id,
+            started_at: 1_764_480_000_000_000,
+            finished_at: 1_764_480_001_000_000,
+            status: RunStatus::Complete,
+            failure: None,
+            options: Options {
+                timeout_ms: 30_000,
+                body_cap: 1 << 20,
+                max_pages: 100,
+                info_only: false,
+                token_env: None,
+                ca_file: None,
+            },
+            inputs: None,
+        },
+        target: Target {
+            as_typed: endpoint.into(),
+            base_url: endpoint.split("/mcp").next().unwrap_or(endpoint).into(),
+            candidates: vec![endpoint.into()],
+            endpoint: Some(endpoint.into()),
+            addresses: vec!["127.0.0.1:8080".into()],
+        },
+        session: Some(Session {
+            endpoint: endpoint.into(),
+            auth_required: false,
+            authenticated: false,
+            era: Some(Era::Legacy),
+            revision: Some("2025-11-25".into()),
+            server_info: Some(serde_json::json!({"name": "test-server", "version": "1.0.0"})),
+            capabilities: Some(serde_json::json!({"tools": {}})),
+            session_id: None,
+            negotiated_in: Some(0),
+        }),
+        tokens: Vec::new(),
+        records,
+        chain_head: head.to_vec(),
+    }
+}
+
+/// A sealed bundle of `n` tools/list pages, each response body about `body_len` bytes.
+pub fn sample_bundle(key: &SecretKey, n: usize, body_len: usize) -> Vec<u8> {
+    let url = "http://127.0.0.1:8080/mcp";
+    let filler = "x".repeat(body_len.saturating_sub(120));
+    let records = (0..n)
+        .map(|i| {
+            let req = format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/list","params":{{}}}}"#);
+            let resp = format!(
+                r#"{{"jsonrpc":"2.0","id":{i},"result":{{"tools":[{{"name":"t{i}","description":"{filler}","inputSchema":{{"type":"object"}}}}]}}}}"#
+            );
+            http_record(&[leg::INVENTORY_TOOLS], url, &req, 200, resp.as_bytes())
+        })
+        .collect();
+    seal(&evidence(url, records), key)
+}

@@ -1,0 +1,144 @@
+//! Shared vocabulary: protocol revisions, header names, leg ids, error codes.
+//!
+//! One place per fact (style.md): the collector sends with these names and the grader
+//! reads with them, so a typo cannot make the two disagree.
+
+/// An MCP protocol revision the tool knows, newest first.
+pub const REVISIONS: [&str; 5] = [
+    REV_2026_07_28,
+    REV_2025_11_25,
+    REV_2025_06_18,
+    REV_2025_03_26,
+    REV_2024_11_05,
+];
+
+/// The stateless revision: `server/discover`, per-request headers and `_meta` envelope
+/// (mcp-protocol.md §2.5, §3.2).
+pub const REV_2026_07_28: &str = "2026-07-28";
+/// Newest revision that uses the `initialize` handshake (mcp-protocol.md §3.1).
+pub const REV_2025_11_25: &str = "2025-11-25";
+/// First revision with the `MCP-Protocol-Version` header (mcp-protocol.md §2.3).
+pub const REV_2025_06_18: &str = "2025-06-18";
+/// First Streamable HTTP revision (mcp-protocol.md §2.2).
+pub const REV_2025_03_26: &str = "2025-03-26";
+/// HTTP+SSE revision (mcp-protocol.md §2.1).
+pub const REV_2024_11_05: &str = "2024-11-05";
+
+/// Handshake revisions the collector offers in `initialize`, in fallback order.
+pub const HANDSHAKE_REVISIONS: [&str; 4] =
+    [REV_2025_11_25, REV_2025_06_18, REV_2025_03_26, REV_2024_11_05];
+
+/// True when `rev` is one of the revisions this tool knows.
+pub fn is_known_revision(rev: &str) -> bool {
+    REVISIONS.contains(&rev)
+}
+
+/// True when requests at `rev` must carry `MCP-Protocol-Version` after the handshake
+/// (2025-06-18 and later; mcp-protocol.md §2.3).
+pub fn sends_version_header(rev: &str) -> bool {
+    // ISO dates compare correctly as strings.
+    rev >= REV_2025_06_18
+}
+
+/// HTTP header names, in the case the collector sends them.
+pub mod header {
+    /// Negotiated (or per-request) protocol revision.
+    pub const PROTOCOL_VERSION: &str = "MCP-Protocol-Version";
+    /// Session id issued on the `initialize` response (2025-03-26 .. 2025-11-25).
+    pub const SESSION_ID: &str = "Mcp-Session-Id";
+    /// 2026-07-28 routing header: the JSON-RPC method.
+    pub const METHOD: &str = "Mcp-Method";
+    /// 2026-07-28 routing header: tool name, prompt name or resource URI.
+    pub const NAME: &str = "Mcp-Name";
+    /// Bearer credentials; always redacted in bundles.
+    pub const AUTHORIZATION: &str = "Authorization";
+    /// Client cookies; always redacted in bundles.
+    pub const COOKIE: &str = "Cookie";
+    /// Server cookies; always redacted in bundles.
+    pub const SET_COOKIE: &str = "Set-Cookie";
+    /// Auth challenge on 401/403.
+    pub const WWW_AUTHENTICATE: &str = "WWW-Authenticate";
+    /// Media type of a body.
+    pub const CONTENT_TYPE: &str = "Content-Type";
+    /// What the client accepts.
+    pub const ACCEPT: &str = "Accept";
+}
+
+/// `_meta` keys of the 2026-07-28 per-request envelope (mcp-protocol.md §2.5).
+pub mod meta {
+    /// Required: the revision of this request; equals the HTTP header.
+    pub const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+    /// Required: client capabilities (`{}` for none).
+    pub const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+    /// Optional: client identity.
+    pub const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+    /// Server identity carried on results.
+    pub const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+}
+
+/// JSON-RPC error codes (mcp-protocol.md §1, §4).
+pub mod code {
+    /// Parse error.
+    pub const PARSE_ERROR: i64 = -32700;
+    /// Invalid request.
+    pub const INVALID_REQUEST: i64 = -32600;
+    /// Method not found.
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    /// Invalid params.
+    pub const INVALID_PARAMS: i64 = -32602;
+    /// 2026-07-28: a standard header is missing or differs from the body.
+    pub const HEADER_MISMATCH: i64 = -32020;
+    /// 2026-07-28: a client capability the request did not declare is required.
+    pub const MISSING_CLIENT_CAPABILITY: i64 = -32021;
+    /// 2026-07-28: protocol version unknown or unsupported; `data.supported` lists others.
+    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+
+    /// True for the error codes by which a 2026-07-28 server identifies itself when it
+    /// rejects a request (mcp-protocol.md §2.5, era detection).
+    pub fn is_modern_rejection(code: i64) -> bool {
+        matches!(
+            code,
+            HEADER_MISMATCH | MISSING_CLIENT_CAPABILITY | UNSUPPORTED_PROTOCOL_VERSION
+        )
+    }
+}
+
+/// Leg ids: every live request belongs to one (design.md §4).
+pub mod leg {
+    /// Endpoint detection and revision negotiation requests.
+    pub const ENDPOINT_DETECT: &str = "endpoint.detect";
+    /// The `initialize` handshake (legacy revisions).
+    pub const SESSION_INITIALIZE: &str = "session.initialize";
+    /// The `notifications/initialized` notification after the handshake.
+    pub const SESSION_INITIALIZED: &str = "session.initialized";
+    /// Every page of `tools/list`.
+    pub const INVENTORY_TOOLS: &str = "inventory.tools";
+    /// Every page of `resources/list`.
+    pub const INVENTORY_RESOURCES: &str = "inventory.resources";
+    /// Every page of `resources/templates/list`.
+    pub const INVENTORY_RESOURCE_TEMPLATES: &str = "inventory.resource_templates";
+    /// Every page of `prompts/list`.
+    pub const INVENTORY_PROMPTS: &str = "inventory.prompts";
+    /// Modern TLS handshake facts of a connection.
+    pub const TLS_MODERN: &str = "tls.modern";
+    /// DNS resolution of the target host.
+    pub const DNS: &str = "dns";
+}
+
+/// JSON-RPC method names used by the collector.
+pub mod method {
+    /// 2026-07-28 discovery.
+    pub const DISCOVER: &str = "server/discover";
+    /// Legacy handshake.
+    pub const INITIALIZE: &str = "initialize";
+    /// Legacy handshake completion.
+    pub const INITIALIZED: &str = "notifications/initialized";
+    /// Tool inventory.
+    pub const TOOLS_LIST: &str = "tools/list";
+    /// Resource inventory.
+    pub const RESOURCES_LIST: &str = "resources/list";
+    /// Resource template inventory.
+    pub const RESOURCE_TEMPLATES_LIST: &str = "resources/templates/list";
+    /// Prompt inventory.
+    pub const PROMPTS_LIST: &str = "prompts/list";
+}
