@@ -12,7 +12,9 @@
 //! 3. **Known secrets**: every credential value the collector itself holds (bearer
 //!    token, refresh token, client secret) and every value found by layers 1-2 is
 //!    replaced wherever else it occurs in the record (an echoing server, a token in an
-//!    error message), raw and percent-encoded.
+//!    error message), raw, percent-encoded and JSON-escaped. Only values of at least
+//!    6 bytes are chased this way; a shorter header credential (`Cookie: theme=1`) is
+//!    fingerprinted in its header only.
 //!
 //! A value is replaced by `redacted:sha256:<hex>` of the value, and the record lists what
 //! was replaced and where.
@@ -92,7 +94,10 @@ impl Redactor {
 
         let mut secrets: Vec<(Vec<u8>, String)> = self.known.clone();
         for (v, what, _) in &found {
-            if !secrets.iter().any(|(s, _)| s == v) {
+            // Layer 1 fingerprints a header credential of any length in place; only values
+            // long enough to be unambiguous are chased through the rest of the record, or a
+            // cookie `theme=1` would rewrite every `1` (JSON-RPC ids, status codes, …).
+            if v.len() >= MIN_SECRET_LEN && !secrets.iter().any(|(s, _)| s == v) {
                 secrets.push((v.clone(), what.clone()));
             }
         }

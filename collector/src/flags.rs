@@ -1,0 +1,73 @@
+//! Command-line flags of `mcp-collect` (design.md §6). Parsing and validation only.
+
+use std::path::PathBuf;
+
+use clap::Parser;
+
+/// Connect to MCP servers over Streamable HTTP and record signed evidence bundles.
+///
+/// Prints one bundle path per target on stdout; progress goes to stderr. Exit codes:
+/// 0 every target has a sealed bundle (an unreachable server is recorded evidence),
+/// 1 a bundle could not be written, 2 usage or bad input, 130 interrupted by Ctrl-C
+/// (every started target still gets a bundle sealed as `interrupted`).
+#[derive(Debug, Parser)]
+#[command(name = "mcp-collect", version, about, long_about = None)]
+pub struct Flags {
+    /// Targets: a domain (mcp.example.com) or an endpoint URL.
+    #[arg(value_name = "TARGET")]
+    pub targets: Vec<String>,
+
+    /// File with one target per line; '#' starts a comment.
+    #[arg(long, value_name = "FILE")]
+    pub servers_file: Option<PathBuf>,
+
+    /// Directory the bundles are written to.
+    #[arg(short, long, value_name = "DIR", default_value = "evidence")]
+    pub out: PathBuf,
+
+    /// Connect and enumerate only; print endpoint, revision, server and inventory counts.
+    #[arg(long)]
+    pub info: bool,
+
+    /// Operator probe inputs, JSON keyed by target as typed
+    /// (default: ~/.mcp-probe/probe-inputs.json when it exists).
+    #[arg(long, value_name = "FILE")]
+    pub inputs: Option<PathBuf>,
+
+    /// Take a bearer token from this environment variable (unattended runs).
+    #[arg(long, value_name = "VAR")]
+    pub token_env: Option<String>,
+
+    /// Ed25519 signing key, PKCS#8 PEM (default ~/.mcp-probe/keys/collector.key,
+    /// created 0600 on first use).
+    #[arg(long, value_name = "FILE")]
+    pub key: Option<PathBuf>,
+
+    /// Print the signing key's public key (SPKI PEM) on stdout and exit.
+    #[arg(long)]
+    pub public_key: bool,
+
+    /// Extra trust anchor(s), PEM, for a private PKI (recorded in the bundle).
+    #[arg(long, value_name = "FILE")]
+    pub ca_file: Option<PathBuf>,
+
+    /// Per-request timeout in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=600))]
+    pub timeout: u64,
+
+    /// Targets probed at once (requests to one server are never concurrent).
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub concurrency: u32,
+
+    /// Most pages read per list method before stopping (recorded in the bundle).
+    #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=100000))]
+    pub max_pages: u32,
+
+    /// Response bodies are stored up to this many bytes (longer ones are hashed whole).
+    #[arg(long, value_name = "BYTES", default_value_t = 1 << 20, value_parser = clap::value_parser!(u64).range(1024..=(64 << 20)))]
+    pub body_cap: u64,
+
+    /// No progress lines on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+}

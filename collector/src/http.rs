@@ -1,0 +1,664 @@
+//! A recording HTTP/1.1 client.
+//!
+//! Why not reqwest (design.md §4 names it): a bundle must show the request exactly as
+//! sent and the response exactly as received, headers in order and original case, the
+//! TLS facts of the very connection that carried the exchange, and an SSE stream cut at
+//! the awaited JSON-RPC response. reqwest/hyper lower-case and reorder headers, hide
+//! the chain and cipher, and buffer bodies. This client writes the request bytes itself,
+//! parses response heads with `httparse`, decodes `chunked` itself, and never follows a
+//! redirect. Connections are kept alive per authority and reused, so a probe costs one
+//! TCP and TLS handshake per server, not one per request.
+//!
+//! Every request has one deadline covering connect, TLS, write and read.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mcp_probe_schema::model::{
+    Body, BodyEnd, ErrorKind, Header, HttpExchange, HttpOutcome, HttpRequest, HttpResponse, TlsHandshake,
+    TransportError,
+};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::Mutex;
+
+use crate::tls::Trust;
+
+/// Longest response head accepted.
+const MAX_HEAD: usize = 64 * 1024;
+/// Most header lines accepted.
+const MAX_HEADERS: usize = 128;
+/// Bytes read past the storage cap (hashed and counted, not kept) before giving up.
+const READ_LIMIT_FACTOR: u64 = 8;
+/// The User-Agent sent with every request.
+pub const USER_AGENT: &str = concat!("mcp-collect/", env!("CARGO_PKG_VERSION"));
+
+trait Stream: AsyncRead + AsyncWrite + Unpin + Send {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> Stream for T {}
+
+struct Conn {
+    id: u64,
+    io: Box<dyn Stream>,
+    buf: Vec<u8>,
+}
+
+/// A request to send.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// Method.
+    pub method: String,
+    /// Absolute http(s) URL.
+    pub url: url::Url,
+    /// Headers, in order (Host, Content-Length and User-Agent are added first).
+    pub headers: Vec<Header>,
+    /// Body bytes.
+    pub body: Vec<u8>,
+    /// For event streams: stop reading once the JSON-RPC response with this id arrived.
+    pub await_id: Option<Value>,
+}
+
+/// What one request produced.
+#[derive(Debug)]
+pub struct Sent {
+    /// The exchange (to be recorded).
+    pub exchange: HttpExchange,
+    /// Present when a new TLS connection was made for this request.
+    pub tls: Option<TlsHandshake>,
+    /// When the request started (UTC µs).
+    pub started_at: i64,
+    /// How long it took.
+    pub duration: Duration,
+    /// Addresses the host resolved to, when a lookup happened.
+    pub resolved: Option<Vec<SocketAddr>>,
+}
+
+/// The recording client shared by all targets of a run.
+pub struct Client {
+    trust: Trust,
+    timeout: Duration,
+    body_cap: u64,
+    next_conn: AtomicU64,
+    pool: Mutex<HashMap<String, Conn>>,
+    host_locks: Mutex<HashMap<String, Arc<Mutex<()>>>>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Client({:?}, timeout {:?})", self.trust, self.timeout)
+    }
+}
+
+/// Map an I/O error to a typed transport error.
+pub fn io_error(e: &std::io::Error) -> TransportError {
+    use std::io::ErrorKind as K;
+    let kind = match e.kind() {
+        K::ConnectionRefused | K::HostUnreachable | K::NetworkUnreachable | K::AddrNotAvailable => ErrorKind::Connect,
+        K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe | K::UnexpectedEof => ErrorKind::Reset,
+        K::TimedOut => ErrorKind::Timeout,
+        K::InvalidData => ErrorKind::Protocol,
+        _ => ErrorKind::Io,
+    };
+    TransportError { kind, message: e.to_string() }
+}
+
+fn terr(kind: ErrorKind, message: impl Into<String>) -> TransportError {
+    TransportError { kind, message: message.into() }
+}
+
+fn now_us() -> i64 {
+    chrono::Utc::now().timestamp_micros()
+}
+
+/// `host:port` of a URL (port defaulted by scheme).
+pub fn authority(url: &url::Url) -> String {
+    let host = match url.host() {
+        Some(url::Host::Ipv6(a)) => format!("[{a}]"),
+        Some(h) => h.to_string(),
+        None => String::new(),
+    };
+    format!("{}:{}", host, url.port_or_known_default().unwrap_or(0))
+}
+
+impl Client {
+    /// A client with these trust stores, per-request timeout and body storage cap.
+    pub fn new(trust: Trust, timeout: Duration, body_cap: u64) -> Client {
+        Client {
+            trust,
+            timeout,
+            body_cap,
+            next_conn: AtomicU64::new(1),
+            pool: Mutex::new(HashMap::new()),
+            host_locks: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Send `req` and record everything. One request in flight per authority: a second
+    /// target on the same server waits (design.md §4 pacing).
+    pub async fn send(&self, req: Request) -> Sent {
+        let auth = authority(&req.url);
+        let lock = {
+            let mut locks = self.host_locks.lock().await;
+            locks.entry(auth.clone()).or_insert_with(|| Arc::new(Mutex::new(()))).clone()
+        };
+        let _guard = lock.lock().await;
+        let started_at = now_us();
+        let t0 = Instant::now();
+        let deadline = t0 + self.timeout;
+        let wire_headers = self.wire_headers(&req, &auth);
+        let request_record = HttpRequest {
+            method: req.method.clone(),
+            url: req.url.to_string(),
+            version: "HTTP/1.1".into(),
+            headers: wire_headers.clone(),
+            body: stored_body(&req.body, self.body_cap, BodyEnd::Complete),
+        };
+        let pooled = self.pool.lock().await.remove(&auth);
+        let mut tls = None;
+        let mut resolved = None;
+        let mut reused = pooled.is_some();
+        let mut conn = match pooled {
+            Some(c) => c,
+            None => match self.connect(&req.url, deadline).await {
+                Ok((c, t, r)) => {
+                    tls = t;
+                    resolved = Some(r);
+                    c
+                }
+                Err((e, t, r)) => {
+                    return Sent {
+                        exchange: HttpExchange { request: request_record, outcome: HttpOutcome::Error(e), connection: None },
+                        tls: t,
+                        started_at,
+                        duration: t0.elapsed(),
+                        resolved: r,
+                    }
+                }
+            },
+        };
+        let head = request_head(&req, &wire_headers);
+        loop {
+            let result = self.exchange(&mut conn, &req, &head, deadline).await;
+            match result {
+                // A pooled connection the server closed meanwhile: retry once on a new one.
+                Err(e) if reused && e.kind == ErrorKind::Reset && conn.buf.is_empty() => {
+                    reused = false;
+                    match self.connect(&req.url, deadline).await {
+                        Ok((c, t, r)) => {
+                            conn = c;
+                            tls = t;
+                            resolved = Some(r);
+                            continue;
+                        }
+                        Err((e, t, r)) => {
+                            return Sent {
+                                exchange: HttpExchange {
+                                    request: request_record,
+                                    outcome: HttpOutcome::Error(e),
+                                    connection: None,
+                                },
+                                tls: t,
+                                started_at,
+                                duration: t0.elapsed(),
+                                resolved: r,
+                            }
+                        }
+                    }
+                }
+                Err(e) => {
+                    return Sent {
+                        exchange: HttpExchange {
+                            request: request_record,
+                            outcome: HttpOutcome::Error(e),
+                            connection: Some(conn.id),
+                        },
+                        tls,
+                        started_at,
+                        duration: t0.elapsed(),
+                        resolved,
+                    }
+                }
+                Ok((resp, keep)) => {
+                    let id = conn.id;
+                    if keep {
+                        self.pool.lock().await.insert(auth, conn);
+                    }
+                    return Sent {
+                        exchange: HttpExchange {
+                            request: request_record,
+                            outcome: HttpOutcome::Response(resp),
+                            connection: Some(id),
+                        },
+                        tls,
+                        started_at,
+                        duration: t0.elapsed(),
+                        resolved,
+                    };
+                }
+            }
+        }
+    }
+
+    /// Drop pooled connections to `url`'s authority (e.g. at the end of a target).
+    pub async fn close(&self, url: &url::Url) {
+        self.pool.lock().await.remove(&authority(url));
+    }
+
+    fn wire_headers(&self, req: &Request, auth: &str) -> Vec<Header> {
+        // Host without the default port, as browsers and curl send it.
+        let host = match (req.url.port(), req.url.host()) {
+            (Some(p), Some(h)) => format!("{}:{p}", host_text(&h)),
+            (None, Some(h)) => host_text(&h),
+            _ => auth.to_string(),
+        };
+        let mut h = vec![Header::new("Host", host), Header::new("User-Agent", USER_AGENT)];
+        h.extend(req.headers.iter().cloned());
+        if !req.body.is_empty() || req.method == "POST" || req.method == "PUT" {
+            h.push(Header::new("Content-Length", req.body.len().to_string()));
+        }
+        h
+    }
+
+    async fn connect(
+        &self,
+        url: &url::Url,
+        deadline: Instant,
+    ) -> Result<(Conn, Option<TlsHandshake>, Vec<SocketAddr>), (TransportError, Option<TlsHandshake>, Option<Vec<SocketAddr>>)>
+    {
+        let host = match url.host() {
+            Some(url::Host::Ipv6(a)) => a.to_string(),
+            Some(h) => h.to_string(),
+            None => return Err((terr(ErrorKind::Dns, "URL has no host"), None, None)),
+        };
+        let port = url.port_or_known_default().unwrap_or(80);
+        let addrs: Vec<SocketAddr> = match within(deadline, tokio::net::lookup_host((host.as_str(), port))).await {
+            Ok(Ok(a)) => a.collect(),
+            Ok(Err(e)) => return Err((terr(ErrorKind::Dns, format!("{host}: {e}")), None, None)),
+            Err(e) => return Err((e, None, None)),
+        };
+        if addrs.is_empty() {
+            return Err((terr(ErrorKind::Dns, format!("{host}: no addresses")), None, Some(addrs)));
+        }
+        let mut last = terr(ErrorKind::Connect, "no address tried");
+        let mut tcp = None;
+        for a in &addrs {
+            match within(deadline, TcpStream::connect(a)).await {
+                Ok(Ok(s)) => {
+                    tcp = Some((s, *a));
+                    break;
+                }
+                Ok(Err(e)) => last = TransportError { message: format!("{a}: {e}"), ..io_error(&e) },
+                Err(e) => last = e,
+            }
+        }
+        let Some((tcp, peer)) = tcp else { return Err((last, None, Some(addrs))) };
+        let _ = tcp.set_nodelay(true);
+        let id = self.next_conn.fetch_add(1, Ordering::Relaxed);
+        if url.scheme() != "https" {
+            return Ok((Conn { id, io: Box::new(tcp), buf: Vec::new() }, None, addrs));
+        }
+        let (server_name, sni) = match url.host() {
+            Some(url::Host::Domain(d)) => match rustls::pki_types::ServerName::try_from(d.to_string()) {
+                Ok(n) => (n, Some(d.to_string())),
+                Err(e) => return Err((terr(ErrorKind::Tls, format!("{d}: {e}")), None, Some(addrs))),
+            },
+            Some(url::Host::Ipv4(a)) => (rustls::pki_types::ServerName::IpAddress(std::net::IpAddr::V4(a).into()), None),
+            Some(url::Host::Ipv6(a)) => (rustls::pki_types::ServerName::IpAddress(std::net::IpAddr::V6(a).into()), None),
+            None => return Err((terr(ErrorKind::Tls, "no host"), None, Some(addrs))),
+        };
+        let (cfg, rec) = self.trust.config();
+        let connector = tokio_rustls::TlsConnector::from(cfg);
+        match within(deadline, connector.connect(server_name, tcp)).await {
+            Ok(Ok(stream)) => {
+                let record =
+                    crate::tls::handshake_record(id, sni.clone(), peer.to_string(), stream.get_ref().1, rec.seen());
+                let trusted = rec.seen().map(|s| s.trusted()).unwrap_or(false);
+                if !trusted {
+                    let why = record
+                        .verification
+                        .iter()
+                        .map(|c| format!("{}: {}", c.store, c.error.as_deref().unwrap_or("ok")))
+                        .collect::<Vec<_>>()
+                        .join("; ");
+                    return Err((
+                        terr(ErrorKind::TlsCertificate, format!("certificate not trusted by any store ({why})")),
+                        Some(record),
+                        Some(addrs),
+                    ));
+                }
+                Ok((Conn { id, io: Box::new(stream), buf: Vec::new() }, Some(record), addrs))
+            }
+            Ok(Err(e)) => {
+                let err = crate::tls::classify(&e);
+                let seen = rec.seen().unwrap_or(crate::tls::Seen { chain: Vec::new(), checks: Vec::new() });
+                let record = TlsHandshake {
+                    connection: id,
+                    sni,
+                    peer: peer.to_string(),
+                    version: None,
+                    cipher_suite: None,
+                    alpn: None,
+                    chain: seen.chain.into_iter().map(serde_bytes::ByteBuf::from).collect(),
+                    verification: seen.checks,
+                    error: Some(err.clone()),
+                };
+                Err((err, Some(record), Some(addrs)))
+            }
+            Err(e) => Err((e, None, Some(addrs))),
+        }
+    }
+
+    /// Write the request and read the response. Returns the response and whether the
+    /// connection may be reused.
+    async fn exchange(
+        &self,
+        conn: &mut Conn,
+        req: &Request,
+        head: &[u8],
+        deadline: Instant,
+    ) -> Result<(HttpResponse, bool), TransportError> {
+        let mut wire = Vec::with_capacity(head.len() + req.body.len());
+        wire.extend_from_slice(head);
+        wire.extend_from_slice(&req.body);
+        match within(deadline, conn.io.write_all(&wire)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(io_error(&e)),
+            Err(e) => return Err(e),
+        }
+        let _ = within(deadline, conn.io.flush()).await;
+        // Read the head, skipping interim 1xx responses.
+        let (status, version, reason, headers) = loop {
+            let parsed = read_head(conn, deadline).await?;
+            if (100..200).contains(&parsed.0) && parsed.0 != 101 {
+                continue;
+            }
+            break parsed;
+        };
+        let mut reader = BodyReader::new(self.body_cap, &headers, req.await_id.clone());
+        let no_body = req.method == "HEAD" || status == 204 || status == 304 || (100..200).contains(&status);
+        let te_chunked = mcp_probe_schema::derive::header(&headers, "transfer-encoding")
+            .map(|h| h.value_str().to_ascii_lowercase().contains("chunked"))
+            .unwrap_or(false);
+        let clen = mcp_probe_schema::derive::header(&headers, "content-length")
+            .and_then(|h| h.value_str().trim().parse::<u64>().ok());
+        let conn_close = mcp_probe_schema::derive::header(&headers, "connection")
+            .map(|h| h.value_str().to_ascii_lowercase().contains("close"))
+            .unwrap_or(false)
+            || version == "HTTP/1.0";
+        let end = if no_body {
+            BodyEnd::Complete
+        } else if te_chunked {
+            read_chunked(conn, &mut reader, deadline).await
+        } else if let Some(n) = clen {
+            read_length(conn, &mut reader, n, deadline).await
+        } else {
+            read_to_eof(conn, &mut reader, deadline).await
+        };
+        let complete = matches!(end, BodyEnd::Complete);
+        let keep = complete && !conn_close && (no_body || te_chunked || clen.is_some()) && conn.buf.is_empty();
+        let body = reader.finish(end);
+        Ok((HttpResponse { version, status, reason, headers, body }, keep))
+    }
+}
+
+fn host_text(h: &url::Host<&str>) -> String {
+    match h {
+        url::Host::Ipv6(a) => format!("[{a}]"),
+        other => other.to_string(),
+    }
+}
+
+fn request_head(req: &Request, headers: &[Header]) -> Vec<u8> {
+    let mut target = req.url.path().to_string();
+    if let Some(q) = req.url.query() {
+        target.push('?');
+        target.push_str(q);
+    }
+    let mut out = format!("{} {} HTTP/1.1\r\n", req.method, target).into_bytes();
+    for h in headers {
+        out.extend_from_slice(h.name.as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(&h.value);
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(b"\r\n");
+    out
+}
+
+async fn within<F: std::future::Future>(deadline: Instant, f: F) -> Result<F::Output, TransportError> {
+    let left = deadline.saturating_duration_since(Instant::now());
+    tokio::time::timeout(left, f)
+        .await
+        .map_err(|_| terr(ErrorKind::Timeout, "per-request timeout elapsed"))
+}
+
+async fn fill(conn: &mut Conn, deadline: Instant) -> Result<usize, TransportError> {
+    let mut chunk = [0u8; 16 * 1024];
+    match within(deadline, conn.io.read(&mut chunk)).await? {
+        Ok(n) => {
+            conn.buf.extend_from_slice(&chunk[..n]);
+            Ok(n)
+        }
+        Err(e) => Err(io_error(&e)),
+    }
+}
+
+async fn read_head(conn: &mut Conn, deadline: Instant) -> Result<(u16, String, String, Vec<Header>), TransportError> {
+    loop {
+        if !conn.buf.is_empty() {
+            let mut hs = [httparse::EMPTY_HEADER; MAX_HEADERS];
+            let mut resp = httparse::Response::new(&mut hs);
+            match resp.parse(&conn.buf) {
+                Ok(httparse::Status::Complete(n)) => {
+                    let status = resp.code.unwrap_or(0);
+                    let version = format!("HTTP/1.{}", resp.version.unwrap_or(1));
+                    let reason = resp.reason.unwrap_or("").to_string();
+                    let headers = resp.headers.iter().map(|h| Header::new(h.name, h.value.to_vec())).collect();
+                    conn.buf.drain(..n);
+                    return Ok((status, version, reason, headers));
+                }
+                Ok(httparse::Status::Partial) => {}
+                Err(e) => {
+                    let start = String::from_utf8_lossy(&conn.buf[..conn.buf.len().min(40)]).into_owned();
+                    return Err(terr(ErrorKind::Protocol, format!("not an HTTP/1.x response ({e}): {start:?}")));
+                }
+            }
+            if conn.buf.len() > MAX_HEAD {
+                return Err(terr(ErrorKind::Protocol, format!("response head over {MAX_HEAD} bytes")));
+            }
+        }
+        if fill(conn, deadline).await? == 0 {
+            return Err(terr(
+                ErrorKind::Reset,
+                if conn.buf.is_empty() {
+                    "connection closed before a response".to_string()
+                } else {
+                    "connection closed inside the response head".to_string()
+                },
+            ));
+        }
+    }
+}
+
+/// Accumulates a body: keeps up to the cap, hashes and counts everything, and watches
+/// an event stream for the awaited JSON-RPC response.
+struct BodyReader {
+    cap: u64,
+    limit: u64,
+    kept: Vec<u8>,
+    length: u64,
+    hash: Sha256,
+    sse: Option<(mcp_probe_schema::sse::Parser, Value)>,
+    answered: bool,
+}
+
+enum Flow {
+    More,
+    Stop(BodyEnd),
+}
+
+impl BodyReader {
+    fn new(cap: u64, headers: &[Header], await_id: Option<Value>) -> BodyReader {
+        let is_sse = mcp_probe_schema::derive::media_type(headers).as_deref() == Some("text/event-stream");
+        BodyReader {
+            cap,
+            limit: cap.saturating_mul(READ_LIMIT_FACTOR).max(1 << 20),
+            kept: Vec::new(),
+            length: 0,
+            hash: Sha256::new(),
+            sse: match (is_sse, await_id) {
+                (true, Some(id)) => Some((mcp_probe_schema::sse::Parser::new(), id)),
+                _ => None,
+            },
+            answered: false,
+        }
+    }
+
+    fn push(&mut self, bytes: &[u8]) -> Flow {
+        self.length += bytes.len() as u64;
+        self.hash.update(bytes);
+        let room = self.cap.saturating_sub(self.kept.len() as u64) as usize;
+        self.kept.extend_from_slice(&bytes[..bytes.len().min(room)]);
+        if let Some((parser, id)) = &mut self.sse {
+            for ev in parser.feed(bytes) {
+                if let Ok(v) = serde_json::from_str::<Value>(&ev.data) {
+                    if v.get("id") == Some(id) && (v.get("result").is_some() || v.get("error").is_some()) {
+                        self.answered = true;
+                    }
+                }
+            }
+            if self.answered {
+                return Flow::Stop(BodyEnd::StoppedAfterResponse);
+            }
+        }
+        if self.length > self.limit {
+            return Flow::Stop(BodyEnd::LimitReached);
+        }
+        Flow::More
+    }
+
+    fn finish(self, end: BodyEnd) -> Body {
+        Body { bytes: self.kept, length: self.length, sha256: self.hash.finalize().to_vec(), end }
+    }
+}
+
+fn stored_body(bytes: &[u8], cap: u64, end: BodyEnd) -> Body {
+    let keep = (cap as usize).min(bytes.len());
+    Body {
+        bytes: bytes[..keep].to_vec(),
+        length: bytes.len() as u64,
+        sha256: Sha256::digest(bytes).to_vec(),
+        end,
+    }
+}
+
+async fn read_length(conn: &mut Conn, r: &mut BodyReader, n: u64, deadline: Instant) -> BodyEnd {
+    let mut left = n;
+    loop {
+        if !conn.buf.is_empty() {
+            let take = (left as usize).min(conn.buf.len());
+            let chunk: Vec<u8> = conn.buf.drain(..take).collect();
+            left -= take as u64;
+            if let Flow::Stop(end) = r.push(&chunk) {
+                if left == 0 {
+                    return BodyEnd::Complete;
+                }
+                return end;
+            }
+        }
+        if left == 0 {
+            return BodyEnd::Complete;
+        }
+        match fill(conn, deadline).await {
+            Ok(0) => return BodyEnd::Error(terr(ErrorKind::Reset, format!("connection closed {left} bytes short"))),
+            Ok(_) => {}
+            Err(e) => return BodyEnd::Error(e),
+        }
+    }
+}
+
+async fn read_to_eof(conn: &mut Conn, r: &mut BodyReader, deadline: Instant) -> BodyEnd {
+    loop {
+        if !conn.buf.is_empty() {
+            let chunk = std::mem::take(&mut conn.buf);
+            if let Flow::Stop(end) = r.push(&chunk) {
+                return end;
+            }
+        }
+        match fill(conn, deadline).await {
+            Ok(0) => return BodyEnd::Complete,
+            Ok(_) => {}
+            Err(e) => return BodyEnd::Error(e),
+        }
+    }
+}
+
+async fn read_line(conn: &mut Conn, deadline: Instant) -> Result<Vec<u8>, TransportError> {
+    loop {
+        if let Some(p) = conn.buf.windows(2).position(|w| w == b"\r\n") {
+            let line: Vec<u8> = conn.buf.drain(..p + 2).take(p).collect();
+            return Ok(line);
+        }
+        if conn.buf.len() > 4096 {
+            return Err(terr(ErrorKind::Protocol, "chunk-size line over 4096 bytes"));
+        }
+        if fill(conn, deadline).await? == 0 {
+            return Err(terr(ErrorKind::Reset, "connection closed inside a chunked body"));
+        }
+    }
+}
+
+async fn read_chunked(conn: &mut Conn, r: &mut BodyReader, deadline: Instant) -> BodyEnd {
+    loop {
+        let line = match read_line(conn, deadline).await {
+            Ok(l) => l,
+            Err(e) => return BodyEnd::Error(e),
+        };
+        let text = String::from_utf8_lossy(&line);
+        let size_text = text.split(';').next().unwrap_or("").trim();
+        let Ok(size) = u64::from_str_radix(size_text, 16) else {
+            return BodyEnd::Error(terr(ErrorKind::Protocol, format!("bad chunk size {size_text:?}")));
+        };
+        if size == 0 {
+            // Trailers, then the final CRLF.
+            loop {
+                match read_line(conn, deadline).await {
+                    Ok(l) if l.is_empty() => return BodyEnd::Complete,
+                    Ok(_) => {}
+                    Err(e) => return BodyEnd::Error(e),
+                }
+            }
+        }
+        let mut left = size;
+        while left > 0 {
+            if conn.buf.is_empty() {
+                match fill(conn, deadline).await {
+                    Ok(0) => return BodyEnd::Error(terr(ErrorKind::Reset, "connection closed inside a chunk")),
+                    Ok(_) => {}
+                    Err(e) => return BodyEnd::Error(e),
+                }
+            }
+            let take = (left as usize).min(conn.buf.len());
+            let chunk: Vec<u8> = conn.buf.drain(..take).collect();
+            left -= take as u64;
+            if let Flow::Stop(end) = r.push(&chunk) {
+                // The stream usually ends right after the response: when its terminator
+                // is already buffered, consume it so the connection stays reusable.
+                if left == 0 && conn.buf.starts_with(b"\r\n0\r\n\r\n") {
+                    conn.buf.drain(..7);
+                    return BodyEnd::Complete;
+                }
+                return end;
+            }
+        }
+        match read_line(conn, deadline).await {
+            Ok(l) if l.is_empty() => {}
+            Ok(_) => return BodyEnd::Error(terr(ErrorKind::Protocol, "chunk not followed by CRLF")),
+            Err(e) => return BodyEnd::Error(e),
+        }
+    }
+}

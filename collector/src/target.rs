@@ -1,0 +1,144 @@
+//! Target normalisation (spec/checks.md §3.1).
+//!
+//! A bare domain becomes `https://domain`; a URL keeps its scheme. With no path (or
+//! `/`) the endpoint candidates are `/mcp` then `/`; with a path, the URL as given is
+//! the only candidate. Userinfo, fragments and schemes other than http(s) are refused
+//! before any traffic, with an error naming the input.
+
+use url::Url;
+
+/// A normalised target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// As typed.
+    pub as_typed: String,
+    /// `scheme://host[:port]`.
+    pub base_url: Url,
+    /// Endpoint candidates in order.
+    pub candidates: Vec<Url>,
+}
+
+/// Why a target was refused.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("invalid target {input:?}: {reason}")]
+pub struct TargetError {
+    /// The input.
+    pub input: String,
+    /// Why.
+    pub reason: String,
+}
+
+impl Target {
+    /// Parse one target.
+    pub fn parse(input: &str) -> Result<Target, TargetError> {
+        let err = |reason: &str| TargetError { input: input.to_string(), reason: reason.to_string() };
+        let t = input.trim();
+        if t.is_empty() {
+            return Err(err("empty"));
+        }
+        if t.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Err(err("contains whitespace or control characters"));
+        }
+        let with_scheme = if t.contains("://") { t.to_string() } else { format!("https://{t}") };
+        let url = Url::parse(&with_scheme).map_err(|e| err(&e.to_string()))?;
+        if url.scheme() != "https" && url.scheme() != "http" {
+            return Err(err(&format!("scheme {:?} is not http or https", url.scheme())));
+        }
+        if url.host().is_none() {
+            return Err(err("no host"));
+        }
+        if !url.username().is_empty() || url.password().is_some() {
+            return Err(err("credentials in the URL are refused (use --token-env)"));
+        }
+        if url.fragment().is_some() {
+            return Err(err("a fragment has no meaning for an endpoint"));
+        }
+        let mut base = url.clone();
+        base.set_path("");
+        base.set_query(None);
+        let candidates = if url.path() == "/" && url.query().is_none() {
+            vec![base.join("/mcp").map_err(|e| err(&e.to_string()))?, base.join("/").map_err(|e| err(&e.to_string()))?]
+        } else {
+            vec![url.clone()]
+        };
+        Ok(Target { as_typed: input.to_string(), base_url: base, candidates })
+    }
+
+    /// A file-name-safe slug of the target (`host_port_path`).
+    pub fn slug(&self) -> String {
+        let u = &self.candidates[0];
+        let mut s = u.host_str().unwrap_or("target").to_string();
+        if let Some(p) = u.port() {
+            s.push_str(&format!("_{p}"));
+        }
+        if self.candidates.len() == 1 && u.path() != "/" {
+            s.push_str(&u.path().replace('/', "_"));
+        }
+        s.chars()
+            .map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_' { c } else { '_' })
+            .take(80)
+            .collect()
+    }
+
+    /// True when the host is a loopback name or address.
+    pub fn is_loopback(&self) -> bool {
+        match self.base_url.host() {
+            Some(url::Host::Ipv4(a)) => a.is_loopback(),
+            Some(url::Host::Ipv6(a)) => a.is_loopback(),
+            Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+            None => false,
+        }
+    }
+}
+
+/// Read a `--servers-file`: one target per line, `#` comments, blank lines ignored.
+pub fn read_servers_file(text: &str) -> Vec<String> {
+    text.lines()
+        .map(|l| l.split('#').next().unwrap_or("").trim())
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// De-duplicate, keeping the first occurrence.
+pub fn dedup(targets: Vec<String>) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    targets.into_iter().filter(|t| seen.insert(t.clone())).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn domain_gets_https_and_two_candidates() {
+        let t = Target::parse("mcp.example.com").unwrap();
+        assert_eq!(t.base_url.as_str(), "https://mcp.example.com/");
+        let c: Vec<&str> = t.candidates.iter().map(Url::as_str).collect();
+        assert_eq!(c, ["https://mcp.example.com/mcp", "https://mcp.example.com/"]);
+    }
+
+    #[test]
+    fn explicit_path_is_the_only_candidate() {
+        let t = Target::parse("http://127.0.0.1:8080/v1/mcp").unwrap();
+        assert_eq!(t.candidates.len(), 1);
+        assert_eq!(t.candidates[0].as_str(), "http://127.0.0.1:8080/v1/mcp");
+        assert_eq!(t.slug(), "127.0.0.1_8080_v1_mcp");
+        assert!(t.is_loopback());
+    }
+
+    #[test]
+    fn bad_inputs_are_refused_with_the_input_named() {
+        for bad in ["", "ftp://x", "https://user:pw@h/", "a b", "http://", "https://h/#frag"] {
+            let e = Target::parse(bad).unwrap_err();
+            assert_eq!(e.input, bad);
+            assert!(e.to_string().contains("invalid target"), "{e}");
+        }
+    }
+
+    #[test]
+    fn servers_file_comments_and_dedup() {
+        let t = dedup(read_servers_file("# fleet\na.example\n\nb.example # second\na.example\n"));
+        assert_eq!(t, ["a.example", "b.example"]);
+    }
+}
