@@ -26,8 +26,9 @@ pub const PUBLIC_KEY_LABEL: &str = "mcp-evidence/ed25519-public-key";
 const COSE_SIGN1_TAG: u64 = 18;
 /// Bytes of the key id (truncated SHA-256 of the public key).
 const KEY_ID_LEN: usize = 16;
-/// Nesting limit for hostile CBOR (ciborium's default recursion limit is 256).
-const MAX_BUNDLE_BYTES: usize = 1 << 30;
+/// Largest bundle [`open`] accepts (1 GiB); readers need not load more than one byte
+/// past it. Hostile nesting is bounded separately by ciborium's recursion limit (256).
+pub const MAX_BUNDLE_BYTES: usize = 1 << 30;
 
 /// Why a bundle failed verification. Each variant names what failed.
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]

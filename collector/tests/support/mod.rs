@@ -1,0 +1,202 @@
+//! Shared test support: running the real `mcp-collect`, reading lab variables, and a
+//! small scripted HTTP server for hostile-server cases the real SDKs cannot produce.
+#![allow(dead_code, unreachable_pub)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+
+/// A lab variable: the environment, else `lab/run/env`. Missing under CI is a failure:
+/// a silently skipped lab test hides a broken lab (lab.md §3).
+pub fn lab(var: &str) -> Option<String> {
+    if let Ok(v) = std::env::var(var) {
+        return Some(v);
+    }
+    let env_file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../lab/run/env");
+    if let Ok(text) = std::fs::read_to_string(env_file) {
+        for line in text.lines() {
+            if let Some(v) = line.strip_prefix(&format!("{var}=")) {
+                return Some(v.to_string());
+            }
+        }
+    }
+    if std::env::var_os("CI").is_some() {
+        panic!("{var} is not set: the lab is not up (lab/up.sh) but CI requires it");
+    }
+    eprintln!("skipping: {var} not set and lab/run/env missing (run lab/up.sh)");
+    None
+}
+
+/// Result of one `mcp-collect` run.
+pub struct Run {
+    pub out: Output,
+    pub dir: tempfile::TempDir,
+}
+
+impl Run {
+    pub fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.out.stdout).into_owned()
+    }
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.out.stderr).into_owned()
+    }
+    pub fn code(&self) -> i32 {
+        self.out.status.code().unwrap_or(-1)
+    }
+    /// Bundle paths printed on stdout (unindented lines).
+    pub fn bundles(&self) -> Vec<PathBuf> {
+        self.stdout().lines().filter(|l| !l.starts_with(' ') && !l.is_empty()).map(PathBuf::from).collect()
+    }
+    pub fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+    pub fn describe(&self) -> String {
+        format!("exit {}\n--- stdout\n{}\n--- stderr\n{}", self.code(), self.stdout(), self.stderr())
+    }
+}
+
+pub fn collect_cmd(dir: &tempfile::TempDir) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_mcp-collect"));
+    c.env("MCP_PROBE_HOME", dir.path().join("home")).env_remove("HOME");
+    c.arg("-o").arg(dir.path().join("out"));
+    c
+}
+
+/// Run `mcp-collect ARGS` in a fresh temp dir with its own state home.
+pub fn collect(args: &[&str], envs: &[(&str, &str)]) -> Run {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut c = collect_cmd(&dir);
+    c.args(args);
+    for (k, v) in envs {
+        c.env(k, v);
+    }
+    let out = c.output().expect("run mcp-collect");
+    Run { out, dir }
+}
+
+pub fn open(path: &Path) -> mcp_probe_schema::Verified {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    mcp_probe_schema::open(&bytes, &[]).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// How the scripted server answers one request.
+pub type Handler = dyn Fn(&Req) -> Vec<u8> + Send + Sync;
+
+/// A request the scripted server received.
+#[derive(Debug, Clone)]
+pub struct Req {
+    pub method: String,
+    pub path: String,
+    pub head: String,
+    pub body: Vec<u8>,
+}
+
+impl Req {
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body).unwrap_or(serde_json::Value::Null)
+    }
+    pub fn rpc_method(&self) -> String {
+        self.json().get("method").and_then(|m| m.as_str()).unwrap_or("").to_string()
+    }
+    pub fn rpc_id(&self) -> serde_json::Value {
+        self.json().get("id").cloned().unwrap_or(serde_json::Value::Null)
+    }
+    pub fn header(&self, name: &str) -> Option<String> {
+        self.head.lines().find_map(|l| {
+            let (n, v) = l.split_once(':')?;
+            n.trim().eq_ignore_ascii_case(name).then(|| v.trim().to_string())
+        })
+    }
+}
+
+/// A scripted HTTP/1.1 server on 127.0.0.1 (one thread per connection).
+pub struct Scripted {
+    pub url: String,
+    pub requests: Arc<Mutex<Vec<Req>>>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Drop for Scripted {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+    }
+}
+
+pub fn serve(handler: Arc<Handler>) -> Scripted {
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = l.local_addr().expect("addr").port();
+    let requests = Arc::new(Mutex::new(Vec::new()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let (reqs, st) = (requests.clone(), stop.clone());
+    thread::spawn(move || {
+        for s in l.incoming() {
+            if st.load(Ordering::SeqCst) {
+                break;
+            }
+            let Ok(s) = s else { continue };
+            let (h, r) = (handler.clone(), reqs.clone());
+            thread::spawn(move || conn(s, h, r));
+        }
+    });
+    Scripted { url: format!("http://127.0.0.1:{port}/mcp"), requests, stop }
+}
+
+fn conn(s: TcpStream, handler: Arc<Handler>, reqs: Arc<Mutex<Vec<Req>>>) {
+    let mut w = match s.try_clone() {
+        Ok(w) => w,
+        Err(_) => return,
+    };
+    let mut r = BufReader::new(s);
+    loop {
+        let mut head = String::new();
+        loop {
+            let mut line = String::new();
+            match r.read_line(&mut line) {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+            if line == "\r\n" {
+                break;
+            }
+            head.push_str(&line);
+        }
+        let first = head.lines().next().unwrap_or("").to_string();
+        let mut parts = first.split(' ');
+        let method = parts.next().unwrap_or("").to_string();
+        let path = parts.next().unwrap_or("").to_string();
+        let len = head
+            .lines()
+            .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse::<usize>().unwrap_or(0)))
+            .unwrap_or(0);
+        let mut body = vec![0; len];
+        if r.read_exact(&mut body).is_err() {
+            return;
+        }
+        let req = Req { method, path, head, body };
+        reqs.lock().unwrap().push(req.clone());
+        let resp = handler(&req);
+        if resp.is_empty() {
+            // Hang: never answer (timeout tests).
+            thread::sleep(std::time::Duration::from_secs(120));
+            return;
+        }
+        if w.write_all(&resp).is_err() {
+            return;
+        }
+    }
+}
+
+/// A JSON response with extra headers.
+pub fn json_response(status: u16, extra: &[(&str, &str)], body: &str) -> Vec<u8> {
+    let mut s = format!("HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n", body.len());
+    for (k, v) in extra {
+        s.push_str(&format!("{k}: {v}\r\n"));
+    }
+    s.push_str("\r\n");
+    s.push_str(body);
+    s.into_bytes()
+}
