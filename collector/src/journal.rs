@@ -114,7 +114,7 @@ impl Journal {
             observation,
             redactions: Vec::new(),
         };
-        self.redactor.redact(&mut record);
+        self.redactor.redact_and_learn(&mut record);
         let seq = self.chain.len() as u64;
         let bytes = self.chain.append(record).to_vec();
         if let Some(f) = &mut self.file {

@@ -163,22 +163,6 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
         }
     }
 
-    let key = match &flags.key {
-        Some(p) => crate::keys::load(p)?,
-        None => {
-            let (k, path, created) = crate::keys::load_or_create_default()?;
-            if created {
-                printer.progress(&format!(
-                    "created signing key {} (key id {}); public key in {}",
-                    path.display(),
-                    k.public().key_id(),
-                    path.with_extension("pub").display()
-                ));
-            }
-            k
-        }
-    };
-
     let inputs = match &flags.inputs {
         Some(p) => Some(parse_json(p, &read(p)?)?),
         None => match crate::keys::state_dir() {
@@ -211,6 +195,22 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
         }
         None => (None, Vec::new()),
     };
+    let key = match &flags.key {
+        Some(p) => crate::keys::load(p)?,
+        None => {
+            let (k, path, created) = crate::keys::load_or_create_default()?;
+            if created {
+                printer.progress(&format!(
+                    "created signing key {} (key id {}); public key in {}",
+                    path.display(),
+                    k.public().key_id(),
+                    path.with_extension("pub").display()
+                ));
+            }
+            k
+        }
+    };
+
     let ca_path = flags.ca_file.as_ref().map(|p| p.display().to_string());
     let trust = crate::tls::Trust::load(ca_path.as_deref().map(|p| (p, ca_certs.as_slice())))?;
     let options = Options {

@@ -1,1 +1,21 @@
+//! `mcp-grade`: reads `mcp-evidence` bundles offline, verifies them and shows what they
+//! recorded (design.md §5). Grading itself comes later; this crate already owns the
+//! pieces every grader command shares: loading and verifying bundles, trust pins, the
+//! exit-status contract, and the readable, JSON and HAR renderings of a bundle.
+//!
+//! The crate never touches the network (design.md §2): it depends on `schema` and on
+//! nothing that speaks TCP or TLS. Every function here takes untrusted bundle bytes and
+//! must not panic on any of them.
 
+pub mod commands;
+pub mod exit;
+pub mod fmt;
+pub mod har;
+pub mod load;
+pub mod output;
+pub mod text;
+pub mod view;
+
+pub use commands::{show, verify, ShowMode};
+pub use exit::ExitStatus;
+pub use load::{Error, Loaded};

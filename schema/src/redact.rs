@@ -80,16 +80,33 @@ impl Redactor {
 
     /// Redact `record` in place. Non-HTTP records carry no credentials.
     pub fn redact(&self, record: &mut Record) {
-        let Observation::Http(x) = &mut record.observation else { return };
+        self.redact_found(record);
+    }
+
+    /// Redact `record`, and remember every credential found in it so later records
+    /// are redacted of it too (a server that leaks a token twice).
+    pub fn redact_and_learn(&mut self, record: &mut Record) {
+        for (v, what) in self.redact_found(record) {
+            self.add_secret(&v, &what);
+        }
+    }
+
+    fn redact_found(&self, record: &mut Record) -> Vec<(Vec<u8>, String)> {
+        let Observation::Http(x) = &mut record.observation else { return Vec::new() };
         let mut found: Vec<(Vec<u8>, String, String)> = Vec::new(); // value, what, location
         let red = &mut record.redactions;
 
         redact_headers(&mut x.request.headers, "request", red, &mut found);
         collect_query(&x.request.url, &mut found);
         collect_body(&x.request.headers, &x.request.body, "request.body", &mut found);
+        scan_text(x.request.url.as_bytes(), &mut found);
+        x.request.headers.iter().for_each(|h| scan_text(&h.value, &mut found));
+        scan_text(&x.request.body.bytes, &mut found);
         if let HttpOutcome::Response(resp) = &mut x.outcome {
             redact_headers(&mut resp.headers, "response", red, &mut found);
             collect_body(&resp.headers, &resp.body, "response.body", &mut found);
+            resp.headers.iter().for_each(|h| scan_text(&h.value, &mut found));
+            scan_text(&resp.body.bytes, &mut found);
         }
 
         let mut secrets: Vec<(Vec<u8>, String)> = self.known.clone();
@@ -136,6 +153,7 @@ impl Redactor {
                 }
             }
         }
+        secrets
     }
 }
 
@@ -319,6 +337,53 @@ fn collect_json(v: &serde_json::Value, location: &str, found: &mut Vec<(Vec<u8>,
         }
         serde_json::Value::Array(a) => a.iter().for_each(|x| collect_json(x, location, found)),
         _ => {}
+    }
+}
+
+/// Field names distinctive enough to look for in free text (error messages, HTML,
+/// `instructions`): `NAME=value`, `"NAME":"value"`, `NAME: value`, also JSON-escaped.
+const TEXT_SECRET_KEYS: &[&str] = &[
+    "access_token",
+    "refresh_token",
+    "id_token",
+    "client_secret",
+    "registration_access_token",
+    "code_verifier",
+    "device_code",
+    "client_assertion",
+];
+
+fn is_value_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'~' | b'+' | b'/' | b'-' | b'%' | b'=')
+}
+
+/// Find `NAME<sep>value` in arbitrary bytes, where `<sep>` is made of `=`, `:`, quotes,
+/// backslashes and spaces (at most 6 bytes).
+fn scan_text(hay: &[u8], found: &mut Vec<(Vec<u8>, String, String)>) {
+    for key in TEXT_SECRET_KEYS {
+        let k = key.as_bytes();
+        let mut i = 0;
+        while i + k.len() < hay.len() {
+            if hay[i] != k[0] || &hay[i..i + k.len()] != k {
+                i += 1;
+                continue;
+            }
+            let mut j = i + k.len();
+            let sep_start = j;
+            while j < hay.len() && j - sep_start < 6 && matches!(hay[j], b'=' | b':' | b'"' | b'\\' | b' ' | b'\'') {
+                j += 1;
+            }
+            let has_sep = hay[sep_start..j].iter().any(|b| *b == b'=' || *b == b':');
+            let v0 = j;
+            while j < hay.len() && is_value_byte(hay[j]) {
+                j += 1;
+            }
+            let value = &hay[v0..j];
+            if has_sep && value.len() >= MIN_SECRET_LEN && !value.starts_with(b"redacted") {
+                found.push((value.to_vec(), key.to_string(), String::new()));
+            }
+            i = j.max(i + 1);
+        }
     }
 }
 

@@ -1,0 +1,121 @@
+//! Reading bundles and trust keys from disk, and opening bundles.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use mcp_probe_schema::bundle::MAX_BUNDLE_BYTES;
+use mcp_probe_schema::{open, open_unverified, Evidence, PublicKey, Record, VerifyError};
+
+/// A failure that stops a command before it has anything to report on a bundle: each
+/// names the input it is about, in one line.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A bundle file could not be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        /// The path as given.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A `--trust` key file could not be read.
+    #[error("cannot read --trust key file {}: {source}", path.display())]
+    TrustRead {
+        /// The path as given.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A `--trust` key file is not a public key.
+    #[error("--trust key file {} is not an Ed25519 public key: {detail}", path.display())]
+    TrustKey {
+        /// The path as given.
+        path: PathBuf,
+        /// What was wrong.
+        detail: String,
+    },
+    /// Writing the output failed (other than the reader going away).
+    #[error("cannot write output: {0}")]
+    Output(#[from] std::io::Error),
+}
+
+impl Error {
+    /// The exit status this error ends a run with.
+    pub fn exit_status(&self) -> crate::ExitStatus {
+        crate::ExitStatus::Usage
+    }
+}
+
+/// Read a bundle file, never more than one byte past the size `open` accepts (so a huge
+/// file is reported as over the limit instead of exhausting memory).
+pub fn read_bundle(path: &Path) -> Result<Vec<u8>, Error> {
+    let read = || -> std::io::Result<Vec<u8>> {
+        let f = std::fs::File::open(path)?;
+        if f.metadata()?.is_dir() {
+            return Err(std::io::Error::other("is a directory"));
+        }
+        let mut bytes = Vec::new();
+        f.take(MAX_BUNDLE_BYTES as u64 + 1).read_to_end(&mut bytes)?;
+        Ok(bytes)
+    };
+    read().map_err(|source| Error::Read { path: path.to_path_buf(), source })
+}
+
+/// Read and parse every `--trust` key file (SPKI PEM, 64 hex digits, or base64 of the
+/// raw 32-byte key).
+pub fn load_trust(paths: &[PathBuf]) -> Result<Vec<PublicKey>, Error> {
+    paths
+        .iter()
+        .map(|path| {
+            let mut text = Vec::new();
+            std::fs::File::open(path)
+                .and_then(|f| f.take(64 * 1024).read_to_end(&mut text))
+                .map_err(|source| Error::TrustRead { path: path.clone(), source })?;
+            PublicKey::parse(&text).map_err(|detail| Error::TrustKey { path: path.clone(), detail })
+        })
+        .collect()
+}
+
+/// A bundle read for display: verified or not, with everything that could be decoded.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// The payload.
+    pub evidence: Evidence,
+    /// Each record, or why it did not decode (only possible when `problem` is set).
+    pub records: Vec<Result<Record, String>>,
+    /// The signer's public key, when the header carried a well-formed one.
+    pub signer: Option<PublicKey>,
+    /// Why the bundle failed verification (including an untrusted signer), if it did.
+    pub problem: Option<VerifyError>,
+}
+
+impl Loaded {
+    /// True when the bundle verified (and its signer is trusted, when pins were given).
+    pub fn valid(&self) -> bool {
+        self.problem.is_none()
+    }
+
+    /// The records that decoded, in order.
+    pub fn decoded_records(&self) -> Vec<Record> {
+        self.records.iter().filter_map(|r| r.as_ref().ok().cloned()).collect()
+    }
+}
+
+/// Open `bytes` for display: verified when possible, otherwise whatever can be read
+/// without trusting it, with the verification failure recorded. Fails only when not
+/// even the payload decodes.
+pub fn open_for_show(bytes: &[u8], trust: &[PublicKey]) -> Result<Loaded, VerifyError> {
+    match open(bytes, trust) {
+        Ok(v) => Ok(Loaded {
+            evidence: v.evidence,
+            records: v.records.into_iter().map(Ok).collect(),
+            signer: Some(v.signer),
+            problem: None,
+        }),
+        Err(problem) => {
+            let u = open_unverified(bytes)?;
+            Ok(Loaded { evidence: u.evidence, records: u.records, signer: u.signer, problem: Some(problem) })
+        }
+    }
+}
