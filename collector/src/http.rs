@@ -18,8 +18,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mcp_probe_schema::model::{
-    Body, BodyEnd, ErrorKind, Header, HttpExchange, HttpOutcome, HttpRequest, HttpResponse, TlsHandshake,
-    TransportError,
+    Body, BodyEnd, ErrorKind, Header, HttpExchange, HttpOutcome, HttpRequest, HttpResponse,
+    TlsHandshake, TransportError,
 };
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -97,17 +97,27 @@ impl std::fmt::Debug for Client {
 pub fn io_error(e: &std::io::Error) -> TransportError {
     use std::io::ErrorKind as K;
     let kind = match e.kind() {
-        K::ConnectionRefused | K::HostUnreachable | K::NetworkUnreachable | K::AddrNotAvailable => ErrorKind::Connect,
-        K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe | K::UnexpectedEof => ErrorKind::Reset,
+        K::ConnectionRefused | K::HostUnreachable | K::NetworkUnreachable | K::AddrNotAvailable => {
+            ErrorKind::Connect
+        }
+        K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe | K::UnexpectedEof => {
+            ErrorKind::Reset
+        }
         K::TimedOut => ErrorKind::Timeout,
         K::InvalidData => ErrorKind::Protocol,
         _ => ErrorKind::Io,
     };
-    TransportError { kind, message: e.to_string() }
+    TransportError {
+        kind,
+        message: e.to_string(),
+    }
 }
 
 fn terr(kind: ErrorKind, message: impl Into<String>) -> TransportError {
-    TransportError { kind, message: message.into() }
+    TransportError {
+        kind,
+        message: message.into(),
+    }
 }
 
 fn now_us() -> i64 {
@@ -143,7 +153,10 @@ impl Client {
         let auth = authority(&req.url);
         let lock = {
             let mut locks = self.host_locks.lock().await;
-            locks.entry(auth.clone()).or_insert_with(|| Arc::new(Mutex::new(()))).clone()
+            locks
+                .entry(auth.clone())
+                .or_insert_with(|| Arc::new(Mutex::new(())))
+                .clone()
         };
         let _guard = lock.lock().await;
         let started_at = now_us();
@@ -171,7 +184,11 @@ impl Client {
                 }
                 Err((e, t, r)) => {
                     return Sent {
-                        exchange: HttpExchange { request: request_record, outcome: HttpOutcome::Error(e), connection: None },
+                        exchange: HttpExchange {
+                            request: request_record,
+                            outcome: HttpOutcome::Error(e),
+                            connection: None,
+                        },
                         tls: t,
                         started_at,
                         duration: t0.elapsed(),
@@ -255,7 +272,10 @@ impl Client {
             (None, Some(h)) => host_text(&h),
             _ => auth.to_string(),
         };
-        let mut h = vec![Header::new("Host", host), Header::new("User-Agent", USER_AGENT)];
+        let mut h = vec![
+            Header::new("Host", host),
+            Header::new("User-Agent", USER_AGENT),
+        ];
         h.extend(req.headers.iter().cloned());
         if !req.body.is_empty() || req.method == "POST" || req.method == "PUT" {
             h.push(Header::new("Content-Length", req.body.len().to_string()));
@@ -267,21 +287,34 @@ impl Client {
         &self,
         url: &url::Url,
         deadline: Instant,
-    ) -> Result<(Conn, Option<TlsHandshake>, Vec<SocketAddr>), (TransportError, Option<TlsHandshake>, Option<Vec<SocketAddr>>)>
-    {
+    ) -> Result<
+        (Conn, Option<TlsHandshake>, Vec<SocketAddr>),
+        (
+            TransportError,
+            Option<TlsHandshake>,
+            Option<Vec<SocketAddr>>,
+        ),
+    > {
         let host = match url.host() {
             Some(url::Host::Ipv6(a)) => a.to_string(),
             Some(h) => h.to_string(),
             None => return Err((terr(ErrorKind::Dns, "URL has no host"), None, None)),
         };
         let port = url.port_or_known_default().unwrap_or(80);
-        let addrs: Vec<SocketAddr> = match within(deadline, tokio::net::lookup_host((host.as_str(), port))).await {
-            Ok(Ok(a)) => a.collect(),
-            Ok(Err(e)) => return Err((terr(ErrorKind::Dns, format!("{host}: {e}")), None, None)),
-            Err(e) => return Err((e, None, None)),
-        };
+        let addrs: Vec<SocketAddr> =
+            match within(deadline, tokio::net::lookup_host((host.as_str(), port))).await {
+                Ok(Ok(a)) => a.collect(),
+                Ok(Err(e)) => {
+                    return Err((terr(ErrorKind::Dns, format!("{host}: {e}")), None, None))
+                }
+                Err(e) => return Err((e, None, None)),
+            };
         if addrs.is_empty() {
-            return Err((terr(ErrorKind::Dns, format!("{host}: no addresses")), None, Some(addrs)));
+            return Err((
+                terr(ErrorKind::Dns, format!("{host}: no addresses")),
+                None,
+                Some(addrs),
+            ));
         }
         let mut last = terr(ErrorKind::Connect, "no address tried");
         let mut tcp = None;
@@ -291,31 +324,61 @@ impl Client {
                     tcp = Some((s, *a));
                     break;
                 }
-                Ok(Err(e)) => last = TransportError { message: format!("{a}: {e}"), ..io_error(&e) },
+                Ok(Err(e)) => {
+                    last = TransportError {
+                        message: format!("{a}: {e}"),
+                        ..io_error(&e)
+                    }
+                }
                 Err(e) => last = e,
             }
         }
-        let Some((tcp, peer)) = tcp else { return Err((last, None, Some(addrs))) };
+        let Some((tcp, peer)) = tcp else {
+            return Err((last, None, Some(addrs)));
+        };
         let _ = tcp.set_nodelay(true);
         let id = self.next_conn.fetch_add(1, Ordering::Relaxed);
         if url.scheme() != "https" {
-            return Ok((Conn { id, io: Box::new(tcp), buf: Vec::new() }, None, addrs));
+            return Ok((
+                Conn {
+                    id,
+                    io: Box::new(tcp),
+                    buf: Vec::new(),
+                },
+                None,
+                addrs,
+            ));
         }
         let (server_name, sni) = match url.host() {
-            Some(url::Host::Domain(d)) => match rustls::pki_types::ServerName::try_from(d.to_string()) {
-                Ok(n) => (n, Some(d.to_string())),
-                Err(e) => return Err((terr(ErrorKind::Tls, format!("{d}: {e}")), None, Some(addrs))),
-            },
-            Some(url::Host::Ipv4(a)) => (rustls::pki_types::ServerName::IpAddress(std::net::IpAddr::V4(a).into()), None),
-            Some(url::Host::Ipv6(a)) => (rustls::pki_types::ServerName::IpAddress(std::net::IpAddr::V6(a).into()), None),
+            Some(url::Host::Domain(d)) => {
+                match rustls::pki_types::ServerName::try_from(d.to_string()) {
+                    Ok(n) => (n, Some(d.to_string())),
+                    Err(e) => {
+                        return Err((terr(ErrorKind::Tls, format!("{d}: {e}")), None, Some(addrs)))
+                    }
+                }
+            }
+            Some(url::Host::Ipv4(a)) => (
+                rustls::pki_types::ServerName::IpAddress(std::net::IpAddr::V4(a).into()),
+                None,
+            ),
+            Some(url::Host::Ipv6(a)) => (
+                rustls::pki_types::ServerName::IpAddress(std::net::IpAddr::V6(a).into()),
+                None,
+            ),
             None => return Err((terr(ErrorKind::Tls, "no host"), None, Some(addrs))),
         };
         let (cfg, rec) = self.trust.config();
         let connector = tokio_rustls::TlsConnector::from(cfg);
         match within(deadline, connector.connect(server_name, tcp)).await {
             Ok(Ok(stream)) => {
-                let record =
-                    crate::tls::handshake_record(id, sni.clone(), peer.to_string(), stream.get_ref().1, rec.seen());
+                let record = crate::tls::handshake_record(
+                    id,
+                    sni.clone(),
+                    peer.to_string(),
+                    stream.get_ref().1,
+                    rec.seen(),
+                );
                 let trusted = rec.seen().map(|s| s.trusted()).unwrap_or(false);
                 if !trusted {
                     let why = record
@@ -325,16 +388,30 @@ impl Client {
                         .collect::<Vec<_>>()
                         .join("; ");
                     return Err((
-                        terr(ErrorKind::TlsCertificate, format!("certificate not trusted by any store ({why})")),
+                        terr(
+                            ErrorKind::TlsCertificate,
+                            format!("certificate not trusted by any store ({why})"),
+                        ),
                         Some(record),
                         Some(addrs),
                     ));
                 }
-                Ok((Conn { id, io: Box::new(stream), buf: Vec::new() }, Some(record), addrs))
+                Ok((
+                    Conn {
+                        id,
+                        io: Box::new(stream),
+                        buf: Vec::new(),
+                    },
+                    Some(record),
+                    addrs,
+                ))
             }
             Ok(Err(e)) => {
                 let err = crate::tls::classify(&e);
-                let seen = rec.seen().unwrap_or(crate::tls::Seen { chain: Vec::new(), checks: Vec::new() });
+                let seen = rec.seen().unwrap_or(crate::tls::Seen {
+                    chain: Vec::new(),
+                    checks: Vec::new(),
+                });
                 let record = TlsHandshake {
                     connection: id,
                     sni,
@@ -342,7 +419,11 @@ impl Client {
                     version: None,
                     cipher_suite: None,
                     alpn: None,
-                    chain: seen.chain.into_iter().map(serde_bytes::ByteBuf::from).collect(),
+                    chain: seen
+                        .chain
+                        .into_iter()
+                        .map(serde_bytes::ByteBuf::from)
+                        .collect(),
                     verification: seen.checks,
                     error: Some(err.clone()),
                 };
@@ -379,7 +460,8 @@ impl Client {
             break parsed;
         };
         let mut reader = BodyReader::new(self.body_cap, &headers, req.await_id.clone());
-        let no_body = req.method == "HEAD" || status == 204 || status == 304 || (100..200).contains(&status);
+        let no_body =
+            req.method == "HEAD" || status == 204 || status == 304 || (100..200).contains(&status);
         let te_chunked = mcp_probe_schema::derive::header(&headers, "transfer-encoding")
             .map(|h| h.value_str().to_ascii_lowercase().contains("chunked"))
             .unwrap_or(false);
@@ -399,9 +481,21 @@ impl Client {
             read_to_eof(conn, &mut reader, deadline).await
         };
         let complete = matches!(end, BodyEnd::Complete);
-        let keep = complete && !conn_close && (no_body || te_chunked || clen.is_some()) && conn.buf.is_empty();
+        let keep = complete
+            && !conn_close
+            && (no_body || te_chunked || clen.is_some())
+            && conn.buf.is_empty();
         let body = reader.finish(end);
-        Ok((HttpResponse { version, status, reason, headers, body }, keep))
+        Ok((
+            HttpResponse {
+                version,
+                status,
+                reason,
+                headers,
+                body,
+            },
+            keep,
+        ))
     }
 }
 
@@ -429,7 +523,10 @@ fn request_head(req: &Request, headers: &[Header]) -> Vec<u8> {
     out
 }
 
-async fn within<F: std::future::Future>(deadline: Instant, f: F) -> Result<F::Output, TransportError> {
+async fn within<F: std::future::Future>(
+    deadline: Instant,
+    f: F,
+) -> Result<F::Output, TransportError> {
     let left = deadline.saturating_duration_since(Instant::now());
     tokio::time::timeout(left, f)
         .await
@@ -447,7 +544,10 @@ async fn fill(conn: &mut Conn, deadline: Instant) -> Result<usize, TransportErro
     }
 }
 
-async fn read_head(conn: &mut Conn, deadline: Instant) -> Result<(u16, String, String, Vec<Header>), TransportError> {
+async fn read_head(
+    conn: &mut Conn,
+    deadline: Instant,
+) -> Result<(u16, String, String, Vec<Header>), TransportError> {
     loop {
         if !conn.buf.is_empty() {
             let mut hs = [httparse::EMPTY_HEADER; MAX_HEADERS];
@@ -457,18 +557,29 @@ async fn read_head(conn: &mut Conn, deadline: Instant) -> Result<(u16, String, S
                     let status = resp.code.unwrap_or(0);
                     let version = format!("HTTP/1.{}", resp.version.unwrap_or(1));
                     let reason = resp.reason.unwrap_or("").to_string();
-                    let headers = resp.headers.iter().map(|h| Header::new(h.name, h.value.to_vec())).collect();
+                    let headers = resp
+                        .headers
+                        .iter()
+                        .map(|h| Header::new(h.name, h.value.to_vec()))
+                        .collect();
                     conn.buf.drain(..n);
                     return Ok((status, version, reason, headers));
                 }
                 Ok(httparse::Status::Partial) => {}
                 Err(e) => {
-                    let start = String::from_utf8_lossy(&conn.buf[..conn.buf.len().min(40)]).into_owned();
-                    return Err(terr(ErrorKind::Protocol, format!("not an HTTP/1.x response ({e}): {start:?}")));
+                    let start =
+                        String::from_utf8_lossy(&conn.buf[..conn.buf.len().min(40)]).into_owned();
+                    return Err(terr(
+                        ErrorKind::Protocol,
+                        format!("not an HTTP/1.x response ({e}): {start:?}"),
+                    ));
                 }
             }
             if conn.buf.len() > MAX_HEAD {
-                return Err(terr(ErrorKind::Protocol, format!("response head over {MAX_HEAD} bytes")));
+                return Err(terr(
+                    ErrorKind::Protocol,
+                    format!("response head over {MAX_HEAD} bytes"),
+                ));
             }
         }
         if fill(conn, deadline).await? == 0 {
@@ -503,7 +614,8 @@ enum Flow {
 
 impl BodyReader {
     fn new(cap: u64, headers: &[Header], await_id: Option<Value>) -> BodyReader {
-        let is_sse = mcp_probe_schema::derive::media_type(headers).as_deref() == Some("text/event-stream");
+        let is_sse =
+            mcp_probe_schema::derive::media_type(headers).as_deref() == Some("text/event-stream");
         BodyReader {
             cap,
             limit: cap.saturating_mul(READ_LIMIT_FACTOR).max(1 << 20),
@@ -526,7 +638,9 @@ impl BodyReader {
         if let Some((parser, id)) = &mut self.sse {
             for ev in parser.feed(bytes) {
                 if let Ok(v) = serde_json::from_str::<Value>(&ev.data) {
-                    if v.get("id") == Some(id) && (v.get("result").is_some() || v.get("error").is_some()) {
+                    if v.get("id") == Some(id)
+                        && (v.get("result").is_some() || v.get("error").is_some())
+                    {
                         self.answered = true;
                     }
                 }
@@ -542,7 +656,12 @@ impl BodyReader {
     }
 
     fn finish(self, end: BodyEnd) -> Body {
-        Body { bytes: self.kept, length: self.length, sha256: self.hash.finalize().to_vec(), end }
+        Body {
+            bytes: self.kept,
+            length: self.length,
+            sha256: self.hash.finalize().to_vec(),
+            end,
+        }
     }
 }
 
@@ -574,7 +693,12 @@ async fn read_length(conn: &mut Conn, r: &mut BodyReader, n: u64, deadline: Inst
             return BodyEnd::Complete;
         }
         match fill(conn, deadline).await {
-            Ok(0) => return BodyEnd::Error(terr(ErrorKind::Reset, format!("connection closed {left} bytes short"))),
+            Ok(0) => {
+                return BodyEnd::Error(terr(
+                    ErrorKind::Reset,
+                    format!("connection closed {left} bytes short"),
+                ))
+            }
             Ok(_) => {}
             Err(e) => return BodyEnd::Error(e),
         }
@@ -607,7 +731,10 @@ async fn read_line(conn: &mut Conn, deadline: Instant) -> Result<Vec<u8>, Transp
             return Err(terr(ErrorKind::Protocol, "chunk-size line over 4096 bytes"));
         }
         if fill(conn, deadline).await? == 0 {
-            return Err(terr(ErrorKind::Reset, "connection closed inside a chunked body"));
+            return Err(terr(
+                ErrorKind::Reset,
+                "connection closed inside a chunked body",
+            ));
         }
     }
 }
@@ -621,7 +748,10 @@ async fn read_chunked(conn: &mut Conn, r: &mut BodyReader, deadline: Instant) ->
         let text = String::from_utf8_lossy(&line);
         let size_text = text.split(';').next().unwrap_or("").trim();
         let Ok(size) = u64::from_str_radix(size_text, 16) else {
-            return BodyEnd::Error(terr(ErrorKind::Protocol, format!("bad chunk size {size_text:?}")));
+            return BodyEnd::Error(terr(
+                ErrorKind::Protocol,
+                format!("bad chunk size {size_text:?}"),
+            ));
         };
         if size == 0 {
             // Trailers, then the final CRLF.
@@ -637,7 +767,12 @@ async fn read_chunked(conn: &mut Conn, r: &mut BodyReader, deadline: Instant) ->
         while left > 0 {
             if conn.buf.is_empty() {
                 match fill(conn, deadline).await {
-                    Ok(0) => return BodyEnd::Error(terr(ErrorKind::Reset, "connection closed inside a chunk")),
+                    Ok(0) => {
+                        return BodyEnd::Error(terr(
+                            ErrorKind::Reset,
+                            "connection closed inside a chunk",
+                        ))
+                    }
                     Ok(_) => {}
                     Err(e) => return BodyEnd::Error(e),
                 }
@@ -657,7 +792,9 @@ async fn read_chunked(conn: &mut Conn, r: &mut BodyReader, deadline: Instant) ->
         }
         match read_line(conn, deadline).await {
             Ok(l) if l.is_empty() => {}
-            Ok(_) => return BodyEnd::Error(terr(ErrorKind::Protocol, "chunk not followed by CRLF")),
+            Ok(_) => {
+                return BodyEnd::Error(terr(ErrorKind::Protocol, "chunk not followed by CRLF"))
+            }
             Err(e) => return BodyEnd::Error(e),
         }
     }

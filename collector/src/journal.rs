@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 
 use mcp_probe_schema::bundle::{seal, Chain, SecretKey};
 use mcp_probe_schema::model::{
-    CollectorInfo, Evidence, Observation, Options, Record, Run, RunStatus, Session, Target, TokenFacts, FORMAT_ID,
+    CollectorInfo, Evidence, Observation, Options, Record, Run, RunStatus, Session, Target,
+    TokenFacts, FORMAT_ID,
 };
 use mcp_probe_schema::redact::Redactor;
 
@@ -104,7 +105,13 @@ impl Journal {
     }
 
     /// Redact, chain and append one observation. Returns its seq.
-    pub fn record(&mut self, legs: &[&str], started_at: i64, duration_us: u64, observation: Observation) -> u64 {
+    pub fn record(
+        &mut self,
+        legs: &[&str],
+        started_at: i64,
+        duration_us: u64,
+        observation: Observation,
+    ) -> u64 {
         let mut record = Record {
             seq: 0,
             legs: legs.iter().map(|s| s.to_string()).collect(),
@@ -120,7 +127,8 @@ impl Journal {
         if let Some(f) = &mut self.file {
             let mut framed = Vec::with_capacity(bytes.len() + 9);
             // CBOR byte-string framing keeps the journal a valid CBOR sequence.
-            ciborium::into_writer(&serde_bytes::Bytes::new(&bytes), &mut framed).expect("bstr encodes");
+            ciborium::into_writer(&serde_bytes::Bytes::new(&bytes), &mut framed)
+                .expect("bstr encodes");
             if f.write_all(&framed).is_err() {
                 // The journal is a crash aid; the sealed bundle is the product.
                 self.file = None;
@@ -131,7 +139,14 @@ impl Journal {
 
     /// Record a skipped leg.
     pub fn skip(&mut self, legs: &[&str], reason: impl Into<String>) -> u64 {
-        self.record(legs, now_us(), 0, Observation::Skipped { reason: reason.into() })
+        self.record(
+            legs,
+            now_us(),
+            0,
+            Observation::Skipped {
+                reason: reason.into(),
+            },
+        )
     }
 
     /// Decoded records so far (for derivations while collecting).

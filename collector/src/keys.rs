@@ -39,13 +39,22 @@ pub fn state_dir() -> Result<PathBuf, KeyError> {
     if let Some(h) = std::env::var_os("MCP_PROBE_HOME").filter(|v| !v.is_empty()) {
         return Ok(PathBuf::from(h));
     }
-    std::env::var_os("HOME").filter(|v| !v.is_empty()).map(|h| PathBuf::from(h).join(".mcp-probe")).ok_or(KeyError::NoHome)
+    std::env::var_os("HOME")
+        .filter(|v| !v.is_empty())
+        .map(|h| PathBuf::from(h).join(".mcp-probe"))
+        .ok_or(KeyError::NoHome)
 }
 
 /// Load the key at `path`.
 pub fn load(path: &Path) -> Result<SecretKey, KeyError> {
-    let text = std::fs::read_to_string(path).map_err(|source| KeyError::Io { path: path.into(), source })?;
-    SecretKey::from_pem(&text).map_err(|reason| KeyError::Invalid { path: path.into(), reason })
+    let text = std::fs::read_to_string(path).map_err(|source| KeyError::Io {
+        path: path.into(),
+        source,
+    })?;
+    SecretKey::from_pem(&text).map_err(|reason| KeyError::Invalid {
+        path: path.into(),
+        reason,
+    })
 }
 
 /// Load the default key, creating it (0600) if absent. Returns the key, its path and
@@ -61,8 +70,14 @@ pub fn load_or_create_default() -> Result<(SecretKey, PathBuf, bool), KeyError> 
         move |source| KeyError::Io { path: p, source }
     };
     create_private_dir(&dir).map_err(io(&dir))?;
-    let key = SecretKey::generate().map_err(|reason| KeyError::Invalid { path: path.clone(), reason })?;
-    let pem = key.to_pem().map_err(|reason| KeyError::Invalid { path: path.clone(), reason })?;
+    let key = SecretKey::generate().map_err(|reason| KeyError::Invalid {
+        path: path.clone(),
+        reason,
+    })?;
+    let pem = key.to_pem().map_err(|reason| KeyError::Invalid {
+        path: path.clone(),
+        reason,
+    })?;
     write_private(&path, pem.as_bytes()).map_err(io(&path))?;
     let pubp = dir.join("collector.pub");
     std::fs::write(&pubp, key.public().to_pem()).map_err(io(&pubp))?;
@@ -72,7 +87,10 @@ pub fn load_or_create_default() -> Result<(SecretKey, PathBuf, bool), KeyError> 
 #[cfg(unix)]
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
 }
 
 #[cfg(not(unix))]
@@ -85,7 +103,11 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
 pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)?;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)?;
     f.write_all(bytes)?;
     f.sync_all()
 }
@@ -94,6 +116,9 @@ pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 #[cfg(not(unix))]
 pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
-    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(path)?;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)?;
     f.write_all(bytes)
 }

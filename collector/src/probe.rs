@@ -86,7 +86,12 @@ pub struct Probe<'a> {
 
 impl std::fmt::Debug for Probe<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Probe({:?}, {:?})", self.endpoint.as_ref().map(|u| u.as_str()), self.revision)
+        write!(
+            f,
+            "Probe({:?}, {:?})",
+            self.endpoint.as_ref().map(|u| u.as_str()),
+            self.revision
+        )
     }
 }
 
@@ -109,7 +114,12 @@ fn lock(j: &Arc<Mutex<Journal>>) -> std::sync::MutexGuard<'_, Journal> {
 
 impl<'a> Probe<'a> {
     /// A probe for one target.
-    pub fn new(client: &'a Client, journal: Arc<Mutex<Journal>>, token: Option<String>, max_pages: u32) -> Probe<'a> {
+    pub fn new(
+        client: &'a Client,
+        journal: Arc<Mutex<Journal>>,
+        token: Option<String>,
+        max_pages: u32,
+    ) -> Probe<'a> {
         Probe {
             client,
             journal,
@@ -131,7 +141,14 @@ impl<'a> Probe<'a> {
 
     /// Send a JSON-RPC message and record it. `id` is the awaited response id
     /// (notifications pass `None`).
-    async fn rpc(&mut self, legs: &[&str], url: &url::Url, headers: Vec<Header>, body: &Value, id: Option<i64>) -> Reply {
+    async fn rpc(
+        &mut self,
+        legs: &[&str],
+        url: &url::Url,
+        headers: Vec<Header>,
+        body: &Value,
+        id: Option<i64>,
+    ) -> Reply {
         let mut headers = headers;
         if let Some(t) = &self.token {
             headers.push(Header::new(header::AUTHORIZATION, format!("Bearer {t}")));
@@ -154,7 +171,12 @@ impl<'a> Probe<'a> {
             }
         }
         if let Some(tls) = sent.tls {
-            j.record(&[leg::TLS_MODERN], sent.started_at, 0, Observation::Tls(tls));
+            j.record(
+                &[leg::TLS_MODERN],
+                sent.started_at,
+                0,
+                Observation::Tls(tls),
+            );
         }
         let (status, hdrs, message, error) = match &sent.exchange.outcome {
             HttpOutcome::Response(r) => {
@@ -164,8 +186,19 @@ impl<'a> Probe<'a> {
             }
             HttpOutcome::Error(e) => (None, Vec::new(), None, Some(e.clone())),
         };
-        let seq = j.record(legs, sent.started_at, sent.duration.as_micros() as u64, Observation::Http(sent.exchange));
-        Reply { status, headers: hdrs, message, error, seq }
+        let seq = j.record(
+            legs,
+            sent.started_at,
+            sent.duration.as_micros() as u64,
+            Observation::Http(sent.exchange),
+        );
+        Reply {
+            status,
+            headers: hdrs,
+            message,
+            error,
+            seq,
+        }
     }
 
     fn base_headers() -> Vec<Header> {
@@ -184,17 +217,30 @@ impl<'a> Probe<'a> {
     }
 
     /// A complete 2026-07-28 request: headers, `Mcp-Method`, `_meta` envelope.
-    fn modern(&mut self, m: &str, mut params: serde_json::Map<String, Value>) -> (Vec<Header>, Value, i64) {
+    fn modern(
+        &mut self,
+        m: &str,
+        mut params: serde_json::Map<String, Value>,
+    ) -> (Vec<Header>, Value, i64) {
         let id = self.id();
         let mut h = Self::base_headers();
         h.push(Header::new(header::PROTOCOL_VERSION, vocab::REV_2026_07_28));
         h.push(Header::new(header::METHOD, m));
         params.insert("_meta".into(), Self::envelope());
-        (h, json!({"jsonrpc": "2.0", "id": id, "method": m, "params": params}), id)
+        (
+            h,
+            json!({"jsonrpc": "2.0", "id": id, "method": m, "params": params}),
+            id,
+        )
     }
 
     /// A legacy request within the negotiated session.
-    fn legacy(&mut self, m: &str, params: serde_json::Map<String, Value>, notification: bool) -> (Vec<Header>, Value, Option<i64>) {
+    fn legacy(
+        &mut self,
+        m: &str,
+        params: serde_json::Map<String, Value>,
+        notification: bool,
+    ) -> (Vec<Header>, Value, Option<i64>) {
         let mut h = Self::base_headers();
         if let Some(rev) = &self.revision {
             if vocab::sends_version_header(rev) {
@@ -212,7 +258,11 @@ impl<'a> Probe<'a> {
             (h, body, None)
         } else {
             let id = self.id();
-            (h, json!({"jsonrpc": "2.0", "id": id, "method": m, "params": params}), Some(id))
+            (
+                h,
+                json!({"jsonrpc": "2.0", "id": id, "method": m, "params": params}),
+                Some(id),
+            )
         }
     }
 
@@ -271,7 +321,10 @@ impl<'a> Probe<'a> {
         self.era = Some(era);
         self.revision = Some(rev.to_string());
         let server_info = match era {
-            Era::Modern => result.get("_meta").and_then(|m| m.get(meta::SERVER_INFO)).cloned(),
+            Era::Modern => result
+                .get("_meta")
+                .and_then(|m| m.get(meta::SERVER_INFO))
+                .cloned(),
             Era::Legacy => result.get("serverInfo").cloned(),
         };
         let mut j = lock(&self.journal);
@@ -289,7 +342,9 @@ impl<'a> Probe<'a> {
     /// `Err(reason)`: this candidate is not an MCP endpoint.
     async fn try_candidate(&mut self, cand: &url::Url) -> Result<Option<Ending>, String> {
         let (h, body, id) = self.modern(method::DISCOVER, serde_json::Map::new());
-        let r = self.rpc(&[leg::ENDPOINT_DETECT], cand, h, &body, Some(id)).await;
+        let r = self
+            .rpc(&[leg::ENDPOINT_DETECT], cand, h, &body, Some(id))
+            .await;
         if let Some(e) = &r.error {
             return Err(format!("transport: {e}"));
         }
@@ -316,7 +371,15 @@ impl<'a> Probe<'a> {
             }
             tried.push(offer.clone());
             let (h, body, id) = self.initialize_body(&offer);
-            let r = self.rpc(&[leg::ENDPOINT_DETECT, leg::SESSION_INITIALIZE], cand, h, &body, Some(id)).await;
+            let r = self
+                .rpc(
+                    &[leg::ENDPOINT_DETECT, leg::SESSION_INITIALIZE],
+                    cand,
+                    h,
+                    &body,
+                    Some(id),
+                )
+                .await;
             if let Some(e) = &r.error {
                 return Err(format!("transport: {e}"));
             }
@@ -325,17 +388,24 @@ impl<'a> Probe<'a> {
                 return Ok(Some(Ending::AuthRequired));
             }
             if let (Some(200), Some(result)) = (r.status, r.result().cloned()) {
-                let echoed = result.get("protocolVersion").and_then(Value::as_str).unwrap_or("").to_string();
+                let echoed = result
+                    .get("protocolVersion")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string();
                 if !vocab::HANDSHAKE_REVISIONS.contains(&echoed.as_str()) {
                     return Err(format!(
                         "initialize answered protocolVersion {echoed:?}, which is not a handshake revision this tool speaks"
                     ));
                 }
-                self.session_id = derive::header(&r.headers, header::SESSION_ID).map(|h| h.value_str().into_owned());
+                self.session_id = derive::header(&r.headers, header::SESSION_ID)
+                    .map(|h| h.value_str().into_owned());
                 self.set_endpoint(cand, false);
                 self.set_negotiated(Era::Legacy, &echoed, &result, r.seq);
                 let (h, body, _) = self.legacy(method::INITIALIZED, serde_json::Map::new(), true);
-                let _ = self.rpc(&[leg::SESSION_INITIALIZED], cand, h, &body, None).await;
+                let _ = self
+                    .rpc(&[leg::SESSION_INITIALIZED], cand, h, &body, None)
+                    .await;
                 return Ok(None);
             }
             let more = supported_handshake(&r);
@@ -345,24 +415,45 @@ impl<'a> Probe<'a> {
                 }
             }
             if offers.is_empty() {
-                return Err(format!("server/discover: {discover}; initialize {offer}: {}", r.describe()));
+                return Err(format!(
+                    "server/discover: {discover}; initialize {offer}: {}",
+                    r.describe()
+                ));
             }
         }
-        Err(format!("server/discover: {discover}; no handshake revision accepted (tried {})", tried.join(", ")))
+        Err(format!(
+            "server/discover: {discover}; no handshake revision accepted (tried {})",
+            tried.join(", ")
+        ))
     }
 
     /// Read every page of each list the capabilities advertise.
     async fn inventory(&mut self) -> Ending {
-        let caps = lock(&self.journal).session.as_ref().and_then(|s| s.capabilities.clone()).unwrap_or(json!({}));
+        let caps = lock(&self.journal)
+            .session
+            .as_ref()
+            .and_then(|s| s.capabilities.clone())
+            .unwrap_or(json!({}));
         let lists = [
             ("tools", method::TOOLS_LIST, leg::INVENTORY_TOOLS),
-            ("resources", method::RESOURCES_LIST, leg::INVENTORY_RESOURCES),
-            ("resources", method::RESOURCE_TEMPLATES_LIST, leg::INVENTORY_RESOURCE_TEMPLATES),
+            (
+                "resources",
+                method::RESOURCES_LIST,
+                leg::INVENTORY_RESOURCES,
+            ),
+            (
+                "resources",
+                method::RESOURCE_TEMPLATES_LIST,
+                leg::INVENTORY_RESOURCE_TEMPLATES,
+            ),
             ("prompts", method::PROMPTS_LIST, leg::INVENTORY_PROMPTS),
         ];
         for (cap, m, l) in lists {
             if caps.get(cap).is_none_or(Value::is_null) {
-                lock(&self.journal).skip(&[l], format!("not requested: the server did not advertise the {cap:?} capability"));
+                lock(&self.journal).skip(
+                    &[l],
+                    format!("not requested: the server did not advertise the {cap:?} capability"),
+                );
                 continue;
             }
             self.list_all(m, l).await;
@@ -371,7 +462,9 @@ impl<'a> Probe<'a> {
     }
 
     async fn list_all(&mut self, m: &str, l: &str) {
-        let Some(endpoint) = self.endpoint.clone() else { return };
+        let Some(endpoint) = self.endpoint.clone() else {
+            return;
+        };
         let mut cursor: Option<String> = None;
         let mut seen = std::collections::HashSet::new();
         for _page in 0..self.max_pages {
@@ -387,12 +480,17 @@ impl<'a> Probe<'a> {
                 _ => self.legacy(m, params, false),
             };
             let r = self.rpc(&[l], &endpoint, h, &body, id).await;
-            let next = r.result().and_then(|res| res.get("nextCursor")).and_then(Value::as_str).map(str::to_string);
+            let next = r
+                .result()
+                .and_then(|res| res.get("nextCursor"))
+                .and_then(Value::as_str)
+                .map(str::to_string);
             match next {
                 None => return,
                 Some(c) => {
                     if !seen.insert(c.clone()) {
-                        lock(&self.journal).skip(&[l], format!("stopped: the server repeated cursor {c:?}"));
+                        lock(&self.journal)
+                            .skip(&[l], format!("stopped: the server repeated cursor {c:?}"));
                         return;
                     }
                     cursor = Some(c);
@@ -401,7 +499,10 @@ impl<'a> Probe<'a> {
         }
         lock(&self.journal).skip(
             &[l],
-            format!("stopped: page bound {} reached with a nextCursor still pending (--max-pages)", self.max_pages),
+            format!(
+                "stopped: page bound {} reached with a nextCursor still pending (--max-pages)",
+                self.max_pages
+            ),
         );
     }
 }

@@ -113,7 +113,10 @@ impl Printer {
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, UsageError> {
-    std::fs::read(path).map_err(|source| UsageError::Read { path: path.into(), source })
+    std::fs::read(path).map_err(|source| UsageError::Read {
+        path: path.into(),
+        source,
+    })
 }
 
 /// Everything validated, ready to collect.
@@ -140,15 +143,20 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
     let mut raw = flags.targets.clone();
     if let Some(p) = &flags.servers_file {
         let bytes = read(p)?;
-        let text = String::from_utf8(bytes)
-            .map_err(|_| UsageError::Invalid { path: p.clone(), reason: "not UTF-8 text".into() })?;
+        let text = String::from_utf8(bytes).map_err(|_| UsageError::Invalid {
+            path: p.clone(),
+            reason: "not UTF-8 text".into(),
+        })?;
         raw.extend(read_servers_file(&text));
     }
     let raw = dedup(raw);
     if raw.is_empty() {
         return Err(UsageError::NoTargets);
     }
-    let targets = raw.iter().map(|t| Target::parse(t)).collect::<Result<Vec<_>, _>>()?;
+    let targets = raw
+        .iter()
+        .map(|t| Target::parse(t))
+        .collect::<Result<Vec<_>, _>>()?;
 
     let token = match &flags.token_env {
         Some(var) => match std::env::var(var) {
@@ -158,7 +166,10 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
         None => None,
     };
     if token.is_some() {
-        if let Some(t) = targets.iter().find(|t| t.base_url.scheme() == "http" && !t.is_loopback()) {
+        if let Some(t) = targets
+            .iter()
+            .find(|t| t.base_url.scheme() == "http" && !t.is_loopback())
+        {
             return Err(UsageError::PlaintextToken(t.as_typed.clone()));
         }
     }
@@ -181,15 +192,24 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
                 use rustls_pki_types::pem::PemObject;
                 rustls_pki_types::CertificateDer::pem_slice_iter(&bytes)
                     .collect::<Result<_, _>>()
-                    .map_err(|e| UsageError::Invalid { path: p.clone(), reason: format!("not PEM certificates: {e}") })?
+                    .map_err(|e| UsageError::Invalid {
+                        path: p.clone(),
+                        reason: format!("not PEM certificates: {e}"),
+                    })?
             };
             if certs.is_empty() {
-                return Err(UsageError::Invalid { path: p.clone(), reason: "no PEM certificate in the file".into() });
+                return Err(UsageError::Invalid {
+                    path: p.clone(),
+                    reason: "no PEM certificate in the file".into(),
+                });
             }
             let rec = CaFile {
                 path: p.display().to_string(),
                 sha256: hex::encode(mcp_probe_schema::bundle::sha256(&bytes)),
-                certificates: certs.iter().map(|c| serde_bytes::ByteBuf::from(c.as_ref().to_vec())).collect(),
+                certificates: certs
+                    .iter()
+                    .map(|c| serde_bytes::ByteBuf::from(c.as_ref().to_vec()))
+                    .collect(),
             };
             (Some(rec), certs)
         }
@@ -224,7 +244,11 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
     Ok(Plan {
         targets,
         key,
-        client: Arc::new(Client::new(trust, Duration::from_secs(flags.timeout), flags.body_cap)),
+        client: Arc::new(Client::new(
+            trust,
+            Duration::from_secs(flags.timeout),
+            flags.body_cap,
+        )),
         token,
         inputs,
         options,
@@ -235,7 +259,10 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
 }
 
 fn parse_json(path: &Path, bytes: &[u8]) -> Result<serde_json::Value, UsageError> {
-    serde_json::from_slice(bytes).map_err(|e| UsageError::Invalid { path: path.into(), reason: format!("not JSON: {e}") })
+    serde_json::from_slice(bytes).map_err(|e| UsageError::Invalid {
+        path: path.into(),
+        reason: format!("not JSON: {e}"),
+    })
 }
 
 type Shared = Arc<Mutex<Journal>>;
@@ -275,7 +302,11 @@ pub async fn execute(plan: Plan, printer: &Printer) -> Exit {
         match Journal::create(&plan.out, &t.slug(), record, plan.options.clone(), redactor) {
             Ok(mut j) => {
                 j.tokens = tokens;
-                j.inputs = plan.inputs.as_ref().and_then(|i| i.get(&t.as_typed)).cloned();
+                j.inputs = plan
+                    .inputs
+                    .as_ref()
+                    .and_then(|i| i.get(&t.as_typed))
+                    .cloned();
                 journals.push((t.clone(), Arc::new(Mutex::new(j))));
             }
             Err(e) => {
@@ -289,7 +320,13 @@ pub async fn execute(plan: Plan, printer: &Printer) -> Exit {
     let mut set = JoinSet::new();
     let total = journals.len();
     for (i, (t, j)) in journals.iter().enumerate() {
-        let (t, j, plan, sem, printer) = (t.clone(), j.clone(), plan.clone(), sem.clone(), printer.clone());
+        let (t, j, plan, sem, printer) = (
+            t.clone(),
+            j.clone(),
+            plan.clone(),
+            sem.clone(),
+            printer.clone(),
+        );
         set.spawn(async move {
             let _permit = sem.acquire().await;
             printer.progress(&format!("[{}/{total}] {}: probing", i + 1, t.as_typed));
@@ -332,7 +369,11 @@ pub async fn execute(plan: Plan, printer: &Printer) -> Exit {
             }
         }
     }
-    let reason = if interrupted { "interrupted by Ctrl-C" } else { "interrupted: a leg failed inside the collector" };
+    let reason = if interrupted {
+        "interrupted by Ctrl-C"
+    } else {
+        "interrupted: a leg failed inside the collector"
+    };
     for (i, (t, j)) in journals.iter().enumerate() {
         if done[i] {
             continue;
@@ -386,12 +427,21 @@ fn finish(t: &Target, j: &Shared, ending: Ending, plan: &Plan, printer: &Printer
     };
     match &ending {
         Ending::Complete => {}
-        _ => printer.error(&format!("{}: {}", t.as_typed, g.failure.clone().unwrap_or_default())),
+        _ => printer.error(&format!(
+            "{}: {}",
+            t.as_typed,
+            g.failure.clone().unwrap_or_default()
+        )),
     }
     let info = plan.info.then(|| info_block(&g));
     match g.seal(status, &plan.key) {
         Ok(p) => {
-            printer.progress(&format!("{}: sealed {} ({})", t.as_typed, p.display(), status.as_str()));
+            printer.progress(&format!(
+                "{}: sealed {} ({})",
+                t.as_typed,
+                p.display(),
+                status.as_str()
+            ));
             printer.out(&p.display().to_string());
             if let Some(block) = info {
                 printer.out(&block);
@@ -415,7 +465,11 @@ fn info_block(j: &Journal) -> String {
         } else if l.complete {
             l.items.len().to_string()
         } else {
-            format!("{} (incomplete: {})", l.items.len(), l.stopped.as_deref().unwrap_or("a page failed"))
+            format!(
+                "{} (incomplete: {})",
+                l.items.len(),
+                l.stopped.as_deref().unwrap_or("a page failed")
+            )
         }
     };
     let server = s
@@ -430,10 +484,20 @@ fn info_block(j: &Journal) -> String {
         .unwrap_or_else(|| "(unknown)".into());
     let mut lines = vec![
         format!("  target: {}", j.target.as_typed),
-        format!("  endpoint: {}", j.target.endpoint.as_deref().unwrap_or("(none)")),
-        format!("  revision: {}", s.and_then(|s| s.revision.as_deref()).unwrap_or("(none)")),
+        format!(
+            "  endpoint: {}",
+            j.target.endpoint.as_deref().unwrap_or("(none)")
+        ),
+        format!(
+            "  revision: {}",
+            s.and_then(|s| s.revision.as_deref()).unwrap_or("(none)")
+        ),
         format!("  server: {server}"),
-        format!("  auth required: {}", s.map(|s| if s.auth_required { "yes" } else { "no" }).unwrap_or("unknown")),
+        format!(
+            "  auth required: {}",
+            s.map(|s| if s.auth_required { "yes" } else { "no" })
+                .unwrap_or("unknown")
+        ),
         format!("  tools: {}", count(&inv.tools)),
         format!("  resources: {}", count(&inv.resources)),
         format!("  resource templates: {}", count(&inv.resource_templates)),

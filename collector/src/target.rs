@@ -31,7 +31,10 @@ pub struct TargetError {
 impl Target {
     /// Parse one target.
     pub fn parse(input: &str) -> Result<Target, TargetError> {
-        let err = |reason: &str| TargetError { input: input.to_string(), reason: reason.to_string() };
+        let err = |reason: &str| TargetError {
+            input: input.to_string(),
+            reason: reason.to_string(),
+        };
         let t = input.trim();
         if t.is_empty() {
             return Err(err("empty"));
@@ -39,10 +42,17 @@ impl Target {
         if t.chars().any(|c| c.is_whitespace() || c.is_control()) {
             return Err(err("contains whitespace or control characters"));
         }
-        let with_scheme = if t.contains("://") { t.to_string() } else { format!("https://{t}") };
+        let with_scheme = if t.contains("://") {
+            t.to_string()
+        } else {
+            format!("https://{t}")
+        };
         let url = Url::parse(&with_scheme).map_err(|e| err(&e.to_string()))?;
         if url.scheme() != "https" && url.scheme() != "http" {
-            return Err(err(&format!("scheme {:?} is not http or https", url.scheme())));
+            return Err(err(&format!(
+                "scheme {:?} is not http or https",
+                url.scheme()
+            )));
         }
         if url.host().is_none() {
             return Err(err("no host"));
@@ -57,11 +67,18 @@ impl Target {
         base.set_path("");
         base.set_query(None);
         let candidates = if url.path() == "/" && url.query().is_none() {
-            vec![base.join("/mcp").map_err(|e| err(&e.to_string()))?, base.join("/").map_err(|e| err(&e.to_string()))?]
+            vec![
+                base.join("/mcp").map_err(|e| err(&e.to_string()))?,
+                base.join("/").map_err(|e| err(&e.to_string()))?,
+            ]
         } else {
             vec![url.clone()]
         };
-        Ok(Target { as_typed: input.to_string(), base_url: base, candidates })
+        Ok(Target {
+            as_typed: input.to_string(),
+            base_url: base,
+            candidates,
+        })
     }
 
     /// A file-name-safe slug of the target (`host_port_path`).
@@ -75,7 +92,13 @@ impl Target {
             s.push_str(&u.path().replace('/', "_"));
         }
         s.chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_' { c } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .take(80)
             .collect()
     }
@@ -103,7 +126,10 @@ pub fn read_servers_file(text: &str) -> Vec<String> {
 /// De-duplicate, keeping the first occurrence.
 pub fn dedup(targets: Vec<String>) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
-    targets.into_iter().filter(|t| seen.insert(t.clone())).collect()
+    targets
+        .into_iter()
+        .filter(|t| seen.insert(t.clone()))
+        .collect()
 }
 
 #[cfg(test)]
@@ -115,7 +141,10 @@ mod tests {
         let t = Target::parse("mcp.example.com").unwrap();
         assert_eq!(t.base_url.as_str(), "https://mcp.example.com/");
         let c: Vec<&str> = t.candidates.iter().map(Url::as_str).collect();
-        assert_eq!(c, ["https://mcp.example.com/mcp", "https://mcp.example.com/"]);
+        assert_eq!(
+            c,
+            ["https://mcp.example.com/mcp", "https://mcp.example.com/"]
+        );
     }
 
     #[test]
@@ -129,7 +158,14 @@ mod tests {
 
     #[test]
     fn bad_inputs_are_refused_with_the_input_named() {
-        for bad in ["", "ftp://x", "https://user:pw@h/", "a b", "http://", "https://h/#frag"] {
+        for bad in [
+            "",
+            "ftp://x",
+            "https://user:pw@h/",
+            "a b",
+            "http://",
+            "https://h/#frag",
+        ] {
             let e = Target::parse(bad).unwrap_err();
             assert_eq!(e.input, bad);
             assert!(e.to_string().contains("invalid target"), "{e}");
@@ -138,7 +174,9 @@ mod tests {
 
     #[test]
     fn servers_file_comments_and_dedup() {
-        let t = dedup(read_servers_file("# fleet\na.example\n\nb.example # second\na.example\n"));
+        let t = dedup(read_servers_file(
+            "# fleet\na.example\n\nb.example # second\na.example\n",
+        ));
         assert_eq!(t, ["a.example", "b.example"]);
     }
 }

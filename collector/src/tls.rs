@@ -49,7 +49,9 @@ impl Trust {
     pub fn load(extra: Option<(&str, &[CertificateDer<'static>])>) -> Result<Trust, TrustError> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let mut stores = Vec::new();
-        let bundled = RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
+        let bundled = RootCertStore {
+            roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+        };
         if let Some(v) = verifier(bundled, &provider) {
             stores.push(("bundled".to_string(), v));
         }
@@ -65,12 +67,18 @@ impl Trust {
             let mut store = RootCertStore::empty();
             let (added, _) = store.add_parsable_certificates(certs.iter().cloned());
             if added == 0 {
-                return Err(TrustError::CaFile { path: path.into(), reason: "no usable certificate".into() });
+                return Err(TrustError::CaFile {
+                    path: path.into(),
+                    reason: "no usable certificate".into(),
+                });
             }
             match verifier(store, &provider) {
                 Some(v) => stores.push(("extra".to_string(), v)),
                 None => {
-                    return Err(TrustError::CaFile { path: path.into(), reason: "not a usable trust anchor".into() })
+                    return Err(TrustError::CaFile {
+                        path: path.into(),
+                        reason: "not a usable trust anchor".into(),
+                    })
                 }
             }
         }
@@ -96,8 +104,13 @@ impl Trust {
     }
 }
 
-fn verifier(store: RootCertStore, provider: &Arc<CryptoProvider>) -> Option<Arc<WebPkiServerVerifier>> {
-    WebPkiServerVerifier::builder_with_provider(Arc::new(store), provider.clone()).build().ok()
+fn verifier(
+    store: RootCertStore,
+    provider: &Arc<CryptoProvider>,
+) -> Option<Arc<WebPkiServerVerifier>> {
+    WebPkiServerVerifier::builder_with_provider(Arc::new(store), provider.clone())
+        .build()
+        .ok()
 }
 
 /// What the recorder saw during one handshake.
@@ -148,9 +161,25 @@ impl ServerCertVerifier for Recorder {
         let checks = self
             .stores
             .iter()
-            .map(|(name, v)| match v.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
-                Ok(_) => TrustCheck { store: name.clone(), ok: true, error: None },
-                Err(e) => TrustCheck { store: name.clone(), ok: false, error: Some(e.to_string()) },
+            .map(|(name, v)| {
+                match v.verify_server_cert(
+                    end_entity,
+                    intermediates,
+                    server_name,
+                    ocsp_response,
+                    now,
+                ) {
+                    Ok(_) => TrustCheck {
+                        store: name.clone(),
+                        ok: true,
+                        error: None,
+                    },
+                    Err(e) => TrustCheck {
+                        store: name.clone(),
+                        ok: false,
+                        error: Some(e.to_string()),
+                    },
+                }
             })
             .collect();
         let mut chain = vec![end_entity.as_ref().to_vec()];
@@ -167,7 +196,12 @@ impl ServerCertVerifier for Recorder {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
     }
 
     fn verify_tls13_signature(
@@ -176,23 +210,36 @@ impl ServerCertVerifier for Recorder {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.provider.signature_verification_algorithms.supported_schemes()
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
     }
 }
 
 /// Classify a TLS handshake failure.
 pub fn classify(err: &std::io::Error) -> TransportError {
-    if let Some(r) = err.get_ref().and_then(|e| e.downcast_ref::<rustls::Error>()) {
+    if let Some(r) = err
+        .get_ref()
+        .and_then(|e| e.downcast_ref::<rustls::Error>())
+    {
         let kind = match r {
             rustls::Error::AlertReceived(_) => ErrorKind::TlsAlert,
             rustls::Error::InvalidCertificate(_) => ErrorKind::TlsCertificate,
             _ => ErrorKind::Tls,
         };
-        return TransportError { kind, message: r.to_string() };
+        return TransportError {
+            kind,
+            message: r.to_string(),
+        };
     }
     crate::http::io_error(err)
 }
@@ -205,15 +252,24 @@ pub fn handshake_record(
     conn: &rustls::ClientConnection,
     seen: Option<Seen>,
 ) -> TlsHandshake {
-    let seen = seen.unwrap_or(Seen { chain: Vec::new(), checks: Vec::new() });
+    let seen = seen.unwrap_or(Seen {
+        chain: Vec::new(),
+        checks: Vec::new(),
+    });
     TlsHandshake {
         connection,
         sni,
         peer,
         version: conn.protocol_version().map(|v| format!("{v:?}")),
-        cipher_suite: conn.negotiated_cipher_suite().map(|s| format!("{:?}", s.suite())),
+        cipher_suite: conn
+            .negotiated_cipher_suite()
+            .map(|s| format!("{:?}", s.suite())),
         alpn: conn.alpn_protocol().map(|a| a.to_vec()),
-        chain: seen.chain.into_iter().map(serde_bytes::ByteBuf::from).collect(),
+        chain: seen
+            .chain
+            .into_iter()
+            .map(serde_bytes::ByteBuf::from)
+            .collect(),
         verification: seen.checks,
         error: None,
     }

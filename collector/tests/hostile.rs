@@ -38,13 +38,18 @@ fn leaky(req: &Req) -> Vec<u8> {
 #[test]
 fn no_credential_reaches_the_bundle_bytes() {
     let srv = serve(Arc::new(leaky));
-    let run = collect(&["--token-env", "PROBE_TOKEN", &srv.url], &[("PROBE_TOKEN", TOKEN)]);
+    let run = collect(
+        &["--token-env", "PROBE_TOKEN", &srv.url],
+        &[("PROBE_TOKEN", TOKEN)],
+    );
     assert_eq!(run.code(), 0, "{}", run.describe());
     let path = &run.bundles()[0];
     let bytes = std::fs::read(path).unwrap();
     // The server really saw the token (so there was something to redact).
     let reqs = srv.requests.lock().unwrap().clone();
-    assert!(reqs.iter().all(|r| r.header("authorization").as_deref() == Some(&format!("Bearer {TOKEN}"))));
+    assert!(reqs
+        .iter()
+        .all(|r| r.header("authorization").as_deref() == Some(&format!("Bearer {TOKEN}"))));
     for secret in [TOKEN, COOKIE_SECRET, REFRESH, ACCESS2, SECRET] {
         let hay = String::from_utf8_lossy(&bytes);
         assert!(!hay.contains(secret), "{secret} leaked into the bundle");
@@ -59,14 +64,39 @@ fn no_credential_reaches_the_bundle_bytes() {
     let t = &v.evidence.tokens[0];
     assert_eq!(t.source, "env:PROBE_TOKEN");
     assert_eq!(t.fingerprint, fp);
-    assert_eq!(t.jwt_claims.as_ref().and_then(|c| c.get("sub")), Some(&json!("alice")));
-    assert_eq!(t.jwt_header.as_ref().and_then(|h| h.get("typ")), Some(&json!("at+jwt")));
+    assert_eq!(
+        t.jwt_claims.as_ref().and_then(|c| c.get("sub")),
+        Some(&json!("alice"))
+    );
+    assert_eq!(
+        t.jwt_header.as_ref().and_then(|h| h.get("typ")),
+        Some(&json!("at+jwt"))
+    );
     // Records list what they redacted.
-    let redactions: Vec<String> = v.records.iter().flat_map(|r| r.redactions.iter().map(|x| x.what.clone())).collect();
-    for what in ["bearer-token", "cookie", "refresh_token", "access_token", "client_secret"] {
-        assert!(redactions.iter().any(|w| w == what), "{what} not listed in {redactions:?}");
+    let redactions: Vec<String> = v
+        .records
+        .iter()
+        .flat_map(|r| r.redactions.iter().map(|x| x.what.clone()))
+        .collect();
+    for what in [
+        "bearer-token",
+        "cookie",
+        "refresh_token",
+        "access_token",
+        "client_secret",
+    ] {
+        assert!(
+            redactions.iter().any(|w| w == what),
+            "{what} not listed in {redactions:?}"
+        );
     }
-    assert_eq!(v.evidence.session.as_ref().and_then(|s| s.revision.as_deref()), Some("2025-11-25"));
+    assert_eq!(
+        v.evidence
+            .session
+            .as_ref()
+            .and_then(|s| s.revision.as_deref()),
+        Some("2025-11-25")
+    );
 }
 
 #[test]
@@ -76,11 +106,30 @@ fn unreachable_target_gets_a_sealed_bundle_and_one_line() {
     drop(l);
     let url = format!("http://127.0.0.1:{port}/mcp");
     let run = collect(&[&url], &[]);
-    assert_eq!(run.code(), 0, "an unreachable server is evidence, not a tool failure: {}", run.describe());
+    assert_eq!(
+        run.code(),
+        0,
+        "an unreachable server is evidence, not a tool failure: {}",
+        run.describe()
+    );
     let v = open(&run.bundles()[0]);
     assert_eq!(v.evidence.run.status, RunStatus::Failed);
-    assert!(v.evidence.run.failure.as_deref().unwrap_or("").contains("connect"), "{:?}", v.evidence.run.failure);
-    let errors: Vec<_> = run.stderr().lines().filter(|l| l.contains("error:")).map(str::to_string).collect();
+    assert!(
+        v.evidence
+            .run
+            .failure
+            .as_deref()
+            .unwrap_or("")
+            .contains("connect"),
+        "{:?}",
+        v.evidence.run.failure
+    );
+    let errors: Vec<_> = run
+        .stderr()
+        .lines()
+        .filter(|l| l.contains("error:"))
+        .map(str::to_string)
+        .collect();
     assert_eq!(errors.len(), 1, "{}", run.describe());
     assert!(errors[0].contains(&url));
     match &v.records[0].observation {
@@ -95,17 +144,34 @@ fn unreachable_target_gets_a_sealed_bundle_and_one_line() {
 #[test]
 fn non_mcp_server_is_recorded_as_no_endpoint_after_both_candidates() {
     let srv = serve(Arc::new(|_r: &Req| {
-        b"HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\nContent-Length: 9\r\n\r\nnot here\n".to_vec()
+        b"HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\nContent-Length: 9\r\n\r\nnot here\n"
+            .to_vec()
     }));
     let base = srv.url.trim_end_matches("/mcp").to_string();
     let run = collect(&[&base], &[]);
     assert_eq!(run.code(), 0, "{}", run.describe());
     let v = open(&run.bundles()[0]);
     assert_eq!(v.evidence.run.status, RunStatus::Failed);
-    let paths: Vec<String> = srv.requests.lock().unwrap().iter().map(|r| r.path.clone()).collect();
-    assert_eq!(paths, ["/mcp", "/mcp", "/", "/"], "discover then initialize on /mcp, then on /");
+    let paths: Vec<String> = srv
+        .requests
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|r| r.path.clone())
+        .collect();
+    assert_eq!(
+        paths,
+        ["/mcp", "/mcp", "/", "/"],
+        "discover then initialize on /mcp, then on /"
+    );
     assert_eq!(v.records.len(), 4);
-    assert!(v.evidence.run.failure.as_deref().unwrap_or("").contains("HTTP 404"));
+    assert!(v
+        .evidence
+        .run
+        .failure
+        .as_deref()
+        .unwrap_or("")
+        .contains("HTTP 404"));
 }
 
 #[test]
@@ -128,7 +194,10 @@ fn endless_body_is_capped_hashed_and_stopped() {
     // Announces 64 MiB, sends it all: stored up to the cap, read up to the hard limit.
     let srv = serve(Arc::new(|_r: &Req| {
         let n = 64usize << 20;
-        let mut v = format!("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {n}\r\n\r\n").into_bytes();
+        let mut v = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {n}\r\n\r\n"
+        )
+        .into_bytes();
         v.extend(std::iter::repeat_n(b'a', n));
         v
     }));
@@ -171,7 +240,9 @@ fn ctrl_c_seals_the_journal_as_interrupted() {
     let srv = serve(Arc::new(|_r: &Req| Vec::new()));
     let dir = tempfile::tempdir().unwrap();
     let mut c = collect_cmd(&dir);
-    c.args(["--timeout", "60", &srv.url]).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    c.args(["--timeout", "60", &srv.url])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
     let child = c.spawn().unwrap();
     // Wait until the request is in flight.
     for _ in 0..100 {
@@ -180,32 +251,79 @@ fn ctrl_c_seals_the_journal_as_interrupted() {
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    let st = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let st = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
     assert!(st.success());
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     let path = stdout.lines().next().expect("a bundle path");
     let v = open(std::path::Path::new(path));
     assert_eq!(v.evidence.run.status, RunStatus::Interrupted);
-    assert!(v.evidence.run.failure.as_deref().unwrap_or("").contains("Ctrl-C"));
+    assert!(v
+        .evidence
+        .run
+        .failure
+        .as_deref()
+        .unwrap_or("")
+        .contains("Ctrl-C"));
     // No journal is left behind once sealed.
-    let left: Vec<_> = std::fs::read_dir(dir.path().join("out")).unwrap().filter_map(|e| e.ok()).map(|e| e.file_name()).collect();
+    let left: Vec<_> = std::fs::read_dir(dir.path().join("out"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name())
+        .collect();
     assert_eq!(left.len(), 1, "{left:?}");
 }
 
 #[test]
 fn bad_operator_input_exits_2_with_one_line_naming_it() {
-    let cases: Vec<(Vec<&str>, Vec<(&str, &str)>, &str)> = vec![
+    type Case<'a> = (Vec<&'a str>, Vec<(&'a str, &'a str)>, &'a str);
+    let cases: Vec<Case> = vec![
         (vec!["ftp://x.example"], vec![], "ftp://x.example"),
-        (vec!["https://user:pw@x.example/"], vec![], "credentials in the URL"),
+        (
+            vec!["https://user:pw@x.example/"],
+            vec![],
+            "credentials in the URL",
+        ),
         (vec![], vec![], "no target"),
-        (vec!["--servers-file", "/nonexistent/list.txt"], vec![], "/nonexistent/list.txt"),
-        (vec!["--token-env", "NOPE_UNSET_VAR", "http://127.0.0.1:9/mcp"], vec![], "NOPE_UNSET_VAR"),
-        (vec!["--token-env", "T", "http://remote.example/mcp"], vec![("T", "secret-token-value")], "plain http"),
-        (vec!["--key", "/nonexistent/k.pem", "http://127.0.0.1:9/mcp"], vec![], "/nonexistent/k.pem"),
-        (vec!["--ca-file", "/nonexistent/ca.pem", "http://127.0.0.1:9/mcp"], vec![], "/nonexistent/ca.pem"),
-        (vec!["--inputs", "/nonexistent/in.json", "http://127.0.0.1:9/mcp"], vec![], "/nonexistent/in.json"),
+        (
+            vec!["--servers-file", "/nonexistent/list.txt"],
+            vec![],
+            "/nonexistent/list.txt",
+        ),
+        (
+            vec!["--token-env", "NOPE_UNSET_VAR", "http://127.0.0.1:9/mcp"],
+            vec![],
+            "NOPE_UNSET_VAR",
+        ),
+        (
+            vec!["--token-env", "T", "http://remote.example/mcp"],
+            vec![("T", "secret-token-value")],
+            "plain http",
+        ),
+        (
+            vec!["--key", "/nonexistent/k.pem", "http://127.0.0.1:9/mcp"],
+            vec![],
+            "/nonexistent/k.pem",
+        ),
+        (
+            vec!["--ca-file", "/nonexistent/ca.pem", "http://127.0.0.1:9/mcp"],
+            vec![],
+            "/nonexistent/ca.pem",
+        ),
+        (
+            vec!["--inputs", "/nonexistent/in.json", "http://127.0.0.1:9/mcp"],
+            vec![],
+            "/nonexistent/in.json",
+        ),
     ];
     for (args, envs, needle) in cases {
         let run = collect(&args, &envs);
@@ -228,7 +346,10 @@ fn key_is_created_0600_and_public_key_exports() {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        assert_eq!(std::fs::metadata(&key).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(
+            std::fs::metadata(&key).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
     }
     let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-collect"));
     c.env("MCP_PROBE_HOME", run.home()).arg("--public-key");
@@ -238,8 +359,14 @@ fn key_is_created_0600_and_public_key_exports() {
     assert!(pem.starts_with("-----BEGIN PUBLIC KEY-----"));
     let pk = mcp_probe_schema::PublicKey::parse(pem.as_bytes()).unwrap();
     let bytes = std::fs::read(&run.bundles()[0]).unwrap();
-    assert!(mcp_probe_schema::open(&bytes, &[pk]).is_ok(), "the exported key verifies the bundle");
-    assert_eq!(std::fs::read_to_string(run.home().join("keys/collector.pub")).unwrap(), pem.trim_end().to_string() + "\n");
+    assert!(
+        mcp_probe_schema::open(&bytes, &[pk]).is_ok(),
+        "the exported key verifies the bundle"
+    );
+    assert_eq!(
+        std::fs::read_to_string(run.home().join("keys/collector.pub")).unwrap(),
+        pem.trim_end().to_string() + "\n"
+    );
 }
 
 #[test]
@@ -247,7 +374,11 @@ fn servers_file_targets_are_deduplicated() {
     let srv = serve(Arc::new(leaky));
     let dir = tempfile::tempdir().unwrap();
     let list = dir.path().join("servers.txt");
-    std::fs::write(&list, format!("# fleet\n{}\n\n{} # again\n", srv.url, srv.url)).unwrap();
+    std::fs::write(
+        &list,
+        format!("# fleet\n{}\n\n{} # again\n", srv.url, srv.url),
+    )
+    .unwrap();
     let run = collect(&["--servers-file", list.to_str().unwrap()], &[]);
     assert_eq!(run.code(), 0, "{}", run.describe());
     assert_eq!(run.bundles().len(), 1);

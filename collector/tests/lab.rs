@@ -11,25 +11,37 @@ use support::*;
 
 fn expect(id: &str) -> Value {
     let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../lab/expect.json");
-    let v: Value = serde_json::from_slice(&std::fs::read(p).expect("lab/expect.json")).expect("json");
+    let v: Value =
+        serde_json::from_slice(&std::fs::read(p).expect("lab/expect.json")).expect("json");
     v["targets"][id].clone()
 }
 
 fn names(items: &[Value], key: &str) -> Vec<String> {
-    let mut n: Vec<String> = items.iter().filter_map(|i| i.get(key)?.as_str().map(str::to_string)).collect();
+    let mut n: Vec<String> = items
+        .iter()
+        .filter_map(|i| i.get(key)?.as_str().map(str::to_string))
+        .collect();
     n.sort();
     n
 }
 
 fn strings(v: &Value) -> Vec<String> {
-    v.as_array().map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect()).unwrap_or_default()
+    v.as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Collect one lab server and check revision, server identity, full inventory and the
 /// bundle's signature and chain.
 fn check(id: &str) {
     let e = expect(id);
-    let Some(url) = lab(e["env"].as_str().expect("env")) else { return };
+    let Some(url) = lab(e["env"].as_str().expect("env")) else {
+        return;
+    };
     let run = collect(&["--info", &url], &[]);
     assert_eq!(run.code(), 0, "{}", run.describe());
     let bundles = run.bundles();
@@ -38,17 +50,37 @@ fn check(id: &str) {
     assert_eq!(v.evidence.run.status, RunStatus::Complete, "{id}");
     let s = v.evidence.session.as_ref().expect("session");
     assert_eq!(s.endpoint, url);
-    assert_eq!(s.revision.as_deref(), e["revision"].as_str(), "{id}: negotiated revision");
-    let era = if e["revision"] == "2026-07-28" { Era::Modern } else { Era::Legacy };
+    assert_eq!(
+        s.revision.as_deref(),
+        e["revision"].as_str(),
+        "{id}: negotiated revision"
+    );
+    let era = if e["revision"] == "2026-07-28" {
+        Era::Modern
+    } else {
+        Era::Legacy
+    };
     assert_eq!(s.era, Some(era));
-    assert_eq!(s.server_info.as_ref().and_then(|i| i.get("name")), Some(&e["serverInfo"]["name"]), "{id}");
-    assert_eq!(s.server_info.as_ref().and_then(|i| i.get("version")), Some(&e["serverInfo"]["version"]), "{id}");
+    assert_eq!(
+        s.server_info.as_ref().and_then(|i| i.get("name")),
+        Some(&e["serverInfo"]["name"]),
+        "{id}"
+    );
+    assert_eq!(
+        s.server_info.as_ref().and_then(|i| i.get("version")),
+        Some(&e["serverInfo"]["version"]),
+        "{id}"
+    );
     assert!(!s.auth_required);
     let inv = inventory(&v.records);
     for (list, key, want) in [
         (&inv.tools, "name", &e["tools"]),
         (&inv.resources, "uri", &e["resources"]),
-        (&inv.resource_templates, "uriTemplate", &e["resourceTemplates"]),
+        (
+            &inv.resource_templates,
+            "uriTemplate",
+            &e["resourceTemplates"],
+        ),
         (&inv.prompts, "name", &e["prompts"]),
     ] {
         assert!(list.observed && list.complete, "{id}: {list:?}");
@@ -56,10 +88,22 @@ fn check(id: &str) {
     }
     // The --info block names the same facts.
     let out = run.stdout();
-    assert!(out.contains(&format!("  revision: {}", e["revision"].as_str().unwrap_or(""))), "{out}");
-    assert!(out.contains(&format!("  tools: {}", strings(&e["tools"]).len())), "{out}");
+    assert!(
+        out.contains(&format!(
+            "  revision: {}",
+            e["revision"].as_str().unwrap_or("")
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("  tools: {}", strings(&e["tools"]).len())),
+        "{out}"
+    );
     // Legacy sessions send notifications/initialized after the handshake.
-    let initialized = v.records.iter().any(|r| r.legs.iter().any(|l| l == "session.initialized"));
+    let initialized = v
+        .records
+        .iter()
+        .any(|r| r.legs.iter().any(|l| l == "session.initialized"));
     assert_eq!(initialized, era == Era::Legacy, "{id}");
 }
 
@@ -106,19 +150,29 @@ fn ts2_reject_legacy() {
 #[test]
 fn paged_server_inventory_follows_every_cursor() {
     check("py2-paged");
-    let Some(url) = lab("LAB_PY2_PAGED") else { return };
+    let Some(url) = lab("LAB_PY2_PAGED") else {
+        return;
+    };
     let run = collect(&[&url], &[]);
     let v = open(&run.bundles()[0]);
     let inv = inventory(&v.records);
     let e = expect("py2-paged");
-    assert_eq!(inv.tools.pages, e["pages"]["tools"].as_u64().unwrap_or(0) as u32);
-    assert_eq!(inv.resources.pages, e["pages"]["resources"].as_u64().unwrap_or(0) as u32);
+    assert_eq!(
+        inv.tools.pages,
+        e["pages"]["tools"].as_u64().unwrap_or(0) as u32
+    );
+    assert_eq!(
+        inv.resources.pages,
+        e["pages"]["resources"].as_u64().unwrap_or(0) as u32
+    );
     assert_eq!(inv.tools.items.len(), 23);
 }
 
 #[test]
 fn page_bound_is_recorded_when_reached() {
-    let Some(url) = lab("LAB_PY2_PAGED") else { return };
+    let Some(url) = lab("LAB_PY2_PAGED") else {
+        return;
+    };
     let run = collect(&["--max-pages", "2", &url], &[]);
     assert_eq!(run.code(), 0, "{}", run.describe());
     let v = open(&run.bundles()[0]);
@@ -126,19 +180,31 @@ fn page_bound_is_recorded_when_reached() {
     assert_eq!(inv.tools.pages, 2);
     assert_eq!(inv.tools.items.len(), 10);
     assert!(!inv.tools.complete);
-    assert!(inv.tools.stopped.as_deref().unwrap_or("").contains("page bound 2"), "{:?}", inv.tools);
+    assert!(
+        inv.tools
+            .stopped
+            .as_deref()
+            .unwrap_or("")
+            .contains("page bound 2"),
+        "{:?}",
+        inv.tools
+    );
     assert_eq!(v.evidence.run.options.max_pages, 2);
 }
 
 #[test]
 fn several_targets_at_once_one_bundle_each_in_order_of_completion() {
-    let (Some(a), Some(b), Some(c)) = (lab("LAB_PY2"), lab("LAB_PY1"), lab("LAB_TS2")) else { return };
+    let (Some(a), Some(b), Some(c)) = (lab("LAB_PY2"), lab("LAB_PY1"), lab("LAB_TS2")) else {
+        return;
+    };
     let run = collect(&["--concurrency", "2", &a, &b, &c], &[]);
     assert_eq!(run.code(), 0, "{}", run.describe());
     let bundles = run.bundles();
     assert_eq!(bundles.len(), 3, "{}", run.describe());
-    let mut endpoints: Vec<String> =
-        bundles.iter().map(|p| open(p).evidence.target.endpoint.clone().unwrap_or_default()).collect();
+    let mut endpoints: Vec<String> = bundles
+        .iter()
+        .map(|p| open(p).evidence.target.endpoint.clone().unwrap_or_default())
+        .collect();
     endpoints.sort();
     let mut want = vec![a, b, c];
     want.sort();
@@ -157,28 +223,47 @@ fn auth_required_endpoint_is_recorded_with_its_challenge() {
     let s = v.evidence.session.as_ref().expect("session");
     assert!(s.auth_required);
     assert_eq!(s.revision, None);
-    assert!(v.evidence.run.failure.as_deref().unwrap_or("").contains("401"));
+    assert!(v
+        .evidence
+        .run
+        .failure
+        .as_deref()
+        .unwrap_or("")
+        .contains("401"));
     let challenge = v.records.iter().find_map(|r| match &r.observation {
         Observation::Http(x) => match &x.outcome {
             mcp_probe_schema::model::HttpOutcome::Response(resp) if resp.status == 401 => {
-                mcp_probe_schema::derive::header(&resp.headers, "www-authenticate").map(|h| h.value_str().into_owned())
+                mcp_probe_schema::derive::header(&resp.headers, "www-authenticate")
+                    .map(|h| h.value_str().into_owned())
             }
             _ => None,
         },
         _ => None,
     });
     assert!(challenge.unwrap_or_default().contains("resource_metadata="));
-    assert!(run.stderr().contains("requires authentication"), "{}", run.describe());
+    assert!(
+        run.stderr().contains("requires authentication"),
+        "{}",
+        run.describe()
+    );
 }
 
 #[test]
 fn tls_front_with_lab_ca_records_version_cipher_and_chain() {
-    let (Some(modern), Some(ca)) = (lab("LAB_TLS_MODERN"), lab("LAB_TLS_CA")) else { return };
+    let (Some(modern), Some(ca)) = (lab("LAB_TLS_MODERN"), lab("LAB_TLS_CA")) else {
+        return;
+    };
     let url = format!("https://{modern}/mcp");
     let run = collect(&["--ca-file", &ca, &url], &[]);
     assert_eq!(run.code(), 0, "{}", run.describe());
     let v = open(&run.bundles()[0]);
-    assert_eq!(v.evidence.session.as_ref().and_then(|s| s.revision.as_deref()), Some("2026-07-28"));
+    assert_eq!(
+        v.evidence
+            .session
+            .as_ref()
+            .and_then(|s| s.revision.as_deref()),
+        Some("2026-07-28")
+    );
     let tls = v
         .records
         .iter()
@@ -188,20 +273,41 @@ fn tls_front_with_lab_ca_records_version_cipher_and_chain() {
         })
         .expect("a TLS record");
     assert_eq!(tls.version.as_deref(), Some("TLSv1_3"));
-    assert!(tls.cipher_suite.as_deref().unwrap_or("").starts_with("TLS13_"), "{tls:?}");
+    assert!(
+        tls.cipher_suite
+            .as_deref()
+            .unwrap_or("")
+            .starts_with("TLS13_"),
+        "{tls:?}"
+    );
     assert_eq!(tls.chain.len(), 2, "nginx sends leaf and CA");
     assert!(tls.verification.iter().any(|c| c.store == "extra" && c.ok));
-    assert!(tls.verification.iter().any(|c| c.store == "bundled" && !c.ok));
-    let ca_rec = v.evidence.run.options.ca_file.as_ref().expect("ca file recorded");
+    assert!(tls
+        .verification
+        .iter()
+        .any(|c| c.store == "bundled" && !c.ok));
+    let ca_rec = v
+        .evidence
+        .run
+        .options
+        .ca_file
+        .as_ref()
+        .expect("ca file recorded");
     assert_eq!(ca_rec.certificates.len(), 1);
     // One TLS handshake for the whole run: connections are kept alive and reused.
-    let handshakes = v.records.iter().filter(|r| matches!(r.observation, Observation::Tls(_))).count();
+    let handshakes = v
+        .records
+        .iter()
+        .filter(|r| matches!(r.observation, Observation::Tls(_)))
+        .count();
     assert_eq!(handshakes, 1, "connections are reused");
 }
 
 #[test]
 fn untrusted_or_expired_certificate_is_recorded_not_used() {
-    let (Some(exp), Some(ca)) = (lab("LAB_TLS_EXPIRED"), lab("LAB_TLS_CA")) else { return };
+    let (Some(exp), Some(ca)) = (lab("LAB_TLS_EXPIRED"), lab("LAB_TLS_CA")) else {
+        return;
+    };
     let url = format!("https://{exp}/mcp");
     let run = collect(&["--ca-file", &ca, &url], &[]);
     assert_eq!(run.code(), 0, "{}", run.describe());
@@ -214,9 +320,18 @@ fn untrusted_or_expired_certificate_is_recorded_not_used() {
     let tls = tls.expect("the chain is evidence even when it does not verify");
     assert!(!tls.chain.is_empty());
     assert!(tls.verification.iter().all(|c| !c.ok));
-    assert!(tls.verification.iter().any(|c| c.error.as_deref().unwrap_or("").contains("expired")), "{tls:?}");
+    assert!(
+        tls.verification
+            .iter()
+            .any(|c| c.error.as_deref().unwrap_or("").contains("expired")),
+        "{tls:?}"
+    );
     // Nothing was sent over the untrusted connection.
     let sent = v.records.iter().filter(|r| matches!(&r.observation, Observation::Http(x) if matches!(x.outcome, mcp_probe_schema::model::HttpOutcome::Response(_)))).count();
     assert_eq!(sent, 0);
-    assert!(run.stderr().contains("tls-certificate"), "{}", run.describe());
+    assert!(
+        run.stderr().contains("tls-certificate"),
+        "{}",
+        run.describe()
+    );
 }

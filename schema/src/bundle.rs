@@ -136,7 +136,9 @@ impl PublicKey {
     pub fn parse(text: &[u8]) -> Result<PublicKey, String> {
         use base64::Engine;
         use ed25519_dalek::pkcs8::DecodePublicKey;
-        let s = std::str::from_utf8(text).map_err(|_| "not text".to_string())?.trim();
+        let s = std::str::from_utf8(text)
+            .map_err(|_| "not text".to_string())?
+            .trim();
         if s.starts_with("-----BEGIN") {
             return VerifyingKey::from_public_key_pem(s)
                 .map(|key| PublicKey { key })
@@ -168,12 +170,16 @@ impl SecretKey {
     pub fn generate() -> Result<SecretKey, String> {
         let mut seed = [0u8; 32];
         getrandom::fill(&mut seed).map_err(|e| format!("OS random source failed: {e}"))?;
-        Ok(SecretKey { key: SigningKey::from_bytes(&seed) })
+        Ok(SecretKey {
+            key: SigningKey::from_bytes(&seed),
+        })
     }
 
     /// From a 32-byte seed (tests and benchmarks).
     pub fn from_seed(seed: [u8; 32]) -> SecretKey {
-        SecretKey { key: SigningKey::from_bytes(&seed) }
+        SecretKey {
+            key: SigningKey::from_bytes(&seed),
+        }
     }
 
     /// PKCS#8 PEM of the private key.
@@ -195,7 +201,9 @@ impl SecretKey {
 
     /// The public half.
     pub fn public(&self) -> PublicKey {
-        PublicKey { key: self.key.verifying_key() }
+        PublicKey {
+            key: self.key.verifying_key(),
+        }
     }
 }
 
@@ -243,7 +251,10 @@ pub fn seal(evidence: &Evidence, key: &SecretKey) -> Vec<u8> {
         .key_id(public.key_id_bytes())
         .build();
     let unprotected = HeaderBuilder::new()
-        .text_value(PUBLIC_KEY_LABEL.to_string(), Value::Bytes(public.to_bytes().to_vec()))
+        .text_value(
+            PUBLIC_KEY_LABEL.to_string(),
+            Value::Bytes(public.to_bytes().to_vec()),
+        )
         .build();
     let sign1 = CoseSign1Builder::new()
         .protected(protected)
@@ -251,7 +262,10 @@ pub fn seal(evidence: &Evidence, key: &SecretKey) -> Vec<u8> {
         .payload(payload)
         .create_signature(b"", |tbs| key.key.sign(tbs).to_bytes().to_vec())
         .build();
-    let value = Value::Tag(COSE_SIGN1_TAG, Box::new(sign1.to_cbor_value().expect("encodes")));
+    let value = Value::Tag(
+        COSE_SIGN1_TAG,
+        Box::new(sign1.to_cbor_value().expect("encodes")),
+    );
     let mut out = Vec::new();
     ciborium::into_writer(&value, &mut out).expect("bundle encodes");
     out
@@ -281,7 +295,10 @@ fn parse(bytes: &[u8]) -> Result<Parsed, VerifyError> {
         return Err(VerifyError::NotABundle("empty file".into()));
     }
     if bytes.len() > MAX_BUNDLE_BYTES {
-        return Err(VerifyError::NotABundle(format!("{} bytes is over the 1 GiB limit", bytes.len())));
+        return Err(VerifyError::NotABundle(format!(
+            "{} bytes is over the 1 GiB limit",
+            bytes.len()
+        )));
     }
     let mut reader = bytes;
     let value: Value = match ciborium::from_reader(&mut reader) {
@@ -303,16 +320,35 @@ fn parse(bytes: &[u8]) -> Result<Parsed, VerifyError> {
     }
     let inner = match value {
         Value::Tag(COSE_SIGN1_TAG, inner) => *inner,
-        Value::Tag(t, _) => return Err(VerifyError::NotABundle(format!("CBOR tag {t}, not COSE_Sign1 (18)"))),
-        _ => return Err(VerifyError::NotABundle("CBOR without the COSE_Sign1 tag".into())),
+        Value::Tag(t, _) => {
+            return Err(VerifyError::NotABundle(format!(
+                "CBOR tag {t}, not COSE_Sign1 (18)"
+            )))
+        }
+        _ => {
+            return Err(VerifyError::NotABundle(
+                "CBOR without the COSE_Sign1 tag".into(),
+            ))
+        }
     };
-    let sign1 = CoseSign1::from_cbor_value(inner).map_err(|e| VerifyError::Header(format!("not a COSE_Sign1: {e}")))?;
+    let sign1 = CoseSign1::from_cbor_value(inner)
+        .map_err(|e| VerifyError::Header(format!("not a COSE_Sign1: {e}")))?;
     let prot = &sign1.protected.header;
-    if prot.alg != Some(coset::RegisteredLabelWithPrivate::Assigned(iana::Algorithm::EdDSA)) {
-        return Err(VerifyError::Header(format!("algorithm {:?} is not EdDSA", prot.alg)));
+    if prot.alg
+        != Some(coset::RegisteredLabelWithPrivate::Assigned(
+            iana::Algorithm::EdDSA,
+        ))
+    {
+        return Err(VerifyError::Header(format!(
+            "algorithm {:?} is not EdDSA",
+            prot.alg
+        )));
     }
     if prot.content_type != Some(coset::ContentType::Text(CONTENT_TYPE.to_string())) {
-        return Err(VerifyError::Header(format!("content type {:?} is not {CONTENT_TYPE}", prot.content_type)));
+        return Err(VerifyError::Header(format!(
+            "content type {:?} is not {CONTENT_TYPE}",
+            prot.content_type
+        )));
     }
     let signer = signer_of(&sign1);
     let payload = sign1
@@ -320,7 +356,11 @@ fn parse(bytes: &[u8]) -> Result<Parsed, VerifyError> {
         .as_deref()
         .ok_or_else(|| VerifyError::Payload("detached or missing payload".into()))?;
     let evidence = decode_evidence(payload)?;
-    Ok(Parsed { sign1, signer, evidence })
+    Ok(Parsed {
+        sign1,
+        signer,
+        evidence,
+    })
 }
 
 fn signer_of(sign1: &CoseSign1) -> Result<PublicKey, VerifyError> {
@@ -332,10 +372,14 @@ fn signer_of(sign1: &CoseSign1) -> Result<PublicKey, VerifyError> {
             (coset::Label::Text(t), Value::Bytes(b)) if t == PUBLIC_KEY_LABEL => Some(b.clone()),
             _ => None,
         })
-        .ok_or_else(|| VerifyError::Header("no signer public key in the unprotected header".into()))?;
+        .ok_or_else(|| {
+            VerifyError::Header("no signer public key in the unprotected header".into())
+        })?;
     let key = PublicKey::from_bytes(&raw).map_err(VerifyError::Header)?;
     if sign1.protected.header.key_id != key.key_id_bytes() {
-        return Err(VerifyError::Header("key id does not match the signer public key".into()));
+        return Err(VerifyError::Header(
+            "key id does not match the signer public key".into(),
+        ));
     }
     Ok(key)
 }
@@ -343,7 +387,8 @@ fn signer_of(sign1: &CoseSign1) -> Result<PublicKey, VerifyError> {
 fn decode_evidence(payload: &[u8]) -> Result<Evidence, VerifyError> {
     // Read the format id first so a future format is reported as such, not as a
     // schema mismatch.
-    let value: Value = ciborium::from_reader(payload).map_err(|e| VerifyError::Payload(e.to_string()))?;
+    let value: Value =
+        ciborium::from_reader(payload).map_err(|e| VerifyError::Payload(e.to_string()))?;
     let format = match &value {
         Value::Map(m) => m.iter().find_map(|(k, v)| match (k, v) {
             (Value::Text(k), Value::Text(v)) if k == "format" => Some(v.clone()),
@@ -356,7 +401,9 @@ fn decode_evidence(payload: &[u8]) -> Result<Evidence, VerifyError> {
         Some(f) => return Err(VerifyError::UnknownFormat(f)),
         None => return Err(VerifyError::Payload("no format id".into())),
     }
-    value.deserialized().map_err(|e| VerifyError::Payload(e.to_string()))
+    value
+        .deserialized()
+        .map_err(|e| VerifyError::Payload(e.to_string()))
 }
 
 /// Check every record's encoding and chain link and the head. Returns the decoded records.
@@ -364,9 +411,13 @@ fn check_chain(evidence: &Evidence) -> Result<Vec<Record>, VerifyError> {
     let mut prev = genesis(&evidence.run.run_id);
     let mut out = Vec::with_capacity(evidence.records.len());
     for (index, bytes) in evidence.records.iter().enumerate() {
-        let record = decode_record(bytes).map_err(|detail| VerifyError::Record { index, detail })?;
+        let record =
+            decode_record(bytes).map_err(|detail| VerifyError::Record { index, detail })?;
         if record.seq != index as u64 {
-            return Err(VerifyError::Record { index, detail: format!("seq is {}", record.seq) });
+            return Err(VerifyError::Record {
+                index,
+                detail: format!("seq is {}", record.seq),
+            });
         }
         if record.prev != prev {
             let detail = if index == 0 {
@@ -399,9 +450,15 @@ pub fn open(bytes: &[u8], trust: &[PublicKey]) -> Result<Verified, VerifyError> 
         })
         .map_err(VerifyError::Signature)?;
     if !trust.is_empty() && !trust.iter().any(|k| k == &signer) {
-        return Err(VerifyError::Untrusted { key_id: signer.key_id() });
+        return Err(VerifyError::Untrusted {
+            key_id: signer.key_id(),
+        });
     }
-    Ok(Verified { evidence: parsed.evidence, records, signer })
+    Ok(Verified {
+        evidence: parsed.evidence,
+        records,
+        signer,
+    })
 }
 
 /// Read as much as possible without requiring validity (for `show` on a damaged bundle).
@@ -409,8 +466,18 @@ pub fn open(bytes: &[u8], trust: &[PublicKey]) -> Result<Verified, VerifyError> 
 pub fn open_unverified(bytes: &[u8]) -> Result<Unverified, VerifyError> {
     let problem = open(bytes, &[]).err();
     let parsed = parse(bytes)?;
-    let records = parsed.evidence.records.iter().map(|b| decode_record(b)).collect();
-    Ok(Unverified { signer: parsed.signer.ok(), evidence: parsed.evidence, records, problem })
+    let records = parsed
+        .evidence
+        .records
+        .iter()
+        .map(|b| decode_record(b))
+        .collect();
+    Ok(Unverified {
+        signer: parsed.signer.ok(),
+        evidence: parsed.evidence,
+        records,
+        problem,
+    })
 }
 
 /// Appends records with correct `seq` and `prev`, tracking the chain head.
@@ -423,7 +490,10 @@ pub struct Chain {
 impl Chain {
     /// An empty chain for `run_id`.
     pub fn new(run_id: &str) -> Chain {
-        Chain { head: genesis(run_id), records: Vec::new() }
+        Chain {
+            head: genesis(run_id),
+            records: Vec::new(),
+        }
     }
 
     /// Number of records.
@@ -443,7 +513,10 @@ impl Chain {
         let bytes = encode_record(&record);
         self.head = sha256(&bytes);
         self.records.push(serde_bytes::ByteBuf::from(bytes));
-        self.records.last().map(|b| b.as_slice()).unwrap_or_default()
+        self.records
+            .last()
+            .map(|b| b.as_slice())
+            .unwrap_or_default()
     }
 
     /// The head hash.

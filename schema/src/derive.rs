@@ -20,7 +20,11 @@ pub fn header<'a>(headers: &'a [Header], name: &str) -> Option<&'a Header> {
 pub fn media_type(headers: &[Header]) -> Option<String> {
     header(headers, "content-type").map(|h| {
         let v = h.value_str();
-        v.split(';').next().unwrap_or("").trim().to_ascii_lowercase()
+        v.split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase()
     })
 }
 
@@ -52,14 +56,17 @@ pub fn messages_in(media_type: Option<&str>, body: &[u8]) -> Vec<Value> {
 
 /// The JSON-RPC response (result or error) whose `id` equals `id`.
 pub fn response_to<'a>(messages: &'a [Value], id: &Value) -> Option<&'a Value> {
-    messages
-        .iter()
-        .find(|m| m.get("id") == Some(id) && (m.get("result").is_some() || m.get("error").is_some()))
+    messages.iter().find(|m| {
+        m.get("id") == Some(id) && (m.get("result").is_some() || m.get("error").is_some())
+    })
 }
 
 /// The `id` of the JSON-RPC request in a request body.
 pub fn request_id(body: &[u8]) -> Option<Value> {
-    serde_json::from_slice::<Value>(body).ok()?.get("id").cloned()
+    serde_json::from_slice::<Value>(body)
+        .ok()?
+        .get("id")
+        .cloned()
 }
 
 /// The response of an HTTP record, if it has one.
@@ -117,7 +124,9 @@ pub fn inventory(records: &[Record]) -> Inventory {
     let mut inv = Inventory::default();
     for r in records {
         for l in &r.legs {
-            let (Some(key), Some(list)) = (list_key(l), inv.list_mut(l)) else { continue };
+            let (Some(key), Some(list)) = (list_key(l), inv.list_mut(l)) else {
+                continue;
+            };
             list.observed = true;
             match &r.observation {
                 Observation::Skipped { reason } => list.stopped = Some(reason.clone()),
@@ -129,7 +138,8 @@ pub fn inventory(records: &[Record]) -> Inventory {
                     HttpOutcome::Response(resp) => {
                         let msgs = jsonrpc_messages(resp);
                         let id = request_id(&x.request.body.bytes).unwrap_or(Value::Null);
-                        let Some(result) = response_to(&msgs, &id).and_then(|m| m.get("result")) else {
+                        let Some(result) = response_to(&msgs, &id).and_then(|m| m.get("result"))
+                        else {
                             list.stopped = Some(format!(
                                 "page {} answered HTTP {} without a result",
                                 list.pages + 1,

@@ -261,7 +261,10 @@ pub struct Header {
 impl Header {
     /// Build a header from text.
     pub fn new(name: impl Into<String>, value: impl Into<Vec<u8>>) -> Header {
-        Header { name: name.into(), value: value.into() }
+        Header {
+            name: name.into(),
+            value: value.into(),
+        }
     }
 
     /// The value as text (lossy).

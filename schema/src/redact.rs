@@ -92,20 +92,32 @@ impl Redactor {
     }
 
     fn redact_found(&self, record: &mut Record) -> Vec<(Vec<u8>, String)> {
-        let Observation::Http(x) = &mut record.observation else { return Vec::new() };
+        let Observation::Http(x) = &mut record.observation else {
+            return Vec::new();
+        };
         let mut found: Vec<(Vec<u8>, String, String)> = Vec::new(); // value, what, location
         let red = &mut record.redactions;
 
         redact_headers(&mut x.request.headers, "request", red, &mut found);
         collect_query(&x.request.url, &mut found);
-        collect_body(&x.request.headers, &x.request.body, "request.body", &mut found);
+        collect_body(
+            &x.request.headers,
+            &x.request.body,
+            "request.body",
+            &mut found,
+        );
         scan_text(x.request.url.as_bytes(), &mut found);
-        x.request.headers.iter().for_each(|h| scan_text(&h.value, &mut found));
+        x.request
+            .headers
+            .iter()
+            .for_each(|h| scan_text(&h.value, &mut found));
         scan_text(&x.request.body.bytes, &mut found);
         if let HttpOutcome::Response(resp) = &mut x.outcome {
             redact_headers(&mut resp.headers, "response", red, &mut found);
             collect_body(&resp.headers, &resp.body, "response.body", &mut found);
-            resp.headers.iter().for_each(|h| scan_text(&h.value, &mut found));
+            resp.headers
+                .iter()
+                .for_each(|h| scan_text(&h.value, &mut found));
             scan_text(&resp.body.bytes, &mut found);
         }
 
@@ -119,14 +131,21 @@ impl Redactor {
             }
         }
         // Longest first, so a token that contains another secret is replaced whole.
-        secrets.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.0.len()));
 
         for (secret, what) in &secrets {
             let fp = fingerprint(secret);
             let forms = encodings(secret);
             let hit = |location: &str, red: &mut Vec<Redaction>| {
-                if !red.iter().any(|r| r.location == location && r.fingerprint == fp) {
-                    red.push(Redaction { location: location.to_string(), what: what.clone(), fingerprint: fp.clone() });
+                if !red
+                    .iter()
+                    .any(|r| r.location == location && r.fingerprint == fp)
+                {
+                    red.push(Redaction {
+                        location: location.to_string(),
+                        what: what.clone(),
+                        fingerprint: fp.clone(),
+                    });
                 }
             };
             let mut url = x.request.url.clone().into_bytes();
@@ -160,7 +179,9 @@ impl Redactor {
 /// The forms in which a secret may appear in bytes: raw, percent-encoded, JSON-escaped.
 fn encodings(secret: &[u8]) -> Vec<Vec<u8>> {
     let mut forms = vec![secret.to_vec()];
-    let pct: Vec<u8> = url::form_urlencoded::byte_serialize(secret).collect::<String>().into_bytes();
+    let pct: Vec<u8> = url::form_urlencoded::byte_serialize(secret)
+        .collect::<String>()
+        .into_bytes();
     if pct != secret {
         forms.push(pct);
     }
@@ -231,14 +252,22 @@ fn redact_headers(
                     continue;
                 }
                 let fp = fingerprint(cred);
-                let what = if scheme.eq_ignore_ascii_case(b"bearer") { "bearer-token" } else { "authorization" };
+                let what = if scheme.eq_ignore_ascii_case(b"bearer") {
+                    "bearer-token"
+                } else {
+                    "authorization"
+                };
                 let mut nv = scheme.to_vec();
                 if !nv.is_empty() {
                     nv.push(b' ');
                 }
                 nv.extend_from_slice(fp.as_bytes());
                 h.value = nv;
-                red.push(Redaction { location, what: what.into(), fingerprint: fp });
+                red.push(Redaction {
+                    location,
+                    what: what.into(),
+                    fingerprint: fp,
+                });
                 found.push((cred.to_vec(), what.into(), String::new()));
             }
             "cookie" | "set-cookie" => {
@@ -260,7 +289,11 @@ fn redact_headers(
                             } else {
                                 let fp = fingerprint(val);
                                 out.extend_from_slice(fp.as_bytes());
-                                red.push(Redaction { location: location.clone(), what: "cookie".into(), fingerprint: fp });
+                                red.push(Redaction {
+                                    location: location.clone(),
+                                    what: "cookie".into(),
+                                    fingerprint: fp,
+                                });
                                 found.push((val.to_vec(), "cookie".into(), String::new()));
                             }
                         }
@@ -275,22 +308,36 @@ fn redact_headers(
 }
 
 fn trim(b: &[u8]) -> &[u8] {
-    let s = b.iter().position(|c| !c.is_ascii_whitespace()).unwrap_or(b.len());
-    let e = b.iter().rposition(|c| !c.is_ascii_whitespace()).map_or(s, |p| p + 1);
+    let s = b
+        .iter()
+        .position(|c| !c.is_ascii_whitespace())
+        .unwrap_or(b.len());
+    let e = b
+        .iter()
+        .rposition(|c| !c.is_ascii_whitespace())
+        .map_or(s, |p| p + 1);
     &b[s..e]
 }
 
 fn collect_query(url: &str, found: &mut Vec<(Vec<u8>, String, String)>) {
     if let Ok(u) = url::Url::parse(url) {
         for (k, v) in u.query_pairs() {
-            if FORM_SECRET_KEYS.contains(&k.as_ref()) && v.len() >= MIN_SECRET_LEN && !v.starts_with("redacted:") {
+            if FORM_SECRET_KEYS.contains(&k.as_ref())
+                && v.len() >= MIN_SECRET_LEN
+                && !v.starts_with("redacted:")
+            {
                 found.push((v.as_bytes().to_vec(), k.into_owned(), "request.url".into()));
             }
         }
     }
 }
 
-fn collect_body(headers: &[Header], body: &Body, location: &str, found: &mut Vec<(Vec<u8>, String, String)>) {
+fn collect_body(
+    headers: &[Header],
+    body: &Body,
+    location: &str,
+    found: &mut Vec<(Vec<u8>, String, String)>,
+) {
     if body.bytes.is_empty() {
         return;
     }
@@ -301,7 +348,10 @@ fn collect_body(headers: &[Header], body: &Body, location: &str, found: &mut Vec
         .unwrap_or_default();
     if ctype.contains("application/x-www-form-urlencoded") {
         for (k, v) in url::form_urlencoded::parse(&body.bytes) {
-            if FORM_SECRET_KEYS.contains(&k.as_ref()) && v.len() >= MIN_SECRET_LEN && !v.starts_with("redacted:") {
+            if FORM_SECRET_KEYS.contains(&k.as_ref())
+                && v.len() >= MIN_SECRET_LEN
+                && !v.starts_with("redacted:")
+            {
                 found.push((v.as_bytes().to_vec(), k.into_owned(), location.into()));
             }
         }
@@ -370,7 +420,10 @@ fn scan_text(hay: &[u8], found: &mut Vec<(Vec<u8>, String, String)>) {
             }
             let mut j = i + k.len();
             let sep_start = j;
-            while j < hay.len() && j - sep_start < 6 && matches!(hay[j], b'=' | b':' | b'"' | b'\\' | b' ' | b'\'') {
+            while j < hay.len()
+                && j - sep_start < 6
+                && matches!(hay[j], b'=' | b':' | b'"' | b'\\' | b' ' | b'\'')
+            {
                 j += 1;
             }
             let has_sep = hay[sep_start..j].iter().any(|b| *b == b'=' || *b == b':');

@@ -131,7 +131,10 @@ impl Parser {
 pub fn parse(bytes: &[u8]) -> Parsed {
     let mut p = Parser::new();
     let events = p.feed(bytes);
-    Parsed { incomplete: p.pending(), events }
+    Parsed {
+        incomplete: p.pending(),
+        events,
+    }
 }
 
 #[cfg(test)]

@@ -21,7 +21,13 @@ pub fn body(bytes: &[u8]) -> Body {
 }
 
 /// An HTTP record: POST of `request` JSON to `url`, answered `status` with a JSON body.
-pub fn http_record(legs: &[&str], url: &str, request: &str, status: u16, response: &[u8]) -> Record {
+pub fn http_record(
+    legs: &[&str],
+    url: &str,
+    request: &str,
+    status: u16,
+    response: &[u8],
+) -> Record {
     Record {
         seq: 0,
         legs: legs.iter().map(|s| s.to_string()).collect(),
@@ -62,7 +68,11 @@ pub fn evidence(endpoint: &str, records: Vec<Record>) -> Evidence {
     let (records, head) = chain.into_parts();
     Evidence {
         format: FORMAT_ID.into(),
-        collector: CollectorInfo { name: "mcp-collect".into(), version: "0.0.0-test".into(), build: "test".into() },
+        collector: CollectorInfo {
+            name: "mcp-collect".into(),
+            version: "0.0.0-test".into(),
+            build: "test".into(),
+        },
         run: Run {
             run_id,
             started_at: 1_764_480_000_000_000,

@@ -25,8 +25,12 @@ pub const REV_2025_03_26: &str = "2025-03-26";
 pub const REV_2024_11_05: &str = "2024-11-05";
 
 /// Handshake revisions the collector offers in `initialize`, in fallback order.
-pub const HANDSHAKE_REVISIONS: [&str; 4] =
-    [REV_2025_11_25, REV_2025_06_18, REV_2025_03_26, REV_2024_11_05];
+pub const HANDSHAKE_REVISIONS: [&str; 4] = [
+    REV_2025_11_25,
+    REV_2025_06_18,
+    REV_2025_03_26,
+    REV_2024_11_05,
+];
 
 /// True when `rev` is one of the revisions this tool knows.
 pub fn is_known_revision(rev: &str) -> bool {

@@ -49,19 +49,29 @@ impl Run {
     }
     /// Bundle paths printed on stdout (unindented lines).
     pub fn bundles(&self) -> Vec<PathBuf> {
-        self.stdout().lines().filter(|l| !l.starts_with(' ') && !l.is_empty()).map(PathBuf::from).collect()
+        self.stdout()
+            .lines()
+            .filter(|l| !l.starts_with(' ') && !l.is_empty())
+            .map(PathBuf::from)
+            .collect()
     }
     pub fn home(&self) -> PathBuf {
         self.dir.path().join("home")
     }
     pub fn describe(&self) -> String {
-        format!("exit {}\n--- stdout\n{}\n--- stderr\n{}", self.code(), self.stdout(), self.stderr())
+        format!(
+            "exit {}\n--- stdout\n{}\n--- stderr\n{}",
+            self.code(),
+            self.stdout(),
+            self.stderr()
+        )
     }
 }
 
 pub fn collect_cmd(dir: &tempfile::TempDir) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_mcp-collect"));
-    c.env("MCP_PROBE_HOME", dir.path().join("home")).env_remove("HOME");
+    c.env("MCP_PROBE_HOME", dir.path().join("home"))
+        .env_remove("HOME");
     c.arg("-o").arg(dir.path().join("out"));
     c
 }
@@ -100,15 +110,24 @@ impl Req {
         serde_json::from_slice(&self.body).unwrap_or(serde_json::Value::Null)
     }
     pub fn rpc_method(&self) -> String {
-        self.json().get("method").and_then(|m| m.as_str()).unwrap_or("").to_string()
+        self.json()
+            .get("method")
+            .and_then(|m| m.as_str())
+            .unwrap_or("")
+            .to_string()
     }
     pub fn rpc_id(&self) -> serde_json::Value {
-        self.json().get("id").cloned().unwrap_or(serde_json::Value::Null)
+        self.json()
+            .get("id")
+            .cloned()
+            .unwrap_or(serde_json::Value::Null)
     }
     pub fn header(&self, name: &str) -> Option<String> {
         self.head.lines().find_map(|l| {
             let (n, v) = l.split_once(':')?;
-            n.trim().eq_ignore_ascii_case(name).then(|| v.trim().to_string())
+            n.trim()
+                .eq_ignore_ascii_case(name)
+                .then(|| v.trim().to_string())
         })
     }
 }
@@ -142,7 +161,11 @@ pub fn serve(handler: Arc<Handler>) -> Scripted {
             thread::spawn(move || conn(s, h, r));
         }
     });
-    Scripted { url: format!("http://127.0.0.1:{port}/mcp"), requests, stop }
+    Scripted {
+        url: format!("http://127.0.0.1:{port}/mcp"),
+        requests,
+        stop,
+    }
 }
 
 fn conn(s: TcpStream, handler: Arc<Handler>, reqs: Arc<Mutex<Vec<Req>>>) {
@@ -170,14 +193,23 @@ fn conn(s: TcpStream, handler: Arc<Handler>, reqs: Arc<Mutex<Vec<Req>>>) {
         let path = parts.next().unwrap_or("").to_string();
         let len = head
             .lines()
-            .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse::<usize>().unwrap_or(0)))
+            .find_map(|l| {
+                l.to_ascii_lowercase()
+                    .strip_prefix("content-length:")
+                    .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+            })
             .unwrap_or(0);
         let mut body = vec![0; len];
         if r.read_exact(&mut body).is_err() {
             return;
         }
-        let req = Req { method, path, head, body };
-        reqs.lock().unwrap().push(req.clone());
+        let req = Req {
+            method,
+            path,
+            head,
+            body,
+        };
+        reqs.lock().expect("requests lock").push(req.clone());
         let resp = handler(&req);
         if resp.is_empty() {
             // Hang: never answer (timeout tests).
@@ -192,7 +224,10 @@ fn conn(s: TcpStream, handler: Arc<Handler>, reqs: Arc<Mutex<Vec<Req>>>) {
 
 /// A JSON response with extra headers.
 pub fn json_response(status: u16, extra: &[(&str, &str)], body: &str) -> Vec<u8> {
-    let mut s = format!("HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n", body.len());
+    let mut s = format!(
+        "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n",
+        body.len()
+    );
     for (k, v) in extra {
         s.push_str(&format!("{k}: {v}\r\n"));
     }
