@@ -21,7 +21,9 @@ pub fn utc(micros: i64) -> String {
 /// RFC 3339 in UTC with milliseconds (HAR `startedDateTime`); the epoch when the value
 /// is not representable.
 pub fn utc_millis(micros: i64) -> String {
-    datetime(micros).unwrap_or_default().to_rfc3339_opts(SecondsFormat::Millis, true)
+    datetime(micros)
+        .unwrap_or_default()
+        .to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
 /// Microseconds as milliseconds, for humans (`1.500 ms`).
@@ -124,7 +126,11 @@ pub fn excerpt(bytes: &[u8], limit: usize) -> Excerpt {
         },
         None => {
             let n = bytes.len().min(64);
-            Excerpt { text: hex(&bytes[..n]), cut: n < bytes.len(), utf8: false }
+            Excerpt {
+                text: hex(&bytes[..n]),
+                cut: n < bytes.len(),
+                utf8: false,
+            }
         }
     }
 }
@@ -161,7 +167,10 @@ mod tests {
     fn times() {
         assert_eq!(utc(1_764_480_000_000_000), "2025-11-30T05:20:00Z");
         assert_eq!(utc(1_764_480_000_250_000), "2025-11-30T05:20:00.250Z");
-        assert_eq!(utc_millis(1_764_480_000_000_123), "2025-11-30T05:20:00.000Z");
+        assert_eq!(
+            utc_millis(1_764_480_000_000_123),
+            "2025-11-30T05:20:00.000Z"
+        );
         assert!(utc(i64::MAX).starts_with("(invalid time"));
         assert_eq!(utc_millis(i64::MIN), "1970-01-01T00:00:00.000Z");
         assert_eq!(millis(1500), "1.500 ms");
@@ -176,11 +185,32 @@ mod tests {
     #[test]
     fn excerpts() {
         let e = excerpt("héllo".as_bytes(), 2);
-        assert_eq!(e, Excerpt { text: "h".into(), cut: true, utf8: true });
+        assert_eq!(
+            e,
+            Excerpt {
+                text: "h".into(),
+                cut: true,
+                utf8: true
+            }
+        );
         let e = excerpt(b"hello", 100);
-        assert_eq!(e, Excerpt { text: "hello".into(), cut: false, utf8: true });
+        assert_eq!(
+            e,
+            Excerpt {
+                text: "hello".into(),
+                cut: false,
+                utf8: true
+            }
+        );
         let e = excerpt(&[0xff, 0x00, 0x01], 100);
-        assert_eq!(e, Excerpt { text: "ff0001".into(), cut: false, utf8: false });
+        assert_eq!(
+            e,
+            Excerpt {
+                text: "ff0001".into(),
+                cut: false,
+                utf8: false
+            }
+        );
     }
 
     #[test]
@@ -192,7 +222,10 @@ mod tests {
         der.extend([0x06, 0x03, 0x55, 0x04, 0x03, 0x13, 11]);
         der.extend(b"example.com");
         assert_eq!(der_common_name(&der).as_deref(), Some("example.com"));
-        assert_eq!(der_common_name(&[0x06, 0x03, 0x55, 0x04, 0x03, 0x0c, 200]), None);
+        assert_eq!(
+            der_common_name(&[0x06, 0x03, 0x55, 0x04, 0x03, 0x0c, 200]),
+            None
+        );
         assert_eq!(der_common_name(&[]), None);
     }
 }

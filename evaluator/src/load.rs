@@ -56,10 +56,14 @@ pub fn read_bundle(path: &Path) -> Result<Vec<u8>, Error> {
             return Err(std::io::Error::other("is a directory"));
         }
         let mut bytes = Vec::new();
-        f.take(MAX_BUNDLE_BYTES as u64 + 1).read_to_end(&mut bytes)?;
+        f.take(MAX_BUNDLE_BYTES as u64 + 1)
+            .read_to_end(&mut bytes)?;
         Ok(bytes)
     };
-    read().map_err(|source| Error::Read { path: path.to_path_buf(), source })
+    read().map_err(|source| Error::Read {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// Read and parse every `--trust` key file (SPKI PEM, 64 hex digits, or base64 of the
@@ -71,8 +75,14 @@ pub fn load_trust(paths: &[PathBuf]) -> Result<Vec<PublicKey>, Error> {
             let mut text = Vec::new();
             std::fs::File::open(path)
                 .and_then(|f| f.take(64 * 1024).read_to_end(&mut text))
-                .map_err(|source| Error::TrustRead { path: path.clone(), source })?;
-            PublicKey::parse(&text).map_err(|detail| Error::TrustKey { path: path.clone(), detail })
+                .map_err(|source| Error::TrustRead {
+                    path: path.clone(),
+                    source,
+                })?;
+            PublicKey::parse(&text).map_err(|detail| Error::TrustKey {
+                path: path.clone(),
+                detail,
+            })
         })
         .collect()
 }
@@ -98,7 +108,10 @@ impl Loaded {
 
     /// The records that decoded, in order.
     pub fn decoded_records(&self) -> Vec<Record> {
-        self.records.iter().filter_map(|r| r.as_ref().ok().cloned()).collect()
+        self.records
+            .iter()
+            .filter_map(|r| r.as_ref().ok().cloned())
+            .collect()
     }
 }
 
@@ -115,7 +128,12 @@ pub fn open_for_show(bytes: &[u8], trust: &[PublicKey]) -> Result<Loaded, Verify
         }),
         Err(problem) => {
             let u = open_unverified(bytes)?;
-            Ok(Loaded { evidence: u.evidence, records: u.records, signer: u.signer, problem: Some(problem) })
+            Ok(Loaded {
+                evidence: u.evidence,
+                records: u.records,
+                signer: u.signer,
+                problem: Some(problem),
+            })
         }
     }
 }

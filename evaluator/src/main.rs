@@ -1,1 +1,64 @@
-fn main() {}
+//! `mcp-grade`: parse flags, run the command, map its status to an exit code.
+
+mod flags;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Parser;
+use mcp_probe_evaluator::output::Output;
+use mcp_probe_evaluator::{Error, ExitStatus, ShowMode};
+
+use flags::{Cli, Command};
+
+fn code(status: ExitStatus) -> ExitCode {
+    ExitCode::from(match status {
+        ExitStatus::Pass => 0,
+        ExitStatus::Fail => 1,
+        ExitStatus::Usage => 2,
+        ExitStatus::Invalid => 3,
+        ExitStatus::Error => 4,
+    })
+}
+
+fn run(cli: Cli, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<ExitStatus> {
+    let status = match cli.command {
+        Command::Verify(a) => mcp_probe_evaluator::verify(&a.bundles, &a.trust.keys, out, err),
+        Command::Show(a) => {
+            let mode = match (a.json, a.har) {
+                (true, _) => ShowMode::Json,
+                (_, true) => ShowMode::Har,
+                _ => ShowMode::Text,
+            };
+            mcp_probe_evaluator::show(&a.bundle, mode, &a.trust.keys, out, err)
+        }
+    }?;
+    Ok(status)
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            // Help and version are not errors; everything else is a usage error.
+            return if e.use_stderr() {
+                code(ExitStatus::Usage)
+            } else {
+                code(ExitStatus::Pass)
+            };
+        }
+    };
+    let mut out = Output::new(std::io::stdout().lock());
+    let mut err = Output::new(std::io::stderr().lock());
+    match run(cli, &mut out, &mut err) {
+        Ok(s) => code(s),
+        Err(e) => {
+            let status = e
+                .downcast_ref::<Error>()
+                .map_or(ExitStatus::Usage, Error::exit_status);
+            let _ = writeln!(err, "mcp-grade: {e}");
+            code(status)
+        }
+    }
+}

@@ -14,7 +14,10 @@ pub struct Output<W> {
 impl<W: Write> Output<W> {
     /// Wrap `inner`.
     pub fn new(inner: W) -> Output<W> {
-        Output { inner, closed: false }
+        Output {
+            inner,
+            closed: false,
+        }
     }
 
     /// True once the reader has gone away.
@@ -70,7 +73,8 @@ mod tests {
         let mut o = Output::new(Broken);
         assert!(writeln!(o, "hello").is_ok());
         assert!(o.closed());
-        let mut full = Output::new(&mut [0u8; 2][..]);
+        let mut buf = [0u8; 2];
+        let mut full = Output::new(&mut buf[..]);
         assert!(full.write_all(b"abc").is_err());
     }
 }

@@ -21,10 +21,14 @@ pub fn document(l: &Loaded) -> Value {
     let ev = &l.evidence;
     let records = l.decoded_records();
     let inv = inventory(&records);
-    let list = |x: &ListInventory| if x.observed { Value::Array(x.items.clone()) } else { Value::Null };
-    let pages = |x: &ListInventory| {
-        json!({"observed": x.observed, "pages": x.pages, "complete": x.complete, "stopped": x.stopped})
+    let list = |x: &ListInventory| {
+        if x.observed {
+            Value::Array(x.items.clone())
+        } else {
+            Value::Null
+        }
     };
+    let pages = |x: &ListInventory| json!({"observed": x.observed, "pages": x.pages, "complete": x.complete, "stopped": x.stopped});
     json!({
         "format": ev.format,
         "collector": {"name": ev.collector.name, "version": ev.collector.version, "build": ev.collector.build},

@@ -5,24 +5,59 @@ use std::process::Command;
 
 fn tree(package: &str) -> String {
     let out = Command::new(env!("CARGO"))
-        .args(["tree", "--offline", "-p", package, "-e", "normal,build,dev", "--prefix", "none", "--format", "{p}"])
+        .args([
+            "tree",
+            "--offline",
+            "-p",
+            package,
+            "-e",
+            "normal,build,dev",
+            "--prefix",
+            "none",
+            "--format",
+            "{p}",
+        ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("run cargo tree");
-    assert!(out.status.success(), "cargo tree failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "cargo tree failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 fn crates(tree: &str) -> Vec<String> {
-    tree.lines().filter_map(|l| l.split_whitespace().next()).map(str::to_string).collect()
+    tree.lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .map(str::to_string)
+        .collect()
 }
 
 #[test]
 fn grader_has_no_network_stack() {
     let names = crates(&tree("mcp-probe-evaluator"));
-    assert!(names.iter().any(|n| n == "mcp-probe-schema"), "tree looks wrong: {names:?}");
-    for banned in ["tokio", "reqwest", "hyper", "rustls", "tokio-rustls", "h2", "mio", "socket2", "ureq", "curl"] {
-        assert!(!names.iter().any(|n| n == banned), "mcp-probe-evaluator depends on {banned}");
+    assert!(
+        names.iter().any(|n| n == "mcp-probe-schema"),
+        "tree looks wrong: {names:?}"
+    );
+    for banned in [
+        "tokio",
+        "reqwest",
+        "hyper",
+        "rustls",
+        "tokio-rustls",
+        "h2",
+        "mio",
+        "socket2",
+        "ureq",
+        "curl",
+    ] {
+        assert!(
+            !names.iter().any(|n| n == banned),
+            "mcp-probe-evaluator depends on {banned}"
+        );
     }
 }
 
@@ -30,7 +65,10 @@ fn grader_has_no_network_stack() {
 fn schema_has_no_network_stack() {
     let names = crates(&tree("mcp-probe-schema"));
     for banned in ["tokio", "reqwest", "hyper", "rustls", "mio", "socket2"] {
-        assert!(!names.iter().any(|n| n == banned), "mcp-probe-schema depends on {banned}");
+        assert!(
+            !names.iter().any(|n| n == banned),
+            "mcp-probe-schema depends on {banned}"
+        );
     }
 }
 

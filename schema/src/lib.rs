@@ -4,7 +4,7 @@
 //! * [`bundle`]: CBOR encoding, the SHA-256 record chain, COSE_Sign1 Ed25519 sealing and
 //!   verification, keys.
 //! * [`redact`]: credential redaction applied to every record before it is hashed.
-//! * [`sse`] and [`derive`]: parsing of stored bodies shared by collector and grader.
+//! * [`sse`] and [`derive`](mod@derive): parsing of stored bodies shared by collector and grader.
 //! * [`vocab`]: revision names, header names, leg ids, error codes.
 //!
 //! This crate does no I/O besides what callers hand it, and never touches the network,

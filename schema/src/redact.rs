@@ -121,13 +121,25 @@ impl Redactor {
             scan_text(&resp.body.bytes, &mut found);
         }
 
-        let mut secrets: Vec<(Vec<u8>, String)> = self.known.clone();
+        let mut candidates: Vec<(Vec<u8>, String)> = self.known.clone();
         for (v, what, _) in &found {
             // Layer 1 fingerprints a header credential of any length in place; only values
             // long enough to be unambiguous are chased through the rest of the record, or a
             // cookie `theme=1` would rewrite every `1` (JSON-RPC ids, status codes, …).
-            if v.len() >= MIN_SECRET_LEN && !secrets.iter().any(|(s, _)| s == v) {
-                secrets.push((v.clone(), what.clone()));
+            if v.len() >= MIN_SECRET_LEN && !candidates.iter().any(|(s, _)| s == v) {
+                candidates.push((v.clone(), what.clone()));
+            }
+        }
+        // A free-text hit may be the percent-encoded form of a value a field rule already
+        // decoded (`code_verifier=a%7Eb` in a form body). Such a form is replaced as an
+        // encoding of the kept value, so the fingerprint is the value's, as everywhere
+        // else. Encodings are longer than what they encode: deciding shortest first keeps
+        // the value a dropped form belongs to.
+        candidates.sort_by_key(|s| s.0.len());
+        let mut secrets: Vec<(Vec<u8>, String)> = Vec::with_capacity(candidates.len());
+        for (v, what) in candidates {
+            if !secrets.iter().any(|(s, _)| encodings(s).contains(&v)) {
+                secrets.push((v, what));
             }
         }
         // Longest first, so a token that contains another secret is replaced whole.

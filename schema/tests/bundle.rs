@@ -5,7 +5,9 @@
 //! from the bundle or computed independently), never by hard-coded offsets.
 
 use coset::{CborSerializable, CoseSign1, TaggedCborSerializable};
-use mcp_probe_schema::bundle::{self, decode_record, encode_record, genesis, sha256, CONTENT_TYPE, PUBLIC_KEY_LABEL};
+use mcp_probe_schema::bundle::{
+    self, decode_record, encode_record, genesis, sha256, CONTENT_TYPE, PUBLIC_KEY_LABEL,
+};
 use mcp_probe_schema::testkit::{evidence, http_record, sample_bundle, test_key};
 use mcp_probe_schema::vocab::leg;
 use mcp_probe_schema::{open, open_unverified, seal, Evidence, PublicKey, VerifyError, FORMAT_ID};
@@ -18,13 +20,22 @@ fn positions(hay: &[u8], needle: &[u8]) -> Vec<usize> {
     if needle.is_empty() || needle.len() > hay.len() {
         return Vec::new();
     }
-    hay.windows(needle.len()).enumerate().filter(|(_, w)| *w == needle).map(|(i, _)| i).collect()
+    hay.windows(needle.len())
+        .enumerate()
+        .filter(|(_, w)| *w == needle)
+        .map(|(i, _)| i)
+        .collect()
 }
 
 /// The single offset of `needle` in `hay` (panics when absent or ambiguous).
 fn find_unique(hay: &[u8], needle: &[u8]) -> usize {
     let p = positions(hay, needle);
-    assert_eq!(p.len(), 1, "expected exactly one occurrence of {:?}", String::from_utf8_lossy(needle));
+    assert_eq!(
+        p.len(),
+        1,
+        "expected exactly one occurrence of {:?}",
+        String::from_utf8_lossy(needle)
+    );
     p[0]
 }
 
@@ -58,7 +69,15 @@ fn sign1(bytes: &[u8]) -> CoseSign1 {
 fn seal_open_roundtrip() {
     let key = test_key(1);
     let records = (0..3)
-        .map(|i| http_record(&[leg::INVENTORY_TOOLS], URL, &format!(r#"{{"id":{i}}}"#), 200, b"{}"))
+        .map(|i| {
+            http_record(
+                &[leg::INVENTORY_TOOLS],
+                URL,
+                &format!(r#"{{"id":{i}}}"#),
+                200,
+                b"{}",
+            )
+        })
         .collect::<Vec<_>>();
     let ev = evidence(URL, records.clone());
     let bytes = seal(&ev, &key);
@@ -68,18 +87,31 @@ fn seal_open_roundtrip() {
     assert_eq!(v.records.len(), 3);
     for (i, (got, mut want)) in v.records.iter().zip(records).enumerate() {
         want.seq = i as u64;
-        want.prev = if i == 0 { genesis(&ev.run.run_id).to_vec() } else { sha256(&ev.records[i - 1]).to_vec() };
+        want.prev = if i == 0 {
+            genesis(&ev.run.run_id).to_vec()
+        } else {
+            sha256(&ev.records[i - 1]).to_vec()
+        };
         assert_eq!(got, &want);
         // The stored bytes are exactly the canonical encoding of the record.
         assert_eq!(encode_record(got), ev.records[i].to_vec());
     }
-    assert_eq!(v.evidence.chain_head, sha256(ev.records.last().expect("records")).to_vec());
+    assert_eq!(
+        v.evidence.chain_head,
+        sha256(ev.records.last().expect("records")).to_vec()
+    );
     // Sealing is deterministic (Ed25519 signatures are).
     assert_eq!(seal(&ev, &key), bytes);
     // The bundle is a tagged COSE_Sign1 with the documented headers.
     let s = sign1(&bytes);
-    assert_eq!(s.protected.header.key_id, hex::decode(key.public().key_id()).expect("hex"));
-    assert_eq!(s.protected.header.content_type, Some(coset::ContentType::Text(CONTENT_TYPE.into())));
+    assert_eq!(
+        s.protected.header.key_id,
+        hex::decode(key.public().key_id()).expect("hex")
+    );
+    assert_eq!(
+        s.protected.header.content_type,
+        Some(coset::ContentType::Text(CONTENT_TYPE.into()))
+    );
     assert_eq!(bytes[0], 0xd2, "CBOR tag 18");
 }
 
@@ -104,9 +136,15 @@ fn public_key_parses_from_pem_hex_and_base64() {
     use base64::Engine;
     let pk = test_key(3).public();
     assert_eq!(PublicKey::parse(pk.to_pem().as_bytes()), Ok(pk.clone()));
-    assert_eq!(PublicKey::parse(hex::encode(pk.to_bytes()).as_bytes()), Ok(pk.clone()));
+    assert_eq!(
+        PublicKey::parse(hex::encode(pk.to_bytes()).as_bytes()),
+        Ok(pk.clone())
+    );
     let b64 = base64::engine::general_purpose::STANDARD.encode(pk.to_bytes());
-    assert_eq!(PublicKey::parse(format!("{b64}\n").as_bytes()), Ok(pk.clone()));
+    assert_eq!(
+        PublicKey::parse(format!("{b64}\n").as_bytes()),
+        Ok(pk.clone())
+    );
     assert!(PublicKey::parse(b"not a key").is_err());
     assert!(PublicKey::parse(&[0xff, 0xfe]).is_err());
     // A private key is not a public key.
@@ -126,13 +164,19 @@ fn secret_key_pem_roundtrip() {
 #[test]
 fn every_byte_of_the_protected_header_is_covered() {
     let bytes = sample();
-    let prot = sign1(&bytes).protected.original_data.expect("protected bytes kept");
+    let prot = sign1(&bytes)
+        .protected
+        .original_data
+        .expect("protected bytes kept");
     let at = find_unique(&bytes, &prot);
     // Content type and key id live here, as does the algorithm.
     assert!(!positions(&prot, CONTENT_TYPE.as_bytes()).is_empty());
     for i in at..at + prot.len() {
         let e = err_of(&flipped(&bytes, i));
-        assert!(matches!(e, VerifyError::Header(_)), "byte {i} of the protected header gave {e}");
+        assert!(
+            matches!(e, VerifyError::Header(_)),
+            "byte {i} of the protected header gave {e}"
+        );
         assert!(e.to_string().starts_with("malformed header"), "{e}");
     }
     // The same through the bstr length of the protected header.
@@ -150,7 +194,10 @@ fn content_type_and_key_id_are_named() {
     let kid = hex::decode(test_key(1).public().key_id()).expect("hex");
     let at = find_unique(&bytes, &kid);
     let e = err_of(&flipped(&bytes, at + 5));
-    assert_eq!(e.to_string(), "malformed header: key id does not match the signer public key");
+    assert_eq!(
+        e.to_string(),
+        "malformed header: key id does not match the signer public key"
+    );
 }
 
 #[test]
@@ -160,12 +207,19 @@ fn unprotected_public_key_tampering_is_a_header_error() {
     let at = find_unique(&bytes, &pk);
     for i in at..at + pk.len() {
         let e = err_of(&flipped(&bytes, i));
-        assert!(matches!(e, VerifyError::Header(_)), "public key byte {} gave {e}", i - at);
+        assert!(
+            matches!(e, VerifyError::Header(_)),
+            "public key byte {} gave {e}",
+            i - at
+        );
     }
     // The label that carries it.
     let at = find_unique(&bytes, PUBLIC_KEY_LABEL.as_bytes());
     let e = err_of(&flipped(&bytes, at + 2));
-    assert_eq!(e.to_string(), "malformed header: no signer public key in the unprotected header");
+    assert_eq!(
+        e.to_string(),
+        "malformed header: no signer public key in the unprotected header"
+    );
 }
 
 #[test]
@@ -184,7 +238,10 @@ fn substituting_another_public_key_fails_the_key_id_or_signature() {
 #[test]
 fn payload_fields_outside_records_are_covered_by_the_signature() {
     let key = test_key(1);
-    let mut ev = evidence(URL, vec![http_record(&[leg::INVENTORY_TOOLS], URL, "{}", 200, b"{}")]);
+    let mut ev = evidence(
+        URL,
+        vec![http_record(&[leg::INVENTORY_TOOLS], URL, "{}", 200, b"{}")],
+    );
     ev.target.as_typed = "mcp.unique-target.example".into();
     ev.collector.build = "build-deadbeef".into();
     let bytes = seal(&ev, &key);
@@ -197,7 +254,10 @@ fn payload_fields_outside_records_are_covered_by_the_signature() {
     // The run id is bound into the chain genesis: altering it breaks record 0's link.
     let at = find_unique(&bytes, ev.run.run_id.as_bytes());
     let e = err_of(&flipped(&bytes, at + 1));
-    assert_eq!(e.to_string(), "chain broken at record 0: its prev is not the genesis hash of this run");
+    assert_eq!(
+        e.to_string(),
+        "chain broken at record 0: its prev is not the genesis hash of this run"
+    );
     // The format id: a different id is reported as an unknown format.
     let at = find_unique(&bytes, FORMAT_ID.as_bytes());
     let e = err_of(&flipped(&bytes, at + FORMAT_ID.len() - 1));
@@ -220,7 +280,11 @@ fn content_inside_each_record_breaks_the_next_link_or_the_head() {
                 },
                 "record {i}"
             );
-            assert!(e.to_string().starts_with(&format!("chain broken at record {}", i + 1)), "{e}");
+            assert!(
+                e.to_string()
+                    .starts_with(&format!("chain broken at record {}", i + 1)),
+                "{e}"
+            );
         } else {
             assert_eq!(e, VerifyError::ChainHead, "last record");
             assert!(e.to_string().contains("chain head"));
@@ -238,8 +302,15 @@ fn each_records_prev_link_is_checked() {
         // record i-1 appears nowhere else.
         let at = find_unique(&bytes, &prev);
         let e = err_of(&flipped(&bytes, at + 7));
-        assert!(matches!(e, VerifyError::Chain { index, .. } if index == i), "record {i}: {e}");
-        assert!(e.to_string().starts_with(&format!("chain broken at record {i}:")), "{e}");
+        assert!(
+            matches!(e, VerifyError::Chain { index, .. } if index == i),
+            "record {i}: {e}"
+        );
+        assert!(
+            e.to_string()
+                .starts_with(&format!("chain broken at record {i}:")),
+            "{e}"
+        );
     }
 }
 
@@ -251,15 +322,25 @@ fn a_record_that_does_not_decode_is_named() {
         let at = find_unique(&bytes, &ev.records[i]);
         // The first byte of the record is its map header: one field fewer.
         let e = err_of(&flipped(&bytes, at));
-        assert!(matches!(e, VerifyError::Record { index, .. } if index == i), "record {i}: {e}");
-        assert!(e.to_string().starts_with(&format!("record {i} is malformed")), "{e}");
+        assert!(
+            matches!(e, VerifyError::Record { index, .. } if index == i),
+            "record {i}: {e}"
+        );
+        assert!(
+            e.to_string()
+                .starts_with(&format!("record {i} is malformed")),
+            "{e}"
+        );
     }
 }
 
 #[test]
 fn a_record_with_the_wrong_seq_is_named() {
     let key = test_key(1);
-    let mut ev = evidence(URL, vec![http_record(&[leg::INVENTORY_TOOLS], URL, "{}", 200, b"{}")]);
+    let mut ev = evidence(
+        URL,
+        vec![http_record(&[leg::INVENTORY_TOOLS], URL, "{}", 200, b"{}")],
+    );
     let mut r = decode_record(&ev.records[0]).expect("decodes");
     r.seq = 5;
     let enc = encode_record(&r);
@@ -283,7 +364,10 @@ fn removed_or_reordered_records_break_the_chain_even_when_resigned() {
 
     let mut cut = ev.clone();
     cut.records.pop();
-    assert_eq!(open(&seal(&cut, &key), &[]).expect_err("cut"), VerifyError::ChainHead);
+    assert_eq!(
+        open(&seal(&cut, &key), &[]).expect_err("cut"),
+        VerifyError::ChainHead
+    );
 
     let mut swapped = ev.clone();
     swapped.records.swap(1, 2);
@@ -308,7 +392,10 @@ fn signature_tampering_is_named() {
     let at = find_unique(&bytes, &sig);
     for i in [0, 1, 31, 32, 63] {
         let e = err_of(&flipped(&bytes, at + i));
-        assert!(matches!(e, VerifyError::Signature(_)), "signature byte {i}: {e}");
+        assert!(
+            matches!(e, VerifyError::Signature(_)),
+            "signature byte {i}: {e}"
+        );
         assert!(e.to_string().starts_with("signature invalid"), "{e}");
     }
 }
@@ -320,8 +407,14 @@ fn truncation_at_every_length() {
     for len in 1..bytes.len() {
         let e = err_of(&bytes[..len]);
         assert_eq!(e, VerifyError::Truncated, "truncated to {len} bytes");
-        assert_eq!(e.to_string(), "truncated: the file ends inside the bundle structure");
-        assert!(matches!(open_unverified(&bytes[..len]), Err(VerifyError::Truncated)));
+        assert_eq!(
+            e.to_string(),
+            "truncated: the file ends inside the bundle structure"
+        );
+        assert!(matches!(
+            open_unverified(&bytes[..len]),
+            Err(VerifyError::Truncated)
+        ));
     }
 }
 
@@ -330,7 +423,10 @@ fn trailing_data_is_rejected() {
     let mut bytes = sample();
     bytes.extend_from_slice(b"\0\0\0");
     assert_eq!(err_of(&bytes), VerifyError::TrailingData(3));
-    assert_eq!(err_of(&bytes).to_string(), "trailing data: 3 bytes after the end of the bundle");
+    assert_eq!(
+        err_of(&bytes).to_string(),
+        "trailing data: 3 bytes after the end of the bundle"
+    );
 }
 
 #[test]
@@ -363,7 +459,12 @@ fn resigned_with_another_key_is_valid_alone_but_untrusted_when_pinned() {
     let v = open(&resigned, &[]).expect("valid alone");
     assert_eq!(v.signer, k2.public());
     let e = open(&resigned, &[k1.public()]).expect_err("pinned to k1");
-    assert_eq!(e, VerifyError::Untrusted { key_id: k2.public().key_id() });
+    assert_eq!(
+        e,
+        VerifyError::Untrusted {
+            key_id: k2.public().key_id()
+        }
+    );
     assert!(e.to_string().contains("is not trusted"), "{e}");
     assert!(e.to_string().contains(&k2.public().key_id()));
     open(&resigned, &[k1.public(), k2.public()]).expect("k2 among the pins");
@@ -376,7 +477,11 @@ fn a_future_format_is_reported_as_unknown() {
     ev.format = "mcp-evidence/2".into();
     let e = open(&seal(&ev, &key), &[]).expect_err("future format");
     assert_eq!(e, VerifyError::UnknownFormat("mcp-evidence/2".into()));
-    assert!(e.to_string().starts_with("unknown format \"mcp-evidence/2\""), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("unknown format \"mcp-evidence/2\""),
+        "{e}"
+    );
 }
 
 #[test]
@@ -406,7 +511,10 @@ fn bundle_module_helpers_agree_with_the_documentation() {
     pre.push(0);
     pre.extend_from_slice(b"run-1");
     assert_eq!(genesis("run-1"), sha256(&pre));
-    assert_eq!(bundle::fingerprint(b"abc"), format!("redacted:sha256:{}", hex::encode(sha256(b"abc"))));
+    assert_eq!(
+        bundle::fingerprint(b"abc"),
+        format!("redacted:sha256:{}", hex::encode(sha256(b"abc")))
+    );
     // The whole COSE structure re-encodes to the same bytes (nothing normalised).
     let bytes = sample();
     assert_eq!(sign1(&bytes).to_tagged_vec().expect("encodes"), bytes);

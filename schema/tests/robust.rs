@@ -39,7 +39,8 @@ fn mutation() -> impl Strategy<Value = Mutation> {
     prop_oneof![
         (any::<usize>(), 1u8..=255).prop_map(|(at, mask)| Mutation::Flip { at, mask }),
         any::<usize>().prop_map(|len| Mutation::Truncate { len }),
-        (any::<usize>(), prop::collection::vec(any::<u8>(), 1..16)).prop_map(|(at, bytes)| Mutation::Insert { at, bytes }),
+        (any::<usize>(), prop::collection::vec(any::<u8>(), 1..16))
+            .prop_map(|(at, bytes)| Mutation::Insert { at, bytes }),
         (any::<usize>(), 1usize..32).prop_map(|(at, n)| Mutation::Delete { at, n }),
     ]
 }
@@ -212,7 +213,11 @@ fn huge_declared_lengths_do_not_allocate_or_panic() {
     for head in [0x5b_u8, 0x9b, 0xbb, 0x7b] {
         let mut b = vec![0xd2, head];
         b.extend([0xff; 8]);
-        assert_eq!(open(&b, &[]).expect_err("huge"), VerifyError::Truncated, "major type head {head:#x}");
+        assert_eq!(
+            open(&b, &[]).expect_err("huge"),
+            VerifyError::Truncated,
+            "major type head {head:#x}"
+        );
     }
     // Inside the payload: the COSE array is fine, the payload is a bstr whose content
     // claims a huge array.

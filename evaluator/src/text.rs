@@ -1,0 +1,392 @@
+//! `mcp-grade show`: the transcript of a bundle, readable on a terminal.
+//!
+//! Everything that came from the bundle is escaped for the terminal (a server may send
+//! escape sequences in a body or header), bodies are shown up to [`BODY_EXCERPT`] bytes.
+
+use std::io::{self, Write};
+
+use mcp_probe_schema::model::*;
+
+use crate::fmt::{self, bytes_line, der_common_name, excerpt, hex, line, millis, utc};
+use crate::load::Loaded;
+
+/// Bytes of each body shown.
+pub const BODY_EXCERPT: usize = 2048;
+
+/// Write the transcript of `l` (read from `path`) to `out`.
+pub fn render(out: &mut dyn Write, path: &str, l: &Loaded) -> io::Result<()> {
+    header(out, path, l)?;
+    for (i, r) in l.records.iter().enumerate() {
+        writeln!(out)?;
+        match r {
+            Ok(r) => record(out, r)?,
+            Err(e) => writeln!(out, "#{i} (record does not decode: {})", line(e))?,
+        }
+    }
+    Ok(())
+}
+
+fn opt(s: &Option<String>) -> String {
+    s.as_deref().map(line).unwrap_or_else(|| "-".into())
+}
+
+fn yes(b: bool) -> &'static str {
+    if b {
+        "yes"
+    } else {
+        "no"
+    }
+}
+
+fn header(out: &mut dyn Write, path: &str, l: &Loaded) -> io::Result<()> {
+    let ev = &l.evidence;
+    let w = |out: &mut dyn Write, k: &str, v: &str| writeln!(out, "{k:<13}{v}");
+    w(out, "bundle", &line(path))?;
+    match (&l.problem, &l.signer) {
+        (None, Some(k)) => w(
+            out,
+            "verified",
+            &format!("yes: signature, chain and format; signer {}", k.key_id()),
+        )?,
+        (Some(p), k) => {
+            let signer = k
+                .as_ref()
+                .map(|k| format!("; claimed signer {}", k.key_id()))
+                .unwrap_or_default();
+            w(
+                out,
+                "verified",
+                &format!(
+                    "NO: {}{signer} (the content below is unverified)",
+                    line(&p.to_string())
+                ),
+            )?
+        }
+        (None, None) => w(out, "verified", "no signer")?,
+    }
+    w(out, "format", &line(&ev.format))?;
+    let c = &ev.collector;
+    w(
+        out,
+        "collector",
+        &format!(
+            "{} {} (build {})",
+            line(&c.name),
+            line(&c.version),
+            line(&c.build)
+        ),
+    )?;
+    let r = &ev.run;
+    w(out, "run", &line(&r.run_id))?;
+    w(out, "started", &utc(r.started_at))?;
+    let took = r.finished_at.checked_sub(r.started_at).filter(|d| *d >= 0);
+    let took = took
+        .map(|d| format!(" (after {})", millis(d as u64)))
+        .unwrap_or_default();
+    w(out, "finished", &format!("{}{took}", utc(r.finished_at)))?;
+    w(out, "status", r.status.as_str())?;
+    w(out, "failure", &opt(&r.failure))?;
+    let o = &r.options;
+    w(
+        out,
+        "options",
+        &format!(
+            "timeout {} ms, body cap {} bytes, max pages {}, info only {}, token env {}, ca file {}",
+            o.timeout_ms,
+            o.body_cap,
+            o.max_pages,
+            yes(o.info_only),
+            opt(&o.token_env),
+            o.ca_file
+                .as_ref()
+                .map(|c| format!("{} (sha256 {}, {} certificates)", line(&c.path), line(&c.sha256), c.certificates.len()))
+                .unwrap_or_else(|| "-".into()),
+        ),
+    )?;
+    w(
+        out,
+        "inputs",
+        &r.inputs
+            .as_ref()
+            .map(|v| line(&v.to_string()))
+            .unwrap_or_else(|| "-".into()),
+    )?;
+    let t = &ev.target;
+    w(out, "target", &line(&t.as_typed))?;
+    w(out, "base url", &line(&t.base_url))?;
+    w(out, "candidates", &list(&t.candidates))?;
+    w(
+        out,
+        "endpoint",
+        &t.endpoint
+            .as_deref()
+            .map(line)
+            .unwrap_or_else(|| "(none)".into()),
+    )?;
+    w(out, "addresses", &list(&t.addresses))?;
+    match &ev.session {
+        None => w(out, "session", "(none: no endpoint answered)")?,
+        Some(s) => {
+            let era = match s.era {
+                Some(Era::Modern) => "modern era",
+                Some(Era::Legacy) => "legacy era",
+                None => "era unknown",
+            };
+            let how = s
+                .negotiated_in
+                .map(|n| format!(", negotiated in #{n}"))
+                .unwrap_or_default();
+            let revision = match &s.revision {
+                Some(r) => format!("{} ({era}{how})", line(r)),
+                None => "(none negotiated)".into(),
+            };
+            w(out, "revision", &revision)?;
+            let json = |v: &Option<serde_json::Value>| {
+                v.as_ref()
+                    .map(|v| line(&v.to_string()))
+                    .unwrap_or_else(|| "-".into())
+            };
+            w(out, "server info", &json(&s.server_info))?;
+            w(out, "capabilities", &json(&s.capabilities))?;
+            w(out, "session id", &opt(&s.session_id))?;
+            w(
+                out,
+                "auth",
+                &format!(
+                    "required {}, authenticated {}",
+                    yes(s.auth_required),
+                    yes(s.authenticated)
+                ),
+            )?;
+        }
+    }
+    if ev.tokens.is_empty() {
+        w(out, "tokens", "none")?;
+    }
+    for (i, t) in ev.tokens.iter().enumerate() {
+        let exp = t
+            .expires_in
+            .map(|e| format!("{e} s"))
+            .unwrap_or_else(|| "-".into());
+        w(
+            out,
+            if i == 0 { "tokens" } else { "" },
+            &format!(
+                "{}: {}, type {}, scope {}, expires in {exp}",
+                line(&t.source),
+                line(&t.fingerprint),
+                opt(&t.token_type),
+                opt(&t.scope)
+            ),
+        )?;
+        if let Some(h) = &t.jwt_header {
+            w(out, "", &format!("  jwt header {}", line(&h.to_string())))?;
+        }
+        if let Some(c) = &t.jwt_claims {
+            w(out, "", &format!("  jwt claims {}", line(&c.to_string())))?;
+        }
+    }
+    w(out, "records", &ev.records.len().to_string())?;
+    w(out, "chain head", &hex(&ev.chain_head))
+}
+
+fn list(v: &[String]) -> String {
+    if v.is_empty() {
+        "-".into()
+    } else {
+        v.iter().map(|s| line(s)).collect::<Vec<_>>().join(", ")
+    }
+}
+
+fn record(out: &mut dyn Write, r: &Record) -> io::Result<()> {
+    let legs = if r.legs.is_empty() {
+        "(no leg)".to_string()
+    } else {
+        list(&r.legs)
+    };
+    writeln!(
+        out,
+        "#{} {legs} [{}, {}]",
+        r.seq,
+        utc(r.started_at),
+        millis(r.duration_us)
+    )?;
+    match &r.observation {
+        Observation::Http(x) => http(out, x)?,
+        Observation::Tls(t) => tls(out, t)?,
+        Observation::LegacyTls(p) => legacy(out, p)?,
+        Observation::Dns(d) => {
+            writeln!(out, "  DNS {} -> {}", line(&d.host), list(&d.addresses))?;
+            if let Some(e) = &d.error {
+                writeln!(out, "  error: {}", line(&e.to_string()))?;
+            }
+        }
+        Observation::Skipped { reason } => writeln!(out, "  skipped: {}", line(reason))?,
+    }
+    for x in &r.redactions {
+        writeln!(
+            out,
+            "  redacted {} ({}) -> {}",
+            line(&x.location),
+            line(&x.what),
+            line(&x.fingerprint)
+        )?;
+    }
+    Ok(())
+}
+
+fn http(out: &mut dyn Write, x: &HttpExchange) -> io::Result<()> {
+    let q = &x.request;
+    let conn = x
+        .connection
+        .map(|c| format!("  (connection {c})"))
+        .unwrap_or_default();
+    writeln!(
+        out,
+        "  {} {} {}{conn}",
+        line(&q.method),
+        line(&q.url),
+        line(&q.version)
+    )?;
+    headers(out, &q.headers)?;
+    body(out, &q.body, false)?;
+    match &x.outcome {
+        HttpOutcome::Response(r) => {
+            writeln!(
+                out,
+                "  -> {} {} ({})",
+                r.status,
+                line(&r.reason),
+                line(&r.version)
+            )?;
+            headers(out, &r.headers)?;
+            body(out, &r.body, true)?;
+        }
+        HttpOutcome::Error(e) => writeln!(
+            out,
+            "  -> transport error {}: {}",
+            e.kind.as_str(),
+            line(&e.message)
+        )?,
+    }
+    Ok(())
+}
+
+fn headers(out: &mut dyn Write, hs: &[Header]) -> io::Result<()> {
+    for h in hs {
+        writeln!(out, "  {}: {}", line(&h.name), bytes_line(&h.value))?;
+    }
+    Ok(())
+}
+
+fn body(out: &mut dyn Write, b: &Body, response: bool) -> io::Result<()> {
+    if b.bytes.is_empty() && b.length == 0 {
+        if response {
+            writeln!(out, "  (empty body; end: {})", end(&b.end))?;
+        }
+        return Ok(());
+    }
+    writeln!(out)?;
+    let e = excerpt(&b.bytes, BODY_EXCERPT);
+    let shown = if e.utf8 {
+        e.text
+    } else {
+        format!("(not UTF-8; first bytes in hex) {}", e.text)
+    };
+    for l in shown.lines() {
+        writeln!(out, "    {l}")?;
+    }
+    if e.cut || (b.bytes.len() as u64) < b.length {
+        writeln!(out, "    … ({} bytes total)", b.length)?;
+    }
+    writeln!(out)?;
+    let stored = if (b.bytes.len() as u64) < b.length {
+        format!("{} of {} bytes stored", b.bytes.len(), b.length)
+    } else {
+        format!("{} bytes", b.length)
+    };
+    writeln!(
+        out,
+        "  body: {stored}, sha256 {}, end: {}",
+        hex(&b.sha256),
+        end(&b.end)
+    )
+}
+
+fn end(e: &BodyEnd) -> String {
+    match e {
+        BodyEnd::Complete => "complete".into(),
+        BodyEnd::StoppedAfterResponse => "stopped after the response arrived".into(),
+        BodyEnd::LimitReached => "read limit reached".into(),
+        BodyEnd::Error(e) => format!("error {}: {}", e.kind.as_str(), line(&e.message)),
+    }
+}
+
+fn tls(out: &mut dyn Write, t: &TlsHandshake) -> io::Result<()> {
+    let alpn = t
+        .alpn
+        .as_ref()
+        .map(|a| bytes_line(a))
+        .unwrap_or_else(|| "-".into());
+    writeln!(
+        out,
+        "  TLS connection {} to {} (SNI {}): version {}, cipher {}, ALPN {alpn}",
+        t.connection,
+        line(&t.peer),
+        opt(&t.sni),
+        opt(&t.version),
+        opt(&t.cipher_suite)
+    )?;
+    writeln!(out, "  chain: {} certificate(s)", t.chain.len())?;
+    for (i, der) in t.chain.iter().enumerate() {
+        let cn = der_common_name(der)
+            .map(|c| format!(", CN {c}"))
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "    [{i}] {} bytes, sha256 {}{cn}",
+            der.len(),
+            hex(&mcp_probe_schema::bundle::sha256(der))
+        )?;
+    }
+    for v in &t.verification {
+        let verdict = if v.ok {
+            "ok".to_string()
+        } else {
+            format!("FAILED: {}", opt(&v.error))
+        };
+        writeln!(out, "  verification ({}): {verdict}", line(&v.store))?;
+    }
+    if let Some(e) = &t.error {
+        writeln!(out, "  error: {}", line(&e.to_string()))?;
+    }
+    Ok(())
+}
+
+fn legacy(out: &mut dyn Write, p: &LegacyTlsProbe) -> io::Result<()> {
+    writeln!(
+        out,
+        "  legacy TLS probe: offered {}, ClientHello {} bytes",
+        line(&p.offered),
+        p.client_hello.len()
+    )?;
+    let b = &p.server_bytes;
+    let what = match b.first() {
+        None => "nothing".to_string(),
+        Some(0x16) if b.len() >= 3 => {
+            format!("a handshake record, version {:02x}{:02x}", b[1], b[2])
+        }
+        Some(0x15) if b.len() >= 7 => format!("an alert, level {} description {}", b[5], b[6]),
+        Some(_) => "other bytes".to_string(),
+    };
+    writeln!(
+        out,
+        "  server answered {what} ({} bytes: {})",
+        b.len(),
+        fmt::hex(&b[..b.len().min(16)])
+    )?;
+    if let Some(e) = &p.error {
+        writeln!(out, "  error: {}", line(&e.to_string()))?;
+    }
+    Ok(())
+}
