@@ -7,13 +7,20 @@
 //! nothing that speaks TCP or TLS. Every function here takes untrusted bundle bytes and
 //! must not panic on any of them.
 
+pub mod catalogue;
+pub mod check;
+pub mod checks;
 pub mod commands;
+pub mod evidence;
 pub mod exit;
+pub mod fixture;
 pub mod fmt;
+pub mod grade;
 pub mod har;
 pub mod load;
 pub mod output;
 pub mod text;
+pub mod verdict;
 pub mod view;
 
 pub use commands::{show, verify, ShowMode};

@@ -1,0 +1,6 @@
+//! Section 10 checks.
+
+use crate::check::Check;
+
+/// The checks of this section this build grades.
+pub static CHECKS: &[&dyn Check] = &[];

@@ -1,0 +1,6 @@
+//! Section 7 checks.
+
+use crate::check::Check;
+
+/// The checks of this section this build grades.
+pub static CHECKS: &[&dyn Check] = &[];

@@ -1,0 +1,183 @@
+//! Read access to one verified bundle for checks: the session, the inventory derived
+//! across pages, records by leg, and JSON-RPC answers. Built once per bundle and shared
+//! by every check, so no check re-parses what another already parsed.
+
+use mcp_probe_schema::derive::{self, Inventory};
+use mcp_probe_schema::model::{
+    Era, Evidence as Payload, HttpExchange, HttpOutcome, HttpResponse, Observation, Record, Session,
+};
+use mcp_probe_schema::Verified;
+use serde_json::Value;
+
+/// A bundle ready for grading.
+#[derive(Debug, Clone)]
+pub struct Evidence {
+    /// Where it was read from (as given).
+    pub path: String,
+    /// The payload.
+    pub payload: Payload,
+    /// Decoded records.
+    pub records: Vec<Record>,
+    /// Signer key id.
+    pub signer: String,
+    /// Inventory across every page.
+    pub inventory: Inventory,
+}
+
+/// One HTTP exchange with its JSON-RPC reading.
+#[derive(Debug, Clone, Copy)]
+pub struct Exchange<'a> {
+    /// The record.
+    pub record: &'a Record,
+    /// The exchange.
+    pub http: &'a HttpExchange,
+}
+
+impl<'a> Exchange<'a> {
+    /// The response, if one arrived.
+    pub fn response(&self) -> Option<&'a HttpResponse> {
+        match &self.http.outcome {
+            HttpOutcome::Response(r) => Some(r),
+            HttpOutcome::Error(_) => None,
+        }
+    }
+
+    /// HTTP status, if a response arrived.
+    pub fn status(&self) -> Option<u16> {
+        self.response().map(|r| r.status)
+    }
+
+    /// Every JSON-RPC message in the response.
+    pub fn messages(&self) -> Vec<Value> {
+        self.response()
+            .map(derive::jsonrpc_messages)
+            .unwrap_or_default()
+    }
+
+    /// The JSON-RPC request body sent.
+    pub fn request_json(&self) -> Option<Value> {
+        serde_json::from_slice(&self.http.request.body.bytes).ok()
+    }
+
+    /// The response to the request's id (for a null id: the first error/result message
+    /// carrying `"id": null`, or the only message).
+    pub fn answer(&self) -> Option<Value> {
+        let msgs = self.messages();
+        let id = self
+            .request_json()
+            .and_then(|r| r.get("id").cloned())
+            .unwrap_or(Value::Null);
+        if let Some(m) = derive::response_to(&msgs, &id) {
+            return Some(m.clone());
+        }
+        msgs.into_iter()
+            .find(|m| m.get("result").is_some() || m.get("error").is_some())
+    }
+
+    /// A response header value (first), as text.
+    pub fn header(&self, name: &str) -> Option<String> {
+        self.response()
+            .and_then(|r| derive::header(&r.headers, name))
+            .map(|h| h.value_str().into_owned())
+    }
+
+    /// Seq of the record.
+    pub fn seq(&self) -> u64 {
+        self.record.seq
+    }
+}
+
+impl Evidence {
+    /// Wrap a verified bundle.
+    pub fn new(path: impl Into<String>, v: Verified) -> Evidence {
+        let inventory = derive::inventory(&v.records);
+        Evidence {
+            path: path.into(),
+            signer: v.signer.key_id(),
+            payload: v.evidence,
+            records: v.records,
+            inventory,
+        }
+    }
+
+    /// The session, if an endpoint answered.
+    pub fn session(&self) -> Option<&Session> {
+        self.payload.session.as_ref()
+    }
+
+    /// The endpoint URL, else the target as typed.
+    pub fn endpoint(&self) -> String {
+        self.payload
+            .target
+            .endpoint
+            .clone()
+            .unwrap_or_else(|| self.payload.target.as_typed.clone())
+    }
+
+    /// The negotiated revision.
+    pub fn revision(&self) -> Option<&str> {
+        self.session().and_then(|s| s.revision.as_deref())
+    }
+
+    /// True when 2026-07-28 was negotiated.
+    pub fn is_modern(&self) -> bool {
+        self.session().and_then(|s| s.era) == Some(Era::Modern)
+    }
+
+    /// The label used next to a server in reports: its revision, or `no-session`.
+    pub fn revision_label(&self) -> String {
+        self.revision().unwrap_or("no-session").to_string()
+    }
+
+    /// Transport name for reported-only checks.
+    pub fn transport(&self) -> &'static str {
+        if self.payload.target.endpoint.is_some() {
+            "streamable-http"
+        } else {
+            "unknown"
+        }
+    }
+
+    /// True when some record serves `leg`.
+    pub fn has_leg(&self, leg: &str) -> bool {
+        self.records.iter().any(|r| r.legs.iter().any(|l| l == leg))
+    }
+
+    /// Records serving `leg`, in order.
+    pub fn records_for<'a>(&'a self, leg: &'a str) -> impl Iterator<Item = &'a Record> + 'a {
+        self.records
+            .iter()
+            .filter(move |r| r.legs.iter().any(|l| l == leg))
+    }
+
+    /// HTTP exchanges serving `leg`, in order.
+    pub fn exchanges<'a>(&'a self, leg: &'a str) -> impl Iterator<Item = Exchange<'a>> + 'a {
+        self.records_for(leg).filter_map(|r| match &r.observation {
+            Observation::Http(http) => Some(Exchange { record: r, http }),
+            _ => None,
+        })
+    }
+
+    /// The skip reason recorded for `leg`, if it was skipped.
+    pub fn skipped<'a>(&'a self, leg: &'a str) -> Option<&'a str> {
+        self.records_for(leg).find_map(|r| match &r.observation {
+            Observation::Skipped { reason } => Some(reason.as_str()),
+            _ => None,
+        })
+    }
+
+    /// The server capabilities object.
+    pub fn capabilities(&self) -> Option<&Value> {
+        self.session().and_then(|s| s.capabilities.as_ref())
+    }
+
+    /// True when a credential was presented.
+    pub fn authenticated(&self) -> bool {
+        self.session().is_some_and(|s| s.authenticated)
+    }
+
+    /// Seqs of every record of `leg`.
+    pub fn seqs(&self, leg: &str) -> Vec<u64> {
+        self.records_for(leg).map(|r| r.seq).collect()
+    }
+}

@@ -1,0 +1,92 @@
+//! Build graded-ready [`Evidence`] from hand-made records, for unit tests and
+//! benchmarks of checks (one small bundle per branch of a rule). Sealed with a fixed
+//! test key and opened again, so fixtures pass the same verification as real bundles.
+
+use mcp_probe_schema::model::{Era, Record, Session};
+use mcp_probe_schema::testkit;
+
+use crate::evidence::Evidence;
+
+/// Fixture endpoint.
+pub const ENDPOINT: &str = "http://127.0.0.1:8080/mcp";
+
+/// A session at `revision` (era derived from it) with `capabilities` and `server_info`.
+pub fn session(
+    revision: Option<&str>,
+    capabilities: serde_json::Value,
+    server_info: Option<serde_json::Value>,
+) -> Session {
+    Session {
+        endpoint: ENDPOINT.into(),
+        auth_required: false,
+        authenticated: false,
+        era: revision.map(|r| {
+            if r == "2026-07-28" {
+                Era::Modern
+            } else {
+                Era::Legacy
+            }
+        }),
+        revision: revision.map(str::to_string),
+        server_info,
+        capabilities: Some(capabilities),
+        session_id: None,
+        negotiated_in: Some(0),
+    }
+}
+
+/// Evidence with `session` and `records` (chained in order; seqs are assigned).
+pub fn evidence(session: Option<Session>, records: Vec<Record>) -> Evidence {
+    let mut payload = testkit::evidence(ENDPOINT, records);
+    if session.is_none() {
+        payload.target.endpoint = None;
+    }
+    payload.session = session;
+    let key = testkit::test_key(7);
+    let bytes = mcp_probe_schema::seal(&payload, &key);
+    let v = mcp_probe_schema::open(&bytes, &[]).expect("fixture bundle verifies");
+    Evidence::new("fixture.mcpev", v)
+}
+
+/// A JSON-RPC POST record for `legs`: request `request`, answered `status` with
+/// `content_type` and `body`, plus extra response headers.
+pub fn exchange(
+    legs: &[&str],
+    request: &str,
+    status: u16,
+    content_type: &str,
+    body: &str,
+    headers: &[(&str, &str)],
+) -> Record {
+    let mut r = testkit::http_record(legs, ENDPOINT, request, status, body.as_bytes());
+    if let mcp_probe_schema::model::Observation::Http(x) = &mut r.observation {
+        if let mcp_probe_schema::model::HttpOutcome::Response(resp) = &mut x.outcome {
+            resp.headers = vec![mcp_probe_schema::model::Header::new(
+                "content-type",
+                content_type,
+            )];
+            for (k, v) in headers {
+                resp.headers
+                    .push(mcp_probe_schema::model::Header::new(*k, *v));
+            }
+        }
+    }
+    r
+}
+
+/// A skipped-leg record.
+pub fn skipped(legs: &[&str], reason: &str) -> Record {
+    let mut r = testkit::http_record(legs, ENDPOINT, "{}", 200, b"");
+    r.observation = mcp_probe_schema::model::Observation::Skipped {
+        reason: reason.into(),
+    };
+    r
+}
+
+/// A list page record answering `method` with `result` (a JSON object).
+pub fn list_page(leg: &str, method: &str, id: i64, result: serde_json::Value) -> Record {
+    let req =
+        serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": {}}).to_string();
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
+    exchange(&[leg], &req, 200, "application/json", &body, &[])
+}

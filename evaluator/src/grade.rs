@@ -1,0 +1,95 @@
+//! The grading runner: every catalogue check on every bundle, the uniform
+//! preconditions (spec/checks.md §2.4), and "not graded" for checks this build does
+//! not implement (never a made-up verdict).
+
+use crate::catalogue::{Entry, CATALOGUE};
+use crate::check::{Check, Context, Needs};
+use crate::evidence::Evidence;
+use crate::verdict::{Outcome, Verdict};
+
+/// One check's result on one bundle.
+#[derive(Debug, Clone)]
+pub struct CheckResult {
+    /// The check.
+    pub entry: &'static Entry,
+    /// `None` when this build does not grade the check.
+    pub outcome: Option<Outcome>,
+}
+
+/// The implemented check for `id`.
+pub fn implemented(id: &str) -> Option<&'static dyn Check> {
+    crate::checks::registry()
+        .iter()
+        .copied()
+        .find(|c| c.entry().id == id)
+}
+
+/// Grade every catalogue check (at `level` or below, when given) on `ev`.
+pub fn grade(ev: &Evidence, cx: &Context<'_>, level: Option<u8>) -> Vec<CheckResult> {
+    CATALOGUE
+        .iter()
+        .filter(|e| level.is_none_or(|l| e.level.number() <= l))
+        .map(|entry| CheckResult {
+            entry,
+            outcome: implemented(entry.id).map(|c| run(c, ev, cx)),
+        })
+        .collect()
+}
+
+/// Grade one check with the uniform preconditions.
+pub fn run(check: &dyn Check, ev: &Evidence, cx: &Context<'_>) -> Outcome {
+    let reduction = "";
+    if check.needs() == Needs::Session && ev.revision().is_none() {
+        let s = ev.session();
+        let failure = ev
+            .payload
+            .run
+            .failure
+            .clone()
+            .unwrap_or_else(|| "no session was established".into());
+        return match s {
+            Some(s) if s.auth_required && !s.authenticated => Outcome::single(
+                Verdict::Unknown,
+                format!(
+                    "the endpoint answered 401 and the run presented no credential, so nothing past the \
+                     challenge was observed ({failure})"
+                ),
+                reduction,
+            ),
+            _ => Outcome::single(Verdict::Error, format!("no MCP session: {failure}"), reduction),
+        };
+    }
+    let missing: Vec<&str> = check
+        .legs_read()
+        .iter()
+        .copied()
+        .filter(|l| !ev.has_leg(l))
+        .collect();
+    if !missing.is_empty() {
+        let status = ev.payload.run.status.as_str();
+        let collector = format!(
+            "{} {}",
+            ev.payload.collector.name, ev.payload.collector.version
+        );
+        return Outcome::single(
+            Verdict::Error,
+            format!(
+                "leg(s) {} missing from this bundle (collected by {collector}, run status {status}); \
+                 re-collect with a collector that records them",
+                missing.join(", ")
+            ),
+            reduction,
+        );
+    }
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check.grade(ev, cx))) {
+        Ok(o) => o,
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            Outcome::single(Verdict::Error, format!("check raised: {msg}"), reduction)
+        }
+    }
+}
