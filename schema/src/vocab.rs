@@ -127,6 +127,9 @@ pub mod leg {
     pub const TLS_MODERN: &str = "tls.modern";
     /// DNS resolution of the target host.
     pub const DNS: &str = "dns";
+    /// 7.1.2: a request with `"id": null`, otherwise complete and valid for the
+    /// negotiated revision and authenticated when a credential is held.
+    pub const NULL_ID: &str = "7.1.2.null_id";
 }
 
 /// JSON-RPC method names used by the collector.
