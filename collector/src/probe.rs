@@ -149,6 +149,18 @@ impl<'a> Probe<'a> {
         body: &Value,
         id: Option<i64>,
     ) -> Reply {
+        self.rpc_awaiting(legs, url, headers, body, id.map(Value::from))
+            .await
+    }
+
+    async fn rpc_awaiting(
+        &mut self,
+        legs: &[&str],
+        url: &url::Url,
+        headers: Vec<Header>,
+        body: &Value,
+        id: Option<Value>,
+    ) -> Reply {
         let mut headers = headers;
         if let Some(t) = &self.token {
             headers.push(Header::new(header::AUTHORIZATION, format!("Bearer {t}")));
@@ -158,7 +170,7 @@ impl<'a> Probe<'a> {
             url: url.clone(),
             headers,
             body: serde_json::to_vec(body).expect("json encodes"),
-            await_id: id.map(Value::from),
+            await_id: id.clone(),
         };
         let sent = self.client.send(req).await;
         let mut j = lock(&self.journal);
@@ -181,7 +193,9 @@ impl<'a> Probe<'a> {
         let (status, hdrs, message, error) = match &sent.exchange.outcome {
             HttpOutcome::Response(r) => {
                 let msgs = derive::jsonrpc_messages(r);
-                let message = id.and_then(|i| derive::response_to(&msgs, &Value::from(i)).cloned());
+                let message = id
+                    .as_ref()
+                    .and_then(|i| derive::response_to(&msgs, i).cloned());
                 (Some(r.status), r.headers.clone(), message, None)
             }
             HttpOutcome::Error(e) => (None, Vec::new(), None, Some(e.clone())),
@@ -425,6 +439,45 @@ impl<'a> Probe<'a> {
             "server/discover: {discover}; no handshake revision accepted (tried {})",
             tried.join(", ")
         ))
+    }
+
+    /// The probe legs of the checks, in a fixed order, after the inventory. `info_only`
+    /// (`--info`) records each as skipped instead of sending it.
+    pub async fn probe_legs(&mut self, info_only: bool) {
+        if info_only {
+            lock(&self.journal).skip(
+                &[leg::NULL_ID],
+                "not sent: --info run (connect and enumerate only)",
+            );
+            return;
+        }
+        self.null_id().await;
+    }
+
+    /// 7.1.2: `tools/list` with `"id": null`, otherwise complete and valid for the
+    /// negotiated revision (version header, session id, `_meta` envelope and routing
+    /// headers on 2026-07-28) and authenticated when a token is held, so a refusal can
+    /// only be about the id (spec/checks.md §11.5, §17 item 3).
+    async fn null_id(&mut self) {
+        let Some(endpoint) = self.endpoint.clone() else {
+            return;
+        };
+        let (h, mut body) = match self.era {
+            Some(Era::Modern) => {
+                let (h, b, _) = self.modern(method::TOOLS_LIST, serde_json::Map::new());
+                (h, b)
+            }
+            _ => {
+                let (h, b, _) = self.legacy(method::TOOLS_LIST, serde_json::Map::new(), false);
+                (h, b)
+            }
+        };
+        body["id"] = Value::Null;
+        // Await the response to the null id: an SSE stream answering it is read until
+        // that message arrives.
+        let _ = self
+            .rpc_awaiting(&[leg::NULL_ID], &endpoint, h, &body, Some(Value::Null))
+            .await;
     }
 
     /// Read every page of each list the capabilities advertise.

@@ -333,6 +333,9 @@ pub async fn execute(plan: Plan, printer: &Printer) -> Exit {
             let token = plan.token.as_ref().map(|(_, v)| v.clone());
             let mut probe = Probe::new(&plan.client, j.clone(), token, plan.options.max_pages);
             let ending = probe.run(&t.candidates).await;
+            if ending == Ending::Complete {
+                probe.probe_legs(plan.info).await;
+            }
             if let Some(u) = t.candidates.first() {
                 plan.client.close(u).await;
             }

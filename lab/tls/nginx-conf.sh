@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# lab/tls/nginx-conf.sh CERTDIR PREFIX UPSTREAM MODERN LEGACY EXPIRED SELFSIGNED TLS13 PLAIN REDIRECT
+# lab/tls/nginx-conf.sh CERTDIR PREFIX UPSTREAM MODERN LEGACY EXPIRED SELFSIGNED TLS13 PLAIN REDIRECT NOSTORE
 # Writes PREFIX/nginx.conf: TLS front-ends and two plaintext doors for the MCP server on 127.0.0.1:UPSTREAM.
 set -euo pipefail
 C=$(cd "$1" && pwd); mkdir -p "$2/logs"; P=$(cd "$2" && pwd); U=$3
-MOD=$4 LEG=$5 EXP=$6 SS=$7 T13=$8 PLAIN=$9 REDIR=${10}
+MOD=$4 LEG=$5 EXP=$6 SS=$7 T13=$8 PLAIN=$9 REDIR=${10} NOSTORE=${11}
 cat >"$P/nginx.conf" <<CONF
 daemon off;
 master_process off;                 # one process: a SIGKILL from a test harness leaves no orphaned worker
@@ -42,5 +42,8 @@ http {
     location / { proxy_pass http://mcp; } }
   # plaintext door that redirects to the modern TLS port
   server { listen 127.0.0.1:$REDIR; location / { return 301 https://127.0.0.1:$MOD\$request_uri; } }
+  # plaintext front that marks every response Cache-Control: no-store (a server that must pass 10.1b)
+  server { listen 127.0.0.1:$NOSTORE; location / { proxy_pass http://mcp; proxy_hide_header Cache-Control;
+    add_header Cache-Control "no-store" always; } }
 }
 CONF
