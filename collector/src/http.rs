@@ -171,6 +171,17 @@ impl Client {
             body: stored_body(&req.body, self.body_cap, BodyEnd::Complete),
         };
         let pooled = self.pool.lock().await.remove(&auth);
+        let sent = |outcome, connection, tls, resolved| Sent {
+            exchange: HttpExchange {
+                request: request_record.clone(),
+                outcome,
+                connection,
+            },
+            tls,
+            started_at,
+            duration: t0.elapsed(),
+            resolved,
+        };
         let mut tls = None;
         let mut resolved = None;
         let mut reused = pooled.is_some();
@@ -182,26 +193,14 @@ impl Client {
                     resolved = Some(r);
                     c
                 }
-                Err((e, t, r)) => {
-                    return Sent {
-                        exchange: HttpExchange {
-                            request: request_record,
-                            outcome: HttpOutcome::Error(e),
-                            connection: None,
-                        },
-                        tls: t,
-                        started_at,
-                        duration: t0.elapsed(),
-                        resolved: r,
-                    }
-                }
+                Err((e, t, r)) => return sent(HttpOutcome::Error(e), None, t, r),
             },
         };
         let head = request_head(&req, &wire_headers);
         loop {
-            let result = self.exchange(&mut conn, &req, &head, deadline).await;
-            match result {
-                // A pooled connection the server closed meanwhile: retry once on a new one.
+            match self.exchange(&mut conn, &req, &head, deadline).await {
+                // A pooled connection the server closed while idle (reset before any
+                // response byte): retry once on a new connection.
                 Err(e) if reused && e.kind == ErrorKind::Reset && conn.buf.is_empty() => {
                     reused = false;
                     match self.connect(&req.url, deadline).await {
@@ -209,52 +208,17 @@ impl Client {
                             conn = c;
                             tls = t;
                             resolved = Some(r);
-                            continue;
                         }
-                        Err((e, t, r)) => {
-                            return Sent {
-                                exchange: HttpExchange {
-                                    request: request_record,
-                                    outcome: HttpOutcome::Error(e),
-                                    connection: None,
-                                },
-                                tls: t,
-                                started_at,
-                                duration: t0.elapsed(),
-                                resolved: r,
-                            }
-                        }
+                        Err((e, t, r)) => return sent(HttpOutcome::Error(e), None, t, r),
                     }
                 }
-                Err(e) => {
-                    return Sent {
-                        exchange: HttpExchange {
-                            request: request_record,
-                            outcome: HttpOutcome::Error(e),
-                            connection: Some(conn.id),
-                        },
-                        tls,
-                        started_at,
-                        duration: t0.elapsed(),
-                        resolved,
-                    }
-                }
+                Err(e) => return sent(HttpOutcome::Error(e), Some(conn.id), tls, resolved),
                 Ok((resp, keep)) => {
                     let id = conn.id;
                     if keep {
                         self.pool.lock().await.insert(auth, conn);
                     }
-                    return Sent {
-                        exchange: HttpExchange {
-                            request: request_record,
-                            outcome: HttpOutcome::Response(resp),
-                            connection: Some(id),
-                        },
-                        tls,
-                        started_at,
-                        duration: t0.elapsed(),
-                        resolved,
-                    };
+                    return sent(HttpOutcome::Response(resp), Some(id), tls, resolved);
                 }
             }
         }
