@@ -182,20 +182,6 @@ impl Check for Check10_1 {
         }
         let mut out = Outcome::from_legs(legs, REDUCTION_10_1).with_records(records);
         out.details = details;
-        out.details.insert(
-            "legs".into(),
-            Value::Object(
-                out.legs
-                    .iter()
-                    .map(|l| {
-                        (
-                            l.id.clone(),
-                            serde_json::to_value(l.outcome).unwrap_or(Value::Null),
-                        )
-                    })
-                    .collect(),
-            ),
-        );
         out
     }
 }

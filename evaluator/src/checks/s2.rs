@@ -1,6 +1,120 @@
-//! Section 2 checks.
+//! Section 2 checks: transport and connectivity.
+//!
+//! This module grades 2.1, which is reported only (spec/checks.md §11.2): whether a
+//! local, single-user deployment runs over stdio is decided on the host, so the verdict
+//! is always N/A and the evidence records what the bundle shows about the transport.
+//!
+//! It also holds [`reported_only`], the one shape every reported-only check of this
+//! build shares (sections 2, 3 and 7): N/A, the reason the recommendation is out of a
+//! network probe's reach, and the observations the spec names, stated in the evidence
+//! and kept in the details. A reported-only check grades any bundle, even one where no
+//! endpoint answered: the observations then say what was not seen.
 
-use crate::check::Check;
+use serde_json::Value;
+
+use crate::catalogue::{entry, Entry};
+use crate::check::{Check, Context, Needs};
+use crate::evidence::Evidence;
+use crate::fmt::line;
+use crate::verdict::{Outcome, Verdict};
 
 /// The checks of this section this build grades.
-pub static CHECKS: &[&dyn Check] = &[];
+pub static CHECKS: &[&dyn Check] = &[&C2_1];
+
+/// An N/A outcome for a reported-only check: `reason` says why the recommendation is
+/// operator-side, then the transport observation and `observations` follow, in that
+/// order, in the evidence. Details carry `transport`; callers add their own.
+pub(crate) fn reported_only(
+    ev: &Evidence,
+    reason: &str,
+    observations: &[String],
+    reduction: &str,
+) -> Outcome {
+    let mut parts = vec![
+        format!("reported only: {reason}"),
+        transport_observation(ev),
+    ];
+    parts.extend(observations.iter().cloned());
+    Outcome::single(Verdict::NotApplicable, parts.join("; "), reduction)
+        .with_detail("transport", ev.transport())
+}
+
+/// "transport streamable-http (endpoint …)" or "transport unknown (no MCP endpoint …)".
+fn transport_observation(ev: &Evidence) -> String {
+    let t = ev.transport();
+    match &ev.payload.target.endpoint {
+        Some(endpoint) => format!("transport {t} (endpoint {})", line(endpoint)),
+        None => format!(
+            "transport {t} (no MCP endpoint answered for target {})",
+            line(&ev.payload.target.as_typed)
+        ),
+    }
+}
+
+/// `value`, or JSON null when absent.
+pub(crate) fn or_null<T: Into<Value>>(value: Option<T>) -> Value {
+    value.map_or(Value::Null, Into::into)
+}
+
+/// 2.1: stdio preferred for local, single-user servers.
+#[derive(Debug)]
+pub struct Check2_1;
+/// The 2.1 check.
+pub static C2_1: Check2_1 = Check2_1;
+
+impl Check for Check2_1 {
+    fn entry(&self) -> &'static Entry {
+        entry("2.1").expect("2.1 in the catalogue")
+    }
+
+    fn legs_read(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    fn needs(&self) -> Needs {
+        Needs::Nothing
+    }
+
+    fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
+        reported_only(
+            ev,
+            "whether a local, single-user deployment uses stdio is decided on the host (its unit and \
+             listener inventory and the operator's transport decision), which a network probe cannot see; \
+             a server reached over the network is by construction not a stdio deployment",
+            &[],
+            "the whole recommendation is host-side: the unit and listener inventory and the transport \
+             decision are not read; nothing is probed",
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture::{evidence, session};
+    use crate::grade::run;
+    use serde_json::json;
+
+    #[test]
+    fn na_with_transport_on_a_session() {
+        let ev = evidence(
+            Some(session(Some("2025-11-25"), json!({}), None)),
+            Vec::new(),
+        );
+        let o = run(&C2_1, &ev, &Context::default());
+        assert_eq!(o.verdict, Verdict::NotApplicable);
+        assert!(o.evidence.contains("transport streamable-http"), "{o:?}");
+        assert!(o.evidence.contains("host"), "{o:?}");
+        assert_eq!(o.details["transport"], "streamable-http");
+        assert!(!o.reduction.is_empty());
+    }
+
+    #[test]
+    fn na_without_any_session() {
+        let ev = evidence(None, Vec::new());
+        let o = run(&C2_1, &ev, &Context::default());
+        assert_eq!(o.verdict, Verdict::NotApplicable);
+        assert!(o.evidence.contains("transport unknown"), "{o:?}");
+        assert_eq!(o.details["transport"], "unknown");
+    }
+}

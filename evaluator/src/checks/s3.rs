@@ -1,6 +1,389 @@
-//! Section 3 checks.
+//! Section 3 checks: authentication and authorization.
+//!
+//! This build grades the four reported-only recommendations of the section
+//! (spec/checks.md §11.3): 3.1.1, 3.2.1, 3.2.3 and 3.3.3. Each is always N/A, because
+//! what it governs is host-side or binds the consumer rather than the server; each
+//! records what the bundle shows that bears on it. 3.2.1 and 3.2.3 read the tool
+//! inventory across every page (`inventory.tools`), keeping "not listed" apart from
+//! "listed, none": an unobserved list is never reported as an empty one.
 
-use crate::check::Check;
+use mcp_probe_schema::vocab::leg;
+use serde_json::Value;
+
+use super::s2::{or_null, reported_only};
+use crate::catalogue::{entry, Entry};
+use crate::check::{Check, Context, Needs};
+use crate::evidence::Evidence;
+use crate::fmt::line;
+use crate::verdict::Outcome;
 
 /// The checks of this section this build grades.
-pub static CHECKS: &[&dyn Check] = &[];
+pub static CHECKS: &[&dyn Check] = &[&C3_1_1, &C3_2_1, &C3_2_3, &C3_3_3];
+
+/// The tool annotations 3.2.3 counts (mcp-protocol.md §5.4), in the spec's order.
+const HINTS: [&str; 4] = [
+    "readOnlyHint",
+    "destructiveHint",
+    "idempotentHint",
+    "openWorldHint",
+];
+
+/// What the bundle shows about the tool list.
+enum ToolsListed<'a> {
+    /// No page of `tools/list` answered (never requested, skipped, or refused).
+    NotListed(String),
+    /// Items of every page read; `incomplete` says why reading stopped early.
+    Listed {
+        tools: &'a [Value],
+        pages: u32,
+        incomplete: Option<String>,
+    },
+}
+
+impl ToolsListed<'_> {
+    fn of(ev: &Evidence) -> ToolsListed<'_> {
+        let inv = &ev.inventory.tools;
+        if !inv.observed {
+            return ToolsListed::NotListed("the bundle holds no tools/list exchange".into());
+        }
+        if inv.pages == 0 {
+            let why = inv
+                .stopped
+                .as_deref()
+                .map_or_else(|| "no page answered".to_string(), line);
+            return ToolsListed::NotListed(why);
+        }
+        ToolsListed::Listed {
+            tools: &inv.items,
+            pages: inv.pages,
+            incomplete: (!inv.complete).then(|| {
+                inv.stopped
+                    .as_deref()
+                    .map_or_else(|| "the last page read had a nextCursor".to_string(), line)
+            }),
+        }
+    }
+
+    /// The count for `tools_listed`: `None` when not listed (distinct from 0).
+    fn count(&self) -> Option<usize> {
+        match self {
+            ToolsListed::NotListed(_) => None,
+            ToolsListed::Listed { tools, .. } => Some(tools.len()),
+        }
+    }
+
+    /// "3 tools listed across 2 pages" / "tools not listed (…)".
+    fn observation(&self) -> String {
+        match self {
+            ToolsListed::NotListed(why) => format!("tools not listed ({why})"),
+            ToolsListed::Listed {
+                tools,
+                pages,
+                incomplete,
+            } => {
+                let n = tools.len();
+                let mut s = format!(
+                    "{n} tool{} listed across {pages} page{}",
+                    if n == 1 { "" } else { "s" },
+                    if *pages == 1 { "" } else { "s" }
+                );
+                if let Some(why) = incomplete {
+                    s.push_str(&format!(
+                        " (listing incomplete, so at least that many: {why})"
+                    ));
+                }
+                s
+            }
+        }
+    }
+}
+
+/// 3.1.1: stdio server credentials from environment / OS store.
+#[derive(Debug)]
+pub struct Check3_1_1;
+/// The 3.1.1 check.
+pub static C3_1_1: Check3_1_1 = Check3_1_1;
+
+impl Check for Check3_1_1 {
+    fn entry(&self) -> &'static Entry {
+        entry("3.1.1").expect("3.1.1 in the catalogue")
+    }
+
+    fn legs_read(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    fn needs(&self) -> Needs {
+        Needs::Nothing
+    }
+
+    fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
+        reported_only(
+            ev,
+            "the recommendation governs stdio servers, whose credentials come from the launch \
+             configuration and the process environment or OS credential store on the host; none of \
+             that crosses the wire",
+            &[],
+            "the whole recommendation is host-side: launch configuration, process environment and OS \
+             credential store are not read; nothing is probed",
+        )
+    }
+}
+
+/// 3.2.1: per-tool authorization enforced.
+#[derive(Debug)]
+pub struct Check3_2_1;
+/// The 3.2.1 check.
+pub static C3_2_1: Check3_2_1 = Check3_2_1;
+
+impl Check for Check3_2_1 {
+    fn entry(&self) -> &'static Entry {
+        entry("3.2.1").expect("3.2.1 in the catalogue")
+    }
+
+    fn legs_read(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    fn needs(&self) -> Needs {
+        Needs::Nothing
+    }
+
+    fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
+        let listed = ToolsListed::of(ev);
+        reported_only(
+            ev,
+            "deciding per-tool authorization needs a second, least-privileged credential, a positive \
+             control that really invokes a privileged tool, and the server's authorization decision log; \
+             a single-credential black-box run has none of them",
+            &[listed.observation()],
+            "the whole recommendation is decided by the operator: no second credential, no privileged \
+             tool invocation and no decision log are used; the tool count is recorded for the reviewer",
+        )
+        .with_detail("tools_listed", or_null(listed.count()))
+        .with_records(ev.seqs(leg::INVENTORY_TOOLS))
+    }
+}
+
+/// 3.2.3: tool annotations not relied upon for authorization / HITL gating.
+#[derive(Debug)]
+pub struct Check3_2_3;
+/// The 3.2.3 check.
+pub static C3_2_3: Check3_2_3 = Check3_2_3;
+
+/// How many of `tools` assert each of [`HINTS`] (a non-null value under `annotations`).
+fn hint_counts(tools: &[Value]) -> [usize; 4] {
+    HINTS.map(|hint| {
+        tools
+            .iter()
+            .filter(|t| {
+                t.get("annotations")
+                    .and_then(|a| a.get(hint))
+                    .is_some_and(|v| !v.is_null())
+            })
+            .count()
+    })
+}
+
+impl Check for Check3_2_3 {
+    fn entry(&self) -> &'static Entry {
+        entry("3.2.3").expect("3.2.3 in the catalogue")
+    }
+
+    fn legs_read(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    fn needs(&self) -> Needs {
+        Needs::Nothing
+    }
+
+    fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
+        let listed = ToolsListed::of(ev);
+        let counts = match &listed {
+            ToolsListed::Listed { tools, .. } => Some(hint_counts(tools)),
+            ToolsListed::NotListed(_) => None,
+        };
+        let mut observations = vec![listed.observation()];
+        if let (Some(c), Some(n)) = (counts, listed.count()) {
+            let per_hint: Vec<String> = HINTS
+                .iter()
+                .zip(c)
+                .map(|(h, k)| format!("{h} by {k}"))
+                .collect();
+            observations.push(format!(
+                "of the {n} listed, annotations assert {}",
+                per_hint.join(", ")
+            ));
+        }
+        let mut out = reported_only(
+            ev,
+            "the requirement binds the consumer (client, host or gateway), which must not treat \
+             self-reported tool annotations as an authorization or human-in-the-loop gate; what the \
+             publisher asserts is recorded, but the consumer's gating is not observable from the server",
+            &observations,
+            "the whole recommendation binds the consumer: how a client, host or gateway gates tool calls \
+             is not observed; annotation counts are recorded for the reviewer",
+        )
+        .with_detail("tools_listed", or_null(listed.count()))
+        .with_records(ev.seqs(leg::INVENTORY_TOOLS));
+        for (i, hint) in HINTS.iter().enumerate() {
+            out = out.with_detail(hint, or_null(counts.map(|c| c[i])));
+        }
+        out
+    }
+}
+
+/// 3.3.3: no shared downstream service identities.
+#[derive(Debug)]
+pub struct Check3_3_3;
+/// The 3.3.3 check.
+pub static C3_3_3: Check3_3_3 = Check3_3_3;
+
+impl Check for Check3_3_3 {
+    fn entry(&self) -> &'static Entry {
+        entry("3.3.3").expect("3.3.3 in the catalogue")
+    }
+
+    fn legs_read(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    fn needs(&self) -> Needs {
+        Needs::Nothing
+    }
+
+    fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
+        reported_only(
+            ev,
+            "the identity inventory and each server's downstream credential configuration are host-side, \
+             and the identity a server uses towards downstream services leaves no signature on the wire \
+             between client and server",
+            &[],
+            "the whole recommendation is host-side: the identity inventory and per-server credential \
+             configuration are not read; nothing is probed",
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture::{evidence, list_page, session, skipped};
+    use crate::grade::run;
+    use crate::verdict::Verdict;
+    use serde_json::json;
+
+    fn modern(records: Vec<mcp_probe_schema::model::Record>) -> Evidence {
+        evidence(
+            Some(session(Some("2026-07-28"), json!({"tools": {}}), None)),
+            records,
+        )
+    }
+
+    fn tools_page(id: i64, tools: Value, next: Option<&str>) -> mcp_probe_schema::model::Record {
+        let mut result = json!({ "tools": tools });
+        if let Some(c) = next {
+            result["nextCursor"] = json!(c);
+        }
+        list_page(leg::INVENTORY_TOOLS, "tools/list", id, result)
+    }
+
+    #[test]
+    fn host_side_checks_are_na_on_any_bundle() {
+        for ev in [modern(Vec::new()), evidence(None, Vec::new())] {
+            for c in [&C3_1_1 as &dyn Check, &C3_3_3] {
+                let o = run(c, &ev, &Context::default());
+                assert_eq!(o.verdict, Verdict::NotApplicable, "{}", c.entry().id);
+                assert!(o.reduction.contains("host-side"), "{o:?}");
+                assert!(o.evidence.starts_with("reported only: "), "{o:?}");
+                assert!(o.evidence.contains("transport "), "{o:?}");
+                assert!(o.details.contains_key("transport"));
+            }
+        }
+    }
+
+    #[test]
+    fn tools_listed_across_pages() {
+        let ev = modern(vec![
+            tools_page(1, json!([{"name": "a"}, {"name": "b"}]), Some("p2")),
+            tools_page(2, json!([{"name": "c"}]), None),
+        ]);
+        let o = run(&C3_2_1, &ev, &Context::default());
+        assert_eq!(o.verdict, Verdict::NotApplicable);
+        assert!(
+            o.evidence.contains("3 tools listed across 2 pages"),
+            "{o:?}"
+        );
+        assert!(o.evidence.contains("least-privileged credential"), "{o:?}");
+        assert_eq!(o.details["tools_listed"], 3);
+        assert_eq!(o.records, vec![0, 1]);
+    }
+
+    #[test]
+    fn not_listed_is_not_zero() {
+        let none = run(&C3_2_1, &modern(Vec::new()), &Context::default());
+        assert!(none.evidence.contains("tools not listed"), "{none:?}");
+        assert!(none.details["tools_listed"].is_null());
+
+        let skip = modern(vec![skipped(
+            &[leg::INVENTORY_TOOLS],
+            "not requested: the capabilities advertise no tools",
+        )]);
+        let o = run(&C3_2_1, &skip, &Context::default());
+        assert!(
+            o.evidence.contains("tools not listed (not requested"),
+            "{o:?}"
+        );
+        assert!(o.details["tools_listed"].is_null());
+
+        let empty = modern(vec![tools_page(1, json!([]), None)]);
+        let o = run(&C3_2_1, &empty, &Context::default());
+        assert!(o.evidence.contains("0 tools listed across 1 page"), "{o:?}");
+        assert_eq!(o.details["tools_listed"], 0);
+    }
+
+    #[test]
+    fn incomplete_listing_says_at_least() {
+        let ev = modern(vec![tools_page(1, json!([{"name": "a"}]), Some("p2"))]);
+        let o = run(&C3_2_1, &ev, &Context::default());
+        assert!(o.evidence.contains("1 tool listed across 1 page"), "{o:?}");
+        assert!(o.evidence.contains("at least"), "{o:?}");
+    }
+
+    #[test]
+    fn annotation_counts() {
+        let tools = json!([
+            {"name": "r", "annotations": {"readOnlyHint": true, "openWorldHint": false}},
+            {"name": "d", "annotations": {"destructiveHint": true, "idempotentHint": false, "readOnlyHint": false}},
+            {"name": "n", "annotations": {"readOnlyHint": null}},
+            {"name": "bare"}
+        ]);
+        let ev = modern(vec![tools_page(1, tools, None)]);
+        let o = run(&C3_2_3, &ev, &Context::default());
+        assert_eq!(o.verdict, Verdict::NotApplicable);
+        assert_eq!(o.details["tools_listed"], 4);
+        assert_eq!(o.details["readOnlyHint"], 2);
+        assert_eq!(o.details["destructiveHint"], 1);
+        assert_eq!(o.details["idempotentHint"], 1);
+        assert_eq!(o.details["openWorldHint"], 1);
+        assert!(
+            o.evidence.contains(
+                "of the 4 listed, annotations assert readOnlyHint by 2, destructiveHint by 1, \
+                 idempotentHint by 1, openWorldHint by 1"
+            ),
+            "{o:?}"
+        );
+        assert!(o.evidence.contains("consumer"), "{o:?}");
+    }
+
+    #[test]
+    fn annotation_counts_absent_when_not_listed() {
+        let o = run(&C3_2_3, &evidence(None, Vec::new()), &Context::default());
+        assert_eq!(o.verdict, Verdict::NotApplicable);
+        assert!(o.details["readOnlyHint"].is_null());
+        assert!(o.details["tools_listed"].is_null());
+        assert!(o.evidence.contains("tools not listed"), "{o:?}");
+        assert!(!o.evidence.contains("annotations assert"), "{o:?}");
+    }
+}

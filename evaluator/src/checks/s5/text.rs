@@ -1,0 +1,102 @@
+//! Evidence wording shared by the Section 5 checks: names quoted safely, JSON values
+//! shown short, lists capped. Names and values come from the server, so they are
+//! escaped and truncated before they reach a report (a hostile tool name must not be
+//! able to forge report lines or flood them).
+
+use serde_json::Value;
+
+/// Names shown in full before "and N more".
+pub(super) const LIST_CAP: usize = 5;
+/// Characters of a server-supplied name or value kept in evidence.
+const SHOWN_CHARS: usize = 60;
+/// Characters of a validator's reason kept in evidence.
+const REASON_CHARS: usize = 160;
+
+/// `s` cut to `max` characters, with `…` when something was cut.
+pub(super) fn truncate(s: &str, max: usize) -> String {
+    let mut out: String = s.chars().take(max).collect();
+    if s.chars().nth(max).is_some() {
+        out.push('…');
+    }
+    out
+}
+
+/// A server-supplied name in backticks, control characters escaped, truncated.
+pub(super) fn quote(name: &str) -> String {
+    let escaped: String = name
+        .chars()
+        .flat_map(|c| -> Vec<char> {
+            match c {
+                '`' => vec!['\\', '`'],
+                c if c.is_control() => c.escape_default().collect(),
+                c => vec![c],
+            }
+        })
+        .collect();
+    format!("`{}`", truncate(&escaped, SHOWN_CHARS))
+}
+
+/// A JSON value as compact JSON text, truncated.
+pub(super) fn show(v: &Value) -> String {
+    truncate(&v.to_string(), SHOWN_CHARS)
+}
+
+/// A validator's reason: its first line, truncated.
+pub(super) fn reason(s: &str) -> String {
+    truncate(s.lines().next().unwrap_or("").trim(), REASON_CHARS)
+}
+
+/// What kind of JSON value `v` is, with its article.
+pub(super) fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// `1 tool`, `2 tools`.
+pub(super) fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// The first [`LIST_CAP`] entries joined with `sep`, then `and N more`.
+pub(super) fn capped(entries: &[String], sep: &str) -> String {
+    let shown: Vec<&str> = entries.iter().take(LIST_CAP).map(String::as_str).collect();
+    let mut out = shown.join(sep);
+    if entries.len() > LIST_CAP {
+        out.push_str(&format!("{sep}and {} more", entries.len() - LIST_CAP));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn names_are_escaped_and_cut() {
+        assert_eq!(quote("add"), "`add`");
+        assert_eq!(quote("a\nb`c"), "`a\\nb\\`c`");
+        let long = "x".repeat(100);
+        assert!(quote(&long).ends_with("…`"));
+        assert_eq!(show(&json!("yes")), "\"yes\"");
+    }
+
+    #[test]
+    fn lists_are_capped() {
+        let v: Vec<String> = (0..8).map(|i| i.to_string()).collect();
+        assert_eq!(capped(&v, ", "), "0, 1, 2, 3, 4, and 3 more");
+        assert_eq!(capped(&v[..2], ", "), "0, 1");
+        assert_eq!(count(1, "tool"), "1 tool");
+        assert_eq!(count(0, "tool"), "0 tools");
+    }
+}
