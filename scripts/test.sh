@@ -37,5 +37,45 @@ xargs target/debug/mcp-grade verify --trust "$work/collector.pub" <"$work/paths"
 step "examples: the committed bundles still verify against their key"
 target/debug/mcp-grade verify --trust examples/collector.pub examples/*.mcpev
 
+# Grading findings (exit 1 a FAIL, 4 an ERROR) are verdicts about the servers, not test
+# failures; 2 (usage, unreadable input, output not written) and 3 (a bundle failed
+# verification) are failures of the tool or the evidence and stop the script.
+graded() {
+  local rc=0
+  "$@" || rc=$?
+  case $rc in
+    0|1|4) echo "mcp-grade exit $rc (findings, not a test failure)" >&2 ;;
+    *) echo "mcp-grade exited $rc: $*" >&2; exit 1 ;;
+  esac
+}
+mapfile -t lab_bundles <"$work/paths"
+
+step "grade: the examples and the freshly collected lab bundles (text)"
+graded target/debug/mcp-grade --trust examples/collector.pub examples/*.mcpev >"$work/examples.txt"
+graded target/debug/mcp-grade --trust "$work/collector.pub" "${lab_bundles[@]}" >"$work/lab.txt"
+grep -q '^CIS MCP Server Benchmark' "$work/examples.txt" "$work/lab.txt"
+
+step "grade: --format json parses and has every server and check; baselines are stored and used"
+graded target/debug/mcp-grade --format json -o "$work/examples.json" --trust examples/collector.pub examples/*.mcpev
+graded target/debug/mcp-grade --update-baseline --trust "$work/collector.pub" "${lab_bundles[@]}" >/dev/null
+graded target/debug/mcp-grade --format json -o "$work/lab.json" --trust "$work/collector.pub" "${lab_bundles[@]}"
+python3 - "$work/examples.json" "$(ls examples/*.mcpev | wc -l)" "$work/lab.json" "${#lab_bundles[@]}" <<'PY'
+import json, sys
+args = sys.argv[1:]
+for path, n in zip(args[0::2], args[1::2]):
+    d = json.load(open(path))
+    assert d["schema"] == "mcp-grade-report/1", path
+    assert len(d["servers"]) == int(n), (path, len(d["servers"]), n)
+    assert len(d["checks"]) == 36 and d["graded"]["total"] == 36, path
+    for c in d["checks"]:
+        assert len(c["results"]) == (len(d["servers"]) if c["graded"] else 0), (path, c["id"])
+    print(f"{path}: {d['graded']['count']} of 36 checks graded over {n} servers; totals {d['totals']}")
+lab = json.load(open(args[2]))
+for s in lab["servers"]:
+    if s["negotiated_revision"] and s["run_status"] == "complete":
+        b = s["baseline"] or {}
+        assert b.get("mode") == "stored" and b.get("used"), (s["endpoint"], b)
+PY
+
 echo
 echo "e2e: ${#targets[@]} passed, 0 failed"

@@ -1,14 +1,20 @@
-//! The `verify` and `show` commands. `main` parses flags and maps the returned
-//! [`ExitStatus`] to a code; everything else happens here.
+//! The grading command and the `verify` and `show` commands. `main` parses flags and
+//! maps the returned [`ExitStatus`] to a code; everything else happens here.
 
+use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use mcp_probe_schema::open;
+use mcp_probe_schema::model::RunStatus;
+use mcp_probe_schema::{open, PublicKey};
 
+use crate::baseline;
+use crate::check::Context;
+use crate::evidence::Evidence;
 use crate::exit::ExitStatus;
 use crate::fmt::{line, utc};
 use crate::load::{load_trust, open_for_show, read_bundle, Error};
+use crate::report::{self, BaselineInfo, BaselineMode, Format, Report, Server};
 
 /// `mcp-grade verify BUNDLE... [--trust KEYFILE]...`.
 ///
@@ -121,4 +127,417 @@ pub fn show(
 fn json_out(out: &mut dyn Write, v: &serde_json::Value) -> std::io::Result<()> {
     serde_json::to_writer_pretty(&mut *out, v)?;
     writeln!(out)
+}
+
+/// Where the comparing checks of a grading run get their baseline.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum BaselineChoice {
+    /// The per-endpoint store, when it holds a baseline for the endpoint.
+    #[default]
+    Stored,
+    /// `--baseline FILE`.
+    File(PathBuf),
+    /// `--update-baseline`: compare nothing, store each graded bundle.
+    Update,
+}
+
+/// Everything `mcp-grade [OPTIONS] BUNDLE...` was asked to do.
+#[derive(Debug, Clone, Default)]
+pub struct GradeOptions {
+    /// Bundles to grade.
+    pub bundles: Vec<PathBuf>,
+    /// Report format.
+    pub format: Format,
+    /// Write the report here (atomically) instead of to stdout.
+    pub output: Option<PathBuf>,
+    /// `--level`: 1 for L1 checks only, 2 for L1 and L2.
+    pub level: Option<u8>,
+    /// `--trust` key files; they pin the signers of graded bundles and baselines alike.
+    pub trust: Vec<PathBuf>,
+    /// Baseline source.
+    pub baseline: BaselineChoice,
+    /// The state directory holding `baselines/` (see [`baseline::state_dir`]).
+    pub state_dir: Option<PathBuf>,
+}
+
+/// A failure that stops a grading run before or instead of its report (exit 2).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GradeError {
+    /// Reading an input or writing output failed.
+    #[error(transparent)]
+    Load(#[from] Error),
+    /// `--baseline` records another endpoint than a graded bundle.
+    #[error(
+        "--baseline {baseline} is a bundle of endpoint {baseline_endpoint}, but {bundle} is a bundle of \
+         endpoint {endpoint}; a baseline is compared only with bundles of its own endpoint (grade other \
+         endpoints in a separate run)"
+    )]
+    BaselineEndpoint {
+        /// The `--baseline` file.
+        baseline: String,
+        /// Its endpoint.
+        baseline_endpoint: String,
+        /// The graded bundle.
+        bundle: String,
+        /// Its endpoint.
+        endpoint: String,
+    },
+    /// `--update-baseline` without a state directory.
+    #[error("--update-baseline needs a state directory: set MCP_PROBE_HOME or HOME")]
+    NoStateDir,
+    /// The `-o` file could not be written.
+    #[error("cannot write the report to {}: {source}", path.display())]
+    WriteReport {
+        /// The `-o` path.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+impl GradeError {
+    /// The exit status this error ends a run with: always [`ExitStatus::Usage`].
+    pub fn exit_status(&self) -> ExitStatus {
+        ExitStatus::Usage
+    }
+}
+
+impl From<std::io::Error> for GradeError {
+    fn from(e: std::io::Error) -> GradeError {
+        GradeError::Load(Error::Output(e))
+    }
+}
+
+/// A bundle read and verified for grading, with the bytes a baseline update stores.
+struct Input {
+    bytes: Vec<u8>,
+    ev: Evidence,
+}
+
+/// Read and verify one bundle. On failure, one line on `err` names the file and what
+/// failed (`what` says which input it was: a graded bundle or the `--baseline`), and
+/// the returned status says how it failed.
+fn load_one(
+    path: &Path,
+    what: &str,
+    trust: &[PublicKey],
+    err: &mut dyn Write,
+) -> Result<Result<Input, ExitStatus>, GradeError> {
+    let shown = line(&path.display().to_string());
+    let bytes = match read_bundle(path) {
+        Ok(b) => b,
+        Err(e) => {
+            writeln!(err, "mcp-grade: {what}{}", line(&e.to_string()))?;
+            return Ok(Err(e.exit_status()));
+        }
+    };
+    match open(&bytes, trust) {
+        Ok(v) => Ok(Ok(Input {
+            ev: Evidence::new(path.display().to_string(), v),
+            bytes,
+        })),
+        Err(e) => {
+            writeln!(
+                err,
+                "mcp-grade: INVALID {what}{shown}: {}; not graded",
+                line(&e.to_string())
+            )?;
+            Ok(Err(ExitStatus::Invalid))
+        }
+    }
+}
+
+/// The stored baseline of one endpoint, looked up once per run.
+enum Stored {
+    Absent,
+    Valid(String, Box<Evidence>),
+    Rejected(String, String),
+}
+
+fn lookup_stored(
+    state: &Path,
+    endpoint: &str,
+    trust: &[PublicKey],
+    err: &mut dyn Write,
+) -> Result<Stored, GradeError> {
+    let path = baseline::stored_path(state, endpoint);
+    let shown = path.display().to_string();
+    let bytes = match std::fs::metadata(&path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Stored::Absent),
+        _ => read_bundle(&path),
+    };
+    let problem = match bytes {
+        Err(e) => e.to_string(),
+        Ok(bytes) => match open(&bytes, trust) {
+            Ok(v) => {
+                return Ok(Stored::Valid(
+                    shown.clone(),
+                    Box::new(Evidence::new(shown, v)),
+                ))
+            }
+            Err(e) => format!("failed verification: {e}"),
+        },
+    };
+    writeln!(
+        err,
+        "mcp-grade: warning: stored baseline {} for {} ignored ({}); comparing checks have no baseline",
+        line(&shown),
+        line(endpoint),
+        line(&problem)
+    )?;
+    Ok(Stored::Rejected(shown, problem))
+}
+
+/// Why a graded bundle is not stored as its endpoint's baseline, if it is not.
+fn unstorable(ev: &Evidence) -> Option<&'static str> {
+    if ev.payload.target.endpoint.is_none() {
+        Some("no MCP endpoint answered")
+    } else if ev.revision().is_none() {
+        Some("no MCP session was established, and an empty inventory must not replace a good baseline")
+    } else if ev.payload.run.status != RunStatus::Complete {
+        Some("the run did not complete, so its inventory may be partial")
+    } else {
+        None
+    }
+}
+
+/// `mcp-grade [OPTIONS] BUNDLE...`: grade every bundle and write one report.
+///
+/// Every input (bundles and `--baseline`) is read and verified before anything is
+/// graded. When any cannot be read or fails verification, each failure gets one line on
+/// `err` naming the file, and *nothing* is graded or reported: a report that silently
+/// left out a server would read like a complete one. The status is then
+/// [`ExitStatus::Usage`] (unreadable) or [`ExitStatus::Invalid`].
+///
+/// Otherwise each bundle is graded with [`crate::grade::grade`] in its baseline context
+/// (see [`crate::baseline`]), `--update-baseline` stores each endpoint's newest complete
+/// bundle (its path printed on `err`), and the report goes to `out` or, with `-o`, to
+/// the file (written atomically). The status is [`Report::status`] (FAIL before ERROR),
+/// or [`ExitStatus::Usage`] when a baseline could not be stored.
+pub fn grade(
+    opts: &GradeOptions,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<ExitStatus, GradeError> {
+    let trust = load_trust(&opts.trust)?;
+    if opts.baseline == BaselineChoice::Update && opts.state_dir.is_none() {
+        return Err(GradeError::NoStateDir);
+    }
+
+    let mut failed = ExitStatus::Pass;
+    let mut failures = 0;
+    let mut inputs = Vec::new();
+    for path in &opts.bundles {
+        match load_one(path, "", &trust, err)? {
+            Ok(i) => inputs.push(i),
+            Err(s) => {
+                failed = failed.worst(s);
+                failures += 1;
+            }
+        }
+    }
+    let file_baseline = match &opts.baseline {
+        BaselineChoice::File(p) => match load_one(p, "--baseline ", &trust, err)? {
+            Ok(i) => Some((p.display().to_string(), i.ev)),
+            Err(s) => {
+                failed = failed.worst(s);
+                failures += 1;
+                None
+            }
+        },
+        _ => None,
+    };
+    if failed != ExitStatus::Pass {
+        writeln!(
+            err,
+            "mcp-grade: nothing graded: {failures} input bundle(s) could not be read or failed verification"
+        )?;
+        return Ok(failed);
+    }
+
+    if let Some((bpath, b)) = &file_baseline {
+        if let Some(i) = inputs.iter().find(|i| i.ev.endpoint() != b.endpoint()) {
+            return Err(GradeError::BaselineEndpoint {
+                baseline: line(bpath),
+                baseline_endpoint: line(&b.endpoint()),
+                bundle: line(&i.ev.path),
+                endpoint: line(&i.ev.endpoint()),
+            });
+        }
+    }
+
+    let mut stored: HashMap<String, Stored> = HashMap::new();
+    if let (BaselineChoice::Stored, Some(state)) = (&opts.baseline, &opts.state_dir) {
+        for i in &inputs {
+            if let Some(ep) = &i.ev.payload.target.endpoint {
+                if !stored.contains_key(ep) {
+                    let s = lookup_stored(state, ep, &trust, err)?;
+                    stored.insert(ep.clone(), s);
+                }
+            }
+        }
+    }
+
+    let mut graded = Vec::with_capacity(inputs.len());
+    for i in &inputs {
+        let (cx, info) = match (&opts.baseline, &file_baseline) {
+            (BaselineChoice::File(_), Some((p, b))) => (
+                Context {
+                    baseline: Some(b),
+                    updating_baseline: false,
+                },
+                Some(BaselineInfo::used(BaselineMode::File, p.clone(), b)),
+            ),
+            (BaselineChoice::Update, _) => (
+                Context {
+                    baseline: None,
+                    updating_baseline: true,
+                },
+                None,
+            ),
+            _ => match i
+                .ev
+                .payload
+                .target
+                .endpoint
+                .as_ref()
+                .and_then(|e| stored.get(e))
+            {
+                Some(Stored::Valid(p, b)) => (
+                    Context {
+                        baseline: Some(b),
+                        updating_baseline: false,
+                    },
+                    Some(BaselineInfo::used(BaselineMode::Stored, p.clone(), b)),
+                ),
+                Some(Stored::Rejected(p, why)) => (
+                    Context::default(),
+                    Some(BaselineInfo::rejected(p.clone(), why.clone())),
+                ),
+                Some(Stored::Absent) | None => (Context::default(), None),
+            },
+        };
+        let results = crate::grade::grade(&i.ev, &cx, opts.level);
+        graded.push((info, results));
+    }
+
+    let mut status = ExitStatus::Pass;
+    if opts.baseline == BaselineChoice::Update {
+        let state = opts.state_dir.as_deref().ok_or(GradeError::NoStateDir)?;
+        let infos = update_baselines(state, &inputs, err)?;
+        for ((info, _), (new, ok)) in graded.iter_mut().zip(infos) {
+            *info = Some(new);
+            if !ok {
+                status = status.worst(ExitStatus::Usage);
+            }
+        }
+    }
+
+    let report = Report::new(
+        opts.level,
+        inputs
+            .iter()
+            .zip(graded)
+            .map(|(i, (info, results))| (Server::new(&i.ev, info), results))
+            .collect(),
+    );
+    status = status.worst(report.status());
+    let bytes = report::render(&report, opts.format);
+    match &opts.output {
+        None => {
+            out.write_all(&bytes)?;
+            out.flush()?;
+        }
+        Some(p) => {
+            baseline::write_atomic(p, &bytes, false).map_err(|source| GradeError::WriteReport {
+                path: p.clone(),
+                source,
+            })?
+        }
+    }
+    Ok(status)
+}
+
+/// Store each endpoint's newest storable bundle (by collection time; the later argument
+/// on a tie) as its baseline. Returns, per input, what the report says and whether
+/// nothing went wrong (a bundle that is not stored by rule is not an error; a write
+/// that fails is).
+fn update_baselines(
+    state: &Path,
+    inputs: &[Input],
+    err: &mut dyn Write,
+) -> Result<Vec<(BaselineInfo, bool)>, GradeError> {
+    let mut newest: BTreeMap<&str, usize> = BTreeMap::new();
+    for (n, i) in inputs.iter().enumerate() {
+        if unstorable(&i.ev).is_some() {
+            continue;
+        }
+        let Some(ep) = i.ev.payload.target.endpoint.as_deref() else {
+            continue;
+        };
+        let at = i.ev.payload.run.started_at;
+        match newest.get(ep) {
+            Some(&m) if inputs[m].ev.payload.run.started_at > at => {}
+            _ => {
+                newest.insert(ep, n);
+            }
+        }
+    }
+    let mut written: HashMap<usize, Result<PathBuf, String>> = HashMap::new();
+    for (&ep, &n) in &newest {
+        let r = baseline::store(state, ep, &inputs[n].bytes);
+        match &r {
+            Ok(p) => writeln!(
+                err,
+                "mcp-grade: stored baseline for {}: {}",
+                line(ep),
+                line(&p.display().to_string())
+            )?,
+            Err(e) => writeln!(
+                err,
+                "mcp-grade: cannot store the baseline for {} at {}: {e}",
+                line(ep),
+                line(&baseline::stored_path(state, ep).display().to_string())
+            )?,
+        }
+        written.insert(n, r.map_err(|e| format!("cannot write it: {e}")));
+    }
+    Ok(inputs
+        .iter()
+        .enumerate()
+        .map(|(n, i)| {
+            let ep = i.ev.endpoint();
+            let path = baseline::stored_path(state, &ep).display().to_string();
+            if let Some(why) = unstorable(&i.ev) {
+                return (
+                    BaselineInfo::update(path, false, Some(format!("not stored: {why}"))),
+                    true,
+                );
+            }
+            match written.get(&n) {
+                Some(Ok(p)) => (
+                    BaselineInfo::update(p.display().to_string(), true, None),
+                    true,
+                ),
+                Some(Err(e)) => (BaselineInfo::update(path, false, Some(e.clone())), false),
+                None => {
+                    let other = newest
+                        .get(ep.as_str())
+                        .map(|&m| inputs[m].ev.path.clone())
+                        .unwrap_or_default();
+                    (
+                        BaselineInfo::update(
+                            path,
+                            false,
+                            Some(format!(
+                                "not stored: a newer bundle of this endpoint ({other}) was stored"
+                            )),
+                        ),
+                        true,
+                    )
+                }
+            }
+        })
+        .collect())
 }

@@ -1,19 +1,33 @@
 //! Command-line flags (design.md §6). Parsing only: no I/O, no decisions.
+//!
+//! Grading is the command without a subcommand name: `mcp-grade [OPTIONS] BUNDLE...`.
+//! clap's `args_conflicts_with_subcommands` makes the first word decide: `verify` and
+//! `show` are subcommands, anything else is a bundle to grade (a bundle file literally
+//! named `verify` or `show` is graded as `./verify`). Grading options therefore go
+//! with grading only: in `mcp-grade --format json verify x`, `verify` is a bundle path.
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
+use mcp_probe_evaluator::report::Format;
 
 /// Grades MCP servers from signed evidence bundles, offline.
+///
+/// Without a subcommand, grades every BUNDLE against the CIS MCP Server Benchmark and
+/// writes one check-centric report (text or JSON) to stdout or -o FILE. Every bundle is
+/// verified first; if any cannot be read or fails verification, nothing is graded.
 #[derive(Debug, Parser)]
-#[command(name = "mcp-grade", version, about, long_about = None)]
+#[command(name = "mcp-grade", version, about, long_about)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 #[command(
-    after_help = "Exit codes: 0 ok, 1 a FAIL, 2 usage or unreadable input, 3 a bundle failed verification, \
-                        4 an ERROR and no FAIL."
+    after_help = "Exit codes: 0 no FAIL and no ERROR, 1 a FAIL, 2 usage or unreadable input (or output not \
+                  written), 3 a bundle failed verification, 4 an ERROR and no FAIL."
 )]
 pub(crate) struct Cli {
     #[command(subcommand)]
-    pub(crate) command: Command,
+    pub(crate) command: Option<Command>,
+    #[command(flatten)]
+    pub(crate) grade: GradeArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -30,6 +44,33 @@ pub(crate) enum Command {
     /// Verifies first; a bundle that fails verification is still shown as far as it can
     /// be decoded, with a warning on stderr, and the exit status is 3.
     Show(ShowArgs),
+}
+
+/// Options of grading (the command without a subcommand name).
+#[derive(Debug, Args)]
+pub(crate) struct GradeArgs {
+    /// Bundle files (.mcpev) to grade.
+    #[arg(required = true, value_name = "BUNDLE")]
+    pub(crate) bundles: Vec<PathBuf>,
+    /// Report format: text or json (sarif, junit and html are not available yet).
+    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = Format::parse)]
+    pub(crate) format: Format,
+    /// Write the report to FILE (atomically) instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub(crate) output: Option<PathBuf>,
+    /// Restrict to the checks of a profile level: 1 (L1 only) or 2 (L1 and L2).
+    #[arg(long, value_name = "1|2", value_parser = clap::value_parser!(u8).range(1..=2))]
+    pub(crate) level: Option<u8>,
+    /// Compare drift checks with this earlier bundle of the same endpoint (verified like
+    /// any bundle; every graded bundle must be of its endpoint).
+    #[arg(long, value_name = "FILE", conflicts_with = "update_baseline")]
+    pub(crate) baseline: Option<PathBuf>,
+    /// Store each graded bundle as its endpoint's baseline (under $MCP_PROBE_HOME or
+    /// ~/.mcp-probe, baselines/); comparing checks report UNKNOWN in this run.
+    #[arg(long)]
+    pub(crate) update_baseline: bool,
+    #[command(flatten)]
+    pub(crate) trust: Trust,
 }
 
 #[derive(Debug, Args)]
@@ -62,4 +103,51 @@ pub(crate) struct Trust {
     /// With pins, a bundle signed by any other key fails verification.
     #[arg(long = "trust", value_name = "KEYFILE")]
     pub(crate) keys: Vec<PathBuf>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn definitions_are_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("mcp-grade").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn bare_bundles_grade_and_subcommands_still_work() {
+        let c = parse(&["a.mcpev", "b.mcpev", "--format", "json", "--level", "1"]).expect("grade");
+        assert!(c.command.is_none());
+        assert_eq!(c.grade.bundles.len(), 2);
+        assert_eq!(c.grade.format, Format::Json);
+        assert_eq!(c.grade.level, Some(1));
+        let v = parse(&["verify", "a.mcpev"]).expect("verify");
+        assert!(matches!(v.command, Some(Command::Verify(_))));
+        let s = parse(&["show", "a.mcpev", "--json"]).expect("show");
+        assert!(matches!(s.command, Some(Command::Show(_))));
+    }
+
+    #[test]
+    fn usage_errors() {
+        assert!(parse(&[]).is_err());
+        assert!(parse(&["a", "--level", "3"]).is_err());
+        assert!(parse(&["a", "--baseline", "b", "--update-baseline"]).is_err());
+        let e = parse(&["a", "--format", "sarif"])
+            .expect_err("not yet")
+            .to_string();
+        assert!(e.contains("sarif") && e.contains("text, json"), "{e}");
+        // After a grading option, `verify` is just a bundle name (which then cannot be
+        // read: exit 2), never the subcommand.
+        let g = parse(&["--format", "json", "verify", "a"]).expect("grade");
+        assert!(g.command.is_none());
+        assert_eq!(
+            g.grade.bundles,
+            [PathBuf::from("verify"), PathBuf::from("a")]
+        );
+    }
 }

@@ -1,12 +1,14 @@
-//! `mcp-grade`: reads `mcp-evidence` bundles offline, verifies them and shows what they
-//! recorded (design.md §5). Grading itself comes later; this crate already owns the
-//! pieces every grader command shares: loading and verifying bundles, trust pins, the
-//! exit-status contract, and the readable, JSON and HAR renderings of a bundle.
+//! `mcp-grade`: reads `mcp-evidence` bundles offline, verifies them, shows what they
+//! recorded and grades them against the benchmark (design.md §5): loading and verifying
+//! bundles, trust pins, the exit-status contract, the check registry and runner,
+//! baselines ([`baseline`]), the grading reports ([`report`]), and the readable, JSON
+//! and HAR renderings of a bundle.
 //!
 //! The crate never touches the network (design.md §2): it depends on `schema` and on
 //! nothing that speaks TCP or TLS. Every function here takes untrusted bundle bytes and
 //! must not panic on any of them.
 
+pub mod baseline;
 pub mod catalogue;
 pub mod check;
 pub mod checks;
@@ -19,10 +21,11 @@ pub mod grade;
 pub mod har;
 pub mod load;
 pub mod output;
+pub mod report;
 pub mod text;
 pub mod verdict;
 pub mod view;
 
-pub use commands::{show, verify, ShowMode};
+pub use commands::{grade, show, verify, BaselineChoice, GradeError, GradeOptions, ShowMode};
 pub use exit::ExitStatus;
 pub use load::{Error, Loaded};

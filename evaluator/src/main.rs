@@ -6,10 +6,11 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
+use mcp_probe_evaluator::baseline::state_dir;
 use mcp_probe_evaluator::output::Output;
-use mcp_probe_evaluator::{Error, ExitStatus, ShowMode};
+use mcp_probe_evaluator::{BaselineChoice, Error, ExitStatus, GradeError, GradeOptions, ShowMode};
 
-use flags::{Cli, Command};
+use flags::{Cli, Command, GradeArgs};
 
 fn code(status: ExitStatus) -> ExitCode {
     ExitCode::from(match status {
@@ -21,10 +22,35 @@ fn code(status: ExitStatus) -> ExitCode {
     })
 }
 
+fn grade_options(a: GradeArgs) -> GradeOptions {
+    GradeOptions {
+        bundles: a.bundles,
+        format: a.format,
+        output: a.output,
+        level: a.level,
+        trust: a.trust.keys,
+        baseline: match (a.baseline, a.update_baseline) {
+            (Some(f), _) => BaselineChoice::File(f),
+            (None, true) => BaselineChoice::Update,
+            (None, false) => BaselineChoice::Stored,
+        },
+        state_dir: state_dir(),
+    }
+}
+
 fn run(cli: Cli, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<ExitStatus> {
     let status = match cli.command {
-        Command::Verify(a) => mcp_probe_evaluator::verify(&a.bundles, &a.trust.keys, out, err),
-        Command::Show(a) => {
+        None => {
+            return Ok(mcp_probe_evaluator::grade(
+                &grade_options(cli.grade),
+                out,
+                err,
+            )?)
+        }
+        Some(Command::Verify(a)) => {
+            mcp_probe_evaluator::verify(&a.bundles, &a.trust.keys, out, err)
+        }
+        Some(Command::Show(a)) => {
             let mode = match (a.json, a.har) {
                 (true, _) => ShowMode::Json,
                 (_, true) => ShowMode::Har,
@@ -56,7 +82,9 @@ fn main() -> ExitCode {
         Err(e) => {
             let status = e
                 .downcast_ref::<Error>()
-                .map_or(ExitStatus::Usage, Error::exit_status);
+                .map(Error::exit_status)
+                .or_else(|| e.downcast_ref::<GradeError>().map(GradeError::exit_status))
+                .unwrap_or(ExitStatus::Usage);
             let _ = writeln!(err, "mcp-grade: {e}");
             code(status)
         }

@@ -1,0 +1,66 @@
+//! How many bundles `mcp-grade` grades per second on one core: for each bundle in
+//! `examples/`, read the file, verify it (`open`: CBOR, every record chained, SHA-256,
+//! Ed25519), derive the inventory, grade every check this build registers, and render
+//! the JSON report. Design target: at least 1,000 bundles per second per core.
+//!
+//! Run with `cargo bench -p mcp-probe-evaluator --bench grade`; criterion reports the
+//! throughput in elements (bundles) per second. Two shapes are measured: one report
+//! per bundle (`mcp-grade x.mcpev` per bundle), and one report over all of them
+//! (`mcp-grade examples/*.mcpev`). Criterion runs on the calling thread only.
+
+use std::path::{Path, PathBuf};
+
+use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
+use mcp_probe_evaluator::check::Context;
+use mcp_probe_evaluator::evidence::Evidence;
+use mcp_probe_evaluator::grade::grade;
+use mcp_probe_evaluator::load::read_bundle;
+use mcp_probe_evaluator::report::{json, Report, Server};
+use mcp_probe_schema::open;
+
+fn examples() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("examples/ exists")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "mcpev"))
+        .collect();
+    v.sort();
+    assert!(!v.is_empty(), "no example bundles in {}", dir.display());
+    v
+}
+
+/// Read, verify, grade and describe one bundle.
+fn graded(path: &Path) -> (Server, Vec<mcp_probe_evaluator::grade::CheckResult>) {
+    let bytes = read_bundle(path).expect("readable");
+    let v = open(&bytes, &[]).expect("example verifies");
+    let ev = Evidence::new(path.display().to_string(), v);
+    let results = grade(&ev, &Context::default(), None);
+    (Server::new(&ev, None), results)
+}
+
+fn bench(c: &mut Criterion) {
+    let paths = examples();
+    let n = paths.len() as u64;
+
+    let mut g = c.benchmark_group("grade");
+    g.throughput(Throughput::Elements(n));
+    g.bench_function(format!("one_json_report_per_bundle_x{n}"), |b| {
+        b.iter(|| {
+            for p in &paths {
+                let report = Report::new(None, vec![graded(p)]);
+                black_box(json::to_string(&report));
+            }
+        })
+    });
+    g.bench_function(format!("one_json_report_over_{n}_bundles"), |b| {
+        b.iter(|| {
+            let report = Report::new(None, paths.iter().map(|p| graded(p)).collect());
+            black_box(json::to_string(&report));
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,455 @@
+//! Grading reports: one model, two renderings.
+//!
+//! [`Report`] is built once from the graded bundles and holds everything a renderer
+//! prints, in the order it is printed: servers sorted by endpoint (then bundle path),
+//! checks in numeric id order ([`crate::catalogue::id_key`]: `1.4` before `2.1` before
+//! `10.1`, spec/checks.md §17 item 16). Renderers only format: [`text`] is the
+//! check-centric report for people (evidence of every non-PASS result, not only FAIL),
+//! [`json`] the documented, stable machine schema (`docs/report.md`).
+//!
+//! A check this build does not grade is carried as "not graded", never as a verdict.
+//! The report holds nothing that changes between two runs over the same bundles besides
+//! the grader version: no "generated at" time, so a report can be diffed.
+
+pub mod json;
+pub mod text;
+
+use serde_json::Value;
+
+use crate::catalogue::{id_key, Entry, CATALOGUE};
+use crate::evidence::Evidence;
+use crate::exit::ExitStatus;
+use crate::grade::CheckResult;
+use crate::verdict::{Outcome, Verdict};
+
+/// Report format chosen with `--format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Format {
+    /// Check-centric text for a terminal.
+    #[default]
+    Text,
+    /// `mcp-grade-report/1` JSON.
+    Json,
+}
+
+impl Format {
+    /// Formats this build writes, as typed on the command line.
+    pub const AVAILABLE: &'static str = "text, json";
+
+    /// Parse a `--format` value. The formats design.md §6 names that this build does not
+    /// write yet get a message saying so, and every error names what is available.
+    pub fn parse(s: &str) -> Result<Format, String> {
+        match s {
+            "text" => Ok(Format::Text),
+            "json" => Ok(Format::Json),
+            "sarif" | "junit" | "html" => Err(format!(
+                "{s} reports are not available in this build yet (available: {})",
+                Format::AVAILABLE
+            )),
+            _ => Err(format!("available formats: {}", Format::AVAILABLE)),
+        }
+    }
+}
+
+/// The grader's version, printed in every report.
+pub const GRADER_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// How a server's baseline was chosen for this run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BaselineMode {
+    /// `--baseline FILE`.
+    File,
+    /// The per-endpoint store.
+    Stored,
+    /// `--update-baseline`: nothing compared; this bundle is stored as the baseline.
+    Update,
+}
+
+impl BaselineMode {
+    /// The word used in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BaselineMode::File => "file",
+            BaselineMode::Stored => "stored",
+            BaselineMode::Update => "update",
+        }
+    }
+}
+
+/// What the report says about one server's baseline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BaselineInfo {
+    /// Where it came from.
+    pub mode: BaselineMode,
+    /// The baseline file (for `update`: where this bundle is, or would have been, stored).
+    pub path: String,
+    /// True when the comparing checks were graded against it.
+    pub used: bool,
+    /// Run id of the baseline bundle (`file`/`stored`, when it verified).
+    pub run_id: Option<String>,
+    /// When the baseline was collected, UTC microseconds.
+    pub collected_at: Option<i64>,
+    /// Key id of the baseline's signer.
+    pub signer: Option<String>,
+    /// `update` only: whether the bundle was written to the store.
+    pub stored: Option<bool>,
+    /// Why it was not used or not stored.
+    pub problem: Option<String>,
+}
+
+impl BaselineInfo {
+    /// A verified baseline bundle used for comparison.
+    pub fn used(mode: BaselineMode, path: impl Into<String>, ev: &Evidence) -> BaselineInfo {
+        BaselineInfo {
+            mode,
+            path: path.into(),
+            used: true,
+            run_id: Some(ev.payload.run.run_id.clone()),
+            collected_at: Some(ev.payload.run.started_at),
+            signer: Some(ev.signer.clone()),
+            stored: None,
+            problem: None,
+        }
+    }
+
+    /// A stored baseline that could not be used (it failed verification or reading).
+    pub fn rejected(path: impl Into<String>, problem: impl Into<String>) -> BaselineInfo {
+        BaselineInfo {
+            mode: BaselineMode::Stored,
+            path: path.into(),
+            used: false,
+            run_id: None,
+            collected_at: None,
+            signer: None,
+            stored: None,
+            problem: Some(problem.into()),
+        }
+    }
+
+    /// An `--update-baseline` outcome for this server.
+    pub fn update(path: impl Into<String>, stored: bool, problem: Option<String>) -> BaselineInfo {
+        BaselineInfo {
+            mode: BaselineMode::Update,
+            path: path.into(),
+            used: false,
+            run_id: None,
+            collected_at: None,
+            signer: None,
+            stored: Some(stored),
+            problem,
+        }
+    }
+}
+
+/// One graded bundle, as the report describes its server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Server {
+    /// Endpoint URL (the target as typed when no endpoint answered).
+    pub endpoint: String,
+    /// The target as typed.
+    pub target: String,
+    /// Negotiated revision, if a session was established.
+    pub revision: Option<String>,
+    /// `serverInfo` as the server reported it (self-reported).
+    pub server_info: Option<Value>,
+    /// Whether the endpoint answered 401 without credentials (`None`: no endpoint).
+    pub auth_required: Option<bool>,
+    /// Whether the run presented a credential (`None`: no endpoint).
+    pub authenticated: Option<bool>,
+    /// `complete`, `interrupted` or `failed`.
+    pub run_status: &'static str,
+    /// Why the run did not complete or reach an endpoint.
+    pub failure: Option<String>,
+    /// The collector's run id.
+    pub run_id: String,
+    /// The bundle file as given.
+    pub bundle: String,
+    /// Key id of the signer.
+    pub signer: String,
+    /// When collection started, UTC microseconds.
+    pub collected_at: i64,
+    /// Collector name and version.
+    pub collector: String,
+    /// The baseline used or written for this server, if any.
+    pub baseline: Option<BaselineInfo>,
+}
+
+impl Server {
+    /// Describe the server of `ev`.
+    pub fn new(ev: &Evidence, baseline: Option<BaselineInfo>) -> Server {
+        let p = &ev.payload;
+        Server {
+            endpoint: ev.endpoint(),
+            target: p.target.as_typed.clone(),
+            revision: ev.revision().map(str::to_string),
+            server_info: ev.session().and_then(|s| s.server_info.clone()),
+            auth_required: ev.session().map(|s| s.auth_required),
+            authenticated: ev.session().map(|s| s.authenticated),
+            run_status: p.run.status.as_str(),
+            failure: p.run.failure.clone(),
+            run_id: p.run.run_id.clone(),
+            bundle: ev.path.clone(),
+            signer: ev.signer.clone(),
+            collected_at: p.run.started_at,
+            collector: format!("{} {}", p.collector.name, p.collector.version),
+            baseline,
+        }
+    }
+
+    /// The negotiated revision, or `no-session`.
+    pub fn revision_label(&self) -> &str {
+        self.revision.as_deref().unwrap_or("no-session")
+    }
+
+    /// `serverInfo` name and version, when reported as strings.
+    pub fn server_name(&self) -> Option<String> {
+        let info = self.server_info.as_ref()?;
+        let name = info.get("name").and_then(Value::as_str)?;
+        Some(match info.get("version").and_then(Value::as_str) {
+            Some(v) => format!("{name} {v}"),
+            None => name.to_string(),
+        })
+    }
+}
+
+/// One check's row: its catalogue entry and, when this build grades it, the outcome on
+/// every server (same order as [`Report::servers`]).
+#[derive(Debug, Clone)]
+pub struct Row {
+    /// The check.
+    pub entry: &'static Entry,
+    /// `None` when this build does not grade the check.
+    pub outcomes: Option<Vec<Outcome>>,
+}
+
+impl Row {
+    /// How many servers got `v`.
+    pub fn count(&self, v: Verdict) -> usize {
+        self.outcomes
+            .as_ref()
+            .map_or(0, |o| o.iter().filter(|x| x.verdict == v).count())
+    }
+}
+
+/// A grading report over one or more bundles.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// `--level`, if given (1: L1 only; 2: L1 and L2).
+    pub level: Option<u8>,
+    /// The servers, sorted by endpoint then bundle path.
+    pub servers: Vec<Server>,
+    /// Every check in scope, in numeric id order.
+    pub rows: Vec<Row>,
+}
+
+impl Report {
+    /// Build a report from each server and the results [`crate::grade::grade`] gave its
+    /// bundle at `level`. A check is graded when every bundle has an outcome for it.
+    pub fn new(level: Option<u8>, graded: Vec<(Server, Vec<CheckResult>)>) -> Report {
+        let mut graded = graded;
+        graded.sort_by(|a, b| (&a.0.endpoint, &a.0.bundle).cmp(&(&b.0.endpoint, &b.0.bundle)));
+        let mut entries: Vec<&'static Entry> = CATALOGUE
+            .iter()
+            .filter(|e| level.is_none_or(|l| e.level.number() <= l))
+            .collect();
+        entries.sort_by_key(|e| id_key(e.id));
+        let rows = entries
+            .into_iter()
+            .map(|entry| {
+                let outcomes: Option<Vec<Outcome>> = graded
+                    .iter()
+                    .map(|(_, results)| {
+                        results
+                            .iter()
+                            .find(|r| r.entry.id == entry.id)
+                            .and_then(|r| r.outcome.clone())
+                    })
+                    .collect();
+                Row {
+                    entry,
+                    outcomes: outcomes.filter(|_| !graded.is_empty()),
+                }
+            })
+            .collect();
+        Report {
+            level,
+            servers: graded.into_iter().map(|(s, _)| s).collect(),
+            rows,
+        }
+    }
+
+    /// Checks in scope that this build grades.
+    pub fn graded(&self) -> impl Iterator<Item = &Row> {
+        self.rows.iter().filter(|r| r.outcomes.is_some())
+    }
+
+    /// Checks in scope that this build does not grade.
+    pub fn not_graded(&self) -> impl Iterator<Item = &Row> {
+        self.rows.iter().filter(|r| r.outcomes.is_none())
+    }
+
+    /// How many results got `v`, over every check and server.
+    pub fn total(&self, v: Verdict) -> usize {
+        self.rows.iter().map(|r| r.count(v)).sum()
+    }
+
+    /// The exit status the verdicts call for: [`ExitStatus::Fail`] on any FAIL, else
+    /// [`ExitStatus::Error`] on any ERROR, else [`ExitStatus::Pass`] (design.md §6).
+    pub fn status(&self) -> ExitStatus {
+        if self.total(Verdict::Fail) > 0 {
+            ExitStatus::Fail
+        } else if self.total(Verdict::Error) > 0 {
+            ExitStatus::Error
+        } else {
+            ExitStatus::Pass
+        }
+    }
+
+    /// The label of server `i` in check rows: `endpoint [revision]`, plus the bundle
+    /// path when another graded bundle has the same endpoint.
+    pub fn label(&self, i: usize) -> String {
+        let s = &self.servers[i];
+        let shared = self
+            .servers
+            .iter()
+            .filter(|o| o.endpoint == s.endpoint)
+            .count()
+            > 1;
+        if shared {
+            format!("{} [{}] ({})", s.endpoint, s.revision_label(), s.bundle)
+        } else {
+            format!("{} [{}]", s.endpoint, s.revision_label())
+        }
+    }
+}
+
+/// Render `report` in `format`.
+pub fn render(report: &Report, format: Format) -> Vec<u8> {
+    match format {
+        Format::Text => text::render(report).into_bytes(),
+        Format::Json => {
+            let mut v = json::to_string(report).into_bytes();
+            v.push(b'\n');
+            v
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalogue::entry;
+    use crate::fixture;
+
+    fn server(endpoint: &str, bundle: &str) -> Server {
+        let ev = fixture::evidence(
+            Some(fixture::session(
+                Some("2025-11-25"),
+                serde_json::json!({}),
+                None,
+            )),
+            Vec::new(),
+        );
+        let mut s = Server::new(&ev, None);
+        s.endpoint = endpoint.into();
+        s.bundle = bundle.into();
+        s
+    }
+
+    fn results(v: &[(&str, Verdict)]) -> Vec<CheckResult> {
+        CATALOGUE
+            .iter()
+            .map(|e| CheckResult {
+                entry: e,
+                outcome: v
+                    .iter()
+                    .find(|(id, _)| *id == e.id)
+                    .map(|(_, v)| Outcome::single(*v, "why", "")),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn format_parsing_names_what_is_available() {
+        assert_eq!(Format::parse("json"), Ok(Format::Json));
+        let e = Format::parse("sarif").expect_err("not yet");
+        assert!(e.contains("sarif") && e.contains("text, json"), "{e}");
+        assert!(Format::parse("xml")
+            .expect_err("unknown")
+            .contains("text, json"));
+    }
+
+    #[test]
+    fn status_follows_the_verdicts() {
+        let r = |v: &[(&str, Verdict)]| Report::new(None, vec![(server("e", "b"), results(v))]);
+        assert_eq!(r(&[]).status(), ExitStatus::Pass);
+        assert_eq!(
+            r(&[("1.1", Verdict::Pass), ("2.1", Verdict::NotApplicable)]).status(),
+            ExitStatus::Pass
+        );
+        assert_eq!(
+            r(&[("1.1", Verdict::Unknown), ("2.2", Verdict::NoRev)]).status(),
+            ExitStatus::Pass
+        );
+        assert_eq!(r(&[("1.1", Verdict::Error)]).status(), ExitStatus::Error);
+        assert_eq!(
+            r(&[("1.1", Verdict::Error), ("10.2", Verdict::Fail)]).status(),
+            ExitStatus::Fail
+        );
+    }
+
+    #[test]
+    fn rows_are_numeric_and_servers_sorted() {
+        let rep = Report::new(
+            Some(1),
+            vec![
+                (
+                    server("http://b/mcp", "b"),
+                    results(&[("10.1", Verdict::Fail)]),
+                ),
+                (
+                    server("http://a/mcp", "a"),
+                    results(&[("10.1", Verdict::Pass)]),
+                ),
+            ],
+        );
+        let ids: Vec<&str> = rep.rows.iter().map(|r| r.entry.id).collect();
+        let pos = |id: &str| ids.iter().position(|i| *i == id).expect("present");
+        assert!(pos("1.4") < pos("2.1") && pos("7.2.1") < pos("10.1"));
+        assert!(rep.rows.iter().all(|r| r.entry.level.number() == 1));
+        assert_eq!(rep.servers[0].endpoint, "http://a/mcp");
+        let row = rep
+            .rows
+            .iter()
+            .find(|r| r.entry.id == "10.1")
+            .expect("10.1");
+        let o = row.outcomes.as_ref().expect("graded");
+        assert_eq!((o[0].verdict, o[1].verdict), (Verdict::Pass, Verdict::Fail));
+        assert!(rep
+            .rows
+            .iter()
+            .find(|r| r.entry.id == "1.1")
+            .expect("1.1")
+            .outcomes
+            .is_none());
+        assert_eq!(rep.graded().count(), 1);
+        assert_eq!(entry("10.1").map(|e| e.id), Some("10.1"));
+    }
+
+    #[test]
+    fn labels_disambiguate_shared_endpoints() {
+        let rep = Report::new(
+            None,
+            vec![
+                (server("http://a/mcp", "x.mcpev"), results(&[])),
+                (server("http://a/mcp", "y.mcpev"), results(&[])),
+            ],
+        );
+        assert_eq!(rep.label(0), "http://a/mcp [2025-11-25] (x.mcpev)");
+        let one = Report::new(
+            None,
+            vec![(server("http://a/mcp", "x.mcpev"), results(&[]))],
+        );
+        assert_eq!(one.label(0), "http://a/mcp [2025-11-25]");
+    }
+}

@@ -1,0 +1,377 @@
+//! The check-centric text report.
+//!
+//! Layout (docs/report.md shows an example):
+//!
+//! ```text
+//! ========================================================================
+//! CIS MCP Server Benchmark 1.0.0, graded by mcp-grade 0.1.0
+//! checks: this build grades 12 of the 36; level: all (L1 and L2)
+//! servers: 2
+//! ========================================================================
+//!   http://127.0.0.1:8080/mcp  [2025-11-25]
+//!       server    test-server 1.0.0 (serverInfo, self-reported)
+//!       auth      required: no; credential presented: no
+//!       run       complete; collected 2025-11-30T05:20:00Z by mcp-collect 0.1.0
+//!       bundle    evidence/a.mcpev (run 0011…, signer 34750f98…)
+//!       baseline  none
+//!
+//! ========================================================================
+//! 10.1 (L1) static resources cached with …  [wire]  0/1 pass
+//!     FAIL    : http://127.0.0.1:8080/mcp [2025-11-25]
+//!   evidence:
+//!     FAIL     http://127.0.0.1:8080/mcp [2025-11-25]: 10.1a: …; 10.1b: … (record #3)
+//!   reduction: …
+//!
+//! ========================================================================
+//! not graded by this build (24 of 36):
+//!   1.2 (L1) advertised capability configuration matches the recorded baseline
+//! ```
+//!
+//! Checks are in numeric id order; each lists the servers per verdict in
+//! [`Verdict::ORDER`], then the evidence of *every* non-PASS result (the reference tool
+//! hid UNKNOWN and ERROR reasons, spec/checks.md §17 item 16), then the reduction (what
+//! a black-box probe cannot reach) once. Everything that came from a bundle is escaped
+//! for the terminal ([`crate::fmt::line`]): a server chooses its own `serverInfo`, and
+//! evidence quotes what it sent.
+
+use std::fmt::Write as _;
+
+use crate::catalogue::{BENCHMARK, BENCHMARK_VERSION, CATALOGUE};
+use crate::fmt::{line, utc};
+use crate::verdict::Verdict;
+
+use super::{BaselineInfo, BaselineMode, Report, Row, Server, GRADER_VERSION};
+
+const RULE: &str = "========================================================================";
+
+/// The whole text report.
+pub fn render(r: &Report) -> String {
+    let mut s = String::new();
+    header(&mut s, r);
+    let graded: Vec<&Row> = r.graded().collect();
+    if graded.is_empty() {
+        let _ = writeln!(
+            s,
+            "\n{RULE}\nno check in this selection is graded by this build"
+        );
+    }
+    for row in graded {
+        check(&mut s, r, row);
+    }
+    let not: Vec<&Row> = r.not_graded().collect();
+    if !not.is_empty() {
+        let _ = writeln!(s, "\n{RULE}");
+        let _ = writeln!(
+            s,
+            "not graded by this build ({} of {}{}); no verdict is claimed for these:",
+            not.len(),
+            r.rows.len(),
+            match r.level {
+                Some(l) => format!(" level-{l} checks"),
+                None => String::new(),
+            }
+        );
+        for row in not {
+            let e = row.entry;
+            let _ = writeln!(s, "  {} ({}) {}", e.id, e.level.as_str(), e.title);
+        }
+    }
+    s
+}
+
+fn header(s: &mut String, r: &Report) {
+    let _ = writeln!(s, "{RULE}");
+    let _ = writeln!(
+        s,
+        "{BENCHMARK} {BENCHMARK_VERSION}, graded by mcp-grade {GRADER_VERSION}"
+    );
+    let total = CATALOGUE.len();
+    let _ = match r.level {
+        None => writeln!(
+            s,
+            "checks: this build grades {} of the {total}; level: all (L1 and L2)",
+            r.graded().count()
+        ),
+        Some(l) => writeln!(
+            s,
+            "checks: level {l} only: {} of the {total} in scope, {} of them graded by this build",
+            r.rows.len(),
+            r.graded().count()
+        ),
+    };
+    let _ = writeln!(s, "servers: {}", r.servers.len());
+    let _ = writeln!(s, "{RULE}");
+    for (i, srv) in r.servers.iter().enumerate() {
+        if i > 0 {
+            s.push('\n');
+        }
+        server(s, srv);
+    }
+}
+
+fn yes(b: bool) -> &'static str {
+    if b {
+        "yes"
+    } else {
+        "no"
+    }
+}
+
+fn short(hex: &str) -> &str {
+    hex.get(..12).unwrap_or(hex)
+}
+
+fn server(s: &mut String, srv: &Server) {
+    let w = |s: &mut String, k: &str, v: &str| {
+        let _ = writeln!(s, "      {k:<10}{v}");
+    };
+    let _ = writeln!(
+        s,
+        "  {}  [{}]",
+        line(&srv.endpoint),
+        line(srv.revision_label())
+    );
+    if srv.target != srv.endpoint {
+        w(s, "target", &line(&srv.target));
+    }
+    w(
+        s,
+        "server",
+        &match srv.server_name() {
+            Some(n) => format!("{} (serverInfo, self-reported)", line(&n)),
+            None => "no serverInfo".into(),
+        },
+    );
+    w(
+        s,
+        "auth",
+        &match (srv.auth_required, srv.authenticated) {
+            (Some(req), Some(cred)) => {
+                format!(
+                    "required: {}; credential presented: {}",
+                    yes(req),
+                    yes(cred)
+                )
+            }
+            _ => "unknown (no endpoint answered)".into(),
+        },
+    );
+    w(
+        s,
+        "run",
+        &format!(
+            "{}; collected {} by {}",
+            srv.run_status,
+            utc(srv.collected_at),
+            line(&srv.collector)
+        ),
+    );
+    w(
+        s,
+        "bundle",
+        &format!(
+            "{} (run {}, signer {})",
+            line(&srv.bundle),
+            line(short(&srv.run_id)),
+            short(&srv.signer)
+        ),
+    );
+    w(s, "baseline", &baseline(srv.baseline.as_ref()));
+    if let Some(f) = &srv.failure {
+        w(s, "note", &line(f));
+    }
+}
+
+fn baseline(b: Option<&BaselineInfo>) -> String {
+    let Some(b) = b else {
+        return "none".into();
+    };
+    let path = line(&b.path);
+    match b.mode {
+        BaselineMode::Update => match (&b.stored, &b.problem) {
+            (Some(true), _) => format!("updating: this bundle is now the stored baseline ({path}); comparing checks say UNKNOWN"),
+            (_, p) => format!(
+                "updating: NOT stored ({}); comparing checks say UNKNOWN",
+                line(p.as_deref().unwrap_or("unknown reason"))
+            ),
+        },
+        mode if b.used => format!(
+            "{} {path} (run {}, collected {})",
+            if mode == BaselineMode::File { "--baseline" } else { "stored" },
+            line(short(b.run_id.as_deref().unwrap_or("?"))),
+            b.collected_at.map(utc).unwrap_or_else(|| "?".into())
+        ),
+        _ => format!(
+            "stored {path} IGNORED: {}",
+            line(b.problem.as_deref().unwrap_or("unusable"))
+        ),
+    }
+}
+
+fn rate(row: &Row) -> String {
+    let p = row.count(Verdict::Pass);
+    let f = row.count(Verdict::Fail);
+    let norev = row.count(Verdict::NoRev);
+    let mut out = if p + f == 0 {
+        "no pass/fail decisions".to_string()
+    } else {
+        format!("{p}/{} pass", p + f)
+    };
+    if norev > 0 {
+        let _ = write!(
+            out,
+            ", {norev} lack{} the required revision",
+            if norev == 1 { "s" } else { "" }
+        );
+    }
+    out
+}
+
+fn records(seqs: &[u64]) -> String {
+    match seqs {
+        [] => String::new(),
+        [one] => format!(" (record #{one})"),
+        many => format!(
+            " (records {})",
+            many.iter()
+                .map(|s| format!("#{s}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+fn check(s: &mut String, r: &Report, row: &Row) {
+    let Some(outcomes) = &row.outcomes else {
+        return;
+    };
+    let e = row.entry;
+    let _ = writeln!(s, "\n{RULE}");
+    let _ = writeln!(
+        s,
+        "{} ({}) {}  [{}]  {}",
+        e.id,
+        e.level.as_str(),
+        e.title,
+        e.source.as_str(),
+        rate(row)
+    );
+    for v in Verdict::ORDER {
+        let who: Vec<String> = outcomes
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| o.verdict == v)
+            .map(|(i, _)| line(&r.label(i)))
+            .collect();
+        if !who.is_empty() {
+            let _ = writeln!(s, "    {:<8}: {}", v.mark(), who.join(", "));
+        }
+    }
+    let mut first = true;
+    for v in Verdict::ORDER.into_iter().filter(|v| *v != Verdict::Pass) {
+        for (i, o) in outcomes.iter().enumerate().filter(|(_, o)| o.verdict == v) {
+            if first {
+                let _ = writeln!(s, "  evidence:");
+                first = false;
+            }
+            let _ = writeln!(
+                s,
+                "    {:<8} {}: {}{}",
+                v.mark(),
+                line(&r.label(i)),
+                line(&o.evidence),
+                records(&o.records)
+            );
+        }
+    }
+    let mut seen: Vec<&str> = Vec::new();
+    for o in outcomes {
+        let red = o.reduction.trim();
+        if !red.is_empty() && !seen.contains(&red) {
+            seen.push(red);
+            let _ = writeln!(s, "  reduction: {}", line(red));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalogue::CATALOGUE;
+    use crate::grade::CheckResult;
+    use crate::report::Server;
+    use crate::verdict::Outcome;
+
+    fn report() -> Report {
+        let ev = crate::fixture::evidence(
+            Some(crate::fixture::session(
+                Some("2025-11-25"),
+                serde_json::json!({}),
+                Some(serde_json::json!({"name": "evil\u{1b}[2J", "version": "1"})),
+            )),
+            Vec::new(),
+        );
+        let results = CATALOGUE
+            .iter()
+            .map(|e| CheckResult {
+                entry: e,
+                outcome: match e.id {
+                    "10.1" => Some(
+                        Outcome::single(Verdict::Fail, "10.1b: no Cache-Control", "operator side")
+                            .with_records([3, 4]),
+                    ),
+                    "2.1" => Some(Outcome::single(
+                        Verdict::NotApplicable,
+                        "operator-side",
+                        "all of it",
+                    )),
+                    "7.1.2" => Some(Outcome::single(Verdict::Unknown, "no event", "")),
+                    _ => None,
+                },
+            })
+            .collect();
+        Report::new(None, vec![(Server::new(&ev, None), results)])
+    }
+
+    #[test]
+    fn layout_order_evidence_and_escaping() {
+        let t = render(&report());
+        assert!(!t.contains('\x1b'), "{t}");
+        assert!(
+            t.contains("evil\\u{1b}[2J 1 (serverInfo, self-reported)"),
+            "{t}"
+        );
+        let p21 = t.find("\n2.1 (L1)").expect("2.1");
+        let p712 = t.find("\n7.1.2 (L1)").expect("7.1.2");
+        let p101 = t.find("\n10.1 (L1)").expect("10.1");
+        assert!(p21 < p712 && p712 < p101, "numeric order");
+        assert!(t.contains("[wire]  0/1 pass"), "{t}");
+        assert!(t.contains("no pass/fail decisions"));
+        assert!(
+            t.contains(": 10.1b: no Cache-Control (records #3, #4)"),
+            "{t}"
+        );
+        assert!(
+            t.contains("    UNKNOWN  http://127.0.0.1:8080/mcp [2025-11-25]: no event"),
+            "{t}"
+        );
+        assert!(
+            t.contains("    N/A      http://127.0.0.1:8080/mcp [2025-11-25]: operator-side"),
+            "{t}"
+        );
+        assert!(t.contains("  reduction: operator side"));
+        assert!(t.contains("not graded by this build (33 of 36)"), "{t}");
+        let ng = t.find("not graded by this build").expect("section");
+        assert!(t[ng..].contains("  1.2 (L1) advertised capability"), "{t}");
+        assert!(!t[ng..].contains("10.1 (L1)"));
+    }
+
+    #[test]
+    fn rate_words() {
+        let r = report();
+        let row = r.rows.iter().find(|x| x.entry.id == "10.1").expect("row");
+        assert_eq!(rate(row), "0/1 pass");
+        assert_eq!(records(&[5]), " (record #5)");
+        assert_eq!(records(&[]), "");
+    }
+}

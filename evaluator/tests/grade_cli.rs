@@ -1,0 +1,945 @@
+//! The grading command (`mcp-grade [OPTIONS] BUNDLE...`) run as the real binary, each
+//! test in its own temporary directory with its own `MCP_PROBE_HOME`.
+//!
+//! Checks land one by one in other changes, so these tests never assume which checks a
+//! build grades or what verdict a check gives: exit codes are asserted against the
+//! verdicts the same run reports (FAIL → 1, else ERROR → 4, else 0), and bundles are
+//! built with the schema's test kit where a verdict must be forced by the runner itself
+//! (a bundle without a session gets ERROR on every check that needs one).
+//!
+//! Snapshots (`tests/snapshots/`, insta) are kept independent of which checks are
+//! implemented, so landing a check never breaks them: the binary's reports of two
+//! example bundles are snapshotted for everything but the per-check verdicts (the text
+//! report's header and server blocks; the JSON report with each check reduced to its
+//! catalogue metadata), and the complete per-check layout is snapshotted from a report
+//! built from fixed, hand-made outcomes through the library renderers.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use mcp_probe_evaluator::catalogue::{id_key, CATALOGUE};
+use mcp_probe_evaluator::grade::CheckResult;
+use mcp_probe_evaluator::report::{self, BaselineInfo, BaselineMode, Report, Server};
+use mcp_probe_evaluator::verdict::{Leg, LegOutcome, Outcome, Verdict};
+use mcp_probe_schema::bundle::sha256;
+use mcp_probe_schema::model::RunStatus;
+use mcp_probe_schema::testkit::{evidence, http_record, test_key};
+use mcp_probe_schema::vocab::leg;
+use mcp_probe_schema::{open, seal};
+use serde_json::Value;
+
+const URL: &str = "https://127.0.0.1:8443/mcp";
+const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples");
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl std::fmt::Debug for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "exit {}\n--- stdout\n{}\n--- stderr\n{}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+}
+
+/// A temporary working directory with its own state directory.
+struct Lab {
+    dir: tempfile::TempDir,
+}
+
+impl Lab {
+    fn new() -> Lab {
+        Lab {
+            dir: tempfile::tempdir().expect("tempdir"),
+        }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn home(&self) -> PathBuf {
+        self.path().join("home")
+    }
+
+    fn grade<I, S>(&self, args: I) -> Run
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        let out = Command::new(env!("CARGO_BIN_EXE_mcp-grade"))
+            .current_dir(self.path())
+            .env("MCP_PROBE_HOME", self.home())
+            .args(args)
+            .output()
+            .expect("runs mcp-grade");
+        Run {
+            code: out.status.code().expect("exited, not killed"),
+            stdout: String::from_utf8(out.stdout).expect("stdout is UTF-8"),
+            stderr: String::from_utf8(out.stderr).expect("stderr is UTF-8"),
+        }
+    }
+
+    fn write(&self, name: &str, bytes: &[u8]) -> String {
+        std::fs::write(self.path().join(name), bytes).expect("write");
+        name.to_string()
+    }
+
+    /// Copy an example bundle here under its own name.
+    fn example(&self, name: &str) -> String {
+        let bytes = std::fs::read(Path::new(EXAMPLES).join(name)).expect("example exists");
+        self.write(name, &bytes)
+    }
+
+    fn examples(&self) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(EXAMPLES)
+            .expect("examples/")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".mcpev"))
+            .collect();
+        names.sort();
+        assert!(names.len() >= 2, "examples/ has bundles");
+        names.iter().map(|n| self.example(n)).collect()
+    }
+}
+
+fn json(r: &Run) -> Value {
+    serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {r:?}"))
+}
+
+fn totals(v: &Value, verdict: &str) -> u64 {
+    v["totals"][verdict].as_u64().expect("totals count")
+}
+
+/// The exit code the report's verdicts call for (design.md §6).
+fn expected_code(v: &Value) -> i32 {
+    if totals(v, "FAIL") > 0 {
+        1
+    } else if totals(v, "ERROR") > 0 {
+        4
+    } else {
+        0
+    }
+}
+
+/// A plain 2025-11-25 session with one tools/list page.
+fn session_bundle(url: &str) -> mcp_probe_schema::model::Evidence {
+    let page = http_record(
+        &[leg::INVENTORY_TOOLS],
+        url,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}"#,
+        200,
+        br#"{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}}"#,
+    );
+    let mut ev = evidence(url, vec![page]);
+    if let Some(s) = ev.session.as_mut() {
+        s.endpoint = url.into();
+    }
+    ev
+}
+
+/// An endpoint answered, but no MCP session was negotiated and no credential was wanted:
+/// the runner gives ERROR to every check that needs a session.
+fn no_session_bundle() -> Vec<u8> {
+    let mut ev = evidence(URL, Vec::new());
+    if let Some(s) = ev.session.as_mut() {
+        s.revision = None;
+        s.era = None;
+        s.server_info = None;
+        s.capabilities = None;
+        s.negotiated_in = None;
+    }
+    ev.run.failure = Some("the endpoint answered neither server/discover nor initialize".into());
+    seal(&ev, &test_key(3))
+}
+
+fn check_ids(v: &Value) -> Vec<String> {
+    v["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .map(|c| c["id"].as_str().expect("id").to_string())
+        .collect()
+}
+
+#[test]
+fn json_report_of_the_examples_has_every_documented_field() {
+    let lab = Lab::new();
+    let names = lab.examples();
+    let mut args = vec!["--format".to_string(), "json".into()];
+    args.extend(names.iter().cloned());
+    let r = lab.grade(&args);
+    let v = json(&r);
+    assert_eq!(r.code, expected_code(&v), "{r:?}");
+    assert_eq!(v["schema"], "mcp-grade-report/1");
+    assert_eq!(v["benchmark"]["name"], "CIS MCP Server Benchmark");
+    assert_eq!(v["benchmark"]["version"], "1.0.0");
+    assert_eq!(v["grader_version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(v["level"], Value::Null);
+    assert_eq!(v["graded"]["total"], 36);
+    assert_eq!(v["graded"]["in_scope"], 36);
+
+    let servers = v["servers"].as_array().expect("servers");
+    assert_eq!(servers.len(), names.len());
+    for (i, s) in servers.iter().enumerate() {
+        assert_eq!(s["index"], i);
+        for key in [
+            "endpoint",
+            "target",
+            "run_status",
+            "bundle_id",
+            "bundle",
+            "signer",
+            "collector",
+            "collected_at",
+        ] {
+            assert!(s[key].is_string(), "servers[{i}].{key}: {s}");
+        }
+        for key in [
+            "negotiated_revision",
+            "server_info",
+            "auth_required",
+            "authenticated",
+            "failure",
+            "baseline",
+        ] {
+            assert!(s.get(key).is_some(), "servers[{i}] lacks {key}");
+        }
+        assert!(names.contains(&s["bundle"].as_str().expect("bundle").to_string()));
+        assert_eq!(s["bundle_id"].as_str().expect("id").len(), 32);
+        assert_eq!(s["signer"].as_str().expect("signer").len(), 32);
+        assert!(s["collected_at"].as_str().expect("time").ends_with('Z'));
+    }
+    let auth = servers
+        .iter()
+        .find(|s| s["bundle"] == "py2-auth.mcpev")
+        .expect("py2-auth");
+    assert_eq!(auth["negotiated_revision"], Value::Null);
+    assert_eq!(auth["auth_required"], true);
+    let py1 = servers
+        .iter()
+        .find(|s| s["bundle"] == "py1.mcpev")
+        .expect("py1");
+    assert_eq!(py1["negotiated_revision"], "2025-11-25");
+    assert!(py1["server_info"]["name"].is_string());
+
+    let checks = v["checks"].as_array().expect("checks");
+    assert_eq!(checks.len(), 36);
+    let mut graded = 0;
+    let mut total_by_verdict = std::collections::BTreeMap::<String, u64>::new();
+    for c in checks {
+        let id = c["id"].as_str().expect("id");
+        let entry = CATALOGUE.iter().find(|e| e.id == id).expect("catalogue id");
+        assert_eq!(c["level"], entry.level.number());
+        assert_eq!(c["title"], entry.title);
+        assert_eq!(c["section"], entry.section());
+        assert!(
+            ["wire", "in part", "reported only"].contains(&c["source"].as_str().expect("source"))
+        );
+        let summary = c["summary"].as_object().expect("summary");
+        assert_eq!(
+            summary.keys().collect::<Vec<_>>(),
+            ["PASS", "FAIL", "NO-REV", "UNKNOWN", "N/A", "ERROR"]
+        );
+        let results = c["results"].as_array().expect("results");
+        if c["graded"] == true {
+            graded += 1;
+            assert_eq!(results.len(), servers.len(), "{id}");
+            let n: u64 = summary.values().map(|n| n.as_u64().expect("n")).sum();
+            assert_eq!(n, servers.len() as u64, "{id} summary");
+            for (i, res) in results.iter().enumerate() {
+                assert_eq!(res["server"], i);
+                assert_eq!(res["endpoint"], servers[i]["endpoint"]);
+                let verdict = res["verdict"].as_str().expect("verdict");
+                assert!(summary.contains_key(verdict), "{verdict}");
+                *total_by_verdict.entry(verdict.to_string()).or_default() += 1;
+                assert!(res["evidence"].is_string());
+                assert!(res["reduction"].is_string());
+                assert!(res["legs"].is_object());
+                assert!(res["records"].is_array());
+                assert!(res["details"].is_object());
+                for word in res["legs"].as_object().expect("legs").values() {
+                    assert!(
+                        [
+                            "pass",
+                            "fail",
+                            "unknown",
+                            "error",
+                            "revision_unsupported",
+                            "observed",
+                            "dropped"
+                        ]
+                        .contains(&word.as_str().expect("word")),
+                        "{word}"
+                    );
+                }
+            }
+        } else {
+            assert_eq!(c["graded"], false);
+            assert!(results.is_empty(), "{id}: not graded yet has results");
+            assert!(
+                summary.values().all(|n| n == 0),
+                "{id}: not graded yet counted"
+            );
+        }
+    }
+    assert_eq!(v["graded"]["count"], graded);
+    for (verdict, n) in total_by_verdict {
+        assert_eq!(totals(&v, &verdict), n, "{verdict}");
+    }
+}
+
+#[test]
+fn checks_are_in_numeric_order_in_both_formats() {
+    let lab = Lab::new();
+    let names = lab.examples();
+    let v = json(&lab.grade(["--format", "json", &names[0]]));
+    let ids = check_ids(&v);
+    let mut sorted = ids.clone();
+    sorted.sort_by_key(|i| id_key(i));
+    assert_eq!(ids, sorted);
+    let pos = |id: &str| ids.iter().position(|i| i == id).expect(id);
+    assert!(pos("1.4") < pos("2.1"));
+    assert!(pos("10.1") > pos("7.2.2") && pos("10.1") > pos("7.1.1"));
+    assert!(pos("3.3.5") < pos("5.1.1"));
+
+    let r = lab.grade([&names[0]]);
+    // Graded checks first, then the not-graded list; each part in numeric order.
+    let (main, rest) = r
+        .stdout
+        .split_once("not graded by this build")
+        .unwrap_or((&r.stdout, ""));
+    for part in [main, rest] {
+        let ids: Vec<Vec<u32>> = part
+            .lines()
+            .map(str::trim_start)
+            .filter_map(|l| l.split_once(" (L"))
+            .map(|(id, _)| id)
+            .filter(|id| id.chars().all(|c| c.is_ascii_digit() || c == '.') && id.contains('.'))
+            .map(id_key)
+            .collect();
+        let mut sorted = ids.clone();
+        sorted.sort();
+        assert_eq!(ids, sorted, "{part}");
+    }
+}
+
+#[test]
+fn not_graded_checks_claim_no_verdict() {
+    let lab = Lab::new();
+    let b = lab.example("py1.mcpev");
+    let v = json(&lab.grade(["--format", "json", &b]));
+    let not: Vec<&Value> = v["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .filter(|c| c["graded"] == false)
+        .collect();
+    let count = v["graded"]["count"].as_u64().expect("count");
+    assert_eq!(not.len() as u64, 36 - count);
+    for c in &not {
+        assert_eq!(c["results"], serde_json::json!([]));
+        assert!(c["summary"]
+            .as_object()
+            .expect("s")
+            .values()
+            .all(|n| n == 0));
+    }
+    let t = lab.grade([&b]);
+    assert!(
+        t.stdout
+            .contains(&format!("checks: this build grades {count} of the 36")),
+        "{t:?}"
+    );
+    if !not.is_empty() {
+        let section = t
+            .stdout
+            .split_once(&format!("not graded by this build ({} of 36)", not.len()))
+            .unwrap_or_else(|| panic!("not-graded section: {t:?}"))
+            .1;
+        for c in &not {
+            let id = c["id"].as_str().expect("id");
+            let line = format!(
+                "  {id} (L{}) {}",
+                c["level"],
+                c["title"].as_str().expect("t")
+            );
+            assert!(section.contains(&line), "{line} missing: {t:?}");
+            // No verdict word on a not-graded check's line.
+            let l = section
+                .lines()
+                .find(|l| l.starts_with(&line))
+                .expect("line");
+            for mark in ["PASS", "FAIL", "UNKNOWN", "ERROR", "N/A", "NO-REV"] {
+                assert!(!l.contains(mark), "{l}");
+            }
+        }
+    }
+}
+
+#[test]
+fn level_1_excludes_level_2_checks() {
+    let lab = Lab::new();
+    let b = lab.example("py2.mcpev");
+    let r = lab.grade(["--format", "json", "--level", "1", &b]);
+    let v = json(&r);
+    assert_eq!(r.code, expected_code(&v), "{r:?}");
+    assert_eq!(v["level"], 1);
+    assert_eq!(v["graded"]["in_scope"], 25);
+    let checks = v["checks"].as_array().expect("checks");
+    assert_eq!(checks.len(), 25);
+    assert!(checks.iter().all(|c| c["level"] == 1));
+    for l2 in ["1.3", "2.3", "3.3.2", "5.6.1", "7.2.2"] {
+        assert!(!check_ids(&v).iter().any(|i| i == l2), "{l2}");
+    }
+    let t = lab.grade(["--level", "1", &b]);
+    assert!(
+        t.stdout
+            .contains("checks: level 1 only: 25 of the 36 in scope"),
+        "{t:?}"
+    );
+    assert!(!t.stdout.contains("(L2)"), "{t:?}");
+    let all = json(&lab.grade(["--format", "json", "--level", "2", &b]));
+    assert_eq!(all["checks"].as_array().expect("checks").len(), 36);
+    let bad = lab.grade(["--level", "3", &b]);
+    assert_eq!(bad.code, 2, "{bad:?}");
+}
+
+#[test]
+fn exit_codes_follow_the_verdicts_for_every_example() {
+    let lab = Lab::new();
+    for b in lab.examples() {
+        let r = lab.grade(["--format", "json", &b]);
+        let v = json(&r);
+        assert_eq!(r.code, expected_code(&v), "{b}: {r:?}");
+        let t = lab.grade([&b]);
+        assert_eq!(t.code, r.code, "text and JSON runs agree for {b}");
+    }
+}
+
+#[test]
+fn a_bundle_without_a_session_is_error_so_exit_4_unless_something_fails() {
+    let lab = Lab::new();
+    let b = lab.write("nosession.mcpev", &no_session_bundle());
+    let r = lab.grade(["--format", "json", &b]);
+    let v = json(&r);
+    // Every check that needs a session is ERROR here, whatever the check is; this build
+    // registers such checks, so the report has ERRORs.
+    assert!(totals(&v, "ERROR") > 0, "{r:?}");
+    let want = if totals(&v, "FAIL") > 0 { 1 } else { 4 };
+    assert_eq!(r.code, want, "{r:?}");
+    assert_eq!(v["servers"][0]["negotiated_revision"], Value::Null);
+    let t = lab.grade([&b]);
+    assert_eq!(t.code, want);
+    assert!(t.stdout.contains("[no-session]"), "{t:?}");
+    assert!(
+        t.stdout.contains("\n    ERROR    "),
+        "ERROR evidence shown: {t:?}"
+    );
+}
+
+#[test]
+fn fail_outranks_error_across_bundles() {
+    let lab = Lab::new();
+    let mut names = lab.examples();
+    names.push(lab.write("nosession.mcpev", &no_session_bundle()));
+    let mut args = vec!["--format".to_string(), "json".into()];
+    args.extend(names);
+    let r = lab.grade(&args);
+    let v = json(&r);
+    assert_eq!(r.code, expected_code(&v), "{r:?}");
+    if totals(&v, "FAIL") > 0 {
+        assert_eq!(r.code, 1);
+    }
+}
+
+#[test]
+fn a_tampered_bundle_exits_3_and_nothing_is_graded() {
+    let lab = Lab::new();
+    let good = lab.example("py2.mcpev");
+    let mut bytes = std::fs::read(lab.path().join(&good)).expect("read");
+    let n = bytes.len();
+    bytes[n - 10] ^= 0x01; // inside the signature
+    let bad = lab.write("tampered.mcpev", &bytes);
+    for args in [vec![bad.clone()], vec![good.clone(), bad.clone()]] {
+        for format in ["text", "json"] {
+            let mut a = vec!["--format".to_string(), format.into()];
+            a.extend(args.iter().cloned());
+            let r = lab.grade(&a);
+            assert_eq!(r.code, 3, "{r:?}");
+            assert!(r.stdout.is_empty(), "nothing is reported: {r:?}");
+            assert!(
+                r.stderr
+                    .contains("INVALID tampered.mcpev: signature invalid"),
+                "{r:?}"
+            );
+            assert!(r.stderr.contains("nothing graded"), "{r:?}");
+            assert!(!r.stderr.contains(&format!("INVALID {good}")), "{r:?}");
+        }
+    }
+    // A bundle signed by a key outside --trust is invalid too.
+    let pinned = lab.write("other.pub", test_key(9).public().to_pem().as_bytes());
+    let r = lab.grade(["--trust", &pinned, &good]);
+    assert_eq!(r.code, 3, "{r:?}");
+    assert!(r.stderr.contains("not trusted"), "{r:?}");
+    let ok = lab.grade(["--trust", &format!("{EXAMPLES}/collector.pub"), &good]);
+    assert_ne!(ok.code, 3, "{ok:?}");
+}
+
+#[test]
+fn unreadable_input_exits_2_naming_it() {
+    let lab = Lab::new();
+    let good = lab.example("py2.mcpev");
+    let r = lab.grade([good.as_str(), "missing.mcpev"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stdout.is_empty());
+    assert!(r.stderr.contains("cannot read missing.mcpev"), "{r:?}");
+    // Unreadable outranks invalid.
+    let bad = lab.write("junk.mcpev", b"not a bundle");
+    let r = lab.grade(["junk.mcpev", "missing.mcpev"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains(&format!("INVALID {bad}")), "{r:?}");
+    let r = lab.grade(["--format", "sarif", &good]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr.contains("sarif") && r.stderr.contains("text, json"),
+        "{r:?}"
+    );
+    let r = lab.grade(["--baseline", &good, "--update-baseline", &good]);
+    assert_eq!(r.code, 2, "{r:?}");
+    let r = lab.grade(Vec::<&str>::new());
+    assert_eq!(r.code, 2, "{r:?}");
+}
+
+#[test]
+fn subcommands_still_work_beside_bare_grading() {
+    let lab = Lab::new();
+    let b = lab.example("py1.mcpev");
+    let v = lab.grade(["verify", &b]);
+    assert_eq!(v.code, 0, "{v:?}");
+    assert!(v.stdout.starts_with("OK py1.mcpev"), "{v:?}");
+    let s = lab.grade(["show", "--json", &b]);
+    assert_eq!(s.code, 0, "{s:?}");
+    assert_eq!(json(&s)["format"], "mcp-evidence/1");
+    let h = lab.grade(["--help"]);
+    assert_eq!(h.code, 0);
+    for want in [
+        "verify",
+        "show",
+        "--format",
+        "--baseline",
+        "--update-baseline",
+        "--level",
+        "--output",
+        "Exit codes",
+    ] {
+        assert!(h.stdout.contains(want), "{want}: {h:?}");
+    }
+    // Grading options belong to grading.
+    let r = lab.grade(["--format", "json", "verify", &b]);
+    assert_eq!(r.code, 2, "{r:?}");
+}
+
+fn stored_file(lab: &Lab, endpoint: &str) -> PathBuf {
+    let key = hex::encode(&sha256(endpoint.as_bytes())[..8]);
+    lab.home().join("baselines").join(format!("{key}.mcpev"))
+}
+
+#[test]
+fn update_baseline_stores_it_and_the_next_run_uses_it() {
+    let lab = Lab::new();
+    let b = lab.example("py2.mcpev");
+    let bytes = std::fs::read(lab.path().join(&b)).expect("read");
+    let ev = open(&bytes, &[]).expect("example verifies").evidence;
+    let endpoint = ev.target.endpoint.clone().expect("endpoint");
+
+    let r = lab.grade(["--format", "json", "--update-baseline", &b]);
+    let v = json(&r);
+    assert_eq!(r.code, expected_code(&v), "{r:?}");
+    let file = stored_file(&lab, &endpoint);
+    assert_eq!(std::fs::read(&file).expect("stored"), bytes);
+    assert!(
+        r.stderr.contains(&format!(
+            "stored baseline for {endpoint}: {}",
+            file.display()
+        )),
+        "{r:?}"
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).expect("meta").permissions().mode() & 0o777;
+        assert_eq!(mode(&lab.home().join("baselines")), 0o700);
+        assert_eq!(mode(&lab.home()), 0o700);
+        assert_eq!(mode(&file), 0o600);
+    }
+    let info = &v["servers"][0]["baseline"];
+    assert_eq!(info["mode"], "update");
+    assert_eq!(info["stored"], true);
+    assert_eq!(info["used"], false);
+    assert_eq!(info["path"], file.display().to_string());
+
+    // The next run without flags compares with it.
+    let r2 = lab.grade(["--format", "json", &b]);
+    let v2 = json(&r2);
+    assert_eq!(r2.code, expected_code(&v2), "{r2:?}");
+    let info = &v2["servers"][0]["baseline"];
+    assert_eq!(info["mode"], "stored", "{r2:?}");
+    assert_eq!(info["used"], true);
+    assert_eq!(info["bundle_id"], ev.run.run_id);
+    assert_eq!(info["signer"], v2["servers"][0]["signer"]);
+    assert_eq!(info["problem"], Value::Null);
+    let t = lab.grade([&b]);
+    assert!(
+        t.stdout
+            .contains(&format!("baseline  stored {}", file.display())),
+        "{t:?}"
+    );
+
+    // A stored baseline that no longer verifies is ignored with a warning.
+    let mut tampered = bytes.clone();
+    let n = tampered.len();
+    tampered[n - 5] ^= 0x01;
+    std::fs::write(&file, &tampered).expect("tamper");
+    let r3 = lab.grade(["--format", "json", &b]);
+    let v3 = json(&r3);
+    assert_eq!(
+        r3.code,
+        expected_code(&v3),
+        "a bad stored baseline is not a bad input: {r3:?}"
+    );
+    assert!(r3.stderr.contains("warning: stored baseline"), "{r3:?}");
+    assert_eq!(r3.stderr.lines().count(), 1, "{r3:?}");
+    let info = &v3["servers"][0]["baseline"];
+    assert_eq!(info["used"], false);
+    assert!(
+        info["problem"]
+            .as_str()
+            .expect("problem")
+            .contains("signature"),
+        "{info}"
+    );
+}
+
+#[test]
+fn update_baseline_does_not_store_a_bundle_without_a_session() {
+    let lab = Lab::new();
+    let b = lab.write("nosession.mcpev", &no_session_bundle());
+    let r = lab.grade(["--format", "json", "--update-baseline", &b]);
+    let v = json(&r);
+    assert_eq!(r.code, expected_code(&v), "{r:?}");
+    assert!(!stored_file(&lab, URL).exists());
+    let info = &v["servers"][0]["baseline"];
+    assert_eq!(info["stored"], false);
+    assert!(
+        info["problem"]
+            .as_str()
+            .expect("why")
+            .contains("no MCP session"),
+        "{info}"
+    );
+}
+
+#[test]
+fn update_baseline_keeps_the_newest_bundle_of_an_endpoint() {
+    let lab = Lab::new();
+    // Same endpoint, collected a day earlier (the run id and chain are unchanged; only
+    // the payload, and so the signature, differ).
+    let mut old = session_bundle(URL);
+    old.run.started_at -= 86_400_000_000;
+    let old_bytes = seal(&old, &test_key(3));
+    let new_bytes = seal(&session_bundle(URL), &test_key(3));
+    assert!(open(&old_bytes, &[]).is_ok());
+    let newer = lab.write("new.mcpev", &new_bytes);
+    let older = lab.write("old.mcpev", &old_bytes);
+    let r = lab.grade(["--format", "json", "--update-baseline", &newer, &older]);
+    let v = json(&r);
+    assert_eq!(
+        std::fs::read(stored_file(&lab, URL)).expect("stored"),
+        new_bytes,
+        "{r:?}"
+    );
+    let by_bundle = |name: &str| {
+        v["servers"]
+            .as_array()
+            .expect("servers")
+            .iter()
+            .find(|s| s["bundle"] == name)
+            .expect("server")["baseline"]
+            .clone()
+    };
+    assert_eq!(by_bundle("new.mcpev")["stored"], true);
+    assert_eq!(by_bundle("old.mcpev")["stored"], false);
+    assert!(by_bundle("old.mcpev")["problem"]
+        .as_str()
+        .expect("why")
+        .contains("new.mcpev"));
+    // Both are labelled with their bundle in check rows, since they share an endpoint.
+    if v["graded"]["count"].as_u64().expect("count") > 0 {
+        let t = lab.grade(["--update-baseline", &newer, &older]);
+        assert!(
+            t.stdout
+                .contains(&format!("{URL} [2025-11-25] (new.mcpev)")),
+            "{t:?}"
+        );
+        assert!(
+            t.stdout
+                .contains(&format!("{URL} [2025-11-25] (old.mcpev)")),
+            "{t:?}"
+        );
+    }
+}
+
+#[test]
+fn explicit_baseline_must_be_of_the_same_endpoint() {
+    let lab = Lab::new();
+    let a = lab.example("py2.mcpev");
+    let other = lab.example("py1.mcpev");
+    let ep = |name: &str| {
+        open(&std::fs::read(lab.path().join(name)).expect("read"), &[])
+            .expect("verifies")
+            .evidence
+            .target
+            .endpoint
+            .expect("endpoint")
+    };
+    let r = lab.grade(["--baseline", &other, &a]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stdout.is_empty(), "{r:?}");
+    for want in [ep(&a), ep(&other), a.clone(), other.clone()] {
+        assert!(r.stderr.contains(&want), "{want} not named: {r:?}");
+    }
+
+    // The same endpoint's bundle is accepted and reported.
+    let same = lab.write(
+        "earlier.mcpev",
+        &std::fs::read(lab.path().join(&a)).expect("read"),
+    );
+    let r = lab.grade(["--format", "json", "--baseline", &same, &a]);
+    let v = json(&r);
+    assert_eq!(r.code, expected_code(&v), "{r:?}");
+    let info = &v["servers"][0]["baseline"];
+    assert_eq!(info["mode"], "file");
+    assert_eq!(info["path"], same);
+    assert_eq!(info["used"], true);
+    assert!(
+        !lab.home().join("baselines").exists(),
+        "--baseline stores nothing"
+    );
+
+    // A --baseline that fails verification stops the run like any bundle.
+    let mut bytes = std::fs::read(lab.path().join(&a)).expect("read");
+    let n = bytes.len();
+    bytes[n - 3] ^= 0x01;
+    let bad = lab.write("bad-base.mcpev", &bytes);
+    let r = lab.grade(["--baseline", &bad, &a]);
+    assert_eq!(r.code, 3, "{r:?}");
+    assert!(
+        r.stderr.contains("INVALID --baseline bad-base.mcpev"),
+        "{r:?}"
+    );
+    assert!(r.stdout.is_empty());
+}
+
+#[test]
+fn output_file_gets_the_report_and_stdout_stays_empty() {
+    let lab = Lab::new();
+    let b = lab.example("py1.mcpev");
+    let r = lab.grade(["--format", "json", "-o", "report.json", &b]);
+    assert!(r.stdout.is_empty(), "{r:?}");
+    let text = std::fs::read_to_string(lab.path().join("report.json")).expect("written");
+    let v: Value = serde_json::from_str(&text).expect("JSON");
+    assert_eq!(r.code, expected_code(&v), "{r:?}");
+    assert_eq!(v["schema"], "mcp-grade-report/1");
+    let t = lab.grade(["--output", "report.txt", &b]);
+    assert!(t.stdout.is_empty(), "{t:?}");
+    let text = std::fs::read_to_string(lab.path().join("report.txt")).expect("written");
+    assert!(text.contains("CIS MCP Server Benchmark 1.0.0"));
+    let leftovers: Vec<_> = std::fs::read_dir(lab.path())
+        .expect("dir")
+        .map(|e| e.expect("e").file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+
+    let r = lab.grade(["-o", "no/such/dir/report.txt", &b]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stdout.is_empty());
+    assert!(
+        r.stderr
+            .contains("cannot write the report to no/such/dir/report.txt"),
+        "{r:?}"
+    );
+    assert_eq!(r.stderr.lines().count(), 1, "{r:?}");
+}
+
+// ---- snapshots ----
+
+fn redactions() -> Vec<(&'static str, &'static str)> {
+    vec![
+        (r"127\.0\.0\.1:\d+", "127.0.0.1:[PORT]"),
+        (r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z", "[TIME]"),
+        (r"\b[0-9a-f]{32}\b", "[HEX32]"),
+        (r"(run|signer) [0-9a-f]{12}\b", "$1 [HEX12]"),
+        (r"mcp-grade \d+\.\d+\.\d+\S*", "mcp-grade [VERSION]"),
+        (
+            r#""grader_version": "[^"]*""#,
+            r#""grader_version": "[VERSION]""#,
+        ),
+        (r"grades \d+ of the 36", "grades [N] of the 36"),
+    ]
+}
+
+/// The header and server blocks of a text report: everything before the checks.
+fn text_head(report: &str) -> String {
+    let rule = "=".repeat(72);
+    let mut parts = report.splitn(4, &rule);
+    let head: Vec<&str> = parts.by_ref().take(3).collect();
+    head.join(&rule)
+}
+
+#[test]
+fn snapshot_reports_of_two_examples() {
+    let lab = Lab::new();
+    let a = lab.example("py1.mcpev");
+    let b = lab.example("py2-auth.mcpev");
+    let t = lab.grade([&a, &b]);
+    assert!(matches!(t.code, 0 | 1 | 4), "{t:?}");
+    let mut j = json(&lab.grade(["--format", "json", &a, &b]));
+    // The per-check verdicts change as checks land; keep the catalogue part, which
+    // does not. (The full per-check layout is in `snapshot_renderers_*`.)
+    for c in j["checks"].as_array_mut().expect("checks") {
+        let c = c.as_object_mut().expect("check");
+        c.retain(|k, _| ["id", "level", "title", "section", "source"].contains(&k.as_str()));
+    }
+    for key in ["graded", "totals"] {
+        j.as_object_mut().expect("top").remove(key);
+    }
+    insta::with_settings!({filters => redactions()}, {
+        insta::assert_snapshot!("examples_text_head", text_head(&t.stdout));
+        insta::assert_json_snapshot!("examples_json_without_verdicts", j);
+    });
+}
+
+/// A report from fixed outcomes (independent of which checks this build grades), with
+/// every verdict, legs, records, a shared endpoint, and each kind of baseline line.
+fn fixed_report() -> Report {
+    let ev = |name: &str, url: &str, rev: Option<&str>| {
+        let mut e = session_bundle(url);
+        if let Some(s) = e.session.as_mut() {
+            s.revision = rev.map(str::to_string);
+            s.auth_required = rev.is_none();
+        }
+        if rev.is_none() {
+            e.run.status = RunStatus::Interrupted;
+            e.run.failure = Some("the endpoint requires authentication (HTTP 401)".into());
+        }
+        let bytes = seal(&e, &test_key(1));
+        mcp_probe_evaluator::evidence::Evidence::new(name, open(&bytes, &[]).expect("verifies"))
+    };
+    let a = ev("a.mcpev", "http://127.0.0.1:1001/mcp", Some("2025-11-25"));
+    let b = ev("b.mcpev", "https://mcp.example/mcp", Some("2026-07-28"));
+    let c = ev("c.mcpev", "http://127.0.0.1:1003/mcp", None);
+    let outcome = |server: usize, id: &str| -> Option<Outcome> {
+        match (id, server) {
+            ("1.1", 0) => Some(
+                Outcome::from_legs(
+                    vec![
+                        Leg::new("1.1a", LegOutcome::Pass, "only known revisions are served"),
+                        Leg::new(
+                            "1.1b",
+                            LegOutcome::Fail,
+                            "a malformed MCP-Protocol-Version was accepted with 200",
+                        ),
+                        Leg::new("1.1d", LegOutcome::RevisionUnsupported, "needs 2026-07-28"),
+                    ],
+                    "approved revision list not read",
+                )
+                .with_records([4, 3]),
+            ),
+            ("1.1", 1) => Some(
+                Outcome::from_legs(
+                    vec![Leg::new("1.1a", LegOutcome::Pass, "ok")],
+                    "approved revision list not read",
+                )
+                .with_records([2]),
+            ),
+            ("1.1", _) => Some(Outcome::single(
+                Verdict::Unknown,
+                "the endpoint answered 401",
+                "",
+            )),
+            ("2.1", _) => Some(Outcome::single(
+                Verdict::NotApplicable,
+                "reported only",
+                "host-side",
+            )),
+            ("5.2.3", 1) => Some(Outcome::single(
+                Verdict::NoRev,
+                "no legacy sessions in 2026-07-28",
+                "r",
+            )),
+            ("5.2.3", 0) => Some(
+                Outcome::single(Verdict::Pass, "GET answered 405", "r").with_detail("status", 405),
+            ),
+            ("5.2.3", _) => Some(Outcome::single(Verdict::Error, "leg(s) x missing", "")),
+            ("10.2", _) => Some(Outcome::single(
+                Verdict::Pass,
+                "413 for 1 MiB",
+                "quotas not probed",
+            )),
+            _ => None,
+        }
+    };
+    let results = |server: usize| -> Vec<CheckResult> {
+        CATALOGUE
+            .iter()
+            .map(|e| CheckResult {
+                entry: e,
+                outcome: outcome(server, e.id),
+            })
+            .collect()
+    };
+    let base = BaselineInfo::used(
+        BaselineMode::Stored,
+        "/state/baselines/0123456789abcdef.mcpev",
+        &a,
+    );
+    let servers = vec![
+        (Server::new(&a, Some(base)), results(0)),
+        (
+            Server::new(
+                &b,
+                Some(BaselineInfo::rejected(
+                    "/state/baselines/fedcba9876543210.mcpev",
+                    "failed verification: chain head does not match the last record",
+                )),
+            ),
+            results(1),
+        ),
+        (Server::new(&c, None), results(2)),
+    ];
+    Report::new(None, servers)
+}
+
+#[test]
+fn snapshot_renderers_on_fixed_outcomes() {
+    let r = fixed_report();
+    let text = report::text::render(&r);
+    let json = report::json::document(&r);
+    insta::with_settings!({filters => redactions()}, {
+        insta::assert_snapshot!("fixed_text", text);
+        insta::assert_json_snapshot!("fixed_json", json);
+    });
+    let mut l1 = fixed_report();
+    l1.rows.retain(|row| row.entry.level.number() == 1);
+    l1.level = Some(1);
+    insta::with_settings!({filters => redactions()}, {
+        insta::assert_snapshot!("fixed_text_level_1_head", text_head(&report::text::render(&l1)));
+    });
+}
