@@ -22,13 +22,14 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
 step "tests (unit, property, CLI, lab integration)"
+# The grader's lab tests run mcp-collect, a binary of another package: build it first.
+cargo build --workspace --bins --locked
 cargo test --workspace --locked
 
 step "end to end: collect every lab MCP server, verify with mcp-grade"
-cargo build --workspace --bins --locked
 work=$(mktemp -d); trap 'lab/down.sh; rm -rf "$work"' EXIT
 export MCP_PROBE_HOME="$work/home"
-targets=("$LAB_PY2" "$LAB_PY2_SL_JSON" "$LAB_PY2_NODNS" "$LAB_PY1" "$LAB_FASTMCP" "$LAB_FASTMCP_AUTO" "$LAB_TS2" "$LAB_TS2_REJECT" "$LAB_PY2_PAGED" "$LAB_RS")
+targets=("$LAB_PY2" "$LAB_PY2_SL_JSON" "$LAB_PY2_NODNS" "$LAB_PY1" "$LAB_FASTMCP" "$LAB_FASTMCP_AUTO" "$LAB_TS2" "$LAB_TS2_REJECT" "$LAB_PY2_PAGED" "$LAB_NOSTORE" "$LAB_PY2_SLOPPY" "$LAB_RS")
 target/debug/mcp-collect -q -o "$work/out" "${targets[@]}" >"$work/paths"
 [ "$(wc -l <"$work/paths")" -eq "${#targets[@]}" ] || { echo "expected ${#targets[@]} bundles"; cat "$work/paths"; exit 1; }
 target/debug/mcp-collect --public-key >"$work/collector.pub"

@@ -50,6 +50,7 @@ const SERVERS: &[&str] = &[
     "LAB_TS2_REJECT",
     "LAB_PY2_PAGED",
     "LAB_NOSTORE",
+    "LAB_PY2_SLOPPY",
     "LAB_RS",
 ];
 
@@ -182,6 +183,106 @@ fn cache_directives_10_1_per_server() {
 }
 
 #[test]
+fn declarations_5_1_per_server() {
+    if bundles().is_none() {
+        return;
+    }
+    // The Python SDKs generate an inputSchema and an outputSchema for every typed tool,
+    // without $schema (so 2020-12), and both compile; their template greeting://{name}
+    // declares mimeType text/plain; the prompt review's argument code has required: true.
+    for var in [
+        "LAB_PY2",
+        "LAB_PY2_SL_JSON",
+        "LAB_PY2_NODNS",
+        "LAB_PY1",
+        "LAB_FASTMCP",
+        "LAB_FASTMCP_AUTO",
+        "LAB_NOSTORE",
+    ] {
+        for id in ["5.1.1", "5.1.2", "5.1.3"] {
+            let o = grade(var, id);
+            assert_eq!(o.verdict, Verdict::Pass, "{var} {id}: {o:?}");
+        }
+    }
+    // ts2 (zod) and the low-level py2-paged declare no outputSchema: 5.1.1b compiled
+    // nothing, so it cannot pass, and 5.1.1 is UNKNOWN; their inputSchemas compile.
+    for var in ["LAB_TS2", "LAB_TS2_REJECT", "LAB_PY2_PAGED"] {
+        let o = grade(var, "5.1.1");
+        assert_eq!(o.verdict, Verdict::Unknown, "{var}: {o:?}");
+        assert_eq!(leg(&o, "5.1.1a"), LegOutcome::Pass, "{var}");
+        assert_eq!(leg(&o, "5.1.1b"), LegOutcome::Unknown, "{var}");
+        assert_eq!(grade(var, "5.1.2").verdict, Verdict::Pass, "{var}");
+        assert_eq!(grade(var, "5.1.3").verdict, Verdict::Pass, "{var}");
+    }
+    // py2-paged's 23 tools sit on 5 pages: every page was read.
+    assert!(
+        grade("LAB_PY2_PAGED", "5.1.1").evidence.contains("23"),
+        "all pages read"
+    );
+    // py2-sloppy declares what the SDK lets through and the benchmark forbids.
+    let o = grade("LAB_PY2_SLOPPY", "5.1.1");
+    assert_eq!(
+        (o.verdict, leg(&o, "5.1.1a")),
+        (Verdict::Fail, LegOutcome::Fail),
+        "{o:?}"
+    );
+    assert!(o.evidence.contains("broken_schema"), "{}", o.evidence);
+    let o = grade("LAB_PY2_SLOPPY", "5.1.2");
+    assert_eq!(
+        (o.verdict, leg(&o, "5.1.2b")),
+        (Verdict::Fail, LegOutcome::Fail),
+        "{o:?}"
+    );
+    assert!(o.evidence.contains("blob"), "{}", o.evidence);
+    let o = grade("LAB_PY2_SLOPPY", "5.1.3");
+    assert_eq!(
+        (o.verdict, leg(&o, "5.1.3a")),
+        (Verdict::Fail, LegOutcome::Fail),
+        "{o:?}"
+    );
+}
+
+#[test]
+fn reported_only_checks_are_na_everywhere_with_observations() {
+    if bundles().is_none() {
+        return;
+    }
+    let reported = [
+        "2.1", "3.1.1", "3.2.1", "3.2.3", "3.3.3", "5.2.1", "5.2.2", "5.3.1", "5.5.1", "5.6.1",
+        "7.1.1", "7.1.3",
+    ];
+    for var in SERVERS {
+        for id in reported {
+            let o = grade(var, id);
+            assert_eq!(o.verdict, Verdict::NotApplicable, "{var} {id}: {o:?}");
+            assert!(
+                !o.evidence.is_empty() && !o.reduction.is_empty(),
+                "{var} {id}"
+            );
+        }
+    }
+    // 3.2.1 counts the tools listed across pages; 7.1.1 sees per-result serverInfo on the
+    // 2026-07-28 path and none on py1's legacy session.
+    assert!(
+        grade("LAB_PY2_PAGED", "3.2.1")
+            .evidence
+            .contains("23 tools"),
+        "{}",
+        grade("LAB_PY2_PAGED", "3.2.1").evidence
+    );
+    assert!(grade("LAB_PY2", "7.1.1")
+        .evidence
+        .contains("every result names its server"));
+    assert!(
+        grade("LAB_PY1", "7.1.1")
+            .evidence
+            .contains("no result names"),
+        "{}",
+        grade("LAB_PY1", "7.1.1").evidence
+    );
+}
+
+#[test]
 fn auth_required_server_gets_unknown_not_fail() {
     if bundles().is_none() {
         return;
@@ -193,4 +294,139 @@ fn auth_required_server_gets_unknown_not_fail() {
         assert_eq!(o.verdict, Verdict::Unknown, "{id}: {o:?}");
         assert!(o.evidence.contains("401"), "{}", o.evidence);
     }
+}
+
+/// A py2 lab server started by this test (so its identity can change between runs on
+/// the same endpoint), killed on drop.
+struct Py2 {
+    child: std::process::Child,
+}
+
+impl Drop for Py2 {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_py2(port: u16, version: &str) -> Option<Py2> {
+    let lab_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../lab");
+    let python = lab_dir.join(".venv-mcp2/bin/python");
+    if !python.is_file() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "lab not installed (lab/install.sh)"
+        );
+        return None;
+    }
+    let log = std::fs::File::create(std::env::temp_dir().join(format!("py2-{port}.log"))).ok()?;
+    let child = Command::new(python)
+        .current_dir(lab_dir.join("py2"))
+        .arg("server.py")
+        .arg(port.to_string())
+        .arg(format!("--version={version}"))
+        .stdout(log.try_clone().ok()?)
+        .stderr(log)
+        .spawn()
+        .expect("start py2");
+    let server = Py2 { child };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "py2 did not come up on {port}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    Some(server)
+}
+
+fn collect_one(url: &str, home: &Path) -> Evidence {
+    let out = Command::new(collector().expect("mcp-collect built"))
+        .env("MCP_PROBE_HOME", home)
+        .args(["-q", "-o"])
+        .arg(home.join("out"))
+        .arg(url)
+        .output()
+        .expect("run mcp-collect");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let path = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let v = mcp_probe_schema::open(&std::fs::read(&path).expect("bundle"), &[]).expect("verifies");
+    Evidence::new(path, v)
+}
+
+#[test]
+fn identity_1_4_against_baselines_of_a_real_server() {
+    if collector().is_none() {
+        assert!(std::env::var_os("CI").is_none(), "mcp-collect not built");
+        return;
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let home = tempfile::tempdir().expect("tempdir");
+    let check = implemented("1.4").expect("1.4");
+    let (first, second) = {
+        let Some(_server) = start_py2(port, "1.0.0") else {
+            return;
+        };
+        (
+            collect_one(&url, home.path()),
+            collect_one(&url, home.path()),
+        )
+    };
+    // Without a baseline nothing is compared: UNKNOWN, never PASS.
+    let o = run(check, &first, &Context::default());
+    assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
+    // The same server run again against the first run: same identity, PASS.
+    let o = run(
+        check,
+        &second,
+        &Context {
+            baseline: Some(&first),
+            updating_baseline: false,
+        },
+    );
+    assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
+    // A run that records the baseline compares nothing: UNKNOWN.
+    let o = run(
+        check,
+        &second,
+        &Context {
+            baseline: None,
+            updating_baseline: true,
+        },
+    );
+    assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
+    // The same endpoint now serves another version: the identity drifted, FAIL naming
+    // both pairs.
+    let drifted = {
+        let Some(_server) = start_py2(port, "2.0.0") else {
+            return;
+        };
+        collect_one(&url, home.path())
+    };
+    let o = run(
+        check,
+        &drifted,
+        &Context {
+            baseline: Some(&first),
+            updating_baseline: false,
+        },
+    );
+    assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
+    assert!(
+        o.evidence.contains("py-sdk-probe-target|1.0.0")
+            && o.evidence.contains("py-sdk-probe-target|2.0.0"),
+        "{}",
+        o.evidence
+    );
 }

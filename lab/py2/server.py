@@ -1,10 +1,12 @@
-"""MCP server on the Python SDK 2.x (MCPServer). Usage: python server.py PORT [--stateless] [--json] [--no-dns-protect]"""
+"""MCP server on the Python SDK 2.x (MCPServer). Usage: python server.py PORT [--stateless] [--json] [--no-dns-protect] [--version=X]
+--version=X changes the serverInfo version (identity drift for check 1.4; default 1.0.0)."""
 import sys
 from mcp.server import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 port = int(sys.argv[1])
 args = set(sys.argv[2:])
-mcp = MCPServer("py-sdk-probe-target", version="1.0.0")
+version = next((a.split("=", 1)[1] for a in args if a.startswith("--version=")), "1.0.0")
+mcp = MCPServer("py-sdk-probe-target", version=version)
 @mcp.tool()
 def add(a: int, b: int) -> int:
     """Add two numbers."""

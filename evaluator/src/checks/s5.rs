@@ -622,7 +622,7 @@ impl Check for Check5_1_3 {
 // ---------------------------------------------------------------------------------------
 // Reported only: always N/A, with what could be observed.
 
-/// N/A in the shape every section uses for reported-only checks (docs/checks/s2.md):
+/// N/A in the shape every section uses for reported-only checks (docs/checks.md, Section 2):
 /// `reported only: <reason>; transport <…>; <observation>`, detail `transport`.
 fn reported_only(ev: &Evidence, reason: &str, observed: Option<&str>, reduction: &str) -> Outcome {
     let observed: Vec<String> = observed.into_iter().map(str::to_string).collect();
