@@ -324,6 +324,9 @@ pub enum BodyEnd {
     StoppedAfterResponse,
     /// The collector stopped at its hard read limit.
     LimitReached,
+    /// An event stream of which the leg needed only the head (status and headers); the
+    /// body was not read (a standalone GET stream may never end).
+    HeadOnly,
     /// The read failed part way.
     Error(TransportError),
 }

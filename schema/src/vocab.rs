@@ -130,6 +130,72 @@ pub mod leg {
     /// 7.1.2: a request with `"id": null`, otherwise complete and valid for the
     /// negotiated revision and authenticated when a credential is held.
     pub const NULL_ID: &str = "7.1.2.null_id";
+
+    // Transport facts (issue 4). `tls.modern` above is the TLS record of the first
+    // connection to the endpoint.
+    /// TLS 1.0 acceptance: a hand-written ClientHello and the server's first bytes.
+    pub const TLS_V1_0: &str = "tls.v1_0";
+    /// TLS 1.1 acceptance.
+    pub const TLS_V1_1: &str = "tls.v1_1";
+    /// `GET http://host[:plaintext port]/`, redirects not followed, no credential.
+    pub const PLAINTEXT: &str = "http.plaintext";
+
+    // 1.1: version assertions. 1.1a reads the `endpoint.detect` discover on 2026-07-28.
+    /// 1.1a on legacy sessions: `initialize` offering 2024-11-05, then 2025-03-26 (one
+    /// record each), with no session id and no version header.
+    pub const V_SWEEP: &str = "1.1a.sweep";
+    /// 1.1b: `tools/list` asserting the never-published version 2024-01-01.
+    pub const V_BOGUS: &str = "1.1b.bogus_version";
+    /// 1.1c: `tools/list` without the `MCP-Protocol-Version` header.
+    pub const V_NO_HEADER: &str = "1.1c.no_header";
+    /// 1.1d (2026-07-28 only): `_meta` without its protocolVersion, header present.
+    pub const V_NO_META_VERSION: &str = "1.1d.no_meta_version";
+    /// 1.1e (2026-07-28 only): header 2025-03-26, `_meta` 2026-07-28.
+    pub const V_MISMATCH: &str = "1.1e.header_mismatch";
+
+    // 2.3: authentication before the response.
+    /// `tools/list` without credential or session id (otherwise identical to the next).
+    pub const AUTH_NONE: &str = "2.3.unauthenticated";
+    /// The same `tools/list` with the credential and session.
+    pub const AUTH_WITH: &str = "2.3.authenticated";
+
+    // 2.4 (2026-07-28 only): routing headers.
+    /// `tools/list` without `Mcp-Method`.
+    pub const HDR_NO_METHOD: &str = "2.4.no_method";
+    /// `tools/call` of a tool that cannot exist, without `Mcp-Name`.
+    pub const HDR_NO_NAME: &str = "2.4.no_name";
+    /// `tools/call` whose `Mcp-Name` differs from the body's name.
+    pub const HDR_NAME_MISMATCH: &str = "2.4.name_mismatch";
+    /// As above with the header value Base64-encoded (`=?base64?…?=`).
+    pub const HDR_NAME_ENCODED: &str = "2.4.name_encoded_mismatch";
+
+    // 2.5: Origin.
+    /// `tools/list` with `Origin: https://cis-rebinding-probe.example`.
+    pub const ORIGIN_HOSTILE: &str = "2.5.origin.hostile";
+    /// The same with the endpoint's own origin (stand-in for the allowlist).
+    pub const ORIGIN_OWN: &str = "2.5.origin.own";
+    /// The same without `Origin`.
+    pub const ORIGIN_NONE: &str = "2.5.origin.none";
+
+    // 5.2.3 (2026-07-28 only): legacy session surface.
+    /// `GET` with `Accept: text/event-stream`.
+    pub const LEGACY_GET: &str = "5.2.3a.get";
+    /// `DELETE` (never with a live session id).
+    pub const LEGACY_DELETE: &str = "5.2.3b.delete";
+    /// `tools/list` control for 5.2.3c.
+    pub const RESUME_CONTROL: &str = "5.2.3c.control";
+    /// The same with `Last-Event-ID: 1`.
+    pub const RESUME_LAST_EVENT_ID: &str = "5.2.3c.last_event_id";
+    /// `tools/list` control for 5.2.3d.
+    pub const SESSION_CONTROL: &str = "5.2.3d.control";
+    /// The same with a client-supplied `Mcp-Session-Id`.
+    pub const SESSION_SUPPLIED: &str = "5.2.3d.session_id";
+
+    // Section 10.
+    /// `GET` of the operator's `static_resource_path`, never with a credential.
+    pub const STATIC_RESOURCE: &str = "10.1a.static";
+    /// `tools/list` padded past the probe size (control: the first `inventory.tools` page).
+    pub const PADDED: &str = "10.2a.padded";
 }
 
 /// JSON-RPC method names used by the collector.

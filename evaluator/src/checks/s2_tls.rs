@@ -1,0 +1,6 @@
+//! Section 2 (2.2) checks.
+
+use crate::check::Check;
+
+/// The checks of this module this build grades.
+pub static CHECKS: &[&dyn Check] = &[];
