@@ -318,6 +318,7 @@ fn end(e: &BodyEnd) -> String {
         BodyEnd::Complete => "complete".into(),
         BodyEnd::StoppedAfterResponse => "stopped after the response arrived".into(),
         BodyEnd::LimitReached => "read limit reached".into(),
+        BodyEnd::HeadOnly => "not read past the head (event stream)".into(),
         BodyEnd::Error(e) => format!("error {}: {}", e.kind.as_str(), line(&e.message)),
     }
 }

@@ -229,6 +229,7 @@ pub fn end_word(e: &BodyEnd) -> &'static str {
         BodyEnd::Complete => "complete",
         BodyEnd::StoppedAfterResponse => "stopped_after_response",
         BodyEnd::LimitReached => "limit_reached",
+        BodyEnd::HeadOnly => "head_only",
         BodyEnd::Error(_) => "error",
     }
 }

@@ -354,6 +354,7 @@ fn judge(ev: &Evidence, x: &Exchange<'_>) -> Judgement {
     let broken = match &resp.body.end {
         BodyEnd::Error(e) => Some(format!("the body broke off ({e})")),
         BodyEnd::LimitReached => Some("the body exceeded the read limit".to_string()),
+        BodyEnd::HeadOnly => Some("the body was not read (head only)".to_string()),
         BodyEnd::Complete | BodyEnd::StoppedAfterResponse => None,
     };
     let media = derive::media_type(&resp.headers);
