@@ -67,6 +67,11 @@ pub struct Flags {
     #[arg(long, value_name = "BYTES", default_value_t = 1 << 20, value_parser = clap::value_parser!(u64).range(1024..=(64 << 20)))]
     pub body_cap: u64,
 
+    /// Port of the plaintext probe (`GET http://host:PORT/`); 80 unless the deployment
+    /// exposes its plaintext door elsewhere.
+    #[arg(long, value_name = "PORT", default_value_t = 80, value_parser = clap::value_parser!(u16).range(1..))]
+    pub plaintext_port: u16,
+
     /// No progress lines on stderr.
     #[arg(short, long)]
     pub quiet: bool,

@@ -35,6 +35,8 @@ const MAX_HEAD: usize = 64 * 1024;
 const MAX_HEADERS: usize = 128;
 /// Bytes read past the storage cap (hashed and counted, not kept) before giving up.
 const READ_LIMIT_FACTOR: u64 = 8;
+/// How long to wait for the end of an event stream once the awaited response arrived.
+const STREAM_END_GRACE: Duration = Duration::from_millis(100);
 /// The User-Agent sent with every request.
 pub const USER_AGENT: &str = concat!("mcp-collect/", env!("CARGO_PKG_VERSION"));
 
@@ -60,6 +62,8 @@ pub struct Request {
     pub body: Vec<u8>,
     /// For event streams: stop reading once the JSON-RPC response with this id arrived.
     pub await_id: Option<Value>,
+    /// For event streams: read only the head (a standalone GET stream may never end).
+    pub head_only_stream: bool,
 }
 
 /// What one request produced.
@@ -222,6 +226,11 @@ impl Client {
                 }
             }
         }
+    }
+
+    /// The per-request timeout.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
     }
 
     /// Drop pooled connections to `url`'s authority (e.g. at the end of a target).
@@ -435,8 +444,12 @@ impl Client {
             .map(|h| h.value_str().to_ascii_lowercase().contains("close"))
             .unwrap_or(false)
             || version == "HTTP/1.0";
+        let is_stream =
+            mcp_probe_schema::derive::media_type(&headers).as_deref() == Some("text/event-stream");
         let end = if no_body {
             BodyEnd::Complete
+        } else if req.head_only_stream && is_stream {
+            BodyEnd::HeadOnly
         } else if te_chunked {
             read_chunked(conn, &mut reader, deadline).await
         } else if let Some(n) = clen {
@@ -747,9 +760,20 @@ async fn read_chunked(conn: &mut Conn, r: &mut BodyReader, deadline: Instant) ->
             if let Flow::Stop(end) = r.push(&chunk) {
                 // The stream usually ends right after the response: when its terminator
                 // is already buffered, consume it so the connection stays reusable.
-                if left == 0 && conn.buf.starts_with(b"\r\n0\r\n\r\n") {
-                    conn.buf.drain(..7);
-                    return BodyEnd::Complete;
+                if left == 0 {
+                    // Give the terminator a moment if it is not buffered yet; a stream
+                    // that stays open costs at most this grace, never the full timeout.
+                    let grace = deadline.min(Instant::now() + STREAM_END_GRACE);
+                    while conn.buf.len() < 7 && b"\r\n0\r\n\r\n".starts_with(&conn.buf) {
+                        match fill(conn, grace).await {
+                            Ok(n) if n > 0 => {}
+                            _ => break,
+                        }
+                    }
+                    if conn.buf.starts_with(b"\r\n0\r\n\r\n") {
+                        conn.buf.drain(..7);
+                        return BodyEnd::Complete;
+                    }
                 }
                 return end;
             }

@@ -12,6 +12,8 @@ pub mod flags;
 pub mod http;
 pub mod journal;
 pub mod keys;
+pub mod legacy_tls;
+pub mod legs;
 pub mod probe;
 pub mod run;
 pub mod target;

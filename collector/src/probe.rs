@@ -73,15 +73,21 @@ impl Reply {
 
 /// Per-target probing state.
 pub struct Probe<'a> {
-    client: &'a Client,
-    journal: Arc<Mutex<Journal>>,
-    token: Option<String>,
-    next_id: i64,
-    max_pages: u32,
-    endpoint: Option<url::Url>,
-    era: Option<Era>,
-    revision: Option<String>,
-    session_id: Option<String>,
+    pub(crate) client: &'a Client,
+    pub(crate) journal: Arc<Mutex<Journal>>,
+    pub(crate) token: Option<String>,
+    pub(crate) next_id: i64,
+    pub(crate) max_pages: u32,
+    pub(crate) endpoint: Option<url::Url>,
+    pub(crate) era: Option<Era>,
+    pub(crate) revision: Option<String>,
+    pub(crate) session_id: Option<String>,
+    /// Send the next requests without the credential (2.3's unauthenticated leg).
+    pub(crate) anonymous: bool,
+    /// Operator probe inputs for this target (`run.inputs`).
+    pub(crate) inputs: Option<Value>,
+    /// Port of the plaintext probe (`--plaintext-port`).
+    pub(crate) plaintext_port: u16,
 }
 
 impl std::fmt::Debug for Probe<'_> {
@@ -106,7 +112,7 @@ pub enum Ending {
     NoEndpoint(String),
 }
 
-fn lock(j: &Arc<Mutex<Journal>>) -> std::sync::MutexGuard<'_, Journal> {
+pub(crate) fn lock(j: &Arc<Mutex<Journal>>) -> std::sync::MutexGuard<'_, Journal> {
     // A poisoned lock means a leg panicked; the journal's data is still consistent
     // (records are appended atomically), so keep using it to seal.
     j.lock().unwrap_or_else(|p| p.into_inner())
@@ -130,10 +136,13 @@ impl<'a> Probe<'a> {
             era: None,
             revision: None,
             session_id: None,
+            anonymous: false,
+            inputs: None,
+            plaintext_port: 80,
         }
     }
 
-    fn id(&mut self) -> i64 {
+    pub(crate) fn id(&mut self) -> i64 {
         let id = self.next_id;
         self.next_id += 1;
         id
@@ -141,7 +150,7 @@ impl<'a> Probe<'a> {
 
     /// Send a JSON-RPC message and record it. `id` is the awaited response id
     /// (notifications pass `None`).
-    async fn rpc(
+    pub(crate) async fn rpc(
         &mut self,
         legs: &[&str],
         url: &url::Url,
@@ -153,7 +162,7 @@ impl<'a> Probe<'a> {
             .await
     }
 
-    async fn rpc_awaiting(
+    pub(crate) async fn rpc_awaiting(
         &mut self,
         legs: &[&str],
         url: &url::Url,
@@ -162,7 +171,7 @@ impl<'a> Probe<'a> {
         id: Option<Value>,
     ) -> Reply {
         let mut headers = headers;
-        if let Some(t) = &self.token {
+        if let (Some(t), false) = (&self.token, self.anonymous) {
             headers.push(Header::new(header::AUTHORIZATION, format!("Bearer {t}")));
         }
         let req = Request {
@@ -171,6 +180,7 @@ impl<'a> Probe<'a> {
             headers,
             body: serde_json::to_vec(body).expect("json encodes"),
             await_id: id.clone(),
+            head_only_stream: false,
         };
         let sent = self.client.send(req).await;
         let mut j = lock(&self.journal);
@@ -215,14 +225,14 @@ impl<'a> Probe<'a> {
         }
     }
 
-    fn base_headers() -> Vec<Header> {
+    pub(crate) fn base_headers() -> Vec<Header> {
         vec![
             Header::new(header::CONTENT_TYPE, "application/json"),
             Header::new(header::ACCEPT, "application/json, text/event-stream"),
         ]
     }
 
-    fn envelope() -> Value {
+    pub(crate) fn envelope() -> Value {
         json!({
             meta::PROTOCOL_VERSION: vocab::REV_2026_07_28,
             meta::CLIENT_CAPABILITIES: {},
@@ -231,7 +241,7 @@ impl<'a> Probe<'a> {
     }
 
     /// A complete 2026-07-28 request: headers, `Mcp-Method`, `_meta` envelope.
-    fn modern(
+    pub(crate) fn modern(
         &mut self,
         m: &str,
         mut params: serde_json::Map<String, Value>,
@@ -249,7 +259,7 @@ impl<'a> Probe<'a> {
     }
 
     /// A legacy request within the negotiated session.
-    fn legacy(
+    pub(crate) fn legacy(
         &mut self,
         m: &str,
         params: serde_json::Map<String, Value>,
@@ -280,7 +290,7 @@ impl<'a> Probe<'a> {
         }
     }
 
-    fn initialize_body(&mut self, rev: &str) -> (Vec<Header>, Value, i64) {
+    pub(crate) fn initialize_body(&mut self, rev: &str) -> (Vec<Header>, Value, i64) {
         let id = self.id();
         let body = json!({
             "jsonrpc": "2.0", "id": id, "method": method::INITIALIZE,
@@ -439,45 +449,6 @@ impl<'a> Probe<'a> {
             "server/discover: {discover}; no handshake revision accepted (tried {})",
             tried.join(", ")
         ))
-    }
-
-    /// The probe legs of the checks, in a fixed order, after the inventory. `info_only`
-    /// (`--info`) records each as skipped instead of sending it.
-    pub async fn probe_legs(&mut self, info_only: bool) {
-        if info_only {
-            lock(&self.journal).skip(
-                &[leg::NULL_ID],
-                "not sent: --info run (connect and enumerate only)",
-            );
-            return;
-        }
-        self.null_id().await;
-    }
-
-    /// 7.1.2: `tools/list` with `"id": null`, otherwise complete and valid for the
-    /// negotiated revision (version header, session id, `_meta` envelope and routing
-    /// headers on 2026-07-28) and authenticated when a token is held, so a refusal can
-    /// only be about the id (spec/checks.md §11.5, §17 item 3).
-    async fn null_id(&mut self) {
-        let Some(endpoint) = self.endpoint.clone() else {
-            return;
-        };
-        let (h, mut body) = match self.era {
-            Some(Era::Modern) => {
-                let (h, b, _) = self.modern(method::TOOLS_LIST, serde_json::Map::new());
-                (h, b)
-            }
-            _ => {
-                let (h, b, _) = self.legacy(method::TOOLS_LIST, serde_json::Map::new(), false);
-                (h, b)
-            }
-        };
-        body["id"] = Value::Null;
-        // Await the response to the null id: an SSE stream answering it is read until
-        // that message arrives.
-        let _ = self
-            .rpc_awaiting(&[leg::NULL_ID], &endpoint, h, &body, Some(Value::Null))
-            .await;
     }
 
     /// Read every page of each list the capabilities advertise.

@@ -130,6 +130,7 @@ pub struct Plan {
     out: PathBuf,
     concurrency: usize,
     info: bool,
+    plaintext_port: u16,
 }
 
 impl std::fmt::Debug for Plan {
@@ -240,6 +241,7 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
         info_only: flags.info,
         token_env: flags.token_env.clone(),
         ca_file: ca_record,
+        plaintext_port: flags.plaintext_port,
     };
     Ok(Plan {
         targets,
@@ -255,6 +257,7 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
         out: flags.out.clone(),
         concurrency: flags.concurrency as usize,
         info: flags.info,
+        plaintext_port: flags.plaintext_port,
     })
 }
 
@@ -332,6 +335,11 @@ pub async fn execute(plan: Plan, printer: &Printer) -> Exit {
             printer.progress(&format!("[{}/{total}] {}: probing", i + 1, t.as_typed));
             let token = plan.token.as_ref().map(|(_, v)| v.clone());
             let mut probe = Probe::new(&plan.client, j.clone(), token, plan.options.max_pages);
+            probe.inputs = lock(&j).inputs.clone();
+            probe.plaintext_port = plan.plaintext_port;
+            if let Some(first) = t.candidates.first() {
+                probe.transport_facts(first, plan.info).await;
+            }
             let ending = probe.run(&t.candidates).await;
             if ending == Ending::Complete {
                 probe.probe_legs(plan.info).await;

@@ -132,7 +132,7 @@ fn unreachable_target_gets_a_sealed_bundle_and_one_line() {
         .collect();
     assert_eq!(errors.len(), 1, "{}", run.describe());
     assert!(errors[0].contains(&url));
-    match &v.records[0].observation {
+    match &first_detect(&v).observation {
         Observation::Http(x) => match &x.outcome {
             HttpOutcome::Error(e) => assert_eq!(e.kind, ErrorKind::Connect),
             o => panic!("{o:?}"),
@@ -164,7 +164,13 @@ fn non_mcp_server_is_recorded_as_no_endpoint_after_both_candidates() {
         ["/mcp", "/mcp", "/", "/"],
         "discover then initialize on /mcp, then on /"
     );
-    assert_eq!(v.records.len(), 4);
+    assert_eq!(
+        v.records
+            .iter()
+            .filter(|r| r.legs.iter().any(|l| l == "endpoint.detect"))
+            .count(),
+        4
+    );
     assert!(v
         .evidence
         .run
@@ -180,7 +186,7 @@ fn malformed_http_is_a_protocol_error() {
     let run = collect(&[&srv.url], &[]);
     assert_eq!(run.code(), 0, "{}", run.describe());
     let v = open(&run.bundles()[0]);
-    match &v.records[0].observation {
+    match &first_detect(&v).observation {
         Observation::Http(x) => match &x.outcome {
             HttpOutcome::Error(e) => assert_eq!(e.kind, ErrorKind::Protocol, "{e}"),
             o => panic!("{o:?}"),
@@ -204,7 +210,7 @@ fn endless_body_is_capped_hashed_and_stopped() {
     let run = collect(&["--body-cap", "4096", &srv.url], &[]);
     assert_eq!(run.code(), 0, "{}", run.describe());
     let v = open(&run.bundles()[0]);
-    let resp = match &v.records[0].observation {
+    let resp = match &first_detect(&v).observation {
         Observation::Http(x) => match &x.outcome {
             HttpOutcome::Response(r) => r.clone(),
             o => panic!("{o:?}"),
@@ -225,7 +231,7 @@ fn silent_server_times_out_per_request() {
     assert_eq!(run.code(), 0, "{}", run.describe());
     assert!(t0.elapsed().as_secs() < 20);
     let v = open(&run.bundles()[0]);
-    match &v.records[0].observation {
+    match &first_detect(&v).observation {
         Observation::Http(x) => match &x.outcome {
             HttpOutcome::Error(e) => assert_eq!(e.kind, ErrorKind::Timeout),
             o => panic!("{o:?}"),
@@ -382,4 +388,18 @@ fn servers_file_targets_are_deduplicated() {
     let run = collect(&["--servers-file", list.to_str().unwrap()], &[]);
     assert_eq!(run.code(), 0, "{}", run.describe());
     assert_eq!(run.bundles().len(), 1);
+}
+
+/// The first endpoint-detection record (record 0 holds the skipped transport legs of a
+/// plain-http target).
+fn first_detect(v: &mcp_probe_schema::Verified) -> mcp_probe_schema::model::Record {
+    v.records
+        .iter()
+        .find(|r| {
+            r.legs
+                .iter()
+                .any(|l| l == mcp_probe_schema::vocab::leg::ENDPOINT_DETECT)
+        })
+        .cloned()
+        .expect("an endpoint.detect record")
 }

@@ -294,7 +294,9 @@ fn tls_front_with_lab_ca_records_version_cipher_and_chain() {
         .as_ref()
         .expect("ca file recorded");
     assert_eq!(ca_rec.certificates.len(), 1);
-    // One TLS handshake for the whole run: connections are kept alive and reused.
+    // One TLS handshake for the whole run, probe legs included: connections are kept
+    // alive and reused (an event stream that ends right after its response is read to
+    // its end so the connection stays usable).
     let handshakes = v
         .records
         .iter()
@@ -334,4 +336,144 @@ fn untrusted_or_expired_certificate_is_recorded_not_used() {
         "{}",
         run.describe()
     );
+}
+
+fn header_of(h: &[mcp_probe_schema::model::Header], name: &str) -> Option<String> {
+    mcp_probe_schema::derive::header(h, name).map(|h| h.value_str().into_owned())
+}
+
+/// Every 2026-07-28 request carries the version header, `Mcp-Method`, `Mcp-Name` where
+/// the method names something, and the whole `_meta` envelope, except the one element
+/// its leg is about (docs/collector.md, spec/checks.md §17 items 3, 13, 14).
+#[test]
+fn modern_probe_requests_are_complete_but_for_the_property_under_test() {
+    for var in ["LAB_PY2", "LAB_TS2_REJECT"] {
+        let Some(url) = lab(var) else { return };
+        let run = collect(&[&url], &[]);
+        assert_eq!(run.code(), 0, "{}", run.describe());
+        let v = open(&run.bundles()[0]);
+        assert_eq!(
+            v.evidence
+                .session
+                .as_ref()
+                .and_then(|s| s.revision.as_deref()),
+            Some("2026-07-28")
+        );
+        let mut checked = 0;
+        for r in &v.records {
+            let Observation::Http(x) = &r.observation else {
+                continue;
+            };
+            if x.request.method != "POST" {
+                continue;
+            }
+            let l = r.legs[0].as_str();
+            let h = &x.request.headers;
+            let pv = header_of(h, "mcp-protocol-version");
+            let mm = header_of(h, "mcp-method");
+            let mn = header_of(h, "mcp-name");
+            if l == "10.2a.padded" {
+                // The stored body is capped at 1 MiB; its headers are the control's.
+                assert_eq!(
+                    (pv.as_deref(), mm.as_deref()),
+                    (Some("2026-07-28"), Some("tools/list")),
+                    "{l}"
+                );
+                assert!(x.request.body.length > 1 << 20, "{l}");
+                continue;
+            }
+            let body: Value = serde_json::from_slice(&x.request.body.bytes).expect("JSON body");
+            let m = body["method"].as_str().unwrap_or_default().to_string();
+            if m == "initialize" {
+                // Legacy handshakes (detection fallback, 1.1a sweep) are legacy-shaped.
+                continue;
+            }
+            let meta = &body["params"]["_meta"];
+            let env_pv = meta["io.modelcontextprotocol/protocolVersion"]
+                .as_str()
+                .map(str::to_string);
+            assert!(
+                meta["io.modelcontextprotocol/clientCapabilities"].is_object(),
+                "{var} {l}: {body}"
+            );
+            assert!(
+                meta["io.modelcontextprotocol/clientInfo"].is_object(),
+                "{var} {l}"
+            );
+            match l {
+                "1.1b.bogus_version" => {
+                    assert_eq!(
+                        (pv.as_deref(), env_pv.as_deref()),
+                        (Some("2024-01-01"), Some("2024-01-01")),
+                        "{l}"
+                    )
+                }
+                "1.1c.no_header" => assert_eq!(
+                    (pv.as_deref(), env_pv.as_deref()),
+                    (None, Some("2026-07-28")),
+                    "{l}"
+                ),
+                "1.1d.no_meta_version" => {
+                    assert_eq!(
+                        (pv.as_deref(), env_pv.as_deref()),
+                        (Some("2026-07-28"), None),
+                        "{l}"
+                    )
+                }
+                "1.1e.header_mismatch" => {
+                    assert_eq!(
+                        (pv.as_deref(), env_pv.as_deref()),
+                        (Some("2025-03-26"), Some("2026-07-28")),
+                        "{l}"
+                    )
+                }
+                _ => assert_eq!(
+                    (pv.as_deref(), env_pv.as_deref()),
+                    (Some("2026-07-28"), Some("2026-07-28")),
+                    "{l}"
+                ),
+            }
+            if l == "2.4.no_method" {
+                assert_eq!(mm, None, "{l}");
+            } else {
+                assert_eq!(
+                    mm.as_deref(),
+                    Some(m.as_str()),
+                    "{var} {l}: Mcp-Method equals the body's method"
+                );
+            }
+            let names_something =
+                matches!(m.as_str(), "tools/call" | "prompts/get" | "resources/read");
+            let body_name = body["params"]["name"]
+                .as_str()
+                .or(body["params"]["uri"].as_str())
+                .map(str::to_string);
+            match l {
+                "2.4.no_name" => assert_eq!(mn, None, "{l}"),
+                "2.4.name_mismatch" | "2.4.name_encoded_mismatch" => {
+                    assert!(
+                        mn.is_some() && mn != body_name,
+                        "{l}: the name differs from the body"
+                    )
+                }
+                _ if names_something => {
+                    assert_eq!(mn, body_name, "{var} {l}: Mcp-Name equals the body's name")
+                }
+                _ => assert_eq!(
+                    mn, None,
+                    "{var} {l}: no Mcp-Name on a method that names nothing"
+                ),
+            }
+            if l == "7.1.2.null_id" {
+                assert!(body["id"].is_null(), "{l}");
+            } else {
+                assert!(body["id"].is_i64(), "{var} {l}: a real id");
+            }
+            checked += 1;
+        }
+        assert!(
+            checked >= 20,
+            "{var}: only {checked} modern requests checked"
+        );
+    }
 }

@@ -103,6 +103,14 @@ pub struct Options {
     pub token_env: Option<String>,
     /// Extra trust anchor file and its SHA-256 (hex), if any.
     pub ca_file: Option<CaFile>,
+    /// Port of the plaintext probe (`http.plaintext`); absent in bundles from before
+    /// the probe existed, read as 80.
+    #[serde(default = "default_plaintext_port")]
+    pub plaintext_port: u16,
+}
+
+fn default_plaintext_port() -> u16 {
+    80
 }
 
 /// An extra trust anchor used for this run.

@@ -86,6 +86,7 @@ pub fn evidence(endpoint: &str, records: Vec<Record>) -> Evidence {
                 info_only: false,
                 token_env: None,
                 ca_file: None,
+                plaintext_port: 80,
             },
             inputs: None,
         },
