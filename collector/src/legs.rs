@@ -280,32 +280,34 @@ impl Probe<'_> {
         }
     }
 
-    /// 2.3: the same tools/list without, then with, the credential.
+    /// 2.3: the same tools/list without, then with, the credential. Sent whenever a
+    /// credential is held: detection then carried the credential, so only this pair
+    /// shows whether the endpoint demands one (and `session.auth_required` is set from
+    /// the unauthenticated answer).
     async fn auth_pair(&mut self) {
-        let auth_required = lock(&self.journal)
-            .session
-            .as_ref()
-            .is_some_and(|s| s.auth_required);
-        if !auth_required {
-            self.skip(
-                &[leg::AUTH_NONE, leg::AUTH_WITH],
-                "not sent: the endpoint did not ask for credentials (endpoint.detect reached a response without any)",
-            );
-            return;
-        }
         if self.token.is_none() {
-            self.skip(
-                &[leg::AUTH_NONE, leg::AUTH_WITH],
-                "not sent: no credential is held",
-            );
+            let auth_required = lock(&self.journal)
+                .session
+                .as_ref()
+                .is_some_and(|s| s.auth_required);
+            let why = if auth_required {
+                "not sent: the endpoint asked for credentials and none is held"
+            } else {
+                "not sent: no credential is held, and endpoint.detect reached a response without one"
+            };
+            self.skip(&[leg::AUTH_NONE, leg::AUTH_WITH], why);
             return;
         }
         let session = self.session_id.take();
         self.anonymous = true;
-        self.probe_rpc(leg::AUTH_NONE, method::TOOLS_LIST, Map::new(), |_, _| {})
+        let unauth = self
+            .probe_rpc(leg::AUTH_NONE, method::TOOLS_LIST, Map::new(), |_, _| {})
             .await;
         self.anonymous = false;
         self.session_id = session;
+        if let Some(s) = lock(&self.journal).session.as_mut() {
+            s.auth_required = matches!(unauth.as_ref().and_then(|r| r.status), Some(401 | 403));
+        }
         self.probe_rpc(leg::AUTH_WITH, method::TOOLS_LIST, Map::new(), |_, _| {})
             .await;
     }
