@@ -342,10 +342,16 @@ fn start_py2(port: u16, version: &str) -> Option<Py2> {
 }
 
 fn collect_one(url: &str, home: &Path) -> Evidence {
+    collect_with(url, home, &[], &[])
+}
+
+fn collect_with(url: &str, home: &Path, args: &[&str], envs: &[(&str, &str)]) -> Evidence {
     let out = Command::new(collector().expect("mcp-collect built"))
         .env("MCP_PROBE_HOME", home)
+        .envs(envs.iter().copied())
         .args(["-q", "-o"])
         .arg(home.join("out"))
+        .args(args)
         .arg(url)
         .output()
         .expect("run mcp-collect");
@@ -429,4 +435,136 @@ fn identity_1_4_against_baselines_of_a_real_server() {
         "{}",
         o.evidence
     );
+}
+
+fn ready() -> bool {
+    bundles().is_some() && collector().is_some()
+}
+
+#[test]
+fn origin_2_5_per_server() {
+    if !ready() {
+        return;
+    }
+    // The Python SDKs on loopback validate Origin (403 "Invalid Origin header"), ts2 with
+    // its guards answers 403 JSON, fastmcp with protection on 403 "Forbidden Origin";
+    // the own origin is accepted, so the refusal is an Origin decision: PASS.
+    for var in [
+        "LAB_PY2",
+        "LAB_PY2_SL_JSON",
+        "LAB_PY1",
+        "LAB_FASTMCP_AUTO",
+        "LAB_TS2_REJECT",
+        "LAB_NOSTORE",
+    ] {
+        let o = grade(var, "2.5");
+        assert_eq!(o.verdict, Verdict::Pass, "{var}: {o:?}");
+    }
+    // fastmcp defaults, ts2 without guards and py2 with DNS-rebinding protection off
+    // answer the hostile Origin like any other: FAIL (lab.md §7).
+    for var in ["LAB_FASTMCP", "LAB_TS2", "LAB_PY2_NODNS"] {
+        let o = grade(var, "2.5");
+        assert_eq!(o.verdict, Verdict::Fail, "{var}: {o:?}");
+        assert!(
+            o.evidence.contains("cis-rebinding-probe.example"),
+            "{var}: {}",
+            o.evidence
+        );
+    }
+}
+
+#[test]
+fn authentication_2_3() {
+    if !ready() {
+        return;
+    }
+    // No lab MCP server but py2-auth asks for credentials: detection reached a response
+    // without one, so an unauthenticated request reaches a response: FAIL.
+    for var in ["LAB_PY2", "LAB_PY1", "LAB_TS2", "LAB_FASTMCP"] {
+        assert_eq!(grade(var, "2.3").verdict, Verdict::Fail, "{var}");
+    }
+    // py2-auth without a credential: nothing past the challenge: UNKNOWN.
+    assert_eq!(grade("LAB_RS", "2.3").verdict, Verdict::Unknown);
+    // With a real token from the lab AS (lab/oidc/flow.sh: DCR, PKCE, login, consent),
+    // the pair is sent: 401 with a challenge without the token, 200 with it; the answer
+    // is JSON, not an event stream, so the streamed-response assertion is not exercised:
+    // UNKNOWN, and the token never reaches the bundle.
+    let (Some(as_url), Some(rs)) = (lab("LAB_AS"), lab("LAB_RS")) else {
+        return;
+    };
+    let flow = Path::new(env!("CARGO_MANIFEST_DIR")).join("../lab/oidc/flow.sh");
+    let out = Command::new("bash")
+        .arg(flow)
+        .env("AS", &as_url)
+        .env("RES", &rs)
+        .output()
+        .expect("flow.sh");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let token = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .to_string();
+    assert!(token.len() > 100, "a JWT access token");
+    let home = tempfile::tempdir().expect("tempdir");
+    let ev = collect_with(
+        &rs,
+        home.path(),
+        &["--token-env", "LAB_TOKEN"],
+        &[("LAB_TOKEN", &token)],
+    );
+    let bytes = std::fs::read(&ev.path).expect("bundle");
+    assert!(
+        !String::from_utf8_lossy(&bytes).contains(&token),
+        "the token leaked into the bundle"
+    );
+    assert!(
+        ev.session().is_some_and(|s| s.auth_required),
+        "learned from the unauthenticated leg"
+    );
+    let o = run(implemented("2.3").expect("2.3"), &ev, &Context::default());
+    assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
+    assert!(o.evidence.contains("401"), "{}", o.evidence);
+}
+
+#[test]
+fn body_limit_10_2() {
+    if !ready() {
+        return;
+    }
+    // 1 MiB + 1 is accepted below the SDKs' 4 MiB default: no limit at or below that
+    // size, which is not "no limit": UNKNOWN.
+    for var in ["LAB_PY2", "LAB_PY1", "LAB_TS2"] {
+        let o = grade(var, "10.2");
+        assert_eq!(o.verdict, Verdict::Unknown, "{var}: {o:?}");
+    }
+    let (Some(py2), Some(ts2)) = (lab("LAB_PY2"), lab("LAB_TS2")) else {
+        return;
+    };
+    let home = tempfile::tempdir().expect("tempdir");
+    let inputs = home.path().join("inputs.json");
+    std::fs::write(
+        &inputs,
+        serde_json::json!({
+            py2.clone(): {"max_request_bytes": 5_000_000, "oversize_authorised": true},
+            ts2.clone(): {"max_request_bytes": 2_000_000, "oversize_authorised": true},
+        })
+        .to_string(),
+    )
+    .expect("inputs");
+    let inputs = inputs.to_string_lossy().to_string();
+    // The operator states 5,000,000 bytes; the server's own limit (4 MiB) is below it
+    // and it answers 413: PASS.
+    let ev = collect_with(&py2, home.path(), &["--inputs", &inputs], &[]);
+    let o = run(implemented("10.2").expect("10.2"), &ev, &Context::default());
+    assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
+    assert!(o.evidence.contains("413"), "{}", o.evidence);
+    // The operator states 2,000,000 bytes but the server accepts 2,000,001: FAIL.
+    let ev = collect_with(&ts2, home.path(), &["--inputs", &inputs], &[]);
+    let o = run(implemented("10.2").expect("10.2"), &ev, &Context::default());
+    assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
 }

@@ -26,11 +26,17 @@ pub fn registry() -> &'static [&'static dyn Check] {
     REG.get_or_init(|| {
         let mut all: Vec<&'static dyn Check> = [
             s1::CHECKS,
+            s1_versions::CHECKS,
             s2::CHECKS,
+            s2_tls::CHECKS,
+            s2_auth_origin::CHECKS,
+            s2_headers::CHECKS,
             s3::CHECKS,
             s5::CHECKS,
+            s5_session::CHECKS,
             s7::CHECKS,
             s10::CHECKS,
+            s10_limits::CHECKS,
         ]
         .iter()
         .flat_map(|s| s.iter().copied())

@@ -52,6 +52,14 @@ fn results(ev: &Evidence) -> Vec<ResultMeta> {
             continue;
         };
         let x = Exchange { record, http };
+        // Per-result serverInfo is a 2026-07-28 field: on a 2026-07-28 session, results
+        // of legacy-shaped requests (the 1.1a initialize sweep) are not counted.
+        let asserted =
+            mcp_probe_schema::derive::header(&http.request.headers, "mcp-protocol-version")
+                .map(|h| h.value_str().into_owned());
+        if ev.is_modern() && asserted.as_deref() != Some(mcp_probe_schema::vocab::REV_2026_07_28) {
+            continue;
+        }
         let method = x
             .request_json()
             .and_then(|r| r.get("method").and_then(Value::as_str).map(line))
@@ -693,7 +701,14 @@ mod tests {
                 } else {
                     result["_meta"] = json!({ meta::SERVER_INFO: {} });
                 }
-                list_page(leg::INVENTORY_TOOLS, "tools/list", i as i64 + 1, result)
+                let mut r = list_page(leg::INVENTORY_TOOLS, "tools/list", i as i64 + 1, result);
+                if let Observation::Http(x) = &mut r.observation {
+                    x.request.headers.push(mcp_probe_schema::model::Header::new(
+                        "MCP-Protocol-Version",
+                        REV_2026_07_28,
+                    ));
+                }
+                r
             })
             .collect();
         evidence(
@@ -704,6 +719,28 @@ mod tests {
             )),
             records,
         )
+    }
+
+    #[test]
+    fn legacy_shaped_results_on_a_modern_session_are_not_counted() {
+        // A 1.1a sweep initialize (no 2026-07-28 header) answers without _meta: it must
+        // not turn "every result names its server" into "some do and some do not".
+        let base = modern_results(&[true]);
+        let sweep = list_page(
+            leg::V_SWEEP,
+            "initialize",
+            9,
+            json!({"protocolVersion": "2024-11-05"}),
+        );
+        let mut records = base.records.clone();
+        records.push(sweep);
+        let ev = crate::fixture::evidence(base.payload.session.clone(), records);
+        let o = run(&C7_1_1, &ev, &Context::default());
+        assert!(
+            o.evidence.contains("every result names its server"),
+            "{}",
+            o.evidence
+        );
     }
 
     #[test]
