@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# lab/tls/nginx-conf.sh CERTDIR PREFIX UPSTREAM MODERN LEGACY EXPIRED SELFSIGNED TLS13 PLAIN REDIRECT NOSTORE
+# lab/tls/nginx-conf.sh CERTDIR PREFIX UPSTREAM MODERN LEGACY EXPIRED SELFSIGNED TLS13 PLAIN REDIRECT NOSTORE WRONGNAME
 # Writes PREFIX/nginx.conf: TLS front-ends and two plaintext doors for the MCP server on 127.0.0.1:UPSTREAM.
 set -euo pipefail
 C=$(cd "$1" && pwd); mkdir -p "$2/logs"; P=$(cd "$2" && pwd); U=$3
-MOD=$4 LEG=$5 EXP=$6 SS=$7 T13=$8 PLAIN=$9 REDIR=${10} NOSTORE=${11}
+MOD=$4 LEG=$5 EXP=$6 SS=$7 T13=$8 PLAIN=$9 REDIR=${10} NOSTORE=${11} WRONG=${12}
 cat >"$P/nginx.conf" <<CONF
 daemon off;
 master_process off;                 # one process: a SIGKILL from a test harness leaves no orphaned worker
@@ -34,6 +34,9 @@ http {
   # self-signed leaf (not from the test CA)
   server { listen 127.0.0.1:$SS ssl; ssl_certificate $C/selfsigned.crt; ssl_certificate_key $C/selfsigned.key;
     location / { proxy_pass http://mcp; } }
+  # wrong name: trusted chain from the test CA, valid dates, SAN only DNS:wrong.example (not 127.0.0.1); TLS 1.2 + 1.3
+  server { listen 127.0.0.1:$WRONG ssl; ssl_certificate $C/wrongname-chain.crt; ssl_certificate_key $C/server.key;
+    ssl_protocols TLSv1.2 TLSv1.3; location / { proxy_pass http://mcp; } }
   # TLS 1.3 only
   server { listen 127.0.0.1:$T13 ssl; ssl_certificate $C/server-chain.crt; ssl_certificate_key $C/server.key;
     ssl_protocols TLSv1.3; location / { proxy_pass http://mcp; } }
