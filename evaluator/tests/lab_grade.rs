@@ -568,3 +568,92 @@ fn body_limit_10_2() {
     let o = run(implemented("10.2").expect("10.2"), &ev, &Context::default());
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
 }
+
+fn port_of(hostport: &str) -> String {
+    hostport.rsplit(':').next().unwrap_or_default().to_string()
+}
+
+#[test]
+fn tls_2_2_per_front() {
+    if !ready() {
+        return;
+    }
+    let vars = [
+        "LAB_TLS_CA",
+        "LAB_TLS_MODERN",
+        "LAB_TLS_LEGACY",
+        "LAB_TLS_EXPIRED",
+        "LAB_TLS_SELFSIGNED",
+        "LAB_TLS_WRONGNAME",
+        "LAB_TLS_13ONLY",
+        "LAB_PLAIN_200",
+        "LAB_PLAIN_301",
+    ];
+    let v: Vec<String> = vars.iter().filter_map(|n| lab(n)).collect();
+    if v.len() != vars.len() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "TLS lab variables missing"
+        );
+        return;
+    }
+    let (ca, modern, legacy, expired, selfsigned, wrongname, only13, plain200, plain301) = (
+        &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8],
+    );
+    let home = tempfile::tempdir().expect("tempdir");
+    let check = implemented("2.2").expect("2.2");
+    let grade_front = |hostport: &str, plain_port: &str| {
+        let url = format!("https://{hostport}/mcp");
+        let ev = collect_with(
+            &url,
+            home.path(),
+            &["--ca-file", ca, "--plaintext-port", plain_port],
+            &[],
+        );
+        (run(check, &ev, &Context::default()), ev)
+    };
+    // The modern front (TLS 1.2/1.3, valid chain from the operator's CA) with its
+    // plaintext door redirecting to https: PASS.
+    let (o, ev) = grade_front(modern, &port_of(plain301));
+    assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
+    assert_eq!(
+        ev.revision(),
+        Some("2026-07-28"),
+        "MCP really ran over the front"
+    );
+    // The same front with a plaintext door that serves 200: FAIL.
+    let (o, _) = grade_front(modern, &port_of(plain200));
+    assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
+    assert!(o.evidence.contains("plaintext"), "{}", o.evidence);
+    // A closed plaintext port (refused) is as good as a redirect; TLS 1.3 only: PASS.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port();
+    let (o, _) = grade_front(only13, &closed.to_string());
+    assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
+    // Accepts TLS 1.0 and 1.1 (a ServerHello at the offered version): FAIL.
+    let (o, _) = grade_front(legacy, &closed.to_string());
+    assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
+    assert!(
+        o.legs
+            .iter()
+            .any(|l| l.id == "2.2b" && l.outcome == LegOutcome::Fail),
+        "{o:?}"
+    );
+    // Expired, self-signed and wrong-name certificates: FAIL from the recorded chain,
+    // re-validated offline at the collection time, not from a failed connection.
+    for (front, word) in [
+        (expired, "expired"),
+        (selfsigned, "self-signed"),
+        (wrongname, "wrong name"),
+    ] {
+        let (o, _) = grade_front(front, &closed.to_string());
+        assert_eq!(o.verdict, Verdict::Fail, "{front}: {o:?}");
+        assert!(o.evidence.contains(word), "{front}: {}", o.evidence);
+    }
+    // MCP over plain http: FAIL whatever else.
+    let ev = collect_with(&format!("http://{plain200}/mcp"), home.path(), &[], &[]);
+    assert_eq!(run(check, &ev, &Context::default()).verdict, Verdict::Fail);
+}
