@@ -1,6 +1,700 @@
-//! Section 2 (2.4) checks.
+//! Section 2 check 2.4: request metadata headers present and consistent with the body
+//! (spec/checks.md §11.2 with the §17 item 14 correction).
+//!
+//! 2026-07-28 only: on an older negotiated revision the check is NO-REV before any leg is
+//! read (the routing headers do not exist there; the collector records the probes as
+//! skipped). On 2026-07-28 four complete requests each miss or falsify one routing header:
+//! `tools/list` without `Mcp-Method`, and a `tools/call` of a tool that cannot exist
+//! (`cis-audit-no-such-tool`, so an acceptance executes nothing) without `Mcp-Name`, with a
+//! different plain `Mcp-Name`, and with a different Base64-encoded one. The required
+//! answer is HTTP 400 with -32020 (HeaderMismatch).
+//!
+//! Reading a refusal that is not -32020 (see [`judge`]): the probes' bodies are valid apart
+//! from the tool name, so a `tools/call` answered -32602 ("unknown tool") was looked up by
+//! name. Inside a 2xx that is the dispatcher's answer to a request the transport accepted:
+//! the header did not stop it (FAIL). At HTTP 400 it is a refusal of the body, and the spec
+//! does not order body validation before or after header validation, so whether the
+//! header is enforced at all is not shown (UNKNOWN) unless the message names the header
+//! under test, which makes the refusal a header decision with the wrong code (PASS,
+//! deviation named).
 
-use crate::check::Check;
+use mcp_probe_schema::vocab::{code, header, leg, REV_2026_07_28};
+use serde_json::{json, Map, Value};
+
+use super::s1_versions::wire::{self, read, skipped_leg, Answer, Reply};
+use crate::catalogue::{entry, Entry};
+use crate::check::{Check, Context};
+use crate::evidence::Evidence;
+use crate::fmt::line;
+use crate::verdict::{Leg, LegOutcome, Outcome, Verdict};
 
 /// The checks of this module this build grades.
-pub static CHECKS: &[&dyn Check] = &[];
+pub static CHECKS: &[&dyn Check] = &[&C2_4];
+
+/// 2.4: request metadata headers present and consistent with the body.
+#[derive(Debug)]
+pub struct Check2_4;
+/// The 2.4 check.
+pub static C2_4: Check2_4 = Check2_4;
+
+const REDUCTION_2_4: &str = "Decode-acceptance (a Base64-encoded Mcp-Name that matches the body must be \
+     accepted) is not exercised: it would invoke a real tool. Not probed either: Mcp-Param-* headers, header \
+     values holding invalid characters, and a missing or mismatched MCP-Protocol-Version (1.1c and 1.1e test \
+     those).";
+
+/// One routing-header probe.
+struct Probe {
+    /// Leg id in the verdict.
+    id: &'static str,
+    /// Collector leg.
+    leg: &'static str,
+    /// Label in evidence.
+    label: &'static str,
+    /// The header under test.
+    header: &'static str,
+    /// The body is a `tools/call` of a tool that cannot exist.
+    call: bool,
+}
+
+const PROBES: [Probe; 4] = [
+    Probe {
+        id: "2.4a",
+        leg: leg::HDR_NO_METHOD,
+        label: "missing Mcp-Method (tools/list)",
+        header: header::METHOD,
+        call: false,
+    },
+    Probe {
+        id: "2.4b",
+        leg: leg::HDR_NO_NAME,
+        label: "missing Mcp-Name (tools/call)",
+        header: header::NAME,
+        call: true,
+    },
+    Probe {
+        id: "2.4c",
+        leg: leg::HDR_NAME_MISMATCH,
+        label: "Mcp-Name differing from the body (tools/call)",
+        header: header::NAME,
+        call: true,
+    },
+    Probe {
+        id: "2.4d",
+        leg: leg::HDR_NAME_ENCODED,
+        label: "Base64-encoded Mcp-Name differing from the body (tools/call)",
+        header: header::NAME,
+        call: true,
+    },
+];
+
+/// Decide one probe from its answer.
+fn judge(a: &Answer, p: &Probe, authenticated: bool) -> (LegOutcome, String) {
+    let said = a.summary();
+    let required = format!("HTTP 400 and {} (HeaderMismatch)", code::HEADER_MISMATCH);
+    if matches!(a.status, Some(401 | 403)) {
+        let held = if authenticated {
+            "although it carried the run's credential"
+        } else {
+            "and the run held no credential"
+        };
+        return (
+            LegOutcome::Unknown,
+            format!(
+                "{said}: refused at authentication {held}, so the header check was never reached"
+            ),
+        );
+    }
+    let status = a.status.unwrap_or_default();
+    match (&a.reply, a.code()) {
+        (Reply::NoResponse(_), _) => (
+            LegOutcome::Error,
+            format!("{said}: the probe's answer was never observed"),
+        ),
+        (Reply::Error(_), Some(code::HEADER_MISMATCH)) if status == 400 => {
+            (LegOutcome::Pass, format!("{said}: refused with {required}, the required answer"))
+        }
+        (Reply::Error(_), Some(code::HEADER_MISMATCH)) => (
+            LegOutcome::Fail,
+            format!(
+                "{said}: the header was refused with the right code but at HTTP {status}, where the spec requires \
+                 400 (clients and intermediaries act on the status)"
+            ),
+        ),
+        (Reply::Error(_), Some(code::UNSUPPORTED_PROTOCOL_VERSION)) => (
+            LegOutcome::Error,
+            format!(
+                "{said}: the endpoint refused the probe's own version ({REV_2026_07_28}), so the header test never \
+                 ran"
+            ),
+        ),
+        (Reply::Result(_) | Reply::Empty | Reply::StreamWithoutAnswer, _) if a.is_2xx() => {
+            let how = match a.reply {
+                Reply::Empty => " (an empty answer to a request is an acceptance)",
+                Reply::StreamWithoutAnswer => " (a response stream was opened for it)",
+                _ if p.call => " (the call of a tool that cannot exist was dispatched)",
+                _ => "",
+            };
+            (
+                LegOutcome::Fail,
+                format!("{said}: accepted{how} instead of refused with {required}"),
+            )
+        }
+        (Reply::Error(_), Some(code::INVALID_PARAMS)) if p.call && a.is_2xx() => (
+            LegOutcome::Fail,
+            format!(
+                "{said}: the transport accepted the request and the body was dispatched: -32602 inside a 2xx is \
+                 the tool lookup's answer for the name in the body (a tool that cannot exist), so the {} header \
+                 was not validated before the body; the spec requires {required}",
+                p.header
+            ),
+        ),
+        (Reply::Error(e), Some(c)) if status == 400 && e.names(p.header) => (
+            LegOutcome::Pass,
+            format!(
+                "{said}: refused at HTTP 400 with a message naming the {} header, so a header decision, though with \
+                 code {c} instead of {} (deviation)",
+                p.header,
+                code::HEADER_MISMATCH
+            ),
+        ),
+        (Reply::Error(_), Some(code::INVALID_PARAMS)) if p.call && status == 400 => (
+            LegOutcome::Unknown,
+            format!(
+                "{said}: the body names a tool that cannot exist, so -32602 answers the body, not the header: the \
+                 server validated the body first, an order the spec does not fix, and whether it enforces {} at \
+                 all is not shown",
+                p.header
+            ),
+        ),
+        (Reply::Error(_), Some(c)) => (
+            LegOutcome::Unknown,
+            format!(
+                "{said}: refused with code {c} instead of {required}; the refusal answers a different question, so \
+                 whether the server enforces {} is not shown",
+                p.header
+            ),
+        ),
+        (Reply::Error(_), None) => (
+            LegOutcome::Error,
+            format!("{said}: an error object without an integer code is not a refusal that can be attributed"),
+        ),
+        (Reply::Result(_), _) => (
+            LegOutcome::Unknown,
+            format!("{said}: a result at a non-2xx status is neither a refusal nor a clean acceptance"),
+        ),
+        _ if (300..400).contains(&status) => (
+            LegOutcome::Unknown,
+            format!("{said}: a redirect (not followed) is not the endpoint's answer"),
+        ),
+        _ => (
+            LegOutcome::Error,
+            format!(
+                "{said}: a bare status a gateway or proxy may have produced; neither a refusal nor an acceptance is \
+                 attributed to the server"
+            ),
+        ),
+    }
+}
+
+impl Check for Check2_4 {
+    fn entry(&self) -> &'static Entry {
+        entry("2.4").expect("2.4 in the catalogue")
+    }
+
+    /// None through the runner: NO-REV below 2026-07-28 needs no leg (§2.2: NO-REV comes
+    /// first); on 2026-07-28 [`grade`](Check::grade) names the missing ones itself.
+    fn legs_read(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
+        let negotiated = ev
+            .revision()
+            .map(line)
+            .unwrap_or_else(|| "no revision".into());
+        let collector_legs: Vec<&str> = PROBES.iter().map(|p| p.leg).collect();
+        if !ev.is_modern() {
+            let seqs: Vec<u64> = collector_legs.iter().flat_map(|l| ev.seqs(l)).collect();
+            return Outcome::single(
+                Verdict::NoRev,
+                format!(
+                    "the routing headers Mcp-Method and Mcp-Name and their validation (-32020) are defined by \
+                     {REV_2026_07_28}; the server negotiated {negotiated}; no probe sent"
+                ),
+                REDUCTION_2_4,
+            )
+            .with_records(seqs)
+            .with_detail("required_revision", REV_2026_07_28)
+            .with_detail("negotiated_revision", negotiated);
+        }
+        if let Some(missing) = wire::missing_legs(ev, &collector_legs) {
+            return missing;
+        }
+        let mut legs = Vec::new();
+        let mut seqs = Vec::new();
+        let mut probes = Map::new();
+        for p in &PROBES {
+            let (outcome, note, fact) = match wire::last(ev, p.leg) {
+                None => (
+                    LegOutcome::Error,
+                    "the leg's records hold neither an HTTP exchange nor a skip".to_string(),
+                    json!({}),
+                ),
+                Some(Err(reason)) => {
+                    seqs.extend(ev.seqs(p.leg));
+                    let (o, n) = skipped_leg("the probe", &reason);
+                    (o, n, json!({}))
+                }
+                Some(Ok(x)) => {
+                    let a = read(&x);
+                    seqs.push(a.seq);
+                    let (o, n) = judge(&a, p, ev.authenticated());
+                    (
+                        o,
+                        format!("record #{}, {n}", a.seq),
+                        json!({"http_status": a.status, "code": a.code()}),
+                    )
+                }
+            };
+            let mut fact = fact;
+            fact["label"] = Value::from(p.label);
+            fact["outcome"] = wire::word(outcome);
+            probes.insert(p.leg.to_string(), fact);
+            legs.push(Leg::new(p.id, outcome, format!("{}: {note}", p.label)));
+        }
+        let words: Map<String, Value> = legs
+            .iter()
+            .map(|l| (l.id.clone(), wire::word(l.outcome)))
+            .collect();
+        Outcome::from_legs(legs, REDUCTION_2_4)
+            .with_records(seqs)
+            .with_detail("legs", Value::Object(words))
+            .with_detail("probes", Value::Object(probes))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture::{evidence, exchange, session, skipped};
+    use crate::grade::run;
+    use mcp_probe_schema::model::{ErrorKind, HttpOutcome, Observation, Record, TransportError};
+
+    const JSON: &str = "application/json";
+    const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+
+    fn request(l: &str) -> String {
+        if l == leg::HDR_NO_METHOD {
+            format!(r#"{{"jsonrpc":"2.0","id":41,"method":"tools/list","params":{{{META}}}}}"#)
+        } else {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{{"name":"cis-audit-no-such-tool","arguments":{{}},{META}}}}}"#
+            )
+        }
+    }
+
+    fn answer(l: &str, status: u16, ct: &str, body: &str) -> Record {
+        exchange(&[l], &request(l), status, ct, body, &[])
+    }
+
+    fn err(l: &str, code: i64, message: &str) -> String {
+        let id = if l == leg::HDR_NO_METHOD { 41 } else { 42 };
+        json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}).to_string()
+    }
+
+    fn mismatch(l: &str) -> Record {
+        answer(
+            l,
+            400,
+            JSON,
+            &err(
+                l,
+                -32020,
+                "Mcp-Name header does not match the request body's 'name' parameter",
+            ),
+        )
+    }
+
+    const ALL: [&str; 4] = [
+        leg::HDR_NO_METHOD,
+        leg::HDR_NO_NAME,
+        leg::HDR_NAME_MISMATCH,
+        leg::HDR_NAME_ENCODED,
+    ];
+
+    /// Every probe refused with 400 -32020, except `l` answered by `r`.
+    fn modern_with(l: &str, r: Record) -> Outcome {
+        let records = ALL
+            .iter()
+            .map(|x| if *x == l { r.clone() } else { mismatch(x) })
+            .collect();
+        graded(REV_2026_07_28, records)
+    }
+
+    fn graded(rev: &str, records: Vec<Record>) -> Outcome {
+        let ev = evidence(
+            Some(session(Some(rev), json!({"tools": {}}), None)),
+            records,
+        );
+        run(&C2_4, &ev, &Context::default())
+    }
+
+    fn has(o: &Outcome, id: &str, outcome: LegOutcome, words: &[&str]) {
+        let l = o.legs.iter().find(|l| l.id == id).expect("leg");
+        assert_eq!(l.outcome, outcome, "{id}: {l:?}");
+        for w in words {
+            assert!(l.note.contains(w), "{id}: {w:?} not in {:?}", l.note);
+        }
+    }
+
+    /// py2, fastmcp and ts2 (lab.md §5): every missing or mismatching routing header draws
+    /// 400 -32020, as JSON (ts2 answers SSE-capable clients with JSON too).
+    #[test]
+    fn header_mismatch_at_400_passes() {
+        let records = vec![
+            answer(
+                leg::HDR_NO_METHOD,
+                400,
+                JSON,
+                &err(
+                    leg::HDR_NO_METHOD,
+                    -32020,
+                    "Mcp-Method header does not match the request body's method",
+                ),
+            ),
+            mismatch(leg::HDR_NO_NAME),
+            mismatch(leg::HDR_NAME_MISMATCH),
+            answer(
+                leg::HDR_NAME_ENCODED,
+                400,
+                "text/event-stream",
+                &format!(
+                    "event: message\ndata: {}\n\n",
+                    err(
+                        leg::HDR_NAME_ENCODED,
+                        -32020,
+                        "Bad Request: the request headers and body disagree"
+                    )
+                ),
+            ),
+        ];
+        let o = graded(REV_2026_07_28, records);
+        assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
+        has(
+            &o,
+            "2.4a",
+            LegOutcome::Pass,
+            &[
+                "missing Mcp-Method (tools/list)",
+                "record #0",
+                "refused with HTTP 400 and -32020 (HeaderMismatch)",
+            ],
+        );
+        has(
+            &o,
+            "2.4d",
+            LegOutcome::Pass,
+            &["Base64-encoded", "text/event-stream"],
+        );
+        assert_eq!(o.details["legs"]["2.4b"], "pass");
+        assert_eq!(o.details["probes"][leg::HDR_NO_NAME]["code"], -32020);
+        assert_eq!(o.details["probes"][leg::HDR_NO_NAME]["http_status"], 400);
+        assert_eq!(o.records, vec![0, 1, 2, 3]);
+        assert!(o.reduction.contains("Decode-acceptance"));
+    }
+
+    #[test]
+    fn legacy_is_no_rev_with_or_without_skipped_legs() {
+        let skips = ALL
+            .iter()
+            .map(|l| skipped(&[l], "not sent: 2026-07-28 only (negotiated 2025-11-25)"))
+            .collect();
+        for records in [skips, Vec::new()] {
+            let o = graded("2025-11-25", records);
+            assert_eq!(o.verdict, Verdict::NoRev, "{o:?}");
+            assert!(
+                o.evidence.contains("defined by 2026-07-28")
+                    && o.evidence.contains("negotiated 2025-11-25"),
+                "{o:?}"
+            );
+            assert_eq!(o.details["required_revision"], "2026-07-28");
+            assert_eq!(o.details["negotiated_revision"], "2025-11-25");
+        }
+    }
+
+    #[test]
+    fn modern_bundle_without_the_legs_is_error() {
+        let o = graded(REV_2026_07_28, vec![mismatch(leg::HDR_NO_METHOD)]);
+        assert_eq!(o.verdict, Verdict::Error, "{o:?}");
+        assert!(
+            o.evidence.contains(leg::HDR_NO_NAME) && o.evidence.contains("missing"),
+            "{o:?}"
+        );
+    }
+
+    #[test]
+    fn acceptances_fail() {
+        let o = modern_with(
+            leg::HDR_NO_METHOD,
+            answer(
+                leg::HDR_NO_METHOD,
+                200,
+                JSON,
+                r#"{"jsonrpc":"2.0","id":41,"result":{"tools":[]}}"#,
+            ),
+        );
+        assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
+        has(
+            &o,
+            "2.4a",
+            LegOutcome::Fail,
+            &["result listing 0 tools", "accepted"],
+        );
+        let o = modern_with(
+            leg::HDR_NO_NAME,
+            answer(
+                leg::HDR_NO_NAME,
+                200,
+                JSON,
+                r#"{"jsonrpc":"2.0","id":42,"result":{"content":[{"type":"text","text":"Unknown tool"}],"isError":true}}"#,
+            ),
+        );
+        has(
+            &o,
+            "2.4b",
+            LegOutcome::Fail,
+            &["isError: true", "dispatched"],
+        );
+        let o = modern_with(
+            leg::HDR_NAME_MISMATCH,
+            answer(leg::HDR_NAME_MISMATCH, 202, JSON, ""),
+        );
+        has(
+            &o,
+            "2.4c",
+            LegOutcome::Fail,
+            &["HTTP 202", "empty answer to a request is an acceptance"],
+        );
+    }
+
+    #[test]
+    fn unknown_tool_inside_200_fails() {
+        let o = modern_with(
+            leg::HDR_NAME_MISMATCH,
+            answer(
+                leg::HDR_NAME_MISMATCH,
+                200,
+                JSON,
+                &err(
+                    leg::HDR_NAME_MISMATCH,
+                    -32602,
+                    "Unknown tool: cis-audit-no-such-tool",
+                ),
+            ),
+        );
+        assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
+        has(
+            &o,
+            "2.4c",
+            LegOutcome::Fail,
+            &["-32602 inside a 2xx", "not validated before the body"],
+        );
+    }
+
+    #[test]
+    fn unknown_tool_at_400_is_unknown_unless_it_names_the_header() {
+        let o = modern_with(
+            leg::HDR_NO_NAME,
+            answer(
+                leg::HDR_NO_NAME,
+                400,
+                JSON,
+                &err(
+                    leg::HDR_NO_NAME,
+                    -32602,
+                    "Unknown tool: cis-audit-no-such-tool",
+                ),
+            ),
+        );
+        assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
+        has(
+            &o,
+            "2.4b",
+            LegOutcome::Unknown,
+            &[
+                "answers the body, not the header",
+                "order the spec does not fix",
+            ],
+        );
+        let o = modern_with(
+            leg::HDR_NO_NAME,
+            answer(
+                leg::HDR_NO_NAME,
+                400,
+                JSON,
+                &err(
+                    leg::HDR_NO_NAME,
+                    -32602,
+                    "Invalid params: missing mcp-name header",
+                ),
+            ),
+        );
+        assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
+        has(
+            &o,
+            "2.4b",
+            LegOutcome::Pass,
+            &[
+                "naming the Mcp-Name header",
+                "code -32602 instead of -32020 (deviation)",
+            ],
+        );
+    }
+
+    #[test]
+    fn own_version_refused_is_error() {
+        let o = modern_with(
+            leg::HDR_NO_METHOD,
+            answer(
+                leg::HDR_NO_METHOD,
+                400,
+                JSON,
+                &err(leg::HDR_NO_METHOD, -32022, "Unsupported protocol version"),
+            ),
+        );
+        assert_eq!(o.verdict, Verdict::Error, "{o:?}");
+        has(
+            &o,
+            "2.4a",
+            LegOutcome::Error,
+            &["probe's own version", "never ran"],
+        );
+    }
+
+    #[test]
+    fn other_refusals_are_unknown() {
+        let o = modern_with(
+            leg::HDR_NO_METHOD,
+            answer(
+                leg::HDR_NO_METHOD,
+                400,
+                JSON,
+                &err(leg::HDR_NO_METHOD, -32600, "Bad Request"),
+            ),
+        );
+        assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
+        has(
+            &o,
+            "2.4a",
+            LegOutcome::Unknown,
+            &[
+                "code -32600 instead of HTTP 400 and -32020",
+                "different question",
+            ],
+        );
+        let o = modern_with(
+            leg::HDR_NAME_ENCODED,
+            answer(
+                leg::HDR_NAME_ENCODED,
+                404,
+                JSON,
+                &err(leg::HDR_NAME_ENCODED, -32601, "Method not found"),
+            ),
+        );
+        has(&o, "2.4d", LegOutcome::Unknown, &["HTTP 404", "-32601"]);
+        let o = modern_with(leg::HDR_NO_NAME, answer(leg::HDR_NO_NAME, 401, JSON, ""));
+        has(
+            &o,
+            "2.4b",
+            LegOutcome::Unknown,
+            &["refused at authentication"],
+        );
+        let o = modern_with(
+            leg::HDR_NO_NAME,
+            answer(leg::HDR_NO_NAME, 307, "text/plain", ""),
+        );
+        has(&o, "2.4b", LegOutcome::Unknown, &["redirect"]);
+    }
+
+    #[test]
+    fn right_code_at_wrong_status_fails() {
+        let o = modern_with(
+            leg::HDR_NO_METHOD,
+            answer(
+                leg::HDR_NO_METHOD,
+                200,
+                JSON,
+                &err(leg::HDR_NO_METHOD, -32020, "Mcp-Method missing"),
+            ),
+        );
+        assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
+        has(
+            &o,
+            "2.4a",
+            LegOutcome::Fail,
+            &["right code but at HTTP 200", "requires 400"],
+        );
+    }
+
+    #[test]
+    fn bare_statuses_and_transport_failures_are_errors() {
+        for (status, ct, body) in [
+            (400, JSON, ""),
+            (502, "text/html", "<html>Bad Gateway</html>"),
+            (200, "text/html", "<p>hi</p>"),
+        ] {
+            let o = modern_with(leg::HDR_NO_NAME, answer(leg::HDR_NO_NAME, status, ct, body));
+            assert_eq!(o.verdict, Verdict::Error, "{o:?}");
+            has(
+                &o,
+                "2.4b",
+                LegOutcome::Error,
+                &[&format!("HTTP {status}"), "gateway"],
+            );
+        }
+        let mut r = mismatch(leg::HDR_NO_NAME);
+        if let Observation::Http(x) = &mut r.observation {
+            x.outcome = HttpOutcome::Error(TransportError {
+                kind: ErrorKind::Timeout,
+                message: "30 s".into(),
+            });
+        }
+        let o = modern_with(leg::HDR_NO_NAME, r);
+        has(
+            &o,
+            "2.4b",
+            LegOutcome::Error,
+            &["no response (timeout", "never observed"],
+        );
+        let o = modern_with(
+            leg::HDR_NO_NAME,
+            answer(
+                leg::HDR_NO_NAME,
+                400,
+                JSON,
+                r#"{"jsonrpc":"2.0","id":42,"error":{"message":"no code"}}"#,
+            ),
+        );
+        has(&o, "2.4b", LegOutcome::Error, &["without an integer code"]);
+    }
+
+    #[test]
+    fn skipped_probes() {
+        let o = modern_with(
+            leg::HDR_NO_NAME,
+            skipped(&[leg::HDR_NO_NAME], "not sent: --info run"),
+        );
+        assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
+        has(
+            &o,
+            "2.4b",
+            LegOutcome::Unknown,
+            &["--info", "a full run decides"],
+        );
+        let o = modern_with(
+            leg::HDR_NO_NAME,
+            skipped(&[leg::HDR_NO_NAME], "not sent: 2026-07-28 only"),
+        );
+        has(&o, "2.4b", LegOutcome::Error, &["never made"]);
+    }
+}
