@@ -657,3 +657,55 @@ fn tls_2_2_per_front() {
     let ev = collect_with(&format!("http://{plain200}/mcp"), home.path(), &[], &[]);
     assert_eq!(run(check, &ev, &Context::default()).verdict, Verdict::Fail);
 }
+
+#[test]
+fn versions_1_1_headers_2_4_legacy_surface_5_2_3() {
+    if bundles().is_none() {
+        return;
+    }
+    // 1.1a: every SDK but ts2 with legacy:'reject' still echoes 2024-11-05 and
+    // 2025-03-26 to an initialize, below the 2025-06-18 floor: FAIL.
+    for var in [
+        "LAB_PY2",
+        "LAB_PY2_SL_JSON",
+        "LAB_PY1",
+        "LAB_FASTMCP",
+        "LAB_TS2",
+        "LAB_PY2_PAGED",
+    ] {
+        let o = grade(var, "1.1");
+        assert_eq!(o.verdict, Verdict::Fail, "{var}: {o:?}");
+        assert_eq!(leg(&o, "1.1a"), LegOutcome::Fail, "{var}");
+        assert!(o.evidence.contains("2024-11-05"), "{var}: {}", o.evidence);
+    }
+    // ts2-reject serves only 2026-07-28 and refuses every malformed assertion with the
+    // code the spec names (-32022, -32020, -32602, -32020 at 400): PASS.
+    let o = grade("LAB_TS2_REJECT", "1.1");
+    assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
+    // py1 negotiated 2025-11-25: the header/_meta legs d and e need 2026-07-28 and are
+    // excluded; its legacy session serves a tools/list without a version header (1.1c).
+    let o = grade("LAB_PY1", "1.1");
+    assert_eq!(leg(&o, "1.1d"), LegOutcome::RevisionUnsupported, "{o:?}");
+    assert_eq!(leg(&o, "1.1c"), LegOutcome::Fail, "{o:?}");
+    // 2.4 and 5.2.3 exist only in 2026-07-28: NO-REV on py1, which does not speak it.
+    for id in ["2.4", "5.2.3"] {
+        let o = grade("LAB_PY1", id);
+        assert_eq!(o.verdict, Verdict::NoRev, "{id}: {o:?}");
+    }
+    // Every 2026-07-28 server refuses a missing or disagreeing routing header with 400
+    // and -32020 (the Base64 form decoded first), answers GET and DELETE with 405, and
+    // neither mints nor echoes a session id: PASS (lab.md §5).
+    for var in [
+        "LAB_PY2",
+        "LAB_PY2_SL_JSON",
+        "LAB_FASTMCP",
+        "LAB_TS2",
+        "LAB_TS2_REJECT",
+        "LAB_PY2_PAGED",
+    ] {
+        for id in ["2.4", "5.2.3"] {
+            let o = grade(var, id);
+            assert_eq!(o.verdict, Verdict::Pass, "{var} {id}: {o:?}");
+        }
+    }
+}
