@@ -37,6 +37,9 @@ const MAX_HEADERS: usize = 128;
 const READ_LIMIT_FACTOR: u64 = 8;
 /// How long to wait for the end of an event stream once the awaited response arrived.
 const STREAM_END_GRACE: Duration = Duration::from_millis(100);
+/// Request bodies are the collector's own: a long one (the 10.2 padded body) is stored
+/// up to this many bytes, with its full length and SHA-256.
+const REQUEST_BODY_CAP: u64 = 4 * 1024;
 /// The User-Agent sent with every request.
 pub const USER_AGENT: &str = concat!("mcp-collect/", env!("CARGO_PKG_VERSION"));
 
@@ -172,7 +175,7 @@ impl Client {
             url: req.url.to_string(),
             version: "HTTP/1.1".into(),
             headers: wire_headers.clone(),
-            body: stored_body(&req.body, self.body_cap, BodyEnd::Complete),
+            body: stored_body(&req.body, self.body_cap.min(REQUEST_BODY_CAP), BodyEnd::Complete),
         };
         let pooled = self.pool.lock().await.remove(&auth);
         let sent = |outcome, connection, tls, resolved| Sent {
