@@ -175,7 +175,11 @@ impl Client {
             url: req.url.to_string(),
             version: "HTTP/1.1".into(),
             headers: wire_headers.clone(),
-            body: stored_body(&req.body, self.body_cap.min(REQUEST_BODY_CAP), BodyEnd::Complete),
+            body: stored_body(
+                &req.body,
+                self.body_cap.min(REQUEST_BODY_CAP),
+                BodyEnd::Complete,
+            ),
         };
         let pooled = self.pool.lock().await.remove(&auth);
         let sent = |outcome, connection, tls, resolved| Sent {
