@@ -196,6 +196,24 @@ pub mod leg {
     pub const STATIC_RESOURCE: &str = "10.1a.static";
     /// `tools/list` padded past the probe size (control: the first `inventory.tools` page).
     pub const PADDED: &str = "10.2a.padded";
+
+    // OAuth (issue 5). Discovery runs after endpoint detection on every target; its
+    // requests never carry a credential and never follow a redirect. A URL the network
+    // guard refuses is recorded as an HTTP exchange whose outcome is a
+    // `refused_by_guard` transport error (nothing was sent).
+    /// RFC 9728 protected-resource metadata: one GET per candidate URL (the challenge's
+    /// `resource_metadata`, the path-inserted well-known URL, the root well-known URL).
+    pub const PRM: &str = "discovery.prm";
+    /// RFC 8414 / OIDC metadata: one GET per discovery form per advertised
+    /// authorization server (at most 5 servers).
+    pub const AS_META: &str = "discovery.as";
+    /// RFC 7591 dynamic client registration (POST JSON).
+    pub const OAUTH_REGISTER: &str = "oauth.register";
+    /// The authorization-code grant at the token endpoint (POST form, PKCE verifier,
+    /// `resource`).
+    pub const OAUTH_TOKEN: &str = "oauth.token";
+    /// A refresh-token grant at the token endpoint.
+    pub const OAUTH_REFRESH: &str = "oauth.refresh";
 }
 
 /// JSON-RPC method names used by the collector.
