@@ -88,6 +88,8 @@ pub struct Probe<'a> {
     pub(crate) inputs: Option<Value>,
     /// Port of the plaintext probe (`--plaintext-port`).
     pub(crate) plaintext_port: u16,
+    /// Raw `WWW-Authenticate` of the 401 that ended detection, if any.
+    pub(crate) challenge: Option<Vec<u8>>,
 }
 
 impl std::fmt::Debug for Probe<'_> {
@@ -139,6 +141,7 @@ impl<'a> Probe<'a> {
             anonymous: false,
             inputs: None,
             plaintext_port: 80,
+            challenge: None,
         }
     }
 
@@ -328,6 +331,9 @@ impl<'a> Probe<'a> {
         self.endpoint = Some(cand.clone());
         let mut j = lock(&self.journal);
         j.target.endpoint = Some(cand.to_string());
+        // A second detection after a login carries the credential: the first one's 401
+        // is what says the endpoint requires authentication.
+        let auth_required = auth_required || j.session.as_ref().is_some_and(|s| s.auth_required);
         j.session = Some(Session {
             endpoint: cand.to_string(),
             auth_required,
@@ -373,6 +379,7 @@ impl<'a> Probe<'a> {
             return Err(format!("transport: {e}"));
         }
         if r.status == Some(401) {
+            self.challenge = derive::header(&r.headers, header::WWW_AUTHENTICATE).map(|h| h.value.clone());
             self.set_endpoint(cand, true);
             return Ok(Some(Ending::AuthRequired));
         }
@@ -408,6 +415,7 @@ impl<'a> Probe<'a> {
                 return Err(format!("transport: {e}"));
             }
             if r.status == Some(401) {
+                self.challenge = derive::header(&r.headers, header::WWW_AUTHENTICATE).map(|h| h.value.clone());
                 self.set_endpoint(cand, true);
                 return Ok(Some(Ending::AuthRequired));
             }
