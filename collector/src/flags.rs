@@ -38,6 +38,15 @@ pub struct Flags {
     #[arg(long, value_name = "VAR")]
     pub token_env: Option<String>,
 
+    /// Forget the cached OAuth client registration and tokens of each target's endpoint
+    /// and log in again.
+    #[arg(long)]
+    pub reauth: bool,
+
+    /// Do not open a browser for an OAuth login: print the authorization URL on stderr.
+    #[arg(long)]
+    pub no_browser: bool,
+
     /// Ed25519 signing key, PKCS#8 PEM (default ~/.mcp-probe/keys/collector.key,
     /// created 0600 on first use).
     #[arg(long, value_name = "FILE")]

@@ -137,6 +137,13 @@ impl Journal {
         seq
     }
 
+    /// Register a live credential (token, client secret, authorization code, PKCE
+    /// verifier) with the redactor, so every later record is redacted of it before it
+    /// is hashed. Call it before recording the exchange that carries the value.
+    pub fn add_secret(&mut self, value: &[u8], what: &str) {
+        self.redactor.add_secret(value, what);
+    }
+
     /// Record a skipped leg.
     pub fn skip(&mut self, legs: &[&str], reason: impl Into<String>) -> u64 {
         self.record(

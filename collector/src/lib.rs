@@ -8,12 +8,15 @@
 //! * [`keys`]: the signing key under `~/.mcp-probe/`.
 //! * [`run`]: many targets at once, progress, Ctrl-C.
 
+pub mod discovery;
 pub mod flags;
+pub mod guard;
 pub mod http;
 pub mod journal;
 pub mod keys;
 pub mod legacy_tls;
 pub mod legs;
+pub mod oauth;
 pub mod probe;
 pub mod run;
 pub mod target;

@@ -379,7 +379,8 @@ impl<'a> Probe<'a> {
             return Err(format!("transport: {e}"));
         }
         if r.status == Some(401) {
-            self.challenge = derive::header(&r.headers, header::WWW_AUTHENTICATE).map(|h| h.value.clone());
+            self.challenge =
+                derive::header(&r.headers, header::WWW_AUTHENTICATE).map(|h| h.value.clone());
             self.set_endpoint(cand, true);
             return Ok(Some(Ending::AuthRequired));
         }
@@ -415,7 +416,8 @@ impl<'a> Probe<'a> {
                 return Err(format!("transport: {e}"));
             }
             if r.status == Some(401) {
-                self.challenge = derive::header(&r.headers, header::WWW_AUTHENTICATE).map(|h| h.value.clone());
+                self.challenge =
+                    derive::header(&r.headers, header::WWW_AUTHENTICATE).map(|h| h.value.clone());
                 self.set_endpoint(cand, true);
                 return Ok(Some(Ending::AuthRequired));
             }

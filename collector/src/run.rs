@@ -131,6 +131,8 @@ pub struct Plan {
     concurrency: usize,
     info: bool,
     plaintext_port: u16,
+    no_browser: bool,
+    reauth: bool,
 }
 
 impl std::fmt::Debug for Plan {
@@ -258,6 +260,8 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
         concurrency: flags.concurrency as usize,
         info: flags.info,
         plaintext_port: flags.plaintext_port,
+        no_browser: flags.no_browser,
+        reauth: flags.reauth,
     })
 }
 
@@ -340,7 +344,24 @@ pub async fn execute(plan: Plan, printer: &Printer) -> Exit {
             if let Some(first) = t.candidates.first() {
                 probe.transport_facts(first, plan.info).await;
             }
-            let ending = probe.run(&t.candidates).await;
+            let mut ending = probe.run(&t.candidates).await;
+            if !matches!(ending, Ending::NoEndpoint(_)) {
+                // Discovery runs on every endpoint: an observed absence of metadata is
+                // evidence too (the OAuth checks are N/A only when it was observed).
+                let challenge = probe.challenge.clone();
+                let found = probe.discovery(challenge).await;
+                if ending == Ending::AuthRequired && probe.token.is_none() {
+                    match login(&mut probe, &found, &plan, &j).await {
+                        Ok(token) => {
+                            probe.token = Some(token);
+                            if let Some(endpoint) = probe.endpoint.clone() {
+                                ending = probe.run(std::slice::from_ref(&endpoint)).await;
+                            }
+                        }
+                        Err(why) => lock(&j).failure = Some(format!("no credential: {why}")),
+                    }
+                }
+            }
             if ending == Ending::Complete {
                 probe.probe_legs(plan.info).await;
             }
@@ -417,6 +438,57 @@ pub async fn execute(plan: Plan, printer: &Printer) -> Exit {
     }
 }
 
+/// Log in to the endpoint's authorization server (cache, refresh, or an interactive
+/// login) and return the access token. An interactive login needs a person: it is tried
+/// only when stdin is a terminal (a browser is opened) or `--no-browser` was given (the
+/// URL is printed on stderr for whoever drives the run); otherwise the run goes on
+/// without a credential and says so, instead of waiting for a callback that never comes.
+async fn login(
+    probe: &mut Probe<'_>,
+    found: &crate::discovery::Discovered,
+    plan: &Plan,
+    j: &Shared,
+) -> Result<String, String> {
+    use std::io::IsTerminal;
+    let endpoint = probe.endpoint.clone().ok_or("no endpoint")?;
+    let Some((_, meta)) = found.as_metadata.first() else {
+        return Err("the endpoint requires authentication (HTTP 401) but no authorization server metadata \
+                    was discovered (see the discovery.prm and discovery.as records); use --token-env"
+            .into());
+    };
+    let state = crate::keys::state_dir().map_err(|e| e.to_string())?;
+    let scope = found.challenge.as_ref().and_then(|c| c.scope());
+    let mut login = crate::oauth::Login::new(&endpoint, meta, found.prm.as_ref(), scope, &state)
+        .map_err(|e| e.to_string())?;
+    login.no_browser = plan.no_browser;
+    login.reauth = plan.reauth;
+    let addrs: Vec<std::net::IpAddr> = lock(j)
+        .target
+        .addresses
+        .iter()
+        .filter_map(|a| a.parse::<std::net::SocketAddr>().ok().map(|s| s.ip()))
+        .collect();
+    login.target_class = crate::guard::target_class(&addrs);
+    let interactive = plan.no_browser || std::io::stdin().is_terminal();
+    if !interactive {
+        let cached = !plan.reauth && login.cache_file().ok().flatten().is_some();
+        if !cached {
+            return Err("the endpoint requires authentication (HTTP 401) and no credential is cached; not a \
+                        terminal, so no browser login is attempted (use --token-env, or --no-browser to print the \
+                        login URL)"
+                .into());
+        }
+        // A cached credential may still need a refresh; if that is refused, there is no
+        // one to complete a login: give up at once instead of waiting for a callback.
+        login.callback_timeout = std::time::Duration::from_secs(1);
+    }
+    let cred = login
+        .obtain(&plan.client, j)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(cred.access_token)
+}
+
 /// Seal one finished target and print its path (and `--info` block). False when the
 /// bundle could not be written.
 fn finish(t: &Target, j: &Shared, ending: Ending, plan: &Plan, printer: &Printer) -> bool {
@@ -424,11 +496,11 @@ fn finish(t: &Target, j: &Shared, ending: Ending, plan: &Plan, printer: &Printer
     let status = match &ending {
         Ending::Complete => RunStatus::Complete,
         Ending::AuthRequired => {
-            g.failure = Some(if plan.token.is_some() {
+            g.failure = g.failure.take().or(Some(if plan.token.is_some() {
                 "the endpoint refused the --token-env credential (HTTP 401)".into()
             } else {
                 "the endpoint requires authentication (HTTP 401); no credential was given (--token-env)".into()
-            });
+            }));
             RunStatus::Complete
         }
         Ending::NoEndpoint(why) => {

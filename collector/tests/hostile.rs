@@ -47,16 +47,22 @@ fn no_credential_reaches_the_bundle_bytes() {
     let bytes = std::fs::read(path).unwrap();
     // The server really saw the token (so there was something to redact).
     let reqs = srv.requests.lock().unwrap().clone();
-    // Every request carried it except 2.3's unauthenticated tools/list, which exists to
-    // be sent without it.
+    // Every MCP request carried it except 2.3's unauthenticated tools/list, which exists
+    // to be sent without it; discovery's metadata GETs never carry a credential.
     let bearer = format!("Bearer {TOKEN}");
     let without: Vec<&Req> = reqs
         .iter()
-        .filter(|r| r.header("authorization").as_deref() != Some(&bearer))
+        .filter(|r| r.method == "POST" && r.header("authorization").as_deref() != Some(&bearer))
         .collect();
     assert_eq!(without.len(), 1, "{without:?}");
     assert_eq!(without[0].rpc_method(), "tools/list");
     assert_eq!(without[0].header("authorization"), None);
+    let gets: Vec<&Req> = reqs.iter().filter(|r| r.method == "GET").collect();
+    assert!(
+        gets.iter()
+            .all(|r| r.path.starts_with("/.well-known/") && r.header("authorization").is_none()),
+        "{gets:?}"
+    );
     for secret in [TOKEN, COOKIE_SECRET, REFRESH, ACCESS2, SECRET] {
         let hay = String::from_utf8_lossy(&bytes);
         assert!(!hay.contains(secret), "{secret} leaked into the bundle");

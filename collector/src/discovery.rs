@@ -1,0 +1,847 @@
+//! OAuth discovery (spec/checks.md §5.1, mcp-protocol.md §6): protected-resource
+//! metadata (RFC 9728, leg `discovery.prm`) and authorization-server metadata (RFC 8414
+//! and OpenID Connect discovery, leg `discovery.as`).
+//!
+//! Every candidate URL is fetched (not only until the first success), each as a `GET`
+//! with `Accept: application/json`, no credential and no redirect followed, after the
+//! network guard ([`crate::guard::check_fetch`]) allowed it. A URL the guard refuses is
+//! recorded as an HTTP exchange whose outcome is a `refused_by_guard` transport error:
+//! nothing was sent. The collector decides nothing here; [`Discovered`] carries what the
+//! login needs.
+
+use std::net::{IpAddr, SocketAddr};
+
+use mcp_probe_schema::model::{
+    Body, BodyEnd, ErrorKind, Header, HttpExchange, HttpOutcome, HttpRequest, Observation,
+    TransportError,
+};
+use mcp_probe_schema::vocab::{header, leg};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::guard::{self, AddrClass};
+use crate::http::{authority, Request};
+use crate::probe::{lock, Probe};
+
+/// At most this many distinct authorization servers are resolved (spec/checks.md §5.1).
+pub const AS_LIST_CAP: usize = 5;
+/// RFC 9728 well-known suffix.
+pub const PRM_WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
+/// RFC 8414 well-known suffix.
+pub const AS_WELL_KNOWN: &str = "/.well-known/oauth-authorization-server";
+/// OpenID Connect discovery suffix.
+pub const OIDC_WELL_KNOWN: &str = "/.well-known/openid-configuration";
+
+/// One challenge of a `WWW-Authenticate` header (RFC 9110 §11.6.1).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Challenge {
+    /// Auth scheme as sent (`Bearer`).
+    pub scheme: String,
+    /// The token68 form, when the challenge used it instead of parameters.
+    pub token68: Option<String>,
+    /// Parameters in order, names as sent, quoted strings unescaped (bytes that are not
+    /// UTF-8 are replaced, never fatal).
+    pub params: Vec<(String, String)>,
+}
+
+impl Challenge {
+    /// The first parameter named `name` (case-insensitive).
+    pub fn param(&self, name: &str) -> Option<&str> {
+        self.params
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Whether the scheme is `Bearer` (case-insensitive).
+    pub fn is_bearer(&self) -> bool {
+        self.scheme.eq_ignore_ascii_case("bearer")
+    }
+
+    /// The RFC 9728 `resource_metadata` URL.
+    pub fn resource_metadata(&self) -> Option<&str> {
+        self.param("resource_metadata")
+    }
+
+    /// The `scope` parameter.
+    pub fn scope(&self) -> Option<&str> {
+        self.param("scope")
+    }
+}
+
+struct Cursor<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+fn is_tchar(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&c)
+}
+
+fn is_token68(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || b"-._~+/".contains(&c)
+}
+
+fn is_ws(c: u8) -> bool {
+    // CR and LF too: a header rebuilt from folded lines must not derail the parse.
+    matches!(c, b' ' | b'\t' | b'\r' | b'\n')
+}
+
+fn lossy(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+impl Cursor<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.i).copied()
+    }
+
+    fn eof(&self) -> bool {
+        self.i >= self.b.len()
+    }
+
+    fn skip_ws(&mut self) -> usize {
+        let s = self.i;
+        while self.peek().is_some_and(is_ws) {
+            self.i += 1;
+        }
+        self.i - s
+    }
+
+    fn skip_ws_commas(&mut self) {
+        while self.peek().is_some_and(|c| is_ws(c) || c == b',') {
+            self.i += 1;
+        }
+    }
+
+    fn slice(&self, from: usize, to: usize) -> &[u8] {
+        self.b.get(from..to).unwrap_or_default()
+    }
+
+    fn token(&mut self) -> Option<String> {
+        let s = self.i;
+        while self.peek().is_some_and(is_tchar) {
+            self.i += 1;
+        }
+        (self.i > s).then(|| lossy(self.slice(s, self.i)))
+    }
+
+    /// At `"`: the unescaped content; an unterminated string runs to the end.
+    fn quoted(&mut self) -> String {
+        self.i += 1;
+        let mut out = Vec::new();
+        while let Some(c) = self.peek() {
+            self.i += 1;
+            match c {
+                b'"' => break,
+                b'\\' => {
+                    if let Some(n) = self.peek() {
+                        out.push(n);
+                        self.i += 1;
+                    }
+                }
+                _ => out.push(c),
+            }
+        }
+        lossy(&out)
+    }
+
+    /// `token BWS "=" BWS ( quoted-string / value )`. Unquoted values are read
+    /// leniently up to whitespace or a comma (servers send bare URLs). Restores the
+    /// position and returns `None` when the input is not a parameter here.
+    fn param(&mut self) -> Option<(String, String)> {
+        let save = self.i;
+        let name = self.token()?;
+        self.skip_ws();
+        if self.peek() != Some(b'=') {
+            self.i = save;
+            return None;
+        }
+        self.i += 1;
+        self.skip_ws();
+        let value = match self.peek() {
+            Some(b'"') => self.quoted(),
+            // `abc=` at the end, `abc==`, `abc=,`: token68 padding, not a parameter.
+            None | Some(b',' | b'=') => {
+                self.i = save;
+                return None;
+            }
+            Some(_) => {
+                let s = self.i;
+                while self.peek().is_some_and(|c| !is_ws(c) && c != b',') {
+                    self.i += 1;
+                }
+                lossy(self.slice(s, self.i))
+            }
+        };
+        Some((name, value))
+    }
+
+    fn looks_like_param(&mut self) -> bool {
+        let save = self.i;
+        let yes = self.param().is_some();
+        self.i = save;
+        yes
+    }
+
+    /// A token68 that ends the challenge (followed by a comma or the end).
+    fn token68(&mut self) -> Option<String> {
+        let save = self.i;
+        while self.peek().is_some_and(is_token68) {
+            self.i += 1;
+        }
+        if self.i == save {
+            return None;
+        }
+        while self.peek() == Some(b'=') {
+            self.i += 1;
+        }
+        let end = self.i;
+        self.skip_ws();
+        if self.eof() || self.peek() == Some(b',') {
+            Some(lossy(self.slice(save, end)))
+        } else {
+            self.i = save;
+            None
+        }
+    }
+
+    /// Skip an unparseable item up to the next comma outside a quoted string (at least
+    /// one byte, so the parse always advances).
+    fn skip_item(&mut self) {
+        self.i += 1;
+        while let Some(c) = self.peek() {
+            match c {
+                b',' => return,
+                b'"' => {
+                    let _ = self.quoted();
+                }
+                _ => self.i += 1,
+            }
+        }
+    }
+}
+
+/// Parse a raw `WWW-Authenticate` value (RFC 9110 §11.6.1: comma-separated challenges,
+/// each a scheme followed by a token68 or auth-params, quoted strings with `\` escapes).
+/// Never fails: bytes that are not UTF-8 are replaced, unparseable items are skipped,
+/// and a parameter where a scheme was expected (a missing comma) joins the previous
+/// challenge. Several header fields may be passed joined with `, `.
+pub fn parse_www_authenticate(raw: &[u8]) -> Vec<Challenge> {
+    let mut c = Cursor { b: raw, i: 0 };
+    let mut out: Vec<Challenge> = Vec::new();
+    loop {
+        c.skip_ws_commas();
+        if c.eof() {
+            break;
+        }
+        if let Some(p) = c.param() {
+            if let Some(last) = out.last_mut() {
+                if last.token68.is_none() {
+                    last.params.push(p);
+                }
+            }
+            continue;
+        }
+        match c.token() {
+            Some(scheme) => {
+                let mut ch = Challenge {
+                    scheme,
+                    ..Challenge::default()
+                };
+                let spaced = c.skip_ws() > 0;
+                if spaced && !c.eof() && c.peek() != Some(b',') && !c.looks_like_param() {
+                    ch.token68 = c.token68();
+                }
+                out.push(ch);
+            }
+            None => c.skip_item(),
+        }
+    }
+    out
+}
+
+/// What discovery found, for the login.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Discovered {
+    /// The `Bearer` challenge of the unauthenticated answer, if any.
+    pub challenge: Option<Challenge>,
+    /// The first protected-resource metadata document (a 200 JSON object), in candidate
+    /// order.
+    pub prm: Option<Value>,
+    /// The URL it came from.
+    pub prm_url: Option<String>,
+    /// Per advertised authorization server (the string as advertised, at most
+    /// [`AS_LIST_CAP`]), the first metadata document with a non-empty `issuer`.
+    pub as_metadata: Vec<(String, Value)>,
+}
+
+/// Protected-resource metadata candidates, in order, without duplicates: the
+/// challenge's `resource_metadata` (as sent), the path-inserted well-known URL, the root
+/// well-known URL. The well-known URLs use the endpoint's own scheme, host and port.
+pub fn prm_candidates(endpoint: &url::Url, challenge: Option<&Challenge>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut keys: Vec<String> = Vec::new();
+    let mut push = |s: String| {
+        // Compare normalised forms, keep the text as sent.
+        let key = url::Url::parse(&s).map_or_else(|_| s.clone(), |u| u.to_string());
+        if !keys.contains(&key) {
+            keys.push(key);
+            out.push(s);
+        }
+    };
+    if let Some(rm) = challenge.and_then(Challenge::resource_metadata) {
+        if !rm.trim().is_empty() {
+            push(rm.to_string());
+        }
+    }
+    let origin = endpoint.origin().ascii_serialization();
+    let path = endpoint.path();
+    if path != "/" && !path.is_empty() {
+        let mut inserted = format!("{origin}{PRM_WELL_KNOWN}{path}");
+        if let Some(q) = endpoint.query() {
+            inserted.push('?');
+            inserted.push_str(q);
+        }
+        push(inserted);
+    }
+    push(format!("{origin}{PRM_WELL_KNOWN}"));
+    out
+}
+
+/// The RFC 8414 / OIDC metadata URLs of an issuer, in the order tried: with a path,
+/// `/.well-known/oauth-authorization-server<path>`, `/.well-known/openid-configuration<path>`,
+/// `<issuer>/.well-known/openid-configuration`; at the root, the two root forms. An
+/// issuer that is not an http(s) URL with a host gives the reason instead.
+pub fn as_metadata_urls(issuer: &str) -> Result<Vec<url::Url>, String> {
+    let iu = url::Url::parse(issuer)
+        .map_err(|e| format!("authorization server {issuer:?} is not a URL: {e}"))?;
+    if !matches!(iu.scheme(), "http" | "https") || iu.host().is_none() {
+        return Err(format!(
+            "authorization server {issuer:?} is not an http(s) URL with a host"
+        ));
+    }
+    let p = iu.path().trim_end_matches('/').to_string();
+    let mut base = iu;
+    base.set_query(None);
+    base.set_fragment(None);
+    let paths = if p.is_empty() {
+        vec![AS_WELL_KNOWN.to_string(), OIDC_WELL_KNOWN.to_string()]
+    } else {
+        vec![
+            format!("{AS_WELL_KNOWN}{p}"),
+            format!("{OIDC_WELL_KNOWN}{p}"),
+            format!("{p}{OIDC_WELL_KNOWN}"),
+        ]
+    };
+    Ok(paths
+        .into_iter()
+        .map(|path| {
+            let mut u = base.clone();
+            u.set_path(&path);
+            u
+        })
+        .collect())
+}
+
+fn empty_body() -> Body {
+    Body {
+        bytes: Vec::new(),
+        length: 0,
+        sha256: Sha256::digest([]).to_vec(),
+        end: BodyEnd::Complete,
+    }
+}
+
+fn discovery_headers() -> Vec<Header> {
+    vec![Header::new(header::ACCEPT, "application/json")]
+}
+
+impl Probe<'_> {
+    /// Run discovery for the detected endpoint. `challenge` is the raw
+    /// `WWW-Authenticate` value of the unauthenticated answer (several fields joined with
+    /// `, `), if there was one. The target's address class (for the guard's same-class
+    /// exception) comes from the addresses the endpoint resolved to.
+    pub async fn discovery(&mut self, challenge: Option<Vec<u8>>) -> Discovered {
+        let class = self.endpoint_class().await;
+        self.discovery_for(challenge, class).await
+    }
+
+    /// [`Probe::discovery`] with the target's address class given.
+    pub async fn discovery_for(
+        &mut self,
+        challenge: Option<Vec<u8>>,
+        target_class: AddrClass,
+    ) -> Discovered {
+        let Some(endpoint) = self.endpoint.clone() else {
+            lock(&self.journal).skip(
+                &[leg::PRM, leg::AS_META],
+                "not sent: no endpoint was detected",
+            );
+            return Discovered::default();
+        };
+        let bearer = challenge
+            .as_deref()
+            .map(parse_www_authenticate)
+            .unwrap_or_default()
+            .into_iter()
+            .find(Challenge::is_bearer);
+        let mut out = Discovered {
+            challenge: bearer.clone(),
+            ..Discovered::default()
+        };
+        let mut docs: Vec<(String, Value)> = Vec::new();
+        for cand in prm_candidates(&endpoint, bearer.as_ref()) {
+            if let Some(doc) = self
+                .guarded_get(leg::PRM, &cand, target_class, &endpoint)
+                .await
+            {
+                docs.push((cand, doc));
+            }
+        }
+        if let Some((u, d)) = docs.first() {
+            out.prm_url = Some(u.clone());
+            out.prm = Some(d.clone());
+        }
+
+        let mut issuers: Vec<String> = Vec::new();
+        let mut over: Vec<String> = Vec::new();
+        let mut discarded = 0usize;
+        let mut not_lists = Vec::new();
+        for (u, d) in &docs {
+            match d.get("authorization_servers") {
+                None => {}
+                Some(Value::Array(list)) => {
+                    for e in list {
+                        match e.as_str() {
+                            Some(s) if !s.trim().is_empty() => {
+                                let s = s.to_string();
+                                if issuers.contains(&s) || over.contains(&s) {
+                                } else if issuers.len() < AS_LIST_CAP {
+                                    issuers.push(s);
+                                } else {
+                                    over.push(s);
+                                }
+                            }
+                            _ => discarded += 1,
+                        }
+                    }
+                }
+                Some(_) => not_lists.push(u.clone()),
+            }
+        }
+        {
+            let mut j = lock(&self.journal);
+            if discarded > 0 {
+                j.skip(
+                    &[leg::AS_META],
+                    format!("not used: {discarded} authorization_servers entries that are not non-blank strings"),
+                );
+            }
+            if !not_lists.is_empty() {
+                j.skip(
+                    &[leg::AS_META],
+                    format!(
+                        "not used: authorization_servers is not an array in {}",
+                        not_lists.join(", ")
+                    ),
+                );
+            }
+            if !over.is_empty() {
+                j.skip(
+                    &[leg::AS_META],
+                    format!(
+                        "not sent: {} authorization servers beyond the first {AS_LIST_CAP} distinct ones: {}",
+                        over.len(),
+                        over.join(", ")
+                    ),
+                );
+            }
+            if issuers.is_empty() {
+                let why = if docs.is_empty() {
+                    "not sent: no protected-resource metadata document was served (no 200 JSON object)"
+                } else {
+                    "not sent: no protected-resource metadata document advertised an authorization server"
+                };
+                j.skip(&[leg::AS_META], why);
+            }
+        }
+
+        for issuer in issuers {
+            let forms = match as_metadata_urls(&issuer) {
+                Ok(f) => f,
+                Err(why) => {
+                    self.record_refusal(
+                        leg::AS_META,
+                        &issuer,
+                        ErrorKind::RefusedByGuard,
+                        format!("refused {issuer}: {why}"),
+                    );
+                    continue;
+                }
+            };
+            for form in forms {
+                let doc = self
+                    .guarded_get(leg::AS_META, form.as_str(), target_class, &endpoint)
+                    .await;
+                let has_issuer = doc
+                    .as_ref()
+                    .and_then(|d| d.get("issuer"))
+                    .and_then(Value::as_str)
+                    .is_some_and(|s| !s.is_empty());
+                if let (true, Some(d)) = (has_issuer, doc) {
+                    out.as_metadata.push((issuer.clone(), d));
+                    break;
+                }
+            }
+        }
+        out
+    }
+
+    /// The address class of the endpoint: from the addresses recorded for the target,
+    /// else from a lookup of the endpoint host; public (the strictest) when unknown.
+    async fn endpoint_class(&self) -> AddrClass {
+        let recorded: Vec<IpAddr> = lock(&self.journal)
+            .target
+            .addresses
+            .iter()
+            .filter_map(|a| a.parse::<SocketAddr>().ok().map(|s| s.ip()))
+            .collect();
+        if !recorded.is_empty() {
+            return guard::target_class(&recorded);
+        }
+        let Some(ep) = self.endpoint.as_ref() else {
+            return AddrClass::Public;
+        };
+        let host = match ep.host() {
+            Some(url::Host::Ipv6(a)) => a.to_string(),
+            Some(h) => h.to_string(),
+            None => return AddrClass::Public,
+        };
+        let port = ep.port_or_known_default().unwrap_or(80);
+        let resolved = tokio::time::timeout(
+            guard::RESOLVE_TIMEOUT,
+            tokio::net::lookup_host((host.as_str(), port)),
+        )
+        .await;
+        match resolved {
+            Ok(Ok(a)) => guard::target_class(&a.map(|s| s.ip()).collect::<Vec<_>>()),
+            _ => AddrClass::Public,
+        }
+    }
+
+    /// Record a request that was not sent (guard refusal, unresolvable host).
+    pub(crate) fn record_refusal(&self, l: &str, url: &str, kind: ErrorKind, reason: String) {
+        let exchange = HttpExchange {
+            request: HttpRequest {
+                method: "GET".into(),
+                url: url.to_string(),
+                version: "HTTP/1.1".into(),
+                headers: discovery_headers(),
+                body: empty_body(),
+            },
+            outcome: HttpOutcome::Error(TransportError {
+                kind,
+                message: reason,
+            }),
+            connection: None,
+        };
+        lock(&self.journal).record(
+            &[l],
+            chrono::Utc::now().timestamp_micros(),
+            0,
+            Observation::Http(exchange),
+        );
+    }
+
+    /// A guarded discovery `GET` of `text` recorded under `l`: no credential, no
+    /// redirect followed. Returns the body when the answer is a 200 JSON object.
+    pub(crate) async fn guarded_get(
+        &mut self,
+        l: &str,
+        text: &str,
+        target_class: AddrClass,
+        endpoint: &url::Url,
+    ) -> Option<Value> {
+        let url = match url::Url::parse(text) {
+            Ok(u) => u,
+            Err(e) => {
+                self.record_refusal(
+                    l,
+                    text,
+                    ErrorKind::RefusedByGuard,
+                    format!("refused {text}: not a URL ({e})"),
+                );
+                return None;
+            }
+        };
+        if let Err(r) = guard::check_fetch(&url, target_class).await {
+            self.record_refusal(l, text, r.kind, r.reason);
+            return None;
+        }
+        let req = Request {
+            method: "GET".into(),
+            url: url.clone(),
+            headers: discovery_headers(),
+            body: Vec::new(),
+            await_id: None,
+            head_only_stream: false,
+        };
+        let sent = self.client.send(req).await;
+        // The client resolves again when it connects: an answer from an address the
+        // guard would refuse (DNS rebinding between the two lookups) is not used.
+        let rebound = sent.resolved.as_ref().and_then(|addrs| {
+            addrs.iter().find_map(|a| {
+                guard::permitted(a.ip(), target_class)
+                    .err()
+                    .map(|c| (a.ip(), c))
+            })
+        });
+        let mut j = lock(&self.journal);
+        if let Some(tls) = sent.tls {
+            // The endpoint's own connections are `tls.modern`; another host's handshake
+            // belongs to this discovery leg (linked by connection id).
+            let tls_leg = if authority(&url) == authority(endpoint) {
+                leg::TLS_MODERN
+            } else {
+                l
+            };
+            j.record(&[tls_leg], sent.started_at, 0, Observation::Tls(tls));
+        }
+        let doc = match &sent.exchange.outcome {
+            HttpOutcome::Response(r) if r.status == 200 && r.body.end == BodyEnd::Complete => {
+                serde_json::from_slice::<Value>(&r.body.bytes)
+                    .ok()
+                    .filter(Value::is_object)
+            }
+            _ => None,
+        };
+        j.record(
+            &[l],
+            sent.started_at,
+            sent.duration.as_micros() as u64,
+            Observation::Http(sent.exchange),
+        );
+        if let Some((ip, class)) = rebound {
+            j.skip(
+                &[l],
+                format!("not used: the answer from {url} came from {ip} ({class}), which the guard refuses for a {target_class} target"),
+            );
+            return None;
+        }
+        doc
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use proptest::prelude::*;
+
+    fn parse(s: &str) -> Vec<Challenge> {
+        parse_www_authenticate(s.as_bytes())
+    }
+
+    fn ch(scheme: &str, params: &[(&str, &str)]) -> Challenge {
+        Challenge {
+            scheme: scheme.into(),
+            token68: None,
+            params: params
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn parses_the_lab_challenge() {
+        let c = parse(
+            r#"Bearer error="invalid_token", error_description="Authentication required", resource_metadata="http://127.0.0.1:48201/.well-known/oauth-protected-resource/mcp""#,
+        );
+        assert_eq!(c.len(), 1);
+        assert!(c[0].is_bearer());
+        assert_eq!(
+            c[0].resource_metadata(),
+            Some("http://127.0.0.1:48201/.well-known/oauth-protected-resource/mcp")
+        );
+        assert_eq!(c[0].param("ERROR"), Some("invalid_token"));
+        assert_eq!(c[0].scope(), None);
+    }
+
+    #[test]
+    fn parses_rfc_9110_example() {
+        let c = parse(
+            r#"Newauth realm="apps", type=1, title="Login to \"apps\"", Basic realm="simple""#,
+        );
+        assert_eq!(
+            c,
+            vec![
+                ch(
+                    "Newauth",
+                    &[
+                        ("realm", "apps"),
+                        ("type", "1"),
+                        ("title", r#"Login to "apps""#)
+                    ]
+                ),
+                ch("Basic", &[("realm", "simple")]),
+            ]
+        );
+    }
+
+    #[test]
+    fn token68_and_multiple_challenges() {
+        let c = parse(
+            r#"Basic YWxhZGRpbjpvcGVuc2VzYW1l==, Bearer scope="a b", resource_metadata="https://x/y""#,
+        );
+        assert_eq!(c.len(), 2);
+        assert_eq!(c[0].token68.as_deref(), Some("YWxhZGRpbjpvcGVuc2VzYW1l=="));
+        assert!(c[0].params.is_empty());
+        assert_eq!(c[1].scope(), Some("a b"));
+        assert_eq!(c[1].resource_metadata(), Some("https://x/y"));
+        let c = parse("Negotiate, Bearer");
+        assert_eq!(c, vec![ch("Negotiate", &[]), ch("Bearer", &[])]);
+        let c = parse("bearer abc");
+        assert_eq!(c[0].token68.as_deref(), Some("abc"));
+    }
+
+    #[test]
+    fn lenient_forms() {
+        // Unquoted URL, missing comma, extra whitespace and commas, BWS around "=".
+        let c = parse(
+            r#" ,Bearer  realm = "r" scope="s" ,, resource_metadata=https://h/p?x=1 , Basic"#,
+        );
+        assert_eq!(
+            c,
+            vec![
+                ch(
+                    "Bearer",
+                    &[
+                        ("realm", "r"),
+                        ("scope", "s"),
+                        ("resource_metadata", "https://h/p?x=1")
+                    ]
+                ),
+                ch("Basic", &[]),
+            ]
+        );
+        // Unterminated quoted string runs to the end.
+        let c = parse(r#"Bearer scope="a, b"#);
+        assert_eq!(c[0].scope(), Some("a, b"));
+        // A stray parameter before any scheme is dropped.
+        assert_eq!(parse(r#"realm="x", Bearer"#), vec![ch("Bearer", &[])]);
+        assert!(parse("").is_empty());
+        assert!(parse(" , ,").is_empty());
+    }
+
+    #[test]
+    fn non_ascii_bytes_do_not_fail() {
+        let raw = b"Bearer realm=\"caf\xe9\", scope=\"r\xc3\xa9ad\", \xff\xfe, resource_metadata=\"https://h/\"";
+        let c = parse_www_authenticate(raw);
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].param("realm"), Some("caf\u{fffd}"));
+        assert_eq!(c[0].scope(), Some("réad"));
+        assert_eq!(c[0].resource_metadata(), Some("https://h/"));
+    }
+
+    #[test]
+    fn candidates_in_order_without_duplicates() {
+        let ep = url::Url::parse("http://127.0.0.1:48201/mcp").unwrap();
+        let same = ch(
+            "Bearer",
+            &[(
+                "resource_metadata",
+                "http://127.0.0.1:48201/.well-known/oauth-protected-resource/mcp",
+            )],
+        );
+        assert_eq!(
+            prm_candidates(&ep, Some(&same)),
+            vec![
+                "http://127.0.0.1:48201/.well-known/oauth-protected-resource/mcp",
+                "http://127.0.0.1:48201/.well-known/oauth-protected-resource",
+            ]
+        );
+        let other = ch(
+            "Bearer",
+            &[("resource_metadata", "https://meta.example/prm")],
+        );
+        let ep = url::Url::parse("https://mcp.example.com/v1/mcp").unwrap();
+        assert_eq!(
+            prm_candidates(&ep, Some(&other)),
+            vec![
+                "https://meta.example/prm",
+                "https://mcp.example.com/.well-known/oauth-protected-resource/v1/mcp",
+                "https://mcp.example.com/.well-known/oauth-protected-resource",
+            ]
+        );
+        let root = url::Url::parse("https://mcp.example.com/").unwrap();
+        assert_eq!(
+            prm_candidates(&root, None),
+            vec!["https://mcp.example.com/.well-known/oauth-protected-resource"]
+        );
+    }
+
+    #[test]
+    fn as_forms() {
+        let s = |v: Vec<url::Url>| v.into_iter().map(String::from).collect::<Vec<_>>();
+        assert_eq!(
+            s(as_metadata_urls("http://127.0.0.1:48205").unwrap()),
+            vec![
+                "http://127.0.0.1:48205/.well-known/oauth-authorization-server",
+                "http://127.0.0.1:48205/.well-known/openid-configuration",
+            ]
+        );
+        assert_eq!(
+            s(as_metadata_urls("https://auth.example.com/tenant1/").unwrap()),
+            vec![
+                "https://auth.example.com/.well-known/oauth-authorization-server/tenant1",
+                "https://auth.example.com/.well-known/openid-configuration/tenant1",
+                "https://auth.example.com/tenant1/.well-known/openid-configuration",
+            ]
+        );
+        assert!(as_metadata_urls("not a url").is_err());
+        assert!(as_metadata_urls("urn:example:as").is_err());
+        assert!(as_metadata_urls("ftp://as.example/").is_err());
+    }
+
+    fn token_strategy() -> impl Strategy<Value = String> {
+        "[A-Za-z0-9!#$%&'*+.^_`|~-]{1,12}"
+    }
+
+    proptest! {
+        #[test]
+        fn never_panics_on_bytes(raw in proptest::collection::vec(any::<u8>(), 0..300)) {
+            let _ = parse_www_authenticate(&raw);
+        }
+
+        #[test]
+        fn never_panics_on_header_like_text(raw in r#"[A-Za-z0-9=," \\\t/:.é\r\n]{0,200}"#) {
+            let _ = parse_www_authenticate(raw.as_bytes());
+        }
+
+        #[test]
+        fn well_formed_round_trips(
+            challenges in proptest::collection::vec(
+                (token_strategy(), proptest::collection::vec(
+                    (token_strategy(), "[ -~é\u{80}-\u{ff}]{0,20}"), 0..4)),
+                1..4)
+        ) {
+            let text = challenges.iter().map(|(scheme, params)| {
+                let ps = params.iter().map(|(n, v)| {
+                    let esc = v.replace('\\', "\\\\").replace('"', "\\\"");
+                    format!("{n}=\"{esc}\"")
+                }).collect::<Vec<_>>().join(", ");
+                if ps.is_empty() { scheme.clone() } else { format!("{scheme} {ps}") }
+            }).collect::<Vec<_>>().join(", ");
+            let parsed = parse_www_authenticate(text.as_bytes());
+            let want: Vec<Challenge> = challenges.iter().map(|(s, ps)| Challenge {
+                scheme: s.clone(),
+                token68: None,
+                params: ps.clone(),
+            }).collect();
+            prop_assert_eq!(parsed, want, "{}", text);
+        }
+    }
+}
