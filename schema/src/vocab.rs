@@ -214,6 +214,30 @@ pub mod leg {
     pub const OAUTH_TOKEN: &str = "oauth.token";
     /// A refresh-token grant at the token endpoint.
     pub const OAUTH_REFRESH: &str = "oauth.refresh";
+
+    // 3.3.1 / 7.2.1: audience binding (credential operations, sent last).
+    /// 3.3.1c: GET of a candidate downstream URL with the bearer token, then without.
+    pub const DOWNSTREAM: &str = "3.3.1c.downstream";
+    /// 3.3.1b: refresh grant naming a foreign `resource`.
+    pub const FOREIGN_MINT: &str = "3.3.1b.mint";
+    /// 3.3.1b: refresh grant naming the audited resource again after a rotation.
+    pub const FOREIGN_RESTORE: &str = "3.3.1b.restore";
+    /// 3.3.1b / 7.2.1: complete `tools/list` with the probe's own token (control).
+    pub const FOREIGN_CONTROL: &str = "3.3.1b.control";
+    /// 3.3.1b / 7.2.1: the same `tools/list` with the foreign-audience token.
+    pub const FOREIGN_TOKEN: &str = "3.3.1b.foreign";
+
+    // 3.3.5: confused-deputy safeguards (pre-authentication behaviour).
+    /// Scratch client registrations (never the working client).
+    pub const DEPUTY_REGISTER: &str = "3.3.5.register";
+    /// GETs of the authorization endpoint for the scratch clients (no redirect followed).
+    pub const DEPUTY_AUTHORIZE: &str = "3.3.5.authorize";
+    /// 3.3.5a: the authorization request with an unregistered `redirect_uri`.
+    pub const DEPUTY_REDIRECT: &str = "3.3.5a.redirect";
+    /// 3.3.5b: a fabricated callback and its control path.
+    pub const DEPUTY_CALLBACK: &str = "3.3.5b.callback";
+    /// 3.3.5c: a third scratch client's authorization request.
+    pub const DEPUTY_CONSENT: &str = "3.3.5c.consent";
 }
 
 /// JSON-RPC method names used by the collector.
