@@ -1,11 +1,18 @@
 // OAuth 2.1 AS for MCP tests on oidc-provider 9: DCR, PKCE S256, RFC 8707 resources, JWT access tokens, refresh.
 // Usage: node as.js PORT DEFAULT_RESOURCE   (env ISSUER overrides http://127.0.0.1:PORT)
+// Env ACCESS_TOKEN_TTL: access-token lifetime in seconds (default 600). Env EXTRA_AUDIENCE: a second audience added to
+// every JWT access token (aud becomes [resource, EXTRA_AUDIENCE]); oidc-provider itself refuses a multi-valued resource
+// audience (token_helpers.setAudience: "only a single audience value is supported"), so it is added by the documented
+// formats.customizers.jwt hook, which edits the payload before signing.
 import { Provider, errors } from 'oidc-provider';
 import { generateKeyPair, exportJWK } from 'jose';
 const PORT = Number(process.argv[2]);
 const ISSUER = process.env.ISSUER || `http://127.0.0.1:${PORT}`;
 const RESOURCE = process.argv[3];
 const MCP_SCOPES = ['mcp:tools', 'mcp:read'];
+const TTL = Number(process.env.ACCESS_TOKEN_TTL || 600);
+if (!Number.isInteger(TTL) || TTL <= 0) throw new Error(`ACCESS_TOKEN_TTL must be a positive integer: ${process.env.ACCESS_TOKEN_TTL}`);
+const EXTRA_AUDIENCE = process.env.EXTRA_AUDIENCE || '';
 const keys = [];
 for (const [alg, kid] of [['RS256', 'rs1'], ['ES256', 'es1']]) {
   const { privateKey } = await generateKeyPair(alg, { extractable: true });
@@ -34,13 +41,21 @@ const configuration = {
         if (!/^https?:\/\/(127\.0\.0\.1|localhost|\[::1\])(:\d+)?\//.test(resourceIndicator)) {
           throw new errors.InvalidTarget('resource not served by this test AS');
         }
-        return { scope: MCP_SCOPES.join(' '), audience: resourceIndicator, accessTokenTTL: 600,
+        return { scope: MCP_SCOPES.join(' '), audience: resourceIndicator, accessTokenTTL: TTL,
                  accessTokenFormat: 'jwt', jwt: { sign: { alg: 'RS256' } } };
       },
     },
   },
+  formats: {
+    customizers: {
+      // EXTRA_AUDIENCE: a token also valid for another service (what token passthrough needs; 3.2.2 must fail)
+      jwt: async (ctx, token, jwt) => {
+        if (EXTRA_AUDIENCE && jwt.payload.aud !== EXTRA_AUDIENCE) jwt.payload.aud = [jwt.payload.aud, EXTRA_AUDIENCE].flat();
+      },
+    },
+  },
   issueRefreshToken: async (ctx, client) => client.grantTypeAllowed('refresh_token'),
-  ttl: { AccessToken: 600, AuthorizationCode: 60, RefreshToken: 86400, Grant: 86400,
+  ttl: { AccessToken: TTL, AuthorizationCode: 60, RefreshToken: 86400, Grant: 86400,
          Interaction: 600, Session: 86400, IdToken: 600 },
   clientBasedCORS: () => true,
   findAccount: async (ctx, sub) => ({ accountId: sub, claims: async () => ({ sub }) }),
@@ -48,4 +63,4 @@ const configuration = {
 const provider = new Provider(ISSUER, configuration);
 provider.on('server_error', (ctx, err) => console.error('server_error', err));
 provider.listen(PORT, '127.0.0.1');
-console.log(`oidc-provider AS: ${ISSUER}/.well-known/oauth-authorization-server  (default resource ${RESOURCE})`);
+console.log(`oidc-provider AS: ${ISSUER}/.well-known/oauth-authorization-server  (default resource ${RESOURCE}, access-token TTL ${TTL} s${EXTRA_AUDIENCE ? `, extra audience ${EXTRA_AUDIENCE}` : ''})`);

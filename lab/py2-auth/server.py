@@ -1,11 +1,29 @@
 """OAuth-protected MCP resource server (mcp 2.x): RFC 9728 metadata, 401/403 challenges, JWT access tokens
-checked against the AS's JWKS (iss, aud == this resource, exp, iat, scope). Usage: python server.py PORT AS_URL"""
+checked against the AS's JWKS (iss, aud == this resource, exp, iat, scope).
+Usage: python server.py PORT AS_URL [--prm-resource URL] [--aud-contains]
+  --prm-resource URL  the metadata document (at the usual path) names URL as `resource` instead of this endpoint's own
+                      URI: with a URL that does not cover http://127.0.0.1:PORT/mcp it is a misconfigured server (3.3.2d)
+  --aud-contains      accept a token whose aud merely contains this resource (aud [resource, other...]); by default aud
+                      must be exactly this resource (a string, or a one-element list)"""
+import argparse
 import sys
 import jwt  # PyJWT, a dependency of mcp
+import uvicorn
+from starlette.routing import Route
 from mcp.server import MCPServer
+from mcp.server.auth.handlers.metadata import ProtectedResourceMetadataHandler
 from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.routes import build_resource_metadata_url, cors_middleware
 from mcp.server.auth.settings import AuthSettings
-PORT, AS = int(sys.argv[1]), sys.argv[2]
+from mcp.shared.auth import ProtectedResourceMetadata
+from urllib.parse import urlparse
+ap = argparse.ArgumentParser()
+ap.add_argument("port", type=int)
+ap.add_argument("as_url")
+ap.add_argument("--prm-resource")
+ap.add_argument("--aud-contains", action="store_true")
+args = ap.parse_args()
+PORT, AS = args.port, args.as_url
 RESOURCE = f"http://127.0.0.1:{PORT}/mcp"
 jwks = jwt.PyJWKClient(f"{AS}/jwks")
 class JwtVerifier:
@@ -14,6 +32,10 @@ class JwtVerifier:
             key = jwks.get_signing_key_from_jwt(token)
             c = jwt.decode(token, key.key, algorithms=["RS256", "ES256"], audience=RESOURCE, issuer=AS,
                            options={"require": ["exp", "iat", "aud", "iss"]})
+            # PyJWT accepts any aud list containing RESOURCE; unless --aud-contains, only RESOURCE itself
+            aud = c["aud"] if isinstance(c["aud"], list) else [c["aud"]]
+            if not args.aud_contains and aud != [RESOURCE]:
+                raise jwt.InvalidAudienceError(f"aud {aud} is not exactly {RESOURCE}")
         except Exception as e:  # noqa: BLE001
             print("token rejected:", e, file=sys.stderr)
             return None
@@ -26,4 +48,15 @@ mcp = MCPServer("py-sdk-oauth-target", version="1.0.0", token_verifier=JwtVerifi
 def whoami() -> str:
     """Return a fixed string."""
     return "authenticated"
-mcp.run("streamable-http", host="127.0.0.1", port=PORT)
+if args.prm_resource is None:
+    mcp.run("streamable-http", host="127.0.0.1", port=PORT)
+else:
+    # Same app as mcp.run builds; a route placed first serves the document at the SDK's path (the one the 401
+    # challenge names) with the given resource, shadowing the SDK's own route.
+    app = mcp.streamable_http_app(host="127.0.0.1")
+    doc = ProtectedResourceMetadata(resource=args.prm_resource, authorization_servers=[AS],
+                                    scopes_supported=["mcp:tools"])
+    path = urlparse(str(build_resource_metadata_url(RESOURCE))).path
+    app.router.routes.insert(0, Route(path, endpoint=cors_middleware(ProtectedResourceMetadataHandler(doc).handle,
+                                                                     ["GET", "OPTIONS"]), methods=["GET", "OPTIONS"]))
+    uvicorn.run(app, host="127.0.0.1", port=PORT, log_level="info")
