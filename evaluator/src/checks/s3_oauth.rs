@@ -910,22 +910,29 @@ fn method_of(x: &Exchange<'_>) -> String {
         .unwrap_or_else(|| "(no method)".into())
 }
 
-/// The request sent without the run's credential, and its answer.
+/// The request sent without the run's credential, and its answer: the 401 that ended
+/// an unauthenticated detection (kept when a second, credentialed detection followed a
+/// login); else, when no detection request carried a credential, the negotiation that
+/// reached a response; else the `2.3.unauthenticated` leg.
 fn read_unauth(ev: &Evidence) -> Unauth {
     let detect: Vec<Exchange<'_>> = ev.exchanges(leg::ENDPOINT_DETECT).collect();
+    if let Some(x) = detect
+        .iter()
+        .rev()
+        .find(|x| x.status() == Some(401) && !carries_credential(x))
+    {
+        return Unauth::Challenged(Challenged::read(x, leg::ENDPOINT_DETECT));
+    }
     if !detect.iter().any(carries_credential) {
         let Some(s) = ev.session() else {
             return Unauth::NotObserved("no endpoint answered".into());
         };
         if s.auth_required {
-            return match detect.iter().rev().find(|x| x.status() == Some(401)) {
-                Some(x) => Unauth::Challenged(Challenged::read(x, leg::ENDPOINT_DETECT)),
-                None => Unauth::NotObserved(
-                    "the session records that authentication is required, but no endpoint.detect \
-                     record holds the 401"
-                        .into(),
-                ),
-            };
+            return Unauth::NotObserved(
+                "the session records that authentication is required, but no endpoint.detect \
+                 record holds the 401"
+                    .into(),
+            );
         }
         let x = detect
             .iter()
@@ -2171,22 +2178,16 @@ fn leg_3_3_2c(f: &Facts<'_>) -> Leg {
         .map(|a| line(&a.url))
         .collect();
     let urls: Vec<String> = answered.iter().map(|a| line(&a.url)).collect();
-    let mut note = format!(
-        "every document was served over TLS or on loopback: {}",
-        urls.join(", ")
-    );
-    if !loopback.is_empty() {
-        note = format!(
+    // No plain-http document is left here: each is https or loopback http.
+    let note = if loopback.is_empty() {
+        format!("every document was served over https: {}", urls.join(", "))
+    } else {
+        format!(
             "every document was served over https, or plain http on a loopback host (graded as a lab \
              endpoint): {}",
             urls.join(", ")
-        );
-    } else if answered
-        .iter()
-        .all(|a| transport_of(&a.url) == Transport::Tls)
-    {
-        note = format!("every document was served over https: {}", urls.join(", "));
-    }
+        )
+    };
     Leg::new(ID, LegOutcome::Pass, note)
 }
 
@@ -2800,4 +2801,1419 @@ fn leg_3_3_4f(
         "no scope is discoverable: the challenge names none, the protected-resource metadata lists no \
          scopes_supported (or is observed absent), and no resolved authorization server lists any",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture::{self, evidence, exchange, session, skipped, ENDPOINT as EP};
+    use crate::grade::run;
+    use base64::Engine;
+    use mcp_probe_schema::model::{Header, Record, TransportError};
+    use mcp_probe_schema::redact::decode_jwt;
+    use mcp_probe_schema::testkit;
+
+    const PRM_PATH: &str = "http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp";
+    const PRM_ROOT: &str = "http://127.0.0.1:8080/.well-known/oauth-protected-resource";
+    const AS: &str = "http://127.0.0.1:9000";
+    const AS_FORM: &str = "http://127.0.0.1:9000/.well-known/oauth-authorization-server";
+    const AS_OIDC: &str = "http://127.0.0.1:9000/.well-known/openid-configuration";
+    const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#;
+    const LIST: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}"#;
+
+    // ----- records
+
+    fn get(l: &str, url: &str, status: u16, body: &str) -> Record {
+        let mut r = testkit::http_record(&[l], url, "", status, body.as_bytes());
+        if let Observation::Http(x) = &mut r.observation {
+            x.request.method = "GET".into();
+            x.request.headers = vec![Header::new("Accept", "application/json")];
+        }
+        r
+    }
+
+    fn failed(l: &str, url: &str, kind: ErrorKind) -> Record {
+        let mut r = get(l, url, 200, "");
+        if let Observation::Http(x) = &mut r.observation {
+            x.outcome = HttpOutcome::Error(TransportError {
+                kind,
+                message: format!("{} for {url}", kind.as_str()),
+            });
+        }
+        r
+    }
+
+    fn with_credential(mut r: Record) -> Record {
+        if let Observation::Http(x) = &mut r.observation {
+            x.request
+                .headers
+                .push(Header::new("Authorization", "Bearer redacted:sha256:00"));
+        }
+        r
+    }
+
+    fn detect_ok() -> Record {
+        exchange(
+            &[leg::ENDPOINT_DETECT],
+            INIT,
+            200,
+            "application/json",
+            r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25"}}"#,
+            &[],
+        )
+    }
+
+    fn detect_401(www: &[&str]) -> Record {
+        let headers: Vec<(&str, &str)> = www.iter().map(|w| ("WWW-Authenticate", *w)).collect();
+        exchange(
+            &[leg::ENDPOINT_DETECT],
+            INIT,
+            401,
+            "application/json",
+            r#"{"error": "invalid_token", "error_description": "Authentication required"}"#,
+            &headers,
+        )
+    }
+
+    fn challenge(rm: &str) -> String {
+        format!(
+            r#"Bearer error="invalid_token", error_description="Authentication required", resource_metadata="{rm}""#
+        )
+    }
+
+    fn prm_doc(resource: &str, servers: Value, scopes: Option<Value>) -> String {
+        let mut d = json!({"resource": resource, "authorization_servers": servers,
+                           "bearer_methods_supported": ["header"]});
+        if let Some(s) = scopes {
+            d["scopes_supported"] = s;
+        }
+        d.to_string()
+    }
+
+    fn as_meta(issuer: &str) -> String {
+        json!({
+            "issuer": issuer,
+            "authorization_endpoint": format!("{issuer}/auth"),
+            "token_endpoint": format!("{issuer}/token"),
+            "registration_endpoint": format!("{issuer}/reg"),
+            "token_endpoint_auth_methods_supported": ["client_secret_basic", "none"],
+            "authorization_response_iss_parameter_supported": true,
+            "scopes_supported": ["openid", "offline_access", "mcp:tools", "mcp:read"],
+        })
+        .to_string()
+    }
+
+    /// The lab's py2-auth as discovery records it: 401 naming the path-inserted URL,
+    /// that document, a 404 at the root, the AS metadata at its first form.
+    fn lab_auth_records() -> Vec<Record> {
+        vec![
+            detect_401(&[&challenge(PRM_PATH)]),
+            get(
+                leg::PRM,
+                PRM_PATH,
+                200,
+                &prm_doc(EP, json!([AS]), Some(json!(["mcp:tools"]))),
+            ),
+            get(leg::PRM, PRM_ROOT, 404, "Not Found"),
+            get(leg::AS_META, AS_FORM, 200, &as_meta(AS)),
+        ]
+    }
+
+    fn no_oauth_records() -> Vec<Record> {
+        vec![
+            detect_ok(),
+            get(leg::PRM, PRM_PATH, 404, "Not Found"),
+            get(leg::PRM, PRM_ROOT, 404, "Not Found"),
+            skipped(
+                &[leg::AS_META],
+                "not sent: no protected-resource metadata document was served (no 200 JSON object)",
+            ),
+        ]
+    }
+
+    /// A server that answers without a credential (negotiated in record 0).
+    fn open_server(records: Vec<Record>) -> Evidence {
+        evidence(
+            Some(session(Some("2025-11-25"), json!({"tools": {}}), None)),
+            records,
+        )
+    }
+
+    /// A server that answered 401 to a run without a credential: no revision.
+    fn protected(records: Vec<Record>) -> Evidence {
+        let mut s = session(None, json!({}), None);
+        s.auth_required = true;
+        s.capabilities = None;
+        s.negotiated_in = None;
+        evidence(Some(s), records)
+    }
+
+    /// A run that presented `tokens` from the first request (detection carried them).
+    fn credentialed(
+        auth_required: bool,
+        records: Vec<Record>,
+        tokens: Vec<TokenFacts>,
+    ) -> Evidence {
+        let mut s = session(Some("2025-11-25"), json!({"tools": {}}), None);
+        s.auth_required = auth_required;
+        s.authenticated = true;
+        let mut ev = evidence(Some(s), records);
+        ev.payload.tokens = tokens;
+        ev
+    }
+
+    fn detect_ok_with_credential() -> Record {
+        with_credential(detect_ok())
+    }
+
+    // ----- tokens
+
+    fn b64(v: &Value) -> String {
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string())
+    }
+
+    fn jwt(claims: Value) -> String {
+        format!(
+            "{}.{}.c2lnbmF0dXJl",
+            b64(&json!({"alg": "RS256", "typ": "at+jwt", "kid": "rs1"})),
+            b64(&claims)
+        )
+    }
+
+    fn jwt_token(claims: Value, expires_in: Option<i64>, scope: Option<&str>) -> TokenFacts {
+        let (h, c) = decode_jwt(&jwt(claims)).expect("test JWT decodes");
+        TokenFacts {
+            source: "oauth".into(),
+            fingerprint: "redacted:sha256:11".into(),
+            jwt_header: Some(h),
+            jwt_claims: Some(c),
+            expires_in,
+            scope: scope.map(str::to_string),
+            token_type: Some("Bearer".into()),
+        }
+    }
+
+    fn opaque(expires_in: Option<i64>, scope: Option<&str>) -> TokenFacts {
+        assert!(decode_jwt("not-a-jwt").is_none());
+        TokenFacts {
+            source: "env:MCP_TOKEN".into(),
+            fingerprint: "redacted:sha256:22".into(),
+            jwt_header: None,
+            jwt_claims: None,
+            expires_in,
+            scope: scope.map(str::to_string),
+            token_type: None,
+        }
+    }
+
+    fn lab_claims() -> Value {
+        json!({"jti": "j", "sub": "alice", "iat": 1_764_480_000, "exp": 1_764_480_600,
+               "scope": "mcp:tools mcp:read", "client_id": "c", "iss": AS, "aud": EP})
+    }
+
+    /// py2-auth after an OAuth login: detection without a credential (401), then the
+    /// token from the AS.
+    fn lab_auth_with_token(t: TokenFacts) -> Evidence {
+        let mut ev = protected(lab_auth_records());
+        ev.payload.tokens = vec![t];
+        ev
+    }
+
+    fn leg_of<'a>(o: &'a Outcome, id: &str) -> &'a Leg {
+        o.legs
+            .iter()
+            .find(|l| l.id == id)
+            .unwrap_or_else(|| panic!("leg {id} in {o:#?}"))
+    }
+
+    fn grade(c: &dyn Check, ev: &Evidence) -> Outcome {
+        run(c, ev, &Context::default())
+    }
+
+    // ----- WWW-Authenticate
+
+    #[test]
+    fn parses_the_lab_challenge() {
+        let c = parse_www_authenticate(challenge(PRM_PATH).as_bytes());
+        assert_eq!(c.len(), 1, "{c:?}");
+        assert!(c[0].is_scheme("bearer"));
+        assert_eq!(c[0].param("ERROR"), Some("invalid_token"));
+        assert_eq!(
+            c[0].param("error_description"),
+            Some("Authentication required")
+        );
+        assert_eq!(c[0].param("resource_metadata"), Some(PRM_PATH));
+    }
+
+    #[test]
+    fn parses_rfc_9110_examples_token68_and_escapes() {
+        let c = parse_www_authenticate(
+            br#"Newauth realm="apps", type=1, title="Login to \"apps\"", Basic realm="simple""#,
+        );
+        assert_eq!(c.len(), 2, "{c:?}");
+        assert_eq!(c[0].scheme, "Newauth");
+        assert_eq!(c[0].param("type"), Some("1"));
+        assert_eq!(c[0].param("title"), Some(r#"Login to "apps""#));
+        assert_eq!(c[1].scheme, "Basic");
+        assert_eq!(c[1].param("realm"), Some("simple"));
+
+        let c = parse_www_authenticate(b"Negotiate YWxh/Z+A==, Bearer, DPoP algs=\"ES256\" ,,");
+        assert_eq!(c.len(), 3, "{c:?}");
+        assert_eq!(c[0].token68.as_deref(), Some("YWxh/Z+A=="));
+        assert!(c[1].params.is_empty() && c[1].token68.is_none());
+        assert_eq!(c[2].param("algs"), Some("ES256"));
+
+        assert!(parse_www_authenticate(b"").is_empty());
+        assert!(parse_www_authenticate(b" , ,\t").is_empty());
+    }
+
+    #[test]
+    fn malformed_parts_are_skipped_never_cut() {
+        // An unquoted URL is not a token: the parameter is dropped whole, not read as
+        // "http".
+        let (c, errors) = parse_challenges(b"Bearer resource_metadata=http://x/y, scope=\"a b\"");
+        assert_eq!(c.len(), 1, "{c:?}");
+        assert_eq!(c[0].param("resource_metadata"), None);
+        assert_eq!(c[0].param("scope"), Some("a b"));
+        assert!(!errors.is_empty());
+        // Unterminated quote, bytes that are not UTF-8, control characters.
+        let (c, errors) = parse_challenges(b"Bearer realm=\"abc, Basic x=\xff\xfe");
+        assert!(!errors.is_empty(), "{c:?}");
+        let c = parse_www_authenticate(b"Bearer realm=\"caf\xc3\xa9 \xff\"");
+        assert_eq!(c[0].param("realm"), Some("café \u{fffd}"));
+        let (_, errors) = parse_challenges(b"Bearer realm=\"a\nb\"");
+        assert!(!errors.is_empty());
+    }
+
+    /// Deterministic pseudo-random source for the property tests (the evaluator crate has
+    /// no proptest dev-dependency; the properties are the same).
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+        fn pick(&mut self, from: &[u8]) -> u8 {
+            from[self.below(from.len())]
+        }
+    }
+
+    const TCHARS: &[u8] =
+        b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!#$%&'*+-.^_`|~";
+
+    #[test]
+    fn property_any_bytes_never_panic_and_schemes_are_tokens() {
+        let alphabet: Vec<u8> = b" \t,=\"\\;:/abcXYZ019+-._~\x00\x7f\xff\xc3\xa9\r\n".to_vec();
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        for _ in 0..5000 {
+            let len = rng.below(64);
+            let bytes: Vec<u8> = (0..len)
+                .map(|_| {
+                    if rng.below(4) == 0 {
+                        (rng.next() & 0xff) as u8
+                    } else {
+                        rng.pick(&alphabet)
+                    }
+                })
+                .collect();
+            for c in parse_www_authenticate(&bytes) {
+                assert!(!c.scheme.is_empty(), "{bytes:?}");
+                assert!(c.scheme.bytes().all(is_tchar), "{bytes:?}");
+                for (n, _) in &c.params {
+                    assert!(!n.is_empty() && n.bytes().all(is_tchar), "{bytes:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn property_serialised_challenges_round_trip() {
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        let token = |rng: &mut Rng| -> String {
+            (0..1 + rng.below(8))
+                .map(|_| rng.pick(TCHARS) as char)
+                .collect()
+        };
+        for _ in 0..3000 {
+            let mut want = Vec::new();
+            let mut text = String::new();
+            for i in 0..1 + rng.below(3) {
+                if i > 0 {
+                    text.push_str([",", ", ", " ,\t", ",,"][rng.below(4)]);
+                }
+                let scheme = token(&mut rng);
+                text.push_str(&scheme);
+                let mut ch = Challenge {
+                    scheme,
+                    token68: None,
+                    params: Vec::new(),
+                };
+                match rng.below(3) {
+                    0 => {}
+                    1 => {
+                        let t: String = (0..1 + rng.below(10))
+                            .map(|_| rng.pick(b"aZ09-._~+/") as char)
+                            .collect::<String>()
+                            + &"=".repeat(rng.below(3));
+                        text.push(' ');
+                        text.push_str(&t);
+                        ch.token68 = Some(t);
+                    }
+                    _ => {
+                        text.push(' ');
+                        for j in 0..1 + rng.below(4) {
+                            if j > 0 {
+                                text.push_str([",", ", ", " , "][rng.below(3)]);
+                            }
+                            let name = token(&mut rng);
+                            let ws = [" ", "", "\t"][rng.below(3)];
+                            text.push_str(&format!("{name}{ws}={ws}"));
+                            let value = if rng.below(2) == 0 {
+                                let v = token(&mut rng);
+                                text.push_str(&v);
+                                v
+                            } else {
+                                let v: String = (0..rng.below(12))
+                                    .map(|_| rng.pick(b"a Z\"\\,=;:/\t") as char)
+                                    .collect();
+                                text.push('"');
+                                for c in v.chars() {
+                                    if c == '"' || c == '\\' {
+                                        text.push('\\');
+                                    }
+                                    text.push(c);
+                                }
+                                text.push('"');
+                                v
+                            };
+                            ch.params.push((name, value));
+                        }
+                    }
+                }
+                want.push(ch);
+            }
+            let (got, errors) = parse_challenges(text.as_bytes());
+            assert_eq!(got, want, "{text}");
+            assert!(errors.is_empty(), "{text}: {errors:?}");
+        }
+    }
+
+    // ----- helpers of §6.5 and §7
+
+    #[test]
+    fn resource_coverage_follows_the_sdk_rule() {
+        assert_eq!(
+            resource_covers("https://a.example/mcp", "https://a.example/mcp"),
+            Some(true)
+        );
+        assert_eq!(
+            resource_covers("https://a.example/", "https://a.example/mcp"),
+            Some(true)
+        );
+        assert_eq!(
+            resource_covers("https://a.example/api", "https://a.example/api123"),
+            Some(false)
+        );
+        assert_eq!(
+            resource_covers("https://a.example:8443/", "https://a.example/mcp"),
+            Some(false)
+        );
+        assert_eq!(
+            resource_covers("http://a.example/", "https://a.example/mcp"),
+            Some(false)
+        );
+        assert_eq!(resource_covers("not a uri", "https://a.example/mcp"), None);
+        assert_eq!(
+            canonical_resource("HTTPS://A.example:443/mcp#frag").as_deref(),
+            Some("https://a.example/mcp")
+        );
+    }
+
+    #[test]
+    fn scopes_keep_unobserved_apart_from_observed_empty() {
+        let c = json!({"scope": "a b", "scp": ["x"]});
+        let c = c.as_object();
+        assert_eq!(observed_scopes(Some(""), c), Some(vec![]));
+        assert_eq!(observed_scopes(None, c), Some(vec!["a".into(), "b".into()]));
+        let scp = json!({"scp": ["x", 3, "y"]});
+        assert_eq!(
+            observed_scopes(None, scp.as_object()),
+            Some(vec!["x".into(), "y".into()])
+        );
+        let other = json!({"scope": 5});
+        assert_eq!(observed_scopes(None, other.as_object()), None);
+        assert_eq!(observed_scopes(None, None), None);
+        let s: Vec<String> = [
+            "*",
+            "admin:*",
+            "a:b:*",
+            "read:write",
+            "admin",
+            "administrator",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(wildcards(&s), ["*", "admin:*", "a:b:*"]);
+        assert_eq!(admin_tier(&s), ["admin:*", "admin"]);
+    }
+
+    // ----- 3.1.2
+
+    #[test]
+    fn c3_1_2_fails_a_server_that_answers_without_credentials() {
+        let o = grade(&C3_1_2, &open_server(no_oauth_records()));
+        assert_eq!(o.verdict, Verdict::Fail, "{o:#?}");
+        let a = leg_of(&o, "3.1.2a");
+        assert_eq!(a.outcome, LegOutcome::Fail);
+        assert!(a.note.contains("reached a response"), "{a:?}");
+        assert!(a.note.contains("record #0"), "{a:?}");
+        assert_eq!(o.details["auth_required"], false);
+    }
+
+    #[test]
+    fn c3_1_2_a_passes_a_401_naming_resource_metadata() {
+        let o = grade(&C3_1_2, &protected(lab_auth_records()));
+        let a = leg_of(&o, "3.1.2a");
+        assert_eq!(a.outcome, LegOutcome::Pass, "{o:#?}");
+        assert!(
+            a.note
+                .contains(&format!("resource_metadata=\"{PRM_PATH}\"")),
+            "{a:?}"
+        );
+        // No token: b unknown, so the check is UNKNOWN; c and d observe the AS.
+        assert_eq!(leg_of(&o, "3.1.2b").outcome, LegOutcome::Unknown);
+        assert_eq!(o.verdict, Verdict::Unknown);
+        let c = leg_of(&o, "3.1.2c");
+        assert_eq!(c.outcome, LegOutcome::Observed);
+        assert!(c.note.contains("iss_parameter_supported is true"), "{c:?}");
+        let d = leg_of(&o, "3.1.2d");
+        assert!(
+            d.note
+                .contains("registration_endpoint http://127.0.0.1:9000/reg"),
+            "{d:?}"
+        );
+        assert!(d.note.contains("\"none\""), "{d:?}");
+        assert_eq!(o.details["resource_metadata"], PRM_PATH);
+        assert_eq!(o.details["authorization_server"], AS);
+    }
+
+    #[test]
+    fn c3_1_2_a_fails_a_401_without_resource_metadata() {
+        let o = grade(&C3_1_2, &protected(vec![detect_401(&[])]));
+        let a = leg_of(&o, "3.1.2a");
+        assert_eq!(a.outcome, LegOutcome::Fail);
+        assert!(a.note.contains("without WWW-Authenticate"), "{a:?}");
+        assert_eq!(o.verdict, Verdict::Fail);
+
+        let o = grade(
+            &C3_1_2,
+            &protected(vec![detect_401(&["Bearer realm=\"mcp\""])]),
+        );
+        let a = leg_of(&o, "3.1.2a");
+        assert_eq!(a.outcome, LegOutcome::Fail);
+        assert!(a.note.contains("names no resource_metadata"), "{a:?}");
+        assert!(a.note.contains(r#""Bearer realm="mcp"""#), "{a:?}");
+
+        // Not RFC 9110 syntax: said so.
+        let o = grade(
+            &C3_1_2,
+            &protected(vec![detect_401(&["Bearer resource_metadata=http://x/y"])]),
+        );
+        let a = leg_of(&o, "3.1.2a");
+        assert_eq!(a.outcome, LegOutcome::Fail);
+        assert!(a.note.contains("not RFC 9110 syntax"), "{a:?}");
+    }
+
+    #[test]
+    fn c3_1_2_a_unknown_when_no_challenge_was_observed() {
+        // Credential presented from the first request, and no 2.3.unauthenticated leg.
+        let ev = credentialed(
+            false,
+            vec![detect_ok_with_credential()],
+            vec![opaque(Some(600), None)],
+        );
+        let o = grade(&C3_1_2, &ev);
+        let a = leg_of(&o, "3.1.2a");
+        assert_eq!(a.outcome, LegOutcome::Unknown, "{o:#?}");
+        assert!(a.note.contains("no challenge observed"), "{a:?}");
+        assert_eq!(leg_of(&o, "3.1.2b").outcome, LegOutcome::Pass);
+        assert_eq!(o.verdict, Verdict::Unknown);
+
+        // The leg skipped: its reason is quoted.
+        let ev = credentialed(
+            false,
+            vec![
+                detect_ok_with_credential(),
+                skipped(&[leg::AUTH_NONE, leg::AUTH_WITH], "not sent: --info"),
+            ],
+            vec![opaque(Some(600), None)],
+        );
+        let a = leg_of(&grade(&C3_1_2, &ev), "3.1.2a").clone();
+        assert!(a.note.contains("not sent: --info"), "{a:?}");
+    }
+
+    #[test]
+    fn c3_1_2_a_reads_the_2_3_unauthenticated_leg_when_a_credential_was_presented() {
+        let unauth = exchange(
+            &[leg::AUTH_NONE],
+            LIST,
+            401,
+            "application/json",
+            "{}",
+            &[("WWW-Authenticate", &challenge(PRM_PATH))],
+        );
+        let ev = credentialed(
+            true,
+            vec![detect_ok_with_credential(), unauth],
+            vec![opaque(Some(3600), None)],
+        );
+        let o = grade(&C3_1_2, &ev);
+        let a = leg_of(&o, "3.1.2a");
+        assert_eq!(a.outcome, LegOutcome::Pass, "{o:#?}");
+        assert!(a.note.contains("2.3.unauthenticated"), "{a:?}");
+        assert_eq!(
+            o.verdict,
+            Verdict::Pass,
+            "3600 s is within the limit: {o:#?}"
+        );
+
+        // The unauthenticated tools/list answered: not required.
+        let open = exchange(
+            &[leg::AUTH_NONE],
+            LIST,
+            200,
+            "application/json",
+            r#"{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}"#,
+            &[],
+        );
+        let ev = credentialed(false, vec![detect_ok_with_credential(), open], vec![]);
+        let a = leg_of(&grade(&C3_1_2, &ev), "3.1.2a").clone();
+        assert_eq!(a.outcome, LegOutcome::Fail, "{a:?}");
+        assert!(a.note.contains("reached a response"));
+
+        // A 400 for another reason decides nothing.
+        let other = exchange(
+            &[leg::AUTH_NONE],
+            LIST,
+            400,
+            "text/plain",
+            "Bad Request",
+            &[],
+        );
+        let ev = credentialed(false, vec![detect_ok_with_credential(), other], vec![]);
+        let a = leg_of(&grade(&C3_1_2, &ev), "3.1.2a").clone();
+        assert_eq!(a.outcome, LegOutcome::Unknown, "{a:?}");
+        assert!(a.note.contains("HTTP 400"));
+    }
+
+    #[test]
+    fn c3_1_2_a_keeps_the_detection_401_when_a_login_followed() {
+        // Detection without a credential (401), the login, a second detection with the
+        // token (200), then the 2.3 pair: the first 401 is the challenge.
+        let unauth = exchange(
+            &[leg::AUTH_NONE],
+            LIST,
+            401,
+            "application/json",
+            "{}",
+            &[("WWW-Authenticate", "Bearer realm=\"other\"")],
+        );
+        let mut records = lab_auth_records();
+        records.insert(1, detect_ok_with_credential());
+        records.push(unauth);
+        let mut s = session(Some("2025-11-25"), json!({"tools": {}}), None);
+        s.auth_required = true;
+        s.authenticated = true;
+        s.negotiated_in = Some(1);
+        let mut ev = evidence(Some(s), records);
+        ev.payload.tokens = vec![jwt_token(lab_claims(), Some(600), None)];
+        let o = grade(&C3_1_2, &ev);
+        let a = leg_of(&o, "3.1.2a");
+        assert_eq!(a.outcome, LegOutcome::Pass, "{o:#?}");
+        assert!(
+            a.note.contains("endpoint.detect request (record #0)"),
+            "{a:?}"
+        );
+        assert_eq!(o.verdict, Verdict::Pass);
+        assert_eq!(grade(&C3_3_2, &ev).legs.len(), 7);
+    }
+
+    #[test]
+    fn c3_1_2_b_grades_the_issued_lifetime() {
+        let cases: &[(TokenFacts, LegOutcome, &str)] = &[
+            (
+                opaque(Some(600), None),
+                LegOutcome::Pass,
+                "600 s (expires_in",
+            ),
+            (
+                opaque(Some(86_100), None),
+                LegOutcome::Fail,
+                "86100 s (expires_in",
+            ),
+            (
+                jwt_token(json!({"iat": 1000, "exp": 8200, "aud": EP}), None, None),
+                LegOutcome::Fail,
+                "7200 s (exp - iat",
+            ),
+            (
+                jwt_token(json!({"iat": 1000, "exp": 4600, "aud": EP}), None, None),
+                LegOutcome::Pass,
+                "3600 s (exp - iat",
+            ),
+            // expires_in wins over the claims.
+            (
+                jwt_token(json!({"iat": 0, "exp": 99_999}), Some(300), None),
+                LegOutcome::Pass,
+                "300 s (expires_in",
+            ),
+            (opaque(None, None), LegOutcome::Unknown, "is opaque"),
+            (
+                jwt_token(json!({"exp": 5000}), None, None),
+                LegOutcome::Unknown,
+                "without numeric exp and iat",
+            ),
+        ];
+        for (t, want, words) in cases {
+            let o = grade(&C3_1_2, &lab_auth_with_token(t.clone()));
+            let b = leg_of(&o, "3.1.2b");
+            assert_eq!(b.outcome, *want, "{t:?}: {b:?}");
+            assert!(b.note.contains(words), "{words}: {b:?}");
+            if *want == LegOutcome::Fail {
+                assert!(
+                    b.note.contains("exceeds the benchmark baseline of 3600 s"),
+                    "{b:?}"
+                );
+            }
+        }
+        let o = grade(
+            &C3_1_2,
+            &lab_auth_with_token(jwt_token(lab_claims(), Some(600), None)),
+        );
+        assert_eq!(o.verdict, Verdict::Pass, "{o:#?}");
+        assert_eq!(o.details["token_lifetimes_seconds"], json!([600]));
+        assert_eq!(o.details["lifetime_limit_seconds"], 3600);
+    }
+
+    #[test]
+    fn c3_1_2_needs_an_endpoint_and_the_detection_leg() {
+        let o = grade(&C3_1_2, &evidence(None, vec![]));
+        assert_eq!(o.verdict, Verdict::Error);
+        assert!(o.evidence.contains("no MCP endpoint"), "{o:?}");
+        let o = grade(&C3_1_2, &open_server(vec![]));
+        assert_eq!(o.verdict, Verdict::Error);
+        assert!(o.evidence.contains("endpoint.detect missing"), "{o:?}");
+        // Without discovery legs c and d say so, and 3.1.2 still decides.
+        let o = grade(&C3_1_2, &open_server(vec![detect_ok()]));
+        assert_eq!(o.verdict, Verdict::Fail);
+        assert!(
+            leg_of(&o, "3.1.2c").note.contains("collector predates it"),
+            "{o:?}"
+        );
+    }
+
+    // ----- 3.2.2
+
+    #[test]
+    fn c3_2_2_is_na_without_oauth_and_unknown_when_discovery_was_not_read() {
+        let o = grade(&C3_2_2, &open_server(no_oauth_records()));
+        assert_eq!(o.verdict, Verdict::NotApplicable, "{o:#?}");
+        assert!(o.evidence.contains("no OAuth is offered"), "{o:?}");
+        assert!(o.evidence.contains("clean 404"), "{o:?}");
+
+        for bad in [
+            failed(leg::PRM, PRM_ROOT, ErrorKind::RefusedByGuard),
+            failed(leg::PRM, PRM_ROOT, ErrorKind::Timeout),
+            get(leg::PRM, PRM_ROOT, 503, "busy"),
+            get(leg::PRM, PRM_ROOT, 200, "<html>"),
+        ] {
+            let ev = open_server(vec![detect_ok(), get(leg::PRM, PRM_PATH, 404, ""), bad]);
+            let o = grade(&C3_2_2, &ev);
+            assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
+            assert!(o.evidence.contains("undecided"), "{o:?}");
+        }
+        // A candidate never attempted is unread too.
+        let ev = open_server(vec![detect_ok(), get(leg::PRM, PRM_PATH, 404, "")]);
+        let o = grade(&C3_2_2, &ev);
+        assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
+        assert!(o.evidence.contains("never attempted"), "{o:?}");
+    }
+
+    #[test]
+    fn c3_2_2_unknown_when_oauth_is_offered_but_no_token_is_held() {
+        let o = grade(&C3_2_2, &protected(lab_auth_records()));
+        assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
+        assert!(o.evidence.contains("holds no access token"), "{o:?}");
+        assert!(o.evidence.contains("auth_required"), "{o:?}");
+    }
+
+    #[test]
+    fn c3_2_2_reads_the_audience() {
+        let o = grade(&C3_2_2, &lab_auth_with_token(opaque(Some(600), None)));
+        assert_eq!(o.verdict, Verdict::Unknown);
+        assert!(o.evidence.contains("opaque"), "{o:?}");
+
+        let o = grade(
+            &C3_2_2,
+            &lab_auth_with_token(jwt_token(json!({"sub": "a"}), None, None)),
+        );
+        assert_eq!(o.verdict, Verdict::Unknown);
+        assert!(o.evidence.contains("without an aud"), "{o:?}");
+
+        let o = grade(
+            &C3_2_2,
+            &lab_auth_with_token(jwt_token(lab_claims(), None, None)),
+        );
+        assert_eq!(o.verdict, Verdict::Pass, "{o:#?}");
+        assert!(o.evidence.contains("confined to this resource"), "{o:?}");
+        assert_eq!(o.details["extra_audiences"], json!([]));
+
+        let claims = json!({"aud": [format!("{EP}/"), "https://api.downstream.example/"]});
+        let o = grade(&C3_2_2, &lab_auth_with_token(jwt_token(claims, None, None)));
+        assert_eq!(o.verdict, Verdict::Fail, "{o:#?}");
+        assert!(
+            o.evidence.contains("https://api.downstream.example/"),
+            "{o:?}"
+        );
+        assert!(o.evidence.contains("beyond this resource"), "{o:?}");
+        assert_eq!(
+            o.details["extra_audiences"],
+            json!(["https://api.downstream.example/"])
+        );
+    }
+
+    #[test]
+    fn c3_2_2_uses_the_prm_resource_when_it_covers_the_endpoint() {
+        let parent = "http://127.0.0.1:8080/";
+        let mut records = lab_auth_records();
+        records[1] = get(leg::PRM, PRM_PATH, 200, &prm_doc(parent, json!([AS]), None));
+        let mut ev = protected(records);
+        ev.payload.tokens = vec![jwt_token(json!({"aud": parent}), None, None)];
+        let o = grade(&C3_2_2, &ev);
+        assert_eq!(o.verdict, Verdict::Pass, "{o:#?}");
+        assert!(o.evidence.contains("covers the endpoint"), "{o:?}");
+        assert_eq!(o.details["canonical_resource"], parent);
+    }
+
+    #[test]
+    fn c3_2_2_old_bundle_without_discovery_is_error_naming_the_leg() {
+        let o = grade(&C3_2_2, &open_server(vec![detect_ok()]));
+        assert_eq!(o.verdict, Verdict::Error);
+        assert!(o.evidence.contains("discovery.prm missing"), "{o:?}");
+        let o = grade(&C3_2_2, &evidence(None, vec![]));
+        assert!(o.evidence.contains("no MCP endpoint"), "{o:?}");
+    }
+
+    // ----- 3.3.2
+
+    fn with_baseline<'a>(b: &'a Evidence) -> Context<'a> {
+        Context {
+            baseline: Some(b),
+            updating_baseline: false,
+        }
+    }
+
+    #[test]
+    fn c3_3_2_na_without_oauth_fail_when_oauth_publishes_no_prm() {
+        let o = grade(&C3_3_2, &open_server(no_oauth_records()));
+        assert_eq!(o.verdict, Verdict::NotApplicable, "{o:#?}");
+        assert!(o.evidence.contains("no OAuth is offered"), "{o:?}");
+
+        let ev = protected(vec![
+            detect_401(&["Bearer realm=\"mcp\""]),
+            get(leg::PRM, PRM_PATH, 404, ""),
+            get(leg::PRM, PRM_ROOT, 404, ""),
+        ]);
+        let o = grade(&C3_3_2, &ev);
+        assert_eq!(o.verdict, Verdict::Fail, "{o:#?}");
+        assert!(
+            o.evidence
+                .contains("publishes no protected-resource metadata"),
+            "{o:?}"
+        );
+
+        // Basic-only 401 with no PRM: no OAuth offered.
+        let ev = protected(vec![
+            detect_401(&["Basic realm=\"x\""]),
+            get(leg::PRM, PRM_PATH, 404, ""),
+            get(leg::PRM, PRM_ROOT, 404, ""),
+        ]);
+        let o = grade(&C3_3_2, &ev);
+        assert_eq!(o.verdict, Verdict::NotApplicable, "{o:#?}");
+        assert!(o.evidence.contains("names no OAuth scheme"), "{o:?}");
+    }
+
+    #[test]
+    fn c3_3_2_unread_discovery_is_unknown() {
+        let ev = protected(vec![
+            detect_401(&[&challenge(PRM_PATH)]),
+            failed(leg::PRM, PRM_PATH, ErrorKind::RefusedByGuard),
+            get(leg::PRM, PRM_ROOT, 404, ""),
+        ]);
+        let o = grade(&C3_3_2, &ev);
+        assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
+        assert!(o.evidence.contains("network guard"), "{o:?}");
+        assert_eq!(o.details["guard_refused_urls"], json!([PRM_PATH]));
+        // An answer the collector did not use (DNS rebinding) is unread as well.
+        let ev = protected(vec![
+            detect_401(&[&challenge(PRM_PATH)]),
+            get(leg::PRM, PRM_PATH, 200, &prm_doc(EP, json!([AS]), None)),
+            skipped(
+                &[leg::PRM],
+                &format!("not used: the answer from {PRM_PATH} came from 10.0.0.1 (private), which the guard refuses for a loopback target"),
+            ),
+            get(leg::PRM, PRM_ROOT, 404, ""),
+        ]);
+        let o = grade(&C3_3_2, &ev);
+        assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
+        assert!(o.evidence.contains("not used"), "{o:?}");
+    }
+
+    #[test]
+    fn c3_3_2_plain_http_off_loopback_is_unknown() {
+        let ep = "http://mcp.example.com/mcp";
+        let mut ev = protected(vec![
+            detect_401(&[&challenge(
+                "http://mcp.example.com/.well-known/oauth-protected-resource/mcp",
+            )]),
+            get(
+                leg::PRM,
+                "http://mcp.example.com/.well-known/oauth-protected-resource/mcp",
+                200,
+                &prm_doc(ep, json!([AS]), None),
+            ),
+        ]);
+        ev.payload.target.endpoint = Some(ep.into());
+        let o = grade(&C3_3_2, &ev);
+        assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
+        assert_eq!(o.legs.len(), 1);
+        assert!(leg_of(&o, "3.3.2a").note.contains("2.2 owns transport"));
+    }
+
+    #[test]
+    fn c3_3_2_lab_chain_passes_with_a_baseline_and_says_loopback() {
+        let ev = protected(lab_auth_records());
+        let o = grade(&C3_3_2, &ev);
+        assert_eq!(o.verdict, Verdict::Unknown, "no baseline yet: {o:#?}");
+        assert_eq!(leg_of(&o, "3.3.2f").outcome, LegOutcome::Unknown);
+        for id in ["3.3.2a", "3.3.2b", "3.3.2c", "3.3.2d", "3.3.2e", "3.3.2g"] {
+            assert_eq!(leg_of(&o, id).outcome, LegOutcome::Pass, "{id}: {o:#?}");
+        }
+        assert!(leg_of(&o, "3.3.2a").note.contains("loopback"), "{o:?}");
+        assert!(leg_of(&o, "3.3.2b")
+            .note
+            .contains("path-inserted well-known URL itself"));
+        assert!(leg_of(&o, "3.3.2d").note.contains("equal"));
+
+        let base = protected(lab_auth_records());
+        let o = run(&C3_3_2, &ev, &with_baseline(&base));
+        assert_eq!(o.verdict, Verdict::Pass, "{o:#?}");
+        assert_eq!(o.details["authorization_servers_advertised"], json!([AS]));
+        assert_eq!(o.details["authorization_servers_resolved"], json!([AS]));
+        assert_eq!(o.details["discovery_paths_answered"], json!([PRM_PATH]));
+
+        let o = run(
+            &C3_3_2,
+            &ev,
+            &Context {
+                baseline: Some(&base),
+                updating_baseline: true,
+            },
+        );
+        assert_eq!(o.verdict, Verdict::Unknown);
+        assert!(leg_of(&o, "3.3.2f").note.contains("records the baseline"));
+    }
+
+    #[test]
+    fn c3_3_2_b_fails_when_two_documents_for_the_resource_differ() {
+        let named = "http://127.0.0.1:8080/prm.json";
+        let ev = protected(vec![
+            detect_401(&[&challenge(named)]),
+            get(leg::PRM, named, 200, &prm_doc(EP, json!([AS]), None)),
+            get(
+                leg::PRM,
+                PRM_PATH,
+                200,
+                &prm_doc(EP, json!(["https://other.example"]), None),
+            ),
+            get(leg::PRM, PRM_ROOT, 404, ""),
+            get(leg::AS_META, AS_FORM, 200, &as_meta(AS)),
+        ]);
+        let o = grade(&C3_3_2, &ev);
+        let b = leg_of(&o, "3.3.2b");
+        assert_eq!(b.outcome, LegOutcome::Fail, "{o:#?}");
+        assert!(b.note.contains("authorization_servers"), "{b:?}");
+        assert_eq!(o.verdict, Verdict::Fail);
+
+        // Same members in another order: equal.
+        let reordered =
+            json!({"bearer_methods_supported": ["header"], "authorization_servers": [AS],
+                               "resource": EP})
+            .to_string();
+        let ev = protected(vec![
+            detect_401(&[&challenge(named)]),
+            get(leg::PRM, named, 200, &prm_doc(EP, json!([AS]), None)),
+            get(leg::PRM, PRM_PATH, 200, &reordered),
+            get(leg::PRM, PRM_ROOT, 404, ""),
+            get(leg::AS_META, AS_FORM, 200, &as_meta(AS)),
+        ]);
+        let b = leg_of(&grade(&C3_3_2, &ev), "3.3.2b").clone();
+        assert_eq!(b.outcome, LegOutcome::Pass, "{b:?}");
+        assert!(b.note.contains("equals"), "{b:?}");
+    }
+
+    #[test]
+    fn c3_3_2_c_d_e_rules() {
+        // An https endpoint whose challenge names PRM served over plain http elsewhere.
+        let ep = "https://mcp.example.com/mcp";
+        let plain = "http://meta.example.com/prm";
+        let mut ev = protected(vec![
+            detect_401(&[&challenge(plain)]),
+            get(leg::PRM, plain, 200, &prm_doc(ep, json!([AS]), None)),
+            get(
+                leg::PRM,
+                "https://mcp.example.com/.well-known/oauth-protected-resource/mcp",
+                404,
+                "",
+            ),
+            get(
+                leg::PRM,
+                "https://mcp.example.com/.well-known/oauth-protected-resource",
+                404,
+                "",
+            ),
+            get(leg::AS_META, AS_FORM, 200, &as_meta(AS)),
+        ]);
+        ev.payload.target.endpoint = Some(ep.into());
+        let o = grade(&C3_3_2, &ev);
+        assert_eq!(leg_of(&o, "3.3.2a").outcome, LegOutcome::Pass);
+        let c = leg_of(&o, "3.3.2c");
+        assert_eq!(c.outcome, LegOutcome::Fail, "{o:#?}");
+        assert!(c.note.contains(plain), "{c:?}");
+
+        let doc = |resource: Value, servers: Value| {
+            let mut r = lab_auth_records();
+            r[1] = get(
+                leg::PRM,
+                PRM_PATH,
+                200,
+                &json!({"resource": resource, "authorization_servers": servers}).to_string(),
+            );
+            protected(r)
+        };
+        let d = |ev: &Evidence| leg_of(&grade(&C3_3_2, ev), "3.3.2d").clone();
+        let l = d(&doc(json!("http://127.0.0.1:8080/other"), json!([AS])));
+        assert_eq!(l.outcome, LegOutcome::Fail, "{l:?}");
+        assert!(l.note.contains("neither"), "{l:?}");
+        let l = d(&doc(json!("::not a uri::"), json!([AS])));
+        assert_eq!(l.outcome, LegOutcome::Fail, "{l:?}");
+        assert!(l.note.contains("not parsable"), "{l:?}");
+        let l = d(&doc(json!(7), json!([AS])));
+        assert_eq!(l.outcome, LegOutcome::Fail, "{l:?}");
+        let l = d(&doc(json!("http://127.0.0.1:8080"), json!([AS])));
+        assert_eq!(l.outcome, LegOutcome::Pass, "{l:?}");
+        assert!(l.note.contains("hierarchical parent"), "{l:?}");
+        let mut r = lab_auth_records();
+        r[1] = get(
+            leg::PRM,
+            PRM_PATH,
+            200,
+            &json!({"authorization_servers": [AS]}).to_string(),
+        );
+        let l = d(&protected(r));
+        assert_eq!(l.outcome, LegOutcome::Unknown, "{l:?}");
+
+        let o = grade(&C3_3_2, &doc(json!(EP), json!(["", 3])));
+        let e = leg_of(&o, "3.3.2e");
+        assert_eq!(e.outcome, LegOutcome::Fail, "{o:#?}");
+        assert!(e.note.contains("2 element(s)"), "{e:?}");
+        assert_eq!(leg_of(&o, "3.3.2g").outcome, LegOutcome::Unknown);
+    }
+
+    #[test]
+    fn c3_3_2_f_fails_on_an_added_authorization_server() {
+        let base = protected(lab_auth_records());
+        let mut r = lab_auth_records();
+        r[1] = get(
+            leg::PRM,
+            PRM_PATH,
+            200,
+            &prm_doc(EP, json!([AS, "https://new-as.example"]), None),
+        );
+        let ev = protected(r);
+        let o = run(&C3_3_2, &ev, &with_baseline(&base));
+        let f = leg_of(&o, "3.3.2f");
+        assert_eq!(f.outcome, LegOutcome::Fail, "{o:#?}");
+        assert!(f.note.contains("https://new-as.example"), "{f:?}");
+        assert!(f.note.contains("--update-baseline"), "{f:?}");
+
+        // A baseline from before discovery was recorded decides nothing.
+        let old = open_server(vec![detect_ok()]);
+        let f = leg_of(
+            &run(
+                &C3_3_2,
+                &protected(lab_auth_records()),
+                &with_baseline(&old),
+            ),
+            "3.3.2f",
+        )
+        .clone();
+        assert_eq!(f.outcome, LegOutcome::Unknown, "{f:?}");
+    }
+
+    #[test]
+    fn c3_3_2_g_issuer_rules() {
+        let mut r = lab_auth_records();
+        r[3] = get(
+            leg::AS_META,
+            AS_FORM,
+            200,
+            &as_meta("http://127.0.0.1:9000/"),
+        );
+        let g = leg_of(&grade(&C3_3_2, &protected(r)), "3.3.2g").clone();
+        assert_eq!(g.outcome, LegOutcome::Fail, "{g:?}");
+        assert!(g.note.contains("only by a trailing slash"), "{g:?}");
+
+        let mut r = lab_auth_records();
+        r[3] = failed(leg::AS_META, AS_FORM, ErrorKind::RefusedByGuard);
+        r.push(failed(leg::AS_META, AS_OIDC, ErrorKind::RefusedByGuard));
+        let o = grade(&C3_3_2, &protected(r));
+        let g = leg_of(&o, "3.3.2g");
+        assert_eq!(g.outcome, LegOutcome::Unknown, "{o:#?}");
+        assert!(g.note.contains("network guard"), "{g:?}");
+
+        let mut r = lab_auth_records();
+        r[3] = get(leg::AS_META, AS_FORM, 404, "");
+        r.push(get(leg::AS_META, AS_OIDC, 200, r#"{"no_issuer": true}"#));
+        let o = grade(&C3_3_2, &protected(r));
+        let g = leg_of(&o, "3.3.2g");
+        assert_eq!(g.outcome, LegOutcome::Error, "{o:#?}");
+        assert!(g.note.contains("2 form(s) tried"), "{g:?}");
+        assert_eq!(o.verdict, Verdict::Error);
+
+        // Resolved at the second form.
+        let mut r = lab_auth_records();
+        r[3] = get(leg::AS_META, AS_FORM, 404, "");
+        r.push(get(leg::AS_META, AS_OIDC, 200, &as_meta(AS)));
+        let g = leg_of(&grade(&C3_3_2, &protected(r)), "3.3.2g").clone();
+        assert_eq!(g.outcome, LegOutcome::Pass, "{g:?}");
+
+        // No record for the advertised server at all.
+        let mut r = lab_auth_records();
+        r.truncate(3);
+        let g = leg_of(&grade(&C3_3_2, &protected(r)), "3.3.2g").clone();
+        assert_eq!(g.outcome, LegOutcome::Error, "{g:?}");
+        assert!(g.note.contains("no discovery form was attempted"), "{g:?}");
+
+        // An entry that is not a URL.
+        let mut r = lab_auth_records();
+        r[1] = get(
+            leg::PRM,
+            PRM_PATH,
+            200,
+            &prm_doc(EP, json!(["not a url"]), None),
+        );
+        r[3] = failed(leg::AS_META, "not a url", ErrorKind::RefusedByGuard);
+        let g = leg_of(&grade(&C3_3_2, &protected(r)), "3.3.2g").clone();
+        assert_eq!(g.outcome, LegOutcome::Fail, "{g:?}");
+    }
+
+    #[test]
+    fn c3_3_2_old_bundle_is_error_naming_the_leg() {
+        let o = grade(
+            &C3_3_2,
+            &protected(vec![detect_401(&[&challenge(PRM_PATH)])]),
+        );
+        assert_eq!(o.verdict, Verdict::Error, "{o:#?}");
+        assert!(o.evidence.contains("discovery.prm missing"), "{o:?}");
+    }
+
+    // ----- 3.3.4
+
+    #[test]
+    fn c3_3_4_na_without_oauth_unknown_when_unread() {
+        let o = grade(&C3_3_4, &open_server(no_oauth_records()));
+        assert_eq!(o.verdict, Verdict::NotApplicable, "{o:#?}");
+        assert_eq!(o.details["legs"], json!({}));
+        let ev = open_server(vec![
+            detect_ok(),
+            failed(leg::PRM, PRM_PATH, ErrorKind::Timeout),
+            get(leg::PRM, PRM_ROOT, 404, ""),
+        ]);
+        let o = grade(&C3_3_4, &ev);
+        assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
+        assert!(o.evidence.contains("timeout"), "{o:?}");
+    }
+
+    #[test]
+    fn c3_3_4_lab_without_token() {
+        let o = grade(&C3_3_4, &protected(lab_auth_records()));
+        assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
+        assert_eq!(leg_of(&o, "3.3.4a").outcome, LegOutcome::Unknown);
+        assert_eq!(leg_of(&o, "3.3.4b").outcome, LegOutcome::Unknown);
+        assert_eq!(leg_of(&o, "3.3.4c").outcome, LegOutcome::Unknown);
+        assert_eq!(leg_of(&o, "3.3.4d").outcome, LegOutcome::Pass);
+        let e = leg_of(&o, "3.3.4e");
+        assert_eq!(e.outcome, LegOutcome::Unknown);
+        assert!(e.note.contains("no out-of-scope call made"), "{e:?}");
+        let f = leg_of(&o, "3.3.4f");
+        assert_eq!(f.outcome, LegOutcome::Pass);
+        assert!(f.note.contains("mcp:tools"), "{f:?}");
+        assert!(o.details["granted_scopes"].is_null());
+        assert_eq!(o.details["advertised_scopes"], json!(["mcp:tools"]));
+    }
+
+    #[test]
+    fn c3_3_4_granted_scopes_none_versus_empty() {
+        let o = grade(&C3_3_4, &lab_auth_with_token(opaque(Some(600), Some(""))));
+        let a = leg_of(&o, "3.3.4a");
+        assert_eq!(a.outcome, LegOutcome::Pass, "{o:#?}");
+        assert!(a.note.contains("stated and empty"), "{a:?}");
+        assert_eq!(o.details["granted_scopes"], json!([]));
+
+        let o = grade(&C3_3_4, &lab_auth_with_token(opaque(Some(600), None)));
+        assert_eq!(leg_of(&o, "3.3.4a").outcome, LegOutcome::Unknown);
+        assert!(o.details["granted_scopes"].is_null());
+
+        let t = jwt_token(json!({"scp": ["mcp:tools", "mcp:read"]}), None, None);
+        let o = grade(&C3_3_4, &lab_auth_with_token(t));
+        assert_eq!(leg_of(&o, "3.3.4a").outcome, LegOutcome::Pass);
+        assert_eq!(leg_of(&o, "3.3.4b").outcome, LegOutcome::Pass);
+        assert_eq!(
+            o.details["granted_scopes"],
+            json!(["mcp:tools", "mcp:read"])
+        );
+    }
+
+    #[test]
+    fn c3_3_4_b_and_d_fail_on_wildcard_or_admin_tier() {
+        let o = grade(
+            &C3_3_4,
+            &lab_auth_with_token(opaque(Some(600), Some("read *"))),
+        );
+        let b = leg_of(&o, "3.3.4b");
+        assert_eq!(b.outcome, LegOutcome::Fail, "{o:#?}");
+        assert!(b.note.contains("wildcard [\"*\"]"), "{b:?}");
+        assert_eq!(o.verdict, Verdict::Fail);
+
+        let mut r = lab_auth_records();
+        r[1] = get(
+            leg::PRM,
+            PRM_PATH,
+            200,
+            &prm_doc(
+                EP,
+                json!([AS]),
+                Some(json!(["mcp:tools", "admin:all", "files:*"])),
+            ),
+        );
+        let o = grade(&C3_3_4, &protected(r));
+        let d = leg_of(&o, "3.3.4d");
+        assert_eq!(d.outcome, LegOutcome::Fail, "{o:#?}");
+        assert!(
+            d.note.contains("admin:all") && d.note.contains("files:*"),
+            "{d:?}"
+        );
+
+        let mut r = lab_auth_records();
+        r[1] = get(leg::PRM, PRM_PATH, 200, &prm_doc(EP, json!([AS]), None));
+        let d = leg_of(&grade(&C3_3_4, &protected(r)), "3.3.4d").clone();
+        assert_eq!(d.outcome, LegOutcome::Unknown, "{d:?}");
+    }
+
+    #[test]
+    fn c3_3_4_c_compares_with_the_baseline() {
+        let base = lab_auth_with_token(opaque(Some(600), Some("mcp:tools")));
+        let ev = lab_auth_with_token(opaque(Some(600), Some("mcp:tools mcp:admin-ish")));
+        let c = leg_of(&run(&C3_3_4, &ev, &with_baseline(&base)), "3.3.4c").clone();
+        assert_eq!(c.outcome, LegOutcome::Fail, "{c:?}");
+        assert!(c.note.contains("mcp:admin-ish"), "{c:?}");
+
+        let c = leg_of(&run(&C3_3_4, &base, &with_baseline(&ev)), "3.3.4c").clone();
+        assert_eq!(c.outcome, LegOutcome::Pass, "{c:?}");
+
+        let none = protected(lab_auth_records());
+        let c = leg_of(&run(&C3_3_4, &ev, &with_baseline(&none)), "3.3.4c").clone();
+        assert_eq!(c.outcome, LegOutcome::Unknown, "{c:?}");
+        assert!(c.note.contains("holds no readable granted scope"), "{c:?}");
+
+        let cx = Context {
+            baseline: Some(&base),
+            updating_baseline: true,
+        };
+        let c = leg_of(&run(&C3_3_4, &ev, &cx), "3.3.4c").clone();
+        assert_eq!(c.outcome, LegOutcome::Unknown);
+        assert!(c.note.contains("compares nothing"), "{c:?}");
+    }
+
+    #[test]
+    fn c3_3_4_e_never_guesses() {
+        let mut ev = lab_auth_with_token(opaque(Some(600), Some("mcp:tools")));
+        ev.payload.run.inputs = Some(json!({"scope_probe_tool": "delete_everything"}));
+        let e = leg_of(&grade(&C3_3_4, &ev), "3.3.4e").clone();
+        assert_eq!(e.outcome, LegOutcome::Unknown);
+        assert!(e.note.contains("delete_everything"), "{e:?}");
+        assert!(e.note.contains("no out-of-scope call"), "{e:?}");
+    }
+
+    #[test]
+    fn c3_3_4_f_sources() {
+        // Nothing advertised anywhere, everything read: fail.
+        let ev = protected(vec![
+            detect_401(&["Bearer realm=\"mcp\""]),
+            get(leg::PRM, PRM_PATH, 404, ""),
+            get(leg::PRM, PRM_ROOT, 404, ""),
+        ]);
+        let f = leg_of(&grade(&C3_3_4, &ev), "3.3.4f").clone();
+        assert_eq!(f.outcome, LegOutcome::Fail, "{f:?}");
+        assert!(f.note.contains("no scope is discoverable"), "{f:?}");
+
+        // The challenge's scope alone suffices, and a difference from the advertised
+        // union is only noted.
+        let mut r = lab_auth_records();
+        r[0] = detect_401(&[&format!(
+            "Bearer scope=\"mcp:read\", resource_metadata=\"{PRM_PATH}\""
+        )]);
+        let o = grade(&C3_3_4, &protected(r));
+        let f = leg_of(&o, "3.3.4f");
+        assert_eq!(f.outcome, LegOutcome::Pass, "{o:#?}");
+        assert!(
+            f.note.contains("differs from the advertised union"),
+            "{f:?}"
+        );
+        assert_eq!(o.details["challenge_scope"], "mcp:read");
+
+        // The advertised AS unresolved (guard) and no other source: unknown.
+        let mut r = lab_auth_records();
+        r[1] = get(leg::PRM, PRM_PATH, 200, &prm_doc(EP, json!([AS]), None));
+        r[3] = failed(leg::AS_META, AS_FORM, ErrorKind::RefusedByGuard);
+        let f = leg_of(&grade(&C3_3_4, &protected(r)), "3.3.4f").clone();
+        assert_eq!(f.outcome, LegOutcome::Unknown, "{f:?}");
+        assert!(f.note.contains("guard-refused"), "{f:?}");
+    }
+
+    #[test]
+    fn lab_oauth_run_predictions() {
+        // py2-auth after a login: JWT from oidc-provider (600 s, aud = the resource,
+        // scope "mcp:tools mcp:read").
+        let ev = lab_auth_with_token(jwt_token(
+            lab_claims(),
+            Some(600),
+            Some("mcp:tools mcp:read"),
+        ));
+        assert_eq!(grade(&C3_1_2, &ev).verdict, Verdict::Pass);
+        assert_eq!(grade(&C3_2_2, &ev).verdict, Verdict::Pass);
+        let o = grade(&C3_3_4, &ev);
+        assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
+        let unknown: Vec<&str> = o
+            .legs
+            .iter()
+            .filter(|l| l.outcome == LegOutcome::Unknown)
+            .map(|l| l.id.as_str())
+            .collect();
+        assert_eq!(unknown, ["3.3.4c", "3.3.4e"]);
+        let o = run(&C3_3_4, &ev, &with_baseline(&ev));
+        let unknown: Vec<&str> = o
+            .legs
+            .iter()
+            .filter(|l| l.outcome == LegOutcome::Unknown)
+            .map(|l| l.id.as_str())
+            .collect();
+        assert_eq!(unknown, ["3.3.4e"]);
+    }
+
+    // ----- the lab's bundles
+
+    /// Every bundle in examples/. The no-OAuth servers (all but py2-auth): 3.1.2 FAIL
+    /// (an unauthenticated request reached a response); 3.2.2, 3.3.2 and 3.3.4 N/A once
+    /// the bundle records discovery (the lab servers answer 404 at both well-known
+    /// URLs), ERROR naming discovery.prm before. py2-auth (401 naming
+    /// resource_metadata, no token): 3.1.2 UNKNOWN (a pass, b unknown); the others
+    /// ERROR before discovery is recorded, and never N/A after (it offers OAuth).
+    #[test]
+    fn lab_bundles() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+        let mut seen = 0;
+        for entry in std::fs::read_dir(&dir).expect("examples dir") {
+            let path = entry.expect("dir entry").path();
+            if path.extension().and_then(|e| e.to_str()) != Some("mcpev") {
+                continue;
+            }
+            seen += 1;
+            let name = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or_default()
+                .to_string();
+            let bytes = std::fs::read(&path).expect("read bundle");
+            let v = mcp_probe_schema::open(&bytes, &[]).expect("example verifies");
+            let ev = Evidence::new(path.display().to_string(), v);
+            let outcomes: Vec<Outcome> = CHECKS.iter().map(|c| grade(*c, &ev)).collect();
+            for o in &outcomes {
+                assert!(!o.evidence.contains("check raised"), "{name}: {o:#?}");
+            }
+            let recorded = ev.has_leg(leg::PRM);
+            if name == "py2-auth.mcpev" {
+                assert_eq!(
+                    outcomes[0].verdict,
+                    Verdict::Unknown,
+                    "{name}: {:#?}",
+                    outcomes[0]
+                );
+                assert_eq!(leg_of(&outcomes[0], "3.1.2a").outcome, LegOutcome::Pass);
+                for o in &outcomes[1..] {
+                    if recorded {
+                        assert_ne!(o.verdict, Verdict::NotApplicable, "{name}: {o:#?}");
+                    } else {
+                        assert_eq!(o.verdict, Verdict::Error, "{name}: {o:#?}");
+                        assert!(o.evidence.contains("discovery.prm"), "{name}: {o:?}");
+                    }
+                }
+                if recorded {
+                    assert_eq!(outcomes[1].verdict, Verdict::Unknown, "{name}");
+                }
+                continue;
+            }
+            assert_eq!(
+                outcomes[0].verdict,
+                Verdict::Fail,
+                "{name}: {:#?}",
+                outcomes[0]
+            );
+            assert!(
+                outcomes[0].evidence.contains("reached a response"),
+                "{name}"
+            );
+            for o in &outcomes[1..] {
+                if recorded {
+                    assert_eq!(o.verdict, Verdict::NotApplicable, "{name}: {o:#?}");
+                } else {
+                    assert_eq!(o.verdict, Verdict::Error, "{name}: {o:#?}");
+                    assert!(
+                        o.evidence.contains("discovery.prm missing"),
+                        "{name}: {o:?}"
+                    );
+                }
+            }
+        }
+        assert!(seen >= 12, "only {seen} bundles in {}", dir.display());
+    }
+
+    #[test]
+    fn registered_in_benchmark_order() {
+        let ids: Vec<&str> = crate::checks::registry()
+            .iter()
+            .map(|c| c.entry().id)
+            .collect();
+        for id in ["3.1.2", "3.2.2", "3.3.2", "3.3.4"] {
+            assert!(ids.contains(&id), "{id}");
+        }
+        let _ = fixture::ENDPOINT;
+    }
 }
