@@ -16,6 +16,7 @@ pub mod journal;
 pub mod keys;
 pub mod legacy_tls;
 pub mod legs;
+pub mod legs_audience;
 pub mod oauth;
 pub mod probe;
 pub mod run;

@@ -1463,6 +1463,204 @@ async fn respond(stream: &mut TcpStream, status: u16, title: &str, text: &str) {
     .await;
 }
 
+// ---------------------------------------------------------------------------------------
+// 3.3.1b: a refresh grant naming another resource (never cached), and the chain restore
+// (checks.md §5.3). Used by `legs_audience`.
+// ---------------------------------------------------------------------------------------
+
+/// What a token endpoint answered to a refresh grant, as it came (success or not). The
+/// secrets in it are registered with the journal's redactor before it was recorded.
+#[derive(Clone)]
+pub struct RawGrant {
+    /// HTTP status.
+    pub status: u16,
+    /// `access_token`, when the answer carried a non-empty one.
+    pub access_token: Option<String>,
+    /// `refresh_token`, when the answer carried a non-empty one.
+    pub refresh_token: Option<String>,
+    /// OAuth `error`.
+    pub error: Option<String>,
+    /// OAuth `error_description`.
+    pub error_description: Option<String>,
+}
+
+impl std::fmt::Debug for RawGrant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RawGrant")
+            .field("status", &self.status)
+            .field(
+                "access_token",
+                &self
+                    .access_token
+                    .as_ref()
+                    .map(|t| fingerprint(t.as_bytes())),
+            )
+            .field("rotated", &self.refresh_token.is_some())
+            .field("error", &self.error)
+            .field("error_description", &self.error_description)
+            .finish()
+    }
+}
+
+/// The cached refresh token and client registration of a login.
+#[derive(Clone)]
+pub struct CachedRefresh {
+    /// The refresh token (registered with the redactor by [`Login::cached_refresh`]).
+    pub refresh_token: String,
+    /// The registered client id.
+    pub client_id: String,
+    /// The access token cached with it.
+    pub access_token: String,
+}
+
+impl std::fmt::Debug for CachedRefresh {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CachedRefresh")
+            .field("client_id", &self.client_id)
+            .finish()
+    }
+}
+
+impl Login {
+    /// The refresh token of this login's cache entry, read now (at use time), with its
+    /// client id; `None` when no entry or no refresh token is cached. Every secret of
+    /// the entry is registered with the journal's redactor first.
+    pub fn cached_refresh(
+        &self,
+        journal: &Mutex<Journal>,
+    ) -> Result<Option<CachedRefresh>, LoginError> {
+        let Some((_, entry)) = self.cached()? else {
+            return Ok(None);
+        };
+        let mut j = lock(journal);
+        if let Some(s) = &entry.client.client_secret {
+            j.add_secret(s.as_bytes(), "client-secret");
+        }
+        let Some(t) = &entry.tokens else {
+            return Ok(None);
+        };
+        j.add_secret(t.access_token.as_bytes(), "access-token");
+        let Some(rt) = t.refresh_token.as_ref().filter(|r| !r.is_empty()) else {
+            return Ok(None);
+        };
+        j.add_secret(rt.as_bytes(), "refresh-token");
+        Ok(Some(CachedRefresh {
+            refresh_token: rt.clone(),
+            client_id: entry.client.client_id.clone(),
+            access_token: t.access_token.clone(),
+        }))
+    }
+
+    /// A refresh grant spending `refresh_token` and naming `resource` (any string),
+    /// recorded under `leg`, with the cached client's authentication. The answer is
+    /// returned as it came and **never cached** (3.3.1b's wrong-audience pair). The token
+    /// endpoint must pass the OAuth scheme rule and the network guard, as every OAuth
+    /// request. `Err` only when nothing usable came back (refused, transport, no cached
+    /// client).
+    pub async fn refresh_raw(
+        &self,
+        client: &Client,
+        journal: &Mutex<Journal>,
+        leg: &'static str,
+        refresh_token: &str,
+        resource: &str,
+    ) -> Result<RawGrant, LoginError> {
+        let Some((_, entry)) = self.cached()? else {
+            return Err(LoginError::Metadata(
+                "no cached client registration for this endpoint".into(),
+            ));
+        };
+        let reg = entry.client;
+        let mut headers = vec![
+            Header::new(header::CONTENT_TYPE, "application/x-www-form-urlencoded"),
+            Header::new(header::ACCEPT, "application/json"),
+        ];
+        let mut secrets: Vec<(&str, &str)> = vec![(refresh_token, "refresh-token")];
+        let mut form: Vec<(&str, &str)> = vec![
+            ("grant_type", "refresh_token"),
+            ("refresh_token", refresh_token),
+            ("resource", resource),
+        ];
+        if let Some(s) = &reg.client_secret {
+            secrets.push((s, "client-secret"));
+            match reg.token_endpoint_auth_method.as_deref().unwrap_or("none") {
+                "client_secret_basic" => {
+                    let enc = |v: &str| {
+                        url::form_urlencoded::byte_serialize(v.as_bytes()).collect::<String>()
+                    };
+                    let basic = base64::engine::general_purpose::STANDARD.encode(format!(
+                        "{}:{}",
+                        enc(&reg.client_id),
+                        enc(s)
+                    ));
+                    headers.push(Header::new(header::AUTHORIZATION, format!("Basic {basic}")));
+                }
+                "client_secret_post" => form.push(("client_secret", s)),
+                _ => {}
+            }
+        }
+        form.push(("client_id", &reg.client_id));
+        let body = url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(form.iter())
+            .finish()
+            .into_bytes();
+        let req = Request {
+            method: "POST".into(),
+            url: self.metadata.token_endpoint.clone(),
+            headers,
+            body,
+            await_id: None,
+            head_only_stream: false,
+        };
+        let a = self.send(client, journal, leg, req, &secrets).await?;
+        Ok(RawGrant {
+            status: a.status,
+            access_token: str_field(&a.json, "access_token").filter(|s| !s.is_empty()),
+            refresh_token: str_field(&a.json, "refresh_token").filter(|s| !s.is_empty()),
+            error: str_field(&a.json, "error"),
+            error_description: str_field(&a.json, "error_description"),
+        })
+    }
+
+    /// The refresh-chain restore (checks.md §5.3): spend `refresh_token` (the one a
+    /// wrong-audience grant rotated to) on a refresh grant naming this login's own
+    /// resource, recorded under `leg`, and cache the answer, so the stored credential
+    /// stays bound to the audited resource. The new access token's facts are not added
+    /// to the journal's `tokens` (the run goes on with the token it holds).
+    pub async fn restore_chain(
+        &self,
+        client: &Client,
+        journal: &Mutex<Journal>,
+        leg: &'static str,
+        refresh_token: &str,
+    ) -> Result<PathBuf, LoginError> {
+        let Some((_, mut entry)) = self.cached()? else {
+            return Err(LoginError::Metadata(
+                "no cached client registration for this endpoint".into(),
+            ));
+        };
+        let form = vec![
+            ("grant_type", "refresh_token"),
+            ("refresh_token", refresh_token),
+            ("resource", self.resource.as_str()),
+        ];
+        let r = self
+            .token_request(
+                client,
+                journal,
+                leg,
+                &entry.client,
+                form,
+                &[(refresh_token, "refresh-token")],
+            )
+            .await?;
+        let tokens = self.tokens(r, Some(refresh_token));
+        entry.tokens = Some(tokens);
+        entry.updated_at = now_s();
+        save(&self.cache_dir(), &entry)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -345,6 +345,7 @@ pub async fn execute(plan: Plan, printer: &Printer) -> Exit {
                 probe.transport_facts(first, plan.info).await;
             }
             let mut ending = probe.run(&t.candidates).await;
+            let mut oauth_login: Option<crate::oauth::Login> = None;
             if !matches!(ending, Ending::NoEndpoint(_)) {
                 // Discovery runs on every endpoint: an observed absence of metadata is
                 // evidence too (the OAuth checks are N/A only when it was observed).
@@ -352,8 +353,9 @@ pub async fn execute(plan: Plan, printer: &Printer) -> Exit {
                 let found = probe.discovery(challenge).await;
                 if ending == Ending::AuthRequired && probe.token.is_none() {
                     match login(&mut probe, &found, &plan, &j).await {
-                        Ok(token) => {
+                        Ok((token, l)) => {
                             probe.token = Some(token);
+                            oauth_login = Some(l);
                             if let Some(endpoint) = probe.endpoint.clone() {
                                 ending = probe.run(std::slice::from_ref(&endpoint)).await;
                             }
@@ -364,6 +366,9 @@ pub async fn execute(plan: Plan, printer: &Printer) -> Exit {
             }
             if ending == Ending::Complete {
                 probe.probe_legs(plan.info).await;
+                // Last: the credential operations of 3.3.1 (the refresh grant for a
+                // foreign resource may rotate or spend the refresh token) and 7.2.1.
+                probe.audience_legs(oauth_login.as_ref(), plan.info).await;
             }
             if let Some(u) = t.candidates.first() {
                 plan.client.close(u).await;
@@ -448,7 +453,7 @@ async fn login(
     found: &crate::discovery::Discovered,
     plan: &Plan,
     j: &Shared,
-) -> Result<String, String> {
+) -> Result<(String, crate::oauth::Login), String> {
     use std::io::IsTerminal;
     let endpoint = probe.endpoint.clone().ok_or("no endpoint")?;
     let Some((_, meta)) = found.as_metadata.first() else {
@@ -486,7 +491,7 @@ async fn login(
         .obtain(&plan.client, j)
         .await
         .map_err(|e| e.to_string())?;
-    Ok(cred.access_token)
+    Ok((cred.access_token, login))
 }
 
 /// Seal one finished target and print its path (and `--info` block). False when the

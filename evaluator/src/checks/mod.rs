@@ -16,6 +16,7 @@ pub mod s2_auth_origin;
 pub mod s2_headers;
 pub mod s2_tls;
 pub mod s3;
+pub mod s3_audience;
 pub mod s3_oauth;
 pub mod s5;
 pub mod s5_session;
@@ -34,6 +35,7 @@ pub fn registry() -> &'static [&'static dyn Check] {
             s2_headers::CHECKS,
             s3::CHECKS,
             s3_oauth::CHECKS,
+            s3_audience::CHECKS,
             s5::CHECKS,
             s5_session::CHECKS,
             s7::CHECKS,

@@ -1,0 +1,1141 @@
+//! 3.3.1: tokens audience-bound via Resource Indicators (spec/checks.md §11.3 3.3.1, §5.3,
+//! §6.3-6.4, §7, §17 item 8). Legs in evaluation order a, c, b:
+//!
+//! * 3.3.1a (no request): every token the run held names the canonical resource among
+//!   its audiences. The canonical resource is the one 3.2.2 uses (the protected-resource
+//!   metadata `resource` when it covers the endpoint's canonical URI, else that URI), read
+//!   from 3.2.2's outcome so the two checks cannot disagree about it. Opaque token or no
+//!   `aud` → unknown; among (one trailing slash ignored) → pass; else fail.
+//! * 3.3.1c (`3.3.1c.downstream`): per candidate URL, the GET with the token against the
+//!   same GET without it. With-token 401 → pass; with-token 200/403 and a different
+//!   status without → fail (the downstream API authenticated the token); same status or
+//!   anything else → unknown. Any fail → fail; else any pass → pass; else unknown.
+//! * 3.3.1b (`3.3.1b.mint`, `.restore`, `.control`, `.foreign`): the authorization server
+//!   refusing to mint a token for a resource it does not serve is the conforming answer,
+//!   but it leaves the server's own audience validation untested → unknown. A minted token
+//!   is presented on a complete `tools/list` (session id, version header, `_meta`) next to
+//!   the same request with the probe's own token (§17 item 8): control not accepted →
+//!   unknown (not attributable); foreign 401/403 → pass; foreign 2xx → fail.
+//!
+//! Gate (shared with 3.2.2, by delegation): no endpoint → ERROR; no token held → UNKNOWN
+//! when the server offers OAuth (or discovery was unread), N/A when the absence of OAuth
+//! was observed.
+
+use mcp_probe_schema::model::{ErrorKind, HttpOutcome, TokenFacts};
+use mcp_probe_schema::vocab::{header, leg};
+use serde_json::{json, Map, Value};
+
+use super::s3_oauth::{audiences, C3_2_2};
+use crate::catalogue::{entry, Entry};
+use crate::check::{Check, Context, Needs};
+use crate::evidence::{Evidence, Exchange};
+use crate::fmt::line;
+use crate::verdict::{aggregate, Leg, LegOutcome, Outcome, Verdict};
+
+/// The checks of this module.
+pub static CHECKS: &[&dyn Check] = &[&C3_3_1];
+
+/// 3.3.1: tokens audience-bound via Resource Indicators.
+#[derive(Debug)]
+pub struct Check3_3_1;
+/// The 3.3.1 check.
+pub static C3_3_1: Check3_3_1 = Check3_3_1;
+
+const LEG_A: &str = "3.3.1a";
+const LEG_B: &str = "3.3.1b";
+const LEG_C: &str = "3.3.1c";
+
+const REDUCTION: &str = "3.3.1c candidates are guesses (derived api.<rest> and <rest> hosts, or \
+     operator-named downstream_endpoints); the credential gate refuses hosts off the endpoint's registrable \
+     domain, so a genuine downstream API elsewhere is never reached; 3.3.1b cannot confirm that an opaque \
+     minted token really carries the resource asked for; opaque tokens are not introspected for 3.3.1a";
+
+fn strip_slash(s: &str) -> &str {
+    s.strip_suffix('/').unwrap_or(s)
+}
+
+fn claims(t: &TokenFacts) -> Option<&Map<String, Value>> {
+    t.jwt_claims.as_ref().and_then(Value::as_object)
+}
+
+fn legs_map(legs: &[Leg]) -> Map<String, Value> {
+    legs.iter()
+        .map(|l| {
+            (
+                l.id.clone(),
+                serde_json::to_value(l.outcome).unwrap_or(Value::Null),
+            )
+        })
+        .collect()
+}
+
+/// Worst of per-item outcomes (fail > error > unknown > pass), as one leg.
+fn combine(id: &str, parts: Vec<(LegOutcome, String)>) -> Leg {
+    let probe: Vec<Leg> = parts.iter().map(|(o, _)| Leg::new(id, *o, "")).collect();
+    let outcome = match aggregate(&probe) {
+        Verdict::Fail => LegOutcome::Fail,
+        Verdict::Error => LegOutcome::Error,
+        Verdict::Pass => LegOutcome::Pass,
+        _ => LegOutcome::Unknown,
+    };
+    let note = parts
+        .into_iter()
+        .map(|(_, n)| n)
+        .collect::<Vec<_>>()
+        .join("; ");
+    Leg::new(id, outcome, note)
+}
+
+/// True when the request carried an `Authorization` header.
+pub fn carries_credential(x: &Exchange<'_>) -> bool {
+    x.http
+        .request
+        .headers
+        .iter()
+        .any(|h| h.name.eq_ignore_ascii_case(header::AUTHORIZATION))
+}
+
+/// The `Authorization` value sent (already a fingerprint in a bundle).
+fn credential_of(x: &Exchange<'_>) -> Option<String> {
+    x.http
+        .request
+        .headers
+        .iter()
+        .find(|h| h.name.eq_ignore_ascii_case(header::AUTHORIZATION))
+        .map(|h| h.value_str().trim().to_string())
+}
+
+/// One status or the transport error, for notes.
+pub fn answer_of(x: &Exchange<'_>) -> String {
+    match &x.http.outcome {
+        HttpOutcome::Response(r) => format!("HTTP {}", r.status),
+        HttpOutcome::Error(e) => format!("no answer ({})", line(&e.message)),
+    }
+}
+
+fn form_param(body: &[u8], name: &str) -> Option<String> {
+    url::form_urlencoded::parse(body)
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.into_owned())
+}
+
+fn response_json(x: &Exchange<'_>) -> Value {
+    x.response()
+        .and_then(|r| serde_json::from_slice(&r.body.bytes).ok())
+        .unwrap_or(Value::Null)
+}
+
+// ---------------------------------------------------------------------------------------
+// 3.3.1a
+// ---------------------------------------------------------------------------------------
+
+fn leg_a(tokens: &[TokenFacts], canonical: Option<&str>, basis: &str) -> Leg {
+    let Some(canonical) = canonical else {
+        return Leg::new(
+            LEG_A,
+            LegOutcome::Error,
+            "no canonical resource URI could be derived for the endpoint (see 3.2.2)",
+        );
+    };
+    let n = tokens.len();
+    let parts = tokens
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let label = if n == 1 {
+                format!("the {} token", line(&t.source))
+            } else {
+                format!("token {} ({})", i + 1, line(&t.source))
+            };
+            let Some(c) = claims(t) else {
+                return (
+                    LegOutcome::Unknown,
+                    format!("{label} is opaque (not a JWT), so its audience is not readable"),
+                );
+            };
+            let auds = audiences(Some(c));
+            if auds.is_empty() {
+                return (
+                    LegOutcome::Unknown,
+                    format!("{label} is a JWT without an aud claim naming any audience"),
+                );
+            }
+            let shown = auds.iter().map(|a| line(a)).collect::<Vec<_>>().join(", ");
+            if auds
+                .iter()
+                .any(|a| strip_slash(a) == strip_slash(canonical))
+            {
+                (
+                    LegOutcome::Pass,
+                    format!(
+                        "{label} is bound to this resource: aud [{shown}] names {} ({basis})",
+                        line(canonical)
+                    ),
+                )
+            } else {
+                (
+                    LegOutcome::Fail,
+                    format!(
+                        "{label} is not bound to this resource: aud [{shown}] does not name {} ({basis})",
+                        line(canonical)
+                    ),
+                )
+            }
+        })
+        .collect();
+    combine(LEG_A, parts)
+}
+
+// ---------------------------------------------------------------------------------------
+// 3.3.1c
+// ---------------------------------------------------------------------------------------
+
+/// What 3.3.1c read: the leg, refused candidates, per-URL outcomes, hosts probed.
+struct Downstream {
+    leg: Leg,
+    refused: Map<String, Value>,
+    outcomes: Map<String, Value>,
+    hosts: Vec<String>,
+}
+
+fn leg_c(ev: &Evidence) -> Downstream {
+    let mut refused = Map::new();
+    let mut outcomes = Map::new();
+    let mut hosts: Vec<String> = Vec::new();
+    // Candidates in first-seen order: (url, with-token, without-token).
+    let mut pairs: Vec<(String, Option<Exchange<'_>>, Option<Exchange<'_>>)> = Vec::new();
+    for x in ev.exchanges(leg::DOWNSTREAM) {
+        let url = x.http.request.url.clone();
+        if let HttpOutcome::Error(e) = &x.http.outcome {
+            if x.http.connection.is_none()
+                && matches!(
+                    e.kind,
+                    ErrorKind::RefusedByGuard | ErrorKind::Dns | ErrorKind::Timeout
+                )
+                && !carries_credential(&x)
+            {
+                // Screened out before sending (gate, guard, or an unresolvable host).
+                if !pairs.iter().any(|(u, _, _)| *u == url) {
+                    refused.insert(url, Value::String(e.message.clone()));
+                    continue;
+                }
+            }
+        }
+        let slot = match pairs.iter().position(|(u, _, _)| *u == url) {
+            Some(i) => i,
+            None => {
+                pairs.push((url.clone(), None, None));
+                pairs.len() - 1
+            }
+        };
+        if carries_credential(&x) {
+            pairs[slot].1 = Some(x);
+        } else {
+            pairs[slot].2 = Some(x);
+        }
+    }
+    let skips: Vec<String> = ev
+        .records_for(leg::DOWNSTREAM)
+        .filter_map(|r| match &r.observation {
+            mcp_probe_schema::model::Observation::Skipped { reason } => Some(line(reason)),
+            _ => None,
+        })
+        .collect();
+    let mut fails = Vec::new();
+    let mut passes = Vec::new();
+    let mut unknowns = Vec::new();
+    for (url, with, without) in &pairs {
+        if let Some(h) = url::Url::parse(url)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_string))
+        {
+            if !hosts.contains(&h) {
+                hosts.push(h);
+            }
+        }
+        let (o, note) = match (with, without) {
+            (Some(w), wo) => match (w.status(), wo.and_then(|x| x.status())) {
+                (Some(401), _) => (
+                    LegOutcome::Pass,
+                    format!("{} refused the token with 401", line(url)),
+                ),
+                (Some(s @ (200 | 403)), Some(n)) if n != s => (
+                    LegOutcome::Fail,
+                    format!(
+                        "{} answered {s} with the token and {n} without it: it {} the token",
+                        line(url),
+                        if s == 200 {
+                            "accepted"
+                        } else {
+                            "authenticated (then denied authorization for)"
+                        }
+                    ),
+                ),
+                (Some(s), Some(n)) if n == s => (
+                    LegOutcome::Unknown,
+                    format!(
+                        "{} answered {s} with and without the token (no usable comparison)",
+                        line(url)
+                    ),
+                ),
+                _ => (
+                    LegOutcome::Unknown,
+                    format!(
+                        "{} answered {} with the token and {} without (no usable comparison)",
+                        line(url),
+                        answer_of(w),
+                        wo.map(|x| answer_of(&x))
+                            .unwrap_or_else(|| "nothing recorded".into())
+                    ),
+                ),
+            },
+            (None, _) => (
+                LegOutcome::Unknown,
+                format!("{} has no request with the token", line(url)),
+            ),
+        };
+        outcomes.insert(url.clone(), serde_json::to_value(o).unwrap_or(Value::Null));
+        match o {
+            LegOutcome::Fail => fails.push(note),
+            LegOutcome::Pass => passes.push(note),
+            _ => unknowns.push(note),
+        }
+    }
+    let refused_note = if refused.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; {} candidate(s) refused by the credential gate or the network guard (nothing sent)",
+            refused.len()
+        )
+    };
+    let leg = if !fails.is_empty() {
+        Leg::new(
+            LEG_C,
+            LegOutcome::Fail,
+            format!(
+                "accepted by a downstream API: {}{refused_note}",
+                fails.join("; ")
+            ),
+        )
+    } else if !passes.is_empty() {
+        Leg::new(
+            LEG_C,
+            LegOutcome::Pass,
+            format!("{}{refused_note}", passes.join("; ")),
+        )
+    } else if pairs.is_empty() {
+        let why = if skips.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", skips.join("; "))
+        };
+        Leg::new(
+            LEG_C,
+            LegOutcome::Unknown,
+            format!(
+                "no candidate probed{why}{}",
+                if refused.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {} refused by the gate", refused.len())
+                }
+            ),
+        )
+    } else {
+        Leg::new(
+            LEG_C,
+            LegOutcome::Unknown,
+            format!(
+                "none produced a usable comparison: {}{refused_note}",
+                unknowns.join("; ")
+            ),
+        )
+    };
+    Downstream {
+        leg,
+        refused,
+        outcomes,
+        hosts,
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// 3.3.1b
+// ---------------------------------------------------------------------------------------
+
+/// What the wrong-audience grant read.
+struct Mint {
+    leg: Leg,
+    resource: Option<String>,
+}
+
+fn skip_reason(ev: &Evidence, l: &str) -> Option<String> {
+    ev.skipped(l).map(line)
+}
+
+/// Whether the refresh chain was restored, for the note.
+fn restore_note(ev: &Evidence) -> String {
+    if let Some(x) = ev.exchanges(leg::FOREIGN_RESTORE).last() {
+        let j = response_json(&x);
+        let ok = x.status().is_some_and(|s| (200..300).contains(&s))
+            && j.get("access_token").and_then(Value::as_str).is_some();
+        let failed = skip_reason(ev, leg::FOREIGN_RESTORE)
+            .map(|r| format!(" ({r})"))
+            .unwrap_or_default();
+        return if ok && failed.is_empty() {
+            format!(
+                "the grant rotated the refresh token and the chain was restored (record #{}: a token for the \
+                 audited resource was cached)",
+                x.seq()
+            )
+        } else {
+            format!(
+                "the grant rotated the refresh token and the restore did not succeed (record #{}, {}){failed}",
+                x.seq(),
+                answer_of(&x)
+            )
+        };
+    }
+    match skip_reason(ev, leg::FOREIGN_RESTORE) {
+        Some(r) => r,
+        None => "whether the refresh chain was restored is not recorded".into(),
+    }
+}
+
+fn leg_b(ev: &Evidence, held: &[String]) -> Mint {
+    let Some(m) = ev.exchanges(leg::FOREIGN_MINT).last() else {
+        let why = skip_reason(ev, leg::FOREIGN_MINT)
+            .unwrap_or_else(|| "the wrong-audience grant was not recorded".into());
+        return Mint {
+            leg: Leg::new(LEG_B, LegOutcome::Unknown, why),
+            resource: None,
+        };
+    };
+    let resource = form_param(&m.http.request.body.bytes, "resource");
+    let named = resource
+        .as_deref()
+        .map(line)
+        .unwrap_or_else(|| "(no resource)".into());
+    let unknown = |note: String| Mint {
+        leg: Leg::new(LEG_B, LegOutcome::Unknown, note),
+        resource: resource.clone(),
+    };
+    let Some(status) = m.status() else {
+        return unknown(format!(
+            "the refresh grant naming {named} got no answer (record #{}, {}), so no foreign-audience token \
+             exists",
+            m.seq(),
+            answer_of(&m)
+        ));
+    };
+    let j = response_json(&m);
+    let minted = j
+        .get("access_token")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty() && (200..300).contains(&status));
+    let Some(minted) = minted else {
+        let why = match j.get("error").and_then(Value::as_str) {
+            Some(e) => format!("error {}", line(e)),
+            None if String::from_utf8_lossy(
+                &m.response()
+                    .map(|r| r.body.bytes.clone())
+                    .unwrap_or_default(),
+            )
+            .contains("invalid_target") =>
+            {
+                "invalid_target".into()
+            }
+            None => format!("HTTP {status}"),
+        };
+        return unknown(format!(
+            "the authorization server refused to mint a token for {named} ({why}, record #{}) — the \
+             conforming answer (RFC 8707 invalid_target), but the server's own audience validation is then \
+             untested",
+            m.seq()
+        ));
+    };
+    let restored = restore_note(ev);
+    if held.iter().any(|h| h == minted) {
+        return unknown(format!(
+            "the authorization server answered the grant naming {named} with the current access token \
+             (record #{}); {restored}",
+            m.seq()
+        ));
+    }
+    let control = ev.exchanges(leg::FOREIGN_CONTROL).last();
+    let foreign = ev.exchanges(leg::FOREIGN_TOKEN).last();
+    let (Some(c), Some(f)) = (control, foreign) else {
+        let why = skip_reason(ev, leg::FOREIGN_TOKEN)
+            .or_else(|| skip_reason(ev, leg::FOREIGN_CONTROL))
+            .unwrap_or_else(|| "the control/foreign pair is not recorded".into());
+        return unknown(format!(
+            "a token for {named} was minted (record #{}) but not presented: {why}; {restored}",
+            m.seq()
+        ));
+    };
+    let minted_sent = credential_of(&f).is_some_and(|v| v.ends_with(minted));
+    if !minted_sent {
+        return unknown(format!(
+            "the request of record #{} does not carry the minted token; {restored}",
+            f.seq()
+        ));
+    }
+    let (cs, fs) = (c.status(), f.status());
+    let pair = format!(
+        "control tools/list with the probe's own token {} (record #{}), the same with the token minted for \
+         {named} {} (record #{})",
+        answer_of(&c),
+        c.seq(),
+        answer_of(&f),
+        f.seq()
+    );
+    let (o, verdict) = match (cs, fs) {
+        (None, _) | (_, None) => (LegOutcome::Unknown, "a request was not answered"),
+        (Some(c), _) if !(200..300).contains(&c) => (
+            LegOutcome::Unknown,
+            "the control was not accepted, so a refusal of the minted token is not attributable to its audience",
+        ),
+        (_, Some(401 | 403)) => (
+            LegOutcome::Pass,
+            "the server refuses a token minted for another resource",
+        ),
+        (_, Some(f)) if (200..300).contains(&f) => (
+            LegOutcome::Fail,
+            "the server accepted a token minted for another resource (its audience is not validated)",
+        ),
+        _ => (
+            LegOutcome::Unknown,
+            "the minted token drew neither 401/403 nor an acceptance",
+        ),
+    };
+    Mint {
+        leg: Leg::new(LEG_B, o, format!("{verdict}: {pair}; {restored}")),
+        resource,
+    }
+}
+
+/// Fingerprints of the access tokens the run held (as recorded in a bundle).
+fn held(ev: &Evidence) -> Vec<String> {
+    ev.payload
+        .tokens
+        .iter()
+        .map(|t| t.fingerprint.clone())
+        .collect()
+}
+
+impl Check for Check3_3_1 {
+    fn entry(&self) -> &'static Entry {
+        entry("3.3.1").expect("3.3.1 in the catalogue")
+    }
+
+    fn legs_read(&self) -> &'static [&'static str] {
+        // Required after the gate: 3.3.1c.downstream and 3.3.1b.mint when a token was held
+        // and a session established (the gate is 3.2.2's, which requires endpoint.detect
+        // and discovery.prm).
+        &[]
+    }
+
+    fn needs(&self) -> Needs {
+        Needs::Nothing
+    }
+
+    fn grade(&self, ev: &Evidence, cx: &Context<'_>) -> Outcome {
+        let gate = C3_2_2.grade(ev, cx);
+        let tokens = &ev.payload.tokens;
+        let empty_legs = || {
+            let m: Map<String, Value> = [LEG_A, LEG_C, LEG_B]
+                .iter()
+                .map(|l| (l.to_string(), json!(LegOutcome::Unknown)))
+                .collect();
+            m
+        };
+        if tokens.is_empty() || gate.verdict == Verdict::Error && gate.legs.is_empty() {
+            let (verdict, legs) = match gate.verdict {
+                Verdict::NotApplicable => (Verdict::NotApplicable, Map::new()),
+                Verdict::Error => (Verdict::Error, Map::new()),
+                _ => (Verdict::Unknown, empty_legs()),
+            };
+            let text = match verdict {
+                Verdict::Unknown if !tokens.is_empty() || gate.evidence.contains("no token") => {
+                    gate.evidence.clone()
+                }
+                Verdict::Unknown => format!(
+                    "{}; no token is held, so neither its audience nor the server's validation of a \
+                     foreign audience can be observed",
+                    gate.evidence
+                ),
+                _ => gate.evidence.clone(),
+            };
+            return Outcome::single(verdict, text, REDUCTION)
+                .with_records(gate.records.iter().copied())
+                .with_detail("legs", legs)
+                .with_detail("hosts_probed", json!([]));
+        }
+        let canonical = gate
+            .details
+            .get("canonical_resource")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let basis = if gate
+            .evidence
+            .contains("protected-resource metadata resource")
+        {
+            "the protected-resource metadata resource, which covers the endpoint"
+        } else {
+            "the endpoint's canonical URI"
+        };
+        let a = leg_a(tokens, canonical.as_deref(), basis);
+        let mut records: Vec<u64> = gate.records.clone();
+        let no_session = ev.revision().is_none();
+        let not_sent = |l: &str| {
+            if no_session {
+                Leg::new(
+                    l,
+                    LegOutcome::Unknown,
+                    "no MCP session was established with the credential, so the audience legs were not sent",
+                )
+            } else {
+                Leg::new(
+                    l,
+                    LegOutcome::Error,
+                    format!(
+                        "leg {} missing from this bundle (collected by {} {}); re-collect with a collector that \
+                         records it",
+                        if l == LEG_C {
+                            leg::DOWNSTREAM
+                        } else {
+                            leg::FOREIGN_MINT
+                        },
+                        line(&ev.payload.collector.name),
+                        line(&ev.payload.collector.version)
+                    ),
+                )
+            }
+        };
+        let (c, refused, outcomes, hosts) = if ev.has_leg(leg::DOWNSTREAM) {
+            records.extend(ev.seqs(leg::DOWNSTREAM));
+            let d = leg_c(ev);
+            (d.leg, d.refused, d.outcomes, d.hosts)
+        } else {
+            (not_sent(LEG_C), Map::new(), Map::new(), Vec::new())
+        };
+        let (b, resource) = if ev.has_leg(leg::FOREIGN_MINT) {
+            for l in [
+                leg::FOREIGN_MINT,
+                leg::FOREIGN_RESTORE,
+                leg::FOREIGN_CONTROL,
+                leg::FOREIGN_TOKEN,
+            ] {
+                records.extend(ev.seqs(l));
+            }
+            let m = leg_b(ev, &held(ev));
+            (m.leg, m.resource)
+        } else {
+            (not_sent(LEG_B), None)
+        };
+        let legs = vec![a, c, b];
+        Outcome::from_legs(legs.clone(), REDUCTION)
+            .with_records(records)
+            .with_detail("legs", legs_map(&legs))
+            .with_detail(
+                "canonical_resource",
+                canonical.map_or(Value::Null, Value::String),
+            )
+            .with_detail("candidates_refused", refused)
+            .with_detail(
+                "wrong_resource",
+                resource.map_or(Value::Null, Value::String),
+            )
+            .with_detail("hosts_probed", json!(hosts))
+            .with_detail("downstream_outcomes", outcomes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture::{evidence, exchange, session, skipped};
+    use crate::grade::run;
+    use mcp_probe_schema::bundle::fingerprint;
+    use mcp_probe_schema::model::{
+        Header, HttpExchange, HttpOutcome, Observation, Record, TransportError,
+    };
+
+    const RS: &str = "http://127.0.0.1:8080/mcp";
+    const LIST: &str = r#"{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{}}"#;
+    const OK: &str = r#"{"jsonrpc":"2.0","id":9,"result":{"tools":[]}}"#;
+
+    fn jwt_facts(aud: Value) -> TokenFacts {
+        TokenFacts {
+            source: "oauth".into(),
+            fingerprint: fingerprint(b"own-token"),
+            jwt_header: Some(json!({"alg": "RS256"})),
+            jwt_claims: Some(json!({"aud": aud, "iss": "http://127.0.0.1:9", "exp": 2, "iat": 1})),
+            expires_in: Some(600),
+            scope: Some("mcp:tools".into()),
+            token_type: Some("Bearer".into()),
+        }
+    }
+
+    fn opaque() -> TokenFacts {
+        TokenFacts {
+            jwt_header: None,
+            jwt_claims: None,
+            ..jwt_facts(json!(RS))
+        }
+    }
+
+    fn prm_404(url: &str) -> Record {
+        let mut r = exchange(&[leg::PRM], "", 404, "text/plain", "not found", &[]);
+        if let Observation::Http(x) = &mut r.observation {
+            x.request.method = "GET".into();
+            x.request.url = url.into();
+        }
+        r
+    }
+
+    fn prm_doc(resource: &str) -> Record {
+        let body = json!({"resource": resource, "authorization_servers": ["http://127.0.0.1:9"]})
+            .to_string();
+        let mut r = exchange(&[leg::PRM], "", 200, "application/json", &body, &[]);
+        if let Observation::Http(x) = &mut r.observation {
+            x.request.method = "GET".into();
+            x.request.url = "http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp".into();
+        }
+        r
+    }
+
+    fn detect(status: u16) -> Record {
+        exchange(
+            &[leg::ENDPOINT_DETECT],
+            LIST,
+            status,
+            "application/json",
+            OK,
+            &[],
+        )
+    }
+
+    fn with_auth(mut r: Record, token: &[u8]) -> Record {
+        if let Observation::Http(x) = &mut r.observation {
+            x.request.headers.push(Header::new(
+                "Authorization",
+                format!("Bearer {}", fingerprint(token)),
+            ));
+        }
+        r
+    }
+
+    fn get(url: &str, status: u16, token: bool) -> Record {
+        let mut r = exchange(
+            &[leg::DOWNSTREAM],
+            "",
+            status,
+            "application/json",
+            "{}",
+            &[],
+        );
+        if let Observation::Http(x) = &mut r.observation {
+            x.request.method = "GET".into();
+            x.request.url = url.into();
+        }
+        if token {
+            with_auth(r, b"own-token")
+        } else {
+            r
+        }
+    }
+
+    fn refused(url: &str, why: &str) -> Record {
+        let mut r = get(url, 0, false);
+        if let Observation::Http(x) = &mut r.observation {
+            x.outcome = HttpOutcome::Error(TransportError {
+                kind: ErrorKind::RefusedByGuard,
+                message: why.into(),
+            });
+            x.connection = None;
+        }
+        r
+    }
+
+    fn mint(status: u16, body: Value, resource: &str) -> Record {
+        let req = format!(
+            "grant_type=refresh_token&refresh_token={}&resource={}&client_id=c",
+            fingerprint(b"rt"),
+            url::form_urlencoded::byte_serialize(resource.as_bytes()).collect::<String>()
+        );
+        let mut r = exchange(
+            &[leg::FOREIGN_MINT],
+            &req,
+            status,
+            "application/json",
+            &body.to_string(),
+            &[],
+        );
+        if let Observation::Http(x) = &mut r.observation {
+            x.request.url = "http://127.0.0.1:9/token".into();
+        }
+        r
+    }
+
+    fn minted_body() -> Value {
+        json!({"access_token": fingerprint(b"foreign"), "token_type": "Bearer",
+               "refresh_token": fingerprint(b"rt2"), "expires_in": 600})
+    }
+
+    fn restore(status: u16) -> Record {
+        let body = if status == 200 {
+            json!({"access_token": fingerprint(b"own2"), "token_type": "Bearer"})
+        } else {
+            json!({"error": "invalid_grant"})
+        };
+        let mut r = exchange(
+            &[leg::FOREIGN_RESTORE],
+            "grant_type=refresh_token",
+            status,
+            "application/json",
+            &body.to_string(),
+            &[],
+        );
+        if let Observation::Http(x) = &mut r.observation {
+            x.request.url = "http://127.0.0.1:9/token".into();
+        }
+        r
+    }
+
+    fn pair(control: u16, foreign: u16) -> Vec<Record> {
+        let body = |s: u16| {
+            if s == 200 {
+                OK
+            } else {
+                r#"{"error":"invalid_token"}"#
+            }
+        };
+        vec![
+            with_auth(
+                exchange(
+                    &[leg::FOREIGN_CONTROL],
+                    LIST,
+                    control,
+                    "application/json",
+                    body(control),
+                    &[],
+                ),
+                b"own-token",
+            ),
+            with_auth(
+                exchange(
+                    &[leg::FOREIGN_TOKEN],
+                    LIST,
+                    foreign,
+                    "application/json",
+                    body(foreign),
+                    &[],
+                ),
+                b"foreign",
+            ),
+        ]
+    }
+
+    fn graded(
+        tokens: Vec<TokenFacts>,
+        mut records: Vec<Record>,
+        session_rev: Option<&str>,
+    ) -> Outcome {
+        let mut all = vec![detect(200), prm_doc(RS)];
+        all.append(&mut records);
+        let mut ev = evidence(Some(session(session_rev, json!({"tools": {}}), None)), all);
+        if let Some(s) = ev.payload.session.as_mut() {
+            s.auth_required = true;
+            s.authenticated = !tokens.is_empty();
+        }
+        ev.payload.tokens = tokens;
+        run(&C3_3_1, &ev, &Context::default())
+    }
+
+    fn full(records: Vec<Record>) -> Outcome {
+        graded(vec![jwt_facts(json!(RS))], records, Some("2025-11-25"))
+    }
+
+    fn leg_of(o: &Outcome, id: &str) -> LegOutcome {
+        o.legs
+            .iter()
+            .find(|l| l.id == id)
+            .map(|l| l.outcome)
+            .expect(id)
+    }
+
+    fn note_of<'a>(o: &'a Outcome, id: &str) -> &'a str {
+        &o.legs.iter().find(|l| l.id == id).expect(id).note
+    }
+
+    fn no_downstream() -> Record {
+        skipped(
+            &[leg::DOWNSTREAM],
+            "no derived candidates: the endpoint host 127.0.0.1 is an IP address",
+        )
+    }
+
+    fn refused_mint() -> Vec<Record> {
+        vec![
+            no_downstream(),
+            mint(
+                400,
+                json!({"error": "invalid_target", "error_description": "resource indicator is missing, or unknown"}),
+                "https://cis-probe.invalid/wrong-audience",
+            ),
+            skipped(
+                &[
+                    leg::FOREIGN_RESTORE,
+                    leg::FOREIGN_CONTROL,
+                    leg::FOREIGN_TOKEN,
+                ],
+                "not sent: the authorization server refused to mint",
+            ),
+        ]
+    }
+
+    #[test]
+    fn no_oauth_observed_is_na() {
+        let ev = evidence(
+            Some(session(Some("2025-11-25"), json!({"tools": {}}), None)),
+            vec![
+                detect(200),
+                prm_404("http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp"),
+                prm_404("http://127.0.0.1:8080/.well-known/oauth-protected-resource"),
+            ],
+        );
+        let o = run(&C3_3_1, &ev, &Context::default());
+        assert_eq!(o.verdict, Verdict::NotApplicable, "{o:?}");
+        assert!(o.evidence.contains("no OAuth"), "{}", o.evidence);
+    }
+
+    #[test]
+    fn oauth_without_token_is_unknown() {
+        let o = graded(vec![], vec![], Some("2025-11-25"));
+        assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
+        assert!(o.evidence.contains("no token is held"), "{}", o.evidence);
+        assert_eq!(o.details["legs"]["3.3.1b"], json!("unknown"));
+        assert_eq!(o.details["hosts_probed"], json!([]));
+    }
+
+    #[test]
+    fn no_endpoint_is_error() {
+        let ev = evidence(None, vec![]);
+        let o = run(&C3_3_1, &ev, &Context::default());
+        assert_eq!(o.verdict, Verdict::Error, "{o:?}");
+    }
+
+    #[test]
+    fn leg_a_branches() {
+        let o = full(refused_mint());
+        assert_eq!(leg_of(&o, LEG_A), LegOutcome::Pass, "{o:?}");
+        // Among the audiences (an extra one is 3.2.2's business), trailing slash ignored.
+        let o = graded(
+            vec![jwt_facts(json!(["http://x.example/", format!("{RS}/")]))],
+            refused_mint(),
+            Some("2025-11-25"),
+        );
+        assert_eq!(leg_of(&o, LEG_A), LegOutcome::Pass, "{o:?}");
+        let o = graded(
+            vec![jwt_facts(json!("http://127.0.0.1:1/mcp"))],
+            refused_mint(),
+            Some("2025-11-25"),
+        );
+        assert_eq!(leg_of(&o, LEG_A), LegOutcome::Fail, "{o:?}");
+        assert_eq!(o.verdict, Verdict::Fail);
+        let o = graded(vec![opaque()], refused_mint(), Some("2025-11-25"));
+        assert_eq!(leg_of(&o, LEG_A), LegOutcome::Unknown, "{o:?}");
+        assert!(note_of(&o, LEG_A).contains("opaque"));
+        let mut no_aud = jwt_facts(json!(RS));
+        no_aud.jwt_claims = Some(json!({"iss": "x"}));
+        let o = graded(vec![no_aud], refused_mint(), Some("2025-11-25"));
+        assert_eq!(leg_of(&o, LEG_A), LegOutcome::Unknown, "{o:?}");
+    }
+
+    #[test]
+    fn leg_a_uses_a_covering_prm_resource() {
+        let mut recs = vec![detect(200), prm_doc("http://127.0.0.1:8080/")];
+        recs.extend(refused_mint());
+        let mut ev = evidence(Some(session(Some("2025-11-25"), json!({}), None)), recs);
+        ev.payload.tokens = vec![jwt_facts(json!("http://127.0.0.1:8080/"))];
+        let o = run(&C3_3_1, &ev, &Context::default());
+        assert_eq!(leg_of(&o, LEG_A), LegOutcome::Pass, "{o:?}");
+        assert!(
+            note_of(&o, LEG_A).contains("protected-resource metadata"),
+            "{o:?}"
+        );
+    }
+
+    #[test]
+    fn leg_b_refused_to_mint_is_unknown_naming_invalid_target() {
+        let o = full(refused_mint());
+        assert_eq!(leg_of(&o, LEG_B), LegOutcome::Unknown, "{o:?}");
+        let n = note_of(&o, LEG_B);
+        assert!(
+            n.contains("refused to mint") && n.contains("invalid_target"),
+            "{n}"
+        );
+        assert_eq!(
+            o.details["wrong_resource"],
+            json!("https://cis-probe.invalid/wrong-audience")
+        );
+        assert_eq!(o.verdict, Verdict::Unknown);
+    }
+
+    fn minted(control: u16, foreign: u16, restored: Option<u16>) -> Outcome {
+        let mut r = vec![
+            no_downstream(),
+            mint(200, minted_body(), "http://127.0.0.1:1/mcp"),
+        ];
+        match restored {
+            Some(s) => r.push(restore(s)),
+            None => r.push(skipped(&[leg::FOREIGN_RESTORE], "not sent: the wrong-audience grant did not rotate the refresh token (the cached one still stands)")),
+        }
+        r.extend(pair(control, foreign));
+        full(r)
+    }
+
+    #[test]
+    fn leg_b_foreign_refused_passes_and_names_the_restore() {
+        let o = minted(200, 401, Some(200));
+        assert_eq!(leg_of(&o, LEG_B), LegOutcome::Pass, "{o:?}");
+        assert!(note_of(&o, LEG_B).contains("chain was restored"), "{o:?}");
+        let o = minted(200, 403, None);
+        assert_eq!(leg_of(&o, LEG_B), LegOutcome::Pass, "{o:?}");
+        assert!(note_of(&o, LEG_B).contains("still stands"), "{o:?}");
+        let o = minted(200, 401, Some(400));
+        assert_eq!(leg_of(&o, LEG_B), LegOutcome::Pass, "{o:?}");
+        assert!(
+            note_of(&o, LEG_B).contains("restore did not succeed"),
+            "{o:?}"
+        );
+    }
+
+    #[test]
+    fn leg_b_foreign_accepted_fails() {
+        let o = minted(200, 200, Some(200));
+        assert_eq!(leg_of(&o, LEG_B), LegOutcome::Fail, "{o:?}");
+        assert_eq!(o.verdict, Verdict::Fail);
+    }
+
+    #[test]
+    fn leg_b_control_refused_is_unknown() {
+        let o = minted(401, 401, Some(200));
+        assert_eq!(leg_of(&o, LEG_B), LegOutcome::Unknown, "{o:?}");
+        assert!(note_of(&o, LEG_B).contains("not attributable"), "{o:?}");
+        let o = minted(200, 400, Some(200));
+        assert_eq!(leg_of(&o, LEG_B), LegOutcome::Unknown, "{o:?}");
+    }
+
+    #[test]
+    fn leg_b_current_token_again_is_unknown() {
+        let body = json!({"access_token": fingerprint(b"own-token"), "token_type": "Bearer"});
+        let o = full(vec![
+            no_downstream(),
+            mint(200, body, "https://cis-probe.invalid/wrong-audience"),
+            skipped(&[leg::FOREIGN_RESTORE], "not sent: no rotation"),
+            skipped(
+                &[leg::FOREIGN_CONTROL, leg::FOREIGN_TOKEN],
+                "not sent: the authorization server answered with the current access token again",
+            ),
+        ]);
+        assert_eq!(leg_of(&o, LEG_B), LegOutcome::Unknown, "{o:?}");
+        assert!(note_of(&o, LEG_B).contains("current access token"), "{o:?}");
+    }
+
+    #[test]
+    fn leg_b_skipped_and_transport_error_are_unknown() {
+        let o = full(vec![
+            no_downstream(),
+            skipped(
+                &[leg::FOREIGN_MINT, leg::FOREIGN_RESTORE, leg::FOREIGN_CONTROL, leg::FOREIGN_TOKEN],
+                "not sent: no refresh token (the credential was not obtained by an OAuth login of this run, e.g. --token-env)",
+            ),
+        ]);
+        assert_eq!(leg_of(&o, LEG_B), LegOutcome::Unknown, "{o:?}");
+        assert!(note_of(&o, LEG_B).contains("no refresh token"), "{o:?}");
+        let mut m = mint(200, json!({}), "https://cis-probe.invalid/wrong-audience");
+        if let Observation::Http(HttpExchange { outcome, .. }) = &mut m.observation {
+            *outcome = HttpOutcome::Error(TransportError {
+                kind: ErrorKind::Timeout,
+                message: "timed out".into(),
+            });
+        }
+        let o = full(vec![no_downstream(), m]);
+        assert_eq!(leg_of(&o, LEG_B), LegOutcome::Unknown, "{o:?}");
+        assert!(note_of(&o, LEG_B).contains("no answer"), "{o:?}");
+    }
+
+    #[test]
+    fn legs_missing_from_an_old_bundle_are_error() {
+        let o = full(vec![]);
+        assert_eq!(o.verdict, Verdict::Error, "{o:?}");
+        assert!(note_of(&o, LEG_B).contains(leg::FOREIGN_MINT), "{o:?}");
+        // Without a session (the credential was refused) the legs were never sent.
+        let o = graded(vec![jwt_facts(json!(RS))], vec![], None);
+        assert_eq!(leg_of(&o, LEG_C), LegOutcome::Unknown, "{o:?}");
+    }
+
+    fn downstream(records: Vec<Record>) -> Outcome {
+        let mut r = records;
+        r.extend(refused_mint().into_iter().skip(1));
+        full(r)
+    }
+
+    #[test]
+    fn leg_c_branches() {
+        let api = "https://api.example.com/me";
+        let apex = "https://example.com/user";
+        // 401 with the token: pass.
+        let o = downstream(vec![get(api, 401, true), get(api, 401, false)]);
+        assert_eq!(leg_of(&o, LEG_C), LegOutcome::Pass, "{o:?}");
+        assert_eq!(o.details["downstream_outcomes"][api], json!("pass"));
+        assert_eq!(o.details["hosts_probed"], json!(["api.example.com"]));
+        // 200 with, 401 without: accepted -> fail.
+        let o = downstream(vec![get(api, 200, true), get(api, 401, false)]);
+        assert_eq!(leg_of(&o, LEG_C), LegOutcome::Fail, "{o:?}");
+        // 403 with, 401 without: authenticated then denied -> fail.
+        let o = downstream(vec![get(api, 403, true), get(api, 401, false)]);
+        assert_eq!(leg_of(&o, LEG_C), LegOutcome::Fail, "{o:?}");
+        // Same status both ways: unknown.
+        let o = downstream(vec![get(api, 200, true), get(api, 200, false)]);
+        assert_eq!(leg_of(&o, LEG_C), LegOutcome::Unknown, "{o:?}");
+        assert!(note_of(&o, LEG_C).contains("none produced a usable comparison"));
+        // Any pass beats unknowns; any fail beats passes.
+        let o = downstream(vec![
+            get(api, 404, true),
+            get(api, 404, false),
+            get(apex, 401, true),
+            get(apex, 200, false),
+        ]);
+        assert_eq!(leg_of(&o, LEG_C), LegOutcome::Pass, "{o:?}");
+        let o = downstream(vec![
+            get(api, 200, true),
+            get(api, 401, false),
+            get(apex, 401, true),
+            get(apex, 401, false),
+        ]);
+        assert_eq!(leg_of(&o, LEG_C), LegOutcome::Fail, "{o:?}");
+    }
+
+    #[test]
+    fn leg_c_refused_candidates_are_listed() {
+        let o = downstream(vec![
+            no_downstream(),
+            refused("https://evil.example/me", "refused https://evil.example/me: no credential to https://evil.example/me: evil.example is not the endpoint host 127.0.0.1"),
+        ]);
+        assert_eq!(leg_of(&o, LEG_C), LegOutcome::Unknown, "{o:?}");
+        let n = note_of(&o, LEG_C);
+        assert!(
+            n.contains("no candidate probed")
+                && n.contains("IP address")
+                && n.contains("1 refused"),
+            "{n}"
+        );
+        assert!(o.details["candidates_refused"]["https://evil.example/me"]
+            .as_str()
+            .is_some_and(|s| s.contains("not the endpoint host")));
+    }
+}
