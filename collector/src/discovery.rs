@@ -575,10 +575,13 @@ impl Probe<'_> {
                 return None;
             }
         };
-        if let Err(r) = guard::check_fetch(&url, target_class).await {
-            self.record_refusal(l, text, r.kind, r.reason);
-            return None;
-        }
+        let pinned = match guard::check_fetch(&url, target_class).await {
+            Ok(addrs) => addrs,
+            Err(r) => {
+                self.record_refusal(l, text, r.kind, r.reason);
+                return None;
+            }
+        };
         let req = Request {
             method: "GET".into(),
             url: url.clone(),
@@ -586,6 +589,8 @@ impl Probe<'_> {
             body: Vec::new(),
             await_id: None,
             head_only_stream: false,
+            // Connect to the addresses the guard checked, not a second DNS answer.
+            connect_to: Some(pinned),
         };
         let sent = self.client.send(req).await;
         // The client resolves again when it connects: an answer from an address the

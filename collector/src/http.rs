@@ -48,6 +48,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin + Send> Stream for T {}
 
 struct Conn {
     id: u64,
+    peer: SocketAddr,
     io: Box<dyn Stream>,
     buf: Vec<u8>,
 }
@@ -67,6 +68,10 @@ pub struct Request {
     pub await_id: Option<Value>,
     /// For event streams: read only the head (a standalone GET stream may never end).
     pub head_only_stream: bool,
+    /// Connect only to these addresses (the ones the network guard checked), never
+    /// re-resolving the host and never reusing a pooled connection: a DNS answer that
+    /// changes between the guard's lookup and the connection cannot redirect the request.
+    pub connect_to: Option<Vec<SocketAddr>>,
 }
 
 /// What one request produced.
@@ -181,7 +186,15 @@ impl Client {
                 BodyEnd::Complete,
             ),
         };
-        let pooled = self.pool.lock().await.remove(&auth);
+        // A pinned request reuses a pooled connection only when it goes to one of the
+        // addresses the guard checked.
+        let pooled = {
+            let mut pool = self.pool.lock().await;
+            match (&req.connect_to, pool.get(&auth)) {
+                (Some(pinned), Some(c)) if !pinned.contains(&c.peer) => None,
+                _ => pool.remove(&auth),
+            }
+        };
         let sent = |outcome, connection, tls, resolved| Sent {
             exchange: HttpExchange {
                 request: request_record.clone(),
@@ -198,7 +211,10 @@ impl Client {
         let mut reused = pooled.is_some();
         let mut conn = match pooled {
             Some(c) => c,
-            None => match self.connect(&req.url, deadline).await {
+            None => match self
+                .connect(&req.url, req.connect_to.as_deref(), deadline)
+                .await
+            {
                 Ok((c, t, r)) => {
                     tls = t;
                     resolved = Some(r);
@@ -214,7 +230,10 @@ impl Client {
                 // response byte): retry once on a new connection.
                 Err(e) if reused && e.kind == ErrorKind::Reset && conn.buf.is_empty() => {
                     reused = false;
-                    match self.connect(&req.url, deadline).await {
+                    match self
+                        .connect(&req.url, req.connect_to.as_deref(), deadline)
+                        .await
+                    {
                         Ok((c, t, r)) => {
                             conn = c;
                             tls = t;
@@ -266,6 +285,7 @@ impl Client {
     async fn connect(
         &self,
         url: &url::Url,
+        pinned: Option<&[SocketAddr]>,
         deadline: Instant,
     ) -> Result<
         (Conn, Option<TlsHandshake>, Vec<SocketAddr>),
@@ -281,14 +301,16 @@ impl Client {
             None => return Err((terr(ErrorKind::Dns, "URL has no host"), None, None)),
         };
         let port = url.port_or_known_default().unwrap_or(80);
-        let addrs: Vec<SocketAddr> =
-            match within(deadline, tokio::net::lookup_host((host.as_str(), port))).await {
+        let addrs: Vec<SocketAddr> = match pinned {
+            Some(p) => p.to_vec(),
+            None => match within(deadline, tokio::net::lookup_host((host.as_str(), port))).await {
                 Ok(Ok(a)) => a.collect(),
                 Ok(Err(e)) => {
                     return Err((terr(ErrorKind::Dns, format!("{host}: {e}")), None, None))
                 }
                 Err(e) => return Err((e, None, None)),
-            };
+            },
+        };
         if addrs.is_empty() {
             return Err((
                 terr(ErrorKind::Dns, format!("{host}: no addresses")),
@@ -322,6 +344,7 @@ impl Client {
             return Ok((
                 Conn {
                     id,
+                    peer,
                     io: Box::new(tcp),
                     buf: Vec::new(),
                 },
@@ -379,6 +402,7 @@ impl Client {
                 Ok((
                     Conn {
                         id,
+                        peer,
                         io: Box::new(stream),
                         buf: Vec::new(),
                     },

@@ -106,6 +106,7 @@ impl Probe<'_> {
             body: Vec::new(),
             await_id: None,
             head_only_stream: true,
+            connect_to: None,
         };
         let sent = self.client.send(req).await;
         let mut j = lock(&self.journal);

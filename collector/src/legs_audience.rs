@@ -191,17 +191,26 @@ impl Probe<'_> {
                 );
                 continue;
             }
-            if let Err(r) = guard::check_fetch(&url, class).await {
-                self.record_refusal(leg::DOWNSTREAM, &text, r.kind, r.reason);
-                continue;
-            }
-            self.downstream_get(&url, &endpoint, true).await;
-            self.downstream_get(&url, &endpoint, false).await;
+            let pinned = match guard::check_fetch(&url, class).await {
+                Ok(addrs) => addrs,
+                Err(r) => {
+                    self.record_refusal(leg::DOWNSTREAM, &text, r.kind, r.reason);
+                    continue;
+                }
+            };
+            self.downstream_get(&url, &endpoint, true, &pinned).await;
+            self.downstream_get(&url, &endpoint, false, &pinned).await;
         }
     }
 
     /// One guarded GET of a downstream candidate (no redirect followed).
-    async fn downstream_get(&mut self, url: &url::Url, endpoint: &url::Url, credential: bool) {
+    async fn downstream_get(
+        &mut self,
+        url: &url::Url,
+        endpoint: &url::Url,
+        credential: bool,
+        pinned: &[std::net::SocketAddr],
+    ) {
         let mut headers = vec![Header::new(header::ACCEPT, "application/json, */*")];
         if let (true, Some(t)) = (credential, &self.token) {
             headers.push(Header::new(header::AUTHORIZATION, format!("Bearer {t}")));
@@ -215,6 +224,7 @@ impl Probe<'_> {
                 body: Vec::new(),
                 await_id: None,
                 head_only_stream: true,
+                connect_to: Some(pinned.to_vec()),
             })
             .await;
         let mut j = lock(&self.journal);

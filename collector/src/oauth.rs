@@ -915,12 +915,17 @@ impl Login {
                 j.add_secret(v.as_bytes(), what);
             }
         }
+        let mut req = req;
         let refusal = match scheme_gate(&req.url, &self.endpoint) {
             Err(why) => Some((ErrorKind::RefusedByGuard, why)),
-            Ok(()) => guard::check_fetch(&req.url, self.target_class)
-                .await
-                .err()
-                .map(|r| (r.kind, r.reason)),
+            Ok(()) => match guard::check_fetch(&req.url, self.target_class).await {
+                // Connect to the addresses the guard checked, not a second DNS answer.
+                Ok(addrs) => {
+                    req.connect_to = Some(addrs);
+                    None
+                }
+                Err(r) => Some((r.kind, r.reason)),
+            },
         };
         if let Some((kind, why)) = refusal {
             let mut headers = vec![
@@ -1057,6 +1062,7 @@ impl Login {
             body,
             await_id: None,
             head_only_stream: false,
+            connect_to: None,
         };
         let a = self.send(client, journal, leg, req, &secrets).await?;
         let url = self.metadata.token_endpoint.to_string();
@@ -1175,6 +1181,7 @@ impl Login {
             body: serde_json::to_vec(&body).expect("json encodes"),
             await_id: None,
             head_only_stream: false,
+            connect_to: None,
         };
         let a = self
             .send(client, journal, leg::OAUTH_REGISTER, req, &[])
@@ -1611,6 +1618,7 @@ impl Login {
             body,
             await_id: None,
             head_only_stream: false,
+            connect_to: None,
         };
         let a = self.send(client, journal, leg, req, &secrets).await?;
         Ok(RawGrant {

@@ -184,6 +184,7 @@ impl<'a> Probe<'a> {
             body: serde_json::to_vec(body).expect("json encodes"),
             await_id: id.clone(),
             head_only_stream: false,
+            connect_to: None,
         };
         let sent = self.client.send(req).await;
         let mut j = lock(&self.journal);

@@ -70,6 +70,7 @@ async fn get_json(client: &Client, url: &str) -> Value {
             body: Vec::new(),
             await_id: None,
             head_only_stream: false,
+            connect_to: None,
         })
         .await;
     match sent.exchange.outcome {

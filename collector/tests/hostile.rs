@@ -416,3 +416,51 @@ fn first_detect(v: &mcp_probe_schema::Verified) -> mcp_probe_schema::model::Reco
         .cloned()
         .expect("an endpoint.detect record")
 }
+
+/// A pinned request connects to the addresses the guard checked and never resolves the
+/// host again: a name that does not resolve at all still reaches the pinned address, so
+/// a DNS answer changed between the guard's lookup and the connection cannot redirect
+/// it (spec/checks.md §17 item 18).
+#[test]
+fn pinned_requests_do_not_resolve_again() {
+    let srv = serve(Arc::new(|_r: &Req| json_response(200, &[], "{}")));
+    let port: u16 = srv
+        .url
+        .split(':')
+        .nth(2)
+        .and_then(|p| p.split('/').next())
+        .and_then(|p| p.parse().ok())
+        .expect("port");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let sent = rt.block_on(async {
+        let trust = mcp_probe_collector::tls::Trust::load(None).expect("trust");
+        let client =
+            mcp_probe_collector::http::Client::new(trust, std::time::Duration::from_secs(5), 4096);
+        client
+            .send(mcp_probe_collector::http::Request {
+                method: "GET".into(),
+                url: url::Url::parse(&format!("http://pinned-host.invalid:{port}/.well-known/x"))
+                    .expect("url"),
+                headers: Vec::new(),
+                body: Vec::new(),
+                await_id: None,
+                head_only_stream: false,
+                connect_to: Some(vec![std::net::SocketAddr::from(([127, 0, 0, 1], port))]),
+            })
+            .await
+    });
+    match &sent.exchange.outcome {
+        HttpOutcome::Response(r) => assert_eq!(r.status, 200),
+        HttpOutcome::Error(e) => panic!("the pinned address was not used: {e}"),
+    }
+    let reqs = srv.requests.lock().expect("lock").clone();
+    assert_eq!(reqs.len(), 1);
+    assert!(
+        reqs[0].head.contains("Host: pinned-host.invalid:"),
+        "{}",
+        reqs[0].head
+    );
+}

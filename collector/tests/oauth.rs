@@ -62,6 +62,7 @@ async fn get_json(client: &Client, url: &str) -> Value {
             body: Vec::new(),
             await_id: None,
             head_only_stream: false,
+            connect_to: None,
         })
         .await;
     match sent.exchange.outcome {
@@ -303,6 +304,7 @@ async fn login_then_cache_then_refresh_then_stable_port_then_reauth() {
             body: serde_json::to_vec(&init).expect("json"),
             await_id: Some(json!(1)),
             head_only_stream: false,
+            connect_to: None,
         })
         .await;
     match &sent.exchange.outcome {
