@@ -17,6 +17,8 @@ pub mod keys;
 pub mod legacy_tls;
 pub mod legs;
 pub mod legs_audience;
+pub mod legs_deputy;
+pub mod legs_scope;
 pub mod oauth;
 pub mod probe;
 pub mod run;

@@ -346,11 +346,13 @@ pub async fn execute(plan: Plan, printer: &Printer) -> Exit {
             }
             let mut ending = probe.run(&t.candidates).await;
             let mut oauth_login: Option<crate::oauth::Login> = None;
+            let mut discovered = crate::discovery::Discovered::default();
             if !matches!(ending, Ending::NoEndpoint(_)) {
                 // Discovery runs on every endpoint: an observed absence of metadata is
                 // evidence too (the OAuth checks are N/A only when it was observed).
                 let challenge = probe.challenge.clone();
                 let found = probe.discovery(challenge).await;
+                discovered = found.clone();
                 if ending == Ending::AuthRequired && probe.token.is_none() {
                     match login(&mut probe, &found, &plan, &j).await {
                         Ok((token, l)) => {
@@ -366,6 +368,8 @@ pub async fn execute(plan: Plan, printer: &Printer) -> Exit {
             }
             if ending == Ending::Complete {
                 probe.probe_legs(plan.info).await;
+                probe.scope_probe_leg(plan.info).await;
+                probe.deputy_legs(&discovered, plan.info).await;
                 // Last: the credential operations of 3.3.1 (the refresh grant for a
                 // foreign resource may rotate or spend the refresh token) and 7.2.1.
                 probe.audience_legs(oauth_login.as_ref(), plan.info).await;

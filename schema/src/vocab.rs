@@ -214,6 +214,9 @@ pub mod leg {
     pub const OAUTH_TOKEN: &str = "oauth.token";
     /// A refresh-token grant at the token endpoint.
     pub const OAUTH_REFRESH: &str = "oauth.refresh";
+    /// 3.3.4e: one complete `tools/call` of the operator's `scope_probe_tool` (a tool outside
+    /// the token's grant), with the credential, `Mcp-Name` on 2026-07-28 and a progressToken.
+    pub const SCOPE_PROBE_CALL: &str = "3.3.4e.call";
 
     // 3.3.1 / 7.2.1: audience binding (credential operations, sent last).
     /// 3.3.1c: GET of a candidate downstream URL with the bearer token, then without.

@@ -17,7 +17,9 @@ pub mod s2_headers;
 pub mod s2_tls;
 pub mod s3;
 pub mod s3_audience;
+pub mod s3_deputy;
 pub mod s3_oauth;
+pub mod s3_scope_probe;
 pub mod s5;
 pub mod s5_session;
 pub mod s7;
@@ -36,6 +38,7 @@ pub fn registry() -> &'static [&'static dyn Check] {
             s3::CHECKS,
             s3_oauth::CHECKS,
             s3_audience::CHECKS,
+            s3_deputy::CHECKS,
             s5::CHECKS,
             s5_session::CHECKS,
             s7::CHECKS,

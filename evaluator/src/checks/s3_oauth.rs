@@ -2452,11 +2452,9 @@ pub static C3_3_4: Check3_3_4 = Check3_3_4;
 
 const REDUCTION_3_3_4: &str = "reads the wire and a self-recorded baseline: the operator's documented scope \
      justification is not readable, so a documented exception would change 3.3.4b and d; the comparison is \
-     against a self-recorded baseline, not an approved scope set; this build makes no out-of-scope call \
-     (3.3.4e) and does not test step-up elevation";
-
-/// The probe input naming a tool outside the run's grant (spec §9.3).
-const SCOPE_PROBE_TOOL: &str = "scope_probe_tool";
+     against a self-recorded baseline, not an approved scope set; 3.3.4e needs the operator to name a tool \
+     outside the grant (scope_probe_tool) and is decided only by an insufficient_scope refusal; step-up \
+     elevation is not tested";
 
 impl Check for Check3_3_4 {
     fn entry(&self) -> &'static Entry {
@@ -2525,7 +2523,7 @@ impl Check for Check3_3_4 {
             leg_3_3_4b(granted.as_deref()),
             leg_3_3_4c(&f, cx, granted.as_deref()),
             leg_3_3_4d(&f, resource_scopes.as_deref()),
-            leg_3_3_4e(f.ev),
+            super::s3_scope_probe::classify_scope_refusal(f.ev),
             leg_3_3_4f(&f, resource_scopes.as_deref(), as_scopes.as_deref()),
         ];
         let o = Outcome::from_legs(legs.clone(), REDUCTION_3_3_4);
@@ -2677,34 +2675,6 @@ fn leg_3_3_4d(f: &Facts<'_>, resource_scopes: Option<&[String]>) -> Leg {
             shown(&flagged)
         ),
     )
-}
-
-fn leg_3_3_4e(ev: &Evidence) -> Leg {
-    const ID: &str = "3.3.4e";
-    let tool = ev
-        .payload
-        .run
-        .inputs
-        .as_ref()
-        .and_then(|i| i.get(SCOPE_PROBE_TOOL))
-        .and_then(Value::as_str)
-        .filter(|s| !s.trim().is_empty());
-    match tool {
-        None => Leg::new(
-            ID,
-            LegOutcome::Unknown,
-            format!("no {SCOPE_PROBE_TOOL} in the probe inputs; no out-of-scope call made"),
-        ),
-        Some(t) => Leg::new(
-            ID,
-            LegOutcome::Unknown,
-            format!(
-                "the probe inputs name {SCOPE_PROBE_TOOL} \"{}\", but this collector build makes no \
-                 out-of-scope call (no leg records one), so no refusal was observed",
-                line(t)
-            ),
-        ),
-    }
 }
 
 fn leg_3_3_4f(

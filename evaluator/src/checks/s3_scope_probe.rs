@@ -1,0 +1,333 @@
+//! 3.3.4e: was the operator's out-of-scope call refused *for its scope*? (spec/checks.md
+//! §11.3 3.3.4e, §17 item 11). Reads the `3.3.4e.call` leg
+//! (collector/src/legs_scope.rs). No substring markers: only the OAuth signals that name
+//! the reason count as a scope refusal —
+//!
+//! * `WWW-Authenticate` with a challenge whose `error` is `insufficient_scope` (RFC 6750
+//!   §3.1; parsed from the raw bytes by [`parse_www_authenticate`]), or
+//! * a 403 whose JSON body's `error` member is `insufficient_scope`.
+//!
+//! A normal result means the tool executed → fail. Anything else is a refusal whose
+//! reason answers a different question (401 for the credential itself, a bare 403, a
+//! JSON-RPC error, an `isError` result), or no call recorded → unknown; an unanswered request or a bare 5xx /
+//! 4xx without a protocol error body → error.
+
+use mcp_probe_schema::model::HttpOutcome;
+use mcp_probe_schema::vocab::leg;
+use serde_json::Value;
+
+use super::s3_oauth::parse_www_authenticate;
+use crate::evidence::{Evidence, Exchange};
+use crate::fmt::line;
+use crate::verdict::{Leg, LegOutcome};
+
+/// The leg id this grades.
+pub const LEG: &str = "3.3.4e";
+/// Probe input naming the tool outside the grant (spec §9.3).
+pub const INPUT_TOOL: &str = "scope_probe_tool";
+/// Probe input with its arguments.
+pub const INPUT_ARGUMENTS: &str = "scope_probe_arguments";
+/// The OAuth error code of a scope refusal (RFC 6750 §3.1).
+pub const INSUFFICIENT_SCOPE: &str = "insufficient_scope";
+
+fn quote(s: &str) -> String {
+    line(&s.chars().take(200).collect::<String>())
+}
+
+/// The `WWW-Authenticate` field naming `insufficient_scope`, if any.
+fn scope_challenge(x: &Exchange<'_>) -> Option<String> {
+    let r = x.response()?;
+    r.headers
+        .iter()
+        .filter(|h| h.name.eq_ignore_ascii_case("www-authenticate"))
+        .find(|h| {
+            parse_www_authenticate(&h.value)
+                .iter()
+                .any(|c| c.param("error") == Some(INSUFFICIENT_SCOPE))
+        })
+        .map(|h| quote(&h.value_str()))
+}
+
+/// Classify the recorded 3.3.4e call (the whole 3.3.4e leg).
+pub fn classify_scope_refusal(ev: &Evidence) -> Leg {
+    let inputs = ev.payload.run.inputs.as_ref();
+    let Some(tool) = inputs
+        .and_then(|i| i.get(INPUT_TOOL))
+        .and_then(Value::as_str)
+        .filter(|s| !s.trim().is_empty())
+    else {
+        return Leg::new(
+            LEG,
+            LegOutcome::Unknown,
+            format!("no {INPUT_TOOL} in the probe inputs; no out-of-scope call made"),
+        );
+    };
+    let tool = line(tool.trim());
+    if inputs
+        .and_then(|i| i.get(INPUT_ARGUMENTS))
+        .is_some_and(|a| !a.is_object() && !a.is_null())
+    {
+        return Leg::new(
+            LEG,
+            LegOutcome::Unknown,
+            format!("{INPUT_ARGUMENTS} in the probe inputs is not a JSON object; no out-of-scope call made"),
+        );
+    }
+    let Some(x) = ev.exchanges(leg::SCOPE_PROBE_CALL).last() else {
+        return match ev.skipped(leg::SCOPE_PROBE_CALL) {
+            Some(r) => Leg::new(LEG, LegOutcome::Unknown, format!("the call of \"{tool}\" was {}", line(r))),
+            None if ev.revision().is_none() => Leg::new(
+                LEG,
+                LegOutcome::Unknown,
+                format!("no out-of-scope call made: no MCP session was established, so \"{tool}\" was not called"),
+            ),
+            // A bundle from a collector that predates the leg: re-collecting decides.
+            None => Leg::new(
+                LEG,
+                LegOutcome::Unknown,
+                format!(
+                    "the probe inputs name {INPUT_TOOL} \"{tool}\", but no out-of-scope call was recorded (leg {} \
+                     is missing from this bundle); re-collect with a collector that records it",
+                    leg::SCOPE_PROBE_CALL
+                ),
+            ),
+        };
+    };
+    let at = format!("record #{}", x.seq());
+    let status = match &x.http.outcome {
+        HttpOutcome::Error(e) => {
+            return Leg::new(
+                LEG,
+                LegOutcome::Error,
+                format!(
+                    "the call of \"{tool}\" drew no answer ({at}: {})",
+                    line(&e.message)
+                ),
+            )
+        }
+        HttpOutcome::Response(r) => r.status,
+    };
+    if let Some(field) = scope_challenge(&x) {
+        return Leg::new(
+            LEG,
+            LegOutcome::Pass,
+            format!("\"{tool}\", outside the grant, was refused for its scope: HTTP {status} ({at}) with WWW-Authenticate: {field}"),
+        );
+    }
+    let body: Value = x
+        .response()
+        .and_then(|r| serde_json::from_slice(&r.body.bytes).ok())
+        .unwrap_or(Value::Null);
+    if status == 403 && body.get("error").and_then(Value::as_str) == Some(INSUFFICIENT_SCOPE) {
+        return Leg::new(
+            LEG,
+            LegOutcome::Pass,
+            format!(
+                "\"{tool}\", outside the grant, was refused for its scope: HTTP 403 ({at}) with error {INSUFFICIENT_SCOPE}: {}",
+                quote(&body.to_string())
+            ),
+        );
+    }
+    let answer = x.answer();
+    let rpc_error = answer
+        .as_ref()
+        .and_then(|a| a.get("error"))
+        .filter(|e| e.is_object());
+    let result = answer
+        .as_ref()
+        .and_then(|a| a.get("result"))
+        .filter(|r| !r.is_null());
+    match (status, rpc_error, result) {
+        (401, _, _) => Leg::new(
+            LEG,
+            LegOutcome::Unknown,
+            format!(
+                "the call of \"{tool}\" was refused with HTTP 401 without {INSUFFICIENT_SCOPE} ({at}): the credential \
+                 itself was refused, which says nothing about its grant"
+            ),
+        ),
+        (403, _, _) => Leg::new(
+            LEG,
+            LegOutcome::Unknown,
+            format!(
+                "the call of \"{tool}\" was refused with HTTP 403 without {INSUFFICIENT_SCOPE} in WWW-Authenticate or \
+                 the body ({at}): the reason is not readable (an Origin check or a WAF answers the same)"
+            ),
+        ),
+        (_, Some(e), _) => Leg::new(
+            LEG,
+            LegOutcome::Unknown,
+            format!(
+                "the call of \"{tool}\" drew JSON-RPC error {} \"{}\" (HTTP {status}, {at}): a refusal that does not \
+                 name the scope",
+                e.get("code").map(Value::to_string).unwrap_or_default(),
+                quote(e.get("message").and_then(Value::as_str).unwrap_or(""))
+            ),
+        ),
+        (200..=299, None, Some(r)) if r.get("isError").and_then(Value::as_bool) == Some(true) => {
+            let text: Vec<String> = r
+                .get("content")
+                .and_then(Value::as_array)
+                .map(|c| {
+                    c.iter()
+                        .filter_map(|i| i.get("text").and_then(Value::as_str))
+                        .map(quote)
+                        .collect()
+                })
+                .unwrap_or_default();
+            Leg::new(
+                LEG,
+                LegOutcome::Unknown,
+                format!(
+                    "the call of \"{tool}\" returned a tool error ({at}: \"{}\"): the tool ran or refused for a reason \
+                     that is not an OAuth scope refusal",
+                    quote(&text.join(" "))
+                ),
+            )
+        }
+        (200..=299, None, Some(_)) => Leg::new(
+            LEG,
+            LegOutcome::Fail,
+            format!("the operator names \"{tool}\" as outside the grant and it executed: HTTP {status} with a result ({at})"),
+        ),
+        (s, None, _) => Leg::new(
+            LEG,
+            LegOutcome::Error,
+            format!(
+                "the call of \"{tool}\" was answered HTTP {s} without a JSON-RPC answer ({at}); a gateway may have \
+                 produced it"
+            ),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture::{evidence, exchange, session, skipped};
+    use mcp_probe_schema::model::{Observation, Record, TransportError};
+    use serde_json::json;
+
+    const CALL: &str = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"admin_op","arguments":{}}}"#;
+
+    fn ev(inputs: Option<Value>, records: Vec<Record>) -> Evidence {
+        let mut e = evidence(
+            Some(session(Some("2025-11-25"), json!({"tools": {}}), None)),
+            records,
+        );
+        e.payload.run.inputs = inputs;
+        e
+    }
+
+    fn named() -> Option<Value> {
+        Some(json!({INPUT_TOOL: "admin_op"}))
+    }
+
+    fn call(status: u16, body: &str, headers: &[(&str, &str)]) -> Record {
+        exchange(
+            &[leg::SCOPE_PROBE_CALL],
+            CALL,
+            status,
+            "application/json",
+            body,
+            headers,
+        )
+    }
+
+    fn outcome(inputs: Option<Value>, records: Vec<Record>) -> (LegOutcome, String) {
+        let l = classify_scope_refusal(&ev(inputs, records));
+        assert_eq!(l.id, LEG);
+        (l.outcome, l.note)
+    }
+
+    #[test]
+    fn without_a_tool_or_with_bad_arguments_nothing_decides() {
+        let (o, n) = outcome(None, vec![]);
+        assert_eq!(o, LegOutcome::Unknown);
+        assert!(n.contains("no scope_probe_tool"), "{n}");
+        let (o, _) = outcome(Some(json!({INPUT_TOOL: "x", INPUT_ARGUMENTS: [1]})), vec![]);
+        assert_eq!(o, LegOutcome::Unknown);
+        let (o, n) = outcome(
+            named(),
+            vec![skipped(
+                &[leg::SCOPE_PROBE_CALL],
+                "not sent: no credential is held",
+            )],
+        );
+        assert_eq!(o, LegOutcome::Unknown);
+        assert!(n.contains("no credential"), "{n}");
+        let (o, n) = outcome(named(), vec![]);
+        assert_eq!(o, LegOutcome::Unknown, "leg missing");
+        assert!(
+            n.contains("admin_op") && n.contains("no out-of-scope call"),
+            "{n}"
+        );
+    }
+
+    #[test]
+    fn insufficient_scope_challenge_or_body_passes() {
+        let h = [(
+            "www-authenticate",
+            r#"Bearer error="insufficient_scope", error_description="Required scope: mcp:admin", resource_metadata="http://x/""#,
+        )];
+        let (o, n) = outcome(
+            named(),
+            vec![call(403, r#"{"error":"insufficient_scope"}"#, &h)],
+        );
+        assert_eq!(o, LegOutcome::Pass, "{n}");
+        assert!(n.contains("Required scope"), "{n}");
+        let (o, _) = outcome(named(), vec![call(401, "", &h)]);
+        assert_eq!(o, LegOutcome::Pass);
+        let (o, _) = outcome(
+            named(),
+            vec![call(
+                403,
+                r#"{"error":"insufficient_scope","error_description":"x"}"#,
+                &[],
+            )],
+        );
+        assert_eq!(o, LegOutcome::Pass);
+    }
+
+    #[test]
+    fn substrings_are_not_markers() {
+        // §17 item 11: "scope", "401", "403", "permission" in text decide nothing.
+        let (o, _) = outcome(
+            named(),
+            vec![call(403, "permission denied: scope 401 403", &[])],
+        );
+        assert_eq!(o, LegOutcome::Unknown);
+        let h = [(
+            "www-authenticate",
+            r#"Bearer error="invalid_token", error_description="insufficient_scope?""#,
+        )];
+        let (o, _) = outcome(named(), vec![call(401, "", &h)]);
+        assert_eq!(o, LegOutcome::Unknown);
+        let err = r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"insufficient scope for tool"}}"#;
+        let (o, _) = outcome(named(), vec![call(200, err, &[])]);
+        assert_eq!(o, LegOutcome::Unknown);
+        let tool_err = r#"{"jsonrpc":"2.0","id":7,"result":{"isError":true,"content":[{"type":"text","text":"forbidden: scope"}]}}"#;
+        let (o, n) = outcome(named(), vec![call(200, tool_err, &[])]);
+        assert_eq!(o, LegOutcome::Unknown, "{n}");
+    }
+
+    #[test]
+    fn executed_fails_and_unattributable_answers_are_errors() {
+        let ok = r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"done"}]}}"#;
+        let (o, n) = outcome(named(), vec![call(200, ok, &[])]);
+        assert_eq!(o, LegOutcome::Fail, "{n}");
+        let (o, _) = outcome(named(), vec![call(502, "bad gateway", &[])]);
+        assert_eq!(o, LegOutcome::Error);
+        let (o, _) = outcome(named(), vec![call(400, "bad", &[])]);
+        assert_eq!(o, LegOutcome::Error);
+        let mut r = call(200, ok, &[]);
+        if let Observation::Http(x) = &mut r.observation {
+            x.outcome = HttpOutcome::Error(TransportError {
+                kind: mcp_probe_schema::model::ErrorKind::Timeout,
+                message: "timed out".into(),
+            });
+        }
+        let (o, _) = outcome(named(), vec![r]);
+        assert_eq!(o, LegOutcome::Error);
+    }
+}
