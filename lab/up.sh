@@ -3,7 +3,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 [ ! -s "$RUN/pids" ] || { echo "already up: $RUN/pids" >&2; exit 1; }
-read -r PY2 PY2SLJ PY2NODNS PY1 FM FMAUTO TS2 TS2REJ PAGED AS RS MOD LEG EXP SS T13 PLAIN REDIR SSRV NOSTORE SLOPPY WRONG ASL RSL RSBAD <<<"$(free_ports 25)"
+read -r PY2 PY2SLJ PY2NODNS PY1 FM FMAUTO TS2 TS2REJ PAGED AS RS MOD LEG EXP SS T13 PLAIN REDIR SSRV NOSTORE SLOPPY WRONG ASL RSL RSBAD ASU RSU <<<"$(free_ports 27)"
 V2=$LAB/.venv-mcp2/bin/python; V1=$LAB/.venv-mcp1/bin/python; FMC=$LAB/.venv-fastmcp/bin/fastmcp
 lab_start py2        $PY2      "$LAB/py2"      "$V2" server.py $PY2
 lab_start py2-sl-json $PY2SLJ  "$LAB/py2"      "$V2" server.py $PY2SLJ --stateless --json
@@ -22,6 +22,10 @@ lab_start py2-auth   $RS       "$LAB/py2-auth" "$V2" server.py $RS http://127.0.
 lab_start oidc-as-long $ASL    "$LAB/oidc"     env ACCESS_TOKEN_TTL=7200 EXTRA_AUDIENCE=https://downstream.example/api \
                                                node as.js $ASL http://127.0.0.1:$RSL/mcp
 lab_start py2-auth-long $RSL   "$LAB/py2-auth" "$V2" server.py $RSL http://127.0.0.1:$ASL --aud-contains
+# unbound: the AS replaces aud with a foreign value and the RS checks no audience (3.2.2 and 3.3.1a must fail)
+lab_start oidc-as-unbound $ASU "$LAB/oidc"     env FIXED_AUDIENCE=https://other.example/api \
+                                               node as.js $ASU http://127.0.0.1:$RSU/mcp
+lab_start py2-auth-unbound $RSU "$LAB/py2-auth" "$V2" server.py $RSU http://127.0.0.1:$ASU --no-aud-check
 # an RS on the first AS whose metadata names a resource that does not cover its endpoint
 lab_start py2-auth-badprm $RSBAD "$LAB/py2-auth" "$V2" server.py $RSBAD http://127.0.0.1:$AS \
                                                --prm-resource http://127.0.0.1:1/other
@@ -30,7 +34,7 @@ lab_start py2-auth-badprm $RSBAD "$LAB/py2-auth" "$V2" server.py $RSBAD http://1
 lab_start nginx      $MOD      "$RUN/nginx"    nginx -p "$RUN/nginx" -c nginx.conf
 lab_start s_server   $SSRV     "$RUN/certs"    openssl s_server -accept 127.0.0.1:$SSRV -cert server.crt \
           -cert_chain ca.crt -key server.key -min_protocol TLSv1 -cipher 'DEFAULT:@SECLEVEL=0' -www -quiet
-for p in $PY2 $PY2SLJ $PY2NODNS $PY1 $FM $FMAUTO $TS2 $TS2REJ $PAGED $AS $RS $MOD $LEG $EXP $SS $T13 $PLAIN $REDIR $SSRV $NOSTORE $SLOPPY $WRONG $ASL $RSL $RSBAD; do
+for p in $PY2 $PY2SLJ $PY2NODNS $PY1 $FM $FMAUTO $TS2 $TS2REJ $PAGED $AS $RS $MOD $LEG $EXP $SS $T13 $PLAIN $REDIR $SSRV $NOSTORE $SLOPPY $WRONG $ASL $RSL $RSBAD $ASU $RSU; do
   lab_wait "$p" 60 || { echo "port $p did not come up; see $RUN/*.log" >&2; exit 1; }
 done
 U=http://127.0.0.1; T=127.0.0.1; printf '%s\n' >"$RUN/env" \
@@ -38,6 +42,7 @@ U=http://127.0.0.1; T=127.0.0.1; printf '%s\n' >"$RUN/env" \
   LAB_FASTMCP=$U:$FM/mcp LAB_FASTMCP_AUTO=$U:$FMAUTO/mcp LAB_TS2=$U:$TS2/mcp LAB_TS2_REJECT=$U:$TS2REJ/mcp \
   LAB_PY2_PAGED=$U:$PAGED/mcp LAB_NOSTORE=$U:$NOSTORE/mcp LAB_PY2_SLOPPY=$U:$SLOPPY/mcp \
   LAB_AS=$U:$AS LAB_RS=$U:$RS/mcp LAB_AS_LONG=$U:$ASL LAB_RS_LONG=$U:$RSL/mcp LAB_RS_BADPRM=$U:$RSBAD/mcp \
+  LAB_AS_UNBOUND=$U:$ASU LAB_RS_UNBOUND=$U:$RSU/mcp \
   "LAB_TLS_CA=$RUN/certs/ca.crt" LAB_TLS_MODERN=$T:$MOD LAB_TLS_LEGACY=$T:$LEG \
   LAB_TLS_EXPIRED=$T:$EXP LAB_TLS_SELFSIGNED=$T:$SS LAB_TLS_13ONLY=$T:$T13 LAB_PLAIN_200=$T:$PLAIN \
   LAB_PLAIN_301=$T:$REDIR LAB_SSERVER_LEGACY=$T:$SSRV LAB_TLS_WRONGNAME=$T:$WRONG

@@ -29,7 +29,13 @@ use mcp_probe_evaluator::grade::{implemented, run};
 use mcp_probe_evaluator::verdict::{LegOutcome, Outcome, Verdict};
 
 const URL_LINE: &str = "mcp-collect: open this URL to log in: ";
-const VARS: &[&str] = &["LAB_RS", "LAB_RS_LONG", "LAB_RS_BADPRM", "LAB_PY2"];
+const VARS: &[&str] = &[
+    "LAB_RS",
+    "LAB_RS_LONG",
+    "LAB_RS_BADPRM",
+    "LAB_RS_UNBOUND",
+    "LAB_PY2",
+];
 
 fn lab(var: &str) -> Option<String> {
     if let Ok(v) = std::env::var(var) {
@@ -172,6 +178,11 @@ fn lab_runs() -> Option<&'static Lab> {
             runs["LAB_RS_LONG"].logged_in,
             "{}",
             runs["LAB_RS_LONG"].stderr
+        );
+        assert!(
+            runs["LAB_RS_UNBOUND"].logged_in,
+            "{}",
+            runs["LAB_RS_UNBOUND"].stderr
         );
         assert!(
             !rs_again.logged_in,
@@ -389,4 +400,26 @@ fn audience_3_3_1a_when_implemented() {
     // extra audiences).
     let o = grade("LAB_RS_LONG", "3.3.1");
     assert_eq!(leg(&o, "3.3.1a"), LegOutcome::Pass, "{o:?}");
+}
+
+#[test]
+fn unbound_audience_fails_3_2_2_and_3_3_1a() {
+    if lab_runs().is_none() {
+        return;
+    }
+    // LAB_AS_UNBOUND signs every access token for https://other.example/api instead of
+    // the resource asked for, and LAB_RS_UNBOUND checks no audience: the token the run
+    // held is not bound to this server and the server accepted it anyway.
+    let o = grade("LAB_RS_UNBOUND", "3.2.2");
+    assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
+    assert!(
+        o.evidence.contains("https://other.example/api"),
+        "{}",
+        o.evidence
+    );
+    if implemented("3.3.1").is_some() {
+        let o = grade("LAB_RS_UNBOUND", "3.3.1");
+        assert_eq!(leg(&o, "3.3.1a"), LegOutcome::Fail, "{o:?}");
+        assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
+    }
 }

@@ -13,6 +13,8 @@ const MCP_SCOPES = ['mcp:tools', 'mcp:read'];
 const TTL = Number(process.env.ACCESS_TOKEN_TTL || 600);
 if (!Number.isInteger(TTL) || TTL <= 0) throw new Error(`ACCESS_TOKEN_TTL must be a positive integer: ${process.env.ACCESS_TOKEN_TTL}`);
 const EXTRA_AUDIENCE = process.env.EXTRA_AUDIENCE || '';
+// Env FIXED_AUDIENCE: every JWT access token names this audience instead of the resource (a token not bound to it).
+const FIXED_AUDIENCE = process.env.FIXED_AUDIENCE || '';
 const keys = [];
 for (const [alg, kid] of [['RS256', 'rs1'], ['ES256', 'es1']]) {
   const { privateKey } = await generateKeyPair(alg, { extractable: true });
@@ -51,6 +53,7 @@ const configuration = {
       // EXTRA_AUDIENCE: a token also valid for another service (what token passthrough needs; 3.2.2 must fail)
       jwt: async (ctx, token, jwt) => {
         if (EXTRA_AUDIENCE && jwt.payload.aud !== EXTRA_AUDIENCE) jwt.payload.aud = [jwt.payload.aud, EXTRA_AUDIENCE].flat();
+        if (FIXED_AUDIENCE) jwt.payload.aud = FIXED_AUDIENCE;
       },
     },
   },

@@ -1,10 +1,11 @@
 """OAuth-protected MCP resource server (mcp 2.x): RFC 9728 metadata, 401/403 challenges, JWT access tokens
 checked against the AS's JWKS (iss, aud == this resource, exp, iat, scope).
-Usage: python server.py PORT AS_URL [--prm-resource URL] [--aud-contains]
+Usage: python server.py PORT AS_URL [--prm-resource URL] [--aud-contains] [--no-aud-check]
   --prm-resource URL  the metadata document (at the usual path) names URL as `resource` instead of this endpoint's own
                       URI: with a URL that does not cover http://127.0.0.1:PORT/mcp it is a misconfigured server (3.3.2d)
   --aud-contains      accept a token whose aud merely contains this resource (aud [resource, other...]); by default aud
-                      must be exactly this resource (a string, or a one-element list)"""
+                      must be exactly this resource (a string, or a one-element list)
+  --no-aud-check      accept a token whatever its aud (a server that does not bind tokens to itself)"""
 import argparse
 import sys
 import jwt  # PyJWT, a dependency of mcp
@@ -22,6 +23,7 @@ ap.add_argument("port", type=int)
 ap.add_argument("as_url")
 ap.add_argument("--prm-resource")
 ap.add_argument("--aud-contains", action="store_true")
+ap.add_argument("--no-aud-check", action="store_true")
 args = ap.parse_args()
 PORT, AS = args.port, args.as_url
 RESOURCE = f"http://127.0.0.1:{PORT}/mcp"
@@ -31,10 +33,10 @@ class JwtVerifier:
         try:
             key = jwks.get_signing_key_from_jwt(token)
             c = jwt.decode(token, key.key, algorithms=["RS256", "ES256"], audience=RESOURCE, issuer=AS,
-                           options={"require": ["exp", "iat", "aud", "iss"]})
+                           options={"require": ["exp", "iat", "aud", "iss"], "verify_aud": not args.no_aud_check})
             # PyJWT accepts any aud list containing RESOURCE; unless --aud-contains, only RESOURCE itself
             aud = c["aud"] if isinstance(c["aud"], list) else [c["aud"]]
-            if not args.aud_contains and aud != [RESOURCE]:
+            if not args.aud_contains and not args.no_aud_check and aud != [RESOURCE]:
                 raise jwt.InvalidAudienceError(f"aud {aud} is not exactly {RESOURCE}")
         except Exception as e:  # noqa: BLE001
             print("token rejected:", e, file=sys.stderr)
