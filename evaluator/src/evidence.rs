@@ -7,6 +7,8 @@ use mcp_probe_schema::model::{
     Era, Evidence as Payload, HttpExchange, HttpOutcome, HttpResponse, Observation, Record, Session,
 };
 use mcp_probe_schema::Verified;
+use std::sync::OnceLock;
+
 use serde_json::Value;
 
 /// A bundle ready for grading.
@@ -22,6 +24,8 @@ pub struct Evidence {
     pub signer: String,
     /// Inventory across every page.
     pub inventory: Inventory,
+    /// Parsed JSON-RPC messages per record (by position), filled on first use.
+    parsed: Vec<OnceLock<Vec<Value>>>,
 }
 
 /// One HTTP exchange with its JSON-RPC reading.
@@ -31,9 +35,33 @@ pub struct Exchange<'a> {
     pub record: &'a Record,
     /// The exchange.
     pub http: &'a HttpExchange,
+    /// The bundle's memo of this record's parsed JSON-RPC messages (bodies are parsed
+    /// once per bundle, not once per check).
+    cache: Option<&'a OnceLock<Vec<Value>>>,
 }
 
 impl<'a> Exchange<'a> {
+    /// An exchange read without the bundle's memo.
+    pub fn new(record: &'a Record, http: &'a HttpExchange) -> Exchange<'a> {
+        Exchange {
+            record,
+            http,
+            cache: None,
+        }
+    }
+
+    fn parse_messages(&self) -> Vec<Value> {
+        self.response()
+            .map(derive::jsonrpc_messages)
+            .unwrap_or_default()
+    }
+
+    fn with_messages<T>(&self, f: impl FnOnce(&[Value]) -> T) -> T {
+        match self.cache {
+            Some(c) => f(c.get_or_init(|| self.parse_messages())),
+            None => f(&self.parse_messages()),
+        }
+    }
     /// The response, if one arrived.
     pub fn response(&self) -> Option<&'a HttpResponse> {
         match &self.http.outcome {
@@ -49,9 +77,7 @@ impl<'a> Exchange<'a> {
 
     /// Every JSON-RPC message in the response.
     pub fn messages(&self) -> Vec<Value> {
-        self.response()
-            .map(derive::jsonrpc_messages)
-            .unwrap_or_default()
+        self.with_messages(<[Value]>::to_vec)
     }
 
     /// The JSON-RPC request body sent.
@@ -62,16 +88,18 @@ impl<'a> Exchange<'a> {
     /// The response to the request's id (for a null id: the first error/result message
     /// carrying `"id": null`, or the only message).
     pub fn answer(&self) -> Option<Value> {
-        let msgs = self.messages();
         let id = self
             .request_json()
             .and_then(|r| r.get("id").cloned())
             .unwrap_or(Value::Null);
-        if let Some(m) = derive::response_to(&msgs, &id) {
-            return Some(m.clone());
-        }
-        msgs.into_iter()
-            .find(|m| m.get("result").is_some() || m.get("error").is_some())
+        self.with_messages(|msgs| {
+            derive::response_to(msgs, &id)
+                .or_else(|| {
+                    msgs.iter()
+                        .find(|m| m.get("result").is_some() || m.get("error").is_some())
+                })
+                .cloned()
+        })
     }
 
     /// A response header value (first), as text.
@@ -95,9 +123,31 @@ impl Evidence {
             path: path.into(),
             signer: v.signer.key_id(),
             payload: v.evidence,
+            parsed: (0..v.records.len()).map(|_| OnceLock::new()).collect(),
             records: v.records,
             inventory,
         }
+    }
+
+    /// The exchange of `record` (a record of this bundle), reading through the bundle's
+    /// memo of parsed messages. `None` when it is not an HTTP record.
+    pub fn exchange_of<'a>(&'a self, record: &'a Record) -> Option<Exchange<'a>> {
+        let Observation::Http(http) = &record.observation else {
+            return None;
+        };
+        let cache = usize::try_from(record.seq)
+            .ok()
+            .and_then(|i| self.parsed.get(i))
+            .filter(|_| {
+                self.records
+                    .get(record.seq as usize)
+                    .is_some_and(|r| std::ptr::eq(r, record))
+            });
+        Some(Exchange {
+            record,
+            http,
+            cache,
+        })
     }
 
     /// The session, if an endpoint answered.
@@ -152,10 +202,7 @@ impl Evidence {
 
     /// HTTP exchanges serving `leg`, in order.
     pub fn exchanges<'a>(&'a self, leg: &'a str) -> impl Iterator<Item = Exchange<'a>> + 'a {
-        self.records_for(leg).filter_map(|r| match &r.observation {
-            Observation::Http(http) => Some(Exchange { record: r, http }),
-            _ => None,
-        })
+        self.records_for(leg).filter_map(|r| self.exchange_of(r))
     }
 
     /// The skip reason recorded for `leg`, if it was skipped.

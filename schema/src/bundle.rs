@@ -385,8 +385,14 @@ fn signer_of(sign1: &CoseSign1) -> Result<PublicKey, VerifyError> {
 }
 
 fn decode_evidence(payload: &[u8]) -> Result<Evidence, VerifyError> {
-    // Read the format id first so a future format is reported as such, not as a
-    // schema mismatch.
+    // The common case in one pass: a payload of this format decodes straight into the
+    // model. Anything else is read again generically, so a future format is reported as
+    // such, not as a schema mismatch.
+    if let Ok(e) = ciborium::from_reader::<Evidence, _>(payload) {
+        if e.format == FORMAT_ID {
+            return Ok(e);
+        }
+    }
     let value: Value =
         ciborium::from_reader(payload).map_err(|e| VerifyError::Payload(e.to_string()))?;
     let format = match &value {

@@ -748,7 +748,7 @@ fn sweep_part(ev: &Evidence, seqs: &mut Vec<u64>) -> (LegOutcome, String, Map<St
                 r.seq,
             )),
             mcp_probe_schema::model::Observation::Http(http) => {
-                let x = Exchange { record: r, http };
+                let x = ev.exchange_of(r).unwrap_or(Exchange::new(r, http));
                 let requested = x
                     .request_json()
                     .and_then(|j| {

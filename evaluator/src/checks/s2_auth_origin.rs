@@ -250,7 +250,9 @@ fn unauthenticated_answers(ev: &Evidence) -> Option<Vec<(u64, String)>> {
     let Observation::Http(http) = &record.observation else {
         return None;
     };
-    let x = Exchange { record, http };
+    let x = ev
+        .exchange_of(record)
+        .unwrap_or(Exchange::new(record, http));
     if carries_credential(&x) {
         return None;
     }

@@ -51,7 +51,9 @@ fn results(ev: &Evidence) -> Vec<ResultMeta> {
         let Observation::Http(http) = &record.observation else {
             continue;
         };
-        let x = Exchange { record, http };
+        let x = ev
+            .exchange_of(record)
+            .unwrap_or(Exchange::new(record, http));
         // Per-result serverInfo is a 2026-07-28 field: on a 2026-07-28 session, results
         // of legacy-shaped requests (the 1.1a initialize sweep) are not counted.
         let asserted =
