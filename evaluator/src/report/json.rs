@@ -7,125 +7,238 @@
 //! fixed order, and every key is always present (`null` when it has no value), so the
 //! shape of one report is the shape of all of them.
 
-use serde_json::{json, Map, Value};
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::Value;
 
 use crate::catalogue::{BENCHMARK, BENCHMARK_VERSION, CATALOGUE};
 use crate::fmt::utc;
-use crate::verdict::{Outcome, Verdict};
+use crate::verdict::{Leg, Outcome, Verdict};
 
 use super::{BaselineInfo, Report, Row, Server, GRADER_VERSION};
 
 /// The schema id written at the top of every report.
 pub const SCHEMA: &str = "mcp-grade-report/1";
 
+// The document is serialised straight from borrowed views of the report (no
+// intermediate `Value` tree, no copies of evidence strings): the field order of each
+// struct is the key order of the report.
+
+#[derive(serde::Serialize)]
+struct Doc<'a> {
+    schema: &'static str,
+    benchmark: Bench,
+    grader_version: &'static str,
+    level: Option<u8>,
+    graded: Graded,
+    totals: Summary,
+    servers: Vec<ServerJ<'a>>,
+    checks: Vec<CheckJ<'a>>,
+}
+
+#[derive(serde::Serialize)]
+struct Bench {
+    name: &'static str,
+    version: &'static str,
+}
+
+#[derive(serde::Serialize)]
+struct Graded {
+    count: usize,
+    in_scope: usize,
+    total: usize,
+}
+
+/// Verdict counts, keyed by mark, in report order.
+struct Summary([usize; 6]);
+
+impl Summary {
+    fn new(count: impl Fn(Verdict) -> usize) -> Summary {
+        let mut n = [0; 6];
+        for (i, v) in Verdict::ORDER.iter().enumerate() {
+            n[i] = count(*v);
+        }
+        Summary(n)
+    }
+}
+
+impl Serialize for Summary {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(6))?;
+        for (v, n) in Verdict::ORDER.iter().zip(self.0) {
+            m.serialize_entry(v.mark(), &n)?;
+        }
+        m.end()
+    }
+}
+
+#[derive(serde::Serialize)]
+struct ServerJ<'a> {
+    index: usize,
+    endpoint: &'a str,
+    target: &'a str,
+    negotiated_revision: &'a Option<String>,
+    server_info: &'a Option<Value>,
+    auth_required: Option<bool>,
+    authenticated: Option<bool>,
+    run_status: &'static str,
+    failure: &'a Option<String>,
+    bundle_id: &'a str,
+    bundle: &'a str,
+    signer: &'a str,
+    collector: &'a str,
+    collected_at: String,
+    baseline: Option<BaselineJ<'a>>,
+}
+
+#[derive(serde::Serialize)]
+struct BaselineJ<'a> {
+    mode: &'static str,
+    path: &'a str,
+    used: bool,
+    bundle_id: &'a Option<String>,
+    collected_at: Option<String>,
+    signer: &'a Option<String>,
+    stored: Option<bool>,
+    problem: &'a Option<String>,
+}
+
+#[derive(serde::Serialize)]
+struct CheckJ<'a> {
+    id: &'static str,
+    level: u8,
+    title: &'static str,
+    section: &'static str,
+    source: &'static str,
+    graded: bool,
+    summary: Summary,
+    results: Vec<ResultJ<'a>>,
+}
+
+#[derive(serde::Serialize)]
+struct ResultJ<'a> {
+    server: usize,
+    endpoint: &'a str,
+    verdict: &'static str,
+    evidence: &'a str,
+    reduction: &'a str,
+    legs: LegsJ<'a>,
+    records: &'a [u64],
+    details: &'a serde_json::Map<String, Value>,
+}
+
+/// Leg id to outcome word, in leg order.
+struct LegsJ<'a>(&'a [Leg]);
+
+impl Serialize for LegsJ<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for l in self.0 {
+            m.serialize_entry(&l.id, &l.outcome)?;
+        }
+        m.end()
+    }
+}
+
+fn doc(r: &Report) -> Doc<'_> {
+    Doc {
+        schema: SCHEMA,
+        benchmark: Bench {
+            name: BENCHMARK,
+            version: BENCHMARK_VERSION,
+        },
+        grader_version: GRADER_VERSION,
+        level: r.level,
+        graded: Graded {
+            count: r.graded().count(),
+            in_scope: r.rows.len(),
+            total: CATALOGUE.len(),
+        },
+        totals: Summary::new(|v| r.total(v)),
+        servers: r
+            .servers
+            .iter()
+            .enumerate()
+            .map(|(i, s)| server(i, s))
+            .collect(),
+        checks: r.rows.iter().map(|row| check(r, row)).collect(),
+    }
+}
+
 /// The report as a JSON value.
 pub fn document(r: &Report) -> Value {
-    json!({
-        "schema": SCHEMA,
-        "benchmark": {"name": BENCHMARK, "version": BENCHMARK_VERSION},
-        "grader_version": GRADER_VERSION,
-        "level": r.level,
-        "graded": {
-            "count": r.graded().count(),
-            "in_scope": r.rows.len(),
-            "total": CATALOGUE.len(),
-        },
-        "totals": summary(|v| r.total(v)),
-        "servers": r.servers.iter().enumerate().map(|(i, s)| server(i, s)).collect::<Vec<_>>(),
-        "checks": r.rows.iter().map(|row| check(r, row)).collect::<Vec<_>>(),
-    })
+    serde_json::to_value(doc(r)).unwrap_or(Value::Null)
 }
 
 /// The report as pretty-printed JSON text (no trailing newline).
 pub fn to_string(r: &Report) -> String {
-    // Serialising a `Value` cannot fail.
-    serde_json::to_string_pretty(&document(r)).unwrap_or_default()
+    // Serialising plain data into a String cannot fail.
+    serde_json::to_string_pretty(&doc(r)).unwrap_or_default()
 }
 
-fn summary(count: impl Fn(Verdict) -> usize) -> Value {
-    Value::Object(
-        Verdict::ORDER
-            .iter()
-            .map(|v| (v.mark().to_string(), Value::from(count(*v))))
-            .collect(),
-    )
+fn server(index: usize, s: &Server) -> ServerJ<'_> {
+    ServerJ {
+        index,
+        endpoint: &s.endpoint,
+        target: &s.target,
+        negotiated_revision: &s.revision,
+        server_info: &s.server_info,
+        auth_required: s.auth_required,
+        authenticated: s.authenticated,
+        run_status: s.run_status,
+        failure: &s.failure,
+        bundle_id: &s.run_id,
+        bundle: &s.bundle,
+        signer: &s.signer,
+        collector: &s.collector,
+        collected_at: utc(s.collected_at),
+        baseline: s.baseline.as_ref().map(baseline),
+    }
 }
 
-fn server(index: usize, s: &Server) -> Value {
-    json!({
-        "index": index,
-        "endpoint": s.endpoint,
-        "target": s.target,
-        "negotiated_revision": s.revision,
-        "server_info": s.server_info,
-        "auth_required": s.auth_required,
-        "authenticated": s.authenticated,
-        "run_status": s.run_status,
-        "failure": s.failure,
-        "bundle_id": s.run_id,
-        "bundle": s.bundle,
-        "signer": s.signer,
-        "collector": s.collector,
-        "collected_at": utc(s.collected_at),
-        "baseline": s.baseline.as_ref().map(baseline),
-    })
+fn baseline(b: &BaselineInfo) -> BaselineJ<'_> {
+    BaselineJ {
+        mode: b.mode.as_str(),
+        path: &b.path,
+        used: b.used,
+        bundle_id: &b.run_id,
+        collected_at: b.collected_at.map(utc),
+        signer: &b.signer,
+        stored: b.stored,
+        problem: &b.problem,
+    }
 }
 
-fn baseline(b: &BaselineInfo) -> Value {
-    json!({
-        "mode": b.mode.as_str(),
-        "path": b.path,
-        "used": b.used,
-        "bundle_id": b.run_id,
-        "collected_at": b.collected_at.map(utc),
-        "signer": b.signer,
-        "stored": b.stored,
-        "problem": b.problem,
-    })
-}
-
-fn check(r: &Report, row: &Row) -> Value {
+fn check<'a>(r: &'a Report, row: &'a Row) -> CheckJ<'a> {
     let e = row.entry;
-    let results: Vec<Value> = row
-        .outcomes
-        .iter()
-        .flatten()
-        .enumerate()
-        .map(|(i, o)| result(i, &r.servers[i], o))
-        .collect();
-    json!({
-        "id": e.id,
-        "level": e.level.number(),
-        "title": e.title,
-        "section": e.section(),
-        "source": e.source.as_str(),
-        "graded": row.outcomes.is_some(),
-        "summary": summary(|v| row.count(v)),
-        "results": results,
-    })
+    CheckJ {
+        id: e.id,
+        level: e.level.number(),
+        title: e.title,
+        section: e.section(),
+        source: e.source.as_str(),
+        graded: row.outcomes.is_some(),
+        summary: Summary::new(|v| row.count(v)),
+        results: row
+            .outcomes
+            .iter()
+            .flatten()
+            .enumerate()
+            .map(|(i, o)| result(i, &r.servers[i], o))
+            .collect(),
+    }
 }
 
-fn result(index: usize, s: &Server, o: &Outcome) -> Value {
-    let legs: Map<String, Value> = o
-        .legs
-        .iter()
-        .map(|l| {
-            (
-                l.id.clone(),
-                serde_json::to_value(l.outcome).unwrap_or(Value::Null),
-            )
-        })
-        .collect();
-    json!({
-        "server": index,
-        "endpoint": s.endpoint,
-        "verdict": o.verdict.mark(),
-        "evidence": o.evidence,
-        "reduction": o.reduction,
-        "legs": legs,
-        "records": o.records,
-        "details": o.details,
-    })
+fn result<'a>(index: usize, s: &'a Server, o: &'a Outcome) -> ResultJ<'a> {
+    ResultJ {
+        server: index,
+        endpoint: &s.endpoint,
+        verdict: o.verdict.mark(),
+        evidence: &o.evidence,
+        reduction: &o.reduction,
+        legs: LegsJ(&o.legs),
+        records: &o.records,
+        details: &o.details,
+    }
 }
 
 #[cfg(test)]
@@ -133,6 +246,7 @@ mod tests {
     use super::*;
     use crate::grade::CheckResult;
     use crate::verdict::{Leg, LegOutcome};
+    use serde_json::json;
 
     #[test]
     fn shape() {
