@@ -13,45 +13,21 @@
 //!   token, the collector restores the chain (a grant for the audited resource, cached),
 //!   and the RS refuses the foreign token with 401 while it accepts the control.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_probe_collector::http::{Client, Request};
 use mcp_probe_collector::journal::Journal;
-use mcp_probe_collector::oauth::{Credential, Login, Obtained};
+use mcp_probe_collector::oauth::{Login, Obtained};
 use mcp_probe_collector::probe::{Ending, Probe};
 use mcp_probe_schema::bundle::fingerprint;
-use mcp_probe_schema::model::{ErrorKind, Header, HttpOutcome, Observation, Record, RunStatus};
+use mcp_probe_schema::model::{ErrorKind, HttpOutcome, Observation, Record, RunStatus};
 use mcp_probe_schema::redact::{decode_jwt, Redactor};
 use mcp_probe_schema::vocab::leg;
 use serde_json::{json, Value};
-use tokio::sync::mpsc;
-
-/// A lab variable: the environment, else `lab/run/env` (as collector/tests/oauth.rs).
-fn lab(var: &str) -> Option<String> {
-    if let Ok(v) = std::env::var(var) {
-        return Some(v);
-    }
-    let env_file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../lab/run/env");
-    if let Ok(text) = std::fs::read_to_string(env_file) {
-        for line in text.lines() {
-            if let Some(v) = line.strip_prefix(&format!("{var}=")) {
-                return Some(v.to_string());
-            }
-        }
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!("{var} is not set: the lab is not up (lab/up.sh) but CI requires it");
-    }
-    eprintln!("skipping: {var} not set and lab/run/env missing (run lab/up.sh)");
-    None
-}
-
-fn client() -> Client {
-    let trust = mcp_probe_collector::tls::Trust::load(None).expect("trust store");
-    Client::new(trust, Duration::from_secs(30), 1 << 20)
-}
+use support::oauth_lab::{contains, http, obtain_interactive, records_of, status, Lab};
 
 fn journal(dir: &Path, endpoint: &str, inputs: Option<Value>) -> Arc<Mutex<Journal>> {
     let ev = mcp_probe_schema::testkit::evidence(endpoint, Vec::new());
@@ -59,138 +35,6 @@ fn journal(dir: &Path, endpoint: &str, inputs: Option<Value>) -> Arc<Mutex<Journ
         .expect("journal");
     j.inputs = inputs;
     Arc::new(Mutex::new(j))
-}
-
-async fn get_json(client: &Client, url: &str) -> Value {
-    let sent = client
-        .send(Request {
-            method: "GET".into(),
-            url: url::Url::parse(url).expect("url"),
-            headers: vec![Header::new("Accept", "application/json")],
-            body: Vec::new(),
-            await_id: None,
-            head_only_stream: false,
-            connect_to: None,
-        })
-        .await;
-    match sent.exchange.outcome {
-        HttpOutcome::Response(r) if r.status == 200 => {
-            serde_json::from_slice(&r.body.bytes).expect("json")
-        }
-        other => panic!("GET {url}: {other:?}"),
-    }
-}
-
-struct Lab {
-    as_url: String,
-    rs_url: String,
-    client: Client,
-    meta: Value,
-    prm: Value,
-}
-
-impl Lab {
-    async fn up() -> Option<Lab> {
-        let (as_url, rs_url) = (lab("LAB_AS")?, lab("LAB_RS")?);
-        let client = client();
-        let meta = get_json(
-            &client,
-            &format!("{as_url}/.well-known/oauth-authorization-server"),
-        )
-        .await;
-        let rs = url::Url::parse(&rs_url).expect("LAB_RS");
-        let prm = get_json(
-            &client,
-            &format!(
-                "{}/.well-known/oauth-protected-resource{}",
-                rs.origin().ascii_serialization(),
-                rs.path()
-            ),
-        )
-        .await;
-        Some(Lab {
-            as_url,
-            rs_url,
-            client,
-            meta,
-            prm,
-        })
-    }
-
-    fn login(&self, state_dir: &Path) -> (Login, mpsc::UnboundedReceiver<String>) {
-        let ep = url::Url::parse(&self.rs_url).expect("LAB_RS");
-        let mut login =
-            Login::new(&ep, &self.meta, Some(&self.prm), None, state_dir).expect("login");
-        let (tx, rx) = mpsc::unbounded_channel();
-        login.no_browser = true;
-        login.callback_timeout = Duration::from_secs(60);
-        login.on_authorize_url = Some(tx);
-        (login, rx)
-    }
-}
-
-fn browser_sh() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../lab/oidc/browser.sh")
-}
-
-/// `login.obtain` while `browser.sh URL --deliver` plays the user; `extra_resource` is
-/// added to the authorization URL (the user grants a second resource too).
-async fn obtain_interactive(
-    login: &mut Login,
-    rx: &mut mpsc::UnboundedReceiver<String>,
-    client: &Client,
-    journal: &Mutex<Journal>,
-    extra_resource: Option<&str>,
-) -> Credential {
-    let user = async {
-        let url = tokio::time::timeout(Duration::from_secs(60), rx.recv())
-            .await
-            .ok()
-            .flatten()?;
-        let mut u = url::Url::parse(&url).expect("authorization URL");
-        if let Some(r) = extra_resource {
-            u.query_pairs_mut().append_pair("resource", r);
-        }
-        let out = tokio::task::spawn_blocking(move || {
-            std::process::Command::new(browser_sh())
-                .arg(u.as_str())
-                .arg("--deliver")
-                .output()
-                .expect("run lab/oidc/browser.sh")
-        })
-        .await
-        .expect("browser task");
-        assert!(
-            out.status.success(),
-            "browser.sh failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        Some(())
-    };
-    let (cred, seen) = tokio::join!(login.obtain(client, journal), user);
-    seen.expect("an authorization URL was issued");
-    cred.expect("login")
-}
-
-fn records_of<'a>(records: &'a [Record], l: &str) -> Vec<&'a Record> {
-    records
-        .iter()
-        .filter(|r| r.legs.iter().any(|x| x == l))
-        .collect()
-}
-
-fn http(r: &Record) -> &mcp_probe_schema::model::HttpExchange {
-    match &r.observation {
-        Observation::Http(x) => x,
-        other => panic!("not an HTTP record: {other:?}"),
-    }
-}
-
-fn status(r: &Record) -> u16 {
-    match &http(r).outcome {
-        HttpOutcome::Response(resp) => resp.status,
-        HttpOutcome::Error(e) => panic!("no response: {e}"),
-    }
 }
 
 fn body_json(r: &Record) -> Value {
@@ -223,10 +67,6 @@ fn header(r: &Record, name: &str) -> Option<String> {
         .iter()
         .find(|h| h.name.eq_ignore_ascii_case(name))
         .map(|h| h.value_str().into_owned())
-}
-
-fn contains(hay: &[u8], needle: &str) -> bool {
-    hay.windows(needle.len()).any(|w| w == needle.as_bytes())
 }
 
 /// Seal the journal with a test key into `out` and return the bundle bytes.
@@ -273,7 +113,7 @@ async fn default_wrong_audience_is_refused_with_invalid_target() {
     let out = tmp.path().join("out");
     let (mut login, mut rx) = lab.login(&state);
     let j = journal(&out, &lab.rs_url, None);
-    let cred = obtain_interactive(&mut login, &mut rx, &lab.client, &j, None).await;
+    let (cred, _, _) = obtain_interactive(&mut login, &mut rx, &lab.client, &j, None).await;
     let recs = probe_with(&lab, &j, &cred.access_token, Some(&login)).await;
 
     // 3.3.1c: an IP endpoint derives no candidate, and no operator candidate is named.
@@ -331,7 +171,7 @@ async fn foreign_resource_is_minted_refused_by_the_rs_and_the_chain_restored() {
         "downstream_endpoints": ["https://example.com/me", format!("{}/me", lab.as_url)],
     });
     let j = journal(&out, &lab.rs_url, Some(inputs));
-    let cred =
+    let (cred, _, _) =
         obtain_interactive(&mut login, &mut rx, &lab.client, &j, Some(foreign_resource)).await;
     let (_, claims) = decode_jwt(&cred.access_token).expect("JWT");
     assert_eq!(

@@ -3,48 +3,24 @@
 //! is played headlessly by `lab/oidc/browser.sh URL --deliver`, which walks login and
 //! consent and delivers the redirect to the login's loopback listener.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
 use base64::Engine as _;
-use mcp_probe_collector::http::{Client, Request};
+use mcp_probe_collector::http::Request;
 use mcp_probe_collector::journal::Journal;
 use mcp_probe_collector::oauth::{
-    cache_file_name, validate_callback, CallbackError, Credential, Login, LoginError, Obtained,
+    cache_file_name, validate_callback, CallbackError, LoginError, Obtained,
 };
 use mcp_probe_schema::bundle::fingerprint;
-use mcp_probe_schema::model::{Header, HttpOutcome, Observation, Record, RunStatus};
+use mcp_probe_schema::model::{Header, HttpOutcome, RunStatus};
 use mcp_probe_schema::redact::{decode_jwt, Redactor};
 use mcp_probe_schema::vocab::leg;
 use serde_json::{json, Value};
-use tokio::sync::mpsc;
-
-/// A lab variable: the environment, else `lab/run/env`. Missing under CI is a failure:
-/// a silently skipped lab test hides a broken lab (lab.md §3).
-fn lab(var: &str) -> Option<String> {
-    if let Ok(v) = std::env::var(var) {
-        return Some(v);
-    }
-    let env_file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../lab/run/env");
-    if let Ok(text) = std::fs::read_to_string(env_file) {
-        for line in text.lines() {
-            if let Some(v) = line.strip_prefix(&format!("{var}=")) {
-                return Some(v.to_string());
-            }
-        }
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!("{var} is not set: the lab is not up (lab/up.sh) but CI requires it");
-    }
-    eprintln!("skipping: {var} not set and lab/run/env missing (run lab/up.sh)");
-    None
-}
-
-fn client() -> Client {
-    let trust = mcp_probe_collector::tls::Trust::load(None).expect("trust store");
-    Client::new(trust, Duration::from_secs(30), 1 << 20)
-}
+use support::oauth_lab::{contains, http, obtain_interactive, records_of, status, Lab};
 
 fn journal(dir: &Path, endpoint: &str) -> Mutex<Journal> {
     let ev = mcp_probe_schema::testkit::evidence(endpoint, Vec::new());
@@ -53,146 +29,11 @@ fn journal(dir: &Path, endpoint: &str) -> Mutex<Journal> {
     )
 }
 
-async fn get_json(client: &Client, url: &str) -> Value {
-    let sent = client
-        .send(Request {
-            method: "GET".into(),
-            url: url::Url::parse(url).expect("url"),
-            headers: vec![Header::new("Accept", "application/json")],
-            body: Vec::new(),
-            await_id: None,
-            head_only_stream: false,
-            connect_to: None,
-        })
-        .await;
-    match sent.exchange.outcome {
-        HttpOutcome::Response(r) if r.status == 200 => {
-            serde_json::from_slice(&r.body.bytes).expect("json")
-        }
-        other => panic!("GET {url}: {other:?}"),
-    }
-}
-
-/// The lab pair, its metadata documents, and a login for the resource server.
-struct Lab {
-    as_url: String,
-    rs_url: String,
-    client: Client,
-    meta: Value,
-    prm: Value,
-}
-
-impl Lab {
-    async fn up() -> Option<Lab> {
-        let (as_url, rs_url) = (lab("LAB_AS")?, lab("LAB_RS")?);
-        let client = client();
-        let meta = get_json(
-            &client,
-            &format!("{as_url}/.well-known/oauth-authorization-server"),
-        )
-        .await;
-        let rs = url::Url::parse(&rs_url).expect("LAB_RS");
-        let prm = get_json(
-            &client,
-            &format!(
-                "{}/.well-known/oauth-protected-resource{}",
-                rs.origin().ascii_serialization(),
-                rs.path()
-            ),
-        )
-        .await;
-        Some(Lab {
-            as_url,
-            rs_url,
-            client,
-            meta,
-            prm,
-        })
-    }
-
-    fn login(&self, state_dir: &Path) -> (Login, mpsc::UnboundedReceiver<String>) {
-        let ep = url::Url::parse(&self.rs_url).expect("LAB_RS");
-        let mut login =
-            Login::new(&ep, &self.meta, Some(&self.prm), None, state_dir).expect("login");
-        let (tx, rx) = mpsc::unbounded_channel();
-        login.no_browser = true;
-        login.callback_timeout = Duration::from_secs(60);
-        login.on_authorize_url = Some(tx);
-        (login, rx)
-    }
-}
-
-fn browser_sh() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../lab/oidc/browser.sh")
-}
-
-/// Run `login.obtain` while `lab/oidc/browser.sh URL --deliver` plays the user. Returns
-/// the credential, the authorization URL and the redirect the browser delivered.
-async fn obtain_interactive(
-    login: &mut Login,
-    rx: &mut mpsc::UnboundedReceiver<String>,
-    client: &Client,
-    journal: &Mutex<Journal>,
-) -> (Credential, url::Url, url::Url) {
-    let user = async {
-        let url = tokio::time::timeout(Duration::from_secs(60), rx.recv())
-            .await
-            .ok()
-            .flatten()?;
-        let u = url.clone();
-        let out = tokio::task::spawn_blocking(move || {
-            std::process::Command::new(browser_sh())
-                .arg(&u)
-                .arg("--deliver")
-                .output()
-                .expect("run lab/oidc/browser.sh")
-        })
-        .await
-        .expect("browser task");
-        assert!(
-            out.status.success(),
-            "browser.sh failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let redirect = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        Some((url, redirect))
-    };
-    let (cred, seen) = tokio::join!(login.obtain(client, journal), user);
-    let cred = cred.expect("login");
-    let (url, redirect) = seen.expect("an authorization URL was issued");
-    (
-        cred,
-        url::Url::parse(&url).expect("authorization URL"),
-        url::Url::parse(&redirect).expect("redirect URL"),
-    )
-}
-
 fn param(u: &url::Url, name: &str) -> String {
     u.query_pairs()
         .find(|(k, _)| k == name)
         .map(|(_, v)| v.into_owned())
         .unwrap_or_else(|| panic!("{name} missing in {u}"))
-}
-
-fn records_of<'a>(records: &'a [Record], l: &str) -> Vec<&'a Record> {
-    records
-        .iter()
-        .filter(|r| r.legs.iter().any(|x| x == l))
-        .collect()
-}
-
-fn http(r: &Record) -> &mcp_probe_schema::model::HttpExchange {
-    match &r.observation {
-        Observation::Http(x) => x,
-        other => panic!("not an HTTP record: {other:?}"),
-    }
-}
-
-fn status(r: &Record) -> u16 {
-    match &http(r).outcome {
-        HttpOutcome::Response(resp) => resp.status,
-        HttpOutcome::Error(e) => panic!("no response: {e}"),
-    }
 }
 
 /// Seal the journal with a test key and return the bundle bytes.
@@ -204,10 +45,6 @@ fn sealed(j: &Mutex<Journal>) -> Vec<u8> {
         .seal(RunStatus::Complete, &key)
         .expect("seal");
     std::fs::read(path).expect("bundle")
-}
-
-fn contains(hay: &[u8], needle: &str) -> bool {
-    hay.windows(needle.len()).any(|w| w == needle.as_bytes())
 }
 
 fn cache(path: &Path) -> Value {
@@ -249,7 +86,8 @@ async fn login_then_cache_then_refresh_then_stable_port_then_reauth() {
 
     // 1. Interactive login: DCR, PKCE S256, resource, iss checked, code exchanged.
     let j1 = journal(&out, &lab.rs_url);
-    let (cred, auth, redirect) = obtain_interactive(&mut login, &mut rx, &lab.client, &j1).await;
+    let (cred, auth, redirect) =
+        obtain_interactive(&mut login, &mut rx, &lab.client, &j1, None).await;
     assert_eq!(cred.obtained, Obtained::Login);
     assert_eq!(
         format!("{}://{}{}", auth.scheme(), auth.authority(), auth.path()),
@@ -438,7 +276,7 @@ async fn login_then_cache_then_refresh_then_stable_port_then_reauth() {
     // 4. No usable token but a cached registration: the same client on the same port.
     edit_cache(&file, |v| v["tokens"] = Value::Null);
     let j4 = journal(&out, &lab.rs_url);
-    let (c4, auth4, _) = obtain_interactive(&mut login, &mut rx, &lab.client, &j4).await;
+    let (c4, auth4, _) = obtain_interactive(&mut login, &mut rx, &lab.client, &j4, None).await;
     assert_eq!(c4.obtained, Obtained::Login);
     assert_eq!(c4.client_id, cred.client_id, "registration reused");
     assert_eq!(
@@ -454,7 +292,7 @@ async fn login_then_cache_then_refresh_then_stable_port_then_reauth() {
     let busy = std::net::TcpListener::bind(("127.0.0.1", port)).expect("occupy the port");
     edit_cache(&file, |v| v["tokens"] = Value::Null);
     let j5 = journal(&out, &lab.rs_url);
-    let (c5, auth5, _) = obtain_interactive(&mut login, &mut rx, &lab.client, &j5).await;
+    let (c5, auth5, _) = obtain_interactive(&mut login, &mut rx, &lab.client, &j5, None).await;
     drop(busy);
     assert_eq!(c5.obtained, Obtained::Login);
     assert_ne!(c5.client_id, cred.client_id, "re-registered");
@@ -475,7 +313,7 @@ async fn login_then_cache_then_refresh_then_stable_port_then_reauth() {
     // 6. --reauth: the cache is dropped and a new login (and registration) happens.
     login.reauth = true;
     let j6 = journal(&out, &lab.rs_url);
-    let (c6, _, _) = obtain_interactive(&mut login, &mut rx, &lab.client, &j6).await;
+    let (c6, _, _) = obtain_interactive(&mut login, &mut rx, &lab.client, &j6, None).await;
     assert!(!login.reauth, "reauth applies once");
     assert_eq!(c6.obtained, Obtained::Login);
     assert_ne!(c6.client_id, c5.client_id);
