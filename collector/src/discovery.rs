@@ -545,6 +545,7 @@ impl Probe<'_> {
                 message: reason,
             }),
             connection: None,
+            first_attempt: None,
         };
         lock(&self.journal).record(
             &[l],

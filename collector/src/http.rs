@@ -195,11 +195,13 @@ impl Client {
                 _ => pool.remove(&auth),
             }
         };
-        let sent = |outcome, connection, tls, resolved| Sent {
+        let mut first_attempt: Option<TransportError> = None;
+        let sent = |outcome, connection, tls, resolved, first_attempt| Sent {
             exchange: HttpExchange {
                 request: request_record.clone(),
                 outcome,
                 connection,
+                first_attempt,
             },
             tls,
             started_at,
@@ -220,7 +222,7 @@ impl Client {
                     resolved = Some(r);
                     c
                 }
-                Err((e, t, r)) => return sent(HttpOutcome::Error(e), None, t, r),
+                Err((e, t, r)) => return sent(HttpOutcome::Error(e), None, t, r, None),
             },
         };
         let head = request_head(&req, &wire_headers);
@@ -230,6 +232,8 @@ impl Client {
                 // response byte): retry once on a new connection.
                 Err(e) if reused && e.kind == ErrorKind::Reset && conn.buf.is_empty() => {
                     reused = false;
+                    // Recorded with the exchange: the request was written twice.
+                    first_attempt = Some(e);
                     match self
                         .connect(&req.url, req.connect_to.as_deref(), deadline)
                         .await
@@ -239,16 +243,32 @@ impl Client {
                             tls = t;
                             resolved = Some(r);
                         }
-                        Err((e, t, r)) => return sent(HttpOutcome::Error(e), None, t, r),
+                        Err((e, t, r)) => {
+                            return sent(HttpOutcome::Error(e), None, t, r, first_attempt.take())
+                        }
                     }
                 }
-                Err(e) => return sent(HttpOutcome::Error(e), Some(conn.id), tls, resolved),
+                Err(e) => {
+                    return sent(
+                        HttpOutcome::Error(e),
+                        Some(conn.id),
+                        tls,
+                        resolved,
+                        first_attempt.take(),
+                    )
+                }
                 Ok((resp, keep)) => {
                     let id = conn.id;
                     if keep {
                         self.pool.lock().await.insert(auth, conn);
                     }
-                    return sent(HttpOutcome::Response(resp), Some(id), tls, resolved);
+                    return sent(
+                        HttpOutcome::Response(resp),
+                        Some(id),
+                        tls,
+                        resolved,
+                        first_attempt.take(),
+                    );
                 }
             }
         }

@@ -429,6 +429,7 @@ impl Probe<'_> {
                         message: r.reason.clone(),
                     }),
                     connection: None,
+                    first_attempt: None,
                 };
                 lock(&self.journal).record(
                     &[l],

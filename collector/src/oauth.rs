@@ -951,6 +951,7 @@ impl Login {
                     message: why.clone(),
                 }),
                 connection: None,
+                first_attempt: None,
             };
             lock(journal).record(&[leg], now_us(), 0, Observation::Http(exchange));
             return Err(LoginError::Refused { url, why });

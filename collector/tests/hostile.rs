@@ -464,3 +464,40 @@ fn pinned_requests_do_not_resolve_again() {
         reqs[0].head
     );
 }
+
+/// A server that closes a kept-alive connection behind the client's back: the next
+/// request is written on the dead connection, fails before any response byte, and is
+/// sent once more on a new connection. The bundle says so on that exchange.
+#[test]
+fn a_retried_request_records_its_first_attempt() {
+    let srv = serve(Arc::new(|r: &Req| {
+        let id = r.rpc_id();
+        match r.rpc_method().as_str() {
+            "server/discover" => json_response(
+                200,
+                &[("X-Test-Close-After", "1")],
+                &json!({"jsonrpc":"2.0","id":id,"result":{"supportedVersions":["2026-07-28"],"capabilities":{}}}).to_string(),
+            ),
+            _ => json_response(404, &[], "{}"),
+        }
+    }));
+    let run = collect(&["--info", &srv.url], &[]);
+    assert_eq!(run.code(), 0, "{}", run.describe());
+    let v = open(&run.bundles()[0]);
+    let retried: Vec<_> = v
+        .records
+        .iter()
+        .filter_map(|r| match &r.observation {
+            Observation::Http(x) => x.first_attempt.as_ref().map(|e| (r.seq, e.kind)),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        !retried.is_empty(),
+        "the request after the closed connection was retried and recorded"
+    );
+    assert!(
+        retried.iter().all(|(_, k)| *k == ErrorKind::Reset),
+        "{retried:?}"
+    );
+}

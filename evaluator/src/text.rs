@@ -250,6 +250,14 @@ fn http(out: &mut dyn Write, x: &HttpExchange) -> io::Result<()> {
     )?;
     headers(out, &q.headers)?;
     body(out, &q.body, false)?;
+    if let Some(e) = &x.first_attempt {
+        writeln!(
+            out,
+            "  first attempt on a kept-alive connection failed ({}: {}); sent again on a new connection",
+            e.kind.as_str(),
+            line(&e.message)
+        )?;
+    }
     match &x.outcome {
         HttpOutcome::Response(r) => {
             writeln!(

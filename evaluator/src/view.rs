@@ -149,6 +149,7 @@ fn observation(o: &Observation) -> Value {
             json!({
                 "kind": "http",
                 "connection": x.connection,
+                "first_attempt": x.first_attempt.as_ref().map(transport_error),
                 "request": {
                     "method": x.request.method,
                     "url": x.request.url,

@@ -239,6 +239,12 @@ pub struct HttpExchange {
     pub outcome: HttpOutcome,
     /// Connection id (shared with the [`TlsHandshake`] of that connection).
     pub connection: Option<u64>,
+    /// Set when the request was first written on a kept-alive connection that the
+    /// server had closed meanwhile (reset before any response byte) and was then sent
+    /// once more on a new connection: the error of that first attempt. Absent otherwise
+    /// (and in bundles written before this field existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_attempt: Option<TransportError>,
 }
 
 /// A request as sent.

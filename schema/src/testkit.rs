@@ -53,6 +53,7 @@ pub fn http_record(
                 body: body(response),
             }),
             connection: Some(1),
+            first_attempt: None,
         }),
         redactions: Vec::new(),
     }

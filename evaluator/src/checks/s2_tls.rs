@@ -1287,6 +1287,7 @@ mod tests {
                     body: testkit::body(b"plain HTTP\n"),
                 }),
                 connection: Some(9),
+                first_attempt: None,
             }),
         )
     }
@@ -1298,6 +1299,7 @@ mod tests {
                 request: get("http://127.0.0.1:80/"),
                 outcome: HttpOutcome::Error(terr(kind, "127.0.0.1:80: observed")),
                 connection: None,
+                first_attempt: None,
             }),
         )
     }
