@@ -15,90 +15,18 @@
 //! executes and 3.3.4e fails: the branch an operator's wrong claim (or a server that does
 //! not enforce scopes) produces.
 
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
+mod support;
+
+use std::path::Path;
 
 use mcp_probe_evaluator::check::Context;
 use mcp_probe_evaluator::evidence::Evidence;
 use mcp_probe_evaluator::grade::{implemented, run};
 use mcp_probe_evaluator::verdict::{LegOutcome, Verdict};
+use support::{collector, lab};
 
-const URL_LINE: &str = "mcp-collect: open this URL to log in: ";
-
-fn lab(var: &str) -> Option<String> {
-    if let Ok(v) = std::env::var(var) {
-        return Some(v);
-    }
-    let env_file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../lab/run/env");
-    let text = std::fs::read_to_string(env_file).ok()?;
-    text.lines()
-        .find_map(|l| l.strip_prefix(&format!("{var}=")))
-        .map(str::to_string)
-}
-
-fn collector() -> Option<PathBuf> {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
-    let p = target.join("debug/mcp-collect");
-    p.is_file().then_some(p)
-}
-
-/// `mcp-collect --no-browser` with `args`, playing the user when a login URL appears.
 fn collect(bin: &Path, home: &Path, url: &str, args: &[&str]) -> Evidence {
-    let mut child = Command::new(bin)
-        .env("MCP_PROBE_HOME", home)
-        .args(["--no-browser", "-o"])
-        .arg(home.join("out"))
-        .args(args)
-        .arg(url)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn mcp-collect");
-    let stderr = child.stderr.take().expect("stderr");
-    let (tx, rx) = mpsc::channel::<String>();
-    let reader = std::thread::spawn(move || {
-        let mut all = String::new();
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = tx.send(line.clone());
-            all.push_str(&line);
-            all.push('\n');
-        }
-        all
-    });
-    while let Ok(line) = rx.recv_timeout(Duration::from_secs(60)) {
-        if let Some(auth_url) = line.strip_prefix(URL_LINE) {
-            let browser = Path::new(env!("CARGO_MANIFEST_DIR")).join("../lab/oidc/browser.sh");
-            let out = Command::new("bash")
-                .arg(browser)
-                .arg(auth_url)
-                .arg("--deliver")
-                .output()
-                .expect("browser.sh");
-            assert!(
-                out.status.success(),
-                "browser.sh: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            break;
-        }
-    }
-    let out = child.wait_with_output().expect("wait mcp-collect");
-    let stderr = reader.join().expect("stderr reader");
-    assert_eq!(out.status.code(), Some(0), "{url}: {stderr}");
-    let path = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .next()
-        .expect("a bundle path")
-        .to_string();
-    let v = mcp_probe_schema::open(&std::fs::read(&path).expect("bundle"), &[])
-        .expect("bundle verifies");
-    Evidence::new(path, v)
+    support::collect_headless(bin, home, url, args).evidence
 }
 
 #[test]

@@ -5,8 +5,10 @@
 //! (`scripts/test.sh` runs `cargo build --workspace --bins` before the tests). Under
 //! `CI` a missing lab or binary fails these tests instead of skipping them.
 
+mod support;
+
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::OnceLock;
 
@@ -14,30 +16,7 @@ use mcp_probe_evaluator::check::Context;
 use mcp_probe_evaluator::evidence::Evidence;
 use mcp_probe_evaluator::grade::{implemented, run};
 use mcp_probe_evaluator::verdict::{LegOutcome, Outcome, Verdict};
-
-fn lab(var: &str) -> Option<String> {
-    if let Ok(v) = std::env::var(var) {
-        return Some(v);
-    }
-    let env_file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../lab/run/env");
-    if let Ok(text) = std::fs::read_to_string(env_file) {
-        if let Some(v) = text
-            .lines()
-            .find_map(|l| l.strip_prefix(&format!("{var}=")))
-        {
-            return Some(v.to_string());
-        }
-    }
-    None
-}
-
-fn collector() -> Option<PathBuf> {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
-    let p = target.join("debug/mcp-collect");
-    p.is_file().then_some(p)
-}
+use support::{collector, lab};
 
 const SERVERS: &[&str] = &[
     "LAB_PY2",

@@ -15,20 +15,22 @@
 //! (`scripts/test.sh` runs `cargo build --workspace --bins` before the tests). Under
 //! `CI` a missing lab variable or binary fails these tests instead of skipping them.
 
+mod support;
+
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
+use std::path::Path;
 use std::sync::OnceLock;
-use std::time::Duration;
 
 use mcp_probe_evaluator::check::Context;
 use mcp_probe_evaluator::evidence::Evidence;
 use mcp_probe_evaluator::grade::{implemented, run};
 use mcp_probe_evaluator::verdict::{LegOutcome, Outcome, Verdict};
+use support::{collector, lab, Run};
 
-const URL_LINE: &str = "mcp-collect: open this URL to log in: ";
+fn collect(bin: &Path, home: &Path, url: &str) -> Run {
+    support::collect_headless(bin, home, url, &[])
+}
+
 const VARS: &[&str] = &[
     "LAB_RS",
     "LAB_RS_LONG",
@@ -36,91 +38,6 @@ const VARS: &[&str] = &[
     "LAB_RS_UNBOUND",
     "LAB_PY2",
 ];
-
-fn lab(var: &str) -> Option<String> {
-    if let Ok(v) = std::env::var(var) {
-        return Some(v);
-    }
-    let env_file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../lab/run/env");
-    let text = std::fs::read_to_string(env_file).ok()?;
-    text.lines()
-        .find_map(|l| l.strip_prefix(&format!("{var}=")))
-        .map(str::to_string)
-}
-
-fn collector() -> Option<PathBuf> {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
-    let p = target.join("debug/mcp-collect");
-    p.is_file().then_some(p)
-}
-
-/// One `mcp-collect --no-browser` run and what it printed.
-struct Run {
-    evidence: Evidence,
-    stderr: String,
-    /// An authorization URL was printed and browser.sh completed the login.
-    logged_in: bool,
-}
-
-/// Run `mcp-collect --no-browser` on `url` with its own `home`; when it prints an
-/// authorization URL, play the user with browser.sh and deliver the redirect to its
-/// loopback listener (exactly as collector/tests/oauth_e2e.rs does).
-fn collect(bin: &Path, home: &Path, url: &str) -> Run {
-    let mut child = Command::new(bin)
-        .env("MCP_PROBE_HOME", home)
-        .args(["--no-browser", "-o"])
-        .arg(home.join("out"))
-        .arg(url)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn mcp-collect");
-    let stderr = child.stderr.take().expect("stderr");
-    let (tx, rx) = mpsc::channel::<String>();
-    let reader = std::thread::spawn(move || {
-        let mut all = String::new();
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = tx.send(line.clone());
-            all.push_str(&line);
-            all.push('\n');
-        }
-        all
-    });
-    let mut logged_in = false;
-    while let Ok(line) = rx.recv_timeout(Duration::from_secs(60)) {
-        if let Some(auth_url) = line.strip_prefix(URL_LINE) {
-            let browser = Path::new(env!("CARGO_MANIFEST_DIR")).join("../lab/oidc/browser.sh");
-            let out = Command::new("bash")
-                .arg(browser)
-                .arg(auth_url)
-                .arg("--deliver")
-                .output()
-                .expect("browser.sh");
-            assert!(
-                out.status.success(),
-                "browser.sh on {url}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            logged_in = true;
-            break;
-        }
-    }
-    let out = child.wait_with_output().expect("wait mcp-collect");
-    let stderr = reader.join().expect("stderr reader");
-    assert_eq!(out.status.code(), Some(0), "{url}: {stderr}");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let path = stdout.lines().next().expect("a bundle path").to_string();
-    let v = mcp_probe_schema::open(&std::fs::read(&path).expect("bundle"), &[])
-        .expect("bundle verifies");
-    Run {
-        evidence: Evidence::new(path, v),
-        stderr,
-        logged_in,
-    }
-}
 
 struct Lab {
     /// One bundle per variable of `VARS`.
