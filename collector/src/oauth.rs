@@ -1017,8 +1017,10 @@ impl Login {
         answer
     }
 
-    /// POST a form to the token endpoint with the client's authentication.
-    async fn token_request(
+    /// POST `form` to the token endpoint, authenticating the client the way its
+    /// registration says (`none`, `client_secret_post`, `client_secret_basic`), with every
+    /// secret registered for redaction before the exchange is recorded under `leg`.
+    async fn post_token_form(
         &self,
         client: &Client,
         journal: &Mutex<Journal>,
@@ -1026,16 +1028,15 @@ impl Login {
         reg: &Registration,
         mut form: Vec<(&str, &str)>,
         secrets: &[(&str, &str)],
-    ) -> Result<TokenResponse, LoginError> {
+    ) -> Result<Answer, LoginError> {
         let mut headers = vec![
             Header::new(header::CONTENT_TYPE, "application/x-www-form-urlencoded"),
             Header::new(header::ACCEPT, "application/json"),
         ];
         let mut secrets = secrets.to_vec();
-        let method = reg.token_endpoint_auth_method.as_deref().unwrap_or("none");
         if let Some(s) = &reg.client_secret {
             secrets.push((s, "client-secret"));
-            match method {
+            match reg.token_endpoint_auth_method.as_deref().unwrap_or("none") {
                 "client_secret_basic" => {
                     let enc = |v: &str| {
                         url::form_urlencoded::byte_serialize(v.as_bytes()).collect::<String>()
@@ -1065,7 +1066,22 @@ impl Login {
             head_only_stream: false,
             connect_to: None,
         };
-        let a = self.send(client, journal, leg, req, &secrets).await?;
+        self.send(client, journal, leg, req, &secrets).await
+    }
+
+    /// POST a form to the token endpoint with the client's authentication.
+    async fn token_request(
+        &self,
+        client: &Client,
+        journal: &Mutex<Journal>,
+        leg: &'static str,
+        reg: &Registration,
+        form: Vec<(&str, &str)>,
+        secrets: &[(&str, &str)],
+    ) -> Result<TokenResponse, LoginError> {
+        let a = self
+            .post_token_form(client, journal, leg, reg, form, secrets)
+            .await?;
         let url = self.metadata.token_endpoint.to_string();
         let access = str_field(&a.json, "access_token").filter(|s| !s.is_empty());
         let (200..=299, Some(access_token)) = (a.status, access) else {
@@ -1579,49 +1595,15 @@ impl Login {
             ));
         };
         let reg = entry.client;
-        let mut headers = vec![
-            Header::new(header::CONTENT_TYPE, "application/x-www-form-urlencoded"),
-            Header::new(header::ACCEPT, "application/json"),
-        ];
-        let mut secrets: Vec<(&str, &str)> = vec![(refresh_token, "refresh-token")];
-        let mut form: Vec<(&str, &str)> = vec![
+        let secrets: Vec<(&str, &str)> = vec![(refresh_token, "refresh-token")];
+        let form: Vec<(&str, &str)> = vec![
             ("grant_type", "refresh_token"),
             ("refresh_token", refresh_token),
             ("resource", resource),
         ];
-        if let Some(s) = &reg.client_secret {
-            secrets.push((s, "client-secret"));
-            match reg.token_endpoint_auth_method.as_deref().unwrap_or("none") {
-                "client_secret_basic" => {
-                    let enc = |v: &str| {
-                        url::form_urlencoded::byte_serialize(v.as_bytes()).collect::<String>()
-                    };
-                    let basic = base64::engine::general_purpose::STANDARD.encode(format!(
-                        "{}:{}",
-                        enc(&reg.client_id),
-                        enc(s)
-                    ));
-                    headers.push(Header::new(header::AUTHORIZATION, format!("Basic {basic}")));
-                }
-                "client_secret_post" => form.push(("client_secret", s)),
-                _ => {}
-            }
-        }
-        form.push(("client_id", &reg.client_id));
-        let body = url::form_urlencoded::Serializer::new(String::new())
-            .extend_pairs(form.iter())
-            .finish()
-            .into_bytes();
-        let req = Request {
-            method: "POST".into(),
-            url: self.metadata.token_endpoint.clone(),
-            headers,
-            body,
-            await_id: None,
-            head_only_stream: false,
-            connect_to: None,
-        };
-        let a = self.send(client, journal, leg, req, &secrets).await?;
+        let a = self
+            .post_token_form(client, journal, leg, &reg, form, &secrets)
+            .await?;
         Ok(RawGrant {
             status: a.status,
             access_token: str_field(&a.json, "access_token").filter(|s| !s.is_empty()),

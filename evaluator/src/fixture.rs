@@ -90,3 +90,25 @@ pub fn list_page(leg: &str, method: &str, id: i64, result: serde_json::Value) ->
     let body = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
     exchange(&[leg], &req, 200, "application/json", &body, &[])
 }
+
+/// The leg `id` of `o` (panics, printing the outcome, when there is none).
+pub fn leg<'a>(o: &'a crate::verdict::Outcome, id: &str) -> &'a crate::verdict::Leg {
+    o.legs
+        .iter()
+        .find(|l| l.id == id)
+        .unwrap_or_else(|| panic!("no leg {id} in {o:#?}"))
+}
+
+/// Assert that leg `id` of `o` has `outcome` and that its note contains every word.
+pub fn assert_leg(
+    o: &crate::verdict::Outcome,
+    id: &str,
+    outcome: crate::verdict::LegOutcome,
+    words: &[&str],
+) {
+    let l = leg(o, id);
+    assert_eq!(l.outcome, outcome, "{id}: {l:?}");
+    for w in words {
+        assert!(l.note.contains(w), "{id}: {w:?} not in {:?}", l.note);
+    }
+}

@@ -340,6 +340,7 @@ fn cacheable_fields(x: &Exchange<'_>, modern: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fixture::leg as leg_of;
     use crate::fixture::{evidence, exchange, session, skipped};
     use crate::grade::run;
     use crate::verdict::Verdict;
@@ -368,10 +369,6 @@ mod tests {
             )],
         );
         run(&C10_1, &ev, &Context::default())
-    }
-
-    fn leg_of<'a>(o: &'a Outcome, id: &str) -> &'a Leg {
-        o.legs.iter().find(|l| l.id == id).expect("leg")
     }
 
     #[test]

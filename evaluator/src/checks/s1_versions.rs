@@ -936,6 +936,7 @@ impl Check for Check1_1 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fixture::assert_leg as has;
     use crate::fixture::{evidence, exchange, session, skipped};
     use crate::grade::run;
     use crate::verdict::Verdict;
@@ -1069,18 +1070,6 @@ mod tests {
                 records,
             );
             run(&C1_1, &ev, &Context::default())
-        }
-    }
-
-    fn leg_of<'a>(o: &'a Outcome, id: &str) -> &'a Leg {
-        o.legs.iter().find(|l| l.id == id).expect("leg")
-    }
-
-    fn has(o: &Outcome, id: &str, outcome: LegOutcome, words: &[&str]) {
-        let l = leg_of(o, id);
-        assert_eq!(l.outcome, outcome, "{id}: {l:?}");
-        for w in words {
-            assert!(l.note.contains(w), "{id}: {w:?} not in {:?}", l.note);
         }
     }
 

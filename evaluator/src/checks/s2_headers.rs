@@ -276,6 +276,7 @@ impl Check for Check2_4 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fixture::assert_leg as has;
     use crate::fixture::{evidence, exchange, session, skipped};
     use crate::grade::run;
     use mcp_probe_schema::model::{ErrorKind, HttpOutcome, Observation, Record, TransportError};
@@ -337,14 +338,6 @@ mod tests {
             records,
         );
         run(&C2_4, &ev, &Context::default())
-    }
-
-    fn has(o: &Outcome, id: &str, outcome: LegOutcome, words: &[&str]) {
-        let l = o.legs.iter().find(|l| l.id == id).expect("leg");
-        assert_eq!(l.outcome, outcome, "{id}: {l:?}");
-        for w in words {
-            assert!(l.note.contains(w), "{id}: {w:?} not in {:?}", l.note);
-        }
     }
 
     /// py2, fastmcp and ts2 (lab.md §5): every missing or mismatching routing header draws

@@ -1178,6 +1178,7 @@ fn trust_leg(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fixture::leg as leg_of;
     use crate::fixture::{evidence, session};
     use crate::grade::run;
     use crate::verdict::Verdict;
@@ -1395,10 +1396,6 @@ mod tests {
 
     fn grade(ev: &Evidence) -> Outcome {
         run(&C2_2, ev, &Context::default())
-    }
-
-    fn leg_of<'a>(o: &'a Outcome, id: &str) -> &'a Leg {
-        o.legs.iter().find(|l| l.id == id).expect("leg present")
     }
 
     /// The lab's modern endpoint collected with `--ca-file`: chain leaf + CA, trusted by

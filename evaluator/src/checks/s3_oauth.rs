@@ -2776,6 +2776,7 @@ fn leg_3_3_4f(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fixture::leg as leg_of;
     use crate::fixture::{self, evidence, exchange, session, skipped, ENDPOINT as EP};
     use crate::grade::run;
     use base64::Engine;
@@ -2987,13 +2988,6 @@ mod tests {
         let mut ev = protected(lab_auth_records());
         ev.payload.tokens = vec![t];
         ev
-    }
-
-    fn leg_of<'a>(o: &'a Outcome, id: &str) -> &'a Leg {
-        o.legs
-            .iter()
-            .find(|l| l.id == id)
-            .unwrap_or_else(|| panic!("leg {id} in {o:#?}"))
     }
 
     fn grade(c: &dyn Check, ev: &Evidence) -> Outcome {

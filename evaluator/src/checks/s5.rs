@@ -836,6 +836,7 @@ impl Check for Check5_6_1 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fixture::leg as leg_of;
     use crate::fixture::{evidence, exchange, list_page, session, skipped};
     use crate::grade::run;
     use mcp_probe_schema::model::{ErrorKind, HttpOutcome, Observation, Record, TransportError};
@@ -851,13 +852,6 @@ mod tests {
     fn grade(check: &dyn Check, capabilities: Value, records: Vec<Record>) -> Outcome {
         let ev = evidence(Some(session(Some(REV), capabilities, None)), records);
         run(check, &ev, &Context::default())
-    }
-
-    fn leg_of<'a>(o: &'a Outcome, id: &str) -> &'a Leg {
-        o.legs
-            .iter()
-            .find(|l| l.id == id)
-            .unwrap_or_else(|| panic!("no leg {id} in {o:#?}"))
     }
 
     fn tool(name: &str, input: Value) -> Value {

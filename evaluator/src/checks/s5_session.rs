@@ -396,6 +396,7 @@ impl Check for Check5_2_3 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fixture::assert_leg as has;
     use crate::fixture::{evidence, exchange, session, skipped};
     use crate::grade::run;
     use mcp_probe_schema::model::{
@@ -511,14 +512,6 @@ mod tests {
             records,
         );
         run(&C5_2_3, &ev, &Context::default())
-    }
-
-    fn has(o: &Outcome, id: &str, outcome: LegOutcome, words: &[&str]) {
-        let l = o.legs.iter().find(|l| l.id == id).expect("leg");
-        assert_eq!(l.outcome, outcome, "{id}: {l:?}");
-        for w in words {
-            assert!(l.note.contains(w), "{id}: {w:?} not in {:?}", l.note);
-        }
     }
 
     #[test]
