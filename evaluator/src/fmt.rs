@@ -46,50 +46,7 @@ pub fn hex(bytes: &[u8]) -> String {
     hex::encode(bytes)
 }
 
-fn is_unsafe(c: char) -> bool {
-    // C0, DEL and C1 controls (ESC starts terminal escape sequences), and the bidi
-    // overrides and isolates that reorder what a reader sees.
-    c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-}
-
-fn escape(c: char, out: &mut String) {
-    match c {
-        '\r' => out.push_str("\\r"),
-        '\n' => out.push_str("\\n"),
-        '\t' => out.push_str("\\t"),
-        c => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
-    }
-}
-
-/// Untrusted text for one line of terminal output: every control character (line
-/// breaks included) and bidi override is shown escaped (`\n`, `\u{1b}`).
-pub fn line(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        if is_unsafe(c) {
-            escape(c, &mut out);
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// Untrusted text for a block of terminal output: line breaks and tabs stay, every other
-/// control character and bidi override is shown escaped. `\r\n` becomes `\n`.
-pub fn block(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\r' if chars.peek() == Some(&'\n') => {}
-            '\n' | '\t' => out.push(c),
-            c if is_unsafe(c) => escape(c, &mut out),
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub use mcp_probe_schema::term::{block, line};
 
 /// Bytes as lossy UTF-8 for one line of output.
 pub fn bytes_line(b: &[u8]) -> String {

@@ -6,6 +6,7 @@
 //! * [`redact`]: credential redaction applied to every record before it is hashed.
 //! * [`sse`] and [`derive`](mod@derive): parsing of stored bodies shared by collector and grader.
 //! * [`tlswire`]: the legacy-TLS ClientHello and the reading of a server's first bytes.
+//! * [`term`]: escaping untrusted text for a terminal (both binaries).
 //! * [`vocab`]: revision names, header names, leg ids, error codes.
 //!
 //! This crate does no I/O besides what callers hand it, and never touches the network,
@@ -16,6 +17,7 @@ pub mod derive;
 pub mod model;
 pub mod redact;
 pub mod sse;
+pub mod term;
 pub mod testkit;
 pub mod tlswire;
 pub mod vocab;

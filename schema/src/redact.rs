@@ -91,6 +91,83 @@ impl Redactor {
         }
     }
 
+    /// Replace every known secret, in every encoding the redactor knows, in `bytes`.
+    /// True when something was replaced. (Scaffold: issue 8 widens the encodings.)
+    pub fn scrub_bytes(&self, bytes: &mut Vec<u8>) -> bool {
+        let mut any = false;
+        for (secret, _) in &self.known {
+            let fp = fingerprint(secret);
+            any |= replace_forms(bytes, &encodings(secret), fp.as_bytes());
+        }
+        any
+    }
+
+    /// [`Redactor::scrub_bytes`] for text.
+    pub fn scrub_str(&self, s: &str) -> String {
+        let mut b = s.as_bytes().to_vec();
+        if self.scrub_bytes(&mut b) {
+            String::from_utf8_lossy(&b).into_owned()
+        } else {
+            s.to_string()
+        }
+    }
+
+    /// Scrub every string (keys included) of a JSON value.
+    pub fn scrub_json(&self, v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::String(s) => *s = self.scrub_str(s),
+            serde_json::Value::Array(a) => a.iter_mut().for_each(|x| self.scrub_json(x)),
+            serde_json::Value::Object(m) => {
+                let old = std::mem::take(m);
+                for (k, mut x) in old {
+                    self.scrub_json(&mut x);
+                    m.insert(self.scrub_str(&k), x);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Scrub every text and byte-string leaf of any serialisable value, generically (a
+    /// field added to the model later is covered without a new call site).
+    pub fn scrub_serde<T>(&self, v: &T) -> T
+    where
+        T: serde::Serialize + serde::de::DeserializeOwned + Clone,
+    {
+        if self.known.is_empty() {
+            return v.clone();
+        }
+        let Ok(mut value) = ciborium::Value::serialized(v) else {
+            return v.clone();
+        };
+        self.scrub_cbor(&mut value);
+        value.deserialized().unwrap_or_else(|_| v.clone())
+    }
+
+    fn scrub_cbor(&self, v: &mut ciborium::Value) {
+        use ciborium::Value as V;
+        match v {
+            V::Text(s) => *s = self.scrub_str(s),
+            V::Bytes(b) => {
+                self.scrub_bytes(b);
+            }
+            V::Array(a) => a.iter_mut().for_each(|x| self.scrub_cbor(x)),
+            V::Map(m) => m.iter_mut().for_each(|(k, x)| {
+                self.scrub_cbor(k);
+                self.scrub_cbor(x);
+            }),
+            V::Tag(_, x) => self.scrub_cbor(x),
+            _ => {}
+        }
+    }
+
+    /// True when `bytes` still hold a known secret in an encoding the redactor knows.
+    pub fn leaks(&self, bytes: &[u8]) -> bool {
+        self.known
+            .iter()
+            .any(|(s, _)| encodings(s).iter().any(|f| find(bytes, f)))
+    }
+
     fn redact_found(&self, record: &mut Record) -> Vec<(Vec<u8>, String)> {
         let Observation::Http(x) = &mut record.observation else {
             return Vec::new();
@@ -217,6 +294,10 @@ fn replace_forms(hay: &mut Vec<u8>, forms: &[Vec<u8>], with: &[u8]) -> bool {
         }
     }
     any
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> bool {
+    !needle.is_empty() && hay.windows(needle.len()).any(|w| w == needle)
 }
 
 /// Replace every occurrence of `needle` in `hay`; `None` when there is none.
