@@ -1,6 +1,6 @@
 //! Redaction of credentials before a record is hashed (design.md §3).
 //!
-//! Three layers, each applied to every HTTP exchange:
+//! Three layers. The first two read HTTP exchanges; the third covers every record kind:
 //! 1. **Headers by name**: `Authorization`/`Proxy-Authorization` keep their scheme word
 //!    and lose the credential; `Cookie` and `Set-Cookie` keep cookie names and
 //!    attributes and lose the values.
@@ -8,19 +8,67 @@
 //!    `refresh_token`, `client_secret`, `code_verifier`, …) in JSON bodies (also inside
 //!    SSE `data:` lines), form bodies and query strings. `code` is only treated as a
 //!    credential in forms and query strings, where OAuth carries authorization codes;
-//!    in JSON it is the JSON-RPC error code or an ordinary argument name.
-//! 3. **Known secrets**: every credential value the collector itself holds (bearer
-//!    token, refresh token, client secret) and every value found by layers 1-2 is
-//!    replaced wherever else it occurs in the record (an echoing server, a token in an
-//!    error message), raw, percent-encoded and JSON-escaped. Only values of at least
-//!    6 bytes are chased this way; a shorter header credential (`Cookie: theme=1`) is
-//!    fingerprinted in its header only.
+//!    in JSON it is the JSON-RPC error code or an ordinary argument name. The
+//!    distinctive names are also looked for as `NAME=value` / `"NAME":"value"` in
+//!    every text and byte string of any record (error messages, skip reasons, …).
+//! 3. **Known secrets, everywhere**: every credential value the collector holds
+//!    (bearer token, refresh token, client secret), every value found by layers 1-2 and
+//!    every value learned from an earlier record is replaced in *every* text and byte
+//!    string of the record (the observation is walked generically through its serde
+//!    form, so a field added to the model later is covered without new code): URL,
+//!    header names and values, bodies, reason phrases, skip reasons, transport error
+//!    messages (`HttpOutcome::Error`, `BodyEnd::Error`, `first_attempt`), TLS handshake
+//!    and verification errors, legacy-TLS server bytes, DNS host and errors. Only values
+//!    of at least 6 bytes are chased this way; a shorter header credential
+//!    (`Cookie: theme=1`) is fingerprinted in its header only.
 //!
-//! A value is replaced by `redacted:sha256:<hex>` of the value, and the record lists what
-//! was replaced and where.
+//! A value is replaced by `redacted:sha256:<hex>` of the value (always of the raw
+//! secret, whatever encoding was found), and the record lists what was replaced and
+//! where (`request.url`, `request.header:<Name>`, `request.body`,
+//! `response.header:<Name>`, `response.body`, or the serde path of any other field, e.g.
+//! `skipped.reason`, `http.outcome.error.message`, `tls.error.message`).
+//!
+//! # Encodings searched (layer 3)
+//!
+//! For every secret: raw; percent-encoded in upper, lower or mixed case with any subset
+//! of characters encoded; form encoding (space as `+`); JSON string escapes with any
+//! subset of characters written as `\uXXXX` (either case, surrogate pairs included),
+//! `\/`, `\\`, `\"` and the short escapes, also mixed with percent-encoding; base64
+//! and base64url with or without padding, including the secret at any byte offset
+//! inside a larger encoded blob (`Basic` credentials, base64 of `anything:secret`): the
+//! characters that depend only on the secret are searched for each of the three byte
+//! phases; hex in either case.
+//!
+//! # Cut secrets
+//!
+//! A secret cut by the body cap, an SSE event boundary or a chunk boundary leaves a
+//! prefix or a suffix. Any run of 8 or more bytes (after decoding the escapes above)
+//! that is a prefix or a suffix of a known secret is treated as a hit and replaced,
+//! extended as far as it keeps matching. The cost is false positives: unrelated text
+//! that happens to share the first or last 8 characters of a secret loses them (for
+//! example the common `eyJhbGci` start of another JWT when the secret is a JWT). Where
+//! hits of different secrets overlap, the longest match names the replacement.
+//!
+//! # Limits (what cannot be caught)
+//!
+//! A secret the server transforms with anything the redactor does not know: encrypted,
+//! hashed, signed with its own key, compressed, reversed or otherwise rearranged;
+//! encoded twice (`%2541`, base64 of base64, percent-encoded JSON escapes); encodings not
+//! listed above (HTML entities, quoted-printable, base32, UTF-16, base64 wrapped across
+//! lines); split into pieces shorter than 8 bytes, or cut so that only a middle piece
+//! remains; a piece adjacent to a stray `%` or `\` that makes the first escape decode
+//! differently can lose up to 5 bytes of its start to the stray escape (so only a
+//! shorter prefix remains); base64 hits leave the one or two characters at each edge
+//! that also carry bits of the neighbouring bytes; hex is searched whole, not as cut
+//! pieces. Secrets shorter than 6 bytes are only replaced where a header rule found
+//! them. [`Redactor::leaks`] is the backstop the collector runs before hashing: it
+//! reports any hit the scrub would make, in the same encodings.
 
 use crate::bundle::fingerprint;
-use crate::model::{Body, Header, HttpOutcome, Observation, Record, Redaction};
+use crate::model::{Body, Header, Observation, Record, Redaction};
+
+mod engine;
+use engine::Engine;
 
 /// JSON object keys whose string values are credentials.
 const JSON_SECRET_KEYS: &[&str] = &[
@@ -57,6 +105,7 @@ const MIN_SECRET_LEN: usize = 6;
 #[derive(Default, Clone)]
 pub struct Redactor {
     known: Vec<(Vec<u8>, String)>,
+    engine: Engine,
 }
 
 impl std::fmt::Debug for Redactor {
@@ -65,20 +114,50 @@ impl std::fmt::Debug for Redactor {
     }
 }
 
+/// Shortest first: drop a candidate that is only an encoding of one already kept (a
+/// form value seen percent-encoded in free text), so the fingerprint is the decoded
+/// value's.
+fn dedup(mut candidates: Vec<(Vec<u8>, String)>) -> Vec<(Vec<u8>, String)> {
+    candidates.sort_by_key(|s| s.0.len());
+    let mut kept: Vec<(Vec<u8>, String)> = Vec::with_capacity(candidates.len());
+    for (v, what) in candidates {
+        if !kept
+            .iter()
+            .any(|(s, _)| *s == v || Engine::is_form_of(&v, s))
+        {
+            kept.push((v, what));
+        }
+    }
+    kept
+}
+
 impl Redactor {
     /// A redactor with no known secrets (header and field rules still apply).
     pub fn new() -> Redactor {
         Redactor::default()
     }
 
-    /// Register a live credential; it is replaced wherever it occurs.
+    /// Register a live credential; it is replaced wherever it occurs, in every
+    /// encoding the redactor knows. Values shorter than 6 bytes are ignored.
     pub fn add_secret(&mut self, value: &[u8], what: &str) {
-        if value.len() >= MIN_SECRET_LEN && !self.known.iter().any(|(v, _)| v == value) {
-            self.known.push((value.to_vec(), what.to_string()));
+        self.add_many(std::iter::once((value.to_vec(), what.to_string())));
+    }
+
+    fn add_many(&mut self, values: impl IntoIterator<Item = (Vec<u8>, String)>) {
+        let before = self.known.len();
+        for (v, what) in values {
+            if v.len() >= MIN_SECRET_LEN && !self.known.iter().any(|(s, _)| *s == v) {
+                self.known.push((v, what));
+            }
+        }
+        if self.known.len() != before {
+            self.known = dedup(std::mem::take(&mut self.known));
+            self.engine = Engine::new(&self.known);
         }
     }
 
-    /// Redact `record` in place. Non-HTTP records carry no credentials.
+    /// Redact `record` in place: the header and field rules on an HTTP exchange, then
+    /// every known secret in every string and byte string of any record kind.
     pub fn redact(&self, record: &mut Record) {
         self.redact_found(record);
     }
@@ -86,34 +165,39 @@ impl Redactor {
     /// Redact `record`, and remember every credential found in it so later records
     /// are redacted of it too (a server that leaks a token twice).
     pub fn redact_and_learn(&mut self, record: &mut Record) {
-        for (v, what) in self.redact_found(record) {
-            self.add_secret(&v, &what);
-        }
+        let found = self.redact_found(record);
+        self.add_many(found);
     }
 
-    /// Replace every known secret, in every encoding the redactor knows, in `bytes`.
-    /// True when something was replaced. (Scaffold: issue 8 widens the encodings.)
+    /// Replace every known secret, in every encoding the redactor knows, and every
+    /// prefix or suffix of 8 bytes or more, in `bytes`. True when something was
+    /// replaced.
     pub fn scrub_bytes(&self, bytes: &mut Vec<u8>) -> bool {
-        let mut any = false;
-        for (secret, _) in &self.known {
-            let fp = fingerprint(secret);
-            any |= replace_forms(bytes, &encodings(secret), fp.as_bytes());
+        match self.engine.scrub(bytes) {
+            Some((out, _)) => {
+                *bytes = out;
+                true
+            }
+            None => false,
         }
-        any
     }
 
     /// [`Redactor::scrub_bytes`] for text.
     pub fn scrub_str(&self, s: &str) -> String {
-        let mut b = s.as_bytes().to_vec();
-        if self.scrub_bytes(&mut b) {
-            String::from_utf8_lossy(&b).into_owned()
-        } else {
-            s.to_string()
+        match self.engine.scrub(s.as_bytes()) {
+            Some((out, _)) => match String::from_utf8(out) {
+                Ok(s) => s,
+                Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+            },
+            None => s.to_string(),
         }
     }
 
     /// Scrub every string (keys included) of a JSON value.
     pub fn scrub_json(&self, v: &mut serde_json::Value) {
+        if self.engine.is_empty() {
+            return;
+        }
         match v {
             serde_json::Value::String(s) => *s = self.scrub_str(s),
             serde_json::Value::Array(a) => a.iter_mut().for_each(|x| self.scrub_json(x)),
@@ -128,74 +212,84 @@ impl Redactor {
         }
     }
 
-    /// Scrub every text and byte-string leaf of any serialisable value, generically (a
-    /// field added to the model later is covered without a new call site).
+    /// Scrub every text and byte-string leaf and every text map key of any serialisable
+    /// value, generically (a field added to the model later is covered without a new
+    /// call site).
+    ///
+    /// The value goes through its serde form. Should a replacement break it (a
+    /// secret equal to a field or variant name), the walk is redone leaving alone texts
+    /// that look like identifiers (`[a-z0-9_]`, the shape of every serde field and
+    /// variant name); what such a text still holds is then left to
+    /// [`Redactor::leaks`]. A value whose serde form cannot be built or read back at
+    /// all is returned as it was: callers hash nothing without [`Redactor::leaks`].
     pub fn scrub_serde<T>(&self, v: &T) -> T
     where
         T: serde::Serialize + serde::de::DeserializeOwned + Clone,
     {
-        if self.known.is_empty() {
+        if self.engine.is_empty() {
             return v.clone();
         }
-        let Ok(mut value) = ciborium::Value::serialized(v) else {
+        let Ok(tree) = ciborium::Value::serialized(v) else {
             return v.clone();
         };
-        self.scrub_cbor(&mut value);
-        value.deserialized().unwrap_or_else(|_| v.clone())
-    }
-
-    fn scrub_cbor(&self, v: &mut ciborium::Value) {
-        use ciborium::Value as V;
-        match v {
-            V::Text(s) => *s = self.scrub_str(s),
-            V::Bytes(b) => {
-                self.scrub_bytes(b);
+        for protect in [false, true] {
+            let mut t = tree.clone();
+            let mut changed = false;
+            walk_mut(&mut t, &mut Vec::new(), protect, &mut |_, leaf| match self
+                .engine
+                .scrub(leaf.bytes())
+            {
+                Some((out, _)) => {
+                    leaf.set(out);
+                    changed = true;
+                }
+                None => {}
+            });
+            if !changed {
+                return v.clone();
             }
-            V::Array(a) => a.iter_mut().for_each(|x| self.scrub_cbor(x)),
-            V::Map(m) => m.iter_mut().for_each(|(k, x)| {
-                self.scrub_cbor(k);
-                self.scrub_cbor(x);
-            }),
-            V::Tag(_, x) => self.scrub_cbor(x),
-            _ => {}
+            if let Ok(x) = t.deserialized() {
+                return x;
+            }
         }
+        v.clone()
     }
 
-    /// True when `bytes` still hold a known secret in an encoding the redactor knows.
+    /// True when `bytes` still hold a known secret in an encoding the redactor knows,
+    /// or a prefix or suffix of one of 8 bytes or more: exactly what
+    /// [`Redactor::scrub_bytes`] would replace (so never true of its output). Stops at
+    /// the first hit.
     pub fn leaks(&self, bytes: &[u8]) -> bool {
-        self.known
-            .iter()
-            .any(|(s, _)| encodings(s).iter().any(|f| find(bytes, f)))
+        self.engine.any(bytes)
     }
 
     fn redact_found(&self, record: &mut Record) -> Vec<(Vec<u8>, String)> {
-        let Observation::Http(x) = &mut record.observation else {
-            return Vec::new();
-        };
         let mut found: Vec<(Vec<u8>, String, String)> = Vec::new(); // value, what, location
         let red = &mut record.redactions;
 
-        redact_headers(&mut x.request.headers, "request", red, &mut found);
-        collect_query(&x.request.url, &mut found);
-        collect_body(
-            &x.request.headers,
-            &x.request.body,
-            "request.body",
-            &mut found,
-        );
-        scan_text(x.request.url.as_bytes(), &mut found);
-        x.request
-            .headers
-            .iter()
-            .for_each(|h| scan_text(&h.value, &mut found));
-        scan_text(&x.request.body.bytes, &mut found);
-        if let HttpOutcome::Response(resp) = &mut x.outcome {
-            redact_headers(&mut resp.headers, "response", red, &mut found);
-            collect_body(&resp.headers, &resp.body, "response.body", &mut found);
-            resp.headers
-                .iter()
-                .for_each(|h| scan_text(&h.value, &mut found));
-            scan_text(&resp.body.bytes, &mut found);
+        // Layers 1 and 2 on an HTTP exchange.
+        let mut names: (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
+        if let Observation::Http(x) = &mut record.observation {
+            redact_headers(&mut x.request.headers, "request", red, &mut found);
+            collect_query(&x.request.url, &mut found);
+            collect_body(
+                &x.request.headers,
+                &x.request.body,
+                "request.body",
+                &mut found,
+            );
+            names.0 = x.request.headers.iter().map(|h| h.name.clone()).collect();
+            if let crate::model::HttpOutcome::Response(resp) = &mut x.outcome {
+                redact_headers(&mut resp.headers, "response", red, &mut found);
+                collect_body(&resp.headers, &resp.body, "response.body", &mut found);
+                names.1 = resp.headers.iter().map(|h| h.name.clone()).collect();
+            }
+        }
+
+        // Every string and byte string of the observation, whatever its kind.
+        let tree = ciborium::Value::serialized(&record.observation).ok();
+        if let Some(tree) = &tree {
+            walk(tree, &mut |b| scan_text(b, &mut found));
         }
 
         let mut candidates: Vec<(Vec<u8>, String)> = self.known.clone();
@@ -207,122 +301,204 @@ impl Redactor {
                 candidates.push((v.clone(), what.clone()));
             }
         }
-        // A free-text hit may be the percent-encoded form of a value a field rule already
-        // decoded (`code_verifier=a%7Eb` in a form body). Such a form is replaced as an
-        // encoding of the kept value, so the fingerprint is the value's, as everywhere
-        // else. Encodings are longer than what they encode: deciding shortest first keeps
-        // the value a dropped form belongs to.
-        candidates.sort_by_key(|s| s.0.len());
-        let mut secrets: Vec<(Vec<u8>, String)> = Vec::with_capacity(candidates.len());
-        for (v, what) in candidates {
-            if !secrets.iter().any(|(s, _)| encodings(s).contains(&v)) {
-                secrets.push((v, what));
-            }
-        }
-        // Longest first, so a token that contains another secret is replaced whole.
-        secrets.sort_by_key(|s| std::cmp::Reverse(s.0.len()));
+        let learned = candidates.len() != self.known.len();
+        let secrets = if learned {
+            dedup(candidates)
+        } else {
+            self.known.clone()
+        };
+        let built;
+        let engine = if learned {
+            built = Engine::new(&secrets);
+            &built
+        } else {
+            &self.engine
+        };
+        let (Some(tree), false) = (tree, engine.is_empty()) else {
+            return secrets;
+        };
 
-        for (secret, what) in &secrets {
-            let fp = fingerprint(secret);
-            let forms = encodings(secret);
-            let hit = |location: &str, red: &mut Vec<Redaction>| {
-                if !red
-                    .iter()
-                    .any(|r| r.location == location && r.fingerprint == fp)
-                {
-                    red.push(Redaction {
-                        location: location.to_string(),
-                        what: what.clone(),
-                        fingerprint: fp.clone(),
-                    });
-                }
+        let hit = |location: &str, secret: usize, red: &mut Vec<Redaction>| {
+            let s = engine.secret(secret);
+            // A location is server-controlled text too (a header name).
+            let location = match engine.scrub(location.as_bytes()) {
+                Some((out, _)) => String::from_utf8_lossy(&out).into_owned(),
+                None => location.to_string(),
             };
-            let mut url = x.request.url.clone().into_bytes();
-            if replace_forms(&mut url, &forms, fp.as_bytes()) {
-                x.request.url = String::from_utf8_lossy(&url).into_owned();
-                hit("request.url", red);
+            if !red
+                .iter()
+                .any(|r| r.location == location && r.fingerprint == s.fingerprint)
+            {
+                red.push(Redaction {
+                    location,
+                    what: s.what.clone(),
+                    fingerprint: s.fingerprint.clone(),
+                });
             }
-            for h in &mut x.request.headers {
-                if replace_forms(&mut h.value, &forms, fp.as_bytes()) {
-                    hit(&format!("request.header:{}", h.name), red);
+        };
+        for protect in [false, true] {
+            let mut t = tree.clone();
+            let mut hits: Vec<(String, usize)> = Vec::new();
+            walk_mut(&mut t, &mut Vec::new(), protect, &mut |path, leaf| {
+                if let Some((out, secrets)) = engine.scrub(leaf.bytes()) {
+                    leaf.set(out);
+                    let location = location(path, &names);
+                    hits.extend(secrets.into_iter().map(|s| (location.clone(), s)));
                 }
+            });
+            if hits.is_empty() {
+                return secrets;
             }
-            if replace_forms(&mut x.request.body.bytes, &forms, fp.as_bytes()) {
-                hit("request.body", red);
-            }
-            if let HttpOutcome::Response(resp) = &mut x.outcome {
-                for h in &mut resp.headers {
-                    if replace_forms(&mut h.value, &forms, fp.as_bytes()) {
-                        hit(&format!("response.header:{}", h.name), red);
-                    }
+            if let Ok(obs) = t.deserialized::<Observation>() {
+                record.observation = obs;
+                for (location, s) in hits {
+                    hit(&location, s, &mut record.redactions);
                 }
-                if replace_forms(&mut resp.body.bytes, &forms, fp.as_bytes()) {
-                    hit("response.body", red);
-                }
+                return secrets;
             }
         }
+        // Unreachable for the model's types (every serde name is an identifier, left
+        // alone by the second walk). Fail closed: drop the observation rather than keep
+        // a secret in it.
+        record.observation = Observation::Skipped {
+            reason: "the redactor could not rewrite this observation; dropped".into(),
+        };
         secrets
     }
 }
 
-/// The forms in which a secret may appear in bytes: raw, percent-encoded, JSON-escaped.
-fn encodings(secret: &[u8]) -> Vec<Vec<u8>> {
-    let mut forms = vec![secret.to_vec()];
-    let pct: Vec<u8> = url::form_urlencoded::byte_serialize(secret)
-        .collect::<String>()
-        .into_bytes();
-    if pct != secret {
-        forms.push(pct);
+/// A step of the path to a leaf of a serde tree.
+#[derive(Clone, Debug)]
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+/// The `Redaction.location` of the leaf at `path`: the names used since the first
+/// version for the HTTP parts, else the serde path joined with dots.
+fn location(path: &[Step], names: &(Vec<String>, Vec<String>)) -> String {
+    let keys: Vec<&str> = path
+        .iter()
+        .map(|s| match s {
+            Step::Key(k) => k.as_str(),
+            Step::Index(_) => "#",
+        })
+        .collect();
+    let index = |i: usize| match path.get(i) {
+        Some(Step::Index(n)) => *n,
+        _ => usize::MAX,
+    };
+    let name = |v: &Vec<String>, n: usize| v.get(n).cloned().unwrap_or_default();
+    match keys.as_slice() {
+        ["http", "request", "url"] => "request.url".into(),
+        ["http", "request", "body", "bytes"] => "request.body".into(),
+        ["http", "request", "headers", "#", "value"] => {
+            format!("request.header:{}", name(&names.0, index(3)))
+        }
+        ["http", "outcome", "response", "body", "bytes"] => "response.body".into(),
+        ["http", "outcome", "response", "headers", "#", "value"] => {
+            format!("response.header:{}", name(&names.1, index(4)))
+        }
+        _ => path
+            .iter()
+            .map(|s| match s {
+                Step::Key(k) => k.clone(),
+                Step::Index(n) => n.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("."),
     }
-    if let Ok(s) = std::str::from_utf8(secret) {
-        if let Ok(j) = serde_json::to_string(s) {
-            let inner = j.as_bytes()[1..j.len() - 1].to_vec();
-            if inner != secret {
-                forms.push(inner);
+}
+
+/// A text or byte-string leaf of a serde tree.
+enum Leaf<'a> {
+    Text(&'a mut String),
+    Bytes(&'a mut Vec<u8>),
+}
+
+impl Leaf<'_> {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Leaf::Text(s) => s.as_bytes(),
+            Leaf::Bytes(b) => b,
+        }
+    }
+
+    fn set(&mut self, out: Vec<u8>) {
+        match self {
+            Leaf::Text(s) => {
+                **s = match String::from_utf8(out) {
+                    Ok(s) => s,
+                    Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+                }
+            }
+            Leaf::Bytes(b) => **b = out,
+        }
+    }
+}
+
+/// Texts shaped like a serde field or variant name.
+fn is_identifier(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 64
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+}
+
+/// Visit every text and byte string of `v` (map keys included).
+fn walk(v: &ciborium::Value, f: &mut impl FnMut(&[u8])) {
+    use ciborium::Value as V;
+    match v {
+        V::Text(s) => f(s.as_bytes()),
+        V::Bytes(b) => f(b),
+        V::Array(a) => a.iter().for_each(|x| walk(x, f)),
+        V::Map(m) => m.iter().for_each(|(k, x)| {
+            walk(k, f);
+            walk(x, f);
+        }),
+        V::Tag(_, x) => walk(x, f),
+        _ => {}
+    }
+}
+
+/// Visit every text and byte string of `v` mutably, with its path (map keys included;
+/// with `protect`, texts shaped like identifiers are skipped).
+fn walk_mut(
+    v: &mut ciborium::Value,
+    path: &mut Vec<Step>,
+    protect: bool,
+    f: &mut impl FnMut(&[Step], &mut Leaf<'_>),
+) {
+    use ciborium::Value as V;
+    match v {
+        V::Text(s) => {
+            if !(protect && is_identifier(s)) {
+                f(path, &mut Leaf::Text(s));
             }
         }
-    }
-    forms
-}
-
-fn replace_forms(hay: &mut Vec<u8>, forms: &[Vec<u8>], with: &[u8]) -> bool {
-    let mut any = false;
-    for f in forms {
-        if let Some(new) = replace_all(hay, f, with) {
-            *hay = new;
-            any = true;
+        V::Bytes(b) => f(path, &mut Leaf::Bytes(b)),
+        V::Array(a) => {
+            for (i, x) in a.iter_mut().enumerate() {
+                path.push(Step::Index(i));
+                walk_mut(x, path, protect, f);
+                path.pop();
+            }
         }
-    }
-    any
-}
-
-fn find(hay: &[u8], needle: &[u8]) -> bool {
-    !needle.is_empty() && hay.windows(needle.len()).any(|w| w == needle)
-}
-
-/// Replace every occurrence of `needle` in `hay`; `None` when there is none.
-pub fn replace_all(hay: &[u8], needle: &[u8], with: &[u8]) -> Option<Vec<u8>> {
-    if needle.is_empty() || hay.len() < needle.len() {
-        return None;
-    }
-    let mut out: Option<Vec<u8>> = None;
-    let mut i = 0;
-    let mut last = 0;
-    while i + needle.len() <= hay.len() {
-        if hay[i] == needle[0] && &hay[i..i + needle.len()] == needle {
-            let o = out.get_or_insert_with(|| Vec::with_capacity(hay.len()));
-            o.extend_from_slice(&hay[last..i]);
-            o.extend_from_slice(with);
-            i += needle.len();
-            last = i;
-        } else {
-            i += 1;
+        V::Map(m) => {
+            for (k, x) in m.iter_mut() {
+                let step = match k {
+                    V::Text(s) => Step::Key(s.clone()),
+                    _ => Step::Key(String::new()),
+                };
+                walk_mut(k, path, protect, f);
+                path.push(step);
+                walk_mut(x, path, protect, f);
+                path.pop();
+            }
         }
+        V::Tag(_, x) => walk_mut(x, path, protect, f),
+        _ => {}
     }
-    out.map(|mut o| {
-        o.extend_from_slice(&hay[last..]);
-        o
-    })
 }
 
 fn redact_headers(

@@ -1,0 +1,560 @@
+//! The known-secret matcher behind [`Redactor`](super::Redactor): finds every secret in
+//! every supported encoding, and its cut pieces, in arbitrary bytes, and maps each hit
+//! back to the span of bytes it occupies.
+//!
+//! How: the haystack is decoded into up to four *normalised streams* (as written;
+//! JSON escapes and percent escapes both decoded; JSON escapes only; percent escapes
+//! only), each a sequence of units with a sparse map from unit to haystack span. In
+//! every stream, a space and a `+` are the same unit (form encoding), and so they are in
+//! the secrets. The secrets' 8-unit prefixes and suffixes (the whole secret when it is
+//! shorter), the stable cores of their base64 and base64url encodings at each of the
+//! three byte phases, are searched with one Aho-Corasick automaton over every stream; a
+//! prefix hit is extended forwards and a suffix hit backwards as far as the stream keeps
+//! matching the secret. Hex (either case) is searched in the bytes as written. Hits are
+//! merged into disjoint byte spans; where spans of different secrets overlap, the
+//! longest match names the span.
+
+use std::borrow::Cow;
+
+use aho_corasick::{AhoCorasick, MatchKind};
+use base64::Engine as _;
+
+use crate::bundle::fingerprint;
+
+/// A prefix or suffix of a secret this long (in decoded bytes) or longer is a hit.
+pub(crate) const MIN_PIECE: usize = 8;
+
+/// Shortest base64 core searched (shorter ones would match unrelated base64).
+const MIN_CORE: usize = 6;
+
+/// A scrub is repeated until the output holds no hit, at most this many times.
+const MAX_PASSES: usize = 4;
+
+/// One secret the engine searches for.
+#[derive(Clone)]
+pub(crate) struct Secret {
+    /// The value as held or learned (the fingerprint is of these bytes).
+    pub(crate) raw: Vec<u8>,
+    /// The value with spaces as `+`, as compared against the streams.
+    canon: Vec<u8>,
+    /// What kind of credential (`bearer-token`, `refresh_token`, …).
+    pub(crate) what: String,
+    /// `redacted:sha256:<hex>` of `raw`.
+    pub(crate) fingerprint: String,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// The whole secret (secrets shorter than [`MIN_PIECE`]) or one of its exact
+    /// encodings (a base64 core, hex): the hit is exactly the match.
+    Exact,
+    /// The first [`MIN_PIECE`] units, extended forwards.
+    Prefix,
+    /// The last [`MIN_PIECE`] units, extended backwards.
+    Suffix,
+}
+
+#[derive(Clone, Copy)]
+struct Pattern {
+    secret: usize,
+    kind: Kind,
+}
+
+/// A byte span of the haystack held by `secret`; `weight` is how many bytes of the
+/// secret the match covered (the longest match names a merged span).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Span {
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+    pub(crate) secret: usize,
+    weight: usize,
+}
+
+/// The compiled search for a set of secrets.
+#[derive(Clone, Default)]
+pub(crate) struct Engine {
+    secrets: Vec<Secret>,
+    text: Option<AhoCorasick>,
+    text_patterns: Vec<Pattern>,
+    hex: Option<AhoCorasick>,
+    hex_patterns: Vec<Pattern>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Engine({} secrets)", self.secrets.len())
+    }
+}
+
+fn canon(b: u8) -> u8 {
+    if b == b' ' {
+        b'+'
+    } else {
+        b
+    }
+}
+
+/// The base64 characters of `secret` placed after `phase` bytes of anything, that do
+/// not depend on the bytes around it.
+fn base64_core(secret: &[u8], phase: usize, engine: &base64::engine::GeneralPurpose) -> Vec<u8> {
+    let mut buf = vec![0u8; phase];
+    buf.extend_from_slice(secret);
+    let enc = engine.encode(&buf).into_bytes();
+    let first = (8 * phase).div_ceil(6);
+    let last = (8 * (phase + secret.len())) / 6;
+    enc.get(first..last).map(<[u8]>::to_vec).unwrap_or_default()
+}
+
+impl Engine {
+    /// Compile `secrets` (value, what). Longer secrets come first, so among equal
+    /// matches the longer secret names a span.
+    pub(crate) fn new(secrets: &[(Vec<u8>, String)]) -> Engine {
+        let mut secrets: Vec<Secret> = secrets
+            .iter()
+            .filter(|(v, _)| !v.is_empty())
+            .map(|(v, what)| Secret {
+                raw: v.clone(),
+                canon: v.iter().map(|b| canon(*b)).collect(),
+                what: what.clone(),
+                fingerprint: fingerprint(v),
+            })
+            .collect();
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.raw.len()));
+
+        let mut text: Vec<Vec<u8>> = Vec::new();
+        let mut text_patterns = Vec::new();
+        let mut hex: Vec<Vec<u8>> = Vec::new();
+        let mut hex_patterns = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for (i, s) in secrets.iter().enumerate() {
+            let n = s.canon.len();
+            let mut push = |bytes: Vec<u8>, kind: Kind| {
+                if seen.insert((bytes.clone(), i, kind == Kind::Exact)) {
+                    text.push(bytes);
+                    text_patterns.push(Pattern { secret: i, kind });
+                }
+            };
+            if n < MIN_PIECE {
+                push(s.canon.clone(), Kind::Exact);
+            } else {
+                push(s.canon[..MIN_PIECE].to_vec(), Kind::Prefix);
+                push(s.canon[n - MIN_PIECE..].to_vec(), Kind::Suffix);
+            }
+            for engine in [
+                &base64::engine::general_purpose::STANDARD_NO_PAD,
+                &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+            ] {
+                for phase in 0..3 {
+                    let core = base64_core(&s.raw, phase, engine);
+                    if core.len() >= MIN_CORE {
+                        push(core, Kind::Exact);
+                    }
+                }
+            }
+            hex.push(hex::encode(&s.raw).into_bytes());
+            hex_patterns.push(Pattern {
+                secret: i,
+                kind: Kind::Exact,
+            });
+        }
+        let build = |pats: &[Vec<u8>], nocase: bool| {
+            if pats.is_empty() {
+                return None;
+            }
+            // Building fails only past the automaton's size limits (gigabytes of
+            // patterns); the secrets a collector holds are nowhere near.
+            AhoCorasick::builder()
+                .match_kind(MatchKind::Standard)
+                .ascii_case_insensitive(nocase)
+                .build(pats)
+                .ok()
+        };
+        Engine {
+            text: build(&text, false),
+            text_patterns,
+            hex: build(&hex, true),
+            hex_patterns,
+            secrets,
+        }
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.secrets.is_empty()
+    }
+
+    pub(crate) fn secret(&self, i: usize) -> &Secret {
+        &self.secrets[i]
+    }
+
+    /// True when `hay` holds any hit (a secret, an encoding of it, a piece of 8 or
+    /// more). Stops at the first.
+    pub(crate) fn any(&self, hay: &[u8]) -> bool {
+        if self.secrets.is_empty() {
+            return false;
+        }
+        if let Some(ac) = &self.hex {
+            if ac.is_match(hay) {
+                return true;
+            }
+        }
+        let Some(ac) = &self.text else {
+            return false;
+        };
+        let mut found = false;
+        for_each_stream(hay, |units, _| {
+            found = found || ac.is_match(units);
+            !found
+        });
+        found
+    }
+
+    /// Every hit in `hay`, merged into disjoint spans in order.
+    pub(crate) fn find(&self, hay: &[u8]) -> Vec<Span> {
+        let mut spans = Vec::new();
+        if self.secrets.is_empty() || hay.is_empty() {
+            return spans;
+        }
+        if let Some(ac) = &self.hex {
+            for m in ac.find_overlapping_iter(hay) {
+                let p = self.hex_patterns[m.pattern().as_usize()];
+                spans.push(Span {
+                    start: m.start(),
+                    end: m.end(),
+                    secret: p.secret,
+                    weight: self.secrets[p.secret].raw.len(),
+                });
+            }
+        }
+        if let Some(ac) = &self.text {
+            for_each_stream(hay, |units, map| {
+                self.search(ac, units, map, &mut spans);
+                true
+            });
+        }
+        merge(spans)
+    }
+
+    fn search(&self, ac: &AhoCorasick, units: &[u8], map: &[Escape], out: &mut Vec<Span>) {
+        for m in ac.find_overlapping_iter(units) {
+            let p = self.text_patterns[m.pattern().as_usize()];
+            let s = &self.secrets[p.secret].canon;
+            let n = s.len();
+            let (a, b, weight) = match p.kind {
+                Kind::Exact => (m.start(), m.end(), self.secrets[p.secret].raw.len()),
+                Kind::Prefix => {
+                    let mut j = m.len();
+                    while j < n && m.start() + j < units.len() && units[m.start() + j] == s[j] {
+                        j += 1;
+                    }
+                    (m.start(), m.start() + j, j)
+                }
+                Kind::Suffix => {
+                    let (mut a, mut k) = (m.start(), m.len());
+                    while k < n && a > 0 && units[a - 1] == s[n - k - 1] {
+                        a -= 1;
+                        k += 1;
+                    }
+                    (a, m.end(), k)
+                }
+            };
+            out.push(Span {
+                start: unit_span(map, a).0,
+                end: unit_span(map, b - 1).1,
+                secret: p.secret,
+                weight,
+            });
+        }
+    }
+
+    /// `hay` with every hit replaced by the fingerprint of its secret, and the secrets
+    /// replaced; `None` when there was nothing to replace. Repeated until the output
+    /// holds no hit (a replacement can in principle join bytes into a new one).
+    pub(crate) fn scrub(&self, hay: &[u8]) -> Option<(Vec<u8>, Vec<usize>)> {
+        let mut spans = self.find(hay);
+        if spans.is_empty() {
+            return None;
+        }
+        let mut hits = Vec::new();
+        let mut out = self.apply(hay, &spans, &mut hits);
+        for _ in 1..MAX_PASSES {
+            spans = self.find(&out);
+            if spans.is_empty() {
+                break;
+            }
+            out = self.apply(&out, &spans, &mut hits);
+        }
+        hits.sort_unstable();
+        hits.dedup();
+        Some((out, hits))
+    }
+
+    fn apply(&self, hay: &[u8], spans: &[Span], hits: &mut Vec<usize>) -> Vec<u8> {
+        let mut out = Vec::with_capacity(hay.len());
+        let mut last = 0;
+        for sp in spans {
+            out.extend_from_slice(&hay[last..sp.start]);
+            out.extend_from_slice(self.secrets[sp.secret].fingerprint.as_bytes());
+            hits.push(sp.secret);
+            last = sp.end;
+        }
+        out.extend_from_slice(&hay[last..]);
+        out
+    }
+
+    /// True when `value` is `secret` written in one of the encodings the streams
+    /// decode (so `value` is a form of `secret`, not a secret of its own).
+    pub(crate) fn is_form_of(value: &[u8], secret: &[u8]) -> bool {
+        let want: Vec<u8> = secret.iter().map(|b| canon(*b)).collect();
+        let mut same = false;
+        for_each_stream(value, |units, _| {
+            same = units == want.as_slice();
+            !same
+        });
+        same
+    }
+}
+
+/// Merge overlapping spans; the longest match (then the longer secret) names each.
+fn merge(mut spans: Vec<Span>) -> Vec<Span> {
+    spans.sort_by_key(|s| (s.start, std::cmp::Reverse(s.end)));
+    let mut out: Vec<Span> = Vec::with_capacity(spans.len());
+    for s in spans {
+        match out.last_mut() {
+            Some(cur) if s.start < cur.end => {
+                cur.end = cur.end.max(s.end);
+                if s.weight > cur.weight || (s.weight == cur.weight && s.secret < cur.secret) {
+                    cur.secret = s.secret;
+                    cur.weight = s.weight;
+                }
+            }
+            _ => out.push(s),
+        }
+    }
+    out
+}
+
+/// A decoded escape: `units` units starting at unit `unit` come from the `len` bytes
+/// at `at` in the haystack.
+#[derive(Clone, Copy, Debug)]
+struct Escape {
+    unit: usize,
+    units: usize,
+    at: usize,
+    len: usize,
+}
+
+/// The haystack span `[start, end)` of unit `u`.
+fn unit_span(map: &[Escape], u: usize) -> (usize, usize) {
+    let i = map.partition_point(|e| e.unit <= u);
+    if i == 0 {
+        return (u, u + 1);
+    }
+    let e = map[i - 1];
+    if u < e.unit + e.units {
+        (e.at, e.at + e.len)
+    } else {
+        let at = e.at + e.len + (u - e.unit - e.units);
+        (at, at + 1)
+    }
+}
+
+/// Call `f` on each distinct normalised stream of `hay` (as written; JSON and percent
+/// decoded; JSON only; percent only) until it returns false.
+fn for_each_stream(hay: &[u8], mut f: impl FnMut(&[u8], &[Escape]) -> bool) {
+    let identity: Cow<'_, [u8]> = if hay.contains(&b' ') {
+        Cow::Owned(hay.iter().map(|b| canon(*b)).collect())
+    } else {
+        Cow::Borrowed(hay)
+    };
+    if !f(&identity, &[]) {
+        return;
+    }
+    let has_json = hay.contains(&b'\\');
+    let has_pct = hay.contains(&b'%');
+    if !has_json && !has_pct {
+        return;
+    }
+    let Some(both) = decode(hay, true, true) else {
+        return;
+    };
+    if !f(&both.units, &both.map) {
+        return;
+    }
+    // The single-scheme streams differ from `both` only when both schemes decoded
+    // something; they catch a secret holding a literal `%XX` or `\x` written in the
+    // other scheme.
+    if both.json && both.pct {
+        for (json, pct) in [(true, false), (false, true)] {
+            if let Some(s) = decode(hay, json, pct) {
+                if !f(&s.units, &s.map) {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+struct Stream {
+    units: Vec<u8>,
+    map: Vec<Escape>,
+    json: bool,
+    pct: bool,
+}
+
+fn hexval(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
+    }
+}
+
+fn hex4(h: &[u8]) -> Option<u32> {
+    let h = h.get(..4)?;
+    h.iter()
+        .try_fold(0u32, |acc, b| Some(acc << 4 | u32::from(hexval(*b)?)))
+}
+
+/// The JSON escape at the start of `s` (which starts with `\`): its bytes (UTF-8), how
+/// many, and how long the escape is. `None` when it is not a valid escape.
+fn json_escape(s: &[u8]) -> Option<([u8; 4], usize, usize)> {
+    let single = |c: u8| Some(([c, 0, 0, 0], 1, 2));
+    match *s.get(1)? {
+        b'"' => single(b'"'),
+        b'\\' => single(b'\\'),
+        b'/' => single(b'/'),
+        b'b' => single(8),
+        b'f' => single(12),
+        b'n' => single(b'\n'),
+        b'r' => single(b'\r'),
+        b't' => single(b'\t'),
+        b'u' => {
+            let hi = hex4(s.get(2..)?)?;
+            let (cp, len) = match hi {
+                0xD800..=0xDBFF => {
+                    if s.get(6..8)? != b"\\u" {
+                        return None;
+                    }
+                    let lo = hex4(s.get(8..)?)?;
+                    if !(0xDC00..=0xDFFF).contains(&lo) {
+                        return None;
+                    }
+                    (0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00), 12)
+                }
+                0xDC00..=0xDFFF => return None,
+                cp => (cp, 6),
+            };
+            let c = char::from_u32(cp)?;
+            let mut buf = [0u8; 4];
+            let n = c.encode_utf8(&mut buf).len();
+            Some((buf, n, len))
+        }
+        _ => None,
+    }
+}
+
+/// Decode the escapes of the chosen schemes; `None` when there was none.
+fn decode(hay: &[u8], json: bool, pct: bool) -> Option<Stream> {
+    let mut units = Vec::with_capacity(hay.len());
+    let mut map = Vec::new();
+    let (mut did_json, mut did_pct) = (false, false);
+    let mut i = 0;
+    while i < hay.len() {
+        let b = hay[i];
+        if pct && b == b'%' {
+            if let (Some(h), Some(l)) = (
+                hay.get(i + 1).and_then(|c| hexval(*c)),
+                hay.get(i + 2).and_then(|c| hexval(*c)),
+            ) {
+                map.push(Escape {
+                    unit: units.len(),
+                    units: 1,
+                    at: i,
+                    len: 3,
+                });
+                units.push(canon(h << 4 | l));
+                did_pct = true;
+                i += 3;
+                continue;
+            }
+        } else if json && b == b'\\' {
+            if let Some((bytes, n, len)) = json_escape(&hay[i..]) {
+                map.push(Escape {
+                    unit: units.len(),
+                    units: n,
+                    at: i,
+                    len,
+                });
+                units.extend(bytes[..n].iter().map(|b| canon(*b)));
+                did_json = true;
+                i += len;
+                continue;
+            }
+        }
+        units.push(canon(b));
+        i += 1;
+    }
+    (!map.is_empty()).then_some(Stream {
+        units,
+        map,
+        json: did_json,
+        pct: did_pct,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn engine(s: &str) -> Engine {
+        Engine::new(&[(s.as_bytes().to_vec(), "t".into())])
+    }
+
+    #[test]
+    fn spans_map_back_through_escapes() {
+        let e = engine("abc/def+ghi~jkl");
+        let hay = br#"x "abc\/def%2bghi%7Ejkl" y"#;
+        let spans = e.find(hay);
+        assert_eq!(spans.len(), 1, "{spans:?}");
+        assert_eq!(&hay[spans[0].start..spans[0].end], br"abc\/def%2bghi%7Ejkl");
+    }
+
+    #[test]
+    fn surrogate_pairs_and_multibyte_units_map_to_the_whole_escape() {
+        let e = engine("k\u{1F600}y-\u{e9}-secret");
+        let hay = br#"["k\ud83d\ude00y-\u00E9-secret"]"#;
+        let spans = e.find(hay);
+        assert_eq!(spans.len(), 1, "{spans:?}");
+        assert_eq!(&hay[spans[0].start..spans[0].end], &hay[2..hay.len() - 2]);
+    }
+
+    #[test]
+    fn base64_cores_cover_every_phase() {
+        let secret = b"Zx9-secret-value-42";
+        let e = Engine::new(&[(secret.to_vec(), "t".into())]);
+        for lead in ["", "a", "ab", "user:", "client-id:"] {
+            let mut plain = lead.as_bytes().to_vec();
+            plain.extend_from_slice(secret);
+            plain.extend_from_slice(b"!tail");
+            for eng in [
+                &base64::engine::general_purpose::STANDARD,
+                &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+            ] {
+                let b = eng.encode(&plain);
+                assert!(e.any(b.as_bytes()), "{lead:?} {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn pieces_shorter_than_eight_are_not_hits() {
+        let e = engine("0123456789abcdefXYZ");
+        assert!(!e.any(b"..0123456.."));
+        assert!(e.any(b"..01234567.."));
+        assert!(e.any(b"..bcdefXYZ"));
+        assert!(!e.any(b"..cdefXYZ"));
+        // A piece from the middle is neither a prefix nor a suffix.
+        assert!(!e.any(b"..23456789abcdef.."));
+    }
+}
