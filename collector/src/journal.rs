@@ -1,21 +1,51 @@
-//! The per-target journal: records are redacted, chained and appended to a journal
-//! file as they happen, and the journal is sealed into a signed `.mcpev` at the end.
+//! The per-target journal: the only way anything enters a bundle.
 //!
-//! The journal file (`<bundle>.journal`) is a CBOR sequence: a header map, then one
-//! byte string per encoded record. A crash leaves it on disk as a verifiable prefix (the
-//! records carry their chain links); sealing writes the bundle to a temporary file,
-//! renames it into place and removes the journal. Ctrl-C and a failing leg seal what
-//! exists with status `interrupted` (design.md §3).
+//! **A redaction boundary by construction.** Every field is private; a record, a session,
+//! a target update, token facts, inputs and failure texts enter through a method that
+//! passes them through the run's one shared redactor ([`SharedRedactor`]) before they
+//! are written anywhere. A record is redacted (`redact_and_learn`, then a generic pass
+//! over every text and byte leaf) before it is hashed; its encoded bytes are then checked
+//! with `leaks`, and a record that still holds a known credential is replaced by a
+//! skipped record saying it was withheld (fail closed: it is never signed). At sealing,
+//! the run, target, session, tokens, inputs and failure are scrubbed again with every
+//! secret learned by then, and checked once more.
+//!
+//! **Streaming.** Records are appended to the journal file (`<bundle>.journal`, 0600) as
+//! they happen and are not kept in memory: the chain keeps its head and count only, and
+//! [`Journal::records`] reads the file back. Sealing streams the journal into the
+//! COSE_Sign1 ([`mcp_probe_schema::seal::seal_to`]) so memory does not grow with the
+//! bundle. Past `--bundle-cap` bytes, HTTP bodies are stored as length and SHA-256 only
+//! and `run.bundle_capped_from` says from which record.
+//!
+//! **The journal file** is a CBOR sequence of byte strings: a header item (run id,
+//! start time, options, target), then records (each a plain byte string holding the
+//! encoded record, exactly as it will sit in the bundle) and updates (target, session,
+//! token facts, inputs, failure, the bundle-cap mark) as they happen. Header and update
+//! items are tagged 24 (encoded CBOR data item), records are not. A killed run leaves a
+//! journal that [`recover`] seals with status `recovered` after checking the chain;
+//! items past a torn write are dropped and counted.
 
-use std::io::Write;
+use std::io::{BufReader, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
 
-use mcp_probe_schema::bundle::{seal, Chain, SecretKey};
+use mcp_probe_schema::bundle::{encode_record, genesis, sha256, SecretKey};
 use mcp_probe_schema::model::{
-    CollectorInfo, Evidence, Observation, Options, Record, Run, RunStatus, Session, Target,
-    TokenFacts, FORMAT_ID,
+    CollectorInfo, Evidence, HttpOutcome, Observation, Options, Record, Run, RunStatus, Session,
+    Target, TokenFacts, FORMAT_ID,
 };
 use mcp_probe_schema::redact::Redactor;
+use mcp_probe_schema::seal::{cbor_head, seal_to, RecordSource};
+use serde::{Deserialize, Serialize};
+
+/// `--bundle-cap` default: 64 MiB.
+pub const DEFAULT_BUNDLE_CAP: u64 = 64 << 20;
+
+/// Version of the journal file layout (in its header item).
+const JOURNAL_VERSION: u32 = 2;
+
+/// The text that replaces a value which still held a credential after redaction.
+pub const WITHHELD: &str = "(withheld: it still held a credential after redaction)";
 
 /// A bundle could not be written.
 #[derive(Debug, thiserror::Error)]
@@ -28,28 +58,113 @@ pub struct WriteError {
     pub source: std::io::Error,
 }
 
+/// A journal could not be recovered into a bundle.
+#[derive(Debug, thiserror::Error)]
+pub enum RecoverError {
+    /// The journal could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not a journal this build writes.
+    #[error("{path}: not an mcp-collect journal ({reason})")]
+    NotAJournal {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// The bundle already exists.
+    #[error("{0}: the bundle already exists (the run was sealed); not overwriting it")]
+    Exists(PathBuf),
+    /// The bundle could not be written.
+    #[error(transparent)]
+    Write(#[from] WriteError),
+}
+
+/// The redactor of a whole process: every journal and the printer share it, so a
+/// secret registered or learned anywhere is redacted everywhere (bundles and stderr).
+#[derive(Debug, Clone, Default)]
+pub struct SharedRedactor(Arc<Mutex<Redactor>>);
+
+impl From<Redactor> for SharedRedactor {
+    fn from(r: Redactor) -> SharedRedactor {
+        SharedRedactor(Arc::new(Mutex::new(r)))
+    }
+}
+
+impl SharedRedactor {
+    /// A redactor with no known secret.
+    pub fn new() -> SharedRedactor {
+        SharedRedactor::default()
+    }
+
+    /// The redactor (a poisoned lock is still a consistent redactor).
+    pub fn lock(&self) -> MutexGuard<'_, Redactor> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Register a live credential.
+    pub fn add_secret(&self, value: &[u8], what: &str) {
+        self.lock().add_secret(value, what);
+    }
+
+    /// `s` with every known secret replaced.
+    pub fn scrub_str(&self, s: &str) -> String {
+        self.lock().scrub_str(s)
+    }
+}
+
+/// The first item of a journal file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct JournalHeader {
+    journal: u32,
+    format: String,
+    collector: CollectorInfo,
+    run_id: String,
+    started_at: i64,
+    options: Options,
+    target: Target,
+}
+
+/// A change to what the bundle will hold besides its records, journalled as it happens.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Update {
+    Target(Target),
+    Session(Option<Session>),
+    Token(TokenFacts),
+    Inputs(Option<serde_json::Value>),
+    Failure(Option<String>),
+    CappedFrom(u64),
+}
+
 /// One target's evidence in the making.
 #[derive(Debug)]
 pub struct Journal {
     run_id: String,
     started_at: i64,
-    chain: Chain,
-    redactor: Redactor,
+    collector: CollectorInfo,
+    head: [u8; 32],
+    count: u64,
+    written: u64,
+    redactor: SharedRedactor,
     file: Option<std::fs::File>,
+    broken: Option<std::io::Error>,
     journal_path: PathBuf,
     bundle_path: PathBuf,
-    /// Options in force.
-    pub options: Options,
-    /// Operator inputs for this target.
-    pub inputs: Option<serde_json::Value>,
-    /// The target (endpoint and addresses are filled in as they are learned).
-    pub target: Target,
-    /// The session, once established.
-    pub session: Option<Session>,
-    /// Token facts.
-    pub tokens: Vec<TokenFacts>,
-    /// Why the run failed or stopped, if it did.
-    pub failure: Option<String>,
+    options: Options,
+    inputs: Option<serde_json::Value>,
+    target: Target,
+    session: Option<Session>,
+    tokens: Vec<TokenFacts>,
+    failure: Option<String>,
+    bundle_cap: u64,
+    capped_from: Option<u64>,
     sealed: Option<PathBuf>,
 }
 
@@ -57,15 +172,101 @@ fn now_us() -> i64 {
     chrono::Utc::now().timestamp_micros()
 }
 
+fn this_collector() -> CollectorInfo {
+    CollectorInfo {
+        name: "mcp-collect".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        build: option_env!("MCP_PROBE_BUILD").unwrap_or("unknown").into(),
+    }
+}
+
+fn werr(p: &Path) -> impl FnOnce(std::io::Error) -> WriteError {
+    let p = p.to_path_buf();
+    move |source| WriteError { path: p, source }
+}
+
+fn encode<T: Serialize>(v: &T) -> Vec<u8> {
+    let mut out = Vec::new();
+    // Our own plain structs always encode into a Vec.
+    let _ = ciborium::into_writer(v, &mut out);
+    out
+}
+
+/// Create a file readable by its owner only (it may be opened by a recovery later).
+fn create_private(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.mode(0o600);
+    }
+    o.open(path)
+}
+
+/// Frame one journal item: a byte string, tagged 24 for header and update items.
+fn frame(meta: bool, bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len() + 11);
+    if meta {
+        out.extend_from_slice(&[0xd8, 24]);
+    }
+    out.extend(cbor_head(2, bytes.len() as u64));
+    out.extend_from_slice(bytes);
+    out
+}
+
+/// Every HTTP body of `record` reduced to its length and SHA-256 (bytes emptied).
+/// True when there was a body byte to drop.
+fn strip_bodies(record: &mut Record) -> bool {
+    let Observation::Http(x) = &mut record.observation else {
+        return false;
+    };
+    let mut any = !x.request.body.bytes.is_empty();
+    x.request.body.bytes = Vec::new();
+    if let HttpOutcome::Response(r) = &mut x.outcome {
+        any |= !r.body.bytes.is_empty();
+        r.body.bytes = Vec::new();
+    }
+    any
+}
+
+/// Replace every text or byte leaf of `v` that still holds a known secret: text by
+/// [`WITHHELD`], bytes by nothing. None when the result does not decode as `T` again.
+fn withhold_leaves<T>(red: &Redactor, v: &T) -> Option<T>
+where
+    T: Serialize + serde::de::DeserializeOwned,
+{
+    fn walk(red: &Redactor, v: &mut ciborium::Value) {
+        use ciborium::Value as V;
+        match v {
+            V::Text(s) if red.leaks(s.as_bytes()) => *s = WITHHELD.to_string(),
+            V::Bytes(b) if red.leaks(b) => b.clear(),
+            V::Array(a) => a.iter_mut().for_each(|x| walk(red, x)),
+            V::Map(m) => m.iter_mut().for_each(|(k, x)| {
+                walk(red, k);
+                walk(red, x);
+            }),
+            V::Tag(_, x) => walk(red, x),
+            _ => {}
+        }
+    }
+    let mut value = ciborium::Value::serialized(v).ok()?;
+    walk(red, &mut value);
+    value.deserialized().ok()
+}
+
 impl Journal {
-    /// Start a journal in `out_dir` for `target`, named after `slug`.
+    /// Start a journal in `out_dir` for `target`, named after `slug`. `redactor` is
+    /// normally the process's [`SharedRedactor`]; a plain `Redactor` gives the journal
+    /// its own. `options.bundle_cap` unset means [`DEFAULT_BUNDLE_CAP`] (and is recorded).
     pub fn create(
         out_dir: &Path,
         slug: &str,
         target: Target,
-        options: Options,
-        redactor: Redactor,
+        mut options: Options,
+        redactor: impl Into<SharedRedactor>,
     ) -> Result<Journal, WriteError> {
+        let redactor = redactor.into();
         let mut id = [0u8; 16];
         getrandom::fill(&mut id).map_err(|e| WriteError {
             path: out_dir.to_path_buf(),
@@ -76,22 +277,34 @@ impl Journal {
         let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
         let bundle_path = out_dir.join(format!("{slug}-{stamp}-{}.mcpev", &run_id[..8]));
         let journal_path = bundle_path.with_extension("mcpev.journal");
-        let werr = |p: &Path| {
-            let p = p.to_path_buf();
-            move |source| WriteError { path: p, source }
-        };
         std::fs::create_dir_all(out_dir).map_err(werr(out_dir))?;
-        let mut file = std::fs::File::create(&journal_path).map_err(werr(&journal_path))?;
-        let header = serde_json::json!({"format": FORMAT_ID, "journal": true, "run_id": run_id, "target": target.as_typed});
-        let mut hb = Vec::new();
-        ciborium::into_writer(&header, &mut hb).expect("header encodes");
-        file.write_all(&hb).map_err(werr(&journal_path))?;
+        let mut file = create_private(&journal_path).map_err(werr(&journal_path))?;
+        let bundle_cap = *options.bundle_cap.get_or_insert(DEFAULT_BUNDLE_CAP);
+        let (target, options) = {
+            let r = redactor.lock();
+            (r.scrub_serde(&target), r.scrub_serde(&options))
+        };
+        let header = JournalHeader {
+            journal: JOURNAL_VERSION,
+            format: FORMAT_ID.to_string(),
+            collector: this_collector(),
+            run_id: run_id.clone(),
+            started_at,
+            options: options.clone(),
+            target: target.clone(),
+        };
+        let item = frame(true, &encode(&header));
+        file.write_all(&item).map_err(werr(&journal_path))?;
         Ok(Journal {
-            chain: Chain::new(&run_id),
+            head: genesis(&run_id),
+            count: 0,
+            written: item.len() as u64,
             run_id,
             started_at,
+            collector: header.collector,
             redactor,
             file: Some(file),
+            broken: None,
             journal_path,
             bundle_path,
             options,
@@ -100,8 +313,45 @@ impl Journal {
             session: None,
             tokens: Vec::new(),
             failure: None,
+            bundle_cap,
+            capped_from: None,
             sealed: None,
         })
+    }
+
+    fn append(&mut self, meta: bool, bytes: &[u8]) -> bool {
+        let Some(f) = &mut self.file else {
+            return false;
+        };
+        let item = frame(meta, bytes);
+        match f.write_all(&item) {
+            Ok(()) => {
+                self.written += item.len() as u64;
+                true
+            }
+            Err(e) => {
+                // Sealing reports it: a journal with a hole cannot be signed.
+                self.broken = Some(e);
+                self.file = None;
+                false
+            }
+        }
+    }
+
+    fn update(&mut self, u: &Update) {
+        let bytes = encode(u);
+        self.append(true, &bytes);
+    }
+
+    /// Redact `record` and encode it; a record that still holds a known credential is
+    /// replaced by a skipped record saying so.
+    fn redacted_bytes(&self, record: &mut Record) -> Vec<u8> {
+        let mut red = self.redactor.lock();
+        red.redact_and_learn(record);
+        // Every text and byte leaf of every observation kind (skip reasons, transport
+        // error texts, TLS and DNS records), whatever the record-level rules cover.
+        record.observation = red.scrub_serde(&record.observation);
+        fail_closed(&red, record)
     }
 
     /// Redact, chain and append one observation. Returns its seq.
@@ -112,36 +362,46 @@ impl Journal {
         duration_us: u64,
         observation: Observation,
     ) -> u64 {
+        let seq = self.count;
         let mut record = Record {
-            seq: 0,
+            seq,
             legs: legs.iter().map(|s| s.to_string()).collect(),
             started_at,
             duration_us,
-            prev: Vec::new(),
+            prev: self.head.to_vec(),
             observation,
             redactions: Vec::new(),
         };
-        self.redactor.redact_and_learn(&mut record);
-        let seq = self.chain.len() as u64;
-        let bytes = self.chain.append(record).to_vec();
-        if let Some(f) = &mut self.file {
-            let mut framed = Vec::with_capacity(bytes.len() + 9);
-            // CBOR byte-string framing keeps the journal a valid CBOR sequence.
-            ciborium::into_writer(&serde_bytes::Bytes::new(&bytes), &mut framed)
-                .expect("bstr encodes");
-            if f.write_all(&framed).is_err() {
-                // The journal is a crash aid; the sealed bundle is the product.
-                self.file = None;
+        let mut bytes = self.redacted_bytes(&mut record);
+        if self.capped_from.is_some() {
+            if strip_bodies(&mut record) {
+                bytes = encode_record(&record);
             }
+        } else if self.written + bytes.len() as u64 + 9 > self.bundle_cap
+            && strip_bodies(&mut record)
+        {
+            // From here on bodies are stored as length and SHA-256 only.
+            self.capped_from = Some(seq);
+            self.update(&Update::CappedFrom(seq));
+            bytes = encode_record(&record);
+        }
+        if self.append(false, &bytes) {
+            self.head = sha256(&bytes);
+            self.count += 1;
         }
         seq
     }
 
     /// Register a live credential (token, client secret, authorization code, PKCE
-    /// verifier) with the redactor, so every later record is redacted of it before it
-    /// is hashed. Call it before recording the exchange that carries the value.
+    /// verifier) with the shared redactor, so every later record, bundle field and
+    /// stderr line is redacted of it. Call it before recording the exchange.
     pub fn add_secret(&mut self, value: &[u8], what: &str) {
         self.redactor.add_secret(value, what);
+    }
+
+    /// The redactor this journal uses (shared with the printer in a run).
+    pub fn redactor(&self) -> &SharedRedactor {
+        &self.redactor
     }
 
     /// Record a skipped leg.
@@ -156,18 +416,156 @@ impl Journal {
         )
     }
 
-    /// Decoded records so far (for derivations while collecting).
+    /// The options in force (with `bundle_cap` filled in).
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    /// The operator inputs for this target (as redacted).
+    pub fn inputs(&self) -> Option<&serde_json::Value> {
+        self.inputs.as_ref()
+    }
+
+    /// Set the operator inputs for this target.
+    pub fn set_inputs(&mut self, inputs: Option<serde_json::Value>) {
+        self.inputs = self.redactor.lock().scrub_serde(&inputs);
+        self.update(&Update::Inputs(self.inputs.clone()));
+    }
+
+    /// The target as known so far (redacted).
+    pub fn target(&self) -> &Target {
+        &self.target
+    }
+
+    fn target_changed(&mut self) {
+        self.target = self.redactor.lock().scrub_serde(&self.target);
+        self.update(&Update::Target(self.target.clone()));
+    }
+
+    /// Record an address the target's host resolved to (`ip:port`), once.
+    pub fn add_address(&mut self, addr: String) {
+        if !self.target.addresses.contains(&addr) {
+            self.target.addresses.push(addr);
+            self.target_changed();
+        }
+    }
+
+    /// Record the endpoint that answered as MCP (or with 401).
+    pub fn set_endpoint(&mut self, endpoint: String) {
+        self.target.endpoint = Some(endpoint);
+        self.target_changed();
+    }
+
+    /// The session (redacted), once established.
+    pub fn session(&self) -> Option<&Session> {
+        self.session.as_ref()
+    }
+
+    /// Set the session.
+    pub fn set_session(&mut self, session: Option<Session>) {
+        self.session = self.redactor.lock().scrub_serde(&session);
+        self.update(&Update::Session(self.session.clone()));
+    }
+
+    /// Change the session, when there is one (server-reported values are redacted
+    /// before they are kept).
+    pub fn update_session(&mut self, f: impl FnOnce(&mut Session)) {
+        if let Some(mut s) = self.session.take() {
+            f(&mut s);
+            self.set_session(Some(s));
+        }
+    }
+
+    /// Facts about the tokens presented.
+    pub fn tokens(&self) -> &[TokenFacts] {
+        &self.tokens
+    }
+
+    /// Add the facts of a token presented.
+    pub fn push_token(&mut self, facts: TokenFacts) {
+        let facts = self.redactor.lock().scrub_serde(&facts);
+        self.tokens.push(facts.clone());
+        self.update(&Update::Token(facts));
+    }
+
+    /// Why the run failed or stopped (redacted), if it did.
+    pub fn failure(&self) -> Option<&str> {
+        self.failure.as_deref()
+    }
+
+    /// Set why the run failed or stopped (the text is redacted before it is kept).
+    pub fn set_failure(&mut self, why: impl Into<String>) {
+        self.failure = Some(self.redactor.scrub_str(&why.into()));
+        self.update(&Update::Failure(self.failure.clone()));
+    }
+
+    /// Number of records so far.
+    pub fn len(&self) -> u64 {
+        self.count
+    }
+
+    /// True before the first record.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Seq of the first record whose bodies were dropped at `--bundle-cap`, if any.
+    pub fn bundle_capped_from(&self) -> Option<u64> {
+        self.capped_from
+    }
+
+    /// Call `f` with each record so far, in order, read back from the journal file
+    /// (records are not kept in memory); stops when `f` returns false.
+    pub fn for_each_record(&self, mut f: impl FnMut(Record) -> bool) {
+        let records = FileRecords {
+            path: self.journal_path.clone(),
+            limit: self.count,
+        };
+        let _ = records.each(&mut |b| match mcp_probe_schema::bundle::decode_record(b) {
+            Ok(r) => {
+                if f(r) {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::other("stop"))
+                }
+            }
+            Err(_) => Ok(()),
+        });
+    }
+
+    /// The first record (in order) for which `pred` holds.
+    pub fn find_record(&self, mut pred: impl FnMut(&Record) -> bool) -> Option<Record> {
+        let mut found = None;
+        self.for_each_record(|r| {
+            if pred(&r) {
+                found = Some(r);
+                false
+            } else {
+                true
+            }
+        });
+        found
+    }
+
+    /// Decoded records so far (for derivations while collecting; this holds them all in
+    /// memory: prefer [`Journal::for_each_record`] or [`Journal::find_record`]).
     pub fn records(&self) -> Vec<Record> {
-        self.chain
-            .records()
-            .iter()
-            .filter_map(|b| mcp_probe_schema::bundle::decode_record(b).ok())
-            .collect()
+        let mut out = Vec::new();
+        self.for_each_record(|r| {
+            out.push(r);
+            true
+        });
+        out
     }
 
     /// Where the bundle will be (or was) written.
     pub fn bundle_path(&self) -> &Path {
         &self.bundle_path
+    }
+
+    /// The journal file.
+    pub fn journal_path(&self) -> &Path {
+        &self.journal_path
     }
 
     /// The sealed bundle path, once sealed.
@@ -180,14 +578,18 @@ impl Journal {
         if let Some(p) = &self.sealed {
             return Ok(p.clone());
         }
-        let (records, head) = (self.chain.records().to_vec(), self.chain.head());
-        let evidence = Evidence {
+        if let Some(e) = &self.broken {
+            return Err(WriteError {
+                path: self.journal_path.clone(),
+                source: std::io::Error::new(e.kind(), format!("the journal write failed: {e}")),
+            });
+        }
+        if let Some(f) = &self.file {
+            f.sync_data().map_err(werr(&self.journal_path))?;
+        }
+        let head = Evidence {
             format: FORMAT_ID.to_string(),
-            collector: CollectorInfo {
-                name: "mcp-collect".into(),
-                version: env!("CARGO_PKG_VERSION").into(),
-                build: option_env!("MCP_PROBE_BUILD").unwrap_or("unknown").into(),
-            },
+            collector: self.collector.clone(),
             run: Run {
                 run_id: self.run_id.clone(),
                 started_at: self.started_at,
@@ -196,24 +598,535 @@ impl Journal {
                 failure: self.failure.clone(),
                 options: self.options.clone(),
                 inputs: self.inputs.clone(),
+                bundle_capped_from: self.capped_from,
             },
             target: self.target.clone(),
             session: self.session.clone(),
             tokens: self.tokens.clone(),
-            records,
-            chain_head: head.to_vec(),
+            records: Vec::new(),
+            chain_head: Vec::new(),
         };
-        let bytes = seal(&evidence, key);
-        let tmp = self.bundle_path.with_extension("mcpev.tmp");
-        let werr = |p: &Path| {
-            let p = p.to_path_buf();
-            move |source| WriteError { path: p, source }
+        let records = FileRecords {
+            path: self.journal_path.clone(),
+            limit: self.count,
         };
-        std::fs::write(&tmp, &bytes).map_err(werr(&tmp))?;
-        std::fs::rename(&tmp, &self.bundle_path).map_err(werr(&self.bundle_path))?;
+        seal_file(
+            &head,
+            &records,
+            &self.redactor.lock(),
+            key,
+            &self.bundle_path,
+        )?;
         self.file = None;
         let _ = std::fs::remove_file(&self.journal_path);
         self.sealed = Some(self.bundle_path.clone());
         Ok(self.bundle_path.clone())
+    }
+}
+
+/// The backstop: encode `record`, and when the bytes still hold a secret `red` knows
+/// (in any encoding it knows), replace the observation by a skipped record saying it was
+/// withheld, so the value is never hashed, written or signed.
+fn fail_closed(red: &Redactor, record: &mut Record) -> Vec<u8> {
+    let bytes = encode_record(record);
+    if !red.leaks(&bytes) {
+        return bytes;
+    }
+    record.observation = Observation::Skipped {
+        reason: format!(
+            "withheld: the {} record of this leg still held a credential after redaction, so it was not signed",
+            observation_kind(&record.observation)
+        ),
+    };
+    record.redactions.clear();
+    encode_record(record)
+}
+
+fn observation_kind(o: &Observation) -> &'static str {
+    match o {
+        Observation::Http(_) => "HTTP",
+        Observation::Tls(_) => "TLS",
+        Observation::LegacyTls(_) => "legacy TLS",
+        Observation::Dns(_) => "DNS",
+        Observation::Skipped { .. } => "skipped",
+    }
+}
+
+/// Scrub the payload head with every secret known now, withhold whatever still leaks,
+/// and write the bundle through a temporary file.
+fn seal_file(
+    head: &Evidence,
+    records: &FileRecords,
+    red: &Redactor,
+    key: &SecretKey,
+    bundle_path: &Path,
+) -> Result<(), WriteError> {
+    let mut head = red.scrub_serde(head);
+    if red.leaks(&encode(&head)) {
+        head = withhold_leaves(red, &head).unwrap_or(head);
+    }
+    if red.leaks(&encode(&head)) {
+        head.session = None;
+        head.tokens.clear();
+        head.run.inputs = None;
+        head.run.failure = Some(format!("session, tokens and inputs {WITHHELD}"));
+    }
+    if red.leaks(&encode(&head)) {
+        return Err(WriteError {
+            path: bundle_path.to_path_buf(),
+            source: std::io::Error::other(
+                "refusing to sign: the run header still holds a credential after redaction",
+            ),
+        });
+    }
+    let tmp = bundle_path.with_extension("mcpev.tmp");
+    let file = std::fs::File::create(&tmp).map_err(werr(&tmp))?;
+    let mut out = std::io::BufWriter::new(file);
+    seal_to(&head, records, key, &mut out).map_err(werr(&tmp))?;
+    let file = out.into_inner().map_err(|e| werr(&tmp)(e.into_error()))?;
+    file.sync_all().map_err(werr(&tmp))?;
+    std::fs::rename(&tmp, bundle_path).map_err(werr(bundle_path))?;
+    Ok(())
+}
+
+/// The records of a journal file, read from disk on every pass (the first `limit`).
+struct FileRecords {
+    path: PathBuf,
+    limit: u64,
+}
+
+impl RecordSource for FileRecords {
+    fn each(&self, f: &mut dyn FnMut(&[u8]) -> std::io::Result<()>) -> std::io::Result<()> {
+        if self.limit == 0 {
+            return Ok(());
+        }
+        let mut r = BufReader::with_capacity(1 << 16, std::fs::File::open(&self.path)?);
+        let mut seen = 0u64;
+        while seen < self.limit {
+            match read_item(&mut r) {
+                Ok(Some(Item::Record(b))) => {
+                    seen += 1;
+                    f(&b)?;
+                }
+                Ok(Some(Item::Meta(_))) => {}
+                Ok(None) | Err(_) => {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::UnexpectedEof,
+                        format!(
+                            "{}: the journal ends before record {seen}",
+                            self.path.display()
+                        ),
+                    ))
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One item of a journal file.
+enum Item {
+    Record(Vec<u8>),
+    Meta(Vec<u8>),
+}
+
+/// Why an item could not be read: the file ends inside it, or its framing is not a
+/// journal item. `record` tells whether it had begun as a record.
+struct Torn {
+    record: bool,
+}
+
+fn read_byte(r: &mut impl Read) -> std::io::Result<Option<u8>> {
+    let mut b = [0u8; 1];
+    loop {
+        return match r.read(&mut b) {
+            Ok(0) => Ok(None),
+            Ok(_) => Ok(Some(b[0])),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => Err(e),
+        };
+    }
+}
+
+/// The next item, `Ok(None)` at a clean end of file.
+fn read_item(r: &mut impl Read) -> Result<Option<Item>, Torn> {
+    let Ok(first) = read_byte(r) else {
+        return Err(Torn { record: false });
+    };
+    let Some(mut b) = first else {
+        return Ok(None);
+    };
+    let meta = b == 0xd8;
+    let torn = Torn { record: !meta };
+    if meta {
+        if read_byte(r).ok().flatten() != Some(24) {
+            return Err(torn);
+        }
+        b = match read_byte(r) {
+            Ok(Some(b)) => b,
+            _ => return Err(torn),
+        };
+    }
+    if b >> 5 != 2 {
+        return Err(torn);
+    }
+    let extra = match b & 0x1f {
+        n @ 0..=23 => {
+            return read_body(r, u64::from(n), meta);
+        }
+        24 => 1,
+        25 => 2,
+        26 => 4,
+        27 => 8,
+        _ => return Err(torn),
+    };
+    let mut buf = [0u8; 8];
+    if r.read_exact(&mut buf[8 - extra..]).is_err() {
+        return Err(torn);
+    }
+    read_body(r, u64::from_be_bytes(buf), meta)
+}
+
+fn read_body(r: &mut impl Read, len: u64, meta: bool) -> Result<Option<Item>, Torn> {
+    let mut bytes = Vec::new();
+    // `take` never allocates more than the file holds, whatever the length claims.
+    match r.take(len).read_to_end(&mut bytes) {
+        Ok(n) if n as u64 == len => Ok(Some(if meta {
+            Item::Meta(bytes)
+        } else {
+            Item::Record(bytes)
+        })),
+        _ => Err(Torn { record: !meta }),
+    }
+}
+
+/// What [`recover`] did.
+#[derive(Debug, Clone)]
+pub struct Recovered {
+    /// The sealed bundle.
+    pub bundle: PathBuf,
+    /// Records sealed.
+    pub records: u64,
+    /// Records dropped past a torn write (or past a record that broke the chain).
+    pub dropped: u64,
+    /// Byte offset of the first unreadable item, if any.
+    pub torn_at: Option<u64>,
+}
+
+/// Counts bytes read, for the offset of a torn write.
+struct Counting<R> {
+    inner: R,
+    pos: u64,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+/// Seal the journal of a run that was killed (SIGKILL, power loss) into a bundle with
+/// status `recovered`. The header must be intact; records are taken while they decode
+/// and chain (seq and prev), the first one that does not, and everything after it, is
+/// dropped and counted in `run.failure`. The bundle is written beside the journal, under
+/// the name the run would have used; the journal is then removed.
+pub fn recover(journal: &Path, key: &SecretKey) -> Result<Recovered, RecoverError> {
+    let read_err = |source| RecoverError::Read {
+        path: journal.to_path_buf(),
+        source,
+    };
+    let not = |reason: &str| RecoverError::NotAJournal {
+        path: journal.to_path_buf(),
+        reason: reason.to_string(),
+    };
+    let name = journal.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let Some(stem) = name.strip_suffix(".journal") else {
+        return Err(not("the file name does not end in .journal"));
+    };
+    let bundle = journal.with_file_name(stem);
+    if bundle.exists() {
+        return Err(RecoverError::Exists(bundle));
+    }
+    let file = std::fs::File::open(journal).map_err(read_err)?;
+    let finished_at = file
+        .metadata()
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or_else(now_us, |d| d.as_micros() as i64);
+    let mut r = Counting {
+        inner: BufReader::with_capacity(1 << 16, file),
+        pos: 0,
+    };
+    let header: JournalHeader = match read_item(&mut r) {
+        Ok(Some(Item::Meta(b))) => {
+            ciborium::from_reader(b.as_slice()).map_err(|_| not("its header does not decode"))?
+        }
+        _ => return Err(not("it does not start with a journal header")),
+    };
+    if header.journal != JOURNAL_VERSION || header.format != FORMAT_ID {
+        return Err(not(&format!(
+            "journal layout {} of {}, this build reads {JOURNAL_VERSION} of {FORMAT_ID}",
+            header.journal, header.format
+        )));
+    }
+    let (mut target, mut session, mut tokens) = (header.target.clone(), None, Vec::new());
+    let (mut inputs, mut failure, mut capped_from) = (None, None, None);
+    let (mut head, mut count) = (genesis(&header.run_id), 0u64);
+    let (mut dropped, mut torn_at) = (0u64, None);
+    loop {
+        let at = r.pos;
+        let item = match read_item(&mut r) {
+            Ok(Some(i)) => i,
+            Ok(None) => break,
+            Err(t) => {
+                torn_at = Some(at);
+                dropped += u64::from(t.record);
+                break;
+            }
+        };
+        let ok = match &item {
+            Item::Record(b) => match mcp_probe_schema::bundle::decode_record(b) {
+                Ok(rec) if rec.seq == count && rec.prev == head => {
+                    head = sha256(b);
+                    count += 1;
+                    true
+                }
+                _ => false,
+            },
+            Item::Meta(b) => match ciborium::from_reader::<Update, _>(b.as_slice()) {
+                Ok(u) => {
+                    match u {
+                        Update::Target(t) => target = t,
+                        Update::Session(s) => session = s,
+                        Update::Token(t) => tokens.push(t),
+                        Update::Inputs(i) => inputs = i,
+                        Update::Failure(f) => failure = f,
+                        Update::CappedFrom(s) => capped_from = Some(s),
+                    }
+                    true
+                }
+                Err(_) => false,
+            },
+        };
+        if !ok {
+            // A damaged item: it and every record after it are dropped.
+            torn_at = Some(at);
+            dropped += u64::from(matches!(item, Item::Record(_)));
+            loop {
+                match read_item(&mut r) {
+                    Ok(Some(Item::Record(_))) => dropped += 1,
+                    Ok(Some(Item::Meta(_))) => {}
+                    Ok(None) => break,
+                    Err(t) => {
+                        dropped += u64::from(t.record);
+                        break;
+                    }
+                }
+            }
+            break;
+        }
+    }
+    let note = match torn_at {
+        Some(at) => format!(
+            "recovered by mcp-collect --recover from the journal of a run that did not finish: \
+             {count} record(s) kept; {dropped} record(s) dropped past a torn or damaged write at byte {at}"
+        ),
+        None => format!(
+            "recovered by mcp-collect --recover from the journal of a run that did not finish: \
+             {count} record(s) kept; the journal was intact (no record dropped)"
+        ),
+    };
+    let failure = Some(match failure {
+        Some(f) => format!("{f}; {note}"),
+        None => note,
+    });
+    let head_ev = Evidence {
+        format: FORMAT_ID.to_string(),
+        collector: header.collector,
+        run: Run {
+            run_id: header.run_id,
+            started_at: header.started_at,
+            finished_at,
+            status: RunStatus::Recovered,
+            failure,
+            options: header.options,
+            inputs,
+            bundle_capped_from: capped_from,
+        },
+        target,
+        session,
+        tokens,
+        records: Vec::new(),
+        chain_head: Vec::new(),
+    };
+    let records = FileRecords {
+        path: journal.to_path_buf(),
+        limit: count,
+    };
+    seal_file(&head_ev, &records, &Redactor::new(), key, &bundle)?;
+    let _ = std::fs::remove_file(journal);
+    Ok(Recovered {
+        bundle,
+        records: count,
+        dropped,
+        torn_at,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use mcp_probe_schema::testkit;
+
+    fn options() -> Options {
+        testkit::evidence("https://mcp.example/mcp", Vec::new())
+            .run
+            .options
+    }
+
+    fn target() -> Target {
+        testkit::evidence("https://mcp.example/mcp", Vec::new()).target
+    }
+
+    fn page(n: usize) -> Observation {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"result":{{"tools":[],"pad":"{}"}}}}"#,
+            "x".repeat(n)
+        );
+        testkit::http_record(
+            &["inventory.tools"],
+            "https://mcp.example/mcp",
+            "{}",
+            200,
+            body.as_bytes(),
+        )
+        .observation
+    }
+
+    #[test]
+    fn records_stream_to_the_file_and_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut j = Journal::create(dir.path(), "t", target(), options(), Redactor::new()).unwrap();
+        for _ in 0..5 {
+            j.record(&["inventory.tools"], 1, 2, page(100));
+        }
+        j.skip(&["x"], "not sent");
+        assert_eq!(j.len(), 6);
+        let recs = j.records();
+        assert_eq!(recs.len(), 6);
+        assert_eq!(recs[5].seq, 5);
+        assert!(j.find_record(|r| r.legs == ["x"]).is_some());
+        let size = std::fs::metadata(j.journal_path()).unwrap().len();
+        assert!(size > 5 * 100, "{size}");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(j.journal_path())
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        let key = SecretKey::from_seed([1; 32]);
+        let p = j.seal(RunStatus::Complete, &key).unwrap();
+        let v = mcp_probe_schema::open(&std::fs::read(p).unwrap(), &[key.public()]).unwrap();
+        assert_eq!(v.records.len(), 6);
+        assert_eq!(v.evidence.run.options.bundle_cap, Some(DEFAULT_BUNDLE_CAP));
+        assert!(!j.journal_path().exists());
+    }
+
+    const SECRET: &str = "tok-0123456789abcdef0123456789";
+
+    #[test]
+    fn a_record_that_still_leaks_is_withheld_not_signed() {
+        let mut red = Redactor::new();
+        red.add_secret(SECRET.as_bytes(), "bearer-token");
+        let mut rec = Record {
+            seq: 3,
+            legs: vec!["inventory.tools".into()],
+            started_at: 1,
+            duration_us: 2,
+            prev: vec![0; 32],
+            observation: Observation::Skipped {
+                reason: format!("cursor {SECRET} repeated"),
+            },
+            redactions: Vec::new(),
+        };
+        // Unredacted on purpose: the backstop must catch what redaction missed.
+        let bytes = fail_closed(&red, &mut rec);
+        assert!(!String::from_utf8_lossy(&bytes).contains(SECRET));
+        assert!(!red.leaks(&bytes));
+        let back = mcp_probe_schema::bundle::decode_record(&bytes).unwrap();
+        assert_eq!(
+            (back.seq, back.legs.clone()),
+            (3, vec!["inventory.tools".to_string()])
+        );
+        let Observation::Skipped { reason } = back.observation else {
+            panic!("{back:?}")
+        };
+        assert!(reason.starts_with("withheld:"), "{reason}");
+        // A clean record passes unchanged.
+        let mut clean = rec.clone();
+        clean.observation = Observation::Skipped {
+            reason: "fine".into(),
+        };
+        let b = fail_closed(&red, &mut clean);
+        assert_eq!(b, encode_record(&clean));
+    }
+
+    #[test]
+    fn leaking_leaves_of_the_run_header_are_withheld() {
+        let mut red = Redactor::new();
+        red.add_secret(SECRET.as_bytes(), "bearer-token");
+        let mut ev = testkit::evidence("https://mcp.example/mcp", Vec::new());
+        ev.run.failure = Some(format!("error: {SECRET}"));
+        ev.run.inputs = Some(serde_json::json!({"k": SECRET, "n": 3}));
+        let out = withhold_leaves(&red, &ev).unwrap();
+        assert_eq!(out.run.failure.as_deref(), Some(WITHHELD));
+        assert_eq!(
+            out.run.inputs,
+            Some(serde_json::json!({"k": WITHHELD, "n": 3}))
+        );
+        assert_eq!(out.target, ev.target);
+        assert!(!red.leaks(&encode(&out)));
+    }
+
+    #[test]
+    fn past_the_bundle_cap_bodies_are_length_and_hash_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut o = options();
+        o.bundle_cap = Some(10_000);
+        let mut j = Journal::create(dir.path(), "t", target(), o, Redactor::new()).unwrap();
+        for _ in 0..20 {
+            j.record(&["inventory.tools"], 1, 2, page(1000));
+        }
+        let from = j.bundle_capped_from().expect("capped");
+        assert!((5..15).contains(&from), "{from}");
+        let key = SecretKey::from_seed([1; 32]);
+        let p = j.seal(RunStatus::Complete, &key).unwrap();
+        let bytes = std::fs::read(p).unwrap();
+        assert!(bytes.len() < 20_000, "{}", bytes.len());
+        let v = mcp_probe_schema::open(&bytes, &[key.public()]).unwrap();
+        assert_eq!(v.evidence.run.bundle_capped_from, Some(from));
+        for r in &v.records {
+            let Observation::Http(x) = &r.observation else {
+                panic!()
+            };
+            let HttpOutcome::Response(resp) = &x.outcome else {
+                panic!()
+            };
+            assert_eq!(
+                resp.body.bytes.is_empty(),
+                r.seq >= from,
+                "record {}",
+                r.seq
+            );
+            assert!(resp.body.length > 1000);
+            assert_eq!(resp.body.sha256.len(), 32);
+        }
     }
 }

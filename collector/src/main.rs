@@ -21,6 +21,9 @@ fn main() -> ExitCode {
             }
         };
     }
+    if let Some(journal) = &flags.recover {
+        return recover(&flags, journal, &printer);
+    }
     let plan = match plan(&flags, &printer) {
         Ok(p) => p,
         Err(e) => {
@@ -39,6 +42,51 @@ fn main() -> ExitCode {
         }
     };
     ExitCode::from(rt.block_on(execute(plan, &printer)).code())
+}
+
+/// `--recover FILE.journal`: 0 sealed, 2 not a readable journal (or the bundle exists),
+/// 1 the bundle could not be written.
+fn recover(flags: &Flags, journal: &std::path::Path, printer: &Printer) -> ExitCode {
+    use mcp_probe_collector::journal::{recover, RecoverError};
+    let key = match &flags.key {
+        Some(p) => mcp_probe_collector::keys::load(p),
+        None => mcp_probe_collector::keys::load_or_create_default().map(|k| k.0),
+    };
+    let key = match key {
+        Ok(k) => k,
+        Err(e) => {
+            printer.error(&e.to_string());
+            return ExitCode::from(2);
+        }
+    };
+    match recover(journal, &key) {
+        Ok(r) => {
+            match r.torn_at {
+                Some(at) => printer.warn(&format!(
+                    "{}: {} record(s) dropped past a torn or damaged write at byte {at}",
+                    journal.display(),
+                    r.dropped
+                )),
+                None => printer.progress(&format!("{}: the journal was intact", journal.display())),
+            }
+            printer.progress(&format!(
+                "{}: sealed {} ({} records, recovered)",
+                journal.display(),
+                r.bundle.display(),
+                r.records
+            ));
+            printer.out(&r.bundle.display().to_string());
+            ExitCode::SUCCESS
+        }
+        Err(e @ RecoverError::Write(_)) => {
+            printer.error(&e.to_string());
+            ExitCode::from(1)
+        }
+        Err(e) => {
+            printer.error(&e.to_string());
+            ExitCode::from(2)
+        }
+    }
 }
 
 fn public_key(flags: &Flags) -> anyhow::Result<String> {

@@ -3,6 +3,7 @@
 //! * [`model`]: the types (payload, records, HTTP exchanges, TLS facts, token facts).
 //! * [`bundle`]: CBOR encoding, the SHA-256 record chain, COSE_Sign1 Ed25519 sealing and
 //!   verification, keys.
+//! * [`seal`](mod@seal): the same sealing, streamed, for bundles of any size.
 //! * [`redact`]: credential redaction applied to every record before it is hashed.
 //! * [`sse`] and [`derive`](mod@derive): parsing of stored bodies shared by collector and grader.
 //! * [`tlswire`]: the legacy-TLS ClientHello and the reading of a server's first bytes.
@@ -16,6 +17,7 @@ pub mod bundle;
 pub mod derive;
 pub mod model;
 pub mod redact;
+pub mod seal;
 pub mod sse;
 pub mod term;
 pub mod testkit;

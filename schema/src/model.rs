@@ -63,6 +63,12 @@ pub struct Run {
     pub options: Options,
     /// Operator probe inputs in force for this target, verbatim.
     pub inputs: Option<serde_json::Value>,
+    /// Seq of the first record written after the journal reached `--bundle-cap`: from
+    /// that record on, every HTTP body is stored as its length and SHA-256 only (`bytes`
+    /// empty), so an inventory or answer read from those records is incomplete. Absent
+    /// when the cap was not reached (and in bundles from before the cap existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bundle_capped_from: Option<u64>,
 }
 
 /// How a run ended.
@@ -75,6 +81,9 @@ pub enum RunStatus {
     Interrupted,
     /// The target could not be probed at all (no MCP endpoint, unreachable host).
     Failed,
+    /// Sealed afterwards by `mcp-collect --recover` from the journal of a run that was
+    /// killed (SIGKILL, power loss): the records up to the last intact one.
+    Recovered,
 }
 
 impl RunStatus {
@@ -84,6 +93,7 @@ impl RunStatus {
             RunStatus::Complete => "complete",
             RunStatus::Interrupted => "interrupted",
             RunStatus::Failed => "failed",
+            RunStatus::Recovered => "recovered",
         }
     }
 }
@@ -107,6 +117,15 @@ pub struct Options {
     /// the probe existed, read as 80.
     #[serde(default = "default_plaintext_port")]
     pub plaintext_port: u16,
+    /// Per-target deadline (`--target-timeout`), milliseconds; absent in bundles from
+    /// before the deadline existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_timeout_ms: Option<u64>,
+    /// `--bundle-cap`, bytes: once the journal held this many, later bodies were stored
+    /// as length and SHA-256 only (see `Run::bundle_capped_from`). Absent in bundles from
+    /// before the cap existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bundle_cap: Option<u64>,
 }
 
 fn default_plaintext_port() -> u16 {
@@ -310,6 +329,14 @@ pub struct HttpResponse {
     pub headers: Vec<Header>,
     /// The body (decoded from chunked transfer coding; no content decoding).
     pub body: Body,
+    /// Interim (1xx other than 101) responses read and skipped before this one; absent
+    /// when none (and in bundles from before it was counted).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub interim: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// A body, possibly capped.

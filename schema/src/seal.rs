@@ -1,0 +1,287 @@
+//! Sealing a bundle of any size without holding it in memory.
+//!
+//! [`seal_to`] writes exactly the bytes [`crate::bundle::seal`] returns for the same
+//! evidence and key, piece by piece: the records come from a [`RecordSource`] (the
+//! collector's journal file), which is read once to size and chain them, twice to sign
+//! (Ed25519 hashes the message twice) and once to write. Peak memory is the largest
+//! record plus the payload head (run, target, session, tokens), whatever the bundle size.
+//!
+//! The layout (RFC 9052 §4.2/§4.4): tag 18, `[protected bstr, unprotected map, payload
+//! bstr, signature bstr]`; the signature is over `["Signature1", protected, h'', payload]`.
+
+use std::cell::RefCell;
+use std::io::{self, Write};
+
+use coset::cbor::value::Value;
+use coset::{AsCborValue, CoseSign1Builder};
+use ed25519_dalek::hazmat::{raw_sign_byupdate, ExpandedSecretKey};
+use ed25519_dalek::SignatureError;
+use sha2::{Digest, Sha256, Sha512};
+
+use crate::bundle::{cose_headers, genesis, SecretKey};
+use crate::model::Evidence;
+
+/// CBOR tag of COSE_Sign1.
+const COSE_SIGN1_TAG: u64 = 18;
+
+/// The encoded records of a bundle, in chain order, readable more than once.
+pub trait RecordSource {
+    /// Call `f` with each encoded record in order. Every call must yield the same bytes.
+    fn each(&self, f: &mut dyn FnMut(&[u8]) -> io::Result<()>) -> io::Result<()>;
+}
+
+impl RecordSource for [serde_bytes::ByteBuf] {
+    fn each(&self, f: &mut dyn FnMut(&[u8]) -> io::Result<()>) -> io::Result<()> {
+        self.iter().try_for_each(|r| f(r))
+    }
+}
+
+impl RecordSource for Vec<serde_bytes::ByteBuf> {
+    fn each(&self, f: &mut dyn FnMut(&[u8]) -> io::Result<()>) -> io::Result<()> {
+        self.as_slice().each(f)
+    }
+}
+
+/// What [`seal_to`] wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sealed {
+    /// Records in the bundle.
+    pub records: u64,
+    /// Bytes written.
+    pub bytes: u64,
+    /// The chain head (SHA-256 of the last record, or the genesis hash).
+    pub chain_head: [u8; 32],
+}
+
+/// The CBOR head of a major type with an argument, shortest form.
+pub fn cbor_head(major: u8, n: u64) -> Vec<u8> {
+    let m = major << 5;
+    match n {
+        0..=23 => vec![m | n as u8],
+        24..=0xff => vec![m | 24, n as u8],
+        0x100..=0xffff => {
+            let mut v = vec![m | 25];
+            v.extend_from_slice(&(n as u16).to_be_bytes());
+            v
+        }
+        0x1_0000..=0xffff_ffff => {
+            let mut v = vec![m | 26];
+            v.extend_from_slice(&(n as u32).to_be_bytes());
+            v
+        }
+        _ => {
+            let mut v = vec![m | 27];
+            v.extend_from_slice(&n.to_be_bytes());
+            v
+        }
+    }
+}
+
+fn encode<T: serde::Serialize + ?Sized>(v: &T) -> io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    ciborium::into_writer(v, &mut out).map_err(|e| io::Error::other(e.to_string()))?;
+    Ok(out)
+}
+
+/// Sign `head` with the records of `records` and write the bundle to `out`. The
+/// `records` and `chain_head` fields of `head` are ignored: the records come from
+/// `records` and the head is computed from their bytes. The result is byte for byte
+/// what [`crate::bundle::seal`] returns for the same evidence.
+pub fn seal_to<R: RecordSource + ?Sized, W: Write>(
+    head: &Evidence,
+    records: &R,
+    key: &SecretKey,
+    out: &mut W,
+) -> io::Result<Sealed> {
+    // Pass 1: count, size and chain the records.
+    let (mut count, mut records_len, mut chain) = (0u64, 0u64, genesis(&head.run.run_id));
+    records.each(&mut |r| {
+        count += 1;
+        records_len += cbor_head(2, r.len() as u64).len() as u64 + r.len() as u64;
+        chain = Sha256::digest(r).into();
+        Ok(())
+    })?;
+
+    // The payload around the records: the evidence map with every entry but the record
+    // bytes, encoded entry by entry in the model's field order (a field added to the
+    // model later is carried along without a change here).
+    let mut shell = head.clone();
+    shell.records = Vec::new();
+    shell.chain_head = chain.to_vec();
+    let Value::Map(entries) =
+        Value::serialized(&shell).map_err(|e| io::Error::other(e.to_string()))?
+    else {
+        return Err(io::Error::other("the evidence does not encode as a map"));
+    };
+    let (mut pre, mut post) = (cbor_head(5, entries.len() as u64), Vec::new());
+    let mut seen_records = false;
+    for (k, v) in &entries {
+        let target = if seen_records { &mut post } else { &mut pre };
+        target.extend(encode(k)?);
+        if matches!(k, Value::Text(t) if t == "records") {
+            target.extend(cbor_head(4, count));
+            seen_records = true;
+        } else {
+            target.extend(encode(v)?);
+        }
+    }
+    if !seen_records {
+        return Err(io::Error::other("the evidence has no records entry"));
+    }
+    let payload_len = pre.len() as u64 + records_len + post.len() as u64;
+
+    // The COSE headers exactly as `bundle::seal` builds them.
+    let (protected, unprotected) = cose_headers(key);
+    let shell = CoseSign1Builder::new()
+        .protected(protected)
+        .unprotected(unprotected)
+        .build()
+        .to_cbor_value()
+        .map_err(|e| io::Error::other(e.to_string()))?;
+    let Value::Array(parts) = shell else {
+        return Err(io::Error::other("COSE_Sign1 does not encode as an array"));
+    };
+    let (Some(prot), Some(unprot)) = (parts.first(), parts.get(1)) else {
+        return Err(io::Error::other("COSE_Sign1 without headers"));
+    };
+    let (prot, unprot) = (encode(prot)?, encode(unprot)?);
+    let payload_head = cbor_head(2, payload_len);
+
+    // Pass 2: the signature over Sig_structure, the message streamed twice.
+    let mut tbs_head = vec![0x84];
+    tbs_head.extend(encode("Signature1")?);
+    tbs_head.extend_from_slice(&prot);
+    tbs_head.push(0x40); // external_aad: empty bstr
+    tbs_head.extend_from_slice(&payload_head);
+    let failure: RefCell<Option<io::Error>> = RefCell::new(None);
+    let signing = key.signing_key();
+    let esk = ExpandedSecretKey::from(signing.as_bytes());
+    let signature = raw_sign_byupdate::<Sha512, _>(
+        &esk,
+        |h: &mut Sha512| {
+            h.update(&tbs_head);
+            h.update(&pre);
+            let r = records.each(&mut |r| {
+                h.update(cbor_head(2, r.len() as u64));
+                h.update(r);
+                Ok(())
+            });
+            if let Err(e) = r {
+                *failure.borrow_mut() = Some(e);
+                return Err(SignatureError::new());
+            }
+            h.update(&post);
+            Ok(())
+        },
+        &signing.verifying_key(),
+    );
+    let signature = match (signature, failure.into_inner()) {
+        (_, Some(e)) => return Err(e),
+        (Err(e), None) => return Err(io::Error::other(e.to_string())),
+        (Ok(s), None) => s.to_bytes(),
+    };
+
+    // Pass 3: write, checking that the records are still the ones that were signed.
+    let mut written = 0u64;
+    let mut put = |out: &mut W, b: &[u8]| -> io::Result<()> {
+        written += b.len() as u64;
+        out.write_all(b)
+    };
+    put(out, &cbor_head(6, COSE_SIGN1_TAG))?;
+    put(out, &[0x84])?;
+    put(out, &prot)?;
+    put(out, &unprot)?;
+    put(out, &payload_head)?;
+    put(out, &pre)?;
+    let mut again = genesis(&head.run.run_id);
+    let mut n = 0u64;
+    records.each(&mut |r| {
+        n += 1;
+        again = Sha256::digest(r).into();
+        put(out, &cbor_head(2, r.len() as u64))?;
+        put(out, r)
+    })?;
+    if n != count || again != chain {
+        return Err(io::Error::other(
+            "the records changed while the bundle was being sealed",
+        ));
+    }
+    put(out, &post)?;
+    put(out, &cbor_head(2, signature.len() as u64))?;
+    put(out, &signature)?;
+    Ok(Sealed {
+        records: count,
+        bytes: written,
+        chain_head: chain,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use crate::testkit;
+
+    fn key() -> SecretKey {
+        SecretKey::from_seed([7; 32])
+    }
+
+    #[test]
+    fn streaming_seal_writes_the_bytes_of_seal() {
+        for n in [0usize, 1, 3, 30] {
+            let recs = (0..n)
+                .map(|i| {
+                    let body = serde_json::json!({"jsonrpc": "2.0", "id": i, "result": {"tools": [], "pad": "x".repeat(i * 997)}});
+                    testkit::http_record(
+                        &["inventory.tools"],
+                        "https://mcp.example/mcp",
+                        "{}",
+                        200,
+                        body.to_string().as_bytes(),
+                    )
+                })
+                .collect();
+            let ev = testkit::evidence("https://mcp.example/mcp", recs);
+            let small = crate::bundle::seal(&ev, &key());
+            let mut big = Vec::new();
+            let s = seal_to(&ev, &ev.records, &key(), &mut big).unwrap();
+            assert_eq!(big, small, "{n} records");
+            assert_eq!(s.records, n as u64);
+            assert_eq!(s.bytes, small.len() as u64);
+            assert_eq!(s.chain_head.to_vec(), ev.chain_head);
+            let v = crate::bundle::open(&big, &[key().public()]).unwrap();
+            assert_eq!(v.records.len(), n);
+        }
+    }
+
+    #[test]
+    fn a_source_that_changes_between_passes_is_refused() {
+        struct Flaky(std::cell::Cell<u8>);
+        impl RecordSource for Flaky {
+            fn each(&self, f: &mut dyn FnMut(&[u8]) -> io::Result<()>) -> io::Result<()> {
+                self.0.set(self.0.get() + 1);
+                f(&[self.0.get()])
+            }
+        }
+        let ev = testkit::evidence("https://mcp.example/mcp", Vec::new());
+        let err = seal_to(&ev, &Flaky(0.into()), &key(), &mut Vec::new()).unwrap_err();
+        assert!(err.to_string().contains("changed"), "{err}");
+    }
+
+    #[test]
+    fn a_read_error_while_signing_is_returned() {
+        struct Broken(std::cell::Cell<u8>);
+        impl RecordSource for Broken {
+            fn each(&self, f: &mut dyn FnMut(&[u8]) -> io::Result<()>) -> io::Result<()> {
+                self.0.set(self.0.get() + 1);
+                if self.0.get() > 1 {
+                    return Err(io::Error::other("disk gone"));
+                }
+                f(b"x")
+            }
+        }
+        let ev = testkit::evidence("https://mcp.example/mcp", Vec::new());
+        let err = seal_to(&ev, &Broken(0.into()), &key(), &mut Vec::new()).unwrap_err();
+        assert_eq!(err.to_string(), "disk gone");
+    }
+}
