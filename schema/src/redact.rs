@@ -235,15 +235,11 @@ impl Redactor {
         for protect in [false, true] {
             let mut t = tree.clone();
             let mut changed = false;
-            walk_mut(&mut t, &mut Vec::new(), protect, &mut |_, leaf| match self
-                .engine
-                .scrub(leaf.bytes())
-            {
-                Some((out, _)) => {
+            walk_mut(&mut t, &mut Vec::new(), protect, &mut |_, leaf| {
+                if let Some((out, _)) = self.engine.scrub(leaf.bytes()) {
                     leaf.set(out);
                     changed = true;
                 }
-                None => {}
             });
             if !changed {
                 return v.clone();
@@ -471,11 +467,8 @@ fn walk_mut(
 ) {
     use ciborium::Value as V;
     match v {
-        V::Text(s) => {
-            if !(protect && is_identifier(s)) {
-                f(path, &mut Leaf::Text(s));
-            }
-        }
+        V::Text(s) if protect && is_identifier(s) => {}
+        V::Text(s) => f(path, &mut Leaf::Text(s)),
         V::Bytes(b) => f(path, &mut Leaf::Bytes(b)),
         V::Array(a) => {
             for (i, x) in a.iter_mut().enumerate() {

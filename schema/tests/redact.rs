@@ -401,3 +401,258 @@ fn jwt_decoding_keeps_header_and_claims_only() {
     assert!(decode_jwt("e30.e30.").is_some()); // `{}` and `{}` with an empty signature
     assert_eq!(decode_jwt("W10.e30.x"), None); // header `[]` is not an object
 }
+
+/// The 34-character token of issue 8, as a `--token-env` token.
+const TOKEN34: &str = "tok_3fA9-xQ7.Lm2~Zp8_Rv5-Kd1.Hs6~W";
+
+fn holding_token() -> Redactor {
+    let mut r = Redactor::new();
+    r.add_secret(TOKEN34.as_bytes(), "bearer-token");
+    r
+}
+
+fn encoded(r: &Record) -> Vec<u8> {
+    mcp_probe_schema::bundle::encode_record(r)
+}
+
+#[test]
+fn every_record_kind_and_text_field_is_redacted() {
+    use mcp_probe_schema::{
+        BodyEnd, DnsLookup, ErrorKind, LegacyTlsProbe, TlsHandshake, TransportError, TrustCheck,
+    };
+    let err = |m: &str| TransportError {
+        kind: ErrorKind::Protocol,
+        message: format!("{m} {TOKEN34}"),
+    };
+    let mut kinds = Vec::new();
+    let mut r = http_record(&["x"], "https://h.example/mcp", "{}", 200, b"{}");
+    r.observation = Observation::Skipped {
+        reason: format!("repeated nextCursor {TOKEN34}"),
+    };
+    kinds.push((r.clone(), "skipped.reason"));
+    let mut h = http_record(&["x"], "https://h.example/mcp", "{}", 200, b"{}");
+    http(&mut h).outcome = HttpOutcome::Error(err("not HTTP:"));
+    kinds.push((h.clone(), "http.outcome.error.message"));
+    let mut h = http_record(&["x"], "https://h.example/mcp", "{}", 200, b"{}");
+    http(&mut h).first_attempt = Some(err("reset:"));
+    if let HttpOutcome::Response(resp) = &mut http(&mut h).outcome {
+        resp.body.end = BodyEnd::Error(err("chunk:"));
+        resp.reason = format!("Nope {TOKEN34}");
+    }
+    kinds.push((h.clone(), "http.first_attempt.message"));
+    kinds.push((h.clone(), "http.outcome.response.body.end.error.message"));
+    kinds.push((h, "http.outcome.response.reason"));
+    r.observation = Observation::Tls(TlsHandshake {
+        connection: 1,
+        sni: None,
+        peer: "127.0.0.1:1".into(),
+        version: None,
+        cipher_suite: None,
+        alpn: None,
+        chain: vec![],
+        verification: vec![TrustCheck {
+            store: "os".into(),
+            ok: false,
+            error: Some(format!("bad name {TOKEN34}")),
+        }],
+        error: Some(err("alert")),
+    });
+    kinds.push((r.clone(), "tls.error.message"));
+    kinds.push((r.clone(), "tls.verification.0.error"));
+    r.observation = Observation::LegacyTls(LegacyTlsProbe {
+        offered: "TLSv1_0".into(),
+        client_hello: vec![0x16],
+        server_bytes: format!("HTTP/1.1 400 {TOKEN34}").into_bytes(),
+        error: None,
+    });
+    kinds.push((r.clone(), "legacy_tls.server_bytes"));
+    r.observation = Observation::Dns(DnsLookup {
+        host: format!("{TOKEN34}.example"),
+        addresses: vec![],
+        error: Some(err("nxdomain")),
+    });
+    kinds.push((r.clone(), "dns.host"));
+    kinds.push((r, "dns.error.message"));
+
+    let redactor = holding_token();
+    let fp = fingerprint(TOKEN34.as_bytes());
+    for (mut r, location) in kinds {
+        redactor.redact(&mut r);
+        assert!(!contains(&encoded(&r), TOKEN34.as_bytes()), "{location}");
+        assert!(
+            r.redactions.contains(&Redaction {
+                location: location.into(),
+                what: "bearer-token".into(),
+                fingerprint: fp.clone(),
+            }),
+            "{location}: {:?}",
+            r.redactions
+        );
+        assert!(!redactor.leaks(&encoded(&r)), "{location}");
+    }
+}
+
+#[test]
+fn a_field_name_in_an_error_message_is_learned_from_any_record_kind() {
+    let mut redactor = Redactor::new();
+    let mut r = http_record(&["x"], "https://h.example/mcp", "{}", 200, b"{}");
+    r.observation = Observation::Skipped {
+        reason: "token endpoint said refresh_token=rt-echoed-0123456789 is bad".into(),
+    };
+    redactor.redact_and_learn(&mut r);
+    assert!(!contains(&encoded(&r), b"rt-echoed-0123456789"));
+    // Learned: a later record of another kind is redacted of it, in another encoding.
+    let mut later = http_record(&["x"], "https://h.example/mcp", "{}", 200, b"{}");
+    http(&mut later).outcome = HttpOutcome::Error(mcp_probe_schema::TransportError {
+        kind: mcp_probe_schema::ErrorKind::Protocol,
+        message: "first bytes cnQtZWNob2VkLTAxMjM0NTY3ODk=".into(), // base64
+    });
+    redactor.redact_and_learn(&mut later);
+    assert!(!contains(&encoded(&later), b"cnQtZWNob2VkLTAxMjM0NTY3"));
+}
+
+/// Every encoding of issue 8, item 2, each in a JSON-RPC error message of a body.
+#[test]
+fn every_common_encoding_is_found() {
+    use base64::Engine;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let b64url = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let t = TOKEN34;
+    let pct_all_lower: String = t.bytes().map(|b| format!("%{b:02x}")).collect();
+    // Some characters percent-encoded (either case), `~` and `_` left alone.
+    let pct_tilde_kept = t.replace('.', "%2E").replace('-', "%2d");
+    let json_u: String = t
+        .bytes()
+        .enumerate()
+        .map(|(i, b)| {
+            if i % 3 == 0 {
+                format!("\\u{b:04X}")
+            } else if i % 3 == 1 {
+                format!("\\u{b:04x}")
+            } else {
+                (b as char).to_string()
+            }
+        })
+        .collect();
+    let forms = [
+        t.to_string(),
+        pct_all_lower,
+        pct_tilde_kept,
+        url::form_urlencoded::byte_serialize(t.as_bytes()).collect(),
+        json_u,
+        b64.encode(t),
+        b64.encode(format!("client:{t}")),
+        b64.encode(format!("ab:{t}:x")),
+        b64url.encode(format!("a:{t}")),
+        format!("Basic {}", b64.encode(format!("user:{t}"))),
+        hex::encode(t),
+        hex::encode_upper(t),
+    ];
+    let redactor = holding_token();
+    for form in forms {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"error":{{"code":-32001,"message":"bad {form}"}}}}"#
+        );
+        let mut r = http_record(&["x"], "https://h.example/mcp", "{}", 401, body.as_bytes());
+        redactor.redact(&mut r);
+        let enc = encoded(&r);
+        assert!(
+            contains(&enc, fingerprint(t.as_bytes()).as_bytes()),
+            "{form}"
+        );
+        // What is left of the form is at most the base64 edge characters.
+        let left = String::from_utf8_lossy(&enc).into_owned();
+        assert!(!left.contains(&form), "{form}");
+        assert!(!redactor.leaks(&enc), "{form}");
+        let msg: serde_json::Value = match &r.observation {
+            Observation::Http(x) => match &x.outcome {
+                HttpOutcome::Response(resp) => {
+                    serde_json::from_slice(&resp.body.bytes).expect("JSON")
+                }
+                _ => unreachable!(),
+            },
+            _ => unreachable!(),
+        };
+        assert_eq!(msg["error"]["code"], -32001, "{form}");
+    }
+    // JSON `\/` and serde's own escapes, with a secret that has them.
+    let mut r2 = Redactor::new();
+    r2.add_secret(br#"a/b"c\d-secret"#, "client_secret");
+    assert_eq!(
+        r2.scrub_str(r#"{"m":"a\/b\"c\\d-secret"}"#),
+        format!(r#"{{"m":"{}"}}"#, fingerprint(br#"a/b"c\d-secret"#))
+    );
+}
+
+#[test]
+fn a_token_cut_by_the_body_cap_leaves_no_piece_of_eight() {
+    // The stored body ends with the first 17 of the 34 characters (issue 8).
+    let half = &TOKEN34[..17];
+    let body = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"text":"echo {half}"#);
+    let mut r = http_record(&["x"], "https://h.example/mcp", "{}", 200, body.as_bytes());
+    let redactor = holding_token();
+    redactor.redact(&mut r);
+    let enc = encoded(&r);
+    assert!(!contains(&enc, &TOKEN34.as_bytes()[..8]));
+    assert!(contains(&enc, fingerprint(TOKEN34.as_bytes()).as_bytes()));
+    // The last 9, percent-encoded in lower case, at the start of the next SSE event.
+    let tail: String = TOKEN34[25..].bytes().map(|b| format!("%{b:02x}")).collect();
+    let sse = format!("data: {{\"a\":\"x\"}}\n\ndata: {{\"b\":\"{tail}\"}}\n\n");
+    assert_eq!(
+        redactor.scrub_str(&sse),
+        format!(
+            "data: {{\"a\":\"x\"}}\n\ndata: {{\"b\":\"{}\"}}\n\n",
+            fingerprint(TOKEN34.as_bytes())
+        )
+    );
+    // Seven characters are not a piece: ordinary text is not eaten.
+    assert_eq!(redactor.scrub_str(&TOKEN34[..7]), &TOKEN34[..7]);
+    assert_eq!(redactor.scrub_str(&TOKEN34[27..]), &TOKEN34[27..]);
+}
+
+#[test]
+fn scrub_serde_covers_every_text_and_keeps_the_shape() {
+    let redactor = holding_token();
+    let session = mcp_probe_schema::Session {
+        endpoint: "https://h.example/mcp".into(),
+        auth_required: false,
+        authenticated: true,
+        era: Some(mcp_probe_schema::Era::Modern),
+        revision: Some("2026-07-28".into()),
+        server_info: Some(
+            serde_json::json!({"name": "s", "note": format!("t={TOKEN34}"), TOKEN34: 1}),
+        ),
+        capabilities: Some(serde_json::json!({"tools": {}})),
+        session_id: Some(TOKEN34.into()),
+        negotiated_in: Some(3),
+    };
+    let clean = redactor.scrub_serde(&session);
+    let text = serde_json::to_string(&clean).expect("json");
+    assert!(!text.contains(&TOKEN34[..8]), "{text}");
+    assert_eq!(clean.session_id, Some(fingerprint(TOKEN34.as_bytes())));
+    assert_eq!(clean.era, session.era);
+    assert_eq!(clean.negotiated_in, Some(3));
+    assert_eq!(clean.capabilities, session.capabilities);
+    // Nothing to replace: the value comes back as it was.
+    assert_eq!(Redactor::new().scrub_serde(&session), session);
+
+    // A learned "secret" equal to a serde variant name cannot break the value.
+    let mut odd = Redactor::new();
+    odd.add_secret(b"modern", "x");
+    odd.add_secret(TOKEN34.as_bytes(), "bearer-token");
+    let clean = odd.scrub_serde(&session);
+    assert_eq!(clean.era, session.era);
+    assert_eq!(clean.session_id, Some(fingerprint(TOKEN34.as_bytes())));
+}
+
+#[test]
+fn leaks_agrees_with_scrub_and_ignores_the_fingerprint() {
+    let redactor = holding_token();
+    let mut b = format!("x {} y", TOKEN34.replace('~', "%7e")).into_bytes();
+    assert!(redactor.leaks(&b));
+    assert!(redactor.scrub_bytes(&mut b));
+    assert!(!redactor.leaks(&b));
+    assert!(!redactor.scrub_bytes(&mut b));
+    assert!(!Redactor::new().leaks(TOKEN34.as_bytes()));
+    assert!(!redactor.leaks(br#"{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}"#));
+}
