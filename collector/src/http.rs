@@ -31,6 +31,8 @@ use crate::tls::Trust;
 
 /// Longest response head accepted.
 const MAX_HEAD: usize = 64 * 1024;
+/// Most interim (1xx) responses skipped before the final one.
+pub const MAX_INTERIM: u32 = 16;
 /// Most header lines accepted.
 const MAX_HEADERS: usize = 128;
 /// Bytes read past the storage cap (hashed and counted, not kept) before giving up.
@@ -475,14 +477,38 @@ impl Client {
             Err(e) => return Err(e),
         }
         let _ = within(deadline, conn.io.flush()).await;
-        // Read the head, skipping interim 1xx responses.
+        // Read the head, skipping interim 1xx responses (counted, and at most
+        // MAX_INTERIM of them: a server cannot keep a request alive with 100 Continue).
+        let mut interim = 0u32;
         let (status, version, reason, headers) = loop {
             let parsed = read_head(conn, deadline).await?;
             if (100..200).contains(&parsed.0) && parsed.0 != 101 {
+                interim += 1;
+                if interim > MAX_INTERIM {
+                    return Err(terr(
+                        ErrorKind::Protocol,
+                        format!("more than {MAX_INTERIM} interim (1xx) responses"),
+                    ));
+                }
                 continue;
             }
             break parsed;
         };
+        if status == 101 {
+            // Switching Protocols: what follows is not HTTP/1.1. The exchange ends with
+            // the head, and the connection is never pooled.
+            return Ok((
+                HttpResponse {
+                    version,
+                    status,
+                    reason,
+                    headers,
+                    body: stored_body(&[], 0, BodyEnd::Complete),
+                    interim,
+                },
+                false,
+            ));
+        }
         let mut reader = BodyReader::new(self.body_cap, &headers, req.await_id.clone());
         let no_body =
             req.method == "HEAD" || status == 204 || status == 304 || (100..200).contains(&status);
@@ -521,6 +547,7 @@ impl Client {
                 reason,
                 headers,
                 body,
+                interim,
             },
             keep,
         ))

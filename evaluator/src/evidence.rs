@@ -51,7 +51,10 @@ impl<'a> Exchange<'a> {
     }
 
     fn parse_messages(&self) -> Vec<Value> {
+        // A body that did not end whole (transport error part way, read limit, head
+        // only) is never read as the server's answer, whatever its bytes parse to.
         self.response()
+            .filter(|r| derive::body_cut(&r.body).is_none())
             .map(derive::jsonrpc_messages)
             .unwrap_or_default()
     }
@@ -70,12 +73,41 @@ impl<'a> Exchange<'a> {
         }
     }
 
+    /// Why the response body is not an answer (it ended in a transport error, at the
+    /// read limit, or only its head was read), naming the record; `None` when it is
+    /// whole or no response arrived. [`messages`](Self::messages) and
+    /// [`answer`](Self::answer) read nothing from such a body.
+    pub fn cut(&self) -> Option<String> {
+        let why = derive::body_cut(&self.response()?.body)?;
+        Some(format!("record {}: {why}", self.record.seq))
+    }
+
+    /// As [`cut`](Self::cut), and also a body the bundle bound stored as its length and
+    /// SHA-256 only (`capped_from`: the bundle's `run.bundle_capped_from`).
+    pub fn unreadable(&self, capped_from: Option<u64>) -> Option<String> {
+        if let Some(cut) = self.cut() {
+            return Some(cut);
+        }
+        let body = &self.response()?.body;
+        let stripped = capped_from.is_some_and(|from| self.record.seq >= from)
+            && (body.bytes.len() as u64) < body.length;
+        stripped.then(|| {
+            format!(
+                "record {}: the body ({} bytes) was stored as its length and SHA-256 only: the bundle bound \
+                 (--bundle-cap) was reached at record {}",
+                self.record.seq,
+                body.length,
+                capped_from.unwrap_or_default()
+            )
+        })
+    }
+
     /// HTTP status, if a response arrived.
     pub fn status(&self) -> Option<u16> {
         self.response().map(|r| r.status)
     }
 
-    /// Every JSON-RPC message in the response.
+    /// Every JSON-RPC message in the response (none from a body that did not end whole).
     pub fn messages(&self) -> Vec<Value> {
         self.with_messages(<[Value]>::to_vec)
     }
@@ -86,7 +118,8 @@ impl<'a> Exchange<'a> {
     }
 
     /// The response to the request's id (for a null id: the first error/result message
-    /// carrying `"id": null`, or the only message).
+    /// carrying `"id": null`, or the only message). `None` from a body that did not end
+    /// whole: see [`cut`](Self::cut).
     pub fn answer(&self) -> Option<Value> {
         let id = self
             .request_json()

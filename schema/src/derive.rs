@@ -8,7 +8,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::model::{Header, HttpOutcome, HttpResponse, Observation, Record};
+use crate::model::{Body, BodyEnd, Header, HttpOutcome, HttpResponse, Observation, Record};
 use crate::vocab::leg;
 
 /// First header named `name` (case-insensitive).
@@ -52,6 +52,26 @@ pub fn messages_in(media_type: Option<&str>, body: &[u8]) -> Vec<Value> {
         push(v);
     }
     out
+}
+
+/// Why a response body cannot be read as the server's answer, or `None` when it can:
+/// only a body read to its end (`complete`) or an event stream read up to the awaited
+/// response (`stopped_after_response`) is an answer. A body that ended in a transport
+/// error (truncated chunked reply, reset mid-body), stopped at the read limit, or of
+/// which only the head was read is not, whatever its stored bytes parse to.
+pub fn body_cut(body: &Body) -> Option<String> {
+    match &body.end {
+        BodyEnd::Complete | BodyEnd::StoppedAfterResponse => None,
+        BodyEnd::Error(e) => Some(format!(
+            "the body ended in a transport error after {} bytes ({e})",
+            body.length
+        )),
+        BodyEnd::LimitReached => Some(format!(
+            "the collector stopped reading the body at its read limit ({} bytes)",
+            body.length
+        )),
+        BodyEnd::HeadOnly => Some("only the response head was read".to_string()),
+    }
 }
 
 /// The JSON-RPC response (result or error) whose `id` equals `id`.
@@ -136,6 +156,15 @@ pub fn inventory(records: &[Record]) -> Inventory {
                         list.complete = false;
                     }
                     HttpOutcome::Response(resp) => {
+                        if let Some(cut) = body_cut(&resp.body) {
+                            list.stopped = Some(format!(
+                                "page {} answered HTTP {} but {cut}",
+                                list.pages + 1,
+                                resp.status
+                            ));
+                            list.complete = false;
+                            continue;
+                        }
                         let msgs = jsonrpc_messages(resp);
                         let id = request_id(&x.request.body.bytes).unwrap_or(Value::Null);
                         let Some(result) = response_to(&msgs, &id).and_then(|m| m.get("result"))

@@ -1286,6 +1286,7 @@ mod tests {
                     reason: String::new(),
                     headers: headers.iter().map(|(k, v)| Header::new(*k, *v)).collect(),
                     body: testkit::body(b"plain HTTP\n"),
+                    interim: 0,
                 }),
                 connection: Some(9),
                 first_attempt: None,

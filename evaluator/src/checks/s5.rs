@@ -69,8 +69,23 @@ fn gated(
     out
 }
 
-/// Legs graded from items: evidence is the legs' notes, then what was read.
+/// Legs graded from items: evidence is the legs' notes, then what was read. A list cut
+/// short (page bound, repeated cursor, failed or unreadable page, bundle bound) never
+/// passes: a leg that found nothing wrong among the items read is UNKNOWN naming the
+/// cut; a FAIL found among them stands.
 fn decided(legs: Vec<Leg>, read: &Read, reduction: &str, details: Map<String, Value>) -> Outcome {
+    let legs = match read.cut() {
+        None => legs,
+        Some(cut) => legs
+            .into_iter()
+            .map(|l| match l.outcome {
+                LegOutcome::Pass => {
+                    Leg::new(&l.id, LegOutcome::Unknown, format!("{}, but {cut}", l.note))
+                }
+                _ => l,
+            })
+            .collect(),
+    };
     let mut out = Outcome::from_legs(legs, reduction)
         .with_records(read.seqs.iter().copied())
         .with_detail(read.list.key, read.items.len())
@@ -1178,7 +1193,7 @@ mod tests {
     }
 
     #[test]
-    fn s511_cut_short_says_which_pages_went_unexamined_and_keeps_the_verdict() {
+    fn s511_cut_short_says_which_pages_went_unexamined_and_never_passes() {
         let o = grade(
             &C5_1_1,
             caps(),
@@ -1190,7 +1205,15 @@ mod tests {
                 ),
             ],
         );
-        assert_eq!(o.verdict, Verdict::Pass, "{o:#?}");
+        // Nothing wrong among the items read, but a bad tool may sit past the bound.
+        assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
+        let a = leg_of(&o, "5.1.1a");
+        assert_eq!(a.outcome, LegOutcome::Unknown, "{a:?}");
+        assert!(
+            a.note
+                .contains("tools/list was cut after page 1 (stopped: page bound 1 reached"),
+            "{a:?}"
+        );
         assert!(
             o.evidence
                 .contains("pages after 1 unexamined (stopped: page bound 1 reached"),
@@ -1215,6 +1238,58 @@ mod tests {
             o.evidence
         );
         assert!(!o.evidence.contains("page-one"), "{}", o.evidence);
+    }
+
+    /// A page whose body ended in a transport error (a truncated chunked reply): its
+    /// bytes hold a whole JSON-RPC result, which must not be read as the answer.
+    fn truncated(mut r: Record) -> Record {
+        if let Observation::Http(x) = &mut r.observation {
+            if let HttpOutcome::Response(resp) = &mut x.outcome {
+                resp.body.end = mcp_probe_schema::model::BodyEnd::Error(TransportError {
+                    kind: ErrorKind::Reset,
+                    message: "connection closed inside a chunk".into(),
+                });
+            }
+        }
+        r
+    }
+
+    #[test]
+    fn s511_a_truncated_page_is_not_an_answer_and_is_named() {
+        // First page truncated: nothing was read, UNKNOWN naming the record.
+        let o = grade(
+            &C5_1_1,
+            caps(),
+            vec![truncated(tools_page(2, vec![tool_io("first")], None))],
+        );
+        assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
+        assert!(
+            o.evidence
+                .contains("record 0: the body ended in a transport error"),
+            "{}",
+            o.evidence
+        );
+        // A truncated second page cuts the list: no PASS from the first page alone.
+        let o = grade(
+            &C5_1_1,
+            caps(),
+            vec![
+                tools_page(2, vec![tool_io("first")], Some("c1")),
+                truncated(tools_page(3, vec![tool_io("second")], None)),
+            ],
+        );
+        assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
+        assert!(
+            o.evidence.contains(
+                "page 2 answered HTTP 200 but record 1: the body ended in a transport error"
+            ),
+            "{}",
+            o.evidence
+        );
+        assert_eq!(
+            o.details["tools"], 1,
+            "the truncated page's tool is not counted"
+        );
     }
 
     #[test]
@@ -1449,6 +1524,42 @@ mod tests {
     }
 
     #[test]
+    fn s512_cut_inventory_is_unknown_naming_the_bound_and_complete_passes() {
+        let good = template("t", json!("file:///{name}"), Some("text/plain"));
+        let page = |cursor: Option<&str>| {
+            let mut result = json!({"resourceTemplates": [good.clone()]});
+            if let Some(c) = cursor {
+                result["nextCursor"] = json!(c);
+            }
+            list_page(
+                leg::INVENTORY_RESOURCE_TEMPLATES,
+                method::RESOURCE_TEMPLATES_LIST,
+                4,
+                result,
+            )
+        };
+        let o = grade(&C5_1_2, caps(), vec![page(None)]);
+        assert_eq!(o.verdict, Verdict::Pass, "{o:#?}");
+        let o = grade(
+            &C5_1_2,
+            caps(),
+            vec![
+                page(Some("again")),
+                skipped(
+                    &[leg::INVENTORY_RESOURCE_TEMPLATES],
+                    "stopped: the server repeated cursor \"again\"",
+                ),
+            ],
+        );
+        assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
+        for id in ["5.1.2a", "5.1.2b"] {
+            let l = leg_of(&o, id);
+            assert_eq!(l.outcome, LegOutcome::Unknown, "{l:?}");
+            assert!(l.note.contains("repeated cursor"), "{l:?}");
+        }
+    }
+
+    #[test]
     fn s512_no_templates_is_unknown_not_pass() {
         let o = grade(&C5_1_2, caps(), vec![templates_page(vec![])]);
         assert_eq!(o.verdict, Verdict::Unknown);
@@ -1491,6 +1602,62 @@ mod tests {
                 && o.reduction.contains("5.1.3d")
                 && o.reduction.contains("not probed yet")
         );
+    }
+
+    #[test]
+    fn s513_inventory_cut_at_the_page_bound_is_unknown_not_pass() {
+        // The observed case: well-declared prompts up to the page bound, a bad one past it.
+        let good = || prompt("review", json!([{"name": "code", "required": true}]));
+        let cut = grade(
+            &C5_1_3,
+            caps(),
+            vec![
+                prompts_page(5, vec![good()], Some("p2")),
+                prompts_page(6, vec![good()], Some("p3")),
+                skipped(
+                    &[leg::INVENTORY_PROMPTS],
+                    "stopped: page bound 2 reached with a nextCursor still pending (--max-pages)",
+                ),
+            ],
+        );
+        assert_eq!(cut.verdict, Verdict::Unknown, "{cut:#?}");
+        for id in ["5.1.3a", "5.1.3b"] {
+            let l = leg_of(&cut, id);
+            assert_eq!(l.outcome, LegOutcome::Unknown, "{l:?}");
+            assert!(
+                l.note
+                    .contains("prompts/list was cut after page 2 (stopped: page bound 2 reached"),
+                "{l:?}"
+            );
+        }
+        assert_eq!(cut.details["inventory_complete"], false);
+        // The same pages, read to the end: PASS.
+        let whole = grade(
+            &C5_1_3,
+            caps(),
+            vec![
+                prompts_page(5, vec![good()], Some("p2")),
+                prompts_page(6, vec![good()], None),
+            ],
+        );
+        assert_eq!(whole.verdict, Verdict::Pass, "{whole:#?}");
+        // A FAIL found before the cut stands.
+        let bad = grade(
+            &C5_1_3,
+            caps(),
+            vec![
+                prompts_page(
+                    5,
+                    vec![prompt("x", json!([{"name": "a", "required": "yes"}]))],
+                    Some("p2"),
+                ),
+                skipped(
+                    &[leg::INVENTORY_PROMPTS],
+                    "stopped: page bound 1 reached with a nextCursor still pending (--max-pages)",
+                ),
+            ],
+        );
+        assert_eq!(bad.verdict, Verdict::Fail, "{bad:#?}");
     }
 
     #[test]

@@ -128,17 +128,28 @@ impl Read {
                 Observation::Http(x) => match &x.outcome {
                     HttpOutcome::Error(e) => NoPage::Transport(e.to_string()),
                     HttpOutcome::Response(resp) => {
-                        let msgs = derive::jsonrpc_messages(resp);
-                        let id = derive::request_id(&x.request.body.bytes).unwrap_or(Value::Null);
-                        match derive::response_to(&msgs, &id) {
-                            Some(m) => match m.get("result") {
-                                Some(result) => {
-                                    read.page(result);
-                                    continue;
-                                }
-                                None => NoPage::Refused(refusal(resp.status, m.get("error"))),
-                            },
-                            None => NoPage::Unparsable(unparsable(resp, &id, msgs.is_empty())),
+                        // A page whose body did not end whole, or that the bundle bound
+                        // stored as length and hash only, is not an answer: the list is
+                        // cut there, and the evidence names the record.
+                        let cut = ev
+                            .exchange_of(r)
+                            .and_then(|x| x.unreadable(ev.payload.run.bundle_capped_from));
+                        if let Some(cut) = cut {
+                            NoPage::Unparsable(format!("answered HTTP {} but {cut}", resp.status))
+                        } else {
+                            let msgs = derive::jsonrpc_messages(resp);
+                            let id =
+                                derive::request_id(&x.request.body.bytes).unwrap_or(Value::Null);
+                            match derive::response_to(&msgs, &id) {
+                                Some(m) => match m.get("result") {
+                                    Some(result) => {
+                                        read.page(result);
+                                        continue;
+                                    }
+                                    None => NoPage::Refused(refusal(resp.status, m.get("error"))),
+                                },
+                                None => NoPage::Unparsable(unparsable(resp, &id, msgs.is_empty())),
+                            }
                         }
                     }
                 },
@@ -174,6 +185,22 @@ impl Read {
             _ => self.shapeless.push(self.pages),
         }
         self.complete = !matches!(result.get("nextCursor"), Some(Value::String(_)));
+    }
+
+    /// Why the items read are not the whole list, when they are not (page bound,
+    /// repeated cursor, a failed or unreadable page, the bundle bound): then "nothing
+    /// bad among the items read" cannot PASS, since a bad item may sit past the cut.
+    pub(super) fn cut(&self) -> Option<String> {
+        if self.complete {
+            return None;
+        }
+        let why = self.stopped.clone().unwrap_or_else(|| {
+            "the last page read carried a nextCursor that was not followed".into()
+        });
+        Some(format!(
+            "{} was cut after page {} ({why}), so items past it were not examined",
+            self.list.method, self.pages
+        ))
     }
 
     /// True when items were read from more than one page.
