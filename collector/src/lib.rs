@@ -12,6 +12,7 @@ pub mod discovery;
 pub mod flags;
 pub mod guard;
 pub mod http;
+pub mod inputs;
 pub mod journal;
 pub mod keys;
 pub mod legacy_tls;

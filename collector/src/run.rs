@@ -177,16 +177,7 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
         }
     }
 
-    let inputs = match &flags.inputs {
-        Some(p) => Some(parse_json(p, &read(p)?)?),
-        None => match crate::keys::state_dir() {
-            Ok(d) if d.join("probe-inputs.json").is_file() => {
-                let p = d.join("probe-inputs.json");
-                Some(parse_json(&p, &read(&p)?)?)
-            }
-            _ => None,
-        },
-    };
+    let inputs = crate::inputs::load(flags.inputs.as_deref(), &targets)?;
 
     let (ca_record, ca_certs) = match &flags.ca_file {
         Some(p) => {
@@ -262,13 +253,6 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
         plaintext_port: flags.plaintext_port,
         no_browser: flags.no_browser,
         reauth: flags.reauth,
-    })
-}
-
-fn parse_json(path: &Path, bytes: &[u8]) -> Result<serde_json::Value, UsageError> {
-    serde_json::from_slice(bytes).map_err(|e| UsageError::Invalid {
-        path: path.into(),
-        reason: format!("not JSON: {e}"),
     })
 }
 

@@ -1,0 +1,207 @@
+//! Probe inputs are validated against docs/schemas/probe-inputs.schema.json before any
+//! traffic (issue 8 item 9): the real `mcp-collect` against a loopback listener that
+//! must not see one connection when the inputs are bad.
+
+mod support;
+
+use std::io::ErrorKind;
+use std::net::TcpListener;
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use support::{collect, json_response, open, serve, Req};
+
+/// A loopback listener nobody answers on, and its MCP URL.
+fn silent_listener() -> (TcpListener, String) {
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind");
+    l.set_nonblocking(true).expect("nonblocking");
+    let url = format!(
+        "http://127.0.0.1:{}/mcp",
+        l.local_addr().expect("addr").port()
+    );
+    (l, url)
+}
+
+/// True when some client connected (a connection stays queued until accepted, even
+/// after the client closed it).
+fn connected(l: &TcpListener) -> bool {
+    match l.accept() {
+        Ok(_) => true,
+        Err(e) if e.kind() == ErrorKind::WouldBlock => false,
+        Err(e) => panic!("accept: {e}"),
+    }
+}
+
+fn write_inputs(dir: &tempfile::TempDir, doc: &Value) -> String {
+    let p = dir.path().join("probe-inputs.json");
+    std::fs::write(&p, serde_json::to_vec_pretty(doc).expect("json")).expect("write");
+    p.display().to_string()
+}
+
+#[test]
+fn bad_inputs_are_refused_before_any_connection() {
+    let (l, url) = silent_listener();
+    let cases: Vec<(Value, String)> = vec![
+        (
+            json!({&url: {"static_resouce_path": "/static/app.js"}}),
+            format!("target \"{url}\": unknown key \"static_resouce_path\""),
+        ),
+        (
+            json!({&url: {"max_request_bytes": "lots"}}),
+            format!("target \"{url}\": key \"max_request_bytes\": \"lots\" is a string, not an integer"),
+        ),
+        (
+            json!({&url: {"max_request_bytes": 20_000_000, "oversize_authorised": true}}),
+            format!("target \"{url}\": key \"max_request_bytes\": 20000000 is above the maximum 10485760"),
+        ),
+        (
+            json!({&url: {"max_request_bytes": 0}}),
+            format!("target \"{url}\": key \"max_request_bytes\": 0 is below the minimum 1"),
+        ),
+        (
+            json!({&url: {"oversize_authorised": "yes"}}),
+            format!("target \"{url}\": key \"oversize_authorised\": \"yes\" is a string, not a boolean"),
+        ),
+        (
+            json!({&url: {"scope_probe_arguments": "id=1"}}),
+            format!("target \"{url}\": key \"scope_probe_arguments\""),
+        ),
+        (
+            json!({&url: {"downstream_endpoints": ["https://api.example.com/me", 7]}}),
+            format!("target \"{url}\": key \"downstream_endpoints\": item 1: 7 is an integer, not a string"),
+        ),
+        (json!({&url: "static"}), format!("target \"{url}\": not a JSON object of inputs")),
+        (json!([url.clone()]), "not a JSON object keyed by target".to_string()),
+    ];
+    for (doc, needle) in cases {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = write_inputs(&dir, &doc);
+        let run = collect(&["--inputs", &file, &url], &[]);
+        assert_eq!(run.code(), 2, "{doc}: {}", run.describe());
+        let err = run.stderr();
+        assert_eq!(err.trim().lines().count(), 1, "{doc}: one line: {err}");
+        let line = err.trim();
+        assert!(
+            line.starts_with(&format!("mcp-collect: error: {file}: ")),
+            "{doc}: the file is named first: {line}"
+        );
+        assert!(line.contains(&needle), "{doc}: {line}\nwanted: {needle}");
+        assert!(
+            run.stdout().is_empty(),
+            "{doc}: no bundle: {}",
+            run.stdout()
+        );
+        assert!(
+            !connected(&l),
+            "{doc}: the collector connected although the inputs were refused"
+        );
+        let out = run.dir.path().join("out");
+        assert!(
+            !out.exists() || std::fs::read_dir(&out).expect("out").next().is_none(),
+            "{doc}: nothing written to the output directory"
+        );
+    }
+}
+
+#[test]
+fn the_issue_example_message_is_exact() {
+    let (l, url) = silent_listener();
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("probe-inputs.json"),
+        format!(r#"{{"{url}": {{"static_resouce_path": "/app.js"}}}}"#),
+    )
+    .expect("write");
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-collect"));
+    c.current_dir(dir.path())
+        .env("MCP_PROBE_HOME", dir.path().join("home"))
+        .env_remove("HOME")
+        .args(["-o", "out", "--inputs", "probe-inputs.json", &url]);
+    let out = c.output().expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "mcp-collect: error: probe-inputs.json: target \"{url}\": unknown key \"static_resouce_path\" (see docs/schemas/probe-inputs.schema.json)\n"
+        )
+    );
+    assert!(!connected(&l));
+}
+
+/// The default file (`$MCP_PROBE_HOME/probe-inputs.json`) is validated the same way.
+#[test]
+fn the_default_inputs_file_is_validated_too() {
+    let (l, url) = silent_listener();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).expect("home");
+    let file = home.join("probe-inputs.json");
+    std::fs::write(
+        &file,
+        json!({&url: {"max_request_bytes": true}}).to_string(),
+    )
+    .expect("write");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-collect"))
+        .env("MCP_PROBE_HOME", &home)
+        .env_remove("HOME")
+        .arg("-o")
+        .arg(dir.path().join("out"))
+        .arg(&url)
+        .output()
+        .expect("run");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}: target \"{url}\": key \"max_request_bytes\"",
+            file.display()
+        )),
+        "{err}"
+    );
+    assert!(!connected(&l));
+}
+
+#[test]
+fn valid_inputs_are_recorded_and_an_unmatched_target_is_only_warned_about() {
+    let srv = serve(Arc::new(|r: &Req| {
+        let id = r.rpc_id();
+        match r.rpc_method().as_str() {
+            "server/discover" => json_response(
+                200,
+                &[],
+                &json!({"jsonrpc":"2.0","id":id,"result":{"supportedVersions":["2026-07-28"],"capabilities":{}}})
+                    .to_string(),
+            ),
+            _ => json_response(404, &[], "{}"),
+        }
+    }));
+    let mine = json!({
+        "static_resource_path": "/static/app.js",
+        "max_request_bytes": 4096,
+        "scope_probe_tool": "delete_everything",
+        "scope_probe_arguments": {"id": 1}
+    });
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = write_inputs(
+        &dir,
+        &json!({&srv.url: mine.clone(), "mcp.other.example": {"max_request_bytes": 1}}),
+    );
+    let run = collect(&["--info", "-q", "--inputs", &file, &srv.url], &[]);
+    assert_eq!(run.code(), 0, "{}", run.describe());
+    let err = run.stderr();
+    assert!(
+        err.contains(&format!(
+            "mcp-collect: warning: {file}: target \"mcp.other.example\" matches no target of this run"
+        )),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        !srv.requests.lock().expect("lock").is_empty(),
+        "the run went ahead"
+    );
+    let bundles = run.bundles();
+    assert_eq!(bundles.len(), 1, "{}", run.describe());
+    let v = open(&bundles[0]);
+    assert_eq!(v.evidence.run.inputs, Some(mine));
+}
