@@ -2,6 +2,7 @@
 //! small scripted HTTP server for hostile-server cases the real SDKs cannot produce.
 #![allow(dead_code, unreachable_pub)]
 
+pub mod misbehave;
 pub mod oauth_lab;
 
 use std::io::{BufRead, BufReader, Read, Write};
