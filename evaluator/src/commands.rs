@@ -16,17 +16,22 @@ use crate::fmt::{line, utc};
 use crate::load::{load_trust, open_for_show, read_bundle, Error};
 use crate::report::{self, BaselineInfo, BaselineMode, Format, Report, Server};
 
-/// `mcp-grade verify BUNDLE... [--trust KEYFILE]...`.
+/// `mcp-grade verify [--json] BUNDLE... [--trust KEYFILE]...`.
 ///
-/// One stdout line per bundle read: `OK <path>: signer …` or `INVALID <path>: <why>`. A
-/// bundle that cannot be read gets one line on `err` naming it. Every bundle is reported
-/// before the status is decided: [`ExitStatus::Usage`] when any could not be read, else
-/// [`ExitStatus::Invalid`] when any failed verification, else [`ExitStatus::Pass`]. A
-/// `--trust` file that cannot be read or parsed stops the command before any bundle
-/// (returned as an [`Error`]).
+/// Text: one stdout line per bundle read: `OK <path>: signer …` or `INVALID <path>: <why>`.
+/// A bundle that cannot be read gets one line on `err` naming it.
+///
+/// With `json`, one JSON object per bundle on stdout (JSON Lines), unreadable ones
+/// included (see [`verify_json`]); an unreadable bundle is still named on `err` too.
+///
+/// Every bundle is reported before the status is decided: [`ExitStatus::Usage`] when any
+/// could not be read, else [`ExitStatus::Invalid`] when any failed verification, else
+/// [`ExitStatus::Pass`]. A `--trust` file that cannot be read or parsed stops the command
+/// before any bundle (returned as an [`Error`]).
 pub fn verify(
     bundles: &[PathBuf],
     trust: &[PathBuf],
+    json: bool,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<ExitStatus, Error> {
@@ -38,11 +43,27 @@ pub fn verify(
             Ok(b) => b,
             Err(e) => {
                 writeln!(err, "mcp-grade: {}", line(&e.to_string()))?;
+                if json {
+                    json_line(out, &verify_json(path, Err(&e.to_string())))?;
+                }
                 status = status.worst(e.exit_status());
                 continue;
             }
         };
-        match open(&bytes, &trust) {
+        let verified = open(&bytes, &trust);
+        drop(bytes);
+        if verified.is_err() {
+            status = status.worst(ExitStatus::Invalid);
+        }
+        if json {
+            let v = match &verified {
+                Ok(v) => verify_json(path, Ok(v)),
+                Err(e) => verify_json(path, Err(&e.to_string())),
+            };
+            json_line(out, &v)?;
+            continue;
+        }
+        match verified {
             Ok(v) => {
                 let ev = &v.evidence;
                 writeln!(
@@ -56,14 +77,61 @@ pub fn verify(
                     v.records.len()
                 )?;
             }
-            Err(e) => {
-                writeln!(out, "INVALID {shown}: {}", line(&e.to_string()))?;
-                status = status.worst(ExitStatus::Invalid);
-            }
+            Err(e) => writeln!(out, "INVALID {shown}: {}", line(&e.to_string()))?,
         }
     }
     out.flush()?;
     Ok(status)
+}
+
+/// The `verify --json` object of one bundle: `file` (the path as given), `valid`,
+/// `reason` (null, or the one-line message: the verification failure or why the file
+/// could not be read), and the verified facts, each null unless the bundle verified
+/// (nothing unverified is reported as a fact): `signer` (key id), `collected_at`
+/// (RFC 3339 UTC of `run.finished_at`, else of `run.started_at`, when representable),
+/// `endpoint` (`target.endpoint`), `status` (run status) and `records` (how many).
+pub fn verify_json(
+    path: &Path,
+    verified: Result<&mcp_probe_schema::Verified, &str>,
+) -> serde_json::Value {
+    let file = path.display().to_string();
+    match verified {
+        Ok(v) => {
+            let run = &v.evidence.run;
+            let collected = crate::fmt::datetime(run.finished_at)
+                .map(|_| run.finished_at)
+                .or_else(|| crate::fmt::datetime(run.started_at).map(|_| run.started_at))
+                .map(utc);
+            serde_json::json!({
+                "file": file,
+                "valid": true,
+                "reason": null,
+                "signer": v.signer.key_id(),
+                "collected_at": collected,
+                "endpoint": v.evidence.target.endpoint,
+                "status": run.status.as_str(),
+                "records": v.records.len(),
+            })
+        }
+        Err(reason) => serde_json::json!({
+            "file": file,
+            "valid": false,
+            "reason": reason,
+            "signer": null,
+            "collected_at": null,
+            "endpoint": null,
+            "status": null,
+            "records": null,
+        }),
+    }
+}
+
+/// One JSON value on one line, safe for a terminal ([`crate::fmt::JsonSafe`]).
+fn json_line(out: &mut dyn Write, v: &serde_json::Value) -> std::io::Result<()> {
+    let mut w = crate::fmt::JsonSafe::new(&mut *out);
+    serde_json::to_writer(&mut w, v)?;
+    w.finish()?;
+    writeln!(out)
 }
 
 /// How `show` renders a bundle.
@@ -124,8 +192,12 @@ pub fn show(
     })
 }
 
+/// A JSON document, pretty-printed (streamed) and safe for a terminal
+/// ([`crate::fmt::JsonSafe`]).
 fn json_out(out: &mut dyn Write, v: &serde_json::Value) -> std::io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, v)?;
+    let mut w = crate::fmt::JsonSafe::new(&mut *out);
+    serde_json::to_writer_pretty(&mut w, v)?;
+    w.finish()?;
     writeln!(out)
 }
 

@@ -35,9 +35,10 @@ pub(crate) enum Command {
     /// Verify bundles: format, record chain, signature, and the signer against --trust.
     ///
     /// Prints one line per bundle: OK with signer, collection time, target, endpoint,
-    /// run status and record count, or INVALID with what failed. Exit 0 when every bundle
-    /// verified, 3 when any failed, 2 when any could not be read (every bundle is still
-    /// reported) or a --trust file is unusable.
+    /// run status and record count, or INVALID with what failed; with --json, one JSON
+    /// object per bundle (JSON Lines). Exit 0 when every bundle verified, 3 when any
+    /// failed, 2 when any could not be read (every bundle is still reported) or a --trust
+    /// file is unusable.
     Verify(VerifyArgs),
     /// Show what a bundle recorded: readable transcript, JSON, or HAR.
     ///
@@ -78,6 +79,10 @@ pub(crate) struct VerifyArgs {
     /// Bundle files (.mcpev).
     #[arg(required = true, value_name = "BUNDLE")]
     pub(crate) bundles: Vec<PathBuf>,
+    /// One JSON object per bundle on stdout (JSON Lines): file, valid, reason, signer,
+    /// collected_at, endpoint, status, records.
+    #[arg(long)]
+    pub(crate) json: bool,
     #[command(flatten)]
     pub(crate) trust: Trust,
 }
@@ -127,7 +132,9 @@ mod tests {
         assert_eq!(c.grade.format, Format::Json);
         assert_eq!(c.grade.level, Some(1));
         let v = parse(&["verify", "a.mcpev"]).expect("verify");
-        assert!(matches!(v.command, Some(Command::Verify(_))));
+        assert!(matches!(&v.command, Some(Command::Verify(a)) if !a.json));
+        let v = parse(&["verify", "--json", "a.mcpev", "b.mcpev"]).expect("verify --json");
+        assert!(matches!(&v.command, Some(Command::Verify(a)) if a.json && a.bundles.len() == 2));
         let s = parse(&["show", "a.mcpev", "--json"]).expect("show");
         assert!(matches!(s.command, Some(Command::Show(_))));
     }

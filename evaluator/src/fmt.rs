@@ -48,6 +48,98 @@ pub fn hex(bytes: &[u8]) -> String {
 
 pub use mcp_probe_schema::term::{block, line};
 
+/// A writer for serialised JSON that makes it safe for a terminal without changing its
+/// value: every character a terminal could act on that JSON leaves raw (DEL, the C1
+/// controls such as the 8-bit CSI U+009B, and the bidi overrides and isolates
+/// U+202A-U+202E, U+2066-U+2069) is written as a `\uXXXX` escape. serde_json already
+/// escapes C0 controls, ESC included. In JSON text such characters can only occur inside
+/// strings, where the escape means the same character. Streaming: a character split
+/// across two writes is held back until the next one; [`JsonSafe::finish`] writes out
+/// the rest.
+#[derive(Debug)]
+pub struct JsonSafe<W: std::io::Write> {
+    inner: W,
+    pending: Vec<u8>,
+}
+
+impl<W: std::io::Write> JsonSafe<W> {
+    /// Wrap `inner`.
+    pub fn new(inner: W) -> JsonSafe<W> {
+        JsonSafe {
+            inner,
+            pending: Vec::new(),
+        }
+    }
+
+    /// Write out anything held back (only an incomplete character, which valid UTF-8
+    /// never ends with) and return the inner writer.
+    pub fn finish(mut self) -> std::io::Result<W> {
+        let rest = std::mem::take(&mut self.pending);
+        self.inner.write_all(&rest)?;
+        Ok(self.inner)
+    }
+
+    fn escape(&mut self, data: &[u8]) -> std::io::Result<()> {
+        let mut done = 0;
+        let mut i = 0;
+        while i < data.len() {
+            let rest = &data[i..];
+            // (bytes of the character, its code point) when it must be escaped; `None`
+            // length when the character is cut at the end of `data`.
+            let hit: Option<(Option<usize>, u32)> = match rest {
+                [0x7f, ..] => Some((Some(1), 0x7f)),
+                [0xc2, b @ 0x80..=0x9f, ..] => Some((Some(2), u32::from(*b))),
+                [0xe2, 0x80, b @ 0xaa..=0xae, ..] => Some((Some(3), 0x2000 + u32::from(*b - 0x80))),
+                [0xe2, 0x81, b @ 0xa6..=0xa9, ..] => Some((Some(3), 0x2040 + u32::from(*b - 0x80))),
+                [0xc2] | [0xe2] | [0xe2, 0x80 | 0x81] => Some((None, 0)),
+                _ => None,
+            };
+            match hit {
+                None => i += 1,
+                Some((None, _)) => {
+                    self.inner.write_all(&data[done..i])?;
+                    self.pending.extend_from_slice(rest);
+                    return Ok(());
+                }
+                Some((Some(n), cp)) => {
+                    self.inner.write_all(&data[done..i])?;
+                    write!(self.inner, "\\u{cp:04x}")?;
+                    i += n;
+                    done = i;
+                }
+            }
+        }
+        self.inner.write_all(&data[done..])
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for JsonSafe<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.pending.is_empty() {
+            self.escape(buf)?;
+        } else {
+            let mut joined = std::mem::take(&mut self.pending);
+            joined.extend_from_slice(buf);
+            self.escape(&joined)?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// [`JsonSafe`] over a whole string.
+pub fn json_safe(json: &str) -> String {
+    use std::io::Write as _;
+    let mut w = JsonSafe::new(Vec::with_capacity(json.len()));
+    // Writing into a Vec cannot fail.
+    let _ = w.write_all(json.as_bytes());
+    let bytes = w.finish().unwrap_or_default();
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
 /// Bytes as lossy UTF-8 for one line of output.
 pub fn bytes_line(b: &[u8]) -> String {
     line(&String::from_utf8_lossy(b))
@@ -137,6 +229,29 @@ mod tests {
     fn terminal_escapes_are_neutralised() {
         assert_eq!(line("a\x1b[31mb\nc"), "a\\u{1b}[31mb\\nc");
         assert_eq!(block("a\r\nb\x07\tc\u{202e}"), "a\nb\\u{7}\tc\\u{202e}");
+    }
+
+    #[test]
+    fn json_stays_json_and_loses_raw_controls() {
+        let v = serde_json::json!({"a": "x\u{1b}[2J\u{9b}1m\u{202e}\u{7f}y", "b": ["\n\t"]});
+        let text = serde_json::to_string_pretty(&v).expect("json");
+        let safe = json_safe(&text);
+        assert!(safe.contains("\\u009b") && safe.contains("\\u202e") && safe.contains("\\u007f"));
+        assert!(!safe.chars().any(|c| c.is_control() && c != '\n'), "{safe}");
+        assert!(!safe.contains('\u{202e}'));
+        let back: serde_json::Value = serde_json::from_str(&safe).expect("still JSON");
+        assert_eq!(back, v);
+        // Written one byte at a time (characters cut between writes): the same bytes.
+        let mut w = JsonSafe::new(Vec::new());
+        for b in text.as_bytes() {
+            std::io::Write::write_all(&mut w, std::slice::from_ref(b)).expect("vec");
+        }
+        assert_eq!(w.finish().expect("vec"), safe.as_bytes());
+        // Other non-ASCII text is left alone.
+        assert_eq!(
+            json_safe("\"h\u{e9}\u{2028}\u{20ac}\u{1f600}\""),
+            "\"h\u{e9}\u{2028}\u{20ac}\u{1f600}\""
+        );
     }
 
     #[test]

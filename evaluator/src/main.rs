@@ -48,7 +48,7 @@ fn run(cli: Cli, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Exi
             )?)
         }
         Some(Command::Verify(a)) => {
-            mcp_probe_evaluator::verify(&a.bundles, &a.trust.keys, out, err)
+            mcp_probe_evaluator::verify(&a.bundles, &a.trust.keys, a.json, out, err)
         }
         Some(Command::Show(a)) => {
             let mode = match (a.json, a.har) {
@@ -85,7 +85,12 @@ fn main() -> ExitCode {
                 .map(Error::exit_status)
                 .or_else(|| e.downcast_ref::<GradeError>().map(GradeError::exit_status))
                 .unwrap_or(ExitStatus::Usage);
-            let _ = writeln!(err, "mcp-grade: {e}");
+            // Errors name files and may quote what a file or a server said: one escaped line.
+            let _ = writeln!(
+                err,
+                "mcp-grade: {}",
+                mcp_probe_evaluator::fmt::line(&e.to_string())
+            );
             code(status)
         }
     }

@@ -189,6 +189,10 @@ fn verify_endpoint_none_and_other_statuses() {
     );
 }
 
+/// What any byte altered inside the signed payload reads as: the signature is checked
+/// before anything in the payload is decoded.
+const DAMAGED: &str = "signature invalid: the bundle was altered or damaged after signing";
+
 #[test]
 fn every_tampered_region_exits_3_naming_the_failure() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -201,7 +205,7 @@ fn every_tampered_region_exits_3_naming_the_failure() {
         (
             "protected",
             find_unique(&bytes, CONTENT_TYPE.as_bytes()) + 2,
-            "malformed header: content type",
+            "malformed header: the content type",
         ),
         (
             "public-key",
@@ -216,17 +220,17 @@ fn every_tampered_region_exits_3_naming_the_failure() {
         (
             "target",
             find_unique(&bytes, b"mcp.cli-target.example") + 4,
-            "signature invalid",
+            DAMAGED,
         ),
         (
             "run-id",
             find_unique(&bytes, ev.run.run_id.as_bytes()) + 4,
-            "chain broken at record 0",
+            DAMAGED,
         ),
         (
             "record0",
             find_unique(&bytes, br#""t0","description""#) + 1,
-            "chain broken at record 1",
+            DAMAGED,
         ),
         (
             "collector",
@@ -236,18 +240,14 @@ fn every_tampered_region_exits_3_naming_the_failure() {
         (
             "record1",
             find_unique(&bytes, br#""t1","description""#) + 1,
-            "chain broken at record 2",
+            DAMAGED,
         ),
         (
             "record2",
             find_unique(&bytes, br#""t2","description""#) + 1,
-            "chain head does not match",
+            DAMAGED,
         ),
-        (
-            "chain-head",
-            find_unique(&bytes, &ev.chain_head),
-            "chain head does not match",
-        ),
+        ("chain-head", find_unique(&bytes, &ev.chain_head), DAMAGED),
         (
             "signature",
             find_unique(&bytes, &sign1.signature) + 17,
@@ -269,6 +269,7 @@ fn every_tampered_region_exits_3_naming_the_failure() {
             "{name}: wanted {want:?} in {}",
             r.stdout
         );
+        assert_eq!(r.stdout.lines().count(), 1, "{name}: {}", r.stdout);
     }
 }
 
@@ -789,4 +790,385 @@ fn the_committed_examples_verify_and_show() {
         }
         assert_eq!(grade(&root, ["show".as_ref(), b.as_os_str()]).code, 0);
     }
+}
+
+/// The keys every `verify --json` object has, and nothing else.
+const VERIFY_JSON_KEYS: [&str; 8] = [
+    "collected_at",
+    "endpoint",
+    "file",
+    "reason",
+    "records",
+    "signer",
+    "status",
+    "valid",
+];
+
+fn json_lines(stdout: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"));
+            let mut keys: Vec<&str> = v
+                .as_object()
+                .expect("an object")
+                .keys()
+                .map(String::as_str)
+                .collect();
+            keys.sort_unstable();
+            assert_eq!(keys, VERIFY_JSON_KEYS, "{l}");
+            v
+        })
+        .collect()
+}
+
+#[test]
+fn verify_json_prints_one_object_per_bundle_with_the_text_exit_codes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bytes = sample();
+    write(dir.path(), "a.mcpev", &bytes);
+    let at = find_unique(&bytes, b"0.0.0-test");
+    write(dir.path(), "bad.mcpev", &flipped(&bytes, at));
+    write(dir.path(), "t.mcpev", &bytes[..bytes.len() / 3]);
+    // Signed, but its chain does not start from its run id.
+    let mut ev = open(&bytes, &[]).expect("valid").evidence;
+    ev.run.run_id = "another-run".into();
+    write(dir.path(), "m.mcpev", &seal(&ev, &test_key(1)));
+
+    let r = grade(dir.path(), ["verify", "--json", "a.mcpev"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.stderr, "");
+    let kid = test_key(1).public().key_id();
+    assert_eq!(
+        json_lines(&r.stdout),
+        [serde_json::json!({
+            "file": "a.mcpev",
+            "valid": true,
+            "reason": null,
+            "signer": kid,
+            // run.finished_at of the test kit's evidence (started_at + 1 s).
+            "collected_at": "2025-11-30T05:20:01Z",
+            "endpoint": URL,
+            "status": "complete",
+            "records": 3,
+        })]
+    );
+
+    let r = grade(
+        dir.path(),
+        [
+            "verify",
+            "--json",
+            "a.mcpev",
+            "bad.mcpev",
+            "t.mcpev",
+            "m.mcpev",
+        ],
+    );
+    assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.stderr, "");
+    let v = json_lines(&r.stdout);
+    assert_eq!(v.len(), 4, "{}", r.stdout);
+    let files: Vec<&str> = v
+        .iter()
+        .map(|o| o["file"].as_str().expect("file"))
+        .collect();
+    assert_eq!(files, ["a.mcpev", "bad.mcpev", "t.mcpev", "m.mcpev"]);
+    assert_eq!(v[0]["valid"], true);
+    let reasons = [
+        DAMAGED,
+        "truncated: the file ends inside the bundle structure",
+        "signed but malformed: chain broken at record 0: its prev is not the genesis hash of this run",
+    ];
+    for (o, reason) in v[1..].iter().zip(reasons) {
+        assert_eq!(o["valid"], false, "{o}");
+        assert_eq!(o["reason"], reason, "{o}");
+        // Nothing unverified is reported as a fact.
+        for k in ["signer", "collected_at", "endpoint", "status", "records"] {
+            assert_eq!(o[k], Value::Null, "{k} of {o}");
+        }
+    }
+
+    // Pinned to another key: valid alone, untrusted here.
+    write(
+        dir.path(),
+        "other.pub",
+        test_key(2).public().to_pem().as_bytes(),
+    );
+    let r = grade(
+        dir.path(),
+        ["verify", "--json", "--trust", "other.pub", "a.mcpev"],
+    );
+    assert_eq!(r.code, 3);
+    let v = json_lines(&r.stdout);
+    assert_eq!(
+        v[0]["reason"],
+        format!("signer {kid} is not trusted (not among the --trust keys)")
+    );
+
+    // An unreadable file: its object says why, stderr names it, exit 2 after the others.
+    let r = grade(dir.path(), ["verify", "--json", "nope.mcpev", "bad.mcpev"]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("nope.mcpev"), "{}", r.stderr);
+    let v = json_lines(&r.stdout);
+    assert_eq!(v.len(), 2);
+    assert_eq!(v[0]["file"], "nope.mcpev");
+    assert_eq!(v[0]["valid"], false);
+    assert!(
+        v[0]["reason"]
+            .as_str()
+            .expect("reason")
+            .starts_with("cannot read nope.mcpev"),
+        "{}",
+        v[0]
+    );
+    assert_eq!(v[1]["reason"], DAMAGED);
+
+    // collected_at falls back to started_at, and is null when neither is a time.
+    let mut ev = open(&bytes, &[]).expect("valid").evidence;
+    ev.run.finished_at = i64::MAX;
+    write(dir.path(), "f.mcpev", &seal(&ev, &test_key(1)));
+    ev.run.started_at = i64::MIN;
+    write(dir.path(), "n.mcpev", &seal(&ev, &test_key(1)));
+    let r = grade(dir.path(), ["verify", "--json", "f.mcpev", "n.mcpev"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let v = json_lines(&r.stdout);
+    assert_eq!(v[0]["collected_at"], "2025-11-30T05:20:00Z");
+    assert_eq!(v[1]["collected_at"], Value::Null);
+}
+
+/// Server-controlled text with a screen clear, a window title (OSC ... BEL), an 8-bit CSI
+/// (U+009B) and a right-to-left override.
+const EVIL: &str = "\x1b[2J\x1b]0;pwned\x07\u{9b}31m\u{202e}evil";
+
+/// No character a terminal acts on: controls other than line feed and tab (and tab only
+/// where `tabs`), and no bidi override or isolate.
+fn assert_terminal_safe(what: &str, text: &str, tabs: bool) {
+    for (i, c) in text.char_indices() {
+        let ok = match c {
+            '\n' => true,
+            '\t' => tabs,
+            c if c.is_control() => false,
+            '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => false,
+            _ => true,
+        };
+        assert!(
+            ok,
+            "{what}: raw {:?} at {i}: {:?}",
+            c,
+            &text[i.saturating_sub(40)..(i + 40).min(text.len())]
+        );
+    }
+}
+
+/// A bundle whose every server-controlled string carries [`EVIL`].
+fn hostile_bundle() -> Vec<u8> {
+    let evil_json = |v: Value| v.to_string();
+    let init = with_response(
+        http_record(
+            &[leg::ENDPOINT_DETECT, leg::SESSION_INITIALIZE],
+            URL,
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#,
+            200,
+            evil_json(serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": format!("srv{EVIL}"), "version": EVIL},
+                "instructions": EVIL,
+            }}))
+            .as_bytes(),
+        ),
+        |resp| {
+            resp.reason = format!("OK{EVIL}");
+            resp.headers
+                .push(Header::new("X-Evil", EVIL.as_bytes().to_vec()));
+            resp.headers
+                .push(Header::new(format!("X-{EVIL}"), b"v".to_vec()));
+        },
+    );
+    let tools = http_record(
+        &[leg::INVENTORY_TOOLS],
+        URL,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}"#,
+        200,
+        evil_json(serde_json::json!({"jsonrpc": "2.0", "id": 2, "result": {"tools": [
+            {"name": format!("tool{EVIL}"), "description": EVIL,
+             "inputSchema": {"type": "object", "properties": {EVIL: {"type": "string", "description": EVIL}}}},
+        ]}}))
+        .as_bytes(),
+    );
+    let rpc_error = http_record(
+        &[leg::INVENTORY_PROMPTS],
+        URL,
+        r#"{"jsonrpc":"2.0","id":3,"method":"prompts/list","params":{}}"#,
+        200,
+        evil_json(serde_json::json!({"jsonrpc": "2.0", "id": 3,
+            "error": {"code": -32000, "message": format!("boom{EVIL}"), "data": EVIL}}))
+        .as_bytes(),
+    );
+    // Raw bytes, not JSON-escaped, in a body.
+    let raw = http_record(
+        &[leg::INVENTORY_RESOURCES],
+        URL,
+        "{}",
+        500,
+        format!("raw{EVIL}\r\n\tline two{EVIL}").as_bytes(),
+    );
+    let mut skipped = http_record(&[leg::INVENTORY_PROMPTS], URL, "{}", 200, b"");
+    skipped.observation = Observation::Skipped {
+        reason: format!("skipped{EVIL}"),
+    };
+    let mut failed = http_record(&["2.5.origin.hostile"], URL, "{}", 0, b"");
+    if let Observation::Http(x) = &mut failed.observation {
+        x.outcome = HttpOutcome::Error(TransportError {
+            kind: ErrorKind::Protocol,
+            message: format!("not HTTP: {EVIL}"),
+        });
+        x.first_attempt = Some(TransportError {
+            kind: ErrorKind::Reset,
+            message: EVIL.into(),
+        });
+    }
+    let mut dns = http_record(&[leg::DNS], URL, "{}", 200, b"");
+    dns.observation = Observation::Dns(DnsLookup {
+        host: format!("h{EVIL}"),
+        addresses: vec![EVIL.into()],
+        error: Some(TransportError {
+            kind: ErrorKind::Dns,
+            message: EVIL.into(),
+        }),
+    });
+    let mut tls = http_record(&[leg::TLS_MODERN], URL, "{}", 200, b"");
+    tls.observation = Observation::Tls(TlsHandshake {
+        connection: 1,
+        sni: Some(EVIL.into()),
+        peer: EVIL.into(),
+        version: Some(EVIL.into()),
+        cipher_suite: Some(EVIL.into()),
+        alpn: Some(EVIL.as_bytes().to_vec()),
+        chain: Vec::new(),
+        verification: vec![TrustCheck {
+            store: EVIL.into(),
+            ok: false,
+            error: Some(EVIL.into()),
+        }],
+        error: Some(TransportError {
+            kind: ErrorKind::TlsAlert,
+            message: EVIL.into(),
+        }),
+    });
+    let mut ev = evidence(
+        URL,
+        vec![dns, tls, init, tools, rpc_error, raw, skipped, failed],
+    );
+    ev.run.status = RunStatus::Interrupted;
+    ev.run.failure = Some(format!("JSON-RPC error -32000: boom{EVIL}"));
+    ev.run.inputs = Some(serde_json::json!({"static_resource_path": EVIL}));
+    ev.target.as_typed = format!("{URL}{EVIL}");
+    ev.collector.version = EVIL.into();
+    if let Some(s) = &mut ev.session {
+        s.server_info = Some(serde_json::json!({"name": format!("srv{EVIL}"), "version": EVIL}));
+        s.session_id = Some(EVIL.into());
+    }
+    ev.tokens.push(TokenFacts {
+        source: EVIL.into(),
+        fingerprint: "redacted:sha256:00".into(),
+        jwt_header: Some(serde_json::json!({"alg": EVIL})),
+        jwt_claims: Some(serde_json::json!({"sub": EVIL})),
+        expires_in: None,
+        scope: Some(EVIL.into()),
+        token_type: Some(EVIL.into()),
+    });
+    seal(&ev, &test_key(1))
+}
+
+#[test]
+fn server_controlled_text_never_reaches_the_terminal_raw() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bytes = hostile_bundle();
+    write(dir.path(), "h.mcpev", &bytes);
+    // A file name chosen by whoever named the bundle, and a damaged copy of it.
+    let evil_name = format!("n{EVIL}.mcpev");
+    write(dir.path(), &evil_name, &bytes);
+    let at = find_unique(&bytes, b"2.5.origin.hostile");
+    let damaged = format!("d{EVIL}.mcpev");
+    write(dir.path(), &damaged, &flipped(&bytes, at));
+    let missing = format!("m{EVIL}.mcpev");
+
+    let runs: Vec<(Vec<&str>, bool)> = vec![
+        (vec!["h.mcpev"], false),
+        (vec!["h.mcpev", &evil_name], false),
+        (vec!["h.mcpev", &damaged], false),
+        (vec!["h.mcpev", &missing], false),
+        (vec!["show", "h.mcpev"], true),
+        (vec!["show", &evil_name], true),
+        (vec!["show", &damaged], true),
+        (vec!["show", &missing], false),
+        (vec!["show", "--json", "h.mcpev"], false),
+        (vec!["show", "--har", "h.mcpev"], false),
+        (vec!["show", "--json", &damaged], false),
+        (
+            vec!["verify", "h.mcpev", &evil_name, &damaged, &missing],
+            false,
+        ),
+        (
+            vec![
+                "verify", "--json", "h.mcpev", &evil_name, &damaged, &missing,
+            ],
+            false,
+        ),
+    ];
+    for (args, tabs) in &runs {
+        let r = grade(dir.path(), args);
+        let what = format!("{:?}", args);
+        assert!(
+            [0, 1, 2, 3, 4].contains(&r.code),
+            "{what}: {}{}",
+            r.stdout,
+            r.stderr
+        );
+        assert_terminal_safe(&format!("{what} stdout"), &r.stdout, *tabs);
+        assert_terminal_safe(&format!("{what} stderr"), &r.stderr, false);
+    }
+
+    // The strings were printed (escaped), not dropped.
+    let r = grade(dir.path(), ["h.mcpev"]);
+    assert!(
+        r.stdout
+            .contains("srv\\u{1b}[2J\\u{1b}]0;pwned\\u{7}\\u{9b}31m\\u{202e}evil"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("note      JSON-RPC error -32000: boom\\u{1b}[2J"),
+        "{}",
+        r.stdout
+    );
+    let r = grade(dir.path(), ["show", "h.mcpev"]);
+    for want in [
+        "skipped: skipped\\u{1b}[2J",
+        "X-Evil: \\u{1b}[2J",
+        "raw\\u{1b}[2J",
+        "\tline two\\u{1b}[2J",
+        "boom\\u{1b}[2J",
+        "failure      JSON-RPC error -32000: boom\\u{1b}[2J",
+        "error: dns: \\u{1b}[2J",
+    ] {
+        assert!(r.stdout.contains(want), "missing {want:?} in\n{}", r.stdout);
+    }
+    let r = grade(dir.path(), ["verify", &damaged]);
+    assert_eq!(
+        r.stdout,
+        format!("INVALID d\\u{{1b}}[2J\\u{{1b}}]0;pwned\\u{{7}}\\u{{9b}}31m\\u{{202e}}evil.mcpev: {DAMAGED}\n")
+    );
+    // JSON keeps every value (the escapes are JSON escapes), only the bytes are safe.
+    let r = grade(dir.path(), ["show", "--json", "h.mcpev"]);
+    let v: Value = serde_json::from_str(&r.stdout).expect("json");
+    assert_eq!(v["server_info"]["name"], format!("srv{EVIL}"));
+    assert!(r.stdout.contains("\\u009b31m\\u202eevil"), "{}", r.stdout);
+    let r = grade(dir.path(), ["verify", "--json", &evil_name]);
+    let v = json_lines(&r.stdout);
+    assert_eq!(v[0]["file"], evil_name);
+    assert_eq!(v[0]["valid"], true);
 }

@@ -6,13 +6,17 @@
 //! [`PUBLIC_KEY_LABEL`], so a bundle verifies stand-alone; `--trust` pins which keys are
 //! acceptable. Payload: the CBOR encoding of [`Evidence`].
 //!
-//! Verification order is chosen so the error names the most specific failure: CBOR
-//! structure (not a bundle / truncated), COSE header, payload format id, each record's
-//! encoding and chain link (so a flipped byte inside record N is reported as "record N",
-//! not only as a bad signature), chain head, then the signature and the trust pin.
+//! Verification order: CBOR structure (not a bundle / truncated / trailing data), COSE
+//! header (including the signer key and its key id), the Ed25519 signature over the
+//! payload bytes as stored (the COSE `Sig_structure`), and only then the payload: format
+//! id, each record's encoding and chain link, chain head; last the trust pin. Checking the
+//! signature before decoding anything in the payload means that any byte altered after
+//! sealing reads as "signature invalid: the bundle was altered or damaged after signing",
+//! never as a decoder complaint; a payload failure after a valid signature is worded
+//! "signed but malformed". No message carries decoder internals ([`VerifyError`]).
 
 use coset::cbor::value::Value;
-use coset::{iana, AsCborValue, CoseSign1, CoseSign1Builder, HeaderBuilder};
+use coset::{iana, AsCborValue, CoseSign1Builder, HeaderBuilder};
 use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
 use sha2::{Digest, Sha256};
 
@@ -30,11 +34,26 @@ const KEY_ID_LEN: usize = 16;
 /// past it. Hostile nesting is bounded separately by ciborium's recursion limit (256).
 pub const MAX_BUNDLE_BYTES: usize = 1 << 30;
 
-/// Why a bundle failed verification. Each variant names what failed.
+/// Why a bundle failed verification. Each variant names what failed, and its message is
+/// one line of plain words: no decoder internals, no Debug formatting.
+///
+/// The checks run in the order of the variants below. Everything up to and including
+/// [`Signature`](VerifyError::Signature) is about the bytes as stored: any byte altered
+/// after sealing fails there. The payload variants after it ([`UnknownFormat`],
+/// [`Payload`], [`Record`], [`Chain`], [`ChainHead`]) can only be reached by a payload that
+/// its signer really signed, so they say "signed but malformed" (a buggy or hostile
+/// signer), never "damaged".
+///
+/// [`UnknownFormat`]: VerifyError::UnknownFormat
+/// [`Payload`]: VerifyError::Payload
+/// [`Record`]: VerifyError::Record
+/// [`Chain`]: VerifyError::Chain
+/// [`ChainHead`]: VerifyError::ChainHead
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum VerifyError {
-    /// The bytes are not a CBOR COSE_Sign1 at all.
+    /// The bytes are not a CBOR COSE_Sign1 at all (empty, over the size limit, not
+    /// well-formed CBOR, or another CBOR item).
     #[error("not a bundle: {0}")]
     NotABundle(String),
     /// The bytes end before the structure does.
@@ -43,37 +62,40 @@ pub enum VerifyError {
     /// Bytes follow the bundle structure.
     #[error("trailing data: {0} bytes after the end of the bundle")]
     TrailingData(usize),
-    /// The COSE structure or its headers are malformed.
+    /// The COSE structure or its headers are malformed: not a four-item COSE_Sign1, a
+    /// detached payload, `alg` not EdDSA, another content type, no usable signer public
+    /// key, or a key id that does not match it.
     #[error("malformed header: {0}")]
     Header(String),
-    /// The payload is not a valid evidence map.
-    #[error("malformed payload: {0}")]
-    Payload(String),
-    /// The payload declares a format this build does not read.
+    /// The Ed25519 signature over the stored header and payload bytes does not verify:
+    /// some byte was altered or damaged after the bundle was sealed.
+    #[error("signature invalid: the bundle was altered or damaged after signing")]
+    Signature,
+    /// The (signed) payload declares a format this build does not read.
     #[error("unknown format {0:?} (this grader reads {FORMAT_ID})")]
     UnknownFormat(String),
-    /// A record does not decode.
-    #[error("record {index} is malformed: {detail}")]
+    /// The signed payload is not a valid evidence map.
+    #[error("signed but malformed: {0}")]
+    Payload(String),
+    /// A signed record does not decode, or its `seq` is not its position.
+    #[error("signed but malformed: record {index}: {detail}")]
     Record {
         /// Position in `records`.
         index: usize,
-        /// What was wrong.
+        /// What was wrong, in plain words.
         detail: String,
     },
-    /// A record's `prev` does not match its predecessor (or the genesis hash).
-    #[error("chain broken at record {index}: {detail}")]
+    /// A signed record's `prev` does not match its predecessor (or the genesis hash).
+    #[error("signed but malformed: chain broken at record {index}: {detail}")]
     Chain {
         /// Position of the record whose link is wrong.
         index: usize,
-        /// What was wrong.
+        /// What was wrong, in plain words.
         detail: String,
     },
-    /// The chain head does not match the last record.
-    #[error("chain head does not match the last record")]
+    /// The signed chain head does not match the last record.
+    #[error("signed but malformed: the chain head does not match the last record")]
     ChainHead,
-    /// The Ed25519 signature does not verify.
-    #[error("signature invalid: {0}")]
-    Signature(String),
     /// The signer is not among the pinned keys.
     #[error("signer {key_id} is not trusted (not among the --trust keys)")]
     Untrusted {
@@ -234,9 +256,13 @@ pub fn encode_record(record: &Record) -> Vec<u8> {
     out
 }
 
-/// Decode one record.
+/// What [`decode_record`] says about bytes that are not a record (plain words; the
+/// decoder's own message is not shown to users).
+pub const RECORD_DOES_NOT_DECODE: &str = "the bytes do not decode as a record of this format";
+
+/// Decode one record. The error is [`RECORD_DOES_NOT_DECODE`].
 pub fn decode_record(bytes: &[u8]) -> Result<Record, String> {
-    ciborium::from_reader(bytes).map_err(|e| e.to_string())
+    ciborium::from_reader(bytes).map_err(|_| RECORD_DOES_NOT_DECODE.to_string())
 }
 
 /// Sign `evidence` and return the bundle bytes. `evidence.records` must already be the
@@ -278,19 +304,123 @@ pub struct Unverified {
     pub evidence: Evidence,
     /// Each record, or why it did not decode.
     pub records: Vec<Result<Record, String>>,
-    /// The public key in the unprotected header, if it parsed.
+    /// The public key in the unprotected header, if the header checks passed.
     pub signer: Option<PublicKey>,
-    /// The verification failure, if any.
+    /// The verification failure, if any (the one [`open`] without pins reports).
     pub problem: Option<VerifyError>,
 }
 
-struct Parsed {
-    sign1: CoseSign1,
-    signer: Result<PublicKey, VerifyError>,
-    evidence: Evidence,
+/// Nesting bound of the CBOR structure (the same as ciborium's recursion limit).
+const MAX_DEPTH: usize = 256;
+
+/// Why bytes are not one well-formed CBOR item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Malformed {
+    /// The bytes end inside the item.
+    End,
+    /// The byte at this offset cannot start or continue an item.
+    Invalid(usize),
+    /// Nested deeper than [`MAX_DEPTH`].
+    TooDeep,
 }
 
-fn parse(bytes: &[u8]) -> Result<Parsed, VerifyError> {
+/// The head of the CBOR item at `pos`: major type, additional information, argument,
+/// and the offset after the head.
+fn cbor_head(b: &[u8], pos: usize) -> Result<(u8, u8, u64, usize), Malformed> {
+    let first = *b.get(pos).ok_or(Malformed::End)?;
+    let (major, ai) = (first >> 5, first & 0x1f);
+    let n = match ai {
+        0..=23 => return Ok((major, ai, u64::from(ai), pos + 1)),
+        24 => 1,
+        25 => 2,
+        26 => 4,
+        27 => 8,
+        31 => return Ok((major, ai, 0, pos + 1)),
+        _ => return Err(Malformed::Invalid(pos)),
+    };
+    let arg = b.get(pos + 1..pos + 1 + n).ok_or(Malformed::End)?;
+    let arg = arg.iter().fold(0u64, |a, &x| (a << 8) | u64::from(x));
+    Ok((major, ai, arg, pos + 1 + n))
+}
+
+/// `len` bytes of string content from `pos`: the offset after them.
+fn cbor_span(b: &[u8], pos: usize, len: u64) -> Result<usize, Malformed> {
+    usize::try_from(len)
+        .ok()
+        .and_then(|l| pos.checked_add(l))
+        .filter(|&end| end <= b.len())
+        .ok_or(Malformed::End)
+}
+
+/// Check that one well-formed CBOR item (RFC 8949 §5.3.1; text is not checked for UTF-8)
+/// starts at `pos`, without allocating; returns the offset after it. A declared length
+/// larger than the input ends at [`Malformed::End`] after at most one step per byte.
+fn cbor_skip(b: &[u8], pos: usize, depth: usize) -> Result<usize, Malformed> {
+    if depth > MAX_DEPTH {
+        return Err(Malformed::TooDeep);
+    }
+    let (major, ai, arg, mut p) = cbor_head(b, pos)?;
+    match (major, ai) {
+        (0 | 1 | 6 | 7, 31) => Err(Malformed::Invalid(pos)),
+        (0 | 1, _) => Ok(p),
+        (7, 24) if arg < 32 => Err(Malformed::Invalid(pos)),
+        (7, _) => Ok(p),
+        (2 | 3, 31) => loop {
+            if b.get(p) == Some(&0xff) {
+                return Ok(p + 1);
+            }
+            let (m, cai, len, q) = cbor_head(b, p)?;
+            if m != major || cai == 31 {
+                return Err(Malformed::Invalid(p));
+            }
+            p = cbor_span(b, q, len)?;
+        },
+        (2 | 3, _) => cbor_span(b, p, arg),
+        (4 | 5, 31) => loop {
+            if b.get(p) == Some(&0xff) {
+                return Ok(p + 1);
+            }
+            p = cbor_skip(b, p, depth + 1)?;
+            if major == 5 {
+                p = cbor_skip(b, p, depth + 1)?;
+            }
+        },
+        (4 | 5, _) => {
+            for _ in 0..arg {
+                p = cbor_skip(b, p, depth + 1)?;
+                if major == 5 {
+                    p = cbor_skip(b, p, depth + 1)?;
+                }
+            }
+            Ok(p)
+        }
+        _ => cbor_skip(b, p, depth + 1), // a tag and its content
+    }
+}
+
+/// The four parts of a COSE_Sign1, borrowed from the bundle bytes (nothing copied).
+struct Cose<'a> {
+    protected: &'a [u8],
+    unprotected: &'a [u8],
+    payload: &'a [u8],
+    signature: &'a [u8],
+}
+
+/// A definite-length byte string at `*p`: its content; `*p` moves past it.
+fn cbor_bstr<'a>(b: &'a [u8], p: &mut usize) -> Option<&'a [u8]> {
+    let (major, ai, len, q) = cbor_head(b, *p).ok()?;
+    if major != 2 || ai == 31 {
+        return None;
+    }
+    let end = cbor_span(b, q, len).ok()?;
+    *p = end;
+    b.get(q..end)
+}
+
+/// Checks 1 to 5: size, one well-formed CBOR item and nothing after it, the COSE_Sign1 tag,
+/// and the four-item array of byte strings and a map (with an embedded payload).
+fn structure(bytes: &[u8]) -> Result<Cose<'_>, VerifyError> {
+    let header = |s: &str| VerifyError::Header(s.to_string());
     if bytes.is_empty() {
         return Err(VerifyError::NotABundle("empty file".into()));
     }
@@ -300,129 +430,200 @@ fn parse(bytes: &[u8]) -> Result<Parsed, VerifyError> {
             bytes.len()
         )));
     }
-    let mut reader = bytes;
-    let value: Value = match ciborium::from_reader(&mut reader) {
-        Ok(v) => v,
-        Err(ciborium::de::Error::Io(_)) => {
-            // ciborium reports a short read as an I/O error: the structure started but
-            // the bytes ran out. A file whose first byte is not the COSE_Sign1 tag is
-            // simply something else.
-            return Err(if bytes[0] == 0xd2 {
-                VerifyError::Truncated
-            } else {
-                VerifyError::NotABundle("not CBOR (the file ends inside an item)".into())
-            });
+    let end = cbor_skip(bytes, 0, 0).map_err(|m| match m {
+        // The structure started but the bytes ran out. A file whose first byte is not the
+        // COSE_Sign1 tag is simply something else.
+        Malformed::End if bytes[0] == 0xd2 => VerifyError::Truncated,
+        Malformed::End => VerifyError::NotABundle("not CBOR (the file ends inside an item)".into()),
+        Malformed::Invalid(at) => {
+            VerifyError::NotABundle(format!("not well-formed CBOR (at byte {at})"))
         }
-        Err(e) => return Err(VerifyError::NotABundle(format!("not CBOR: {e}"))),
-    };
-    if !reader.is_empty() {
-        return Err(VerifyError::TrailingData(reader.len()));
+        Malformed::TooDeep => {
+            VerifyError::NotABundle(format!("CBOR nested more than {MAX_DEPTH} levels deep"))
+        }
+    })?;
+    if end < bytes.len() {
+        return Err(VerifyError::TrailingData(bytes.len() - end));
     }
-    let inner = match value {
-        Value::Tag(COSE_SIGN1_TAG, inner) => *inner,
-        Value::Tag(t, _) => {
-            return Err(VerifyError::NotABundle(format!(
-                "CBOR tag {t}, not COSE_Sign1 (18)"
-            )))
-        }
-        _ => {
-            return Err(VerifyError::NotABundle(
-                "CBOR without the COSE_Sign1 tag".into(),
-            ))
-        }
-    };
-    let sign1 = CoseSign1::from_cbor_value(inner)
-        .map_err(|e| VerifyError::Header(format!("not a COSE_Sign1: {e}")))?;
-    let prot = &sign1.protected.header;
-    if prot.alg
-        != Some(coset::RegisteredLabelWithPrivate::Assigned(
-            iana::Algorithm::EdDSA,
-        ))
-    {
-        return Err(VerifyError::Header(format!(
-            "algorithm {:?} is not EdDSA",
-            prot.alg
+    // Well-formed from here on: no head below can run past the end.
+    let not_cose = || VerifyError::NotABundle("CBOR without the COSE_Sign1 tag".into());
+    let (major, _, tag, p) = cbor_head(bytes, 0).map_err(|_| not_cose())?;
+    if major != 6 {
+        return Err(not_cose());
+    }
+    if tag != COSE_SIGN1_TAG {
+        return Err(VerifyError::NotABundle(format!(
+            "CBOR tag {tag}, not COSE_Sign1 (18)"
         )));
     }
-    if prot.content_type != Some(coset::ContentType::Text(CONTENT_TYPE.to_string())) {
-        return Err(VerifyError::Header(format!(
-            "content type {:?} is not {CONTENT_TYPE}",
-            prot.content_type
-        )));
+    let shape = "not a COSE_Sign1 (an array of protected header, unprotected header, payload and signature)";
+    match cbor_head(bytes, p) {
+        Ok((4, ai, 4, _)) if ai != 31 => {}
+        _ => return Err(header(shape)),
     }
-    let signer = signer_of(&sign1);
-    let payload = sign1
-        .payload
-        .as_deref()
-        .ok_or_else(|| VerifyError::Payload("detached or missing payload".into()))?;
-    let evidence = decode_evidence(payload)?;
-    Ok(Parsed {
-        sign1,
-        signer,
-        evidence,
+    let mut p = p + 1;
+    let protected = cbor_bstr(bytes, &mut p)
+        .ok_or_else(|| header("the protected header is not a byte string"))?;
+    let start = p;
+    match cbor_head(bytes, start) {
+        Ok((5, _, _, _)) => {}
+        _ => return Err(header("the unprotected header is not a map")),
+    }
+    p = cbor_skip(bytes, start, 1).map_err(|_| header(shape))?;
+    let unprotected = bytes.get(start..p).ok_or_else(|| header(shape))?;
+    if bytes.get(p) == Some(&0xf6) {
+        return Err(header("the payload is detached; a bundle embeds it"));
+    }
+    let payload =
+        cbor_bstr(bytes, &mut p).ok_or_else(|| header("the payload is not a byte string"))?;
+    let signature =
+        cbor_bstr(bytes, &mut p).ok_or_else(|| header("the signature is not a byte string"))?;
+    Ok(Cose {
+        protected,
+        unprotected,
+        payload,
+        signature,
     })
 }
 
-fn signer_of(sign1: &CoseSign1) -> Result<PublicKey, VerifyError> {
-    let raw = sign1
-        .unprotected
-        .rest
+/// Decode exactly one small CBOR map (a header) into `(label, value)` pairs.
+fn header_map(bytes: &[u8]) -> Option<Vec<(Value, Value)>> {
+    let mut r = bytes;
+    match ciborium::from_reader::<Value, _>(&mut r) {
+        Ok(Value::Map(m)) if r.is_empty() => Some(m),
+        _ => None,
+    }
+}
+
+/// Checks 6 and 7: the protected header says EdDSA and the content type, and the
+/// unprotected header carries a valid Ed25519 public key whose key id is the `kid`.
+fn header(c: &Cose<'_>) -> Result<PublicKey, VerifyError> {
+    let header = |s: &str| VerifyError::Header(s.to_string());
+    let prot =
+        header_map(c.protected).ok_or_else(|| header("the protected header is not a CBOR map"))?;
+    let get = |label: i64| {
+        prot.iter()
+            .find(|(k, _)| *k == Value::Integer(label.into()))
+            .map(|(_, v)| v)
+    };
+    if get(1) != Some(&Value::Integer((iana::Algorithm::EdDSA as i64).into())) {
+        return Err(header("the algorithm is not EdDSA"));
+    }
+    if get(3) != Some(&Value::Text(CONTENT_TYPE.to_string())) {
+        return Err(VerifyError::Header(format!(
+            "the content type is not {CONTENT_TYPE}"
+        )));
+    }
+    let kid = match get(4) {
+        Some(Value::Bytes(k)) => k.as_slice(),
+        _ => &[],
+    };
+    let unprot = header_map(c.unprotected)
+        .ok_or_else(|| header("the unprotected header is not a CBOR map"))?;
+    let raw = unprot
         .iter()
         .find_map(|(label, v)| match (label, v) {
-            (coset::Label::Text(t), Value::Bytes(b)) if t == PUBLIC_KEY_LABEL => Some(b.clone()),
+            (Value::Text(t), Value::Bytes(b)) if t == PUBLIC_KEY_LABEL => Some(b.as_slice()),
             _ => None,
         })
-        .ok_or_else(|| {
-            VerifyError::Header("no signer public key in the unprotected header".into())
-        })?;
-    let key = PublicKey::from_bytes(&raw).map_err(VerifyError::Header)?;
-    if sign1.protected.header.key_id != key.key_id_bytes() {
-        return Err(VerifyError::Header(
-            "key id does not match the signer public key".into(),
-        ));
+        .ok_or_else(|| header("no signer public key in the unprotected header"))?;
+    let key = PublicKey::from_bytes(raw)
+        .map_err(|_| header("the signer public key is not a valid Ed25519 public key"))?;
+    if kid != key.key_id_bytes() {
+        return Err(header("key id does not match the signer public key"));
     }
     Ok(key)
 }
 
-fn decode_evidence(payload: &[u8]) -> Result<Evidence, VerifyError> {
-    // The common case in one pass: a payload of this format decodes straight into the
-    // model. Anything else is read again generically, so a future format is reported as
-    // such, not as a schema mismatch.
-    if let Ok(e) = ciborium::from_reader::<Evidence, _>(payload) {
-        if e.format == FORMAT_ID {
-            return Ok(e);
+/// Append the head of a CBOR byte string of `len` bytes (shortest form, as COSE's
+/// deterministic encoding of the `Sig_structure` requires).
+fn push_bstr_head(out: &mut Vec<u8>, len: usize) {
+    let len = len as u64;
+    match len {
+        0..=23 => out.push(0x40 | len as u8),
+        24..=0xff => out.extend([0x58, len as u8]),
+        0x100..=0xffff => {
+            out.push(0x59);
+            out.extend((len as u16).to_be_bytes());
+        }
+        0x1_0000..=0xffff_ffff => {
+            out.push(0x5a);
+            out.extend((len as u32).to_be_bytes());
+        }
+        _ => {
+            out.push(0x5b);
+            out.extend(len.to_be_bytes());
         }
     }
-    let value: Value =
-        ciborium::from_reader(payload).map_err(|e| VerifyError::Payload(e.to_string()))?;
-    let format = match &value {
-        Value::Map(m) => m.iter().find_map(|(k, v)| match (k, v) {
-            (Value::Text(k), Value::Text(v)) if k == "format" => Some(v.clone()),
-            _ => None,
-        }),
-        _ => return Err(VerifyError::Payload("payload is not a map".into())),
-    };
-    match format {
-        Some(f) if f == FORMAT_ID => {}
-        Some(f) => return Err(VerifyError::UnknownFormat(f)),
-        None => return Err(VerifyError::Payload("no format id".into())),
-    }
-    value
-        .deserialized()
-        .map_err(|e| VerifyError::Payload(e.to_string()))
 }
 
-/// Check every record's encoding and chain link and the head. Returns the decoded records.
-fn check_chain(evidence: &Evidence) -> Result<Vec<Record>, VerifyError> {
+/// Check 8: Ed25519 over `["Signature1", protected, h'', payload]`, built from the bytes
+/// as stored. Nothing in the payload is decoded here.
+fn check_signature(c: &Cose<'_>, signer: &PublicKey) -> Result<(), VerifyError> {
+    let sig = Signature::from_slice(c.signature).map_err(|_| VerifyError::Signature)?;
+    let mut tbs = Vec::with_capacity(c.protected.len() + c.payload.len() + 32);
+    tbs.push(0x84);
+    tbs.push(0x6a);
+    tbs.extend_from_slice(b"Signature1");
+    push_bstr_head(&mut tbs, c.protected.len());
+    tbs.extend_from_slice(c.protected);
+    tbs.push(0x40);
+    push_bstr_head(&mut tbs, c.payload.len());
+    tbs.extend_from_slice(c.payload);
+    signer
+        .key
+        .verify(&tbs, &sig)
+        .map_err(|_| VerifyError::Signature)
+}
+
+/// Longest format id quoted in [`VerifyError::UnknownFormat`].
+const MAX_FORMAT_SHOWN: usize = 64;
+
+/// Checks 9 and 10: the (signed) payload is a map of this format and decodes as
+/// [`Evidence`]. One decode in the common case; the generic re-read happens only on
+/// failure, to tell a future format from a malformed payload.
+fn decode_evidence(payload: &[u8]) -> Result<Evidence, VerifyError> {
+    let malformed = |s: &str| VerifyError::Payload(s.to_string());
+    let first = ciborium::from_reader::<Evidence, _>(payload);
+    if let Ok(e) = &first {
+        if e.format == FORMAT_ID {
+            return first.map_err(|_| malformed("the payload does not decode"));
+        }
+    }
+    let value: Value = ciborium::from_reader(payload)
+        .map_err(|_| malformed("the payload is not one CBOR item"))?;
+    let Value::Map(m) = &value else {
+        return Err(malformed("the payload is not a map"));
+    };
+    let format = m.iter().find_map(|(k, v)| match (k, v) {
+        (Value::Text(k), Value::Text(v)) if k == "format" => Some(v.as_str()),
+        _ => None,
+    });
+    match format {
+        Some(f) if f == FORMAT_ID => Err(VerifyError::Payload(format!(
+            "the payload does not decode as {FORMAT_ID} evidence"
+        ))),
+        Some(f) => Err(VerifyError::UnknownFormat(
+            f.chars().take(MAX_FORMAT_SHOWN).collect(),
+        )),
+        None => Err(malformed("the payload has no format id")),
+    }
+}
+
+/// Checks 11 to 13 over records already decoded (`decoded[i]` from
+/// `evidence.records[i]`): each decodes, its `seq` is its index, its `prev` links to its
+/// predecessor (or the genesis), and the head matches.
+fn check_chain(evidence: &Evidence, decoded: &[Result<Record, String>]) -> Result<(), VerifyError> {
     let mut prev = genesis(&evidence.run.run_id);
-    let mut out = Vec::with_capacity(evidence.records.len());
-    for (index, bytes) in evidence.records.iter().enumerate() {
-        let record =
-            decode_record(bytes).map_err(|detail| VerifyError::Record { index, detail })?;
+    for (index, (bytes, record)) in evidence.records.iter().zip(decoded).enumerate() {
+        let record = record.as_ref().map_err(|detail| VerifyError::Record {
+            index,
+            detail: detail.clone(),
+        })?;
         if record.seq != index as u64 {
             return Err(VerifyError::Record {
                 index,
-                detail: format!("seq is {}", record.seq),
+                detail: format!("its seq is {}", record.seq),
             });
         }
         if record.prev != prev {
@@ -434,54 +635,67 @@ fn check_chain(evidence: &Evidence) -> Result<Vec<Record>, VerifyError> {
             return Err(VerifyError::Chain { index, detail });
         }
         prev = sha256(bytes);
-        out.push(record);
     }
     if evidence.chain_head != prev {
         return Err(VerifyError::ChainHead);
     }
-    Ok(out)
+    Ok(())
 }
 
-/// Verify a bundle: structure, format, chain, signature, and (when `trust` is not empty)
-/// that the signer is one of the pinned keys.
+fn decode_records(evidence: &Evidence) -> Vec<Result<Record, String>> {
+    evidence.records.iter().map(|b| decode_record(b)).collect()
+}
+
+/// Verify a bundle: structure, header, signature over the stored payload bytes, then the
+/// payload's format, records and chain, and (when `trust` is not empty) that the signer
+/// is one of the pinned keys. The first failure is returned.
 pub fn open(bytes: &[u8], trust: &[PublicKey]) -> Result<Verified, VerifyError> {
-    let parsed = parse(bytes)?;
-    let records = check_chain(&parsed.evidence)?;
-    let signer = parsed.signer?;
-    parsed
-        .sign1
-        .verify_signature(b"", |sig, tbs| {
-            let sig = Signature::from_slice(sig).map_err(|e| e.to_string())?;
-            signer.key.verify(tbs, &sig).map_err(|e| e.to_string())
-        })
-        .map_err(VerifyError::Signature)?;
+    let cose = structure(bytes)?;
+    let signer = header(&cose)?;
+    check_signature(&cose, &signer)?;
+    let evidence = decode_evidence(cose.payload)?;
+    let decoded = decode_records(&evidence);
+    check_chain(&evidence, &decoded)?;
+    let records = decoded
+        .into_iter()
+        .enumerate()
+        .map(|(index, r)| r.map_err(|detail| VerifyError::Record { index, detail }))
+        .collect::<Result<Vec<_>, _>>()?;
     if !trust.is_empty() && !trust.iter().any(|k| k == &signer) {
         return Err(VerifyError::Untrusted {
             key_id: signer.key_id(),
         });
     }
     Ok(Verified {
-        evidence: parsed.evidence,
+        evidence,
         records,
         signer,
     })
 }
 
 /// Read as much as possible without requiring validity (for `show` on a damaged bundle).
-/// Fails only when not even the payload can be decoded.
+/// `problem` is what [`open`] without pins reports. Fails only when the payload cannot be
+/// decoded at all, with the error [`open`] reports (so a damaged bundle whose payload no
+/// longer decodes fails as "signature invalid", not as a decoder complaint).
 pub fn open_unverified(bytes: &[u8]) -> Result<Unverified, VerifyError> {
-    let problem = open(bytes, &[]).err();
-    let parsed = parse(bytes)?;
-    let records = parsed
-        .evidence
-        .records
-        .iter()
-        .map(|b| decode_record(b))
-        .collect();
+    let cose = structure(bytes)?;
+    let signer = header(&cose);
+    let mut problem = match &signer {
+        Ok(k) => check_signature(&cose, k).err(),
+        Err(e) => Some(e.clone()),
+    };
+    let evidence = match decode_evidence(cose.payload) {
+        Ok(e) => e,
+        Err(e) => return Err(problem.unwrap_or(e)),
+    };
+    let records = decode_records(&evidence);
+    if problem.is_none() {
+        problem = check_chain(&evidence, &records).err();
+    }
     Ok(Unverified {
-        signer: parsed.signer.ok(),
-        evidence: parsed.evidence,
+        evidence,
         records,
+        signer: signer.ok(),
         problem,
     })
 }

@@ -1,5 +1,7 @@
 //! Sealing, opening and tampering with bundles: every region of a bundle, when altered,
-//! must make `open` fail with an error that names what failed.
+//! must make `open` fail with an error that names what failed. Bytes altered after sealing
+//! read as damage (header or "signature invalid"); a payload that is signed but malformed
+//! (built here by re-sealing altered evidence) is named by what is wrong with it.
 //!
 //! Regions are located by searching the encoded bytes for values we know (decoded back
 //! from the bundle or computed independently), never by hard-coded offsets.
@@ -181,7 +183,7 @@ fn every_byte_of_the_protected_header_is_covered() {
     }
     // The same through the bstr length of the protected header.
     let e = err_of(&flipped(&bytes, at - 1));
-    assert!(!matches!(e, VerifyError::Signature(_)), "{e}");
+    assert!(!matches!(e, VerifyError::Signature), "{e}");
 }
 
 #[test]
@@ -245,32 +247,70 @@ fn payload_fields_outside_records_are_covered_by_the_signature() {
     ev.target.as_typed = "mcp.unique-target.example".into();
     ev.collector.build = "build-deadbeef".into();
     let bytes = seal(&ev, &key);
-    for needle in ["mcp.unique-target.example", "build-deadbeef"] {
+    // The signature is checked before anything in the payload is decoded: the run id
+    // (bound into the chain genesis) and the format id read as damage too, not as a broken
+    // chain or an unknown format.
+    for (needle, offset) in [
+        ("mcp.unique-target.example", 4),
+        ("build-deadbeef", 4),
+        (ev.run.run_id.as_str(), 1),
+        (FORMAT_ID, FORMAT_ID.len() - 1),
+    ] {
         let at = find_unique(&bytes, needle.as_bytes());
-        let e = err_of(&flipped(&bytes, at + 4));
-        assert!(matches!(e, VerifyError::Signature(_)), "{needle}: {e}");
-        assert!(e.to_string().starts_with("signature invalid"), "{e}");
+        let e = err_of(&flipped(&bytes, at + offset));
+        assert_eq!(e, VerifyError::Signature, "{needle}");
+        assert_eq!(
+            e.to_string(),
+            "signature invalid: the bundle was altered or damaged after signing"
+        );
     }
-    // The run id is bound into the chain genesis: altering it breaks record 0's link.
-    let at = find_unique(&bytes, ev.run.run_id.as_bytes());
-    let e = err_of(&flipped(&bytes, at + 1));
-    assert_eq!(
-        e.to_string(),
-        "chain broken at record 0: its prev is not the genesis hash of this run"
-    );
-    // The format id: a different id is reported as an unknown format.
-    let at = find_unique(&bytes, FORMAT_ID.as_bytes());
-    let e = err_of(&flipped(&bytes, at + FORMAT_ID.len() - 1));
-    assert_eq!(e, VerifyError::UnknownFormat("mcp-evidence/0".into()));
 }
 
 #[test]
-fn content_inside_each_record_breaks_the_next_link_or_the_head() {
+fn bytes_across_the_payload_read_as_damage() {
+    // Sampled (Ed25519 is slow in a debug build): about 50 offsets spread over the whole
+    // payload, its first and last byte included. robust.rs flips every bit outside it.
     let bytes = sample();
+    let payload = sign1(&bytes).payload.expect("embedded");
+    let at = find_unique(&bytes, &payload);
+    let step = (payload.len() / 50).max(1);
+    for i in (0..payload.len()).step_by(step).chain([payload.len() - 1]) {
+        let e = err_of(&flipped(&bytes, at + i));
+        assert_eq!(e, VerifyError::Signature, "payload byte {i}");
+    }
+}
+
+/// Re-seal `ev` after `edit` changed it: a bundle its signer really signed.
+fn resealed(edit: impl FnOnce(&mut Evidence)) -> Vec<u8> {
+    let mut ev = payload(&sample());
+    edit(&mut ev);
+    seal(&ev, &test_key(1))
+}
+
+/// Replace record `i` with `record` re-encoded (its chain successors keep their links).
+fn replace_record(ev: &mut Evidence, i: usize, record: &mcp_probe_schema::Record) {
+    ev.records[i] = serde_bytes::ByteBuf::from(encode_record(record));
+}
+
+#[test]
+fn a_signed_run_id_that_does_not_match_the_chain_is_named() {
+    let bytes = resealed(|ev| ev.run.run_id = "another-run".into());
+    let e = err_of(&bytes);
+    assert_eq!(
+        e.to_string(),
+        "signed but malformed: chain broken at record 0: its prev is not the genesis hash of this run"
+    );
+}
+
+#[test]
+fn a_signed_record_changed_after_chaining_breaks_the_next_link_or_the_head() {
     for i in 0..N {
-        // The tool name in record i's response body (`"t1"` vs `"t10"`: quoted).
-        let at = find_unique(&bytes, format!(r#""t{i}","description""#).as_bytes());
-        let e = err_of(&flipped(&bytes, at + 1));
+        let bytes = resealed(|ev| {
+            let mut r = decode_record(&ev.records[i]).expect("decodes");
+            r.legs.push("changed".into());
+            replace_record(ev, i, &r);
+        });
+        let e = err_of(&bytes);
         if i + 1 < N {
             assert_eq!(
                 e,
@@ -281,55 +321,65 @@ fn content_inside_each_record_breaks_the_next_link_or_the_head() {
                 "record {i}"
             );
             assert!(
-                e.to_string()
-                    .starts_with(&format!("chain broken at record {}", i + 1)),
+                e.to_string().starts_with(&format!(
+                    "signed but malformed: chain broken at record {}",
+                    i + 1
+                )),
                 "{e}"
             );
         } else {
             assert_eq!(e, VerifyError::ChainHead, "last record");
-            assert!(e.to_string().contains("chain head"));
+            assert_eq!(
+                e.to_string(),
+                "signed but malformed: the chain head does not match the last record"
+            );
         }
     }
 }
 
 #[test]
-fn each_records_prev_link_is_checked() {
-    let bytes = sample();
-    let ev = payload(&bytes);
+fn each_signed_records_prev_link_is_checked() {
     for i in 0..N {
-        let prev = decode_record(&ev.records[i]).expect("decodes").prev;
-        // `prev` of record i is also the chain head only for nobody, and the hash of
-        // record i-1 appears nowhere else.
-        let at = find_unique(&bytes, &prev);
-        let e = err_of(&flipped(&bytes, at + 7));
+        let bytes = resealed(|ev| {
+            let mut r = decode_record(&ev.records[i]).expect("decodes");
+            r.prev[7] ^= 1;
+            replace_record(ev, i, &r);
+        });
+        let e = err_of(&bytes);
         assert!(
             matches!(e, VerifyError::Chain { index, .. } if index == i),
             "record {i}: {e}"
         );
         assert!(
-            e.to_string()
-                .starts_with(&format!("chain broken at record {i}:")),
+            e.to_string().starts_with(&format!(
+                "signed but malformed: chain broken at record {i}:"
+            )),
             "{e}"
         );
     }
 }
 
 #[test]
-fn a_record_that_does_not_decode_is_named() {
-    let bytes = sample();
-    let ev = payload(&bytes);
+fn a_signed_record_that_does_not_decode_is_named() {
     for i in 0..N {
-        let at = find_unique(&bytes, &ev.records[i]);
-        // The first byte of the record is its map header: one field fewer.
-        let e = err_of(&flipped(&bytes, at));
-        assert!(
-            matches!(e, VerifyError::Record { index, .. } if index == i),
-            "record {i}: {e}"
+        let bytes = resealed(|ev| {
+            // One field fewer in the record's map header.
+            ev.records[i][0] ^= 0x01;
+        });
+        let e = err_of(&bytes);
+        assert_eq!(
+            e,
+            VerifyError::Record {
+                index: i,
+                detail: bundle::RECORD_DOES_NOT_DECODE.into()
+            },
+            "record {i}"
         );
-        assert!(
-            e.to_string()
-                .starts_with(&format!("record {i} is malformed")),
-            "{e}"
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "signed but malformed: record {i}: the bytes do not decode as a record of this format"
+            )
         );
     }
 }
@@ -347,7 +397,10 @@ fn a_record_with_the_wrong_seq_is_named() {
     ev.chain_head = sha256(&enc).to_vec();
     ev.records[0] = serde_bytes::ByteBuf::from(enc);
     let e = open(&seal(&ev, &key), &[]).expect_err("bad seq");
-    assert_eq!(e.to_string(), "record 0 is malformed: seq is 5");
+    assert_eq!(
+        e.to_string(),
+        "signed but malformed: record 0: its seq is 5"
+    );
 }
 
 #[test]
@@ -376,12 +429,14 @@ fn removed_or_reordered_records_break_the_chain_even_when_resigned() {
 
 #[test]
 fn chain_head_tampering_is_named() {
+    // Altered after sealing: damage.
     let bytes = sample();
     let head = payload(&bytes).chain_head;
     let at = find_unique(&bytes, &head);
-    let e = err_of(&flipped(&bytes, at + 31));
+    assert_eq!(err_of(&flipped(&bytes, at + 31)), VerifyError::Signature);
+    // Signed that way: a malformed payload.
+    let e = err_of(&resealed(|ev| ev.chain_head[31] ^= 1));
     assert_eq!(e, VerifyError::ChainHead);
-    assert_eq!(e.to_string(), "chain head does not match the last record");
 }
 
 #[test]
@@ -392,10 +447,7 @@ fn signature_tampering_is_named() {
     let at = find_unique(&bytes, &sig);
     for i in [0, 1, 31, 32, 63] {
         let e = err_of(&flipped(&bytes, at + i));
-        assert!(
-            matches!(e, VerifyError::Signature(_)),
-            "signature byte {i}: {e}"
-        );
+        assert_eq!(e, VerifyError::Signature, "signature byte {i}");
         assert!(e.to_string().starts_with("signature invalid"), "{e}");
     }
 }
@@ -490,10 +542,23 @@ fn open_unverified_reads_a_tampered_bundle_and_says_why() {
     let head = payload(&bytes).chain_head;
     let bad = flipped(&bytes, find_unique(&bytes, &head));
     let u = open_unverified(&bad).expect("payload still decodes");
-    assert_eq!(u.problem, Some(VerifyError::ChainHead));
+    assert_eq!(u.problem, Some(VerifyError::Signature));
     assert_eq!(u.records.len(), N);
     assert!(u.records.iter().all(Result::is_ok));
     assert_eq!(u.signer, Some(test_key(1).public()));
+    // Signed but malformed: still readable, the problem named.
+    let u = open_unverified(&resealed(|ev| ev.chain_head[0] ^= 1)).expect("decodes");
+    assert_eq!(u.problem, Some(VerifyError::ChainHead));
+    let u = open_unverified(&resealed(|ev| ev.records[1][0] ^= 1)).expect("decodes");
+    assert!(matches!(
+        u.problem,
+        Some(VerifyError::Record { index: 1, .. })
+    ));
+    assert_eq!(
+        u.records[1],
+        Err(bundle::RECORD_DOES_NOT_DECODE.to_string())
+    );
+    assert!(u.records[0].is_ok() && u.records[2].is_ok());
     // A valid bundle has no problem.
     assert_eq!(open_unverified(&bytes).expect("ok").problem, None);
     // Headers are damaged: still readable, signer unknown.

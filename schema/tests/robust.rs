@@ -6,6 +6,48 @@ use mcp_probe_schema::testkit::{http_record, sample_bundle, test_key};
 use mcp_probe_schema::{derive, open, open_unverified, redact, sse, VerifyError};
 use proptest::prelude::*;
 
+/// How a bundle altered after sealing may be reported: plain words, nothing else. (The
+/// "signed but malformed" messages need a valid signature, which damage cannot produce.)
+const DAMAGE: [&str; 5] = [
+    "signature invalid: the bundle was altered or damaged after signing",
+    "truncated: the file ends inside the bundle structure",
+    "not a bundle: ",
+    "trailing data: ",
+    "malformed header: ",
+];
+
+/// What must never reach a user: decoder internals and Debug formatting.
+const INTERNALS: [&str; 14] = [
+    "Semantic",
+    "Syntax",
+    "missing field",
+    "invalid type",
+    "invalid value",
+    "unknown variant",
+    "Some(",
+    "None",
+    "Text(",
+    "Integer(",
+    "Bytes(",
+    "Io(",
+    "`",
+    "{",
+];
+
+/// `e` is one plain line from the damage set.
+fn assert_damage(e: &VerifyError, what: &str) {
+    let m = e.to_string();
+    assert!(
+        DAMAGE.iter().any(|p| m.starts_with(p)),
+        "{what}: not a damage message: {m}"
+    );
+    assert!(!m.contains('\n') && !m.contains('\r'), "{what}: {m:?}");
+    assert!(m.chars().all(|c| !c.is_control()), "{what}: {m:?}");
+    for bad in INTERNALS {
+        assert!(!m.contains(bad), "{what}: {bad:?} in {m}");
+    }
+}
+
 fn valid() -> &'static [u8] {
     static B: OnceLock<Vec<u8>> = OnceLock::new();
     B.get_or_init(|| sample_bundle(&test_key(1), 3, 200))
@@ -66,21 +108,25 @@ proptest! {
 
     #[test]
     fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..2048)) {
-        let _ = open_both(&bytes);
+        if let Err(e) = open_both(&bytes) {
+            assert_damage(&e, "arbitrary bytes");
+        }
     }
 
     #[test]
     fn arbitrary_bytes_behind_the_cose_tag_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..2048)) {
         let mut b = vec![0xd2, 0x84];
         b.extend(bytes);
-        prop_assert!(open_both(&b).is_err());
+        let e = open_both(&b).expect_err("no signature");
+        assert_damage(&e, "behind the tag");
     }
 
     #[test]
     fn single_byte_changes_never_verify(at in any::<usize>(), mask in 1u8..=255) {
         let mut b = valid().to_vec();
         apply(&mut b, &Mutation::Flip { at, mask });
-        prop_assert!(open_both(&b).is_err());
+        let e = open_both(&b).expect_err("altered");
+        assert_damage(&e, "one byte changed");
     }
 
     #[test]
@@ -105,6 +151,9 @@ proptest! {
             apply(&mut b, m);
         }
         let r = open_both(&b);
+        if let Err(e) = &r {
+            assert_damage(e, "mutated");
+        }
         if b != valid() {
             // Insertions and deletions may in principle cancel out; anything else that
             // changed the bytes must not verify.
@@ -205,6 +254,51 @@ proptest! {
         let enc = mcp_probe_schema::bundle::encode_record(&r);
         prop_assert!(!enc.windows(token.len()).any(|w| w == token.as_bytes()));
     }
+}
+
+/// Every bit of a small bundle, flipped one at a time: the message is always one plain line
+/// from the damage set, from `open` and `open_unverified` alike. Every bit outside the
+/// payload and signature contents is flipped (headers, CBOR heads). Inside them, where
+/// each flip costs Ed25519 verifications (slow in a debug build), one bit of every 5th
+/// byte, cycling through the bit positions (the proptests above add random ones); each
+/// of those must read as a bad signature.
+#[test]
+fn every_flipped_bit_reads_as_damage_in_plain_words() {
+    use coset::TaggedCborSerializable;
+    let bytes = sample_bundle(&test_key(1), 1, 0);
+    let sign1 = coset::CoseSign1::from_tagged_slice(&bytes).expect("cose");
+    let region = |needle: &[u8]| {
+        let at = bytes
+            .windows(needle.len())
+            .position(|w| w == needle)
+            .expect("found");
+        at..at + needle.len()
+    };
+    let payload = region(sign1.payload.as_deref().expect("embedded"));
+    let signature = region(&sign1.signature);
+    let mut flips = 0;
+    for at in 0..bytes.len() {
+        let inside = payload.contains(&at) || signature.contains(&at);
+        let bits = if !inside {
+            0..8
+        } else if at % 5 == 0 {
+            let bit = (at / 5) % 8;
+            bit..bit + 1
+        } else {
+            continue;
+        };
+        for bit in bits {
+            let mut b = bytes.clone();
+            b[at] ^= 1 << bit;
+            let e = open_both(&b).expect_err("altered");
+            assert_damage(&e, &format!("byte {at} bit {bit}"));
+            if inside {
+                assert_eq!(e, VerifyError::Signature, "byte {at} bit {bit}");
+            }
+            flips += 1;
+        }
+    }
+    assert!(flips > 8 * (bytes.len() - payload.len() - signature.len()));
 }
 
 #[test]
