@@ -121,8 +121,8 @@ fn unreachable_target_gets_a_sealed_bundle_and_one_line() {
     let run = collect(&[&url], &[]);
     assert_eq!(
         run.code(),
-        0,
-        "an unreachable server is evidence, not a tool failure: {}",
+        3,
+        "an unreachable server is sealed evidence, and exit 3 says no session was reached: {}",
         run.describe()
     );
     let v = open(&run.bundles()[0]);
@@ -143,8 +143,15 @@ fn unreachable_target_gets_a_sealed_bundle_and_one_line() {
         .filter(|l| l.contains("error:"))
         .map(str::to_string)
         .collect();
-    assert_eq!(errors.len(), 1, "{}", run.describe());
+    // One line for the target, one summary naming every target without a session.
+    assert_eq!(errors.len(), 2, "{}", run.describe());
     assert!(errors[0].contains(&url));
+    assert!(
+        errors[1].contains("1 of 1 target(s) sealed without an MCP session (exit 3)")
+            && errors[1].contains(&url),
+        "{}",
+        run.describe()
+    );
     match &first_detect(&v).observation {
         Observation::Http(x) => match &x.outcome {
             HttpOutcome::Error(e) => assert_eq!(e.kind, ErrorKind::Connect),
@@ -162,7 +169,7 @@ fn non_mcp_server_is_recorded_as_no_endpoint_after_both_candidates() {
     }));
     let base = srv.url.trim_end_matches("/mcp").to_string();
     let run = collect(&[&base], &[]);
-    assert_eq!(run.code(), 0, "{}", run.describe());
+    assert_eq!(run.code(), 3, "no MCP session: {}", run.describe());
     let v = open(&run.bundles()[0]);
     assert_eq!(v.evidence.run.status, RunStatus::Failed);
     let paths: Vec<String> = srv
@@ -197,7 +204,7 @@ fn non_mcp_server_is_recorded_as_no_endpoint_after_both_candidates() {
 fn malformed_http_is_a_protocol_error() {
     let srv = serve(Arc::new(|_r: &Req| b"SSH-2.0-OpenSSH_9.2\r\n\r\n".to_vec()));
     let run = collect(&[&srv.url], &[]);
-    assert_eq!(run.code(), 0, "{}", run.describe());
+    assert_eq!(run.code(), 3, "no MCP session: {}", run.describe());
     let v = open(&run.bundles()[0]);
     match &first_detect(&v).observation {
         Observation::Http(x) => match &x.outcome {
@@ -221,7 +228,7 @@ fn endless_body_is_capped_hashed_and_stopped() {
         v
     }));
     let run = collect(&["--body-cap", "4096", &srv.url], &[]);
-    assert_eq!(run.code(), 0, "{}", run.describe());
+    assert_eq!(run.code(), 3, "no MCP session: {}", run.describe());
     let v = open(&run.bundles()[0]);
     let resp = match &first_detect(&v).observation {
         Observation::Http(x) => match &x.outcome {
@@ -241,7 +248,7 @@ fn silent_server_times_out_per_request() {
     let srv = serve(Arc::new(|_r: &Req| Vec::new()));
     let t0 = std::time::Instant::now();
     let run = collect(&["--timeout", "1", &srv.url], &[]);
-    assert_eq!(run.code(), 0, "{}", run.describe());
+    assert_eq!(run.code(), 3, "no MCP session: {}", run.describe());
     assert!(t0.elapsed().as_secs() < 20);
     let v = open(&run.bundles()[0]);
     match &first_detect(&v).observation {

@@ -218,7 +218,7 @@ fn several_targets_at_once_one_bundle_each_in_order_of_completion() {
 fn auth_required_endpoint_is_recorded_with_its_challenge() {
     let Some(url) = lab("LAB_RS") else { return };
     let run = collect(&[&url], &[]);
-    assert_eq!(run.code(), 0, "{}", run.describe());
+    assert_eq!(run.code(), 3, "no MCP session: {}", run.describe());
     let v = open(&run.bundles()[0]);
     let s = v.evidence.session.as_ref().expect("session");
     assert!(s.auth_required);
@@ -312,7 +312,7 @@ fn untrusted_or_expired_certificate_is_recorded_not_used() {
     };
     let url = format!("https://{exp}/mcp");
     let run = collect(&["--ca-file", &ca, &url], &[]);
-    assert_eq!(run.code(), 0, "{}", run.describe());
+    assert_eq!(run.code(), 3, "no MCP session: {}", run.describe());
     let v = open(&run.bundles()[0]);
     assert_eq!(v.evidence.run.status, RunStatus::Failed);
     let tls = v.records.iter().find_map(|r| match &r.observation {

@@ -59,11 +59,19 @@ fn bundles() -> Option<&'static HashMap<String, Evidence>> {
             .args(urls.iter().map(|(_, u)| u))
             .output()
             .expect("run mcp-collect");
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        // LAB_RS wants a credential and none is given: every target is sealed, and exit
+        // 3 names the one reached without an MCP session, and only it.
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{stderr}");
+        let rs = &urls.iter().find(|(v, _)| v == "LAB_RS").expect("LAB_RS").1;
+        let summary = stderr
+            .lines()
+            .find(|l| l.contains("sealed without an MCP session (exit 3)"))
+            .unwrap_or_else(|| panic!("no exit-3 summary: {stderr}"));
+        assert!(
+            summary.contains(&format!("1 of {} target(s)", urls.len()))
+                && summary.contains(rs.as_str()),
+            "{summary}"
         );
         let mut map = HashMap::new();
         for line in String::from_utf8_lossy(&out.stdout).lines() {
@@ -334,14 +342,21 @@ fn collect_with(url: &str, home: &Path, args: &[&str], envs: &[(&str, &str)]) ->
         .arg(url)
         .output()
         .expect("run mcp-collect");
+    let path = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let v = mcp_probe_schema::open(&std::fs::read(&path).expect("bundle"), &[]).expect("verifies");
+    // Exit 0 when an MCP session was reached, 3 when the target was sealed without one
+    // (a refused certificate, a credential needed and not given).
+    let reached = v
+        .evidence
+        .session
+        .as_ref()
+        .is_some_and(|s| s.revision.is_some());
     assert_eq!(
         out.status.code(),
-        Some(0),
+        Some(if reached { 0 } else { 3 }),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let path = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    let v = mcp_probe_schema::open(&std::fs::read(&path).expect("bundle"), &[]).expect("verifies");
     Evidence::new(path, v)
 }
 
