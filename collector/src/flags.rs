@@ -6,10 +6,14 @@ use clap::Parser;
 
 /// Connect to MCP servers over Streamable HTTP and record signed evidence bundles.
 ///
-/// Prints one bundle path per target on stdout; progress goes to stderr. Exit codes:
-/// 0 every target has a sealed bundle (an unreachable server is recorded evidence),
-/// 1 a bundle could not be written, 2 usage or bad input, 130 interrupted by Ctrl-C
-/// (every started target still gets a bundle sealed as `interrupted`).
+/// Prints one bundle path per target on stdout; progress goes to stderr. Every target
+/// gets a sealed bundle, an unreachable one included (that is recorded evidence). Exit
+/// codes: 0 every target was reached (an MCP session) and sealed; 3 every target was
+/// sealed but at least one without an MCP session (unreachable, not MCP, TLS refused,
+/// or a credential needed and not given; each is named on stderr); 1 a bundle could not
+/// be written; 2 usage or bad input, before any traffic; 130 SIGINT (Ctrl-C), 143
+/// SIGTERM, 129 SIGHUP (every started target is still sealed as `interrupted`).
+/// Precedence: 1, then a signal, then 3, then 0.
 #[derive(Debug, Parser)]
 #[command(name = "mcp-collect", version, about, long_about = None)]
 pub struct Flags {
@@ -60,9 +64,15 @@ pub struct Flags {
     #[arg(long, value_name = "FILE")]
     pub ca_file: Option<PathBuf>,
 
-    /// Per-request timeout in seconds.
+    /// Per-request deadline in seconds, for the request as a whole (connect, TLS, head and
+    /// body, event-stream keepalives included), not the gap between bytes.
     #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=600))]
     pub timeout: u64,
+
+    /// Per-target deadline in seconds: when it passes, the target's run stops sending
+    /// and its bundle is sealed `interrupted` with the evidence collected so far.
+    #[arg(long, value_name = "SECS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=86400))]
+    pub target_timeout: u64,
 
     /// Targets probed at once (requests to one server are never concurrent).
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=256))]
@@ -75,6 +85,17 @@ pub struct Flags {
     /// Response bodies are stored up to this many bytes (longer ones are hashed whole).
     #[arg(long, value_name = "BYTES", default_value_t = 1 << 20, value_parser = clap::value_parser!(u64).range(1024..=(64 << 20)))]
     pub body_cap: u64,
+
+    /// Once a target's journal holds this many bytes, later HTTP bodies are stored as
+    /// their length and SHA-256 only (recorded in the bundle: `run.bundle_capped_from`).
+    #[arg(long, value_name = "BYTES", default_value_t = 64 << 20, value_parser = clap::value_parser!(u64).range((64 << 10)..))]
+    pub bundle_cap: u64,
+
+    /// Seal the journal a killed run left (`<bundle>.mcpev.journal`) into a bundle with
+    /// status `recovered`, after checking its hash chain; records past a torn write are
+    /// dropped and counted. Takes no target.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["targets", "servers_file", "public_key"])]
+    pub recover: Option<PathBuf>,
 
     /// Port of the plaintext probe (`GET http://host:PORT/`); 80 unless the deployment
     /// exposes its plaintext door elsewhere.

@@ -38,6 +38,9 @@ pub struct Reply {
     pub message: Option<Value>,
     /// The transport error, if no response arrived.
     pub error: Option<TransportError>,
+    /// Why the response body is not an answer (it ended in a transport error, at the
+    /// read limit, or was not read), when it is not: `message` is then `None`.
+    pub cut: Option<String>,
     /// Seq of the HTTP record.
     pub seq: u64,
 }
@@ -59,6 +62,9 @@ impl Reply {
             return e.to_string();
         }
         let status = self.status.map(|s| format!("HTTP {s}")).unwrap_or_default();
+        if let Some(cut) = &self.cut {
+            return format!("{status} but {cut} (not read as an answer)");
+        }
         match self.message.as_ref().and_then(|m| m.get("error")) {
             Some(e) => format!(
                 "{status} with JSON-RPC error {} {:?}",
@@ -90,6 +96,9 @@ pub struct Probe<'a> {
     pub(crate) plaintext_port: u16,
     /// Raw `WWW-Authenticate` of the 401 that ended detection, if any.
     pub(crate) challenge: Option<Vec<u8>>,
+    /// The JSON-RPC request in flight (method and legs), shared with the run so that a
+    /// per-target deadline can say what it cut.
+    pub(crate) in_flight: Arc<Mutex<Option<String>>>,
 }
 
 impl std::fmt::Debug for Probe<'_> {
@@ -142,6 +151,7 @@ impl<'a> Probe<'a> {
             inputs: None,
             plaintext_port: 80,
             challenge: None,
+            in_flight: Arc::new(Mutex::new(None)),
         }
     }
 
@@ -186,14 +196,20 @@ impl<'a> Probe<'a> {
             head_only_stream: false,
             connect_to: None,
         };
+        let what = format!(
+            "the {} request of leg {}",
+            body.get("method")
+                .and_then(Value::as_str)
+                .unwrap_or("a request"),
+            legs.join(", ")
+        );
+        *self.in_flight.lock().unwrap_or_else(|p| p.into_inner()) = Some(what);
         let sent = self.client.send(req).await;
+        *self.in_flight.lock().unwrap_or_else(|p| p.into_inner()) = None;
         let mut j = lock(&self.journal);
         if let Some(addrs) = &sent.resolved {
             for a in addrs {
-                let a = a.to_string();
-                if !j.target.addresses.contains(&a) {
-                    j.target.addresses.push(a);
-                }
+                j.add_address(a.to_string());
             }
         }
         if let Some(tls) = sent.tls {
@@ -204,15 +220,20 @@ impl<'a> Probe<'a> {
                 Observation::Tls(tls),
             );
         }
-        let (status, hdrs, message, error) = match &sent.exchange.outcome {
+        let (status, hdrs, message, error, cut) = match &sent.exchange.outcome {
             HttpOutcome::Response(r) => {
-                let msgs = derive::jsonrpc_messages(r);
-                let message = id
-                    .as_ref()
-                    .and_then(|i| derive::response_to(&msgs, i).cloned());
-                (Some(r.status), r.headers.clone(), message, None)
+                // Only a whole body is the server's answer: a reply cut by a reset or a
+                // truncated chunk may still parse, but is not what the server said.
+                let cut = derive::body_cut(&r.body);
+                let message = match (&cut, id.as_ref()) {
+                    (None, Some(i)) => {
+                        derive::response_to(&derive::jsonrpc_messages(r), i).cloned()
+                    }
+                    _ => None,
+                };
+                (Some(r.status), r.headers.clone(), message, None, cut)
             }
-            HttpOutcome::Error(e) => (None, Vec::new(), None, Some(e.clone())),
+            HttpOutcome::Error(e) => (None, Vec::new(), None, Some(e.clone()), None),
         };
         let seq = j.record(
             legs,
@@ -225,6 +246,7 @@ impl<'a> Probe<'a> {
             headers: hdrs,
             message,
             error,
+            cut,
             seq,
         }
     }
@@ -331,11 +353,11 @@ impl<'a> Probe<'a> {
     fn set_endpoint(&mut self, cand: &url::Url, auth_required: bool) {
         self.endpoint = Some(cand.clone());
         let mut j = lock(&self.journal);
-        j.target.endpoint = Some(cand.to_string());
+        j.set_endpoint(cand.to_string());
         // A second detection after a login carries the credential: the first one's 401
         // is what says the endpoint requires authentication.
-        let auth_required = auth_required || j.session.as_ref().is_some_and(|s| s.auth_required);
-        j.session = Some(Session {
+        let auth_required = auth_required || j.session().is_some_and(|s| s.auth_required);
+        j.set_session(Some(Session {
             endpoint: cand.to_string(),
             auth_required,
             authenticated: self.token.is_some(),
@@ -345,7 +367,7 @@ impl<'a> Probe<'a> {
             capabilities: None,
             session_id: None,
             negotiated_in: None,
-        });
+        }));
     }
 
     fn set_negotiated(&mut self, era: Era, rev: &str, result: &Value, seq: u64) {
@@ -358,15 +380,15 @@ impl<'a> Probe<'a> {
                 .cloned(),
             Era::Legacy => result.get("serverInfo").cloned(),
         };
-        let mut j = lock(&self.journal);
-        if let Some(s) = &mut j.session {
+        let session_id = self.session_id.clone();
+        lock(&self.journal).update_session(|s| {
             s.era = Some(era);
             s.revision = Some(rev.to_string());
             s.server_info = server_info;
             s.capabilities = result.get("capabilities").cloned();
-            s.session_id = self.session_id.clone();
+            s.session_id = session_id;
             s.negotiated_in = Some(seq);
-        }
+        });
     }
 
     /// `Ok(Some(ending))`: stop here. `Ok(None)`: session established, read inventory.
@@ -465,8 +487,7 @@ impl<'a> Probe<'a> {
     /// Read every page of each list the capabilities advertise.
     async fn inventory(&mut self) -> Ending {
         let caps = lock(&self.journal)
-            .session
-            .as_ref()
+            .session()
             .and_then(|s| s.capabilities.clone())
             .unwrap_or(json!({}));
         let lists = [

@@ -9,24 +9,29 @@ use std::time::Duration;
 
 use mcp_probe_schema::bundle::SecretKey;
 use mcp_probe_schema::model::{CaFile, Options, RunStatus, Target as TargetRecord, TokenFacts};
-use mcp_probe_schema::redact::{decode_jwt, Redactor};
+use mcp_probe_schema::redact::decode_jwt;
 use tokio::task::JoinSet;
 
 use crate::flags::Flags;
 use crate::http::Client;
-use crate::journal::Journal;
+use crate::journal::{Journal, SharedRedactor};
 use crate::probe::{Ending, Probe};
 use crate::target::{dedup, read_servers_file, Target, TargetError};
 
-/// How the process ends (design.md §6).
+/// How the process ends (design.md §6). Precedence when several apply: a bundle that
+/// could not be written (1), then a signal (130, 143, 129), then a target sealed without
+/// an MCP session (3), else 0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
-    /// Every target has a sealed bundle.
+    /// Every target was reached (an MCP session) and has a sealed bundle.
     Ok,
     /// A bundle could not be written.
     WriteFailed,
-    /// Ctrl-C: every started target was sealed as `interrupted`.
-    Interrupted,
+    /// A signal stopped the run: every started target was sealed as `interrupted`.
+    Interrupted(Signal),
+    /// Every target has a sealed bundle, but at least one was sealed without an MCP
+    /// session (unreachable, not MCP, TLS refused, or a credential needed and not given).
+    NoSession,
 }
 
 impl Exit {
@@ -35,7 +40,95 @@ impl Exit {
         match self {
             Exit::Ok => 0,
             Exit::WriteFailed => 1,
-            Exit::Interrupted => 130,
+            Exit::NoSession => 3,
+            Exit::Interrupted(s) => s.exit_code(),
+        }
+    }
+}
+
+/// A signal that stops a run; each seals every started target as `interrupted`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signal {
+    /// SIGINT (Ctrl-C): exit 130.
+    Int,
+    /// SIGTERM (what CI runners and `timeout` send): exit 143.
+    Term,
+    /// SIGHUP (the terminal went away): exit 129.
+    Hup,
+}
+
+impl Signal {
+    /// The signal's name, as recorded in `run.failure`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Signal::Int => "SIGINT (Ctrl-C)",
+            Signal::Term => "SIGTERM",
+            Signal::Hup => "SIGHUP",
+        }
+    }
+
+    /// 128 + the signal number, as shells report a process killed by it.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Signal::Int => 130,
+            Signal::Term => 143,
+            Signal::Hup => 129,
+        }
+    }
+}
+
+/// The stopping signals, registered once for the whole run (a signal that arrives
+/// between two turns of the select loop is not lost).
+struct Signals {
+    #[cfg(unix)]
+    int: Option<tokio::signal::unix::Signal>,
+    #[cfg(unix)]
+    term: Option<tokio::signal::unix::Signal>,
+    #[cfg(unix)]
+    hup: Option<tokio::signal::unix::Signal>,
+}
+
+impl Signals {
+    fn register() -> Signals {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            Signals {
+                int: signal(SignalKind::interrupt()).ok(),
+                term: signal(SignalKind::terminate()).ok(),
+                hup: signal(SignalKind::hangup()).ok(),
+            }
+        }
+        #[cfg(not(unix))]
+        Signals {}
+    }
+
+    /// The next stopping signal.
+    async fn next(&mut self) -> Signal {
+        #[cfg(unix)]
+        {
+            async fn one(s: &mut Option<tokio::signal::unix::Signal>) {
+                let delivered = match s {
+                    Some(s) => s.recv().await.is_some(),
+                    None => false,
+                };
+                if !delivered {
+                    // Not registered (or the stream ended): this signal never stops the run.
+                    std::future::pending::<()>().await;
+                }
+            }
+            tokio::select! {
+                _ = one(&mut self.int) => Signal::Int,
+                _ = one(&mut self.term) => Signal::Term,
+                _ = one(&mut self.hup) => Signal::Hup,
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            match tokio::signal::ctrl_c().await {
+                Ok(()) => Signal::Int,
+                Err(_) => std::future::pending().await,
+            }
         }
     }
 }
@@ -80,34 +173,65 @@ pub enum UsageError {
     Trust(#[from] crate::tls::TrustError),
 }
 
-/// Writes bundle paths to stdout and progress to stderr; the only printer.
+/// Writes bundle paths to stdout and progress to stderr; the only printer. Every line
+/// passes the process's shared redactor (the one every journal uses, so a secret
+/// registered or learned by any target is redacted here too) and has its control
+/// characters escaped (`mcp_probe_schema::term::line`): lines carry server-controlled
+/// text (JSON-RPC error messages, OAuth `error_description`, transport failures).
 #[derive(Debug, Clone)]
 pub struct Printer {
     quiet: bool,
+    redactor: SharedRedactor,
 }
 
 impl Printer {
     /// A printer; `quiet` silences progress.
     pub fn new(quiet: bool) -> Printer {
-        Printer { quiet }
+        Printer {
+            quiet,
+            redactor: SharedRedactor::new(),
+        }
     }
 
-    /// A line on stdout.
+    /// The redactor every journal of the run shares with this printer.
+    pub fn redactor(&self) -> &SharedRedactor {
+        &self.redactor
+    }
+
+    /// `text` redacted, each line escaped for a terminal.
+    pub fn safe(&self, text: &str) -> String {
+        self.redactor
+            .scrub_str(text)
+            .split('\n')
+            .map(mcp_probe_schema::term::line)
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// A line on stdout (bundle paths; `--info` blocks, one escaped line each).
     pub fn out(&self, line: &str) {
         let mut o = std::io::stdout().lock();
-        let _ = writeln!(o, "{line}");
+        let _ = writeln!(o, "{}", self.safe(line));
         let _ = o.flush();
     }
 
     /// A progress line on stderr.
     pub fn progress(&self, line: &str) {
         if !self.quiet {
+            let line = mcp_probe_schema::term::line(&self.redactor.scrub_str(line));
             let _ = writeln!(std::io::stderr().lock(), "mcp-collect: {line}");
         }
     }
 
+    /// A warning line on stderr (never silenced).
+    pub fn warn(&self, line: &str) {
+        let line = mcp_probe_schema::term::line(&self.redactor.scrub_str(line));
+        let _ = writeln!(std::io::stderr().lock(), "mcp-collect: warning: {line}");
+    }
+
     /// An error line on stderr (never silenced).
     pub fn error(&self, line: &str) {
+        let line = mcp_probe_schema::term::line(&self.redactor.scrub_str(line));
         let _ = writeln!(std::io::stderr().lock(), "mcp-collect: error: {line}");
     }
 }
@@ -235,6 +359,8 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
         token_env: flags.token_env.clone(),
         ca_file: ca_record,
         plaintext_port: flags.plaintext_port,
+        target_timeout_ms: Some(flags.target_timeout * 1000),
+        bundle_cap: Some(flags.bundle_cap),
     };
     Ok(Plan {
         targets,
@@ -264,11 +390,16 @@ fn lock(j: &Shared) -> std::sync::MutexGuard<'_, Journal> {
 
 /// Collect every target of the plan.
 pub async fn execute(plan: Plan, printer: &Printer) -> Exit {
+    // Registered before anything is written: from here on, SIGINT, SIGTERM and SIGHUP
+    // seal instead of killing the process.
+    let mut signals = Signals::register();
     let plan = Arc::new(plan);
     let mut journals: Vec<(Target, Shared)> = Vec::new();
     let mut write_failed = false;
     for t in &plan.targets {
-        let mut redactor = Redactor::new();
+        // One redactor for every target and the printer: a secret learned anywhere is
+        // redacted everywhere.
+        let redactor = printer.redactor().clone();
         let mut tokens = Vec::new();
         if let Some((var, tok)) = &plan.token {
             redactor.add_secret(tok.as_bytes(), "bearer-token");
@@ -292,12 +423,13 @@ pub async fn execute(plan: Plan, printer: &Printer) -> Exit {
         };
         match Journal::create(&plan.out, &t.slug(), record, plan.options.clone(), redactor) {
             Ok(mut j) => {
-                j.tokens = tokens;
-                j.inputs = plan
-                    .inputs
-                    .as_ref()
-                    .and_then(|i| i.get(&t.as_typed))
-                    .cloned();
+                tokens.into_iter().for_each(|f| j.push_token(f));
+                j.set_inputs(
+                    plan.inputs
+                        .as_ref()
+                        .and_then(|i| i.get(&t.as_typed))
+                        .cloned(),
+                );
                 journals.push((t.clone(), Arc::new(Mutex::new(j))));
             }
             Err(e) => {
@@ -310,6 +442,11 @@ pub async fn execute(plan: Plan, printer: &Printer) -> Exit {
     let sem = Arc::new(tokio::sync::Semaphore::new(plan.concurrency));
     let mut set = JoinSet::new();
     let total = journals.len();
+    let deadline = Duration::from_millis(
+        plan.options
+            .target_timeout_ms
+            .unwrap_or(DEFAULT_TARGET_TIMEOUT_MS),
+    );
     for (i, (t, j)) in journals.iter().enumerate() {
         let (t, j, plan, sem, printer) = (
             t.clone(),
@@ -321,62 +458,40 @@ pub async fn execute(plan: Plan, printer: &Printer) -> Exit {
         set.spawn(async move {
             let _permit = sem.acquire().await;
             printer.progress(&format!("[{}/{total}] {}: probing", i + 1, t.as_typed));
-            let token = plan.token.as_ref().map(|(_, v)| v.clone());
-            let mut probe = Probe::new(&plan.client, j.clone(), token, plan.options.max_pages);
-            probe.inputs = lock(&j).inputs.clone();
-            probe.plaintext_port = plan.plaintext_port;
-            if let Some(first) = t.candidates.first() {
-                probe.transport_facts(first, plan.info).await;
-            }
-            let mut ending = probe.run(&t.candidates).await;
-            let mut oauth_login: Option<crate::oauth::Login> = None;
-            let mut discovered = crate::discovery::Discovered::default();
-            if !matches!(ending, Ending::NoEndpoint(_)) {
-                // Discovery runs on every endpoint: an observed absence of metadata is
-                // evidence too (the OAuth checks are N/A only when it was observed).
-                let challenge = probe.challenge.clone();
-                let found = probe.discovery(challenge).await;
-                discovered = found.clone();
-                if ending == Ending::AuthRequired && probe.token.is_none() {
-                    match login(&mut probe, &found, &plan, &j).await {
-                        Ok((token, l)) => {
-                            probe.token = Some(token);
-                            oauth_login = Some(l);
-                            if let Some(endpoint) = probe.endpoint.clone() {
-                                ending = probe.run(std::slice::from_ref(&endpoint)).await;
-                            }
-                        }
-                        Err(why) => lock(&j).failure = Some(format!("no credential: {why}")),
-                    }
-                }
-            }
-            if ending == Ending::Complete {
-                probe.probe_legs(plan.info).await;
-                probe.scope_probe_leg(plan.info).await;
-                probe.deputy_legs(&discovered, plan.info).await;
-                // Last: the credential operations of 3.3.1 (the refresh grant for a
-                // foreign resource may rotate or spend the refresh token) and 7.2.1.
-                probe.audience_legs(oauth_login.as_ref(), plan.info).await;
-            }
+            // The deadline covers the whole target: when it passes, the target's work is
+            // dropped (no further byte is sent) and what was recorded is sealed.
+            let stage = Stage::default();
+            let end =
+                match tokio::time::timeout(deadline, collect_target(&t, &j, &plan, &stage)).await {
+                    Ok(ending) => End::Finished(ending),
+                    Err(_) => End::Deadline(format!(
+                        "target deadline of {} s passed during {}",
+                        deadline.as_secs(),
+                        stage.describe()
+                    )),
+                };
             if let Some(u) = t.candidates.first() {
                 plan.client.close(u).await;
             }
-            (i, ending)
+            (i, end)
         });
     }
 
-    let mut interrupted = false;
+    let mut stopped_by: Option<Signal> = None;
     let mut done = vec![false; journals.len()];
+    let mut no_session: Vec<String> = Vec::new();
     loop {
         tokio::select! {
             joined = set.join_next_with_id() => {
                 let Some(joined) = joined else { break };
                 match joined {
-                    Ok((_, (i, ending))) => {
+                    Ok((_, (i, end))) => {
                         done[i] = true;
                         let (t, j) = &journals[i];
-                        if !finish(t, j, ending, &plan, printer) {
-                            write_failed = true;
+                        match finish(t, j, end, &plan, printer) {
+                            Sealed::Written { session: true } => {}
+                            Sealed::Written { session: false } => no_session.push(t.as_typed.clone()),
+                            Sealed::NotWritten => write_failed = true,
                         }
                     }
                     Err(e) => {
@@ -387,17 +502,16 @@ pub async fn execute(plan: Plan, printer: &Printer) -> Exit {
                     }
                 }
             }
-            _ = tokio::signal::ctrl_c() => {
-                interrupted = true;
+            sig = signals.next() => {
+                stopped_by = Some(sig);
                 set.abort_all();
                 break;
             }
         }
     }
-    let reason = if interrupted {
-        "interrupted by Ctrl-C"
-    } else {
-        "interrupted: a leg failed inside the collector"
+    let reason = match stopped_by {
+        Some(sig) => format!("interrupted by {}", sig.name()),
+        None => "interrupted: a leg failed inside the collector".to_string(),
     };
     for (i, (t, j)) in journals.iter().enumerate() {
         if done[i] {
@@ -408,7 +522,7 @@ pub async fn execute(plan: Plan, printer: &Printer) -> Exit {
             if g.sealed().is_some() {
                 continue;
             }
-            g.failure = Some(reason.to_string());
+            g.set_failure(reason.clone());
             g.seal(RunStatus::Interrupted, &plan.key)
         };
         match path {
@@ -424,11 +538,110 @@ pub async fn execute(plan: Plan, printer: &Printer) -> Exit {
     }
     if write_failed {
         Exit::WriteFailed
-    } else if interrupted {
-        Exit::Interrupted
+    } else if let Some(sig) = stopped_by {
+        Exit::Interrupted(sig)
+    } else if !no_session.is_empty() {
+        printer.error(&format!(
+            "{} of {total} target(s) sealed without an MCP session (exit 3): {}",
+            no_session.len(),
+            no_session.join(", ")
+        ));
+        Exit::NoSession
     } else {
         Exit::Ok
     }
+}
+
+/// The default of `--target-timeout` (for a plan whose options do not record one).
+const DEFAULT_TARGET_TIMEOUT_MS: u64 = 300_000;
+
+/// How a target's task ended.
+#[derive(Debug)]
+enum End {
+    /// The pipeline ran to its end.
+    Finished(Ending),
+    /// The per-target deadline passed; the text says when.
+    Deadline(String),
+}
+
+/// Where a target's run is, so that a deadline can say what it cut: the stage, and the
+/// request in flight when the probe knows it.
+#[derive(Debug, Clone, Default)]
+struct Stage {
+    stage: Arc<Mutex<&'static str>>,
+    in_flight: Arc<Mutex<Option<String>>>,
+}
+
+impl Stage {
+    fn set(&self, stage: &'static str) {
+        *self.stage.lock().unwrap_or_else(|p| p.into_inner()) = stage;
+    }
+
+    fn describe(&self) -> String {
+        let stage = *self.stage.lock().unwrap_or_else(|p| p.into_inner());
+        let stage = if stage.is_empty() { "the start" } else { stage };
+        match self
+            .in_flight
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+        {
+            Some(req) => format!("{stage} ({req} in flight)"),
+            None => stage.to_string(),
+        }
+    }
+}
+
+/// One target's whole pipeline: transport facts, detection, discovery, login, legs.
+async fn collect_target(t: &Target, j: &Shared, plan: &Plan, stage: &Stage) -> Ending {
+    let token = plan.token.as_ref().map(|(_, v)| v.clone());
+    let mut probe = Probe::new(&plan.client, j.clone(), token, plan.options.max_pages);
+    probe.inputs = lock(j).inputs().cloned();
+    probe.plaintext_port = plan.plaintext_port;
+    probe.in_flight = stage.in_flight.clone();
+    if let Some(first) = t.candidates.first() {
+        stage.set("the transport facts");
+        probe.transport_facts(first, plan.info).await;
+    }
+    stage.set("endpoint detection and the inventory");
+    let mut ending = probe.run(&t.candidates).await;
+    let mut oauth_login: Option<crate::oauth::Login> = None;
+    let mut discovered = crate::discovery::Discovered::default();
+    if !matches!(ending, Ending::NoEndpoint(_)) {
+        // Discovery runs on every endpoint: an observed absence of metadata is
+        // evidence too (the OAuth checks are N/A only when it was observed).
+        stage.set("OAuth discovery");
+        let challenge = probe.challenge.clone();
+        let found = probe.discovery(challenge).await;
+        discovered = found.clone();
+        if ending == Ending::AuthRequired && probe.token.is_none() {
+            stage.set("the OAuth login");
+            match login(&mut probe, &found, plan, j).await {
+                Ok((token, l)) => {
+                    probe.token = Some(token);
+                    oauth_login = Some(l);
+                    if let Some(endpoint) = probe.endpoint.clone() {
+                        stage.set("endpoint detection and the inventory after the login");
+                        ending = probe.run(std::slice::from_ref(&endpoint)).await;
+                    }
+                }
+                Err(why) => lock(j).set_failure(format!("no credential: {why}")),
+            }
+        }
+    }
+    if ending == Ending::Complete {
+        stage.set("the probe legs");
+        probe.probe_legs(plan.info).await;
+        stage.set("the scope probe leg");
+        probe.scope_probe_leg(plan.info).await;
+        stage.set("the deputy legs");
+        probe.deputy_legs(&discovered, plan.info).await;
+        // Last: the credential operations of 3.3.1 (the refresh grant for a
+        // foreign resource may rotate or spend the refresh token) and 7.2.1.
+        stage.set("the audience legs");
+        probe.audience_legs(oauth_login.as_ref(), plan.info).await;
+    }
+    ending
 }
 
 /// Log in to the endpoint's authorization server (cache, refresh, or an interactive
@@ -456,7 +669,7 @@ async fn login(
     login.no_browser = plan.no_browser;
     login.reauth = plan.reauth;
     let addrs: Vec<std::net::IpAddr> = lock(j)
-        .target
+        .target()
         .addresses
         .iter()
         .filter_map(|a| a.parse::<std::net::SocketAddr>().ok().map(|s| s.ip()))
@@ -482,32 +695,55 @@ async fn login(
     Ok((cred.access_token, login))
 }
 
-/// Seal one finished target and print its path (and `--info` block). False when the
-/// bundle could not be written.
-fn finish(t: &Target, j: &Shared, ending: Ending, plan: &Plan, printer: &Printer) -> bool {
+/// What sealing one target produced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sealed {
+    /// The bundle was written; `session` says whether an MCP session was established.
+    Written {
+        /// An MCP session was negotiated with the target.
+        session: bool,
+    },
+    /// The bundle could not be written.
+    NotWritten,
+}
+
+/// Seal one finished target and print its path (and `--info` block).
+fn finish(t: &Target, j: &Shared, end: End, plan: &Plan, printer: &Printer) -> Sealed {
     let mut g = lock(j);
-    let status = match &ending {
-        Ending::Complete => RunStatus::Complete,
-        Ending::AuthRequired => {
-            g.failure = g.failure.take().or(Some(if plan.token.is_some() {
-                "the endpoint refused the --token-env credential (HTTP 401)".into()
-            } else {
-                "the endpoint requires authentication (HTTP 401); no credential was given (--token-env)".into()
-            }));
-            RunStatus::Complete
+    let (status, session) = match &end {
+        End::Finished(Ending::Complete) => (RunStatus::Complete, true),
+        End::Finished(Ending::AuthRequired) => {
+            if g.failure().is_none() {
+                g.set_failure(if plan.token.is_some() {
+                    "the endpoint refused the --token-env credential (HTTP 401)"
+                } else {
+                    "the endpoint requires authentication (HTTP 401); no credential was given (--token-env)"
+                });
+            }
+            (RunStatus::Complete, false)
         }
-        Ending::NoEndpoint(why) => {
-            g.failure = Some(format!("no MCP endpoint: {why}"));
-            RunStatus::Failed
+        End::Finished(Ending::NoEndpoint(why)) => {
+            g.set_failure(format!("no MCP endpoint: {why}"));
+            (RunStatus::Failed, false)
+        }
+        End::Deadline(why) => {
+            // The deadline is why the run stopped; an earlier note (a login that
+            // failed) stays after it.
+            let failure = match g.failure() {
+                Some(earlier) => format!("{why}; earlier: {earlier}"),
+                None => why.clone(),
+            };
+            g.set_failure(failure);
+            let negotiated = g.session().is_some_and(|s| s.revision.is_some());
+            (RunStatus::Interrupted, negotiated)
         }
     };
-    match &ending {
-        Ending::Complete => {}
-        _ => printer.error(&format!(
+    if !matches!(end, End::Finished(Ending::Complete)) {
+        printer.error(&format!(
             "{}: {}",
             t.as_typed,
-            g.failure.clone().unwrap_or_default()
-        )),
+            g.failure().unwrap_or_default()
+        ));
     }
     let info = plan.info.then(|| info_block(&g));
     match g.seal(status, &plan.key) {
@@ -522,18 +758,19 @@ fn finish(t: &Target, j: &Shared, ending: Ending, plan: &Plan, printer: &Printer
             if let Some(block) = info {
                 printer.out(&block);
             }
-            true
+            Sealed::Written { session }
         }
         Err(e) => {
             printer.error(&format!("{}: {e}", t.as_typed));
-            false
+            Sealed::NotWritten
         }
     }
 }
 
 /// The `--info` lines of a target (indented under its bundle path).
 fn info_block(j: &Journal) -> String {
-    let s = j.session.as_ref();
+    let s = j.session();
+    // Computed from the journal's records, which are redacted before they are written.
     let inv = mcp_probe_schema::derive::inventory(&j.records());
     let count = |l: &mcp_probe_schema::derive::ListInventory| {
         if !l.observed {
@@ -559,10 +796,10 @@ fn info_block(j: &Journal) -> String {
         })
         .unwrap_or_else(|| "(unknown)".into());
     let mut lines = vec![
-        format!("  target: {}", j.target.as_typed),
+        format!("  target: {}", j.target().as_typed),
         format!(
             "  endpoint: {}",
-            j.target.endpoint.as_deref().unwrap_or("(none)")
+            j.target().endpoint.as_deref().unwrap_or("(none)")
         ),
         format!(
             "  revision: {}",
@@ -579,7 +816,7 @@ fn info_block(j: &Journal) -> String {
         format!("  resource templates: {}", count(&inv.resource_templates)),
         format!("  prompts: {}", count(&inv.prompts)),
     ];
-    if let Some(f) = &j.failure {
+    if let Some(f) = j.failure() {
         lines.push(format!("  note: {f}"));
     }
     lines.join("\n")
