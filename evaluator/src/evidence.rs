@@ -102,6 +102,17 @@ impl<'a> Exchange<'a> {
         })
     }
 
+    /// The response body parsed as one JSON document (OAuth and error bodies), only
+    /// when the body ended whole: a body cut by a transport error or the read limit is
+    /// not the server's answer, whatever its stored bytes parse to.
+    pub fn body_json(&self) -> Option<Value> {
+        let r = self.response()?;
+        if derive::body_cut(&r.body).is_some() {
+            return None;
+        }
+        serde_json::from_slice(&r.body.bytes).ok()
+    }
+
     /// HTTP status, if a response arrived.
     pub fn status(&self) -> Option<u16> {
         self.response().map(|r| r.status)
@@ -259,5 +270,79 @@ impl Evidence {
     /// Seqs of every record of `leg`.
     pub fn seqs(&self, leg: &str) -> Vec<u64> {
         self.records_for(leg).map(|r| r.seq).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture::{evidence, exchange};
+    use mcp_probe_schema::model::{BodyEnd, ErrorKind, TransportError};
+
+    const REQ: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize"}"#;
+    const ANSWER: &str = r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25"}}"#;
+
+    fn ended(end: BodyEnd) -> Record {
+        let mut r = exchange(
+            &["endpoint.detect"],
+            REQ,
+            200,
+            "application/json",
+            ANSWER,
+            &[],
+        );
+        if let Observation::Http(x) = &mut r.observation {
+            if let HttpOutcome::Response(resp) = &mut x.outcome {
+                resp.body.end = end;
+            }
+        }
+        r
+    }
+
+    #[test]
+    fn only_a_body_that_ended_whole_is_an_answer() {
+        let ev = evidence(None, vec![ended(BodyEnd::Complete)]);
+        let x = ev.exchange_of(&ev.records[0]).expect("http");
+        assert_eq!(
+            x.answer().expect("answer")["result"]["protocolVersion"],
+            "2025-11-25"
+        );
+        assert_eq!(x.messages().len(), 1);
+        assert!(x.body_json().is_some());
+        assert_eq!(x.cut(), None);
+
+        let reset = BodyEnd::Error(TransportError {
+            kind: ErrorKind::Reset,
+            message: "connection closed inside a chunk".into(),
+        });
+        for end in [reset, BodyEnd::LimitReached, BodyEnd::HeadOnly] {
+            let ev = evidence(None, vec![ended(end.clone())]);
+            let x = ev.exchange_of(&ev.records[0]).expect("http");
+            // The stored bytes hold a whole result, but the body did not end whole.
+            assert_eq!(x.answer(), None, "{end:?}");
+            assert!(x.messages().is_empty(), "{end:?}");
+            assert_eq!(x.body_json(), None, "{end:?}");
+            let cut = x.cut().expect("named");
+            assert!(cut.starts_with("record 0: "), "{cut}");
+            assert_eq!(x.unreadable(None).as_deref(), Some(cut.as_str()));
+        }
+    }
+
+    #[test]
+    fn a_body_stripped_by_the_bundle_bound_is_named() {
+        let mut r = ended(BodyEnd::Complete);
+        if let Observation::Http(x) = &mut r.observation {
+            if let HttpOutcome::Response(resp) = &mut x.outcome {
+                resp.body.bytes.clear();
+            }
+        }
+        let ev = evidence(None, vec![r]);
+        let x = ev.exchange_of(&ev.records[0]).expect("http");
+        assert_eq!(x.unreadable(Some(1)), None, "before the cap");
+        let why = x.unreadable(Some(0)).expect("stripped");
+        assert!(
+            why.contains("bundle bound (--bundle-cap) was reached at record 0"),
+            "{why}"
+        );
     }
 }

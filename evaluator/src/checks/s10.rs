@@ -309,6 +309,9 @@ fn static_leg(
 
 /// 10.1c: `resultType`, `ttlMs`, `cacheScope` on the result (2026-07-28 fields).
 fn cacheable_fields(x: &Exchange<'_>, modern: bool) -> String {
+    if let Some(cut) = x.cut() {
+        return format!("could not be read: {cut}");
+    }
     let Some(result) = x.answer().and_then(|a| a.get("result").cloned()) else {
         return "could not be read: the response carries no JSON-RPC result".into();
     };

@@ -120,9 +120,7 @@ fn form_param(body: &[u8], name: &str) -> Option<String> {
 }
 
 fn response_json(x: &Exchange<'_>) -> Value {
-    x.response()
-        .and_then(|r| serde_json::from_slice(&r.body.bytes).ok())
-        .unwrap_or(Value::Null)
+    x.body_json().unwrap_or(Value::Null)
 }
 
 // ---------------------------------------------------------------------------------------

@@ -87,9 +87,7 @@ fn host_port(u: &Url) -> Option<(String, u16)> {
 }
 
 fn json_of(x: &Exchange<'_>) -> Value {
-    x.response()
-        .and_then(|r| serde_json::from_slice(&r.body.bytes).ok())
-        .unwrap_or(Value::Null)
+    x.body_json().unwrap_or(Value::Null)
 }
 
 fn body_text(x: &Exchange<'_>) -> String {

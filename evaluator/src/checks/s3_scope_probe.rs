@@ -114,10 +114,7 @@ pub fn classify_scope_refusal(ev: &Evidence) -> Leg {
             format!("\"{tool}\", outside the grant, was refused for its scope: HTTP {status} ({at}) with WWW-Authenticate: {field}"),
         );
     }
-    let body: Value = x
-        .response()
-        .and_then(|r| serde_json::from_slice(&r.body.bytes).ok())
-        .unwrap_or(Value::Null);
+    let body: Value = x.body_json().unwrap_or(Value::Null);
     if status == 403 && body.get("error").and_then(Value::as_str) == Some(INSUFFICIENT_SCOPE) {
         return Leg::new(
             LEG,

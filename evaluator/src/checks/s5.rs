@@ -1293,6 +1293,34 @@ mod tests {
     }
 
     #[test]
+    fn s511_an_inventory_cut_by_the_bundle_bound_is_unknown_naming_it() {
+        let mut stripped = tools_page(3, vec![tool("bad", json!({"type": 12}))], None);
+        if let Observation::Http(x) = &mut stripped.observation {
+            if let HttpOutcome::Response(resp) = &mut x.outcome {
+                resp.body.bytes.clear();
+            }
+        }
+        let records = vec![tools_page(2, vec![tool_io("first")], Some("c1")), stripped];
+        let mut payload = mcp_probe_schema::testkit::evidence(crate::fixture::ENDPOINT, records);
+        payload.session = Some(session(Some(REV), caps(), None));
+        payload.run.bundle_capped_from = Some(1);
+        let key = mcp_probe_schema::testkit::test_key(7);
+        let v =
+            mcp_probe_schema::open(&mcp_probe_schema::seal(&payload, &key), &[]).expect("verifies");
+        let ev = Evidence::new("capped.mcpev", v);
+        let o = run(&C5_1_1, &ev, &Context::default());
+        assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
+        let a = leg_of(&o, "5.1.1a");
+        assert_eq!(a.outcome, LegOutcome::Unknown, "{a:?}");
+        assert!(
+            a.note.contains("record 1: the body")
+                && a.note
+                    .contains("the bundle bound (--bundle-cap) was reached at record 1"),
+            "{a:?}"
+        );
+    }
+
+    #[test]
     fn s511_tools_capability_absent_is_unknown() {
         let o = grade(
             &C5_1_1,
