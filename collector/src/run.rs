@@ -461,15 +461,25 @@ pub async fn execute(plan: Plan, printer: &Printer) -> Exit {
             // The deadline covers the whole target: when it passes, the target's work is
             // dropped (no further byte is sent) and what was recorded is sealed.
             let stage = Stage::default();
-            let end =
-                match tokio::time::timeout(deadline, collect_target(&t, &j, &plan, &stage)).await {
-                    Ok(ending) => End::Finished(ending),
-                    Err(_) => End::Deadline(format!(
+            let start = std::time::Instant::now();
+            let work = collect_target(&t, &j, &plan, &stage);
+            tokio::pin!(work);
+            let end = loop {
+                // Time spent in the OAuth login (which may wait for a person in the
+                // browser) is not counted against the deadline.
+                let left = deadline.saturating_sub(stage.counted(start));
+                if left.is_zero() {
+                    break End::Deadline(format!(
                         "target deadline of {} s passed during {}",
                         deadline.as_secs(),
                         stage.describe()
-                    )),
-                };
+                    ));
+                }
+                tokio::select! {
+                    ending = &mut work => break End::Finished(ending),
+                    _ = tokio::time::sleep(left) => {}
+                }
+            };
             if let Some(u) = t.candidates.first() {
                 plan.client.close(u).await;
             }
@@ -570,11 +580,34 @@ enum End {
 struct Stage {
     stage: Arc<Mutex<&'static str>>,
     in_flight: Arc<Mutex<Option<String>>>,
+    /// Time not counted against the deadline: what was excluded so far, and since when
+    /// the current exclusion runs.
+    excluded: Arc<Mutex<(Duration, Option<std::time::Instant>)>>,
 }
 
 impl Stage {
     fn set(&self, stage: &'static str) {
         *self.stage.lock().unwrap_or_else(|p| p.into_inner()) = stage;
+    }
+
+    /// Stop (`true`) or resume (`false`) counting time against the deadline.
+    fn exclude(&self, on: bool) {
+        let mut g = self.excluded.lock().unwrap_or_else(|p| p.into_inner());
+        match (on, g.1) {
+            (true, None) => g.1 = Some(std::time::Instant::now()),
+            (false, Some(since)) => {
+                g.0 += since.elapsed();
+                g.1 = None;
+            }
+            _ => {}
+        }
+    }
+
+    /// Time counted against the deadline since `start`.
+    fn counted(&self, start: std::time::Instant) -> Duration {
+        let g = self.excluded.lock().unwrap_or_else(|p| p.into_inner());
+        let running = g.1.map_or(Duration::ZERO, |since| since.elapsed());
+        start.elapsed().saturating_sub(g.0 + running)
     }
 
     fn describe(&self) -> String {
@@ -616,7 +649,10 @@ async fn collect_target(t: &Target, j: &Shared, plan: &Plan, stage: &Stage) -> E
         discovered = found.clone();
         if ending == Ending::AuthRequired && probe.token.is_none() {
             stage.set("the OAuth login");
-            match login(&mut probe, &found, plan, j).await {
+            stage.exclude(true);
+            let logged_in = login(&mut probe, &found, plan, j).await;
+            stage.exclude(false);
+            match logged_in {
                 Ok((token, l)) => {
                     probe.token = Some(token);
                     oauth_login = Some(l);
@@ -820,4 +856,37 @@ fn info_block(j: &Journal) -> String {
         lines.push(format!("  note: {f}"));
     }
     lines.join("\n")
+}
+
+#[cfg(test)]
+mod deadline_tests {
+    use super::*;
+
+    #[test]
+    fn time_in_the_login_is_not_counted_against_the_target_deadline() {
+        let stage = Stage::default();
+        let start = std::time::Instant::now();
+        std::thread::sleep(Duration::from_millis(50));
+        stage.exclude(true);
+        std::thread::sleep(Duration::from_millis(200));
+        // While excluded, the count does not move on.
+        let during = stage.counted(start);
+        assert!(during + Duration::from_millis(200) <= start.elapsed(), "{during:?}");
+        stage.exclude(false);
+        std::thread::sleep(Duration::from_millis(50));
+        let counted = stage.counted(start);
+        assert!(counted >= Duration::from_millis(100), "{counted:?}");
+        assert!(counted + Duration::from_millis(200) <= start.elapsed(), "{counted:?}");
+    }
+
+    #[test]
+    fn signals_name_themselves_and_map_to_shell_exit_codes() {
+        assert_eq!(Exit::Interrupted(Signal::Int).code(), 130);
+        assert_eq!(Exit::Interrupted(Signal::Term).code(), 143);
+        assert_eq!(Exit::Interrupted(Signal::Hup).code(), 129);
+        assert_eq!(Exit::NoSession.code(), 3);
+        assert_eq!(Exit::WriteFailed.code(), 1);
+        assert_eq!(Exit::Ok.code(), 0);
+        assert_eq!(Signal::Term.name(), "SIGTERM");
+    }
 }
