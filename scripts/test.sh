@@ -32,8 +32,9 @@ export MCP_PROBE_HOME="$work/home"
 targets=("$LAB_PY2" "$LAB_PY2_SL_JSON" "$LAB_PY2_NODNS" "$LAB_PY1" "$LAB_FASTMCP" "$LAB_FASTMCP_AUTO" "$LAB_TS2" "$LAB_TS2_REJECT" "$LAB_PY2_PAGED" "$LAB_NOSTORE" "$LAB_PY2_SLOPPY" "$LAB_RS")
 # $LAB_RS wants an OAuth credential and none is given: it is sealed without an MCP
 # session, so exit 3 is expected, and it must name $LAB_RS. Any other non-zero fails.
+# stdin is not a terminal, so no browser login is attempted even from an interactive shell.
 rc=0
-target/debug/mcp-collect -q -o "$work/out" "${targets[@]}" >"$work/paths" 2>"$work/collect.err" || rc=$?
+target/debug/mcp-collect -q -o "$work/out" "${targets[@]}" </dev/null >"$work/paths" 2>"$work/collect.err" || rc=$?
 cat "$work/collect.err" >&2
 [ "$rc" -eq 3 ] || { echo "mcp-collect exited $rc, expected 3 (only \$LAB_RS unreached)"; exit 1; }
 grep -q "1 of ${#targets[@]} target(s) sealed without an MCP session (exit 3): $LAB_RS\$" "$work/collect.err" \
