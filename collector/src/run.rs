@@ -871,12 +871,18 @@ mod deadline_tests {
         std::thread::sleep(Duration::from_millis(200));
         // While excluded, the count does not move on.
         let during = stage.counted(start);
-        assert!(during + Duration::from_millis(200) <= start.elapsed(), "{during:?}");
+        assert!(
+            during + Duration::from_millis(200) <= start.elapsed(),
+            "{during:?}"
+        );
         stage.exclude(false);
         std::thread::sleep(Duration::from_millis(50));
         let counted = stage.counted(start);
         assert!(counted >= Duration::from_millis(100), "{counted:?}");
-        assert!(counted + Duration::from_millis(200) <= start.elapsed(), "{counted:?}");
+        assert!(
+            counted + Duration::from_millis(200) <= start.elapsed(),
+            "{counted:?}"
+        );
     }
 
     #[test]
