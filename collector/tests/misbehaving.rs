@@ -668,3 +668,32 @@ fn terminal_escapes_in_every_server_string_stay_off_the_terminal() {
         panic!("a raw terminal control character on stdout (--info): {c}");
     }
 }
+
+// The parsers of bytes a server or a browser redirect controls, on arbitrary input (the
+// same properties as collector/fuzz's targets, run in every `cargo test`).
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1024))]
+
+    #[test]
+    fn www_authenticate_on_arbitrary_bytes(data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400)) {
+        for c in mcp_probe_collector::discovery::parse_www_authenticate(&data) {
+            let _ = (c.is_bearer(), c.resource_metadata(), c.scope());
+            proptest::prop_assert!(!c.scheme.is_empty(), "{:?}", c);
+        }
+    }
+
+    #[test]
+    fn oauth_callback_on_arbitrary_queries(q in "(state=S|state=T|code=[a-z]{0,3}|error=x|iss=[a-z:/.]{0,20}|&|=|%[0-9A-F]{2}|[^&=%]{0,8}){0,12}") {
+        for required in [false, true] {
+            if let Ok(code) = mcp_probe_collector::oauth::validate_callback(&q, "S", "https://as.example", required) {
+                let pairs: Vec<(String, String)> = url::form_urlencoded::parse(q.as_bytes())
+                    .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                    .collect();
+                let states: Vec<&str> = pairs.iter().filter(|(k, _)| k == "state").map(|(_, v)| v.as_str()).collect();
+                proptest::prop_assert_eq!(states, vec!["S"]);
+                proptest::prop_assert!(!code.is_empty());
+                proptest::prop_assert!(!pairs.iter().any(|(k, _)| k == "error"));
+            }
+        }
+    }
+}

@@ -974,19 +974,20 @@ impl Shared {
             }
         };
         // Metadata the 401 challenge points at.
-        if req.method == "GET"
+        let prm = req.method == "GET"
             && req
                 .path
-                .starts_with("/.well-known/oauth-protected-resource")
-        {
-            if let Some(e) = self.enc_of(Place::Auth401) {
-                let body = json!({
-                    "resource": format!("http://127.0.0.1:{}/mcp", self.port),
-                    "authorization_servers": [format!("not a url {e}"), format!("http://127.0.0.1:{}/as/{e}", self.port)],
-                    "scopes_supported": ["mcp"],
-                });
-                return write(w, self.json(200, "OK", vec![], &body));
-            }
+                .starts_with("/.well-known/oauth-protected-resource");
+        if prm && self.enc_of(Place::Auth401).is_some() {
+            // Placeholders: the encoded token lands in the body as written (a JSON
+            // escape stays one escape, not an escaped backslash).
+            let e = placeholder(Place::Auth401);
+            let body = json!({
+                "resource": format!("http://127.0.0.1:{}/mcp", self.port),
+                "authorization_servers": [format!("not a url {e}"), format!("http://127.0.0.1:{}/as/{e}", self.port)],
+                "scopes_supported": ["mcp"],
+            });
+            return write(w, self.json(200, "OK", vec![], &body));
         }
         match &self.case {
             Case::EndlessBody if m == "tools/list" => {
