@@ -457,11 +457,10 @@ fn structure(bytes: &[u8]) -> Result<Cose<'_>, VerifyError> {
         )));
     }
     let shape = "not a COSE_Sign1 (an array of protected header, unprotected header, payload and signature)";
-    match cbor_head(bytes, p) {
-        Ok((4, ai, 4, _)) if ai != 31 => {}
+    let mut p = match cbor_head(bytes, p) {
+        Ok((4, ai, 4, after)) if ai != 31 => after,
         _ => return Err(header(shape)),
-    }
-    let mut p = p + 1;
+    };
     let protected = cbor_bstr(bytes, &mut p)
         .ok_or_else(|| header("the protected header is not a byte string"))?;
     let start = p;
@@ -752,5 +751,76 @@ impl Chain {
     /// Take the encoded records and head.
     pub fn into_parts(self) -> (Vec<serde_bytes::ByteBuf>, [u8; 32]) {
         (self.records, self.head)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn skip(b: &[u8]) -> Result<usize, Malformed> {
+        cbor_skip(b, 0, 0)
+    }
+
+    #[test]
+    fn cbor_well_formedness_without_allocating() {
+        // Definite items end where they end.
+        assert_eq!(skip(&[0x00]), Ok(1));
+        assert_eq!(skip(&[0x19, 0x01, 0x00, 0xff]), Ok(3));
+        assert_eq!(skip(&[0x43, 1, 2, 3]), Ok(4));
+        assert_eq!(skip(&[0x82, 0x01, 0x61, b'a']), Ok(4));
+        assert_eq!(skip(&[0xa1, 0x01, 0xf6]), Ok(3));
+        assert_eq!(skip(&[0xd2, 0x80]), Ok(2));
+        assert_eq!(skip(&[0xfb, 0, 0, 0, 0, 0, 0, 0, 0]), Ok(9));
+        // Indefinite lengths: strings of chunks of their own type, arrays, maps.
+        assert_eq!(skip(&[0x5f, 0x41, 1, 0x40, 0xff]), Ok(5));
+        assert_eq!(skip(&[0x5f, 0x61, b'a', 0xff]), Err(Malformed::Invalid(1)));
+        assert_eq!(skip(&[0x9f, 0x01, 0x9f, 0xff, 0xff]), Ok(5));
+        assert_eq!(skip(&[0xbf, 0x01, 0x02, 0xff]), Ok(4));
+        assert_eq!(skip(&[0xbf, 0x01, 0xff]), Err(Malformed::Invalid(2)));
+        // Not well-formed: reserved additional information, a stray break, an
+        // indefinite integer or tag, a two-byte simple value below 32.
+        for b in [
+            [0x1c, 0x00],
+            [0xff, 0x00],
+            [0x1f, 0x00],
+            [0xdf, 0x00],
+            [0xf8, 0x10],
+        ] {
+            assert_eq!(skip(&b), Err(Malformed::Invalid(0)), "{b:?}");
+        }
+        // Short input, including lengths far beyond it.
+        assert_eq!(skip(&[]), Err(Malformed::End));
+        assert_eq!(skip(&[0x19, 0x01]), Err(Malformed::End));
+        assert_eq!(
+            skip(&[0x5b, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]),
+            Err(Malformed::End)
+        );
+        assert_eq!(
+            skip(&[0x9b, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00]),
+            Err(Malformed::End)
+        );
+        assert_eq!(skip(&[0x5f, 0x41]), Err(Malformed::End));
+        // Nesting is bounded.
+        assert_eq!(skip(&[0x81; 300]), Err(Malformed::TooDeep));
+        let mut ok = vec![0x81; MAX_DEPTH];
+        ok.push(0x00);
+        assert_eq!(skip(&ok), Ok(ok.len()));
+    }
+
+    #[test]
+    fn sig_structure_byte_string_heads_are_shortest_form() {
+        for (len, head) in [
+            (0, vec![0x40]),
+            (23, vec![0x57]),
+            (24, vec![0x58, 24]),
+            (255, vec![0x58, 0xff]),
+            (256, vec![0x59, 0x01, 0x00]),
+            (65_536, vec![0x5a, 0x00, 0x01, 0x00, 0x00]),
+        ] {
+            let mut out = Vec::new();
+            push_bstr_head(&mut out, len);
+            assert_eq!(out, head, "{len}");
+        }
     }
 }

@@ -471,6 +471,23 @@ fn truncation_at_every_length() {
 }
 
 #[test]
+fn the_unsigned_container_may_use_a_longer_array_head() {
+    // The COSE array around the signed parts is not itself signed: a (non-canonical)
+    // two-byte head for the same four items is read the same way and still verifies.
+    let bytes = sample();
+    assert_eq!(&bytes[..2], &[0xd2, 0x84]);
+    let mut long = vec![0xd2, 0x98, 0x04];
+    long.extend_from_slice(&bytes[2..]);
+    let v = open(&long, &[]).expect("verifies");
+    assert_eq!(v.evidence, payload(&bytes));
+    // Five items are not a COSE_Sign1.
+    let mut five = vec![0xd2, 0x85];
+    five.extend_from_slice(&bytes[2..]);
+    five.push(0x00);
+    assert!(matches!(err_of(&five), VerifyError::Header(_)));
+}
+
+#[test]
 fn trailing_data_is_rejected() {
     let mut bytes = sample();
     bytes.extend_from_slice(b"\0\0\0");

@@ -277,6 +277,7 @@ fn every_flipped_bit_reads_as_damage_in_plain_words() {
     let payload = region(sign1.payload.as_deref().expect("embedded"));
     let signature = region(&sign1.signature);
     let mut flips = 0;
+    let mut seen = std::collections::BTreeMap::<String, usize>::new();
     for at in 0..bytes.len() {
         let inside = payload.contains(&at) || signature.contains(&at);
         let bits = if !inside {
@@ -295,10 +296,21 @@ fn every_flipped_bit_reads_as_damage_in_plain_words() {
             if inside {
                 assert_eq!(e, VerifyError::Signature, "byte {at} bit {bit}");
             }
+            let shape: String = e
+                .to_string()
+                .chars()
+                .map(|c| if c.is_ascii_digit() { '#' } else { c })
+                .collect();
+            *seen.entry(shape).or_default() += 1;
             flips += 1;
         }
     }
     assert!(flips > 8 * (bytes.len() - payload.len() - signature.len()));
+    // What a reader would see, by message (shown with --nocapture).
+    println!("{flips} flips of a {}-byte bundle:", bytes.len());
+    for (m, n) in &seen {
+        println!("{n:6}  {m}");
+    }
 }
 
 #[test]
