@@ -232,8 +232,12 @@ impl Redactor {
         let Ok(tree) = ciborium::Value::serialized(v) else {
             return v.clone();
         };
+        let mut tree = Some(tree);
         for protect in [false, true] {
-            let mut t = tree.clone();
+            // The first walk consumes the tree; the second (rare) starts again from `v`.
+            let Some(mut t) = tree.take().or_else(|| ciborium::Value::serialized(v).ok()) else {
+                break;
+            };
             let mut changed = false;
             walk_mut(&mut t, &mut Vec::new(), protect, &mut |_, leaf| {
                 if let Some((out, _)) = self.engine.scrub(leaf.bytes()) {
@@ -332,8 +336,16 @@ impl Redactor {
                 });
             }
         };
+        let mut tree = Some(tree);
         for protect in [false, true] {
-            let mut t = tree.clone();
+            // The first walk consumes the tree; the second (rare) starts again from the
+            // observation, which is unchanged until a walk succeeds.
+            let Some(mut t) = tree
+                .take()
+                .or_else(|| ciborium::Value::serialized(&record.observation).ok())
+            else {
+                break;
+            };
             let mut hits: Vec<(String, usize)> = Vec::new();
             walk_mut(&mut t, &mut Vec::new(), protect, &mut |path, leaf| {
                 if let Some((out, secrets)) = engine.scrub(leaf.bytes()) {
@@ -674,10 +686,9 @@ fn is_value_byte(b: u8) -> bool {
 fn scan_text(hay: &[u8], found: &mut Vec<(Vec<u8>, String, String)>) {
     for key in TEXT_SECRET_KEYS {
         let k = key.as_bytes();
-        let mut i = 0;
-        while i + k.len() < hay.len() {
-            if hay[i] != k[0] || &hay[i..i + k.len()] != k {
-                i += 1;
+        let mut after = 0; // end of the last value taken: no key inside it is read
+        for i in memchr::memmem::find_iter(hay, k) {
+            if i < after || i + k.len() >= hay.len() {
                 continue;
             }
             let mut j = i + k.len();
@@ -697,7 +708,7 @@ fn scan_text(hay: &[u8], found: &mut Vec<(Vec<u8>, String, String)>) {
             if has_sep && value.len() >= MIN_SECRET_LEN && !value.starts_with(b"redacted") {
                 found.push((value.to_vec(), key.to_string(), String::new()));
             }
-            i = j.max(i + 1);
+            after = j;
         }
     }
 }

@@ -78,6 +78,8 @@ pub(crate) struct Engine {
     text_patterns: Vec<Pattern>,
     hex: Option<AhoCorasick>,
     hex_patterns: Vec<Pattern>,
+    /// Some secret holds `%` or a backslash: search the single-scheme streams too.
+    single: bool,
 }
 
 impl std::fmt::Debug for Engine {
@@ -170,6 +172,9 @@ impl Engine {
                 .ok()
         };
         Engine {
+            single: secrets
+                .iter()
+                .any(|s| s.raw.contains(&b'%') || s.raw.contains(&b'\\')),
             text: build(&text, false),
             text_patterns,
             hex: build(&hex, true),
@@ -201,7 +206,7 @@ impl Engine {
             return false;
         };
         let mut found = false;
-        for_each_stream(hay, |units, _| {
+        for_each_stream(hay, self.single, |units, _| {
             found = found || ac.is_match(units);
             !found
         });
@@ -226,7 +231,7 @@ impl Engine {
             }
         }
         if let Some(ac) = &self.text {
-            for_each_stream(hay, |units, map| {
+            for_each_stream(hay, self.single, |units, map| {
                 self.search(ac, units, map, &mut spans);
                 true
             });
@@ -306,7 +311,7 @@ impl Engine {
     pub(crate) fn is_form_of(value: &[u8], secret: &[u8]) -> bool {
         let want: Vec<u8> = secret.iter().map(|b| canon(*b)).collect();
         let mut same = false;
-        for_each_stream(value, |units, _| {
+        for_each_stream(value, true, |units, _| {
             same = units == want.as_slice();
             !same
         });
@@ -359,18 +364,20 @@ fn unit_span(map: &[Escape], u: usize) -> (usize, usize) {
 }
 
 /// Call `f` on each distinct normalised stream of `hay` (as written; JSON and percent
-/// decoded; JSON only; percent only) until it returns false.
-fn for_each_stream(hay: &[u8], mut f: impl FnMut(&[u8], &[Escape]) -> bool) {
-    let identity: Cow<'_, [u8]> = if hay.contains(&b' ') {
-        Cow::Owned(hay.iter().map(|b| canon(*b)).collect())
+/// decoded; with `single`, also JSON only and percent only) until it returns false.
+fn for_each_stream(hay: &[u8], single: bool, mut f: impl FnMut(&[u8], &[Escape]) -> bool) {
+    let identity: Cow<'_, [u8]> = if memchr::memchr(b' ', hay).is_some() {
+        let mut units = Vec::with_capacity(hay.len());
+        push_run(&mut units, hay);
+        Cow::Owned(units)
     } else {
         Cow::Borrowed(hay)
     };
     if !f(&identity, &[]) {
         return;
     }
-    let has_json = hay.contains(&b'\\');
-    let has_pct = hay.contains(&b'%');
+    let has_json = memchr::memchr(b'\\', hay).is_some();
+    let has_pct = memchr::memchr(b'%', hay).is_some();
     if !has_json && !has_pct {
         return;
     }
@@ -382,8 +389,8 @@ fn for_each_stream(hay: &[u8], mut f: impl FnMut(&[u8], &[Escape]) -> bool) {
     }
     // The single-scheme streams differ from `both` only when both schemes decoded
     // something; they catch a secret holding a literal `%XX` or `\x` written in the
-    // other scheme.
-    if both.json && both.pct {
+    // other scheme, so they are built only when a secret holds `%` or `\`.
+    if single && both.json && both.pct {
         for (json, pct) in [(true, false), (false, true)] {
             if let Some(s) = decode(hay, json, pct) {
                 if !f(&s.units, &s.map) {
@@ -454,47 +461,65 @@ fn json_escape(s: &[u8]) -> Option<([u8; 4], usize, usize)> {
     }
 }
 
+/// Append `run` to `units`, spaces as `+`.
+fn push_run(units: &mut Vec<u8>, run: &[u8]) {
+    let start = units.len();
+    units.extend_from_slice(run);
+    for q in memchr::memchr_iter(b' ', run) {
+        units[start + q] = b'+';
+    }
+}
+
 /// Decode the escapes of the chosen schemes; `None` when there was none.
 fn decode(hay: &[u8], json: bool, pct: bool) -> Option<Stream> {
+    let next = |from: usize| {
+        let rest = &hay[from..];
+        match (json, pct) {
+            (true, true) => memchr::memchr2(b'\\', b'%', rest),
+            (true, false) => memchr::memchr(b'\\', rest),
+            (false, true) => memchr::memchr(b'%', rest),
+            (false, false) => None,
+        }
+        .map(|p| p + from)
+    };
     let mut units = Vec::with_capacity(hay.len());
     let mut map = Vec::new();
     let (mut did_json, mut did_pct) = (false, false);
     let mut i = 0;
-    while i < hay.len() {
-        let b = hay[i];
-        if pct && b == b'%' {
+    while let Some(p) = next(i) {
+        push_run(&mut units, &hay[i..p]);
+        i = p + 1;
+        if hay[p] == b'%' {
             if let (Some(h), Some(l)) = (
-                hay.get(i + 1).and_then(|c| hexval(*c)),
-                hay.get(i + 2).and_then(|c| hexval(*c)),
+                hay.get(p + 1).and_then(|c| hexval(*c)),
+                hay.get(p + 2).and_then(|c| hexval(*c)),
             ) {
                 map.push(Escape {
                     unit: units.len(),
                     units: 1,
-                    at: i,
+                    at: p,
                     len: 3,
                 });
                 units.push(canon(h << 4 | l));
                 did_pct = true;
-                i += 3;
+                i = p + 3;
                 continue;
             }
-        } else if json && b == b'\\' {
-            if let Some((bytes, n, len)) = json_escape(&hay[i..]) {
-                map.push(Escape {
-                    unit: units.len(),
-                    units: n,
-                    at: i,
-                    len,
-                });
-                units.extend(bytes[..n].iter().map(|b| canon(*b)));
-                did_json = true;
-                i += len;
-                continue;
-            }
+        } else if let Some((bytes, n, len)) = json_escape(&hay[p..]) {
+            map.push(Escape {
+                unit: units.len(),
+                units: n,
+                at: p,
+                len,
+            });
+            units.extend(bytes[..n].iter().map(|b| canon(*b)));
+            did_json = true;
+            i = p + len;
+            continue;
         }
-        units.push(canon(b));
-        i += 1;
+        units.push(hay[p]);
     }
+    push_run(&mut units, &hay[i..]);
     (!map.is_empty()).then_some(Stream {
         units,
         map,
