@@ -61,7 +61,9 @@
 //! shorter prefix remains); base64 hits leave the one or two characters at each edge
 //! that also carry bits of the neighbouring bytes; hex is searched whole, not as cut
 //! pieces. Secrets shorter than 6 bytes are only replaced where a header rule found
-//! them. [`Redactor::leaks`] is the backstop the collector runs before hashing: it
+//! them; a "secret" that could lie wholly inside a replacement (`redacted:sha256:<hex>`)
+//! is not searched as text, and a piece of one that could is lengthened until it cannot
+//! (otherwise every replacement would match it again). [`Redactor::leaks`] is the backstop the collector runs before hashing: it
 //! reports any hit the scrub would make, in the same encodings.
 
 use crate::bundle::fingerprint;

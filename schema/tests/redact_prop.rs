@@ -556,6 +556,24 @@ proptest! {
         prop_assert_eq!(clean.endpoint.as_str(), "https://h.example/mcp");
     }
 
+    /// What `scrub_bytes` leaves, `leaks` never reports, even for secrets and bytes
+    /// made of escape characters, hex digits and pieces of the replacement text.
+    #[test]
+    fn scrub_and_leaks_agree(
+        secret in "[a-f0-9%\\\\u+ /:rdtsh\"A]{6,24}",
+        hay in "[a-f0-9%\\\\u+ /:rdtsh\"A]{0,300}",
+        at in any::<prop::sample::Index>(),
+    ) {
+        let mut redactor = Redactor::new();
+        redactor.add_secret(secret.as_bytes(), "x");
+        let mut bytes = hay.clone().into_bytes();
+        bytes.splice(at.index(bytes.len() + 1)..at.index(bytes.len() + 1), secret.bytes());
+        redactor.scrub_bytes(&mut bytes);
+        prop_assert!(!redactor.leaks(&bytes), "{}", String::from_utf8_lossy(&bytes));
+        let s = redactor.scrub_str(&hay);
+        prop_assert!(!redactor.leaks(s.as_bytes()), "{}", s);
+    }
+
     #[test]
     fn a_record_without_the_secret_is_unchanged(
         secret in secret(),

@@ -1,13 +1,18 @@
-//! Redaction and derivations on arbitrary bodies and header values: never a panic, and a
-//! bearer token never survives in the record.
+//! Redaction and derivations on arbitrary bodies, header values, secrets and texts of
+//! any record kind: never a panic, a bearer token never survives in the record, and
+//! what `scrub_bytes` leaves is never reported by `leaks` (the two agree).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_probe_schema::model::{Header, HttpOutcome, Observation};
+use mcp_probe_schema::model::{ErrorKind, Header, HttpOutcome, Observation, TransportError};
 use mcp_probe_schema::testkit::http_record;
 use mcp_probe_schema::{bundle, derive, redact};
 
 const TOKEN: &str = "fuzz-bearer-token-0123456789";
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
 
 fuzz_target!(|data: &[u8]| {
     let split = data.len() / 2;
@@ -33,8 +38,28 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     let _ = derive::inventory(std::slice::from_ref(&r));
-    redact::Redactor::new().redact(&mut r);
+    let mut redactor = redact::Redactor::new();
+    // The first bytes of the input as a secret the collector holds.
+    redactor.add_secret(&a[..a.len().min(40)], "fuzz");
+    redactor.redact_and_learn(&mut r);
     let enc = bundle::encode_record(&r);
-    assert!(!enc.windows(TOKEN.len()).any(|w| w == TOKEN.as_bytes()));
+    assert!(!contains(&enc, TOKEN.as_bytes()));
+
+    // The token learned above, in a transport error of a later record.
+    let mut later = http_record(&["x"], "https://h.example/mcp", "{}", 200, b"{}");
+    if let Observation::Http(x) = &mut later.observation {
+        x.outcome = HttpOutcome::Error(TransportError {
+            kind: ErrorKind::Protocol,
+            message: format!("{request}{TOKEN}{request}"),
+        });
+    }
+    redactor.redact_and_learn(&mut later);
+    assert!(!contains(&bundle::encode_record(&later), TOKEN.as_bytes()));
+
+    // scrub and leaks agree on arbitrary bytes.
+    let mut bytes = b.to_vec();
+    redactor.scrub_bytes(&mut bytes);
+    assert!(!redactor.leaks(&bytes));
+    let _ = redactor.scrub_str(&request);
     let _ = redact::decode_jwt(&request);
 });

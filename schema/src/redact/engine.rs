@@ -24,6 +24,22 @@ use crate::bundle::fingerprint;
 /// A prefix or suffix of a secret this long (in decoded bytes) or longer is a hit.
 pub(crate) const MIN_PIECE: usize = 8;
 
+/// What every replacement starts with.
+const FINGERPRINT_PREFIX: &[u8] = b"redacted:sha256:";
+
+/// True when `piece` can occur inside a replacement: inside `redacted:sha256:`, or a
+/// tail of it followed by lower-case hex. (A piece of hex digits alone matches a given
+/// fingerprint with odds of about 2^-26 and is not excluded.)
+fn fingerprint_like(piece: &[u8]) -> bool {
+    memchr::memmem::find(FINGERPRINT_PREFIX, piece).is_some()
+        || (1..=FINGERPRINT_PREFIX.len().min(piece.len())).any(|k| {
+            FINGERPRINT_PREFIX.ends_with(&piece[..k])
+                && piece[k..]
+                    .iter()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(b))
+        })
+}
+
 /// Shortest base64 core searched (shorter ones would match unrelated base64).
 const MIN_CORE: usize = 6;
 
@@ -136,11 +152,24 @@ impl Engine {
                     text_patterns.push(Pattern { secret: i, kind });
                 }
             };
-            if n < MIN_PIECE {
+            // A piece that could be part of a replacement (`redacted:sha256:<hex>`)
+            // would match the replacement: such pieces are lengthened until they could
+            // not, and a secret that could be all inside one is not searched as text.
+            let in_fp = fingerprint_like;
+            if in_fp(&s.canon) {
+            } else if n < MIN_PIECE {
                 push(s.canon.clone(), Kind::Exact);
             } else {
-                push(s.canon[..MIN_PIECE].to_vec(), Kind::Prefix);
-                push(s.canon[n - MIN_PIECE..].to_vec(), Kind::Suffix);
+                let mut l = MIN_PIECE;
+                while in_fp(&s.canon[..l]) {
+                    l += 1;
+                }
+                push(s.canon[..l].to_vec(), Kind::Prefix);
+                let mut l = MIN_PIECE;
+                while in_fp(&s.canon[n - l..]) {
+                    l += 1;
+                }
+                push(s.canon[n - l..].to_vec(), Kind::Suffix);
             }
             for engine in [
                 &base64::engine::general_purpose::STANDARD_NO_PAD,
@@ -570,6 +599,26 @@ mod tests {
                 assert!(e.any(b.as_bytes()), "{lead:?} {b}");
             }
         }
+    }
+
+    #[test]
+    fn a_secret_like_the_replacement_text_does_not_feed_on_it() {
+        let e = engine("redacted:sha256-lookalike-value");
+        let (out, _) = e
+            .scrub(b"x redacted:sha256-lookalike-value y")
+            .expect("a hit");
+        assert!(!e.any(&out), "{}", String::from_utf8_lossy(&out));
+        assert!(!engine("sha256").any(b"redacted:sha256:00"));
+        // A tail of the marker then hex: lengthened past the hex.
+        let secret = "ed:sha256:0123456789abcdef-x";
+        let e = engine(secret);
+        let (out, _) = e.scrub(secret.as_bytes()).expect("a hit");
+        assert!(!e.any(&out), "{secret}");
+        // A "secret" that could be all inside a replacement is not searched as text.
+        assert_eq!(
+            engine("256:00000000000000000000000000").scrub(b"256:00000000000000000000000000"),
+            None
+        );
     }
 
     #[test]
