@@ -502,7 +502,7 @@ impl Probe<'_> {
     /// else from a lookup of the endpoint host; public (the strictest) when unknown.
     async fn endpoint_class(&self) -> AddrClass {
         let recorded: Vec<IpAddr> = lock(&self.journal)
-            .target
+            .target()
             .addresses
             .iter()
             .filter_map(|a| a.parse::<SocketAddr>().ok().map(|s| s.ip()))

@@ -288,8 +288,7 @@ impl Probe<'_> {
     async fn auth_pair(&mut self) {
         if self.token.is_none() {
             let auth_required = lock(&self.journal)
-                .session
-                .as_ref()
+                .session()
                 .is_some_and(|s| s.auth_required);
             let why = if auth_required {
                 "not sent: the endpoint asked for credentials and none is held"
@@ -306,9 +305,8 @@ impl Probe<'_> {
             .await;
         self.anonymous = false;
         self.session_id = session;
-        if let Some(s) = lock(&self.journal).session.as_mut() {
-            s.auth_required = matches!(unauth.as_ref().and_then(|r| r.status), Some(401 | 403));
-        }
+        let refused = matches!(unauth.as_ref().and_then(|r| r.status), Some(401 | 403));
+        lock(&self.journal).update_session(|s| s.auth_required = refused);
         self.probe_rpc(leg::AUTH_WITH, method::TOOLS_LIST, Map::new(), |_, _| {})
             .await;
     }
@@ -521,10 +519,8 @@ impl Probe<'_> {
             return;
         }
         // The control is the first tools/list page the inventory sent.
-        let control = lock(&self.journal)
-            .records()
-            .into_iter()
-            .find(|r| r.legs.iter().any(|l| l == leg::INVENTORY_TOOLS));
+        let control =
+            lock(&self.journal).find_record(|r| r.legs.iter().any(|l| l == leg::INVENTORY_TOOLS));
         let control_ok = control.as_ref().is_some_and(|r| match &r.observation {
             Observation::Http(x) => matches!(&x.outcome, HttpOutcome::Response(resp) if (200..300).contains(&resp.status)),
             _ => false,

@@ -96,13 +96,13 @@ impl Probe<'_> {
     fn audience_inputs(&self) -> Option<Value> {
         self.inputs
             .clone()
-            .or_else(|| lock(&self.journal).inputs.clone())
+            .or_else(|| lock(&self.journal).inputs().cloned())
     }
 
     /// The target's address class from the addresses its endpoint resolved to.
     fn recorded_class(&self) -> AddrClass {
         let addrs: Vec<IpAddr> = lock(&self.journal)
-            .target
+            .target()
             .addresses
             .iter()
             .filter_map(|a| a.parse::<SocketAddr>().ok().map(|s| s.ip()))

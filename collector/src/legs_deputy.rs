@@ -193,7 +193,7 @@ impl Probe<'_> {
     /// The address class of the target, from the addresses its endpoint resolved to.
     fn deputy_class(&self) -> AddrClass {
         let addrs: Vec<IpAddr> = lock(&self.journal)
-            .target
+            .target()
             .addresses
             .iter()
             .filter_map(|a| a.parse::<SocketAddr>().ok().map(|s| s.ip()))

@@ -79,7 +79,7 @@ impl Probe<'_> {
         let inputs = self
             .inputs
             .clone()
-            .or_else(|| lock(&self.journal).inputs.clone());
+            .or_else(|| lock(&self.journal).inputs().cloned());
         let (tool, args) = match scope_probe_input(inputs.as_ref()) {
             Ok(x) => x,
             Err(why) => return skip(self, why),

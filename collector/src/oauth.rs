@@ -560,6 +560,8 @@ fn lock(j: &Mutex<Journal>) -> MutexGuard<'_, Journal> {
 }
 
 fn notice(line: &str) {
+    // Issuers and URLs come from server metadata: escaped for the terminal.
+    let line = mcp_probe_schema::term::line(line);
     let _ = writeln!(std::io::stderr().lock(), "mcp-collect: {line}");
 }
 
@@ -882,7 +884,7 @@ impl Login {
             scope: t.scope.clone(),
             token_type: Some(t.token_type.clone()),
         };
-        lock(journal).tokens.push(facts.clone());
+        lock(journal).push_token(facts.clone());
         Credential {
             access_token: t.access_token.clone(),
             token_type: t.token_type.clone(),
@@ -1335,7 +1337,7 @@ impl Login {
         if let Some(tx) = &self.on_authorize_url {
             let _ = tx.send(url.to_string());
         }
-        let line = format!("{URL_LINE}{url}");
+        let line = mcp_probe_schema::term::line(&format!("{URL_LINE}{url}"));
         if self.no_browser {
             let _ = writeln!(std::io::stderr().lock(), "{line}");
             return;

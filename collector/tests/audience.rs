@@ -33,7 +33,7 @@ fn journal(dir: &Path, endpoint: &str, inputs: Option<Value>) -> Arc<Mutex<Journ
     let ev = mcp_probe_schema::testkit::evidence(endpoint, Vec::new());
     let mut j = Journal::create(dir, "audience", ev.target, ev.run.options, Redactor::new())
         .expect("journal");
-    j.inputs = inputs;
+    j.set_inputs(inputs);
     Arc::new(Mutex::new(j))
 }
 

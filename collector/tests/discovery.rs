@@ -71,6 +71,8 @@ impl Rig {
             token_env: None,
             ca_file: None,
             plaintext_port: 80,
+            target_timeout_ms: None,
+            bundle_cap: None,
         };
         let journal =
             Journal::create(dir.path(), "discovery", target, options, Redactor::new()).unwrap();

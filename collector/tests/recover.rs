@@ -149,14 +149,15 @@ fn a_journal_left_by_sigkill_recovers_into_a_verifiable_bundle() {
 fn key_file(dir: &Path) -> (PathBuf, mcp_probe_schema::SecretKey) {
     let key = mcp_probe_schema::SecretKey::from_seed([9; 32]);
     let p = dir.join("k.pem");
-    std::fs::write(&p, key.to_pem().unwrap()).unwrap();
+    std::fs::write(&p, key.to_pem().expect("pem")).expect("key file");
     (p, key)
 }
 
 /// A journal with `n` records of about 2 KB each, left unsealed.
 fn unsealed(dir: &Path, n: usize) -> PathBuf {
     let ev = mcp_probe_schema::testkit::evidence("https://mcp.example/mcp", Vec::new());
-    let mut j = Journal::create(dir, "torn", ev.target, ev.run.options, Redactor::new()).unwrap();
+    let mut j =
+        Journal::create(dir, "torn", ev.target, ev.run.options, Redactor::new()).expect("journal");
     j.set_failure("still running");
     for i in 0..n {
         let body = json!({"jsonrpc":"2.0","id":i,"result":{"tools":[],"pad":"y".repeat(2000)}});
@@ -182,7 +183,7 @@ fn recover(dir: &Path, journal: &Path, key: &Path) -> (i32, String, String) {
         .arg("--recover")
         .arg(journal)
         .output()
-        .unwrap();
+        .expect("mcp-collect --recover ran");
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).trim().to_string(),

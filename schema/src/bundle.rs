@@ -221,6 +221,11 @@ impl SecretKey {
             .map_err(|e| format!("not an Ed25519 PKCS#8 PEM private key: {e}"))
     }
 
+    /// The Ed25519 key (streaming signatures, `crate::seal`).
+    pub(crate) fn signing_key(&self) -> &SigningKey {
+        &self.key
+    }
+
     /// The public half.
     pub fn public(&self) -> PublicKey {
         PublicKey {
@@ -267,21 +272,12 @@ pub fn decode_record(bytes: &[u8]) -> Result<Record, String> {
 
 /// Sign `evidence` and return the bundle bytes. `evidence.records` must already be the
 /// encoded, chained records and `chain_head` their head.
+/// For a bundle of any size, [`crate::seal::seal_to`] writes the same bytes without
+/// holding the payload in memory.
 pub fn seal(evidence: &Evidence, key: &SecretKey) -> Vec<u8> {
     let mut payload = Vec::new();
     ciborium::into_writer(evidence, &mut payload).expect("evidence encodes");
-    let public = key.public();
-    let protected = HeaderBuilder::new()
-        .algorithm(iana::Algorithm::EdDSA)
-        .content_type(CONTENT_TYPE.to_string())
-        .key_id(public.key_id_bytes())
-        .build();
-    let unprotected = HeaderBuilder::new()
-        .text_value(
-            PUBLIC_KEY_LABEL.to_string(),
-            Value::Bytes(public.to_bytes().to_vec()),
-        )
-        .build();
+    let (protected, unprotected) = cose_headers(key);
     let sign1 = CoseSign1Builder::new()
         .protected(protected)
         .unprotected(unprotected)
@@ -295,6 +291,23 @@ pub fn seal(evidence: &Evidence, key: &SecretKey) -> Vec<u8> {
     let mut out = Vec::new();
     ciborium::into_writer(&value, &mut out).expect("bundle encodes");
     out
+}
+
+/// The protected and unprotected COSE headers of a bundle signed by `key`.
+pub(crate) fn cose_headers(key: &SecretKey) -> (coset::Header, coset::Header) {
+    let public = key.public();
+    let protected = HeaderBuilder::new()
+        .algorithm(iana::Algorithm::EdDSA)
+        .content_type(CONTENT_TYPE.to_string())
+        .key_id(public.key_id_bytes())
+        .build();
+    let unprotected = HeaderBuilder::new()
+        .text_value(
+            PUBLIC_KEY_LABEL.to_string(),
+            Value::Bytes(public.to_bytes().to_vec()),
+        )
+        .build();
+    (protected, unprotected)
 }
 
 /// Everything that can be read from a bundle without trusting it.
