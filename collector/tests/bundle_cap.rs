@@ -1,0 +1,104 @@
+//! `--bundle-cap` (issue 8 item 6) through the real binary: a server that pages large
+//! `tools/list` pages forever gives a bundle bounded by the cap, whose later records keep
+//! their bodies as length and SHA-256 only, and which says from which record.
+
+mod support;
+
+use std::sync::Arc;
+
+use mcp_probe_schema::model::{HttpOutcome, Observation};
+use serde_json::json;
+use support::*;
+
+const PAGE: usize = 20_000;
+
+fn pager(req: &Req) -> Vec<u8> {
+    let id = req.rpc_id();
+    match req.rpc_method().as_str() {
+        "initialize" => json_response(
+            200,
+            &[],
+            &json!({"jsonrpc":"2.0","id":id,"result":{"protocolVersion":"2025-11-25",
+                "capabilities":{"tools":{}},"serverInfo":{"name":"pager","version":"1"}}})
+            .to_string(),
+        ),
+        "notifications/initialized" => {
+            b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n".to_vec()
+        }
+        "tools/list" => {
+            let n = req
+                .json()
+                .pointer("/params/cursor")
+                .and_then(|c| c.as_str())
+                .and_then(|c| c.parse::<u64>().ok())
+                .unwrap_or(0);
+            json_response(
+                200,
+                &[],
+                &json!({"jsonrpc":"2.0","id":id,"result":{
+                    "tools":[{"name":format!("t{n}"),"inputSchema":{"type":"object"},"description":"d".repeat(PAGE)}],
+                    "nextCursor": (n + 1).to_string()}})
+                .to_string(),
+            )
+        }
+        "" => json_response(404, &[], "{}"),
+        _ => json_response(
+            400,
+            &[],
+            &json!({"jsonrpc":"2.0","id":id,"error":{"code":-32600,"message":"no"}}).to_string(),
+        ),
+    }
+}
+
+#[test]
+fn past_the_bundle_cap_bodies_are_hashed_only_and_the_bound_is_recorded() {
+    let srv = serve(Arc::new(pager));
+    let cap = 256 * 1024;
+    let run = collect(
+        &[
+            "--info",
+            "--max-pages",
+            "40",
+            "--bundle-cap",
+            &cap.to_string(),
+            &srv.url,
+        ],
+        &[],
+    );
+    assert_eq!(run.code(), 0, "{}", run.describe());
+    let path = &run.bundles()[0];
+    let size = std::fs::metadata(path).unwrap().len();
+    // 40 pages of ~20 KB would be ~800 KB; the bundle stays near the cap.
+    assert!(size < cap + 64 * 1024, "bundle {size} bytes");
+    let v = open(path);
+    assert_eq!(v.evidence.run.options.bundle_cap, Some(cap));
+    let from = v
+        .evidence
+        .run
+        .bundle_capped_from
+        .expect("the cap was reached");
+    let mut pages = 0;
+    for r in &v.records {
+        let Observation::Http(x) = &r.observation else {
+            continue;
+        };
+        let HttpOutcome::Response(resp) = &x.outcome else {
+            continue;
+        };
+        if !r.legs.iter().any(|l| l == "inventory.tools") {
+            continue;
+        }
+        pages += 1;
+        assert!(resp.body.length as usize > PAGE);
+        assert_eq!(resp.body.sha256.len(), 32);
+        assert_eq!(
+            resp.body.bytes.is_empty(),
+            r.seq >= from,
+            "record {} (bodies dropped from {from})",
+            r.seq
+        );
+    }
+    assert_eq!(pages, 40, "every page is still recorded");
+    // The --info inventory counts only what the stored bodies show.
+    assert!(run.stdout().contains("  tools: "), "{}", run.stdout());
+}
