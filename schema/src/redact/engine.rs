@@ -24,6 +24,9 @@ use crate::bundle::fingerprint;
 /// A prefix or suffix of a secret this long (in decoded bytes) or longer is a hit.
 pub(crate) const MIN_PIECE: usize = 8;
 
+/// Extension steps allowed per unit of a stream before hits are widened instead.
+const EXTEND_BUDGET_PER_UNIT: usize = 16;
+
 /// What every replacement starts with.
 const FINGERPRINT_PREFIX: &[u8] = b"redacted:sha256:";
 
@@ -74,6 +77,41 @@ enum Kind {
 struct Pattern {
     secret: usize,
     kind: Kind,
+    /// For an exact needle longer than [`ANCHOR`]: its index in `Engine::fulls`; the
+    /// automaton holds only its first [`ANCHOR`] bytes and a hit is verified.
+    full: Option<usize>,
+}
+
+/// Longest pattern put in an automaton (building one costs the patterns' total length
+/// times the alphabet; the base64 and hex forms of a 2 KB JWT are kilobytes long).
+const ANCHOR: usize = 32;
+
+/// Patterns for one automaton.
+#[derive(Default)]
+struct Patterns {
+    bytes: Vec<Vec<u8>>,
+    patterns: Vec<Pattern>,
+    seen: std::collections::HashSet<(Vec<u8>, usize, bool)>,
+}
+
+impl Patterns {
+    fn push(&mut self, fulls: &mut Vec<Vec<u8>>, bytes: Vec<u8>, secret: usize, kind: Kind) {
+        if !self
+            .seen
+            .insert((bytes.clone(), secret, kind == Kind::Exact))
+        {
+            return;
+        }
+        let mut full = None;
+        let mut needle = bytes;
+        if kind == Kind::Exact && needle.len() > ANCHOR {
+            full = Some(fulls.len());
+            fulls.push(needle.clone());
+            needle.truncate(ANCHOR);
+        }
+        self.bytes.push(needle);
+        self.patterns.push(Pattern { secret, kind, full });
+    }
 }
 
 /// A byte span of the haystack held by `secret`; `weight` is how many bytes of the
@@ -94,6 +132,8 @@ pub(crate) struct Engine {
     text_patterns: Vec<Pattern>,
     hex: Option<AhoCorasick>,
     hex_patterns: Vec<Pattern>,
+    /// Whole exact needles whose automaton pattern is an [`ANCHOR`].
+    fulls: Vec<Vec<u8>>,
     /// Some secret holds `%` or a backslash: search the single-scheme streams too.
     single: bool,
 }
@@ -139,19 +179,12 @@ impl Engine {
             .collect();
         secrets.sort_by_key(|s| std::cmp::Reverse(s.raw.len()));
 
-        let mut text: Vec<Vec<u8>> = Vec::new();
-        let mut text_patterns = Vec::new();
-        let mut hex: Vec<Vec<u8>> = Vec::new();
-        let mut hex_patterns = Vec::new();
-        let mut seen = std::collections::HashSet::new();
+        let mut text = Patterns::default();
+        let mut hex = Patterns::default();
+        let mut fulls = Vec::new();
         for (i, s) in secrets.iter().enumerate() {
             let n = s.canon.len();
-            let mut push = |bytes: Vec<u8>, kind: Kind| {
-                if seen.insert((bytes.clone(), i, kind == Kind::Exact)) {
-                    text.push(bytes);
-                    text_patterns.push(Pattern { secret: i, kind });
-                }
-            };
+            let mut push = |bytes: Vec<u8>, kind: Kind| text.push(&mut fulls, bytes, i, kind);
             // A piece that could be part of a replacement (`redacted:sha256:<hex>`)
             // would match the replacement: such pieces are lengthened until they could
             // not, and a secret that could be all inside one is not searched as text.
@@ -182,11 +215,7 @@ impl Engine {
                     }
                 }
             }
-            hex.push(hex::encode(&s.raw).into_bytes());
-            hex_patterns.push(Pattern {
-                secret: i,
-                kind: Kind::Exact,
-            });
+            hex.push(&mut fulls, hex::encode(&s.raw).into_bytes(), i, Kind::Exact);
         }
         let build = |pats: &[Vec<u8>], nocase: bool| {
             if pats.is_empty() {
@@ -204,10 +233,11 @@ impl Engine {
             single: secrets
                 .iter()
                 .any(|s| s.raw.contains(&b'%') || s.raw.contains(&b'\\')),
-            text: build(&text, false),
-            text_patterns,
-            hex: build(&hex, true),
-            hex_patterns,
+            text: build(&text.bytes, false),
+            text_patterns: text.patterns,
+            hex: build(&hex.bytes, true),
+            hex_patterns: hex.patterns,
+            fulls,
             secrets,
         }
     }
@@ -227,7 +257,11 @@ impl Engine {
             return false;
         }
         if let Some(ac) = &self.hex {
-            if ac.is_match(hay) {
+            let hit = ac.find_overlapping_iter(hay).any(|m| {
+                let p = self.hex_patterns[m.pattern().as_usize()];
+                self.exact_end(p, hay, m.start(), m.end(), true).is_some()
+            });
+            if hit {
                 return true;
             }
         }
@@ -236,10 +270,39 @@ impl Engine {
         };
         let mut found = false;
         for_each_stream(hay, self.single, |units, _| {
-            found = found || ac.is_match(units);
+            found = ac.find_overlapping_iter(units).any(|m| {
+                let p = self.text_patterns[m.pattern().as_usize()];
+                p.kind != Kind::Exact
+                    || self
+                        .exact_end(p, units, m.start(), m.end(), false)
+                        .is_some()
+            });
             !found
         });
         found
+    }
+
+    /// Where the exact needle of `p` matched at `start` ends (`end` when the pattern
+    /// is the whole needle), or `None` when the rest of the needle is not there.
+    fn exact_end(
+        &self,
+        p: Pattern,
+        units: &[u8],
+        start: usize,
+        end: usize,
+        nocase: bool,
+    ) -> Option<usize> {
+        let Some(k) = p.full else {
+            return Some(end);
+        };
+        let full = &self.fulls[k];
+        let got = units.get(start..start + full.len())?;
+        let same = if nocase {
+            got.eq_ignore_ascii_case(full)
+        } else {
+            got == full.as_slice()
+        };
+        same.then_some(start + full.len())
     }
 
     /// Every hit in `hay`, merged into disjoint spans in order.
@@ -251,9 +314,12 @@ impl Engine {
         if let Some(ac) = &self.hex {
             for m in ac.find_overlapping_iter(hay) {
                 let p = self.hex_patterns[m.pattern().as_usize()];
+                let Some(end) = self.exact_end(p, hay, m.start(), m.end(), true) else {
+                    continue;
+                };
                 spans.push(Span {
                     start: m.start(),
-                    end: m.end(),
+                    end,
                     secret: p.secret,
                     weight: self.secrets[p.secret].raw.len(),
                 });
@@ -269,12 +335,24 @@ impl Engine {
     }
 
     fn search(&self, ac: &AhoCorasick, units: &[u8], map: &[Escape], out: &mut Vec<Span>) {
+        // Extending hits costs up to a secret's length each: a periodic secret (a
+        // server's cookie `aaaa…`) against a body of the same bytes would cost their
+        // product. Past this budget, a hit is widened to a whole secret's length
+        // instead of extended: more is replaced, never less.
+        let mut budget = EXTEND_BUDGET_PER_UNIT * units.len() + 4096;
         for m in ac.find_overlapping_iter(units) {
             let p = self.text_patterns[m.pattern().as_usize()];
             let s = &self.secrets[p.secret].canon;
             let n = s.len();
+            let coarse = budget < n;
+            budget = budget.saturating_sub(n);
             let (a, b, weight) = match p.kind {
-                Kind::Exact => (m.start(), m.end(), self.secrets[p.secret].raw.len()),
+                Kind::Exact => match self.exact_end(p, units, m.start(), m.end(), false) {
+                    Some(end) => (m.start(), end, self.secrets[p.secret].raw.len()),
+                    None => continue,
+                },
+                Kind::Prefix if coarse => (m.start(), (m.start() + n).min(units.len()), n),
+                Kind::Suffix if coarse => (m.end().saturating_sub(n), m.end(), n),
                 Kind::Prefix => {
                     let mut j = m.len();
                     while j < n && m.start() + j < units.len() && units[m.start() + j] == s[j] {
@@ -618,6 +696,23 @@ mod tests {
         assert_eq!(
             engine("256:00000000000000000000000000").scrub(b"256:00000000000000000000000000"),
             None
+        );
+    }
+
+    #[test]
+    fn a_periodic_secret_against_a_periodic_body_stays_linear() {
+        let secret = "a".repeat(4000) + "b";
+        let e = engine(&secret);
+        let hay = "a".repeat(200_000) + &secret + "c";
+        let t = std::time::Instant::now();
+        let (out, _) = e.scrub(hay.as_bytes()).expect("hits");
+        assert!(!e.any(&out));
+        assert!(!String::from_utf8_lossy(&out).contains("aaaaaaaa"));
+        // Quadratic work would be ~10^9 steps; linear is milliseconds even unoptimised.
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(5),
+            "{:?}",
+            t.elapsed()
         );
     }
 
