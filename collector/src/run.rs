@@ -806,8 +806,16 @@ fn finish(t: &Target, j: &Shared, end: End, plan: &Plan, printer: &Printer) -> S
 /// The `--info` lines of a target (indented under its bundle path).
 fn info_block(j: &Journal) -> String {
     let s = j.session();
-    // Computed from the journal's records, which are redacted before they are written.
-    let inv = mcp_probe_schema::derive::inventory(&j.records());
+    // Computed from the journal's records, which are redacted before they are written;
+    // read back one at a time, keeping only the inventory's.
+    let mut listed = Vec::new();
+    j.for_each_record(|r| {
+        if r.legs.iter().any(|l| l.starts_with("inventory.")) {
+            listed.push(r);
+        }
+        true
+    });
+    let inv = mcp_probe_schema::derive::inventory(&listed);
     let count = |l: &mcp_probe_schema::derive::ListInventory| {
         if !l.observed {
             "not listed".to_string()
@@ -852,6 +860,11 @@ fn info_block(j: &Journal) -> String {
         format!("  resource templates: {}", count(&inv.resource_templates)),
         format!("  prompts: {}", count(&inv.prompts)),
     ];
+    if let Some(seq) = j.bundle_capped_from() {
+        lines.push(format!(
+            "  note: --bundle-cap reached: bodies from record {seq} on are stored as length and SHA-256 only, so the counts above may be short"
+        ));
+    }
     if let Some(f) = j.failure() {
         lines.push(format!("  note: {f}"));
     }

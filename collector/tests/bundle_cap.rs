@@ -101,4 +101,11 @@ fn past_the_bundle_cap_bodies_are_hashed_only_and_the_bound_is_recorded() {
     assert_eq!(pages, 40, "every page is still recorded");
     // The --info inventory counts only what the stored bodies show.
     assert!(run.stdout().contains("  tools: "), "{}", run.stdout());
+    assert!(
+        run.stdout().contains(&format!(
+            "  note: --bundle-cap reached: bodies from record {from} on"
+        )),
+        "{}",
+        run.stdout()
+    );
 }
