@@ -56,15 +56,23 @@
 //! encoded twice (`%2541`, base64 of base64, percent-encoded JSON escapes); encodings not
 //! listed above (HTML entities, quoted-printable, base32, UTF-16, base64 wrapped across
 //! lines); split into pieces shorter than 8 bytes, or cut so that only a middle piece
-//! remains; a piece adjacent to a stray `%` or `\` that makes the first escape decode
-//! differently can lose up to 5 bytes of its start to the stray escape (so only a
-//! shorter prefix remains); base64 hits leave the one or two characters at each edge
-//! that also carry bits of the neighbouring bytes; hex is searched whole, not as cut
-//! pieces. Secrets shorter than 6 bytes are only replaced where a header rule found
+//! remains. Hex is searched whole, not as cut pieces; base64 hits leave the one or two
+//! characters at each edge that also carry bits of the neighbouring bytes. An *escaped*
+//! piece written right after a stray `%` or `\` that, with the piece's first
+//! characters, reads as an escape can lose up to 5 bytes of its start to that escape
+//! (the raw form is always also searched as written, so a raw piece is not affected;
+//! a secret that itself holds `%` or `\` is also searched with each scheme decoded
+//! alone). Secrets shorter than 6 bytes are only replaced where a header rule found
 //! them; a "secret" that could lie wholly inside a replacement (`redacted:sha256:<hex>`)
 //! is not searched as text, and a piece of one that could is lengthened until it cannot
-//! (otherwise every replacement would match it again). [`Redactor::leaks`] is the backstop the collector runs before hashing: it
-//! reports any hit the scrub would make, in the same encodings.
+//! (otherwise every replacement would match it again).
+//!
+//! Cost: every body is decoded into at most four streams and searched once per stream
+//! (one Aho-Corasick automaton for all secrets). Extending hits is bounded by a work
+//! budget proportional to the input; past it (a periodic secret against a periodic
+//! body) hits are widened to a whole secret's length instead of extended: more is
+//! replaced, never less. [`Redactor::leaks`] is the backstop the collector runs before
+//! hashing: it reports exactly the hits a scrub would replace, in the same encodings.
 
 use crate::bundle::fingerprint;
 use crate::model::{Body, Header, Observation, Record, Redaction};
