@@ -60,12 +60,40 @@ fn env() -> &'static Env {
     })
 }
 
+/// The first byte picks how the request is made and what the answer starts with, so the
+/// fuzzer reaches headers and bodies at once: bit 0 awaits JSON-RPC id 1 on an event
+/// stream, bit 1 reads only the head of a stream, bit 2 prefixes a `200` status line, bit
+/// 3 a `Transfer-Encoding: chunked` header, bit 4 `Content-Type: text/event-stream`, bit
+/// 5 `Content-Length` of the rest, bit 6 the blank line ending the head.
+fn answer(flags: u8, rest: &[u8]) -> Vec<u8> {
+    let mut v = Vec::new();
+    if flags & 4 != 0 {
+        v.extend_from_slice(b"HTTP/1.1 200 OK\r\n");
+    }
+    if flags & 8 != 0 {
+        v.extend_from_slice(b"Transfer-Encoding: chunked\r\n");
+    }
+    if flags & 16 != 0 {
+        v.extend_from_slice(b"Content-Type: text/event-stream\r\n");
+    }
+    if flags & 32 != 0 {
+        v.extend_from_slice(format!("Content-Length: {}\r\n", rest.len()).as_bytes());
+    }
+    if flags & 64 != 0 {
+        v.extend_from_slice(b"\r\n");
+    }
+    v.extend_from_slice(rest);
+    v
+}
+
 fuzz_target!(|data: &[u8]| {
+    let Some((&flags, rest)) = data.split_first() else {
+        return;
+    };
     let e = env();
     if let Ok(mut g) = e.input.lock() {
-        *g = data.to_vec();
+        *g = answer(flags, rest);
     }
-    let stream = data.first().is_some_and(|b| b & 1 == 1);
     let req = Request {
         method: "POST".into(),
         url: e.url.clone(),
@@ -74,8 +102,8 @@ fuzz_target!(|data: &[u8]| {
             Header::new("Accept", "application/json, text/event-stream"),
         ],
         body: br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#.to_vec(),
-        await_id: stream.then(|| serde_json::json!(1)),
-        head_only_stream: data.get(1).is_some_and(|b| b & 1 == 1),
+        await_id: (flags & 1 != 0).then(|| serde_json::json!(1)),
+        head_only_stream: flags & 2 != 0,
         connect_to: None,
     };
     let sent = e.rt.block_on(e.client.send(req));
