@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use mcp_probe_schema::model::RunStatus;
+use mcp_probe_schema::model::{Evidence as Payload, RunStatus};
 use mcp_probe_schema::{open, PublicKey};
 
 use crate::baseline;
@@ -13,7 +13,10 @@ use crate::check::Context;
 use crate::evidence::Evidence;
 use crate::exit::ExitStatus;
 use crate::fmt::{line, utc};
-use crate::load::{load_trust, open_for_show, read_bundle, Error};
+use crate::grade::CheckResult;
+use crate::load::{
+    for_grading, load_trust, open_for_show, read_bundle, read_verified, Error, VerifiedFile,
+};
 use crate::report::{self, BaselineInfo, BaselineMode, Format, Report, Server};
 
 /// `mcp-grade verify [--json] BUNDLE... [--trust KEYFILE]...`.
@@ -258,6 +261,14 @@ pub enum GradeError {
     /// `--update-baseline` without a state directory.
     #[error("--update-baseline needs a state directory: set MCP_PROBE_HOME or HOME")]
     NoStateDir,
+    /// A bundle file changed between the verify pass and the grade pass (it is read
+    /// once to verify every input, then again to grade it): nothing is graded from bytes
+    /// that were not verified.
+    #[error("{path} changed while it was being graded (its bytes are not the ones that verified); nothing graded")]
+    Changed {
+        /// The bundle file as given.
+        path: String,
+    },
     /// The `-o` file could not be written.
     #[error("cannot write the report to {}: {source}", path.display())]
     WriteReport {
@@ -281,35 +292,66 @@ impl From<std::io::Error> for GradeError {
     }
 }
 
-/// A bundle read and verified for grading, with the bytes a baseline update stores.
+/// What the verify pass keeps of a graded bundle: enough to apply the baseline rules, to
+/// order the grade pass and to choose what `--update-baseline` stores, but not the
+/// bundle. The grade pass reads the file again and grades it only if it is still the
+/// bundle that verified ([`Input::digest`]).
 struct Input {
-    bytes: Vec<u8>,
-    ev: Evidence,
+    /// The path as given.
+    path: PathBuf,
+    /// SHA-256 of the bytes that verified.
+    digest: [u8; 32],
+    /// `target.endpoint`: the endpoint, if one answered.
+    endpoint: Option<String>,
+    /// [`Evidence::endpoint`]: the endpoint, else the target as typed.
+    label: String,
+    /// `run.started_at`.
+    started_at: i64,
+    /// Why it would not be stored as its endpoint's baseline, if it would not.
+    unstorable: Option<&'static str>,
+}
+
+impl Input {
+    fn new(path: &Path, digest: [u8; 32], p: &Payload) -> Input {
+        Input {
+            path: path.to_path_buf(),
+            digest,
+            endpoint: p.target.endpoint.clone(),
+            label: p
+                .target
+                .endpoint
+                .clone()
+                .unwrap_or_else(|| p.target.as_typed.clone()),
+            started_at: p.run.started_at,
+            unstorable: unstorable(p),
+        }
+    }
+
+    /// The path as the report and messages show it ([`Evidence::path`]).
+    fn shown(&self) -> String {
+        self.path.display().to_string()
+    }
 }
 
 /// Read and verify one bundle. On failure, one line on `err` names the file and what
 /// failed (`what` says which input it was: a graded bundle or the `--baseline`), and
-/// the returned status says how it failed.
-fn load_one(
+/// the returned status says how it failed. The bundle is not kept: `keep` takes what it
+/// needs from the verified contents and their digest.
+fn verify_one<T>(
     path: &Path,
     what: &str,
     trust: &[PublicKey],
     err: &mut dyn Write,
-) -> Result<Result<Input, ExitStatus>, GradeError> {
+    keep: impl FnOnce(VerifiedFile) -> T,
+) -> Result<Result<T, ExitStatus>, GradeError> {
     let shown = line(&path.display().to_string());
-    let bytes = match read_bundle(path) {
-        Ok(b) => b,
+    match read_verified(path, trust) {
         Err(e) => {
             writeln!(err, "mcp-grade: {what}{}", line(&e.to_string()))?;
-            return Ok(Err(e.exit_status()));
+            Ok(Err(e.exit_status()))
         }
-    };
-    match open(&bytes, trust) {
-        Ok(v) => Ok(Ok(Input {
-            ev: Evidence::new(path.display().to_string(), v),
-            bytes,
-        })),
-        Err(e) => {
+        Ok(Ok(v)) => Ok(Ok(keep(v))),
+        Ok(Err(e)) => {
             writeln!(
                 err,
                 "mcp-grade: INVALID {what}{shown}: {}; not graded",
@@ -317,6 +359,18 @@ fn load_one(
             )?;
             Ok(Err(ExitStatus::Invalid))
         }
+    }
+}
+
+/// The grade pass's read of an input: the same file, the same bytes as verified, or an
+/// error (nothing is graded from a file that changed after the verify pass).
+fn reopen(i: &Input, trust: &[PublicKey]) -> Result<Evidence, GradeError> {
+    let changed = || GradeError::Changed {
+        path: line(&i.shown()),
+    };
+    match read_verified(&i.path, trust)? {
+        Ok(v) if v.digest == i.digest => Ok(for_grading(i.shown(), v.verified)),
+        _ => Err(changed()),
     }
 }
 
@@ -335,21 +389,19 @@ fn lookup_stored(
 ) -> Result<Stored, GradeError> {
     let path = baseline::stored_path(state, endpoint);
     let shown = path.display().to_string();
-    let bytes = match std::fs::metadata(&path) {
+    let read = match std::fs::metadata(&path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Stored::Absent),
-        _ => read_bundle(&path),
+        _ => read_verified(&path, trust),
     };
-    let problem = match bytes {
+    let problem = match read {
         Err(e) => e.to_string(),
-        Ok(bytes) => match open(&bytes, trust) {
-            Ok(v) => {
-                return Ok(Stored::Valid(
-                    shown.clone(),
-                    Box::new(Evidence::new(shown, v)),
-                ))
-            }
-            Err(e) => format!("failed verification: {e}"),
-        },
+        Ok(Ok(v)) => {
+            return Ok(Stored::Valid(
+                shown.clone(),
+                Box::new(for_grading(shown, v.verified)),
+            ))
+        }
+        Ok(Err(e)) => format!("failed verification: {e}"),
     };
     writeln!(
         err,
@@ -362,16 +414,35 @@ fn lookup_stored(
 }
 
 /// Why a graded bundle is not stored as its endpoint's baseline, if it is not.
-fn unstorable(ev: &Evidence) -> Option<&'static str> {
-    if ev.payload.target.endpoint.is_none() {
+fn unstorable(p: &Payload) -> Option<&'static str> {
+    if p.target.endpoint.is_none() {
         Some("no MCP endpoint answered")
-    } else if ev.revision().is_none() {
+    } else if p
+        .session
+        .as_ref()
+        .and_then(|s| s.revision.as_ref())
+        .is_none()
+    {
         Some("no MCP session was established, and an empty inventory must not replace a good baseline")
-    } else if ev.payload.run.status != RunStatus::Complete {
+    } else if p.run.status != RunStatus::Complete {
         Some("the run did not complete, so its inventory may be partial")
     } else {
         None
     }
+}
+
+/// The order of the grade pass: inputs grouped by endpoint (groups in the order their
+/// endpoint first appears, inputs in argument order within a group), so each endpoint's
+/// stored baseline is read once and held only while its group is graded, and stored
+/// baselines are looked up (and warned about) in the order the arguments name them.
+fn grade_order(inputs: &[Input]) -> Vec<usize> {
+    let mut first: HashMap<Option<&str>, usize> = HashMap::new();
+    for (n, i) in inputs.iter().enumerate() {
+        first.entry(i.endpoint.as_deref()).or_insert(n);
+    }
+    let mut order: Vec<usize> = (0..inputs.len()).collect();
+    order.sort_by_key(|&n| (first[&inputs[n].endpoint.as_deref()], n));
+    order
 }
 
 /// `mcp-grade [OPTIONS] BUNDLE...`: grade every bundle and write one report.
@@ -387,6 +458,12 @@ fn unstorable(ev: &Evidence) -> Option<&'static str> {
 /// bundle (its path printed on `err`), and the report goes to `out` or, with `-o`, to
 /// the file (written atomically). The status is [`Report::status`] (FAIL before ERROR),
 /// or [`ExitStatus::Usage`] when a baseline could not be stored.
+///
+/// Memory: one bundle at a time (plus the `--baseline` bundle, or the stored baseline of
+/// the endpoint being graded). The verify pass keeps a few facts per bundle
+/// ([`Input`]); the grade pass reads each file again, grades it only if its bytes are
+/// the ones that verified (else [`GradeError::Changed`], nothing graded) and keeps only
+/// the report's server summary and check results.
 pub fn grade(
     opts: &GradeOptions,
     out: &mut dyn Write,
@@ -397,11 +474,14 @@ pub fn grade(
         return Err(GradeError::NoStateDir);
     }
 
+    // Verify pass: every input, one at a time; nothing is kept but the facts of `Input`.
     let mut failed = ExitStatus::Pass;
     let mut failures = 0;
-    let mut inputs = Vec::new();
+    let mut inputs = Vec::with_capacity(opts.bundles.len());
     for path in &opts.bundles {
-        match load_one(path, "", &trust, err)? {
+        match verify_one(path, "", &trust, err, |v| {
+            Input::new(path, v.digest, &v.verified.evidence)
+        })? {
             Ok(i) => inputs.push(i),
             Err(s) => {
                 failed = failed.worst(s);
@@ -410,14 +490,19 @@ pub fn grade(
         }
     }
     let file_baseline = match &opts.baseline {
-        BaselineChoice::File(p) => match load_one(p, "--baseline ", &trust, err)? {
-            Ok(i) => Some((p.display().to_string(), i.ev)),
-            Err(s) => {
-                failed = failed.worst(s);
-                failures += 1;
-                None
+        BaselineChoice::File(p) => {
+            let shown = p.display().to_string();
+            match verify_one(p, "--baseline ", &trust, err, |v| {
+                for_grading(shown.clone(), v.verified)
+            })? {
+                Ok(ev) => Some((shown, ev)),
+                Err(s) => {
+                    failed = failed.worst(s);
+                    failures += 1;
+                    None
+                }
             }
-        },
+        }
         _ => None,
     };
     if failed != ExitStatus::Pass {
@@ -429,30 +514,24 @@ pub fn grade(
     }
 
     if let Some((bpath, b)) = &file_baseline {
-        if let Some(i) = inputs.iter().find(|i| i.ev.endpoint() != b.endpoint()) {
+        if let Some(i) = inputs.iter().find(|i| i.label != b.endpoint()) {
             return Err(GradeError::BaselineEndpoint {
                 baseline: line(bpath),
                 baseline_endpoint: line(&b.endpoint()),
-                bundle: line(&i.ev.path),
-                endpoint: line(&i.ev.endpoint()),
+                bundle: line(&i.shown()),
+                endpoint: line(&i.label),
             });
         }
     }
 
-    let mut stored: HashMap<String, Stored> = HashMap::new();
-    if let (BaselineChoice::Stored, Some(state)) = (&opts.baseline, &opts.state_dir) {
-        for i in &inputs {
-            if let Some(ep) = &i.ev.payload.target.endpoint {
-                if !stored.contains_key(ep) {
-                    let s = lookup_stored(state, ep, &trust, err)?;
-                    stored.insert(ep.clone(), s);
-                }
-            }
-        }
-    }
-
-    let mut graded = Vec::with_capacity(inputs.len());
-    for i in &inputs {
+    // Grade pass: one bundle at a time, grouped by endpoint (see `grade_order`); the
+    // results land at their input's position, so the report is what argument order
+    // gives.
+    let mut graded: Vec<Option<(Server, Vec<CheckResult>)>> =
+        std::iter::repeat_with(|| None).take(inputs.len()).collect();
+    let mut stored: Option<(Option<String>, Stored)> = None;
+    for n in grade_order(&inputs) {
+        let i = &inputs[n];
         let (cx, info) = match (&opts.baseline, &file_baseline) {
             (BaselineChoice::File(_), Some((p, b))) => (
                 Context {
@@ -468,60 +547,72 @@ pub fn grade(
                 },
                 None,
             ),
-            _ => match i
-                .ev
-                .payload
-                .target
-                .endpoint
-                .as_ref()
-                .and_then(|e| stored.get(e))
-            {
-                Some(Stored::Valid(p, b)) => (
-                    Context {
-                        baseline: Some(b),
-                        updating_baseline: false,
-                    },
-                    Some(BaselineInfo::used(BaselineMode::Stored, p.clone(), b)),
-                ),
-                Some(Stored::Rejected(p, why)) => (
-                    Context::default(),
-                    Some(BaselineInfo::rejected(p.clone(), why.clone())),
-                ),
-                Some(Stored::Absent) | None => (Context::default(), None),
-            },
+            _ => {
+                let state = match (&opts.baseline, &opts.state_dir) {
+                    (BaselineChoice::Stored, Some(state)) => Some(state),
+                    _ => None,
+                };
+                let s = match (state, &i.endpoint) {
+                    (Some(state), Some(ep)) => {
+                        if stored.as_ref().is_none_or(|(e, _)| e != &i.endpoint) {
+                            // The previous group's baseline is dropped before the next
+                            // one is read.
+                            drop(stored.take());
+                            stored =
+                                Some((i.endpoint.clone(), lookup_stored(state, ep, &trust, err)?));
+                        }
+                        stored.as_ref().map(|(_, s)| s)
+                    }
+                    _ => None,
+                };
+                match s {
+                    Some(Stored::Valid(p, b)) => (
+                        Context {
+                            baseline: Some(b),
+                            updating_baseline: false,
+                        },
+                        Some(BaselineInfo::used(BaselineMode::Stored, p.clone(), b)),
+                    ),
+                    Some(Stored::Rejected(p, why)) => (
+                        Context::default(),
+                        Some(BaselineInfo::rejected(p.clone(), why.clone())),
+                    ),
+                    Some(Stored::Absent) | None => (Context::default(), None),
+                }
+            }
         };
-        let results = crate::grade::grade(&i.ev, &cx, opts.level);
-        graded.push((info, results));
+        let ev = reopen(i, &trust)?;
+        let mut results = crate::grade::grade(&ev, &cx, opts.level);
+        crate::grade::compact(&mut results);
+        graded[n] = Some((Server::new(&ev, info), results));
     }
+    drop(stored);
+    drop(file_baseline);
+    let mut graded: Vec<(Server, Vec<CheckResult>)> = graded.into_iter().flatten().collect();
 
     let mut status = ExitStatus::Pass;
     if opts.baseline == BaselineChoice::Update {
         let state = opts.state_dir.as_deref().ok_or(GradeError::NoStateDir)?;
         let infos = update_baselines(state, &inputs, err)?;
-        for ((info, _), (new, ok)) in graded.iter_mut().zip(infos) {
-            *info = Some(new);
+        for ((server, _), (new, ok)) in graded.iter_mut().zip(infos) {
+            server.baseline = Some(new);
             if !ok {
                 status = status.worst(ExitStatus::Usage);
             }
         }
     }
+    drop(inputs);
 
-    let report = Report::new(
-        opts.level,
-        inputs
-            .iter()
-            .zip(graded)
-            .map(|(i, (info, results))| (Server::new(&i.ev, info), results))
-            .collect(),
-    );
+    let report = Report::new(opts.level, graded);
     status = status.worst(report.status());
-    let bytes = report::render(&report, opts.format);
     match &opts.output {
         None => {
-            out.write_all(&bytes)?;
+            report::write(&report, opts.format, out)?;
             out.flush()?;
         }
         Some(p) => {
+            let bytes = report::render(&report, opts.format);
+            drop(report);
             baseline::write_atomic(p, &bytes, false).map_err(|source| GradeError::WriteReport {
                 path: p.clone(),
                 source,
@@ -529,6 +620,18 @@ pub fn grade(
         }
     }
     Ok(status)
+}
+
+/// The bytes of `i` to store as a baseline: the file read again, only if it is still the
+/// bundle that verified.
+fn verified_bytes(i: &Input) -> std::io::Result<Vec<u8>> {
+    let bytes = read_bundle(&i.path).map_err(|e| std::io::Error::other(e.to_string()))?;
+    if mcp_probe_schema::bundle::sha256(&bytes) != i.digest {
+        return Err(std::io::Error::other(
+            "the bundle file changed after it was verified; not stored",
+        ));
+    }
+    Ok(bytes)
 }
 
 /// Store each endpoint's newest storable bundle (by collection time; the later argument
@@ -542,15 +645,15 @@ fn update_baselines(
 ) -> Result<Vec<(BaselineInfo, bool)>, GradeError> {
     let mut newest: BTreeMap<&str, usize> = BTreeMap::new();
     for (n, i) in inputs.iter().enumerate() {
-        if unstorable(&i.ev).is_some() {
+        if i.unstorable.is_some() {
             continue;
         }
-        let Some(ep) = i.ev.payload.target.endpoint.as_deref() else {
+        let Some(ep) = i.endpoint.as_deref() else {
             continue;
         };
-        let at = i.ev.payload.run.started_at;
+        let at = i.started_at;
         match newest.get(ep) {
-            Some(&m) if inputs[m].ev.payload.run.started_at > at => {}
+            Some(&m) if inputs[m].started_at > at => {}
             _ => {
                 newest.insert(ep, n);
             }
@@ -558,7 +661,7 @@ fn update_baselines(
     }
     let mut written: HashMap<usize, Result<PathBuf, String>> = HashMap::new();
     for (&ep, &n) in &newest {
-        let r = baseline::store(state, ep, &inputs[n].bytes);
+        let r = verified_bytes(&inputs[n]).and_then(|bytes| baseline::store(state, ep, &bytes));
         match &r {
             Ok(p) => writeln!(
                 err,
@@ -579,9 +682,9 @@ fn update_baselines(
         .iter()
         .enumerate()
         .map(|(n, i)| {
-            let ep = i.ev.endpoint();
-            let path = baseline::stored_path(state, &ep).display().to_string();
-            if let Some(why) = unstorable(&i.ev) {
+            let ep = &i.label;
+            let path = baseline::stored_path(state, ep).display().to_string();
+            if let Some(why) = i.unstorable {
                 return (
                     BaselineInfo::update(path, false, Some(format!("not stored: {why}"))),
                     true,
@@ -596,7 +699,7 @@ fn update_baselines(
                 None => {
                     let other = newest
                         .get(ep.as_str())
-                        .map(|&m| inputs[m].ev.path.clone())
+                        .map(|&m| inputs[m].shown())
                         .unwrap_or_default();
                     (
                         BaselineInfo::update(
@@ -612,4 +715,34 @@ fn update_baselines(
             }
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(endpoint: Option<&str>) -> Input {
+        Input {
+            path: PathBuf::from("x.mcpev"),
+            digest: [0; 32],
+            endpoint: endpoint.map(str::to_string),
+            label: endpoint.unwrap_or("typed").to_string(),
+            started_at: 0,
+            unstorable: None,
+        }
+    }
+
+    #[test]
+    fn the_grade_pass_groups_endpoints_in_first_appearance_order() {
+        let inputs = [
+            input(Some("http://b/mcp")),
+            input(Some("http://a/mcp")),
+            input(None),
+            input(Some("http://b/mcp")),
+            input(None),
+            input(Some("http://a/mcp")),
+        ];
+        assert_eq!(grade_order(&inputs), [0, 3, 1, 5, 2, 4]);
+        assert!(grade_order(&[]).is_empty());
+    }
 }

@@ -36,6 +36,23 @@ pub fn grade(ev: &Evidence, cx: &Context<'_>, level: Option<u8>) -> Vec<CheckRes
         .collect()
 }
 
+/// Keep of `results` only what a report prints, for a report over many bundles: each
+/// leg's note goes (no report prints it: the evidence text already carries every note,
+/// and the JSON report lists each leg's outcome only), and no string or list keeps spare
+/// capacity. Verdicts, evidence, reduction, records and details are unchanged.
+pub fn compact(results: &mut [CheckResult]) {
+    for o in results.iter_mut().filter_map(|r| r.outcome.as_mut()) {
+        for l in &mut o.legs {
+            l.note = String::new();
+            l.id.shrink_to_fit();
+        }
+        o.legs.shrink_to_fit();
+        o.evidence.shrink_to_fit();
+        o.reduction.shrink_to_fit();
+        o.records.shrink_to_fit();
+    }
+}
+
 /// Grade one check with the uniform preconditions.
 pub fn run(check: &dyn Check, ev: &Evidence, cx: &Context<'_>) -> Outcome {
     let reduction = "";

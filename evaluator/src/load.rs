@@ -3,8 +3,8 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use mcp_probe_schema::bundle::MAX_BUNDLE_BYTES;
-use mcp_probe_schema::{open, open_unverified, Evidence, PublicKey, Record, VerifyError};
+use mcp_probe_schema::bundle::{sha256, MAX_BUNDLE_BYTES};
+use mcp_probe_schema::{open, open_unverified, Evidence, PublicKey, Record, Verified, VerifyError};
 
 /// A failure that stops a command before it has anything to report on a bundle: each
 /// names the input it is about, in one line.
@@ -52,10 +52,14 @@ impl Error {
 pub fn read_bundle(path: &Path) -> Result<Vec<u8>, Error> {
     let read = || -> std::io::Result<Vec<u8>> {
         let f = std::fs::File::open(path)?;
-        if f.metadata()?.is_dir() {
+        let meta = f.metadata()?;
+        if meta.is_dir() {
             return Err(std::io::Error::other("is a directory"));
         }
-        let mut bytes = Vec::new();
+        // Sized once from the file's length (never past the limit), so a large bundle is
+        // not copied while the buffer grows.
+        let hint = usize::try_from(meta.len()).unwrap_or(usize::MAX);
+        let mut bytes = Vec::with_capacity(hint.min(MAX_BUNDLE_BYTES + 1));
         f.take(MAX_BUNDLE_BYTES as u64 + 1)
             .read_to_end(&mut bytes)?;
         Ok(bytes)
@@ -64,6 +68,37 @@ pub fn read_bundle(path: &Path) -> Result<Vec<u8>, Error> {
         path: path.to_path_buf(),
         source,
     })
+}
+
+/// A bundle file read and verified, its bytes already dropped (grading holds one bundle
+/// at a time, and not twice over).
+#[derive(Debug)]
+pub struct VerifiedFile {
+    /// The verified contents.
+    pub verified: Verified,
+    /// SHA-256 of the file's bytes as verified: a later read of the same path is the same
+    /// bundle only if it hashes the same.
+    pub digest: [u8; 32],
+}
+
+/// Read the bundle at `path` and verify it against `trust`. The outer error is a file
+/// that could not be read; the inner one a bundle that failed verification. The file's
+/// bytes are dropped before returning.
+pub fn read_verified(
+    path: &Path,
+    trust: &[PublicKey],
+) -> Result<Result<VerifiedFile, VerifyError>, Error> {
+    let bytes = read_bundle(path)?;
+    let digest = sha256(&bytes);
+    Ok(open(&bytes, trust).map(|verified| VerifiedFile { verified, digest }))
+}
+
+/// Wrap a verified bundle for grading, without its encoded records: every check reads
+/// the decoded ones ([`crate::evidence::Evidence::records`]), so the payload's copy of
+/// each record as CBOR bytes would only double the memory a bundle costs.
+pub fn for_grading(path: impl Into<String>, mut v: Verified) -> crate::evidence::Evidence {
+    v.evidence.records = Vec::new();
+    crate::evidence::Evidence::new(path, v)
 }
 
 /// Read and parse every `--trust` key file (SPKI PEM, 64 hex digits, or base64 of the

@@ -169,6 +169,11 @@ pub fn document(r: &Report) -> Value {
     serde_json::to_value(doc(r)).unwrap_or(Value::Null)
 }
 
+/// The report as pretty-printed JSON text written to `w` (the bytes of [`to_string`]).
+pub fn to_writer(r: &Report, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(w, &doc(r)).map_err(std::io::Error::from)
+}
+
 /// The report as pretty-printed JSON text (no trailing newline).
 pub fn to_string(r: &Report) -> String {
     // Serialising plain data into a String cannot fail.

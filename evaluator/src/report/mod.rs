@@ -156,7 +156,7 @@ pub struct Server {
     pub auth_required: Option<bool>,
     /// Whether the run presented a credential (`None`: no endpoint).
     pub authenticated: Option<bool>,
-    /// `complete`, `interrupted` or `failed`.
+    /// `complete`, `interrupted`, `failed` or `recovered`.
     pub run_status: &'static str,
     /// Why the run did not complete or reach an endpoint.
     pub failure: Option<String>,
@@ -253,16 +253,18 @@ impl Report {
             .filter(|e| level.is_none_or(|l| e.level.number() <= l))
             .collect();
         entries.sort_by_key(|e| id_key(e.id));
+        // Each outcome is moved into its row, not copied: a report over many bundles
+        // holds every result once.
         let rows = entries
             .into_iter()
             .map(|entry| {
                 let outcomes: Option<Vec<Outcome>> = graded
-                    .iter()
+                    .iter_mut()
                     .map(|(_, results)| {
                         results
-                            .iter()
+                            .iter_mut()
                             .find(|r| r.entry.id == entry.id)
-                            .and_then(|r| r.outcome.clone())
+                            .and_then(|r| r.outcome.take())
                     })
                     .collect();
                 Row {
@@ -319,6 +321,20 @@ impl Report {
             format!("{} [{}] ({})", s.endpoint, s.revision_label(), s.bundle)
         } else {
             format!("{} [{}]", s.endpoint, s.revision_label())
+        }
+    }
+}
+
+/// Write `report` in `format` to `out`: the bytes of [`render`], without holding the
+/// JSON document in memory (it is serialised straight to `out`, through a buffer).
+pub fn write(report: &Report, format: Format, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    match format {
+        Format::Text => out.write_all(text::render(report).as_bytes()),
+        Format::Json => {
+            let mut w = std::io::BufWriter::with_capacity(1 << 16, out);
+            json::to_writer(report, &mut w)?;
+            std::io::Write::write_all(&mut w, b"\n")?;
+            std::io::Write::flush(&mut w)
         }
     }
 }
