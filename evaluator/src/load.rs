@@ -3,7 +3,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use mcp_probe_schema::bundle::{sha256, MAX_BUNDLE_BYTES};
+use mcp_probe_schema::bundle::{open_decoded, sha256, MAX_BUNDLE_BYTES};
 use mcp_probe_schema::{open, open_unverified, Evidence, PublicKey, Record, Verified, VerifyError};
 
 /// A failure that stops a command before it has anything to report on a bundle: each
@@ -81,16 +81,17 @@ pub struct VerifiedFile {
     pub digest: [u8; 32],
 }
 
-/// Read the bundle at `path` and verify it against `trust`. The outer error is a file
-/// that could not be read; the inner one a bundle that failed verification. The file's
-/// bytes are dropped before returning.
+/// Read the bundle at `path` and verify it against `trust` (as `open` does, but without
+/// keeping the encoded records: `verified.evidence.records` is empty). The outer error is
+/// a file that could not be read; the inner one a bundle that failed verification. The
+/// file's bytes are dropped before returning.
 pub fn read_verified(
     path: &Path,
     trust: &[PublicKey],
 ) -> Result<Result<VerifiedFile, VerifyError>, Error> {
     let bytes = read_bundle(path)?;
     let digest = sha256(&bytes);
-    Ok(open(&bytes, trust).map(|verified| VerifiedFile { verified, digest }))
+    Ok(open_decoded(&bytes, trust).map(|verified| VerifiedFile { verified, digest }))
 }
 
 /// Wrap a verified bundle for grading, without its encoded records: every check reads

@@ -89,3 +89,54 @@ fn streaming_the_report_writes_the_rendered_bytes() {
         assert!(out.ends_with(b"\n"));
     }
 }
+
+/// `open_decoded` (what grading reads bundles with) is `open` without the encoded
+/// records: the same contents, and the same error, in the same order, on a bad bundle.
+#[test]
+fn open_decoded_is_open_without_the_encoded_records() {
+    use mcp_probe_schema::bundle::{open_decoded, seal};
+    use mcp_probe_schema::testkit::{evidence, http_record, test_key};
+    use mcp_probe_schema::vocab::leg;
+
+    for p in examples() {
+        let bytes = std::fs::read(&p).expect("read");
+        let a = mcp_probe_schema::open(&bytes, &[]).expect("verifies");
+        let b = open_decoded(&bytes, &[]).expect("verifies");
+        assert!(!a.evidence.records.is_empty() && b.evidence.records.is_empty());
+        assert_eq!(a.records, b.records, "{}", p.display());
+        let mut ea = a.evidence.clone();
+        ea.records = Vec::new();
+        assert_eq!(ea, b.evidence);
+        assert_eq!(a.signer, b.signer);
+    }
+
+    let key = test_key(7);
+    let rec = |i: u64| {
+        http_record(
+            &[leg::INVENTORY_TOOLS],
+            "http://127.0.0.1:8080/mcp",
+            &format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/list"}}"#),
+            200,
+            b"{}",
+        )
+    };
+    let good = evidence("http://127.0.0.1:8080/mcp", vec![rec(0), rec(1), rec(2)]);
+    let mut swapped = good.clone();
+    swapped.records.swap(1, 2);
+    let mut head = good.clone();
+    head.chain_head = vec![0; 32];
+    let mut garbage = good.clone();
+    garbage.records[1] = serde_bytes::ByteBuf::from(vec![0xff, 0x00]);
+    for (name, ev) in [("swapped", swapped), ("head", head), ("garbage", garbage)] {
+        let bytes = seal(&ev, &key);
+        let a = mcp_probe_schema::open(&bytes, &[]).expect_err(name);
+        let b = open_decoded(&bytes, &[]).expect_err(name);
+        assert_eq!(a, b, "{name}");
+    }
+    let other = test_key(8).public();
+    let bytes = seal(&good, &key);
+    assert_eq!(
+        mcp_probe_schema::open(&bytes, std::slice::from_ref(&other)).expect_err("untrusted"),
+        open_decoded(&bytes, std::slice::from_ref(&other)).expect_err("untrusted")
+    );
+}
