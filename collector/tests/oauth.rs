@@ -125,7 +125,10 @@ async fn login_then_cache_then_refresh_then_stable_port_then_reauth() {
     assert_eq!(cred.facts.jwt_claims.as_ref(), Some(&claims));
     assert_eq!(cred.facts.expires_in, Some(600));
     assert_eq!(cred.facts.token_type.as_deref(), Some("Bearer"));
-    assert_eq!(j1.lock().unwrap().tokens().to_vec(), vec![cred.facts.clone()]);
+    assert_eq!(
+        j1.lock().unwrap().tokens().to_vec(),
+        vec![cred.facts.clone()]
+    );
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {},
         "clientInfo": {"name": "oauth-test", "version": "0"}}});
@@ -233,7 +236,10 @@ async fn login_then_cache_then_refresh_then_stable_port_then_reauth() {
         "no authorization URL for a cached token"
     );
     assert!(j2.lock().unwrap().records().is_empty(), "nothing sent");
-    assert_eq!(j2.lock().unwrap().tokens().to_vec(), vec![again.facts.clone()]);
+    assert_eq!(
+        j2.lock().unwrap().tokens().to_vec(),
+        vec![again.facts.clone()]
+    );
 
     // 3. Expired access token: a refresh grant, and the rotated refresh token is stored.
     edit_cache(&file, |v| {
