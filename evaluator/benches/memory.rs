@@ -166,7 +166,7 @@ fn main() {
         paths.push(p);
     }
     for n in [520, bundles] {
-        if n <= paths.len() {
+        if n > 0 && n <= paths.len() {
             case(
                 &home,
                 &format!("{n} bundles (examples), one report"),
