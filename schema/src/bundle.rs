@@ -622,23 +622,31 @@ fn decode_evidence(payload: &[u8]) -> Result<Evidence, VerifyError> {
     }
 }
 
-/// Checks 11 to 13 over records already decoded (`decoded[i]` from
-/// `evidence.records[i]`): each decodes, its `seq` is its index, its `prev` links to its
-/// predecessor (or the genesis), and the head matches.
-fn check_chain(evidence: &Evidence, decoded: &[Result<Record, String>]) -> Result<(), VerifyError> {
-    let mut prev = genesis(&evidence.run.run_id);
-    for (index, (bytes, record)) in evidence.records.iter().zip(decoded).enumerate() {
-        let record = record.as_ref().map_err(|detail| VerifyError::Record {
-            index,
-            detail: detail.clone(),
-        })?;
+/// Checks 12 and 13, one record at a time: its `seq` is its index and its `prev` links
+/// to its predecessor (or the genesis hash of the run); at the end, the head matches.
+struct ChainCheck {
+    prev: [u8; 32],
+    next: usize,
+}
+
+impl ChainCheck {
+    fn new(run_id: &str) -> ChainCheck {
+        ChainCheck {
+            prev: genesis(run_id),
+            next: 0,
+        }
+    }
+
+    /// Check the next record (`bytes` encoded, `record` decoded from them).
+    fn link(&mut self, bytes: &[u8], record: &Record) -> Result<(), VerifyError> {
+        let index = self.next;
         if record.seq != index as u64 {
             return Err(VerifyError::Record {
                 index,
                 detail: format!("its seq is {}", record.seq),
             });
         }
-        if record.prev != prev {
+        if record.prev != self.prev {
             let detail = if index == 0 {
                 "its prev is not the genesis hash of this run".to_string()
             } else {
@@ -646,12 +654,32 @@ fn check_chain(evidence: &Evidence, decoded: &[Result<Record, String>]) -> Resul
             };
             return Err(VerifyError::Chain { index, detail });
         }
-        prev = sha256(bytes);
+        self.prev = sha256(bytes);
+        self.next += 1;
+        Ok(())
     }
-    if evidence.chain_head != prev {
-        return Err(VerifyError::ChainHead);
+
+    fn head(&self, chain_head: &[u8]) -> Result<(), VerifyError> {
+        if chain_head != self.prev {
+            return Err(VerifyError::ChainHead);
+        }
+        Ok(())
     }
-    Ok(())
+}
+
+/// Checks 11 to 13 over records already decoded (`decoded[i]` from
+/// `evidence.records[i]`): each decodes, its `seq` is its index, its `prev` links to its
+/// predecessor (or the genesis), and the head matches.
+fn check_chain(evidence: &Evidence, decoded: &[Result<Record, String>]) -> Result<(), VerifyError> {
+    let mut chain = ChainCheck::new(&evidence.run.run_id);
+    for (index, (bytes, record)) in evidence.records.iter().zip(decoded).enumerate() {
+        let record = record.as_ref().map_err(|detail| VerifyError::Record {
+            index,
+            detail: detail.clone(),
+        })?;
+        chain.link(bytes, record)?;
+    }
+    chain.head(&evidence.chain_head)
 }
 
 fn decode_records(evidence: &Evidence) -> Vec<Result<Record, String>> {
@@ -696,31 +724,15 @@ pub fn open_decoded(bytes: &[u8], trust: &[PublicKey]) -> Result<Verified, Verif
     check_signature(&cose, &signer)?;
     let mut evidence = decode_evidence(cose.payload)?;
     let encoded = std::mem::take(&mut evidence.records);
-    let mut prev = genesis(&evidence.run.run_id);
+    let mut chain = ChainCheck::new(&evidence.run.run_id);
     let mut records = Vec::with_capacity(encoded.len());
     for (index, bytes) in encoded.into_iter().enumerate() {
         let record =
             decode_record(&bytes).map_err(|detail| VerifyError::Record { index, detail })?;
-        if record.seq != index as u64 {
-            return Err(VerifyError::Record {
-                index,
-                detail: format!("its seq is {}", record.seq),
-            });
-        }
-        if record.prev != prev {
-            let detail = if index == 0 {
-                "its prev is not the genesis hash of this run".to_string()
-            } else {
-                format!("its prev does not match the hash of record {}", index - 1)
-            };
-            return Err(VerifyError::Chain { index, detail });
-        }
-        prev = sha256(&bytes);
+        chain.link(&bytes, &record)?;
         records.push(record);
     }
-    if evidence.chain_head != prev {
-        return Err(VerifyError::ChainHead);
-    }
+    chain.head(&evidence.chain_head)?;
     if !trust.is_empty() && !trust.iter().any(|k| k == &signer) {
         return Err(VerifyError::Untrusted {
             key_id: signer.key_id(),
