@@ -3,8 +3,8 @@
 //! **A redaction boundary by construction.** Every field is private; a record, a session,
 //! a target update, token facts, inputs and failure texts enter through a method that
 //! passes them through the run's one shared redactor ([`SharedRedactor`]) before they
-//! are written anywhere. A record is redacted (`redact_and_learn`, then a generic pass
-//! over every text and byte leaf) before it is hashed; its encoded bytes are then checked
+//! are written anywhere. A record is redacted (`redact_and_learn`: the HTTP header and
+//! field rules, then a generic pass over every text and byte leaf) before it is hashed; its encoded bytes are then checked
 //! with `leaks`, and a record that still holds a known credential is replaced by a
 //! skipped record saying it was withheld (fail closed: it is never signed). At sealing,
 //! the run, target, session, tokens, inputs and failure are scrubbed again with every
@@ -347,10 +347,10 @@ impl Journal {
     /// replaced by a skipped record saying so.
     fn redacted_bytes(&self, record: &mut Record) -> Vec<u8> {
         let mut red = self.redactor.lock();
+        // The header and field rules on HTTP exchanges, then every text and byte leaf of
+        // every observation kind (skip reasons, transport error texts, TLS and DNS
+        // records): one pass of the redactor covers both.
         red.redact_and_learn(record);
-        // Every text and byte leaf of every observation kind (skip reasons, transport
-        // error texts, TLS and DNS records), whatever the record-level rules cover.
-        record.observation = red.scrub_serde(&record.observation);
         fail_closed(&red, record)
     }
 
