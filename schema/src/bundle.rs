@@ -17,7 +17,7 @@
 
 use coset::cbor::value::Value;
 use coset::{iana, AsCborValue, CoseSign1Builder, HeaderBuilder};
-use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
+use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
 use sha2::{Digest, Sha256};
 
 use crate::model::{Evidence, Record, FORMAT_ID};
@@ -573,19 +573,24 @@ fn push_bstr_head(out: &mut Vec<u8>, len: usize) {
 /// as stored. Nothing in the payload is decoded here.
 fn check_signature(c: &Cose<'_>, signer: &PublicKey) -> Result<(), VerifyError> {
     let sig = Signature::from_slice(c.signature).map_err(|_| VerifyError::Signature)?;
-    let mut tbs = Vec::with_capacity(c.protected.len() + c.payload.len() + 32);
-    tbs.push(0x84);
-    tbs.push(0x6a);
-    tbs.extend_from_slice(b"Signature1");
-    push_bstr_head(&mut tbs, c.protected.len());
-    tbs.extend_from_slice(c.protected);
-    tbs.push(0x40);
-    push_bstr_head(&mut tbs, c.payload.len());
-    tbs.extend_from_slice(c.payload);
-    signer
+    // The COSE Sig_structure ["Signature1", protected, external_aad, payload], hashed as
+    // it is built: the payload is never copied (a bundle is verified in the memory of
+    // the file, not twice that).
+    let mut head = Vec::with_capacity(c.protected.len() + 32);
+    head.push(0x84);
+    head.push(0x6a);
+    head.extend_from_slice(b"Signature1");
+    push_bstr_head(&mut head, c.protected.len());
+    head.extend_from_slice(c.protected);
+    head.push(0x40);
+    push_bstr_head(&mut head, c.payload.len());
+    let mut v = signer
         .key
-        .verify(&tbs, &sig)
-        .map_err(|_| VerifyError::Signature)
+        .verify_stream(&sig)
+        .map_err(|_| VerifyError::Signature)?;
+    v.update(&head);
+    v.update(c.payload);
+    v.finalize_and_verify().map_err(|_| VerifyError::Signature)
 }
 
 /// Longest format id quoted in [`VerifyError::UnknownFormat`].
