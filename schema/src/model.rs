@@ -7,49 +7,6 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Decoding of large byte strings into buffers of their exact size. The CBOR decoder
-/// grows a byte string's buffer by doubling as it copies it in, so a 1 MiB body can hold
-/// up to 2 MiB; a grader holding a bundle's records would hold up to twice their size for
-/// nothing. Serialisation is untouched (the chain hashes the exact encoded bytes).
-mod exact {
-    use serde::{Deserialize, Deserializer};
-
-    /// A byte string, its buffer shrunk to its length.
-    pub(super) fn bytes<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
-        let mut v = serde_bytes::ByteBuf::deserialize(d)?.into_vec();
-        v.shrink_to_fit();
-        Ok(v)
-    }
-
-    /// A sequence of byte strings, each shrunk as soon as it is read (so the excess of
-    /// one string at a time is held, not of all of them).
-    pub(super) fn byte_bufs<'de, D: Deserializer<'de>>(
-        d: D,
-    ) -> Result<Vec<serde_bytes::ByteBuf>, D::Error> {
-        struct Seq;
-        impl<'de> serde::de::Visitor<'de> for Seq {
-            type Value = Vec<serde_bytes::ByteBuf>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("an array of byte strings")
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(
-                self,
-                mut seq: A,
-            ) -> Result<Self::Value, A::Error> {
-                // The declared length is attacker-controlled: cap the preallocation.
-                let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
-                while let Some(b) = seq.next_element::<serde_bytes::ByteBuf>()? {
-                    let mut v = b.into_vec();
-                    v.shrink_to_fit();
-                    out.push(serde_bytes::ByteBuf::from(v));
-                }
-                Ok(out)
-            }
-        }
-        d.deserialize_seq(Seq)
-    }
-}
-
 /// Format id written into every bundle; bumped on any incompatible change.
 pub const FORMAT_ID: &str = "mcp-evidence/1";
 
@@ -72,7 +29,6 @@ pub struct Evidence {
     /// Facts about the access tokens presented (never the tokens).
     pub tokens: Vec<TokenFacts>,
     /// The records, each an encoded [`Record`], in order.
-    #[serde(deserialize_with = "exact::byte_bufs")]
     pub records: Vec<serde_bytes::ByteBuf>,
     /// SHA-256 of the last record's bytes (or the genesis hash when there is none).
     #[serde(with = "serde_bytes")]
@@ -387,10 +343,7 @@ fn is_zero(n: &u32) -> bool {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Body {
     /// Stored bytes (after redaction), at most the run's body cap.
-    #[serde(
-        serialize_with = "serde_bytes::serialize",
-        deserialize_with = "exact::bytes"
-    )]
+    #[serde(with = "serde_bytes")]
     pub bytes: Vec<u8>,
     /// Number of bytes that crossed the wire (may exceed `bytes.len()`).
     pub length: u64,
