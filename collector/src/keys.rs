@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use mcp_probe_schema::bundle::SecretKey;
+use mcp_probe_schema::bundle::{SecretKey, SecretKeyError};
 
 /// A key could not be loaded or created.
 #[derive(Debug, thiserror::Error)]
@@ -24,13 +24,13 @@ pub enum KeyError {
         #[source]
         source: std::io::Error,
     },
-    /// The file is not a key.
+    /// The file is not a key, or the key could not be made or encoded.
     #[error("key file {path}: {reason}")]
     Invalid {
         /// The file.
         path: PathBuf,
         /// Why.
-        reason: String,
+        reason: SecretKeyError,
     },
 }
 

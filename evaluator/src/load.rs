@@ -33,7 +33,7 @@ pub enum Error {
         /// The path as given.
         path: PathBuf,
         /// What was wrong.
-        detail: String,
+        detail: mcp_probe_schema::bundle::PublicKeyError,
     },
     /// Writing the output failed (other than the reader going away).
     #[error("cannot write output: {0}")]
@@ -129,7 +129,7 @@ pub struct Loaded {
     /// The payload.
     pub evidence: Evidence,
     /// Each record, or why it did not decode (only possible when `problem` is set).
-    pub records: Vec<Result<Record, String>>,
+    pub records: Vec<Result<Record, mcp_probe_schema::bundle::RecordDecodeError>>,
     /// The signer's public key, when the header carried a well-formed one.
     pub signer: Option<PublicKey>,
     /// Why the bundle failed verification (including an untrusted signer), if it did.

@@ -44,7 +44,7 @@ pub fn document(l: &Loaded) -> Value {
         "tokens": ev.tokens.iter().map(token).collect::<Vec<_>>(),
         "records": l.records.iter().enumerate().map(|(i, r)| match r {
             Ok(r) => record(r),
-            Err(e) => json!({"index": i, "error": e}),
+            Err(e) => json!({"index": i, "error": e.to_string()}),
         }).collect::<Vec<_>>(),
         "chain_head": hex(&ev.chain_head),
         "signer": l.signer.as_ref().map(signer),

@@ -115,6 +115,82 @@ pub struct Verified {
     pub signer: PublicKey,
 }
 
+/// Why a PEM did not yield an Ed25519 key, in plain words (the PEM and DER decoders' own
+/// messages are not shown to users).
+#[derive(Debug, Clone, Copy, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PemProblem {
+    /// The PEM armour, its base64 or the DER key structure inside does not decode.
+    #[error("the PEM or the key structure inside it does not decode")]
+    Undecodable,
+    /// The key structure names another algorithm than Ed25519.
+    #[error("the key is for another algorithm than Ed25519")]
+    OtherAlgorithm,
+    /// The structure decodes but the key bytes in it are malformed.
+    #[error("the key bytes inside are malformed")]
+    MalformedKey,
+}
+
+impl PemProblem {
+    fn of_spki(e: &ed25519_dalek::pkcs8::spki::Error) -> PemProblem {
+        use ed25519_dalek::pkcs8::spki::Error;
+        match e {
+            Error::OidUnknown { .. } | Error::AlgorithmParametersMissing => {
+                PemProblem::OtherAlgorithm
+            }
+            Error::KeyMalformed => PemProblem::MalformedKey,
+            _ => PemProblem::Undecodable,
+        }
+    }
+
+    fn of_pkcs8(e: &ed25519_dalek::pkcs8::Error) -> PemProblem {
+        use ed25519_dalek::pkcs8::Error;
+        match e {
+            Error::PublicKey(e) => PemProblem::of_spki(e),
+            Error::KeyMalformed | Error::ParametersMalformed => PemProblem::MalformedKey,
+            _ => PemProblem::Undecodable,
+        }
+    }
+}
+
+/// Why bytes or text are not an Ed25519 public key ([`PublicKey::from_bytes`],
+/// [`PublicKey::parse`]). One line of plain words.
+#[derive(Debug, Clone, Copy, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PublicKeyError {
+    /// The raw key is not 32 bytes long.
+    #[error("an Ed25519 public key is 32 bytes, got {0}")]
+    Length(usize),
+    /// The 32 bytes are not the encoding of a point on the Ed25519 curve.
+    #[error("not an Ed25519 public key: the 32 bytes are not a point on the curve")]
+    NotACurvePoint,
+    /// The key file is not UTF-8 text.
+    #[error("not text")]
+    NotText,
+    /// A `-----BEGIN` PEM that does not hold an Ed25519 SubjectPublicKeyInfo.
+    #[error("not an Ed25519 public key PEM: {0}")]
+    Pem(PemProblem),
+    /// Neither a PEM, nor hex, nor base64.
+    #[error("expected an SPKI PEM, 64 hex digits or base64 of 32 bytes")]
+    Format,
+}
+
+/// Why a signing key could not be created, encoded or read ([`SecretKey::generate`],
+/// [`SecretKey::to_pem`], [`SecretKey::from_pem`]). One line of plain words.
+#[derive(Debug, Clone, Copy, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SecretKeyError {
+    /// The operating system's random source failed.
+    #[error("OS random source failed: {0}")]
+    Random(getrandom::Error),
+    /// The key could not be encoded as PKCS#8 PEM.
+    #[error("the private key could not be encoded as PKCS#8 PEM")]
+    Encode,
+    /// The text is not an Ed25519 PKCS#8 PEM private key.
+    #[error("not an Ed25519 PKCS#8 PEM private key: {0}")]
+    Pem(PemProblem),
+}
+
 /// An Ed25519 public key with its key id.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PublicKey {
@@ -123,13 +199,13 @@ pub struct PublicKey {
 
 impl PublicKey {
     /// From the raw 32 bytes.
-    pub fn from_bytes(bytes: &[u8]) -> Result<PublicKey, String> {
+    pub fn from_bytes(bytes: &[u8]) -> Result<PublicKey, PublicKeyError> {
         let arr: [u8; 32] = bytes
             .try_into()
-            .map_err(|_| format!("an Ed25519 public key is 32 bytes, got {}", bytes.len()))?;
+            .map_err(|_| PublicKeyError::Length(bytes.len()))?;
         VerifyingKey::from_bytes(&arr)
             .map(|key| PublicKey { key })
-            .map_err(|e| format!("not an Ed25519 public key: {e}"))
+            .map_err(|_| PublicKeyError::NotACurvePoint)
     }
 
     /// The raw 32 bytes.
@@ -155,23 +231,23 @@ impl PublicKey {
     }
 
     /// Parse a public key file: SPKI PEM, or the raw key as 64 hex digits or base64.
-    pub fn parse(text: &[u8]) -> Result<PublicKey, String> {
+    pub fn parse(text: &[u8]) -> Result<PublicKey, PublicKeyError> {
         use base64::Engine;
         use ed25519_dalek::pkcs8::DecodePublicKey;
         let s = std::str::from_utf8(text)
-            .map_err(|_| "not text".to_string())?
+            .map_err(|_| PublicKeyError::NotText)?
             .trim();
         if s.starts_with("-----BEGIN") {
             return VerifyingKey::from_public_key_pem(s)
                 .map(|key| PublicKey { key })
-                .map_err(|e| format!("not an Ed25519 public key PEM: {e}"));
+                .map_err(|e| PublicKeyError::Pem(PemProblem::of_spki(&e)));
         }
         if let Ok(b) = hex::decode(s) {
             return PublicKey::from_bytes(&b);
         }
         match base64::engine::general_purpose::STANDARD.decode(s) {
             Ok(b) => PublicKey::from_bytes(&b),
-            Err(_) => Err("expected an SPKI PEM, 64 hex digits or base64 of 32 bytes".into()),
+            Err(_) => Err(PublicKeyError::Format),
         }
     }
 }
@@ -189,9 +265,9 @@ impl std::fmt::Debug for SecretKey {
 
 impl SecretKey {
     /// A fresh random key from the OS RNG.
-    pub fn generate() -> Result<SecretKey, String> {
+    pub fn generate() -> Result<SecretKey, SecretKeyError> {
         let mut seed = [0u8; 32];
-        getrandom::fill(&mut seed).map_err(|e| format!("OS random source failed: {e}"))?;
+        getrandom::fill(&mut seed).map_err(SecretKeyError::Random)?;
         Ok(SecretKey {
             key: SigningKey::from_bytes(&seed),
         })
@@ -205,20 +281,20 @@ impl SecretKey {
     }
 
     /// PKCS#8 PEM of the private key.
-    pub fn to_pem(&self) -> Result<String, String> {
+    pub fn to_pem(&self) -> Result<String, SecretKeyError> {
         use ed25519_dalek::pkcs8::EncodePrivateKey;
         self.key
             .to_pkcs8_pem(ed25519_dalek::pkcs8::spki::der::pem::LineEnding::LF)
             .map(|z| z.to_string())
-            .map_err(|e| e.to_string())
+            .map_err(|_| SecretKeyError::Encode)
     }
 
     /// Parse a PKCS#8 PEM private key.
-    pub fn from_pem(text: &str) -> Result<SecretKey, String> {
+    pub fn from_pem(text: &str) -> Result<SecretKey, SecretKeyError> {
         use ed25519_dalek::pkcs8::DecodePrivateKey;
         SigningKey::from_pkcs8_pem(text.trim())
             .map(|key| SecretKey { key })
-            .map_err(|e| format!("not an Ed25519 PKCS#8 PEM private key: {e}"))
+            .map_err(|e| SecretKeyError::Pem(PemProblem::of_pkcs8(&e)))
     }
 
     /// The Ed25519 key (streaming signatures, `crate::seal`).
@@ -265,9 +341,15 @@ pub fn encode_record(record: &Record) -> Vec<u8> {
 /// decoder's own message is not shown to users).
 pub const RECORD_DOES_NOT_DECODE: &str = "the bytes do not decode as a record of this format";
 
-/// Decode one record. The error is [`RECORD_DOES_NOT_DECODE`].
-pub fn decode_record(bytes: &[u8]) -> Result<Record, String> {
-    ciborium::from_reader(bytes).map_err(|_| RECORD_DOES_NOT_DECODE.to_string())
+/// Bytes that do not decode as a record ([`decode_record`]); its message is
+/// [`RECORD_DOES_NOT_DECODE`].
+#[derive(Debug, Clone, Copy, thiserror::Error, PartialEq, Eq)]
+#[error("{}", RECORD_DOES_NOT_DECODE)]
+pub struct RecordDecodeError;
+
+/// Decode one record.
+pub fn decode_record(bytes: &[u8]) -> Result<Record, RecordDecodeError> {
+    ciborium::from_reader(bytes).map_err(|_| RecordDecodeError)
 }
 
 /// Sign `evidence` and return the bundle bytes. `evidence.records` must already be the
@@ -316,7 +398,7 @@ pub struct Unverified {
     /// The payload.
     pub evidence: Evidence,
     /// Each record, or why it did not decode.
-    pub records: Vec<Result<Record, String>>,
+    pub records: Vec<Result<Record, RecordDecodeError>>,
     /// The public key in the unprotected header, if the header checks passed.
     pub signer: Option<PublicKey>,
     /// The verification failure, if any (the one [`open`] without pins reports).
@@ -675,19 +757,22 @@ impl ChainCheck {
 /// Checks 11 to 13 over records already decoded (`decoded[i]` from
 /// `evidence.records[i]`): each decodes, its `seq` is its index, its `prev` links to its
 /// predecessor (or the genesis), and the head matches.
-fn check_chain(evidence: &Evidence, decoded: &[Result<Record, String>]) -> Result<(), VerifyError> {
+fn check_chain(
+    evidence: &Evidence,
+    decoded: &[Result<Record, RecordDecodeError>],
+) -> Result<(), VerifyError> {
     let mut chain = ChainCheck::new(&evidence.run.run_id);
     for (index, (bytes, record)) in evidence.records.iter().zip(decoded).enumerate() {
-        let record = record.as_ref().map_err(|detail| VerifyError::Record {
+        let record = record.as_ref().map_err(|e| VerifyError::Record {
             index,
-            detail: detail.clone(),
+            detail: e.to_string(),
         })?;
         chain.link(bytes, record)?;
     }
     chain.head(&evidence.chain_head)
 }
 
-fn decode_records(evidence: &Evidence) -> Vec<Result<Record, String>> {
+fn decode_records(evidence: &Evidence) -> Vec<Result<Record, RecordDecodeError>> {
     evidence.records.iter().map(|b| decode_record(b)).collect()
 }
 
@@ -704,7 +789,12 @@ pub fn open(bytes: &[u8], trust: &[PublicKey]) -> Result<Verified, VerifyError> 
     let records = decoded
         .into_iter()
         .enumerate()
-        .map(|(index, r)| r.map_err(|detail| VerifyError::Record { index, detail }))
+        .map(|(index, r)| {
+            r.map_err(|e| VerifyError::Record {
+                index,
+                detail: e.to_string(),
+            })
+        })
         .collect::<Result<Vec<_>, _>>()?;
     if !trust.is_empty() && !trust.iter().any(|k| k == &signer) {
         return Err(VerifyError::Untrusted {
@@ -732,8 +822,10 @@ pub fn open_decoded(bytes: &[u8], trust: &[PublicKey]) -> Result<Verified, Verif
     let mut chain = ChainCheck::new(&evidence.run.run_id);
     let mut records = Vec::with_capacity(encoded.len());
     for (index, bytes) in encoded.into_iter().enumerate() {
-        let record =
-            decode_record(&bytes).map_err(|detail| VerifyError::Record { index, detail })?;
+        let record = decode_record(&bytes).map_err(|e| VerifyError::Record {
+            index,
+            detail: e.to_string(),
+        })?;
         chain.link(&bytes, &record)?;
         records.push(record);
     }

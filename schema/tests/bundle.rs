@@ -8,11 +8,14 @@
 
 use coset::{CborSerializable, CoseSign1, TaggedCborSerializable};
 use mcp_probe_schema::bundle::{
-    self, decode_record, encode_record, genesis, sha256, CONTENT_TYPE, PUBLIC_KEY_LABEL,
+    self, decode_record, encode_record, genesis, sha256, PemProblem, PublicKeyError,
+    SecretKeyError, CONTENT_TYPE, PUBLIC_KEY_LABEL,
 };
 use mcp_probe_schema::testkit::{evidence, http_record, sample_bundle, test_key};
 use mcp_probe_schema::vocab::leg;
-use mcp_probe_schema::{open, open_unverified, seal, Evidence, PublicKey, VerifyError, FORMAT_ID};
+use mcp_probe_schema::{
+    open, open_unverified, seal, Evidence, PublicKey, SecretKey, VerifyError, FORMAT_ID,
+};
 
 const URL: &str = "http://127.0.0.1:8080/mcp";
 const N: usize = 4;
@@ -147,11 +150,69 @@ fn public_key_parses_from_pem_hex_and_base64() {
         PublicKey::parse(format!("{b64}\n").as_bytes()),
         Ok(pk.clone())
     );
-    assert!(PublicKey::parse(b"not a key").is_err());
-    assert!(PublicKey::parse(&[0xff, 0xfe]).is_err());
+    assert_eq!(PublicKey::parse(b"not a key"), Err(PublicKeyError::Format));
+    assert_eq!(
+        PublicKey::parse(&[0xff, 0xfe]),
+        Err(PublicKeyError::NotText)
+    );
+    assert_eq!(
+        PublicKey::parse(hex::encode([7u8; 31]).as_bytes()),
+        Err(PublicKeyError::Length(31))
+    );
     // A private key is not a public key.
     let sk_pem = test_key(3).to_pem().expect("pem");
-    assert!(PublicKey::parse(sk_pem.as_bytes()).is_err());
+    assert_eq!(
+        PublicKey::parse(sk_pem.as_bytes()),
+        Err(PublicKeyError::Pem(PemProblem::Undecodable))
+    );
+}
+
+#[test]
+fn key_errors_are_typed_and_worded_in_plain_words() {
+    use base64::Engine;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    // About half of all 32-byte strings are not a curve point; the first one found.
+    let off_curve = (0u8..=255)
+        .map(|b| PublicKey::from_bytes(&[b; 32]))
+        .find(Result::is_err)
+        .expect("some byte pattern is off the curve");
+    assert_eq!(off_curve, Err(PublicKeyError::NotACurvePoint));
+    assert_eq!(
+        PublicKeyError::NotACurvePoint.to_string(),
+        "not an Ed25519 public key: the 32 bytes are not a point on the curve"
+    );
+    // The same SPKI with the X25519 algorithm OID (1.3.101.110) instead of Ed25519's.
+    let pem = test_key(3).public().to_pem();
+    let body: String = pem.lines().filter(|l| !l.starts_with("-----")).collect();
+    let mut der = b64.decode(body).expect("base64");
+    let at = der
+        .windows(3)
+        .position(|w| w == [0x2b, 0x65, 0x70])
+        .expect("Ed25519 OID");
+    der[at + 2] = 0x6e;
+    let x25519 = format!(
+        "-----BEGIN PUBLIC KEY-----\n{}\n-----END PUBLIC KEY-----\n",
+        b64.encode(der)
+    );
+    let e = PublicKey::parse(x25519.as_bytes()).expect_err("not Ed25519");
+    assert_eq!(e, PublicKeyError::Pem(PemProblem::OtherAlgorithm));
+    assert_eq!(
+        e.to_string(),
+        "not an Ed25519 public key PEM: the key is for another algorithm than Ed25519"
+    );
+    // A public key is not a private key.
+    let e = SecretKey::from_pem(&pem).expect_err("public");
+    assert_eq!(e, SecretKeyError::Pem(PemProblem::Undecodable));
+    assert_eq!(
+        e.to_string(),
+        "not an Ed25519 PKCS#8 PEM private key: the PEM or the key structure inside it does not decode"
+    );
+    assert_eq!(
+        decode_record(&[0xff])
+            .expect_err("not a record")
+            .to_string(),
+        bundle::RECORD_DOES_NOT_DECODE
+    );
 }
 
 #[test]
@@ -571,10 +632,7 @@ fn open_unverified_reads_a_tampered_bundle_and_says_why() {
         u.problem,
         Some(VerifyError::Record { index: 1, .. })
     ));
-    assert_eq!(
-        u.records[1],
-        Err(bundle::RECORD_DOES_NOT_DECODE.to_string())
-    );
+    assert_eq!(u.records[1], Err(bundle::RecordDecodeError));
     assert!(u.records[0].is_ok() && u.records[2].is_ok());
     // A valid bundle has no problem.
     assert_eq!(open_unverified(&bytes).expect("ok").problem, None);
