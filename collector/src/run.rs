@@ -690,18 +690,15 @@ async fn login(
     found: &crate::discovery::Discovered,
     plan: &Plan,
     j: &Shared,
-) -> Result<(String, crate::oauth::Login), String> {
+) -> Result<(String, crate::oauth::Login), NoCredential> {
     use std::io::IsTerminal;
-    let endpoint = probe.endpoint.clone().ok_or("no endpoint")?;
+    let endpoint = probe.endpoint.clone().ok_or(NoCredential::NoEndpoint)?;
     let Some((_, meta)) = found.as_metadata.first() else {
-        return Err("the endpoint requires authentication (HTTP 401) but no authorization server metadata \
-                    was discovered (see the discovery.prm and discovery.as records); use --token-env"
-            .into());
+        return Err(NoCredential::NoMetadata);
     };
-    let state = crate::keys::state_dir().map_err(|e| e.to_string())?;
+    let state = crate::keys::state_dir()?;
     let scope = found.challenge.as_ref().and_then(|c| c.scope());
-    let mut login = crate::oauth::Login::new(&endpoint, meta, found.prm.as_ref(), scope, &state)
-        .map_err(|e| e.to_string())?;
+    let mut login = crate::oauth::Login::new(&endpoint, meta, found.prm.as_ref(), scope, &state)?;
     login.no_browser = plan.no_browser;
     login.reauth = plan.reauth;
     let addrs: Vec<std::net::IpAddr> = lock(j)
@@ -715,20 +712,41 @@ async fn login(
     if !interactive {
         let cached = !plan.reauth && login.cache_file().ok().flatten().is_some();
         if !cached {
-            return Err("the endpoint requires authentication (HTTP 401) and no credential is cached; not a \
-                        terminal, so no browser login is attempted (use --token-env, or --no-browser to print the \
-                        login URL)"
-                .into());
+            return Err(NoCredential::NotInteractive);
         }
         // A cached credential may still need a refresh; if that is refused, there is no
         // one to complete a login: give up at once instead of waiting for a callback.
         login.callback_timeout = std::time::Duration::from_secs(1);
     }
-    let cred = login
-        .obtain(&plan.client, j)
-        .await
-        .map_err(|e| e.to_string())?;
+    let cred = login.obtain(&plan.client, j).await?;
     Ok((cred.access_token, login))
+}
+
+/// Why the OAuth login gave no credential (the run records it as "no credential: ...").
+#[derive(Debug, thiserror::Error)]
+enum NoCredential {
+    /// The probe found no MCP endpoint to log in for.
+    #[error("no endpoint")]
+    NoEndpoint,
+    /// HTTP 401, but no authorization server metadata was discovered.
+    #[error(
+        "the endpoint requires authentication (HTTP 401) but no authorization server metadata \
+         was discovered (see the discovery.prm and discovery.as records); use --token-env"
+    )]
+    NoMetadata,
+    /// The state directory (for the token cache) is unknown.
+    #[error(transparent)]
+    StateDir(#[from] crate::keys::KeyError),
+    /// The login itself failed.
+    #[error(transparent)]
+    Login(#[from] crate::oauth::LoginError),
+    /// Nothing cached, and no person to complete an interactive login.
+    #[error(
+        "the endpoint requires authentication (HTTP 401) and no credential is cached; not a \
+         terminal, so no browser login is attempted (use --token-env, or --no-browser to print the \
+         login URL)"
+    )]
+    NotInteractive,
 }
 
 /// What sealing one target produced.
@@ -907,5 +925,31 @@ mod deadline_tests {
         assert_eq!(Exit::WriteFailed.code(), 1);
         assert_eq!(Exit::Ok.code(), 0);
         assert_eq!(Signal::Term.name(), "SIGTERM");
+    }
+}
+
+#[cfg(test)]
+mod no_credential_tests {
+    use super::NoCredential;
+
+    #[test]
+    fn login_refusals_keep_their_wording() {
+        assert_eq!(NoCredential::NoEndpoint.to_string(), "no endpoint");
+        assert_eq!(
+            NoCredential::NoMetadata.to_string(),
+            "the endpoint requires authentication (HTTP 401) but no authorization server metadata \
+             was discovered (see the discovery.prm and discovery.as records); use --token-env"
+        );
+        assert_eq!(
+            NoCredential::NotInteractive.to_string(),
+            "the endpoint requires authentication (HTTP 401) and no credential is cached; not a \
+             terminal, so no browser login is attempted (use --token-env, or --no-browser to print \
+             the login URL)"
+        );
+        let key = NoCredential::from(crate::keys::KeyError::NoHome);
+        assert_eq!(
+            key.to_string(),
+            "cannot find the state directory: set MCP_PROBE_HOME or HOME"
+        );
     }
 }
