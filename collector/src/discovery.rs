@@ -16,6 +16,7 @@ use mcp_probe_schema::model::{
     TransportError,
 };
 use mcp_probe_schema::vocab::{header, leg};
+use mcp_probe_schema::www_authenticate::{self, Challenge};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -31,235 +32,6 @@ pub const PRM_WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
 pub const AS_WELL_KNOWN: &str = "/.well-known/oauth-authorization-server";
 /// OpenID Connect discovery suffix.
 pub const OIDC_WELL_KNOWN: &str = "/.well-known/openid-configuration";
-
-/// One challenge of a `WWW-Authenticate` header (RFC 9110 §11.6.1).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Challenge {
-    /// Auth scheme as sent (`Bearer`).
-    pub scheme: String,
-    /// The token68 form, when the challenge used it instead of parameters.
-    pub token68: Option<String>,
-    /// Parameters in order, names as sent, quoted strings unescaped (bytes that are not
-    /// UTF-8 are replaced, never fatal).
-    pub params: Vec<(String, String)>,
-}
-
-impl Challenge {
-    /// The first parameter named `name` (case-insensitive).
-    pub fn param(&self, name: &str) -> Option<&str> {
-        self.params
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-
-    /// Whether the scheme is `Bearer` (case-insensitive).
-    pub fn is_bearer(&self) -> bool {
-        self.scheme.eq_ignore_ascii_case("bearer")
-    }
-
-    /// The RFC 9728 `resource_metadata` URL.
-    pub fn resource_metadata(&self) -> Option<&str> {
-        self.param("resource_metadata")
-    }
-
-    /// The `scope` parameter.
-    pub fn scope(&self) -> Option<&str> {
-        self.param("scope")
-    }
-}
-
-struct Cursor<'a> {
-    b: &'a [u8],
-    i: usize,
-}
-
-fn is_tchar(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&c)
-}
-
-fn is_token68(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || b"-._~+/".contains(&c)
-}
-
-fn is_ws(c: u8) -> bool {
-    // CR and LF too: a header rebuilt from folded lines must not derail the parse.
-    matches!(c, b' ' | b'\t' | b'\r' | b'\n')
-}
-
-fn lossy(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-impl Cursor<'_> {
-    fn peek(&self) -> Option<u8> {
-        self.b.get(self.i).copied()
-    }
-
-    fn eof(&self) -> bool {
-        self.i >= self.b.len()
-    }
-
-    fn skip_ws(&mut self) -> usize {
-        let s = self.i;
-        while self.peek().is_some_and(is_ws) {
-            self.i += 1;
-        }
-        self.i - s
-    }
-
-    fn skip_ws_commas(&mut self) {
-        while self.peek().is_some_and(|c| is_ws(c) || c == b',') {
-            self.i += 1;
-        }
-    }
-
-    fn slice(&self, from: usize, to: usize) -> &[u8] {
-        self.b.get(from..to).unwrap_or_default()
-    }
-
-    fn token(&mut self) -> Option<String> {
-        let s = self.i;
-        while self.peek().is_some_and(is_tchar) {
-            self.i += 1;
-        }
-        (self.i > s).then(|| lossy(self.slice(s, self.i)))
-    }
-
-    /// At `"`: the unescaped content; an unterminated string runs to the end.
-    fn quoted(&mut self) -> String {
-        self.i += 1;
-        let mut out = Vec::new();
-        while let Some(c) = self.peek() {
-            self.i += 1;
-            match c {
-                b'"' => break,
-                b'\\' => {
-                    if let Some(n) = self.peek() {
-                        out.push(n);
-                        self.i += 1;
-                    }
-                }
-                _ => out.push(c),
-            }
-        }
-        lossy(&out)
-    }
-
-    /// `token BWS "=" BWS ( quoted-string / value )`. Unquoted values are read
-    /// leniently up to whitespace or a comma (servers send bare URLs). Restores the
-    /// position and returns `None` when the input is not a parameter here.
-    fn param(&mut self) -> Option<(String, String)> {
-        let save = self.i;
-        let name = self.token()?;
-        self.skip_ws();
-        if self.peek() != Some(b'=') {
-            self.i = save;
-            return None;
-        }
-        self.i += 1;
-        self.skip_ws();
-        let value = match self.peek() {
-            Some(b'"') => self.quoted(),
-            // `abc=` at the end, `abc==`, `abc=,`: token68 padding, not a parameter.
-            None | Some(b',' | b'=') => {
-                self.i = save;
-                return None;
-            }
-            Some(_) => {
-                let s = self.i;
-                while self.peek().is_some_and(|c| !is_ws(c) && c != b',') {
-                    self.i += 1;
-                }
-                lossy(self.slice(s, self.i))
-            }
-        };
-        Some((name, value))
-    }
-
-    fn looks_like_param(&mut self) -> bool {
-        let save = self.i;
-        let yes = self.param().is_some();
-        self.i = save;
-        yes
-    }
-
-    /// A token68 that ends the challenge (followed by a comma or the end).
-    fn token68(&mut self) -> Option<String> {
-        let save = self.i;
-        while self.peek().is_some_and(is_token68) {
-            self.i += 1;
-        }
-        if self.i == save {
-            return None;
-        }
-        while self.peek() == Some(b'=') {
-            self.i += 1;
-        }
-        let end = self.i;
-        self.skip_ws();
-        if self.eof() || self.peek() == Some(b',') {
-            Some(lossy(self.slice(save, end)))
-        } else {
-            self.i = save;
-            None
-        }
-    }
-
-    /// Skip an unparseable item up to the next comma outside a quoted string (at least
-    /// one byte, so the parse always advances).
-    fn skip_item(&mut self) {
-        self.i += 1;
-        while let Some(c) = self.peek() {
-            match c {
-                b',' => return,
-                b'"' => {
-                    let _ = self.quoted();
-                }
-                _ => self.i += 1,
-            }
-        }
-    }
-}
-
-/// Parse a raw `WWW-Authenticate` value (RFC 9110 §11.6.1: comma-separated challenges,
-/// each a scheme followed by a token68 or auth-params, quoted strings with `\` escapes).
-/// Never fails: bytes that are not UTF-8 are replaced, unparseable items are skipped,
-/// and a parameter where a scheme was expected (a missing comma) joins the previous
-/// challenge. Several header fields may be passed joined with `, `.
-pub fn parse_www_authenticate(raw: &[u8]) -> Vec<Challenge> {
-    let mut c = Cursor { b: raw, i: 0 };
-    let mut out: Vec<Challenge> = Vec::new();
-    loop {
-        c.skip_ws_commas();
-        if c.eof() {
-            break;
-        }
-        if let Some(p) = c.param() {
-            if let Some(last) = out.last_mut() {
-                if last.token68.is_none() {
-                    last.params.push(p);
-                }
-            }
-            continue;
-        }
-        match c.token() {
-            Some(scheme) => {
-                let mut ch = Challenge {
-                    scheme,
-                    ..Challenge::default()
-                };
-                let spaced = c.skip_ws() > 0;
-                if spaced && !c.eof() && c.peek() != Some(b',') && !c.looks_like_param() {
-                    ch.token68 = c.token68();
-                }
-                out.push(ch);
-            }
-            None => c.skip_item(),
-        }
-    }
-    out
-}
 
 /// What discovery found, for the login.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -382,7 +154,7 @@ impl Probe<'_> {
         };
         let bearer = challenge
             .as_deref()
-            .map(parse_www_authenticate)
+            .map(|raw| www_authenticate::parse(raw).challenges)
             .unwrap_or_default()
             .into_iter()
             .find(Challenge::is_bearer);
@@ -644,11 +416,6 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
-    use proptest::prelude::*;
-
-    fn parse(s: &str) -> Vec<Challenge> {
-        parse_www_authenticate(s.as_bytes())
-    }
 
     fn ch(scheme: &str, params: &[(&str, &str)]) -> Challenge {
         Challenge {
@@ -659,97 +426,6 @@ mod tests {
                 .map(|(n, v)| (n.to_string(), v.to_string()))
                 .collect(),
         }
-    }
-
-    #[test]
-    fn parses_the_lab_challenge() {
-        let c = parse(
-            r#"Bearer error="invalid_token", error_description="Authentication required", resource_metadata="http://127.0.0.1:48201/.well-known/oauth-protected-resource/mcp""#,
-        );
-        assert_eq!(c.len(), 1);
-        assert!(c[0].is_bearer());
-        assert_eq!(
-            c[0].resource_metadata(),
-            Some("http://127.0.0.1:48201/.well-known/oauth-protected-resource/mcp")
-        );
-        assert_eq!(c[0].param("ERROR"), Some("invalid_token"));
-        assert_eq!(c[0].scope(), None);
-    }
-
-    #[test]
-    fn parses_rfc_9110_example() {
-        let c = parse(
-            r#"Newauth realm="apps", type=1, title="Login to \"apps\"", Basic realm="simple""#,
-        );
-        assert_eq!(
-            c,
-            vec![
-                ch(
-                    "Newauth",
-                    &[
-                        ("realm", "apps"),
-                        ("type", "1"),
-                        ("title", r#"Login to "apps""#)
-                    ]
-                ),
-                ch("Basic", &[("realm", "simple")]),
-            ]
-        );
-    }
-
-    #[test]
-    fn token68_and_multiple_challenges() {
-        let c = parse(
-            r#"Basic YWxhZGRpbjpvcGVuc2VzYW1l==, Bearer scope="a b", resource_metadata="https://x/y""#,
-        );
-        assert_eq!(c.len(), 2);
-        assert_eq!(c[0].token68.as_deref(), Some("YWxhZGRpbjpvcGVuc2VzYW1l=="));
-        assert!(c[0].params.is_empty());
-        assert_eq!(c[1].scope(), Some("a b"));
-        assert_eq!(c[1].resource_metadata(), Some("https://x/y"));
-        let c = parse("Negotiate, Bearer");
-        assert_eq!(c, vec![ch("Negotiate", &[]), ch("Bearer", &[])]);
-        let c = parse("bearer abc");
-        assert_eq!(c[0].token68.as_deref(), Some("abc"));
-    }
-
-    #[test]
-    fn lenient_forms() {
-        // Unquoted URL, missing comma, extra whitespace and commas, BWS around "=".
-        let c = parse(
-            r#" ,Bearer  realm = "r" scope="s" ,, resource_metadata=https://h/p?x=1 , Basic"#,
-        );
-        assert_eq!(
-            c,
-            vec![
-                ch(
-                    "Bearer",
-                    &[
-                        ("realm", "r"),
-                        ("scope", "s"),
-                        ("resource_metadata", "https://h/p?x=1")
-                    ]
-                ),
-                ch("Basic", &[]),
-            ]
-        );
-        // Unterminated quoted string runs to the end.
-        let c = parse(r#"Bearer scope="a, b"#);
-        assert_eq!(c[0].scope(), Some("a, b"));
-        // A stray parameter before any scheme is dropped.
-        assert_eq!(parse(r#"realm="x", Bearer"#), vec![ch("Bearer", &[])]);
-        assert!(parse("").is_empty());
-        assert!(parse(" , ,").is_empty());
-    }
-
-    #[test]
-    fn non_ascii_bytes_do_not_fail() {
-        let raw = b"Bearer realm=\"caf\xe9\", scope=\"r\xc3\xa9ad\", \xff\xfe, resource_metadata=\"https://h/\"";
-        let c = parse_www_authenticate(raw);
-        assert_eq!(c.len(), 1);
-        assert_eq!(c[0].param("realm"), Some("caf\u{fffd}"));
-        assert_eq!(c[0].scope(), Some("réad"));
-        assert_eq!(c[0].resource_metadata(), Some("https://h/"));
     }
 
     #[test]
@@ -810,44 +486,5 @@ mod tests {
         assert!(as_metadata_urls("not a url").is_err());
         assert!(as_metadata_urls("urn:example:as").is_err());
         assert!(as_metadata_urls("ftp://as.example/").is_err());
-    }
-
-    fn token_strategy() -> impl Strategy<Value = String> {
-        "[A-Za-z0-9!#$%&'*+.^_`|~-]{1,12}"
-    }
-
-    proptest! {
-        #[test]
-        fn never_panics_on_bytes(raw in proptest::collection::vec(any::<u8>(), 0..300)) {
-            let _ = parse_www_authenticate(&raw);
-        }
-
-        #[test]
-        fn never_panics_on_header_like_text(raw in r#"[A-Za-z0-9=," \\\t/:.é\r\n]{0,200}"#) {
-            let _ = parse_www_authenticate(raw.as_bytes());
-        }
-
-        #[test]
-        fn well_formed_round_trips(
-            challenges in proptest::collection::vec(
-                (token_strategy(), proptest::collection::vec(
-                    (token_strategy(), "[ -~é\u{80}-\u{ff}]{0,20}"), 0..4)),
-                1..4)
-        ) {
-            let text = challenges.iter().map(|(scheme, params)| {
-                let ps = params.iter().map(|(n, v)| {
-                    let esc = v.replace('\\', "\\\\").replace('"', "\\\"");
-                    format!("{n}=\"{esc}\"")
-                }).collect::<Vec<_>>().join(", ");
-                if ps.is_empty() { scheme.clone() } else { format!("{scheme} {ps}") }
-            }).collect::<Vec<_>>().join(", ");
-            let parsed = parse_www_authenticate(text.as_bytes());
-            let want: Vec<Challenge> = challenges.iter().map(|(s, ps)| Challenge {
-                scheme: s.clone(),
-                token68: None,
-                params: ps.clone(),
-            }).collect();
-            prop_assert_eq!(parsed, want, "{}", text);
-        }
     }
 }

@@ -676,7 +676,7 @@ proptest::proptest! {
 
     #[test]
     fn www_authenticate_on_arbitrary_bytes(data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400)) {
-        for c in mcp_probe_collector::discovery::parse_www_authenticate(&data) {
+        for c in mcp_probe_schema::www_authenticate::parse(&data).challenges {
             let _ = (c.is_bearer(), c.resource_metadata(), c.scope());
             proptest::prop_assert!(!c.scheme.is_empty(), "{:?}", c);
         }

@@ -9,6 +9,7 @@
 //! * [`tlswire`]: the legacy-TLS ClientHello and the reading of a server's first bytes.
 //! * [`term`]: escaping untrusted text for a terminal (both binaries).
 //! * [`vocab`]: revision names, header names, leg ids, error codes.
+//! * [`www_authenticate`]: the `WWW-Authenticate` parser (lenient and strict readings).
 //!
 //! This crate does no I/O besides what callers hand it, and never touches the network,
 //! so the grader can depend on it (design.md §2).
@@ -23,6 +24,7 @@ pub mod term;
 pub mod testkit;
 pub mod tlswire;
 pub mod vocab;
+pub mod www_authenticate;
 
 pub use bundle::{open, open_unverified, seal, Chain, PublicKey, SecretKey, Verified, VerifyError};
 pub use model::*;

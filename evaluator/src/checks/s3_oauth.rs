@@ -7,7 +7,7 @@
 //! * the unauthenticated challenge: the 401 on `endpoint.detect` when the run presented
 //!   no credential, else the `2.3.unauthenticated` leg (the one request sent without the
 //!   run's credential); its `WWW-Authenticate` is parsed from the raw bytes by
-//!   [`parse_www_authenticate`] (RFC 9110 §11.6.1; never panics, so a non-ASCII byte
+//!   [`www_authenticate::parse`] (RFC 9110 §11.6.1; never panics, so a non-ASCII byte
 //!   cannot turn 3.1.2 into ERROR, spec §17 item 29b);
 //! * `discovery.prm`: one GET per RFC 9728 candidate URL, and `discovery.as`: the RFC 8414
 //!   / OIDC forms per advertised authorization server (at most [`AS_LIST_CAP`]);
@@ -32,6 +32,7 @@ use std::collections::BTreeSet;
 use mcp_probe_schema::derive;
 use mcp_probe_schema::model::{BodyEnd, ErrorKind, HttpOutcome, Observation, TokenFacts};
 use mcp_probe_schema::vocab::{header, leg};
+use mcp_probe_schema::www_authenticate::{self, Challenge};
 use serde_json::{json, Map, Value};
 use url::{Host, Url};
 
@@ -61,274 +62,6 @@ const PRM_WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
 const AS_WELL_KNOWN: &str = "/.well-known/oauth-authorization-server";
 /// OpenID Connect Discovery suffix.
 const OIDC_WELL_KNOWN: &str = "/.well-known/openid-configuration";
-
-// ---------------------------------------------------------------------------------------
-// WWW-Authenticate (RFC 9110 §11.6.1)
-// ---------------------------------------------------------------------------------------
-
-/// One challenge of a `WWW-Authenticate` field.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Challenge {
-    /// The auth-scheme as sent (schemes compare case-insensitively).
-    pub scheme: String,
-    /// The token68 the challenge carries instead of parameters, if any.
-    pub token68: Option<String>,
-    /// The auth-params in order: name as sent, value with quoting removed (bytes outside
-    /// UTF-8 replaced).
-    pub params: Vec<(String, String)>,
-}
-
-impl Challenge {
-    /// The first parameter called `name` (case-insensitive, RFC 9110 §11.2).
-    pub fn param(&self, name: &str) -> Option<&str> {
-        self.params
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-
-    /// True when the scheme is `scheme` (case-insensitive).
-    pub fn is_scheme(&self, scheme: &str) -> bool {
-        self.scheme.eq_ignore_ascii_case(scheme)
-    }
-}
-
-/// Parse a `WWW-Authenticate` field value from its raw bytes: `#challenge`, each
-/// `auth-scheme [ 1*SP ( token68 / #auth-param ) ]`, params `token BWS "=" BWS ( token /
-/// quoted-string )`. Best effort and total: an element that does not follow the syntax
-/// is skipped up to the next top-level comma (a parameter whose value is followed by
-/// anything but a comma is dropped whole, so an unquoted URL is never cut at its colon).
-/// Never panics, on any input.
-pub fn parse_www_authenticate(raw: &[u8]) -> Vec<Challenge> {
-    parse_challenges(raw).0
-}
-
-/// [`parse_www_authenticate`], plus the byte offsets where elements were skipped as not
-/// RFC 9110 syntax.
-fn parse_challenges(raw: &[u8]) -> (Vec<Challenge>, Vec<usize>) {
-    let mut c = Cursor { b: raw, i: 0 };
-    let mut out = Vec::new();
-    let mut errors = Vec::new();
-    loop {
-        c.skip_commas_ows();
-        if c.at_end() {
-            break;
-        }
-        let start = c.i;
-        let Some(scheme) = c.token() else {
-            errors.push(start);
-            c.skip_element();
-            continue;
-        };
-        let mut ch = Challenge {
-            scheme: ascii(scheme),
-            token68: None,
-            params: Vec::new(),
-        };
-        match c.peek() {
-            None | Some(b',') => {
-                out.push(ch);
-                continue;
-            }
-            Some(b' ' | b'\t') => {}
-            Some(_) => {
-                errors.push(start);
-                c.skip_element();
-                continue;
-            }
-        }
-        c.ows();
-        if matches!(c.peek(), None | Some(b',')) {
-            out.push(ch);
-            continue;
-        }
-        if let Some(t) = c.token68() {
-            ch.token68 = Some(t);
-            out.push(ch);
-            continue;
-        }
-        c.params(&mut ch, &mut errors);
-        out.push(ch);
-    }
-    (out, errors)
-}
-
-fn ascii(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-/// RFC 9110 `tchar`.
-fn is_tchar(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
-}
-
-/// RFC 9110 `token68` characters (before the `=` padding).
-fn is_token68_char(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b"-._~+/".contains(&b)
-}
-
-struct Cursor<'a> {
-    b: &'a [u8],
-    i: usize,
-}
-
-impl<'a> Cursor<'a> {
-    fn peek(&self) -> Option<u8> {
-        self.b.get(self.i).copied()
-    }
-
-    fn at_end(&self) -> bool {
-        self.i >= self.b.len()
-    }
-
-    fn ows(&mut self) {
-        while matches!(self.peek(), Some(b' ' | b'\t')) {
-            self.i += 1;
-        }
-    }
-
-    fn skip_commas_ows(&mut self) {
-        while matches!(self.peek(), Some(b' ' | b'\t' | b',')) {
-            self.i += 1;
-        }
-    }
-
-    fn token(&mut self) -> Option<&'a [u8]> {
-        let start = self.i;
-        while self.peek().is_some_and(is_tchar) {
-            self.i += 1;
-        }
-        (self.i > start).then(|| &self.b[start..self.i])
-    }
-
-    /// A token68 that is the whole rest of the element; the cursor is left unmoved
-    /// otherwise.
-    fn token68(&mut self) -> Option<String> {
-        let start = self.i;
-        while self.peek().is_some_and(is_token68_char) {
-            self.i += 1;
-        }
-        if self.i == start {
-            return None;
-        }
-        while self.peek() == Some(b'=') {
-            self.i += 1;
-        }
-        let end = self.i;
-        self.ows();
-        if matches!(self.peek(), None | Some(b',')) {
-            return Some(ascii(&self.b[start..end]));
-        }
-        self.i = start;
-        None
-    }
-
-    /// A quoted-string; `None` (cursor past what was read) when unterminated or holding
-    /// a byte the syntax forbids.
-    fn quoted(&mut self) -> Option<Vec<u8>> {
-        if self.peek() != Some(b'"') {
-            return None;
-        }
-        self.i += 1;
-        let mut v = Vec::new();
-        loop {
-            let b = self.peek()?;
-            self.i += 1;
-            match b {
-                b'"' => return Some(v),
-                b'\\' => {
-                    let n = self.peek()?;
-                    if !(n == b'\t' || (0x20..=0x7e).contains(&n) || n >= 0x80) {
-                        return None;
-                    }
-                    self.i += 1;
-                    v.push(n);
-                }
-                b'\t' | b' ' | 0x21 | 0x23..=0x5b | 0x5d..=0x7e | 0x80..=0xff => v.push(b),
-                _ => return None,
-            }
-        }
-    }
-
-    /// Advance to the next top-level comma (or the end), stepping over quoted strings.
-    fn skip_element(&mut self) {
-        while let Some(b) = self.peek() {
-            match b {
-                b',' => return,
-                b'"' => {
-                    self.i += 1;
-                    while let Some(q) = self.peek() {
-                        self.i += 1;
-                        if q == b'\\' {
-                            if self.peek().is_some() {
-                                self.i += 1;
-                            }
-                        } else if q == b'"' {
-                            break;
-                        }
-                    }
-                }
-                _ => self.i += 1,
-            }
-        }
-    }
-
-    /// True when `token BWS "="` follows (an auth-param, not a new challenge).
-    fn looks_like_param(&mut self) -> bool {
-        let save = self.i;
-        let yes = self.token().is_some() && {
-            self.ows();
-            self.peek() == Some(b'=')
-        };
-        self.i = save;
-        yes
-    }
-
-    /// One `name=value` followed by OWS and then a comma or the end.
-    fn param(&mut self) -> Option<(String, String)> {
-        let name = ascii(self.token()?);
-        self.ows();
-        if self.peek() != Some(b'=') {
-            return None;
-        }
-        self.i += 1;
-        self.ows();
-        let value = if self.peek() == Some(b'"') {
-            String::from_utf8_lossy(&self.quoted()?).into_owned()
-        } else {
-            ascii(self.token()?)
-        };
-        self.ows();
-        matches!(self.peek(), None | Some(b',')).then_some((name, value))
-    }
-
-    fn params(&mut self, ch: &mut Challenge, errors: &mut Vec<usize>) {
-        loop {
-            let start = self.i;
-            match self.param() {
-                Some(p) => ch.params.push(p),
-                None => {
-                    errors.push(start);
-                    self.i = start;
-                    self.skip_element();
-                }
-            }
-            if self.at_end() {
-                return;
-            }
-            // At a comma: another parameter of this challenge, or the next challenge.
-            let save = self.i;
-            self.skip_commas_ows();
-            if self.at_end() {
-                return;
-            }
-            if !self.looks_like_param() {
-                self.i = save;
-                return;
-            }
-        }
-    }
-}
 
 // ---------------------------------------------------------------------------------------
 // URIs (spec §6.5, §11.3 3.2.2 step 4)
@@ -822,8 +555,11 @@ struct Challenged {
     source: &'static str,
     /// Every `WWW-Authenticate` field, as text for one line.
     fields: Vec<String>,
+    /// The lenient reading (the one the collector followed).
     challenges: Vec<Challenge>,
-    /// Some element was not RFC 9110 syntax and was skipped.
+    /// The strict RFC 9110 reading of the same fields.
+    well_formed: Vec<Challenge>,
+    /// Some element was not RFC 9110 syntax.
     malformed: bool,
 }
 
@@ -831,6 +567,7 @@ impl Challenged {
     fn read(x: &Exchange<'_>, source: &'static str) -> Challenged {
         let mut fields = Vec::new();
         let mut challenges = Vec::new();
+        let mut well_formed = Vec::new();
         let mut malformed = false;
         if let Some(r) = x.response() {
             for h in r
@@ -839,9 +576,10 @@ impl Challenged {
                 .filter(|h| h.name.eq_ignore_ascii_case(header::WWW_AUTHENTICATE))
             {
                 fields.push(line(&h.value_str()));
-                let (c, errors) = parse_challenges(&h.value);
-                challenges.extend(c);
-                malformed |= !errors.is_empty();
+                let parsed = www_authenticate::parse(&h.value);
+                malformed |= parsed.is_malformed();
+                challenges.extend(parsed.challenges);
+                well_formed.extend(parsed.well_formed);
             }
         }
         Challenged {
@@ -850,6 +588,7 @@ impl Challenged {
             source,
             fields,
             challenges,
+            well_formed,
             malformed,
         }
     }
@@ -865,6 +604,14 @@ impl Challenged {
 
     fn resource_metadata(&self) -> Option<&str> {
         self.param("resource_metadata")
+    }
+
+    /// True when the strict RFC 9110 reading names `rm` as a `resource_metadata` too (a
+    /// strict client finds it).
+    fn resource_metadata_well_formed(&self, rm: &str) -> bool {
+        self.well_formed
+            .iter()
+            .any(|c| c.param("resource_metadata") == Some(rm))
     }
 
     fn scope(&self) -> Option<&str> {
@@ -1506,7 +1253,7 @@ fn leg_3_1_2a(f: &Facts<'_>) -> Leg {
                 ""
             };
             let syntax = if c.malformed {
-                "; part of the field is not RFC 9110 syntax and was skipped"
+                "; part of the field is not RFC 9110 syntax"
             } else {
                 ""
             };
@@ -1522,6 +1269,21 @@ fn leg_3_1_2a(f: &Facts<'_>) -> Leg {
                 );
             }
             match c.resource_metadata() {
+                Some(rm) if !rm.trim().is_empty() && !c.resource_metadata_well_formed(rm) => {
+                    Leg::new(
+                        ID,
+                        LegOutcome::Fail,
+                        format!(
+                            "{}{caveat}; its WWW-Authenticate {} names resource_metadata=\"{}\" only \
+                             outside RFC 9110 syntax (an unquoted URL is not a token), so a strict \
+                             client finds no resource_metadata (RFC 9728 §5.1); the collector \
+                             followed it{syntax}",
+                            c.refused(),
+                            c.quoted(),
+                            line(rm)
+                        ),
+                    )
+                }
                 Some(rm) if !rm.trim().is_empty() => Leg::new(
                     ID,
                     LegOutcome::Pass,
@@ -2994,179 +2756,6 @@ mod tests {
         run(c, ev, &Context::default())
     }
 
-    // ----- WWW-Authenticate
-
-    #[test]
-    fn parses_the_lab_challenge() {
-        let c = parse_www_authenticate(challenge(PRM_PATH).as_bytes());
-        assert_eq!(c.len(), 1, "{c:?}");
-        assert!(c[0].is_scheme("bearer"));
-        assert_eq!(c[0].param("ERROR"), Some("invalid_token"));
-        assert_eq!(
-            c[0].param("error_description"),
-            Some("Authentication required")
-        );
-        assert_eq!(c[0].param("resource_metadata"), Some(PRM_PATH));
-    }
-
-    #[test]
-    fn parses_rfc_9110_examples_token68_and_escapes() {
-        let c = parse_www_authenticate(
-            br#"Newauth realm="apps", type=1, title="Login to \"apps\"", Basic realm="simple""#,
-        );
-        assert_eq!(c.len(), 2, "{c:?}");
-        assert_eq!(c[0].scheme, "Newauth");
-        assert_eq!(c[0].param("type"), Some("1"));
-        assert_eq!(c[0].param("title"), Some(r#"Login to "apps""#));
-        assert_eq!(c[1].scheme, "Basic");
-        assert_eq!(c[1].param("realm"), Some("simple"));
-
-        let c = parse_www_authenticate(b"Negotiate YWxh/Z+A==, Bearer, DPoP algs=\"ES256\" ,,");
-        assert_eq!(c.len(), 3, "{c:?}");
-        assert_eq!(c[0].token68.as_deref(), Some("YWxh/Z+A=="));
-        assert!(c[1].params.is_empty() && c[1].token68.is_none());
-        assert_eq!(c[2].param("algs"), Some("ES256"));
-
-        assert!(parse_www_authenticate(b"").is_empty());
-        assert!(parse_www_authenticate(b" , ,\t").is_empty());
-    }
-
-    #[test]
-    fn malformed_parts_are_skipped_never_cut() {
-        // An unquoted URL is not a token: the parameter is dropped whole, not read as
-        // "http".
-        let (c, errors) = parse_challenges(b"Bearer resource_metadata=http://x/y, scope=\"a b\"");
-        assert_eq!(c.len(), 1, "{c:?}");
-        assert_eq!(c[0].param("resource_metadata"), None);
-        assert_eq!(c[0].param("scope"), Some("a b"));
-        assert!(!errors.is_empty());
-        // Unterminated quote, bytes that are not UTF-8, control characters.
-        let (c, errors) = parse_challenges(b"Bearer realm=\"abc, Basic x=\xff\xfe");
-        assert!(!errors.is_empty(), "{c:?}");
-        let c = parse_www_authenticate(b"Bearer realm=\"caf\xc3\xa9 \xff\"");
-        assert_eq!(c[0].param("realm"), Some("café \u{fffd}"));
-        let (_, errors) = parse_challenges(b"Bearer realm=\"a\nb\"");
-        assert!(!errors.is_empty());
-    }
-
-    /// Deterministic pseudo-random source for the property tests (the evaluator crate has
-    /// no proptest dev-dependency; the properties are the same).
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-        fn pick(&mut self, from: &[u8]) -> u8 {
-            from[self.below(from.len())]
-        }
-    }
-
-    const TCHARS: &[u8] =
-        b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!#$%&'*+-.^_`|~";
-
-    #[test]
-    fn property_any_bytes_never_panic_and_schemes_are_tokens() {
-        let alphabet: Vec<u8> = b" \t,=\"\\;:/abcXYZ019+-._~\x00\x7f\xff\xc3\xa9\r\n".to_vec();
-        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-        for _ in 0..5000 {
-            let len = rng.below(64);
-            let bytes: Vec<u8> = (0..len)
-                .map(|_| {
-                    if rng.below(4) == 0 {
-                        (rng.next() & 0xff) as u8
-                    } else {
-                        rng.pick(&alphabet)
-                    }
-                })
-                .collect();
-            for c in parse_www_authenticate(&bytes) {
-                assert!(!c.scheme.is_empty(), "{bytes:?}");
-                assert!(c.scheme.bytes().all(is_tchar), "{bytes:?}");
-                for (n, _) in &c.params {
-                    assert!(!n.is_empty() && n.bytes().all(is_tchar), "{bytes:?}");
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn property_serialised_challenges_round_trip() {
-        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
-        let token = |rng: &mut Rng| -> String {
-            (0..1 + rng.below(8))
-                .map(|_| rng.pick(TCHARS) as char)
-                .collect()
-        };
-        for _ in 0..3000 {
-            let mut want = Vec::new();
-            let mut text = String::new();
-            for i in 0..1 + rng.below(3) {
-                if i > 0 {
-                    text.push_str([",", ", ", " ,\t", ",,"][rng.below(4)]);
-                }
-                let scheme = token(&mut rng);
-                text.push_str(&scheme);
-                let mut ch = Challenge {
-                    scheme,
-                    token68: None,
-                    params: Vec::new(),
-                };
-                match rng.below(3) {
-                    0 => {}
-                    1 => {
-                        let t: String = (0..1 + rng.below(10))
-                            .map(|_| rng.pick(b"aZ09-._~+/") as char)
-                            .collect::<String>()
-                            + &"=".repeat(rng.below(3));
-                        text.push(' ');
-                        text.push_str(&t);
-                        ch.token68 = Some(t);
-                    }
-                    _ => {
-                        text.push(' ');
-                        for j in 0..1 + rng.below(4) {
-                            if j > 0 {
-                                text.push_str([",", ", ", " , "][rng.below(3)]);
-                            }
-                            let name = token(&mut rng);
-                            let ws = [" ", "", "\t"][rng.below(3)];
-                            text.push_str(&format!("{name}{ws}={ws}"));
-                            let value = if rng.below(2) == 0 {
-                                let v = token(&mut rng);
-                                text.push_str(&v);
-                                v
-                            } else {
-                                let v: String = (0..rng.below(12))
-                                    .map(|_| rng.pick(b"a Z\"\\,=;:/\t") as char)
-                                    .collect();
-                                text.push('"');
-                                for c in v.chars() {
-                                    if c == '"' || c == '\\' {
-                                        text.push('\\');
-                                    }
-                                    text.push(c);
-                                }
-                                text.push('"');
-                                v
-                            };
-                            ch.params.push((name, value));
-                        }
-                    }
-                }
-                want.push(ch);
-            }
-            let (got, errors) = parse_challenges(text.as_bytes());
-            assert_eq!(got, want, "{text}");
-            assert!(errors.is_empty(), "{text}: {errors:?}");
-        }
-    }
-
     // ----- helpers of §6.5 and §7
 
     #[test]
@@ -3284,7 +2873,8 @@ mod tests {
         assert!(a.note.contains("names no resource_metadata"), "{a:?}");
         assert!(a.note.contains(r#""Bearer realm="mcp"""#), "{a:?}");
 
-        // Not RFC 9110 syntax: said so.
+        // Not RFC 9110 syntax: said so. The URL is the one the collector followed (the
+        // lenient reading), but a strict client finds none, so the leg still fails.
         let o = grade(
             &C3_1_2,
             &protected(vec![detect_401(&["Bearer resource_metadata=http://x/y"])]),
@@ -3292,6 +2882,23 @@ mod tests {
         let a = leg_of(&o, "3.1.2a");
         assert_eq!(a.outcome, LegOutcome::Fail);
         assert!(a.note.contains("not RFC 9110 syntax"), "{a:?}");
+        assert!(
+            a.note
+                .contains(r#"names resource_metadata="http://x/y" only outside"#),
+            "{a:?}"
+        );
+        assert_eq!(o.details["resource_metadata"], "http://x/y");
+
+        // The same URL quoted: well formed, pass.
+        let o = grade(
+            &C3_1_2,
+            &protected(vec![detect_401(&[
+                "Bearer resource_metadata=\"http://x/y\"",
+            ])]),
+        );
+        let a = leg_of(&o, "3.1.2a");
+        assert_eq!(a.outcome, LegOutcome::Pass, "{a:?}");
+        assert!(!a.note.contains("RFC 9110"), "{a:?}");
     }
 
     #[test]

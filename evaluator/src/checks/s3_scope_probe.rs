@@ -4,7 +4,7 @@
 //! the reason count as a scope refusal —
 //!
 //! * `WWW-Authenticate` with a challenge whose `error` is `insufficient_scope` (RFC 6750
-//!   §3.1; parsed from the raw bytes by [`parse_www_authenticate`]), or
+//!   §3.1; parsed from the raw bytes by [`www_authenticate::parse`]), or
 //! * a 403 whose JSON body's `error` member is `insufficient_scope`.
 //!
 //! A normal result means the tool executed → fail. Anything else is a refusal whose
@@ -13,10 +13,10 @@
 //! 4xx without a protocol error body → error.
 
 use mcp_probe_schema::model::HttpOutcome;
-use mcp_probe_schema::vocab::leg;
+use mcp_probe_schema::vocab::{header, leg};
+use mcp_probe_schema::www_authenticate;
 use serde_json::Value;
 
-use super::s3_oauth::parse_www_authenticate;
 use crate::evidence::{Evidence, Exchange};
 use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome};
@@ -39,9 +39,10 @@ fn scope_challenge(x: &Exchange<'_>) -> Option<String> {
     let r = x.response()?;
     r.headers
         .iter()
-        .filter(|h| h.name.eq_ignore_ascii_case("www-authenticate"))
+        .filter(|h| h.name.eq_ignore_ascii_case(header::WWW_AUTHENTICATE))
         .find(|h| {
-            parse_www_authenticate(&h.value)
+            www_authenticate::parse(&h.value)
+                .challenges
                 .iter()
                 .any(|c| c.param("error") == Some(INSUFFICIENT_SCOPE))
         })
