@@ -24,14 +24,10 @@ use crate::guard::{self, AddrClass};
 use crate::http::{authority, Request};
 use crate::probe::{lock, Probe};
 
-/// At most this many distinct authorization servers are resolved (spec/checks.md §5.1).
-pub const AS_LIST_CAP: usize = 5;
-/// RFC 9728 well-known suffix.
-pub const PRM_WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
-/// RFC 8414 well-known suffix.
-pub const AS_WELL_KNOWN: &str = "/.well-known/oauth-authorization-server";
-/// OpenID Connect discovery suffix.
-pub const OIDC_WELL_KNOWN: &str = "/.well-known/openid-configuration";
+pub use mcp_probe_schema::vocab::well_known::AS_LIST_CAP;
+use mcp_probe_schema::vocab::well_known::{
+    AS as AS_WELL_KNOWN, OIDC as OIDC_WELL_KNOWN, PRM as PRM_WELL_KNOWN,
+};
 
 /// What discovery found, for the login.
 #[derive(Debug, Clone, Default, PartialEq)]

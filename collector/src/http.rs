@@ -21,6 +21,7 @@ use mcp_probe_schema::model::{
     Body, BodyEnd, ErrorKind, Header, HttpExchange, HttpOutcome, HttpRequest, HttpResponse,
     TlsHandshake, TransportError,
 };
+use mcp_probe_schema::vocab::header;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -294,12 +295,15 @@ impl Client {
             _ => auth.to_string(),
         };
         let mut h = vec![
-            Header::new("Host", host),
-            Header::new("User-Agent", USER_AGENT),
+            Header::new(header::HOST, host),
+            Header::new(header::USER_AGENT, USER_AGENT),
         ];
         h.extend(req.headers.iter().cloned());
         if !req.body.is_empty() || req.method == "POST" || req.method == "PUT" {
-            h.push(Header::new("Content-Length", req.body.len().to_string()));
+            h.push(Header::new(
+                header::CONTENT_LENGTH,
+                req.body.len().to_string(),
+            ));
         }
         h
     }
@@ -512,12 +516,12 @@ impl Client {
         let mut reader = BodyReader::new(self.body_cap, &headers, req.await_id.clone());
         let no_body =
             req.method == "HEAD" || status == 204 || status == 304 || (100..200).contains(&status);
-        let te_chunked = mcp_probe_schema::derive::header(&headers, "transfer-encoding")
+        let te_chunked = mcp_probe_schema::derive::header(&headers, header::TRANSFER_ENCODING)
             .map(|h| h.value_str().to_ascii_lowercase().contains("chunked"))
             .unwrap_or(false);
-        let clen = mcp_probe_schema::derive::header(&headers, "content-length")
+        let clen = mcp_probe_schema::derive::header(&headers, header::CONTENT_LENGTH)
             .and_then(|h| h.value_str().trim().parse::<u64>().ok());
-        let conn_close = mcp_probe_schema::derive::header(&headers, "connection")
+        let conn_close = mcp_probe_schema::derive::header(&headers, header::CONNECTION)
             .map(|h| h.value_str().to_ascii_lowercase().contains("close"))
             .unwrap_or(false)
             || version == "HTTP/1.0";

@@ -6,20 +6,15 @@
 
 use base64::Engine;
 use mcp_probe_schema::model::{Era, Header, HttpOutcome, Observation};
+use mcp_probe_schema::vocab::probe::{
+    HOSTILE_ORIGIN, MISMATCH_NAME, NO_SUCH_TOOL, SUPPLIED_SESSION_ID,
+};
 use mcp_probe_schema::vocab::{self, header, leg, meta, method};
 use serde_json::{json, Map, Value};
 
 use crate::http::Request;
 use crate::probe::{lock, Probe};
 
-/// Origin no deployment allowlists (unresolvable, reserved `.example`).
-pub const HOSTILE_ORIGIN: &str = "https://cis-rebinding-probe.example";
-/// A tool name no server has, so a wrongly accepted `tools/call` executes nothing.
-pub const NO_SUCH_TOOL: &str = "cis-audit-no-such-tool";
-/// The `Mcp-Name` that disagrees with the body.
-pub const MISMATCH_NAME: &str = "cis-audit-mismatch-probe";
-/// Client-supplied session id for 5.2.3d.
-pub const SUPPLIED_SESSION: &str = "cis-audit-supplied-000";
 /// The never-published revision 1.1b asserts.
 pub const BOGUS_REVISION: &str = "2024-01-01";
 /// Default size of the 10.2 padded body (ordinary traffic: no consent needed).
@@ -369,7 +364,7 @@ impl Probe<'_> {
         ] {
             self.probe_rpc(l, method::TOOLS_LIST, Map::new(), move |h, _| {
                 if let Some(o) = origin {
-                    set_header(h, "Origin", &o);
+                    set_header(h, header::ORIGIN, &o);
                 }
             })
             .await;
@@ -421,7 +416,7 @@ impl Probe<'_> {
             method::TOOLS_LIST,
             Map::new(),
             |h, _| {
-                set_header(h, "Last-Event-ID", "1");
+                set_header(h, header::LAST_EVENT_ID, "1");
             },
         )
         .await;
@@ -437,7 +432,7 @@ impl Probe<'_> {
             method::TOOLS_LIST,
             Map::new(),
             |h, _| {
-                set_header(h, header::SESSION_ID, SUPPLIED_SESSION);
+                set_header(h, header::SESSION_ID, SUPPLIED_SESSION_ID);
             },
         )
         .await;

@@ -460,7 +460,7 @@ impl Probe<'_> {
         match &sent.exchange.outcome {
             HttpOutcome::Response(r) => {
                 answer.status = Some(r.status);
-                answer.location = mcp_probe_schema::derive::header(&r.headers, "location")
+                answer.location = mcp_probe_schema::derive::header(&r.headers, header::LOCATION)
                     .map(|h| h.value_str().into_owned());
                 answer.json = serde_json::from_slice(&r.body.bytes).unwrap_or(Value::Null);
             }

@@ -931,8 +931,8 @@ impl Login {
         };
         if let Some((kind, why)) = refusal {
             let mut headers = vec![
-                Header::new("Host", crate::http::authority(&req.url)),
-                Header::new("User-Agent", crate::http::USER_AGENT),
+                Header::new(header::HOST, crate::http::authority(&req.url)),
+                Header::new(header::USER_AGENT, crate::http::USER_AGENT),
             ];
             headers.extend(req.headers.iter().cloned());
             let exchange = HttpExchange {

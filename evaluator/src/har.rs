@@ -52,7 +52,7 @@ fn headers(hs: &[Header]) -> Vec<Value> {
 }
 
 fn mime(hs: &[Header]) -> String {
-    header(hs, "content-type")
+    header(hs, mcp_probe_schema::vocab::header::CONTENT_TYPE)
         .map(|h| h.value_str().into_owned())
         .unwrap_or_default()
 }
@@ -148,7 +148,7 @@ fn response(r: &HttpResponse) -> Value {
         "cookies": [],
         "headers": headers(&r.headers),
         "content": content,
-        "redirectURL": header(&r.headers, "location").map(|h| h.value_str().into_owned()).unwrap_or_default(),
+        "redirectURL": header(&r.headers, mcp_probe_schema::vocab::header::LOCATION).map(|h| h.value_str().into_owned()).unwrap_or_default(),
         "headersSize": -1,
         "bodySize": b.length,
         "_bodyEnd": end_word(&b.end),

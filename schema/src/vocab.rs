@@ -66,6 +66,49 @@ pub mod header {
     pub const CONTENT_TYPE: &str = "Content-Type";
     /// What the client accepts.
     pub const ACCEPT: &str = "Accept";
+    /// Where a request came from (browser origin; the DNS-rebinding legs set it).
+    pub const ORIGIN: &str = "Origin";
+    /// Redirect target of a 3xx.
+    pub const LOCATION: &str = "Location";
+    /// SSE resumption cursor (the 5.2.3c leg sends it).
+    pub const LAST_EVENT_ID: &str = "Last-Event-ID";
+    /// Request target authority.
+    pub const HOST: &str = "Host";
+    /// Client product token.
+    pub const USER_AGENT: &str = "User-Agent";
+    /// Body length in bytes.
+    pub const CONTENT_LENGTH: &str = "Content-Length";
+    /// Transfer codings of a body (`chunked`).
+    pub const TRANSFER_ENCODING: &str = "Transfer-Encoding";
+    /// Connection options (`close`).
+    pub const CONNECTION: &str = "Connection";
+    /// Caching directives of a response.
+    pub const CACHE_CONTROL: &str = "Cache-Control";
+}
+
+/// Fixed values the collector's probes send and the grader recognises.
+pub mod probe {
+    /// The foreign `Origin` of the 2.5 DNS-rebinding leg ([`super::leg::ORIGIN_HOSTILE`]).
+    pub const HOSTILE_ORIGIN: &str = "https://cis-rebinding-probe.example";
+    /// The session id the 5.2.3d leg supplies without the server having issued it.
+    pub const SUPPLIED_SESSION_ID: &str = "cis-audit-supplied-000";
+    /// A tool name no server offers (the 2.4 header legs call it).
+    pub const NO_SUCH_TOOL: &str = "cis-audit-no-such-tool";
+    /// The `Mcp-Name` value of the 2.4 name-mismatch legs.
+    pub const MISMATCH_NAME: &str = "cis-audit-mismatch-probe";
+}
+
+/// OAuth discovery: well-known URL suffixes and limits.
+pub mod well_known {
+    /// RFC 9728 protected-resource metadata suffix.
+    pub const PRM: &str = "/.well-known/oauth-protected-resource";
+    /// RFC 8414 authorization-server metadata suffix.
+    pub const AS: &str = "/.well-known/oauth-authorization-server";
+    /// OpenID Connect discovery suffix.
+    pub const OIDC: &str = "/.well-known/openid-configuration";
+    /// At most this many distinct advertised authorization servers are resolved; the
+    /// collector notes the rest in a skipped `discovery.as` record.
+    pub const AS_LIST_CAP: usize = 5;
 }
 
 /// `_meta` keys of the 2026-07-28 per-request envelope (mcp-protocol.md §2.5).

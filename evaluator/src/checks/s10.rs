@@ -119,7 +119,7 @@ impl Check for Check10_1 {
                     "the endpoint's own {method} response (record #{}), graded as dynamic content",
                     x.seq()
                 );
-                let cc = x.header("cache-control");
+                let cc = x.header(header::CACHE_CONTROL);
                 details.insert(
                     "endpoint_status".into(),
                     x.status().map(Value::from).unwrap_or(Value::Null),
@@ -226,7 +226,7 @@ fn static_leg(
     records.push(x.seq());
     let url = line(&x.http.request.url);
     let subject = format!("GET {url} (record #{}, no credential)", x.seq());
-    let cc = x.header("cache-control");
+    let cc = x.header(header::CACHE_CONTROL);
     details.insert("static_url".into(), Value::from(url.clone()));
     details.insert(
         "static_status".into(),

@@ -196,7 +196,7 @@ pub(crate) mod wire {
             }
         };
         let status = resp.status;
-        let shown = match x.header("content-type") {
+        let shown = match x.header(mcp_probe_schema::vocab::header::CONTENT_TYPE) {
             Some(ct) => format!("HTTP {status} ({})", line(&ct)),
             None => format!("HTTP {status} (no Content-Type)"),
         };

@@ -26,7 +26,7 @@ pub static CHECKS: &[&dyn Check] = &[&C2_3, &C2_5];
 
 /// The Origin the collector sends on the hostile leg (docs/collector.md); the recorded
 /// header is quoted when present.
-pub const HOSTILE_ORIGIN: &str = "https://cis-rebinding-probe.example";
+pub use mcp_probe_schema::vocab::probe::HOSTILE_ORIGIN;
 
 // ---------------------------------------------------------------------------------------
 // Reading one recorded answer
@@ -537,9 +537,9 @@ impl Check for Check2_5 {
         let hostile = answer(ev, leg::ORIGIN_HOSTILE);
         let own = answer(ev, leg::ORIGIN_OWN);
         let no_origin = answer(ev, leg::ORIGIN_NONE);
-        let hostile_origin = request_header(ev, leg::ORIGIN_HOSTILE, "Origin")
+        let hostile_origin = request_header(ev, leg::ORIGIN_HOSTILE, header::ORIGIN)
             .unwrap_or_else(|| HOSTILE_ORIGIN.into());
-        let own_origin = request_header(ev, leg::ORIGIN_OWN, "Origin");
+        let own_origin = request_header(ev, leg::ORIGIN_OWN, header::ORIGIN);
         let (verdict, text) =
             judge_origin(ev, &hostile, &own, &hostile_origin, own_origin.as_deref());
         let info = match &no_origin {

@@ -36,7 +36,7 @@ use mcp_probe_schema::model::{
     ErrorKind, HttpOutcome, LegacyTlsProbe, Observation, Record, TlsHandshake,
 };
 use mcp_probe_schema::tlswire::{self, ServerAnswer};
-use mcp_probe_schema::vocab::leg;
+use mcp_probe_schema::vocab::{header, leg};
 use rustls_pki_types::{CertificateDer, TrustAnchor, UnixTime};
 use serde_json::{json, Value};
 use x509_parser::certificate::X509Certificate;
@@ -392,7 +392,7 @@ fn plaintext_decision(
             format!("{url}: HTTP 426 Upgrade Required"),
         ),
         301 | 302 | 303 | 307 | 308 => {
-            let loc = x.header("location").map(|l| l.trim().to_string());
+            let loc = x.header(header::LOCATION).map(|l| l.trim().to_string());
             details.insert(
                 "plaintext_redirect_target".into(),
                 loc.clone().map_or(Value::Null, |l| line(&l).into()),
@@ -639,22 +639,41 @@ fn version_leg(
 // ---------------------------------------------------------------------------------------
 // 2.2e certificate
 
-/// The host the certificate must name.
-fn host_matches(leaf: &X509Certificate<'_>, host: &url::Host<String>) -> Result<String, String> {
+/// Why the certificate does not name the endpoint host ([`host_matches`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum WrongName {
+    /// No subjectAltName extension (the subject, shown, is not used for matching).
+    #[error(
+        "wrong name: the certificate has no subjectAltName, so it names no host ({subject} is not \
+         used for name matching by current clients)"
+    )]
+    NoSubjectAltName {
+        /// The certificate's subject, escaped.
+        subject: String,
+    },
+    /// The subjectAltName extension does not decode.
+    #[error("wrong name: the subjectAltName does not parse")]
+    Unparsable,
+    /// No entry matches the host.
+    #[error("wrong name: {want} matches none of the subjectAltName entries [{entries}]")]
+    NoMatch {
+        /// The host wanted (`host x` or `IP address x`).
+        want: String,
+        /// The entries, shown and comma-separated.
+        entries: String,
+    },
+}
+
+/// The host the certificate must name: the matching entry (`DNS:x`, `IP:x`), or why none.
+fn host_matches(leaf: &X509Certificate<'_>, host: &url::Host<String>) -> Result<String, WrongName> {
     let sans = match leaf.subject_alternative_name() {
         Ok(Some(ext)) => ext.value.general_names.clone(),
         Ok(None) => {
-            return Err(format!(
-                "wrong name: the certificate has no subjectAltName, so it names no host ({} is not \
-                 used for name matching by current clients)",
-                line(&leaf.subject().to_string())
-            ))
+            return Err(WrongName::NoSubjectAltName {
+                subject: line(&leaf.subject().to_string()),
+            })
         }
-        Err(e) => {
-            return Err(format!(
-                "wrong name: the subjectAltName does not parse ({e})"
-            ))
-        }
+        Err(_) => return Err(WrongName::Unparsable),
     };
     let want = match host {
         url::Host::Domain(d) => HostId::Dns(normalise_dns(d)),
@@ -672,11 +691,10 @@ fn host_matches(leaf: &X509Certificate<'_>, host: &url::Host<String>) -> Result<
             _ => {}
         }
     }
-    Err(format!(
-        "wrong name: {} matches none of the subjectAltName entries [{}]",
-        want,
-        san_list(&sans).join(", ")
-    ))
+    Err(WrongName::NoMatch {
+        want: want.to_string(),
+        entries: san_list(&sans).join(", "),
+    })
 }
 
 enum HostId {
@@ -831,7 +849,7 @@ fn certificate_leg(
         Some(h) => match host_matches(leaf, h) {
             Ok(m) => Some(m),
             Err(e) => {
-                problems.push(e);
+                problems.push(e.to_string());
                 None
             }
         },
@@ -1190,6 +1208,30 @@ mod tests {
         BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose,
         IsCa, KeyPair, KeyUsagePurpose,
     };
+
+    #[test]
+    fn wrong_name_messages_name_what_failed() {
+        assert_eq!(
+            WrongName::NoSubjectAltName {
+                subject: "CN=x".into()
+            }
+            .to_string(),
+            "wrong name: the certificate has no subjectAltName, so it names no host (CN=x is not \
+             used for name matching by current clients)"
+        );
+        assert_eq!(
+            WrongName::Unparsable.to_string(),
+            "wrong name: the subjectAltName does not parse"
+        );
+        assert_eq!(
+            WrongName::NoMatch {
+                want: "host a.example".into(),
+                entries: "DNS:b.example".into()
+            }
+            .to_string(),
+            "wrong name: host a.example matches none of the subjectAltName entries [DNS:b.example]"
+        );
+    }
 
     const BASE: &str = "https://127.0.0.1:8443";
     /// Before the fixture's collection time (2025-11-30T05:20:00Z).

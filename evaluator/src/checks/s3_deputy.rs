@@ -30,7 +30,7 @@
 //!   AS passes.
 
 use mcp_probe_schema::model::{ErrorKind, HttpOutcome};
-use mcp_probe_schema::vocab::leg;
+use mcp_probe_schema::vocab::{header, leg};
 use serde_json::{json, Map, Value};
 use url::Url;
 
@@ -115,7 +115,7 @@ fn answer_of(x: &Exchange<'_>) -> String {
 
 /// The `Location` of an answer, resolved against the request URL.
 fn location(x: &Exchange<'_>) -> Option<Url> {
-    let l = x.header("location")?;
+    let l = x.header(header::LOCATION)?;
     Url::parse(&x.http.request.url).ok()?.join(l.trim()).ok()
 }
 

@@ -52,16 +52,10 @@ pub static CHECKS: &[&dyn Check] = &[&C3_1_2, &C3_2_2, &C3_3_2, &C3_3_4];
 /// limit was applied.
 pub const MAX_TOKEN_LIFETIME_SECS: i64 = 3600;
 
-/// At most this many advertised authorization servers are resolved (spec §5.1
-/// `AS_LIST_CAP`); the collector notes the rest in a skipped `discovery.as` record.
-pub const AS_LIST_CAP: usize = 5;
-
-/// RFC 9728 well-known suffix.
-const PRM_WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
-/// RFC 8414 well-known suffix.
-const AS_WELL_KNOWN: &str = "/.well-known/oauth-authorization-server";
-/// OpenID Connect Discovery suffix.
-const OIDC_WELL_KNOWN: &str = "/.well-known/openid-configuration";
+pub use mcp_probe_schema::vocab::well_known::AS_LIST_CAP;
+use mcp_probe_schema::vocab::well_known::{
+    AS as AS_WELL_KNOWN, OIDC as OIDC_WELL_KNOWN, PRM as PRM_WELL_KNOWN,
+};
 
 // ---------------------------------------------------------------------------------------
 // URIs (spec §6.5, §11.3 3.2.2 step 4)

@@ -41,7 +41,7 @@ pub struct Check5_2_3;
 pub static C5_2_3: Check5_2_3 = Check5_2_3;
 
 /// The id the collector supplies in 5.2.3d.
-pub const SUPPLIED_SESSION_ID: &str = "cis-audit-supplied-000";
+pub use mcp_probe_schema::vocab::probe::SUPPLIED_SESSION_ID;
 
 const LEGS: [&str; 6] = [
     leg::LEGACY_GET,

@@ -17,7 +17,7 @@
 
 use mcp_probe_schema::derive;
 use mcp_probe_schema::model::{BodyEnd, HttpOutcome, Observation};
-use mcp_probe_schema::vocab::{code, leg, meta, REV_2026_07_28};
+use mcp_probe_schema::vocab::{code, header, leg, meta, REV_2026_07_28};
 use serde_json::{json, Value};
 
 use super::s2::{or_null, reported_only};
@@ -57,7 +57,7 @@ fn results(ev: &Evidence) -> Vec<ResultMeta> {
         // Per-result serverInfo is a 2026-07-28 field: on a 2026-07-28 session, results
         // of legacy-shaped requests (the 1.1a initialize sweep) are not counted.
         let asserted =
-            mcp_probe_schema::derive::header(&http.request.headers, "mcp-protocol-version")
+            mcp_probe_schema::derive::header(&http.request.headers, header::PROTOCOL_VERSION)
                 .map(|h| h.value_str().into_owned());
         if ev.is_modern() && asserted.as_deref() != Some(mcp_probe_schema::vocab::REV_2026_07_28) {
             continue;
@@ -284,7 +284,7 @@ fn judge(ev: &Evidence, x: &Exchange<'_>) -> Judgement {
         }
     };
     let status = resp.status;
-    let content_type = x.header("content-type");
+    let content_type = x.header(header::CONTENT_TYPE);
     let shown = status_line(status, content_type.as_deref());
     if status == 401 || status == 403 {
         let held = if ev.authenticated() {
