@@ -119,22 +119,57 @@ fn by_dialect(compiled: &BTreeMap<&'static str, usize>) -> String {
         .join(", ")
 }
 
+/// Why a declaration's string field is not a non-blank string ([`non_blank`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum NotNonBlank {
+    /// The field is absent.
+    #[error("declares no {key}")]
+    Missing {
+        /// The field.
+        key: &'static str,
+    },
+    /// The field is a blank string (shown).
+    #[error("{key} is blank ({shown})")]
+    Blank {
+        /// The field.
+        key: &'static str,
+        /// The value as the evidence shows it.
+        shown: String,
+    },
+    /// The field is JSON null.
+    #[error("{key} is null")]
+    Null {
+        /// The field.
+        key: &'static str,
+    },
+    /// The field is another JSON type.
+    #[error("{key} is {kind} ({shown}), not a string")]
+    NotAString {
+        /// The field.
+        key: &'static str,
+        /// The JSON type it has.
+        kind: &'static str,
+        /// The value as the evidence shows it.
+        shown: String,
+    },
+}
+
 /// A string field of a declaration, strictly: `Ok` when it is a non-blank string,
 /// else why not (missing, null, another JSON type, blank).
-fn non_blank<'a>(item: &'a Value, key: &str) -> Result<&'a str, String> {
+fn non_blank<'a>(item: &'a Value, key: &'static str) -> Result<&'a str, NotNonBlank> {
     match item.get(key) {
-        None => Err(format!("declares no {key}")),
-        Some(Value::String(s)) if s.trim().is_empty() => Err(format!(
-            "{key} is blank ({})",
-            show(&Value::String(s.clone()))
-        )),
+        None => Err(NotNonBlank::Missing { key }),
+        Some(Value::String(s)) if s.trim().is_empty() => Err(NotNonBlank::Blank {
+            key,
+            shown: show(&Value::String(s.clone())),
+        }),
         Some(Value::String(s)) => Ok(s),
-        Some(Value::Null) => Err(format!("{key} is null")),
-        Some(other) => Err(format!(
-            "{key} is {} ({}), not a string",
-            kind(other),
-            show(other)
-        )),
+        Some(Value::Null) => Err(NotNonBlank::Null { key }),
+        Some(other) => Err(NotNonBlank::NotAString {
+            key,
+            kind: kind(other),
+            shown: show(other),
+        }),
     }
 }
 
@@ -857,6 +892,18 @@ mod tests {
     use mcp_probe_schema::model::{ErrorKind, HttpOutcome, Observation, Record, TransportError};
     use mcp_probe_schema::vocab::{leg, method};
     use serde_json::json;
+
+    #[test]
+    fn non_blank_names_what_is_wrong() {
+        let v = json!({"a": "  ", "b": null, "c": 7, "d": "x"});
+        assert_eq!(non_blank(&v, "d"), Ok("x"));
+        let why = |key| non_blank(&v, key).expect_err("not a non-blank string");
+        assert_eq!(why("z").to_string(), "declares no z");
+        assert_eq!(why("a").to_string(), "a is blank (\"  \")");
+        assert_eq!(why("b"), NotNonBlank::Null { key: "b" });
+        assert_eq!(why("b").to_string(), "b is null");
+        assert_eq!(why("c").to_string(), "c is a number (7), not a string");
+    }
 
     const REV: &str = "2025-11-25";
 

@@ -52,9 +52,21 @@ impl Dialect {
     }
 }
 
+/// A `$schema` value that names no dialect this grader knows ([`dialect`]); its message
+/// is the value as the evidence shows it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum UnknownDialect {
+    /// A string that contains none of the table's names (the value, shown).
+    #[error("{0}")]
+    Unrecognised(String),
+    /// Not a string at all (the value, shown).
+    #[error("{0} (not a string)")]
+    NotAString(String),
+}
+
 /// The dialect a schema declares, by the explicit table; `Err` names an unrecognised
 /// `$schema` value.
-pub(super) fn dialect(schema: &Value) -> Result<Dialect, String> {
+pub(super) fn dialect(schema: &Value) -> Result<Dialect, UnknownDialect> {
     match schema.get("$schema") {
         None => Ok(Dialect::Draft202012),
         Some(Value::String(s)) if s.trim().is_empty() => Ok(Dialect::Draft202012),
@@ -62,14 +74,25 @@ pub(super) fn dialect(schema: &Value) -> Result<Dialect, String> {
             .iter()
             .find(|(needle, _)| s.contains(needle))
             .map(|(_, d)| *d)
-            .ok_or_else(|| show(&Value::String(s.clone()))),
-        Some(other) => Err(format!("{} (not a string)", show(other))),
+            .ok_or_else(|| UnknownDialect::Unrecognised(show(&Value::String(s.clone())))),
+        Some(other) => Err(UnknownDialect::NotAString(show(other))),
     }
+}
+
+/// A schema that does not validate against its dialect's metaschema ([`compile`]): the
+/// first error's first line, with the location inside the schema.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("at {at}: {reason}")]
+pub(super) struct MetaschemaViolation {
+    /// JSON pointer inside the schema (`/` for the root), truncated.
+    at: String,
+    /// The first line of the validator's reason.
+    reason: String,
 }
 
 /// Check `schema` against the metaschema of `dialect`; `Err` is the first error's
 /// first line, with the location inside the schema.
-pub(super) fn compile(schema: &Value, dialect: Dialect) -> Result<(), String> {
+pub(super) fn compile(schema: &Value, dialect: Dialect) -> Result<(), MetaschemaViolation> {
     let checked = match dialect {
         Dialect::Draft202012 => jsonschema::draft202012::meta::validate(schema),
         Dialect::Draft201909 => jsonschema::draft201909::meta::validate(schema),
@@ -80,7 +103,10 @@ pub(super) fn compile(schema: &Value, dialect: Dialect) -> Result<(), String> {
     checked.map_err(|e| {
         let at = e.instance_path().to_string();
         let at = if at.is_empty() { "/".to_string() } else { at };
-        format!("at {}: {}", truncate(&at, 60), reason(&e.to_string()))
+        MetaschemaViolation {
+            at: truncate(&at, 60),
+            reason: reason(&e.to_string()),
+        }
     })
 }
 
@@ -98,10 +124,10 @@ pub(super) enum Judged {
 /// Dialect, then compile.
 pub(super) fn judge(schema: &Value) -> Judged {
     match dialect(schema) {
-        Err(named) => Judged::Unrecognised(named),
+        Err(named) => Judged::Unrecognised(named.to_string()),
         Ok(d) => match compile(schema, d) {
             Ok(()) => Judged::Compiled(d),
-            Err(why) => Judged::Failed(d, why),
+            Err(why) => Judged::Failed(d, why.to_string()),
         },
     }
 }
@@ -155,16 +181,21 @@ mod tests {
         );
         assert_eq!(
             dialect(&json!({"$schema": "http://example.com/custom"})),
-            Err("\"http://example.com/custom\"".into())
+            Err(UnknownDialect::Unrecognised(
+                "\"http://example.com/custom\"".into()
+            ))
         );
-        assert!(dialect(&json!({"$schema": 7})).is_err());
+        let e = dialect(&json!({"$schema": 7})).expect_err("a number");
+        assert_eq!(e, UnknownDialect::NotAString("7".into()));
+        assert_eq!(e.to_string(), "7 (not a string)");
         assert_eq!(dialect(&json!(true)), Ok(Dialect::Draft202012));
     }
 
     #[test]
     fn compile_names_the_place() {
         let e = compile(&json!({"type": 12}), Dialect::Draft202012).unwrap_err();
-        assert!(e.starts_with("at /type: "), "{e}");
+        assert_eq!(e.at, "/type");
+        assert!(e.to_string().starts_with("at /type: "), "{e}");
         assert!(compile(&json!({"type": "object"}), Dialect::Draft7).is_ok());
         // draft-04 wants `exclusiveMinimum` boolean, 2020-12 a number.
         assert!(compile(&json!({"exclusiveMinimum": 3}), Dialect::Draft4).is_err());
