@@ -20,7 +20,11 @@ pub fn render(out: &mut dyn Write, path: &str, l: &Loaded) -> io::Result<()> {
         writeln!(out)?;
         match r {
             Ok(r) => record(out, r)?,
-            Err(e) => writeln!(out, "#{i} (record does not decode: {})", line(&e.to_string()))?,
+            Err(e) => writeln!(
+                out,
+                "#{i} (record does not decode: {})",
+                line(&e.to_string())
+            )?,
         }
     }
     Ok(())
