@@ -69,7 +69,7 @@ pub fn load_or_create_default() -> Result<(SecretKey, PathBuf, bool), KeyError> 
         let p = p.to_path_buf();
         move |source| KeyError::Io { path: p, source }
     };
-    create_private_dir(&dir).map_err(io(&dir))?;
+    mcp_probe_schema::fsutil::create_private_dir(&dir).map_err(io(&dir))?;
     let key = SecretKey::generate().map_err(|reason| KeyError::Invalid {
         path: path.clone(),
         reason,
@@ -82,20 +82,6 @@ pub fn load_or_create_default() -> Result<(SecretKey, PathBuf, bool), KeyError> 
     let pubp = dir.join("collector.pub");
     std::fs::write(&pubp, key.public().to_pem()).map_err(io(&pubp))?;
     Ok((key, path, true))
-}
-
-#[cfg(unix)]
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-}
-
-#[cfg(not(unix))]
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)
 }
 
 /// Write a new file readable only by its owner; refuses to overwrite.

@@ -66,23 +66,9 @@ pub fn stored_path(state: &Path, endpoint: &str) -> PathBuf {
 pub fn store(state: &Path, endpoint: &str, bytes: &[u8]) -> std::io::Result<PathBuf> {
     let path = stored_path(state, endpoint);
     let dir = state.join(DIR);
-    create_private_dir(&dir)?;
+    mcp_probe_schema::fsutil::create_private_dir(&dir)?;
     write_atomic(&path, bytes, true)?;
     Ok(path)
-}
-
-#[cfg(unix)]
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-}
-
-#[cfg(not(unix))]
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)
 }
 
 /// Write `bytes` to `path` so that a reader sees either the old file or the whole new

@@ -7,6 +7,7 @@
 //! * [`redact`]: credential redaction applied to every record before it is hashed.
 //! * [`sse`] and [`derive`](mod@derive): parsing of stored bodies shared by collector and grader.
 //! * [`tlswire`]: the legacy-TLS ClientHello and the reading of a server's first bytes.
+//! * [`fsutil`]: `create_private_dir` (owner-only directories for keys and baselines).
 //! * [`term`]: escaping untrusted text for a terminal (both binaries).
 //! * [`vocab`]: revision names, header names, leg ids, error codes.
 //! * [`www_authenticate`]: the `WWW-Authenticate` parser (lenient and strict readings).
@@ -16,6 +17,7 @@
 
 pub mod bundle;
 pub mod derive;
+pub mod fsutil;
 pub mod model;
 pub mod redact;
 pub mod seal;
