@@ -17,6 +17,7 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::Duration;
 
+use mcp_probe_schema::host::is_loopback_host;
 use mcp_probe_schema::model::ErrorKind;
 
 /// Deadline of the guard's own DNS lookup (spec/checks.md Appendix C: discovery 8 s).
@@ -308,19 +309,6 @@ pub async fn check_fetch(
         }
     }
     Ok(addrs)
-}
-
-fn is_loopback_host(h: &url::Host<&str>) -> bool {
-    match h {
-        url::Host::Ipv4(a) => a.is_loopback(),
-        url::Host::Ipv6(a) => {
-            a.is_loopback() || a.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
-        }
-        url::Host::Domain(d) => {
-            let d = d.trim_end_matches('.').to_ascii_lowercase();
-            d == "localhost" || d.ends_with(".localhost")
-        }
-    }
 }
 
 fn host_key(h: &url::Host<&str>) -> String {

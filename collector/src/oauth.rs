@@ -39,6 +39,7 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use mcp_probe_schema::bundle::fingerprint;
+use mcp_probe_schema::host::is_loopback_url as is_loopback;
 use mcp_probe_schema::model::{
     Body, BodyEnd, ErrorKind, Header, HttpExchange, HttpOutcome, HttpRequest, Observation,
     TokenFacts, TransportError,
@@ -574,16 +575,6 @@ fn random_b64(n: usize) -> Result<String, LoginError> {
 /// PKCE S256 challenge of a verifier: BASE64URL(SHA-256(ASCII(verifier))).
 pub fn pkce_challenge(verifier: &str) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()))
-}
-
-/// True when the URL's host is a loopback address or `localhost`.
-fn is_loopback(u: &url::Url) -> bool {
-    match u.host() {
-        Some(url::Host::Ipv4(a)) => a.is_loopback(),
-        Some(url::Host::Ipv6(a)) => a.is_loopback(),
-        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-        None => false,
-    }
 }
 
 /// The scheme rule for a credential-bearing OAuth request (registration, token,

@@ -103,14 +103,10 @@ impl Target {
             .collect()
     }
 
-    /// True when the host is a loopback name or address.
+    /// True when the host is a loopback name or address
+    /// ([`mcp_probe_schema::host::is_loopback_host`]).
     pub fn is_loopback(&self) -> bool {
-        match self.base_url.host() {
-            Some(url::Host::Ipv4(a)) => a.is_loopback(),
-            Some(url::Host::Ipv6(a)) => a.is_loopback(),
-            Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-            None => false,
-        }
+        mcp_probe_schema::host::is_loopback_url(&self.base_url)
     }
 }
 
@@ -154,6 +150,14 @@ mod tests {
         assert_eq!(t.candidates[0].as_str(), "http://127.0.0.1:8080/v1/mcp");
         assert_eq!(t.slug(), "127.0.0.1_8080_v1_mcp");
         assert!(t.is_loopback());
+        // The one loopback definition (schema::host): `*.localhost` and a trailing dot
+        // count, as they do for the network guard.
+        for lo in ["http://mcp.localhost:8080/mcp", "http://localhost.:1/mcp"] {
+            assert!(Target::parse(lo).unwrap().is_loopback(), "{lo}");
+        }
+        assert!(!Target::parse("http://localhost.example/mcp")
+            .unwrap()
+            .is_loopback());
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! * [`sse`] and [`derive`](mod@derive): parsing of stored bodies shared by collector and grader.
 //! * [`tlswire`]: the legacy-TLS ClientHello and the reading of a server's first bytes.
 //! * [`fsutil`]: `create_private_dir` (owner-only directories for keys and baselines).
+//! * [`host`]: the one loopback definition (a URL host that names this machine).
 //! * [`term`]: escaping untrusted text for a terminal (both binaries).
 //! * [`vocab`]: revision names, header names, leg ids, error codes.
 //! * [`www_authenticate`]: the `WWW-Authenticate` parser (lenient and strict readings).
@@ -18,6 +19,7 @@
 pub mod bundle;
 pub mod derive;
 pub mod fsutil;
+pub mod host;
 pub mod model;
 pub mod redact;
 pub mod seal;

@@ -30,11 +30,12 @@
 use std::collections::BTreeSet;
 
 use mcp_probe_schema::derive;
+use mcp_probe_schema::host;
 use mcp_probe_schema::model::{BodyEnd, ErrorKind, HttpOutcome, Observation, TokenFacts};
 use mcp_probe_schema::vocab::{header, leg};
 use mcp_probe_schema::www_authenticate::{self, Challenge};
 use serde_json::{json, Map, Value};
-use url::{Host, Url};
+use url::Url;
 
 use super::s2::or_null;
 use crate::catalogue::{entry, Entry};
@@ -116,19 +117,6 @@ fn norm(u: &str) -> String {
     }
 }
 
-/// True when the URL's host is loopback (127.0.0.0/8, ::1, `localhost`, `*.localhost`).
-fn is_loopback(u: &Url) -> bool {
-    match u.host() {
-        Some(Host::Ipv4(a)) => a.is_loopback(),
-        Some(Host::Ipv6(a)) => a.is_loopback(),
-        Some(Host::Domain(d)) => {
-            let d = d.to_ascii_lowercase();
-            d == "localhost" || d.ends_with(".localhost")
-        }
-        None => false,
-    }
-}
-
 /// How a URL's transport reads for 3.3.2a/c.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Transport {
@@ -140,7 +128,7 @@ enum Transport {
 fn transport_of(url: &str) -> Transport {
     match Url::parse(url) {
         Ok(u) if u.scheme() == "https" => Transport::Tls,
-        Ok(u) if is_loopback(&u) => Transport::LoopbackPlain,
+        Ok(u) if host::is_loopback_url(&u) => Transport::LoopbackPlain,
         _ => Transport::Plain,
     }
 }
