@@ -39,7 +39,7 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use mcp_probe_schema::bundle::fingerprint;
-use mcp_probe_schema::host::is_loopback_url as is_loopback;
+use mcp_probe_schema::host::is_local_url as is_loopback;
 use mcp_probe_schema::model::{
     Body, BodyEnd, ErrorKind, Header, HttpExchange, HttpOutcome, HttpRequest, Observation,
     TokenFacts, TransportError,

@@ -103,10 +103,11 @@ impl Target {
             .collect()
     }
 
-    /// True when the host is a loopback name or address
-    /// ([`mcp_probe_schema::host::is_loopback_host`]).
+    /// True when the host is a loopback address literal or `localhost`
+    /// ([`mcp_probe_schema::host::is_local_host`]: the reading for a gate that allows a
+    /// credential over plain http, so `*.localhost` does not count).
     pub fn is_loopback(&self) -> bool {
-        mcp_probe_schema::host::is_loopback_url(&self.base_url)
+        mcp_probe_schema::host::is_local_url(&self.base_url)
     }
 }
 
@@ -150,11 +151,14 @@ mod tests {
         assert_eq!(t.candidates[0].as_str(), "http://127.0.0.1:8080/v1/mcp");
         assert_eq!(t.slug(), "127.0.0.1_8080_v1_mcp");
         assert!(t.is_loopback());
-        // The one loopback definition (schema::host): `*.localhost` and a trailing dot
-        // count, as they do for the network guard.
-        for lo in ["http://mcp.localhost:8080/mcp", "http://localhost.:1/mcp"] {
-            assert!(Target::parse(lo).unwrap().is_loopback(), "{lo}");
-        }
+        // schema::host::is_local_host: a trailing dot counts; `*.localhost` does not (the
+        // --token-env plain-http gate must not trust a name a resolver may send to DNS).
+        assert!(Target::parse("http://localhost.:1/mcp")
+            .unwrap()
+            .is_loopback());
+        assert!(!Target::parse("http://mcp.localhost:8080/mcp")
+            .unwrap()
+            .is_loopback());
         assert!(!Target::parse("http://localhost.example/mcp")
             .unwrap()
             .is_loopback());

@@ -5,9 +5,9 @@
 /// `::1`, an IPv4-mapped `::ffff:127.x.y.z`, `localhost` or any `*.localhost` name (RFC
 /// 6761 §6.3), case-insensitive, a trailing dot ignored.
 ///
-/// The one loopback definition: the collector's network guard (credentials over plain
-/// http), its OAuth scheme gate and `--token` refusal, and the grader's 3.3.2 transport
-/// reading all use it.
+/// Used where loopback *restricts* or describes: the collector's network guard and the
+/// grader's 3.3.2 transport reading. Gates that *allow* a credential over plain http use
+/// the narrower [`is_local_host`].
 pub fn is_loopback_host(h: &url::Host<&str>) -> bool {
     match h {
         url::Host::Ipv4(a) => a.is_loopback(),
@@ -19,6 +19,23 @@ pub fn is_loopback_host(h: &url::Host<&str>) -> bool {
             d == "localhost" || d.ends_with(".localhost")
         }
     }
+}
+
+/// The narrower reading for a gate that *allows* something (a credential over plain
+/// http): a loopback address literal, or exactly `localhost` (a trailing dot ignored).
+/// Unlike [`is_loopback_host`], `*.localhost` does not count: many resolvers send such
+/// names to DNS, and a credential must not travel in clear on the strength of a name
+/// someone else's resolver answers.
+pub fn is_local_host(h: &url::Host<&str>) -> bool {
+    match h {
+        url::Host::Domain(d) => d.trim_end_matches('.').eq_ignore_ascii_case("localhost"),
+        ip => is_loopback_host(ip),
+    }
+}
+
+/// [`is_local_host`] of the URL's host; false when it has none.
+pub fn is_local_url(u: &url::Url) -> bool {
+    u.host().is_some_and(|h| is_local_host(&h))
 }
 
 /// [`is_loopback_host`] of the URL's host; false when it has none.
@@ -50,6 +67,26 @@ mod tests {
             "http://A.B.LOCALHOST./",
         ] {
             assert!(lo(u), "{u}");
+        }
+    }
+
+    #[test]
+    fn only_literals_and_localhost_are_local() {
+        let local = |s: &str| is_local_url(&url::Url::parse(s).unwrap());
+        for u in [
+            "http://127.0.0.1/",
+            "http://[::1]/",
+            "http://[::ffff:127.0.0.1]/",
+            "http://LOCALHOST./",
+        ] {
+            assert!(local(u), "{u}");
+        }
+        for u in [
+            "http://mcp.localhost/",
+            "http://localhost.example/",
+            "http://10.0.0.1/",
+        ] {
+            assert!(!local(u), "{u}");
         }
     }
 
