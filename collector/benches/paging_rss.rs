@@ -1,5 +1,5 @@
 //! Collector memory against a server that pages ~1 MiB `tools/list` pages forever
-//! (issue 8 item 6): runs the real `mcp-collect` with `--max-pages 1000` and the default
+//! (docs/performance.md, "Collector"): runs the real `mcp-collect` with `--max-pages 1000` and the default
 //! `--bundle-cap` (64 MiB) and `--body-cap` (1 MiB) against a loopback server started
 //! here, and prints the bundle size, the record count, the first record stored without
 //! bodies, the wall time and the collector's peak RSS (`/usr/bin/time -v` when present,

@@ -18,9 +18,9 @@ use crate::journal::{Journal, SharedRedactor};
 use crate::probe::{Ending, Probe};
 use crate::target::{dedup, read_servers_file, Target, TargetError};
 
-/// How the process ends (design.md §6). Precedence when several apply: a bundle that
-/// could not be written (1), then a signal (130, 143, 129), then a target sealed without
-/// an MCP session (3), else 0.
+/// How the process ends (the README's exit table; docs/collector.md, "Signals and exit
+/// codes"). Precedence when several apply: a bundle that could not be written (1), then a
+/// signal (130, 143, 129), then a target sealed without an MCP session (3), else 0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
     /// Every target was reached (an MCP session) and has a sealed bundle.

@@ -1,4 +1,4 @@
-//! The journal as a redaction boundary (issue 8 item 1, collector side): a token a
+//! The journal as a redaction boundary (docs/collector.md, "The journal"): a token a
 //! server echoes into session fields, failure texts, skip reasons or terminal escapes
 //! never reaches a bundle byte, stdout or stderr; one redactor serves every target.
 

@@ -1,4 +1,4 @@
-//! `--bundle-cap` (issue 8 item 6) through the real binary: a server that pages large
+//! `--bundle-cap` through the real binary: a server that pages large
 //! `tools/list` pages forever gives a bundle bounded by the cap, whose later records keep
 //! their bodies as length and SHA-256 only, and which says from which record.
 

@@ -1,5 +1,5 @@
 //! Probe inputs are validated against docs/schemas/probe-inputs.schema.json before any
-//! traffic (issue 8 item 9): the real `mcp-collect` against a loopback listener that
+//! traffic: the real `mcp-collect` against a loopback listener that
 //! must not see one connection when the inputs are bad.
 
 mod support;

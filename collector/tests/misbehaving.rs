@@ -1,5 +1,5 @@
 //! The real `mcp-collect` against the misbehaving server of `support/misbehave.rs`, one
-//! case per test (issue 8 item 12). Every run holds a random 40-character token
+//! case per test. Every run holds a random 40-character token
 //! (`--token-env`) and small deadlines (`--timeout 3 --target-timeout 8`), and every
 //! case asserts ([`Outcome::sealed`]):
 //!
@@ -73,7 +73,7 @@ fn run(case: Case, extra: &[&str], body_cap: usize) -> Outcome {
     let stderr_text = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(
         !(code == 2 && stderr_text.contains("argument")),
-        "{name}: mcp-collect refused its arguments (a flag of issue 8 not implemented yet?): {stderr_text}"
+        "{name}: mcp-collect refused its arguments (a flag this build does not have?): {stderr_text}"
     );
     let stdout_text = String::from_utf8_lossy(&out.stdout).into_owned();
     let paths: Vec<&str> = stdout_text

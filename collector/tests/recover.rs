@@ -1,4 +1,4 @@
-//! `mcp-collect --recover FILE.journal` (issue 8 item 5): the journal of a run killed
+//! `mcp-collect --recover FILE.journal`: the journal of a run killed
 //! with SIGKILL becomes a verifiable bundle with status `recovered`; a torn journal loses
 //! only what follows the tear, and says how many records it dropped.
 

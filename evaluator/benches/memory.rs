@@ -9,7 +9,7 @@
 //! * one large bundle, about `MEMORY_BENCH_MB` MB (default 60): `MEMORY_BENCH_MB` pages
 //!   of `tools/list`, each answered with one tool whose description is 1 MiB (the
 //!   schema testkit's `sample_bundle`, sealed with a test key);
-//! * `MEMORY_BENCH_BUNDLES` bundles (default 10,000, and 520 as in issue 8): copies of
+//! * `MEMORY_BENCH_BUNDLES` bundles (default 10,000, and 520): copies of
 //!   `examples/*.mcpev` in turn, graded into one report.
 //!
 //! Each case is run for the text and the JSON report, the report going to /dev/null.

@@ -1,4 +1,4 @@
-//! What the grading command keeps per bundle (issue 8 item 6): the results it keeps for
+//! What the grading command keeps per bundle: the results it keeps for
 //! the report render exactly as the full results do, and a bundle's encoded records are
 //! not kept beside the decoded ones.
 

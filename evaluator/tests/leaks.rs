@@ -1,4 +1,4 @@
-//! The end-to-end secret property (issue 8 item 3): a random bearer token, echoed by the
+//! The end-to-end secret property (docs/collector.md, "The redaction guarantee"): a random bearer token, echoed by the
 //! misbehaving server (collector/tests/support/misbehave.rs) in 1 to 3 random places
 //! (server info, capabilities, instructions, session id, handshake and JSON-RPC errors,
 //! tool names and descriptions, cursors, `WWW-Authenticate` and a 401 challenge with its

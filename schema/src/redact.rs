@@ -1,4 +1,5 @@
-//! Redaction of credentials before a record is hashed (design.md §3).
+//! Redaction of credentials before a record is hashed (docs/bundle.md §4; the guarantee
+//! and its limits: docs/collector.md).
 //!
 //! Three layers. The first two read HTTP exchanges; the third covers every record kind:
 //! 1. **Headers by name**: `Authorization`/`Proxy-Authorization` keep their scheme word

@@ -402,7 +402,7 @@ fn jwt_decoding_keeps_header_and_claims_only() {
     assert_eq!(decode_jwt("W10.e30.x"), None); // header `[]` is not an object
 }
 
-/// The 34-character token of issue 8, as a `--token-env` token.
+/// A 34-character token, as a `--token-env` token.
 const TOKEN34: &str = "tok_3fA9-xQ7.Lm2~Zp8_Rv5-Kd1.Hs6~W";
 
 fn holding_token() -> Redactor {
@@ -511,7 +511,7 @@ fn a_field_name_in_an_error_message_is_learned_from_any_record_kind() {
     assert!(!contains(&encoded(&later), b"cnQtZWNob2VkLTAxMjM0NTY3"));
 }
 
-/// Every encoding of issue 8, item 2, each in a JSON-RPC error message of a body.
+/// Every encoding docs/collector.md lists, each in a JSON-RPC error message of a body.
 #[test]
 fn every_common_encoding_is_found() {
     use base64::Engine;
@@ -586,7 +586,7 @@ fn every_common_encoding_is_found() {
 
 #[test]
 fn a_token_cut_by_the_body_cap_leaves_no_piece_of_eight() {
-    // The stored body ends with the first 17 of the 34 characters (issue 8).
+    // The stored body ends with the first 17 of the 34 characters.
     let half = &TOKEN34[..17];
     let body = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"text":"echo {half}"#);
     let mut r = http_record(&["x"], "https://h.example/mcp", "{}", 200, body.as_bytes());

@@ -1,4 +1,4 @@
-//! A misbehaving MCP server for tests (issue 8 item 12), and the secret oracle that
+//! A misbehaving MCP server for tests, and the secret oracle that
 //! searches bytes for a token in every encoding a server or library commonly produces.
 //!
 //! Self-contained (std, serde_json, base64 and hex only): the collector's tests use it as

@@ -10,7 +10,7 @@
 //! Improvements over the reference prober (spec/checks.md §17 items 24, §16 item 4):
 //! every page is read, so there is no page-one caveat; a list cut short (page bound,
 //! failed or truncated page, repeated cursor, bundle bound) says which pages went
-//! unexamined, and never passes (issue 8): "nothing bad among the items read" is
+//! unexamined, and never passes: "nothing bad among the items read" is
 //! UNKNOWN naming the cut, while a FAIL among them stands.
 
 use mcp_probe_schema::derive;
