@@ -230,31 +230,6 @@ fn strip_bodies(record: &mut Record) -> bool {
     any
 }
 
-/// Replace every text or byte leaf of `v` that still holds a known secret: text by
-/// [`WITHHELD`], bytes by nothing. None when the result does not decode as `T` again.
-fn withhold_leaves<T>(red: &Redactor, v: &T) -> Option<T>
-where
-    T: Serialize + serde::de::DeserializeOwned,
-{
-    fn walk(red: &Redactor, v: &mut ciborium::Value) {
-        use ciborium::Value as V;
-        match v {
-            V::Text(s) if red.leaks(s.as_bytes()) => *s = WITHHELD.to_string(),
-            V::Bytes(b) if red.leaks(b) => b.clear(),
-            V::Array(a) => a.iter_mut().for_each(|x| walk(red, x)),
-            V::Map(m) => m.iter_mut().for_each(|(k, x)| {
-                walk(red, k);
-                walk(red, x);
-            }),
-            V::Tag(_, x) => walk(red, x),
-            _ => {}
-        }
-    }
-    let mut value = ciborium::Value::serialized(v).ok()?;
-    walk(red, &mut value);
-    value.deserialized().ok()
-}
-
 impl Journal {
     /// Start a journal in `out_dir` for `target`, named after `slug`. `redactor` is
     /// normally the process's [`SharedRedactor`]; a plain `Redactor` gives the journal
@@ -663,7 +638,7 @@ fn seal_file(
 ) -> Result<(), WriteError> {
     let mut head = red.scrub_serde(head);
     if red.leaks(&encode(&head)) {
-        head = withhold_leaves(red, &head).unwrap_or(head);
+        head = red.withhold_serde(&head, WITHHELD).unwrap_or(head);
     }
     if red.leaks(&encode(&head)) {
         head.session = None;
@@ -1085,7 +1060,7 @@ mod tests {
         let mut ev = testkit::evidence("https://mcp.example/mcp", Vec::new());
         ev.run.failure = Some(format!("error: {SECRET}"));
         ev.run.inputs = Some(serde_json::json!({"k": SECRET, "n": 3}));
-        let out = withhold_leaves(&red, &ev).unwrap();
+        let out = red.withhold_serde(&ev, WITHHELD).unwrap();
         assert_eq!(out.run.failure.as_deref(), Some(WITHHELD));
         assert_eq!(
             out.run.inputs,

@@ -266,6 +266,25 @@ impl Redactor {
         v.clone()
     }
 
+    /// The last resort after [`Redactor::scrub_serde`]: every text or byte leaf of `v`
+    /// (map keys included) that still [`leaks`](Redactor::leaks) is replaced, a text by
+    /// `placeholder`, bytes by nothing. `None` when the result does not read back as `T`.
+    pub fn withhold_serde<T>(&self, v: &T, placeholder: &str) -> Option<T>
+    where
+        T: serde::Serialize + serde::de::DeserializeOwned,
+    {
+        let mut tree = ciborium::Value::serialized(v).ok()?;
+        walk_mut(&mut tree, &mut Vec::new(), false, &mut |_, leaf| {
+            if self.leaks(leaf.bytes()) {
+                leaf.set(match leaf {
+                    Leaf::Text(_) => placeholder.as_bytes().to_vec(),
+                    Leaf::Bytes(_) => Vec::new(),
+                });
+            }
+        });
+        tree.deserialized().ok()
+    }
+
     /// True when `bytes` still hold a known secret in an encoding the redactor knows,
     /// or a prefix or suffix of one of 8 bytes or more: exactly what
     /// [`Redactor::scrub_bytes`] would replace (so never true of its output). Stops at
