@@ -629,43 +629,30 @@ fn header(c: &Cose<'_>) -> Result<PublicKey, VerifyError> {
     Ok(key)
 }
 
-/// Append the head of a CBOR byte string of `len` bytes (shortest form, as COSE's
-/// deterministic encoding of the `Sig_structure` requires).
-fn push_bstr_head(out: &mut Vec<u8>, len: usize) {
-    let len = len as u64;
-    match len {
-        0..=23 => out.push(0x40 | len as u8),
-        24..=0xff => out.extend([0x58, len as u8]),
-        0x100..=0xffff => {
-            out.push(0x59);
-            out.extend((len as u16).to_be_bytes());
-        }
-        0x1_0000..=0xffff_ffff => {
-            out.push(0x5a);
-            out.extend((len as u32).to_be_bytes());
-        }
-        _ => {
-            out.push(0x5b);
-            out.extend(len.to_be_bytes());
-        }
-    }
+/// The bytes of the COSE `Sig_structure` `["Signature1", protected, h'', payload]` that
+/// come before the payload bytes (`protected`: the contents of the protected header bstr).
+/// Heads are in shortest form, as COSE's deterministic encoding requires. Shared by the
+/// signer ([`crate::seal::seal_to`]) and [`open`].
+pub(crate) fn sig_structure_head(protected: &[u8], payload_len: u64) -> Vec<u8> {
+    use crate::seal::cbor_head;
+    let mut head = Vec::with_capacity(protected.len() + 32);
+    head.push(0x84);
+    head.push(0x6a);
+    head.extend_from_slice(b"Signature1");
+    head.extend(cbor_head(2, protected.len() as u64));
+    head.extend_from_slice(protected);
+    head.push(0x40);
+    head.extend(cbor_head(2, payload_len));
+    head
 }
 
 /// Check 8: Ed25519 over `["Signature1", protected, h'', payload]`, built from the bytes
 /// as stored. Nothing in the payload is decoded here.
 fn check_signature(c: &Cose<'_>, signer: &PublicKey) -> Result<(), VerifyError> {
     let sig = Signature::from_slice(c.signature).map_err(|_| VerifyError::Signature)?;
-    // The COSE Sig_structure ["Signature1", protected, external_aad, payload], hashed as
-    // it is built: the payload is never copied (a bundle is verified in the memory of
-    // the file, not twice that).
-    let mut head = Vec::with_capacity(c.protected.len() + 32);
-    head.push(0x84);
-    head.push(0x6a);
-    head.extend_from_slice(b"Signature1");
-    push_bstr_head(&mut head, c.protected.len());
-    head.extend_from_slice(c.protected);
-    head.push(0x40);
-    push_bstr_head(&mut head, c.payload.len());
+    // Hashed as it is built: the payload is never copied (a bundle is verified in the
+    // memory of the file, not twice that).
+    let head = sig_structure_head(c.protected, c.payload.len() as u64);
     let mut v = signer
         .key
         .verify_stream(&sig)
@@ -988,9 +975,7 @@ mod tests {
             (256, vec![0x59, 0x01, 0x00]),
             (65_536, vec![0x5a, 0x00, 0x01, 0x00, 0x00]),
         ] {
-            let mut out = Vec::new();
-            push_bstr_head(&mut out, len);
-            assert_eq!(out, head, "{len}");
+            assert_eq!(crate::seal::cbor_head(2, len), head, "{len}");
         }
     }
 }

@@ -18,7 +18,7 @@ use ed25519_dalek::hazmat::{raw_sign_byupdate, ExpandedSecretKey};
 use ed25519_dalek::SignatureError;
 use sha2::{Digest, Sha256, Sha512};
 
-use crate::bundle::{cose_headers, genesis, SecretKey};
+use crate::bundle::{cose_headers, genesis, sig_structure_head, SecretKey};
 use crate::model::Evidence;
 
 /// CBOR tag of COSE_Sign1.
@@ -148,11 +148,12 @@ pub fn seal_to<R: RecordSource + ?Sized, W: Write>(
     let payload_head = cbor_head(2, payload_len);
 
     // Pass 2: the signature over Sig_structure, the message streamed twice.
-    let mut tbs_head = vec![0x84];
-    tbs_head.extend(encode("Signature1")?);
-    tbs_head.extend_from_slice(&prot);
-    tbs_head.push(0x40); // external_aad: empty bstr
-    tbs_head.extend_from_slice(&payload_head);
+    let Some(Value::Bytes(prot_contents)) = parts.first() else {
+        return Err(io::Error::other(
+            "the protected header is not a byte string",
+        ));
+    };
+    let tbs_head = sig_structure_head(prot_contents, payload_len);
     let failure: RefCell<Option<io::Error>> = RefCell::new(None);
     let signing = key.signing_key();
     let esk = ExpandedSecretKey::from(signing.as_bytes());
