@@ -10,7 +10,6 @@
 //! of another fleet may share the file.
 
 use std::fmt;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use jsonschema::error::{TypeKind, ValidationErrorKind};
@@ -322,14 +321,17 @@ pub fn parse(
 }
 
 /// The run's probe inputs: `--inputs FILE` when given, else the state directory's
-/// [`DEFAULT_FILE`] when it exists, else none. Validated before anything is sent; each
-/// warning is written to stderr as `mcp-collect: warning: …`.
-pub fn load(flag: Option<&Path>, targets: &[Target]) -> Result<Option<Value>, InputsError> {
+/// [`DEFAULT_FILE`] when it exists, else none. Validated before anything is sent; the
+/// caller prints the warnings (`mcp-collect: warning: …`).
+pub fn load(
+    flag: Option<&Path>,
+    targets: &[Target],
+) -> Result<(Option<Value>, Vec<String>), InputsError> {
     let path = match flag {
         Some(p) => p.to_path_buf(),
         None => match crate::keys::state_dir() {
             Ok(d) if d.join(DEFAULT_FILE).is_file() => d.join(DEFAULT_FILE),
-            _ => return Ok(None),
+            _ => return Ok((None, Vec::new())),
         },
     };
     let bytes = std::fs::read(&path).map_err(|source| InputsError::Read {
@@ -338,15 +340,7 @@ pub fn load(flag: Option<&Path>, targets: &[Target]) -> Result<Option<Value>, In
     })?;
     let typed: Vec<String> = targets.iter().map(|t| t.as_typed.clone()).collect();
     let (doc, warnings) = parse(&path, &bytes, &typed)?;
-    let mut err = std::io::stderr().lock();
-    for w in warnings {
-        let _ = writeln!(
-            err,
-            "mcp-collect: warning: {}",
-            mcp_probe_schema::term::line(&w)
-        );
-    }
-    Ok(Some(doc))
+    Ok((Some(doc), warnings))
 }
 
 #[cfg(test)]

@@ -535,6 +535,9 @@ pub struct Login {
     pub min_validity: Duration,
     /// Receives every authorization URL as it is issued (tests, a UI).
     pub on_authorize_url: Option<mpsc::UnboundedSender<String>>,
+    /// The run's redactor: every line the login writes on stderr passes it, as the
+    /// printer's lines do (`mcp-collect` sets the printer's; a fresh one otherwise).
+    pub redactor: crate::journal::SharedRedactor,
 }
 
 impl std::fmt::Debug for Login {
@@ -560,10 +563,18 @@ fn lock(j: &Mutex<Journal>) -> MutexGuard<'_, Journal> {
     j.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-fn notice(line: &str) {
-    // Issuers and URLs come from server metadata: escaped for the terminal.
-    let line = mcp_probe_schema::term::line(line);
-    let _ = writeln!(std::io::stderr().lock(), "mcp-collect: {line}");
+impl Login {
+    /// One line on stderr, redacted with the run's redactor and escaped for the terminal
+    /// (issuers and URLs come from server metadata).
+    fn say(&self, line: &str) {
+        let line = mcp_probe_schema::term::line(&self.redactor.scrub_str(line));
+        let _ = writeln!(std::io::stderr().lock(), "{line}");
+    }
+
+    /// A progress notice of the login.
+    fn notice(&self, line: &str) {
+        self.say(&format!("mcp-collect: {line}"));
+    }
 }
 
 fn random_b64(n: usize) -> Result<String, LoginError> {
@@ -745,6 +756,7 @@ impl Login {
             callback_timeout: CALLBACK_TIMEOUT,
             min_validity: MIN_VALIDITY,
             on_authorize_url: None,
+            redactor: crate::journal::SharedRedactor::new(),
         })
     }
 
@@ -780,7 +792,7 @@ impl Login {
         if std::mem::take(&mut self.reauth) {
             let n = forget(&self.state_dir, self.endpoint.as_str())?;
             if n > 0 {
-                notice(&format!(
+                self.notice(&format!(
                     "{}: --reauth: forgot {n} cached OAuth registration(s) and tokens",
                     self.endpoint
                 ));
@@ -831,7 +843,7 @@ impl Login {
                             error,
                             ..
                         }) => {
-                            notice(&format!(
+                            self.notice(&format!(
                                 "{}: the refresh token was refused ({}); logging in again",
                                 self.endpoint,
                                 error.as_deref().unwrap_or("no error code")
@@ -1245,7 +1257,7 @@ impl Login {
                         .await
                         .map_err(LoginError::Listen)?;
                     let port = l.local_addr().map_err(LoginError::Listen)?.port();
-                    notice(&format!(
+                    self.notice(&format!(
                         "{}: loopback port {} of the cached OAuth client registration is busy ({e}); registering a new client on port {port}",
                         self.endpoint, reg.redirect_port
                     ));
@@ -1328,20 +1340,20 @@ impl Login {
         if let Some(tx) = &self.on_authorize_url {
             let _ = tx.send(url.to_string());
         }
-        let line = mcp_probe_schema::term::line(&format!("{URL_LINE}{url}"));
+        let line = format!("{URL_LINE}{url}");
         if self.no_browser {
-            let _ = writeln!(std::io::stderr().lock(), "{line}");
+            self.say(&line);
             return;
         }
         match open::that_detached(url) {
-            Ok(()) => notice(&format!(
+            Ok(()) => self.notice(&format!(
                 "opened a browser to log in at {}; waiting up to {} s for the redirect",
                 self.metadata.issuer,
                 self.callback_timeout.as_secs()
             )),
             Err(e) => {
-                notice(&format!("could not open a browser ({e})"));
-                let _ = writeln!(std::io::stderr().lock(), "{line}");
+                self.notice(&format!("could not open a browser ({e})"));
+                self.say(&line);
             }
         }
     }

@@ -301,7 +301,8 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
         }
     }
 
-    let inputs = crate::inputs::load(flags.inputs.as_deref(), &targets)?;
+    let (inputs, warnings) = crate::inputs::load(flags.inputs.as_deref(), &targets)?;
+    warnings.iter().for_each(|w| printer.warn(w));
 
     let (ca_record, ca_certs) = match &flags.ca_file {
         Some(p) => {
@@ -701,6 +702,7 @@ async fn login(
     let mut login = crate::oauth::Login::new(&endpoint, meta, found.prm.as_ref(), scope, &state)?;
     login.no_browser = plan.no_browser;
     login.reauth = plan.reauth;
+    login.redactor = lock(j).redactor().clone();
     let addrs: Vec<std::net::IpAddr> = lock(j)
         .target()
         .addresses
