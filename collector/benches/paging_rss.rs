@@ -10,88 +10,53 @@
 //! not grow with the bundle); `PAGING_RSS_TOKEN` is sent with `--token-env` (so every
 //! record is also scrubbed of a known secret in every encoding).
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+#[path = "../tests/support/mod.rs"]
+mod support;
+
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use serde_json::json;
+use support::{json_response, serve, Req};
 
 /// Page body size: under the default 1 MiB body cap, so every page parses and paging
 /// goes on to the page bound.
 const PAGE: usize = 1_000_000;
 
-fn respond(w: &mut TcpStream, status: u16, body: &[u8]) -> std::io::Result<()> {
-    write!(
-        w,
-        "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
-        body.len()
-    )?;
-    w.write_all(body)
-}
-
-fn conn(s: TcpStream, filler: Arc<String>) {
-    let Ok(mut w) = s.try_clone() else { return };
-    let mut r = BufReader::new(s);
-    let mut page = 0u64;
-    loop {
-        let mut head = String::new();
-        loop {
-            let mut line = String::new();
-            match r.read_line(&mut line) {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {}
-            }
-            if line == "\r\n" {
-                break;
-            }
-            head.push_str(&line);
-        }
-        let len = head
-            .lines()
-            .find_map(|l| {
-                l.to_ascii_lowercase()
-                    .strip_prefix("content-length:")
-                    .and_then(|v| v.trim().parse::<usize>().ok())
-            })
-            .unwrap_or(0);
-        let mut body = vec![0; len];
-        if r.read_exact(&mut body).is_err() {
-            return;
-        }
-        let req: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
-        let id = req.get("id").cloned().unwrap_or_default();
-        let method = req.get("method").and_then(|m| m.as_str()).unwrap_or("");
-        let out = match method {
-            "initialize" => respond(
-                &mut w,
+/// A legacy server that pages `tools/list` forever, each page one tool whose
+/// description fills the page, with a fresh `nextCursor`.
+fn pager(filler: String) -> impl Fn(&Req) -> Vec<u8> + Send + Sync {
+    let page = AtomicU64::new(0);
+    move |req| {
+        let id = req.rpc_id();
+        match req.rpc_method().as_str() {
+            "initialize" => json_response(
                 200,
-                serde_json::json!({"jsonrpc":"2.0","id":id,"result":{"protocolVersion":"2025-11-25",
+                &[],
+                &json!({"jsonrpc":"2.0","id":id,"result":{"protocolVersion":"2025-11-25",
                     "capabilities":{"tools":{}},"serverInfo":{"name":"pager","version":"1"}}})
-                .to_string()
-                .as_bytes(),
+                .to_string(),
             ),
             "notifications/initialized" => {
-                w.write_all(b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n")
+                b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n".to_vec()
             }
             "tools/list" => {
-                page += 1;
+                let page = page.fetch_add(1, Ordering::SeqCst) + 1;
                 let body = format!(
                     r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[{{"name":"t{page}","inputSchema":{{"type":"object"}},"description":"{}"}}],"nextCursor":"c{page}"}}}}"#,
                     &filler[..PAGE - 160]
                 );
-                respond(&mut w, 200, body.as_bytes())
+                json_response(200, &[], &body)
             }
-            "" => respond(&mut w, 404, b"{}"),
-            _ => respond(
-                &mut w,
+            "" => json_response(404, &[], "{}"),
+            _ => json_response(
                 400,
-                serde_json::json!({"jsonrpc":"2.0","id":id,"error":{"code":-32600,"message":"no"}})
-                    .to_string()
-                    .as_bytes(),
+                &[],
+                &json!({"jsonrpc":"2.0","id":id,"error":{"code":-32600,"message":"no"}})
+                    .to_string(),
             ),
-        };
-        if out.is_err() {
-            return;
         }
     }
 }
@@ -103,18 +68,8 @@ fn main() {
     let pages = std::env::var("PAGING_RSS_PAGES").unwrap_or_else(|_| "1000".into());
     let cap = std::env::var("PAGING_RSS_BUNDLE_CAP").ok();
     let token = std::env::var("PAGING_RSS_TOKEN").is_ok();
-    let l = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let url = format!(
-        "http://127.0.0.1:{}/mcp",
-        l.local_addr().expect("addr").port()
-    );
-    let filler = Arc::new("x".repeat(PAGE));
-    std::thread::spawn(move || {
-        for s in l.incoming().flatten() {
-            let f = filler.clone();
-            std::thread::spawn(move || conn(s, f));
-        }
-    });
+    let server = serve(Arc::new(pager("x".repeat(PAGE))));
+    let url = server.url.clone();
     let dir = tempfile::tempdir().expect("tempdir");
     let exe = env!("CARGO_BIN_EXE_mcp-collect");
     let timev = std::path::Path::new("/usr/bin/time").exists();
