@@ -14,52 +14,14 @@
 mod support;
 
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::json;
-use support::{json_response, serve, Req};
+use support::{pager, serve};
 
 /// Page body size: under the default 1 MiB body cap, so every page parses and paging
 /// goes on to the page bound.
 const PAGE: usize = 1_000_000;
-
-/// A legacy server that pages `tools/list` forever, each page one tool whose
-/// description fills the page, with a fresh `nextCursor`.
-fn pager(filler: String) -> impl Fn(&Req) -> Vec<u8> + Send + Sync {
-    let page = AtomicU64::new(0);
-    move |req| {
-        let id = req.rpc_id();
-        match req.rpc_method().as_str() {
-            "initialize" => json_response(
-                200,
-                &[],
-                &json!({"jsonrpc":"2.0","id":id,"result":{"protocolVersion":"2025-11-25",
-                    "capabilities":{"tools":{}},"serverInfo":{"name":"pager","version":"1"}}})
-                .to_string(),
-            ),
-            "notifications/initialized" => {
-                b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n".to_vec()
-            }
-            "tools/list" => {
-                let page = page.fetch_add(1, Ordering::SeqCst) + 1;
-                let body = format!(
-                    r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[{{"name":"t{page}","inputSchema":{{"type":"object"}},"description":"{}"}}],"nextCursor":"c{page}"}}}}"#,
-                    &filler[..PAGE - 160]
-                );
-                json_response(200, &[], &body)
-            }
-            "" => json_response(404, &[], "{}"),
-            _ => json_response(
-                400,
-                &[],
-                &json!({"jsonrpc":"2.0","id":id,"error":{"code":-32600,"message":"no"}})
-                    .to_string(),
-            ),
-        }
-    }
-}
 
 fn main() {
     if std::env::args().any(|a| a == "--list") {
@@ -68,7 +30,7 @@ fn main() {
     let pages = std::env::var("PAGING_RSS_PAGES").unwrap_or_else(|_| "1000".into());
     let cap = std::env::var("PAGING_RSS_BUNDLE_CAP").ok();
     let token = std::env::var("PAGING_RSS_TOKEN").is_ok();
-    let server = serve(Arc::new(pager("x".repeat(PAGE))));
+    let server = serve(Arc::new(pager(PAGE - 160)));
     let url = server.url.clone();
     let dir = tempfile::tempdir().expect("tempdir");
     let exe = env!("CARGO_BIN_EXE_mcp-collect");

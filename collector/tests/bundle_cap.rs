@@ -7,52 +7,13 @@ mod support;
 use std::sync::Arc;
 
 use mcp_probe_schema::model::{HttpOutcome, Observation};
-use serde_json::json;
 use support::*;
 
 const PAGE: usize = 20_000;
 
-fn pager(req: &Req) -> Vec<u8> {
-    let id = req.rpc_id();
-    match req.rpc_method().as_str() {
-        "initialize" => json_response(
-            200,
-            &[],
-            &json!({"jsonrpc":"2.0","id":id,"result":{"protocolVersion":"2025-11-25",
-                "capabilities":{"tools":{}},"serverInfo":{"name":"pager","version":"1"}}})
-            .to_string(),
-        ),
-        "notifications/initialized" => {
-            b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n".to_vec()
-        }
-        "tools/list" => {
-            let n = req
-                .json()
-                .pointer("/params/cursor")
-                .and_then(|c| c.as_str())
-                .and_then(|c| c.parse::<u64>().ok())
-                .unwrap_or(0);
-            json_response(
-                200,
-                &[],
-                &json!({"jsonrpc":"2.0","id":id,"result":{
-                    "tools":[{"name":format!("t{n}"),"inputSchema":{"type":"object"},"description":"d".repeat(PAGE)}],
-                    "nextCursor": (n + 1).to_string()}})
-                .to_string(),
-            )
-        }
-        "" => json_response(404, &[], "{}"),
-        _ => json_response(
-            400,
-            &[],
-            &json!({"jsonrpc":"2.0","id":id,"error":{"code":-32600,"message":"no"}}).to_string(),
-        ),
-    }
-}
-
 #[test]
 fn past_the_bundle_cap_bodies_are_hashed_only_and_the_bound_is_recorded() {
-    let srv = serve(Arc::new(pager));
+    let srv = serve(Arc::new(pager(PAGE)));
     let cap = 256 * 1024;
     let run = collect(
         &[

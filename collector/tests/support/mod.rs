@@ -243,3 +243,47 @@ pub fn json_response(status: u16, extra: &[(&str, &str)], body: &str) -> Vec<u8>
     s.push_str(body);
     s.into_bytes()
 }
+
+/// A legacy MCP server that pages `tools/list` forever: each page one tool whose
+/// description is `description_bytes` long, and a fresh `nextCursor` (the page number).
+pub fn pager(description_bytes: usize) -> impl Fn(&Req) -> Vec<u8> + Send + Sync {
+    let filler = "d".repeat(description_bytes);
+    move |req| {
+        let id = req.rpc_id();
+        match req.rpc_method().as_str() {
+            "initialize" => json_response(
+                200,
+                &[],
+                &serde_json::json!({"jsonrpc":"2.0","id":id,"result":{"protocolVersion":"2025-11-25",
+                    "capabilities":{"tools":{}},"serverInfo":{"name":"pager","version":"1"}}})
+                .to_string(),
+            ),
+            "notifications/initialized" => {
+                b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n".to_vec()
+            }
+            "tools/list" => {
+                let n = req
+                    .json()
+                    .pointer("/params/cursor")
+                    .and_then(|c| c.as_str())
+                    .and_then(|c| c.parse::<u64>().ok())
+                    .unwrap_or(0);
+                json_response(
+                    200,
+                    &[],
+                    &serde_json::json!({"jsonrpc":"2.0","id":id,"result":{
+                        "tools":[{"name":format!("t{n}"),"inputSchema":{"type":"object"},"description":filler}],
+                        "nextCursor": (n + 1).to_string()}})
+                    .to_string(),
+                )
+            }
+            "" => json_response(404, &[], "{}"),
+            _ => json_response(
+                400,
+                &[],
+                &serde_json::json!({"jsonrpc":"2.0","id":id,"error":{"code":-32600,"message":"no"}})
+                    .to_string(),
+            ),
+        }
+    }
+}
