@@ -8,7 +8,7 @@
 //! per bundle (`mcp-grade x.mcpev` per bundle), and one report over all of them
 //! (`mcp-grade examples/*.mcpev`). Criterion runs on the calling thread only.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use mcp_probe_evaluator::check::Context;
@@ -18,17 +18,9 @@ use mcp_probe_evaluator::load::read_bundle;
 use mcp_probe_evaluator::report::{json, Report, Server};
 use mcp_probe_schema::open;
 
-fn examples() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
-    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("examples/ exists")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "mcpev"))
-        .collect();
-    v.sort();
-    assert!(!v.is_empty(), "no example bundles in {}", dir.display());
-    v
-}
+#[path = "../tests/support/examples.rs"]
+mod examples;
+use examples::examples;
 
 /// Read, verify, grade and describe one bundle.
 fn graded(path: &Path) -> (Server, Vec<mcp_probe_evaluator::grade::CheckResult>) {

@@ -31,17 +31,9 @@ fn env_usize(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
-fn examples() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
-    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("examples/ exists")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "mcpev"))
-        .collect();
-    v.sort();
-    assert!(!v.is_empty(), "no example bundles in {}", dir.display());
-    v
-}
+#[path = "../tests/support/examples.rs"]
+mod examples;
+use examples::examples;
 
 /// The binary measured: `MEMORY_BENCH_GRADER` (e.g. an older build, to compare), else
 /// the `mcp-grade` of this build.

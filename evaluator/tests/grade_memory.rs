@@ -2,24 +2,14 @@
 //! the report render exactly as the full results do, and a bundle's encoded records are
 //! not kept beside the decoded ones.
 
-use std::path::{Path, PathBuf};
-
 use mcp_probe_evaluator::check::Context;
 use mcp_probe_evaluator::grade::{compact, grade};
 use mcp_probe_evaluator::load::{for_grading, read_verified};
 use mcp_probe_evaluator::report::{render, Format, Report, Server};
 
-fn examples() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
-    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("examples/ exists")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "mcpev"))
-        .collect();
-    v.sort();
-    assert!(v.len() > 3, "example bundles in {}", dir.display());
-    v
-}
+#[path = "support/examples.rs"]
+mod examples;
+use examples::examples;
 
 #[test]
 fn compacted_results_render_the_same_reports() {
