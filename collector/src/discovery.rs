@@ -15,7 +15,7 @@ use mcp_probe_schema::model::{
     Body, BodyEnd, ErrorKind, Header, HttpExchange, HttpOutcome, HttpRequest, Observation,
     TransportError,
 };
-use mcp_probe_schema::vocab::{header, leg};
+use mcp_probe_schema::vocab::{header, leg, LegId};
 use mcp_probe_schema::www_authenticate::{self, Challenge};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -299,7 +299,7 @@ impl Probe<'_> {
     }
 
     /// Record a request that was not sent (guard refusal, unresolvable host).
-    pub(crate) fn record_refusal(&self, l: &str, url: &str, kind: ErrorKind, reason: String) {
+    pub(crate) fn record_refusal(&self, l: LegId, url: &str, kind: ErrorKind, reason: String) {
         let exchange = HttpExchange {
             request: HttpRequest {
                 method: "GET".into(),
@@ -327,7 +327,7 @@ impl Probe<'_> {
     /// redirect followed. Returns the body when the answer is a 200 JSON object.
     pub(crate) async fn guarded_get(
         &mut self,
-        l: &str,
+        l: LegId,
         text: &str,
         target_class: AddrClass,
         endpoint: &url::Url,

@@ -25,6 +25,7 @@
 //! journal that [`recover`] seals with status `recovered` after checking the chain;
 //! items past a torn write are dropped and counted.
 
+use mcp_probe_schema::vocab::LegId;
 use std::io::{BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -332,7 +333,7 @@ impl Journal {
     /// Redact, chain and append one observation. Returns its seq.
     pub fn record(
         &mut self,
-        legs: &[&str],
+        legs: &[LegId],
         started_at: i64,
         duration_us: u64,
         observation: Observation,
@@ -380,7 +381,7 @@ impl Journal {
     }
 
     /// Record a skipped leg.
-    pub fn skip(&mut self, legs: &[&str], reason: impl Into<String>) -> u64 {
+    pub fn skip(&mut self, legs: &[LegId], reason: impl Into<String>) -> u64 {
         self.record(
             legs,
             now_us(),
@@ -973,7 +974,7 @@ mod tests {
             "x".repeat(n)
         );
         testkit::http_record(
-            &["inventory.tools"],
+            &[mcp_probe_schema::vocab::leg::INVENTORY_TOOLS],
             "https://mcp.example/mcp",
             "{}",
             200,
@@ -987,9 +988,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut j = Journal::create(dir.path(), "t", target(), options(), Redactor::new()).unwrap();
         for _ in 0..5 {
-            j.record(&["inventory.tools"], 1, 2, page(100));
+            j.record(
+                &[mcp_probe_schema::vocab::leg::INVENTORY_TOOLS],
+                1,
+                2,
+                page(100),
+            );
         }
-        j.skip(&["x"], "not sent");
+        j.skip(&[LegId::new("x")], "not sent");
         assert_eq!(j.len(), 6);
         let recs = j.records();
         assert_eq!(recs.len(), 6);
@@ -1077,7 +1083,12 @@ mod tests {
         o.bundle_cap = Some(10_000);
         let mut j = Journal::create(dir.path(), "t", target(), o, Redactor::new()).unwrap();
         for _ in 0..20 {
-            j.record(&["inventory.tools"], 1, 2, page(1000));
+            j.record(
+                &[mcp_probe_schema::vocab::leg::INVENTORY_TOOLS],
+                1,
+                2,
+                page(1000),
+            );
         }
         let from = j.bundle_capped_from().expect("capped");
         assert!((5..15).contains(&from), "{from}");

@@ -9,7 +9,7 @@ use mcp_probe_schema::model::{Era, Header, HttpOutcome, Observation};
 use mcp_probe_schema::vocab::probe::{
     HOSTILE_ORIGIN, MISMATCH_NAME, NO_SUCH_TOOL, SUPPLIED_SESSION_ID,
 };
-use mcp_probe_schema::vocab::{self, header, leg, meta, method};
+use mcp_probe_schema::vocab::{self, header, leg, meta, method, LegId};
 use serde_json::{json, Map, Value};
 
 use crate::http::Request;
@@ -52,7 +52,7 @@ impl Probe<'_> {
         self.era == Some(Era::Modern)
     }
 
-    fn skip(&self, legs: &[&str], reason: impl Into<String>) {
+    fn skip(&self, legs: &[LegId], reason: impl Into<String>) {
         lock(&self.journal).skip(legs, reason);
     }
 
@@ -66,7 +66,7 @@ impl Probe<'_> {
     /// Send a complete JSON-RPC request of `m` after `edit` changed its headers/body.
     async fn probe_rpc(
         &mut self,
-        l: &str,
+        l: LegId,
         m: &str,
         params: Map<String, Value>,
         edit: impl FnOnce(&mut Vec<Header>, &mut Value),
@@ -84,7 +84,7 @@ impl Probe<'_> {
     /// A non-JSON-RPC request (GET, DELETE) to `url`, recorded under `l`.
     async fn plain(
         &mut self,
-        l: &str,
+        l: LegId,
         method: &str,
         url: url::Url,
         headers: Vec<Header>,

@@ -26,7 +26,7 @@
 use std::net::{IpAddr, SocketAddr};
 
 use mcp_probe_schema::model::{Era, ErrorKind, Header, Observation};
-use mcp_probe_schema::vocab::{header, leg, method};
+use mcp_probe_schema::vocab::{header, leg, method, LegId};
 use serde_json::{Map, Value};
 
 use crate::guard::{self, AddrClass};
@@ -44,7 +44,7 @@ pub const INPUT_DOWNSTREAM: &str = "downstream_endpoints";
 /// [`WRONG_AUDIENCE`] (e.g. another loopback resource a lab AS serves).
 pub const INPUT_FOREIGN_RESOURCE: &str = "foreign_resource";
 
-const ALL_B: [&str; 4] = [
+const ALL_B: [LegId; 4] = [
     leg::FOREIGN_MINT,
     leg::FOREIGN_RESTORE,
     leg::FOREIGN_CONTROL,
@@ -124,7 +124,7 @@ impl Probe<'_> {
         self.foreign_audience(login).await;
     }
 
-    fn skip_legs(&self, legs: &[&str], why: impl Into<String>) {
+    fn skip_legs(&self, legs: &[LegId], why: impl Into<String>) {
         lock(&self.journal).skip(legs, why);
     }
 
@@ -390,7 +390,7 @@ impl Probe<'_> {
     }
 
     /// Send `body` with `token` as the credential (the probe's own token is put back).
-    async fn send_as(&mut self, l: &str, h: Vec<Header>, body: &Value, id: i64, token: &str) {
+    async fn send_as(&mut self, l: LegId, h: Vec<Header>, body: &Value, id: i64, token: &str) {
         let Some(endpoint) = self.endpoint.clone() else {
             return;
         };
@@ -472,7 +472,7 @@ mod tests {
         (j, recs)
     }
 
-    fn reasons(recs: &[mcp_probe_schema::model::Record], l: &str) -> Vec<String> {
+    fn reasons(recs: &[mcp_probe_schema::model::Record], l: LegId) -> Vec<String> {
         recs.iter()
             .filter(|r| r.legs.iter().any(|x| x == l))
             .filter_map(|r| match &r.observation {

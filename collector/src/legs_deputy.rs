@@ -33,7 +33,7 @@ use base64::Engine as _;
 use mcp_probe_schema::model::{
     Body, BodyEnd, Header, HttpExchange, HttpOutcome, HttpRequest, Observation, TransportError,
 };
-use mcp_probe_schema::vocab::{header, leg};
+use mcp_probe_schema::vocab::{header, leg, LegId};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
@@ -59,14 +59,14 @@ pub const CONTROL_PATH: &str = "/cis-probe-no-such-path";
 /// `client_name` of the scratch registrations.
 pub const SCRATCH_CLIENT_NAME: &str = "mcp-collect (3.3.5 scratch client)";
 
-const ALL: [&str; 5] = [
+const ALL: [LegId; 5] = [
     leg::DEPUTY_REGISTER,
     leg::DEPUTY_AUTHORIZE,
     leg::DEPUTY_REDIRECT,
     leg::DEPUTY_CALLBACK,
     leg::DEPUTY_CONSENT,
 ];
-const TESTS: [&str; 3] = [
+const TESTS: [LegId; 3] = [
     leg::DEPUTY_REDIRECT,
     leg::DEPUTY_CALLBACK,
     leg::DEPUTY_CONSENT,
@@ -255,7 +255,7 @@ impl Probe<'_> {
             {
                 Ok(id) => id,
                 Err(why) => {
-                    let rest: &[&str] = if n == 1 {
+                    let rest: &[LegId] = if n == 1 {
                         &[
                             leg::DEPUTY_AUTHORIZE,
                             leg::DEPUTY_REDIRECT,
@@ -353,7 +353,7 @@ impl Probe<'_> {
     /// Register one scratch client under `l`; its `client_id`, or why not. Never cached.
     async fn scratch_register(
         &mut self,
-        l: &str,
+        l: LegId,
         register: &url::Url,
         class: AddrClass,
         endpoint: &url::Url,
@@ -395,7 +395,7 @@ impl Probe<'_> {
     /// `l` (a refusal is recorded as a `refused_by_guard` exchange; nothing is sent).
     async fn deputy_request(
         &mut self,
-        l: &str,
+        l: LegId,
         method: &str,
         url: url::Url,
         json_body: Option<Value>,

@@ -45,7 +45,7 @@ use mcp_probe_schema::model::{
     TokenFacts, TransportError,
 };
 use mcp_probe_schema::redact::decode_jwt;
-use mcp_probe_schema::vocab::{header, leg};
+use mcp_probe_schema::vocab::{header, leg, LegId};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -115,7 +115,7 @@ pub enum LoginError {
     #[error("{leg} {url}: {error}")]
     Transport {
         /// The leg id.
-        leg: &'static str,
+        leg: LegId,
         /// The URL.
         url: String,
         /// What happened.
@@ -125,7 +125,7 @@ pub enum LoginError {
     #[error("{leg} {url}: HTTP {status}{}{}", .error.as_deref().map(|e| format!(" {e}")).unwrap_or_default(), .description.as_deref().map(|d| format!(": {d}")).unwrap_or_default())]
     Server {
         /// The leg id.
-        leg: &'static str,
+        leg: LegId,
         /// The URL.
         url: String,
         /// HTTP status.
@@ -909,7 +909,7 @@ impl Login {
         &self,
         client: &Client,
         journal: &Mutex<Journal>,
-        leg: &'static str,
+        leg: LegId,
         req: Request,
         secrets: &[(&str, &str)],
     ) -> Result<Answer, LoginError> {
@@ -1029,7 +1029,7 @@ impl Login {
         &self,
         client: &Client,
         journal: &Mutex<Journal>,
-        leg: &'static str,
+        leg: LegId,
         reg: &Registration,
         mut form: Vec<(&str, &str)>,
         secrets: &[(&str, &str)],
@@ -1079,7 +1079,7 @@ impl Login {
         &self,
         client: &Client,
         journal: &Mutex<Journal>,
-        leg: &'static str,
+        leg: LegId,
         reg: &Registration,
         form: Vec<(&str, &str)>,
         secrets: &[(&str, &str)],
@@ -1590,7 +1590,7 @@ impl Login {
         &self,
         client: &Client,
         journal: &Mutex<Journal>,
-        leg: &'static str,
+        leg: LegId,
         refresh_token: &str,
         resource: &str,
     ) -> Result<RawGrant, LoginError> {
@@ -1627,7 +1627,7 @@ impl Login {
         &self,
         client: &Client,
         journal: &Mutex<Journal>,
-        leg: &'static str,
+        leg: LegId,
         refresh_token: &str,
     ) -> Result<PathBuf, LoginError> {
         let Some((_, mut entry)) = self.cached()? else {

@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 
 use mcp_probe_schema::derive;
 use mcp_probe_schema::model::{Era, Header, HttpOutcome, Observation, Session, TransportError};
-use mcp_probe_schema::vocab::{self, header, leg, meta, method};
+use mcp_probe_schema::vocab::{self, header, leg, meta, method, LegId};
 use serde_json::{json, Value};
 
 use crate::http::{Client, Request};
@@ -165,7 +165,7 @@ impl<'a> Probe<'a> {
     /// (notifications pass `None`).
     pub(crate) async fn rpc(
         &mut self,
-        legs: &[&str],
+        legs: &[LegId],
         url: &url::Url,
         headers: Vec<Header>,
         body: &Value,
@@ -177,7 +177,7 @@ impl<'a> Probe<'a> {
 
     pub(crate) async fn rpc_awaiting(
         &mut self,
-        legs: &[&str],
+        legs: &[LegId],
         url: &url::Url,
         headers: Vec<Header>,
         body: &Value,
@@ -201,7 +201,10 @@ impl<'a> Probe<'a> {
             body.get("method")
                 .and_then(Value::as_str)
                 .unwrap_or("a request"),
-            legs.join(", ")
+            legs.iter()
+                .map(|l| l.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         );
         *self.in_flight.lock().unwrap_or_else(|p| p.into_inner()) = Some(what);
         let sent = self.client.send(req).await;
@@ -517,7 +520,7 @@ impl<'a> Probe<'a> {
         Ending::Complete
     }
 
-    async fn list_all(&mut self, m: &str, l: &str) {
+    async fn list_all(&mut self, m: &str, l: LegId) {
         let Some(endpoint) = self.endpoint.clone() else {
             return;
         };

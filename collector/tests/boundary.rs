@@ -162,16 +162,24 @@ fn a_secret_learned_by_one_target_is_redacted_in_every_other() {
     let refresh = "rt-5f0e1d2c3b4a59687766554433221100";
     // Target a's server leaks a refresh token in a token-shaped field: learned.
     let leak = mcp_probe_schema::testkit::http_record(
-        &["inventory.tools"],
+        &[mcp_probe_schema::vocab::leg::INVENTORY_TOOLS],
         "https://a.example/mcp",
         "{}",
         200,
         json!({"refresh_token": refresh}).to_string().as_bytes(),
     );
-    a.record(&["inventory.tools"], 1, 1, leak.observation);
+    a.record(
+        &[mcp_probe_schema::vocab::leg::INVENTORY_TOOLS],
+        1,
+        1,
+        leak.observation,
+    );
     // Target b then puts it in places no field rule knows: a skip reason, the session,
     // the failure text; and the printer (same redactor) would print it.
-    b.skip(&["inventory.tools"], format!("repeated cursor {refresh}"));
+    b.skip(
+        &[mcp_probe_schema::vocab::leg::INVENTORY_TOOLS],
+        format!("repeated cursor {refresh}"),
+    );
     b.set_failure(format!("server said {refresh}"));
     b.set_endpoint(format!("https://b.example/mcp?c={refresh}"));
     assert!(!b.failure().unwrap_or_default().contains(refresh));
@@ -207,7 +215,10 @@ fn the_journal_on_disk_holds_only_redacted_values() {
     let shared = SharedRedactor::new();
     shared.add_secret(TOKEN.as_bytes(), "bearer-token");
     let mut j = Journal::create(dir.path(), "j", target(), options(), shared).unwrap();
-    j.skip(&["x"], format!("reason with {TOKEN}"));
+    j.skip(
+        &[mcp_probe_schema::vocab::LegId::new("x")],
+        format!("reason with {TOKEN}"),
+    );
     j.set_failure(format!("failure with {TOKEN}"));
     j.set_inputs(Some(
         json!({"static_resource_path": format!("/r?t={TOKEN}")}),

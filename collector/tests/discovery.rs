@@ -20,7 +20,7 @@ use mcp_probe_schema::model::{
     ErrorKind, HttpExchange, HttpOutcome, Observation, Options, Record, Target,
 };
 use mcp_probe_schema::redact::Redactor;
-use mcp_probe_schema::vocab::leg;
+use mcp_probe_schema::vocab::{leg, LegId};
 use serde_json::{json, Value};
 
 /// A lab variable: the environment, else `lab/run/env`. Missing under CI is a failure:
@@ -92,7 +92,7 @@ impl Rig {
         )
     }
 
-    fn records(&self, l: &str) -> Vec<Record> {
+    fn records(&self, l: LegId) -> Vec<Record> {
         self.journal
             .lock()
             .unwrap()

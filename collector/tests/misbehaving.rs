@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use mcp_probe_schema::model::{
     BodyEnd, ErrorKind, HttpExchange, HttpOutcome, HttpResponse, Observation, Record, RunStatus,
 };
-use mcp_probe_schema::vocab::leg;
+use mcp_probe_schema::vocab::{leg, LegId};
 use support::misbehave::{self, Case, Enc, Oracle, Place, Rng, Server};
 
 /// `--timeout` of every run, seconds.
@@ -151,7 +151,7 @@ impl Outcome {
     }
 
     /// Records serving `l`, in order.
-    fn on(&self, l: &str) -> Vec<&Record> {
+    fn on(&self, l: LegId) -> Vec<&Record> {
         self.records()
             .iter()
             .filter(|r| r.legs.iter().any(|x| x == l))
@@ -159,7 +159,7 @@ impl Outcome {
     }
 
     /// The first HTTP record of leg `l`.
-    fn first_http(&self, l: &str) -> &HttpExchange {
+    fn first_http(&self, l: LegId) -> &HttpExchange {
         self.on(l)
             .into_iter()
             .find_map(|r| match &r.observation {

@@ -162,13 +162,18 @@ fn unsealed(dir: &Path, n: usize) -> PathBuf {
     for i in 0..n {
         let body = json!({"jsonrpc":"2.0","id":i,"result":{"tools":[],"pad":"y".repeat(2000)}});
         let rec = mcp_probe_schema::testkit::http_record(
-            &["inventory.tools"],
+            &[mcp_probe_schema::vocab::leg::INVENTORY_TOOLS],
             "https://mcp.example/mcp",
             "{}",
             200,
             body.to_string().as_bytes(),
         );
-        j.record(&["inventory.tools"], 1, 1, rec.observation);
+        j.record(
+            &[mcp_probe_schema::vocab::leg::INVENTORY_TOOLS],
+            1,
+            1,
+            rec.observation,
+        );
     }
     let p = j.journal_path().to_path_buf();
     drop(j); // as a killed process would: no seal

@@ -6,7 +6,10 @@ use mcp_probe_schema::derive::{self, Inventory};
 use mcp_probe_schema::model::{
     Era, Evidence as Payload, HttpExchange, HttpOutcome, HttpResponse, Observation, Record, Session,
 };
+use mcp_probe_schema::vocab::LegId;
 use mcp_probe_schema::Verified;
+use std::cell::RefCell;
+use std::collections::BTreeSet;
 use std::sync::OnceLock;
 
 use serde_json::Value;
@@ -233,24 +236,26 @@ impl Evidence {
     }
 
     /// True when some record serves `leg`.
-    pub fn has_leg(&self, leg: &str) -> bool {
-        self.records.iter().any(|r| r.legs.iter().any(|l| l == leg))
+    pub fn has_leg(&self, leg: LegId) -> bool {
+        self.records_for(leg).next().is_some()
     }
 
-    /// Records serving `leg`, in order.
-    pub fn records_for<'a>(&'a self, leg: &'a str) -> impl Iterator<Item = &'a Record> + 'a {
+    /// Records serving `leg`, in order. Every read of a leg's records passes here, so
+    /// [`track_leg_reads`] sees it.
+    pub fn records_for(&self, leg: LegId) -> impl Iterator<Item = &Record> + '_ {
+        note_read(leg);
         self.records
             .iter()
-            .filter(move |r| r.legs.iter().any(|l| l == leg))
+            .filter(move |r| r.legs.iter().any(|l| *l == leg))
     }
 
     /// HTTP exchanges serving `leg`, in order.
-    pub fn exchanges<'a>(&'a self, leg: &'a str) -> impl Iterator<Item = Exchange<'a>> + 'a {
+    pub fn exchanges(&self, leg: LegId) -> impl Iterator<Item = Exchange<'_>> + '_ {
         self.records_for(leg).filter_map(|r| self.exchange_of(r))
     }
 
     /// The skip reason recorded for `leg`, if it was skipped.
-    pub fn skipped<'a>(&'a self, leg: &'a str) -> Option<&'a str> {
+    pub fn skipped(&self, leg: LegId) -> Option<&str> {
         self.records_for(leg).find_map(|r| match &r.observation {
             Observation::Skipped { reason } => Some(reason.as_str()),
             _ => None,
@@ -268,9 +273,31 @@ impl Evidence {
     }
 
     /// Seqs of every record of `leg`.
-    pub fn seqs(&self, leg: &str) -> Vec<u64> {
+    pub fn seqs(&self, leg: LegId) -> Vec<u64> {
         self.records_for(leg).map(|r| r.seq).collect()
     }
+}
+
+thread_local! {
+    static LEG_READS: RefCell<Option<BTreeSet<LegId>>> = const { RefCell::new(None) };
+}
+
+fn note_read(leg: LegId) {
+    LEG_READS.with(|r| {
+        if let Some(set) = r.borrow_mut().as_mut() {
+            set.insert(leg);
+        }
+    });
+}
+
+/// Run `f` and return, with its result, every leg whose records it read through an
+/// [`Evidence`] on this thread (the leg contract test compares them with the check's
+/// declaration).
+pub fn track_leg_reads<T>(f: impl FnOnce() -> T) -> (T, BTreeSet<LegId>) {
+    let outer = LEG_READS.with(|r| r.borrow_mut().replace(BTreeSet::new()));
+    let out = f();
+    let read = LEG_READS.with(|r| std::mem::replace(&mut *r.borrow_mut(), outer));
+    (out, read.unwrap_or_default())
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 
 use mcp_probe_schema::model::{Era, Record, Session};
 use mcp_probe_schema::testkit;
+use mcp_probe_schema::vocab::LegId;
 
 use crate::evidence::Evidence;
 
@@ -50,8 +51,8 @@ pub fn evidence(session: Option<Session>, records: Vec<Record>) -> Evidence {
 
 /// A JSON-RPC POST record for `legs`: request `request`, answered `status` with
 /// `content_type` and `body`, plus extra response headers.
-pub fn exchange(
-    legs: &[&str],
+pub fn exchange<L: AsRef<str>>(
+    legs: &[L],
     request: &str,
     status: u16,
     content_type: &str,
@@ -75,7 +76,7 @@ pub fn exchange(
 }
 
 /// A skipped-leg record.
-pub fn skipped(legs: &[&str], reason: &str) -> Record {
+pub fn skipped<L: AsRef<str>>(legs: &[L], reason: &str) -> Record {
     let mut r = testkit::http_record(legs, ENDPOINT, "{}", 200, b"");
     r.observation = mcp_probe_schema::model::Observation::Skipped {
         reason: reason.into(),
@@ -84,7 +85,7 @@ pub fn skipped(legs: &[&str], reason: &str) -> Record {
 }
 
 /// A list page record answering `method` with `result` (a JSON object).
-pub fn list_page(leg: &str, method: &str, id: i64, result: serde_json::Value) -> Record {
+pub fn list_page(leg: LegId, method: &str, id: i64, result: serde_json::Value) -> Record {
     let req =
         serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": {}}).to_string();
     let body = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();

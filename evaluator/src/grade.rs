@@ -1,11 +1,12 @@
 //! The grading runner: every catalogue check on every bundle, the uniform
-//! preconditions (spec/checks.md §2.4), and "not graded" for checks this build does
-//! not implement (never a made-up verdict).
+//! preconditions (a session where the check needs one; every required leg present),
+//! and "not graded" for checks this build does not implement (never a made-up verdict).
 
 use crate::catalogue::{Entry, CATALOGUE};
 use crate::check::{Check, Context, Needs};
 use crate::evidence::Evidence;
 use crate::verdict::{Outcome, Verdict};
+use mcp_probe_schema::vocab::LegId;
 
 /// One check's result on one bundle.
 #[derive(Debug, Clone)]
@@ -18,10 +19,7 @@ pub struct CheckResult {
 
 /// The implemented check for `id`.
 pub fn implemented(id: &str) -> Option<&'static dyn Check> {
-    crate::checks::registry()
-        .iter()
-        .copied()
-        .find(|c| c.entry().id == id)
+    crate::catalogue::entry(id).and_then(|e| e.grader)
 }
 
 /// Grade every catalogue check (at `level` or below, when given) on `ev`.
@@ -31,7 +29,7 @@ pub fn grade(ev: &Evidence, cx: &Context<'_>, level: Option<u8>) -> Vec<CheckRes
         .filter(|e| level.is_none_or(|l| e.level.number() <= l))
         .map(|entry| CheckResult {
             entry,
-            outcome: implemented(entry.id).map(|c| run(c, ev, cx)),
+            outcome: entry.grader.map(|c| run(c, ev, cx)),
         })
         .collect()
 }
@@ -51,6 +49,24 @@ pub fn compact(results: &mut [CheckResult]) {
         o.reduction.shrink_to_fit();
         o.records.shrink_to_fit();
     }
+}
+
+/// ERROR naming `legs`, which this bundle lacks: the runner's answer for a missing
+/// required leg, and a check's for a leg it needs only on some paths.
+pub fn missing_legs(ev: &Evidence, legs: &[LegId]) -> Outcome {
+    let names: Vec<&str> = legs.iter().map(|l| l.as_str()).collect();
+    Outcome::single(
+        Verdict::Error,
+        format!(
+            "leg(s) {} missing from this bundle (collected by {} {}, run status {}); re-collect with a \
+             collector that records them",
+            names.join(", "),
+            crate::fmt::line(&ev.payload.collector.name),
+            crate::fmt::line(&ev.payload.collector.version),
+            ev.payload.run.status.as_str()
+        ),
+        "",
+    )
 }
 
 /// Grade one check with the uniform preconditions.
@@ -76,27 +92,16 @@ pub fn run(check: &dyn Check, ev: &Evidence, cx: &Context<'_>) -> Outcome {
             _ => Outcome::single(Verdict::Error, format!("no MCP session: {failure}"), reduction),
         };
     }
-    let missing: Vec<&str> = check
-        .legs_read()
+    let era = ev.session().and_then(|s| s.era);
+    let missing: Vec<LegId> = check
+        .legs(era)
+        .required
         .iter()
         .copied()
-        .filter(|l| !ev.has_leg(l))
+        .filter(|l| !ev.has_leg(*l))
         .collect();
     if !missing.is_empty() {
-        let status = ev.payload.run.status.as_str();
-        let collector = format!(
-            "{} {}",
-            ev.payload.collector.name, ev.payload.collector.version
-        );
-        return Outcome::single(
-            Verdict::Error,
-            format!(
-                "leg(s) {} missing from this bundle (collected by {collector}, run status {status}); \
-                 re-collect with a collector that records them",
-                missing.join(", ")
-            ),
-            reduction,
-        );
+        return missing_legs(ev, &missing);
     }
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check.grade(ev, cx))) {
         Ok(o) => o,

@@ -901,7 +901,7 @@ fn fixed_report() -> Report {
             .iter()
             .map(|e| CheckResult {
                 entry: e,
-                outcome: outcome(server, e.id),
+                outcome: outcome(server, e.id.as_str()),
             })
             .collect()
     };

@@ -23,6 +23,7 @@ use mcp_probe_evaluator::check::Context;
 use mcp_probe_evaluator::evidence::Evidence;
 use mcp_probe_evaluator::grade::{implemented, run};
 use mcp_probe_evaluator::verdict::{LegOutcome, Verdict};
+use mcp_probe_schema::vocab::leg;
 use support::{collector, lab};
 
 fn collect(bin: &Path, home: &Path, url: &str, args: &[&str]) -> Evidence {
@@ -53,7 +54,7 @@ fn lab_rs_deputy_gate_opens_and_finds_no_static_client_id_and_scope_probe_execut
         &["--inputs", inputs.to_str().expect("utf-8 path")],
     );
     assert!(ev.authenticated(), "the run logged in");
-    if !ev.has_leg("3.3.5.register") {
+    if !ev.has_leg(leg::DEPUTY_REGISTER) {
         // Until collector/src/run.rs calls deputy_legs and scope_probe_leg (see
         // collector/src/legs_deputy.rs), the bundle holds neither leg.
         assert!(
@@ -66,7 +67,7 @@ fn lab_rs_deputy_gate_opens_and_finds_no_static_client_id_and_scope_probe_execut
 
     // The collector registered two scratch clients (never cached) and sent both
     // authorization requests; oidc-provider answered each with its interaction page.
-    let regs: Vec<_> = ev.exchanges("3.3.5.register").collect();
+    let regs: Vec<_> = ev.exchanges(leg::DEPUTY_REGISTER).collect();
     assert_eq!(regs.len(), 2, "two scratch registrations");
     for r in &regs {
         assert_eq!(r.status(), Some(201), "open DCR answers 201");
@@ -77,7 +78,7 @@ fn lab_rs_deputy_gate_opens_and_finds_no_static_client_id_and_scope_probe_execut
             .iter()
             .all(|h| !h.name.eq_ignore_ascii_case("authorization")));
     }
-    let auths: Vec<_> = ev.exchanges("3.3.5.authorize").collect();
+    let auths: Vec<_> = ev.exchanges(leg::DEPUTY_AUTHORIZE).collect();
     assert_eq!(auths.len(), 2);
     for a in &auths {
         assert_eq!(a.status(), Some(303), "{:?}", a.header("location"));
@@ -86,7 +87,7 @@ fn lab_rs_deputy_gate_opens_and_finds_no_static_client_id_and_scope_probe_execut
             .is_some_and(|l| l.contains("/interaction/")));
     }
     assert!(ev
-        .skipped("3.3.5a.redirect")
+        .skipped(leg::DEPUTY_REDIRECT)
         .is_some_and(|r| r.contains("no shared onward client_id")));
     // No scratch client reached the credential cache: only the working client is there.
     let creds = dir.path().join("home/credentials");
@@ -121,7 +122,7 @@ fn lab_rs_deputy_gate_opens_and_finds_no_static_client_id_and_scope_probe_execut
 
     // 3.3.4e: whoami ran (the token's grant covers it), so the operator's claim fails.
     let x = ev
-        .exchanges("3.3.4e.call")
+        .exchanges(leg::SCOPE_PROBE_CALL)
         .next()
         .expect("3.3.4e.call recorded");
     let body: serde_json::Value = x.request_json().expect("json body");

@@ -288,7 +288,10 @@ fn lab_py2_without_oauth_is_not_applicable() {
     // discovery.prm candidate answered a clean 404: no OAuth is offered, so the checks
     // that govern OAuth are N/A (spec §11.3).
     let ev = &lab_runs().expect("lab").runs["LAB_PY2"].evidence;
-    assert!(ev.has_leg("discovery.prm"), "discovery.prm recorded");
+    assert!(
+        ev.has_leg(mcp_probe_schema::vocab::leg::PRM),
+        "discovery.prm recorded"
+    );
     for id in ["3.2.2", "3.3.2", "3.3.4"] {
         let o = grade("LAB_PY2", id);
         assert_eq!(o.verdict, Verdict::NotApplicable, "{id}: {o:?}");

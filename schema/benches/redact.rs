@@ -78,7 +78,7 @@ fn scrub(c: &mut Criterion) {
         b.iter(|| black_box(red.leaks(black_box(&clean))))
     });
     let record = http_record(
-        &["inventory.tools"],
+        &[mcp_probe_schema::vocab::leg::INVENTORY_TOOLS],
         "https://h.example/mcp",
         "{}",
         200,

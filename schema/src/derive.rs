@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::model::{Body, BodyEnd, Header, HttpOutcome, HttpResponse, Observation, Record};
-use crate::vocab::leg;
+use crate::vocab::{leg, LegId};
 
 /// First header named `name` (case-insensitive).
 pub fn header<'a>(headers: &'a [Header], name: &str) -> Option<&'a Header> {
@@ -130,7 +130,7 @@ pub struct Inventory {
 
 /// The key of the item array in each list result.
 pub fn list_key(leg_id: &str) -> Option<&'static str> {
-    match leg_id {
+    match LegId::parse(leg_id)? {
         leg::INVENTORY_TOOLS => Some("tools"),
         leg::INVENTORY_RESOURCES => Some("resources"),
         leg::INVENTORY_RESOURCE_TEMPLATES => Some("resourceTemplates"),
@@ -193,7 +193,7 @@ pub fn inventory(records: &[Record]) -> Inventory {
 
 impl Inventory {
     fn list_mut(&mut self, leg_id: &str) -> Option<&mut ListInventory> {
-        match leg_id {
+        match LegId::parse(leg_id)? {
             leg::INVENTORY_TOOLS => Some(&mut self.tools),
             leg::INVENTORY_RESOURCES => Some(&mut self.resources),
             leg::INVENTORY_RESOURCE_TEMPLATES => Some(&mut self.resource_templates),

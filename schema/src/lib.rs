@@ -5,6 +5,7 @@
 //!   verification, keys.
 //! * [`seal`](mod@seal): the same sealing, streamed, for bundles of any size.
 //! * [`redact`]: credential redaction applied to every record before it is hashed.
+//! * [`check_id`]: the 36 check ids as one closed type.
 //! * [`sse`] and [`derive`](mod@derive): parsing of stored bodies shared by collector and grader.
 //! * [`tlswire`]: the legacy-TLS ClientHello and the reading of a server's first bytes.
 //! * [`fsutil`]: `create_private_dir` (owner-only directories for keys and baselines).
@@ -17,6 +18,7 @@
 //! so the grader can depend on it (design.md §2).
 
 pub mod bundle;
+pub mod check_id;
 pub mod derive;
 pub mod fsutil;
 pub mod host;

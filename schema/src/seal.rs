@@ -234,7 +234,7 @@ mod tests {
                 .map(|i| {
                     let body = serde_json::json!({"jsonrpc": "2.0", "id": i, "result": {"tools": [], "pad": "x".repeat(i * 997)}});
                     testkit::http_record(
-                        &["inventory.tools"],
+                        &[crate::vocab::leg::INVENTORY_TOOLS],
                         "https://mcp.example/mcp",
                         "{}",
                         200,

@@ -21,8 +21,8 @@ pub fn body(bytes: &[u8]) -> Body {
 }
 
 /// An HTTP record: POST of `request` JSON to `url`, answered `status` with a JSON body.
-pub fn http_record(
-    legs: &[&str],
+pub fn http_record<L: AsRef<str>>(
+    legs: &[L],
     url: &str,
     request: &str,
     status: u16,
@@ -30,7 +30,7 @@ pub fn http_record(
 ) -> Record {
     Record {
         seq: 0,
-        legs: legs.iter().map(|s| s.to_string()).collect(),
+        legs: legs.iter().map(|s| s.as_ref().to_string()).collect(),
         started_at: 1_764_480_000_000_000,
         duration_us: 1500,
         prev: Vec::new(),

@@ -150,95 +150,197 @@ pub mod code {
     }
 }
 
+/// The id of one leg: the name every record of a live request carries, so the collector
+/// that sends it and the check that reads it agree by type, not by spelling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LegId(&'static str);
+
+impl LegId {
+    /// A leg id (only the constants of [`leg`] and test fixtures make one).
+    pub const fn new(id: &'static str) -> LegId {
+        LegId(id)
+    }
+
+    /// The id as recorded in bundles.
+    pub const fn as_str(self) -> &'static str {
+        self.0
+    }
+
+    /// Every leg id this build knows.
+    pub fn all() -> &'static [LegId] {
+        leg::ALL
+    }
+
+    /// The known leg recorded as `name`.
+    pub fn parse(name: &str) -> Option<LegId> {
+        leg::ALL.iter().copied().find(|l| l.0 == name)
+    }
+}
+
+impl std::fmt::Display for LegId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl std::ops::Deref for LegId {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.0
+    }
+}
+
+impl AsRef<str> for LegId {
+    fn as_ref(&self) -> &str {
+        self.0
+    }
+}
+
+impl PartialEq<str> for LegId {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for LegId {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+impl PartialEq<LegId> for String {
+    fn eq(&self, other: &LegId) -> bool {
+        self == other.0
+    }
+}
+
+impl PartialEq<LegId> for &String {
+    fn eq(&self, other: &LegId) -> bool {
+        *self == other.0
+    }
+}
+
+impl PartialEq<LegId> for str {
+    fn eq(&self, other: &LegId) -> bool {
+        self == other.0
+    }
+}
+
+impl PartialEq<LegId> for &str {
+    fn eq(&self, other: &LegId) -> bool {
+        *self == other.0
+    }
+}
+
+impl serde::Serialize for LegId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.0)
+    }
+}
+
+impl From<LegId> for serde_json::Value {
+    fn from(l: LegId) -> serde_json::Value {
+        serde_json::Value::String(l.0.to_string())
+    }
+}
+
+impl From<LegId> for String {
+    fn from(l: LegId) -> String {
+        l.0.to_string()
+    }
+}
+
 /// Leg ids: every live request belongs to one (design.md §4).
 pub mod leg {
+    pub use super::LegId;
+
     /// Endpoint detection and revision negotiation requests.
-    pub const ENDPOINT_DETECT: &str = "endpoint.detect";
+    pub const ENDPOINT_DETECT: LegId = LegId("endpoint.detect");
     /// The `initialize` handshake (legacy revisions).
-    pub const SESSION_INITIALIZE: &str = "session.initialize";
+    pub const SESSION_INITIALIZE: LegId = LegId("session.initialize");
     /// The `notifications/initialized` notification after the handshake.
-    pub const SESSION_INITIALIZED: &str = "session.initialized";
+    pub const SESSION_INITIALIZED: LegId = LegId("session.initialized");
     /// Every page of `tools/list`.
-    pub const INVENTORY_TOOLS: &str = "inventory.tools";
+    pub const INVENTORY_TOOLS: LegId = LegId("inventory.tools");
     /// Every page of `resources/list`.
-    pub const INVENTORY_RESOURCES: &str = "inventory.resources";
+    pub const INVENTORY_RESOURCES: LegId = LegId("inventory.resources");
     /// Every page of `resources/templates/list`.
-    pub const INVENTORY_RESOURCE_TEMPLATES: &str = "inventory.resource_templates";
+    pub const INVENTORY_RESOURCE_TEMPLATES: LegId = LegId("inventory.resource_templates");
     /// Every page of `prompts/list`.
-    pub const INVENTORY_PROMPTS: &str = "inventory.prompts";
+    pub const INVENTORY_PROMPTS: LegId = LegId("inventory.prompts");
     /// Modern TLS handshake facts of a connection.
-    pub const TLS_MODERN: &str = "tls.modern";
+    pub const TLS_MODERN: LegId = LegId("tls.modern");
     /// DNS resolution of the target host.
-    pub const DNS: &str = "dns";
+    pub const DNS: LegId = LegId("dns");
     /// 7.1.2: a request with `"id": null`, otherwise complete and valid for the
     /// negotiated revision and authenticated when a credential is held.
-    pub const NULL_ID: &str = "7.1.2.null_id";
+    pub const NULL_ID: LegId = LegId("7.1.2.null_id");
 
     // Transport facts (issue 4). `tls.modern` above is the TLS record of the first
     // connection to the endpoint.
     /// TLS 1.0 acceptance: a hand-written ClientHello and the server's first bytes.
-    pub const TLS_V1_0: &str = "tls.v1_0";
+    pub const TLS_V1_0: LegId = LegId("tls.v1_0");
     /// TLS 1.1 acceptance.
-    pub const TLS_V1_1: &str = "tls.v1_1";
+    pub const TLS_V1_1: LegId = LegId("tls.v1_1");
     /// `GET http://host[:plaintext port]/`, redirects not followed, no credential.
-    pub const PLAINTEXT: &str = "http.plaintext";
+    pub const PLAINTEXT: LegId = LegId("http.plaintext");
 
     // 1.1: version assertions. 1.1a reads the `endpoint.detect` discover on 2026-07-28.
     /// 1.1a on legacy sessions: `initialize` offering 2024-11-05, then 2025-03-26 (one
     /// record each), with no session id and no version header.
-    pub const V_SWEEP: &str = "1.1a.sweep";
+    pub const V_SWEEP: LegId = LegId("1.1a.sweep");
     /// 1.1b: `tools/list` asserting the never-published version 2024-01-01.
-    pub const V_BOGUS: &str = "1.1b.bogus_version";
+    pub const V_BOGUS: LegId = LegId("1.1b.bogus_version");
     /// 1.1c: `tools/list` without the `MCP-Protocol-Version` header.
-    pub const V_NO_HEADER: &str = "1.1c.no_header";
+    pub const V_NO_HEADER: LegId = LegId("1.1c.no_header");
     /// 1.1d (2026-07-28 only): `_meta` without its protocolVersion, header present.
-    pub const V_NO_META_VERSION: &str = "1.1d.no_meta_version";
+    pub const V_NO_META_VERSION: LegId = LegId("1.1d.no_meta_version");
     /// 1.1e (2026-07-28 only): header 2025-03-26, `_meta` 2026-07-28.
-    pub const V_MISMATCH: &str = "1.1e.header_mismatch";
+    pub const V_MISMATCH: LegId = LegId("1.1e.header_mismatch");
 
     // 2.3: authentication before the response.
     /// `tools/list` without credential or session id (otherwise identical to the next).
-    pub const AUTH_NONE: &str = "2.3.unauthenticated";
+    pub const AUTH_NONE: LegId = LegId("2.3.unauthenticated");
     /// The same `tools/list` with the credential and session.
-    pub const AUTH_WITH: &str = "2.3.authenticated";
+    pub const AUTH_WITH: LegId = LegId("2.3.authenticated");
 
     // 2.4 (2026-07-28 only): routing headers.
     /// `tools/list` without `Mcp-Method`.
-    pub const HDR_NO_METHOD: &str = "2.4.no_method";
+    pub const HDR_NO_METHOD: LegId = LegId("2.4.no_method");
     /// `tools/call` of a tool that cannot exist, without `Mcp-Name`.
-    pub const HDR_NO_NAME: &str = "2.4.no_name";
+    pub const HDR_NO_NAME: LegId = LegId("2.4.no_name");
     /// `tools/call` whose `Mcp-Name` differs from the body's name.
-    pub const HDR_NAME_MISMATCH: &str = "2.4.name_mismatch";
+    pub const HDR_NAME_MISMATCH: LegId = LegId("2.4.name_mismatch");
     /// As above with the header value Base64-encoded (`=?base64?…?=`).
-    pub const HDR_NAME_ENCODED: &str = "2.4.name_encoded_mismatch";
+    pub const HDR_NAME_ENCODED: LegId = LegId("2.4.name_encoded_mismatch");
 
     // 2.5: Origin.
     /// `tools/list` with `Origin: https://cis-rebinding-probe.example`.
-    pub const ORIGIN_HOSTILE: &str = "2.5.origin.hostile";
+    pub const ORIGIN_HOSTILE: LegId = LegId("2.5.origin.hostile");
     /// The same with the endpoint's own origin (stand-in for the allowlist).
-    pub const ORIGIN_OWN: &str = "2.5.origin.own";
+    pub const ORIGIN_OWN: LegId = LegId("2.5.origin.own");
     /// The same without `Origin`.
-    pub const ORIGIN_NONE: &str = "2.5.origin.none";
+    pub const ORIGIN_NONE: LegId = LegId("2.5.origin.none");
 
     // 5.2.3 (2026-07-28 only): legacy session surface.
     /// `GET` with `Accept: text/event-stream`.
-    pub const LEGACY_GET: &str = "5.2.3a.get";
+    pub const LEGACY_GET: LegId = LegId("5.2.3a.get");
     /// `DELETE` (never with a live session id).
-    pub const LEGACY_DELETE: &str = "5.2.3b.delete";
+    pub const LEGACY_DELETE: LegId = LegId("5.2.3b.delete");
     /// `tools/list` control for 5.2.3c.
-    pub const RESUME_CONTROL: &str = "5.2.3c.control";
+    pub const RESUME_CONTROL: LegId = LegId("5.2.3c.control");
     /// The same with `Last-Event-ID: 1`.
-    pub const RESUME_LAST_EVENT_ID: &str = "5.2.3c.last_event_id";
+    pub const RESUME_LAST_EVENT_ID: LegId = LegId("5.2.3c.last_event_id");
     /// `tools/list` control for 5.2.3d.
-    pub const SESSION_CONTROL: &str = "5.2.3d.control";
+    pub const SESSION_CONTROL: LegId = LegId("5.2.3d.control");
     /// The same with a client-supplied `Mcp-Session-Id`.
-    pub const SESSION_SUPPLIED: &str = "5.2.3d.session_id";
+    pub const SESSION_SUPPLIED: LegId = LegId("5.2.3d.session_id");
 
     // Section 10.
     /// `GET` of the operator's `static_resource_path`, never with a credential.
-    pub const STATIC_RESOURCE: &str = "10.1a.static";
+    pub const STATIC_RESOURCE: LegId = LegId("10.1a.static");
     /// `tools/list` padded past the probe size (control: the first `inventory.tools` page).
-    pub const PADDED: &str = "10.2a.padded";
+    pub const PADDED: LegId = LegId("10.2a.padded");
 
     // OAuth (issue 5). Discovery runs after endpoint detection on every target; its
     // requests never carry a credential and never follow a redirect. A URL the network
@@ -246,44 +348,98 @@ pub mod leg {
     // `refused_by_guard` transport error (nothing was sent).
     /// RFC 9728 protected-resource metadata: one GET per candidate URL (the challenge's
     /// `resource_metadata`, the path-inserted well-known URL, the root well-known URL).
-    pub const PRM: &str = "discovery.prm";
+    pub const PRM: LegId = LegId("discovery.prm");
     /// RFC 8414 / OIDC metadata: one GET per discovery form per advertised
     /// authorization server (at most 5 servers).
-    pub const AS_META: &str = "discovery.as";
+    pub const AS_META: LegId = LegId("discovery.as");
     /// RFC 7591 dynamic client registration (POST JSON).
-    pub const OAUTH_REGISTER: &str = "oauth.register";
+    pub const OAUTH_REGISTER: LegId = LegId("oauth.register");
     /// The authorization-code grant at the token endpoint (POST form, PKCE verifier,
     /// `resource`).
-    pub const OAUTH_TOKEN: &str = "oauth.token";
+    pub const OAUTH_TOKEN: LegId = LegId("oauth.token");
     /// A refresh-token grant at the token endpoint.
-    pub const OAUTH_REFRESH: &str = "oauth.refresh";
+    pub const OAUTH_REFRESH: LegId = LegId("oauth.refresh");
     /// 3.3.4e: one complete `tools/call` of the operator's `scope_probe_tool` (a tool outside
     /// the token's grant), with the credential, `Mcp-Name` on 2026-07-28 and a progressToken.
-    pub const SCOPE_PROBE_CALL: &str = "3.3.4e.call";
+    pub const SCOPE_PROBE_CALL: LegId = LegId("3.3.4e.call");
 
     // 3.3.1 / 7.2.1: audience binding (credential operations, sent last).
     /// 3.3.1c: GET of a candidate downstream URL with the bearer token, then without.
-    pub const DOWNSTREAM: &str = "3.3.1c.downstream";
+    pub const DOWNSTREAM: LegId = LegId("3.3.1c.downstream");
     /// 3.3.1b: refresh grant naming a foreign `resource`.
-    pub const FOREIGN_MINT: &str = "3.3.1b.mint";
+    pub const FOREIGN_MINT: LegId = LegId("3.3.1b.mint");
     /// 3.3.1b: refresh grant naming the audited resource again after a rotation.
-    pub const FOREIGN_RESTORE: &str = "3.3.1b.restore";
+    pub const FOREIGN_RESTORE: LegId = LegId("3.3.1b.restore");
     /// 3.3.1b / 7.2.1: complete `tools/list` with the probe's own token (control).
-    pub const FOREIGN_CONTROL: &str = "3.3.1b.control";
+    pub const FOREIGN_CONTROL: LegId = LegId("3.3.1b.control");
     /// 3.3.1b / 7.2.1: the same `tools/list` with the foreign-audience token.
-    pub const FOREIGN_TOKEN: &str = "3.3.1b.foreign";
+    pub const FOREIGN_TOKEN: LegId = LegId("3.3.1b.foreign");
 
     // 3.3.5: confused-deputy safeguards (pre-authentication behaviour).
     /// Scratch client registrations (never the working client).
-    pub const DEPUTY_REGISTER: &str = "3.3.5.register";
+    pub const DEPUTY_REGISTER: LegId = LegId("3.3.5.register");
     /// GETs of the authorization endpoint for the scratch clients (no redirect followed).
-    pub const DEPUTY_AUTHORIZE: &str = "3.3.5.authorize";
+    pub const DEPUTY_AUTHORIZE: LegId = LegId("3.3.5.authorize");
     /// 3.3.5a: the authorization request with an unregistered `redirect_uri`.
-    pub const DEPUTY_REDIRECT: &str = "3.3.5a.redirect";
+    pub const DEPUTY_REDIRECT: LegId = LegId("3.3.5a.redirect");
     /// 3.3.5b: a fabricated callback and its control path.
-    pub const DEPUTY_CALLBACK: &str = "3.3.5b.callback";
+    pub const DEPUTY_CALLBACK: LegId = LegId("3.3.5b.callback");
     /// 3.3.5c: a third scratch client's authorization request.
-    pub const DEPUTY_CONSENT: &str = "3.3.5c.consent";
+    pub const DEPUTY_CONSENT: LegId = LegId("3.3.5c.consent");
+    /// Every leg id, in the order above.
+    pub const ALL: &[LegId] = &[
+        ENDPOINT_DETECT,
+        SESSION_INITIALIZE,
+        SESSION_INITIALIZED,
+        INVENTORY_TOOLS,
+        INVENTORY_RESOURCES,
+        INVENTORY_RESOURCE_TEMPLATES,
+        INVENTORY_PROMPTS,
+        TLS_MODERN,
+        DNS,
+        NULL_ID,
+        TLS_V1_0,
+        TLS_V1_1,
+        PLAINTEXT,
+        V_SWEEP,
+        V_BOGUS,
+        V_NO_HEADER,
+        V_NO_META_VERSION,
+        V_MISMATCH,
+        AUTH_NONE,
+        AUTH_WITH,
+        HDR_NO_METHOD,
+        HDR_NO_NAME,
+        HDR_NAME_MISMATCH,
+        HDR_NAME_ENCODED,
+        ORIGIN_HOSTILE,
+        ORIGIN_OWN,
+        ORIGIN_NONE,
+        LEGACY_GET,
+        LEGACY_DELETE,
+        RESUME_CONTROL,
+        RESUME_LAST_EVENT_ID,
+        SESSION_CONTROL,
+        SESSION_SUPPLIED,
+        STATIC_RESOURCE,
+        PADDED,
+        PRM,
+        AS_META,
+        OAUTH_REGISTER,
+        OAUTH_TOKEN,
+        OAUTH_REFRESH,
+        SCOPE_PROBE_CALL,
+        DOWNSTREAM,
+        FOREIGN_MINT,
+        FOREIGN_RESTORE,
+        FOREIGN_CONTROL,
+        FOREIGN_TOKEN,
+        DEPUTY_REGISTER,
+        DEPUTY_AUTHORIZE,
+        DEPUTY_REDIRECT,
+        DEPUTY_CALLBACK,
+        DEPUTY_CONSENT,
+    ];
 }
 
 /// JSON-RPC method names used by the collector.

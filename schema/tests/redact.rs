@@ -83,7 +83,13 @@ fn echoing_call() -> Record {
     let resp = format!(
         r#"{{"jsonrpc":"2.0","id":1,"error":{{"code":-32600,"message":"token {BEARER} is not valid for this resource"}}}}"#
     );
-    let mut r = http_record(&["inventory.tools"], &url, req, 401, resp.as_bytes());
+    let mut r = http_record(
+        &[mcp_probe_schema::vocab::leg::INVENTORY_TOOLS],
+        &url,
+        req,
+        401,
+        resp.as_bytes(),
+    );
     let x = http(&mut r);
     x.request
         .headers

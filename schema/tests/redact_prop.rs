@@ -225,7 +225,7 @@ fn response(r: &mut Record) -> &mut HttpResponse {
 
 fn plain() -> Record {
     http_record(
-        &["inventory.tools"],
+        &[mcp_probe_schema::vocab::leg::INVENTORY_TOOLS],
         "https://h.example/mcp",
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
         200,

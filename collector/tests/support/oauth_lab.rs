@@ -2,6 +2,7 @@
 //! resource server's RFC 9728 document, a headless browser step (`lab/oidc/browser.sh
 //! URL --deliver` plays login and consent), and readers of the recorded legs.
 
+use mcp_probe_schema::vocab::LegId;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -145,7 +146,7 @@ pub async fn obtain_interactive(
 }
 
 /// Records serving leg `l`.
-pub fn records_of<'a>(records: &'a [Record], l: &str) -> Vec<&'a Record> {
+pub fn records_of(records: &[Record], l: LegId) -> Vec<&Record> {
     records
         .iter()
         .filter(|r| r.legs.iter().any(|x| x == l))

@@ -14,14 +14,10 @@ use mcp_probe_schema::vocab::leg;
 use serde_json::Value;
 
 use super::s2::or_null;
-use crate::catalogue::{entry, Entry};
-use crate::check::{Check, Context};
+use crate::check::{Check, Context, Legs};
 use crate::evidence::Evidence;
 use crate::fmt::{line, utc};
 use crate::verdict::{Leg, LegOutcome, Outcome};
-
-/// The checks of this section this build grades.
-pub static CHECKS: &[&dyn Check] = &[&C1_4];
 
 /// 1.4: server identity matches the recorded identity.
 #[derive(Debug)]
@@ -186,14 +182,10 @@ fn compare(ev: &Evidence, cx: &Context<'_>, observed: Option<&Identity>) -> Leg 
 }
 
 impl Check for Check1_4 {
-    fn entry(&self) -> &'static Entry {
-        entry("1.4").expect("1.4 in the catalogue")
-    }
-
-    fn legs_read(&self) -> &'static [&'static str] {
+    fn legs(&self, _era: Option<Era>) -> Legs {
         // The identity comes from the negotiation (initialize or server/discover), both
         // recorded under endpoint detection.
-        &[leg::ENDPOINT_DETECT]
+        Legs::required(&[leg::ENDPOINT_DETECT])
     }
 
     fn grade(&self, ev: &Evidence, cx: &Context<'_>) -> Outcome {

@@ -12,14 +12,11 @@ use mcp_probe_schema::model::{ErrorKind, HttpOutcome};
 use mcp_probe_schema::vocab::{header, leg};
 use serde_json::Value;
 
-use crate::catalogue::{entry, Entry};
-use crate::check::{Check, Context};
+use crate::check::{Check, Context, Legs};
 use crate::evidence::{Evidence, Exchange};
 use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome, Outcome};
-
-/// The checks of this section this build grades.
-pub static CHECKS: &[&dyn Check] = &[&C10_1];
+use mcp_probe_schema::model::Era;
 
 /// 10.1: static resources cached with freshness limits; per-user data never shared-cached.
 #[derive(Debug)]
@@ -86,12 +83,8 @@ fn dynamic_response(ev: &Evidence) -> Option<(Exchange<'_>, &'static str)> {
 }
 
 impl Check for Check10_1 {
-    fn entry(&self) -> &'static Entry {
-        entry("10.1").expect("10.1 in the catalogue")
-    }
-
-    fn legs_read(&self) -> &'static [&'static str] {
-        &[leg::INVENTORY_TOOLS]
+    fn legs(&self, _era: Option<Era>) -> Legs {
+        Legs::required(&[leg::INVENTORY_TOOLS])
     }
 
     fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {

@@ -15,14 +15,11 @@ use mcp_probe_schema::vocab::leg;
 use serde_json::{json, Value};
 
 use super::s2::or_null;
-use crate::catalogue::{entry, Entry};
-use crate::check::{Check, Context};
+use crate::check::{Check, Context, Legs};
 use crate::evidence::Evidence;
 use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome, Outcome};
-
-/// The checks of this module this build grades.
-pub static CHECKS: &[&dyn Check] = &[&C10_2];
+use mcp_probe_schema::model::Era;
 
 /// 10.2: request/response body limits, token budgets, per-principal quotas.
 #[derive(Debug)]
@@ -253,12 +250,8 @@ fn judge(ev: &Evidence, size: &Result<Option<u64>, String>) -> Judgement {
 }
 
 impl Check for Check10_2 {
-    fn entry(&self) -> &'static Entry {
-        entry("10.2").expect("10.2 in the catalogue")
-    }
-
-    fn legs_read(&self) -> &'static [&'static str] {
-        &[leg::INVENTORY_TOOLS, leg::PADDED]
+    fn legs(&self, _era: Option<Era>) -> Legs {
+        Legs::required(&[leg::INVENTORY_TOOLS, leg::PADDED])
     }
 
     fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
@@ -521,7 +514,7 @@ mod tests {
     fn bundle_without_the_leg_is_error_naming_it() {
         let o = graded(None, vec![control(200)]);
         assert_eq!(o.verdict, Verdict::Error, "{o:?}");
-        has(&o, &[leg::PADDED, "missing"]);
+        has(&o, &[leg::PADDED.as_str(), "missing"]);
     }
 
     #[test]

@@ -15,28 +15,26 @@
 //! SSE event) is a real answer, a result or an empty 2xx is an acceptance (§17 item 4),
 //! and anything else is a bare status that a gateway may have produced (§15).
 
-use mcp_probe_schema::vocab::{code, leg, method, REV_2025_06_18, REV_2026_07_28};
+use mcp_probe_schema::vocab::{code, leg, method, LegId, REV_2025_06_18, REV_2026_07_28};
 use serde_json::{json, Map, Value};
 
 use self::wire::{read, skipped_leg, Answer, Reply};
-use crate::catalogue::{entry, Entry};
-use crate::check::{Check, Context};
+use crate::check::{Check, Context, Legs};
 use crate::evidence::{Evidence, Exchange};
 use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome, Outcome};
-
-/// The checks of this module this build grades.
-pub static CHECKS: &[&dyn Check] = &[&C1_1];
+use mcp_probe_schema::model::Era;
 
 /// Reading recorded answers: shared by 1.1, 2.4 and 5.2.3.
 pub(crate) mod wire {
     use mcp_probe_schema::derive;
     use mcp_probe_schema::model::{BodyEnd, HttpOutcome, Observation};
+    use mcp_probe_schema::vocab::LegId;
     use serde_json::Value;
 
     use crate::evidence::{Evidence, Exchange};
     use crate::fmt::{excerpt, line};
-    use crate::verdict::{LegOutcome, Outcome, Verdict};
+    use crate::verdict::{LegOutcome, Outcome};
 
     /// A JSON-RPC error object as answered.
     #[derive(Debug, Clone)]
@@ -288,7 +286,7 @@ pub(crate) mod wire {
 
     /// The last exchange of `leg` (one request is sent; should a record be repeated, the
     /// last one stands), else its skip reason, else `None` (neither was recorded).
-    pub(crate) fn last<'a>(ev: &'a Evidence, leg: &'a str) -> Option<Result<Exchange<'a>, String>> {
+    pub(crate) fn last<'a>(ev: &'a Evidence, leg: LegId) -> Option<Result<Exchange<'a>, String>> {
         if let Some(x) = ev.exchanges(leg).last() {
             return Some(Ok(x));
         }
@@ -301,25 +299,9 @@ pub(crate) mod wire {
     /// For the checks that grade only 2026-07-28 and therefore decide NO-REV before
     /// reading any leg: ERROR naming the legs a modern bundle lacks, in the runner's words
     /// (an old bundle graded by a newer grader says so instead of guessing).
-    pub(crate) fn missing_legs(ev: &Evidence, legs: &[&str]) -> Option<Outcome> {
-        let missing: Vec<&str> = legs.iter().copied().filter(|l| !ev.has_leg(l)).collect();
-        if missing.is_empty() {
-            return None;
-        }
-        let collector = format!(
-            "{} {}",
-            ev.payload.collector.name, ev.payload.collector.version
-        );
-        Some(Outcome::single(
-            Verdict::Error,
-            format!(
-                "leg(s) {} missing from this bundle (collected by {collector}, run status {}); \
-                 re-collect with a collector that records them",
-                missing.join(", "),
-                ev.payload.run.status.as_str()
-            ),
-            "",
-        ))
+    pub(crate) fn missing_legs(ev: &Evidence, legs: &[LegId]) -> Option<Outcome> {
+        let missing: Vec<LegId> = legs.iter().copied().filter(|l| !ev.has_leg(*l)).collect();
+        (!missing.is_empty()).then(|| crate::grade::missing_legs(ev, &missing))
     }
 
     /// Worst of two leg outcomes (fail > error > unknown > pass).
@@ -363,7 +345,7 @@ struct Probe {
     /// Spec leg id.
     id: &'static str,
     /// Collector leg.
-    leg: &'static str,
+    leg: LegId,
     /// What was sent on 2026-07-28.
     modern: &'static str,
     /// What was sent on a legacy session; `None`: not defined below 2026-07-28.
@@ -887,19 +869,15 @@ fn leg_a(ev: &Evidence, seqs: &mut Vec<u64>, details: &mut Map<String, Value>) -
 }
 
 impl Check for Check1_1 {
-    fn entry(&self) -> &'static Entry {
-        entry("1.1").expect("1.1 in the catalogue")
-    }
-
-    fn legs_read(&self) -> &'static [&'static str] {
-        &[
+    fn legs(&self, _era: Option<Era>) -> Legs {
+        Legs::required(&[
             leg::ENDPOINT_DETECT,
             leg::V_SWEEP,
             leg::V_BOGUS,
             leg::V_NO_HEADER,
             leg::V_NO_META_VERSION,
             leg::V_MISMATCH,
-        ]
+        ])
     }
 
     fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
@@ -975,7 +953,7 @@ mod tests {
         )
     }
 
-    fn probe(l: &str, status: u16, ct: &str, body: &str) -> Record {
+    fn probe(l: LegId, status: u16, ct: &str, body: &str) -> Record {
         let req =
             format!(r#"{{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{{{META}}}}}"#);
         exchange(&[l], &req, status, ct, body, &[])
@@ -985,11 +963,11 @@ mod tests {
         json!({"jsonrpc": "2.0", "id": 5, "error": {"code": code, "message": message}}).to_string()
     }
 
-    fn rejects(l: &str, code: i64) -> Record {
+    fn rejects(l: LegId, code: i64) -> Record {
         probe(l, 400, JSON, &err(code, "refused"))
     }
 
-    fn failed(l: &str) -> Record {
+    fn failed(l: LegId) -> Record {
         let mut r = probe(l, 200, JSON, "");
         if let Observation::Http(x) = &mut r.observation {
             x.outcome = HttpOutcome::Error(TransportError {
@@ -1630,7 +1608,7 @@ mod tests {
         let o = run(&C1_1, &ev, &Context::default());
         assert_eq!(o.verdict, Verdict::Error, "{o:?}");
         assert!(
-            o.evidence.contains(leg::V_SWEEP) && o.evidence.contains("missing"),
+            o.evidence.contains(leg::V_SWEEP.as_str()) && o.evidence.contains("missing"),
             "{o:?}"
         );
     }

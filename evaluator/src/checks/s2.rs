@@ -12,14 +12,11 @@
 
 use serde_json::Value;
 
-use crate::catalogue::{entry, Entry};
-use crate::check::{Check, Context, Needs};
+use crate::check::{Check, Context, Legs, Needs};
 use crate::evidence::Evidence;
 use crate::fmt::line;
 use crate::verdict::{Outcome, Verdict};
-
-/// The checks of this section this build grades.
-pub static CHECKS: &[&dyn Check] = &[&C2_1];
+use mcp_probe_schema::model::Era;
 
 /// An N/A outcome for a reported-only check: `reason` says why the recommendation is
 /// operator-side, then the transport observation and `observations` follow, in that
@@ -63,12 +60,8 @@ pub struct Check2_1;
 pub static C2_1: Check2_1 = Check2_1;
 
 impl Check for Check2_1 {
-    fn entry(&self) -> &'static Entry {
-        entry("2.1").expect("2.1 in the catalogue")
-    }
-
-    fn legs_read(&self) -> &'static [&'static str] {
-        &[]
+    fn legs(&self, _era: Option<Era>) -> Legs {
+        Legs::required(&[])
     }
 
     fn needs(&self) -> Needs {

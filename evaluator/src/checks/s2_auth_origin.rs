@@ -11,18 +11,16 @@
 
 use mcp_probe_schema::derive;
 use mcp_probe_schema::model::{HttpOutcome, Observation, Record};
-use mcp_probe_schema::vocab::{header, leg, REV_2025_11_25};
+use mcp_probe_schema::vocab::{header, leg, LegId, REV_2025_11_25};
 use serde_json::{json, Value};
 
 use super::s2::or_null;
-use crate::catalogue::{entry, Entry};
-use crate::check::{Check, Context};
+use crate::check::{Check, Context, Legs};
 use crate::evidence::{Evidence, Exchange};
 use crate::fmt::{excerpt, line};
+use crate::grade::missing_legs;
 use crate::verdict::{Outcome, Verdict};
-
-/// The checks of this module this build grades.
-pub static CHECKS: &[&dyn Check] = &[&C2_3, &C2_5];
+use mcp_probe_schema::model::Era;
 
 /// The Origin the collector sends on the hostile leg (docs/collector.md); the recorded
 /// header is quoted when present.
@@ -163,7 +161,7 @@ impl Resp {
 }
 
 /// The last record of `l` (one request is sent; should one be repeated, the last stands).
-fn answer(ev: &Evidence, l: &str) -> Answer {
+fn answer(ev: &Evidence, l: LegId) -> Answer {
     if let Some(x) = ev.exchanges(l).last() {
         return match Resp::read(&x) {
             Some(r) => Answer::Response(r),
@@ -198,27 +196,10 @@ fn carries_credential(x: &Exchange<'_>) -> bool {
 }
 
 /// The recorded request's header `name`, as text.
-fn request_header(ev: &Evidence, l: &str, name: &str) -> Option<String> {
+fn request_header(ev: &Evidence, l: LegId, name: &str) -> Option<String> {
     ev.exchanges(l)
         .last()
         .and_then(|x| derive::header(&x.http.request.headers, name).map(|h| line(&h.value_str())))
-}
-
-/// The uniform "leg missing" wording of the runner (grade.rs), for legs read only on
-/// some paths.
-fn missing(ev: &Evidence, legs: &[&str]) -> Outcome {
-    Outcome::single(
-        Verdict::Error,
-        format!(
-            "leg(s) {} missing from this bundle (collected by {} {}, run status {}); re-collect with a \
-             collector that records them",
-            legs.join(", "),
-            ev.payload.collector.name,
-            ev.payload.collector.version,
-            ev.payload.run.status.as_str()
-        ),
-        "",
-    )
 }
 
 // ---------------------------------------------------------------------------------------
@@ -292,15 +273,11 @@ fn unauthenticated_answers(ev: &Evidence) -> Option<Vec<(u64, String)>> {
 }
 
 impl Check for Check2_3 {
-    fn entry(&self) -> &'static Entry {
-        entry("2.3").expect("2.3 in the catalogue")
-    }
-
-    fn legs_read(&self) -> &'static [&'static str] {
+    fn legs(&self, _era: Option<Era>) -> Legs {
         // A server that needs no credential is decided from the negotiation alone; the
         // pair (2.3.unauthenticated, 2.3.authenticated) is read, and required, only when
         // the endpoint asked for credentials or the run presented one from the start.
-        &[leg::ENDPOINT_DETECT]
+        Legs::required(&[leg::ENDPOINT_DETECT])
     }
 
     fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
@@ -335,7 +312,7 @@ impl Check for Check2_3 {
         let out = judge_pair(ev, auth_required, &none, &with);
         let records: Vec<u64> = [leg::AUTH_NONE, leg::AUTH_WITH]
             .iter()
-            .flat_map(|l| ev.seqs(l))
+            .flat_map(|l| ev.seqs(*l))
             .collect();
         let (ct, sse) = match &with {
             Answer::Response(r) => (or_null(r.content_type.clone()), json!(r.streamed())),
@@ -361,13 +338,13 @@ fn judge_pair(ev: &Evidence, auth_required: bool, none: &Answer, with: &Answer) 
          observed there either"
             .to_string()
     };
-    let absent: Vec<&str> = [(leg::AUTH_NONE, none), (leg::AUTH_WITH, with)]
+    let absent: Vec<LegId> = [(leg::AUTH_NONE, none), (leg::AUTH_WITH, with)]
         .iter()
         .filter(|(_, a)| matches!(a, Answer::Missing))
         .map(|(l, _)| *l)
         .collect();
     if !absent.is_empty() {
-        return missing(ev, &absent);
+        return missing_legs(ev, &absent);
     }
     for (l, a) in [(leg::AUTH_NONE, none), (leg::AUTH_WITH, with)] {
         if let Answer::Skipped(reason) = a {
@@ -391,7 +368,7 @@ fn judge_pair(ev: &Evidence, auth_required: bool, none: &Answer, with: &Answer) 
         unreachable!("every other shape returned above")
     };
     // The pair must differ in the credential, or it does not test the rule.
-    let cred = |l: &str| {
+    let cred = |l: LegId| {
         ev.exchanges(l)
             .last()
             .is_some_and(|x| carries_credential(&x))
@@ -524,13 +501,9 @@ const REDUCTION_2_5: &str = "the operator's Origin allowlist is not discoverable
      informational (non-browser clients send none)";
 
 impl Check for Check2_5 {
-    fn entry(&self) -> &'static Entry {
-        entry("2.5").expect("2.5 in the catalogue")
-    }
-
-    fn legs_read(&self) -> &'static [&'static str] {
+    fn legs(&self, _era: Option<Era>) -> Legs {
         // The no-Origin leg is informational and not required.
-        &[leg::ORIGIN_HOSTILE, leg::ORIGIN_OWN]
+        Legs::required(&[leg::ORIGIN_HOSTILE, leg::ORIGIN_OWN])
     }
 
     fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
@@ -556,7 +529,7 @@ impl Check for Check2_5 {
         };
         let records: Vec<u64> = [leg::ORIGIN_HOSTILE, leg::ORIGIN_OWN, leg::ORIGIN_NONE]
             .iter()
-            .flat_map(|l| ev.seqs(l))
+            .flat_map(|l| ev.seqs(*l))
             .collect();
         Outcome::single(verdict, format!("{text}; {info}"), REDUCTION_2_5)
             .with_records(records)
@@ -840,7 +813,7 @@ mod tests {
     fn pair_missing_from_an_old_bundle_is_error_when_needed() {
         let o = grade_2_3(false, true, vec![]);
         assert_eq!(o.verdict, Verdict::Error, "{o:?}");
-        has(&o, &[leg::AUTH_NONE, "missing"]);
+        has(&o, &[leg::AUTH_NONE.as_str(), "missing"]);
     }
 
     #[test]
@@ -1045,7 +1018,7 @@ mod tests {
 
     // ---- 2.5 ----
 
-    fn origin_leg(l: &str, origin: Option<&str>, status: u16, ct: &str, body: &str) -> Record {
+    fn origin_leg(l: LegId, origin: Option<&str>, status: u16, ct: &str, body: &str) -> Record {
         let r = exchange(&[l], REQ, status, ct, body, &[]);
         match origin {
             Some(o) => with_request_header(r, "Origin", o),
@@ -1236,7 +1209,7 @@ mod tests {
         let ev = evidence(Some(session(Some("2025-11-25"), json!({}), None)), vec![]);
         let o = run(&C2_5, &ev, &Context::default());
         assert_eq!(o.verdict, Verdict::Error, "{o:?}");
-        has(&o, &[leg::ORIGIN_HOSTILE, "missing"]);
+        has(&o, &[leg::ORIGIN_HOSTILE.as_str(), "missing"]);
     }
 
     /// On the recorded lab bundles: every server that negotiated without a credential

@@ -18,18 +18,15 @@
 //! under test, which makes the refusal a header decision with the wrong code (PASS,
 //! deviation named).
 
-use mcp_probe_schema::vocab::{code, header, leg, REV_2026_07_28};
+use mcp_probe_schema::vocab::{code, header, leg, LegId, REV_2026_07_28};
 use serde_json::{json, Map, Value};
 
 use super::s1_versions::wire::{self, read, skipped_leg, Answer, Reply};
-use crate::catalogue::{entry, Entry};
-use crate::check::{Check, Context};
+use crate::check::{Check, Context, Legs};
 use crate::evidence::Evidence;
 use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome, Outcome, Verdict};
-
-/// The checks of this module this build grades.
-pub static CHECKS: &[&dyn Check] = &[&C2_4];
+use mcp_probe_schema::model::Era;
 
 /// 2.4: request metadata headers present and consistent with the body.
 #[derive(Debug)]
@@ -47,7 +44,7 @@ struct Probe {
     /// Leg id in the verdict.
     id: &'static str,
     /// Collector leg.
-    leg: &'static str,
+    leg: LegId,
     /// Label in evidence.
     label: &'static str,
     /// The header under test.
@@ -197,14 +194,10 @@ fn judge(a: &Answer, p: &Probe, authenticated: bool) -> (LegOutcome, String) {
 }
 
 impl Check for Check2_4 {
-    fn entry(&self) -> &'static Entry {
-        entry("2.4").expect("2.4 in the catalogue")
-    }
-
     /// None through the runner: NO-REV below 2026-07-28 needs no leg (§2.2: NO-REV comes
     /// first); on 2026-07-28 [`grade`](Check::grade) names the missing ones itself.
-    fn legs_read(&self) -> &'static [&'static str] {
-        &[]
+    fn legs(&self, _era: Option<Era>) -> Legs {
+        Legs::required(&[])
     }
 
     fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
@@ -212,9 +205,9 @@ impl Check for Check2_4 {
             .revision()
             .map(line)
             .unwrap_or_else(|| "no revision".into());
-        let collector_legs: Vec<&str> = PROBES.iter().map(|p| p.leg).collect();
+        let collector_legs: Vec<LegId> = PROBES.iter().map(|p| p.leg).collect();
         if !ev.is_modern() {
-            let seqs: Vec<u64> = collector_legs.iter().flat_map(|l| ev.seqs(l)).collect();
+            let seqs: Vec<u64> = collector_legs.iter().flat_map(|l| ev.seqs(*l)).collect();
             return Outcome::single(
                 Verdict::NoRev,
                 format!(
@@ -284,7 +277,7 @@ mod tests {
     const JSON: &str = "application/json";
     const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
 
-    fn request(l: &str) -> String {
+    fn request(l: LegId) -> String {
         if l == leg::HDR_NO_METHOD {
             format!(r#"{{"jsonrpc":"2.0","id":41,"method":"tools/list","params":{{{META}}}}}"#)
         } else {
@@ -294,16 +287,16 @@ mod tests {
         }
     }
 
-    fn answer(l: &str, status: u16, ct: &str, body: &str) -> Record {
+    fn answer(l: LegId, status: u16, ct: &str, body: &str) -> Record {
         exchange(&[l], &request(l), status, ct, body, &[])
     }
 
-    fn err(l: &str, code: i64, message: &str) -> String {
+    fn err(l: LegId, code: i64, message: &str) -> String {
         let id = if l == leg::HDR_NO_METHOD { 41 } else { 42 };
         json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}).to_string()
     }
 
-    fn mismatch(l: &str) -> Record {
+    fn mismatch(l: LegId) -> Record {
         answer(
             l,
             400,
@@ -316,7 +309,7 @@ mod tests {
         )
     }
 
-    const ALL: [&str; 4] = [
+    const ALL: [LegId; 4] = [
         leg::HDR_NO_METHOD,
         leg::HDR_NO_NAME,
         leg::HDR_NAME_MISMATCH,
@@ -324,10 +317,10 @@ mod tests {
     ];
 
     /// Every probe refused with 400 -32020, except `l` answered by `r`.
-    fn modern_with(l: &str, r: Record) -> Outcome {
+    fn modern_with(l: LegId, r: Record) -> Outcome {
         let records = ALL
             .iter()
-            .map(|x| if *x == l { r.clone() } else { mismatch(x) })
+            .map(|x| if *x == l { r.clone() } else { mismatch(*x) })
             .collect();
         graded(REV_2026_07_28, records)
     }
@@ -390,8 +383,14 @@ mod tests {
             &["Base64-encoded", "text/event-stream"],
         );
         assert_eq!(o.details["legs"]["2.4b"], "pass");
-        assert_eq!(o.details["probes"][leg::HDR_NO_NAME]["code"], -32020);
-        assert_eq!(o.details["probes"][leg::HDR_NO_NAME]["http_status"], 400);
+        assert_eq!(
+            o.details["probes"][leg::HDR_NO_NAME.as_str()]["code"],
+            -32020
+        );
+        assert_eq!(
+            o.details["probes"][leg::HDR_NO_NAME.as_str()]["http_status"],
+            400
+        );
         assert_eq!(o.records, vec![0, 1, 2, 3]);
         assert!(o.reduction.contains("Decode-acceptance"));
     }
@@ -420,7 +419,7 @@ mod tests {
         let o = graded(REV_2026_07_28, vec![mismatch(leg::HDR_NO_METHOD)]);
         assert_eq!(o.verdict, Verdict::Error, "{o:?}");
         assert!(
-            o.evidence.contains(leg::HDR_NO_NAME) && o.evidence.contains("missing"),
+            o.evidence.contains(leg::HDR_NO_NAME.as_str()) && o.evidence.contains("missing"),
             "{o:?}"
         );
     }

@@ -36,21 +36,18 @@ use mcp_probe_schema::model::{
     ErrorKind, HttpOutcome, LegacyTlsProbe, Observation, Record, TlsHandshake,
 };
 use mcp_probe_schema::tlswire::{self, ServerAnswer};
-use mcp_probe_schema::vocab::{header, leg};
+use mcp_probe_schema::vocab::{header, leg, LegId};
 use rustls_pki_types::{CertificateDer, TrustAnchor, UnixTime};
 use serde_json::{json, Value};
 use x509_parser::certificate::X509Certificate;
 use x509_parser::extensions::GeneralName;
 use x509_parser::prelude::FromDer;
 
-use crate::catalogue::{entry, Entry};
-use crate::check::{Check, Context, Needs};
+use crate::check::{Check, Context, Legs, Needs};
 use crate::evidence::{Evidence, Exchange};
 use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome, Outcome};
-
-/// The checks of this module this build grades.
-pub static CHECKS: &[&dyn Check] = &[&C2_2];
+use mcp_probe_schema::model::Era;
 
 /// 2.2: TLS required, plaintext disallowed.
 #[derive(Debug)]
@@ -67,15 +64,11 @@ pub const REDUCTION_2_2: &str = "Only the endpoint's own host and port and one p
      certificate is re-validated offline at the collection time from the recorded chain.";
 
 impl Check for Check2_2 {
-    fn entry(&self) -> &'static Entry {
-        entry("2.2").expect("2.2 in the catalogue")
-    }
-
     /// `tls.modern` is read too, but is not listed: it is recorded only for connections
     /// that reached a TLS handshake, so a plain-http target or an unreachable one has
     /// none, and its absence is graded here (ERROR naming why), not as a missing leg.
-    fn legs_read(&self) -> &'static [&'static str] {
-        &[leg::TLS_V1_0, leg::TLS_V1_1, leg::PLAINTEXT]
+    fn legs(&self, _era: Option<Era>) -> Legs {
+        Legs::required(&[leg::TLS_V1_0, leg::TLS_V1_1, leg::PLAINTEXT])
     }
 
     /// A bad certificate stops the collector before any MCP session (it never sends
@@ -155,7 +148,7 @@ fn plaintext_target(ev: &Evidence, base: &url::Url) -> Outcome {
             ),
         ),
     };
-    let reason = |l: &str| {
+    let reason = |l: LegId| {
         ev.skipped(l)
             .map(skip_note)
             .unwrap_or_else(|| "not probed: the target is plain http".into())
@@ -427,7 +420,7 @@ fn plaintext_decision(
 // 2.2b / 2.2c legacy versions
 
 /// One legacy-version leg; also whether the version was accepted.
-fn legacy_leg(ev: &Evidence, id: &str, leg_id: &str, version: u16) -> (Leg, Option<u64>, bool) {
+fn legacy_leg(ev: &Evidence, id: &str, leg_id: LegId, version: u16) -> (Leg, Option<u64>, bool) {
     let name = tlswire::version_text(version);
     let Some((r, p)) = ev.records_for(leg_id).find_map(|r| match &r.observation {
         Observation::LegacyTls(p) => Some((r, p)),
@@ -1294,7 +1287,7 @@ mod tests {
 
     // --- records ----------------------------------------------------------------------
 
-    fn record(legs: &[&str], observation: Observation) -> Record {
+    fn record(legs: &[LegId], observation: Observation) -> Record {
         let mut r = testkit::http_record(legs, BASE, "{}", 200, b"");
         r.observation = observation;
         r
@@ -1348,7 +1341,7 @@ mod tests {
         )
     }
 
-    fn legacy(l: &str, version: u16, server: &[u8], error: Option<TransportError>) -> Record {
+    fn legacy(l: LegId, version: u16, server: &[u8], error: Option<TransportError>) -> Record {
         record(
             &[l],
             Observation::LegacyTls(LegacyTlsProbe {

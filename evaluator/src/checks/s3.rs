@@ -11,14 +11,11 @@ use mcp_probe_schema::vocab::leg;
 use serde_json::Value;
 
 use super::s2::{or_null, reported_only};
-use crate::catalogue::{entry, Entry};
-use crate::check::{Check, Context, Needs};
+use crate::check::{Check, Context, Legs, Needs};
 use crate::evidence::Evidence;
 use crate::fmt::line;
 use crate::verdict::Outcome;
-
-/// The checks of this section this build grades.
-pub static CHECKS: &[&dyn Check] = &[&C3_1_1, &C3_2_1, &C3_2_3, &C3_3_3];
+use mcp_probe_schema::model::Era;
 
 /// The tool annotations 3.2.3 counts (mcp-protocol.md §5.4), in the spec's order.
 const HINTS: [&str; 4] = [
@@ -105,12 +102,8 @@ pub struct Check3_1_1;
 pub static C3_1_1: Check3_1_1 = Check3_1_1;
 
 impl Check for Check3_1_1 {
-    fn entry(&self) -> &'static Entry {
-        entry("3.1.1").expect("3.1.1 in the catalogue")
-    }
-
-    fn legs_read(&self) -> &'static [&'static str] {
-        &[]
+    fn legs(&self, _era: Option<Era>) -> Legs {
+        Legs::required(&[])
     }
 
     fn needs(&self) -> Needs {
@@ -137,12 +130,8 @@ pub struct Check3_2_1;
 pub static C3_2_1: Check3_2_1 = Check3_2_1;
 
 impl Check for Check3_2_1 {
-    fn entry(&self) -> &'static Entry {
-        entry("3.2.1").expect("3.2.1 in the catalogue")
-    }
-
-    fn legs_read(&self) -> &'static [&'static str] {
-        &[]
+    fn legs(&self, _era: Option<Era>) -> Legs {
+        Legs::required(&[])
     }
 
     fn needs(&self) -> Needs {
@@ -186,12 +175,8 @@ fn hint_counts(tools: &[Value]) -> [usize; 4] {
 }
 
 impl Check for Check3_2_3 {
-    fn entry(&self) -> &'static Entry {
-        entry("3.2.3").expect("3.2.3 in the catalogue")
-    }
-
-    fn legs_read(&self) -> &'static [&'static str] {
-        &[]
+    fn legs(&self, _era: Option<Era>) -> Legs {
+        Legs::required(&[])
     }
 
     fn needs(&self) -> Needs {
@@ -241,12 +226,8 @@ pub struct Check3_3_3;
 pub static C3_3_3: Check3_3_3 = Check3_3_3;
 
 impl Check for Check3_3_3 {
-    fn entry(&self) -> &'static Entry {
-        entry("3.3.3").expect("3.3.3 in the catalogue")
-    }
-
-    fn legs_read(&self) -> &'static [&'static str] {
-        &[]
+    fn legs(&self, _era: Option<Era>) -> Legs {
+        Legs::required(&[])
     }
 
     fn needs(&self) -> Needs {
@@ -294,7 +275,12 @@ mod tests {
         for ev in [modern(Vec::new()), evidence(None, Vec::new())] {
             for c in [&C3_1_1 as &dyn Check, &C3_3_3] {
                 let o = run(c, &ev, &Context::default());
-                assert_eq!(o.verdict, Verdict::NotApplicable, "{}", c.entry().id);
+                assert_eq!(
+                    o.verdict,
+                    Verdict::NotApplicable,
+                    "{}",
+                    "a check of section 3"
+                );
                 assert!(o.reduction.contains("host-side"), "{o:?}");
                 assert!(o.evidence.starts_with("reported only: "), "{o:?}");
                 assert!(o.evidence.contains("transport "), "{o:?}");

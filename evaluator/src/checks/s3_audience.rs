@@ -22,18 +22,15 @@
 //! was observed.
 
 use mcp_probe_schema::model::{ErrorKind, HttpOutcome, TokenFacts};
-use mcp_probe_schema::vocab::{header, leg};
+use mcp_probe_schema::vocab::{header, leg, LegId};
 use serde_json::{json, Map, Value};
 
 use super::s3_oauth::{audiences, C3_2_2};
-use crate::catalogue::{entry, Entry};
-use crate::check::{Check, Context, Needs};
+use crate::check::{Check, Context, Legs, Needs};
 use crate::evidence::{Evidence, Exchange};
 use crate::fmt::line;
 use crate::verdict::{aggregate, Leg, LegOutcome, Outcome, Verdict};
-
-/// The checks of this module.
-pub static CHECKS: &[&dyn Check] = &[&C3_3_1];
+use mcp_probe_schema::model::Era;
 
 /// 3.3.1: tokens audience-bound via Resource Indicators.
 #[derive(Debug)]
@@ -368,7 +365,7 @@ struct Mint {
     resource: Option<String>,
 }
 
-fn skip_reason(ev: &Evidence, l: &str) -> Option<String> {
+fn skip_reason(ev: &Evidence, l: LegId) -> Option<String> {
     ev.skipped(l).map(line)
 }
 
@@ -523,15 +520,11 @@ fn held(ev: &Evidence) -> Vec<String> {
 }
 
 impl Check for Check3_3_1 {
-    fn entry(&self) -> &'static Entry {
-        entry("3.3.1").expect("3.3.1 in the catalogue")
-    }
-
-    fn legs_read(&self) -> &'static [&'static str] {
+    fn legs(&self, _era: Option<Era>) -> Legs {
         // Required after the gate: 3.3.1c.downstream and 3.3.1b.mint when a token was held
         // and a session established (the gate is 3.2.2's, which requires endpoint.detect
         // and discovery.prm).
-        &[]
+        Legs::required(&[])
     }
 
     fn needs(&self) -> Needs {
@@ -1070,7 +1063,10 @@ mod tests {
     fn legs_missing_from_an_old_bundle_are_error() {
         let o = full(vec![]);
         assert_eq!(o.verdict, Verdict::Error, "{o:?}");
-        assert!(note_of(&o, LEG_B).contains(leg::FOREIGN_MINT), "{o:?}");
+        assert!(
+            note_of(&o, LEG_B).contains(leg::FOREIGN_MINT.as_str()),
+            "{o:?}"
+        );
         // Without a session (the credential was refused) the legs were never sent.
         let o = graded(vec![jwt_facts(json!(RS))], vec![], None);
         assert_eq!(leg_of(&o, LEG_C), LegOutcome::Unknown, "{o:?}");

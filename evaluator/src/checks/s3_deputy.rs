@@ -30,18 +30,15 @@
 //!   AS passes.
 
 use mcp_probe_schema::model::{ErrorKind, HttpOutcome};
-use mcp_probe_schema::vocab::{header, leg};
+use mcp_probe_schema::vocab::{header, leg, LegId};
 use serde_json::{json, Map, Value};
 use url::Url;
 
-use crate::catalogue::{entry, Entry};
-use crate::check::{Check, Context, Needs};
+use crate::check::{Check, Context, Legs, Needs};
 use crate::evidence::{Evidence, Exchange};
 use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome, Outcome, Verdict};
-
-/// The checks of this module.
-pub static CHECKS: &[&dyn Check] = &[&C3_3_5];
+use mcp_probe_schema::model::Era;
 
 /// 3.3.5: confused-deputy safeguards for static OAuth client ids.
 #[derive(Debug)]
@@ -311,14 +308,10 @@ fn gate(ev: &Evidence) -> Result<(Url, u64), Box<Outcome>> {
 }
 
 impl Check for Check3_3_5 {
-    fn entry(&self) -> &'static Entry {
-        entry("3.3.5").expect("3.3.5 in the catalogue")
-    }
-
-    fn legs_read(&self) -> &'static [&'static str] {
+    fn legs(&self, _era: Option<Era>) -> Legs {
         // Required after the endpoint gate: discovery.prm; then the 3.3.5 legs once the
         // gate opens and a session was established.
-        &[]
+        Legs::required(&[])
     }
 
     fn needs(&self) -> Needs {
@@ -339,7 +332,7 @@ impl Check for Check3_3_5 {
                 "",
             );
         }
-        let missing = |l: &str| {
+        let missing = |l: LegId| {
             Outcome::single(
                 Verdict::Error,
                 format!(
@@ -514,7 +507,7 @@ impl Check for Check3_3_5 {
     }
 }
 
-fn not_recorded(ev: &Evidence, id: &str, l: &str) -> Leg {
+fn not_recorded(ev: &Evidence, id: &str, l: LegId) -> Leg {
     match ev.skipped(l) {
         Some(r) => Leg::new(id, LegOutcome::Unknown, line(r)),
         None => Leg::new(
@@ -815,7 +808,7 @@ mod tests {
     const UP: &str = "https://upstream.example/authorize";
 
     fn http(
-        l: &str,
+        l: LegId,
         method: &str,
         url: &str,
         status: u16,
@@ -871,7 +864,7 @@ mod tests {
         )
     }
 
-    fn reg(l: &str, id: &str) -> Record {
+    fn reg(l: LegId, id: &str) -> Record {
         http(
             l,
             "POST",
@@ -882,7 +875,7 @@ mod tests {
         )
     }
 
-    fn auth(l: &str, id: &str, status: u16, loc: Option<&str>) -> Record {
+    fn auth(l: LegId, id: &str, status: u16, loc: Option<&str>) -> Record {
         let url = format!("{AS}/auth?response_type=code&client_id={id}");
         match loc {
             Some(l2) => http(l, "GET", &url, status, "", &[("location", l2)]),

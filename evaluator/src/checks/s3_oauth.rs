@@ -32,20 +32,18 @@ use std::collections::BTreeSet;
 use mcp_probe_schema::derive;
 use mcp_probe_schema::host;
 use mcp_probe_schema::model::{BodyEnd, ErrorKind, HttpOutcome, Observation, TokenFacts};
-use mcp_probe_schema::vocab::{header, leg};
+use mcp_probe_schema::vocab::{header, leg, LegId};
 use mcp_probe_schema::www_authenticate::{self, Challenge};
 use serde_json::{json, Map, Value};
 use url::Url;
 
 use super::s2::or_null;
-use crate::catalogue::{entry, Entry};
-use crate::check::{Check, Context, Needs};
+use crate::check::{Check, Context, Legs, Needs};
 use crate::evidence::{Evidence, Exchange};
 use crate::fmt::{line, utc};
+use crate::grade::missing_legs;
 use crate::verdict::{aggregate, Leg, LegOutcome, Outcome, Verdict};
-
-/// The checks of this module this build grades.
-pub static CHECKS: &[&dyn Check] = &[&C3_1_2, &C3_2_2, &C3_3_2, &C3_3_4];
+use mcp_probe_schema::model::Era;
 
 /// The longest issued access-token lifetime 3.1.2b accepts, in seconds: the benchmark's
 /// baseline for a "short-lived" token (3600 s). A constant until the operator policy
@@ -367,7 +365,7 @@ impl Attempt {
     }
 
     /// The records of `l`, a "not used" note marking the exchange it follows.
-    fn of_leg(ev: &Evidence, l: &str) -> Vec<Attempt> {
+    fn of_leg(ev: &Evidence, l: LegId) -> Vec<Attempt> {
         let mut out: Vec<Attempt> = Vec::new();
         for a in ev.records_for(l).filter_map(Attempt::read) {
             if let (Got::Skipped(reason), Some(prev)) = (&a.got, out.last_mut()) {
@@ -534,7 +532,7 @@ struct Challenged {
     seq: u64,
     status: u16,
     /// The leg the record serves.
-    source: &'static str,
+    source: LegId,
     /// Every `WWW-Authenticate` field, as text for one line.
     fields: Vec<String>,
     /// The lenient reading (the one the collector followed).
@@ -546,7 +544,7 @@ struct Challenged {
 }
 
 impl Challenged {
-    fn read(x: &Exchange<'_>, source: &'static str) -> Challenged {
+    fn read(x: &Exchange<'_>, source: LegId) -> Challenged {
         let mut fields = Vec::new();
         let mut challenges = Vec::new();
         let mut well_formed = Vec::new();
@@ -1048,31 +1046,14 @@ fn no_endpoint(ev: &Evidence) -> Outcome {
     )
 }
 
-/// The runner's "leg missing" wording (grade.rs), for legs required after the endpoint
-/// gate.
-fn missing(ev: &Evidence, legs: &[&str]) -> Outcome {
-    Outcome::single(
-        Verdict::Error,
-        format!(
-            "leg(s) {} missing from this bundle (collected by {} {}, run status {}); re-collect with a \
-             collector that records them",
-            legs.join(", "),
-            line(&ev.payload.collector.name),
-            line(&ev.payload.collector.version),
-            ev.payload.run.status.as_str()
-        ),
-        "",
-    )
-}
-
 /// The endpoint gate and the legs required past it.
-fn prelude<'a>(ev: &'a Evidence, legs: &[&'static str]) -> Result<Facts<'a>, Box<Outcome>> {
+fn prelude<'a>(ev: &'a Evidence, legs: &[LegId]) -> Result<Facts<'a>, Box<Outcome>> {
     let Some(f) = Facts::new(ev) else {
         return Err(Box::new(no_endpoint(ev)));
     };
-    let absent: Vec<&str> = legs.iter().copied().filter(|l| !ev.has_leg(l)).collect();
+    let absent: Vec<LegId> = legs.iter().copied().filter(|l| !ev.has_leg(*l)).collect();
     if !absent.is_empty() {
-        return Err(Box::new(missing(ev, &absent)));
+        return Err(Box::new(missing_legs(ev, &absent)));
     }
     Ok(f)
 }
@@ -1171,15 +1152,11 @@ const REDUCTION_3_1_2: &str = "the lifetime limit is the benchmark's baseline (3
      verdict; the authorization server's OAuth 2.1 / OIDC conformance is not tested beyond that metadata";
 
 impl Check for Check3_1_2 {
-    fn entry(&self) -> &'static Entry {
-        entry("3.1.2").expect("3.1.2 in the catalogue")
-    }
-
-    fn legs_read(&self) -> &'static [&'static str] {
+    fn legs(&self, _era: Option<Era>) -> Legs {
         // Required in `grade`, after the endpoint gate: endpoint.detect. Read when
         // present: 2.3.unauthenticated (when the run presented a credential from the
         // start), discovery.prm and discovery.as (legs c and d).
-        &[]
+        Legs::required(&[])
     }
 
     fn needs(&self) -> Needs {
@@ -1463,15 +1440,11 @@ const REDUCTION_3_2_2: &str = "the token's audience stands in for \"no passthrou
      not introspected";
 
 impl Check for Check3_2_2 {
-    fn entry(&self) -> &'static Entry {
-        entry("3.2.2").expect("3.2.2 in the catalogue")
-    }
-
-    fn legs_read(&self) -> &'static [&'static str] {
+    fn legs(&self, _era: Option<Era>) -> Legs {
         // Required in `grade`, after the endpoint gate: endpoint.detect, discovery.prm
         // (the PRM `resource` replaces the canonical URI; "no OAuth" needs the observed
         // absence). Read when present: 2.3.unauthenticated, discovery.as.
-        &[]
+        Legs::required(&[])
     }
 
     fn needs(&self) -> Needs {
@@ -1626,15 +1599,11 @@ const REDUCTION_3_3_2: &str = "bounded discovery: at most 5 advertised authoriza
      the metadata source";
 
 impl Check for Check3_3_2 {
-    fn entry(&self) -> &'static Entry {
-        entry("3.3.2").expect("3.3.2 in the catalogue")
-    }
-
-    fn legs_read(&self) -> &'static [&'static str] {
+    fn legs(&self, _era: Option<Era>) -> Legs {
         // Required in `grade`, after the endpoint gate: endpoint.detect, discovery.prm.
         // discovery.as is read per advertised server (an advertised server with no record
         // is reported as never attempted, 3.3.2g).
-        &[]
+        Legs::required(&[])
     }
 
     fn needs(&self) -> Needs {
@@ -2201,14 +2170,10 @@ const REDUCTION_3_3_4: &str = "reads the wire and a self-recorded baseline: the 
      elevation is not tested";
 
 impl Check for Check3_3_4 {
-    fn entry(&self) -> &'static Entry {
-        entry("3.3.4").expect("3.3.4 in the catalogue")
-    }
-
-    fn legs_read(&self) -> &'static [&'static str] {
+    fn legs(&self, _era: Option<Era>) -> Legs {
         // Required in `grade`, after the endpoint gate: endpoint.detect, discovery.prm.
         // Read when present: 2.3.unauthenticated, discovery.as.
-        &[]
+        Legs::required(&[])
     }
 
     fn needs(&self) -> Needs {
@@ -2521,7 +2486,7 @@ fn leg_3_3_4f(
 mod tests {
     use super::*;
     use crate::fixture::leg as leg_of;
-    use crate::fixture::{self, evidence, exchange, session, skipped, ENDPOINT as EP};
+    use crate::fixture::{evidence, exchange, session, skipped, ENDPOINT as EP};
     use crate::grade::run;
     use base64::Engine;
     use mcp_probe_schema::model::{Header, Record, TransportError};
@@ -2538,7 +2503,7 @@ mod tests {
 
     // ----- records
 
-    fn get(l: &str, url: &str, status: u16, body: &str) -> Record {
+    fn get(l: LegId, url: &str, status: u16, body: &str) -> Record {
         let mut r = testkit::http_record(&[l], url, "", status, body.as_bytes());
         if let Observation::Http(x) = &mut r.observation {
             x.request.method = "GET".into();
@@ -2547,7 +2512,7 @@ mod tests {
         r
     }
 
-    fn failed(l: &str, url: &str, kind: ErrorKind) -> Record {
+    fn failed(l: LegId, url: &str, kind: ErrorKind) -> Record {
         let mut r = get(l, url, 200, "");
         if let Observation::Http(x) = &mut r.observation {
             x.outcome = HttpOutcome::Error(TransportError {
@@ -3707,7 +3672,10 @@ mod tests {
             let bytes = std::fs::read(&path).expect("read bundle");
             let v = mcp_probe_schema::open(&bytes, &[]).expect("example verifies");
             let ev = Evidence::new(path.display().to_string(), v);
-            let outcomes: Vec<Outcome> = CHECKS.iter().map(|c| grade(*c, &ev)).collect();
+            let outcomes: Vec<Outcome> = [&C3_1_2 as &dyn Check, &C3_2_2, &C3_3_2, &C3_3_4]
+                .iter()
+                .map(|c| grade(*c, &ev))
+                .collect();
             for o in &outcomes {
                 assert!(!o.evidence.contains("check raised"), "{name}: {o:#?}");
             }
@@ -3773,17 +3741,5 @@ mod tests {
             }
         }
         assert!(seen >= 12, "only {seen} bundles in {}", dir.display());
-    }
-
-    #[test]
-    fn registered_in_benchmark_order() {
-        let ids: Vec<&str> = crate::checks::registry()
-            .iter()
-            .map(|c| c.entry().id)
-            .collect();
-        for id in ["3.1.2", "3.2.2", "3.3.2", "3.3.4"] {
-            assert!(ids.contains(&id), "{id}");
-        }
-        let _ = fixture::ENDPOINT;
     }
 }

@@ -29,15 +29,10 @@ use serde_json::{Map, Value};
 use self::inventory::{Item, Read, PROMPTS, TEMPLATES, TOOLS};
 use self::schema::{external_refs, judge, Judged};
 use self::text::{capped, count, kind, quote, show};
-use crate::catalogue::{entry, Entry};
-use crate::check::{Check, Context, Needs};
+use crate::check::{Check, Context, Legs, Needs};
 use crate::evidence::Evidence;
 use crate::verdict::{Leg, LegOutcome, Outcome, Verdict};
-
-/// The checks of this section this build grades.
-pub static CHECKS: &[&dyn Check] = &[
-    &C5_1_1, &C5_1_2, &C5_1_3, &C5_2_1, &C5_2_2, &C5_3_1, &C5_5_1, &C5_6_1,
-];
+use mcp_probe_schema::model::Era;
 
 /// Separator between entries of a list inside one leg note (legs are joined by `; `).
 const SEP: &str = " | ";
@@ -281,12 +276,8 @@ impl Schemas {
 }
 
 impl Check for Check5_1_1 {
-    fn entry(&self) -> &'static Entry {
-        entry("5.1.1").expect("5.1.1 in the catalogue")
-    }
-
-    fn legs_read(&self) -> &'static [&'static str] {
-        &[TOOLS.leg]
+    fn legs(&self, _era: Option<Era>) -> Legs {
+        Legs::required(&[TOOLS.leg])
     }
 
     fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
@@ -409,12 +400,8 @@ const MIME_STRICTNESS: &str =
      explicit MIME type";
 
 impl Check for Check5_1_2 {
-    fn entry(&self) -> &'static Entry {
-        entry("5.1.2").expect("5.1.2 in the catalogue")
-    }
-
-    fn legs_read(&self) -> &'static [&'static str] {
-        &[TEMPLATES.leg]
+    fn legs(&self, _era: Option<Era>) -> Legs {
+        Legs::required(&[TEMPLATES.leg])
     }
 
     fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
@@ -581,12 +568,8 @@ impl Arguments {
 }
 
 impl Check for Check5_1_3 {
-    fn entry(&self) -> &'static Entry {
-        entry("5.1.3").expect("5.1.3 in the catalogue")
-    }
-
-    fn legs_read(&self) -> &'static [&'static str] {
-        &[PROMPTS.leg]
+    fn legs(&self, _era: Option<Era>) -> Legs {
+        Legs::required(&[PROMPTS.leg])
     }
 
     fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
@@ -692,11 +675,8 @@ pub struct Check5_2_1;
 pub static C5_2_1: Check5_2_1 = Check5_2_1;
 
 impl Check for Check5_2_1 {
-    fn entry(&self) -> &'static Entry {
-        entry("5.2.1").expect("5.2.1 in the catalogue")
-    }
-    fn legs_read(&self) -> &'static [&'static str] {
-        &[]
+    fn legs(&self, _era: Option<Era>) -> Legs {
+        Legs::required(&[])
     }
     fn needs(&self) -> Needs {
         Needs::Nothing
@@ -753,11 +733,8 @@ pub struct Check5_2_2;
 pub static C5_2_2: Check5_2_2 = Check5_2_2;
 
 impl Check for Check5_2_2 {
-    fn entry(&self) -> &'static Entry {
-        entry("5.2.2").expect("5.2.2 in the catalogue")
-    }
-    fn legs_read(&self) -> &'static [&'static str] {
-        &[]
+    fn legs(&self, _era: Option<Era>) -> Legs {
+        Legs::required(&[])
     }
     fn needs(&self) -> Needs {
         Needs::Nothing
@@ -796,11 +773,8 @@ pub struct Check5_3_1;
 pub static C5_3_1: Check5_3_1 = Check5_3_1;
 
 impl Check for Check5_3_1 {
-    fn entry(&self) -> &'static Entry {
-        entry("5.3.1").expect("5.3.1 in the catalogue")
-    }
-    fn legs_read(&self) -> &'static [&'static str] {
-        &[]
+    fn legs(&self, _era: Option<Era>) -> Legs {
+        Legs::required(&[])
     }
     fn needs(&self) -> Needs {
         Needs::Nothing
@@ -824,11 +798,8 @@ pub struct Check5_5_1;
 pub static C5_5_1: Check5_5_1 = Check5_5_1;
 
 impl Check for Check5_5_1 {
-    fn entry(&self) -> &'static Entry {
-        entry("5.5.1").expect("5.5.1 in the catalogue")
-    }
-    fn legs_read(&self) -> &'static [&'static str] {
-        &[]
+    fn legs(&self, _era: Option<Era>) -> Legs {
+        Legs::required(&[])
     }
     fn needs(&self) -> Needs {
         Needs::Nothing
@@ -861,11 +832,8 @@ pub struct Check5_6_1;
 pub static C5_6_1: Check5_6_1 = Check5_6_1;
 
 impl Check for Check5_6_1 {
-    fn entry(&self) -> &'static Entry {
-        entry("5.6.1").expect("5.6.1 in the catalogue")
-    }
-    fn legs_read(&self) -> &'static [&'static str] {
-        &[]
+    fn legs(&self, _era: Option<Era>) -> Legs {
+        Legs::required(&[])
     }
     fn needs(&self) -> Needs {
         Needs::Nothing
@@ -890,7 +858,7 @@ mod tests {
     use crate::fixture::{evidence, exchange, list_page, session, skipped};
     use crate::grade::run;
     use mcp_probe_schema::model::{ErrorKind, HttpOutcome, Observation, Record, TransportError};
-    use mcp_probe_schema::vocab::{leg, method};
+    use mcp_probe_schema::vocab::{leg, method, LegId};
     use serde_json::json;
 
     #[test]
@@ -953,7 +921,7 @@ mod tests {
         list_page(leg::INVENTORY_PROMPTS, method::PROMPTS_LIST, id, result)
     }
 
-    fn transport_error(legs: &[&str]) -> Record {
+    fn transport_error(legs: &[LegId]) -> Record {
         let mut r = exchange(
             legs,
             r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
@@ -1866,13 +1834,8 @@ mod tests {
         );
         for c in [&C5_2_1 as &dyn Check, &C5_2_2, &C5_3_1, &C5_5_1, &C5_6_1] {
             let o = run(c, &ev, &Context::default());
-            assert_eq!(o.verdict, Verdict::NotApplicable, "{}", c.entry().id);
-            assert_eq!(
-                o.details["transport"],
-                "streamable-http",
-                "{}",
-                c.entry().id
-            );
+            assert_eq!(o.verdict, Verdict::NotApplicable, "{o:?}");
+            assert_eq!(o.details["transport"], "streamable-http", "{}", o.evidence);
             assert!(!o.evidence.is_empty() && !o.reduction.is_empty());
             assert_eq!(c.needs(), Needs::Nothing);
         }
@@ -1959,10 +1922,19 @@ mod tests {
             let bytes = std::fs::read(&path).expect("read bundle");
             let v = mcp_probe_schema::open(&bytes, &[]).expect("example verifies");
             let ev = Evidence::new(path.display().to_string(), v);
-            let outcomes: Vec<Outcome> = CHECKS
-                .iter()
-                .map(|c| run(*c, &ev, &Context::default()))
-                .collect();
+            let outcomes: Vec<Outcome> = [
+                &C5_1_1 as &dyn Check,
+                &C5_1_2,
+                &C5_1_3,
+                &C5_2_1,
+                &C5_2_2,
+                &C5_3_1,
+                &C5_5_1,
+                &C5_6_1,
+            ]
+            .iter()
+            .map(|c| run(*c, &ev, &Context::default()))
+            .collect();
             let name = path
                 .file_name()
                 .and_then(|n| n.to_str())

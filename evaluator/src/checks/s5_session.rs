@@ -21,18 +21,15 @@
 //! without a response) on the second request after a tools result on the control is
 //! attributed to the header: FAIL. A bare status there is ERROR.
 
-use mcp_probe_schema::vocab::{header, leg, REV_2026_07_28};
+use mcp_probe_schema::vocab::{header, leg, LegId, REV_2026_07_28};
 use serde_json::{json, Map, Value};
 
 use super::s1_versions::wire::{self, read, skipped_leg, Answer, Reply};
-use crate::catalogue::{entry, Entry};
-use crate::check::{Check, Context};
+use crate::check::{Check, Context, Legs};
 use crate::evidence::{Evidence, Exchange};
 use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome, Outcome, Verdict};
-
-/// The checks of this module this build grades.
-pub static CHECKS: &[&dyn Check] = &[&C5_2_3];
+use mcp_probe_schema::model::Era;
 
 /// 5.2.3: legacy Streamable HTTP session and stream resumption disabled.
 #[derive(Debug)]
@@ -43,7 +40,7 @@ pub static C5_2_3: Check5_2_3 = Check5_2_3;
 /// The id the collector supplies in 5.2.3d.
 pub use mcp_probe_schema::vocab::probe::SUPPLIED_SESSION_ID;
 
-const LEGS: [&str; 6] = [
+const LEGS: [LegId; 6] = [
     leg::LEGACY_GET,
     leg::LEGACY_DELETE,
     leg::RESUME_CONTROL,
@@ -60,7 +57,7 @@ const REDUCTION_5_2_3: &str = "Not probed: whether a streamed response is scoped
 /// The recorded exchange of `leg`, or the leg outcome and note when there is none.
 fn exchange_of<'a>(
     ev: &'a Evidence,
-    l: &'a str,
+    l: LegId,
     what: &str,
 ) -> Result<Exchange<'a>, (LegOutcome, String)> {
     match wire::last(ev, l) {
@@ -135,7 +132,7 @@ fn surface(a: &Answer, what: &str, authenticated: bool) -> (LegOutcome, String) 
 }
 
 /// The control of c or d: `Ok` when it is a tools result.
-fn control(ev: &Evidence, l: &str, seqs: &mut Vec<u64>) -> Result<Answer, (LegOutcome, String)> {
+fn control(ev: &Evidence, l: LegId, seqs: &mut Vec<u64>) -> Result<Answer, (LegOutcome, String)> {
     let x =
         exchange_of(ev, l, "the control tools/list").inspect_err(|_| seqs.extend(ev.seqs(l)))?;
     let a = read(&x);
@@ -320,14 +317,10 @@ fn leg_d(ev: &Evidence, seqs: &mut Vec<u64>) -> Leg {
 }
 
 impl Check for Check5_2_3 {
-    fn entry(&self) -> &'static Entry {
-        entry("5.2.3").expect("5.2.3 in the catalogue")
-    }
-
     /// None through the runner: NO-REV below 2026-07-28 needs no leg (§2.2: NO-REV comes
     /// first); on 2026-07-28 [`grade`](Check::grade) names the missing ones itself.
-    fn legs_read(&self) -> &'static [&'static str] {
-        &[]
+    fn legs(&self, _era: Option<Era>) -> Legs {
+        Legs::required(&[])
     }
 
     fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
@@ -336,7 +329,7 @@ impl Check for Check5_2_3 {
             .map(line)
             .unwrap_or_else(|| "no revision".into());
         if !ev.is_modern() {
-            let seqs: Vec<u64> = LEGS.iter().flat_map(|l| ev.seqs(l)).collect();
+            let seqs: Vec<u64> = LEGS.iter().flat_map(|l| ev.seqs(*l)).collect();
             return Outcome::single(
                 Verdict::NoRev,
                 format!(
@@ -408,7 +401,7 @@ mod tests {
 
     /// A GET or DELETE of the endpoint; `head_only`: the event stream was not read.
     fn bare_method(
-        l: &str,
+        l: LegId,
         method: &str,
         status: u16,
         ct: &str,
@@ -439,7 +432,7 @@ mod tests {
     }
 
     fn list(
-        l: &str,
+        l: LegId,
         id: i64,
         status: u16,
         ct: &str,
@@ -451,7 +444,7 @@ mod tests {
         exchange(&[l], &req, status, ct, body, headers)
     }
 
-    fn tools(l: &str, id: i64) -> Record {
+    fn tools(l: LegId, id: i64) -> Record {
         let body =
             json!({"jsonrpc": "2.0", "id": id, "result": {"tools": [{"name": "add"}]}}).to_string();
         list(l, id, 200, JSON, &body, &[])
@@ -542,7 +535,7 @@ mod tests {
             ],
         );
         assert_eq!(o.details["legs"]["5.2.3c"], "pass");
-        assert_eq!(o.details["http_status"][leg::LEGACY_GET], 405);
+        assert_eq!(o.details["http_status"][leg::LEGACY_GET.as_str()], 405);
         assert_eq!(o.details["session_id_returned"], false);
         assert_eq!(o.records, vec![0, 1, 2, 3, 4, 5]);
         assert!(o.reduction.contains("second identity"));
@@ -588,7 +581,7 @@ mod tests {
         let o = graded(REV_2026_07_28, vec![get(405, "text/plain", "")]);
         assert_eq!(o.verdict, Verdict::Error, "{o:?}");
         assert!(
-            o.evidence.contains(leg::SESSION_SUPPLIED) && o.evidence.contains("missing"),
+            o.evidence.contains(leg::SESSION_SUPPLIED.as_str()) && o.evidence.contains("missing"),
             "{o:?}"
         );
     }

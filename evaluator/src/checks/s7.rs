@@ -21,14 +21,11 @@ use mcp_probe_schema::vocab::{code, header, leg, meta, REV_2026_07_28};
 use serde_json::{json, Value};
 
 use super::s2::{or_null, reported_only};
-use crate::catalogue::{entry, Entry};
-use crate::check::{Check, Context, Needs};
+use crate::check::{Check, Context, Legs, Needs};
 use crate::evidence::{Evidence, Exchange};
 use crate::fmt::{excerpt, line};
 use crate::verdict::{Leg, LegOutcome, Outcome};
-
-/// The checks of this section this build grades.
-pub static CHECKS: &[&dyn Check] = &[&C7_1_1, &C7_1_2, &C7_1_3, &C7_2_1];
+use mcp_probe_schema::model::Era;
 
 /// 7.1.1: lifecycle and invocation metadata recorded.
 #[derive(Debug)]
@@ -126,12 +123,8 @@ fn naming_observation(rs: &[ResultMeta]) -> String {
 }
 
 impl Check for Check7_1_1 {
-    fn entry(&self) -> &'static Entry {
-        entry("7.1.1").expect("7.1.1 in the catalogue")
-    }
-
-    fn legs_read(&self) -> &'static [&'static str] {
-        &[]
+    fn legs(&self, _era: Option<Era>) -> Legs {
+        Legs::required(&[])
     }
 
     fn needs(&self) -> Needs {
@@ -185,12 +178,8 @@ pub struct Check7_1_3;
 pub static C7_1_3: Check7_1_3 = Check7_1_3;
 
 impl Check for Check7_1_3 {
-    fn entry(&self) -> &'static Entry {
-        entry("7.1.3").expect("7.1.3 in the catalogue")
-    }
-
-    fn legs_read(&self) -> &'static [&'static str] {
-        &[]
+    fn legs(&self, _era: Option<Era>) -> Legs {
+        Legs::required(&[])
     }
 
     fn needs(&self) -> Needs {
@@ -420,12 +409,8 @@ fn judge(ev: &Evidence, x: &Exchange<'_>) -> Judgement {
 }
 
 impl Check for Check7_1_2 {
-    fn entry(&self) -> &'static Entry {
-        entry("7.1.2").expect("7.1.2 in the catalogue")
-    }
-
-    fn legs_read(&self) -> &'static [&'static str] {
-        &[leg::NULL_ID]
+    fn legs(&self, _era: Option<Era>) -> Legs {
+        Legs::required(&[leg::NULL_ID])
     }
 
     fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
@@ -688,7 +673,7 @@ mod tests {
     fn missing_leg_is_error_naming_it() {
         let o = graded(Vec::new());
         assert_eq!(o.verdict, Verdict::Error, "{o:?}");
-        has(&o, &[leg::NULL_ID, "missing"]);
+        has(&o, &[leg::NULL_ID.as_str(), "missing"]);
     }
 
     fn modern_results(metas: &[bool]) -> Evidence {
@@ -880,12 +865,12 @@ mod tests {
                     o.verdict,
                     Verdict::NotApplicable,
                     "{} on {name}: {o:?}",
-                    c.entry().id
+                    "a reported-only check"
                 );
                 assert!(
                     o.evidence.contains("transport "),
                     "{} on {name}",
-                    c.entry().id
+                    o.evidence
                 );
             }
             let own = Context {
@@ -915,7 +900,7 @@ mod tests {
                         "7.1.2 on {name}: {null_id:?}"
                     );
                     assert!(
-                        null_id.evidence.contains(leg::NULL_ID)
+                        null_id.evidence.contains(leg::NULL_ID.as_str())
                             && null_id.evidence.contains("missing"),
                         "7.1.2 on {name}: {null_id:?}"
                     );
@@ -967,12 +952,8 @@ const REDUCTION_7_2_1: &str = "not covered: 7.2.1b (the refusal is logged as a s
      the client, not the server); only the server's refusal of a foreign-audience token is observed";
 
 impl Check for Check7_2_1 {
-    fn entry(&self) -> &'static Entry {
-        entry("7.2.1").expect("7.2.1 in the catalogue")
-    }
-
-    fn legs_read(&self) -> &'static [&'static str] {
-        &[leg::FOREIGN_TOKEN]
+    fn legs(&self, _era: Option<Era>) -> Legs {
+        Legs::required(&[leg::FOREIGN_TOKEN])
     }
 
     fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
@@ -1064,10 +1045,11 @@ mod tests_7_2_1 {
     use crate::grade::run;
     use crate::verdict::Verdict;
     use mcp_probe_schema::model::{ErrorKind, HttpOutcome, Observation, Record, TransportError};
+    use mcp_probe_schema::vocab::LegId;
 
     const LIST: &str = r#"{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{}}"#;
 
-    fn rec(l: &str, status: u16) -> Record {
+    fn rec(l: LegId, status: u16) -> Record {
         let body = if (200..300).contains(&status) {
             r#"{"jsonrpc":"2.0","id":9,"result":{"tools":[]}}"#
         } else {
@@ -1150,6 +1132,10 @@ mod tests_7_2_1 {
     fn missing_leg_is_error() {
         let o = graded(vec![]);
         assert_eq!(o.verdict, Verdict::Error, "{o:?}");
-        assert!(o.evidence.contains(leg::FOREIGN_TOKEN), "{}", o.evidence);
+        assert!(
+            o.evidence.contains(leg::FOREIGN_TOKEN.as_str()),
+            "{}",
+            o.evidence
+        );
     }
 }

@@ -216,7 +216,7 @@ fn baseline(b: &BaselineInfo) -> BaselineJ<'_> {
 fn check<'a>(r: &'a Report, row: &'a Row) -> CheckJ<'a> {
     let e = row.entry;
     CheckJ {
-        id: e.id,
+        id: e.id.as_str(),
         level: e.level.number(),
         title: e.title,
         section: e.section(),

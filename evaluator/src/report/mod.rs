@@ -16,7 +16,7 @@ pub mod text;
 
 use serde_json::Value;
 
-use crate::catalogue::{id_key, Entry, CATALOGUE};
+use crate::catalogue::{Entry, CATALOGUE};
 use crate::evidence::Evidence;
 use crate::exit::ExitStatus;
 use crate::grade::CheckResult;
@@ -260,7 +260,7 @@ impl Report {
             .iter()
             .filter(|e| level.is_none_or(|l| e.level.number() <= l))
             .collect();
-        entries.sort_by_key(|e| id_key(e.id));
+        entries.sort_by_key(|e| e.id.key());
         // Each outcome is moved into its row, not copied: a report over many bundles
         // holds every result once.
         let rows = entries
@@ -387,7 +387,7 @@ mod tests {
                 entry: e,
                 outcome: v
                     .iter()
-                    .find(|(id, _)| *id == e.id)
+                    .find(|(id, _)| e.id == *id)
                     .map(|(_, v)| Outcome::single(*v, "why", "")),
             })
             .collect()
@@ -441,7 +441,7 @@ mod tests {
                 ),
             ],
         );
-        let ids: Vec<&str> = rep.rows.iter().map(|r| r.entry.id).collect();
+        let ids: Vec<&str> = rep.rows.iter().map(|r| r.entry.id.as_str()).collect();
         let pos = |id: &str| ids.iter().position(|i| *i == id).expect("present");
         assert!(pos("1.4") < pos("2.1") && pos("7.2.1") < pos("10.1"));
         assert!(rep.rows.iter().all(|r| r.entry.level.number() == 1));
@@ -461,7 +461,7 @@ mod tests {
             .outcomes
             .is_none());
         assert_eq!(rep.graded().count(), 1);
-        assert_eq!(entry("10.1").map(|e| e.id), Some("10.1"));
+        assert_eq!(entry("10.1").map(|e| e.id.as_str()), Some("10.1"));
     }
 
     #[test]

@@ -315,7 +315,7 @@ mod tests {
             .iter()
             .map(|e| CheckResult {
                 entry: e,
-                outcome: match e.id {
+                outcome: match e.id.as_str() {
                     "10.1" => Some(
                         Outcome::single(Verdict::Fail, "10.1b: no Cache-Control", "operator side")
                             .with_records([3, 4]),

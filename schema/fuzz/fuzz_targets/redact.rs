@@ -19,7 +19,7 @@ fuzz_target!(|data: &[u8]| {
     let (a, b) = data.split_at(split);
     let request = String::from_utf8_lossy(a);
     let mut r = http_record(
-        &["inventory.tools"],
+        &[mcp_probe_schema::vocab::leg::INVENTORY_TOOLS],
         "https://h.example/mcp?code=abcdefgh",
         &request,
         200,

@@ -15,7 +15,7 @@
 
 use mcp_probe_schema::derive;
 use mcp_probe_schema::model::{HttpOutcome, Observation};
-use mcp_probe_schema::vocab::{leg, method};
+use mcp_probe_schema::vocab::{leg, method, LegId};
 use serde_json::Value;
 
 use super::text::{count, quote, show};
@@ -26,7 +26,7 @@ use crate::verdict::LegOutcome;
 #[derive(Debug, Clone, Copy)]
 pub(super) struct List {
     /// Collector leg holding every page.
-    pub(super) leg: &'static str,
+    pub(super) leg: LegId,
     /// JSON-RPC method.
     pub(super) method: &'static str,
     /// Key of the item array in the result.
