@@ -8,6 +8,7 @@
 //! * [`keys`]: the signing key under `~/.mcp-probe/`.
 //! * [`run`]: many targets at once, progress, Ctrl-C.
 
+pub mod cli;
 pub mod discovery;
 pub mod flags;
 pub mod guard;

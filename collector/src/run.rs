@@ -2,7 +2,6 @@
 //! targets (`--concurrency`), progress on stderr, bundle paths on stdout, and sealing on
 //! every way out (success, failure, a panicking leg, Ctrl-C).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -12,70 +11,12 @@ use mcp_probe_schema::model::{CaFile, Options, RunStatus, Target as TargetRecord
 use mcp_probe_schema::redact::decode_jwt;
 use tokio::task::JoinSet;
 
+pub use crate::cli::{Exit, Printer, Signal, UsageError};
 use crate::flags::Flags;
 use crate::http::Client;
-use crate::journal::{Journal, SharedRedactor};
+use crate::journal::Journal;
 use crate::probe::{Ending, Probe};
-use crate::target::{dedup, read_servers_file, Target, TargetError};
-
-/// How the process ends (the README's exit table; docs/collector.md, "Signals and exit
-/// codes"). Precedence when several apply: a bundle that could not be written (1), then a
-/// signal (130, 143, 129), then a target sealed without an MCP session (3), else 0.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Exit {
-    /// Every target was reached (an MCP session) and has a sealed bundle.
-    Ok,
-    /// A bundle could not be written.
-    WriteFailed,
-    /// A signal stopped the run: every started target was sealed as `interrupted`.
-    Interrupted(Signal),
-    /// Every target has a sealed bundle, but at least one was sealed without an MCP
-    /// session (unreachable, not MCP, TLS refused, or a credential needed and not given).
-    NoSession,
-}
-
-impl Exit {
-    /// The process exit code.
-    pub fn code(self) -> u8 {
-        match self {
-            Exit::Ok => 0,
-            Exit::WriteFailed => 1,
-            Exit::NoSession => 3,
-            Exit::Interrupted(s) => s.exit_code(),
-        }
-    }
-}
-
-/// A signal that stops a run; each seals every started target as `interrupted`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Signal {
-    /// SIGINT (Ctrl-C): exit 130.
-    Int,
-    /// SIGTERM (what CI runners and `timeout` send): exit 143.
-    Term,
-    /// SIGHUP (the terminal went away): exit 129.
-    Hup,
-}
-
-impl Signal {
-    /// The signal's name, as recorded in `run.failure`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Signal::Int => "SIGINT (Ctrl-C)",
-            Signal::Term => "SIGTERM",
-            Signal::Hup => "SIGHUP",
-        }
-    }
-
-    /// 128 + the signal number, as shells report a process killed by it.
-    pub fn exit_code(self) -> u8 {
-        match self {
-            Signal::Int => 130,
-            Signal::Term => 143,
-            Signal::Hup => 129,
-        }
-    }
-}
+use crate::target::{dedup, read_servers_file, Target};
 
 /// The stopping signals, registered once for the whole run (a signal that arrives
 /// between two turns of the select loop is not lost).
@@ -130,109 +71,6 @@ impl Signals {
                 Err(_) => std::future::pending().await,
             }
         }
-    }
-}
-
-/// Bad operator input: exit 2, before any traffic.
-#[derive(Debug, thiserror::Error)]
-pub enum UsageError {
-    /// No target given.
-    #[error("no target given (pass TARGET... or --servers-file FILE)")]
-    NoTargets,
-    /// A target did not parse.
-    #[error(transparent)]
-    Target(#[from] TargetError),
-    /// A file could not be read.
-    #[error("cannot read {path}: {source}")]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
-    /// A file has bad contents.
-    #[error("{path}: {reason}")]
-    Invalid {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        reason: String,
-    },
-    /// `--token-env` names an unset variable.
-    #[error("--token-env {0}: the environment variable is not set or empty")]
-    TokenEnv(String),
-    /// The bearer token would travel in clear to a remote host.
-    #[error("refusing to send the --token-env credential to {0} over plain http (only https or a loopback target)")]
-    PlaintextToken(String),
-    /// Signing key problem.
-    #[error(transparent)]
-    Key(#[from] crate::keys::KeyError),
-    /// Trust store problem.
-    #[error(transparent)]
-    Trust(#[from] crate::tls::TrustError),
-}
-
-/// Writes bundle paths to stdout and progress to stderr; the only printer. Every line
-/// passes the process's shared redactor (the one every journal uses, so a secret
-/// registered or learned by any target is redacted here too) and has its control
-/// characters escaped (`mcp_probe_schema::term::line`): lines carry server-controlled
-/// text (JSON-RPC error messages, OAuth `error_description`, transport failures).
-#[derive(Debug, Clone)]
-pub struct Printer {
-    quiet: bool,
-    redactor: SharedRedactor,
-}
-
-impl Printer {
-    /// A printer; `quiet` silences progress.
-    pub fn new(quiet: bool) -> Printer {
-        Printer {
-            quiet,
-            redactor: SharedRedactor::new(),
-        }
-    }
-
-    /// The redactor every journal of the run shares with this printer.
-    pub fn redactor(&self) -> &SharedRedactor {
-        &self.redactor
-    }
-
-    /// `text` redacted, each line escaped for a terminal.
-    pub fn safe(&self, text: &str) -> String {
-        self.redactor
-            .scrub_str(text)
-            .split('\n')
-            .map(mcp_probe_schema::term::line)
-            .collect::<Vec<_>>()
-            .join("\n")
-    }
-
-    /// A line on stdout (bundle paths; `--info` blocks, one escaped line each).
-    pub fn out(&self, line: &str) {
-        let mut o = std::io::stdout().lock();
-        let _ = writeln!(o, "{}", self.safe(line));
-        let _ = o.flush();
-    }
-
-    /// A progress line on stderr.
-    pub fn progress(&self, line: &str) {
-        if !self.quiet {
-            let line = mcp_probe_schema::term::line(&self.redactor.scrub_str(line));
-            let _ = writeln!(std::io::stderr().lock(), "mcp-collect: {line}");
-        }
-    }
-
-    /// A warning line on stderr (never silenced).
-    pub fn warn(&self, line: &str) {
-        let line = mcp_probe_schema::term::line(&self.redactor.scrub_str(line));
-        let _ = writeln!(std::io::stderr().lock(), "mcp-collect: warning: {line}");
-    }
-
-    /// An error line on stderr (never silenced).
-    pub fn error(&self, line: &str) {
-        let line = mcp_probe_schema::term::line(&self.redactor.scrub_str(line));
-        let _ = writeln!(std::io::stderr().lock(), "mcp-collect: error: {line}");
     }
 }
 

@@ -1,6 +1,7 @@
 //! The implemented checks. Each is registered by its row of
 //! [`crate::catalogue::CATALOGUE`].
 
+pub mod common;
 pub mod s1;
 pub mod s10;
 pub mod s10_limits;

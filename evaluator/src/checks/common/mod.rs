@@ -1,0 +1,8 @@
+//! Helpers shared by checks of more than one file. A helper used by one check lives
+//! in that check's file.
+
+pub mod inventory;
+pub mod oauth;
+pub mod reported;
+pub mod values;
+pub mod wire;

@@ -1,0 +1,91 @@
+//! Reported-only checks as data. A recommendation that is wholly operator-side is
+//! always N/A: a [`ReportedOnly`] value names why no network probe can decide it, what
+//! part of the recommendation is out of reach, and a function that gathers what the
+//! bundle does show (the observations), so a reader sees the evidence next to the N/A.
+//! A reported-only check grades any bundle, even one where no endpoint answered: the
+//! observations then say what was not seen.
+
+use serde_json::{Map, Value};
+
+use crate::check::{Check, Context, Legs, Needs};
+use crate::evidence::Evidence;
+use crate::fmt::line;
+use crate::verdict::{Outcome, Verdict};
+use mcp_probe_schema::model::Era;
+
+/// What a reported-only check observed in one bundle.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Observed {
+    /// Observations, in order, each a short sentence.
+    pub notes: Vec<String>,
+    /// Facts kept in the report's details (besides `transport`, which every one has).
+    pub details: Map<String, Value>,
+    /// Records the observations were read from.
+    pub records: Vec<u64>,
+}
+
+/// One reported-only check.
+#[derive(Debug, Clone, Copy)]
+pub struct ReportedOnly {
+    /// Why the recommendation is out of a network probe's reach.
+    pub reason: &'static str,
+    /// What part of the recommendation a black-box probe cannot reach.
+    pub reduction: &'static str,
+    /// The legs `observe` reads.
+    pub legs: Legs,
+    /// What the bundle shows that bears on the recommendation.
+    pub observe: fn(&Evidence, &Context<'_>) -> Observed,
+}
+
+/// For a reported-only check with nothing to observe besides the transport.
+pub fn nothing(_ev: &Evidence, _cx: &Context<'_>) -> Observed {
+    Observed::default()
+}
+
+impl Check for ReportedOnly {
+    fn legs(&self, _era: Option<Era>) -> Legs {
+        self.legs
+    }
+
+    fn needs(&self) -> Needs {
+        Needs::Nothing
+    }
+
+    fn grade(&self, ev: &Evidence, cx: &Context<'_>) -> Outcome {
+        let seen = (self.observe)(ev, cx);
+        let mut o = reported_only(ev, self.reason, &seen.notes, self.reduction)
+            .with_records(seen.records);
+        o.details.extend(seen.details);
+        o
+    }
+}
+
+/// An N/A outcome for a reported-only check: `reason` says why the recommendation is
+/// operator-side, then the transport observation and `observations` follow, in that
+/// order, in the evidence. Details carry `transport`.
+pub fn reported_only(
+    ev: &Evidence,
+    reason: &str,
+    observations: &[String],
+    reduction: &str,
+) -> Outcome {
+    let mut parts = vec![
+        format!("reported only: {reason}"),
+        transport_observation(ev),
+    ];
+    parts.extend(observations.iter().cloned());
+    Outcome::single(Verdict::NotApplicable, parts.join("; "), reduction)
+        .with_detail("transport", ev.transport())
+}
+
+/// "transport streamable-http (endpoint …)" or "transport unknown (no MCP endpoint …)".
+fn transport_observation(ev: &Evidence) -> String {
+    let t = ev.transport();
+    match &ev.payload.target.endpoint {
+        Some(endpoint) => format!("transport {t} (endpoint {})", line(endpoint)),
+        None => format!(
+            "transport {t} (no MCP endpoint answered for target {})",
+            line(&ev.payload.target.as_typed)
+        ),
+    }
+}
