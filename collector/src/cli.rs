@@ -169,4 +169,3 @@ impl Printer {
         let _ = writeln!(std::io::stderr().lock(), "mcp-collect: error: {line}");
     }
 }
-

@@ -6,11 +6,11 @@
 #[path = "support/examples.rs"]
 mod examples;
 
+use examples::examples;
 use mcp_probe_evaluator::catalogue::CATALOGUE;
 use mcp_probe_evaluator::check::Context;
 use mcp_probe_evaluator::evidence::{track_leg_reads, Evidence};
 use mcp_probe_evaluator::grade::run;
-use examples::examples;
 
 #[test]
 fn every_check_reads_only_the_legs_it_declares() {

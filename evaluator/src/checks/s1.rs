@@ -13,7 +13,7 @@ use mcp_probe_schema::model::Era;
 use mcp_probe_schema::vocab::leg;
 use serde_json::Value;
 
-use super::s2::or_null;
+use super::common::values::or_null;
 use crate::check::{Check, Context, Legs};
 use crate::evidence::Evidence;
 use crate::fmt::{line, utc};

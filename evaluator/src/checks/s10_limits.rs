@@ -14,7 +14,7 @@ use mcp_probe_schema::model::HttpOutcome;
 use mcp_probe_schema::vocab::leg;
 use serde_json::{json, Value};
 
-use super::s2::or_null;
+use super::common::values::or_null;
 use crate::check::{Check, Context, Legs};
 use crate::evidence::Evidence;
 use crate::fmt::line;

@@ -10,48 +10,11 @@
 //! and kept in the details. A reported-only check grades any bundle, even one where no
 //! endpoint answered: the observations then say what was not seen.
 
-use serde_json::Value;
-
+use super::common::reported::reported_only;
 use crate::check::{Check, Context, Legs, Needs};
 use crate::evidence::Evidence;
-use crate::fmt::line;
-use crate::verdict::{Outcome, Verdict};
+use crate::verdict::Outcome;
 use mcp_probe_schema::model::Era;
-
-/// An N/A outcome for a reported-only check: `reason` says why the recommendation is
-/// operator-side, then the transport observation and `observations` follow, in that
-/// order, in the evidence. Details carry `transport`; callers add their own.
-pub(crate) fn reported_only(
-    ev: &Evidence,
-    reason: &str,
-    observations: &[String],
-    reduction: &str,
-) -> Outcome {
-    let mut parts = vec![
-        format!("reported only: {reason}"),
-        transport_observation(ev),
-    ];
-    parts.extend(observations.iter().cloned());
-    Outcome::single(Verdict::NotApplicable, parts.join("; "), reduction)
-        .with_detail("transport", ev.transport())
-}
-
-/// "transport streamable-http (endpoint …)" or "transport unknown (no MCP endpoint …)".
-fn transport_observation(ev: &Evidence) -> String {
-    let t = ev.transport();
-    match &ev.payload.target.endpoint {
-        Some(endpoint) => format!("transport {t} (endpoint {})", line(endpoint)),
-        None => format!(
-            "transport {t} (no MCP endpoint answered for target {})",
-            line(&ev.payload.target.as_typed)
-        ),
-    }
-}
-
-/// `value`, or JSON null when absent.
-pub(crate) fn or_null<T: Into<Value>>(value: Option<T>) -> Value {
-    value.map_or(Value::Null, Into::into)
-}
 
 /// 2.1: stdio preferred for local, single-user servers.
 #[derive(Debug)]
@@ -86,6 +49,7 @@ mod tests {
     use super::*;
     use crate::fixture::{evidence, session};
     use crate::grade::run;
+    use crate::verdict::Verdict;
     use serde_json::json;
 
     #[test]

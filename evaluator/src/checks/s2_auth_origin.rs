@@ -14,7 +14,7 @@ use mcp_probe_schema::model::{HttpOutcome, Observation, Record};
 use mcp_probe_schema::vocab::{header, leg, LegId, REV_2025_11_25};
 use serde_json::{json, Value};
 
-use super::s2::or_null;
+use super::common::values::or_null;
 use crate::check::{Check, Context, Legs};
 use crate::evidence::{Evidence, Exchange};
 use crate::fmt::{excerpt, line};

@@ -10,7 +10,8 @@
 use mcp_probe_schema::vocab::leg;
 use serde_json::Value;
 
-use super::s2::{or_null, reported_only};
+use super::common::reported::reported_only;
+use super::common::values::or_null;
 use crate::check::{Check, Context, Legs, Needs};
 use crate::evidence::Evidence;
 use crate::fmt::line;

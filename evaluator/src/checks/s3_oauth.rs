@@ -37,7 +37,7 @@ use mcp_probe_schema::www_authenticate::{self, Challenge};
 use serde_json::{json, Map, Value};
 use url::Url;
 
-use super::s2::or_null;
+use super::common::values::or_null;
 use crate::check::{Check, Context, Legs, Needs};
 use crate::evidence::{Evidence, Exchange};
 use crate::fmt::{line, utc};

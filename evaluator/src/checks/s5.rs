@@ -659,7 +659,7 @@ impl Check for Check5_1_3 {
 /// `reported only: <reason>; transport <…>; <observation>`, detail `transport`.
 fn reported_only(ev: &Evidence, reason: &str, observed: Option<&str>, reduction: &str) -> Outcome {
     let observed: Vec<String> = observed.into_iter().map(str::to_string).collect();
-    super::s2::reported_only(ev, reason, &observed, reduction)
+    super::common::reported::reported_only(ev, reason, &observed, reduction)
 }
 
 /// The capabilities object, only when a session was negotiated (`None`: unobserved,

@@ -24,7 +24,7 @@
 use mcp_probe_schema::vocab::{header, leg, LegId, REV_2026_07_28};
 use serde_json::{json, Map, Value};
 
-use super::s1_versions::wire::{self, read, skipped_leg, Answer, Reply};
+use super::common::wire::{self, read, skipped_leg, Answer, Reply};
 use crate::check::{Check, Context, Legs};
 use crate::evidence::{Evidence, Exchange};
 use crate::fmt::line;

@@ -20,7 +20,8 @@ use mcp_probe_schema::model::{BodyEnd, HttpOutcome, Observation};
 use mcp_probe_schema::vocab::{code, header, leg, meta, REV_2026_07_28};
 use serde_json::{json, Value};
 
-use super::s2::{or_null, reported_only};
+use super::common::reported::reported_only;
+use super::common::values::or_null;
 use crate::check::{Check, Context, Legs, Needs};
 use crate::evidence::{Evidence, Exchange};
 use crate::fmt::{excerpt, line};

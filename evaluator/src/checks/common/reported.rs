@@ -53,8 +53,8 @@ impl Check for ReportedOnly {
 
     fn grade(&self, ev: &Evidence, cx: &Context<'_>) -> Outcome {
         let seen = (self.observe)(ev, cx);
-        let mut o = reported_only(ev, self.reason, &seen.notes, self.reduction)
-            .with_records(seen.records);
+        let mut o =
+            reported_only(ev, self.reason, &seen.notes, self.reduction).with_records(seen.records);
         o.details.extend(seen.details);
         o
     }

@@ -1,1 +1,301 @@
-//! (being filled in)
+//! Reading recorded JSON-RPC answers of single-request legs: the last exchange of a
+//! leg, a skip recorded instead, and the shape of what the server answered. Shared by
+//! 1.1, 2.4 and 5.2.3.
+
+use mcp_probe_schema::derive;
+use mcp_probe_schema::model::{BodyEnd, HttpOutcome, Observation};
+use mcp_probe_schema::vocab::LegId;
+use serde_json::Value;
+
+use crate::evidence::{Evidence, Exchange};
+use crate::fmt::{excerpt, line};
+use crate::verdict::{LegOutcome, Outcome};
+
+/// A JSON-RPC error object as answered.
+#[derive(Debug, Clone)]
+pub struct RpcError {
+    /// `error.code` when it is an integer.
+    pub code: Option<i64>,
+    /// `error.message` (empty when absent or not a string).
+    pub message: String,
+    /// `error.data`, if any.
+    pub data: Option<Value>,
+    /// The id the error carried when it is neither the request's nor null (py1's
+    /// `"server-error"`), shown.
+    pub foreign_id: Option<String>,
+}
+
+impl RpcError {
+    /// "JSON-RPC error -32022 "Unsupported protocol version" (data.supported: …)".
+    pub fn describe(&self) -> String {
+        let code = self
+            .code
+            .map_or_else(|| "without an integer code".to_string(), |c| format!("{c}"));
+        let mut s = format!("JSON-RPC error {code} \"{}\"", short(&self.message));
+        if let Some(sup) = self
+            .data
+            .as_ref()
+            .and_then(|d| d.get("supported"))
+            .and_then(Value::as_array)
+        {
+            let list: Vec<String> = sup
+                .iter()
+                .map(|v| v.as_str().map_or_else(|| short(&v.to_string()), short))
+                .collect();
+            s.push_str(&format!(" (data.supported: {})", list.join(", ")));
+        }
+        if let Some(id) = &self.foreign_id {
+            s.push_str(&format!(" (id {id}, not the request's)"));
+        }
+        s
+    }
+
+    /// True when the message names `header` (case-insensitive): a protocol token, not
+    /// prose, so the match does not depend on the server's language.
+    pub fn names(&self, header: &str) -> bool {
+        self.message
+            .to_ascii_lowercase()
+            .contains(&header.to_ascii_lowercase())
+    }
+}
+
+/// What the server answered to one recorded request.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    /// No response head arrived (transport failure), with the error.
+    NoResponse(String),
+    /// A JSON-RPC error object: the response to the request's id, or the first error
+    /// or result message (JSON body or SSE event).
+    Error(RpcError),
+    /// A JSON-RPC result (possibly null).
+    Result(Value),
+    /// A 2xx whose body, read whole, is empty: the acknowledgement of a notification.
+    Empty,
+    /// A 2xx event stream, read whole, with neither a result nor an error.
+    StreamWithoutAnswer,
+    /// Anything else: no JSON-RPC answer (empty or foreign body at a non-2xx status,
+    /// HTML, a body that broke off or was not read); described.
+    Bare(String),
+}
+
+/// One recorded answer.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    /// HTTP status, when a response arrived.
+    pub status: Option<u16>,
+    /// "HTTP 400 (application/json)", or "no response".
+    pub shown: String,
+    /// The reading.
+    pub reply: Reply,
+    /// The record.
+    pub seq: u64,
+}
+
+impl Answer {
+    /// The status is 2xx.
+    pub fn is_2xx(&self) -> bool {
+        self.status.is_some_and(|s| (200..300).contains(&s))
+    }
+
+    /// The error, if the answer is one.
+    pub fn error(&self) -> Option<&RpcError> {
+        match &self.reply {
+            Reply::Error(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The error's integer code, if any.
+    pub fn code(&self) -> Option<i64> {
+        self.error().and_then(|e| e.code)
+    }
+
+    /// The `tools` array of a result, if the answer is a tools/list result.
+    pub fn tools(&self) -> Option<&Vec<Value>> {
+        match &self.reply {
+            Reply::Result(r) => r.get("tools").and_then(Value::as_array),
+            _ => None,
+        }
+    }
+
+    /// The status line and what the body held, for evidence.
+    pub fn summary(&self) -> String {
+        match &self.reply {
+            Reply::NoResponse(e) => format!("no response ({e})"),
+            Reply::Error(e) => format!("{} with {}", self.shown, e.describe()),
+            Reply::Result(r) => {
+                let what = match r.get("tools").and_then(Value::as_array) {
+                    Some(t) => format!(
+                        " listing {} tool{}",
+                        t.len(),
+                        if t.len() == 1 { "" } else { "s" }
+                    ),
+                    None if r.is_null() => " that is null".to_string(),
+                    None => match r.get("isError") {
+                        Some(Value::Bool(true)) => " with isError: true".to_string(),
+                        _ => String::new(),
+                    },
+                };
+                format!("{} with a JSON-RPC result{what}", self.shown)
+            }
+            Reply::Empty => format!("{} with an empty body", self.shown),
+            Reply::StreamWithoutAnswer => format!(
+                "{} with an event stream that closed with neither a result nor an error",
+                self.shown
+            ),
+            Reply::Bare(d) => format!("{} with {d}", self.shown),
+        }
+    }
+}
+
+/// The first 120 characters of untrusted text, on one line.
+pub fn short(s: &str) -> String {
+    let e = excerpt(s.as_bytes(), 120);
+    format!("{}{}", line(&e.text), if e.cut { "…" } else { "" })
+}
+
+/// Read one exchange.
+pub fn read(x: &Exchange<'_>) -> Answer {
+    let seq = x.seq();
+    let resp = match &x.http.outcome {
+        HttpOutcome::Response(r) => r,
+        HttpOutcome::Error(e) => {
+            return Answer {
+                status: None,
+                shown: "no response".into(),
+                reply: Reply::NoResponse(e.to_string()),
+                seq,
+            }
+        }
+    };
+    let status = resp.status;
+    let shown = match x.header(mcp_probe_schema::vocab::header::CONTENT_TYPE) {
+        Some(ct) => format!("HTTP {status} ({})", line(&ct)),
+        None => format!("HTTP {status} (no Content-Type)"),
+    };
+    let answer = x.answer();
+    let reply = if let Some(err) = answer
+        .as_ref()
+        .and_then(|a| a.get("error"))
+        .and_then(Value::as_object)
+    {
+        let sent_id = x.request_json().and_then(|r| r.get("id").cloned());
+        let foreign_id = answer
+            .as_ref()
+            .and_then(|a| a.get("id"))
+            .filter(|id| !id.is_null() && Some(*id) != sent_id.as_ref())
+            .map(|id| short(&id.to_string()));
+        Reply::Error(RpcError {
+            code: err.get("code").and_then(Value::as_i64),
+            message: err
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+            data: err.get("data").cloned(),
+            foreign_id,
+        })
+    } else if let Some(result) = answer.as_ref().and_then(|a| a.get("result")) {
+        Reply::Result(result.clone())
+    } else {
+        let broken = match &resp.body.end {
+            BodyEnd::Error(e) => Some(format!("the body broke off ({e})")),
+            BodyEnd::LimitReached => Some("the body exceeded the read limit".to_string()),
+            BodyEnd::HeadOnly => Some("the body was not read (head only)".to_string()),
+            BodyEnd::Complete | BodyEnd::StoppedAfterResponse => None,
+        };
+        let whole = resp.body.bytes.len() as u64 == resp.body.length;
+        let blank =
+            resp.body.length == 0 || (whole && resp.body.bytes.iter().all(u8::is_ascii_whitespace));
+        let event_stream =
+            derive::media_type(&resp.headers).as_deref() == Some("text/event-stream");
+        if (200..300).contains(&status) && broken.is_none() && blank {
+            Reply::Empty
+        } else if (200..300).contains(&status) && broken.is_none() && event_stream {
+            Reply::StreamWithoutAnswer
+        } else {
+            let body = if blank {
+                "an empty body".to_string()
+            } else {
+                format!(
+                    "a body holding no JSON-RPC answer ({} bytes: \"{}\")",
+                    resp.body.length,
+                    short(&String::from_utf8_lossy(&resp.body.bytes))
+                )
+            };
+            Reply::Bare(match broken {
+                Some(b) if resp.body.length == 0 => b,
+                Some(b) => format!("{body}; {b}"),
+                None => body,
+            })
+        }
+    };
+    Answer {
+        status: Some(status),
+        shown,
+        reply,
+        seq,
+    }
+}
+
+/// Words in a skip reason that mark a decision of the run (operator choice, `--info`),
+/// after which a later run may decide. Any other skip means the observation failed.
+const RUN_CHOICE_MARKERS: [&str; 3] = ["--info", "consent", "operator"];
+
+/// A leg the collector recorded as not sent: UNKNOWN when that was the run's choice
+/// (a full run decides), ERROR otherwise (the observation was never made).
+pub fn skipped_leg(what: &str, reason: &str) -> (LegOutcome, String) {
+    let reason = line(reason);
+    if RUN_CHOICE_MARKERS.iter().any(|m| reason.contains(m)) {
+        (
+            LegOutcome::Unknown,
+            format!("{what} was not sent ({reason}); a full run decides"),
+        )
+    } else {
+        (
+            LegOutcome::Error,
+            format!("{what} was not sent ({reason}): the observation was never made"),
+        )
+    }
+}
+
+/// The last exchange of `leg` (one request is sent; should a record be repeated, the
+/// last one stands), else its skip reason, else `None` (neither was recorded).
+pub fn last<'a>(ev: &'a Evidence, leg: LegId) -> Option<Result<Exchange<'a>, String>> {
+    if let Some(x) = ev.exchanges(leg).last() {
+        return Some(Ok(x));
+    }
+    ev.records_for(leg).find_map(|r| match &r.observation {
+        Observation::Skipped { reason } => Some(Err(reason.clone())),
+        _ => None,
+    })
+}
+
+/// For the checks that grade only 2026-07-28 and therefore decide NO-REV before
+/// reading any leg: ERROR naming the legs a modern bundle lacks, in the runner's words
+/// (an old bundle graded by a newer grader says so instead of guessing).
+pub fn missing_legs(ev: &Evidence, legs: &[LegId]) -> Option<Outcome> {
+    let missing: Vec<LegId> = legs.iter().copied().filter(|l| !ev.has_leg(*l)).collect();
+    (!missing.is_empty()).then(|| crate::grade::missing_legs(ev, &missing))
+}
+
+/// Worst of two leg outcomes (fail > error > unknown > pass).
+pub fn worst(a: LegOutcome, b: LegOutcome) -> LegOutcome {
+    let rank = |o: LegOutcome| match o {
+        LegOutcome::Fail => 4,
+        LegOutcome::Error => 3,
+        LegOutcome::Unknown => 2,
+        LegOutcome::Pass => 1,
+        _ => 0,
+    };
+    if rank(b) > rank(a) {
+        b
+    } else {
+        a
+    }
+}
+
+/// The outcome word of a leg as it appears in details.
+pub fn word(o: LegOutcome) -> Value {
+    serde_json::to_value(o).unwrap_or(Value::Null)
+}
