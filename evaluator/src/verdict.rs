@@ -184,6 +184,15 @@ impl Outcome {
         self
     }
 
+    /// Attach a check's typed facts: each field of `facts` (a struct serialising to a
+    /// JSON object) becomes a detail, in field order.
+    pub fn with_facts<T: Serialize>(mut self, facts: &T) -> Outcome {
+        if let Ok(serde_json::Value::Object(m)) = serde_json::to_value(facts) {
+            self.details.extend(m);
+        }
+        self
+    }
+
     /// Attach a detail.
     pub fn with_detail(mut self, key: &str, value: impl Into<serde_json::Value>) -> Outcome {
         self.details.insert(key.to_string(), value.into());
