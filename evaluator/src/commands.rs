@@ -286,6 +286,28 @@ impl GradeError {
     }
 }
 
+/// Why a command stopped before finishing its output: the one error type `main` prints
+/// (one escaped line) and maps to an exit status.
+#[derive(Debug, thiserror::Error)]
+pub enum CommandError {
+    /// `verify` or `show`: an input could not be read, or output not written.
+    #[error(transparent)]
+    Load(#[from] Error),
+    /// Grading stopped.
+    #[error(transparent)]
+    Grade(#[from] GradeError),
+}
+
+impl CommandError {
+    /// The exit status the command ends with.
+    pub fn exit_status(&self) -> ExitStatus {
+        match self {
+            CommandError::Load(e) => e.exit_status(),
+            CommandError::Grade(e) => e.exit_status(),
+        }
+    }
+}
+
 impl From<std::io::Error> for GradeError {
     fn from(e: std::io::Error) -> GradeError {
         GradeError::Load(Error::Output(e))

@@ -1,4 +1,4 @@
-//! The exit-status contract of `mcp-grade` (design.md §6), in one place.
+//! The exit-status contract of `mcp-grade`, in one place (docs/report.md lists it for users).
 
 /// How a `mcp-grade` run ended. `main` maps each to its process exit code; nothing else
 /// decides a code.
@@ -29,6 +29,17 @@ pub enum ExitStatus {
 }
 
 impl ExitStatus {
+    /// The process exit code.
+    pub fn code(self) -> u8 {
+        match self {
+            ExitStatus::Pass => 0,
+            ExitStatus::Fail => 1,
+            ExitStatus::Usage => 2,
+            ExitStatus::Invalid => 3,
+            ExitStatus::Error => 4,
+        }
+    }
+
     /// The more severe of two statuses, by the precedence documented on the type.
     pub fn worst(self, other: ExitStatus) -> ExitStatus {
         self.max(other)

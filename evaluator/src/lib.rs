@@ -26,6 +26,8 @@ pub mod text;
 pub mod verdict;
 pub mod view;
 
-pub use commands::{grade, show, verify, BaselineChoice, GradeError, GradeOptions, ShowMode};
+pub use commands::{
+    grade, show, verify, BaselineChoice, CommandError, GradeError, GradeOptions, ShowMode,
+};
 pub use exit::ExitStatus;
 pub use load::{Error, Loaded};

@@ -8,18 +8,12 @@ use std::process::ExitCode;
 use clap::Parser;
 use mcp_probe_evaluator::baseline::state_dir;
 use mcp_probe_evaluator::output::Output;
-use mcp_probe_evaluator::{BaselineChoice, Error, ExitStatus, GradeError, GradeOptions, ShowMode};
+use mcp_probe_evaluator::{BaselineChoice, CommandError, ExitStatus, GradeOptions, ShowMode};
 
 use flags::{Cli, Command, GradeArgs};
 
 fn code(status: ExitStatus) -> ExitCode {
-    ExitCode::from(match status {
-        ExitStatus::Pass => 0,
-        ExitStatus::Fail => 1,
-        ExitStatus::Usage => 2,
-        ExitStatus::Invalid => 3,
-        ExitStatus::Error => 4,
-    })
+    ExitCode::from(status.code())
 }
 
 fn grade_options(a: GradeArgs) -> GradeOptions {
@@ -38,7 +32,7 @@ fn grade_options(a: GradeArgs) -> GradeOptions {
     }
 }
 
-fn run(cli: Cli, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<ExitStatus> {
+fn run(cli: Cli, out: &mut dyn Write, err: &mut dyn Write) -> Result<ExitStatus, CommandError> {
     let status = match cli.command {
         None => {
             return Ok(mcp_probe_evaluator::grade(
@@ -80,11 +74,7 @@ fn main() -> ExitCode {
     match run(cli, &mut out, &mut err) {
         Ok(s) => code(s),
         Err(e) => {
-            let status = e
-                .downcast_ref::<Error>()
-                .map(Error::exit_status)
-                .or_else(|| e.downcast_ref::<GradeError>().map(GradeError::exit_status))
-                .unwrap_or(ExitStatus::Usage);
+            let status = e.exit_status();
             // Errors name files and may quote what a file or a server said: one escaped line.
             let _ = writeln!(
                 err,
