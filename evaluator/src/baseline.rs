@@ -1,5 +1,5 @@
 //! Baselines: earlier bundles of the same endpoint that the drift checks (1.2, 1.3, 1.4,
-//! 3.3.2f, 3.3.4c) compare against (design.md §5, spec/checks.md §9.2 for intent).
+//! 3.3.2f, 3.3.4c) compare against (docs/report.md, baselines).
 //!
 //! A baseline is a whole bundle, not an extracted record: it is evidence, so it is
 //! verified like any bundle (signature, chain, format, `--trust` pins) every time it is
@@ -12,7 +12,7 @@
 //! * the per-endpoint store `<state>/baselines/<key>.mcpev`, where `<state>` is
 //!   `$MCP_PROBE_HOME`, else `$HOME/.mcp-probe` (the collector's rule, re-implemented
 //!   here so the grader does not depend on the collector), and `<key>` is the first 16
-//!   hex digits of SHA-256 over the endpoint URL (spec/checks.md §9.2). Written only by
+//!   hex digits of SHA-256 over the endpoint URL. Written only by
 //!   `--update-baseline`. A stored baseline that fails verification is ignored with a
 //!   one-line warning (the report shows it as invalid): the comparing checks then have
 //!   no baseline and say UNKNOWN, which can never pass a drifted server, and the next

@@ -1,4 +1,4 @@
-//! Command-line flags (design.md §6). Parsing only: no I/O, no decisions.
+//! Command-line flags. Parsing only: no I/O, no decisions.
 //!
 //! Grading is the command without a subcommand name: `mcp-grade [OPTIONS] BUNDLE...`.
 //! clap's `args_conflicts_with_subcommands` makes the first word decide: `verify` and

@@ -1,10 +1,10 @@
 //! `mcp-grade`: reads `mcp-evidence` bundles offline, verifies them, shows what they
-//! recorded and grades them against the benchmark (design.md §5): loading and verifying
+//! recorded and grades them against the benchmark: loading and verifying
 //! bundles, trust pins, the exit-status contract, the check registry and runner,
 //! baselines ([`baseline`]), the grading reports ([`report`]), and the readable, JSON
 //! and HAR renderings of a bundle.
 //!
-//! The crate never touches the network (design.md §2): it depends on `schema` and on
+//! The crate never touches the network (evaluator/tests/deps.rs enforces it): it depends on `schema` and on
 //! nothing that speaks TCP or TLS. Every function here takes untrusted bundle bytes and
 //! must not panic on any of them.
 

@@ -1,4 +1,4 @@
-//! Verdicts, leg outcomes and worst-leg aggregation (spec/checks.md §2).
+//! Verdicts, leg outcomes and worst-leg aggregation (docs/checks.md, "Verdicts and aggregation").
 
 use serde::Serialize;
 

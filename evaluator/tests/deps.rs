@@ -1,4 +1,4 @@
-//! The dependency rules of design.md §2, enforced: the grader never links a network
+//! The dependency rules, enforced: the grader never links a network
 //! stack, and the collector never depends on the grader.
 
 use std::process::Command;

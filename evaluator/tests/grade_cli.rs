@@ -116,7 +116,7 @@ fn totals(v: &Value, verdict: &str) -> u64 {
     v["totals"][verdict].as_u64().expect("totals count")
 }
 
-/// The exit code the report's verdicts call for (design.md §6).
+/// The exit code the report's verdicts call for (evaluator/src/exit.rs).
 fn expected_code(v: &Value) -> i32 {
     if totals(v, "FAIL") > 0 {
         1

@@ -112,13 +112,13 @@ fn null_id_7_1_2_per_server() {
     }
     // py1 speaks only the legacy revisions; inside its session the Python SDK treats a
     // request with "id": null as a notification and answers 202 with an empty body: an
-    // acceptance, so FAIL (lab.md §6-§7).
+    // acceptance, so FAIL.
     let o = grade("LAB_PY1", "7.1.2");
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
     assert!(o.evidence.contains("202"), "{}", o.evidence);
     // Every server that negotiated 2026-07-28 refuses it on that path with HTTP 400 and a
     // JSON-RPC -32600 error: py2 and fastmcp "Body must be a single JSON-RPC request…",
-    // ts2 "…not a valid JSON-RPC message" (lab.md §5 error ladder). The nginx no-store
+    // ts2 "…not a valid JSON-RPC message" (its error ladder). The nginx no-store
     // front proxies py2, so it answers the same.
     for var in [
         "LAB_PY2",
@@ -144,7 +144,7 @@ fn cache_directives_10_1_per_server() {
     }
     // JSON answers on the 2026-07-28 path carry no Cache-Control at all on any SDK, and
     // py1's SSE answers carry only "no-cache, no-transform": neither keeps a per-user
-    // response out of shared caches, so 10.1b fails and the check FAILs (lab.md §7).
+    // response out of shared caches, so 10.1b fails and the check FAILs.
     for var in [
         "LAB_PY2",
         "LAB_PY2_SL_JSON",
@@ -455,7 +455,7 @@ fn origin_2_5_per_server() {
         assert_eq!(o.verdict, Verdict::Pass, "{var}: {o:?}");
     }
     // fastmcp defaults, ts2 without guards and py2 with DNS-rebinding protection off
-    // answer the hostile Origin like any other: FAIL (lab.md §7).
+    // answer the hostile Origin like any other: FAIL.
     for var in ["LAB_FASTMCP", "LAB_TS2", "LAB_PY2_NODNS"] {
         let o = grade(var, "2.5");
         assert_eq!(o.verdict, Verdict::Fail, "{var}: {o:?}");
@@ -688,7 +688,7 @@ fn versions_1_1_headers_2_4_legacy_surface_5_2_3() {
     }
     // Every 2026-07-28 server refuses a missing or disagreeing routing header with 400
     // and -32020 (the Base64 form decoded first), answers GET and DELETE with 405, and
-    // neither mints nor echoes a session id: PASS (lab.md §5).
+    // neither mints nor echoes a session id: PASS.
     for var in [
         "LAB_PY2",
         "LAB_PY2_SL_JSON",

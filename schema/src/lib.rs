@@ -15,7 +15,7 @@
 //! * [`www_authenticate`]: the `WWW-Authenticate` parser (lenient and strict readings).
 //!
 //! This crate does no I/O besides what callers hand it, and never touches the network,
-//! so the grader can depend on it (design.md §2).
+//! so the grader can depend on it and stay off the network.
 
 pub mod bundle;
 pub mod check_id;

@@ -181,7 +181,7 @@ pub struct Session {
     pub era: Option<Era>,
     /// Negotiated revision (absent when none was negotiated).
     pub revision: Option<String>,
-    /// `serverInfo` as the server reported it (self-reported, mcp-protocol.md §5.2).
+    /// `serverInfo` as the server reported it (self-reported by the server).
     pub server_info: Option<serde_json::Value>,
     /// Server capabilities object.
     pub capabilities: Option<serde_json::Value>,
@@ -466,7 +466,7 @@ pub struct TrustCheck {
     pub error: Option<String>,
 }
 
-/// A TLS 1.0/1.1 acceptance probe (defined for issue 4; not yet collected).
+/// A TLS 1.0/1.1 acceptance probe.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LegacyTlsProbe {
     /// `TLSv1_0` or `TLSv1_1`.

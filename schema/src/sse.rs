@@ -1,7 +1,7 @@
 //! Server-Sent Events parsing (WHATWG HTML §9.2), used on untrusted bytes by both the
 //! collector (incrementally, while a response streams) and the grader (on stored bodies).
 //!
-//! Lines end in CRLF, LF or CR (py2 sends CRLF, ts2 LF: lab.md §7). `data` lines of one
+//! Lines end in CRLF, LF or CR (the Python SDK sends CRLF, the TypeScript SDK LF). `data` lines of one
 //! event are joined with `\n`; comment lines (`:`) are ignored; an event is dispatched at
 //! a blank line. Invalid UTF-8 is replaced, never a panic.
 

@@ -1,4 +1,4 @@
-//! TLS wire bytes of the legacy-version probe (lab.md §9.5): the hand-written TLS 1.0/1.1
+//! TLS wire bytes of the legacy-version probe: the hand-written TLS 1.0/1.1
 //! ClientHello the collector sends, and the reading of the server's first bytes that both
 //! the collector (to know when it has read enough) and the grader (to decide) use.
 //!
@@ -46,7 +46,7 @@ pub mod handshake {
 }
 
 /// The suites offered in the legacy ClientHello, in preference order: the ECDHE and RSA
-/// suites valid in TLS 1.0/1.1 (lab.md §9.5; they covered every server tried), then the
+/// suites valid in TLS 1.0/1.1 (they covered every server tried), then the
 /// renegotiation SCSV.
 pub const LEGACY_SUITES: [u16; 8] = [
     0xc014, 0xc013, 0xc00a, 0xc009, 0x0035, 0x002f, 0x000a, 0x00ff,
@@ -181,7 +181,7 @@ fn put_u24(out: &mut Vec<u8>, v: usize) {
 /// `0x0302`), with `random`, an empty session id, [`LEGACY_SUITES`], null compression and
 /// the extensions `server_name` (only when [`sni_allowed`]), `supported_groups` and
 /// `ec_point_formats` (uncompressed). No `supported_versions` or `signature_algorithms`:
-/// they belong to TLS 1.2/1.3 (lab.md §9.5).
+/// they belong to TLS 1.2/1.3.
 pub fn client_hello(client_version: u16, random: [u8; 32], server_name: Option<&str>) -> Vec<u8> {
     let mut exts = Vec::new();
     if let Some(name) = server_name.filter(|n| sni_allowed(n)) {
@@ -657,7 +657,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// A ServerHello record as nginx sends it to the legacy probe (lab.md §9.5): version,
+    /// A ServerHello record as nginx sends it to the legacy probe: version,
     /// random, a 32-byte session id, suite 0xc014, null compression, renegotiation_info.
     fn server_hello(version: u16, suite: u16) -> Vec<u8> {
         let mut body = Vec::new();

@@ -1,6 +1,6 @@
 //! Shared vocabulary: protocol revisions, header names, leg ids, error codes.
 //!
-//! One place per fact (style.md): the collector sends with these names and the grader
+//! One place per fact: the collector sends with these names and the grader
 //! reads with them, so a typo cannot make the two disagree.
 
 /// An MCP protocol revision the tool knows, newest first.
@@ -12,16 +12,15 @@ pub const REVISIONS: [&str; 5] = [
     REV_2024_11_05,
 ];
 
-/// The stateless revision: `server/discover`, per-request headers and `_meta` envelope
-/// (mcp-protocol.md §2.5, §3.2).
+/// The stateless revision: `server/discover`, per-request headers and `_meta` envelope.
 pub const REV_2026_07_28: &str = "2026-07-28";
-/// Newest revision that uses the `initialize` handshake (mcp-protocol.md §3.1).
+/// Newest revision that uses the `initialize` handshake.
 pub const REV_2025_11_25: &str = "2025-11-25";
-/// First revision with the `MCP-Protocol-Version` header (mcp-protocol.md §2.3).
+/// First revision with the `MCP-Protocol-Version` header.
 pub const REV_2025_06_18: &str = "2025-06-18";
-/// First Streamable HTTP revision (mcp-protocol.md §2.2).
+/// First Streamable HTTP revision.
 pub const REV_2025_03_26: &str = "2025-03-26";
-/// HTTP+SSE revision (mcp-protocol.md §2.1).
+/// HTTP+SSE revision.
 pub const REV_2024_11_05: &str = "2024-11-05";
 
 /// Handshake revisions the collector offers in `initialize`, in fallback order.
@@ -38,7 +37,7 @@ pub fn is_known_revision(rev: &str) -> bool {
 }
 
 /// True when requests at `rev` must carry `MCP-Protocol-Version` after the handshake
-/// (2025-06-18 and later; mcp-protocol.md §2.3).
+/// (2025-06-18 and later).
 pub fn sends_version_header(rev: &str) -> bool {
     // ISO dates compare correctly as strings.
     rev >= REV_2025_06_18
@@ -111,7 +110,7 @@ pub mod well_known {
     pub const AS_LIST_CAP: usize = 5;
 }
 
-/// `_meta` keys of the 2026-07-28 per-request envelope (mcp-protocol.md §2.5).
+/// `_meta` keys of the 2026-07-28 per-request envelope.
 pub mod meta {
     /// Required: the revision of this request; equals the HTTP header.
     pub const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
@@ -123,7 +122,7 @@ pub mod meta {
     pub const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 }
 
-/// JSON-RPC error codes (mcp-protocol.md §1, §4).
+/// JSON-RPC error codes.
 pub mod code {
     /// Parse error.
     pub const PARSE_ERROR: i64 = -32700;
@@ -141,7 +140,7 @@ pub mod code {
     pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 
     /// True for the error codes by which a 2026-07-28 server identifies itself when it
-    /// rejects a request (mcp-protocol.md §2.5, era detection).
+    /// rejects a request (era detection).
     pub fn is_modern_rejection(code: i64) -> bool {
         matches!(
             code,
@@ -250,7 +249,7 @@ impl From<LegId> for String {
     }
 }
 
-/// Leg ids: every live request belongs to one (design.md §4).
+/// Leg ids: every live request belongs to one (docs/bundle.md, records).
 pub mod leg {
     pub use super::LegId;
 
@@ -276,7 +275,7 @@ pub mod leg {
     /// negotiated revision and authenticated when a credential is held.
     pub const NULL_ID: LegId = LegId("7.1.2.null_id");
 
-    // Transport facts (issue 4). `tls.modern` above is the TLS record of the first
+    // Transport facts. `tls.modern` above is the TLS record of the first
     // connection to the endpoint.
     /// TLS 1.0 acceptance: a hand-written ClientHello and the server's first bytes.
     pub const TLS_V1_0: LegId = LegId("tls.v1_0");
@@ -342,7 +341,7 @@ pub mod leg {
     /// `tools/list` padded past the probe size (control: the first `inventory.tools` page).
     pub const PADDED: LegId = LegId("10.2a.padded");
 
-    // OAuth (issue 5). Discovery runs after endpoint detection on every target; its
+    // OAuth. Discovery runs after endpoint detection on every target; its
     // requests never carry a credential and never follow a redirect. A URL the network
     // guard refuses is recorded as an HTTP exchange whose outcome is a
     // `refused_by_guard` transport error (nothing was sent).

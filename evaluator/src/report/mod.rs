@@ -3,7 +3,7 @@
 //! [`Report`] is built once from the graded bundles and holds everything a renderer
 //! prints, in the order it is printed: servers sorted by endpoint (then bundle path),
 //! checks in numeric id order ([`crate::catalogue::id_key`]: `1.4` before `2.1` before
-//! `10.1`, spec/checks.md §17 item 16). Renderers only format: [`text`] is the
+//! `10.1`). Renderers only format: [`text`] is the
 //! check-centric report for people (evidence of every non-PASS result, not only FAIL),
 //! [`json`] the documented, stable machine schema (`docs/report.md`).
 //!
@@ -36,7 +36,7 @@ impl Format {
     /// Formats this build writes, as typed on the command line.
     pub const AVAILABLE: &'static str = "text, json";
 
-    /// Parse a `--format` value. The formats design.md §6 names that this build does not
+    /// Parse a `--format` value. The planned formats this build does not
     /// write yet get a message saying so, and every error names what is available.
     pub fn parse(s: &str) -> Result<Format, FormatError> {
         match s {
@@ -304,7 +304,7 @@ impl Report {
     }
 
     /// The exit status the verdicts call for: [`ExitStatus::Fail`] on any FAIL, else
-    /// [`ExitStatus::Error`] on any ERROR, else [`ExitStatus::Pass`] (design.md §6).
+    /// [`ExitStatus::Error`] on any ERROR, else [`ExitStatus::Pass`].
     pub fn status(&self) -> ExitStatus {
         if self.total(Verdict::Fail) > 0 {
             ExitStatus::Fail

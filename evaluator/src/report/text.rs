@@ -29,7 +29,7 @@
 //!
 //! Checks are in numeric id order; each lists the servers per verdict in
 //! [`Verdict::ORDER`], then the evidence of *every* non-PASS result (the reference tool
-//! hid UNKNOWN and ERROR reasons, spec/checks.md §17 item 16), then the reduction (what
+//! hid UNKNOWN and ERROR reasons), then the reduction (what
 //! a black-box probe cannot reach) once. Everything that came from a bundle is escaped
 //! for the terminal ([`crate::fmt::line`]): a server chooses its own `serverInfo`, and
 //! evidence quotes what it sent.
