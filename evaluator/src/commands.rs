@@ -3,6 +3,8 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
+
+use crate::output::Diag;
 use std::path::{Path, PathBuf};
 
 use mcp_probe_schema::model::{Evidence as Payload, RunStatus};
@@ -36,7 +38,7 @@ pub fn verify(
     trust: &[PathBuf],
     json: bool,
     out: &mut dyn Write,
-    err: &mut dyn Write,
+    err: &mut Diag<'_>,
 ) -> Result<ExitStatus, Error> {
     let trust = load_trust(trust)?;
     let mut status = ExitStatus::Pass;
@@ -45,7 +47,7 @@ pub fn verify(
         let bytes = match read_bundle(path) {
             Ok(b) => b,
             Err(e) => {
-                writeln!(err, "mcp-grade: {}", line(&e.to_string()))?;
+                err.error(&e.to_string())?;
                 if json {
                     json_line(out, &verify_json(path, Err(&e.to_string())))?;
                 }
@@ -159,7 +161,7 @@ pub fn show(
     mode: ShowMode,
     trust: &[PathBuf],
     out: &mut dyn Write,
-    err: &mut dyn Write,
+    err: &mut Diag<'_>,
 ) -> Result<ExitStatus, Error> {
     let trust = load_trust(trust)?;
     let bytes = read_bundle(path)?;
@@ -167,20 +169,14 @@ pub fn show(
     let loaded = match open_for_show(&bytes, &trust) {
         Ok(l) => l,
         Err(e) => {
-            writeln!(
-                err,
-                "mcp-grade: INVALID {shown}: {}; nothing can be shown",
-                line(&e.to_string())
-            )?;
+            err.error(&format!("INVALID {shown}: {e}; nothing can be shown"))?;
             return Ok(ExitStatus::Invalid);
         }
     };
     if let Some(p) = &loaded.problem {
-        writeln!(
-            err,
-            "WARNING: {shown} FAILED VERIFICATION ({}); what follows is unverified and may have been altered",
-            line(&p.to_string())
-        )?;
+        err.alert(&format!(
+            "WARNING: {shown} FAILED VERIFICATION ({p}); what follows is unverified and may have been altered"
+        ))?;
     }
     match mode {
         ShowMode::Text => crate::text::render(out, &path.display().to_string(), &loaded)?,
@@ -363,22 +359,18 @@ fn verify_one<T>(
     path: &Path,
     what: &str,
     trust: &[PublicKey],
-    err: &mut dyn Write,
+    err: &mut Diag<'_>,
     keep: impl FnOnce(VerifiedFile) -> T,
 ) -> Result<Result<T, ExitStatus>, GradeError> {
     let shown = line(&path.display().to_string());
     match read_verified(path, trust) {
         Err(e) => {
-            writeln!(err, "mcp-grade: {what}{}", line(&e.to_string()))?;
+            err.error(&format!("{what}{e}"))?;
             Ok(Err(e.exit_status()))
         }
         Ok(Ok(v)) => Ok(Ok(keep(v))),
         Ok(Err(e)) => {
-            writeln!(
-                err,
-                "mcp-grade: INVALID {what}{shown}: {}; not graded",
-                line(&e.to_string())
-            )?;
+            err.error(&format!("INVALID {what}{shown}: {e}; not graded"))?;
             Ok(Err(ExitStatus::Invalid))
         }
     }
@@ -407,7 +399,7 @@ fn lookup_stored(
     state: &Path,
     endpoint: &str,
     trust: &[PublicKey],
-    err: &mut dyn Write,
+    err: &mut Diag<'_>,
 ) -> Result<Stored, GradeError> {
     let path = baseline::stored_path(state, endpoint);
     let shown = path.display().to_string();
@@ -425,13 +417,9 @@ fn lookup_stored(
         }
         Ok(Err(e)) => format!("failed verification: {e}"),
     };
-    writeln!(
-        err,
-        "mcp-grade: warning: stored baseline {} for {} ignored ({}); comparing checks have no baseline",
-        line(&shown),
-        line(endpoint),
-        line(&problem)
-    )?;
+    err.warn(&format!(
+        "stored baseline {shown} for {endpoint} ignored ({problem}); comparing checks have no baseline"
+    ))?;
     Ok(Stored::Rejected(shown, problem))
 }
 
@@ -489,7 +477,7 @@ fn grade_order(inputs: &[Input]) -> Vec<usize> {
 pub fn grade(
     opts: &GradeOptions,
     out: &mut dyn Write,
-    err: &mut dyn Write,
+    err: &mut Diag<'_>,
 ) -> Result<ExitStatus, GradeError> {
     let trust = load_trust(&opts.trust)?;
     if opts.baseline == BaselineChoice::Update && opts.state_dir.is_none() {
@@ -528,10 +516,9 @@ pub fn grade(
         _ => None,
     };
     if failed != ExitStatus::Pass {
-        writeln!(
-            err,
-            "mcp-grade: nothing graded: {failures} input bundle(s) could not be read or failed verification"
-        )?;
+        err.error(&format!(
+            "nothing graded: {failures} input bundle(s) could not be read or failed verification"
+        ))?;
         return Ok(failed);
     }
 
@@ -663,7 +650,7 @@ fn verified_bytes(i: &Input) -> std::io::Result<Vec<u8>> {
 fn update_baselines(
     state: &Path,
     inputs: &[Input],
-    err: &mut dyn Write,
+    err: &mut Diag<'_>,
 ) -> Result<Vec<(BaselineInfo, bool)>, GradeError> {
     let mut newest: BTreeMap<&str, usize> = BTreeMap::new();
     for (n, i) in inputs.iter().enumerate() {
@@ -685,18 +672,11 @@ fn update_baselines(
     for (&ep, &n) in &newest {
         let r = verified_bytes(&inputs[n]).and_then(|bytes| baseline::store(state, ep, &bytes));
         match &r {
-            Ok(p) => writeln!(
-                err,
-                "mcp-grade: stored baseline for {}: {}",
-                line(ep),
-                line(&p.display().to_string())
-            )?,
-            Err(e) => writeln!(
-                err,
-                "mcp-grade: cannot store the baseline for {} at {}: {e}",
-                line(ep),
-                line(&baseline::stored_path(state, ep).display().to_string())
-            )?,
+            Ok(p) => err.note(&format!("stored baseline for {ep}: {}", p.display()))?,
+            Err(e) => err.error(&format!(
+                "cannot store the baseline for {ep} at {}: {e}",
+                baseline::stored_path(state, ep).display()
+            ))?,
         }
         written.insert(n, r.map_err(|e| format!("cannot write it: {e}")));
     }

@@ -28,6 +28,9 @@ pub(crate) struct Cli {
     pub(crate) command: Option<Command>,
     #[command(flatten)]
     pub(crate) grade: GradeArgs,
+    /// Print no warnings or notes on stderr (errors are still printed).
+    #[arg(short, long, global = true)]
+    pub(crate) quiet: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use mcp_probe_evaluator::baseline::state_dir;
-use mcp_probe_evaluator::output::Output;
+use mcp_probe_evaluator::output::{Diag, Output};
 use mcp_probe_evaluator::{BaselineChoice, CommandError, ExitStatus, GradeOptions, ShowMode};
 
 use flags::{Cli, Command, GradeArgs};
@@ -32,7 +32,7 @@ fn grade_options(a: GradeArgs) -> GradeOptions {
     }
 }
 
-fn run(cli: Cli, out: &mut dyn Write, err: &mut dyn Write) -> Result<ExitStatus, CommandError> {
+fn run(cli: Cli, out: &mut dyn Write, err: &mut Diag<'_>) -> Result<ExitStatus, CommandError> {
     let status = match cli.command {
         None => {
             return Ok(mcp_probe_evaluator::grade(
@@ -70,17 +70,14 @@ fn main() -> ExitCode {
         }
     };
     let mut out = Output::new(std::io::stdout().lock());
-    let mut err = Output::new(std::io::stderr().lock());
+    let mut stderr = Output::new(std::io::stderr().lock());
+    let mut err = Diag::new(&mut stderr, cli.quiet);
     match run(cli, &mut out, &mut err) {
         Ok(s) => code(s),
         Err(e) => {
             let status = e.exit_status();
             // Errors name files and may quote what a file or a server said: one escaped line.
-            let _ = writeln!(
-                err,
-                "mcp-grade: {}",
-                mcp_probe_evaluator::fmt::line(&e.to_string())
-            );
+            let _ = err.error(&e.to_string());
             code(status)
         }
     }

@@ -1,6 +1,63 @@
-//! Output that tolerates a reader going away (`mcp-grade show x | head`).
+//! The printer of `mcp-grade`: stdout carries what a command produces (reports, verify
+//! lines, bundle views) through an [`Output`] that tolerates a reader going away
+//! (`mcp-grade show x | head`); stderr carries diagnostics through [`Diag`], one escaped
+//! line each in the form both binaries share (`mcp_probe_schema::term::diagnostic`),
+//! with `--quiet` silencing warnings and notes but never errors or alerts.
 
 use std::io::{self, Write};
+
+const PROGRAM: &str = "mcp-grade";
+
+/// The stderr side of the printer.
+pub struct Diag<'a> {
+    err: &'a mut dyn Write,
+    quiet: bool,
+}
+
+impl std::fmt::Debug for Diag<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Diag").field("quiet", &self.quiet).finish()
+    }
+}
+
+impl<'a> Diag<'a> {
+    /// Diagnostics on `err`; `quiet` silences warnings and notes.
+    pub fn new(err: &'a mut dyn Write, quiet: bool) -> Diag<'a> {
+        Diag { err, quiet }
+    }
+
+    fn emit(&mut self, kind: Option<&str>, text: &str) -> io::Result<()> {
+        let l = mcp_probe_schema::term::diagnostic(PROGRAM, kind, text);
+        writeln!(self.err, "{l}")
+    }
+
+    /// An error: an input that could not be used (never silenced).
+    pub fn error(&mut self, text: &str) -> io::Result<()> {
+        self.emit(None, text)
+    }
+
+    /// A warning: something was ignored or degraded.
+    pub fn warn(&mut self, text: &str) -> io::Result<()> {
+        if self.quiet {
+            return Ok(());
+        }
+        self.emit(Some("warning"), text)
+    }
+
+    /// A note: what a command did besides its output (a baseline stored).
+    pub fn note(&mut self, text: &str) -> io::Result<()> {
+        if self.quiet {
+            return Ok(());
+        }
+        self.emit(None, text)
+    }
+
+    /// An alert that must be seen next to the output it qualifies (never silenced): one
+    /// escaped line, without the program prefix.
+    pub fn alert(&mut self, text: &str) -> io::Result<()> {
+        writeln!(self.err, "{}", mcp_probe_schema::term::line(text))
+    }
+}
 
 /// A writer that treats a closed pipe as the end of wanted output: once a write fails
 /// with `BrokenPipe`, the rest is discarded silently and the command still ends with the
@@ -66,6 +123,18 @@ mod tests {
         fn flush(&mut self) -> io::Result<()> {
             Ok(())
         }
+    }
+
+    #[test]
+    fn quiet_silences_warnings_and_notes_only() {
+        let mut buf = Vec::new();
+        let mut d = Diag::new(&mut buf, true);
+        d.warn("w").unwrap_or_default();
+        d.note("n").unwrap_or_default();
+        d.error("bad\u{1b}[2J").unwrap_or_default();
+        d.alert("WARNING: x").unwrap_or_default();
+        let text = String::from_utf8_lossy(&buf).into_owned();
+        assert_eq!(text, "mcp-grade: bad\\u{1b}[2J\nWARNING: x\n");
     }
 
     #[test]

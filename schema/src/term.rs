@@ -48,6 +48,15 @@ pub fn block(s: &str) -> String {
     out
 }
 
+/// One diagnostic line of a binary on stderr: `<program>: [<kind>: ]<text>`, with the
+/// text escaped by [`line`]. Both binaries print every error, warning and note this way.
+pub fn diagnostic(program: &str, kind: Option<&str>, text: &str) -> String {
+    match kind {
+        Some(k) => format!("{program}: {k}: {}", line(text)),
+        None => format!("{program}: {}", line(text)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -57,5 +66,14 @@ mod tests {
         assert_eq!(line("a\u{1b}[2Jb\nc"), "a\\u{1b}[2Jb\\nc");
         assert_eq!(line("\u{1b}]0;title\u{7}"), "\\u{1b}]0;title\\u{7}");
         assert_eq!(block("x\r\ny\u{9b}z\u{202e}"), "x\ny\\u{9b}z\\u{202e}");
+    }
+
+    #[test]
+    fn diagnostics_name_the_program_and_escape_the_text() {
+        assert_eq!(
+            diagnostic("mcp-grade", Some("warning"), "a\nb"),
+            "mcp-grade: warning: a\\nb"
+        );
+        assert_eq!(diagnostic("mcp-collect", None, "x"), "mcp-collect: x");
     }
 }
