@@ -28,9 +28,6 @@ pub(crate) struct Cli {
     pub(crate) command: Option<Command>,
     #[command(flatten)]
     pub(crate) grade: GradeArgs,
-    /// Print no warnings or notes on stderr (errors are still printed).
-    #[arg(short, long, global = true)]
-    pub(crate) quiet: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -75,6 +72,9 @@ pub(crate) struct GradeArgs {
     pub(crate) update_baseline: bool,
     #[command(flatten)]
     pub(crate) trust: Trust,
+    /// Print no warnings or notes on stderr (errors are still printed).
+    #[arg(short, long)]
+    pub(crate) quiet: bool,
 }
 
 #[derive(Debug, Args)]
@@ -88,6 +88,9 @@ pub(crate) struct VerifyArgs {
     pub(crate) json: bool,
     #[command(flatten)]
     pub(crate) trust: Trust,
+    /// Print no warnings or notes on stderr (errors are still printed).
+    #[arg(short, long)]
+    pub(crate) quiet: bool,
 }
 
 #[derive(Debug, Args)]
@@ -103,6 +106,9 @@ pub(crate) struct ShowArgs {
     pub(crate) har: bool,
     #[command(flatten)]
     pub(crate) trust: Trust,
+    /// Print no warnings or notes on stderr (errors are still printed).
+    #[arg(short, long)]
+    pub(crate) quiet: bool,
 }
 
 #[derive(Debug, Args)]

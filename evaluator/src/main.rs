@@ -71,7 +71,12 @@ fn main() -> ExitCode {
     };
     let mut out = Output::new(std::io::stdout().lock());
     let mut stderr = Output::new(std::io::stderr().lock());
-    let mut err = Diag::new(&mut stderr, cli.quiet);
+    let quiet = match &cli.command {
+        None => cli.grade.quiet,
+        Some(Command::Verify(a)) => a.quiet,
+        Some(Command::Show(a)) => a.quiet,
+    };
+    let mut err = Diag::new(&mut stderr, quiet);
     match run(cli, &mut out, &mut err) {
         Ok(s) => code(s),
         Err(e) => {

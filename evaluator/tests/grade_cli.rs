@@ -545,6 +545,31 @@ fn subcommands_still_work_beside_bare_grading() {
     assert_eq!(r.code, 2, "{r:?}");
 }
 
+#[test]
+fn quiet_silences_notes_not_errors() {
+    let lab = Lab::new();
+    let b = lab.example("py2.mcpev");
+    let r = lab.grade(["-q", "--format", "json", "--update-baseline", &b]);
+    assert_eq!(r.stderr, "", "the stored-baseline note is silenced: {r:?}");
+    let loud = lab.grade(["--format", "json", "--update-baseline", &b]);
+    assert!(
+        loud.stderr.starts_with("mcp-grade: stored baseline for "),
+        "{loud:?}"
+    );
+    for args in [
+        vec!["-q", "missing.mcpev"],
+        vec!["verify", "-q", "missing.mcpev"],
+        vec!["show", "-q", "missing.mcpev"],
+    ] {
+        let r = lab.grade(args.clone());
+        assert_eq!(r.code, 2, "{args:?}: {r:?}");
+        assert!(
+            r.stderr.starts_with("mcp-grade: cannot read missing.mcpev"),
+            "{args:?}: {r:?}"
+        );
+    }
+}
+
 fn stored_file(lab: &Lab, endpoint: &str) -> PathBuf {
     let key = hex::encode(&sha256(endpoint.as_bytes())[..8]);
     lab.home().join("baselines").join(format!("{key}.mcpev"))
