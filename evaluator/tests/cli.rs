@@ -113,17 +113,10 @@ fn inventory_records() -> Vec<Record> {
         });
     }
     let mut tls = http_record(&[leg::TLS_MODERN], URL, "{}", 200, b"");
-    tls.observation = Observation::Tls(TlsHandshake {
-        connection: 1,
-        sni: Some("mcp.example".into()),
-        peer: "127.0.0.1:443".into(),
-        version: Some("TLSv1_3".into()),
-        cipher_suite: Some("TLS13_AES_128_GCM_SHA256".into()),
-        alpn: Some(b"http/1.1".to_vec()),
-        chain: vec![serde_bytes::ByteBuf::from(vec![
-            0x30, 0x03, 0x02, 0x01, 0x01,
-        ])],
-        verification: vec![
+    tls.observation = Observation::Tls(mcp_probe_schema::testkit::tls_handshake(
+        "mcp.example",
+        &[0x30, 0x03, 0x02, 0x01, 0x01],
+        vec![
             TrustCheck {
                 store: "bundled".into(),
                 ok: false,
@@ -135,8 +128,8 @@ fn inventory_records() -> Vec<Record> {
                 error: None,
             },
         ],
-        error: None,
-    });
+        None,
+    ));
     let mut dns = http_record(&[leg::DNS], URL, "{}", 200, b"");
     dns.observation = Observation::Dns(DnsLookup {
         host: "mcp.example".into(),

@@ -134,3 +134,24 @@ pub fn sample_bundle(key: &SecretKey, n: usize, body_len: usize) -> Vec<u8> {
         .collect();
     seal(&evidence(url, records), key)
 }
+
+/// A completed TLS 1.3 handshake with `sni`, presenting `chain` (DER bytes of one
+/// certificate), judged by `verification`, ended by `error` (none for a clean one).
+pub fn tls_handshake(
+    sni: &str,
+    chain: &[u8],
+    verification: Vec<TrustCheck>,
+    error: Option<TransportError>,
+) -> TlsHandshake {
+    TlsHandshake {
+        connection: 1,
+        sni: Some(sni.into()),
+        peer: "127.0.0.1:443".into(),
+        version: Some("TLSv1_3".into()),
+        cipher_suite: Some("TLS13_AES_128_GCM_SHA256".into()),
+        alpn: Some(b"http/1.1".to_vec()),
+        chain: vec![serde_bytes::ByteBuf::from(chain.to_vec())],
+        verification,
+        error,
+    }
+}

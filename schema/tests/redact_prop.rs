@@ -235,21 +235,16 @@ fn plain() -> Record {
 
 fn tls(error: Option<TransportError>, verification_error: Option<String>) -> Record {
     let mut r = plain();
-    r.observation = Observation::Tls(TlsHandshake {
-        connection: 1,
-        sni: Some("h.example".into()),
-        peer: "127.0.0.1:443".into(),
-        version: Some("TLSv1_3".into()),
-        cipher_suite: Some("TLS13_AES_128_GCM_SHA256".into()),
-        alpn: Some(b"http/1.1".to_vec()),
-        chain: vec![serde_bytes::ByteBuf::from(vec![0x30, 0x82, 0x01, 0x0a])],
-        verification: vec![TrustCheck {
+    r.observation = Observation::Tls(mcp_probe_schema::testkit::tls_handshake(
+        "h.example",
+        &[0x30, 0x82, 0x01, 0x0a],
+        vec![TrustCheck {
             store: "bundled".into(),
             ok: verification_error.is_none(),
             error: verification_error,
         }],
         error,
-    });
+    ));
     r
 }
 
