@@ -229,6 +229,8 @@ pub struct GradeOptions {
     pub baseline: BaselineChoice,
     /// The state directory holding `baselines/` (see [`baseline::state_dir`]).
     pub state_dir: Option<PathBuf>,
+    /// `--policy`: the operator's policy file.
+    pub policy: Option<PathBuf>,
 }
 
 /// A failure that stops a grading run before or instead of its report (exit 2).
@@ -254,6 +256,9 @@ pub enum GradeError {
         /// Its endpoint.
         endpoint: String,
     },
+    /// The `--policy` file cannot be used.
+    #[error(transparent)]
+    Policy(#[from] crate::policy::PolicyError),
     /// `--update-baseline` without a state directory.
     #[error("--update-baseline needs a state directory: set MCP_PROBE_HOME or HOME")]
     NoStateDir,
@@ -483,6 +488,11 @@ pub fn grade(
     if opts.baseline == BaselineChoice::Update && opts.state_dir.is_none() {
         return Err(GradeError::NoStateDir);
     }
+    let policy = opts
+        .policy
+        .as_deref()
+        .map(crate::policy::Policy::load)
+        .transpose()?;
 
     // Verify pass: every input, one at a time; nothing is kept but the facts of `Input`.
     let mut failed = ExitStatus::Pass;
@@ -612,7 +622,11 @@ pub fn grade(
     }
     drop(inputs);
 
-    let report = Report::new(opts.level, graded);
+    let mut report = Report::new(opts.level, graded);
+    report.policy = policy.map(|p| report::PolicyInfo {
+        file: p.path.display().to_string(),
+        sha256: p.sha256,
+    });
     status = status.worst(report.status());
     match &opts.output {
         None => {

@@ -70,6 +70,11 @@ pub(crate) struct GradeArgs {
     /// ~/.mcp-probe, baselines/); comparing checks report UNKNOWN in this run.
     #[arg(long)]
     pub(crate) update_baseline: bool,
+    /// The operator's policy (TOML, or JSON for a .json file): approved revisions,
+    /// authorization servers and scopes, allowed origins, the longest token lifetime
+    /// (docs/schemas/policy.schema.json). The report names it and its SHA-256.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) policy: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) trust: Trust,
     /// Print no warnings or notes on stderr (errors are still printed).

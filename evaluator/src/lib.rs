@@ -21,6 +21,7 @@ pub mod grade;
 pub mod har;
 pub mod load;
 pub mod output;
+pub mod policy;
 pub mod report;
 pub mod text;
 pub mod verdict;

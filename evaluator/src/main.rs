@@ -29,6 +29,7 @@ fn grade_options(a: GradeArgs) -> GradeOptions {
             (None, false) => BaselineChoice::Stored,
         },
         state_dir: state_dir(),
+        policy: a.policy,
     }
 }
 

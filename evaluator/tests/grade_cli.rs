@@ -546,6 +546,37 @@ fn subcommands_still_work_beside_bare_grading() {
 }
 
 #[test]
+fn the_report_names_the_policy_and_a_bad_policy_is_a_usage_error() {
+    let lab = Lab::new();
+    let b = lab.example("py2.mcpev");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let file = root.join("examples/policy/policy.toml");
+    let f = file.display().to_string();
+    let r = lab.grade(["--format", "json", "--policy", &f, &b]);
+    let v = json(&r);
+    assert_eq!(v["policy"]["file"], f.as_str(), "{r:?}");
+    let sha = hex::encode(sha256(&std::fs::read(&file).expect("read policy")));
+    assert_eq!(v["policy"]["sha256"], sha.as_str());
+    let t = lab.grade(["--policy", &f, &b]);
+    assert!(
+        t.stdout.contains(&format!("policy: {f} (sha256 {sha})")),
+        "{t:?}"
+    );
+    let none = json(&lab.grade(["--format", "json", &b]));
+    assert!(none.get("policy").is_none(), "no policy, no key");
+
+    let bad = lab.path().join("bad.toml");
+    std::fs::write(&bad, "[all]\nallowed_origins = [\"https://a.example/x\"]\n").expect("write");
+    let r = lab.grade(["--policy", bad.to_str().expect("utf-8"), &b]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert_eq!(r.stdout, "", "nothing graded: {r:?}");
+    assert!(
+        r.stderr.contains("all.allowed_origins[0]") && r.stderr.lines().count() == 1,
+        "{r:?}"
+    );
+}
+
+#[test]
 fn quiet_silences_notes_not_errors() {
     let lab = Lab::new();
     let b = lab.example("py2.mcpev");

@@ -29,6 +29,8 @@ struct Doc<'a> {
     benchmark: Bench,
     grader_version: &'static str,
     level: Option<u8>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    policy: Option<&'a super::PolicyInfo>,
     graded: Graded,
     totals: Summary,
     servers: Vec<ServerJ<'a>>,
@@ -148,6 +150,7 @@ fn doc(r: &Report) -> Doc<'_> {
         },
         grader_version: GRADER_VERSION,
         level: r.level,
+        policy: r.policy.as_ref(),
         graded: Graded {
             count: r.graded().count(),
             in_scope: r.rows.len(),

@@ -248,6 +248,17 @@ pub struct Report {
     pub servers: Vec<Server>,
     /// Every check in scope, in numeric id order.
     pub rows: Vec<Row>,
+    /// The `--policy` file graded with, if any.
+    pub policy: Option<PolicyInfo>,
+}
+
+/// The policy file a report was graded with.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct PolicyInfo {
+    /// The file as given.
+    pub file: String,
+    /// SHA-256 of its bytes, hex.
+    pub sha256: String,
 }
 
 impl Report {
@@ -285,6 +296,7 @@ impl Report {
             level,
             servers: graded.into_iter().map(|(s, _)| s).collect(),
             rows,
+            policy: None,
         }
     }
 

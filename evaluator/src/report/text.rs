@@ -99,6 +99,9 @@ fn header(s: &mut String, r: &Report) {
             r.graded().count()
         ),
     };
+    if let Some(p) = &r.policy {
+        let _ = writeln!(s, "policy: {} (sha256 {})", line(&p.file), p.sha256);
+    }
     let _ = writeln!(s, "servers: {}", r.servers.len());
     let _ = writeln!(s, "{RULE}");
     for (i, srv) in r.servers.iter().enumerate() {
