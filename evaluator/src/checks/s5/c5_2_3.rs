@@ -1,9 +1,9 @@
-//! Section 5 check 5.2.3: legacy Streamable HTTP session and stream resumption disabled
-//! (spec/checks.md §11.4 with the §17 item 13 correction).
+//! 5.2.3: legacy Streamable HTTP session and stream resumption disabled.
 //!
-//! 2026-07-28 only: on an older negotiated revision the check is NO-REV before any leg is
-//! read (sessions and resumption are the legacy transport itself; the collector sends no
-//! probe). On 2026-07-28:
+//! 2026-07-28 only: on an older negotiated revision the check is NO-REV (sessions and
+//! resumption are the legacy transport itself; the collector sends no probe and records
+//! the legs as skipped, which the NO-REV outcome cites). On 2026-07-28 every leg is
+//! required: a bundle lacking one is ERROR naming it.
 //!
 //! * 5.2.3a/b: a standalone `GET` (`Accept: text/event-stream`) and a `DELETE` without a
 //!   session id must be refused, 405 preferred. A refusal, whoever produced it, keeps the
@@ -24,8 +24,8 @@
 use mcp_probe_schema::vocab::{header, leg, LegId, REV_2026_07_28};
 use serde_json::{json, Map, Value};
 
-use super::common::wire::{self, read, skipped_leg, Answer, Reply};
 use crate::check::{Check, Context, Legs};
+use crate::checks::common::wire::{self, read, skipped_leg, Answer, Reply};
 use crate::evidence::{Evidence, Exchange};
 use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome, Outcome, Verdict};
@@ -317,10 +317,13 @@ fn leg_d(ev: &Evidence, seqs: &mut Vec<u64>) -> Leg {
 }
 
 impl Check for Check5_2_3 {
-    /// None through the runner: NO-REV below 2026-07-28 needs no leg (§2.2: NO-REV comes
-    /// first); on 2026-07-28 [`grade`](Check::grade) names the missing ones itself.
-    fn legs(&self, _era: Option<Era>) -> Legs {
-        Legs::required(&[])
+    /// Required on 2026-07-28; below it NO-REV comes first and needs no leg, so the
+    /// legs (recorded as skipped by a current collector) are only cited when present.
+    fn legs(&self, era: Option<Era>) -> Legs {
+        match era {
+            Some(Era::Modern) => Legs::required(&LEGS),
+            _ => Legs::with_optional(&[], &LEGS),
+        }
     }
 
     fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
@@ -341,9 +344,6 @@ impl Check for Check5_2_3 {
             .with_records(seqs)
             .with_detail("required_revision", REV_2026_07_28)
             .with_detail("negotiated_revision", negotiated);
-        }
-        if let Some(missing) = wire::missing_legs(ev, &LEGS) {
-            return missing;
         }
         let auth = ev.authenticated();
         let mut seqs = Vec::new();
@@ -454,7 +454,7 @@ mod tests {
         json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}).to_string()
     }
 
-    /// A 2026-07-28 bundle as py2 answers (lab.md §5: GET → 405 `allow: POST`, empty
+    /// A 2026-07-28 bundle as the py2 lab server answers (GET → 405 `allow: POST`, empty
     /// body; the modern path never sets Mcp-Session-Id and ignores Last-Event-ID).
     struct B {
         a: Record,
@@ -541,7 +541,7 @@ mod tests {
         assert!(o.reduction.contains("second identity"));
     }
 
-    /// ts2 (lab.md §4.4): GET and DELETE → 405 with a JSON-RPC -32000 body.
+    /// The ts2 lab server: GET and DELETE → 405 with a JSON-RPC -32000 body.
     #[test]
     fn lab_ts2_json_405_passes() {
         let mut b = B::py2();
@@ -801,8 +801,8 @@ mod tests {
             LegOutcome::Fail,
             &["echoed the supplied id"],
         );
-        // lab.md §7: stateful Python mints an id even on error responses; any response of
-        // the check counts.
+        // Stateful Python servers mint an id even on error responses; any response of the
+        // check counts.
         let mut b = B::py2();
         b.a = bare_method(
             leg::LEGACY_GET,
