@@ -24,6 +24,7 @@ pub mod c5_1_2;
 pub mod c5_1_3;
 pub mod c5_2_3;
 
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::check::{Context, Legs};
@@ -36,10 +37,12 @@ fn negotiated_capabilities(ev: &Evidence) -> Option<&Value> {
     ev.revision().and(ev.capabilities())
 }
 
-/// One observation and one detail.
-fn observed(note: &str, key: &str, value: Value) -> Observed {
-    let mut details = Map::new();
-    details.insert(key.into(), value);
+/// One observation, with the check's facts as details.
+fn observed<T: Serialize>(note: &str, facts: &T) -> Observed {
+    let details = match serde_json::to_value(facts) {
+        Ok(Value::Object(m)) => m,
+        _ => Map::new(),
+    };
     Observed {
         notes: vec![note.to_string()],
         details,
@@ -58,6 +61,13 @@ pub static C5_2_1: ReportedOnly = ReportedOnly {
     legs: Legs::NONE,
     observe: list_changed,
 };
+
+/// 5.2.1's details.
+#[derive(Serialize)]
+struct ListChangedFacts {
+    /// `listChanged` declared, by list (null: no session, so not observed).
+    list_changed_declared: Option<Map<String, Value>>,
+}
 
 /// Which lists the server says may change: context for the reader, not graded.
 fn list_changed(ev: &Evidence, _cx: &Context<'_>) -> Observed {
@@ -87,8 +97,9 @@ fn list_changed(ev: &Evidence, _cx: &Context<'_>) -> Observed {
     };
     observed(
         &seen,
-        "list_changed_declared",
-        flags.map(Value::Object).unwrap_or(Value::Null),
+        &ListChangedFacts {
+            list_changed_declared: flags,
+        },
     )
 }
 
@@ -104,6 +115,13 @@ pub static C5_2_2: ReportedOnly = ReportedOnly {
     observe: session_id_issued,
 };
 
+/// 5.2.2's details.
+#[derive(Serialize)]
+struct SessionIdFacts {
+    /// The handshake issued an `Mcp-Session-Id` (null: no session).
+    session_id_issued: Option<bool>,
+}
+
 /// Whether the handshake issued an `Mcp-Session-Id`.
 fn session_id_issued(ev: &Evidence, _cx: &Context<'_>) -> Observed {
     let issued = ev
@@ -117,8 +135,9 @@ fn session_id_issued(ev: &Evidence, _cx: &Context<'_>) -> Observed {
     };
     observed(
         seen,
-        "session_id_issued",
-        issued.map(Value::Bool).unwrap_or(Value::Null),
+        &SessionIdFacts {
+            session_id_issued: issued,
+        },
     )
 }
 
@@ -143,6 +162,13 @@ pub static C5_5_1: ReportedOnly = ReportedOnly {
     observe: tasks_declared,
 };
 
+/// 5.5.1's details.
+#[derive(Serialize)]
+struct TasksFacts {
+    /// The server declares the tasks capability (null: no session, so not observed).
+    tasks_declared: Option<bool>,
+}
+
 /// Whether the server declares the tasks capability.
 fn tasks_declared(ev: &Evidence, _cx: &Context<'_>) -> Observed {
     let tasks = negotiated_capabilities(ev).map(|c| c.get("tasks").is_some_and(|v| !v.is_null()));
@@ -153,8 +179,9 @@ fn tasks_declared(ev: &Evidence, _cx: &Context<'_>) -> Observed {
     };
     observed(
         seen,
-        "tasks_declared",
-        tasks.map(Value::Bool).unwrap_or(Value::Null),
+        &TasksFacts {
+            tasks_declared: tasks,
+        },
     )
 }
 

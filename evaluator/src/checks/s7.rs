@@ -15,11 +15,11 @@ pub mod c7_2_1;
 
 use mcp_probe_schema::model::Observation;
 use mcp_probe_schema::vocab::{header, meta, REV_2026_07_28};
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::check::{Context, Legs};
 use crate::checks::common::reported::{nothing, Observed, ReportedOnly};
-use crate::checks::common::values::or_null;
 use crate::evidence::{Evidence, Exchange};
 use crate::fmt::line;
 
@@ -125,6 +125,19 @@ fn naming_observation(rs: &[ResultMeta]) -> String {
     }
 }
 
+/// 7.1.1's details.
+#[derive(Serialize)]
+struct LifecycleFacts<'a> {
+    /// The negotiated revision (null: none).
+    negotiated_version: Option<&'a str>,
+    /// Results carrying a non-empty per-result server identity.
+    results_naming_server: usize,
+    /// Results without one.
+    results_not_naming_server: usize,
+    /// The deprecated logging capability is advertised (null: capabilities not seen).
+    advertises_deprecated_logging: Option<bool>,
+}
+
 /// Whether results name their server, whether the deprecated logging capability is
 /// advertised, and the negotiated revision.
 fn lifecycle_metadata(ev: &Evidence, _cx: &Context<'_>) -> Observed {
@@ -151,11 +164,16 @@ fn lifecycle_metadata(ev: &Evidence, _cx: &Context<'_>) -> Observed {
     let k = rs.iter().filter(|r| r.names_server).count();
     let mut records: Vec<u64> = rs.iter().map(|r| r.seq).collect();
     records.extend(ev.session().and_then(|s| s.negotiated_in));
-    let mut details = Map::new();
-    details.insert("negotiated_version".into(), or_null(ev.revision()));
-    details.insert("results_naming_server".into(), k.into());
-    details.insert("results_not_naming_server".into(), (rs.len() - k).into());
-    details.insert("advertises_deprecated_logging".into(), or_null(logging));
+    let facts = LifecycleFacts {
+        negotiated_version: ev.revision(),
+        results_naming_server: k,
+        results_not_naming_server: rs.len() - k,
+        advertises_deprecated_logging: logging,
+    };
+    let details = match serde_json::to_value(facts) {
+        Ok(Value::Object(m)) => m,
+        _ => Map::new(),
+    };
     Observed {
         notes: vec![naming_observation(&rs), logging_text, revision, remark],
         details,

@@ -17,7 +17,8 @@
 use mcp_probe_schema::derive;
 use mcp_probe_schema::model::{HttpOutcome, Observation};
 use mcp_probe_schema::vocab::{leg, method, LegId};
-use serde_json::{Map, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use super::text::{count, quote, show};
 use crate::evidence::Evidence;
@@ -398,13 +399,9 @@ pub fn gated(
 /// Legs graded from items: evidence is the legs' notes, then what was read. A list cut
 /// short (page bound, repeated cursor, failed or unreadable page, bundle bound) never
 /// passes: a leg that found nothing wrong among the items read is UNKNOWN naming the
-/// cut; a FAIL found among them stands.
-pub fn decided(
-    legs: Vec<Leg>,
-    read: &Read,
-    reduction: &str,
-    details: Map<String, Value>,
-) -> Outcome {
+/// cut; a FAIL found among them stands. The check's `facts` follow the inventory's in
+/// the details.
+pub fn decided<T: Serialize>(legs: Vec<Leg>, read: &Read, reduction: &str, facts: &T) -> Outcome {
     let legs = match read.cut() {
         None => legs,
         Some(cut) => legs
@@ -421,10 +418,8 @@ pub fn decided(
         .with_records(read.seqs.iter().copied())
         .with_detail(read.list.key, read.items.len())
         .with_detail("pages", read.pages)
-        .with_detail("inventory_complete", read.complete);
-    for (k, v) in details {
-        out.details.insert(k, v);
-    }
+        .with_detail("inventory_complete", read.complete)
+        .with_facts(facts);
     out.evidence = format!("{}; {}", out.evidence, read.coverage());
     out
 }

@@ -23,7 +23,8 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{Map, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::check::{Check, Context, Legs};
 use crate::checks::common::inventory::{decided, gated, no_session, Read, TOOLS};
@@ -46,6 +47,25 @@ const REDUCTION_5_1_1: &str = "decided from the advertised schemas alone; 5.1.1d
      collector sends no tools/call; not probed either: whether the server validates arguments against the schema it \
      advertises, schema depth and validation-time bounds, schema-field sanitisation; external $refs are never \
      fetched, so a schema carrying one (5.1.1c) compiled with the reference unresolved";
+
+/// What 5.1.1 counted, in the report's details (after the inventory's).
+#[derive(Serialize)]
+struct SchemaFacts {
+    /// Input schemas that compiled.
+    input_schemas_compiled: usize,
+    /// Tools whose input schema is missing, not a tool object, or does not compile.
+    input_schema_failures: usize,
+    /// Tools declaring an output schema.
+    output_schemas_declared: usize,
+    /// Output schemas that compiled.
+    output_schemas_compiled: usize,
+    /// Output schemas that do not compile.
+    output_schema_failures: usize,
+    /// Schemas in a dialect this grader does not know, not compiled.
+    unrecognised_dialects: usize,
+    /// `$ref`s to other documents (5.1.1c).
+    external_refs: usize,
+}
 
 /// How the schemas under one key fared.
 #[derive(Default)]
@@ -224,24 +244,16 @@ impl Check for Check5_1_1 {
                 )
             },
         );
-        let mut details = Map::new();
-        details.insert(
-            "input_schemas_compiled".into(),
-            input.compiled_total().into(),
-        );
-        details.insert("input_schema_failures".into(), input.failed.len().into());
-        details.insert("output_schemas_declared".into(), output.declared.into());
-        details.insert(
-            "output_schemas_compiled".into(),
-            output.compiled_total().into(),
-        );
-        details.insert("output_schema_failures".into(), output.failed.len().into());
-        details.insert(
-            "unrecognised_dialects".into(),
-            (input.unrecognised.len() + output.unrecognised.len()).into(),
-        );
-        details.insert("external_refs".into(), refs.len().into());
-        decided(vec![a, b, c], &read, REDUCTION_5_1_1, details)
+        let facts = SchemaFacts {
+            input_schemas_compiled: input.compiled_total(),
+            input_schema_failures: input.failed.len(),
+            output_schemas_declared: output.declared,
+            output_schemas_compiled: output.compiled_total(),
+            output_schema_failures: output.failed.len(),
+            unrecognised_dialects: input.unrecognised.len() + output.unrecognised.len(),
+            external_refs: refs.len(),
+        };
+        decided(vec![a, b, c], &read, REDUCTION_5_1_1, &facts)
     }
 }
 

@@ -9,7 +9,7 @@
 //! 5.1.2c (reading a resource that does not exist) needs a request this collector does
 //! not send; the reduction says so and no outcome is invented.
 
-use serde_json::Map;
+use serde::Serialize;
 
 use crate::check::{Check, Context, Legs};
 use crate::checks::common::inventory::{decided, gated, no_session, Read, TEMPLATES};
@@ -28,6 +28,15 @@ const REDUCTION_5_1_2: &str = "decided from the advertised templates alone; 5.1.
      not exist must be rejected with -32602) is not probed yet: this collector sends no resources/read; not probed \
      either: the order in which the server substitutes template variables (internal); the approved-namespace and \
      nosniff requirements depend on deployment intent";
+
+/// What 5.1.2 counted, in the report's details (after the inventory's).
+#[derive(Serialize)]
+struct TemplateFacts {
+    /// Templates without a usable `uriTemplate`.
+    bad_uri_templates: usize,
+    /// Templates without an explicit `mimeType`.
+    missing_mime_types: usize,
+}
 
 const MIME_STRICTNESS: &str =
     "stricter than base MCP, where mimeType is optional: the benchmark requires an \
@@ -71,56 +80,55 @@ impl Check for Check5_1_2 {
             }
         }
         let n = read.items.len();
+        let declare = |what: String| {
+            format!(
+                "{} declare{} {what}",
+                count(n, "template"),
+                if n == 1 { "s" } else { "" }
+            )
+        };
+        let without = |bad: &[String], what: &str| {
+            format!(
+                "{} of {} without {what}: {}",
+                bad.len(),
+                count(n, "template"),
+                capped(bad, SEP)
+            )
+        };
         let a = if bad_uri.is_empty() {
+            let uris = capped(&uris, ", ");
             Leg::new(
                 "5.1.2a",
                 LegOutcome::Pass,
-                format!(
-                    "{} declare{} a non-blank uriTemplate: {}",
-                    count(n, "template"),
-                    if n == 1 { "s" } else { "" },
-                    capped(&uris, ", ")
-                ),
+                declare(format!("a non-blank uriTemplate: {uris}")),
             )
         } else {
             Leg::new(
                 "5.1.2a",
                 LegOutcome::Fail,
-                format!(
-                    "{} of {} without a usable URI pattern: {}",
-                    bad_uri.len(),
-                    count(n, "template"),
-                    capped(&bad_uri, SEP)
-                ),
+                without(&bad_uri, "a usable URI pattern"),
             )
         };
         let b = if bad_mime.is_empty() {
+            let mimes = capped(&mimes, ", ");
             Leg::new(
                 "5.1.2b",
                 LegOutcome::Pass,
-                format!(
-                    "{} declare{} an explicit mimeType ({})",
-                    count(n, "template"),
-                    if n == 1 { "s" } else { "" },
-                    capped(&mimes, ", ")
-                ),
+                declare(format!("an explicit mimeType ({mimes})")),
             )
         } else {
+            let without = without(&bad_mime, "an explicit MIME type");
             Leg::new(
                 "5.1.2b",
                 LegOutcome::Fail,
-                format!(
-                    "{} of {} without an explicit MIME type: {} ({MIME_STRICTNESS})",
-                    bad_mime.len(),
-                    count(n, "template"),
-                    capped(&bad_mime, SEP)
-                ),
+                format!("{without} ({MIME_STRICTNESS})"),
             )
         };
-        let mut details = Map::new();
-        details.insert("bad_uri_templates".into(), bad_uri.len().into());
-        details.insert("missing_mime_types".into(), bad_mime.len().into());
-        decided(vec![a, b], &read, REDUCTION_5_1_2, details)
+        let facts = TemplateFacts {
+            bad_uri_templates: bad_uri.len(),
+            missing_mime_types: bad_mime.len(),
+        };
+        decided(vec![a, b], &read, REDUCTION_5_1_2, &facts)
     }
 }
 

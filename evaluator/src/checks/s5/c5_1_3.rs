@@ -9,7 +9,8 @@
 //! does not exist) need requests this collector does not send; the reduction says so
 //! and no outcome is invented.
 
-use serde_json::{Map, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::check::{Check, Context, Legs};
 use crate::checks::common::inventory::{decided, gated, no_session, Item, Read, PROMPTS};
@@ -29,6 +30,17 @@ const REDUCTION_5_1_3: &str = "decided from the advertised prompts alone, read a
      and 5.1.3d (prompts/get of a prompt name that does not exist must be rejected with -32602) are not probed yet: \
      this collector sends no prompts/get; not probed either: prompt logic that runs only on an explicit get, \
      per-invocation name logging";
+
+/// What 5.1.3 counted, in the report's details (after the inventory's).
+#[derive(Serialize)]
+struct ArgumentFacts {
+    /// Arguments declared across every prompt.
+    arguments: usize,
+    /// Declarations without a usable name.
+    bad_argument_names: usize,
+    /// Arguments whose `required` is not a JSON boolean.
+    non_boolean_required: usize,
+}
 
 /// What 5.1.3 found in one prompt's arguments.
 #[derive(Default)]
@@ -166,14 +178,12 @@ impl Check for Check5_1_3 {
                 },
             )
         };
-        let mut details = Map::new();
-        details.insert("arguments".into(), args.declared.into());
-        details.insert("bad_argument_names".into(), args.bad_name.len().into());
-        details.insert(
-            "non_boolean_required".into(),
-            args.bad_required.len().into(),
-        );
-        decided(vec![a, b], &read, REDUCTION_5_1_3, details)
+        let facts = ArgumentFacts {
+            arguments: args.declared,
+            bad_argument_names: args.bad_name.len(),
+            non_boolean_required: args.bad_required.len(),
+        };
+        decided(vec![a, b], &read, REDUCTION_5_1_3, &facts)
     }
 }
 

@@ -21,8 +21,10 @@
 //! without a response) on the second request after a tools result on the control is
 //! attributed to the header: FAIL. A bare status there is ERROR.
 
+use std::collections::BTreeMap;
+
 use mcp_probe_schema::vocab::{header, leg, LegId, REV_2026_07_28};
-use serde_json::{json, Map, Value};
+use serde::Serialize;
 
 use crate::check::{Check, Context, Legs};
 use crate::checks::common::wire::{self, read, skipped_leg, Answer, Reply};
@@ -53,6 +55,26 @@ const REDUCTION_5_2_3: &str = "Not probed: whether a streamed response is scoped
      (needs a second identity). 5.2.3c is near-vacuous: Last-Event-ID governs the replay of a broken stream, and a \
      POST answer shows only that the header does not derail the request. GET and DELETE are sent without a session \
      id (a live id would end a session).";
+
+/// The details of a NO-REV outcome.
+#[derive(Serialize)]
+struct NoRevFacts {
+    /// The revision the check applies to.
+    required_revision: &'static str,
+    /// The revision the server negotiated (or "no revision").
+    negotiated_revision: String,
+}
+
+/// The details of a graded outcome.
+#[derive(Serialize)]
+struct SessionFacts {
+    /// Each leg's outcome, by leg id (5.2.3a .. 5.2.3d, in order).
+    legs: BTreeMap<String, LegOutcome>,
+    /// The status the GET and the DELETE drew, by collector leg (null: no response).
+    http_status: BTreeMap<String, Option<u16>>,
+    /// Some response of the check carried `Mcp-Session-Id`.
+    session_id_returned: bool,
+}
 
 /// The recorded exchange of `leg`, or the leg outcome and note when there is none.
 fn exchange_of<'a>(
@@ -342,12 +364,14 @@ impl Check for Check5_2_3 {
                 REDUCTION_5_2_3,
             )
             .with_records(seqs)
-            .with_detail("required_revision", REV_2026_07_28)
-            .with_detail("negotiated_revision", negotiated);
+            .with_facts(&NoRevFacts {
+                required_revision: REV_2026_07_28,
+                negotiated_revision: negotiated,
+            });
         }
         let auth = ev.authenticated();
         let mut seqs = Vec::new();
-        let mut statuses = Map::new();
+        let mut statuses = BTreeMap::new();
         let mut legs = Vec::new();
         for (id, l, what) in [
             (
@@ -365,7 +389,7 @@ impl Check for Check5_2_3 {
                 Ok(x) => {
                     let a = read(&x);
                     seqs.push(a.seq);
-                    statuses.insert(l.to_string(), json!(a.status));
+                    statuses.insert(l.to_string(), a.status);
                     surface(&a, what, auth)
                 }
             };
@@ -373,16 +397,14 @@ impl Check for Check5_2_3 {
         }
         legs.push(leg_c(ev, &mut seqs));
         legs.push(leg_d(ev, &mut seqs));
-        let words: Map<String, Value> = legs
-            .iter()
-            .map(|l| (l.id.clone(), wire::word(l.outcome)))
-            .collect();
-        let minted = !session_ids(ev).is_empty();
+        let facts = SessionFacts {
+            legs: legs.iter().map(|l| (l.id.clone(), l.outcome)).collect(),
+            http_status: statuses,
+            session_id_returned: !session_ids(ev).is_empty(),
+        };
         Outcome::from_legs(legs, REDUCTION_5_2_3)
             .with_records(seqs)
-            .with_detail("legs", Value::Object(words))
-            .with_detail("http_status", Value::Object(statuses))
-            .with_detail("session_id_returned", minted)
+            .with_facts(&facts)
     }
 }
 
@@ -395,6 +417,7 @@ mod tests {
     use mcp_probe_schema::model::{
         BodyEnd, ErrorKind, HttpOutcome, Observation, Record, TransportError,
     };
+    use serde_json::json;
 
     const JSON: &str = "application/json";
     const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;

@@ -8,13 +8,15 @@
 //! JSON-RPC body is ERROR: a gateway produces exactly that. Legs b (colliding ids) and c
 //! (ids in the audit log) are out of a client's reach (the reduction).
 
+use std::collections::BTreeMap;
+
 use mcp_probe_schema::derive;
 use mcp_probe_schema::model::{BodyEnd, HttpOutcome, HttpResponse};
 use mcp_probe_schema::vocab::{code, header, leg};
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use crate::check::{Check, Context, Legs};
-use crate::checks::common::values::or_null;
 use crate::checks::common::wire::{self, short, skipped_leg};
 use crate::evidence::{Evidence, Exchange};
 use crate::fmt::line;
@@ -32,6 +34,17 @@ const LEG_A: &str = "7.1.2a";
 const REDUCTION_7_1_2: &str = "7.1.2b (a request whose id collides with one still outstanding is refused) is \
      not testable over discrete HTTP requests; 7.1.2c (the id appears on every audit entry) lives in the \
      server's audit log, which a client cannot read; neither is covered";
+
+/// The details of the outcome.
+#[derive(Serialize)]
+struct NullIdFacts {
+    /// The leg's outcome, by leg id.
+    legs: BTreeMap<&'static str, LegOutcome>,
+    /// The status the null-id request drew (null: no response, or not recorded).
+    http_status: Option<u16>,
+    /// The JSON-RPC error it drew, `code` and `message` as answered (null: none).
+    jsonrpc_error: Option<Value>,
+}
 
 /// Leg 7.1.2a's verdict on one recorded exchange, with the facts the evidence names.
 struct Judgement {
@@ -286,12 +299,14 @@ impl Check for Check7_1_2 {
                 None,
             ),
         };
-        let legs_detail = json!({ LEG_A: j.outcome });
+        let facts = NullIdFacts {
+            legs: BTreeMap::from([(LEG_A, j.outcome)]),
+            http_status: j.status,
+            jsonrpc_error: j.error,
+        };
         Outcome::from_legs(vec![Leg::new(LEG_A, j.outcome, j.note)], REDUCTION_7_1_2)
             .with_records(seqs)
-            .with_detail("legs", legs_detail)
-            .with_detail("http_status", or_null(j.status))
-            .with_detail("jsonrpc_error", j.error.unwrap_or(Value::Null))
+            .with_facts(&facts)
     }
 }
 

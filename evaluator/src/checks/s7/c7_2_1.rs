@@ -5,11 +5,12 @@
 //! Logging, alerting and client-side issuer validation are out of a client's reach (the
 //! reduction).
 
+use std::collections::BTreeMap;
+
 use mcp_probe_schema::vocab::leg;
-use serde_json::json;
+use serde::Serialize;
 
 use crate::check::{Check, Context, Legs};
-use crate::checks::common::values::or_null;
 use crate::evidence::{Evidence, Exchange};
 use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome, Outcome};
@@ -22,6 +23,19 @@ pub struct Check7_2_1;
 pub static C7_2_1: Check7_2_1 = Check7_2_1;
 
 const LEG_7_2_1A: &str = "7.2.1a";
+
+/// The details of the outcome.
+#[derive(Serialize)]
+struct AudienceFacts {
+    /// The leg's outcome, by leg id.
+    legs: BTreeMap<&'static str, LegOutcome>,
+    /// The status the control (the probe's own token) drew, if it was answered.
+    control_status: Option<u16>,
+    /// The status the foreign-audience token drew, if it was answered.
+    wrong_audience_status: Option<u16>,
+    /// A token minted for another resource was presented.
+    had_foreign_audience_token: bool,
+}
 
 const REDUCTION_7_2_1: &str = "not covered: 7.2.1b (the refusal is logged as a structured event with an \
      error code), 7.2.1c (an alert rule fires and is routed), 7.2.1d (client-side issuer validation binds \
@@ -44,7 +58,6 @@ impl Check for Check7_2_1 {
         let mut seqs = ev.seqs(leg::FOREIGN_CONTROL);
         seqs.extend(ev.seqs(leg::FOREIGN_TOKEN));
         seqs.extend(ev.seqs(leg::FOREIGN_MINT));
-        let status = |x: Option<&Exchange<'_>>| or_null(x.and_then(|x| x.status()));
         let shown = |x: &Exchange<'_>| match x.status() {
             Some(s) => format!("HTTP {s} (record #{})", x.seq()),
             None => format!("no answer (record #{})", x.seq()),
@@ -113,10 +126,12 @@ impl Check for Check7_2_1 {
         };
         Outcome::from_legs(vec![Leg::new(LEG_7_2_1A, outcome, note)], REDUCTION_7_2_1)
             .with_records(seqs)
-            .with_detail("legs", json!({ LEG_7_2_1A: outcome }))
-            .with_detail("control_status", status(control.as_ref()))
-            .with_detail("wrong_audience_status", status(foreign.as_ref()))
-            .with_detail("had_foreign_audience_token", foreign.is_some())
+            .with_facts(&AudienceFacts {
+                legs: BTreeMap::from([(LEG_7_2_1A, outcome)]),
+                control_status: control.as_ref().and_then(Exchange::status),
+                wrong_audience_status: foreign.as_ref().and_then(Exchange::status),
+                had_foreign_audience_token: foreign.is_some(),
+            })
     }
 }
 
@@ -128,6 +143,7 @@ mod tests {
     use crate::verdict::Verdict;
     use mcp_probe_schema::model::{ErrorKind, HttpOutcome, Observation, Record, TransportError};
     use mcp_probe_schema::vocab::LegId;
+    use serde_json::json;
 
     const LIST: &str = r#"{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{}}"#;
 
