@@ -13,11 +13,10 @@
 //! 5.4.1 needs probe legs the collector does not record yet and has no grader, so the
 //! report shows it as not graded rather than guessing.
 //!
-//! Deliberate departures from the reference prober: every page is read (no page-one
-//! caveat; a list cut short says which pages went unexamined); the gate says whether a
-//! list was not declared, refused, unparsable or empty; a tool without `inputSchema`
-//! fails 5.1.1a (MCP requires one); a list request that got no response at all is ERROR
-//! (the observation was never made), not UNKNOWN.
+//! Every page of a list is read (a list cut short says which pages went unexamined);
+//! the inventory gate says whether a list was not declared, refused, unparsable or
+//! empty; a tool without `inputSchema` fails 5.1.1a (MCP requires one); a list request
+//! that got no response at all is ERROR (the observation was never made), not UNKNOWN.
 
 pub mod c5_1_1;
 pub mod c5_1_2;
@@ -301,13 +300,13 @@ mod tests {
             ("py2-paged.mcpev", [Unknown, Pass, Pass]),
             ("py2-auth.mcpev", [Unknown, Unknown, Unknown]),
         ];
-        let mut seen = 0;
-        for entry in std::fs::read_dir(&dir).expect("examples dir") {
-            let path = entry.expect("dir entry").path();
-            if path.extension().and_then(|e| e.to_str()) != Some("mcpev") {
-                continue;
-            }
-            seen += 1;
+        let bundles: Vec<_> = std::fs::read_dir(&dir)
+            .expect("examples dir")
+            .map(|e| e.expect("dir entry").path())
+            .filter(|p| p.extension().is_some_and(|x| x == "mcpev"))
+            .collect();
+        let seen = bundles.len();
+        for path in bundles {
             let bytes = std::fs::read(&path).expect("read bundle");
             let v = mcp_probe_schema::open(&bytes, &[]).expect("example verifies");
             let ev = Evidence::new(path.display().to_string(), v);

@@ -97,38 +97,29 @@ impl Check for Check5_1_2 {
         };
         let a = if bad_uri.is_empty() {
             let uris = capped(&uris, ", ");
-            Leg::new(
-                "5.1.2a",
+            (
                 LegOutcome::Pass,
                 declare(format!("a non-blank uriTemplate: {uris}")),
             )
         } else {
-            Leg::new(
-                "5.1.2a",
-                LegOutcome::Fail,
-                without(&bad_uri, "a usable URI pattern"),
-            )
+            (LegOutcome::Fail, without(&bad_uri, "a usable URI pattern"))
         };
         let b = if bad_mime.is_empty() {
             let mimes = capped(&mimes, ", ");
-            Leg::new(
-                "5.1.2b",
+            (
                 LegOutcome::Pass,
                 declare(format!("an explicit mimeType ({mimes})")),
             )
         } else {
             let without = without(&bad_mime, "an explicit MIME type");
-            Leg::new(
-                "5.1.2b",
-                LegOutcome::Fail,
-                format!("{without} ({MIME_STRICTNESS})"),
-            )
+            (LegOutcome::Fail, format!("{without} ({MIME_STRICTNESS})"))
         };
+        let legs = vec![Leg::new("5.1.2a", a.0, a.1), Leg::new("5.1.2b", b.0, b.1)];
         let facts = TemplateFacts {
             bad_uri_templates: bad_uri.len(),
             missing_mime_types: bad_mime.len(),
         };
-        decided(vec![a, b], &read, REDUCTION_5_1_2, &facts)
+        decided(legs, &read, REDUCTION_5_1_2, &facts)
     }
 }
 
@@ -147,6 +138,11 @@ mod tests {
         page(TEMPLATES, 4, templates, None)
     }
 
+    /// 5.1.2 on one complete page listing `templates`.
+    fn graded(templates: Vec<Value>) -> Outcome {
+        grade(&C5_1_2, caps(), vec![templates_page(templates)])
+    }
+
     fn template(name: &str, uri: Value, mime: Option<&str>) -> Value {
         let mut t = json!({"name": name, "uriTemplate": uri});
         if let Some(m) = mime {
@@ -157,15 +153,11 @@ mod tests {
 
     #[test]
     fn s512_explicit_templates_pass() {
-        let o = grade(
-            &C5_1_2,
-            caps(),
-            vec![templates_page(vec![template(
-                "greeting",
-                json!("greeting://{name}"),
-                Some("text/plain"),
-            )])],
-        );
+        let o = graded(vec![template(
+            "greeting",
+            json!("greeting://{name}"),
+            Some("text/plain"),
+        )]);
         assert_eq!(o.verdict, Verdict::Pass, "{o:#?}");
         assert!(leg_of(&o, "5.1.2a").note.contains("`greeting://{name}`"));
         assert!(leg_of(&o, "5.1.2b").note.contains("`text/plain`"));
@@ -174,17 +166,13 @@ mod tests {
 
     #[test]
     fn s512_blank_null_or_non_string_uri_template_fails_a() {
-        let o = grade(
-            &C5_1_2,
-            caps(),
-            vec![templates_page(vec![
-                template("blank", json!("  "), Some("text/plain")),
-                template("nulled", Value::Null, Some("text/plain")),
-                template("numeric", json!(12), Some("text/plain")),
-                json!({"name": "absent", "mimeType": "text/plain"}),
-                template("fine", json!("x://{id}"), Some("text/plain")),
-            ])],
-        );
+        let o = graded(vec![
+            template("blank", json!("  "), Some("text/plain")),
+            template("nulled", Value::Null, Some("text/plain")),
+            template("numeric", json!(12), Some("text/plain")),
+            json!({"name": "absent", "mimeType": "text/plain"}),
+            template("fine", json!("x://{id}"), Some("text/plain")),
+        ]);
         assert_eq!(o.verdict, Verdict::Fail);
         let a = &leg_of(&o, "5.1.2a").note;
         assert!(
@@ -203,29 +191,13 @@ mod tests {
 
     #[test]
     fn s512_missing_mime_type_fails_b_with_the_strictness_note() {
-        let o = grade(
-            &C5_1_2,
-            caps(),
-            vec![templates_page(vec![template(
-                "greeting",
-                json!("greeting://{name}"),
-                None,
-            )])],
-        );
+        let o = graded(vec![template("greeting", json!("greeting://{name}"), None)]);
         assert_eq!(o.verdict, Verdict::Fail);
         assert_eq!(leg_of(&o, "5.1.2a").outcome, LegOutcome::Pass);
         let b = &leg_of(&o, "5.1.2b").note;
         assert!(b.contains("`greeting` declares no mimeType"), "{b}");
         assert!(b.contains("stricter than base MCP"), "{b}");
-        let o = grade(
-            &C5_1_2,
-            caps(),
-            vec![templates_page(vec![template(
-                "g",
-                json!("g://{x}"),
-                Some(""),
-            )])],
-        );
+        let o = graded(vec![template("g", json!("g://{x}"), Some(""))]);
         assert!(
             leg_of(&o, "5.1.2b").note.contains("`g` mimeType is blank"),
             "{o:#?}"
@@ -283,7 +255,7 @@ mod tests {
 
     #[test]
     fn s512_no_templates_is_unknown_not_pass() {
-        let o = grade(&C5_1_2, caps(), vec![templates_page(vec![])]);
+        let o = graded(vec![]);
         assert_eq!(o.verdict, Verdict::Unknown);
         assert!(o.evidence.contains("lists no templates"), "{}", o.evidence);
     }

@@ -202,27 +202,24 @@ mod tests {
         page(PROMPTS, id, prompts, cursor)
     }
 
+    /// 5.1.3 on one complete page listing `prompts`.
+    fn graded(prompts: Vec<Value>) -> Outcome {
+        grade(&C5_1_3, caps(), vec![prompts_page(5, prompts, None)])
+    }
+
     fn prompt(name: &str, args: Value) -> Value {
         json!({"name": name, "arguments": args})
     }
 
     #[test]
     fn s513_well_declared_arguments_pass() {
-        let o = grade(
-            &C5_1_3,
-            caps(),
-            vec![prompts_page(
-                5,
-                vec![
-                    prompt(
-                        "review",
-                        json!([{"name": "code", "required": true}, {"name": "style"}]),
-                    ),
-                    json!({"name": "bare"}),
-                ],
-                None,
-            )],
-        );
+        let o = graded(vec![
+            prompt(
+                "review",
+                json!([{"name": "code", "required": true}, {"name": "style"}]),
+            ),
+            json!({"name": "bare"}),
+        ]);
         assert_eq!(o.verdict, Verdict::Pass, "{o:#?}");
         assert!(
             leg_of(&o, "5.1.3a")
@@ -296,18 +293,10 @@ mod tests {
 
     #[test]
     fn s513_required_yes_fails_b_quoting_the_value() {
-        let o = grade(
-            &C5_1_3,
-            caps(),
-            vec![prompts_page(
-                5,
-                vec![prompt(
-                    "review",
-                    json!([{"name": "code", "required": "yes"}]),
-                )],
-                None,
-            )],
-        );
+        let o = graded(vec![prompt(
+            "review",
+            json!([{"name": "code", "required": "yes"}]),
+        )]);
         assert_eq!(o.verdict, Verdict::Fail);
         assert_eq!(leg_of(&o, "5.1.3a").outcome, LegOutcome::Pass);
         let b = &leg_of(&o, "5.1.3b").note;
@@ -321,18 +310,10 @@ mod tests {
 
     #[test]
     fn s513_blank_or_missing_name_fails_a() {
-        let o = grade(
-            &C5_1_3,
-            caps(),
-            vec![prompts_page(
-                5,
-                vec![prompt(
-                    "review",
-                    json!([{"name": ""}, {"required": true}, {"name": 5}, "code"]),
-                )],
-                None,
-            )],
-        );
+        let o = graded(vec![prompt(
+            "review",
+            json!([{"name": ""}, {"required": true}, {"name": 5}, "code"]),
+        )]);
         assert_eq!(o.verdict, Verdict::Fail);
         let a = &leg_of(&o, "5.1.3a").note;
         assert!(a.contains("`review` argument #1: name is blank"), "{a}");

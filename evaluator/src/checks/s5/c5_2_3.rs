@@ -467,6 +467,16 @@ mod tests {
         exchange(&[l], &req, status, ct, body, headers)
     }
 
+    /// The Last-Event-ID request of 5.2.3c, answered.
+    fn resumed(status: u16, ct: &str, body: &str) -> Record {
+        list(leg::RESUME_LAST_EVENT_ID, 2, status, ct, body, &[])
+    }
+
+    /// The request of 5.2.3d supplying a session id, answered.
+    fn supplied(status: u16, ct: &str, body: &str) -> Record {
+        list(leg::SESSION_SUPPLIED, 4, status, ct, body, &[])
+    }
+
     fn tools(l: LegId, id: i64) -> Record {
         let body =
             json!({"jsonrpc": "2.0", "id": id, "result": {"tools": [{"name": "add"}]}}).to_string();
@@ -514,6 +524,14 @@ mod tests {
                 d1: tools(leg::SESSION_CONTROL, 3),
                 d2: tools(leg::SESSION_SUPPLIED, 4),
             }
+        }
+
+        /// Grade, asserting the verdict and the outcome and words of leg `id`.
+        fn expect(self, verdict: Verdict, id: &str, leg: LegOutcome, words: &[&str]) -> Outcome {
+            let o = self.grade();
+            assert_eq!(o.verdict, verdict, "{o:?}");
+            has(&o, id, leg, words);
+            o
         }
 
         fn grade(self) -> Outcome {
@@ -571,10 +589,8 @@ mod tests {
         let body = r#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Method not allowed."},"id":null}"#;
         b.a = get(405, JSON, body);
         b.b = delete(405, JSON, body);
-        let o = b.grade();
-        assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
-        has(
-            &o,
+        b.expect(
+            Verdict::Pass,
             "5.2.3a",
             LegOutcome::Pass,
             &["-32000", "Method not allowed."],
@@ -621,10 +637,8 @@ mod tests {
             &[],
             true,
         );
-        let o = b.grade();
-        assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-        has(
-            &o,
+        b.expect(
+            Verdict::Fail,
             "5.2.3a",
             LegOutcome::Fail,
             &[
@@ -652,10 +666,8 @@ mod tests {
             &err(1, -32600, "Bad Request: Missing session ID"),
         );
         b.b = delete(404, "text/plain", "Not Found");
-        let o = b.grade();
-        assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
-        has(
-            &o,
+        let o = b.expect(
+            Verdict::Pass,
             "5.2.3a",
             LegOutcome::Pass,
             &["a JSON-RPC refusal", "deviation from the recommended 405"],
@@ -704,18 +716,9 @@ mod tests {
     #[test]
     fn resumption_acted_on_fails() {
         let mut b = B::py2();
-        b.c2 = list(
-            leg::RESUME_LAST_EVENT_ID,
-            2,
-            200,
-            "text/event-stream",
-            ": replay\n\n",
-            &[],
-        );
-        let o = b.grade();
-        assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-        has(
-            &o,
+        b.c2 = resumed(200, "text/event-stream", ": replay\n\n");
+        b.expect(
+            Verdict::Fail,
             "5.2.3c",
             LegOutcome::Fail,
             &[
@@ -725,14 +728,7 @@ mod tests {
             ],
         );
         let mut b = B::py2();
-        b.c2 = list(
-            leg::RESUME_LAST_EVENT_ID,
-            2,
-            400,
-            JSON,
-            &err(2, -32600, "No stream to resume"),
-            &[],
-        );
+        b.c2 = resumed(400, JSON, &err(2, -32600, "No stream to resume"));
         has(
             &b.grade(),
             "5.2.3c",
@@ -744,18 +740,9 @@ mod tests {
     #[test]
     fn resumption_bare_answer_is_error_and_bad_control_unknown() {
         let mut b = B::py2();
-        b.c2 = list(
-            leg::RESUME_LAST_EVENT_ID,
-            2,
-            502,
-            "text/html",
-            "<html>Bad Gateway</html>",
-            &[],
-        );
-        let o = b.grade();
-        assert_eq!(o.verdict, Verdict::Error, "{o:?}");
-        has(
-            &o,
+        b.c2 = resumed(502, "text/html", "<html>Bad Gateway</html>");
+        b.expect(
+            Verdict::Error,
             "5.2.3c",
             LegOutcome::Error,
             &["HTTP 502", "not attributed"],
@@ -769,10 +756,8 @@ mod tests {
             &err(1, -32602, "params._meta must be an object"),
             &[],
         );
-        let o = b.grade();
-        assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
-        has(
-            &o,
+        b.expect(
+            Verdict::Unknown,
             "5.2.3c",
             LegOutcome::Unknown,
             &[
@@ -795,10 +780,8 @@ mod tests {
             &body,
             &[("mcp-session-id", "2b34f0")],
         );
-        let o = b.grade();
-        assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-        has(
-            &o,
+        let o = b.expect(
+            Verdict::Fail,
             "5.2.3d",
             LegOutcome::Fail,
             &[
@@ -850,31 +833,15 @@ mod tests {
     #[test]
     fn supplied_session_id_acted_on_fails_and_bare_is_error() {
         let mut b = B::py2();
-        b.d2 = list(
-            leg::SESSION_SUPPLIED,
-            4,
-            404,
-            JSON,
-            &err(4, -32001, "Session not found"),
-            &[],
-        );
-        let o = b.grade();
-        assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-        has(
-            &o,
+        b.d2 = supplied(404, JSON, &err(4, -32001, "Session not found"));
+        b.expect(
+            Verdict::Fail,
             "5.2.3d",
             LegOutcome::Fail,
             &["HTTP 404", "-32001", "Session not found", "acted on"],
         );
         let mut b = B::py2();
-        b.d2 = list(
-            leg::SESSION_SUPPLIED,
-            4,
-            400,
-            "text/plain",
-            "Bad Request",
-            &[],
-        );
+        b.d2 = supplied(400, "text/plain", "Bad Request");
         has(&b.grade(), "5.2.3d", LegOutcome::Error, &["bare status"]);
         let mut b = B::py2();
         b.d1 = list(leg::SESSION_CONTROL, 3, 500, "text/plain", "oops", &[]);
