@@ -123,8 +123,7 @@ impl Check for Check5_1_3 {
         }
         let prompts = count(read.items.len(), "prompt");
         let a = if !args.bad_name.is_empty() {
-            Leg::new(
-                "5.1.3a",
+            (
                 LegOutcome::Fail,
                 format!(
                     "{} without a usable name: {}",
@@ -133,14 +132,12 @@ impl Check for Check5_1_3 {
                 ),
             )
         } else if args.declared == 0 {
-            Leg::new(
-                "5.1.3a",
+            (
                 LegOutcome::Pass,
                 format!("no argument is declared ({prompts} read), so none is left unnamed"),
             )
         } else {
-            Leg::new(
-                "5.1.3a",
+            (
                 LegOutcome::Pass,
                 format!(
                     "every argument has a non-blank name ({} across {prompts})",
@@ -149,8 +146,7 @@ impl Check for Check5_1_3 {
             )
         };
         let b = if !args.bad_required.is_empty() {
-            Leg::new(
-                "5.1.3b",
+            (
                 LegOutcome::Fail,
                 format!(
                     "{} with a non-boolean `required`: {}",
@@ -159,8 +155,7 @@ impl Check for Check5_1_3 {
                 ),
             )
         } else {
-            Leg::new(
-                "5.1.3b",
+            (
                 LegOutcome::Pass,
                 if args.declared == 0 {
                     format!("no argument is declared ({prompts} read), so there is no `required` to check")
@@ -178,12 +173,13 @@ impl Check for Check5_1_3 {
                 },
             )
         };
+        let legs = vec![Leg::new("5.1.3a", a.0, a.1), Leg::new("5.1.3b", b.0, b.1)];
         let facts = ArgumentFacts {
             arguments: args.declared,
             bad_argument_names: args.bad_name.len(),
             non_boolean_required: args.bad_required.len(),
         };
-        decided(vec![a, b], &read, REDUCTION_5_1_3, &facts)
+        decided(legs, &read, REDUCTION_5_1_3, &facts)
     }
 }
 

@@ -339,6 +339,14 @@ mod tests {
         )])
     }
 
+    /// The null-id request answered so: the verdict, and words of the evidence.
+    fn null_id_is(status: u16, ct: &str, body: &str, verdict: Verdict, words: &[&str]) -> Outcome {
+        let o = null_id(status, ct, body);
+        assert_eq!(o.verdict, verdict, "{o:?}");
+        has(&o, words);
+        o
+    }
+
     fn has(o: &Outcome, words: &[&str]) {
         for w in words {
             assert!(o.evidence.contains(w), "{w:?} not in {:?}", o.evidence);
@@ -347,9 +355,13 @@ mod tests {
 
     #[test]
     fn accepted_as_notification_fails() {
-        let o = null_id(202, "application/json", "");
-        assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-        has(&o, &["HTTP 202", "empty body", "notification"]);
+        let o = null_id_is(
+            202,
+            "application/json",
+            "",
+            Verdict::Fail,
+            &["HTTP 202", "empty body", "notification"],
+        );
         assert_eq!(o.details["http_status"], 202);
         assert!(o.details["jsonrpc_error"].is_null());
         assert_eq!(o.records, vec![0]);
@@ -358,25 +370,22 @@ mod tests {
 
     #[test]
     fn answered_with_a_result_fails() {
-        let o = null_id(
+        null_id_is(
             200,
             "application/json",
             r#"{"jsonrpc":"2.0","id":null,"result":{"tools":[{"name":"a"}]}}"#,
+            Verdict::Fail,
+            &["accepted", "HTTP 200", "result listing 1 tool"],
         );
-        assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-        has(&o, &["accepted", "HTTP 200", "result listing 1 tool"]);
     }
 
     #[test]
     fn invalid_request_400_passes() {
-        let o = null_id(
+        let o = null_id_is(
             400,
             "application/json",
             r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: id must not be null"}}"#,
-        );
-        assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
-        has(
-            &o,
+            Verdict::Pass,
             &[
                 "HTTP 400 (application/json)",
                 "code -32600",
@@ -392,41 +401,47 @@ mod tests {
     #[test]
     fn error_event_in_a_stream_passes() {
         let body = "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,\"message\":\"bad id\"}}\n\n";
-        let o = null_id(400, "text/event-stream", body);
-        assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
-        has(
-            &o,
+        null_id_is(
+            400,
+            "text/event-stream",
+            body,
+            Verdict::Pass,
             &["HTTP 400 (text/event-stream)", "code -32600", "bad id"],
         );
     }
 
     #[test]
     fn other_refusal_passes_naming_the_deviation() {
-        let o = null_id(
+        null_id_is(
             200,
             "application/json",
             r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32602,"message":"nope"}}"#,
-        );
-        assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
-        has(
-            &o,
+            Verdict::Pass,
             &["status 200 instead of 400", "code -32602 instead of -32600"],
         );
     }
 
     #[test]
     fn bare_400_is_error() {
-        let o = null_id(400, "application/json", "");
-        assert_eq!(o.verdict, Verdict::Error, "{o:?}");
-        has(&o, &["HTTP 400", "empty body", "gateway"]);
+        let o = null_id_is(
+            400,
+            "application/json",
+            "",
+            Verdict::Error,
+            &["HTTP 400", "empty body", "gateway"],
+        );
         assert_eq!(o.details["http_status"], 400);
     }
 
     #[test]
     fn gateway_502_html_is_error() {
-        let o = null_id(502, "text/html", "<html><body>Bad Gateway</body></html>");
-        assert_eq!(o.verdict, Verdict::Error, "{o:?}");
-        has(&o, &["HTTP 502 (text/html)", "Bad Gateway", "gateway"]);
+        null_id_is(
+            502,
+            "text/html",
+            "<html><body>Bad Gateway</body></html>",
+            Verdict::Error,
+            &["HTTP 502 (text/html)", "Bad Gateway", "gateway"],
+        );
     }
 
     #[test]
@@ -437,21 +452,22 @@ mod tests {
 
     #[test]
     fn stream_closed_without_answer_fails() {
-        let o = null_id(200, "text/event-stream", ": keep-alive\n\n");
-        assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-        has(&o, &["event stream", "neither a result nor an error"]);
+        null_id_is(
+            200,
+            "text/event-stream",
+            ": keep-alive\n\n",
+            Verdict::Fail,
+            &["event stream", "neither a result nor an error"],
+        );
     }
 
     #[test]
     fn unauthorized_is_unknown() {
-        let o = null_id(
+        null_id_is(
             401,
             "application/json",
             r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"x"}}"#,
-        );
-        assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
-        has(
-            &o,
+            Verdict::Unknown,
             &[
                 "HTTP 401",
                 "never reached id validation",
