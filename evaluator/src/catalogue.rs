@@ -306,7 +306,7 @@ pub const CATALOGUE: [Entry; 36] = [
         Automated,
         Wire,
         "tool schemas and argument types validated",
-        Some(&checks::s5::C5_1_1),
+        Some(&checks::s5::c5_1_1::C5_1_1),
     ),
     e(
         C5_1_2,
@@ -314,7 +314,7 @@ pub const CATALOGUE: [Entry; 36] = [
         Automated,
         Wire,
         "resource templates with explicit URI patterns and MIME types",
-        Some(&checks::s5::C5_1_2),
+        Some(&checks::s5::c5_1_2::C5_1_2),
     ),
     e(
         C5_1_3,
@@ -322,7 +322,7 @@ pub const CATALOGUE: [Entry; 36] = [
         Automated,
         Wire,
         "prompt templates declare and validate arguments",
-        Some(&checks::s5::C5_1_3),
+        Some(&checks::s5::c5_1_3::C5_1_3),
     ),
     e(
         C5_2_1,
@@ -346,7 +346,7 @@ pub const CATALOGUE: [Entry; 36] = [
         Automated,
         Wire,
         "legacy Streamable HTTP session and stream resumption disabled",
-        Some(&checks::s5_session::C5_2_3),
+        Some(&checks::s5::c5_2_3::C5_2_3),
     ),
     e(
         C5_3_1,
@@ -394,7 +394,7 @@ pub const CATALOGUE: [Entry; 36] = [
         Automated,
         Wire,
         "non-null JSON-RPC request ids enforced",
-        Some(&checks::s7::C7_1_2),
+        Some(&checks::s7::c7_1_2::C7_1_2),
     ),
     e(
         C7_1_3,
@@ -410,7 +410,7 @@ pub const CATALOGUE: [Entry; 36] = [
         Automated,
         InPart,
         "alerts on audience and issuer validation failures",
-        Some(&checks::s7::C7_2_1),
+        Some(&checks::s7::c7_2_1::C7_2_1),
     ),
     e(
         C7_2_2,

@@ -16,5 +16,4 @@ pub mod s3_deputy;
 pub mod s3_oauth;
 pub mod s3_scope_probe;
 pub mod s5;
-pub mod s5_session;
 pub mod s7;

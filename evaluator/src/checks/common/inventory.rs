@@ -1,1 +1,491 @@
-//! (being filled in)
+//! One inventory list (`tools/list`, `resources/templates/list`, `prompts/list`) read
+//! across every page, the inventory state that tells "the server has none" from "this
+//! run saw nothing", and the outcome shapes of the checks graded from it (5.1.1, 5.1.2,
+//! 5.1.3).
+//!
+//! The walk mirrors [`mcp_probe_schema::derive::inventory`] (same answer matching by
+//! request id, same page counting) and keeps two things that derivation drops: the page
+//! each item came from, so evidence can say where a bad declaration sits, and how the
+//! first page failed, because "refused", "unparsable" and "never sent" are different
+//! facts and the evidence must say which.
+//!
+//! Every page is read, so there is no page-one caveat; a list cut short (page bound,
+//! failed or truncated page, repeated cursor, bundle bound) says which pages went
+//! unexamined, and never passes: "nothing bad among the items read" is UNKNOWN naming
+//! the cut, while a FAIL among them stands.
+
+use mcp_probe_schema::derive;
+use mcp_probe_schema::model::{HttpOutcome, Observation};
+use mcp_probe_schema::vocab::{leg, method, LegId};
+use serde::Serialize;
+use serde_json::Value;
+
+use super::text::{count, quote, show};
+use crate::evidence::Evidence;
+use crate::verdict::{Leg, LegOutcome, Outcome, Verdict};
+
+/// One list method as the inventory checks read it.
+#[derive(Debug, Clone, Copy)]
+pub struct List {
+    /// Collector leg holding every page.
+    pub leg: LegId,
+    /// JSON-RPC method.
+    pub method: &'static str,
+    /// Key of the item array in the result.
+    pub key: &'static str,
+    /// Capability that gates the list (`resources` for templates).
+    pub capability: &'static str,
+    /// What one item is called in evidence.
+    pub noun: &'static str,
+}
+
+/// `tools/list`.
+pub const TOOLS: List = List {
+    leg: leg::INVENTORY_TOOLS,
+    method: method::TOOLS_LIST,
+    key: "tools",
+    capability: "tools",
+    noun: "tool",
+};
+
+/// `resources/templates/list`.
+pub const TEMPLATES: List = List {
+    leg: leg::INVENTORY_RESOURCE_TEMPLATES,
+    method: method::RESOURCE_TEMPLATES_LIST,
+    key: "resourceTemplates",
+    capability: "resources",
+    noun: "template",
+};
+
+/// `prompts/list`.
+pub const PROMPTS: List = List {
+    leg: leg::INVENTORY_PROMPTS,
+    method: method::PROMPTS_LIST,
+    key: "prompts",
+    capability: "prompts",
+    noun: "prompt",
+};
+
+/// One listed item, raw, with where it was found.
+#[derive(Debug, Clone)]
+pub struct Item {
+    /// The item exactly as the server sent it (never a lenient model).
+    pub value: Value,
+    /// 1-based page.
+    pub page: u32,
+    /// 1-based position across all pages.
+    pub position: usize,
+}
+
+/// Why the list never produced a page.
+#[derive(Debug, Clone)]
+enum NoPage {
+    /// Recorded as skipped (not requested, or stopped before the first page).
+    Skipped(String),
+    /// A JSON-RPC error answered the request.
+    Refused(String),
+    /// A response arrived that carries no JSON-RPC answer to the request.
+    Unparsable(String),
+    /// No response arrived.
+    Transport(String),
+}
+
+/// Every page of one list as recorded.
+#[derive(Debug, Clone)]
+pub struct Read {
+    /// The list.
+    pub list: List,
+    /// Items of every page, in order.
+    pub items: Vec<Item>,
+    /// Pages that answered with a result.
+    pub pages: u32,
+    /// The last page read carried no `nextCursor` and nothing failed after it.
+    pub complete: bool,
+    /// Why reading stopped before the end, when it did.
+    stopped: Option<String>,
+    /// How the first request failed, when no page arrived.
+    first: Option<NoPage>,
+    /// Pages whose result carried no item array.
+    shapeless: Vec<u32>,
+    /// Seqs of every record of the leg.
+    pub seqs: Vec<u64>,
+}
+
+impl Read {
+    /// Walk the records of `list`'s leg.
+    pub fn of(ev: &Evidence, list: List) -> Read {
+        let mut read = Read {
+            list,
+            items: Vec::new(),
+            pages: 0,
+            complete: false,
+            stopped: None,
+            first: None,
+            shapeless: Vec::new(),
+            seqs: Vec::new(),
+        };
+        for r in ev.records_for(list.leg) {
+            read.seqs.push(r.seq);
+            let failure = match &r.observation {
+                Observation::Skipped { reason } => NoPage::Skipped(reason.clone()),
+                Observation::Http(x) => match &x.outcome {
+                    HttpOutcome::Error(e) => NoPage::Transport(e.to_string()),
+                    HttpOutcome::Response(resp) => {
+                        // A page whose body did not end whole, or that the bundle bound
+                        // stored as length and hash only, is not an answer: the list is
+                        // cut there, and the evidence names the record.
+                        let cut = ev
+                            .exchange_of(r)
+                            .and_then(|x| x.unreadable(ev.payload.run.bundle_capped_from));
+                        if let Some(cut) = cut {
+                            NoPage::Unparsable(format!("answered HTTP {} but {cut}", resp.status))
+                        } else {
+                            let msgs = derive::jsonrpc_messages(resp);
+                            let id =
+                                derive::request_id(&x.request.body.bytes).unwrap_or(Value::Null);
+                            match derive::response_to(&msgs, &id) {
+                                Some(m) => match m.get("result") {
+                                    Some(result) => {
+                                        read.page(result);
+                                        continue;
+                                    }
+                                    None => NoPage::Refused(refusal(resp.status, m.get("error"))),
+                                },
+                                None => NoPage::Unparsable(unparsable(resp, &id, msgs.is_empty())),
+                            }
+                        }
+                    }
+                },
+                _ => continue,
+            };
+            read.complete = false;
+            read.stopped = Some(match &failure {
+                NoPage::Skipped(reason) => reason.clone(),
+                NoPage::Refused(w) => format!("page {} was refused: {w}", read.pages + 1),
+                NoPage::Unparsable(w) => format!("page {} {w}", read.pages + 1),
+                NoPage::Transport(w) => format!("page {} failed: {w}", read.pages + 1),
+            });
+            if read.pages == 0 && read.first.is_none() {
+                read.first = Some(failure);
+            }
+        }
+        read
+    }
+
+    fn page(&mut self, result: &Value) {
+        self.pages += 1;
+        match result.get(self.list.key) {
+            Some(Value::Array(items)) => {
+                for v in items {
+                    let position = self.items.len() + 1;
+                    self.items.push(Item {
+                        value: v.clone(),
+                        page: self.pages,
+                        position,
+                    });
+                }
+            }
+            _ => self.shapeless.push(self.pages),
+        }
+        self.complete = !matches!(result.get("nextCursor"), Some(Value::String(_)));
+    }
+
+    /// Why the items read are not the whole list, when they are not (page bound,
+    /// repeated cursor, a failed or unreadable page, the bundle bound): then "nothing
+    /// bad among the items read" cannot PASS, since a bad item may sit past the cut.
+    pub fn cut(&self) -> Option<String> {
+        if self.complete {
+            return None;
+        }
+        let why = self.stopped.clone().unwrap_or_else(|| {
+            "the last page read carried a nextCursor that was not followed".into()
+        });
+        Some(format!(
+            "{} was cut after page {} ({why}), so items past it were not examined",
+            self.list.method, self.pages
+        ))
+    }
+
+    /// True when items were read from more than one page.
+    pub fn multi_page(&self) -> bool {
+        self.pages > 1
+    }
+
+    /// How an item is named in evidence: its `key` string quoted, else its position;
+    /// the page is named when the list had several.
+    pub fn label(&self, item: &Item, key: &str) -> String {
+        let name = match item.value.get(key) {
+            Some(Value::String(s)) if !s.trim().is_empty() => quote(s),
+            _ => format!("{} #{}", self.list.noun, item.position),
+        };
+        if self.multi_page() {
+            format!("{name} (page {})", item.page)
+        } else {
+            name
+        }
+    }
+
+    /// What was read, for the evidence: `tools/list read completely: 2 tools on 1 page`
+    /// or, when cut short, which pages went unexamined and why.
+    pub fn coverage(&self) -> String {
+        let what = format!(
+            "{} on {}",
+            count(self.items.len(), self.list.noun),
+            count(self.pages as usize, "page")
+        );
+        let mut s = if self.complete {
+            format!("{} read completely: {what}", self.list.method)
+        } else {
+            let why = self.stopped.clone().unwrap_or_else(|| {
+                "the last page read carried a nextCursor that was not followed".into()
+            });
+            format!(
+                "{}: {what}; pages after {} unexamined ({why})",
+                self.list.method, self.pages
+            )
+        };
+        if !self.shapeless.is_empty() {
+            let pages: Vec<String> = self.shapeless.iter().map(u32::to_string).collect();
+            s.push_str(&format!(
+                "; the result of page {} carries no `{}` array",
+                pages.join(", "),
+                self.list.key
+            ));
+        }
+        s
+    }
+
+    /// The inventory gate: `Ok` when there are items to judge; otherwise the leg
+    /// outcome and the reason nothing was decided. Unobserved (capability not declared,
+    /// never requested, no answer) and observed-empty stay distinct in the wording.
+    pub fn gate(&self, ev: &Evidence) -> Result<(), (LegOutcome, String)> {
+        let method = self.list.method;
+        if !self.items.is_empty() {
+            return Ok(());
+        }
+        if self.pages > 0 {
+            let what = if self.shapeless.len() as u32 == self.pages {
+                format!(
+                    "the {method} result carries no `{}` array, so no {} was read",
+                    self.list.key, self.list.noun
+                )
+            } else {
+                format!(
+                    "the server declares the {:?} capability and {method} lists no {}s: nothing to judge",
+                    self.list.capability, self.list.noun
+                )
+            };
+            return Err((LegOutcome::Unknown, format!("{what} ({})", self.coverage())));
+        }
+        let declared = ev
+            .capabilities()
+            .and_then(|c| c.get(self.list.capability))
+            .is_some_and(|v| !v.is_null());
+        if !declared {
+            let caps = match ev.capabilities() {
+                None => "no capabilities object was recorded".to_string(),
+                Some(_) => format!(
+                    "the server does not declare the {:?} capability",
+                    self.list.capability
+                ),
+            };
+            let skip = match &self.first {
+                Some(NoPage::Skipped(r)) => format!("; the collector recorded: {r}"),
+                _ => String::new(),
+            };
+            return Err((
+                LegOutcome::Unknown,
+                format!(
+                    "{caps}, so {method} was not requested and no {} was observed{skip}",
+                    self.list.noun
+                ),
+            ));
+        }
+        Err(match &self.first {
+            None => (
+                LegOutcome::Error,
+                format!("the {:?} capability is declared but no {method} record is in the bundle", self.list.capability),
+            ),
+            Some(NoPage::Skipped(r)) => (
+                LegOutcome::Unknown,
+                format!("{method} was not sent ({r}); no {} was observed", self.list.noun),
+            ),
+            Some(NoPage::Refused(w)) => (
+                LegOutcome::Unknown,
+                format!(
+                    "the server declares the {:?} capability but refused {method}: {w}; no {} was observed",
+                    self.list.capability, self.list.noun
+                ),
+            ),
+            Some(NoPage::Unparsable(w)) => (
+                LegOutcome::Unknown,
+                format!("{method} could not be read: {w}; no {} was observed", self.list.noun),
+            ),
+            Some(NoPage::Transport(w)) => (
+                LegOutcome::Error,
+                format!("{method} got no response ({w}): the observation was never made"),
+            ),
+        })
+    }
+}
+
+/// A JSON-RPC error answer, quoted.
+fn refusal(status: u16, error: Option<&Value>) -> String {
+    let code = error
+        .and_then(|e| e.get("code"))
+        .map(show)
+        .unwrap_or_else(|| "without a code".into());
+    let message = error
+        .and_then(|e| e.get("message"))
+        .and_then(Value::as_str)
+        .map(|m| format!(" {}", show(&Value::String(m.to_string()))))
+        .unwrap_or_default();
+    format!("HTTP {status}, JSON-RPC error {code}{message}")
+}
+
+/// A response that carries no JSON-RPC answer to the request, described.
+fn unparsable(
+    resp: &mcp_probe_schema::model::HttpResponse,
+    id: &Value,
+    no_messages: bool,
+) -> String {
+    let ctype = derive::media_type(&resp.headers).unwrap_or_else(|| "no Content-Type".into());
+    let mut s = if no_messages {
+        format!(
+            "answered HTTP {} ({ctype}) with no JSON-RPC message",
+            resp.status
+        )
+    } else {
+        format!(
+            "answered HTTP {} ({ctype}) with no JSON-RPC result or error for request id {}",
+            resp.status,
+            show(id)
+        )
+    };
+    let stored = resp.body.bytes.len() as u64;
+    if resp.body.length > stored {
+        s.push_str(&format!(
+            " (body stored up to {stored} of {} bytes)",
+            resp.body.length
+        ));
+    }
+    s
+}
+
+/// Legs and evidence for an inventory that produced nothing to judge: every graded leg
+/// carries the gate's outcome, the evidence states the reason once.
+pub fn gated(
+    graded: &[&str],
+    observed: Option<&str>,
+    (outcome, why): (LegOutcome, String),
+    read: &Read,
+    reduction: &str,
+) -> Outcome {
+    let mut legs: Vec<Leg> = graded
+        .iter()
+        .map(|id| Leg::new(id, outcome, why.clone()))
+        .collect();
+    if let Some(id) = observed {
+        legs.push(Leg::new(id, LegOutcome::Observed, "nothing read"));
+    }
+    let mut out = Outcome::from_legs(legs, reduction)
+        .with_records(read.seqs.iter().copied())
+        .with_detail(read.list.key, 0)
+        .with_detail("pages", read.pages);
+    out.evidence = why;
+    out
+}
+
+/// Legs graded from items: evidence is the legs' notes, then what was read. A list cut
+/// short (page bound, repeated cursor, failed or unreadable page, bundle bound) never
+/// passes: a leg that found nothing wrong among the items read is UNKNOWN naming the
+/// cut; a FAIL found among them stands. The check's `facts` follow the inventory's in
+/// the details.
+pub fn decided<T: Serialize>(legs: Vec<Leg>, read: &Read, reduction: &str, facts: &T) -> Outcome {
+    let legs = match read.cut() {
+        None => legs,
+        Some(cut) => legs
+            .into_iter()
+            .map(|l| match l.outcome {
+                LegOutcome::Pass => {
+                    Leg::new(&l.id, LegOutcome::Unknown, format!("{}, but {cut}", l.note))
+                }
+                _ => l,
+            })
+            .collect(),
+    };
+    let mut out = Outcome::from_legs(legs, reduction)
+        .with_records(read.seqs.iter().copied())
+        .with_detail(read.list.key, read.items.len())
+        .with_detail("pages", read.pages)
+        .with_detail("inventory_complete", read.complete)
+        .with_facts(facts);
+    out.evidence = format!("{}; {}", out.evidence, read.coverage());
+    out
+}
+
+/// Without a negotiated session the runner already answers; this keeps `grade` total.
+pub fn no_session(reduction: &str) -> Outcome {
+    Outcome::single(
+        Verdict::Error,
+        "no MCP session was established, so no inventory was read",
+        reduction,
+    )
+}
+
+/// Bundles for the inventory checks' tests: a session on 2025-11-25 declaring tools,
+/// resources and prompts, and list pages.
+#[cfg(test)]
+pub mod fixture {
+    use mcp_probe_schema::model::{ErrorKind, HttpOutcome, Observation, Record, TransportError};
+    use mcp_probe_schema::vocab::LegId;
+    use serde_json::{json, Value};
+
+    use super::List;
+    use crate::check::{Check, Context};
+    use crate::fixture::{evidence, exchange, list_page, session};
+    use crate::grade::run;
+    use crate::verdict::Outcome;
+
+    /// The negotiated revision.
+    pub const REV: &str = "2025-11-25";
+
+    /// Capabilities declaring every list.
+    pub fn caps() -> Value {
+        json!({"tools": {}, "resources": {}, "prompts": {}})
+    }
+
+    /// `check` through the runner, on a session with `capabilities` and `records`.
+    pub fn grade(check: &dyn Check, capabilities: Value, records: Vec<Record>) -> Outcome {
+        let ev = evidence(Some(session(Some(REV), capabilities, None)), records);
+        run(check, &ev, &Context::default())
+    }
+
+    /// One page of `list` answering request `id`, with a `nextCursor` when given.
+    pub fn page(list: List, id: i64, items: Vec<Value>, cursor: Option<&str>) -> Record {
+        let mut result = json!({ list.key: items });
+        if let Some(c) = cursor {
+            result["nextCursor"] = json!(c);
+        }
+        list_page(list.leg, list.method, id, result)
+    }
+
+    /// A list request on `legs` that got no response (timeout).
+    pub fn transport_error(legs: &[LegId]) -> Record {
+        let mut r = exchange(
+            legs,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+            200,
+            "application/json",
+            "",
+            &[],
+        );
+        if let Observation::Http(x) = &mut r.observation {
+            x.outcome = HttpOutcome::Error(TransportError {
+                kind: ErrorKind::Timeout,
+                message: "no response within 30 s".into(),
+            });
+        }
+        r
+    }
+}

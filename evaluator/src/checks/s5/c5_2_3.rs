@@ -1,9 +1,9 @@
-//! Section 5 check 5.2.3: legacy Streamable HTTP session and stream resumption disabled
-//! (spec/checks.md §11.4 with the §17 item 13 correction).
+//! 5.2.3: legacy Streamable HTTP session and stream resumption disabled.
 //!
-//! 2026-07-28 only: on an older negotiated revision the check is NO-REV before any leg is
-//! read (sessions and resumption are the legacy transport itself; the collector sends no
-//! probe). On 2026-07-28:
+//! 2026-07-28 only: on an older negotiated revision the check is NO-REV (sessions and
+//! resumption are the legacy transport itself; the collector sends no probe and records
+//! the legs as skipped, which the NO-REV outcome cites). On 2026-07-28 every leg is
+//! required: a bundle lacking one is ERROR naming it.
 //!
 //! * 5.2.3a/b: a standalone `GET` (`Accept: text/event-stream`) and a `DELETE` without a
 //!   session id must be refused, 405 preferred. A refusal, whoever produced it, keeps the
@@ -21,11 +21,13 @@
 //! without a response) on the second request after a tools result on the control is
 //! attributed to the header: FAIL. A bare status there is ERROR.
 
-use mcp_probe_schema::vocab::{header, leg, LegId, REV_2026_07_28};
-use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
 
-use super::common::wire::{self, read, skipped_leg, Answer, Reply};
+use mcp_probe_schema::vocab::{header, leg, LegId, REV_2026_07_28};
+use serde::Serialize;
+
 use crate::check::{Check, Context, Legs};
+use crate::checks::common::wire::{self, read, skipped_leg, Answer, Reply};
 use crate::evidence::{Evidence, Exchange};
 use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome, Outcome, Verdict};
@@ -53,6 +55,26 @@ const REDUCTION_5_2_3: &str = "Not probed: whether a streamed response is scoped
      (needs a second identity). 5.2.3c is near-vacuous: Last-Event-ID governs the replay of a broken stream, and a \
      POST answer shows only that the header does not derail the request. GET and DELETE are sent without a session \
      id (a live id would end a session).";
+
+/// The details of a NO-REV outcome.
+#[derive(Serialize)]
+struct NoRevFacts {
+    /// The revision the check applies to.
+    required_revision: &'static str,
+    /// The revision the server negotiated (or "no revision").
+    negotiated_revision: String,
+}
+
+/// The details of a graded outcome.
+#[derive(Serialize)]
+struct SessionFacts {
+    /// Each leg's outcome, by leg id (5.2.3a .. 5.2.3d, in order).
+    legs: BTreeMap<String, LegOutcome>,
+    /// The status the GET and the DELETE drew, by collector leg (null: no response).
+    http_status: BTreeMap<String, Option<u16>>,
+    /// Some response of the check carried `Mcp-Session-Id`.
+    session_id_returned: bool,
+}
 
 /// The recorded exchange of `leg`, or the leg outcome and note when there is none.
 fn exchange_of<'a>(
@@ -317,10 +339,13 @@ fn leg_d(ev: &Evidence, seqs: &mut Vec<u64>) -> Leg {
 }
 
 impl Check for Check5_2_3 {
-    /// None through the runner: NO-REV below 2026-07-28 needs no leg (§2.2: NO-REV comes
-    /// first); on 2026-07-28 [`grade`](Check::grade) names the missing ones itself.
-    fn legs(&self, _era: Option<Era>) -> Legs {
-        Legs::required(&[])
+    /// Required on 2026-07-28; below it NO-REV comes first and needs no leg, so the
+    /// legs (recorded as skipped by a current collector) are only cited when present.
+    fn legs(&self, era: Option<Era>) -> Legs {
+        match era {
+            Some(Era::Modern) => Legs::required(&LEGS),
+            _ => Legs::with_optional(&[], &LEGS),
+        }
     }
 
     fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
@@ -339,15 +364,14 @@ impl Check for Check5_2_3 {
                 REDUCTION_5_2_3,
             )
             .with_records(seqs)
-            .with_detail("required_revision", REV_2026_07_28)
-            .with_detail("negotiated_revision", negotiated);
-        }
-        if let Some(missing) = wire::missing_legs(ev, &LEGS) {
-            return missing;
+            .with_facts(&NoRevFacts {
+                required_revision: REV_2026_07_28,
+                negotiated_revision: negotiated,
+            });
         }
         let auth = ev.authenticated();
         let mut seqs = Vec::new();
-        let mut statuses = Map::new();
+        let mut statuses = BTreeMap::new();
         let mut legs = Vec::new();
         for (id, l, what) in [
             (
@@ -365,7 +389,7 @@ impl Check for Check5_2_3 {
                 Ok(x) => {
                     let a = read(&x);
                     seqs.push(a.seq);
-                    statuses.insert(l.to_string(), json!(a.status));
+                    statuses.insert(l.to_string(), a.status);
                     surface(&a, what, auth)
                 }
             };
@@ -373,16 +397,14 @@ impl Check for Check5_2_3 {
         }
         legs.push(leg_c(ev, &mut seqs));
         legs.push(leg_d(ev, &mut seqs));
-        let words: Map<String, Value> = legs
-            .iter()
-            .map(|l| (l.id.clone(), wire::word(l.outcome)))
-            .collect();
-        let minted = !session_ids(ev).is_empty();
+        let facts = SessionFacts {
+            legs: legs.iter().map(|l| (l.id.clone(), l.outcome)).collect(),
+            http_status: statuses,
+            session_id_returned: !session_ids(ev).is_empty(),
+        };
         Outcome::from_legs(legs, REDUCTION_5_2_3)
             .with_records(seqs)
-            .with_detail("legs", Value::Object(words))
-            .with_detail("http_status", Value::Object(statuses))
-            .with_detail("session_id_returned", minted)
+            .with_facts(&facts)
     }
 }
 
@@ -395,6 +417,7 @@ mod tests {
     use mcp_probe_schema::model::{
         BodyEnd, ErrorKind, HttpOutcome, Observation, Record, TransportError,
     };
+    use serde_json::json;
 
     const JSON: &str = "application/json";
     const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
@@ -444,6 +467,16 @@ mod tests {
         exchange(&[l], &req, status, ct, body, headers)
     }
 
+    /// The Last-Event-ID request of 5.2.3c, answered.
+    fn resumed(status: u16, ct: &str, body: &str) -> Record {
+        list(leg::RESUME_LAST_EVENT_ID, 2, status, ct, body, &[])
+    }
+
+    /// The request of 5.2.3d supplying a session id, answered.
+    fn supplied(status: u16, ct: &str, body: &str) -> Record {
+        list(leg::SESSION_SUPPLIED, 4, status, ct, body, &[])
+    }
+
     fn tools(l: LegId, id: i64) -> Record {
         let body =
             json!({"jsonrpc": "2.0", "id": id, "result": {"tools": [{"name": "add"}]}}).to_string();
@@ -454,7 +487,7 @@ mod tests {
         json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}).to_string()
     }
 
-    /// A 2026-07-28 bundle as py2 answers (lab.md §5: GET → 405 `allow: POST`, empty
+    /// A 2026-07-28 bundle as the py2 lab server answers (GET → 405 `allow: POST`, empty
     /// body; the modern path never sets Mcp-Session-Id and ignores Last-Event-ID).
     struct B {
         a: Record,
@@ -491,6 +524,14 @@ mod tests {
                 d1: tools(leg::SESSION_CONTROL, 3),
                 d2: tools(leg::SESSION_SUPPLIED, 4),
             }
+        }
+
+        /// Grade, asserting the verdict and the outcome and words of leg `id`.
+        fn expect(self, verdict: Verdict, id: &str, leg: LegOutcome, words: &[&str]) -> Outcome {
+            let o = self.grade();
+            assert_eq!(o.verdict, verdict, "{o:?}");
+            has(&o, id, leg, words);
+            o
         }
 
         fn grade(self) -> Outcome {
@@ -541,17 +582,15 @@ mod tests {
         assert!(o.reduction.contains("second identity"));
     }
 
-    /// ts2 (lab.md §4.4): GET and DELETE → 405 with a JSON-RPC -32000 body.
+    /// The ts2 lab server: GET and DELETE → 405 with a JSON-RPC -32000 body.
     #[test]
     fn lab_ts2_json_405_passes() {
         let mut b = B::py2();
         let body = r#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Method not allowed."},"id":null}"#;
         b.a = get(405, JSON, body);
         b.b = delete(405, JSON, body);
-        let o = b.grade();
-        assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
-        has(
-            &o,
+        b.expect(
+            Verdict::Pass,
             "5.2.3a",
             LegOutcome::Pass,
             &["-32000", "Method not allowed."],
@@ -598,10 +637,8 @@ mod tests {
             &[],
             true,
         );
-        let o = b.grade();
-        assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-        has(
-            &o,
+        b.expect(
+            Verdict::Fail,
             "5.2.3a",
             LegOutcome::Fail,
             &[
@@ -629,10 +666,8 @@ mod tests {
             &err(1, -32600, "Bad Request: Missing session ID"),
         );
         b.b = delete(404, "text/plain", "Not Found");
-        let o = b.grade();
-        assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
-        has(
-            &o,
+        let o = b.expect(
+            Verdict::Pass,
             "5.2.3a",
             LegOutcome::Pass,
             &["a JSON-RPC refusal", "deviation from the recommended 405"],
@@ -681,18 +716,9 @@ mod tests {
     #[test]
     fn resumption_acted_on_fails() {
         let mut b = B::py2();
-        b.c2 = list(
-            leg::RESUME_LAST_EVENT_ID,
-            2,
-            200,
-            "text/event-stream",
-            ": replay\n\n",
-            &[],
-        );
-        let o = b.grade();
-        assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-        has(
-            &o,
+        b.c2 = resumed(200, "text/event-stream", ": replay\n\n");
+        b.expect(
+            Verdict::Fail,
             "5.2.3c",
             LegOutcome::Fail,
             &[
@@ -702,14 +728,7 @@ mod tests {
             ],
         );
         let mut b = B::py2();
-        b.c2 = list(
-            leg::RESUME_LAST_EVENT_ID,
-            2,
-            400,
-            JSON,
-            &err(2, -32600, "No stream to resume"),
-            &[],
-        );
+        b.c2 = resumed(400, JSON, &err(2, -32600, "No stream to resume"));
         has(
             &b.grade(),
             "5.2.3c",
@@ -721,18 +740,9 @@ mod tests {
     #[test]
     fn resumption_bare_answer_is_error_and_bad_control_unknown() {
         let mut b = B::py2();
-        b.c2 = list(
-            leg::RESUME_LAST_EVENT_ID,
-            2,
-            502,
-            "text/html",
-            "<html>Bad Gateway</html>",
-            &[],
-        );
-        let o = b.grade();
-        assert_eq!(o.verdict, Verdict::Error, "{o:?}");
-        has(
-            &o,
+        b.c2 = resumed(502, "text/html", "<html>Bad Gateway</html>");
+        b.expect(
+            Verdict::Error,
             "5.2.3c",
             LegOutcome::Error,
             &["HTTP 502", "not attributed"],
@@ -746,10 +756,8 @@ mod tests {
             &err(1, -32602, "params._meta must be an object"),
             &[],
         );
-        let o = b.grade();
-        assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
-        has(
-            &o,
+        b.expect(
+            Verdict::Unknown,
             "5.2.3c",
             LegOutcome::Unknown,
             &[
@@ -772,10 +780,8 @@ mod tests {
             &body,
             &[("mcp-session-id", "2b34f0")],
         );
-        let o = b.grade();
-        assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-        has(
-            &o,
+        let o = b.expect(
+            Verdict::Fail,
             "5.2.3d",
             LegOutcome::Fail,
             &[
@@ -801,8 +807,8 @@ mod tests {
             LegOutcome::Fail,
             &["echoed the supplied id"],
         );
-        // lab.md §7: stateful Python mints an id even on error responses; any response of
-        // the check counts.
+        // Stateful Python servers mint an id even on error responses; any response of the
+        // check counts.
         let mut b = B::py2();
         b.a = bare_method(
             leg::LEGACY_GET,
@@ -827,31 +833,15 @@ mod tests {
     #[test]
     fn supplied_session_id_acted_on_fails_and_bare_is_error() {
         let mut b = B::py2();
-        b.d2 = list(
-            leg::SESSION_SUPPLIED,
-            4,
-            404,
-            JSON,
-            &err(4, -32001, "Session not found"),
-            &[],
-        );
-        let o = b.grade();
-        assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-        has(
-            &o,
+        b.d2 = supplied(404, JSON, &err(4, -32001, "Session not found"));
+        b.expect(
+            Verdict::Fail,
             "5.2.3d",
             LegOutcome::Fail,
             &["HTTP 404", "-32001", "Session not found", "acted on"],
         );
         let mut b = B::py2();
-        b.d2 = list(
-            leg::SESSION_SUPPLIED,
-            4,
-            400,
-            "text/plain",
-            "Bad Request",
-            &[],
-        );
+        b.d2 = supplied(400, "text/plain", "Bad Request");
         has(&b.grade(), "5.2.3d", LegOutcome::Error, &["bare status"]);
         let mut b = B::py2();
         b.d1 = list(leg::SESSION_CONTROL, 3, 500, "text/plain", "oops", &[]);

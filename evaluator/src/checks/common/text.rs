@@ -1,0 +1,171 @@
+//! Evidence wording shared by the checks that read server declarations (5.1.1, 5.1.2,
+//! 5.1.3): names quoted safely, JSON values shown short, lists capped, string fields read
+//! strictly. Names and values come from the server, so they are
+//! escaped and truncated before they reach a report (a hostile tool name must not be
+//! able to forge report lines or flood them).
+
+use serde_json::Value;
+
+/// Separator between entries of a list inside one leg note (legs are joined by `; `).
+pub const SEP: &str = " | ";
+/// Names shown in full before "and N more".
+pub const LIST_CAP: usize = 5;
+/// Characters of a server-supplied name or value kept in evidence.
+const SHOWN_CHARS: usize = 60;
+/// Characters of a validator's reason kept in evidence.
+const REASON_CHARS: usize = 160;
+
+/// `s` cut to `max` characters, with `…` when something was cut.
+pub fn truncate(s: &str, max: usize) -> String {
+    let mut out: String = s.chars().take(max).collect();
+    if s.chars().nth(max).is_some() {
+        out.push('…');
+    }
+    out
+}
+
+/// A server-supplied name in backticks, control characters escaped, truncated.
+pub fn quote(name: &str) -> String {
+    let escaped: String = name
+        .chars()
+        .flat_map(|c| -> Vec<char> {
+            match c {
+                '`' => vec!['\\', '`'],
+                c if c.is_control() => c.escape_default().collect(),
+                c => vec![c],
+            }
+        })
+        .collect();
+    format!("`{}`", truncate(&escaped, SHOWN_CHARS))
+}
+
+/// A JSON value as compact JSON text, truncated.
+pub fn show(v: &Value) -> String {
+    truncate(&v.to_string(), SHOWN_CHARS)
+}
+
+/// A validator's reason: its first line, truncated.
+pub fn reason(s: &str) -> String {
+    truncate(s.lines().next().unwrap_or("").trim(), REASON_CHARS)
+}
+
+/// What kind of JSON value `v` is, with its article.
+pub fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// `1 tool`, `2 tools`.
+pub fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// The first [`LIST_CAP`] entries joined with `sep`, then `and N more`.
+pub fn capped(entries: &[String], sep: &str) -> String {
+    let shown: Vec<&str> = entries.iter().take(LIST_CAP).map(String::as_str).collect();
+    let mut out = shown.join(sep);
+    if entries.len() > LIST_CAP {
+        out.push_str(&format!("{sep}and {} more", entries.len() - LIST_CAP));
+    }
+    out
+}
+
+/// Why a declaration's string field is not a non-blank string ([`non_blank`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotNonBlank {
+    /// The field is absent.
+    #[error("declares no {key}")]
+    Missing {
+        /// The field.
+        key: &'static str,
+    },
+    /// The field is a blank string (shown).
+    #[error("{key} is blank ({shown})")]
+    Blank {
+        /// The field.
+        key: &'static str,
+        /// The value as the evidence shows it.
+        shown: String,
+    },
+    /// The field is JSON null.
+    #[error("{key} is null")]
+    Null {
+        /// The field.
+        key: &'static str,
+    },
+    /// The field is another JSON type.
+    #[error("{key} is {kind} ({shown}), not a string")]
+    NotAString {
+        /// The field.
+        key: &'static str,
+        /// The JSON type it has.
+        kind: &'static str,
+        /// The value as the evidence shows it.
+        shown: String,
+    },
+}
+
+/// A string field of a declaration, strictly: `Ok` when it is a non-blank string,
+/// else why not (missing, null, another JSON type, blank).
+pub fn non_blank<'a>(item: &'a Value, key: &'static str) -> Result<&'a str, NotNonBlank> {
+    match item.get(key) {
+        None => Err(NotNonBlank::Missing { key }),
+        Some(Value::String(s)) if s.trim().is_empty() => Err(NotNonBlank::Blank {
+            key,
+            shown: show(&Value::String(s.clone())),
+        }),
+        Some(Value::String(s)) => Ok(s),
+        Some(Value::Null) => Err(NotNonBlank::Null { key }),
+        Some(other) => Err(NotNonBlank::NotAString {
+            key,
+            kind: kind(other),
+            shown: show(other),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn names_are_escaped_and_cut() {
+        assert_eq!(quote("add"), "`add`");
+        assert_eq!(quote("a\nb`c"), "`a\\nb\\`c`");
+        let long = "x".repeat(100);
+        assert!(quote(&long).ends_with("…`"));
+        assert_eq!(show(&json!("yes")), "\"yes\"");
+    }
+
+    #[test]
+    fn lists_are_capped() {
+        let v: Vec<String> = (0..8).map(|i| i.to_string()).collect();
+        assert_eq!(capped(&v, ", "), "0, 1, 2, 3, 4, and 3 more");
+        assert_eq!(capped(&v[..2], ", "), "0, 1");
+        assert_eq!(count(1, "tool"), "1 tool");
+        assert_eq!(count(0, "tool"), "0 tools");
+    }
+
+    #[test]
+    fn non_blank_names_what_is_wrong() {
+        let v = json!({"a": "  ", "b": null, "c": 7, "d": "x"});
+        assert_eq!(non_blank(&v, "d"), Ok("x"));
+        let why = |key| non_blank(&v, key).expect_err("not a non-blank string");
+        assert_eq!(why("z").to_string(), "declares no z");
+        assert_eq!(why("a").to_string(), "a is blank (\"  \")");
+        assert_eq!(why("b"), NotNonBlank::Null { key: "b" });
+        assert_eq!(why("b").to_string(), "b is null");
+        assert_eq!(why("c").to_string(), "c is a number (7), not a string");
+    }
+}

@@ -1,0 +1,262 @@
+//! 5.1.2: resource templates with explicit URI patterns and MIME types, graded from
+//! every page of `resources/templates/list` read as raw JSON (a lenient model would
+//! drop a null `uriTemplate`).
+//!
+//! * 5.1.2a: every template declares a non-blank string `uriTemplate`.
+//! * 5.1.2b: every template declares a non-blank string `mimeType` (stricter than base
+//!   MCP, where it is optional).
+//!
+//! 5.1.2c (reading a resource that does not exist) needs a request this collector does
+//! not send; the reduction says so and no outcome is invented.
+
+use serde::Serialize;
+
+use crate::check::{Check, Context, Legs};
+use crate::checks::common::inventory::{decided, gated, no_session, Read, TEMPLATES};
+use crate::checks::common::text::{capped, count, kind, non_blank, quote, SEP};
+use crate::evidence::Evidence;
+use crate::verdict::{Leg, LegOutcome, Outcome};
+use mcp_probe_schema::model::Era;
+
+/// 5.1.2: resource templates with explicit URI patterns and MIME types.
+#[derive(Debug)]
+pub struct Check5_1_2;
+/// The 5.1.2 check.
+pub static C5_1_2: Check5_1_2 = Check5_1_2;
+
+const REDUCTION_5_1_2: &str = "decided from the advertised templates alone; 5.1.2c (reading a resource that does \
+     not exist must be rejected with -32602) is not probed yet: this collector sends no resources/read; not probed \
+     either: the order in which the server substitutes template variables (internal); the approved-namespace and \
+     nosniff requirements depend on deployment intent";
+
+/// What 5.1.2 counted, in the report's details (after the inventory's).
+#[derive(Serialize)]
+struct TemplateFacts {
+    /// Templates without a usable `uriTemplate`.
+    bad_uri_templates: usize,
+    /// Templates without an explicit `mimeType`.
+    missing_mime_types: usize,
+}
+
+const MIME_STRICTNESS: &str =
+    "stricter than base MCP, where mimeType is optional: the benchmark requires an \
+     explicit MIME type";
+
+impl Check for Check5_1_2 {
+    fn legs(&self, _era: Option<Era>) -> Legs {
+        Legs::required(&[TEMPLATES.leg])
+    }
+
+    fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
+        if ev.revision().is_none() {
+            return no_session(REDUCTION_5_1_2);
+        }
+        let read = Read::of(ev, TEMPLATES);
+        if let Err(gate) = read.gate(ev) {
+            return gated(&["5.1.2a", "5.1.2b"], None, gate, &read, REDUCTION_5_1_2);
+        }
+        let (mut bad_uri, mut bad_mime) = (Vec::new(), Vec::new());
+        let (mut uris, mut mimes) = (Vec::new(), Vec::new());
+        for item in &read.items {
+            let name = read.label(item, "name");
+            if !item.value.is_object() {
+                let why = format!("{name} is {}, not a template object", kind(&item.value));
+                bad_uri.push(why.clone());
+                bad_mime.push(why);
+                continue;
+            }
+            match non_blank(&item.value, "uriTemplate") {
+                Ok(u) => uris.push(quote(u)),
+                Err(why) => bad_uri.push(format!("{name} {why}")),
+            }
+            match non_blank(&item.value, "mimeType") {
+                Ok(m) => {
+                    let m = quote(m);
+                    if !mimes.contains(&m) {
+                        mimes.push(m);
+                    }
+                }
+                Err(why) => bad_mime.push(format!("{name} {why}")),
+            }
+        }
+        let n = read.items.len();
+        let declare = |what: String| {
+            format!(
+                "{} declare{} {what}",
+                count(n, "template"),
+                if n == 1 { "s" } else { "" }
+            )
+        };
+        let without = |bad: &[String], what: &str| {
+            format!(
+                "{} of {} without {what}: {}",
+                bad.len(),
+                count(n, "template"),
+                capped(bad, SEP)
+            )
+        };
+        let a = if bad_uri.is_empty() {
+            let uris = capped(&uris, ", ");
+            (
+                LegOutcome::Pass,
+                declare(format!("a non-blank uriTemplate: {uris}")),
+            )
+        } else {
+            (LegOutcome::Fail, without(&bad_uri, "a usable URI pattern"))
+        };
+        let b = if bad_mime.is_empty() {
+            let mimes = capped(&mimes, ", ");
+            (
+                LegOutcome::Pass,
+                declare(format!("an explicit mimeType ({mimes})")),
+            )
+        } else {
+            let without = without(&bad_mime, "an explicit MIME type");
+            (LegOutcome::Fail, format!("{without} ({MIME_STRICTNESS})"))
+        };
+        let legs = vec![Leg::new("5.1.2a", a.0, a.1), Leg::new("5.1.2b", b.0, b.1)];
+        let facts = TemplateFacts {
+            bad_uri_templates: bad_uri.len(),
+            missing_mime_types: bad_mime.len(),
+        };
+        decided(legs, &read, REDUCTION_5_1_2, &facts)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::common::inventory::fixture::{caps, grade, page};
+    use crate::fixture::leg as leg_of;
+    use crate::fixture::skipped;
+    use crate::verdict::Verdict;
+    use mcp_probe_schema::model::Record;
+    use mcp_probe_schema::vocab::leg;
+    use serde_json::{json, Value};
+
+    fn templates_page(templates: Vec<Value>) -> Record {
+        page(TEMPLATES, 4, templates, None)
+    }
+
+    /// 5.1.2 on one complete page listing `templates`.
+    fn graded(templates: Vec<Value>) -> Outcome {
+        grade(&C5_1_2, caps(), vec![templates_page(templates)])
+    }
+
+    fn template(name: &str, uri: Value, mime: Option<&str>) -> Value {
+        let mut t = json!({"name": name, "uriTemplate": uri});
+        if let Some(m) = mime {
+            t["mimeType"] = json!(m);
+        }
+        t
+    }
+
+    #[test]
+    fn s512_explicit_templates_pass() {
+        let o = graded(vec![template(
+            "greeting",
+            json!("greeting://{name}"),
+            Some("text/plain"),
+        )]);
+        assert_eq!(o.verdict, Verdict::Pass, "{o:#?}");
+        assert!(leg_of(&o, "5.1.2a").note.contains("`greeting://{name}`"));
+        assert!(leg_of(&o, "5.1.2b").note.contains("`text/plain`"));
+        assert!(o.reduction.contains("5.1.2c") && o.reduction.contains("not probed yet"));
+    }
+
+    #[test]
+    fn s512_blank_null_or_non_string_uri_template_fails_a() {
+        let o = graded(vec![
+            template("blank", json!("  "), Some("text/plain")),
+            template("nulled", Value::Null, Some("text/plain")),
+            template("numeric", json!(12), Some("text/plain")),
+            json!({"name": "absent", "mimeType": "text/plain"}),
+            template("fine", json!("x://{id}"), Some("text/plain")),
+        ]);
+        assert_eq!(o.verdict, Verdict::Fail);
+        let a = &leg_of(&o, "5.1.2a").note;
+        assert!(
+            a.contains("4 of 5 templates without a usable URI pattern"),
+            "{a}"
+        );
+        assert!(a.contains("`blank` uriTemplate is blank"), "{a}");
+        assert!(a.contains("`nulled` uriTemplate is null"), "{a}");
+        assert!(
+            a.contains("`numeric` uriTemplate is a number (12), not a string"),
+            "{a}"
+        );
+        assert!(a.contains("`absent` declares no uriTemplate"), "{a}");
+        assert_eq!(leg_of(&o, "5.1.2b").outcome, LegOutcome::Pass);
+    }
+
+    #[test]
+    fn s512_missing_mime_type_fails_b_with_the_strictness_note() {
+        let o = graded(vec![template("greeting", json!("greeting://{name}"), None)]);
+        assert_eq!(o.verdict, Verdict::Fail);
+        assert_eq!(leg_of(&o, "5.1.2a").outcome, LegOutcome::Pass);
+        let b = &leg_of(&o, "5.1.2b").note;
+        assert!(b.contains("`greeting` declares no mimeType"), "{b}");
+        assert!(b.contains("stricter than base MCP"), "{b}");
+        let o = graded(vec![template("g", json!("g://{x}"), Some(""))]);
+        assert!(
+            leg_of(&o, "5.1.2b").note.contains("`g` mimeType is blank"),
+            "{o:#?}"
+        );
+    }
+
+    #[test]
+    fn s512_resources_capability_missing_is_unknown() {
+        let o = grade(
+            &C5_1_2,
+            json!({"tools": {}}),
+            vec![skipped(
+                &[leg::INVENTORY_RESOURCE_TEMPLATES],
+                "not requested: the server did not advertise the \"resources\" capability",
+            )],
+        );
+        assert_eq!(o.verdict, Verdict::Unknown);
+        assert!(
+            o.evidence
+                .contains("does not declare the \"resources\" capability"),
+            "{}",
+            o.evidence
+        );
+        assert!(
+            o.evidence.contains("no template was observed"),
+            "{}",
+            o.evidence
+        );
+    }
+
+    #[test]
+    fn s512_cut_inventory_is_unknown_naming_the_bound_and_complete_passes() {
+        let good = template("t", json!("file:///{name}"), Some("text/plain"));
+        let one = |cursor: Option<&str>| page(TEMPLATES, 4, vec![good.clone()], cursor);
+        let o = grade(&C5_1_2, caps(), vec![one(None)]);
+        assert_eq!(o.verdict, Verdict::Pass, "{o:#?}");
+        let o = grade(
+            &C5_1_2,
+            caps(),
+            vec![
+                one(Some("again")),
+                skipped(
+                    &[leg::INVENTORY_RESOURCE_TEMPLATES],
+                    "stopped: the server repeated cursor \"again\"",
+                ),
+            ],
+        );
+        assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
+        for id in ["5.1.2a", "5.1.2b"] {
+            let l = leg_of(&o, id);
+            assert_eq!(l.outcome, LegOutcome::Unknown, "{l:?}");
+            assert!(l.note.contains("repeated cursor"), "{l:?}");
+        }
+    }
+
+    #[test]
+    fn s512_no_templates_is_unknown_not_pass() {
+        let o = graded(vec![]);
+        assert_eq!(o.verdict, Verdict::Unknown);
+        assert!(o.evidence.contains("lists no templates"), "{}", o.evidence);
+    }
+}

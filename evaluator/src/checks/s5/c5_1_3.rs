@@ -1,0 +1,390 @@
+//! 5.1.3: prompt templates declare and validate arguments, graded from every page of
+//! `prompts/list` read as raw JSON (an SDK model would coerce `"required": "yes"` to
+//! `true`).
+//!
+//! * 5.1.3a: every declared argument has a non-blank string `name`.
+//! * 5.1.3b: `required`, wherever present, is a JSON boolean.
+//!
+//! 5.1.3c and 5.1.3d (`prompts/get` without a required argument, or of a prompt that
+//! does not exist) need requests this collector does not send; the reduction says so
+//! and no outcome is invented.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::check::{Check, Context, Legs};
+use crate::checks::common::inventory::{decided, gated, no_session, Item, Read, PROMPTS};
+use crate::checks::common::text::{capped, count, kind, non_blank, quote, show, SEP};
+use crate::evidence::Evidence;
+use crate::verdict::{Leg, LegOutcome, Outcome};
+use mcp_probe_schema::model::Era;
+
+/// 5.1.3: prompt templates declare and validate arguments.
+#[derive(Debug)]
+pub struct Check5_1_3;
+/// The 5.1.3 check.
+pub static C5_1_3: Check5_1_3 = Check5_1_3;
+
+const REDUCTION_5_1_3: &str = "decided from the advertised prompts alone, read as raw JSON (an SDK model would \
+     coerce a non-boolean `required`); 5.1.3c (prompts/get without a required argument must be rejected with -32602) \
+     and 5.1.3d (prompts/get of a prompt name that does not exist must be rejected with -32602) are not probed yet: \
+     this collector sends no prompts/get; not probed either: prompt logic that runs only on an explicit get, \
+     per-invocation name logging";
+
+/// What 5.1.3 counted, in the report's details (after the inventory's).
+#[derive(Serialize)]
+struct ArgumentFacts {
+    /// Arguments declared across every prompt.
+    arguments: usize,
+    /// Declarations without a usable name.
+    bad_argument_names: usize,
+    /// Arguments whose `required` is not a JSON boolean.
+    non_boolean_required: usize,
+}
+
+/// What 5.1.3 found in one prompt's arguments.
+#[derive(Default)]
+struct Arguments {
+    declared: usize,
+    required_boolean: usize,
+    bad_name: Vec<String>,
+    bad_required: Vec<String>,
+}
+
+impl Arguments {
+    fn read(&mut self, read: &Read, item: &Item) {
+        let prompt = read.label(item, "name");
+        if !item.value.is_object() {
+            self.bad_name.push(format!(
+                "{prompt} is {}, not a prompt object",
+                kind(&item.value)
+            ));
+            return;
+        }
+        let args = match item.value.get("arguments") {
+            None => return,
+            Some(Value::Array(a)) => a,
+            Some(other) => {
+                self.bad_name.push(format!(
+                    "{prompt} arguments is {} ({}), not an array",
+                    kind(other),
+                    show(other)
+                ));
+                return;
+            }
+        };
+        for (i, arg) in args.iter().enumerate() {
+            self.declared += 1;
+            let Some(obj) = arg.as_object() else {
+                self.bad_name.push(format!(
+                    "{prompt} argument #{} is {}, not an object",
+                    i + 1,
+                    kind(arg)
+                ));
+                continue;
+            };
+            let label = match non_blank(arg, "name") {
+                Ok(n) => format!("{prompt} argument {}", quote(n)),
+                Err(why) => {
+                    self.bad_name
+                        .push(format!("{prompt} argument #{}: {why}", i + 1));
+                    format!("{prompt} argument #{}", i + 1)
+                }
+            };
+            match obj.get("required") {
+                None => {}
+                Some(Value::Bool(_)) => self.required_boolean += 1,
+                Some(v) => self.bad_required.push(format!(
+                    "{label}: required is {} ({}), not a JSON boolean",
+                    show(v),
+                    kind(v)
+                )),
+            }
+        }
+    }
+}
+
+impl Check for Check5_1_3 {
+    fn legs(&self, _era: Option<Era>) -> Legs {
+        Legs::required(&[PROMPTS.leg])
+    }
+
+    fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
+        if ev.revision().is_none() {
+            return no_session(REDUCTION_5_1_3);
+        }
+        let read = Read::of(ev, PROMPTS);
+        if let Err(gate) = read.gate(ev) {
+            return gated(&["5.1.3a", "5.1.3b"], None, gate, &read, REDUCTION_5_1_3);
+        }
+        let mut args = Arguments::default();
+        for item in &read.items {
+            args.read(&read, item);
+        }
+        let prompts = count(read.items.len(), "prompt");
+        let a = if !args.bad_name.is_empty() {
+            (
+                LegOutcome::Fail,
+                format!(
+                    "{} without a usable name: {}",
+                    count(args.bad_name.len(), "declaration"),
+                    capped(&args.bad_name, SEP)
+                ),
+            )
+        } else if args.declared == 0 {
+            (
+                LegOutcome::Pass,
+                format!("no argument is declared ({prompts} read), so none is left unnamed"),
+            )
+        } else {
+            (
+                LegOutcome::Pass,
+                format!(
+                    "every argument has a non-blank name ({} across {prompts})",
+                    count(args.declared, "argument")
+                ),
+            )
+        };
+        let b = if !args.bad_required.is_empty() {
+            (
+                LegOutcome::Fail,
+                format!(
+                    "{} with a non-boolean `required`: {}",
+                    count(args.bad_required.len(), "argument"),
+                    capped(&args.bad_required, SEP)
+                ),
+            )
+        } else {
+            (
+                LegOutcome::Pass,
+                if args.declared == 0 {
+                    format!("no argument is declared ({prompts} read), so there is no `required` to check")
+                } else if args.required_boolean == args.declared {
+                    format!(
+                        "every argument carries a JSON boolean `required` ({})",
+                        count(args.declared, "argument")
+                    )
+                } else {
+                    format!(
+                        "`required` is a JSON boolean wherever present ({} of {}; the others omit it, which MCP allows)",
+                        args.required_boolean,
+                        count(args.declared, "argument")
+                    )
+                },
+            )
+        };
+        let legs = vec![Leg::new("5.1.3a", a.0, a.1), Leg::new("5.1.3b", b.0, b.1)];
+        let facts = ArgumentFacts {
+            arguments: args.declared,
+            bad_argument_names: args.bad_name.len(),
+            non_boolean_required: args.bad_required.len(),
+        };
+        decided(legs, &read, REDUCTION_5_1_3, &facts)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::common::inventory::fixture::{caps, grade, page};
+    use crate::fixture::leg as leg_of;
+    use crate::fixture::{list_page, skipped};
+    use crate::verdict::Verdict;
+    use mcp_probe_schema::model::Record;
+    use mcp_probe_schema::vocab::{leg, method};
+    use serde_json::json;
+
+    fn prompts_page(id: i64, prompts: Vec<Value>, cursor: Option<&str>) -> Record {
+        page(PROMPTS, id, prompts, cursor)
+    }
+
+    /// 5.1.3 on one complete page listing `prompts`.
+    fn graded(prompts: Vec<Value>) -> Outcome {
+        grade(&C5_1_3, caps(), vec![prompts_page(5, prompts, None)])
+    }
+
+    fn prompt(name: &str, args: Value) -> Value {
+        json!({"name": name, "arguments": args})
+    }
+
+    #[test]
+    fn s513_well_declared_arguments_pass() {
+        let o = graded(vec![
+            prompt(
+                "review",
+                json!([{"name": "code", "required": true}, {"name": "style"}]),
+            ),
+            json!({"name": "bare"}),
+        ]);
+        assert_eq!(o.verdict, Verdict::Pass, "{o:#?}");
+        assert!(
+            leg_of(&o, "5.1.3a")
+                .note
+                .contains("every argument has a non-blank name (2 arguments across 2 prompts)"),
+            "{o:#?}"
+        );
+        assert!(leg_of(&o, "5.1.3b").note.contains("`required` is a JSON boolean wherever present (1 of 2 arguments; the others omit it"), "{o:#?}");
+        assert!(
+            o.reduction.contains("5.1.3c")
+                && o.reduction.contains("5.1.3d")
+                && o.reduction.contains("not probed yet")
+        );
+    }
+
+    #[test]
+    fn s513_inventory_cut_at_the_page_bound_is_unknown_not_pass() {
+        // The observed case: well-declared prompts up to the page bound, a bad one past it.
+        let good = || prompt("review", json!([{"name": "code", "required": true}]));
+        let cut = grade(
+            &C5_1_3,
+            caps(),
+            vec![
+                prompts_page(5, vec![good()], Some("p2")),
+                prompts_page(6, vec![good()], Some("p3")),
+                skipped(
+                    &[leg::INVENTORY_PROMPTS],
+                    "stopped: page bound 2 reached with a nextCursor still pending (--max-pages)",
+                ),
+            ],
+        );
+        assert_eq!(cut.verdict, Verdict::Unknown, "{cut:#?}");
+        for id in ["5.1.3a", "5.1.3b"] {
+            let l = leg_of(&cut, id);
+            assert_eq!(l.outcome, LegOutcome::Unknown, "{l:?}");
+            assert!(
+                l.note
+                    .contains("prompts/list was cut after page 2 (stopped: page bound 2 reached"),
+                "{l:?}"
+            );
+        }
+        assert_eq!(cut.details["inventory_complete"], false);
+        // The same pages, read to the end: PASS.
+        let whole = grade(
+            &C5_1_3,
+            caps(),
+            vec![
+                prompts_page(5, vec![good()], Some("p2")),
+                prompts_page(6, vec![good()], None),
+            ],
+        );
+        assert_eq!(whole.verdict, Verdict::Pass, "{whole:#?}");
+        // A FAIL found before the cut stands.
+        let bad = grade(
+            &C5_1_3,
+            caps(),
+            vec![
+                prompts_page(
+                    5,
+                    vec![prompt("x", json!([{"name": "a", "required": "yes"}]))],
+                    Some("p2"),
+                ),
+                skipped(
+                    &[leg::INVENTORY_PROMPTS],
+                    "stopped: page bound 1 reached with a nextCursor still pending (--max-pages)",
+                ),
+            ],
+        );
+        assert_eq!(bad.verdict, Verdict::Fail, "{bad:#?}");
+    }
+
+    #[test]
+    fn s513_required_yes_fails_b_quoting_the_value() {
+        let o = graded(vec![prompt(
+            "review",
+            json!([{"name": "code", "required": "yes"}]),
+        )]);
+        assert_eq!(o.verdict, Verdict::Fail);
+        assert_eq!(leg_of(&o, "5.1.3a").outcome, LegOutcome::Pass);
+        let b = &leg_of(&o, "5.1.3b").note;
+        assert!(
+            b.contains(
+                "`review` argument `code`: required is \"yes\" (a string), not a JSON boolean"
+            ),
+            "{b}"
+        );
+    }
+
+    #[test]
+    fn s513_blank_or_missing_name_fails_a() {
+        let o = graded(vec![prompt(
+            "review",
+            json!([{"name": ""}, {"required": true}, {"name": 5}, "code"]),
+        )]);
+        assert_eq!(o.verdict, Verdict::Fail);
+        let a = &leg_of(&o, "5.1.3a").note;
+        assert!(a.contains("`review` argument #1: name is blank"), "{a}");
+        assert!(a.contains("`review` argument #2: declares no name"), "{a}");
+        assert!(
+            a.contains("`review` argument #3: name is a number (5), not a string"),
+            "{a}"
+        );
+        assert!(
+            a.contains("`review` argument #4 is a string, not an object"),
+            "{a}"
+        );
+        assert_eq!(leg_of(&o, "5.1.3b").outcome, LegOutcome::Pass);
+    }
+
+    #[test]
+    fn s513_reads_every_page() {
+        let o = grade(
+            &C5_1_3,
+            caps(),
+            vec![
+                prompts_page(
+                    5,
+                    vec![prompt("one", json!([{"name": "a", "required": false}]))],
+                    Some("p2"),
+                ),
+                prompts_page(
+                    6,
+                    vec![prompt("two", json!([{"name": "b", "required": 1}]))],
+                    None,
+                ),
+            ],
+        );
+        assert_eq!(o.verdict, Verdict::Fail);
+        assert!(
+            leg_of(&o, "5.1.3b")
+                .note
+                .contains("`two` (page 2) argument `b`: required is 1 (a number)"),
+            "{o:#?}"
+        );
+    }
+
+    #[test]
+    fn s513_prompts_not_declared_is_unknown() {
+        let o = grade(
+            &C5_1_3,
+            json!({"tools": {}}),
+            vec![skipped(
+                &[leg::INVENTORY_PROMPTS],
+                "not requested: the server did not advertise the \"prompts\" capability",
+            )],
+        );
+        assert_eq!(o.verdict, Verdict::Unknown);
+        assert!(
+            o.evidence
+                .contains("does not declare the \"prompts\" capability"),
+            "{}",
+            o.evidence
+        );
+    }
+
+    #[test]
+    fn s513_result_without_a_prompts_array_is_unknown() {
+        let page = list_page(
+            leg::INVENTORY_PROMPTS,
+            method::PROMPTS_LIST,
+            5,
+            json!({"items": []}),
+        );
+        let o = grade(&C5_1_3, caps(), vec![page]);
+        assert_eq!(o.verdict, Verdict::Unknown);
+        assert!(
+            o.evidence.contains("carries no `prompts` array"),
+            "{}",
+            o.evidence
+        );
+    }
+}

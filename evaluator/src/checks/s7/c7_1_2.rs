@@ -1,0 +1,532 @@
+//! 7.1.2: non-null JSON-RPC request ids enforced.
+//!
+//! Leg a, on the wire: one `tools/list` with `"id": null` (collector leg
+//! [`leg::NULL_ID`]), complete and valid for the negotiated revision otherwise, so a
+//! refusal can only be about the id. A refusal needs a JSON-RPC error object; an
+//! acceptance needs a result, or a 2xx that treated the request as a notification (an
+//! empty 2xx answer to a request is an acceptance, as in 1.1). A bare status without a
+//! JSON-RPC body is ERROR: a gateway produces exactly that. Legs b (colliding ids) and c
+//! (ids in the audit log) are out of a client's reach (the reduction).
+
+use std::collections::BTreeMap;
+
+use mcp_probe_schema::derive;
+use mcp_probe_schema::model::{BodyEnd, HttpOutcome, HttpResponse};
+use mcp_probe_schema::vocab::{code, header, leg};
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+use crate::check::{Check, Context, Legs};
+use crate::checks::common::wire::{self, short, skipped_leg};
+use crate::evidence::{Evidence, Exchange};
+use crate::fmt::line;
+use crate::verdict::{Leg, LegOutcome, Outcome};
+use mcp_probe_schema::model::Era;
+
+/// 7.1.2: non-null JSON-RPC request ids enforced.
+#[derive(Debug)]
+pub struct Check7_1_2;
+/// The 7.1.2 check.
+pub static C7_1_2: Check7_1_2 = Check7_1_2;
+
+const LEG_A: &str = "7.1.2a";
+
+const REDUCTION_7_1_2: &str = "7.1.2b (a request whose id collides with one still outstanding is refused) is \
+     not testable over discrete HTTP requests; 7.1.2c (the id appears on every audit entry) lives in the \
+     server's audit log, which a client cannot read; neither is covered";
+
+/// The details of the outcome.
+#[derive(Serialize)]
+struct NullIdFacts {
+    /// The leg's outcome, by leg id.
+    legs: BTreeMap<&'static str, LegOutcome>,
+    /// The status the null-id request drew (null: no response, or not recorded).
+    http_status: Option<u16>,
+    /// The JSON-RPC error it drew, `code` and `message` as answered (null: none).
+    jsonrpc_error: Option<Value>,
+}
+
+/// Leg 7.1.2a's verdict on one recorded exchange, with the facts the evidence names.
+struct Judgement {
+    outcome: LegOutcome,
+    note: String,
+    status: Option<u16>,
+    error: Option<Value>,
+}
+
+impl Judgement {
+    fn new(outcome: LegOutcome, note: String, status: Option<u16>) -> Judgement {
+        Judgement {
+            outcome,
+            note,
+            status,
+            error: None,
+        }
+    }
+}
+
+/// "HTTP 400 (application/json)".
+fn status_line(status: u16, content_type: Option<&str>) -> String {
+    match content_type {
+        Some(ct) => format!("HTTP {status} ({})", line(ct)),
+        None => format!("HTTP {status} (no Content-Type)"),
+    }
+}
+
+/// Decide leg 7.1.2a from the recorded null-id exchange, step by step: the request must
+/// carry `"id": null`; no response is ERROR; 401/403 never reached id validation; a
+/// JSON-RPC error refuses; a result, an empty 2xx or an answerless event stream accepts;
+/// anything else is a bare status not attributed to the server.
+fn judge(ev: &Evidence, x: &Exchange<'_>) -> Judgement {
+    if let Some(j) = not_a_null_id(x) {
+        return j;
+    }
+    let resp = match &x.http.outcome {
+        HttpOutcome::Response(r) => r,
+        HttpOutcome::Error(e) => {
+            return Judgement::new(
+                LegOutcome::Error,
+                format!(
+                    "the null-id request drew no response ({e}): the observation was never made"
+                ),
+                None,
+            )
+        }
+    };
+    let status = resp.status;
+    let content_type = x.header(header::CONTENT_TYPE);
+    let shown = status_line(status, content_type.as_deref());
+    if status == 401 || status == 403 {
+        return at_authentication(ev, &shown, status);
+    }
+    let answer = x.answer();
+    if let Some(err) = answer
+        .as_ref()
+        .and_then(|a| a.get("error"))
+        .and_then(Value::as_object)
+    {
+        return refused(err, &shown, status);
+    }
+    if let Some(result) = answer
+        .as_ref()
+        .and_then(|a| a.get("result"))
+        .filter(|r| !r.is_null())
+    {
+        return accepted_with(result, &shown, status);
+    }
+    let broken = match &resp.body.end {
+        BodyEnd::Error(e) => Some(format!("the body broke off ({e})")),
+        BodyEnd::LimitReached => Some("the body exceeded the read limit".to_string()),
+        BodyEnd::HeadOnly => Some("the body was not read (head only)".to_string()),
+        BodyEnd::Complete | BodyEnd::StoppedAfterResponse => None,
+    };
+    if (200..300).contains(&status) && broken.is_none() {
+        let null_result = answer.is_some_and(|a| a.get("result").is_some());
+        if let Some(j) = acknowledged(resp, null_result, &shown) {
+            return j;
+        }
+    }
+    bare(resp, broken, &shown)
+}
+
+/// ERROR when the recorded request does not carry `"id": null`: it tests nothing here.
+fn not_a_null_id(x: &Exchange<'_>) -> Option<Judgement> {
+    let sent_id = x.request_json().and_then(|r| r.get("id").cloned());
+    if sent_id == Some(Value::Null) {
+        return None;
+    }
+    let shown = sent_id.map_or_else(|| "no id".to_string(), |v| short(&v.to_string()));
+    Some(Judgement::new(
+        LegOutcome::Error,
+        format!(
+            "the recorded request carries {shown}, not \"id\": null, so it does not test this rule"
+        ),
+        None,
+    ))
+}
+
+/// 401/403: refused before the id was looked at.
+fn at_authentication(ev: &Evidence, shown: &str, status: u16) -> Judgement {
+    let held = if ev.authenticated() {
+        "although it carried the run's credential (expired, retired or insufficient)"
+    } else {
+        "and the run held no credential"
+    };
+    Judgement::new(
+        LegOutcome::Unknown,
+        format!(
+            "{shown}: refused at authentication {held}, so the request never reached id validation"
+        ),
+        Some(status),
+    )
+}
+
+/// A JSON-RPC error object: PASS, naming any deviation from HTTP 400 with -32600.
+fn refused(err: &Map<String, Value>, shown: &str, status: u16) -> Judgement {
+    let code_v = err.get("code").and_then(Value::as_i64);
+    let message = err.get("message").and_then(Value::as_str).unwrap_or("");
+    let code_text = code_v.map_or_else(
+        || "without an integer code".to_string(),
+        |c| format!("code {c}"),
+    );
+    let refused = format!(
+        "{shown} with JSON-RPC error {code_text} \"{}\"",
+        short(message)
+    );
+    let mut deviations = Vec::new();
+    if status != 400 {
+        deviations.push(format!("status {status} instead of 400"));
+    }
+    if code_v != Some(code::INVALID_REQUEST) {
+        deviations.push(format!("{code_text} instead of {}", code::INVALID_REQUEST));
+    }
+    let note = if deviations.is_empty() {
+        format!("rejected as Invalid Request: {refused}, the recommended shape")
+    } else {
+        format!(
+            "rejected: {refused}; a refusal is positive evidence, though it deviates from the recommended \
+             HTTP 400 with {} (Invalid Request): {}",
+            code::INVALID_REQUEST,
+            deviations.join(", ")
+        )
+    };
+    let mut j = Judgement::new(LegOutcome::Pass, note, Some(status));
+    j.error = Some(
+        json!({"code": err.get("code").cloned().unwrap_or(Value::Null),
+                          "message": err.get("message").cloned().unwrap_or(Value::Null)}),
+    );
+    j
+}
+
+/// A non-null result: the null-id request was served.
+fn accepted_with(result: &Value, shown: &str, status: u16) -> Judgement {
+    let what = match result.get("tools").and_then(Value::as_array) {
+        Some(t) => format!(
+            " listing {} tool{}",
+            t.len(),
+            if t.len() == 1 { "" } else { "s" }
+        ),
+        None => String::new(),
+    };
+    Judgement::new(
+        LegOutcome::Fail,
+        format!(
+            "accepted: {shown} answered the null-id request with a result{what} instead of rejecting it"
+        ),
+        Some(status),
+    )
+}
+
+/// A whole 2xx body without an error: an empty body (the acknowledgement of a
+/// notification), an event stream closed without an answer, or a null result all
+/// accept the request. `None` when the body is none of these.
+fn acknowledged(resp: &HttpResponse, null_result: bool, shown: &str) -> Option<Judgement> {
+    let status = resp.status;
+    let note = if resp.body.length == 0 {
+        format!(
+            "accepted: {shown} with an empty body, the acknowledgement of a notification; the server \
+             treated a request it must reject as a notification"
+        )
+    } else if derive::media_type(&resp.headers).as_deref() == Some("text/event-stream") {
+        format!(
+            "accepted: {shown} opened an event stream for the request and closed it with neither a \
+             result nor an error"
+        )
+    } else if null_result {
+        format!("accepted: {shown} answered with a JSON-RPC response carrying a null result")
+    } else {
+        return None;
+    };
+    Some(Judgement::new(LegOutcome::Fail, note, Some(status)))
+}
+
+/// No JSON-RPC error or result: a bare status a gateway may have produced.
+fn bare(resp: &HttpResponse, broken: Option<String>, shown: &str) -> Judgement {
+    let body = if resp.body.length == 0 {
+        "an empty body".to_string()
+    } else {
+        format!(
+            "a body that holds no JSON-RPC error object ({} bytes: \"{}\")",
+            resp.body.length,
+            short(&String::from_utf8_lossy(&resp.body.bytes))
+        )
+    };
+    let broken = broken.map(|b| format!("; {b}")).unwrap_or_default();
+    Judgement::new(
+        LegOutcome::Error,
+        format!(
+            "{shown} with {body}{broken}: a bare status a gateway or proxy may have produced, so neither a \
+             refusal nor an acceptance is attributed to the server"
+        ),
+        Some(resp.status),
+    )
+}
+
+impl Check for Check7_1_2 {
+    fn legs(&self, _era: Option<Era>) -> Legs {
+        Legs::required(&[leg::NULL_ID])
+    }
+
+    fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
+        let seqs = ev.seqs(leg::NULL_ID);
+        // One request is sent; should a record ever be repeated, the last one stands.
+        let j = match wire::last(ev, leg::NULL_ID) {
+            Some(Ok(x)) => {
+                let mut j = judge(ev, &x);
+                let rev = ev
+                    .revision()
+                    .map(line)
+                    .unwrap_or_else(|| "no revision".into());
+                let auth = if ev.authenticated() {
+                    "authenticated"
+                } else {
+                    "unauthenticated"
+                };
+                j.note = format!(
+                    "tools/list with \"id\": null (record #{}, {rev}, {auth}): {}",
+                    x.seq(),
+                    j.note
+                );
+                j
+            }
+            Some(Err(reason)) => {
+                let (outcome, note) = skipped_leg("the null-id request", &reason);
+                Judgement::new(outcome, note, None)
+            }
+            None => Judgement::new(
+                LegOutcome::Error,
+                "the leg's records hold neither an HTTP exchange nor a skip".into(),
+                None,
+            ),
+        };
+        let facts = NullIdFacts {
+            legs: BTreeMap::from([(LEG_A, j.outcome)]),
+            http_status: j.status,
+            jsonrpc_error: j.error,
+        };
+        Outcome::from_legs(vec![Leg::new(LEG_A, j.outcome, j.note)], REDUCTION_7_1_2)
+            .with_records(seqs)
+            .with_facts(&facts)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture::{evidence, exchange, session, skipped};
+    use crate::grade::run;
+    use crate::verdict::Verdict;
+    use mcp_probe_schema::model::{ErrorKind, Observation, Record, TransportError};
+
+    const NULL_REQ: &str = r#"{"jsonrpc":"2.0","id":null,"method":"tools/list","params":{}}"#;
+
+    fn graded(records: Vec<Record>) -> Outcome {
+        let ev = evidence(
+            Some(session(Some("2025-11-25"), json!({"tools": {}}), None)),
+            records,
+        );
+        run(&C7_1_2, &ev, &Context::default())
+    }
+
+    fn null_id(status: u16, ct: &str, body: &str) -> Outcome {
+        graded(vec![exchange(
+            &[leg::NULL_ID],
+            NULL_REQ,
+            status,
+            ct,
+            body,
+            &[],
+        )])
+    }
+
+    /// The null-id request answered so: the verdict, and words of the evidence.
+    fn null_id_is(status: u16, ct: &str, body: &str, verdict: Verdict, words: &[&str]) -> Outcome {
+        let o = null_id(status, ct, body);
+        assert_eq!(o.verdict, verdict, "{o:?}");
+        has(&o, words);
+        o
+    }
+
+    fn has(o: &Outcome, words: &[&str]) {
+        for w in words {
+            assert!(o.evidence.contains(w), "{w:?} not in {:?}", o.evidence);
+        }
+    }
+
+    #[test]
+    fn accepted_as_notification_fails() {
+        let o = null_id_is(
+            202,
+            "application/json",
+            "",
+            Verdict::Fail,
+            &["HTTP 202", "empty body", "notification"],
+        );
+        assert_eq!(o.details["http_status"], 202);
+        assert!(o.details["jsonrpc_error"].is_null());
+        assert_eq!(o.records, vec![0]);
+        assert!(o.reduction.contains("7.1.2b") && o.reduction.contains("7.1.2c"));
+    }
+
+    #[test]
+    fn answered_with_a_result_fails() {
+        null_id_is(
+            200,
+            "application/json",
+            r#"{"jsonrpc":"2.0","id":null,"result":{"tools":[{"name":"a"}]}}"#,
+            Verdict::Fail,
+            &["accepted", "HTTP 200", "result listing 1 tool"],
+        );
+    }
+
+    #[test]
+    fn invalid_request_400_passes() {
+        let o = null_id_is(
+            400,
+            "application/json",
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: id must not be null"}}"#,
+            Verdict::Pass,
+            &[
+                "HTTP 400 (application/json)",
+                "code -32600",
+                "id must not be null",
+                "recommended shape",
+            ],
+        );
+        assert_eq!(o.details["jsonrpc_error"]["code"], -32600);
+        assert_eq!(o.details["http_status"], 400);
+        assert_eq!(o.details["legs"][LEG_A], "pass");
+    }
+
+    #[test]
+    fn error_event_in_a_stream_passes() {
+        let body = "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,\"message\":\"bad id\"}}\n\n";
+        null_id_is(
+            400,
+            "text/event-stream",
+            body,
+            Verdict::Pass,
+            &["HTTP 400 (text/event-stream)", "code -32600", "bad id"],
+        );
+    }
+
+    #[test]
+    fn other_refusal_passes_naming_the_deviation() {
+        null_id_is(
+            200,
+            "application/json",
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32602,"message":"nope"}}"#,
+            Verdict::Pass,
+            &["status 200 instead of 400", "code -32602 instead of -32600"],
+        );
+    }
+
+    #[test]
+    fn bare_400_is_error() {
+        let o = null_id_is(
+            400,
+            "application/json",
+            "",
+            Verdict::Error,
+            &["HTTP 400", "empty body", "gateway"],
+        );
+        assert_eq!(o.details["http_status"], 400);
+    }
+
+    #[test]
+    fn gateway_502_html_is_error() {
+        null_id_is(
+            502,
+            "text/html",
+            "<html><body>Bad Gateway</body></html>",
+            Verdict::Error,
+            &["HTTP 502 (text/html)", "Bad Gateway", "gateway"],
+        );
+    }
+
+    #[test]
+    fn html_200_is_not_attributed() {
+        let o = null_id(200, "text/html", "<html>login</html>");
+        assert_eq!(o.verdict, Verdict::Error, "{o:?}");
+    }
+
+    #[test]
+    fn stream_closed_without_answer_fails() {
+        null_id_is(
+            200,
+            "text/event-stream",
+            ": keep-alive\n\n",
+            Verdict::Fail,
+            &["event stream", "neither a result nor an error"],
+        );
+    }
+
+    #[test]
+    fn unauthorized_is_unknown() {
+        null_id_is(
+            401,
+            "application/json",
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"x"}}"#,
+            Verdict::Unknown,
+            &[
+                "HTTP 401",
+                "never reached id validation",
+                "held no credential",
+            ],
+        );
+        let o = null_id(403, "text/plain", "forbidden");
+        assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
+    }
+
+    #[test]
+    fn transport_error_is_error() {
+        let mut r = exchange(&[leg::NULL_ID], NULL_REQ, 200, "application/json", "", &[]);
+        if let Observation::Http(x) = &mut r.observation {
+            x.outcome = HttpOutcome::Error(TransportError {
+                kind: ErrorKind::Timeout,
+                message: "no response within 30 s".into(),
+            });
+        }
+        let o = graded(vec![r]);
+        assert_eq!(o.verdict, Verdict::Error, "{o:?}");
+        has(&o, &["drew no response", "timeout"]);
+        assert!(o.details["http_status"].is_null());
+    }
+
+    #[test]
+    fn skipped_by_info_is_unknown_other_skips_error() {
+        let o = graded(vec![skipped(
+            &[leg::NULL_ID],
+            "not sent: --info run (connect and enumerate only)",
+        )]);
+        assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
+        has(&o, &["not sent", "--info"]);
+        let o = graded(vec![skipped(
+            &[leg::NULL_ID],
+            "not sent: the run was interrupted",
+        )]);
+        assert_eq!(o.verdict, Verdict::Error, "{o:?}");
+    }
+
+    #[test]
+    fn a_request_without_null_id_is_error() {
+        let req = r#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}}"#;
+        let o = graded(vec![exchange(
+            &[leg::NULL_ID],
+            req,
+            200,
+            "application/json",
+            r#"{"jsonrpc":"2.0","id":7,"result":{"tools":[]}}"#,
+            &[],
+        )]);
+        assert_eq!(o.verdict, Verdict::Error, "{o:?}");
+        has(&o, &["does not test this rule"]);
+    }
+
+    #[test]
+    fn missing_leg_is_error_naming_it() {
+        let o = graded(Vec::new());
+        assert_eq!(o.verdict, Verdict::Error, "{o:?}");
+        has(&o, &[leg::NULL_ID.as_str(), "missing"]);
+    }
+}
