@@ -7,6 +7,13 @@
 //! inventory across every page (`inventory.tools`), keeping "not listed" apart from
 //! "listed, none": an unobserved list is never reported as an empty one.
 
+pub mod c3_1_2;
+pub mod c3_2_2;
+pub mod c3_3_1;
+pub mod c3_3_2;
+pub mod c3_3_4;
+pub mod c3_3_5;
+
 use mcp_probe_schema::vocab::leg;
 use serde_json::Value;
 

@@ -25,8 +25,9 @@ use mcp_probe_schema::model::{ErrorKind, HttpOutcome, TokenFacts};
 use mcp_probe_schema::vocab::{header, leg, LegId};
 use serde_json::{json, Map, Value};
 
-use super::s3_oauth::{audiences, C3_2_2};
 use crate::check::{Check, Context, Legs, Needs};
+use crate::checks::common::oauth::tokens::audiences;
+use crate::checks::s3::c3_2_2::C3_2_2;
 use crate::evidence::{Evidence, Exchange};
 use crate::fmt::line;
 use crate::verdict::{aggregate, Leg, LegOutcome, Outcome, Verdict};
