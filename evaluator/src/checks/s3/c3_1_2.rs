@@ -34,11 +34,22 @@ const REDUCTION_3_1_2: &str = "the lifetime limit is the benchmark's baseline (3
      verdict; the authorization server's OAuth 2.1 / OIDC conformance is not tested beyond that metadata";
 
 impl Check for Check3_1_2 {
-    fn legs(&self, _era: Option<Era>) -> Legs {
-        // Required in `grade`, after the endpoint gate: endpoint.detect. Read when
-        // present: 2.3.unauthenticated (when the run presented a credential from the
-        // start), discovery.prm and discovery.as (legs c and d).
-        Legs::required(&[])
+    fn legs(&self, era: Option<Era>) -> Legs {
+        // With a session the endpoint answered, so detection was recorded; without one
+        // the endpoint gate (no endpoint: ERROR) comes before the detection leg. Read
+        // when present: 2.3.unauthenticated (sent only when the run presented a
+        // credential from the start), discovery.prm and discovery.as (legs c and d say
+        // when they are missing).
+        match era {
+            Some(_) => Legs::with_optional(
+                &[leg::ENDPOINT_DETECT],
+                &[leg::AUTH_NONE, leg::PRM, leg::AS_META],
+            ),
+            None => Legs::with_optional(
+                &[],
+                &[leg::ENDPOINT_DETECT, leg::AUTH_NONE, leg::PRM, leg::AS_META],
+            ),
+        }
     }
 
     fn needs(&self) -> Needs {

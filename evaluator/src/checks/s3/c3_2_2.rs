@@ -24,11 +24,22 @@ const REDUCTION_3_2_2: &str = "the token's audience stands in for \"no passthrou
      not introspected";
 
 impl Check for Check3_2_2 {
-    fn legs(&self, _era: Option<Era>) -> Legs {
-        // Required in `grade`, after the endpoint gate: endpoint.detect, discovery.prm
-        // (the PRM `resource` replaces the canonical URI; "no OAuth" needs the observed
-        // absence). Read when present: 2.3.unauthenticated, discovery.as.
-        Legs::required(&[])
+    fn legs(&self, era: Option<Era>) -> Legs {
+        // With a session the endpoint answered, so detection and protected-resource
+        // discovery were recorded (the PRM `resource` replaces the canonical URI; "no
+        // OAuth" needs the observed absence); without one the endpoint gate comes first.
+        // Read when present: 2.3.unauthenticated (sent only when the run presented a
+        // credential), discovery.as (sent per advertised authorization server).
+        match era {
+            Some(_) => Legs::with_optional(
+                &[leg::ENDPOINT_DETECT, leg::PRM],
+                &[leg::AUTH_NONE, leg::AS_META],
+            ),
+            None => Legs::with_optional(
+                &[],
+                &[leg::ENDPOINT_DETECT, leg::PRM, leg::AUTH_NONE, leg::AS_META],
+            ),
+        }
     }
 
     fn needs(&self) -> Needs {

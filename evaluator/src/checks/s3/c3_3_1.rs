@@ -522,10 +522,24 @@ fn held(ev: &Evidence) -> Vec<String> {
 
 impl Check for Check3_3_1 {
     fn legs(&self, _era: Option<Era>) -> Legs {
-        // Required after the gate: 3.3.1c.downstream and 3.3.1b.mint when a token was held
-        // and a session established (the gate is 3.2.2's, which requires endpoint.detect
-        // and discovery.prm).
-        Legs::required(&[])
+        // Every leg is read when present: the gate is 3.2.2's, whose outcome (a missing
+        // detection or discovery leg included) is carried with this check's reduction
+        // and details; the audience legs are sent only when a token was held and a
+        // session established, and their absence is graded per leg.
+        Legs::with_optional(
+            &[],
+            &[
+                leg::ENDPOINT_DETECT,
+                leg::AUTH_NONE,
+                leg::PRM,
+                leg::AS_META,
+                leg::DOWNSTREAM,
+                leg::FOREIGN_MINT,
+                leg::FOREIGN_RESTORE,
+                leg::FOREIGN_CONTROL,
+                leg::FOREIGN_TOKEN,
+            ],
+        )
     }
 
     fn needs(&self) -> Needs {

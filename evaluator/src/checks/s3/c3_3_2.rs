@@ -35,11 +35,22 @@ const REDUCTION_3_3_2: &str = "bounded discovery: at most 5 advertised authoriza
      the metadata source";
 
 impl Check for Check3_3_2 {
-    fn legs(&self, _era: Option<Era>) -> Legs {
-        // Required in `grade`, after the endpoint gate: endpoint.detect, discovery.prm.
+    fn legs(&self, era: Option<Era>) -> Legs {
+        // With a session the endpoint answered, so detection and protected-resource
+        // discovery were recorded; without one the endpoint gate comes first.
         // discovery.as is read per advertised server (an advertised server with no record
-        // is reported as never attempted, 3.3.2g).
-        Legs::required(&[])
+        // is reported as never attempted, 3.3.2g); 2.3.unauthenticated when the run
+        // presented a credential.
+        match era {
+            Some(_) => Legs::with_optional(
+                &[leg::ENDPOINT_DETECT, leg::PRM],
+                &[leg::AUTH_NONE, leg::AS_META],
+            ),
+            None => Legs::with_optional(
+                &[],
+                &[leg::ENDPOINT_DETECT, leg::PRM, leg::AUTH_NONE, leg::AS_META],
+            ),
+        }
     }
 
     fn needs(&self) -> Needs {

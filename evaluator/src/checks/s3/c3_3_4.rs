@@ -34,10 +34,27 @@ const REDUCTION_3_3_4: &str = "reads the wire and a self-recorded baseline: the 
      elevation is not tested";
 
 impl Check for Check3_3_4 {
-    fn legs(&self, _era: Option<Era>) -> Legs {
-        // Required in `grade`, after the endpoint gate: endpoint.detect, discovery.prm.
-        // Read when present: 2.3.unauthenticated, discovery.as.
-        Legs::required(&[])
+    fn legs(&self, era: Option<Era>) -> Legs {
+        // With a session the endpoint answered, so detection and protected-resource
+        // discovery were recorded; without one the endpoint gate comes first. Read when
+        // present: 2.3.unauthenticated (credential presented), discovery.as (advertised
+        // authorization servers), 3.3.4e.call (the operator named an out-of-scope tool).
+        match era {
+            Some(_) => Legs::with_optional(
+                &[leg::ENDPOINT_DETECT, leg::PRM],
+                &[leg::AUTH_NONE, leg::AS_META, leg::SCOPE_PROBE_CALL],
+            ),
+            None => Legs::with_optional(
+                &[],
+                &[
+                    leg::ENDPOINT_DETECT,
+                    leg::PRM,
+                    leg::AUTH_NONE,
+                    leg::AS_META,
+                    leg::SCOPE_PROBE_CALL,
+                ],
+            ),
+        }
     }
 
     fn needs(&self) -> Needs {

@@ -308,10 +308,35 @@ fn gate(ev: &Evidence) -> Result<(Url, u64), Box<Outcome>> {
 }
 
 impl Check for Check3_3_5 {
-    fn legs(&self, _era: Option<Era>) -> Legs {
-        // Required after the endpoint gate: discovery.prm; then the 3.3.5 legs once the
-        // gate opens and a session was established.
-        Legs::required(&[])
+    fn legs(&self, era: Option<Era>) -> Legs {
+        // With a session the endpoint answered, so protected-resource discovery was
+        // recorded; without one the session gate comes first. discovery.as is read when
+        // present (sent per advertised authorization server); the 3.3.5 legs are sent
+        // only once the metadata names a separate authorization server and a session was
+        // established, and their absence is graded.
+        const OPTIONAL: &[LegId] = &[
+            leg::AS_META,
+            leg::DEPUTY_REGISTER,
+            leg::DEPUTY_AUTHORIZE,
+            leg::DEPUTY_REDIRECT,
+            leg::DEPUTY_CALLBACK,
+            leg::DEPUTY_CONSENT,
+        ];
+        match era {
+            Some(_) => Legs::with_optional(&[leg::PRM], OPTIONAL),
+            None => Legs::with_optional(
+                &[],
+                &[
+                    leg::PRM,
+                    leg::AS_META,
+                    leg::DEPUTY_REGISTER,
+                    leg::DEPUTY_AUTHORIZE,
+                    leg::DEPUTY_REDIRECT,
+                    leg::DEPUTY_CALLBACK,
+                    leg::DEPUTY_CONSENT,
+                ],
+            ),
+        }
     }
 
     fn needs(&self) -> Needs {
