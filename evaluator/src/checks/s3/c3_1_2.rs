@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use crate::check::{Check, Context, Legs, Needs};
 use crate::checks::common::oauth::challenge::Unauth;
 use crate::checks::common::oauth::facts::Facts;
-use crate::checks::common::oauth::gate::{combine, legs_map, prelude, shown_value};
+use crate::checks::common::oauth::gate::{combine, legs_map, shown_value, DETECTION};
 use crate::checks::common::oauth::tokens::{claims, issued_lifetime, token_label};
 use crate::checks::common::values::or_null;
 use crate::evidence::Evidence;
@@ -35,21 +35,9 @@ const REDUCTION_3_1_2: &str = "the lifetime limit is the benchmark's baseline (3
 
 impl Check for Check3_1_2 {
     fn legs(&self, era: Option<Era>) -> Legs {
-        // With a session the endpoint answered, so detection was recorded; without one
-        // the endpoint gate (no endpoint: ERROR) comes before the detection leg. Read
-        // when present: 2.3.unauthenticated (sent only when the run presented a
-        // credential from the start), discovery.prm and discovery.as (legs c and d say
-        // when they are missing).
-        match era {
-            Some(_) => Legs::with_optional(
-                &[leg::ENDPOINT_DETECT],
-                &[leg::AUTH_NONE, leg::PRM, leg::AS_META],
-            ),
-            None => Legs::with_optional(
-                &[],
-                &[leg::ENDPOINT_DETECT, leg::AUTH_NONE, leg::PRM, leg::AS_META],
-            ),
-        }
+        // Detection past the gate; the unauthenticated leg and discovery when present
+        // (legs c and d say when discovery is missing).
+        DETECTION.legs(era)
     }
 
     fn needs(&self) -> Needs {
@@ -58,7 +46,7 @@ impl Check for Check3_1_2 {
     }
 
     fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
-        let f = match prelude(ev, &[leg::ENDPOINT_DETECT]) {
+        let f = match DETECTION.prelude(ev) {
             Ok(f) => f,
             Err(o) => return *o,
         };

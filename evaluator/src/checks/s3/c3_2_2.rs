@@ -1,11 +1,10 @@
 //! 3.2.2: no token passthrough (the token's audience is this resource).
 
 use mcp_probe_schema::model::Era;
-use mcp_probe_schema::vocab::leg;
 use serde_json::{json, Map, Value};
 
 use crate::check::{Check, Context, Legs, Needs};
-use crate::checks::common::oauth::gate::{combine, legs_map, prelude, shown};
+use crate::checks::common::oauth::gate::{combine, legs_map, shown, DISCOVERY};
 use crate::checks::common::oauth::tokens::{audiences, claims, dedup, token_label};
 use crate::checks::common::oauth::uris::{canonical_resource, resource_covers, strip_slash};
 use crate::evidence::Evidence;
@@ -25,21 +24,9 @@ const REDUCTION_3_2_2: &str = "the token's audience stands in for \"no passthrou
 
 impl Check for Check3_2_2 {
     fn legs(&self, era: Option<Era>) -> Legs {
-        // With a session the endpoint answered, so detection and protected-resource
-        // discovery were recorded (the PRM `resource` replaces the canonical URI; "no
-        // OAuth" needs the observed absence); without one the endpoint gate comes first.
-        // Read when present: 2.3.unauthenticated (sent only when the run presented a
-        // credential), discovery.as (sent per advertised authorization server).
-        match era {
-            Some(_) => Legs::with_optional(
-                &[leg::ENDPOINT_DETECT, leg::PRM],
-                &[leg::AUTH_NONE, leg::AS_META],
-            ),
-            None => Legs::with_optional(
-                &[],
-                &[leg::ENDPOINT_DETECT, leg::PRM, leg::AUTH_NONE, leg::AS_META],
-            ),
-        }
+        // The PRM `resource` replaces the canonical URI; "no OAuth" needs the observed
+        // absence of metadata.
+        DISCOVERY.legs(era)
     }
 
     fn needs(&self) -> Needs {
@@ -47,7 +34,7 @@ impl Check for Check3_2_2 {
     }
 
     fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
-        let f = match prelude(ev, &[leg::ENDPOINT_DETECT, leg::PRM]) {
+        let f = match DISCOVERY.prelude(ev) {
             Ok(f) => f,
             Err(o) => return *o,
         };

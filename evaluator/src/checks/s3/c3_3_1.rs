@@ -26,11 +26,14 @@ use mcp_probe_schema::vocab::{header, leg, LegId};
 use serde_json::{json, Map, Value};
 
 use crate::check::{Check, Context, Legs, Needs};
-use crate::checks::common::oauth::tokens::audiences;
+use crate::checks::common::oauth::challenge::carries_credential;
+use crate::checks::common::oauth::gate::{combine, legs_map};
+use crate::checks::common::oauth::tokens::{audiences, claims};
+use crate::checks::common::oauth::uris::strip_slash;
 use crate::checks::s3::c3_2_2::C3_2_2;
 use crate::evidence::{Evidence, Exchange};
 use crate::fmt::line;
-use crate::verdict::{aggregate, Leg, LegOutcome, Outcome, Verdict};
+use crate::verdict::{Leg, LegOutcome, Outcome, Verdict};
 use mcp_probe_schema::model::Era;
 
 /// 3.3.1: tokens audience-bound via Resource Indicators.
@@ -47,51 +50,6 @@ const REDUCTION: &str = "3.3.1c candidates are guesses (derived api.<rest> and <
      operator-named downstream_endpoints); the credential gate refuses hosts off the endpoint's registrable \
      domain, so a genuine downstream API elsewhere is never reached; 3.3.1b cannot confirm that an opaque \
      minted token really carries the resource asked for; opaque tokens are not introspected for 3.3.1a";
-
-fn strip_slash(s: &str) -> &str {
-    s.strip_suffix('/').unwrap_or(s)
-}
-
-fn claims(t: &TokenFacts) -> Option<&Map<String, Value>> {
-    t.jwt_claims.as_ref().and_then(Value::as_object)
-}
-
-fn legs_map(legs: &[Leg]) -> Map<String, Value> {
-    legs.iter()
-        .map(|l| {
-            (
-                l.id.clone(),
-                serde_json::to_value(l.outcome).unwrap_or(Value::Null),
-            )
-        })
-        .collect()
-}
-
-/// Worst of per-item outcomes (fail > error > unknown > pass), as one leg.
-fn combine(id: &str, parts: Vec<(LegOutcome, String)>) -> Leg {
-    let probe: Vec<Leg> = parts.iter().map(|(o, _)| Leg::new(id, *o, "")).collect();
-    let outcome = match aggregate(&probe) {
-        Verdict::Fail => LegOutcome::Fail,
-        Verdict::Error => LegOutcome::Error,
-        Verdict::Pass => LegOutcome::Pass,
-        _ => LegOutcome::Unknown,
-    };
-    let note = parts
-        .into_iter()
-        .map(|(_, n)| n)
-        .collect::<Vec<_>>()
-        .join("; ");
-    Leg::new(id, outcome, note)
-}
-
-/// True when the request carried an `Authorization` header.
-pub fn carries_credential(x: &Exchange<'_>) -> bool {
-    x.http
-        .request
-        .headers
-        .iter()
-        .any(|h| h.name.eq_ignore_ascii_case(header::AUTHORIZATION))
-}
 
 /// The `Authorization` value sent (already a fingerprint in a bundle).
 fn credential_of(x: &Exchange<'_>) -> Option<String> {

@@ -12,7 +12,7 @@ use crate::checks::common::oauth::challenge::Challenged;
 use crate::checks::common::oauth::discovery::Attempt;
 use crate::checks::common::oauth::facts::Facts;
 use crate::checks::common::oauth::gate::{
-    baseline_for, combine, describe_baseline, legs_map, prelude, shown, shown_value,
+    baseline_for, combine, describe_baseline, legs_map, shown, shown_value, DISCOVERY,
 };
 use crate::checks::common::oauth::uris::{
     canonical_resource, norm, prm_well_known, resource_covers, strip_slash, transport_of, Transport,
@@ -36,21 +36,9 @@ const REDUCTION_3_3_2: &str = "bounded discovery: at most 5 advertised authoriza
 
 impl Check for Check3_3_2 {
     fn legs(&self, era: Option<Era>) -> Legs {
-        // With a session the endpoint answered, so detection and protected-resource
-        // discovery were recorded; without one the endpoint gate comes first.
         // discovery.as is read per advertised server (an advertised server with no record
-        // is reported as never attempted, 3.3.2g); 2.3.unauthenticated when the run
-        // presented a credential.
-        match era {
-            Some(_) => Legs::with_optional(
-                &[leg::ENDPOINT_DETECT, leg::PRM],
-                &[leg::AUTH_NONE, leg::AS_META],
-            ),
-            None => Legs::with_optional(
-                &[],
-                &[leg::ENDPOINT_DETECT, leg::PRM, leg::AUTH_NONE, leg::AS_META],
-            ),
-        }
+        // is reported as never attempted, 3.3.2g).
+        DISCOVERY.legs(era)
     }
 
     fn needs(&self) -> Needs {
@@ -58,7 +46,7 @@ impl Check for Check3_3_2 {
     }
 
     fn grade(&self, ev: &Evidence, cx: &Context<'_>) -> Outcome {
-        let f = match prelude(ev, &[leg::ENDPOINT_DETECT, leg::PRM]) {
+        let f = match DISCOVERY.prelude(ev) {
             Ok(f) => f,
             Err(o) => return *o,
         };

@@ -12,9 +12,7 @@ use serde_json::json;
 use crate::check::{Check, Context, Legs, Needs};
 use crate::checks::common::oauth::challenge::{Challenged, Unauth};
 use crate::checks::common::oauth::facts::Facts;
-use crate::checks::common::oauth::gate::{
-    baseline_for, describe_baseline, legs_map, prelude, shown,
-};
+use crate::checks::common::oauth::gate::{baseline_for, describe_baseline, legs_map, shown, Gated};
 use crate::checks::common::oauth::tokens::{admin_tier, dedup, wildcards};
 use crate::checks::common::values::or_null;
 use crate::evidence::Evidence;
@@ -33,28 +31,24 @@ const REDUCTION_3_3_4: &str = "reads the wire and a self-recorded baseline: the 
      outside the grant (scope_probe_tool) and is decided only by an insufficient_scope refusal; step-up \
      elevation is not tested";
 
+/// Detection and protected-resource discovery past the gate; read when present: the
+/// unauthenticated request (credential presented), authorization-server discovery
+/// (advertised servers) and 3.3.4e.call (sent only when the operator named an
+/// out-of-scope tool).
+const LEGS: Gated = Gated {
+    legs: &[
+        leg::ENDPOINT_DETECT,
+        leg::PRM,
+        leg::AUTH_NONE,
+        leg::AS_META,
+        leg::SCOPE_PROBE_CALL,
+    ],
+    gated: 2,
+};
+
 impl Check for Check3_3_4 {
     fn legs(&self, era: Option<Era>) -> Legs {
-        // With a session the endpoint answered, so detection and protected-resource
-        // discovery were recorded; without one the endpoint gate comes first. Read when
-        // present: 2.3.unauthenticated (credential presented), discovery.as (advertised
-        // authorization servers), 3.3.4e.call (the operator named an out-of-scope tool).
-        match era {
-            Some(_) => Legs::with_optional(
-                &[leg::ENDPOINT_DETECT, leg::PRM],
-                &[leg::AUTH_NONE, leg::AS_META, leg::SCOPE_PROBE_CALL],
-            ),
-            None => Legs::with_optional(
-                &[],
-                &[
-                    leg::ENDPOINT_DETECT,
-                    leg::PRM,
-                    leg::AUTH_NONE,
-                    leg::AS_META,
-                    leg::SCOPE_PROBE_CALL,
-                ],
-            ),
-        }
+        LEGS.legs(era)
     }
 
     fn needs(&self) -> Needs {
@@ -62,7 +56,7 @@ impl Check for Check3_3_4 {
     }
 
     fn grade(&self, ev: &Evidence, cx: &Context<'_>) -> Outcome {
-        let f = match prelude(ev, &[leg::ENDPOINT_DETECT, leg::PRM]) {
+        let f = match LEGS.prelude(ev) {
             Ok(f) => f,
             Err(o) => return *o,
         };

@@ -35,8 +35,10 @@ use serde_json::{json, Map, Value};
 use url::Url;
 
 use crate::check::{Check, Context, Legs, Needs};
+use crate::checks::common::oauth::gate::{legs_map, no_endpoint, Gated};
 use crate::evidence::{Evidence, Exchange};
 use crate::fmt::line;
+use crate::grade::missing_legs;
 use crate::verdict::{Leg, LegOutcome, Outcome, Verdict};
 use mcp_probe_schema::model::Era;
 
@@ -61,17 +63,6 @@ const REDUCTION: &str = "no interactive login, so only pre-authentication behavi
      shows its own consent step before handing off reveals no static client id and reads as N/A; 3.3.5b's \
      fabricated code alone may explain a refusal; scratch clients are registered at the authorization server and \
      not deleted";
-
-fn legs_map(legs: &[Leg]) -> Map<String, Value> {
-    legs.iter()
-        .map(|l| {
-            (
-                l.id.clone(),
-                serde_json::to_value(l.outcome).unwrap_or(Value::Null),
-            )
-        })
-        .collect()
-}
 
 fn host_port(u: &Url) -> Option<(String, u16)> {
     let h = u
@@ -307,36 +298,26 @@ fn gate(ev: &Evidence) -> Result<(Url, u64), Box<Outcome>> {
     Ok((authorize, seq))
 }
 
+/// Protected-resource discovery past the session gate (with a session the endpoint
+/// answered, so it was recorded); read when present: authorization-server discovery
+/// (sent per advertised server) and the 3.3.5 legs (sent only once the metadata names a
+/// separate authorization server and a session was established; their absence is graded).
+const LEGS: Gated = Gated {
+    legs: &[
+        leg::PRM,
+        leg::AS_META,
+        leg::DEPUTY_REGISTER,
+        leg::DEPUTY_AUTHORIZE,
+        leg::DEPUTY_REDIRECT,
+        leg::DEPUTY_CALLBACK,
+        leg::DEPUTY_CONSENT,
+    ],
+    gated: 1,
+};
+
 impl Check for Check3_3_5 {
     fn legs(&self, era: Option<Era>) -> Legs {
-        // With a session the endpoint answered, so protected-resource discovery was
-        // recorded; without one the session gate comes first. discovery.as is read when
-        // present (sent per advertised authorization server); the 3.3.5 legs are sent
-        // only once the metadata names a separate authorization server and a session was
-        // established, and their absence is graded.
-        const OPTIONAL: &[LegId] = &[
-            leg::AS_META,
-            leg::DEPUTY_REGISTER,
-            leg::DEPUTY_AUTHORIZE,
-            leg::DEPUTY_REDIRECT,
-            leg::DEPUTY_CALLBACK,
-            leg::DEPUTY_CONSENT,
-        ];
-        match era {
-            Some(_) => Legs::with_optional(&[leg::PRM], OPTIONAL),
-            None => Legs::with_optional(
-                &[],
-                &[
-                    leg::PRM,
-                    leg::AS_META,
-                    leg::DEPUTY_REGISTER,
-                    leg::DEPUTY_AUTHORIZE,
-                    leg::DEPUTY_REDIRECT,
-                    leg::DEPUTY_CALLBACK,
-                    leg::DEPUTY_CONSENT,
-                ],
-            ),
-        }
+        LEGS.legs(era)
     }
 
     fn needs(&self) -> Needs {
@@ -345,31 +326,9 @@ impl Check for Check3_3_5 {
 
     fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
         if ev.session().is_none() {
-            let failure = ev
-                .payload
-                .run
-                .failure
-                .as_deref()
-                .map_or_else(|| "no session was recorded".to_string(), line);
-            return Outcome::single(
-                Verdict::Error,
-                format!("no MCP endpoint answered, so there is nothing to grade: {failure}"),
-                "",
-            );
+            return no_endpoint(ev);
         }
-        let missing = |l: LegId| {
-            Outcome::single(
-                Verdict::Error,
-                format!(
-                    "leg(s) {l} missing from this bundle (collected by {} {}, run status {}); re-collect with a \
-                     collector that records them",
-                    line(&ev.payload.collector.name),
-                    line(&ev.payload.collector.version),
-                    ev.payload.run.status.as_str()
-                ),
-                "",
-            )
-        };
+        let missing = |l: LegId| missing_legs(ev, &[l]);
         if !ev.has_leg(leg::PRM) {
             return missing(leg::PRM);
         }

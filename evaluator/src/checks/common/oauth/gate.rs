@@ -1,9 +1,10 @@
 //! The endpoint gate and the outcome pieces the OAuth checks share.
 
-use mcp_probe_schema::vocab::LegId;
+use mcp_probe_schema::model::Era;
+use mcp_probe_schema::vocab::{leg, LegId};
 use serde_json::{Map, Value};
 
-use crate::check::Context;
+use crate::check::{Context, Legs};
 use crate::checks::common::oauth::facts::Facts;
 use crate::evidence::Evidence;
 use crate::fmt::{line, utc};
@@ -38,17 +39,61 @@ pub(crate) fn no_endpoint(ev: &Evidence) -> Outcome {
     )
 }
 
-/// The endpoint gate and the legs required past it.
-pub(crate) fn prelude<'a>(ev: &'a Evidence, legs: &[LegId]) -> Result<Facts<'a>, Box<Outcome>> {
-    let Some(f) = Facts::new(ev) else {
-        return Err(Box::new(no_endpoint(ev)));
-    };
-    let absent: Vec<LegId> = legs.iter().copied().filter(|l| !ev.has_leg(*l)).collect();
-    if !absent.is_empty() {
-        return Err(Box::new(missing_legs(ev, &absent)));
-    }
-    Ok(f)
+/// The legs a check gated on the endpoint reads: the first `gated` are needed once an
+/// endpoint answered (a bundle without them is ERROR naming them), the rest are read
+/// when present.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Gated {
+    pub(crate) legs: &'static [LegId],
+    pub(crate) gated: usize,
 }
+
+impl Gated {
+    /// The declaration on `era`: with a session the endpoint answered, so a current
+    /// collector recorded the gated legs (required); without one the endpoint gate comes
+    /// first, so every leg is optional.
+    pub(crate) fn legs(&self, era: Option<Era>) -> Legs {
+        match era {
+            Some(_) => Legs::with_optional(&self.legs[..self.gated], &self.legs[self.gated..]),
+            None => Legs::with_optional(&[], self.legs),
+        }
+    }
+
+    /// The endpoint gate, then the gated legs: [`Facts`], or the outcome that ends the
+    /// grading (ERROR: no endpoint, or a gated leg missing).
+    pub(crate) fn prelude<'a>(&self, ev: &'a Evidence) -> Result<Facts<'a>, Box<Outcome>> {
+        let Some(f) = Facts::new(ev) else {
+            return Err(Box::new(no_endpoint(ev)));
+        };
+        let absent: Vec<LegId> = self.legs[..self.gated]
+            .iter()
+            .copied()
+            .filter(|l| !ev.has_leg(*l))
+            .collect();
+        if !absent.is_empty() {
+            return Err(Box::new(missing_legs(ev, &absent)));
+        }
+        Ok(f)
+    }
+}
+
+/// The legs [`Facts`] reads: detection, protected-resource discovery, then the
+/// unauthenticated request (sent only when the run presented a credential from the start)
+/// and authorization-server discovery (sent per advertised server).
+const FACTS_LEGS: &[LegId] = &[leg::ENDPOINT_DETECT, leg::PRM, leg::AUTH_NONE, leg::AS_META];
+
+/// [`FACTS_LEGS`] with detection needed past the gate (3.1.2: discovery read when present).
+pub(crate) const DETECTION: Gated = Gated {
+    legs: FACTS_LEGS,
+    gated: 1,
+};
+
+/// [`FACTS_LEGS`] with detection and protected-resource discovery needed past the gate
+/// (3.2.2, 3.3.2: "no OAuth" needs the observed absence of metadata).
+pub(crate) const DISCOVERY: Gated = Gated {
+    legs: FACTS_LEGS,
+    gated: 2,
+};
 
 pub(crate) fn legs_map(legs: &[Leg]) -> Map<String, Value> {
     legs.iter()
