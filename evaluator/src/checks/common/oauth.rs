@@ -108,6 +108,15 @@ mod tests {
 
     // ----- the lab's bundles
 
+    /// The ids of the legs that are unknown.
+    fn unknown(o: &Outcome) -> Vec<&str> {
+        o.legs
+            .iter()
+            .filter(|l| l.outcome == LegOutcome::Unknown)
+            .map(|l| l.id.as_str())
+            .collect()
+    }
+
     #[test]
     fn lab_oauth_run_predictions() {
         // py2-auth after a login: JWT from oidc-provider (600 s, aud = the resource,
@@ -121,21 +130,9 @@ mod tests {
         assert_eq!(grade(&C3_2_2, &ev).verdict, Verdict::Pass);
         let o = grade(&C3_3_4, &ev);
         assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
-        let unknown: Vec<&str> = o
-            .legs
-            .iter()
-            .filter(|l| l.outcome == LegOutcome::Unknown)
-            .map(|l| l.id.as_str())
-            .collect();
-        assert_eq!(unknown, ["3.3.4c", "3.3.4e"]);
+        assert_eq!(unknown(&o), ["3.3.4c", "3.3.4e"]);
         let o = run(&C3_3_4, &ev, &with_baseline(&ev));
-        let unknown: Vec<&str> = o
-            .legs
-            .iter()
-            .filter(|l| l.outcome == LegOutcome::Unknown)
-            .map(|l| l.id.as_str())
-            .collect();
-        assert_eq!(unknown, ["3.3.4e"]);
+        assert_eq!(unknown(&o), ["3.3.4e"]);
     }
 
     /// Every bundle in examples/. The no-OAuth servers (all but py2-auth): 3.1.2 FAIL
@@ -146,13 +143,8 @@ mod tests {
     /// ERROR before discovery is recorded, and never N/A after (it offers OAuth).
     #[test]
     fn lab_bundles() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
         let mut seen = 0;
-        for entry in std::fs::read_dir(&dir).expect("examples dir") {
-            let path = entry.expect("dir entry").path();
-            if path.extension().and_then(|e| e.to_str()) != Some("mcpev") {
-                continue;
-            }
+        for path in examples() {
             seen += 1;
             let name = path
                 .file_name()
@@ -230,6 +222,6 @@ mod tests {
                 }
             }
         }
-        assert!(seen >= 12, "only {seen} bundles in {}", dir.display());
+        assert!(seen >= 12, "only {seen} example bundles");
     }
 }

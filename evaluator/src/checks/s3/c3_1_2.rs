@@ -314,6 +314,16 @@ mod tests {
 
     // ----- 3.1.2
 
+    /// The `2.3.unauthenticated` tools/list and its answer.
+    fn unauth_list(
+        status: u16,
+        content_type: &str,
+        body: &str,
+        headers: &[(&str, &str)],
+    ) -> Record {
+        exchange(&[leg::AUTH_NONE], LIST, status, content_type, body, headers)
+    }
+
     #[test]
     fn c3_1_2_fails_a_server_that_answers_without_credentials() {
         let o = grade(&C3_1_2, &open_server(no_oauth_records()));
@@ -427,9 +437,7 @@ mod tests {
 
     #[test]
     fn c3_1_2_a_reads_the_2_3_unauthenticated_leg_when_a_credential_was_presented() {
-        let unauth = exchange(
-            &[leg::AUTH_NONE],
-            LIST,
+        let unauth = unauth_list(
             401,
             "application/json",
             "{}",
@@ -451,9 +459,7 @@ mod tests {
         );
 
         // The unauthenticated tools/list answered: not required.
-        let open = exchange(
-            &[leg::AUTH_NONE],
-            LIST,
+        let open = unauth_list(
             200,
             "application/json",
             r#"{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}"#,
@@ -465,14 +471,7 @@ mod tests {
         assert!(a.note.contains("reached a response"));
 
         // A 400 for another reason decides nothing.
-        let other = exchange(
-            &[leg::AUTH_NONE],
-            LIST,
-            400,
-            "text/plain",
-            "Bad Request",
-            &[],
-        );
+        let other = unauth_list(400, "text/plain", "Bad Request", &[]);
         let ev = credentialed(false, vec![detect_ok_with_credential(), other], vec![]);
         let a = leg_of(&grade(&C3_1_2, &ev), "3.1.2a").clone();
         assert_eq!(a.outcome, LegOutcome::Unknown, "{a:?}");
@@ -483,9 +482,7 @@ mod tests {
     fn c3_1_2_a_keeps_the_detection_401_when_a_login_followed() {
         // Detection without a credential (401), the login, a second detection with the
         // token (200), then the 2.3 pair: the first 401 is the challenge.
-        let unauth = exchange(
-            &[leg::AUTH_NONE],
-            LIST,
+        let unauth = unauth_list(
             401,
             "application/json",
             "{}",

@@ -8,10 +8,13 @@ pub(crate) use crate::check::{Check, Context};
 pub(crate) use crate::evidence::Evidence;
 pub(crate) use crate::verdict::{LegOutcome, Outcome, Verdict};
 
+#[path = "../../../../tests/support/examples.rs"]
+mod example_bundles;
 pub(crate) use crate::fixture::leg as leg_of;
 pub(crate) use crate::fixture::{evidence, exchange, session, skipped, ENDPOINT as EP};
 pub(crate) use crate::grade::run;
 pub(crate) use base64::Engine;
+pub(crate) use example_bundles::examples;
 pub(crate) use mcp_probe_schema::model::{Header, Record, TransportError};
 pub(crate) use mcp_probe_schema::redact::decode_jwt;
 pub(crate) use mcp_probe_schema::testkit;
