@@ -338,14 +338,8 @@ impl Check for Check3_3_5 {
             Ok(g) => g,
             Err(o) => return (*o).with_records(records),
         };
-        for l in [
-            leg::DEPUTY_REGISTER,
-            leg::DEPUTY_AUTHORIZE,
-            leg::DEPUTY_REDIRECT,
-            leg::DEPUTY_CALLBACK,
-            leg::DEPUTY_CONSENT,
-        ] {
-            records.extend(ev.seqs(l));
+        for l in &LEGS.legs[2..] {
+            records.extend(ev.seqs(*l));
         }
         let pre_only = |verdict: Verdict, outcome: LegOutcome, text: String| {
             Outcome::single(verdict, text, REDUCTION)
@@ -366,102 +360,14 @@ impl Check for Check3_3_5 {
             }
             return missing(leg::DEPUTY_REGISTER).with_records(records);
         }
-        // Scratch clients #1 and #2 and their authorization requests.
-        let regs: Vec<Exchange<'_>> = ev.exchanges(leg::DEPUTY_REGISTER).collect();
-        let mut ids: Vec<String> = Vec::new();
-        for x in regs.iter().take(2) {
-            match registered(x) {
-                Registered::Id(id) => ids.push(id),
-                Registered::Refused(why) => {
-                    return pre_only(
-                        Verdict::Unknown,
-                        LegOutcome::Unknown,
-                        format!(
-                            "whether a static client id is in use is not established: {why} (a refused \
-                             registration says nothing about the deputy)"
-                        ),
-                    )
-                    .with_detail("registrations", json!(ids));
-                }
-                Registered::Failed(why) => {
-                    return pre_only(Verdict::Error, LegOutcome::Error, why)
-                        .with_detail("registrations", json!(ids));
-                }
-            }
-        }
-        if ids.len() < 2 {
-            let why = ev
-                .skipped(leg::DEPUTY_REGISTER)
-                .or_else(|| ev.skipped(leg::DEPUTY_AUTHORIZE))
-                .map(line)
-                .unwrap_or_else(|| {
-                    format!("{} scratch registration(s) recorded, two needed", ids.len())
-                });
-            return pre_only(Verdict::Unknown, LegOutcome::Unknown, why)
-                .with_detail("registrations", json!(ids));
-        }
+        let mut ids = match scratch_clients(ev, &pre_only) {
+            Ok(ids) => ids,
+            Err(o) => return *o,
+        };
         let auths: Vec<Exchange<'_>> = ev.exchanges(leg::DEPUTY_AUTHORIZE).collect();
-        if let Some(x) = auths.iter().take(2).find(|x| x.status().is_none()) {
-            return pre_only(
-                Verdict::Unknown,
-                LegOutcome::Unknown,
-                format!(
-                    "the authorization request at {} ({}) drew {}, so whether the clients share an onward client id \
-                     is not established",
-                    line(&x.http.request.url),
-                    record_note(x),
-                    answer_of(x)
-                ),
-            )
-            .with_detail("registrations", json!(ids));
-        }
-        let onward: Vec<Option<String>> = auths
-            .iter()
-            .take(2)
-            .map(|x| location(x).and_then(|u| param(&u, "client_id", false)))
-            .collect();
-        let static_id = match onward.as_slice() {
-            [Some(a), Some(b)] if a == b => a.clone(),
-            _ => {
-                let shown: Vec<String> = (0..2)
-                    .map(|i| {
-                        let what = auths
-                            .get(i)
-                            .map(|x| {
-                                format!(
-                                    "{} to {}",
-                                    answer_of(x),
-                                    location(x)
-                                        .map_or_else(|| "no Location".into(), |u| line(u.as_str()))
-                                )
-                            })
-                            .unwrap_or_else(|| "not recorded".into());
-                        format!(
-                            "client #{} ({}): {what}, onward client_id {}",
-                            i + 1,
-                            line(&ids[i]),
-                            onward
-                                .get(i)
-                                .cloned()
-                                .flatten()
-                                .map_or("none".into(), |s| line(&s))
-                        )
-                    })
-                    .collect();
-                return Outcome::single(
-                    Verdict::NotApplicable,
-                    format!(
-                        "not one shared static client id: the authorization answers of two fresh clients name no \
-                         common onward client_id ({})",
-                        shown.join("; ")
-                    ),
-                    REDUCTION,
-                )
-                .with_records(records)
-                .with_detail("legs", Map::new())
-                .with_detail("registrations", json!(ids))
-                .with_detail("downstream_client_ids", json!(onward));
-            }
+        let (static_id, onward) = match shared_client_id(&auths, &ids, &records, &pre_only) {
+            Ok(found) => found,
+            Err(o) => return *o,
         };
         let pre = Leg::new(
             PRE,
@@ -489,6 +395,126 @@ impl Check for Check3_3_5 {
             .with_detail("registrations", json!(ids))
             .with_detail("downstream_client_ids", json!(onward))
     }
+}
+
+/// The outcome of the pre-condition alone, with the records read so far.
+type PreOnly<'a> = &'a dyn Fn(Verdict, LegOutcome, String) -> Outcome;
+
+/// Scratch clients #1 and #2: their client ids, or the outcome that ends the grading.
+fn scratch_clients(ev: &Evidence, pre_only: PreOnly<'_>) -> Result<Vec<String>, Box<Outcome>> {
+    let regs: Vec<Exchange<'_>> = ev.exchanges(leg::DEPUTY_REGISTER).collect();
+    let mut ids: Vec<String> = Vec::new();
+    for x in regs.iter().take(2) {
+        match registered(x) {
+            Registered::Id(id) => ids.push(id),
+            Registered::Refused(why) => {
+                return Err(Box::new(
+                    pre_only(
+                        Verdict::Unknown,
+                        LegOutcome::Unknown,
+                        format!(
+                        "whether a static client id is in use is not established: {why} (a refused \
+                         registration says nothing about the deputy)"
+                    ),
+                    )
+                    .with_detail("registrations", json!(ids)),
+                ));
+            }
+            Registered::Failed(why) => {
+                return Err(Box::new(
+                    pre_only(Verdict::Error, LegOutcome::Error, why)
+                        .with_detail("registrations", json!(ids)),
+                ));
+            }
+        }
+    }
+    if ids.len() < 2 {
+        let why = ev
+            .skipped(leg::DEPUTY_REGISTER)
+            .or_else(|| ev.skipped(leg::DEPUTY_AUTHORIZE))
+            .map(line)
+            .unwrap_or_else(|| {
+                format!("{} scratch registration(s) recorded, two needed", ids.len())
+            });
+        return Err(Box::new(
+            pre_only(Verdict::Unknown, LegOutcome::Unknown, why)
+                .with_detail("registrations", json!(ids)),
+        ));
+    }
+    Ok(ids)
+}
+
+/// The onward client id both authorization answers name, with what each named; or the
+/// outcome that ends the grading (an unanswered request, or no shared id: N/A).
+fn shared_client_id(
+    auths: &[Exchange<'_>],
+    ids: &[String],
+    records: &[u64],
+    pre_only: PreOnly<'_>,
+) -> Result<(String, Vec<Option<String>>), Box<Outcome>> {
+    if let Some(x) = auths.iter().take(2).find(|x| x.status().is_none()) {
+        return Err(Box::new(pre_only(
+            Verdict::Unknown,
+            LegOutcome::Unknown,
+            format!(
+                "the authorization request at {} ({}) drew {}, so whether the clients share an onward client id \
+                 is not established",
+                line(&x.http.request.url),
+                record_note(x),
+                answer_of(x)
+            ),
+        )
+        .with_detail("registrations", json!(ids))));
+    }
+    let onward: Vec<Option<String>> = auths
+        .iter()
+        .take(2)
+        .map(|x| location(x).and_then(|u| param(&u, "client_id", false)))
+        .collect();
+    let static_id = match onward.as_slice() {
+        [Some(a), Some(b)] if a == b => a.clone(),
+        _ => {
+            let shown: Vec<String> = (0..2)
+                .map(|i| {
+                    let what = auths
+                        .get(i)
+                        .map(|x| {
+                            format!(
+                                "{} to {}",
+                                answer_of(x),
+                                location(x)
+                                    .map_or_else(|| "no Location".into(), |u| line(u.as_str()))
+                            )
+                        })
+                        .unwrap_or_else(|| "not recorded".into());
+                    format!(
+                        "client #{} ({}): {what}, onward client_id {}",
+                        i + 1,
+                        line(&ids[i]),
+                        onward
+                            .get(i)
+                            .cloned()
+                            .flatten()
+                            .map_or("none".into(), |s| line(&s))
+                    )
+                })
+                .collect();
+            return Err(Box::new(Outcome::single(
+                Verdict::NotApplicable,
+                format!(
+                    "not one shared static client id: the authorization answers of two fresh clients name no \
+                     common onward client_id ({})",
+                    shown.join("; ")
+                ),
+                REDUCTION,
+            )
+            .with_records(records.iter().copied())
+            .with_detail("legs", Map::new())
+            .with_detail("registrations", json!(ids))
+            .with_detail("downstream_client_ids", json!(onward))));
+        }
+    };
+    Ok((static_id, onward))
 }
 
 fn not_recorded(ev: &Evidence, id: &str, l: LegId) -> Leg {
