@@ -152,12 +152,14 @@ struct Downstream {
     hosts: Vec<String>,
 }
 
-fn leg_c(ev: &Evidence) -> Downstream {
+/// One downstream candidate: its URL, the request with the token and the one without.
+type Pair<'a> = (String, Option<Exchange<'a>>, Option<Exchange<'a>>);
+
+/// The candidates probed, in first-seen order, and those screened out before sending
+/// (the credential gate, the network guard, or an unresolvable host), by URL.
+fn candidates(ev: &Evidence) -> (Vec<Pair<'_>>, Map<String, Value>) {
     let mut refused = Map::new();
-    let mut outcomes = Map::new();
-    let mut hosts: Vec<String> = Vec::new();
-    // Candidates in first-seen order: (url, with-token, without-token).
-    let mut pairs: Vec<(String, Option<Exchange<'_>>, Option<Exchange<'_>>)> = Vec::new();
+    let mut pairs: Vec<Pair<'_>> = Vec::new();
     for x in ev.exchanges(leg::DOWNSTREAM) {
         let url = x.http.request.url.clone();
         if let HttpOutcome::Error(e) = &x.http.outcome {
@@ -188,6 +190,62 @@ fn leg_c(ev: &Evidence) -> Downstream {
             pairs[slot].2 = Some(x);
         }
     }
+    (pairs, refused)
+}
+
+/// One candidate's pair: the request with the token against the same request without.
+fn compare(
+    url: &str,
+    with: &Option<Exchange<'_>>,
+    without: &Option<Exchange<'_>>,
+) -> (LegOutcome, String) {
+    match (with, without) {
+        (Some(w), wo) => match (w.status(), wo.and_then(|x| x.status())) {
+            (Some(401), _) => (
+                LegOutcome::Pass,
+                format!("{} refused the token with 401", line(url)),
+            ),
+            (Some(s @ (200 | 403)), Some(n)) if n != s => (
+                LegOutcome::Fail,
+                format!(
+                    "{} answered {s} with the token and {n} without it: it {} the token",
+                    line(url),
+                    if s == 200 {
+                        "accepted"
+                    } else {
+                        "authenticated (then denied authorization for)"
+                    }
+                ),
+            ),
+            (Some(s), Some(n)) if n == s => (
+                LegOutcome::Unknown,
+                format!(
+                    "{} answered {s} with and without the token (no usable comparison)",
+                    line(url)
+                ),
+            ),
+            _ => (
+                LegOutcome::Unknown,
+                format!(
+                    "{} answered {} with the token and {} without (no usable comparison)",
+                    line(url),
+                    answer_of(w),
+                    wo.map(|x| answer_of(&x))
+                        .unwrap_or_else(|| "nothing recorded".into())
+                ),
+            ),
+        },
+        (None, _) => (
+            LegOutcome::Unknown,
+            format!("{} has no request with the token", line(url)),
+        ),
+    }
+}
+
+fn leg_c(ev: &Evidence) -> Downstream {
+    let mut outcomes = Map::new();
+    let mut hosts: Vec<String> = Vec::new();
+    let (pairs, refused) = candidates(ev);
     let skips: Vec<String> = ev
         .records_for(leg::DOWNSTREAM)
         .filter_map(|r| match &r.observation {
@@ -207,47 +265,7 @@ fn leg_c(ev: &Evidence) -> Downstream {
                 hosts.push(h);
             }
         }
-        let (o, note) = match (with, without) {
-            (Some(w), wo) => match (w.status(), wo.and_then(|x| x.status())) {
-                (Some(401), _) => (
-                    LegOutcome::Pass,
-                    format!("{} refused the token with 401", line(url)),
-                ),
-                (Some(s @ (200 | 403)), Some(n)) if n != s => (
-                    LegOutcome::Fail,
-                    format!(
-                        "{} answered {s} with the token and {n} without it: it {} the token",
-                        line(url),
-                        if s == 200 {
-                            "accepted"
-                        } else {
-                            "authenticated (then denied authorization for)"
-                        }
-                    ),
-                ),
-                (Some(s), Some(n)) if n == s => (
-                    LegOutcome::Unknown,
-                    format!(
-                        "{} answered {s} with and without the token (no usable comparison)",
-                        line(url)
-                    ),
-                ),
-                _ => (
-                    LegOutcome::Unknown,
-                    format!(
-                        "{} answered {} with the token and {} without (no usable comparison)",
-                        line(url),
-                        answer_of(w),
-                        wo.map(|x| answer_of(&x))
-                            .unwrap_or_else(|| "nothing recorded".into())
-                    ),
-                ),
-            },
-            (None, _) => (
-                LegOutcome::Unknown,
-                format!("{} has no request with the token", line(url)),
-            ),
-        };
+        let (o, note) = compare(url, with, without);
         outcomes.insert(url.clone(), serde_json::to_value(o).unwrap_or(Value::Null));
         match o {
             LegOutcome::Fail => fails.push(note),
