@@ -46,7 +46,7 @@ mod tests {
     use crate::evidence::Evidence;
     use crate::verdict::Outcome;
 
-    // ----- helpers of §6.5 and §7
+    // ----- resource URIs and token scopes
 
     #[test]
     fn resource_coverage_follows_the_sdk_rule() {

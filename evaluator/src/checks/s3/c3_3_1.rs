@@ -1,5 +1,5 @@
-//! 3.3.1: tokens audience-bound via Resource Indicators (spec/checks.md §11.3 3.3.1, §5.3,
-//! §6.3-6.4, §7, §17 item 8). Legs in evaluation order a, c, b:
+//! 3.3.1: tokens audience-bound via Resource Indicators (RFC 8707; docs/checks.md, 3.3.1).
+//! Legs in evaluation order a, c, b:
 //!
 //! * 3.3.1a (no request): every token the run held names the canonical resource among
 //!   its audiences. The canonical resource is the one 3.2.2 uses (the protected-resource
@@ -14,7 +14,8 @@
 //!   refusing to mint a token for a resource it does not serve is the conforming answer,
 //!   but it leaves the server's own audience validation untested → unknown. A minted token
 //!   is presented on a complete `tools/list` (session id, version header, `_meta`) next to
-//!   the same request with the probe's own token (§17 item 8): control not accepted →
+//!   the same request with the probe's own token (a refusal of an incomplete request
+//!   would say nothing about the audience): control not accepted →
 //!   unknown (not attributable); foreign 401/403 → pass; foreign 2xx → fail.
 //!
 //! Gate (shared with 3.2.2, by delegation): no endpoint → ERROR; no token held → UNKNOWN

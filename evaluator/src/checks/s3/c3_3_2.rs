@@ -189,10 +189,10 @@ fn canonical_json(v: &Value) -> String {
 }
 
 /// 3.3.2b: the document the challenge names against the path-inserted well-known one
-/// (both describe this endpoint's resource). The spec compares the challenge document
-/// with the *selected* one, which in candidate order is the challenge document itself
-/// whenever it exists; comparing with the path-inserted document is what makes the leg
-/// able to fail. The root document may describe another resource (RFC 9728 path
+/// (both describe this endpoint's resource). The *selected* document is, in candidate
+/// order, the challenge document itself whenever it exists, so comparing the challenge
+/// document with it could never fail; comparing with the path-inserted document is what
+/// makes the leg able to fail. The root document may describe another resource (RFC 9728 path
 /// insertion) and is recorded, not compared.
 fn leg_3_3_2b(f: &Facts<'_>) -> Leg {
     const ID: &str = "3.3.2b";

@@ -1,5 +1,5 @@
-//! 3.3.5: confused-deputy safeguards for static OAuth client ids (spec/checks.md §11.3
-//! 3.3.5, §17 items 9 and 10). Pre-authentication behaviour only: the collector never
+//! 3.3.5: confused-deputy safeguards for static OAuth client ids (docs/checks.md, 3.3.5).
+//! Pre-authentication behaviour only: the collector never
 //! logs in for these legs (collector/src/legs_deputy.rs).
 //!
 //! Gate 3.3.5-pre, re-derived from the records (the collector's skip notes are only
@@ -13,7 +13,7 @@
 //!   host:port → N/A ("authorizes for itself"). Host means host and port (default ports
 //!   filled in): another port is another origin and another service.
 //! * A scratch registration refused (HTTP status, no `client_id`) → UNKNOWN: the
-//!   condition is not established, which is not "does not apply" (§17 item 10); a
+//!   condition is not established, which is not "does not apply"; a
 //!   transport failure → ERROR.
 //! * The two authorization answers must name the same onward `client_id` in `Location`;
 //!   otherwise N/A (no static client id is seen in use).
@@ -23,11 +23,11 @@
 //! * 3.3.5a: the varied `redirect_uri` drew a `Location` carrying `code` → fail; its host
 //!   is the varied host → fail; a 4xx or an OAuth `error=` in `Location` → pass; the
 //!   registered request not answered 2xx/3xx → error; otherwise unknown.
-//! * 3.3.5b: fabricated callback against the control path (spec `_classify_callback`).
+//! * 3.3.5b: a fabricated callback on the registered path against the control path
+//!   (see `leg_b`).
 //! * 3.3.5c: fails only on evidence of a hand-off to the upstream AS on the shared client
-//!   id, i.e. a 3xx whose `Location` names the static `client_id` for the new client #3
-//!   (§17 item 9); a redirect elsewhere (a login page, a corporate IdP) or a page on the
-//!   AS passes.
+//!   id, i.e. a 3xx whose `Location` names the static `client_id` for the new client #3;
+//!   a redirect elsewhere (a login page, a corporate IdP) or a page on the AS passes.
 
 use mcp_probe_schema::model::{ErrorKind, HttpOutcome};
 use mcp_probe_schema::vocab::{header, leg, LegId};

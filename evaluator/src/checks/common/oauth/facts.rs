@@ -132,9 +132,8 @@ impl<'a> Facts<'a> {
             .find_map(|a| a.doc().map(|d| (a, d)))
     }
 
-    /// Why PRM discovery did not decide (spec §11.3 `unread("prm:")`): empty when a
-    /// document was parsed, or when every candidate answered a clean 404 (the absence
-    /// was observed).
+    /// Why protected-resource discovery did not decide: empty when a document was
+    /// parsed, or when every candidate answered a clean 404 (the absence was observed).
     pub(crate) fn prm_unread(&self) -> Vec<String> {
         if self.docs().next().is_some() {
             return Vec::new();
@@ -189,8 +188,7 @@ impl<'a> Facts<'a> {
             .map_or(0, |a| a.entries.len().saturating_sub(AS_LIST_CAP))
     }
 
-    /// Why the server is seen to offer OAuth (spec §3.6 `offers_oauth`); empty when it
-    /// is not.
+    /// Why the server is seen to offer OAuth; empty when it is not.
     pub(crate) fn signals(&self) -> Vec<String> {
         let mut out = Vec::new();
         let non_oauth = self.challenge().is_some_and(Challenged::non_oauth_only);

@@ -28,7 +28,7 @@ pub(crate) fn issued_lifetime(t: &TokenFacts) -> Option<(i64, &'static str)> {
     (d.abs() < 1e15).then_some((d as i64, "exp - iat of the JWT claims"))
 }
 
-/// Granted scopes (spec §7 `observed_scopes`): the token response's `scope` wins even
+/// Granted scopes: the token response's `scope` wins even
 /// when empty; else claim `scope`, else `scp` (a string split on whitespace, or a list's
 /// strings); a claim of another type is skipped. `None` (unobserved) is not `Some([])`
 /// (observed empty).

@@ -99,9 +99,10 @@ pub(crate) fn prm_well_known(endpoint: &str) -> Vec<String> {
     vec![inserted, root]
 }
 
-/// The RFC 8414 / OIDC discovery URLs of an issuer (spec §5.1 item 4, plus the RFC 8414
-/// form appended to the issuer, which some clients try); `None` when the issuer is not
-/// an http(s) URL.
+/// The RFC 8414 / OIDC discovery URLs of an issuer (the well-known suffix inserted
+/// before the issuer's path, then the OIDC form appended to it, plus the RFC 8414 form
+/// appended to the issuer, which some clients try); `None` when the issuer is not an
+/// http(s) URL.
 pub(crate) fn as_forms(issuer: &str) -> Option<Vec<String>> {
     let u = Url::parse(issuer).ok()?;
     if !matches!(u.scheme(), "http" | "https") || u.host_str().is_none() {

@@ -1,5 +1,5 @@
-//! 3.3.4e: was the operator's out-of-scope call refused *for its scope*? (spec/checks.md
-//! §11.3 3.3.4e, §17 item 11). Reads the `3.3.4e.call` leg
+//! 3.3.4e: was the operator's out-of-scope call refused *for its scope*? (docs/checks.md,
+//! 3.3.4). Reads the `3.3.4e.call` leg
 //! (collector/src/legs_scope.rs). No substring markers: only the OAuth signals that name
 //! the reason count as a scope refusal —
 //!
@@ -23,7 +23,7 @@ use crate::verdict::{Leg, LegOutcome};
 
 /// The leg id this grades.
 pub const LEG: &str = "3.3.4e";
-/// Probe input naming the tool outside the grant (spec §9.3).
+/// Probe input naming the tool outside the grant (an operator input of the collector).
 pub const INPUT_TOOL: &str = "scope_probe_tool";
 /// Probe input with its arguments.
 pub const INPUT_ARGUMENTS: &str = "scope_probe_arguments";
@@ -289,7 +289,7 @@ mod tests {
 
     #[test]
     fn substrings_are_not_markers() {
-        // §17 item 11: "scope", "401", "403", "permission" in text decide nothing.
+        // "scope", "401", "403", "permission" in text decide nothing.
         let (o, _) = outcome(
             named(),
             vec![call(403, "permission denied: scope 401 403", &[])],

@@ -429,7 +429,7 @@ fn leg_b_branches() {
 
 #[test]
 fn leg_c_fails_only_on_the_shared_client_id() {
-    // §17 item 9: a redirect to another host (a corporate IdP) is not a hand-off.
+    // A redirect to another host (a corporate IdP) is not a hand-off.
     let o = full(
         varied(400, None),
         good_b(),
