@@ -2,14 +2,14 @@
 
 use mcp_probe_schema::model::Era;
 use mcp_probe_schema::vocab::leg;
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::{json, Map, Value};
 
 use crate::check::{Check, Context, Legs, Needs};
 use crate::checks::common::oauth::challenge::Unauth;
 use crate::checks::common::oauth::facts::Facts;
 use crate::checks::common::oauth::gate::{combine, legs_map, shown_value, DETECTION};
 use crate::checks::common::oauth::tokens::{claims, issued_lifetime, token_label};
-use crate::checks::common::values::or_null;
 use crate::evidence::Evidence;
 use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome, Outcome};
@@ -33,6 +33,23 @@ const REDUCTION_3_1_2: &str = "the lifetime limit is the benchmark's baseline (3
      iss parameter, dynamic client registration, client authentication methods) and never move the \
      verdict; the authorization server's OAuth 2.1 / OIDC conformance is not tested beyond that metadata";
 
+/// What 3.1.2 reports besides its legs, in report order.
+#[derive(Serialize)]
+struct Check3_1_2Facts<'a> {
+    legs: Map<String, Value>,
+    auth_required: bool,
+    /// The leg whose record holds the unauthenticated challenge.
+    challenge_source: Option<&'a str>,
+    /// Every `WWW-Authenticate` field of that challenge.
+    www_authenticate: Option<&'a [String]>,
+    resource_metadata: Option<String>,
+    /// Per token: its issued lifetime in seconds, or null when not readable.
+    token_lifetimes_seconds: Vec<Value>,
+    lifetime_limit_seconds: i64,
+    /// The issuer whose metadata legs c and d quote.
+    authorization_server: Option<String>,
+}
+
 impl Check for Check3_1_2 {
     fn legs(&self, era: Option<Era>) -> Legs {
         // Detection past the gate; the unauthenticated leg and discovery when present
@@ -55,22 +72,19 @@ impl Check for Check3_1_2 {
         let (c, d, server) = legs_3_1_2cd(&f);
         let legs = vec![a, b, c, d];
         let challenge = f.challenge();
-        Outcome::from_legs(legs.clone(), REDUCTION_3_1_2)
+        let facts = Check3_1_2Facts {
+            legs: legs_map(&legs),
+            auth_required: f.auth_required,
+            challenge_source: challenge.map(|c| c.source.as_str()),
+            www_authenticate: challenge.map(|c| c.fields.as_slice()),
+            resource_metadata: challenge.and_then(|c| c.resource_metadata()).map(line),
+            token_lifetimes_seconds: lifetimes,
+            lifetime_limit_seconds: MAX_TOKEN_LIFETIME_SECS,
+            authorization_server: server,
+        };
+        Outcome::from_legs(legs, REDUCTION_3_1_2)
             .with_records(f.seqs())
-            .with_detail("legs", legs_map(&legs))
-            .with_detail("auth_required", f.auth_required)
-            .with_detail("challenge_source", or_null(challenge.map(|c| c.source)))
-            .with_detail(
-                "www_authenticate",
-                challenge.map_or(Value::Null, |c| json!(c.fields)),
-            )
-            .with_detail(
-                "resource_metadata",
-                or_null(challenge.and_then(|c| c.resource_metadata()).map(line)),
-            )
-            .with_detail("token_lifetimes_seconds", Value::Array(lifetimes))
-            .with_detail("lifetime_limit_seconds", MAX_TOKEN_LIFETIME_SECS)
-            .with_detail("authorization_server", or_null(server))
+            .with_facts(&facts)
     }
 }
 

@@ -7,14 +7,14 @@ use std::collections::BTreeSet;
 use mcp_probe_schema::model::Era;
 use mcp_probe_schema::vocab::leg;
 use mcp_probe_schema::vocab::well_known::AS_LIST_CAP;
-use serde_json::json;
+use serde::Serialize;
+use serde_json::{json, Map, Value};
 
 use crate::check::{Check, Context, Legs, Needs};
 use crate::checks::common::oauth::challenge::{Challenged, Unauth};
 use crate::checks::common::oauth::facts::Facts;
 use crate::checks::common::oauth::gate::{baseline_for, describe_baseline, legs_map, shown, Gated};
 use crate::checks::common::oauth::tokens::{admin_tier, dedup, wildcards};
-use crate::checks::common::values::or_null;
 use crate::evidence::Evidence;
 use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome, Outcome, Verdict};
@@ -46,6 +46,21 @@ const LEGS: Gated = Gated {
     gated: 2,
 };
 
+/// What 3.3.4 reports besides its legs, in report order; a scope list is null when it
+/// was not observed (distinct from observed empty).
+#[derive(Serialize)]
+struct Check3_3_4Facts<'a> {
+    legs: Map<String, Value>,
+    /// The `scope` of the unauthenticated challenge.
+    challenge_scope: Option<&'a str>,
+    /// The scopes the run's tokens were granted.
+    granted_scopes: Option<&'a [String]>,
+    /// The protected-resource metadata's `scopes_supported`.
+    advertised_scopes: Option<&'a [String]>,
+    /// The resolved authorization servers' `scopes_supported`.
+    authorization_server_scopes: Option<&'a [String]>,
+}
+
 impl Check for Check3_3_4 {
     fn legs(&self, era: Option<Era>) -> Legs {
         LEGS.legs(era)
@@ -65,18 +80,13 @@ impl Check for Check3_3_4 {
         let resource_scopes = f.resource_scopes();
         let as_scopes = f.as_scopes();
         let finish = |o: Outcome, legs: &[Leg]| {
-            o.with_records(f.seqs())
-                .with_detail("legs", legs_map(legs))
-                .with_detail("challenge_scope", or_null(challenge_scope.clone()))
-                .with_detail("granted_scopes", or_null(granted.clone().map(|g| json!(g))))
-                .with_detail(
-                    "advertised_scopes",
-                    or_null(resource_scopes.clone().map(|g| json!(g))),
-                )
-                .with_detail(
-                    "authorization_server_scopes",
-                    or_null(as_scopes.clone().map(|g| json!(g))),
-                )
+            o.with_records(f.seqs()).with_facts(&Check3_3_4Facts {
+                legs: legs_map(legs),
+                challenge_scope: challenge_scope.as_deref(),
+                granted_scopes: granted.as_deref(),
+                advertised_scopes: resource_scopes.as_deref(),
+                authorization_server_scopes: as_scopes.as_deref(),
+            })
         };
         if f.signals().is_empty() {
             let unread = f.prm_unread();
