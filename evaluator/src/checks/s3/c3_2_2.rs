@@ -1,7 +1,8 @@
 //! 3.2.2: no token passthrough (the token's audience is this resource).
 
 use mcp_probe_schema::model::Era;
-use serde_json::{json, Map, Value};
+use serde::Serialize;
+use serde_json::{Map, Value};
 
 use crate::check::{Check, Context, Legs, Needs};
 use crate::checks::common::oauth::gate::{combine, legs_map, shown, DISCOVERY};
@@ -21,6 +22,20 @@ const REDUCTION_3_2_2: &str = "the token's audience stands in for \"no passthrou
      forwards a client's token downstream is not observable from outside; an extra audience may be a \
      genuine downstream API the token was also issued for (the token alone cannot say); opaque tokens are \
      not introspected";
+
+/// What 3.2.2 reports besides its legs, in report order. Without a token only `legs`
+/// (empty) and `extra_audiences` (null) are reported.
+#[derive(Serialize)]
+struct Check3_2_2Facts {
+    legs: Map<String, Value>,
+    /// Audiences of the tokens beyond the canonical resource.
+    extra_audiences: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    audiences: Option<Vec<String>>,
+    /// The resource the audiences are compared with (3.3.1 reads it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    canonical_resource: Option<String>,
+}
 
 impl Check for Check3_2_2 {
     fn legs(&self, era: Option<Era>) -> Legs {
@@ -72,8 +87,12 @@ impl Check for Check3_2_2 {
             };
             return Outcome::single(v, text, REDUCTION_3_2_2)
                 .with_records(seqs)
-                .with_detail("legs", Map::new())
-                .with_detail("extra_audiences", Value::Null);
+                .with_facts(&Check3_2_2Facts {
+                    legs: Map::new(),
+                    extra_audiences: None,
+                    audiences: None,
+                    canonical_resource: None,
+                });
         }
         let Some(endpoint_uri) = canonical_resource(&f.endpoint) else {
             return Outcome::single(
@@ -157,10 +176,12 @@ impl Check for Check3_2_2 {
         let legs = vec![l];
         Outcome::from_legs(legs.clone(), REDUCTION_3_2_2)
             .with_records(seqs)
-            .with_detail("legs", legs_map(&legs))
-            .with_detail("extra_audiences", json!(dedup(extras_all)))
-            .with_detail("audiences", json!(dedup(auds_all)))
-            .with_detail("canonical_resource", canonical)
+            .with_facts(&Check3_2_2Facts {
+                legs: legs_map(&legs),
+                extra_audiences: Some(dedup(extras_all)),
+                audiences: Some(dedup(auds_all)),
+                canonical_resource: Some(canonical),
+            })
     }
 }
 

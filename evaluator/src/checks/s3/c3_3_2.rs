@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use mcp_probe_schema::model::Era;
 use mcp_probe_schema::vocab::leg;
 use mcp_probe_schema::vocab::well_known::AS_LIST_CAP;
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use crate::check::{Check, Context, Legs, Needs};
@@ -34,6 +35,22 @@ const REDUCTION_3_3_2: &str = "bounded discovery: at most 5 advertised authoriza
      approved list; not graded by design: the collector's network guard itself and write permissions on \
      the metadata source";
 
+/// What 3.3.2 reports besides its legs, in report order.
+#[derive(Serialize)]
+struct Check3_3_2Facts<'a> {
+    legs: Map<String, Value>,
+    /// Protected-resource metadata URLs that served a document.
+    discovery_paths_answered: Vec<String>,
+    /// Every discovery record, described.
+    discovery_attempts: Vec<String>,
+    /// The selected document's `authorization_servers` (null: no document).
+    authorization_servers_advertised: Option<&'a [String]>,
+    authorization_servers_resolved: Vec<&'a str>,
+    authorization_servers_cap: usize,
+    authorization_servers_past_cap: usize,
+    guard_refused_urls: Vec<String>,
+}
+
 impl Check for Check3_3_2 {
     fn legs(&self, era: Option<Era>) -> Legs {
         // discovery.as is read per advertised server (an advertised server with no record
@@ -51,23 +68,22 @@ impl Check for Check3_3_2 {
             Err(o) => return *o,
         };
         let details = |o: Outcome, f: &Facts<'_>, legs: &[Leg]| {
-            let advertised = f
-                .advertised
-                .as_ref()
-                .map_or(Value::Null, |a| json!(a.entries));
-            let resolved: Vec<&str> = f.resolved().map(|(s, _)| s.entry.as_str()).collect();
-            o.with_records(f.seqs())
-                .with_detail("legs", legs_map(legs))
-                .with_detail(
-                    "discovery_paths_answered",
-                    json!(f.docs().map(|a| a.url.clone()).collect::<Vec<_>>()),
-                )
-                .with_detail("discovery_attempts", json!(f.attempts_shown()))
-                .with_detail("authorization_servers_advertised", advertised)
-                .with_detail("authorization_servers_resolved", json!(resolved))
-                .with_detail("authorization_servers_cap", AS_LIST_CAP)
-                .with_detail("authorization_servers_past_cap", f.past_cap())
-                .with_detail("guard_refused_urls", json!(f.guard_refused_urls()))
+            o.with_records(f.seqs()).with_facts(&Check3_3_2Facts {
+                legs: legs_map(legs),
+                discovery_paths_answered: f.docs().map(|a| a.url.clone()).collect(),
+                discovery_attempts: f.attempts_shown(),
+                authorization_servers_advertised: f
+                    .advertised
+                    .as_ref()
+                    .map(|a| a.entries.as_slice()),
+                authorization_servers_resolved: f
+                    .resolved()
+                    .map(|(s, _)| s.entry.as_str())
+                    .collect(),
+                authorization_servers_cap: AS_LIST_CAP,
+                authorization_servers_past_cap: f.past_cap(),
+                guard_refused_urls: f.guard_refused_urls(),
+            })
         };
         let unread = f.prm_unread();
         let no_doc = f.selected().is_none();

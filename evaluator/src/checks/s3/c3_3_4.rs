@@ -8,7 +8,7 @@ use mcp_probe_schema::model::Era;
 use mcp_probe_schema::vocab::leg;
 use mcp_probe_schema::vocab::well_known::AS_LIST_CAP;
 use serde::Serialize;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use crate::check::{Check, Context, Legs, Needs};
 use crate::checks::common::oauth::challenge::{Challenged, Unauth};
