@@ -24,6 +24,7 @@
 
 use mcp_probe_schema::model::{ErrorKind, HttpOutcome, TokenFacts};
 use mcp_probe_schema::vocab::{header, leg, LegId};
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use crate::check::{Check, Context, Legs, Needs};
@@ -497,6 +498,28 @@ fn held(ev: &Evidence) -> Vec<String> {
         .collect()
 }
 
+/// What 3.3.1 reports besides its legs, in report order.
+#[derive(Serialize)]
+struct Check3_3_1Facts {
+    legs: Map<String, Value>,
+    /// The resource the audiences are compared with (3.2.2's).
+    canonical_resource: Option<String>,
+    /// 3.3.1c candidates screened out before sending, by URL: why.
+    candidates_refused: Map<String, Value>,
+    /// The resource the wrong-audience token was asked for (3.3.1b).
+    wrong_resource: Option<String>,
+    hosts_probed: Vec<String>,
+    /// 3.3.1c outcome per candidate URL.
+    downstream_outcomes: Map<String, Value>,
+}
+
+/// What 3.3.1 reports when its gate (3.2.2's, or no token) ends the grading.
+#[derive(Serialize)]
+struct Check3_3_1GateFacts {
+    legs: Map<String, Value>,
+    hosts_probed: [String; 0],
+}
+
 impl Check for Check3_3_1 {
     fn legs(&self, _era: Option<Era>) -> Legs {
         // Every leg is read when present: the gate is 3.2.2's, whose outcome (a missing
@@ -552,8 +575,10 @@ impl Check for Check3_3_1 {
             };
             return Outcome::single(verdict, text, REDUCTION)
                 .with_records(gate.records.iter().copied())
-                .with_detail("legs", legs)
-                .with_detail("hosts_probed", json!([]));
+                .with_facts(&Check3_3_1GateFacts {
+                    legs,
+                    hosts_probed: [],
+                });
         }
         let canonical = gate
             .details
@@ -620,18 +645,14 @@ impl Check for Check3_3_1 {
         let legs = vec![a, c, b];
         Outcome::from_legs(legs.clone(), REDUCTION)
             .with_records(records)
-            .with_detail("legs", legs_map(&legs))
-            .with_detail(
-                "canonical_resource",
-                canonical.map_or(Value::Null, Value::String),
-            )
-            .with_detail("candidates_refused", refused)
-            .with_detail(
-                "wrong_resource",
-                resource.map_or(Value::Null, Value::String),
-            )
-            .with_detail("hosts_probed", json!(hosts))
-            .with_detail("downstream_outcomes", outcomes)
+            .with_facts(&Check3_3_1Facts {
+                legs: legs_map(&legs),
+                canonical_resource: canonical,
+                candidates_refused: refused,
+                wrong_resource: resource,
+                hosts_probed: hosts,
+                downstream_outcomes: outcomes,
+            })
     }
 }
 
