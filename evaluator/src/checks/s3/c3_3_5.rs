@@ -31,6 +31,7 @@
 
 use mcp_probe_schema::model::{ErrorKind, HttpOutcome};
 use mcp_probe_schema::vocab::{header, leg, LegId};
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 use url::Url;
 
@@ -233,7 +234,7 @@ fn gate(ev: &Evidence) -> Result<(Url, u64), Box<Outcome>> {
                  was advertised, so no authorization server is fronted and nothing was registered",
                 REDUCTION,
             )
-            .with_detail("legs", Map::new())
+            .with_facts(&Check3_3_5Facts::legs(json!({})))
         } else {
             Outcome::single(
                 Verdict::Unknown,
@@ -244,7 +245,7 @@ fn gate(ev: &Evidence) -> Result<(Url, u64), Box<Outcome>> {
                 ),
                 REDUCTION,
             )
-            .with_detail("legs", json!({PRE: "unknown"}))
+            .with_facts(&Check3_3_5Facts::legs(json!({PRE: "unknown"})))
         }));
     };
     let issuer = m
@@ -262,7 +263,7 @@ fn gate(ev: &Evidence) -> Result<(Url, u64), Box<Outcome>> {
                 ),
                 REDUCTION,
             )
-            .with_detail("legs", Map::new()))),
+            .with_facts(&Check3_3_5Facts::legs(json!({}))))),
             Some(v) => match v.as_str().map(Url::parse) {
                 Some(Ok(u)) if matches!(u.scheme(), "http" | "https") && u.has_host() => Ok(u),
                 _ => Err(Box::new(Outcome::single(
@@ -273,7 +274,7 @@ fn gate(ev: &Evidence) -> Result<(Url, u64), Box<Outcome>> {
                     ),
                     REDUCTION,
                 )
-                .with_detail("legs", json!({PRE: "unknown"})))),
+                .with_facts(&Check3_3_5Facts::legs(json!({PRE: "unknown"}))))),
             },
         }
     };
@@ -293,7 +294,7 @@ fn gate(ev: &Evidence) -> Result<(Url, u64), Box<Outcome>> {
             ),
             REDUCTION,
         )
-        .with_detail("legs", Map::new())));
+        .with_facts(&Check3_3_5Facts::legs(json!({})))));
     }
     Ok((authorize, seq))
 }
@@ -314,6 +315,30 @@ const LEGS: Gated = Gated {
     ],
     gated: 1,
 };
+
+/// What 3.3.5 reports besides its legs, in report order: `registrations` once scratch
+/// clients were registered, `downstream_client_ids` once their authorization answers
+/// were compared.
+#[derive(Serialize)]
+struct Check3_3_5Facts<'a> {
+    legs: Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    registrations: Option<&'a [String]>,
+    /// The onward `client_id` each authorization answer named.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    downstream_client_ids: Option<&'a [Option<String>]>,
+}
+
+impl Check3_3_5Facts<'_> {
+    /// Only the legs: none (N/A) or the pre-condition's outcome.
+    fn legs(legs: Value) -> Self {
+        Check3_3_5Facts {
+            legs,
+            registrations: None,
+            downstream_client_ids: None,
+        }
+    }
+}
 
 impl Check for Check3_3_5 {
     fn legs(&self, era: Option<Era>) -> Legs {
@@ -341,10 +366,16 @@ impl Check for Check3_3_5 {
         for l in &LEGS.legs[2..] {
             records.extend(ev.seqs(*l));
         }
-        let pre_only = |verdict: Verdict, outcome: LegOutcome, text: String| {
+        let pre_only = |verdict: Verdict,
+                        outcome: LegOutcome,
+                        text: String,
+                        registrations: Option<&[String]>| {
             Outcome::single(verdict, text, REDUCTION)
                 .with_records(records.clone())
-                .with_detail("legs", json!({PRE: outcome}))
+                .with_facts(&Check3_3_5Facts {
+                    registrations,
+                    ..Check3_3_5Facts::legs(json!({PRE: outcome}))
+                })
         };
         if !ev.has_leg(leg::DEPUTY_REGISTER) {
             if ev.revision().is_none() {
@@ -356,6 +387,7 @@ impl Check for Check3_3_5 {
                          the 3.3.5 legs were not sent",
                         line(authorize.as_str())
                     ),
+                    None,
                 );
             }
             return missing(leg::DEPUTY_REGISTER).with_records(records);
@@ -391,14 +423,16 @@ impl Check for Check3_3_5 {
         let legs = vec![pre, a, b, c];
         Outcome::from_legs(legs.clone(), REDUCTION)
             .with_records(records)
-            .with_detail("legs", legs_map(&legs))
-            .with_detail("registrations", json!(ids))
-            .with_detail("downstream_client_ids", json!(onward))
+            .with_facts(&Check3_3_5Facts {
+                legs: Value::Object(legs_map(&legs)),
+                registrations: Some(&ids),
+                downstream_client_ids: Some(&onward),
+            })
     }
 }
 
 /// The outcome of the pre-condition alone, with the records read so far.
-type PreOnly<'a> = &'a dyn Fn(Verdict, LegOutcome, String) -> Outcome;
+type PreOnly<'a> = &'a dyn Fn(Verdict, LegOutcome, String, Option<&[String]>) -> Outcome;
 
 /// Scratch clients #1 and #2: their client ids, or the outcome that ends the grading.
 fn scratch_clients(ev: &Evidence, pre_only: PreOnly<'_>) -> Result<Vec<String>, Box<Outcome>> {
@@ -413,18 +447,20 @@ fn scratch_clients(ev: &Evidence, pre_only: PreOnly<'_>) -> Result<Vec<String>, 
                         Verdict::Unknown,
                         LegOutcome::Unknown,
                         format!(
-                        "whether a static client id is in use is not established: {why} (a refused \
-                         registration says nothing about the deputy)"
+                            "whether a static client id is in use is not established: {why} (a refused \
+                             registration says nothing about the deputy)"
+                        ),
+                        Some(&ids),
                     ),
-                    )
-                    .with_detail("registrations", json!(ids)),
                 ));
             }
             Registered::Failed(why) => {
-                return Err(Box::new(
-                    pre_only(Verdict::Error, LegOutcome::Error, why)
-                        .with_detail("registrations", json!(ids)),
-                ));
+                return Err(Box::new(pre_only(
+                    Verdict::Error,
+                    LegOutcome::Error,
+                    why,
+                    Some(&ids),
+                )));
             }
         }
     }
@@ -436,10 +472,12 @@ fn scratch_clients(ev: &Evidence, pre_only: PreOnly<'_>) -> Result<Vec<String>, 
             .unwrap_or_else(|| {
                 format!("{} scratch registration(s) recorded, two needed", ids.len())
             });
-        return Err(Box::new(
-            pre_only(Verdict::Unknown, LegOutcome::Unknown, why)
-                .with_detail("registrations", json!(ids)),
-        ));
+        return Err(Box::new(pre_only(
+            Verdict::Unknown,
+            LegOutcome::Unknown,
+            why,
+            Some(&ids),
+        )));
     }
     Ok(ids)
 }
@@ -463,8 +501,8 @@ fn shared_client_id(
                 record_note(x),
                 answer_of(x)
             ),
-        )
-        .with_detail("registrations", json!(ids))));
+            Some(ids),
+        )));
     }
     let onward: Vec<Option<String>> = auths
         .iter()
@@ -509,9 +547,11 @@ fn shared_client_id(
                 REDUCTION,
             )
             .with_records(records.iter().copied())
-            .with_detail("legs", Map::new())
-            .with_detail("registrations", json!(ids))
-            .with_detail("downstream_client_ids", json!(onward))));
+            .with_facts(&Check3_3_5Facts {
+                registrations: Some(ids),
+                downstream_client_ids: Some(&onward),
+                ..Check3_3_5Facts::legs(json!({}))
+            })));
         }
     };
     Ok((static_id, onward))
