@@ -111,9 +111,14 @@ fn mint(status: u16, body: Value, resource: &str) -> Record {
         fingerprint(b"rt"),
         url::form_urlencoded::byte_serialize(resource.as_bytes()).collect::<String>()
     );
+    token_request(leg::FOREIGN_MINT, &req, status, &body)
+}
+
+/// A request to the token endpoint serving `l`, answered `status` with `body`.
+fn token_request(l: LegId, req: &str, status: u16, body: &Value) -> Record {
     let mut r = exchange(
-        &[leg::FOREIGN_MINT],
-        &req,
+        &[l],
+        req,
         status,
         "application/json",
         &body.to_string(),
@@ -136,18 +141,12 @@ fn restore(status: u16) -> Record {
     } else {
         json!({"error": "invalid_grant"})
     };
-    let mut r = exchange(
-        &[leg::FOREIGN_RESTORE],
+    token_request(
+        leg::FOREIGN_RESTORE,
         "grant_type=refresh_token",
         status,
-        "application/json",
-        &body.to_string(),
-        &[],
-    );
-    if let Observation::Http(x) = &mut r.observation {
-        x.request.url = "http://127.0.0.1:9/token".into();
-    }
-    r
+        &body,
+    )
 }
 
 fn pair(control: u16, foreign: u16) -> Vec<Record> {
@@ -296,6 +295,12 @@ fn leg_a_branches() {
     assert_eq!(leg_of(&o, LEG_A), LegOutcome::Unknown, "{o:?}");
 }
 
+/// Leg `id` of `o` has `outcome`, and its note contains `part`.
+fn assert_leg(o: &Outcome, id: &str, outcome: LegOutcome, part: &str) {
+    assert_eq!(leg_of(o, id), outcome, "{o:?}");
+    assert!(note_of(o, id).contains(part), "{o:?}");
+}
+
 #[test]
 fn leg_a_uses_a_covering_prm_resource() {
     let mut recs = vec![detect(200), prm_doc("http://127.0.0.1:8080/")];
@@ -303,11 +308,7 @@ fn leg_a_uses_a_covering_prm_resource() {
     let mut ev = evidence(Some(session(Some("2025-11-25"), json!({}), None)), recs);
     ev.payload.tokens = vec![jwt_facts(json!("http://127.0.0.1:8080/"))];
     let o = run(&C3_3_1, &ev, &Context::default());
-    assert_eq!(leg_of(&o, LEG_A), LegOutcome::Pass, "{o:?}");
-    assert!(
-        note_of(&o, LEG_A).contains("protected-resource metadata"),
-        "{o:?}"
-    );
+    assert_leg(&o, LEG_A, LegOutcome::Pass, "protected-resource metadata");
 }
 
 #[test]
@@ -342,17 +343,11 @@ fn minted(control: u16, foreign: u16, restored: Option<u16>) -> Outcome {
 #[test]
 fn leg_b_foreign_refused_passes_and_names_the_restore() {
     let o = minted(200, 401, Some(200));
-    assert_eq!(leg_of(&o, LEG_B), LegOutcome::Pass, "{o:?}");
-    assert!(note_of(&o, LEG_B).contains("chain was restored"), "{o:?}");
+    assert_leg(&o, LEG_B, LegOutcome::Pass, "chain was restored");
     let o = minted(200, 403, None);
-    assert_eq!(leg_of(&o, LEG_B), LegOutcome::Pass, "{o:?}");
-    assert!(note_of(&o, LEG_B).contains("still stands"), "{o:?}");
+    assert_leg(&o, LEG_B, LegOutcome::Pass, "still stands");
     let o = minted(200, 401, Some(400));
-    assert_eq!(leg_of(&o, LEG_B), LegOutcome::Pass, "{o:?}");
-    assert!(
-        note_of(&o, LEG_B).contains("restore did not succeed"),
-        "{o:?}"
-    );
+    assert_leg(&o, LEG_B, LegOutcome::Pass, "restore did not succeed");
 }
 
 #[test]
@@ -365,8 +360,7 @@ fn leg_b_foreign_accepted_fails() {
 #[test]
 fn leg_b_control_refused_is_unknown() {
     let o = minted(401, 401, Some(200));
-    assert_eq!(leg_of(&o, LEG_B), LegOutcome::Unknown, "{o:?}");
-    assert!(note_of(&o, LEG_B).contains("not attributable"), "{o:?}");
+    assert_leg(&o, LEG_B, LegOutcome::Unknown, "not attributable");
     let o = minted(200, 400, Some(200));
     assert_eq!(leg_of(&o, LEG_B), LegOutcome::Unknown, "{o:?}");
 }
@@ -383,8 +377,7 @@ fn leg_b_current_token_again_is_unknown() {
             "not sent: the authorization server answered with the current access token again",
         ),
     ]);
-    assert_eq!(leg_of(&o, LEG_B), LegOutcome::Unknown, "{o:?}");
-    assert!(note_of(&o, LEG_B).contains("current access token"), "{o:?}");
+    assert_leg(&o, LEG_B, LegOutcome::Unknown, "current access token");
 }
 
 #[test]
@@ -396,8 +389,7 @@ fn leg_b_skipped_and_transport_error_are_unknown() {
             "not sent: no refresh token (the credential was not obtained by an OAuth login of this run, e.g. --token-env)",
         ),
     ]);
-    assert_eq!(leg_of(&o, LEG_B), LegOutcome::Unknown, "{o:?}");
-    assert!(note_of(&o, LEG_B).contains("no refresh token"), "{o:?}");
+    assert_leg(&o, LEG_B, LegOutcome::Unknown, "no refresh token");
     let mut m = mint(200, json!({}), "https://cis-probe.invalid/wrong-audience");
     if let Observation::Http(HttpExchange { outcome, .. }) = &mut m.observation {
         *outcome = HttpOutcome::Error(TransportError {
@@ -406,8 +398,7 @@ fn leg_b_skipped_and_transport_error_are_unknown() {
         });
     }
     let o = full(vec![no_downstream(), m]);
-    assert_eq!(leg_of(&o, LEG_B), LegOutcome::Unknown, "{o:?}");
-    assert!(note_of(&o, LEG_B).contains("no answer"), "{o:?}");
+    assert_leg(&o, LEG_B, LegOutcome::Unknown, "no answer");
 }
 
 #[test]
