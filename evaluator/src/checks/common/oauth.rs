@@ -2,16 +2,16 @@
 //!
 //! Nothing here sends anything: the collector records, the checks decide. The checks read
 //!
-//! * the unauthenticated challenge ([`challenge`]): the 401 on `endpoint.detect` when the
+//! * the unauthenticated challenge (`challenge`): the 401 on `endpoint.detect` when the
 //!   run presented no credential, else the `2.3.unauthenticated` leg (the one request
 //!   sent without the run's credential); its `WWW-Authenticate` is parsed from the raw
 //!   bytes by [`mcp_probe_schema::www_authenticate::parse`] (RFC 9110 §11.6.1; never
 //!   panics, so a non-ASCII byte cannot turn 3.1.2 into ERROR);
 //! * `discovery.prm`: one GET per RFC 9728 candidate URL, and `discovery.as`: the RFC 8414
 //!   / OIDC forms per advertised authorization server (at most
-//!   [`mcp_probe_schema::vocab::well_known::AS_LIST_CAP`]) ([`discovery`], [`uris`]);
+//!   [`mcp_probe_schema::vocab::well_known::AS_LIST_CAP`]) (`discovery`, `uris`);
 //! * `payload.tokens`: facts about the access tokens the run held, never the tokens
-//!   ([`tokens`]).
+//!   (`tokens`).
 //!
 //! "Offers OAuth" is any of: the endpoint refused an unauthenticated request with 401/403
 //! (unless every challenge names a non-OAuth scheme only, such as `Basic`), a token is
@@ -22,7 +22,7 @@
 //! that is not a JSON object leaves discovery *unread*, and the verdict is UNKNOWN, never
 //! N/A. 3.1.2a fails on such a server: an unauthenticated request reached a response.
 //!
-//! The discovery legs are needed only once an endpoint answered ([`gate::prelude`]: a
+//! The discovery legs are needed only once an endpoint answered (`gate::Gated::prelude`: a
 //! bundle without an endpoint is ERROR "no MCP endpoint"); a bundle from a collector that
 //! predates discovery is ERROR naming the missing leg, with the runner's wording.
 
@@ -37,7 +37,6 @@ pub(crate) mod uris;
 
 #[cfg(test)]
 mod tests {
-
     use crate::check::Check;
     use crate::checks::common::oauth::testing::*;
     use crate::checks::common::oauth::tokens::{admin_tier, observed_scopes, wildcards};

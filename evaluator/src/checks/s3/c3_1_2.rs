@@ -1,4 +1,8 @@
-//! 3.1.2: OAuth 2.1 / OIDC or short-lived tokens for remote servers.
+//! 3.1.2: OAuth 2.1 / OIDC or short-lived tokens for remote servers (docs/checks.md,
+//! 3.1.2). 3.1.2a: the unauthenticated request is refused with a 401 naming
+//! `resource_metadata`; 3.1.2b: every token's issued lifetime is within
+//! [`MAX_TOKEN_LIFETIME_SECS`]; 3.1.2c and d record authorization-server metadata and never
+//! move the verdict. The challenge, discovery and tokens are read by `common::oauth`.
 
 use mcp_probe_schema::model::Era;
 use mcp_probe_schema::vocab::leg;

@@ -1,4 +1,7 @@
-//! 3.2.2: no token passthrough (the token's audience is this resource).
+//! 3.2.2: token passthrough to downstream APIs forbidden (docs/checks.md, 3.2.2): every
+//! audience of the tokens the run held is this resource (the protected-resource metadata
+//! `resource` when it covers the endpoint's canonical URI, else that URI). N/A only when
+//! the absence of OAuth was observed. 3.3.1 grades behind this check's gate.
 
 use mcp_probe_schema::model::Era;
 use serde::Serialize;

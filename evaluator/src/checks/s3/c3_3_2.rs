@@ -1,4 +1,7 @@
-//! 3.3.2: authorization-server discovery and metadata integrity.
+//! 3.3.2: OAuth discovery metadata over TLS and validated (docs/checks.md, 3.3.2). Legs a
+//! to g read the endpoint's transport, the protected-resource metadata documents and the
+//! advertised authorization servers' metadata; 3.3.2f compares the advertised list with a
+//! baseline bundle of the same endpoint.
 
 use std::collections::BTreeSet;
 

@@ -1,4 +1,8 @@
-//! 3.3.4: OAuth scopes minimized and elevated progressively.
+//! 3.3.4: OAuth scopes minimized and elevated progressively (docs/checks.md, 3.3.4). Legs:
+//! a, the granted scopes are readable; b, none is a wildcard or admin-tier scope; c, the
+//! grant against a baseline bundle; d, the advertised `scopes_supported` likewise; e, the
+//! operator's out-of-scope call is refused for its scope ([`scope_probe`]); f, scopes are
+//! discoverable.
 
 pub mod scope_probe;
 

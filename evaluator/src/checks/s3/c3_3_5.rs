@@ -88,7 +88,7 @@ fn body_text(x: &Exchange<'_>) -> String {
         .unwrap_or_default()
 }
 
-/// "HTTP 303" or "no answer (<kind>: <message>)".
+/// `"HTTP 303"` or `"no answer (<kind>: <message>)"`.
 fn answer_of(x: &Exchange<'_>) -> String {
     match &x.http.outcome {
         HttpOutcome::Response(r) => format!("HTTP {}", r.status),

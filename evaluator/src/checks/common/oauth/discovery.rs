@@ -128,7 +128,7 @@ impl Attempt {
         }
     }
 
-    /// "<url> (record #n: why)".
+    /// `"<url> (record #n: why)"`.
     pub(crate) fn shown(&self) -> String {
         if self.url.is_empty() {
             format!("record #{} ({})", self.seq, self.why())

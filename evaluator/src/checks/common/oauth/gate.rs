@@ -106,7 +106,7 @@ pub(crate) fn legs_map(legs: &[Leg]) -> Map<String, Value> {
         .collect()
 }
 
-/// "baseline <path> collected <time>".
+/// `"baseline <path> collected <time>"`.
 pub(crate) fn describe_baseline(b: &Evidence) -> String {
     format!(
         "baseline {} collected {}",
