@@ -8,6 +8,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::check::{Check, Context, Legs, Needs};
+use crate::checks::common::oauth::facts::Facts;
 use crate::checks::common::oauth::gate::{combine, legs_map, shown, DISCOVERY};
 use crate::checks::common::oauth::tokens::{audiences, claims, dedup, token_label};
 use crate::checks::common::oauth::uris::{canonical_resource, resource_covers, strip_slash};
@@ -59,35 +60,7 @@ impl Check for Check3_2_2 {
         let seqs = f.seqs();
         let tokens = f.tokens();
         if tokens.is_empty() {
-            let signals = f.signals();
-            let unread = f.prm_unread();
-            let (v, text) = if !signals.is_empty() {
-                (
-                    Verdict::Unknown,
-                    format!(
-                        "the server offers OAuth ({}), but the run holds no access token, so there is \
-                         no audience to read",
-                        signals.join("; ")
-                    ),
-                )
-            } else if !unread.is_empty() {
-                (
-                    Verdict::Unknown,
-                    format!(
-                        "no token is held, and whether the server offers OAuth is undecided: \
-                         protected-resource metadata discovery was not read ({})",
-                        unread.join(", ")
-                    ),
-                )
-            } else {
-                (
-                    Verdict::NotApplicable,
-                    format!(
-                        "no OAuth is offered: {}; there is no token whose audience could be confined",
-                        f.absence()
-                    ),
-                )
-            };
+            let (v, text) = without_token(&f);
             return Outcome::single(v, text, REDUCTION_3_2_2)
                 .with_records(seqs)
                 .with_facts(&Check3_2_2Facts {
@@ -185,6 +158,40 @@ impl Check for Check3_2_2 {
                 audiences: Some(dedup(auds_all)),
                 canonical_resource: Some(canonical),
             })
+    }
+}
+
+/// The verdict and evidence when the run held no token: UNKNOWN when the server offers
+/// OAuth or discovery was not read, N/A when the absence of OAuth was observed.
+fn without_token(f: &Facts<'_>) -> (Verdict, String) {
+    let signals = f.signals();
+    let unread = f.prm_unread();
+    if !signals.is_empty() {
+        (
+            Verdict::Unknown,
+            format!(
+                "the server offers OAuth ({}), but the run holds no access token, so there is \
+                 no audience to read",
+                signals.join("; ")
+            ),
+        )
+    } else if !unread.is_empty() {
+        (
+            Verdict::Unknown,
+            format!(
+                "no token is held, and whether the server offers OAuth is undecided: \
+                 protected-resource metadata discovery was not read ({})",
+                unread.join(", ")
+            ),
+        )
+    } else {
+        (
+            Verdict::NotApplicable,
+            format!(
+                "no OAuth is offered: {}; there is no token whose audience could be confined",
+                f.absence()
+            ),
+        )
     }
 }
 
