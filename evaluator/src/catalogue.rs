@@ -234,7 +234,7 @@ pub const CATALOGUE: [Entry; 36] = [
         Manual,
         Wire,
         "OAuth 2.1 / OIDC or short-lived tokens for remote servers",
-        Some(&checks::s3_oauth::C3_1_2),
+        Some(&checks::s3::c3_1_2::C3_1_2),
     ),
     e(
         C3_2_1,
@@ -250,7 +250,7 @@ pub const CATALOGUE: [Entry; 36] = [
         Manual,
         InPart,
         "token passthrough to downstream APIs forbidden",
-        Some(&checks::s3_oauth::C3_2_2),
+        Some(&checks::s3::c3_2_2::C3_2_2),
     ),
     e(
         C3_2_3,
@@ -266,7 +266,7 @@ pub const CATALOGUE: [Entry; 36] = [
         Automated,
         InPart,
         "tokens audience-bound via Resource Indicators",
-        Some(&checks::s3_audience::C3_3_1),
+        Some(&checks::s3::c3_3_1::C3_3_1),
     ),
     e(
         C3_3_2,
@@ -274,7 +274,7 @@ pub const CATALOGUE: [Entry; 36] = [
         Automated,
         Wire,
         "OAuth discovery metadata over TLS and validated",
-        Some(&checks::s3_oauth::C3_3_2),
+        Some(&checks::s3::c3_3_2::C3_3_2),
     ),
     e(
         C3_3_3,
@@ -290,7 +290,7 @@ pub const CATALOGUE: [Entry; 36] = [
         Manual,
         Wire,
         "OAuth scopes minimized and elevated progressively",
-        Some(&checks::s3_oauth::C3_3_4),
+        Some(&checks::s3::c3_3_4::C3_3_4),
     ),
     e(
         C3_3_5,
@@ -298,7 +298,7 @@ pub const CATALOGUE: [Entry; 36] = [
         Manual,
         InPart,
         "confused-deputy safeguards for static OAuth client ids",
-        Some(&checks::s3_deputy::C3_3_5),
+        Some(&checks::s3::c3_3_5::C3_3_5),
     ),
     e(
         C5_1_1,

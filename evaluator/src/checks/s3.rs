@@ -1,24 +1,34 @@
 //! Section 3 checks: authentication and authorization.
 //!
-//! This build grades the four reported-only recommendations of the section
-//! (spec/checks.md §11.3): 3.1.1, 3.2.1, 3.2.3 and 3.3.3. Each is always N/A, because
+//! The graded checks each have their file under `s3/`: 3.1.2, 3.2.2, 3.3.1, 3.3.2, 3.3.4
+//! and 3.3.5, with the OAuth reading they share in `common::oauth`. This file holds the
+//! four reported-only recommendations of the section: 3.1.1, 3.2.1, 3.2.3 and 3.3.3
+//! (docs/checks.md). Each is always N/A, because
 //! what it governs is host-side or binds the consumer rather than the server; each
 //! records what the bundle shows that bears on it. 3.2.1 and 3.2.3 read the tool
 //! inventory across every page (`inventory.tools`), keeping "not listed" apart from
 //! "listed, none": an unobserved list is never reported as an empty one.
 
+pub mod c3_1_2;
+pub mod c3_2_2;
+pub mod c3_3_1;
+pub mod c3_3_2;
+pub mod c3_3_4;
+pub mod c3_3_5;
+
 use mcp_probe_schema::vocab::leg;
 use serde_json::Value;
 
-use super::common::reported::reported_only;
+use serde_json::Map;
+
+use super::common::reported::{nothing, Observed, ReportedOnly};
 use super::common::values::or_null;
-use crate::check::{Check, Context, Legs, Needs};
+use crate::check::{Context, Legs};
 use crate::evidence::Evidence;
 use crate::fmt::line;
-use crate::verdict::Outcome;
-use mcp_probe_schema::model::Era;
 
-/// The tool annotations 3.2.3 counts (mcp-protocol.md §5.4), in the spec's order.
+/// The tool annotations 3.2.3 counts (the MCP tool annotations), in the specification's
+/// order.
 const HINTS: [&str; 4] = [
     "readOnlyHint",
     "destructiveHint",
@@ -97,69 +107,54 @@ impl ToolsListed<'_> {
 }
 
 /// 3.1.1: stdio server credentials from environment / OS store.
-#[derive(Debug)]
-pub struct Check3_1_1;
-/// The 3.1.1 check.
-pub static C3_1_1: Check3_1_1 = Check3_1_1;
-
-impl Check for Check3_1_1 {
-    fn legs(&self, _era: Option<Era>) -> Legs {
-        Legs::required(&[])
-    }
-
-    fn needs(&self) -> Needs {
-        Needs::Nothing
-    }
-
-    fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
-        reported_only(
-            ev,
-            "the recommendation governs stdio servers, whose credentials come from the launch \
+pub static C3_1_1: ReportedOnly = ReportedOnly {
+    reason: "the recommendation governs stdio servers, whose credentials come from the launch \
              configuration and the process environment or OS credential store on the host; none of \
              that crosses the wire",
-            &[],
-            "the whole recommendation is host-side: launch configuration, process environment and OS \
+    reduction:
+        "the whole recommendation is host-side: launch configuration, process environment and OS \
              credential store are not read; nothing is probed",
-        )
-    }
-}
+    legs: Legs::NONE,
+    observe: nothing,
+};
 
 /// 3.2.1: per-tool authorization enforced.
-#[derive(Debug)]
-pub struct Check3_2_1;
-/// The 3.2.1 check.
-pub static C3_2_1: Check3_2_1 = Check3_2_1;
-
-impl Check for Check3_2_1 {
-    fn legs(&self, _era: Option<Era>) -> Legs {
-        Legs::required(&[])
-    }
-
-    fn needs(&self) -> Needs {
-        Needs::Nothing
-    }
-
-    fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
-        let listed = ToolsListed::of(ev);
-        reported_only(
-            ev,
-            "deciding per-tool authorization needs a second, least-privileged credential, a positive \
+pub static C3_2_1: ReportedOnly = ReportedOnly {
+    reason: "deciding per-tool authorization needs a second, least-privileged credential, a positive \
              control that really invokes a privileged tool, and the server's authorization decision log; \
              a single-credential black-box run has none of them",
-            &[listed.observation()],
-            "the whole recommendation is decided by the operator: no second credential, no privileged \
+    reduction: "the whole recommendation is decided by the operator: no second credential, no privileged \
              tool invocation and no decision log are used; the tool count is recorded for the reviewer",
-        )
-        .with_detail("tools_listed", or_null(listed.count()))
-        .with_records(ev.seqs(leg::INVENTORY_TOOLS))
+    legs: TOOLS_LEG,
+    observe: observe_3_2_1,
+};
+
+/// The tool list, read when the collector listed tools (it does not when no session was
+/// negotiated or the capabilities advertise none).
+const TOOLS_LEG: Legs = Legs::with_optional(&[], &[leg::INVENTORY_TOOLS]);
+
+/// The tool count, kept apart from "not listed".
+fn observe_3_2_1(ev: &Evidence, _cx: &Context<'_>) -> Observed {
+    let listed = ToolsListed::of(ev);
+    let mut details = Map::new();
+    details.insert("tools_listed".into(), or_null(listed.count()));
+    Observed {
+        notes: vec![listed.observation()],
+        details,
+        records: ev.seqs(leg::INVENTORY_TOOLS),
     }
 }
 
 /// 3.2.3: tool annotations not relied upon for authorization / HITL gating.
-#[derive(Debug)]
-pub struct Check3_2_3;
-/// The 3.2.3 check.
-pub static C3_2_3: Check3_2_3 = Check3_2_3;
+pub static C3_2_3: ReportedOnly = ReportedOnly {
+    reason: "the requirement binds the consumer (client, host or gateway), which must not treat \
+             self-reported tool annotations as an authorization or human-in-the-loop gate; what the \
+             publisher asserts is recorded, but the consumer's gating is not observable from the server",
+    reduction: "the whole recommendation binds the consumer: how a client, host or gateway gates tool calls \
+             is not observed; annotation counts are recorded for the reviewer",
+    legs: TOOLS_LEG,
+    observe: observe_3_2_3,
+};
 
 /// How many of `tools` assert each of [`HINTS`] (a non-null value under `annotations`).
 fn hint_counts(tools: &[Value]) -> [usize; 4] {
@@ -175,82 +170,52 @@ fn hint_counts(tools: &[Value]) -> [usize; 4] {
     })
 }
 
-impl Check for Check3_2_3 {
-    fn legs(&self, _era: Option<Era>) -> Legs {
-        Legs::required(&[])
+/// The tool count and, per hint, how many listed tools assert it.
+fn observe_3_2_3(ev: &Evidence, _cx: &Context<'_>) -> Observed {
+    let listed = ToolsListed::of(ev);
+    let counts = match &listed {
+        ToolsListed::Listed { tools, .. } => Some(hint_counts(tools)),
+        ToolsListed::NotListed(_) => None,
+    };
+    let mut notes = vec![listed.observation()];
+    if let (Some(c), Some(n)) = (counts, listed.count()) {
+        let per_hint: Vec<String> = HINTS
+            .iter()
+            .zip(c)
+            .map(|(h, k)| format!("{h} by {k}"))
+            .collect();
+        notes.push(format!(
+            "of the {n} listed, annotations assert {}",
+            per_hint.join(", ")
+        ));
     }
-
-    fn needs(&self) -> Needs {
-        Needs::Nothing
+    let mut details = Map::new();
+    details.insert("tools_listed".into(), or_null(listed.count()));
+    for (i, hint) in HINTS.iter().enumerate() {
+        details.insert((*hint).into(), or_null(counts.map(|c| c[i])));
     }
-
-    fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
-        let listed = ToolsListed::of(ev);
-        let counts = match &listed {
-            ToolsListed::Listed { tools, .. } => Some(hint_counts(tools)),
-            ToolsListed::NotListed(_) => None,
-        };
-        let mut observations = vec![listed.observation()];
-        if let (Some(c), Some(n)) = (counts, listed.count()) {
-            let per_hint: Vec<String> = HINTS
-                .iter()
-                .zip(c)
-                .map(|(h, k)| format!("{h} by {k}"))
-                .collect();
-            observations.push(format!(
-                "of the {n} listed, annotations assert {}",
-                per_hint.join(", ")
-            ));
-        }
-        let mut out = reported_only(
-            ev,
-            "the requirement binds the consumer (client, host or gateway), which must not treat \
-             self-reported tool annotations as an authorization or human-in-the-loop gate; what the \
-             publisher asserts is recorded, but the consumer's gating is not observable from the server",
-            &observations,
-            "the whole recommendation binds the consumer: how a client, host or gateway gates tool calls \
-             is not observed; annotation counts are recorded for the reviewer",
-        )
-        .with_detail("tools_listed", or_null(listed.count()))
-        .with_records(ev.seqs(leg::INVENTORY_TOOLS));
-        for (i, hint) in HINTS.iter().enumerate() {
-            out = out.with_detail(hint, or_null(counts.map(|c| c[i])));
-        }
-        out
+    Observed {
+        notes,
+        details,
+        records: ev.seqs(leg::INVENTORY_TOOLS),
     }
 }
 
 /// 3.3.3: no shared downstream service identities.
-#[derive(Debug)]
-pub struct Check3_3_3;
-/// The 3.3.3 check.
-pub static C3_3_3: Check3_3_3 = Check3_3_3;
-
-impl Check for Check3_3_3 {
-    fn legs(&self, _era: Option<Era>) -> Legs {
-        Legs::required(&[])
-    }
-
-    fn needs(&self) -> Needs {
-        Needs::Nothing
-    }
-
-    fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
-        reported_only(
-            ev,
-            "the identity inventory and each server's downstream credential configuration are host-side, \
+pub static C3_3_3: ReportedOnly = ReportedOnly {
+    reason: "the identity inventory and each server's downstream credential configuration are host-side, \
              and the identity a server uses towards downstream services leaves no signature on the wire \
              between client and server",
-            &[],
-            "the whole recommendation is host-side: the identity inventory and per-server credential \
+    reduction: "the whole recommendation is host-side: the identity inventory and per-server credential \
              configuration are not read; nothing is probed",
-        )
-    }
-}
+    legs: Legs::NONE,
+    observe: nothing,
+};
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::check::Check;
     use crate::fixture::{evidence, list_page, session, skipped};
     use crate::grade::run;
     use crate::verdict::Verdict;

@@ -1,5 +1,5 @@
-//! 3.3.4e: was the operator's out-of-scope call refused *for its scope*? (spec/checks.md
-//! §11.3 3.3.4e, §17 item 11). Reads the `3.3.4e.call` leg
+//! 3.3.4e: was the operator's out-of-scope call refused *for its scope*? (docs/checks.md,
+//! 3.3.4). Reads the `3.3.4e.call` leg
 //! (collector/src/legs_scope.rs). No substring markers: only the OAuth signals that name
 //! the reason count as a scope refusal —
 //!
@@ -23,7 +23,7 @@ use crate::verdict::{Leg, LegOutcome};
 
 /// The leg id this grades.
 pub const LEG: &str = "3.3.4e";
-/// Probe input naming the tool outside the grant (spec §9.3).
+/// Probe input naming the tool outside the grant (an operator input of the collector).
 pub const INPUT_TOOL: &str = "scope_probe_tool";
 /// Probe input with its arguments.
 pub const INPUT_ARGUMENTS: &str = "scope_probe_arguments";
@@ -49,83 +49,60 @@ fn scope_challenge(x: &Exchange<'_>) -> Option<String> {
         .map(|h| quote(&h.value_str()))
 }
 
-/// Classify the recorded 3.3.4e call (the whole 3.3.4e leg).
-pub fn classify_scope_refusal(ev: &Evidence) -> Leg {
+/// The tool the operator named outside the grant, or the leg when no call was to be made
+/// (no tool named, or arguments that are not a JSON object).
+fn named_tool(ev: &Evidence) -> Result<String, Leg> {
     let inputs = ev.payload.run.inputs.as_ref();
     let Some(tool) = inputs
         .and_then(|i| i.get(INPUT_TOOL))
         .and_then(Value::as_str)
         .filter(|s| !s.trim().is_empty())
     else {
-        return Leg::new(
+        return Err(Leg::new(
             LEG,
             LegOutcome::Unknown,
             format!("no {INPUT_TOOL} in the probe inputs; no out-of-scope call made"),
-        );
+        ));
     };
     let tool = line(tool.trim());
     if inputs
         .and_then(|i| i.get(INPUT_ARGUMENTS))
         .is_some_and(|a| !a.is_object() && !a.is_null())
     {
-        return Leg::new(
+        return Err(Leg::new(
             LEG,
             LegOutcome::Unknown,
             format!("{INPUT_ARGUMENTS} in the probe inputs is not a JSON object; no out-of-scope call made"),
-        );
+        ));
     }
-    let Some(x) = ev.exchanges(leg::SCOPE_PROBE_CALL).last() else {
-        return match ev.skipped(leg::SCOPE_PROBE_CALL) {
-            Some(r) => Leg::new(LEG, LegOutcome::Unknown, format!("the call of \"{tool}\" was {}", line(r))),
-            None if ev.revision().is_none() => Leg::new(
-                LEG,
-                LegOutcome::Unknown,
-                format!("no out-of-scope call made: no MCP session was established, so \"{tool}\" was not called"),
-            ),
-            // A bundle from a collector that predates the leg: re-collecting decides.
-            None => Leg::new(
-                LEG,
-                LegOutcome::Unknown,
-                format!(
-                    "the probe inputs name {INPUT_TOOL} \"{tool}\", but no out-of-scope call was recorded (leg {} \
-                     is missing from this bundle); re-collect with a collector that records it",
-                    leg::SCOPE_PROBE_CALL
-                ),
-            ),
-        };
-    };
-    let at = format!("record #{}", x.seq());
-    let status = match &x.http.outcome {
-        HttpOutcome::Error(e) => {
-            return Leg::new(
-                LEG,
-                LegOutcome::Error,
-                format!(
-                    "the call of \"{tool}\" drew no answer ({at}: {})",
-                    line(&e.message)
-                ),
-            )
-        }
-        HttpOutcome::Response(r) => r.status,
-    };
-    if let Some(field) = scope_challenge(&x) {
-        return Leg::new(
+    Ok(tool)
+}
+
+/// The leg when no call of `tool` was recorded.
+fn not_called(ev: &Evidence, tool: &str) -> Leg {
+    match ev.skipped(leg::SCOPE_PROBE_CALL) {
+        Some(r) => Leg::new(LEG, LegOutcome::Unknown, format!("the call of \"{tool}\" was {}", line(r))),
+        None if ev.revision().is_none() => Leg::new(
             LEG,
-            LegOutcome::Pass,
-            format!("\"{tool}\", outside the grant, was refused for its scope: HTTP {status} ({at}) with WWW-Authenticate: {field}"),
-        );
-    }
-    let body: Value = x.body_json().unwrap_or(Value::Null);
-    if status == 403 && body.get("error").and_then(Value::as_str) == Some(INSUFFICIENT_SCOPE) {
-        return Leg::new(
+            LegOutcome::Unknown,
+            format!("no out-of-scope call made: no MCP session was established, so \"{tool}\" was not called"),
+        ),
+        // A bundle from a collector that predates the leg: re-collecting decides.
+        None => Leg::new(
             LEG,
-            LegOutcome::Pass,
+            LegOutcome::Unknown,
             format!(
-                "\"{tool}\", outside the grant, was refused for its scope: HTTP 403 ({at}) with error {INSUFFICIENT_SCOPE}: {}",
-                quote(&body.to_string())
+                "the probe inputs name {INPUT_TOOL} \"{tool}\", but no out-of-scope call was recorded (leg {} \
+                 is missing from this bundle); re-collect with a collector that records it",
+                leg::SCOPE_PROBE_CALL
             ),
-        );
+        ),
     }
+}
+
+/// The leg for an answer that names no scope refusal: a normal result means the tool
+/// executed; anything else refused for another reason, or is not attributable.
+fn other_answer(x: &Exchange<'_>, tool: &str, status: u16, at: &str) -> Leg {
     let answer = x.answer();
     let rpc_error = answer
         .as_ref()
@@ -197,6 +174,50 @@ pub fn classify_scope_refusal(ev: &Evidence) -> Leg {
             ),
         ),
     }
+}
+
+/// Classify the recorded 3.3.4e call (the whole 3.3.4e leg).
+pub fn classify_scope_refusal(ev: &Evidence) -> Leg {
+    let tool = match named_tool(ev) {
+        Ok(tool) => tool,
+        Err(leg) => return leg,
+    };
+    let Some(x) = ev.exchanges(leg::SCOPE_PROBE_CALL).last() else {
+        return not_called(ev, &tool);
+    };
+    let at = format!("record #{}", x.seq());
+    let status = match &x.http.outcome {
+        HttpOutcome::Error(e) => {
+            return Leg::new(
+                LEG,
+                LegOutcome::Error,
+                format!(
+                    "the call of \"{tool}\" drew no answer ({at}: {})",
+                    line(&e.message)
+                ),
+            )
+        }
+        HttpOutcome::Response(r) => r.status,
+    };
+    if let Some(field) = scope_challenge(&x) {
+        return Leg::new(
+            LEG,
+            LegOutcome::Pass,
+            format!("\"{tool}\", outside the grant, was refused for its scope: HTTP {status} ({at}) with WWW-Authenticate: {field}"),
+        );
+    }
+    let body: Value = x.body_json().unwrap_or(Value::Null);
+    if status == 403 && body.get("error").and_then(Value::as_str) == Some(INSUFFICIENT_SCOPE) {
+        return Leg::new(
+            LEG,
+            LegOutcome::Pass,
+            format!(
+                "\"{tool}\", outside the grant, was refused for its scope: HTTP 403 ({at}) with error {INSUFFICIENT_SCOPE}: {}",
+                quote(&body.to_string())
+            ),
+        );
+    }
+    other_answer(&x, &tool, status, &at)
 }
 
 #[cfg(test)]
@@ -289,7 +310,7 @@ mod tests {
 
     #[test]
     fn substrings_are_not_markers() {
-        // §17 item 11: "scope", "401", "403", "permission" in text decide nothing.
+        // "scope", "401", "403", "permission" in text decide nothing.
         let (o, _) = outcome(
             named(),
             vec![call(403, "permission denied: scope 401 403", &[])],

@@ -1,0 +1,303 @@
+//! What the OAuth checks read, derived once per grading of one check.
+
+use mcp_probe_schema::model::TokenFacts;
+use mcp_probe_schema::vocab::leg;
+use mcp_probe_schema::vocab::well_known::AS_LIST_CAP;
+use serde_json::{Map, Value};
+use url::Url;
+
+use crate::checks::common::oauth::challenge::{read_unauth, Challenged, Unauth};
+use crate::checks::common::oauth::discovery::{attribute, AsList, AsView, Attempt};
+use crate::checks::common::oauth::tokens::{claims, dedup, observed_scopes, token_label};
+use crate::checks::common::oauth::uris::{as_forms, norm, prm_well_known};
+use crate::evidence::Evidence;
+use crate::fmt::line;
+
+/// Everything the four checks read, derived once per grading of one check.
+pub(crate) struct Facts<'a> {
+    pub(crate) ev: &'a Evidence,
+    pub(crate) endpoint: String,
+    pub(crate) auth_required: bool,
+    pub(crate) unauth: Unauth,
+    pub(crate) prm: Vec<Attempt>,
+    /// Candidate URLs a client derives (challenge URL, path-inserted, root), for
+    /// "never attempted".
+    pub(crate) expected_prm: Vec<String>,
+    pub(crate) advertised: Option<AsList>,
+    /// The advertised servers within the cap.
+    pub(crate) servers: Vec<AsView>,
+    /// `discovery.as` records attributed to no advertised server, and skipped ones.
+    pub(crate) as_other: Vec<Attempt>,
+}
+
+impl<'a> Facts<'a> {
+    /// `None` when no endpoint answered.
+    pub(crate) fn new(ev: &'a Evidence) -> Option<Facts<'a>> {
+        let session = ev.session()?;
+        let endpoint = ev.endpoint();
+        let unauth = read_unauth(ev);
+        let prm = Attempt::of_leg(ev, leg::PRM);
+        let mut expected_prm = Vec::new();
+        if let Unauth::Challenged(c) = &unauth {
+            if let Some(rm) = c.resource_metadata().filter(|s| !s.trim().is_empty()) {
+                if Url::parse(rm).is_ok() {
+                    expected_prm.push(rm.to_string());
+                }
+            }
+        }
+        for u in prm_well_known(&endpoint) {
+            if !expected_prm.iter().any(|e| norm(e) == norm(&u)) {
+                expected_prm.push(u);
+            }
+        }
+        let advertised = prm.iter().find_map(Attempt::doc).map(|d| {
+            let raw = d
+                .get("authorization_servers")
+                .cloned()
+                .unwrap_or(Value::Null);
+            let (entries, discarded) = match &raw {
+                Value::Array(a) => {
+                    let e: Vec<String> = a
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .filter(|s| !s.trim().is_empty())
+                        .map(str::to_string)
+                        .collect();
+                    let n = e.len();
+                    (e, a.len() - n)
+                }
+                _ => (Vec::new(), 0),
+            };
+            AsList {
+                entries,
+                discarded,
+                raw,
+            }
+        });
+        let mut servers: Vec<AsView> = advertised
+            .iter()
+            .flat_map(|a| a.entries.iter().take(AS_LIST_CAP))
+            .map(|e| AsView {
+                entry: e.clone(),
+                forms: as_forms(e),
+                attempts: Vec::new(),
+            })
+            .collect();
+        let mut as_other = Vec::new();
+        for a in Attempt::of_leg(ev, leg::AS_META) {
+            match (a.is_fetch(), attribute(&a.url, &servers)) {
+                (true, Some(i)) => servers[i].attempts.push(a),
+                _ => as_other.push(a),
+            }
+        }
+        Some(Facts {
+            ev,
+            endpoint,
+            auth_required: session.auth_required,
+            unauth,
+            prm,
+            expected_prm,
+            advertised,
+            servers,
+            as_other,
+        })
+    }
+
+    pub(crate) fn challenge(&self) -> Option<&Challenged> {
+        match &self.unauth {
+            Unauth::Challenged(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn tokens(&self) -> &'a [TokenFacts] {
+        &self.ev.payload.tokens
+    }
+
+    pub(crate) fn docs(&self) -> impl Iterator<Item = &Attempt> {
+        self.prm.iter().filter(|a| a.doc().is_some())
+    }
+
+    /// The first PRM document in candidate (record) order.
+    pub(crate) fn selected(&self) -> Option<(&Attempt, &Map<String, Value>)> {
+        self.prm.iter().find_map(|a| a.doc().map(|d| (a, d)))
+    }
+
+    /// The PRM document at `url`, if one was served there.
+    pub(crate) fn doc_at(&self, url: &str) -> Option<(&Attempt, &Map<String, Value>)> {
+        let n = norm(url);
+        self.prm
+            .iter()
+            .filter(|a| norm(&a.url) == n)
+            .find_map(|a| a.doc().map(|d| (a, d)))
+    }
+
+    /// Why protected-resource discovery did not decide: empty when a document was
+    /// parsed, or when every candidate answered a clean 404 (the absence was observed).
+    pub(crate) fn prm_unread(&self) -> Vec<String> {
+        if self.docs().next().is_some() {
+            return Vec::new();
+        }
+        let mut out: Vec<String> = self
+            .prm
+            .iter()
+            .filter(|a| !a.clean_404())
+            .map(Attempt::shown)
+            .collect();
+        for e in &self.expected_prm {
+            let n = norm(e);
+            if !self.prm.iter().any(|a| norm(&a.url) == n) {
+                out.push(format!("{} (never attempted)", line(e)));
+            }
+        }
+        if self.prm.is_empty() && out.is_empty() {
+            out.push("no protected-resource metadata discovery was attempted at all".into());
+        }
+        out
+    }
+
+    /// The clean 404s, for the "observed absent" evidence.
+    pub(crate) fn prm_404s(&self) -> Vec<String> {
+        self.prm
+            .iter()
+            .filter(|a| a.clean_404())
+            .map(|a| format!("{} (record #{})", line(&a.url), a.seq))
+            .collect()
+    }
+
+    pub(crate) fn guard_refused_urls(&self) -> Vec<String> {
+        self.prm
+            .iter()
+            .chain(self.servers.iter().flat_map(|s| s.attempts.iter()))
+            .chain(self.as_other.iter())
+            .filter(|a| a.guard_refused())
+            .map(|a| a.url.clone())
+            .collect()
+    }
+
+    pub(crate) fn resolved(&self) -> impl Iterator<Item = (&AsView, &Map<String, Value>)> {
+        self.servers
+            .iter()
+            .filter_map(|s| s.resolved().map(|(_, d)| (s, d)))
+    }
+
+    /// Advertised entries beyond the cap.
+    pub(crate) fn past_cap(&self) -> usize {
+        self.advertised
+            .as_ref()
+            .map_or(0, |a| a.entries.len().saturating_sub(AS_LIST_CAP))
+    }
+
+    /// Why the server is seen to offer OAuth; empty when it is not.
+    pub(crate) fn signals(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let non_oauth = self.challenge().is_some_and(Challenged::non_oauth_only);
+        if self.auth_required && !non_oauth {
+            out.push("the endpoint refuses an unauthenticated request (auth_required)".into());
+        }
+        for (i, t) in self.tokens().iter().enumerate() {
+            out.push(format!(
+                "{} is held",
+                token_label(i, t, self.tokens().len())
+            ));
+        }
+        if let Some((a, _)) = self.selected() {
+            out.push(format!(
+                "a protected-resource metadata document is published at {}",
+                line(&a.url)
+            ));
+        }
+        for (s, _) in self.resolved() {
+            out.push(format!(
+                "authorization-server metadata resolved for {}",
+                line(&s.entry)
+            ));
+        }
+        if let Some(s) = self.challenge().and_then(Challenged::scope) {
+            out.push(format!("the challenge names scope \"{}\"", line(s)));
+        }
+        out
+    }
+
+    /// What was observed absent, for an N/A.
+    pub(crate) fn absence(&self) -> String {
+        let unauth = match &self.unauth {
+            Unauth::Reached { what, .. } => format!("no 401: {what}"),
+            Unauth::Challenged(c) => format!(
+                "{} whose challenge names no OAuth scheme ({})",
+                c.refused(),
+                c.quoted()
+            ),
+            _ => "no 401 was observed".into(),
+        };
+        format!(
+            "{unauth}; no token held; every protected-resource metadata candidate answered a clean \
+             404 ({}); no challenge scope; no authorization server advertised",
+            self.prm_404s().join(", ")
+        )
+    }
+
+    /// Granted scopes across the tokens held (`None` when no token states any).
+    pub(crate) fn granted(&self) -> Option<Vec<String>> {
+        let per: Vec<Vec<String>> = self
+            .tokens()
+            .iter()
+            .filter_map(|t| observed_scopes(t.scope.as_deref(), claims(t)))
+            .collect();
+        (!per.is_empty()).then(|| dedup(per.into_iter().flatten()))
+    }
+
+    /// The selected PRM document's `scopes_supported` strings (`None` when absent or not
+    /// a list).
+    pub(crate) fn resource_scopes(&self) -> Option<Vec<String>> {
+        let (_, d) = self.selected()?;
+        let a = d.get("scopes_supported")?.as_array()?;
+        Some(dedup(
+            a.iter().filter_map(Value::as_str).map(str::to_string),
+        ))
+    }
+
+    /// The union of `scopes_supported` over resolved AS metadata (`None` when no resolved
+    /// document lists any field).
+    pub(crate) fn as_scopes(&self) -> Option<Vec<String>> {
+        let lists: Vec<Vec<String>> = self
+            .resolved()
+            .filter_map(|(_, d)| d.get("scopes_supported").and_then(Value::as_array))
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .collect();
+        (!lists.is_empty()).then(|| dedup(lists.into_iter().flatten()))
+    }
+
+    /// Seqs of the challenge and of every discovery record.
+    pub(crate) fn seqs(&self) -> Vec<u64> {
+        let mut v: Vec<u64> = self.prm.iter().map(|a| a.seq).collect();
+        v.extend(
+            self.servers
+                .iter()
+                .flat_map(|s| s.attempts.iter().map(|a| a.seq)),
+        );
+        v.extend(self.as_other.iter().map(|a| a.seq));
+        match &self.unauth {
+            Unauth::Reached { seq, .. }
+            | Unauth::Other { seq, .. }
+            | Unauth::NoResponse { seq, .. } => v.push(*seq),
+            Unauth::Challenged(c) => v.push(c.seq),
+            Unauth::NotObserved(_) => {}
+        }
+        v
+    }
+
+    pub(crate) fn attempts_shown(&self) -> Vec<String> {
+        self.prm
+            .iter()
+            .chain(self.servers.iter().flat_map(|s| s.attempts.iter()))
+            .chain(self.as_other.iter())
+            .map(Attempt::shown)
+            .collect()
+    }
+}

@@ -1,0 +1,172 @@
+//! The endpoint gate and the outcome pieces the OAuth checks share.
+
+use mcp_probe_schema::model::Era;
+use mcp_probe_schema::vocab::{leg, LegId};
+use serde_json::{Map, Value};
+
+use crate::check::{Context, Legs};
+use crate::checks::common::oauth::facts::Facts;
+use crate::evidence::Evidence;
+use crate::fmt::{line, utc};
+use crate::grade::missing_legs;
+use crate::verdict::{aggregate, Leg, LegOutcome, Outcome, Verdict};
+
+/// A list for evidence: JSON array syntax, escaped for one line.
+pub(crate) fn shown(items: &[String]) -> String {
+    line(&serde_json::to_string(items).unwrap_or_default())
+}
+
+/// A JSON value for evidence, cut at 160 characters.
+pub(crate) fn shown_value(v: &Value) -> String {
+    let s = v.to_string();
+    let cut: String = s.chars().take(160).collect();
+    let more = if cut.len() < s.len() { "…" } else { "" };
+    format!("{}{more}", line(&cut))
+}
+
+/// ERROR: no endpoint answered.
+pub(crate) fn no_endpoint(ev: &Evidence) -> Outcome {
+    let failure = ev
+        .payload
+        .run
+        .failure
+        .as_deref()
+        .map_or_else(|| "no session was recorded".to_string(), line);
+    Outcome::single(
+        Verdict::Error,
+        format!("no MCP endpoint answered, so there is nothing to grade: {failure}"),
+        "",
+    )
+}
+
+/// The legs a check gated on the endpoint reads: the first `gated` are needed once an
+/// endpoint answered (a bundle without them is ERROR naming them), the rest are read
+/// when present.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Gated {
+    pub(crate) legs: &'static [LegId],
+    pub(crate) gated: usize,
+}
+
+impl Gated {
+    /// The declaration on `era`: with a session the endpoint answered, so a current
+    /// collector recorded the gated legs (required); without one the endpoint gate comes
+    /// first, so every leg is optional.
+    pub(crate) fn legs(&self, era: Option<Era>) -> Legs {
+        match era {
+            Some(_) => Legs::with_optional(&self.legs[..self.gated], &self.legs[self.gated..]),
+            None => Legs::with_optional(&[], self.legs),
+        }
+    }
+
+    /// The endpoint gate, then the gated legs: [`Facts`], or the outcome that ends the
+    /// grading (ERROR: no endpoint, or a gated leg missing).
+    pub(crate) fn prelude<'a>(&self, ev: &'a Evidence) -> Result<Facts<'a>, Box<Outcome>> {
+        let Some(f) = Facts::new(ev) else {
+            return Err(Box::new(no_endpoint(ev)));
+        };
+        let absent: Vec<LegId> = self.legs[..self.gated]
+            .iter()
+            .copied()
+            .filter(|l| !ev.has_leg(*l))
+            .collect();
+        if !absent.is_empty() {
+            return Err(Box::new(missing_legs(ev, &absent)));
+        }
+        Ok(f)
+    }
+}
+
+/// The legs [`Facts`] reads: detection, protected-resource discovery, then the
+/// unauthenticated request (sent only when the run presented a credential from the start)
+/// and authorization-server discovery (sent per advertised server).
+const FACTS_LEGS: &[LegId] = &[leg::ENDPOINT_DETECT, leg::PRM, leg::AUTH_NONE, leg::AS_META];
+
+/// [`FACTS_LEGS`] with detection needed past the gate (3.1.2: discovery read when present).
+pub(crate) const DETECTION: Gated = Gated {
+    legs: FACTS_LEGS,
+    gated: 1,
+};
+
+/// [`FACTS_LEGS`] with detection and protected-resource discovery needed past the gate
+/// (3.2.2, 3.3.2: "no OAuth" needs the observed absence of metadata).
+pub(crate) const DISCOVERY: Gated = Gated {
+    legs: FACTS_LEGS,
+    gated: 2,
+};
+
+pub(crate) fn legs_map(legs: &[Leg]) -> Map<String, Value> {
+    legs.iter()
+        .map(|l| {
+            (
+                l.id.clone(),
+                serde_json::to_value(l.outcome).unwrap_or(Value::Null),
+            )
+        })
+        .collect()
+}
+
+/// `"baseline <path> collected <time>"`.
+pub(crate) fn describe_baseline(b: &Evidence) -> String {
+    format!(
+        "baseline {} collected {}",
+        line(&b.path),
+        utc(b.payload.run.started_at)
+    )
+}
+
+/// The baseline to compare with, or the unknown leg that says why there is none.
+pub(crate) fn baseline_for<'b>(
+    ev: &Evidence,
+    cx: &Context<'b>,
+    id: &str,
+    now: &str,
+) -> Result<&'b Evidence, Leg> {
+    if cx.updating_baseline {
+        return Err(Leg::new(
+            id,
+            LegOutcome::Unknown,
+            format!(
+                "this run records the baseline ({now}); a run that compares nothing cannot pass"
+            ),
+        ));
+    }
+    let Some(b) = cx.baseline else {
+        return Err(Leg::new(
+            id,
+            LegOutcome::Unknown,
+            "no baseline is recorded for this endpoint, so there is nothing to compare with; record \
+             one with --update-baseline (or give --baseline) and the next run decides",
+        ));
+    };
+    if b.endpoint() != ev.endpoint() {
+        return Err(Leg::new(
+            id,
+            LegOutcome::Unknown,
+            format!(
+                "the {} is of endpoint {}, not of {}; different endpoints are not compared",
+                describe_baseline(b),
+                line(&b.endpoint()),
+                line(&ev.endpoint())
+            ),
+        ));
+    }
+    Ok(b)
+}
+
+/// Worst of per-item outcomes (fail > error > unknown > pass), as one leg.
+pub(crate) fn combine(id: &str, parts: Vec<(LegOutcome, String)>) -> Leg {
+    let probe: Vec<Leg> = parts.iter().map(|(o, _)| Leg::new(id, *o, "")).collect();
+    let outcome = match aggregate(&probe) {
+        Verdict::Fail => LegOutcome::Fail,
+        Verdict::Error => LegOutcome::Error,
+        Verdict::Pass => LegOutcome::Pass,
+        _ => LegOutcome::Unknown,
+    };
+    let note = parts
+        .into_iter()
+        .map(|(_, n)| n)
+        .collect::<Vec<_>>()
+        .join("; ");
+    Leg::new(id, outcome, note)
+}

@@ -1,0 +1,105 @@
+//! The access tokens a run held (`payload.tokens`, facts only, never the tokens): issued
+//! lifetime, granted scopes, audiences.
+
+use mcp_probe_schema::model::TokenFacts;
+use serde_json::{Map, Value};
+
+use crate::fmt::line;
+
+pub(crate) fn claims(t: &TokenFacts) -> Option<&Map<String, Value>> {
+    t.jwt_claims.as_ref().and_then(Value::as_object)
+}
+
+/// A number claim as f64 (integers and finite floats).
+pub(crate) fn num(v: Option<&Value>) -> Option<f64> {
+    v.and_then(Value::as_f64).filter(|f| f.is_finite())
+}
+
+/// The issued lifetime in seconds and where it came from: `expires_in` from the token
+/// response, else `exp - iat` (rounded up). Never the wall clock: a token read late in
+/// its life would look shorter than issued.
+pub(crate) fn issued_lifetime(t: &TokenFacts) -> Option<(i64, &'static str)> {
+    if let Some(e) = t.expires_in {
+        return Some((e, "expires_in of the token response"));
+    }
+    let c = claims(t)?;
+    let (exp, iat) = (num(c.get("exp"))?, num(c.get("iat"))?);
+    let d = (exp - iat).ceil();
+    (d.abs() < 1e15).then_some((d as i64, "exp - iat of the JWT claims"))
+}
+
+/// Granted scopes: the token response's `scope` wins even
+/// when empty; else claim `scope`, else `scp` (a string split on whitespace, or a list's
+/// strings); a claim of another type is skipped. `None` (unobserved) is not `Some([])`
+/// (observed empty).
+pub(crate) fn observed_scopes(
+    scope_field: Option<&str>,
+    claims: Option<&Map<String, Value>>,
+) -> Option<Vec<String>> {
+    if let Some(s) = scope_field {
+        return Some(dedup(s.split_whitespace().map(str::to_string)));
+    }
+    let c = claims?;
+    for name in ["scope", "scp"] {
+        match c.get(name) {
+            Some(Value::String(s)) => return Some(dedup(s.split_whitespace().map(str::to_string))),
+            Some(Value::Array(a)) => {
+                return Some(dedup(
+                    a.iter().filter_map(Value::as_str).map(str::to_string),
+                ))
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// `aud` as a list: a string, or a list's strings.
+pub(crate) fn audiences(claims: Option<&Map<String, Value>>) -> Vec<String> {
+    match claims.and_then(|c| c.get("aud")) {
+        Some(Value::String(s)) => vec![s.clone()],
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Scopes whose last colon-separated segment is exactly `*` (`*`, `admin:*`).
+pub(crate) fn wildcards(scopes: &[String]) -> Vec<String> {
+    scopes
+        .iter()
+        .filter(|s| s.rsplit(':').next() == Some("*"))
+        .cloned()
+        .collect()
+}
+
+/// Scopes whose first colon-separated segment is `admin`.
+pub(crate) fn admin_tier(scopes: &[String]) -> Vec<String> {
+    scopes
+        .iter()
+        .filter(|s| s.split(':').next() == Some("admin"))
+        .cloned()
+        .collect()
+}
+
+pub(crate) fn dedup(items: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for i in items {
+        if !out.contains(&i) {
+            out.push(i);
+        }
+    }
+    out
+}
+
+/// "the token (env:MCP_TOKEN)" or "token #2 (oauth)".
+pub(crate) fn token_label(i: usize, t: &TokenFacts, n: usize) -> String {
+    if n == 1 {
+        format!("the token ({})", line(&t.source))
+    } else {
+        format!("token #{} ({})", i + 1, line(&t.source))
+    }
+}
