@@ -18,6 +18,8 @@ pub struct Context<'a> {
     pub baseline: Option<&'a Evidence>,
     /// This run records new baselines: comparing checks report UNKNOWN.
     pub updating_baseline: bool,
+    /// The operator's policy as it applies to this bundle's endpoint (`--policy`).
+    pub policy: Option<&'a crate::policy::Applied>,
 }
 
 /// Does the check need an MCP session (a negotiated revision) to grade?

@@ -556,6 +556,7 @@ pub fn grade(
                 Context {
                     baseline: Some(b),
                     updating_baseline: false,
+                    ..Context::default()
                 },
                 Some(BaselineInfo::used(BaselineMode::File, p.clone(), b)),
             ),
@@ -563,6 +564,7 @@ pub fn grade(
                 Context {
                     baseline: None,
                     updating_baseline: true,
+                    ..Context::default()
                 },
                 None,
             ),
@@ -589,6 +591,7 @@ pub fn grade(
                         Context {
                             baseline: Some(b),
                             updating_baseline: false,
+                            ..Context::default()
                         },
                         Some(BaselineInfo::used(BaselineMode::Stored, p.clone(), b)),
                     ),
@@ -599,6 +602,13 @@ pub fn grade(
                     Some(Stored::Absent) | None => (Context::default(), None),
                 }
             }
+        };
+        let applied = policy
+            .as_ref()
+            .map(|p| p.applied(i.endpoint.as_deref().unwrap_or_default()));
+        let cx = Context {
+            policy: applied.as_ref(),
+            ..cx
         };
         let ev = reopen(i, &trust)?;
         let mut results = crate::grade::grade(&ev, &cx, opts.level);

@@ -161,6 +161,25 @@ impl Policy {
     }
 }
 
+/// The policy as it applies to one endpoint, for the checks that read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Applied {
+    /// The policy file as given (checks name it in their evidence).
+    pub file: String,
+    /// The decisions for the endpoint.
+    pub decisions: Decisions,
+}
+
+impl Policy {
+    /// The decisions for `endpoint`, with the file they came from.
+    pub fn applied(&self, endpoint: &str) -> Applied {
+        Applied {
+            file: self.path.display().to_string(),
+            decisions: self.for_endpoint(endpoint),
+        }
+    }
+}
+
 type Invalid = (String, String);
 
 fn validate(doc: &PolicyDoc) -> Result<(), Invalid> {

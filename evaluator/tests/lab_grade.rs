@@ -393,6 +393,7 @@ fn identity_1_4_against_baselines_of_a_real_server() {
         &Context {
             baseline: Some(&first),
             updating_baseline: false,
+            ..Context::default()
         },
     );
     assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
@@ -403,6 +404,7 @@ fn identity_1_4_against_baselines_of_a_real_server() {
         &Context {
             baseline: None,
             updating_baseline: true,
+            ..Context::default()
         },
     );
     assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
@@ -420,6 +422,7 @@ fn identity_1_4_against_baselines_of_a_real_server() {
         &Context {
             baseline: Some(&first),
             updating_baseline: false,
+            ..Context::default()
         },
     );
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");

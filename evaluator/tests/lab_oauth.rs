@@ -201,6 +201,7 @@ fn lab_rs_short_lived_confined_token_passes() {
     let cx = Context {
         baseline: Some(ev),
         updating_baseline: false,
+        ..Context::default()
     };
     let o = grade_with(&l.rs_again.evidence, "3.3.2", &cx);
     assert_eq!(o.verdict, Verdict::Pass, "{o:?}");

@@ -270,6 +270,7 @@ mod tests {
         let cx = Context {
             baseline: Some(&ev),
             updating_baseline: true,
+            ..Context::default()
         };
         let o = run(&C1_4, &ev, &cx);
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
@@ -287,6 +288,7 @@ mod tests {
         let cx = Context {
             baseline: Some(&base),
             updating_baseline: false,
+            ..Context::default()
         };
         let o = run(&C1_4, &ev, &cx);
         assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
@@ -301,6 +303,7 @@ mod tests {
         let cx = Context {
             baseline: Some(&base),
             updating_baseline: false,
+            ..Context::default()
         };
         let o = run(&C1_4, &ev, &cx);
         assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
@@ -317,6 +320,7 @@ mod tests {
         let cx = Context {
             baseline: Some(&base),
             updating_baseline: false,
+            ..Context::default()
         };
         let o = run(&C1_4, &ev, &cx);
         assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
@@ -330,6 +334,7 @@ mod tests {
         let cx = Context {
             baseline: Some(&base),
             updating_baseline: false,
+            ..Context::default()
         };
         let o = run(&C1_4, &ev, &cx);
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
@@ -343,6 +348,7 @@ mod tests {
         let cx = Context {
             baseline: Some(&base),
             updating_baseline: false,
+            ..Context::default()
         };
         let o = run(&C1_4, &ev, &cx);
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
@@ -375,6 +381,7 @@ mod tests {
         let cx = Context {
             baseline: Some(&base),
             updating_baseline: false,
+            ..Context::default()
         };
         let o = run(&C1_4, &ev, &cx);
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");

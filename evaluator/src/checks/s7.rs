@@ -408,6 +408,7 @@ mod tests {
             let own = Context {
                 baseline: Some(&ev),
                 updating_baseline: false,
+                ..Context::default()
             };
             let without = run(graded(CheckId::C1_4), &ev, &none);
             let against_self = run(graded(CheckId::C1_4), &ev, &own);

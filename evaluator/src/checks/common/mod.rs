@@ -3,6 +3,7 @@
 
 pub mod inventory;
 pub mod oauth;
+pub mod policy;
 pub mod reported;
 pub mod text;
 pub mod values;

@@ -18,11 +18,35 @@ use crate::evidence::Evidence;
 use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome, Outcome};
 
-/// The longest issued access-token lifetime 3.1.2b accepts, in seconds: the benchmark's
-/// baseline for a "short-lived" token (3600 s). A constant until the operator policy
-/// file exists; a policy value will then replace it and the evidence will name which
-/// limit was applied.
+/// The longest issued access-token lifetime 3.1.2b accepts by default, in seconds: the
+/// benchmark's baseline for a "short-lived" token (3600 s). The operator's policy
+/// (`max_token_lifetime_seconds`) replaces it, and the evidence names which limit applied.
 pub const MAX_TOKEN_LIFETIME_SECS: i64 = 3600;
+
+/// The lifetime limit 3.1.2b applies, and how the evidence names it.
+struct Limit {
+    seconds: i64,
+    named: String,
+}
+
+impl Limit {
+    fn of(cx: &Context<'_>) -> Limit {
+        let from_policy = cx.policy.and_then(|p| {
+            let secs = p.decisions.max_token_lifetime_seconds?;
+            Some(Limit {
+                seconds: i64::try_from(secs).unwrap_or(i64::MAX),
+                named: format!(
+                    "the policy's max_token_lifetime_seconds of {secs} s ({})",
+                    line(&p.file)
+                ),
+            })
+        });
+        from_policy.unwrap_or(Limit {
+            seconds: MAX_TOKEN_LIFETIME_SECS,
+            named: format!("the benchmark baseline of {MAX_TOKEN_LIFETIME_SECS} s"),
+        })
+    }
+}
 
 /// 3.1.2: OAuth 2.1 / OIDC or short-lived tokens for remote servers.
 #[derive(Debug)]
@@ -66,13 +90,14 @@ impl Check for Check3_1_2 {
         Needs::Nothing
     }
 
-    fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
+    fn grade(&self, ev: &Evidence, cx: &Context<'_>) -> Outcome {
         let f = match DETECTION.prelude(ev) {
             Ok(f) => f,
             Err(o) => return *o,
         };
+        let limit = Limit::of(cx);
         let a = leg_3_1_2a(&f);
-        let (b, lifetimes) = leg_3_1_2b(&f);
+        let (b, lifetimes) = leg_3_1_2b(&f, &limit);
         let (c, d, server) = legs_3_1_2cd(&f);
         let legs = vec![a, b, c, d];
         let challenge = f.challenge();
@@ -83,7 +108,7 @@ impl Check for Check3_1_2 {
             www_authenticate: challenge.map(|c| c.fields.as_slice()),
             resource_metadata: challenge.and_then(|c| c.resource_metadata()).map(line),
             token_lifetimes_seconds: lifetimes,
-            lifetime_limit_seconds: MAX_TOKEN_LIFETIME_SECS,
+            lifetime_limit_seconds: limit.seconds,
             authorization_server: server,
         };
         Outcome::from_legs(legs, REDUCTION_3_1_2)
@@ -197,7 +222,7 @@ fn leg_3_1_2a(f: &Facts<'_>) -> Leg {
 }
 
 /// Leg b and the per-token lifetimes (null where unreadable).
-fn leg_3_1_2b(f: &Facts<'_>) -> (Leg, Vec<Value>) {
+fn leg_3_1_2b(f: &Facts<'_>, limit: &Limit) -> (Leg, Vec<Value>) {
     const ID: &str = "3.1.2b";
     let tokens = f.tokens();
     if tokens.is_empty() {
@@ -238,7 +263,7 @@ fn leg_3_1_2b(f: &Facts<'_>) -> (Leg, Vec<Value>) {
             }
             Some((secs, from)) => {
                 lifetimes.push(json!(secs));
-                let (o, verb) = if secs > MAX_TOKEN_LIFETIME_SECS {
+                let (o, verb) = if secs > limit.seconds {
                     (LegOutcome::Fail, "exceeds")
                 } else {
                     (LegOutcome::Pass, "is within")
@@ -246,8 +271,8 @@ fn leg_3_1_2b(f: &Facts<'_>) -> (Leg, Vec<Value>) {
                 parts.push((
                     o,
                     format!(
-                        "{label}: issued lifetime {secs} s ({from}) {verb} the benchmark baseline of \
-                         {MAX_TOKEN_LIFETIME_SECS} s"
+                        "{label}: issued lifetime {secs} s ({from}) {verb} {}",
+                        limit.named
                     ),
                 ));
             }
@@ -581,6 +606,41 @@ mod tests {
         assert_eq!(o.verdict, Verdict::Pass, "{o:#?}");
         assert_eq!(o.details["token_lifetimes_seconds"], json!([600]));
         assert_eq!(o.details["lifetime_limit_seconds"], 3600);
+    }
+
+    #[test]
+    fn c3_1_2b_applies_the_policy_limit_and_names_it() {
+        let ev = lab_auth_with_token(jwt_token(lab_claims(), Some(7200), None));
+        assert_eq!(
+            leg_of(&grade(&C3_1_2, &ev), "3.1.2b").outcome,
+            LegOutcome::Fail
+        );
+        let longer = applied(crate::policy::Decisions {
+            max_token_lifetime_seconds: Some(86_400),
+            ..Default::default()
+        });
+        let o = grade_with(&C3_1_2, &ev, &longer);
+        let b = leg_of(&o, "3.1.2b");
+        assert_eq!(b.outcome, LegOutcome::Pass, "{b:?}");
+        assert!(
+            b.note.contains(
+                "is within the policy's max_token_lifetime_seconds of 86400 s (policy.toml)"
+            ),
+            "{b:?}"
+        );
+        assert_eq!(o.details["lifetime_limit_seconds"], 86_400);
+        let shorter = applied(crate::policy::Decisions {
+            max_token_lifetime_seconds: Some(300),
+            ..Default::default()
+        });
+        let ev = lab_auth_with_token(jwt_token(lab_claims(), Some(600), None));
+        let b = leg_of(&grade_with(&C3_1_2, &ev, &shorter), "3.1.2b").clone();
+        assert_eq!(b.outcome, LegOutcome::Fail, "{b:?}");
+        assert!(b.note.contains("exceeds the policy's"), "{b:?}");
+        // A policy without the key leaves the default.
+        let silent = applied(crate::policy::Decisions::default());
+        let b = leg_of(&grade_with(&C3_1_2, &ev, &silent), "3.1.2b").clone();
+        assert!(b.note.contains("the benchmark baseline of 3600 s"), "{b:?}");
     }
 
     #[test]

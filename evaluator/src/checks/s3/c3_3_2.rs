@@ -1,6 +1,7 @@
 //! 3.3.2: OAuth discovery metadata over TLS and validated (docs/checks.md, 3.3.2). Legs a
 //! to g read the endpoint's transport, the protected-resource metadata documents and the
-//! advertised authorization servers' metadata; 3.3.2f compares the advertised list with a
+//! advertised authorization servers' metadata; 3.3.2f compares the advertised list with the
+//! operator policy's `approved_authorization_servers` when it states them, else with a
 //! baseline bundle of the same endpoint.
 
 use std::collections::BTreeSet;
@@ -21,6 +22,7 @@ use crate::checks::common::oauth::gate::{
 use crate::checks::common::oauth::uris::{
     canonical_resource, norm, prm_well_known, resource_covers, strip_slash, transport_of, Transport,
 };
+use crate::checks::common::policy::{approved, judge};
 use crate::checks::common::values::or_null;
 use crate::evidence::Evidence;
 use crate::fmt::line;
@@ -477,6 +479,14 @@ fn leg_3_3_2f(f: &Facts<'_>, cx: &Context<'_>) -> Leg {
             "no authorization-server list observed",
         );
     };
+    let policy = approved(cx, "approved_authorization_servers", |d| {
+        d.approved_authorization_servers.as_ref()
+    });
+    if let Some(a) = policy {
+        return judge(ID, "advertised authorization server(s)", &now, a, |x, o| {
+            strip_slash(x) == strip_slash(o)
+        });
+    }
     let b = match baseline_for(f.ev, cx, ID, &shown(&now)) {
         Ok(b) => b,
         Err(l) => return l,
@@ -695,6 +705,34 @@ mod tests {
     }
 
     #[test]
+    fn c3_3_2_f_reads_the_policy_s_approved_authorization_servers() {
+        let ev = protected(lab_auth_records());
+        let servers = |v: Vec<String>| {
+            applied(crate::policy::Decisions {
+                approved_authorization_servers: Some(v),
+                ..Default::default()
+            })
+        };
+        let o = grade_with(&C3_3_2, &ev, &servers(vec![format!("{AS}/")]));
+        let f = leg_of(&o, "3.3.2f");
+        assert_eq!(
+            f.outcome,
+            LegOutcome::Pass,
+            "one trailing slash aside: {f:?}"
+        );
+        assert!(
+            f.note
+                .contains("approved_authorization_servers (policy.toml"),
+            "{f:?}"
+        );
+        assert_eq!(o.verdict, Verdict::Pass, "{o:#?}");
+        let o = grade_with(&C3_3_2, &ev, &servers(vec!["https://idp.example".into()]));
+        let f = leg_of(&o, "3.3.2f");
+        assert_eq!(f.outcome, LegOutcome::Fail, "{f:?}");
+        assert!(f.note.contains(AS) && f.note.contains("not among"), "{f:?}");
+    }
+
+    #[test]
     fn c3_3_2_lab_chain_passes_with_a_baseline_and_says_loopback() {
         let ev = protected(lab_auth_records());
         let o = grade(&C3_3_2, &ev);
@@ -722,6 +760,7 @@ mod tests {
             &Context {
                 baseline: Some(&base),
                 updating_baseline: true,
+                ..Context::default()
             },
         );
         assert_eq!(o.verdict, Verdict::Unknown);

@@ -1,6 +1,7 @@
 //! 3.3.4: OAuth scopes minimized and elevated progressively (docs/checks.md, 3.3.4). Legs:
 //! a, the granted scopes are readable; b, none is a wildcard or admin-tier scope; c, the
-//! grant against a baseline bundle; d, the advertised `scopes_supported` likewise; e, the
+//! grant against the operator policy's `approved_scopes` when it states them, else against
+//! a baseline bundle; d, the advertised `scopes_supported` likewise; e, the
 //! operator's out-of-scope call is refused for its scope ([`scope_probe`]); f, scopes are
 //! discoverable.
 
@@ -19,6 +20,7 @@ use crate::checks::common::oauth::challenge::{Challenged, Unauth};
 use crate::checks::common::oauth::facts::Facts;
 use crate::checks::common::oauth::gate::{baseline_for, describe_baseline, legs_map, shown, Gated};
 use crate::checks::common::oauth::tokens::{admin_tier, dedup, wildcards};
+use crate::checks::common::policy::{approved, judge};
 use crate::evidence::Evidence;
 use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome, Outcome, Verdict};
@@ -177,6 +179,16 @@ fn leg_3_3_4b(granted: Option<&[String]>) -> Leg {
 fn leg_3_3_4c(f: &Facts<'_>, cx: &Context<'_>, granted: Option<&[String]>) -> Leg {
     const ID: &str = "3.3.4c";
     let now = granted.map_or_else(|| "no readable granted scope".to_string(), shown);
+    if let Some(a) = approved(cx, "approved_scopes", |d| d.approved_scopes.as_ref()) {
+        return match granted {
+            Some(g) => judge(ID, "granted scope(s)", g, a, |x, o| x == o),
+            None => Leg::new(
+                ID,
+                LegOutcome::Unknown,
+                "this run read no granted scope, so it compared nothing with the policy's approved_scopes",
+            ),
+        };
+    }
     let b = match baseline_for(f.ev, cx, ID, &now) {
         Ok(b) => b,
         Err(l) => return l,
@@ -472,6 +484,29 @@ mod tests {
     }
 
     #[test]
+    fn c3_3_4_c_compares_with_the_policy_before_any_baseline() {
+        let ev = lab_auth_with_token(opaque(Some(600), Some("mcp:tools mcp:admin-ish")));
+        let scopes = |v: &[&str]| {
+            applied(crate::policy::Decisions {
+                approved_scopes: Some(v.iter().map(|s| s.to_string()).collect()),
+                ..Default::default()
+            })
+        };
+        let c = leg_of(&grade_with(&C3_3_4, &ev, &scopes(&["mcp:tools"])), "3.3.4c").clone();
+        assert_eq!(c.outcome, LegOutcome::Fail, "{c:?}");
+        assert!(
+            c.note.contains("granted scope(s) mcp:admin-ish not among the policy's approved_scopes (policy.toml: mcp:tools)"),
+            "{c:?}"
+        );
+        let ok = scopes(&["mcp:tools", "mcp:admin-ish", "mcp:read"]);
+        let c = leg_of(&grade_with(&C3_3_4, &ev, &ok), "3.3.4c").clone();
+        assert_eq!(c.outcome, LegOutcome::Pass, "{c:?}");
+        let none = protected(lab_auth_records());
+        let c = leg_of(&grade_with(&C3_3_4, &none, &ok), "3.3.4c").clone();
+        assert_eq!(c.outcome, LegOutcome::Unknown, "{c:?}");
+    }
+
+    #[test]
     fn c3_3_4_c_compares_with_the_baseline() {
         let base = lab_auth_with_token(opaque(Some(600), Some("mcp:tools")));
         let ev = lab_auth_with_token(opaque(Some(600), Some("mcp:tools mcp:admin-ish")));
@@ -490,6 +525,7 @@ mod tests {
         let cx = Context {
             baseline: Some(&base),
             updating_baseline: true,
+            ..Context::default()
         };
         let c = leg_of(&run(&C3_3_4, &ev, &cx), "3.3.4c").clone();
         assert_eq!(c.outcome, LegOutcome::Unknown);

@@ -233,5 +233,26 @@ pub(crate) fn with_baseline<'a>(b: &'a Evidence) -> Context<'a> {
     Context {
         baseline: Some(b),
         updating_baseline: false,
+        ..Context::default()
     }
+}
+
+/// The policy `decisions` as read from `policy.toml`, for the checks that read it.
+pub(crate) fn applied(decisions: crate::policy::Decisions) -> crate::policy::Applied {
+    crate::policy::Applied {
+        file: "policy.toml".into(),
+        decisions,
+    }
+}
+
+/// Grade `c` on `ev` under the policy `p`.
+pub(crate) fn grade_with(c: &dyn Check, ev: &Evidence, p: &crate::policy::Applied) -> Outcome {
+    run(
+        c,
+        ev,
+        &Context {
+            policy: Some(p),
+            ..Context::default()
+        },
+    )
 }
