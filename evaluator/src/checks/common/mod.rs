@@ -4,5 +4,6 @@
 pub mod inventory;
 pub mod oauth;
 pub mod reported;
+pub mod response;
 pub mod values;
 pub mod wire;

@@ -18,8 +18,8 @@
 use mcp_probe_schema::vocab::{code, leg, method, LegId, REV_2025_06_18, REV_2026_07_28};
 use serde_json::{json, Map, Value};
 
-use super::common::wire::{self, read, skipped_leg, Answer, Reply};
 use crate::check::{Check, Context, Legs};
+use crate::checks::common::wire::{self, read, skipped_leg, Answer, Reply};
 use crate::evidence::{Evidence, Exchange};
 use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome, Outcome};

@@ -14,8 +14,8 @@ use mcp_probe_schema::model::HttpOutcome;
 use mcp_probe_schema::vocab::leg;
 use serde_json::{json, Value};
 
-use super::common::values::or_null;
 use crate::check::{Check, Context, Legs};
+use crate::checks::common::values::or_null;
 use crate::evidence::Evidence;
 use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome, Outcome};
