@@ -83,8 +83,19 @@ fn dynamic_response(ev: &Evidence) -> Option<(Exchange<'_>, &'static str)> {
 }
 
 impl Check for Check10_1 {
+    /// `10.1a.static` is optional: a bundle without it (collected before the collector
+    /// fetched it) grades 10.1a UNKNOWN saying so. The other inventory lists are read
+    /// only when `tools/list` drew no exchange.
     fn legs(&self, _era: Option<Era>) -> Legs {
-        Legs::required(&[leg::INVENTORY_TOOLS])
+        Legs::with_optional(
+            &[leg::INVENTORY_TOOLS],
+            &[
+                leg::STATIC_RESOURCE,
+                leg::INVENTORY_RESOURCES,
+                leg::INVENTORY_PROMPTS,
+                leg::INVENTORY_RESOURCE_TEMPLATES,
+            ],
+        )
     }
 
     fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {

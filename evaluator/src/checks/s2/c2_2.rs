@@ -64,11 +64,15 @@ pub const REDUCTION_2_2: &str = "Only the endpoint's own host and port and one p
      certificate is re-validated offline at the collection time from the recorded chain.";
 
 impl Check for Check2_2 {
-    /// `tls.modern` is read too, but is not listed: it is recorded only for connections
-    /// that reached a TLS handshake, so a plain-http target or an unreachable one has
-    /// none, and its absence is graded here (ERROR naming why), not as a missing leg.
+    /// The transport facts are recorded (sent or skipped) before endpoint detection on
+    /// every run. `tls.modern` is optional: it is recorded only for connections that
+    /// reached a TLS handshake, so a plain-http target or an unreachable one has none,
+    /// and its absence is graded here (2.2d-f ERROR naming why).
     fn legs(&self, _era: Option<Era>) -> Legs {
-        Legs::required(&[leg::TLS_V1_0, leg::TLS_V1_1, leg::PLAINTEXT])
+        Legs::with_optional(
+            &[leg::TLS_V1_0, leg::TLS_V1_1, leg::PLAINTEXT],
+            &[leg::TLS_MODERN],
+        )
     }
 
     /// A bad certificate stops the collector before any MCP session (it never sends

@@ -90,11 +90,17 @@ fn unauthenticated_answers(ev: &Evidence) -> Option<Vec<(u64, String)>> {
 }
 
 impl Check for Check2_3 {
+    /// The negotiation (under `endpoint.detect`) is always read. A server that answered
+    /// it without a credential is decided from it and the first `inventory.tools` page
+    /// (when tools were listed); otherwise the pair (`2.3.unauthenticated`,
+    /// `2.3.authenticated`) decides, and a bundle lacking it is ERROR naming it (a
+    /// bundle recorded before the collector sent the pair is still decided from its
+    /// negotiation).
     fn legs(&self, _era: Option<Era>) -> Legs {
-        // A server that needs no credential is decided from the negotiation alone; the
-        // pair (2.3.unauthenticated, 2.3.authenticated) is read, and required, only when
-        // the endpoint asked for credentials or the run presented one from the start.
-        Legs::required(&[leg::ENDPOINT_DETECT])
+        Legs::with_optional(
+            &[leg::ENDPOINT_DETECT],
+            &[leg::INVENTORY_TOOLS, leg::AUTH_NONE, leg::AUTH_WITH],
+        )
     }
 
     fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {

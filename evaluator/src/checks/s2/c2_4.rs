@@ -84,6 +84,14 @@ const PROBES: [Probe; 4] = [
     },
 ];
 
+/// The collector legs of [`PROBES`], in their order.
+const COLLECTOR_LEGS: [LegId; 4] = [
+    leg::HDR_NO_METHOD,
+    leg::HDR_NO_NAME,
+    leg::HDR_NAME_MISMATCH,
+    leg::HDR_NAME_ENCODED,
+];
+
 /// Decide one probe from its answer.
 fn judge(a: &Answer, p: &Probe, authenticated: bool) -> (LegOutcome, String) {
     let said = a.summary();
@@ -194,10 +202,14 @@ fn judge(a: &Answer, p: &Probe, authenticated: bool) -> (LegOutcome, String) {
 }
 
 impl Check for Check2_4 {
-    /// None through the runner: NO-REV below 2026-07-28 needs no leg (§2.2: NO-REV comes
-    /// first); on 2026-07-28 [`grade`](Check::grade) names the missing ones itself.
-    fn legs(&self, _era: Option<Era>) -> Legs {
-        Legs::required(&[])
+    /// Required on 2026-07-28. Below it the check is NO-REV before any probe is judged:
+    /// the collector records the legs as skipped, and they are read only to cite those
+    /// records (an older bundle without them is NO-REV too).
+    fn legs(&self, era: Option<Era>) -> Legs {
+        match era {
+            Some(Era::Modern) => Legs::required(&COLLECTOR_LEGS),
+            _ => Legs::with_optional(&[], &COLLECTOR_LEGS),
+        }
     }
 
     fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
@@ -205,9 +217,8 @@ impl Check for Check2_4 {
             .revision()
             .map(line)
             .unwrap_or_else(|| "no revision".into());
-        let collector_legs: Vec<LegId> = PROBES.iter().map(|p| p.leg).collect();
         if !ev.is_modern() {
-            let seqs: Vec<u64> = collector_legs.iter().flat_map(|l| ev.seqs(*l)).collect();
+            let seqs: Vec<u64> = COLLECTOR_LEGS.iter().flat_map(|l| ev.seqs(*l)).collect();
             return Outcome::single(
                 Verdict::NoRev,
                 format!(
@@ -219,9 +230,6 @@ impl Check for Check2_4 {
             .with_records(seqs)
             .with_detail("required_revision", REV_2026_07_28)
             .with_detail("negotiated_revision", negotiated);
-        }
-        if let Some(missing) = wire::missing_legs(ev, &collector_legs) {
-            return missing;
         }
         let mut legs = Vec::new();
         let mut seqs = Vec::new();
@@ -309,16 +317,9 @@ mod tests {
         )
     }
 
-    const ALL: [LegId; 4] = [
-        leg::HDR_NO_METHOD,
-        leg::HDR_NO_NAME,
-        leg::HDR_NAME_MISMATCH,
-        leg::HDR_NAME_ENCODED,
-    ];
-
     /// Every probe refused with 400 -32020, except `l` answered by `r`.
     fn modern_with(l: LegId, r: Record) -> Outcome {
-        let records = ALL
+        let records = COLLECTOR_LEGS
             .iter()
             .map(|x| if *x == l { r.clone() } else { mismatch(*x) })
             .collect();
@@ -397,7 +398,7 @@ mod tests {
 
     #[test]
     fn legacy_is_no_rev_with_or_without_skipped_legs() {
-        let skips = ALL
+        let skips = COLLECTOR_LEGS
             .iter()
             .map(|l| skipped(&[l], "not sent: 2026-07-28 only (negotiated 2025-11-25)"))
             .collect();
@@ -688,5 +689,11 @@ mod tests {
             skipped(&[leg::HDR_NO_NAME], "not sent: 2026-07-28 only"),
         );
         has(&o, "2.4b", LegOutcome::Error, &["never made"]);
+    }
+
+    #[test]
+    fn collector_legs_are_the_probes_legs() {
+        let probes: Vec<LegId> = PROBES.iter().map(|p| p.leg).collect();
+        assert_eq!(probes, COLLECTOR_LEGS);
     }
 }
