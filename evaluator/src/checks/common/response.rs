@@ -183,11 +183,12 @@ pub fn status_of(a: &Answer) -> Value {
     }
 }
 
-
 /// Records and assertions shared by the tests of 2.3 and 2.5.
 #[cfg(test)]
 pub mod testing {
-    use mcp_probe_schema::model::{ErrorKind, Header, HttpOutcome, Observation, Record, TransportError};
+    use mcp_probe_schema::model::{
+        ErrorKind, Header, HttpOutcome, Observation, Record, TransportError,
+    };
 
     use crate::evidence::Evidence;
     use crate::verdict::Outcome;

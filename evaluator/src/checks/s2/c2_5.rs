@@ -35,10 +35,7 @@ const REDUCTION_2_5: &str = "the operator's Origin allowlist is not discoverable
 impl Check for Check2_5 {
     /// The no-Origin leg is informational: read when present, never graded.
     fn legs(&self, _era: Option<Era>) -> Legs {
-        Legs::with_optional(
-            &[leg::ORIGIN_HOSTILE, leg::ORIGIN_OWN],
-            &[leg::ORIGIN_NONE],
-        )
+        Legs::with_optional(&[leg::ORIGIN_HOSTILE, leg::ORIGIN_OWN], &[leg::ORIGIN_NONE])
     }
 
     fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
