@@ -1,5 +1,5 @@
-//! Section 1 check 1.1: served protocol revisions pinned; malformed version assertions
-//! rejected (spec/checks.md §11.1 with the §17 items 3 and 4 corrections).
+//! Check 1.1: served protocol revisions pinned; malformed version assertions rejected.
+//! docs/checks.md, 1.1, states the rules.
 //!
 //! * 1.1a: the revisions the server serves. On 2026-07-28 the `supportedVersions` of the
 //!   `server/discover` result that negotiated the session (leg `endpoint.detect`); on both
@@ -10,10 +10,10 @@
 //!   overrides. 1.1d and 1.1e need the header + `_meta` pair only 2026-07-28 defines: on a
 //!   legacy session they are `revision_unsupported` and excluded from aggregation.
 //!
-//! The module also holds [`wire`], the one reading of a recorded answer that 2.4
-//! (`s2_headers`) and 5.2.3 (`s5_session`) share: a JSON-RPC error (in a JSON body or an
-//! SSE event) is a real answer, a result or an empty 2xx is an acceptance (§17 item 4),
-//! and anything else is a bare status that a gateway may have produced (§15).
+//! Answers are read with [`wire`], the reading 2.4 and 5.2.3 share: a JSON-RPC error (in
+//! a JSON body or an SSE event) is a real answer, a result or an empty 2xx is an
+//! acceptance (an empty answer to a request acknowledges it like a notification), and
+//! anything else is a bare status that a gateway may have produced.
 
 use mcp_probe_schema::vocab::{code, leg, method, LegId, REV_2025_06_18, REV_2026_07_28};
 use serde_json::{json, Map, Value};
@@ -131,8 +131,8 @@ fn code_name(c: i64) -> &'static str {
     }
 }
 
-/// The shared mapping of 1.1b-e (spec/checks.md §11.1, "1.1b-e shared mapping", with
-/// §17 item 4: an empty 2xx answer to a request is an acceptance).
+/// The one mapping of 1.1b-e (docs/checks.md, 1.1): an empty 2xx answer to a request is
+/// an acceptance.
 fn judge_version(a: &Answer, p: &Probe, authenticated: bool) -> (LegOutcome, String) {
     let said = a.summary();
     if matches!(a.status, Some(401 | 403)) {

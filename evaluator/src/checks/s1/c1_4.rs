@@ -1,13 +1,13 @@
-//! Section 1 checks: governance and versioning.
+//! Check 1.4: server identity matches the recorded identity.
 //!
-//! This build grades 1.4 (spec/checks.md §11.1): the identity the server asserts
+//! The identity the server asserts
 //! (`serverInfo` `name|version`) compared with the identity recorded in a baseline, an
 //! earlier verified bundle of the same endpoint. The identity is the session's
 //! `serverInfo`: the `initialize` result's on the handshake revisions, and on 2026-07-28
 //! the `_meta["io.modelcontextprotocol/serverInfo"]` of the `server/discover` result, from
 //! which the collector took it. Because the baseline is a whole bundle rather than one
-//! record shared by several checks, the 2026-07-28 identity is compared like any other
-//! (the original tool could not, spec/checks.md §16 item 11).
+//! record shared by several checks, the 2026-07-28 identity is compared like any other.
+//! docs/checks.md, 1.4, states the rules.
 
 use mcp_probe_schema::model::Era;
 use mcp_probe_schema::vocab::leg;

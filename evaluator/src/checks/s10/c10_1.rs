@@ -1,11 +1,12 @@
-//! Section 10 checks: caching and resource limits.
+//! Check 10.1: static resources cached with freshness limits; per-user data never
+//! shared-cached.
 //!
-//! 10.1 in this build grades leg a from the collector's `GET` of the operator-named static
+//! Leg a is graded from the collector's `GET` of the operator-named static
 //! resource (`10.1a.static`, never with a credential; no path is ever guessed, and a
 //! bundle without the record says why), leg b from the endpoint's own `tools/list`
 //! response (the first page the collector's inventory read: a shared leg, sent once), and
-//! records leg c (the 2026-07-28 cacheable-result fields) as evidence (spec/checks.md
-//! §11.6).
+//! leg c (the 2026-07-28 cacheable-result fields) is evidence only. docs/checks.md, 10.1,
+//! states the rules.
 
 use mcp_probe_schema::derive;
 use mcp_probe_schema::model::{ErrorKind, HttpOutcome};
@@ -41,7 +42,7 @@ pub fn directives(value: Option<&str>) -> Option<Vec<String>> {
     })
 }
 
-/// The status gate applied before headers are graded (spec/checks.md §11.6).
+/// The status gate applied before headers are graded.
 /// `Err((outcome, note))` when the status decides the leg.
 fn status_gate(x: &Exchange<'_>, credential: bool) -> Result<u16, (LegOutcome, String)> {
     let Some(status) = x.status() else {
@@ -67,7 +68,7 @@ fn status_gate(x: &Exchange<'_>, credential: bool) -> Result<u16, (LegOutcome, S
 }
 
 /// The endpoint's own dynamic response: the first page of the first list the inventory
-/// requested (tools/list preferred, as the spec names it).
+/// requested (tools/list preferred).
 fn dynamic_response(ev: &Evidence) -> Option<(Exchange<'_>, &'static str)> {
     [
         (leg::INVENTORY_TOOLS, "tools/list"),
@@ -186,7 +187,7 @@ fn is_max_age(token: &str) -> bool {
         .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
-/// Leg 10.1a: the operator's static resource (spec/checks.md §11.6). Graded from the
+/// Leg 10.1a: the operator's static resource. Graded from the
 /// `10.1a.static` record when there is one; a skipped leg is UNKNOWN with the
 /// collector's reason; a bundle without the record (an older collector) is UNKNOWN and
 /// says whether the input was given. No path is ever guessed.

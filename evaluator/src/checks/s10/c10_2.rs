@@ -1,11 +1,11 @@
-//! Section 10 check 10.2: request/response body limits, token budgets, per-principal
-//! quotas (spec/checks.md §11.6).
+//! Check 10.2: request/response body limits, token budgets, per-principal quotas.
+//! docs/checks.md, 10.2, states the rules.
 //!
 //! Of the six obligations only the inbound request-body limit is probed (leg 10.2a): the
 //! collector re-sends the first `tools/list` of the inventory (the control) padded past
 //! the probe size, with the same headers. The other five obligations are named on every
 //! run (leg 10.2b, `dropped`). The probe size is the operator's `max_request_bytes`
-//! (spec/checks.md §9.3), else 1 MiB; the size actually sent is the padded record's body
+//! (a probe input), else 1 MiB; the size actually sent is the padded record's body
 //! length. A 413 proves a limit at or below that size; an acceptance fails only against
 //! a limit the operator stated, because "no limit at or below that size" is not "no
 //! limit".
@@ -45,7 +45,7 @@ const REDUCTION_10_2: &str = "only the inbound request-body limit is probed, wit
      size; of the six obligations the other five (10.2b) are not observable without server-side evidence or \
      traffic the probe may not send; a 413 may come from any hop, so where the limit is enforced is not known";
 
-/// The probe size the inputs ask for (spec/checks.md §9.3): `Ok(None)` when no limit is
+/// The probe size the inputs ask for: `Ok(None)` when no limit is
 /// stated (the default applies), `Ok(Some(n))` for a stated limit the rules accept,
 /// `Err(reason)` when the stated value is refused (nothing is sent).
 pub fn resolve_size(inputs: Option<&Value>) -> Result<Option<u64>, String> {
@@ -102,7 +102,7 @@ impl Judgement {
     }
 }
 
-/// Decide 10.2a in the spec's fixed order.
+/// Decide 10.2a in the fixed order of docs/checks.md, 10.2.
 fn judge(ev: &Evidence, size: &Result<Option<u64>, String>) -> Judgement {
     // Step 2: a refused stated value means nothing was (or should have been) sent.
     let stated = match size {

@@ -1,5 +1,5 @@
-//! Check 2.2: TLS required, plaintext disallowed (spec/checks.md §11.2), graded from the
-//! bundle alone, with the corrections of spec/checks.md §17 items 1 and 2.
+//! Check 2.2: TLS required, plaintext disallowed, graded from the bundle alone.
+//! docs/checks.md, 2.2, states the rules.
 //!
 //! Legs:
 //!
@@ -10,14 +10,14 @@
 //! * **2.2b / 2.2c TLS 1.0 / 1.1**: the hand-written ClientHello (`tls.v1_0`, `tls.v1_1`)
 //!   and the server's first bytes, read with [`tlswire::parse_server`]. A ServerHello at
 //!   the offered version fails; an alert or a clean close is a refusal; a network error
-//!   (connect, timeout, reset) decides nothing (ERROR for that leg, §17 item 2), and so
+//!   (connect, timeout, reset) decides nothing (ERROR for that leg), and so
 //!   does an answer that is not TLS.
 //! * **2.2d negotiated version**: the `tls.modern` record of the first connection.
 //!   TLS 1.2/1.3 passes; a handshake that died on a server alert fails (attributable);
 //!   any other handshake failure is ERROR.
 //! * **2.2e certificate**: the recorded leaf re-validated offline *at the collection time*
-//!   (`run.started_at`), whether or not the collector could use the connection (§17 item
-//!   1: the original could never fail on an invalid certificate): validity dates, the
+//!   (`run.started_at`), whether or not the collector could use the connection (so an
+//!   invalid certificate fails even when it stopped the collector): validity dates, the
 //!   endpoint host against the subjectAltName (DNS with the one-label wildcard rule; IP
 //!   SANs for IP hosts; no CN fallback), and a self-signed leaf that chains to no anchor.
 //! * **2.2f trust**: the collection-time store results (`bundled` public roots, `os`,
@@ -25,8 +25,9 @@
 //!   rustls-webpki against webpki-roots and the recorded `--ca-file` certificates. Public
 //!   roots or the operator's file pass (the latter is said to be the operator's private
 //!   PKI); trusted by the OS store alone means an inspecting proxy may have answered
-//!   (spec §3.2): then every leg becomes UNKNOWN, because the certificate, the versions
-//!   and the plaintext answer may all be the proxy's.
+//!   instead: then every leg becomes UNKNOWN, because the certificate, the versions
+//!   and the plaintext answer may all be the proxy's. 2.2e and 2.2f are graded in
+//!   [`cert`].
 //!
 //! Aggregation is worst-first (fail > error > unknown > pass).
 
@@ -283,13 +284,14 @@ fn tls_target(ev: &Evidence, base: &url::Url) -> Outcome {
 
     let mut a = a;
     if tls.is_none() && a.outcome == LegOutcome::Pass {
-        // spec rule 2: a refused plaintext port on a dead deployment proves little.
+        // A refused plaintext port on a dead deployment proves little.
         a.note
             .push_str(" (proves little: the TLS port gave no handshake either)");
     }
     let mut legs = vec![a, b, c, d, e, f];
     if intercepted {
-        // spec §3.2 rule 3: what was seen may be the proxy's, not the server's.
+        // Through a suspected inspecting proxy, what was seen may be the proxy's, not the
+        // server's.
         for l in &mut legs {
             if matches!(l.outcome, LegOutcome::Pass | LegOutcome::Fail) {
                 let was = if l.outcome == LegOutcome::Pass {
@@ -471,7 +473,7 @@ pub fn legacy_decision(p: &LegacyTlsProbe, version: u16) -> (LegOutcome, String,
     }
     let answer = tlswire::parse_server(&p.server_bytes);
     let offered = format!("offered only {name}");
-    // A network failure before a complete answer decides nothing (spec §17 item 2): a
+    // A network failure before a complete answer decides nothing: a
     // reset or a timeout is not a refusal.
     if let Some(e) = &p.error {
         if !answer.is_complete() || answer == ServerAnswer::Closed {

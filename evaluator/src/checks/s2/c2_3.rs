@@ -151,7 +151,7 @@ impl Check for Check2_3 {
     }
 }
 
-/// Grade the unauthenticated/authenticated pair (spec/checks.md §11.2 with §17 item 6).
+/// Grade the unauthenticated/authenticated pair (docs/checks.md, 2.3).
 fn judge_pair(ev: &Evidence, auth_required: bool, none: &Answer, with: &Answer) -> Outcome {
     let single = |v: Verdict, text: String| Outcome::single(v, text, REDUCTION_2_3);
     let unobserved = if auth_required {

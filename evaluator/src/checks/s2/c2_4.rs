@@ -1,5 +1,5 @@
-//! Section 2 check 2.4: request metadata headers present and consistent with the body
-//! (spec/checks.md §11.2 with the §17 item 14 correction).
+//! Check 2.4: request metadata headers present and consistent with the body.
+//! docs/checks.md, 2.4, states the rules.
 //!
 //! 2026-07-28 only: on an older negotiated revision the check is NO-REV before any leg is
 //! read (the routing headers do not exist there; the collector records the probes as
@@ -334,7 +334,7 @@ mod tests {
         run(&C2_4, &ev, &Context::default())
     }
 
-    /// py2, fastmcp and ts2 (lab.md §5): every missing or mismatching routing header draws
+    /// py2, fastmcp and ts2: every missing or mismatching routing header draws
     /// 400 -32020, as JSON (ts2 answers SSE-capable clients with JSON too).
     #[test]
     fn header_mismatch_at_400_passes() {

@@ -74,8 +74,8 @@ impl Check for Check2_5 {
     }
 }
 
-/// Decide 2.5 from the hostile leg gated on the own-origin stand-in (spec/checks.md
-/// §11.2 with §17 item 7; the 403 is required from 2025-11-25 on, mcp-protocol.md §2.6).
+/// Decide 2.5 from the hostile leg gated on the own-origin stand-in (docs/checks.md,
+/// 2.5); revisions from 2025-11-25 on require the 403.
 fn judge_origin(
     ev: &Evidence,
     hostile: &Answer,

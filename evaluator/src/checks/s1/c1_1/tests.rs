@@ -78,7 +78,7 @@ struct B {
 }
 
 impl B {
-    /// 2026-07-28, every leg answered as the spec requires (ts2 reject, lab.md §4.4-§5).
+    /// 2026-07-28, every leg answered as the spec requires (ts2 reject).
     fn modern() -> B {
         B {
             rev: REV_2026_07_28,
@@ -209,7 +209,7 @@ fn discover_without_supported_versions_is_unknown() {
     assert!(o.details["supported_versions"].is_null());
 }
 
-/// py2, fastmcp, ts2 (lab.md §4.5): initialize echoes both sub-floor revisions.
+/// py2, fastmcp, ts2: initialize echoes both sub-floor revisions.
 #[test]
 fn sweep_serving_sub_floor_revisions_fails() {
     let mut b = B::modern();
@@ -473,7 +473,7 @@ fn error_inside_an_event_stream_is_an_answer() {
     );
 }
 
-/// py2 SL+J (lab.md §4.1, §4.5): a request without the header, or with a handshake
+/// py2 SL+J: a request without the header, or with a handshake
 /// revision in it, takes the legacy stateless path and is served.
 #[test]
 fn modern_header_fallback_is_served_and_fails() {
@@ -564,7 +564,7 @@ fn legacy_compliant_passes_with_d_and_e_excluded() {
     assert!(o.details["supported_versions"].is_null());
 }
 
-/// py1 (lab.md §4.2, §6, §7): initialize echoes both sub-floor revisions; the bogus
+/// py1: initialize echoes both sub-floor revisions; the bogus
 /// header draws 400 -32600 "Unsupported protocol version" with id "server-error"; a
 /// request without the header is served on the session.
 #[test]
@@ -611,7 +611,7 @@ fn lab_py1_legacy_fails() {
     has(&o, "1.1d", LegOutcome::RevisionUnsupported, &[]);
 }
 
-/// py2 / fastmcp stateful (lab.md §4.1, §5; mcp 2.3.0 routes a request without the
+/// py2 / fastmcp stateful (mcp 2.3.0 routes a request without the
 /// header or with a handshake revision to the legacy session path, which answers 400
 /// -32600 "Missing session ID"): 1.1c and 1.1e pass only as refusals to confirm, and
 /// the check fails on 1.1a.

@@ -102,7 +102,7 @@ fn normalise_dns(name: &str) -> String {
     name.trim_end_matches('.').to_ascii_lowercase()
 }
 
-/// RFC 6125 §6.4 as current clients apply it: exact (case-insensitive) match, or a
+/// RFC 6125, section 6.4, as current clients apply it: exact (case-insensitive) match, or a
 /// wildcard that is the whole left-most label and stands for exactly one non-empty
 /// label, never over a single remaining label (`*.com`), never for IP hosts (handled by
 /// the caller), never partial (`f*.example.com`).
