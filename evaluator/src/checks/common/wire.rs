@@ -1,6 +1,6 @@
 //! Reading recorded JSON-RPC answers of single-request legs: the last exchange of a
-//! leg, a skip recorded instead, and the shape of what the server answered. Shared by
-//! 1.1, 2.4 and 5.2.3.
+//! leg, a skip recorded instead, the shape of what the server answered, and a refusal at
+//! authentication. Shared by 1.1, 2.4 and 5.2.3.
 
 use mcp_probe_schema::derive;
 use mcp_probe_schema::model::{BodyEnd, HttpOutcome, Observation};
@@ -236,6 +236,28 @@ pub fn read(x: &Exchange<'_>) -> Answer {
         reply,
         seq,
     }
+}
+
+/// UNKNOWN for an answer refused at authentication (HTTP 401 or 403): the probe never
+/// reached what it tests (`never`, e.g. "so the header check was never reached").
+/// `authenticated`: the run held a credential, which the request carried.
+pub fn refused_at_authentication(
+    a: &Answer,
+    authenticated: bool,
+    never: &str,
+) -> Option<(LegOutcome, String)> {
+    if !matches!(a.status, Some(401 | 403)) {
+        return None;
+    }
+    let held = if authenticated {
+        "although it carried the run's credential"
+    } else {
+        "and the run held no credential"
+    };
+    Some((
+        LegOutcome::Unknown,
+        format!("{}: refused at authentication {held}, {never}", a.summary()),
+    ))
 }
 
 /// Words in a skip reason that mark a decision of the run (operator choice, `--info`),

@@ -134,18 +134,14 @@ fn code_name(c: i64) -> &'static str {
 /// The one mapping of 1.1b-e (docs/checks.md, 1.1): an empty 2xx answer to a request is
 /// an acceptance.
 fn judge_version(a: &Answer, p: &Probe, authenticated: bool) -> (LegOutcome, String) {
-    let said = a.summary();
-    if matches!(a.status, Some(401 | 403)) {
-        let held = if authenticated {
-            "although it carried the run's credential"
-        } else {
-            "and the run held no credential"
-        };
-        return (
-            LegOutcome::Unknown,
-            format!("{said}: refused at authentication {held}, so the request never reached version validation"),
-        );
+    if let Some(refused) = wire::refused_at_authentication(
+        a,
+        authenticated,
+        "so the request never reached version validation",
+    ) {
+        return refused;
     }
+    let said = a.summary();
     let expected = format!("{} ({})", p.expected, code_name(p.expected));
     match &a.reply {
         Reply::Error(e) => match e.code {

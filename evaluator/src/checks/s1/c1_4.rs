@@ -245,6 +245,15 @@ mod tests {
         )
     }
 
+    /// 1.4 on `ev` compared with the baseline `base`.
+    fn against(base: &Evidence, ev: &Evidence) -> Outcome {
+        let cx = Context {
+            baseline: Some(base),
+            updating_baseline: false,
+        };
+        run(&C1_4, ev, &cx)
+    }
+
     fn leg<'a>(o: &'a Outcome, id: &str) -> &'a Leg {
         o.legs.iter().find(|l| l.id == id).expect("leg present")
     }
@@ -284,11 +293,7 @@ mod tests {
     fn pass_on_same_identity() {
         let base = legacy("srv", "1.0.0");
         let ev = legacy("srv", "1.0.0");
-        let cx = Context {
-            baseline: Some(&base),
-            updating_baseline: false,
-        };
-        let o = run(&C1_4, &ev, &cx);
+        let o = against(&base, &ev);
         assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
         assert!(o.evidence.contains("matches the baseline"), "{o:?}");
         assert_eq!(o.details["baseline_identity"], "srv|1.0.0");
@@ -298,11 +303,7 @@ mod tests {
     fn fail_on_different_identity_naming_both() {
         let base = legacy("srv", "1.0.0");
         let ev = legacy("srv", "1.1.0");
-        let cx = Context {
-            baseline: Some(&base),
-            updating_baseline: false,
-        };
-        let o = run(&C1_4, &ev, &cx);
+        let o = against(&base, &ev);
         assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
         assert!(o.evidence.contains("observed srv|1.1.0"), "{o:?}");
         assert!(o.evidence.contains("srv|1.0.0 recorded"), "{o:?}");
@@ -314,11 +315,7 @@ mod tests {
         let info = Some(json!({"name": "m", "version": "2"}));
         let base = bundle("2026-07-28", info.clone());
         let ev = bundle("2026-07-28", info);
-        let cx = Context {
-            baseline: Some(&base),
-            updating_baseline: false,
-        };
-        let o = run(&C1_4, &ev, &cx);
+        let o = against(&base, &ev);
         assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
         assert!(o.evidence.contains("server/discover result _meta"), "{o:?}");
     }
@@ -327,11 +324,7 @@ mod tests {
     fn baseline_without_identity_is_unknown() {
         let base = bundle("2026-07-28", None);
         let ev = legacy("srv", "1.0.0");
-        let cx = Context {
-            baseline: Some(&base),
-            updating_baseline: false,
-        };
-        let o = run(&C1_4, &ev, &cx);
+        let o = against(&base, &ev);
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
         assert!(o.evidence.contains("recorded no identity"), "{o:?}");
     }
@@ -340,18 +333,14 @@ mod tests {
     fn no_identity_this_run_is_unknown_and_a_is_a_finding() {
         let base = legacy("srv", "1.0.0");
         let ev = bundle("2025-11-25", None);
-        let cx = Context {
-            baseline: Some(&base),
-            updating_baseline: false,
-        };
-        let o = run(&C1_4, &ev, &cx);
+        let o = against(&base, &ev);
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
         assert_eq!(leg(&o, LEG_A).outcome, LegOutcome::Pass);
         assert!(o.evidence.contains("carries no serverInfo"), "{o:?}");
         assert!(o.evidence.contains("observed no identity"), "{o:?}");
 
         let nameless = bundle("2025-11-25", Some(json!({"version": "1"})));
-        let o = run(&C1_4, &nameless, &cx);
+        let o = against(&base, &nameless);
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
         assert!(o.evidence.contains("no usable name"), "{o:?}");
     }
@@ -372,11 +361,7 @@ mod tests {
         let mut base = legacy("srv", "0.9.0");
         base.payload.target.endpoint = Some("http://127.0.0.1:9999/mcp".into());
         let ev = legacy("srv", "1.0.0");
-        let cx = Context {
-            baseline: Some(&base),
-            updating_baseline: false,
-        };
-        let o = run(&C1_4, &ev, &cx);
+        let o = against(&base, &ev);
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
         assert!(o.evidence.contains("not of"), "{o:?}");
     }

@@ -151,9 +151,33 @@ impl Check for Check2_3 {
     }
 }
 
-/// Grade the unauthenticated/authenticated pair (docs/checks.md, 2.3).
+/// Grade the unauthenticated/authenticated pair (docs/checks.md, 2.3): both observed and
+/// differing in the credential, the unauthenticated request refused with 401/403, then
+/// the authenticated one answered with an event stream.
 fn judge_pair(ev: &Evidence, auth_required: bool, none: &Answer, with: &Answer) -> Outcome {
-    let single = |v: Verdict, text: String| Outcome::single(v, text, REDUCTION_2_3);
+    let (u, a) = match observed_pair(ev, auth_required, none, with) {
+        Ok(pair) => pair,
+        Err(o) => return o,
+    };
+    match refused_unauthenticated(u) {
+        Ok(un) => judge_authenticated(u, a, &un),
+        Err(o) => o,
+    }
+}
+
+/// A 2.3 outcome with its reduction.
+fn single(v: Verdict, text: String) -> Outcome {
+    Outcome::single(v, text, REDUCTION_2_3)
+}
+
+/// The two answers, when both legs drew a response and the pair differs in the
+/// credential; otherwise the outcome that says why the pair decides nothing.
+fn observed_pair<'a>(
+    ev: &Evidence,
+    auth_required: bool,
+    none: &'a Answer,
+    with: &'a Answer,
+) -> Result<(&'a Resp, &'a Resp), Outcome> {
     let unobserved = if auth_required {
         String::new()
     } else {
@@ -167,24 +191,24 @@ fn judge_pair(ev: &Evidence, auth_required: bool, none: &Answer, with: &Answer) 
         .map(|(l, _)| *l)
         .collect();
     if !absent.is_empty() {
-        return missing_legs(ev, &absent);
+        return Err(missing_legs(ev, &absent));
     }
     for (l, a) in [(leg::AUTH_NONE, none), (leg::AUTH_WITH, with)] {
         if let Answer::Skipped(reason) = a {
-            return single(
+            return Err(single(
                 Verdict::Unknown,
                 format!("the authentication pair was not observed: {l} {reason}{unobserved}"),
-            );
+            ));
         }
     }
     for (l, a) in [(leg::AUTH_NONE, none), (leg::AUTH_WITH, with)] {
         if let Answer::NoResponse { seq, why } = a {
-            return single(
+            return Err(single(
                 Verdict::Error,
                 format!(
                     "{l} (record #{seq}) drew no response ({why}): the observation was never made"
                 ),
-            );
+            ));
         }
     }
     let (Answer::Response(u), Answer::Response(a)) = (none, with) else {
@@ -197,77 +221,79 @@ fn judge_pair(ev: &Evidence, auth_required: bool, none: &Answer, with: &Answer) 
             .is_some_and(|x| carries_credential(&x))
     };
     if cred(leg::AUTH_NONE) {
-        return single(
+        return Err(single(
             Verdict::Error,
             format!(
                 "the recorded unauthenticated request (record #{}) carries an Authorization header, so it \
                  does not test the rule",
                 u.seq
             ),
-        );
+        ));
     }
     if !cred(leg::AUTH_WITH) {
-        return single(
+        return Err(single(
             Verdict::Error,
             format!(
                 "the recorded authenticated request (record #{}) carries no Authorization header, so the \
                  pair does not differ in the credential",
                 a.seq
             ),
-        );
+        ));
     }
+    Ok((u, a))
+}
+
+/// The unauthenticated leg, judged first: a stream or a result given without a
+/// credential fails, whatever the authenticated leg shows. Its description when it was
+/// refused with 401/403 (the refusal this check looks for), else the outcome.
+fn refused_unauthenticated(u: &Resp) -> Result<String, Outcome> {
     let un = format!(
         "unauthenticated tools/list (record #{}): {}",
         u.seq,
         u.described()
     );
-    // Unauthenticated leg first: a stream or a result given without a credential fails,
-    // whatever the authenticated leg shows.
     if (200..300).contains(&u.status) && u.streamed() {
-        return single(
+        return Err(single(
             Verdict::Fail,
             format!(
                 "{un}: a response stream was established for a request without a credential, so \
                  authentication is not enforced before the stream"
             ),
-        );
+        ));
     }
     match u.kind() {
-        Kind::Accepted => {
-            return single(
-                Verdict::Fail,
-                format!("{un}: not refused; an unauthenticated request reaches a response"),
-            )
-        }
-        Kind::Unattributable => {
-            return single(
-                Verdict::Error,
-                format!(
-                    "{un}: neither a refusal nor a JSON-RPC answer; a gateway or proxy may have produced it, \
-                     so it is not attributed to the server"
-                ),
-            )
-        }
-        Kind::Redirect => {
-            return single(
-                Verdict::Unknown,
-                format!(
-                    "{un}: redirected (not followed); a redirect is not the 401/403 refusal this check looks \
-                     for, and where it leads was not observed"
-                ),
-            )
-        }
-        Kind::Refused if !matches!(u.status, 401 | 403) => {
-            return single(
-                Verdict::Unknown,
-                format!(
-                    "{un}: refused, but not with 401/403, so the refusal answers another question (e.g. a \
-                     malformed or session-less request) and is not counted as authentication enforcement"
-                ),
-            )
-        }
-        Kind::Refused => {}
+        Kind::Accepted => Err(single(
+            Verdict::Fail,
+            format!("{un}: not refused; an unauthenticated request reaches a response"),
+        )),
+        Kind::Unattributable => Err(single(
+            Verdict::Error,
+            format!(
+                "{un}: neither a refusal nor a JSON-RPC answer; a gateway or proxy may have produced it, \
+                 so it is not attributed to the server"
+            ),
+        )),
+        Kind::Redirect => Err(single(
+            Verdict::Unknown,
+            format!(
+                "{un}: redirected (not followed); a redirect is not the 401/403 refusal this check looks \
+                 for, and where it leads was not observed"
+            ),
+        )),
+        Kind::Refused if !matches!(u.status, 401 | 403) => Err(single(
+            Verdict::Unknown,
+            format!(
+                "{un}: refused, but not with 401/403, so the refusal answers another question (e.g. a \
+                 malformed or session-less request) and is not counted as authentication enforcement"
+            ),
+        )),
+        Kind::Refused => Ok(un),
     }
+}
+
+/// The authenticated leg, once the unauthenticated one (`un`, described) was refused
+/// with 401/403: an event stream passes.
+fn judge_authenticated(u: &Resp, a: &Resp, un: &str) -> Outcome {
     let challenge = match &u.challenge {
         Some(c) => format!("with WWW-Authenticate: {}", line(c)),
         None => "without a WWW-Authenticate challenge (RFC 6750 and MCP authorization expect one)"
@@ -360,6 +386,11 @@ mod tests {
         exchange(&[leg::AUTH_NONE], REQ, status, ct, body, headers)
     }
 
+    /// A `tools/list` of `l` answered 200 with a result, without a credential.
+    fn unauth_page(l: LegId) -> Record {
+        exchange(&[l], REQ, 200, "application/json", OK, &[])
+    }
+
     fn auth(status: u16, ct: &str, body: &str) -> Record {
         authed(exchange(&[leg::AUTH_WITH], REQ, status, ct, body, &[]))
     }
@@ -371,14 +402,7 @@ mod tests {
 
     #[test]
     fn no_auth_required_fails_naming_the_negotiation() {
-        let tools = exchange(
-            &[leg::INVENTORY_TOOLS],
-            REQ,
-            200,
-            "application/json",
-            OK,
-            &[],
-        );
+        let tools = unauth_page(leg::INVENTORY_TOOLS);
         let o = grade_2_3(
             false,
             false,

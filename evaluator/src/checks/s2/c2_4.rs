@@ -94,21 +94,13 @@ const COLLECTOR_LEGS: [LegId; 4] = [
 
 /// Decide one probe from its answer.
 fn judge(a: &Answer, p: &Probe, authenticated: bool) -> (LegOutcome, String) {
+    if let Some(refused) =
+        wire::refused_at_authentication(a, authenticated, "so the header check was never reached")
+    {
+        return refused;
+    }
     let said = a.summary();
     let required = format!("HTTP 400 and {} (HeaderMismatch)", code::HEADER_MISMATCH);
-    if matches!(a.status, Some(401 | 403)) {
-        let held = if authenticated {
-            "although it carried the run's credential"
-        } else {
-            "and the run held no credential"
-        };
-        return (
-            LegOutcome::Unknown,
-            format!(
-                "{said}: refused at authentication {held}, so the header check was never reached"
-            ),
-        );
-    }
     let status = a.status.unwrap_or_default();
     match (&a.reply, a.code()) {
         (Reply::NoResponse(_), _) => (
@@ -326,6 +318,16 @@ mod tests {
         graded(REV_2026_07_28, records)
     }
 
+    /// Every probe refused with 400 -32020, except `l` answered `status`, `ct`, `body`.
+    fn answered(l: LegId, status: u16, ct: &str, body: &str) -> Outcome {
+        modern_with(l, answer(l, status, ct, body))
+    }
+
+    /// Every probe refused with 400 -32020, except `l` refused at `status` with `code`.
+    fn refused(l: LegId, status: u16, code: i64, message: &str) -> Outcome {
+        answered(l, status, JSON, &err(l, code, message))
+    }
+
     fn graded(rev: &str, records: Vec<Record>) -> Outcome {
         let ev = evidence(
             Some(session(Some(rev), json!({"tools": {}}), None)),
@@ -427,14 +429,11 @@ mod tests {
 
     #[test]
     fn acceptances_fail() {
-        let o = modern_with(
+        let o = answered(
             leg::HDR_NO_METHOD,
-            answer(
-                leg::HDR_NO_METHOD,
-                200,
-                JSON,
-                r#"{"jsonrpc":"2.0","id":41,"result":{"tools":[]}}"#,
-            ),
+            200,
+            JSON,
+            r#"{"jsonrpc":"2.0","id":41,"result":{"tools":[]}}"#,
         );
         assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
         has(
@@ -443,14 +442,11 @@ mod tests {
             LegOutcome::Fail,
             &["result listing 0 tools", "accepted"],
         );
-        let o = modern_with(
+        let o = answered(
             leg::HDR_NO_NAME,
-            answer(
-                leg::HDR_NO_NAME,
-                200,
-                JSON,
-                r#"{"jsonrpc":"2.0","id":42,"result":{"content":[{"type":"text","text":"Unknown tool"}],"isError":true}}"#,
-            ),
+            200,
+            JSON,
+            r#"{"jsonrpc":"2.0","id":42,"result":{"content":[{"type":"text","text":"Unknown tool"}],"isError":true}}"#,
         );
         has(
             &o,
@@ -458,10 +454,7 @@ mod tests {
             LegOutcome::Fail,
             &["isError: true", "dispatched"],
         );
-        let o = modern_with(
-            leg::HDR_NAME_MISMATCH,
-            answer(leg::HDR_NAME_MISMATCH, 202, JSON, ""),
-        );
+        let o = answered(leg::HDR_NAME_MISMATCH, 202, JSON, "");
         has(
             &o,
             "2.4c",
@@ -472,18 +465,11 @@ mod tests {
 
     #[test]
     fn unknown_tool_inside_200_fails() {
-        let o = modern_with(
+        let o = refused(
             leg::HDR_NAME_MISMATCH,
-            answer(
-                leg::HDR_NAME_MISMATCH,
-                200,
-                JSON,
-                &err(
-                    leg::HDR_NAME_MISMATCH,
-                    -32602,
-                    "Unknown tool: cis-audit-no-such-tool",
-                ),
-            ),
+            200,
+            -32602,
+            "Unknown tool: cis-audit-no-such-tool",
         );
         assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
         has(
@@ -496,18 +482,11 @@ mod tests {
 
     #[test]
     fn unknown_tool_at_400_is_unknown_unless_it_names_the_header() {
-        let o = modern_with(
+        let o = refused(
             leg::HDR_NO_NAME,
-            answer(
-                leg::HDR_NO_NAME,
-                400,
-                JSON,
-                &err(
-                    leg::HDR_NO_NAME,
-                    -32602,
-                    "Unknown tool: cis-audit-no-such-tool",
-                ),
-            ),
+            400,
+            -32602,
+            "Unknown tool: cis-audit-no-such-tool",
         );
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
         has(
@@ -519,18 +498,11 @@ mod tests {
                 "order the spec does not fix",
             ],
         );
-        let o = modern_with(
+        let o = refused(
             leg::HDR_NO_NAME,
-            answer(
-                leg::HDR_NO_NAME,
-                400,
-                JSON,
-                &err(
-                    leg::HDR_NO_NAME,
-                    -32602,
-                    "Invalid params: missing mcp-name header",
-                ),
-            ),
+            400,
+            -32602,
+            "Invalid params: missing mcp-name header",
         );
         assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
         has(
@@ -546,14 +518,11 @@ mod tests {
 
     #[test]
     fn own_version_refused_is_error() {
-        let o = modern_with(
+        let o = refused(
             leg::HDR_NO_METHOD,
-            answer(
-                leg::HDR_NO_METHOD,
-                400,
-                JSON,
-                &err(leg::HDR_NO_METHOD, -32022, "Unsupported protocol version"),
-            ),
+            400,
+            -32022,
+            "Unsupported protocol version",
         );
         assert_eq!(o.verdict, Verdict::Error, "{o:?}");
         has(
@@ -566,15 +535,7 @@ mod tests {
 
     #[test]
     fn other_refusals_are_unknown() {
-        let o = modern_with(
-            leg::HDR_NO_METHOD,
-            answer(
-                leg::HDR_NO_METHOD,
-                400,
-                JSON,
-                &err(leg::HDR_NO_METHOD, -32600, "Bad Request"),
-            ),
-        );
+        let o = refused(leg::HDR_NO_METHOD, 400, -32600, "Bad Request");
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
         has(
             &o,
@@ -585,41 +546,22 @@ mod tests {
                 "different question",
             ],
         );
-        let o = modern_with(
-            leg::HDR_NAME_ENCODED,
-            answer(
-                leg::HDR_NAME_ENCODED,
-                404,
-                JSON,
-                &err(leg::HDR_NAME_ENCODED, -32601, "Method not found"),
-            ),
-        );
+        let o = refused(leg::HDR_NAME_ENCODED, 404, -32601, "Method not found");
         has(&o, "2.4d", LegOutcome::Unknown, &["HTTP 404", "-32601"]);
-        let o = modern_with(leg::HDR_NO_NAME, answer(leg::HDR_NO_NAME, 401, JSON, ""));
+        let o = answered(leg::HDR_NO_NAME, 401, JSON, "");
         has(
             &o,
             "2.4b",
             LegOutcome::Unknown,
             &["refused at authentication"],
         );
-        let o = modern_with(
-            leg::HDR_NO_NAME,
-            answer(leg::HDR_NO_NAME, 307, "text/plain", ""),
-        );
+        let o = answered(leg::HDR_NO_NAME, 307, "text/plain", "");
         has(&o, "2.4b", LegOutcome::Unknown, &["redirect"]);
     }
 
     #[test]
     fn right_code_at_wrong_status_fails() {
-        let o = modern_with(
-            leg::HDR_NO_METHOD,
-            answer(
-                leg::HDR_NO_METHOD,
-                200,
-                JSON,
-                &err(leg::HDR_NO_METHOD, -32020, "Mcp-Method missing"),
-            ),
-        );
+        let o = refused(leg::HDR_NO_METHOD, 200, -32020, "Mcp-Method missing");
         assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
         has(
             &o,
@@ -636,7 +578,7 @@ mod tests {
             (502, "text/html", "<html>Bad Gateway</html>"),
             (200, "text/html", "<p>hi</p>"),
         ] {
-            let o = modern_with(leg::HDR_NO_NAME, answer(leg::HDR_NO_NAME, status, ct, body));
+            let o = answered(leg::HDR_NO_NAME, status, ct, body);
             assert_eq!(o.verdict, Verdict::Error, "{o:?}");
             has(
                 &o,
@@ -659,14 +601,11 @@ mod tests {
             LegOutcome::Error,
             &["no response (timeout", "never observed"],
         );
-        let o = modern_with(
+        let o = answered(
             leg::HDR_NO_NAME,
-            answer(
-                leg::HDR_NO_NAME,
-                400,
-                JSON,
-                r#"{"jsonrpc":"2.0","id":42,"error":{"message":"no code"}}"#,
-            ),
+            400,
+            JSON,
+            r#"{"jsonrpc":"2.0","id":42,"error":{"message":"no code"}}"#,
         );
         has(&o, "2.4b", LegOutcome::Error, &["without an integer code"]);
     }

@@ -6,7 +6,7 @@
 
 use std::net::IpAddr;
 
-use mcp_probe_schema::model::TlsHandshake;
+use mcp_probe_schema::model::{CaFile, TlsHandshake};
 use rustls_pki_types::{CertificateDer, TrustAnchor, UnixTime};
 use serde_json::{json, Value};
 use x509_parser::certificate::X509Certificate;
@@ -297,6 +297,11 @@ pub(super) enum FailKind {
     Undecided,
 }
 
+/// The operator's `--ca-file` as recorded in the run's options.
+fn ca_file(ev: &Evidence) -> Option<&CaFile> {
+    ev.payload.run.options.ca_file.as_ref()
+}
+
 /// The chain verified offline at the collection time: against webpki-roots first, then
 /// against the recorded `--ca-file` certificates. Path building and signatures only; the
 /// name is matched by 2.2e.
@@ -332,12 +337,7 @@ pub(super) fn offline_verify(ev: &Evidence, chain: &[&[u8]], at_micros: i64) -> 
     if public.is_ok() {
         return Offline::Public;
     }
-    let ca_ders: Vec<CertificateDer<'_>> = ev
-        .payload
-        .run
-        .options
-        .ca_file
-        .as_ref()
+    let ca_ders: Vec<CertificateDer<'_>> = ca_file(ev)
         .map(|f| {
             f.certificates
                 .iter()
@@ -492,12 +492,7 @@ pub(super) fn trust_leg(
             format!("chains to the public roots, issued by {issuer} (stores at collection: {stores}; {offline_note})"),
         ),
         TrustState::Operator => {
-            let file = ev
-                .payload
-                .run
-                .options
-                .ca_file
-                .as_ref()
+            let file = ca_file(ev)
                 .map(|f| {
                     format!(
                         "{} (sha256 {})",
