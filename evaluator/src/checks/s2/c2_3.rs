@@ -157,11 +157,11 @@ impl Check for Check2_3 {
 fn judge_pair(ev: &Evidence, auth_required: bool, none: &Answer, with: &Answer) -> Outcome {
     let (u, a) = match observed_pair(ev, auth_required, none, with) {
         Ok(pair) => pair,
-        Err(o) => return o,
+        Err(o) => return *o,
     };
     match refused_unauthenticated(u) {
         Ok(un) => judge_authenticated(u, a, &un),
-        Err(o) => o,
+        Err(o) => *o,
     }
 }
 
@@ -177,7 +177,7 @@ fn observed_pair<'a>(
     auth_required: bool,
     none: &'a Answer,
     with: &'a Answer,
-) -> Result<(&'a Resp, &'a Resp), Outcome> {
+) -> Result<(&'a Resp, &'a Resp), Box<Outcome>> {
     let unobserved = if auth_required {
         String::new()
     } else {
@@ -191,24 +191,24 @@ fn observed_pair<'a>(
         .map(|(l, _)| *l)
         .collect();
     if !absent.is_empty() {
-        return Err(missing_legs(ev, &absent));
+        return Err(Box::new(missing_legs(ev, &absent)));
     }
     for (l, a) in [(leg::AUTH_NONE, none), (leg::AUTH_WITH, with)] {
         if let Answer::Skipped(reason) = a {
-            return Err(single(
+            return Err(Box::new(single(
                 Verdict::Unknown,
                 format!("the authentication pair was not observed: {l} {reason}{unobserved}"),
-            ));
+            )));
         }
     }
     for (l, a) in [(leg::AUTH_NONE, none), (leg::AUTH_WITH, with)] {
         if let Answer::NoResponse { seq, why } = a {
-            return Err(single(
+            return Err(Box::new(single(
                 Verdict::Error,
                 format!(
                     "{l} (record #{seq}) drew no response ({why}): the observation was never made"
                 ),
-            ));
+            )));
         }
     }
     let (Answer::Response(u), Answer::Response(a)) = (none, with) else {
@@ -221,24 +221,24 @@ fn observed_pair<'a>(
             .is_some_and(|x| carries_credential(&x))
     };
     if cred(leg::AUTH_NONE) {
-        return Err(single(
+        return Err(Box::new(single(
             Verdict::Error,
             format!(
                 "the recorded unauthenticated request (record #{}) carries an Authorization header, so it \
                  does not test the rule",
                 u.seq
             ),
-        ));
+        )));
     }
     if !cred(leg::AUTH_WITH) {
-        return Err(single(
+        return Err(Box::new(single(
             Verdict::Error,
             format!(
                 "the recorded authenticated request (record #{}) carries no Authorization header, so the \
                  pair does not differ in the credential",
                 a.seq
             ),
-        ));
+        )));
     }
     Ok((u, a))
 }
@@ -246,47 +246,47 @@ fn observed_pair<'a>(
 /// The unauthenticated leg, judged first: a stream or a result given without a
 /// credential fails, whatever the authenticated leg shows. Its description when it was
 /// refused with 401/403 (the refusal this check looks for), else the outcome.
-fn refused_unauthenticated(u: &Resp) -> Result<String, Outcome> {
+fn refused_unauthenticated(u: &Resp) -> Result<String, Box<Outcome>> {
     let un = format!(
         "unauthenticated tools/list (record #{}): {}",
         u.seq,
         u.described()
     );
     if (200..300).contains(&u.status) && u.streamed() {
-        return Err(single(
+        return Err(Box::new(single(
             Verdict::Fail,
             format!(
                 "{un}: a response stream was established for a request without a credential, so \
                  authentication is not enforced before the stream"
             ),
-        ));
+        )));
     }
     match u.kind() {
-        Kind::Accepted => Err(single(
+        Kind::Accepted => Err(Box::new(single(
             Verdict::Fail,
             format!("{un}: not refused; an unauthenticated request reaches a response"),
-        )),
-        Kind::Unattributable => Err(single(
+        ))),
+        Kind::Unattributable => Err(Box::new(single(
             Verdict::Error,
             format!(
                 "{un}: neither a refusal nor a JSON-RPC answer; a gateway or proxy may have produced it, \
                  so it is not attributed to the server"
             ),
-        )),
-        Kind::Redirect => Err(single(
+        ))),
+        Kind::Redirect => Err(Box::new(single(
             Verdict::Unknown,
             format!(
                 "{un}: redirected (not followed); a redirect is not the 401/403 refusal this check looks \
                  for, and where it leads was not observed"
             ),
-        )),
-        Kind::Refused if !matches!(u.status, 401 | 403) => Err(single(
+        ))),
+        Kind::Refused if !matches!(u.status, 401 | 403) => Err(Box::new(single(
             Verdict::Unknown,
             format!(
                 "{un}: refused, but not with 401/403, so the refusal answers another question (e.g. a \
                  malformed or session-less request) and is not counted as authentication enforcement"
             ),
-        )),
+        ))),
         Kind::Refused => Ok(un),
     }
 }
