@@ -9,7 +9,7 @@
 use mcp_probe_schema::derive;
 use mcp_probe_schema::model::HttpOutcome;
 use mcp_probe_schema::vocab::{header, LegId};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::evidence::{Evidence, Exchange};
 use crate::fmt::{excerpt, line};
@@ -175,11 +175,13 @@ pub fn answer(ev: &Evidence, l: LegId) -> Answer {
     }
 }
 
-/// The status of an answer, for details.
-pub fn status_of(a: &Answer) -> Value {
-    match a {
-        Answer::Response(r) => json!(r.status),
-        _ => Value::Null,
+impl Answer {
+    /// The HTTP status, when a response arrived.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            Answer::Response(r) => Some(r.status),
+            _ => None,
+        }
     }
 }
 

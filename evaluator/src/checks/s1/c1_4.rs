@@ -11,10 +11,11 @@
 
 use mcp_probe_schema::model::Era;
 use mcp_probe_schema::vocab::leg;
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::check::{Check, Context, Legs};
-use crate::checks::common::values::or_null;
+use crate::checks::common::values::{leg_outcomes, Keyed};
 use crate::evidence::Evidence;
 use crate::fmt::{line, utc};
 use crate::verdict::{Leg, LegOutcome, Outcome};
@@ -196,22 +197,29 @@ impl Check for Check1_4 {
             .baseline
             .and_then(|b| identity(b).0)
             .map(|i| i.to_string());
-        let legs_detail: serde_json::Map<String, Value> = [&leg_a, &leg_b]
-            .iter()
-            .map(|l| {
-                (
-                    l.id.clone(),
-                    serde_json::to_value(l.outcome).unwrap_or(Value::Null),
-                )
-            })
-            .collect();
+        let facts = Check1_4Facts {
+            legs: leg_outcomes([&leg_a, &leg_b]),
+            server_identity: observed.map(|i| i.to_string()),
+            baseline_identity,
+            identity_source: source(ev),
+        };
         Outcome::from_legs(vec![leg_a, leg_b], REDUCTION_1_4)
             .with_records(ev.session().and_then(|s| s.negotiated_in))
-            .with_detail("legs", legs_detail)
-            .with_detail("server_identity", or_null(observed.map(|i| i.to_string())))
-            .with_detail("baseline_identity", or_null(baseline_identity))
-            .with_detail("identity_source", source(ev))
+            .with_facts(&facts)
     }
+}
+
+/// The details of 1.4, in report order.
+#[derive(Debug, Serialize)]
+struct Check1_4Facts {
+    /// Leg id → outcome.
+    legs: Keyed<String, LegOutcome>,
+    /// This run's `name|version`, null when none was asserted.
+    server_identity: Option<String>,
+    /// The baseline's `name|version`, null without a baseline or an identity in it.
+    baseline_identity: Option<String>,
+    /// Where the identity was read from.
+    identity_source: &'static str,
 }
 
 #[cfg(test)]

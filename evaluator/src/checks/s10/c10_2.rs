@@ -12,10 +12,11 @@
 
 use mcp_probe_schema::model::HttpOutcome;
 use mcp_probe_schema::vocab::leg;
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::check::{Check, Context, Legs};
-use crate::checks::common::values::or_null;
+use crate::checks::common::values::{leg_outcomes, Keyed};
 use crate::evidence::Evidence;
 use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome, Outcome};
@@ -264,29 +265,41 @@ impl Check for Check10_2 {
             Leg::new(LEG_A, j.outcome, j.note),
             Leg::new(LEG_B, LegOutcome::Dropped, DROPPED),
         ];
+        let facts = Check10_2Facts {
+            legs: leg_outcomes(&legs),
+            control_status: j.control_status,
+            padded_status: j.padded_status,
+            bytes_sent: j.bytes_sent,
+            stated_limit: stated,
+            probe_size: size.as_ref().ok().map(|s| s.unwrap_or(DEFAULT_PROBE_BYTES)),
+        };
         Outcome::from_legs(legs, REDUCTION_10_2)
             .with_records(records)
-            .with_detail(
-                "legs",
-                json!({ LEG_A: j.outcome, LEG_B: LegOutcome::Dropped }),
-            )
-            .with_detail("control_status", or_null(j.control_status))
-            .with_detail("padded_status", or_null(j.padded_status))
-            .with_detail("bytes_sent", or_null(j.bytes_sent))
-            .with_detail("stated_limit", or_null(stated))
-            .with_detail(
-                "probe_size",
-                match &size {
-                    Ok(s) => json!(s.unwrap_or(DEFAULT_PROBE_BYTES)),
-                    Err(_) => Value::Null,
-                },
-            )
+            .with_facts(&facts)
     }
+}
+
+/// The details of 10.2, in report order (absent values are null).
+#[derive(Debug, Serialize)]
+struct Check10_2Facts {
+    /// `10.2a` → its outcome, `10.2b` → `dropped`.
+    legs: Keyed<String, LegOutcome>,
+    /// The control's HTTP status.
+    control_status: Option<u16>,
+    /// The padded request's HTTP status.
+    padded_status: Option<u16>,
+    /// The padded request body's length.
+    bytes_sent: Option<u64>,
+    /// The operator's `max_request_bytes`, when stated and accepted.
+    stated_limit: Option<u64>,
+    /// The size probed; null when the stated size was refused.
+    probe_size: Option<u64>,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
     use crate::fixture::{evidence, exchange, session, skipped};
     use crate::grade::run;
     use crate::verdict::Verdict;

@@ -12,11 +12,11 @@
 use mcp_probe_schema::derive;
 use mcp_probe_schema::model::{Observation, Record};
 use mcp_probe_schema::vocab::{header, leg, LegId};
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::check::{Check, Context, Legs};
-use crate::checks::common::response::{answer, status_of, Answer, Kind, Resp};
-use crate::checks::common::values::or_null;
+use crate::checks::common::response::{answer, Answer, Kind, Resp};
 use crate::evidence::{Evidence, Exchange};
 use crate::fmt::line;
 use crate::grade::missing_legs;
@@ -122,12 +122,7 @@ impl Check for Check2_3 {
                     REDUCTION_2_3,
                 )
                 .with_records(seqs)
-                .with_detail("auth_required", false)
-                .with_detail("unauthenticated_status", Value::Null)
-                .with_detail("authenticated_status", Value::Null)
-                .with_detail("authenticated_content_type", Value::Null)
-                .with_detail("response_streamed_sse", Value::Null)
-                .with_detail("per_hop_verification", "not verified");
+                .with_facts(&Check2_3Facts::unobserved_pair());
             }
         }
         let none = answer(ev, leg::AUTH_NONE);
@@ -138,18 +133,54 @@ impl Check for Check2_3 {
             .flat_map(|l| ev.seqs(*l))
             .collect();
         let (ct, sse) = match &with {
-            Answer::Response(r) => (or_null(r.content_type.clone()), json!(r.streamed())),
-            _ => (Value::Null, Value::Null),
+            Answer::Response(r) => (r.content_type.clone(), Some(r.streamed())),
+            _ => (None, None),
         };
-        out.with_records(records)
-            .with_detail("auth_required", auth_required)
-            .with_detail("unauthenticated_status", status_of(&none))
-            .with_detail("authenticated_status", status_of(&with))
-            .with_detail("authenticated_content_type", ct)
-            .with_detail("response_streamed_sse", sse)
-            .with_detail("per_hop_verification", "not verified")
+        let facts = Check2_3Facts {
+            auth_required,
+            unauthenticated_status: none.status(),
+            authenticated_status: with.status(),
+            authenticated_content_type: ct,
+            response_streamed_sse: sse,
+            per_hop_verification: NOT_VERIFIED,
+        };
+        out.with_records(records).with_facts(&facts)
     }
 }
+
+/// The details of 2.3, in report order (absent values are null).
+#[derive(Debug, Serialize)]
+struct Check2_3Facts {
+    /// The endpoint refused a request without a credential (`session.auth_required`).
+    auth_required: bool,
+    /// HTTP status of `2.3.unauthenticated`.
+    unauthenticated_status: Option<u16>,
+    /// HTTP status of `2.3.authenticated`.
+    authenticated_status: Option<u16>,
+    /// `Content-Type` of the authenticated answer.
+    authenticated_content_type: Option<String>,
+    /// The authenticated answer is an event stream.
+    response_streamed_sse: Option<bool>,
+    /// Always `not verified`: only the outermost hop is observed.
+    per_hop_verification: &'static str,
+}
+
+impl Check2_3Facts {
+    /// Decided from the negotiation: the pair is not read.
+    fn unobserved_pair() -> Check2_3Facts {
+        Check2_3Facts {
+            auth_required: false,
+            unauthenticated_status: None,
+            authenticated_status: None,
+            authenticated_content_type: None,
+            response_streamed_sse: None,
+            per_hop_verification: NOT_VERIFIED,
+        }
+    }
+}
+
+/// `per_hop_verification`.
+const NOT_VERIFIED: &str = "not verified";
 
 /// Grade the unauthenticated/authenticated pair (docs/checks.md, 2.3): both observed and
 /// differing in the credential, the unauthenticated request refused with 401/403, then
@@ -349,6 +380,7 @@ mod tests {
     use crate::fixture::{evidence, exchange, session, skipped};
     use crate::grade::run;
     use mcp_probe_schema::model::ErrorKind;
+    use serde_json::json;
 
     const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#;
     const INIT_OK: &str = r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25"}}"#;

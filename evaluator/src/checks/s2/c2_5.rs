@@ -8,10 +8,10 @@
 
 use mcp_probe_schema::derive;
 use mcp_probe_schema::vocab::{header, leg, LegId, REV_2025_11_25};
+use serde::Serialize;
 
 use crate::check::{Check, Context, Legs};
-use crate::checks::common::response::{answer, status_of, Answer, Kind};
-use crate::checks::common::values::or_null;
+use crate::checks::common::response::{answer, Answer, Kind};
 use crate::evidence::Evidence;
 use crate::fmt::line;
 use crate::verdict::{Outcome, Verdict};
@@ -65,13 +65,32 @@ impl Check for Check2_5 {
             .collect();
         Outcome::single(verdict, format!("{text}; {info}"), REDUCTION_2_5)
             .with_records(records)
-            .with_detail("hostile_origin", hostile_origin)
-            .with_detail("hostile_status", status_of(&hostile))
-            .with_detail("allowed_origin_probed", or_null(own_origin))
-            .with_detail("allowed_origin_status", status_of(&own))
-            .with_detail("no_origin_status", status_of(&no_origin))
-            .with_detail("negotiated_revision", or_null(ev.revision()))
+            .with_facts(&Check2_5Facts {
+                hostile_status: hostile.status(),
+                hostile_origin,
+                allowed_origin_probed: own_origin,
+                allowed_origin_status: own.status(),
+                no_origin_status: no_origin.status(),
+                negotiated_revision: ev.revision().map(str::to_string),
+            })
     }
+}
+
+/// The details of 2.5, in report order (absent values are null).
+#[derive(Debug, Serialize)]
+struct Check2_5Facts {
+    /// The Origin sent on the hostile leg.
+    hostile_origin: String,
+    /// Its HTTP status.
+    hostile_status: Option<u16>,
+    /// The endpoint's own origin, sent as the allowlist stand-in.
+    allowed_origin_probed: Option<String>,
+    /// Its HTTP status.
+    allowed_origin_status: Option<u16>,
+    /// HTTP status of the request without Origin.
+    no_origin_status: Option<u16>,
+    /// The negotiated revision.
+    negotiated_revision: Option<String>,
 }
 
 /// Decide 2.5 from the hostile leg gated on the own-origin stand-in (docs/checks.md,
