@@ -5,6 +5,7 @@
 use mcp_probe_schema::derive;
 use mcp_probe_schema::model::{BodyEnd, HttpOutcome, Observation};
 use mcp_probe_schema::vocab::LegId;
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::evidence::{Evidence, Exchange};
@@ -78,6 +79,15 @@ pub enum Reply {
     Bare(String),
 }
 
+/// The status and JSON-RPC error code of an answer, as details keep them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct AnswerFacts {
+    /// HTTP status, null without a response.
+    pub http_status: Option<u16>,
+    /// The JSON-RPC error's integer code, null otherwise.
+    pub code: Option<i64>,
+}
+
 /// One recorded answer.
 #[derive(Debug, Clone)]
 pub struct Answer {
@@ -108,6 +118,14 @@ impl Answer {
     /// The error's integer code, if any.
     pub fn code(&self) -> Option<i64> {
         self.error().and_then(|e| e.code)
+    }
+
+    /// Status and code, for details.
+    pub fn facts(&self) -> AnswerFacts {
+        AnswerFacts {
+            http_status: self.status,
+            code: self.code(),
+        }
     }
 
     /// The `tools` array of a result, if the answer is a tools/list result.

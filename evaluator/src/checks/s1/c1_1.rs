@@ -16,10 +16,12 @@
 //! anything else is a bare status that a gateway may have produced.
 
 use mcp_probe_schema::vocab::{code, leg, method, LegId, REV_2025_06_18, REV_2026_07_28};
-use serde_json::{json, Map, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::check::{Check, Context, Legs};
-use crate::checks::common::wire::{self, read, skipped_leg, Answer, Reply};
+use crate::checks::common::values::{leg_outcomes, Keyed};
+use crate::checks::common::wire::{self, read, skipped_leg, Answer, AnswerFacts, Reply};
 use crate::evidence::{Evidence, Exchange};
 use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome, Outcome};
@@ -224,7 +226,12 @@ fn fallback_note(modern: bool) -> &'static str {
 }
 
 /// Grade one of 1.1b-e.
-fn probe_leg(ev: &Evidence, p: &Probe, seqs: &mut Vec<u64>, facts: &mut Map<String, Value>) -> Leg {
+fn probe_leg(
+    ev: &Evidence,
+    p: &Probe,
+    seqs: &mut Vec<u64>,
+    probes: &mut Keyed<&'static str, AnswerFacts>,
+) -> Leg {
     let modern = ev.is_modern();
     let rev = ev
         .revision()
@@ -260,10 +267,7 @@ fn probe_leg(ev: &Evidence, p: &Probe, seqs: &mut Vec<u64>, facts: &mut Map<Stri
         Some(Ok(x)) => {
             seqs.push(x.seq());
             let a = read(&x);
-            facts.insert(
-                p.id.to_string(),
-                json!({"http_status": a.status, "code": a.code()}),
-            );
+            probes.push(p.id, a.facts());
             let (o, mut judged) = judge_version(&a, p, ev.authenticated());
             if o == LegOutcome::Fail && p.id == "1.1c" && !matches!(a.reply, Reply::Error(_)) {
                 judged.push_str(fallback_note(modern));
@@ -413,8 +417,11 @@ enum Swept {
 }
 
 /// 1.1a from the `initialize` sweep (both eras): outcome, note, per-revision facts.
-fn sweep_part(ev: &Evidence, seqs: &mut Vec<u64>) -> (LegOutcome, String, Map<String, Value>) {
-    let mut facts = Map::new();
+fn sweep_part(
+    ev: &Evidence,
+    seqs: &mut Vec<u64>,
+) -> (LegOutcome, String, Keyed<String, &'static str>) {
+    let mut facts = Keyed::default();
     let mut rows: Vec<(String, Swept, u64)> = Vec::new();
     for r in ev.records_for(leg::V_SWEEP) {
         seqs.push(r.seq);
@@ -497,7 +504,7 @@ fn sweep_part(ev: &Evidence, seqs: &mut Vec<u64>) -> (LegOutcome, String, Map<St
                 "unreached"
             }
         };
-        facts.insert(rev.clone(), Value::from(word));
+        facts.push(rev.clone(), word);
     }
     if !served_low.is_empty() {
         let mut note = format!(
@@ -531,23 +538,22 @@ fn sweep_part(ev: &Evidence, seqs: &mut Vec<u64>) -> (LegOutcome, String, Map<St
     }
 }
 
-/// Leg 1.1a: discover (2026-07-28) and the initialize sweep (both eras), worst of the two.
-fn leg_a(ev: &Evidence, seqs: &mut Vec<u64>, details: &mut Map<String, Value>) -> Leg {
-    let (sweep_o, sweep_note, sweep_facts) = sweep_part(ev, seqs);
-    details.insert("sweep".into(), Value::Object(sweep_facts));
+/// Leg 1.1a: discover (2026-07-28) and the initialize sweep (both eras), worst of the two;
+/// with how each swept revision fared and the discover list (when read).
+fn leg_a(
+    ev: &Evidence,
+    seqs: &mut Vec<u64>,
+) -> (Leg, Keyed<String, &'static str>, Option<Vec<String>>) {
+    let (sweep_o, sweep_note, sweep) = sweep_part(ev, seqs);
     if ev.is_modern() {
         let (d_o, d_note, list) = discover_part(ev, seqs);
-        details.insert(
-            "supported_versions".into(),
-            list.map_or(Value::Null, |l| json!(l)),
-        );
-        Leg::new(
+        let leg = Leg::new(
             "1.1a",
             wire::worst(d_o, sweep_o),
             format!("{d_note}; {sweep_note}"),
-        )
+        );
+        (leg, sweep, list)
     } else {
-        details.insert("supported_versions".into(), Value::Null);
         let remark = discover_exchange(ev)
             .map(|x| {
                 seqs.push(x.seq());
@@ -559,8 +565,26 @@ fn leg_a(ev: &Evidence, seqs: &mut Vec<u64>, details: &mut Map<String, Value>) -
                 )
             })
             .unwrap_or_default();
-        Leg::new("1.1a", sweep_o, format!("{sweep_note}{remark}"))
+        let leg = Leg::new("1.1a", sweep_o, format!("{sweep_note}{remark}"));
+        (leg, sweep, None)
     }
+}
+
+/// The details of 1.1, in report order.
+#[derive(Debug, Serialize)]
+struct Check1_1Facts {
+    /// Swept revision → `served`, `not_served` or `unreached`.
+    sweep: Keyed<String, &'static str>,
+    /// The discover result's `supportedVersions`, null when not read.
+    supported_versions: Option<Vec<String>>,
+    /// Leg id → outcome.
+    legs: Keyed<String, LegOutcome>,
+    /// How the version is asserted on the negotiated revision.
+    mechanism: String,
+    /// The oldest revision a server may serve.
+    floor: &'static str,
+    /// 1.1b-e → status and code of the answer, for the probes answered.
+    probes: Keyed<&'static str, AnswerFacts>,
 }
 
 impl Check for Check1_1 {
@@ -577,16 +601,12 @@ impl Check for Check1_1 {
 
     fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
         let mut seqs = Vec::new();
-        let mut details = Map::new();
-        let mut probes = Map::new();
-        let mut legs = vec![leg_a(ev, &mut seqs, &mut details)];
+        let mut probes = Keyed::default();
+        let (a, sweep, supported_versions) = leg_a(ev, &mut seqs);
+        let mut legs = vec![a];
         for p in &PROBES {
             legs.push(probe_leg(ev, p, &mut seqs, &mut probes));
         }
-        let words: Map<String, Value> = legs
-            .iter()
-            .map(|l| (l.id.clone(), wire::word(l.outcome)))
-            .collect();
         let mechanism = if ev.is_modern() {
             format!(
                 "_meta io.modelcontextprotocol/protocolVersion with the MCP-Protocol-Version header ({REV_2026_07_28})"
@@ -597,12 +617,17 @@ impl Check for Check1_1 {
                 ev.revision().map(line).unwrap_or_default()
             )
         };
-        let mut out = Outcome::from_legs(legs, REDUCTION_1_1).with_records(seqs);
-        out.details = details;
-        out.with_detail("legs", Value::Object(words))
-            .with_detail("mechanism", mechanism)
-            .with_detail("floor", FLOOR)
-            .with_detail("probes", Value::Object(probes))
+        let facts = Check1_1Facts {
+            sweep,
+            supported_versions,
+            legs: leg_outcomes(&legs),
+            mechanism,
+            floor: FLOOR,
+            probes,
+        };
+        Outcome::from_legs(legs, REDUCTION_1_1)
+            .with_records(seqs)
+            .with_facts(&facts)
     }
 }
 

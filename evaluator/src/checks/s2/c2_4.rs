@@ -19,10 +19,11 @@
 //! deviation named).
 
 use mcp_probe_schema::vocab::{code, header, leg, LegId, REV_2026_07_28};
-use serde_json::{json, Map, Value};
+use serde::Serialize;
 
 use crate::check::{Check, Context, Legs};
-use crate::checks::common::wire::{self, read, skipped_leg, Answer, Reply};
+use crate::checks::common::values::{leg_outcomes, Keyed};
+use crate::checks::common::wire::{self, read, skipped_leg, Answer, AnswerFacts, Reply};
 use crate::evidence::Evidence;
 use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome, Outcome, Verdict};
@@ -83,6 +84,35 @@ const PROBES: [Probe; 4] = [
         call: true,
     },
 ];
+
+/// The details of 2.4 below 2026-07-28.
+#[derive(Debug, Serialize)]
+struct NoRevFacts {
+    /// 2026-07-28.
+    required_revision: &'static str,
+    /// The negotiated revision.
+    negotiated_revision: String,
+}
+
+/// The details of 2.4 on 2026-07-28, in report order.
+#[derive(Debug, Serialize)]
+struct Check2_4Facts {
+    /// 2.4a-d → outcome.
+    legs: Keyed<String, LegOutcome>,
+    /// Collector leg → what its probe showed.
+    probes: Keyed<LegId, ProbeFacts>,
+}
+
+/// One probe in the details: the answer's status and code when it was sent, its label
+/// and outcome.
+#[derive(Debug, Serialize)]
+struct ProbeFacts {
+    /// Absent when no exchange was recorded.
+    #[serde(flatten)]
+    answer: Option<AnswerFacts>,
+    label: &'static str,
+    outcome: LegOutcome,
+}
 
 /// The collector legs of [`PROBES`], in their order.
 const COLLECTOR_LEGS: [LegId; 4] = [
@@ -220,49 +250,50 @@ impl Check for Check2_4 {
                 REDUCTION_2_4,
             )
             .with_records(seqs)
-            .with_detail("required_revision", REV_2026_07_28)
-            .with_detail("negotiated_revision", negotiated);
+            .with_facts(&NoRevFacts {
+                required_revision: REV_2026_07_28,
+                negotiated_revision: negotiated,
+            });
         }
         let mut legs = Vec::new();
         let mut seqs = Vec::new();
-        let mut probes = Map::new();
+        let mut probes = Keyed::default();
         for p in &PROBES {
-            let (outcome, note, fact) = match wire::last(ev, p.leg) {
+            let (outcome, note, answer) = match wire::last(ev, p.leg) {
                 None => (
                     LegOutcome::Error,
                     "the leg's records hold neither an HTTP exchange nor a skip".to_string(),
-                    json!({}),
+                    None,
                 ),
                 Some(Err(reason)) => {
                     seqs.extend(ev.seqs(p.leg));
                     let (o, n) = skipped_leg("the probe", &reason);
-                    (o, n, json!({}))
+                    (o, n, None)
                 }
                 Some(Ok(x)) => {
                     let a = read(&x);
                     seqs.push(a.seq);
                     let (o, n) = judge(&a, p, ev.authenticated());
-                    (
-                        o,
-                        format!("record #{}, {n}", a.seq),
-                        json!({"http_status": a.status, "code": a.code()}),
-                    )
+                    (o, format!("record #{}, {n}", a.seq), Some(a.facts()))
                 }
             };
-            let mut fact = fact;
-            fact["label"] = Value::from(p.label);
-            fact["outcome"] = wire::word(outcome);
-            probes.insert(p.leg.to_string(), fact);
+            probes.push(
+                p.leg,
+                ProbeFacts {
+                    answer,
+                    label: p.label,
+                    outcome,
+                },
+            );
             legs.push(Leg::new(p.id, outcome, format!("{}: {note}", p.label)));
         }
-        let words: Map<String, Value> = legs
-            .iter()
-            .map(|l| (l.id.clone(), wire::word(l.outcome)))
-            .collect();
+        let facts = Check2_4Facts {
+            legs: leg_outcomes(&legs),
+            probes,
+        };
         Outcome::from_legs(legs, REDUCTION_2_4)
             .with_records(seqs)
-            .with_detail("legs", Value::Object(words))
-            .with_detail("probes", Value::Object(probes))
+            .with_facts(&facts)
     }
 }
 
@@ -273,6 +304,7 @@ mod tests {
     use crate::fixture::{evidence, exchange, session, skipped};
     use crate::grade::run;
     use mcp_probe_schema::model::{ErrorKind, HttpOutcome, Observation, Record, TransportError};
+    use serde_json::json;
 
     const JSON: &str = "application/json";
     const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;

@@ -6,6 +6,7 @@ use crate::fixture::{evidence, exchange, session, skipped};
 use crate::grade::run;
 use crate::verdict::Verdict;
 use mcp_probe_schema::model::{ErrorKind, HttpOutcome, Observation, Record, TransportError};
+use serde_json::json;
 
 const JSON: &str = "application/json";
 const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
