@@ -36,5 +36,9 @@ impl<K: Serialize, V: Serialize> Serialize for Keyed<K, V> {
 
 /// Each leg's outcome by leg id, in leg order: the `legs` detail of a multi-leg check.
 pub fn leg_outcomes<'a>(legs: impl IntoIterator<Item = &'a Leg>) -> Keyed<String, LegOutcome> {
-    Keyed(legs.into_iter().map(|l| (l.id.clone(), l.outcome)).collect())
+    Keyed(
+        legs.into_iter()
+            .map(|l| (l.id.clone(), l.outcome))
+            .collect(),
+    )
 }

@@ -299,11 +299,11 @@ struct Check10_2Facts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
     use crate::fixture::{evidence, exchange, session, skipped};
     use crate::grade::run;
     use crate::verdict::Verdict;
     use mcp_probe_schema::model::{ErrorKind, Observation, Record, TransportError};
+    use serde_json::json;
 
     const REQ: &str = r#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{}}"#;
     const OK: &str = r#"{"jsonrpc":"2.0","id":3,"result":{"tools":[]}}"#;
