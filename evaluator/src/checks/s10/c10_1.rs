@@ -11,6 +11,7 @@
 use mcp_probe_schema::derive;
 use mcp_probe_schema::model::{ErrorKind, HttpOutcome};
 use mcp_probe_schema::vocab::{header, leg};
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::check::{Check, Context, Legs};
@@ -100,10 +101,9 @@ impl Check for Check10_1 {
     }
 
     fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
-        let mut legs = Vec::new();
         let mut records = Vec::new();
-        let mut details = serde_json::Map::new();
-        legs.push(static_leg(ev, &mut records, &mut details));
+        let mut facts = Check10_1Facts::default();
+        let mut legs = vec![static_leg(ev, &mut records, &mut facts.static_resource)];
         match dynamic_response(ev) {
             None => {
                 let why = ev
@@ -119,53 +119,12 @@ impl Check for Check10_1 {
             }
             Some((x, method)) => {
                 records.push(x.seq());
-                let credential = ev.authenticated();
-                let substrate = format!(
-                    "the endpoint's own {method} response (record #{}), graded as dynamic content",
-                    x.seq()
-                );
                 let cc = x.header(header::CACHE_CONTROL);
-                details.insert(
-                    "endpoint_status".into(),
-                    x.status().map(Value::from).unwrap_or(Value::Null),
-                );
-                details.insert(
-                    "endpoint_cache_control".into(),
-                    cc.clone().map(Value::from).unwrap_or(Value::Null),
-                );
-                match status_gate(&x, credential) {
-                    Err((o, note)) => {
-                        legs.push(Leg::new("10.1b", o, format!("{substrate}: {note}")))
-                    }
-                    Ok(status) => {
-                        let dirs = directives(cc.as_deref());
-                        let shown = match &cc {
-                            None => "no Cache-Control header".to_string(),
-                            Some(v) => format!("Cache-Control: {v}"),
-                        };
-                        let private = dirs
-                            .as_ref()
-                            .is_some_and(|d| d.iter().any(|x| x == "no-store" || x == "private"));
-                        let (o, verdict) = if private {
-                            (
-                                LegOutcome::Pass,
-                                "no-store/private keeps it out of shared caches",
-                            )
-                        } else if dirs
-                            .as_ref()
-                            .is_some_and(|d| d.iter().any(|x| x == "no-cache"))
-                        {
-                            (LegOutcome::Fail, "no-cache alone lets a shared cache store it (it only forces revalidation)")
-                        } else {
-                            (LegOutcome::Fail, "neither no-store nor private is present, so a shared cache may store it")
-                        };
-                        legs.push(Leg::new(
-                            "10.1b",
-                            o,
-                            format!("{substrate}: HTTP {status}, {shown}; {verdict}"),
-                        ));
-                    }
-                }
+                facts.endpoint = Some(EndpointFacts {
+                    endpoint_status: x.status(),
+                    endpoint_cache_control: cc.clone(),
+                });
+                legs.push(dynamic_leg(ev, &x, method, cc.as_deref()));
                 legs.push(Leg::new(
                     "10.1c",
                     LegOutcome::Observed,
@@ -173,10 +132,85 @@ impl Check for Check10_1 {
                 ));
             }
         }
-        let mut out = Outcome::from_legs(legs, REDUCTION_10_1).with_records(records);
-        out.details = details;
-        out
+        Outcome::from_legs(legs, REDUCTION_10_1)
+            .with_records(records)
+            .with_facts(&facts)
     }
+}
+
+/// The details of 10.1, in report order: the static resource's when it was fetched,
+/// then the endpoint's when a list response was recorded.
+#[derive(Debug, Default, Serialize)]
+struct Check10_1Facts {
+    #[serde(flatten)]
+    static_resource: Option<StaticFacts>,
+    #[serde(flatten)]
+    endpoint: Option<EndpointFacts>,
+}
+
+/// The fetched static resource (10.1a).
+#[derive(Debug, Serialize)]
+struct StaticFacts {
+    /// The URL fetched.
+    static_url: String,
+    /// Its HTTP status, null without a response.
+    static_status: Option<u16>,
+    /// Its `Cache-Control`, null when absent.
+    static_cache_control: Option<String>,
+}
+
+/// The endpoint's own list response (10.1b).
+#[derive(Debug, Serialize)]
+struct EndpointFacts {
+    /// Its HTTP status, null without a response.
+    endpoint_status: Option<u16>,
+    /// Its `Cache-Control`, null when absent.
+    endpoint_cache_control: Option<String>,
+}
+
+/// Leg 10.1b: the endpoint's own list response (`x`, answering `method`) graded as
+/// dynamic content: `no-store` or `private` keeps it out of shared caches.
+fn dynamic_leg(ev: &Evidence, x: &Exchange<'_>, method: &str, cc: Option<&str>) -> Leg {
+    let substrate = format!(
+        "the endpoint's own {method} response (record #{}), graded as dynamic content",
+        x.seq()
+    );
+    let status = match status_gate(x, ev.authenticated()) {
+        Err((o, note)) => return Leg::new("10.1b", o, format!("{substrate}: {note}")),
+        Ok(status) => status,
+    };
+    let dirs = directives(cc);
+    let shown = match cc {
+        None => "no Cache-Control header".to_string(),
+        Some(v) => format!("Cache-Control: {v}"),
+    };
+    let private = dirs
+        .as_ref()
+        .is_some_and(|d| d.iter().any(|x| x == "no-store" || x == "private"));
+    let (o, verdict) = if private {
+        (
+            LegOutcome::Pass,
+            "no-store/private keeps it out of shared caches",
+        )
+    } else if dirs
+        .as_ref()
+        .is_some_and(|d| d.iter().any(|x| x == "no-cache"))
+    {
+        (
+            LegOutcome::Fail,
+            "no-cache alone lets a shared cache store it (it only forces revalidation)",
+        )
+    } else {
+        (
+            LegOutcome::Fail,
+            "neither no-store nor private is present, so a shared cache may store it",
+        )
+    };
+    Leg::new(
+        "10.1b",
+        o,
+        format!("{substrate}: HTTP {status}, {shown}; {verdict}"),
+    )
 }
 
 /// True when `token` is `max-age=<digits>` exactly (`s-maxage=60`, `max-age=60x` and
@@ -191,11 +225,7 @@ fn is_max_age(token: &str) -> bool {
 /// `10.1a.static` record when there is one; a skipped leg is UNKNOWN with the
 /// collector's reason; a bundle without the record (an older collector) is UNKNOWN and
 /// says whether the input was given. No path is ever guessed.
-fn static_leg(
-    ev: &Evidence,
-    records: &mut Vec<u64>,
-    details: &mut serde_json::Map<String, Value>,
-) -> Leg {
+fn static_leg(ev: &Evidence, records: &mut Vec<u64>, facts: &mut Option<StaticFacts>) -> Leg {
     const ID: &str = "10.1a";
     let Some(x) = ev.exchanges(leg::STATIC_RESOURCE).last() else {
         if let Some(reason) = ev.skipped(leg::STATIC_RESOURCE) {
@@ -232,15 +262,11 @@ fn static_leg(
     let url = line(&x.http.request.url);
     let subject = format!("GET {url} (record #{}, no credential)", x.seq());
     let cc = x.header(header::CACHE_CONTROL);
-    details.insert("static_url".into(), Value::from(url.clone()));
-    details.insert(
-        "static_status".into(),
-        x.status().map(Value::from).unwrap_or(Value::Null),
-    );
-    details.insert(
-        "static_cache_control".into(),
-        cc.clone().map(Value::from).unwrap_or(Value::Null),
-    );
+    *facts = Some(StaticFacts {
+        static_url: url.clone(),
+        static_status: x.status(),
+        static_cache_control: cc.clone(),
+    });
     if let HttpOutcome::Error(e) = &x.http.outcome {
         if e.kind == ErrorKind::RefusedByGuard {
             return Leg::new(
