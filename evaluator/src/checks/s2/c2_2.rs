@@ -36,7 +36,7 @@ use mcp_probe_schema::model::{
 };
 use mcp_probe_schema::tlswire::{self, ServerAnswer};
 use mcp_probe_schema::vocab::{header, leg, LegId};
-use serde_json::{json, Value};
+use serde::Serialize;
 use x509_parser::certificate::X509Certificate;
 use x509_parser::prelude::FromDer;
 
@@ -46,7 +46,7 @@ use crate::check::{Check, Context, Legs, Needs};
 use crate::evidence::{Evidence, Exchange};
 use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome, Outcome};
-use cert::{cert_details, certificate_leg, offline_verify, trust_leg, TrustState};
+use cert::{cert_facts, certificate_leg, offline_verify, trust_leg, CertFacts, TrustState};
 use mcp_probe_schema::model::Era;
 
 /// 2.2: TLS required, plaintext disallowed.
@@ -178,15 +178,81 @@ fn plaintext_target(ev: &Evidence, base: &url::Url) -> Outcome {
             "not probed: the target is plain http",
         ),
     ];
-    let mut out = Outcome::from_legs(legs, REDUCTION_2_2)
+    let facts = PlainTargetFacts {
+        scheme: "http",
+        plaintext: "endpoint served in clear",
+        tls_intercepted: false,
+        plaintext_status: served.as_ref().map(|s| s.1),
+    };
+    Outcome::from_legs(legs, REDUCTION_2_2)
         .with_records(served.as_ref().map(|s| s.0))
-        .with_detail("scheme", "http")
-        .with_detail("plaintext", "endpoint served in clear")
-        .with_detail("tls_intercepted", false);
-    if let Some((_, status, _)) = served {
-        out = out.with_detail("plaintext_status", status);
-    }
-    out
+        .with_facts(&facts)
+}
+
+/// The details of 2.2 on a plain-http target.
+#[derive(Debug, Serialize)]
+struct PlainTargetFacts {
+    /// `http`.
+    scheme: &'static str,
+    /// What was seen in clear.
+    plaintext: &'static str,
+    /// Always false: no TLS.
+    tls_intercepted: bool,
+    /// The status of the first answer in clear, absent when nothing answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    plaintext_status: Option<u16>,
+}
+
+/// The details of 2.2 on an https target, in report order.
+#[derive(Debug, Serialize)]
+struct TlsTargetFacts {
+    /// `https`.
+    scheme: &'static str,
+    #[serde(flatten)]
+    plaintext: PlaintextFacts,
+    /// The legacy versions the server accepted.
+    weak_tls_accepted: Vec<&'static str>,
+    #[serde(flatten)]
+    version: VersionFacts,
+    #[serde(flatten)]
+    cert: Option<CertFacts>,
+    /// The stores that accepted the chain at collection.
+    trusted_by: Vec<String>,
+    /// Trusted only by the OS store: a TLS-inspecting proxy may have answered.
+    tls_intercepted: bool,
+}
+
+/// The plaintext request (2.2a) in the details.
+#[derive(Debug, Default, Serialize)]
+struct PlaintextFacts {
+    /// The URL requested in clear, absent when no request was recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    plaintext_url: Option<String>,
+    /// What it drew.
+    plaintext: PlaintextSeen,
+    /// A redirect's `Location` (null when absent); only for a redirect.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    plaintext_redirect_target: Option<Option<String>>,
+}
+
+/// What the plaintext request drew: nothing recorded (null), a transport error's kind,
+/// or an HTTP status.
+#[derive(Debug, Default, Serialize)]
+#[serde(untagged)]
+enum PlaintextSeen {
+    #[default]
+    NotRecorded,
+    Failed(&'static str),
+    Status(u16),
+}
+
+/// The negotiated version (2.2d) in the details: null without a handshake record.
+#[derive(Debug, Serialize)]
+struct VersionFacts {
+    tls_version: Option<String>,
+    /// Absent without a handshake record.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tls_cipher: Option<Option<String>>,
 }
 
 fn same_origin(url: &str, base: &url::Url) -> bool {
@@ -203,35 +269,32 @@ fn same_origin(url: &str, base: &url::Url) -> bool {
 fn tls_target(ev: &Evidence, base: &url::Url) -> Outcome {
     let at = ev.payload.run.started_at;
     let mut records = Vec::new();
-    let mut details = serde_json::Map::new();
-    details.insert("scheme".into(), "https".into());
-
-    let (a, a_seq) = plaintext_leg(ev, &mut details);
+    let (a, a_seq, plaintext) = plaintext_leg(ev);
     records.extend(a_seq);
     let (b, b_seq, b_acc) = legacy_leg(ev, "2.2b", leg::TLS_V1_0, tlswire::TLS1_0);
     let (c, c_seq, c_acc) = legacy_leg(ev, "2.2c", leg::TLS_V1_1, tlswire::TLS1_1);
     records.extend(b_seq);
     records.extend(c_seq);
-    let accepted: Vec<&str> = [(b_acc, "TLSv1_0"), (c_acc, "TLSv1_1")]
+    let accepted: Vec<&'static str> = [(b_acc, "TLSv1_0"), (c_acc, "TLSv1_1")]
         .into_iter()
         .filter_map(|(a, v)| a.then_some(v))
         .collect();
-    details.insert("weak_tls_accepted".into(), json!(accepted));
 
     let tls = first_tls(ev);
     if let Some((r, _)) = tls {
         records.push(r.seq);
     }
     let tls = tls.map(|(_, t)| t);
-    let d = version_leg(ev, tls, &mut details);
-    let cert = tls.and_then(|t| t.chain.first()).map(|der| der.as_ref());
+    let (d, version) = version_leg(ev, tls);
+    let leaf_der = tls.and_then(|t| t.chain.first()).map(|der| der.as_ref());
     let chain_ders: Vec<&[u8]> = tls
         .map(|t| t.chain.iter().map(|c| c.as_ref()).collect())
         .unwrap_or_default();
-    let parsed = cert.map(|der| X509Certificate::from_der(der).map(|(_, c)| c));
+    let parsed = leaf_der.map(|der| X509Certificate::from_der(der).map(|(_, c)| c));
     let offline = offline_verify(ev, &chain_ders, at);
     let trust = TrustState::of(tls, &offline);
     let host = base.host().map(|h| h.to_owned());
+    let mut cert = None;
     let (e, f) = match (tls, parsed) {
         (None, _) => {
             let why = "no TLS handshake was recorded, so no certificate was seen";
@@ -261,26 +324,31 @@ fn tls_target(ev: &Evidence, base: &url::Url) -> Outcome {
             )
         }
         (Some(t), Some(Ok(leaf))) => {
-            cert_details(&leaf, &mut details);
+            cert = Some(cert_facts(&leaf));
             (
                 certificate_leg(&leaf, host.as_ref(), at, &trust),
                 trust_leg(ev, t, Some(&leaf), &offline, &trust),
             )
         }
     };
-    details.insert(
-        "trusted_by".into(),
-        json!(tls
-            .map(|t| t
-                .verification
-                .iter()
-                .filter(|c| c.ok)
-                .map(|c| c.store.clone())
-                .collect::<Vec<_>>())
-            .unwrap_or_default()),
-    );
     let intercepted = matches!(trust, TrustState::OsOnly);
-    details.insert("tls_intercepted".into(), intercepted.into());
+    let facts = TlsTargetFacts {
+        scheme: "https",
+        plaintext,
+        weak_tls_accepted: accepted,
+        version,
+        cert,
+        trusted_by: tls
+            .map(|t| {
+                t.verification
+                    .iter()
+                    .filter(|c| c.ok)
+                    .map(|c| c.store.clone())
+                    .collect()
+            })
+            .unwrap_or_default(),
+        tls_intercepted: intercepted,
+    };
 
     let mut a = a;
     if tls.is_none() && a.outcome == LegOutcome::Pass {
@@ -307,9 +375,9 @@ fn tls_target(ev: &Evidence, base: &url::Url) -> Outcome {
             }
         }
     }
-    let mut out = Outcome::from_legs(legs, REDUCTION_2_2).with_records(records);
-    out.details.extend(details);
-    out
+    Outcome::from_legs(legs, REDUCTION_2_2)
+        .with_records(records)
+        .with_facts(&facts)
 }
 
 /// The first `tls.modern` handshake record (the first connection to the endpoint).
@@ -324,33 +392,31 @@ fn first_tls(ev: &Evidence) -> Option<(&Record, &TlsHandshake)> {
 // ---------------------------------------------------------------------------------------
 // 2.2a plaintext
 
-fn plaintext_leg(
-    ev: &Evidence,
-    details: &mut serde_json::Map<String, Value>,
-) -> (Leg, Option<u64>) {
+/// Leg 2.2a, its record and its details.
+fn plaintext_leg(ev: &Evidence) -> (Leg, Option<u64>, PlaintextFacts) {
+    let mut facts = PlaintextFacts::default();
     let Some(x) = ev.exchanges(leg::PLAINTEXT).next() else {
         let why = ev
             .skipped(leg::PLAINTEXT)
             .map(skip_note)
             .unwrap_or_else(|| "no plaintext request was recorded".into());
-        details.insert("plaintext".into(), Value::Null);
-        return (Leg::new("2.2a", LegOutcome::Unknown, why), None);
+        return (Leg::new("2.2a", LegOutcome::Unknown, why), None, facts);
     };
     let url = line(&x.http.request.url);
-    details.insert("plaintext_url".into(), url.clone().into());
-    let (outcome, note) = plaintext_decision(&x, &url, details);
-    (Leg::new("2.2a", outcome, note), Some(x.seq()))
+    facts.plaintext_url = Some(url.clone());
+    let (outcome, note) = plaintext_decision(&x, &url, &mut facts);
+    (Leg::new("2.2a", outcome, note), Some(x.seq()), facts)
 }
 
 fn plaintext_decision(
     x: &Exchange<'_>,
     url: &str,
-    details: &mut serde_json::Map<String, Value>,
+    facts: &mut PlaintextFacts,
 ) -> (LegOutcome, String) {
     let resp = match &x.http.outcome {
         HttpOutcome::Response(r) => r,
         HttpOutcome::Error(e) => {
-            details.insert("plaintext".into(), e.kind.as_str().into());
+            facts.plaintext = PlaintextSeen::Failed(e.kind.as_str());
             let msg = line(&e.message);
             return match e.kind {
                 ErrorKind::Connect => (
@@ -380,7 +446,7 @@ fn plaintext_decision(
         }
     };
     let status = resp.status;
-    details.insert("plaintext".into(), status.into());
+    facts.plaintext = PlaintextSeen::Status(status);
     match status {
         200..=299 => (
             LegOutcome::Fail,
@@ -392,10 +458,7 @@ fn plaintext_decision(
         ),
         301 | 302 | 303 | 307 | 308 => {
             let loc = x.header(header::LOCATION).map(|l| l.trim().to_string());
-            details.insert(
-                "plaintext_redirect_target".into(),
-                loc.clone().map_or(Value::Null, |l| line(&l).into()),
-            );
+            facts.plaintext_redirect_target = Some(loc.as_deref().map(line));
             match loc.filter(|l| !l.is_empty()) {
                 None => (
                     LegOutcome::Fail,
@@ -552,11 +615,8 @@ pub fn legacy_decision(p: &LegacyTlsProbe, version: u16) -> (LegOutcome, String,
 // ---------------------------------------------------------------------------------------
 // 2.2d negotiated version
 
-fn version_leg(
-    ev: &Evidence,
-    tls: Option<&TlsHandshake>,
-    details: &mut serde_json::Map<String, Value>,
-) -> Leg {
+/// Leg 2.2d and its details.
+fn version_leg(ev: &Evidence, tls: Option<&TlsHandshake>) -> (Leg, VersionFacts) {
     let Some(t) = tls else {
         // No handshake record: the connection failed before TLS, or the leg was skipped.
         let why = ev
@@ -574,17 +634,21 @@ fn version_leg(
                     })
             })
             .unwrap_or_else(|| "no TLS handshake was recorded".into());
-        details.insert("tls_version".into(), Value::Null);
-        return Leg::new("2.2d", LegOutcome::Error, why);
+        let facts = VersionFacts {
+            tls_version: None,
+            tls_cipher: None,
+        };
+        return (Leg::new("2.2d", LegOutcome::Error, why), facts);
     };
-    details.insert(
-        "tls_version".into(),
-        t.version.clone().map_or(Value::Null, Value::from),
-    );
-    details.insert(
-        "tls_cipher".into(),
-        t.cipher_suite.clone().map_or(Value::Null, Value::from),
-    );
+    let facts = VersionFacts {
+        tls_version: t.version.clone(),
+        tls_cipher: Some(t.cipher_suite.clone()),
+    };
+    (version_decision(t), facts)
+}
+
+/// Leg 2.2d from a recorded handshake.
+fn version_decision(t: &TlsHandshake) -> Leg {
     match (&t.version, &t.error) {
         (Some(v), _) => {
             let suite = t

@@ -8,7 +8,7 @@ use std::net::IpAddr;
 
 use mcp_probe_schema::model::{CaFile, TlsHandshake};
 use rustls_pki_types::{CertificateDer, TrustAnchor, UnixTime};
-use serde_json::{json, Value};
+use serde::Serialize;
 use x509_parser::certificate::X509Certificate;
 use x509_parser::extensions::GeneralName;
 
@@ -169,33 +169,37 @@ fn short_name(n: &x509_parser::x509::X509Name<'_>) -> String {
     line(&cn.or_else(org).unwrap_or_else(|| n.to_string()))
 }
 
-pub(super) fn cert_details(
-    leaf: &X509Certificate<'_>,
-    details: &mut serde_json::Map<String, Value>,
-) {
+/// The leaf certificate in the details of 2.2.
+#[derive(Debug, Serialize)]
+pub(super) struct CertFacts {
+    /// Subject DN.
+    cert_subject: String,
+    /// Issuer DN.
+    cert_issuer: String,
+    /// The issuer's CN, else O, else DN.
+    observed_issuer: String,
+    /// notBefore.
+    cert_not_before: String,
+    /// notAfter.
+    cert_not_after: String,
+    /// subjectAltName entries, absent without the extension.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cert_names: Option<Vec<String>>,
+}
+
+/// What the details say of `leaf`.
+pub(super) fn cert_facts(leaf: &X509Certificate<'_>) -> CertFacts {
     let v = leaf.validity();
-    details.insert(
-        "cert_subject".into(),
-        line(&leaf.subject().to_string()).into(),
-    );
-    details.insert(
-        "cert_issuer".into(),
-        line(&leaf.issuer().to_string()).into(),
-    );
-    details.insert("observed_issuer".into(), short_name(leaf.issuer()).into());
-    details.insert(
-        "cert_not_before".into(),
-        date(v.not_before.timestamp()).into(),
-    );
-    details.insert(
-        "cert_not_after".into(),
-        date(v.not_after.timestamp()).into(),
-    );
-    if let Ok(Some(san)) = leaf.subject_alternative_name() {
-        details.insert(
-            "cert_names".into(),
-            json!(san_list(&san.value.general_names)),
-        );
+    CertFacts {
+        cert_subject: line(&leaf.subject().to_string()),
+        cert_issuer: line(&leaf.issuer().to_string()),
+        observed_issuer: short_name(leaf.issuer()),
+        cert_not_before: date(v.not_before.timestamp()),
+        cert_not_after: date(v.not_after.timestamp()),
+        cert_names: match leaf.subject_alternative_name() {
+            Ok(Some(san)) => Some(san_list(&san.value.general_names)),
+            _ => None,
+        },
     }
 }
 

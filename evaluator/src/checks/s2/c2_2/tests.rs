@@ -2,6 +2,7 @@
 
 use super::cert::{dns_matches, WrongName};
 use super::*;
+use serde_json::json;
 use crate::fixture::leg as leg_of;
 use crate::fixture::{evidence, session};
 use crate::grade::run;
