@@ -196,50 +196,7 @@ fn judge(ev: &Evidence, size: &Result<Option<u64>, String>) -> Judgement {
         HttpOutcome::Response(r) => {
             let status = r.status;
             let head = format!("{control_text}; the padded tools/list of {size_text} was answered HTTP {status}");
-            let (outcome, why) = match status {
-                413 => (
-                    LegOutcome::Pass,
-                    format!(
-                        "a request-body limit at or below {sent} bytes is enforced (whatever was configured)"
-                    ),
-                ),
-                300..=399 => (
-                    LegOutcome::Unknown,
-                    "a redirect is not followed (re-sending the body to a server-chosen location would bypass \
-                     the host guard), so whether the body would be accepted was not observed"
-                        .to_string(),
-                ),
-                200..=299 => match stated {
-                    Some(limit) if sent > limit => (
-                        LegOutcome::Fail,
-                        format!(
-                            "accepted, although the operator states a limit of {}: the stated limit is not \
-                             enforced",
-                            bytes(limit)
-                        ),
-                    ),
-                    Some(limit) => (
-                        LegOutcome::Unknown,
-                        format!(
-                            "accepted, but the body sent does not exceed the stated limit of {}, so it does \
-                             not test it",
-                            bytes(limit)
-                        ),
-                    ),
-                    None => (
-                        LegOutcome::Unknown,
-                        format!(
-                            "accepted: there is no limit at or below {sent} bytes, which is not \"no limit\"; \
-                             state max_request_bytes (with oversize_authorised above 1 MiB) to test the \
-                             configured limit"
-                        ),
-                    ),
-                },
-                _ => (
-                    LegOutcome::Unknown,
-                    format!("HTTP {status} is neither 413 nor an acceptance, so it is not read as size enforcement"),
-                ),
-            };
+            let (outcome, why) = padded_answer(status, sent, stated);
             let mut j = Judgement::new(outcome, format!("{head}: {why}"));
             j.padded_status = Some(status);
             j
@@ -248,6 +205,55 @@ fn judge(ev: &Evidence, size: &Result<Option<u64>, String>) -> Judgement {
     j.control_status = Some(control_status);
     j.bytes_sent = Some(sent);
     j
+}
+
+/// 10.2a from the padded request's status: 413 passes, an acceptance fails only against
+/// a stated limit the body exceeds, anything else decides nothing.
+fn padded_answer(status: u16, sent: u64, stated: Option<u64>) -> (LegOutcome, String) {
+    match status {
+        413 => (
+            LegOutcome::Pass,
+            format!(
+                "a request-body limit at or below {sent} bytes is enforced (whatever was configured)"
+            ),
+        ),
+        300..=399 => (
+            LegOutcome::Unknown,
+            "a redirect is not followed (re-sending the body to a server-chosen location would bypass \
+             the host guard), so whether the body would be accepted was not observed"
+                .to_string(),
+        ),
+        200..=299 => match stated {
+            Some(limit) if sent > limit => (
+                LegOutcome::Fail,
+                format!(
+                    "accepted, although the operator states a limit of {}: the stated limit is not \
+                     enforced",
+                    bytes(limit)
+                ),
+            ),
+            Some(limit) => (
+                LegOutcome::Unknown,
+                format!(
+                    "accepted, but the body sent does not exceed the stated limit of {}, so it does \
+                     not test it",
+                    bytes(limit)
+                ),
+            ),
+            None => (
+                LegOutcome::Unknown,
+                format!(
+                    "accepted: there is no limit at or below {sent} bytes, which is not \"no limit\"; \
+                     state max_request_bytes (with oversize_authorised above 1 MiB) to test the \
+                     configured limit"
+                ),
+            ),
+        },
+        _ => (
+            LegOutcome::Unknown,
+            format!("HTTP {status} is neither 413 nor an acceptance, so it is not read as size enforcement"),
+        ),
+    }
 }
 
 impl Check for Check10_2 {
