@@ -6,7 +6,7 @@
 //!   eras the `initialize` sweep offering 2024-11-05 and 2025-03-26 (leg `1.1a.sweep`): a
 //!   revision is served when the result echoes it.
 //! * 1.1b-e: one complete request each that differs from a valid one only in the version
-//!   assertion under test, graded by one mapping ([`judge_version`]) with per-leg
+//!   assertion under test, graded by one mapping (`judge_version`) with per-leg
 //!   overrides. 1.1d and 1.1e need the header + `_meta` pair only 2026-07-28 defines: on a
 //!   legacy session they are `revision_unsupported` and excluded from aggregation.
 //!

@@ -27,7 +27,7 @@
 //!   PKI); trusted by the OS store alone means an inspecting proxy may have answered
 //!   instead: then every leg becomes UNKNOWN, because the certificate, the versions
 //!   and the plaintext answer may all be the proxy's. 2.2e and 2.2f are graded in
-//!   [`cert`].
+//!   the `cert` module.
 //!
 //! Aggregation is worst-first (fail > error > unknown > pass).
 

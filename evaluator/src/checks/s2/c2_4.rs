@@ -9,7 +9,7 @@
 //! different plain `Mcp-Name`, and with a different Base64-encoded one. The required
 //! answer is HTTP 400 with -32020 (HeaderMismatch).
 //!
-//! Reading a refusal that is not -32020 (see [`judge`]): the probes' bodies are valid apart
+//! Reading a refusal that is not -32020 (see `judge`): the probes' bodies are valid apart
 //! from the tool name, so a `tools/call` answered -32602 ("unknown tool") was looked up by
 //! name. Inside a 2xx that is the dispatcher's answer to a request the transport accepted:
 //! the header did not stop it (FAIL). At HTTP 400 it is a refusal of the body, and the spec

@@ -2,7 +2,6 @@
 
 use super::cert::{dns_matches, WrongName};
 use super::*;
-use serde_json::json;
 use crate::fixture::leg as leg_of;
 use crate::fixture::{evidence, session};
 use crate::grade::run;
@@ -16,6 +15,7 @@ use rcgen::{
     KeyPair, KeyUsagePurpose,
 };
 use rustls_pki_types::CertificateDer;
+use serde_json::json;
 
 #[test]
 fn wrong_name_messages_name_what_failed() {
