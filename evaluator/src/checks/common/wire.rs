@@ -339,3 +339,12 @@ pub fn worst(a: LegOutcome, b: LegOutcome) -> LegOutcome {
 pub fn word(o: LegOutcome) -> Value {
     serde_json::to_value(o).unwrap_or(Value::Null)
 }
+
+/// Constants shared by the tests of 1.1 and 2.4.
+#[cfg(test)]
+pub mod testing {
+    /// `Content-Type` of a JSON answer.
+    pub const JSON: &str = "application/json";
+    /// The `_meta` of a 2026-07-28 request, as a JSON member.
+    pub const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+}

@@ -554,18 +554,21 @@ mod tests {
         r
     }
 
-    #[test]
-    fn static_with_validator_and_max_age_passes() {
-        let o = with_static(
+    /// A `no-store` endpoint and a static resource answered 200 with an ETag and
+    /// `cache_control`.
+    fn with_etag_static(cache_control: &str) -> Outcome {
+        with_static(
             "no-store",
             static_get(
                 200,
-                &[
-                    ("ETag", "\"abc\""),
-                    ("Cache-Control", "public, Max-Age=3600"),
-                ],
+                &[("ETag", "\"abc\""), ("Cache-Control", cache_control)],
             ),
-        );
+        )
+    }
+
+    #[test]
+    fn static_with_validator_and_max_age_passes() {
+        let o = with_etag_static("public, Max-Age=3600");
         assert_eq!(leg_of(&o, "10.1a").outcome, LegOutcome::Pass, "{o:?}");
         assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
         assert!(
@@ -597,16 +600,7 @@ mod tests {
 
     #[test]
     fn static_marked_no_store_fails_before_the_validator() {
-        let o = with_static(
-            "no-store",
-            static_get(
-                200,
-                &[
-                    ("ETag", "\"abc\""),
-                    ("Cache-Control", "max-age=3600, no-store"),
-                ],
-            ),
-        );
+        let o = with_etag_static("max-age=3600, no-store");
         assert_eq!(leg_of(&o, "10.1a").outcome, LegOutcome::Fail, "{o:?}");
         assert_eq!(o.verdict, Verdict::Fail);
         assert!(
@@ -617,16 +611,7 @@ mod tests {
 
     #[test]
     fn static_lacking_validator_or_whole_max_age_fails() {
-        let o = with_static(
-            "no-store",
-            static_get(
-                200,
-                &[
-                    ("ETag", "\"abc\""),
-                    ("Cache-Control", "s-maxage=60, max-age=60x"),
-                ],
-            ),
-        );
+        let o = with_etag_static("s-maxage=60, max-age=60x");
         assert_eq!(leg_of(&o, "10.1a").outcome, LegOutcome::Fail, "{o:?}");
         assert!(
             leg_of(&o, "10.1a").note.contains("lacks a max-age=N"),

@@ -300,14 +300,12 @@ impl Check for Check2_4 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::checks::common::wire::testing::{JSON, META};
     use crate::fixture::assert_leg as has;
     use crate::fixture::{evidence, exchange, session, skipped};
     use crate::grade::run;
     use mcp_probe_schema::model::{ErrorKind, HttpOutcome, Observation, Record, TransportError};
     use serde_json::json;
-
-    const JSON: &str = "application/json";
-    const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
 
     fn request(l: LegId) -> String {
         if l == leg::HDR_NO_METHOD {
@@ -649,12 +647,8 @@ mod tests {
             skipped(&[leg::HDR_NO_NAME], "not sent: --info run"),
         );
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
-        has(
-            &o,
-            "2.4b",
-            LegOutcome::Unknown,
-            &["--info", "a full run decides"],
-        );
+        let words = ["--info", "a full run decides"];
+        has(&o, "2.4b", LegOutcome::Unknown, &words);
         let o = modern_with(
             leg::HDR_NO_NAME,
             skipped(&[leg::HDR_NO_NAME], "not sent: 2026-07-28 only"),

@@ -1,15 +1,13 @@
 //! Unit tests of 1.1.
 
 use super::*;
+use crate::checks::common::wire::testing::{JSON, META};
 use crate::fixture::assert_leg as has;
 use crate::fixture::{evidence, exchange, session, skipped};
 use crate::grade::run;
 use crate::verdict::Verdict;
 use mcp_probe_schema::model::{ErrorKind, HttpOutcome, Observation, Record, TransportError};
 use serde_json::json;
-
-const JSON: &str = "application/json";
-const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
 
 fn discover(result: Value) -> Record {
     let req =
@@ -138,14 +136,20 @@ impl B {
     }
 }
 
+/// `b` graded `verdict`, with leg `id` at `outcome` and its note holding `words`.
+fn expect(b: B, verdict: Verdict, (id, outcome): (&str, LegOutcome), words: &[&str]) -> Outcome {
+    let o = b.grade();
+    assert_eq!(o.verdict, verdict, "{o:?}");
+    has(&o, id, outcome, words);
+    o
+}
+
 #[test]
 fn modern_compliant_passes() {
-    let o = B::modern().grade();
-    assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
-    has(
-        &o,
-        "1.1a",
-        LegOutcome::Pass,
+    let o = expect(
+        B::modern(),
+        Verdict::Pass,
+        ("1.1a", LegOutcome::Pass),
         &[
             "server/discover (record #0) lists 2026-07-28",
             "no sub-floor",
@@ -181,12 +185,10 @@ fn discover_listing_old_or_malformed_revisions_fails() {
     b.detect = vec![discover(
         json!({"supportedVersions": ["2026-07-28", "2025-03-26", "latest"]}),
     )];
-    let o = b.grade();
-    assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-    has(
-        &o,
-        "1.1a",
-        LegOutcome::Fail,
+    expect(
+        b,
+        Verdict::Fail,
+        ("1.1a", LegOutcome::Fail),
         &[
             "2025-03-26 earlier than the 2025-06-18 floor",
             "\"latest\" not a YYYY-MM-DD revision",
@@ -199,12 +201,10 @@ fn discover_listing_old_or_malformed_revisions_fails() {
 fn discover_without_supported_versions_is_unknown() {
     let mut b = B::modern();
     b.detect = vec![discover(json!({"capabilities": {}}))];
-    let o = b.grade();
-    assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
-    has(
-        &o,
-        "1.1a",
-        LegOutcome::Unknown,
+    let o = expect(
+        b,
+        Verdict::Unknown,
+        ("1.1a", LegOutcome::Unknown),
         &["no well-formed supportedVersions"],
     );
     assert!(o.details["supported_versions"].is_null());
@@ -215,12 +215,10 @@ fn discover_without_supported_versions_is_unknown() {
 fn sweep_serving_sub_floor_revisions_fails() {
     let mut b = B::modern();
     b.sweep = vec![echo("2024-11-05"), echo("2025-03-26")];
-    let o = b.grade();
-    assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-    has(
-        &o,
-        "1.1a",
-        LegOutcome::Fail,
+    let o = expect(
+        b,
+        Verdict::Fail,
+        ("1.1a", LegOutcome::Fail),
         &[
             "lists 2026-07-28",
             "initialize serves 2024-11-05 (record #1), 2025-03-26 (record #2)",
@@ -236,12 +234,10 @@ fn sweep_counter_offer_is_not_served() {
     let body =
         json!({"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": "2025-11-25"}}).to_string();
     b.sweep = vec![sweep("2024-11-05", 200, &body), refused("2025-03-26")];
-    let o = b.grade();
-    assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
-    has(
-        &o,
-        "1.1a",
-        LegOutcome::Pass,
+    expect(
+        b,
+        Verdict::Pass,
+        ("1.1a", LegOutcome::Pass),
         &["2024-11-05 answered with 2025-11-25", "2025-03-26 refused"],
     );
 }
@@ -257,12 +253,10 @@ fn sweep_unreached_is_unknown_unless_something_failed() {
         });
     }
     b.sweep = vec![gone.clone(), refused("2025-03-26")];
-    let o = b.grade();
-    assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
-    has(
-        &o,
-        "1.1a",
-        LegOutcome::Unknown,
+    let o = expect(
+        b,
+        Verdict::Unknown,
+        ("1.1a", LegOutcome::Unknown),
         &["unreached for 2024-11-05 no response (connect", "might be"],
     );
     assert_eq!(o.details["sweep"]["2024-11-05"], "unreached");
@@ -325,12 +319,10 @@ fn acceptance_fails_and_empty_2xx_is_an_acceptance() {
     );
     let mut b = B::modern();
     b.b = probe(leg::V_BOGUS, 202, JSON, "");
-    let o = b.grade();
-    assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-    has(
-        &o,
-        "1.1b",
-        LegOutcome::Fail,
+    expect(
+        b,
+        Verdict::Fail,
+        ("1.1b", LegOutcome::Fail),
         &["HTTP 202", "empty body", "acknowledged like a notification"],
     );
     let mut b = B::modern();
@@ -357,23 +349,19 @@ fn bare_statuses_and_transport_failures_are_errors() {
     ] {
         let mut b = B::modern();
         b.b = probe(leg::V_BOGUS, status, ct, body);
-        let o = b.grade();
-        assert_eq!(o.verdict, Verdict::Error, "{o:?}");
-        has(
-            &o,
-            "1.1b",
-            LegOutcome::Error,
+        expect(
+            b,
+            Verdict::Error,
+            ("1.1b", LegOutcome::Error),
             &[&format!("HTTP {status}"), word, "gateway"],
         );
     }
     let mut b = B::modern();
     b.c = failed(leg::V_NO_HEADER);
-    let o = b.grade();
-    assert_eq!(o.verdict, Verdict::Error, "{o:?}");
-    has(
-        &o,
-        "1.1c",
-        LegOutcome::Error,
+    expect(
+        b,
+        Verdict::Error,
+        ("1.1c", LegOutcome::Error),
         &["no response (reset", "never observed"],
     );
     let mut b = B::modern();
@@ -400,12 +388,10 @@ fn authentication_refusal_is_unknown() {
         JSON,
         &err(-32001, "token expired"),
     );
-    let o = b.grade();
-    assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
-    has(
-        &o,
-        "1.1d",
-        LegOutcome::Unknown,
+    expect(
+        b,
+        Verdict::Unknown,
+        ("1.1d", LegOutcome::Unknown),
         &[
             "HTTP 401",
             "never reached version validation",
@@ -418,12 +404,10 @@ fn authentication_refusal_is_unknown() {
 fn unexpected_code_passes_asking_for_confirmation() {
     let mut b = B::modern();
     b.b = rejects(leg::V_BOGUS, -32600);
-    let o = b.grade();
-    assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
-    has(
-        &o,
-        "1.1b",
-        LegOutcome::Pass,
+    expect(
+        b,
+        Verdict::Pass,
+        ("1.1b", LegOutcome::Pass),
         &[
             "code -32600 instead of -32022",
             "confirm the rejection is version enforcement",
@@ -448,12 +432,10 @@ fn overrides() {
     }
     let mut b = B::modern();
     b.e = rejects(leg::V_MISMATCH, -32022);
-    let o = b.grade();
-    assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-    has(
-        &o,
-        "1.1e",
-        LegOutcome::Fail,
+    expect(
+        b,
+        Verdict::Fail,
+        ("1.1e", LegOutcome::Fail),
         &["only HeaderMismatch is correct"],
     );
 }
@@ -481,12 +463,10 @@ fn modern_header_fallback_is_served_and_fails() {
     let mut b = B::modern();
     b.c = probe(leg::V_NO_HEADER, 200, JSON, TOOLS);
     b.e = probe(leg::V_MISMATCH, 200, JSON, TOOLS);
-    let o = b.grade();
-    assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-    has(
-        &o,
-        "1.1c",
-        LegOutcome::Fail,
+    let o = expect(
+        b,
+        Verdict::Fail,
+        ("1.1c", LegOutcome::Fail),
         &["accepted", "pre-2025-06-18 clients", "below the floor"],
     );
     has(
@@ -504,12 +484,10 @@ fn skipped_modern_probe() {
         &[leg::V_NO_META_VERSION],
         "not sent: --info run (connect and enumerate only)",
     );
-    let o = b.grade();
-    assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
-    has(
-        &o,
-        "1.1d",
-        LegOutcome::Unknown,
+    expect(
+        b,
+        Verdict::Unknown,
+        ("1.1d", LegOutcome::Unknown),
         &["--info", "a full run decides"],
     );
     let mut b = B::modern();
@@ -519,12 +497,10 @@ fn skipped_modern_probe() {
 
 #[test]
 fn legacy_compliant_passes_with_d_and_e_excluded() {
-    let o = B::legacy("2025-11-25").grade();
-    assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
-    has(
-        &o,
-        "1.1a",
-        LegOutcome::Pass,
+    let o = expect(
+        B::legacy("2025-11-25"),
+        Verdict::Pass,
+        ("1.1a", LegOutcome::Pass),
         &[
             "server/discover (record #0) answered HTTP 400",
             "initialize only",
@@ -584,12 +560,10 @@ fn lab_py1_legacy_fails() {
         "text/event-stream",
         &format!("event: message\ndata: {TOOLS}\n\n"),
     );
-    let o = b.grade();
-    assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-    has(
-        &o,
-        "1.1a",
-        LegOutcome::Fail,
+    let o = expect(
+        b,
+        Verdict::Fail,
+        ("1.1a", LegOutcome::Fail),
         &["initialize serves 2024-11-05", "2025-03-26"],
     );
     has(
@@ -635,12 +609,10 @@ fn lab_py2_stateful_modern_fails_on_the_sweep() {
         &err(-32602, "params._meta is missing the required envelope key(s): io.modelcontextprotocol/protocolVersion"),
     );
     b.e = probe(leg::V_MISMATCH, 400, JSON, missing);
-    let o = b.grade();
-    assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-    has(
-        &o,
-        "1.1a",
-        LegOutcome::Fail,
+    let o = expect(
+        b,
+        Verdict::Fail,
+        ("1.1a", LegOutcome::Fail),
         &["lists 2026-07-28", "initialize serves 2024-11-05"],
     );
     has(

@@ -151,6 +151,11 @@ fn plain_error(kind: ErrorKind) -> Record {
     )
 }
 
+/// A legacy probe of `version` answered with a ServerHello at that version.
+fn accepted_legacy(l: LegId, version: u16) -> Record {
+    legacy(l, version, &server_hello(version), None)
+}
+
 fn legacy(l: LegId, version: u16, server: &[u8], error: Option<TransportError>) -> Record {
     record(
         &[l],
@@ -427,18 +432,8 @@ fn legacy_only(v0: Record, v1: Record) -> Outcome {
 #[test]
 fn accepted_legacy_versions_fail() {
     let o = legacy_only(
-        legacy(
-            leg::TLS_V1_0,
-            tlswire::TLS1_0,
-            &server_hello(tlswire::TLS1_0),
-            None,
-        ),
-        legacy(
-            leg::TLS_V1_1,
-            tlswire::TLS1_1,
-            &server_hello(tlswire::TLS1_1),
-            None,
-        ),
+        accepted_legacy(leg::TLS_V1_0, tlswire::TLS1_0),
+        accepted_legacy(leg::TLS_V1_1, tlswire::TLS1_1),
     );
     assert_eq!(o.verdict, Verdict::Fail);
     assert!(
@@ -615,6 +610,17 @@ fn no_handshake_names_the_connection_failure() {
 // --- 2.2e / 2.2f ------------------------------------------------------------------
 
 /// Grade one chain with refusing legacy legs and a refused plaintext port.
+/// A leaf and its CA as the recorded chain, the CA as the operator's --ca-file, and no
+/// store accepting it at collection.
+fn chain_with_operator_ca(leaf: &[u8], ca: &CertifiedIssuer<'static, KeyPair>) -> Outcome {
+    chain_case(
+        BASE,
+        &[leaf, ca.der()],
+        NONE_OK,
+        Some(vec![ca.der().to_vec()]),
+    )
+}
+
 fn chain_case(
     base: &str,
     chain: &[&[u8]],
@@ -632,12 +638,7 @@ const NONE_OK: &[(&str, bool)] = &[("bundled", false), ("os", false), ("extra", 
 fn expired_fails_with_dates() {
     let ca = ca("CA");
     let leaf = issued(&ca, &["127.0.0.1"], (2020, 1, 1), (2020, 2, 1));
-    let o = chain_case(
-        BASE,
-        &[&leaf, ca.der()],
-        NONE_OK,
-        Some(vec![ca.der().to_vec()]),
-    );
+    let o = chain_with_operator_ca(&leaf, &ca);
     assert_eq!(o.verdict, Verdict::Fail);
     let e = &leg_of(&o, "2.2e").note;
     assert!(
@@ -662,12 +663,7 @@ fn not_yet_valid_fails() {
 fn wrong_name_fails_though_the_chain_is_the_operators() {
     let ca = ca("MCP Probe Test CA");
     let leaf = issued(&ca, &["wrong.example"], PAST, FUTURE);
-    let o = chain_case(
-        BASE,
-        &[&leaf, ca.der()],
-        NONE_OK,
-        Some(vec![ca.der().to_vec()]),
-    );
+    let o = chain_with_operator_ca(&leaf, &ca);
     assert_eq!(o.verdict, Verdict::Fail, "{o:#?}");
     let e = &leg_of(&o, "2.2e").note;
     assert!(e.contains("wrong name"), "{e}");
@@ -783,12 +779,7 @@ fn os_store_only_is_interception_unknown() {
     let ca = ca("Corp Inspection CA");
     let leaf = issued(&ca, &["127.0.0.1"], PAST, FUTURE);
     let mut records = vec![
-        legacy(
-            leg::TLS_V1_0,
-            tlswire::TLS1_0,
-            &server_hello(tlswire::TLS1_0),
-            None,
-        ),
+        accepted_legacy(leg::TLS_V1_0, tlswire::TLS1_0),
         legacy(leg::TLS_V1_1, tlswire::TLS1_1, ALERT_70, None),
         plain_error(ErrorKind::Connect),
     ];
