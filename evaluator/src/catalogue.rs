@@ -154,7 +154,7 @@ pub const CATALOGUE: [Entry; 36] = [
         Automated,
         Wire,
         "served protocol revisions pinned; malformed version assertions rejected",
-        Some(&checks::s1_versions::C1_1),
+        Some(&checks::s1::c1_1::C1_1),
     ),
     e(
         C1_2,
@@ -178,7 +178,7 @@ pub const CATALOGUE: [Entry; 36] = [
         Automated,
         Wire,
         "server identity matches the recorded identity",
-        Some(&checks::s1::C1_4),
+        Some(&checks::s1::c1_4::C1_4),
     ),
     e(
         C2_1,
@@ -194,7 +194,7 @@ pub const CATALOGUE: [Entry; 36] = [
         Automated,
         Wire,
         "TLS required, plaintext disallowed",
-        Some(&checks::s2_tls::C2_2),
+        Some(&checks::s2::c2_2::C2_2),
     ),
     e(
         C2_3,
@@ -202,7 +202,7 @@ pub const CATALOGUE: [Entry; 36] = [
         Manual,
         Wire,
         "authentication enforced before a request-scoped SSE response (through proxies)",
-        Some(&checks::s2_auth_origin::C2_3),
+        Some(&checks::s2::c2_3::C2_3),
     ),
     e(
         C2_4,
@@ -210,7 +210,7 @@ pub const CATALOGUE: [Entry; 36] = [
         Automated,
         Wire,
         "request metadata headers present and consistent with the body",
-        Some(&checks::s2_headers::C2_4),
+        Some(&checks::s2::c2_4::C2_4),
     ),
     e(
         C2_5,
@@ -218,7 +218,7 @@ pub const CATALOGUE: [Entry; 36] = [
         Automated,
         Wire,
         "Origin validated on all requests",
-        Some(&checks::s2_auth_origin::C2_5),
+        Some(&checks::s2::c2_5::C2_5),
     ),
     e(
         C3_1_1,
@@ -426,7 +426,7 @@ pub const CATALOGUE: [Entry; 36] = [
         Manual,
         Wire,
         "static resources cached with freshness limits; per-user data never shared-cached",
-        Some(&checks::s10::C10_1),
+        Some(&checks::s10::c10_1::C10_1),
     ),
     e(
         C10_2,
@@ -434,7 +434,7 @@ pub const CATALOGUE: [Entry; 36] = [
         Manual,
         Wire,
         "request/response body limits, token budgets, per-principal quotas",
-        Some(&checks::s10_limits::C10_2),
+        Some(&checks::s10::c10_2::C10_2),
     ),
 ];
 

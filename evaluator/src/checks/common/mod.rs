@@ -5,6 +5,7 @@ pub mod inventory;
 pub mod oauth;
 pub mod policy;
 pub mod reported;
+pub mod response;
 pub mod text;
 pub mod values;
 pub mod wire;

@@ -1,10 +1,11 @@
 //! Reading recorded JSON-RPC answers of single-request legs: the last exchange of a
-//! leg, a skip recorded instead, and the shape of what the server answered. Shared by
-//! 1.1, 2.4 and 5.2.3.
+//! leg, a skip recorded instead, the shape of what the server answered, and a refusal at
+//! authentication. Shared by 1.1, 2.4 and 5.2.3.
 
 use mcp_probe_schema::derive;
 use mcp_probe_schema::model::{BodyEnd, HttpOutcome, Observation};
 use mcp_probe_schema::vocab::LegId;
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::evidence::{Evidence, Exchange};
@@ -78,6 +79,15 @@ pub enum Reply {
     Bare(String),
 }
 
+/// The status and JSON-RPC error code of an answer, as details keep them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct AnswerFacts {
+    /// HTTP status, null without a response.
+    pub http_status: Option<u16>,
+    /// The JSON-RPC error's integer code, null otherwise.
+    pub code: Option<i64>,
+}
+
 /// One recorded answer.
 #[derive(Debug, Clone)]
 pub struct Answer {
@@ -108,6 +118,14 @@ impl Answer {
     /// The error's integer code, if any.
     pub fn code(&self) -> Option<i64> {
         self.error().and_then(|e| e.code)
+    }
+
+    /// Status and code, for details.
+    pub fn facts(&self) -> AnswerFacts {
+        AnswerFacts {
+            http_status: self.status,
+            code: self.code(),
+        }
     }
 
     /// The `tools` array of a result, if the answer is a tools/list result.
@@ -238,6 +256,28 @@ pub fn read(x: &Exchange<'_>) -> Answer {
     }
 }
 
+/// UNKNOWN for an answer refused at authentication (HTTP 401 or 403): the probe never
+/// reached what it tests (`never`, e.g. "so the header check was never reached").
+/// `authenticated`: the run held a credential, which the request carried.
+pub fn refused_at_authentication(
+    a: &Answer,
+    authenticated: bool,
+    never: &str,
+) -> Option<(LegOutcome, String)> {
+    if !matches!(a.status, Some(401 | 403)) {
+        return None;
+    }
+    let held = if authenticated {
+        "although it carried the run's credential"
+    } else {
+        "and the run held no credential"
+    };
+    Some((
+        LegOutcome::Unknown,
+        format!("{}: refused at authentication {held}, {never}", a.summary()),
+    ))
+}
+
 /// Words in a skip reason that mark a decision of the run (operator choice, `--info`),
 /// after which a later run may decide. Any other skip means the observation failed.
 const RUN_CHOICE_MARKERS: [&str; 3] = ["--info", "consent", "operator"];
@@ -298,4 +338,13 @@ pub fn worst(a: LegOutcome, b: LegOutcome) -> LegOutcome {
 /// The outcome word of a leg as it appears in details.
 pub fn word(o: LegOutcome) -> Value {
     serde_json::to_value(o).unwrap_or(Value::Null)
+}
+
+/// Constants shared by the tests of 1.1 and 2.4.
+#[cfg(test)]
+pub mod testing {
+    /// `Content-Type` of a JSON answer.
+    pub const JSON: &str = "application/json";
+    /// The `_meta` of a 2026-07-28 request, as a JSON member.
+    pub const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
 }

@@ -1,21 +1,22 @@
-//! Section 10 check 10.2: request/response body limits, token budgets, per-principal
-//! quotas (spec/checks.md §11.6).
+//! Check 10.2: request/response body limits, token budgets, per-principal quotas.
+//! docs/checks.md, 10.2, states the rules.
 //!
 //! Of the six obligations only the inbound request-body limit is probed (leg 10.2a): the
 //! collector re-sends the first `tools/list` of the inventory (the control) padded past
 //! the probe size, with the same headers. The other five obligations are named on every
 //! run (leg 10.2b, `dropped`). The probe size is the operator's `max_request_bytes`
-//! (spec/checks.md §9.3), else 1 MiB; the size actually sent is the padded record's body
+//! (a probe input), else 1 MiB; the size actually sent is the padded record's body
 //! length. A 413 proves a limit at or below that size; an acceptance fails only against
 //! a limit the operator stated, because "no limit at or below that size" is not "no
 //! limit".
 
 use mcp_probe_schema::model::HttpOutcome;
 use mcp_probe_schema::vocab::leg;
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 
-use super::common::values::or_null;
 use crate::check::{Check, Context, Legs};
+use crate::checks::common::values::{leg_outcomes, Keyed};
 use crate::evidence::Evidence;
 use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome, Outcome};
@@ -45,7 +46,7 @@ const REDUCTION_10_2: &str = "only the inbound request-body limit is probed, wit
      size; of the six obligations the other five (10.2b) are not observable without server-side evidence or \
      traffic the probe may not send; a 413 may come from any hop, so where the limit is enforced is not known";
 
-/// The probe size the inputs ask for (spec/checks.md §9.3): `Ok(None)` when no limit is
+/// The probe size the inputs ask for: `Ok(None)` when no limit is
 /// stated (the default applies), `Ok(Some(n))` for a stated limit the rules accept,
 /// `Err(reason)` when the stated value is refused (nothing is sent).
 pub fn resolve_size(inputs: Option<&Value>) -> Result<Option<u64>, String> {
@@ -102,7 +103,7 @@ impl Judgement {
     }
 }
 
-/// Decide 10.2a in the spec's fixed order.
+/// Decide 10.2a in the fixed order of docs/checks.md, 10.2.
 fn judge(ev: &Evidence, size: &Result<Option<u64>, String>) -> Judgement {
     // Step 2: a refused stated value means nothing was (or should have been) sent.
     let stated = match size {
@@ -195,50 +196,7 @@ fn judge(ev: &Evidence, size: &Result<Option<u64>, String>) -> Judgement {
         HttpOutcome::Response(r) => {
             let status = r.status;
             let head = format!("{control_text}; the padded tools/list of {size_text} was answered HTTP {status}");
-            let (outcome, why) = match status {
-                413 => (
-                    LegOutcome::Pass,
-                    format!(
-                        "a request-body limit at or below {sent} bytes is enforced (whatever was configured)"
-                    ),
-                ),
-                300..=399 => (
-                    LegOutcome::Unknown,
-                    "a redirect is not followed (re-sending the body to a server-chosen location would bypass \
-                     the host guard), so whether the body would be accepted was not observed"
-                        .to_string(),
-                ),
-                200..=299 => match stated {
-                    Some(limit) if sent > limit => (
-                        LegOutcome::Fail,
-                        format!(
-                            "accepted, although the operator states a limit of {}: the stated limit is not \
-                             enforced",
-                            bytes(limit)
-                        ),
-                    ),
-                    Some(limit) => (
-                        LegOutcome::Unknown,
-                        format!(
-                            "accepted, but the body sent does not exceed the stated limit of {}, so it does \
-                             not test it",
-                            bytes(limit)
-                        ),
-                    ),
-                    None => (
-                        LegOutcome::Unknown,
-                        format!(
-                            "accepted: there is no limit at or below {sent} bytes, which is not \"no limit\"; \
-                             state max_request_bytes (with oversize_authorised above 1 MiB) to test the \
-                             configured limit"
-                        ),
-                    ),
-                },
-                _ => (
-                    LegOutcome::Unknown,
-                    format!("HTTP {status} is neither 413 nor an acceptance, so it is not read as size enforcement"),
-                ),
-            };
+            let (outcome, why) = padded_answer(status, sent, stated);
             let mut j = Judgement::new(outcome, format!("{head}: {why}"));
             j.padded_status = Some(status);
             j
@@ -247,6 +205,55 @@ fn judge(ev: &Evidence, size: &Result<Option<u64>, String>) -> Judgement {
     j.control_status = Some(control_status);
     j.bytes_sent = Some(sent);
     j
+}
+
+/// 10.2a from the padded request's status: 413 passes, an acceptance fails only against
+/// a stated limit the body exceeds, anything else decides nothing.
+fn padded_answer(status: u16, sent: u64, stated: Option<u64>) -> (LegOutcome, String) {
+    match status {
+        413 => (
+            LegOutcome::Pass,
+            format!(
+                "a request-body limit at or below {sent} bytes is enforced (whatever was configured)"
+            ),
+        ),
+        300..=399 => (
+            LegOutcome::Unknown,
+            "a redirect is not followed (re-sending the body to a server-chosen location would bypass \
+             the host guard), so whether the body would be accepted was not observed"
+                .to_string(),
+        ),
+        200..=299 => match stated {
+            Some(limit) if sent > limit => (
+                LegOutcome::Fail,
+                format!(
+                    "accepted, although the operator states a limit of {}: the stated limit is not \
+                     enforced",
+                    bytes(limit)
+                ),
+            ),
+            Some(limit) => (
+                LegOutcome::Unknown,
+                format!(
+                    "accepted, but the body sent does not exceed the stated limit of {}, so it does \
+                     not test it",
+                    bytes(limit)
+                ),
+            ),
+            None => (
+                LegOutcome::Unknown,
+                format!(
+                    "accepted: there is no limit at or below {sent} bytes, which is not \"no limit\"; \
+                     state max_request_bytes (with oversize_authorised above 1 MiB) to test the \
+                     configured limit"
+                ),
+            ),
+        },
+        _ => (
+            LegOutcome::Unknown,
+            format!("HTTP {status} is neither 413 nor an acceptance, so it is not read as size enforcement"),
+        ),
+    }
 }
 
 impl Check for Check10_2 {
@@ -264,24 +271,35 @@ impl Check for Check10_2 {
             Leg::new(LEG_A, j.outcome, j.note),
             Leg::new(LEG_B, LegOutcome::Dropped, DROPPED),
         ];
+        let facts = Check10_2Facts {
+            legs: leg_outcomes(&legs),
+            control_status: j.control_status,
+            padded_status: j.padded_status,
+            bytes_sent: j.bytes_sent,
+            stated_limit: stated,
+            probe_size: size.as_ref().ok().map(|s| s.unwrap_or(DEFAULT_PROBE_BYTES)),
+        };
         Outcome::from_legs(legs, REDUCTION_10_2)
             .with_records(records)
-            .with_detail(
-                "legs",
-                json!({ LEG_A: j.outcome, LEG_B: LegOutcome::Dropped }),
-            )
-            .with_detail("control_status", or_null(j.control_status))
-            .with_detail("padded_status", or_null(j.padded_status))
-            .with_detail("bytes_sent", or_null(j.bytes_sent))
-            .with_detail("stated_limit", or_null(stated))
-            .with_detail(
-                "probe_size",
-                match &size {
-                    Ok(s) => json!(s.unwrap_or(DEFAULT_PROBE_BYTES)),
-                    Err(_) => Value::Null,
-                },
-            )
+            .with_facts(&facts)
     }
+}
+
+/// The details of 10.2, in report order (absent values are null).
+#[derive(Debug, Serialize)]
+struct Check10_2Facts {
+    /// `10.2a` → its outcome, `10.2b` → `dropped`.
+    legs: Keyed<String, LegOutcome>,
+    /// The control's HTTP status.
+    control_status: Option<u16>,
+    /// The padded request's HTTP status.
+    padded_status: Option<u16>,
+    /// The padded request body's length.
+    bytes_sent: Option<u64>,
+    /// The operator's `max_request_bytes`, when stated and accepted.
+    stated_limit: Option<u64>,
+    /// The size probed; null when the stated size was refused.
+    probe_size: Option<u64>,
 }
 
 #[cfg(test)]
@@ -291,6 +309,7 @@ mod tests {
     use crate::grade::run;
     use crate::verdict::Verdict;
     use mcp_probe_schema::model::{ErrorKind, Observation, Record, TransportError};
+    use serde_json::json;
 
     const REQ: &str = r#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{}}"#;
     const OK: &str = r#"{"jsonrpc":"2.0","id":3,"result":{"tools":[]}}"#;

@@ -1,5 +1,5 @@
-//! Section 2 check 2.4: request metadata headers present and consistent with the body
-//! (spec/checks.md §11.2 with the §17 item 14 correction).
+//! Check 2.4: request metadata headers present and consistent with the body.
+//! docs/checks.md, 2.4, states the rules.
 //!
 //! 2026-07-28 only: on an older negotiated revision the check is NO-REV before any leg is
 //! read (the routing headers do not exist there; the collector records the probes as
@@ -9,7 +9,7 @@
 //! different plain `Mcp-Name`, and with a different Base64-encoded one. The required
 //! answer is HTTP 400 with -32020 (HeaderMismatch).
 //!
-//! Reading a refusal that is not -32020 (see [`judge`]): the probes' bodies are valid apart
+//! Reading a refusal that is not -32020 (see `judge`): the probes' bodies are valid apart
 //! from the tool name, so a `tools/call` answered -32602 ("unknown tool") was looked up by
 //! name. Inside a 2xx that is the dispatcher's answer to a request the transport accepted:
 //! the header did not stop it (FAIL). At HTTP 400 it is a refusal of the body, and the spec
@@ -19,10 +19,11 @@
 //! deviation named).
 
 use mcp_probe_schema::vocab::{code, header, leg, LegId, REV_2026_07_28};
-use serde_json::{json, Map, Value};
+use serde::Serialize;
 
-use super::common::wire::{self, read, skipped_leg, Answer, Reply};
 use crate::check::{Check, Context, Legs};
+use crate::checks::common::values::{leg_outcomes, Keyed};
+use crate::checks::common::wire::{self, read, skipped_leg, Answer, AnswerFacts, Reply};
 use crate::evidence::Evidence;
 use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome, Outcome, Verdict};
@@ -84,23 +85,52 @@ const PROBES: [Probe; 4] = [
     },
 ];
 
+/// The details of 2.4 below 2026-07-28.
+#[derive(Debug, Serialize)]
+struct NoRevFacts {
+    /// 2026-07-28.
+    required_revision: &'static str,
+    /// The negotiated revision.
+    negotiated_revision: String,
+}
+
+/// The details of 2.4 on 2026-07-28, in report order.
+#[derive(Debug, Serialize)]
+struct Check2_4Facts {
+    /// 2.4a-d → outcome.
+    legs: Keyed<String, LegOutcome>,
+    /// Collector leg → what its probe showed.
+    probes: Keyed<LegId, ProbeFacts>,
+}
+
+/// One probe in the details: the answer's status and code when it was sent, its label
+/// and outcome.
+#[derive(Debug, Serialize)]
+struct ProbeFacts {
+    /// Absent when no exchange was recorded.
+    #[serde(flatten)]
+    answer: Option<AnswerFacts>,
+    label: &'static str,
+    outcome: LegOutcome,
+}
+
+/// The collector legs of [`PROBES`], in their order.
+const COLLECTOR_LEGS: [LegId; 4] = [
+    leg::HDR_NO_METHOD,
+    leg::HDR_NO_NAME,
+    leg::HDR_NAME_MISMATCH,
+    leg::HDR_NAME_ENCODED,
+];
+
 /// Decide one probe from its answer.
 fn judge(a: &Answer, p: &Probe, authenticated: bool) -> (LegOutcome, String) {
+    if let Some(refused) =
+        wire::refused_at_authentication(a, authenticated, "so the header check was never reached")
+    {
+        return refused;
+    }
     let said = a.summary();
     let required = format!("HTTP 400 and {} (HeaderMismatch)", code::HEADER_MISMATCH);
-    if matches!(a.status, Some(401 | 403)) {
-        let held = if authenticated {
-            "although it carried the run's credential"
-        } else {
-            "and the run held no credential"
-        };
-        return (
-            LegOutcome::Unknown,
-            format!(
-                "{said}: refused at authentication {held}, so the header check was never reached"
-            ),
-        );
-    }
     let status = a.status.unwrap_or_default();
     match (&a.reply, a.code()) {
         (Reply::NoResponse(_), _) => (
@@ -194,10 +224,14 @@ fn judge(a: &Answer, p: &Probe, authenticated: bool) -> (LegOutcome, String) {
 }
 
 impl Check for Check2_4 {
-    /// None through the runner: NO-REV below 2026-07-28 needs no leg (§2.2: NO-REV comes
-    /// first); on 2026-07-28 [`grade`](Check::grade) names the missing ones itself.
-    fn legs(&self, _era: Option<Era>) -> Legs {
-        Legs::required(&[])
+    /// Required on 2026-07-28. Below it the check is NO-REV before any probe is judged:
+    /// the collector records the legs as skipped, and they are read only to cite those
+    /// records (an older bundle without them is NO-REV too).
+    fn legs(&self, era: Option<Era>) -> Legs {
+        match era {
+            Some(Era::Modern) => Legs::required(&COLLECTOR_LEGS),
+            _ => Legs::with_optional(&[], &COLLECTOR_LEGS),
+        }
     }
 
     fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
@@ -205,9 +239,8 @@ impl Check for Check2_4 {
             .revision()
             .map(line)
             .unwrap_or_else(|| "no revision".into());
-        let collector_legs: Vec<LegId> = PROBES.iter().map(|p| p.leg).collect();
         if !ev.is_modern() {
-            let seqs: Vec<u64> = collector_legs.iter().flat_map(|l| ev.seqs(*l)).collect();
+            let seqs: Vec<u64> = COLLECTOR_LEGS.iter().flat_map(|l| ev.seqs(*l)).collect();
             return Outcome::single(
                 Verdict::NoRev,
                 format!(
@@ -217,65 +250,62 @@ impl Check for Check2_4 {
                 REDUCTION_2_4,
             )
             .with_records(seqs)
-            .with_detail("required_revision", REV_2026_07_28)
-            .with_detail("negotiated_revision", negotiated);
-        }
-        if let Some(missing) = wire::missing_legs(ev, &collector_legs) {
-            return missing;
+            .with_facts(&NoRevFacts {
+                required_revision: REV_2026_07_28,
+                negotiated_revision: negotiated,
+            });
         }
         let mut legs = Vec::new();
         let mut seqs = Vec::new();
-        let mut probes = Map::new();
+        let mut probes = Keyed::default();
         for p in &PROBES {
-            let (outcome, note, fact) = match wire::last(ev, p.leg) {
+            let (outcome, note, answer) = match wire::last(ev, p.leg) {
                 None => (
                     LegOutcome::Error,
                     "the leg's records hold neither an HTTP exchange nor a skip".to_string(),
-                    json!({}),
+                    None,
                 ),
                 Some(Err(reason)) => {
                     seqs.extend(ev.seqs(p.leg));
                     let (o, n) = skipped_leg("the probe", &reason);
-                    (o, n, json!({}))
+                    (o, n, None)
                 }
                 Some(Ok(x)) => {
                     let a = read(&x);
                     seqs.push(a.seq);
                     let (o, n) = judge(&a, p, ev.authenticated());
-                    (
-                        o,
-                        format!("record #{}, {n}", a.seq),
-                        json!({"http_status": a.status, "code": a.code()}),
-                    )
+                    (o, format!("record #{}, {n}", a.seq), Some(a.facts()))
                 }
             };
-            let mut fact = fact;
-            fact["label"] = Value::from(p.label);
-            fact["outcome"] = wire::word(outcome);
-            probes.insert(p.leg.to_string(), fact);
+            probes.push(
+                p.leg,
+                ProbeFacts {
+                    answer,
+                    label: p.label,
+                    outcome,
+                },
+            );
             legs.push(Leg::new(p.id, outcome, format!("{}: {note}", p.label)));
         }
-        let words: Map<String, Value> = legs
-            .iter()
-            .map(|l| (l.id.clone(), wire::word(l.outcome)))
-            .collect();
+        let facts = Check2_4Facts {
+            legs: leg_outcomes(&legs),
+            probes,
+        };
         Outcome::from_legs(legs, REDUCTION_2_4)
             .with_records(seqs)
-            .with_detail("legs", Value::Object(words))
-            .with_detail("probes", Value::Object(probes))
+            .with_facts(&facts)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::checks::common::wire::testing::{JSON, META};
     use crate::fixture::assert_leg as has;
     use crate::fixture::{evidence, exchange, session, skipped};
     use crate::grade::run;
     use mcp_probe_schema::model::{ErrorKind, HttpOutcome, Observation, Record, TransportError};
-
-    const JSON: &str = "application/json";
-    const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+    use serde_json::json;
 
     fn request(l: LegId) -> String {
         if l == leg::HDR_NO_METHOD {
@@ -309,20 +339,23 @@ mod tests {
         )
     }
 
-    const ALL: [LegId; 4] = [
-        leg::HDR_NO_METHOD,
-        leg::HDR_NO_NAME,
-        leg::HDR_NAME_MISMATCH,
-        leg::HDR_NAME_ENCODED,
-    ];
-
     /// Every probe refused with 400 -32020, except `l` answered by `r`.
     fn modern_with(l: LegId, r: Record) -> Outcome {
-        let records = ALL
+        let records = COLLECTOR_LEGS
             .iter()
             .map(|x| if *x == l { r.clone() } else { mismatch(*x) })
             .collect();
         graded(REV_2026_07_28, records)
+    }
+
+    /// Every probe refused with 400 -32020, except `l` answered `status`, `ct`, `body`.
+    fn answered(l: LegId, status: u16, ct: &str, body: &str) -> Outcome {
+        modern_with(l, answer(l, status, ct, body))
+    }
+
+    /// Every probe refused with 400 -32020, except `l` refused at `status` with `code`.
+    fn refused(l: LegId, status: u16, code: i64, message: &str) -> Outcome {
+        answered(l, status, JSON, &err(l, code, message))
     }
 
     fn graded(rev: &str, records: Vec<Record>) -> Outcome {
@@ -333,7 +366,7 @@ mod tests {
         run(&C2_4, &ev, &Context::default())
     }
 
-    /// py2, fastmcp and ts2 (lab.md §5): every missing or mismatching routing header draws
+    /// py2, fastmcp and ts2: every missing or mismatching routing header draws
     /// 400 -32020, as JSON (ts2 answers SSE-capable clients with JSON too).
     #[test]
     fn header_mismatch_at_400_passes() {
@@ -397,7 +430,7 @@ mod tests {
 
     #[test]
     fn legacy_is_no_rev_with_or_without_skipped_legs() {
-        let skips = ALL
+        let skips = COLLECTOR_LEGS
             .iter()
             .map(|l| skipped(&[l], "not sent: 2026-07-28 only (negotiated 2025-11-25)"))
             .collect();
@@ -426,14 +459,11 @@ mod tests {
 
     #[test]
     fn acceptances_fail() {
-        let o = modern_with(
+        let o = answered(
             leg::HDR_NO_METHOD,
-            answer(
-                leg::HDR_NO_METHOD,
-                200,
-                JSON,
-                r#"{"jsonrpc":"2.0","id":41,"result":{"tools":[]}}"#,
-            ),
+            200,
+            JSON,
+            r#"{"jsonrpc":"2.0","id":41,"result":{"tools":[]}}"#,
         );
         assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
         has(
@@ -442,14 +472,11 @@ mod tests {
             LegOutcome::Fail,
             &["result listing 0 tools", "accepted"],
         );
-        let o = modern_with(
+        let o = answered(
             leg::HDR_NO_NAME,
-            answer(
-                leg::HDR_NO_NAME,
-                200,
-                JSON,
-                r#"{"jsonrpc":"2.0","id":42,"result":{"content":[{"type":"text","text":"Unknown tool"}],"isError":true}}"#,
-            ),
+            200,
+            JSON,
+            r#"{"jsonrpc":"2.0","id":42,"result":{"content":[{"type":"text","text":"Unknown tool"}],"isError":true}}"#,
         );
         has(
             &o,
@@ -457,10 +484,7 @@ mod tests {
             LegOutcome::Fail,
             &["isError: true", "dispatched"],
         );
-        let o = modern_with(
-            leg::HDR_NAME_MISMATCH,
-            answer(leg::HDR_NAME_MISMATCH, 202, JSON, ""),
-        );
+        let o = answered(leg::HDR_NAME_MISMATCH, 202, JSON, "");
         has(
             &o,
             "2.4c",
@@ -471,18 +495,11 @@ mod tests {
 
     #[test]
     fn unknown_tool_inside_200_fails() {
-        let o = modern_with(
+        let o = refused(
             leg::HDR_NAME_MISMATCH,
-            answer(
-                leg::HDR_NAME_MISMATCH,
-                200,
-                JSON,
-                &err(
-                    leg::HDR_NAME_MISMATCH,
-                    -32602,
-                    "Unknown tool: cis-audit-no-such-tool",
-                ),
-            ),
+            200,
+            -32602,
+            "Unknown tool: cis-audit-no-such-tool",
         );
         assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
         has(
@@ -495,18 +512,11 @@ mod tests {
 
     #[test]
     fn unknown_tool_at_400_is_unknown_unless_it_names_the_header() {
-        let o = modern_with(
+        let o = refused(
             leg::HDR_NO_NAME,
-            answer(
-                leg::HDR_NO_NAME,
-                400,
-                JSON,
-                &err(
-                    leg::HDR_NO_NAME,
-                    -32602,
-                    "Unknown tool: cis-audit-no-such-tool",
-                ),
-            ),
+            400,
+            -32602,
+            "Unknown tool: cis-audit-no-such-tool",
         );
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
         has(
@@ -518,18 +528,11 @@ mod tests {
                 "order the spec does not fix",
             ],
         );
-        let o = modern_with(
+        let o = refused(
             leg::HDR_NO_NAME,
-            answer(
-                leg::HDR_NO_NAME,
-                400,
-                JSON,
-                &err(
-                    leg::HDR_NO_NAME,
-                    -32602,
-                    "Invalid params: missing mcp-name header",
-                ),
-            ),
+            400,
+            -32602,
+            "Invalid params: missing mcp-name header",
         );
         assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
         has(
@@ -545,14 +548,11 @@ mod tests {
 
     #[test]
     fn own_version_refused_is_error() {
-        let o = modern_with(
+        let o = refused(
             leg::HDR_NO_METHOD,
-            answer(
-                leg::HDR_NO_METHOD,
-                400,
-                JSON,
-                &err(leg::HDR_NO_METHOD, -32022, "Unsupported protocol version"),
-            ),
+            400,
+            -32022,
+            "Unsupported protocol version",
         );
         assert_eq!(o.verdict, Verdict::Error, "{o:?}");
         has(
@@ -565,15 +565,7 @@ mod tests {
 
     #[test]
     fn other_refusals_are_unknown() {
-        let o = modern_with(
-            leg::HDR_NO_METHOD,
-            answer(
-                leg::HDR_NO_METHOD,
-                400,
-                JSON,
-                &err(leg::HDR_NO_METHOD, -32600, "Bad Request"),
-            ),
-        );
+        let o = refused(leg::HDR_NO_METHOD, 400, -32600, "Bad Request");
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
         has(
             &o,
@@ -584,41 +576,22 @@ mod tests {
                 "different question",
             ],
         );
-        let o = modern_with(
-            leg::HDR_NAME_ENCODED,
-            answer(
-                leg::HDR_NAME_ENCODED,
-                404,
-                JSON,
-                &err(leg::HDR_NAME_ENCODED, -32601, "Method not found"),
-            ),
-        );
+        let o = refused(leg::HDR_NAME_ENCODED, 404, -32601, "Method not found");
         has(&o, "2.4d", LegOutcome::Unknown, &["HTTP 404", "-32601"]);
-        let o = modern_with(leg::HDR_NO_NAME, answer(leg::HDR_NO_NAME, 401, JSON, ""));
+        let o = answered(leg::HDR_NO_NAME, 401, JSON, "");
         has(
             &o,
             "2.4b",
             LegOutcome::Unknown,
             &["refused at authentication"],
         );
-        let o = modern_with(
-            leg::HDR_NO_NAME,
-            answer(leg::HDR_NO_NAME, 307, "text/plain", ""),
-        );
+        let o = answered(leg::HDR_NO_NAME, 307, "text/plain", "");
         has(&o, "2.4b", LegOutcome::Unknown, &["redirect"]);
     }
 
     #[test]
     fn right_code_at_wrong_status_fails() {
-        let o = modern_with(
-            leg::HDR_NO_METHOD,
-            answer(
-                leg::HDR_NO_METHOD,
-                200,
-                JSON,
-                &err(leg::HDR_NO_METHOD, -32020, "Mcp-Method missing"),
-            ),
-        );
+        let o = refused(leg::HDR_NO_METHOD, 200, -32020, "Mcp-Method missing");
         assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
         has(
             &o,
@@ -635,7 +608,7 @@ mod tests {
             (502, "text/html", "<html>Bad Gateway</html>"),
             (200, "text/html", "<p>hi</p>"),
         ] {
-            let o = modern_with(leg::HDR_NO_NAME, answer(leg::HDR_NO_NAME, status, ct, body));
+            let o = answered(leg::HDR_NO_NAME, status, ct, body);
             assert_eq!(o.verdict, Verdict::Error, "{o:?}");
             has(
                 &o,
@@ -658,14 +631,11 @@ mod tests {
             LegOutcome::Error,
             &["no response (timeout", "never observed"],
         );
-        let o = modern_with(
+        let o = answered(
             leg::HDR_NO_NAME,
-            answer(
-                leg::HDR_NO_NAME,
-                400,
-                JSON,
-                r#"{"jsonrpc":"2.0","id":42,"error":{"message":"no code"}}"#,
-            ),
+            400,
+            JSON,
+            r#"{"jsonrpc":"2.0","id":42,"error":{"message":"no code"}}"#,
         );
         has(&o, "2.4b", LegOutcome::Error, &["without an integer code"]);
     }
@@ -677,16 +647,18 @@ mod tests {
             skipped(&[leg::HDR_NO_NAME], "not sent: --info run"),
         );
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
-        has(
-            &o,
-            "2.4b",
-            LegOutcome::Unknown,
-            &["--info", "a full run decides"],
-        );
+        let words = ["--info", "a full run decides"];
+        has(&o, "2.4b", LegOutcome::Unknown, &words);
         let o = modern_with(
             leg::HDR_NO_NAME,
             skipped(&[leg::HDR_NO_NAME], "not sent: 2026-07-28 only"),
         );
         has(&o, "2.4b", LegOutcome::Error, &["never made"]);
+    }
+
+    #[test]
+    fn collector_legs_are_the_probes_legs() {
+        let probes: Vec<LegId> = PROBES.iter().map(|p| p.leg).collect();
+        assert_eq!(probes, COLLECTOR_LEGS);
     }
 }

@@ -1,0 +1,248 @@
+//! One reading of a recorded answer to a complete `tools/list`, shared by 2.3 and 2.5.
+//! Both send requests that differ from each other in one property only (the credential
+//! for 2.3, the `Origin` header for 2.5), so a difference in the answers is attributable
+//! to that property. A 2xx with a result, an event stream or an empty body is an
+//! acceptance (an empty answer to a request acknowledges it like a notification); a 2xx
+//! whose body is not JSON-RPC, or a 5xx without a JSON-RPC error, is not attributed to the
+//! server: a gateway may have produced it.
+
+use mcp_probe_schema::derive;
+use mcp_probe_schema::model::HttpOutcome;
+use mcp_probe_schema::vocab::{header, LegId};
+use serde_json::Value;
+
+use crate::evidence::{Evidence, Exchange};
+use crate::fmt::{excerpt, line};
+
+/// What a response shows, read the same way for every leg.
+#[derive(Debug, Clone)]
+pub struct Resp {
+    /// The record.
+    pub seq: u64,
+    /// HTTP status.
+    pub status: u16,
+    /// Media type essence, lower-cased.
+    pub media: Option<String>,
+    /// `Content-Type` as sent.
+    pub content_type: Option<String>,
+    /// A JSON-RPC result (non-null) to the request.
+    pub has_result: bool,
+    /// A JSON-RPC error object: `(code, message)`.
+    pub error: Option<(Option<i64>, String)>,
+    /// Zero-length body.
+    pub empty: bool,
+    /// `WWW-Authenticate`, if any.
+    pub challenge: Option<String>,
+    /// The start of the body, for the evidence.
+    pub body_excerpt: String,
+}
+
+/// How a response is read before any check-specific rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// 2xx with a result, an event stream, or an empty body (an acceptance).
+    Accepted,
+    /// A status >= 400 that is not a bare 5xx, or a JSON-RPC error at any status.
+    Refused,
+    /// 3xx: not followed.
+    Redirect,
+    /// A 2xx whose body is not JSON-RPC, or a 5xx without a JSON-RPC error.
+    Unattributable,
+}
+
+/// One leg as recorded.
+#[derive(Debug, Clone)]
+pub enum Answer {
+    /// The leg is absent from the bundle.
+    Missing,
+    /// Recorded as not sent.
+    Skipped(String),
+    /// Sent, no response head (transport failure).
+    NoResponse {
+        /// The record.
+        seq: u64,
+        /// The transport failure.
+        why: String,
+    },
+    /// A response.
+    Response(Resp),
+}
+
+impl Resp {
+    /// Read the response of `x`; `None` when no response arrived.
+    pub fn read(x: &Exchange<'_>) -> Option<Resp> {
+        let r = x.response()?;
+        let answer = x.answer();
+        let error = answer
+            .as_ref()
+            .and_then(|a| a.get("error"))
+            .and_then(Value::as_object)
+            .map(|e| {
+                (
+                    e.get("code").and_then(Value::as_i64),
+                    e.get("message")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
+                )
+            });
+        let has_result = answer
+            .as_ref()
+            .and_then(|a| a.get("result"))
+            .is_some_and(|r| !r.is_null());
+        let e = excerpt(&r.body.bytes, 80);
+        Some(Resp {
+            seq: x.seq(),
+            status: r.status,
+            media: derive::media_type(&r.headers),
+            content_type: x.header(header::CONTENT_TYPE),
+            has_result,
+            error,
+            empty: r.body.length == 0,
+            challenge: x.header(header::WWW_AUTHENTICATE),
+            body_excerpt: format!("{}{}", line(&e.text), if e.cut { "…" } else { "" }),
+        })
+    }
+
+    /// How the response is read before any check-specific rule.
+    pub fn kind(&self) -> Kind {
+        match self.status {
+            200..=299 => {
+                if self.error.is_some() {
+                    Kind::Refused
+                } else if self.has_result || self.streamed() || self.empty {
+                    Kind::Accepted
+                } else {
+                    Kind::Unattributable
+                }
+            }
+            300..=399 => Kind::Redirect,
+            400..=499 => Kind::Refused,
+            500.. if self.error.is_some() => Kind::Refused,
+            _ => Kind::Unattributable,
+        }
+    }
+
+    /// The response is an event stream.
+    pub fn streamed(&self) -> bool {
+        self.media.as_deref() == Some("text/event-stream")
+    }
+
+    /// "HTTP 401 (application/json)".
+    pub fn shown(&self) -> String {
+        match &self.content_type {
+            Some(ct) => format!("HTTP {} ({})", self.status, line(ct)),
+            None => format!("HTTP {} (no Content-Type)", self.status),
+        }
+    }
+
+    /// "HTTP 403 (text/plain) \"Invalid Origin header\"", or with the JSON-RPC error.
+    pub fn described(&self) -> String {
+        let mut s = self.shown();
+        if let Some((code, msg)) = &self.error {
+            let code =
+                code.map_or_else(|| "without an integer code".into(), |c| format!("code {c}"));
+            s.push_str(&format!(" with JSON-RPC error {code} \"{}\"", line(msg)));
+        } else if self.has_result {
+            s.push_str(" with a result");
+        } else if self.empty {
+            s.push_str(" with an empty body");
+        } else if !self.body_excerpt.is_empty() {
+            s.push_str(&format!(" \"{}\"", self.body_excerpt));
+        }
+        s
+    }
+}
+
+/// The last record of `l` (one request is sent; should one be repeated, the last stands).
+pub fn answer(ev: &Evidence, l: LegId) -> Answer {
+    if let Some(x) = ev.exchanges(l).last() {
+        return match Resp::read(&x) {
+            Some(r) => Answer::Response(r),
+            None => Answer::NoResponse {
+                seq: x.seq(),
+                why: match &x.http.outcome {
+                    HttpOutcome::Error(e) => line(&e.to_string()),
+                    HttpOutcome::Response(_) => "no response".into(),
+                },
+            },
+        };
+    }
+    match ev.skipped(l) {
+        Some(reason) => Answer::Skipped(line(reason)),
+        None if ev.has_leg(l) => Answer::Skipped("recorded without an HTTP exchange".into()),
+        None => Answer::Missing,
+    }
+}
+
+impl Answer {
+    /// The HTTP status, when a response arrived.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            Answer::Response(r) => Some(r.status),
+            _ => None,
+        }
+    }
+}
+
+/// Records and assertions shared by the tests of 2.3 and 2.5.
+#[cfg(test)]
+pub mod testing {
+    use mcp_probe_schema::model::{
+        ErrorKind, Header, HttpOutcome, Observation, Record, TransportError,
+    };
+
+    use crate::evidence::Evidence;
+    use crate::verdict::Outcome;
+
+    /// A complete `tools/list`.
+    pub const REQ: &str = r#"{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{}}"#;
+    /// Its result as JSON.
+    pub const OK: &str = r#"{"jsonrpc":"2.0","id":9,"result":{"tools":[]}}"#;
+    /// Its result as an event stream.
+    pub const SSE_OK: &str =
+        "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":9,\"result\":{\"tools\":[]}}\n\n";
+
+    /// Every one of `words` is in the evidence.
+    pub fn has(o: &Outcome, words: &[&str]) {
+        for w in words {
+            assert!(o.evidence.contains(w), "{w:?} not in {:?}", o.evidence);
+        }
+    }
+
+    /// `r` with one more request header.
+    pub fn with_request_header(mut r: Record, name: &str, value: &str) -> Record {
+        if let Observation::Http(x) = &mut r.observation {
+            x.request.headers.push(Header::new(name, value));
+        }
+        r
+    }
+
+    /// `r` failed in transport with `kind`.
+    pub fn failed(mut r: Record, kind: ErrorKind) -> Record {
+        if let Observation::Http(x) = &mut r.observation {
+            x.outcome = HttpOutcome::Error(TransportError {
+                kind,
+                message: "gone".into(),
+            });
+        }
+        r
+    }
+
+    /// Every example bundle (`examples/*.mcpev`), verified.
+    pub fn examples() -> Vec<Evidence> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(&dir).expect("examples dir") {
+            let p = e.expect("dir entry").path();
+            if p.extension().is_none_or(|x| x != "mcpev") {
+                continue;
+            }
+            let v =
+                mcp_probe_schema::open(&std::fs::read(&p).expect("read"), &[]).expect("verifies");
+            out.push(Evidence::new(p.display().to_string(), v));
+        }
+        assert!(!out.is_empty());
+        out
+    }
+}
