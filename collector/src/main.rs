@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use mcp_probe_collector::flags::Flags;
+use mcp_probe_collector::run::flags::Flags;
 use mcp_probe_collector::run::{execute, plan, Printer};
 
 fn main() -> ExitCode {

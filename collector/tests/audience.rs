@@ -20,8 +20,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_probe_collector::journal::Journal;
+use mcp_probe_collector::mcp::{Ending, Probe};
 use mcp_probe_collector::oauth::{Login, Obtained};
-use mcp_probe_collector::probe::{Ending, Probe};
 use mcp_probe_schema::bundle::fingerprint;
 use mcp_probe_schema::model::{ErrorKind, HttpOutcome, Observation, Record, RunStatus};
 use mcp_probe_schema::redact::{decode_jwt, Redactor};

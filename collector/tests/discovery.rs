@@ -10,12 +10,12 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use mcp_probe_collector::discovery::Discovered;
-use mcp_probe_collector::guard::{check_fetch, AddrClass};
-use mcp_probe_collector::http::Client;
 use mcp_probe_collector::journal::Journal;
-use mcp_probe_collector::probe::{Ending, Probe};
-use mcp_probe_collector::tls::Trust;
+use mcp_probe_collector::mcp::{Ending, Probe};
+use mcp_probe_collector::oauth::discovery::Discovered;
+use mcp_probe_collector::oauth::guard::{check_fetch, AddrClass};
+use mcp_probe_collector::transport::http::Client;
+use mcp_probe_collector::transport::tls::Trust;
 use mcp_probe_schema::model::{
     ErrorKind, HttpExchange, HttpOutcome, Observation, Options, Record, Target,
 };

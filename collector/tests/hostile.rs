@@ -443,11 +443,14 @@ fn pinned_requests_do_not_resolve_again() {
         .build()
         .expect("runtime");
     let sent = rt.block_on(async {
-        let trust = mcp_probe_collector::tls::Trust::load(None).expect("trust");
-        let client =
-            mcp_probe_collector::http::Client::new(trust, std::time::Duration::from_secs(5), 4096);
+        let trust = mcp_probe_collector::transport::tls::Trust::load(None).expect("trust");
+        let client = mcp_probe_collector::transport::http::Client::new(
+            trust,
+            std::time::Duration::from_secs(5),
+            4096,
+        );
         client
-            .send(mcp_probe_collector::http::Request {
+            .send(mcp_probe_collector::transport::http::Request {
                 method: "GET".into(),
                 url: url::Url::parse(&format!("http://pinned-host.invalid:{port}/.well-known/x"))
                     .expect("url"),

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use mcp_probe_collector::legacy_tls::{probe, LegacyVersion};
+use mcp_probe_collector::transport::legacy_tls::{probe, LegacyVersion};
 use mcp_probe_schema::model::LegacyTlsProbe;
 use mcp_probe_schema::tlswire::{parse_client_hello, parse_server, ServerAnswer};
 

@@ -10,11 +10,11 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use base64::Engine as _;
-use mcp_probe_collector::http::Request;
 use mcp_probe_collector::journal::Journal;
 use mcp_probe_collector::oauth::{
     cache_file_name, validate_callback, CallbackError, LoginError, Obtained,
 };
+use mcp_probe_collector::transport::http::Request;
 use mcp_probe_schema::bundle::fingerprint;
 use mcp_probe_schema::model::{Header, HttpOutcome, RunStatus};
 use mcp_probe_schema::redact::{decode_jwt, Redactor};

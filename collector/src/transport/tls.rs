@@ -241,7 +241,7 @@ pub fn classify(err: &std::io::Error) -> TransportError {
             message: r.to_string(),
         };
     }
-    crate::http::io_error(err)
+    super::error::io_error(err)
 }
 
 /// Build the TLS record of a finished handshake.

@@ -11,12 +11,18 @@ use mcp_probe_schema::model::{CaFile, Options, RunStatus, Target as TargetRecord
 use mcp_probe_schema::redact::decode_jwt;
 use tokio::task::JoinSet;
 
-pub use crate::cli::{Exit, Printer, Signal, UsageError};
-use crate::flags::Flags;
-use crate::http::Client;
+pub mod cli;
+pub mod flags;
+pub mod inputs;
+pub mod target;
+
+pub use cli::{Exit, Printer, Signal, UsageError};
+use flags::Flags;
+use target::{dedup, read_servers_file, Target};
+
 use crate::journal::Journal;
-use crate::probe::{Ending, Probe};
-use crate::target::{dedup, read_servers_file, Target};
+use crate::mcp::{Ending, Probe};
+use crate::transport::http::Client;
 
 /// The stopping signals, registered once for the whole run (a signal that arrives
 /// between two turns of the select loop is not lost).
@@ -139,7 +145,7 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
         }
     }
 
-    let (inputs, warnings) = crate::inputs::load(flags.inputs.as_deref(), &targets)?;
+    let (inputs, warnings) = crate::run::inputs::load(flags.inputs.as_deref(), &targets)?;
     warnings.iter().for_each(|w| printer.warn(w));
 
     let (ca_record, ca_certs) = match &flags.ca_file {
@@ -189,7 +195,8 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
     };
 
     let ca_path = flags.ca_file.as_ref().map(|p| p.display().to_string());
-    let trust = crate::tls::Trust::load(ca_path.as_deref().map(|p| (p, ca_certs.as_slice())))?;
+    let trust =
+        crate::transport::tls::Trust::load(ca_path.as_deref().map(|p| (p, ca_certs.as_slice())))?;
     let options = Options {
         timeout_ms: flags.timeout * 1000,
         body_cap: flags.body_cap,
@@ -478,7 +485,7 @@ async fn collect_target(t: &Target, j: &Shared, plan: &Plan, stage: &Stage) -> E
     stage.set("endpoint detection and the inventory");
     let mut ending = probe.run(&t.candidates).await;
     let mut oauth_login: Option<crate::oauth::Login> = None;
-    let mut discovered = crate::discovery::Discovered::default();
+    let mut discovered = crate::oauth::discovery::Discovered::default();
     if !matches!(ending, Ending::NoEndpoint(_)) {
         // Discovery runs on every endpoint: an observed absence of metadata is
         // evidence too (the OAuth checks are N/A only when it was observed).
@@ -526,7 +533,7 @@ async fn collect_target(t: &Target, j: &Shared, plan: &Plan, stage: &Stage) -> E
 /// without a credential and says so, instead of waiting for a callback that never comes.
 async fn login(
     probe: &mut Probe<'_>,
-    found: &crate::discovery::Discovered,
+    found: &crate::oauth::discovery::Discovered,
     plan: &Plan,
     j: &Shared,
 ) -> Result<(String, crate::oauth::Login), NoCredential> {
@@ -547,7 +554,7 @@ async fn login(
         .iter()
         .filter_map(|a| a.parse::<std::net::SocketAddr>().ok().map(|s| s.ip()))
         .collect();
-    login.target_class = crate::guard::target_class(&addrs);
+    login.target_class = crate::oauth::guard::target_class(&addrs);
     let interactive = plan.no_browser || std::io::stdin().is_terminal();
     if !interactive {
         let cached = !plan.reauth && login.cache_file().ok().flatten().is_some();

@@ -53,9 +53,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 
-use crate::guard::{self, AddrClass};
-use crate::http::{Client, Request};
 use crate::journal::Journal;
+use crate::oauth::guard::{self, AddrClass};
+use crate::transport::http::{Client, Request};
 
 /// `client_name` of the dynamic client registration.
 pub const CLIENT_NAME: &str = "mcp-collect";
@@ -934,8 +934,8 @@ impl Login {
         };
         if let Some((kind, why)) = refusal {
             let mut headers = vec![
-                Header::new(header::HOST, crate::http::authority(&req.url)),
-                Header::new(header::USER_AGENT, crate::http::USER_AGENT),
+                Header::new(header::HOST, crate::transport::http::authority(&req.url)),
+                Header::new(header::USER_AGENT, crate::transport::http::USER_AGENT),
             ];
             headers.extend(req.headers.iter().cloned());
             let exchange = HttpExchange {
@@ -961,8 +961,8 @@ impl Login {
             lock(journal).record(&[leg], now_us(), 0, Observation::Http(exchange));
             return Err(LoginError::Refused { url, why });
         }
-        let same_authority =
-            crate::http::authority(&req.url) == crate::http::authority(&self.endpoint);
+        let same_authority = crate::transport::http::authority(&req.url)
+            == crate::transport::http::authority(&self.endpoint);
         let sent = client.send(req).await;
         let answer = match &sent.exchange.outcome {
             HttpOutcome::Response(r) => {
@@ -1771,7 +1771,7 @@ mod tests {
     #[tokio::test]
     async fn a_public_target_sends_nothing_to_a_loopback_or_metadata_address() {
         let client = Client::new(
-            crate::tls::Trust::load(None).unwrap(),
+            crate::transport::tls::Trust::load(None).unwrap(),
             Duration::from_secs(5),
             1 << 16,
         );

@@ -97,7 +97,7 @@ pub async fn probe(
         Ok(Err(e)) => {
             out.error = Some(TransportError {
                 message: format!("{addr}: {e}"),
-                ..crate::http::io_error(&e)
+                ..super::error::io_error(&e)
             });
             return out;
         }
@@ -115,7 +115,7 @@ pub async fn probe(
         Ok(Err(e)) => {
             out.error = Some(TransportError {
                 message: format!("{addr}: writing the ClientHello: {e}"),
-                ..crate::http::io_error(&e)
+                ..super::error::io_error(&e)
             });
             return out;
         }
@@ -147,7 +147,7 @@ pub async fn probe(
                         "{addr}: reading the answer after {} bytes: {e}",
                         out.server_bytes.len()
                     ),
-                    ..crate::http::io_error(&e)
+                    ..super::error::io_error(&e)
                 });
                 break;
             }

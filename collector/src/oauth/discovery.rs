@@ -4,7 +4,7 @@
 //!
 //! Every candidate URL is fetched (not only until the first success), each as a `GET`
 //! with `Accept: application/json`, no credential and no redirect followed, after the
-//! network guard ([`crate::guard::check_fetch`]) allowed it. A URL the guard refuses is
+//! network guard ([`crate::oauth::guard::check_fetch`]) allowed it. A URL the guard refuses is
 //! recorded as an HTTP exchange whose outcome is a `refused_by_guard` transport error:
 //! nothing was sent. The collector decides nothing here; [`Discovered`] carries what the
 //! login needs.
@@ -20,9 +20,9 @@ use mcp_probe_schema::www_authenticate::{self, Challenge};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::guard::{self, AddrClass};
-use crate::http::{authority, Request};
-use crate::probe::{lock, Probe};
+use crate::mcp::{lock, Probe};
+use crate::oauth::guard::{self, AddrClass};
+use crate::transport::http::{authority, Request};
 
 pub use mcp_probe_schema::vocab::well_known::AS_LIST_CAP;
 use mcp_probe_schema::vocab::well_known::{

@@ -29,10 +29,10 @@ use mcp_probe_schema::model::{Era, ErrorKind, Header, Observation};
 use mcp_probe_schema::vocab::{header, leg, method, LegId};
 use serde_json::{Map, Value};
 
-use crate::guard::{self, AddrClass};
-use crate::http::Request;
+use crate::mcp::{lock, Probe};
+use crate::oauth::guard::{self, AddrClass};
 use crate::oauth::Login;
-use crate::probe::{lock, Probe};
+use crate::transport::http::Request;
 
 /// The resource 3.3.1b asks a token for: unresolvable (`.invalid`), so no service holds it.
 pub const WRONG_AUDIENCE: &str = "https://cis-probe.invalid/wrong-audience";
@@ -229,7 +229,9 @@ impl Probe<'_> {
             .await;
         let mut j = lock(&self.journal);
         if let Some(tls) = sent.tls {
-            let tls_leg = if crate::http::authority(url) == crate::http::authority(endpoint) {
+            let tls_leg = if crate::transport::http::authority(url)
+                == crate::transport::http::authority(endpoint)
+            {
                 leg::TLS_MODERN
             } else {
                 leg::DOWNSTREAM
@@ -445,7 +447,7 @@ mod tests {
     fn probe_fixture(
         dir: &std::path::Path,
         token: Option<&str>,
-        client: &crate::http::Client,
+        client: &crate::transport::http::Client,
     ) -> (
         Arc<Mutex<crate::journal::Journal>>,
         Vec<mcp_probe_schema::model::Record>,
@@ -485,8 +487,8 @@ mod tests {
     #[test]
     fn without_credential_or_refresh_token_every_leg_is_skipped_with_its_reason() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let client = crate::http::Client::new(
-            crate::tls::Trust::load(None).expect("trust"),
+        let client = crate::transport::http::Client::new(
+            crate::transport::tls::Trust::load(None).expect("trust"),
             std::time::Duration::from_secs(2),
             1 << 16,
         );

@@ -37,10 +37,10 @@ use mcp_probe_schema::vocab::{header, leg, LegId};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-use crate::discovery::Discovered;
-use crate::guard::{self, AddrClass};
-use crate::http::{authority, Request};
-use crate::probe::{lock, Probe};
+use crate::mcp::{lock, Probe};
+use crate::oauth::discovery::Discovered;
+use crate::oauth::guard::{self, AddrClass};
+use crate::transport::http::{authority, Request};
 
 /// The scratch clients' redirect URI (nothing listens there; no code is ever wanted).
 pub const SCRATCH_REDIRECT: &str = "http://127.0.0.1:33418/callback";
@@ -587,8 +587,8 @@ mod tests {
 
     fn run_legs(found: &Discovered, info: bool) -> Vec<mcp_probe_schema::model::Record> {
         let dir = tempfile::tempdir().expect("tempdir");
-        let client = crate::http::Client::new(
-            crate::tls::Trust::load(None).expect("trust"),
+        let client = crate::transport::http::Client::new(
+            crate::transport::tls::Trust::load(None).expect("trust"),
             std::time::Duration::from_secs(2),
             1 << 16,
         );

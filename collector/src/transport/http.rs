@@ -28,7 +28,8 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::Mutex;
 
-use crate::tls::Trust;
+use super::error::io_error;
+use super::tls::Trust;
 
 /// Longest response head accepted.
 const MAX_HEAD: usize = 64 * 1024;
@@ -105,26 +106,6 @@ pub struct Client {
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Client({:?}, timeout {:?})", self.trust, self.timeout)
-    }
-}
-
-/// Map an I/O error to a typed transport error.
-pub fn io_error(e: &std::io::Error) -> TransportError {
-    use std::io::ErrorKind as K;
-    let kind = match e.kind() {
-        K::ConnectionRefused | K::HostUnreachable | K::NetworkUnreachable | K::AddrNotAvailable => {
-            ErrorKind::Connect
-        }
-        K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe | K::UnexpectedEof => {
-            ErrorKind::Reset
-        }
-        K::TimedOut => ErrorKind::Timeout,
-        K::InvalidData => ErrorKind::Protocol,
-        _ => ErrorKind::Io,
-    };
-    TransportError {
-        kind,
-        message: e.to_string(),
     }
 }
 
@@ -401,7 +382,7 @@ impl Client {
         let connector = tokio_rustls::TlsConnector::from(cfg);
         match within(deadline, connector.connect(server_name, tcp)).await {
             Ok(Ok(stream)) => {
-                let record = crate::tls::handshake_record(
+                let record = super::tls::handshake_record(
                     id,
                     sni.clone(),
                     peer.to_string(),
@@ -437,8 +418,8 @@ impl Client {
                 ))
             }
             Ok(Err(e)) => {
-                let err = crate::tls::classify(&e);
-                let seen = rec.seen().unwrap_or(crate::tls::Seen {
+                let err = super::tls::classify(&e);
+                let seen = rec.seen().unwrap_or(super::tls::Seen {
                     chain: Vec::new(),
                     checks: Vec::new(),
                 });

@@ -11,7 +11,7 @@ use mcp_probe_schema::model::{Era, Header};
 use mcp_probe_schema::vocab::{header, leg};
 use serde_json::{json, Map, Value};
 
-use crate::probe::{lock, Probe};
+use crate::mcp::{lock, Probe};
 
 /// Operator input: the tool outside the grant.
 pub const INPUT_TOOL: &str = "scope_probe_tool";
@@ -160,8 +160,8 @@ mod tests {
         era: Option<Era>,
     ) -> Vec<mcp_probe_schema::model::Record> {
         let dir = tempfile::tempdir().expect("tempdir");
-        let client = crate::http::Client::new(
-            crate::tls::Trust::load(None).expect("trust"),
+        let client = crate::transport::http::Client::new(
+            crate::transport::tls::Trust::load(None).expect("trust"),
             std::time::Duration::from_secs(2),
             1 << 16,
         );

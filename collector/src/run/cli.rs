@@ -2,11 +2,10 @@
 //! outcome), bad operator input ([`UsageError`], exit 2), and the one [`Printer`] that
 //! owns stdout and stderr.
 
-use std::io::Write;
 use std::path::PathBuf;
 
-use crate::journal::SharedRedactor;
-use crate::target::TargetError;
+use super::target::TargetError;
+pub use crate::printer::Printer;
 
 /// How the process ends (the README's exit table; docs/collector.md, "Signals and exit
 /// codes"). Precedence when several apply: a bundle that could not be written (1), then a
@@ -104,68 +103,5 @@ pub enum UsageError {
     Key(#[from] crate::keys::KeyError),
     /// Trust store problem.
     #[error(transparent)]
-    Trust(#[from] crate::tls::TrustError),
-}
-
-/// Writes bundle paths to stdout and progress to stderr; the only printer. Every line
-/// passes the process's shared redactor (the one every journal uses, so a secret
-/// registered or learned by any target is redacted here too) and has its control
-/// characters escaped (`mcp_probe_schema::term::line`): lines carry server-controlled
-/// text (JSON-RPC error messages, OAuth `error_description`, transport failures).
-#[derive(Debug, Clone)]
-pub struct Printer {
-    quiet: bool,
-    redactor: SharedRedactor,
-}
-
-impl Printer {
-    /// A printer; `quiet` silences progress.
-    pub fn new(quiet: bool) -> Printer {
-        Printer {
-            quiet,
-            redactor: SharedRedactor::new(),
-        }
-    }
-
-    /// The redactor every journal of the run shares with this printer.
-    pub fn redactor(&self) -> &SharedRedactor {
-        &self.redactor
-    }
-
-    /// `text` redacted, each line escaped for a terminal.
-    pub fn safe(&self, text: &str) -> String {
-        self.redactor
-            .scrub_str(text)
-            .split('\n')
-            .map(mcp_probe_schema::term::line)
-            .collect::<Vec<_>>()
-            .join("\n")
-    }
-
-    /// A line on stdout (bundle paths; `--info` blocks, one escaped line each).
-    pub fn out(&self, line: &str) {
-        let mut o = std::io::stdout().lock();
-        let _ = writeln!(o, "{}", self.safe(line));
-        let _ = o.flush();
-    }
-
-    /// A progress line on stderr.
-    pub fn progress(&self, line: &str) {
-        if !self.quiet {
-            let line = mcp_probe_schema::term::line(&self.redactor.scrub_str(line));
-            let _ = writeln!(std::io::stderr().lock(), "mcp-collect: {line}");
-        }
-    }
-
-    /// A warning line on stderr (never silenced).
-    pub fn warn(&self, line: &str) {
-        let line = mcp_probe_schema::term::line(&self.redactor.scrub_str(line));
-        let _ = writeln!(std::io::stderr().lock(), "mcp-collect: warning: {line}");
-    }
-
-    /// An error line on stderr (never silenced).
-    pub fn error(&self, line: &str) {
-        let line = mcp_probe_schema::term::line(&self.redactor.scrub_str(line));
-        let _ = writeln!(std::io::stderr().lock(), "mcp-collect: error: {line}");
-    }
+    Trust(#[from] crate::transport::tls::TrustError),
 }

@@ -1,0 +1,19 @@
+//! The OAuth layer: everything that reaches an authorization server.
+//!
+//! * [`discovery`]: protected-resource (RFC 9728) and authorization-server (RFC 8414,
+//!   OpenID Connect discovery) metadata.
+//! * [`guard`]: the network guard for server-supplied URLs and the credential gate.
+//! * [`login`]: [`Login::obtain`], cache first, then a refresh, then an interactive
+//!   login.
+//!
+//! The login is split further by concern: [`metadata`] (what the AS metadata must
+//! name, the RFC 8707 resource and the scope), [`cache`] (the 0600 token cache),
+//! [`callback`] (the loopback redirect server), [`registration`] (RFC 7591),
+//! [`pkce`] (RFC 7636) and [`grants`] (token requests, and the raw grants the audience
+//! legs send).
+
+pub mod discovery;
+pub mod guard;
+pub mod login;
+
+pub use login::*;
