@@ -31,13 +31,11 @@
 //! credential-bearing request is only sent over https, or plain http between loopback
 //! hosts (the lab), to a URL the network guard allows; redirects are never followed.
 
-use std::collections::HashMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use base64::Engine as _;
 use mcp_probe_schema::bundle::fingerprint;
 use mcp_probe_schema::host::is_local_url as is_loopback;
 use mcp_probe_schema::model::{
@@ -46,13 +44,16 @@ use mcp_probe_schema::model::{
 };
 use mcp_probe_schema::redact::decode_jwt;
 use mcp_probe_schema::vocab::{header, leg, LegId};
-use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
+use super::cache::{forget, save, Entry, Registration, Tokens, CACHE_VERSION};
+use super::callback::{wait_for_code, CallbackError};
+use super::grants::response_secrets;
+use super::metadata::{resource_for, scope_for, AsMetadata};
+use super::pkce::{pkce_challenge, random_b64};
 use crate::journal::Journal;
 use crate::oauth::guard::{self, AddrClass};
 use crate::transport::http::{Client, Request};
@@ -69,13 +70,6 @@ pub const MIN_VALIDITY: Duration = Duration::from_secs(60);
 pub const URL_LINE: &str = "mcp-collect: open this URL to log in: ";
 /// Subdirectory of the state directory holding the token cache.
 pub const CREDENTIALS_DIR: &str = "credentials";
-
-/// Version of the cache file layout.
-const CACHE_VERSION: u32 = 1;
-/// A connection to the loopback listener must send its request head within this time.
-const CALLBACK_HEAD_TIMEOUT: Duration = Duration::from_secs(10);
-/// Longest request head the loopback listener reads.
-const CALLBACK_HEAD_MAX: usize = 16 * 1024;
 
 /// Why no token was obtained.
 #[derive(Debug, thiserror::Error)]
@@ -163,252 +157,6 @@ pub enum LoginError {
     Random(String),
 }
 
-/// Why an authorization response (the redirect to the loopback listener) was refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum CallbackError {
-    /// `state` missing, repeated or not ours: not the answer to our request.
-    #[error("state missing or not the one sent")]
-    State,
-    /// RFC 9207: `iss` names another issuer (a mix-up attack or a misconfigured server).
-    #[error("iss {got:?} is not the issuer {expected:?} (RFC 9207); the code was not exchanged")]
-    IssuerMismatch {
-        /// The authorization server's issuer.
-        expected: String,
-        /// What `iss` said.
-        got: String,
-    },
-    /// RFC 9207: the server promised `iss` (`authorization_response_iss_parameter_supported`)
-    /// and did not send it.
-    #[error("iss missing although the issuer {expected:?} advertises authorization_response_iss_parameter_supported (RFC 9207); the code was not exchanged")]
-    IssuerMissing {
-        /// The authorization server's issuer.
-        expected: String,
-    },
-    /// The server (or the user) refused the authorization.
-    #[error("the authorization server answered error={error}{}", .description.as_deref().map(|d| format!(": {d}")).unwrap_or_default())]
-    Denied {
-        /// OAuth `error`.
-        error: String,
-        /// OAuth `error_description`.
-        description: Option<String>,
-    },
-    /// Neither `code` nor `error`, or `code` repeated.
-    #[error("no single authorization code in the response")]
-    NoCode,
-}
-
-/// The parts of RFC 8414 metadata the login uses, validated.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AsMetadata {
-    /// `issuer`.
-    pub issuer: String,
-    /// `authorization_endpoint`.
-    pub authorization_endpoint: url::Url,
-    /// `token_endpoint`.
-    pub token_endpoint: url::Url,
-    /// `registration_endpoint`, when dynamic registration is offered.
-    pub registration_endpoint: Option<url::Url>,
-    /// `authorization_response_iss_parameter_supported` (RFC 9207): `iss` is then
-    /// required on the redirect.
-    pub iss_parameter_supported: bool,
-}
-
-impl AsMetadata {
-    /// Read and validate metadata: an issuer, http(s) authorization and token endpoints,
-    /// and S256 among `code_challenge_methods_supported` (an absent list means no PKCE,
-    /// and MCP clients must then refuse to proceed).
-    pub fn parse(v: &Value) -> Result<AsMetadata, LoginError> {
-        let issuer = v
-            .get("issuer")
-            .and_then(Value::as_str)
-            .filter(|s| !s.trim().is_empty())
-            .ok_or_else(|| LoginError::Metadata("no issuer".into()))?
-            .to_string();
-        let endpoint = |name: &str| -> Result<Option<url::Url>, LoginError> {
-            match v.get(name) {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::String(s)) => match url::Url::parse(s) {
-                    Ok(u) if matches!(u.scheme(), "http" | "https") && u.has_host() => Ok(Some(u)),
-                    _ => Err(LoginError::Metadata(format!(
-                        "{name} {s:?} is not an http(s) URL"
-                    ))),
-                },
-                Some(other) => Err(LoginError::Metadata(format!(
-                    "{name} is not a string: {other}"
-                ))),
-            }
-        };
-        let required =
-            |name: &str| endpoint(name)?.ok_or_else(|| LoginError::Metadata(format!("no {name}")));
-        let authorization_endpoint = required("authorization_endpoint")?;
-        let token_endpoint = required("token_endpoint")?;
-        let registration_endpoint = endpoint("registration_endpoint")?;
-        let s256 = v
-            .get("code_challenge_methods_supported")
-            .and_then(Value::as_array)
-            .is_some_and(|a| a.iter().any(|m| m.as_str() == Some("S256")));
-        if !s256 {
-            return Err(LoginError::NoPkce { issuer });
-        }
-        Ok(AsMetadata {
-            issuer,
-            authorization_endpoint,
-            token_endpoint,
-            registration_endpoint,
-            iss_parameter_supported: v
-                .get("authorization_response_iss_parameter_supported")
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
-        })
-    }
-}
-
-/// The RFC 8707 resource to ask a token for: the protected-resource metadata's
-/// `resource` when it covers the endpoint (same origin, endpoint path at or below it),
-/// else — when the metadata names none — the endpoint URL itself. A `resource` that
-/// does not cover the endpoint is refused: a token for it would be a token for
-/// another server.
-pub fn resource_for(endpoint: &url::Url, prm: Option<&Value>) -> Result<String, LoginError> {
-    let mut own = endpoint.clone();
-    own.set_fragment(None);
-    let Some(advertised) = prm.and_then(|p| p.get("resource")).and_then(Value::as_str) else {
-        return Ok(own.to_string());
-    };
-    let mismatch = || LoginError::ResourceMismatch {
-        resource: advertised.to_string(),
-        endpoint: endpoint.to_string(),
-    };
-    let r = url::Url::parse(advertised).map_err(|_| mismatch())?;
-    let slash = |p: &str| {
-        if p.ends_with('/') {
-            p.to_string()
-        } else {
-            format!("{p}/")
-        }
-    };
-    if r.origin() == own.origin() && slash(own.path()).starts_with(&slash(r.path())) {
-        Ok(advertised.to_string())
-    } else {
-        Err(mismatch())
-    }
-}
-
-/// The scope to request (MCP scope selection): the challenge's `scope` when the 401
-/// named one, else every string of the protected-resource metadata's
-/// `scopes_supported`, else none (the parameter is omitted).
-pub fn scope_for(challenge_scope: Option<&str>, prm: Option<&Value>) -> Option<String> {
-    if let Some(s) = challenge_scope.map(str::trim).filter(|s| !s.is_empty()) {
-        return Some(s.to_string());
-    }
-    let list: Vec<&str> = prm
-        .and_then(|p| p.get("scopes_supported"))
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .filter(|s| !s.is_empty())
-                .collect()
-        })
-        .unwrap_or_default();
-    (!list.is_empty()).then(|| list.join(" "))
-}
-
-/// Check an authorization response (the query of the redirect to the loopback
-/// listener) and return its code. Order: our `state` (else [`CallbackError::State`]:
-/// the listener ignores such a request and keeps waiting), then RFC 9207 `iss` (must
-/// equal `issuer` when present, and be present when `iss_required`), then `error`,
-/// then exactly one `code`.
-pub fn validate_callback(
-    query: &str,
-    expected_state: &str,
-    issuer: &str,
-    iss_required: bool,
-) -> Result<String, CallbackError> {
-    let mut params: HashMap<String, Vec<String>> = HashMap::new();
-    for (k, v) in url::form_urlencoded::parse(query.as_bytes()) {
-        params
-            .entry(k.into_owned())
-            .or_default()
-            .push(v.into_owned());
-    }
-    let one = |name: &str| -> Result<Option<&str>, ()> {
-        match params.get(name).map(Vec::as_slice) {
-            None | Some([]) => Ok(None),
-            Some([v]) => Ok(Some(v.as_str())),
-            Some(_) => Err(()),
-        }
-    };
-    match one("state") {
-        Ok(Some(s)) if s == expected_state => {}
-        _ => return Err(CallbackError::State),
-    }
-    match one("iss") {
-        Ok(Some(got)) if got == issuer => {}
-        Ok(Some(got)) => {
-            return Err(CallbackError::IssuerMismatch {
-                expected: issuer.to_string(),
-                got: got.to_string(),
-            })
-        }
-        Ok(None) if iss_required => {
-            return Err(CallbackError::IssuerMissing {
-                expected: issuer.to_string(),
-            })
-        }
-        Ok(None) => {}
-        Err(()) => {
-            return Err(CallbackError::IssuerMismatch {
-                expected: issuer.to_string(),
-                got: params.get("iss").map(|v| v.join(", ")).unwrap_or_default(),
-            })
-        }
-    }
-    if let Some(error) = params.get("error").and_then(|v| v.first()) {
-        return Err(CallbackError::Denied {
-            error: error.clone(),
-            description: params
-                .get("error_description")
-                .and_then(|v| v.first())
-                .cloned(),
-        });
-    }
-    match one("code") {
-        Ok(Some(code)) if !code.is_empty() => Ok(code.to_string()),
-        _ => Err(CallbackError::NoCode),
-    }
-}
-
-/// Name of a cache file: the first 16 hex digits of SHA-256 of
-/// `endpoint|issuer|client_id|scope` (an absent scope is empty), plus `.json`.
-pub fn cache_file_name(
-    endpoint: &str,
-    issuer: &str,
-    client_id: &str,
-    scope: Option<&str>,
-) -> String {
-    let key = format!("{endpoint}|{issuer}|{client_id}|{}", scope.unwrap_or(""));
-    format!(
-        "{}.json",
-        &hex::encode(Sha256::digest(key.as_bytes()))[..16]
-    )
-}
-
-/// `--reauth`: delete every cached registration and token of `endpoint` under
-/// `state_dir`. Returns how many files were removed.
-pub fn forget(state_dir: &Path, endpoint: &str) -> Result<usize, LoginError> {
-    let mut n = 0;
-    for (path, entry) in load_all(&state_dir.join(CREDENTIALS_DIR))? {
-        if entry.endpoint == endpoint {
-            std::fs::remove_file(&path).map_err(|source| LoginError::Cache {
-                path: path.clone(),
-                source,
-            })?;
-            n += 1;
-        }
-    }
-    Ok(n)
-}
-
 /// How a credential was obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Obtained {
@@ -456,58 +204,6 @@ impl std::fmt::Debug for Credential {
     }
 }
 
-/// A dynamic client registration, as cached.
-#[derive(Clone, Serialize, Deserialize)]
-struct Registration {
-    client_id: String,
-    #[serde(default)]
-    client_secret: Option<String>,
-    /// RFC 7591: 0 or absent means it does not expire.
-    #[serde(default)]
-    client_secret_expires_at: Option<i64>,
-    /// `none`, `client_secret_post` or `client_secret_basic` (as the server answered).
-    #[serde(default)]
-    token_endpoint_auth_method: Option<String>,
-    /// Port of the loopback redirect URI registered.
-    redirect_port: u16,
-    redirect_uri: String,
-    registered_at: i64,
-}
-
-/// Tokens, as cached.
-#[derive(Clone, Serialize, Deserialize)]
-struct Tokens {
-    access_token: String,
-    #[serde(default)]
-    refresh_token: Option<String>,
-    /// UTC seconds; absent when the server said nothing about the lifetime.
-    #[serde(default)]
-    expires_at: Option<i64>,
-    /// `expires_in` as issued (the bundle reports the issued lifetime, never the
-    /// remaining one: checks.md §7).
-    #[serde(default)]
-    expires_in: Option<i64>,
-    /// `scope` of the token response, if it had one.
-    #[serde(default)]
-    scope: Option<String>,
-    token_type: String,
-    /// The RFC 8707 resource the token was asked for.
-    resource: String,
-    obtained_at: i64,
-}
-
-/// One cache file.
-#[derive(Clone, Serialize, Deserialize)]
-struct Entry {
-    version: u32,
-    endpoint: String,
-    issuer: String,
-    scope: Option<String>,
-    client: Registration,
-    tokens: Option<Tokens>,
-    updated_at: i64,
-}
-
 /// One endpoint's login: what to ask for, where to cache it, how to interact.
 pub struct Login {
     /// The MCP endpoint (the cache key's first part).
@@ -550,15 +246,15 @@ impl std::fmt::Debug for Login {
     }
 }
 
-fn now_s() -> i64 {
+pub(super) fn now_s() -> i64 {
     chrono::Utc::now().timestamp()
 }
 
-fn now_us() -> i64 {
+pub(super) fn now_us() -> i64 {
     chrono::Utc::now().timestamp_micros()
 }
 
-fn lock(j: &Mutex<Journal>) -> MutexGuard<'_, Journal> {
+pub(super) fn lock(j: &Mutex<Journal>) -> MutexGuard<'_, Journal> {
     // A poisoned lock means a leg panicked; the journal is still consistent.
     j.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -566,26 +262,15 @@ fn lock(j: &Mutex<Journal>) -> MutexGuard<'_, Journal> {
 impl Login {
     /// One line on stderr, redacted with the run's redactor and escaped for the terminal
     /// (issuers and URLs come from server metadata).
-    fn say(&self, line: &str) {
+    pub(super) fn say(&self, line: &str) {
         let line = mcp_probe_schema::term::line(&self.redactor.scrub_str(line));
         let _ = writeln!(std::io::stderr().lock(), "{line}");
     }
 
     /// A progress notice of the login.
-    fn notice(&self, line: &str) {
+    pub(super) fn notice(&self, line: &str) {
         self.say(&format!("mcp-collect: {line}"));
     }
-}
-
-fn random_b64(n: usize) -> Result<String, LoginError> {
-    let mut b = vec![0u8; n];
-    getrandom::fill(&mut b).map_err(|e| LoginError::Random(e.to_string()))?;
-    Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(b))
-}
-
-/// PKCE S256 challenge of a verifier: BASE64URL(SHA-256(ASCII(verifier))).
-pub fn pkce_challenge(verifier: &str) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()))
 }
 
 /// The scheme rule for a credential-bearing OAuth request (registration, token,
@@ -593,7 +278,7 @@ pub fn pkce_challenge(verifier: &str) -> String {
 /// both the endpoint and the URL are loopback (the lab). Unlike
 /// [`guard::credential_allowed`] the host is not held to the endpoint's registrable
 /// domain: an authorization server legitimately lives on another domain.
-fn scheme_gate(url: &url::Url, endpoint: &url::Url) -> Result<(), String> {
+pub(super) fn scheme_gate(url: &url::Url, endpoint: &url::Url) -> Result<(), String> {
     if !url.username().is_empty() || url.password().is_some() {
         return Err("the URL carries userinfo".into());
     }
@@ -608,7 +293,7 @@ fn scheme_gate(url: &url::Url, endpoint: &url::Url) -> Result<(), String> {
 
 /// The address class a target has when nothing better is known: the class of an
 /// IP-literal host, loopback for `localhost`, else public (the strictest).
-fn default_class(endpoint: &url::Url) -> AddrClass {
+pub(super) fn default_class(endpoint: &url::Url) -> AddrClass {
     match endpoint.host() {
         Some(url::Host::Ipv4(a)) => guard::classify(a.into()),
         Some(url::Host::Ipv6(a)) => guard::classify(a.into()),
@@ -617,119 +302,10 @@ fn default_class(endpoint: &url::Url) -> AddrClass {
     }
 }
 
-fn cache_err(path: &Path) -> impl FnOnce(std::io::Error) -> LoginError + '_ {
-    move |source| LoginError::Cache {
-        path: path.to_path_buf(),
-        source,
-    }
-}
-
-/// Create `dir` (and missing parents) 0700, and tighten it to 0700 if it exists.
-fn private_dir(dir: &Path) -> Result<(), LoginError> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .map_err(cache_err(dir))?;
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-            .map_err(cache_err(dir))
-    }
-    #[cfg(not(unix))]
-    {
-        std::fs::create_dir_all(dir).map_err(cache_err(dir))
-    }
-}
-
-/// Every parsable cache file in `dir` (a missing directory is an empty cache; a file
-/// that does not parse is skipped: it is not ours to delete).
-fn load_all(dir: &Path) -> Result<Vec<(PathBuf, Entry)>, LoginError> {
-    let rd = match std::fs::read_dir(dir) {
-        Ok(rd) => rd,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(cache_err(dir)(e)),
-    };
-    let mut out = Vec::new();
-    for de in rd.flatten() {
-        let path = de.path();
-        if path.extension().and_then(|e| e.to_str()) != Some("json") {
-            continue;
-        }
-        let Ok(bytes) = std::fs::read(&path) else {
-            continue;
-        };
-        if let Ok(e) = serde_json::from_slice::<Entry>(&bytes) {
-            if e.version == CACHE_VERSION {
-                out.push((path, e));
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// Write `entry` 0600 (temporary file renamed into place) and remove the other files
-/// for the same endpoint, issuer and scope (a registration replaced on a new port).
-fn save(dir: &Path, entry: &Entry) -> Result<PathBuf, LoginError> {
-    private_dir(dir)?;
-    let name = cache_file_name(
-        &entry.endpoint,
-        &entry.issuer,
-        &entry.client.client_id,
-        entry.scope.as_deref(),
-    );
-    let path = dir.join(&name);
-    let tmp = dir.join(format!(".{name}.{}.tmp", random_b64(6)?));
-    let bytes = serde_json::to_vec_pretty(entry).expect("cache entry encodes");
-    crate::keys::write_private(&tmp, &bytes).map_err(cache_err(&tmp))?;
-    if let Err(e) = std::fs::rename(&tmp, &path) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(cache_err(&path)(e));
-    }
-    for (other, e) in load_all(dir)? {
-        if other != path
-            && e.endpoint == entry.endpoint
-            && e.issuer == entry.issuer
-            && e.scope == entry.scope
-        {
-            let _ = std::fs::remove_file(&other);
-        }
-    }
-    Ok(path)
-}
-
-/// What a token endpoint answered, when it was a success.
-struct TokenResponse {
-    access_token: String,
-    token_type: String,
-    expires_in: Option<i64>,
-    refresh_token: Option<String>,
-    scope: Option<String>,
-}
-
-fn str_field(v: &Value, name: &str) -> Option<String> {
-    v.get(name).and_then(Value::as_str).map(str::to_string)
-}
-
-/// Secrets of an OAuth JSON response (registered before the response is recorded).
-fn response_secrets(v: &Value) -> Vec<(String, &'static str)> {
-    [
-        ("access_token", "access-token"),
-        ("refresh_token", "refresh-token"),
-        ("id_token", "id-token"),
-        ("client_secret", "client-secret"),
-        ("registration_access_token", "registration-access-token"),
-    ]
-    .iter()
-    .filter_map(|(k, what)| str_field(v, k).map(|s| (s, *what)))
-    .collect()
-}
-
 /// What one recorded OAuth request produced.
-struct Answer {
-    status: u16,
-    json: Value,
+pub(super) struct Answer {
+    pub(super) status: u16,
+    pub(super) json: Value,
 }
 
 impl Login {
@@ -758,27 +334,6 @@ impl Login {
             on_authorize_url: None,
             redactor: crate::journal::SharedRedactor::new(),
         })
-    }
-
-    /// The token cache directory.
-    pub fn cache_dir(&self) -> PathBuf {
-        self.state_dir.join(CREDENTIALS_DIR)
-    }
-
-    /// The cache file of this endpoint, issuer and scope, if one exists.
-    pub fn cache_file(&self) -> Result<Option<PathBuf>, LoginError> {
-        Ok(self.cached()?.map(|(p, _)| p))
-    }
-
-    fn cached(&self) -> Result<Option<(PathBuf, Entry)>, LoginError> {
-        Ok(load_all(&self.cache_dir())?
-            .into_iter()
-            .filter(|(_, e)| {
-                e.endpoint == self.endpoint.as_str()
-                    && e.issuer == self.metadata.issuer
-                    && e.scope == self.scope
-            })
-            .max_by_key(|(_, e)| e.updated_at))
     }
 
     /// Obtain an access token: the cached one, else a refresh, else an interactive
@@ -905,7 +460,7 @@ impl Login {
     /// `secrets` are registered first; secrets in the JSON answer are registered before
     /// the answer is recorded. A refused URL is recorded as a `refused_by_guard`
     /// exchange and nothing is sent.
-    async fn send(
+    pub(super) async fn send(
         &self,
         client: &Client,
         journal: &Mutex<Journal>,
@@ -1020,217 +575,6 @@ impl Login {
             });
         }
         answer
-    }
-
-    /// POST `form` to the token endpoint, authenticating the client the way its
-    /// registration says (`none`, `client_secret_post`, `client_secret_basic`), with every
-    /// secret registered for redaction before the exchange is recorded under `leg`.
-    async fn post_token_form(
-        &self,
-        client: &Client,
-        journal: &Mutex<Journal>,
-        leg: LegId,
-        reg: &Registration,
-        mut form: Vec<(&str, &str)>,
-        secrets: &[(&str, &str)],
-    ) -> Result<Answer, LoginError> {
-        let mut headers = vec![
-            Header::new(header::CONTENT_TYPE, "application/x-www-form-urlencoded"),
-            Header::new(header::ACCEPT, "application/json"),
-        ];
-        let mut secrets = secrets.to_vec();
-        if let Some(s) = &reg.client_secret {
-            secrets.push((s, "client-secret"));
-            match reg.token_endpoint_auth_method.as_deref().unwrap_or("none") {
-                "client_secret_basic" => {
-                    let enc = |v: &str| {
-                        url::form_urlencoded::byte_serialize(v.as_bytes()).collect::<String>()
-                    };
-                    let basic = base64::engine::general_purpose::STANDARD.encode(format!(
-                        "{}:{}",
-                        enc(&reg.client_id),
-                        enc(s)
-                    ));
-                    headers.push(Header::new(header::AUTHORIZATION, format!("Basic {basic}")));
-                }
-                "client_secret_post" => form.push(("client_secret", s)),
-                _ => {}
-            }
-        }
-        form.push(("client_id", &reg.client_id));
-        let body = url::form_urlencoded::Serializer::new(String::new())
-            .extend_pairs(form.iter())
-            .finish()
-            .into_bytes();
-        let req = Request {
-            method: "POST".into(),
-            url: self.metadata.token_endpoint.clone(),
-            headers,
-            body,
-            await_id: None,
-            head_only_stream: false,
-            connect_to: None,
-        };
-        self.send(client, journal, leg, req, &secrets).await
-    }
-
-    /// POST a form to the token endpoint with the client's authentication.
-    async fn token_request(
-        &self,
-        client: &Client,
-        journal: &Mutex<Journal>,
-        leg: LegId,
-        reg: &Registration,
-        form: Vec<(&str, &str)>,
-        secrets: &[(&str, &str)],
-    ) -> Result<TokenResponse, LoginError> {
-        let a = self
-            .post_token_form(client, journal, leg, reg, form, secrets)
-            .await?;
-        let url = self.metadata.token_endpoint.to_string();
-        let access = str_field(&a.json, "access_token").filter(|s| !s.is_empty());
-        let (200..=299, Some(access_token)) = (a.status, access) else {
-            return Err(LoginError::Server {
-                leg,
-                url,
-                status: a.status,
-                error: str_field(&a.json, "error")
-                    .or_else(|| (a.status < 300).then(|| "no access_token in the response".into())),
-                description: str_field(&a.json, "error_description"),
-            });
-        };
-        let token_type = str_field(&a.json, "token_type").unwrap_or_default();
-        if !token_type.eq_ignore_ascii_case("bearer") {
-            return Err(LoginError::Server {
-                leg,
-                url,
-                status: a.status,
-                error: Some(format!(
-                    "unsupported token_type {token_type:?} (Bearer expected)"
-                )),
-                description: None,
-            });
-        }
-        let expires_in = match a.json.get("expires_in") {
-            Some(Value::Number(n)) => n.as_i64(),
-            Some(Value::String(s)) => s.trim().parse().ok(),
-            _ => None,
-        };
-        Ok(TokenResponse {
-            access_token,
-            token_type,
-            expires_in,
-            refresh_token: str_field(&a.json, "refresh_token").filter(|s| !s.is_empty()),
-            scope: str_field(&a.json, "scope"),
-        })
-    }
-
-    fn tokens(&self, r: TokenResponse, previous_refresh: Option<&str>) -> Tokens {
-        let now = now_s();
-        let expires_at = r.expires_in.map(|e| now + e).or_else(|| {
-            decode_jwt(&r.access_token).and_then(|(_, c)| c.get("exp").and_then(Value::as_i64))
-        });
-        Tokens {
-            access_token: r.access_token,
-            // RFC 6749 §6: without a new refresh token, the old one stays valid.
-            refresh_token: r
-                .refresh_token
-                .or_else(|| previous_refresh.map(str::to_string)),
-            expires_at,
-            expires_in: r.expires_in,
-            scope: r.scope,
-            token_type: r.token_type,
-            resource: self.resource.clone(),
-            obtained_at: now,
-        }
-    }
-
-    async fn refresh(
-        &self,
-        client: &Client,
-        journal: &Mutex<Journal>,
-        reg: &Registration,
-        refresh_token: &str,
-    ) -> Result<Tokens, LoginError> {
-        let form = vec![
-            ("grant_type", "refresh_token"),
-            ("refresh_token", refresh_token),
-            ("resource", self.resource.as_str()),
-        ];
-        let r = self
-            .token_request(
-                client,
-                journal,
-                leg::OAUTH_REFRESH,
-                reg,
-                form,
-                &[(refresh_token, "refresh-token")],
-            )
-            .await?;
-        Ok(self.tokens(r, Some(refresh_token)))
-    }
-
-    /// RFC 7591 registration of a public client with the loopback redirect on `port`.
-    async fn register(
-        &self,
-        client: &Client,
-        journal: &Mutex<Journal>,
-        port: u16,
-    ) -> Result<Registration, LoginError> {
-        let endpoint = self.metadata.registration_endpoint.clone().ok_or_else(|| {
-            LoginError::NoRegistration {
-                issuer: self.metadata.issuer.clone(),
-            }
-        })?;
-        let redirect_uri = format!("http://127.0.0.1:{port}{CALLBACK_PATH}");
-        let mut body = json!({
-            "client_name": CLIENT_NAME,
-            "redirect_uris": [redirect_uri],
-            "grant_types": ["authorization_code", "refresh_token"],
-            "response_types": ["code"],
-            "token_endpoint_auth_method": "none",
-        });
-        if let Some(s) = &self.scope {
-            body["scope"] = Value::from(s.as_str());
-        }
-        let req = Request {
-            method: "POST".into(),
-            url: endpoint.clone(),
-            headers: vec![
-                Header::new(header::CONTENT_TYPE, "application/json"),
-                Header::new(header::ACCEPT, "application/json"),
-            ],
-            body: serde_json::to_vec(&body).expect("json encodes"),
-            await_id: None,
-            head_only_stream: false,
-            connect_to: None,
-        };
-        let a = self
-            .send(client, journal, leg::OAUTH_REGISTER, req, &[])
-            .await?;
-        let client_id = str_field(&a.json, "client_id").filter(|s| !s.is_empty());
-        let (200..=299, Some(client_id)) = (a.status, client_id) else {
-            return Err(LoginError::Server {
-                leg: leg::OAUTH_REGISTER,
-                url: endpoint.to_string(),
-                status: a.status,
-                error: str_field(&a.json, "error")
-                    .or_else(|| (a.status < 300).then(|| "no client_id in the response".into())),
-                description: str_field(&a.json, "error_description"),
-            });
-        };
-        Ok(Registration {
-            client_id,
-            client_secret: str_field(&a.json, "client_secret").filter(|s| !s.is_empty()),
-            client_secret_expires_at: a
-                .json
-                .get("client_secret_expires_at")
-                .and_then(Value::as_i64),
-            token_endpoint_auth_method: str_field(&a.json, "token_endpoint_auth_method"),
-            redirect_port: port,
-            redirect_uri,
-            registered_at: now_s(),
-        })
     }
 
     /// The interactive login: a listener on the registration's port (or a new
@@ -1359,395 +703,10 @@ impl Login {
     }
 }
 
-/// Serve the loopback redirect until an authorization response with our `state`
-/// arrives (then validated: [`validate_callback`]) or `timeout` passes. Other paths get
-/// 404; a callback with another `state` gets 400 and is ignored.
-async fn wait_for_code(
-    listener: TcpListener,
-    state: &str,
-    issuer: &str,
-    iss_required: bool,
-    timeout: Duration,
-) -> Result<String, LoginError> {
-    let deadline = tokio::time::Instant::now() + timeout;
-    let (tx, mut rx) = mpsc::channel::<(String, TcpStream)>(16);
-    let mut readers = tokio::task::JoinSet::new();
-    let mut ignored = 0u32;
-    loop {
-        tokio::select! {
-            () = tokio::time::sleep_until(deadline) => {
-                return Err(LoginError::CallbackTimeout { waited: timeout, ignored });
-            }
-            accepted = listener.accept() => {
-                while readers.try_join_next().is_some() {}
-                match accepted {
-                    Ok((stream, _)) => {
-                        let tx = tx.clone();
-                        readers.spawn(async move {
-                            if let Some(hit) = read_callback(stream).await {
-                                let _ = tx.send(hit).await;
-                            }
-                        });
-                    }
-                    // Out of descriptors and the like: do not spin.
-                    Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
-                }
-            }
-            Some((query, mut stream)) = rx.recv() => {
-                match validate_callback(&query, state, issuer, iss_required) {
-                    Ok(code) => {
-                        respond(&mut stream, 200, "Login complete",
-                            "mcp-collect received the authorization. You can close this window.").await;
-                        return Ok(code);
-                    }
-                    Err(CallbackError::State) => {
-                        ignored += 1;
-                        respond(&mut stream, 400, "Not this login",
-                            "This redirect does not carry the state of the pending mcp-collect login.").await;
-                    }
-                    Err(e) => {
-                        respond(&mut stream, 400, "Login failed", &e.to_string()).await;
-                        return Err(e.into());
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// Read one request head; a `GET /callback?…` is handed on with its query, anything
-/// else is answered 404 here.
-async fn read_callback(mut stream: TcpStream) -> Option<(String, TcpStream)> {
-    let mut buf = Vec::with_capacity(1024);
-    let head = tokio::time::timeout(CALLBACK_HEAD_TIMEOUT, async {
-        let mut chunk = [0u8; 2048];
-        loop {
-            if buf.windows(4).any(|w| w == b"\r\n\r\n") {
-                return true;
-            }
-            if buf.len() > CALLBACK_HEAD_MAX {
-                return false;
-            }
-            match stream.read(&mut chunk).await {
-                Ok(0) | Err(_) => return false,
-                Ok(n) => buf.extend_from_slice(&chunk[..n]),
-            }
-        }
-    })
-    .await;
-    if head != Ok(true) {
-        return None;
-    }
-    let mut hs = [httparse::EMPTY_HEADER; 64];
-    let mut req = httparse::Request::new(&mut hs);
-    let target = match req.parse(&buf) {
-        Ok(httparse::Status::Complete(_)) if req.method == Some("GET") => {
-            req.path.unwrap_or("").to_string()
-        }
-        _ => String::new(),
-    };
-    let (path, query) = target.split_once('?').unwrap_or((target.as_str(), ""));
-    if path == CALLBACK_PATH {
-        return Some((query.to_string(), stream));
-    }
-    respond(&mut stream, 404, "Not found", "Nothing here.").await;
-    None
-}
-
-fn html_escape(s: &str) -> String {
-    s.chars()
-        .map(|c| match c {
-            '<' => "&lt;".to_string(),
-            '>' => "&gt;".to_string(),
-            '&' => "&amp;".to_string(),
-            '"' => "&quot;".to_string(),
-            '\'' => "&#39;".to_string(),
-            c => c.to_string(),
-        })
-        .collect()
-}
-
-async fn respond(stream: &mut TcpStream, status: u16, title: &str, text: &str) {
-    let body = format!(
-        "<!doctype html><html><head><meta charset=\"utf-8\"><title>{t}</title></head><body><h1>{t}</h1><p>{x}</p></body></html>\n",
-        t = html_escape(title),
-        x = html_escape(text)
-    );
-    let reason = match status {
-        200 => "OK",
-        400 => "Bad Request",
-        _ => "Not Found",
-    };
-    // The page's URL carries the code: no caching, no referrer.
-    let head = format!(
-        "HTTP/1.1 {status} {reason}\r\nContent-Type: text/html; charset=utf-8\r\nCache-Control: no-store\r\nReferrer-Policy: no-referrer\r\nConnection: close\r\nContent-Length: {}\r\n\r\n",
-        body.len()
-    );
-    let _ = tokio::time::timeout(Duration::from_secs(5), async {
-        stream.write_all(head.as_bytes()).await?;
-        stream.write_all(body.as_bytes()).await?;
-        stream.flush().await?;
-        stream.shutdown().await
-    })
-    .await;
-}
-
-// ---------------------------------------------------------------------------------------
-// 3.3.1b: a refresh grant naming another resource (never cached), and the chain restore
-// (checks.md §5.3). Used by `legs_audience`.
-// ---------------------------------------------------------------------------------------
-
-/// What a token endpoint answered to a refresh grant, as it came (success or not). The
-/// secrets in it are registered with the journal's redactor before it was recorded.
-#[derive(Clone)]
-pub struct RawGrant {
-    /// HTTP status.
-    pub status: u16,
-    /// `access_token`, when the answer carried a non-empty one.
-    pub access_token: Option<String>,
-    /// `refresh_token`, when the answer carried a non-empty one.
-    pub refresh_token: Option<String>,
-    /// OAuth `error`.
-    pub error: Option<String>,
-    /// OAuth `error_description`.
-    pub error_description: Option<String>,
-}
-
-impl std::fmt::Debug for RawGrant {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RawGrant")
-            .field("status", &self.status)
-            .field(
-                "access_token",
-                &self
-                    .access_token
-                    .as_ref()
-                    .map(|t| fingerprint(t.as_bytes())),
-            )
-            .field("rotated", &self.refresh_token.is_some())
-            .field("error", &self.error)
-            .field("error_description", &self.error_description)
-            .finish()
-    }
-}
-
-/// The cached refresh token and client registration of a login.
-#[derive(Clone)]
-pub struct CachedRefresh {
-    /// The refresh token (registered with the redactor by [`Login::cached_refresh`]).
-    pub refresh_token: String,
-    /// The registered client id.
-    pub client_id: String,
-    /// The access token cached with it.
-    pub access_token: String,
-}
-
-impl std::fmt::Debug for CachedRefresh {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CachedRefresh")
-            .field("client_id", &self.client_id)
-            .finish()
-    }
-}
-
-impl Login {
-    /// The refresh token of this login's cache entry, read now (at use time), with its
-    /// client id; `None` when no entry or no refresh token is cached. Every secret of
-    /// the entry is registered with the journal's redactor first.
-    pub fn cached_refresh(
-        &self,
-        journal: &Mutex<Journal>,
-    ) -> Result<Option<CachedRefresh>, LoginError> {
-        let Some((_, entry)) = self.cached()? else {
-            return Ok(None);
-        };
-        let mut j = lock(journal);
-        if let Some(s) = &entry.client.client_secret {
-            j.add_secret(s.as_bytes(), "client-secret");
-        }
-        let Some(t) = &entry.tokens else {
-            return Ok(None);
-        };
-        j.add_secret(t.access_token.as_bytes(), "access-token");
-        let Some(rt) = t.refresh_token.as_ref().filter(|r| !r.is_empty()) else {
-            return Ok(None);
-        };
-        j.add_secret(rt.as_bytes(), "refresh-token");
-        Ok(Some(CachedRefresh {
-            refresh_token: rt.clone(),
-            client_id: entry.client.client_id.clone(),
-            access_token: t.access_token.clone(),
-        }))
-    }
-
-    /// A refresh grant spending `refresh_token` and naming `resource` (any string),
-    /// recorded under `leg`, with the cached client's authentication. The answer is
-    /// returned as it came and **never cached** (3.3.1b's wrong-audience pair). The token
-    /// endpoint must pass the OAuth scheme rule and the network guard, as every OAuth
-    /// request. `Err` only when nothing usable came back (refused, transport, no cached
-    /// client).
-    pub async fn refresh_raw(
-        &self,
-        client: &Client,
-        journal: &Mutex<Journal>,
-        leg: LegId,
-        refresh_token: &str,
-        resource: &str,
-    ) -> Result<RawGrant, LoginError> {
-        let Some((_, entry)) = self.cached()? else {
-            return Err(LoginError::Metadata(
-                "no cached client registration for this endpoint".into(),
-            ));
-        };
-        let reg = entry.client;
-        let secrets: Vec<(&str, &str)> = vec![(refresh_token, "refresh-token")];
-        let form: Vec<(&str, &str)> = vec![
-            ("grant_type", "refresh_token"),
-            ("refresh_token", refresh_token),
-            ("resource", resource),
-        ];
-        let a = self
-            .post_token_form(client, journal, leg, &reg, form, &secrets)
-            .await?;
-        Ok(RawGrant {
-            status: a.status,
-            access_token: str_field(&a.json, "access_token").filter(|s| !s.is_empty()),
-            refresh_token: str_field(&a.json, "refresh_token").filter(|s| !s.is_empty()),
-            error: str_field(&a.json, "error"),
-            error_description: str_field(&a.json, "error_description"),
-        })
-    }
-
-    /// The refresh-chain restore (checks.md §5.3): spend `refresh_token` (the one a
-    /// wrong-audience grant rotated to) on a refresh grant naming this login's own
-    /// resource, recorded under `leg`, and cache the answer, so the stored credential
-    /// stays bound to the audited resource. The new access token's facts are not added
-    /// to the journal's `tokens` (the run goes on with the token it holds).
-    pub async fn restore_chain(
-        &self,
-        client: &Client,
-        journal: &Mutex<Journal>,
-        leg: LegId,
-        refresh_token: &str,
-    ) -> Result<PathBuf, LoginError> {
-        let Some((_, mut entry)) = self.cached()? else {
-            return Err(LoginError::Metadata(
-                "no cached client registration for this endpoint".into(),
-            ));
-        };
-        let form = vec![
-            ("grant_type", "refresh_token"),
-            ("refresh_token", refresh_token),
-            ("resource", self.resource.as_str()),
-        ];
-        let r = self
-            .token_request(
-                client,
-                journal,
-                leg,
-                &entry.client,
-                form,
-                &[(refresh_token, "refresh-token")],
-            )
-            .await?;
-        let tokens = self.tokens(r, Some(refresh_token));
-        entry.tokens = Some(tokens);
-        entry.updated_at = now_s();
-        save(&self.cache_dir(), &entry)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn callback_checks_state_then_iss_then_error_then_code() {
-        let iss = "http://127.0.0.1:9";
-        let ok = |q: &str, req: bool| validate_callback(q, "S", iss, req);
-        assert_eq!(
-            ok("code=c0de&state=S&iss=http%3A%2F%2F127.0.0.1%3A9", true),
-            Ok("c0de".into())
-        );
-        assert_eq!(ok("code=c0de&state=S", false), Ok("c0de".into()));
-        assert_eq!(
-            ok("code=c0de&state=T&iss=x", true),
-            Err(CallbackError::State)
-        );
-        assert_eq!(ok("code=c0de", false), Err(CallbackError::State));
-        assert_eq!(
-            ok("code=c0de&state=S&state=S", false),
-            Err(CallbackError::State)
-        );
-        assert!(matches!(
-            ok("code=c0de&state=S&iss=http://evil", false),
-            Err(CallbackError::IssuerMismatch { .. })
-        ));
-        assert!(matches!(
-            ok("code=c0de&state=S", true),
-            Err(CallbackError::IssuerMissing { .. })
-        ));
-        assert!(matches!(
-            ok("error=access_denied&state=S", false),
-            Err(CallbackError::Denied { .. })
-        ));
-        assert_eq!(ok("state=S&code=", false), Err(CallbackError::NoCode));
-        assert_eq!(
-            ok("state=S&code=a&code=b", false),
-            Err(CallbackError::NoCode)
-        );
-    }
-
-    #[test]
-    fn resource_must_cover_the_endpoint() {
-        let ep = url::Url::parse("https://h.example/mcp").unwrap();
-        let prm = |r: &str| json!({ "resource": r });
-        assert_eq!(resource_for(&ep, None).unwrap(), "https://h.example/mcp");
-        assert_eq!(
-            resource_for(&ep, Some(&prm("https://h.example/mcp"))).unwrap(),
-            "https://h.example/mcp"
-        );
-        assert_eq!(
-            resource_for(&ep, Some(&prm("https://h.example/"))).unwrap(),
-            "https://h.example/"
-        );
-        for bad in [
-            "https://h.example/mcpx",
-            "https://other.example/mcp",
-            "http://h.example/mcp",
-            "nonsense",
-        ] {
-            assert!(resource_for(&ep, Some(&prm(bad))).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn scope_prefers_the_challenge() {
-        let prm = json!({ "scopes_supported": ["a", "b", 3] });
-        assert_eq!(scope_for(Some("x y"), Some(&prm)).as_deref(), Some("x y"));
-        assert_eq!(scope_for(None, Some(&prm)).as_deref(), Some("a b"));
-        assert_eq!(scope_for(Some(" "), None), None);
-    }
-
-    #[test]
-    fn metadata_requires_s256() {
-        let mut m = json!({
-            "issuer": "https://as.example", "authorization_endpoint": "https://as.example/auth",
-            "token_endpoint": "https://as.example/token", "code_challenge_methods_supported": ["plain"],
-        });
-        assert!(matches!(
-            AsMetadata::parse(&m),
-            Err(LoginError::NoPkce { .. })
-        ));
-        m["code_challenge_methods_supported"] = json!(["S256"]);
-        let p = AsMetadata::parse(&m).unwrap();
-        assert!(!p.iss_parameter_supported && p.registration_endpoint.is_none());
-        m["token_endpoint"] = json!("ftp://x");
-        assert!(matches!(
-            AsMetadata::parse(&m),
-            Err(LoginError::Metadata(_))
-        ));
-    }
+    use serde_json::json;
 
     #[test]
     fn credentials_go_over_https_or_between_loopback_hosts() {
@@ -1814,15 +773,5 @@ mod tests {
             "{:?}",
             x.outcome
         );
-    }
-
-    #[test]
-    fn pkce_verifier_is_43_chars_and_challenge_is_its_sha256() {
-        let v = random_b64(32).unwrap();
-        assert_eq!(v.len(), 43);
-        let c = base64::engine::general_purpose::URL_SAFE_NO_PAD
-            .decode(pkce_challenge(&v))
-            .unwrap();
-        assert_eq!(c, Sha256::digest(v.as_bytes()).to_vec());
     }
 }

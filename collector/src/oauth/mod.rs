@@ -12,8 +12,22 @@
 //! [`pkce`] (RFC 7636) and [`grants`] (token requests, and the raw grants the audience
 //! legs send).
 
+pub mod cache;
+pub mod callback;
 pub mod discovery;
+pub mod grants;
 pub mod guard;
 pub mod login;
+pub mod metadata;
+pub mod pkce;
+pub mod registration;
 
-pub use login::*;
+pub use cache::{cache_file_name, forget};
+pub use callback::{validate_callback, CallbackError};
+pub use grants::{CachedRefresh, RawGrant};
+pub use login::{
+    Credential, Login, LoginError, Obtained, CALLBACK_PATH, CALLBACK_TIMEOUT, CLIENT_NAME,
+    CREDENTIALS_DIR, MIN_VALIDITY, URL_LINE,
+};
+pub use metadata::{resource_for, scope_for, AsMetadata};
+pub use pkce::pkce_challenge;
