@@ -26,6 +26,12 @@ impl Printer {
         }
     }
 
+    /// A printer over an existing redactor (the OAuth login's, which the run sets to
+    /// this printer's).
+    pub fn with_redactor(quiet: bool, redactor: SharedRedactor) -> Printer {
+        Printer { quiet, redactor }
+    }
+
     /// The redactor every journal of the run shares with this printer.
     pub fn redactor(&self) -> &SharedRedactor {
         &self.redactor
@@ -66,5 +72,12 @@ impl Printer {
     pub fn error(&self, line: &str) {
         let line = mcp_probe_schema::term::line(&self.redactor.scrub_str(line));
         let _ = writeln!(std::io::stderr().lock(), "mcp-collect: error: {line}");
+    }
+
+    /// A line on stderr as given, without the `mcp-collect:` prefix (the login's lines
+    /// carry their own), never silenced.
+    pub fn raw(&self, line: &str) {
+        let line = mcp_probe_schema::term::line(&self.redactor.scrub_str(line));
+        let _ = writeln!(std::io::stderr().lock(), "{line}");
     }
 }

@@ -267,9 +267,10 @@ impl Probe<'_> {
         // The token endpoint: on the advertising issuer's registrable domain (spec §6.3).
         let token_endpoint = login.metadata.token_endpoint.clone();
         let issuer = login.metadata.issuer.clone();
-        let on_issuer = url::Url::parse(&issuer)
-            .map_err(|e| format!("the issuer {issuer} is not a URL ({e})"))
-            .and_then(|iss| guard::credential_allowed(&token_endpoint, &iss));
+        let on_issuer = match url::Url::parse(&issuer) {
+            Err(e) => Err(format!("the issuer {issuer} is not a URL ({e})")),
+            Ok(iss) => guard::credential_allowed(&token_endpoint, &iss).map_err(|e| e.to_string()),
+        };
         if let Err(why) = on_issuer {
             self.skip_legs(
                 &ALL_B,

@@ -35,32 +35,43 @@ pub fn mcp_name_value(name: &str) -> String {
     }
 }
 
-/// The tool and arguments the inputs name, or the skip note.
-pub fn scope_probe_input(inputs: Option<&Value>) -> Result<(String, Map<String, Value>), String> {
+/// The tool and arguments the inputs name, or why the call is not sent.
+pub fn scope_probe_input(
+    inputs: Option<&Value>,
+) -> Result<(String, Map<String, Value>), ScopeInputError> {
     let tool = inputs
         .and_then(|i| i.get(INPUT_TOOL))
         .and_then(Value::as_str)
         .map(str::trim)
         .filter(|s| !s.is_empty())
-        .ok_or_else(|| {
-            format!("not sent: no {INPUT_TOOL} in the probe inputs (no out-of-scope call is made without one)")
-        })?;
+        .ok_or(ScopeInputError::NoTool)?;
     let args = match inputs.and_then(|i| i.get(INPUT_ARGUMENTS)) {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(m)) => m.clone(),
         Some(other) => {
-            return Err(format!(
-                "not sent: {INPUT_ARGUMENTS} in the probe inputs is not a JSON object ({})",
-                match other {
-                    Value::Array(_) => "an array",
-                    Value::String(_) => "a string",
-                    Value::Number(_) => "a number",
-                    _ => "a boolean",
-                }
-            ))
+            return Err(ScopeInputError::NotObject(match other {
+                Value::Array(_) => "an array",
+                Value::String(_) => "a string",
+                Value::Number(_) => "a number",
+                _ => "a boolean",
+            }))
         }
     };
     Ok((tool.to_string(), args))
+}
+
+/// Why the probe inputs give no out-of-scope call (the text is the skip note).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum ScopeInputError {
+    /// No `scope_probe_tool`.
+    #[error(
+        "not sent: no {} in the probe inputs (no out-of-scope call is made without one)",
+        INPUT_TOOL
+    )]
+    NoTool,
+    /// `scope_probe_arguments` is not an object; says what it is.
+    #[error("not sent: {} in the probe inputs is not a JSON object ({})", INPUT_ARGUMENTS, .0)]
+    NotObject(&'static str),
 }
 
 impl Probe<'_> {
@@ -82,7 +93,7 @@ impl Probe<'_> {
             .or_else(|| lock(&self.journal).inputs().cloned());
         let (tool, args) = match scope_probe_input(inputs.as_ref()) {
             Ok(x) => x,
-            Err(why) => return skip(self, why),
+            Err(why) => return skip(self, why.to_string()),
         };
         let Some(endpoint) = self.endpoint.clone() else {
             return skip(self, "not sent: no endpoint was detected".into());
@@ -131,6 +142,7 @@ mod tests {
     fn inputs_name_a_tool_and_an_object() {
         assert!(scope_probe_input(None)
             .unwrap_err()
+            .to_string()
             .contains("no scope_probe_tool"));
         let i = json!({INPUT_TOOL: "  "});
         assert!(scope_probe_input(Some(&i)).is_err());
@@ -142,8 +154,13 @@ mod tests {
         let i = json!({INPUT_TOOL: "admin_op", INPUT_ARGUMENTS: {"a": 1}});
         assert_eq!(scope_probe_input(Some(&i)).unwrap().1["a"], json!(1));
         let i = json!({INPUT_TOOL: "admin_op", INPUT_ARGUMENTS: [1]});
+        assert_eq!(
+            scope_probe_input(Some(&i)).unwrap_err(),
+            ScopeInputError::NotObject("an array")
+        );
         assert!(scope_probe_input(Some(&i))
             .unwrap_err()
+            .to_string()
             .contains("not a JSON object (an array)"));
     }
 

@@ -86,6 +86,48 @@ pub enum Gate {
     Closed(String),
 }
 
+/// Why the gate found no usable endpoint URL in the metadata (the text is the skip note).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MetadataUrl {
+    /// The metadata names no such endpoint.
+    #[error("not sent: the metadata of {issuer} has no {name}")]
+    Missing {
+        /// The metadata's issuer.
+        issuer: String,
+        /// The field.
+        name: &'static str,
+    },
+    /// The field is not an http(s) URL with a host.
+    #[error("not sent: the {name} {value} of {issuer} is not an http(s) URL")]
+    NotHttp {
+        /// The metadata's issuer.
+        issuer: String,
+        /// The field.
+        name: &'static str,
+        /// Its JSON value.
+        value: String,
+    },
+}
+
+/// Why a scratch client registration gave no `client_id`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScratchRefused {
+    /// Nothing usable came back (refused by the guard, or a transport failure).
+    #[error("{0}")]
+    Request(String),
+    /// A success without a `client_id`.
+    #[error("HTTP {0} without a client_id")]
+    NoClientId(u16),
+    /// The server refused, with its OAuth `error` when given.
+    #[error("HTTP {status}{}", .error.as_deref().map(|e| format!(" {e}")).unwrap_or_default())]
+    Refused {
+        /// HTTP status.
+        status: u16,
+        /// OAuth `error`.
+        error: Option<String>,
+    },
+}
+
 /// Host (lower case, no trailing dot) and port (default filled in) of `u`.
 pub fn host_port(u: &url::Url) -> Option<(String, u16)> {
     let host = u
@@ -106,25 +148,30 @@ pub fn gate(endpoint: &url::Url, metadata: Option<&Value>) -> Gate {
         );
     };
     let issuer = m.get("issuer").and_then(Value::as_str).unwrap_or("?");
-    let url_of = |name: &str| -> Result<url::Url, String> {
+    let url_of = |name: &'static str| -> Result<url::Url, MetadataUrl> {
         let Some(v) = m.get(name).filter(|v| !v.is_null()) else {
-            return Err(format!("not sent: the metadata of {issuer} has no {name}"));
+            return Err(MetadataUrl::Missing {
+                issuer: issuer.to_string(),
+                name,
+            });
         };
         let s = v.as_str().unwrap_or_default();
         match url::Url::parse(s) {
             Ok(u) if matches!(u.scheme(), "http" | "https") && u.has_host() => Ok(u),
-            _ => Err(format!(
-                "not sent: the {name} {v} of {issuer} is not an http(s) URL"
-            )),
+            _ => Err(MetadataUrl::NotHttp {
+                issuer: issuer.to_string(),
+                name,
+                value: v.to_string(),
+            }),
         }
     };
     let authorize = match url_of("authorization_endpoint") {
         Ok(u) => u,
-        Err(why) => return Gate::Closed(why),
+        Err(why) => return Gate::Closed(why.to_string()),
     };
     let register = match url_of("registration_endpoint") {
         Ok(u) => u,
-        Err(why) => return Gate::Closed(why),
+        Err(why) => return Gate::Closed(why.to_string()),
     };
     if host_port(&authorize).is_some() && host_port(&authorize) == host_port(endpoint) {
         return Gate::Closed(format!(
@@ -357,7 +404,7 @@ impl Probe<'_> {
         register: &url::Url,
         class: AddrClass,
         endpoint: &url::Url,
-    ) -> Result<String, String> {
+    ) -> Result<String, ScratchRefused> {
         let body = json!({
             "client_name": SCRATCH_CLIENT_NAME,
             "redirect_uris": [SCRATCH_REDIRECT],
@@ -369,7 +416,7 @@ impl Probe<'_> {
             .deputy_request(l, "POST", register.clone(), Some(body), class, endpoint)
             .await;
         if let Some(e) = a.error {
-            return Err(e);
+            return Err(ScratchRefused::Request(e));
         }
         let status = a.status.unwrap_or_default();
         let id = a
@@ -379,15 +426,15 @@ impl Probe<'_> {
             .filter(|s| !s.is_empty());
         match (status, id) {
             (200 | 201, Some(id)) => Ok(id.to_string()),
-            (200 | 201, None) => Err(format!("HTTP {status} without a client_id")),
-            _ => Err(format!(
-                "HTTP {status}{}",
-                a.json
+            (200 | 201, None) => Err(ScratchRefused::NoClientId(status)),
+            _ => Err(ScratchRefused::Refused {
+                status,
+                error: a
+                    .json
                     .get("error")
                     .and_then(Value::as_str)
-                    .map(|e| format!(" {e}"))
-                    .unwrap_or_default()
-            )),
+                    .map(str::to_string),
+            }),
         }
     }
 

@@ -13,7 +13,7 @@
 //! revision the server accepted, and records every exchange.
 
 use mcp_probe_schema::derive;
-use mcp_probe_schema::model::{Era, Session};
+use mcp_probe_schema::model::{Era, Session, TransportError};
 use mcp_probe_schema::vocab::{self, header, leg, meta, method};
 use serde_json::Value;
 
@@ -28,7 +28,7 @@ impl Probe<'_> {
                 Ok(Some(ending)) => return ending,
                 Ok(None) => return self.inventory().await,
                 Err(reason) => {
-                    let unreachable = reason.starts_with("transport:");
+                    let unreachable = matches!(reason, NotAnEndpoint::Transport(_));
                     reasons.push(format!("{cand}: {reason}"));
                     if unreachable {
                         // Same host and port for every candidate: a network failure on
@@ -84,19 +84,16 @@ impl Probe<'_> {
 
     /// `Ok(Some(ending))`: stop here. `Ok(None)`: session established, read inventory.
     /// `Err(reason)`: this candidate is not an MCP endpoint.
-    async fn try_candidate(&mut self, cand: &url::Url) -> Result<Option<Ending>, String> {
+    async fn try_candidate(&mut self, cand: &url::Url) -> Result<Option<Ending>, NotAnEndpoint> {
         let (h, body, id) = self.modern(method::DISCOVER, serde_json::Map::new());
         let r = self
             .rpc(&[leg::ENDPOINT_DETECT], cand, h, &body, Some(id))
             .await;
         if let Some(e) = &r.error {
-            return Err(format!("transport: {e}"));
+            return Err(NotAnEndpoint::Transport(e.clone()));
         }
         if r.status == Some(401) {
-            self.challenge =
-                derive::header(&r.headers, header::WWW_AUTHENTICATE).map(|h| h.value.clone());
-            self.set_endpoint(cand, true);
-            return Ok(Some(Ending::AuthRequired));
+            return Ok(Some(self.auth_required(cand, &r)));
         }
         if let (Some(200), Some(result)) = (r.status, r.result().cloned()) {
             self.set_endpoint(cand, false);
@@ -127,13 +124,10 @@ impl Probe<'_> {
                 )
                 .await;
             if let Some(e) = &r.error {
-                return Err(format!("transport: {e}"));
+                return Err(NotAnEndpoint::Transport(e.clone()));
             }
             if r.status == Some(401) {
-                self.challenge =
-                    derive::header(&r.headers, header::WWW_AUTHENTICATE).map(|h| h.value.clone());
-                self.set_endpoint(cand, true);
-                return Ok(Some(Ending::AuthRequired));
+                return Ok(Some(self.auth_required(cand, &r)));
             }
             if let (Some(200), Some(result)) = (r.status, r.result().cloned()) {
                 let echoed = result
@@ -142,9 +136,7 @@ impl Probe<'_> {
                     .unwrap_or("")
                     .to_string();
                 if !vocab::HANDSHAKE_REVISIONS.contains(&echoed.as_str()) {
-                    return Err(format!(
-                        "initialize answered protocolVersion {echoed:?}, which is not a handshake revision this tool speaks"
-                    ));
+                    return Err(NotAnEndpoint::UnknownRevision(echoed));
                 }
                 self.session_id = derive::header(&r.headers, header::SESSION_ID)
                     .map(|h| h.value_str().into_owned());
@@ -163,17 +155,57 @@ impl Probe<'_> {
                 }
             }
             if offers.is_empty() {
-                return Err(format!(
-                    "server/discover: {discover}; initialize {offer}: {}",
-                    r.describe()
-                ));
+                return Err(NotAnEndpoint::Refused {
+                    discover,
+                    offer,
+                    answer: r.describe(),
+                });
             }
         }
-        Err(format!(
-            "server/discover: {discover}; no handshake revision accepted (tried {})",
-            tried.join(", ")
-        ))
+        Err(NotAnEndpoint::NoRevision {
+            discover,
+            tried: tried.join(", "),
+        })
     }
+
+    /// A 401: the endpoint is there and wants credentials (the challenge is kept for
+    /// discovery).
+    fn auth_required(&mut self, cand: &url::Url, r: &Reply) -> Ending {
+        self.challenge =
+            derive::header(&r.headers, header::WWW_AUTHENTICATE).map(|h| h.value.clone());
+        self.set_endpoint(cand, true);
+        Ending::AuthRequired
+    }
+}
+
+/// Why a candidate is not an MCP endpoint (the text goes into `run.failure`).
+#[derive(Debug, thiserror::Error)]
+enum NotAnEndpoint {
+    /// The request failed below HTTP: every candidate shares the host and port, so no
+    /// other is tried.
+    #[error("transport: {0}")]
+    Transport(TransportError),
+    /// `initialize` echoed a revision this tool does not speak.
+    #[error("initialize answered protocolVersion {0:?}, which is not a handshake revision this tool speaks")]
+    UnknownRevision(String),
+    /// `server/discover` and an `initialize` were both refused.
+    #[error("server/discover: {discover}; initialize {offer}: {answer}")]
+    Refused {
+        /// The `server/discover` answer.
+        discover: String,
+        /// The revision offered last.
+        offer: String,
+        /// The `initialize` answer.
+        answer: String,
+    },
+    /// No offered handshake revision was accepted.
+    #[error("server/discover: {discover}; no handshake revision accepted (tried {tried})")]
+    NoRevision {
+        /// The `server/discover` answer.
+        discover: String,
+        /// The revisions offered, comma-separated.
+        tried: String,
+    },
 }
 
 /// Handshake revisions named in `error.data.supported`, newest first, known ones only.

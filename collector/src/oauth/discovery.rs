@@ -77,17 +77,38 @@ pub fn prm_candidates(endpoint: &url::Url, challenge: Option<&Challenge>) -> Vec
     out
 }
 
+/// Why an issuer named by the protected-resource metadata gives no metadata URL.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadIssuer {
+    /// Not a URL at all.
+    #[error("authorization server {issuer:?} is not a URL: {error}")]
+    NotUrl {
+        /// The issuer as named.
+        issuer: String,
+        /// Why it did not parse.
+        error: url::ParseError,
+    },
+    /// A URL, but not http(s) with a host.
+    #[error("authorization server {issuer:?} is not an http(s) URL with a host")]
+    NotHttp {
+        /// The issuer as named.
+        issuer: String,
+    },
+}
+
 /// The RFC 8414 / OIDC metadata URLs of an issuer, in the order tried: with a path,
 /// `/.well-known/oauth-authorization-server<path>`, `/.well-known/openid-configuration<path>`,
 /// `<issuer>/.well-known/openid-configuration`; at the root, the two root forms. An
 /// issuer that is not an http(s) URL with a host gives the reason instead.
-pub fn as_metadata_urls(issuer: &str) -> Result<Vec<url::Url>, String> {
-    let iu = url::Url::parse(issuer)
-        .map_err(|e| format!("authorization server {issuer:?} is not a URL: {e}"))?;
+pub fn as_metadata_urls(issuer: &str) -> Result<Vec<url::Url>, BadIssuer> {
+    let iu = url::Url::parse(issuer).map_err(|e| BadIssuer::NotUrl {
+        issuer: issuer.to_string(),
+        error: e,
+    })?;
     if !matches!(iu.scheme(), "http" | "https") || iu.host().is_none() {
-        return Err(format!(
-            "authorization server {issuer:?} is not an http(s) URL with a host"
-        ));
+        return Err(BadIssuer::NotHttp {
+            issuer: issuer.to_string(),
+        });
     }
     let p = iu.path().trim_end_matches('/').to_string();
     let mut base = iu;

@@ -31,7 +31,6 @@
 //! credential-bearing request is only sent over https, or plain http between loopback
 //! hosts (the lab), to a URL the network guard allows; redirects are never followed.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
@@ -56,6 +55,7 @@ use super::metadata::{resource_for, scope_for, AsMetadata};
 use super::pkce::{pkce_challenge, random_b64};
 use crate::journal::Journal;
 use crate::oauth::guard::{self, AddrClass};
+use crate::printer::Printer;
 use crate::transport::http::{Client, Request};
 
 /// `client_name` of the dynamic client registration.
@@ -263,8 +263,7 @@ impl Login {
     /// One line on stderr, redacted with the run's redactor and escaped for the terminal
     /// (issuers and URLs come from server metadata).
     pub(super) fn say(&self, line: &str) {
-        let line = mcp_probe_schema::term::line(&self.redactor.scrub_str(line));
-        let _ = writeln!(std::io::stderr().lock(), "{line}");
+        Printer::with_redactor(false, self.redactor.clone()).raw(line);
     }
 
     /// A progress notice of the login.
@@ -278,17 +277,26 @@ impl Login {
 /// both the endpoint and the URL are loopback (the lab). Unlike
 /// [`guard::credential_allowed`] the host is not held to the endpoint's registrable
 /// domain: an authorization server legitimately lives on another domain.
-pub(super) fn scheme_gate(url: &url::Url, endpoint: &url::Url) -> Result<(), String> {
+pub(super) fn scheme_gate(url: &url::Url, endpoint: &url::Url) -> Result<(), SchemeRefusal> {
     if !url.username().is_empty() || url.password().is_some() {
-        return Err("the URL carries userinfo".into());
+        return Err(SchemeRefusal::Userinfo);
     }
     match url.scheme() {
         "https" => Ok(()),
         "http" if is_loopback(endpoint) && is_loopback(url) => Ok(()),
-        s => Err(format!(
-            "scheme {s} (credentials go over https only, or plain http between loopback hosts)"
-        )),
+        s => Err(SchemeRefusal::Scheme(s.to_string())),
     }
+}
+
+/// Why [`scheme_gate`] refused a credential-bearing OAuth request.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SchemeRefusal {
+    /// The URL carries userinfo.
+    #[error("the URL carries userinfo")]
+    Userinfo,
+    /// Not https, and not plain http between loopback hosts.
+    #[error("scheme {0} (credentials go over https only, or plain http between loopback hosts)")]
+    Scheme(String),
 }
 
 /// The address class a target has when nothing better is known: the class of an
@@ -477,7 +485,7 @@ impl Login {
         }
         let mut req = req;
         let refusal = match scheme_gate(&req.url, &self.endpoint) {
-            Err(why) => Some((ErrorKind::RefusedByGuard, why)),
+            Err(why) => Some((ErrorKind::RefusedByGuard, why.to_string())),
             Ok(()) => match guard::check_fetch(&req.url, self.target_class).await {
                 // Connect to the addresses the guard checked, not a second DNS answer.
                 Ok(addrs) => {
@@ -590,7 +598,7 @@ impl Login {
         if let Err(why) = scheme_gate(auth_endpoint, &self.endpoint) {
             return Err(LoginError::Refused {
                 url: auth_endpoint.to_string(),
-                why,
+                why: why.to_string(),
             });
         }
         let (listener, reg) = match registration {

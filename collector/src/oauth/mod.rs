@@ -26,8 +26,8 @@ pub use cache::{cache_file_name, forget};
 pub use callback::{validate_callback, CallbackError};
 pub use grants::{CachedRefresh, RawGrant};
 pub use login::{
-    Credential, Login, LoginError, Obtained, CALLBACK_PATH, CALLBACK_TIMEOUT, CLIENT_NAME,
-    CREDENTIALS_DIR, MIN_VALIDITY, URL_LINE,
+    Credential, Login, LoginError, Obtained, SchemeRefusal, CALLBACK_PATH, CALLBACK_TIMEOUT,
+    CLIENT_NAME, CREDENTIALS_DIR, MIN_VALIDITY, URL_LINE,
 };
 pub use metadata::{resource_for, scope_for, AsMetadata};
 pub use pkce::pkce_challenge;

@@ -1,4 +1,4 @@
-//! The command-line edge of `mcp-collect`: how a run ends ([`Exit`], one code per
+//! The command-line edge of `mcp-collect`: how a run ends ([`ExitStatus`], one code per
 //! outcome), bad operator input ([`UsageError`], exit 2), and the one [`Printer`] that
 //! owns stdout and stderr.
 
@@ -8,10 +8,12 @@ use super::target::TargetError;
 pub use crate::printer::Printer;
 
 /// How the process ends (the README's exit table; docs/collector.md, "Signals and exit
-/// codes"). Precedence when several apply: a bundle that could not be written (1), then a
-/// signal (130, 143, 129), then a target sealed without an MCP session (3), else 0.
+/// codes"): every way out of `mcp-collect` is one of these, and [`ExitStatus::code`] is
+/// the only place a code is chosen. Precedence when several apply to a run: a bundle
+/// that could not be written (1), then a signal (130, 143, 129), then a target sealed
+/// without an MCP session (3), else 0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Exit {
+pub enum ExitStatus {
     /// Every target was reached (an MCP session) and has a sealed bundle.
     Ok,
     /// A bundle could not be written.
@@ -21,16 +23,22 @@ pub enum Exit {
     /// Every target has a sealed bundle, but at least one was sealed without an MCP
     /// session (unreachable, not MCP, TLS refused, or a credential needed and not given).
     NoSession,
+    /// Bad operator input ([`UsageError`], an unreadable key, a journal `--recover`
+    /// cannot read): nothing was sent.
+    Usage,
+    /// The collector itself could not start (no async runtime).
+    Internal,
 }
 
-impl Exit {
+impl ExitStatus {
     /// The process exit code.
     pub fn code(self) -> u8 {
         match self {
-            Exit::Ok => 0,
-            Exit::WriteFailed => 1,
-            Exit::NoSession => 3,
-            Exit::Interrupted(s) => s.exit_code(),
+            ExitStatus::Ok => 0,
+            ExitStatus::WriteFailed | ExitStatus::Internal => 1,
+            ExitStatus::Usage => 2,
+            ExitStatus::NoSession => 3,
+            ExitStatus::Interrupted(s) => s.exit_code(),
         }
     }
 }
@@ -104,4 +112,22 @@ pub enum UsageError {
     /// Trust store problem.
     #[error(transparent)]
     Trust(#[from] crate::transport::tls::TrustError),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signals_name_themselves_and_map_to_shell_exit_codes() {
+        assert_eq!(ExitStatus::Interrupted(Signal::Int).code(), 130);
+        assert_eq!(ExitStatus::Interrupted(Signal::Term).code(), 143);
+        assert_eq!(ExitStatus::Interrupted(Signal::Hup).code(), 129);
+        assert_eq!(ExitStatus::NoSession.code(), 3);
+        assert_eq!(ExitStatus::Usage.code(), 2);
+        assert_eq!(ExitStatus::WriteFailed.code(), 1);
+        assert_eq!(ExitStatus::Internal.code(), 1);
+        assert_eq!(ExitStatus::Ok.code(), 0);
+        assert_eq!(Signal::Term.name(), "SIGTERM");
+    }
 }

@@ -24,7 +24,7 @@ pub mod signals;
 pub mod steps;
 pub mod target;
 
-pub use cli::{Exit, Printer, Signal, UsageError};
+pub use cli::{ExitStatus, Printer, Signal, UsageError};
 pub use plan::{plan, Plan};
 use seal::{finish, Sealed};
 use signals::Signals;
@@ -42,7 +42,7 @@ fn lock(j: &Shared) -> std::sync::MutexGuard<'_, Journal> {
 /// Collect every target of the plan: open a journal per target, run the targets
 /// (at most `--concurrency` at once) until all finished or a signal stops the run, seal
 /// what is left as interrupted, and say how the run ends.
-pub async fn execute(plan: Plan, printer: &Printer) -> Exit {
+pub async fn execute(plan: Plan, printer: &Printer) -> ExitStatus {
     // Registered before anything is written: from here on, SIGINT, SIGTERM and SIGHUP
     // seal instead of killing the process.
     let mut signals = Signals::register();
@@ -264,20 +264,20 @@ fn seal_unfinished(
     written
 }
 
-/// How the run ends (precedence in [`Exit`]).
-fn exit_status(outcome: &Outcome, total: usize, printer: &Printer) -> Exit {
+/// How the run ends (precedence in [`ExitStatus`]).
+fn exit_status(outcome: &Outcome, total: usize, printer: &Printer) -> ExitStatus {
     if outcome.write_failed {
-        Exit::WriteFailed
+        ExitStatus::WriteFailed
     } else if let Some(sig) = outcome.stopped_by {
-        Exit::Interrupted(sig)
+        ExitStatus::Interrupted(sig)
     } else if !outcome.no_session.is_empty() {
         printer.error(&format!(
             "{} of {total} target(s) sealed without an MCP session (exit 3): {}",
             outcome.no_session.len(),
             outcome.no_session.join(", ")
         ));
-        Exit::NoSession
+        ExitStatus::NoSession
     } else {
-        Exit::Ok
+        ExitStatus::Ok
     }
 }

@@ -306,7 +306,6 @@ enum NoCredential {
 #[cfg(test)]
 mod deadline_tests {
     use super::*;
-    use crate::run::cli::{Exit, Signal};
 
     #[test]
     fn time_in_the_login_is_not_counted_against_the_target_deadline() {
@@ -329,17 +328,6 @@ mod deadline_tests {
             counted + Duration::from_millis(200) <= start.elapsed(),
             "{counted:?}"
         );
-    }
-
-    #[test]
-    fn signals_name_themselves_and_map_to_shell_exit_codes() {
-        assert_eq!(Exit::Interrupted(Signal::Int).code(), 130);
-        assert_eq!(Exit::Interrupted(Signal::Term).code(), 143);
-        assert_eq!(Exit::Interrupted(Signal::Hup).code(), 129);
-        assert_eq!(Exit::NoSession.code(), 3);
-        assert_eq!(Exit::WriteFailed.code(), 1);
-        assert_eq!(Exit::Ok.code(), 0);
-        assert_eq!(Signal::Term.name(), "SIGTERM");
     }
 }
 
