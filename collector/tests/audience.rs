@@ -1,9 +1,9 @@
 //! Lab tests of the audience legs (collector/src/legs_audience.rs: 3.3.1b, 3.3.1c, the
 //! pair 7.2.1 reads) against the `oidc-provider` AS and the py2-auth resource server
-//! (lab.md §8). The token is obtained the way collector/tests/oauth.rs does: a real
+//! (the lab's OAuth servers). The token is obtained the way collector/tests/oauth.rs does: a real
 //! `Login` whose browser step `lab/oidc/browser.sh URL --deliver` plays.
 //!
-//! What the lab shows (observed, lab.md §8 and these tests):
+//! What the lab shows (observed in these tests):
 //! * the AS refuses a refresh grant naming `https://cis-probe.invalid/wrong-audience` with
 //!   400 `invalid_target` (the conforming answer: 3.3.1b unknown "refused to mint");
 //! * it also refuses a refresh grant naming a loopback resource the original

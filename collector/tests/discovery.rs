@@ -1,5 +1,5 @@
 //! OAuth discovery and the network guard through the library: against the real lab
-//! (py2-auth resource server + oidc-provider AS, lab.md §8), and against a scripted
+//! (py2-auth resource server + oidc-provider AS), and against a scripted
 //! server on 127.0.0.1 that advertises internal URLs. Nothing here ever connects to a
 //! non-loopback address: those URLs must be refused before any connect.
 #![allow(clippy::unwrap_used)]
@@ -24,7 +24,7 @@ use mcp_probe_schema::vocab::{leg, LegId};
 use serde_json::{json, Value};
 
 /// A lab variable: the environment, else `lab/run/env`. Missing under CI is a failure:
-/// a silently skipped lab test hides a broken lab (lab.md §3).
+/// a silently skipped lab test hides a broken lab.
 fn lab(var: &str) -> Option<String> {
     if let Ok(v) = std::env::var(var) {
         return Some(v);

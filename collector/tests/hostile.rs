@@ -427,7 +427,7 @@ fn first_detect(v: &mcp_probe_schema::Verified) -> mcp_probe_schema::model::Reco
 /// A pinned request connects to the addresses the guard checked and never resolves the
 /// host again: a name that does not resolve at all still reaches the pinned address, so
 /// a DNS answer changed between the guard's lookup and the connection cannot redirect
-/// it (spec/checks.md §17 item 18).
+/// it (the network guard connects to the addresses it checked).
 #[test]
 fn pinned_requests_do_not_resolve_again() {
     let srv = serve(Arc::new(|_r: &Req| json_response(200, &[], "{}")));

@@ -1,5 +1,5 @@
 //! Lab tests of the OAuth login (collector/src/oauth.rs) against the real `oidc-provider`
-//! authorization server and the py2-auth resource server (lab.md §8). The browser step
+//! authorization server and the py2-auth resource server. The browser step
 //! is played headlessly by `lab/oidc/browser.sh URL --deliver`, which walks login and
 //! consent and delivers the redirect to the login's loopback listener.
 

@@ -1,7 +1,7 @@
-//! The audience legs of 3.3.1 and 7.2.1 (spec/checks.md §11.3 3.3.1, §11.5 7.2.1, §5.3):
+//! The audience legs of 3.3.1 and 7.2.1 (docs/collector.md, "Probe legs"):
 //! credential operations, sent after every other probe leg because 3.3.1b spends the
 //! cached refresh token (it may rotate) and must be the last credential operation of the
-//! run (§3.5).
+//! run.
 //!
 //! * `3.3.1c.downstream`: candidate downstream APIs (for an endpoint host of three or
 //!   more labels, `api.<rest>` and `<rest>` × [`DOWNSTREAM_PATHS`], plus the operator's
@@ -17,7 +17,7 @@
 //!   answer is cached (the chain stays bound to the right resource).
 //! * `3.3.1b.control` and `3.3.1b.foreign`: the same complete `tools/list` for the
 //!   negotiated revision (session id, version header, `_meta` on 2026-07-28), first with
-//!   the probe's own token, then with the minted one (spec §17 item 8). 7.2.1 reads the
+//!   the probe's own token, then with the minted one (one property differs). 7.2.1 reads the
 //!   same pair: no second mint.
 //!
 //! Every new token is registered with the journal's redactor before the exchange that
@@ -36,7 +36,7 @@ use crate::transport::http::Request;
 
 /// The resource 3.3.1b asks a token for: unresolvable (`.invalid`), so no service holds it.
 pub const WRONG_AUDIENCE: &str = "https://cis-probe.invalid/wrong-audience";
-/// Paths tried on each derived downstream host (spec §11.3 3.3.1c).
+/// Paths tried on each derived downstream host (3.3.1c).
 pub const DOWNSTREAM_PATHS: [&str; 5] = ["/", "/me", "/user", "/viewer", "/v1/account"];
 /// Operator input: extra downstream candidate URLs (a list of strings).
 pub const INPUT_DOWNSTREAM: &str = "downstream_endpoints";
@@ -51,7 +51,7 @@ const ALL_B: [LegId; 4] = [
     leg::FOREIGN_TOKEN,
 ];
 
-/// Derived downstream hosts of an endpoint host (spec §6.4): `api.<rest>` and `<rest>`,
+/// Derived downstream hosts of an endpoint host: `api.<rest>` and `<rest>`,
 /// none below three labels; none for an IP address.
 pub fn derived_hosts(endpoint: &url::Url) -> Vec<String> {
     let Some(url::Host::Domain(d)) = endpoint.host() else {
@@ -264,7 +264,7 @@ impl Probe<'_> {
             );
             return;
         };
-        // The token endpoint: on the advertising issuer's registrable domain (spec §6.3).
+        // The token endpoint: on the advertising issuer's registrable domain (the credential gate).
         let token_endpoint = login.metadata.token_endpoint.clone();
         let issuer = login.metadata.issuer.clone();
         let on_issuer = match url::Url::parse(&issuer) {

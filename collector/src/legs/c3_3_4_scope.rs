@@ -1,5 +1,5 @@
-//! 3.3.4e: the operator's out-of-scope call (spec/checks.md §11.3 3.3.4e, §9.3, §17
-//! item 11). Sent only when the probe inputs name `scope_probe_tool` — a tool the
+//! 3.3.4e: the operator's out-of-scope call (docs/collector.md, "Probe inputs"). Sent
+//! only when the probe inputs name `scope_probe_tool` — a tool the
 //! operator asserts is **outside** the token's grant — and a credential is held: one
 //! complete `tools/call` for the negotiated revision (session id and version header, or
 //! the 2026-07-28 headers, `Mcp-Name` and `_meta` envelope), carrying the credential and

@@ -1,5 +1,5 @@
 //! The legs of 3.3.5, confused-deputy safeguards for static OAuth client ids
-//! (spec/checks.md §11.3 3.3.5, §17 items 9, 10, 21). Pre-authentication behaviour only:
+//! (docs/collector.md, "Probe legs"). Pre-authentication behaviour only:
 //! no credential is ever sent, no redirect is ever followed, and every URL passes the
 //! network guard first (a refused one is recorded as a `refused_by_guard` exchange).
 //!
@@ -15,7 +15,7 @@
 //!
 //! * `3.3.5.register`: scratch clients #1 and #2 (RFC 7591 POST JSON with
 //!   [`SCRATCH_REDIRECT`]). Scratch clients are never cached, and the working client and
-//!   its cache are never touched (§17 item 21). Secrets in the answer (`client_secret`,
+//!   its cache are never touched. Secrets in the answer (`client_secret`,
 //!   `registration_access_token`) are registered with the redactor before recording.
 //! * `3.3.5.authorize`: the authorization request of #1, then of #2 (PKCE S256, state
 //!   [`AUTHORIZE_STATE`], `resource`); each answer's `Location` may name an onward
@@ -139,7 +139,7 @@ pub fn host_port(u: &url::Url) -> Option<(String, u16)> {
     Some((host, u.port_or_known_default()?))
 }
 
-/// The gate (spec §11.3 3.3.5-pre) for `endpoint` from the first resolved metadata.
+/// The gate (3.3.5-pre) for `endpoint` from the first resolved metadata.
 pub fn gate(endpoint: &url::Url, metadata: Option<&Value>) -> Gate {
     let Some(m) = metadata else {
         return Gate::Closed(

@@ -73,7 +73,7 @@ pub(super) struct Tokens {
     #[serde(default)]
     pub(super) expires_at: Option<i64>,
     /// `expires_in` as issued (the bundle reports the issued lifetime, never the
-    /// remaining one: checks.md §7).
+    /// remaining one, so that two bundles of one token agree).
     #[serde(default)]
     pub(super) expires_in: Option<i64>,
     /// `scope` of the token response, if it had one.

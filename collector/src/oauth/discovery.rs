@@ -1,4 +1,4 @@
-//! OAuth discovery (spec/checks.md §5.1, mcp-protocol.md §6): protected-resource
+//! OAuth discovery (docs/collector.md, "Discovery and the network guard"): protected-resource
 //! metadata (RFC 9728, leg `discovery.prm`) and authorization-server metadata (RFC 8414
 //! and OpenID Connect discovery, leg `discovery.as`).
 //!

@@ -316,7 +316,7 @@ impl Login {
         })
     }
 
-    /// The refresh-chain restore (checks.md §5.3): spend `refresh_token` (the one a
+    /// The refresh-chain restore (docs/collector.md, "Credentials"): spend `refresh_token` (the one a
     /// wrong-audience grant rotated to) on a refresh grant naming this login's own
     /// resource, recorded under `leg`, and cache the answer, so the stored credential
     /// stays bound to the audited resource. The new access token's facts are not added

@@ -1,4 +1,5 @@
-//! The network guard (design.md §4; spec/checks.md §6, fixing §17 item 18).
+//! The network guard (docs/collector.md, "Discovery and the network guard"): a server
+//! may not make the collector fetch a private or loopback address on its behalf.
 //!
 //! Every URL a server supplies (protected-resource metadata, authorization servers, and
 //! later token and registration endpoints) goes through [`check_fetch`] before a byte is
@@ -20,7 +21,7 @@ use std::time::Duration;
 use mcp_probe_schema::host::is_loopback_host;
 use mcp_probe_schema::model::ErrorKind;
 
-/// Deadline of the guard's own DNS lookup (spec/checks.md Appendix C: discovery 8 s).
+/// Deadline of the guard's own DNS lookup (the discovery deadline: 8 s).
 pub const RESOLVE_TIMEOUT: Duration = Duration::from_secs(8);
 
 /// The class of an IP address, as far as the guard cares.

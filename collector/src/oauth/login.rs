@@ -1,4 +1,4 @@
-//! OAuth 2.1 login for a protected MCP endpoint (design.md §4, checks.md §5.2, §5.3).
+//! OAuth 2.1 login for a protected MCP endpoint (docs/collector.md, "Credentials").
 //!
 //! Given the endpoint, its authorization server's metadata (RFC 8414) and its
 //! protected-resource metadata (RFC 9728), [`Login::obtain`] returns an access token, in
@@ -11,15 +11,15 @@
 //!    registration exists, an authorization-code flow with PKCE S256 (RFC 7636), the
 //!    RFC 8707 `resource`, and RFC 9207 issuer identification on the redirect.
 //!
-//! Why it differs from the reference prober (checks.md §17):
-//! * The loopback redirect port is **stable per registration** (item 20): a cached
+//! Choices that matter:
+//! * The loopback redirect port is **stable per registration**: a cached
 //!   registration is reused on the port it registered, and only when that port is busy
 //!   is a new client registered on a new port (said on stderr). Some servers pin the
 //!   redirect URI exactly, so a new port every run forced a new login every run.
-//! * The authorization URL goes to **stderr**, never stdout (item 17): stdout carries
+//! * The authorization URL goes to **stderr**, never stdout: stdout carries
 //!   only bundle paths.
 //! * The cache file holds secrets, so it is written **0600 in a 0700 directory**
-//!   (item 21), atomically (a temporary file renamed into place).
+//!   atomically (a temporary file renamed into place).
 //! * The `iss` of the authorization response is checked against the issuer before the
 //!   code is spent (RFC 9207 mix-up defence), and the callback must carry our `state`.
 //!

@@ -1,6 +1,6 @@
 //! A recording HTTP/1.1 client.
 //!
-//! Why not reqwest (design.md §4 names it): a bundle must show the request exactly as
+//! Why not reqwest: a bundle must show the request exactly as
 //! sent and the response exactly as received, headers in order and original case, the
 //! TLS facts of the very connection that carried the exchange, and an SSE stream cut at
 //! the awaited JSON-RPC response. reqwest/hyper lower-case and reorder headers, hide
@@ -144,7 +144,7 @@ impl Client {
     }
 
     /// Send `req` and record everything. One request in flight per authority: a second
-    /// target on the same server waits (design.md §4 pacing).
+    /// target on the same server waits (pacing: one request at a time per server).
     pub async fn send(&self, req: Request) -> Sent {
         let auth = authority(&req.url);
         let lock = {

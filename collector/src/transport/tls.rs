@@ -3,7 +3,7 @@
 //! Every TLS connection is made with a *recording* verifier: it captures the chain the
 //! server sent, verifies it separately against each trust store (the bundled public
 //! roots, the OS store, and the operator's `--ca-file`), and lets the handshake finish
-//! whatever the outcome, so the chain is evidence even when it is bad (spec §17 item 1).
+//! whatever the outcome, so the chain is evidence even when it is bad.
 //! The connection is then used only when at least one store accepted the chain; the
 //! caller turns a rejected chain into a `tls-certificate` transport error and sends
 //! nothing over it.
