@@ -3,26 +3,19 @@
 
 use base64::Engine;
 use mcp_probe_schema::vocab::probe::{MISMATCH_NAME, NO_SUCH_TOOL};
-use mcp_probe_schema::vocab::{header, leg, method, LegId};
+use mcp_probe_schema::vocab::{header, leg, method};
 use serde_json::{json, Map};
 
+use super::Family;
 use super::{remove_header, set_header};
 use crate::mcp::Probe;
-
-/// The legs, in the order sent.
-pub const LEGS: &[LegId] = &[
-    leg::HDR_NO_METHOD,
-    leg::HDR_NO_NAME,
-    leg::HDR_NAME_MISMATCH,
-    leg::HDR_NAME_ENCODED,
-];
 
 impl Probe<'_> {
     /// 2.4: routing headers on 2026-07-28.
     pub(super) async fn routing_headers(&mut self) {
         if !self.modern_session() {
             let why = self.legacy_only_reason();
-            self.skip(LEGS, why);
+            self.skip(Family::RoutingHeaders.legs(), why);
             return;
         }
         self.probe_rpc(

@@ -25,7 +25,7 @@
 
 use std::net::{IpAddr, SocketAddr};
 
-use mcp_probe_schema::model::{Era, ErrorKind, Header, Observation};
+use mcp_probe_schema::model::{Era, ErrorKind, Header};
 use mcp_probe_schema::vocab::{header, leg, method, LegId};
 use serde_json::{Map, Value};
 
@@ -228,21 +228,10 @@ impl Probe<'_> {
             })
             .await;
         let mut j = lock(&self.journal);
-        if let Some(tls) = sent.tls {
-            let tls_leg = if crate::transport::http::authority(url)
-                == crate::transport::http::authority(endpoint)
-            {
-                leg::TLS_MODERN
-            } else {
-                leg::DOWNSTREAM
-            };
-            j.record(&[tls_leg], sent.started_at, 0, Observation::Tls(tls));
-        }
-        j.record(
-            &[leg::DOWNSTREAM],
-            sent.started_at,
-            sent.duration.as_micros() as u64,
-            Observation::Http(sent.exchange),
+        sent.record(
+            &mut j,
+            crate::transport::http::tls_leg(url, endpoint, leg::DOWNSTREAM),
+            leg::DOWNSTREAM,
         );
     }
 
@@ -410,6 +399,7 @@ impl Probe<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mcp_probe_schema::model::Observation;
     use serde_json::json;
     use std::sync::{Arc, Mutex};
 

@@ -30,17 +30,14 @@
 use std::net::{IpAddr, SocketAddr};
 
 use base64::Engine as _;
-use mcp_probe_schema::model::{
-    Body, BodyEnd, Header, HttpExchange, HttpOutcome, HttpRequest, Observation, TransportError,
-};
+use mcp_probe_schema::model::{Header, HttpOutcome, Observation};
 use mcp_probe_schema::vocab::{header, leg, LegId};
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
 
 use crate::mcp::{lock, Probe};
 use crate::oauth::discovery::Discovered;
 use crate::oauth::guard::{self, AddrClass};
-use crate::transport::http::{authority, Request};
+use crate::transport::http::{self, authority, Request};
 
 /// The scratch clients' redirect URI (nothing listens there; no code is ever wanted).
 pub const SCRATCH_REDIRECT: &str = "http://127.0.0.1:33418/callback";
@@ -225,15 +222,6 @@ struct Answer {
     json: Value,
     /// Transport error or guard refusal.
     error: Option<String>,
-}
-
-fn body_of(bytes: &[u8]) -> Body {
-    Body {
-        bytes: bytes.to_vec(),
-        length: bytes.len() as u64,
-        sha256: Sha256::digest(bytes).to_vec(),
-        end: BodyEnd::Complete,
-    }
 }
 
 impl Probe<'_> {
@@ -463,21 +451,14 @@ impl Probe<'_> {
         let pinned = match guard::check_fetch(&url, class).await {
             Ok(a) => a,
             Err(r) => {
-                let exchange = HttpExchange {
-                    request: HttpRequest {
-                        method: method.into(),
-                        url: url.to_string(),
-                        version: "HTTP/1.1".into(),
-                        headers,
-                        body: body_of(&body),
-                    },
-                    outcome: HttpOutcome::Error(TransportError {
-                        kind: r.kind,
-                        message: r.reason.clone(),
-                    }),
-                    connection: None,
-                    first_attempt: None,
-                };
+                let exchange = http::unsent(
+                    method,
+                    url.as_str(),
+                    headers,
+                    &body,
+                    r.kind,
+                    r.reason.clone(),
+                );
                 lock(&self.journal).record(
                     &[l],
                     chrono::Utc::now().timestamp_micros(),
@@ -527,20 +508,7 @@ impl Probe<'_> {
                 j.add_secret(s.as_bytes(), name);
             }
         }
-        if let Some(tls) = sent.tls {
-            let tls_leg = if authority(&url) == authority(endpoint) {
-                leg::TLS_MODERN
-            } else {
-                l
-            };
-            j.record(&[tls_leg], sent.started_at, 0, Observation::Tls(tls));
-        }
-        j.record(
-            &[l],
-            sent.started_at,
-            sent.duration.as_micros() as u64,
-            Observation::Http(sent.exchange),
-        );
+        sent.record(&mut j, http::tls_leg(&url, endpoint, l), l);
         answer
     }
 }

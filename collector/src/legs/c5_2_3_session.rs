@@ -3,28 +3,19 @@
 
 use mcp_probe_schema::model::Header;
 use mcp_probe_schema::vocab::probe::SUPPLIED_SESSION_ID;
-use mcp_probe_schema::vocab::{self, header, leg, method, LegId};
+use mcp_probe_schema::vocab::{self, header, leg, method};
 use serde_json::Map;
 
 use super::set_header;
+use super::Family;
 use crate::mcp::Probe;
-
-/// The legs, in the order sent.
-pub const LEGS: &[LegId] = &[
-    leg::LEGACY_GET,
-    leg::LEGACY_DELETE,
-    leg::RESUME_CONTROL,
-    leg::RESUME_LAST_EVENT_ID,
-    leg::SESSION_CONTROL,
-    leg::SESSION_SUPPLIED,
-];
 
 impl Probe<'_> {
     /// 5.2.3: the legacy session surface, on 2026-07-28 only.
     pub(super) async fn legacy_surface(&mut self) {
         if !self.modern_session() {
             let why = self.legacy_only_reason();
-            self.skip(LEGS, why);
+            self.skip(Family::LegacySurface.legs(), why);
             return;
         }
         let Some(endpoint) = self.endpoint.clone() else {

@@ -16,7 +16,7 @@
 //! * [`c3_3_1_audience`]: the audience legs of 3.3.1 and 7.2.1, the last credential
 //!   operations of a run.
 
-use mcp_probe_schema::model::{Era, Header, Observation};
+use mcp_probe_schema::model::{Era, Header};
 use mcp_probe_schema::vocab::{header, leg, LegId};
 use serde_json::{Map, Value};
 
@@ -125,20 +125,7 @@ impl Probe<'_> {
         };
         let sent = self.client.send(req).await;
         let mut j = lock(&self.journal);
-        if let Some(tls) = sent.tls {
-            j.record(
-                &[leg::TLS_MODERN],
-                sent.started_at,
-                0,
-                Observation::Tls(tls),
-            );
-        }
-        j.record(
-            &[l],
-            sent.started_at,
-            sent.duration.as_micros() as u64,
-            Observation::Http(sent.exchange),
-        );
+        sent.record(&mut j, leg::TLS_MODERN, l);
     }
 
     /// Every probe leg of [`AFTER_INVENTORY`], in order. `info_only` records them all
@@ -218,9 +205,21 @@ impl Family {
                 leg::V_MISMATCH,
             ],
             Family::AuthPair => &[leg::AUTH_NONE, leg::AUTH_WITH],
-            Family::RoutingHeaders => c2_4_headers::LEGS,
+            Family::RoutingHeaders => &[
+                leg::HDR_NO_METHOD,
+                leg::HDR_NO_NAME,
+                leg::HDR_NAME_MISMATCH,
+                leg::HDR_NAME_ENCODED,
+            ],
             Family::Origins => &[leg::ORIGIN_HOSTILE, leg::ORIGIN_OWN, leg::ORIGIN_NONE],
-            Family::LegacySurface => c5_2_3_session::LEGS,
+            Family::LegacySurface => &[
+                leg::LEGACY_GET,
+                leg::LEGACY_DELETE,
+                leg::RESUME_CONTROL,
+                leg::RESUME_LAST_EVENT_ID,
+                leg::SESSION_CONTROL,
+                leg::SESSION_SUPPLIED,
+            ],
             Family::NullId => &[leg::NULL_ID],
             Family::StaticResource => &[leg::STATIC_RESOURCE],
             Family::Padded => &[leg::PADDED],

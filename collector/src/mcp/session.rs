@@ -196,7 +196,7 @@ impl<'a> Probe<'a> {
                 .join(", ")
         );
         *self.in_flight.lock().unwrap_or_else(|p| p.into_inner()) = Some(what);
-        let sent = self.client.send(req).await;
+        let mut sent = self.client.send(req).await;
         *self.in_flight.lock().unwrap_or_else(|p| p.into_inner()) = None;
         let mut j = lock(&self.journal);
         if let Some(addrs) = &sent.resolved {
@@ -204,14 +204,7 @@ impl<'a> Probe<'a> {
                 j.add_address(a.to_string());
             }
         }
-        if let Some(tls) = sent.tls {
-            j.record(
-                &[leg::TLS_MODERN],
-                sent.started_at,
-                0,
-                Observation::Tls(tls),
-            );
-        }
+        sent.record_tls(&mut j, leg::TLS_MODERN);
         let (status, hdrs, message, error, cut) = match &sent.exchange.outcome {
             HttpOutcome::Response(r) => {
                 // Only a whole body is the server's answer: a reply cut by a reset or a

@@ -11,18 +11,14 @@
 
 use std::net::{IpAddr, SocketAddr};
 
-use mcp_probe_schema::model::{
-    Body, BodyEnd, ErrorKind, Header, HttpExchange, HttpOutcome, HttpRequest, Observation,
-    TransportError,
-};
+use mcp_probe_schema::model::{BodyEnd, ErrorKind, Header, HttpOutcome, Observation};
 use mcp_probe_schema::vocab::{header, leg, LegId};
 use mcp_probe_schema::www_authenticate::{self, Challenge};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use crate::mcp::{lock, Probe};
 use crate::oauth::guard::{self, AddrClass};
-use crate::transport::http::{authority, Request};
+use crate::transport::http::{self, Request};
 
 pub use mcp_probe_schema::vocab::well_known::AS_LIST_CAP;
 use mcp_probe_schema::vocab::well_known::{
@@ -131,15 +127,6 @@ pub fn as_metadata_urls(issuer: &str) -> Result<Vec<url::Url>, BadIssuer> {
             u
         })
         .collect())
-}
-
-fn empty_body() -> Body {
-    Body {
-        bytes: Vec::new(),
-        length: 0,
-        sha256: Sha256::digest([]).to_vec(),
-        end: BodyEnd::Complete,
-    }
 }
 
 fn discovery_headers() -> Vec<Header> {
@@ -321,21 +308,7 @@ impl Probe<'_> {
 
     /// Record a request that was not sent (guard refusal, unresolvable host).
     pub(crate) fn record_refusal(&self, l: LegId, url: &str, kind: ErrorKind, reason: String) {
-        let exchange = HttpExchange {
-            request: HttpRequest {
-                method: "GET".into(),
-                url: url.to_string(),
-                version: "HTTP/1.1".into(),
-                headers: discovery_headers(),
-                body: empty_body(),
-            },
-            outcome: HttpOutcome::Error(TransportError {
-                kind,
-                message: reason,
-            }),
-            connection: None,
-            first_attempt: None,
-        };
+        let exchange = http::unsent("GET", url, discovery_headers(), &[], kind, reason);
         lock(&self.journal).record(
             &[l],
             chrono::Utc::now().timestamp_micros(),
@@ -382,7 +355,7 @@ impl Probe<'_> {
             // Connect to the addresses the guard checked, not a second DNS answer.
             connect_to: Some(pinned),
         };
-        let sent = self.client.send(req).await;
+        let mut sent = self.client.send(req).await;
         // The client resolves again when it connects: an answer from an address the
         // guard would refuse (DNS rebinding between the two lookups) is not used.
         let rebound = sent.resolved.as_ref().and_then(|addrs| {
@@ -393,16 +366,7 @@ impl Probe<'_> {
             })
         });
         let mut j = lock(&self.journal);
-        if let Some(tls) = sent.tls {
-            // The endpoint's own connections are `tls.modern`; another host's handshake
-            // belongs to this discovery leg (linked by connection id).
-            let tls_leg = if authority(&url) == authority(endpoint) {
-                leg::TLS_MODERN
-            } else {
-                l
-            };
-            j.record(&[tls_leg], sent.started_at, 0, Observation::Tls(tls));
-        }
+        sent.record_tls(&mut j, http::tls_leg(&url, endpoint, l));
         let doc = match &sent.exchange.outcome {
             HttpOutcome::Response(r) if r.status == 200 && r.body.end == BodyEnd::Complete => {
                 serde_json::from_slice::<Value>(&r.body.bytes)

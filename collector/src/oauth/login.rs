@@ -38,13 +38,11 @@ use std::time::Duration;
 use mcp_probe_schema::bundle::fingerprint;
 use mcp_probe_schema::host::is_local_url as is_loopback;
 use mcp_probe_schema::model::{
-    Body, BodyEnd, ErrorKind, Header, HttpExchange, HttpOutcome, HttpRequest, Observation,
-    TokenFacts, TransportError,
+    BodyEnd, ErrorKind, Header, HttpOutcome, Observation, TokenFacts, TransportError,
 };
 use mcp_probe_schema::redact::decode_jwt;
 use mcp_probe_schema::vocab::{header, leg, LegId};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
@@ -56,7 +54,7 @@ use super::pkce::{pkce_challenge, random_b64};
 use crate::journal::Journal;
 use crate::oauth::guard::{self, AddrClass};
 use crate::printer::Printer;
-use crate::transport::http::{Client, Request};
+use crate::transport::http::{self, Client, Request};
 
 /// `client_name` of the dynamic client registration.
 pub const CLIENT_NAME: &str = "mcp-collect";
@@ -497,35 +495,15 @@ impl Login {
         };
         if let Some((kind, why)) = refusal {
             let mut headers = vec![
-                Header::new(header::HOST, crate::transport::http::authority(&req.url)),
-                Header::new(header::USER_AGENT, crate::transport::http::USER_AGENT),
+                Header::new(header::HOST, http::authority(&req.url)),
+                Header::new(header::USER_AGENT, http::USER_AGENT),
             ];
             headers.extend(req.headers.iter().cloned());
-            let exchange = HttpExchange {
-                request: HttpRequest {
-                    method: req.method.clone(),
-                    url: url.clone(),
-                    version: "HTTP/1.1".into(),
-                    headers,
-                    body: Body {
-                        bytes: req.body.clone(),
-                        length: req.body.len() as u64,
-                        sha256: Sha256::digest(&req.body).to_vec(),
-                        end: BodyEnd::Complete,
-                    },
-                },
-                outcome: HttpOutcome::Error(TransportError {
-                    kind,
-                    message: why.clone(),
-                }),
-                connection: None,
-                first_attempt: None,
-            };
+            let exchange = http::unsent(&req.method, &url, headers, &req.body, kind, why.clone());
             lock(journal).record(&[leg], now_us(), 0, Observation::Http(exchange));
             return Err(LoginError::Refused { url, why });
         }
-        let same_authority = crate::transport::http::authority(&req.url)
-            == crate::transport::http::authority(&self.endpoint);
+        let tls_leg = http::tls_leg(&req.url, &self.endpoint, leg);
         let sent = client.send(req).await;
         let answer = match &sent.exchange.outcome {
             HttpOutcome::Response(r) => {
@@ -560,18 +538,7 @@ impl Login {
                 j.add_secret(v.as_bytes(), what);
             }
         }
-        if let Some(tls) = sent.tls {
-            // Another host's handshake belongs to this leg, not to the endpoint's
-            // transport (`tls.modern`); linked to the exchange by connection id.
-            let tls_leg = if same_authority { leg::TLS_MODERN } else { leg };
-            j.record(&[tls_leg], sent.started_at, 0, Observation::Tls(tls));
-        }
-        j.record(
-            &[leg],
-            sent.started_at,
-            sent.duration.as_micros() as u64,
-            Observation::Http(sent.exchange),
-        );
+        sent.record(&mut j, tls_leg, leg);
         if let Some((ip, class)) = rebound {
             return Err(LoginError::Refused {
                 url,

@@ -17,11 +17,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use mcp_probe_schema::model::Observation;
 use mcp_probe_schema::model::{
     Body, BodyEnd, ErrorKind, Header, HttpExchange, HttpOutcome, HttpRequest, HttpResponse,
     TlsHandshake, TransportError,
 };
-use mcp_probe_schema::vocab::header;
+use mcp_probe_schema::vocab::{header, leg, LegId};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -30,6 +31,7 @@ use tokio::sync::Mutex;
 
 use super::error::io_error;
 use super::tls::Trust;
+use crate::journal::Journal;
 
 /// Longest response head accepted.
 const MAX_HEAD: usize = 64 * 1024;
@@ -91,6 +93,72 @@ pub struct Sent {
     pub duration: Duration,
     /// Addresses the host resolved to, when a lookup happened.
     pub resolved: Option<Vec<SocketAddr>>,
+}
+
+impl Sent {
+    /// Record the TLS handshake of this request, if a new connection was made, under
+    /// `tls_leg` ([`tls_leg`]).
+    pub fn record_tls(&mut self, j: &mut Journal, tls_leg: LegId) {
+        if let Some(tls) = self.tls.take() {
+            j.record(&[tls_leg], self.started_at, 0, Observation::Tls(tls));
+        }
+    }
+
+    /// Record the TLS handshake (under `tls_leg`) and then the exchange (under `leg`).
+    pub fn record(mut self, j: &mut Journal, tls_leg: LegId, leg: LegId) {
+        self.record_tls(j, tls_leg);
+        j.record(
+            &[leg],
+            self.started_at,
+            self.duration.as_micros() as u64,
+            Observation::Http(self.exchange),
+        );
+    }
+}
+
+/// The leg a new connection's handshake is recorded under: the endpoint's own
+/// connections are `tls.modern`; another host's handshake belongs to `leg`, the leg that
+/// made it (linked to the exchange by connection id).
+pub fn tls_leg(url: &url::Url, endpoint: &url::Url, leg: LegId) -> LegId {
+    if authority(url) == authority(endpoint) {
+        leg::TLS_MODERN
+    } else {
+        leg
+    }
+}
+
+/// A complete body of `bytes`.
+pub fn complete_body(bytes: &[u8]) -> Body {
+    Body {
+        bytes: bytes.to_vec(),
+        length: bytes.len() as u64,
+        sha256: Sha256::digest(bytes).to_vec(),
+        end: BodyEnd::Complete,
+    }
+}
+
+/// The record of a request that was refused before a byte was sent: the request as it
+/// would have gone, and the refusal (`kind`, `message`) as its transport error.
+pub fn unsent(
+    method: &str,
+    url: &str,
+    headers: Vec<Header>,
+    body: &[u8],
+    kind: ErrorKind,
+    message: String,
+) -> HttpExchange {
+    HttpExchange {
+        request: HttpRequest {
+            method: method.into(),
+            url: url.into(),
+            version: "HTTP/1.1".into(),
+            headers,
+            body: complete_body(body),
+        },
+        outcome: HttpOutcome::Error(TransportError { kind, message }),
+        connection: None,
+        first_attempt: None,
+    }
 }
 
 /// The recording client shared by all targets of a run.
