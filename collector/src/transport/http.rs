@@ -362,154 +362,84 @@ impl Client {
         url: &url::Url,
         pinned: Option<&[SocketAddr]>,
         deadline: Instant,
-    ) -> Result<
-        (Conn, Option<TlsHandshake>, Vec<SocketAddr>),
-        (
-            TransportError,
-            Option<TlsHandshake>,
-            Option<Vec<SocketAddr>>,
-        ),
-    > {
-        let host = match url.host() {
-            Some(url::Host::Ipv6(a)) => a.to_string(),
-            Some(h) => h.to_string(),
-            None => return Err((terr(ErrorKind::Dns, "URL has no host"), None, None)),
-        };
-        let port = url.port_or_known_default().unwrap_or(80);
-        let addrs: Vec<SocketAddr> = match pinned {
-            Some(p) => p.to_vec(),
-            None => match within(deadline, tokio::net::lookup_host((host.as_str(), port))).await {
-                Ok(Ok(a)) => a.collect(),
-                Ok(Err(e)) => {
-                    return Err((terr(ErrorKind::Dns, format!("{host}: {e}")), None, None))
-                }
-                Err(e) => return Err((e, None, None)),
-            },
-        };
-        if addrs.is_empty() {
-            return Err((
-                terr(ErrorKind::Dns, format!("{host}: no addresses")),
-                None,
-                Some(addrs),
-            ));
-        }
-        let mut last = terr(ErrorKind::Connect, "no address tried");
-        let mut tcp = None;
-        for a in &addrs {
-            match within(deadline, TcpStream::connect(a)).await {
-                Ok(Ok(s)) => {
-                    tcp = Some((s, *a));
-                    break;
-                }
-                Ok(Err(e)) => {
-                    last = TransportError {
-                        message: format!("{a}: {e}"),
-                        ..io_error(&e)
-                    }
-                }
-                Err(e) => last = e,
-            }
-        }
-        let Some((tcp, peer)) = tcp else {
-            return Err((last, None, Some(addrs)));
-        };
+    ) -> Result<(Conn, Option<TlsHandshake>, Vec<SocketAddr>), ConnectFailure> {
+        let addrs = resolve(url, pinned, deadline)
+            .await
+            .map_err(|(e, addrs)| (e, None, addrs))?;
+        let fail = |e: TransportError| (e, None, Some(addrs.clone()));
+        let (tcp, peer) = dial(&addrs, deadline).await.map_err(fail)?;
         let _ = tcp.set_nodelay(true);
         let id = self.next_conn.fetch_add(1, Ordering::Relaxed);
         if url.scheme() != "https" {
-            return Ok((
-                Conn {
-                    id,
-                    peer,
-                    io: Box::new(tcp),
-                    buf: Vec::new(),
-                },
-                None,
-                addrs,
-            ));
+            let conn = Conn {
+                id,
+                peer,
+                io: Box::new(tcp),
+                buf: Vec::new(),
+            };
+            return Ok((conn, None, addrs));
         }
-        let (server_name, sni) = match url.host() {
-            Some(url::Host::Domain(d)) => {
-                match rustls::pki_types::ServerName::try_from(d.to_string()) {
-                    Ok(n) => (n, Some(d.to_string())),
-                    Err(e) => {
-                        return Err((terr(ErrorKind::Tls, format!("{d}: {e}")), None, Some(addrs)))
-                    }
-                }
-            }
-            Some(url::Host::Ipv4(a)) => (
-                rustls::pki_types::ServerName::IpAddress(std::net::IpAddr::V4(a).into()),
-                None,
-            ),
-            Some(url::Host::Ipv6(a)) => (
-                rustls::pki_types::ServerName::IpAddress(std::net::IpAddr::V6(a).into()),
-                None,
-            ),
-            None => return Err((terr(ErrorKind::Tls, "no host"), None, Some(addrs))),
-        };
+        let (server_name, sni) = server_name(url).map_err(fail)?;
+        match self
+            .handshake(id, tcp, peer, server_name, sni, deadline)
+            .await
+        {
+            Ok((conn, record)) => Ok((conn, Some(record), addrs)),
+            Err((e, record)) => Err((e, record, Some(addrs))),
+        }
+    }
+
+    /// The TLS handshake on a connected socket, recorded whatever the outcome. A chain
+    /// no trust store accepts is a failure (with its record).
+    async fn handshake(
+        &self,
+        id: u64,
+        tcp: TcpStream,
+        peer: SocketAddr,
+        server_name: rustls::pki_types::ServerName<'static>,
+        sni: Option<String>,
+        deadline: Instant,
+    ) -> Result<(Conn, TlsHandshake), (TransportError, Option<TlsHandshake>)> {
         let (cfg, rec) = self.trust.config();
         let connector = tokio_rustls::TlsConnector::from(cfg);
-        match within(deadline, connector.connect(server_name, tcp)).await {
-            Ok(Ok(stream)) => {
-                let record = super::tls::handshake_record(
-                    id,
-                    sni.clone(),
-                    peer.to_string(),
-                    stream.get_ref().1,
-                    rec.seen(),
-                );
-                let trusted = rec.seen().map(|s| s.trusted()).unwrap_or(false);
-                if !trusted {
-                    let why = record
-                        .verification
-                        .iter()
-                        .map(|c| format!("{}: {}", c.store, c.error.as_deref().unwrap_or("ok")))
-                        .collect::<Vec<_>>()
-                        .join("; ");
-                    return Err((
-                        terr(
-                            ErrorKind::TlsCertificate,
-                            format!("certificate not trusted by any store ({why})"),
-                        ),
-                        Some(record),
-                        Some(addrs),
-                    ));
-                }
-                Ok((
-                    Conn {
-                        id,
-                        peer,
-                        io: Box::new(stream),
-                        buf: Vec::new(),
-                    },
-                    Some(record),
-                    addrs,
-                ))
-            }
+        let stream = match within(deadline, connector.connect(server_name, tcp)).await {
+            Ok(Ok(stream)) => stream,
             Ok(Err(e)) => {
                 let err = super::tls::classify(&e);
-                let seen = rec.seen().unwrap_or(super::tls::Seen {
-                    chain: Vec::new(),
-                    checks: Vec::new(),
-                });
-                let record = TlsHandshake {
-                    connection: id,
+                let record = super::tls::failed_record(
+                    id,
                     sni,
-                    peer: peer.to_string(),
-                    version: None,
-                    cipher_suite: None,
-                    alpn: None,
-                    chain: seen
-                        .chain
-                        .into_iter()
-                        .map(serde_bytes::ByteBuf::from)
-                        .collect(),
-                    verification: seen.checks,
-                    error: Some(err.clone()),
-                };
-                Err((err, Some(record), Some(addrs)))
+                    peer.to_string(),
+                    rec.seen(),
+                    Some(err.clone()),
+                );
+                return Err((err, Some(record)));
             }
-            Err(e) => Err((e, None, Some(addrs))),
+            Err(e) => return Err((e, None)),
+        };
+        let record =
+            super::tls::handshake_record(id, sni, peer.to_string(), stream.get_ref().1, rec.seen());
+        let trusted = rec.seen().map(|s| s.trusted()).unwrap_or(false);
+        if !trusted {
+            let why = record
+                .verification
+                .iter()
+                .map(|c| format!("{}: {}", c.store, c.error.as_deref().unwrap_or("ok")))
+                .collect::<Vec<_>>()
+                .join("; ");
+            let err = terr(
+                ErrorKind::TlsCertificate,
+                format!("certificate not trusted by any store ({why})"),
+            );
+            return Err((err, Some(record)));
         }
+        let conn = Conn {
+            id,
+            peer,
+            io: Box::new(stream),
+            buf: Vec::new(),
+        };
+        Ok((conn, record))
     }
 
     /// Write the request and read the response. Returns the response and whether the
@@ -604,6 +534,88 @@ impl Client {
             },
             keep,
         ))
+    }
+}
+
+/// Why a connection failed: the error, the TLS record when a handshake was attempted,
+/// and the addresses the host resolved to when a lookup happened.
+type ConnectFailure = (
+    TransportError,
+    Option<TlsHandshake>,
+    Option<Vec<SocketAddr>>,
+);
+
+/// The addresses to try: the pinned ones (checked by the network guard), else a DNS
+/// lookup within the deadline. An empty answer is a DNS failure (with the empty list).
+async fn resolve(
+    url: &url::Url,
+    pinned: Option<&[SocketAddr]>,
+    deadline: Instant,
+) -> Result<Vec<SocketAddr>, (TransportError, Option<Vec<SocketAddr>>)> {
+    let host = match url.host() {
+        Some(url::Host::Ipv6(a)) => a.to_string(),
+        Some(h) => h.to_string(),
+        None => return Err((terr(ErrorKind::Dns, "URL has no host"), None)),
+    };
+    let port = url.port_or_known_default().unwrap_or(80);
+    let addrs: Vec<SocketAddr> = match pinned {
+        Some(p) => p.to_vec(),
+        None => match within(deadline, tokio::net::lookup_host((host.as_str(), port))).await {
+            Ok(Ok(a)) => a.collect(),
+            Ok(Err(e)) => return Err((terr(ErrorKind::Dns, format!("{host}: {e}")), None)),
+            Err(e) => return Err((e, None)),
+        },
+    };
+    if addrs.is_empty() {
+        return Err((
+            terr(ErrorKind::Dns, format!("{host}: no addresses")),
+            Some(addrs),
+        ));
+    }
+    Ok(addrs)
+}
+
+/// A TCP connection to the first address that accepts one; else the last failure.
+async fn dial(
+    addrs: &[SocketAddr],
+    deadline: Instant,
+) -> Result<(TcpStream, SocketAddr), TransportError> {
+    let mut last = terr(ErrorKind::Connect, "no address tried");
+    for a in addrs {
+        match within(deadline, TcpStream::connect(a)).await {
+            Ok(Ok(s)) => return Ok((s, *a)),
+            Ok(Err(e)) => {
+                last = TransportError {
+                    message: format!("{a}: {e}"),
+                    ..io_error(&e)
+                }
+            }
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
+/// The TLS server name of `url`, and the SNI sent (a domain only, never an address).
+fn server_name(
+    url: &url::Url,
+) -> Result<(rustls::pki_types::ServerName<'static>, Option<String>), TransportError> {
+    match url.host() {
+        Some(url::Host::Domain(d)) => {
+            match rustls::pki_types::ServerName::try_from(d.to_string()) {
+                Ok(n) => Ok((n, Some(d.to_string()))),
+                Err(e) => Err(terr(ErrorKind::Tls, format!("{d}: {e}"))),
+            }
+        }
+        Some(url::Host::Ipv4(a)) => Ok((
+            rustls::pki_types::ServerName::IpAddress(std::net::IpAddr::V4(a).into()),
+            None,
+        )),
+        Some(url::Host::Ipv6(a)) => Ok((
+            rustls::pki_types::ServerName::IpAddress(std::net::IpAddr::V6(a).into()),
+            None,
+        )),
+        None => Err(terr(ErrorKind::Tls, "no host")),
     }
 }
 

@@ -252,6 +252,25 @@ pub fn handshake_record(
     conn: &rustls::ClientConnection,
     seen: Option<Seen>,
 ) -> TlsHandshake {
+    TlsHandshake {
+        version: conn.protocol_version().map(|v| format!("{v:?}")),
+        cipher_suite: conn
+            .negotiated_cipher_suite()
+            .map(|s| format!("{:?}", s.suite())),
+        alpn: conn.alpn_protocol().map(|a| a.to_vec()),
+        ..failed_record(connection, sni, peer, seen, None)
+    }
+}
+
+/// The TLS record of a handshake that did not finish (`error` says why): the chain and
+/// the stores' verdicts when the server got that far, no version, cipher or ALPN.
+pub fn failed_record(
+    connection: u64,
+    sni: Option<String>,
+    peer: String,
+    seen: Option<Seen>,
+    error: Option<TransportError>,
+) -> TlsHandshake {
     let seen = seen.unwrap_or(Seen {
         chain: Vec::new(),
         checks: Vec::new(),
@@ -260,17 +279,15 @@ pub fn handshake_record(
         connection,
         sni,
         peer,
-        version: conn.protocol_version().map(|v| format!("{v:?}")),
-        cipher_suite: conn
-            .negotiated_cipher_suite()
-            .map(|s| format!("{:?}", s.suite())),
-        alpn: conn.alpn_protocol().map(|a| a.to_vec()),
+        version: None,
+        cipher_suite: None,
+        alpn: None,
         chain: seen
             .chain
             .into_iter()
             .map(serde_bytes::ByteBuf::from)
             .collect(),
         verification: seen.checks,
-        error: None,
+        error,
     }
 }
