@@ -4,9 +4,10 @@
 //! non-loopback address: those URLs must be refused before any connect.
 #![allow(clippy::unwrap_used)]
 
+mod support;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -23,26 +24,7 @@ use mcp_probe_schema::redact::Redactor;
 use mcp_probe_schema::vocab::{leg, LegId};
 use serde_json::{json, Value};
 
-/// A lab variable: the environment, else `lab/run/env`. Missing under CI is a failure:
-/// a silently skipped lab test hides a broken lab.
-fn lab(var: &str) -> Option<String> {
-    if let Ok(v) = std::env::var(var) {
-        return Some(v);
-    }
-    let env_file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../lab/run/env");
-    if let Ok(text) = std::fs::read_to_string(env_file) {
-        for line in text.lines() {
-            if let Some(v) = line.strip_prefix(&format!("{var}=")) {
-                return Some(v.to_string());
-            }
-        }
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!("{var} is not set: the lab is not up (lab/up.sh) but CI requires it");
-    }
-    eprintln!("skipping: {var} not set and lab/run/env missing (run lab/up.sh)");
-    None
-}
+use support::lab;
 
 struct Rig {
     client: Client,

@@ -7,8 +7,9 @@
 //! handshake failed, and without `-cipher 'DEFAULT:@SECLEVEL=0'` it refuses TLS 1.0
 //! itself and every server would look compliant.
 
+mod support;
+
 use std::net::SocketAddr;
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -16,27 +17,7 @@ use mcp_probe_collector::transport::legacy_tls::{probe, LegacyVersion};
 use mcp_probe_schema::model::LegacyTlsProbe;
 use mcp_probe_schema::tlswire::{parse_client_hello, parse_server, ServerAnswer};
 
-/// A lab variable: the environment, else `lab/run/env`. Missing under CI is a failure:
-/// a silently skipped lab test hides a broken lab. (Same pattern as
-/// `tests/support/mod.rs`.)
-fn lab(var: &str) -> Option<String> {
-    if let Ok(v) = std::env::var(var) {
-        return Some(v);
-    }
-    let env_file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../lab/run/env");
-    if let Ok(text) = std::fs::read_to_string(env_file) {
-        for line in text.lines() {
-            if let Some(v) = line.strip_prefix(&format!("{var}=")) {
-                return Some(v.to_string());
-            }
-        }
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!("{var} is not set: the lab is not up (lab/up.sh) but CI requires it");
-    }
-    eprintln!("skipping: {var} not set and lab/run/env missing (run lab/up.sh)");
-    None
-}
+use support::lab;
 
 /// What an endpoint is expected to answer to a TLS 1.0 or 1.1 offer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

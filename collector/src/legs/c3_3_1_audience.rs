@@ -443,17 +443,7 @@ mod tests {
         Arc<Mutex<crate::journal::Journal>>,
         Vec<mcp_probe_schema::model::Record>,
     ) {
-        let ev = mcp_probe_schema::testkit::evidence("http://127.0.0.1:9/mcp", Vec::new());
-        let j = Arc::new(Mutex::new(
-            crate::journal::Journal::create(
-                dir,
-                "t",
-                ev.target,
-                ev.run.options,
-                mcp_probe_schema::redact::Redactor::new(),
-            )
-            .expect("journal"),
-        ));
+        let j = crate::legs::fixture::journal(dir, "http://127.0.0.1:9/mcp");
         let mut p = Probe::new(client, j.clone(), token.map(str::to_string), 1);
         p.endpoint = Some(u("http://127.0.0.1:9/mcp"));
         let rt = tokio::runtime::Builder::new_current_thread()
@@ -478,11 +468,7 @@ mod tests {
     #[test]
     fn without_credential_or_refresh_token_every_leg_is_skipped_with_its_reason() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let client = crate::transport::http::Client::new(
-            crate::transport::tls::Trust::load(None).expect("trust"),
-            std::time::Duration::from_secs(2),
-            1 << 16,
-        );
+        let client = crate::legs::fixture::client();
         let (_, recs) = probe_fixture(dir.path(), None, &client);
         for l in [leg::DOWNSTREAM, leg::FOREIGN_MINT, leg::FOREIGN_TOKEN] {
             assert_eq!(

@@ -602,22 +602,8 @@ mod tests {
 
     fn run_legs(found: &Discovered, info: bool) -> Vec<mcp_probe_schema::model::Record> {
         let dir = tempfile::tempdir().expect("tempdir");
-        let client = crate::transport::http::Client::new(
-            crate::transport::tls::Trust::load(None).expect("trust"),
-            std::time::Duration::from_secs(2),
-            1 << 16,
-        );
-        let ev = mcp_probe_schema::testkit::evidence("http://127.0.0.1:9/mcp", Vec::new());
-        let j = std::sync::Arc::new(std::sync::Mutex::new(
-            crate::journal::Journal::create(
-                dir.path(),
-                "t",
-                ev.target,
-                ev.run.options,
-                mcp_probe_schema::redact::Redactor::new(),
-            )
-            .expect("journal"),
-        ));
+        let client = crate::legs::fixture::client();
+        let j = crate::legs::fixture::journal(dir.path(), "http://127.0.0.1:9/mcp");
         let mut p = Probe::new(&client, j.clone(), None, 1);
         p.endpoint = Some(u("http://127.0.0.1:9/mcp"));
         let rt = tokio::runtime::Builder::new_current_thread()

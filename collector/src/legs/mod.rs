@@ -241,6 +241,40 @@ impl Family {
     }
 }
 
+/// What the legs' unit tests share: a client and a journal for an endpoint that no one
+/// serves.
+#[cfg(test)]
+pub(crate) mod fixture {
+    use std::sync::{Arc, Mutex};
+
+    use crate::journal::Journal;
+    use crate::transport::http::Client;
+
+    /// A client with the default trust stores, a 2 s deadline and a 64 KiB body cap.
+    pub(crate) fn client() -> Client {
+        Client::new(
+            crate::transport::tls::Trust::load(None).expect("trust"),
+            std::time::Duration::from_secs(2),
+            1 << 16,
+        )
+    }
+
+    /// A journal in `dir` for `endpoint` (the test kit's target and options).
+    pub(crate) fn journal(dir: &std::path::Path, endpoint: &str) -> Arc<Mutex<Journal>> {
+        let ev = mcp_probe_schema::testkit::evidence(endpoint, Vec::new());
+        Arc::new(Mutex::new(
+            Journal::create(
+                dir,
+                "t",
+                ev.target,
+                ev.run.options,
+                mcp_probe_schema::redact::Redactor::new(),
+            )
+            .expect("journal"),
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

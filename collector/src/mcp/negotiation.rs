@@ -89,11 +89,8 @@ impl Probe<'_> {
         let r = self
             .rpc(&[leg::ENDPOINT_DETECT], cand, h, &body, Some(id))
             .await;
-        if let Some(e) = &r.error {
-            return Err(NotAnEndpoint::Transport(e.clone()));
-        }
-        if r.status == Some(401) {
-            return Ok(Some(self.auth_required(cand, &r)));
+        if let Some(ending) = self.stops_detection(cand, &r)? {
+            return Ok(Some(ending));
         }
         if let (Some(200), Some(result)) = (r.status, r.result().cloned()) {
             self.set_endpoint(cand, false);
@@ -123,11 +120,8 @@ impl Probe<'_> {
                     Some(id),
                 )
                 .await;
-            if let Some(e) = &r.error {
-                return Err(NotAnEndpoint::Transport(e.clone()));
-            }
-            if r.status == Some(401) {
-                return Ok(Some(self.auth_required(cand, &r)));
+            if let Some(ending) = self.stops_detection(cand, &r)? {
+                return Ok(Some(ending));
             }
             if let (Some(200), Some(result)) = (r.status, r.result().cloned()) {
                 let echoed = result
@@ -168,13 +162,24 @@ impl Probe<'_> {
         })
     }
 
-    /// A 401: the endpoint is there and wants credentials (the challenge is kept for
-    /// discovery).
-    fn auth_required(&mut self, cand: &url::Url, r: &Reply) -> Ending {
+    /// What ends detection on a candidate whatever was sent: a transport failure (this
+    /// candidate is not an endpoint, and no other is tried) or a 401 (the endpoint is
+    /// there and wants credentials; the challenge is kept for discovery).
+    fn stops_detection(
+        &mut self,
+        cand: &url::Url,
+        r: &Reply,
+    ) -> Result<Option<Ending>, NotAnEndpoint> {
+        if let Some(e) = &r.error {
+            return Err(NotAnEndpoint::Transport(e.clone()));
+        }
+        if r.status != Some(401) {
+            return Ok(None);
+        }
         self.challenge =
             derive::header(&r.headers, header::WWW_AUTHENTICATE).map(|h| h.value.clone());
         self.set_endpoint(cand, true);
-        Ending::AuthRequired
+        Ok(Some(Ending::AuthRequired))
     }
 }
 

@@ -169,10 +169,25 @@ impl Login {
         }
     }
 
+    /// The login's refresh grant (leg `oauth.refresh`).
     pub(super) async fn refresh(
         &self,
         client: &Client,
         journal: &Mutex<Journal>,
+        reg: &Registration,
+        refresh_token: &str,
+    ) -> Result<Tokens, LoginError> {
+        self.refresh_grant(client, journal, leg::OAUTH_REFRESH, reg, refresh_token)
+            .await
+    }
+
+    /// A refresh grant spending `refresh_token` for this login's own resource, recorded
+    /// under `leg`; the tokens to cache (the old refresh token stays when none is new).
+    async fn refresh_grant(
+        &self,
+        client: &Client,
+        journal: &Mutex<Journal>,
+        leg: LegId,
         reg: &Registration,
         refresh_token: &str,
     ) -> Result<Tokens, LoginError> {
@@ -185,7 +200,7 @@ impl Login {
             .token_request(
                 client,
                 journal,
-                leg::OAUTH_REFRESH,
+                leg,
                 reg,
                 form,
                 &[(refresh_token, "refresh-token")],
@@ -316,8 +331,8 @@ impl Login {
         })
     }
 
-    /// The refresh-chain restore (docs/collector.md, "Credentials"): spend `refresh_token` (the one a
-    /// wrong-audience grant rotated to) on a refresh grant naming this login's own
+    /// The refresh-chain restore (docs/collector.md, "Credentials"): spend `refresh_token`
+    /// (the one a wrong-audience grant rotated to) on a refresh grant naming this login's own
     /// resource, recorded under `leg`, and cache the answer, so the stored credential
     /// stays bound to the audited resource. The new access token's facts are not added
     /// to the journal's `tokens` (the run goes on with the token it holds).
@@ -333,22 +348,9 @@ impl Login {
                 "no cached client registration for this endpoint".into(),
             ));
         };
-        let form = vec![
-            ("grant_type", "refresh_token"),
-            ("refresh_token", refresh_token),
-            ("resource", self.resource.as_str()),
-        ];
-        let r = self
-            .token_request(
-                client,
-                journal,
-                leg,
-                &entry.client,
-                form,
-                &[(refresh_token, "refresh-token")],
-            )
+        let tokens = self
+            .refresh_grant(client, journal, leg, &entry.client, refresh_token)
             .await?;
-        let tokens = self.tokens(r, Some(refresh_token));
         entry.tokens = Some(tokens);
         entry.updated_at = now_s();
         save(&self.cache_dir(), &entry)
