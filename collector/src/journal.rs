@@ -144,6 +144,15 @@ enum Update {
     CappedFrom(u64),
 }
 
+/// A journal shared by the tasks of one target.
+pub type SharedJournal = Arc<Mutex<Journal>>;
+
+/// Lock a journal. A poisoned lock means a leg panicked; the journal's data is still
+/// consistent (records are appended atomically), so it is used on, to seal.
+pub fn lock(j: &Mutex<Journal>) -> MutexGuard<'_, Journal> {
+    j.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// One target's evidence in the making.
 #[derive(Debug)]
 pub struct Journal {

@@ -6,7 +6,8 @@ use mcp_probe_schema::vocab::{header, leg, method};
 use serde_json::{json, Map, Value};
 
 use super::{CONSENT_ABOVE, DEFAULT_PROBE_BYTES, HARD_MAX};
-use crate::mcp::{lock, Probe};
+use crate::journal::lock;
+use crate::mcp::Probe;
 
 impl Probe<'_> {
     /// 10.1a: the operator's static resource, without credential, on the same host only.

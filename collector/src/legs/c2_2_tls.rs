@@ -5,7 +5,8 @@
 use mcp_probe_schema::model::{Header, Observation};
 use mcp_probe_schema::vocab::{header, leg};
 
-use crate::mcp::{lock, Probe};
+use crate::journal::lock;
+use crate::mcp::Probe;
 
 impl Probe<'_> {
     /// Transport facts before detection: TLS 1.0/1.1 acceptance and the plaintext port.

@@ -3,7 +3,8 @@
 use mcp_probe_schema::vocab::{leg, method};
 use serde_json::Map;
 
-use crate::mcp::{lock, Probe};
+use crate::journal::lock;
+use crate::mcp::Probe;
 
 impl Probe<'_> {
     /// 2.3: the same tools/list without, then with, the credential. Sent whenever a

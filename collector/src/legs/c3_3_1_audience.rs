@@ -29,7 +29,8 @@ use mcp_probe_schema::model::{Era, ErrorKind, Header};
 use mcp_probe_schema::vocab::{header, leg, method, LegId};
 use serde_json::{Map, Value};
 
-use crate::mcp::{lock, Probe};
+use crate::journal::lock;
+use crate::mcp::Probe;
 use crate::oauth::guard::{self, AddrClass};
 use crate::oauth::Login;
 use crate::transport::http::Request;

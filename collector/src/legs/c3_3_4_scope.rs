@@ -11,7 +11,8 @@ use mcp_probe_schema::model::{Era, Header};
 use mcp_probe_schema::vocab::{header, leg};
 use serde_json::{json, Map, Value};
 
-use crate::mcp::{lock, Probe};
+use crate::journal::lock;
+use crate::mcp::Probe;
 
 /// Operator input: the tool outside the grant.
 pub const INPUT_TOOL: &str = "scope_probe_tool";

@@ -34,7 +34,8 @@ use mcp_probe_schema::model::{Header, HttpOutcome, Observation};
 use mcp_probe_schema::vocab::{header, leg, LegId};
 use serde_json::{json, Value};
 
-use crate::mcp::{lock, Probe};
+use crate::journal::lock;
+use crate::mcp::Probe;
 use crate::oauth::discovery::Discovered;
 use crate::oauth::guard::{self, AddrClass};
 use crate::transport::http::{self, authority, Request};

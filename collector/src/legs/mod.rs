@@ -20,7 +20,8 @@ use mcp_probe_schema::model::{Era, Header};
 use mcp_probe_schema::vocab::{header, leg, LegId};
 use serde_json::{Map, Value};
 
-use crate::mcp::{lock, Probe};
+use crate::journal::lock;
+use crate::mcp::Probe;
 use crate::transport::http::Request;
 
 pub mod c10_limits;

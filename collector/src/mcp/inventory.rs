@@ -5,7 +5,8 @@ use mcp_probe_schema::model::Era;
 use mcp_probe_schema::vocab::{leg, method, LegId};
 use serde_json::{json, Value};
 
-use super::session::{lock, Ending, Probe};
+use super::session::{Ending, Probe};
+use crate::journal::lock;
 
 impl Probe<'_> {
     /// Read every page of each list the capabilities advertise.

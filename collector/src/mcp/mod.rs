@@ -10,5 +10,4 @@ pub mod inventory;
 pub mod negotiation;
 pub mod session;
 
-pub(crate) use session::lock;
 pub use session::{Ending, Probe, Reply, CLIENT_NAME};

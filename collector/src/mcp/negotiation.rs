@@ -17,7 +17,8 @@ use mcp_probe_schema::model::{Era, Session, TransportError};
 use mcp_probe_schema::vocab::{self, header, leg, meta, method};
 use serde_json::Value;
 
-use super::session::{lock, Ending, Probe, Reply};
+use super::session::{Ending, Probe, Reply};
+use crate::journal::lock;
 
 impl Probe<'_> {
     /// Run detection, negotiation and inventory.

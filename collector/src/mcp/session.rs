@@ -10,7 +10,7 @@ use mcp_probe_schema::model::{Era, Header, HttpOutcome, Observation, TransportEr
 use mcp_probe_schema::vocab::{self, header, leg, meta, method, LegId};
 use serde_json::{json, Value};
 
-use crate::journal::Journal;
+use crate::journal::{lock, Journal};
 use crate::transport::http::{Client, Request};
 
 /// Client identity sent in `clientInfo`.
@@ -110,12 +110,6 @@ pub enum Ending {
     AuthRequired,
     /// No candidate answered as MCP; the text says why.
     NoEndpoint(String),
-}
-
-pub(crate) fn lock(j: &Arc<Mutex<Journal>>) -> std::sync::MutexGuard<'_, Journal> {
-    // A poisoned lock means a leg panicked; the journal's data is still consistent
-    // (records are appended atomically), so keep using it to seal.
-    j.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl<'a> Probe<'a> {

@@ -8,9 +8,11 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::login::{Login, LoginError, CREDENTIALS_DIR};
+use super::error::LoginError;
 use super::pkce::random_b64;
 
+/// Subdirectory of the state directory holding the token cache.
+pub const CREDENTIALS_DIR: &str = "credentials";
 /// Version of the cache file layout.
 pub(super) const CACHE_VERSION: u32 = 1;
 
@@ -177,27 +179,4 @@ pub(super) fn save(dir: &Path, entry: &Entry) -> Result<PathBuf, LoginError> {
         }
     }
     Ok(path)
-}
-
-impl Login {
-    /// The token cache directory.
-    pub fn cache_dir(&self) -> PathBuf {
-        self.state_dir.join(CREDENTIALS_DIR)
-    }
-
-    /// The cache file of this endpoint, issuer and scope, if one exists.
-    pub fn cache_file(&self) -> Result<Option<PathBuf>, LoginError> {
-        Ok(self.cached()?.map(|(p, _)| p))
-    }
-
-    pub(super) fn cached(&self) -> Result<Option<(PathBuf, Entry)>, LoginError> {
-        Ok(load_all(&self.cache_dir())?
-            .into_iter()
-            .filter(|(_, e)| {
-                e.endpoint == self.endpoint.as_str()
-                    && e.issuer == self.metadata.issuer
-                    && e.scope == self.scope
-            })
-            .max_by_key(|(_, e)| e.updated_at))
-    }
 }

@@ -10,46 +10,14 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 
-use super::login::{LoginError, CALLBACK_PATH};
+use super::error::{CallbackError, LoginError};
 
+/// Path of the loopback redirect URI (`http://127.0.0.1:<port>/callback`).
+pub const CALLBACK_PATH: &str = "/callback";
 /// A connection to the loopback listener must send its request head within this time.
 const CALLBACK_HEAD_TIMEOUT: Duration = Duration::from_secs(10);
 /// Longest request head the loopback listener reads.
 const CALLBACK_HEAD_MAX: usize = 16 * 1024;
-
-/// Why an authorization response (the redirect to the loopback listener) was refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum CallbackError {
-    /// `state` missing, repeated or not ours: not the answer to our request.
-    #[error("state missing or not the one sent")]
-    State,
-    /// RFC 9207: `iss` names another issuer (a mix-up attack or a misconfigured server).
-    #[error("iss {got:?} is not the issuer {expected:?} (RFC 9207); the code was not exchanged")]
-    IssuerMismatch {
-        /// The authorization server's issuer.
-        expected: String,
-        /// What `iss` said.
-        got: String,
-    },
-    /// RFC 9207: the server promised `iss` (`authorization_response_iss_parameter_supported`)
-    /// and did not send it.
-    #[error("iss missing although the issuer {expected:?} advertises authorization_response_iss_parameter_supported (RFC 9207); the code was not exchanged")]
-    IssuerMissing {
-        /// The authorization server's issuer.
-        expected: String,
-    },
-    /// The server (or the user) refused the authorization.
-    #[error("the authorization server answered error={error}{}", .description.as_deref().map(|d| format!(": {d}")).unwrap_or_default())]
-    Denied {
-        /// OAuth `error`.
-        error: String,
-        /// OAuth `error_description`.
-        description: Option<String>,
-    },
-    /// Neither `code` nor `error`, or `code` repeated.
-    #[error("no single authorization code in the response")]
-    NoCode,
-}
 
 /// Check an authorization response (the query of the redirect to the loopback
 /// listener) and return its code. Order: our `state` (else [`CallbackError::State`]:

@@ -16,7 +16,8 @@ use mcp_probe_schema::vocab::{header, leg, LegId};
 use mcp_probe_schema::www_authenticate::{self, Challenge};
 use serde_json::Value;
 
-use crate::mcp::{lock, Probe};
+use crate::journal::lock;
+use crate::mcp::Probe;
 use crate::oauth::guard::{self, AddrClass};
 use crate::transport::http::{self, Request};
 

@@ -32,128 +32,37 @@
 //! hosts (the lab), to a URL the network guard allows; redirects are never followed.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use mcp_probe_schema::bundle::fingerprint;
 use mcp_probe_schema::host::is_local_url as is_loopback;
-use mcp_probe_schema::model::{
-    BodyEnd, ErrorKind, Header, HttpOutcome, Observation, TokenFacts, TransportError,
-};
+use mcp_probe_schema::model::{BodyEnd, ErrorKind, Header, HttpOutcome, Observation, TokenFacts};
 use mcp_probe_schema::redact::decode_jwt;
 use mcp_probe_schema::vocab::{header, leg, LegId};
 use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
-use super::cache::{forget, save, Entry, Registration, Tokens, CACHE_VERSION};
-use super::callback::{wait_for_code, CallbackError};
-use super::grants::response_secrets;
+use super::cache::{
+    forget, load_all, save, Entry, Registration, Tokens, CACHE_VERSION, CREDENTIALS_DIR,
+};
+use super::callback::wait_for_code;
+use super::error::LoginError;
 use super::metadata::{resource_for, scope_for, AsMetadata};
 use super::pkce::{pkce_challenge, random_b64};
-use crate::journal::Journal;
+use super::response::response_secrets;
+use crate::journal::{lock, Journal};
 use crate::oauth::guard::{self, AddrClass};
 use crate::printer::Printer;
 use crate::transport::http::{self, Client, Request};
 
-/// `client_name` of the dynamic client registration.
-pub const CLIENT_NAME: &str = "mcp-collect";
-/// Path of the loopback redirect URI (`http://127.0.0.1:<port>/callback`).
-pub const CALLBACK_PATH: &str = "/callback";
 /// How long the loopback listener waits for the browser's redirect by default.
 pub const CALLBACK_TIMEOUT: Duration = Duration::from_secs(300);
 /// A cached access token is used only with at least this much lifetime left.
 pub const MIN_VALIDITY: Duration = Duration::from_secs(60);
 /// The stderr line that carries the authorization URL (`--no-browser`), before the URL.
 pub const URL_LINE: &str = "mcp-collect: open this URL to log in: ";
-/// Subdirectory of the state directory holding the token cache.
-pub const CREDENTIALS_DIR: &str = "credentials";
-
-/// Why no token was obtained.
-#[derive(Debug, thiserror::Error)]
-pub enum LoginError {
-    /// The authorization server metadata lacks a field or has a bad value.
-    #[error("authorization server metadata: {0}")]
-    Metadata(String),
-    /// The authorization server does not advertise PKCE S256 (MCP clients must refuse).
-    #[error("authorization server {issuer} does not advertise PKCE S256 (code_challenge_methods_supported); refusing to log in")]
-    NoPkce {
-        /// The issuer.
-        issuer: String,
-    },
-    /// No client is registered and the server offers no registration endpoint.
-    #[error("authorization server {issuer} has no registration_endpoint (RFC 7591) and no client is registered")]
-    NoRegistration {
-        /// The issuer.
-        issuer: String,
-    },
-    /// The protected-resource metadata names a resource that does not cover the endpoint.
-    #[error("protected-resource metadata names resource {resource}, which does not cover the endpoint {endpoint}")]
-    ResourceMismatch {
-        /// The advertised resource.
-        resource: String,
-        /// The endpoint.
-        endpoint: String,
-    },
-    /// A credential-bearing request was refused by the gate (nothing was sent).
-    #[error("refusing to send credentials to {url}: {why}")]
-    Refused {
-        /// The URL.
-        url: String,
-        /// Why.
-        why: String,
-    },
-    /// The request failed below HTTP.
-    #[error("{leg} {url}: {error}")]
-    Transport {
-        /// The leg id.
-        leg: LegId,
-        /// The URL.
-        url: String,
-        /// What happened.
-        error: TransportError,
-    },
-    /// The server answered with an error (OAuth `error` code when given).
-    #[error("{leg} {url}: HTTP {status}{}{}", .error.as_deref().map(|e| format!(" {e}")).unwrap_or_default(), .description.as_deref().map(|d| format!(": {d}")).unwrap_or_default())]
-    Server {
-        /// The leg id.
-        leg: LegId,
-        /// The URL.
-        url: String,
-        /// HTTP status.
-        status: u16,
-        /// OAuth `error`.
-        error: Option<String>,
-        /// OAuth `error_description`.
-        description: Option<String>,
-    },
-    /// The authorization response was refused.
-    #[error("authorization response: {0}")]
-    Callback(#[from] CallbackError),
-    /// The browser never came back.
-    #[error("no authorization response on the loopback redirect within {} s{}", .waited.as_secs(), if *.ignored > 0 { format!(" ({} callback(s) with a wrong state were ignored)", .ignored) } else { String::new() })]
-    CallbackTimeout {
-        /// How long was waited.
-        waited: Duration,
-        /// Callbacks ignored because their `state` was not ours.
-        ignored: u32,
-    },
-    /// The loopback listener could not be bound.
-    #[error("cannot listen on 127.0.0.1 for the OAuth redirect: {0}")]
-    Listen(std::io::Error),
-    /// The token cache could not be read or written.
-    #[error("token cache {path}: {source}")]
-    Cache {
-        /// The file or directory.
-        path: PathBuf,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The OS random source failed.
-    #[error("OS random source failed: {0}")]
-    Random(String),
-}
 
 /// How a credential was obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -252,11 +161,6 @@ pub(super) fn now_us() -> i64 {
     chrono::Utc::now().timestamp_micros()
 }
 
-pub(super) fn lock(j: &Mutex<Journal>) -> MutexGuard<'_, Journal> {
-    // A poisoned lock means a leg panicked; the journal is still consistent.
-    j.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 impl Login {
     /// One line on stderr, redacted with the run's redactor and escaped for the terminal
     /// (issuers and URLs come from server metadata).
@@ -340,6 +244,27 @@ impl Login {
             on_authorize_url: None,
             redactor: crate::journal::SharedRedactor::new(),
         })
+    }
+
+    /// The token cache directory.
+    pub fn cache_dir(&self) -> PathBuf {
+        self.state_dir.join(CREDENTIALS_DIR)
+    }
+
+    /// The cache file of this endpoint, issuer and scope, if one exists.
+    pub fn cache_file(&self) -> Result<Option<PathBuf>, LoginError> {
+        Ok(self.cached()?.map(|(p, _)| p))
+    }
+
+    pub(super) fn cached(&self) -> Result<Option<(PathBuf, Entry)>, LoginError> {
+        Ok(load_all(&self.cache_dir())?
+            .into_iter()
+            .filter(|(_, e)| {
+                e.endpoint == self.endpoint.as_str()
+                    && e.issuer == self.metadata.issuer
+                    && e.scope == self.scope
+            })
+            .max_by_key(|(_, e)| e.updated_at))
     }
 
     /// Obtain an access token: the cached one, else a refresh, else an interactive

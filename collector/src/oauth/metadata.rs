@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::login::LoginError;
+use super::error::LoginError;
 
 /// The parts of RFC 8414 metadata the login uses, validated.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -9,25 +9,30 @@
 //! The login is split further by concern: [`metadata`] (what the AS metadata must
 //! name, the RFC 8707 resource and the scope), [`cache`] (the 0600 token cache),
 //! [`callback`] (the loopback redirect server), [`registration`] (RFC 7591),
-//! [`pkce`] (RFC 7636) and [`grants`] (token requests, and the raw grants the audience
-//! legs send).
+//! [`pkce`] (RFC 7636), [`response`] (token endpoint answers) and [`grants`] (token
+//! requests, and the raw grants the audience legs send); [`error`] says why a login
+//! gave no token.
 
 pub mod cache;
 pub mod callback;
 pub mod discovery;
+pub mod error;
 pub mod grants;
 pub mod guard;
 pub mod login;
 pub mod metadata;
 pub mod pkce;
 pub mod registration;
+pub mod response;
 
+pub use cache::CREDENTIALS_DIR;
 pub use cache::{cache_file_name, forget};
-pub use callback::{validate_callback, CallbackError};
+pub use callback::{validate_callback, CALLBACK_PATH};
+pub use error::{CallbackError, LoginError};
 pub use grants::{CachedRefresh, RawGrant};
 pub use login::{
-    Credential, Login, LoginError, Obtained, SchemeRefusal, CALLBACK_PATH, CALLBACK_TIMEOUT,
-    CLIENT_NAME, CREDENTIALS_DIR, MIN_VALIDITY, URL_LINE,
+    Credential, Login, Obtained, SchemeRefusal, CALLBACK_TIMEOUT, MIN_VALIDITY, URL_LINE,
 };
 pub use metadata::{resource_for, scope_for, AsMetadata};
 pub use pkce::pkce_challenge;
+pub use registration::CLIENT_NAME;

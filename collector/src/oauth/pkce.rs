@@ -3,7 +3,7 @@
 use base64::Engine as _;
 use sha2::{Digest, Sha256};
 
-use super::login::LoginError;
+use super::error::LoginError;
 
 pub(super) fn random_b64(n: usize) -> Result<String, LoginError> {
     let mut b = vec![0u8; n];

@@ -8,10 +8,15 @@ use mcp_probe_schema::vocab::{header, leg};
 use serde_json::{json, Value};
 
 use super::cache::Registration;
-use super::grants::str_field;
-use super::login::{now_s, Login, LoginError, CALLBACK_PATH, CLIENT_NAME};
+use super::callback::CALLBACK_PATH;
+use super::error::LoginError;
+use super::login::{now_s, Login};
+use super::response::str_field;
 use crate::journal::Journal;
 use crate::transport::http::{Client, Request};
+
+/// `client_name` of the dynamic client registration.
+pub const CLIENT_NAME: &str = "mcp-collect";
 
 impl Login {
     /// RFC 7591 registration of a public client with the loopback redirect on `port`.

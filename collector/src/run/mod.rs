@@ -31,13 +31,7 @@ use signals::Signals;
 use steps::{collect_target, End, Stage, DEFAULT_TARGET_TIMEOUT_MS};
 use target::Target;
 
-use crate::journal::Journal;
-
-type Shared = Arc<Mutex<Journal>>;
-
-fn lock(j: &Shared) -> std::sync::MutexGuard<'_, Journal> {
-    j.lock().unwrap_or_else(|p| p.into_inner())
-}
+use crate::journal::{lock, Journal, SharedJournal as Shared};
 
 /// Collect every target of the plan: open a journal per target, run the targets
 /// (at most `--concurrency` at once) until all finished or a signal stops the run, seal

@@ -7,8 +7,7 @@ use super::cli::Printer;
 use super::plan::Plan;
 use super::steps::End;
 use super::target::Target;
-use super::{lock, Shared};
-use crate::journal::Journal;
+use crate::journal::{lock, Journal, SharedJournal as Shared};
 use crate::mcp::Ending;
 
 /// What sealing one target produced.

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::plan::Plan;
 use super::target::Target;
-use super::{lock, Shared};
+use crate::journal::{lock, SharedJournal as Shared};
 use crate::mcp::{Ending, Probe};
 use crate::oauth::discovery::Discovered;
 use crate::oauth::{Login, LoginError};
