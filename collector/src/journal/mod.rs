@@ -422,6 +422,15 @@ impl Journal {
         &self.target
     }
 
+    /// The IP addresses the target's endpoint resolved to (as recorded).
+    pub fn target_ips(&self) -> Vec<std::net::IpAddr> {
+        self.target
+            .addresses
+            .iter()
+            .filter_map(|a| a.parse::<std::net::SocketAddr>().ok().map(|s| s.ip()))
+            .collect()
+    }
+
     fn target_changed(&mut self) {
         self.target = self.redactor.lock().scrub_serde(&self.target);
         self.update(&Update::Target(self.target.clone()));

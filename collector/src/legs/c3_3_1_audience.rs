@@ -23,8 +23,6 @@
 //! Every new token is registered with the journal's redactor before the exchange that
 //! carries it is recorded (the OAuth module registers the answer's secrets).
 
-use std::net::{IpAddr, SocketAddr};
-
 use mcp_probe_schema::model::{Era, ErrorKind, Header};
 use mcp_probe_schema::vocab::{header, leg, method, LegId};
 use serde_json::{Map, Value};
@@ -102,12 +100,7 @@ impl Probe<'_> {
 
     /// The target's address class from the addresses its endpoint resolved to.
     fn recorded_class(&self) -> AddrClass {
-        let addrs: Vec<IpAddr> = lock(&self.journal)
-            .target()
-            .addresses
-            .iter()
-            .filter_map(|a| a.parse::<SocketAddr>().ok().map(|s| s.ip()))
-            .collect();
+        let addrs = lock(&self.journal).target_ips();
         guard::target_class(&addrs)
     }
 

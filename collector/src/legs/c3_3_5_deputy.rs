@@ -27,8 +27,6 @@
 //! * `3.3.5c.consent`: registration of scratch client #3 (POST) and its authorization
 //!   request (GET).
 
-use std::net::{IpAddr, SocketAddr};
-
 use base64::Engine as _;
 use mcp_probe_schema::model::{Header, HttpOutcome, Observation};
 use mcp_probe_schema::vocab::{header, leg, LegId};
@@ -228,12 +226,7 @@ struct Answer {
 impl Probe<'_> {
     /// The address class of the target, from the addresses its endpoint resolved to.
     fn deputy_class(&self) -> AddrClass {
-        let addrs: Vec<IpAddr> = lock(&self.journal)
-            .target()
-            .addresses
-            .iter()
-            .filter_map(|a| a.parse::<SocketAddr>().ok().map(|s| s.ip()))
-            .collect();
+        let addrs = lock(&self.journal).target_ips();
         if addrs.is_empty() {
             return match self.endpoint.as_ref().and_then(url::Url::host) {
                 Some(url::Host::Ipv4(a)) => guard::classify(a.into()),

@@ -9,8 +9,6 @@
 //! nothing was sent. The collector decides nothing here; [`Discovered`] carries what the
 //! login needs.
 
-use std::net::{IpAddr, SocketAddr};
-
 use mcp_probe_schema::model::{BodyEnd, ErrorKind, Header, HttpOutcome, Observation};
 use mcp_probe_schema::vocab::{header, leg, LegId};
 use mcp_probe_schema::www_authenticate::{self, Challenge};
@@ -278,12 +276,7 @@ impl Probe<'_> {
     /// The address class of the endpoint: from the addresses recorded for the target,
     /// else from a lookup of the endpoint host; public (the strictest) when unknown.
     async fn endpoint_class(&self) -> AddrClass {
-        let recorded: Vec<IpAddr> = lock(&self.journal)
-            .target()
-            .addresses
-            .iter()
-            .filter_map(|a| a.parse::<SocketAddr>().ok().map(|s| s.ip()))
-            .collect();
+        let recorded = lock(&self.journal).target_ips();
         if !recorded.is_empty() {
             return guard::target_class(&recorded);
         }

@@ -255,12 +255,7 @@ async fn login(
     login.no_browser = plan.no_browser;
     login.reauth = plan.reauth;
     login.redactor = lock(j).redactor().clone();
-    let addrs: Vec<std::net::IpAddr> = lock(j)
-        .target()
-        .addresses
-        .iter()
-        .filter_map(|a| a.parse::<std::net::SocketAddr>().ok().map(|s| s.ip()))
-        .collect();
+    let addrs = lock(j).target_ips();
     login.target_class = crate::oauth::guard::target_class(&addrs);
     let interactive = plan.no_browser || std::io::stdin().is_terminal();
     if !interactive {
