@@ -247,14 +247,17 @@ impl Probe<'_> {
             );
             return;
         };
-        // The token endpoint: on the advertising issuer's registrable domain (the credential gate).
+        // The token endpoint: on the advertising issuer's registrable domain (the
+        // credential gate).
         let token_endpoint = login.metadata.token_endpoint.clone();
         let issuer = login.metadata.issuer.clone();
-        let on_issuer = match url::Url::parse(&issuer) {
-            Err(e) => Err(format!("the issuer {issuer} is not a URL ({e})")),
-            Ok(iss) => guard::credential_allowed(&token_endpoint, &iss).map_err(|e| e.to_string()),
+        let refused = match url::Url::parse(&issuer) {
+            Err(e) => Some(format!("the issuer {issuer} is not a URL ({e})")),
+            Ok(iss) => guard::credential_allowed(&token_endpoint, &iss)
+                .err()
+                .map(|e| e.to_string()),
         };
-        if let Err(why) = on_issuer {
+        if let Some(why) = refused {
             self.skip_legs(
                 &ALL_B,
                 format!(
