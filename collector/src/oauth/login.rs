@@ -190,7 +190,7 @@ pub(super) fn scheme_gate(url: &url::Url, endpoint: &url::Url) -> Result<(), Sch
     }
 }
 
-/// Why [`scheme_gate`] refused a credential-bearing OAuth request.
+/// Why `scheme_gate` refused a credential-bearing OAuth request.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SchemeRefusal {
     /// The URL carries userinfo.

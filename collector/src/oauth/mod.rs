@@ -25,8 +25,7 @@ pub mod pkce;
 pub mod registration;
 pub mod response;
 
-pub use cache::CREDENTIALS_DIR;
-pub use cache::{cache_file_name, forget};
+pub use cache::{cache_file_name, forget, CREDENTIALS_DIR};
 pub use callback::{validate_callback, CALLBACK_PATH};
 pub use error::{CallbackError, LoginError};
 pub use grants::{CachedRefresh, RawGrant};

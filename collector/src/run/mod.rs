@@ -1,11 +1,11 @@
-//! A run over many targets: validation of every input before any traffic ([`plan`]),
+//! A run over many targets: validation of every input before any traffic ([`plan()`]),
 //! concurrent targets (`--concurrency`), each walking the [`steps::STEPS`] under its
 //! deadline, progress on stderr, bundle paths on stdout, and sealing on every way out
 //! (success, failure, a panicking leg, a signal).
 //!
 //! * [`cli`]: exit statuses, signals, usage errors; [`flags`]: the command line;
 //!   [`target`]: what the operator typed; [`inputs`]: the probe inputs file.
-//! * [`plan`]: the validated plan; [`steps`]: one target's steps; [`seal`]: sealing one
+//! * [`mod@plan`]: the validated plan; [`steps`]: one target's steps; [`seal`]: sealing one
 //!   target; [`signals`]: the stopping signals.
 
 use std::sync::{Arc, Mutex};

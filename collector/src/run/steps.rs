@@ -1,7 +1,7 @@
 //! The steps of one target, as data: [`STEPS`] lists them in order over a shared
 //! context (the MCP session and what earlier steps found), and the run walks it. The
 //! order is the order of the records in the bundle. Also: the per-target deadline's
-//! bookkeeping ([`Stage`]) and the OAuth login of a run.
+//! bookkeeping (`Stage`) and the OAuth login of a run.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -93,7 +93,7 @@ struct TargetRun<'p> {
 }
 
 /// One step of a target's run. [`STEPS`] is their order; each step runs only when
-/// [`Step::applies`] says so, after the stage is set to [`Step::stage`] (what a deadline
+/// `Step::applies` says so, after the stage is set to [`Step::stage`] (what a deadline
 /// message names).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Step {
