@@ -1,34 +1,39 @@
-//! `mcp-collect`: see the library docs. A thin main: parse, validate, run, map the exit.
+//! `mcp-collect`: see the library docs. A thin main: parse, validate, run, map the exit
+//! status (every way out is an [`ExitStatus`]; its code is chosen in one place).
 
 use std::process::ExitCode;
 
 use clap::Parser;
-use mcp_probe_collector::flags::Flags;
-use mcp_probe_collector::run::{execute, plan, Printer};
+use mcp_probe_collector::run::flags::Flags;
+use mcp_probe_collector::run::{execute, plan, ExitStatus, Printer};
 
 fn main() -> ExitCode {
     let flags = Flags::parse();
     let printer = Printer::new(flags.quiet);
+    ExitCode::from(run(&flags, &printer).code())
+}
+
+fn run(flags: &Flags, printer: &Printer) -> ExitStatus {
     if flags.public_key {
-        return match public_key(&flags) {
+        return match public_key(flags) {
             Ok(pem) => {
                 printer.out(pem.trim_end());
-                ExitCode::SUCCESS
+                ExitStatus::Ok
             }
             Err(e) => {
                 printer.error(&format!("{e:#}"));
-                ExitCode::from(2)
+                ExitStatus::Usage
             }
         };
     }
     if let Some(journal) = &flags.recover {
-        return recover(&flags, journal, &printer);
+        return recover(flags, journal, printer);
     }
-    let plan = match plan(&flags, &printer) {
+    let plan = match plan(flags, printer) {
         Ok(p) => p,
         Err(e) => {
             printer.error(&e.to_string());
-            return ExitCode::from(2);
+            return ExitStatus::Usage;
         }
     };
     let rt = match tokio::runtime::Builder::new_multi_thread()
@@ -38,15 +43,15 @@ fn main() -> ExitCode {
         Ok(rt) => rt,
         Err(e) => {
             printer.error(&format!("cannot start the runtime: {e}"));
-            return ExitCode::from(1);
+            return ExitStatus::Internal;
         }
     };
-    ExitCode::from(rt.block_on(execute(plan, &printer)).code())
+    rt.block_on(execute(plan, printer))
 }
 
 /// `--recover FILE.journal`: 0 sealed, 2 not a readable journal (or the bundle exists),
 /// 1 the bundle could not be written.
-fn recover(flags: &Flags, journal: &std::path::Path, printer: &Printer) -> ExitCode {
+fn recover(flags: &Flags, journal: &std::path::Path, printer: &Printer) -> ExitStatus {
     use mcp_probe_collector::journal::{recover, RecoverError};
     let key = match &flags.key {
         Some(p) => mcp_probe_collector::keys::load(p),
@@ -56,7 +61,7 @@ fn recover(flags: &Flags, journal: &std::path::Path, printer: &Printer) -> ExitC
         Ok(k) => k,
         Err(e) => {
             printer.error(&e.to_string());
-            return ExitCode::from(2);
+            return ExitStatus::Usage;
         }
     };
     match recover(journal, &key) {
@@ -76,15 +81,15 @@ fn recover(flags: &Flags, journal: &std::path::Path, printer: &Printer) -> ExitC
                 r.records
             ));
             printer.out(&r.bundle.display().to_string());
-            ExitCode::SUCCESS
+            ExitStatus::Ok
         }
         Err(e @ RecoverError::Write(_)) => {
             printer.error(&e.to_string());
-            ExitCode::from(1)
+            ExitStatus::WriteFailed
         }
         Err(e) => {
             printer.error(&e.to_string());
-            ExitCode::from(2)
+            ExitStatus::Usage
         }
     }
 }

@@ -1,9 +1,9 @@
 //! Lab tests of the audience legs (collector/src/legs_audience.rs: 3.3.1b, 3.3.1c, the
 //! pair 7.2.1 reads) against the `oidc-provider` AS and the py2-auth resource server
-//! (lab.md §8). The token is obtained the way collector/tests/oauth.rs does: a real
+//! (the lab's OAuth servers). The token is obtained the way collector/tests/oauth.rs does: a real
 //! `Login` whose browser step `lab/oidc/browser.sh URL --deliver` plays.
 //!
-//! What the lab shows (observed, lab.md §8 and these tests):
+//! What the lab shows (observed in these tests):
 //! * the AS refuses a refresh grant naming `https://cis-probe.invalid/wrong-audience` with
 //!   400 `invalid_target` (the conforming answer: 3.3.1b unknown "refused to mint");
 //! * it also refuses a refresh grant naming a loopback resource the original
@@ -20,8 +20,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_probe_collector::journal::Journal;
+use mcp_probe_collector::mcp::{Ending, Probe};
 use mcp_probe_collector::oauth::{Login, Obtained};
-use mcp_probe_collector::probe::{Ending, Probe};
 use mcp_probe_schema::bundle::fingerprint;
 use mcp_probe_schema::model::{ErrorKind, HttpOutcome, Observation, Record, RunStatus};
 use mcp_probe_schema::redact::{decode_jwt, Redactor};

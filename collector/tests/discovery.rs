@@ -1,21 +1,22 @@
 //! OAuth discovery and the network guard through the library: against the real lab
-//! (py2-auth resource server + oidc-provider AS, lab.md §8), and against a scripted
+//! (py2-auth resource server + oidc-provider AS), and against a scripted
 //! server on 127.0.0.1 that advertises internal URLs. Nothing here ever connects to a
 //! non-loopback address: those URLs must be refused before any connect.
 #![allow(clippy::unwrap_used)]
 
+mod support;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use mcp_probe_collector::discovery::Discovered;
-use mcp_probe_collector::guard::{check_fetch, AddrClass};
-use mcp_probe_collector::http::Client;
 use mcp_probe_collector::journal::Journal;
-use mcp_probe_collector::probe::{Ending, Probe};
-use mcp_probe_collector::tls::Trust;
+use mcp_probe_collector::mcp::{Ending, Probe};
+use mcp_probe_collector::oauth::discovery::Discovered;
+use mcp_probe_collector::oauth::guard::{check_fetch, AddrClass};
+use mcp_probe_collector::transport::http::Client;
+use mcp_probe_collector::transport::tls::Trust;
 use mcp_probe_schema::model::{
     ErrorKind, HttpExchange, HttpOutcome, Observation, Options, Record, Target,
 };
@@ -23,26 +24,7 @@ use mcp_probe_schema::redact::Redactor;
 use mcp_probe_schema::vocab::{leg, LegId};
 use serde_json::{json, Value};
 
-/// A lab variable: the environment, else `lab/run/env`. Missing under CI is a failure:
-/// a silently skipped lab test hides a broken lab (lab.md §3).
-fn lab(var: &str) -> Option<String> {
-    if let Ok(v) = std::env::var(var) {
-        return Some(v);
-    }
-    let env_file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../lab/run/env");
-    if let Ok(text) = std::fs::read_to_string(env_file) {
-        for line in text.lines() {
-            if let Some(v) = line.strip_prefix(&format!("{var}=")) {
-                return Some(v.to_string());
-            }
-        }
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!("{var} is not set: the lab is not up (lab/up.sh) but CI requires it");
-    }
-    eprintln!("skipping: {var} not set and lab/run/env missing (run lab/up.sh)");
-    None
-}
+use support::lab;
 
 struct Rig {
     client: Client,

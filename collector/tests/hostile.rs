@@ -427,7 +427,7 @@ fn first_detect(v: &mcp_probe_schema::Verified) -> mcp_probe_schema::model::Reco
 /// A pinned request connects to the addresses the guard checked and never resolves the
 /// host again: a name that does not resolve at all still reaches the pinned address, so
 /// a DNS answer changed between the guard's lookup and the connection cannot redirect
-/// it (spec/checks.md §17 item 18).
+/// it (the network guard connects to the addresses it checked).
 #[test]
 fn pinned_requests_do_not_resolve_again() {
     let srv = serve(Arc::new(|_r: &Req| json_response(200, &[], "{}")));
@@ -443,11 +443,14 @@ fn pinned_requests_do_not_resolve_again() {
         .build()
         .expect("runtime");
     let sent = rt.block_on(async {
-        let trust = mcp_probe_collector::tls::Trust::load(None).expect("trust");
-        let client =
-            mcp_probe_collector::http::Client::new(trust, std::time::Duration::from_secs(5), 4096);
+        let trust = mcp_probe_collector::transport::tls::Trust::load(None).expect("trust");
+        let client = mcp_probe_collector::transport::http::Client::new(
+            trust,
+            std::time::Duration::from_secs(5),
+            4096,
+        );
         client
-            .send(mcp_probe_collector::http::Request {
+            .send(mcp_probe_collector::transport::http::Request {
                 method: "GET".into(),
                 url: url::Url::parse(&format!("http://pinned-host.invalid:{port}/.well-known/x"))
                     .expect("url"),

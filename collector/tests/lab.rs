@@ -344,7 +344,7 @@ fn header_of(h: &[mcp_probe_schema::model::Header], name: &str) -> Option<String
 
 /// Every 2026-07-28 request carries the version header, `Mcp-Method`, `Mcp-Name` where
 /// the method names something, and the whole `_meta` envelope, except the one element
-/// its leg is about (docs/collector.md, spec/checks.md §17 items 3, 13, 14).
+/// its leg is about (docs/collector.md, "Probe legs").
 #[test]
 fn modern_probe_requests_are_complete_but_for_the_property_under_test() {
     for var in ["LAB_PY2", "LAB_TS2_REJECT"] {

@@ -1,44 +1,25 @@
 //! The hand-written TLS 1.0/1.1 probe against every lab TLS endpoint, cross-checked with
-//! `openssl s_client` (lab.md §9.4, §9.5): both must agree on accepted vs refused for
-//! every endpoint and version, and both must match the matrix lab.md observed.
+//! `openssl s_client`: both must agree on accepted vs refused for every endpoint and
+//! version, and both must match the expected matrix below.
 //!
 //! openssl is read only from `Cipher is (NONE)` (refused) versus a real cipher
 //! (accepted): its `Protocol :` line names the *requested* version even when the
 //! handshake failed, and without `-cipher 'DEFAULT:@SECLEVEL=0'` it refuses TLS 1.0
-//! itself and every server would look compliant (lab.md §9.4 pitfalls).
+//! itself and every server would look compliant.
+
+mod support;
 
 use std::net::SocketAddr;
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use mcp_probe_collector::legacy_tls::{probe, LegacyVersion};
+use mcp_probe_collector::transport::legacy_tls::{probe, LegacyVersion};
 use mcp_probe_schema::model::LegacyTlsProbe;
 use mcp_probe_schema::tlswire::{parse_client_hello, parse_server, ServerAnswer};
 
-/// A lab variable: the environment, else `lab/run/env`. Missing under CI is a failure:
-/// a silently skipped lab test hides a broken lab (lab.md §3). (Same pattern as
-/// `tests/support/mod.rs`.)
-fn lab(var: &str) -> Option<String> {
-    if let Ok(v) = std::env::var(var) {
-        return Some(v);
-    }
-    let env_file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../lab/run/env");
-    if let Ok(text) = std::fs::read_to_string(env_file) {
-        for line in text.lines() {
-            if let Some(v) = line.strip_prefix(&format!("{var}=")) {
-                return Some(v.to_string());
-            }
-        }
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!("{var} is not set: the lab is not up (lab/up.sh) but CI requires it");
-    }
-    eprintln!("skipping: {var} not set and lab/run/env missing (run lab/up.sh)");
-    None
-}
+use support::lab;
 
-/// What an endpoint is expected to answer to a TLS 1.0 or 1.1 offer (lab.md §9.4).
+/// What an endpoint is expected to answer to a TLS 1.0 or 1.1 offer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Expect {
     /// ServerHello at the offered version.
@@ -176,7 +157,7 @@ async fn probe_agrees_with_openssl_on_every_lab_endpoint() {
             };
             if !as_expected {
                 problems.push(format!(
-                    "{var} {}: expected {expect:?} (lab.md §9.4), probe saw {answer}, openssl Cipher is {} alert {:?}",
+                    "{var} {}: expected {expect:?}, probe saw {answer}, openssl Cipher is {} alert {:?}",
                     version.id(),
                     theirs.cipher,
                     theirs.alert

@@ -1,5 +1,5 @@
 //! Lab tests of the OAuth login (collector/src/oauth.rs) against the real `oidc-provider`
-//! authorization server and the py2-auth resource server (lab.md §8). The browser step
+//! authorization server and the py2-auth resource server. The browser step
 //! is played headlessly by `lab/oidc/browser.sh URL --deliver`, which walks login and
 //! consent and delivers the redirect to the login's loopback listener.
 
@@ -10,11 +10,11 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use base64::Engine as _;
-use mcp_probe_collector::http::Request;
 use mcp_probe_collector::journal::Journal;
 use mcp_probe_collector::oauth::{
     cache_file_name, validate_callback, CallbackError, LoginError, Obtained,
 };
+use mcp_probe_collector::transport::http::Request;
 use mcp_probe_schema::bundle::fingerprint;
 use mcp_probe_schema::model::{Header, HttpOutcome, RunStatus};
 use mcp_probe_schema::redact::{decode_jwt, Redactor};

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use libfuzzer_sys::fuzz_target;
-use mcp_probe_collector::http::{Client, Request};
+use mcp_probe_collector::transport::http::{Client, Request};
 use mcp_probe_schema::model::{Header, HttpOutcome};
 
 const CAP: u64 = 4096;
@@ -47,7 +47,7 @@ fn env() -> &'static Env {
                 let _ = s.shutdown(std::net::Shutdown::Both);
             }
         });
-        let trust = mcp_probe_collector::tls::Trust::load(None).expect("trust");
+        let trust = mcp_probe_collector::transport::tls::Trust::load(None).expect("trust");
         Env {
             rt: tokio::runtime::Builder::new_current_thread()
                 .enable_all()

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 
 /// A lab variable: the environment, else `lab/run/env`. Missing under CI is a failure:
-/// a silently skipped lab test hides a broken lab (lab.md §3).
+/// a silently skipped lab test hides a broken lab.
 pub fn lab(var: &str) -> Option<String> {
     if let Ok(v) = std::env::var(var) {
         return Some(v);

@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use mcp_probe_collector::http::{Client, Request};
 use mcp_probe_collector::journal::Journal;
 use mcp_probe_collector::oauth::{Credential, Login};
+use mcp_probe_collector::transport::http::{Client, Request};
 use mcp_probe_schema::model::{Header, HttpExchange, HttpOutcome, Observation, Record};
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -18,7 +18,7 @@ use super::lab;
 
 /// A recording client trusting the default stores.
 pub fn client() -> Client {
-    let trust = mcp_probe_collector::tls::Trust::load(None).expect("trust store");
+    let trust = mcp_probe_collector::transport::tls::Trust::load(None).expect("trust store");
     Client::new(trust, Duration::from_secs(30), 1 << 20)
 }
 

@@ -16,11 +16,11 @@ use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::paths::LocationSegment;
 use serde_json::Value;
 
-use crate::run::UsageError;
-use crate::target::Target;
+use crate::run::cli::UsageError;
+use crate::run::target::Target;
 
 /// The published schema of the file, as shipped in `docs/schemas/`.
-pub const SCHEMA: &str = include_str!("../../docs/schemas/probe-inputs.schema.json");
+pub const SCHEMA: &str = include_str!("../../../docs/schemas/probe-inputs.schema.json");
 
 /// The file read when `--inputs` is not given, in the state directory.
 pub const DEFAULT_FILE: &str = "probe-inputs.json";
@@ -382,10 +382,10 @@ mod tests {
             "static_resource_path",
             "max_request_bytes",
             "oversize_authorised",
-            crate::legs_scope::INPUT_TOOL,
-            crate::legs_scope::INPUT_ARGUMENTS,
-            crate::legs_audience::INPUT_DOWNSTREAM,
-            crate::legs_audience::INPUT_FOREIGN_RESOURCE,
+            crate::legs::c3_3_4_scope::INPUT_TOOL,
+            crate::legs::c3_3_4_scope::INPUT_ARGUMENTS,
+            crate::legs::c3_3_1_audience::INPUT_DOWNSTREAM,
+            crate::legs::c3_3_1_audience::INPUT_FOREIGN_RESOURCE,
         ] {
             assert!(props.contains_key(key), "{key} missing from the schema");
             assert!(

@@ -1,5 +1,5 @@
 //! The legs of 3.3.5, confused-deputy safeguards for static OAuth client ids
-//! (spec/checks.md §11.3 3.3.5, §17 items 9, 10, 21). Pre-authentication behaviour only:
+//! (docs/collector.md, "Probe legs"). Pre-authentication behaviour only:
 //! no credential is ever sent, no redirect is ever followed, and every URL passes the
 //! network guard first (a refused one is recorded as a `refused_by_guard` exchange).
 //!
@@ -15,7 +15,7 @@
 //!
 //! * `3.3.5.register`: scratch clients #1 and #2 (RFC 7591 POST JSON with
 //!   [`SCRATCH_REDIRECT`]). Scratch clients are never cached, and the working client and
-//!   its cache are never touched (§17 item 21). Secrets in the answer (`client_secret`,
+//!   its cache are never touched. Secrets in the answer (`client_secret`,
 //!   `registration_access_token`) are registered with the redactor before recording.
 //! * `3.3.5.authorize`: the authorization request of #1, then of #2 (PKCE S256, state
 //!   [`AUTHORIZE_STATE`], `resource`); each answer's `Location` may name an onward
@@ -27,20 +27,16 @@
 //! * `3.3.5c.consent`: registration of scratch client #3 (POST) and its authorization
 //!   request (GET).
 
-use std::net::{IpAddr, SocketAddr};
-
 use base64::Engine as _;
-use mcp_probe_schema::model::{
-    Body, BodyEnd, Header, HttpExchange, HttpOutcome, HttpRequest, Observation, TransportError,
-};
+use mcp_probe_schema::model::{Header, HttpOutcome, Observation};
 use mcp_probe_schema::vocab::{header, leg, LegId};
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
 
-use crate::discovery::Discovered;
-use crate::guard::{self, AddrClass};
-use crate::http::{authority, Request};
-use crate::probe::{lock, Probe};
+use crate::journal::lock;
+use crate::mcp::Probe;
+use crate::oauth::discovery::Discovered;
+use crate::oauth::guard::{self, AddrClass};
+use crate::transport::http::{self, authority, Request};
 
 /// The scratch clients' redirect URI (nothing listens there; no code is ever wanted).
 pub const SCRATCH_REDIRECT: &str = "http://127.0.0.1:33418/callback";
@@ -86,6 +82,48 @@ pub enum Gate {
     Closed(String),
 }
 
+/// Why the gate found no usable endpoint URL in the metadata (the text is the skip note).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MetadataUrl {
+    /// The metadata names no such endpoint.
+    #[error("not sent: the metadata of {issuer} has no {name}")]
+    Missing {
+        /// The metadata's issuer.
+        issuer: String,
+        /// The field.
+        name: &'static str,
+    },
+    /// The field is not an http(s) URL with a host.
+    #[error("not sent: the {name} {value} of {issuer} is not an http(s) URL")]
+    NotHttp {
+        /// The metadata's issuer.
+        issuer: String,
+        /// The field.
+        name: &'static str,
+        /// Its JSON value.
+        value: String,
+    },
+}
+
+/// Why a scratch client registration gave no `client_id`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScratchRefused {
+    /// Nothing usable came back (refused by the guard, or a transport failure).
+    #[error("{0}")]
+    Request(String),
+    /// A success without a `client_id`.
+    #[error("HTTP {0} without a client_id")]
+    NoClientId(u16),
+    /// The server refused, with its OAuth `error` when given.
+    #[error("HTTP {status}{}", .error.as_deref().map(|e| format!(" {e}")).unwrap_or_default())]
+    Refused {
+        /// HTTP status.
+        status: u16,
+        /// OAuth `error`.
+        error: Option<String>,
+    },
+}
+
 /// Host (lower case, no trailing dot) and port (default filled in) of `u`.
 pub fn host_port(u: &url::Url) -> Option<(String, u16)> {
     let host = u
@@ -97,7 +135,7 @@ pub fn host_port(u: &url::Url) -> Option<(String, u16)> {
     Some((host, u.port_or_known_default()?))
 }
 
-/// The gate (spec §11.3 3.3.5-pre) for `endpoint` from the first resolved metadata.
+/// The gate (3.3.5-pre) for `endpoint` from the first resolved metadata.
 pub fn gate(endpoint: &url::Url, metadata: Option<&Value>) -> Gate {
     let Some(m) = metadata else {
         return Gate::Closed(
@@ -106,25 +144,30 @@ pub fn gate(endpoint: &url::Url, metadata: Option<&Value>) -> Gate {
         );
     };
     let issuer = m.get("issuer").and_then(Value::as_str).unwrap_or("?");
-    let url_of = |name: &str| -> Result<url::Url, String> {
+    let url_of = |name: &'static str| -> Result<url::Url, MetadataUrl> {
         let Some(v) = m.get(name).filter(|v| !v.is_null()) else {
-            return Err(format!("not sent: the metadata of {issuer} has no {name}"));
+            return Err(MetadataUrl::Missing {
+                issuer: issuer.to_string(),
+                name,
+            });
         };
         let s = v.as_str().unwrap_or_default();
         match url::Url::parse(s) {
             Ok(u) if matches!(u.scheme(), "http" | "https") && u.has_host() => Ok(u),
-            _ => Err(format!(
-                "not sent: the {name} {v} of {issuer} is not an http(s) URL"
-            )),
+            _ => Err(MetadataUrl::NotHttp {
+                issuer: issuer.to_string(),
+                name,
+                value: v.to_string(),
+            }),
         }
     };
     let authorize = match url_of("authorization_endpoint") {
         Ok(u) => u,
-        Err(why) => return Gate::Closed(why),
+        Err(why) => return Gate::Closed(why.to_string()),
     };
     let register = match url_of("registration_endpoint") {
         Ok(u) => u,
-        Err(why) => return Gate::Closed(why),
+        Err(why) => return Gate::Closed(why.to_string()),
     };
     if host_port(&authorize).is_some() && host_port(&authorize) == host_port(endpoint) {
         return Gate::Closed(format!(
@@ -180,24 +223,10 @@ struct Answer {
     error: Option<String>,
 }
 
-fn body_of(bytes: &[u8]) -> Body {
-    Body {
-        bytes: bytes.to_vec(),
-        length: bytes.len() as u64,
-        sha256: Sha256::digest(bytes).to_vec(),
-        end: BodyEnd::Complete,
-    }
-}
-
 impl Probe<'_> {
     /// The address class of the target, from the addresses its endpoint resolved to.
     fn deputy_class(&self) -> AddrClass {
-        let addrs: Vec<IpAddr> = lock(&self.journal)
-            .target()
-            .addresses
-            .iter()
-            .filter_map(|a| a.parse::<SocketAddr>().ok().map(|s| s.ip()))
-            .collect();
+        let addrs = lock(&self.journal).target_ips();
         if addrs.is_empty() {
             return match self.endpoint.as_ref().and_then(url::Url::host) {
                 Some(url::Host::Ipv4(a)) => guard::classify(a.into()),
@@ -357,7 +386,7 @@ impl Probe<'_> {
         register: &url::Url,
         class: AddrClass,
         endpoint: &url::Url,
-    ) -> Result<String, String> {
+    ) -> Result<String, ScratchRefused> {
         let body = json!({
             "client_name": SCRATCH_CLIENT_NAME,
             "redirect_uris": [SCRATCH_REDIRECT],
@@ -369,7 +398,7 @@ impl Probe<'_> {
             .deputy_request(l, "POST", register.clone(), Some(body), class, endpoint)
             .await;
         if let Some(e) = a.error {
-            return Err(e);
+            return Err(ScratchRefused::Request(e));
         }
         let status = a.status.unwrap_or_default();
         let id = a
@@ -379,15 +408,15 @@ impl Probe<'_> {
             .filter(|s| !s.is_empty());
         match (status, id) {
             (200 | 201, Some(id)) => Ok(id.to_string()),
-            (200 | 201, None) => Err(format!("HTTP {status} without a client_id")),
-            _ => Err(format!(
-                "HTTP {status}{}",
-                a.json
+            (200 | 201, None) => Err(ScratchRefused::NoClientId(status)),
+            _ => Err(ScratchRefused::Refused {
+                status,
+                error: a
+                    .json
                     .get("error")
                     .and_then(Value::as_str)
-                    .map(|e| format!(" {e}"))
-                    .unwrap_or_default()
-            )),
+                    .map(str::to_string),
+            }),
         }
     }
 
@@ -416,21 +445,14 @@ impl Probe<'_> {
         let pinned = match guard::check_fetch(&url, class).await {
             Ok(a) => a,
             Err(r) => {
-                let exchange = HttpExchange {
-                    request: HttpRequest {
-                        method: method.into(),
-                        url: url.to_string(),
-                        version: "HTTP/1.1".into(),
-                        headers,
-                        body: body_of(&body),
-                    },
-                    outcome: HttpOutcome::Error(TransportError {
-                        kind: r.kind,
-                        message: r.reason.clone(),
-                    }),
-                    connection: None,
-                    first_attempt: None,
-                };
+                let exchange = http::unsent(
+                    method,
+                    url.as_str(),
+                    headers,
+                    &body,
+                    r.kind,
+                    r.reason.clone(),
+                );
                 lock(&self.journal).record(
                     &[l],
                     chrono::Utc::now().timestamp_micros(),
@@ -480,20 +502,7 @@ impl Probe<'_> {
                 j.add_secret(s.as_bytes(), name);
             }
         }
-        if let Some(tls) = sent.tls {
-            let tls_leg = if authority(&url) == authority(endpoint) {
-                leg::TLS_MODERN
-            } else {
-                l
-            };
-            j.record(&[tls_leg], sent.started_at, 0, Observation::Tls(tls));
-        }
-        j.record(
-            &[l],
-            sent.started_at,
-            sent.duration.as_micros() as u64,
-            Observation::Http(sent.exchange),
-        );
+        sent.record(&mut j, http::tls_leg(&url, endpoint, l), l);
         answer
     }
 }
@@ -587,22 +596,8 @@ mod tests {
 
     fn run_legs(found: &Discovered, info: bool) -> Vec<mcp_probe_schema::model::Record> {
         let dir = tempfile::tempdir().expect("tempdir");
-        let client = crate::http::Client::new(
-            crate::tls::Trust::load(None).expect("trust"),
-            std::time::Duration::from_secs(2),
-            1 << 16,
-        );
-        let ev = mcp_probe_schema::testkit::evidence("http://127.0.0.1:9/mcp", Vec::new());
-        let j = std::sync::Arc::new(std::sync::Mutex::new(
-            crate::journal::Journal::create(
-                dir.path(),
-                "t",
-                ev.target,
-                ev.run.options,
-                mcp_probe_schema::redact::Redactor::new(),
-            )
-            .expect("journal"),
-        ));
+        let client = crate::legs::fixture::client();
+        let j = crate::legs::fixture::journal(dir.path(), "http://127.0.0.1:9/mcp");
         let mut p = Probe::new(&client, j.clone(), None, 1);
         p.endpoint = Some(u("http://127.0.0.1:9/mcp"));
         let rt = tokio::runtime::Builder::new_current_thread()

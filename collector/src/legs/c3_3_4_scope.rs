@@ -1,5 +1,5 @@
-//! 3.3.4e: the operator's out-of-scope call (spec/checks.md §11.3 3.3.4e, §9.3, §17
-//! item 11). Sent only when the probe inputs name `scope_probe_tool` — a tool the
+//! 3.3.4e: the operator's out-of-scope call (docs/collector.md, "Probe inputs"). Sent
+//! only when the probe inputs name `scope_probe_tool` — a tool the
 //! operator asserts is **outside** the token's grant — and a credential is held: one
 //! complete `tools/call` for the negotiated revision (session id and version header, or
 //! the 2026-07-28 headers, `Mcp-Name` and `_meta` envelope), carrying the credential and
@@ -11,7 +11,8 @@ use mcp_probe_schema::model::{Era, Header};
 use mcp_probe_schema::vocab::{header, leg};
 use serde_json::{json, Map, Value};
 
-use crate::probe::{lock, Probe};
+use crate::journal::lock;
+use crate::mcp::Probe;
 
 /// Operator input: the tool outside the grant.
 pub const INPUT_TOOL: &str = "scope_probe_tool";
@@ -35,32 +36,43 @@ pub fn mcp_name_value(name: &str) -> String {
     }
 }
 
-/// The tool and arguments the inputs name, or the skip note.
-pub fn scope_probe_input(inputs: Option<&Value>) -> Result<(String, Map<String, Value>), String> {
+/// The tool and arguments the inputs name, or why the call is not sent.
+pub fn scope_probe_input(
+    inputs: Option<&Value>,
+) -> Result<(String, Map<String, Value>), ScopeInputError> {
     let tool = inputs
         .and_then(|i| i.get(INPUT_TOOL))
         .and_then(Value::as_str)
         .map(str::trim)
         .filter(|s| !s.is_empty())
-        .ok_or_else(|| {
-            format!("not sent: no {INPUT_TOOL} in the probe inputs (no out-of-scope call is made without one)")
-        })?;
+        .ok_or(ScopeInputError::NoTool)?;
     let args = match inputs.and_then(|i| i.get(INPUT_ARGUMENTS)) {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(m)) => m.clone(),
         Some(other) => {
-            return Err(format!(
-                "not sent: {INPUT_ARGUMENTS} in the probe inputs is not a JSON object ({})",
-                match other {
-                    Value::Array(_) => "an array",
-                    Value::String(_) => "a string",
-                    Value::Number(_) => "a number",
-                    _ => "a boolean",
-                }
-            ))
+            return Err(ScopeInputError::NotObject(match other {
+                Value::Array(_) => "an array",
+                Value::String(_) => "a string",
+                Value::Number(_) => "a number",
+                _ => "a boolean",
+            }))
         }
     };
     Ok((tool.to_string(), args))
+}
+
+/// Why the probe inputs give no out-of-scope call (the text is the skip note).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum ScopeInputError {
+    /// No `scope_probe_tool`.
+    #[error(
+        "not sent: no {} in the probe inputs (no out-of-scope call is made without one)",
+        INPUT_TOOL
+    )]
+    NoTool,
+    /// `scope_probe_arguments` is not an object; says what it is.
+    #[error("not sent: {} in the probe inputs is not a JSON object ({})", INPUT_ARGUMENTS, .0)]
+    NotObject(&'static str),
 }
 
 impl Probe<'_> {
@@ -82,7 +94,7 @@ impl Probe<'_> {
             .or_else(|| lock(&self.journal).inputs().cloned());
         let (tool, args) = match scope_probe_input(inputs.as_ref()) {
             Ok(x) => x,
-            Err(why) => return skip(self, why),
+            Err(why) => return skip(self, why.to_string()),
         };
         let Some(endpoint) = self.endpoint.clone() else {
             return skip(self, "not sent: no endpoint was detected".into());
@@ -131,6 +143,7 @@ mod tests {
     fn inputs_name_a_tool_and_an_object() {
         assert!(scope_probe_input(None)
             .unwrap_err()
+            .to_string()
             .contains("no scope_probe_tool"));
         let i = json!({INPUT_TOOL: "  "});
         assert!(scope_probe_input(Some(&i)).is_err());
@@ -142,8 +155,13 @@ mod tests {
         let i = json!({INPUT_TOOL: "admin_op", INPUT_ARGUMENTS: {"a": 1}});
         assert_eq!(scope_probe_input(Some(&i)).unwrap().1["a"], json!(1));
         let i = json!({INPUT_TOOL: "admin_op", INPUT_ARGUMENTS: [1]});
+        assert_eq!(
+            scope_probe_input(Some(&i)).unwrap_err(),
+            ScopeInputError::NotObject("an array")
+        );
         assert!(scope_probe_input(Some(&i))
             .unwrap_err()
+            .to_string()
             .contains("not a JSON object (an array)"));
     }
 
@@ -160,22 +178,8 @@ mod tests {
         era: Option<Era>,
     ) -> Vec<mcp_probe_schema::model::Record> {
         let dir = tempfile::tempdir().expect("tempdir");
-        let client = crate::http::Client::new(
-            crate::tls::Trust::load(None).expect("trust"),
-            std::time::Duration::from_secs(2),
-            1 << 16,
-        );
-        let ev = mcp_probe_schema::testkit::evidence("http://127.0.0.1:1/mcp", Vec::new());
-        let j = std::sync::Arc::new(std::sync::Mutex::new(
-            crate::journal::Journal::create(
-                dir.path(),
-                "t",
-                ev.target,
-                ev.run.options,
-                mcp_probe_schema::redact::Redactor::new(),
-            )
-            .expect("journal"),
-        ));
+        let client = crate::legs::fixture::client();
+        let j = crate::legs::fixture::journal(dir.path(), "http://127.0.0.1:1/mcp");
         let mut p = Probe::new(&client, j.clone(), token.map(str::to_string), 1);
         p.endpoint = Some(url::Url::parse("http://127.0.0.1:1/mcp").expect("url"));
         p.era = era;

@@ -1,28 +1,23 @@
-//! OAuth discovery (spec/checks.md §5.1, mcp-protocol.md §6): protected-resource
+//! OAuth discovery (docs/collector.md, "Discovery and the network guard"): protected-resource
 //! metadata (RFC 9728, leg `discovery.prm`) and authorization-server metadata (RFC 8414
 //! and OpenID Connect discovery, leg `discovery.as`).
 //!
 //! Every candidate URL is fetched (not only until the first success), each as a `GET`
 //! with `Accept: application/json`, no credential and no redirect followed, after the
-//! network guard ([`crate::guard::check_fetch`]) allowed it. A URL the guard refuses is
+//! network guard ([`crate::oauth::guard::check_fetch`]) allowed it. A URL the guard refuses is
 //! recorded as an HTTP exchange whose outcome is a `refused_by_guard` transport error:
 //! nothing was sent. The collector decides nothing here; [`Discovered`] carries what the
 //! login needs.
 
-use std::net::{IpAddr, SocketAddr};
-
-use mcp_probe_schema::model::{
-    Body, BodyEnd, ErrorKind, Header, HttpExchange, HttpOutcome, HttpRequest, Observation,
-    TransportError,
-};
+use mcp_probe_schema::model::{BodyEnd, ErrorKind, Header, HttpOutcome, Observation};
 use mcp_probe_schema::vocab::{header, leg, LegId};
 use mcp_probe_schema::www_authenticate::{self, Challenge};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
-use crate::guard::{self, AddrClass};
-use crate::http::{authority, Request};
-use crate::probe::{lock, Probe};
+use crate::journal::lock;
+use crate::mcp::Probe;
+use crate::oauth::guard::{self, AddrClass};
+use crate::transport::http::{self, Request};
 
 pub use mcp_probe_schema::vocab::well_known::AS_LIST_CAP;
 use mcp_probe_schema::vocab::well_known::{
@@ -77,17 +72,38 @@ pub fn prm_candidates(endpoint: &url::Url, challenge: Option<&Challenge>) -> Vec
     out
 }
 
+/// Why an issuer named by the protected-resource metadata gives no metadata URL.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadIssuer {
+    /// Not a URL at all.
+    #[error("authorization server {issuer:?} is not a URL: {error}")]
+    NotUrl {
+        /// The issuer as named.
+        issuer: String,
+        /// Why it did not parse.
+        error: url::ParseError,
+    },
+    /// A URL, but not http(s) with a host.
+    #[error("authorization server {issuer:?} is not an http(s) URL with a host")]
+    NotHttp {
+        /// The issuer as named.
+        issuer: String,
+    },
+}
+
 /// The RFC 8414 / OIDC metadata URLs of an issuer, in the order tried: with a path,
 /// `/.well-known/oauth-authorization-server<path>`, `/.well-known/openid-configuration<path>`,
 /// `<issuer>/.well-known/openid-configuration`; at the root, the two root forms. An
 /// issuer that is not an http(s) URL with a host gives the reason instead.
-pub fn as_metadata_urls(issuer: &str) -> Result<Vec<url::Url>, String> {
-    let iu = url::Url::parse(issuer)
-        .map_err(|e| format!("authorization server {issuer:?} is not a URL: {e}"))?;
+pub fn as_metadata_urls(issuer: &str) -> Result<Vec<url::Url>, BadIssuer> {
+    let iu = url::Url::parse(issuer).map_err(|e| BadIssuer::NotUrl {
+        issuer: issuer.to_string(),
+        error: e,
+    })?;
     if !matches!(iu.scheme(), "http" | "https") || iu.host().is_none() {
-        return Err(format!(
-            "authorization server {issuer:?} is not an http(s) URL with a host"
-        ));
+        return Err(BadIssuer::NotHttp {
+            issuer: issuer.to_string(),
+        });
     }
     let p = iu.path().trim_end_matches('/').to_string();
     let mut base = iu;
@@ -110,15 +126,6 @@ pub fn as_metadata_urls(issuer: &str) -> Result<Vec<url::Url>, String> {
             u
         })
         .collect())
-}
-
-fn empty_body() -> Body {
-    Body {
-        bytes: Vec::new(),
-        length: 0,
-        sha256: Sha256::digest([]).to_vec(),
-        end: BodyEnd::Complete,
-    }
 }
 
 fn discovery_headers() -> Vec<Header> {
@@ -269,12 +276,7 @@ impl Probe<'_> {
     /// The address class of the endpoint: from the addresses recorded for the target,
     /// else from a lookup of the endpoint host; public (the strictest) when unknown.
     async fn endpoint_class(&self) -> AddrClass {
-        let recorded: Vec<IpAddr> = lock(&self.journal)
-            .target()
-            .addresses
-            .iter()
-            .filter_map(|a| a.parse::<SocketAddr>().ok().map(|s| s.ip()))
-            .collect();
+        let recorded = lock(&self.journal).target_ips();
         if !recorded.is_empty() {
             return guard::target_class(&recorded);
         }
@@ -300,21 +302,7 @@ impl Probe<'_> {
 
     /// Record a request that was not sent (guard refusal, unresolvable host).
     pub(crate) fn record_refusal(&self, l: LegId, url: &str, kind: ErrorKind, reason: String) {
-        let exchange = HttpExchange {
-            request: HttpRequest {
-                method: "GET".into(),
-                url: url.to_string(),
-                version: "HTTP/1.1".into(),
-                headers: discovery_headers(),
-                body: empty_body(),
-            },
-            outcome: HttpOutcome::Error(TransportError {
-                kind,
-                message: reason,
-            }),
-            connection: None,
-            first_attempt: None,
-        };
+        let exchange = http::unsent("GET", url, discovery_headers(), &[], kind, reason);
         lock(&self.journal).record(
             &[l],
             chrono::Utc::now().timestamp_micros(),
@@ -361,7 +349,7 @@ impl Probe<'_> {
             // Connect to the addresses the guard checked, not a second DNS answer.
             connect_to: Some(pinned),
         };
-        let sent = self.client.send(req).await;
+        let mut sent = self.client.send(req).await;
         // The client resolves again when it connects: an answer from an address the
         // guard would refuse (DNS rebinding between the two lookups) is not used.
         let rebound = sent.resolved.as_ref().and_then(|addrs| {
@@ -372,16 +360,7 @@ impl Probe<'_> {
             })
         });
         let mut j = lock(&self.journal);
-        if let Some(tls) = sent.tls {
-            // The endpoint's own connections are `tls.modern`; another host's handshake
-            // belongs to this discovery leg (linked by connection id).
-            let tls_leg = if authority(&url) == authority(endpoint) {
-                leg::TLS_MODERN
-            } else {
-                l
-            };
-            j.record(&[tls_leg], sent.started_at, 0, Observation::Tls(tls));
-        }
+        sent.record_tls(&mut j, http::tls_leg(&url, endpoint, l));
         let doc = match &sent.exchange.outcome {
             HttpOutcome::Response(r) if r.status == 200 && r.body.end == BodyEnd::Complete => {
                 serde_json::from_slice::<Value>(&r.body.bytes)

@@ -1,4 +1,4 @@
-//! Command-line flags of `mcp-collect` (design.md §6). Parsing and validation only.
+//! Command-line flags of `mcp-collect`. Parsing and validation only.
 
 use std::path::PathBuf;
 

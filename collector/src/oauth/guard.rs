@@ -1,4 +1,5 @@
-//! The network guard (design.md §4; spec/checks.md §6, fixing §17 item 18).
+//! The network guard (docs/collector.md, "Discovery and the network guard"): a server
+//! may not make the collector fetch a private or loopback address on its behalf.
 //!
 //! Every URL a server supplies (protected-resource metadata, authorization servers, and
 //! later token and registration endpoints) goes through [`check_fetch`] before a byte is
@@ -20,7 +21,7 @@ use std::time::Duration;
 use mcp_probe_schema::host::is_loopback_host;
 use mcp_probe_schema::model::ErrorKind;
 
-/// Deadline of the guard's own DNS lookup (spec/checks.md Appendix C: discovery 8 s).
+/// Deadline of the guard's own DNS lookup (the discovery deadline: 8 s).
 pub const RESOLVE_TIMEOUT: Duration = Duration::from_secs(8);
 
 /// The class of an IP address, as far as the guard cares.
@@ -324,22 +325,24 @@ fn host_key(h: &url::Host<&str>) -> String {
 /// that is an IP address or has no registrable domain (a public suffix, a single label)
 /// allows only the exact host. Ports are not compared. The network guard
 /// ([`check_fetch`]) applies in addition, as to every fetch.
-pub fn credential_allowed(url: &url::Url, endpoint: &url::Url) -> Result<(), String> {
+pub fn credential_allowed(url: &url::Url, endpoint: &url::Url) -> Result<(), CredentialRefusal> {
+    let text = url.to_string();
     if !url.username().is_empty() || url.password().is_some() {
-        return Err(format!("no credential to {url}: the URL carries userinfo"));
+        return Err(CredentialRefusal::Userinfo { url: text });
     }
     let (Some(host), Some(ep_host)) = (url.host(), endpoint.host()) else {
-        return Err(format!("no credential to {url}: no host"));
+        return Err(CredentialRefusal::NoHost { url: text });
     };
     match url.scheme() {
         "https" => {}
         "http" if is_loopback_host(&ep_host) => {}
-        "http" => {
-            return Err(format!(
-                "no credential to {url}: plain http (allowed only when the endpoint is loopback)"
-            ))
+        "http" => return Err(CredentialRefusal::PlainHttp { url: text }),
+        s => {
+            return Err(CredentialRefusal::Scheme {
+                url: text,
+                scheme: s.to_string(),
+            })
         }
-        s => return Err(format!("no credential to {url}: scheme {s:?}")),
     }
     let (host, ep) = (host_key(&host), host_key(&ep_host));
     if host == ep {
@@ -351,13 +354,71 @@ pub fn credential_allowed(url: &url::Url, endpoint: &url::Url) -> Result<(), Str
     };
     match registrable {
         Some(reg) if host == reg || host.ends_with(&format!(".{reg}")) => Ok(()),
-        Some(reg) => Err(format!(
-            "no credential to {url}: {host} is outside {reg}, the registrable domain of the endpoint host {ep}"
-        )),
-        None => Err(format!(
-            "no credential to {url}: {host} is not the endpoint host {ep} (which has no registrable domain)"
-        )),
+        Some(reg) => Err(CredentialRefusal::OutsideDomain {
+            url: text,
+            host,
+            registrable: reg.to_string(),
+            endpoint: ep,
+        }),
+        None => Err(CredentialRefusal::NotEndpointHost {
+            url: text,
+            host,
+            endpoint: ep,
+        }),
     }
+}
+
+/// Why [`credential_allowed`] refused to send a credential to a URL.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CredentialRefusal {
+    /// The URL carries userinfo.
+    #[error("no credential to {url}: the URL carries userinfo")]
+    Userinfo {
+        /// The URL.
+        url: String,
+    },
+    /// The URL (or the endpoint) has no host.
+    #[error("no credential to {url}: no host")]
+    NoHost {
+        /// The URL.
+        url: String,
+    },
+    /// Plain http to a URL while the endpoint is not loopback.
+    #[error("no credential to {url}: plain http (allowed only when the endpoint is loopback)")]
+    PlainHttp {
+        /// The URL.
+        url: String,
+    },
+    /// Neither http nor https.
+    #[error("no credential to {url}: scheme {scheme:?}")]
+    Scheme {
+        /// The URL.
+        url: String,
+        /// Its scheme.
+        scheme: String,
+    },
+    /// The host is outside the endpoint host's registrable domain.
+    #[error("no credential to {url}: {host} is outside {registrable}, the registrable domain of the endpoint host {endpoint}")]
+    OutsideDomain {
+        /// The URL.
+        url: String,
+        /// Its host.
+        host: String,
+        /// The endpoint host's registrable domain.
+        registrable: String,
+        /// The endpoint host.
+        endpoint: String,
+    },
+    /// The endpoint host has no registrable domain, and the host is another one.
+    #[error("no credential to {url}: {host} is not the endpoint host {endpoint} (which has no registrable domain)")]
+    NotEndpointHost {
+        /// The URL.
+        url: String,
+        /// Its host.
+        host: String,
+        /// The endpoint host.
+        endpoint: String,
+    },
 }
 
 #[cfg(test)]
@@ -666,7 +727,7 @@ mod tests {
         assert!(r.reason.contains("no-such-host.invalid"));
     }
 
-    fn cred(url: &str, endpoint: &str) -> Result<(), String> {
+    fn cred(url: &str, endpoint: &str) -> Result<(), CredentialRefusal> {
         credential_allowed(&u(url), &u(endpoint))
     }
 
@@ -711,11 +772,12 @@ mod tests {
     fn credential_gate_scheme_and_userinfo() {
         let ep = "https://mcp.example.com/mcp";
         let e = cred("http://mcp.example.com/mcp", ep).unwrap_err();
-        assert!(e.contains("plain http"), "{e}");
+        assert!(matches!(e, CredentialRefusal::PlainHttp { .. }), "{e}");
+        assert!(e.to_string().contains("plain http"), "{e}");
         assert!(cred("ftp://mcp.example.com/", ep).is_err());
         assert!(cred("ws://mcp.example.com/", ep).is_err());
         let e = cred("https://u:p@mcp.example.com/", ep).unwrap_err();
-        assert!(e.contains("userinfo"), "{e}");
+        assert!(e.to_string().contains("userinfo"), "{e}");
         assert!(cred("https://u@mcp.example.com/", ep).is_err());
         // An http endpoint that is not loopback does not make http acceptable.
         assert!(cred("http://mcp.example.com/", "http://mcp.example.com/mcp").is_err());

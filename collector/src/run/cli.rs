@@ -1,18 +1,19 @@
-//! The command-line edge of `mcp-collect`: how a run ends ([`Exit`], one code per
+//! The command-line edge of `mcp-collect`: how a run ends ([`ExitStatus`], one code per
 //! outcome), bad operator input ([`UsageError`], exit 2), and the one [`Printer`] that
 //! owns stdout and stderr.
 
-use std::io::Write;
 use std::path::PathBuf;
 
-use crate::journal::SharedRedactor;
-use crate::target::TargetError;
+use super::target::TargetError;
+pub use crate::printer::Printer;
 
 /// How the process ends (the README's exit table; docs/collector.md, "Signals and exit
-/// codes"). Precedence when several apply: a bundle that could not be written (1), then a
-/// signal (130, 143, 129), then a target sealed without an MCP session (3), else 0.
+/// codes"): every way out of `mcp-collect` is one of these, and [`ExitStatus::code`] is
+/// the only place a code is chosen. Precedence when several apply to a run: a bundle
+/// that could not be written (1), then a signal (130, 143, 129), then a target sealed
+/// without an MCP session (3), else 0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Exit {
+pub enum ExitStatus {
     /// Every target was reached (an MCP session) and has a sealed bundle.
     Ok,
     /// A bundle could not be written.
@@ -22,16 +23,22 @@ pub enum Exit {
     /// Every target has a sealed bundle, but at least one was sealed without an MCP
     /// session (unreachable, not MCP, TLS refused, or a credential needed and not given).
     NoSession,
+    /// Bad operator input ([`UsageError`], an unreadable key, a journal `--recover`
+    /// cannot read): nothing was sent.
+    Usage,
+    /// The collector itself could not start (no async runtime).
+    Internal,
 }
 
-impl Exit {
+impl ExitStatus {
     /// The process exit code.
     pub fn code(self) -> u8 {
         match self {
-            Exit::Ok => 0,
-            Exit::WriteFailed => 1,
-            Exit::NoSession => 3,
-            Exit::Interrupted(s) => s.exit_code(),
+            ExitStatus::Ok => 0,
+            ExitStatus::WriteFailed | ExitStatus::Internal => 1,
+            ExitStatus::Usage => 2,
+            ExitStatus::NoSession => 3,
+            ExitStatus::Interrupted(s) => s.exit_code(),
         }
     }
 }
@@ -104,68 +111,23 @@ pub enum UsageError {
     Key(#[from] crate::keys::KeyError),
     /// Trust store problem.
     #[error(transparent)]
-    Trust(#[from] crate::tls::TrustError),
+    Trust(#[from] crate::transport::tls::TrustError),
 }
 
-/// Writes bundle paths to stdout and progress to stderr; the only printer. Every line
-/// passes the process's shared redactor (the one every journal uses, so a secret
-/// registered or learned by any target is redacted here too) and has its control
-/// characters escaped (`mcp_probe_schema::term::line`): lines carry server-controlled
-/// text (JSON-RPC error messages, OAuth `error_description`, transport failures).
-#[derive(Debug, Clone)]
-pub struct Printer {
-    quiet: bool,
-    redactor: SharedRedactor,
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-impl Printer {
-    /// A printer; `quiet` silences progress.
-    pub fn new(quiet: bool) -> Printer {
-        Printer {
-            quiet,
-            redactor: SharedRedactor::new(),
-        }
-    }
-
-    /// The redactor every journal of the run shares with this printer.
-    pub fn redactor(&self) -> &SharedRedactor {
-        &self.redactor
-    }
-
-    /// `text` redacted, each line escaped for a terminal.
-    pub fn safe(&self, text: &str) -> String {
-        self.redactor
-            .scrub_str(text)
-            .split('\n')
-            .map(mcp_probe_schema::term::line)
-            .collect::<Vec<_>>()
-            .join("\n")
-    }
-
-    /// A line on stdout (bundle paths; `--info` blocks, one escaped line each).
-    pub fn out(&self, line: &str) {
-        let mut o = std::io::stdout().lock();
-        let _ = writeln!(o, "{}", self.safe(line));
-        let _ = o.flush();
-    }
-
-    /// A progress line on stderr.
-    pub fn progress(&self, line: &str) {
-        if !self.quiet {
-            let line = mcp_probe_schema::term::line(&self.redactor.scrub_str(line));
-            let _ = writeln!(std::io::stderr().lock(), "mcp-collect: {line}");
-        }
-    }
-
-    /// A warning line on stderr (never silenced).
-    pub fn warn(&self, line: &str) {
-        let line = mcp_probe_schema::term::line(&self.redactor.scrub_str(line));
-        let _ = writeln!(std::io::stderr().lock(), "mcp-collect: warning: {line}");
-    }
-
-    /// An error line on stderr (never silenced).
-    pub fn error(&self, line: &str) {
-        let line = mcp_probe_schema::term::line(&self.redactor.scrub_str(line));
-        let _ = writeln!(std::io::stderr().lock(), "mcp-collect: error: {line}");
+    #[test]
+    fn signals_name_themselves_and_map_to_shell_exit_codes() {
+        assert_eq!(ExitStatus::Interrupted(Signal::Int).code(), 130);
+        assert_eq!(ExitStatus::Interrupted(Signal::Term).code(), 143);
+        assert_eq!(ExitStatus::Interrupted(Signal::Hup).code(), 129);
+        assert_eq!(ExitStatus::NoSession.code(), 3);
+        assert_eq!(ExitStatus::Usage.code(), 2);
+        assert_eq!(ExitStatus::WriteFailed.code(), 1);
+        assert_eq!(ExitStatus::Internal.code(), 1);
+        assert_eq!(ExitStatus::Ok.code(), 0);
+        assert_eq!(Signal::Term.name(), "SIGTERM");
     }
 }

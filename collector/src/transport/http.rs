@@ -1,6 +1,6 @@
 //! A recording HTTP/1.1 client.
 //!
-//! Why not reqwest (design.md §4 names it): a bundle must show the request exactly as
+//! Why not reqwest: a bundle must show the request exactly as
 //! sent and the response exactly as received, headers in order and original case, the
 //! TLS facts of the very connection that carried the exchange, and an SSE stream cut at
 //! the awaited JSON-RPC response. reqwest/hyper lower-case and reorder headers, hide
@@ -17,18 +17,21 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use mcp_probe_schema::model::Observation;
 use mcp_probe_schema::model::{
     Body, BodyEnd, ErrorKind, Header, HttpExchange, HttpOutcome, HttpRequest, HttpResponse,
     TlsHandshake, TransportError,
 };
-use mcp_probe_schema::vocab::header;
+use mcp_probe_schema::vocab::{header, leg, LegId};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::Mutex;
 
-use crate::tls::Trust;
+use super::error::io_error;
+use super::tls::Trust;
+use crate::journal::Journal;
 
 /// Longest response head accepted.
 const MAX_HEAD: usize = 64 * 1024;
@@ -92,6 +95,72 @@ pub struct Sent {
     pub resolved: Option<Vec<SocketAddr>>,
 }
 
+impl Sent {
+    /// Record the TLS handshake of this request, if a new connection was made, under
+    /// `tls_leg` ([`tls_leg`]).
+    pub fn record_tls(&mut self, j: &mut Journal, tls_leg: LegId) {
+        if let Some(tls) = self.tls.take() {
+            j.record(&[tls_leg], self.started_at, 0, Observation::Tls(tls));
+        }
+    }
+
+    /// Record the TLS handshake (under `tls_leg`) and then the exchange (under `leg`).
+    pub fn record(mut self, j: &mut Journal, tls_leg: LegId, leg: LegId) {
+        self.record_tls(j, tls_leg);
+        j.record(
+            &[leg],
+            self.started_at,
+            self.duration.as_micros() as u64,
+            Observation::Http(self.exchange),
+        );
+    }
+}
+
+/// The leg a new connection's handshake is recorded under: the endpoint's own
+/// connections are `tls.modern`; another host's handshake belongs to `leg`, the leg that
+/// made it (linked to the exchange by connection id).
+pub fn tls_leg(url: &url::Url, endpoint: &url::Url, leg: LegId) -> LegId {
+    if authority(url) == authority(endpoint) {
+        leg::TLS_MODERN
+    } else {
+        leg
+    }
+}
+
+/// A complete body of `bytes`.
+pub fn complete_body(bytes: &[u8]) -> Body {
+    Body {
+        bytes: bytes.to_vec(),
+        length: bytes.len() as u64,
+        sha256: Sha256::digest(bytes).to_vec(),
+        end: BodyEnd::Complete,
+    }
+}
+
+/// The record of a request that was refused before a byte was sent: the request as it
+/// would have gone, and the refusal (`kind`, `message`) as its transport error.
+pub fn unsent(
+    method: &str,
+    url: &str,
+    headers: Vec<Header>,
+    body: &[u8],
+    kind: ErrorKind,
+    message: String,
+) -> HttpExchange {
+    HttpExchange {
+        request: HttpRequest {
+            method: method.into(),
+            url: url.into(),
+            version: "HTTP/1.1".into(),
+            headers,
+            body: complete_body(body),
+        },
+        outcome: HttpOutcome::Error(TransportError { kind, message }),
+        connection: None,
+        first_attempt: None,
+    }
+}
+
 /// The recording client shared by all targets of a run.
 pub struct Client {
     trust: Trust,
@@ -105,26 +174,6 @@ pub struct Client {
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Client({:?}, timeout {:?})", self.trust, self.timeout)
-    }
-}
-
-/// Map an I/O error to a typed transport error.
-pub fn io_error(e: &std::io::Error) -> TransportError {
-    use std::io::ErrorKind as K;
-    let kind = match e.kind() {
-        K::ConnectionRefused | K::HostUnreachable | K::NetworkUnreachable | K::AddrNotAvailable => {
-            ErrorKind::Connect
-        }
-        K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe | K::UnexpectedEof => {
-            ErrorKind::Reset
-        }
-        K::TimedOut => ErrorKind::Timeout,
-        K::InvalidData => ErrorKind::Protocol,
-        _ => ErrorKind::Io,
-    };
-    TransportError {
-        kind,
-        message: e.to_string(),
     }
 }
 
@@ -163,7 +212,7 @@ impl Client {
     }
 
     /// Send `req` and record everything. One request in flight per authority: a second
-    /// target on the same server waits (design.md §4 pacing).
+    /// target on the same server waits (pacing: one request at a time per server).
     pub async fn send(&self, req: Request) -> Sent {
         let auth = authority(&req.url);
         let lock = {
@@ -313,154 +362,84 @@ impl Client {
         url: &url::Url,
         pinned: Option<&[SocketAddr]>,
         deadline: Instant,
-    ) -> Result<
-        (Conn, Option<TlsHandshake>, Vec<SocketAddr>),
-        (
-            TransportError,
-            Option<TlsHandshake>,
-            Option<Vec<SocketAddr>>,
-        ),
-    > {
-        let host = match url.host() {
-            Some(url::Host::Ipv6(a)) => a.to_string(),
-            Some(h) => h.to_string(),
-            None => return Err((terr(ErrorKind::Dns, "URL has no host"), None, None)),
-        };
-        let port = url.port_or_known_default().unwrap_or(80);
-        let addrs: Vec<SocketAddr> = match pinned {
-            Some(p) => p.to_vec(),
-            None => match within(deadline, tokio::net::lookup_host((host.as_str(), port))).await {
-                Ok(Ok(a)) => a.collect(),
-                Ok(Err(e)) => {
-                    return Err((terr(ErrorKind::Dns, format!("{host}: {e}")), None, None))
-                }
-                Err(e) => return Err((e, None, None)),
-            },
-        };
-        if addrs.is_empty() {
-            return Err((
-                terr(ErrorKind::Dns, format!("{host}: no addresses")),
-                None,
-                Some(addrs),
-            ));
-        }
-        let mut last = terr(ErrorKind::Connect, "no address tried");
-        let mut tcp = None;
-        for a in &addrs {
-            match within(deadline, TcpStream::connect(a)).await {
-                Ok(Ok(s)) => {
-                    tcp = Some((s, *a));
-                    break;
-                }
-                Ok(Err(e)) => {
-                    last = TransportError {
-                        message: format!("{a}: {e}"),
-                        ..io_error(&e)
-                    }
-                }
-                Err(e) => last = e,
-            }
-        }
-        let Some((tcp, peer)) = tcp else {
-            return Err((last, None, Some(addrs)));
-        };
+    ) -> Result<(Conn, Option<TlsHandshake>, Vec<SocketAddr>), ConnectFailure> {
+        let addrs = resolve(url, pinned, deadline)
+            .await
+            .map_err(|(e, addrs)| (e, None, addrs))?;
+        let fail = |e: TransportError| (e, None, Some(addrs.clone()));
+        let (tcp, peer) = dial(&addrs, deadline).await.map_err(fail)?;
         let _ = tcp.set_nodelay(true);
         let id = self.next_conn.fetch_add(1, Ordering::Relaxed);
         if url.scheme() != "https" {
-            return Ok((
-                Conn {
-                    id,
-                    peer,
-                    io: Box::new(tcp),
-                    buf: Vec::new(),
-                },
-                None,
-                addrs,
-            ));
+            let conn = Conn {
+                id,
+                peer,
+                io: Box::new(tcp),
+                buf: Vec::new(),
+            };
+            return Ok((conn, None, addrs));
         }
-        let (server_name, sni) = match url.host() {
-            Some(url::Host::Domain(d)) => {
-                match rustls::pki_types::ServerName::try_from(d.to_string()) {
-                    Ok(n) => (n, Some(d.to_string())),
-                    Err(e) => {
-                        return Err((terr(ErrorKind::Tls, format!("{d}: {e}")), None, Some(addrs)))
-                    }
-                }
-            }
-            Some(url::Host::Ipv4(a)) => (
-                rustls::pki_types::ServerName::IpAddress(std::net::IpAddr::V4(a).into()),
-                None,
-            ),
-            Some(url::Host::Ipv6(a)) => (
-                rustls::pki_types::ServerName::IpAddress(std::net::IpAddr::V6(a).into()),
-                None,
-            ),
-            None => return Err((terr(ErrorKind::Tls, "no host"), None, Some(addrs))),
-        };
+        let (server_name, sni) = server_name(url).map_err(fail)?;
+        match self
+            .handshake(id, tcp, peer, server_name, sni, deadline)
+            .await
+        {
+            Ok((conn, record)) => Ok((conn, Some(record), addrs)),
+            Err((e, record)) => Err((e, record, Some(addrs))),
+        }
+    }
+
+    /// The TLS handshake on a connected socket, recorded whatever the outcome. A chain
+    /// no trust store accepts is a failure (with its record).
+    async fn handshake(
+        &self,
+        id: u64,
+        tcp: TcpStream,
+        peer: SocketAddr,
+        server_name: rustls::pki_types::ServerName<'static>,
+        sni: Option<String>,
+        deadline: Instant,
+    ) -> Result<(Conn, TlsHandshake), (TransportError, Option<TlsHandshake>)> {
         let (cfg, rec) = self.trust.config();
         let connector = tokio_rustls::TlsConnector::from(cfg);
-        match within(deadline, connector.connect(server_name, tcp)).await {
-            Ok(Ok(stream)) => {
-                let record = crate::tls::handshake_record(
-                    id,
-                    sni.clone(),
-                    peer.to_string(),
-                    stream.get_ref().1,
-                    rec.seen(),
-                );
-                let trusted = rec.seen().map(|s| s.trusted()).unwrap_or(false);
-                if !trusted {
-                    let why = record
-                        .verification
-                        .iter()
-                        .map(|c| format!("{}: {}", c.store, c.error.as_deref().unwrap_or("ok")))
-                        .collect::<Vec<_>>()
-                        .join("; ");
-                    return Err((
-                        terr(
-                            ErrorKind::TlsCertificate,
-                            format!("certificate not trusted by any store ({why})"),
-                        ),
-                        Some(record),
-                        Some(addrs),
-                    ));
-                }
-                Ok((
-                    Conn {
-                        id,
-                        peer,
-                        io: Box::new(stream),
-                        buf: Vec::new(),
-                    },
-                    Some(record),
-                    addrs,
-                ))
-            }
+        let stream = match within(deadline, connector.connect(server_name, tcp)).await {
+            Ok(Ok(stream)) => stream,
             Ok(Err(e)) => {
-                let err = crate::tls::classify(&e);
-                let seen = rec.seen().unwrap_or(crate::tls::Seen {
-                    chain: Vec::new(),
-                    checks: Vec::new(),
-                });
-                let record = TlsHandshake {
-                    connection: id,
+                let err = super::tls::classify(&e);
+                let record = super::tls::failed_record(
+                    id,
                     sni,
-                    peer: peer.to_string(),
-                    version: None,
-                    cipher_suite: None,
-                    alpn: None,
-                    chain: seen
-                        .chain
-                        .into_iter()
-                        .map(serde_bytes::ByteBuf::from)
-                        .collect(),
-                    verification: seen.checks,
-                    error: Some(err.clone()),
-                };
-                Err((err, Some(record), Some(addrs)))
+                    peer.to_string(),
+                    rec.seen(),
+                    Some(err.clone()),
+                );
+                return Err((err, Some(record)));
             }
-            Err(e) => Err((e, None, Some(addrs))),
+            Err(e) => return Err((e, None)),
+        };
+        let record =
+            super::tls::handshake_record(id, sni, peer.to_string(), stream.get_ref().1, rec.seen());
+        let trusted = rec.seen().map(|s| s.trusted()).unwrap_or(false);
+        if !trusted {
+            let why = record
+                .verification
+                .iter()
+                .map(|c| format!("{}: {}", c.store, c.error.as_deref().unwrap_or("ok")))
+                .collect::<Vec<_>>()
+                .join("; ");
+            let err = terr(
+                ErrorKind::TlsCertificate,
+                format!("certificate not trusted by any store ({why})"),
+            );
+            return Err((err, Some(record)));
         }
+        let conn = Conn {
+            id,
+            peer,
+            io: Box::new(stream),
+            buf: Vec::new(),
+        };
+        Ok((conn, record))
     }
 
     /// Write the request and read the response. Returns the response and whether the
@@ -555,6 +534,88 @@ impl Client {
             },
             keep,
         ))
+    }
+}
+
+/// Why a connection failed: the error, the TLS record when a handshake was attempted,
+/// and the addresses the host resolved to when a lookup happened.
+type ConnectFailure = (
+    TransportError,
+    Option<TlsHandshake>,
+    Option<Vec<SocketAddr>>,
+);
+
+/// The addresses to try: the pinned ones (checked by the network guard), else a DNS
+/// lookup within the deadline. An empty answer is a DNS failure (with the empty list).
+async fn resolve(
+    url: &url::Url,
+    pinned: Option<&[SocketAddr]>,
+    deadline: Instant,
+) -> Result<Vec<SocketAddr>, (TransportError, Option<Vec<SocketAddr>>)> {
+    let host = match url.host() {
+        Some(url::Host::Ipv6(a)) => a.to_string(),
+        Some(h) => h.to_string(),
+        None => return Err((terr(ErrorKind::Dns, "URL has no host"), None)),
+    };
+    let port = url.port_or_known_default().unwrap_or(80);
+    let addrs: Vec<SocketAddr> = match pinned {
+        Some(p) => p.to_vec(),
+        None => match within(deadline, tokio::net::lookup_host((host.as_str(), port))).await {
+            Ok(Ok(a)) => a.collect(),
+            Ok(Err(e)) => return Err((terr(ErrorKind::Dns, format!("{host}: {e}")), None)),
+            Err(e) => return Err((e, None)),
+        },
+    };
+    if addrs.is_empty() {
+        return Err((
+            terr(ErrorKind::Dns, format!("{host}: no addresses")),
+            Some(addrs),
+        ));
+    }
+    Ok(addrs)
+}
+
+/// A TCP connection to the first address that accepts one; else the last failure.
+async fn dial(
+    addrs: &[SocketAddr],
+    deadline: Instant,
+) -> Result<(TcpStream, SocketAddr), TransportError> {
+    let mut last = terr(ErrorKind::Connect, "no address tried");
+    for a in addrs {
+        match within(deadline, TcpStream::connect(a)).await {
+            Ok(Ok(s)) => return Ok((s, *a)),
+            Ok(Err(e)) => {
+                last = TransportError {
+                    message: format!("{a}: {e}"),
+                    ..io_error(&e)
+                }
+            }
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
+/// The TLS server name of `url`, and the SNI sent (a domain only, never an address).
+fn server_name(
+    url: &url::Url,
+) -> Result<(rustls::pki_types::ServerName<'static>, Option<String>), TransportError> {
+    match url.host() {
+        Some(url::Host::Domain(d)) => {
+            match rustls::pki_types::ServerName::try_from(d.to_string()) {
+                Ok(n) => Ok((n, Some(d.to_string()))),
+                Err(e) => Err(terr(ErrorKind::Tls, format!("{d}: {e}"))),
+            }
+        }
+        Some(url::Host::Ipv4(a)) => Ok((
+            rustls::pki_types::ServerName::IpAddress(std::net::IpAddr::V4(a).into()),
+            None,
+        )),
+        Some(url::Host::Ipv6(a)) => Ok((
+            rustls::pki_types::ServerName::IpAddress(std::net::IpAddr::V6(a).into()),
+            None,
+        )),
+        None => Err(terr(ErrorKind::Tls, "no host")),
     }
 }
 

@@ -1,4 +1,4 @@
-//! The TLS 1.0/1.1 acceptance probe (legs `tls.v1_0`, `tls.v1_1`; lab.md §9.5).
+//! The TLS 1.0/1.1 acceptance probe (legs `tls.v1_0`, `tls.v1_1`; docs/collector.md, "TLS").
 //!
 //! rustls cannot speak TLS 1.0 or 1.1, and the question is only whether the server
 //! *would*: so the probe writes one hand-made ClientHello offering only that version
@@ -8,8 +8,7 @@
 //! an alert, or bytes that are not TLS), at EOF, at [`MAX_SERVER_BYTES`], or at the
 //! deadline. The grader decides from the stored bytes; this module decides nothing.
 //!
-//! Errors are typed so that a network failure is never read as a refusal (spec/checks.md
-//! §17 item 2): connect failures are `connect`, the deadline is `timeout`, a reset is
+//! Errors are typed so that a network failure is never read as a refusal: connect failures are `connect`, the deadline is `timeout`, a reset is
 //! `reset`. A clean EOF before any byte is not an error: it is the answer "closed"
 //! (Python's `ssl` refuses that way), recorded as empty `server_bytes`.
 
@@ -97,7 +96,7 @@ pub async fn probe(
         Ok(Err(e)) => {
             out.error = Some(TransportError {
                 message: format!("{addr}: {e}"),
-                ..crate::http::io_error(&e)
+                ..super::error::io_error(&e)
             });
             return out;
         }
@@ -115,7 +114,7 @@ pub async fn probe(
         Ok(Err(e)) => {
             out.error = Some(TransportError {
                 message: format!("{addr}: writing the ClientHello: {e}"),
-                ..crate::http::io_error(&e)
+                ..super::error::io_error(&e)
             });
             return out;
         }
@@ -147,7 +146,7 @@ pub async fn probe(
                         "{addr}: reading the answer after {} bytes: {e}",
                         out.server_bytes.len()
                     ),
-                    ..crate::http::io_error(&e)
+                    ..super::error::io_error(&e)
                 });
                 break;
             }

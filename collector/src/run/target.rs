@@ -1,4 +1,4 @@
-//! Target normalisation (spec/checks.md §3.1).
+//! Target normalisation (docs/collector.md, "Pipeline per target").
 //!
 //! A bare domain becomes `https://domain`; a URL keeps its scheme. With no path (or
 //! `/`) the endpoint candidates are `/mcp` then `/`; with a path, the URL as given is

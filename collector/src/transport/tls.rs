@@ -3,7 +3,7 @@
 //! Every TLS connection is made with a *recording* verifier: it captures the chain the
 //! server sent, verifies it separately against each trust store (the bundled public
 //! roots, the OS store, and the operator's `--ca-file`), and lets the handshake finish
-//! whatever the outcome, so the chain is evidence even when it is bad (spec §17 item 1).
+//! whatever the outcome, so the chain is evidence even when it is bad.
 //! The connection is then used only when at least one store accepted the chain; the
 //! caller turns a rejected chain into a `tls-certificate` transport error and sends
 //! nothing over it.
@@ -241,7 +241,7 @@ pub fn classify(err: &std::io::Error) -> TransportError {
             message: r.to_string(),
         };
     }
-    crate::http::io_error(err)
+    super::error::io_error(err)
 }
 
 /// Build the TLS record of a finished handshake.
@@ -252,6 +252,25 @@ pub fn handshake_record(
     conn: &rustls::ClientConnection,
     seen: Option<Seen>,
 ) -> TlsHandshake {
+    TlsHandshake {
+        version: conn.protocol_version().map(|v| format!("{v:?}")),
+        cipher_suite: conn
+            .negotiated_cipher_suite()
+            .map(|s| format!("{:?}", s.suite())),
+        alpn: conn.alpn_protocol().map(|a| a.to_vec()),
+        ..failed_record(connection, sni, peer, seen, None)
+    }
+}
+
+/// The TLS record of a handshake that did not finish (`error` says why): the chain and
+/// the stores' verdicts when the server got that far, no version, cipher or ALPN.
+pub fn failed_record(
+    connection: u64,
+    sni: Option<String>,
+    peer: String,
+    seen: Option<Seen>,
+    error: Option<TransportError>,
+) -> TlsHandshake {
     let seen = seen.unwrap_or(Seen {
         chain: Vec::new(),
         checks: Vec::new(),
@@ -260,17 +279,15 @@ pub fn handshake_record(
         connection,
         sni,
         peer,
-        version: conn.protocol_version().map(|v| format!("{v:?}")),
-        cipher_suite: conn
-            .negotiated_cipher_suite()
-            .map(|s| format!("{:?}", s.suite())),
-        alpn: conn.alpn_protocol().map(|a| a.to_vec()),
+        version: None,
+        cipher_suite: None,
+        alpn: None,
         chain: seen
             .chain
             .into_iter()
             .map(serde_bytes::ByteBuf::from)
             .collect(),
         verification: seen.checks,
-        error: None,
+        error,
     }
 }

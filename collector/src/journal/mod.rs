@@ -144,6 +144,15 @@ enum Update {
     CappedFrom(u64),
 }
 
+/// A journal shared by the tasks of one target.
+pub type SharedJournal = Arc<Mutex<Journal>>;
+
+/// Lock a journal. A poisoned lock means a leg panicked; the journal's data is still
+/// consistent (records are appended atomically), so it is used on, to seal.
+pub fn lock(j: &Mutex<Journal>) -> MutexGuard<'_, Journal> {
+    j.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// One target's evidence in the making.
 #[derive(Debug)]
 pub struct Journal {
@@ -411,6 +420,15 @@ impl Journal {
     /// The target as known so far (redacted).
     pub fn target(&self) -> &Target {
         &self.target
+    }
+
+    /// The IP addresses the target's endpoint resolved to (as recorded).
+    pub fn target_ips(&self) -> Vec<std::net::IpAddr> {
+        self.target
+            .addresses
+            .iter()
+            .filter_map(|a| a.parse::<std::net::SocketAddr>().ok().map(|s| s.ip()))
+            .collect()
     }
 
     fn target_changed(&mut self) {
@@ -953,166 +971,4 @@ pub fn recover(journal: &Path, key: &SecretKey) -> Result<Recovered, RecoverErro
 }
 
 #[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
-    use super::*;
-    use mcp_probe_schema::testkit;
-
-    fn options() -> Options {
-        testkit::evidence("https://mcp.example/mcp", Vec::new())
-            .run
-            .options
-    }
-
-    fn target() -> Target {
-        testkit::evidence("https://mcp.example/mcp", Vec::new()).target
-    }
-
-    fn page(n: usize) -> Observation {
-        let body = format!(
-            r#"{{"jsonrpc":"2.0","id":1,"result":{{"tools":[],"pad":"{}"}}}}"#,
-            "x".repeat(n)
-        );
-        testkit::http_record(
-            &[mcp_probe_schema::vocab::leg::INVENTORY_TOOLS],
-            "https://mcp.example/mcp",
-            "{}",
-            200,
-            body.as_bytes(),
-        )
-        .observation
-    }
-
-    #[test]
-    fn records_stream_to_the_file_and_read_back() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut j = Journal::create(dir.path(), "t", target(), options(), Redactor::new()).unwrap();
-        for _ in 0..5 {
-            j.record(
-                &[mcp_probe_schema::vocab::leg::INVENTORY_TOOLS],
-                1,
-                2,
-                page(100),
-            );
-        }
-        j.skip(&[LegId::new("x")], "not sent");
-        assert_eq!(j.len(), 6);
-        let recs = j.records();
-        assert_eq!(recs.len(), 6);
-        assert_eq!(recs[5].seq, 5);
-        assert!(j.find_record(|r| r.legs == ["x"]).is_some());
-        let size = std::fs::metadata(j.journal_path()).unwrap().len();
-        assert!(size > 5 * 100, "{size}");
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(j.journal_path())
-                .unwrap()
-                .permissions()
-                .mode();
-            assert_eq!(mode & 0o777, 0o600);
-        }
-        let key = SecretKey::from_seed([1; 32]);
-        let p = j.seal(RunStatus::Complete, &key).unwrap();
-        let v = mcp_probe_schema::open(&std::fs::read(p).unwrap(), &[key.public()]).unwrap();
-        assert_eq!(v.records.len(), 6);
-        assert_eq!(v.evidence.run.options.bundle_cap, Some(DEFAULT_BUNDLE_CAP));
-        assert!(!j.journal_path().exists());
-    }
-
-    const SECRET: &str = "tok-0123456789abcdef0123456789";
-
-    #[test]
-    fn a_record_that_still_leaks_is_withheld_not_signed() {
-        let mut red = Redactor::new();
-        red.add_secret(SECRET.as_bytes(), "bearer-token");
-        let mut rec = Record {
-            seq: 3,
-            legs: vec!["inventory.tools".into()],
-            started_at: 1,
-            duration_us: 2,
-            prev: vec![0; 32],
-            observation: Observation::Skipped {
-                reason: format!("cursor {SECRET} repeated"),
-            },
-            redactions: Vec::new(),
-        };
-        // Unredacted on purpose: the backstop must catch what redaction missed.
-        let bytes = fail_closed(&red, &mut rec);
-        assert!(!String::from_utf8_lossy(&bytes).contains(SECRET));
-        assert!(!red.leaks(&bytes));
-        let back = mcp_probe_schema::bundle::decode_record(&bytes).unwrap();
-        assert_eq!(
-            (back.seq, back.legs.clone()),
-            (3, vec!["inventory.tools".to_string()])
-        );
-        let Observation::Skipped { reason } = back.observation else {
-            panic!("{back:?}")
-        };
-        assert!(reason.starts_with("withheld:"), "{reason}");
-        // A clean record passes unchanged.
-        let mut clean = rec.clone();
-        clean.observation = Observation::Skipped {
-            reason: "fine".into(),
-        };
-        let b = fail_closed(&red, &mut clean);
-        assert_eq!(b, encode_record(&clean));
-    }
-
-    #[test]
-    fn leaking_leaves_of_the_run_header_are_withheld() {
-        let mut red = Redactor::new();
-        red.add_secret(SECRET.as_bytes(), "bearer-token");
-        let mut ev = testkit::evidence("https://mcp.example/mcp", Vec::new());
-        ev.run.failure = Some(format!("error: {SECRET}"));
-        ev.run.inputs = Some(serde_json::json!({"k": SECRET, "n": 3}));
-        let out = red.withhold_serde(&ev, WITHHELD).unwrap();
-        assert_eq!(out.run.failure.as_deref(), Some(WITHHELD));
-        assert_eq!(
-            out.run.inputs,
-            Some(serde_json::json!({"k": WITHHELD, "n": 3}))
-        );
-        assert_eq!(out.target, ev.target);
-        assert!(!red.leaks(&encode(&out)));
-    }
-
-    #[test]
-    fn past_the_bundle_cap_bodies_are_length_and_hash_only() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut o = options();
-        o.bundle_cap = Some(10_000);
-        let mut j = Journal::create(dir.path(), "t", target(), o, Redactor::new()).unwrap();
-        for _ in 0..20 {
-            j.record(
-                &[mcp_probe_schema::vocab::leg::INVENTORY_TOOLS],
-                1,
-                2,
-                page(1000),
-            );
-        }
-        let from = j.bundle_capped_from().expect("capped");
-        assert!((5..15).contains(&from), "{from}");
-        let key = SecretKey::from_seed([1; 32]);
-        let p = j.seal(RunStatus::Complete, &key).unwrap();
-        let bytes = std::fs::read(p).unwrap();
-        assert!(bytes.len() < 20_000, "{}", bytes.len());
-        let v = mcp_probe_schema::open(&bytes, &[key.public()]).unwrap();
-        assert_eq!(v.evidence.run.bundle_capped_from, Some(from));
-        for r in &v.records {
-            let Observation::Http(x) = &r.observation else {
-                panic!()
-            };
-            let HttpOutcome::Response(resp) = &x.outcome else {
-                panic!()
-            };
-            assert_eq!(
-                resp.body.bytes.is_empty(),
-                r.seq >= from,
-                "record {}",
-                r.seq
-            );
-            assert!(resp.body.length > 1000);
-            assert_eq!(resp.body.sha256.len(), 32);
-        }
-    }
-}
+mod tests;

@@ -1,7 +1,7 @@
-//! The audience legs of 3.3.1 and 7.2.1 (spec/checks.md §11.3 3.3.1, §11.5 7.2.1, §5.3):
+//! The audience legs of 3.3.1 and 7.2.1 (docs/collector.md, "Probe legs"):
 //! credential operations, sent after every other probe leg because 3.3.1b spends the
 //! cached refresh token (it may rotate) and must be the last credential operation of the
-//! run (§3.5).
+//! run.
 //!
 //! * `3.3.1c.downstream`: candidate downstream APIs (for an endpoint host of three or
 //!   more labels, `api.<rest>` and `<rest>` × [`DOWNSTREAM_PATHS`], plus the operator's
@@ -17,26 +17,25 @@
 //!   answer is cached (the chain stays bound to the right resource).
 //! * `3.3.1b.control` and `3.3.1b.foreign`: the same complete `tools/list` for the
 //!   negotiated revision (session id, version header, `_meta` on 2026-07-28), first with
-//!   the probe's own token, then with the minted one (spec §17 item 8). 7.2.1 reads the
+//!   the probe's own token, then with the minted one (one property differs). 7.2.1 reads the
 //!   same pair: no second mint.
 //!
 //! Every new token is registered with the journal's redactor before the exchange that
 //! carries it is recorded (the OAuth module registers the answer's secrets).
 
-use std::net::{IpAddr, SocketAddr};
-
-use mcp_probe_schema::model::{Era, ErrorKind, Header, Observation};
+use mcp_probe_schema::model::{Era, ErrorKind, Header};
 use mcp_probe_schema::vocab::{header, leg, method, LegId};
 use serde_json::{Map, Value};
 
-use crate::guard::{self, AddrClass};
-use crate::http::Request;
+use crate::journal::lock;
+use crate::mcp::Probe;
+use crate::oauth::guard::{self, AddrClass};
 use crate::oauth::Login;
-use crate::probe::{lock, Probe};
+use crate::transport::http::Request;
 
 /// The resource 3.3.1b asks a token for: unresolvable (`.invalid`), so no service holds it.
 pub const WRONG_AUDIENCE: &str = "https://cis-probe.invalid/wrong-audience";
-/// Paths tried on each derived downstream host (spec §11.3 3.3.1c).
+/// Paths tried on each derived downstream host (3.3.1c).
 pub const DOWNSTREAM_PATHS: [&str; 5] = ["/", "/me", "/user", "/viewer", "/v1/account"];
 /// Operator input: extra downstream candidate URLs (a list of strings).
 pub const INPUT_DOWNSTREAM: &str = "downstream_endpoints";
@@ -51,7 +50,7 @@ const ALL_B: [LegId; 4] = [
     leg::FOREIGN_TOKEN,
 ];
 
-/// Derived downstream hosts of an endpoint host (spec §6.4): `api.<rest>` and `<rest>`,
+/// Derived downstream hosts of an endpoint host: `api.<rest>` and `<rest>`,
 /// none below three labels; none for an IP address.
 pub fn derived_hosts(endpoint: &url::Url) -> Vec<String> {
     let Some(url::Host::Domain(d)) = endpoint.host() else {
@@ -101,12 +100,7 @@ impl Probe<'_> {
 
     /// The target's address class from the addresses its endpoint resolved to.
     fn recorded_class(&self) -> AddrClass {
-        let addrs: Vec<IpAddr> = lock(&self.journal)
-            .target()
-            .addresses
-            .iter()
-            .filter_map(|a| a.parse::<SocketAddr>().ok().map(|s| s.ip()))
-            .collect();
+        let addrs = lock(&self.journal).target_ips();
         guard::target_class(&addrs)
     }
 
@@ -228,19 +222,10 @@ impl Probe<'_> {
             })
             .await;
         let mut j = lock(&self.journal);
-        if let Some(tls) = sent.tls {
-            let tls_leg = if crate::http::authority(url) == crate::http::authority(endpoint) {
-                leg::TLS_MODERN
-            } else {
-                leg::DOWNSTREAM
-            };
-            j.record(&[tls_leg], sent.started_at, 0, Observation::Tls(tls));
-        }
-        j.record(
-            &[leg::DOWNSTREAM],
-            sent.started_at,
-            sent.duration.as_micros() as u64,
-            Observation::Http(sent.exchange),
+        sent.record(
+            &mut j,
+            crate::transport::http::tls_leg(url, endpoint, leg::DOWNSTREAM),
+            leg::DOWNSTREAM,
         );
     }
 
@@ -262,13 +247,17 @@ impl Probe<'_> {
             );
             return;
         };
-        // The token endpoint: on the advertising issuer's registrable domain (spec §6.3).
+        // The token endpoint: on the advertising issuer's registrable domain (the
+        // credential gate).
         let token_endpoint = login.metadata.token_endpoint.clone();
         let issuer = login.metadata.issuer.clone();
-        let on_issuer = url::Url::parse(&issuer)
-            .map_err(|e| format!("the issuer {issuer} is not a URL ({e})"))
-            .and_then(|iss| guard::credential_allowed(&token_endpoint, &iss));
-        if let Err(why) = on_issuer {
+        let refused = match url::Url::parse(&issuer) {
+            Err(e) => Some(format!("the issuer {issuer} is not a URL ({e})")),
+            Ok(iss) => guard::credential_allowed(&token_endpoint, &iss)
+                .err()
+                .map(|e| e.to_string()),
+        };
+        if let Some(why) = refused {
             self.skip_legs(
                 &ALL_B,
                 format!(
@@ -407,6 +396,7 @@ impl Probe<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mcp_probe_schema::model::Observation;
     use serde_json::json;
     use std::sync::{Arc, Mutex};
 
@@ -445,22 +435,12 @@ mod tests {
     fn probe_fixture(
         dir: &std::path::Path,
         token: Option<&str>,
-        client: &crate::http::Client,
+        client: &crate::transport::http::Client,
     ) -> (
         Arc<Mutex<crate::journal::Journal>>,
         Vec<mcp_probe_schema::model::Record>,
     ) {
-        let ev = mcp_probe_schema::testkit::evidence("http://127.0.0.1:9/mcp", Vec::new());
-        let j = Arc::new(Mutex::new(
-            crate::journal::Journal::create(
-                dir,
-                "t",
-                ev.target,
-                ev.run.options,
-                mcp_probe_schema::redact::Redactor::new(),
-            )
-            .expect("journal"),
-        ));
+        let j = crate::legs::fixture::journal(dir, "http://127.0.0.1:9/mcp");
         let mut p = Probe::new(client, j.clone(), token.map(str::to_string), 1);
         p.endpoint = Some(u("http://127.0.0.1:9/mcp"));
         let rt = tokio::runtime::Builder::new_current_thread()
@@ -485,11 +465,7 @@ mod tests {
     #[test]
     fn without_credential_or_refresh_token_every_leg_is_skipped_with_its_reason() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let client = crate::http::Client::new(
-            crate::tls::Trust::load(None).expect("trust"),
-            std::time::Duration::from_secs(2),
-            1 << 16,
-        );
+        let client = crate::legs::fixture::client();
         let (_, recs) = probe_fixture(dir.path(), None, &client);
         for l in [leg::DOWNSTREAM, leg::FOREIGN_MINT, leg::FOREIGN_TOKEN] {
             assert_eq!(

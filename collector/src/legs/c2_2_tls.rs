@@ -1,0 +1,85 @@
+//! The transport facts read by 2.2 (and 2.1): TLS 1.0 and 1.1 acceptance through
+//! hand-built handshakes (`tls.v1_0`, `tls.v1_1`) and the plaintext port (`http.plaintext`),
+//! sent before endpoint detection.
+
+use mcp_probe_schema::model::{Header, Observation};
+use mcp_probe_schema::vocab::{header, leg};
+
+use crate::journal::lock;
+use crate::mcp::Probe;
+
+impl Probe<'_> {
+    /// Transport facts before detection: TLS 1.0/1.1 acceptance and the plaintext port.
+    /// `info_only` records them as skipped.
+    pub async fn transport_facts(&mut self, first: &url::Url, info_only: bool) {
+        let legs = [leg::TLS_V1_0, leg::TLS_V1_1, leg::PLAINTEXT];
+        if info_only {
+            self.skip(&legs, "not sent: --info run (connect and enumerate only)");
+            return;
+        }
+        if first.scheme() != "https" {
+            self.skip(
+                &legs,
+                "not sent: the target is plain http, so the endpoint itself is served without TLS",
+            );
+            return;
+        }
+        let host = first
+            .host_str()
+            .unwrap_or_default()
+            .trim_matches(['[', ']'])
+            .to_string();
+        let port = first.port_or_known_default().unwrap_or(443);
+        let sni = matches!(first.host(), Some(url::Host::Domain(_))).then_some(host.as_str());
+        let addr = match tokio::net::lookup_host((host.as_str(), port))
+            .await
+            .map(|mut a| a.next())
+        {
+            Ok(Some(a)) => Some(a),
+            _ => None,
+        };
+        match addr {
+            None => self.skip(
+                &[leg::TLS_V1_0, leg::TLS_V1_1],
+                format!("not sent: {host} did not resolve"),
+            ),
+            Some(addr) => {
+                for (l, v) in [
+                    (
+                        leg::TLS_V1_0,
+                        crate::transport::legacy_tls::LegacyVersion::Tls1_0,
+                    ),
+                    (
+                        leg::TLS_V1_1,
+                        crate::transport::legacy_tls::LegacyVersion::Tls1_1,
+                    ),
+                ] {
+                    let started = chrono::Utc::now().timestamp_micros();
+                    let t0 = std::time::Instant::now();
+                    let probe =
+                        crate::transport::legacy_tls::probe(addr, sni, v, self.client.timeout())
+                            .await;
+                    lock(&self.journal).record(
+                        &[l],
+                        started,
+                        t0.elapsed().as_micros() as u64,
+                        Observation::LegacyTls(probe),
+                    );
+                }
+            }
+        }
+        let mut plain = first.clone();
+        let _ = plain.set_scheme("http");
+        let _ = plain.set_port(Some(self.plaintext_port));
+        plain.set_path("/");
+        plain.set_query(None);
+        self.plain(
+            leg::PLAINTEXT,
+            "GET",
+            plain,
+            vec![Header::new(header::ACCEPT, "*/*")],
+            false,
+        )
+        .await;
+    }
+}

@@ -1,0 +1,234 @@
+//! Endpoint detection with revision negotiation, and the legacy handshake where needed.
+//!
+//! On each endpoint candidate the collector first sends a complete 2026-07-28
+//! `server/discover` (headers and `_meta` envelope). A result means the server speaks
+//! 2026-07-28. Anything else except 401 (a legacy server's 400/404/405, or a modern
+//! server refusing the version) is followed by an `initialize` offering 2025-11-25 on the
+//! same candidate; the revision the server echoes is used when this tool knows it, and an
+//! error that lists `data.supported` leads to one more `initialize` with the newest
+//! revision both sides know. A candidate that answers neither is left for the next one.
+//! 401 ends detection: the endpoint is there and wants credentials.
+//!
+//! The collector decides nothing about compliance here: it only keeps going with the
+//! revision the server accepted, and records every exchange.
+
+use mcp_probe_schema::derive;
+use mcp_probe_schema::model::{Era, Session, TransportError};
+use mcp_probe_schema::vocab::{self, header, leg, meta, method};
+use serde_json::Value;
+
+use super::session::{Ending, Probe, Reply};
+use crate::journal::lock;
+
+impl Probe<'_> {
+    /// Run detection, negotiation and inventory.
+    pub async fn run(&mut self, candidates: &[url::Url]) -> Ending {
+        let mut reasons = Vec::new();
+        for cand in candidates {
+            match self.try_candidate(cand).await {
+                Ok(Some(ending)) => return ending,
+                Ok(None) => return self.inventory().await,
+                Err(reason) => {
+                    let unreachable = matches!(reason, NotAnEndpoint::Transport(_));
+                    reasons.push(format!("{cand}: {reason}"));
+                    if unreachable {
+                        // Same host and port for every candidate: a network failure on
+                        // one is a failure on all; do not knock again.
+                        break;
+                    }
+                }
+            }
+        }
+        Ending::NoEndpoint(reasons.join("; "))
+    }
+
+    fn set_endpoint(&mut self, cand: &url::Url, auth_required: bool) {
+        self.endpoint = Some(cand.clone());
+        let mut j = lock(&self.journal);
+        j.set_endpoint(cand.to_string());
+        // A second detection after a login carries the credential: the first one's 401
+        // is what says the endpoint requires authentication.
+        let auth_required = auth_required || j.session().is_some_and(|s| s.auth_required);
+        j.set_session(Some(Session {
+            endpoint: cand.to_string(),
+            auth_required,
+            authenticated: self.token.is_some(),
+            era: None,
+            revision: None,
+            server_info: None,
+            capabilities: None,
+            session_id: None,
+            negotiated_in: None,
+        }));
+    }
+
+    fn set_negotiated(&mut self, era: Era, rev: &str, result: &Value, seq: u64) {
+        self.era = Some(era);
+        self.revision = Some(rev.to_string());
+        let server_info = match era {
+            Era::Modern => result
+                .get("_meta")
+                .and_then(|m| m.get(meta::SERVER_INFO))
+                .cloned(),
+            Era::Legacy => result.get("serverInfo").cloned(),
+        };
+        let session_id = self.session_id.clone();
+        lock(&self.journal).update_session(|s| {
+            s.era = Some(era);
+            s.revision = Some(rev.to_string());
+            s.server_info = server_info;
+            s.capabilities = result.get("capabilities").cloned();
+            s.session_id = session_id;
+            s.negotiated_in = Some(seq);
+        });
+    }
+
+    /// `Ok(Some(ending))`: stop here. `Ok(None)`: session established, read inventory.
+    /// `Err(reason)`: this candidate is not an MCP endpoint.
+    async fn try_candidate(&mut self, cand: &url::Url) -> Result<Option<Ending>, NotAnEndpoint> {
+        let (h, body, id) = self.modern(method::DISCOVER, serde_json::Map::new());
+        let r = self
+            .rpc(&[leg::ENDPOINT_DETECT], cand, h, &body, Some(id))
+            .await;
+        if let Some(ending) = self.stops_detection(cand, &r)? {
+            return Ok(Some(ending));
+        }
+        if let (Some(200), Some(result)) = (r.status, r.result().cloned()) {
+            self.set_endpoint(cand, false);
+            self.set_negotiated(Era::Modern, vocab::REV_2026_07_28, &result, r.seq);
+            return Ok(None);
+        }
+        let discover = r.describe();
+        // Revisions the server names in a -32022 refusal, newest we know first.
+        let mut offers: Vec<String> = supported_handshake(&r);
+        if offers.is_empty() {
+            offers.push(vocab::REV_2025_11_25.to_string());
+        }
+        let mut tried = Vec::new();
+        while let Some(offer) = offers.first().cloned() {
+            offers.remove(0);
+            if tried.contains(&offer) || tried.len() >= vocab::HANDSHAKE_REVISIONS.len() {
+                continue;
+            }
+            tried.push(offer.clone());
+            let (h, body, id) = self.initialize_body(&offer);
+            let r = self
+                .rpc(
+                    &[leg::ENDPOINT_DETECT, leg::SESSION_INITIALIZE],
+                    cand,
+                    h,
+                    &body,
+                    Some(id),
+                )
+                .await;
+            if let Some(ending) = self.stops_detection(cand, &r)? {
+                return Ok(Some(ending));
+            }
+            if let (Some(200), Some(result)) = (r.status, r.result().cloned()) {
+                let echoed = result
+                    .get("protocolVersion")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string();
+                if !vocab::HANDSHAKE_REVISIONS.contains(&echoed.as_str()) {
+                    return Err(NotAnEndpoint::UnknownRevision(echoed));
+                }
+                self.session_id = derive::header(&r.headers, header::SESSION_ID)
+                    .map(|h| h.value_str().into_owned());
+                self.set_endpoint(cand, false);
+                self.set_negotiated(Era::Legacy, &echoed, &result, r.seq);
+                let (h, body, _) = self.legacy(method::INITIALIZED, serde_json::Map::new(), true);
+                let _ = self
+                    .rpc(&[leg::SESSION_INITIALIZED], cand, h, &body, None)
+                    .await;
+                return Ok(None);
+            }
+            let more = supported_handshake(&r);
+            for m in more {
+                if !tried.contains(&m) && !offers.contains(&m) {
+                    offers.push(m);
+                }
+            }
+            if offers.is_empty() {
+                return Err(NotAnEndpoint::Refused {
+                    discover,
+                    offer,
+                    answer: r.describe(),
+                });
+            }
+        }
+        Err(NotAnEndpoint::NoRevision {
+            discover,
+            tried: tried.join(", "),
+        })
+    }
+
+    /// What ends detection on a candidate whatever was sent: a transport failure (this
+    /// candidate is not an endpoint, and no other is tried) or a 401 (the endpoint is
+    /// there and wants credentials; the challenge is kept for discovery).
+    fn stops_detection(
+        &mut self,
+        cand: &url::Url,
+        r: &Reply,
+    ) -> Result<Option<Ending>, NotAnEndpoint> {
+        if let Some(e) = &r.error {
+            return Err(NotAnEndpoint::Transport(e.clone()));
+        }
+        if r.status != Some(401) {
+            return Ok(None);
+        }
+        self.challenge =
+            derive::header(&r.headers, header::WWW_AUTHENTICATE).map(|h| h.value.clone());
+        self.set_endpoint(cand, true);
+        Ok(Some(Ending::AuthRequired))
+    }
+}
+
+/// Why a candidate is not an MCP endpoint (the text goes into `run.failure`).
+#[derive(Debug, thiserror::Error)]
+enum NotAnEndpoint {
+    /// The request failed below HTTP: every candidate shares the host and port, so no
+    /// other is tried.
+    #[error("transport: {0}")]
+    Transport(TransportError),
+    /// `initialize` echoed a revision this tool does not speak.
+    #[error("initialize answered protocolVersion {0:?}, which is not a handshake revision this tool speaks")]
+    UnknownRevision(String),
+    /// `server/discover` and an `initialize` were both refused.
+    #[error("server/discover: {discover}; initialize {offer}: {answer}")]
+    Refused {
+        /// The `server/discover` answer.
+        discover: String,
+        /// The revision offered last.
+        offer: String,
+        /// The `initialize` answer.
+        answer: String,
+    },
+    /// No offered handshake revision was accepted.
+    #[error("server/discover: {discover}; no handshake revision accepted (tried {tried})")]
+    NoRevision {
+        /// The `server/discover` answer.
+        discover: String,
+        /// The revisions offered, comma-separated.
+        tried: String,
+    },
+}
+
+/// Handshake revisions named in `error.data.supported`, newest first, known ones only.
+fn supported_handshake(r: &Reply) -> Vec<String> {
+    let Some(list) = r
+        .message
+        .as_ref()
+        .and_then(|m| m.get("error"))
+        .and_then(|e| e.get("data"))
+        .and_then(|d| d.get("supported"))
+        .and_then(Value::as_array)
+    else {
+        return Vec::new();
+    };
+    vocab::HANDSHAKE_REVISIONS
+        .iter()
+        .filter(|rev| list.iter().any(|v| v.as_str() == Some(rev)))
+        .map(|s| s.to_string())
+        .collect()
+}

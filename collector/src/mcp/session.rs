@@ -1,0 +1,310 @@
+//! The session context of one target ([`Probe`]): the client, the journal, the
+//! endpoint, the negotiated revision and session id, the credential; and the JSON-RPC
+//! requests both revision families send (2026-07-28 headers and `_meta` envelope, or the
+//! legacy session id and version header). Every exchange is recorded.
+
+use std::sync::{Arc, Mutex};
+
+use mcp_probe_schema::derive;
+use mcp_probe_schema::model::{Era, Header, HttpOutcome, Observation, TransportError};
+use mcp_probe_schema::vocab::{self, header, leg, meta, method, LegId};
+use serde_json::{json, Value};
+
+use crate::journal::{lock, Journal};
+use crate::transport::http::{Client, Request};
+
+/// Client identity sent in `clientInfo`.
+pub const CLIENT_NAME: &str = "mcp-collect";
+
+/// What one JSON-RPC exchange produced, as the pipeline needs it.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    /// HTTP status, when a response arrived.
+    pub status: Option<u16>,
+    /// Response headers.
+    pub headers: Vec<Header>,
+    /// The JSON-RPC response to our id, if present.
+    pub message: Option<Value>,
+    /// The transport error, if no response arrived.
+    pub error: Option<TransportError>,
+    /// Why the response body is not an answer (it ended in a transport error, at the
+    /// read limit, or was not read), when it is not: `message` is then `None`.
+    pub cut: Option<String>,
+    /// Seq of the HTTP record.
+    pub seq: u64,
+}
+
+impl Reply {
+    /// The `result` member.
+    pub fn result(&self) -> Option<&Value> {
+        self.message.as_ref().and_then(|m| m.get("result"))
+    }
+
+    /// The `error.code` member.
+    pub fn error_code(&self) -> Option<i64> {
+        self.message.as_ref()?.get("error")?.get("code")?.as_i64()
+    }
+
+    /// One line describing the answer.
+    pub fn describe(&self) -> String {
+        if let Some(e) = &self.error {
+            return e.to_string();
+        }
+        let status = self.status.map(|s| format!("HTTP {s}")).unwrap_or_default();
+        if let Some(cut) = &self.cut {
+            return format!("{status} but {cut} (not read as an answer)");
+        }
+        match self.message.as_ref().and_then(|m| m.get("error")) {
+            Some(e) => format!(
+                "{status} with JSON-RPC error {} {:?}",
+                e.get("code").map(Value::to_string).unwrap_or_default(),
+                e.get("message").and_then(Value::as_str).unwrap_or("")
+            ),
+            None if self.result().is_some() => format!("{status} with a result"),
+            None => format!("{status} without a JSON-RPC response"),
+        }
+    }
+}
+
+/// Per-target probing state.
+pub struct Probe<'a> {
+    pub(crate) client: &'a Client,
+    pub(crate) journal: Arc<Mutex<Journal>>,
+    pub(crate) token: Option<String>,
+    pub(crate) next_id: i64,
+    pub(crate) max_pages: u32,
+    pub(crate) endpoint: Option<url::Url>,
+    pub(crate) era: Option<Era>,
+    pub(crate) revision: Option<String>,
+    pub(crate) session_id: Option<String>,
+    /// Send the next requests without the credential (2.3's unauthenticated leg).
+    pub(crate) anonymous: bool,
+    /// Operator probe inputs for this target (`run.inputs`).
+    pub(crate) inputs: Option<Value>,
+    /// Port of the plaintext probe (`--plaintext-port`).
+    pub(crate) plaintext_port: u16,
+    /// Raw `WWW-Authenticate` of the 401 that ended detection, if any.
+    pub(crate) challenge: Option<Vec<u8>>,
+    /// The JSON-RPC request in flight (method and legs), shared with the run so that a
+    /// per-target deadline can say what it cut.
+    pub(crate) in_flight: Arc<Mutex<Option<String>>>,
+}
+
+impl std::fmt::Debug for Probe<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Probe({:?}, {:?})",
+            self.endpoint.as_ref().map(|u| u.as_str()),
+            self.revision
+        )
+    }
+}
+
+/// How the pipeline ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ending {
+    /// Session established and inventory read.
+    Complete,
+    /// The endpoint wants credentials that were not given.
+    AuthRequired,
+    /// No candidate answered as MCP; the text says why.
+    NoEndpoint(String),
+}
+
+impl<'a> Probe<'a> {
+    /// A probe for one target.
+    pub fn new(
+        client: &'a Client,
+        journal: Arc<Mutex<Journal>>,
+        token: Option<String>,
+        max_pages: u32,
+    ) -> Probe<'a> {
+        Probe {
+            client,
+            journal,
+            token,
+            next_id: 1,
+            max_pages,
+            endpoint: None,
+            era: None,
+            revision: None,
+            session_id: None,
+            anonymous: false,
+            inputs: None,
+            plaintext_port: 80,
+            challenge: None,
+            in_flight: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    pub(crate) fn id(&mut self) -> i64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+
+    /// Send a JSON-RPC message and record it. `id` is the awaited response id
+    /// (notifications pass `None`).
+    pub(crate) async fn rpc(
+        &mut self,
+        legs: &[LegId],
+        url: &url::Url,
+        headers: Vec<Header>,
+        body: &Value,
+        id: Option<i64>,
+    ) -> Reply {
+        self.rpc_awaiting(legs, url, headers, body, id.map(Value::from))
+            .await
+    }
+
+    pub(crate) async fn rpc_awaiting(
+        &mut self,
+        legs: &[LegId],
+        url: &url::Url,
+        headers: Vec<Header>,
+        body: &Value,
+        id: Option<Value>,
+    ) -> Reply {
+        let mut headers = headers;
+        if let (Some(t), false) = (&self.token, self.anonymous) {
+            headers.push(Header::new(header::AUTHORIZATION, format!("Bearer {t}")));
+        }
+        let req = Request {
+            method: "POST".into(),
+            url: url.clone(),
+            headers,
+            body: serde_json::to_vec(body).expect("json encodes"),
+            await_id: id.clone(),
+            head_only_stream: false,
+            connect_to: None,
+        };
+        let what = format!(
+            "the {} request of leg {}",
+            body.get("method")
+                .and_then(Value::as_str)
+                .unwrap_or("a request"),
+            legs.iter()
+                .map(|l| l.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        *self.in_flight.lock().unwrap_or_else(|p| p.into_inner()) = Some(what);
+        let mut sent = self.client.send(req).await;
+        *self.in_flight.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        let mut j = lock(&self.journal);
+        if let Some(addrs) = &sent.resolved {
+            for a in addrs {
+                j.add_address(a.to_string());
+            }
+        }
+        sent.record_tls(&mut j, leg::TLS_MODERN);
+        let (status, hdrs, message, error, cut) = match &sent.exchange.outcome {
+            HttpOutcome::Response(r) => {
+                // Only a whole body is the server's answer: a reply cut by a reset or a
+                // truncated chunk may still parse, but is not what the server said.
+                let cut = derive::body_cut(&r.body);
+                let message = match (&cut, id.as_ref()) {
+                    (None, Some(i)) => {
+                        derive::response_to(&derive::jsonrpc_messages(r), i).cloned()
+                    }
+                    _ => None,
+                };
+                (Some(r.status), r.headers.clone(), message, None, cut)
+            }
+            HttpOutcome::Error(e) => (None, Vec::new(), None, Some(e.clone()), None),
+        };
+        let seq = j.record(
+            legs,
+            sent.started_at,
+            sent.duration.as_micros() as u64,
+            Observation::Http(sent.exchange),
+        );
+        Reply {
+            status,
+            headers: hdrs,
+            message,
+            error,
+            cut,
+            seq,
+        }
+    }
+
+    pub(crate) fn base_headers() -> Vec<Header> {
+        vec![
+            Header::new(header::CONTENT_TYPE, "application/json"),
+            Header::new(header::ACCEPT, "application/json, text/event-stream"),
+        ]
+    }
+
+    pub(crate) fn envelope() -> Value {
+        json!({
+            meta::PROTOCOL_VERSION: vocab::REV_2026_07_28,
+            meta::CLIENT_CAPABILITIES: {},
+            meta::CLIENT_INFO: {"name": CLIENT_NAME, "version": env!("CARGO_PKG_VERSION")},
+        })
+    }
+
+    /// A complete 2026-07-28 request: headers, `Mcp-Method`, `_meta` envelope.
+    pub(crate) fn modern(
+        &mut self,
+        m: &str,
+        mut params: serde_json::Map<String, Value>,
+    ) -> (Vec<Header>, Value, i64) {
+        let id = self.id();
+        let mut h = Self::base_headers();
+        h.push(Header::new(header::PROTOCOL_VERSION, vocab::REV_2026_07_28));
+        h.push(Header::new(header::METHOD, m));
+        params.insert("_meta".into(), Self::envelope());
+        (
+            h,
+            json!({"jsonrpc": "2.0", "id": id, "method": m, "params": params}),
+            id,
+        )
+    }
+
+    /// A legacy request within the negotiated session.
+    pub(crate) fn legacy(
+        &mut self,
+        m: &str,
+        params: serde_json::Map<String, Value>,
+        notification: bool,
+    ) -> (Vec<Header>, Value, Option<i64>) {
+        let mut h = Self::base_headers();
+        if let Some(rev) = &self.revision {
+            if vocab::sends_version_header(rev) {
+                h.push(Header::new(header::PROTOCOL_VERSION, rev.clone()));
+            }
+        }
+        if let Some(sid) = &self.session_id {
+            h.push(Header::new(header::SESSION_ID, sid.clone()));
+        }
+        if notification {
+            let mut body = json!({"jsonrpc": "2.0", "method": m});
+            if !params.is_empty() {
+                body["params"] = Value::Object(params);
+            }
+            (h, body, None)
+        } else {
+            let id = self.id();
+            (
+                h,
+                json!({"jsonrpc": "2.0", "id": id, "method": m, "params": params}),
+                Some(id),
+            )
+        }
+    }
+
+    pub(crate) fn initialize_body(&mut self, rev: &str) -> (Vec<Header>, Value, i64) {
+        let id = self.id();
+        let body = json!({
+            "jsonrpc": "2.0", "id": id, "method": method::INITIALIZE,
+            "params": {
+                "protocolVersion": rev,
+                "capabilities": {},
+                "clientInfo": {"name": CLIENT_NAME, "version": env!("CARGO_PKG_VERSION")},
+            }
+        });
+        (Self::base_headers(), body, id)
+    }
+}

@@ -1,0 +1,180 @@
+//! What the login needs from the metadata: the validated authorization-server metadata
+//! (RFC 8414, PKCE S256 required), the RFC 8707 resource to ask a token for (it must
+//! cover the endpoint), and the scope to request.
+
+use serde_json::Value;
+
+use super::error::LoginError;
+
+/// The parts of RFC 8414 metadata the login uses, validated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AsMetadata {
+    /// `issuer`.
+    pub issuer: String,
+    /// `authorization_endpoint`.
+    pub authorization_endpoint: url::Url,
+    /// `token_endpoint`.
+    pub token_endpoint: url::Url,
+    /// `registration_endpoint`, when dynamic registration is offered.
+    pub registration_endpoint: Option<url::Url>,
+    /// `authorization_response_iss_parameter_supported` (RFC 9207): `iss` is then
+    /// required on the redirect.
+    pub iss_parameter_supported: bool,
+}
+
+impl AsMetadata {
+    /// Read and validate metadata: an issuer, http(s) authorization and token endpoints,
+    /// and S256 among `code_challenge_methods_supported` (an absent list means no PKCE,
+    /// and MCP clients must then refuse to proceed).
+    pub fn parse(v: &Value) -> Result<AsMetadata, LoginError> {
+        let issuer = v
+            .get("issuer")
+            .and_then(Value::as_str)
+            .filter(|s| !s.trim().is_empty())
+            .ok_or_else(|| LoginError::Metadata("no issuer".into()))?
+            .to_string();
+        let endpoint = |name: &str| -> Result<Option<url::Url>, LoginError> {
+            match v.get(name) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(s)) => match url::Url::parse(s) {
+                    Ok(u) if matches!(u.scheme(), "http" | "https") && u.has_host() => Ok(Some(u)),
+                    _ => Err(LoginError::Metadata(format!(
+                        "{name} {s:?} is not an http(s) URL"
+                    ))),
+                },
+                Some(other) => Err(LoginError::Metadata(format!(
+                    "{name} is not a string: {other}"
+                ))),
+            }
+        };
+        let required =
+            |name: &str| endpoint(name)?.ok_or_else(|| LoginError::Metadata(format!("no {name}")));
+        let authorization_endpoint = required("authorization_endpoint")?;
+        let token_endpoint = required("token_endpoint")?;
+        let registration_endpoint = endpoint("registration_endpoint")?;
+        let s256 = v
+            .get("code_challenge_methods_supported")
+            .and_then(Value::as_array)
+            .is_some_and(|a| a.iter().any(|m| m.as_str() == Some("S256")));
+        if !s256 {
+            return Err(LoginError::NoPkce { issuer });
+        }
+        Ok(AsMetadata {
+            issuer,
+            authorization_endpoint,
+            token_endpoint,
+            registration_endpoint,
+            iss_parameter_supported: v
+                .get("authorization_response_iss_parameter_supported")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+        })
+    }
+}
+
+/// The RFC 8707 resource to ask a token for: the protected-resource metadata's
+/// `resource` when it covers the endpoint (same origin, endpoint path at or below it),
+/// else — when the metadata names none — the endpoint URL itself. A `resource` that
+/// does not cover the endpoint is refused: a token for it would be a token for
+/// another server.
+pub fn resource_for(endpoint: &url::Url, prm: Option<&Value>) -> Result<String, LoginError> {
+    let mut own = endpoint.clone();
+    own.set_fragment(None);
+    let Some(advertised) = prm.and_then(|p| p.get("resource")).and_then(Value::as_str) else {
+        return Ok(own.to_string());
+    };
+    let mismatch = || LoginError::ResourceMismatch {
+        resource: advertised.to_string(),
+        endpoint: endpoint.to_string(),
+    };
+    let r = url::Url::parse(advertised).map_err(|_| mismatch())?;
+    let slash = |p: &str| {
+        if p.ends_with('/') {
+            p.to_string()
+        } else {
+            format!("{p}/")
+        }
+    };
+    if r.origin() == own.origin() && slash(own.path()).starts_with(&slash(r.path())) {
+        Ok(advertised.to_string())
+    } else {
+        Err(mismatch())
+    }
+}
+
+/// The scope to request (MCP scope selection): the challenge's `scope` when the 401
+/// named one, else every string of the protected-resource metadata's
+/// `scopes_supported`, else none (the parameter is omitted).
+pub fn scope_for(challenge_scope: Option<&str>, prm: Option<&Value>) -> Option<String> {
+    if let Some(s) = challenge_scope.map(str::trim).filter(|s| !s.is_empty()) {
+        return Some(s.to_string());
+    }
+    let list: Vec<&str> = prm
+        .and_then(|p| p.get("scopes_supported"))
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    (!list.is_empty()).then(|| list.join(" "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn resource_must_cover_the_endpoint() {
+        let ep = url::Url::parse("https://h.example/mcp").unwrap();
+        let prm = |r: &str| json!({ "resource": r });
+        assert_eq!(resource_for(&ep, None).unwrap(), "https://h.example/mcp");
+        assert_eq!(
+            resource_for(&ep, Some(&prm("https://h.example/mcp"))).unwrap(),
+            "https://h.example/mcp"
+        );
+        assert_eq!(
+            resource_for(&ep, Some(&prm("https://h.example/"))).unwrap(),
+            "https://h.example/"
+        );
+        for bad in [
+            "https://h.example/mcpx",
+            "https://other.example/mcp",
+            "http://h.example/mcp",
+            "nonsense",
+        ] {
+            assert!(resource_for(&ep, Some(&prm(bad))).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn scope_prefers_the_challenge() {
+        let prm = json!({ "scopes_supported": ["a", "b", 3] });
+        assert_eq!(scope_for(Some("x y"), Some(&prm)).as_deref(), Some("x y"));
+        assert_eq!(scope_for(None, Some(&prm)).as_deref(), Some("a b"));
+        assert_eq!(scope_for(Some(" "), None), None);
+    }
+
+    #[test]
+    fn metadata_requires_s256() {
+        let mut m = json!({
+            "issuer": "https://as.example", "authorization_endpoint": "https://as.example/auth",
+            "token_endpoint": "https://as.example/token", "code_challenge_methods_supported": ["plain"],
+        });
+        assert!(matches!(
+            AsMetadata::parse(&m),
+            Err(LoginError::NoPkce { .. })
+        ));
+        m["code_challenge_methods_supported"] = json!(["S256"]);
+        let p = AsMetadata::parse(&m).unwrap();
+        assert!(!p.iss_parameter_supported && p.registration_endpoint.is_none());
+        m["token_endpoint"] = json!("ftp://x");
+        assert!(matches!(
+            AsMetadata::parse(&m),
+            Err(LoginError::Metadata(_))
+        ));
+    }
+}

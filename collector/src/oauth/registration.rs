@@ -1,0 +1,84 @@
+//! Dynamic client registration (RFC 7591) of a public client with its loopback
+//! redirect URI.
+
+use std::sync::Mutex;
+
+use mcp_probe_schema::model::Header;
+use mcp_probe_schema::vocab::{header, leg};
+use serde_json::{json, Value};
+
+use super::cache::Registration;
+use super::callback::CALLBACK_PATH;
+use super::error::LoginError;
+use super::login::{now_s, Login};
+use super::response::str_field;
+use crate::journal::Journal;
+use crate::transport::http::{Client, Request};
+
+/// `client_name` of the dynamic client registration.
+pub const CLIENT_NAME: &str = "mcp-collect";
+
+impl Login {
+    /// RFC 7591 registration of a public client with the loopback redirect on `port`.
+    pub(super) async fn register(
+        &self,
+        client: &Client,
+        journal: &Mutex<Journal>,
+        port: u16,
+    ) -> Result<Registration, LoginError> {
+        let endpoint = self.metadata.registration_endpoint.clone().ok_or_else(|| {
+            LoginError::NoRegistration {
+                issuer: self.metadata.issuer.clone(),
+            }
+        })?;
+        let redirect_uri = format!("http://127.0.0.1:{port}{CALLBACK_PATH}");
+        let mut body = json!({
+            "client_name": CLIENT_NAME,
+            "redirect_uris": [redirect_uri],
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+            "token_endpoint_auth_method": "none",
+        });
+        if let Some(s) = &self.scope {
+            body["scope"] = Value::from(s.as_str());
+        }
+        let req = Request {
+            method: "POST".into(),
+            url: endpoint.clone(),
+            headers: vec![
+                Header::new(header::CONTENT_TYPE, "application/json"),
+                Header::new(header::ACCEPT, "application/json"),
+            ],
+            body: serde_json::to_vec(&body).expect("json encodes"),
+            await_id: None,
+            head_only_stream: false,
+            connect_to: None,
+        };
+        let a = self
+            .send(client, journal, leg::OAUTH_REGISTER, req, &[])
+            .await?;
+        let client_id = str_field(&a.json, "client_id").filter(|s| !s.is_empty());
+        let (200..=299, Some(client_id)) = (a.status, client_id) else {
+            return Err(LoginError::Server {
+                leg: leg::OAUTH_REGISTER,
+                url: endpoint.to_string(),
+                status: a.status,
+                error: str_field(&a.json, "error")
+                    .or_else(|| (a.status < 300).then(|| "no client_id in the response".into())),
+                description: str_field(&a.json, "error_description"),
+            });
+        };
+        Ok(Registration {
+            client_id,
+            client_secret: str_field(&a.json, "client_secret").filter(|s| !s.is_empty()),
+            client_secret_expires_at: a
+                .json
+                .get("client_secret_expires_at")
+                .and_then(Value::as_i64),
+            token_endpoint_auth_method: str_field(&a.json, "token_endpoint_auth_method"),
+            redirect_port: port,
+            redirect_uri,
+            registered_at: now_s(),
+        })
+    }
+}

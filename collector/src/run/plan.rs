@@ -1,0 +1,162 @@
+//! The plan of a run: every flag and input validated before any traffic (targets,
+//! `--token-env`, probe inputs, `--ca-file`, the signing key, the trust store).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_probe_schema::bundle::SecretKey;
+use mcp_probe_schema::model::{CaFile, Options};
+
+use super::cli::{Printer, UsageError};
+use super::flags::Flags;
+use super::target::{dedup, read_servers_file, Target};
+use crate::transport::http::Client;
+
+fn read(path: &Path) -> Result<Vec<u8>, UsageError> {
+    std::fs::read(path).map_err(|source| UsageError::Read {
+        path: path.into(),
+        source,
+    })
+}
+
+/// Everything validated, ready to collect.
+pub struct Plan {
+    pub(super) targets: Vec<Target>,
+    pub(super) key: SecretKey,
+    pub(super) client: Arc<Client>,
+    pub(super) token: Option<(String, String)>,
+    pub(super) inputs: Option<serde_json::Value>,
+    pub(super) options: Options,
+    pub(super) out: PathBuf,
+    pub(super) concurrency: usize,
+    pub(super) info: bool,
+    pub(super) plaintext_port: u16,
+    pub(super) no_browser: bool,
+    pub(super) reauth: bool,
+}
+
+impl std::fmt::Debug for Plan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Plan({} targets)", self.targets.len())
+    }
+}
+
+/// Validate flags and inputs. Nothing touches the network here.
+pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
+    let mut raw = flags.targets.clone();
+    if let Some(p) = &flags.servers_file {
+        let bytes = read(p)?;
+        let text = String::from_utf8(bytes).map_err(|_| UsageError::Invalid {
+            path: p.clone(),
+            reason: "not UTF-8 text".into(),
+        })?;
+        raw.extend(read_servers_file(&text));
+    }
+    let raw = dedup(raw);
+    if raw.is_empty() {
+        return Err(UsageError::NoTargets);
+    }
+    let targets = raw
+        .iter()
+        .map(|t| Target::parse(t))
+        .collect::<Result<Vec<_>, _>>()?;
+
+    let token = match &flags.token_env {
+        Some(var) => match std::env::var(var) {
+            Ok(v) if !v.trim().is_empty() => Some((var.clone(), v.trim().to_string())),
+            _ => return Err(UsageError::TokenEnv(var.clone())),
+        },
+        None => None,
+    };
+    if token.is_some() {
+        if let Some(t) = targets
+            .iter()
+            .find(|t| t.base_url.scheme() == "http" && !t.is_loopback())
+        {
+            return Err(UsageError::PlaintextToken(t.as_typed.clone()));
+        }
+    }
+
+    let (inputs, warnings) = super::inputs::load(flags.inputs.as_deref(), &targets)?;
+    warnings.iter().for_each(|w| printer.warn(w));
+
+    let (ca_record, ca_certs) = match &flags.ca_file {
+        Some(p) => {
+            let bytes = read(p)?;
+            let certs: Vec<rustls_pki_types::CertificateDer<'static>> = {
+                use rustls_pki_types::pem::PemObject;
+                rustls_pki_types::CertificateDer::pem_slice_iter(&bytes)
+                    .collect::<Result<_, _>>()
+                    .map_err(|e| UsageError::Invalid {
+                        path: p.clone(),
+                        reason: format!("not PEM certificates: {e}"),
+                    })?
+            };
+            if certs.is_empty() {
+                return Err(UsageError::Invalid {
+                    path: p.clone(),
+                    reason: "no PEM certificate in the file".into(),
+                });
+            }
+            let rec = CaFile {
+                path: p.display().to_string(),
+                sha256: hex::encode(mcp_probe_schema::bundle::sha256(&bytes)),
+                certificates: certs
+                    .iter()
+                    .map(|c| serde_bytes::ByteBuf::from(c.as_ref().to_vec()))
+                    .collect(),
+            };
+            (Some(rec), certs)
+        }
+        None => (None, Vec::new()),
+    };
+    let key = match &flags.key {
+        Some(p) => crate::keys::load(p)?,
+        None => {
+            let (k, path, created) = crate::keys::load_or_create_default()?;
+            if created {
+                printer.progress(&format!(
+                    "created signing key {} (key id {}); public key in {}",
+                    path.display(),
+                    k.public().key_id(),
+                    path.with_extension("pub").display()
+                ));
+            }
+            k
+        }
+    };
+
+    let ca_path = flags.ca_file.as_ref().map(|p| p.display().to_string());
+    let trust =
+        crate::transport::tls::Trust::load(ca_path.as_deref().map(|p| (p, ca_certs.as_slice())))?;
+    let options = Options {
+        timeout_ms: flags.timeout * 1000,
+        body_cap: flags.body_cap,
+        max_pages: flags.max_pages,
+        info_only: flags.info,
+        token_env: flags.token_env.clone(),
+        ca_file: ca_record,
+        plaintext_port: flags.plaintext_port,
+        target_timeout_ms: Some(flags.target_timeout * 1000),
+        bundle_cap: Some(flags.bundle_cap),
+    };
+    Ok(Plan {
+        targets,
+        key,
+        client: Arc::new(Client::new(
+            trust,
+            Duration::from_secs(flags.timeout),
+            flags.body_cap,
+        )),
+        token,
+        inputs,
+        options,
+        out: flags.out.clone(),
+        concurrency: flags.concurrency as usize,
+        info: flags.info,
+        plaintext_port: flags.plaintext_port,
+        no_browser: flags.no_browser,
+        reauth: flags.reauth,
+    })
+}

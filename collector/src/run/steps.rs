@@ -1,0 +1,353 @@
+//! The steps of one target, as data: [`STEPS`] lists them in order over a shared
+//! context (the MCP session and what earlier steps found), and the run walks it. The
+//! order is the order of the records in the bundle. Also: the per-target deadline's
+//! bookkeeping (`Stage`) and the OAuth login of a run.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::plan::Plan;
+use super::target::Target;
+use crate::journal::{lock, SharedJournal as Shared};
+use crate::mcp::{Ending, Probe};
+use crate::oauth::discovery::Discovered;
+use crate::oauth::{Login, LoginError};
+
+/// The default of `--target-timeout` (for a plan whose options do not record one).
+pub(super) const DEFAULT_TARGET_TIMEOUT_MS: u64 = 300_000;
+
+/// How a target's task ended.
+#[derive(Debug)]
+pub(super) enum End {
+    /// The pipeline ran to its end.
+    Finished(Ending),
+    /// The per-target deadline passed; the text says when.
+    Deadline(String),
+}
+
+/// Where a target's run is, so that a deadline can say what it cut: the stage, and the
+/// request in flight when the probe knows it.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Stage {
+    stage: Arc<Mutex<&'static str>>,
+    in_flight: Arc<Mutex<Option<String>>>,
+    /// Time not counted against the deadline: what was excluded so far, and since when
+    /// the current exclusion runs.
+    excluded: Arc<Mutex<(Duration, Option<std::time::Instant>)>>,
+}
+
+impl Stage {
+    pub(super) fn set(&self, stage: &'static str) {
+        *self.stage.lock().unwrap_or_else(|p| p.into_inner()) = stage;
+    }
+
+    /// Stop (`true`) or resume (`false`) counting time against the deadline.
+    pub(super) fn exclude(&self, on: bool) {
+        let mut g = self.excluded.lock().unwrap_or_else(|p| p.into_inner());
+        match (on, g.1) {
+            (true, None) => g.1 = Some(std::time::Instant::now()),
+            (false, Some(since)) => {
+                g.0 += since.elapsed();
+                g.1 = None;
+            }
+            _ => {}
+        }
+    }
+
+    /// Time counted against the deadline since `start`.
+    pub(super) fn counted(&self, start: std::time::Instant) -> Duration {
+        let g = self.excluded.lock().unwrap_or_else(|p| p.into_inner());
+        let running = g.1.map_or(Duration::ZERO, |since| since.elapsed());
+        start.elapsed().saturating_sub(g.0 + running)
+    }
+
+    pub(super) fn describe(&self) -> String {
+        let stage = *self.stage.lock().unwrap_or_else(|p| p.into_inner());
+        let stage = if stage.is_empty() { "the start" } else { stage };
+        match self
+            .in_flight
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+        {
+            Some(req) => format!("{stage} ({req} in flight)"),
+            None => stage.to_string(),
+        }
+    }
+}
+
+/// The context the steps of one target share: its probe (the MCP session), where it
+/// stands, and what earlier steps found.
+struct TargetRun<'p> {
+    target: &'p Target,
+    journal: &'p Shared,
+    plan: &'p Plan,
+    stage: &'p Stage,
+    probe: Probe<'p>,
+    /// How detection ended (`None` before it ran).
+    ending: Option<Ending>,
+    /// What OAuth discovery found (empty when it did not run).
+    discovered: Discovered,
+    /// The login, when this run logged in.
+    login: Option<Login>,
+}
+
+/// One step of a target's run. [`STEPS`] is their order; each step runs only when
+/// `Step::applies` says so, after the stage is set to [`Step::stage`] (what a deadline
+/// message names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// TLS 1.0/1.1 acceptance and the plaintext port ([`crate::legs::c2_2_tls`]), on the
+    /// first candidate.
+    TransportFacts,
+    /// Endpoint detection, revision negotiation and the inventory ([`crate::mcp`]).
+    Detection,
+    /// OAuth discovery, on every endpoint found: an observed absence of metadata is
+    /// evidence too (the OAuth checks are N/A only when it was observed).
+    Discovery,
+    /// The OAuth login when the endpoint answered 401 and no credential is held, then
+    /// detection and the inventory again with the credential. Its time is not counted
+    /// against the target deadline.
+    Login,
+    /// The probe legs after the inventory ([`crate::legs::AFTER_INVENTORY`]).
+    ProbeLegs,
+    /// The operator's out-of-scope call ([`crate::legs::c3_3_4_scope`]).
+    ScopeLeg,
+    /// The confused-deputy legs ([`crate::legs::c3_3_5_deputy`]).
+    DeputyLegs,
+    /// The audience legs ([`crate::legs::c3_3_1_audience`]). Last: the credential
+    /// operations of 3.3.1 (the refresh grant for a foreign resource may rotate or spend
+    /// the refresh token) and 7.2.1.
+    AudienceLegs,
+}
+
+/// The steps of one target, in order (the order of the records in its bundle).
+pub const STEPS: &[Step] = &[
+    Step::TransportFacts,
+    Step::Detection,
+    Step::Discovery,
+    Step::Login,
+    Step::ProbeLegs,
+    Step::ScopeLeg,
+    Step::DeputyLegs,
+    Step::AudienceLegs,
+];
+
+impl Step {
+    /// What a deadline message says the target was doing.
+    pub fn stage(self) -> &'static str {
+        match self {
+            Step::TransportFacts => "the transport facts",
+            Step::Detection => "endpoint detection and the inventory",
+            Step::Discovery => "OAuth discovery",
+            Step::Login => "the OAuth login",
+            Step::ProbeLegs => "the probe legs",
+            Step::ScopeLeg => "the scope probe leg",
+            Step::DeputyLegs => "the deputy legs",
+            Step::AudienceLegs => "the audience legs",
+        }
+    }
+
+    /// Whether the step runs, given what the earlier ones did.
+    fn applies(self, run: &TargetRun<'_>) -> bool {
+        match self {
+            Step::TransportFacts => !run.target.candidates.is_empty(),
+            Step::Detection => true,
+            Step::Discovery => !matches!(run.ending, None | Some(Ending::NoEndpoint(_))),
+            Step::Login => run.ending == Some(Ending::AuthRequired) && run.probe.token.is_none(),
+            Step::ProbeLegs | Step::ScopeLeg | Step::DeputyLegs | Step::AudienceLegs => {
+                run.ending == Some(Ending::Complete)
+            }
+        }
+    }
+
+    async fn run(self, run: &mut TargetRun<'_>) {
+        let info = run.plan.info;
+        let p = &mut run.probe;
+        match self {
+            Step::TransportFacts => {
+                if let Some(first) = run.target.candidates.first() {
+                    p.transport_facts(first, info).await;
+                }
+            }
+            Step::Detection => run.ending = Some(p.run(&run.target.candidates).await),
+            Step::Discovery => {
+                let challenge = p.challenge.clone();
+                run.discovered = p.discovery(challenge).await;
+            }
+            Step::Login => run.log_in().await,
+            Step::ProbeLegs => p.probe_legs(info).await,
+            Step::ScopeLeg => p.scope_probe_leg(info).await,
+            Step::DeputyLegs => p.deputy_legs(&run.discovered, info).await,
+            Step::AudienceLegs => p.audience_legs(run.login.as_ref(), info).await,
+        }
+    }
+}
+
+impl TargetRun<'_> {
+    /// [`Step::Login`]: the login outside the deadline's count, then detection again.
+    async fn log_in(&mut self) {
+        self.stage.exclude(true);
+        let logged_in = login(&mut self.probe, &self.discovered, self.plan, self.journal).await;
+        self.stage.exclude(false);
+        match logged_in {
+            Ok((token, l)) => {
+                self.probe.token = Some(token);
+                self.login = Some(l);
+                if let Some(endpoint) = self.probe.endpoint.clone() {
+                    self.stage
+                        .set("endpoint detection and the inventory after the login");
+                    self.ending = Some(self.probe.run(std::slice::from_ref(&endpoint)).await);
+                }
+            }
+            Err(why) => lock(self.journal).set_failure(format!("no credential: {why}")),
+        }
+    }
+}
+
+/// One target's whole run: every step of [`STEPS`] that applies, in order.
+pub(super) async fn collect_target(t: &Target, j: &Shared, plan: &Plan, stage: &Stage) -> Ending {
+    let token = plan.token.as_ref().map(|(_, v)| v.clone());
+    let mut probe = Probe::new(&plan.client, j.clone(), token, plan.options.max_pages);
+    probe.inputs = lock(j).inputs().cloned();
+    probe.plaintext_port = plan.plaintext_port;
+    probe.in_flight = stage.in_flight.clone();
+    let mut run = TargetRun {
+        target: t,
+        journal: j,
+        plan,
+        stage,
+        probe,
+        ending: None,
+        discovered: Discovered::default(),
+        login: None,
+    };
+    for step in STEPS {
+        if step.applies(&run) {
+            stage.set(step.stage());
+            step.run(&mut run).await;
+        }
+    }
+    // Detection always runs; the fallback is never used.
+    run.ending
+        .unwrap_or_else(|| Ending::NoEndpoint("no candidate".into()))
+}
+
+/// Log in to the endpoint's authorization server (cache, refresh, or an interactive
+/// login) and return the access token. An interactive login needs a person: it is tried
+/// only when stdin is a terminal (a browser is opened) or `--no-browser` was given (the
+/// URL is printed on stderr for whoever drives the run); otherwise the run goes on
+/// without a credential and says so, instead of waiting for a callback that never comes.
+async fn login(
+    probe: &mut Probe<'_>,
+    found: &Discovered,
+    plan: &Plan,
+    j: &Shared,
+) -> Result<(String, Login), NoCredential> {
+    use std::io::IsTerminal;
+    let endpoint = probe.endpoint.clone().ok_or(NoCredential::NoEndpoint)?;
+    let Some((_, meta)) = found.as_metadata.first() else {
+        return Err(NoCredential::NoMetadata);
+    };
+    let state = crate::keys::state_dir()?;
+    let scope = found.challenge.as_ref().and_then(|c| c.scope());
+    let mut login = Login::new(&endpoint, meta, found.prm.as_ref(), scope, &state)?;
+    login.no_browser = plan.no_browser;
+    login.reauth = plan.reauth;
+    login.redactor = lock(j).redactor().clone();
+    let addrs = lock(j).target_ips();
+    login.target_class = crate::oauth::guard::target_class(&addrs);
+    let interactive = plan.no_browser || std::io::stdin().is_terminal();
+    if !interactive {
+        let cached = !plan.reauth && login.cache_file().ok().flatten().is_some();
+        if !cached {
+            return Err(NoCredential::NotInteractive);
+        }
+        // A cached credential may still need a refresh; if that is refused, there is no
+        // one to complete a login: give up at once instead of waiting for a callback.
+        login.callback_timeout = std::time::Duration::from_secs(1);
+    }
+    let cred = login.obtain(&plan.client, j).await?;
+    Ok((cred.access_token, login))
+}
+
+/// Why the OAuth login gave no credential (the run records it as "no credential: ...").
+#[derive(Debug, thiserror::Error)]
+enum NoCredential {
+    /// The probe found no MCP endpoint to log in for.
+    #[error("no endpoint")]
+    NoEndpoint,
+    /// HTTP 401, but no authorization server metadata was discovered.
+    #[error(
+        "the endpoint requires authentication (HTTP 401) but no authorization server metadata \
+         was discovered (see the discovery.prm and discovery.as records); use --token-env"
+    )]
+    NoMetadata,
+    /// The state directory (for the token cache) is unknown.
+    #[error(transparent)]
+    StateDir(#[from] crate::keys::KeyError),
+    /// The login itself failed.
+    #[error(transparent)]
+    Login(#[from] LoginError),
+    /// Nothing cached, and no person to complete an interactive login.
+    #[error(
+        "the endpoint requires authentication (HTTP 401) and no credential is cached; not a \
+         terminal, so no browser login is attempted (use --token-env, or --no-browser to print the \
+         login URL)"
+    )]
+    NotInteractive,
+}
+
+#[cfg(test)]
+mod deadline_tests {
+    use super::*;
+
+    #[test]
+    fn time_in_the_login_is_not_counted_against_the_target_deadline() {
+        let stage = Stage::default();
+        let start = std::time::Instant::now();
+        std::thread::sleep(Duration::from_millis(50));
+        stage.exclude(true);
+        std::thread::sleep(Duration::from_millis(200));
+        // While excluded, the count does not move on.
+        let during = stage.counted(start);
+        assert!(
+            during + Duration::from_millis(200) <= start.elapsed(),
+            "{during:?}"
+        );
+        stage.exclude(false);
+        std::thread::sleep(Duration::from_millis(50));
+        let counted = stage.counted(start);
+        assert!(counted >= Duration::from_millis(100), "{counted:?}");
+        assert!(
+            counted + Duration::from_millis(200) <= start.elapsed(),
+            "{counted:?}"
+        );
+    }
+}
+
+#[cfg(test)]
+mod no_credential_tests {
+    use super::NoCredential;
+
+    #[test]
+    fn login_refusals_keep_their_wording() {
+        assert_eq!(NoCredential::NoEndpoint.to_string(), "no endpoint");
+        assert_eq!(
+            NoCredential::NoMetadata.to_string(),
+            "the endpoint requires authentication (HTTP 401) but no authorization server metadata \
+             was discovered (see the discovery.prm and discovery.as records); use --token-env"
+        );
+        assert_eq!(
+            NoCredential::NotInteractive.to_string(),
+            "the endpoint requires authentication (HTTP 401) and no credential is cached; not a \
+             terminal, so no browser login is attempted (use --token-env, or --no-browser to print \
+             the login URL)"
+        );
+        let key = NoCredential::from(crate::keys::KeyError::NoHome);
+        assert_eq!(
+            key.to_string(),
+            "cannot find the state directory: set MCP_PROBE_HOME or HOME"
+        );
+    }
+}
