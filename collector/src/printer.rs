@@ -6,6 +6,8 @@ use std::io::Write;
 
 use crate::journal::SharedRedactor;
 
+const PROGRAM: &str = "mcp-collect";
+
 /// Writes bundle paths to stdout and progress to stderr; the only printer. Every line
 /// passes the process's shared redactor (the one every journal uses, so a secret
 /// registered or learned by any target is redacted here too) and has its control
@@ -57,21 +59,25 @@ impl Printer {
     /// A progress line on stderr.
     pub fn progress(&self, line: &str) {
         if !self.quiet {
-            let line = mcp_probe_schema::term::line(&self.redactor.scrub_str(line));
-            let _ = writeln!(std::io::stderr().lock(), "mcp-collect: {line}");
+            self.diagnostic(None, line);
         }
     }
 
     /// A warning line on stderr (never silenced).
     pub fn warn(&self, line: &str) {
-        let line = mcp_probe_schema::term::line(&self.redactor.scrub_str(line));
-        let _ = writeln!(std::io::stderr().lock(), "mcp-collect: warning: {line}");
+        self.diagnostic(Some("warning"), line);
     }
 
     /// An error line on stderr (never silenced).
     pub fn error(&self, line: &str) {
-        let line = mcp_probe_schema::term::line(&self.redactor.scrub_str(line));
-        let _ = writeln!(std::io::stderr().lock(), "mcp-collect: error: {line}");
+        self.diagnostic(Some("error"), line);
+    }
+
+    /// One redacted, escaped diagnostic line on stderr, in the form both binaries share
+    /// (`mcp_probe_schema::term::diagnostic`).
+    fn diagnostic(&self, kind: Option<&str>, text: &str) {
+        let l = mcp_probe_schema::term::diagnostic(PROGRAM, kind, &self.redactor.scrub_str(text));
+        let _ = writeln!(std::io::stderr().lock(), "{l}");
     }
 
     /// A line on stderr as given, without the `mcp-collect:` prefix (the login's lines

@@ -287,7 +287,7 @@ fn lab_py2_without_oauth_is_not_applicable() {
     }
     // py2 answers initialize without a challenge, the run holds no token, and every
     // discovery.prm candidate answered a clean 404: no OAuth is offered, so the checks
-    // that govern OAuth are N/A (spec §11.3).
+    // that govern OAuth are N/A (docs/checks.md, section 3).
     let ev = &lab_runs().expect("lab").runs["LAB_PY2"].evidence;
     assert!(
         ev.has_leg(mcp_probe_schema::vocab::leg::PRM),
@@ -316,7 +316,7 @@ fn audience_3_3_1a_when_implemented() {
     // 3.3.1a PASS: aud is exactly the canonical resource.
     let o = grade("LAB_RS", "3.3.1");
     assert_eq!(leg(&o, "3.3.1a"), LegOutcome::Pass, "{o:?}");
-    // See the report: by spec §11.3 3.3.1a passes when the canonical URI is AMONG the
+    // 3.3.1a passes when the canonical URI is AMONG the
     // audiences, so the extra audience of LAB_RS_LONG does not fail 3.3.1a (3.2.2 owns
     // extra audiences).
     let o = grade("LAB_RS_LONG", "3.3.1");

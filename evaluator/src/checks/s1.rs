@@ -6,6 +6,3 @@
 
 pub mod c1_1;
 pub mod c1_4;
-
-/// Also named from the section: the section 7 tests grade 1.4 as `s1::C1_4`.
-pub use c1_4::C1_4;

@@ -519,7 +519,7 @@ pub(super) fn trust_leg(
             LegOutcome::Unknown,
             format!(
                 "trusted only by the collecting machine's OS store, issued by {issuer}: not by the public \
-                 roots and not by a --ca-file. This is what a TLS-inspecting proxy looks like (spec §3.2), \
+                 roots and not by a --ca-file. This is what a TLS-inspecting proxy looks like, \
                  so the certificate and versions seen may be the proxy's; re-collect without interception, \
                  or pass the CA with --ca-file if it is the operator's own PKI (stores at collection: {stores})"
             ),
