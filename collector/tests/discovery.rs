@@ -47,14 +47,8 @@ impl Rig {
         };
         let options = Options {
             timeout_ms: 5000,
-            body_cap: 1 << 20,
             max_pages: 10,
-            info_only: false,
-            token_env: None,
-            ca_file: None,
-            plaintext_port: 80,
-            target_timeout_ms: None,
-            bundle_cap: None,
+            ..mcp_probe_schema::testkit::options()
         };
         let journal =
             Journal::create(dir.path(), "discovery", target, options, Redactor::new()).unwrap();

@@ -7,77 +7,20 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
 
 use support::lab;
 
-const URL_LINE: &str = "mcp-collect: open this URL to log in: ";
+use support::headless::{collect_headless, Headless as Outcome, URL_LINE};
 
-struct Outcome {
-    code: i32,
-    stdout: String,
-    stderr: String,
-    /// The final redirect browser.sh delivered (carries the authorization code).
-    delivered: Option<String>,
-}
-
-/// Run `mcp-collect --no-browser [extra] url`; when it prints an authorization URL,
-/// play the user with browser.sh and deliver the redirect to its listener.
+/// Run `mcp-collect --no-browser [extra] url`, playing the user when it asks for a login.
 fn run(home: &Path, url: &str, extra: &[&str]) -> Outcome {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-collect"))
-        .env("MCP_PROBE_HOME", home)
-        .args(["--no-browser", "-o"])
-        .arg(home.join("out"))
-        .args(extra)
-        .arg(url)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn mcp-collect");
-    let stderr = child.stderr.take().expect("stderr");
-    let (tx, rx) = mpsc::channel::<String>();
-    let reader = std::thread::spawn(move || {
-        let mut all = String::new();
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = tx.send(line.clone());
-            all.push_str(&line);
-            all.push('\n');
-        }
-        all
-    });
-    let mut delivered = None;
-    // Wait for either the URL line or the end of the run.
-    while let Ok(line) = rx.recv_timeout(Duration::from_secs(60)) {
-        if let Some(auth_url) = line.strip_prefix(URL_LINE) {
-            let browser = Path::new(env!("CARGO_MANIFEST_DIR")).join("../lab/oidc/browser.sh");
-            let out = Command::new("bash")
-                .arg(browser)
-                .arg(auth_url)
-                .arg("--deliver")
-                .output()
-                .expect("browser.sh");
-            assert!(
-                out.status.success(),
-                "browser.sh: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            delivered = Some(String::from_utf8_lossy(&out.stdout).trim().to_string());
-            break;
-        }
-    }
-    let out = child.wait_with_output().expect("wait mcp-collect");
-    let stderr = reader.join().expect("stderr reader");
-    Outcome {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr,
-        delivered,
-    }
+    collect_headless(
+        Path::new(env!("CARGO_BIN_EXE_mcp-collect")),
+        home,
+        url,
+        extra,
+    )
 }
 
 fn cache_files(home: &Path) -> Vec<PathBuf> {

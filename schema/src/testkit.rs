@@ -81,17 +81,7 @@ pub fn evidence(endpoint: &str, records: Vec<Record>) -> Evidence {
             finished_at: 1_764_480_001_000_000,
             status: RunStatus::Complete,
             failure: None,
-            options: Options {
-                timeout_ms: 30_000,
-                body_cap: 1 << 20,
-                max_pages: 100,
-                info_only: false,
-                token_env: None,
-                ca_file: None,
-                plaintext_port: 80,
-                target_timeout_ms: None,
-                bundle_cap: None,
-            },
+            options: options(),
             inputs: None,
             bundle_capped_from: None,
         },
@@ -153,5 +143,20 @@ pub fn tls_handshake(
         chain: vec![serde_bytes::ByteBuf::from(chain.to_vec())],
         verification,
         error,
+    }
+}
+
+/// The collector's default options (30 s per request, 1 MiB bodies, 100 pages).
+pub fn options() -> Options {
+    Options {
+        timeout_ms: 30_000,
+        body_cap: 1 << 20,
+        max_pages: 100,
+        info_only: false,
+        token_env: None,
+        ca_file: None,
+        plaintext_port: 80,
+        target_timeout_ms: None,
+        bundle_cap: None,
     }
 }

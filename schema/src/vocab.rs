@@ -441,6 +441,37 @@ pub mod leg {
     ];
 }
 
+/// The legs of each probe family that sends several, in the order the collector sends
+/// them: the collector sends (or skips) exactly these, and the check that reads them
+/// declares the same list.
+pub mod family {
+    use super::leg::*;
+    use super::LegId;
+
+    /// 1.1: version assertions (d and e on 2026-07-28 only).
+    pub const VERSIONS: [LegId; 5] = [V_SWEEP, V_BOGUS, V_NO_HEADER, V_NO_META_VERSION, V_MISMATCH];
+    /// 2.3: the same `tools/list` without and with the credential.
+    pub const AUTH_PAIR: [LegId; 2] = [AUTH_NONE, AUTH_WITH];
+    /// 2.4: routing headers (2026-07-28 only).
+    pub const ROUTING_HEADERS: [LegId; 4] = [
+        HDR_NO_METHOD,
+        HDR_NO_NAME,
+        HDR_NAME_MISMATCH,
+        HDR_NAME_ENCODED,
+    ];
+    /// 2.5: hostile, own and no `Origin`.
+    pub const ORIGINS: [LegId; 3] = [ORIGIN_HOSTILE, ORIGIN_OWN, ORIGIN_NONE];
+    /// 5.2.3: the legacy session surface (2026-07-28 only).
+    pub const LEGACY_SURFACE: [LegId; 6] = [
+        LEGACY_GET,
+        LEGACY_DELETE,
+        RESUME_CONTROL,
+        RESUME_LAST_EVENT_ID,
+        SESSION_CONTROL,
+        SESSION_SUPPLIED,
+    ];
+}
+
 /// JSON-RPC method names used by the collector.
 pub mod method {
     /// 2026-07-28 discovery.

@@ -29,6 +29,18 @@ pub struct Challenge {
 }
 
 impl Challenge {
+    /// A challenge of `scheme` with `params` (name, unquoted value) and no token68.
+    pub fn new(scheme: &str, params: &[(&str, &str)]) -> Challenge {
+        Challenge {
+            scheme: scheme.into(),
+            token68: None,
+            params: params
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .collect(),
+        }
+    }
+
     /// The first parameter called `name` (case-insensitive, RFC 9110 §11.2).
     pub fn param(&self, name: &str) -> Option<&str> {
         self.params
@@ -517,14 +529,7 @@ mod tests {
     }
 
     fn ch(scheme: &str, params: &[(&str, &str)]) -> Challenge {
-        Challenge {
-            scheme: scheme.into(),
-            token68: None,
-            params: params
-                .iter()
-                .map(|(n, v)| (n.to_string(), v.to_string()))
-                .collect(),
-        }
+        Challenge::new(scheme, params)
     }
 
     // ----- both readings side by side, on the same inputs

@@ -17,7 +17,7 @@
 //!   operations of a run.
 
 use mcp_probe_schema::model::{Era, Header};
-use mcp_probe_schema::vocab::{header, leg, LegId};
+use mcp_probe_schema::vocab::{family, header, leg, LegId};
 use serde_json::{Map, Value};
 
 use crate::journal::lock;
@@ -198,29 +198,11 @@ impl Family {
     /// Every leg id the family may record, in order.
     pub fn legs(self) -> &'static [LegId] {
         match self {
-            Family::Versions => &[
-                leg::V_SWEEP,
-                leg::V_BOGUS,
-                leg::V_NO_HEADER,
-                leg::V_NO_META_VERSION,
-                leg::V_MISMATCH,
-            ],
-            Family::AuthPair => &[leg::AUTH_NONE, leg::AUTH_WITH],
-            Family::RoutingHeaders => &[
-                leg::HDR_NO_METHOD,
-                leg::HDR_NO_NAME,
-                leg::HDR_NAME_MISMATCH,
-                leg::HDR_NAME_ENCODED,
-            ],
-            Family::Origins => &[leg::ORIGIN_HOSTILE, leg::ORIGIN_OWN, leg::ORIGIN_NONE],
-            Family::LegacySurface => &[
-                leg::LEGACY_GET,
-                leg::LEGACY_DELETE,
-                leg::RESUME_CONTROL,
-                leg::RESUME_LAST_EVENT_ID,
-                leg::SESSION_CONTROL,
-                leg::SESSION_SUPPLIED,
-            ],
+            Family::Versions => &family::VERSIONS,
+            Family::AuthPair => &family::AUTH_PAIR,
+            Family::RoutingHeaders => &family::ROUTING_HEADERS,
+            Family::Origins => &family::ORIGINS,
+            Family::LegacySurface => &family::LEGACY_SURFACE,
             Family::NullId => &[leg::NULL_ID],
             Family::StaticResource => &[leg::STATIC_RESOURCE],
             Family::Padded => &[leg::PADDED],

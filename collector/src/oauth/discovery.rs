@@ -393,14 +393,7 @@ mod tests {
     use super::*;
 
     fn ch(scheme: &str, params: &[(&str, &str)]) -> Challenge {
-        Challenge {
-            scheme: scheme.into(),
-            token68: None,
-            params: params
-                .iter()
-                .map(|(n, v)| (n.to_string(), v.to_string()))
-                .collect(),
-        }
+        Challenge::new(scheme, params)
     }
 
     #[test]

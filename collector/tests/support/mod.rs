@@ -2,6 +2,7 @@
 //! small scripted HTTP server for hostile-server cases the real SDKs cannot produce.
 #![allow(dead_code, unreachable_pub)]
 
+pub mod headless;
 pub mod misbehave;
 pub mod oauth_lab;
 

@@ -3,16 +3,12 @@
 //! the user through an OAuth login with `lab/oidc/browser.sh` when one is asked for.
 #![allow(dead_code, unreachable_pub)]
 
-use std::io::{BufRead, BufReader};
+#[path = "../../../collector/tests/support/headless.rs"]
+mod headless;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
 
 use mcp_probe_evaluator::evidence::Evidence;
-
-/// The line `mcp-collect --no-browser` prints before the authorization URL.
-pub const URL_LINE: &str = "mcp-collect: open this URL to log in: ";
 
 /// A lab variable: the environment, else `lab/run/env`.
 pub fn lab(var: &str) -> Option<String> {
@@ -49,50 +45,11 @@ pub struct Run {
 /// authorization URL, play the user with browser.sh and deliver the redirect to its
 /// loopback listener (as collector/tests/oauth_e2e.rs does).
 pub fn collect_headless(bin: &Path, home: &Path, url: &str, args: &[&str]) -> Run {
-    let mut child = Command::new(bin)
-        .env("MCP_PROBE_HOME", home)
-        .args(["--no-browser", "-o"])
-        .arg(home.join("out"))
-        .args(args)
-        .arg(url)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn mcp-collect");
-    let stderr = child.stderr.take().expect("stderr");
-    let (tx, rx) = mpsc::channel::<String>();
-    let reader = std::thread::spawn(move || {
-        let mut all = String::new();
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = tx.send(line.clone());
-            all.push_str(&line);
-            all.push('\n');
-        }
-        all
-    });
-    let mut logged_in = false;
-    while let Ok(line) = rx.recv_timeout(Duration::from_secs(60)) {
-        if let Some(auth_url) = line.strip_prefix(URL_LINE) {
-            let browser = Path::new(env!("CARGO_MANIFEST_DIR")).join("../lab/oidc/browser.sh");
-            let out = Command::new("bash")
-                .arg(browser)
-                .arg(auth_url)
-                .arg("--deliver")
-                .output()
-                .expect("browser.sh");
-            assert!(
-                out.status.success(),
-                "browser.sh on {url}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            logged_in = true;
-            break;
-        }
-    }
-    let out = child.wait_with_output().expect("wait mcp-collect");
-    let stderr = reader.join().expect("stderr reader");
-    let path = String::from_utf8_lossy(&out.stdout)
+    let out = headless::collect_headless(bin, home, url, args);
+    let stderr = out.stderr;
+    let logged_in = out.delivered.is_some();
+    let path = out
+        .stdout
         .lines()
         .next()
         .expect("a bundle path")
@@ -107,7 +64,7 @@ pub fn collect_headless(bin: &Path, home: &Path, url: &str, args: &[&str]) -> Ru
         .as_ref()
         .is_some_and(|s| s.revision.is_some());
     let want = if session { 0 } else { 3 };
-    assert_eq!(out.status.code(), Some(want), "{url}: {stderr}");
+    assert_eq!(out.code, want, "{url}: {stderr}");
     Run {
         evidence: Evidence::new(path, v),
         stderr,

@@ -42,14 +42,7 @@ pub static C5_2_3: Check5_2_3 = Check5_2_3;
 /// The id the collector supplies in 5.2.3d.
 pub use mcp_probe_schema::vocab::probe::SUPPLIED_SESSION_ID;
 
-const LEGS: [LegId; 6] = [
-    leg::LEGACY_GET,
-    leg::LEGACY_DELETE,
-    leg::RESUME_CONTROL,
-    leg::RESUME_LAST_EVENT_ID,
-    leg::SESSION_CONTROL,
-    leg::SESSION_SUPPLIED,
-];
+const LEGS: [LegId; 6] = mcp_probe_schema::vocab::family::LEGACY_SURFACE;
 
 const REDUCTION_5_2_3: &str = "Not probed: whether a streamed response is scoped to its originating request \
      (needs a second identity). 5.2.3c is near-vacuous: Last-Event-ID governs the replay of a broken stream, and a \
