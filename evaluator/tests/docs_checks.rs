@@ -69,3 +69,35 @@ fn every_graded_check_has_its_section() {
         );
     }
 }
+
+#[test]
+fn every_source_file_the_docs_name_exists() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut missing = Vec::new();
+    let mut docs: Vec<_> = std::fs::read_dir(root.join("docs"))
+        .expect("docs/")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    docs.push(root.join("README.md"));
+    for doc in docs {
+        let text = std::fs::read_to_string(&doc).expect("read doc");
+        for crate_dir in ["evaluator/", "collector/", "schema/"] {
+            for (at, _) in text.match_indices(crate_dir) {
+                let path: String = text[at..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || "/_.-".contains(*c))
+                    .collect();
+                let path = path.trim_end_matches('.');
+                if path.ends_with(".rs") && !root.join(path).is_file() {
+                    missing.push(format!("{}: {path}", doc.display()));
+                }
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "docs name files that do not exist:\n{}",
+        missing.join("\n")
+    );
+}
