@@ -551,58 +551,7 @@ pub fn grade(
     let mut stored: Option<(Option<String>, Stored)> = None;
     for n in grade_order(&inputs) {
         let i = &inputs[n];
-        let (cx, info) = match (&opts.baseline, &file_baseline) {
-            (BaselineChoice::File(_), Some((p, b))) => (
-                Context {
-                    baseline: Some(b),
-                    updating_baseline: false,
-                    ..Context::default()
-                },
-                Some(BaselineInfo::used(BaselineMode::File, p.clone(), b)),
-            ),
-            (BaselineChoice::Update, _) => (
-                Context {
-                    baseline: None,
-                    updating_baseline: true,
-                    ..Context::default()
-                },
-                None,
-            ),
-            _ => {
-                let state = match (&opts.baseline, &opts.state_dir) {
-                    (BaselineChoice::Stored, Some(state)) => Some(state),
-                    _ => None,
-                };
-                let s = match (state, &i.endpoint) {
-                    (Some(state), Some(ep)) => {
-                        if stored.as_ref().is_none_or(|(e, _)| e != &i.endpoint) {
-                            // The previous group's baseline is dropped before the next
-                            // one is read.
-                            drop(stored.take());
-                            stored =
-                                Some((i.endpoint.clone(), lookup_stored(state, ep, &trust, err)?));
-                        }
-                        stored.as_ref().map(|(_, s)| s)
-                    }
-                    _ => None,
-                };
-                match s {
-                    Some(Stored::Valid(p, b)) => (
-                        Context {
-                            baseline: Some(b),
-                            updating_baseline: false,
-                            ..Context::default()
-                        },
-                        Some(BaselineInfo::used(BaselineMode::Stored, p.clone(), b)),
-                    ),
-                    Some(Stored::Rejected(p, why)) => (
-                        Context::default(),
-                        Some(BaselineInfo::rejected(p.clone(), why.clone())),
-                    ),
-                    Some(Stored::Absent) | None => (Context::default(), None),
-                }
-            }
-        };
+        let (cx, info) = baseline_context(opts, &file_baseline, &mut stored, i, &trust, err)?;
         let applied = policy
             .as_ref()
             .map(|p| p.applied(i.endpoint.as_deref().unwrap_or_default()));
@@ -638,6 +587,16 @@ pub fn grade(
         sha256: p.sha256,
     });
     status = status.worst(report.status());
+    write_report(report, opts, out)?;
+    Ok(status)
+}
+
+/// The report on `out`, or atomically in the `-o` file.
+fn write_report(
+    report: Report,
+    opts: &GradeOptions,
+    out: &mut dyn Write,
+) -> Result<(), GradeError> {
     match &opts.output {
         None => {
             report::write(&report, opts.format, out)?;
@@ -652,7 +611,72 @@ pub fn grade(
             })?
         }
     }
-    Ok(status)
+    Ok(())
+}
+
+/// The baseline a bundle is graded against, and what the report says of it: the
+/// `--baseline` file, none while `--update-baseline` records new ones, else the stored
+/// baseline of the bundle's endpoint (read once per endpoint group into `stored`; the
+/// previous group's is dropped first).
+fn baseline_context<'a>(
+    opts: &GradeOptions,
+    file_baseline: &'a Option<(String, Evidence)>,
+    stored: &'a mut Option<(Option<String>, Stored)>,
+    i: &Input,
+    trust: &[PublicKey],
+    err: &mut Diag<'_>,
+) -> Result<(Context<'a>, Option<BaselineInfo>), GradeError> {
+    Ok(match (&opts.baseline, &file_baseline) {
+        (BaselineChoice::File(_), Some((p, b))) => (
+            Context {
+                baseline: Some(b),
+                updating_baseline: false,
+                ..Context::default()
+            },
+            Some(BaselineInfo::used(BaselineMode::File, p.clone(), b)),
+        ),
+        (BaselineChoice::Update, _) => (
+            Context {
+                baseline: None,
+                updating_baseline: true,
+                ..Context::default()
+            },
+            None,
+        ),
+        _ => {
+            let state = match (&opts.baseline, &opts.state_dir) {
+                (BaselineChoice::Stored, Some(state)) => Some(state),
+                _ => None,
+            };
+            let s = match (state, &i.endpoint) {
+                (Some(state), Some(ep)) => {
+                    if stored.as_ref().is_none_or(|(e, _)| e != &i.endpoint) {
+                        // The previous group's baseline is dropped before the next
+                        // one is read.
+                        drop(stored.take());
+                        *stored = Some((i.endpoint.clone(), lookup_stored(state, ep, trust, err)?));
+                    }
+                    stored.as_ref().map(|(_, s)| s)
+                }
+                _ => None,
+            };
+            match s {
+                Some(Stored::Valid(p, b)) => (
+                    Context {
+                        baseline: Some(b),
+                        updating_baseline: false,
+                        ..Context::default()
+                    },
+                    Some(BaselineInfo::used(BaselineMode::Stored, p.clone(), b)),
+                ),
+                Some(Stored::Rejected(p, why)) => (
+                    Context::default(),
+                    Some(BaselineInfo::rejected(p.clone(), why.clone())),
+                ),
+                Some(Stored::Absent) | None => (Context::default(), None),
+            }
+        }
+    })
 }
 
 /// The bytes of `i` to store as a baseline: the file read again, only if it is still the

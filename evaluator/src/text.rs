@@ -44,7 +44,6 @@ fn yes(b: bool) -> &'static str {
 
 fn header(out: &mut dyn Write, path: &str, l: &Loaded) -> io::Result<()> {
     let ev = &l.evidence;
-    let w = |out: &mut dyn Write, k: &str, v: &str| writeln!(out, "{k:<13}{v}");
     w(out, "bundle", &line(path))?;
     match (&l.problem, &l.signer) {
         (None, Some(k)) => w(
@@ -115,7 +114,19 @@ fn header(out: &mut dyn Write, path: &str, l: &Loaded) -> io::Result<()> {
             .map(|v| line(&v.to_string()))
             .unwrap_or_else(|| "-".into()),
     )?;
-    let t = &ev.target;
+    target(out, &ev.target)?;
+    session(out, ev.session.as_ref())?;
+    tokens(out, &ev.tokens)?;
+    w(out, "records", &ev.records.len().to_string())?;
+    w(out, "chain head", &hex(&ev.chain_head))
+}
+
+/// One `key value` line of the header.
+fn w(out: &mut dyn Write, k: &str, v: &str) -> io::Result<()> {
+    writeln!(out, "{k:<13}{v}")
+}
+
+fn target(out: &mut dyn Write, t: &mcp_probe_schema::model::Target) -> io::Result<()> {
     w(out, "target", &line(&t.as_typed))?;
     w(out, "base url", &line(&t.base_url))?;
     w(out, "candidates", &list(&t.candidates))?;
@@ -128,7 +139,11 @@ fn header(out: &mut dyn Write, path: &str, l: &Loaded) -> io::Result<()> {
             .unwrap_or_else(|| "(none)".into()),
     )?;
     w(out, "addresses", &list(&t.addresses))?;
-    match &ev.session {
+    Ok(())
+}
+
+fn session(out: &mut dyn Write, s: Option<&mcp_probe_schema::model::Session>) -> io::Result<()> {
+    match s {
         None => w(out, "session", "(none: no endpoint answered)")?,
         Some(s) => {
             let era = match s.era {
@@ -164,10 +179,14 @@ fn header(out: &mut dyn Write, path: &str, l: &Loaded) -> io::Result<()> {
             )?;
         }
     }
-    if ev.tokens.is_empty() {
+    Ok(())
+}
+
+fn tokens(out: &mut dyn Write, tokens: &[mcp_probe_schema::model::TokenFacts]) -> io::Result<()> {
+    if tokens.is_empty() {
         w(out, "tokens", "none")?;
     }
-    for (i, t) in ev.tokens.iter().enumerate() {
+    for (i, t) in tokens.iter().enumerate() {
         let exp = t
             .expires_in
             .map(|e| format!("{e} s"))
@@ -190,8 +209,7 @@ fn header(out: &mut dyn Write, path: &str, l: &Loaded) -> io::Result<()> {
             w(out, "", &format!("  jwt claims {}", line(&c.to_string())))?;
         }
     }
-    w(out, "records", &ev.records.len().to_string())?;
-    w(out, "chain head", &hex(&ev.chain_head))
+    Ok(())
 }
 
 fn list(v: &[String]) -> String {
