@@ -783,16 +783,24 @@ pub fn open(bytes: &[u8], trust: &[PublicKey]) -> Result<Verified, VerifyError> 
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    if !trust.is_empty() && !trust.iter().any(|k| k == &signer) {
+    trusted(
+        Verified {
+            evidence,
+            records,
+            signer,
+        },
+        trust,
+    )
+}
+
+/// `v` when `trust` is empty or names its signer; otherwise the signer is not trusted.
+fn trusted(v: Verified, trust: &[PublicKey]) -> Result<Verified, VerifyError> {
+    if !trust.is_empty() && !trust.iter().any(|k| k == &v.signer) {
         return Err(VerifyError::Untrusted {
-            key_id: signer.key_id(),
+            key_id: v.signer.key_id(),
         });
     }
-    Ok(Verified {
-        evidence,
-        records,
-        signer,
-    })
+    Ok(v)
 }
 
 /// As [`open`], for a reader that needs only the decoded records (the grader): each
@@ -817,16 +825,14 @@ pub fn open_decoded(bytes: &[u8], trust: &[PublicKey]) -> Result<Verified, Verif
         records.push(record);
     }
     chain.head(&evidence.chain_head)?;
-    if !trust.is_empty() && !trust.iter().any(|k| k == &signer) {
-        return Err(VerifyError::Untrusted {
-            key_id: signer.key_id(),
-        });
-    }
-    Ok(Verified {
-        evidence,
-        records,
-        signer,
-    })
+    trusted(
+        Verified {
+            evidence,
+            records,
+            signer,
+        },
+        trust,
+    )
 }
 
 /// Read as much as possible without requiring validity (for `show` on a damaged bundle).

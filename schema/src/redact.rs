@@ -92,25 +92,18 @@ const JSON_SECRET_KEYS: &[&str] = &[
     "device_code",
 ];
 
-/// Form and query parameters whose values are credentials.
-const FORM_SECRET_KEYS: &[&str] = &[
-    "access_token",
-    "refresh_token",
-    "id_token",
-    "client_secret",
-    "registration_access_token",
-    "code_verifier",
-    "device_code",
-    "code",
-    "password",
-    "client_assertion",
-    "assertion",
-    "token",
-];
+/// Form and query parameters whose values are credentials, besides [`JSON_SECRET_KEYS`].
+const FORM_ONLY_SECRET_KEYS: &[&str] =
+    &["code", "password", "client_assertion", "assertion", "token"];
 
 /// Shortest value treated as a secret when found by field name; shorter values
 /// (`code=1`) would redact unrelated bytes across the record.
 const MIN_SECRET_LEN: usize = 6;
+
+/// Whether a form or query parameter's value is a credential.
+fn is_form_secret_key(k: &str) -> bool {
+    JSON_SECRET_KEYS.contains(&k) || FORM_ONLY_SECRET_KEYS.contains(&k)
+}
 
 /// Redacts records. Holds the live credentials the collector knows about.
 #[derive(Default, Clone)]
@@ -626,10 +619,7 @@ fn trim(b: &[u8]) -> &[u8] {
 fn collect_query(url: &str, found: &mut Vec<(Vec<u8>, String, String)>) {
     if let Ok(u) = url::Url::parse(url) {
         for (k, v) in u.query_pairs() {
-            if FORM_SECRET_KEYS.contains(&k.as_ref())
-                && v.len() >= MIN_SECRET_LEN
-                && !v.starts_with("redacted:")
-            {
+            if is_form_secret_key(&k) && v.len() >= MIN_SECRET_LEN && !v.starts_with("redacted:") {
                 found.push((v.as_bytes().to_vec(), k.into_owned(), "request.url".into()));
             }
         }
@@ -652,10 +642,7 @@ fn collect_body(
         .unwrap_or_default();
     if ctype.contains("application/x-www-form-urlencoded") {
         for (k, v) in url::form_urlencoded::parse(&body.bytes) {
-            if FORM_SECRET_KEYS.contains(&k.as_ref())
-                && v.len() >= MIN_SECRET_LEN
-                && !v.starts_with("redacted:")
-            {
+            if is_form_secret_key(&k) && v.len() >= MIN_SECRET_LEN && !v.starts_with("redacted:") {
                 found.push((v.as_bytes().to_vec(), k.into_owned(), location.into()));
             }
         }
@@ -695,17 +682,9 @@ fn collect_json(v: &serde_json::Value, location: &str, found: &mut Vec<(Vec<u8>,
 }
 
 /// Field names distinctive enough to look for in free text (error messages, HTML,
-/// `instructions`): `NAME=value`, `"NAME":"value"`, `NAME: value`, also JSON-escaped.
-const TEXT_SECRET_KEYS: &[&str] = &[
-    "access_token",
-    "refresh_token",
-    "id_token",
-    "client_secret",
-    "registration_access_token",
-    "code_verifier",
-    "device_code",
-    "client_assertion",
-];
+/// `instructions`): `NAME=value`, `"NAME":"value"`, `NAME: value`, also JSON-escaped;
+/// these and [`JSON_SECRET_KEYS`], which come first.
+const TEXT_ONLY_SECRET_KEYS: &[&str] = &["client_assertion"];
 
 fn is_value_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'~' | b'+' | b'/' | b'-' | b'%' | b'=')
@@ -714,7 +693,7 @@ fn is_value_byte(b: u8) -> bool {
 /// Find `NAME<sep>value` in arbitrary bytes, where `<sep>` is made of `=`, `:`, quotes,
 /// backslashes and spaces (at most 6 bytes).
 fn scan_text(hay: &[u8], found: &mut Vec<(Vec<u8>, String, String)>) {
-    for key in TEXT_SECRET_KEYS {
+    for key in JSON_SECRET_KEYS.iter().chain(TEXT_ONLY_SECRET_KEYS) {
         let k = key.as_bytes();
         let mut after = 0; // end of the last value taken: no key inside it is read
         for i in memchr::memmem::find_iter(hay, k) {

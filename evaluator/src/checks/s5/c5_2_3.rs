@@ -404,6 +404,7 @@ impl Check for Check5_2_3 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::checks::common::wire::testing::{JSON, META};
     use crate::fixture::assert_leg as has;
     use crate::fixture::{evidence, exchange, session, skipped};
     use crate::grade::run;
@@ -411,9 +412,6 @@ mod tests {
         BodyEnd, ErrorKind, HttpOutcome, Observation, Record, TransportError,
     };
     use serde_json::json;
-
-    const JSON: &str = "application/json";
-    const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
 
     /// A GET or DELETE of the endpoint; `head_only`: the event stream was not read.
     fn bare_method(
