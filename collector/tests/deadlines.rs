@@ -5,7 +5,7 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -63,26 +63,8 @@ fn raw(answer: fn(&str, &Value) -> Answer) -> Raw {
 fn serve_conn(s: TcpStream, answer: fn(&str, &Value) -> Answer) {
     let Ok(mut w) = s.try_clone() else { return };
     let mut r = BufReader::new(s);
-    loop {
-        let mut len = 0usize;
-        loop {
-            let mut line = String::new();
-            match r.read_line(&mut line) {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {}
-            }
-            if line == "\r\n" {
-                break;
-            }
-            if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                len = v.trim().parse().unwrap_or(0);
-            }
-        }
-        let mut body = vec![0; len];
-        if r.read_exact(&mut body).is_err() {
-            return;
-        }
-        let msg: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    while let Some(req) = read_request(&mut r) {
+        let msg = req.json();
         let method = msg.get("method").and_then(Value::as_str).unwrap_or("");
         let a = answer(method, &msg);
         if w.write_all(&a.head).is_err() {

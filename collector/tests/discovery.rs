@@ -6,7 +6,7 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -219,34 +219,10 @@ fn serve(handler: Arc<Handler>) -> Scripted {
 fn conn(s: TcpStream, h: &Handler, seen: &Mutex<Vec<(String, String, String)>>, base: &str) {
     let Ok(mut w) = s.try_clone() else { return };
     let mut r = BufReader::new(s);
-    loop {
-        let mut head = String::new();
-        loop {
-            let mut line = String::new();
-            match r.read_line(&mut line) {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {}
-            }
-            if line == "\r\n" {
-                break;
-            }
-            head.push_str(&line);
-        }
-        let mut first = head.lines().next().unwrap_or("").split(' ');
-        let method = first.next().unwrap_or("").to_string();
-        let path = first.next().unwrap_or("").to_string();
-        let len = head
-            .lines()
-            .find_map(|l| {
-                l.to_ascii_lowercase()
-                    .strip_prefix("content-length:")
-                    .map(|v| v.trim().parse::<usize>().unwrap_or(0))
-            })
-            .unwrap_or(0);
-        let mut body = vec![0; len];
-        if r.read_exact(&mut body).is_err() {
-            return;
-        }
+    while let Some(support::Req {
+        method, path, head, ..
+    }) = support::read_request(&mut r)
+    {
         seen.lock()
             .unwrap()
             .push((method.clone(), path.clone(), head.clone()));

@@ -12,7 +12,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -484,6 +484,23 @@ pub fn control_bytes(bytes: &[u8]) -> Option<String> {
 // ---------------------------------------------------------------------------------------
 // Where the echoing server puts the token
 
+/// An enum of unit variants and its `all()`: every variant, in declaration order.
+macro_rules! enum_with_all {
+    ($(#[$m:meta])* pub enum $name:ident { $($(#[$vm:meta])* $v:ident,)* }) => {
+        $(#[$m])*
+        pub enum $name {
+            $($(#[$vm])* $v,)*
+        }
+
+        impl $name {
+            pub fn all() -> Vec<$name> {
+                vec![$($name::$v),*]
+            }
+        }
+    };
+}
+
+enum_with_all! {
 /// A field or place a server can echo the token in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Place {
@@ -530,33 +547,9 @@ pub enum Place {
     /// The third `tools/list` padded so that the body cap cuts the token in two (raw).
     BodyCapCut,
 }
+}
 
 impl Place {
-    pub fn all() -> Vec<Place> {
-        use Place::*;
-        vec![
-            ServerInfo,
-            Capabilities,
-            Instructions,
-            SessionId,
-            HandshakeError,
-            ErrorMessage,
-            ToolName,
-            ToolDescription,
-            NextCursor,
-            WwwAuthenticate,
-            Auth401,
-            SetCookie,
-            Location,
-            Header,
-            ReasonPhrase,
-            Body,
-            SseSplit,
-            ChunkSplit,
-            BodyCapCut,
-        ]
-    }
-
     /// Places that end the run before a session (they hide the others).
     pub fn ends_early(self) -> bool {
         matches!(self, Place::HandshakeError | Place::Auth401)
@@ -617,38 +610,7 @@ pub enum Case {
     TerminalEscapes { handshake_fails: bool },
 }
 
-/// A request the server received.
-#[derive(Debug, Clone)]
-pub struct Req {
-    pub method: String,
-    pub path: String,
-    pub head: String,
-    pub body: Vec<u8>,
-}
-
-impl Req {
-    pub fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).unwrap_or(Value::Null)
-    }
-    pub fn rpc_method(&self) -> String {
-        self.json()
-            .get("method")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
-    }
-    pub fn rpc_id(&self) -> Value {
-        self.json().get("id").cloned().unwrap_or(Value::Null)
-    }
-    pub fn header(&self, name: &str) -> Option<String> {
-        self.head.lines().find_map(|l| {
-            let (n, v) = l.split_once(':')?;
-            n.trim()
-                .eq_ignore_ascii_case(name)
-                .then(|| v.trim().to_string())
-        })
-    }
-}
+pub use super::Req;
 
 /// A running misbehaving server; stopped when dropped.
 pub struct Server {
@@ -715,19 +677,10 @@ pub fn start(case: Case, token: &str, body_cap: usize) -> Server {
         stop: stop.clone(),
         counts: Mutex::new(HashMap::new()),
     });
-    {
-        let (reqs, st) = (requests.clone(), stop.clone());
-        thread::spawn(move || {
-            for s in l.incoming() {
-                if st.load(Ordering::SeqCst) {
-                    break;
-                }
-                let Ok(s) = s else { continue };
-                let (sh, r) = (shared.clone(), reqs.clone());
-                thread::spawn(move || connection(s, sh, r));
-            }
-        });
-    }
+    let reqs = requests.clone();
+    super::accept(l, stop.clone(), move |s| {
+        connection(s, shared.clone(), reqs.clone())
+    });
     Server {
         url: format!("http://127.0.0.1:{port}/mcp"),
         port,
@@ -738,53 +691,10 @@ pub fn start(case: Case, token: &str, body_cap: usize) -> Server {
     }
 }
 
-/// Longest request head and body the server reads.
-const MAX_REQ_HEAD: usize = 1 << 20;
-const MAX_REQ_BODY: usize = 32 << 20;
-
-fn read_request(r: &mut BufReader<TcpStream>) -> Option<Req> {
-    let mut head = String::new();
-    loop {
-        let mut line = String::new();
-        match r.read_line(&mut line) {
-            Ok(0) | Err(_) => return None,
-            Ok(_) => {}
-        }
-        if line == "\r\n" || line == "\n" {
-            break;
-        }
-        head.push_str(&line);
-        if head.len() > MAX_REQ_HEAD {
-            return None;
-        }
-    }
-    let first = head.lines().next().unwrap_or("").to_string();
-    let mut parts = first.split(' ');
-    let method = parts.next().unwrap_or("").to_string();
-    let path = parts.next().unwrap_or("").to_string();
-    let len = head
-        .lines()
-        .find_map(|l| {
-            l.to_ascii_lowercase()
-                .strip_prefix("content-length:")
-                .map(|v| v.trim().parse::<usize>().unwrap_or(0))
-        })
-        .unwrap_or(0)
-        .min(MAX_REQ_BODY);
-    let mut body = vec![0; len];
-    r.read_exact(&mut body).ok()?;
-    Some(Req {
-        method,
-        path,
-        head,
-        body,
-    })
-}
-
 fn connection(s: TcpStream, sh: Arc<Shared>, reqs: Arc<Mutex<Vec<Req>>>) {
     let Ok(mut w) = s.try_clone() else { return };
     let mut r = BufReader::new(s);
-    while let Some(req) = read_request(&mut r) {
+    while let Some(req) = super::read_request(&mut r) {
         if let Ok(mut g) = reqs.lock() {
             g.push(req.clone());
         }
@@ -835,6 +745,15 @@ fn write_slowly(w: &mut TcpStream, bytes: &[u8], stop: &AtomicBool) -> bool {
         }
     }
     true
+}
+
+/// [`write_slowly`], then keep the connection if it was all written.
+fn send(w: &mut TcpStream, bytes: &[u8], stop: &AtomicBool) -> Next {
+    if write_slowly(w, bytes, stop) {
+        Next::KeepAlive
+    } else {
+        Next::Close
+    }
 }
 
 fn sse_chunk(payload: &[u8]) -> Vec<u8> {
@@ -966,13 +885,7 @@ impl Shared {
         let n = self.count(if m.is_empty() { &req.method } else { &m });
         let id = req.rpc_id();
         let stop = &*self.stop;
-        let write = |w: &mut TcpStream, bytes: Vec<u8>| -> Next {
-            if write_slowly(w, &bytes, stop) {
-                Next::KeepAlive
-            } else {
-                Next::Close
-            }
-        };
+        let write = |w: &mut TcpStream, bytes: Vec<u8>| -> Next { send(w, &bytes, stop) };
         // Metadata the 401 challenge points at.
         let prm = req.method == "GET"
             && req
@@ -1218,13 +1131,7 @@ impl Shared {
                 let mut hs = vec![h("WWW-Authenticate", chal)];
                 hs.extend(self.echo_headers());
                 hs.push(json_ct());
-                return Some(
-                    if write_slowly(w, &response(401, "Unauthorized", &hs, b"{}"), stop) {
-                        Next::KeepAlive
-                    } else {
-                        Next::Close
-                    },
-                );
+                return Some(send(w, &response(401, "Unauthorized", &hs, b"{}"), stop));
             }
         }
         if m != "tools/list" || req.method != "POST" {
@@ -1241,17 +1148,11 @@ impl Shared {
             body.push_str(&format!("event: message\ndata: {result}\n\n"));
             let mut hs = vec![h("Content-Type", "text/event-stream")];
             hs.extend(self.echo_headers());
-            return Some(
-                if write_slowly(
-                    w,
-                    &response(200, &self.reason("OK"), &hs, body.as_bytes()),
-                    stop,
-                ) {
-                    Next::KeepAlive
-                } else {
-                    Next::Close
-                },
-            );
+            return Some(send(
+                w,
+                &response(200, &self.reason("OK"), &hs, body.as_bytes()),
+                stop,
+            ));
         }
         if k == 1 {
             if let Some(e) = self.enc_of(Place::ChunkSplit) {
@@ -1269,11 +1170,7 @@ impl Shared {
                 v.extend(sse_chunk(&body.as_bytes()[..at]));
                 v.extend(sse_chunk(&body.as_bytes()[at..]));
                 v.extend_from_slice(b"0\r\n\r\n");
-                return Some(if write_slowly(w, &v, stop) {
-                    Next::KeepAlive
-                } else {
-                    Next::Close
-                });
+                return Some(send(w, &v, stop));
             }
         }
         if k == 2 && self.enc_of(Place::BodyCapCut).is_some() {
@@ -1284,17 +1181,11 @@ impl Shared {
             let body = format!("{start}{}{}\"}}}}}}", "x".repeat(pad), self.token);
             let mut hs = vec![json_ct()];
             hs.extend(self.echo_headers());
-            return Some(
-                if write_slowly(
-                    w,
-                    &response(200, &self.reason("OK"), &hs, body.as_bytes()),
-                    stop,
-                ) {
-                    Next::KeepAlive
-                } else {
-                    Next::Close
-                },
-            );
+            return Some(send(
+                w,
+                &response(200, &self.reason("OK"), &hs, body.as_bytes()),
+                stop,
+            ));
         }
         let _ = n;
         None

@@ -154,16 +154,9 @@ pub fn serve(handler: Arc<Handler>) -> Scripted {
     let port = l.local_addr().expect("addr").port();
     let requests = Arc::new(Mutex::new(Vec::new()));
     let stop = Arc::new(AtomicBool::new(false));
-    let (reqs, st) = (requests.clone(), stop.clone());
-    thread::spawn(move || {
-        for s in l.incoming() {
-            if st.load(Ordering::SeqCst) {
-                break;
-            }
-            let Ok(s) = s else { continue };
-            let (h, r) = (handler.clone(), reqs.clone());
-            thread::spawn(move || conn(s, h, r));
-        }
+    let reqs = requests.clone();
+    accept(l, stop.clone(), move |s| {
+        conn(s, handler.clone(), reqs.clone())
     });
     Scripted {
         url: format!("http://127.0.0.1:{port}/mcp"),
@@ -172,47 +165,76 @@ pub fn serve(handler: Arc<Handler>) -> Scripted {
     }
 }
 
+/// Accept connections on `l` until `stop`, each served by `serve` on its own thread.
+pub fn accept(
+    l: TcpListener,
+    stop: Arc<AtomicBool>,
+    serve: impl Fn(TcpStream) + Send + Sync + 'static,
+) {
+    let serve = Arc::new(serve);
+    thread::spawn(move || {
+        for s in l.incoming() {
+            if stop.load(Ordering::SeqCst) {
+                break;
+            }
+            let Ok(s) = s else { continue };
+            let serve = serve.clone();
+            thread::spawn(move || serve(s));
+        }
+    });
+}
+
+/// Longest request head and body the server reads.
+const MAX_REQ_HEAD: usize = 1 << 20;
+const MAX_REQ_BODY: usize = 32 << 20;
+
+/// The next request on a connection; `None` at its end or on a request too large.
+pub fn read_request(r: &mut BufReader<TcpStream>) -> Option<Req> {
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        match r.read_line(&mut line) {
+            Ok(0) | Err(_) => return None,
+            Ok(_) => {}
+        }
+        if line == "\r\n" || line == "\n" {
+            break;
+        }
+        head.push_str(&line);
+        if head.len() > MAX_REQ_HEAD {
+            return None;
+        }
+    }
+    let first = head.lines().next().unwrap_or("").to_string();
+    let mut parts = first.split(' ');
+    let method = parts.next().unwrap_or("").to_string();
+    let path = parts.next().unwrap_or("").to_string();
+    let len = head
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("content-length:")
+                .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+        })
+        .unwrap_or(0)
+        .min(MAX_REQ_BODY);
+    let mut body = vec![0; len];
+    r.read_exact(&mut body).ok()?;
+    Some(Req {
+        method,
+        path,
+        head,
+        body,
+    })
+}
+
 fn conn(s: TcpStream, handler: Arc<Handler>, reqs: Arc<Mutex<Vec<Req>>>) {
     let mut w = match s.try_clone() {
         Ok(w) => w,
         Err(_) => return,
     };
     let mut r = BufReader::new(s);
-    loop {
-        let mut head = String::new();
-        loop {
-            let mut line = String::new();
-            match r.read_line(&mut line) {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {}
-            }
-            if line == "\r\n" {
-                break;
-            }
-            head.push_str(&line);
-        }
-        let first = head.lines().next().unwrap_or("").to_string();
-        let mut parts = first.split(' ');
-        let method = parts.next().unwrap_or("").to_string();
-        let path = parts.next().unwrap_or("").to_string();
-        let len = head
-            .lines()
-            .find_map(|l| {
-                l.to_ascii_lowercase()
-                    .strip_prefix("content-length:")
-                    .map(|v| v.trim().parse::<usize>().unwrap_or(0))
-            })
-            .unwrap_or(0);
-        let mut body = vec![0; len];
-        if r.read_exact(&mut body).is_err() {
-            return;
-        }
-        let req = Req {
-            method,
-            path,
-            head,
-            body,
-        };
+    while let Some(req) = read_request(&mut r) {
         reqs.lock().expect("requests lock").push(req.clone());
         let resp = handler(&req);
         if resp.is_empty() {
