@@ -27,7 +27,7 @@ use mcp_probe_schema::model::{ErrorKind, HttpOutcome, Observation, Record, RunSt
 use mcp_probe_schema::redact::{decode_jwt, Redactor};
 use mcp_probe_schema::vocab::leg;
 use serde_json::{json, Value};
-use support::oauth_lab::{contains, http, obtain_interactive, records_of, status, Lab};
+use support::oauth_lab::{contains, http, obtain_interactive, records_of, scratch, status, Lab};
 
 fn journal(dir: &Path, endpoint: &str, inputs: Option<Value>) -> Arc<Mutex<Journal>> {
     let ev = mcp_probe_schema::testkit::evidence(endpoint, Vec::new());
@@ -108,9 +108,7 @@ async fn probe_with(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn default_wrong_audience_is_refused_with_invalid_target() {
     let Some(lab) = Lab::up().await else { return };
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let state = tmp.path().join("state");
-    let out = tmp.path().join("out");
+    let (_tmp, state, out) = scratch();
     let (mut login, mut rx) = lab.login(&state);
     let j = journal(&out, &lab.rs_url, None);
     let (cred, _, _) = obtain_interactive(&mut login, &mut rx, &lab.client, &j, None).await;
@@ -162,9 +160,7 @@ async fn default_wrong_audience_is_refused_with_invalid_target() {
 async fn foreign_resource_is_minted_refused_by_the_rs_and_the_chain_restored() {
     let Some(lab) = Lab::up().await else { return };
     let foreign_resource = "http://127.0.0.1:1/mcp";
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let state = tmp.path().join("state");
-    let out = tmp.path().join("out");
+    let (_tmp, state, out) = scratch();
     let (mut login, mut rx) = lab.login(&state);
     let inputs = json!({
         "foreign_resource": foreign_resource,

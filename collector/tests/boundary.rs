@@ -30,12 +30,7 @@ fn echoing(req: &Req) -> Vec<u8> {
         .and_then(|a| a.strip_prefix("Bearer ").map(str::to_string))
         .unwrap_or_default();
     match req.rpc_method().as_str() {
-        "server/discover" => json_response(
-            400,
-            &[],
-            &json!({"jsonrpc":"2.0","id":id,"error":{"code":-32600,"message":"legacy only"}})
-                .to_string(),
-        ),
+        "server/discover" => legacy_only(&id),
         "initialize" => json_response(
             200,
             &[("Mcp-Session-Id", &tok)],

@@ -112,10 +112,6 @@ fn http_records(v: &mcp_probe_schema::Verified) -> Vec<&Record> {
         .collect()
 }
 
-fn failure(v: &mcp_probe_schema::Verified) -> String {
-    v.evidence.run.failure.clone().unwrap_or_default()
-}
-
 /// Asserts the bundle was sealed interrupted by the 5 s target deadline, and that no
 /// request took longer than the 2 s request timeout (plus scheduling slack).
 fn assert_cut_by_deadline(run: &Run, elapsed: Duration) -> mcp_probe_schema::Verified {

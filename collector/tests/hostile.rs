@@ -128,12 +128,7 @@ fn unreachable_target_gets_a_sealed_bundle_and_one_line() {
     let v = open(&run.bundles()[0]);
     assert_eq!(v.evidence.run.status, RunStatus::Failed);
     assert!(
-        v.evidence
-            .run
-            .failure
-            .as_deref()
-            .unwrap_or("")
-            .contains("connect"),
+        failure(&v).contains("connect"),
         "{:?}",
         v.evidence.run.failure
     );
@@ -191,13 +186,7 @@ fn non_mcp_server_is_recorded_as_no_endpoint_after_both_candidates() {
             .count(),
         4
     );
-    assert!(v
-        .evidence
-        .run
-        .failure
-        .as_deref()
-        .unwrap_or("")
-        .contains("HTTP 404"));
+    assert!(failure(&v).contains("HTTP 404"));
 }
 
 #[test]
@@ -293,13 +282,7 @@ fn ctrl_c_seals_the_journal_as_interrupted() {
     let path = stdout.lines().next().expect("a bundle path");
     let v = open(std::path::Path::new(path));
     assert_eq!(v.evidence.run.status, RunStatus::Interrupted);
-    assert!(v
-        .evidence
-        .run
-        .failure
-        .as_deref()
-        .unwrap_or("")
-        .contains("Ctrl-C"));
+    assert!(failure(&v).contains("Ctrl-C"));
     // No journal is left behind once sealed.
     let left: Vec<_> = std::fs::read_dir(dir.path().join("out"))
         .unwrap()

@@ -223,13 +223,7 @@ fn auth_required_endpoint_is_recorded_with_its_challenge() {
     let s = v.evidence.session.as_ref().expect("session");
     assert!(s.auth_required);
     assert_eq!(s.revision, None);
-    assert!(v
-        .evidence
-        .run
-        .failure
-        .as_deref()
-        .unwrap_or("")
-        .contains("401"));
+    assert!(failure(&v).contains("401"));
     let challenge = v.records.iter().find_map(|r| match &r.observation {
         Observation::Http(x) => match &x.outcome {
             mcp_probe_schema::model::HttpOutcome::Response(resp) if resp.status == 401 => {
@@ -254,16 +248,7 @@ fn tls_front_with_lab_ca_records_version_cipher_and_chain() {
         return;
     };
     let url = format!("https://{modern}/mcp");
-    let run = collect(&["--ca-file", &ca, &url], &[]);
-    assert_eq!(run.code(), 0, "{}", run.describe());
-    let v = open(&run.bundles()[0]);
-    assert_eq!(
-        v.evidence
-            .session
-            .as_ref()
-            .and_then(|s| s.revision.as_deref()),
-        Some("2026-07-28")
-    );
+    let v = collect_modern(&["--ca-file", &ca, &url]);
     let tls = v
         .records
         .iter()
@@ -338,6 +323,21 @@ fn untrusted_or_expired_certificate_is_recorded_not_used() {
     );
 }
 
+/// Collect with `args`: exit 0, one bundle, a session on 2026-07-28.
+fn collect_modern(args: &[&str]) -> mcp_probe_schema::Verified {
+    let run = collect(args, &[]);
+    assert_eq!(run.code(), 0, "{}", run.describe());
+    let v = open(&run.bundles()[0]);
+    assert_eq!(
+        v.evidence
+            .session
+            .as_ref()
+            .and_then(|s| s.revision.as_deref()),
+        Some("2026-07-28")
+    );
+    v
+}
+
 fn header_of(h: &[mcp_probe_schema::model::Header], name: &str) -> Option<String> {
     mcp_probe_schema::derive::header(h, name).map(|h| h.value_str().into_owned())
 }
@@ -349,16 +349,7 @@ fn header_of(h: &[mcp_probe_schema::model::Header], name: &str) -> Option<String
 fn modern_probe_requests_are_complete_but_for_the_property_under_test() {
     for var in ["LAB_PY2", "LAB_TS2_REJECT"] {
         let Some(url) = lab(var) else { return };
-        let run = collect(&[&url], &[]);
-        assert_eq!(run.code(), 0, "{}", run.describe());
-        let v = open(&run.bundles()[0]);
-        assert_eq!(
-            v.evidence
-                .session
-                .as_ref()
-                .and_then(|s| s.revision.as_deref()),
-            Some("2026-07-28")
-        );
+        let v = collect_modern(&[&url]);
         let mut checked = 0;
         for r in &v.records {
             let Observation::Http(x) = &r.observation else {

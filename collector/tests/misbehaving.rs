@@ -146,6 +146,23 @@ impl Outcome {
         v
     }
 
+    /// Sealed with exit 3 and failed before a session: no revision was agreed.
+    fn failed_without_session(&self) {
+        self.sealed(3);
+        assert_eq!(
+            self.status(),
+            Some(RunStatus::Failed),
+            "{}",
+            self.describe()
+        );
+        assert_eq!(self.revision(), None, "{}", self.describe());
+    }
+
+    /// The requests the server received.
+    fn requests(&self) -> Vec<misbehave::Req> {
+        self.srv.requests.lock().expect("lock").clone()
+    }
+
     fn records(&self) -> &[Record] {
         self.v.as_ref().map(|v| v.records.as_slice()).unwrap_or(&[])
     }
@@ -280,10 +297,7 @@ fn baseline_well_behaved_server_is_complete() {
     // The server saw the token: there was something to redact.
     let bearer = format!("Bearer {}", o.oracle.secret());
     assert!(o
-        .srv
-        .requests
-        .lock()
-        .expect("lock")
+        .requests()
         .iter()
         .any(|r| r.header("authorization").as_deref() == Some(bearer.as_str())));
 }
@@ -326,9 +340,7 @@ fn endless_sse_keepalive_is_bounded_by_the_target_deadline() {
 #[test]
 fn malformed_json_handshake_is_no_session_exit_3() {
     let o = run(Case::MalformedJson, &[], 1 << 20);
-    o.sealed(3);
-    assert_eq!(o.status(), Some(RunStatus::Failed), "{}", o.describe());
-    assert_eq!(o.revision(), None);
+    o.failed_without_session();
     assert!(
         o.failure().contains("without a JSON-RPC response"),
         "{:?}",
@@ -392,10 +404,7 @@ fn redirects_carrying_the_token_are_not_followed() {
         }
     }
     assert!(o
-        .srv
-        .requests
-        .lock()
-        .expect("lock")
+        .requests()
         .iter()
         .all(|r| !r.path.contains("access_token")));
 }
@@ -607,17 +616,13 @@ fn reset_mid_body_handshake_is_never_read_as_the_answer() {
         "{:?}",
         init.outcome
     );
-    o.sealed(3);
-    assert_eq!(o.revision(), None, "{}", o.describe());
-    assert_eq!(o.status(), Some(RunStatus::Failed));
+    o.failed_without_session();
 }
 
 #[test]
 fn html_200_is_not_mcp_exit_3() {
     let o = run(Case::Html200, &[], 1 << 20);
-    o.sealed(3);
-    assert_eq!(o.status(), Some(RunStatus::Failed), "{}", o.describe());
-    assert_eq!(o.revision(), None);
+    o.failed_without_session();
     let r = response(o.first_http(leg::ENDPOINT_DETECT));
     assert!(header(r, "content-type")
         .unwrap_or_default()

@@ -20,7 +20,7 @@ use mcp_probe_schema::model::{Header, HttpOutcome, RunStatus};
 use mcp_probe_schema::redact::{decode_jwt, Redactor};
 use mcp_probe_schema::vocab::leg;
 use serde_json::{json, Value};
-use support::oauth_lab::{contains, http, obtain_interactive, records_of, status, Lab};
+use support::oauth_lab::{contains, http, obtain_interactive, records_of, scratch, status, Lab};
 
 fn journal(dir: &Path, endpoint: &str) -> Mutex<Journal> {
     let ev = mcp_probe_schema::testkit::evidence(endpoint, Vec::new());
@@ -73,9 +73,7 @@ fn cache_files(dir: &Path) -> Vec<PathBuf> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn login_then_cache_then_refresh_then_stable_port_then_reauth() {
     let Some(lab) = Lab::up().await else { return };
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let state = tmp.path().join("state");
-    let out = tmp.path().join("out");
+    let (_tmp, state, out) = scratch();
     let (mut login, mut rx) = lab.login(&state);
     assert_eq!(login.resource, lab.rs_url, "the PRM resource");
     assert_eq!(

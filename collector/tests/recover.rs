@@ -17,12 +17,7 @@ use support::*;
 fn stalling(req: &Req) -> Vec<u8> {
     let id = req.rpc_id();
     match req.rpc_method().as_str() {
-        "server/discover" => json_response(
-            400,
-            &[],
-            &json!({"jsonrpc":"2.0","id":id,"error":{"code":-32600,"message":"legacy only"}})
-                .to_string(),
-        ),
+        "server/discover" => legacy_only(&id),
         "initialize" => json_response(
             200,
             &[("Mcp-Session-Id", "s-1")],

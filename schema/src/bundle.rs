@@ -783,24 +783,27 @@ pub fn open(bytes: &[u8], trust: &[PublicKey]) -> Result<Verified, VerifyError> 
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    trusted(
-        Verified {
-            evidence,
-            records,
-            signer,
-        },
-        trust,
-    )
+    trusted(evidence, records, signer, trust)
 }
 
-/// `v` when `trust` is empty or names its signer; otherwise the signer is not trusted.
-fn trusted(v: Verified, trust: &[PublicKey]) -> Result<Verified, VerifyError> {
-    if !trust.is_empty() && !trust.iter().any(|k| k == &v.signer) {
+/// The verified bundle when `trust` is empty or names its signer; otherwise the signer
+/// is not trusted.
+fn trusted(
+    evidence: Evidence,
+    records: Vec<Record>,
+    signer: PublicKey,
+    trust: &[PublicKey],
+) -> Result<Verified, VerifyError> {
+    if !trust.is_empty() && !trust.iter().any(|k| k == &signer) {
         return Err(VerifyError::Untrusted {
-            key_id: v.signer.key_id(),
+            key_id: signer.key_id(),
         });
     }
-    Ok(v)
+    Ok(Verified {
+        evidence,
+        records,
+        signer,
+    })
 }
 
 /// As [`open`], for a reader that needs only the decoded records (the grader): each
@@ -825,14 +828,7 @@ pub fn open_decoded(bytes: &[u8], trust: &[PublicKey]) -> Result<Verified, Verif
         records.push(record);
     }
     chain.head(&evidence.chain_head)?;
-    trusted(
-        Verified {
-            evidence,
-            records,
-            signer,
-        },
-        trust,
-    )
+    trusted(evidence, records, signer, trust)
 }
 
 /// Read as much as possible without requiring validity (for `show` on a damaged bundle).

@@ -97,6 +97,11 @@ pub fn open(path: &Path) -> mcp_probe_schema::Verified {
     mcp_probe_schema::open(&bytes, &[]).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// The run's failure, empty when it has none.
+pub fn failure(v: &mcp_probe_schema::Verified) -> String {
+    v.evidence.run.failure.clone().unwrap_or_default()
+}
+
 /// How the scripted server answers one request.
 pub type Handler = dyn Fn(&Req) -> Vec<u8> + Send + Sync;
 
@@ -251,6 +256,16 @@ fn conn(s: TcpStream, handler: Arc<Handler>, reqs: Arc<Mutex<Vec<Req>>>) {
             return;
         }
     }
+}
+
+/// The refusal of `server/discover` by a server that speaks only the legacy revisions.
+pub fn legacy_only(id: &serde_json::Value) -> Vec<u8> {
+    json_response(
+        400,
+        &[],
+        &serde_json::json!({"jsonrpc":"2.0","id":id,"error":{"code":-32600,"message":"legacy only"}})
+            .to_string(),
+    )
 }
 
 /// A JSON response with extra headers.

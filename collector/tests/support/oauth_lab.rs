@@ -16,6 +16,13 @@ use tokio::sync::mpsc;
 
 use super::lab;
 
+/// A temporary folder (removed when dropped) and the login state and output paths in it.
+pub fn scratch() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (state, out) = (tmp.path().join("state"), tmp.path().join("out"));
+    (tmp, state, out)
+}
+
 /// A recording client trusting the default stores.
 pub fn client() -> Client {
     let trust = mcp_probe_collector::transport::tls::Trust::load(None).expect("trust store");
