@@ -111,6 +111,18 @@ fn redacted_bundle() -> (Vec<u8>, Vec<Record>) {
     (bytes, opened)
 }
 
+/// The header `name` of `headers`; `what` names it when it is missing.
+fn header<'a>(headers: &'a [Header], name: &str, what: &str) -> &'a Header {
+    headers.iter().find(|h| h.name == name).expect(what)
+}
+
+/// Whether `r` lists a redaction at `location` (of `what`, when given).
+fn redacted(r: &Record, location: &str, what: Option<&str>) -> bool {
+    r.redactions
+        .iter()
+        .any(|x| x.location == location && what.is_none_or(|w| x.what == w))
+}
+
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)
 }
@@ -156,22 +168,12 @@ fn non_credentials_are_untouched() {
         )
     );
     // Scheme word, cookie names and attributes, other parameters stay.
-    let auth = x
-        .request
-        .headers
-        .iter()
-        .find(|h| h.name == "Authorization")
-        .expect("auth");
+    let auth = header(&x.request.headers, "Authorization", "auth");
     assert_eq!(
         auth.value_str(),
         format!("Bearer {}", fingerprint(BEARER.as_bytes()))
     );
-    let cookie = x
-        .request
-        .headers
-        .iter()
-        .find(|h| h.name == "Cookie")
-        .expect("cookie");
+    let cookie = header(&x.request.headers, "Cookie", "cookie");
     assert_eq!(
         cookie.value_str(),
         format!(
@@ -208,11 +210,7 @@ fn non_credentials_are_untouched() {
     let HttpOutcome::Response(resp) = &x.outcome else {
         panic!("response")
     };
-    let set = resp
-        .headers
-        .iter()
-        .find(|h| h.name == "Set-Cookie")
-        .expect("set-cookie");
+    let set = header(&resp.headers, "Set-Cookie", "set-cookie");
     assert_eq!(
         set.value_str(),
         format!("s={}; Path=/; HttpOnly", fingerprint(SET_COOKIE.as_bytes()))
@@ -288,14 +286,8 @@ fn known_secrets_are_replaced_everywhere_even_without_a_field_name() {
     redactor.redact(&mut r);
     let enc = mcp_probe_schema::bundle::encode_record(&r);
     assert!(!contains(&enc, b"opaque-refresh-0987654321"));
-    assert!(r
-        .redactions
-        .iter()
-        .any(|x| x.location == "response.header:X-Debug"));
-    assert!(r
-        .redactions
-        .iter()
-        .any(|x| x.location == "response.body" && x.what == "refresh_token"));
+    assert!(redacted(&r, "response.header:X-Debug", None));
+    assert!(redacted(&r, "response.body", Some("refresh_token")));
 }
 
 #[test]
@@ -354,12 +346,7 @@ fn short_cookie_values_are_redacted_in_place_only() {
     assert_eq!(x.request.body, b.request.body);
     assert_eq!(x.outcome, b.outcome);
     assert_eq!(x.request.url, b.request.url);
-    let cookie = x
-        .request
-        .headers
-        .iter()
-        .find(|h| h.name == "Cookie")
-        .expect("cookie");
+    let cookie = header(&x.request.headers, "Cookie", "cookie");
     assert_eq!(cookie.value_str(), format!("theme={}", fingerprint(b"1")));
 }
 
@@ -390,10 +377,11 @@ fn body_of_unknown_type_keeps_bytes_but_known_secrets_still_go() {
     let enc = mcp_probe_schema::bundle::encode_record(&r);
     assert!(!contains(&enc, BEARER.as_bytes()));
     // Lower-case header names and scheme words are recognised.
-    assert!(r
-        .redactions
-        .iter()
-        .any(|x| x.location == "request.header:authorization" && x.what == "bearer-token"));
+    assert!(redacted(
+        &r,
+        "request.header:authorization",
+        Some("bearer-token")
+    ));
 }
 
 #[test]
