@@ -1,9 +1,12 @@
 //! The real `mcp-grade` binary on bundles built with the schema's test kit.
 
+#[path = "support/grade_run.rs"]
+mod grade_run;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use coset::{CoseSign1, TaggedCborSerializable};
+use grade_run::{mcp_grade, Run};
 use mcp_probe_schema::bundle::{CONTENT_TYPE, PUBLIC_KEY_LABEL};
 use mcp_probe_schema::model::*;
 use mcp_probe_schema::testkit::{body, evidence, http_record, sample_bundle, test_key};
@@ -13,27 +16,12 @@ use serde_json::Value;
 
 const URL: &str = "http://127.0.0.1:8080/mcp";
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
 fn grade<I, S>(dir: &Path, args: I) -> Run
 where
     I: IntoIterator<Item = S>,
     S: AsRef<std::ffi::OsStr>,
 {
-    let out = Command::new(env!("CARGO_BIN_EXE_mcp-grade"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("runs mcp-grade");
-    Run {
-        code: out.status.code().expect("exited, not killed"),
-        stdout: String::from_utf8(out.stdout).expect("stdout is UTF-8"),
-        stderr: String::from_utf8(out.stderr).expect("stderr is UTF-8"),
-    }
+    mcp_grade(dir, None, args)
 }
 
 fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {

@@ -14,9 +14,12 @@
 //! catalogue metadata), and the complete per-check layout is snapshotted from a report
 //! built from fixed, hand-made outcomes through the library renderers.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+#[path = "support/grade_run.rs"]
+mod grade_run;
 
+use std::path::{Path, PathBuf};
+
+use grade_run::{mcp_grade, Run};
 use mcp_probe_evaluator::catalogue::{id_key, CATALOGUE};
 use mcp_probe_evaluator::grade::CheckResult;
 use mcp_probe_evaluator::report::{self, BaselineInfo, BaselineMode, Report, Server};
@@ -30,22 +33,6 @@ use serde_json::Value;
 
 const URL: &str = "https://127.0.0.1:8443/mcp";
 const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples");
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl std::fmt::Debug for Run {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "exit {}\n--- stdout\n{}\n--- stderr\n{}",
-            self.code, self.stdout, self.stderr
-        )
-    }
-}
 
 /// A temporary working directory with its own state directory.
 struct Lab {
@@ -72,17 +59,7 @@ impl Lab {
         I: IntoIterator<Item = S>,
         S: AsRef<std::ffi::OsStr>,
     {
-        let out = Command::new(env!("CARGO_BIN_EXE_mcp-grade"))
-            .current_dir(self.path())
-            .env("MCP_PROBE_HOME", self.home())
-            .args(args)
-            .output()
-            .expect("runs mcp-grade");
-        Run {
-            code: out.status.code().expect("exited, not killed"),
-            stdout: String::from_utf8(out.stdout).expect("stdout is UTF-8"),
-            stderr: String::from_utf8(out.stderr).expect("stderr is UTF-8"),
-        }
+        mcp_grade(self.path(), Some(&self.home()), args)
     }
 
     fn write(&self, name: &str, bytes: &[u8]) -> String {

@@ -1,7 +1,7 @@
 //! A misbehaving MCP server for tests, and the secret oracle that
 //! searches bytes for a token in every encoding a server or library commonly produces.
 //!
-//! Self-contained (std, serde_json, base64 and hex only): the collector's tests use it as
+//! Self-contained (std, serde_json, base64 and hex only, and `http1.rs` beside it): the collector's tests use it as
 //! `support::misbehave`, and the grader's end-to-end leak test includes this very file with
 //! `#[path]`, so it cannot lean on `support/mod.rs` (which needs the collector binary).
 //!
@@ -610,7 +610,9 @@ pub enum Case {
     TerminalEscapes { handshake_fails: bool },
 }
 
-pub use super::Req;
+#[path = "http1.rs"]
+mod http1;
+pub use http1::{accept, read_request, Req};
 
 /// A running misbehaving server; stopped when dropped.
 pub struct Server {
@@ -678,7 +680,7 @@ pub fn start(case: Case, token: &str, body_cap: usize) -> Server {
         counts: Mutex::new(HashMap::new()),
     });
     let reqs = requests.clone();
-    super::accept(l, stop.clone(), move |s| {
+    accept(l, stop.clone(), move |s| {
         connection(s, shared.clone(), reqs.clone())
     });
     Server {
@@ -694,7 +696,7 @@ pub fn start(case: Case, token: &str, body_cap: usize) -> Server {
 fn connection(s: TcpStream, sh: Arc<Shared>, reqs: Arc<Mutex<Vec<Req>>>) {
     let Ok(mut w) = s.try_clone() else { return };
     let mut r = BufReader::new(s);
-    while let Some(req) = super::read_request(&mut r) {
+    while let Some(req) = read_request(&mut r) {
         if let Ok(mut g) = reqs.lock() {
             g.push(req.clone());
         }

@@ -6,7 +6,9 @@ pub mod headless;
 pub mod misbehave;
 pub mod oauth_lab;
 
-use std::io::{BufRead, BufReader, Read, Write};
+pub use misbehave::{accept, read_request, Req};
+
+use std::io::{BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -105,42 +107,6 @@ pub fn failure(v: &mcp_probe_schema::Verified) -> String {
 /// How the scripted server answers one request.
 pub type Handler = dyn Fn(&Req) -> Vec<u8> + Send + Sync;
 
-/// A request the scripted server received.
-#[derive(Debug, Clone)]
-pub struct Req {
-    pub method: String,
-    pub path: String,
-    pub head: String,
-    pub body: Vec<u8>,
-}
-
-impl Req {
-    pub fn json(&self) -> serde_json::Value {
-        serde_json::from_slice(&self.body).unwrap_or(serde_json::Value::Null)
-    }
-    pub fn rpc_method(&self) -> String {
-        self.json()
-            .get("method")
-            .and_then(|m| m.as_str())
-            .unwrap_or("")
-            .to_string()
-    }
-    pub fn rpc_id(&self) -> serde_json::Value {
-        self.json()
-            .get("id")
-            .cloned()
-            .unwrap_or(serde_json::Value::Null)
-    }
-    pub fn header(&self, name: &str) -> Option<String> {
-        self.head.lines().find_map(|l| {
-            let (n, v) = l.split_once(':')?;
-            n.trim()
-                .eq_ignore_ascii_case(name)
-                .then(|| v.trim().to_string())
-        })
-    }
-}
-
 /// A scripted HTTP/1.1 server on 127.0.0.1 (one thread per connection).
 pub struct Scripted {
     pub url: String,
@@ -168,69 +134,6 @@ pub fn serve(handler: Arc<Handler>) -> Scripted {
         requests,
         stop,
     }
-}
-
-/// Accept connections on `l` until `stop`, each served by `serve` on its own thread.
-pub fn accept(
-    l: TcpListener,
-    stop: Arc<AtomicBool>,
-    serve: impl Fn(TcpStream) + Send + Sync + 'static,
-) {
-    let serve = Arc::new(serve);
-    thread::spawn(move || {
-        for s in l.incoming() {
-            if stop.load(Ordering::SeqCst) {
-                break;
-            }
-            let Ok(s) = s else { continue };
-            let serve = serve.clone();
-            thread::spawn(move || serve(s));
-        }
-    });
-}
-
-/// Longest request head and body the server reads.
-const MAX_REQ_HEAD: usize = 1 << 20;
-const MAX_REQ_BODY: usize = 32 << 20;
-
-/// The next request on a connection; `None` at its end or on a request too large.
-pub fn read_request(r: &mut BufReader<TcpStream>) -> Option<Req> {
-    let mut head = String::new();
-    loop {
-        let mut line = String::new();
-        match r.read_line(&mut line) {
-            Ok(0) | Err(_) => return None,
-            Ok(_) => {}
-        }
-        if line == "\r\n" || line == "\n" {
-            break;
-        }
-        head.push_str(&line);
-        if head.len() > MAX_REQ_HEAD {
-            return None;
-        }
-    }
-    let first = head.lines().next().unwrap_or("").to_string();
-    let mut parts = first.split(' ');
-    let method = parts.next().unwrap_or("").to_string();
-    let path = parts.next().unwrap_or("").to_string();
-    let len = head
-        .lines()
-        .find_map(|l| {
-            l.to_ascii_lowercase()
-                .strip_prefix("content-length:")
-                .map(|v| v.trim().parse::<usize>().unwrap_or(0))
-        })
-        .unwrap_or(0)
-        .min(MAX_REQ_BODY);
-    let mut body = vec![0; len];
-    r.read_exact(&mut body).ok()?;
-    Some(Req {
-        method,
-        path,
-        head,
-        body,
-    })
 }
 
 fn conn(s: TcpStream, handler: Arc<Handler>, reqs: Arc<Mutex<Vec<Req>>>) {
