@@ -25,7 +25,7 @@ use mcp_probe_evaluator::check::Context;
 use mcp_probe_evaluator::evidence::Evidence;
 use mcp_probe_evaluator::grade::{implemented, run};
 use mcp_probe_evaluator::verdict::{LegOutcome, Outcome, Verdict};
-use support::{collector, lab, Run};
+use support::{collector, lab, leg, Run};
 
 fn collect(bin: &Path, home: &Path, url: &str) -> Run {
     support::collect_headless(bin, home, url, &[])
@@ -131,14 +131,6 @@ fn grade_with(ev: &Evidence, id: &str, cx: &Context<'_>) -> Outcome {
 fn grade(var: &str, id: &str) -> Outcome {
     let l = lab_runs().expect("lab");
     grade_with(&l.runs[var].evidence, id, &Context::default())
-}
-
-fn leg(o: &Outcome, id: &str) -> LegOutcome {
-    o.legs
-        .iter()
-        .find(|l| l.id == id)
-        .map(|l| l.outcome)
-        .unwrap_or_else(|| panic!("no leg {id} in {o:?}"))
 }
 
 fn note<'a>(o: &'a Outcome, id: &str) -> &'a str {

@@ -9,6 +9,7 @@ mod headless;
 use std::path::{Path, PathBuf};
 
 use mcp_probe_evaluator::evidence::Evidence;
+use mcp_probe_evaluator::verdict::{LegOutcome, Outcome};
 
 /// A lab variable: the environment, else `lab/run/env`.
 pub fn lab(var: &str) -> Option<String> {
@@ -29,6 +30,15 @@ pub fn collector() -> Option<PathBuf> {
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
     let p = target.join("debug/mcp-collect");
     p.is_file().then_some(p)
+}
+
+/// The outcome of leg `id` of `o`.
+pub fn leg(o: &Outcome, id: &str) -> LegOutcome {
+    o.legs
+        .iter()
+        .find(|l| l.id == id)
+        .map(|l| l.outcome)
+        .unwrap_or_else(|| panic!("no leg {id} in {o:?}"))
 }
 
 /// One `mcp-collect --no-browser` run and what it printed.
