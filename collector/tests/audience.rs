@@ -23,11 +23,13 @@ use mcp_probe_collector::journal::Journal;
 use mcp_probe_collector::mcp::{Ending, Probe};
 use mcp_probe_collector::oauth::{Login, Obtained};
 use mcp_probe_schema::bundle::fingerprint;
-use mcp_probe_schema::model::{ErrorKind, HttpOutcome, Observation, Record, RunStatus};
+use mcp_probe_schema::model::{ErrorKind, HttpOutcome, Observation, Record};
 use mcp_probe_schema::redact::{decode_jwt, Redactor};
 use mcp_probe_schema::vocab::leg;
 use serde_json::{json, Value};
-use support::oauth_lab::{contains, http, obtain_interactive, records_of, scratch, status, Lab};
+use support::oauth_lab::{
+    contains, http, obtain_interactive, records_of, scratch, seal_with_test_key, status, Lab,
+};
 
 fn journal(dir: &Path, endpoint: &str, inputs: Option<Value>) -> Arc<Mutex<Journal>> {
     let ev = mcp_probe_schema::testkit::evidence(endpoint, Vec::new());
@@ -71,12 +73,7 @@ fn header(r: &Record, name: &str) -> Option<String> {
 
 /// Seal the journal with a test key into `out` and return the bundle bytes.
 fn sealed(j: &Arc<Mutex<Journal>>) -> (PathBuf, Vec<u8>) {
-    let key = mcp_probe_schema::testkit::test_key(7);
-    let path = j
-        .lock()
-        .expect("journal lock")
-        .seal(RunStatus::Complete, &key)
-        .expect("seal");
+    let path = seal_with_test_key(j);
     let bytes = std::fs::read(&path).expect("bundle");
     (path, bytes)
 }

@@ -16,11 +16,13 @@ use mcp_probe_collector::oauth::{
 };
 use mcp_probe_collector::transport::http::Request;
 use mcp_probe_schema::bundle::fingerprint;
-use mcp_probe_schema::model::{Header, HttpOutcome, RunStatus};
+use mcp_probe_schema::model::{Header, HttpOutcome};
 use mcp_probe_schema::redact::{decode_jwt, Redactor};
 use mcp_probe_schema::vocab::leg;
 use serde_json::{json, Value};
-use support::oauth_lab::{contains, http, obtain_interactive, records_of, scratch, status, Lab};
+use support::oauth_lab::{
+    contains, http, obtain_interactive, records_of, scratch, seal_with_test_key, status, Lab,
+};
 
 fn journal(dir: &Path, endpoint: &str) -> Mutex<Journal> {
     let ev = mcp_probe_schema::testkit::evidence(endpoint, Vec::new());
@@ -38,13 +40,7 @@ fn param(u: &url::Url, name: &str) -> String {
 
 /// Seal the journal with a test key and return the bundle bytes.
 fn sealed(j: &Mutex<Journal>) -> Vec<u8> {
-    let key = mcp_probe_schema::testkit::test_key(7);
-    let path = j
-        .lock()
-        .expect("journal lock")
-        .seal(RunStatus::Complete, &key)
-        .expect("seal");
-    std::fs::read(path).expect("bundle")
+    std::fs::read(seal_with_test_key(j)).expect("bundle")
 }
 
 fn cache(path: &Path) -> Value {

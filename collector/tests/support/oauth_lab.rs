@@ -16,6 +16,15 @@ use tokio::sync::mpsc;
 
 use super::lab;
 
+/// Seal the journal as complete with test key 7 and return the bundle's path.
+pub fn seal_with_test_key(j: &Mutex<Journal>) -> PathBuf {
+    let key = mcp_probe_schema::testkit::test_key(7);
+    j.lock()
+        .expect("journal lock")
+        .seal(mcp_probe_schema::model::RunStatus::Complete, &key)
+        .expect("seal")
+}
+
 /// A temporary folder (removed when dropped) and the login state and output paths in it.
 pub fn scratch() -> (tempfile::TempDir, PathBuf, PathBuf) {
     let tmp = tempfile::tempdir().expect("tempdir");
