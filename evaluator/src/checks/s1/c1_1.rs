@@ -20,6 +20,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::check::{Check, Context, Legs};
+use crate::checks::common::policy::{approved, Approved};
 use crate::checks::common::values::{leg_outcomes, Keyed};
 use crate::checks::common::wire::{self, read, skipped_leg, Answer, AnswerFacts, Reply};
 use crate::evidence::{Evidence, Exchange};
@@ -36,10 +37,71 @@ pub static C1_1: Check1_1 = Check1_1;
 /// The oldest revision a server may serve (1.1a); stands in for the operator's allowlist.
 pub const FLOOR: &str = REV_2025_06_18;
 
+/// What 1.1a holds the served revisions to: the operator policy's `approved_revisions`
+/// when it states them, else the [`FLOOR`].
+struct Pin<'a> {
+    approved: Option<Approved<'a>>,
+}
+
+impl Pin<'_> {
+    fn allows(&self, rev: &str) -> bool {
+        match &self.approved {
+            Some(a) => a.list.iter().any(|x| x == rev),
+            None => rev >= FLOOR,
+        }
+    }
+
+    /// "earlier than the 2025-06-18 floor", or "not among the policy's approved_revisions (…)".
+    fn fault(&self) -> String {
+        match &self.approved {
+            Some(a) => format!(
+                "not among the policy's {} ({}: {})",
+                a.key,
+                line(a.file),
+                line(&a.list.join(", "))
+            ),
+            None => format!("earlier than the {FLOOR} floor"),
+        }
+    }
+
+    /// The pass wording for a list: "none earlier than the … floor" or "all among …".
+    fn clean(&self) -> String {
+        match &self.approved {
+            Some(_) => format!("all {}", self.fault().replacen("not among", "among", 1)),
+            None => format!("none earlier than the {FLOOR} floor"),
+        }
+    }
+
+    /// What the sweep looked for: "sub-floor" or "unapproved".
+    fn word(&self) -> &'static str {
+        if self.approved.is_some() {
+            "unapproved"
+        } else {
+            "sub-floor"
+        }
+    }
+
+    /// Said of a failing list when the allowlist is not known.
+    fn unread(&self) -> &'static str {
+        if self.approved.is_some() {
+            ""
+        } else {
+            " (the allowlist itself is not read)"
+        }
+    }
+}
+
 const REDUCTION_1_1: &str = "1.1f (the asserted version is logged per request) is not probed: it reads a \
      deployment audit log. The operator's approved-revision allowlist is not read: the 2025-06-18 floor stands in \
      for it, so a narrower allowlist is not enforced here, and the initialize sweep offers only 2024-11-05 and \
      2025-03-26. 1.1d and 1.1e need the header + _meta pair only 2026-07-28 defines and are excluded below it.";
+
+/// The reduction when the operator's policy states the approved revisions.
+const REDUCTION_1_1_POLICY: &str = "1.1f (the asserted version is logged per request) is not probed: it reads a \
+     deployment audit log. The served set is held to the policy's approved_revisions: the revisions \
+     server/discover lists (2026-07-28), the negotiated one, and the initialize sweep, which offers only \
+     2024-11-05 and 2025-03-26. 1.1d and 1.1e need the header + _meta pair only 2026-07-28 defines and are \
+     excluded below it.";
 
 /// One version-assertion probe (1.1b-e).
 struct Probe {
@@ -327,7 +389,11 @@ fn discover_exchange(ev: &Evidence) -> Option<Exchange<'_>> {
 }
 
 /// 1.1a from `server/discover` (2026-07-28): outcome, note, the listed versions.
-fn discover_part(ev: &Evidence, seqs: &mut Vec<u64>) -> (LegOutcome, String, Option<Vec<String>>) {
+fn discover_part(
+    ev: &Evidence,
+    seqs: &mut Vec<u64>,
+    pin: &Pin<'_>,
+) -> (LegOutcome, String, Option<Vec<String>>) {
     let Some(x) = discover_exchange(ev) else {
         return (
             LegOutcome::Error,
@@ -374,12 +440,12 @@ fn discover_part(ev: &Evidence, seqs: &mut Vec<u64>) -> (LegOutcome, String, Opt
         .collect();
     let old: Vec<String> = list
         .iter()
-        .filter(|v| is_revision_date(v) && v.as_str() < FLOOR)
+        .filter(|v| is_revision_date(v) && !pin.allows(v))
         .map(|v| line(v))
         .collect();
     let mut faults = Vec::new();
     if !old.is_empty() {
-        faults.push(format!("{} earlier than the {FLOOR} floor", old.join(", ")));
+        faults.push(format!("{} {}", old.join(", "), pin.fault()));
     }
     if !malformed.is_empty() {
         faults.push(format!(
@@ -390,19 +456,17 @@ fn discover_part(ev: &Evidence, seqs: &mut Vec<u64>) -> (LegOutcome, String, Opt
     if faults.is_empty() {
         (
             LegOutcome::Pass,
-            format!(
-                "{at} lists {}, none earlier than the {FLOOR} floor",
-                shown.join(", ")
-            ),
+            format!("{at} lists {}, {}", shown.join(", "), pin.clean()),
             Some(list),
         )
     } else {
         (
             LegOutcome::Fail,
             format!(
-                "{at} lists {}: {} (the allowlist itself is not read)",
+                "{at} lists {}: {}{}",
                 shown.join(", "),
-                faults.join("; ")
+                faults.join("; "),
+                pin.unread()
             ),
             Some(list),
         )
@@ -420,6 +484,7 @@ enum Swept {
 fn sweep_part(
     ev: &Evidence,
     seqs: &mut Vec<u64>,
+    pin: &Pin<'_>,
 ) -> (LegOutcome, String, Keyed<String, &'static str>) {
     let mut facts = Keyed::default();
     let mut rows: Vec<(String, Swept, u64)> = Vec::new();
@@ -488,7 +553,7 @@ fn sweep_part(
     for (rev, s, seq) in &rows {
         let word = match s {
             Swept::Served => {
-                if rev.as_str() < FLOOR {
+                if !pin.allows(rev) {
                     served_low.push(format!("{rev} (record #{seq})"));
                 } else {
                     others.push(format!("{rev} served (record #{seq})"));
@@ -508,8 +573,9 @@ fn sweep_part(
     }
     if !served_low.is_empty() {
         let mut note = format!(
-            "initialize serves {}, earlier than the {FLOOR} floor (each echoed as offered)",
-            served_low.join(", ")
+            "initialize serves {}, {} (each echoed as offered)",
+            served_low.join(", "),
+            pin.fault()
         );
         for extra in [&others, &unreached] {
             if !extra.is_empty() {
@@ -530,7 +596,8 @@ fn sweep_part(
         (
             LegOutcome::Pass,
             format!(
-                "initialize serves no sub-floor revision offered: {}",
+                "initialize serves no {} revision offered: {}",
+                pin.word(),
                 others.join("; ")
             ),
             facts,
@@ -543,10 +610,11 @@ fn sweep_part(
 fn leg_a(
     ev: &Evidence,
     seqs: &mut Vec<u64>,
+    pin: &Pin<'_>,
 ) -> (Leg, Keyed<String, &'static str>, Option<Vec<String>>) {
-    let (sweep_o, sweep_note, sweep) = sweep_part(ev, seqs);
+    let (sweep_o, sweep_note, sweep) = sweep_part(ev, seqs, pin);
     if ev.is_modern() {
-        let (d_o, d_note, list) = discover_part(ev, seqs);
+        let (d_o, d_note, list) = discover_part(ev, seqs, pin);
         let leg = Leg::new(
             "1.1a",
             wire::worst(d_o, sweep_o),
@@ -565,7 +633,22 @@ fn leg_a(
                 )
             })
             .unwrap_or_default();
-        let leg = Leg::new("1.1a", sweep_o, format!("{sweep_note}{remark}"));
+        let mut leg = Leg::new("1.1a", sweep_o, format!("{sweep_note}{remark}"));
+        // The revision the session runs on is served too: under a policy it must be
+        // approved (the floor case is the sweep's: every handshake revision this tool
+        // negotiates below the floor is one the sweep offers).
+        if let Some(rev) = ev
+            .revision()
+            .filter(|r| pin.approved.is_some() && !pin.allows(r))
+        {
+            leg.outcome = LegOutcome::Fail;
+            leg.note = format!(
+                "the negotiated revision {} is {}; {}",
+                line(rev),
+                pin.fault(),
+                leg.note
+            );
+        }
         (leg, sweep, None)
     }
 }
@@ -599,10 +682,13 @@ impl Check for Check1_1 {
         ])
     }
 
-    fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
+    fn grade(&self, ev: &Evidence, cx: &Context<'_>) -> Outcome {
         let mut seqs = Vec::new();
         let mut probes = Keyed::default();
-        let (a, sweep, supported_versions) = leg_a(ev, &mut seqs);
+        let pin = Pin {
+            approved: approved(cx, "approved_revisions", |d| d.approved_revisions.as_ref()),
+        };
+        let (a, sweep, supported_versions) = leg_a(ev, &mut seqs, &pin);
         let mut legs = vec![a];
         for p in &PROBES {
             legs.push(probe_leg(ev, p, &mut seqs, &mut probes));
@@ -625,7 +711,12 @@ impl Check for Check1_1 {
             floor: FLOOR,
             probes,
         };
-        Outcome::from_legs(legs, REDUCTION_1_1)
+        let reduction = if pin.approved.is_some() {
+            REDUCTION_1_1_POLICY
+        } else {
+            REDUCTION_1_1
+        };
+        Outcome::from_legs(legs, reduction)
             .with_records(seqs)
             .with_facts(&facts)
     }

@@ -125,6 +125,10 @@ impl B {
     }
 
     fn grade(self) -> Outcome {
+        self.grade_in(&Context::default())
+    }
+
+    fn grade_in(self, cx: &Context<'_>) -> Outcome {
         let mut records = self.detect;
         records.extend(self.sweep);
         records.extend([self.b, self.c, self.d, self.e]);
@@ -132,7 +136,7 @@ impl B {
             Some(session(Some(self.rev), json!({"tools": {}}), None)),
             records,
         );
-        run(&C1_1, &ev, &Context::default())
+        run(&C1_1, &ev, cx)
     }
 }
 
@@ -685,4 +689,69 @@ fn revision_dates() {
     ] {
         assert!(!is_revision_date(bad), "{bad}");
     }
+}
+
+#[test]
+fn the_policy_s_approved_revisions_replace_the_floor() {
+    let applied = |revs: &[&str]| crate::policy::Applied {
+        file: "policy.toml".into(),
+        decisions: crate::policy::Decisions {
+            approved_revisions: Some(revs.iter().map(|r| r.to_string()).collect()),
+            ..Default::default()
+        },
+    };
+    let under = |p: &crate::policy::Applied, b: B| {
+        b.grade_in(&Context {
+            policy: Some(p),
+            ..Context::default()
+        })
+    };
+    // Modern: discover lists 2026-07-28; approved → pass, naming the policy.
+    let ok = applied(&["2025-11-25", "2026-07-28"]);
+    let o = under(&ok, B::modern());
+    assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
+    has(
+        &o,
+        "1.1a",
+        LegOutcome::Pass,
+        &[
+            "all among the policy's approved_revisions (policy.toml: 2025-11-25, 2026-07-28)",
+            "no unapproved",
+        ],
+    );
+    // The same server under a policy that approves only 2025-11-25: 2026-07-28 is served
+    // and not approved.
+    let o = under(&applied(&["2025-11-25"]), B::modern());
+    assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
+    has(
+        &o,
+        "1.1a",
+        LegOutcome::Fail,
+        &["2026-07-28 not among the policy's approved_revisions"],
+    );
+    // Legacy: the negotiated revision must be approved too.
+    let o = under(&applied(&["2026-07-28"]), B::legacy("2025-11-25"));
+    assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
+    has(
+        &o,
+        "1.1a",
+        LegOutcome::Fail,
+        &["the negotiated revision 2025-11-25 is not among the policy's approved_revisions"],
+    );
+    let o = under(&applied(&["2025-11-25"]), B::legacy("2025-11-25"));
+    has(
+        &o,
+        "1.1a",
+        LegOutcome::Pass,
+        &["no unapproved revision offered"],
+    );
+    // A served revision the floor allows but the policy does not: 2025-06-18 echoed.
+    let mut b = B::legacy("2025-11-25");
+    b.sweep = vec![refused("2024-11-05"), refused("2025-03-26")];
+    let o = under(&applied(&["2025-11-25"]), b);
+    has(&o, "1.1a", LegOutcome::Pass, &["no unapproved"]);
+    let mut b = B::legacy("2025-11-25");
+    b.sweep = vec![echo("2024-11-05"), refused("2025-03-26")];
+    let o = under(&applied(&["2024-11-05", "2025-11-25"]), b);
+    has(&o, "1.1a", LegOutcome::Pass, &["2024-11-05 served"]);
 }
