@@ -162,7 +162,7 @@ pub const CATALOGUE: [Entry; 36] = [
         Manual,
         Wire,
         "advertised capability configuration matches the recorded baseline",
-        None,
+        Some(&checks::s1::c1_2::C1_2),
     ),
     e(
         C1_3,
