@@ -1,6 +1,7 @@
 //! Helpers shared by checks of more than one file. A helper used by one check lives
 //! in that check's file.
 
+pub mod baseline;
 pub mod inventory;
 pub mod oauth;
 pub mod policy;

@@ -3,14 +3,15 @@
 //! authentication. Shared by 1.1, 2.4 and 5.2.3.
 
 use mcp_probe_schema::derive;
-use mcp_probe_schema::model::{BodyEnd, HttpOutcome, Observation};
-use mcp_probe_schema::vocab::LegId;
+use mcp_probe_schema::model::{BodyEnd, Era, HttpOutcome, Observation};
+use mcp_probe_schema::vocab::{LegId, REV_2026_07_28};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::check::Legs;
 use crate::evidence::{Evidence, Exchange};
 use crate::fmt::{excerpt, line};
-use crate::verdict::{LegOutcome, Outcome};
+use crate::verdict::{LegOutcome, Outcome, Verdict};
 
 /// A JSON-RPC error object as answered.
 #[derive(Debug, Clone)]
@@ -311,12 +312,43 @@ pub fn last<'a>(ev: &'a Evidence, leg: LegId) -> Option<Result<Exchange<'a>, Str
     })
 }
 
-/// For the checks that grade only 2026-07-28 and therefore decide NO-REV before
-/// reading any leg: ERROR naming the legs a modern bundle lacks, in the runner's words
-/// (an old bundle graded by a newer grader says so instead of guessing).
-pub fn missing_legs(ev: &Evidence, legs: &[LegId]) -> Option<Outcome> {
-    let missing: Vec<LegId> = legs.iter().copied().filter(|l| !ev.has_leg(*l)).collect();
-    (!missing.is_empty()).then(|| crate::grade::missing_legs(ev, &missing))
+/// The legs of a check whose probes exist only on 2026-07-28: required there; below it
+/// the check is NO-REV before reading them, so they are only cited when present (a
+/// current collector records them as skipped).
+pub fn modern_only(era: Option<Era>, legs: &'static [LegId]) -> Legs {
+    match era {
+        Some(Era::Modern) => Legs::required(legs),
+        _ => Legs::with_optional(&[], legs),
+    }
+}
+
+/// The details of a NO-REV outcome.
+#[derive(Debug, Serialize)]
+struct NoRevFacts {
+    /// 2026-07-28.
+    required_revision: &'static str,
+    /// The revision the server negotiated (or "no revision").
+    negotiated_revision: String,
+}
+
+/// NO-REV for a check of 2026-07-28 on an older session: `why` says what only that
+/// revision defines; the legs' records (skips) are cited.
+pub fn no_rev(ev: &Evidence, legs: &[LegId], why: &str, reduction: &str) -> Outcome {
+    let negotiated = ev
+        .revision()
+        .map(line)
+        .unwrap_or_else(|| "no revision".into());
+    let seqs: Vec<u64> = legs.iter().flat_map(|l| ev.seqs(*l)).collect();
+    Outcome::single(
+        Verdict::NoRev,
+        format!("{why}; the server negotiated {negotiated}; no probe sent"),
+        reduction,
+    )
+    .with_records(seqs)
+    .with_facts(&NoRevFacts {
+        required_revision: REV_2026_07_28,
+        negotiated_revision: negotiated,
+    })
 }
 
 /// Worst of two leg outcomes (fail > error > unknown > pass).
@@ -333,11 +365,6 @@ pub fn worst(a: LegOutcome, b: LegOutcome) -> LegOutcome {
     } else {
         a
     }
-}
-
-/// The outcome word of a leg as it appears in details.
-pub fn word(o: LegOutcome) -> Value {
-    serde_json::to_value(o).unwrap_or(Value::Null)
 }
 
 /// Constants shared by the tests of 1.1 and 2.4.

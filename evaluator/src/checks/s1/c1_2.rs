@@ -15,9 +15,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::check::{Check, Context, Legs};
+use crate::checks::common::baseline::{baseline_for, describe_baseline};
 use crate::checks::common::values::{leg_outcomes, Keyed};
 use crate::evidence::Evidence;
-use crate::fmt::{line, utc};
+use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome, Outcome};
 
 /// 1.2: advertised capability configuration matches the recorded baseline.
@@ -75,14 +76,6 @@ fn substrate(ev: &Evidence) -> &'static str {
     }
 }
 
-fn describe(baseline: &Evidence) -> String {
-    format!(
-        "baseline {} collected {}",
-        line(&baseline.path),
-        utc(baseline.payload.run.started_at)
-    )
-}
-
 fn shown(path: &str, v: &Value) -> String {
     let text = crate::fmt::excerpt(v.to_string().as_bytes(), 80);
     format!("{}={}", line(path), line(&text.text))
@@ -94,39 +87,21 @@ fn leg_a(ev: &Evidence, cx: &Context<'_>, now: Option<&BTreeMap<String, Value>>)
     let Some(now) = now else {
         return unknown("this run observed no capabilities object, so nothing was compared".into());
     };
-    if cx.updating_baseline {
-        return unknown(format!(
-            "this run records the baseline ({} capability leaves); a run that compares nothing cannot \
-             pass",
-            now.len()
-        ));
-    }
-    let Some(b) = cx.baseline else {
-        return unknown(
-            "no baseline is recorded for this endpoint, so there is nothing to compare with; record one \
-             with --update-baseline (or give --baseline) and the next run decides"
-                .into(),
-        );
+    let b = match baseline_for(ev, cx, LEG_A, &format!("{} capability leaves", now.len())) {
+        Ok(b) => b,
+        Err(l) => return l,
     };
-    if b.endpoint() != ev.endpoint() {
-        return unknown(format!(
-            "the {} is of endpoint {}, not of {}; configurations of different endpoints are not compared",
-            describe(b),
-            line(&b.endpoint()),
-            line(&ev.endpoint())
-        ));
-    }
     let Some(then) = advertised(b).map(leaves) else {
         return unknown(format!(
             "the {} recorded no capabilities object",
-            describe(b)
+            describe_baseline(b)
         ));
     };
     if substrate(b) != substrate(ev) {
         return unknown(format!(
             "the {} holds the capabilities of the {}, this run those of the {}: two different objects, \
              not drift",
-            describe(b),
+            describe_baseline(b),
             substrate(b),
             substrate(ev)
         ));
@@ -165,7 +140,7 @@ fn leg_a(ev: &Evidence, cx: &Context<'_>, now: Option<&BTreeMap<String, Value>>)
             format!(
                 "advertised capabilities differ from the {}: {}; re-approve with --update-baseline if the \
                  change is intended",
-                describe(b),
+                describe_baseline(b),
                 parts.join("; ")
             ),
         );
@@ -174,7 +149,7 @@ fn leg_a(ev: &Evidence, cx: &Context<'_>, now: Option<&BTreeMap<String, Value>>)
         return unknown(format!(
             "every capability of the {} is withdrawn ({}): more likely a failed read than a \
              reconfiguration",
-            describe(b),
+            describe_baseline(b),
             withdrawn.join(", ")
         ));
     }
@@ -189,7 +164,7 @@ fn leg_a(ev: &Evidence, cx: &Context<'_>, now: Option<&BTreeMap<String, Value>>)
         format!(
             "the {} advertised capability leaves are within the {}{tail}",
             now.len(),
-            describe(b)
+            describe_baseline(b)
         ),
     )
 }
@@ -232,10 +207,14 @@ fn leg_b(ev: &Evidence, cx: &Context<'_>) -> Leg {
     if new.is_empty() {
         observed(format!(
             "no tool, resource or prompt is new since the {}",
-            describe(b)
+            describe_baseline(b)
         ))
     } else {
-        observed(format!("new since the {}: {}", describe(b), new.join("; ")))
+        observed(format!(
+            "new since the {}: {}",
+            describe_baseline(b),
+            new.join("; ")
+        ))
     }
 }
 

@@ -15,9 +15,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::check::{Check, Context, Legs};
+use crate::checks::common::baseline::describe_baseline;
 use crate::checks::common::values::{leg_outcomes, Keyed};
 use crate::evidence::Evidence;
-use crate::fmt::{line, utc};
+use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome, Outcome};
 
 /// 1.4: server identity matches the recorded identity.
@@ -117,15 +118,6 @@ fn identity(ev: &Evidence) -> (Option<Identity>, String) {
     (Some(id), note)
 }
 
-/// "baseline <path> collected <time>".
-fn describe(baseline: &Evidence) -> String {
-    format!(
-        "baseline {} collected {}",
-        line(&baseline.path),
-        utc(baseline.payload.run.started_at)
-    )
-}
-
 /// Leg 1.4b.
 fn compare(ev: &Evidence, cx: &Context<'_>, observed: Option<&Identity>) -> Leg {
     let unknown = |note: String| Leg::new(LEG_B, LegOutcome::Unknown, note);
@@ -145,7 +137,7 @@ fn compare(ev: &Evidence, cx: &Context<'_>, observed: Option<&Identity>) -> Leg 
     if baseline.endpoint() != ev.endpoint() {
         return unknown(format!(
             "the {} is of endpoint {}, not of {}; identities of different endpoints are not compared",
-            describe(baseline),
+            describe_baseline(baseline),
             line(&baseline.endpoint()),
             line(&ev.endpoint())
         ));
@@ -157,7 +149,7 @@ fn compare(ev: &Evidence, cx: &Context<'_>, observed: Option<&Identity>) -> Leg 
     let Some(recorded) = recorded else {
         return unknown(format!(
             "the {} recorded no identity to compare {observed} with",
-            describe(baseline)
+            describe_baseline(baseline)
         ));
     };
     if recorded == *observed {
@@ -166,7 +158,7 @@ fn compare(ev: &Evidence, cx: &Context<'_>, observed: Option<&Identity>) -> Leg 
             LegOutcome::Pass,
             format!(
                 "observed {observed} matches the {} ({recorded})",
-                describe(baseline)
+                describe_baseline(baseline)
             ),
         )
     } else {
@@ -176,7 +168,7 @@ fn compare(ev: &Evidence, cx: &Context<'_>, observed: Option<&Identity>) -> Leg 
             format!(
                 "observed {observed} differs from {recorded} recorded in the {}; re-approve with \
                  --update-baseline if the change is intended",
-                describe(baseline)
+                describe_baseline(baseline)
             ),
         )
     }

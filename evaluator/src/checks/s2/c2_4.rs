@@ -25,8 +25,7 @@ use crate::check::{Check, Context, Legs};
 use crate::checks::common::values::{leg_outcomes, Keyed};
 use crate::checks::common::wire::{self, read, skipped_leg, Answer, AnswerFacts, Reply};
 use crate::evidence::Evidence;
-use crate::fmt::line;
-use crate::verdict::{Leg, LegOutcome, Outcome, Verdict};
+use crate::verdict::{Leg, LegOutcome, Outcome};
 use mcp_probe_schema::model::Era;
 
 /// 2.4: request metadata headers present and consistent with the body.
@@ -84,15 +83,6 @@ const PROBES: [Probe; 4] = [
         call: true,
     },
 ];
-
-/// The details of 2.4 below 2026-07-28.
-#[derive(Debug, Serialize)]
-struct NoRevFacts {
-    /// 2026-07-28.
-    required_revision: &'static str,
-    /// The negotiated revision.
-    negotiated_revision: String,
-}
 
 /// The details of 2.4 on 2026-07-28, in report order.
 #[derive(Debug, Serialize)]
@@ -228,32 +218,20 @@ impl Check for Check2_4 {
     /// the collector records the legs as skipped, and they are read only to cite those
     /// records (an older bundle without them is NO-REV too).
     fn legs(&self, era: Option<Era>) -> Legs {
-        match era {
-            Some(Era::Modern) => Legs::required(&COLLECTOR_LEGS),
-            _ => Legs::with_optional(&[], &COLLECTOR_LEGS),
-        }
+        wire::modern_only(era, &COLLECTOR_LEGS)
     }
 
     fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
-        let negotiated = ev
-            .revision()
-            .map(line)
-            .unwrap_or_else(|| "no revision".into());
         if !ev.is_modern() {
-            let seqs: Vec<u64> = COLLECTOR_LEGS.iter().flat_map(|l| ev.seqs(*l)).collect();
-            return Outcome::single(
-                Verdict::NoRev,
-                format!(
+            return wire::no_rev(
+                ev,
+                &COLLECTOR_LEGS,
+                &format!(
                     "the routing headers Mcp-Method and Mcp-Name and their validation (-32020) are defined by \
-                     {REV_2026_07_28}; the server negotiated {negotiated}; no probe sent"
+                     {REV_2026_07_28}"
                 ),
                 REDUCTION_2_4,
-            )
-            .with_records(seqs)
-            .with_facts(&NoRevFacts {
-                required_revision: REV_2026_07_28,
-                negotiated_revision: negotiated,
-            });
+            );
         }
         let mut legs = Vec::new();
         let mut seqs = Vec::new();
@@ -304,6 +282,7 @@ mod tests {
     use crate::fixture::assert_leg as has;
     use crate::fixture::{evidence, exchange, session, skipped};
     use crate::grade::run;
+    use crate::verdict::Verdict;
     use mcp_probe_schema::model::{ErrorKind, HttpOutcome, Observation, Record, TransportError};
     use serde_json::json;
 

@@ -29,8 +29,7 @@ use serde::Serialize;
 use crate::check::{Check, Context, Legs};
 use crate::checks::common::wire::{self, read, skipped_leg, Answer, Reply};
 use crate::evidence::{Evidence, Exchange};
-use crate::fmt::line;
-use crate::verdict::{Leg, LegOutcome, Outcome, Verdict};
+use crate::verdict::{Leg, LegOutcome, Outcome};
 use mcp_probe_schema::model::Era;
 
 /// 5.2.3: legacy Streamable HTTP session and stream resumption disabled.
@@ -48,15 +47,6 @@ const REDUCTION_5_2_3: &str = "Not probed: whether a streamed response is scoped
      (needs a second identity). 5.2.3c is near-vacuous: Last-Event-ID governs the replay of a broken stream, and a \
      POST answer shows only that the header does not derail the request. GET and DELETE are sent without a session \
      id (a live id would end a session).";
-
-/// The details of a NO-REV outcome.
-#[derive(Serialize)]
-struct NoRevFacts {
-    /// The revision the check applies to.
-    required_revision: &'static str,
-    /// The revision the server negotiated (or "no revision").
-    negotiated_revision: String,
-}
 
 /// The details of a graded outcome.
 #[derive(Serialize)]
@@ -335,32 +325,20 @@ impl Check for Check5_2_3 {
     /// Required on 2026-07-28; below it NO-REV comes first and needs no leg, so the
     /// legs (recorded as skipped by a current collector) are only cited when present.
     fn legs(&self, era: Option<Era>) -> Legs {
-        match era {
-            Some(Era::Modern) => Legs::required(&LEGS),
-            _ => Legs::with_optional(&[], &LEGS),
-        }
+        wire::modern_only(era, &LEGS)
     }
 
     fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
-        let negotiated = ev
-            .revision()
-            .map(line)
-            .unwrap_or_else(|| "no revision".into());
         if !ev.is_modern() {
-            let seqs: Vec<u64> = LEGS.iter().flat_map(|l| ev.seqs(*l)).collect();
-            return Outcome::single(
-                Verdict::NoRev,
-                format!(
+            return wire::no_rev(
+                ev,
+                &LEGS,
+                &format!(
                     "valid only for {REV_2026_07_28}: below it sessions and stream resumption are the transport \
-                     itself; the server negotiated {negotiated}; no probe sent"
+                     itself"
                 ),
                 REDUCTION_5_2_3,
-            )
-            .with_records(seqs)
-            .with_facts(&NoRevFacts {
-                required_revision: REV_2026_07_28,
-                negotiated_revision: negotiated,
-            });
+            );
         }
         let auth = ev.authenticated();
         let mut seqs = Vec::new();
@@ -408,6 +386,7 @@ mod tests {
     use crate::fixture::assert_leg as has;
     use crate::fixture::{evidence, exchange, session, skipped};
     use crate::grade::run;
+    use crate::verdict::Verdict;
     use mcp_probe_schema::model::{
         BodyEnd, ErrorKind, HttpOutcome, Observation, Record, TransportError,
     };

@@ -4,10 +4,11 @@ use mcp_probe_schema::model::Era;
 use mcp_probe_schema::vocab::{leg, LegId};
 use serde_json::{Map, Value};
 
-use crate::check::{Context, Legs};
+use crate::check::Legs;
+pub(crate) use crate::checks::common::baseline::{baseline_for, describe_baseline};
 use crate::checks::common::oauth::facts::Facts;
 use crate::evidence::Evidence;
-use crate::fmt::{line, utc};
+use crate::fmt::line;
 use crate::grade::missing_legs;
 use crate::verdict::{aggregate, Leg, LegOutcome, Outcome, Verdict};
 
@@ -104,54 +105,6 @@ pub(crate) fn legs_map(legs: &[Leg]) -> Map<String, Value> {
             )
         })
         .collect()
-}
-
-/// `"baseline <path> collected <time>"`.
-pub(crate) fn describe_baseline(b: &Evidence) -> String {
-    format!(
-        "baseline {} collected {}",
-        line(&b.path),
-        utc(b.payload.run.started_at)
-    )
-}
-
-/// The baseline to compare with, or the unknown leg that says why there is none.
-pub(crate) fn baseline_for<'b>(
-    ev: &Evidence,
-    cx: &Context<'b>,
-    id: &str,
-    now: &str,
-) -> Result<&'b Evidence, Leg> {
-    if cx.updating_baseline {
-        return Err(Leg::new(
-            id,
-            LegOutcome::Unknown,
-            format!(
-                "this run records the baseline ({now}); a run that compares nothing cannot pass"
-            ),
-        ));
-    }
-    let Some(b) = cx.baseline else {
-        return Err(Leg::new(
-            id,
-            LegOutcome::Unknown,
-            "no baseline is recorded for this endpoint, so there is nothing to compare with; record \
-             one with --update-baseline (or give --baseline) and the next run decides",
-        ));
-    };
-    if b.endpoint() != ev.endpoint() {
-        return Err(Leg::new(
-            id,
-            LegOutcome::Unknown,
-            format!(
-                "the {} is of endpoint {}, not of {}; different endpoints are not compared",
-                describe_baseline(b),
-                line(&b.endpoint()),
-                line(&ev.endpoint())
-            ),
-        ));
-    }
-    Ok(b)
 }
 
 /// Worst of per-item outcomes (fail > error > unknown > pass), as one leg.

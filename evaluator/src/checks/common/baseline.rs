@@ -1,0 +1,56 @@
+//! The baseline a comparing check reads: which one applies (none while
+//! `--update-baseline` records one, none of another endpoint), and how the evidence
+//! names it. Shared by 1.2, 3.3.2f and 3.3.4c.
+
+use crate::check::Context;
+use crate::evidence::Evidence;
+use crate::fmt::{line, utc};
+use crate::verdict::{Leg, LegOutcome};
+
+/// `"baseline <path> collected <time>"`.
+pub(crate) fn describe_baseline(b: &Evidence) -> String {
+    format!(
+        "baseline {} collected {}",
+        line(&b.path),
+        utc(b.payload.run.started_at)
+    )
+}
+
+/// The baseline to compare with, or the unknown leg that says why there is none.
+pub(crate) fn baseline_for<'b>(
+    ev: &Evidence,
+    cx: &Context<'b>,
+    id: &str,
+    now: &str,
+) -> Result<&'b Evidence, Leg> {
+    if cx.updating_baseline {
+        return Err(Leg::new(
+            id,
+            LegOutcome::Unknown,
+            format!(
+                "this run records the baseline ({now}); a run that compares nothing cannot pass"
+            ),
+        ));
+    }
+    let Some(b) = cx.baseline else {
+        return Err(Leg::new(
+            id,
+            LegOutcome::Unknown,
+            "no baseline is recorded for this endpoint, so there is nothing to compare with; record \
+             one with --update-baseline (or give --baseline) and the next run decides",
+        ));
+    };
+    if b.endpoint() != ev.endpoint() {
+        return Err(Leg::new(
+            id,
+            LegOutcome::Unknown,
+            format!(
+                "the {} is of endpoint {}, not of {}; different endpoints are not compared",
+                describe_baseline(b),
+                line(&b.endpoint()),
+                line(&ev.endpoint())
+            ),
+        ));
+    }
+    Ok(b)
+}
