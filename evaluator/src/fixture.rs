@@ -113,3 +113,24 @@ pub fn assert_leg(
         assert!(l.note.contains(w), "{id}: {w:?} not in {:?}", l.note);
     }
 }
+
+/// A bundle of a session negotiated at `rev` with `capabilities` and `server_info`,
+/// holding only the negotiation record (the leg every session check requires).
+pub fn negotiated(
+    rev: &str,
+    capabilities: serde_json::Value,
+    server_info: Option<serde_json::Value>,
+) -> Evidence {
+    let negotiation = exchange(
+        &[mcp_probe_schema::vocab::leg::ENDPOINT_DETECT],
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#,
+        200,
+        "application/json",
+        r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+        &[],
+    );
+    evidence(
+        Some(session(Some(rev), capabilities, server_info)),
+        vec![negotiation],
+    )
+}

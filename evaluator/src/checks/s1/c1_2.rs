@@ -261,21 +261,12 @@ struct Check1_2Facts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixture::{evidence, exchange, session};
     use crate::grade::run;
     use crate::verdict::Verdict;
     use serde_json::json;
 
     fn bundle(rev: &str, caps: Value) -> Evidence {
-        let negotiation = exchange(
-            &[leg::ENDPOINT_DETECT],
-            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#,
-            200,
-            "application/json",
-            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
-            &[],
-        );
-        evidence(Some(session(Some(rev), caps, None)), vec![negotiation])
+        crate::fixture::negotiated(rev, caps, None)
     }
 
     fn against(now: &Evidence, base: &Evidence) -> Outcome {

@@ -217,25 +217,13 @@ struct Check1_4Facts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixture::{evidence, exchange, session};
+    use crate::fixture::evidence;
     use crate::grade::run;
     use crate::verdict::Verdict;
     use serde_json::json;
 
     fn bundle(rev: &str, info: Option<Value>) -> Evidence {
-        // The runner requires the negotiation leg; a record of it is all 1.4 needs.
-        let negotiation = exchange(
-            &[leg::ENDPOINT_DETECT],
-            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#,
-            200,
-            "application/json",
-            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
-            &[],
-        );
-        evidence(
-            Some(session(Some(rev), json!({"tools": {}}), info)),
-            vec![negotiation],
-        )
+        crate::fixture::negotiated(rev, json!({"tools": {}}), info)
     }
 
     fn legacy(name: &str, version: &str) -> Evidence {
