@@ -6,11 +6,11 @@ use mcp_probe_schema::derive::{self, Inventory};
 use mcp_probe_schema::model::{
     Era, Evidence as Payload, HttpExchange, HttpOutcome, HttpResponse, Observation, Record, Session,
 };
-use mcp_probe_schema::vocab::LegId;
+use mcp_probe_schema::vocab::{family, LegId};
 use mcp_probe_schema::Verified;
 use std::cell::RefCell;
 use std::collections::BTreeSet;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
@@ -21,14 +21,17 @@ pub struct Evidence {
     pub path: String,
     /// The payload.
     pub payload: Payload,
-    /// Decoded records.
-    pub records: Vec<Record>,
+    /// Decoded records (shared by the views of other eras).
+    pub records: Arc<Vec<Record>>,
     /// Signer key id.
     pub signer: String,
     /// Inventory across every page.
     pub inventory: Inventory,
     /// Parsed JSON-RPC messages per record (by position), filled on first use.
-    parsed: Vec<OnceLock<Vec<Value>>>,
+    parsed: Arc<Vec<OnceLock<Vec<Value>>>>,
+    /// Set on the view of another era's session ([`Evidence::other_eras`]): that
+    /// session, standing in for the negotiated one, and its revision.
+    era_view: Option<(Session, String)>,
 }
 
 /// One HTTP exchange with its JSON-RPC reading.
@@ -170,10 +173,49 @@ impl Evidence {
             path: path.into(),
             signer: v.signer.key_id(),
             payload: v.evidence,
-            parsed: (0..v.records.len()).map(|_| OnceLock::new()).collect(),
-            records: v.records,
+            parsed: Arc::new((0..v.records.len()).map(|_| OnceLock::new()).collect()),
+            records: Arc::new(v.records),
             inventory,
+            era_view: None,
         }
+    }
+
+    /// The bundle as seen from each other era the server served (`session.other_eras`):
+    /// the same records, with that era's session standing in for the negotiated one and
+    /// the legs of [`family::PER_ERA`] read from their `@<revision>` records. Cheap: the
+    /// records and their parsed messages are shared.
+    pub fn other_eras(&self) -> Vec<Evidence> {
+        let Some(primary) = self.payload.session.as_ref() else {
+            return Vec::new();
+        };
+        primary
+            .other_eras
+            .iter()
+            .map(|o| {
+                let mut session = primary.clone();
+                session.other_eras = Vec::new();
+                session.era = Some(o.era);
+                session.revision = Some(o.revision.clone());
+                session.server_info = o.server_info.clone();
+                session.capabilities = o.capabilities.clone();
+                session.session_id = o.session_id.clone();
+                session.negotiated_in = Some(o.negotiated_in);
+                Evidence {
+                    path: self.path.clone(),
+                    payload: self.payload.clone(),
+                    records: Arc::clone(&self.records),
+                    signer: self.signer.clone(),
+                    inventory: self.inventory.clone(),
+                    parsed: Arc::clone(&self.parsed),
+                    era_view: Some((session, o.revision.clone())),
+                }
+            })
+            .collect()
+    }
+
+    /// The revision of the other era this is a view of (`None` on the bundle itself).
+    pub fn era_view(&self) -> Option<&str> {
+        self.era_view.as_ref().map(|(_, r)| r.as_str())
     }
 
     /// The exchange of `record` (a record of this bundle), reading through the bundle's
@@ -199,7 +241,10 @@ impl Evidence {
 
     /// The session, if an endpoint answered.
     pub fn session(&self) -> Option<&Session> {
-        self.payload.session.as_ref()
+        match &self.era_view {
+            Some((s, _)) => Some(s),
+            None => self.payload.session.as_ref(),
+        }
     }
 
     /// The endpoint URL, else the target as typed.
@@ -244,9 +289,17 @@ impl Evidence {
     /// [`track_leg_reads`] sees it.
     pub fn records_for(&self, leg: LegId) -> impl Iterator<Item = &Record> + '_ {
         note_read(leg);
-        self.records
-            .iter()
-            .filter(move |r| r.legs.iter().any(|l| *l == leg))
+        let on = self
+            .era_view
+            .as_ref()
+            .filter(|_| family::PER_ERA.contains(&leg))
+            .map(|(_, rev)| rev.as_str());
+        self.records.iter().filter(move |r| {
+            r.legs.iter().any(|l| match on {
+                Some(rev) => leg.is_on_revision(l, rev),
+                None => *l == leg,
+            })
+        })
     }
 
     /// HTTP exchanges serving `leg`, in order.

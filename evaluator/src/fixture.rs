@@ -33,6 +33,7 @@ pub fn session(
         capabilities: Some(capabilities),
         session_id: None,
         negotiated_in: Some(0),
+        other_eras: Vec::new(),
     }
 }
 

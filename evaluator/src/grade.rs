@@ -6,6 +6,7 @@ use crate::catalogue::{Entry, CATALOGUE};
 use crate::check::{Check, Context, Needs};
 use crate::evidence::Evidence;
 use crate::verdict::{Outcome, Verdict};
+use mcp_probe_schema::check_id::CheckId;
 use mcp_probe_schema::vocab::LegId;
 
 /// One check's result on one bundle.
@@ -22,16 +23,102 @@ pub fn implemented(id: &str) -> Option<&'static dyn Check> {
     crate::catalogue::entry(id).and_then(|e| e.grader)
 }
 
-/// Grade every catalogue check (at `level` or below, when given) on `ev`.
+/// Grade every catalogue check (at `level` or below, when given) on `ev`. A check that
+/// reads legs of [`mcp_probe_schema::vocab::family::PER_ERA`] is graded on every era the bundle probed (the
+/// negotiated one and each of `session.other_eras`) and the outcomes are combined
+/// ([`across_eras`]).
 pub fn grade(ev: &Evidence, cx: &Context<'_>, level: Option<u8>) -> Vec<CheckResult> {
+    let others = ev.other_eras();
     CATALOGUE
         .iter()
         .filter(|e| level.is_none_or(|l| e.level.number() <= l))
         .map(|entry| CheckResult {
             entry,
-            outcome: entry.grader.map(|c| run(c, ev, cx)),
+            outcome: entry.grader.map(|c| {
+                let first = run(c, ev, cx);
+                if others.is_empty() || !PER_ERA_CHECKS.contains(&entry.id) {
+                    return first;
+                }
+                let mut all = vec![(ev.revision_label(), first)];
+                all.extend(others.iter().map(|o| (o.revision_label(), run(c, o, cx))));
+                across_eras(all)
+            }),
         })
         .collect()
+}
+
+/// The checks graded on every era a bundle probed: those whose own probe family is
+/// sent again on each other era ([`mcp_probe_schema::vocab::family::PER_ERA`]): 2.3 (authentication before a
+/// response), 2.5 (Origin validation) and 7.1.2 (null request ids). Other checks that
+/// also read the 2.3 pair as context (the OAuth checks) are graded on the negotiated
+/// era only: their subject (discovery, tokens) does not change with the era.
+pub const PER_ERA_CHECKS: [CheckId; 3] = [CheckId::C2_3, CheckId::C2_5, CheckId::C7_1_2];
+
+/// The ids of the checks graded on every era, in catalogue order.
+pub fn per_era_checks() -> Vec<&'static str> {
+    PER_ERA_CHECKS.iter().map(|c| c.as_str()).collect()
+}
+
+/// How bad a verdict is when eras are compared: the worst era decides.
+fn severity(v: Verdict) -> u8 {
+    match v {
+        Verdict::Fail => 5,
+        Verdict::Error => 4,
+        Verdict::Unknown => 3,
+        Verdict::Pass => 2,
+        Verdict::NoRev => 1,
+        Verdict::NotApplicable => 0,
+    }
+}
+
+/// One outcome from the outcomes of a check on each era (`(revision, outcome)`, the
+/// negotiated era first): the worst verdict (FAIL, ERROR, UNKNOWN, PASS, NO-REV, N/A),
+/// every leg named with its era (`2.3a@2025-11-25`), the evidence of each era prefixed
+/// with it, the records of all, the first era's details with each era's verdict and
+/// details under `eras`.
+pub fn across_eras(all: Vec<(String, Outcome)>) -> Outcome {
+    let verdict = all
+        .iter()
+        .map(|(_, o)| o.verdict)
+        .max_by_key(|v| severity(*v))
+        .unwrap_or(Verdict::Unknown);
+    let revisions: Vec<&str> = all.iter().map(|(r, _)| r.as_str()).collect();
+    let mut out = Outcome::single(
+        verdict,
+        all.iter()
+            .map(|(r, o)| format!("on {r}: {} {}", o.verdict, o.evidence))
+            .collect::<Vec<_>>()
+            .join(" | "),
+        format!(
+            "{}{}graded on every era the server serves ({}); the worst era decides",
+            all[0].1.reduction,
+            if all[0].1.reduction.is_empty() {
+                ""
+            } else {
+                "; "
+            },
+            revisions.join(", ")
+        ),
+    );
+    out.details = all[0].1.details.clone();
+    let mut eras = Vec::new();
+    for (rev, o) in all {
+        out.legs.extend(o.legs.into_iter().map(|mut l| {
+            l.id = format!("{}@{rev}", l.id);
+            l
+        }));
+        out.records.extend(o.records);
+        eras.push(serde_json::json!({
+            "revision": rev,
+            "verdict": o.verdict.mark(),
+            "details": o.details,
+        }));
+    }
+    out.records.sort_unstable();
+    out.records.dedup();
+    out.details
+        .insert("eras".into(), serde_json::Value::Array(eras));
+    out
 }
 
 /// Keep of `results` only what a report prints, for a report over many bundles: each
@@ -113,5 +200,61 @@ pub fn run(check: &dyn Check, ev: &Evidence, cx: &Context<'_>) -> Outcome {
                 .unwrap_or_else(|| "unknown panic".into());
             Outcome::single(Verdict::Error, format!("check raised: {msg}"), reduction)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verdict::{Leg, LegOutcome};
+    use mcp_probe_schema::model::Era;
+    use mcp_probe_schema::vocab::family;
+
+    #[test]
+    fn the_per_era_checks_read_exactly_the_per_era_legs() {
+        let mut read = Vec::new();
+        for id in PER_ERA_CHECKS {
+            let check = implemented(id.as_str()).expect("graded");
+            let legs = check.legs(Some(Era::Legacy));
+            let mine: Vec<LegId> = legs
+                .required
+                .iter()
+                .chain(legs.optional)
+                .copied()
+                .filter(|l| family::PER_ERA.contains(l))
+                .collect();
+            assert!(!mine.is_empty(), "{id} reads no per-era leg");
+            read.extend(mine);
+        }
+        for l in family::PER_ERA {
+            assert!(read.contains(&l), "no per-era check reads {l}");
+        }
+    }
+
+    #[test]
+    fn across_eras_takes_the_worst_and_names_the_era_in_every_leg() {
+        let pass = Outcome::from_legs(vec![Leg::new("7.1.2a", LegOutcome::Pass, "400")], "r");
+        let fail = Outcome::from_legs(vec![Leg::new("7.1.2a", LegOutcome::Fail, "202")], "r")
+            .with_records([38]);
+        let o = across_eras(vec![
+            ("2026-07-28".into(), pass.clone()),
+            ("2025-11-25".into(), fail),
+        ]);
+        assert_eq!(o.verdict, Verdict::Fail);
+        let ids: Vec<&str> = o.legs.iter().map(|l| l.id.as_str()).collect();
+        assert_eq!(ids, ["7.1.2a@2026-07-28", "7.1.2a@2025-11-25"]);
+        assert!(o.evidence.starts_with("on 2026-07-28: PASS"));
+        assert!(o.evidence.contains("| on 2025-11-25: FAIL"));
+        assert_eq!(o.records, [38]);
+        assert_eq!(o.details["eras"][1]["verdict"], "FAIL");
+        // N/A on one era and PASS on another is a PASS; ERROR outranks UNKNOWN.
+        let na = Outcome::single(Verdict::NotApplicable, "n", "");
+        let o = across_eras(vec![("a".into(), na), ("b".into(), pass)]);
+        assert_eq!(o.verdict, Verdict::Pass);
+        let o = across_eras(vec![
+            ("a".into(), Outcome::single(Verdict::Unknown, "u", "")),
+            ("b".into(), Outcome::single(Verdict::Error, "e", "")),
+        ]);
+        assert_eq!(o.verdict, Verdict::Error);
     }
 }

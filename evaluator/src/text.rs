@@ -168,6 +168,23 @@ fn session(out: &mut dyn Write, s: Option<&mcp_probe_schema::model::Session>) ->
             w(out, "server info", &json(&s.server_info))?;
             w(out, "capabilities", &json(&s.capabilities))?;
             w(out, "session id", &opt(&s.session_id))?;
+            for o in &s.other_eras {
+                w(
+                    out,
+                    "also served",
+                    &format!(
+                        "{} ({}, negotiated in #{}; session id {}; capabilities {})",
+                        line(&o.revision),
+                        match o.era {
+                            Era::Modern => "modern era",
+                            Era::Legacy => "legacy era",
+                        },
+                        o.negotiated_in,
+                        opt(&o.session_id),
+                        json(&o.capabilities)
+                    ),
+                )?;
+            }
             w(
                 out,
                 "auth",

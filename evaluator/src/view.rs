@@ -97,18 +97,42 @@ fn run(r: &Run) -> Value {
     })
 }
 
+fn era_name(e: Era) -> &'static str {
+    match e {
+        Era::Modern => "modern",
+        Era::Legacy => "legacy",
+    }
+}
+
 fn session(s: &Session) -> Value {
-    json!({
+    let mut v = json!({
         "endpoint": s.endpoint,
         "auth_required": s.auth_required,
         "authenticated": s.authenticated,
-        "era": s.era.map(|e| match e { Era::Modern => "modern", Era::Legacy => "legacy" }),
+        "era": s.era.map(era_name),
         "revision": s.revision,
         "server_info": s.server_info,
         "capabilities": s.capabilities,
         "session_id": s.session_id,
         "negotiated_in": s.negotiated_in,
-    })
+    });
+    if !s.other_eras.is_empty() {
+        v["other_eras"] = s
+            .other_eras
+            .iter()
+            .map(|o| {
+                json!({
+                    "era": era_name(o.era),
+                    "revision": o.revision,
+                    "server_info": o.server_info,
+                    "capabilities": o.capabilities,
+                    "session_id": o.session_id,
+                    "negotiated_in": o.negotiated_in,
+                })
+            })
+            .collect();
+    }
+    v
 }
 
 fn token(t: &TokenFacts) -> Value {

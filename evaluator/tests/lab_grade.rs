@@ -106,6 +106,66 @@ fn grade(var: &str, id: &str) -> Outcome {
     run(check, &b[var], &Context::default())
 }
 
+/// `id` graded on every era the bundle of `var` probed (what `mcp-grade` reports).
+fn grade_every_era(var: &str, id: &str) -> Outcome {
+    let b = bundles().expect("bundles");
+    mcp_probe_evaluator::grade::grade(&b[var], &Context::default(), None)
+        .into_iter()
+        .find(|r| r.entry.id.as_str() == id)
+        .and_then(|r| r.outcome)
+        .unwrap_or_else(|| panic!("{id} is not graded"))
+}
+
+#[test]
+fn every_era_a_server_serves_is_probed_and_graded() {
+    if bundles().is_none() {
+        return;
+    }
+    let b = bundles().expect("bundles");
+    let eras = |var: &str| -> Vec<String> {
+        b[var]
+            .session()
+            .map(|s| s.other_eras.iter().map(|o| o.revision.clone()).collect())
+            .unwrap_or_default()
+    };
+    // The Python SDK servers speak 2026-07-28 and still answer initialize: on their
+    // 2026-07-28 path "id": null is refused (400, -32600), on the legacy session the
+    // same request is taken for a notification (202). Graded on both eras, the legacy
+    // one decides: FAIL, each leg named with its era.
+    for var in ["LAB_PY2", "LAB_PY2_SL_JSON", "LAB_FASTMCP", "LAB_PY2_PAGED"] {
+        assert_eq!(eras(var), ["2025-11-25"], "{var}");
+        let o = grade_every_era(var, "7.1.2");
+        assert_eq!(o.verdict, Verdict::Fail, "{var}: {o:?}");
+        assert_eq!(leg(&o, "7.1.2a@2026-07-28"), LegOutcome::Pass, "{var}");
+        assert_eq!(leg(&o, "7.1.2a@2025-11-25"), LegOutcome::Fail, "{var}");
+        assert!(o.evidence.contains("on 2025-11-25: FAIL"), "{}", o.evidence);
+        // The negotiated era alone passes: without the second era the finding is lost.
+        assert_eq!(grade(var, "7.1.2").verdict, Verdict::Pass, "{var}");
+    }
+    // ts2 refuses "id": null on both of its eras.
+    assert_eq!(eras("LAB_TS2"), ["2025-11-25"]);
+    let o = grade_every_era("LAB_TS2", "7.1.2");
+    assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
+    assert_eq!(leg(&o, "7.1.2a@2025-11-25"), LegOutcome::Pass);
+    // ts2-reject serves 2026-07-28 only: its refused initialize is recorded and nothing
+    // else is probed; py1 negotiated a legacy revision, so there is no other era.
+    for var in ["LAB_TS2_REJECT", "LAB_PY1"] {
+        assert!(eras(var).is_empty(), "{var}");
+        let o = grade_every_era(var, "7.1.2");
+        assert!(o.legs.iter().all(|l| !l.id.contains('@')), "{var}: {o:?}");
+    }
+    assert!(b["LAB_TS2_REJECT"].has_leg(mcp_probe_schema::vocab::leg::ERA_INITIALIZE));
+    assert!(!b["LAB_PY1"].has_leg(mcp_probe_schema::vocab::leg::ERA_INITIALIZE));
+    // 2.5 on both eras: fastmcp without its protection accepts a hostile Origin on each;
+    // with it (auto) it refuses on each.
+    let o = grade_every_era("LAB_FASTMCP", "2.5");
+    assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
+    assert!(o.evidence.contains("on 2025-11-25: FAIL"), "{}", o.evidence);
+    let o = grade_every_era("LAB_FASTMCP_AUTO", "2.5");
+    assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
+    assert!(o.evidence.contains("on 2025-11-25: PASS"), "{}", o.evidence);
+}
+
 #[test]
 fn null_id_7_1_2_per_server() {
     if bundles().is_none() {

@@ -189,6 +189,36 @@ pub struct Session {
     pub session_id: Option<String>,
     /// Seq of the record that established the revision.
     pub negotiated_in: Option<u64>,
+    /// Sessions of other eras the server also serves, probed after the negotiated one
+    /// (a 2026-07-28 server that still answers `initialize`). Their records carry the
+    /// legs of [`crate::vocab::family::PER_ERA`] qualified with `@<revision>`. Absent
+    /// in bundles written before this field existed, and when no other era was served.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_eras: Vec<EraSession>,
+}
+
+/// A session of another era than the negotiated one, on the same endpoint.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EraSession {
+    /// Its era.
+    pub era: Era,
+    /// The revision the server agreed to.
+    pub revision: String,
+    /// `serverInfo` as the server reported it on that session.
+    pub server_info: Option<serde_json::Value>,
+    /// The capabilities it advertised on that session.
+    pub capabilities: Option<serde_json::Value>,
+    /// `Mcp-Session-Id` issued on its handshake, if any.
+    pub session_id: Option<String>,
+    /// Seq of the record that established it.
+    pub negotiated_in: u64,
+}
+
+impl EraSession {
+    /// What its records append to a leg id: `@<revision>`.
+    pub fn suffix(&self) -> String {
+        format!("@{}", self.revision)
+    }
 }
 
 /// Facts kept about an access token. The token itself never enters a bundle.

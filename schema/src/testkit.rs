@@ -102,6 +102,7 @@ pub fn evidence(endpoint: &str, records: Vec<Record>) -> Evidence {
             capabilities: Some(serde_json::json!({"tools": {}})),
             session_id: None,
             negotiated_in: Some(0),
+            other_eras: Vec::new(),
         }),
         tokens: Vec::new(),
         records,

@@ -174,6 +174,27 @@ impl LegId {
     pub fn parse(name: &str) -> Option<LegId> {
         leg::ALL.iter().copied().find(|l| l.0 == name)
     }
+
+    /// The id recorded for this leg on a session of another era: `<id>@<revision>`.
+    pub fn on_revision(self, revision: &str) -> String {
+        format!("{}@{revision}", self.0)
+    }
+
+    /// True when `recorded` is this leg on `revision` (`<id>@<revision>`), without
+    /// allocating.
+    pub fn is_on_revision(self, recorded: &str, revision: &str) -> bool {
+        recorded
+            .strip_suffix(revision)
+            .and_then(|s| s.strip_suffix('@'))
+            == Some(self.0)
+    }
+
+    /// A recorded name split into its leg and the revision it names, when it is a
+    /// known leg qualified with `@<revision>`.
+    pub fn parse_on_revision(name: &str) -> Option<(LegId, &str)> {
+        let (id, rev) = name.rsplit_once('@')?;
+        Some((LegId::parse(id)?, rev))
+    }
 }
 
 impl std::fmt::Display for LegId {
@@ -259,6 +280,11 @@ pub mod leg {
     pub const SESSION_INITIALIZE: LegId = LegId("session.initialize");
     /// The `notifications/initialized` notification after the handshake.
     pub const SESSION_INITIALIZED: LegId = LegId("session.initialized");
+    /// The `initialize` that opens a session of another era on a 2026-07-28 server
+    /// (offering 2025-11-25, then the newest revision a refusal names), and its
+    /// `notifications/initialized`; a refusal is the observation that the server
+    /// serves 2026-07-28 only.
+    pub const ERA_INITIALIZE: LegId = LegId("era.initialize");
     /// Every page of `tools/list`.
     pub const INVENTORY_TOOLS: LegId = LegId("inventory.tools");
     /// Every page of `resources/list`.
@@ -390,6 +416,7 @@ pub mod leg {
         ENDPOINT_DETECT,
         SESSION_INITIALIZE,
         SESSION_INITIALIZED,
+        ERA_INITIALIZE,
         INVENTORY_TOOLS,
         INVENTORY_RESOURCES,
         INVENTORY_RESOURCE_TEMPLATES,
@@ -461,6 +488,19 @@ pub mod family {
     ];
     /// 2.5: hostile, own and no `Origin`.
     pub const ORIGINS: [LegId; 3] = [ORIGIN_HOSTILE, ORIGIN_OWN, ORIGIN_NONE];
+    /// The legs sent once more on each other era a server serves (a 2026-07-28 server
+    /// that still answers `initialize`), recorded as `<leg>@<revision>`: those whose
+    /// answer comes from code a client picks by picking the era (authentication before a
+    /// stream, Origin validation, request-id validation). The checks that read them are
+    /// graded on every era and take the worst.
+    pub const PER_ERA: [LegId; 6] = [
+        AUTH_NONE,
+        AUTH_WITH,
+        ORIGIN_HOSTILE,
+        ORIGIN_OWN,
+        ORIGIN_NONE,
+        NULL_ID,
+    ];
     /// 5.2.3: the legacy session surface (2026-07-28 only).
     pub const LEGACY_SURFACE: [LegId; 6] = [
         LEGACY_GET,

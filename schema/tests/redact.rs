@@ -619,6 +619,7 @@ fn scrub_serde_covers_every_text_and_keeps_the_shape() {
         capabilities: Some(serde_json::json!({"tools": {}})),
         session_id: Some(TOKEN34.into()),
         negotiated_in: Some(3),
+        other_eras: Vec::new(),
     };
     let clean = redactor.scrub_serde(&session);
     let text = serde_json::to_string(&clean).expect("json");

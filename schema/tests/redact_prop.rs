@@ -588,6 +588,7 @@ proptest! {
             capabilities: None,
             session_id: Some(text.clone()),
             negotiated_in: Some(0),
+            other_eras: Vec::new(),
         };
         let clean = redactor.scrub_serde(&session);
         let mut cbor = Vec::new();

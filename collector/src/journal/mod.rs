@@ -25,7 +25,7 @@
 //! journal that [`recover`] seals with status `recovered` after checking the chain;
 //! items past a torn write are dropped and counted.
 
-use mcp_probe_schema::vocab::LegId;
+use mcp_probe_schema::vocab::{family, LegId};
 use std::io::{BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -171,6 +171,9 @@ pub struct Journal {
     inputs: Option<serde_json::Value>,
     target: Target,
     session: Option<Session>,
+    /// While a session of another era is probed: its revision, appended to the legs of
+    /// [`family::PER_ERA`] as `@<revision>` on every record.
+    era_qualifier: Option<String>,
     tokens: Vec<TokenFacts>,
     failure: Option<String>,
     bundle_cap: u64,
@@ -296,6 +299,7 @@ impl Journal {
             inputs: None,
             target,
             session: None,
+            era_qualifier: None,
             tokens: Vec::new(),
             failure: None,
             bundle_cap,
@@ -348,9 +352,16 @@ impl Journal {
         observation: Observation,
     ) -> u64 {
         let seq = self.count;
+        let legs = legs
+            .iter()
+            .map(|l| match &self.era_qualifier {
+                Some(rev) if family::PER_ERA.contains(l) => l.on_revision(rev),
+                _ => l.to_string(),
+            })
+            .collect();
         let mut record = Record {
             seq,
-            legs: legs.iter().map(|s| s.to_string()).collect(),
+            legs,
             started_at,
             duration_us,
             prev: self.head.to_vec(),
@@ -387,6 +398,17 @@ impl Journal {
     /// The redactor this journal uses (shared with the printer in a run).
     pub fn redactor(&self) -> &SharedRedactor {
         &self.redactor
+    }
+
+    /// From now on, record the legs of [`family::PER_ERA`] as sent on a session of
+    /// `revision` (`<leg>@<revision>`); `None` returns to the negotiated session.
+    pub fn qualify_legs(&mut self, revision: Option<&str>) {
+        self.era_qualifier = revision.map(str::to_string);
+    }
+
+    /// True while [`Journal::qualify_legs`] is in force.
+    pub fn qualifying(&self) -> bool {
+        self.era_qualifier.is_some()
     }
 
     /// Record a skipped leg.

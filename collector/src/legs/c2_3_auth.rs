@@ -32,7 +32,9 @@ impl Probe<'_> {
         self.anonymous = false;
         self.session_id = session;
         let refused = matches!(unauth.as_ref().and_then(|r| r.status), Some(401 | 403));
-        lock(&self.journal).update_session(|s| s.auth_required = refused);
+        if !self.on_other_era() {
+            lock(&self.journal).update_session(|s| s.auth_required = refused);
+        }
         self.probe_rpc(leg::AUTH_WITH, method::TOOLS_LIST, Map::new(), |_, _| {})
             .await;
     }

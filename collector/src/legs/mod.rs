@@ -13,6 +13,8 @@
 //! * [`c3_3_4_scope`]: the operator's out-of-scope call.
 //! * [`c3_3_5_deputy`]: the confused-deputy legs (registration and authorization
 //!   requests, no credential).
+//! * [`eras`]: the per-era families once more on a session of each other era the
+//!   server serves.
 //! * [`c3_3_1_audience`]: the audience legs of 3.3.1 and 7.2.1, the last credential
 //!   operations of a run.
 
@@ -35,6 +37,7 @@ pub mod c3_3_4_scope;
 pub mod c3_3_5_deputy;
 pub mod c5_2_3_session;
 pub mod c7_1_2_null_id;
+pub mod eras;
 
 /// The never-published revision 1.1b asserts.
 pub const BOGUS_REVISION: &str = "2024-01-01";

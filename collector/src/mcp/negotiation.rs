@@ -59,6 +59,7 @@ impl Probe<'_> {
             capabilities: None,
             session_id: None,
             negotiated_in: None,
+            other_eras: Vec::new(),
         }));
     }
 
@@ -215,7 +216,7 @@ enum NotAnEndpoint {
 }
 
 /// Handshake revisions named in `error.data.supported`, newest first, known ones only.
-fn supported_handshake(r: &Reply) -> Vec<String> {
+pub(crate) fn supported_handshake(r: &Reply) -> Vec<String> {
     let Some(list) = r
         .message
         .as_ref()

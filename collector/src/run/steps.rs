@@ -111,6 +111,9 @@ pub enum Step {
     Login,
     /// The probe legs after the inventory ([`crate::legs::AFTER_INVENTORY`]).
     ProbeLegs,
+    /// The per-era families on a session of each other era the server serves
+    /// ([`crate::legs::eras`]).
+    OtherEras,
     /// The operator's out-of-scope call ([`crate::legs::c3_3_4_scope`]).
     ScopeLeg,
     /// The confused-deputy legs ([`crate::legs::c3_3_5_deputy`]).
@@ -128,6 +131,7 @@ pub const STEPS: &[Step] = &[
     Step::Discovery,
     Step::Login,
     Step::ProbeLegs,
+    Step::OtherEras,
     Step::ScopeLeg,
     Step::DeputyLegs,
     Step::AudienceLegs,
@@ -142,6 +146,7 @@ impl Step {
             Step::Discovery => "OAuth discovery",
             Step::Login => "the OAuth login",
             Step::ProbeLegs => "the probe legs",
+            Step::OtherEras => "the legs on the other eras",
             Step::ScopeLeg => "the scope probe leg",
             Step::DeputyLegs => "the deputy legs",
             Step::AudienceLegs => "the audience legs",
@@ -155,9 +160,11 @@ impl Step {
             Step::Detection => true,
             Step::Discovery => !matches!(run.ending, None | Some(Ending::NoEndpoint(_))),
             Step::Login => run.ending == Some(Ending::AuthRequired) && run.probe.token.is_none(),
-            Step::ProbeLegs | Step::ScopeLeg | Step::DeputyLegs | Step::AudienceLegs => {
-                run.ending == Some(Ending::Complete)
-            }
+            Step::ProbeLegs
+            | Step::OtherEras
+            | Step::ScopeLeg
+            | Step::DeputyLegs
+            | Step::AudienceLegs => run.ending == Some(Ending::Complete),
         }
     }
 
@@ -177,6 +184,7 @@ impl Step {
             }
             Step::Login => run.log_in().await,
             Step::ProbeLegs => p.probe_legs(info).await,
+            Step::OtherEras => p.other_eras(info).await,
             Step::ScopeLeg => p.scope_probe_leg(info).await,
             Step::DeputyLegs => p.deputy_legs(&run.discovered, info).await,
             Step::AudienceLegs => p.audience_legs(run.login.as_ref(), info).await,

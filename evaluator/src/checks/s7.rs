@@ -47,7 +47,7 @@ struct ResultMeta {
 /// the method of the request it answered.
 fn results(ev: &Evidence) -> Vec<ResultMeta> {
     let mut out = Vec::new();
-    for record in &ev.records {
+    for record in ev.records.iter() {
         let Observation::Http(http) = &record.observation else {
             continue;
         };
@@ -251,7 +251,7 @@ mod tests {
             9,
             json!({"protocolVersion": "2024-11-05"}),
         );
-        let mut records = base.records.clone();
+        let mut records = base.records.to_vec();
         records.push(sweep);
         let ev = crate::fixture::evidence(base.payload.session.clone(), records);
         let o = run(&C7_1_1, &ev, &Context::default());

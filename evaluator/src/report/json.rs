@@ -79,6 +79,8 @@ struct ServerJ<'a> {
     endpoint: &'a str,
     target: &'a str,
     negotiated_revision: &'a Option<String>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    other_eras_probed: &'a [String],
     server_info: &'a Option<Value>,
     auth_required: Option<bool>,
     authenticated: Option<bool>,
@@ -189,6 +191,7 @@ fn server(index: usize, s: &Server) -> ServerJ<'_> {
         endpoint: &s.endpoint,
         target: &s.target,
         negotiated_revision: &s.revision,
+        other_eras_probed: &s.other_eras,
         server_info: &s.server_info,
         auth_required: s.auth_required,
         authenticated: s.authenticated,

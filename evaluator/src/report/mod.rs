@@ -158,6 +158,9 @@ pub struct Server {
     pub target: String,
     /// Negotiated revision, if a session was established.
     pub revision: Option<String>,
+    /// Revisions of the other eras the server also served and that were probed
+    /// (`session.other_eras`): the per-era checks were graded on each.
+    pub other_eras: Vec<String>,
     /// `serverInfo` as the server reported it (self-reported).
     pub server_info: Option<Value>,
     /// Whether the endpoint answered 401 without credentials (`None`: no endpoint).
@@ -190,6 +193,10 @@ impl Server {
             endpoint: ev.endpoint(),
             target: p.target.as_typed.clone(),
             revision: ev.revision().map(str::to_string),
+            other_eras: ev
+                .session()
+                .map(|s| s.other_eras.iter().map(|o| o.revision.clone()).collect())
+                .unwrap_or_default(),
             server_info: ev.session().and_then(|s| s.server_info.clone()),
             auth_required: ev.session().map(|s| s.auth_required),
             authenticated: ev.session().map(|s| s.authenticated),

@@ -137,6 +137,18 @@ fn server(s: &mut String, srv: &Server) {
     if srv.target != srv.endpoint {
         w(s, "target", &line(&srv.target));
     }
+    if !srv.other_eras.is_empty() {
+        w(
+            s,
+            "eras",
+            &format!(
+                "probed {} and {} ({} graded on each; the worst counts)",
+                line(srv.revision_label()),
+                line(&srv.other_eras.join(", ")),
+                crate::grade::per_era_checks().join(", ")
+            ),
+        );
+    }
     w(
         s,
         "server",
