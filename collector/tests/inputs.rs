@@ -70,6 +70,10 @@ fn bad_inputs_are_refused_before_any_connection() {
             json!({&url: {"downstream_endpoints": ["https://api.example.com/me", 7]}}),
             format!("target \"{url}\": key \"downstream_endpoints\": item 1: 7 is an integer, not a string"),
         ),
+        (
+            json!({&url: {"allowed_origin": "https://app.example/login"}}),
+            format!("target \"{url}\": key \"allowed_origin\": \"https://app.example/login\" does not have the form the schema describes"),
+        ),
         (json!({&url: "static"}), format!("target \"{url}\": not a JSON object of inputs")),
         (json!([url.clone()]), "not a JSON object keyed by target".to_string()),
     ];

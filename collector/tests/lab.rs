@@ -485,3 +485,55 @@ fn modern_probe_requests_are_complete_but_for_the_property_under_test() {
         );
     }
 }
+
+/// The probe input `allowed_origin` replaces the endpoint's own origin on the 2.5
+/// control leg, on every era the server serves; the hostile leg is unchanged.
+#[test]
+fn the_allowed_origin_input_is_the_2_5_control() {
+    let Some(url) = lab("LAB_PY2_NODNS") else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("inputs.json");
+    std::fs::write(
+        &file,
+        serde_json::json!({&url: {"allowed_origin": "https://app.example"}}).to_string(),
+    )
+    .expect("write");
+    let v = collect_modern(&["--inputs", file.to_str().expect("utf-8"), &url]);
+    let origins: Vec<(String, Option<String>)> = v
+        .records
+        .iter()
+        .filter(|r| r.legs.iter().any(|l| l.starts_with("2.5.origin.")))
+        .filter_map(|r| match &r.observation {
+            Observation::Http(x) => {
+                Some((r.legs[0].clone(), header_of(&x.request.headers, "origin")))
+            }
+            _ => None,
+        })
+        .collect();
+    let era = v.evidence.session.as_ref().expect("session").other_eras[0]
+        .revision
+        .clone();
+    let want = |l: &str, o: Option<&str>| (l.to_string(), o.map(str::to_string));
+    assert_eq!(
+        origins,
+        [
+            want(
+                "2.5.origin.hostile",
+                Some("https://cis-rebinding-probe.example")
+            ),
+            want("2.5.origin.own", Some("https://app.example")),
+            want("2.5.origin.none", None),
+            want(
+                &format!("2.5.origin.hostile@{era}"),
+                Some("https://cis-rebinding-probe.example")
+            ),
+            want(
+                &format!("2.5.origin.own@{era}"),
+                Some("https://app.example")
+            ),
+            want(&format!("2.5.origin.none@{era}"), None),
+        ]
+    );
+}

@@ -753,3 +753,41 @@ fn versions_1_1_headers_2_4_legacy_surface_5_2_3() {
         }
     }
 }
+
+#[test]
+fn origin_2_5_under_the_policy_allowlist() {
+    if bundles().is_none() {
+        return;
+    }
+    let b = bundles().expect("bundles");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("policy.toml");
+    std::fs::write(
+        &file,
+        "[all]\nallowed_origins = [\"https://app.example\"]\n",
+    )
+    .expect("write");
+    let policy = mcp_probe_evaluator::policy::Policy::load(&file).expect("policy");
+    let with = |var: &str| {
+        let ev = &b[var];
+        let applied = policy.applied(&ev.endpoint());
+        let cx = Context {
+            policy: Some(&applied),
+            ..Context::default()
+        };
+        run(implemented("2.5").expect("2.5"), ev, &cx)
+    };
+    // py2 refuses a hostile Origin and accepts its own: PASS with the own origin standing
+    // in for the allowlist. Under a policy that allows only https://app.example, the own
+    // origin it accepted is outside the allowlist: FAIL, naming the key and the file.
+    assert_eq!(grade("LAB_PY2", "2.5").verdict, Verdict::Pass);
+    let o = with("LAB_PY2");
+    assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
+    assert!(
+        o.evidence
+            .contains("not among the policy's allowed_origins")
+            && o.evidence.contains("policy.toml"),
+        "{}",
+        o.evidence
+    );
+}

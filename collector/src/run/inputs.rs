@@ -195,9 +195,16 @@ fn reason(kind: &ValidationErrorKind, value: &Value) -> String {
         }
         ValidationErrorKind::Minimum { limit } => format!("{v} is below the minimum {limit}"),
         ValidationErrorKind::Maximum { limit } => format!("{v} is above the maximum {limit}"),
-        ValidationErrorKind::MinLength { .. } | ValidationErrorKind::Pattern { .. } => {
+        ValidationErrorKind::MinLength { .. } => format!("{v} is empty or blank"),
+        ValidationErrorKind::Pattern { .. }
+            if value.as_str().is_some_and(|s| s.trim().is_empty()) =>
+        {
             format!("{v} is empty or blank")
         }
+        ValidationErrorKind::Pattern { .. } => format!(
+            "{v} does not have the form the schema describes (see its description in \
+             docs/schemas/probe-inputs.schema.json)"
+        ),
         other => format!("{v} is not accepted ({})", other.keyword()),
     }
 }

@@ -11,6 +11,7 @@ use mcp_probe_schema::vocab::{header, leg, LegId, REV_2025_11_25};
 use serde::Serialize;
 
 use crate::check::{Check, Context, Legs};
+use crate::checks::common::policy::{approved, Approved};
 use crate::checks::common::response::{answer, Answer, Kind};
 use crate::evidence::Evidence;
 use crate::fmt::line;
@@ -32,21 +33,106 @@ const REDUCTION_2_5: &str = "the operator's Origin allowlist is not discoverable
      requests are probed (GET streams, DELETE and CORS preflight are not); the no-Origin request is \
      informational (non-browser clients send none)";
 
+const REDUCTION_2_5_POLICY: &str = "the Origin allowlist is the policy's allowed_origins; the collector \
+     probes one allowed Origin (the probe input allowed_origin, else the endpoint's own origin) and one hostile \
+     Origin, not every entry; only POST requests are probed (GET streams, DELETE and CORS preflight are not); \
+     the no-Origin request is informational (non-browser clients send none)";
+
+/// The policy key 2.5 reads.
+const ALLOWED_ORIGINS: &str = "allowed_origins";
+
+/// True when `origin` is one of `list` (origins compare without regard to ASCII case).
+fn listed(list: &[String], origin: &str) -> bool {
+    list.iter().any(|a| {
+        a.trim_end_matches('/')
+            .eq_ignore_ascii_case(origin.trim_end_matches('/'))
+    })
+}
+
+/// 2.5 when the policy's allowlist does not hold the control Origin the bundle sent: that
+/// request is a second Origin the server must refuse, and no allowed Origin was probed,
+/// so an acceptance of either fails and a refusal cannot be shown to depend on the Origin.
+fn judge_unlisted_control(
+    hostile: &Answer,
+    own: &Answer,
+    hostile_origin: &str,
+    own_origin: Option<&str>,
+    a: Approved<'_>,
+) -> (Verdict, String) {
+    let source = format!(
+        "the policy's {ALLOWED_ORIGINS} ({}: {})",
+        line(a.file),
+        line(&a.list.join(", "))
+    );
+    let own_origin = own_origin
+        .map(line)
+        .unwrap_or_else(|| "(no Origin recorded)".into());
+    let mut shown = Vec::new();
+    for (origin, ans) in [(line(hostile_origin), hostile), (own_origin, own)] {
+        match ans {
+            Answer::Response(r) if r.kind() == Kind::Accepted => return (
+                Verdict::Fail,
+                format!(
+                    "Origin {origin} (record #{}): {}: accepted although it is not among {source}",
+                    r.seq,
+                    r.described()
+                ),
+            ),
+            Answer::Response(r) => shown.push(format!(
+                "Origin {origin} (record #{}): {}",
+                r.seq,
+                r.described()
+            )),
+            Answer::NoResponse { seq, why } => shown.push(format!(
+                "Origin {origin} (record #{seq}): no response ({why})"
+            )),
+            Answer::Skipped(reason) => shown.push(format!("Origin {origin}: not sent ({reason})")),
+            Answer::Missing => shown.push(format!("Origin {origin}: not recorded")),
+        }
+    }
+    (
+        Verdict::Unknown,
+        format!(
+            "{}: neither Origin is among {source}, so no allowed Origin was probed and a refusal is not \
+             shown to depend on the Origin; give allowed_origin in the probe inputs",
+            shown.join("; ")
+        ),
+    )
+}
+
 impl Check for Check2_5 {
     /// The no-Origin leg is informational: read when present, never graded.
     fn legs(&self, _era: Option<Era>) -> Legs {
         Legs::with_optional(&[leg::ORIGIN_HOSTILE, leg::ORIGIN_OWN], &[leg::ORIGIN_NONE])
     }
 
-    fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
+    fn grade(&self, ev: &Evidence, cx: &Context<'_>) -> Outcome {
         let hostile = answer(ev, leg::ORIGIN_HOSTILE);
         let own = answer(ev, leg::ORIGIN_OWN);
         let no_origin = answer(ev, leg::ORIGIN_NONE);
         let hostile_origin = request_header(ev, leg::ORIGIN_HOSTILE, header::ORIGIN)
             .unwrap_or_else(|| HOSTILE_ORIGIN.into());
         let own_origin = request_header(ev, leg::ORIGIN_OWN, header::ORIGIN);
-        let (verdict, text) =
-            judge_origin(ev, &hostile, &own, &hostile_origin, own_origin.as_deref());
+        let policy = approved(cx, ALLOWED_ORIGINS, |d| d.allowed_origins.as_ref());
+        let (verdict, text) = match policy {
+            Some(a) if !own_origin.as_deref().is_some_and(|o| listed(a.list, o)) => {
+                judge_unlisted_control(&hostile, &own, &hostile_origin, own_origin.as_deref(), a)
+            }
+            _ => judge_origin(ev, &hostile, &own, &hostile_origin, own_origin.as_deref()),
+        };
+        let text = match policy {
+            Some(a) if own_origin.as_deref().is_some_and(|o| listed(a.list, o)) => format!(
+                "{text}; the control Origin is among the policy's {ALLOWED_ORIGINS} ({}: {})",
+                line(a.file),
+                line(&a.list.join(", "))
+            ),
+            _ => text,
+        };
+        let reduction = if policy.is_some() {
+            REDUCTION_2_5_POLICY
+        } else {
+            REDUCTION_2_5
+        };
         let info = match &no_origin {
             Answer::Response(r) => format!(
                 "no-Origin request (record #{}): {} (informational)",
@@ -63,7 +149,7 @@ impl Check for Check2_5 {
             .iter()
             .flat_map(|l| ev.seqs(*l))
             .collect();
-        Outcome::single(verdict, format!("{text}; {info}"), REDUCTION_2_5)
+        Outcome::single(verdict, format!("{text}; {info}"), reduction)
             .with_records(records)
             .with_facts(&Check2_5Facts {
                 hostile_status: hostile.status(),
@@ -244,6 +330,15 @@ mod tests {
     }
 
     fn grade_2_5(rev: &str, hostile: (u16, &str, &str), own: (u16, &str, &str)) -> Outcome {
+        grade_2_5_policy(rev, hostile, own, None)
+    }
+
+    fn grade_2_5_policy(
+        rev: &str,
+        hostile: (u16, &str, &str),
+        own: (u16, &str, &str),
+        allowed: Option<&[&str]>,
+    ) -> Outcome {
         let records = vec![
             origin_leg(
                 leg::ORIGIN_HOSTILE,
@@ -265,7 +360,80 @@ mod tests {
             Some(session(Some(rev), json!({"tools": {}}), None)),
             records,
         );
-        run(&C2_5, &ev, &Context::default())
+        match allowed {
+            None => run(&C2_5, &ev, &Context::default()),
+            Some(list) => {
+                let p = crate::checks::common::oauth::testing::applied(crate::policy::Decisions {
+                    allowed_origins: Some(list.iter().map(|s| s.to_string()).collect()),
+                    ..Default::default()
+                });
+                crate::checks::common::oauth::testing::grade_with(&C2_5, &ev, &p)
+            }
+        }
+    }
+
+    #[test]
+    fn the_policy_allowlist_replaces_the_own_origin_stand_in() {
+        let refused = (403, "text/plain", "Invalid Origin header");
+        // The control (own origin) is on the list: graded as without a policy, and the
+        // evidence names the key and the file.
+        let o = grade_2_5_policy(
+            "2026-07-28",
+            refused,
+            ACCEPTED,
+            Some(&["http://127.0.0.1:8080", "https://app.example"]),
+        );
+        assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
+        has(&o, &["among the policy's allowed_origins (policy.toml"]);
+        assert!(
+            o.reduction.contains("the policy's allowed_origins"),
+            "{}",
+            o.reduction
+        );
+        // The control is not on the list and was accepted: a second Origin outside the
+        // allowlist accepted is a failure (it passes without the policy).
+        let o = grade_2_5_policy(
+            "2026-07-28",
+            refused,
+            ACCEPTED,
+            Some(&["https://app.example"]),
+        );
+        assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
+        has(
+            &o,
+            &[
+                "Origin http://127.0.0.1:8080",
+                "accepted although it is not among the policy's allowed_origins",
+            ],
+        );
+        assert_eq!(
+            grade_2_5("2026-07-28", refused, ACCEPTED).verdict,
+            Verdict::Pass
+        );
+        // Both refused, neither listed: no allowed Origin was probed, so UNKNOWN naming the
+        // input that would decide it.
+        let o = grade_2_5_policy(
+            "2026-07-28",
+            refused,
+            refused,
+            Some(&["https://app.example"]),
+        );
+        assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
+        has(
+            &o,
+            &[
+                "no allowed Origin was probed",
+                "allowed_origin in the probe inputs",
+            ],
+        );
+        // Case and a trailing slash do not make an origin another one.
+        let o = grade_2_5_policy(
+            "2026-07-28",
+            refused,
+            ACCEPTED,
+            Some(&["HTTP://127.0.0.1:8080/"]),
+        );
+        assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
     }
 
     const ACCEPTED: (u16, &str, &str) = (200, "application/json", OK);
