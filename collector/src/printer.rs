@@ -63,6 +63,14 @@ impl Printer {
         }
     }
 
+    /// A notice line on stderr (what the run will not decide, and why), silenced by
+    /// `-q` like progress.
+    pub fn notice(&self, line: &str) {
+        if !self.quiet {
+            self.diagnostic(Some("notice"), line);
+        }
+    }
+
     /// A warning line on stderr (never silenced).
     pub fn warn(&self, line: &str) {
         self.diagnostic(Some("warning"), line);

@@ -209,3 +209,56 @@ fn valid_inputs_are_recorded_and_an_unmatched_target_is_only_warned_about() {
     let v = open(&bundles[0]);
     assert_eq!(v.evidence.run.inputs, Some(mine));
 }
+
+/// Before any request, stderr names per target the legs that stay undecided for want of
+/// a probe input; a given input drops out of the notice, and `-q` silences it.
+#[test]
+fn the_notice_names_per_target_what_stays_undecided() {
+    let (_l, url) = silent_listener();
+    let other = "http://127.0.0.1:1/mcp";
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = write_inputs(&dir, &json!({&url: {"static_resource_path": "/app.js"}}));
+    let run = collect(
+        &[
+            "--inputs",
+            &file,
+            "--timeout",
+            "1",
+            "--target-timeout",
+            "2",
+            &url,
+            other,
+        ],
+        &[],
+    );
+    let err = run.stderr();
+    let notice = |t: &str| {
+        err.lines()
+            .find(|l| {
+                l.starts_with(&format!(
+                    "mcp-collect: notice: {t}: undecided for want of probe inputs"
+                ))
+            })
+            .unwrap_or_else(|| panic!("no notice for {t}: {err}"))
+            .to_string()
+    };
+    let mine = notice(&url);
+    assert!(!mine.contains("10.1a"), "{mine}");
+    assert!(mine.contains("3.3.4e (scope_probe_tool"), "{mine}");
+    let theirs = notice(other);
+    assert!(theirs.contains("10.1a (static_resource_path"), "{theirs}");
+    let quiet = collect(
+        &[
+            "-q",
+            "--inputs",
+            &file,
+            "--timeout",
+            "1",
+            "--target-timeout",
+            "2",
+            other,
+        ],
+        &[],
+    );
+    assert!(!quiet.stderr().contains("notice:"), "{}", quiet.stderr());
+}

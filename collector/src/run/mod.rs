@@ -18,6 +18,7 @@ use tokio::task::JoinSet;
 pub mod cli;
 pub mod flags;
 pub mod inputs;
+pub mod notice;
 pub mod plan;
 pub mod seal;
 pub mod signals;

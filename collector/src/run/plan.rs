@@ -141,6 +141,15 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
         target_timeout_ms: Some(flags.target_timeout * 1000),
         bundle_cap: Some(flags.bundle_cap),
     };
+    // Last: a usage error above is the run's only line.
+    if !flags.info {
+        for t in &targets {
+            let mine = inputs.as_ref().and_then(|d| d.get(&t.as_typed));
+            if let Some(n) = super::notice::notice(&t.as_typed, mine) {
+                printer.notice(&n);
+            }
+        }
+    }
     Ok(Plan {
         targets,
         key,

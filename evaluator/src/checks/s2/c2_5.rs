@@ -70,14 +70,16 @@ fn judge_unlisted_control(
     let mut shown = Vec::new();
     for (origin, ans) in [(line(hostile_origin), hostile), (own_origin, own)] {
         match ans {
-            Answer::Response(r) if r.kind() == Kind::Accepted => return (
-                Verdict::Fail,
-                format!(
+            Answer::Response(r) if r.kind() == Kind::Accepted => {
+                return (
+                    Verdict::Fail,
+                    format!(
                     "Origin {origin} (record #{}): {}: accepted although it is not among {source}",
                     r.seq,
                     r.described()
                 ),
-            ),
+                )
+            }
             Answer::Response(r) => shown.push(format!(
                 "Origin {origin} (record #{}): {}",
                 r.seq,
