@@ -231,6 +231,12 @@ pub struct GradeOptions {
     pub state_dir: Option<PathBuf>,
     /// `--policy`: the operator's policy file.
     pub policy: Option<PathBuf>,
+    /// `--waivers`: accepted findings.
+    pub waivers: Option<PathBuf>,
+    /// `--strict-waivers`: a stale waiver is a usage error.
+    pub strict_waivers: bool,
+    /// `--fail-on`: which verdicts fail the run.
+    pub fail_on: crate::waivers::FailOn,
 }
 
 /// A failure that stops a grading run before or instead of its report (exit 2).
@@ -259,6 +265,9 @@ pub enum GradeError {
     /// The `--policy` file cannot be used.
     #[error(transparent)]
     Policy(#[from] crate::policy::PolicyError),
+    /// The `--waivers` file cannot be used.
+    #[error(transparent)]
+    Waivers(#[from] crate::waivers::WaiversError),
     /// `--update-baseline` without a state directory.
     #[error("--update-baseline needs a state directory: set MCP_PROBE_HOME or HOME")]
     NoStateDir,
@@ -493,6 +502,11 @@ pub fn grade(
         .as_deref()
         .map(crate::policy::Policy::load)
         .transpose()?;
+    let waivers = opts
+        .waivers
+        .as_deref()
+        .map(crate::waivers::Waivers::load)
+        .transpose()?;
 
     // Verify pass: every input, one at a time; nothing is kept but the facts of `Input`.
     let mut failed = ExitStatus::Pass;
@@ -586,6 +600,26 @@ pub fn grade(
         file: p.path.display().to_string(),
         sha256: p.sha256,
     });
+    report.fail_on = opts.fail_on;
+    if let Some(w) = &waivers {
+        report.apply_waivers(w, crate::waivers::today());
+        for s in report.waivers.iter().flat_map(|a| &a.stale) {
+            let text = format!(
+                "--waivers {}: line {}: stale waiver of {} on {}: it {}",
+                line(&w.path.display().to_string()),
+                s.waiver.line,
+                s.waiver.check.as_str(),
+                line(&s.waiver.endpoint),
+                s.why
+            );
+            if opts.strict_waivers {
+                err.error(&text)?;
+                status = status.worst(ExitStatus::Usage);
+            } else {
+                err.warn(&text)?;
+            }
+        }
+    }
     status = status.worst(report.status());
     write_report(report, opts, out)?;
     Ok(status)

@@ -10,14 +10,18 @@
 /// | [`Usage`](ExitStatus::Usage) | 2 | bad usage or an unreadable input (bundle, key file), or output could not be written |
 /// | [`Invalid`](ExitStatus::Invalid) | 3 | a bundle failed verification |
 /// | [`Error`](ExitStatus::Error) | 4 | an ERROR verdict and no FAIL |
+/// | [`Undecided`](ExitStatus::Undecided) | 5 | under `--fail-on unknown`: an UNKNOWN verdict and no FAIL or ERROR |
 ///
-/// When several apply across the bundles of one run, the precedence is
-/// Usage > Invalid > Fail > Error > Pass: an input that could not be read at all is
-/// reported before one that was read and found wanting.
+/// Waived results (`--waivers`) count for none of these. When several apply across the
+/// bundles of one run, the precedence is Usage > Invalid > Fail > Error > Undecided >
+/// Pass: an input that could not be read at all is reported before one that was read and
+/// found wanting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ExitStatus {
     /// Everything verified; no FAIL and no ERROR.
     Pass,
+    /// `--fail-on unknown`: UNKNOWN verdicts and no FAIL or ERROR.
+    Undecided,
     /// ERROR verdicts and no FAIL.
     Error,
     /// At least one FAIL verdict.
@@ -37,6 +41,7 @@ impl ExitStatus {
             ExitStatus::Usage => 2,
             ExitStatus::Invalid => 3,
             ExitStatus::Error => 4,
+            ExitStatus::Undecided => 5,
         }
     }
 

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 use mcp_probe_evaluator::report::Format;
+use mcp_probe_evaluator::waivers::FailOn;
 
 /// Grades MCP servers from signed evidence bundles, offline.
 ///
@@ -75,6 +76,19 @@ pub(crate) struct GradeArgs {
     /// (docs/schemas/policy.schema.json). The report names it and its SHA-256.
     #[arg(long, value_name = "FILE")]
     pub(crate) policy: Option<PathBuf>,
+    /// Accepted findings (TOML `[[waiver]]` tables: check, endpoint (exact or glob),
+    /// reason, expires): a waived result is shown with its reason and does not set the
+    /// exit status; an expired waiver no longer applies; one that waives nothing is
+    /// reported as stale.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) waivers: Option<PathBuf>,
+    /// A stale waiver (one that waives nothing) is a usage error (exit 2).
+    #[arg(long, requires = "waivers")]
+    pub(crate) strict_waivers: bool,
+    /// Which verdicts fail the run: fail (exit 1 on FAIL only), error (also exit 4 on
+    /// ERROR; the default), unknown (also exit 5 on UNKNOWN).
+    #[arg(long, value_name = "fail|error|unknown", default_value = "error", value_parser = FailOn::parse)]
+    pub(crate) fail_on: FailOn,
     #[command(flatten)]
     pub(crate) trust: Trust,
     /// Print no warnings or notes on stderr (errors are still printed).

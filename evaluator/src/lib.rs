@@ -26,6 +26,7 @@ pub mod report;
 pub mod text;
 pub mod verdict;
 pub mod view;
+pub mod waivers;
 
 pub use commands::{
     grade, show, verify, BaselineChoice, CommandError, GradeError, GradeOptions, ShowMode,

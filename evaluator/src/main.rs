@@ -30,6 +30,9 @@ fn grade_options(a: GradeArgs) -> GradeOptions {
         },
         state_dir: state_dir(),
         policy: a.policy,
+        waivers: a.waivers,
+        strict_waivers: a.strict_waivers,
+        fail_on: a.fail_on,
     }
 }
 

@@ -976,3 +976,181 @@ fn snapshot_renderers_on_fixed_outcomes() {
         insta::assert_snapshot!("fixed_text_level_1_head", text_head(&report::text::render(&l1)));
     });
 }
+
+/// `(check id, verdict)` of every result of a one-bundle JSON report.
+fn verdicts(v: &Value) -> Vec<(String, String)> {
+    v["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .filter_map(|c| {
+            let r = c["results"].as_array()?.first()?;
+            Some((
+                c["id"].as_str()?.to_string(),
+                r["verdict"].as_str()?.to_string(),
+            ))
+        })
+        .collect()
+}
+
+fn waiver(check: &str, endpoint: &str, reason: &str, expires: &str) -> String {
+    format!(
+        "[[waiver]]\ncheck = \"{check}\"\nendpoint = \"{endpoint}\"\nreason = \"{reason}\"\nexpires = {expires}\n\n"
+    )
+}
+
+#[test]
+fn waivers_active_expired_and_stale_and_fail_on() {
+    let lab = Lab::new();
+    let b = lab.example("py2.mcpev");
+    let v = json(&lab.grade(["--format", "json", &b]));
+    let all = verdicts(&v);
+    let failing: Vec<&(String, String)> = all
+        .iter()
+        .filter(|(_, x)| x == "FAIL" || x == "ERROR")
+        .collect();
+    let passing = all.iter().find(|(_, x)| x == "PASS").expect("a PASS");
+    assert!(!failing.is_empty(), "py2 fails something: {all:?}");
+    assert_ne!(expected_code(&v), 0);
+
+    // Every FAIL and ERROR waived (one by glob, the rest for every endpoint): exit 0,
+    // and each result says it is waived, with its reason.
+    let mut text = String::new();
+    for (i, (id, _)) in failing.iter().enumerate() {
+        let ep = if i == 0 {
+            "http://127.0.0.1:*/mcp"
+        } else {
+            "*"
+        };
+        text.push_str(&waiver(id, ep, &format!("accepted {id}"), "2999-12-31"));
+    }
+    let file = lab.write("waivers.toml", text.as_bytes());
+    let r = lab.grade(["--format", "json", "--waivers", &file, &b]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let w = json(&r);
+    assert_eq!(w["waivers"]["waived"], failing.len());
+    assert_eq!(w["waivers"]["stale"].as_array().map(Vec::len), Some(0));
+    for c in w["checks"].as_array().expect("checks") {
+        let res = &c["results"][0];
+        if failing.iter().any(|(id, _)| c["id"] == id.as_str()) {
+            assert_eq!(res["waiver"]["state"], "waived", "{c}");
+            assert_eq!(
+                res["waiver"]["reason"],
+                format!("accepted {}", c["id"].as_str().unwrap_or(""))
+            );
+            // The verdict itself is never rewritten.
+            assert_ne!(res["verdict"], "PASS");
+        } else {
+            assert!(res.get("waiver").is_none(), "{c}");
+        }
+    }
+    let t = lab.grade(["--waivers", &file, &b]);
+    assert!(
+        t.stdout.contains("(waived)") && t.stdout.contains("[waived until 2999-12-31"),
+        "{t:?}"
+    );
+
+    // The first waiver expired: it no longer applies and the result says so.
+    let (first, _) = failing[0];
+    let mut expired = waiver(first, "*", "old", "2001-01-01");
+    for (id, _) in &failing[1..] {
+        expired.push_str(&waiver(id, "*", "r", "2999-12-31"));
+    }
+    let file = lab.write("expired.toml", expired.as_bytes());
+    let r = lab.grade(["--format", "json", "--waivers", &file, &b]);
+    assert_ne!(r.code, 0, "{r:?}");
+    let w = json(&r);
+    let c = w["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .find(|c| c["id"] == first.as_str())
+        .expect("check");
+    assert_eq!(c["results"][0]["waiver"]["state"], "expired", "{c}");
+    assert_eq!(w["waivers"]["expired"][0]["line"], 1);
+
+    // A waiver of a passing check and one of no endpoint graded are stale: a warning
+    // naming the line, or with --strict-waivers a usage error (exit 2).
+    let mut stale = text.clone();
+    let at = text.lines().count() + 1;
+    stale.push_str(&waiver(&passing.0, "*", "it used to fail", "2999-12-31"));
+    stale.push_str(&waiver(
+        first,
+        "https://other.example/mcp",
+        "elsewhere",
+        "2999-12-31",
+    ));
+    let file = lab.write("stale.toml", stale.as_bytes());
+    let r = lab.grade(["--format", "json", "--waivers", &file, &b]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.stderr
+            .contains(&format!("line {at}: stale waiver of {}", passing.0)),
+        "{r:?}"
+    );
+    assert!(
+        r.stderr
+            .contains("matches only results that do not fail the run"),
+        "{r:?}"
+    );
+    assert!(r.stderr.contains("matches no graded result"), "{r:?}");
+    assert_eq!(
+        json(&r)["waivers"]["stale"].as_array().map(Vec::len),
+        Some(2)
+    );
+    let r = lab.grade(["--strict-waivers", "--waivers", &file, &b]);
+    assert_eq!(r.code, 2, "{r:?}");
+
+    // --fail-on: fail ignores ERROR; unknown makes an UNKNOWN exit 5.
+    let errors_only = all.iter().all(|(_, x)| x != "FAIL") && all.iter().any(|(_, x)| x == "ERROR");
+    if !errors_only {
+        let fail_waived: String = all
+            .iter()
+            .filter(|(_, x)| x == "FAIL")
+            .map(|(id, _)| waiver(id, "*", "r", "2999-12-31"))
+            .collect();
+        let file = lab.write("fails.toml", fail_waived.as_bytes());
+        let has_error = all.iter().any(|(_, x)| x == "ERROR");
+        let r = lab.grade(["--waivers", &file, &b]);
+        assert_eq!(r.code, if has_error { 4 } else { 0 }, "{r:?}");
+        let r = lab.grade(["--fail-on", "FAIL", "--waivers", &file, &b]);
+        assert_eq!(r.code, 0, "{r:?}");
+        let has_unknown = all.iter().any(|(_, x)| x == "UNKNOWN");
+        let r = lab.grade(["--fail-on", "unknown", "--waivers", &file, &b]);
+        assert_eq!(
+            r.code,
+            if has_error {
+                4
+            } else if has_unknown {
+                5
+            } else {
+                0
+            },
+            "{r:?}"
+        );
+    }
+}
+
+#[test]
+fn an_invalid_waivers_file_is_a_usage_error_naming_the_line() {
+    let lab = Lab::new();
+    let b = lab.example("py2.mcpev");
+    let file = lab.write(
+        "bad.toml",
+        b"[[waiver]]\ncheck = \"1.1\"\nendpoint = \"*\"\nreason = \"r\"\nexpires = \"someday\"\n",
+    );
+    let r = lab.grade(["--waivers", &file, &b]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert_eq!(r.stdout, "", "{r:?}");
+    assert_eq!(r.stderr.trim().lines().count(), 1, "{r:?}");
+    assert!(
+        r.stderr
+            .contains("--waivers bad.toml: line 5: expires \"someday\" is not a date"),
+        "{r:?}"
+    );
+    let r = lab.grade(["--fail-on", "warning", &b]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("fail, error, unknown"), "{r:?}");
+    let r = lab.grade(["--strict-waivers", &b]);
+    assert_eq!(r.code, 2, "--strict-waivers needs --waivers: {r:?}");
+}

@@ -31,10 +31,54 @@ struct Doc<'a> {
     level: Option<u8>,
     #[serde(skip_serializing_if = "Option::is_none")]
     policy: Option<&'a super::PolicyInfo>,
+    fail_on: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    waivers: Option<WaiversJ<'a>>,
     graded: Graded,
     totals: Summary,
     servers: Vec<ServerJ<'a>>,
     checks: Vec<CheckJ<'a>>,
+}
+
+#[derive(serde::Serialize)]
+struct WaiversJ<'a> {
+    file: &'a str,
+    sha256: &'a str,
+    date: String,
+    waived: usize,
+    stale: Vec<WaiverJ<'a>>,
+    expired: Vec<WaiverJ<'a>>,
+}
+
+#[derive(serde::Serialize)]
+struct WaiverJ<'a> {
+    line: usize,
+    check: &'static str,
+    endpoint: &'a str,
+    reason: &'a str,
+    expires: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    why: Option<&'a str>,
+}
+
+fn waiver_j<'a>(w: &'a crate::waivers::Waiver, why: Option<&'a str>) -> WaiverJ<'a> {
+    WaiverJ {
+        line: w.line,
+        check: w.check.as_str(),
+        endpoint: &w.endpoint,
+        reason: &w.reason,
+        expires: w.expires.to_string(),
+        why,
+    }
+}
+
+/// What a waiver did to one result.
+#[derive(serde::Serialize)]
+struct MarkJ<'a> {
+    state: &'static str,
+    reason: &'a str,
+    expires: String,
+    line: usize,
 }
 
 #[derive(serde::Serialize)]
@@ -128,6 +172,8 @@ struct ResultJ<'a> {
     legs: LegsJ<'a>,
     records: &'a [u64],
     details: &'a serde_json::Map<String, Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    waiver: Option<MarkJ<'a>>,
 }
 
 /// Leg id to outcome word, in leg order.
@@ -153,6 +199,19 @@ fn doc(r: &Report) -> Doc<'_> {
         grader_version: GRADER_VERSION,
         level: r.level,
         policy: r.policy.as_ref(),
+        fail_on: r.fail_on.as_str(),
+        waivers: r.waivers.as_ref().map(|a| WaiversJ {
+            file: &a.file,
+            sha256: &a.sha256,
+            date: a.today.to_string(),
+            waived: a.waived,
+            stale: a
+                .stale
+                .iter()
+                .map(|s| waiver_j(&s.waiver, Some(&s.why)))
+                .collect(),
+            expired: a.expired.iter().map(|w| waiver_j(w, None)).collect(),
+        }),
         graded: Graded {
             count: r.graded().count(),
             in_scope: r.rows.len(),
@@ -234,12 +293,17 @@ fn check<'a>(r: &'a Report, row: &'a Row) -> CheckJ<'a> {
             .iter()
             .flatten()
             .enumerate()
-            .map(|(i, o)| result(i, &r.servers[i], o))
+            .map(|(i, o)| result(i, &r.servers[i], o, row.mark(i)))
             .collect(),
     }
 }
 
-fn result<'a>(index: usize, s: &'a Server, o: &'a Outcome) -> ResultJ<'a> {
+fn result<'a>(
+    index: usize,
+    s: &'a Server,
+    o: &'a Outcome,
+    mark: Option<&'a crate::waivers::Mark>,
+) -> ResultJ<'a> {
     ResultJ {
         server: index,
         endpoint: &s.endpoint,
@@ -249,6 +313,12 @@ fn result<'a>(index: usize, s: &'a Server, o: &'a Outcome) -> ResultJ<'a> {
         legs: LegsJ(&o.legs),
         records: &o.records,
         details: &o.details,
+        waiver: mark.map(|m| MarkJ {
+            state: if m.active { "waived" } else { "expired" },
+            reason: &m.reason,
+            expires: m.expires.to_string(),
+            line: m.line,
+        }),
     }
 }
 

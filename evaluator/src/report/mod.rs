@@ -21,6 +21,8 @@ use crate::evidence::Evidence;
 use crate::exit::ExitStatus;
 use crate::grade::CheckResult;
 use crate::verdict::{Outcome, Verdict};
+use crate::waivers::{Applied, FailOn, Mark, Stale, Waivers};
+use chrono::NaiveDate;
 
 /// Report format chosen with `--format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -235,6 +237,9 @@ pub struct Row {
     pub entry: &'static Entry,
     /// `None` when this build does not grade the check.
     pub outcomes: Option<Vec<Outcome>>,
+    /// What a waiver did to each server's result (same order; empty without
+    /// `--waivers`).
+    pub marks: Vec<Option<Mark>>,
 }
 
 impl Row {
@@ -243,6 +248,16 @@ impl Row {
         self.outcomes
             .as_ref()
             .map_or(0, |o| o.iter().filter(|x| x.verdict == v).count())
+    }
+
+    /// The waiver mark of server `i`'s result, if a waiver matched it.
+    pub fn mark(&self, i: usize) -> Option<&Mark> {
+        self.marks.get(i).and_then(Option::as_ref)
+    }
+
+    /// True when server `i`'s result is waived by a waiver in force.
+    pub fn waived(&self, i: usize) -> bool {
+        self.mark(i).is_some_and(|m| m.active)
     }
 }
 
@@ -257,6 +272,10 @@ pub struct Report {
     pub rows: Vec<Row>,
     /// The `--policy` file graded with, if any.
     pub policy: Option<PolicyInfo>,
+    /// Which verdicts fail the run (`--fail-on`).
+    pub fail_on: FailOn,
+    /// The `--waivers` file and what it did, if one was given.
+    pub waivers: Option<Applied>,
 }
 
 /// The policy file a report was graded with.
@@ -296,6 +315,7 @@ impl Report {
                 Row {
                     entry,
                     outcomes: outcomes.filter(|_| !graded.is_empty()),
+                    marks: Vec::new(),
                 }
             })
             .collect();
@@ -304,7 +324,89 @@ impl Report {
             servers: graded.into_iter().map(|(s, _)| s).collect(),
             rows,
             policy: None,
+            fail_on: FailOn::default(),
+            waivers: None,
         }
+    }
+
+    /// Judge `w` on `today`: mark every result a waiver matches (the first matching
+    /// waiver in file order decides), and list the waivers in force that waived nothing.
+    /// Call after setting [`Report::fail_on`]: a waiver waives what would fail the run.
+    pub fn apply_waivers(&mut self, w: &Waivers, today: NaiveDate) {
+        let mut used = vec![false; w.list.len()];
+        let mut matched_any = vec![Vec::<String>::new(); w.list.len()];
+        let mut waived = 0;
+        let fail_on = self.fail_on;
+        for row in &mut self.rows {
+            let Some(outcomes) = &row.outcomes else {
+                continue;
+            };
+            row.marks = vec![None; outcomes.len()];
+            for (i, o) in outcomes.iter().enumerate() {
+                let endpoint = &self.servers[i].endpoint;
+                let Some((k, waiver)) = w
+                    .list
+                    .iter()
+                    .enumerate()
+                    .find(|(_, x)| x.matches(row.entry.id, endpoint))
+                else {
+                    continue;
+                };
+                matched_any[k].push(o.verdict.mark().to_string());
+                if !fail_on.fails(o.verdict) {
+                    continue;
+                }
+                let active = !waiver.expired(today);
+                if active {
+                    used[k] = true;
+                    waived += 1;
+                }
+                row.marks[i] = Some(Mark {
+                    active,
+                    reason: waiver.reason.clone(),
+                    expires: waiver.expires,
+                    line: waiver.line,
+                });
+            }
+        }
+        let stale = w
+            .list
+            .iter()
+            .enumerate()
+            .filter(|(k, x)| !used[*k] && !x.expired(today))
+            .map(|(k, x)| {
+                let seen = &matched_any[k];
+                let why = if seen.is_empty() {
+                    "matches no graded result".to_string()
+                } else {
+                    let mut v = seen.clone();
+                    v.sort();
+                    v.dedup();
+                    format!(
+                        "matches only results that do not fail the run under --fail-on {} ({})",
+                        fail_on.as_str(),
+                        v.join(", ")
+                    )
+                };
+                Stale {
+                    waiver: x.clone(),
+                    why,
+                }
+            })
+            .collect();
+        self.waivers = Some(Applied {
+            file: w.path.display().to_string(),
+            sha256: w.sha256.clone(),
+            today,
+            waived,
+            stale,
+            expired: w
+                .list
+                .iter()
+                .filter(|x| x.expired(today))
+                .cloned()
+                .collect(),
+        });
     }
 
     /// Checks in scope that this build grades.
@@ -322,13 +424,32 @@ impl Report {
         self.rows.iter().map(|r| r.count(v)).sum()
     }
 
-    /// The exit status the verdicts call for: [`ExitStatus::Fail`] on any FAIL, else
-    /// [`ExitStatus::Error`] on any ERROR, else [`ExitStatus::Pass`].
+    /// How many results got `v` and are not waived.
+    pub fn unwaived(&self, v: Verdict) -> usize {
+        self.rows
+            .iter()
+            .map(|r| {
+                r.outcomes.as_ref().map_or(0, |o| {
+                    o.iter()
+                        .enumerate()
+                        .filter(|(i, x)| x.verdict == v && !r.waived(*i))
+                        .count()
+                })
+            })
+            .sum()
+    }
+
+    /// The exit status the verdicts call for, counting only results no waiver in force
+    /// covers: [`ExitStatus::Fail`] on a FAIL; else, under `--fail-on error` (the
+    /// default) or `unknown`, [`ExitStatus::Error`] on an ERROR; else, under `--fail-on
+    /// unknown`, [`ExitStatus::Undecided`] on an UNKNOWN; else [`ExitStatus::Pass`].
     pub fn status(&self) -> ExitStatus {
-        if self.total(Verdict::Fail) > 0 {
+        if self.unwaived(Verdict::Fail) > 0 {
             ExitStatus::Fail
-        } else if self.total(Verdict::Error) > 0 {
+        } else if self.fail_on.fails(Verdict::Error) && self.unwaived(Verdict::Error) > 0 {
             ExitStatus::Error
+        } else if self.fail_on.fails(Verdict::Unknown) && self.unwaived(Verdict::Unknown) > 0 {
+            ExitStatus::Undecided
         } else {
             ExitStatus::Pass
         }

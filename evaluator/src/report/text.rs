@@ -102,6 +102,29 @@ fn header(s: &mut String, r: &Report) {
     if let Some(p) = &r.policy {
         let _ = writeln!(s, "policy: {} (sha256 {})", line(&p.file), p.sha256);
     }
+    if let Some(w) = &r.waivers {
+        let _ = writeln!(
+            s,
+            "waivers: {} (sha256 {}, judged on {}): {} result(s) waived, {} stale, {} expired; runs fail on {}",
+            line(&w.file),
+            w.sha256,
+            w.today,
+            w.waived,
+            w.stale.len(),
+            w.expired.len(),
+            r.fail_on.as_str()
+        );
+        for st in &w.stale {
+            let _ = writeln!(
+                s,
+                "  stale: line {}: {} on {}: {}",
+                st.waiver.line,
+                st.waiver.check.as_str(),
+                line(&st.waiver.endpoint),
+                st.why
+            );
+        }
+    }
     let _ = writeln!(s, "servers: {}", r.servers.len());
     let _ = writeln!(s, "{RULE}");
     for (i, srv) in r.servers.iter().enumerate() {
@@ -276,7 +299,10 @@ fn check(s: &mut String, r: &Report, row: &Row) {
             .iter()
             .enumerate()
             .filter(|(_, o)| o.verdict == v)
-            .map(|(i, _)| line(&r.label(i)))
+            .map(|(i, _)| {
+                let waived = if row.waived(i) { " (waived)" } else { "" };
+                format!("{}{waived}", line(&r.label(i)))
+            })
             .collect();
         if !who.is_empty() {
             let _ = writeln!(s, "    {:<8}: {}", v.mark(), who.join(", "));
@@ -289,9 +315,22 @@ fn check(s: &mut String, r: &Report, row: &Row) {
                 let _ = writeln!(s, "  evidence:");
                 first = false;
             }
+            let waiver = match row.mark(i) {
+                Some(m) if m.active => format!(
+                    " [waived until {} (waivers line {}): {}]",
+                    m.expires,
+                    m.line,
+                    line(&m.reason)
+                ),
+                Some(m) => format!(
+                    " [waiver of line {} expired on {}: no longer applies]",
+                    m.line, m.expires
+                ),
+                None => String::new(),
+            };
             let _ = writeln!(
                 s,
-                "    {:<8} {}: {}{}",
+                "    {:<8} {}: {}{}{waiver}",
                 v.mark(),
                 line(&r.label(i)),
                 line(&o.evidence),
