@@ -22,6 +22,7 @@ pub mod har;
 pub mod load;
 pub mod output;
 pub mod policy;
+pub mod remediation;
 pub mod report;
 pub mod text;
 pub mod verdict;
