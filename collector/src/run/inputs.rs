@@ -416,6 +416,7 @@ mod tests {
                 "foreign_resource": "http://127.0.0.1:1/mcp"
             }}),
             json!({T: {"max_request_bytes": 1, "scope_probe_arguments": null}}),
+            json!({T: {"tool_calls_authorised": true, "tool_arguments": {"echo": {"text": "x"}, "ping": {}}}}),
         ] {
             assert_eq!(problem(doc.clone()), None, "{doc}");
         }
@@ -462,6 +463,11 @@ mod tests {
             (
                 json!({"oversize_authorised": "yes"}),
                 "oversize_authorised",
+                "\"yes\" is a string, not a boolean",
+            ),
+            (
+                json!({"tool_calls_authorised": "yes"}),
+                "tool_calls_authorised",
                 "\"yes\" is a string, not a boolean",
             ),
             (

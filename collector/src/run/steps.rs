@@ -113,6 +113,9 @@ pub enum Step {
     ProbeLegs,
     /// The operator's out-of-scope call ([`crate::legs::c3_3_4_scope`]).
     ScopeLeg,
+    /// The consented tool calls of 1.3 and 7.2.2 ([`crate::legs::c1_3_7_2_2_tools`]),
+    /// after the read-only probe legs.
+    ToolCalls,
     /// The confused-deputy legs ([`crate::legs::c3_3_5_deputy`]).
     DeputyLegs,
     /// The audience legs ([`crate::legs::c3_3_1_audience`]). Last: the credential
@@ -129,6 +132,7 @@ pub const STEPS: &[Step] = &[
     Step::Login,
     Step::ProbeLegs,
     Step::ScopeLeg,
+    Step::ToolCalls,
     Step::DeputyLegs,
     Step::AudienceLegs,
 ];
@@ -143,6 +147,7 @@ impl Step {
             Step::Login => "the OAuth login",
             Step::ProbeLegs => "the probe legs",
             Step::ScopeLeg => "the scope probe leg",
+            Step::ToolCalls => "the tool calls",
             Step::DeputyLegs => "the deputy legs",
             Step::AudienceLegs => "the audience legs",
         }
@@ -155,9 +160,11 @@ impl Step {
             Step::Detection => true,
             Step::Discovery => !matches!(run.ending, None | Some(Ending::NoEndpoint(_))),
             Step::Login => run.ending == Some(Ending::AuthRequired) && run.probe.token.is_none(),
-            Step::ProbeLegs | Step::ScopeLeg | Step::DeputyLegs | Step::AudienceLegs => {
-                run.ending == Some(Ending::Complete)
-            }
+            Step::ProbeLegs
+            | Step::ScopeLeg
+            | Step::ToolCalls
+            | Step::DeputyLegs
+            | Step::AudienceLegs => run.ending == Some(Ending::Complete),
         }
     }
 
@@ -178,6 +185,7 @@ impl Step {
             Step::Login => run.log_in().await,
             Step::ProbeLegs => p.probe_legs(info).await,
             Step::ScopeLeg => p.scope_probe_leg(info).await,
+            Step::ToolCalls => p.tool_calls(run.plan.baseline.as_deref(), info).await,
             Step::DeputyLegs => p.deputy_legs(&run.discovered, info).await,
             Step::AudienceLegs => p.audience_legs(run.login.as_ref(), info).await,
         }
