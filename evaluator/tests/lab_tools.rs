@@ -75,16 +75,26 @@ fn grade(id: &str, ev: &Evidence, baseline: Option<&Evidence>) -> Outcome {
     )
 }
 
-/// Every `tools/call` request the bundle holds.
+/// Every `tools/call` request of an advertised tool the bundle holds (2.4's calls name a
+/// tool that cannot exist, so that an acceptance executes nothing).
 fn tool_calls(ev: &Evidence) -> usize {
+    let advertised: Vec<&str> = ev
+        .inventory
+        .tools
+        .items
+        .iter()
+        .filter_map(|t| t.get("name").and_then(|n| n.as_str()))
+        .collect();
     ev.records
         .iter()
         .filter(|r| match &r.observation {
             Observation::Http(x) => {
-                serde_json::from_slice::<serde_json::Value>(&x.request.body.bytes)
-                    .ok()
-                    .and_then(|b| b.get("method").cloned())
-                    == Some(serde_json::json!("tools/call"))
+                let b = serde_json::from_slice::<serde_json::Value>(&x.request.body.bytes)
+                    .unwrap_or_default();
+                b["method"] == "tools/call"
+                    && b["params"]["name"]
+                        .as_str()
+                        .is_some_and(|n| advertised.contains(&n))
             }
             _ => false,
         })
