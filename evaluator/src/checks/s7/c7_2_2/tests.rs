@@ -159,7 +159,10 @@ fn no_progress_is_unknown_saying_why() {
     let log = format!(
         r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"level":"info","data":"x","_meta":{{"{SERVER_INFO}":{INFO}}}}}}}"#
     );
-    let o = grade(&bundle(MODERN, vec![call(Some("t1"), &[log.clone()])]));
+    let o = grade(&bundle(
+        MODERN,
+        vec![call(Some("t1"), std::slice::from_ref(&log))],
+    ));
     assert_leg(&o, LEG_F, LegOutcome::Pass, &["notifications/message ×1"]);
     assert_leg(
         &o,
