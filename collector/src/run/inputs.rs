@@ -386,6 +386,8 @@ mod tests {
             crate::legs::c3_3_4_scope::INPUT_ARGUMENTS,
             crate::legs::c3_3_1_audience::INPUT_DOWNSTREAM,
             crate::legs::c3_3_1_audience::INPUT_FOREIGN_RESOURCE,
+            crate::legs::c1_3_7_2_2_tools::INPUT_CONSENT,
+            crate::legs::c1_3_7_2_2_tools::INPUT_ARGUMENTS,
         ] {
             assert!(props.contains_key(key), "{key} missing from the schema");
             assert!(
@@ -395,7 +397,7 @@ mod tests {
                 "{key} has no description"
             );
         }
-        assert_eq!(props.len(), 7, "a key the probe does not read: {props:?}");
+        assert_eq!(props.len(), 9, "a key the probe does not read: {props:?}");
         let max = &props["max_request_bytes"];
         assert_eq!(max["minimum"], 1);
         assert_eq!(max["maximum"], crate::legs::HARD_MAX);
