@@ -606,4 +606,73 @@ mod tests {
         assert!(skipped(&r[0]).contains("cannot read the baseline"), "{r:?}");
         assert!(skipped(&r[1]).contains("no tool named in tool_arguments is advertised"));
     }
+
+    /// A server that answers a GET with an event stream holding one event and then
+    /// holds it open for 10 s; its port.
+    fn holding_stream() -> u16 {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = l.local_addr().expect("addr").port();
+        std::thread::spawn(move || {
+            use std::io::{Read, Write};
+            if let Ok((mut s, _)) = l.accept() {
+                let mut buf = [0u8; 4096];
+                let _ = s.read(&mut buf);
+                let ev = "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"x\",\"progress\":1}}\n\n";
+                let _ = write!(
+                    s,
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n{:x}\r\n{ev}\r\n",
+                    ev.len()
+                );
+                let _ = s.flush();
+                std::thread::sleep(std::time::Duration::from_secs(10));
+            }
+        });
+        port
+    }
+
+    #[test]
+    fn the_side_stream_ends_when_told_not_at_the_deadline() {
+        let port = holding_stream();
+        let client = crate::transport::http::Client::new(
+            crate::transport::tls::Trust::load(None).expect("trust"),
+            std::time::Duration::from_secs(10),
+            1 << 16,
+        );
+        let req = Request {
+            method: "GET".into(),
+            url: url::Url::parse(&format!("http://127.0.0.1:{port}/mcp")).expect("url"),
+            headers: vec![Header::new(header::ACCEPT, "text/event-stream")],
+            body: Vec::new(),
+            await_id: None,
+            head_only_stream: false,
+            connect_to: None,
+        };
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let t0 = std::time::Instant::now();
+        let sent = rt.block_on(async {
+            let (tx, rx) = tokio::sync::watch::channel(false);
+            let stop = async {
+                tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+                let _ = tx.send(true);
+            };
+            tokio::join!(client.send_until(req, rx), stop).0
+        });
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(3),
+            "{:?}",
+            t0.elapsed()
+        );
+        let mcp_probe_schema::model::HttpOutcome::Response(r) = &sent.exchange.outcome else {
+            panic!("{:?}", sent.exchange.outcome)
+        };
+        assert_eq!(r.status, 200);
+        assert_eq!(
+            r.body.end,
+            mcp_probe_schema::model::BodyEnd::StoppedAfterResponse
+        );
+        assert!(String::from_utf8_lossy(&r.body.bytes).contains("notifications/progress"));
+    }
 }
