@@ -220,6 +220,11 @@ fn without_consent_no_tool_is_called() {
     );
     let o = grade("7.2.2", &ev, None);
     assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
+    assert!(
+        o.evidence.contains("tool_calls_authorised"),
+        "{}",
+        o.evidence
+    );
 }
 
 #[test]

@@ -89,6 +89,8 @@ struct Observed {
     /// The channel: `None` not attempted, `Some(true)` an event stream opened.
     channel: Option<bool>,
     channel_note: String,
+    /// Why the progress call was not made, when it was skipped.
+    call_skipped: Option<String>,
 }
 
 fn observe(ev: &Evidence) -> Observed {
@@ -151,6 +153,7 @@ fn observe(ev: &Evidence) -> Observed {
         sent,
         channel,
         channel_note,
+        call_skipped: ev.skipped(leg::NOTIFY_PROGRESS_CALL).map(line),
     }
 }
 
@@ -167,8 +170,12 @@ fn methods(seen: &[&Seen]) -> String {
 }
 
 fn none_arrived(o: &Observed, calls: usize) -> String {
+    let call = match &o.call_skipped {
+        Some(why) => format!("; the progress call was not made: {why}"),
+        None => String::new(),
+    };
     format!(
-        "no notification arrived during the {calls} tool call(s) recorded (notification channel: {})",
+        "no notification arrived during the {calls} tool call(s) recorded (notification channel: {}){call}",
         o.channel_note
     )
 }

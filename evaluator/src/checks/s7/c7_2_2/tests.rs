@@ -85,7 +85,10 @@ fn nothing_arrived_is_unknown_naming_the_channel() {
         &o,
         LEG_F,
         LegOutcome::Unknown,
-        &["0 tool call(s)", "tool_calls_authorised"],
+        &[
+            "0 tool call(s)",
+            "the progress call was not made: not sent: tool_calls_authorised",
+        ],
     );
 }
 
