@@ -115,8 +115,10 @@ impl Drop for State {
     }
 }
 
-/// A baseline run (state empty), then the staged run against it with consent.
-fn staged_pair(url: &str, state: &str, home: &Path) -> (Evidence, Evidence) {
+/// A baseline run (state empty), then the staged run against it with consent: named
+/// with `--baseline`, or (`via_store`) stored by `mcp-grade --update-baseline` and found
+/// by the collector in the same state directory.
+fn staged_pair(url: &str, state: &str, home: &Path, via_store: bool) -> (Evidence, Evidence) {
     let args = serde_json::json!({"echo": {"text": "probe"}});
     let inputs = consent(home, url, args);
     let first = {
@@ -126,9 +128,22 @@ fn staged_pair(url: &str, state: &str, home: &Path) -> (Evidence, Evidence) {
     // No baseline existed for the first run: 1.3 sent nothing and says why.
     let skip = first.skipped(leg::STAGED_CONTROL).expect("skipped");
     assert!(skip.contains("no baseline of this endpoint"), "{skip}");
+    let mut args = vec!["--inputs", inputs.as_str()];
+    if via_store {
+        let out = Command::new(env!("CARGO_BIN_EXE_mcp-grade"))
+            .env("MCP_PROBE_HOME", home)
+            .args(["--update-baseline", &first.path])
+            .output()
+            .expect("run mcp-grade");
+        // Its exit status reflects the verdicts; the store is what matters here.
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("stored baseline"), "{err}");
+    } else {
+        args.extend(["--baseline", first.path.as_str()]);
+    }
     let second = {
         let _s = State::set(state, "staged");
-        collect(url, home, &["--inputs", &inputs, "--baseline", &first.path])
+        collect(url, home, &args)
     };
     (first, second)
 }
@@ -140,7 +155,7 @@ fn staged_tool_executes_1_3_fail_1_2_fail_and_named_notifications_7_2_2_pass() {
     };
     let (url, state) = (&v[0], &v[1]);
     let home = tempfile::tempdir().expect("tempdir");
-    let (first, second) = staged_pair(url, state, home.path());
+    let (first, second) = staged_pair(url, state, home.path(), false);
     let o = grade("1.3", &second, Some(&first));
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
     assert!(
@@ -175,7 +190,7 @@ fn gated_tool_1_3_pass_unnamed_and_stray_notifications_7_2_2_fail() {
     };
     let (url, state) = (&v[0], &v[1]);
     let home = tempfile::tempdir().expect("tempdir");
-    let (first, second) = staged_pair(url, state, home.path());
+    let (first, second) = staged_pair(url, state, home.path(), true);
     let o = grade("1.3", &second, Some(&first));
     assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
     assert!(o.evidence.contains("pending approval"), "{}", o.evidence);
