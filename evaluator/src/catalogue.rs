@@ -170,7 +170,7 @@ pub const CATALOGUE: [Entry; 36] = [
         Manual,
         InPart,
         "a capability advertised beyond the baseline is denied until re-approved",
-        None,
+        Some(&checks::s1::c1_3::C1_3),
     ),
     e(
         C1_4,
@@ -418,7 +418,7 @@ pub const CATALOGUE: [Entry; 36] = [
         Automated,
         InPart,
         "cancellation/progress signals monitored",
-        None,
+        Some(&checks::s7::c7_2_2::C7_2_2),
     ),
     e(
         C10_1,

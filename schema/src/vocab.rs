@@ -411,6 +411,19 @@ pub mod leg {
     pub const DEPUTY_CALLBACK: LegId = LegId("3.3.5b.callback");
     /// 3.3.5c: a third scratch client's authorization request.
     pub const DEPUTY_CONSENT: LegId = LegId("3.3.5c.consent");
+    // 1.3 / 7.2.2: tool calls made only with the operator's consent
+    // (`tool_calls_authorised: true` and `tool_arguments`).
+    /// 1.3: the `tools/call` of a tool the baseline recorded (the control).
+    pub const STAGED_CONTROL: LegId = LegId("1.3.control");
+    /// 1.3a: the `tools/call` of a tool advertised beyond the baseline (sent only when
+    /// the control executed cleanly).
+    pub const STAGED_CALL: LegId = LegId("1.3a.staged");
+    /// 7.2.2: the session's standalone GET event stream (legacy revisions), read while
+    /// the progress call runs.
+    pub const NOTIFY_CHANNEL: LegId = LegId("7.2.2.channel");
+    /// 7.2.2: one `tools/call` carrying `_meta.progressToken`, its response stream read
+    /// until the response.
+    pub const NOTIFY_PROGRESS_CALL: LegId = LegId("7.2.2.progress_call");
     /// Every leg id, in the order above.
     pub const ALL: &[LegId] = &[
         ENDPOINT_DETECT,
@@ -465,6 +478,10 @@ pub mod leg {
         DEPUTY_REDIRECT,
         DEPUTY_CALLBACK,
         DEPUTY_CONSENT,
+        STAGED_CONTROL,
+        STAGED_CALL,
+        NOTIFY_CHANNEL,
+        NOTIFY_PROGRESS_CALL,
     ];
 }
 
@@ -509,6 +526,13 @@ pub mod family {
         RESUME_LAST_EVENT_ID,
         SESSION_CONTROL,
         SESSION_SUPPLIED,
+    ];
+    /// 1.3 and 7.2.2: the consented tool calls, in the order the collector sends them.
+    pub const TOOL_CALLS: [LegId; 4] = [
+        STAGED_CONTROL,
+        STAGED_CALL,
+        NOTIFY_CHANNEL,
+        NOTIFY_PROGRESS_CALL,
     ];
 }
 

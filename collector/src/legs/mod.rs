@@ -11,6 +11,7 @@
 //!   [`c5_2_3_session`], [`c7_1_2_null_id`], [`c10_limits`]: the legs after the
 //!   inventory, in the order of [`AFTER_INVENTORY`].
 //! * [`c3_3_4_scope`]: the operator's out-of-scope call.
+//! * [`c1_3_7_2_2_tools`]: the consented tool calls of 1.3 and 7.2.2.
 //! * [`c3_3_5_deputy`]: the confused-deputy legs (registration and authorization
 //!   requests, no credential).
 //! * [`eras`]: the per-era families once more on a session of each other era the
@@ -28,6 +29,7 @@ use crate::transport::http::Request;
 
 pub mod c10_limits;
 pub mod c1_1_versions;
+pub mod c1_3_7_2_2_tools;
 pub mod c2_2_tls;
 pub mod c2_3_auth;
 pub mod c2_4_headers;

@@ -38,6 +38,11 @@ pub struct Flags {
     #[arg(long, value_name = "FILE")]
     pub inputs: Option<PathBuf>,
 
+    /// The approved baseline for 1.3's tool selection: an earlier bundle of the same
+    /// endpoint (default: the store `mcp-grade --update-baseline` writes).
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+
     /// Take a bearer token from this environment variable (unattended runs).
     #[arg(long, value_name = "VAR")]
     pub token_env: Option<String>,

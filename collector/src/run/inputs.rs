@@ -394,6 +394,8 @@ mod tests {
             crate::legs::c3_3_1_audience::INPUT_DOWNSTREAM,
             crate::legs::c3_3_1_audience::INPUT_FOREIGN_RESOURCE,
             crate::legs::c2_5_origin::INPUT_ALLOWED_ORIGIN,
+            crate::legs::c1_3_7_2_2_tools::INPUT_CONSENT,
+            crate::legs::c1_3_7_2_2_tools::INPUT_ARGUMENTS,
         ] {
             assert!(props.contains_key(key), "{key} missing from the schema");
             assert!(
@@ -403,7 +405,7 @@ mod tests {
                 "{key} has no description"
             );
         }
-        assert_eq!(props.len(), 8, "a key the probe does not read: {props:?}");
+        assert_eq!(props.len(), 10, "a key the probe does not read: {props:?}");
         let max = &props["max_request_bytes"];
         assert_eq!(max["minimum"], 1);
         assert_eq!(max["maximum"], crate::legs::HARD_MAX);
@@ -424,6 +426,7 @@ mod tests {
                 "foreign_resource": "http://127.0.0.1:1/mcp"
             }}),
             json!({T: {"max_request_bytes": 1, "scope_probe_arguments": null}}),
+            json!({T: {"tool_calls_authorised": true, "tool_arguments": {"echo": {"text": "x"}, "ping": {}}}}),
         ] {
             assert_eq!(problem(doc.clone()), None, "{doc}");
         }
@@ -470,6 +473,11 @@ mod tests {
             (
                 json!({"oversize_authorised": "yes"}),
                 "oversize_authorised",
+                "\"yes\" is a string, not a boolean",
+            ),
+            (
+                json!({"tool_calls_authorised": "yes"}),
+                "tool_calls_authorised",
                 "\"yes\" is a string, not a boolean",
             ),
             (

@@ -27,6 +27,15 @@ fn text(i: &Value, key: &str) -> bool {
 /// Every input whose absence leaves a leg unsent, in check order.
 pub const NEEDS: &[Need] = &[
     Need {
+        decides: "1.3, 7.2.2",
+        inputs: &["tool_calls_authorised", "tool_arguments"],
+        note: "consent to execute tools (true), and their arguments; 1.3 also needs a baseline",
+        given: |i| {
+            i.get("tool_calls_authorised") == Some(&Value::Bool(true))
+                && i.get("tool_arguments").is_some_and(Value::is_object)
+        },
+    },
+    Need {
         decides: "3.3.4e",
         inputs: &["scope_probe_tool"],
         note: "a tool outside the token's grant; used only when a credential is held",

@@ -34,6 +34,8 @@ pub struct Plan {
     pub(super) plaintext_port: u16,
     pub(super) no_browser: bool,
     pub(super) reauth: bool,
+    /// `--baseline FILE` (1.3's selection).
+    pub(super) baseline: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for Plan {
@@ -52,6 +54,14 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
             reason: "not UTF-8 text".into(),
         })?;
         raw.extend(read_servers_file(&text));
+    }
+    if let Some(b) = &flags.baseline {
+        if !b.is_file() {
+            return Err(UsageError::Invalid {
+                path: b.clone(),
+                reason: "--baseline names no readable bundle file".into(),
+            });
+        }
     }
     let raw = dedup(raw);
     if raw.is_empty() {
@@ -167,5 +177,6 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
         plaintext_port: flags.plaintext_port,
         no_browser: flags.no_browser,
         reauth: flags.reauth,
+        baseline: flags.baseline.clone(),
     })
 }

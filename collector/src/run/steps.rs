@@ -116,6 +116,9 @@ pub enum Step {
     OtherEras,
     /// The operator's out-of-scope call ([`crate::legs::c3_3_4_scope`]).
     ScopeLeg,
+    /// The consented tool calls of 1.3 and 7.2.2 ([`crate::legs::c1_3_7_2_2_tools`]),
+    /// after the read-only probe legs.
+    ToolCalls,
     /// The confused-deputy legs ([`crate::legs::c3_3_5_deputy`]).
     DeputyLegs,
     /// The audience legs ([`crate::legs::c3_3_1_audience`]). Last: the credential
@@ -133,6 +136,7 @@ pub const STEPS: &[Step] = &[
     Step::ProbeLegs,
     Step::OtherEras,
     Step::ScopeLeg,
+    Step::ToolCalls,
     Step::DeputyLegs,
     Step::AudienceLegs,
 ];
@@ -148,6 +152,7 @@ impl Step {
             Step::ProbeLegs => "the probe legs",
             Step::OtherEras => "the legs on the other eras",
             Step::ScopeLeg => "the scope probe leg",
+            Step::ToolCalls => "the tool calls",
             Step::DeputyLegs => "the deputy legs",
             Step::AudienceLegs => "the audience legs",
         }
@@ -163,6 +168,7 @@ impl Step {
             Step::ProbeLegs
             | Step::OtherEras
             | Step::ScopeLeg
+            | Step::ToolCalls
             | Step::DeputyLegs
             | Step::AudienceLegs => run.ending == Some(Ending::Complete),
         }
@@ -186,6 +192,7 @@ impl Step {
             Step::ProbeLegs => p.probe_legs(info).await,
             Step::OtherEras => p.other_eras(info).await,
             Step::ScopeLeg => p.scope_probe_leg(info).await,
+            Step::ToolCalls => p.tool_calls(run.plan.baseline.as_deref(), info).await,
             Step::DeputyLegs => p.deputy_legs(&run.discovered, info).await,
             Step::AudienceLegs => p.audience_legs(run.login.as_ref(), info).await,
         }

@@ -57,7 +57,16 @@ struct Conn {
     peer: SocketAddr,
     io: Box<dyn Stream>,
     buf: Vec<u8>,
+    /// Set on a stream read beside another request ([`Client::send_until`]): reading
+    /// ends when it turns true.
+    stop: Option<Stop>,
 }
+
+/// The signal that ends a [`Client::send_until`] read.
+pub type Stop = tokio::sync::watch::Receiver<bool>;
+
+/// The message of the internal error that a [`Stop`] turns into `stopped_after_response`.
+const STOPPED: &str = "stopped: the awaited response arrived on another request";
 
 /// A request to send.
 #[derive(Debug, Clone)]
@@ -223,6 +232,20 @@ impl Client {
                 .clone()
         };
         let _guard = lock.lock().await;
+        self.send_unpaced(req, None).await
+    }
+
+    /// Send `req` beside the request in flight to the same server (outside the
+    /// one-at-a-time pacing), on a connection of its own that is never pooled, and read
+    /// its body until `stop` turns true, the body ends, or the deadline passes. A body
+    /// ended by `stop` is recorded `stopped_after_response` (the awaited response arrived
+    /// on the other request). For a standalone event stream read while a request runs.
+    pub async fn send_until(&self, req: Request, stop: Stop) -> Sent {
+        self.send_unpaced(req, Some(stop)).await
+    }
+
+    async fn send_unpaced(&self, req: Request, stop: Option<Stop>) -> Sent {
+        let auth = authority(&req.url);
         let started_at = now_us();
         let t0 = Instant::now();
         let deadline = t0 + self.timeout;
@@ -240,7 +263,9 @@ impl Client {
         };
         // A pinned request reuses a pooled connection only when it goes to one of the
         // addresses the guard checked.
-        let pooled = {
+        let pooled = if stop.is_some() {
+            None
+        } else {
             let mut pool = self.pool.lock().await;
             match (&req.connect_to, pool.get(&auth)) {
                 (Some(pinned), Some(c)) if !pinned.contains(&c.peer) => None,
@@ -277,6 +302,7 @@ impl Client {
                 Err((e, t, r)) => return sent(HttpOutcome::Error(e), None, t, r, None),
             },
         };
+        conn.stop = stop.clone();
         let head = request_head(&req, &wire_headers);
         loop {
             match self.exchange(&mut conn, &req, &head, deadline).await {
@@ -292,6 +318,7 @@ impl Client {
                     {
                         Ok((c, t, r)) => {
                             conn = c;
+                            conn.stop = stop.clone();
                             tls = t;
                             resolved = Some(r);
                         }
@@ -309,9 +336,12 @@ impl Client {
                         first_attempt.take(),
                     )
                 }
-                Ok((resp, keep)) => {
+                Ok((mut resp, keep)) => {
                     let id = conn.id;
-                    if keep {
+                    if matches!(&resp.body.end, BodyEnd::Error(e) if e.message == STOPPED) {
+                        resp.body.end = BodyEnd::StoppedAfterResponse;
+                    }
+                    if keep && stop.is_none() {
                         self.pool.lock().await.insert(auth, conn);
                     }
                     return sent(
@@ -376,6 +406,7 @@ impl Client {
                 peer,
                 io: Box::new(tcp),
                 buf: Vec::new(),
+                stop: None,
             };
             return Ok((conn, None, addrs));
         }
@@ -438,6 +469,7 @@ impl Client {
             peer,
             io: Box::new(stream),
             buf: Vec::new(),
+            stop: None,
         };
         Ok((conn, record))
     }
@@ -655,7 +687,20 @@ async fn within<F: std::future::Future>(
 
 async fn fill(conn: &mut Conn, deadline: Instant) -> Result<usize, TransportError> {
     let mut chunk = [0u8; 16 * 1024];
-    match within(deadline, conn.io.read(&mut chunk)).await? {
+    let read = within(deadline, conn.io.read(&mut chunk));
+    let got = match conn.stop.as_mut() {
+        None => read.await?,
+        Some(stop) => {
+            if *stop.borrow() {
+                return Err(terr(ErrorKind::Io, STOPPED));
+            }
+            tokio::select! {
+                r = read => r?,
+                _ = stop.wait_for(|s| *s) => return Err(terr(ErrorKind::Io, STOPPED)),
+            }
+        }
+    };
+    match got {
         Ok(n) => {
             conn.buf.extend_from_slice(&chunk[..n]);
             Ok(n)

@@ -9,9 +9,12 @@
 //!   and whether the deprecated `logging` capability is advertised.
 //! * 7.1.2 leg a on the wire: a `tools/list` with `"id": null` must be refused.
 //! * 7.2.1 leg a on the wire: a token minted for another resource must be refused.
+//! * 7.2.2 legs f and a on the wire: notifications name their sender (2026-07-28) and
+//!   progress tokens map to requests the probe issued.
 
 pub mod c7_1_2;
 pub mod c7_2_1;
+pub mod c7_2_2;
 
 use mcp_probe_schema::model::Observation;
 use mcp_probe_schema::vocab::{header, meta, REV_2026_07_28};

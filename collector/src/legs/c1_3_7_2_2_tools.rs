@@ -1,0 +1,678 @@
+//! 1.3 and 7.2.2: the tool calls made only with the operator's consent (docs/collector.md,
+//! "Tool calls"). They execute real tools, so nothing is sent unless the probe inputs say
+//! `tool_calls_authorised: true` (the JSON boolean) and give `tool_arguments` (tool name
+//! → arguments object); otherwise every leg is recorded skipped naming the input.
+//!
+//! * 1.3 (`1.3.control`, `1.3a.staged`): the tools advertised now are split against the
+//!   tools of the approved baseline (an earlier bundle of the endpoint: `--baseline FILE`,
+//!   else the grader's per-endpoint store), verified like any bundle. The control (a
+//!   baseline tool) is called first; the staged tool (new since the baseline) only when
+//!   the control executed cleanly. Reading the baseline is selection only: the grader
+//!   re-derives everything against its own baseline.
+//! * 7.2.2 (`7.2.2.channel`, `7.2.2.progress_call`): one `tools/call` carrying
+//!   `_meta.progressToken`, its response stream read until the response; on the legacy
+//!   revisions the session's standalone GET stream is read beside it and ends when the
+//!   call's response has arrived (or at the request deadline), so a server that sends
+//!   nothing costs no wait beyond the call itself.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use mcp_probe_schema::model::{Era, Header, Record};
+use mcp_probe_schema::vocab::{self, header, leg, LegId};
+use serde_json::{json, Map, Value};
+
+use super::c3_3_4_scope::{mcp_name_value, TOOLS_CALL};
+use crate::journal::lock;
+use crate::mcp::{Probe, Reply};
+use crate::transport::http::Request;
+
+/// Operator input: consent to execute tools (only the JSON boolean `true`).
+pub const INPUT_CONSENT: &str = "tool_calls_authorised";
+/// Operator input: tool name → arguments object.
+pub const INPUT_ARGUMENTS: &str = "tool_arguments";
+/// The `progressToken` of the 7.2.2 call.
+pub const PROGRESS_TOKEN: &str = "cis-probe-7.2.2";
+/// Every leg this module records, in order.
+pub const LEGS: [LegId; 4] = vocab::family::TOOL_CALLS;
+
+/// Why no tool is called at all (the text is the skip note).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConsentError {
+    /// `tool_calls_authorised` is absent or not `true`.
+    #[error(
+        "not sent: {} is not true in the probe inputs (no tool is executed without the \
+         operator's consent)",
+        INPUT_CONSENT
+    )]
+    NoConsent,
+    /// Consent without `tool_arguments`.
+    #[error(
+        "not sent: {} is true but the probe inputs give no {} object",
+        INPUT_CONSENT,
+        INPUT_ARGUMENTS
+    )]
+    NoArguments,
+    /// An entry of `tool_arguments` is not an object.
+    #[error("not sent: {args}[{0:?}] in the probe inputs is not a JSON object", args = INPUT_ARGUMENTS)]
+    NotObject(String),
+}
+
+/// The operator's tool arguments when the inputs consent to tool calls.
+pub fn consent(
+    inputs: Option<&Value>,
+) -> Result<BTreeMap<String, Map<String, Value>>, ConsentError> {
+    if inputs.and_then(|i| i.get(INPUT_CONSENT)) != Some(&Value::Bool(true)) {
+        return Err(ConsentError::NoConsent);
+    }
+    let Some(Value::Object(m)) = inputs.and_then(|i| i.get(INPUT_ARGUMENTS)) else {
+        return Err(ConsentError::NoArguments);
+    };
+    m.iter()
+        .map(|(k, v)| match v {
+            Value::Object(a) => Ok((k.clone(), a.clone())),
+            _ => Err(ConsentError::NotObject(k.clone())),
+        })
+        .collect()
+}
+
+/// One tool chosen for a call: its name and the arguments it is called with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chosen {
+    /// The tool name.
+    pub name: String,
+    /// The operator's arguments, else `{}`.
+    pub arguments: Map<String, Value>,
+}
+
+/// Pick one of `candidates` (advertised tool objects): those the operator gave arguments
+/// for first, then those annotated `readOnlyHint: true` (an ordering aid only), then the
+/// lexicographically smallest name.
+pub fn pick(candidates: &[&Value], args: &BTreeMap<String, Map<String, Value>>) -> Option<Chosen> {
+    let key = |t: &&&Value| {
+        let name = t.get("name").and_then(Value::as_str).unwrap_or("");
+        let read_only = t
+            .get("annotations")
+            .and_then(|a| a.get("readOnlyHint"))
+            .and_then(Value::as_bool)
+            == Some(true);
+        (!args.contains_key(name), !read_only, name.to_string())
+    };
+    let best = candidates
+        .iter()
+        .filter(|t| t.get("name").and_then(Value::as_str).is_some())
+        .min_by_key(key)?;
+    let name = best.get("name").and_then(Value::as_str)?.to_string();
+    Some(Chosen {
+        arguments: args.get(&name).cloned().unwrap_or_default(),
+        name,
+    })
+}
+
+/// The 1.3 selection: staged = advertised names not in the baseline, control =
+/// advertised names in it. `Err` says why no pair can be called.
+pub fn select(
+    advertised: &[Value],
+    baseline: &BTreeSet<String>,
+    args: &BTreeMap<String, Map<String, Value>>,
+) -> Result<(Chosen, Chosen), String> {
+    let named = |t: &&Value| t.get("name").and_then(Value::as_str).map(str::to_string);
+    let (control, staged): (Vec<&Value>, Vec<&Value>) = advertised
+        .iter()
+        .filter(|t| named(t).is_some())
+        .partition(|t| named(t).is_some_and(|n| baseline.contains(&n)));
+    let Some(s) = pick(&staged, args) else {
+        return Err(format!(
+            "not sent: no tool is advertised beyond the baseline ({} advertised, all recorded)",
+            advertised.len()
+        ));
+    };
+    let Some(c) = pick(&control, args) else {
+        return Err(format!(
+            "not sent: no advertised tool is in the baseline, so no control call can make a \
+             refusal of {:?} attributable",
+            s.name
+        ));
+    };
+    Ok((c, s))
+}
+
+/// True when a `tools/call` reply executed cleanly: a result object, no JSON-RPC error,
+/// not `isError`.
+pub fn executed_cleanly(reply: &Reply) -> bool {
+    reply
+        .message
+        .as_ref()
+        .and_then(|m| m.get("error"))
+        .is_none()
+        && reply.result().is_some_and(|r| {
+            r.is_object() && r.get("isError").and_then(Value::as_bool) != Some(true)
+        })
+}
+
+/// The store path of `endpoint`'s baseline under `state` (the grader's
+/// `--update-baseline` store: first 16 hex digits of SHA-256 over the endpoint URL).
+pub fn stored_baseline(state: &Path, endpoint: &str) -> PathBuf {
+    let key = hex::encode(&mcp_probe_schema::bundle::sha256(endpoint.as_bytes())[..8]);
+    state.join("baselines").join(format!("{key}.mcpev"))
+}
+
+/// The tool names of the baseline bundle at `path`, verified like any bundle and of
+/// `endpoint`; `Err` is the skip note.
+pub fn baseline_tools(path: &Path, endpoint: &str) -> Result<BTreeSet<String>, String> {
+    let shown = path.display();
+    let bytes = std::fs::read(path)
+        .map_err(|e| format!("not sent: cannot read the baseline {shown}: {e}"))?;
+    let v = mcp_probe_schema::bundle::open_decoded(&bytes, &[])
+        .map_err(|e| format!("not sent: the baseline {shown} does not verify: {e}"))?;
+    let of = v
+        .evidence
+        .target
+        .endpoint
+        .clone()
+        .unwrap_or_else(|| v.evidence.target.as_typed.clone());
+    if of != endpoint {
+        return Err(format!(
+            "not sent: the baseline {shown} is of endpoint {of}, not of {endpoint}"
+        ));
+    }
+    let inv = mcp_probe_schema::derive::inventory(&v.records).tools;
+    if !inv.observed {
+        return Err(format!(
+            "not sent: the baseline {shown} recorded no tools/list"
+        ));
+    }
+    Ok(inv
+        .items
+        .iter()
+        .filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_string))
+        .collect())
+}
+
+impl Probe<'_> {
+    /// 1.3 and 7.2.2: the consented tool calls. `baseline` is `--baseline FILE`.
+    pub async fn tool_calls(&mut self, baseline: Option<&Path>, info_only: bool) {
+        let skip = |p: &Self, legs: &[LegId], why: &str| {
+            lock(&p.journal).skip(legs, why.to_string());
+        };
+        if info_only {
+            return skip(
+                self,
+                &LEGS,
+                "not sent: --info run (connect and enumerate only)",
+            );
+        }
+        let inputs = self
+            .inputs
+            .clone()
+            .or_else(|| lock(&self.journal).inputs().cloned());
+        let args = match consent(inputs.as_ref()) {
+            Ok(a) => a,
+            Err(why) => return skip(self, &LEGS, &why.to_string()),
+        };
+        let Some(endpoint) = self.endpoint.clone() else {
+            return skip(self, &LEGS, "not sent: no endpoint was detected");
+        };
+        if self.era.is_none() {
+            return skip(self, &LEGS, "not sent: no MCP session was established");
+        }
+        let advertised = self.advertised_tools();
+        let control = self
+            .staged_pair(&endpoint, baseline, &advertised, &args)
+            .await;
+        self.progress_call(&endpoint, &advertised, &args, control.as_deref())
+            .await;
+    }
+
+    /// The tools of this run's inventory.
+    fn advertised_tools(&self) -> Vec<Value> {
+        let mut recs: Vec<Record> = Vec::new();
+        lock(&self.journal).for_each_record(|r| {
+            if r.legs.iter().any(|l| *l == leg::INVENTORY_TOOLS) {
+                recs.push(r);
+            }
+            true
+        });
+        mcp_probe_schema::derive::inventory(&recs).tools.items
+    }
+
+    /// The 1.3 control and staged calls; returns the control tool's name when it was
+    /// called.
+    async fn staged_pair(
+        &mut self,
+        endpoint: &url::Url,
+        baseline: Option<&Path>,
+        advertised: &[Value],
+        args: &BTreeMap<String, Map<String, Value>>,
+    ) -> Option<String> {
+        let both = [leg::STAGED_CONTROL, leg::STAGED_CALL];
+        let path = match baseline {
+            Some(p) => p.to_path_buf(),
+            None => match crate::keys::state_dir() {
+                Ok(state) => stored_baseline(&state, endpoint.as_str()),
+                Err(e) => {
+                    self.skip(
+                        &both,
+                        format!("not sent: no baseline to select against ({e})"),
+                    );
+                    return None;
+                }
+            },
+        };
+        if baseline.is_none() && !path.exists() {
+            self.skip(
+                &both,
+                format!(
+                    "not sent: no baseline of this endpoint ({} does not exist; record one with \
+                     mcp-grade --update-baseline, or give --baseline)",
+                    path.display()
+                ),
+            );
+            return None;
+        }
+        let known = match baseline_tools(&path, endpoint.as_str()) {
+            Ok(k) => k,
+            Err(why) => {
+                self.skip(&both, why);
+                return None;
+            }
+        };
+        let (control, staged) = match select(advertised, &known, args) {
+            Ok(x) => x,
+            Err(why) => {
+                self.skip(&both, why);
+                return None;
+            }
+        };
+        let reply = self
+            .tool_call(leg::STAGED_CONTROL, endpoint, &control, None)
+            .await;
+        if executed_cleanly(&reply) {
+            self.tool_call(leg::STAGED_CALL, endpoint, &staged, None)
+                .await;
+        } else {
+            self.skip(
+                &[leg::STAGED_CALL],
+                format!(
+                    "not sent: the control {:?} did not execute cleanly ({}), so a refusal of {:?} \
+                     would not be attributable",
+                    control.name,
+                    reply.describe(),
+                    staged.name
+                ),
+            );
+        }
+        Some(control.name)
+    }
+
+    /// 7.2.2: one `tools/call` with a progressToken; on the legacy revisions the
+    /// standalone GET stream is read beside it until the call's response arrived.
+    async fn progress_call(
+        &mut self,
+        endpoint: &url::Url,
+        advertised: &[Value],
+        args: &BTreeMap<String, Map<String, Value>>,
+        control: Option<&str>,
+    ) {
+        let both = [leg::NOTIFY_CHANNEL, leg::NOTIFY_PROGRESS_CALL];
+        let is_advertised = |n: &str| {
+            advertised
+                .iter()
+                .any(|t| t.get("name").and_then(Value::as_str) == Some(n))
+        };
+        let name = control
+            .filter(|c| args.contains_key(*c))
+            .map(str::to_string)
+            .or_else(|| args.keys().find(|n| is_advertised(n)).cloned());
+        let Some(name) = name else {
+            return self.skip(
+                &both,
+                format!(
+                    "not sent: no tool named in {INPUT_ARGUMENTS} is advertised (7.2.2 calls only a \
+                     tool the operator gave arguments for)"
+                ),
+            );
+        };
+        let tool = Chosen {
+            arguments: args.get(&name).cloned().unwrap_or_default(),
+            name,
+        };
+        if self.era == Some(Era::Modern) {
+            self.skip(
+                &[leg::NOTIFY_CHANNEL],
+                format!(
+                    "not opened: {} has no standalone GET stream; notifications about a request \
+                     arrive on that request's response stream (7.2.2.progress_call), and \
+                     subscriptions/listen carries only change notifications",
+                    vocab::REV_2026_07_28
+                ),
+            );
+            self.tool_call(
+                leg::NOTIFY_PROGRESS_CALL,
+                endpoint,
+                &tool,
+                Some(PROGRESS_TOKEN),
+            )
+            .await;
+            return;
+        }
+        let mut h = vec![Header::new(header::ACCEPT, "text/event-stream")];
+        if let Some(rev) = &self.revision {
+            if vocab::sends_version_header(rev) {
+                h.push(Header::new(header::PROTOCOL_VERSION, rev.clone()));
+            }
+        }
+        if let Some(sid) = &self.session_id {
+            h.push(Header::new(header::SESSION_ID, sid.clone()));
+        }
+        if let Some(t) = &self.token {
+            h.push(Header::new(header::AUTHORIZATION, format!("Bearer {t}")));
+        }
+        let get = Request {
+            method: "GET".into(),
+            url: endpoint.clone(),
+            headers: h,
+            body: Vec::new(),
+            await_id: None,
+            head_only_stream: false,
+            connect_to: None,
+        };
+        let client = self.client;
+        let (tx, rx) = tokio::sync::watch::channel(false);
+        let channel = client.send_until(get, rx);
+        let call = async {
+            let r = self
+                .tool_call(
+                    leg::NOTIFY_PROGRESS_CALL,
+                    endpoint,
+                    &tool,
+                    Some(PROGRESS_TOKEN),
+                )
+                .await;
+            let _ = tx.send(true);
+            r
+        };
+        let (sent, _) = tokio::join!(channel, call);
+        let mut j = lock(&self.journal);
+        sent.record(&mut j, leg::TLS_MODERN, leg::NOTIFY_CHANNEL);
+    }
+
+    /// One complete `tools/call` of `tool` for the negotiated revision, with the
+    /// credential when held, recorded under `l`.
+    async fn tool_call(
+        &mut self,
+        l: LegId,
+        endpoint: &url::Url,
+        tool: &Chosen,
+        progress: Option<&str>,
+    ) -> Reply {
+        let mut params = Map::new();
+        params.insert("name".into(), Value::String(tool.name.clone()));
+        params.insert("arguments".into(), Value::Object(tool.arguments.clone()));
+        if progress.is_some() && self.era != Some(Era::Modern) {
+            params.insert("_meta".into(), json!({}));
+        }
+        let (mut h, mut body, id) = self.complete(TOOLS_CALL, params);
+        if let Some(t) = progress {
+            body["params"]["_meta"]["progressToken"] = json!(t);
+        }
+        if self.era == Some(Era::Modern) {
+            h.push(Header::new(header::NAME, mcp_name_value(&tool.name)));
+        }
+        self.rpc_awaiting(&[l], endpoint, h, &body, Some(Value::from(id)))
+            .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_probe_schema::model::Observation;
+
+    fn tool(name: &str, read_only: Option<bool>) -> Value {
+        match read_only {
+            Some(r) => json!({"name": name, "annotations": {"readOnlyHint": r}}),
+            None => json!({"name": name}),
+        }
+    }
+
+    fn args(names: &[&str]) -> BTreeMap<String, Map<String, Value>> {
+        names
+            .iter()
+            .map(|n| {
+                let mut m = Map::new();
+                m.insert("x".into(), json!(1));
+                (n.to_string(), m)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn consent_is_the_boolean_true_with_arguments() {
+        let e = |v: Value| consent(Some(&v)).unwrap_err();
+        assert_eq!(consent(None).unwrap_err(), ConsentError::NoConsent);
+        assert_eq!(
+            e(json!({INPUT_CONSENT: "true", INPUT_ARGUMENTS: {}})),
+            ConsentError::NoConsent
+        );
+        assert_eq!(
+            e(json!({INPUT_CONSENT: 1, INPUT_ARGUMENTS: {}})),
+            ConsentError::NoConsent
+        );
+        assert_eq!(
+            e(json!({INPUT_ARGUMENTS: {"a": {}}})),
+            ConsentError::NoConsent
+        );
+        assert_eq!(e(json!({INPUT_CONSENT: true})), ConsentError::NoArguments);
+        assert_eq!(
+            e(json!({INPUT_CONSENT: true, INPUT_ARGUMENTS: {"a": [1]}})),
+            ConsentError::NotObject("a".into())
+        );
+        assert!(ConsentError::NoConsent
+            .to_string()
+            .contains("tool_calls_authorised is not true"));
+        let ok = consent(Some(
+            &json!({INPUT_CONSENT: true, INPUT_ARGUMENTS: {"a": {"k": 2}}}),
+        ))
+        .expect("consent");
+        assert_eq!(ok["a"]["k"], json!(2));
+    }
+
+    #[test]
+    fn pick_prefers_arguments_then_read_only_then_name() {
+        let a = tool("b_plain", None);
+        let b = tool("c_ro", Some(true));
+        let c = tool("a_plain", Some(false));
+        let all = [&a, &b, &c];
+        assert_eq!(pick(&all, &args(&[])).expect("pick").name, "c_ro");
+        assert_eq!(
+            pick(&all, &args(&["b_plain"])).expect("pick").name,
+            "b_plain"
+        );
+        assert_eq!(
+            pick(&all, &args(&["b_plain"])).expect("pick").arguments["x"],
+            json!(1)
+        );
+        let all = [&a, &c];
+        assert_eq!(pick(&all, &args(&[])).expect("pick").name, "a_plain");
+        assert!(pick(&[], &args(&[])).is_none());
+    }
+
+    #[test]
+    fn selection_splits_against_the_baseline() {
+        let adv = vec![tool("old", None), tool("new_b", None), tool("new_a", None)];
+        let base: BTreeSet<String> = ["old".to_string(), "gone".to_string()].into();
+        let (c, s) = select(&adv, &base, &args(&[])).expect("pair");
+        assert_eq!((c.name.as_str(), s.name.as_str()), ("old", "new_a"));
+        let (_, s) = select(&adv, &base, &args(&["new_b"])).expect("pair");
+        assert_eq!(s.name, "new_b");
+        let all: BTreeSet<String> = ["old", "new_a", "new_b"].map(String::from).into();
+        assert!(select(&adv, &all, &args(&[]))
+            .unwrap_err()
+            .contains("no tool is advertised beyond the baseline (3 advertised, all recorded)"));
+        assert!(select(&adv, &BTreeSet::new(), &args(&[]))
+            .unwrap_err()
+            .contains("no control call"));
+        assert!(select(&[], &base, &args(&[]))
+            .unwrap_err()
+            .contains("0 advertised"));
+    }
+
+    #[test]
+    fn the_store_path_is_the_graders() {
+        let p = stored_baseline(Path::new("/s"), "http://127.0.0.1:1/mcp");
+        let key = hex::encode(&mcp_probe_schema::bundle::sha256(b"http://127.0.0.1:1/mcp")[..8]);
+        assert_eq!(p, Path::new("/s/baselines").join(format!("{key}.mcpev")));
+    }
+
+    #[test]
+    fn a_baseline_must_verify_and_be_of_the_endpoint() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("b.mcpev");
+        let bytes = mcp_probe_schema::testkit::sample_bundle(
+            &mcp_probe_schema::testkit::test_key(1),
+            2,
+            200,
+        );
+        std::fs::write(&path, &bytes).expect("write");
+        let names = baseline_tools(&path, "http://127.0.0.1:8080/mcp").expect("tools");
+        assert_eq!(names, ["t0", "t1"].map(String::from).into());
+        assert!(baseline_tools(&path, "http://127.0.0.1:9/mcp")
+            .unwrap_err()
+            .contains("is of endpoint http://127.0.0.1:8080/mcp"));
+        let mut bad = bytes.clone();
+        let n = bad.len();
+        bad[n - 10] ^= 1;
+        std::fs::write(&path, &bad).expect("write");
+        assert!(baseline_tools(&path, "http://127.0.0.1:8080/mcp")
+            .unwrap_err()
+            .contains("does not verify"));
+        assert!(baseline_tools(&dir.path().join("none"), "x")
+            .unwrap_err()
+            .contains("cannot read"));
+    }
+
+    fn run_leg(inputs: Option<Value>, baseline: Option<&Path>) -> Vec<Record> {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let client = crate::legs::fixture::client();
+        let j = crate::legs::fixture::journal(dir.path(), "http://127.0.0.1:1/mcp");
+        let mut p = Probe::new(&client, j.clone(), None, 1);
+        p.endpoint = Some(url::Url::parse("http://127.0.0.1:1/mcp").expect("url"));
+        p.era = Some(Era::Legacy);
+        p.revision = Some("2025-11-25".into());
+        p.inputs = inputs;
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(p.tool_calls(baseline, false));
+        let recs = j.lock().expect("journal").records();
+        recs
+    }
+
+    fn skipped(r: &Record) -> &str {
+        match &r.observation {
+            Observation::Skipped { reason } => reason,
+            o => panic!("{o:?}"),
+        }
+    }
+
+    #[test]
+    fn without_consent_nothing_is_sent() {
+        for inputs in [
+            None,
+            Some(json!({INPUT_ARGUMENTS: {"echo": {"text": "x"}}})),
+            Some(json!({INPUT_CONSENT: false, INPUT_ARGUMENTS: {"echo": {}}})),
+        ] {
+            let r = run_leg(inputs, None);
+            assert_eq!(r.len(), 1, "{r:?}");
+            assert_eq!(r[0].legs, LEGS.map(|l| l.to_string()).to_vec());
+            assert!(skipped(&r[0]).contains("tool_calls_authorised is not true"));
+        }
+    }
+
+    #[test]
+    fn without_a_baseline_1_3_is_skipped_and_without_an_advertised_tool_7_2_2_too() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let missing = dir.path().join("none.mcpev");
+        let i = Some(json!({INPUT_CONSENT: true, INPUT_ARGUMENTS: {"echo": {"text": "x"}}}));
+        let r = run_leg(i, Some(&missing));
+        // Nothing was sent: every record is a skip (the inventory is empty here).
+        assert!(
+            r.iter()
+                .all(|r| matches!(r.observation, Observation::Skipped { .. })),
+            "{r:?}"
+        );
+        assert!(skipped(&r[0]).contains("cannot read the baseline"), "{r:?}");
+        assert!(skipped(&r[1]).contains("no tool named in tool_arguments is advertised"));
+    }
+
+    /// A server that answers a GET with an event stream holding one event and then
+    /// holds it open for 10 s; its port.
+    fn holding_stream() -> u16 {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = l.local_addr().expect("addr").port();
+        std::thread::spawn(move || {
+            use std::io::{Read, Write};
+            if let Ok((mut s, _)) = l.accept() {
+                let mut buf = [0u8; 4096];
+                let _ = s.read(&mut buf);
+                let ev = "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"x\",\"progress\":1}}\n\n";
+                let _ = write!(
+                    s,
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n{:x}\r\n{ev}\r\n",
+                    ev.len()
+                );
+                let _ = s.flush();
+                std::thread::sleep(std::time::Duration::from_secs(10));
+            }
+        });
+        port
+    }
+
+    #[test]
+    fn the_side_stream_ends_when_told_not_at_the_deadline() {
+        let port = holding_stream();
+        let client = crate::transport::http::Client::new(
+            crate::transport::tls::Trust::load(None).expect("trust"),
+            std::time::Duration::from_secs(10),
+            1 << 16,
+        );
+        let req = Request {
+            method: "GET".into(),
+            url: url::Url::parse(&format!("http://127.0.0.1:{port}/mcp")).expect("url"),
+            headers: vec![Header::new(header::ACCEPT, "text/event-stream")],
+            body: Vec::new(),
+            await_id: None,
+            head_only_stream: false,
+            connect_to: None,
+        };
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let t0 = std::time::Instant::now();
+        let sent = rt.block_on(async {
+            let (tx, rx) = tokio::sync::watch::channel(false);
+            let stop = async {
+                tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+                let _ = tx.send(true);
+            };
+            tokio::join!(client.send_until(req, rx), stop).0
+        });
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(3),
+            "{:?}",
+            t0.elapsed()
+        );
+        let mcp_probe_schema::model::HttpOutcome::Response(r) = &sent.exchange.outcome else {
+            panic!("{:?}", sent.exchange.outcome)
+        };
+        assert_eq!(r.status, 200);
+        assert_eq!(
+            r.body.end,
+            mcp_probe_schema::model::BodyEnd::StoppedAfterResponse
+        );
+        assert!(String::from_utf8_lossy(&r.body.bytes).contains("notifications/progress"));
+    }
+}
