@@ -386,6 +386,10 @@ mod tests {
             crate::legs::c3_3_4_scope::INPUT_ARGUMENTS,
             crate::legs::c3_3_1_audience::INPUT_DOWNSTREAM,
             crate::legs::c3_3_1_audience::INPUT_FOREIGN_RESOURCE,
+            crate::legs::c5_1_live::INPUT_TOOL,
+            crate::legs::c5_1_live::INPUT_ARGUMENTS,
+            crate::legs::c5_4_1_traversal::INPUT_CONTROL,
+            crate::legs::c5_4_1_traversal::INPUT_CONSENT,
         ] {
             assert!(props.contains_key(key), "{key} missing from the schema");
             assert!(
@@ -395,7 +399,7 @@ mod tests {
                 "{key} has no description"
             );
         }
-        assert_eq!(props.len(), 7, "a key the probe does not read: {props:?}");
+        assert_eq!(props.len(), 11, "a key the probe does not read: {props:?}");
         let max = &props["max_request_bytes"];
         assert_eq!(max["minimum"], 1);
         assert_eq!(max["maximum"], crate::legs::HARD_MAX);
