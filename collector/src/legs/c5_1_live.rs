@@ -49,7 +49,9 @@ pub enum SchemaInputError {
     #[error("not sent: {INPUT_ARGUMENTS} in the probe inputs is empty, so no required property can be left out")]
     EmptyArguments,
     /// The tool is not in the recorded `tools/list`.
-    #[error("not sent: the operator's {INPUT_TOOL} {0:?} is not among the tools the server listed")]
+    #[error(
+        "not sent: the operator's {INPUT_TOOL} {0:?} is not among the tools the server listed"
+    )]
     NotAdvertised(String),
     /// The tool's `inputSchema` has no `required` list of names.
     #[error("not sent: the inputSchema of {0:?} has no `required` list, so no call can leave out a required property")]
@@ -142,7 +144,10 @@ fn prompt_name(p: &Value) -> Option<&str> {
 fn has_required_argument(p: &Value) -> bool {
     p.get("arguments")
         .and_then(Value::as_array)
-        .is_some_and(|a| a.iter().any(|x| x.get("required") == Some(&Value::Bool(true))))
+        .is_some_and(|a| {
+            a.iter()
+                .any(|x| x.get("required") == Some(&Value::Bool(true)))
+        })
 }
 
 /// The prompts of 5.1.3c and 5.1.3d: the first with a required argument, else (5.1.3d
@@ -275,7 +280,12 @@ impl Probe<'_> {
             p
         };
         let Some(r) = self
-            .named_rpc(&[leg::TEMPLATE_CONTROL], method::RESOURCES_READ, read(&control), &control)
+            .named_rpc(
+                &[leg::TEMPLATE_CONTROL],
+                method::RESOURCES_READ,
+                read(&control),
+                &control,
+            )
             .await
         else {
             return;
@@ -286,8 +296,13 @@ impl Probe<'_> {
                 control_failed(&format!("read of {control:?}"), "contents", &r),
             );
         }
-        self.named_rpc(&[leg::TEMPLATE_MISSING], method::RESOURCES_READ, read(&missing), &missing)
-            .await;
+        self.named_rpc(
+            &[leg::TEMPLATE_MISSING],
+            method::RESOURCES_READ,
+            read(&missing),
+            &missing,
+        )
+        .await;
     }
 
     /// 5.1.3c and 5.1.3d: a control get, then a missing required argument and an
@@ -324,7 +339,12 @@ impl Probe<'_> {
             &[leg::PROMPT_NAME_CONTROL]
         };
         let Some(r) = self
-            .named_rpc(controls, method::PROMPTS_GET, get(placeholder_arguments(&d), &name), &name)
+            .named_rpc(
+                controls,
+                method::PROMPTS_GET,
+                get(placeholder_arguments(&d), &name),
+                &name,
+            )
             .await
         else {
             return;
@@ -339,8 +359,13 @@ impl Probe<'_> {
             return self.skip(probes, why);
         }
         if c.is_some() {
-            self.named_rpc(&[leg::PROMPT_MISSING_ARG], method::PROMPTS_GET, get(Map::new(), &name), &name)
-                .await;
+            self.named_rpc(
+                &[leg::PROMPT_MISSING_ARG],
+                method::PROMPTS_GET,
+                get(Map::new(), &name),
+                &name,
+            )
+            .await;
         }
         self.named_rpc(
             &[leg::PROMPT_UNKNOWN],
@@ -379,9 +404,18 @@ mod tests {
     #[test]
     fn every_gate_says_why_nothing_is_sent() {
         let err = |i: Value| schema_probe_call(Some(&i), &tools()).unwrap_err();
-        assert_eq!(schema_probe_call(None, &tools()).unwrap_err(), SchemaInputError::NoTool);
-        assert!(matches!(err(json!({INPUT_TOOL: "add"})), SchemaInputError::NoArguments(_)));
-        assert_eq!(err(json!({INPUT_TOOL: "add", INPUT_ARGUMENTS: {}})), SchemaInputError::EmptyArguments);
+        assert_eq!(
+            schema_probe_call(None, &tools()).unwrap_err(),
+            SchemaInputError::NoTool
+        );
+        assert!(matches!(
+            err(json!({INPUT_TOOL: "add"})),
+            SchemaInputError::NoArguments(_)
+        ));
+        assert_eq!(
+            err(json!({INPUT_TOOL: "add", INPUT_ARGUMENTS: {}})),
+            SchemaInputError::EmptyArguments
+        );
         assert_eq!(
             err(json!({INPUT_TOOL: "add", INPUT_ARGUMENTS: [1]})),
             SchemaInputError::NotObject("an array")
@@ -490,9 +524,18 @@ mod tests {
     fn requests_are_complete_and_named_on_2026_07_28() {
         let inv = vec![
             (leg::INVENTORY_TOOLS, json!(tools())),
-            (leg::INVENTORY_RESOURCES, json!([{"uri": "info://server", "name": "i"}])),
-            (leg::INVENTORY_RESOURCE_TEMPLATES, json!([{"uriTemplate": "greeting://{name}", "name": "g"}])),
-            (leg::INVENTORY_PROMPTS, json!([{"name": "review", "arguments": [{"name": "code", "required": true}]}])),
+            (
+                leg::INVENTORY_RESOURCES,
+                json!([{"uri": "info://server", "name": "i"}]),
+            ),
+            (
+                leg::INVENTORY_RESOURCE_TEMPLATES,
+                json!([{"uriTemplate": "greeting://{name}", "name": "g"}]),
+            ),
+            (
+                leg::INVENTORY_PROMPTS,
+                json!([{"name": "review", "arguments": [{"name": "code", "required": true}]}]),
+            ),
         ];
         let inputs = Some(json!({INPUT_TOOL: "add", INPUT_ARGUMENTS: {"a": 1, "b": 2}}));
         let recs = run_legs(Era::Modern, inv, inputs);
@@ -513,16 +556,27 @@ mod tests {
         assert_eq!(recs[1].legs, vec![leg::TEMPLATE_CONTROL.to_string()]);
         assert_eq!(b["params"]["uri"], json!("info://server"));
         assert_eq!(name(&h).as_deref(), Some("info://server"));
-        assert!(matches!(&recs[2].observation, Observation::Skipped { reason } if reason.contains("control read of \"info://server\"")));
+        assert!(
+            matches!(&recs[2].observation, Observation::Skipped { reason } if reason.contains("control read of \"info://server\""))
+        );
         let (b, _) = sent(&recs[3]);
         assert_eq!(
             recs[3].legs,
-            vec![leg::PROMPT_CONTROL.to_string(), leg::PROMPT_NAME_CONTROL.to_string()]
+            vec![
+                leg::PROMPT_CONTROL.to_string(),
+                leg::PROMPT_NAME_CONTROL.to_string()
+            ]
         );
-        assert_eq!(b["params"]["arguments"], json!({"code": PROMPT_PLACEHOLDER}));
+        assert_eq!(
+            b["params"]["arguments"],
+            json!({"code": PROMPT_PLACEHOLDER})
+        );
         assert_eq!(
             recs[4].legs,
-            vec![leg::PROMPT_MISSING_ARG.to_string(), leg::PROMPT_UNKNOWN.to_string()]
+            vec![
+                leg::PROMPT_MISSING_ARG.to_string(),
+                leg::PROMPT_UNKNOWN.to_string()
+            ]
         );
     }
 
@@ -538,9 +592,15 @@ mod tests {
             .collect();
         assert_eq!(reasons.len(), 3, "{reasons:?}");
         assert!(reasons[0].1.contains("no schema_probe_tool"));
-        assert!(reasons[1].1.contains("no resource to read as a control (resources/list was not recorded)"));
-        assert!(reasons[1].1.contains("no resource template with a {variable}"));
+        assert!(reasons[1]
+            .1
+            .contains("no resource to read as a control (resources/list was not recorded)"));
+        assert!(reasons[1]
+            .1
+            .contains("no resource template with a {variable}"));
         assert_eq!(reasons[2].0.len(), 4);
-        assert!(reasons[2].1.contains("no prompt to get (prompts/list lists none)"));
+        assert!(reasons[2]
+            .1
+            .contains("no prompt to get (prompts/list lists none)"));
     }
 }

@@ -125,11 +125,7 @@ impl Probe<'_> {
         if !non_empty(&r, "contents") {
             return self.skip(
                 &family::TRAVERSAL[1..],
-                control_failed(
-                    &format!("read of {control:?} ({origin})"),
-                    "contents",
-                    &r,
-                ),
+                control_failed(&format!("read of {control:?} ({origin})"), "contents", &r),
             );
         }
         for (l, uri) in uris {
@@ -150,14 +146,21 @@ mod tests {
         let u = traversal_uri("file:///docs/readme.txt", STEP, UNIX_TARGET).expect("uri");
         assert_eq!(
             u,
-            format!("file:///docs/readme.txt/{}etc/passwd", "../".repeat(MIN_DEPTH))
+            format!(
+                "file:///docs/readme.txt/{}etc/passwd",
+                "../".repeat(MIN_DEPTH)
+            )
         );
         // Deeper than the minimum: slashes after :// plus two.
         let deep = format!("x://{}", "d/".repeat(14));
         let u = traversal_uri(&deep, STEP, WINDOWS_TARGET).expect("uri");
         assert_eq!(
             u,
-            format!("x://{}/{}windows/win.ini", "d/".repeat(14).trim_end_matches('/'), "../".repeat(16))
+            format!(
+                "x://{}/{}windows/win.ini",
+                "d/".repeat(14).trim_end_matches('/'),
+                "../".repeat(16)
+            )
         );
         let u = traversal_uri("files://root/a", ENCODED_STEP, UNIX_TARGET).expect("uri");
         assert!(u.starts_with("files://root/a/..%2F..%2F"), "{u}");
@@ -170,7 +173,8 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let client = crate::legs::fixture::client();
         let j = crate::legs::fixture::journal(dir.path(), "http://127.0.0.1:1/mcp");
-        let body = json!({"jsonrpc": "2.0", "id": 1, "result": {"resources": resources}}).to_string();
+        let body =
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"resources": resources}}).to_string();
         let r = mcp_probe_schema::testkit::http_record(
             &[leg::INVENTORY_RESOURCES],
             "http://127.0.0.1:1/mcp",
@@ -222,7 +226,8 @@ mod tests {
             json!([{"uri": "info://server", "name": "i"}]),
         );
         assert_eq!(recs.len(), 1);
-        assert!(skipped(&recs[0]).contains("\"info://server\" (derived from the first listed resource) has no path"));
+        assert!(skipped(&recs[0])
+            .contains("\"info://server\" (derived from the first listed resource) has no path"));
         let recs = run_leg(Some(json!({INPUT_CONSENT: true})), json!([]));
         assert!(skipped(&recs[0]).contains("no listed resource"));
     }
