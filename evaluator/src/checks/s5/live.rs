@@ -49,8 +49,8 @@ pub(super) fn seqs(ev: &Evidence, legs: &[LegId]) -> Vec<u64> {
 
 /// One live leg as recorded.
 pub(super) enum Recorded {
-    /// The request was sent; its answer.
-    Sent(Answer, Value),
+    /// The request was sent; its answer and the request body.
+    Sent(Box<Answer>, Value),
     /// The leg was recorded as skipped, or no record carries it: the outcome and note.
     NotSent(Graded),
 }
@@ -58,7 +58,10 @@ pub(super) enum Recorded {
 /// The last record of `leg`: the answer and the request body, or why nothing was sent.
 pub(super) fn recorded(ev: &Evidence, leg: LegId, what: &str) -> Recorded {
     match wire::last(ev, leg) {
-        Some(Ok(x)) => Recorded::Sent(wire::read(&x), x.request_json().unwrap_or(Value::Null)),
+        Some(Ok(x)) => Recorded::Sent(
+            Box::new(wire::read(&x)),
+            x.request_json().unwrap_or(Value::Null),
+        ),
         Some(Err(reason)) => Recorded::NotSent(skipped(what, &reason)),
         None => Recorded::NotSent((
             LegOutcome::Error,
