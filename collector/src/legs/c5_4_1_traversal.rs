@@ -249,4 +249,107 @@ mod tests {
         assert_eq!(recs[1].legs.len(), 3);
         assert!(skipped(&recs[1]).contains("the operator's traversal_control_uri"));
     }
+
+    /// A loopback server answering every JSON-RPC request with one text content, keeping
+    /// the raw bytes of each request it received.
+    fn contents_server() -> (String, std::sync::Arc<std::sync::Mutex<Vec<Vec<u8>>>>) {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let kept = seen.clone();
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(mut conn) = conn else { return };
+                let mut reader = BufReader::new(conn.try_clone().expect("clone"));
+                loop {
+                    let mut head = Vec::new();
+                    let mut length = 0;
+                    loop {
+                        let mut line = String::new();
+                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                            length = v.trim().parse().unwrap_or(0);
+                        }
+                        head.extend_from_slice(line.as_bytes());
+                        if line == "\r\n" {
+                            break;
+                        }
+                    }
+                    let mut body = vec![0; length];
+                    reader.read_exact(&mut body).expect("body");
+                    let id = serde_json::from_slice::<Value>(&body)
+                        .ok()
+                        .and_then(|b| b.get("id").cloned());
+                    head.extend_from_slice(&body);
+                    kept.lock().expect("kept").push(head);
+                    let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"contents": [{"uri": "x", "text": "hello"}]}})
+                        .to_string();
+                    let reply = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{answer}",
+                        answer.len()
+                    );
+                    if conn.write_all(reply.as_bytes()).is_err() {
+                        return;
+                    }
+                }
+            }
+        });
+        (url, seen)
+    }
+
+    #[test]
+    fn every_dot_segment_reaches_the_wire() {
+        let (url, seen) = contents_server();
+        let dir = tempfile::tempdir().expect("tempdir");
+        let client = crate::legs::fixture::client();
+        let j = crate::legs::fixture::journal(dir.path(), &url);
+        let mut p = Probe::new(&client, j.clone(), None, 1);
+        p.endpoint = Some(url::Url::parse(&url).expect("url"));
+        p.era = Some(Era::Legacy);
+        p.revision = Some("2025-11-25".into());
+        p.inputs = Some(json!({INPUT_CONSENT: true, INPUT_CONTROL: "file:///docs/a.txt"}));
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(p.traversal());
+        let seen = seen.lock().expect("seen").clone();
+        assert_eq!(seen.len(), 4, "control and three traversal reads");
+        let wire: Vec<String> = seen
+            .iter()
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .collect();
+        assert!(
+            wire[0].contains(r#""uri":"file:///docs/a.txt""#),
+            "{}",
+            wire[0]
+        );
+        let up = format!("file:///docs/a.txt/{}etc/passwd", "../".repeat(MIN_DEPTH));
+        assert!(wire[1].contains(&up), "{}", wire[1]);
+        assert!(wire[2].contains("/../../windows/win.ini"), "{}", wire[2]);
+        assert!(
+            wire[3].contains("file:///docs/a.txt/..%2F..%2F"),
+            "{}",
+            wire[3]
+        );
+        // The journal holds the same bytes, under the leg of each read.
+        let recs = j.lock().expect("journal").records();
+        let legs: Vec<&str> = recs.iter().map(|r| r.legs[0].as_str()).collect();
+        assert_eq!(
+            legs,
+            [
+                "5.4.1a.control",
+                "5.4.1a.unix",
+                "5.4.1a.windows",
+                "5.4.1a.encoded"
+            ]
+        );
+        let Observation::Http(x) = &recs[1].observation else {
+            panic!()
+        };
+        assert!(String::from_utf8_lossy(&x.request.body.bytes).contains(&up));
+    }
 }
