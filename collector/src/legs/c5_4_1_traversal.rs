@@ -253,51 +253,55 @@ mod tests {
     /// A loopback server answering every JSON-RPC request with one text content, keeping
     /// the raw bytes of each request it received.
     fn contents_server() -> (String, std::sync::Arc<std::sync::Mutex<Vec<Vec<u8>>>>) {
-        use std::io::{BufRead, BufReader, Read, Write};
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
         let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
         let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let kept = seen.clone();
         std::thread::spawn(move || {
-            for conn in listener.incoming() {
-                let Ok(mut conn) = conn else { return };
-                let mut reader = BufReader::new(conn.try_clone().expect("clone"));
-                loop {
-                    let mut head = Vec::new();
-                    let mut length = 0;
-                    loop {
-                        let mut line = String::new();
-                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                            return;
-                        }
-                        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                            length = v.trim().parse().unwrap_or(0);
-                        }
-                        head.extend_from_slice(line.as_bytes());
-                        if line == "\r\n" {
-                            break;
-                        }
-                    }
-                    let mut body = vec![0; length];
-                    reader.read_exact(&mut body).expect("body");
-                    let id = serde_json::from_slice::<Value>(&body)
-                        .ok()
-                        .and_then(|b| b.get("id").cloned());
-                    head.extend_from_slice(&body);
-                    kept.lock().expect("kept").push(head);
-                    let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"contents": [{"uri": "x", "text": "hello"}]}})
-                        .to_string();
-                    let reply = format!(
-                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{answer}",
-                        answer.len()
-                    );
-                    if conn.write_all(reply.as_bytes()).is_err() {
-                        return;
-                    }
-                }
+            for conn in listener.incoming().flatten() {
+                serve(conn, &kept);
             }
         });
         (url, seen)
+    }
+
+    /// Answer the requests of one connection until it closes.
+    fn serve(mut conn: std::net::TcpStream, kept: &std::sync::Mutex<Vec<Vec<u8>>>) {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let mut reader = BufReader::new(conn.try_clone().expect("clone"));
+        loop {
+            let mut head = Vec::new();
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                    return;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+                head.extend_from_slice(line.as_bytes());
+                if line == "\r\n" {
+                    break;
+                }
+            }
+            let mut body = vec![0; length];
+            reader.read_exact(&mut body).expect("body");
+            let id = serde_json::from_slice::<Value>(&body)
+                .ok()
+                .and_then(|b| b.get("id").cloned());
+            head.extend_from_slice(&body);
+            kept.lock().expect("kept").push(head);
+            let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"contents": [{"uri": "x", "text": "hello"}]}})
+                .to_string();
+            let reply = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{answer}",
+                answer.len()
+            );
+            if conn.write_all(reply.as_bytes()).is_err() {
+                return;
+            }
+        }
     }
 
     #[test]
