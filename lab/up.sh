@@ -3,7 +3,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 [ ! -s "$RUN/pids" ] || { echo "already up: $RUN/pids" >&2; exit 1; }
-read -r PY2 PY2SLJ PY2NODNS PY1 FM FMAUTO TS2 TS2REJ PAGED AS RS MOD LEG EXP SS T13 PLAIN REDIR SSRV NOSTORE SLOPPY WRONG ASL RSL RSBAD ASU RSU STG STGG <<<"$(free_ports 29)"
+read -r PY2 PY2SLJ PY2NODNS PY1 FM FMAUTO TS2 TS2REJ PAGED AS RS MOD LEG EXP SS T13 PLAIN REDIR SSRV NOSTORE SLOPPY WRONG ASL RSL RSBAD ASU RSU STG STGG FILES FILESNAIVE <<<"$(free_ports 31)"
 V2=$LAB/.venv-mcp2/bin/python; V1=$LAB/.venv-mcp1/bin/python; FMC=$LAB/.venv-fastmcp/bin/fastmcp
 lab_start py2        $PY2      "$LAB/py2"      "$V2" server.py $PY2
 lab_start py2-sl-json $PY2SLJ  "$LAB/py2"      "$V2" server.py $PY2SLJ --stateless --json
@@ -35,12 +35,15 @@ lab_start py2-auth-badprm $RSBAD "$LAB/py2-auth" "$V2" server.py $RSBAD http://1
 lab_start py2-staged $STG      "$LAB/py2-staged" "$V2" server.py $STG "$RUN/staged.state"
 lab_start py2-staged-gate $STGG "$LAB/py2-staged" "$V2" server.py $STGG "$RUN/staged-gate.state" \
                                                --gate --no-sender --stray-token
+# files under lab/py2-files/root: canonicalised and confined (5.4.1 PASS), and --naive (5.4.1 and 5.1.2c FAIL)
+lab_start py2-files  $FILES    "$LAB/py2-files" "$V2" server.py $FILES
+lab_start py2-files-naive $FILESNAIVE "$LAB/py2-files" "$V2" server.py $FILESNAIVE --naive
 "$LAB/tls/make-certs.sh" "$RUN/certs" >/dev/null
 "$LAB/tls/nginx-conf.sh" "$RUN/certs" "$RUN/nginx" $PY2 $MOD $LEG $EXP $SS $T13 $PLAIN $REDIR $NOSTORE $WRONG
 lab_start nginx      $MOD      "$RUN/nginx"    nginx -p "$RUN/nginx" -c nginx.conf
 lab_start s_server   $SSRV     "$RUN/certs"    openssl s_server -accept 127.0.0.1:$SSRV -cert server.crt \
           -cert_chain ca.crt -key server.key -min_protocol TLSv1 -cipher 'DEFAULT:@SECLEVEL=0' -www -quiet
-for p in $PY2 $PY2SLJ $PY2NODNS $PY1 $FM $FMAUTO $TS2 $TS2REJ $PAGED $AS $RS $MOD $LEG $EXP $SS $T13 $PLAIN $REDIR $SSRV $NOSTORE $SLOPPY $WRONG $ASL $RSL $RSBAD $ASU $RSU $STG $STGG; do
+for p in $PY2 $PY2SLJ $PY2NODNS $PY1 $FM $FMAUTO $TS2 $TS2REJ $PAGED $AS $RS $MOD $LEG $EXP $SS $T13 $PLAIN $REDIR $SSRV $NOSTORE $SLOPPY $WRONG $ASL $RSL $RSBAD $ASU $RSU $STG $STGG $FILES $FILESNAIVE; do
   lab_wait "$p" 60 || { echo "port $p did not come up; see $RUN/*.log" >&2; exit 1; }
 done
 U=http://127.0.0.1; T=127.0.0.1; printf '%s\n' >"$RUN/env" \
@@ -53,5 +56,6 @@ U=http://127.0.0.1; T=127.0.0.1; printf '%s\n' >"$RUN/env" \
   LAB_PY2_STAGED_GATE=$U:$STGG/mcp "LAB_PY2_STAGED_GATE_STATE=$RUN/staged-gate.state" \
   "LAB_TLS_CA=$RUN/certs/ca.crt" LAB_TLS_MODERN=$T:$MOD LAB_TLS_LEGACY=$T:$LEG \
   LAB_TLS_EXPIRED=$T:$EXP LAB_TLS_SELFSIGNED=$T:$SS LAB_TLS_13ONLY=$T:$T13 LAB_PLAIN_200=$T:$PLAIN \
-  LAB_PLAIN_301=$T:$REDIR LAB_SSERVER_LEGACY=$T:$SSRV LAB_TLS_WRONGNAME=$T:$WRONG
+  LAB_PLAIN_301=$T:$REDIR LAB_SSERVER_LEGACY=$T:$SSRV LAB_TLS_WRONGNAME=$T:$WRONG \
+  LAB_PY2_FILES=$U:$FILES/mcp LAB_PY2_FILES_NAIVE=$U:$FILESNAIVE/mcp
 cat "$RUN/env"

@@ -108,6 +108,12 @@ fn check(id: &str) {
 }
 
 #[test]
+fn py2_files_serves_its_root() {
+    check("py2-files");
+    check("py2-files-naive");
+}
+
+#[test]
 fn py2_stateful_negotiates_2026_07_28() {
     check("py2");
 }

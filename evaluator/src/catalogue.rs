@@ -362,7 +362,7 @@ pub const CATALOGUE: [Entry; 36] = [
         Automated,
         Wire,
         "path traversal and arbitrary filesystem access prevented",
-        None,
+        Some(&checks::s5::c5_4_1::C5_4_1),
     ),
     e(
         C5_5_1,

@@ -95,6 +95,12 @@ pub mod probe {
     pub const NO_SUCH_TOOL: &str = "cis-audit-no-such-tool";
     /// The `Mcp-Name` value of the 2.4 name-mismatch legs.
     pub const MISMATCH_NAME: &str = "cis-audit-mismatch-probe";
+    /// The value 5.1.2c puts in a template's first variable (a resource that cannot exist).
+    pub const NO_SUCH_VALUE: &str = "cis-audit-no-such-value";
+    /// The value 5.1.3c's control gives every declared prompt argument.
+    pub const PROMPT_PLACEHOLDER: &str = "cis-audit-placeholder";
+    /// A prompt name no server offers (5.1.3d).
+    pub const NO_SUCH_PROMPT: &str = "cis-audit-no-such-prompt";
 }
 
 /// OAuth discovery: well-known URL suffixes and limits.
@@ -424,6 +430,36 @@ pub mod leg {
     /// 7.2.2: one `tools/call` carrying `_meta.progressToken`, its response stream read
     /// until the response.
     pub const NOTIFY_PROGRESS_CALL: LegId = LegId("7.2.2.progress_call");
+
+    // Section 5 live legs (after the inventory, both eras).
+    /// 5.1.1d: one complete `tools/call` of the operator's `schema_probe_tool` with its
+    /// `schema_probe_arguments` minus the first required property supplied.
+    pub const SCHEMA_CALL: LegId = LegId("5.1.1d.call");
+    /// 5.1.2c: `resources/read` of the first listed resource (control).
+    pub const TEMPLATE_CONTROL: LegId = LegId("5.1.2c.control");
+    /// 5.1.2c: `resources/read` of the first template with its first variable set to a
+    /// value that cannot exist.
+    pub const TEMPLATE_MISSING: LegId = LegId("5.1.2c.missing");
+    /// 5.1.3c: `prompts/get` of the first prompt with a required argument, every declared
+    /// argument set to a placeholder (control).
+    pub const PROMPT_CONTROL: LegId = LegId("5.1.3c.control");
+    /// 5.1.3c: the same prompt with `arguments: {}`.
+    pub const PROMPT_MISSING_ARG: LegId = LegId("5.1.3c.missing_arg");
+    /// 5.1.3d: `prompts/get` of a prompt (the 5.1.3c one, else the first listed), every
+    /// declared argument set to a placeholder (control; one record with 5.1.3c's when the
+    /// prompt is the same).
+    pub const PROMPT_NAME_CONTROL: LegId = LegId("5.1.3d.control");
+    /// 5.1.3d: `prompts/get` of a prompt name that does not exist.
+    pub const PROMPT_UNKNOWN: LegId = LegId("5.1.3d.unknown");
+    /// 5.4.1a: `resources/read` of the control URI (operator's or the first listed
+    /// resource), only with the operator's consent.
+    pub const TRAVERSAL_CONTROL: LegId = LegId("5.4.1a.control");
+    /// 5.4.1a: the control URI with `../` segments climbing to `etc/passwd`.
+    pub const TRAVERSAL_UNIX: LegId = LegId("5.4.1a.unix");
+    /// 5.4.1a: the same climbing to `windows/win.ini`.
+    pub const TRAVERSAL_WINDOWS: LegId = LegId("5.4.1a.windows");
+    /// 5.4.1a: the Unix climb with every `/` after `..` percent-encoded (`..%2F`).
+    pub const TRAVERSAL_ENCODED: LegId = LegId("5.4.1a.encoded");
     /// Every leg id, in the order above.
     pub const ALL: &[LegId] = &[
         ENDPOINT_DETECT,
@@ -482,6 +518,17 @@ pub mod leg {
         STAGED_CALL,
         NOTIFY_CHANNEL,
         NOTIFY_PROGRESS_CALL,
+        SCHEMA_CALL,
+        TEMPLATE_CONTROL,
+        TEMPLATE_MISSING,
+        PROMPT_CONTROL,
+        PROMPT_MISSING_ARG,
+        PROMPT_NAME_CONTROL,
+        PROMPT_UNKNOWN,
+        TRAVERSAL_CONTROL,
+        TRAVERSAL_UNIX,
+        TRAVERSAL_WINDOWS,
+        TRAVERSAL_ENCODED,
     ];
 }
 
@@ -534,6 +581,22 @@ pub mod family {
         NOTIFY_CHANNEL,
         NOTIFY_PROGRESS_CALL,
     ];
+    /// 5.1.2c: control read, then the made-up template instance.
+    pub const TEMPLATE_READS: [LegId; 2] = [TEMPLATE_CONTROL, TEMPLATE_MISSING];
+    /// 5.1.3c and 5.1.3d: the controls and the two refusals.
+    pub const PROMPT_GETS: [LegId; 4] = [
+        PROMPT_CONTROL,
+        PROMPT_MISSING_ARG,
+        PROMPT_NAME_CONTROL,
+        PROMPT_UNKNOWN,
+    ];
+    /// 5.4.1a: the control read and the traversal reads.
+    pub const TRAVERSAL: [LegId; 4] = [
+        TRAVERSAL_CONTROL,
+        TRAVERSAL_UNIX,
+        TRAVERSAL_WINDOWS,
+        TRAVERSAL_ENCODED,
+    ];
 }
 
 /// JSON-RPC method names used by the collector.
@@ -546,6 +609,12 @@ pub mod method {
     pub const INITIALIZED: &str = "notifications/initialized";
     /// Tool inventory.
     pub const TOOLS_LIST: &str = "tools/list";
+    /// A tool call (5.1.1d).
+    pub const TOOLS_CALL: &str = "tools/call";
+    /// A resource read (5.1.2c, 5.4.1a).
+    pub const RESOURCES_READ: &str = "resources/read";
+    /// A prompt get (5.1.3c, 5.1.3d).
+    pub const PROMPTS_GET: &str = "prompts/get";
     /// Resource inventory.
     pub const RESOURCES_LIST: &str = "resources/list";
     /// Resource template inventory.

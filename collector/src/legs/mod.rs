@@ -10,6 +10,9 @@
 //! * [`c1_1_versions`], [`c2_3_auth`], [`c2_4_headers`], [`c2_5_origin`],
 //!   [`c5_2_3_session`], [`c7_1_2_null_id`], [`c10_limits`]: the legs after the
 //!   inventory, in the order of [`AFTER_INVENTORY`].
+//! * [`c5_1_live`], [`c5_4_1_traversal`]: the Section 5 live legs (tool call, resource
+//!   reads, prompt gets; the traversal reads only with the operator's consent), last
+//!   in [`AFTER_INVENTORY`].
 //! * [`c3_3_4_scope`]: the operator's out-of-scope call.
 //! * [`c1_3_7_2_2_tools`]: the consented tool calls of 1.3 and 7.2.2.
 //! * [`c3_3_5_deputy`]: the confused-deputy legs (registration and authorization
@@ -37,7 +40,9 @@ pub mod c2_5_origin;
 pub mod c3_3_1_audience;
 pub mod c3_3_4_scope;
 pub mod c3_3_5_deputy;
+pub mod c5_1_live;
 pub mod c5_2_3_session;
+pub mod c5_4_1_traversal;
 pub mod c7_1_2_null_id;
 pub mod eras;
 
@@ -171,6 +176,14 @@ pub enum Family {
     StaticResource,
     /// 10.2a ([`c10_limits`]).
     Padded,
+    /// 5.1.1d ([`c5_1_live`]).
+    SchemaCall,
+    /// 5.1.2c ([`c5_1_live`]).
+    TemplateReads,
+    /// 5.1.3c and 5.1.3d ([`c5_1_live`]).
+    PromptGets,
+    /// 5.4.1a ([`c5_4_1_traversal`]), with the operator's consent only.
+    Traversal,
 }
 
 /// The order in which the families after the inventory are sent (records follow it).
@@ -183,6 +196,10 @@ pub const AFTER_INVENTORY: &[Family] = &[
     Family::NullId,
     Family::StaticResource,
     Family::Padded,
+    Family::SchemaCall,
+    Family::TemplateReads,
+    Family::PromptGets,
+    Family::Traversal,
 ];
 
 impl Family {
@@ -197,6 +214,10 @@ impl Family {
             Family::NullId => "7.1.2",
             Family::StaticResource => "10.1",
             Family::Padded => "10.2",
+            Family::SchemaCall => "5.1.1",
+            Family::TemplateReads => "5.1.2",
+            Family::PromptGets => "5.1.3",
+            Family::Traversal => "5.4.1",
         }
     }
 
@@ -211,6 +232,10 @@ impl Family {
             Family::NullId => &[leg::NULL_ID],
             Family::StaticResource => &[leg::STATIC_RESOURCE],
             Family::Padded => &[leg::PADDED],
+            Family::SchemaCall => &[leg::SCHEMA_CALL],
+            Family::TemplateReads => &family::TEMPLATE_READS,
+            Family::PromptGets => &family::PROMPT_GETS,
+            Family::Traversal => &family::TRAVERSAL,
         }
     }
 
@@ -225,6 +250,10 @@ impl Family {
             Family::NullId => p.null_id().await,
             Family::StaticResource => p.static_resource().await,
             Family::Padded => p.padded().await,
+            Family::SchemaCall => p.schema_call().await,
+            Family::TemplateReads => p.template_reads().await,
+            Family::PromptGets => p.prompt_gets().await,
+            Family::Traversal => p.traversal().await,
         }
     }
 }
@@ -299,6 +328,17 @@ mod tests {
                 leg::NULL_ID,
                 leg::STATIC_RESOURCE,
                 leg::PADDED,
+                leg::SCHEMA_CALL,
+                leg::TEMPLATE_CONTROL,
+                leg::TEMPLATE_MISSING,
+                leg::PROMPT_CONTROL,
+                leg::PROMPT_MISSING_ARG,
+                leg::PROMPT_NAME_CONTROL,
+                leg::PROMPT_UNKNOWN,
+                leg::TRAVERSAL_CONTROL,
+                leg::TRAVERSAL_UNIX,
+                leg::TRAVERSAL_WINDOWS,
+                leg::TRAVERSAL_ENCODED,
             ]
         );
     }

@@ -396,6 +396,10 @@ mod tests {
             crate::legs::c2_5_origin::INPUT_ALLOWED_ORIGIN,
             crate::legs::c1_3_7_2_2_tools::INPUT_CONSENT,
             crate::legs::c1_3_7_2_2_tools::INPUT_ARGUMENTS,
+            crate::legs::c5_1_live::INPUT_TOOL,
+            crate::legs::c5_1_live::INPUT_ARGUMENTS,
+            crate::legs::c5_4_1_traversal::INPUT_CONTROL,
+            crate::legs::c5_4_1_traversal::INPUT_CONSENT,
         ] {
             assert!(props.contains_key(key), "{key} missing from the schema");
             assert!(
@@ -405,7 +409,7 @@ mod tests {
                 "{key} has no description"
             );
         }
-        assert_eq!(props.len(), 10, "a key the probe does not read: {props:?}");
+        assert_eq!(props.len(), 14, "a key the probe does not read: {props:?}");
         let max = &props["max_request_bytes"];
         assert_eq!(max["minimum"], 1);
         assert_eq!(max["maximum"], crate::legs::HARD_MAX);

@@ -42,6 +42,22 @@ pub const NEEDS: &[Need] = &[
         given: |i| text(i, "scope_probe_tool"),
     },
     Need {
+        decides: "5.1.1d",
+        inputs: &["schema_probe_tool", "schema_probe_arguments"],
+        note: "a side-effect-free tool with a required argument, and valid arguments for it",
+        given: |i| {
+            text(i, "schema_probe_tool")
+                && i.get("schema_probe_arguments")
+                    .is_some_and(|a| a.as_object().is_some_and(|o| !o.is_empty()))
+        },
+    },
+    Need {
+        decides: "5.4.1",
+        inputs: &["traversal_authorised"],
+        note: "consent (true) to send path-traversal reads, an attack payload in the server's logs",
+        given: |i| i.get("traversal_authorised") == Some(&Value::Bool(true)),
+    },
+    Need {
         decides: "10.1a",
         inputs: &["static_resource_path"],
         note: "a static resource of the server",

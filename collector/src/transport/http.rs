@@ -709,7 +709,42 @@ async fn fill(conn: &mut Conn, deadline: Instant) -> Result<usize, TransportErro
     }
 }
 
+/// How long the head of a stream read beside another request may still take once that
+/// request's response arrived: enough to record that the stream was open (its status and
+/// headers), never more.
+const HEAD_GRACE: Duration = Duration::from_secs(2);
+
+/// Read the response head. On a connection with a stop signal, the signal does not cut
+/// the head short at once: the head gets [`HEAD_GRACE`] more (the GET and the request
+/// beside it start together, and on a busy host the head may arrive after the other
+/// request's response).
 async fn read_head(
+    conn: &mut Conn,
+    deadline: Instant,
+) -> Result<(u16, String, String, Vec<Header>), TransportError> {
+    let Some(mut stop) = conn.stop.take() else {
+        return read_head_now(conn, deadline).await;
+    };
+    let grace = stop.clone();
+    let out = {
+        // Boxed: the head future holds a read buffer, and a second copy of it on the
+        // stack of every send would grow the future of each request.
+        let mut head = Box::pin(read_head_now(conn, deadline));
+        tokio::select! {
+            r = &mut head => r,
+            _ = async { stop.wait_for(|s| *s).await.is_ok() } => {
+                match tokio::time::timeout(HEAD_GRACE, &mut head).await {
+                    Ok(r) => r,
+                    Err(_) => Err(terr(ErrorKind::Io, STOPPED)),
+                }
+            }
+        }
+    };
+    conn.stop = Some(grace);
+    out
+}
+
+async fn read_head_now(
     conn: &mut Conn,
     deadline: Instant,
 ) -> Result<(u16, String, String, Vec<Header>), TransportError> {

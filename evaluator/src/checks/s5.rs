@@ -3,15 +3,13 @@
 //! * 5.1.1, 5.1.2, 5.1.3 are graded from the inventory: every page of `tools/list`,
 //!   `resources/templates/list` and `prompts/list`, read as raw JSON (never through a
 //!   lenient model that would coerce `"required": "yes"` to `true` or drop a null
-//!   `uriTemplate`; [`crate::checks::common::inventory`]). Their live legs (5.1.1d,
-//!   5.1.2c, 5.1.3c/d) need requests this collector does not send yet; the reduction
-//!   says so and no outcome is invented.
+//!   `uriTemplate`; [`crate::checks::common::inventory`]), and from their live legs
+//!   (5.1.1d, 5.1.2c, 5.1.3c/d: one tool call, resource reads, prompt gets; `live`).
+//! * 5.4.1 is graded from the path-traversal reads the collector sends only with the
+//!   operator's consent.
 //! * 5.2.3 is graded on the wire, on 2026-07-28 only.
 //! * 5.2.1, 5.2.2, 5.3.1, 5.5.1, 5.6.1 are reported only: always N/A, with the reason
 //!   and what the bundle shows (defined here as [`ReportedOnly`] values).
-//!
-//! 5.4.1 needs probe legs the collector does not record yet and has no grader, so the
-//! report shows it as not graded rather than guessing.
 //!
 //! Every page of a list is read (a list cut short says which pages went unexamined);
 //! the inventory gate says whether a list was not declared, refused, unparsable or
@@ -22,6 +20,8 @@ pub mod c5_1_1;
 pub mod c5_1_2;
 pub mod c5_1_3;
 pub mod c5_2_3;
+pub mod c5_4_1;
+mod live;
 
 use serde::Serialize;
 use serde_json::{Map, Value};

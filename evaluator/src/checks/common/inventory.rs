@@ -438,12 +438,12 @@ pub fn no_session(reduction: &str) -> Outcome {
 #[cfg(test)]
 pub mod fixture {
     use mcp_probe_schema::model::{ErrorKind, HttpOutcome, Observation, Record, TransportError};
-    use mcp_probe_schema::vocab::LegId;
+    use mcp_probe_schema::vocab::{leg, LegId};
     use serde_json::{json, Value};
 
     use super::List;
     use crate::check::{Check, Context};
-    use crate::fixture::{evidence, exchange, list_page, session};
+    use crate::fixture::{evidence, exchange, list_page, session, skipped};
     use crate::grade::run;
     use crate::verdict::Outcome;
 
@@ -455,10 +455,42 @@ pub mod fixture {
         json!({"tools": {}, "resources": {}, "prompts": {}})
     }
 
-    /// `check` through the runner, on a session with `capabilities` and `records`.
-    pub fn grade(check: &dyn Check, capabilities: Value, records: Vec<Record>) -> Outcome {
+    /// The live legs of 5.1.1, 5.1.2 and 5.1.3 (not what the declaration tests judge).
+    pub const LIVE_LEGS: &[LegId] = &[
+        leg::SCHEMA_CALL,
+        leg::TEMPLATE_CONTROL,
+        leg::TEMPLATE_MISSING,
+        leg::PROMPT_CONTROL,
+        leg::PROMPT_MISSING_ARG,
+        leg::PROMPT_NAME_CONTROL,
+        leg::PROMPT_UNKNOWN,
+    ];
+
+    /// `check` through the runner, on a session with `capabilities` and `records`; a
+    /// live leg the records lack is recorded as skipped (the declaration tests judge the
+    /// declaration legs: see [`declared`]).
+    pub fn grade(check: &dyn Check, capabilities: Value, mut records: Vec<Record>) -> Outcome {
+        let absent: Vec<LegId> = LIVE_LEGS
+            .iter()
+            .copied()
+            .filter(|l| !records.iter().any(|r| r.legs.iter().any(|x| x == l)))
+            .collect();
+        if !absent.is_empty() {
+            records.push(skipped(&absent, "not sent: not part of this test"));
+        }
         let ev = evidence(Some(session(Some(REV), capabilities, None)), records);
         run(check, &ev, &Context::default())
+    }
+
+    /// The verdict of the declaration legs alone (every leg but the live ones).
+    pub fn declared(o: &Outcome) -> crate::verdict::Verdict {
+        let legs: Vec<crate::verdict::Leg> = o
+            .legs
+            .iter()
+            .filter(|l| !["5.1.1d", "5.1.2c", "5.1.3c", "5.1.3d"].contains(&l.id.as_str()))
+            .cloned()
+            .collect();
+        crate::verdict::aggregate(&legs)
     }
 
     /// One page of `list` answering request `id`, with a `nextCursor` when given.

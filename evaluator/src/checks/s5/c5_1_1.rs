@@ -18,20 +18,26 @@
 //! the schema as an instance, so no `$ref` inside it is resolved. References that point
 //! elsewhere are counted separately (5.1.1c) because they compile silently.
 //!
-//! 5.1.1d (a `tools/call` violating the input schema) needs a request this collector
-//! does not send; the reduction says so and no outcome is invented.
+//! * 5.1.1d (live): the operator's tool called without one required property must come
+//!   back as a tool execution error (`isError: true`), not as a protocol error (-32602,
+//!   -32600) and not executed. The grader re-checks from the listed schema that the
+//!   recorded call really left a required property out.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 use serde_json::Value;
 
+use super::live::{self, Recorded};
 use crate::check::{Check, Context, Legs};
 use crate::checks::common::inventory::{decided, gated, no_session, Read, TOOLS};
+use crate::checks::common::text::quote;
 use crate::checks::common::text::{capped, count, kind, reason, show, truncate, SEP};
+use crate::checks::common::wire::{refused_at_authentication, Reply};
 use crate::evidence::Evidence;
 use crate::verdict::{Leg, LegOutcome, Outcome};
 use mcp_probe_schema::model::Era;
+use mcp_probe_schema::vocab::{code, leg};
 
 #[cfg(test)]
 mod tests;
@@ -42,11 +48,11 @@ pub struct Check5_1_1;
 /// The 5.1.1 check.
 pub static C5_1_1: Check5_1_1 = Check5_1_1;
 
-const REDUCTION_5_1_1: &str = "decided from the advertised schemas alone; 5.1.1d (a tools/call that violates the \
-     input schema must come back as a tool execution error, isError, not as a protocol error) is not probed yet: this \
-     collector sends no tools/call; not probed either: whether the server validates arguments against the schema it \
-     advertises, schema depth and validation-time bounds, schema-field sanitisation; external $refs are never \
-     fetched, so a schema carrying one (5.1.1c) compiled with the reference unresolved";
+const REDUCTION_5_1_1: &str = "5.1.1d calls one tool the operator names, leaving out one required property: \
+     whether the server validates the other tools, argument types and values against the schemas it advertises is \
+     not observed (a probe cannot call tools that may have side effects); not probed either: schema depth and \
+     validation-time bounds, schema-field sanitisation; external $refs are never fetched, so a schema carrying one \
+     (5.1.1c) compiled with the reference unresolved";
 
 /// What 5.1.1 counted, in the report's details (after the inventory's).
 #[derive(Serialize)]
@@ -161,22 +167,25 @@ impl Schemas {
 
 impl Check for Check5_1_1 {
     fn legs(&self, _era: Option<Era>) -> Legs {
-        Legs::required(&[TOOLS.leg])
+        Legs::required(&[TOOLS.leg, leg::SCHEMA_CALL])
     }
 
     fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
         if ev.revision().is_none() {
             return no_session(REDUCTION_5_1_1);
         }
+        let live = vec![schema_violating_call(ev)];
+        let seqs = ev.seqs(leg::SCHEMA_CALL);
         let read = Read::of(ev, TOOLS);
         if let Err(gate) = read.gate(ev) {
-            return gated(
+            let out = gated(
                 &["5.1.1a", "5.1.1b"],
                 Some("5.1.1c"),
                 gate,
                 &read,
                 REDUCTION_5_1_1,
             );
+            return live::with_live(out, live, seqs);
         }
         let mut input = Schemas::default();
         let mut output = Schemas::default();
@@ -253,8 +262,105 @@ impl Check for Check5_1_1 {
             unrecognised_dialects: input.unrecognised.len() + output.unrecognised.len(),
             external_refs: refs.len(),
         };
-        decided(vec![a, b, c], &read, REDUCTION_5_1_1, &facts)
+        live::with_live(
+            decided(vec![a, b, c], &read, REDUCTION_5_1_1, &facts),
+            live,
+            seqs,
+        )
     }
+}
+
+/// 5.1.1d: the recorded `tools/call` without a required property.
+///
+/// The call must leave out a property the listed `inputSchema` requires (else ERROR: it
+/// tests nothing). Then: `isError: true` → pass; another result → fail (executed
+/// despite the violation); -32602 or -32600 → fail (a protocol error instead of a tool
+/// execution error); HTTP 401/403 → unknown; any other JSON-RPC error → unknown (a
+/// refusal that answers another question: with no control call, -32603 or a header
+/// refusal cannot be tied to the missing property); no JSON-RPC answer → error.
+fn schema_violating_call(ev: &Evidence) -> Leg {
+    let g = (|| {
+        let (a, req) =
+            match live::recorded(ev, leg::SCHEMA_CALL, "the call without a required property") {
+                Recorded::NotSent(g) => return Err(g),
+                Recorded::Sent(a, req) => (a, req),
+            };
+        let tool = req
+            .pointer("/params/name")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let sent = req.pointer("/params/arguments").and_then(Value::as_object);
+        let required: Vec<&str> = ev
+            .inventory
+            .tools
+            .items
+            .iter()
+            .filter(|t| t.get("name").and_then(Value::as_str) == Some(tool))
+            .filter_map(|t| t.pointer("/inputSchema/required").and_then(Value::as_array))
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        let left_out: Vec<String> = required
+            .iter()
+            .filter(|r| !sent.is_some_and(|m| m.contains_key(**r)))
+            .map(|r| quote(r))
+            .collect();
+        if sent.is_none() || left_out.is_empty() {
+            return Err((
+                LegOutcome::Error,
+                format!(
+                    "the recorded tools/call of {} leaves out no property the listed inputSchema requires, so it tests nothing",
+                    quote(tool)
+                ),
+            ));
+        }
+        let call = format!(
+            "tools/call of {} without {}",
+            quote(tool),
+            left_out.join(", ")
+        );
+        if let Some(g) = refused_at_authentication(
+            &a,
+            ev.authenticated(),
+            "so argument validation was never reached",
+        ) {
+            return Ok((g.0, format!("{call}: {}", g.1)));
+        }
+        let said = a.summary();
+        Ok(match &a.reply {
+            Reply::Result(r) if r.get("isError") == Some(&Value::Bool(true)) => (
+                LegOutcome::Pass,
+                format!(
+                    "{call}: {said}, a tool execution error{}",
+                    live::first_text(r).map(|t| format!(" ({t})")).unwrap_or_default()
+                ),
+            ),
+            Reply::Result(r) => (
+                LegOutcome::Fail,
+                format!(
+                    "{call}: {said}: executed despite the missing required property{}",
+                    live::first_text(r).map(|t| format!(" (first text {t})")).unwrap_or_default()
+                ),
+            ),
+            Reply::Error(e) if matches!(e.code, Some(code::INVALID_PARAMS | code::INVALID_REQUEST)) => (
+                LegOutcome::Fail,
+                format!("{call}: {said}: a protocol error, where a tool execution error (isError) is required"),
+            ),
+            Reply::Error(_) => (
+                LegOutcome::Unknown,
+                format!(
+                    "{call}: {said}: refused, but not as invalid arguments; without a control call this cannot be \
+                     tied to the missing property"
+                ),
+            ),
+            _ => (
+                LegOutcome::Error,
+                format!("{call}: {said}: no JSON-RPC answer attributable to the server"),
+            ),
+        })
+    })();
+    let (o, note) = g.unwrap_or_else(|e| e);
+    Leg::new("5.1.1d", o, note)
 }
 
 /// `all under 2020-12`, or `2 under 2020-12, 1 under draft-07`.

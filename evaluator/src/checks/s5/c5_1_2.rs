@@ -6,17 +6,28 @@
 //! * 5.1.2b: every template declares a non-blank string `mimeType` (stricter than base
 //!   MCP, where it is optional).
 //!
-//! 5.1.2c (reading a resource that does not exist) needs a request this collector does
-//! not send; the reduction says so and no outcome is invented.
+//! * 5.1.2c (live): after a control `resources/read` of the first listed resource
+//!   that returned contents, a read of the first template with its first `{…}` set to
+//!   `cis-audit-no-such-value` must be refused with -32602 (-32002 before
+//!   2026-07-28). Contents for that instance are UNKNOWN, not FAIL: a template may
+//!   generate content for any value (`greeting://{name}`), and from outside a generated
+//!   resource cannot be told from a stored one. The rule is [`super::live::refusal`].
 
 use serde::Serialize;
 
+use super::live::{self, Probe, Recorded};
 use crate::check::{Check, Context, Legs};
 use crate::checks::common::inventory::{decided, gated, no_session, Read, TEMPLATES};
 use crate::checks::common::text::{capped, count, kind, non_blank, quote, SEP};
 use crate::evidence::Evidence;
 use crate::verdict::{Leg, LegOutcome, Outcome};
 use mcp_probe_schema::model::Era;
+use mcp_probe_schema::vocab::leg;
+use serde_json::Value;
+
+/// Every leg 5.1.2 reads.
+const LEGS: &[mcp_probe_schema::vocab::LegId] =
+    &[TEMPLATES.leg, leg::TEMPLATE_CONTROL, leg::TEMPLATE_MISSING];
 
 /// 5.1.2: resource templates with explicit URI patterns and MIME types.
 #[derive(Debug)]
@@ -24,10 +35,10 @@ pub struct Check5_1_2;
 /// The 5.1.2 check.
 pub static C5_1_2: Check5_1_2 = Check5_1_2;
 
-const REDUCTION_5_1_2: &str = "decided from the advertised templates alone; 5.1.2c (reading a resource that does \
-     not exist must be rejected with -32602) is not probed yet: this collector sends no resources/read; not probed \
-     either: the order in which the server substitutes template variables (internal); the approved-namespace and \
-     nosniff requirements depend on deployment intent";
+const REDUCTION_5_1_2: &str = "5.1.2c reads one made-up instance of the first template: other templates, and \
+     whether a template's values name stored resources or generate content (only the server knows), are not \
+     observed; not probed either: the order in which the server substitutes template variables (internal); the \
+     approved-namespace and nosniff requirements depend on deployment intent";
 
 /// What 5.1.2 counted, in the report's details (after the inventory's).
 #[derive(Serialize)]
@@ -44,16 +55,19 @@ const MIME_STRICTNESS: &str =
 
 impl Check for Check5_1_2 {
     fn legs(&self, _era: Option<Era>) -> Legs {
-        Legs::required(&[TEMPLATES.leg])
+        Legs::required(LEGS)
     }
 
     fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
         if ev.revision().is_none() {
             return no_session(REDUCTION_5_1_2);
         }
+        let live = vec![missing_resource(ev)];
+        let seqs = live::seqs(ev, &LEGS[1..]);
         let read = Read::of(ev, TEMPLATES);
         if let Err(gate) = read.gate(ev) {
-            return gated(&["5.1.2a", "5.1.2b"], None, gate, &read, REDUCTION_5_1_2);
+            let out = gated(&["5.1.2a", "5.1.2b"], None, gate, &read, REDUCTION_5_1_2);
+            return live::with_live(out, live, seqs);
         }
         let (mut bad_uri, mut bad_mime) = (Vec::new(), Vec::new());
         let (mut uris, mut mimes) = (Vec::new(), Vec::new());
@@ -119,14 +133,63 @@ impl Check for Check5_1_2 {
             bad_uri_templates: bad_uri.len(),
             missing_mime_types: bad_mime.len(),
         };
-        decided(legs, &read, REDUCTION_5_1_2, &facts)
+        live::with_live(decided(legs, &read, REDUCTION_5_1_2, &facts), live, seqs)
     }
+}
+
+/// 5.1.2c: the control read, then the made-up template instance.
+fn missing_resource(ev: &Evidence) -> Leg {
+    let g = (|| {
+        let ok = live::control(
+            ev,
+            leg::TEMPLATE_CONTROL,
+            "contents",
+            "the control resources/read",
+        )?;
+        let (a, req) = match live::recorded(
+            ev,
+            leg::TEMPLATE_MISSING,
+            "the read of a made-up template instance",
+        ) {
+            Recorded::NotSent(g) => return Err(g),
+            Recorded::Sent(a, req) => (a, req),
+        };
+        let uri = req.pointer("/params/uri").and_then(Value::as_str);
+        let listed = ev
+            .inventory
+            .resources
+            .items
+            .iter()
+            .any(|r| r.get("uri").and_then(Value::as_str) == uri);
+        let Some(uri) = uri.filter(|_| !listed) else {
+            return Err((
+                LegOutcome::Error,
+                "the recorded read names a listed resource or no URI, so it tests nothing"
+                    .to_string(),
+            ));
+        };
+        let (o, note) = live::refusal(
+            &a,
+            Probe::MissingResource,
+            ev.revision(),
+            ev.authenticated(),
+        );
+        Ok((
+            o,
+            format!(
+                "{ok}; resources/read of {} (sent as is): {note}",
+                live::uri(uri)
+            ),
+        ))
+    })();
+    let (o, note) = g.unwrap_or_else(|e| e);
+    Leg::new("5.1.2c", o, note)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::common::inventory::fixture::{caps, grade, page};
+    use crate::checks::common::inventory::fixture::{caps, declared, grade, page};
     use crate::fixture::leg as leg_of;
     use crate::fixture::skipped;
     use crate::verdict::Verdict;
@@ -158,10 +221,10 @@ mod tests {
             json!("greeting://{name}"),
             Some("text/plain"),
         )]);
-        assert_eq!(o.verdict, Verdict::Pass, "{o:#?}");
+        assert_eq!(declared(&o), Verdict::Pass, "{o:#?}");
         assert!(leg_of(&o, "5.1.2a").note.contains("`greeting://{name}`"));
         assert!(leg_of(&o, "5.1.2b").note.contains("`text/plain`"));
-        assert!(o.reduction.contains("5.1.2c") && o.reduction.contains("not probed yet"));
+        assert!(o.reduction.contains("5.1.2c reads one made-up instance"));
     }
 
     #[test]
@@ -233,7 +296,7 @@ mod tests {
         let good = template("t", json!("file:///{name}"), Some("text/plain"));
         let one = |cursor: Option<&str>| page(TEMPLATES, 4, vec![good.clone()], cursor);
         let o = grade(&C5_1_2, caps(), vec![one(None)]);
-        assert_eq!(o.verdict, Verdict::Pass, "{o:#?}");
+        assert_eq!(declared(&o), Verdict::Pass, "{o:#?}");
         let o = grade(
             &C5_1_2,
             caps(),
@@ -258,5 +321,135 @@ mod tests {
         let o = graded(vec![]);
         assert_eq!(o.verdict, Verdict::Unknown);
         assert!(o.evidence.contains("lists no templates"), "{}", o.evidence);
+    }
+
+    fn read(l: mcp_probe_schema::vocab::LegId, id: i64, uri: &str, body: Value) -> Record {
+        let req =
+            json!({"jsonrpc": "2.0", "id": id, "method": "resources/read", "params": {"uri": uri}})
+                .to_string();
+        let mut body = body;
+        body["jsonrpc"] = json!("2.0");
+        body["id"] = json!(id);
+        crate::fixture::exchange(&[l], &req, 200, "application/json", &body.to_string(), &[])
+    }
+
+    /// 5.1.2 with one good template, a listed resource, a control answer and the
+    /// made-up instance's answer.
+    fn live(control: Value, missing: Value, revision: &str) -> Outcome {
+        let records = vec![
+            crate::fixture::list_page(
+                leg::INVENTORY_RESOURCES,
+                "resources/list",
+                3,
+                json!({"resources": [{"uri": "file:///a.txt", "name": "a"}]}),
+            ),
+            templates_page(vec![template(
+                "file",
+                json!("file:///{path}"),
+                Some("text/plain"),
+            )]),
+            read(leg::TEMPLATE_CONTROL, 7, "file:///a.txt", control),
+            read(
+                leg::TEMPLATE_MISSING,
+                8,
+                "file:///cis-audit-no-such-value",
+                missing,
+            ),
+        ];
+        let ev = crate::fixture::evidence(
+            Some(crate::fixture::session(Some(revision), caps(), None)),
+            records,
+        );
+        crate::grade::run(&C5_1_2, &ev, &Context::default())
+    }
+
+    fn ok() -> Value {
+        json!({"result": {"contents": [{"uri": "file:///a.txt", "text": "a"}]}})
+    }
+
+    fn err(code: i64) -> Value {
+        json!({"error": {"code": code, "message": "Resource not found"}})
+    }
+
+    #[test]
+    fn s512c_a_missing_instance_must_be_refused_with_minus_32602() {
+        let o = live(ok(), err(-32602), "2026-07-28");
+        crate::fixture::assert_leg(
+            &o,
+            "5.1.2c",
+            LegOutcome::Pass,
+            &["`file:///cis-audit-no-such-value`", "-32602"],
+        );
+        assert_eq!(o.verdict, Verdict::Pass, "{o:#?}");
+        // -32002 is the code of revisions before 2026-07-28, retired in it.
+        crate::fixture::assert_leg(
+            &live(ok(), err(-32002), "2025-11-25"),
+            "5.1.2c",
+            LegOutcome::Pass,
+            &["2025-11-25 defines"],
+        );
+        crate::fixture::assert_leg(
+            &live(ok(), err(-32002), "2026-07-28"),
+            "5.1.2c",
+            LegOutcome::Fail,
+            &["retired"],
+        );
+        crate::fixture::assert_leg(
+            &live(ok(), err(-32603), "2025-11-25"),
+            "5.1.2c",
+            LegOutcome::Fail,
+            &["not -32602"],
+        );
+        let empty = json!({"result": {"contents": []}});
+        crate::fixture::assert_leg(
+            &live(ok(), empty, "2025-11-25"),
+            "5.1.2c",
+            LegOutcome::Fail,
+            &["empty `contents`"],
+        );
+    }
+
+    #[test]
+    fn s512c_generated_content_is_unknown_and_a_failed_control_decides_nothing() {
+        let made = json!({"result": {"contents": [{"uri": "x", "text": "Hello, cis-audit-no-such-value!"}]}});
+        let o = live(ok(), made, "2025-11-25");
+        crate::fixture::assert_leg(
+            &o,
+            "5.1.2c",
+            LegOutcome::Unknown,
+            &["may legitimately produce content"],
+        );
+        let o = live(
+            json!({"result": {"contents": []}}),
+            err(-32602),
+            "2025-11-25",
+        );
+        crate::fixture::assert_leg(
+            &o,
+            "5.1.2c",
+            LegOutcome::Unknown,
+            &["control resources/read did not return a non-empty `contents`"],
+        );
+    }
+
+    #[test]
+    fn s512c_a_read_of_a_listed_resource_tests_nothing() {
+        let records = vec![
+            crate::fixture::list_page(
+                leg::INVENTORY_RESOURCES,
+                "resources/list",
+                3,
+                json!({"resources": [{"uri": "file:///a.txt", "name": "a"}]}),
+            ),
+            templates_page(vec![template(
+                "file",
+                json!("file:///{path}"),
+                Some("text/plain"),
+            )]),
+            read(leg::TEMPLATE_CONTROL, 7, "file:///a.txt", ok()),
+            read(leg::TEMPLATE_MISSING, 8, "file:///a.txt", ok()),
+        ];
+        let o = grade(&C5_1_2, caps(), records);
+        crate::fixture::assert_leg(&o, "5.1.2c", LegOutcome::Error, &["tests nothing"]);
     }
 }

@@ -5,19 +5,35 @@
 //! * 5.1.3a: every declared argument has a non-blank string `name`.
 //! * 5.1.3b: `required`, wherever present, is a JSON boolean.
 //!
-//! 5.1.3c and 5.1.3d (`prompts/get` without a required argument, or of a prompt that
-//! does not exist) need requests this collector does not send; the reduction says so
-//! and no outcome is invented.
+//! * 5.1.3c (live): after a control `prompts/get` that returned messages, the same
+//!   prompt without its required argument must be refused with -32602.
+//! * 5.1.3d (live): after its own control, a prompt that does not exist must be refused
+//!   with -32602 (the reference prober did not require its control to succeed).
+//!
+//! The live legs' refusal rule is [`super::live::refusal`]; the grader re-checks from
+//! the inventory that the missing-argument get really left a required argument out and
+//! that the unknown name is really not listed.
 
 use serde::Serialize;
 use serde_json::Value;
 
+use super::live::{self, Probe, Recorded};
 use crate::check::{Check, Context, Legs};
 use crate::checks::common::inventory::{decided, gated, no_session, Item, Read, PROMPTS};
 use crate::checks::common::text::{capped, count, kind, non_blank, quote, show, SEP};
 use crate::evidence::Evidence;
 use crate::verdict::{Leg, LegOutcome, Outcome};
 use mcp_probe_schema::model::Era;
+use mcp_probe_schema::vocab::leg;
+
+/// Every leg 5.1.3 reads.
+const LEGS: &[mcp_probe_schema::vocab::LegId] = &[
+    PROMPTS.leg,
+    leg::PROMPT_CONTROL,
+    leg::PROMPT_MISSING_ARG,
+    leg::PROMPT_NAME_CONTROL,
+    leg::PROMPT_UNKNOWN,
+];
 
 /// 5.1.3: prompt templates declare and validate arguments.
 #[derive(Debug)]
@@ -25,11 +41,10 @@ pub struct Check5_1_3;
 /// The 5.1.3 check.
 pub static C5_1_3: Check5_1_3 = Check5_1_3;
 
-const REDUCTION_5_1_3: &str = "decided from the advertised prompts alone, read as raw JSON (an SDK model would \
-     coerce a non-boolean `required`); 5.1.3c (prompts/get without a required argument must be rejected with -32602) \
-     and 5.1.3d (prompts/get of a prompt name that does not exist must be rejected with -32602) are not probed yet: \
-     this collector sends no prompts/get; not probed either: prompt logic that runs only on an explicit get, \
-     per-invocation name logging";
+const REDUCTION_5_1_3: &str = "declarations read as raw JSON (an SDK model would coerce a non-boolean \
+     `required`); 5.1.3c and 5.1.3d probe one prompt (the first with a required argument) with placeholder values, \
+     so argument validation of the other prompts, of argument values and of argument types is not observed; not \
+     probed either: prompt logic that runs only for particular values, per-invocation name logging";
 
 /// What 5.1.3 counted, in the report's details (after the inventory's).
 #[derive(Serialize)]
@@ -106,16 +121,19 @@ impl Arguments {
 
 impl Check for Check5_1_3 {
     fn legs(&self, _era: Option<Era>) -> Legs {
-        Legs::required(&[PROMPTS.leg])
+        Legs::required(LEGS)
     }
 
     fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
         if ev.revision().is_none() {
             return no_session(REDUCTION_5_1_3);
         }
+        let live = vec![missing_argument(ev), unknown_prompt(ev)];
+        let seqs = live::seqs(ev, &LEGS[1..]);
         let read = Read::of(ev, PROMPTS);
         if let Err(gate) = read.gate(ev) {
-            return gated(&["5.1.3a", "5.1.3b"], None, gate, &read, REDUCTION_5_1_3);
+            let out = gated(&["5.1.3a", "5.1.3b"], None, gate, &read, REDUCTION_5_1_3);
+            return live::with_live(out, live, seqs);
         }
         let mut args = Arguments::default();
         for item in &read.items {
@@ -179,14 +197,132 @@ impl Check for Check5_1_3 {
             bad_argument_names: args.bad_name.len(),
             non_boolean_required: args.bad_required.len(),
         };
-        decided(legs, &read, REDUCTION_5_1_3, &facts)
+        live::with_live(decided(legs, &read, REDUCTION_5_1_3, &facts), live, seqs)
     }
+}
+
+/// The name a recorded `prompts/get` asked for, quoted.
+fn asked(req: &Value) -> String {
+    req.pointer("/params/name")
+        .and_then(Value::as_str)
+        .map(quote)
+        .unwrap_or_else(|| "(no name)".into())
+}
+
+/// 5.1.3c: the control, then the get without the required argument.
+fn missing_argument(ev: &Evidence) -> Leg {
+    let g = (|| {
+        let ok = live::control(
+            ev,
+            leg::PROMPT_CONTROL,
+            "messages",
+            "the control prompts/get",
+        )?;
+        let (a, req) = match live::recorded(
+            ev,
+            leg::PROMPT_MISSING_ARG,
+            "the get without the required argument",
+        ) {
+            Recorded::NotSent(g) => return Err(g),
+            Recorded::Sent(a, req) => (a, req),
+        };
+        let name = req
+            .pointer("/params/name")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let sent = req.pointer("/params/arguments").and_then(Value::as_object);
+        let required: Vec<&str> = ev
+            .inventory
+            .prompts
+            .items
+            .iter()
+            .filter(|p| p.get("name").and_then(Value::as_str) == Some(name))
+            .flat_map(|p| {
+                p.get("arguments")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+            })
+            .filter(|x| x.get("required") == Some(&Value::Bool(true)))
+            .filter_map(|x| x.get("name").and_then(Value::as_str))
+            .collect();
+        let left_out: Vec<String> = required
+            .iter()
+            .filter(|r| !sent.is_some_and(|m| m.contains_key(**r)))
+            .map(|r| quote(r))
+            .collect();
+        if left_out.is_empty() {
+            return Err((
+                LegOutcome::Error,
+                format!(
+                    "the recorded get of {} leaves out no argument the listed prompt declares required, so it tests nothing",
+                    asked(&req)
+                ),
+            ));
+        }
+        let (o, note) = live::refusal(
+            &a,
+            Probe::MissingArgument,
+            ev.revision(),
+            ev.authenticated(),
+        );
+        Ok((
+            o,
+            format!(
+                "{ok}; prompts/get of {} without {}: {note}",
+                asked(&req),
+                left_out.join(", ")
+            ),
+        ))
+    })();
+    let (o, note) = g.unwrap_or_else(|e| e);
+    Leg::new("5.1.3c", o, note)
+}
+
+/// 5.1.3d: its control, then a prompt name that is not listed.
+fn unknown_prompt(ev: &Evidence) -> Leg {
+    let g = (|| {
+        let ok = live::control(
+            ev,
+            leg::PROMPT_NAME_CONTROL,
+            "messages",
+            "the control prompts/get",
+        )?;
+        let (a, req) = match live::recorded(ev, leg::PROMPT_UNKNOWN, "the get of an unknown prompt")
+        {
+            Recorded::NotSent(g) => return Err(g),
+            Recorded::Sent(a, req) => (a, req),
+        };
+        let name = req.pointer("/params/name").and_then(Value::as_str);
+        let listed = ev
+            .inventory
+            .prompts
+            .items
+            .iter()
+            .any(|p| p.get("name").and_then(Value::as_str) == name);
+        if name.is_none() || listed {
+            return Err((
+                LegOutcome::Error,
+                format!(
+                    "the recorded get asks for {}, a listed prompt or none, so it tests nothing",
+                    asked(&req)
+                ),
+            ));
+        }
+        let (o, note) = live::refusal(&a, Probe::UnknownPrompt, ev.revision(), ev.authenticated());
+        Ok((
+            o,
+            format!("{ok}; prompts/get of {} (not listed): {note}", asked(&req)),
+        ))
+    })();
+    let (o, note) = g.unwrap_or_else(|e| e);
+    Leg::new("5.1.3d", o, note)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::common::inventory::fixture::{caps, grade, page};
+    use crate::checks::common::inventory::fixture::{caps, declared, grade, page};
     use crate::fixture::leg as leg_of;
     use crate::fixture::{list_page, skipped};
     use crate::verdict::Verdict;
@@ -216,7 +352,7 @@ mod tests {
             ),
             json!({"name": "bare"}),
         ]);
-        assert_eq!(o.verdict, Verdict::Pass, "{o:#?}");
+        assert_eq!(declared(&o), Verdict::Pass, "{o:#?}");
         assert!(
             leg_of(&o, "5.1.3a")
                 .note
@@ -224,11 +360,7 @@ mod tests {
             "{o:#?}"
         );
         assert!(leg_of(&o, "5.1.3b").note.contains("`required` is a JSON boolean wherever present (1 of 2 arguments; the others omit it"), "{o:#?}");
-        assert!(
-            o.reduction.contains("5.1.3c")
-                && o.reduction.contains("5.1.3d")
-                && o.reduction.contains("not probed yet")
-        );
+        assert!(o.reduction.contains("5.1.3c and 5.1.3d probe one prompt"));
     }
 
     #[test]
@@ -267,7 +399,7 @@ mod tests {
                 prompts_page(6, vec![good()], None),
             ],
         );
-        assert_eq!(whole.verdict, Verdict::Pass, "{whole:#?}");
+        assert_eq!(declared(&whole), Verdict::Pass, "{whole:#?}");
         // A FAIL found before the cut stands.
         let bad = grade(
             &C5_1_3,
@@ -386,5 +518,128 @@ mod tests {
             "{}",
             o.evidence
         );
+    }
+
+    fn get(
+        legs: &[mcp_probe_schema::vocab::LegId],
+        id: i64,
+        name: &str,
+        args: Value,
+        body: Value,
+    ) -> Record {
+        let req = json!({"jsonrpc": "2.0", "id": id, "method": "prompts/get", "params": {"name": name, "arguments": args}}).to_string();
+        let mut body = body;
+        body["jsonrpc"] = json!("2.0");
+        body["id"] = json!(id);
+        crate::fixture::exchange(legs, &req, 200, "application/json", &body.to_string(), &[])
+    }
+
+    fn rendered() -> Value {
+        json!({"result": {"messages": [{"role": "user", "content": {"type": "text", "text": "Please review"}}]}})
+    }
+
+    fn err(code: i64) -> Value {
+        json!({"error": {"code": code, "message": "Invalid params"}})
+    }
+
+    /// 5.1.3 with `review(code)` listed, one control for both legs, then the answers to
+    /// the missing-argument and unknown-name gets.
+    fn live(control: Value, missing: Value, unknown: Value) -> Outcome {
+        let review = prompt("review", json!([{"name": "code", "required": true}]));
+        grade(
+            &C5_1_3,
+            caps(),
+            vec![
+                prompts_page(5, vec![review], None),
+                get(
+                    &[leg::PROMPT_CONTROL, leg::PROMPT_NAME_CONTROL],
+                    6,
+                    "review",
+                    json!({"code": "cis-audit-placeholder"}),
+                    control,
+                ),
+                get(&[leg::PROMPT_MISSING_ARG], 7, "review", json!({}), missing),
+                get(
+                    &[leg::PROMPT_UNKNOWN],
+                    8,
+                    "cis-audit-no-such-prompt",
+                    json!({}),
+                    unknown,
+                ),
+            ],
+        )
+    }
+
+    #[test]
+    fn s513cd_refusals_with_minus_32602_pass() {
+        let o = live(rendered(), err(-32602), err(-32602));
+        crate::fixture::assert_leg(
+            &o,
+            "5.1.3c",
+            LegOutcome::Pass,
+            &["without `code`", "-32602"],
+        );
+        crate::fixture::assert_leg(
+            &o,
+            "5.1.3d",
+            LegOutcome::Pass,
+            &["`cis-audit-no-such-prompt` (not listed)"],
+        );
+        assert_eq!(o.verdict, Verdict::Pass, "{o:#?}");
+        assert_eq!(o.records, vec![0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn s513cd_a_rendered_prompt_or_the_wrong_code_fails() {
+        let o = live(rendered(), rendered(), err(-32603));
+        crate::fixture::assert_leg(
+            &o,
+            "5.1.3c",
+            LegOutcome::Fail,
+            &["rendered without its required argument"],
+        );
+        crate::fixture::assert_leg(&o, "5.1.3d", LegOutcome::Fail, &["-32603", "handler broke"]);
+        let o = live(rendered(), err(0), rendered());
+        crate::fixture::assert_leg(&o, "5.1.3c", LegOutcome::Fail, &["with 0, not -32602"]);
+        crate::fixture::assert_leg(&o, "5.1.3d", LegOutcome::Fail, &["does not exist"]);
+    }
+
+    #[test]
+    fn s513d_needs_its_control_to_have_succeeded() {
+        let o = live(err(-32602), err(-32602), err(-32602));
+        crate::fixture::assert_leg(
+            &o,
+            "5.1.3c",
+            LegOutcome::Unknown,
+            &["control prompts/get did not return a non-empty `messages`"],
+        );
+        crate::fixture::assert_leg(
+            &o,
+            "5.1.3d",
+            LegOutcome::Unknown,
+            &["control prompts/get did not return"],
+        );
+        assert_eq!(o.verdict, Verdict::Unknown);
+    }
+
+    #[test]
+    fn s513c_without_a_required_argument_is_unknown_and_a_get_naming_a_listed_prompt_tests_nothing()
+    {
+        let plain = prompt("plain", json!([{"name": "x"}]));
+        let o = grade(
+            &C5_1_3,
+            caps(),
+            vec![
+                prompts_page(5, vec![plain], None),
+                skipped(
+                    &[leg::PROMPT_CONTROL, leg::PROMPT_MISSING_ARG],
+                    "not sent: no listed prompt declares an argument with `required: true`, so none can be left out",
+                ),
+                get(&[leg::PROMPT_NAME_CONTROL], 6, "plain", json!({"x": "cis-audit-placeholder"}), rendered()),
+                get(&[leg::PROMPT_UNKNOWN], 8, "plain", json!({}), err(-32602)),
+            ],
+        );
+        crate::fixture::assert_leg(&o, "5.1.3c", LegOutcome::Unknown, &["required: true"]);
+        crate::fixture::assert_leg(&o, "5.1.3d", LegOutcome::Error, &["tests nothing"]);
     }
 }

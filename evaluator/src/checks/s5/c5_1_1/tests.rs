@@ -1,5 +1,7 @@
 use super::*;
-use crate::checks::common::inventory::fixture::{caps, grade, page, transport_error, REV};
+use crate::checks::common::inventory::fixture::{
+    caps, declared, grade, page, transport_error, REV,
+};
 use crate::fixture::leg as leg_of;
 use crate::fixture::{evidence, exchange, session, skipped};
 use crate::grade::run;
@@ -31,7 +33,7 @@ fn s511_compiling_schemas_pass() {
         caps(),
         vec![tools_page(2, vec![tool_io("add"), tool_io("echo")], None)],
     );
-    assert_eq!(o.verdict, Verdict::Pass, "{o:#?}");
+    assert_eq!(declared(&o), Verdict::Pass, "{o:#?}");
     assert!(
         leg_of(&o, "5.1.1a")
             .note
@@ -51,8 +53,11 @@ fn s511_compiling_schemas_pass() {
         "{}",
         o.evidence
     );
-    assert!(o.reduction.contains("5.1.1d") && o.reduction.contains("not probed yet"));
-    assert_eq!(o.records, vec![0]);
+    assert!(o
+        .reduction
+        .contains("5.1.1d calls one tool the operator names"));
+    // The tools/list page, and the fixture's skipped live leg.
+    assert_eq!(o.records, vec![0, 1]);
     assert_eq!(o.details["tools"], 2);
     assert_eq!(o.details["input_schemas_compiled"], 2);
 }
@@ -254,7 +259,7 @@ fn s511_external_ref_is_counted_in_c_not_graded() {
     let mut t = tool_io("remote");
     t["inputSchema"]["properties"]["a"] = json!({"$ref": "https://schemas.example/int.json"});
     let o = grade(&C5_1_1, caps(), vec![tools_page(2, vec![t], None)]);
-    assert_eq!(o.verdict, Verdict::Pass, "{o:#?}");
+    assert_eq!(declared(&o), Verdict::Pass, "{o:#?}");
     let c = leg_of(&o, "5.1.1c");
     assert_eq!(c.outcome, LegOutcome::Observed);
     assert!(c.note.contains("1 external $ref"), "{}", c.note);
@@ -287,7 +292,7 @@ fn s511_bad_schema_on_page_two_fails() {
         "{}",
         o.evidence
     );
-    assert_eq!(o.records, vec![0, 1]);
+    assert_eq!(o.records, vec![0, 1, 2]);
 }
 
 #[test]
@@ -397,7 +402,14 @@ fn s511_an_inventory_cut_by_the_bundle_bound_is_unknown_naming_it() {
             resp.body.bytes.clear();
         }
     }
-    let records = vec![tools_page(2, vec![tool_io("first")], Some("c1")), stripped];
+    let records = vec![
+        tools_page(2, vec![tool_io("first")], Some("c1")),
+        stripped,
+        crate::fixture::skipped(
+            &[mcp_probe_schema::vocab::leg::SCHEMA_CALL],
+            "not sent: not part of this test",
+        ),
+    ];
     let mut payload = mcp_probe_schema::testkit::evidence(crate::fixture::ENDPOINT, records);
     payload.session = Some(session(Some(REV), caps(), None));
     payload.run.bundle_capped_from = Some(1);
@@ -612,4 +624,115 @@ fn compiling_a_remote_ref_fetches_nothing() {
     // counts it instead).
     let s = json!({"$ref": "http://127.0.0.1:9/never"});
     assert_eq!(judge(&s), Judged::Compiled(Dialect::Draft202012));
+}
+
+/// 5.1.1 with `tool_io("add")` listed and the 5.1.1d call sending `arguments`,
+/// answered `status` with `body`.
+fn called(arguments: Value, status: u16, body: &str) -> Outcome {
+    let req = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+        "params": {"name": "add", "arguments": arguments}})
+    .to_string();
+    grade(
+        &C5_1_1,
+        caps(),
+        vec![
+            tools_page(2, vec![tool_io("add")], None),
+            exchange(
+                &[leg::SCHEMA_CALL],
+                &req,
+                status,
+                "application/json",
+                body,
+                &[],
+            ),
+        ],
+    )
+}
+
+#[test]
+fn s511d_a_tool_execution_error_passes_and_a_normal_result_fails() {
+    let o = called(
+        json!({"b": 1}),
+        200,
+        r#"{"jsonrpc":"2.0","id":9,"result":{"isError":true,"content":[{"type":"text","text":"a is required"}]}}"#,
+    );
+    crate::fixture::assert_leg(
+        &o,
+        "5.1.1d",
+        LegOutcome::Pass,
+        &["without `a`", "`a is required`"],
+    );
+    assert_eq!(o.verdict, Verdict::Pass, "{o:#?}");
+    assert!(o.records.contains(&1));
+    let o = called(
+        json!({"b": 1}),
+        200,
+        r#"{"jsonrpc":"2.0","id":9,"result":{"content":[{"type":"text","text":"None"}]}}"#,
+    );
+    crate::fixture::assert_leg(&o, "5.1.1d", LegOutcome::Fail, &["executed despite"]);
+    assert_eq!(o.verdict, Verdict::Fail);
+}
+
+#[test]
+fn s511d_protocol_errors_fail_and_other_refusals_do_not_decide() {
+    for code in [-32602, -32600] {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":9,"error":{{"code":{code},"message":"Invalid params"}}}}"#
+        );
+        let o = called(json!({}), 400, &body);
+        crate::fixture::assert_leg(&o, "5.1.1d", LegOutcome::Fail, &["a protocol error"]);
+    }
+    let o = called(
+        json!({}),
+        200,
+        r#"{"jsonrpc":"2.0","id":9,"error":{"code":-32603,"message":"Internal server error"}}"#,
+    );
+    crate::fixture::assert_leg(
+        &o,
+        "5.1.1d",
+        LegOutcome::Unknown,
+        &["not as invalid arguments"],
+    );
+    let o = called(
+        json!({}),
+        401,
+        r#"{"jsonrpc":"2.0","id":9,"error":{"code":-32602,"message":"x"}}"#,
+    );
+    crate::fixture::assert_leg(&o, "5.1.1d", LegOutcome::Unknown, &["authentication"]);
+    let o = called(json!({}), 502, "<html>bad gateway</html>");
+    crate::fixture::assert_leg(&o, "5.1.1d", LegOutcome::Error, &["no JSON-RPC answer"]);
+}
+
+#[test]
+fn s511d_a_call_that_leaves_out_nothing_required_tests_nothing() {
+    let o = called(
+        json!({"a": 1}),
+        200,
+        r#"{"jsonrpc":"2.0","id":9,"result":{"content":[]}}"#,
+    );
+    crate::fixture::assert_leg(&o, "5.1.1d", LegOutcome::Error, &["tests nothing"]);
+}
+
+#[test]
+fn s511d_no_operator_input_is_unknown_and_an_old_bundle_error() {
+    let o = grade(
+        &C5_1_1,
+        caps(),
+        vec![
+            tools_page(2, vec![tool_io("add")], None),
+            skipped(
+                &[leg::SCHEMA_CALL],
+                "not sent: no schema_probe_tool in the probe inputs (the operator names the tool and valid arguments; none is guessed)",
+            ),
+        ],
+    );
+    crate::fixture::assert_leg(&o, "5.1.1d", LegOutcome::Unknown, &["no schema_probe_tool"]);
+    assert_eq!(o.verdict, Verdict::Unknown);
+    let ev = evidence(
+        Some(session(Some(REV), caps(), None)),
+        vec![tools_page(2, vec![tool_io("add")], None)],
+    );
+    let o = run(&C5_1_1, &ev, &Context::default());
+    assert_eq!(o.verdict, Verdict::Error);
+    assert!(o.evidence.contains("5.1.1d.call missing"), "{}", o.evidence);
 }

@@ -1,0 +1,411 @@
+//! Reading the Section 5 live legs (5.1.1d, 5.1.2c, 5.1.3c, 5.1.3d, 5.4.1a): one
+//! recorded request per leg, read with [`crate::checks::common::wire`]; a skip the
+//! collector recorded at one of its gates; the positive controls; and the refusal rule
+//! shared by 5.1.2c, 5.1.3c and 5.1.3d.
+//!
+//! A leg the collector recorded as `not sent: …` was held back at a gate (no operator
+//! input, nothing listed to pick, a failed control, no consent): UNKNOWN, since a run
+//! with the input or on a server that lists something may decide. Any other skip (a
+//! record withheld because it still held a credential) is ERROR: the observation was
+//! never made.
+
+use mcp_probe_schema::vocab::{code, LegId, REV_2026_07_28};
+use serde_json::Value;
+
+use crate::checks::common::text::{quote, truncate};
+use crate::checks::common::wire::{self, refused_at_authentication, Answer, Reply};
+use crate::evidence::Evidence;
+use crate::fmt::line;
+use crate::verdict::{aggregate, Leg, LegOutcome, Outcome};
+
+/// A leg's outcome and note.
+pub(super) type Graded = (LegOutcome, String);
+
+/// A URI as sent, in backticks, control characters escaped, cut at 300 characters.
+pub(super) fn uri(u: &str) -> String {
+    format!("`{}`", truncate(&line(u), 300))
+}
+
+/// `out` (a check's declaration legs, already aggregated) with the live legs after
+/// them: verdict re-aggregated worst-first, their notes appended to the evidence, their
+/// records cited.
+pub(super) fn with_live(mut out: Outcome, live: Vec<Leg>, records: Vec<u64>) -> Outcome {
+    let notes: Vec<String> = live
+        .iter()
+        .map(|l| format!("{}: {}", l.id, l.note))
+        .collect();
+    out.legs.extend(live);
+    out.verdict = aggregate(&out.legs);
+    if !notes.is_empty() {
+        out.evidence = format!("{}; {}", out.evidence, notes.join("; "));
+    }
+    out.with_records(records)
+}
+
+/// Every record of `legs`.
+pub(super) fn seqs(ev: &Evidence, legs: &[LegId]) -> Vec<u64> {
+    legs.iter().flat_map(|l| ev.seqs(*l)).collect()
+}
+
+/// One live leg as recorded.
+pub(super) enum Recorded {
+    /// The request was sent; its answer and the request body.
+    Sent(Box<Answer>, Value),
+    /// The leg was recorded as skipped, or no record carries it: the outcome and note.
+    NotSent(Graded),
+}
+
+/// The last record of `leg`: the answer and the request body, or why nothing was sent.
+pub(super) fn recorded(ev: &Evidence, leg: LegId, what: &str) -> Recorded {
+    match wire::last(ev, leg) {
+        Some(Ok(x)) => Recorded::Sent(
+            Box::new(wire::read(&x)),
+            x.request_json().unwrap_or(Value::Null),
+        ),
+        Some(Err(reason)) => Recorded::NotSent(skipped(what, &reason)),
+        None => Recorded::NotSent((
+            LegOutcome::Error,
+            format!("{what}: no record of leg {leg} is in the bundle"),
+        )),
+    }
+}
+
+/// A leg the collector did not send: UNKNOWN at one of its gates, ERROR otherwise.
+pub(super) fn skipped(what: &str, reason: &str) -> Graded {
+    let reason = line(reason);
+    if reason.starts_with("not sent:") {
+        (LegOutcome::Unknown, format!("{what} was {reason}"))
+    } else {
+        (
+            LegOutcome::Error,
+            format!("{what} was not recorded ({reason}): the observation was never made"),
+        )
+    }
+}
+
+/// The answer's result, when it is one.
+pub(super) fn result(a: &Answer) -> Option<&Value> {
+    match &a.reply {
+        Reply::Result(r) => Some(r),
+        _ => None,
+    }
+}
+
+/// The number of items of a result's `key` array, when it is one.
+pub(super) fn items(a: &Answer, key: &str) -> Option<usize> {
+    result(a)?.get(key)?.as_array().map(Vec::len)
+}
+
+/// A positive control: `Ok(note)` when the answer's result carries a non-empty `key`
+/// array, else UNKNOWN (a refusal after a failed control proves nothing), or ERROR when
+/// the control got no response.
+pub(super) fn control(ev: &Evidence, leg: LegId, key: &str, what: &str) -> Result<String, Graded> {
+    match recorded(ev, leg, what) {
+        Recorded::NotSent(g) => Err(g),
+        Recorded::Sent(a, _) => match items(&a, key) {
+            Some(n) if n > 0 => Ok(format!(
+                "{what} returned {n} item{} of `{key}`",
+                if n == 1 { "" } else { "s" }
+            )),
+            _ => {
+                let outcome = match a.reply {
+                    Reply::NoResponse(_) => LegOutcome::Error,
+                    _ => LegOutcome::Unknown,
+                };
+                Err((
+                    outcome,
+                    format!(
+                        "{what} did not return a non-empty `{key}` ({}), so what follows cannot be told from a \
+                         broken {}",
+                        a.summary(),
+                        if key == "contents" { "read" } else { "get" }
+                    ),
+                ))
+            }
+        },
+    }
+}
+
+/// What the refused request was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Probe {
+    /// `resources/read` of a made-up template instance (5.1.2c).
+    MissingResource,
+    /// `prompts/get` without a required argument (5.1.3c).
+    MissingArgument,
+    /// `prompts/get` of an unknown prompt (5.1.3d).
+    UnknownPrompt,
+}
+
+/// The first text of a result's `contents` or `content` items, for evidence.
+pub(super) fn first_text(r: &Value) -> Option<String> {
+    ["contents", "content", "messages"].iter().find_map(|k| {
+        r.get(*k)?.as_array()?.iter().find_map(|c| {
+            c.get("text")
+                .or_else(|| c.get("content").and_then(|x| x.get("text")))
+                .and_then(Value::as_str)
+                .map(|t| quote(&truncate(t, 80)))
+        })
+    })
+}
+
+/// The refusal rule of 5.1.2c, 5.1.3c and 5.1.3d: the benchmark requires -32602.
+///
+/// -32602 → pass; -32002 for a missing resource → pass on a revision before
+/// 2026-07-28 (that revision's own code), fail on 2026-07-28 (retired there, which
+/// requires -32602); -32020/-32021/-32022 (2026-07-28 header or version validation) →
+/// unknown, a refusal that answers another question; any other code, or an error
+/// without an integer code → fail (refused, but not with -32602: -32603 says the
+/// handler broke on the input instead of validating it); HTTP 401/403 → unknown; a
+/// result → fail, except a made-up template instance that came back with contents →
+/// unknown (a template may legitimately generate content for any value); an empty
+/// answer, an answerless stream, a bare answer or no response → error.
+pub(super) fn refusal(
+    a: &Answer,
+    probe: Probe,
+    revision: Option<&str>,
+    authenticated: bool,
+) -> Graded {
+    if let Some(g) =
+        refused_at_authentication(a, authenticated, "so the question was never reached")
+    {
+        return g;
+    }
+    let said = a.summary();
+    match &a.reply {
+        Reply::NoResponse(_) | Reply::Bare(_) | Reply::Empty | Reply::StreamWithoutAnswer => (
+            LegOutcome::Error,
+            format!("{said}: no JSON-RPC answer attributable to the server"),
+        ),
+        Reply::Error(e) => match e.code {
+            Some(code::INVALID_PARAMS) => (LegOutcome::Pass, format!("{said}: refused with -32602")),
+            Some(-32002) if probe == Probe::MissingResource => {
+                if revision == Some(REV_2026_07_28) {
+                    (
+                        LegOutcome::Fail,
+                        format!("{said}: -32002 is retired in 2026-07-28, which requires -32602 for a missing resource"),
+                    )
+                } else {
+                    (
+                        LegOutcome::Pass,
+                        format!(
+                            "{said}: refused with -32002, the code {} defines for a missing resource",
+                            revision.map(line).unwrap_or_else(|| "this revision".into())
+                        ),
+                    )
+                }
+            }
+            Some(c) if code::is_modern_rejection(c) => (
+                LegOutcome::Unknown,
+                format!("{said}: refused by 2026-07-28 header or version validation, which answers another question"),
+            ),
+            Some(c) => (
+                LegOutcome::Fail,
+                format!(
+                    "{said}: refused, but with {c}, not -32602 as the benchmark requires{}",
+                    if c == -32603 {
+                        " (an internal error: the handler broke on the input instead of validating it)"
+                    } else {
+                        ""
+                    }
+                ),
+            ),
+            None => (
+                LegOutcome::Fail,
+                format!("{said}: refused, but without an integer code, not -32602 as the benchmark requires"),
+            ),
+        },
+        Reply::Result(r) => match probe {
+            Probe::MissingResource => match r.get("contents").and_then(Value::as_array) {
+                Some(c) if !c.is_empty() => (
+                    LegOutcome::Unknown,
+                    format!(
+                        "{said} ({} item{}{}): the template generated content for a value that names no stored \
+                         resource; a template may legitimately produce content for any value, so whether the \
+                         resource \"does not exist\" is not observable",
+                        c.len(),
+                        if c.len() == 1 { "" } else { "s" },
+                        first_text(r).map(|t| format!(", first text {t}")).unwrap_or_default()
+                    ),
+                ),
+                Some(_) => (
+                    LegOutcome::Fail,
+                    format!("{said} with an empty `contents`: not a rejection (2026-07-28 forbids an empty list standing in for \"not found\")"),
+                ),
+                None => (
+                    LegOutcome::Fail,
+                    format!("{said} without `contents`: accepted, not rejected with -32602"),
+                ),
+            },
+            Probe::MissingArgument => (
+                LegOutcome::Fail,
+                format!(
+                    "{said}: the prompt was rendered without its required argument{}",
+                    first_text(r).map(|t| format!(" (first text {t})")).unwrap_or_default()
+                ),
+            ),
+            Probe::UnknownPrompt => (
+                LegOutcome::Fail,
+                format!("{said}: a prompt that does not exist was answered with a result"),
+            ),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::common::wire::RpcError;
+
+    fn answer(status: u16, reply: Reply) -> Answer {
+        Answer {
+            status: Some(status),
+            shown: format!("HTTP {status} (application/json)"),
+            reply,
+            seq: 3,
+        }
+    }
+
+    fn error(code: Option<i64>, message: &str) -> Reply {
+        Reply::Error(RpcError {
+            code,
+            message: message.into(),
+            data: None,
+            foreign_id: None,
+        })
+    }
+
+    #[test]
+    fn refusal_codes() {
+        let legacy = Some("2025-11-25");
+        let modern = Some(REV_2026_07_28);
+        let g = |a: Answer, p: Probe, rev: Option<&str>| refusal(&a, p, rev, false);
+        let cases = [
+            (
+                error(Some(-32602), "Unknown prompt"),
+                Probe::UnknownPrompt,
+                legacy,
+                LegOutcome::Pass,
+            ),
+            (
+                error(Some(-32002), "not found"),
+                Probe::MissingResource,
+                legacy,
+                LegOutcome::Pass,
+            ),
+            (
+                error(Some(-32002), "not found"),
+                Probe::MissingResource,
+                modern,
+                LegOutcome::Fail,
+            ),
+            (
+                error(Some(-32002), "x"),
+                Probe::UnknownPrompt,
+                legacy,
+                LegOutcome::Fail,
+            ),
+            (
+                error(Some(-32603), "Internal server error"),
+                Probe::MissingArgument,
+                modern,
+                LegOutcome::Fail,
+            ),
+            (
+                error(Some(0), "Missing required arguments"),
+                Probe::MissingArgument,
+                legacy,
+                LegOutcome::Fail,
+            ),
+            (
+                error(None, "no code"),
+                Probe::UnknownPrompt,
+                legacy,
+                LegOutcome::Fail,
+            ),
+            (
+                error(Some(-32020), "Header mismatch"),
+                Probe::UnknownPrompt,
+                modern,
+                LegOutcome::Unknown,
+            ),
+        ];
+        for (reply, p, rev, want) in cases {
+            let (o, note) = g(answer(200, reply.clone()), p, rev);
+            assert_eq!(o, want, "{reply:?} {p:?} {rev:?}: {note}");
+        }
+        let (_, note) = g(
+            answer(200, error(Some(-32603), "Internal server error")),
+            Probe::MissingArgument,
+            modern,
+        );
+        assert!(note.contains("handler broke"), "{note}");
+        let (o, _) = g(
+            answer(401, error(Some(-32602), "x")),
+            Probe::UnknownPrompt,
+            legacy,
+        );
+        assert_eq!(o, LegOutcome::Unknown);
+    }
+
+    #[test]
+    fn results_fail_except_generated_template_content() {
+        let g = |r: Value, p: Probe| {
+            refusal(&answer(200, Reply::Result(r)), p, Some("2025-11-25"), false)
+        };
+        let (o, note) = g(
+            serde_json::json!({"contents": [{"uri": "greeting://x", "text": "Hello, x!"}]}),
+            Probe::MissingResource,
+        );
+        assert_eq!(o, LegOutcome::Unknown, "{note}");
+        assert!(note.contains("`Hello, x!`"), "{note}");
+        assert_eq!(
+            g(serde_json::json!({"contents": []}), Probe::MissingResource).0,
+            LegOutcome::Fail
+        );
+        assert_eq!(
+            g(serde_json::json!({}), Probe::MissingResource).0,
+            LegOutcome::Fail
+        );
+        let (o, note) = g(
+            serde_json::json!({"messages": [{"role": "user", "content": {"type": "text", "text": "{}"}}]}),
+            Probe::MissingArgument,
+        );
+        assert_eq!(o, LegOutcome::Fail);
+        assert!(
+            note.contains("without its required argument (first text `{}`)"),
+            "{note}"
+        );
+        assert_eq!(
+            g(serde_json::json!({"messages": []}), Probe::UnknownPrompt).0,
+            LegOutcome::Fail
+        );
+        for r in [
+            Reply::Empty,
+            Reply::StreamWithoutAnswer,
+            Reply::Bare("html".into()),
+            Reply::NoResponse("reset".into()),
+        ] {
+            assert_eq!(
+                refusal(&answer(200, r), Probe::UnknownPrompt, None, false).0,
+                LegOutcome::Error
+            );
+        }
+    }
+
+    #[test]
+    fn gate_skips_are_unknown_and_withheld_records_error() {
+        assert_eq!(
+            skipped("5.1.3d", "not sent: no prompt to get").0,
+            LegOutcome::Unknown
+        );
+        assert_eq!(
+            skipped(
+                "5.1.3d",
+                "withheld: the HTTP record of this leg still held a credential"
+            )
+            .0,
+            LegOutcome::Error
+        );
+    }
+}

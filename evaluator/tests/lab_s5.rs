@@ -1,0 +1,313 @@
+//! The Section 5 live legs against the lab through the real binaries: `mcp-collect`
+//! (with a probe-inputs file naming the 5.1.1d tool and consenting to the 5.4.1
+//! traversal where a test wants it) and the grader. Each live leg sees a server that
+//! passes and one that fails; the consent gate of 5.4.1 is asserted from the bundle.
+//!
+//! `mcp-collect` must be built first (`cargo build -p mcp-probe-collector --bin
+//! mcp-collect`, same target dir). Under `CI` a missing lab or binary fails these tests.
+
+mod support;
+
+use std::collections::HashMap;
+use std::process::Command;
+use std::sync::OnceLock;
+
+use mcp_probe_evaluator::check::Context;
+use mcp_probe_evaluator::evidence::Evidence;
+use mcp_probe_evaluator::grade::{implemented, run};
+use mcp_probe_evaluator::verdict::{LegOutcome, Outcome, Verdict};
+use mcp_probe_schema::model::Observation;
+use serde_json::{json, Value};
+use support::{collector, lab, leg};
+
+const SERVERS: &[&str] = &[
+    "LAB_PY2",
+    "LAB_PY1",
+    "LAB_TS2",
+    "LAB_FASTMCP",
+    "LAB_PY2_PAGED",
+    "LAB_PY2_SLOPPY",
+    "LAB_PY2_FILES",
+    "LAB_PY2_FILES_NAIVE",
+];
+
+/// The probe inputs of the shared run, by lab variable.
+fn inputs(var: &str) -> Value {
+    match var {
+        "LAB_PY2" | "LAB_PY1" | "LAB_TS2" | "LAB_FASTMCP" => json!({
+            "schema_probe_tool": "add", "schema_probe_arguments": {"a": 1, "b": 2}
+        }),
+        "LAB_PY2_PAGED" => json!({
+            "schema_probe_tool": "tool_00", "schema_probe_arguments": {"text": "x"}
+        }),
+        "LAB_PY2_SLOPPY" => json!({
+            "schema_probe_tool": "echo", "schema_probe_arguments": {"text": "x"}
+        }),
+        // The safe server with a derived control, the naive one with the operator's.
+        "LAB_PY2_FILES" => json!({"traversal_authorised": true}),
+        "LAB_PY2_FILES_NAIVE" => json!({
+            "traversal_authorised": true, "traversal_control_uri": "file:///docs/readme.txt"
+        }),
+        _ => json!({}),
+    }
+}
+
+/// `mcp-collect -q --inputs FILE urls…` and the bundles by the url they name.
+fn collect(urls: &[(String, String)], inputs: &Value) -> HashMap<String, Evidence> {
+    let bin = collector().expect("mcp-collect built");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("inputs.json");
+    std::fs::write(&file, inputs.to_string()).expect("inputs");
+    let out = Command::new(bin)
+        .env("MCP_PROBE_HOME", dir.path().join("home"))
+        .arg("-q")
+        .arg("--inputs")
+        .arg(&file)
+        .arg("-o")
+        .arg(dir.path().join("out"))
+        .args(urls.iter().map(|(_, u)| u))
+        .output()
+        .expect("run mcp-collect");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut map = HashMap::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let v = mcp_probe_schema::open(&std::fs::read(line).expect("bundle"), &[])
+            .expect("bundle verifies");
+        let var = urls
+            .iter()
+            .find(|(_, u)| *u == v.evidence.target.as_typed)
+            .map(|(v, _)| v.clone())
+            .expect("known target");
+        map.insert(var, Evidence::new(line, v));
+    }
+    assert_eq!(map.len(), urls.len());
+    map
+}
+
+/// The lab URLs of `vars`, or `None` (skip) when the lab or the binary is missing.
+fn urls(vars: &[&str]) -> Option<Vec<(String, String)>> {
+    let urls: Vec<(String, String)> = vars
+        .iter()
+        .filter_map(|v| lab(v).map(|u| (v.to_string(), u)))
+        .collect();
+    if urls.len() != vars.len() || collector().is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "lab not up or mcp-collect not built (lab/up.sh; cargo build --workspace --bins)"
+        );
+        eprintln!("skipping: lab not up or mcp-collect not built");
+        return None;
+    }
+    Some(urls)
+}
+
+/// One collection run over [`SERVERS`] with [`inputs`], shared by the tests.
+fn bundles() -> Option<&'static HashMap<String, Evidence>> {
+    static B: OnceLock<Option<HashMap<String, Evidence>>> = OnceLock::new();
+    B.get_or_init(|| {
+        let urls = urls(SERVERS)?;
+        let file: serde_json::Map<String, Value> =
+            urls.iter().map(|(v, u)| (u.clone(), inputs(v))).collect();
+        Some(collect(&urls, &Value::Object(file)))
+    })
+    .as_ref()
+}
+
+fn grade(var: &str, id: &str) -> Outcome {
+    let b = bundles().expect("bundles");
+    run(
+        implemented(id).expect("graded"),
+        &b[var],
+        &Context::default(),
+    )
+}
+
+fn note(o: &Outcome, id: &str) -> String {
+    o.legs
+        .iter()
+        .find(|l| l.id == id)
+        .map(|l| l.note.clone())
+        .unwrap_or_else(|| panic!("no leg {id} in {o:?}"))
+}
+
+#[test]
+fn schema_violating_call_5_1_1d() {
+    if bundles().is_none() {
+        return;
+    }
+    // The SDKs validate arguments and answer a missing one with isError: true.
+    for var in [
+        "LAB_PY2",
+        "LAB_PY1",
+        "LAB_TS2",
+        "LAB_FASTMCP",
+        "LAB_PY2_PAGED",
+    ] {
+        let o = grade(var, "5.1.1");
+        assert_eq!(leg(&o, "5.1.1d"), LegOutcome::Pass, "{var}: {o:?}");
+        assert!(
+            note(&o, "5.1.1d").contains("without `a`") || var == "LAB_PY2_PAGED",
+            "{var}: {o:?}"
+        );
+    }
+    // py2 and py1 declare and compile both schemas: the check passes as a whole.
+    assert_eq!(grade("LAB_PY2", "5.1.1").verdict, Verdict::Pass);
+    // py2-sloppy's echo runs without its required text and returns "None".
+    let o = grade("LAB_PY2_SLOPPY", "5.1.1");
+    assert_eq!(leg(&o, "5.1.1d"), LegOutcome::Fail, "{o:?}");
+    assert!(note(&o, "5.1.1d").contains("executed despite"), "{o:?}");
+    // Without the operator's input nothing is called: unknown, naming the input.
+    let o = grade("LAB_PY2_FILES", "5.1.1");
+    assert_eq!(leg(&o, "5.1.1d"), LegOutcome::Unknown, "{o:?}");
+    assert!(note(&o, "5.1.1d").contains("schema_probe_tool"), "{o:?}");
+}
+
+#[test]
+fn missing_resource_5_1_2c() {
+    if bundles().is_none() {
+        return;
+    }
+    // The confined file server refuses a file that does not exist with -32602.
+    let o = grade("LAB_PY2_FILES", "5.1.2");
+    assert_eq!(leg(&o, "5.1.2c"), LegOutcome::Pass, "{o:?}");
+    assert!(
+        note(&o, "5.1.2c").contains("`file:///cis-audit-no-such-value`"),
+        "{o:?}"
+    );
+    assert_eq!(o.verdict, Verdict::Pass);
+    // The naive one answers it with an empty contents list.
+    let o = grade("LAB_PY2_FILES_NAIVE", "5.1.2");
+    assert_eq!(leg(&o, "5.1.2c"), LegOutcome::Fail, "{o:?}");
+    assert!(note(&o, "5.1.2c").contains("empty `contents`"), "{o:?}");
+    // greeting://{name} generates a greeting for any name: not decidable.
+    for var in ["LAB_PY2", "LAB_TS2", "LAB_FASTMCP", "LAB_PY1"] {
+        let o = grade(var, "5.1.2");
+        assert_eq!(leg(&o, "5.1.2c"), LegOutcome::Unknown, "{var}: {o:?}");
+        assert!(
+            note(&o, "5.1.2c").contains("`greeting://cis-audit-no-such-value`"),
+            "{var}: {o:?}"
+        );
+    }
+}
+
+#[test]
+fn prompt_refusals_5_1_3c_d() {
+    if bundles().is_none() {
+        return;
+    }
+    // ts2, fastmcp and the low-level py2-paged refuse both with -32602.
+    for var in ["LAB_TS2", "LAB_FASTMCP", "LAB_PY2_PAGED"] {
+        let o = grade(var, "5.1.3");
+        assert_eq!(leg(&o, "5.1.3c"), LegOutcome::Pass, "{var}: {o:?}");
+        assert_eq!(leg(&o, "5.1.3d"), LegOutcome::Pass, "{var}: {o:?}");
+        assert_eq!(o.verdict, Verdict::Pass, "{var}");
+    }
+    // mcp 2.3.0's MCPServer: -32603 "Internal server error" on 2026-07-28; mcp 1.x
+    // (py1, legacy): error code 0. Refused, but not with -32602.
+    for (var, code) in [("LAB_PY2", "-32603"), ("LAB_PY1", "code 0")] {
+        let o = grade(var, "5.1.3");
+        for id in ["5.1.3c", "5.1.3d"] {
+            assert_eq!(leg(&o, id), LegOutcome::Fail, "{var} {id}: {o:?}");
+            assert!(
+                note(&o, id).contains(code)
+                    || note(&o, id).contains(&code.replace("code ", "with ")),
+                "{var}: {}",
+                note(&o, id)
+            );
+        }
+    }
+    // py2-sloppy renders review without its required code, and refuses an unknown name.
+    let o = grade("LAB_PY2_SLOPPY", "5.1.3");
+    assert_eq!(leg(&o, "5.1.3c"), LegOutcome::Fail, "{o:?}");
+    assert!(
+        note(&o, "5.1.3c").contains("without its required argument"),
+        "{o:?}"
+    );
+    assert_eq!(leg(&o, "5.1.3d"), LegOutcome::Pass, "{o:?}");
+    // No prompt listed: nothing to get.
+    let o = grade("LAB_PY2_FILES", "5.1.3");
+    assert_eq!(leg(&o, "5.1.3d"), LegOutcome::Unknown, "{o:?}");
+}
+
+#[test]
+fn path_traversal_5_4_1() {
+    if bundles().is_none() {
+        return;
+    }
+    let o = grade("LAB_PY2_FILES", "5.4.1");
+    assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
+    assert!(
+        o.evidence
+            .contains("derived from the first listed resource"),
+        "{}",
+        o.evidence
+    );
+    let o = grade("LAB_PY2_FILES_NAIVE", "5.4.1");
+    assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
+    assert_eq!(leg(&o, "5.4.1a.unix"), LegOutcome::Fail);
+    assert_eq!(leg(&o, "5.4.1a.encoded"), LegOutcome::Fail);
+    let unix = note(&o, "5.4.1a.unix");
+    assert!(unix.contains("`file:///docs/readme.txt/../../"), "{unix}");
+    assert!(unix.contains("root:"), "{unix}");
+    assert!(
+        o.evidence.contains("the operator's traversal_control_uri"),
+        "{}",
+        o.evidence
+    );
+    // No consent in the inputs: unknown, and nothing was sent.
+    for var in ["LAB_PY2", "LAB_TS2"] {
+        let o = grade(var, "5.4.1");
+        assert_eq!(o.verdict, Verdict::Unknown, "{var}: {o:?}");
+        assert!(o.evidence.contains("consent"), "{var}: {}", o.evidence);
+    }
+}
+
+#[test]
+fn without_consent_no_traversal_request_is_sent() {
+    let Some(urls) = urls(&["LAB_PY2_FILES_NAIVE"]) else {
+        return;
+    };
+    let url = urls[0].1.clone();
+    for consent in [
+        json!({}),
+        json!({"traversal_authorised": false, "traversal_control_uri": "file:///docs/readme.txt"}),
+    ] {
+        let b = collect(&urls, &json!({ url.clone(): consent }));
+        let ev = &b["LAB_PY2_FILES_NAIVE"];
+        let mut traversal_records = 0;
+        for r in ev.records.iter() {
+            if r.legs.iter().any(|l| l.starts_with("5.4.1")) {
+                traversal_records += 1;
+                assert!(
+                    matches!(&r.observation, Observation::Skipped { reason } if reason.contains("traversal_authorised")),
+                    "{r:?}"
+                );
+            }
+            if let Observation::Http(x) = &r.observation {
+                let body = String::from_utf8_lossy(&x.request.body.bytes);
+                assert!(
+                    !body.contains("../")
+                        && !body.contains("..%2F")
+                        && !body.contains("etc/passwd"),
+                    "a traversal was sent without consent: {body}"
+                );
+                assert!(
+                    !body.contains("file:///docs/readme.txt"),
+                    "the control was read: {body}"
+                );
+            }
+        }
+        assert_eq!(traversal_records, 1);
+        let o = run(
+            implemented("5.4.1").expect("graded"),
+            ev,
+            &Context::default(),
+        );
+        assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
+    }
+}
