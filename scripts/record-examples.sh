@@ -37,6 +37,10 @@ record ts2-reject "$LAB_TS2_REJECT"
 record py2-paged "$LAB_PY2_PAGED"
 record py2-sloppy "$LAB_PY2_SLOPPY"
 record nostore "$LAB_NOSTORE"
+# With the operator's consent to the path-traversal reads (5.4.1): a server that joins
+# paths naively serves /etc/passwd.
+printf '{"%s": {"traversal_authorised": true}}\n' "$LAB_PY2_FILES_NAIVE" >"$home/files.json"
+record files-naive --inputs "$home/files.json" "$LAB_PY2_FILES_NAIVE"
 record tls-modern --ca-file "$LAB_TLS_CA" --plaintext-port "$(port "$LAB_PLAIN_301")" "https://$LAB_TLS_MODERN/mcp"
 record tls-legacy --ca-file "$LAB_TLS_CA" --plaintext-port "$(port "$LAB_PLAIN_200")" "https://$LAB_TLS_LEGACY/mcp"
 # The resource server without a credential: the challenge only (exit 3 by design).

@@ -288,16 +288,21 @@ mod tests {
     /// * Reported-only checks: N/A everywhere; no lab server declares `tasks`.
     #[test]
     fn lab_bundles_get_the_verdicts_their_servers_deserve() {
-        use Verdict::{NotApplicable as NA, Pass, Unknown};
+        use Verdict::{Fail, NotApplicable as NA, Pass, Unknown};
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+        // Without probe inputs 5.1.1d is UNKNOWN, so 5.1.1 is at best UNKNOWN; the
+        // greeting/paged templates generate content for a made-up value, so 5.1.2c and
+        // 5.1.2 are UNKNOWN; the Python MCPServer answers a prompts/get without its
+        // required argument with -32603 (2026-07-28) or code 0 (py1), not -32602, so 5.1.3
+        // FAILs there and passes on ts2, fastmcp and py2-paged.
         let expected: &[(&str, [Verdict; 3])] = &[
-            ("py2.mcpev", [Pass, Pass, Pass]),
-            ("py2-sl-json.mcpev", [Pass, Pass, Pass]),
-            ("py1.mcpev", [Pass, Pass, Pass]),
-            ("fastmcp.mcpev", [Pass, Pass, Pass]),
-            ("ts2.mcpev", [Unknown, Pass, Pass]),
-            ("ts2-reject.mcpev", [Unknown, Pass, Pass]),
-            ("py2-paged.mcpev", [Unknown, Pass, Pass]),
+            ("py2.mcpev", [Unknown, Unknown, Fail]),
+            ("py2-sl-json.mcpev", [Unknown, Unknown, Fail]),
+            ("py1.mcpev", [Unknown, Unknown, Fail]),
+            ("fastmcp.mcpev", [Unknown, Unknown, Pass]),
+            ("ts2.mcpev", [Unknown, Unknown, Pass]),
+            ("ts2-reject.mcpev", [Unknown, Unknown, Pass]),
+            ("py2-paged.mcpev", [Unknown, Unknown, Pass]),
             ("py2-auth.mcpev", [Unknown, Unknown, Unknown]),
         ];
         let bundles: Vec<_> = std::fs::read_dir(&dir)
@@ -365,7 +370,9 @@ mod tests {
                     "{}",
                     outcomes[0].evidence
                 );
-                assert_eq!(outcomes[0].records.len(), 5);
+                // The five tools/list pages, and the record of the 5.1.1d leg (skipped:
+                // no schema_probe_tool).
+                assert_eq!(outcomes[0].records.len(), 6);
             }
             if name == "py2-auth.mcpev" {
                 assert_eq!(outcomes[6].details["tasks_declared"], Value::Null);
