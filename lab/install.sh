@@ -22,3 +22,4 @@ npm_install() { # npm ci from the committed lock (plain npm install only when no
   npm ci --no-audit --no-fund --loglevel=error && echo "$sum" >node_modules/.lab-lock-sha256; }
 (cd ts2  && npm_install)
 (cd oidc && npm_install)
+(cd formats && npm_install)   # the SARIF 2.1.0 schema the report tests validate against

@@ -12,6 +12,7 @@
 //! the grader version: no "generated at" time, so a report can be diffed.
 
 pub mod json;
+pub mod sarif;
 pub mod text;
 
 use serde_json::Value;
@@ -32,19 +33,22 @@ pub enum Format {
     Text,
     /// `mcp-grade-report/1` JSON.
     Json,
+    /// SARIF 2.1.0, for code scanning.
+    Sarif,
 }
 
 impl Format {
     /// Formats this build writes, as typed on the command line.
-    pub const AVAILABLE: &'static str = "text, json";
+    pub const AVAILABLE: &'static str = "text, json, sarif";
 
     /// Parse a `--format` value. The planned formats this build does not
     /// write yet get a message saying so, and every error names what is available.
     pub fn parse(s: &str) -> Result<Format, FormatError> {
-        match s {
+        match s.to_ascii_lowercase().as_str() {
             "text" => Ok(Format::Text),
             "json" => Ok(Format::Json),
-            "sarif" | "junit" | "html" => Err(FormatError::NotYet(s.to_string())),
+            "sarif" => Ok(Format::Sarif),
+            "junit" | "html" | "markdown" => Err(FormatError::NotYet(s.to_ascii_lowercase())),
             _ => Err(FormatError::Unknown),
         }
     }
@@ -484,6 +488,7 @@ pub fn write(report: &Report, format: Format, out: &mut dyn std::io::Write) -> s
             std::io::Write::write_all(&mut w, b"\n")?;
             std::io::Write::flush(&mut w)
         }
+        Format::Sarif => out.write_all(&render(report, format)),
     }
 }
 
@@ -493,6 +498,11 @@ pub fn render(report: &Report, format: Format) -> Vec<u8> {
         Format::Text => text::render(report).into_bytes(),
         Format::Json => {
             let mut v = json::to_string(report).into_bytes();
+            v.push(b'\n');
+            v
+        }
+        Format::Sarif => {
+            let mut v = sarif::to_string(report).into_bytes();
             v.push(b'\n');
             v
         }
@@ -536,15 +546,17 @@ mod tests {
     #[test]
     fn format_parsing_names_what_is_available() {
         assert_eq!(Format::parse("json"), Ok(Format::Json));
-        let e = Format::parse("sarif").expect_err("not yet");
-        assert_eq!(e, FormatError::NotYet("sarif".into()));
+        assert_eq!(Format::parse("SARIF"), Ok(Format::Sarif));
+        assert_eq!(Format::parse("Json"), Ok(Format::Json));
+        let e = Format::parse("junit").expect_err("not yet");
+        assert_eq!(e, FormatError::NotYet("junit".into()));
         assert_eq!(
             e.to_string(),
-            "sarif reports are not available in this build yet (available: text, json)"
+            "junit reports are not available in this build yet (available: text, json, sarif)"
         );
         let e = Format::parse("xml").expect_err("unknown");
         assert_eq!(e, FormatError::Unknown);
-        assert_eq!(e.to_string(), "available formats: text, json");
+        assert_eq!(e.to_string(), "available formats: text, json, sarif");
     }
 
     #[test]

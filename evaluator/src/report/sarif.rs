@@ -1,0 +1,265 @@
+//! The SARIF 2.1.0 report (`--format sarif`), built with the typed model of
+//! `serde-sarif`, for code-scanning tools such as GitHub's.
+//!
+//! * One rule per check in scope: `id` the check id, `name`, short and full
+//!   descriptions, `help` (the one-line remediation and what a black-box probe cannot
+//!   reach), `helpUri` (the check's section of docs/checks.md under the package's
+//!   repository URL), `properties.tags` (the profile level, `security`, the benchmark
+//!   section) and `properties.security-severity` (see [`severity`]).
+//! * One result per non-PASS verdict: FAIL is `kind: fail`, `level: error`; ERROR is
+//!   `kind: fail`, `level: warning` (the check could not be decided and must be looked
+//!   at); UNKNOWN is `kind: review`; N/A and NO-REV are `kind: notApplicable` (levels
+//!   `none`, as SARIF requires for any kind but `fail`). The message is the verdict and
+//!   the evidence. `partialFingerprints` holds SHA-256 of the check id and the endpoint,
+//!   stable across runs, so a code-scanning alert follows the finding, not the run.
+//! * Locations: the bundle file is the physical location (code scanning requires one),
+//!   the endpoint the logical location, and the records that decided the verdict are
+//!   related locations (`bundle#record-N`).
+//! * A waived result carries an accepted external suppression with the waiver's reason.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Value};
+use serde_sarif::sarif::{
+    ArtifactLocation, Location, LogicalLocation, Message, MultiformatMessageString,
+    PhysicalLocation, PropertyBag, Region, ReportingDescriptor, Result as SarifResult, ResultKind,
+    ResultLevel, Run, Sarif, Suppression, Tool, ToolComponent,
+};
+
+use crate::catalogue::{Entry, BENCHMARK, BENCHMARK_VERSION};
+use crate::remediation::remediation;
+use crate::verdict::{Outcome, Verdict};
+
+use super::{Report, Row, GRADER_VERSION};
+
+/// The schema URI written in `$schema`.
+pub const SCHEMA_URI: &str = "https://json.schemastore.org/sarif-2.1.0.json";
+
+/// The `security-severity` of a check (0.0 to 10.0, as code scanning reads it): Level 1
+/// checks of the transport and authentication sections (2, 3) 8.0, other Level 1 checks
+/// 6.0, Level 2 checks 4.0. A property of the check, not of one result.
+pub fn severity(e: &Entry) -> &'static str {
+    match (e.level.number(), e.section()) {
+        (1, "2" | "3") => "8.0",
+        (1, _) => "6.0",
+        _ => "4.0",
+    }
+}
+
+/// The GitHub-style anchor of the check's section of docs/checks.md
+/// (`### 1.1: served protocol …` → `11-served-protocol-…`).
+pub fn anchor(e: &Entry) -> String {
+    let heading = format!("{}: {}", e.id.as_str(), e.title);
+    let mut out = String::new();
+    for c in heading.chars().flat_map(char::to_lowercase) {
+        if c.is_alphanumeric() || c == '-' || c == '_' {
+            out.push(c);
+        } else if c == ' ' {
+            out.push('-');
+        }
+    }
+    out
+}
+
+/// Where the docs of a check are read: the package's repository, docs/checks.md.
+pub fn help_uri(e: &Entry) -> String {
+    format!(
+        "{}/blob/main/docs/checks.md#{}",
+        env!("CARGO_PKG_REPOSITORY").trim_end_matches('/'),
+        anchor(e)
+    )
+}
+
+fn text(s: impl Into<String>) -> MultiformatMessageString {
+    MultiformatMessageString::builder().text(s.into()).build()
+}
+
+fn rule(row: &Row) -> ReportingDescriptor {
+    let e = row.entry;
+    let reduction = row
+        .outcomes
+        .iter()
+        .flatten()
+        .map(|o| o.reduction.trim().trim_end_matches('.'))
+        .find(|r| !r.is_empty())
+        .unwrap_or("");
+    let mut props = BTreeMap::new();
+    props.insert("security-severity".to_string(), json!(severity(e)));
+    props.insert("precision".to_string(), json!("high"));
+    let help = format!(
+        "Remediation: {}.{}",
+        remediation(e.id),
+        if reduction.is_empty() {
+            String::new()
+        } else {
+            format!(" Not reachable by a black-box probe: {reduction}.")
+        }
+    );
+    ReportingDescriptor::builder()
+        .id(e.id.as_str())
+        .name(format!("CIS MCP {}", e.id.as_str()))
+        .short_description(text(e.title))
+        .full_description(text(format!(
+            "{BENCHMARK} {BENCHMARK_VERSION}, recommendation {} (Level {}, {}, verdict source: {}): {}",
+            e.id.as_str(),
+            e.level.number(),
+            match e.status {
+                crate::catalogue::Status::Automated => "automated",
+                crate::catalogue::Status::Manual => "manual",
+            },
+            e.source.as_str(),
+            e.title
+        )))
+        .help(text(help))
+        .help_uri(help_uri(e))
+        .properties(
+            PropertyBag::builder()
+                .tags(vec![
+                    "security".to_string(),
+                    e.level.as_str().to_string(),
+                    format!("section-{}", e.section()),
+                ])
+                .additional_properties(props)
+                .build(),
+        )
+        .build()
+}
+
+fn kind_level(v: Verdict) -> (ResultKind, ResultLevel) {
+    match v {
+        Verdict::Fail => (ResultKind::Fail, ResultLevel::Error),
+        Verdict::Error => (ResultKind::Fail, ResultLevel::Warning),
+        Verdict::Unknown => (ResultKind::Review, ResultLevel::None),
+        Verdict::NoRev | Verdict::NotApplicable => (ResultKind::NotApplicable, ResultLevel::None),
+        Verdict::Pass => (ResultKind::Pass, ResultLevel::None),
+    }
+}
+
+fn result(r: &Report, row: &Row, rule_index: usize, i: usize, o: &Outcome) -> SarifResult {
+    let e = row.entry;
+    let server = &r.servers[i];
+    let (kind, level) = kind_level(o.verdict);
+    let fingerprint = hex::encode(mcp_probe_schema::bundle::sha256(
+        format!("{}\n{}", e.id.as_str(), server.endpoint).as_bytes(),
+    ));
+    let bundle = ArtifactLocation::builder()
+        .uri(server.bundle.clone())
+        .build();
+    let logical = LogicalLocation::builder()
+        .name(server.endpoint.clone())
+        .fully_qualified_name(server.endpoint.clone())
+        .kind("resource")
+        .build();
+    let location = Location::builder()
+        .physical_location(
+            PhysicalLocation::builder()
+                .artifact_location(bundle)
+                .region(Region::builder().start_line(1).build())
+                .build(),
+        )
+        .logical_locations(vec![logical])
+        .build();
+    let related: Vec<Location> = o
+        .records
+        .iter()
+        .enumerate()
+        .map(|(n, seq)| {
+            Location::builder()
+                .id(n as i64)
+                .physical_location(
+                    PhysicalLocation::builder()
+                        .artifact_location(
+                            ArtifactLocation::builder()
+                                .uri(format!("{}#record-{seq}", server.bundle))
+                                .build(),
+                        )
+                        .build(),
+                )
+                .message(
+                    Message::builder()
+                        .text(format!("record #{seq} (mcp-grade show {})", server.bundle))
+                        .build(),
+                )
+                .build()
+        })
+        .collect();
+    let mut props = BTreeMap::new();
+    props.insert("verdict".to_string(), json!(o.verdict.mark()));
+    props.insert("endpoint".to_string(), json!(server.endpoint));
+    props.insert("revision".to_string(), json!(server.revision));
+    props.insert("reduction".to_string(), json!(o.reduction));
+    let mut b = SarifResult::builder()
+        .rule_id(e.id.as_str())
+        .rule_index(rule_index as i64)
+        .kind(kind)
+        .level(level)
+        .message(
+            Message::builder()
+                .text(format!(
+                    "{} on {}: {}",
+                    o.verdict.mark(),
+                    server.endpoint,
+                    o.evidence
+                ))
+                .build(),
+        )
+        .locations(vec![location])
+        .partial_fingerprints(BTreeMap::from([(
+            "mcpCheckEndpoint/v1".to_string(),
+            fingerprint,
+        )]))
+        .properties(PropertyBag::builder().additional_properties(props).build())
+        .build();
+    if !related.is_empty() {
+        b.related_locations = Some(related);
+    }
+    if let Some(m) = row.mark(i).filter(|m| m.active) {
+        b.suppressions = Some(vec![Suppression::builder()
+            .kind(json!("external"))
+            .status(json!("accepted"))
+            .justification(format!(
+                "{} (waiver until {}, line {})",
+                m.reason, m.expires, m.line
+            ))
+            .build()]);
+    }
+    b
+}
+
+/// The SARIF log of `r`.
+pub fn log(r: &Report) -> Sarif {
+    let rows: Vec<&Row> = r.graded().collect();
+    let rules: Vec<ReportingDescriptor> = rows.iter().map(|row| rule(row)).collect();
+    let mut results = Vec::new();
+    for (k, row) in rows.iter().enumerate() {
+        for (i, o) in row.outcomes.iter().flatten().enumerate() {
+            if o.verdict != Verdict::Pass {
+                results.push(result(r, row, k, i, o));
+            }
+        }
+    }
+    let driver = ToolComponent::builder()
+        .name("mcp-grade")
+        .full_name(format!(
+            "mcp-grade {GRADER_VERSION} ({BENCHMARK} {BENCHMARK_VERSION})"
+        ))
+        .version(GRADER_VERSION)
+        .semantic_version(GRADER_VERSION)
+        .information_uri(env!("CARGO_PKG_REPOSITORY"))
+        .rules(rules)
+        .build();
+    let run = Run::builder()
+        .tool(Tool::builder().driver(driver).build())
+        .results(results)
+        .build();
+    Sarif::builder()
+        .schema(SCHEMA_URI)
+        .version(Value::String("2.1.0".into()))
+        .runs(vec![run])
+        .build()
+}
+
+/// The SARIF log as pretty-printed JSON text.
+pub fn to_string(r: &Report) -> String {
+    serde_json::to_string_pretty(&log(r)).unwrap_or_default()
+}

@@ -1,0 +1,216 @@
+//! The report formats for pipelines, run through the real binary on the example bundles
+//! and read back by real consumers: SARIF validated against the official SARIF 2.1.0
+//! JSON Schema (`lab/formats`, installed by lab/install.sh) and checked for what GitHub
+//! code scanning needs to accept an upload.
+
+#[path = "support/grade_run.rs"]
+mod grade_run;
+
+use std::path::{Path, PathBuf};
+
+use grade_run::mcp_grade;
+use serde_json::Value;
+
+const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+
+fn examples() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(Path::new(ROOT).join("examples"))
+        .expect("examples/")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "mcpev"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// The official schema, or `None` (a failure under CI) when lab/install.sh has not run.
+fn sarif_schema() -> Option<Value> {
+    let p = Path::new(ROOT)
+        .join("lab/formats/node_modules/@microsoft/jest-sarif/lib/schemas/sarif-2.1.0-rtm.5.json");
+    match std::fs::read(&p) {
+        Ok(b) => Some(serde_json::from_slice(&b).expect("schema is JSON")),
+        Err(e) => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "{}: {e} (run lab/install.sh)",
+                p.display()
+            );
+            eprintln!("skipping: {} missing (run lab/install.sh)", p.display());
+            None
+        }
+    }
+}
+
+/// Replace every occurrence of the schema's broken language-tag pattern; returns how many.
+fn fix_patterns(v: &mut Value) -> usize {
+    const BROKEN: &str = "^[a-zA-Z]{2}|^[a-zA-Z]{2}-[a-zA-Z]{2}]?$";
+    match v {
+        Value::Object(m) => {
+            let mut n = 0;
+            for (k, x) in m.iter_mut() {
+                if k == "pattern" && x.as_str() == Some(BROKEN) {
+                    *x = Value::String("^[a-zA-Z]{2}(-[a-zA-Z]{2})?$".into());
+                    n += 1;
+                } else {
+                    n += fix_patterns(x);
+                }
+            }
+            n
+        }
+        Value::Array(a) => a.iter_mut().map(fix_patterns).sum(),
+        _ => 0,
+    }
+}
+
+fn sarif_of(args: &[&str]) -> (i32, Value) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut all: Vec<String> = vec!["--format".into(), "sarif".into(), "-q".into()];
+    all.extend(args.iter().map(|s| s.to_string()));
+    all.extend(examples().iter().map(|p| p.display().to_string()));
+    let r = mcp_grade(dir.path(), Some(&dir.path().join("home")), &all);
+    let v: Value =
+        serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {r:?}"));
+    (r.code, v)
+}
+
+#[test]
+fn sarif_validates_and_meets_code_scanning_requirements() {
+    let (code, log) = sarif_of(&[]);
+    assert_eq!(code, 1, "the examples fail checks");
+    if let Some(mut schema) = sarif_schema() {
+        // The published schema's `language` pattern (`^[a-zA-Z]{2}|^[a-zA-Z]{2}-[a-zA-Z]{2}]?$`)
+        // is not a valid regex, so the validator refuses the schema; it is replaced by
+        // the pattern it means (a language tag such as `en` or `en-US`). This report
+        // writes no `language` anyway.
+        let fixed = fix_patterns(&mut schema);
+        assert!(
+            fixed > 0,
+            "the schema changed: no broken language pattern left"
+        );
+        let v = jsonschema::draft7::new(&schema).expect("the SARIF schema compiles");
+        let errors: Vec<String> = v
+            .iter_errors(&log)
+            .take(5)
+            .map(|e| format!("{} at {}", e, e.instance_path()))
+            .collect();
+        assert!(errors.is_empty(), "{errors:#?}");
+        // The validator does reject what the schema forbids.
+        let mut bad = log.clone();
+        bad["runs"][0]["results"][0]["kind"] = Value::String("failed".into());
+        assert!(
+            !v.is_valid(&bad),
+            "a kind outside the enum must not validate"
+        );
+    }
+    assert_eq!(log["version"], "2.1.0");
+    assert!(log["$schema"]
+        .as_str()
+        .is_some_and(|s| s.contains("sarif-2.1.0")));
+    let run = &log["runs"][0];
+    let rules = run["tool"]["driver"]["rules"].as_array().expect("rules");
+    assert_eq!(rules.len(), 36, "one rule per check");
+    for r in rules {
+        let sev: f64 = r["properties"]["security-severity"]
+            .as_str()
+            .and_then(|s| s.parse().ok())
+            .expect("security-severity");
+        assert!((0.0..=10.0).contains(&sev));
+        let tags = r["properties"]["tags"].as_array().expect("tags");
+        assert!(tags.iter().any(|t| t == "L1" || t == "L2"), "{r}");
+        assert!(r["help"]["text"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("Remediation: ")));
+        assert!(r["helpUri"]
+            .as_str()
+            .is_some_and(|u| u.contains("docs/checks.md#")));
+        assert!(
+            r["shortDescription"]["text"].is_string() && r["fullDescription"]["text"].is_string()
+        );
+    }
+    let results = run["results"].as_array().expect("results");
+    // One result per non-PASS verdict: the JSON report of the same bundles agrees.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut args: Vec<String> = vec!["--format".into(), "json".into(), "-q".into()];
+    args.extend(examples().iter().map(|p| p.display().to_string()));
+    let json: Value =
+        serde_json::from_str(&mcp_grade(dir.path(), Some(&dir.path().join("home")), &args).stdout)
+            .expect("json report");
+    let non_pass: u64 = ["FAIL", "ERROR", "UNKNOWN", "N/A", "NO-REV"]
+        .iter()
+        .map(|v| json["totals"][v].as_u64().expect("count"))
+        .sum();
+    assert_eq!(results.len() as u64, non_pass);
+    let mut prints = std::collections::HashSet::new();
+    for r in results {
+        let id = r["ruleId"].as_str().expect("ruleId");
+        let idx = r["ruleIndex"].as_u64().expect("ruleIndex") as usize;
+        assert_eq!(rules[idx]["id"], id, "ruleIndex points at the rule");
+        assert!(r["message"]["text"].as_str().is_some_and(|t| !t.is_empty()));
+        let loc = &r["locations"][0];
+        let uri = loc["physicalLocation"]["artifactLocation"]["uri"]
+            .as_str()
+            .expect("uri");
+        assert!(uri.ends_with(".mcpev"), "{uri}");
+        let endpoint = loc["logicalLocations"][0]["fullyQualifiedName"]
+            .as_str()
+            .expect("endpoint");
+        let fp = r["partialFingerprints"]["mcpCheckEndpoint/v1"]
+            .as_str()
+            .expect("fingerprint");
+        assert_eq!(fp.len(), 64);
+        let want = hex::encode(mcp_probe_schema::bundle::sha256(
+            format!("{id}\n{endpoint}").as_bytes(),
+        ));
+        assert_eq!(fp, want, "stable: the check id and the endpoint only");
+        prints.insert((fp.to_string(), uri.to_string()));
+        match (
+            r["properties"]["verdict"].as_str(),
+            r["kind"].as_str(),
+            r["level"].as_str(),
+        ) {
+            (Some("FAIL"), Some("fail"), Some("error"))
+            | (Some("ERROR"), Some("fail"), Some("warning"))
+            | (Some("UNKNOWN"), Some("review"), Some("none"))
+            | (Some("N/A" | "NO-REV"), Some("notApplicable"), Some("none")) => {}
+            other => panic!("verdict, kind and level disagree: {other:?}"),
+        }
+    }
+    assert_eq!(
+        prints.len(),
+        results.len(),
+        "one fingerprint per check, endpoint and bundle"
+    );
+}
+
+#[test]
+fn a_waived_result_is_an_accepted_suppression_in_sarif() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let w = dir.path().join("w.toml");
+    std::fs::write(
+        &w,
+        "[[waiver]]\ncheck = \"1.1\"\nendpoint = \"*\"\nreason = \"pinning tracked\"\nexpires = 2999-12-31\n",
+    )
+    .expect("write");
+    let (_, log) = sarif_of(&["--waivers", w.to_str().expect("utf-8")]);
+    let results = log["runs"][0]["results"].as_array().expect("results");
+    let fails: Vec<&Value> = results
+        .iter()
+        .filter(|r| r["ruleId"] == "1.1" && r["properties"]["verdict"] == "FAIL")
+        .collect();
+    assert!(!fails.is_empty());
+    for r in fails {
+        let s = &r["suppressions"][0];
+        assert_eq!(
+            (s["kind"].as_str(), s["status"].as_str()),
+            (Some("external"), Some("accepted")),
+            "{r}"
+        );
+        assert!(s["justification"]
+            .as_str()
+            .is_some_and(|j| j.starts_with("pinning tracked")));
+    }
+    assert!(results
+        .iter()
+        .filter(|r| r["ruleId"] != "1.1")
+        .all(|r| r.get("suppressions").is_none()));
+}
