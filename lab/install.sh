@@ -15,6 +15,7 @@ venv() { [ -x "$1/bin/python" ] || python3 -m venv "$1"; "$1/bin/pip" install -q
 venv .venv-mcp2    'mcp[cli]==2.3.0'
 venv .venv-mcp1    'mcp==1.30.0'
 venv .venv-fastmcp 'fastmcp==4.2.3'
+venv .venv-formats 'junitparser==5.0.3'   # reads the JUnit report back in the report-format tests
 npm_install() { # npm ci from the committed lock (plain npm install only when no lock exists yet); a stamp skips reruns
   local sum; [ -f package-lock.json ] || { npm install --no-audit --no-fund --loglevel=error; return; }
   sum=$(sha256sum package-lock.json | cut -d' ' -f1)

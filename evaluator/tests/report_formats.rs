@@ -214,3 +214,105 @@ fn a_waived_result_is_an_accepted_suppression_in_sarif() {
         .filter(|r| r["ruleId"] != "1.1")
         .all(|r| r.get("suppressions").is_none()));
 }
+
+/// The JUnit report read back by junitparser (lab/.venv-formats, installed by
+/// lab/install.sh): per server, a test per check; FAIL failures, ERROR errors, the rest
+/// skipped, as the JSON report of the same bundles counts them.
+#[test]
+fn junit_is_read_back_by_a_junit_consumer() {
+    let py = Path::new(ROOT).join("lab/.venv-formats/bin/python");
+    if !py.exists() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{} missing (run lab/install.sh)",
+            py.display()
+        );
+        eprintln!("skipping: {} missing (run lab/install.sh)", py.display());
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    let bundles: Vec<String> = examples().iter().map(|p| p.display().to_string()).collect();
+    let xml = dir.path().join("report.xml");
+    let mut args: Vec<String> = vec!["--format".into(), "junit".into(), "-q".into(), "-o".into()];
+    args.push(xml.display().to_string());
+    args.extend(bundles.iter().cloned());
+    let r = mcp_grade(dir.path(), Some(&home), &args);
+    assert_eq!(r.code, 1, "{r:?}");
+    let mut jargs: Vec<String> = vec!["--format".into(), "json".into(), "-q".into()];
+    jargs.extend(bundles.iter().cloned());
+    let json: Value =
+        serde_json::from_str(&mcp_grade(dir.path(), Some(&home), &jargs).stdout).expect("json");
+    let out = std::process::Command::new(&py)
+        .arg("-c")
+        .arg(
+            "import json, sys\n\
+             from junitparser import JUnitXml, Failure, Error, Skipped\n\
+             x = JUnitXml.fromfile(sys.argv[1])\n\
+             out = []\n\
+             for s in x:\n\
+             \x20   cases = list(s)\n\
+             \x20   kinds = [type(c.result[0]).__name__ if c.result else 'pass' for c in cases]\n\
+             \x20   out.append({'name': s.name, 'tests': s.tests, 'failures': s.failures, 'errors': s.errors, 'skipped': s.skipped, 'kinds': kinds, 'names': [c.name for c in cases]})\n\
+             print(json.dumps(out))\n",
+        )
+        .arg(&xml)
+        .output()
+        .expect("python");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let suites: Value = serde_json::from_slice(&out.stdout).expect("junitparser output");
+    let servers = json["servers"].as_array().expect("servers");
+    assert_eq!(suites.as_array().map(Vec::len), Some(servers.len()));
+    for (i, s) in servers.iter().enumerate() {
+        let suite = suites
+            .as_array()
+            .expect("suites")
+            .iter()
+            .find(|x| {
+                x["name"]
+                    .as_str()
+                    .is_some_and(|n| n.starts_with(s["endpoint"].as_str().unwrap_or("?")))
+                    && {
+                        let idx = x["name"].as_str().unwrap_or("");
+                        servers
+                            .iter()
+                            .filter(|o| o["endpoint"] == s["endpoint"])
+                            .count()
+                            == 1
+                            || idx.contains(s["bundle"].as_str().unwrap_or("?"))
+                    }
+            })
+            .unwrap_or_else(|| panic!("no suite for {s}"));
+        let count = |v: &[&str]| -> u64 {
+            json["checks"]
+                .as_array()
+                .expect("checks")
+                .iter()
+                .filter(|c| {
+                    c["results"]
+                        .as_array()
+                        .and_then(|r| r.get(i))
+                        .is_some_and(|r| v.iter().any(|x| r["verdict"] == *x))
+                })
+                .count() as u64
+        };
+        assert_eq!(suite["tests"], 36, "{suite}");
+        assert_eq!(suite["failures"], count(&["FAIL"]), "{suite}");
+        assert_eq!(suite["errors"], count(&["ERROR"]), "{suite}");
+        assert_eq!(
+            suite["skipped"],
+            count(&["UNKNOWN", "N/A", "NO-REV"]),
+            "{suite}"
+        );
+        assert!(
+            suite["names"][0]
+                .as_str()
+                .is_some_and(|n| n.starts_with("1.1 ")),
+            "{suite}"
+        );
+    }
+}

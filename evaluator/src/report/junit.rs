@@ -1,0 +1,91 @@
+//! The JUnit XML report (`--format junit`), written with `quick-junit`, for CI systems
+//! that show test results (GitLab, Jenkins, Azure DevOps …).
+//!
+//! One `<testsuite>` per server (named by its endpoint, revision and bundle), one
+//! `<testcase>` per check in scope (`name` the check id and title, `classname`
+//! `cis-mcp.section-<n>`). PASS passes; FAIL is a `<failure>`, ERROR an `<error>`, both
+//! with the evidence as message and the remediation and reduction in the text; UNKNOWN,
+//! N/A and NO-REV are `<skipped>` with the verdict and the reason as message. A waived
+//! FAIL or ERROR is `<skipped>` too, its message naming the waiver, so a CI gate that
+//! counts failures agrees with the exit status. Checks this build does not grade are
+//! skipped "not graded".
+
+use quick_junit::{NonSuccessKind, Report as JUnit, TestCase, TestCaseStatus, TestSuite};
+
+use crate::fmt::line;
+use crate::remediation::remediation;
+use crate::verdict::Verdict;
+
+use super::{Report, Row};
+
+/// The name of the report's root element.
+pub const NAME: &str = "mcp-grade";
+
+fn case(row: &Row, i: usize) -> TestCase {
+    let e = row.entry;
+    let name = format!("{} {}", e.id.as_str(), e.title);
+    let Some(o) = row.outcomes.as_ref().and_then(|o| o.get(i)) else {
+        let mut st = TestCaseStatus::skipped();
+        st.set_message("not graded by this build");
+        let mut c = TestCase::new(name, st);
+        c.set_classname(format!("cis-mcp.section-{}", e.section()));
+        return c;
+    };
+    let evidence = line(&o.evidence);
+    let text = format!(
+        "{}\nremediation: {}\nreduction: {}\nrecords: {}",
+        evidence,
+        remediation(e.id),
+        line(&o.reduction),
+        o.records
+            .iter()
+            .map(|s| format!("#{s}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let mut st = match (o.verdict, row.mark(i).filter(|m| m.active)) {
+        (Verdict::Pass, _) => TestCaseStatus::success(),
+        (Verdict::Fail | Verdict::Error, Some(m)) => {
+            let mut s = TestCaseStatus::skipped();
+            s.set_message(format!(
+                "{} waived until {} (waivers line {}): {}",
+                o.verdict.mark(),
+                m.expires,
+                m.line,
+                line(&m.reason)
+            ));
+            s
+        }
+        (Verdict::Fail, None) => TestCaseStatus::non_success(NonSuccessKind::Failure),
+        (Verdict::Error, None) => TestCaseStatus::non_success(NonSuccessKind::Error),
+        (Verdict::Unknown | Verdict::NotApplicable | Verdict::NoRev, _) => {
+            let mut s = TestCaseStatus::skipped();
+            s.set_message(format!("{}: {evidence}", o.verdict.mark()));
+            s
+        }
+    };
+    if matches!(o.verdict, Verdict::Fail | Verdict::Error) {
+        st.set_type(o.verdict.mark());
+        if row.mark(i).is_none_or(|m| !m.active) {
+            st.set_message(format!("{}: {evidence}", o.verdict.mark()));
+        }
+    }
+    st.set_description(text);
+    let mut c = TestCase::new(name, st);
+    c.set_classname(format!("cis-mcp.section-{}", e.section()));
+    c
+}
+
+/// The JUnit XML document of `r`.
+pub fn to_string(r: &Report) -> String {
+    let mut report = JUnit::new(NAME);
+    for (i, _) in r.servers.iter().enumerate() {
+        let mut suite = TestSuite::new(r.label(i));
+        for row in &r.rows {
+            suite.add_test_case(case(row, i));
+        }
+        report.add_test_suite(suite);
+    }
+    // Serialising plain data into a String does not fail.
+    report.to_string().unwrap_or_default()
+}
