@@ -237,6 +237,10 @@ pub struct GradeOptions {
     pub strict_waivers: bool,
     /// `--fail-on`: which verdicts fail the run.
     pub fail_on: crate::waivers::FailOn,
+    /// `--verbose`: the whole check-centric text report.
+    pub verbose: bool,
+    /// The width the text summary is wrapped to.
+    pub width: usize,
 }
 
 /// A failure that stops a grading run before or instead of its report (exit 2).
@@ -601,6 +605,8 @@ pub fn grade(
         sha256: p.sha256,
     });
     report.fail_on = opts.fail_on;
+    report.verbose = opts.verbose;
+    report.width = opts.width;
     if let Some(w) = &waivers {
         report.apply_waivers(w, crate::waivers::today());
         for s in report.waivers.iter().flat_map(|a| &a.stale) {

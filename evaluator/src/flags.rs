@@ -82,6 +82,10 @@ pub(crate) struct GradeArgs {
     /// reported as stale.
     #[arg(long, value_name = "FILE")]
     pub(crate) waivers: Option<PathBuf>,
+    /// Text report: the whole check-centric report with every result's evidence,
+    /// instead of the summary-first one.
+    #[arg(short, long)]
+    pub(crate) verbose: bool,
     /// A stale waiver (one that waives nothing) is a usage error (exit 2).
     #[arg(long, requires = "waivers")]
     pub(crate) strict_waivers: bool,

@@ -2,7 +2,7 @@
 
 mod flags;
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -17,6 +17,11 @@ fn code(status: ExitStatus) -> ExitCode {
 }
 
 fn grade_options(a: GradeArgs) -> GradeOptions {
+    let width = if a.output.is_none() && std::io::stdout().is_terminal() {
+        terminal_size::terminal_size().map_or(80, |(w, _)| usize::from(w.0))
+    } else {
+        80
+    };
     GradeOptions {
         bundles: a.bundles,
         format: a.format,
@@ -33,6 +38,8 @@ fn grade_options(a: GradeArgs) -> GradeOptions {
         waivers: a.waivers,
         strict_waivers: a.strict_waivers,
         fail_on: a.fail_on,
+        verbose: a.verbose,
+        width,
     }
 }
 

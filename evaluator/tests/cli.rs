@@ -1120,6 +1120,8 @@ fn server_controlled_text_never_reaches_the_terminal_raw() {
         "{}",
         r.stdout
     );
+    let r = grade(dir.path(), ["--verbose", "h.mcpev"]);
+    assert_terminal_safe("--verbose stdout", &r.stdout, false);
     assert!(
         r.stdout
             .contains("note      JSON-RPC error -32000: boom\\u{1b}[2J"),

@@ -327,7 +327,7 @@ fn not_graded_checks_claim_no_verdict() {
             .values()
             .all(|n| n == 0));
     }
-    let t = lab.grade([&b]);
+    let t = lab.grade(["--verbose", &b]);
     assert!(
         t.stdout
             .contains(&format!("checks: this build grades {count} of the 36")),
@@ -374,7 +374,7 @@ fn level_1_excludes_level_2_checks() {
     for l2 in ["1.3", "2.3", "3.3.2", "5.6.1", "7.2.2"] {
         assert!(!check_ids(&v).iter().any(|i| i == l2), "{l2}");
     }
-    let t = lab.grade(["--level", "1", &b]);
+    let t = lab.grade(["--verbose", "--level", "1", &b]);
     assert!(
         t.stdout
             .contains("checks: level 1 only: 25 of the 36 in scope"),
@@ -394,7 +394,7 @@ fn exit_codes_follow_the_verdicts_for_every_example() {
         let r = lab.grade(["--format", "json", &b]);
         let v = json(&r);
         assert_eq!(r.code, expected_code(&v), "{b}: {r:?}");
-        let t = lab.grade([&b]);
+        let t = lab.grade(["--verbose", &b]);
         assert_eq!(t.code, r.code, "text and JSON runs agree for {b}");
     }
 }
@@ -411,7 +411,7 @@ fn a_bundle_without_a_session_is_error_so_exit_4_unless_something_fails() {
     let want = if totals(&v, "FAIL") > 0 { 1 } else { 4 };
     assert_eq!(r.code, want, "{r:?}");
     assert_eq!(v["servers"][0]["negotiated_revision"], Value::Null);
-    let t = lab.grade([&b]);
+    let t = lab.grade(["--verbose", &b]);
     assert_eq!(t.code, want);
     assert!(t.stdout.contains("[no-session]"), "{t:?}");
     assert!(
@@ -534,7 +534,7 @@ fn the_report_names_the_policy_and_a_bad_policy_is_a_usage_error() {
     assert_eq!(v["policy"]["file"], f.as_str(), "{r:?}");
     let sha = hex::encode(sha256(&std::fs::read(&file).expect("read policy")));
     assert_eq!(v["policy"]["sha256"], sha.as_str());
-    let t = lab.grade(["--policy", &f, &b]);
+    let t = lab.grade(["--verbose", "--policy", &f, &b]);
     assert!(
         t.stdout.contains(&format!("policy: {f} (sha256 {sha})")),
         "{t:?}"
@@ -627,7 +627,7 @@ fn update_baseline_stores_it_and_the_next_run_uses_it() {
     assert_eq!(info["bundle_id"], ev.run.run_id);
     assert_eq!(info["signer"], v2["servers"][0]["signer"]);
     assert_eq!(info["problem"], Value::Null);
-    let t = lab.grade([&b]);
+    let t = lab.grade(["--verbose", &b]);
     assert!(
         t.stdout
             .contains(&format!("baseline  stored {}", file.display())),
@@ -714,7 +714,7 @@ fn update_baseline_keeps_the_newest_bundle_of_an_endpoint() {
         .contains("new.mcpev"));
     // Both are labelled with their bundle in check rows, since they share an endpoint.
     if v["graded"]["count"].as_u64().expect("count") > 0 {
-        let t = lab.grade(["--update-baseline", &newer, &older]);
+        let t = lab.grade(["--verbose", "--update-baseline", &newer, &older]);
         assert!(
             t.stdout
                 .contains(&format!("{URL} [2025-11-25] (new.mcpev)")),
@@ -841,7 +841,7 @@ fn snapshot_reports_of_two_examples() {
     let lab = Lab::new();
     let a = lab.example("py1.mcpev");
     let b = lab.example("py2-auth.mcpev");
-    let t = lab.grade([&a, &b]);
+    let t = lab.grade(["--verbose", &a, &b]);
     assert!(matches!(t.code, 0 | 1 | 4), "{t:?}");
     let mut j = json(&lab.grade(["--format", "json", &a, &b]));
     // The per-check verdicts change as checks land; keep the catalogue part, which
@@ -1044,7 +1044,7 @@ fn waivers_active_expired_and_stale_and_fail_on() {
             assert!(res.get("waiver").is_none(), "{c}");
         }
     }
-    let t = lab.grade(["--waivers", &file, &b]);
+    let t = lab.grade(["--verbose", "--waivers", &file, &b]);
     assert!(
         t.stdout.contains("(waived)") && t.stdout.contains("[waived until 2999-12-31"),
         "{t:?}"
@@ -1153,4 +1153,119 @@ fn an_invalid_waivers_file_is_a_usage_error_naming_the_line() {
     assert!(r.stderr.contains("fail, error, unknown"), "{r:?}");
     let r = lab.grade(["--strict-waivers", &b]);
     assert_eq!(r.code, 2, "--strict-waivers needs --waivers: {r:?}");
+}
+
+#[test]
+fn the_default_text_report_is_summary_first() {
+    let lab = Lab::new();
+    let names = lab.examples();
+    let r = lab.grade(names.iter().map(String::as_str));
+    assert_eq!(r.code, 1, "{r:?}");
+    let out = &r.stdout;
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        lines.iter().all(|l| l.chars().count() <= 160),
+        "a line over 160 characters"
+    );
+    let findings = lines
+        .iter()
+        .position(|l| l.starts_with("findings"))
+        .expect("a findings section");
+    assert!(findings <= 150, "{findings} lines before the findings");
+    assert!(out.contains("checks: this build grades 36 of the 36"));
+    // The matrix: one row per server, one mark per check, a legend and the totals.
+    let rows: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.starts_with('[') && l.contains("  ") && !l.contains(';'))
+        .collect();
+    assert_eq!(rows.len(), names.len(), "{rows:#?}");
+    for row in &rows {
+        let marks: Vec<char> = row
+            .split("  ")
+            .skip(1)
+            .collect::<String>()
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect();
+        assert_eq!(marks.len(), 36, "{row}");
+        assert!(marks.iter().all(|c| "PFE?-Rw".contains(*c)), "{row}");
+    }
+    assert!(out.contains("legend: P pass  F FAIL"));
+    let sum = lines
+        .iter()
+        .find(|l| l.starts_with("totals: "))
+        .expect("totals");
+    let v = json(
+        &lab.grade(
+            ["--format", "json"]
+                .into_iter()
+                .chain(names.iter().map(String::as_str)),
+        ),
+    );
+    assert!(
+        sum.contains(&format!("{} FAIL", totals(&v, "FAIL"))),
+        "{sum}"
+    );
+    // Each failing check: its servers, evidence and a remediation line.
+    let fails: Vec<&str> = v["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .filter(|c| c["summary"]["FAIL"].as_u64() > Some(0) && c["source"] != "reported only")
+        .filter_map(|c| c["id"].as_str())
+        .collect();
+    assert!(!fails.is_empty());
+    for id in &fails {
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with(&format!("{id} (L")) && l.contains("FAIL [")),
+            "no finding for {id}"
+        );
+    }
+    assert_eq!(
+        lines.iter().filter(|l| l.starts_with("  fix: ")).count(),
+        lines
+            .iter()
+            .filter(|l| {
+                let id = l.split(' ').next().unwrap_or("");
+                l.contains(" (L")
+                    && (l.contains("FAIL [") || l.contains("ERROR ["))
+                    && !id.is_empty()
+            })
+            .count()
+    );
+    // The server without a session is explained once, not per check.
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert_eq!(
+        flat.matches("no MCP session, so the session checks are not decided")
+            .count(),
+        1
+    );
+    // The reported-only block, and the sections no probe reaches.
+    let ro = lines
+        .iter()
+        .position(|l| l.starts_with("reported only (12"))
+        .expect("reported-only block");
+    assert!(
+        lines[ro + 1].trim_start().starts_with("2.1"),
+        "{}",
+        lines[ro + 1]
+    );
+    for s in [
+        "4 host and client controls",
+        "6 data protection",
+        "8 supply chain",
+        "9 isolation",
+    ] {
+        assert!(flat.contains(s), "{s}");
+    }
+    // --verbose keeps the whole check-centric report.
+    let full = lab.grade(
+        ["--verbose"]
+            .into_iter()
+            .chain(names.iter().map(String::as_str)),
+    );
+    assert!(full.stdout.lines().count() > lines.len());
+    assert!(full.stdout.contains("  evidence:"));
 }

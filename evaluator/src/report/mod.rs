@@ -14,7 +14,9 @@
 pub mod json;
 pub mod junit;
 pub mod sarif;
+pub mod summary;
 pub mod text;
+pub mod unreachable;
 
 use serde_json::Value;
 
@@ -284,6 +286,11 @@ pub struct Report {
     pub fail_on: FailOn,
     /// The `--waivers` file and what it did, if one was given.
     pub waivers: Option<Applied>,
+    /// Text format: the whole check-centric report (`--verbose`) instead of the
+    /// summary-first one.
+    pub verbose: bool,
+    /// Text format: the width the summary is wrapped to.
+    pub width: usize,
 }
 
 /// The policy file a report was graded with.
@@ -334,6 +341,8 @@ impl Report {
             policy: None,
             fail_on: FailOn::default(),
             waivers: None,
+            verbose: false,
+            width: 80,
         }
     }
 
@@ -485,7 +494,7 @@ impl Report {
 /// JSON document in memory (it is serialised straight to `out`, through a buffer).
 pub fn write(report: &Report, format: Format, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     match format {
-        Format::Text => out.write_all(text::render(report).as_bytes()),
+        Format::Text => out.write_all(&render(report, format)),
         Format::Json => {
             let mut w = std::io::BufWriter::with_capacity(1 << 16, out);
             json::to_writer(report, &mut w)?;
@@ -499,7 +508,8 @@ pub fn write(report: &Report, format: Format, out: &mut dyn std::io::Write) -> s
 /// Render `report` in `format`.
 pub fn render(report: &Report, format: Format) -> Vec<u8> {
     match format {
-        Format::Text => text::render(report).into_bytes(),
+        Format::Text if report.verbose => text::render(report).into_bytes(),
+        Format::Text => summary::render(report, report.width).into_bytes(),
         Format::Json => {
             let mut v = json::to_string(report).into_bytes();
             v.push(b'\n');
