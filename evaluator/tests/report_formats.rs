@@ -109,6 +109,13 @@ fn sarif_validates_and_meets_code_scanning_requirements() {
     let run = &log["runs"][0];
     let rules = run["tool"]["driver"]["rules"].as_array().expect("rules");
     assert_eq!(rules.len(), 36, "one rule per check");
+    let sections: Vec<&str> = run["properties"]["notReachable"]
+        .as_array()
+        .expect("notReachable")
+        .iter()
+        .filter_map(|u| u["section"].as_str())
+        .collect();
+    assert_eq!(sections, ["4", "6", "8", "9"]);
     for r in rules {
         let sev: f64 = r["properties"]["security-severity"]
             .as_str()
@@ -264,8 +271,11 @@ fn junit_is_read_back_by_a_junit_consumer() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let suites: Value = serde_json::from_slice(&out.stdout).expect("junitparser output");
+    let mut suites: Value = serde_json::from_slice(&out.stdout).expect("junitparser output");
     let servers = json["servers"].as_array().expect("servers");
+    let last = suites.as_array_mut().and_then(Vec::pop).expect("suites");
+    assert_eq!(last["name"], "benchmark sections not reachable by any probe");
+    assert_eq!((last["tests"].as_u64(), last["skipped"].as_u64()), (Some(4), Some(4)));
     assert_eq!(suites.as_array().map(Vec::len), Some(servers.len()));
     for (i, s) in servers.iter().enumerate() {
         let suite = suites

@@ -38,6 +38,15 @@ struct Doc<'a> {
     totals: Summary,
     servers: Vec<ServerJ<'a>>,
     checks: Vec<CheckJ<'a>>,
+    not_reachable: Vec<UnreachableJ>,
+}
+
+#[derive(serde::Serialize)]
+struct UnreachableJ {
+    section: &'static str,
+    title: &'static str,
+    governs: &'static str,
+    why: &'static str,
 }
 
 #[derive(serde::Serialize)]
@@ -225,6 +234,15 @@ fn doc(r: &Report) -> Doc<'_> {
             .map(|(i, s)| server(i, s))
             .collect(),
         checks: r.rows.iter().map(|row| check(r, row)).collect(),
+        not_reachable: super::unreachable::SECTIONS
+            .iter()
+            .map(|u| UnreachableJ {
+                section: u.section,
+                title: u.title,
+                governs: u.governs,
+                why: u.why,
+            })
+            .collect(),
     }
 }
 

@@ -8,7 +8,8 @@
 //! N/A and NO-REV are `<skipped>` with the verdict and the reason as message. A waived
 //! FAIL or ERROR is `<skipped>` too, its message naming the waiver, so a CI gate that
 //! counts failures agrees with the exit status. Checks this build does not grade are
-//! skipped "not graded".
+//! skipped "not graded". A last suite lists the benchmark sections no probe reaches
+//! (4, 6, 8, 9), each a skipped case saying what it governs and why.
 
 use quick_junit::{NonSuccessKind, Report as JUnit, TestCase, TestCaseStatus, TestSuite};
 
@@ -20,6 +21,8 @@ use super::{Report, Row};
 
 /// The name of the report's root element.
 pub const NAME: &str = "mcp-grade";
+/// The last suite: the benchmark sections no probe reaches, each a skipped case.
+pub const NOT_REACHABLE: &str = "benchmark sections not reachable by any probe";
 
 fn case(row: &Row, i: usize) -> TestCase {
     let e = row.entry;
@@ -86,6 +89,15 @@ pub fn to_string(r: &Report) -> String {
         }
         report.add_test_suite(suite);
     }
+    let mut not = TestSuite::new(NOT_REACHABLE);
+    for u in super::unreachable::SECTIONS {
+        let mut st = TestCaseStatus::skipped();
+        st.set_message(format!("governs {}; {}", u.governs, u.why));
+        let mut c = TestCase::new(format!("section {}: {}", u.section, u.title), st);
+        c.set_classname(format!("cis-mcp.section-{}", u.section));
+        not.add_test_case(c);
+    }
+    report.add_test_suite(not);
     // Serialising plain data into a String does not fail.
     report.to_string().unwrap_or_default()
 }

@@ -248,9 +248,21 @@ pub fn log(r: &Report) -> Sarif {
         .information_uri(env!("CARGO_PKG_REPOSITORY"))
         .rules(rules)
         .build();
+    let unreachable: Vec<Value> = super::unreachable::SECTIONS
+        .iter()
+        .map(|u| json!({"section": u.section, "title": u.title, "governs": u.governs, "why": u.why}))
+        .collect();
     let run = Run::builder()
         .tool(Tool::builder().driver(driver).build())
         .results(results)
+        .properties(
+            PropertyBag::builder()
+                .additional_properties(BTreeMap::from([(
+                    "notReachable".to_string(),
+                    Value::Array(unreachable),
+                )]))
+                .build(),
+        )
         .build();
     Sarif::builder()
         .schema(SCHEMA_URI)

@@ -76,6 +76,18 @@ pub fn render(r: &Report) -> String {
             let _ = writeln!(s, "  {} ({}) {}", e.id, e.level.as_str(), e.title);
         }
     }
+    let _ = writeln!(s, "\n{RULE}");
+    let _ = writeln!(
+        s,
+        "not reachable by any probe (benchmark sections without a check here):"
+    );
+    for u in super::unreachable::SECTIONS {
+        let _ = writeln!(
+            s,
+            "  {} {}: governs {}; {}",
+            u.section, u.title, u.governs, u.why
+        );
+    }
     s
 }
 
