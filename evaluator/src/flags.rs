@@ -54,7 +54,7 @@ pub(crate) struct GradeArgs {
     /// Bundle files (.mcpev) to grade.
     #[arg(required = true, value_name = "BUNDLE")]
     pub(crate) bundles: Vec<PathBuf>,
-    /// Report format: text, json, sarif or junit (case-insensitive; html and markdown are not available yet).
+    /// Report format: text, json, sarif, junit or markdown (case-insensitive; html is not available yet).
     #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = Format::parse)]
     pub(crate) format: Format,
     /// Write the report to FILE (atomically) instead of stdout.

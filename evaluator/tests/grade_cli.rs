@@ -484,7 +484,7 @@ fn unreadable_input_exits_2_naming_it() {
     let r = lab.grade(["--format", "html", &good]);
     assert_eq!(r.code, 2, "{r:?}");
     assert!(
-        r.stderr.contains("html") && r.stderr.contains("text, json, sarif, junit"),
+        r.stderr.contains("html") && r.stderr.contains("text, json, sarif, junit, markdown"),
         "{r:?}"
     );
     let r = lab.grade(["--baseline", &good, "--update-baseline", &good]);

@@ -274,8 +274,14 @@ fn junit_is_read_back_by_a_junit_consumer() {
     let mut suites: Value = serde_json::from_slice(&out.stdout).expect("junitparser output");
     let servers = json["servers"].as_array().expect("servers");
     let last = suites.as_array_mut().and_then(Vec::pop).expect("suites");
-    assert_eq!(last["name"], "benchmark sections not reachable by any probe");
-    assert_eq!((last["tests"].as_u64(), last["skipped"].as_u64()), (Some(4), Some(4)));
+    assert_eq!(
+        last["name"],
+        "benchmark sections not reachable by any probe"
+    );
+    assert_eq!(
+        (last["tests"].as_u64(), last["skipped"].as_u64()),
+        (Some(4), Some(4))
+    );
     assert_eq!(suites.as_array().map(Vec::len), Some(servers.len()));
     for (i, s) in servers.iter().enumerate() {
         let suite = suites
@@ -325,4 +331,58 @@ fn junit_is_read_back_by_a_junit_consumer() {
             "{suite}"
         );
     }
+}
+
+#[test]
+fn markdown_has_a_row_per_server_and_per_finding() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    let bundles: Vec<String> = examples().iter().map(|p| p.display().to_string()).collect();
+    let run = |format: &str| {
+        let mut args: Vec<String> = vec!["--format".into(), format.into(), "-q".into()];
+        args.extend(bundles.iter().cloned());
+        mcp_grade(dir.path(), Some(&home), &args)
+    };
+    let md = run("Markdown");
+    assert_eq!(md.code, 1, "{md:?}");
+    let json: Value = serde_json::from_str(&run("json").stdout).expect("json");
+    let lines: Vec<&str> = md.stdout.lines().collect();
+    let servers = json["servers"].as_array().expect("servers").len();
+    let server_rows = lines
+        .iter()
+        .filter(|l| {
+            l.starts_with("| ")
+                && l.split(" | ")
+                    .next()
+                    .is_some_and(|c| c[2..].parse::<usize>().is_ok())
+        })
+        .count();
+    assert_eq!(server_rows, servers);
+    // A finding row per FAIL and per ERROR of a server with a session, each with its fix.
+    let mut want = 0;
+    for c in json["checks"].as_array().expect("checks") {
+        if c["source"] == "reported only" {
+            continue;
+        }
+        for (i, r) in c["results"].as_array().expect("results").iter().enumerate() {
+            let session = !json["servers"][i]["negotiated_revision"].is_null();
+            if r["verdict"] == "FAIL" || (r["verdict"] == "ERROR" && session) {
+                want += 1;
+            }
+        }
+    }
+    let findings: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.contains(" | **FAIL** | ") || l.contains(" | **ERROR** | "))
+        .collect();
+    assert_eq!(findings.len(), want);
+    for f in findings {
+        // Five cells: an escaped | inside a cell never splits it.
+        let cells = f.replace("\\|", "").matches(" | ").count();
+        assert_eq!(cells, 4, "{f}");
+    }
+    assert!(md
+        .stdout
+        .contains("<details><summary>Reported only, and not reachable by any probe</summary>"));
+    assert!(md.stdout.contains("- **Section 9** (isolation)"));
 }

@@ -13,6 +13,7 @@
 
 pub mod json;
 pub mod junit;
+pub mod markdown;
 pub mod sarif;
 pub mod summary;
 pub mod text;
@@ -40,11 +41,13 @@ pub enum Format {
     Sarif,
     /// JUnit XML, for CI test views.
     Junit,
+    /// Markdown, for pull-request comments and CI job summaries.
+    Markdown,
 }
 
 impl Format {
     /// Formats this build writes, as typed on the command line.
-    pub const AVAILABLE: &'static str = "text, json, sarif, junit";
+    pub const AVAILABLE: &'static str = "text, json, sarif, junit, markdown";
 
     /// Parse a `--format` value. The planned formats this build does not
     /// write yet get a message saying so, and every error names what is available.
@@ -54,7 +57,8 @@ impl Format {
             "json" => Ok(Format::Json),
             "sarif" => Ok(Format::Sarif),
             "junit" => Ok(Format::Junit),
-            "html" | "markdown" => Err(FormatError::NotYet(s.to_ascii_lowercase())),
+            "markdown" | "md" => Ok(Format::Markdown),
+            "html" => Err(FormatError::NotYet(s.to_ascii_lowercase())),
             _ => Err(FormatError::Unknown),
         }
     }
@@ -501,7 +505,7 @@ pub fn write(report: &Report, format: Format, out: &mut dyn std::io::Write) -> s
             std::io::Write::write_all(&mut w, b"\n")?;
             std::io::Write::flush(&mut w)
         }
-        Format::Sarif | Format::Junit => out.write_all(&render(report, format)),
+        Format::Sarif | Format::Junit | Format::Markdown => out.write_all(&render(report, format)),
     }
 }
 
@@ -520,6 +524,7 @@ pub fn render(report: &Report, format: Format) -> Vec<u8> {
             v.push(b'\n');
             v
         }
+        Format::Markdown => markdown::render(report).into_bytes(),
         Format::Junit => {
             let mut v = junit::to_string(report).into_bytes();
             if !v.ends_with(b"\n") {
@@ -574,11 +579,14 @@ mod tests {
         assert_eq!(e, FormatError::NotYet("html".into()));
         assert_eq!(
             e.to_string(),
-            "html reports are not available in this build yet (available: text, json, sarif, junit)"
+            "html reports are not available in this build yet (available: text, json, sarif, junit, markdown)"
         );
         let e = Format::parse("xml").expect_err("unknown");
         assert_eq!(e, FormatError::Unknown);
-        assert_eq!(e.to_string(), "available formats: text, json, sarif, junit");
+        assert_eq!(
+            e.to_string(),
+            "available formats: text, json, sarif, junit, markdown"
+        );
     }
 
     #[test]

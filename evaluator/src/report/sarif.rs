@@ -250,7 +250,9 @@ pub fn log(r: &Report) -> Sarif {
         .build();
     let unreachable: Vec<Value> = super::unreachable::SECTIONS
         .iter()
-        .map(|u| json!({"section": u.section, "title": u.title, "governs": u.governs, "why": u.why}))
+        .map(
+            |u| json!({"section": u.section, "title": u.title, "governs": u.governs, "why": u.why}),
+        )
         .collect();
     let run = Run::builder()
         .tool(Tool::builder().driver(driver).build())

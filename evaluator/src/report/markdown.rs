@@ -1,0 +1,230 @@
+//! The Markdown report (`--format markdown`), for pull-request comments and CI job
+//! summaries (GitHub-flavoured tables and `<details>`): the totals, one row per server,
+//! the findings with their fix, what stayed undecided, and the rest folded away.
+//! Everything that came from a bundle is escaped so that it cannot break the table or
+//! inject markup.
+
+use std::fmt::Write as _;
+
+use crate::catalogue::{Source, BENCHMARK, BENCHMARK_VERSION, CATALOGUE};
+use crate::fmt::line;
+use crate::remediation::remediation;
+use crate::verdict::Verdict;
+
+use super::unreachable::SECTIONS;
+use super::{Report, Row, GRADER_VERSION};
+
+/// The longest evidence quoted per finding.
+const EVIDENCE_CHARS: usize = 300;
+
+/// `s` made safe inside a Markdown table cell: terminal escapes, then every character
+/// Markdown or HTML gives a meaning to is backslash-escaped or entity-encoded.
+pub fn cell(s: &str) -> String {
+    let mut out = String::new();
+    for c in line(s).chars() {
+        match c {
+            '|' => out.push_str("\\|"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '#' | '!' | '~' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\n' | '\r' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn cut(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(n).collect::<String>())
+    }
+}
+
+fn count(r: &Report, i: usize, v: Verdict) -> usize {
+    r.rows
+        .iter()
+        .filter(|row| {
+            row.outcomes
+                .as_ref()
+                .and_then(|o| o.get(i))
+                .is_some_and(|o| o.verdict == v)
+        })
+        .count()
+}
+
+/// The whole Markdown report.
+pub fn render(r: &Report) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "## {BENCHMARK} {BENCHMARK_VERSION}: {} server(s)\n",
+        r.servers.len()
+    );
+    let waived = r.waivers.as_ref().map_or(0, |w| w.waived);
+    let _ = writeln!(
+        s,
+        "mcp-grade {GRADER_VERSION} grades {} of the {} checks. **{} FAIL**, **{} ERROR**, {} UNKNOWN, {} PASS, {} N/A, {} NO-REV{}; runs fail on `{}`.\n",
+        r.graded().count(),
+        CATALOGUE.len(),
+        r.total(Verdict::Fail),
+        r.total(Verdict::Error),
+        r.total(Verdict::Unknown),
+        r.total(Verdict::Pass),
+        r.total(Verdict::NotApplicable),
+        r.total(Verdict::NoRev),
+        if waived > 0 {
+            format!(" ({waived} FAIL/ERROR waived)")
+        } else {
+            String::new()
+        },
+        r.fail_on.as_str()
+    );
+    let _ = writeln!(
+        s,
+        "| # | endpoint | revision | server | FAIL | ERROR | UNKNOWN | PASS |\n|---|---|---|---|---|---|---|---|"
+    );
+    for (i, srv) in r.servers.iter().enumerate() {
+        let eras = if srv.other_eras.is_empty() {
+            String::new()
+        } else {
+            format!(" (also {})", srv.other_eras.join(", "))
+        };
+        let name = match (srv.revision.as_ref(), srv.server_name()) {
+            (None, _) => format!(
+                "no MCP session: {}",
+                cut(srv.failure.as_deref().unwrap_or("none established"), 160)
+            ),
+            (_, Some(n)) => n,
+            (_, None) => "no serverInfo".into(),
+        };
+        let _ = writeln!(
+            s,
+            "| {} | {} | {}{} | {} | {} | {} | {} | {} |",
+            i + 1,
+            cell(&srv.endpoint),
+            cell(srv.revision_label()),
+            cell(&eras),
+            cell(&name),
+            count(r, i, Verdict::Fail),
+            count(r, i, Verdict::Error),
+            count(r, i, Verdict::Unknown),
+            count(r, i, Verdict::Pass),
+        );
+    }
+    findings(&mut s, r);
+    let _ = writeln!(
+        s,
+        "\n<details><summary>Reported only, and not reachable by any probe</summary>\n"
+    );
+    for row in r
+        .rows
+        .iter()
+        .filter(|row| row.entry.source == Source::ReportedOnly)
+    {
+        let _ = writeln!(
+            s,
+            "- **{}** {}: reported only (the wire cannot decide it)",
+            row.entry.id.as_str(),
+            cell(row.entry.title)
+        );
+    }
+    let _ = writeln!(s);
+    for u in SECTIONS {
+        let _ = writeln!(
+            s,
+            "- **Section {}** ({}): governs {}; {}.",
+            u.section, u.title, u.governs, u.why
+        );
+    }
+    let _ = writeln!(s, "\n</details>");
+    s
+}
+
+fn findings(s: &mut String, r: &Report) {
+    let rows: Vec<&Row> = r
+        .graded()
+        .filter(|row| row.entry.source != Source::ReportedOnly)
+        .collect();
+    let mut head = false;
+    for row in rows {
+        let e = row.entry;
+        for (i, o) in row.outcomes.iter().flatten().enumerate() {
+            if !matches!(o.verdict, Verdict::Fail | Verdict::Error)
+                || (r.servers[i].revision.is_none() && o.verdict == Verdict::Error)
+            {
+                continue;
+            }
+            if !head {
+                let _ = writeln!(
+                    s,
+                    "\n### Findings\n\n| check | server | verdict | evidence | fix |\n|---|---|---|---|---|"
+                );
+                head = true;
+            }
+            let verdict = match row.mark(i).filter(|m| m.active) {
+                Some(m) => format!(
+                    "{} (waived until {}: {})",
+                    o.verdict.mark(),
+                    m.expires,
+                    cell(&m.reason)
+                ),
+                None => format!("**{}**", o.verdict.mark()),
+            };
+            let _ = writeln!(
+                s,
+                "| {} ({}) {} | {} | {} | {} | {} |",
+                e.id.as_str(),
+                e.level.as_str(),
+                cell(e.title),
+                i + 1,
+                verdict,
+                cell(&cut(&o.evidence, EVIDENCE_CHARS)),
+                cell(remediation(e.id))
+            );
+        }
+    }
+    if !head {
+        let _ = writeln!(s, "\nNo FAIL or ERROR.");
+    }
+    let undecided: Vec<String> = r
+        .graded()
+        .filter(|row| row.entry.source != Source::ReportedOnly)
+        .filter_map(|row| {
+            let n: Vec<String> = row
+                .outcomes
+                .iter()
+                .flatten()
+                .enumerate()
+                .filter(|(i, o)| o.verdict == Verdict::Unknown && r.servers[*i].revision.is_some())
+                .map(|(i, _)| (i + 1).to_string())
+                .collect();
+            (!n.is_empty()).then(|| format!("{} ({})", row.entry.id.as_str(), n.join(", ")))
+        })
+        .collect();
+    if !undecided.is_empty() {
+        let _ = writeln!(
+            s,
+            "\n**Undecided (UNKNOWN)**, by check (servers): {}. Each says why in `mcp-grade --verbose`.",
+            undecided.join("; ")
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_cannot_break_the_table_or_inject_markup() {
+        assert_eq!(cell("a|b"), "a\\|b");
+        assert_eq!(cell("<script>"), "&lt;script&gt;");
+        assert_eq!(cell("[x](javascript:1)"), "\\[x\\](javascript:1)");
+        assert_eq!(cell("\u{1b}[2J"), "\\\\u{1b}\\[2J");
+    }
+}
