@@ -310,6 +310,9 @@ pub enum CommandError {
     /// Grading stopped.
     #[error(transparent)]
     Grade(#[from] GradeError),
+    /// The bundle arguments cannot be used (an empty directory, `-` twice …).
+    #[error(transparent)]
+    Input(#[from] crate::inputs::InputError),
 }
 
 impl CommandError {
@@ -318,6 +321,7 @@ impl CommandError {
         match self {
             CommandError::Load(e) => e.exit_status(),
             CommandError::Grade(e) => e.exit_status(),
+            CommandError::Input(_) => ExitStatus::Usage,
         }
     }
 }

@@ -51,7 +51,7 @@ pub(crate) enum Command {
 /// Options of grading (the command without a subcommand name).
 #[derive(Debug, Args)]
 pub(crate) struct GradeArgs {
-    /// Bundle files (.mcpev) to grade.
+    /// Bundles to grade: files, directories (their *.mcpev files) or - (one bundle on stdin).
     #[arg(required = true, value_name = "BUNDLE")]
     pub(crate) bundles: Vec<PathBuf>,
     /// Report format: text, json, sarif, junit or markdown (case-insensitive; html is not available yet).

@@ -19,6 +19,7 @@ pub mod fixture;
 pub mod fmt;
 pub mod grade;
 pub mod har;
+pub mod inputs;
 pub mod load;
 pub mod output;
 pub mod policy;

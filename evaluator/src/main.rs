@@ -12,6 +12,8 @@ use mcp_probe_evaluator::{BaselineChoice, CommandError, ExitStatus, GradeOptions
 
 use flags::{Cli, Command, GradeArgs};
 
+use mcp_probe_evaluator::inputs::expand;
+
 fn code(status: ExitStatus) -> ExitCode {
     ExitCode::from(status.code())
 }
@@ -44,16 +46,17 @@ fn grade_options(a: GradeArgs) -> GradeOptions {
 }
 
 fn run(cli: Cli, out: &mut dyn Write, err: &mut Diag<'_>) -> Result<ExitStatus, CommandError> {
+    let mut stdin = std::io::stdin().lock();
     let status = match cli.command {
         None => {
-            return Ok(mcp_probe_evaluator::grade(
-                &grade_options(cli.grade),
-                out,
-                err,
-            )?)
+            let mut opts = grade_options(cli.grade);
+            let expanded = expand(&opts.bundles, &mut stdin)?;
+            opts.bundles = expanded.paths.clone();
+            return Ok(mcp_probe_evaluator::grade(&opts, out, err)?);
         }
         Some(Command::Verify(a)) => {
-            mcp_probe_evaluator::verify(&a.bundles, &a.trust.keys, a.json, out, err)
+            let expanded = expand(&a.bundles, &mut stdin)?;
+            mcp_probe_evaluator::verify(&expanded.paths, &a.trust.keys, a.json, out, err)
         }
         Some(Command::Show(a)) => {
             let mode = match (a.json, a.har) {
@@ -61,7 +64,16 @@ fn run(cli: Cli, out: &mut dyn Write, err: &mut Diag<'_>) -> Result<ExitStatus, 
                 (_, true) => ShowMode::Har,
                 _ => ShowMode::Text,
             };
-            mcp_probe_evaluator::show(&a.bundle, mode, &a.trust.keys, out, err)
+            let expanded = expand(std::slice::from_ref(&a.bundle), &mut stdin)?;
+            let [one] = expanded.paths.as_slice() else {
+                return Err(CommandError::Input(
+                    mcp_probe_evaluator::inputs::InputError::NotOne {
+                        path: a.bundle.clone(),
+                        count: expanded.paths.len(),
+                    },
+                ));
+            };
+            mcp_probe_evaluator::show(one, mode, &a.trust.keys, out, err)
         }
     }?;
     Ok(status)

@@ -1269,3 +1269,57 @@ fn the_default_text_report_is_summary_first() {
     assert!(full.stdout.lines().count() > lines.len());
     assert!(full.stdout.contains("  evidence:"));
 }
+
+#[test]
+fn bundles_from_stdin_and_directories() {
+    let lab = Lab::new();
+    let b = lab.example("py2.mcpev");
+    let bytes = std::fs::read(lab.path().join(&b)).expect("read");
+    // `-`: one bundle from standard input, graded like the file.
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-grade"));
+    c.current_dir(lab.path())
+        .env("MCP_PROBE_HOME", lab.home())
+        .args(["--format", "json", "-q", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().expect("spawn");
+    std::io::Write::write_all(&mut child.stdin.take().expect("stdin"), &bytes).expect("pipe");
+    let out = child.wait_with_output().expect("wait");
+    let piped: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let file = json(&lab.grade(["--format", "json", "-q", &b]));
+    assert_eq!(piped["totals"], file["totals"]);
+    assert_eq!(
+        piped["servers"][0]["bundle_id"],
+        file["servers"][0]["bundle_id"]
+    );
+    // Nothing on standard input: a usage error naming it.
+    let r = lab.grade(["-"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("-: standard input is empty"), "{r:?}");
+    // A directory stands for the .mcpev files in it.
+    let d = lab.path().join("fleet");
+    std::fs::create_dir(&d).expect("mkdir");
+    for n in ["py1.mcpev", "ts2.mcpev"] {
+        std::fs::copy(Path::new(EXAMPLES).join(n), d.join(n)).expect("copy");
+    }
+    std::fs::write(d.join("README.txt"), b"not a bundle").expect("write");
+    let v = json(&lab.grade(["--format", "json", "-q", "fleet"]));
+    assert_eq!(v["servers"].as_array().map(Vec::len), Some(2));
+    let r = lab.grade(["verify", "fleet"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(r.stdout.lines().count(), 2, "{r:?}");
+    let r = lab.grade(["show", "fleet"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr.contains("show takes one bundle; this holds 2"),
+        "{r:?}"
+    );
+    std::fs::create_dir(lab.path().join("empty")).expect("mkdir");
+    let r = lab.grade(["empty"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr.contains("empty: no .mcpev file in this directory"),
+        "{r:?}"
+    );
+}

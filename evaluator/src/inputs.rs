@@ -1,0 +1,194 @@
+//! Bundle arguments as users pass them: a file, a directory (the `*.mcpev` files in it,
+//! sorted by name, not recursive), or `-` (one bundle read from standard input).
+//!
+//! A bundle from standard input is kept in a private temporary directory (0700, file
+//! 0600) for the run, because grading reads every input twice (a verify pass, then the
+//! grade pass that checks the bytes are the ones that verified); the directory is
+//! removed when the [`Expanded`] value is dropped.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// Why the bundle arguments cannot be used (a usage error, exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    /// A directory holds no `.mcpev` file.
+    #[error("{}: no .mcpev file in this directory", path.display())]
+    EmptyDir {
+        /// The directory.
+        path: PathBuf,
+    },
+    /// A directory could not be listed.
+    #[error("cannot list {}: {source}", path.display())]
+    List {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// `-` given more than once.
+    #[error("-: standard input holds one bundle; give - once")]
+    StdinTwice,
+    /// `show` was given a directory of several bundles.
+    #[error("{}: show takes one bundle; this holds {count}", path.display())]
+    NotOne {
+        /// The argument.
+        path: PathBuf,
+        /// How many bundles it stands for.
+        count: usize,
+    },
+    /// Standard input was empty or could not be kept.
+    #[error("-: {0}")]
+    Stdin(String),
+}
+
+/// The expanded list of bundle files, owning the copy of standard input if there is one.
+#[derive(Debug)]
+pub struct Expanded {
+    /// The bundle files, in the order given (directories expanded in place).
+    pub paths: Vec<PathBuf>,
+    stdin_dir: Option<PathBuf>,
+}
+
+impl Drop for Expanded {
+    fn drop(&mut self) {
+        if let Some(d) = &self.stdin_dir {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+}
+
+/// Expand `args`, reading standard input from `stdin` when `-` is among them.
+pub fn expand(args: &[PathBuf], stdin: &mut dyn Read) -> Result<Expanded, InputError> {
+    let mut out = Expanded {
+        paths: Vec::with_capacity(args.len()),
+        stdin_dir: None,
+    };
+    for a in args {
+        if a.as_os_str() == "-" {
+            if out.stdin_dir.is_some() {
+                return Err(InputError::StdinTwice);
+            }
+            let (dir, file) = keep_stdin(stdin)?;
+            out.stdin_dir = Some(dir);
+            out.paths.push(file);
+        } else if a.is_dir() {
+            let mut found: Vec<PathBuf> = std::fs::read_dir(a)
+                .map_err(|source| InputError::List {
+                    path: a.clone(),
+                    source,
+                })?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "mcpev"))
+                .collect();
+            if found.is_empty() {
+                return Err(InputError::EmptyDir { path: a.clone() });
+            }
+            found.sort();
+            out.paths.extend(found);
+        } else {
+            out.paths.push(a.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// The most read from standard input: a bundle larger than this is refused rather than
+/// held (bundles are capped by the collector well below it).
+const STDIN_MAX: u64 = 1 << 30;
+
+fn keep_stdin(stdin: &mut dyn Read) -> Result<(PathBuf, PathBuf), InputError> {
+    let mut bytes = Vec::new();
+    stdin
+        .take(STDIN_MAX + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| InputError::Stdin(format!("cannot read standard input: {e}")))?;
+    if bytes.is_empty() {
+        return Err(InputError::Stdin(
+            "standard input is empty (pipe one bundle into it)".into(),
+        ));
+    }
+    if bytes.len() as u64 > STDIN_MAX {
+        return Err(InputError::Stdin(format!(
+            "more than {STDIN_MAX} bytes on standard input"
+        )));
+    }
+    let dir = private_dir().map_err(|e| InputError::Stdin(format!("cannot keep it: {e}")))?;
+    let file = dir.join("stdin.mcpev");
+    write_private(&file, &bytes).map_err(|e| {
+        let _ = std::fs::remove_dir_all(&dir);
+        InputError::Stdin(format!("cannot keep it in {}: {e}", dir.display()))
+    })?;
+    Ok((dir, file))
+}
+
+fn private_dir() -> std::io::Result<PathBuf> {
+    let base = std::env::temp_dir();
+    let mut seed = [0u8; 8];
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    seed[..4].copy_from_slice(&std::process::id().to_le_bytes());
+    seed[4..].copy_from_slice(&nanos.to_le_bytes());
+    let dir = base.join(format!("mcp-grade-stdin-{}", hex::encode(seed)));
+    let mut b = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        b.mode(0o700);
+    }
+    b.create(&dir)?;
+    Ok(dir)
+}
+
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.mode(0o600);
+    }
+    std::io::Write::write_all(&mut o.open(path)?, bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn directories_expand_sorted_and_stdin_is_kept_then_removed() {
+        let d = tempfile::tempdir().expect("tempdir");
+        for n in ["b.mcpev", "a.mcpev", "notes.txt"] {
+            std::fs::write(d.path().join(n), b"x").expect("write");
+        }
+        let mut input: &[u8] = b"bundle bytes";
+        let e = expand(
+            &[
+                d.path().to_path_buf(),
+                PathBuf::from("-"),
+                PathBuf::from("c.mcpev"),
+            ],
+            &mut input,
+        )
+        .expect("expands");
+        assert_eq!(e.paths[0], d.path().join("a.mcpev"));
+        assert_eq!(e.paths[1], d.path().join("b.mcpev"));
+        assert_eq!(std::fs::read(&e.paths[2]).expect("kept"), b"bundle bytes");
+        assert_eq!(e.paths[3], PathBuf::from("c.mcpev"));
+        let kept = e.paths[2].clone();
+        drop(e);
+        assert!(!kept.exists(), "removed with the run");
+        let empty = tempfile::tempdir().expect("tempdir");
+        let err = expand(&[empty.path().to_path_buf()], &mut &b""[..]).expect_err("empty");
+        assert!(err.to_string().contains("no .mcpev file"), "{err}");
+        let err = expand(&[PathBuf::from("-")], &mut &b""[..]).expect_err("no stdin");
+        assert!(
+            err.to_string().starts_with("-: standard input is empty"),
+            "{err}"
+        );
+        let err =
+            expand(&[PathBuf::from("-"), PathBuf::from("-")], &mut &b"x"[..]).expect_err("twice");
+        assert!(matches!(err, InputError::StdinTwice));
+    }
+}
