@@ -310,6 +310,9 @@ pub enum CommandError {
     /// Grading stopped.
     #[error(transparent)]
     Grade(#[from] GradeError),
+    /// `diff` cannot compare the two bundles.
+    #[error(transparent)]
+    Diff(#[from] crate::diff::DiffError),
     /// The bundle arguments cannot be used (an empty directory, `-` twice …).
     #[error(transparent)]
     Input(#[from] crate::inputs::InputError),
@@ -322,6 +325,7 @@ impl CommandError {
             CommandError::Load(e) => e.exit_status(),
             CommandError::Grade(e) => e.exit_status(),
             CommandError::Input(_) => ExitStatus::Usage,
+            CommandError::Diff(e) => e.exit_status(),
         }
     }
 }

@@ -46,6 +46,12 @@ pub(crate) enum Command {
     /// Verifies first; a bundle that fails verification is still shown as far as it can
     /// be decoded, with a warning on stderr, and the exit status is 3.
     Show(ShowArgs),
+    /// What changed between two bundles of one endpoint: revision and eras, identity,
+    /// capabilities, inventory, verdicts.
+    ///
+    /// Exit 0 when nothing changed, 1 when something did, 2 for bundles of two
+    /// endpoints, 3 when one fails verification.
+    Diff(DiffArgs),
 }
 
 /// Options of grading (the command without a subcommand name).
@@ -188,5 +194,40 @@ mod tests {
             g.grade.bundles,
             [PathBuf::from("verify"), PathBuf::from("a")]
         );
+    }
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct DiffArgs {
+    /// The earlier bundle.
+    #[arg(value_name = "OLD")]
+    pub(crate) old: PathBuf,
+    /// The later bundle of the same endpoint.
+    #[arg(value_name = "NEW")]
+    pub(crate) new: PathBuf,
+    /// Output format: text or json (case-insensitive).
+    #[arg(long, value_name = "text|json", default_value = "text", value_parser = diff_format)]
+    pub(crate) format: DiffFormat,
+    #[command(flatten)]
+    pub(crate) trust: Trust,
+    /// Print no warnings or notes on stderr (errors are still printed).
+    #[arg(short, long)]
+    pub(crate) quiet: bool,
+}
+
+/// The output of diff.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DiffFormat {
+    /// Lines for people.
+    Text,
+    /// `mcp-grade-diff/1` JSON.
+    Json,
+}
+
+fn diff_format(s: &str) -> Result<DiffFormat, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "text" => Ok(DiffFormat::Text),
+        "json" => Ok(DiffFormat::Json),
+        _ => Err("text or json".into()),
     }
 }

@@ -13,6 +13,7 @@ pub mod catalogue;
 pub mod check;
 pub mod checks;
 pub mod commands;
+pub mod diff;
 pub mod evidence;
 pub mod exit;
 pub mod fixture;

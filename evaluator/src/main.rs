@@ -75,6 +75,10 @@ fn run(cli: Cli, out: &mut dyn Write, err: &mut Diag<'_>) -> Result<ExitStatus, 
             };
             mcp_probe_evaluator::show(one, mode, &a.trust.keys, out, err)
         }
+        Some(Command::Diff(a)) => {
+            let json = a.format == flags::DiffFormat::Json;
+            return mcp_probe_evaluator::diff::run(&a.old, &a.new, &a.trust.keys, json, out, err);
+        }
     }?;
     Ok(status)
 }
@@ -98,6 +102,7 @@ fn main() -> ExitCode {
         None => cli.grade.quiet,
         Some(Command::Verify(a)) => a.quiet,
         Some(Command::Show(a)) => a.quiet,
+        Some(Command::Diff(a)) => a.quiet,
     };
     let mut err = Diag::new(&mut stderr, quiet);
     match run(cli, &mut out, &mut err) {

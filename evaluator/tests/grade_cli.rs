@@ -1323,3 +1323,29 @@ fn bundles_from_stdin_and_directories() {
         "{r:?}"
     );
 }
+
+#[test]
+fn diff_exit_codes_and_bad_pairs() {
+    let lab = Lab::new();
+    let a = lab.example("py2.mcpev");
+    let b = lab.example("py1.mcpev");
+    let r = lab.grade(["diff", &a, &a]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("no change"), "{r:?}");
+    let r = lab.grade(["diff", "--format", "JSON", &a, &a]);
+    assert_eq!(json(&r)["changed"], false);
+    let r = lab.grade(["diff", &a, &b]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr
+            .contains("diff compares two bundles of one endpoint"),
+        "{r:?}"
+    );
+    let mut bytes = std::fs::read(lab.path().join(&a)).expect("read");
+    let n = bytes.len();
+    bytes[n - 10] ^= 0xff;
+    let bad = lab.write("bad.mcpev", &bytes);
+    let r = lab.grade(["diff", &a, &bad]);
+    assert_eq!(r.code, 3, "{r:?}");
+    assert!(r.stderr.contains("INVALID bad.mcpev"), "{r:?}");
+}

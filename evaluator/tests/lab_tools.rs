@@ -173,6 +173,52 @@ fn staged_tool_executes_1_3_fail_1_2_fail_and_named_notifications_7_2_2_pass() {
     );
     // Without a baseline at grading: two runs are needed.
     assert_eq!(grade("1.3", &second, None).verdict, Verdict::Unknown);
+    // `mcp-grade diff` names what changed between the two runs: the staged tool, the
+    // capability leaf and the verdicts; exit 1. The same bundle twice: no change, exit 0.
+    let diff = |a: &str, b: &str| {
+        Command::new(env!("CARGO_BIN_EXE_mcp-grade"))
+            .args(["diff", "--format", "json", a, b])
+            .output()
+            .expect("run mcp-grade diff")
+    };
+    let out = diff(&first.path, &second.path);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let d: serde_json::Value = serde_json::from_slice(&out.stdout).expect("diff json");
+    assert_eq!(d["schema"], "mcp-grade-diff/1");
+    assert_eq!(d["changed"], true);
+    assert_eq!(
+        d["inventory"]["tools"]["added"],
+        serde_json::json!(["beta_export"])
+    );
+    assert!(
+        d["capabilities"]
+            .as_array()
+            .expect("leaves")
+            .iter()
+            .any(|l| l["path"]
+                .as_str()
+                .is_some_and(|p| p.starts_with("experimental.stagedTools"))
+                && l["old"].is_null()),
+        "{d}"
+    );
+    assert_eq!(
+        d["revision"],
+        serde_json::Value::Null,
+        "same revision: not listed"
+    );
+    let out = diff(&second.path, &second.path);
+    assert_eq!(out.status.code(), Some(0));
+    let text = Command::new(env!("CARGO_BIN_EXE_mcp-grade"))
+        .args(["diff", &first.path, &second.path])
+        .output()
+        .expect("run mcp-grade diff");
+    let t = String::from_utf8_lossy(&text.stdout);
+    assert!(t.contains("tools  + beta_export"), "{t}");
     // The notifications name their sender and answer the token sent.
     let o = grade("7.2.2", &second, None);
     assert_eq!(o.verdict, Verdict::Pass, "{o:?}");

@@ -36,7 +36,7 @@ const REDUCTION_1_2: &str = "compared against the probe's own recorded baseline,
 
 /// Every leaf of a capabilities object: dotted path → value. An empty object is a leaf
 /// (`tools: {}` advertises the capability with no settings).
-fn leaves(caps: &Value) -> BTreeMap<String, Value> {
+pub(crate) fn leaves(caps: &Value) -> BTreeMap<String, Value> {
     fn walk(v: &Value, path: &str, out: &mut BTreeMap<String, Value>) {
         match v {
             Value::Object(m) if !m.is_empty() => {

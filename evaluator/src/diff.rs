@@ -1,0 +1,387 @@
+//! `mcp-grade diff OLD NEW`: what changed between two bundles of one endpoint, from the
+//! bundles alone: the negotiated revision and the other eras served, the server's
+//! identity (`serverInfo`), the advertised capabilities leaf by leaf, the inventory
+//! (tool, resource, template and prompt names) and the verdict of every check (each
+//! bundle graded on its own, without baseline or policy). Text, or `--format json`.
+//! Exit 0 when nothing changed, 1 when something did; both bundles must verify (exit 3)
+//! and be of one endpoint (exit 2).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::check::Context;
+use crate::commands::CommandError;
+use crate::evidence::Evidence;
+use crate::exit::ExitStatus;
+use crate::fmt::{line, utc};
+use crate::load::{for_grading, load_trust, read_verified, Error};
+use crate::output::Diag;
+
+/// Why `diff` cannot compare (a usage error, exit 2, or a bundle that failed
+/// verification, exit 3).
+#[derive(Debug, thiserror::Error)]
+pub enum DiffError {
+    /// The bundles are of two endpoints.
+    #[error("{old} is a bundle of {old_endpoint} and {new} of {new_endpoint}; diff compares two bundles of one endpoint")]
+    Endpoints {
+        /// OLD.
+        old: String,
+        /// Its endpoint.
+        old_endpoint: String,
+        /// NEW.
+        new: String,
+        /// Its endpoint.
+        new_endpoint: String,
+    },
+    /// A bundle failed verification.
+    #[error("INVALID {path}: {reason}; not compared")]
+    Invalid {
+        /// The bundle.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+impl DiffError {
+    /// The exit status.
+    pub fn exit_status(&self) -> ExitStatus {
+        match self {
+            DiffError::Endpoints { .. } => ExitStatus::Usage,
+            DiffError::Invalid { .. } => ExitStatus::Invalid,
+        }
+    }
+}
+
+/// One side of the comparison.
+#[derive(Debug, Serialize)]
+pub struct Side {
+    /// The bundle as given.
+    pub bundle: String,
+    /// Its run id.
+    pub run_id: String,
+    /// When it was collected (UTC).
+    pub collected_at: String,
+}
+
+/// A value on each side.
+#[derive(Debug, Serialize, PartialEq)]
+pub struct Change<T> {
+    /// In OLD.
+    pub old: T,
+    /// In NEW.
+    pub new: T,
+}
+
+/// Names added to and removed from one list.
+#[derive(Debug, Default, Serialize)]
+pub struct Names {
+    /// In NEW only.
+    pub added: Vec<String>,
+    /// In OLD only.
+    pub removed: Vec<String>,
+}
+
+/// One capability leaf that differs.
+#[derive(Debug, Serialize)]
+pub struct Leaf {
+    /// Dotted path (`tools.listChanged`).
+    pub path: String,
+    /// In OLD (`null` when absent).
+    pub old: Option<Value>,
+    /// In NEW (`null` when absent).
+    pub new: Option<Value>,
+}
+
+/// One check whose verdict differs.
+#[derive(Debug, Serialize)]
+pub struct VerdictChange {
+    /// The check.
+    pub check: &'static str,
+    /// In OLD.
+    pub old: &'static str,
+    /// In NEW.
+    pub new: &'static str,
+}
+
+/// What changed between two bundles of one endpoint (`diff --format json`).
+#[derive(Debug, Serialize)]
+pub struct Diff {
+    /// Always `mcp-grade-diff/1`.
+    pub schema: &'static str,
+    /// The endpoint both bundles are of.
+    pub endpoint: String,
+    /// OLD.
+    pub old: Side,
+    /// NEW.
+    pub new: Side,
+    /// True when anything below differs.
+    pub changed: bool,
+    /// The negotiated revision, when it differs.
+    pub revision: Option<Change<Option<String>>>,
+    /// The other eras served, when they differ.
+    pub other_eras: Option<Change<Vec<String>>>,
+    /// `serverInfo`, when it differs.
+    pub server_info: Option<Change<Option<Value>>>,
+    /// Capability leaves that were added, removed or changed.
+    pub capabilities: Vec<Leaf>,
+    /// Inventory names per list: `tools`, `resources`, `resource_templates`, `prompts`.
+    pub inventory: BTreeMap<&'static str, Names>,
+    /// Checks whose verdict differs.
+    pub verdicts: Vec<VerdictChange>,
+}
+
+fn names(ev: &Evidence) -> [(&'static str, BTreeSet<String>); 4] {
+    let pick = |items: &[Value], key: &str| -> BTreeSet<String> {
+        items
+            .iter()
+            .filter_map(|i| i.get(key).and_then(Value::as_str).map(str::to_string))
+            .collect()
+    };
+    let inv = &ev.inventory;
+    [
+        ("tools", pick(&inv.tools.items, "name")),
+        ("resources", pick(&inv.resources.items, "uri")),
+        (
+            "resource_templates",
+            pick(&inv.resource_templates.items, "uriTemplate"),
+        ),
+        ("prompts", pick(&inv.prompts.items, "name")),
+    ]
+}
+
+fn eras(ev: &Evidence) -> Vec<String> {
+    ev.session()
+        .map(|s| s.other_eras.iter().map(|o| o.revision.clone()).collect())
+        .unwrap_or_default()
+}
+
+fn verdicts(ev: &Evidence) -> BTreeMap<&'static str, &'static str> {
+    crate::grade::grade(ev, &Context::default(), None)
+        .into_iter()
+        .filter_map(|r| Some((r.entry.id.as_str(), r.outcome?.verdict.mark())))
+        .collect()
+}
+
+/// Compare two loaded bundles of one endpoint.
+pub fn compare(old: &Evidence, new: &Evidence) -> Diff {
+    let side = |ev: &Evidence| Side {
+        bundle: ev.path.clone(),
+        run_id: ev.payload.run.run_id.clone(),
+        collected_at: utc(ev.payload.run.started_at),
+    };
+    fn changed<T: PartialEq>(a: T, b: T) -> Option<Change<T>> {
+        (a != b).then_some(Change { old: a, new: b })
+    }
+    let revision = changed(
+        old.revision().map(str::to_string),
+        new.revision().map(str::to_string),
+    );
+    let other_eras = changed(eras(old), eras(new));
+    let server_info = changed(
+        old.session().and_then(|s| s.server_info.clone()),
+        new.session().and_then(|s| s.server_info.clone()),
+    );
+    let empty = Value::Object(Default::default());
+    let lo = crate::checks::s1::c1_2::leaves(old.capabilities().unwrap_or(&empty));
+    let ln = crate::checks::s1::c1_2::leaves(new.capabilities().unwrap_or(&empty));
+    let paths: BTreeSet<&String> = lo.keys().chain(ln.keys()).collect();
+    let capabilities: Vec<Leaf> = paths
+        .into_iter()
+        .filter(|p| lo.get(*p) != ln.get(*p))
+        .map(|p| Leaf {
+            path: p.clone(),
+            old: lo.get(p).cloned(),
+            new: ln.get(p).cloned(),
+        })
+        .collect();
+    let mut inventory = BTreeMap::new();
+    for ((k, a), (_, b)) in names(old).into_iter().zip(names(new)) {
+        let n = Names {
+            added: b.difference(&a).cloned().collect(),
+            removed: a.difference(&b).cloned().collect(),
+        };
+        if !n.added.is_empty() || !n.removed.is_empty() {
+            inventory.insert(k, n);
+        }
+    }
+    let vo = verdicts(old);
+    let vn = verdicts(new);
+    let verdicts: Vec<VerdictChange> = crate::catalogue::CATALOGUE
+        .iter()
+        .map(|e| e.id.as_str())
+        .filter_map(|id| {
+            let (a, b) = (vo.get(id).copied()?, vn.get(id).copied()?);
+            (a != b).then_some(VerdictChange {
+                check: id,
+                old: a,
+                new: b,
+            })
+        })
+        .collect();
+    let any = revision.is_some()
+        || other_eras.is_some()
+        || server_info.is_some()
+        || !capabilities.is_empty()
+        || !inventory.is_empty()
+        || !verdicts.is_empty();
+    Diff {
+        schema: "mcp-grade-diff/1",
+        endpoint: old.endpoint(),
+        old: side(old),
+        new: side(new),
+        changed: any,
+        revision,
+        other_eras,
+        server_info,
+        capabilities,
+        inventory,
+        verdicts,
+    }
+}
+
+fn show(v: &Option<Value>) -> String {
+    v.as_ref()
+        .map(|v| line(&v.to_string()))
+        .unwrap_or_else(|| "(absent)".into())
+}
+
+/// The diff as text.
+pub fn text(d: &Diff) -> String {
+    let mut s = String::new();
+    let w = |s: &mut String, l: String| {
+        s.push_str(&l);
+        s.push('\n');
+    };
+    w(&mut s, format!("endpoint  {}", line(&d.endpoint)));
+    w(
+        &mut s,
+        format!(
+            "old       {} (run {}, collected {})",
+            line(&d.old.bundle),
+            line(&d.old.run_id),
+            d.old.collected_at
+        ),
+    );
+    w(
+        &mut s,
+        format!(
+            "new       {} (run {}, collected {})",
+            line(&d.new.bundle),
+            line(&d.new.run_id),
+            d.new.collected_at
+        ),
+    );
+    if !d.changed {
+        w(&mut s, "no change".into());
+        return s;
+    }
+    if let Some(c) = &d.revision {
+        w(
+            &mut s,
+            format!(
+                "revision  {} -> {}",
+                line(c.old.as_deref().unwrap_or("none")),
+                line(c.new.as_deref().unwrap_or("none"))
+            ),
+        );
+    }
+    if let Some(c) = &d.other_eras {
+        w(
+            &mut s,
+            format!(
+                "eras      also {} -> also {}",
+                line(&c.old.join(", ")),
+                line(&c.new.join(", "))
+            ),
+        );
+    }
+    if let Some(c) = &d.server_info {
+        w(
+            &mut s,
+            format!("identity  {} -> {}", show(&c.old), show(&c.new)),
+        );
+    }
+    for l in &d.capabilities {
+        w(
+            &mut s,
+            format!(
+                "capability {}: {} -> {}",
+                line(&l.path),
+                show(&l.old),
+                show(&l.new)
+            ),
+        );
+    }
+    for (k, n) in &d.inventory {
+        for a in &n.added {
+            w(&mut s, format!("{k}  + {}", line(a)));
+        }
+        for r in &n.removed {
+            w(&mut s, format!("{k}  - {}", line(r)));
+        }
+    }
+    for v in &d.verdicts {
+        w(
+            &mut s,
+            format!("verdict   {}: {} -> {}", v.check, v.old, v.new),
+        );
+    }
+    s
+}
+
+fn load(
+    path: &Path,
+    trust: &[mcp_probe_schema::bundle::PublicKey],
+) -> Result<Evidence, CommandError> {
+    let shown = line(&path.display().to_string());
+    match read_verified(path, trust).map_err(CommandError::Load)? {
+        Ok(v) => Ok(for_grading(path.display().to_string(), v.verified)),
+        Err(e) => Err(CommandError::Diff(DiffError::Invalid {
+            path: shown,
+            reason: e.to_string(),
+        })),
+    }
+}
+
+/// `mcp-grade diff OLD NEW`.
+pub fn run(
+    old: &Path,
+    new: &Path,
+    trust: &[PathBuf],
+    json: bool,
+    out: &mut dyn Write,
+    _err: &mut Diag<'_>,
+) -> Result<ExitStatus, CommandError> {
+    let keys = load_trust(trust).map_err(CommandError::Load)?;
+    let a = load(old, &keys)?;
+    let b = load(new, &keys)?;
+    if a.endpoint() != b.endpoint() {
+        return Err(CommandError::Diff(DiffError::Endpoints {
+            old: line(&old.display().to_string()),
+            old_endpoint: line(&a.endpoint()),
+            new: line(&new.display().to_string()),
+            new_endpoint: line(&b.endpoint()),
+        }));
+    }
+    let d = compare(&a, &b);
+    let body = if json {
+        let mut t = serde_json::to_string_pretty(&d).unwrap_or_default();
+        t.push('\n');
+        t
+    } else {
+        text(&d)
+    };
+    out.write_all(body.as_bytes())
+        .and_then(|_| out.flush())
+        .map_err(|e| CommandError::Load(Error::Output(e)))?;
+    Ok(if d.changed {
+        ExitStatus::Fail
+    } else {
+        ExitStatus::Pass
+    })
+}
