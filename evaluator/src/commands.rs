@@ -588,7 +588,11 @@ pub fn grade(
         let ev = reopen(i, &trust)?;
         let mut results = crate::grade::grade(&ev, &cx, opts.level);
         crate::grade::compact(&mut results);
-        graded[n] = Some((Server::new(&ev, info), results));
+        let mut server = Server::new(&ev, info);
+        if opts.format == crate::report::Format::Html {
+            server.excerpts = crate::report::html::excerpts(&ev, &results);
+        }
+        graded[n] = Some((server, results));
     }
     drop(stored);
     drop(file_baseline);

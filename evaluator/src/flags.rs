@@ -60,7 +60,7 @@ pub(crate) struct GradeArgs {
     /// Bundles to grade: files, directories (their *.mcpev files) or - (one bundle on stdin).
     #[arg(required = true, value_name = "BUNDLE")]
     pub(crate) bundles: Vec<PathBuf>,
-    /// Report format: text, json, sarif, junit or markdown (case-insensitive; html is not available yet).
+    /// Report format: text, json, sarif, junit, markdown or html (case-insensitive).
     #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = Format::parse)]
     pub(crate) format: Format,
     /// Write the report to FILE (atomically) instead of stdout.

@@ -481,10 +481,12 @@ fn unreadable_input_exits_2_naming_it() {
     let r = lab.grade(["junk.mcpev", "missing.mcpev"]);
     assert_eq!(r.code, 2, "{r:?}");
     assert!(r.stderr.contains(&format!("INVALID {bad}")), "{r:?}");
-    let r = lab.grade(["--format", "html", &good]);
+    let r = lab.grade(["--format", "pdf", &good]);
     assert_eq!(r.code, 2, "{r:?}");
     assert!(
-        r.stderr.contains("html") && r.stderr.contains("text, json, sarif, junit, markdown"),
+        r.stderr.contains("pdf")
+            && r.stderr
+                .contains("text, json, sarif, junit, markdown, html"),
         "{r:?}"
     );
     let r = lab.grade(["--baseline", &good, "--update-baseline", &good]);

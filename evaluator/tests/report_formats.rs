@@ -386,3 +386,83 @@ fn markdown_has_a_row_per_server_and_per_finding() {
         .contains("<details><summary>Reported only, and not reachable by any probe</summary>"));
     assert!(md.stdout.contains("- **Section 9** (isolation)"));
 }
+
+/// Headless Chromium (Debian's `chromium`, installed by lab/install.sh), or `None` (a
+/// failure under CI).
+fn chromium() -> Option<PathBuf> {
+    let p = PathBuf::from("/usr/bin/chromium");
+    if p.exists() {
+        return Some(p);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "chromium missing (run lab/install.sh)"
+    );
+    eprintln!("skipping: chromium missing (run lab/install.sh)");
+    None
+}
+
+/// The HTML report is one self-contained file (no request leaves it) that Chromium
+/// renders with the matrix: the screenshot holds the FAIL and PASS colours of the cells,
+/// and the DOM after its script ran has a cell per server and check.
+#[test]
+fn html_renders_the_matrix_in_headless_chromium() {
+    let Some(chrome) = chromium() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let html = dir.path().join("report.html");
+    let mut args: Vec<String> = vec!["--format".into(), "HTML".into(), "-q".into(), "-o".into()];
+    args.push(html.display().to_string());
+    args.extend(examples().iter().map(|p| p.display().to_string()));
+    let r = mcp_grade(dir.path(), Some(&dir.path().join("home")), &args);
+    assert_eq!(r.code, 1, "{r:?}");
+    let doc = std::fs::read_to_string(&html).expect("html");
+    // Self-contained: no URL the browser would fetch.
+    for needle in ["src=\"http", "href=\"http", "@import", "url(", "<link"] {
+        assert!(!doc.contains(needle), "{needle}");
+    }
+    assert!(doc.contains("default-src 'none'"));
+    let png = dir.path().join("shot.png");
+    let run = |extra: &[&str]| {
+        std::process::Command::new(&chrome)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--hide-scrollbars",
+                "--window-size=1400,900",
+            ])
+            .args(extra)
+            .arg(format!("file://{}", html.display()))
+            .output()
+            .expect("chromium")
+    };
+    let out = run(&[&format!("--screenshot={}", png.display())]);
+    assert!(png.exists(), "{}", String::from_utf8_lossy(&out.stderr));
+    let decoder = png::Decoder::new(std::io::BufReader::new(
+        std::fs::File::open(&png).expect("png"),
+    ));
+    let mut reader = decoder.read_info().expect("png header");
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).expect("png frame");
+    let channels = info.color_type.samples();
+    let has = |rgb: [u8; 3]| {
+        buf.chunks(channels)
+            .filter(|p| {
+                p[0].abs_diff(rgb[0]) < 8 && p[1].abs_diff(rgb[1]) < 8 && p[2].abs_diff(rgb[2]) < 8
+            })
+            .count()
+    };
+    // FAIL cells (#D55E00) and PASS cells (#009E73) fill many pixels of the first screen.
+    assert!(
+        has([0xD5, 0x5E, 0x00]) > 2000,
+        "no FAIL cells on the screenshot"
+    );
+    assert!(
+        has([0x00, 0x9E, 0x73]) > 500,
+        "no PASS cells on the screenshot"
+    );
+    let dom = run(&["--dump-dom"]);
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    let cells = dom.matches("data-target=\"r-").count();
+    assert_eq!(cells, 36 * examples().len(), "a cell per server and check");
+}

@@ -11,6 +11,7 @@
 //! The report holds nothing that changes between two runs over the same bundles besides
 //! the grader version: no "generated at" time, so a report can be diffed.
 
+pub mod html;
 pub mod json;
 pub mod junit;
 pub mod markdown;
@@ -43,11 +44,13 @@ pub enum Format {
     Junit,
     /// Markdown, for pull-request comments and CI job summaries.
     Markdown,
+    /// One self-contained HTML file.
+    Html,
 }
 
 impl Format {
     /// Formats this build writes, as typed on the command line.
-    pub const AVAILABLE: &'static str = "text, json, sarif, junit, markdown";
+    pub const AVAILABLE: &'static str = "text, json, sarif, junit, markdown, html";
 
     /// Parse a `--format` value. The planned formats this build does not
     /// write yet get a message saying so, and every error names what is available.
@@ -58,7 +61,7 @@ impl Format {
             "sarif" => Ok(Format::Sarif),
             "junit" => Ok(Format::Junit),
             "markdown" | "md" => Ok(Format::Markdown),
-            "html" => Err(FormatError::NotYet(s.to_ascii_lowercase())),
+            "html" => Ok(Format::Html),
             _ => Err(FormatError::Unknown),
         }
     }
@@ -199,6 +202,9 @@ pub struct Server {
     pub collector: String,
     /// The baseline used or written for this server, if any.
     pub baseline: Option<BaselineInfo>,
+    /// HTML format: a transcript excerpt of each record that decided a non-PASS verdict,
+    /// by seq (empty for the other formats).
+    pub excerpts: std::collections::BTreeMap<u64, String>,
 }
 
 impl Server {
@@ -224,6 +230,7 @@ impl Server {
             collected_at: p.run.started_at,
             collector: format!("{} {}", p.collector.name, p.collector.version),
             baseline,
+            excerpts: Default::default(),
         }
     }
 
@@ -505,7 +512,9 @@ pub fn write(report: &Report, format: Format, out: &mut dyn std::io::Write) -> s
             std::io::Write::write_all(&mut w, b"\n")?;
             std::io::Write::flush(&mut w)
         }
-        Format::Sarif | Format::Junit | Format::Markdown => out.write_all(&render(report, format)),
+        Format::Sarif | Format::Junit | Format::Markdown | Format::Html => {
+            out.write_all(&render(report, format))
+        }
     }
 }
 
@@ -525,6 +534,7 @@ pub fn render(report: &Report, format: Format) -> Vec<u8> {
             v
         }
         Format::Markdown => markdown::render(report).into_bytes(),
+        Format::Html => html::render(report).into_bytes(),
         Format::Junit => {
             let mut v = junit::to_string(report).into_bytes();
             if !v.ends_with(b"\n") {
@@ -575,17 +585,13 @@ mod tests {
         assert_eq!(Format::parse("SARIF"), Ok(Format::Sarif));
         assert_eq!(Format::parse("Json"), Ok(Format::Json));
         assert_eq!(Format::parse("JUnit"), Ok(Format::Junit));
-        let e = Format::parse("html").expect_err("not yet");
-        assert_eq!(e, FormatError::NotYet("html".into()));
-        assert_eq!(
-            e.to_string(),
-            "html reports are not available in this build yet (available: text, json, sarif, junit, markdown)"
-        );
+        assert_eq!(Format::parse("HTML"), Ok(Format::Html));
+        assert_eq!(Format::parse("md"), Ok(Format::Markdown));
         let e = Format::parse("xml").expect_err("unknown");
         assert_eq!(e, FormatError::Unknown);
         assert_eq!(
             e.to_string(),
-            "available formats: text, json, sarif, junit, markdown"
+            "available formats: text, json, sarif, junit, markdown, html"
         );
     }
 

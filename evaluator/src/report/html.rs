@@ -1,0 +1,468 @@
+//! The HTML report (`--format html`): one self-contained file (styles and script inline,
+//! no request to any network: a Content-Security-Policy `default-src 'none'` says so to
+//! the browser), for people who read results in a browser and for auditors' archives.
+//!
+//! * The server x check matrix. Every cell shows a text mark (P, F, E, ?, –, R, w) as
+//!   well as a colour, and the colours are the Okabe–Ito palette (distinguishable with
+//!   the common colour-vision deficiencies), so nothing is carried by colour alone.
+//! * Click a cell: its verdict, evidence, reduction, remediation and the transcript
+//!   excerpt of the decisive records open below the matrix (`<details>` per result,
+//!   opened by the script; without script every result is in the page, in order).
+//! * Filters by verdict, level and server hide rows and columns (script only).
+//! * Printable: a print style shows every result expanded and hides the filters.
+//!
+//! Everything that came from a bundle is HTML-escaped; the only script is the report's
+//! own, and it reads no data from the page beyond element attributes it wrote.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use crate::catalogue::{Source, BENCHMARK, BENCHMARK_VERSION, CATALOGUE};
+use crate::evidence::Evidence;
+use crate::remediation::remediation;
+use crate::verdict::Verdict;
+
+use super::unreachable::SECTIONS;
+use super::{Report, Row, GRADER_VERSION};
+
+/// The longest body text shown per record in an excerpt.
+const BODY_CHARS: usize = 600;
+
+/// `s` escaped for HTML text and attribute values.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c if c.is_control() && c != '\n' && c != '\t' => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn cut(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        format!(
+            "{}… ({} more characters)",
+            s.chars().take(n).collect::<String>(),
+            s.chars().count() - n
+        )
+    }
+}
+
+/// A short transcript of record `seq` of `ev` (request line and body, status and body),
+/// for the records that decided a verdict.
+pub fn excerpt(ev: &Evidence, seq: u64) -> Option<String> {
+    use mcp_probe_schema::model::{HttpOutcome, Observation};
+    let r = ev.records.get(usize::try_from(seq).ok()?)?;
+    let legs = r.legs.join(", ");
+    Some(match &r.observation {
+        Observation::Http(x) => {
+            let mut s = format!(
+                "#{seq} [{legs}]\n> {} {}\n",
+                x.request.method, x.request.url
+            );
+            if !x.request.body.bytes.is_empty() {
+                let _ = writeln!(
+                    s,
+                    "> {}",
+                    cut(&String::from_utf8_lossy(&x.request.body.bytes), BODY_CHARS)
+                );
+            }
+            match &x.outcome {
+                HttpOutcome::Response(resp) => {
+                    let _ = writeln!(s, "< HTTP {} {}", resp.status, resp.reason);
+                    for h in &resp.headers {
+                        let n = h.name.to_ascii_lowercase();
+                        if matches!(
+                            n.as_str(),
+                            "content-type"
+                                | "www-authenticate"
+                                | "cache-control"
+                                | "location"
+                                | "mcp-session-id"
+                        ) {
+                            let _ = writeln!(s, "< {}: {}", h.name, h.value_str());
+                        }
+                    }
+                    if !resp.body.bytes.is_empty() {
+                        let _ = writeln!(
+                            s,
+                            "< {}",
+                            cut(&String::from_utf8_lossy(&resp.body.bytes), BODY_CHARS)
+                        );
+                    }
+                }
+                HttpOutcome::Error(e) => {
+                    let _ = writeln!(s, "< no response: {e:?}");
+                }
+            }
+            s
+        }
+        Observation::Skipped { reason } => format!("#{seq} [{legs}] not sent: {reason}\n"),
+        other => format!(
+            "#{seq} [{legs}] {}\n",
+            cut(&format!("{other:?}"), BODY_CHARS)
+        ),
+    })
+}
+
+/// The excerpts of every record that decided a non-PASS verdict of `results`, by seq.
+pub fn excerpts(ev: &Evidence, results: &[crate::grade::CheckResult]) -> BTreeMap<u64, String> {
+    let mut out = BTreeMap::new();
+    for o in results.iter().filter_map(|r| r.outcome.as_ref()) {
+        if o.verdict == Verdict::Pass {
+            continue;
+        }
+        for seq in &o.records {
+            if !out.contains_key(seq) {
+                if let Some(x) = excerpt(ev, *seq) {
+                    out.insert(*seq, x);
+                }
+            }
+        }
+    }
+    out
+}
+
+fn class(v: Verdict, waived: bool) -> (&'static str, &'static str) {
+    if waived {
+        return ("waived", "w");
+    }
+    match v {
+        Verdict::Pass => ("pass", "P"),
+        Verdict::Fail => ("fail", "F"),
+        Verdict::Error => ("error", "E"),
+        Verdict::Unknown => ("unknown", "?"),
+        Verdict::NotApplicable => ("na", "–"),
+        Verdict::NoRev => ("norev", "R"),
+    }
+}
+
+const STYLE: &str = r#"
+:root{--pass:#009E73;--fail:#D55E00;--error:#CC79A7;--unknown:#E69F00;--na:#BBBBBB;--norev:#56B4E9;--waived:#0072B2}
+body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#111;background:#fff}
+h1{font-size:1.4em;margin:0 0 .3em}h2{font-size:1.15em;margin:1.4em 0 .4em}
+.meta{color:#444}
+table.matrix{border-collapse:collapse;margin-top:.6em}
+.matrix th,.matrix td{border:1px solid #ccc;padding:0;text-align:center}
+.matrix th.check{writing-mode:vertical-rl;transform:rotate(180deg);font-weight:normal;font-size:12px;padding:4px 2px;white-space:nowrap}
+.matrix th.server{text-align:left;padding:2px 8px;font-weight:normal;white-space:nowrap;max-width:28em;overflow:hidden;text-overflow:ellipsis}
+.matrix td button{width:1.9em;height:1.9em;border:0;font:bold 13px monospace;cursor:pointer;color:#000}
+.matrix td button.pass{background:var(--pass);color:#fff}.matrix td button.fail{background:var(--fail);color:#fff}
+.matrix td button.error{background:var(--error)}.matrix td button.unknown{background:var(--unknown)}
+.matrix td button.na{background:#f2f2f2;color:#555}.matrix td button.norev{background:var(--norev)}
+.matrix td button.waived{background:var(--waived);color:#fff}
+.legend span{display:inline-block;margin-right:1em}.legend b{display:inline-block;width:1.6em;text-align:center;font-family:monospace}
+.filters{margin:.8em 0;padding:.5em;border:1px solid #ddd;background:#fafafa}
+.filters label{margin-right:.8em;white-space:nowrap}
+details.result{border-left:4px solid #ccc;margin:.4em 0;padding:.2em .6em}
+details.result.fail{border-color:var(--fail)}details.result.error{border-color:var(--error)}
+details.result.unknown{border-color:var(--unknown)}details.result.waived{border-color:var(--waived)}
+details.result summary{cursor:pointer}
+pre{white-space:pre-wrap;word-break:break-all;background:#f6f6f6;padding:.5em;font-size:12px}
+.hidden{display:none}
+@media print{.filters,.matrix td button{cursor:default}.filters{display:none}details.result{break-inside:avoid}}
+"#;
+
+const SCRIPT: &str = r#"
+(function(){
+  function sel(q){return Array.prototype.slice.call(document.querySelectorAll(q));}
+  sel('.matrix td button').forEach(function(b){
+    b.addEventListener('click',function(){
+      var d=document.getElementById(b.getAttribute('data-target'));
+      if(!d)return; d.classList.remove('hidden'); d.open=true; d.scrollIntoView({block:'nearest'});
+    });
+  });
+  function apply(){
+    var verdicts=sel('.filters input[data-verdict]').filter(function(i){return i.checked;}).map(function(i){return i.getAttribute('data-verdict');});
+    var levels=sel('.filters input[data-level]').filter(function(i){return i.checked;}).map(function(i){return i.getAttribute('data-level');});
+    var servers=sel('.filters input[data-server]').filter(function(i){return i.checked;}).map(function(i){return i.getAttribute('data-server');});
+    sel('[data-col-level]').forEach(function(c){c.classList.toggle('hidden',levels.indexOf(c.getAttribute('data-col-level'))<0);});
+    sel('tr[data-row-server]').forEach(function(r){r.classList.toggle('hidden',servers.indexOf(r.getAttribute('data-row-server'))<0);});
+    sel('details.result').forEach(function(d){
+      var ok=verdicts.indexOf(d.getAttribute('data-verdict'))>=0&&levels.indexOf(d.getAttribute('data-level'))>=0&&servers.indexOf(d.getAttribute('data-server'))>=0;
+      d.classList.toggle('hidden',!ok);
+    });
+  }
+  sel('.filters input').forEach(function(i){i.addEventListener('change',apply);});
+  window.addEventListener('beforeprint',function(){sel('details.result').forEach(function(d){d.open=true;});});
+  apply();
+})();
+"#;
+
+/// The whole HTML document.
+pub fn render(r: &Report) -> String {
+    let mut s = String::new();
+    let title = format!(
+        "{BENCHMARK} {BENCHMARK_VERSION}: {} server(s)",
+        r.servers.len()
+    );
+    let _ = write!(
+        s,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>{}</title><style>{STYLE}</style></head><body>\n",
+        esc(&title)
+    );
+    let _ = writeln!(s, "<h1>{}</h1>", esc(&title));
+    let _ = writeln!(
+        s,
+        "<p class=\"meta\">graded by mcp-grade {GRADER_VERSION}; this build grades {} of the {} checks; \
+         {} FAIL, {} ERROR, {} UNKNOWN, {} PASS, {} N/A, {} NO-REV; runs fail on {}{}{}</p>",
+        r.graded().count(),
+        CATALOGUE.len(),
+        r.total(Verdict::Fail),
+        r.total(Verdict::Error),
+        r.total(Verdict::Unknown),
+        r.total(Verdict::Pass),
+        r.total(Verdict::NotApplicable),
+        r.total(Verdict::NoRev),
+        r.fail_on.as_str(),
+        r.policy
+            .as_ref()
+            .map(|p| format!("; policy {} (sha256 {})", esc(&p.file), p.sha256))
+            .unwrap_or_default(),
+        r.waivers
+            .as_ref()
+            .map(|w| format!(
+                "; waivers {} (sha256 {}): {} waived, {} stale",
+                esc(&w.file),
+                w.sha256,
+                w.waived,
+                w.stale.len()
+            ))
+            .unwrap_or_default()
+    );
+    filters(&mut s, r);
+    matrix(&mut s, r);
+    results(&mut s, r);
+    let _ = writeln!(s, "<h2>Not reachable by any probe</h2><ul>");
+    for u in SECTIONS {
+        let _ = writeln!(
+            s,
+            "<li><b>Section {} ({})</b>: governs {}; {}.</li>",
+            u.section,
+            esc(u.title),
+            esc(u.governs),
+            esc(u.why)
+        );
+    }
+    let _ = writeln!(s, "</ul><script>{SCRIPT}</script></body></html>");
+    s
+}
+
+fn filters(s: &mut String, r: &Report) {
+    let _ = write!(
+        s,
+        "<form class=\"filters\" aria-label=\"filters\"><b>Show</b> "
+    );
+    for (v, word) in [
+        ("fail", "FAIL"),
+        ("error", "ERROR"),
+        ("unknown", "UNKNOWN"),
+        ("waived", "waived"),
+        ("na", "N/A"),
+        ("norev", "NO-REV"),
+    ] {
+        let _ = write!(
+            s,
+            "<label><input type=\"checkbox\" data-verdict=\"{v}\" checked> {word}</label>"
+        );
+    }
+    let _ = write!(s, " &nbsp; <b>Level</b> ");
+    for l in ["L1", "L2"] {
+        let _ = write!(
+            s,
+            "<label><input type=\"checkbox\" data-level=\"{l}\" checked> {l}</label>"
+        );
+    }
+    let _ = write!(s, " &nbsp; <b>Server</b> ");
+    for (i, _) in r.servers.iter().enumerate() {
+        let _ = write!(
+            s,
+            "<label><input type=\"checkbox\" data-server=\"{i}\" checked> [{}]</label>",
+            i + 1
+        );
+    }
+    let _ = writeln!(s, "</form>");
+}
+
+fn matrix(s: &mut String, r: &Report) {
+    let _ = write!(
+        s,
+        "<table class=\"matrix\" aria-label=\"server by check matrix\"><thead><tr><th></th>"
+    );
+    for row in &r.rows {
+        let e = row.entry;
+        let _ = write!(
+            s,
+            "<th class=\"check\" data-col-level=\"{}\" title=\"{}\">{}</th>",
+            e.level.as_str(),
+            esc(&format!(
+                "{} ({}) {}",
+                e.id.as_str(),
+                e.level.as_str(),
+                e.title
+            )),
+            e.id.as_str()
+        );
+    }
+    let _ = writeln!(s, "</tr></thead><tbody>");
+    for (i, srv) in r.servers.iter().enumerate() {
+        let _ = write!(
+            s,
+            "<tr data-row-server=\"{i}\"><th class=\"server\" title=\"{}\">[{}] {} [{}]</th>",
+            esc(&srv.bundle),
+            i + 1,
+            esc(&srv.endpoint),
+            esc(srv.revision_label())
+        );
+        for row in &r.rows {
+            let e = row.entry;
+            match row.outcomes.as_ref().and_then(|o| o.get(i)) {
+                Some(o) => {
+                    let (c, m) = class(o.verdict, row.waived(i));
+                    let _ = write!(
+                        s,
+                        "<td data-col-level=\"{}\"><button type=\"button\" class=\"{c}\" data-target=\"r-{}-{i}\" \
+                         aria-label=\"{} on server {}: {}\" title=\"{} [{}]: {}\">{m}</button></td>",
+                        e.level.as_str(),
+                        e.id.as_str(),
+                        e.id.as_str(),
+                        i + 1,
+                        o.verdict.mark(),
+                        e.id.as_str(),
+                        i + 1,
+                        o.verdict.mark()
+                    );
+                }
+                None => {
+                    let _ = write!(
+                        s,
+                        "<td data-col-level=\"{}\" title=\"not graded\"></td>",
+                        e.level.as_str()
+                    );
+                }
+            }
+        }
+        let _ = writeln!(s, "</tr>");
+    }
+    let _ = writeln!(s, "</tbody></table>");
+    let _ = write!(s, "<p class=\"legend\">");
+    for (c, m, word) in [
+        ("pass", "P", "PASS"),
+        ("fail", "F", "FAIL"),
+        ("error", "E", "ERROR"),
+        ("unknown", "?", "UNKNOWN"),
+        ("na", "–", "N/A"),
+        ("norev", "R", "NO-REV (needs 2026-07-28)"),
+        ("waived", "w", "waived FAIL/ERROR"),
+    ] {
+        let _ = write!(
+            s,
+            "<span><b class=\"{c}\" style=\"background:var(--{c})\">{m}</b> {word}</span>"
+        );
+    }
+    let _ = writeln!(s, "</p>");
+}
+
+fn results(s: &mut String, r: &Report) {
+    let _ = writeln!(s, "<h2>Results</h2><p class=\"meta\">Every result but PASS, by check; click a cell above to open one.</p>");
+    for row in r.rows.iter() {
+        let Some(outcomes) = &row.outcomes else {
+            continue;
+        };
+        for (i, o) in outcomes.iter().enumerate() {
+            if o.verdict == Verdict::Pass {
+                continue;
+            }
+            detail(s, r, row, i, o);
+        }
+    }
+}
+
+fn detail(s: &mut String, r: &Report, row: &Row, i: usize, o: &crate::verdict::Outcome) {
+    let e = row.entry;
+    let srv = &r.servers[i];
+    let (c, m) = class(o.verdict, row.waived(i));
+    let open = matches!(o.verdict, Verdict::Fail | Verdict::Error) && !row.waived(i);
+    let _ = write!(
+        s,
+        "<details class=\"result {c}\" id=\"r-{}-{i}\" data-verdict=\"{c}\" data-level=\"{}\" data-server=\"{i}\"{}>\
+         <summary><b>{m} {}</b> {} ({}) {} — [{}] {}</summary>",
+        e.id.as_str(),
+        e.level.as_str(),
+        if open { " open" } else { "" },
+        o.verdict.mark(),
+        e.id.as_str(),
+        e.level.as_str(),
+        esc(e.title),
+        i + 1,
+        esc(&srv.endpoint)
+    );
+    if let Some(mk) = row.mark(i) {
+        let _ = write!(
+            s,
+            "<p><b>{}</b> (waivers line {}, until {}): {}</p>",
+            if mk.active {
+                "Waived"
+            } else {
+                "Waiver expired"
+            },
+            mk.line,
+            mk.expires,
+            esc(&mk.reason)
+        );
+    }
+    let _ = write!(s, "<p><b>Evidence</b>: {}</p>", esc(&o.evidence));
+    if !o.reduction.is_empty() {
+        let _ = write!(s, "<p><b>Not reachable</b>: {}</p>", esc(&o.reduction));
+    }
+    if e.source != Source::ReportedOnly {
+        let _ = write!(s, "<p><b>Fix</b>: {}</p>", esc(remediation(e.id)));
+    }
+    let shown: Vec<&String> = o
+        .records
+        .iter()
+        .filter_map(|seq| srv.excerpts.get(seq))
+        .collect();
+    if !shown.is_empty() {
+        let _ = write!(
+            s,
+            "<p><b>Decisive records</b> (<code>mcp-grade show {}</code>):</p><pre>",
+            esc(&srv.bundle)
+        );
+        for x in shown {
+            s.push_str(&esc(x));
+            s.push('\n');
+        }
+        s.push_str("</pre>");
+    }
+    let _ = writeln!(s, "</details>");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escaping_covers_markup_quotes_and_controls() {
+        assert_eq!(
+            esc("<a href=\"x\">'&'</a>"),
+            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
+        );
+        assert_eq!(esc("\u{1b}[2J"), "\\u{1b}[2J");
+        assert_eq!(esc("a\nb"), "a\nb");
+    }
+}
