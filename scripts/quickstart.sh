@@ -1,47 +1,65 @@
 #!/usr/bin/env bash
-# scripts/quickstart.sh -- build, then verify, read and grade the evidence bundles
-# shipped in examples/ (recorded from the real lab servers). Needs no server and no
-# network beyond what cargo needs to build. Grading uses a throw-away state directory,
-# so your own ~/.mcp-probe baselines are neither read nor written.
+# scripts/quickstart.sh -- the main job, end to end, on this machine and nothing else:
+#   1. build mcp-collect and mcp-grade;
+#   2. start one real MCP server on loopback (the Python SDK's, lab/py2; only its venv is
+#      installed, in lab/.venv-mcp2), collect it, verify and grade the fresh bundle, and
+#      write the HTML report (its path is printed);
+#   3. grade the bundles shipped in examples/ (offline, from the bundles alone).
+# Without python3 (and its venv module) step 2 is skipped, saying so. A throw-away state
+# directory is used, so your own ~/.mcp-probe keys and baselines are neither read nor
+# written. The server is stopped on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build -q --release -p mcp-probe-evaluator
+echo "== build (release)"
+cargo build -q --release -p mcp-probe-collector -p mcp-probe-evaluator
+collect=target/release/mcp-collect
 grade=target/release/mcp-grade
 MCP_PROBE_HOME=$(mktemp -d); export MCP_PROBE_HOME
-trap 'rm -rf "$MCP_PROBE_HOME"' EXIT
+server_pid=
+cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$MCP_PROBE_HOME"; }
+trap cleanup EXIT
+out=${QUICKSTART_OUT:-quickstart-out}
+mkdir -p "$out"
 
 # Grading exits 0 (no FAIL, no ERROR), 1 (a FAIL) or 4 (an ERROR, no FAIL): findings
-# about the example servers, not a failure of this script. 2 and 3 are.
+# about the servers, not a failure of this script. 2 and 3 are.
 graded() { local rc=0; "$@" || rc=$?; case $rc in 0|1|4) return 0 ;; *) echo "mcp-grade exited $rc" >&2; return "$rc" ;; esac; }
-echo "== mcp-grade verify: signature, hash chain and format of every example bundle"
+
+if command -v python3 >/dev/null && python3 -c 'import venv, ensurepip' 2>/dev/null; then
+  echo
+  echo "== a real MCP server: the Python SDK (mcp 2.3.0) on a free loopback port"
+  [ -x lab/.venv-mcp2/bin/python ] || python3 -m venv lab/.venv-mcp2
+  lab/.venv-mcp2/bin/pip install -q --disable-pip-version-check 'mcp[cli]==2.3.0'
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  (cd lab/py2 && exec ../.venv-mcp2/bin/python server.py "$port") >"$out/server.log" 2>&1 &
+  server_pid=$!
+  for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
+  url="http://127.0.0.1:$port/mcp"
+  echo
+  echo "== mcp-collect $url"
+  bundle=$("$collect" -o "$out" "$url")
+  echo "bundle: $bundle"
+  echo
+  echo "== mcp-grade verify (signature, hash chain, format; pinned to this run's key)"
+  "$collect" --public-key >"$out/collector.pub"
+  "$grade" verify --trust "$out/collector.pub" "$bundle"
+  echo
+  echo "== mcp-grade: the summary-first report of the fresh bundle"
+  graded "$grade" --trust "$out/collector.pub" "$bundle"
+  graded "$grade" -q --format html -o "$out/report.html" --trust "$out/collector.pub" "$bundle"
+  echo
+  echo "HTML report: $(cd "$out" && pwd)/report.html"
+else
+  echo
+  echo "== python3 with venv is not available: skipping the live server; grading the shipped examples only"
+fi
+
+echo
+echo "== mcp-grade verify: every example bundle"
 "$grade" verify --trust examples/collector.pub examples/*.mcpev
 echo
-echo "== mcp-grade examples/*.mcpev: the check-centric report (offline, from the bundles alone)"
-graded "$grade" --trust examples/collector.pub examples/*.mcpev
+echo "== mcp-grade examples/: the summary-first report of the 14 shipped bundles (offline)"
+graded "$grade" --trust examples/collector.pub examples/
+graded "$grade" -q --format html -o "$out/examples.html" --trust examples/collector.pub examples/
 echo
-echo "== the same as JSON (mcp-grade-report/1, docs/report.md): verdict counts per check"
-graded "$grade" --format json --trust examples/collector.pub examples/*.mcpev | python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-g = d["graded"]
-print("graded {} of {} checks over {} servers; totals {}".format(g["count"], g["total"], len(d["servers"]), d["totals"]))
-for c in d["checks"]:
-    if c["graded"]:
-        s = ", ".join("{} {}".format(k, v) for k, v in c["summary"].items() if v)
-        print("  {:6} L{}  {}".format(c["id"], c["level"], s))'
-echo
-echo "== mcp-grade show examples/py2-paged.mcpev (first 60 lines of the transcript)"
-"$grade" show examples/py2-paged.mcpev | head -n 60
-echo "..."
-echo
-echo "== inventory of each example, from mcp-grade show --json"
-for b in examples/*.mcpev; do
-  "$grade" show --json "$b" | python3 -c '
-import json, sys
-d = json.load(sys.stdin); inv = d.get("inventory") or {}
-n = lambda k: "-" if inv.get(k) is None else str(len(inv[k]))
-si = d.get("server_info") or {}
-rev = d.get("negotiated_revision") or "(none)"
-print("{:34} {:11} {:24} tools={} resources={} templates={} prompts={}".format(
-    sys.argv[1], rev, si.get("name", "?"), n("tools"), n("resources"), n("resource_templates"), n("prompts")))' "$(basename "$b")"
-done
+echo "HTML report of the examples: $(cd "$out" && pwd)/examples.html"

@@ -172,7 +172,7 @@ pub fn render(r: &Report, width: usize) -> String {
     }
     let _ = writeln!(
         s,
-        "\nThe whole evidence of every result: mcp-grade --verbose; machine-readable: --format json|sarif|junit."
+        "\nThe whole evidence of every result: mcp-grade --verbose; other formats: --format json|sarif|junit|markdown|html."
     );
     s
 }
