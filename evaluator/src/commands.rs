@@ -100,35 +100,64 @@ pub fn verify_json(
     verified: Result<&mcp_probe_schema::Verified, &str>,
 ) -> serde_json::Value {
     let file = path.display().to_string();
-    match verified {
+    let line = match verified {
         Ok(v) => {
             let run = &v.evidence.run;
             let collected = crate::fmt::datetime(run.finished_at)
                 .map(|_| run.finished_at)
                 .or_else(|| crate::fmt::datetime(run.started_at).map(|_| run.started_at))
                 .map(utc);
-            serde_json::json!({
-                "file": file,
-                "valid": true,
-                "reason": null,
-                "signer": v.signer.key_id(),
-                "collected_at": collected,
-                "endpoint": v.evidence.target.endpoint,
-                "status": run.status.as_str(),
-                "records": v.records.len(),
-            })
+            VerifyLine {
+                file,
+                valid: true,
+                reason: None,
+                signer: Some(v.signer.key_id()),
+                collected_at: collected,
+                endpoint: v.evidence.target.endpoint.clone(),
+                status: Some(run.status.as_str()),
+                records: Some(v.records.len()),
+            }
         }
-        Err(reason) => serde_json::json!({
-            "file": file,
-            "valid": false,
-            "reason": reason,
-            "signer": null,
-            "collected_at": null,
-            "endpoint": null,
-            "status": null,
-            "records": null,
-        }),
-    }
+        Err(reason) => VerifyLine {
+            file,
+            valid: false,
+            reason: Some(reason.to_string()),
+            signer: None,
+            collected_at: None,
+            endpoint: None,
+            status: None,
+            records: None,
+        },
+    };
+    serde_json::to_value(line).unwrap_or(serde_json::Value::Null)
+}
+
+/// One line of `verify --json` (see [`verify_json`]).
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct VerifyLine {
+    /// The path as given.
+    pub file: String,
+    /// True when the bundle verified.
+    pub valid: bool,
+    /// Why it did not (null when valid).
+    pub reason: Option<String>,
+    /// Signer key id (verified bundles only).
+    pub signer: Option<String>,
+    /// RFC 3339 UTC time of collection (verified bundles only).
+    pub collected_at: Option<String>,
+    /// The endpoint (verified bundles only).
+    pub endpoint: Option<String>,
+    /// The run status (verified bundles only).
+    pub status: Option<&'static str>,
+    /// How many records (verified bundles only).
+    pub records: Option<usize>,
+}
+
+/// The JSON Schema of one `verify --json` line, generated from [`VerifyLine`].
+pub fn verify_schema() -> serde_json::Value {
+    let mut s = schemars::schema_for!(VerifyLine).to_value();
+    s["title"] = serde_json::Value::String("mcp-grade verify --json (one line per bundle)".into());
+    s
 }
 
 /// One JSON value on one line, safe for a terminal ([`crate::fmt::JsonSafe`]).

@@ -58,7 +58,7 @@ impl DiffError {
 }
 
 /// One side of the comparison.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Side {
     /// The bundle as given.
     pub bundle: String,
@@ -69,7 +69,7 @@ pub struct Side {
 }
 
 /// A value on each side.
-#[derive(Debug, Serialize, PartialEq)]
+#[derive(Debug, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct Change<T> {
     /// In OLD.
     pub old: T,
@@ -78,7 +78,7 @@ pub struct Change<T> {
 }
 
 /// Names added to and removed from one list.
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, Serialize, schemars::JsonSchema)]
 pub struct Names {
     /// In NEW only.
     pub added: Vec<String>,
@@ -87,7 +87,7 @@ pub struct Names {
 }
 
 /// One capability leaf that differs.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Leaf {
     /// Dotted path (`tools.listChanged`).
     pub path: String,
@@ -98,7 +98,7 @@ pub struct Leaf {
 }
 
 /// One check whose verdict differs.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct VerdictChange {
     /// The check.
     pub check: &'static str,
@@ -109,7 +109,7 @@ pub struct VerdictChange {
 }
 
 /// What changed between two bundles of one endpoint (`diff --format json`).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Diff {
     /// Always `mcp-grade-diff/1`.
     pub schema: &'static str,
@@ -384,4 +384,11 @@ pub fn run(
     } else {
         ExitStatus::Pass
     })
+}
+
+/// The JSON Schema of `diff --format json` (`mcp-grade-diff/1`), generated from [`Diff`].
+pub fn schema() -> Value {
+    let mut s = schemars::schema_for!(Diff).to_value();
+    s["title"] = Value::String("mcp-grade diff (mcp-grade-diff/1)".into());
+    s
 }

@@ -23,7 +23,7 @@ pub const SCHEMA: &str = "mcp-grade-report/1";
 // intermediate `Value` tree, no copies of evidence strings): the field order of each
 // struct is the key order of the report.
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct Doc<'a> {
     schema: &'static str,
     benchmark: Bench,
@@ -35,13 +35,15 @@ struct Doc<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     waivers: Option<WaiversJ<'a>>,
     graded: Graded,
+    /// Verdict counts over every check and server, keyed by verdict.
+    #[schemars(with = "std::collections::BTreeMap<String, usize>")]
     totals: Summary,
     servers: Vec<ServerJ<'a>>,
     checks: Vec<CheckJ<'a>>,
     not_reachable: Vec<UnreachableJ>,
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct UnreachableJ {
     section: &'static str,
     title: &'static str,
@@ -49,7 +51,7 @@ struct UnreachableJ {
     why: &'static str,
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct WaiversJ<'a> {
     file: &'a str,
     sha256: &'a str,
@@ -59,7 +61,7 @@ struct WaiversJ<'a> {
     expired: Vec<WaiverJ<'a>>,
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct WaiverJ<'a> {
     line: usize,
     check: &'static str,
@@ -82,7 +84,7 @@ fn waiver_j<'a>(w: &'a crate::waivers::Waiver, why: Option<&'a str>) -> WaiverJ<
 }
 
 /// What a waiver did to one result.
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct MarkJ<'a> {
     state: &'static str,
     reason: &'a str,
@@ -90,13 +92,13 @@ struct MarkJ<'a> {
     line: usize,
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct Bench {
     name: &'static str,
     version: &'static str,
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct Graded {
     count: usize,
     in_scope: usize,
@@ -126,13 +128,12 @@ impl Serialize for Summary {
     }
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct ServerJ<'a> {
     index: usize,
     endpoint: &'a str,
     target: &'a str,
     negotiated_revision: &'a Option<String>,
-    #[serde(skip_serializing_if = "<[String]>::is_empty")]
     other_eras_probed: &'a [String],
     server_info: &'a Option<Value>,
     auth_required: Option<bool>,
@@ -147,7 +148,7 @@ struct ServerJ<'a> {
     baseline: Option<BaselineJ<'a>>,
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct BaselineJ<'a> {
     mode: &'static str,
     path: &'a str,
@@ -159,7 +160,7 @@ struct BaselineJ<'a> {
     problem: &'a Option<String>,
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct CheckJ<'a> {
     id: &'static str,
     level: u8,
@@ -167,17 +168,19 @@ struct CheckJ<'a> {
     section: &'static str,
     source: &'static str,
     graded: bool,
+    #[schemars(with = "std::collections::BTreeMap<String, usize>")]
     summary: Summary,
     results: Vec<ResultJ<'a>>,
 }
 
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, schemars::JsonSchema)]
 struct ResultJ<'a> {
     server: usize,
     endpoint: &'a str,
     verdict: &'static str,
     evidence: &'a str,
     reduction: &'a str,
+    #[schemars(with = "std::collections::BTreeMap<String, String>")]
     legs: LegsJ<'a>,
     records: &'a [u64],
     details: &'a serde_json::Map<String, Value>,
@@ -406,4 +409,12 @@ mod tests {
         assert_eq!(v["servers"][0]["collected_at"], "2025-11-30T05:20:00Z");
         assert_eq!(v["servers"][0]["baseline"], Value::Null);
     }
+}
+
+/// The JSON Schema of the report (`mcp-grade-report/1`), generated from the types that
+/// write it (docs/schemas/report.schema.json holds this text).
+pub fn schema() -> Value {
+    let mut s = schemars::schema_for!(Doc<'static>).to_value();
+    s["title"] = Value::String("mcp-grade report (mcp-grade-report/1)".into());
+    s
 }

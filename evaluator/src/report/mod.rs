@@ -305,7 +305,7 @@ pub struct Report {
 }
 
 /// The policy file a report was graded with.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct PolicyInfo {
     /// The file as given.
     pub file: String,

@@ -1,0 +1,135 @@
+//! The published JSON Schemas of mcp-grade's JSON outputs (docs/schemas/), generated from
+//! the types that write them: each committed file must equal what the types generate
+//! (`UPDATE_SCHEMAS=1 cargo test -p mcp-probe-evaluator --test schemas` rewrites them),
+//! and real outputs on the example bundles must validate against the committed files.
+
+#[path = "support/grade_run.rs"]
+mod grade_run;
+
+use std::path::{Path, PathBuf};
+
+use grade_run::mcp_grade;
+use serde_json::Value;
+
+const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+
+fn schemas() -> Vec<(&'static str, Value)> {
+    vec![
+        ("report", mcp_probe_evaluator::report::json::schema()),
+        ("verify", mcp_probe_evaluator::commands::verify_schema()),
+        ("diff", mcp_probe_evaluator::diff::schema()),
+    ]
+}
+
+fn file(name: &str) -> PathBuf {
+    Path::new(ROOT).join(format!("docs/schemas/{name}.schema.json"))
+}
+
+fn committed(name: &str) -> Value {
+    let text = std::fs::read_to_string(file(name))
+        .unwrap_or_else(|e| panic!("{}: {e} (UPDATE_SCHEMAS=1 writes it)", file(name).display()));
+    serde_json::from_str(&text).expect("schema is JSON")
+}
+
+#[test]
+fn the_committed_schemas_are_what_the_types_generate() {
+    for (name, generated) in schemas() {
+        if std::env::var_os("UPDATE_SCHEMAS").is_some() {
+            let mut text = serde_json::to_string_pretty(&generated).expect("json");
+            text.push('\n');
+            std::fs::write(file(name), text).expect("write schema");
+        }
+        assert_eq!(
+            committed(name),
+            generated,
+            "docs/schemas/{name}.schema.json is out of date: UPDATE_SCHEMAS=1 cargo test -p mcp-probe-evaluator --test schemas"
+        );
+    }
+}
+
+fn validator(name: &str) -> jsonschema::Validator {
+    jsonschema::validator_for(&committed(name)).expect("schema compiles")
+}
+
+fn assert_valid(v: &jsonschema::Validator, doc: &Value, what: &str) {
+    let errors: Vec<String> = v
+        .iter_errors(doc)
+        .take(5)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{what}: {errors:#?}");
+}
+
+fn examples() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(Path::new(ROOT).join("examples"))
+        .expect("examples/")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "mcpev"))
+        .map(|p| p.display().to_string())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn real_outputs_validate_against_the_committed_schemas() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    let ex = examples();
+    // The report of every example, with a policy and waivers so that every optional key
+    // is present.
+    let w = dir.path().join("w.toml");
+    std::fs::write(
+        &w,
+        "[[waiver]]\ncheck = \"1.1\"\nendpoint = \"*\"\nreason = \"r\"\nexpires = 2999-12-31\n\n[[waiver]]\ncheck = \"2.2\"\nendpoint = \"none\"\nreason = \"r\"\nexpires = 2000-01-01\n",
+    )
+    .expect("write");
+    let policy = Path::new(ROOT).join("examples/policy/policy.toml");
+    let mut args: Vec<String> = vec!["--format".into(), "json".into(), "-q".into()];
+    args.extend([
+        "--waivers".into(),
+        w.display().to_string(),
+        "--policy".into(),
+        policy.display().to_string(),
+    ]);
+    args.extend(ex.iter().cloned());
+    let r = mcp_grade(dir.path(), Some(&home), &args);
+    let report: Value = serde_json::from_str(&r.stdout).expect("report json");
+    assert!(report.get("waivers").is_some() && report.get("policy").is_some());
+    assert_valid(&validator("report"), &report, "report");
+    let plain = mcp_grade(dir.path(), Some(&home), ["--format", "json", "-q", &ex[0]]);
+    assert_valid(
+        &validator("report"),
+        &serde_json::from_str(&plain.stdout).expect("json"),
+        "report without options",
+    );
+    // verify --json: one line per bundle, valid and not.
+    let bad = dir.path().join("bad.mcpev");
+    std::fs::write(&bad, b"not a bundle").expect("write");
+    let mut args: Vec<String> = vec!["verify".into(), "--json".into()];
+    args.extend(ex.iter().cloned());
+    args.push(bad.display().to_string());
+    let r = mcp_grade(dir.path(), Some(&home), &args);
+    let v = validator("verify");
+    let mut lines = 0;
+    for l in r.stdout.lines() {
+        assert_valid(&v, &serde_json::from_str(l).expect("json line"), l);
+        lines += 1;
+    }
+    assert_eq!(lines, ex.len() + 1);
+    // diff --format json, unchanged.
+    let r = mcp_grade(
+        dir.path(),
+        Some(&home),
+        ["diff", "--format", "json", &ex[0], &ex[0]],
+    );
+    assert_valid(
+        &validator("diff"),
+        &serde_json::from_str(&r.stdout).expect("diff json"),
+        "diff",
+    );
+    // The validator does reject what the schema forbids.
+    let mut broken = report.clone();
+    broken["graded"]["count"] = Value::String("many".into());
+    assert!(!validator("report").is_valid(&broken));
+}
