@@ -343,6 +343,14 @@ fn result<'a>(
     }
 }
 
+/// The JSON Schema of the report (`mcp-grade-report/1`), generated from the types that
+/// write it (docs/schemas/report.schema.json holds this text).
+pub fn schema() -> Value {
+    let mut s = schemars::schema_for!(Doc<'static>).to_value();
+    s["title"] = Value::String("mcp-grade report (mcp-grade-report/1)".into());
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -409,12 +417,4 @@ mod tests {
         assert_eq!(v["servers"][0]["collected_at"], "2025-11-30T05:20:00Z");
         assert_eq!(v["servers"][0]["baseline"], Value::Null);
     }
-}
-
-/// The JSON Schema of the report (`mcp-grade-report/1`), generated from the types that
-/// write it (docs/schemas/report.schema.json holds this text).
-pub fn schema() -> Value {
-    let mut s = schemars::schema_for!(Doc<'static>).to_value();
-    s["title"] = Value::String("mcp-grade report (mcp-grade-report/1)".into());
-    s
 }
