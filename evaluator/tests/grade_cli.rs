@@ -971,6 +971,15 @@ fn snapshot_renderers_on_fixed_outcomes() {
         insta::assert_snapshot!("fixed_text", text);
         insta::assert_json_snapshot!("fixed_json", json);
     });
+    // Every other format of the same fixed outcomes.
+    let render = |f: report::Format| String::from_utf8(report::render(&r, f)).expect("utf-8");
+    insta::with_settings!({filters => redactions()}, {
+        insta::assert_snapshot!("fixed_summary", report::summary::render(&r, 100));
+        insta::assert_snapshot!("fixed_sarif", render(report::Format::Sarif));
+        insta::assert_snapshot!("fixed_junit", render(report::Format::Junit));
+        insta::assert_snapshot!("fixed_markdown", render(report::Format::Markdown));
+        insta::assert_snapshot!("fixed_html", render(report::Format::Html));
+    });
     let mut l1 = fixed_report();
     l1.rows.retain(|row| row.entry.level.number() == 1);
     l1.level = Some(1);
