@@ -148,6 +148,41 @@ pub(crate) struct Trust {
     pub(crate) keys: Vec<PathBuf>,
 }
 
+#[derive(Debug, Args)]
+pub(crate) struct DiffArgs {
+    /// The earlier bundle.
+    #[arg(value_name = "OLD")]
+    pub(crate) old: PathBuf,
+    /// The later bundle of the same endpoint.
+    #[arg(value_name = "NEW")]
+    pub(crate) new: PathBuf,
+    /// Output format: text or json (case-insensitive).
+    #[arg(long, value_name = "text|json", default_value = "text", value_parser = diff_format)]
+    pub(crate) format: DiffFormat,
+    #[command(flatten)]
+    pub(crate) trust: Trust,
+    /// Print no warnings or notes on stderr (errors are still printed).
+    #[arg(short, long)]
+    pub(crate) quiet: bool,
+}
+
+/// The output of diff.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DiffFormat {
+    /// Lines for people.
+    Text,
+    /// `mcp-grade-diff/1` JSON.
+    Json,
+}
+
+fn diff_format(s: &str) -> Result<DiffFormat, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "text" => Ok(DiffFormat::Text),
+        "json" => Ok(DiffFormat::Json),
+        _ => Err("text or json".into()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,10 +217,12 @@ mod tests {
         assert!(parse(&[]).is_err());
         assert!(parse(&["a", "--level", "3"]).is_err());
         assert!(parse(&["a", "--baseline", "b", "--update-baseline"]).is_err());
-        let e = parse(&["a", "--format", "sarif"])
-            .expect_err("not yet")
+        let e = parse(&["a", "--format", "pdf"])
+            .expect_err("unknown")
             .to_string();
-        assert!(e.contains("sarif") && e.contains("text, json"), "{e}");
+        assert!(e.contains("pdf") && e.contains("text, json, sarif"), "{e}");
+        assert!(parse(&["a", "--format", "SARIF"]).is_ok());
+        assert!(parse(&["diff", "a", "b", "--format", "xml"]).is_err());
         // After a grading option, `verify` is just a bundle name (which then cannot be
         // read: exit 2), never the subcommand.
         let g = parse(&["--format", "json", "verify", "a"]).expect("grade");
@@ -194,40 +231,5 @@ mod tests {
             g.grade.bundles,
             [PathBuf::from("verify"), PathBuf::from("a")]
         );
-    }
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct DiffArgs {
-    /// The earlier bundle.
-    #[arg(value_name = "OLD")]
-    pub(crate) old: PathBuf,
-    /// The later bundle of the same endpoint.
-    #[arg(value_name = "NEW")]
-    pub(crate) new: PathBuf,
-    /// Output format: text or json (case-insensitive).
-    #[arg(long, value_name = "text|json", default_value = "text", value_parser = diff_format)]
-    pub(crate) format: DiffFormat,
-    #[command(flatten)]
-    pub(crate) trust: Trust,
-    /// Print no warnings or notes on stderr (errors are still printed).
-    #[arg(short, long)]
-    pub(crate) quiet: bool,
-}
-
-/// The output of diff.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum DiffFormat {
-    /// Lines for people.
-    Text,
-    /// `mcp-grade-diff/1` JSON.
-    Json,
-}
-
-fn diff_format(s: &str) -> Result<DiffFormat, String> {
-    match s.to_ascii_lowercase().as_str() {
-        "text" => Ok(DiffFormat::Text),
-        "json" => Ok(DiffFormat::Json),
-        _ => Err("text or json".into()),
     }
 }
