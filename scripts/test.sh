@@ -86,5 +86,13 @@ for s in lab["servers"]:
         assert b.get("mode") == "stored" and b.get("used"), (s["endpoint"], b)
 PY
 
+step "grade: every report format on the lab bundles (SARIF, JUnit, Markdown, HTML), and diff"
+for f in sarif junit markdown html; do
+  graded target/debug/mcp-grade -q --format "$f" -o "$work/lab.$f" --trust "$work/collector.pub" "${lab_bundles[@]}"
+  [ -s "$work/lab.$f" ] || { echo "empty $f report"; exit 1; }
+done
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["version"]=="2.1.0" and d["runs"][0]["results"]' "$work/lab.sarif"
+target/debug/mcp-grade diff --trust "$work/collector.pub" "${lab_bundles[0]}" "${lab_bundles[0]}" >/dev/null
+
 echo
 echo "e2e: ${#targets[@]} passed, 0 failed"
