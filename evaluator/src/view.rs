@@ -11,90 +11,384 @@
 use mcp_probe_schema::derive::{inventory, ListInventory};
 use mcp_probe_schema::model::*;
 use mcp_probe_schema::PublicKey;
-use serde_json::{json, Map, Value};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::fmt::{b64, hex, utc};
 use crate::load::Loaded;
 
+/// The whole `show --json` document (field order is key order).
+#[derive(Serialize, JsonSchema)]
+pub struct Document {
+    format: String,
+    collector: CollectorJ,
+    run: RunJ,
+    target: TargetJ,
+    session: Option<SessionJ>,
+    tokens: Vec<TokenJ>,
+    records: Vec<RecordOrError>,
+    chain_head: String,
+    signer: Option<SignerJ>,
+    verification: VerificationJ,
+    negotiated_revision: Option<String>,
+    server_info: Option<Value>,
+    auth_required: Option<bool>,
+    inventory: InventoryJ,
+    inventory_pages: PagesJ,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct CollectorJ {
+    name: String,
+    version: String,
+    build: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct TargetJ {
+    as_typed: String,
+    base_url: String,
+    candidates: Vec<String>,
+    endpoint: Option<String>,
+    addresses: Vec<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct VerificationJ {
+    valid: bool,
+    problem: Option<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct InventoryJ {
+    /// Every item of every page; null when the list was not requested.
+    tools: Option<Vec<Value>>,
+    resources: Option<Vec<Value>>,
+    resource_templates: Option<Vec<Value>>,
+    prompts: Option<Vec<Value>>,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct PageJ {
+    observed: bool,
+    pages: u32,
+    complete: bool,
+    stopped: Option<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct PagesJ {
+    tools: PageJ,
+    resources: PageJ,
+    resource_templates: PageJ,
+    prompts: PageJ,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct SignerJ {
+    key_id: String,
+    public_key_hex: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct RunJ {
+    run_id: String,
+    started_at: i64,
+    started_at_utc: String,
+    finished_at: i64,
+    finished_at_utc: String,
+    status: &'static str,
+    failure: Option<String>,
+    options: OptionsJ,
+    inputs: Option<Value>,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct OptionsJ {
+    timeout_ms: u64,
+    body_cap: u64,
+    max_pages: u32,
+    info_only: bool,
+    token_env: Option<String>,
+    ca_file: Option<CaFileJ>,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct CaFileJ {
+    path: String,
+    sha256: String,
+    certificates: Vec<CertJ>,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct SessionJ {
+    endpoint: String,
+    auth_required: bool,
+    authenticated: bool,
+    era: Option<&'static str>,
+    revision: Option<String>,
+    server_info: Option<Value>,
+    capabilities: Option<Value>,
+    session_id: Option<String>,
+    negotiated_in: Option<u64>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schemars(default)]
+    other_eras: Vec<EraJ>,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct EraJ {
+    era: &'static str,
+    revision: String,
+    server_info: Option<Value>,
+    capabilities: Option<Value>,
+    session_id: Option<String>,
+    negotiated_in: u64,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct TokenJ {
+    source: String,
+    fingerprint: String,
+    jwt_header: Option<Value>,
+    jwt_claims: Option<Value>,
+    expires_in: Option<i64>,
+    scope: Option<String>,
+    token_type: Option<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(untagged)]
+enum RecordOrError {
+    Record(Box<RecordJ>),
+    Error { index: usize, error: String },
+}
+
+/// One decoded record, as `show --json` writes it.
+#[derive(Serialize, JsonSchema)]
+pub struct RecordJ {
+    seq: u64,
+    legs: Vec<String>,
+    started_at: i64,
+    started_at_utc: String,
+    duration_us: u64,
+    prev: String,
+    observation: ObservationJ,
+    redactions: Vec<RedactionJ>,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct RedactionJ {
+    location: String,
+    what: String,
+    fingerprint: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum ObservationJ {
+    Http {
+        connection: Option<u64>,
+        first_attempt: Option<ErrorJ>,
+        request: RequestJ,
+        response: Option<ResponseJ>,
+        error: Option<ErrorJ>,
+    },
+    Tls {
+        connection: u64,
+        sni: Option<String>,
+        peer: String,
+        version: Option<String>,
+        cipher_suite: Option<String>,
+        alpn: Option<String>,
+        alpn_base64: Option<String>,
+        chain: Vec<CertJ>,
+        verification: Vec<StoreJ>,
+        error: Option<ErrorJ>,
+    },
+    LegacyTls {
+        offered: String,
+        client_hello_base64: String,
+        server_bytes_base64: String,
+        error: Option<ErrorJ>,
+    },
+    Dns {
+        host: String,
+        addresses: Vec<String>,
+        error: Option<ErrorJ>,
+    },
+    Skipped {
+        reason: String,
+    },
+}
+
+#[derive(Serialize, JsonSchema)]
+struct StoreJ {
+    store: String,
+    ok: bool,
+    error: Option<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct RequestJ {
+    method: String,
+    url: String,
+    version: String,
+    headers: Vec<HeaderJ>,
+    body: BodyJ,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct ResponseJ {
+    version: String,
+    status: u16,
+    reason: String,
+    headers: Vec<HeaderJ>,
+    body: BodyJ,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct HeaderJ {
+    name: String,
+    /// The value as text; null when it is not UTF-8 (then `value_base64` holds it).
+    value: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    value_base64: Option<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct BodyJ {
+    length: u64,
+    stored: usize,
+    sha256: String,
+    end: &'static str,
+    end_error: Option<ErrorJ>,
+    base64: String,
+    text: Option<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct ErrorJ {
+    kind: &'static str,
+    message: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct CertJ {
+    length: usize,
+    sha256: String,
+    common_name: Option<String>,
+    der_base64: String,
+}
+
 /// The document for a loaded bundle.
 pub fn document(l: &Loaded) -> Value {
+    serde_json::to_value(typed(l)).unwrap_or(Value::Null)
+}
+
+/// The JSON Schema of `show --json`, generated from [`Document`].
+pub fn schema() -> Value {
+    let mut s = schemars::schema_for!(Document).to_value();
+    s["title"] = Value::String("mcp-grade show --json".into());
+    s
+}
+
+fn typed(l: &Loaded) -> Document {
     let ev = &l.evidence;
     let records = l.decoded_records();
     let inv = inventory(&records);
-    let list = |x: &ListInventory| {
-        if x.observed {
-            Value::Array(x.items.clone())
-        } else {
-            Value::Null
-        }
+    let list = |x: &ListInventory| x.observed.then(|| x.items.clone());
+    let page = |x: &ListInventory| PageJ {
+        observed: x.observed,
+        pages: x.pages,
+        complete: x.complete,
+        stopped: x.stopped.clone(),
     };
-    let pages = |x: &ListInventory| json!({"observed": x.observed, "pages": x.pages, "complete": x.complete, "stopped": x.stopped});
-    json!({
-        "format": ev.format,
-        "collector": {"name": ev.collector.name, "version": ev.collector.version, "build": ev.collector.build},
-        "run": run(&ev.run),
-        "target": {
-            "as_typed": ev.target.as_typed,
-            "base_url": ev.target.base_url,
-            "candidates": ev.target.candidates,
-            "endpoint": ev.target.endpoint,
-            "addresses": ev.target.addresses,
+    Document {
+        format: ev.format.clone(),
+        collector: CollectorJ {
+            name: ev.collector.name.clone(),
+            version: ev.collector.version.clone(),
+            build: ev.collector.build.clone(),
         },
-        "session": ev.session.as_ref().map(session),
-        "tokens": ev.tokens.iter().map(token).collect::<Vec<_>>(),
-        "records": l.records.iter().enumerate().map(|(i, r)| match r {
-            Ok(r) => record(r),
-            Err(e) => json!({"index": i, "error": e.to_string()}),
-        }).collect::<Vec<_>>(),
-        "chain_head": hex(&ev.chain_head),
-        "signer": l.signer.as_ref().map(signer),
-        "verification": {"valid": l.valid(), "problem": l.problem.as_ref().map(|p| p.to_string())},
-        "negotiated_revision": ev.session.as_ref().and_then(|s| s.revision.clone()),
-        "server_info": ev.session.as_ref().and_then(|s| s.server_info.clone()),
-        "auth_required": ev.session.as_ref().map(|s| s.auth_required),
-        "inventory": {
-            "tools": list(&inv.tools),
-            "resources": list(&inv.resources),
-            "resource_templates": list(&inv.resource_templates),
-            "prompts": list(&inv.prompts),
+        run: run(&ev.run),
+        target: TargetJ {
+            as_typed: ev.target.as_typed.clone(),
+            base_url: ev.target.base_url.clone(),
+            candidates: ev.target.candidates.clone(),
+            endpoint: ev.target.endpoint.clone(),
+            addresses: ev.target.addresses.clone(),
         },
-        "inventory_pages": {
-            "tools": pages(&inv.tools),
-            "resources": pages(&inv.resources),
-            "resource_templates": pages(&inv.resource_templates),
-            "prompts": pages(&inv.prompts),
+        session: ev.session.as_ref().map(session),
+        tokens: ev.tokens.iter().map(token).collect(),
+        records: l
+            .records
+            .iter()
+            .enumerate()
+            .map(|(i, r)| match r {
+                Ok(r) => RecordOrError::Record(Box::new(record_j(r))),
+                Err(e) => RecordOrError::Error {
+                    index: i,
+                    error: e.to_string(),
+                },
+            })
+            .collect(),
+        chain_head: hex(&ev.chain_head),
+        signer: l.signer.as_ref().map(signer),
+        verification: VerificationJ {
+            valid: l.valid(),
+            problem: l.problem.as_ref().map(|p| p.to_string()),
         },
-    })
+        negotiated_revision: ev.session.as_ref().and_then(|s| s.revision.clone()),
+        server_info: ev.session.as_ref().and_then(|s| s.server_info.clone()),
+        auth_required: ev.session.as_ref().map(|s| s.auth_required),
+        inventory: InventoryJ {
+            tools: list(&inv.tools),
+            resources: list(&inv.resources),
+            resource_templates: list(&inv.resource_templates),
+            prompts: list(&inv.prompts),
+        },
+        inventory_pages: PagesJ {
+            tools: page(&inv.tools),
+            resources: page(&inv.resources),
+            resource_templates: page(&inv.resource_templates),
+            prompts: page(&inv.prompts),
+        },
+    }
 }
 
-fn signer(k: &PublicKey) -> Value {
-    json!({"key_id": k.key_id(), "public_key_hex": hex(&k.to_bytes())})
+fn signer(k: &PublicKey) -> SignerJ {
+    SignerJ {
+        key_id: k.key_id(),
+        public_key_hex: hex(&k.to_bytes()),
+    }
 }
 
-fn run(r: &Run) -> Value {
+fn run(r: &Run) -> RunJ {
     let o = &r.options;
-    json!({
-        "run_id": r.run_id,
-        "started_at": r.started_at,
-        "started_at_utc": utc(r.started_at),
-        "finished_at": r.finished_at,
-        "finished_at_utc": utc(r.finished_at),
-        "status": r.status.as_str(),
-        "failure": r.failure,
-        "options": {
-            "timeout_ms": o.timeout_ms,
-            "body_cap": o.body_cap,
-            "max_pages": o.max_pages,
-            "info_only": o.info_only,
-            "token_env": o.token_env,
-            "ca_file": o.ca_file.as_ref().map(|c| json!({
-                "path": c.path,
-                "sha256": c.sha256,
-                "certificates": c.certificates.iter().map(|d| cert(d)).collect::<Vec<_>>(),
-            })),
+    RunJ {
+        run_id: r.run_id.clone(),
+        started_at: r.started_at,
+        started_at_utc: utc(r.started_at),
+        finished_at: r.finished_at,
+        finished_at_utc: utc(r.finished_at),
+        status: r.status.as_str(),
+        failure: r.failure.clone(),
+        options: OptionsJ {
+            timeout_ms: o.timeout_ms,
+            body_cap: o.body_cap,
+            max_pages: o.max_pages,
+            info_only: o.info_only,
+            token_env: o.token_env.clone(),
+            ca_file: o.ca_file.as_ref().map(|c| CaFileJ {
+                path: c.path.clone(),
+                sha256: c.sha256.clone(),
+                certificates: c.certificates.iter().map(|d| cert(d)).collect(),
+            }),
         },
-        "inputs": r.inputs,
-    })
+        inputs: r.inputs.clone(),
+    }
 }
 
 fn era_name(e: Era) -> &'static str {
@@ -104,148 +398,156 @@ fn era_name(e: Era) -> &'static str {
     }
 }
 
-fn session(s: &Session) -> Value {
-    let mut v = json!({
-        "endpoint": s.endpoint,
-        "auth_required": s.auth_required,
-        "authenticated": s.authenticated,
-        "era": s.era.map(era_name),
-        "revision": s.revision,
-        "server_info": s.server_info,
-        "capabilities": s.capabilities,
-        "session_id": s.session_id,
-        "negotiated_in": s.negotiated_in,
-    });
-    if !s.other_eras.is_empty() {
-        v["other_eras"] = s
+fn session(s: &Session) -> SessionJ {
+    SessionJ {
+        endpoint: s.endpoint.clone(),
+        auth_required: s.auth_required,
+        authenticated: s.authenticated,
+        era: s.era.map(era_name),
+        revision: s.revision.clone(),
+        server_info: s.server_info.clone(),
+        capabilities: s.capabilities.clone(),
+        session_id: s.session_id.clone(),
+        negotiated_in: s.negotiated_in,
+        other_eras: s
             .other_eras
             .iter()
-            .map(|o| {
-                json!({
-                    "era": era_name(o.era),
-                    "revision": o.revision,
-                    "server_info": o.server_info,
-                    "capabilities": o.capabilities,
-                    "session_id": o.session_id,
-                    "negotiated_in": o.negotiated_in,
-                })
+            .map(|o| EraJ {
+                era: era_name(o.era),
+                revision: o.revision.clone(),
+                server_info: o.server_info.clone(),
+                capabilities: o.capabilities.clone(),
+                session_id: o.session_id.clone(),
+                negotiated_in: o.negotiated_in,
             })
-            .collect();
+            .collect(),
     }
-    v
 }
 
-fn token(t: &TokenFacts) -> Value {
-    json!({
-        "source": t.source,
-        "fingerprint": t.fingerprint,
-        "jwt_header": t.jwt_header,
-        "jwt_claims": t.jwt_claims,
-        "expires_in": t.expires_in,
-        "scope": t.scope,
-        "token_type": t.token_type,
-    })
+fn token(t: &TokenFacts) -> TokenJ {
+    TokenJ {
+        source: t.source.clone(),
+        fingerprint: t.fingerprint.clone(),
+        jwt_header: t.jwt_header.clone(),
+        jwt_claims: t.jwt_claims.clone(),
+        expires_in: t.expires_in,
+        scope: t.scope.clone(),
+        token_type: t.token_type.clone(),
+    }
 }
 
 /// One decoded record.
 pub fn record(r: &Record) -> Value {
-    json!({
-        "seq": r.seq,
-        "legs": r.legs,
-        "started_at": r.started_at,
-        "started_at_utc": utc(r.started_at),
-        "duration_us": r.duration_us,
-        "prev": hex(&r.prev),
-        "observation": observation(&r.observation),
-        "redactions": r.redactions.iter().map(|x| json!({
-            "location": x.location, "what": x.what, "fingerprint": x.fingerprint,
-        })).collect::<Vec<_>>(),
-    })
+    serde_json::to_value(record_j(r)).unwrap_or(Value::Null)
 }
 
-fn observation(o: &Observation) -> Value {
+fn record_j(r: &Record) -> RecordJ {
+    RecordJ {
+        seq: r.seq,
+        legs: r.legs.clone(),
+        started_at: r.started_at,
+        started_at_utc: utc(r.started_at),
+        duration_us: r.duration_us,
+        prev: hex(&r.prev),
+        observation: observation(&r.observation),
+        redactions: r
+            .redactions
+            .iter()
+            .map(|x| RedactionJ {
+                location: x.location.clone(),
+                what: x.what.clone(),
+                fingerprint: x.fingerprint.clone(),
+            })
+            .collect(),
+    }
+}
+
+fn observation(o: &Observation) -> ObservationJ {
     match o {
         Observation::Http(x) => {
             let (response, error) = match &x.outcome {
                 HttpOutcome::Response(r) => (Some(response(r)), None),
                 HttpOutcome::Error(e) => (None, Some(transport_error(e))),
             };
-            json!({
-                "kind": "http",
-                "connection": x.connection,
-                "first_attempt": x.first_attempt.as_ref().map(transport_error),
-                "request": {
-                    "method": x.request.method,
-                    "url": x.request.url,
-                    "version": x.request.version,
-                    "headers": headers(&x.request.headers),
-                    "body": body(&x.request.body),
+            ObservationJ::Http {
+                connection: x.connection,
+                first_attempt: x.first_attempt.as_ref().map(transport_error),
+                request: RequestJ {
+                    method: x.request.method.clone(),
+                    url: x.request.url.clone(),
+                    version: x.request.version.clone(),
+                    headers: headers(&x.request.headers),
+                    body: body(&x.request.body),
                 },
-                "response": response,
-                "error": error,
-            })
+                response,
+                error,
+            }
         }
-        Observation::Tls(t) => json!({
-            "kind": "tls",
-            "connection": t.connection,
-            "sni": t.sni,
-            "peer": t.peer,
-            "version": t.version,
-            "cipher_suite": t.cipher_suite,
-            "alpn": t.alpn.as_ref().map(|a| String::from_utf8_lossy(a).into_owned()),
-            "alpn_base64": t.alpn.as_ref().map(|a| b64(a)),
-            "chain": t.chain.iter().map(|d| cert(d)).collect::<Vec<_>>(),
-            "verification": t.verification.iter().map(|v| json!({
-                "store": v.store, "ok": v.ok, "error": v.error,
-            })).collect::<Vec<_>>(),
-            "error": t.error.as_ref().map(transport_error),
-        }),
-        Observation::LegacyTls(p) => json!({
-            "kind": "legacy_tls",
-            "offered": p.offered,
-            "client_hello_base64": b64(&p.client_hello),
-            "server_bytes_base64": b64(&p.server_bytes),
-            "error": p.error.as_ref().map(transport_error),
-        }),
-        Observation::Dns(d) => json!({
-            "kind": "dns",
-            "host": d.host,
-            "addresses": d.addresses,
-            "error": d.error.as_ref().map(transport_error),
-        }),
-        Observation::Skipped { reason } => json!({"kind": "skipped", "reason": reason}),
+        Observation::Tls(t) => ObservationJ::Tls {
+            connection: t.connection,
+            sni: t.sni.clone(),
+            peer: t.peer.clone(),
+            version: t.version.clone(),
+            cipher_suite: t.cipher_suite.clone(),
+            alpn: t
+                .alpn
+                .as_ref()
+                .map(|a| String::from_utf8_lossy(a).into_owned()),
+            alpn_base64: t.alpn.as_ref().map(|a| b64(a)),
+            chain: t.chain.iter().map(|d| cert(d)).collect(),
+            verification: t
+                .verification
+                .iter()
+                .map(|v| StoreJ {
+                    store: v.store.clone(),
+                    ok: v.ok,
+                    error: v.error.clone(),
+                })
+                .collect(),
+            error: t.error.as_ref().map(transport_error),
+        },
+        Observation::LegacyTls(p) => ObservationJ::LegacyTls {
+            offered: p.offered.clone(),
+            client_hello_base64: b64(&p.client_hello),
+            server_bytes_base64: b64(&p.server_bytes),
+            error: p.error.as_ref().map(transport_error),
+        },
+        Observation::Dns(d) => ObservationJ::Dns {
+            host: d.host.clone(),
+            addresses: d.addresses.clone(),
+            error: d.error.as_ref().map(transport_error),
+        },
+        Observation::Skipped { reason } => ObservationJ::Skipped {
+            reason: reason.clone(),
+        },
     }
 }
 
-fn response(r: &HttpResponse) -> Value {
-    json!({
-        "version": r.version,
-        "status": r.status,
-        "reason": r.reason,
-        "headers": headers(&r.headers),
-        "body": body(&r.body),
-    })
+fn response(r: &HttpResponse) -> ResponseJ {
+    ResponseJ {
+        version: r.version.clone(),
+        status: r.status,
+        reason: r.reason.clone(),
+        headers: headers(&r.headers),
+        body: body(&r.body),
+    }
 }
 
-fn headers(hs: &[Header]) -> Value {
-    Value::Array(
-        hs.iter()
-            .map(|h| {
-                let mut m = Map::new();
-                m.insert("name".into(), h.name.clone().into());
-                match std::str::from_utf8(&h.value) {
-                    Ok(s) => {
-                        m.insert("value".into(), s.into());
-                    }
-                    Err(_) => {
-                        m.insert("value".into(), Value::Null);
-                        m.insert("value_base64".into(), b64(&h.value).into());
-                    }
-                }
-                Value::Object(m)
-            })
-            .collect(),
-    )
+fn headers(hs: &[Header]) -> Vec<HeaderJ> {
+    hs.iter()
+        .map(|h| match std::str::from_utf8(&h.value) {
+            Ok(s) => HeaderJ {
+                name: h.name.clone(),
+                value: Some(s.to_string()),
+                value_base64: None,
+            },
+            Err(_) => HeaderJ {
+                name: h.name.clone(),
+                value: None,
+                value_base64: Some(b64(&h.value)),
+            },
+        })
+        .collect()
 }
 
 /// The body end state as a word.
@@ -259,27 +561,33 @@ pub fn end_word(e: &BodyEnd) -> &'static str {
     }
 }
 
-fn body(b: &Body) -> Value {
-    json!({
-        "length": b.length,
-        "stored": b.bytes.len(),
-        "sha256": hex(&b.sha256),
-        "end": end_word(&b.end),
-        "end_error": match &b.end { BodyEnd::Error(e) => Some(transport_error(e)), _ => None },
-        "base64": b64(&b.bytes),
-        "text": std::str::from_utf8(&b.bytes).ok(),
-    })
+fn body(b: &Body) -> BodyJ {
+    BodyJ {
+        length: b.length,
+        stored: b.bytes.len(),
+        sha256: hex(&b.sha256),
+        end: end_word(&b.end),
+        end_error: match &b.end {
+            BodyEnd::Error(e) => Some(transport_error(e)),
+            _ => None,
+        },
+        base64: b64(&b.bytes),
+        text: std::str::from_utf8(&b.bytes).ok().map(str::to_string),
+    }
 }
 
-fn transport_error(e: &TransportError) -> Value {
-    json!({"kind": e.kind.as_str(), "message": e.message})
+fn transport_error(e: &TransportError) -> ErrorJ {
+    ErrorJ {
+        kind: e.kind.as_str(),
+        message: e.message.clone(),
+    }
 }
 
-fn cert(der: &[u8]) -> Value {
-    json!({
-        "length": der.len(),
-        "sha256": hex(&mcp_probe_schema::bundle::sha256(der)),
-        "common_name": crate::fmt::der_common_name(der),
-        "der_base64": b64(der),
-    })
+fn cert(der: &[u8]) -> CertJ {
+    CertJ {
+        length: der.len(),
+        sha256: hex(&mcp_probe_schema::bundle::sha256(der)),
+        common_name: crate::fmt::der_common_name(der),
+        der_base64: b64(der),
+    }
 }

@@ -18,6 +18,7 @@ fn schemas() -> Vec<(&'static str, Value)> {
         ("report", mcp_probe_evaluator::report::json::schema()),
         ("verify", mcp_probe_evaluator::commands::verify_schema()),
         ("diff", mcp_probe_evaluator::diff::schema()),
+        ("show", mcp_probe_evaluator::view::schema()),
     ]
 }
 
@@ -127,6 +128,29 @@ fn real_outputs_validate_against_the_committed_schemas() {
         &validator("diff"),
         &serde_json::from_str(&r.stdout).expect("diff json"),
         "diff",
+    );
+    // show --json of every example, and of a bundle that failed verification (shown
+    // as far as it decodes).
+    let v = validator("show");
+    for b in &ex {
+        let r = mcp_grade(dir.path(), Some(&home), ["show", "--json", b.as_str()]);
+        assert_valid(&v, &serde_json::from_str(&r.stdout).expect("show json"), b);
+    }
+    let mut bytes = std::fs::read(&ex[0]).expect("read");
+    let n = bytes.len();
+    bytes[n - 10] ^= 0xff;
+    let tampered = dir.path().join("tampered.mcpev");
+    std::fs::write(&tampered, &bytes).expect("write");
+    let r = mcp_grade(
+        dir.path(),
+        Some(&home),
+        ["show", "--json", tampered.to_str().expect("utf-8")],
+    );
+    assert_eq!(r.code, 3, "{r:?}");
+    assert_valid(
+        &v,
+        &serde_json::from_str(&r.stdout).expect("show json"),
+        "tampered",
     );
     // The validator does reject what the schema forbids.
     let mut broken = report.clone();
