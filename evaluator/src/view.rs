@@ -191,8 +191,8 @@ enum ObservationJ {
     Http {
         connection: Option<u64>,
         first_attempt: Option<ErrorJ>,
-        request: RequestJ,
-        response: Option<ResponseJ>,
+        request: Box<RequestJ>,
+        response: Option<Box<ResponseJ>>,
         error: Option<ErrorJ>,
     },
     Tls {
@@ -466,19 +466,19 @@ fn observation(o: &Observation) -> ObservationJ {
     match o {
         Observation::Http(x) => {
             let (response, error) = match &x.outcome {
-                HttpOutcome::Response(r) => (Some(response(r)), None),
+                HttpOutcome::Response(r) => (Some(Box::new(response(r))), None),
                 HttpOutcome::Error(e) => (None, Some(transport_error(e))),
             };
             ObservationJ::Http {
                 connection: x.connection,
                 first_attempt: x.first_attempt.as_ref().map(transport_error),
-                request: RequestJ {
+                request: Box::new(RequestJ {
                     method: x.request.method.clone(),
                     url: x.request.url.clone(),
                     version: x.request.version.clone(),
                     headers: headers(&x.request.headers),
                     body: body(&x.request.body),
-                },
+                }),
                 response,
                 error,
             }
