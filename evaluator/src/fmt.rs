@@ -36,6 +36,15 @@ pub fn millis_f64(us: u64) -> f64 {
     us as f64 / 1000.0
 }
 
+/// `s` cut to its first `n` characters, with `…` when anything was cut.
+pub fn cut(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(n).collect::<String>())
+    }
+}
+
 /// Standard base64 with padding.
 pub fn b64(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)

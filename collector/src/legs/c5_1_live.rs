@@ -274,16 +274,11 @@ impl Probe<'_> {
                 );
             }
         };
-        let read = |uri: &str| {
-            let mut p = Map::new();
-            p.insert("uri".into(), Value::String(uri.to_string()));
-            p
-        };
         let Some(r) = self
             .named_rpc(
                 &[leg::TEMPLATE_CONTROL],
                 method::RESOURCES_READ,
-                read(&control),
+                super::read_params(&control),
                 &control,
             )
             .await
@@ -299,7 +294,7 @@ impl Probe<'_> {
         self.named_rpc(
             &[leg::TEMPLATE_MISSING],
             method::RESOURCES_READ,
-            read(&missing),
+            super::read_params(&missing),
             &missing,
         )
         .await;

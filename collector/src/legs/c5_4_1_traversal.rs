@@ -16,7 +16,7 @@
 //! escape: nothing is sent.
 
 use mcp_probe_schema::vocab::{family, leg, method};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::c5_1_live::{control_failed, non_empty};
 use crate::mcp::Probe;
@@ -106,16 +106,11 @@ impl Probe<'_> {
                 ),
             );
         };
-        let read = |uri: &str| {
-            let mut p = Map::new();
-            p.insert("uri".into(), Value::String(uri.to_string()));
-            p
-        };
         let Some(r) = self
             .named_rpc(
                 &[leg::TRAVERSAL_CONTROL],
                 method::RESOURCES_READ,
-                read(&control),
+                super::read_params(&control),
                 &control,
             )
             .await
@@ -129,7 +124,7 @@ impl Probe<'_> {
             );
         }
         for (l, uri) in uris {
-            self.named_rpc(&[l], method::RESOURCES_READ, read(&uri), &uri)
+            self.named_rpc(&[l], method::RESOURCES_READ, super::read_params(&uri), &uri)
                 .await;
         }
     }

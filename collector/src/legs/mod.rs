@@ -58,6 +58,13 @@ pub const HARD_MAX: u64 = 10 << 20;
 const LEGACY_ONLY: &str =
     "not sent: the mechanism exists only in 2026-07-28 and the session negotiated";
 
+/// `params` of a `resources/read` of `uri`, the URI exactly as given (never normalised).
+fn read_params(uri: &str) -> Map<String, Value> {
+    let mut p = Map::new();
+    p.insert("uri".into(), Value::String(uri.to_string()));
+    p
+}
+
 fn remove_header(h: &mut Vec<Header>, name: &str) {
     h.retain(|x| !x.name.eq_ignore_ascii_case(name));
 }

@@ -47,15 +47,13 @@ pub fn esc(s: &str) -> String {
     out
 }
 
+/// `s` cut to `n` characters, saying how many were left out.
 fn cut(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
+    let more = s.chars().count().saturating_sub(n);
+    if more == 0 {
         s.to_string()
     } else {
-        format!(
-            "{}… ({} more characters)",
-            s.chars().take(n).collect::<String>(),
-            s.chars().count() - n
-        )
+        format!("{} ({more} more characters)", crate::fmt::cut(s, n))
     }
 }
 

@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 
 use crate::catalogue::{Source, BENCHMARK, BENCHMARK_VERSION, CATALOGUE};
-use crate::fmt::line;
+use crate::fmt::{cut, line};
 use crate::remediation::remediation;
 use crate::verdict::Verdict;
 
@@ -36,14 +36,6 @@ pub fn cell(s: &str) -> String {
         }
     }
     out
-}
-
-fn cut(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        format!("{}…", s.chars().take(n).collect::<String>())
-    }
 }
 
 fn count(r: &Report, i: usize, v: Verdict) -> usize {

@@ -17,7 +17,7 @@
 use std::fmt::Write as _;
 
 use crate::catalogue::{Source, BENCHMARK, BENCHMARK_VERSION, CATALOGUE};
-use crate::fmt::line;
+use crate::fmt::{cut, line};
 use crate::remediation::remediation;
 use crate::verdict::Verdict;
 
@@ -81,14 +81,6 @@ fn wrap(text: &str, width: usize, first: &str, indent: &str) -> String {
     out.push_str(cur.trim_end());
     out.push('\n');
     out
-}
-
-fn cut(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        format!("{}…", s.chars().take(n).collect::<String>())
-    }
 }
 
 /// The whole summary-first report, wrapped to `width` columns.
