@@ -171,6 +171,8 @@ pub struct Journal {
     inputs: Option<serde_json::Value>,
     target: Target,
     session: Option<Session>,
+    /// How the bundle was sealed: its run status and when (UTC microseconds).
+    sealed_as: Option<(RunStatus, i64)>,
     /// While a session of another era is probed: its revision, appended to the legs of
     /// [`family::PER_ERA`] as `@<revision>` on every record.
     era_qualifier: Option<String>,
@@ -300,6 +302,7 @@ impl Journal {
             target,
             session: None,
             era_qualifier: None,
+            sealed_as: None,
             tokens: Vec::new(),
             failure: None,
             bundle_cap,
@@ -589,6 +592,14 @@ impl Journal {
         self.sealed.as_deref()
     }
 
+    /// The run status the bundle was sealed with, and the seconds from the start of the
+    /// run to sealing (`None` before sealing).
+    pub fn sealed_as(&self) -> Option<(&RunStatus, f64)> {
+        self.sealed_as
+            .as_ref()
+            .map(|(s, at)| (s, (at - self.started_at) as f64 / 1e6))
+    }
+
     /// Sign and write the bundle; idempotent (a second call returns the first path).
     pub fn seal(&mut self, status: RunStatus, key: &SecretKey) -> Result<PathBuf, WriteError> {
         if let Some(p) = &self.sealed {
@@ -603,13 +614,14 @@ impl Journal {
         if let Some(f) = &self.file {
             f.sync_data().map_err(werr(&self.journal_path))?;
         }
+        let finished_at = now_us();
         let head = Evidence {
             format: FORMAT_ID.to_string(),
             collector: self.collector.clone(),
             run: Run {
                 run_id: self.run_id.clone(),
                 started_at: self.started_at,
-                finished_at: now_us(),
+                finished_at,
                 status,
                 failure: self.failure.clone(),
                 options: self.options.clone(),
@@ -636,6 +648,7 @@ impl Journal {
         self.file = None;
         let _ = std::fs::remove_file(&self.journal_path);
         self.sealed = Some(self.bundle_path.clone());
+        self.sealed_as = Some((status, finished_at));
         Ok(self.bundle_path.clone())
     }
 }

@@ -107,7 +107,31 @@ pub struct Flags {
     #[arg(long, value_name = "PORT", default_value_t = 80, value_parser = clap::value_parser!(u16).range(1..))]
     pub plaintext_port: u16,
 
+    /// Collect only this machine's share of the targets: `K/N` (0 <= K < N) keeps the
+    /// targets whose stable hash (SHA-256 of the target as typed) modulo N is K, so N
+    /// machines given 0/N .. (N-1)/N (a Kubernetes Indexed Job, a CI matrix) split a
+    /// servers file without overlap or gap.
+    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
+    pub shard: Option<(u32, u32)>,
+
+    /// Write one JSON line per target to FILE once the run ends: target, bundle, status,
+    /// revision, seconds (written atomically; also after a signal).
+    #[arg(long, value_name = "FILE")]
+    pub manifest: Option<PathBuf>,
+
     /// No progress lines on stderr.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+/// `K/N` with 0 <= K < N and 1 <= N <= 100000.
+pub fn parse_shard(s: &str) -> Result<(u32, u32), String> {
+    let bad = || format!("{s:?} is not K/N with 0 <= K < N (e.g. 0/4)");
+    let (k, n) = s.split_once('/').ok_or_else(bad)?;
+    let k: u32 = k.trim().parse().map_err(|_| bad())?;
+    let n: u32 = n.trim().parse().map_err(|_| bad())?;
+    if n == 0 || n > 100_000 || k >= n {
+        return Err(bad());
+    }
+    Ok((k, n))
 }

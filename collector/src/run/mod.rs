@@ -47,7 +47,52 @@ pub async fn execute(plan: Plan, printer: &Printer) -> ExitStatus {
     let mut outcome = await_targets(&mut set, &mut signals, &journals, &plan, printer).await;
     outcome.write_failed |= open_failed;
     outcome.write_failed |= !seal_unfinished(&journals, &outcome, &plan, printer);
+    if let Some(path) = &plan.manifest {
+        if let Err(e) = write_manifest(path, &journals) {
+            printer.error(&format!("--manifest {}: {e}", path.display()));
+            outcome.write_failed = true;
+        }
+    }
     exit_status(&outcome, journals.len(), printer)
+}
+
+/// `--manifest FILE`: one JSON line per target (`target`, `bundle`, `status`,
+/// `revision`, `seconds`), in the order of the targets, written atomically (a temporary
+/// file beside it, synced, renamed).
+fn write_manifest(path: &std::path::Path, journals: &[(Target, Shared)]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut text = String::new();
+    for (t, j) in journals {
+        let j = lock(j);
+        let (status, seconds) = match j.sealed_as() {
+            Some((s, secs)) => (Some(s.as_str()), Some((secs * 1000.0).round() / 1000.0)),
+            None => (None, None),
+        };
+        let line = serde_json::json!({
+            "target": t.as_typed,
+            "bundle": j.sealed().map(|p| p.display().to_string()),
+            "status": status,
+            "revision": j.session().and_then(|s| s.revision.clone()),
+            "seconds": seconds,
+        });
+        text.push_str(&line.to_string());
+        text.push('\n');
+    }
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let tmp = dir.join(format!(
+        ".{}.tmp-{}",
+        path.file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("manifest"),
+        std::process::id()
+    ));
+    let mut f = std::fs::File::create(&tmp)?;
+    f.write_all(text.as_bytes())?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, path)
 }
 
 /// Where the run stands once it stopped waiting for targets.

