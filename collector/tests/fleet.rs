@@ -72,3 +72,40 @@ fn a_bad_shard_is_a_usage_error() {
     assert!(r.stderr().contains("--shard"), "{}", r.stderr());
     assert!(r.stderr().contains("0 <= K < N"), "{}", r.stderr());
 }
+
+/// The manifest passes the redactor like stdout and stderr: a credential the run holds
+/// never reaches it, even inside a target as typed.
+#[test]
+fn the_manifest_is_redacted() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let secret = "mcp-secret-token-4f1c2a9e7b3d";
+    let target = format!("http://127.0.0.1:1/mcp?key={secret}");
+    let manifest = dir.path().join("m.jsonl");
+    let out = collect_cmd(&dir)
+        .env("FLEET_TOKEN", secret)
+        .args([
+            "-q",
+            "--token-env",
+            "FLEET_TOKEN",
+            "--timeout",
+            "2",
+            "--manifest",
+        ])
+        .arg(&manifest)
+        .arg(&target)
+        .output()
+        .expect("run mcp-collect");
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&manifest).expect("manifest");
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(!text.contains(secret), "{text}");
+    assert!(text.contains("redacted:sha256:"), "{text}");
+    for s in [&out.stdout, &out.stderr] {
+        assert!(!String::from_utf8_lossy(s).contains(secret));
+    }
+}

@@ -7,7 +7,7 @@
 //! removed when the [`Expanded`] value is dropped.
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Why the bundle arguments cannot be used (a usage error, exit 2).
 #[derive(Debug, thiserror::Error)]
@@ -115,7 +115,7 @@ fn keep_stdin(stdin: &mut dyn Read) -> Result<(PathBuf, PathBuf), InputError> {
     }
     let dir = private_dir().map_err(|e| InputError::Stdin(format!("cannot keep it: {e}")))?;
     let file = dir.join("stdin.mcpev");
-    write_private(&file, &bytes).map_err(|e| {
+    mcp_probe_schema::fsutil::write_atomic(&file, &bytes, true).map_err(|e| {
         let _ = std::fs::remove_dir_all(&dir);
         InputError::Stdin(format!("cannot keep it in {}: {e}", dir.display()))
     })?;
@@ -139,17 +139,6 @@ fn private_dir() -> std::io::Result<PathBuf> {
     }
     b.create(&dir)?;
     Ok(dir)
-}
-
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut o = std::fs::OpenOptions::new();
-    o.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        o.mode(0o600);
-    }
-    std::io::Write::write_all(&mut o.open(path)?, bytes)
 }
 
 #[cfg(test)]

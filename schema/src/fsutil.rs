@@ -1,6 +1,7 @@
 //! Local file-system helpers both binaries need (no network; only what callers ask).
 
-use std::path::Path;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
 /// Create `dir` and any missing parents; on Unix the directories this call creates are
 /// mode 0700 (owner only). An existing directory is left as it is.
@@ -17,6 +18,58 @@ pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
 #[cfg(not(unix))]
 pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)
+}
+
+/// Write `bytes` to `path` so that a reader sees either the old file or the whole new
+/// one, never a part: a temporary file beside it, synced, then renamed over it. With
+/// `private`, the file is created 0600 (Unix). The temporary file is removed on failure.
+pub fn write_atomic(path: &Path, bytes: &[u8], private: bool) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::other("not a file name"))?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".{}.tmp", std::process::id()));
+    let tmp = dir.join(tmp_name);
+    let result = (|| {
+        let mut f = open_new(&tmp, private)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        drop(f);
+        std::fs::rename(&tmp, path)?;
+        // Make the rename itself durable where the platform allows it.
+        if let Ok(d) = std::fs::File::open(&dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+#[cfg(unix)]
+fn open_new(path: &Path, private: bool) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true).create_new(true);
+    if private {
+        o.mode(0o600);
+    }
+    o.open(path)
+}
+
+#[cfg(not(unix))]
+fn open_new(path: &Path, _private: bool) -> std::io::Result<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
 }
 
 #[cfg(test)]

@@ -48,7 +48,7 @@ pub async fn execute(plan: Plan, printer: &Printer) -> ExitStatus {
     outcome.write_failed |= open_failed;
     outcome.write_failed |= !seal_unfinished(&journals, &outcome, &plan, printer);
     if let Some(path) = &plan.manifest {
-        if let Err(e) = write_manifest(path, &journals) {
+        if let Err(e) = write_manifest(path, &journals, printer) {
             printer.error(&format!("--manifest {}: {e}", path.display()));
             outcome.write_failed = true;
         }
@@ -58,9 +58,13 @@ pub async fn execute(plan: Plan, printer: &Printer) -> ExitStatus {
 
 /// `--manifest FILE`: one JSON line per target (`target`, `bundle`, `status`,
 /// `revision`, `seconds`), in the order of the targets, written atomically (a temporary
-/// file beside it, synced, renamed).
-fn write_manifest(path: &std::path::Path, journals: &[(Target, Shared)]) -> std::io::Result<()> {
-    use std::io::Write;
+/// file beside it, synced, renamed). Every line passes the run's redactor, as stdout
+/// and stderr do: a target typed with a credential in it leaves only its fingerprint.
+fn write_manifest(
+    path: &std::path::Path,
+    journals: &[(Target, Shared)],
+    printer: &Printer,
+) -> std::io::Result<()> {
     let mut text = String::new();
     for (t, j) in journals {
         let j = lock(j);
@@ -75,24 +79,10 @@ fn write_manifest(path: &std::path::Path, journals: &[(Target, Shared)]) -> std:
             "revision": j.session().and_then(|s| s.revision.clone()),
             "seconds": seconds,
         });
-        text.push_str(&line.to_string());
+        text.push_str(&printer.redactor().scrub_str(&line.to_string()));
         text.push('\n');
     }
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
-    let tmp = dir.join(format!(
-        ".{}.tmp-{}",
-        path.file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("manifest"),
-        std::process::id()
-    ));
-    let mut f = std::fs::File::create(&tmp)?;
-    f.write_all(text.as_bytes())?;
-    f.sync_all()?;
-    std::fs::rename(&tmp, path)
+    mcp_probe_schema::fsutil::write_atomic(path, text.as_bytes(), false)
 }
 
 /// Where the run stands once it stopped waiting for targets.
