@@ -556,16 +556,8 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let client = crate::legs::fixture::client();
         let j = crate::legs::fixture::journal(dir.path(), "http://127.0.0.1:1/mcp");
-        let mut p = Probe::new(&client, j.clone(), None, 1);
-        p.endpoint = Some(url::Url::parse("http://127.0.0.1:1/mcp").expect("url"));
-        p.era = Some(Era::Legacy);
-        p.revision = Some("2025-11-25".into());
-        p.inputs = inputs;
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("runtime");
-        rt.block_on(p.tool_calls(baseline, false));
+        let mut p = crate::legs::fixture::probe(&client, j.clone(), "2025-11-25", inputs);
+        crate::legs::fixture::block_on(p.tool_calls(baseline, false));
         let recs = j.lock().expect("journal").records();
         recs
     }

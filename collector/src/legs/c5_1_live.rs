@@ -161,7 +161,7 @@ pub fn prompt_choice(prompts: &[Value]) -> (Option<&Value>, Option<&Value>) {
 }
 
 /// The reply carries a result whose `key` is a non-empty array.
-pub(super) fn non_empty(r: &Reply, key: &str) -> bool {
+fn non_empty(r: &Reply, key: &str) -> bool {
     r.result()
         .and_then(|x| x.get(key))
         .and_then(Value::as_array)
@@ -169,7 +169,7 @@ pub(super) fn non_empty(r: &Reply, key: &str) -> bool {
 }
 
 /// Why a control did not open the way to its probe.
-pub(super) fn control_failed(what: &str, key: &str, r: &Reply) -> String {
+fn control_failed(what: &str, key: &str, r: &Reply) -> String {
     format!(
         "not sent: the control {what} did not return a non-empty `{key}` ({}), so a refusal could not be told from a broken read",
         r.describe()
@@ -202,6 +202,29 @@ impl Probe<'_> {
             true
         });
         derive::inventory(&recs)
+    }
+
+    /// `resources/read` of `uri` as the control of `leg`: true when it returned a
+    /// non-empty `contents`; otherwise `rest` is recorded skipped, naming `what` and the
+    /// answer (a refusal after a broken read would prove nothing), and false returned.
+    pub(super) async fn control_read(
+        &mut self,
+        leg: LegId,
+        uri: &str,
+        what: &str,
+        rest: &[LegId],
+    ) -> bool {
+        let Some(r) = self
+            .named_rpc(&[leg], method::RESOURCES_READ, super::read_params(uri), uri)
+            .await
+        else {
+            return false;
+        };
+        if non_empty(&r, "contents") {
+            return true;
+        }
+        self.skip(rest, control_failed(what, "contents", &r));
+        false
     }
 
     /// Send a complete request of `m` under `legs`; on 2026-07-28 with `Mcp-Name: name`.
@@ -274,22 +297,16 @@ impl Probe<'_> {
                 );
             }
         };
-        let Some(r) = self
-            .named_rpc(
-                &[leg::TEMPLATE_CONTROL],
-                method::RESOURCES_READ,
-                super::read_params(&control),
+        if !self
+            .control_read(
+                leg::TEMPLATE_CONTROL,
                 &control,
+                &format!("read of {control:?}"),
+                &[leg::TEMPLATE_MISSING],
             )
             .await
-        else {
+        {
             return;
-        };
-        if !non_empty(&r, "contents") {
-            return self.skip(
-                &[leg::TEMPLATE_MISSING],
-                control_failed(&format!("read of {control:?}"), "contents", &r),
-            );
         }
         self.named_rpc(
             &[leg::TEMPLATE_MISSING],
@@ -482,19 +499,12 @@ mod tests {
             };
             lock(&j).record(&[l], 0, 0, Observation::Http(x));
         }
-        let mut p = Probe::new(&client, j.clone(), None, 1);
-        p.endpoint = Some(url::Url::parse("http://127.0.0.1:1/mcp").expect("url"));
-        p.era = Some(era);
-        p.revision = Some(match era {
-            Era::Modern => "2026-07-28".into(),
-            Era::Legacy => "2025-11-25".into(),
-        });
-        p.inputs = inputs;
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("runtime");
-        rt.block_on(async {
+        let revision = match era {
+            Era::Modern => "2026-07-28",
+            Era::Legacy => "2025-11-25",
+        };
+        let mut p = crate::legs::fixture::probe(&client, j.clone(), revision, inputs);
+        crate::legs::fixture::block_on(async {
             p.schema_call().await;
             p.template_reads().await;
             p.prompt_gets().await;

@@ -18,7 +18,6 @@
 use mcp_probe_schema::vocab::{family, leg, method};
 use serde_json::Value;
 
-use super::c5_1_live::{control_failed, non_empty};
 use crate::mcp::Probe;
 
 /// Operator input: consent to send the traversal reads (only `true` consents).
@@ -106,22 +105,16 @@ impl Probe<'_> {
                 ),
             );
         };
-        let Some(r) = self
-            .named_rpc(
-                &[leg::TRAVERSAL_CONTROL],
-                method::RESOURCES_READ,
-                super::read_params(&control),
+        if !self
+            .control_read(
+                leg::TRAVERSAL_CONTROL,
                 &control,
+                &format!("read of {control:?} ({origin})"),
+                &family::TRAVERSAL[1..],
             )
             .await
-        else {
+        {
             return;
-        };
-        if !non_empty(&r, "contents") {
-            return self.skip(
-                &family::TRAVERSAL[1..],
-                control_failed(&format!("read of {control:?} ({origin})"), "contents", &r),
-            );
         }
         for (l, uri) in uris {
             self.named_rpc(&[l], method::RESOURCES_READ, super::read_params(&uri), &uri)
@@ -178,16 +171,8 @@ mod tests {
             body.as_bytes(),
         );
         crate::journal::lock(&j).record(&[leg::INVENTORY_RESOURCES], 0, 0, r.observation);
-        let mut p = Probe::new(&client, j.clone(), None, 1);
-        p.endpoint = Some(url::Url::parse("http://127.0.0.1:1/mcp").expect("url"));
-        p.era = Some(Era::Legacy);
-        p.revision = Some("2025-11-25".into());
-        p.inputs = inputs;
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("runtime");
-        rt.block_on(p.traversal());
+        let mut p = crate::legs::fixture::probe(&client, j.clone(), "2025-11-25", inputs);
+        crate::legs::fixture::block_on(p.traversal());
         let recs = j.lock().expect("journal").records();
         recs.into_iter().skip(1).collect()
     }

@@ -283,6 +283,35 @@ pub(crate) mod fixture {
         )
     }
 
+    /// A probe of `journal`'s endpoint `http://127.0.0.1:1/mcp` (nothing listens) with a
+    /// session of `revision` already negotiated and the operator's `inputs`.
+    pub(crate) fn probe<'a>(
+        client: &'a Client,
+        journal: Arc<Mutex<Journal>>,
+        revision: &str,
+        inputs: Option<serde_json::Value>,
+    ) -> crate::mcp::Probe<'a> {
+        let mut p = crate::mcp::Probe::new(client, journal, None, 1);
+        p.endpoint = Some(url::Url::parse("http://127.0.0.1:1/mcp").expect("url"));
+        p.era = Some(if revision == mcp_probe_schema::vocab::REV_2026_07_28 {
+            mcp_probe_schema::model::Era::Modern
+        } else {
+            mcp_probe_schema::model::Era::Legacy
+        });
+        p.revision = Some(revision.into());
+        p.inputs = inputs;
+        p
+    }
+
+    /// Run `f` to completion on a current-thread runtime.
+    pub(crate) fn block_on<F: std::future::Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime")
+            .block_on(f)
+    }
+
     /// A journal in `dir` for `endpoint` (the test kit's target and options).
     pub(crate) fn journal(dir: &std::path::Path, endpoint: &str) -> Arc<Mutex<Journal>> {
         let ev = mcp_probe_schema::testkit::evidence(endpoint, Vec::new());

@@ -300,11 +300,7 @@ fn schema_violating_call(ev: &Evidence) -> Leg {
             .flatten()
             .filter_map(Value::as_str)
             .collect();
-        let left_out: Vec<String> = required
-            .iter()
-            .filter(|r| !sent.is_some_and(|m| m.contains_key(**r)))
-            .map(|r| quote(r))
-            .collect();
+        let left_out = live::left_out(sent, &required);
         if sent.is_none() || left_out.is_empty() {
             return Err((
                 LegOutcome::Error,

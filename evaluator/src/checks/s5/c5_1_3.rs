@@ -246,11 +246,7 @@ fn missing_argument(ev: &Evidence) -> Leg {
             .filter(|x| x.get("required") == Some(&Value::Bool(true)))
             .filter_map(|x| x.get("name").and_then(Value::as_str))
             .collect();
-        let left_out: Vec<String> = required
-            .iter()
-            .filter(|r| !sent.is_some_and(|m| m.contains_key(**r)))
-            .map(|r| quote(r))
-            .collect();
+        let left_out = live::left_out(sent, &required);
         if left_out.is_empty() {
             return Err((
                 LegOutcome::Error,

@@ -22,6 +22,18 @@ use crate::verdict::{aggregate, Leg, LegOutcome, Outcome};
 pub(super) type Graded = (LegOutcome, String);
 
 /// A URI as sent, in backticks, control characters escaped, cut at 300 characters.
+/// Of `required`, the names `sent` (a recorded request's arguments) leaves out, quoted.
+pub(super) fn left_out(
+    sent: Option<&serde_json::Map<String, Value>>,
+    required: &[&str],
+) -> Vec<String> {
+    required
+        .iter()
+        .filter(|r| !sent.is_some_and(|m| m.contains_key(**r)))
+        .map(|r| quote(r))
+        .collect()
+}
+
 pub(super) fn uri(u: &str) -> String {
     format!("`{}`", truncate(&line(u), 300))
 }
