@@ -44,6 +44,7 @@ impl Rig {
             candidates: vec![endpoint.to_string()],
             endpoint: None,
             addresses: Vec::new(),
+            transport: Default::default(),
         };
         let options = Options {
             timeout_ms: 5000,

@@ -52,6 +52,8 @@ struct TargetJ {
     candidates: Vec<String>,
     endpoint: Option<String>,
     addresses: Vec<String>,
+    /// `streamable-http`, `http+sse` or `stdio`.
+    transport: String,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -319,6 +321,7 @@ fn typed(l: &Loaded) -> Document {
             candidates: ev.target.candidates.clone(),
             endpoint: ev.target.endpoint.clone(),
             addresses: ev.target.addresses.clone(),
+            transport: ev.target.transport.label().to_string(),
         },
         session: ev.session.as_ref().map(session),
         tokens: ev.tokens.iter().map(token).collect(),

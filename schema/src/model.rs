@@ -156,6 +156,35 @@ pub struct Target {
     pub endpoint: Option<String>,
     /// Addresses the host resolved to (`ip:port`).
     pub addresses: Vec<String>,
+    /// The transport the collector spoke to the endpoint. Absent in bundles written
+    /// before this field existed, which were all Streamable HTTP.
+    #[serde(default)]
+    pub transport: Transport,
+}
+
+/// How the collector reached the server.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Transport {
+    /// Streamable HTTP (2025-03-26 and later): one endpoint, POST and optional GET.
+    #[default]
+    StreamableHttp,
+    /// The HTTP+SSE transport of 2024-11-05: a GET event stream whose `endpoint` event
+    /// names the URL messages are POSTed to; answers arrive on the stream.
+    HttpSse,
+    /// A local server launched as a child process, JSON-RPC over its stdin and stdout.
+    Stdio,
+}
+
+impl Transport {
+    /// The name reports print: `streamable-http`, `http+sse`, `stdio`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Transport::StreamableHttp => "streamable-http",
+            Transport::HttpSse => "http+sse",
+            Transport::Stdio => "stdio",
+        }
+    }
 }
 
 /// The era of the protocol a session uses.

@@ -91,6 +91,7 @@ pub fn evidence(endpoint: &str, records: Vec<Record>) -> Evidence {
             candidates: vec![endpoint.into()],
             endpoint: Some(endpoint.into()),
             addresses: vec!["127.0.0.1:8080".into()],
+            transport: Default::default(),
         },
         session: Some(Session {
             endpoint: endpoint.into(),

@@ -126,6 +126,7 @@ fn open_journals(plan: &Plan, printer: &Printer) -> (Vec<(Target, Shared)>, bool
             candidates: t.candidates.iter().map(|u| u.to_string()).collect(),
             endpoint: None,
             addresses: Vec::new(),
+            transport: Default::default(),
         };
         match Journal::create(&plan.out, &t.slug(), record, plan.options.clone(), redactor) {
             Ok(mut j) => {

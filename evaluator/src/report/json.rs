@@ -135,6 +135,8 @@ struct ServerJ<'a> {
     target: &'a str,
     negotiated_revision: &'a Option<String>,
     other_eras_probed: &'a [String],
+    /// `streamable-http`, `http+sse` or `stdio`.
+    transport: &'static str,
     server_info: &'a Option<Value>,
     auth_required: Option<bool>,
     authenticated: Option<bool>,
@@ -272,6 +274,7 @@ fn server(index: usize, s: &Server) -> ServerJ<'_> {
         target: &s.target,
         negotiated_revision: &s.revision,
         other_eras_probed: &s.other_eras,
+        transport: s.transport,
         server_info: &s.server_info,
         auth_required: s.auth_required,
         authenticated: s.authenticated,

@@ -180,6 +180,8 @@ pub struct Server {
     /// Revisions of the other eras the server also served and that were probed
     /// (`session.other_eras`): the per-era checks were graded on each.
     pub other_eras: Vec<String>,
+    /// The transport the collector spoke: `streamable-http`, `http+sse` or `stdio`.
+    pub transport: &'static str,
     /// `serverInfo` as the server reported it (self-reported).
     pub server_info: Option<Value>,
     /// Whether the endpoint answered 401 without credentials (`None`: no endpoint).
@@ -219,6 +221,7 @@ impl Server {
                 .session()
                 .map(|s| s.other_eras.iter().map(|o| o.revision.clone()).collect())
                 .unwrap_or_default(),
+            transport: p.target.transport.label(),
             server_info: ev.session().and_then(|s| s.server_info.clone()),
             auth_required: ev.session().map(|s| s.auth_required),
             authenticated: ev.session().map(|s| s.authenticated),

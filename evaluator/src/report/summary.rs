@@ -177,6 +177,11 @@ fn servers(s: &mut String, r: &Report, width: usize) {
         } else {
             format!(" (also {})", srv.other_eras.join(", "))
         };
+        let eras = if srv.transport == "streamable-http" {
+            eras
+        } else {
+            format!("{eras} over {}", srv.transport)
+        };
         let mut text = format!(
             "{} [{}{eras}] {}; run {}",
             line(&srv.endpoint),

@@ -172,6 +172,7 @@ fn server(s: &mut String, srv: &Server) {
     if srv.target != srv.endpoint {
         w(s, "target", &line(&srv.target));
     }
+    w(s, "transport", srv.transport);
     if !srv.other_eras.is_empty() {
         w(
             s,
