@@ -59,3 +59,8 @@ U=http://127.0.0.1; T=127.0.0.1; printf '%s\n' >"$RUN/env" \
   LAB_PLAIN_301=$T:$REDIR LAB_SSERVER_LEGACY=$T:$SSRV LAB_TLS_WRONGNAME=$T:$WRONG \
   LAB_PY2_FILES=$U:$FILES/mcp LAB_PY2_FILES_NAIVE=$U:$FILESNAIVE/mcp
 cat "$RUN/env"
+# Further targets each start from their own script (lab/up.d/*.sh, sourced in name order with lib.sh's
+# functions and $RUN): each picks its ports with free_ports, starts with lab_start, waits with lab_wait
+# and appends its NAME=value lines to "$RUN/env".
+for x in "$LAB"/up.d/*.sh; do [ -e "$x" ] && . "$x"; done
+true
