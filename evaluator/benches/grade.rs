@@ -6,7 +6,8 @@
 //! Run with `cargo bench -p mcp-probe-evaluator --bench grade`; criterion reports the
 //! throughput in elements (bundles) per second. Two shapes are measured: one report
 //! per bundle (`mcp-grade x.mcpev` per bundle), and one report over all of them
-//! (`mcp-grade examples/*.mcpev`). Criterion runs on the calling thread only.
+//! (`mcp-grade examples/*.mcpev`). A third group measures verification alone
+//! (`mcp-grade verify`). Criterion runs on the calling thread only.
 
 use std::path::Path;
 
@@ -52,6 +53,20 @@ fn bench(c: &mut Criterion) {
         })
     });
     g.finish();
+
+    // Verification alone (`mcp-grade verify`): read, decode, check every record's chain
+    // link and the Ed25519 signature; no grading.
+    let mut v = c.benchmark_group("verify");
+    v.throughput(Throughput::Elements(n));
+    v.bench_function(format!("verify_x{n}"), |b| {
+        b.iter(|| {
+            for p in &paths {
+                let bytes = read_bundle(p).expect("readable");
+                black_box(open(&bytes, &[]).expect("example verifies"));
+            }
+        })
+    });
+    v.finish();
 }
 
 criterion_group!(benches, bench);

@@ -34,26 +34,83 @@ use target::Target;
 
 use crate::journal::{lock, Journal, SharedJournal as Shared};
 
-/// Collect every target of the plan: open a journal per target, run the targets
-/// (at most `--concurrency` at once) until all finished or a signal stops the run, seal
-/// what is left as interrupted, and say how the run ends.
+/// Collect every target of the plan: at most `--concurrency` targets at once, each with
+/// a journal opened when it starts; once all finished or a signal stopped the run, seal
+/// what is left as interrupted (targets that never started included, so every target
+/// has a bundle), write the manifest, and say how the run ends.
+///
+/// Only the targets in progress hold a journal file and a task: the run's memory and
+/// open files follow the concurrency, not the number of targets (docs/performance.md).
 pub async fn execute(plan: Plan, printer: &Printer) -> ExitStatus {
     // Registered before anything is written: from here on, SIGINT, SIGTERM and SIGHUP
     // seal instead of killing the process.
     let mut signals = Signals::register();
     let plan = Arc::new(plan);
-    let (journals, open_failed) = open_journals(&plan, printer);
-    let mut set = spawn_targets(&plan, &journals, printer);
-    let mut outcome = await_targets(&mut set, &mut signals, &journals, &plan, printer).await;
-    outcome.write_failed |= open_failed;
-    outcome.write_failed |= !seal_unfinished(&journals, &outcome, &plan, printer);
+    let mut run = Targets::new(&plan);
+    let mut outcome = drive(&mut run, &mut signals, &plan, printer).await;
+    outcome.write_failed |= !seal_unfinished(&mut run, &outcome, &plan, printer);
     if let Some(path) = &plan.manifest {
-        if let Err(e) = write_manifest(path, &journals, printer) {
+        if let Err(e) = write_manifest(path, &plan, &run, printer) {
             printer.error(&format!("--manifest {}: {e}", path.display()));
             outcome.write_failed = true;
         }
     }
-    exit_status(&outcome, journals.len(), printer)
+    exit_status(&outcome, plan.targets.len(), printer)
+}
+
+/// The targets of a run and where each stands.
+struct Targets {
+    /// Each target: not started, in progress (its journal), or sealed (what the
+    /// manifest needs, the journal dropped).
+    slots: Vec<Slot>,
+    /// The next target to start.
+    next: usize,
+    /// The tasks of the targets in progress.
+    set: JoinSet<(usize, End)>,
+}
+
+impl Targets {
+    fn new(plan: &Plan) -> Targets {
+        Targets {
+            slots: (0..plan.targets.len()).map(|_| Slot::Waiting).collect(),
+            next: 0,
+            set: JoinSet::new(),
+        }
+    }
+}
+
+/// Where one target stands.
+enum Slot {
+    /// Not started (or its journal could not be created).
+    Waiting,
+    /// In progress: its journal.
+    Running(Shared),
+    /// Sealed: the journal is dropped, its manifest facts kept.
+    Done(Summary),
+}
+
+/// What the manifest says of a sealed target.
+struct Summary {
+    bundle: Option<String>,
+    status: Option<&'static str>,
+    revision: Option<String>,
+    seconds: Option<f64>,
+}
+
+impl Summary {
+    fn of(j: &Shared) -> Summary {
+        let j = lock(j);
+        let (status, seconds) = match j.sealed_as() {
+            Some((s, secs)) => (Some(s.as_str()), Some((secs * 1000.0).round() / 1000.0)),
+            None => (None, None),
+        };
+        Summary {
+            bundle: j.sealed().map(|p| p.display().to_string()),
+            status,
+            revision: j.session().and_then(|s| s.revision.clone()),
+            seconds,
+        }
+    }
 }
 
 /// `--manifest FILE`: one JSON line per target (`target`, `bundle`, `status`,
@@ -62,21 +119,27 @@ pub async fn execute(plan: Plan, printer: &Printer) -> ExitStatus {
 /// and stderr do: a target typed with a credential in it leaves only its fingerprint.
 fn write_manifest(
     path: &std::path::Path,
-    journals: &[(Target, Shared)],
+    plan: &Plan,
+    run: &Targets,
     printer: &Printer,
 ) -> std::io::Result<()> {
     let mut text = String::new();
-    for (t, j) in journals {
-        let j = lock(j);
-        let (status, seconds) = match j.sealed_as() {
-            Some((s, secs)) => (Some(s.as_str()), Some((secs * 1000.0).round() / 1000.0)),
-            None => (None, None),
+    for (t, slot) in plan.targets.iter().zip(&run.slots) {
+        let none = Summary {
+            bundle: None,
+            status: None,
+            revision: None,
+            seconds: None,
+        };
+        let (bundle, status, revision, seconds) = match slot {
+            Slot::Done(d) => (&d.bundle, d.status, &d.revision, d.seconds),
+            _ => (&none.bundle, none.status, &none.revision, none.seconds),
         };
         let line = serde_json::json!({
             "target": t.as_typed,
-            "bundle": j.sealed().map(|p| p.display().to_string()),
+            "bundle": bundle,
             "status": status,
-            "revision": j.session().and_then(|s| s.revision.clone()),
+            "revision": revision,
             "seconds": seconds,
         });
         text.push_str(&printer.redactor().scrub_str(&line.to_string()));
@@ -97,85 +160,121 @@ struct Outcome {
     stopped_by: Option<Signal>,
 }
 
-/// One journal per target, each with the target record, the `--token-env` token facts
-/// and the target's probe inputs. `true` when a journal could not be created.
-fn open_journals(plan: &Plan, printer: &Printer) -> (Vec<(Target, Shared)>, bool) {
-    let mut journals: Vec<(Target, Shared)> = Vec::new();
-    let mut write_failed = false;
-    for t in &plan.targets {
-        // One redactor for every target and the printer: a secret learned anywhere is
-        // redacted everywhere.
-        let redactor = printer.redactor().clone();
-        let mut tokens = Vec::new();
-        if let Some((var, tok)) = &plan.token {
-            redactor.add_secret(tok.as_bytes(), "bearer-token");
-            let (h, c) = decode_jwt(tok).map_or((None, None), |(h, c)| (Some(h), Some(c)));
-            tokens.push(TokenFacts {
-                source: format!("env:{var}"),
-                fingerprint: mcp_probe_schema::bundle::fingerprint(tok.as_bytes()),
-                jwt_header: h,
-                jwt_claims: c,
-                expires_in: None,
-                scope: None,
-                token_type: Some("Bearer".into()),
-            });
-        }
-        let record = TargetRecord {
-            as_typed: t.as_typed.clone(),
-            base_url: t.base_url.as_str().trim_end_matches('/').to_string(),
-            candidates: t.candidates.iter().map(|u| u.to_string()).collect(),
-            endpoint: None,
-            addresses: Vec::new(),
-            transport: Default::default(),
-        };
-        match Journal::create(&plan.out, &t.slug(), record, plan.options.clone(), redactor) {
-            Ok(mut j) => {
-                tokens.into_iter().for_each(|f| j.push_token(f));
-                j.set_inputs(
-                    plan.inputs
-                        .as_ref()
-                        .and_then(|i| i.get(&t.as_typed))
-                        .cloned(),
-                );
-                journals.push((t.clone(), Arc::new(Mutex::new(j))));
-            }
-            Err(e) => {
-                printer.error(&format!("{}: {e}", t.as_typed));
-                write_failed = true;
-            }
-        }
-    }
-    (journals, write_failed)
-}
-
-/// Spawn one task per target; each waits for a `--concurrency` permit.
-fn spawn_targets(
-    plan: &Arc<Plan>,
-    journals: &[(Target, Shared)],
-    printer: &Printer,
-) -> JoinSet<(usize, End)> {
-    let sem = Arc::new(tokio::sync::Semaphore::new(plan.concurrency));
-    let mut set = JoinSet::new();
-    let total = journals.len();
-    for (i, (t, j)) in journals.iter().enumerate() {
-        let (t, j, plan, sem, printer) = (
-            t.clone(),
-            j.clone(),
-            plan.clone(),
-            sem.clone(),
-            printer.clone(),
-        );
-        set.spawn(async move {
-            let _permit = sem.acquire().await;
-            printer.progress(&format!("[{}/{total}] {}: probing", i + 1, t.as_typed));
-            let end = run_target(&t, &j, &plan).await;
-            if let Some(u) = t.candidates.first() {
-                plan.client.close(u).await;
-            }
-            (i, end)
+/// The journal of target `t`, with the target record, the `--token-env` token facts
+/// and the target's probe inputs.
+fn open_journal(t: &Target, plan: &Plan, printer: &Printer) -> Result<Shared, String> {
+    // One redactor for every target and the printer: a secret learned anywhere is
+    // redacted everywhere.
+    let redactor = printer.redactor().clone();
+    let mut tokens = Vec::new();
+    if let Some((var, tok)) = &plan.token {
+        redactor.add_secret(tok.as_bytes(), "bearer-token");
+        let (h, c) = decode_jwt(tok).map_or((None, None), |(h, c)| (Some(h), Some(c)));
+        tokens.push(TokenFacts {
+            source: format!("env:{var}"),
+            fingerprint: mcp_probe_schema::bundle::fingerprint(tok.as_bytes()),
+            jwt_header: h,
+            jwt_claims: c,
+            expires_in: None,
+            scope: None,
+            token_type: Some("Bearer".into()),
         });
     }
-    set
+    let record = TargetRecord {
+        as_typed: t.as_typed.clone(),
+        base_url: t.base_url.as_str().trim_end_matches('/').to_string(),
+        candidates: t.candidates.iter().map(|u| u.to_string()).collect(),
+        endpoint: None,
+        addresses: Vec::new(),
+        transport: Default::default(),
+    };
+    let mut j = Journal::create(&plan.out, &t.slug(), record, plan.options.clone(), redactor)
+        .map_err(|e| format!("{}: {e}", t.as_typed))?;
+    tokens.into_iter().for_each(|f| j.push_token(f));
+    j.set_inputs(
+        plan.inputs
+            .as_ref()
+            .and_then(|i| i.get(&t.as_typed))
+            .cloned(),
+    );
+    Ok(Arc::new(Mutex::new(j)))
+}
+
+/// Start targets while fewer than `--concurrency` run, and seal each as its task
+/// finishes, until every target ended or a signal stopped the run (the tasks in
+/// progress are then aborted).
+async fn drive(
+    run: &mut Targets,
+    signals: &mut Signals,
+    plan: &Arc<Plan>,
+    printer: &Printer,
+) -> Outcome {
+    let total = plan.targets.len();
+    let mut outcome = Outcome {
+        done: vec![false; total],
+        no_session: Vec::new(),
+        write_failed: false,
+        stopped_by: None,
+    };
+    loop {
+        while run.set.len() < plan.concurrency.max(1) && run.next < total {
+            let i = run.next;
+            run.next += 1;
+            let t = &plan.targets[i];
+            let j = match open_journal(t, plan, printer) {
+                Ok(j) => j,
+                Err(e) => {
+                    printer.error(&e);
+                    outcome.write_failed = true;
+                    outcome.done[i] = true;
+                    continue;
+                }
+            };
+            run.slots[i] = Slot::Running(j.clone());
+            let (t, plan, printer) = (t.clone(), plan.clone(), printer.clone());
+            run.set.spawn(async move {
+                printer.progress(&format!("[{}/{total}] {}: probing", i + 1, t.as_typed));
+                let end = run_target(&t, &j, &plan).await;
+                if let Some(u) = t.candidates.first() {
+                    plan.client.close(u).await;
+                }
+                (i, end)
+            });
+        }
+        if run.set.is_empty() {
+            break;
+        }
+        tokio::select! {
+            joined = run.set.join_next() => {
+                let Some(joined) = joined else { break };
+                match joined {
+                    Ok((i, end)) => {
+                        outcome.done[i] = true;
+                        let t = &plan.targets[i];
+                        let Slot::Running(j) = &run.slots[i] else { continue };
+                        match finish(t, j, end, plan, printer) {
+                            Sealed::Written { session: true } => {}
+                            Sealed::Written { session: false } => outcome.no_session.push(t.as_typed.clone()),
+                            Sealed::NotWritten => outcome.write_failed = true,
+                        }
+                        run.slots[i] = Slot::Done(Summary::of(j));
+                    }
+                    Err(e) => {
+                        // A leg panicked inside the collector: seal what exists as
+                        // interrupted. The JoinError does not carry our index, so seal
+                        // every journal that is not done yet once the others finish.
+                        printer.error(&format!("internal error in a probe task: {e}"));
+                    }
+                }
+            }
+            sig = signals.next() => {
+                outcome.stopped_by = Some(sig);
+                run.set.abort_all();
+                break;
+            }
+        }
+    }
+    outcome
 }
 
 /// One target's steps under its deadline. The deadline covers the whole target: when
@@ -209,78 +308,42 @@ async fn run_target(t: &Target, j: &Shared, plan: &Plan) -> End {
     }
 }
 
-/// Seal each target as its task finishes, until every task ended or a signal stopped
-/// the run (the remaining tasks are then aborted).
-async fn await_targets(
-    set: &mut JoinSet<(usize, End)>,
-    signals: &mut Signals,
-    journals: &[(Target, Shared)],
-    plan: &Plan,
-    printer: &Printer,
-) -> Outcome {
-    let mut outcome = Outcome {
-        done: vec![false; journals.len()],
-        no_session: Vec::new(),
-        write_failed: false,
-        stopped_by: None,
-    };
-    loop {
-        tokio::select! {
-            joined = set.join_next_with_id() => {
-                let Some(joined) = joined else { break };
-                match joined {
-                    Ok((_, (i, end))) => {
-                        outcome.done[i] = true;
-                        let (t, j) = &journals[i];
-                        match finish(t, j, end, plan, printer) {
-                            Sealed::Written { session: true } => {}
-                            Sealed::Written { session: false } => outcome.no_session.push(t.as_typed.clone()),
-                            Sealed::NotWritten => outcome.write_failed = true,
-                        }
-                    }
-                    Err(e) => {
-                        // A leg panicked inside the collector: seal what exists as
-                        // interrupted. The JoinError does not carry our index, so seal
-                        // every journal that is not done yet once the others finish.
-                        printer.error(&format!("internal error in a probe task: {e}"));
-                    }
-                }
-            }
-            sig = signals.next() => {
-                outcome.stopped_by = Some(sig);
-                set.abort_all();
-                break;
-            }
-        }
-    }
-    outcome
-}
-
 /// Seal every target that did not finish as interrupted (a signal, or a task that
-/// panicked). `false` when a bundle could not be written.
-fn seal_unfinished(
-    journals: &[(Target, Shared)],
-    outcome: &Outcome,
-    plan: &Plan,
-    printer: &Printer,
-) -> bool {
+/// panicked), opening the journal of each target that never started: every target has a
+/// bundle. `false` when a bundle could not be written.
+fn seal_unfinished(run: &mut Targets, outcome: &Outcome, plan: &Plan, printer: &Printer) -> bool {
     let reason = match outcome.stopped_by {
         Some(sig) => format!("interrupted by {}", sig.name()),
         None => "interrupted: a leg failed inside the collector".to_string(),
     };
     let mut written = true;
-    for (i, (t, j)) in journals.iter().enumerate() {
+    for (i, t) in plan.targets.iter().enumerate() {
         if outcome.done[i] {
             continue;
         }
-        let path = {
-            let mut g = lock(j);
-            if g.sealed().is_some() {
-                continue;
-            }
-            g.set_failure(reason.clone());
-            g.seal(RunStatus::Interrupted, &plan.key)
+        let j = match &run.slots[i] {
+            Slot::Running(j) => j.clone(),
+            Slot::Done(_) => continue,
+            Slot::Waiting => match open_journal(t, plan, printer) {
+                Ok(j) => j,
+                Err(e) => {
+                    printer.error(&e);
+                    written = false;
+                    continue;
+                }
+            },
         };
+        let path = {
+            let mut g = lock(&j);
+            if g.sealed().is_some() {
+                None
+            } else {
+                g.set_failure(reason.clone());
+                Some(g.seal(RunStatus::Interrupted, &plan.key))
+            }
+        };
+        run.slots[i] = Slot::Done(Summary::of(&j));
+        let Some(path) = path else { continue };
         match path {
             Ok(p) => {
                 printer.progress(&format!("{}: {reason}; sealed as interrupted", t.as_typed));
