@@ -31,6 +31,39 @@ impl Probe<'_> {
             .to_string();
         let port = first.port_or_known_default().unwrap_or(443);
         let sni = matches!(first.host(), Some(url::Host::Domain(_))).then_some(host.as_str());
+        // Through a proxy, the probes go through a CONNECT tunnel (the proxy resolves).
+        if let Some(proxy) = self.client.net().proxies.for_url(first) {
+            let target = crate::transport::http::authority(first);
+            for (l, v) in [
+                (
+                    leg::TLS_V1_0,
+                    crate::transport::legacy_tls::LegacyVersion::Tls1_0,
+                ),
+                (
+                    leg::TLS_V1_1,
+                    crate::transport::legacy_tls::LegacyVersion::Tls1_1,
+                ),
+            ] {
+                let started = chrono::Utc::now().timestamp_micros();
+                let t0 = std::time::Instant::now();
+                let probe = crate::transport::legacy_tls::probe_via(
+                    proxy,
+                    &target,
+                    sni,
+                    v,
+                    self.client.timeout(),
+                )
+                .await;
+                lock(&self.journal).record(
+                    &[l],
+                    started,
+                    t0.elapsed().as_micros() as u64,
+                    Observation::LegacyTls(probe),
+                );
+            }
+            self.plaintext_probe(first).await;
+            return;
+        }
         let addr = match tokio::net::lookup_host((host.as_str(), port))
             .await
             .map(|mut a| a.next())
@@ -68,6 +101,11 @@ impl Probe<'_> {
                 }
             }
         }
+        self.plaintext_probe(first).await;
+    }
+
+    /// `http.plaintext`: `GET http://host:PORT/` (through the proxy when one applies).
+    async fn plaintext_probe(&mut self, first: &url::Url) {
         let mut plain = first.clone();
         let _ = plain.set_scheme("http");
         let _ = plain.set_port(Some(self.plaintext_port));
