@@ -102,11 +102,8 @@ fn port(host_port: &str) -> &str {
     host_port.rsplit(':').next().unwrap()
 }
 
-fn of<'a>(records: &'a [Record], l: mcp_probe_schema::vocab::LegId) -> Vec<&'a Record> {
-    records
-        .iter()
-        .filter(|r| r.legs.iter().any(|x| x == l.0))
-        .collect()
+fn of(records: &[Record], l: mcp_probe_schema::vocab::LegId) -> Vec<&Record> {
+    support::oauth_lab::records_of(records, l)
 }
 
 /// No byte of `secret` in the bundle file, stdout, stderr or the manifest.
@@ -161,9 +158,7 @@ fn collects_through_tinyproxy_and_records_the_proxy() {
     assert_eq!(run.code, 0, "{}", run.describe());
     let seen = log_since(&log, before);
     // The proxy carried the TLS connection, both legacy ClientHellos and the plaintext probe.
-    let tunnels = seen
-        .matches(&format!("CONNECT {modern} HTTP/1.1"))
-        .count();
+    let tunnels = seen.matches(&format!("CONNECT {modern} HTTP/1.1")).count();
     assert!(tunnels >= 3, "expected >= 3 CONNECTs to {modern}:\n{seen}");
     assert!(
         seen.contains(&format!("CONNECT 127.0.0.1:{} HTTP/1.1", port(&plain))),
@@ -171,7 +166,13 @@ fn collects_through_tinyproxy_and_records_the_proxy() {
     );
 
     let v = support::open(&run.bundle());
-    let net = v.evidence.run.options.connectivity.clone().expect("recorded");
+    let net = v
+        .evidence
+        .run
+        .options
+        .connectivity
+        .clone()
+        .expect("recorded");
     let p = net.proxy.expect("proxy recorded");
     let https = p.https.expect("https proxy");
     assert_eq!(https.url, proxy);
@@ -286,7 +287,10 @@ fn no_proxy_bypasses_the_environment_proxy() {
     // make this run succeed.
     let run = collect(
         &[&py2, "--info"],
-        &[("HTTP_PROXY", &deny), ("NO_PROXY", "example.com, 127.0.0.1")],
+        &[
+            ("HTTP_PROXY", &deny),
+            ("NO_PROXY", "example.com, 127.0.0.1"),
+        ],
     );
     assert_eq!(run.code, 0, "{}", run.describe());
     let v = support::open(&run.bundle());
@@ -327,7 +331,7 @@ fn a_refusing_proxy_is_a_recorded_transport_error() {
 fn mutual_tls_without_and_with_the_client_certificate() {
     let (Some(mtls), Some(ca), Some(cert), Some(key)) = (
         lab("LAB_MTLS"),
-        lab("LAB_TLS_CA"),
+        lab("LAB_MTLS_CA"),
         lab("LAB_MTLS_CLIENT_CERT"),
         lab("LAB_MTLS_CLIENT_KEY"),
     ) else {
@@ -370,7 +374,11 @@ fn mutual_tls_without_and_with_the_client_certificate() {
         .clone()
         .and_then(|c| c.client_cert)
         .expect("client certificate recorded");
-    assert!(cc.subject.contains("mcp-probe lab client"), "{}", cc.subject);
+    assert!(
+        cc.subject.contains("mcp-probe lab client"),
+        "{}",
+        cc.subject
+    );
     let sent = v.records.iter().find_map(|r| match &r.observation {
         Observation::Tls(t) => t.client_auth.clone(),
         _ => None,
@@ -386,7 +394,11 @@ fn mutual_tls_without_and_with_the_client_certificate() {
     let der = base64::engine::general_purpose::STANDARD
         .decode(&body)
         .unwrap();
-    assert_nowhere(&run, &der[der.len() / 2..der.len() / 2 + 32], "the client key (DER)");
+    assert_nowhere(
+        &run,
+        &der[der.len() / 2..der.len() / 2 + 32],
+        "the client key (DER)",
+    );
     for line in pem.lines().filter(|l| !l.starts_with("-----")).take(3) {
         assert_nowhere(&run, line.as_bytes(), "the client key (PEM)");
     }
@@ -404,7 +416,10 @@ fn bad_connectivity_input_is_one_line_and_exit_2() {
         (vec!["--header", "X Bad: v"], "--header"),
         (vec!["--header", "X-A: a\r\nInjected: 1"], "--header"),
         (vec!["--header", "Host: evil.example"], "Host"),
-        (vec!["--header", "Authorization: Bearer abcdefgh"], "--token-env"),
+        (
+            vec!["--header", "Authorization: Bearer abcdefgh"],
+            "--token-env",
+        ),
         (vec!["--header", "Mcp-Session-Id: x"], "Mcp-Session-Id"),
         (vec!["--proxy", "socks5://127.0.0.1:1"], "--proxy"),
         (vec!["--client-cert", &cert_s], "--client-key"),
@@ -418,7 +433,12 @@ fn bad_connectivity_input_is_one_line_and_exit_2() {
         all.extend(args.iter().copied());
         let run = collect(&all, &[]);
         assert_eq!(run.code, 2, "{args:?}: {}", run.describe());
-        assert_eq!(run.stderr.trim().lines().count(), 1, "{args:?}: {}", run.stderr);
+        assert_eq!(
+            run.stderr.trim().lines().count(),
+            1,
+            "{args:?}: {}",
+            run.stderr
+        );
         assert!(run.stderr.contains(names), "{args:?}: {}", run.stderr);
         assert!(!run.stderr.contains("abcdefgh"), "{}", run.stderr);
         assert!(run.stdout.is_empty());
@@ -426,13 +446,19 @@ fn bad_connectivity_input_is_one_line_and_exit_2() {
     // A readable certificate with a missing key file names the key file.
     if let Some(c) = lab("LAB_MTLS_CLIENT_CERT") {
         let run = collect(
-            &["https://127.0.0.1:9/mcp", "--client-cert", &c, "--client-key", &missing_s],
+            &[
+                "https://127.0.0.1:9/mcp",
+                "--client-cert",
+                &c,
+                "--client-key",
+                &missing_s,
+            ],
             &[],
         );
         assert_eq!(run.code, 2, "{}", run.describe());
         assert!(run.stderr.contains("missing.key"), "{}", run.stderr);
         // A key that belongs to another certificate.
-        let other = Path::new(&lab("LAB_TLS_CA").unwrap()).with_file_name("server.key");
+        let other = Path::new(&lab("LAB_MTLS_CA").unwrap()).with_file_name("server.key");
         let run = collect(
             &[
                 "https://127.0.0.1:9/mcp",

@@ -55,5 +55,5 @@ done
 printf '%s\n' >>"$RUN/env" LAB_PROXY=http://127.0.0.1:$NET_PROXY "LAB_PROXY_LOG=$NC/proxy/tinyproxy.log" \
   LAB_PROXY_DENY=http://127.0.0.1:$NET_PROXY_DENY LAB_MTLS=127.0.0.1:$NET_MTLS \
   "LAB_MTLS_CLIENT_CERT=$NC/certs/client.crt" "LAB_MTLS_CLIENT_KEY=$NC/certs/client.key" \
-  "LAB_MTLS_CLIENT_CA=$NC/certs/client-ca.crt"
-tail -n 7 "$RUN/env"
+  "LAB_MTLS_CLIENT_CA=$NC/certs/client-ca.crt" "LAB_MTLS_CA=$C/ca.crt"   # the server chain's CA
+tail -n 8 "$RUN/env"

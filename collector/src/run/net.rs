@@ -49,7 +49,9 @@ pub const REFUSED_HEADERS: &[&str] = &[
 
 /// Names whose values are credentials, and name parts that make a name sensitive.
 const SENSITIVE_NAMES: &[&str] = &["authorization", "cookie", "proxy-authorization"];
-const SENSITIVE_PARTS: &[&str] = &["token", "secret", "key", "auth", "session", "password", "cookie"];
+const SENSITIVE_PARTS: &[&str] = &[
+    "token", "secret", "key", "auth", "session", "password", "cookie",
+];
 
 /// Shortest sensitive value accepted: the redactor chases values of at least this many
 /// bytes wherever they occur.
@@ -117,10 +119,8 @@ pub fn plan(
             redactor.add_secret(pw.as_bytes(), "proxy-password");
         }
     }
-    let (client_cert, cert_record) = client_cert(
-        flags.client_cert.as_deref(),
-        flags.client_key.as_deref(),
-    )?;
+    let (client_cert, cert_record) =
+        client_cert(flags.client_cert.as_deref(), flags.client_key.as_deref())?;
     let mut origins: Vec<String> = targets
         .iter()
         .flat_map(|t| std::iter::once(&t.base_url).chain(t.candidates.iter()))
@@ -182,7 +182,10 @@ fn headers(
             ));
         }
         let value = value.trim_matches([' ', '\t']);
-        if let Some(b) = value.bytes().find(|b| (*b < 0x20 && *b != b'\t') || *b == 0x7f) {
+        if let Some(b) = value
+            .bytes()
+            .find(|b| (*b < 0x20 && *b != b'\t') || *b == 0x7f)
+        {
             return Err(bad(format!(
                 "the value holds the control byte 0x{b:02x} (CR, LF, NUL and other controls are refused)"
             )));
@@ -198,7 +201,10 @@ fn headers(
             };
             return Err(bad(why));
         }
-        if wire.iter().any(|h: &Header| h.name.eq_ignore_ascii_case(name)) {
+        if wire
+            .iter()
+            .any(|h: &Header| h.name.eq_ignore_ascii_case(name))
+        {
             return Err(bad("given twice (join the values with a comma)".into()));
         }
         let sensitive = is_sensitive(name);
@@ -238,10 +244,7 @@ fn is_tchar(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
 }
 
-type ClientCertPlan = (
-    Option<Arc<rustls::sign::CertifiedKey>>,
-    Option<ClientCert>,
-);
+type ClientCertPlan = (Option<Arc<rustls::sign::CertifiedKey>>, Option<ClientCert>);
 
 /// Load `--client-cert` and `--client-key` (PEM; both or neither) and check that the
 /// key belongs to the certificate.
@@ -259,14 +262,20 @@ fn client_cert(cert: Option<&Path>, key: Option<&Path>) -> Result<ClientCertPlan
         path: p.display().to_string(),
         reason,
     };
-    let cert_bytes = std::fs::read(cert).map_err(|e| file("--client-cert", cert, format!("cannot read: {e}")))?;
+    let cert_bytes = std::fs::read(cert)
+        .map_err(|e| file("--client-cert", cert, format!("cannot read: {e}")))?;
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&cert_bytes)
         .collect::<Result<_, _>>()
         .map_err(|e| file("--client-cert", cert, format!("not PEM certificates: {e}")))?;
     if certs.is_empty() {
-        return Err(file("--client-cert", cert, "no PEM certificate in the file".into()));
+        return Err(file(
+            "--client-cert",
+            cert,
+            "no PEM certificate in the file".into(),
+        ));
     }
-    let key_bytes = std::fs::read(key).map_err(|e| file("--client-key", key, format!("cannot read: {e}")))?;
+    let key_bytes =
+        std::fs::read(key).map_err(|e| file("--client-key", key, format!("cannot read: {e}")))?;
     // The key's own error text is not repeated: it could quote key material.
     let der = PrivateKeyDer::from_pem_slice(&key_bytes).map_err(|_| {
         file(
@@ -276,20 +285,27 @@ fn client_cert(cert: Option<&Path>, key: Option<&Path>) -> Result<ClientCertPlan
         )
     })?;
     let provider = rustls::crypto::ring::default_provider();
-    let certified = rustls::sign::CertifiedKey::from_der(certs.clone(), der, &provider).map_err(|e| {
-        let why = match e {
-            rustls::Error::InconsistentKeys(_) => format!(
-                "the key does not belong to the certificate in {}",
-                cert.display()
-            ),
-            _ => "not a usable private key (RSA, ECDSA P-256/P-384 or Ed25519)".to_string(),
-        };
-        file("--client-key", key, why)
-    })?;
+    let certified =
+        rustls::sign::CertifiedKey::from_der(certs.clone(), der, &provider).map_err(|e| {
+            let why = match e {
+                rustls::Error::InconsistentKeys(_) => format!(
+                    "the key does not belong to the certificate in {}",
+                    cert.display()
+                ),
+                _ => "not a usable private key (RSA, ECDSA P-256/P-384 or Ed25519)".to_string(),
+            };
+            file("--client-key", key, why)
+        })?;
     let leaf = certs[0].as_ref();
     let subject = x509_parser::parse_x509_certificate(leaf)
         .map(|(_, c)| c.subject().to_string())
-        .map_err(|e| file("--client-cert", cert, format!("not an X.509 certificate: {e}")))?;
+        .map_err(|e| {
+            file(
+                "--client-cert",
+                cert,
+                format!("not an X.509 certificate: {e}"),
+            )
+        })?;
     let record = ClientCert {
         path: cert.display().to_string(),
         sha256: hex::encode(sha256(leaf)),
@@ -318,17 +334,37 @@ mod tests {
 
     #[test]
     fn headers_are_tokens_with_clean_values() {
-        let (w, r) = hdrs(&["X-Gateway:  blue ", "X-Api-Key: k-123456789"], "https://a.example/mcp").unwrap();
+        let (w, r) = hdrs(
+            &["X-Gateway:  blue ", "X-Api-Key: k-123456789"],
+            "https://a.example/mcp",
+        )
+        .unwrap();
         assert_eq!(w[0].name, "X-Gateway");
         assert_eq!(w[0].value, b"blue".to_vec());
         assert!(!r[0].sensitive);
         assert!(r[1].sensitive);
         assert_eq!(r[1].value, fingerprint(b"k-123456789"));
-        for bad in ["X Bad: v", ": v", "NoColon", "X-A: a\rb", "X-A: a\nb", "X-A: a\0b"] {
+        for bad in [
+            "X Bad: v",
+            ": v",
+            "NoColon",
+            "X-A: a\rb",
+            "X-A: a\nb",
+            "X-A: a\0b",
+        ] {
             assert!(hdrs(&[bad], "https://a.example/").is_err(), "{bad:?}");
         }
-        for refused in ["Host: x", "authorization: Bearer abcdefgh", "Mcp-Session-Id: x", "ORIGIN: x", "Content-Type: x", "Accept: x"] {
-            let e = hdrs(&[refused], "https://a.example/").unwrap_err().to_string();
+        for refused in [
+            "Host: x",
+            "authorization: Bearer abcdefgh",
+            "Mcp-Session-Id: x",
+            "ORIGIN: x",
+            "Content-Type: x",
+            "Accept: x",
+        ] {
+            let e = hdrs(&[refused], "https://a.example/")
+                .unwrap_err()
+                .to_string();
             assert!(!e.contains("abcdefgh"), "{e}");
             assert!(e.starts_with("--header"), "{e}");
         }
@@ -340,7 +376,15 @@ mod tests {
 
     #[test]
     fn sensitive_names() {
-        for n in ["Cookie", "X-Api-Key", "X-Session", "x-auth-user", "Proxy-Authorization", "X-Secret", "Password"] {
+        for n in [
+            "Cookie",
+            "X-Api-Key",
+            "X-Session",
+            "x-auth-user",
+            "Proxy-Authorization",
+            "X-Secret",
+            "Password",
+        ] {
             assert!(is_sensitive(n), "{n}");
         }
         for n in ["X-Gateway", "X-Tenant", "Accept-Language"] {

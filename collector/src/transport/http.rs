@@ -198,15 +198,7 @@ fn now_us() -> i64 {
     chrono::Utc::now().timestamp_micros()
 }
 
-/// `host:port` of a URL (port defaulted by scheme).
-pub fn authority(url: &url::Url) -> String {
-    let host = match url.host() {
-        Some(url::Host::Ipv6(a)) => format!("[{a}]"),
-        Some(h) => h.to_string(),
-        None => String::new(),
-    };
-    format!("{}:{}", host, url.port_or_known_default().unwrap_or(0))
-}
+pub use super::proxy::authority;
 
 impl Client {
     /// A client with these trust stores, per-request timeout and body storage cap.
@@ -457,12 +449,13 @@ impl Client {
             .then(|| self.net.client_cert.clone())
             .flatten();
         let how = Via {
+            peer,
             peer_text,
             proxy: via,
             client_cert,
         };
         match self
-            .handshake(id, tcp, peer, server_name, sni, how, deadline)
+            .handshake(id, tcp, server_name, sni, how, deadline)
             .await
         {
             Ok((conn, record)) => Ok((conn, Some(record), addrs)),
@@ -476,7 +469,6 @@ impl Client {
         &self,
         id: u64,
         tcp: TcpStream,
-        peer: SocketAddr,
         server_name: rustls::pki_types::ServerName<'static>,
         sni: Option<String>,
         how: Via,
@@ -538,7 +530,7 @@ impl Client {
         }
         let conn = Conn {
             id,
-            peer,
+            peer: how.peer,
             io: Box::new(stream),
             buf: Vec::new(),
             stop: None,
@@ -644,6 +636,7 @@ impl Client {
 /// How a connection was made: the peer as recorded (the address dialled, or the tunnel's
 /// `host:port`), the proxy that carried it, and the client certificate it may present.
 struct Via {
+    peer: SocketAddr,
     peer_text: String,
     proxy: Option<String>,
     client_cert: Option<Arc<rustls::sign::CertifiedKey>>,

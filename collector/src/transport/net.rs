@@ -38,7 +38,7 @@ impl std::fmt::Debug for Net {
 
 /// `scheme://host:port` of a URL (port defaulted by scheme).
 pub fn origin(url: &url::Url) -> String {
-    format!("{}://{}", url.scheme(), super::http::authority(url))
+    format!("{}://{}", url.scheme(), super::proxy::authority(url))
 }
 
 impl Net {

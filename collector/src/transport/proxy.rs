@@ -26,6 +26,19 @@ use tokio::net::TcpStream;
 /// Longest CONNECT reply head read from a proxy.
 const MAX_CONNECT_HEAD: usize = 16 * 1024;
 
+/// The User-Agent of the CONNECT request (the same as the HTTP client's).
+const USER_AGENT: &str = concat!("mcp-collect/", env!("CARGO_PKG_VERSION"));
+
+/// `host:port` of a URL (port defaulted by scheme; IPv6 in brackets).
+pub fn authority(url: &url::Url) -> String {
+    let host = match url.host() {
+        Some(url::Host::Ipv6(a)) => format!("[{a}]"),
+        Some(h) => h.to_string(),
+        None => String::new(),
+    };
+    format!("{}:{}", host, url.port_or_known_default().unwrap_or(0))
+}
+
 /// curl's default port for an `http://` proxy without one.
 pub const DEFAULT_PROXY_PORT: u16 = 1080;
 
@@ -95,8 +108,11 @@ impl Proxy {
         } else {
             format!("http://{v}")
         };
-        let url = url::Url::parse(&with_scheme)
-            .map_err(|e| bad(format!("not a proxy URL (http://[user:pass@]host:port): {e}")))?;
+        let url = url::Url::parse(&with_scheme).map_err(|e| {
+            bad(format!(
+                "not a proxy URL (http://[user:pass@]host:port): {e}"
+            ))
+        })?;
         if url.scheme() != "http" {
             return Err(bad(format!(
                 "only http:// proxies (HTTP CONNECT) are supported, not {}://",
@@ -209,7 +225,7 @@ impl Proxy {
         if let Some(b) = &self.basic {
             head.push_str(&format!("Proxy-Authorization: Basic {b}\r\n"));
         }
-        head.push_str(&format!("User-Agent: {}\r\n\r\n", super::http::USER_AGENT));
+        head.push_str(&format!("User-Agent: {}\r\n\r\n", USER_AGENT));
         match tokio::time::timeout(left(), s.write_all(head.as_bytes())).await {
             Ok(Ok(())) => {}
             Ok(Err(e)) => {
@@ -244,15 +260,18 @@ impl Proxy {
                 Ok(Ok(_)) => buf.push(byte[0]),
                 Ok(Err(e)) => {
                     return Err(TransportError {
-                        message: format!("proxy {}: reading the CONNECT reply: {e}", self.display()),
+                        message: format!(
+                            "proxy {}: reading the CONNECT reply: {e}",
+                            self.display()
+                        ),
                         ..super::error::io_error(&e)
                     })
                 }
                 Err(_) => return Err(timeout(&format!("CONNECT {target}"))),
             }
         }
-        let status_line = String::from_utf8_lossy(buf.split(|b| *b == b'\r').next().unwrap_or(&[]))
-            .into_owned();
+        let status_line =
+            String::from_utf8_lossy(buf.split(|b| *b == b'\r').next().unwrap_or(&[])).into_owned();
         let mut parts = status_line.splitn(3, ' ');
         let version = parts.next().unwrap_or("");
         let code = parts.next().and_then(|c| c.parse::<u16>().ok());
@@ -264,7 +283,10 @@ impl Proxy {
             )),
             None => Err(self.terr(
                 ErrorKind::Proxy,
-                format!("not an HTTP answer to CONNECT {target}: {:?}", status_line.trim()),
+                format!(
+                    "not an HTTP answer to CONNECT {target}: {:?}",
+                    status_line.trim()
+                ),
             )),
         }
     }
@@ -420,7 +442,7 @@ impl Proxies {
 pub fn connect_target(url: &url::Url, pinned: Option<&SocketAddr>) -> String {
     match pinned {
         Some(a) => a.to_string(),
-        None => super::http::authority(url),
+        None => authority(url),
     }
 }
 
@@ -448,13 +470,31 @@ mod tests {
             &[("HTTPS_PROXY", "http://s:3128"), ("http_proxy", "p:8080")],
             None,
         );
-        assert_eq!(p.for_url(&u("https://a.example/mcp")).unwrap().display(), "http://s:3128");
-        assert_eq!(p.for_url(&u("http://a.example/mcp")).unwrap().display(), "http://p:8080");
+        assert_eq!(
+            p.for_url(&u("https://a.example/mcp")).unwrap().display(),
+            "http://s:3128"
+        );
+        assert_eq!(
+            p.for_url(&u("http://a.example/mcp")).unwrap().display(),
+            "http://p:8080"
+        );
         assert_eq!(p.https.as_ref().unwrap().source, "env:HTTPS_PROXY");
         let p = proxies(&[("HTTPS_PROXY", "http://s:3128")], Some("http://f:9"));
-        assert_eq!(p.for_url(&u("https://a.example/")).unwrap().display(), "http://f:9");
-        assert_eq!(p.for_url(&u("http://a.example/")).unwrap().source, "--proxy");
-        let p = proxies(&[("https_proxy", "http://lower:1"), ("HTTPS_PROXY", "http://upper:2")], None);
+        assert_eq!(
+            p.for_url(&u("https://a.example/")).unwrap().display(),
+            "http://f:9"
+        );
+        assert_eq!(
+            p.for_url(&u("http://a.example/")).unwrap().source,
+            "--proxy"
+        );
+        let p = proxies(
+            &[
+                ("https_proxy", "http://lower:1"),
+                ("HTTPS_PROXY", "http://upper:2"),
+            ],
+            None,
+        );
         assert_eq!(p.https.unwrap().display(), "http://lower:1");
         let p = proxies(&[("HTTP_PROXY", "http://p:1")], None);
         assert!(p.for_url(&u("https://a.example/")).is_none());
@@ -465,7 +505,10 @@ mod tests {
         let p = proxies(
             &[
                 ("HTTPS_PROXY", "http://s:3128"),
-                ("NO_PROXY", ".corp.example, internal.example:8443 ,10.0.0.1,[::1]"),
+                (
+                    "NO_PROXY",
+                    ".corp.example, internal.example:8443 ,10.0.0.1,[::1]",
+                ),
             ],
             None,
         );
@@ -489,6 +532,59 @@ mod tests {
         assert!(f.for_url(&u("http://127.0.0.2:5/")).is_some());
     }
 
+    /// A one-connection proxy: reads the CONNECT head, answers `reply`, returns the head.
+    async fn fake_proxy(reply: &'static [u8]) -> (u16, tokio::task::JoinHandle<String>) {
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = l.local_addr().unwrap().port();
+        let h = tokio::spawn(async move {
+            let (mut s, _) = l.accept().await.unwrap();
+            let mut head = Vec::new();
+            let mut b = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") {
+                s.read_exact(&mut b).await.unwrap();
+                head.push(b[0]);
+            }
+            s.write_all(reply).await.unwrap();
+            String::from_utf8(head).unwrap()
+        });
+        (port, h)
+    }
+
+    #[tokio::test]
+    async fn a_407_is_a_proxy_error_naming_the_proxy_and_credentials_go_only_to_it() {
+        let (port, head) = fake_proxy(b"HTTP/1.1 407 Proxy Authentication Required\r\n\r\n").await;
+        let p = Proxy::parse(&format!("http://user:pass@127.0.0.1:{port}"), "--proxy").unwrap();
+        let deadline = Instant::now() + std::time::Duration::from_secs(5);
+        let e = p.tunnel("mcp.example:443", deadline).await.unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Proxy);
+        assert!(
+            e.message
+                .contains(&format!("proxy http://127.0.0.1:{port}")),
+            "{}",
+            e.message
+        );
+        assert!(e.message.contains("407"), "{}", e.message);
+        assert!(!e.message.contains("pass"), "{}", e.message);
+        let head = head.await.unwrap();
+        assert!(head.starts_with("CONNECT mcp.example:443 HTTP/1.1\r\nHost: mcp.example:443\r\n"));
+        assert!(
+            head.contains("Proxy-Authorization: Basic dXNlcjpwYXNz\r\n"),
+            "{head}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_200_leaves_the_tunnel_bytes_unread() {
+        let (port, _head) =
+            fake_proxy(b"HTTP/1.1 200 Connection established\r\n\r\nORIGIN-BYTES").await;
+        let p = Proxy::parse(&format!("127.0.0.1:{port}"), "env:HTTPS_PROXY").unwrap();
+        let deadline = Instant::now() + std::time::Duration::from_secs(5);
+        let (mut s, _) = p.tunnel("127.0.0.1:9", deadline).await.unwrap();
+        let mut got = [0u8; 12];
+        s.read_exact(&mut got).await.unwrap();
+        assert_eq!(&got, b"ORIGIN-BYTES");
+    }
+
     #[test]
     fn proxy_urls_parse_and_refuse() {
         let p = Proxy::parse("http://us%40er:pa%3Ass@proxy.example:3128/", "--proxy").unwrap();
@@ -496,8 +592,17 @@ mod tests {
         assert_eq!(p.userinfo(), Some("us@er:pa:ss"));
         assert_eq!(p.password(), Some("pa:ss"));
         assert!(!format!("{p:?}").contains("pa:ss"));
-        assert_eq!(Proxy::parse("proxy.example", "x").unwrap().display(), "http://proxy.example:1080");
-        for bad in ["https://p:1", "socks5://p:1", "http://p:1/path", "http://", ""] {
+        assert_eq!(
+            Proxy::parse("proxy.example", "x").unwrap().display(),
+            "http://proxy.example:1080"
+        );
+        for bad in [
+            "https://p:1",
+            "socks5://p:1",
+            "http://p:1/path",
+            "http://",
+            "",
+        ] {
             let e = Proxy::parse(bad, "--proxy").unwrap_err();
             assert!(e.to_string().starts_with("--proxy: "), "{e}");
         }

@@ -10,13 +10,13 @@
 
 use std::sync::{Arc, Mutex};
 
-use mcp_probe_schema::model::{ErrorKind, TlsHandshake, TransportError, TrustCheck};
 use mcp_probe_schema::connectivity::ClientAuth;
+use mcp_probe_schema::model::{ErrorKind, TlsHandshake, TransportError, TrustCheck};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::{ResolvesClientCert, WebPkiServerVerifier};
-use rustls::sign::CertifiedKey;
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::sign::CertifiedKey;
 use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme};
 
 /// Trust stores loaded once per process.
