@@ -13,6 +13,10 @@ step "lab: install (pip venvs, npm, apt if missing)"
 lab/install.sh
 
 step "lab: start on free loopback ports"
+# mcp-collect honours HTTPS_PROXY/HTTP_PROXY and does not bypass loopback implicitly: a
+# proxy the machine needs for installs must not carry the lab's loopback traffic (the
+# connectivity tests set their own proxy variables).
+unset http_proxy HTTP_PROXY https_proxy HTTPS_PROXY no_proxy NO_PROXY
 trap 'lab/down.sh' EXIT
 lab/up.sh >/dev/null || { tail -n 20 lab/run/*.log; exit 1; }
 set -a; . lab/run/env; set +a

@@ -106,6 +106,9 @@ fn header(out: &mut dyn Write, path: &str, l: &Loaded) -> io::Result<()> {
                 .unwrap_or_else(|| "-".into()),
         ),
     )?;
+    if let Some(c) = &o.connectivity {
+        connectivity(out, c)?;
+    }
     w(
         out,
         "inputs",
@@ -119,6 +122,60 @@ fn header(out: &mut dyn Write, path: &str, l: &Loaded) -> io::Result<()> {
     tokens(out, &ev.tokens)?;
     w(out, "records", &ev.records.len().to_string())?;
     w(out, "chain head", &hex(&ev.chain_head))
+}
+
+/// The `--header`, proxy and client-certificate lines of the header (only when used).
+fn connectivity(
+    out: &mut dyn Write,
+    c: &mcp_probe_schema::connectivity::Connectivity,
+) -> io::Result<()> {
+    for h in &c.headers {
+        w(
+            out,
+            "header",
+            &format!("{}: {}", line(&h.name), line(&h.value)),
+        )?;
+    }
+    if let Some(p) = &c.proxy {
+        for (scheme, u) in [("https", &p.https), ("http", &p.http)] {
+            if let Some(u) = u {
+                let creds = if u.credentials.is_some() {
+                    " (with credentials)"
+                } else {
+                    ""
+                };
+                w(
+                    out,
+                    "proxy",
+                    &format!(
+                        "{scheme} URLs via {} from {}{creds}",
+                        line(&u.url),
+                        line(&u.source)
+                    ),
+                )?;
+            }
+        }
+        if let Some(n) = &p.no_proxy {
+            w(
+                out,
+                "no proxy",
+                &format!("{} (from {})", line(n), opt(&p.no_proxy_source)),
+            )?;
+        }
+    }
+    if let Some(cc) = &c.client_cert {
+        w(
+            out,
+            "client cert",
+            &format!(
+                "{} (subject {}, sha256 {})",
+                line(&cc.path),
+                line(&cc.subject),
+                line(&cc.sha256)
+            ),
+        )?;
+    }
+    Ok(())
 }
 
 /// One `key value` line of the header.
@@ -385,6 +442,19 @@ fn tls(out: &mut dyn Write, t: &TlsHandshake) -> io::Result<()> {
         opt(&t.version),
         opt(&t.cipher_suite)
     )?;
+    if let Some(p) = &t.via_proxy {
+        writeln!(out, "  through the HTTP CONNECT proxy {}", line(p))?;
+    }
+    if let Some(a) = &t.client_auth {
+        writeln!(
+            out,
+            "  the server asked for a client certificate; sent: {}",
+            a.sent
+                .as_deref()
+                .map(|h| format!("sha256 {}", line(h)))
+                .unwrap_or_else(|| "none (no certificate configured for this server)".into())
+        )?;
+    }
     writeln!(out, "  chain: {} certificate(s)", t.chain.len())?;
     for (i, der) in t.chain.iter().enumerate() {
         let cn = der_common_name(der)

@@ -1037,6 +1037,8 @@ fn hostile_bundle() -> Vec<u8> {
             kind: ErrorKind::TlsAlert,
             message: EVIL.into(),
         }),
+        via_proxy: Some(EVIL.into()),
+        client_auth: None,
     });
     let mut ev = evidence(
         URL,

@@ -19,6 +19,7 @@
 
 pub mod bundle;
 pub mod check_id;
+pub mod connectivity;
 pub mod derive;
 pub mod fsutil;
 pub mod host;

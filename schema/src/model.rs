@@ -126,6 +126,10 @@ pub struct Options {
     /// before the cap existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bundle_cap: Option<u64>,
+    /// `--header`, the proxy and `--client-cert` (docs/bundle.md, "Connectivity");
+    /// absent when none was used and in bundles from before they existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connectivity: Option<crate::connectivity::Connectivity>,
 }
 
 fn default_plaintext_port() -> u16 {
@@ -464,6 +468,9 @@ pub enum ErrorKind {
     RefusedByGuard,
     /// Another I/O failure.
     Io,
+    /// The HTTP CONNECT proxy refused or failed to open the tunnel (the message names
+    /// the proxy and its status line).
+    Proxy,
 }
 
 impl ErrorKind {
@@ -480,6 +487,7 @@ impl ErrorKind {
             ErrorKind::Protocol => "protocol",
             ErrorKind::RefusedByGuard => "refused-by-guard",
             ErrorKind::Io => "io",
+            ErrorKind::Proxy => "proxy",
         }
     }
 }
@@ -512,6 +520,15 @@ pub struct TlsHandshake {
     pub verification: Vec<TrustCheck>,
     /// Set when the handshake failed.
     pub error: Option<TransportError>,
+    /// The HTTP CONNECT proxy that carried the connection (`http://host:port`, no
+    /// credentials); `peer` is then the `host:port` the tunnel was opened to. Absent for
+    /// a direct connection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via_proxy: Option<String>,
+    /// Set when the server asked for a client certificate (a CertificateRequest), with
+    /// what the collector presented.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_auth: Option<crate::connectivity::ClientAuth>,
 }
 
 /// The verdict of one trust store on a chain, at collection time.

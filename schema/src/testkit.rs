@@ -145,6 +145,8 @@ pub fn tls_handshake(
         chain: vec![serde_bytes::ByteBuf::from(chain.to_vec())],
         verification,
         error,
+        via_proxy: None,
+        client_auth: None,
     }
 }
 
@@ -160,5 +162,6 @@ pub fn options() -> Options {
         plaintext_port: 80,
         target_timeout_ms: None,
         bundle_cap: None,
+        connectivity: None,
     }
 }

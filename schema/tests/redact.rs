@@ -450,6 +450,8 @@ fn every_record_kind_and_text_field_is_redacted() {
             error: Some(format!("bad name {TOKEN34}")),
         }],
         error: Some(err("alert")),
+        via_proxy: None,
+        client_auth: None,
     });
     kinds.push((r.clone(), "tls.error.message"));
     kinds.push((r.clone(), "tls.verification.0.error"));

@@ -31,43 +31,52 @@ impl Probe<'_> {
             .to_string();
         let port = first.port_or_known_default().unwrap_or(443);
         let sni = matches!(first.host(), Some(url::Host::Domain(_))).then_some(host.as_str());
-        let addr = match tokio::net::lookup_host((host.as_str(), port))
-            .await
-            .map(|mut a| a.next())
-        {
-            Ok(Some(a)) => Some(a),
-            _ => None,
-        };
-        match addr {
-            None => self.skip(
-                &[leg::TLS_V1_0, leg::TLS_V1_1],
-                format!("not sent: {host} did not resolve"),
-            ),
-            Some(addr) => {
-                for (l, v) in [
-                    (
-                        leg::TLS_V1_0,
-                        crate::transport::legacy_tls::LegacyVersion::Tls1_0,
-                    ),
-                    (
-                        leg::TLS_V1_1,
-                        crate::transport::legacy_tls::LegacyVersion::Tls1_1,
-                    ),
-                ] {
-                    let started = chrono::Utc::now().timestamp_micros();
-                    let t0 = std::time::Instant::now();
-                    let probe =
-                        crate::transport::legacy_tls::probe(addr, sni, v, self.client.timeout())
-                            .await;
-                    lock(&self.journal).record(
-                        &[l],
-                        started,
-                        t0.elapsed().as_micros() as u64,
-                        Observation::LegacyTls(probe),
+        // Through a proxy, the probes go through a CONNECT tunnel (the proxy resolves the
+        // host); otherwise to the first address the host resolves to.
+        let proxy = self.client.net().proxies.for_url(first).cloned();
+        let addr = match &proxy {
+            Some(_) => None,
+            None => match tokio::net::lookup_host((host.as_str(), port))
+                .await
+                .map(|mut a| a.next())
+            {
+                Ok(Some(a)) => Some(a),
+                _ => {
+                    self.skip(
+                        &[leg::TLS_V1_0, leg::TLS_V1_1],
+                        format!("not sent: {host} did not resolve"),
                     );
+                    self.plaintext_probe(first).await;
+                    return;
                 }
-            }
+            },
+        };
+        let target = crate::transport::http::authority(first);
+        use crate::transport::legacy_tls::{probe, probe_via, LegacyVersion};
+        for (l, v) in [
+            (leg::TLS_V1_0, LegacyVersion::Tls1_0),
+            (leg::TLS_V1_1, LegacyVersion::Tls1_1),
+        ] {
+            let started = chrono::Utc::now().timestamp_micros();
+            let t0 = std::time::Instant::now();
+            let timeout = self.client.timeout();
+            let answer = match (&proxy, addr) {
+                (Some(p), _) => probe_via(p, &target, sni, v, timeout).await,
+                (None, Some(a)) => probe(a, sni, v, timeout).await,
+                (None, None) => break,
+            };
+            lock(&self.journal).record(
+                &[l],
+                started,
+                t0.elapsed().as_micros() as u64,
+                Observation::LegacyTls(answer),
+            );
         }
+        self.plaintext_probe(first).await;
+    }
+
+    /// `http.plaintext`: `GET http://host:PORT/` (through the proxy when one applies).
+    async fn plaintext_probe(&mut self, first: &url::Url) {
         let mut plain = first.clone();
         let _ = plain.set_scheme("http");
         let _ = plain.set_port(Some(self.plaintext_port));

@@ -112,6 +112,9 @@ pub enum UsageError {
     /// Trust store problem.
     #[error(transparent)]
     Trust(#[from] crate::transport::tls::TrustError),
+    /// `--header`, the proxy or the client certificate.
+    #[error(transparent)]
+    Net(#[from] super::net::NetError),
 }
 
 #[cfg(test)]

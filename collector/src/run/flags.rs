@@ -119,6 +119,29 @@ pub struct Flags {
     #[arg(long, value_name = "FILE")]
     pub manifest: Option<PathBuf>,
 
+    /// Extra request header `NAME: VALUE`, sent on every request to the targets' origins
+    /// (repeatable; never to another origin such as an authorization server elsewhere).
+    /// Names the probe sets or varies itself (Host, Authorization, Origin, Accept,
+    /// Content-Type, Mcp-Session-Id, MCP-Protocol-Version, ...) are refused; values of
+    /// sensitive names (Cookie, names containing token, secret, key, auth, session,
+    /// password) appear only as fingerprints.
+    #[arg(long = "header", value_name = "NAME: VALUE")]
+    pub header: Vec<String>,
+
+    /// HTTP CONNECT proxy for every connection, `http://[user:pass@]host:port` (default:
+    /// HTTPS_PROXY / HTTP_PROXY by the URL's scheme; NO_PROXY applies to both).
+    #[arg(long, value_name = "URL")]
+    pub proxy: Option<String>,
+
+    /// Client certificate (PEM, leaf first) for mutual TLS with the targets; needs
+    /// --client-key.
+    #[arg(long, value_name = "FILE")]
+    pub client_cert: Option<PathBuf>,
+
+    /// Private key (PEM) of --client-cert; never recorded.
+    #[arg(long, value_name = "FILE")]
+    pub client_key: Option<PathBuf>,
+
     /// No progress lines on stderr.
     #[arg(short, long)]
     pub quiet: bool,

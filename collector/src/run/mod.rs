@@ -5,7 +5,8 @@
 //!
 //! * [`cli`]: exit statuses, signals, usage errors; [`flags`]: the command line;
 //!   [`target`]: what the operator typed; [`inputs`]: the probe inputs file.
-//! * [`mod@plan`]: the validated plan; [`steps`]: one target's steps; [`seal`]: sealing one
+//! * [`mod@net`]: `--header`, the proxies and the client certificate;
+//!   [`mod@plan`]: the validated plan; [`steps`]: one target's steps; [`seal`]: sealing one
 //!   target; [`signals`]: the stopping signals.
 
 use std::sync::{Arc, Mutex};
@@ -18,6 +19,7 @@ use tokio::task::JoinSet;
 pub mod cli;
 pub mod flags;
 pub mod inputs;
+pub mod net;
 pub mod notice;
 pub mod plan;
 pub mod seal;

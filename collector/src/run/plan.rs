@@ -111,6 +111,10 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
         }
     }
 
+    let net = super::net::plan(flags, &targets, printer.redactor(), |k| {
+        std::env::var(k).ok()
+    })?;
+
     let (inputs, warnings) = super::inputs::load(flags.inputs.as_deref(), &targets)?;
     warnings.iter().for_each(|w| printer.warn(w));
 
@@ -173,6 +177,7 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
         plaintext_port: flags.plaintext_port,
         target_timeout_ms: Some(flags.target_timeout * 1000),
         bundle_cap: Some(flags.bundle_cap),
+        connectivity: net.record,
     };
     // Last: a usage error above is the run's only line.
     if !flags.info {
@@ -187,11 +192,10 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
         manifest: flags.manifest.clone(),
         targets,
         key,
-        client: Arc::new(Client::new(
-            trust,
-            Duration::from_secs(flags.timeout),
-            flags.body_cap,
-        )),
+        client: Arc::new(
+            Client::new(trust, Duration::from_secs(flags.timeout), flags.body_cap)
+                .with_net(net.net),
+        ),
         token,
         inputs,
         options,

@@ -178,6 +178,7 @@ pub struct Client {
     next_conn: AtomicU64,
     pool: Mutex<HashMap<String, Conn>>,
     host_locks: Mutex<HashMap<String, Arc<Mutex<()>>>>,
+    net: super::net::Net,
 }
 
 impl std::fmt::Debug for Client {
@@ -197,15 +198,7 @@ fn now_us() -> i64 {
     chrono::Utc::now().timestamp_micros()
 }
 
-/// `host:port` of a URL (port defaulted by scheme).
-pub fn authority(url: &url::Url) -> String {
-    let host = match url.host() {
-        Some(url::Host::Ipv6(a)) => format!("[{a}]"),
-        Some(h) => h.to_string(),
-        None => String::new(),
-    };
-    format!("{}:{}", host, url.port_or_known_default().unwrap_or(0))
-}
+pub use super::proxy::authority;
 
 impl Client {
     /// A client with these trust stores, per-request timeout and body storage cap.
@@ -217,7 +210,20 @@ impl Client {
             next_conn: AtomicU64::new(1),
             pool: Mutex::new(HashMap::new()),
             host_locks: Mutex::new(HashMap::new()),
+            net: super::net::Net::default(),
         }
+    }
+
+    /// This client with the run's connectivity options: `--header` and the client
+    /// certificate for the targets' origins, the proxies for every connection.
+    pub fn with_net(mut self, net: super::net::Net) -> Client {
+        self.net = net;
+        self
+    }
+
+    /// The run's connectivity options.
+    pub fn net(&self) -> &super::net::Net {
+        &self.net
     }
 
     /// Send `req` and record everything. One request in flight per authority: a second
@@ -378,6 +384,15 @@ impl Client {
             Header::new(header::USER_AGENT, USER_AGENT),
         ];
         h.extend(req.headers.iter().cloned());
+        // `--header` on the targets' origins only, and never over a header the request
+        // already carries (a leg that varies a header sends exactly what it tests).
+        if self.net.is_target(&req.url) {
+            for x in &self.net.headers {
+                if !h.iter().any(|y| y.name.eq_ignore_ascii_case(&x.name)) {
+                    h.push(x.clone());
+                }
+            }
+        }
         if !req.body.is_empty() || req.method == "POST" || req.method == "PUT" {
             h.push(Header::new(
                 header::CONTENT_LENGTH,
@@ -393,11 +408,28 @@ impl Client {
         pinned: Option<&[SocketAddr]>,
         deadline: Instant,
     ) -> Result<(Conn, Option<TlsHandshake>, Vec<SocketAddr>), ConnectFailure> {
-        let addrs = resolve(url, pinned, deadline)
-            .await
-            .map_err(|(e, addrs)| (e, None, addrs))?;
+        let proxy = self.net.proxies.for_url(url);
+        let (tcp, peer, peer_text, addrs) = match proxy {
+            None => {
+                let addrs = resolve(url, pinned, deadline)
+                    .await
+                    .map_err(|(e, addrs)| (e, None, addrs))?;
+                let fail = |e: TransportError| (e, None, Some(addrs.clone()));
+                let (tcp, peer) = dial(&addrs, deadline).await.map_err(fail)?;
+                (tcp, peer, peer.to_string(), addrs)
+            }
+            // Through the proxy: no local lookup of the origin (the proxy resolves it),
+            // unless the guard pinned the addresses, which are then the CONNECT target.
+            Some(p) => {
+                let pinned_list = pinned.map(<[SocketAddr]>::to_vec);
+                let (tcp, peer, target) = tunnel(p, url, pinned, deadline)
+                    .await
+                    .map_err(|e| (e, None, pinned_list.clone()))?;
+                (tcp, peer, target, pinned_list.unwrap_or_default())
+            }
+        };
+        let via = proxy.map(|p| p.display());
         let fail = |e: TransportError| (e, None, Some(addrs.clone()));
-        let (tcp, peer) = dial(&addrs, deadline).await.map_err(fail)?;
         let _ = tcp.set_nodelay(true);
         let id = self.next_conn.fetch_add(1, Ordering::Relaxed);
         if url.scheme() != "https" {
@@ -411,8 +443,19 @@ impl Client {
             return Ok((conn, None, addrs));
         }
         let (server_name, sni) = server_name(url).map_err(fail)?;
+        let client_cert = self
+            .net
+            .is_target(url)
+            .then(|| self.net.client_cert.clone())
+            .flatten();
+        let how = Via {
+            peer,
+            peer_text,
+            proxy: via,
+            client_cert,
+        };
         match self
-            .handshake(id, tcp, peer, server_name, sni, deadline)
+            .handshake(id, tcp, server_name, sni, how, deadline)
             .await
         {
             Ok((conn, record)) => Ok((conn, Some(record), addrs)),
@@ -426,30 +469,51 @@ impl Client {
         &self,
         id: u64,
         tcp: TcpStream,
-        peer: SocketAddr,
         server_name: rustls::pki_types::ServerName<'static>,
         sni: Option<String>,
+        how: Via,
         deadline: Instant,
     ) -> Result<(Conn, TlsHandshake), (TransportError, Option<TlsHandshake>)> {
-        let (cfg, rec) = self.trust.config();
+        let (cfg, rec) = self.trust.config(how.client_cert.clone());
         let connector = tokio_rustls::TlsConnector::from(cfg);
         let stream = match within(deadline, connector.connect(server_name, tcp)).await {
             Ok(Ok(stream)) => stream,
             Ok(Err(e)) => {
                 let err = super::tls::classify(&e);
-                let record = super::tls::failed_record(
+                let mut record = super::tls::failed_record(
                     id,
                     sni,
-                    peer.to_string(),
+                    how.peer_text.clone(),
                     rec.seen(),
                     Some(err.clone()),
                 );
+                record.via_proxy = how.proxy.clone();
+                record.client_auth = rec.client_auth();
+                let err = match (&err.kind, &record.client_auth) {
+                    // The server asked for a certificate the collector did not have.
+                    (ErrorKind::TlsAlert, Some(a)) if a.sent.is_none() => TransportError {
+                        message: format!(
+                            "{} (the server asked for a client certificate and none was configured for it)",
+                            err.message
+                        ),
+                        ..err
+                    },
+                    _ => err,
+                };
+                record.error = Some(err.clone());
                 return Err((err, Some(record)));
             }
             Err(e) => return Err((e, None)),
         };
-        let record =
-            super::tls::handshake_record(id, sni, peer.to_string(), stream.get_ref().1, rec.seen());
+        let mut record = super::tls::handshake_record(
+            id,
+            sni,
+            how.peer_text.clone(),
+            stream.get_ref().1,
+            rec.seen(),
+        );
+        record.via_proxy = how.proxy.clone();
+        record.client_auth = rec.client_auth();
         let trusted = rec.seen().map(|s| s.trusted()).unwrap_or(false);
         if !trusted {
             let why = record
@@ -466,7 +530,7 @@ impl Client {
         }
         let conn = Conn {
             id,
-            peer,
+            peer: how.peer,
             io: Box::new(stream),
             buf: Vec::new(),
             stop: None,
@@ -567,6 +631,41 @@ impl Client {
             keep,
         ))
     }
+}
+
+/// How a connection was made: the peer as recorded (the address dialled, or the tunnel's
+/// `host:port`), the proxy that carried it, and the client certificate it may present.
+struct Via {
+    peer: SocketAddr,
+    peer_text: String,
+    proxy: Option<String>,
+    client_cert: Option<Arc<rustls::sign::CertifiedKey>>,
+}
+
+/// A CONNECT tunnel to `url` through `p`: to each pinned address in turn, else to the
+/// URL's `host:port`. Returns the stream, the socket address recorded as the
+/// connection's peer (the pinned address, else the proxy's) and the tunnel target.
+async fn tunnel(
+    p: &super::proxy::Proxy,
+    url: &url::Url,
+    pinned: Option<&[SocketAddr]>,
+    deadline: Instant,
+) -> Result<(TcpStream, SocketAddr, String), TransportError> {
+    let targets: Vec<(String, Option<SocketAddr>)> = match pinned {
+        Some(list) if !list.is_empty() => list
+            .iter()
+            .map(|a| (super::proxy::connect_target(url, Some(a)), Some(*a)))
+            .collect(),
+        _ => vec![(super::proxy::connect_target(url, None), None)],
+    };
+    let mut last = terr(ErrorKind::Connect, "no address tried");
+    for (target, pin) in targets {
+        match p.tunnel(&target, deadline).await {
+            Ok((s, proxy_addr)) => return Ok((s, pin.unwrap_or(proxy_addr), target)),
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
 }
 
 /// Why a connection failed: the error, the TLS record when a handshake was attempted,

@@ -91,7 +91,7 @@ pub async fn probe(
     };
     let deadline = Instant::now() + timeout;
     let left = || deadline.saturating_duration_since(Instant::now());
-    let mut stream = match tokio::time::timeout(left(), TcpStream::connect(addr)).await {
+    let stream = match tokio::time::timeout(left(), TcpStream::connect(addr)).await {
         Ok(Ok(s)) => s,
         Ok(Err(e)) => {
             out.error = Some(TransportError {
@@ -108,6 +108,45 @@ pub async fn probe(
             return out;
         }
     };
+    exchange(stream, &addr.to_string(), out, deadline, timeout).await
+}
+
+/// [`probe`] through an HTTP CONNECT tunnel to `target` (`host:port`): the proxy
+/// resolves the host; a refused tunnel is the probe's error (kind `proxy`, naming the
+/// proxy), and the bytes recorded are the origin's, as on a direct connection.
+pub async fn probe_via(
+    proxy: &super::proxy::Proxy,
+    target: &str,
+    sni: Option<&str>,
+    version: LegacyVersion,
+    timeout: Duration,
+) -> LegacyTlsProbe {
+    let hello = tlswire::client_hello(version.wire(), random(), sni);
+    let mut out = LegacyTlsProbe {
+        offered: version.id().to_string(),
+        client_hello: hello,
+        server_bytes: Vec::new(),
+        error: None,
+    };
+    let deadline = Instant::now() + timeout;
+    match proxy.tunnel(target, deadline).await {
+        Ok((stream, _)) => exchange(stream, target, out, deadline, timeout).await,
+        Err(e) => {
+            out.error = Some(e);
+            out
+        }
+    }
+}
+
+/// Write the ClientHello on a connected stream and read the answer.
+async fn exchange(
+    mut stream: TcpStream,
+    addr: &str,
+    mut out: LegacyTlsProbe,
+    deadline: Instant,
+    timeout: Duration,
+) -> LegacyTlsProbe {
+    let left = || deadline.saturating_duration_since(Instant::now());
     let _ = stream.set_nodelay(true);
     match tokio::time::timeout(left(), stream.write_all(&out.client_hello)).await {
         Ok(Ok(())) => {}

@@ -5,10 +5,14 @@
 //! * [`tls`]: trust stores and the TLS facts recorded for each handshake.
 //! * [`legacy_tls`]: hand-built TLS 1.0/1.1 ClientHellos (rustls speaks neither).
 //! * [`error`]: how an I/O error becomes a recorded transport error.
+//! * [`proxy`]: HTTP CONNECT tunnels and `NO_PROXY`; [`net`]: the run's `--header`,
+//!   proxies and client certificate as the client applies them.
 //!
 //! Nothing here knows about MCP, OAuth or the run.
 
 pub mod error;
 pub mod http;
 pub mod legacy_tls;
+pub mod net;
+pub mod proxy;
 pub mod tls;

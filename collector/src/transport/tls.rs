@@ -10,11 +10,13 @@
 
 use std::sync::{Arc, Mutex};
 
+use mcp_probe_schema::connectivity::ClientAuth;
 use mcp_probe_schema::model::{ErrorKind, TlsHandshake, TransportError, TrustCheck};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::client::WebPkiServerVerifier;
+use rustls::client::{ResolvesClientCert, WebPkiServerVerifier};
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::sign::CertifiedKey;
 use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme};
 
 /// Trust stores loaded once per process.
@@ -85,19 +87,26 @@ impl Trust {
         Ok(Trust { provider, stores })
     }
 
-    /// A client config for one connection, with its own recorder.
-    pub fn config(&self) -> (Arc<rustls::ClientConfig>, Arc<Recorder>) {
+    /// A client config for one connection, with its own recorder. `client` is the
+    /// certificate and key offered when the server asks for one (`--client-cert`, to the
+    /// targets only); the recorder notes whether the server asked.
+    pub fn config(
+        &self,
+        client: Option<Arc<CertifiedKey>>,
+    ) -> (Arc<rustls::ClientConfig>, Arc<Recorder>) {
         let rec = Arc::new(Recorder {
             provider: self.provider.clone(),
             stores: self.stores.clone(),
             seen: Mutex::new(None),
+            client,
+            asked: Mutex::new(None),
         });
         let mut cfg = rustls::ClientConfig::builder_with_provider(self.provider.clone())
             .with_safe_default_protocol_versions()
             .expect("ring supports the default versions")
             .dangerous()
             .with_custom_certificate_verifier(rec.clone())
-            .with_no_client_auth();
+            .with_client_cert_resolver(rec.clone());
         // HTTP/1.1 only: the recorder speaks HTTP/1.1 so the wire bytes are the evidence.
         cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
         (Arc::new(cfg), rec)
@@ -129,11 +138,15 @@ impl Seen {
     }
 }
 
-/// Records the chain and each store's verdict; never fails the handshake itself.
+/// Records the chain and each store's verdict; never fails the handshake itself. Also
+/// answers a server's CertificateRequest (with the configured client certificate, or
+/// none) and records that it was asked.
 pub struct Recorder {
     provider: Arc<CryptoProvider>,
     stores: Vec<(String, Arc<WebPkiServerVerifier>)>,
     seen: Mutex<Option<Seen>>,
+    client: Option<Arc<CertifiedKey>>,
+    asked: Mutex<Option<ClientAuth>>,
 }
 
 impl std::fmt::Debug for Recorder {
@@ -146,6 +159,33 @@ impl Recorder {
     /// What was seen (after the handshake).
     pub fn seen(&self) -> Option<Seen> {
         self.seen.lock().ok().and_then(|s| s.clone())
+    }
+
+    /// Whether the server asked for a client certificate, and what was presented.
+    pub fn client_auth(&self) -> Option<ClientAuth> {
+        self.asked.lock().ok().and_then(|s| s.clone())
+    }
+}
+
+impl ResolvesClientCert for Recorder {
+    fn resolve(
+        &self,
+        _root_hint_subjects: &[&[u8]],
+        _sigschemes: &[SignatureScheme],
+    ) -> Option<Arc<CertifiedKey>> {
+        let sent = self
+            .client
+            .as_ref()
+            .and_then(|k| k.cert.first())
+            .map(|c| hex::encode(mcp_probe_schema::bundle::sha256(c.as_ref())));
+        if let Ok(mut a) = self.asked.lock() {
+            *a = Some(ClientAuth { sent });
+        }
+        self.client.clone()
+    }
+
+    fn has_certs(&self) -> bool {
+        self.client.is_some()
     }
 }
 
@@ -289,5 +329,7 @@ pub fn failed_record(
             .collect(),
         verification: seen.checks,
         error,
+        via_proxy: None,
+        client_auth: None,
     }
 }

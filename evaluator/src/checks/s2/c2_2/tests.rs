@@ -211,6 +211,8 @@ fn tls(
                 })
                 .collect(),
             error,
+            via_proxy: None,
+            client_auth: None,
         }),
     )
 }
