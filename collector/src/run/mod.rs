@@ -44,7 +44,7 @@ pub async fn execute(plan: Plan, printer: &Printer) -> ExitStatus {
     let plan = Arc::new(plan);
     let (journals, open_failed) = open_journals(&plan, printer);
     let mut set = spawn_targets(&plan, &journals, printer);
-    let mut outcome = await_targets(&mut set, &mut signals, &journals, &plan, printer).await;
+    let mut outcome = await_targets(&mut set, &mut signals, &journals, printer).await;
     outcome.write_failed |= open_failed;
     outcome.write_failed |= !seal_unfinished(&journals, &outcome, &plan, printer);
     if let Some(path) = &plan.manifest {
@@ -148,12 +148,13 @@ fn open_journals(plan: &Plan, printer: &Printer) -> (Vec<(Target, Shared)>, bool
     (journals, write_failed)
 }
 
-/// Spawn one task per target; each waits for a `--concurrency` permit.
+/// Spawn one task per target; each waits for a `--concurrency` permit, runs the
+/// target, releases the permit and seals ([`finish`], with the `--tsa` request).
 fn spawn_targets(
     plan: &Arc<Plan>,
     journals: &[(Target, Shared)],
     printer: &Printer,
-) -> JoinSet<(usize, End)> {
+) -> JoinSet<(usize, Sealed)> {
     let sem = Arc::new(tokio::sync::Semaphore::new(plan.concurrency));
     let mut set = JoinSet::new();
     let total = journals.len();
@@ -166,13 +167,14 @@ fn spawn_targets(
             printer.clone(),
         );
         set.spawn(async move {
-            let _permit = sem.acquire().await;
+            let permit = sem.acquire().await;
             printer.progress(&format!("[{}/{total}] {}: probing", i + 1, t.as_typed));
             let end = run_target(&t, &j, &plan).await;
             if let Some(u) = t.candidates.first() {
                 plan.client.close(u).await;
             }
-            (i, end)
+            drop(permit);
+            (i, finish(&t, &j, end, &plan, &printer).await)
         });
     }
     set
@@ -209,13 +211,14 @@ async fn run_target(t: &Target, j: &Shared, plan: &Plan) -> End {
     }
 }
 
-/// Seal each target as its task finishes, until every task ended or a signal stopped
-/// the run (the remaining tasks are then aborted).
+/// Count each target as its task finishes (each task sealed its own target), until
+/// every task ended or a signal stopped the run (the remaining tasks are then aborted;
+/// one waiting for its `--tsa` timestamp is sealed as interrupted by
+/// [`seal_unfinished`]).
 async fn await_targets(
-    set: &mut JoinSet<(usize, End)>,
+    set: &mut JoinSet<(usize, Sealed)>,
     signals: &mut Signals,
     journals: &[(Target, Shared)],
-    plan: &Plan,
     printer: &Printer,
 ) -> Outcome {
     let mut outcome = Outcome {
@@ -229,10 +232,10 @@ async fn await_targets(
             joined = set.join_next_with_id() => {
                 let Some(joined) = joined else { break };
                 match joined {
-                    Ok((_, (i, end))) => {
+                    Ok((_, (i, sealed))) => {
                         outcome.done[i] = true;
-                        let (t, j) = &journals[i];
-                        match finish(t, j, end, plan, printer) {
+                        let (t, _) = &journals[i];
+                        match sealed {
                             Sealed::Written { session: true } => {}
                             Sealed::Written { session: false } => outcome.no_session.push(t.as_typed.clone()),
                             Sealed::NotWritten => outcome.write_failed = true,
@@ -279,7 +282,15 @@ fn seal_unfinished(
                 continue;
             }
             g.set_failure(reason.clone());
-            g.seal(RunStatus::Interrupted, &plan.key)
+            // No timestamp after a signal: the operator asked to stop, and a TSA that
+            // does not answer would hold the exit for up to --timeout. The bundle says so.
+            let extra = match &plan.tsa {
+                Some(_) => crate::transport::tsa::error_entry(&format!(
+                    "not requested: {reason}; the bundle was sealed without waiting for the TSA"
+                )),
+                None => Vec::new(),
+            };
+            g.seal_with(RunStatus::Interrupted, &plan.key, &extra)
         };
         match path {
             Ok(p) => {

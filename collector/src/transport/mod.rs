@@ -4,6 +4,7 @@
 //!   deadlines, pinned connections).
 //! * [`tls`]: trust stores and the TLS facts recorded for each handshake.
 //! * [`legacy_tls`]: hand-built TLS 1.0/1.1 ClientHellos (rustls speaks neither).
+//! * [`tsa`]: the RFC 3161 time-stamping client (`--tsa`).
 //! * [`error`]: how an I/O error becomes a recorded transport error.
 //!
 //! Nothing here knows about MCP, OAuth or the run.
@@ -12,3 +13,4 @@ pub mod error;
 pub mod http;
 pub mod legacy_tls;
 pub mod tls;
+pub mod tsa;

@@ -18,6 +18,7 @@ use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme};
 
 /// Trust stores loaded once per process.
+#[derive(Clone)]
 pub struct Trust {
     provider: Arc<CryptoProvider>,
     stores: Vec<(String, Arc<WebPkiServerVerifier>)>,
