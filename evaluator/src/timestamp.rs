@@ -23,13 +23,13 @@
 
 use std::path::{Path, PathBuf};
 
-use mcp_probe_schema::tsp::cms::cert::CertificateChoices;
-use mcp_probe_schema::tsp::cms::signed_data::SignerIdentifier;
 use der::asn1::ObjectIdentifier;
 use der::{Decode, Encode};
+use mcp_probe_schema::tsp::cms::cert::CertificateChoices;
+use mcp_probe_schema::tsp::cms::signed_data::SignerIdentifier;
 use mcp_probe_schema::tsp::x509_cert::Certificate;
-pub use mcp_probe_schema::tsp::{Stamp, StampFailure, Step};
 use mcp_probe_schema::tsp::Token;
+pub use mcp_probe_schema::tsp::{Stamp, StampFailure, Step};
 use rustls_pki_types::{CertificateDer, SignatureVerificationAlgorithm, TrustAnchor, UnixTime};
 
 /// `id-kp-timeStamping` (1.3.6.1.5.5.7.3.8), as the OID's content bytes for webpki.
@@ -197,11 +197,7 @@ pub fn gen_time_text(secs: u64) -> String {
 }
 
 /// Run every step on `token` (DER) for a bundle whose COSE signature is `signature`.
-pub fn verify(
-    token: &[u8],
-    signature: &[u8],
-    trust: &TsaTrust,
-) -> Result<Timestamp, StampFailure> {
+pub fn verify(token: &[u8], signature: &[u8], trust: &TsaTrust) -> Result<Timestamp, StampFailure> {
     let fail = StampFailure::new;
     let token = Token::parse(token).map_err(|e| fail(Step::Decode, e.to_string()))?;
     let si = token.signer()?;
@@ -306,10 +302,7 @@ fn names(sid: &SignerIdentifier, cert: &Certificate) -> bool {
             .iter()
             .flatten()
             .find(|e| e.extn_id == OID_SUBJECT_KEY_ID)
-            .and_then(|e| {
-                der::asn1::OctetString::from_der(e.extn_value.as_bytes())
-                    .ok()
-            })
+            .and_then(|e| der::asn1::OctetString::from_der(e.extn_value.as_bytes()).ok())
             .is_some_and(|k| k.as_bytes() == ski.0.as_bytes()),
     }
 }
@@ -330,7 +323,10 @@ fn check_signature(
         SHA384_RSA | ECDSA_SHA384 => SHA384,
         SHA512_RSA | ECDSA_SHA512 => SHA512,
         RSA_PSS => pss_hash(si).ok_or_else(|| {
-            fail("RSASSA-PSS parameters other than SHA-256/384/512 with MGF1 of the same hash".into())
+            fail(
+                "RSASSA-PSS parameters other than SHA-256/384/512 with MGF1 of the same hash"
+                    .into(),
+            )
         })?,
         _ => *digest,
     };
@@ -366,14 +362,18 @@ fn check_signature(
         let key = spki.subject_public_key.raw_bytes();
         return ring::signature::UnparsedPublicKey::new(params, key)
             .verify(signed_attrs, sig)
-            .map_err(|_| fail("the signature does not verify with the TSA certificate's key".into()));
+            .map_err(|_| {
+                fail("the signature does not verify with the TSA certificate's key".into())
+            });
     }
     let mut last = None;
     for a in candidates {
         match ee.verify_signature(a, signed_attrs, sig) {
             Ok(()) => return Ok(()),
             Err(webpki::Error::UnsupportedSignatureAlgorithmForPublicKeyContext(_)) => {
-                last = Some("the signature algorithm does not fit the TSA certificate's key".to_string())
+                last = Some(
+                    "the signature algorithm does not fit the TSA certificate's key".to_string(),
+                )
             }
             Err(webpki::Error::InvalidSignatureForPublicKey) => {
                 return Err(fail(
@@ -402,7 +402,12 @@ fn pss_hash(si: &mcp_probe_schema::tsp::cms::signed_data::SignerInfo) -> Option<
         #[asn1(context_specific = "3", tag_mode = "EXPLICIT", optional = "true")]
         trailer: Option<u32>,
     }
-    let p: Params = si.signature_algorithm.parameters.as_ref()?.decode_as().ok()?;
+    let p: Params = si
+        .signature_algorithm
+        .parameters
+        .as_ref()?
+        .decode_as()
+        .ok()?;
     let hash = p.hash?.oid;
     let mgf_hash: AlgorithmIdentifier<Any> = p.mgf?.parameters?.decode_as().ok()?;
     (matches!(hash, SHA256 | SHA384 | SHA512) && mgf_hash.oid == hash).then_some(hash)

@@ -15,9 +15,9 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
+use grade_run::mcp_grade;
 use mcp_probe_evaluator::timestamp::{verify, TsaTrust};
 use mcp_probe_schema::tsp::{stamp_of, Stamp};
-use grade_run::mcp_grade;
 use support::{collector, lab};
 
 fn repo() -> PathBuf {
@@ -293,7 +293,10 @@ fn a_tsa_that_fails_leaves_a_sealed_verifiable_bundle_saying_why() {
     let tsa = Tsa::start(&pki);
     let down = {
         let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        format!("http://127.0.0.1:{}/tsa", l.local_addr().expect("addr").port())
+        format!(
+            "http://127.0.0.1:{}/tsa",
+            l.local_addr().expect("addr").port()
+        )
     };
     for (tsa_url, why) in [
         (tsa.url("/garbage"), "not an RFC 3161 TimeStampResp"),
@@ -351,7 +354,16 @@ fn tokens_of_every_supported_algorithm_verify() {
     };
     let p = |p: &Path| p.display().to_string();
     let q = dir.path().join("q.tsq");
-    run(&["ts", "-query", "-data", &p(&sig), "-sha256", "-cert", "-out", &p(&q)]);
+    run(&[
+        "ts",
+        "-query",
+        "-data",
+        &p(&sig),
+        "-sha256",
+        "-cert",
+        "-out",
+        &p(&q),
+    ]);
     // The TSTInfo of the first token, for the PSS re-signing.
     let tst = dir.path().join("tst.der");
     // Every certificate first: the re-signed TSTInfo's genTime must fall in their validity.
@@ -374,19 +386,54 @@ fn tokens_of_every_supported_algorithm_verify() {
         let t = pki.join(format!("t-{pss_key}.der"));
         if pss_key.is_empty() {
             run(&[
-                "ts", "-reply", "-config", &p(&pki.join("tsa.cnf")), "-queryfile", &p(&q),
-                "-token_out", "-out", &p(&t),
+                "ts",
+                "-reply",
+                "-config",
+                &p(&pki.join("tsa.cnf")),
+                "-queryfile",
+                &p(&q),
+                "-token_out",
+                "-out",
+                &p(&t),
             ]);
             if !tst.exists() {
-                run(&["cms", "-verify", "-noverify", "-inform", "DER", "-in", &p(&t), "-out", &p(&tst)]);
+                run(&[
+                    "cms",
+                    "-verify",
+                    "-noverify",
+                    "-inform",
+                    "DER",
+                    "-in",
+                    &p(&t),
+                    "-out",
+                    &p(&tst),
+                ]);
             }
         } else {
             run(&[
-                "cms", "-sign", "-binary", "-nodetach", "-nosmimecap", "-md", digest,
-                "-econtent_type", "1.2.840.113549.1.9.16.1.4",
-                "-signer", &p(&pki.join("tsa.pem")), "-inkey", &p(&pki.join("tsa.key")),
-                "-keyopt", "rsa_padding_mode:pss", "-keyopt", "rsa_pss_saltlen:digest",
-                "-in", &p(&tst), "-outform", "DER", "-out", &p(&t),
+                "cms",
+                "-sign",
+                "-binary",
+                "-nodetach",
+                "-nosmimecap",
+                "-md",
+                digest,
+                "-econtent_type",
+                "1.2.840.113549.1.9.16.1.4",
+                "-signer",
+                &p(&pki.join("tsa.pem")),
+                "-inkey",
+                &p(&pki.join("tsa.key")),
+                "-keyopt",
+                "rsa_padding_mode:pss",
+                "-keyopt",
+                "rsa_pss_saltlen:digest",
+                "-in",
+                &p(&tst),
+                "-outform",
+                "DER",
+                "-out",
+                &p(&t),
             ]);
         }
         let case = format!("{key}/{digest}/{pss_key}");

@@ -61,8 +61,7 @@ const SIGNED_DATA: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.1135
 pub const TST_INFO: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.9.16.1.4");
 /// `id-contentType` and `id-messageDigest` signed attributes (RFC 5652 §11).
 const ATTR_CONTENT_TYPE: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.9.3");
-const ATTR_MESSAGE_DIGEST: ObjectIdentifier =
-    ObjectIdentifier::new_unwrap("1.2.840.113549.1.9.4");
+const ATTR_MESSAGE_DIGEST: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.9.4");
 
 /// SHA-256 of the COSE signature bytes: the message imprint a bundle's token must carry.
 pub fn imprint(signature: &[u8]) -> [u8; 32] {
@@ -215,10 +214,7 @@ impl Token {
         if ci.content_type != SIGNED_DATA {
             return Err(TokenError::NotSignedData);
         }
-        let sd: SignedData = ci
-            .content
-            .decode_as()
-            .map_err(|_| TokenError::SignedData)?;
+        let sd: SignedData = ci.content.decode_as().map_err(|_| TokenError::SignedData)?;
         if sd.encap_content_info.econtent_type != TST_INFO {
             return Err(TokenError::ContentType(
                 sd.encap_content_info.econtent_type.to_string(),
@@ -481,6 +477,9 @@ mod tests {
         // granted(0) without a token
         let empty = [0x30, 0x05, 0x30, 0x03, 0x02, 0x01, 0x00];
         assert_eq!(check_reply(&empty, &i, &n), Err(ReplyError::NoToken));
-        assert_eq!(Token::parse(&[0x30, 0x00]).unwrap_err(), TokenError::NotContentInfo);
+        assert_eq!(
+            Token::parse(&[0x30, 0x00]).unwrap_err(),
+            TokenError::NotContentInfo
+        );
     }
 }

@@ -30,6 +30,7 @@ use std::io::{BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use ciborium::value::Value;
 use mcp_probe_schema::bundle::{encode_record, genesis, sha256, SecretKey};
 use mcp_probe_schema::model::{
     CollectorInfo, Evidence, HttpOutcome, Observation, Options, Record, Run, RunStatus, Session,
@@ -37,7 +38,6 @@ use mcp_probe_schema::model::{
 };
 use mcp_probe_schema::redact::Redactor;
 use mcp_probe_schema::seal::{cbor_head, sign, RecordSource};
-use ciborium::value::Value;
 use serde::{Deserialize, Serialize};
 
 /// `--bundle-cap` default: 64 MiB.
@@ -679,9 +679,7 @@ impl Journal {
         if signed.records != self.count {
             return Err(WriteError {
                 path: self.bundle_path.clone(),
-                source: std::io::Error::other(
-                    "records were added after the bundle was signed",
-                ),
+                source: std::io::Error::other("records were added after the bundle was signed"),
             });
         }
         let red = self.redactor.lock();
@@ -693,7 +691,12 @@ impl Journal {
             })
             .collect();
         drop(red);
-        write_file(&signed.signed, &self.file_records(), &extra, &self.bundle_path)?;
+        write_file(
+            &signed.signed,
+            &self.file_records(),
+            &extra,
+            &self.bundle_path,
+        )?;
         self.file = None;
         let _ = std::fs::remove_file(&self.journal_path);
         self.sealed = Some(self.bundle_path.clone());

@@ -14,8 +14,8 @@ use std::time::Duration;
 use ciborium::value::Value;
 use mcp_probe_schema::model::{BodyEnd, Header, HttpOutcome};
 use mcp_probe_schema::tsp::{
-    self, ReplyError, ERROR_LABEL, MAX_REPLY_BYTES, NONCE_LEN, QUERY_MEDIA_TYPE,
-    REPLY_MEDIA_TYPE, TOKEN_LABEL,
+    self, ReplyError, ERROR_LABEL, MAX_REPLY_BYTES, NONCE_LEN, QUERY_MEDIA_TYPE, REPLY_MEDIA_TYPE,
+    TOKEN_LABEL,
 };
 
 use super::http::{Client, Request};
@@ -133,7 +133,9 @@ pub fn parse_url(s: &str) -> Result<url::Url, String> {
         return Err("the URL has no host".into());
     }
     if !u.username().is_empty() || u.password().is_some() {
-        return Err("the URL carries credentials (user:password@), which are not sent to a TSA".into());
+        return Err(
+            "the URL carries credentials (user:password@), which are not sent to a TSA".into(),
+        );
     }
     Ok(u)
 }
@@ -146,7 +148,12 @@ mod tests {
     fn tsa_urls_are_http_or_https_without_credentials() {
         assert!(parse_url("http://127.0.0.1:3180/tsa").is_ok());
         assert!(parse_url("https://tsa.example/").is_ok());
-        for bad in ["ftp://x/", "tsa.example", "https://u:p@tsa.example/", "file:///x"] {
+        for bad in [
+            "ftp://x/",
+            "tsa.example",
+            "https://u:p@tsa.example/",
+            "file:///x",
+        ] {
             assert!(parse_url(bad).is_err(), "{bad}");
         }
     }
