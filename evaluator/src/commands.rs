@@ -236,9 +236,8 @@ pub struct VerifyLine {
     pub status: Option<&'static str>,
     /// How many records (verified bundles only).
     pub records: Option<usize>,
-    /// The RFC 3161 timestamp, whenever the bundle's signature verified (absent when it
+    /// The RFC 3161 timestamp, whenever the bundle's signature verified (null when it
     /// did not, or the file could not be read).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub timestamp: Option<TimestampJson>,
 }
 
