@@ -20,8 +20,9 @@ use crate::load::{
     for_grading, load_trust, open_for_show, read_bundle, read_verified, Error, VerifiedFile,
 };
 use crate::report::{self, BaselineInfo, BaselineMode, Format, Report, Server};
+use crate::timestamp::TimestampState;
 
-/// `mcp-grade verify [--json] BUNDLE... [--trust KEYFILE]...`.
+/// `mcp-grade verify [--json] BUNDLE... [--trust KEYFILE]... [--tsa-cert FILE]...`.
 ///
 /// Text: one stdout line per bundle read: `OK <path>: signer …` or `INVALID <path>: <why>`.
 /// A bundle that cannot be read gets one line on `err` naming it.
@@ -31,16 +32,24 @@ use crate::report::{self, BaselineInfo, BaselineMode, Format, Report, Server};
 ///
 /// Every bundle is reported before the status is decided: [`ExitStatus::Usage`] when any
 /// could not be read, else [`ExitStatus::Invalid`] when any failed verification, else
-/// [`ExitStatus::Pass`]. A `--trust` file that cannot be read or parsed stops the command
-/// before any bundle (returned as an [`Error`]).
+/// [`ExitStatus::Pass`]. A `--trust` or `--tsa-cert` file that cannot be read or parsed
+/// stops the command before any bundle (returned as an [`Error`]).
+///
+/// A bundle that verifies is then checked for an RFC 3161 timestamp
+/// ([`crate::timestamp`]): a token that fails any step makes the bundle fail
+/// verification (exit 3) with the step named (`timestamp <step>: …`); a bundle without a
+/// token verifies as before and says `no timestamp` (or why the collector's TSA gave
+/// none).
 pub fn verify(
     bundles: &[PathBuf],
     trust: &[PathBuf],
+    tsa_certs: &[PathBuf],
     json: bool,
     out: &mut dyn Write,
     err: &mut Diag<'_>,
 ) -> Result<ExitStatus, Error> {
     let trust = load_trust(trust)?;
+    let tsa = crate::timestamp::TsaTrust::load(tsa_certs)?;
     let mut status = ExitStatus::Pass;
     for path in bundles {
         let shown = line(&path.display().to_string());
@@ -56,15 +65,31 @@ pub fn verify(
             }
         };
         let verified = open(&bytes, &trust);
+        let stamp = verified
+            .as_ref()
+            .ok()
+            .map(|_| TimestampState::of(&bytes, &tsa));
         drop(bytes);
+        // A timestamp token that fails a step fails the bundle.
+        let verified = match (verified, &stamp) {
+            (Ok(_), Some(TimestampState::Invalid(f))) => Err(f.to_string()),
+            (Ok(v), _) => Ok(v),
+            (Err(e), _) => Err(e.to_string()),
+        };
         if verified.is_err() {
             status = status.worst(ExitStatus::Invalid);
         }
         if json {
-            let v = match &verified {
+            let mut v = match &verified {
                 Ok(v) => verify_json(path, Ok(v)),
-                Err(e) => verify_json(path, Err(&e.to_string())),
+                Err(e) => verify_json(path, Err(e)),
             };
+            if let (Some(s), serde_json::Value::Object(m)) = (&stamp, &mut v) {
+                m.insert(
+                    "timestamp".into(),
+                    serde_json::to_value(TimestampJson::of(s)).unwrap_or_default(),
+                );
+            }
             json_line(out, &v)?;
             continue;
         }
@@ -73,16 +98,17 @@ pub fn verify(
                 let ev = &v.evidence;
                 writeln!(
                     out,
-                    "OK {shown}: signer {}, collected {}, target {}, endpoint {}, status {}, {} records",
+                    "OK {shown}: signer {}, collected {}, target {}, endpoint {}, status {}, {} records; {}",
                     v.signer.key_id(),
                     utc(ev.run.started_at),
                     line(&ev.target.as_typed),
                     ev.target.endpoint.as_deref().map(line).unwrap_or_else(|| "(none)".into()),
                     ev.run.status.as_str(),
-                    v.records.len()
+                    v.records.len(),
+                    line(&stamp.as_ref().map(TimestampState::line).unwrap_or_default()),
                 )?;
             }
-            Err(e) => writeln!(out, "INVALID {shown}: {}", line(&e.to_string()))?,
+            Err(e) => writeln!(out, "INVALID {shown}: {}", line(&e))?,
         }
     }
     out.flush()?;
@@ -116,6 +142,7 @@ pub fn verify_json(
                 endpoint: v.evidence.target.endpoint.clone(),
                 status: Some(run.status.as_str()),
                 records: Some(v.records.len()),
+                timestamp: None,
             }
         }
         Err(reason) => VerifyLine {
@@ -127,9 +154,67 @@ pub fn verify_json(
             endpoint: None,
             status: None,
             records: None,
+            timestamp: None,
         },
     };
     serde_json::to_value(line).unwrap_or(serde_json::Value::Null)
+}
+
+/// The `timestamp` object of a `verify --json` line: present whenever the bundle's
+/// signature verified (so the timestamp could be looked at).
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct TimestampJson {
+    /// `none` (no token: collected without `--tsa`), `not-obtained` (the collector's TSA
+    /// failed; see `reason`), `valid`, or `invalid` (see `step` and `reason`).
+    pub state: &'static str,
+    /// The TSA certificate's subject (valid tokens only).
+    pub tsa: Option<String>,
+    /// genTime, RFC 3339 UTC (valid tokens only).
+    pub gen_time: Option<String>,
+    /// The token's serial number, hex (valid tokens only).
+    pub serial: Option<String>,
+    /// The TSA policy OID (valid tokens only).
+    pub policy: Option<String>,
+    /// The step that failed (`decode`, `imprint`, `message-digest`, `certificate`,
+    /// `signature`, `usage`, `chain`; invalid tokens only).
+    pub step: Option<&'static str>,
+    /// Why (invalid tokens, and the collector's note when not obtained).
+    pub reason: Option<String>,
+}
+
+impl TimestampJson {
+    /// The JSON of a timestamp state.
+    pub fn of(s: &TimestampState) -> TimestampJson {
+        let mut j = TimestampJson {
+            state: "none",
+            tsa: None,
+            gen_time: None,
+            serial: None,
+            policy: None,
+            step: None,
+            reason: None,
+        };
+        match s {
+            TimestampState::None => {}
+            TimestampState::NotObtained(why) => {
+                j.state = "not-obtained";
+                j.reason = Some(why.clone());
+            }
+            TimestampState::Valid(t) => {
+                j.state = "valid";
+                j.tsa = Some(t.tsa.clone());
+                j.gen_time = Some(crate::timestamp::gen_time_text(t.gen_time));
+                j.serial = Some(t.serial.clone());
+                j.policy = Some(t.policy.clone());
+            }
+            TimestampState::Invalid(f) => {
+                j.state = "invalid";
+                j.step = Some(f.step.name());
+                j.reason = Some(f.detail.clone());
+            }
+        }
+        j
+    }
 }
 
 /// One line of `verify --json` (see [`verify_json`]).
@@ -151,6 +236,9 @@ pub struct VerifyLine {
     pub status: Option<&'static str>,
     /// How many records (verified bundles only).
     pub records: Option<usize>,
+    /// The RFC 3161 timestamp, whenever the bundle's signature verified (null when it
+    /// did not, or the file could not be read).
+    pub timestamp: Option<TimestampJson>,
 }
 
 /// The JSON Schema of one `verify --json` line, generated from [`VerifyLine`].

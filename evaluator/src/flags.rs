@@ -33,13 +33,15 @@ pub(crate) struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
-    /// Verify bundles: format, record chain, signature, and the signer against --trust.
+    /// Verify bundles: format, record chain, signature, the signer against --trust, and
+    /// the RFC 3161 timestamp when the bundle carries one.
     ///
     /// Prints one line per bundle: OK with signer, collection time, target, endpoint,
-    /// run status and record count, or INVALID with what failed; with --json, one JSON
-    /// object per bundle (JSON Lines). Exit 0 when every bundle verified, 3 when any
-    /// failed, 2 when any could not be read (every bundle is still reported) or a --trust
-    /// file is unusable.
+    /// run status, record count and the timestamp (TSA and genTime, or "no timestamp"),
+    /// or INVALID with what failed (a timestamp token that fails a step names the step);
+    /// with --json, one JSON object per bundle (JSON Lines). Exit 0 when every bundle
+    /// verified, 3 when any failed, 2 when any could not be read (every bundle is still
+    /// reported) or a --trust or --tsa-cert file is unusable.
     Verify(VerifyArgs),
     /// Show what a bundle recorded: readable transcript, JSON, or HAR.
     ///
@@ -117,6 +119,10 @@ pub(crate) struct VerifyArgs {
     pub(crate) json: bool,
     #[command(flatten)]
     pub(crate) trust: Trust,
+    /// Trust anchor(s) for RFC 3161 timestamp tokens: PEM certificate file (repeatable).
+    /// Without it, a TSA certificate must chain to the public roots the grader ships.
+    #[arg(long = "tsa-cert", value_name = "FILE")]
+    pub(crate) tsa_cert: Vec<PathBuf>,
     /// Print no warnings or notes on stderr (errors are still printed).
     #[arg(short, long)]
     pub(crate) quiet: bool,

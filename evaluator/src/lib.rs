@@ -27,6 +27,7 @@ pub mod policy;
 pub mod remediation;
 pub mod report;
 pub mod text;
+pub mod timestamp;
 pub mod verdict;
 pub mod view;
 pub mod waivers;

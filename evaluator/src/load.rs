@@ -35,6 +35,9 @@ pub enum Error {
         /// What was wrong.
         detail: mcp_probe_schema::bundle::PublicKeyError,
     },
+    /// A `--tsa-cert` file cannot be used.
+    #[error(transparent)]
+    TsaCert(#[from] crate::timestamp::TsaCertError),
     /// Writing the output failed (other than the reader going away).
     #[error("cannot write output: {0}")]
     Output(#[from] std::io::Error),

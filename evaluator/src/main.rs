@@ -56,7 +56,14 @@ fn run(cli: Cli, out: &mut dyn Write, err: &mut Diag<'_>) -> Result<ExitStatus, 
         }
         Some(Command::Verify(a)) => {
             let expanded = expand(&a.bundles, &mut stdin)?;
-            mcp_probe_evaluator::verify(&expanded.paths, &a.trust.keys, a.json, out, err)
+            mcp_probe_evaluator::verify(
+                &expanded.paths,
+                &a.trust.keys,
+                &a.tsa_cert,
+                a.json,
+                out,
+                err,
+            )
         }
         Some(Command::Show(a)) => {
             let mode = match (a.json, a.har) {

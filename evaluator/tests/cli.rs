@@ -145,7 +145,7 @@ fn verify_ok_prints_the_facts_and_exits_0() {
     assert_eq!(
         r.stdout,
         format!(
-            "OK a.mcpev: signer {kid}, collected 2025-11-30T05:20:00Z, target {URL}, endpoint {URL}, status complete, 3 records\n"
+            "OK a.mcpev: signer {kid}, collected 2025-11-30T05:20:00Z, target {URL}, endpoint {URL}, status complete, 3 records; no timestamp\n"
         )
     );
     assert_eq!(r.stderr, "");
@@ -774,7 +774,7 @@ fn the_committed_examples_verify_and_show() {
 }
 
 /// The keys every `verify --json` object has, and nothing else.
-const VERIFY_JSON_KEYS: [&str; 8] = [
+const VERIFY_JSON_KEYS: [&str; 9] = [
     "collected_at",
     "endpoint",
     "file",
@@ -782,6 +782,7 @@ const VERIFY_JSON_KEYS: [&str; 8] = [
     "records",
     "signer",
     "status",
+    "timestamp",
     "valid",
 ];
 
@@ -832,6 +833,8 @@ fn verify_json_prints_one_object_per_bundle_with_the_text_exit_codes() {
             "endpoint": URL,
             "status": "complete",
             "records": 3,
+            "timestamp": {"state": "none", "tsa": null, "gen_time": null, "serial": null,
+                "policy": null, "step": null, "reason": null},
         })]
     );
 

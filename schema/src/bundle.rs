@@ -763,6 +763,19 @@ fn decode_records(evidence: &Evidence) -> Vec<Result<Record, RecordDecodeError>>
     evidence.records.iter().map(|b| decode_record(b)).collect()
 }
 
+/// A decoded COSE header: its `(label, value)` pairs in order.
+pub(crate) type HeaderMap = Vec<(Value, Value)>;
+
+/// The decoded unprotected header and the signature bytes of a bundle, after the
+/// structure checks of [`open`] (nothing is verified: the unprotected header is not
+/// signed). For the timestamp entries ([`crate::tsp::stamp_of`]).
+pub(crate) fn unprotected_and_signature(bytes: &[u8]) -> Result<(HeaderMap, Vec<u8>), VerifyError> {
+    let cose = structure(bytes)?;
+    let map = header_map(cose.unprotected)
+        .ok_or_else(|| VerifyError::Header("the unprotected header is not a CBOR map".into()))?;
+    Ok((map, cose.signature.to_vec()))
+}
+
 /// Verify a bundle: structure, header, signature over the stored payload bytes, then the
 /// payload's format, records and chain, and (when `trust` is not empty) that the signer
 /// is one of the pinned keys. The first failure is returned.

@@ -11,6 +11,7 @@
 //! * [`fsutil`]: `create_private_dir` (owner-only directories for keys and baselines).
 //! * [`host`]: the one loopback definition (a URL host that names this machine).
 //! * [`term`]: escaping untrusted text for a terminal (both binaries).
+//! * [`tsp`]: RFC 3161 timestamps of sealed bundles (request, reply, token steps).
 //! * [`vocab`]: revision names, header names, leg ids, error codes.
 //! * [`www_authenticate`]: the `WWW-Authenticate` parser (lenient and strict readings).
 //!
@@ -30,6 +31,7 @@ pub mod sse;
 pub mod term;
 pub mod testkit;
 pub mod tlswire;
+pub mod tsp;
 pub mod vocab;
 pub mod www_authenticate;
 

@@ -13,7 +13,7 @@ use std::cell::RefCell;
 use std::io::{self, Write};
 
 use coset::cbor::value::Value;
-use coset::{AsCborValue, CoseSign1Builder};
+use coset::{AsCborValue, CborSerializable};
 use ed25519_dalek::hazmat::{raw_sign_byupdate, ExpandedSecretKey};
 use ed25519_dalek::SignatureError;
 use sha2::{Digest, Sha256, Sha512};
@@ -93,6 +93,37 @@ pub fn seal_to<R: RecordSource + ?Sized, W: Write>(
     key: &SecretKey,
     out: &mut W,
 ) -> io::Result<Sealed> {
+    sign(head, records, key)?.write(records, &[], out)
+}
+
+/// A bundle signed but not yet written ([`sign`]): everything but the unprotected
+/// header's additions, which may depend on the signature (an RFC 3161 timestamp token
+/// over it, [`crate::tsp`]). Holds the payload head, not the records.
+pub struct Signed {
+    run_id: String,
+    count: u64,
+    chain: [u8; 32],
+    protected: Vec<u8>,
+    unprotected: coset::Header,
+    payload_head: Vec<u8>,
+    pre: Vec<u8>,
+    post: Vec<u8>,
+    signature: [u8; 64],
+}
+
+impl std::fmt::Debug for Signed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Signed({} records)", self.count)
+    }
+}
+
+/// Passes 1 and 2 of [`seal_to`]: size and chain the records, then sign. Nothing is
+/// written; [`Signed::write`] writes the bundle.
+pub fn sign<R: RecordSource + ?Sized>(
+    head: &Evidence,
+    records: &R,
+    key: &SecretKey,
+) -> io::Result<Signed> {
     // Pass 1: count, size and chain the records.
     let (mut count, mut records_len, mut chain) = (0u64, 0u64, genesis(&head.run.run_id));
     records.each(&mut |r| {
@@ -132,28 +163,14 @@ pub fn seal_to<R: RecordSource + ?Sized, W: Write>(
 
     // The COSE headers exactly as `bundle::seal` builds them.
     let (protected, unprotected) = cose_headers(key);
-    let shell = CoseSign1Builder::new()
-        .protected(protected)
-        .unprotected(unprotected)
-        .build()
-        .to_cbor_value()
+    let prot_contents = protected
+        .clone()
+        .to_vec()
         .map_err(|e| io::Error::other(e.to_string()))?;
-    let Value::Array(parts) = shell else {
-        return Err(io::Error::other("COSE_Sign1 does not encode as an array"));
-    };
-    let (Some(prot), Some(unprot)) = (parts.first(), parts.get(1)) else {
-        return Err(io::Error::other("COSE_Sign1 without headers"));
-    };
-    let (prot, unprot) = (encode(prot)?, encode(unprot)?);
     let payload_head = cbor_head(2, payload_len);
 
     // Pass 2: the signature over Sig_structure, the message streamed twice.
-    let Some(Value::Bytes(prot_contents)) = parts.first() else {
-        return Err(io::Error::other(
-            "the protected header is not a byte string",
-        ));
-    };
-    let tbs_head = sig_structure_head(prot_contents, payload_len);
+    let tbs_head = sig_structure_head(&prot_contents, payload_len);
     let failure: RefCell<Option<io::Error>> = RefCell::new(None);
     let signing = key.signing_key();
     let esk = ExpandedSecretKey::from(signing.as_bytes());
@@ -181,40 +198,78 @@ pub fn seal_to<R: RecordSource + ?Sized, W: Write>(
         (Err(e), None) => return Err(io::Error::other(e.to_string())),
         (Ok(s), None) => s.to_bytes(),
     };
-
-    // Pass 3: write, checking that the records are still the ones that were signed.
-    let mut written = 0u64;
-    let mut put = |out: &mut W, b: &[u8]| -> io::Result<()> {
-        written += b.len() as u64;
-        out.write_all(b)
-    };
-    put(out, &cbor_head(6, COSE_SIGN1_TAG))?;
-    put(out, &[0x84])?;
-    put(out, &prot)?;
-    put(out, &unprot)?;
-    put(out, &payload_head)?;
-    put(out, &pre)?;
-    let mut again = genesis(&head.run.run_id);
-    let mut n = 0u64;
-    records.each(&mut |r| {
-        n += 1;
-        again = Sha256::digest(r).into();
-        put(out, &cbor_head(2, r.len() as u64))?;
-        put(out, r)
-    })?;
-    if n != count || again != chain {
-        return Err(io::Error::other(
-            "the records changed while the bundle was being sealed",
-        ));
-    }
-    put(out, &post)?;
-    put(out, &cbor_head(2, signature.len() as u64))?;
-    put(out, &signature)?;
-    Ok(Sealed {
-        records: count,
-        bytes: written,
-        chain_head: chain,
+    Ok(Signed {
+        run_id: head.run.run_id.clone(),
+        count,
+        chain,
+        protected: encode(&Value::Bytes(prot_contents))?,
+        unprotected,
+        payload_head,
+        pre,
+        post,
+        signature,
     })
+}
+
+impl Signed {
+    /// The COSE signature bytes (what an RFC 3161 token's imprint is over).
+    pub fn signature(&self) -> &[u8] {
+        &self.signature
+    }
+
+    /// Pass 3 of [`seal_to`]: write the bundle, with `extra` text-labelled entries added
+    /// to the unprotected header (after the signer's public key; unsigned, as every
+    /// unprotected entry is), checking that the records are still the ones signed.
+    pub fn write<R: RecordSource + ?Sized, W: Write>(
+        &self,
+        records: &R,
+        extra: &[(String, Value)],
+        out: &mut W,
+    ) -> io::Result<Sealed> {
+        let mut unprotected = self.unprotected.clone();
+        for (label, value) in extra {
+            unprotected
+                .rest
+                .push((coset::Label::Text(label.clone()), value.clone()));
+        }
+        let unprot = encode(
+            &unprotected
+                .to_cbor_value()
+                .map_err(|e| io::Error::other(e.to_string()))?,
+        )?;
+        let mut written = 0u64;
+        let mut put = |out: &mut W, b: &[u8]| -> io::Result<()> {
+            written += b.len() as u64;
+            out.write_all(b)
+        };
+        put(out, &cbor_head(6, COSE_SIGN1_TAG))?;
+        put(out, &[0x84])?;
+        put(out, &self.protected)?;
+        put(out, &unprot)?;
+        put(out, &self.payload_head)?;
+        put(out, &self.pre)?;
+        let mut again = genesis(&self.run_id);
+        let mut n = 0u64;
+        records.each(&mut |r| {
+            n += 1;
+            again = Sha256::digest(r).into();
+            put(out, &cbor_head(2, r.len() as u64))?;
+            put(out, r)
+        })?;
+        if n != self.count || again != self.chain {
+            return Err(io::Error::other(
+                "the records changed while the bundle was being sealed",
+            ));
+        }
+        put(out, &self.post)?;
+        put(out, &cbor_head(2, self.signature.len() as u64))?;
+        put(out, &self.signature)?;
+        Ok(Sealed {
+            records: self.count,
+            bytes: written,
+            chain_head: self.chain,
+        })
+    }
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@
 //! **Streaming.** Records are appended to the journal file (`<bundle>.journal`, 0600) as
 //! they happen and are not kept in memory: the chain keeps its head and count only, and
 //! [`Journal::records`] reads the file back. Sealing streams the journal into the
-//! COSE_Sign1 ([`mcp_probe_schema::seal::seal_to`]) so memory does not grow with the
+//! COSE_Sign1 ([`mcp_probe_schema::seal::sign`]) so memory does not grow with the
 //! bundle. Past `--bundle-cap` bytes, HTTP bodies are stored as length and SHA-256 only
 //! and `run.bundle_capped_from` says from which record.
 //!
@@ -30,13 +30,14 @@ use std::io::{BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use ciborium::value::Value;
 use mcp_probe_schema::bundle::{encode_record, genesis, sha256, SecretKey};
 use mcp_probe_schema::model::{
     CollectorInfo, Evidence, HttpOutcome, Observation, Options, Record, Run, RunStatus, Session,
     Target, TokenFacts, FORMAT_ID,
 };
 use mcp_probe_schema::redact::Redactor;
-use mcp_probe_schema::seal::{cbor_head, seal_to, RecordSource};
+use mcp_probe_schema::seal::{cbor_head, sign, RecordSource};
 use serde::{Deserialize, Serialize};
 
 /// `--bundle-cap` default: 64 MiB.
@@ -602,9 +603,29 @@ impl Journal {
 
     /// Sign and write the bundle; idempotent (a second call returns the first path).
     pub fn seal(&mut self, status: RunStatus, key: &SecretKey) -> Result<PathBuf, WriteError> {
+        self.seal_with(status, key, &[])
+    }
+
+    /// As [`Journal::seal`], with `extra` entries in the COSE unprotected header (the
+    /// reason a `--tsa` timestamp was not requested).
+    pub fn seal_with(
+        &mut self,
+        status: RunStatus,
+        key: &SecretKey,
+        extra: &[(String, Value)],
+    ) -> Result<PathBuf, WriteError> {
         if let Some(p) = &self.sealed {
             return Ok(p.clone());
         }
+        let signed = self.sign(status, key)?;
+        self.write_signed(signed, extra)
+    }
+
+    /// The first half of sealing: scrub the payload head and sign it with the journal's
+    /// records; nothing is written and the journal stays open, so a timestamp over the
+    /// signature can be fetched (without holding the journal's lock) before
+    /// [`Journal::write_signed`]. Dropping the result leaves the journal as it was.
+    pub fn sign(&mut self, status: RunStatus, key: &SecretKey) -> Result<Signed, WriteError> {
         if let Some(e) = &self.broken {
             return Err(WriteError {
                 path: self.journal_path.clone(),
@@ -634,22 +655,76 @@ impl Journal {
             records: Vec::new(),
             chain_head: Vec::new(),
         };
-        let records = FileRecords {
-            path: self.journal_path.clone(),
-            limit: self.count,
-        };
-        seal_file(
-            &head,
-            &records,
-            &self.redactor.lock(),
-            key,
+        let head = scrub_head(&head, &self.redactor.lock(), &self.bundle_path)?;
+        let signed = sign(&head, &self.file_records(), key).map_err(werr(&self.bundle_path))?;
+        Ok(Signed {
+            signed,
+            status,
+            finished_at,
+            records: self.count,
+        })
+    }
+
+    /// The second half of sealing: write what [`Journal::sign`] signed, with `extra`
+    /// entries in the unprotected header (a timestamp token, or why there is none). Every
+    /// text entry passes the run's redactor first. Idempotent like [`Journal::seal`].
+    pub fn write_signed(
+        &mut self,
+        signed: Signed,
+        extra: &[(String, Value)],
+    ) -> Result<PathBuf, WriteError> {
+        if let Some(p) = &self.sealed {
+            return Ok(p.clone());
+        }
+        if signed.records != self.count {
+            return Err(WriteError {
+                path: self.bundle_path.clone(),
+                source: std::io::Error::other("records were added after the bundle was signed"),
+            });
+        }
+        let red = self.redactor.lock();
+        let extra: Vec<(String, Value)> = extra
+            .iter()
+            .map(|(k, v)| match v {
+                Value::Text(t) => (k.clone(), Value::Text(red.scrub_str(t))),
+                v => (k.clone(), v.clone()),
+            })
+            .collect();
+        drop(red);
+        write_file(
+            &signed.signed,
+            &self.file_records(),
+            &extra,
             &self.bundle_path,
         )?;
         self.file = None;
         let _ = std::fs::remove_file(&self.journal_path);
         self.sealed = Some(self.bundle_path.clone());
-        self.sealed_as = Some((status, finished_at));
+        self.sealed_as = Some((signed.status, signed.finished_at));
         Ok(self.bundle_path.clone())
+    }
+
+    fn file_records(&self) -> FileRecords {
+        FileRecords {
+            path: self.journal_path.clone(),
+            limit: self.count,
+        }
+    }
+}
+
+/// A journal's bundle, signed and not yet written ([`Journal::sign`]).
+#[derive(Debug)]
+pub struct Signed {
+    signed: mcp_probe_schema::seal::Signed,
+    status: RunStatus,
+    finished_at: i64,
+    records: u64,
+}
+
+impl Signed {
+    /// The COSE signature bytes.
+    pub fn signature(&self) -> &[u8] {
+        self.signed.signature()
     }
 }
 
@@ -681,15 +756,9 @@ fn observation_kind(o: &Observation) -> &'static str {
     }
 }
 
-/// Scrub the payload head with every secret known now, withhold whatever still leaks,
-/// and write the bundle through a temporary file.
-fn seal_file(
-    head: &Evidence,
-    records: &FileRecords,
-    red: &Redactor,
-    key: &SecretKey,
-    bundle_path: &Path,
-) -> Result<(), WriteError> {
+/// Scrub the payload head with every secret known now and withhold whatever still
+/// leaks; refuse to sign a head that still holds a credential.
+fn scrub_head(head: &Evidence, red: &Redactor, bundle_path: &Path) -> Result<Evidence, WriteError> {
     let mut head = red.scrub_serde(head);
     if red.leaks(&encode(&head)) {
         head = red.withhold_serde(&head, WITHHELD).unwrap_or(head);
@@ -708,10 +777,33 @@ fn seal_file(
             ),
         });
     }
+    Ok(head)
+}
+
+/// Scrub the payload head, sign it and write the bundle ([`write_file`]).
+fn seal_file(
+    head: &Evidence,
+    records: &FileRecords,
+    red: &Redactor,
+    key: &SecretKey,
+    bundle_path: &Path,
+) -> Result<(), WriteError> {
+    let head = scrub_head(head, red, bundle_path)?;
+    let signed = sign(&head, records, key).map_err(werr(bundle_path))?;
+    write_file(&signed, records, &[], bundle_path)
+}
+
+/// Write a signed bundle through a temporary file (synced, renamed).
+fn write_file(
+    signed: &mcp_probe_schema::seal::Signed,
+    records: &FileRecords,
+    extra: &[(String, Value)],
+    bundle_path: &Path,
+) -> Result<(), WriteError> {
     let tmp = bundle_path.with_extension("mcpev.tmp");
     let file = std::fs::File::create(&tmp).map_err(werr(&tmp))?;
     let mut out = std::io::BufWriter::new(file);
-    seal_to(&head, records, key, &mut out).map_err(werr(&tmp))?;
+    signed.write(records, extra, &mut out).map_err(werr(&tmp))?;
     let file = out.into_inner().map_err(|e| werr(&tmp)(e.into_error()))?;
     file.sync_all().map_err(werr(&tmp))?;
     std::fs::rename(&tmp, bundle_path).map_err(werr(bundle_path))?;

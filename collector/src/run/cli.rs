@@ -106,6 +106,14 @@ pub enum UsageError {
     /// The bearer token would travel in clear to a remote host.
     #[error("refusing to send the --token-env credential to {0} over plain http (only https or a loopback target)")]
     PlaintextToken(String),
+    /// `--tsa` is not a usable URL.
+    #[error("--tsa {url}: {reason}")]
+    Tsa {
+        /// The value as given.
+        url: String,
+        /// Why.
+        reason: String,
+    },
     /// Signing key problem.
     #[error(transparent)]
     Key(#[from] crate::keys::KeyError),

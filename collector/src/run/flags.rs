@@ -69,6 +69,14 @@ pub struct Flags {
     #[arg(long, value_name = "FILE")]
     pub ca_file: Option<PathBuf>,
 
+    /// RFC 3161 time-stamping authority (http or https URL): each bundle's COSE signature
+    /// is timestamped and the token stored in the bundle's unprotected header. A TSA that
+    /// fails is recorded in the bundle and warned about on stderr; the bundle is sealed
+    /// all the same and the exit code does not change. The request has the --timeout
+    /// deadline. Bundles sealed after a signal are not timestamped.
+    #[arg(long, value_name = "URL", conflicts_with = "recover")]
+    pub tsa: Option<String>,
+
     /// Per-request deadline in seconds, for the request as a whole (connect, TLS, head and
     /// body, event-stream keepalives included), not the gap between bytes.
     #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=600))]

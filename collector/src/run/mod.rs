@@ -67,8 +67,11 @@ struct Targets {
     slots: Vec<Slot>,
     /// The next target to start.
     next: usize,
-    /// The tasks of the targets in progress.
+    /// The tasks of the targets being probed (at most `--concurrency`).
     set: JoinSet<(usize, End)>,
+    /// The tasks sealing a target (with its `--tsa` request): they no longer count
+    /// against `--concurrency`, so the next target probes while one waits for its token.
+    sealing: JoinSet<(usize, Sealed)>,
 }
 
 impl Targets {
@@ -77,6 +80,7 @@ impl Targets {
             slots: (0..plan.targets.len()).map(|_| Slot::Waiting).collect(),
             next: 0,
             set: JoinSet::new(),
+            sealing: JoinSet::new(),
         }
     }
 }
@@ -243,23 +247,19 @@ async fn drive(
                 (i, end)
             });
         }
-        if run.set.is_empty() {
+        if run.set.is_empty() && run.sealing.is_empty() {
             break;
         }
         tokio::select! {
-            joined = run.set.join_next() => {
-                let Some(joined) = joined else { break };
+            Some(joined) = run.set.join_next(), if !run.set.is_empty() => {
                 match joined {
                     Ok((i, end)) => {
-                        outcome.done[i] = true;
-                        let t = &plan.targets[i];
                         let Slot::Running(j) = &run.slots[i] else { continue };
-                        match finish(t, j, end, plan, printer) {
-                            Sealed::Written { session: true } => {}
-                            Sealed::Written { session: false } => outcome.no_session.push(t.as_typed.clone()),
-                            Sealed::NotWritten => outcome.write_failed = true,
-                        }
-                        run.slots[i] = Slot::Done(Summary::of(j));
+                        let (t, j, plan, printer) =
+                            (plan.targets[i].clone(), j.clone(), plan.clone(), printer.clone());
+                        run.sealing.spawn(async move {
+                            (i, finish(&t, &j, end, &plan, &printer).await)
+                        });
                     }
                     Err(e) => {
                         // A leg panicked inside the collector: seal what exists as
@@ -269,9 +269,29 @@ async fn drive(
                     }
                 }
             }
+            Some(joined) = run.sealing.join_next(), if !run.sealing.is_empty() => {
+                match joined {
+                    Ok((i, sealed)) => {
+                        outcome.done[i] = true;
+                        let t = &plan.targets[i];
+                        match sealed {
+                            Sealed::Written { session: true } => {}
+                            Sealed::Written { session: false } => outcome.no_session.push(t.as_typed.clone()),
+                            Sealed::NotWritten => outcome.write_failed = true,
+                        }
+                        if let Slot::Running(j) = &run.slots[i] {
+                            run.slots[i] = Slot::Done(Summary::of(j));
+                        }
+                    }
+                    Err(e) => printer.error(&format!("internal error while sealing: {e}")),
+                }
+            }
             sig = signals.next() => {
                 outcome.stopped_by = Some(sig);
                 run.set.abort_all();
+                // A target waiting for its --tsa timestamp is sealed as interrupted
+                // by seal_unfinished, without one.
+                run.sealing.abort_all();
                 break;
             }
         }
@@ -341,7 +361,15 @@ fn seal_unfinished(run: &mut Targets, outcome: &Outcome, plan: &Plan, printer: &
                 None
             } else {
                 g.set_failure(reason.clone());
-                Some(g.seal(RunStatus::Interrupted, &plan.key))
+                // No timestamp after a signal: the operator asked to stop, and a TSA that
+                // does not answer would hold the exit for up to --timeout. The bundle says so.
+                let extra = match &plan.tsa {
+                    Some(_) => crate::transport::tsa::error_entry(&format!(
+                        "not requested: {reason}; the bundle was sealed without waiting for the TSA"
+                    )),
+                    None => Vec::new(),
+                };
+                Some(g.seal_with(RunStatus::Interrupted, &plan.key, &extra))
             }
         };
         run.slots[i] = Slot::Done(Summary::of(&j));

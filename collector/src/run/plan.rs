@@ -38,6 +38,8 @@ pub struct Plan {
     pub(super) baseline: Option<PathBuf>,
     /// `--manifest FILE`.
     pub(super) manifest: Option<PathBuf>,
+    /// `--tsa URL`: the time-stamping authority every sealed bundle is sent to.
+    pub(super) tsa: Option<Arc<crate::transport::tsa::Tsa>>,
 }
 
 /// The shard a target falls in among `n`: the first 8 bytes of SHA-256 of the target as
@@ -164,9 +166,25 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
         }
     };
 
+    let tsa_url = match &flags.tsa {
+        Some(u) => Some(
+            crate::transport::tsa::parse_url(u).map_err(|reason| UsageError::Tsa {
+                url: u.clone(),
+                reason,
+            })?,
+        ),
+        None => None,
+    };
     let ca_path = flags.ca_file.as_ref().map(|p| p.display().to_string());
     let trust =
         crate::transport::tls::Trust::load(ca_path.as_deref().map(|p| (p, ca_certs.as_slice())))?;
+    let tsa = tsa_url.map(|u| {
+        Arc::new(crate::transport::tsa::Tsa::new(
+            u,
+            trust.clone(),
+            Duration::from_secs(flags.timeout),
+        ))
+    });
     let options = Options {
         timeout_ms: flags.timeout * 1000,
         body_cap: flags.body_cap,
@@ -206,6 +224,7 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
         no_browser: flags.no_browser,
         reauth: flags.reauth,
         baseline: flags.baseline.clone(),
+        tsa,
     })
 }
 

@@ -1,5 +1,13 @@
 //! Sealing one target: the run status and failure note from how its steps ended, the
-//! bundle path on stdout, and the `--info` block.
+//! `--tsa` timestamp over the signature, the bundle path on stdout, and the `--info`
+//! block.
+//!
+//! With `--tsa`, the bundle is signed first (under the journal's lock), the TSA is asked
+//! for a token over the signature without the lock (other targets keep running; the
+//! target's `--concurrency` permit is already released), and the bundle is written with
+//! the token, or the reason there is none, in its unprotected header. A TSA failure is a
+//! warning: the bundle is sealed and valid, and the exit code is the one it would be
+//! without `--tsa`.
 
 use mcp_probe_schema::model::RunStatus;
 
@@ -23,9 +31,75 @@ pub(super) enum Sealed {
 }
 
 /// Seal one finished target and print its path (and `--info` block).
-pub(super) fn finish(t: &Target, j: &Shared, end: End, plan: &Plan, printer: &Printer) -> Sealed {
+pub(super) async fn finish(
+    t: &Target,
+    j: &Shared,
+    end: End,
+    plan: &Plan,
+    printer: &Printer,
+) -> Sealed {
+    let (status, session, info) = conclude(t, j, &end, plan, printer);
+    let written = match &plan.tsa {
+        None => lock(j).seal(status, &plan.key),
+        Some(tsa) => {
+            let signed = lock(j).sign(status, &plan.key);
+            match signed {
+                Err(e) => Err(e),
+                Ok(signed) => {
+                    let extra = match tsa.entries(signed.signature()).await {
+                        Ok(entries) => {
+                            printer.progress(&format!(
+                                "{}: timestamped by {}",
+                                t.as_typed,
+                                tsa.url()
+                            ));
+                            entries
+                        }
+                        Err(why) => {
+                            printer.warn(&format!(
+                                "{}: no timestamp (the bundle is sealed without one): {why}",
+                                t.as_typed
+                            ));
+                            crate::transport::tsa::error_entry(&why)
+                        }
+                    };
+                    lock(j).write_signed(signed, &extra)
+                }
+            }
+        }
+    };
+    match written {
+        Ok(p) => {
+            printer.progress(&format!(
+                "{}: sealed {} ({})",
+                t.as_typed,
+                p.display(),
+                status.as_str()
+            ));
+            printer.out(&p.display().to_string());
+            if let Some(block) = info {
+                printer.out(&block);
+            }
+            Sealed::Written { session }
+        }
+        Err(e) => {
+            printer.error(&format!("{}: {e}", t.as_typed));
+            Sealed::NotWritten
+        }
+    }
+}
+
+/// How the target ended: its run status, whether an MCP session was established, and
+/// the `--info` block; the failure note is set on the journal and printed.
+fn conclude(
+    t: &Target,
+    j: &Shared,
+    end: &End,
+    plan: &Plan,
+    printer: &Printer,
+) -> (RunStatus, bool, Option<String>) {
     let mut g = lock(j);
-    let (status, session) = match &end {
+    let (status, session) = match end {
         End::Finished(Ending::Complete) => (RunStatus::Complete, true),
         End::Finished(Ending::AuthRequired) => {
             if g.failure().is_none() {
@@ -61,25 +135,7 @@ pub(super) fn finish(t: &Target, j: &Shared, end: End, plan: &Plan, printer: &Pr
         ));
     }
     let info = plan.info.then(|| info_block(&g));
-    match g.seal(status, &plan.key) {
-        Ok(p) => {
-            printer.progress(&format!(
-                "{}: sealed {} ({})",
-                t.as_typed,
-                p.display(),
-                status.as_str()
-            ));
-            printer.out(&p.display().to_string());
-            if let Some(block) = info {
-                printer.out(&block);
-            }
-            Sealed::Written { session }
-        }
-        Err(e) => {
-            printer.error(&format!("{}: {e}", t.as_typed));
-            Sealed::NotWritten
-        }
-    }
+    (status, session, info)
 }
 
 /// The `--info` lines of a target (indented under its bundle path).

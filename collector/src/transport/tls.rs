@@ -20,6 +20,7 @@ use rustls::sign::CertifiedKey;
 use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme};
 
 /// Trust stores loaded once per process.
+#[derive(Clone)]
 pub struct Trust {
     provider: Arc<CryptoProvider>,
     stores: Vec<(String, Arc<WebPkiServerVerifier>)>,
