@@ -342,6 +342,8 @@ pub struct GradeOptions {
     pub level: Option<u8>,
     /// `--trust` key files; they pin the signers of graded bundles and baselines alike.
     pub trust: Vec<PathBuf>,
+    /// `--tsa-cert` files: trust anchors for the bundles' RFC 3161 timestamps.
+    pub tsa_certs: Vec<PathBuf>,
     /// Baseline source.
     pub baseline: BaselineChoice,
     /// The state directory holding `baselines/` (see [`baseline::state_dir`]).
@@ -521,12 +523,15 @@ fn verify_one<T>(
 
 /// The grade pass's read of an input: the same file, the same bytes as verified, or an
 /// error (nothing is graded from a file that changed after the verify pass).
-fn reopen(i: &Input, trust: &[PublicKey]) -> Result<Evidence, GradeError> {
+fn reopen(
+    i: &Input,
+    trust: &[PublicKey],
+) -> Result<(Evidence, mcp_probe_schema::tsp::Stamp), GradeError> {
     let changed = || GradeError::Changed {
         path: line(&i.shown()),
     };
     match read_verified(&i.path, trust)? {
-        Ok(v) if v.digest == i.digest => Ok(for_grading(i.shown(), v.verified)),
+        Ok(v) if v.digest == i.digest => Ok((for_grading(i.shown(), v.verified), v.stamp)),
         _ => Err(changed()),
     }
 }
@@ -623,6 +628,7 @@ pub fn grade(
     err: &mut Diag<'_>,
 ) -> Result<ExitStatus, GradeError> {
     let trust = load_trust(&opts.trust)?;
+    let tsa = crate::timestamp::TsaTrust::load(&opts.tsa_certs).map_err(Error::from)?;
     if opts.baseline == BaselineChoice::Update && opts.state_dir.is_none() {
         return Err(GradeError::NoStateDir);
     }
@@ -702,10 +708,11 @@ pub fn grade(
             policy: applied.as_ref(),
             ..cx
         };
-        let ev = reopen(i, &trust)?;
+        let (ev, stamp) = reopen(i, &trust)?;
         let mut results = crate::grade::grade(&ev, &cx, opts.level);
         crate::grade::compact(&mut results);
         let mut server = Server::new(&ev, info);
+        server.timestamp = TimestampState::from_stamp(stamp, &tsa);
         if opts.format == crate::report::Format::Html {
             server.excerpts = crate::report::html::excerpts(&ev, &results);
         }

@@ -103,6 +103,10 @@ pub(crate) struct GradeArgs {
     pub(crate) fail_on: FailOn,
     #[command(flatten)]
     pub(crate) trust: Trust,
+    /// Trust anchor(s) for the bundles' RFC 3161 timestamp tokens (PEM certificate file,
+    /// repeatable): the report shows each bundle's TSA and time, or why not.
+    #[arg(long = "tsa-cert", value_name = "FILE")]
+    pub(crate) tsa_cert: Vec<PathBuf>,
     /// Print no warnings or notes on stderr (errors are still printed).
     #[arg(short, long)]
     pub(crate) quiet: bool,

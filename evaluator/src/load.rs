@@ -82,6 +82,9 @@ pub struct VerifiedFile {
     /// SHA-256 of the file's bytes as verified: a later read of the same path is the same
     /// bundle only if it hashes the same.
     pub digest: [u8; 32],
+    /// The RFC 3161 timestamp entries of its unprotected header (not yet verified:
+    /// [`crate::timestamp::TimestampState::from_stamp`]).
+    pub stamp: mcp_probe_schema::tsp::Stamp,
 }
 
 /// Read the bundle at `path` and verify it against `trust` (as `open` does, but without
@@ -94,7 +97,13 @@ pub fn read_verified(
 ) -> Result<Result<VerifiedFile, VerifyError>, Error> {
     let bytes = read_bundle(path)?;
     let digest = sha256(&bytes);
-    Ok(open_decoded(&bytes, trust).map(|verified| VerifiedFile { verified, digest }))
+    Ok(open_decoded(&bytes, trust).map(|verified| VerifiedFile {
+        verified,
+        digest,
+        stamp: mcp_probe_schema::tsp::stamp_of(&bytes).unwrap_or(
+            mcp_probe_schema::tsp::Stamp::Malformed("the unprotected header could not be read"),
+        ),
+    }))
 }
 
 /// Wrap a verified bundle for grading, without its encoded records: every check reads

@@ -30,6 +30,7 @@ fn grade_options(a: GradeArgs) -> GradeOptions {
         output: a.output,
         level: a.level,
         trust: a.trust.keys,
+        tsa_certs: a.tsa_cert,
         baseline: match (a.baseline, a.update_baseline) {
             (Some(f), _) => BaselineChoice::File(f),
             (None, true) => BaselineChoice::Update,

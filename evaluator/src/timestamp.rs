@@ -160,12 +160,18 @@ impl TimestampState {
     pub fn of(bundle: &[u8], trust: &TsaTrust) -> TimestampState {
         match mcp_probe_schema::tsp::stamp_of(bundle) {
             Err(e) => TimestampState::Invalid(StampFailure::new(Step::Decode, e.to_string())),
-            Ok(Stamp::Absent) => TimestampState::None,
-            Ok(Stamp::Failed(why)) => TimestampState::NotObtained(why),
-            Ok(Stamp::Malformed(why)) => {
-                TimestampState::Invalid(StampFailure::new(Step::Decode, why))
-            }
-            Ok(Stamp::Token { token, signature }) => match verify(&token, &signature, trust) {
+            Ok(stamp) => TimestampState::from_stamp(stamp, trust),
+        }
+    }
+
+    /// The state of a bundle's timestamp entries (read by
+    /// [`mcp_probe_schema::tsp::stamp_of`]) against `trust`.
+    pub fn from_stamp(stamp: Stamp, trust: &TsaTrust) -> TimestampState {
+        match stamp {
+            Stamp::Absent => TimestampState::None,
+            Stamp::Failed(why) => TimestampState::NotObtained(why),
+            Stamp::Malformed(why) => TimestampState::Invalid(StampFailure::new(Step::Decode, why)),
+            Stamp::Token { token, signature } => match verify(&token, &signature, trust) {
                 Ok(t) => TimestampState::Valid(t),
                 Err(f) => TimestampState::Invalid(f),
             },

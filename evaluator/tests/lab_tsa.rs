@@ -221,6 +221,48 @@ fn a_timestamped_bundle_verifies_with_its_tsa_and_fails_with_another() {
         assert!(bad.stdout.contains("timestamp chain: "), "{bad:?}");
     }
 
+    // Reports name the TSA and its time: the text summary and the JSON report (graded
+    // with the TSA's CA), and say why not without it.
+    let text = mcp_grade(
+        dir.path(),
+        None,
+        [
+            "--tsa-cert".as_ref(),
+            pki.join("ca.pem").as_os_str(),
+            bundle.as_os_str(),
+        ],
+    );
+    // (the summary wraps to 80 columns: compare with the whitespace folded)
+    let folded = text.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        folded.contains("timestamp by CN=lab TSA (rsa),O=mcp-probe lab at "),
+        "{text:?}"
+    );
+    let report = mcp_grade(
+        dir.path(),
+        None,
+        [
+            "--format".as_ref(),
+            "json".as_ref(),
+            "--tsa-cert".as_ref(),
+            pki.join("ca.pem").as_os_str(),
+            bundle.as_os_str(),
+        ],
+    );
+    let r: serde_json::Value = serde_json::from_str(&report.stdout).expect("json report");
+    let ts = &r["servers"][0]["timestamp"];
+    assert_eq!(ts["state"], "valid", "{ts}");
+    assert_eq!(ts["tsa"], "CN=lab TSA (rsa),O=mcp-probe lab");
+    assert!(ts["gen_time"].as_str().is_some_and(|t| t.ends_with('Z')));
+    let untrusted = mcp_grade(
+        dir.path(),
+        None,
+        ["--format".as_ref(), "json".as_ref(), bundle.as_os_str()],
+    );
+    let r: serde_json::Value = serde_json::from_str(&untrusted.stdout).expect("json report");
+    assert_eq!(r["servers"][0]["timestamp"]["state"], "invalid");
+    assert_eq!(r["servers"][0]["timestamp"]["step"], "chain");
+
     // openssl agrees, on the token as stored: OK with the TSA's CA, not with another.
     assert!(openssl_verifies(
         dir.path(),

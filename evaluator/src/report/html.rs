@@ -321,7 +321,10 @@ fn matrix(s: &mut String, r: &Report) {
         let _ = write!(
             s,
             "<tr data-row-server=\"{i}\"><th class=\"server\" title=\"{}\">[{}] {} [{}]</th>",
-            esc(&srv.bundle),
+            esc(&match srv.provenance() {
+                Some(p) => format!("{} ({p})", srv.bundle),
+                None => srv.bundle.clone(),
+            }),
             i + 1,
             esc(&srv.endpoint),
             esc(srv.revision_label())

@@ -137,6 +137,8 @@ struct ServerJ<'a> {
     other_eras_probed: &'a [String],
     /// `streamable-http`, `http+sse` or `stdio`.
     transport: &'static str,
+    /// The bundle's RFC 3161 timestamp (as in `mcp-grade verify --json`).
+    timestamp: crate::commands::TimestampJson,
     server_info: &'a Option<Value>,
     auth_required: Option<bool>,
     authenticated: Option<bool>,
@@ -275,6 +277,7 @@ fn server(index: usize, s: &Server) -> ServerJ<'_> {
         negotiated_revision: &s.revision,
         other_eras_probed: &s.other_eras,
         transport: s.transport,
+        timestamp: crate::commands::TimestampJson::of(&s.timestamp),
         server_info: &s.server_info,
         auth_required: s.auth_required,
         authenticated: s.authenticated,

@@ -87,6 +87,10 @@ pub fn render(r: &Report) -> String {
         } else {
             format!(" (also {})", srv.other_eras.join(", "))
         };
+        let eras = match srv.provenance() {
+            Some(p) => format!("{eras}; {p}"),
+            None => eras,
+        };
         let name = match (srv.revision.as_ref(), srv.server_name()) {
             (None, _) => format!(
                 "no MCP session: {}",

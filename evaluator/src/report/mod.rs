@@ -182,6 +182,9 @@ pub struct Server {
     pub other_eras: Vec<String>,
     /// The transport the collector spoke: `streamable-http`, `http+sse` or `stdio`.
     pub transport: &'static str,
+    /// The bundle's RFC 3161 timestamp, checked against `--tsa-cert` (or the public
+    /// roots); [`TimestampState::None`] when the bundle has none.
+    pub timestamp: crate::timestamp::TimestampState,
     /// `serverInfo` as the server reported it (self-reported).
     pub server_info: Option<Value>,
     /// Whether the endpoint answered 401 without credentials (`None`: no endpoint).
@@ -210,6 +213,20 @@ pub struct Server {
 }
 
 impl Server {
+    /// How the evidence was taken, when it is not the plain case: the transport when it
+    /// is not Streamable HTTP, and the timestamp when the bundle has one (or a failed one).
+    /// `None` for a Streamable HTTP bundle without a timestamp.
+    pub fn provenance(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if self.transport != "streamable-http" {
+            parts.push(format!("over {}", self.transport));
+        }
+        if self.timestamp != crate::timestamp::TimestampState::None {
+            parts.push(self.timestamp.line());
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+
     /// Describe the server of `ev`.
     pub fn new(ev: &Evidence, baseline: Option<BaselineInfo>) -> Server {
         let p = &ev.payload;
@@ -222,6 +239,7 @@ impl Server {
                 .map(|s| s.other_eras.iter().map(|o| o.revision.clone()).collect())
                 .unwrap_or_default(),
             transport: p.target.transport.label(),
+            timestamp: crate::timestamp::TimestampState::None,
             server_info: ev.session().and_then(|s| s.server_info.clone()),
             auth_required: ev.session().map(|s| s.auth_required),
             authenticated: ev.session().map(|s| s.authenticated),

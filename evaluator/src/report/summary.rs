@@ -177,10 +177,9 @@ fn servers(s: &mut String, r: &Report, width: usize) {
         } else {
             format!(" (also {})", srv.other_eras.join(", "))
         };
-        let eras = if srv.transport == "streamable-http" {
-            eras
-        } else {
-            format!("{eras} over {}", srv.transport)
+        let eras = match srv.provenance() {
+            Some(p) => format!("{eras}; {p}"),
+            None => eras,
         };
         let mut text = format!(
             "{} [{}{eras}] {}; run {}",

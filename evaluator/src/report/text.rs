@@ -173,6 +173,7 @@ fn server(s: &mut String, srv: &Server) {
         w(s, "target", &line(&srv.target));
     }
     w(s, "transport", srv.transport);
+    w(s, "timestamp", &line(&srv.timestamp.line()));
     if !srv.other_eras.is_empty() {
         w(
             s,
