@@ -443,6 +443,37 @@ fn bad_connectivity_input_is_one_line_and_exit_2() {
         assert!(!run.stderr.contains("abcdefgh"), "{}", run.stderr);
         assert!(run.stdout.is_empty());
     }
+    // A credential would cross the proxy in clear to a plain-http (even loopback) target.
+    let run = collect(
+        &[
+            "http://127.0.0.1:9/mcp",
+            "--proxy",
+            "http://127.0.0.1:1",
+            "--token-env",
+            "NET_TEST_TOKEN",
+        ],
+        &[("NET_TEST_TOKEN", "abcdefgh-token-value")],
+    );
+    assert_eq!(run.code, 2, "{}", run.describe());
+    assert!(
+        run.stderr.contains("over plain http through the proxy"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("abcdefgh-token-value"));
+    let run = collect(
+        &[
+            "http://127.0.0.1:9/mcp",
+            "--proxy",
+            "http://127.0.0.1:1",
+            "--header",
+            "X-Api-Key: abcdefgh-key-value",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 2, "{}", run.describe());
+    assert!(run.stderr.contains("--header X-Api-Key"), "{}", run.stderr);
+    assert!(!run.stderr.contains("abcdefgh-key-value"));
     // A readable certificate with a missing key file names the key file.
     if let Some(c) = lab("LAB_MTLS_CLIENT_CERT") {
         let run = collect(

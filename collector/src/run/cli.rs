@@ -106,6 +106,17 @@ pub enum UsageError {
     /// The bearer token would travel in clear to a remote host.
     #[error("refusing to send the --token-env credential to {0} over plain http (only https or a loopback target)")]
     PlaintextToken(String),
+    /// A credential (the `--token-env` token or a sensitive `--header`) would cross a
+    /// proxy in clear: a plain-http target (loopback or not) reached through a proxy.
+    #[error("refusing to send {what} to {target} over plain http through the proxy {proxy} (use https, or NO_PROXY for the target)")]
+    ProxiedPlaintextCredential {
+        /// Which credential.
+        what: String,
+        /// The target as typed.
+        target: String,
+        /// The proxy (without its credentials).
+        proxy: String,
+    },
     /// `--tsa` is not a usable URL.
     #[error("--tsa {url}: {reason}")]
     Tsa {

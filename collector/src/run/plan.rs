@@ -116,6 +116,31 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
     let net = super::net::plan(flags, &targets, printer.redactor(), |k| {
         std::env::var(k).ok()
     })?;
+    // A loopback plain-http target may carry a credential only while the bytes stay on
+    // this host: through a proxy they do not.
+    let sensitive = net
+        .net
+        .headers
+        .iter()
+        .find(|h| super::net::is_sensitive(&h.name));
+    let what = match (&token, sensitive) {
+        (Some(_), _) => Some("the --token-env credential".to_string()),
+        (None, Some(h)) => Some(format!("the --header {}", h.name)),
+        (None, None) => None,
+    };
+    if let Some(what) = what {
+        if let Some((t, p)) = targets
+            .iter()
+            .filter(|t| t.base_url.scheme() == "http")
+            .find_map(|t| net.net.proxies.for_url(&t.base_url).map(|p| (t, p)))
+        {
+            return Err(UsageError::ProxiedPlaintextCredential {
+                what,
+                target: t.as_typed.clone(),
+                proxy: p.display(),
+            });
+        }
+    }
 
     let (inputs, warnings) = super::inputs::load(flags.inputs.as_deref(), &targets)?;
     warnings.iter().for_each(|w| printer.warn(w));
