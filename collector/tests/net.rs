@@ -276,6 +276,19 @@ fn collects_through_tinyproxy_and_records_the_proxy() {
     let report: serde_json::Value = serde_json::from_slice(&grade.stdout).unwrap();
     assert!(report.get("servers").is_some());
     assert!(!String::from_utf8_lossy(&grade.stdout).contains(API_KEY));
+    // `show --json` carries the recorded connectivity: the proxy, and the sensitive
+    // header as a fingerprint only.
+    let show = Command::new(grader())
+        .args(["show", "--json"])
+        .arg(run.bundle())
+        .output()
+        .unwrap();
+    assert_eq!(show.status.code(), Some(0), "{show:?}");
+    let shown: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
+    let conn = &shown["run"]["options"]["connectivity"];
+    assert!(conn["proxy"].is_object(), "{conn}");
+    assert!(conn["headers"].is_array(), "{conn}");
+    assert!(!String::from_utf8_lossy(&show.stdout).contains(API_KEY));
 }
 
 #[test]

@@ -114,6 +114,9 @@ struct OptionsJ {
     info_only: bool,
     token_env: Option<String>,
     ca_file: Option<CaFileJ>,
+    /// `--header`, the proxies and the client certificate in force (as recorded: sensitive
+    /// header values and proxy credentials are fingerprints); null when none was used.
+    connectivity: Option<Value>,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -389,6 +392,10 @@ fn run(r: &Run) -> RunJ {
                 sha256: c.sha256.clone(),
                 certificates: c.certificates.iter().map(|d| cert(d)).collect(),
             }),
+            connectivity: o
+                .connectivity
+                .as_ref()
+                .and_then(|c| serde_json::to_value(c).ok()),
         },
         inputs: r.inputs.clone(),
     }
