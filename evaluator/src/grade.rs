@@ -35,6 +35,9 @@ pub fn grade(ev: &Evidence, cx: &Context<'_>, level: Option<u8>) -> Vec<CheckRes
         .map(|entry| CheckResult {
             entry,
             outcome: entry.grader.map(|c| {
+                if let Some(na) = crate::checks::common::stdio::not_on_stdio(entry.id, ev) {
+                    return na;
+                }
                 let first = run(c, ev, cx);
                 if others.is_empty() || !PER_ERA_CHECKS.contains(&entry.id) {
                     return first;

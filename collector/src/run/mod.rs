@@ -22,6 +22,7 @@ pub mod notice;
 pub mod plan;
 pub mod seal;
 pub mod signals;
+pub mod stdio;
 pub mod steps;
 pub mod target;
 
@@ -126,7 +127,11 @@ fn open_journals(plan: &Plan, printer: &Printer) -> (Vec<(Target, Shared)>, bool
             candidates: t.candidates.iter().map(|u| u.to_string()).collect(),
             endpoint: None,
             addresses: Vec::new(),
-            transport: Default::default(),
+            transport: if t.is_stdio() {
+                mcp_probe_schema::model::Transport::Stdio
+            } else {
+                Default::default()
+            },
         };
         match Journal::create(&plan.out, &t.slug(), record, plan.options.clone(), redactor) {
             Ok(mut j) => {

@@ -4,6 +4,8 @@
 //!   deadlines, pinned connections).
 //! * [`tls`]: trust stores and the TLS facts recorded for each handshake.
 //! * [`legacy_tls`]: hand-built TLS 1.0/1.1 ClientHellos (rustls speaks neither).
+//! * [`stdio`]: a local server launched as a child process, JSON-RPC over its stdin
+//!   and stdout.
 //! * [`error`]: how an I/O error becomes a recorded transport error.
 //!
 //! Nothing here knows about MCP, OAuth or the run.
@@ -11,4 +13,5 @@
 pub mod error;
 pub mod http;
 pub mod legacy_tls;
+pub mod stdio;
 pub mod tls;
