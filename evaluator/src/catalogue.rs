@@ -224,9 +224,9 @@ pub const CATALOGUE: [Entry; 36] = [
         C3_1_1,
         L1,
         Automated,
-        ReportedOnly,
+        InPart,
         "stdio server credentials from environment / OS store",
-        Some(&checks::s3::C3_1_1),
+        Some(&checks::s3::c3_1_1::C3_1_1),
     ),
     e(
         C3_1_2,
@@ -352,9 +352,9 @@ pub const CATALOGUE: [Entry; 36] = [
         C5_3_1,
         L1,
         Automated,
-        ReportedOnly,
+        Wire,
         "logs separated from protocol stream in stdio mode",
-        Some(&checks::s5::C5_3_1),
+        Some(&checks::s5::c5_3_1::C5_3_1),
     ),
     e(
         C5_4_1,

@@ -126,7 +126,7 @@ pub struct Flags {
     /// Launch a local MCP server (the command after `--`) and speak JSON-RPC over its
     /// stdin and stdout. The server gets a clean environment: the `--env` variables, plus
     /// PATH, HOME, LANG and TMPDIR from this process when set.
-    #[arg(long, conflicts_with_all = ["targets", "servers_file", "recover", "shard"], requires = "command")]
+    #[arg(long, conflicts_with_all = ["targets", "servers_file", "recover", "shard"])]
     pub stdio: bool,
 
     /// An environment variable for the `--stdio` server (repeatable). Only its name is

@@ -238,9 +238,21 @@ pub(super) async fn collect_stdio(
             let ending = probe.inventory().await;
             stage.set("the probe legs");
             probe_legs(&mut probe, plan.info).await;
+            stage.set("the tool calls");
+            tool_calls(&mut probe, plan).await;
             ending
         }
-        Err(why) => Ending::NoEndpoint(why),
+        Err(why) => Ending::NoEndpoint(match child.exit_within(Duration::from_millis(200)) {
+            Some(e) => format!(
+                "the server exited ({}) before a session was established: {why}",
+                match (e.code, e.signal) {
+                    (Some(c), _) => format!("exit code {c}"),
+                    (_, Some(s)) => format!("signal {s}"),
+                    _ => "status unknown".into(),
+                }
+            ),
+            None => why,
+        }),
     };
     finished.store(true, Ordering::SeqCst);
     ending
@@ -267,6 +279,21 @@ async fn probe_legs(p: &mut Probe<'_>, info_only: bool) {
     for f in STDIO_FAMILIES {
         f.send(p).await;
     }
+}
+
+/// The tool calls of 1.3 and 7.2.2: without the operator's consent they are skipped
+/// with the reason as on HTTP; with it they are not sent in this build (7.2.2 watches an
+/// HTTP notification stream), and the skip says so.
+async fn tool_calls(p: &mut Probe<'_>, plan: &Plan) {
+    let inputs = p.inputs.clone();
+    if !plan.info && crate::legs::c1_3_7_2_2_tools::consent(inputs.as_ref()).is_ok() {
+        lock(&p.journal).skip(
+            &vocab::family::TOOL_CALLS,
+            "not sent: stdio (the consented tool calls of 1.3 and 7.2.2 are sent on HTTP only in this build)",
+        );
+        return;
+    }
+    p.tool_calls(plan.baseline.as_deref(), plan.info).await;
 }
 
 /// Revision detection over stdio (module docs). `Err` says why no session was

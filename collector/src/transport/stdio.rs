@@ -453,7 +453,14 @@ impl StdioChild {
         else {
             return (None, "not started".into());
         };
-        let already = matches!(child.try_wait(), Ok(Some(_)));
+        // Ended on its own: exited already, or closed its stdout before the collector
+        // closed its stdin (it is on its way out).
+        let stdout_closed = self
+            .stdout
+            .try_lock()
+            .map(|g| g.1.is_some())
+            .unwrap_or(false);
+        let already = matches!(child.try_wait(), Ok(Some(_))) || stdout_closed;
         // Closing stdin is the polite way to end a stdio server.
         self.stdin
             .lock()
@@ -461,14 +468,14 @@ impl StdioChild {
             .take();
         let mut ended_by = "exited";
         let mut status = if already {
-            child.try_wait().ok().flatten()
+            wait_for(&mut child, Duration::from_millis(200))
         } else {
             None
         };
         if status.is_none() {
             if let Stop::Polite(grace) = how {
                 status = wait_for(&mut child, grace);
-                ended_by = "stdin-closed";
+                ended_by = if already { "exited" } else { "stdin-closed" };
             }
         }
         if status.is_none() {
@@ -489,6 +496,13 @@ impl StdioChild {
         let out = (exit, ended_by.to_string());
         *done = Some(out.clone());
         out
+    }
+
+    /// The exit status once the process ended, waiting at most `wait` for it.
+    pub fn exit_within(&self, wait: Duration) -> Option<ProcessExit> {
+        let mut g = self.child.lock().unwrap_or_else(|p| p.into_inner());
+        let child = g.as_mut()?;
+        wait_for(child, wait).map(|s| exit_of(&s))
     }
 
     /// The stored stderr and the bytes it carried.

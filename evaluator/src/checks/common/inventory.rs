@@ -128,7 +128,16 @@ impl Read {
             read.seqs.push(r.seq);
             let failure = match &r.observation {
                 Observation::Skipped { reason } => NoPage::Skipped(reason.clone()),
-                Observation::Http(x) => match &x.outcome {
+                // A stdio exchange is read as an exchange too (`Evidence::exchange_of`).
+                Observation::Http(_) | Observation::Stdio(_) => {
+                    let Some(xc) = ev.exchange_of(r) else { continue };
+                    let x = xc.http;
+                    let shown = match (&x.outcome, xc.is_stdio()) {
+                        (_, true) => "stdio".to_string(),
+                        (HttpOutcome::Response(resp), false) => format!("HTTP {}", resp.status),
+                        (HttpOutcome::Error(_), false) => String::new(),
+                    };
+                    match &x.outcome {
                     HttpOutcome::Error(e) => NoPage::Transport(e.to_string()),
                     HttpOutcome::Response(resp) => {
                         // A page whose body did not end whole, or that the bundle bound
@@ -149,13 +158,13 @@ impl Read {
                                         read.page(result);
                                         continue;
                                     }
-                                    None => NoPage::Refused(refusal(resp.status, m.get("error"))),
+                                    None => NoPage::Refused(refusal(&shown, m.get("error"))),
                                 },
                                 None => NoPage::Unparsable(unparsable(resp, &id, msgs.is_empty())),
                             }
                         }
                     }
-                },
+                }},
                 _ => continue,
             };
             read.complete = false;
@@ -330,7 +339,7 @@ impl Read {
 }
 
 /// A JSON-RPC error answer, quoted.
-fn refusal(status: u16, error: Option<&Value>) -> String {
+fn refusal(shown: &str, error: Option<&Value>) -> String {
     let code = error
         .and_then(|e| e.get("code"))
         .map(show)
@@ -340,7 +349,7 @@ fn refusal(status: u16, error: Option<&Value>) -> String {
         .and_then(Value::as_str)
         .map(|m| format!(" {}", show(&Value::String(m.to_string()))))
         .unwrap_or_default();
-    format!("HTTP {status}, JSON-RPC error {code}{message}")
+    format!("{shown}, JSON-RPC error {code}{message}")
 }
 
 /// A response that carries no JSON-RPC answer to the request, described.
