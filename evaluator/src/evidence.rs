@@ -232,10 +232,12 @@ impl<'a> Exchange<'a> {
             return self.response().map(|_| "stdio".to_string());
         }
         let r = self.response()?;
-        Some(match self.header(mcp_probe_schema::vocab::header::CONTENT_TYPE) {
-            Some(ct) => format!("HTTP {} ({})", r.status, crate::fmt::line(&ct)),
-            None => format!("HTTP {} (no Content-Type)", r.status),
-        })
+        Some(
+            match self.header(mcp_probe_schema::vocab::header::CONTENT_TYPE) {
+                Some(ct) => format!("HTTP {} ({})", r.status, crate::fmt::line(&ct)),
+                None => format!("HTTP {} (no Content-Type)", r.status),
+            },
+        )
     }
 }
 

@@ -349,7 +349,12 @@ fn stdio(out: &mut dyn Write, x: &StdioExchange) -> io::Result<()> {
         )?;
     }
     if let Some(e) = &x.error {
-        writeln!(out, "  -> transport error {}: {}", e.kind.as_str(), line(&e.message))?;
+        writeln!(
+            out,
+            "  -> transport error {}: {}",
+            e.kind.as_str(),
+            line(&e.message)
+        )?;
     }
     Ok(())
 }
@@ -363,7 +368,10 @@ fn stdio_process(out: &mut dyn Write, p: &StdioProcess) -> io::Result<()> {
             "  argument {} taken for a credential ({}{}); only its fingerprint is kept",
             c.index,
             line(&c.why),
-            c.flag.as_deref().map(|f| format!(", after {}", line(f))).unwrap_or_default()
+            c.flag
+                .as_deref()
+                .map(|f| format!(", after {}", line(f)))
+                .unwrap_or_default()
         )?;
     }
     writeln!(out, "  --env names: {}", list(&p.env_names))?;
@@ -376,7 +384,9 @@ fn stdio_process(out: &mut dyn Write, p: &StdioProcess) -> io::Result<()> {
     }
     let exit = match &p.exit {
         Some(ProcessExit { code: Some(c), .. }) => format!("exit code {c}"),
-        Some(ProcessExit { signal: Some(s), .. }) => format!("signal {s}"),
+        Some(ProcessExit {
+            signal: Some(s), ..
+        }) => format!("signal {s}"),
         _ => "unknown".into(),
     };
     writeln!(out, "  ended: {} ({exit})", line(&p.ended_by))?;

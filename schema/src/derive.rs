@@ -181,7 +181,9 @@ pub fn inventory(records: &[Record]) -> Inventory {
                         None => {
                             list.stopped = Some(match &x.error {
                                 Some(e) => format!("page {} failed: {e}", list.pages + 1),
-                                None => format!("page {} answered without a result", list.pages + 1),
+                                None => {
+                                    format!("page {} answered without a result", list.pages + 1)
+                                }
                             });
                             list.complete = false;
                         }

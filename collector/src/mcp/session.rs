@@ -90,7 +90,10 @@ pub struct Probe<'a> {
     pub(crate) in_flight: Arc<Mutex<Option<String>>>,
     /// Set on a stdio target: the server process and the per-request timeout. Every
     /// JSON-RPC message then goes over its stdin and stdout instead of HTTP.
-    pub(crate) stdio: Option<(Arc<crate::transport::stdio::StdioChild>, std::time::Duration)>,
+    pub(crate) stdio: Option<(
+        Arc<crate::transport::stdio::StdioChild>,
+        std::time::Duration,
+    )>,
 }
 
 impl std::fmt::Debug for Probe<'_> {
@@ -252,9 +255,7 @@ impl<'a> Probe<'a> {
         self.record_stdio_stream(child);
         let what = format!(
             "the {} message of leg {}",
-            body.get("method")
-                .and_then(Value::as_str)
-                .unwrap_or("a"),
+            body.get("method").and_then(Value::as_str).unwrap_or("a"),
             legs.iter()
                 .map(|l| l.as_str())
                 .collect::<Vec<_>>()

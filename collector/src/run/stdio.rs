@@ -86,9 +86,7 @@ pub fn plan_stdio(
             )));
         };
         if name.is_empty()
-            || !name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_')
+            || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
             || name.starts_with(|c: char| c.is_ascii_digit())
         {
             return Err(UsageError::Stdio(format!(
@@ -229,7 +227,10 @@ pub(super) async fn collect_stdio(
     let mut probe = Probe::new(&plan.client, j.clone(), None, plan.options.max_pages);
     probe.inputs = lock(j).inputs().cloned();
     probe.in_flight = stage.in_flight();
-    probe.stdio = Some((child.clone(), Duration::from_millis(plan.options.timeout_ms)));
+    probe.stdio = Some((
+        child.clone(),
+        Duration::from_millis(plan.options.timeout_ms),
+    ));
     let endpoint = t.stdio_endpoint();
     probe.endpoint = Some(endpoint.clone());
     let ending = match detect(&mut probe, &endpoint).await {
@@ -308,9 +309,11 @@ async fn detect(p: &mut Probe<'_>, endpoint: &url::Url) -> Result<(), String> {
         p.set_negotiated(Era::Modern, vocab::REV_2026_07_28, &result, r.seq);
         return Ok(());
     }
-    if let Some(e) = r.error.as_ref().filter(|e| {
-        e.kind != mcp_probe_schema::model::ErrorKind::Timeout
-    }) {
+    if let Some(e) = r
+        .error
+        .as_ref()
+        .filter(|e| e.kind != mcp_probe_schema::model::ErrorKind::Timeout)
+    {
         // Stdout closed or stdin refused: the server is gone.
         return Err(format!("server/discover: {e}"));
     }

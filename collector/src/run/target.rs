@@ -117,7 +117,13 @@ impl Target {
             let e = self.stdio_endpoint();
             return format!("stdio_{}", e.path())
                 .chars()
-                .map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_' { c } else { '_' })
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_' {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
                 .take(80)
                 .collect();
         };

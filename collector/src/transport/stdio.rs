@@ -272,7 +272,8 @@ impl StdioChild {
         })?;
         let pid = child.id();
         let cap = usize::try_from(cap).unwrap_or(usize::MAX);
-        let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
+        let (stdin, stdout, stderr) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take());
 
         let (in_tx, in_rx) = std::sync::mpsc::channel::<Vec<u8>>();
         let write_error = Arc::new(Mutex::new(None));
@@ -386,9 +387,9 @@ impl StdioChild {
                 }
                 Ok(Some(FromStdout::Line(l))) => {
                     let msg = self.push(&mut x, start, l);
-                    if let Some(m) = msg.and_then(|msgs| {
-                        mcp_probe_schema::derive::response_to(&msgs, id).cloned()
-                    }) {
+                    if let Some(m) = msg
+                        .and_then(|msgs| mcp_probe_schema::derive::response_to(&msgs, id).cloned())
+                    {
                         break Some(m);
                     }
                 }
@@ -424,9 +425,8 @@ impl StdioChild {
 
     fn push(&self, x: &mut StdioExchange, start: Instant, l: Line) -> Option<Vec<Value>> {
         let jsonrpc = (l.bytes.len() as u64) == l.length && is_jsonrpc(&l.bytes);
-        let msgs = jsonrpc.then(|| {
-            mcp_probe_schema::derive::messages_in(Some("application/json"), &l.bytes)
-        });
+        let msgs = jsonrpc
+            .then(|| mcp_probe_schema::derive::messages_in(Some("application/json"), &l.bytes));
         let mut bytes = l.bytes;
         bytes.truncate(self.cap);
         x.received.push(StdioLine {
@@ -445,12 +445,7 @@ impl StdioChild {
         if let Some(d) = done.as_ref() {
             return d.clone();
         }
-        let Some(mut child) = self
-            .child
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take()
-        else {
+        let Some(mut child) = self.child.lock().unwrap_or_else(|p| p.into_inner()).take() else {
             return (None, "not started".into());
         };
         // Ended on its own: exited already, or closed its stdout before the collector
@@ -462,10 +457,7 @@ impl StdioChild {
             .unwrap_or(false);
         let already = matches!(child.try_wait(), Ok(Some(_))) || stdout_closed;
         // Closing stdin is the polite way to end a stdio server.
-        self.stdin
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
+        self.stdin.lock().unwrap_or_else(|p| p.into_inner()).take();
         let mut ended_by = "exited";
         let mut status = if already {
             wait_for(&mut child, Duration::from_millis(200))
@@ -514,7 +506,12 @@ impl StdioChild {
     }
 
     /// The process record once stopped: `argv` and `env_names` as they may be recorded.
-    pub fn process_record(&self, shown: &ShownArgv, env_names: Vec<String>, how: Stop) -> StdioProcess {
+    pub fn process_record(
+        &self,
+        shown: &ShownArgv,
+        env_names: Vec<String>,
+        how: Stop,
+    ) -> StdioProcess {
         let (exit, ended_by) = self.stop(how);
         // The readers hit end of file once the group is gone; a moment for the last
         // stderr bytes to land.
@@ -551,7 +548,10 @@ pub fn inherited_names() -> Vec<String> {
 }
 
 fn closed(why: &str, write_error: &Mutex<Option<String>>) -> TransportError {
-    let w = write_error.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let w = write_error
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
     TransportError {
         kind: ErrorKind::Reset,
         message: match w {
@@ -570,7 +570,9 @@ fn read_lines(r: impl Read, cap: usize, tx: &mpsc::UnboundedSender<FromStdout>) 
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => {
-                let _ = tx.send(FromStdout::Closed(Some(format!("reading stdout failed: {e}"))));
+                let _ = tx.send(FromStdout::Closed(Some(format!(
+                    "reading stdout failed: {e}"
+                ))));
                 return;
             }
         };

@@ -108,7 +108,6 @@ impl ToolsListed<'_> {
     }
 }
 
-
 /// 3.2.1: per-tool authorization enforced.
 pub static C3_2_1: ReportedOnly = ReportedOnly {
     reason: "deciding per-tool authorization needs a second, least-privileged credential, a positive \

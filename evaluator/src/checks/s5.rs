@@ -143,7 +143,6 @@ fn session_id_issued(ev: &Evidence, _cx: &Context<'_>) -> Observed {
     )
 }
 
-
 /// 5.5.1: authorization, scope and expiry on MCP Tasks.
 pub static C5_5_1: ReportedOnly = ReportedOnly {
     reason: "deciding it needs a second identity's token to try another principal's task; \

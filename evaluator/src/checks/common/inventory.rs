@@ -130,7 +130,9 @@ impl Read {
                 Observation::Skipped { reason } => NoPage::Skipped(reason.clone()),
                 // A stdio exchange is read as an exchange too (`Evidence::exchange_of`).
                 Observation::Http(_) | Observation::Stdio(_) => {
-                    let Some(xc) = ev.exchange_of(r) else { continue };
+                    let Some(xc) = ev.exchange_of(r) else {
+                        continue;
+                    };
                     let x = xc.http;
                     let shown = match (&x.outcome, xc.is_stdio()) {
                         (_, true) => "stdio".to_string(),
@@ -138,33 +140,39 @@ impl Read {
                         (HttpOutcome::Error(_), false) => String::new(),
                     };
                     match &x.outcome {
-                    HttpOutcome::Error(e) => NoPage::Transport(e.to_string()),
-                    HttpOutcome::Response(resp) => {
-                        // A page whose body did not end whole, or that the bundle bound
-                        // stored as length and hash only, is not an answer: the list is
-                        // cut there, and the evidence names the record.
-                        let cut = ev
-                            .exchange_of(r)
-                            .and_then(|x| x.unreadable(ev.payload.run.bundle_capped_from));
-                        if let Some(cut) = cut {
-                            NoPage::Unparsable(format!("answered HTTP {} but {cut}", resp.status))
-                        } else {
-                            let msgs = derive::jsonrpc_messages(resp);
-                            let id =
-                                derive::request_id(&x.request.body.bytes).unwrap_or(Value::Null);
-                            match derive::response_to(&msgs, &id) {
-                                Some(m) => match m.get("result") {
-                                    Some(result) => {
-                                        read.page(result);
-                                        continue;
+                        HttpOutcome::Error(e) => NoPage::Transport(e.to_string()),
+                        HttpOutcome::Response(resp) => {
+                            // A page whose body did not end whole, or that the bundle bound
+                            // stored as length and hash only, is not an answer: the list is
+                            // cut there, and the evidence names the record.
+                            let cut = ev
+                                .exchange_of(r)
+                                .and_then(|x| x.unreadable(ev.payload.run.bundle_capped_from));
+                            if let Some(cut) = cut {
+                                NoPage::Unparsable(format!(
+                                    "answered HTTP {} but {cut}",
+                                    resp.status
+                                ))
+                            } else {
+                                let msgs = derive::jsonrpc_messages(resp);
+                                let id = derive::request_id(&x.request.body.bytes)
+                                    .unwrap_or(Value::Null);
+                                match derive::response_to(&msgs, &id) {
+                                    Some(m) => match m.get("result") {
+                                        Some(result) => {
+                                            read.page(result);
+                                            continue;
+                                        }
+                                        None => NoPage::Refused(refusal(&shown, m.get("error"))),
+                                    },
+                                    None => {
+                                        NoPage::Unparsable(unparsable(resp, &id, msgs.is_empty()))
                                     }
-                                    None => NoPage::Refused(refusal(&shown, m.get("error"))),
-                                },
-                                None => NoPage::Unparsable(unparsable(resp, &id, msgs.is_empty())),
+                                }
                             }
                         }
                     }
-                }},
+                }
                 _ => continue,
             };
             read.complete = false;

@@ -30,7 +30,8 @@ pub static C3_1_1: Check3_1_1 = Check3_1_1;
 const NOT_STDIO: &str = "the recommendation governs stdio servers, whose credentials come from the launch \
      configuration and the process environment or OS credential store on the host; this bundle was collected \
      over HTTP, where none of that crosses the wire";
-const REDUCTION_HTTP: &str = "the whole recommendation is host-side on HTTP: launch configuration, process \
+const REDUCTION_HTTP: &str =
+    "the whole recommendation is host-side on HTTP: launch configuration, process \
      environment and OS credential store are not read; nothing is probed";
 const REDUCTION: &str = "in part: the command line of this launch is read (credential-named flags and \
      high-entropy values); how the environment got its values, whether an OS credential store is used, and \

@@ -27,7 +27,8 @@ pub static C5_3_1: Check5_3_1 = Check5_3_1;
 
 const NOT_STDIO: &str = "transport mismatch: the recommendation governs stdio servers (protocol messages on \
      stdout, logs elsewhere); this bundle was collected over HTTP, where a server's output streams are not seen";
-const REDUCTION_HTTP: &str = "the whole recommendation is host-side on HTTP: a server's output streams are \
+const REDUCTION_HTTP: &str =
+    "the whole recommendation is host-side on HTTP: a server's output streams are \
      visible only to whoever launches the process; nothing is probed";
 const REDUCTION: &str = "read from the stdout of one launch of the server, during the requests this run sent: \
      a log line the server writes only on other paths (errors, other tools, later in its life) is not seen; \

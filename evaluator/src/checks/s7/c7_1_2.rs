@@ -65,7 +65,6 @@ impl Judgement {
     }
 }
 
-
 /// Decide leg 7.1.2a from the recorded null-id exchange, step by step: the request must
 /// carry `"id": null`; no response is ERROR; 401/403 never reached id validation; a
 /// JSON-RPC error refuses; a result, an empty 2xx or an answerless event stream accepts;
