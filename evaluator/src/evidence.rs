@@ -50,7 +50,7 @@ pub const STDIO_METHOD: &str = "STDIO";
 /// within the timeout, stdout closed) is the outcome. A line that is not JSON-RPC is not
 /// part of the answer (5.3.1 reads those lines from the record itself).
 pub fn stdio_as_exchange(x: &StdioExchange) -> HttpExchange {
-    let sent = x.sent.as_ref().map(|b| b.to_vec()).unwrap_or_default();
+    let sent = x.sent.clone().unwrap_or_default();
     let body = |bytes: Vec<u8>| Body {
         length: bytes.len() as u64,
         sha256: mcp_probe_schema::bundle::sha256(&bytes).to_vec(),
@@ -507,6 +507,40 @@ mod tests {
             assert!(cut.starts_with("record 0: "), "{cut}");
             assert_eq!(x.unreadable(None).as_deref(), Some(cut.as_str()));
         }
+    }
+
+    #[test]
+    fn a_stdio_exchange_reads_as_an_exchange_named_stdio() {
+        use crate::fixture::{stdio_evidence, stdio_record};
+        let ev = stdio_evidence(
+            None,
+            vec![
+                stdio_record(
+                    &["endpoint.detect"],
+                    Some(REQ),
+                    &[
+                        "a log line",
+                        r#"{"jsonrpc":"2.0","method":"notifications/message"}"#,
+                        ANSWER,
+                    ],
+                ),
+                stdio_record(&["stdio.stream"], None, &["late"]),
+            ],
+        );
+        let x = ev
+            .exchange_of(&ev.records[0])
+            .expect("stdio read as an exchange");
+        assert!(x.is_stdio());
+        assert_eq!(x.shown().as_deref(), Some("stdio"));
+        assert_eq!(
+            x.answer().expect("answer")["result"]["protocolVersion"],
+            "2025-11-25"
+        );
+        // The log line is not part of the answer; the notification is.
+        assert_eq!(x.messages().len(), 2);
+        assert_eq!(x.request_json().expect("sent")["method"], "initialize");
+        let stream = ev.exchange_of(&ev.records[1]).expect("stream record");
+        assert_eq!(stream.answer(), None);
     }
 
     #[test]

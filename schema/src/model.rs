@@ -322,8 +322,8 @@ pub struct StdioExchange {
     /// The message written to stdin (one line, without its newline); absent on a record of
     /// lines read while no request was pending (before the first request, or a stream
     /// drained at the end of the run).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sent: Option<serde_bytes::ByteBuf>,
+    #[serde(default, with = "serde_bytes", skip_serializing_if = "Option::is_none")]
+    pub sent: Option<Vec<u8>>,
     /// The lines read on stdout, in order.
     pub received: Vec<StdioLine>,
     /// Why the awaited answer did not arrive (a timeout, stdout closed, a write that

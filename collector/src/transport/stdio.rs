@@ -338,7 +338,7 @@ impl StdioChild {
     ) -> (Instant, Duration, StdioExchange, Option<Value>) {
         let start = Instant::now();
         let mut x = StdioExchange {
-            sent: Some(serde_bytes::ByteBuf::from(sent.to_vec())),
+            sent: Some(sent.to_vec()),
             received: Vec::new(),
             error: None,
         };

@@ -121,3 +121,58 @@ impl Check for Check3_1_1 {
         .with_facts(&facts)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture::{evidence, session, stdio_evidence, stdio_process};
+    use crate::grade::run;
+    use mcp_probe_schema::model::CredentialArg;
+    use serde_json::json;
+
+    #[test]
+    fn a_credential_argument_fails_naming_the_flag_never_the_value() {
+        let fp = "redacted:sha256:00ff";
+        let ev = stdio_evidence(
+            None,
+            vec![stdio_process(
+                &["server", "--api-key", fp],
+                vec![CredentialArg {
+                    index: 2,
+                    flag: Some("--api-key".into()),
+                    why: "flag".into(),
+                }],
+                &["HOME_DIR"],
+            )],
+        );
+        let o = run(&C3_1_1, &ev, &Context::default());
+        assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
+        assert!(
+            o.evidence.contains("argument 2 (the value of --api-key)"),
+            "{}",
+            o.evidence
+        );
+        assert!(o.evidence.contains("HOME_DIR"), "{}", o.evidence);
+        assert_eq!(o.details["credential_args"][0]["flag"], "--api-key");
+    }
+
+    #[test]
+    fn a_clean_command_line_passes_in_part_and_a_missing_record_is_an_error() {
+        let ev = stdio_evidence(
+            None,
+            vec![stdio_process(&["server", "-v"], Vec::new(), &[])],
+        );
+        let o = run(&C3_1_1, &ev, &Context::default());
+        assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
+        assert!(o.reduction.starts_with("in part"), "{}", o.reduction);
+        let ev = stdio_evidence(None, Vec::new());
+        let o = run(&C3_1_1, &ev, &Context::default());
+        assert_eq!(o.verdict, Verdict::Error, "{o:?}");
+        assert!(o.evidence.contains("stdio.process"), "{}", o.evidence);
+        let ev = evidence(Some(session(Some("2026-07-28"), json!({}), None)), vec![]);
+        assert_eq!(
+            run(&C3_1_1, &ev, &Context::default()).verdict,
+            Verdict::NotApplicable
+        );
+    }
+}

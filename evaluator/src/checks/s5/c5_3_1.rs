@@ -156,3 +156,76 @@ impl Check for Check5_3_1 {
         .with_facts(&facts)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture::{evidence, session, stdio_evidence, stdio_process, stdio_record};
+    use crate::grade::run;
+    use mcp_probe_schema::vocab::leg;
+    use serde_json::json;
+
+    const REQ: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+    const ANSWER: &str = r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}"#;
+
+    fn graded(records: Vec<mcp_probe_schema::model::Record>, with_session: bool) -> Outcome {
+        let s = with_session.then(|| session(Some("2026-07-28"), json!({}), None));
+        run(&C5_3_1, &stdio_evidence(s, records), &Context::default())
+    }
+
+    #[test]
+    fn a_log_line_fails_naming_its_position_and_record() {
+        let o = graded(
+            vec![
+                stdio_record(&[leg::STDIO_STREAM], None, &["starting up"]),
+                stdio_record(&[leg::INVENTORY_TOOLS], Some(REQ), &[ANSWER, "", "done"]),
+                stdio_process(&["server"], Vec::new(), &[]),
+            ],
+            true,
+        );
+        assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
+        assert!(
+            o.evidence.starts_with(
+                "stdout line 1 of 4 (record #0) is not a JSON-RPC message: \"starting up\""
+            ),
+            "{}",
+            o.evidence
+        );
+        assert!(
+            o.evidence
+                .contains("2 more such line(s), at position(s) 3, 4"),
+            "{}",
+            o.evidence
+        );
+        assert_eq!(o.details["non_protocol_lines"], 3);
+        assert_eq!(o.records, [0, 1]);
+    }
+
+    #[test]
+    fn a_clean_complete_run_passes_and_an_incomplete_one_stays_unknown() {
+        let clean = || {
+            vec![
+                stdio_record(&[leg::INVENTORY_TOOLS], Some(REQ), &[ANSWER]),
+                stdio_process(&["server"], Vec::new(), &[]),
+            ]
+        };
+        let o = graded(clean(), true);
+        assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
+        assert_eq!(o.details["stdout_lines"], 1);
+        let o = graded(clean(), false);
+        assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
+        assert!(
+            o.evidence.contains("did not complete a session"),
+            "{}",
+            o.evidence
+        );
+    }
+
+    #[test]
+    fn na_on_http() {
+        let ev = evidence(Some(session(Some("2026-07-28"), json!({}), None)), vec![]);
+        let o = run(&C5_3_1, &ev, &Context::default());
+        assert_eq!(o.verdict, Verdict::NotApplicable);
+        assert_eq!(o.details["transport"], "streamable-http");
+    }
+}
