@@ -26,8 +26,6 @@ use mcp_probe_schema::vocab::{self, code, leg, method, LegId};
 use serde_json::Value;
 
 use super::cli::UsageError;
-use super::plan::Plan;
-use super::steps::Stage;
 use super::target::Target;
 use crate::journal::{lock, now_us, SharedJournal as Shared};
 use crate::legs::Family;
@@ -156,18 +154,35 @@ fn startable(program: &str, path: &str) -> bool {
     std::env::split_paths(path).any(|d| executable(&d.join(program)))
 }
 
+/// What a stdio target's run takes from the plan and the run (passed in, so this module
+/// imports neither: `plan` and `steps` import it).
+pub(super) struct StdioRun<'a> {
+    /// The client (unused on stdio; the probe context carries one).
+    pub(super) client: &'a crate::transport::http::Client,
+    /// The run's options (`timeout_ms`, `body_cap`, `max_pages`).
+    pub(super) options: &'a mcp_probe_schema::model::Options,
+    /// `--info`.
+    pub(super) info: bool,
+    /// `--baseline` (1.3's selection).
+    pub(super) baseline: Option<&'a std::path::Path>,
+    /// The request in flight, for a deadline message.
+    pub(super) in_flight: Arc<std::sync::Mutex<Option<String>>>,
+    /// Where the run is, for a deadline message.
+    pub(super) stage: &'a (dyn Fn(&'static str) + Sync),
+}
+
 /// One stdio target's whole run.
 pub(super) async fn collect_stdio(
     t: &Target,
     j: &Shared,
-    plan: &Plan,
     sp: &StdioPlan,
-    stage: &Stage,
+    run: StdioRun<'_>,
 ) -> Ending {
-    stage.set("launching the stdio server");
+    let stage = run.stage;
+    stage("launching the stdio server");
     let spawned_at = now_us();
     let started = Instant::now();
-    let child = match StdioChild::spawn(&sp.launch, plan.options.body_cap) {
+    let child = match StdioChild::spawn(&sp.launch, run.options.body_cap) {
         Ok(c) => Arc::new(c),
         Err(e) => {
             let why = e.to_string();
@@ -191,7 +206,7 @@ pub(super) async fn collect_stdio(
             return Ending::NoEndpoint(why);
         }
     };
-    stage.set("the stdio session");
+    stage("the stdio session");
     let finished = Arc::new(AtomicBool::new(false));
     {
         let (child, finished, shown, env_names) = (
@@ -224,23 +239,20 @@ pub(super) async fn collect_stdio(
             );
         });
     }
-    let mut probe = Probe::new(&plan.client, j.clone(), None, plan.options.max_pages);
+    let mut probe = Probe::new(run.client, j.clone(), None, run.options.max_pages);
     probe.inputs = lock(j).inputs().cloned();
-    probe.in_flight = stage.in_flight();
-    probe.stdio = Some((
-        child.clone(),
-        Duration::from_millis(plan.options.timeout_ms),
-    ));
+    probe.in_flight = run.in_flight.clone();
+    probe.stdio = Some((child.clone(), Duration::from_millis(run.options.timeout_ms)));
     let endpoint = t.stdio_endpoint();
     probe.endpoint = Some(endpoint.clone());
     let ending = match detect(&mut probe, &endpoint).await {
         Ok(()) => {
-            stage.set("the inventory");
+            stage("the inventory");
             let ending = probe.inventory().await;
-            stage.set("the probe legs");
-            probe_legs(&mut probe, plan.info).await;
-            stage.set("the tool calls");
-            tool_calls(&mut probe, plan).await;
+            stage("the probe legs");
+            probe_legs(&mut probe, run.info).await;
+            stage("the tool calls");
+            tool_calls(&mut probe, run.info, run.baseline).await;
             ending
         }
         Err(why) => Ending::NoEndpoint(match child.exit_within(Duration::from_millis(200)) {
@@ -285,16 +297,16 @@ async fn probe_legs(p: &mut Probe<'_>, info_only: bool) {
 /// The tool calls of 1.3 and 7.2.2: without the operator's consent they are skipped
 /// with the reason as on HTTP; with it they are not sent in this build (7.2.2 watches an
 /// HTTP notification stream), and the skip says so.
-async fn tool_calls(p: &mut Probe<'_>, plan: &Plan) {
+async fn tool_calls(p: &mut Probe<'_>, info: bool, baseline: Option<&std::path::Path>) {
     let inputs = p.inputs.clone();
-    if !plan.info && crate::legs::c1_3_7_2_2_tools::consent(inputs.as_ref()).is_ok() {
+    if !info && crate::legs::c1_3_7_2_2_tools::consent(inputs.as_ref()).is_ok() {
         lock(&p.journal).skip(
             &vocab::family::TOOL_CALLS,
             "not sent: stdio (the consented tool calls of 1.3 and 7.2.2 are sent on HTTP only in this build)",
         );
         return;
     }
-    p.tool_calls(plan.baseline.as_deref(), plan.info).await;
+    p.tool_calls(baseline, info).await;
 }
 
 /// Revision detection over stdio (module docs). `Err` says why no session was

@@ -228,7 +228,16 @@ impl TargetRun<'_> {
 /// One target's whole run: every step of [`STEPS`] that applies, in order.
 pub(super) async fn collect_target(t: &Target, j: &Shared, plan: &Plan, stage: &Stage) -> Ending {
     if let Some(sp) = &plan.stdio {
-        return super::stdio::collect_stdio(t, j, plan, sp, stage).await;
+        let set = |s: &'static str| stage.set(s);
+        let run = super::stdio::StdioRun {
+            client: &plan.client,
+            options: &plan.options,
+            info: plan.info,
+            baseline: plan.baseline.as_deref(),
+            in_flight: stage.in_flight(),
+            stage: &set,
+        };
+        return super::stdio::collect_stdio(t, j, sp, run).await;
     }
     let token = plan.token.as_ref().map(|(_, v)| v.clone());
     let mut probe = Probe::new(&plan.client, j.clone(), token, plan.options.max_pages);

@@ -31,7 +31,7 @@ use tokio::sync::mpsc;
 
 /// The variables passed on from the collector's environment when set: what a program
 /// needs to be found and to find its own files, nothing that carries a credential.
-pub const INHERITED: &[&str] = &["PATH", "HOME", "LANG", "TMPDIR", "SYSTEMROOT"];
+pub const INHERITED: &[&str] = &["PATH", "HOME", "LANG", "TMPDIR"];
 
 /// Flag names that announce a credential as their value (case-insensitive substrings of
 /// the flag name without its dashes).
