@@ -714,6 +714,61 @@ mod tests {
         assert!(high_entropy("Zx8Qp2Lm9Rt4Vw7Ny3Kb6Hd1"));
     }
 
+    /// A shell "server": a log line, then for the first stdin line one answer, then a
+    /// grandchild that ignores stdin's end (the group must still go).
+    #[cfg(unix)]
+    #[test]
+    fn lines_in_order_then_the_whole_group_is_stopped_and_reaped() {
+        let script = r#"echo "log: starting"; read line; echo '{"jsonrpc":"2.0","id":1,"result":{}}'; echo "err" >&2; sleep 30"#;
+        let launch = Launch {
+            argv: argv(&["/bin/sh", "-c", script]),
+            env: vec![("MCP_PROBE_TEST".into(), "1".into())],
+        };
+        let child = StdioChild::spawn(&launch, 1 << 16).expect("spawns");
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let (_, _, x, answer) = rt.block_on(child.exchange(
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+            Some(&Value::from(1)),
+            Duration::from_secs(10),
+        ));
+        assert_eq!(answer.expect("answered")["result"], serde_json::json!({}));
+        let lines: Vec<(&[u8], bool)> = x
+            .received
+            .iter()
+            .map(|l| (l.bytes.as_slice(), l.jsonrpc))
+            .collect();
+        assert_eq!(lines[0], (&b"log: starting"[..], false));
+        assert!(lines[1].1, "{lines:?}");
+        assert_eq!(x.error, None);
+        let pid = child.pid();
+        let (exit, ended_by) = child.stop(Stop::Polite(Duration::from_millis(100)));
+        assert_eq!(ended_by, "terminated", "{exit:?}");
+        assert_eq!(exit.and_then(|e| e.signal), Some(15));
+        assert!(
+            !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+            "reaped"
+        );
+        // The `sleep` grandchild was in the server's group: gone too (reaped by init).
+        std::thread::sleep(Duration::from_millis(100));
+        let alive = std::fs::read_dir("/proc")
+            .expect("/proc")
+            .filter_map(|e| e.ok())
+            .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
+            .any(|stat| {
+                let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+                let f: Vec<&str> = rest.split_whitespace().collect();
+                f.get(2) == Some(&pid.to_string().as_str()) && f.first() != Some(&"Z")
+            });
+        assert!(!alive, "a process of the group {pid} runs on");
+        let (stderr, len) = child.stderr();
+        assert_eq!((stderr.as_slice(), len), (&b"err\n"[..], 4));
+        // Idempotent.
+        assert_eq!(child.stop(Stop::Now).1, "terminated");
+    }
+
     #[test]
     fn jsonrpc_lines_are_told_from_other_lines() {
         assert!(is_jsonrpc(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#));
