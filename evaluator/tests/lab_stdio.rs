@@ -483,6 +483,21 @@ fn the_deadline_stops_a_server_that_never_answers() {
     assert_eq!(v.evidence.run.status, RunStatus::Interrupted);
     let failure = v.evidence.run.failure.clone().unwrap_or_default();
     assert!(failure.contains("target deadline of 2 s"), "{failure}");
+    // The message in flight is in the bundle, with why it has no answer.
+    let in_flight = v.records.iter().find_map(|r| match &r.observation {
+        Observation::Stdio(x) if r.legs.iter().any(|l| l == "endpoint.detect") => Some(x),
+        _ => None,
+    });
+    let x = in_flight.expect("the server/discover in flight is recorded");
+    assert!(
+        String::from_utf8_lossy(x.sent.as_deref().unwrap_or_default()).contains("server/discover")
+    );
+    assert!(
+        x.error
+            .as_ref()
+            .is_some_and(|e| e.message.contains("before the run stopped")),
+        "{x:?}"
+    );
     let p = process(&v);
     assert!(
         matches!(p.ended_by.as_str(), "terminated" | "killed"),

@@ -264,7 +264,7 @@ impl<'a> Probe<'a> {
         *self.in_flight.lock().unwrap_or_else(|p| p.into_inner()) = Some(what);
         let bytes = serde_json::to_vec(body).expect("json encodes");
         let started_at = crate::journal::now_us();
-        let (_, took, x, message) = child.exchange(&bytes, id.as_ref(), timeout).await;
+        let (_, took, x, message) = child.exchange(legs, &bytes, id.as_ref(), timeout).await;
         *self.in_flight.lock().unwrap_or_else(|p| p.into_inner()) = None;
         let error = x.error.clone();
         let seq = lock(&self.journal).record(

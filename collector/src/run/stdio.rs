@@ -221,6 +221,17 @@ pub(super) async fn collect_stdio(
             } else {
                 Stop::Now
             };
+            if let Some(a) = child.abandoned() {
+                // The message in flight when a deadline or a signal stopped the run.
+                let started_at =
+                    now_us() - a.start.elapsed().as_micros().min(i64::MAX as u128) as i64;
+                j.record(
+                    &a.legs,
+                    started_at,
+                    a.start.elapsed().as_micros() as u64,
+                    mcp_probe_schema::model::Observation::Stdio(a.exchange),
+                );
+            }
             let process = child.process_record(&shown, env_names, how);
             if let Some((at, x)) = child.drain_now() {
                 let started_at = now_us() - at.elapsed().as_micros().min(i64::MAX as u128) as i64;

@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 use mcp_probe_schema::model::{
     CredentialArg, ErrorKind, ProcessExit, StdioExchange, StdioLine, StdioProcess, TransportError,
 };
+use mcp_probe_schema::vocab::LegId;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
@@ -221,6 +222,64 @@ pub struct StdioChild {
     cap: usize,
     /// The process facts once stopped (idempotent stop).
     stopped: Mutex<Option<(Option<ProcessExit>, String)>>,
+    /// An exchange abandoned before its answer (its future was dropped: a deadline or a
+    /// signal), with its legs, for the record written when the run stops.
+    abandoned: Mutex<Option<Abandoned>>,
+}
+
+/// An exchange whose wait was dropped: see [`StdioChild::abandoned`].
+#[derive(Debug)]
+pub struct Abandoned {
+    /// The legs it served.
+    pub legs: Vec<LegId>,
+    /// When it started.
+    pub start: Instant,
+    /// What was sent and read so far, with the error saying why it has no answer.
+    pub exchange: StdioExchange,
+}
+
+/// The exchange being waited for; dropped unfinished, it leaves itself in the child's
+/// `abandoned` slot.
+struct InFlight<'a> {
+    slot: &'a Mutex<Option<Abandoned>>,
+    legs: &'a [LegId],
+    start: Instant,
+    x: Option<StdioExchange>,
+}
+
+fn empty_exchange() -> StdioExchange {
+    StdioExchange {
+        sent: None,
+        received: Vec::new(),
+        error: None,
+    }
+}
+
+impl InFlight<'_> {
+    fn x(&mut self) -> &mut StdioExchange {
+        self.x.get_or_insert_with(empty_exchange)
+    }
+
+    /// The finished exchange (the drop then leaves nothing behind).
+    fn finish(mut self) -> StdioExchange {
+        self.x.take().unwrap_or_else(empty_exchange)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        if let Some(mut x) = self.x.take() {
+            x.error = Some(TransportError {
+                kind: ErrorKind::Timeout,
+                message: "no answer before the run stopped (its deadline or a signal)".into(),
+            });
+            *self.slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(Abandoned {
+                legs: self.legs.to_vec(),
+                start: self.start,
+                exchange: x,
+            });
+        }
+    }
 }
 
 impl std::fmt::Debug for StdioChild {
@@ -318,6 +377,7 @@ impl StdioChild {
             stderr: err_buf,
             cap,
             stopped: Mutex::new(None),
+            abandoned: Mutex::new(None),
         })
     }
 
@@ -332,19 +392,25 @@ impl StdioChild {
     /// duration, the exchange and the answer.
     pub async fn exchange(
         &self,
+        legs: &[LegId],
         sent: &[u8],
         await_id: Option<&Value>,
         timeout: Duration,
     ) -> (Instant, Duration, StdioExchange, Option<Value>) {
         let start = Instant::now();
-        let mut x = StdioExchange {
-            sent: Some(sent.to_vec()),
-            received: Vec::new(),
-            error: None,
+        let mut f = InFlight {
+            slot: &self.abandoned,
+            legs,
+            start,
+            x: Some(StdioExchange {
+                sent: Some(sent.to_vec()),
+                received: Vec::new(),
+                error: None,
+            }),
         };
         let mut guard = self.stdout.lock().await;
         // Lines that arrived while no request was pending belong before this one: the
-        // caller records them with `drain` first; whatever is still queued is read here.
+        // caller records them with `drain_now` first; whatever is still queued is read here.
         let mut line = sent.to_vec();
         line.push(b'\n');
         let queued = self
@@ -354,25 +420,25 @@ impl StdioChild {
             .as_ref()
             .is_some_and(|tx| tx.send(line).is_ok());
         if !queued {
-            x.error = Some(TransportError {
+            f.x().error = Some(TransportError {
                 kind: ErrorKind::Reset,
                 message: "the server's stdin is closed".into(),
             });
-            return (start, start.elapsed(), x, None);
+            return (start, start.elapsed(), f.finish(), None);
         }
         let Some(id) = await_id else {
-            return (start, start.elapsed(), x, None);
+            return (start, start.elapsed(), f.finish(), None);
         };
         let deadline = tokio::time::Instant::now() + timeout;
         let answer = loop {
             if let Some(why) = &guard.1 {
-                x.error = Some(closed(why, &self.write_error));
+                f.x().error = Some(closed(why, &self.write_error));
                 break None;
             }
             let next = tokio::time::timeout_at(deadline, guard.0.recv()).await;
             match next {
                 Err(_) => {
-                    x.error = Some(TransportError {
+                    f.x().error = Some(TransportError {
                         kind: ErrorKind::Timeout,
                         message: format!(
                             "no response to id {id} within {} ms",
@@ -386,7 +452,7 @@ impl StdioChild {
                     guard.1 = Some(why.unwrap_or_else(|| "stdout closed".into()));
                 }
                 Ok(Some(FromStdout::Line(l))) => {
-                    let msg = self.push(&mut x, start, l);
+                    let msg = self.push(f.x(), start, l);
                     if let Some(m) = msg
                         .and_then(|msgs| mcp_probe_schema::derive::response_to(&msgs, id).cloned())
                     {
@@ -395,7 +461,17 @@ impl StdioChild {
                 }
             }
         };
-        (start, start.elapsed(), x, answer)
+        (start, start.elapsed(), f.finish(), answer)
+    }
+
+    /// The exchange whose wait was dropped before its answer (a deadline or a signal),
+    /// once: its legs, start, and what was sent and read, with a `timeout` error saying
+    /// the run stopped.
+    pub fn abandoned(&self) -> Option<Abandoned> {
+        self.abandoned
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
     }
 
     /// Every stdout line queued now, without waiting: `None` when there is none (or an
@@ -730,6 +806,7 @@ mod tests {
             .build()
             .expect("runtime");
         let (_, _, x, answer) = rt.block_on(child.exchange(
+            &[],
             br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
             Some(&Value::from(1)),
             Duration::from_secs(10),
