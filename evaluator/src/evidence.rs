@@ -4,7 +4,8 @@
 
 use mcp_probe_schema::derive::{self, Inventory};
 use mcp_probe_schema::model::{
-    Era, Evidence as Payload, HttpExchange, HttpOutcome, HttpResponse, Observation, Record, Session,
+    Body, BodyEnd, Era, Evidence as Payload, Header, HttpExchange, HttpOutcome, HttpRequest,
+    HttpResponse, Observation, Record, Session, StdioExchange, Transport,
 };
 use mcp_probe_schema::vocab::{family, LegId};
 use mcp_probe_schema::Verified;
@@ -32,6 +33,61 @@ pub struct Evidence {
     /// Set on the view of another era's session ([`Evidence::other_eras`]): that
     /// session, standing in for the negotiated one, and its revision.
     era_view: Option<(Session, String)>,
+    /// Each stdio exchange read as an exchange (by position; `None` for other records):
+    /// see [`stdio_as_exchange`].
+    stdio: Arc<Vec<Option<HttpExchange>>>,
+}
+
+/// The method, URL and version of a stdio exchange read as an exchange: no check can
+/// mistake it for HTTP ([`Exchange::is_stdio`]).
+pub const STDIO_METHOD: &str = "STDIO";
+
+/// A stdio exchange read the way every check reads an exchange, so that the checks of
+/// the protocol (7.1.2, 5.1.x, the inventory) grade a stdio bundle through the one
+/// reading they already have: the message sent is the request body; the JSON-RPC lines
+/// read on stdout, as one JSON array, are the response body (status 200, which no HTTP
+/// server sent: [`Exchange::shown`] says `stdio` instead); a transport error (no answer
+/// within the timeout, stdout closed) is the outcome. A line that is not JSON-RPC is not
+/// part of the answer (5.3.1 reads those lines from the record itself).
+pub fn stdio_as_exchange(x: &StdioExchange) -> HttpExchange {
+    let sent = x.sent.clone().unwrap_or_default();
+    let body = |bytes: Vec<u8>| Body {
+        length: bytes.len() as u64,
+        sha256: mcp_probe_schema::bundle::sha256(&bytes).to_vec(),
+        bytes,
+        end: BodyEnd::Complete,
+    };
+    let messages = derive::stdio_messages(x);
+    let outcome = match &x.error {
+        Some(e) if messages.is_empty() => HttpOutcome::Error(e.clone()),
+        _ => HttpOutcome::Response(HttpResponse {
+            version: STDIO_METHOD.into(),
+            status: 200,
+            reason: String::new(),
+            headers: vec![Header::new(
+                mcp_probe_schema::vocab::header::CONTENT_TYPE,
+                "application/json",
+            )],
+            body: body(if messages.is_empty() {
+                Vec::new()
+            } else {
+                serde_json::to_vec(&Value::Array(messages)).unwrap_or_default()
+            }),
+            interim: 0,
+        }),
+    };
+    HttpExchange {
+        request: HttpRequest {
+            method: STDIO_METHOD.into(),
+            url: "stdio:".into(),
+            version: STDIO_METHOD.into(),
+            headers: Vec::new(),
+            body: body(sent),
+        },
+        outcome,
+        connection: None,
+        first_attempt: None,
+    }
 }
 
 /// One HTTP exchange with its JSON-RPC reading.
@@ -163,13 +219,42 @@ impl<'a> Exchange<'a> {
     pub fn seq(&self) -> u64 {
         self.record.seq
     }
+
+    /// True when the exchange is a stdio exchange ([`stdio_as_exchange`]).
+    pub fn is_stdio(&self) -> bool {
+        self.http.request.method == STDIO_METHOD
+    }
+
+    /// How the answer is named in evidence: `HTTP 400 (application/json)`, or `stdio`
+    /// for a stdio exchange (which has no status).
+    pub fn shown(&self) -> Option<String> {
+        if self.is_stdio() {
+            return self.response().map(|_| "stdio".to_string());
+        }
+        let r = self.response()?;
+        Some(
+            match self.header(mcp_probe_schema::vocab::header::CONTENT_TYPE) {
+                Some(ct) => format!("HTTP {} ({})", r.status, crate::fmt::line(&ct)),
+                None => format!("HTTP {} (no Content-Type)", r.status),
+            },
+        )
+    }
 }
 
 impl Evidence {
     /// Wrap a verified bundle.
     pub fn new(path: impl Into<String>, v: Verified) -> Evidence {
         let inventory = derive::inventory(&v.records);
+        let stdio = v
+            .records
+            .iter()
+            .map(|r| match &r.observation {
+                Observation::Stdio(x) => Some(stdio_as_exchange(x)),
+                _ => None,
+            })
+            .collect();
         Evidence {
+            stdio: Arc::new(stdio),
             path: path.into(),
             signer: v.signer.key_id(),
             payload: v.evidence,
@@ -207,6 +292,7 @@ impl Evidence {
                     signer: self.signer.clone(),
                     inventory: self.inventory.clone(),
                     parsed: Arc::clone(&self.parsed),
+                    stdio: Arc::clone(&self.stdio),
                     era_view: Some((session, o.revision.clone())),
                 }
             })
@@ -221,8 +307,18 @@ impl Evidence {
     /// The exchange of `record` (a record of this bundle), reading through the bundle's
     /// memo of parsed messages. `None` when it is not an HTTP record.
     pub fn exchange_of<'a>(&'a self, record: &'a Record) -> Option<Exchange<'a>> {
-        let Observation::Http(http) = &record.observation else {
-            return None;
+        let own = || {
+            self.records
+                .get(record.seq as usize)
+                .is_some_and(|r| std::ptr::eq(r, record))
+        };
+        let http = match &record.observation {
+            Observation::Http(http) => http,
+            Observation::Stdio(_) if own() => self
+                .stdio
+                .get(record.seq as usize)
+                .and_then(Option::as_ref)?,
+            _ => return None,
         };
         let cache = usize::try_from(record.seq)
             .ok()
@@ -273,11 +369,16 @@ impl Evidence {
 
     /// Transport name for reported-only checks.
     pub fn transport(&self) -> &'static str {
-        if self.payload.target.endpoint.is_some() {
-            "streamable-http"
+        if self.payload.target.endpoint.is_some() || self.is_stdio() {
+            self.payload.target.transport.label()
         } else {
             "unknown"
         }
+    }
+
+    /// True when the collector launched the server and spoke over its stdin and stdout.
+    pub fn is_stdio(&self) -> bool {
+        self.payload.target.transport == Transport::Stdio
     }
 
     /// True when some record serves `leg`.
@@ -406,6 +507,40 @@ mod tests {
             assert!(cut.starts_with("record 0: "), "{cut}");
             assert_eq!(x.unreadable(None).as_deref(), Some(cut.as_str()));
         }
+    }
+
+    #[test]
+    fn a_stdio_exchange_reads_as_an_exchange_named_stdio() {
+        use crate::fixture::{stdio_evidence, stdio_record};
+        let ev = stdio_evidence(
+            None,
+            vec![
+                stdio_record(
+                    &["endpoint.detect"],
+                    Some(REQ),
+                    &[
+                        "a log line",
+                        r#"{"jsonrpc":"2.0","method":"notifications/message"}"#,
+                        ANSWER,
+                    ],
+                ),
+                stdio_record(&["stdio.stream"], None, &["late"]),
+            ],
+        );
+        let x = ev
+            .exchange_of(&ev.records[0])
+            .expect("stdio read as an exchange");
+        assert!(x.is_stdio());
+        assert_eq!(x.shown().as_deref(), Some("stdio"));
+        assert_eq!(
+            x.answer().expect("answer")["result"]["protocolVersion"],
+            "2025-11-25"
+        );
+        // The log line is not part of the answer; the notification is.
+        assert_eq!(x.messages().len(), 2);
+        assert_eq!(x.request_json().expect("sent")["method"], "initialize");
+        let stream = ev.exchange_of(&ev.records[1]).expect("stream record");
+        assert_eq!(stream.answer(), None);
     }
 
     #[test]

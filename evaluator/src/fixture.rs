@@ -135,3 +135,65 @@ pub fn negotiated(
         vec![negotiation],
     )
 }
+
+/// As [`evidence`], for a stdio target (`target.transport` `stdio`).
+pub fn stdio_evidence(session: Option<Session>, records: Vec<Record>) -> Evidence {
+    let mut payload = testkit::evidence(ENDPOINT, records);
+    payload.target.transport = mcp_probe_schema::model::Transport::Stdio;
+    payload.target.as_typed = "stdio: server --flag".into();
+    payload.target.endpoint = session.as_ref().map(|_| "stdio:server".to_string());
+    payload.session = session;
+    let key = testkit::test_key(7);
+    let bytes = mcp_probe_schema::seal(&payload, &key);
+    let v = mcp_probe_schema::open(&bytes, &[]).expect("fixture bundle verifies");
+    Evidence::new("fixture.mcpev", v)
+}
+
+/// A stdio record for `legs`: `sent` written to stdin (none on a stream record) and
+/// `lines` read on stdout (each marked JSON-RPC when it parses as a message).
+pub fn stdio_record<L: AsRef<str>>(legs: &[L], sent: Option<&str>, lines: &[&str]) -> Record {
+    use mcp_probe_schema::model::{Observation, StdioExchange, StdioLine};
+    let mut r = skipped(legs, "");
+    r.observation = Observation::Stdio(StdioExchange {
+        sent: sent.map(|s| s.as_bytes().to_vec()),
+        received: lines
+            .iter()
+            .map(|l| StdioLine {
+                at_us: 10,
+                bytes: l.as_bytes().to_vec(),
+                length: l.len() as u64,
+                jsonrpc: serde_json::from_str::<serde_json::Value>(l)
+                    .ok()
+                    .is_some_and(|v| v.get("jsonrpc").is_some()),
+            })
+            .collect(),
+        error: None,
+    });
+    r
+}
+
+/// The `stdio.process` record of `argv` with `credential_args` and `env_names`.
+pub fn stdio_process(
+    argv: &[&str],
+    credential_args: Vec<mcp_probe_schema::model::CredentialArg>,
+    env_names: &[&str],
+) -> Record {
+    use mcp_probe_schema::model::{Observation, ProcessExit, StdioProcess};
+    let mut r = skipped(&[mcp_probe_schema::vocab::leg::STDIO_PROCESS], "");
+    r.observation = Observation::StdioProcess(StdioProcess {
+        argv: argv.iter().map(|a| a.to_string()).collect(),
+        credential_args,
+        env_names: env_names.iter().map(|a| a.to_string()).collect(),
+        inherited: vec!["PATH".into()],
+        pid: Some(4242),
+        spawn_error: None,
+        exit: Some(ProcessExit {
+            code: Some(0),
+            signal: None,
+        }),
+        ended_by: "stdin-closed".into(),
+        stderr: Vec::new(),
+        stderr_length: 0,
+    });
+    r
+}

@@ -35,6 +35,9 @@ pub fn grade(ev: &Evidence, cx: &Context<'_>, level: Option<u8>) -> Vec<CheckRes
         .map(|entry| CheckResult {
             entry,
             outcome: entry.grader.map(|c| {
+                if let Some(na) = crate::checks::common::stdio::not_on_stdio(entry.id, ev) {
+                    return na;
+                }
                 let first = run(c, ev, cx);
                 if others.is_empty() || !PER_ERA_CHECKS.contains(&entry.id) {
                     return first;
@@ -209,6 +212,36 @@ mod tests {
     use crate::verdict::{Leg, LegOutcome};
     use mcp_probe_schema::model::Era;
     use mcp_probe_schema::vocab::family;
+
+    #[test]
+    fn http_only_checks_are_na_on_a_stdio_bundle_and_graded_on_http() {
+        use crate::fixture::{evidence, session, stdio_evidence};
+        let s = || Some(session(Some("2026-07-28"), serde_json::json!({}), None));
+        let stdio = grade(&stdio_evidence(s(), Vec::new()), &Context::default(), None);
+        let http = grade(&evidence(s(), Vec::new()), &Context::default(), None);
+        for (on_stdio, on_http) in stdio.iter().zip(&http) {
+            let (a, b) = (
+                on_stdio.outcome.as_ref().expect("graded"),
+                on_http.outcome.as_ref().expect("graded"),
+            );
+            let http_only = crate::checks::common::stdio::HTTP_ONLY.contains(&on_stdio.entry.id);
+            if http_only {
+                assert_eq!(a.verdict, Verdict::NotApplicable, "{}", on_stdio.entry.id);
+                assert!(
+                    a.evidence.starts_with("transport stdio: "),
+                    "{}",
+                    a.evidence
+                );
+                assert!(!b.evidence.starts_with("transport stdio"), "{}", b.evidence);
+            } else {
+                assert!(
+                    !a.evidence.starts_with("transport stdio: "),
+                    "{}",
+                    a.evidence
+                );
+            }
+        }
+    }
 
     #[test]
     fn the_per_era_checks_read_exactly_the_per_era_legs() {

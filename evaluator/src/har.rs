@@ -26,7 +26,7 @@ pub fn document(l: &Loaded) -> Value {
             _ => None,
         })
         .collect();
-    let comment = match &l.problem {
+    let mut comment = match &l.problem {
         None => format!(
             "verified mcp-evidence bundle, run {}, signer {}",
             l.evidence.run.run_id,
@@ -34,6 +34,24 @@ pub fn document(l: &Loaded) -> Value {
         ),
         Some(p) => format!("UNVERIFIED bundle ({p}): content may have been altered"),
     };
+    // HAR describes HTTP only: a stdio bundle's messages have no entry (show --json
+    // holds them), and the log says so rather than looking empty by accident.
+    let stdio = l
+        .records
+        .iter()
+        .filter_map(|r| r.as_ref().ok())
+        .filter(|r| {
+            matches!(
+                r.observation,
+                Observation::Stdio(_) | Observation::StdioProcess(_)
+            )
+        })
+        .count();
+    if stdio > 0 {
+        comment.push_str(&format!(
+            "; {stdio} stdio record(s) left out (HAR holds HTTP exchanges only; see show --json)"
+        ));
+    }
     json!({
         "log": {
             "version": "1.2",

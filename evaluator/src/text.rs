@@ -318,6 +318,8 @@ fn record(out: &mut dyn Write, r: &Record) -> io::Result<()> {
             }
         }
         Observation::Skipped { reason } => writeln!(out, "  skipped: {}", line(reason))?,
+        Observation::Stdio(x) => stdio(out, x)?,
+        Observation::StdioProcess(p) => stdio_process(out, p)?,
     }
     for x in &r.redactions {
         writeln!(
@@ -379,6 +381,85 @@ fn http(out: &mut dyn Write, x: &HttpExchange) -> io::Result<()> {
 fn headers(out: &mut dyn Write, hs: &[Header]) -> io::Result<()> {
     for h in hs {
         writeln!(out, "  {}: {}", line(&h.name), bytes_line(&h.value))?;
+    }
+    Ok(())
+}
+
+/// One stdio exchange: `> ` the line sent, `< ` each stdout line (marked when it is not a
+/// JSON-RPC message), with its time after the record's start.
+fn stdio(out: &mut dyn Write, x: &StdioExchange) -> io::Result<()> {
+    if let Some(sent) = &x.sent {
+        writeln!(out, "  stdin > {}", bytes_line(sent))?;
+    }
+    for l in &x.received {
+        let kind = if l.jsonrpc { "" } else { " (not JSON-RPC)" };
+        let cut = if (l.bytes.len() as u64) < l.length {
+            format!(" … ({} bytes total)", l.length)
+        } else {
+            String::new()
+        };
+        writeln!(
+            out,
+            "  stdout < +{}{kind}: {}{cut}",
+            millis(l.at_us),
+            bytes_line(&l.bytes)
+        )?;
+    }
+    if let Some(e) = &x.error {
+        writeln!(
+            out,
+            "  -> transport error {}: {}",
+            e.kind.as_str(),
+            line(&e.message)
+        )?;
+    }
+    Ok(())
+}
+
+/// The stdio server's process: command line, variable names, exit, stderr.
+fn stdio_process(out: &mut dyn Write, p: &StdioProcess) -> io::Result<()> {
+    writeln!(out, "  process: {}", line(&p.argv.join(" ")))?;
+    for c in &p.credential_args {
+        writeln!(
+            out,
+            "  argument {} taken for a credential ({}{}); only its fingerprint is kept",
+            c.index,
+            line(&c.why),
+            c.flag
+                .as_deref()
+                .map(|f| format!(", after {}", line(f)))
+                .unwrap_or_default()
+        )?;
+    }
+    writeln!(out, "  --env names: {}", list(&p.env_names))?;
+    writeln!(out, "  inherited names: {}", list(&p.inherited))?;
+    if let Some(pid) = p.pid {
+        writeln!(out, "  pid: {pid}")?;
+    }
+    if let Some(e) = &p.spawn_error {
+        writeln!(out, "  not started: {}", line(e))?;
+    }
+    let exit = match &p.exit {
+        Some(ProcessExit { code: Some(c), .. }) => format!("exit code {c}"),
+        Some(ProcessExit {
+            signal: Some(s), ..
+        }) => format!("signal {s}"),
+        _ => "unknown".into(),
+    };
+    writeln!(out, "  ended: {} ({exit})", line(&p.ended_by))?;
+    writeln!(
+        out,
+        "  stderr: {} bytes{}",
+        p.stderr_length,
+        if (p.stderr.len() as u64) < p.stderr_length {
+            format!(" ({} stored)", p.stderr.len())
+        } else {
+            String::new()
+        }
+    )?;
+    let e = excerpt(&p.stderr, BODY_EXCERPT);
+    for l in e.text.lines() {
+        writeln!(out, "    {l}")?;
     }
     Ok(())
 }

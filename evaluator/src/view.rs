@@ -226,6 +226,39 @@ enum ObservationJ {
     Skipped {
         reason: String,
     },
+    /// A stdio exchange: the line written to stdin and every stdout line read.
+    Stdio {
+        sent: Option<BodyJ>,
+        received: Vec<StdioLineJ>,
+        error: Option<ErrorJ>,
+    },
+    /// The stdio server's process.
+    StdioProcess {
+        argv: Vec<String>,
+        credential_args: Vec<CredentialArgJ>,
+        env_names: Vec<String>,
+        inherited: Vec<String>,
+        pid: Option<u32>,
+        spawn_error: Option<String>,
+        exit_code: Option<i32>,
+        exit_signal: Option<i32>,
+        ended_by: String,
+        stderr: BodyJ,
+    },
+}
+
+#[derive(Serialize, JsonSchema)]
+struct StdioLineJ {
+    at_us: u64,
+    jsonrpc: bool,
+    line: BodyJ,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct CredentialArgJ {
+    index: u32,
+    flag: Option<String>,
+    why: String,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -530,6 +563,57 @@ fn observation(o: &Observation) -> ObservationJ {
         Observation::Skipped { reason } => ObservationJ::Skipped {
             reason: reason.clone(),
         },
+        Observation::Stdio(x) => ObservationJ::Stdio {
+            sent: x.sent.as_ref().map(|b| whole(b, b.len() as u64)),
+            received: x
+                .received
+                .iter()
+                .map(|l| StdioLineJ {
+                    at_us: l.at_us,
+                    jsonrpc: l.jsonrpc,
+                    line: whole(&l.bytes, l.length),
+                })
+                .collect(),
+            error: x.error.as_ref().map(transport_error),
+        },
+        Observation::StdioProcess(p) => ObservationJ::StdioProcess {
+            argv: p.argv.clone(),
+            credential_args: p
+                .credential_args
+                .iter()
+                .map(|c| CredentialArgJ {
+                    index: c.index,
+                    flag: c.flag.clone(),
+                    why: c.why.clone(),
+                })
+                .collect(),
+            env_names: p.env_names.clone(),
+            inherited: p.inherited.clone(),
+            pid: p.pid,
+            spawn_error: p.spawn_error.clone(),
+            exit_code: p.exit.as_ref().and_then(|e| e.code),
+            exit_signal: p.exit.as_ref().and_then(|e| e.signal),
+            ended_by: p.ended_by.clone(),
+            stderr: whole(&p.stderr, p.stderr_length),
+        },
+    }
+}
+
+/// Stored bytes of a stdio line or stream as a body (`length`: what crossed the pipe;
+/// the SHA-256 is of the stored bytes).
+fn whole(bytes: &[u8], length: u64) -> BodyJ {
+    BodyJ {
+        length,
+        stored: bytes.len(),
+        sha256: hex(&mcp_probe_schema::bundle::sha256(bytes)),
+        end: if (bytes.len() as u64) < length {
+            "limit_reached"
+        } else {
+            "complete"
+        },
+        end_error: None,
+        base64: b64(bytes),
+        text: std::str::from_utf8(bytes).ok().map(str::to_string),
     }
 }
 

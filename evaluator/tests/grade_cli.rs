@@ -1256,7 +1256,7 @@ fn the_default_text_report_is_summary_first() {
     // The reported-only block, and the sections no probe reaches.
     let ro = lines
         .iter()
-        .position(|l| l.starts_with("reported only (12"))
+        .position(|l| l.starts_with("reported only (10"))
         .expect("reported-only block");
     assert!(
         lines[ro + 1].trim_start().starts_with("2.1"),

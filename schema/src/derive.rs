@@ -8,7 +8,9 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::model::{Body, BodyEnd, Header, HttpOutcome, HttpResponse, Observation, Record};
+use crate::model::{
+    Body, BodyEnd, Header, HttpOutcome, HttpResponse, Observation, Record, StdioExchange,
+};
 use crate::vocab::{leg, LegId};
 
 /// First header named `name` (case-insensitive).
@@ -52,6 +54,16 @@ pub fn messages_in(media_type: Option<&str>, body: &[u8]) -> Vec<Value> {
         push(v);
     }
     out
+}
+
+/// Every JSON-RPC message on the stdout lines of a stdio exchange (lines that are not
+/// JSON-RPC messages, and lines stored cut, are skipped), in order.
+pub fn stdio_messages(x: &StdioExchange) -> Vec<Value> {
+    x.received
+        .iter()
+        .filter(|l| l.jsonrpc && l.bytes.len() as u64 == l.length)
+        .flat_map(|l| messages_in(Some("application/json"), &l.bytes))
+        .collect()
 }
 
 /// Why a response body cannot be read as the server's answer, or `None` when it can:
@@ -150,6 +162,33 @@ pub fn inventory(records: &[Record]) -> Inventory {
             list.observed = true;
             match &r.observation {
                 Observation::Skipped { reason } => list.stopped = Some(reason.clone()),
+                Observation::Stdio(x) => {
+                    let id = x
+                        .sent
+                        .as_ref()
+                        .and_then(|b| request_id(b))
+                        .unwrap_or(Value::Null);
+                    let msgs = stdio_messages(x);
+                    match response_to(&msgs, &id).and_then(|m| m.get("result")) {
+                        Some(result) => {
+                            list.pages += 1;
+                            if let Some(Value::Array(items)) = result.get(key) {
+                                list.items.extend(items.iter().cloned());
+                            }
+                            list.complete =
+                                !matches!(result.get("nextCursor"), Some(Value::String(_)));
+                        }
+                        None => {
+                            list.stopped = Some(match &x.error {
+                                Some(e) => format!("page {} failed: {e}", list.pages + 1),
+                                None => {
+                                    format!("page {} answered without a result", list.pages + 1)
+                                }
+                            });
+                            list.complete = false;
+                        }
+                    }
+                }
                 Observation::Http(x) => match &x.outcome {
                     HttpOutcome::Error(e) => {
                         list.stopped = Some(format!("page {} failed: {e}", list.pages + 1));

@@ -310,6 +310,106 @@ pub enum Observation {
         /// The gate's reason.
         reason: String,
     },
+    /// One JSON-RPC message written to a stdio server's stdin and every line its stdout
+    /// carried until the answer (or lines read while no request was pending).
+    Stdio(StdioExchange),
+    /// The stdio server's process: the command line, the environment variable names,
+    /// its stderr and how it ended. Written once, when the run stops the process.
+    StdioProcess(StdioProcess),
+}
+
+/// One JSON-RPC message sent to a stdio server and the stdout lines read while it was
+/// pending, in order. A stdout line is recorded whatever it holds: a line that is not a
+/// JSON-RPC message is what 5.3.1 reads.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StdioExchange {
+    /// The message written to stdin (one line, without its newline); absent on a record of
+    /// lines read while no request was pending (before the first request, or a stream
+    /// drained at the end of the run).
+    #[serde(default, with = "serde_bytes", skip_serializing_if = "Option::is_none")]
+    pub sent: Option<Vec<u8>>,
+    /// The lines read on stdout, in order.
+    pub received: Vec<StdioLine>,
+    /// Why the awaited answer did not arrive (a timeout, stdout closed, a write that
+    /// failed), typed as a transport error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<TransportError>,
+}
+
+/// One line read on a stdio server's stdout.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StdioLine {
+    /// Microseconds since the record's `started_at` when the line was read.
+    pub at_us: u64,
+    /// The line as read (without its newline), capped at the run's body cap.
+    #[serde(with = "serde_bytes")]
+    pub bytes: Vec<u8>,
+    /// Length of the whole line, which may exceed `bytes.len()`.
+    pub length: u64,
+    /// The line parsed as one JSON-RPC message (an object, or a batch array of objects,
+    /// with `"jsonrpc": "2.0"`). False for a log line, a blank line, or anything else.
+    pub jsonrpc: bool,
+}
+
+/// The stdio server's process as launched and as it ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StdioProcess {
+    /// The command line: program then arguments, a credential-looking argument replaced
+    /// by its `redacted:sha256:<hex>` fingerprint.
+    pub argv: Vec<String>,
+    /// The arguments that were replaced, and why (the value is never kept).
+    #[serde(default)]
+    pub credential_args: Vec<CredentialArg>,
+    /// Names of the environment variables given with `--env` (never their values).
+    #[serde(default)]
+    pub env_names: Vec<String>,
+    /// Names of the variables the collector passed on from its own environment (the
+    /// minimal policy: `PATH`, `HOME`, …), never their values.
+    #[serde(default)]
+    pub inherited: Vec<String>,
+    /// Process id while it ran (absent when it could not be started).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    /// Why the process could not be started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spawn_error: Option<String>,
+    /// How it ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit: Option<ProcessExit>,
+    /// What stopped it: `exited` (on its own, before the collector stopped it),
+    /// `stdin-closed` (it exited after the collector closed its stdin at the end of the
+    /// run), `terminated` (SIGTERM), `killed` (SIGKILL).
+    pub ended_by: String,
+    /// The stderr stream, capped at the run's body cap.
+    #[serde(with = "serde_bytes")]
+    pub stderr: Vec<u8>,
+    /// Bytes the stderr stream carried (may exceed `stderr.len()`).
+    pub stderr_length: u64,
+}
+
+/// A command-line argument replaced by its fingerprint.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CredentialArg {
+    /// Position in `argv`.
+    pub index: u32,
+    /// The flag that named it (`--api-key`), when a flag did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flag: Option<String>,
+    /// Why it was taken for a credential: `flag` (the value after a flag named like a
+    /// credential), `flag=value` (the same in one argument), `entropy` (a long random
+    /// looking value).
+    pub why: String,
+}
+
+/// How a process ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessExit {
+    /// Exit code, when it exited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<i32>,
+    /// The signal that ended it, when one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
 }
 
 /// An HTTP/1.1 exchange exactly as sent and received.

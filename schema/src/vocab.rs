@@ -460,6 +460,11 @@ pub mod leg {
     pub const TRAVERSAL_WINDOWS: LegId = LegId("5.4.1a.windows");
     /// 5.4.1a: the Unix climb with every `/` after `..` percent-encoded (`..%2F`).
     pub const TRAVERSAL_ENCODED: LegId = LegId("5.4.1a.encoded");
+    /// The stdio server's process: command line, environment variable names, stderr,
+    /// exit (one record, written when the run stops the process).
+    pub const STDIO_PROCESS: LegId = LegId("stdio.process");
+    /// Lines a stdio server wrote on stdout while no request was pending.
+    pub const STDIO_STREAM: LegId = LegId("stdio.stream");
     /// Every leg id, in the order above.
     pub const ALL: &[LegId] = &[
         ENDPOINT_DETECT,
@@ -529,6 +534,8 @@ pub mod leg {
         TRAVERSAL_UNIX,
         TRAVERSAL_WINDOWS,
         TRAVERSAL_ENCODED,
+        STDIO_PROCESS,
+        STDIO_STREAM,
     ];
 }
 

@@ -182,9 +182,22 @@ pub struct Journal {
     bundle_cap: u64,
     capped_from: Option<u64>,
     sealed: Option<PathBuf>,
+    /// Run once by [`Journal::sign`] (sealing) before anything else: what must be recorded however
+    /// the run ends (a stdio server's process record, written as the process stops).
+    before_seal: Option<BeforeSeal>,
 }
 
-fn now_us() -> i64 {
+/// See [`Journal::before_seal`].
+struct BeforeSeal(Box<dyn FnOnce(&mut Journal) + Send>);
+
+impl std::fmt::Debug for BeforeSeal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BeforeSeal")
+    }
+}
+
+/// Now, UTC microseconds (what records carry as `started_at`).
+pub fn now_us() -> i64 {
     chrono::Utc::now().timestamp_micros()
 }
 
@@ -309,6 +322,7 @@ impl Journal {
             bundle_cap,
             capped_from: None,
             sealed: None,
+            before_seal: None,
         })
     }
 
@@ -601,6 +615,12 @@ impl Journal {
             .map(|(s, at)| (s, (at - self.started_at) as f64 / 1e6))
     }
 
+    /// Run `f` first thing in [`Journal::sign`] (sealing), whichever way the run ends (finished, a
+    /// deadline, a signal): the last records of something that must be stopped first.
+    pub fn before_seal(&mut self, f: impl FnOnce(&mut Journal) + Send + 'static) {
+        self.before_seal = Some(BeforeSeal(Box::new(f)));
+    }
+
     /// Sign and write the bundle; idempotent (a second call returns the first path).
     pub fn seal(&mut self, status: RunStatus, key: &SecretKey) -> Result<PathBuf, WriteError> {
         self.seal_with(status, key, &[])
@@ -626,6 +646,10 @@ impl Journal {
     /// signature can be fetched (without holding the journal's lock) before
     /// [`Journal::write_signed`]. Dropping the result leaves the journal as it was.
     pub fn sign(&mut self, status: RunStatus, key: &SecretKey) -> Result<Signed, WriteError> {
+        // What must be recorded however the run ends, before the records are signed.
+        if let Some(f) = self.before_seal.take() {
+            (f.0)(self);
+        }
         if let Some(e) = &self.broken {
             return Err(WriteError {
                 path: self.journal_path.clone(),
@@ -753,6 +777,8 @@ fn observation_kind(o: &Observation) -> &'static str {
         Observation::LegacyTls(_) => "legacy TLS",
         Observation::Dns(_) => "DNS",
         Observation::Skipped { .. } => "skipped",
+        Observation::Stdio(_) => "stdio",
+        Observation::StdioProcess(_) => "stdio process",
     }
 }
 

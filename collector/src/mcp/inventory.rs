@@ -10,7 +10,7 @@ use crate::journal::lock;
 
 impl Probe<'_> {
     /// Read every page of each list the capabilities advertise.
-    pub(super) async fn inventory(&mut self) -> Ending {
+    pub(crate) async fn inventory(&mut self) -> Ending {
         let caps = lock(&self.journal)
             .session()
             .and_then(|s| s.capabilities.clone())

@@ -42,7 +42,7 @@ impl Probe<'_> {
         Ending::NoEndpoint(reasons.join("; "))
     }
 
-    fn set_endpoint(&mut self, cand: &url::Url, auth_required: bool) {
+    pub(crate) fn set_endpoint(&mut self, cand: &url::Url, auth_required: bool) {
         self.endpoint = Some(cand.clone());
         let mut j = lock(&self.journal);
         j.set_endpoint(cand.to_string());
@@ -63,7 +63,7 @@ impl Probe<'_> {
         }));
     }
 
-    fn set_negotiated(&mut self, era: Era, rev: &str, result: &Value, seq: u64) {
+    pub(crate) fn set_negotiated(&mut self, era: Era, rev: &str, result: &Value, seq: u64) {
         self.era = Some(era);
         self.revision = Some(rev.to_string());
         let server_info = match era {

@@ -88,6 +88,12 @@ pub struct Probe<'a> {
     /// The JSON-RPC request in flight (method and legs), shared with the run so that a
     /// per-target deadline can say what it cut.
     pub(crate) in_flight: Arc<Mutex<Option<String>>>,
+    /// Set on a stdio target: the server process and the per-request timeout. Every
+    /// JSON-RPC message then goes over its stdin and stdout instead of HTTP.
+    pub(crate) stdio: Option<(
+        Arc<crate::transport::stdio::StdioChild>,
+        std::time::Duration,
+    )>,
 }
 
 impl std::fmt::Debug for Probe<'_> {
@@ -135,6 +141,7 @@ impl<'a> Probe<'a> {
             plaintext_port: 80,
             challenge: None,
             in_flight: Arc::new(Mutex::new(None)),
+            stdio: None,
         }
     }
 
@@ -166,6 +173,9 @@ impl<'a> Probe<'a> {
         body: &Value,
         id: Option<Value>,
     ) -> Reply {
+        if let Some((child, timeout)) = self.stdio.clone() {
+            return self.rpc_stdio(&child, timeout, legs, body, id).await;
+        }
         let mut headers = headers;
         if let (Some(t), false) = (&self.token, self.anonymous) {
             headers.push(Header::new(header::AUTHORIZATION, format!("Bearer {t}")));
@@ -227,6 +237,58 @@ impl<'a> Probe<'a> {
             error,
             cut,
             seq,
+        }
+    }
+
+    /// [`Probe::rpc_awaiting`] on a stdio target: lines the server wrote while no
+    /// request was pending are recorded first (`stdio.stream`), then the message and
+    /// every line read until its answer, as one record of `legs`. HTTP headers have no
+    /// meaning here and are not sent.
+    async fn rpc_stdio(
+        &mut self,
+        child: &crate::transport::stdio::StdioChild,
+        timeout: std::time::Duration,
+        legs: &[LegId],
+        body: &Value,
+        id: Option<Value>,
+    ) -> Reply {
+        self.record_stdio_stream(child);
+        let what = format!(
+            "the {} message of leg {}",
+            body.get("method").and_then(Value::as_str).unwrap_or("a"),
+            legs.iter()
+                .map(|l| l.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        *self.in_flight.lock().unwrap_or_else(|p| p.into_inner()) = Some(what);
+        let bytes = serde_json::to_vec(body).expect("json encodes");
+        let started_at = crate::journal::now_us();
+        let (_, took, x, message) = child.exchange(legs, &bytes, id.as_ref(), timeout).await;
+        *self.in_flight.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        let error = x.error.clone();
+        let seq = lock(&self.journal).record(
+            legs,
+            started_at,
+            took.as_micros() as u64,
+            Observation::Stdio(x),
+        );
+        Reply {
+            status: None,
+            headers: Vec::new(),
+            message,
+            error: if id.is_some() { error } else { None },
+            cut: None,
+            seq,
+        }
+    }
+
+    /// Record the stdout lines queued while no request was pending, if any.
+    pub(crate) fn record_stdio_stream(&self, child: &crate::transport::stdio::StdioChild) {
+        if let Some((at, x)) = child.drain_now() {
+            let started_at =
+                crate::journal::now_us() - at.elapsed().as_micros().min(i64::MAX as u128) as i64;
+            lock(&self.journal).record(&[leg::STDIO_STREAM], started_at, 0, Observation::Stdio(x));
         }
     }
 

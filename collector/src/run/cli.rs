@@ -128,6 +128,9 @@ pub enum UsageError {
     /// Signing key problem.
     #[error(transparent)]
     Key(#[from] crate::keys::KeyError),
+    /// `--stdio`, `--env` or the command: the text names the input.
+    #[error("{0}")]
+    Stdio(String),
     /// Trust store problem.
     #[error(transparent)]
     Trust(#[from] crate::transport::tls::TrustError),

@@ -153,6 +153,21 @@ pub struct Flags {
     /// No progress lines on stderr.
     #[arg(short, long)]
     pub quiet: bool,
+
+    /// Launch a local MCP server (the command after `--`) and speak JSON-RPC over its
+    /// stdin and stdout. The server gets a clean environment: the `--env` variables, plus
+    /// PATH, HOME, LANG and TMPDIR from this process when set.
+    #[arg(long, conflicts_with_all = ["targets", "servers_file", "recover", "shard"])]
+    pub stdio: bool,
+
+    /// An environment variable for the `--stdio` server (repeatable). Only its name is
+    /// recorded; the value is redacted wherever it appears.
+    #[arg(long = "env", value_name = "NAME=VALUE", requires = "stdio")]
+    pub env: Vec<String>,
+
+    /// The `--stdio` server's command and arguments (after `--`).
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
 }
 
 /// `K/N` with 0 <= K < N and 1 <= N <= 100000.

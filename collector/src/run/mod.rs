@@ -24,6 +24,7 @@ pub mod notice;
 pub mod plan;
 pub mod seal;
 pub mod signals;
+pub mod stdio;
 pub mod steps;
 pub mod target;
 
@@ -192,7 +193,11 @@ fn open_journal(t: &Target, plan: &Plan, printer: &Printer) -> Result<Shared, St
         candidates: t.candidates.iter().map(|u| u.to_string()).collect(),
         endpoint: None,
         addresses: Vec::new(),
-        transport: Default::default(),
+        transport: if t.is_stdio() {
+            mcp_probe_schema::model::Transport::Stdio
+        } else {
+            Default::default()
+        },
     };
     let mut j = Journal::create(&plan.out, &t.slug(), record, plan.options.clone(), redactor)
         .map_err(|e| format!("{}: {e}", t.as_typed))?;

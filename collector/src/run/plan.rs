@@ -40,6 +40,8 @@ pub struct Plan {
     pub(super) manifest: Option<PathBuf>,
     /// `--tsa URL`: the time-stamping authority every sealed bundle is sent to.
     pub(super) tsa: Option<Arc<crate::transport::tsa::Tsa>>,
+    /// `--stdio`: the server to launch (the plan's one target).
+    pub(super) stdio: Option<super::stdio::StdioPlan>,
 }
 
 /// The shard a target falls in among `n`: the first 8 bytes of SHA-256 of the target as
@@ -59,7 +61,24 @@ impl std::fmt::Debug for Plan {
 
 /// Validate flags and inputs. Nothing touches the network here.
 pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
+    if !flags.command.is_empty() && !flags.stdio {
+        return Err(UsageError::Stdio(
+            "a command after `--` needs --stdio (mcp-collect --stdio -- COMMAND ARGS...)".into(),
+        ));
+    }
+    let stdio = if flags.stdio {
+        Some(super::stdio::plan_stdio(
+            &flags.command,
+            &flags.env,
+            printer.redactor(),
+        )?)
+    } else {
+        None
+    };
     let mut raw = flags.targets.clone();
+    if let Some((_, t)) = &stdio {
+        raw.push(t.as_typed.clone());
+    }
     if let Some(p) = &flags.servers_file {
         let bytes = read(p)?;
         let text = String::from_utf8(bytes).map_err(|_| UsageError::Invalid {
@@ -92,10 +111,13 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
         }
         None => raw,
     };
-    let targets = raw
-        .iter()
-        .map(|t| Target::parse(t))
-        .collect::<Result<Vec<_>, _>>()?;
+    let targets = match &stdio {
+        Some((_, t)) => vec![t.clone()],
+        None => raw
+            .iter()
+            .map(|t| Target::parse(t))
+            .collect::<Result<Vec<_>, _>>()?,
+    };
 
     let token = match &flags.token_env {
         Some(var) => match std::env::var(var) {
@@ -232,6 +254,7 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
         }
     }
     Ok(Plan {
+        stdio: stdio.map(|(p, _)| p),
         manifest: flags.manifest.clone(),
         targets,
         key,

@@ -61,6 +61,11 @@ impl Stage {
         start.elapsed().saturating_sub(g.0 + running)
     }
 
+    /// The request in flight, shared with the probe that sends it.
+    pub(super) fn in_flight(&self) -> Arc<Mutex<Option<String>>> {
+        self.in_flight.clone()
+    }
+
     pub(super) fn describe(&self) -> String {
         let stage = *self.stage.lock().unwrap_or_else(|p| p.into_inner());
         let stage = if stage.is_empty() { "the start" } else { stage };
@@ -222,6 +227,18 @@ impl TargetRun<'_> {
 
 /// One target's whole run: every step of [`STEPS`] that applies, in order.
 pub(super) async fn collect_target(t: &Target, j: &Shared, plan: &Plan, stage: &Stage) -> Ending {
+    if let Some(sp) = &plan.stdio {
+        let set = |s: &'static str| stage.set(s);
+        let run = super::stdio::StdioRun {
+            client: &plan.client,
+            options: &plan.options,
+            info: plan.info,
+            baseline: plan.baseline.as_deref(),
+            in_flight: stage.in_flight(),
+            stage: &set,
+        };
+        return super::stdio::collect_stdio(t, j, sp, run).await;
+    }
     let token = plan.token.as_ref().map(|(_, v)| v.clone());
     let mut probe = Probe::new(&plan.client, j.clone(), token, plan.options.max_pages);
     probe.inputs = lock(j).inputs().cloned();

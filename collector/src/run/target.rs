@@ -7,6 +7,9 @@
 
 use url::Url;
 
+/// How a `--stdio` target's `as_typed` starts.
+pub const STDIO_PREFIX: &str = "stdio: ";
+
 /// A normalised target.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
@@ -81,9 +84,49 @@ impl Target {
         })
     }
 
-    /// A file-name-safe slug of the target (`host_port_path`).
+    /// The `--stdio` target: typed as `stdio: ` and the command line as it may be
+    /// recorded (credentials replaced by fingerprints); no HTTP candidate.
+    pub fn stdio(shown_argv: &[String]) -> Target {
+        Target {
+            as_typed: format!("{STDIO_PREFIX}{}", shown_argv.join(" ")),
+            base_url: Url::parse("stdio:").expect("a constant URL"),
+            candidates: Vec::new(),
+        }
+    }
+
+    /// True for a `--stdio` target.
+    pub fn is_stdio(&self) -> bool {
+        self.base_url.scheme() == "stdio"
+    }
+
+    /// The endpoint a stdio session records: `stdio:` and the program's file name.
+    pub fn stdio_endpoint(&self) -> Url {
+        let program = self
+            .as_typed
+            .strip_prefix(STDIO_PREFIX)
+            .and_then(|c| c.split(' ').next())
+            .and_then(|p| p.rsplit('/').next())
+            .unwrap_or("server");
+        Url::parse(&format!("stdio:{program}"))
+            .unwrap_or_else(|_| Url::parse("stdio:server").expect("a constant URL"))
+    }
+
+    /// A file-name-safe slug of the target (`host_port_path`; `stdio_<program>`).
     pub fn slug(&self) -> String {
-        let u = &self.candidates[0];
+        let Some(u) = self.candidates.first() else {
+            let e = self.stdio_endpoint();
+            return format!("stdio_{}", e.path())
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_' {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .take(80)
+                .collect();
+        };
         let mut s = u.host_str().unwrap_or("target").to_string();
         if let Some(p) = u.port() {
             s.push_str(&format!("_{p}"));

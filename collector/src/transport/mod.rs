@@ -5,6 +5,8 @@
 //! * [`tls`]: trust stores and the TLS facts recorded for each handshake.
 //! * [`legacy_tls`]: hand-built TLS 1.0/1.1 ClientHellos (rustls speaks neither).
 //! * [`tsa`]: the RFC 3161 time-stamping client (`--tsa`).
+//! * [`stdio`]: a local server launched as a child process, JSON-RPC over its stdin
+//!   and stdout.
 //! * [`error`]: how an I/O error becomes a recorded transport error.
 //! * [`proxy`]: HTTP CONNECT tunnels and `NO_PROXY`; [`net`]: the run's `--header`,
 //!   proxies and client certificate as the client applies them.
@@ -16,5 +18,6 @@ pub mod http;
 pub mod legacy_tls;
 pub mod net;
 pub mod proxy;
+pub mod stdio;
 pub mod tls;
 pub mod tsa;

@@ -12,7 +12,7 @@ pub mod c2_3;
 pub mod c2_4;
 pub mod c2_5;
 
-use super::common::reported::{nothing, ReportedOnly};
+use super::common::reported::{nothing, Observed, ReportedOnly};
 use crate::check::Legs;
 
 /// 2.1: stdio preferred for local, single-user servers.
@@ -23,8 +23,26 @@ pub static C2_1: ReportedOnly = ReportedOnly {
     reduction: "the whole recommendation is host-side: the unit and listener inventory and the transport \
                 decision are not read; nothing is probed",
     legs: Legs::NONE,
-    observe: nothing,
+    observe: observe_2_1,
 };
+
+/// On a stdio bundle: the collector launched the server over stdio, so the server
+/// speaks it; whether the deployment runs it that way stays host-side (the verdict stays
+/// N/A on every transport: docs/checks.md, 2.1).
+fn observe_2_1(ev: &crate::evidence::Evidence, cx: &crate::check::Context<'_>) -> Observed {
+    if !ev.is_stdio() {
+        return nothing(ev, cx);
+    }
+    Observed {
+        notes: vec![
+            "the collector launched this server as a local process and spoke to it over stdin and stdout, so \
+             it serves the stdio transport; whether the deployment runs it that way, rather than behind a \
+             network listener, is not seen"
+                .into(),
+        ],
+        ..Observed::default()
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -9,6 +9,8 @@
 //! inventory across every page (`inventory.tools`), keeping "not listed" apart from
 //! "listed, none": an unobserved list is never reported as an empty one.
 
+pub mod c3_1_1;
+pub use c3_1_1::C3_1_1;
 pub mod c3_1_2;
 pub mod c3_2_2;
 pub mod c3_3_1;
@@ -105,18 +107,6 @@ impl ToolsListed<'_> {
         }
     }
 }
-
-/// 3.1.1: stdio server credentials from environment / OS store.
-pub static C3_1_1: ReportedOnly = ReportedOnly {
-    reason: "the recommendation governs stdio servers, whose credentials come from the launch \
-             configuration and the process environment or OS credential store on the host; none of \
-             that crosses the wire",
-    reduction:
-        "the whole recommendation is host-side: launch configuration, process environment and OS \
-             credential store are not read; nothing is probed",
-    legs: Legs::NONE,
-    observe: nothing,
-};
 
 /// 3.2.1: per-tool authorization enforced.
 pub static C3_2_1: ReportedOnly = ReportedOnly {

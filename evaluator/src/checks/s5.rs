@@ -8,7 +8,8 @@
 //! * 5.4.1 is graded from the path-traversal reads the collector sends only with the
 //!   operator's consent.
 //! * 5.2.3 is graded on the wire, on 2026-07-28 only.
-//! * 5.2.1, 5.2.2, 5.3.1, 5.5.1, 5.6.1 are reported only: always N/A, with the reason
+//! * 5.3.1 is graded from the stdout lines of a stdio bundle, N/A on HTTP.
+//! * 5.2.1, 5.2.2, 5.5.1, 5.6.1 are reported only: always N/A, with the reason
 //!   and what the bundle shows (defined here as [`ReportedOnly`] values).
 //!
 //! Every page of a list is read (a list cut short says which pages went unexamined);
@@ -20,6 +21,8 @@ pub mod c5_1_1;
 pub mod c5_1_2;
 pub mod c5_1_3;
 pub mod c5_2_3;
+pub mod c5_3_1;
+pub use c5_3_1::C5_3_1;
 pub mod c5_4_1;
 mod live;
 
@@ -139,16 +142,6 @@ fn session_id_issued(ev: &Evidence, _cx: &Context<'_>) -> Observed {
         },
     )
 }
-
-/// 5.3.1: logs separated from protocol stream in stdio mode.
-pub static C5_3_1: ReportedOnly = ReportedOnly {
-    reason: "transport mismatch: the recommendation governs stdio servers (protocol messages \
-             on stdout, logs elsewhere); the probe speaks HTTP and never launches a server",
-    reduction: "the whole recommendation is host-side: a stdio server's output streams are visible only to \
-             whoever launches the process; nothing is probed",
-    legs: Legs::NONE,
-    observe: nothing,
-};
 
 /// 5.5.1: authorization, scope and expiry on MCP Tasks.
 pub static C5_5_1: ReportedOnly = ReportedOnly {

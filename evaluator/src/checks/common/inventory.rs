@@ -128,34 +128,51 @@ impl Read {
             read.seqs.push(r.seq);
             let failure = match &r.observation {
                 Observation::Skipped { reason } => NoPage::Skipped(reason.clone()),
-                Observation::Http(x) => match &x.outcome {
-                    HttpOutcome::Error(e) => NoPage::Transport(e.to_string()),
-                    HttpOutcome::Response(resp) => {
-                        // A page whose body did not end whole, or that the bundle bound
-                        // stored as length and hash only, is not an answer: the list is
-                        // cut there, and the evidence names the record.
-                        let cut = ev
-                            .exchange_of(r)
-                            .and_then(|x| x.unreadable(ev.payload.run.bundle_capped_from));
-                        if let Some(cut) = cut {
-                            NoPage::Unparsable(format!("answered HTTP {} but {cut}", resp.status))
-                        } else {
-                            let msgs = derive::jsonrpc_messages(resp);
-                            let id =
-                                derive::request_id(&x.request.body.bytes).unwrap_or(Value::Null);
-                            match derive::response_to(&msgs, &id) {
-                                Some(m) => match m.get("result") {
-                                    Some(result) => {
-                                        read.page(result);
-                                        continue;
+                // A stdio exchange is read as an exchange too (`Evidence::exchange_of`).
+                Observation::Http(_) | Observation::Stdio(_) => {
+                    let Some(xc) = ev.exchange_of(r) else {
+                        continue;
+                    };
+                    let x = xc.http;
+                    let shown = match (&x.outcome, xc.is_stdio()) {
+                        (_, true) => "stdio".to_string(),
+                        (HttpOutcome::Response(resp), false) => format!("HTTP {}", resp.status),
+                        (HttpOutcome::Error(_), false) => String::new(),
+                    };
+                    match &x.outcome {
+                        HttpOutcome::Error(e) => NoPage::Transport(e.to_string()),
+                        HttpOutcome::Response(resp) => {
+                            // A page whose body did not end whole, or that the bundle bound
+                            // stored as length and hash only, is not an answer: the list is
+                            // cut there, and the evidence names the record.
+                            let cut = ev
+                                .exchange_of(r)
+                                .and_then(|x| x.unreadable(ev.payload.run.bundle_capped_from));
+                            if let Some(cut) = cut {
+                                NoPage::Unparsable(format!(
+                                    "answered HTTP {} but {cut}",
+                                    resp.status
+                                ))
+                            } else {
+                                let msgs = derive::jsonrpc_messages(resp);
+                                let id = derive::request_id(&x.request.body.bytes)
+                                    .unwrap_or(Value::Null);
+                                match derive::response_to(&msgs, &id) {
+                                    Some(m) => match m.get("result") {
+                                        Some(result) => {
+                                            read.page(result);
+                                            continue;
+                                        }
+                                        None => NoPage::Refused(refusal(&shown, m.get("error"))),
+                                    },
+                                    None => {
+                                        NoPage::Unparsable(unparsable(resp, &id, msgs.is_empty()))
                                     }
-                                    None => NoPage::Refused(refusal(resp.status, m.get("error"))),
-                                },
-                                None => NoPage::Unparsable(unparsable(resp, &id, msgs.is_empty())),
+                                }
                             }
                         }
                     }
-                },
+                }
                 _ => continue,
             };
             read.complete = false;
@@ -330,7 +347,7 @@ impl Read {
 }
 
 /// A JSON-RPC error answer, quoted.
-fn refusal(status: u16, error: Option<&Value>) -> String {
+fn refusal(shown: &str, error: Option<&Value>) -> String {
     let code = error
         .and_then(|e| e.get("code"))
         .map(show)
@@ -340,7 +357,7 @@ fn refusal(status: u16, error: Option<&Value>) -> String {
         .and_then(Value::as_str)
         .map(|m| format!(" {}", show(&Value::String(m.to_string()))))
         .unwrap_or_default();
-    format!("HTTP {status}, JSON-RPC error {code}{message}")
+    format!("{shown}, JSON-RPC error {code}{message}")
 }
 
 /// A response that carries no JSON-RPC answer to the request, described.

@@ -7,6 +7,7 @@ pub mod oauth;
 pub mod policy;
 pub mod reported;
 pub mod response;
+pub mod stdio;
 pub mod text;
 pub mod values;
 pub mod wire;

@@ -188,10 +188,7 @@ pub fn read(x: &Exchange<'_>) -> Answer {
         }
     };
     let status = resp.status;
-    let shown = match x.header(mcp_probe_schema::vocab::header::CONTENT_TYPE) {
-        Some(ct) => format!("HTTP {status} ({})", line(&ct)),
-        None => format!("HTTP {status} (no Content-Type)"),
-    };
+    let shown = x.shown().unwrap_or_default();
     let answer = x.answer();
     let reply = if let Some(err) = answer
         .as_ref()

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use mcp_probe_schema::derive;
 use mcp_probe_schema::model::{BodyEnd, HttpOutcome, HttpResponse};
-use mcp_probe_schema::vocab::{code, header, leg};
+use mcp_probe_schema::vocab::{code, leg};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
@@ -65,14 +65,6 @@ impl Judgement {
     }
 }
 
-/// "HTTP 400 (application/json)".
-fn status_line(status: u16, content_type: Option<&str>) -> String {
-    match content_type {
-        Some(ct) => format!("HTTP {status} ({})", line(ct)),
-        None => format!("HTTP {status} (no Content-Type)"),
-    }
-}
-
 /// Decide leg 7.1.2a from the recorded null-id exchange, step by step: the request must
 /// carry `"id": null`; no response is ERROR; 401/403 never reached id validation; a
 /// JSON-RPC error refuses; a result, an empty 2xx or an answerless event stream accepts;
@@ -94,8 +86,7 @@ fn judge(ev: &Evidence, x: &Exchange<'_>) -> Judgement {
         }
     };
     let status = resp.status;
-    let content_type = x.header(header::CONTENT_TYPE);
-    let shown = status_line(status, content_type.as_deref());
+    let shown = x.shown().unwrap_or_default();
     if status == 401 || status == 403 {
         return at_authentication(ev, &shown, status);
     }
