@@ -465,6 +465,11 @@ pub mod leg {
     pub const STDIO_PROCESS: LegId = LegId("stdio.process");
     /// Lines a stdio server wrote on stdout while no request was pending.
     pub const STDIO_STREAM: LegId = LegId("stdio.stream");
+    /// 7.1.2 on stdio: the `tools/list` (a normal id) written right after the null-id
+    /// request, which is sent without waiting. Its answer, read in order after whatever
+    /// the server said to the null-id request, tells a request the server ignored from a
+    /// slow one without holding the run for `--timeout`.
+    pub const NULL_ID_FOLLOWUP: LegId = LegId("7.1.2.null_id_followup");
     /// Every leg id, in the order above.
     pub const ALL: &[LegId] = &[
         ENDPOINT_DETECT,
@@ -536,6 +541,7 @@ pub mod leg {
         TRAVERSAL_ENCODED,
         STDIO_PROCESS,
         STDIO_STREAM,
+        NULL_ID_FOLLOWUP,
     ];
 }
 

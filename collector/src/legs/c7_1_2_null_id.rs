@@ -8,9 +8,32 @@ use crate::mcp::Probe;
 impl Probe<'_> {
     /// 7.1.2: `tools/list` with `"id": null`.
     pub(super) async fn null_id(&mut self) {
-        self.probe_rpc(leg::NULL_ID, method::TOOLS_LIST, Map::new(), |_, b| {
-            b["id"] = Value::Null;
-        })
+        if self.stdio.is_none() {
+            self.probe_rpc(leg::NULL_ID, method::TOOLS_LIST, Map::new(), |_, b| {
+                b["id"] = Value::Null;
+            })
+            .await;
+            return;
+        }
+        // On stdio nothing acknowledges a message the server drops, so waiting for an
+        // answer to the null-id request would hold the run for --timeout whenever the
+        // server ignores it. It is written without waiting, then a normal `tools/list`
+        // whose answer comes after whatever the server said to the first.
+        let Some(endpoint) = self.endpoint.clone() else {
+            return;
+        };
+        let (h, mut body, _) = self.complete(method::TOOLS_LIST, Map::new());
+        body["id"] = Value::Null;
+        self.rpc_awaiting(&[leg::NULL_ID], &endpoint, h, &body, None)
+            .await;
+        let (h, body, id) = self.complete(method::TOOLS_LIST, Map::new());
+        self.rpc_awaiting(
+            &[leg::NULL_ID_FOLLOWUP],
+            &endpoint,
+            h,
+            &body,
+            Some(Value::from(id)),
+        )
         .await;
     }
 }

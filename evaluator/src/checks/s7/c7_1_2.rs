@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 
 use mcp_probe_schema::derive;
-use mcp_probe_schema::model::{BodyEnd, HttpOutcome, HttpResponse};
+use mcp_probe_schema::model::{BodyEnd, HttpOutcome, HttpResponse, Observation};
 use mcp_probe_schema::vocab::{code, leg};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
@@ -253,17 +253,103 @@ fn bare(resp: &HttpResponse, broken: Option<String>, shown: &str) -> Judgement {
     )
 }
 
+/// Leg 7.1.2a on stdio: the null-id request was written without waiting, then a
+/// `tools/list` with a normal id (record `followup`). An answer to the null-id request is
+/// a line, read in order up to the follow-up's answer, that responds to `"id": null`.
+/// Nothing acknowledges a message on stdio, so silence while the follow-up is answered
+/// is neither a refusal nor an acceptance: UNKNOWN, not FAIL.
+fn judge_stdio(ev: &Evidence, null_seq: u64, followup: u64) -> Judgement {
+    let lines = ev
+        .records
+        .iter()
+        .filter(|r| r.seq >= null_seq && r.seq <= followup)
+        .filter_map(|r| match &r.observation {
+            Observation::Stdio(x) => Some(x),
+            _ => None,
+        })
+        .flat_map(|x| x.received.iter());
+    let mut answered_followup = false;
+    for l in lines {
+        let Ok(msg) = serde_json::from_slice::<Value>(&l.bytes) else {
+            continue;
+        };
+        let msgs = match msg {
+            Value::Array(a) => a,
+            m => vec![m],
+        };
+        for m in &msgs {
+            let is_response = m.get("result").is_some() || m.get("error").is_some();
+            if !is_response {
+                continue;
+            }
+            if m.get("id") == Some(&Value::Null) {
+                let shown = "the server (stdio)";
+                if let Some(err) = m.get("error").and_then(Value::as_object) {
+                    let mut j = refused(err, shown, 0);
+                    // No HTTP status on stdio: only the JSON-RPC code counts.
+                    let c = err.get("code").and_then(Value::as_i64);
+                    let code_text =
+                        c.map_or_else(|| "no integer code".into(), |c| format!("code {c}"));
+                    j.note = if c == Some(code::INVALID_REQUEST) {
+                        format!("rejected as Invalid Request: {shown} answered with JSON-RPC error {code_text}")
+                    } else {
+                        format!(
+                            "rejected: {shown} answered with a JSON-RPC error ({code_text}; the recommended \
+                             code is {}); a refusal is positive evidence",
+                            code::INVALID_REQUEST
+                        )
+                    };
+                    j.status = None;
+                    return j;
+                }
+                if let Some(result) = m.get("result").filter(|r| !r.is_null()) {
+                    let mut j = accepted_with(result, shown, 0);
+                    j.status = None;
+                    return j;
+                }
+            } else if m.get("id").is_some() {
+                answered_followup = true;
+            }
+        }
+    }
+    if answered_followup {
+        Judgement::new(
+            LegOutcome::Unknown,
+            format!(
+                "no answer to the null-id request, while the tools/list written after it (record #{followup})                  was answered: the server dropped it silently. Over stdio a message dropped as invalid and a                  request taken as a notification look the same, so neither a refusal nor an acceptance is                  observed (a JSON-RPC error response would have been the refusal)"
+            ),
+            None,
+        )
+    } else {
+        Judgement::new(
+            LegOutcome::Error,
+            format!(
+                "neither the null-id request nor the tools/list written after it (record #{followup}) was                  answered: the server did not answer at all, so the observation was never made"
+            ),
+            None,
+        )
+    }
+}
+
 impl Check for Check7_1_2 {
     fn legs(&self, _era: Option<Era>) -> Legs {
         Legs::required(&[leg::NULL_ID])
     }
 
     fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
-        let seqs = ev.seqs(leg::NULL_ID);
+        let mut seqs = ev.seqs(leg::NULL_ID);
+        let followup = ev.seqs(leg::NULL_ID_FOLLOWUP);
         // One request is sent; should a record ever be repeated, the last one stands.
         let j = match wire::last(ev, leg::NULL_ID) {
             Some(Ok(x)) => {
-                let mut j = judge(ev, &x);
+                let stdio = matches!(x.record.observation, Observation::Stdio(_));
+                let mut j = match followup.last() {
+                    Some(&f) if stdio => {
+                        seqs.push(f);
+                        judge_stdio(ev, x.seq(), f)
+                    }
+                    _ => judge(ev, &x),
+                };
                 let rev = ev
                     .revision()
                     .map(line)
