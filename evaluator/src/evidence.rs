@@ -2,14 +2,14 @@
 //! across pages, records by leg, and JSON-RPC answers. Built once per bundle and shared
 //! by every check, so no check re-parses what another already parsed.
 
-use mcp_probe_schema::derive::{self, Inventory};
+use mcp_probe_schema::derive::{self, Inventory, StreamAnswer};
 use mcp_probe_schema::model::{
     Era, Evidence as Payload, HttpExchange, HttpOutcome, HttpResponse, Observation, Record, Session,
 };
 use mcp_probe_schema::vocab::{family, LegId};
 use mcp_probe_schema::Verified;
 use std::cell::RefCell;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
@@ -32,6 +32,9 @@ pub struct Evidence {
     /// Set on the view of another era's session ([`Evidence::other_eras`]): that
     /// session, standing in for the negotiated one, and its revision.
     era_view: Option<(Session, String)>,
+    /// HTTP+SSE: what the event stream carried for each `POST` record, by its seq
+    /// (empty for other transports).
+    streamed: Arc<BTreeMap<u64, StreamAnswer>>,
 }
 
 /// One HTTP exchange with its JSON-RPC reading.
@@ -44,6 +47,8 @@ pub struct Exchange<'a> {
     /// The bundle's memo of this record's parsed JSON-RPC messages (bodies are parsed
     /// once per bundle, not once per check).
     cache: Option<&'a OnceLock<Vec<Value>>>,
+    /// HTTP+SSE: what the event stream carried for this `POST`.
+    stream: Option<&'a StreamAnswer>,
 }
 
 impl<'a> Exchange<'a> {
@@ -53,16 +58,29 @@ impl<'a> Exchange<'a> {
             record,
             http,
             cache: None,
+            stream: None,
         }
     }
 
     fn parse_messages(&self) -> Vec<Value> {
         // A body that did not end whole (transport error part way, read limit, head
-        // only) is never read as the server's answer, whatever its bytes parse to.
+        // only) is never read as the server's answer, whatever its bytes parse to. On
+        // HTTP+SSE the messages the stream carried for this request count as its body.
         self.response()
-            .filter(|r| derive::body_cut(&r.body).is_none())
-            .map(derive::jsonrpc_messages)
+            .map(|r| derive::answer_messages(r, self.stream))
             .unwrap_or_default()
+    }
+
+    /// HTTP+SSE: the transport error that ended the wait for this request's answer on
+    /// the event stream (a `timeout` when none came within `--timeout`), if any.
+    pub fn stream_error(&self) -> Option<&'a mcp_probe_schema::model::TransportError> {
+        self.stream.and_then(|s| s.error.as_ref())
+    }
+
+    /// HTTP+SSE: the seqs of the stream's event records that belong to this request
+    /// (empty on other transports).
+    pub fn stream_seqs(&self) -> &'a [u64] {
+        self.stream.map(|s| s.seqs.as_slice()).unwrap_or(&[])
     }
 
     fn with_messages<T>(&self, f: impl FnOnce(&[Value]) -> T) -> T {
@@ -84,8 +102,19 @@ impl<'a> Exchange<'a> {
     /// whole or no response arrived. [`messages`](Self::messages) and
     /// [`answer`](Self::answer) read nothing from such a body.
     pub fn cut(&self) -> Option<String> {
-        let why = derive::body_cut(&self.response()?.body)?;
-        Some(format!("record {}: {why}", self.record.seq))
+        if let Some(why) = derive::body_cut(&self.response()?.body) {
+            return Some(format!("record {}: {why}", self.record.seq));
+        }
+        // HTTP+SSE: the POST was accepted but its answer never came on the stream.
+        let s = self.stream?;
+        let e = s.error.as_ref().filter(|_| {
+            let id = self.request_json().and_then(|r| r.get("id").cloned());
+            id.is_none_or(|id| derive::response_to(&s.messages, &id).is_none())
+        })?;
+        Some(format!(
+            "record {}: no answer arrived on the event stream ({e})",
+            self.record.seq
+        ))
     }
 
     /// As [`cut`](Self::cut), and also a body the bundle bound stored as its length and
@@ -169,7 +198,9 @@ impl Evidence {
     /// Wrap a verified bundle.
     pub fn new(path: impl Into<String>, v: Verified) -> Evidence {
         let inventory = derive::inventory(&v.records);
+        let streamed = Arc::new(derive::stream_answers(&v.records));
         Evidence {
+            streamed,
             path: path.into(),
             signer: v.signer.key_id(),
             payload: v.evidence,
@@ -208,6 +239,7 @@ impl Evidence {
                     inventory: self.inventory.clone(),
                     parsed: Arc::clone(&self.parsed),
                     era_view: Some((session, o.revision.clone())),
+                    streamed: Arc::clone(&self.streamed),
                 }
             })
             .collect()
@@ -236,6 +268,7 @@ impl Evidence {
             record,
             http,
             cache,
+            stream: self.streamed.get(&record.seq),
         })
     }
 
@@ -274,10 +307,15 @@ impl Evidence {
     /// Transport name for reported-only checks.
     pub fn transport(&self) -> &'static str {
         if self.payload.target.endpoint.is_some() {
-            "streamable-http"
+            self.payload.target.transport.label()
         } else {
             "unknown"
         }
+    }
+
+    /// True when the endpoint spoke the legacy HTTP+SSE transport (2024-11-05).
+    pub fn is_sse(&self) -> bool {
+        self.payload.target.transport == mcp_probe_schema::model::Transport::HttpSse
     }
 
     /// True when some record serves `leg`.
@@ -323,6 +361,17 @@ impl Evidence {
     /// True when a credential was presented.
     pub fn authenticated(&self) -> bool {
         self.session().is_some_and(|s| s.authenticated)
+    }
+
+    /// The exchange whose response carried `x`'s answer: on HTTP+SSE the `GET` of the
+    /// event stream its answer arrived on (its status and headers are those of the
+    /// answer's transport; the POST's are an acknowledgement), else `x` itself.
+    pub fn answer_carrier<'a>(&'a self, x: &Exchange<'a>) -> Exchange<'a> {
+        x.stream
+            .and_then(|s| s.stream)
+            .and_then(|seq| self.records.get(usize::try_from(seq).ok()?))
+            .and_then(|r| self.exchange_of(r))
+            .unwrap_or(*x)
     }
 
     /// Seqs of every record of `leg`.

@@ -475,6 +475,14 @@ impl Journal {
         self.target_changed();
     }
 
+    /// Record that the endpoint speaks HTTP+SSE (2024-11-05): the stream URL is the
+    /// endpoint, `message_endpoint` the URL its `endpoint` event named (when one came).
+    pub fn set_sse(&mut self, message_endpoint: Option<String>) {
+        self.target.transport = mcp_probe_schema::model::Transport::HttpSse;
+        self.target.message_endpoint = message_endpoint;
+        self.target_changed();
+    }
+
     /// The session (redacted), once established.
     pub fn session(&self) -> Option<&Session> {
         self.session.as_ref()
@@ -678,6 +686,7 @@ fn observation_kind(o: &Observation) -> &'static str {
         Observation::LegacyTls(_) => "legacy TLS",
         Observation::Dns(_) => "DNS",
         Observation::Skipped { .. } => "skipped",
+        Observation::SseEvent(_) => "SSE event",
     }
 }
 

@@ -9,5 +9,6 @@
 pub mod inventory;
 pub mod negotiation;
 pub mod session;
+pub mod sse;
 
 pub use session::{Ending, Probe, Reply, CLIENT_NAME};

@@ -88,6 +88,12 @@ pub struct Probe<'a> {
     /// The JSON-RPC request in flight (method and legs), shared with the run so that a
     /// per-target deadline can say what it cut.
     pub(crate) in_flight: Arc<Mutex<Option<String>>>,
+    /// The open HTTP+SSE session, when the endpoint speaks that transport: requests to
+    /// the endpoint go to its message URL and their answers come from its stream.
+    pub(crate) sse: Option<super::sse::SseSession>,
+    /// While detecting: every candidate so far refused Streamable HTTP the way a
+    /// server without it does ([`super::sse::falls_back`]).
+    pub(crate) sse_fallback: bool,
 }
 
 impl std::fmt::Debug for Probe<'_> {
@@ -135,6 +141,8 @@ impl<'a> Probe<'a> {
             plaintext_port: 80,
             challenge: None,
             in_flight: Arc::new(Mutex::new(None)),
+            sse: None,
+            sse_fallback: false,
         }
     }
 
@@ -169,6 +177,10 @@ impl<'a> Probe<'a> {
         let mut headers = headers;
         if let (Some(t), false) = (&self.token, self.anonymous) {
             headers.push(Header::new(header::AUTHORIZATION, format!("Bearer {t}")));
+        }
+        if let Some(session) = self.sse.take_if(|s| s.stream_url == *url) {
+            // Boxed: the HTTP+SSE path would otherwise grow the future of every request.
+            return Box::pin(self.rpc_sse(session, legs, headers, body, id)).await;
         }
         let req = Request {
             method: "POST".into(),

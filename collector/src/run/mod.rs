@@ -127,6 +127,7 @@ fn open_journals(plan: &Plan, printer: &Printer) -> (Vec<(Target, Shared)>, bool
             endpoint: None,
             addresses: Vec::new(),
             transport: Default::default(),
+            message_endpoint: None,
         };
         match Journal::create(&plan.out, &t.slug(), record, plan.options.clone(), redactor) {
             Ok(mut j) => {

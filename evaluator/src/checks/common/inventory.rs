@@ -134,13 +134,18 @@ impl Read {
                         // A page whose body did not end whole, or that the bundle bound
                         // stored as length and hash only, is not an answer: the list is
                         // cut there, and the evidence names the record.
-                        let cut = ev
-                            .exchange_of(r)
+                        let exchange = ev.exchange_of(r);
+                        let cut = exchange
+                            .as_ref()
                             .and_then(|x| x.unreadable(ev.payload.run.bundle_capped_from));
                         if let Some(cut) = cut {
                             NoPage::Unparsable(format!("answered HTTP {} but {cut}", resp.status))
                         } else {
-                            let msgs = derive::jsonrpc_messages(resp);
+                            // The exchange's messages: its body's, and on HTTP+SSE those
+                            // the event stream carried for it.
+                            let msgs = exchange
+                                .map(|x| x.messages())
+                                .unwrap_or_else(|| derive::jsonrpc_messages(resp));
                             let id =
                                 derive::request_id(&x.request.body.bytes).unwrap_or(Value::Null);
                             match derive::response_to(&msgs, &id) {

@@ -8,5 +8,6 @@ pub mod policy;
 pub mod reported;
 pub mod response;
 pub mod text;
+pub mod transport;
 pub mod values;
 pub mod wire;

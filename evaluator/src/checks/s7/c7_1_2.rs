@@ -121,6 +121,22 @@ fn judge(ev: &Evidence, x: &Exchange<'_>) -> Judgement {
         BodyEnd::Complete | BodyEnd::StoppedAfterResponse => None,
     };
     if (200..300).contains(&status) && broken.is_none() {
+        // HTTP+SSE: the POST's 2xx is the transport's acknowledgement; a refusal would
+        // have come on the event stream, and none came within the per-request timeout.
+        if let Some(e) = x
+            .stream_error()
+            .filter(|e| e.kind == mcp_probe_schema::model::ErrorKind::Timeout)
+        {
+            return Judgement::new(
+                LegOutcome::Fail,
+                format!(
+                    "accepted: {shown}, the HTTP+SSE acknowledgement, and no refusal arrived on the \
+                     event stream ({}); the server treated a request it must reject as a notification",
+                    e.message
+                ),
+                Some(status),
+            );
+        }
         let null_result = answer.is_some_and(|a| a.get("result").is_some());
         if let Some(j) = acknowledged(resp, null_result, &shown) {
             return j;
