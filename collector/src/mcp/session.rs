@@ -90,9 +90,9 @@ pub struct Probe<'a> {
     pub(crate) in_flight: Arc<Mutex<Option<String>>>,
     /// The open HTTP+SSE session, when the endpoint speaks that transport: requests to
     /// the endpoint go to its message URL and their answers come from its stream.
-    pub(crate) sse: Option<super::sse::SseSession>,
+    pub(crate) sse: Option<super::stream::SseSession>,
     /// While detecting: every candidate so far refused Streamable HTTP the way a
-    /// server without it does ([`super::sse::falls_back`]).
+    /// server without it does (400, 404 or 405 without a JSON-RPC answer).
     pub(crate) sse_fallback: bool,
 }
 

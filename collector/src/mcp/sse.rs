@@ -19,7 +19,7 @@
 //! credential or a probe elsewhere).
 
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use mcp_probe_schema::model::{
     ErrorKind, Header, HttpOutcome, Observation, SseEvent, TransportError,
@@ -27,49 +27,16 @@ use mcp_probe_schema::model::{
 use mcp_probe_schema::sse;
 use mcp_probe_schema::vocab::{self, header, leg, method, LegId};
 use serde_json::Value;
-use tokio::sync::mpsc;
 use url::Url;
 
 use super::session::{Ending, Probe, Reply};
+use super::stream::{now_us, spawn_reader, Item, SseSession};
 use crate::journal::lock;
-use crate::transport::http::{self, EventStream, Request};
-
-/// Bytes read from one event stream before the collector gives up on it (a server
-/// that streams without end, or one endless line).
-pub const STREAM_READ_LIMIT: u64 = 16 << 20;
+use crate::transport::http::{self, Request};
 
 /// The revision offered on this transport: the one that defines it. A server may still
 /// agree to a later handshake revision; the collector then uses what it said.
 pub const OFFERED_REVISION: &str = vocab::REV_2024_11_05;
-
-/// One item the stream reader hands over: an event, or how the stream ended.
-#[derive(Debug)]
-enum Item {
-    Event { at: i64, event: sse::Event },
-    End { at: i64, error: TransportError },
-}
-
-/// An open HTTP+SSE session: the stream's reader task and what the POSTs need.
-#[derive(Debug)]
-pub struct SseSession {
-    /// The stream URL (the endpoint).
-    pub stream_url: Url,
-    /// The URL the `endpoint` event named.
-    pub post_url: Url,
-    stream_seq: u64,
-    rx: mpsc::UnboundedReceiver<Item>,
-    task: tokio::task::JoinHandle<()>,
-    ended: Option<TransportError>,
-    /// Requests sent on this session, by JSON-RPC id (as JSON text): their `POST`
-    /// record and legs, so a late answer is still linked to its request.
-    sent: HashMap<String, (u64, Vec<LegId>)>,
-}
-
-impl Drop for SseSession {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
 
 /// Why the URL of an `endpoint` event is not used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -129,66 +96,6 @@ pub fn sse_candidate(candidates: &[Url]) -> Option<Url> {
 /// transport answers it: 400, 404 or 405 without a JSON-RPC answer.
 pub fn falls_back(r: &Reply) -> bool {
     matches!(r.status, Some(400 | 404 | 405)) && r.message.is_none() && r.cut.is_none()
-}
-
-fn now_us() -> i64 {
-    chrono::Utc::now().timestamp_micros()
-}
-
-/// Read `stream` until it ends, handing each event over; stops at the read limit.
-fn spawn_reader(
-    mut stream: EventStream,
-) -> (mpsc::UnboundedReceiver<Item>, tokio::task::JoinHandle<()>) {
-    let (tx, rx) = mpsc::unbounded_channel();
-    let task = tokio::spawn(async move {
-        let mut parser = sse::Parser::new();
-        let mut read = 0u64;
-        // The reader has no deadline of its own: whoever awaits an event does, and the
-        // task ends with the session.
-        let far = Instant::now() + Duration::from_secs(7 * 24 * 3600);
-        let error = loop {
-            match stream.read(far).await {
-                Ok(Some(bytes)) => {
-                    read += bytes.len() as u64;
-                    for event in parser.feed(&bytes) {
-                        if tx
-                            .send(Item::Event {
-                                at: now_us(),
-                                event,
-                            })
-                            .is_err()
-                        {
-                            return;
-                        }
-                    }
-                    if read > STREAM_READ_LIMIT {
-                        break TransportError {
-                            kind: ErrorKind::Protocol,
-                            message: format!(
-                                "the event stream passed the read limit ({STREAM_READ_LIMIT} bytes)"
-                            ),
-                        };
-                    }
-                }
-                Ok(None) => {
-                    break TransportError {
-                        kind: ErrorKind::Reset,
-                        message: if parser.pending() {
-                            "the server ended the event stream inside an event".into()
-                        } else {
-                            "the server ended the event stream".into()
-                        },
-                    }
-                }
-                Err(e) => break e,
-            }
-        };
-        let _ = tx.send(Item::End {
-            at: now_us(),
-            error,
-        });
-    });
-    (rx, task)
 }
 
 /// What waiting on the stream for one request produced.
