@@ -49,7 +49,14 @@ fn collect(target: &str, home: &Path, args: &[&str]) -> (PathBuf, mcp_probe_sche
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    // The bundle path is the unindented line (--info adds an indented block).
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let path = PathBuf::from(
+        stdout
+            .lines()
+            .find(|l| !l.starts_with(' ') && !l.is_empty())
+            .expect("a bundle path on stdout"),
+    );
     let v = mcp_probe_schema::open(&std::fs::read(&path).expect("bundle"), &[]).expect("verifies");
     (path, v)
 }

@@ -246,7 +246,9 @@ impl Client {
     }
 
     async fn send_unpaced(&self, req: Request, stop: Option<Stop>) -> Sent {
-        self.send_inner(req, stop, false).await.0
+        // Boxed: every request's future holds this one, and the futures of the legs nest
+        // deep (a debug build's worker stack is the limit).
+        Box::pin(self.send_inner(req, stop, false)).await.0
     }
 
     /// Open an event stream: send `req` (a `GET`) on a connection of its own, outside
@@ -255,7 +257,7 @@ impl Client {
     /// read event by event ([`EventStream::read`]); any other answer is read whole.
     pub async fn open_stream(&self, mut req: Request) -> (Sent, Option<EventStream>) {
         req.head_only_stream = true;
-        let (sent, conn) = self.send_inner(req, None, true).await;
+        let (sent, conn) = Box::pin(self.send_inner(req, None, true)).await;
         let stream = conn.map(|(conn, chunked)| EventStream {
             conn,
             chunked,
