@@ -116,7 +116,7 @@ fn start(case: Case) -> Server {
         let Ok(mut w) = s.try_clone() else { return };
         let mut r = BufReader::new(s);
         while let Some(req) = read_request(&mut r) {
-            reqs.lock().unwrap().push(req.clone());
+            reqs.lock().expect("requests lock").push(req.clone());
             if req.method == "GET" && req.path == "/sse" {
                 serve_stream(case, &mut w, trap_port, &streams, &st);
                 return;
@@ -125,7 +125,7 @@ fn start(case: Case) -> Server {
                 if case != Case::DripNoAnswer {
                     if let Some(a) = answer(&req.json()) {
                         let ev = chunk(&format!("event: message\r\ndata: {a}\r\n\r\n"));
-                        for s in streams.lock().unwrap().iter_mut() {
+                        for s in streams.lock().expect("streams lock").iter_mut() {
                             let _ = s.write_all(&ev);
                         }
                     }
@@ -172,7 +172,7 @@ fn serve_stream(
         Case::Normal | Case::DripNoAnswer => {
             let _ = w.write_all(&endpoint("/messages/?session_id=s1"));
             if let Ok(c) = w.try_clone() {
-                streams.lock().unwrap().push(c);
+                streams.lock().expect("streams lock").push(c);
             }
             forever(w, &chunk(": keep-alive\r\n\r\n"));
         }
