@@ -372,6 +372,11 @@ impl Probe<'_> {
         body: &Value,
         id: Option<Value>,
     ) -> Reply {
+        // What the stream carried since the last wait came before this request: it is
+        // recorded first (an answer to an earlier request still names that request).
+        while let Ok(item) = session.rx.try_recv() {
+            self.record_item(&session, item, None, &[leg::ENDPOINT_SSE]);
+        }
         let req = Request {
             method: "POST".into(),
             url: session.post_url.clone(),
@@ -434,11 +439,6 @@ impl Probe<'_> {
                 stream_cut = got
                     .error
                     .map(|e| format!("no answer on the event stream: {e}"));
-            }
-        } else {
-            // Nothing awaited: record what the stream already carried, in order.
-            while let Ok(item) = session.rx.try_recv() {
-                self.record_item(&session, item, None, legs);
             }
         }
         *self.in_flight.lock().unwrap_or_else(|p| p.into_inner()) = None;
