@@ -474,4 +474,127 @@ mod tests {
             "{why}"
         );
     }
+
+    /// An HTTP+SSE bundle: the stream's GET (record 0, head only), its endpoint event,
+    /// a tools/list POST acknowledged 202, then `after` (records naming the POST, seq 2).
+    fn sse_bundle(after: Vec<Record>) -> Evidence {
+        use mcp_probe_schema::vocab::leg;
+        let mut get = exchange(
+            &[leg::ENDPOINT_SSE],
+            "",
+            200,
+            "text/event-stream",
+            "",
+            &[("cache-control", "no-store")],
+        );
+        if let Observation::Http(x) = &mut get.observation {
+            x.request.method = "GET".into();
+            if let HttpOutcome::Response(resp) = &mut x.outcome {
+                resp.body.end = BodyEnd::HeadOnly;
+            }
+        }
+        let post = exchange(
+            &[leg::INVENTORY_TOOLS],
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}}"#,
+            202,
+            "text/plain",
+            "Accepted",
+            &[],
+        );
+        let mut records = vec![
+            get,
+            sse(&[leg::ENDPOINT_SSE], None, "/messages/?session_id=1", None),
+            post,
+        ];
+        records.extend(after);
+        let mut ev = evidence(None, records);
+        ev.payload.target.transport = mcp_probe_schema::model::Transport::HttpSse;
+        ev.payload.target.endpoint = Some("http://127.0.0.1:8080/sse".into());
+        ev
+    }
+
+    fn sse(
+        legs: &[LegId],
+        request: Option<u64>,
+        data: &str,
+        error: Option<TransportError>,
+    ) -> Record {
+        let mut r = crate::fixture::skipped(legs, "");
+        r.observation = Observation::SseEvent(mcp_probe_schema::model::SseEvent {
+            stream: 0,
+            request,
+            event: if request.is_none() {
+                Some("endpoint".into())
+            } else {
+                None
+            },
+            data: data.into(),
+            id: None,
+            retry: None,
+            error,
+        });
+        r
+    }
+
+    #[test]
+    fn on_http_sse_a_posts_answer_is_read_from_the_events_that_name_it() {
+        use mcp_probe_schema::vocab::leg;
+        let answer = r#"{"jsonrpc":"2.0","id":7,"result":{"tools":[{"name":"a"},{"name":"b"}]}}"#;
+        let note = r#"{"jsonrpc":"2.0","method":"notifications/message","params":{}}"#;
+        let ev = sse_bundle(vec![
+            sse(&[leg::INVENTORY_TOOLS], Some(2), note, None),
+            sse(&[leg::INVENTORY_TOOLS], Some(2), answer, None),
+        ]);
+        assert!(ev.is_sse());
+        assert_eq!(ev.transport(), "http+sse");
+        // The leg's exchange is the POST; its messages are the stream's, in order.
+        let x = ev.exchanges(leg::INVENTORY_TOOLS).next().expect("the POST");
+        assert_eq!(x.seq(), 2);
+        assert_eq!(x.messages().len(), 2);
+        assert_eq!(
+            x.answer()
+                .and_then(|a| a["result"]["tools"].as_array().map(Vec::len)),
+            Some(2)
+        );
+        assert_eq!(x.cut(), None);
+        assert_eq!(x.stream_seqs(), &[3, 4]);
+        // Its status and headers stay the POST's; the carrier of the answer is the GET.
+        assert_eq!(x.status(), Some(202));
+        let carrier = ev.answer_carrier(&x);
+        assert_eq!(carrier.seq(), 0);
+        assert_eq!(carrier.header("cache-control").as_deref(), Some("no-store"));
+        // The inventory reads the same answer.
+        assert_eq!(ev.inventory.tools.items.len(), 2);
+        assert!(ev.inventory.tools.complete);
+    }
+
+    #[test]
+    fn on_http_sse_an_answer_that_never_came_is_named_not_read() {
+        use mcp_probe_schema::vocab::leg;
+        let timeout = TransportError {
+            kind: ErrorKind::Timeout,
+            message: "no awaited event on the stream within the per-request timeout (5 s)".into(),
+        };
+        let ev = sse_bundle(vec![sse(
+            &[leg::INVENTORY_TOOLS],
+            Some(2),
+            "",
+            Some(timeout),
+        )]);
+        let x = ev.exchanges(leg::INVENTORY_TOOLS).next().expect("the POST");
+        assert_eq!(x.answer(), None);
+        assert_eq!(x.stream_error().map(|e| e.kind), Some(ErrorKind::Timeout));
+        let cut = x.cut().expect("named");
+        assert!(
+            cut.starts_with("record 2: no answer arrived on the event stream"),
+            "{cut}"
+        );
+        assert!(!ev.inventory.tools.complete);
+        // A Streamable HTTP bundle has no carrier but the exchange itself.
+        let plain = evidence(None, vec![ended(BodyEnd::Complete)]);
+        let y = plain.exchange_of(&plain.records[0]).expect("http");
+        assert_eq!(plain.answer_carrier(&y).seq(), 0);
+        assert_eq!(y.stream_error(), None);
+        assert!(!plain.is_sse());
+    }
 }

@@ -363,6 +363,58 @@ mod tests {
         o
     }
 
+    #[test]
+    fn on_http_sse_an_acknowledged_null_id_never_refused_fails_and_a_refusal_passes() {
+        use mcp_probe_schema::model::SseEvent;
+        let event = |data: &str, error: Option<TransportError>| {
+            let mut r = skipped(&[leg::NULL_ID], "");
+            r.observation = Observation::SseEvent(SseEvent {
+                stream: 0,
+                request: Some(0),
+                event: None,
+                data: data.into(),
+                id: None,
+                retry: None,
+                error,
+            });
+            r
+        };
+        let ack = || {
+            exchange(
+                &[leg::NULL_ID],
+                NULL_REQ,
+                202,
+                "text/plain",
+                "Accepted",
+                &[],
+            )
+        };
+        let timeout = TransportError {
+            kind: ErrorKind::Timeout,
+            message: "no awaited event on the stream within the per-request timeout (5 s)".into(),
+        };
+        let o = graded(vec![ack(), event("", Some(timeout))]);
+        assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
+        has(
+            &o,
+            &[
+                "HTTP+SSE acknowledgement",
+                "no refusal arrived on the event stream",
+            ],
+        );
+        let refusal =
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}"#;
+        let o = graded(vec![ack(), event(refusal, None)]);
+        assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
+        // A stream that ended before any answer is not attributed to the server.
+        let reset = TransportError {
+            kind: ErrorKind::Reset,
+            message: "the server ended the event stream".into(),
+        };
+        let o = graded(vec![ack(), event("", Some(reset))]);
+        assert_eq!(o.verdict, Verdict::Error, "{o:?}");
+    }
+
     fn has(o: &Outcome, words: &[&str]) {
         for w in words {
             assert!(o.evidence.contains(w), "{w:?} not in {:?}", o.evidence);
