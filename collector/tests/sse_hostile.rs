@@ -38,6 +38,8 @@ enum Case {
     DripNoAnswer,
     /// The stream ends right after the `endpoint` event.
     ClosesAfterEndpoint,
+    /// `tools/list` answered with one event of about 200 KB (over the body cap given).
+    HugeAnswer,
 }
 
 struct Server {
@@ -71,7 +73,7 @@ fn plain(status: u16, reason: &str, body: &str) -> Vec<u8> {
     .into_bytes()
 }
 
-fn answer(req: &Value) -> Option<Value> {
+fn answer(req: &Value, huge: bool) -> Option<Value> {
     let id = req.get("id")?.clone();
     let m = req.get("method")?.as_str()?;
     let result = match m {
@@ -80,9 +82,11 @@ fn answer(req: &Value) -> Option<Value> {
             "capabilities": {"tools": {}},
             "serverInfo": {"name": "scripted-sse", "version": "1"}
         }),
-        "tools/list" => {
-            json!({"tools": [{"name": "ping_tool", "inputSchema": {"type": "object"}}]})
-        }
+        "tools/list" => json!({"tools": [{
+            "name": "ping_tool",
+            "description": if huge { "x".repeat(200_000) } else { String::new() },
+            "inputSchema": {"type": "object"}
+        }]}),
         _ => {
             return Some(
                 json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "no"}}),
@@ -123,7 +127,7 @@ fn start(case: Case) -> Server {
             }
             let out = if req.method == "POST" && req.path.starts_with("/messages") {
                 if case != Case::DripNoAnswer {
-                    if let Some(a) = answer(&req.json()) {
+                    if let Some(a) = answer(&req.json(), case == Case::HugeAnswer) {
                         let ev = chunk(&format!("event: message\r\ndata: {a}\r\n\r\n"));
                         for s in streams.lock().expect("streams lock").iter_mut() {
                             let _ = s.write_all(&ev);
@@ -169,7 +173,7 @@ fn serve_stream(
         }
     };
     match case {
-        Case::Normal | Case::DripNoAnswer => {
+        Case::Normal | Case::DripNoAnswer | Case::HugeAnswer => {
             let _ = w.write_all(&endpoint("/messages/?session_id=s1"));
             if let Ok(c) = w.try_clone() {
                 streams.lock().expect("streams lock").push(c);
@@ -202,20 +206,17 @@ struct Outcome {
 }
 
 fn run(case: Case) -> Outcome {
+    run_with(case, &[])
+}
+
+fn run_with(case: Case, extra: &[&str]) -> Outcome {
     let srv = start(case);
     let (t, tt) = (TIMEOUT.to_string(), TARGET_TIMEOUT.to_string());
     let t0 = Instant::now();
-    let run = support::collect(
-        &[
-            "--timeout",
-            &t,
-            "--target-timeout",
-            &tt,
-            "--info",
-            &srv.origin,
-        ],
-        &[],
-    );
+    let mut args = vec!["--timeout", &t, "--target-timeout", &tt, "--info"];
+    args.extend_from_slice(extra);
+    args.push(&srv.origin);
+    let run = support::collect(&args, &[]);
     let elapsed = t0.elapsed();
     assert!(
         elapsed < Duration::from_secs(TARGET_TIMEOUT + 15),
@@ -395,4 +396,19 @@ fn a_stream_that_closes_after_the_endpoint_event_ends_in_a_recorded_reset() {
     let o = run(Case::ClosesAfterEndpoint);
     assert_eq!(o.run.code(), 3, "{}", o.run.describe());
     assert_eq!(ending(&o), Some(ErrorKind::Reset));
+}
+
+#[test]
+fn an_answer_over_the_body_cap_is_stored_cut_and_not_read() {
+    let o = run_with(Case::HugeAnswer, &["--body-cap", "4096"]);
+    assert_eq!(o.run.code(), 0, "{}", o.run.describe());
+    let cut = events(&o)
+        .into_iter()
+        .find(|e| e.data_length.is_some())
+        .expect("the tools/list answer stored cut");
+    assert!(cut.data.len() <= 4096, "{}", cut.data.len());
+    assert!(cut.data_length.unwrap_or(0) > 200_000);
+    let inv = mcp_probe_schema::derive::inventory(&o.records);
+    assert!(!inv.tools.complete);
+    assert!(inv.tools.items.is_empty());
 }

@@ -105,8 +105,12 @@ impl<'a> Exchange<'a> {
         if let Some(why) = derive::body_cut(&self.response()?.body) {
             return Some(format!("record {}: {why}", self.record.seq));
         }
-        // HTTP+SSE: the POST was accepted but its answer never came on the stream.
+        // HTTP+SSE: an event of its answer stored cut, or the POST was accepted but its
+        // answer never came on the stream.
         let s = self.stream?;
+        if let Some(why) = &s.cut {
+            return Some(format!("record {}: {why}", self.record.seq));
+        }
         let e = s.error.as_ref().filter(|_| {
             let id = self.request_json().and_then(|r| r.get("id").cloned());
             id.is_none_or(|id| derive::response_to(&s.messages, &id).is_none())
@@ -529,6 +533,7 @@ mod tests {
                 None
             },
             data: data.into(),
+            data_length: None,
             id: None,
             retry: None,
             error,

@@ -258,7 +258,11 @@ fn sse_event(out: &mut dyn Write, e: &SseEvent) -> io::Result<()> {
     }
     let data = excerpt(e.data.as_bytes(), 2000);
     let more = if data.cut { " …" } else { "" };
-    writeln!(out, "  data: {}{more}", data.text)
+    writeln!(out, "  data: {}{more}", data.text)?;
+    match e.data_length {
+        Some(n) => writeln!(out, "  data stored cut: {} of {n} bytes", e.data.len()),
+        None => Ok(()),
+    }
 }
 
 fn list(v: &[String]) -> String {

@@ -234,6 +234,8 @@ enum ObservationJ {
         /// The event type (`message` when the field was absent).
         event: String,
         data: String,
+        /// The length of the data received, when `data` holds less of it.
+        data_length: Option<u64>,
         id: Option<String>,
         retry: Option<u64>,
         error: Option<ErrorJ>,
@@ -544,6 +546,7 @@ fn observation(o: &Observation) -> ObservationJ {
             request: e.request,
             event: e.event.clone().unwrap_or_else(|| "message".into()),
             data: e.data.clone(),
+            data_length: e.data_length,
             id: e.id.clone(),
             retry: e.retry,
             error: e.error.as_ref().map(transport_error),

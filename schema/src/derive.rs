@@ -151,6 +151,8 @@ pub struct StreamAnswer {
     pub error: Option<crate::model::TransportError>,
     /// Seq of the `GET` record of the stream that carried them.
     pub stream: Option<u64>,
+    /// Why one of its events is not read (its `data` was stored cut), naming it.
+    pub cut: Option<String>,
 }
 
 /// Per `POST` record seq, what the HTTP+SSE stream carried for it (empty for bundles
@@ -170,6 +172,14 @@ pub fn stream_answers(records: &[Record]) -> std::collections::BTreeMap<u64, Str
             continue;
         }
         entry.seqs.push(r.seq);
+        if let Some(n) = ev.data_length {
+            entry.cut.get_or_insert(format!(
+                "event record {} stored {} of its {n} bytes of data",
+                r.seq,
+                ev.data.len()
+            ));
+            continue;
+        }
         if let Ok(v) = serde_json::from_str::<Value>(&ev.data) {
             match v {
                 Value::Array(a) => entry

@@ -333,8 +333,13 @@ pub struct SseEvent {
     pub request: Option<u64>,
     /// The `event` field (absent: the default type `message`).
     pub event: Option<String>,
-    /// The `data` lines, joined with `\n`.
+    /// The `data` lines, joined with `\n`; at most the run's body cap, and emptied in
+    /// records from `run.bundle_capped_from` on.
     pub data: String,
+    /// The length in bytes of the `data` received, when `data` holds less of it (cut at
+    /// the body cap, or emptied once the bundle cap was reached); absent when whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_length: Option<u64>,
     /// The `id` field.
     pub id: Option<String>,
     /// The `retry` field, milliseconds.

@@ -233,6 +233,14 @@ fn frame(meta: bool, bytes: &[u8]) -> Vec<u8> {
 /// Every HTTP body of `record` reduced to its length and SHA-256 (bytes emptied).
 /// True when there was a body byte to drop.
 fn strip_bodies(record: &mut Record) -> bool {
+    if let Observation::SseEvent(e) = &mut record.observation {
+        if e.data.is_empty() {
+            return false;
+        }
+        e.data_length.get_or_insert(e.data.len() as u64);
+        e.data = String::new();
+        return true;
+    }
     let Observation::Http(x) = &mut record.observation else {
         return false;
     };

@@ -321,7 +321,19 @@ impl Probe<'_> {
         request: Option<u64>,
         legs: &[LegId],
     ) {
-        lock(&self.journal).record(
+        let mut j = lock(&self.journal);
+        // Stored up to the body cap, like an HTTP body; the length says when it was cut.
+        let cap = usize::try_from(j.options().body_cap).unwrap_or(usize::MAX);
+        let (data, data_length) = if ev.data.len() > cap {
+            let mut end = cap;
+            while !ev.data.is_char_boundary(end) {
+                end -= 1;
+            }
+            (ev.data[..end].to_string(), Some(ev.data.len() as u64))
+        } else {
+            (ev.data.clone(), None)
+        };
+        j.record(
             legs,
             at,
             0,
@@ -329,7 +341,8 @@ impl Probe<'_> {
                 stream,
                 request,
                 event: ev.event.clone(),
-                data: ev.data.clone(),
+                data,
+                data_length,
                 id: ev.id.clone(),
                 retry: ev.retry,
                 error: None,
@@ -354,6 +367,7 @@ impl Probe<'_> {
                 request,
                 event: None,
                 data: String::new(),
+                data_length: None,
                 id: None,
                 retry: None,
                 error: Some(e.clone()),

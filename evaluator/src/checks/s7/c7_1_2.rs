@@ -373,6 +373,7 @@ mod tests {
                 request: Some(0),
                 event: None,
                 data: data.into(),
+                data_length: None,
                 id: None,
                 retry: None,
                 error,
