@@ -207,9 +207,8 @@ impl Probe<'_> {
         };
         session.post_url = post.clone();
         self.sse = Some(session);
-        self.set_endpoint(url, false);
-        lock(&self.journal).set_sse(Some(post.to_string()));
-        // The handshake, on the stream.
+        // The handshake, on the stream. The endpoint is recorded once it answered as MCP
+        // (or with 401), as on Streamable HTTP.
         let (h, body, id) = self.initialize_body(OFFERED_REVISION);
         let r = self
             .rpc(
@@ -224,6 +223,7 @@ impl Probe<'_> {
             self.challenge = mcp_probe_schema::derive::header(&r.headers, header::WWW_AUTHENTICATE)
                 .map(|h| h.value.clone());
             self.set_endpoint(url, true);
+            lock(&self.journal).set_sse(Some(post.to_string()));
             return Ok(Some(Ending::AuthRequired));
         }
         let Some(result) = r.result().cloned() else {
@@ -245,6 +245,8 @@ impl Probe<'_> {
                  handshake revision this tool speaks"
             ));
         }
+        self.set_endpoint(url, false);
+        lock(&self.journal).set_sse(Some(post.to_string()));
         self.set_negotiated(
             mcp_probe_schema::model::Era::Legacy,
             &echoed,
