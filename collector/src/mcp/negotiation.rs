@@ -24,7 +24,7 @@ impl Probe<'_> {
     /// Run detection, negotiation and inventory.
     pub async fn run(&mut self, candidates: &[url::Url]) -> Ending {
         let mut reasons = Vec::new();
-        self.close_sse();
+        self.close_sse().await;
         self.sse_fallback = true;
         for cand in candidates {
             match self.try_candidate(cand).await {

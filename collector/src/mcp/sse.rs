@@ -173,6 +173,7 @@ impl Probe<'_> {
             task,
             ended: None,
             sent: HashMap::new(),
+            pending: Vec::new(),
         };
         // The endpoint event, within the per-request timeout.
         let deadline = Instant::now() + self.client.timeout();
@@ -391,7 +392,7 @@ impl Probe<'_> {
         // What the stream carried since the last wait came before this request: it is
         // recorded first (an answer to an earlier request still names that request).
         while let Ok(item) = session.rx.try_recv() {
-            self.record_item(&session, item, None, &[leg::ENDPOINT_SSE]);
+            self.record_item(&mut session, item, None, &[leg::ENDPOINT_SSE]);
         }
         let req = Request {
             method: "POST".into(),
@@ -449,7 +450,14 @@ impl Probe<'_> {
         if let Some(i) = &id {
             session.sent.insert(i.to_string(), (seq, legs.to_vec()));
             let accepted = status.is_some_and(|s| (200..300).contains(&s));
-            if accepted && message.is_none() {
+            if accepted && message.is_none() && i.is_null() {
+                // A null id (7.1.2) may draw no answer at all: the run goes on, and the
+                // answer, if any, is linked by its id when it arrives; the wait for it
+                // ends at the end of the target (`close_sse`), not here.
+                session
+                    .pending
+                    .push((seq, legs.to_vec(), Instant::now() + self.client.timeout()));
+            } else if accepted && message.is_none() {
                 let got = self.await_answer(&mut session, i, seq, legs).await;
                 message = got.message;
                 stream_cut = got
@@ -508,7 +516,7 @@ impl Probe<'_> {
     /// (result or error) the event carried, if any.
     fn record_item(
         &self,
-        session: &SseSession,
+        session: &mut SseSession,
         item: Item,
         awaited: Option<u64>,
         legs: &[LegId],
@@ -525,10 +533,14 @@ impl Probe<'_> {
                     .filter(|m| m.get("result").is_some() || m.get("error").is_some());
                 let owner = answer
                     .and_then(|m| m.get("id"))
-                    .and_then(|i| session.sent.get(&i.to_string()));
+                    .and_then(|i| session.sent.get(&i.to_string()))
+                    .cloned();
+                if let Some((s, _)) = &owner {
+                    session.pending.retain(|(p, _, _)| p != s);
+                }
                 match (owner, awaited) {
                     (Some((s, l)), _) => {
-                        self.record_event(session.stream_seq, at, &event, Some(*s), l)
+                        self.record_event(session.stream_seq, at, &event, Some(s), &l)
                     }
                     (None, Some(s)) => {
                         self.record_event(session.stream_seq, at, &event, Some(s), legs)
@@ -546,12 +558,36 @@ impl Probe<'_> {
         }
     }
 
-    /// Record the events the stream carried since the last wait (at the end of a
-    /// target), and close the session.
-    pub(crate) fn close_sse(&mut self) {
-        if let Some(mut session) = self.sse.take() {
-            while let Ok(item) = session.rx.try_recv() {
-                self.record_item(&session, item, None, &[leg::ENDPOINT_SSE]);
+    /// At the end of a target: record the events the stream carried since the last
+    /// wait; for each request still pending ([`SseSession::pending`]), read on until its
+    /// answer arrives or its per-request timeout ends (then a `timeout` record names
+    /// it); close the session.
+    pub(crate) async fn close_sse(&mut self) {
+        let Some(mut session) = self.sse.take() else {
+            return;
+        };
+        while let Ok(item) = session.rx.try_recv() {
+            self.record_item(&mut session, item, None, &[leg::ENDPOINT_SSE]);
+        }
+        while let Some(deadline) = session.pending.iter().map(|(_, _, d)| *d).min() {
+            match self.take_item(&mut session, deadline).await {
+                Item::End { at, error } => {
+                    let now = Instant::now();
+                    let stream_ended = error.kind != ErrorKind::Timeout;
+                    if stream_ended {
+                        session.ended = Some(error.clone());
+                    }
+                    let (due, later): (Vec<_>, Vec<_>) = std::mem::take(&mut session.pending)
+                        .into_iter()
+                        .partition(|(_, _, d)| stream_ended || *d <= now);
+                    session.pending = later;
+                    for (seq, legs, _) in due {
+                        self.record_end(session.stream_seq, at, &error, Some(seq), &legs);
+                    }
+                }
+                item => {
+                    self.record_item(&mut session, item, None, &[leg::ENDPOINT_SSE]);
+                }
             }
         }
     }

@@ -38,6 +38,10 @@ pub struct SseSession {
     /// Requests sent on this session, by JSON-RPC id (as JSON text): their `POST`
     /// record and legs, so a late answer is still linked to its request.
     pub(crate) sent: HashMap<String, (u64, Vec<LegId>)>,
+    /// Requests whose answer is not waited for before the next one (the null-id
+    /// request, which no later step needs): their `POST` record, legs, and the end of
+    /// their per-request timeout. Read at the end of the target.
+    pub(crate) pending: Vec<(u64, Vec<LegId>, Instant)>,
 }
 
 impl Drop for SseSession {
