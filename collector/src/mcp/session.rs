@@ -11,7 +11,7 @@ use mcp_probe_schema::vocab::{self, header, leg, meta, method, LegId};
 use serde_json::{json, Value};
 
 use crate::journal::{lock, Journal};
-use crate::transport::http::{Client, Request};
+use crate::transport::http::{Client, Request, Sent};
 
 /// Client identity sent in `clientInfo`.
 pub const CLIENT_NAME: &str = "mcp-collect";
@@ -191,19 +191,20 @@ impl<'a> Probe<'a> {
             head_only_stream: false,
             connect_to: None,
         };
-        let what = format!(
-            "the {} request of leg {}",
-            body.get("method")
-                .and_then(Value::as_str)
-                .unwrap_or("a request"),
-            legs.iter()
-                .map(|l| l.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        *self.in_flight.lock().unwrap_or_else(|p| p.into_inner()) = Some(what);
-        let mut sent = self.client.send(req).await;
-        *self.in_flight.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        self.set_in_flight(Some(in_flight_text(body, legs, "")));
+        let sent = self.client.send(req).await;
+        self.set_in_flight(None);
+        self.reply(legs, sent, id.as_ref())
+    }
+
+    /// Name the request in flight (for a per-target deadline's message), or clear it.
+    pub(crate) fn set_in_flight(&self, what: Option<String>) {
+        *self.in_flight.lock().unwrap_or_else(|p| p.into_inner()) = what;
+    }
+
+    /// Record `sent`: the addresses its host resolved to, its TLS handshake (under
+    /// `tls.modern`) and the exchange under `legs`. Returns the exchange's seq.
+    pub(crate) fn record_sent(&self, legs: &[LegId], mut sent: Sent) -> u64 {
         let mut j = lock(&self.journal);
         if let Some(addrs) = &sent.resolved {
             for a in addrs {
@@ -211,12 +212,22 @@ impl<'a> Probe<'a> {
             }
         }
         sent.record_tls(&mut j, leg::TLS_MODERN);
-        let (status, hdrs, message, error, cut) = match &sent.exchange.outcome {
+        j.record(
+            legs,
+            sent.started_at,
+            sent.duration.as_micros() as u64,
+            Observation::Http(sent.exchange),
+        )
+    }
+
+    /// Record `sent` under `legs` and read from its body the answer to `id`.
+    pub(crate) fn reply(&self, legs: &[LegId], sent: Sent, id: Option<&Value>) -> Reply {
+        let (status, headers, message, error, cut) = match &sent.exchange.outcome {
             HttpOutcome::Response(r) => {
                 // Only a whole body is the server's answer: a reply cut by a reset or a
                 // truncated chunk may still parse, but is not what the server said.
                 let cut = derive::body_cut(&r.body);
-                let message = match (&cut, id.as_ref()) {
+                let message = match (&cut, id) {
                     (None, Some(i)) => {
                         derive::response_to(&derive::jsonrpc_messages(r), i).cloned()
                     }
@@ -226,15 +237,10 @@ impl<'a> Probe<'a> {
             }
             HttpOutcome::Error(e) => (None, Vec::new(), None, Some(e.clone()), None),
         };
-        let seq = j.record(
-            legs,
-            sent.started_at,
-            sent.duration.as_micros() as u64,
-            Observation::Http(sent.exchange),
-        );
+        let seq = self.record_sent(legs, sent);
         Reply {
             status,
-            headers: hdrs,
+            headers,
             message,
             error,
             cut,
@@ -319,4 +325,19 @@ impl<'a> Probe<'a> {
         });
         (Self::base_headers(), body, id)
     }
+}
+
+/// What a deadline message names as in flight: `the <method> request of leg <legs>`
+/// and `suffix`.
+pub(crate) fn in_flight_text(body: &Value, legs: &[LegId], suffix: &str) -> String {
+    format!(
+        "the {} request of leg {}{suffix}",
+        body.get("method")
+            .and_then(Value::as_str)
+            .unwrap_or("a request"),
+        legs.iter()
+            .map(|l| l.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
 }

@@ -29,7 +29,7 @@ use mcp_probe_schema::vocab::{self, header, leg, method, LegId};
 use serde_json::Value;
 use url::Url;
 
-use super::session::{Ending, Probe, Reply};
+use super::session::{in_flight_text, Ending, Probe, Reply};
 use super::stream::{now_us, spawn_reader, Item, SseSession};
 use crate::journal::lock;
 use crate::transport::http::{self, Request};
@@ -123,30 +123,20 @@ impl Probe<'_> {
             head_only_stream: true,
             connect_to: None,
         };
-        *self.in_flight.lock().unwrap_or_else(|p| p.into_inner()) = Some(format!(
+        self.set_in_flight(Some(format!(
             "the event stream GET of leg {}",
             leg::ENDPOINT_SSE.as_str()
-        ));
-        let (mut sent, stream) = self.client.open_stream(req).await;
-        *self.in_flight.lock().unwrap_or_else(|p| p.into_inner()) = None;
-        let (status, resp_headers) = match &sent.exchange.outcome {
-            HttpOutcome::Response(r) => (Some(r.status), r.headers.clone()),
-            HttpOutcome::Error(e) => return Err(format!("{url} (HTTP+SSE GET): transport: {e}")),
+        )));
+        let (sent, stream) = self.client.open_stream(req).await;
+        self.set_in_flight(None);
+        let outcome = match &sent.exchange.outcome {
+            HttpOutcome::Response(r) => Ok((r.status, r.headers.clone())),
+            HttpOutcome::Error(e) => Err(format!("{url} (HTTP+SSE GET): transport: {e}")),
         };
-        let stream_seq = {
-            let mut j = lock(&self.journal);
-            if let Some(addrs) = &sent.resolved {
-                for a in addrs {
-                    j.add_address(a.to_string());
-                }
-            }
-            sent.record_tls(&mut j, leg::TLS_MODERN);
-            j.record(
-                &[leg::ENDPOINT_SSE],
-                sent.started_at,
-                sent.duration.as_micros() as u64,
-                Observation::Http(sent.exchange),
-            )
+        let stream_seq = self.record_sent(&[leg::ENDPOINT_SSE], sent);
+        let (status, resp_headers) = match outcome {
+            Ok((s, h)) => (Some(s), h),
+            Err(why) => return Err(why),
         };
         if status == Some(401) {
             self.challenge =
@@ -403,49 +393,17 @@ impl Probe<'_> {
             head_only_stream: false,
             connect_to: None,
         };
-        let what = format!(
-            "the {} request of leg {} (HTTP+SSE)",
-            body.get("method")
-                .and_then(Value::as_str)
-                .unwrap_or("a request"),
-            legs.iter()
-                .map(|l| l.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        *self.in_flight.lock().unwrap_or_else(|p| p.into_inner()) = Some(what);
-        let mut sent = self.client.send(req).await;
-        let (status, hdrs, mut message, error, cut) = match &sent.exchange.outcome {
-            HttpOutcome::Response(r) => {
-                let cut = mcp_probe_schema::derive::body_cut(&r.body);
-                // A server may answer on the POST itself (200 with the JSON-RPC answer).
-                let message = match (&cut, id.as_ref()) {
-                    (None, Some(i)) => mcp_probe_schema::derive::response_to(
-                        &mcp_probe_schema::derive::jsonrpc_messages(r),
-                        i,
-                    )
-                    .cloned(),
-                    _ => None,
-                };
-                (Some(r.status), r.headers.clone(), message, None, cut)
-            }
-            HttpOutcome::Error(e) => (None, Vec::new(), None, Some(e.clone()), None),
-        };
-        let seq = {
-            let mut j = lock(&self.journal);
-            if let Some(addrs) = &sent.resolved {
-                for a in addrs {
-                    j.add_address(a.to_string());
-                }
-            }
-            sent.record_tls(&mut j, leg::TLS_MODERN);
-            j.record(
-                legs,
-                sent.started_at,
-                sent.duration.as_micros() as u64,
-                Observation::Http(sent.exchange),
-            )
-        };
+        self.set_in_flight(Some(in_flight_text(body, legs, " (HTTP+SSE)")));
+        let sent = self.client.send(req).await;
+        // A server may answer on the POST itself (200 with the JSON-RPC answer).
+        let Reply {
+            status,
+            headers,
+            mut message,
+            error,
+            cut,
+            seq,
+        } = self.reply(legs, sent, id.as_ref());
         let mut stream_cut = None;
         if let Some(i) = &id {
             session.sent.insert(i.to_string(), (seq, legs.to_vec()));
@@ -465,11 +423,11 @@ impl Probe<'_> {
                     .map(|e| format!("no answer on the event stream: {e}"));
             }
         }
-        *self.in_flight.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        self.set_in_flight(None);
         self.sse = Some(session);
         Reply {
             status,
-            headers: hdrs,
+            headers,
             message,
             error,
             cut: cut.or(stream_cut),
