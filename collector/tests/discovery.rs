@@ -45,6 +45,7 @@ impl Rig {
             endpoint: None,
             addresses: Vec::new(),
             transport: Default::default(),
+            message_endpoint: None,
         };
         let options = Options {
             timeout_ms: 5000,

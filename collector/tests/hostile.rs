@@ -176,8 +176,9 @@ fn non_mcp_server_is_recorded_as_no_endpoint_after_both_candidates() {
         .collect();
     assert_eq!(
         paths,
-        ["/mcp", "/mcp", "/", "/"],
-        "discover then initialize on /mcp, then on /"
+        ["/mcp", "/mcp", "/", "/", "/sse"],
+        "discover then initialize on /mcp, then on /, then the HTTP+SSE stream (every POST \
+         answered 404 without a JSON-RPC body: the fallback rule)"
     );
     assert_eq!(
         v.records
@@ -187,6 +188,11 @@ fn non_mcp_server_is_recorded_as_no_endpoint_after_both_candidates() {
         4
     );
     assert!(failure(&v).contains("HTTP 404"));
+    assert!(
+        failure(&v).contains("(HTTP+SSE GET): HTTP 404"),
+        "{}",
+        failure(&v)
+    );
 }
 
 #[test]

@@ -72,6 +72,8 @@ fn check(id: &str) {
         "{id}"
     );
     assert!(!s.auth_required);
+    let transport = e["transport"].as_str().unwrap_or("streamable-http");
+    assert_eq!(v.evidence.target.transport.label(), transport, "{id}");
     let inv = inventory(&v.records);
     for (list, key, want) in [
         (&inv.tools, "name", &e["tools"]),
@@ -99,6 +101,7 @@ fn check(id: &str) {
         out.contains(&format!("  tools: {}", strings(&e["tools"]).len())),
         "{out}"
     );
+    assert!(out.contains(&format!("  transport: {transport}")), "{out}");
     // Legacy sessions send notifications/initialized after the handshake.
     let initialized = v
         .records
@@ -131,6 +134,16 @@ fn py2_without_dns_protection() {
 #[test]
 fn py1_is_legacy_only_and_negotiates_2025_11_25() {
     check("py1");
+}
+
+#[test]
+fn py1_on_http_sse_only() {
+    check("py1-sse");
+}
+
+#[test]
+fn fastmcp_on_http_sse_only() {
+    check("fastmcp-sse");
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! across pages, records by leg, and JSON-RPC answers. Built once per bundle and shared
 //! by every check, so no check re-parses what another already parsed.
 
-use mcp_probe_schema::derive::{self, Inventory};
+use mcp_probe_schema::derive::{self, Inventory, StreamAnswer};
 use mcp_probe_schema::model::{
     Body, BodyEnd, Era, Evidence as Payload, Header, HttpExchange, HttpOutcome, HttpRequest,
     HttpResponse, Observation, Record, Session, StdioExchange, Transport,
@@ -10,7 +10,7 @@ use mcp_probe_schema::model::{
 use mcp_probe_schema::vocab::{family, LegId};
 use mcp_probe_schema::Verified;
 use std::cell::RefCell;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
@@ -36,6 +36,9 @@ pub struct Evidence {
     /// Each stdio exchange read as an exchange (by position; `None` for other records):
     /// see [`stdio_as_exchange`].
     stdio: Arc<Vec<Option<HttpExchange>>>,
+    /// HTTP+SSE: what the event stream carried for each `POST` record, by its seq
+    /// (empty for other transports).
+    streamed: Arc<BTreeMap<u64, StreamAnswer>>,
 }
 
 /// The method, URL and version of a stdio exchange read as an exchange: no check can
@@ -100,6 +103,8 @@ pub struct Exchange<'a> {
     /// The bundle's memo of this record's parsed JSON-RPC messages (bodies are parsed
     /// once per bundle, not once per check).
     cache: Option<&'a OnceLock<Vec<Value>>>,
+    /// HTTP+SSE: what the event stream carried for this `POST`.
+    stream: Option<&'a StreamAnswer>,
 }
 
 impl<'a> Exchange<'a> {
@@ -109,16 +114,29 @@ impl<'a> Exchange<'a> {
             record,
             http,
             cache: None,
+            stream: None,
         }
     }
 
     fn parse_messages(&self) -> Vec<Value> {
         // A body that did not end whole (transport error part way, read limit, head
-        // only) is never read as the server's answer, whatever its bytes parse to.
+        // only) is never read as the server's answer, whatever its bytes parse to. On
+        // HTTP+SSE the messages the stream carried for this request count as its body.
         self.response()
-            .filter(|r| derive::body_cut(&r.body).is_none())
-            .map(derive::jsonrpc_messages)
+            .map(|r| derive::answer_messages(r, self.stream))
             .unwrap_or_default()
+    }
+
+    /// HTTP+SSE: the transport error that ended the wait for this request's answer on
+    /// the event stream (a `timeout` when none came within `--timeout`), if any.
+    pub fn stream_error(&self) -> Option<&'a mcp_probe_schema::model::TransportError> {
+        self.stream.and_then(|s| s.error.as_ref())
+    }
+
+    /// HTTP+SSE: the seqs of the stream's event records that belong to this request
+    /// (empty on other transports).
+    pub fn stream_seqs(&self) -> &'a [u64] {
+        self.stream.map(|s| s.seqs.as_slice()).unwrap_or(&[])
     }
 
     fn with_messages<T>(&self, f: impl FnOnce(&[Value]) -> T) -> T {
@@ -140,8 +158,23 @@ impl<'a> Exchange<'a> {
     /// whole or no response arrived. [`messages`](Self::messages) and
     /// [`answer`](Self::answer) read nothing from such a body.
     pub fn cut(&self) -> Option<String> {
-        let why = derive::body_cut(&self.response()?.body)?;
-        Some(format!("record {}: {why}", self.record.seq))
+        if let Some(why) = derive::body_cut(&self.response()?.body) {
+            return Some(format!("record {}: {why}", self.record.seq));
+        }
+        // HTTP+SSE: an event of its answer stored cut, or the POST was accepted but its
+        // answer never came on the stream.
+        let s = self.stream?;
+        if let Some(why) = &s.cut {
+            return Some(format!("record {}: {why}", self.record.seq));
+        }
+        let e = s.error.as_ref().filter(|_| {
+            let id = self.request_json().and_then(|r| r.get("id").cloned());
+            id.is_none_or(|id| derive::response_to(&s.messages, &id).is_none())
+        })?;
+        Some(format!(
+            "record {}: no answer arrived on the event stream ({e})",
+            self.record.seq
+        ))
     }
 
     /// As [`cut`](Self::cut), and also a body the bundle bound stored as its length and
@@ -253,8 +286,10 @@ impl Evidence {
                 _ => None,
             })
             .collect();
+        let streamed = Arc::new(derive::stream_answers(&v.records));
         Evidence {
             stdio: Arc::new(stdio),
+            streamed,
             path: path.into(),
             signer: v.signer.key_id(),
             payload: v.evidence,
@@ -294,6 +329,7 @@ impl Evidence {
                     parsed: Arc::clone(&self.parsed),
                     stdio: Arc::clone(&self.stdio),
                     era_view: Some((session, o.revision.clone())),
+                    streamed: Arc::clone(&self.streamed),
                 }
             })
             .collect()
@@ -332,6 +368,7 @@ impl Evidence {
             record,
             http,
             cache,
+            stream: self.streamed.get(&record.seq),
         })
     }
 
@@ -381,6 +418,11 @@ impl Evidence {
         self.payload.target.transport == Transport::Stdio
     }
 
+    /// True when the endpoint spoke the legacy HTTP+SSE transport (2024-11-05).
+    pub fn is_sse(&self) -> bool {
+        self.payload.target.transport == mcp_probe_schema::model::Transport::HttpSse
+    }
+
     /// True when some record serves `leg`.
     pub fn has_leg(&self, leg: LegId) -> bool {
         self.records_for(leg).next().is_some()
@@ -424,6 +466,17 @@ impl Evidence {
     /// True when a credential was presented.
     pub fn authenticated(&self) -> bool {
         self.session().is_some_and(|s| s.authenticated)
+    }
+
+    /// The exchange whose response carried `x`'s answer: on HTTP+SSE the `GET` of the
+    /// event stream its answer arrived on (its status and headers are those of the
+    /// answer's transport; the POST's are an acknowledgement), else `x` itself.
+    pub fn answer_carrier<'a>(&'a self, x: &Exchange<'a>) -> Exchange<'a> {
+        x.stream
+            .and_then(|s| s.stream)
+            .and_then(|seq| self.records.get(usize::try_from(seq).ok()?))
+            .and_then(|r| self.exchange_of(r))
+            .unwrap_or(*x)
     }
 
     /// Seqs of every record of `leg`.
@@ -559,5 +612,129 @@ mod tests {
             why.contains("bundle bound (--bundle-cap) was reached at record 0"),
             "{why}"
         );
+    }
+
+    /// An HTTP+SSE bundle: the stream's GET (record 0, head only), its endpoint event,
+    /// a tools/list POST acknowledged 202, then `after` (records naming the POST, seq 2).
+    fn sse_bundle(after: Vec<Record>) -> Evidence {
+        use mcp_probe_schema::vocab::leg;
+        let mut get = exchange(
+            &[leg::ENDPOINT_SSE],
+            "",
+            200,
+            "text/event-stream",
+            "",
+            &[("cache-control", "no-store")],
+        );
+        if let Observation::Http(x) = &mut get.observation {
+            x.request.method = "GET".into();
+            if let HttpOutcome::Response(resp) = &mut x.outcome {
+                resp.body.end = BodyEnd::HeadOnly;
+            }
+        }
+        let post = exchange(
+            &[leg::INVENTORY_TOOLS],
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}}"#,
+            202,
+            "text/plain",
+            "Accepted",
+            &[],
+        );
+        let mut records = vec![
+            get,
+            sse(&[leg::ENDPOINT_SSE], None, "/messages/?session_id=1", None),
+            post,
+        ];
+        records.extend(after);
+        let mut ev = evidence(None, records);
+        ev.payload.target.transport = mcp_probe_schema::model::Transport::HttpSse;
+        ev.payload.target.endpoint = Some("http://127.0.0.1:8080/sse".into());
+        ev
+    }
+
+    fn sse(
+        legs: &[LegId],
+        request: Option<u64>,
+        data: &str,
+        error: Option<TransportError>,
+    ) -> Record {
+        let mut r = crate::fixture::skipped(legs, "");
+        r.observation = Observation::SseEvent(mcp_probe_schema::model::SseEvent {
+            stream: 0,
+            request,
+            event: if request.is_none() {
+                Some("endpoint".into())
+            } else {
+                None
+            },
+            data: data.into(),
+            data_length: None,
+            id: None,
+            retry: None,
+            error,
+        });
+        r
+    }
+
+    #[test]
+    fn on_http_sse_a_posts_answer_is_read_from_the_events_that_name_it() {
+        use mcp_probe_schema::vocab::leg;
+        let answer = r#"{"jsonrpc":"2.0","id":7,"result":{"tools":[{"name":"a"},{"name":"b"}]}}"#;
+        let note = r#"{"jsonrpc":"2.0","method":"notifications/message","params":{}}"#;
+        let ev = sse_bundle(vec![
+            sse(&[leg::INVENTORY_TOOLS], Some(2), note, None),
+            sse(&[leg::INVENTORY_TOOLS], Some(2), answer, None),
+        ]);
+        assert!(ev.is_sse());
+        assert_eq!(ev.transport(), "http+sse");
+        // The leg's exchange is the POST; its messages are the stream's, in order.
+        let x = ev.exchanges(leg::INVENTORY_TOOLS).next().expect("the POST");
+        assert_eq!(x.seq(), 2);
+        assert_eq!(x.messages().len(), 2);
+        assert_eq!(
+            x.answer()
+                .and_then(|a| a["result"]["tools"].as_array().map(Vec::len)),
+            Some(2)
+        );
+        assert_eq!(x.cut(), None);
+        assert_eq!(x.stream_seqs(), &[3, 4]);
+        // Its status and headers stay the POST's; the carrier of the answer is the GET.
+        assert_eq!(x.status(), Some(202));
+        let carrier = ev.answer_carrier(&x);
+        assert_eq!(carrier.seq(), 0);
+        assert_eq!(carrier.header("cache-control").as_deref(), Some("no-store"));
+        // The inventory reads the same answer.
+        assert_eq!(ev.inventory.tools.items.len(), 2);
+        assert!(ev.inventory.tools.complete);
+    }
+
+    #[test]
+    fn on_http_sse_an_answer_that_never_came_is_named_not_read() {
+        use mcp_probe_schema::vocab::leg;
+        let timeout = TransportError {
+            kind: ErrorKind::Timeout,
+            message: "no awaited event on the stream within the per-request timeout (5 s)".into(),
+        };
+        let ev = sse_bundle(vec![sse(
+            &[leg::INVENTORY_TOOLS],
+            Some(2),
+            "",
+            Some(timeout),
+        )]);
+        let x = ev.exchanges(leg::INVENTORY_TOOLS).next().expect("the POST");
+        assert_eq!(x.answer(), None);
+        assert_eq!(x.stream_error().map(|e| e.kind), Some(ErrorKind::Timeout));
+        let cut = x.cut().expect("named");
+        assert!(
+            cut.starts_with("record 2: no answer arrived on the event stream"),
+            "{cut}"
+        );
+        assert!(!ev.inventory.tools.complete);
+        // A Streamable HTTP bundle has no carrier but the exchange itself.
+        let plain = evidence(None, vec![ended(BodyEnd::Complete)]);
+        let y = plain.exchange_of(&plain.records[0]).expect("http");
+        assert_eq!(plain.answer_carrier(&y).seq(), 0);
+        assert_eq!(y.stream_error(), None);
+        assert!(!plain.is_sse());
     }
 }

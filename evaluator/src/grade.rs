@@ -39,12 +39,14 @@ pub fn grade(ev: &Evidence, cx: &Context<'_>, level: Option<u8>) -> Vec<CheckRes
                     return na;
                 }
                 let first = run(c, ev, cx);
-                if others.is_empty() || !PER_ERA_CHECKS.contains(&entry.id) {
-                    return first;
-                }
-                let mut all = vec![(ev.revision_label(), first)];
-                all.extend(others.iter().map(|o| (o.revision_label(), run(c, o, cx))));
-                across_eras(all)
+                let out = if others.is_empty() || !PER_ERA_CHECKS.contains(&entry.id) {
+                    first
+                } else {
+                    let mut all = vec![(ev.revision_label(), first)];
+                    all.extend(others.iter().map(|o| (o.revision_label(), run(c, o, cx))));
+                    across_eras(all)
+                };
+                crate::checks::common::transport::qualify(entry.id, ev, out)
             }),
         })
         .collect()

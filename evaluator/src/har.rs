@@ -3,7 +3,9 @@
 //! One entry per HTTP record, in record order. A record whose request got no response
 //! (transport error) becomes an entry with response status 0 and an `_error` object.
 //! Custom fields (HAR allows `_`-prefixed ones): `_seq`, `_legs`, `_connection`,
-//! `_redactions`, `_bodyEnd`, `_error`; a request body that is not UTF-8 is base64 in
+//! `_redactions`, `_bodyEnd`, `_error`, and on HTTP+SSE `_sseEvents` (the stream's
+//! events: on a POST those that belong to its request, on the stream's GET the rest,
+//! each with `_seq`, `_legs`, `time`, `type`, `data`, `id`, `_error`); a request body that is not UTF-8 is base64 in
 //! `postData.text` with `_encoding: "base64"`. `log.comment` says whether the bundle
 //! verified. Header and cookie values in a bundle are already redacted.
 
@@ -17,12 +19,28 @@ use crate::view::end_word;
 
 /// The HAR document for a loaded bundle.
 pub fn document(l: &Loaded) -> Value {
-    let entries: Vec<Value> = l
-        .records
+    let records: Vec<&Record> = l.records.iter().filter_map(|r| r.as_ref().ok()).collect();
+    // HTTP+SSE: each stream event goes with the POST it belongs to, else with the GET
+    // of its stream.
+    let mut events: std::collections::BTreeMap<u64, Vec<Value>> = Default::default();
+    for r in &records {
+        if let Observation::SseEvent(e) = &r.observation {
+            events
+                .entry(e.request.unwrap_or(e.stream))
+                .or_default()
+                .push(sse_event(r, e));
+        }
+    }
+    let entries: Vec<Value> = records
         .iter()
-        .filter_map(|r| r.as_ref().ok())
         .filter_map(|r| match &r.observation {
-            Observation::Http(x) => Some(entry(r, x)),
+            Observation::Http(x) => {
+                let mut e = entry(r, x);
+                if let Some(ev) = events.remove(&r.seq) {
+                    e["_sseEvents"] = Value::Array(ev);
+                }
+                Some(e)
+            }
             _ => None,
         })
         .collect();
@@ -61,6 +79,24 @@ pub fn document(l: &Loaded) -> Value {
             "comment": comment,
         }
     })
+}
+
+/// One HTTP+SSE stream record as an `_sseEvents` item.
+fn sse_event(r: &Record, e: &SseEvent) -> Value {
+    let mut v = json!({
+        "_seq": r.seq,
+        "_legs": r.legs,
+        "time": utc_millis(r.started_at),
+        "type": e.event.as_deref().unwrap_or("message"),
+        "data": e.data,
+    });
+    if let Some(id) = &e.id {
+        v["id"] = json!(id);
+    }
+    if let Some(err) = &e.error {
+        v["_error"] = json!({"kind": err.kind.as_str(), "message": err.message});
+    }
+    v
 }
 
 fn headers(hs: &[Header]) -> Vec<Value> {

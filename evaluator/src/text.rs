@@ -286,6 +286,42 @@ fn tokens(out: &mut dyn Write, tokens: &[mcp_probe_schema::model::TokenFacts]) -
     Ok(())
 }
 
+/// One HTTP+SSE stream record: `stream #N event TYPE (for #M)` and its data, or how
+/// reading ended.
+fn sse_event(out: &mut dyn Write, e: &SseEvent) -> io::Result<()> {
+    let owner = e
+        .request
+        .map(|s| format!(" (for #{s})"))
+        .unwrap_or_default();
+    if let Some(err) = &e.error {
+        return writeln!(
+            out,
+            "  stream #{} ended{owner}: {}",
+            e.stream,
+            line(&err.to_string())
+        );
+    }
+    writeln!(
+        out,
+        "  stream #{} event {}{owner}{}",
+        e.stream,
+        line(e.event.as_deref().unwrap_or("message")),
+        e.id.as_deref()
+            .map(|i| format!(" id {}", line(i)))
+            .unwrap_or_default()
+    )?;
+    if let Some(r) = e.retry {
+        writeln!(out, "  retry: {r} ms")?;
+    }
+    let data = excerpt(e.data.as_bytes(), 2000);
+    let more = if data.cut { " …" } else { "" };
+    writeln!(out, "  data: {}{more}", data.text)?;
+    match e.data_length {
+        Some(n) => writeln!(out, "  data stored cut: {} of {n} bytes", e.data.len()),
+        None => Ok(()),
+    }
+}
+
 fn list(v: &[String]) -> String {
     if v.is_empty() {
         "-".into()
@@ -320,6 +356,7 @@ fn record(out: &mut dyn Write, r: &Record) -> io::Result<()> {
         Observation::Skipped { reason } => writeln!(out, "  skipped: {}", line(reason))?,
         Observation::Stdio(x) => stdio(out, x)?,
         Observation::StdioProcess(p) => stdio_process(out, p)?,
+        Observation::SseEvent(e) => sse_event(out, e)?,
     }
     for x in &r.redactions {
         writeln!(

@@ -54,6 +54,8 @@ struct TargetJ {
     addresses: Vec<String>,
     /// `streamable-http`, `http+sse` or `stdio`.
     transport: String,
+    /// HTTP+SSE: the URL the stream's `endpoint` event named.
+    message_endpoint: Option<String>,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -245,6 +247,21 @@ enum ObservationJ {
         ended_by: String,
         stderr: BodyJ,
     },
+    /// One event of an HTTP+SSE stream, or (with `error`) how reading it ended.
+    SseEvent {
+        /// Seq of the `GET` record of the stream.
+        stream: u64,
+        /// Seq of the `POST` record of the request the event belongs to.
+        request: Option<u64>,
+        /// The event type (`message` when the field was absent).
+        event: String,
+        data: String,
+        /// The length of the data received, when `data` holds less of it.
+        data_length: Option<u64>,
+        id: Option<String>,
+        retry: Option<u64>,
+        error: Option<ErrorJ>,
+    },
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -358,6 +375,7 @@ fn typed(l: &Loaded) -> Document {
             endpoint: ev.target.endpoint.clone(),
             addresses: ev.target.addresses.clone(),
             transport: ev.target.transport.label().to_string(),
+            message_endpoint: ev.target.message_endpoint.clone(),
         },
         session: ev.session.as_ref().map(session),
         tokens: ev.tokens.iter().map(token).collect(),
@@ -595,6 +613,16 @@ fn observation(o: &Observation) -> ObservationJ {
             exit_signal: p.exit.as_ref().and_then(|e| e.signal),
             ended_by: p.ended_by.clone(),
             stderr: whole(&p.stderr, p.stderr_length),
+        },
+        Observation::SseEvent(e) => ObservationJ::SseEvent {
+            stream: e.stream,
+            request: e.request,
+            event: e.event.clone().unwrap_or_else(|| "message".into()),
+            data: e.data.clone(),
+            data_length: e.data_length,
+            id: e.id.clone(),
+            retry: e.retry,
+            error: e.error.as_ref().map(transport_error),
         },
     }
 }

@@ -151,8 +151,77 @@ pub fn list_key(leg_id: &str) -> Option<&'static str> {
     }
 }
 
+/// What the HTTP+SSE stream carried for one `POST` record: the JSON-RPC messages of
+/// the events that answer it, and how reading ended while its answer was awaited.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StreamAnswer {
+    /// Messages of the events naming the `POST` record (`request`), in arrival order.
+    pub messages: Vec<Value>,
+    /// Seqs of those event records.
+    pub seqs: Vec<u64>,
+    /// The transport error of the record that ended the wait for its answer, if any.
+    pub error: Option<crate::model::TransportError>,
+    /// Seq of the `GET` record of the stream that carried them.
+    pub stream: Option<u64>,
+    /// Why one of its events is not read (its `data` was stored cut), naming it.
+    pub cut: Option<String>,
+}
+
+/// Per `POST` record seq, what the HTTP+SSE stream carried for it (empty for bundles
+/// of other transports). The one place that links stream events to the requests
+/// they answer: the inventory and the grader both read answers through it.
+pub fn stream_answers(records: &[Record]) -> std::collections::BTreeMap<u64, StreamAnswer> {
+    let mut out: std::collections::BTreeMap<u64, StreamAnswer> = Default::default();
+    for r in records {
+        let Observation::SseEvent(ev) = &r.observation else {
+            continue;
+        };
+        let Some(post) = ev.request else { continue };
+        let entry = out.entry(post).or_default();
+        entry.stream = Some(ev.stream);
+        if let Some(e) = &ev.error {
+            entry.error = Some(e.clone());
+            continue;
+        }
+        entry.seqs.push(r.seq);
+        if let Some(n) = ev.data_length {
+            entry.cut.get_or_insert(format!(
+                "event record {} stored {} of its {n} bytes of data",
+                r.seq,
+                ev.data.len()
+            ));
+            continue;
+        }
+        if let Ok(v) = serde_json::from_str::<Value>(&ev.data) {
+            match v {
+                Value::Array(a) => entry
+                    .messages
+                    .extend(a.into_iter().filter(Value::is_object)),
+                v @ Value::Object(_) => entry.messages.push(v),
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// The JSON-RPC messages answering an HTTP record: those of its body (a whole one
+/// only) and, on HTTP+SSE, those the stream carried for it (`stream`).
+pub fn answer_messages(resp: &HttpResponse, stream: Option<&StreamAnswer>) -> Vec<Value> {
+    let mut msgs = if body_cut(&resp.body).is_none() {
+        jsonrpc_messages(resp)
+    } else {
+        Vec::new()
+    };
+    if let Some(s) = stream {
+        msgs.extend(s.messages.iter().cloned());
+    }
+    msgs
+}
+
 /// Derive the inventory from the inventory legs' records.
 pub fn inventory(records: &[Record]) -> Inventory {
+    let streamed = stream_answers(records);
     let mut inv = Inventory::default();
     for r in records {
         for l in &r.legs {
@@ -204,7 +273,7 @@ pub fn inventory(records: &[Record]) -> Inventory {
                             list.complete = false;
                             continue;
                         }
-                        let msgs = jsonrpc_messages(resp);
+                        let msgs = answer_messages(resp, streamed.get(&r.seq));
                         let id = request_id(&x.request.body.bytes).unwrap_or(Value::Null);
                         let Some(result) = response_to(&msgs, &id).and_then(|m| m.get("result"))
                         else {

@@ -164,6 +164,11 @@ pub struct Target {
     /// before this field existed, which were all Streamable HTTP.
     #[serde(default)]
     pub transport: Transport,
+    /// HTTP+SSE only: the URL the stream's `endpoint` event named, resolved against the
+    /// stream URL (`endpoint`), to which the collector POSTed its messages. Absent for
+    /// other transports, when no `endpoint` event arrived, and in older bundles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_endpoint: Option<String>,
 }
 
 /// How the collector reached the server.
@@ -316,6 +321,9 @@ pub enum Observation {
     /// The stdio server's process: the command line, the environment variable names,
     /// its stderr and how it ended. Written once, when the run stops the process.
     StdioProcess(StdioProcess),
+    /// One event read from an HTTP+SSE (2024-11-05) event stream, or how reading it
+    /// ended. Absent from bundles of other transports.
+    SseEvent(SseEvent),
 }
 
 /// One JSON-RPC message sent to a stdio server and the stdout lines read while it was
@@ -410,6 +418,42 @@ pub struct ProcessExit {
     /// The signal that ended it, when one did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signal: Option<i32>,
+}
+
+/// One event of an HTTP+SSE (2024-11-05) stream, recorded when the collector read it
+/// (`started_at` of its record is the arrival time). The stream itself is the HTTP
+/// record of the `GET` (`stream`), whose body is recorded `head_only`: its events are
+/// these records, in arrival order. An event that belongs to a request names the
+/// `POST` record of that request (`request`) and carries its legs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SseEvent {
+    /// Seq of the HTTP record of the `GET` that opened the stream.
+    pub stream: u64,
+    /// Seq of the `POST` record of the request this event belongs to: the request
+    /// whose `id` it answers; for a notification or a server request, the request
+    /// whose answer was awaited when it arrived (as a Streamable HTTP response stream
+    /// would carry it); on an `error` record, the request awaited when reading ended.
+    /// Absent for the `endpoint` event and events read while no answer was awaited.
+    pub request: Option<u64>,
+    /// The `event` field (absent: the default type `message`).
+    pub event: Option<String>,
+    /// The `data` lines, joined with `\n`; at most the run's body cap, and emptied in
+    /// records from `run.bundle_capped_from` on.
+    pub data: String,
+    /// The length in bytes of the `data` received, when `data` holds less of it (cut at
+    /// the body cap, or emptied once the bundle cap was reached); absent when whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_length: Option<u64>,
+    /// The `id` field.
+    pub id: Option<String>,
+    /// The `retry` field, milliseconds.
+    pub retry: Option<u64>,
+    /// Set when this record is not an event but says how reading ended: the server
+    /// closed the stream (`reset`), it broke the framing or the read limit
+    /// (`protocol`), or no awaited event came within the per-request timeout
+    /// (`timeout`). The event fields are then empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<TransportError>,
 }
 
 /// An HTTP/1.1 exchange exactly as sent and received.

@@ -92,6 +92,7 @@ pub fn evidence(endpoint: &str, records: Vec<Record>) -> Evidence {
             endpoint: Some(endpoint.into()),
             addresses: vec!["127.0.0.1:8080".into()],
             transport: Default::default(),
+            message_endpoint: None,
         },
         session: Some(Session {
             endpoint: endpoint.into(),

@@ -282,6 +282,10 @@ pub mod leg {
 
     /// Endpoint detection and revision negotiation requests.
     pub const ENDPOINT_DETECT: LegId = LegId("endpoint.detect");
+    /// The legacy HTTP+SSE (2024-11-05) transport, tried when no candidate answered as
+    /// Streamable HTTP: the `GET` of the event stream, every event that answers no
+    /// request (the `endpoint` event, notifications), and how the stream ended.
+    pub const ENDPOINT_SSE: LegId = LegId("endpoint.sse");
     /// The `initialize` handshake (legacy revisions).
     pub const SESSION_INITIALIZE: LegId = LegId("session.initialize");
     /// The `notifications/initialized` notification after the handshake.
@@ -473,6 +477,7 @@ pub mod leg {
     /// Every leg id, in the order above.
     pub const ALL: &[LegId] = &[
         ENDPOINT_DETECT,
+        ENDPOINT_SSE,
         SESSION_INITIALIZE,
         SESSION_INITIALIZED,
         ERA_INITIALIZE,

@@ -247,6 +247,14 @@ fn frame(meta: bool, bytes: &[u8]) -> Vec<u8> {
 /// Every HTTP body of `record` reduced to its length and SHA-256 (bytes emptied).
 /// True when there was a body byte to drop.
 fn strip_bodies(record: &mut Record) -> bool {
+    if let Observation::SseEvent(e) = &mut record.observation {
+        if e.data.is_empty() {
+            return false;
+        }
+        e.data_length.get_or_insert(e.data.len() as u64);
+        e.data = String::new();
+        return true;
+    }
     let Observation::Http(x) = &mut record.observation else {
         return false;
     };
@@ -487,6 +495,14 @@ impl Journal {
     /// Record the endpoint that answered as MCP (or with 401).
     pub fn set_endpoint(&mut self, endpoint: String) {
         self.target.endpoint = Some(endpoint);
+        self.target_changed();
+    }
+
+    /// Record that the endpoint speaks HTTP+SSE (2024-11-05): the stream URL is the
+    /// endpoint, `message_endpoint` the URL its `endpoint` event named (when one came).
+    pub fn set_sse(&mut self, message_endpoint: Option<String>) {
+        self.target.transport = mcp_probe_schema::model::Transport::HttpSse;
+        self.target.message_endpoint = message_endpoint;
         self.target_changed();
     }
 
@@ -779,6 +795,7 @@ fn observation_kind(o: &Observation) -> &'static str {
         Observation::Skipped { .. } => "skipped",
         Observation::Stdio(_) => "stdio",
         Observation::StdioProcess(_) => "stdio process",
+        Observation::SseEvent(_) => "SSE event",
     }
 }
 

@@ -337,6 +337,23 @@ impl Probe<'_> {
             arguments: args.get(&name).cloned().unwrap_or_default(),
             name,
         };
+        if self.sse.is_some() {
+            // HTTP+SSE has one stream per session: progress notifications arrive on it,
+            // recorded as events beside the call's answer.
+            self.skip(
+                &[leg::NOTIFY_CHANNEL],
+                "not opened: on HTTP+SSE (2024-11-05) the session's one event stream carries \
+                 every notification; a second GET would open another session",
+            );
+            self.tool_call(
+                leg::NOTIFY_PROGRESS_CALL,
+                endpoint,
+                &tool,
+                Some(PROGRESS_TOKEN),
+            )
+            .await;
+            return;
+        }
         if self.era == Some(Era::Modern) {
             self.skip(
                 &[leg::NOTIFY_CHANNEL],

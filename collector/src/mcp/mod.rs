@@ -9,5 +9,7 @@
 pub mod inventory;
 pub mod negotiation;
 pub mod session;
+pub mod sse;
+pub mod stream;
 
 pub use session::{Ending, Probe, Reply, CLIENT_NAME};

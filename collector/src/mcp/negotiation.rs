@@ -24,12 +24,20 @@ impl Probe<'_> {
     /// Run detection, negotiation and inventory.
     pub async fn run(&mut self, candidates: &[url::Url]) -> Ending {
         let mut reasons = Vec::new();
+        self.close_sse().await;
+        self.sse_fallback = true;
         for cand in candidates {
             match self.try_candidate(cand).await {
                 Ok(Some(ending)) => return ending,
                 Ok(None) => return self.inventory().await,
                 Err(reason) => {
                     let unreachable = matches!(reason, NotAnEndpoint::Transport(_));
+                    if !matches!(
+                        reason,
+                        NotAnEndpoint::Refused { .. } | NotAnEndpoint::NoRevision { .. }
+                    ) {
+                        self.sse_fallback = false;
+                    }
                     reasons.push(format!("{cand}: {reason}"));
                     if unreachable {
                         // Same host and port for every candidate: a network failure on
@@ -37,6 +45,16 @@ impl Probe<'_> {
                         break;
                     }
                 }
+            }
+        }
+        // No candidate speaks Streamable HTTP, and each refused it the way a server
+        // without it does: the legacy HTTP+SSE transport (docs/collector.md).
+        if let (true, Some(url)) = (self.sse_fallback, super::sse::sse_candidate(candidates)) {
+            // Boxed, like the HTTP+SSE requests: it is rarely taken.
+            match Box::pin(self.try_sse(&url)).await {
+                Ok(Some(ending)) => return ending,
+                Ok(None) => return self.inventory().await,
+                Err(reason) => reasons.push(reason),
             }
         }
         Ending::NoEndpoint(reasons.join("; "))
@@ -100,6 +118,7 @@ impl Probe<'_> {
             return Ok(None);
         }
         let discover = r.describe();
+        let mut fallback = super::sse::falls_back(&r);
         // Revisions the server names in a -32022 refusal, newest we know first.
         let mut offers: Vec<String> = supported_handshake(&r);
         if offers.is_empty() {
@@ -144,6 +163,7 @@ impl Probe<'_> {
                     .await;
                 return Ok(None);
             }
+            fallback &= super::sse::falls_back(&r);
             let more = supported_handshake(&r);
             for m in more {
                 if !tried.contains(&m) && !offers.contains(&m) {
@@ -151,6 +171,7 @@ impl Probe<'_> {
                 }
             }
             if offers.is_empty() {
+                self.sse_fallback &= fallback;
                 return Err(NotAnEndpoint::Refused {
                     discover,
                     offer,
@@ -158,6 +179,7 @@ impl Probe<'_> {
                 });
             }
         }
+        self.sse_fallback &= fallback;
         Err(NotAnEndpoint::NoRevision {
             discover,
             tried: tried.join(", "),

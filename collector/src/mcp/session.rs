@@ -11,7 +11,7 @@ use mcp_probe_schema::vocab::{self, header, leg, meta, method, LegId};
 use serde_json::{json, Value};
 
 use crate::journal::{lock, Journal};
-use crate::transport::http::{Client, Request};
+use crate::transport::http::{Client, Request, Sent};
 
 /// Client identity sent in `clientInfo`.
 pub const CLIENT_NAME: &str = "mcp-collect";
@@ -94,6 +94,12 @@ pub struct Probe<'a> {
         Arc<crate::transport::stdio::StdioChild>,
         std::time::Duration,
     )>,
+    /// The open HTTP+SSE session, when the endpoint speaks that transport: requests to
+    /// the endpoint go to its message URL and their answers come from its stream.
+    pub(crate) sse: Option<super::stream::SseSession>,
+    /// While detecting: every candidate so far refused Streamable HTTP the way a
+    /// server without it does (400, 404 or 405 without a JSON-RPC answer).
+    pub(crate) sse_fallback: bool,
 }
 
 impl std::fmt::Debug for Probe<'_> {
@@ -142,6 +148,8 @@ impl<'a> Probe<'a> {
             challenge: None,
             in_flight: Arc::new(Mutex::new(None)),
             stdio: None,
+            sse: None,
+            sse_fallback: false,
         }
     }
 
@@ -180,6 +188,10 @@ impl<'a> Probe<'a> {
         if let (Some(t), false) = (&self.token, self.anonymous) {
             headers.push(Header::new(header::AUTHORIZATION, format!("Bearer {t}")));
         }
+        if let Some(session) = self.sse.take_if(|s| s.stream_url == *url) {
+            // Boxed: the HTTP+SSE path would otherwise grow the future of every request.
+            return Box::pin(self.rpc_sse(session, legs, headers, body, id)).await;
+        }
         let req = Request {
             method: "POST".into(),
             url: url.clone(),
@@ -189,19 +201,20 @@ impl<'a> Probe<'a> {
             head_only_stream: false,
             connect_to: None,
         };
-        let what = format!(
-            "the {} request of leg {}",
-            body.get("method")
-                .and_then(Value::as_str)
-                .unwrap_or("a request"),
-            legs.iter()
-                .map(|l| l.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        *self.in_flight.lock().unwrap_or_else(|p| p.into_inner()) = Some(what);
-        let mut sent = self.client.send(req).await;
-        *self.in_flight.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        self.set_in_flight(Some(in_flight_text(body, legs, "")));
+        let sent = self.client.send(req).await;
+        self.set_in_flight(None);
+        self.reply(legs, sent, id.as_ref())
+    }
+
+    /// Name the request in flight (for a per-target deadline's message), or clear it.
+    pub(crate) fn set_in_flight(&self, what: Option<String>) {
+        *self.in_flight.lock().unwrap_or_else(|p| p.into_inner()) = what;
+    }
+
+    /// Record `sent`: the addresses its host resolved to, its TLS handshake (under
+    /// `tls.modern`) and the exchange under `legs`. Returns the exchange's seq.
+    pub(crate) fn record_sent(&self, legs: &[LegId], mut sent: Sent) -> u64 {
         let mut j = lock(&self.journal);
         if let Some(addrs) = &sent.resolved {
             for a in addrs {
@@ -209,12 +222,22 @@ impl<'a> Probe<'a> {
             }
         }
         sent.record_tls(&mut j, leg::TLS_MODERN);
-        let (status, hdrs, message, error, cut) = match &sent.exchange.outcome {
+        j.record(
+            legs,
+            sent.started_at,
+            sent.duration.as_micros() as u64,
+            Observation::Http(sent.exchange),
+        )
+    }
+
+    /// Record `sent` under `legs` and read from its body the answer to `id`.
+    pub(crate) fn reply(&self, legs: &[LegId], sent: Sent, id: Option<&Value>) -> Reply {
+        let (status, headers, message, error, cut) = match &sent.exchange.outcome {
             HttpOutcome::Response(r) => {
                 // Only a whole body is the server's answer: a reply cut by a reset or a
                 // truncated chunk may still parse, but is not what the server said.
                 let cut = derive::body_cut(&r.body);
-                let message = match (&cut, id.as_ref()) {
+                let message = match (&cut, id) {
                     (None, Some(i)) => {
                         derive::response_to(&derive::jsonrpc_messages(r), i).cloned()
                     }
@@ -224,15 +247,10 @@ impl<'a> Probe<'a> {
             }
             HttpOutcome::Error(e) => (None, Vec::new(), None, Some(e.clone()), None),
         };
-        let seq = j.record(
-            legs,
-            sent.started_at,
-            sent.duration.as_micros() as u64,
-            Observation::Http(sent.exchange),
-        );
+        let seq = self.record_sent(legs, sent);
         Reply {
             status,
-            headers: hdrs,
+            headers,
             message,
             error,
             cut,
@@ -369,4 +387,19 @@ impl<'a> Probe<'a> {
         });
         (Self::base_headers(), body, id)
     }
+}
+
+/// What a deadline message names as in flight: `the <method> request of leg <legs>`
+/// and `suffix`.
+pub(crate) fn in_flight_text(body: &Value, legs: &[LegId], suffix: &str) -> String {
+    format!(
+        "the {} request of leg {}{suffix}",
+        body.get("method")
+            .and_then(Value::as_str)
+            .unwrap_or("a request"),
+        legs.iter()
+            .map(|l| l.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
 }

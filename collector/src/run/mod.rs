@@ -198,6 +198,7 @@ fn open_journal(t: &Target, plan: &Plan, printer: &Printer) -> Result<Shared, St
         } else {
             Default::default()
         },
+        message_endpoint: None,
     };
     let mut j = Journal::create(&plan.out, &t.slug(), record, plan.options.clone(), redactor)
         .map_err(|e| format!("{}: {e}", t.as_typed))?;

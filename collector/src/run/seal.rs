@@ -180,6 +180,7 @@ fn info_block(j: &Journal) -> String {
             "  endpoint: {}",
             j.target().endpoint.as_deref().unwrap_or("(none)")
         ),
+        format!("  transport: {}", j.target().transport.label()),
         format!(
             "  revision: {}",
             s.and_then(|s| s.revision.as_deref()).unwrap_or("(none)")

@@ -260,6 +260,8 @@ pub(super) async fn collect_target(t: &Target, j: &Shared, plan: &Plan, stage: &
             step.run(&mut run).await;
         }
     }
+    // Events an HTTP+SSE stream carried after the last answer are evidence too.
+    run.probe.close_sse().await;
     // Detection always runs; the fallback is never used.
     run.ending
         .unwrap_or_else(|| Ending::NoEndpoint("no candidate".into()))

@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use mcp_probe_schema::derive;
 use mcp_probe_schema::model::Observation;
 use mcp_probe_schema::model::{
     Body, BodyEnd, ErrorKind, Header, HttpExchange, HttpOutcome, HttpRequest, HttpResponse,
@@ -251,6 +252,34 @@ impl Client {
     }
 
     async fn send_unpaced(&self, req: Request, stop: Option<Stop>) -> Sent {
+        // Boxed: every request's future holds this one, and the futures of the legs nest
+        // deep (a debug build's worker stack is the limit).
+        Box::pin(self.send_inner(req, stop, false)).await.0
+    }
+
+    /// Open an event stream: send `req` (a `GET`) on a connection of its own, outside
+    /// the pacing, and read only the response head. When the answer is an event
+    /// stream (its body recorded `head_only`), the connection is handed back to be
+    /// read event by event ([`EventStream::read`]); any other answer is read whole.
+    pub async fn open_stream(&self, mut req: Request) -> (Sent, Option<EventStream>) {
+        req.head_only_stream = true;
+        let (sent, conn) = Box::pin(self.send_inner(req, None, true)).await;
+        let stream = conn.map(|(conn, chunked)| EventStream {
+            conn,
+            chunked,
+            left: 0,
+            crlf_due: false,
+            done: false,
+        });
+        (sent, stream)
+    }
+
+    async fn send_inner(
+        &self,
+        req: Request,
+        stop: Option<Stop>,
+        keep_stream: bool,
+    ) -> (Sent, Option<(Conn, bool)>) {
         let auth = authority(&req.url);
         let started_at = now_us();
         let t0 = Instant::now();
@@ -269,7 +298,7 @@ impl Client {
         };
         // A pinned request reuses a pooled connection only when it goes to one of the
         // addresses the guard checked.
-        let pooled = if stop.is_some() {
+        let pooled = if stop.is_some() || keep_stream {
             None
         } else {
             let mut pool = self.pool.lock().await;
@@ -305,7 +334,7 @@ impl Client {
                     resolved = Some(r);
                     c
                 }
-                Err((e, t, r)) => return sent(HttpOutcome::Error(e), None, t, r, None),
+                Err((e, t, r)) => return (sent(HttpOutcome::Error(e), None, t, r, None), None),
             },
         };
         conn.stop = stop.clone();
@@ -329,17 +358,23 @@ impl Client {
                             resolved = Some(r);
                         }
                         Err((e, t, r)) => {
-                            return sent(HttpOutcome::Error(e), None, t, r, first_attempt.take())
+                            return (
+                                sent(HttpOutcome::Error(e), None, t, r, first_attempt.take()),
+                                None,
+                            )
                         }
                     }
                 }
                 Err(e) => {
-                    return sent(
-                        HttpOutcome::Error(e),
-                        Some(conn.id),
-                        tls,
-                        resolved,
-                        first_attempt.take(),
+                    return (
+                        sent(
+                            HttpOutcome::Error(e),
+                            Some(conn.id),
+                            tls,
+                            resolved,
+                            first_attempt.take(),
+                        ),
+                        None,
                     )
                 }
                 Ok((mut resp, keep)) => {
@@ -347,15 +382,26 @@ impl Client {
                     if matches!(&resp.body.end, BodyEnd::Error(e) if e.message == STOPPED) {
                         resp.body.end = BodyEnd::StoppedAfterResponse;
                     }
-                    if keep && stop.is_none() {
-                        self.pool.lock().await.insert(auth, conn);
-                    }
-                    return sent(
-                        HttpOutcome::Response(resp),
-                        Some(id),
-                        tls,
-                        resolved,
-                        first_attempt.take(),
+                    let streaming = keep_stream && matches!(resp.body.end, BodyEnd::HeadOnly);
+                    let chunked = derive::header(&resp.headers, header::TRANSFER_ENCODING)
+                        .is_some_and(|h| h.value_str().to_ascii_lowercase().contains("chunked"));
+                    let kept = if streaming {
+                        Some((conn, chunked))
+                    } else {
+                        if keep && stop.is_none() && !keep_stream {
+                            self.pool.lock().await.insert(auth, conn);
+                        }
+                        None
+                    };
+                    return (
+                        sent(
+                            HttpOutcome::Response(resp),
+                            Some(id),
+                            tls,
+                            resolved,
+                            first_attempt.take(),
+                        ),
+                        kept,
                     );
                 }
             }
@@ -666,6 +712,72 @@ async fn tunnel(
         }
     }
     Err(last)
+}
+
+/// An event stream whose head [`Client::open_stream`] read: its body, decoded from the
+/// chunked transfer coding (or read to the end of the connection), as it arrives.
+pub struct EventStream {
+    conn: Conn,
+    chunked: bool,
+    /// Bytes left in the current chunk.
+    left: u64,
+    /// The CRLF after a chunk's data is still to be read.
+    crlf_due: bool,
+    done: bool,
+}
+
+impl std::fmt::Debug for EventStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "EventStream(connection {})", self.conn.id)
+    }
+}
+
+impl EventStream {
+    /// The connection id (shared with the `GET` record and its TLS handshake).
+    pub fn connection(&self) -> u64 {
+        self.conn.id
+    }
+
+    /// The next body bytes, `Ok(None)` when the body ended cleanly. Fails at
+    /// `deadline`, on a reset, or on broken chunk framing.
+    pub async fn read(&mut self, deadline: Instant) -> Result<Option<Vec<u8>>, TransportError> {
+        if self.done {
+            return Ok(None);
+        }
+        if !self.chunked {
+            if self.conn.buf.is_empty() && fill(&mut self.conn, deadline).await? == 0 {
+                self.done = true;
+                return Ok(None);
+            }
+            return Ok(Some(std::mem::take(&mut self.conn.buf)));
+        }
+        if self.crlf_due {
+            if !read_line(&mut self.conn, deadline).await?.is_empty() {
+                return Err(terr(ErrorKind::Protocol, "chunk not followed by CRLF"));
+            }
+            self.crlf_due = false;
+        }
+        if self.left == 0 {
+            let line = read_line(&mut self.conn, deadline).await?;
+            let text = String::from_utf8_lossy(&line);
+            let size_text = text.split(';').next().unwrap_or("").trim();
+            let size = u64::from_str_radix(size_text, 16)
+                .map_err(|_| terr(ErrorKind::Protocol, format!("bad chunk size {size_text:?}")))?;
+            if size == 0 {
+                self.done = true;
+                return Ok(None);
+            }
+            self.left = size;
+        }
+        if self.conn.buf.is_empty() && fill(&mut self.conn, deadline).await? == 0 {
+            return Err(terr(ErrorKind::Reset, "connection closed inside a chunk"));
+        }
+        let take = (self.left as usize).min(self.conn.buf.len());
+        let chunk: Vec<u8> = self.conn.buf.drain(..take).collect();
+        self.left -= take as u64;
+        self.crlf_due = self.left == 0;
+        Ok(Some(chunk))
+    }
 }
 
 /// Why a connection failed: the error, the TLS record when a handshake was attempted,

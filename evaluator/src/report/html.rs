@@ -107,6 +107,15 @@ pub fn excerpt(ev: &Evidence, seq: u64) -> Option<String> {
             s
         }
         Observation::Skipped { reason } => format!("#{seq} [{legs}] not sent: {reason}\n"),
+        Observation::SseEvent(e) => match &e.error {
+            Some(err) => format!("#{seq} [{legs}] stream #{} ended: {err}\n", e.stream),
+            None => format!(
+                "#{seq} [{legs}] stream #{} event {}\n< {}\n",
+                e.stream,
+                e.event.as_deref().unwrap_or("message"),
+                cut(&e.data, BODY_CHARS)
+            ),
+        },
         other => format!(
             "#{seq} [{legs}] {}\n",
             cut(&format!("{other:?}"), BODY_CHARS)

@@ -154,7 +154,9 @@ impl Read {
                                     resp.status
                                 ))
                             } else {
-                                let msgs = derive::jsonrpc_messages(resp);
+                                // The exchange's messages: its body's, and on HTTP+SSE
+                                // those the event stream carried for it.
+                                let msgs = xc.messages();
                                 let id = derive::request_id(&x.request.body.bytes)
                                     .unwrap_or(Value::Null);
                                 match derive::response_to(&msgs, &id) {

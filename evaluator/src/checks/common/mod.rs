@@ -9,5 +9,6 @@ pub mod reported;
 pub mod response;
 pub mod stdio;
 pub mod text;
+pub mod transport;
 pub mod values;
 pub mod wire;

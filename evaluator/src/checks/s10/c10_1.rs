@@ -117,8 +117,14 @@ impl Check for Check10_1 {
                     "not read: no list result recorded",
                 ));
             }
-            Some((x, method)) => {
-                records.push(x.seq());
+            Some((answered, method)) => {
+                records.push(answered.seq());
+                // On HTTP+SSE the list result arrived on the event stream: its caching
+                // headers are the stream's, not the POST acknowledgement's.
+                let x = ev.answer_carrier(&answered);
+                if x.seq() != answered.seq() {
+                    records.push(x.seq());
+                }
                 let cc = x.header(header::CACHE_CONTROL);
                 facts.endpoint = Some(EndpointFacts {
                     endpoint_status: x.status(),
@@ -128,7 +134,7 @@ impl Check for Check10_1 {
                 legs.push(Leg::new(
                     "10.1c",
                     LegOutcome::Observed,
-                    cacheable_fields(&x, ev.is_modern()),
+                    cacheable_fields(&answered, ev.is_modern()),
                 ));
             }
         }
@@ -171,10 +177,18 @@ struct EndpointFacts {
 /// Leg 10.1b: the endpoint's own list response (`x`, answering `method`) graded as
 /// dynamic content: `no-store` or `private` keeps it out of shared caches.
 fn dynamic_leg(ev: &Evidence, x: &Exchange<'_>, method: &str, cc: Option<&str>) -> Leg {
-    let substrate = format!(
-        "the endpoint's own {method} response (record #{}), graded as dynamic content",
-        x.seq()
-    );
+    let substrate = if ev.is_sse() {
+        format!(
+            "the HTTP+SSE event stream (record #{}) that carried the endpoint's own {method} result, \
+             graded as dynamic content",
+            x.seq()
+        )
+    } else {
+        format!(
+            "the endpoint's own {method} response (record #{}), graded as dynamic content",
+            x.seq()
+        )
+    };
     let status = match status_gate(x, ev.authenticated()) {
         Err((o, note)) => return Leg::new("10.1b", o, format!("{substrate}: {note}")),
         Ok(status) => status,

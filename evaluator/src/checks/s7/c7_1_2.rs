@@ -112,6 +112,24 @@ fn judge(ev: &Evidence, x: &Exchange<'_>) -> Judgement {
         BodyEnd::Complete | BodyEnd::StoppedAfterResponse => None,
     };
     if (200..300).contains(&status) && broken.is_none() {
+        // HTTP+SSE: the POST's 2xx is the transport's acknowledgement; a refusal would
+        // have come on the event stream, and none came within the per-request timeout.
+        if let Some(e) = x
+            .stream_error()
+            .filter(|e| e.kind == mcp_probe_schema::model::ErrorKind::Timeout)
+        {
+            return Judgement::new(
+                LegOutcome::Unknown,
+                format!(
+                    "{shown}, the HTTP+SSE acknowledgement, and no refusal arrived on the event stream \
+                     ({}): the transport acknowledges every message so, as on stdio, a message the server \
+                     dropped as invalid and a request it took for a notification look the same; neither a \
+                     refusal nor an acceptance is observed",
+                    e.message
+                ),
+                Some(status),
+            );
+        }
         let null_result = answer.is_some_and(|a| a.get("result").is_some());
         if let Some(j) = acknowledged(resp, null_result, &shown) {
             return j;
@@ -422,6 +440,59 @@ mod tests {
         assert_eq!(o.verdict, verdict, "{o:?}");
         has(&o, words);
         o
+    }
+
+    #[test]
+    fn on_http_sse_an_acknowledged_null_id_never_answered_is_unknown_and_a_refusal_passes() {
+        use mcp_probe_schema::model::SseEvent;
+        let event = |data: &str, error: Option<TransportError>| {
+            let mut r = skipped(&[leg::NULL_ID], "");
+            r.observation = Observation::SseEvent(SseEvent {
+                stream: 0,
+                request: Some(0),
+                event: None,
+                data: data.into(),
+                data_length: None,
+                id: None,
+                retry: None,
+                error,
+            });
+            r
+        };
+        let ack = || {
+            exchange(
+                &[leg::NULL_ID],
+                NULL_REQ,
+                202,
+                "text/plain",
+                "Accepted",
+                &[],
+            )
+        };
+        let timeout = TransportError {
+            kind: ErrorKind::Timeout,
+            message: "no awaited event on the stream within the per-request timeout (5 s)".into(),
+        };
+        let o = graded(vec![ack(), event("", Some(timeout))]);
+        assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
+        has(
+            &o,
+            &[
+                "HTTP+SSE acknowledgement",
+                "no refusal arrived on the event stream",
+            ],
+        );
+        let refusal =
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}"#;
+        let o = graded(vec![ack(), event(refusal, None)]);
+        assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
+        // A stream that ended before any answer is not attributed to the server.
+        let reset = TransportError {
+            kind: ErrorKind::Reset,
+            message: "the server ended the event stream".into(),
+        };
+        let o = graded(vec![ack(), event("", Some(reset))]);
+        assert_eq!(o.verdict, Verdict::Error, "{o:?}");
     }
 
     fn has(o: &Outcome, words: &[&str]) {
