@@ -351,7 +351,8 @@ fn judge_stdio(ev: &Evidence, null_seq: u64, followup: u64) -> Judgement {
 
 impl Check for Check7_1_2 {
     fn legs(&self, _era: Option<Era>) -> Legs {
-        Legs::required(&[leg::NULL_ID])
+        // The follow-up exists on stdio only (written after the null-id request there).
+        Legs::with_optional(&[leg::NULL_ID], &[leg::NULL_ID_FOLLOWUP])
     }
 
     fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
