@@ -81,6 +81,24 @@ impl Probe<'_> {
         }));
     }
 
+    /// The end of a legacy handshake every transport shares: the endpoint and the
+    /// agreed revision recorded (`echoed`, the `initialize` result of record `seq`), then
+    /// `notifications/initialized` sent to `url`.
+    pub(crate) async fn finish_handshake(
+        &mut self,
+        url: &url::Url,
+        echoed: &str,
+        result: &Value,
+        seq: u64,
+    ) {
+        self.set_endpoint(url, false);
+        self.set_negotiated(Era::Legacy, echoed, result, seq);
+        let (h, body, _) = self.legacy(method::INITIALIZED, serde_json::Map::new(), true);
+        let _ = self
+            .rpc(&[leg::SESSION_INITIALIZED], url, h, &body, None)
+            .await;
+    }
+
     pub(crate) fn set_negotiated(&mut self, era: Era, rev: &str, result: &Value, seq: u64) {
         self.era = Some(era);
         self.revision = Some(rev.to_string());
@@ -145,22 +163,10 @@ impl Probe<'_> {
                 return Ok(Some(ending));
             }
             if let (Some(200), Some(result)) = (r.status, r.result().cloned()) {
-                let echoed = result
-                    .get("protocolVersion")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string();
-                if !vocab::HANDSHAKE_REVISIONS.contains(&echoed.as_str()) {
-                    return Err(NotAnEndpoint::UnknownRevision(echoed));
-                }
+                let echoed = agreed_revision(&result).map_err(NotAnEndpoint::UnknownRevision)?;
                 self.session_id = derive::header(&r.headers, header::SESSION_ID)
                     .map(|h| h.value_str().into_owned());
-                self.set_endpoint(cand, false);
-                self.set_negotiated(Era::Legacy, &echoed, &result, r.seq);
-                let (h, body, _) = self.legacy(method::INITIALIZED, serde_json::Map::new(), true);
-                let _ = self
-                    .rpc(&[leg::SESSION_INITIALIZED], cand, h, &body, None)
-                    .await;
+                self.finish_handshake(cand, &echoed, &result, r.seq).await;
                 return Ok(None);
             }
             fallback &= super::sse::falls_back(&r);
@@ -254,4 +260,19 @@ pub(crate) fn supported_handshake(r: &Reply) -> Vec<String> {
         .filter(|rev| list.iter().any(|v| v.as_str() == Some(rev)))
         .map(|s| s.to_string())
         .collect()
+}
+
+/// The revision an `initialize` result agreed to: `Ok` when it is a handshake revision
+/// this tool speaks, else `Err` with what the server echoed.
+pub(crate) fn agreed_revision(result: &Value) -> Result<String, String> {
+    let echoed = result
+        .get("protocolVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    if vocab::HANDSHAKE_REVISIONS.contains(&echoed.as_str()) {
+        Ok(echoed)
+    } else {
+        Err(echoed)
+    }
 }

@@ -25,7 +25,7 @@ use mcp_probe_schema::model::{
     ErrorKind, Header, HttpOutcome, Observation, SseEvent, TransportError,
 };
 use mcp_probe_schema::sse;
-use mcp_probe_schema::vocab::{self, header, leg, method, LegId};
+use mcp_probe_schema::vocab::{self, header, leg, LegId};
 use serde_json::Value;
 use url::Url;
 
@@ -224,30 +224,18 @@ impl Probe<'_> {
                 r.describe()
             ));
         };
-        let echoed = result
-            .get("protocolVersion")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        if !vocab::HANDSHAKE_REVISIONS.contains(&echoed.as_str()) {
-            self.sse = None;
-            return Err(format!(
-                "{url} (HTTP+SSE): initialize answered protocolVersion {echoed:?}, which is not a \
-                 handshake revision this tool speaks"
-            ));
-        }
-        self.set_endpoint(url, false);
+        let echoed = match super::negotiation::agreed_revision(&result) {
+            Ok(e) => e,
+            Err(echoed) => {
+                self.sse = None;
+                return Err(format!(
+                    "{url} (HTTP+SSE): initialize answered protocolVersion {echoed:?}, which is not a \
+                     handshake revision this tool speaks"
+                ));
+            }
+        };
         lock(&self.journal).set_sse(Some(post.to_string()));
-        self.set_negotiated(
-            mcp_probe_schema::model::Era::Legacy,
-            &echoed,
-            &result,
-            r.seq,
-        );
-        let (h, body, _) = self.legacy(method::INITIALIZED, serde_json::Map::new(), true);
-        let _ = self
-            .rpc(&[leg::SESSION_INITIALIZED], url, h, &body, None)
-            .await;
+        self.finish_handshake(url, &echoed, &result, r.seq).await;
         Ok(None)
     }
 

@@ -23,7 +23,6 @@ use std::time::{Duration, Instant};
 
 use mcp_probe_schema::model::{Era, StdioProcess};
 use mcp_probe_schema::vocab::{self, code, leg, method, LegId};
-use serde_json::Value;
 
 use super::cli::UsageError;
 use super::target::Target;
@@ -368,21 +367,11 @@ async fn detect(p: &mut Probe<'_>, endpoint: &url::Url) -> Result<(), String> {
             r.describe()
         ));
     };
-    let echoed = result
-        .get("protocolVersion")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
-    if !vocab::HANDSHAKE_REVISIONS.contains(&echoed.as_str()) {
-        return Err(format!(
+    let echoed = crate::mcp::negotiation::agreed_revision(&result).map_err(|echoed| {
+        format!(
             "initialize answered protocolVersion {echoed:?}, which is not a handshake revision this tool speaks"
-        ));
-    }
-    p.set_endpoint(endpoint, false);
-    p.set_negotiated(Era::Legacy, &echoed, &result, r.seq);
-    let (h, body, _) = p.legacy(method::INITIALIZED, serde_json::Map::new(), true);
-    let _ = p
-        .rpc(&[leg::SESSION_INITIALIZED], endpoint, h, &body, None)
-        .await;
+        )
+    })?;
+    p.finish_handshake(endpoint, &echoed, &result, r.seq).await;
     Ok(())
 }
