@@ -310,3 +310,18 @@ impl Inventory {
         }
     }
 }
+
+/// The revision an `initialize` result agreed to: `Ok` when it is a handshake revision
+/// this tool speaks, else `Err` with what the server echoed.
+pub fn agreed_revision(result: &Value) -> Result<String, String> {
+    let echoed = result
+        .get("protocolVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    if crate::vocab::HANDSHAKE_REVISIONS.contains(&echoed.as_str()) {
+        Ok(echoed)
+    } else {
+        Err(echoed)
+    }
+}

@@ -163,7 +163,8 @@ impl Probe<'_> {
                 return Ok(Some(ending));
             }
             if let (Some(200), Some(result)) = (r.status, r.result().cloned()) {
-                let echoed = agreed_revision(&result).map_err(NotAnEndpoint::UnknownRevision)?;
+                let echoed =
+                    derive::agreed_revision(&result).map_err(NotAnEndpoint::UnknownRevision)?;
                 self.session_id = derive::header(&r.headers, header::SESSION_ID)
                     .map(|h| h.value_str().into_owned());
                 self.finish_handshake(cand, &echoed, &result, r.seq).await;
@@ -260,19 +261,4 @@ pub(crate) fn supported_handshake(r: &Reply) -> Vec<String> {
         .filter(|rev| list.iter().any(|v| v.as_str() == Some(rev)))
         .map(|s| s.to_string())
         .collect()
-}
-
-/// The revision an `initialize` result agreed to: `Ok` when it is a handshake revision
-/// this tool speaks, else `Err` with what the server echoed.
-pub(crate) fn agreed_revision(result: &Value) -> Result<String, String> {
-    let echoed = result
-        .get("protocolVersion")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
-    if vocab::HANDSHAKE_REVISIONS.contains(&echoed.as_str()) {
-        Ok(echoed)
-    } else {
-        Err(echoed)
-    }
 }

@@ -224,7 +224,7 @@ impl Probe<'_> {
                 r.describe()
             ));
         };
-        let echoed = match super::negotiation::agreed_revision(&result) {
+        let echoed = match mcp_probe_schema::derive::agreed_revision(&result) {
             Ok(e) => e,
             Err(echoed) => {
                 self.sse = None;

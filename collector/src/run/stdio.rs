@@ -367,7 +367,7 @@ async fn detect(p: &mut Probe<'_>, endpoint: &url::Url) -> Result<(), String> {
             r.describe()
         ));
     };
-    let echoed = crate::mcp::negotiation::agreed_revision(&result).map_err(|echoed| {
+    let echoed = mcp_probe_schema::derive::agreed_revision(&result).map_err(|echoed| {
         format!(
             "initialize answered protocolVersion {echoed:?}, which is not a handshake revision this tool speaks"
         )
