@@ -73,6 +73,16 @@ fn random() -> [u8; 32] {
     r
 }
 
+/// The probe's record before any answer: the ClientHello offering only `version`.
+fn unanswered(version: LegacyVersion, sni: Option<&str>) -> LegacyTlsProbe {
+    LegacyTlsProbe {
+        offered: version.id().to_string(),
+        client_hello: tlswire::client_hello(version.wire(), random(), sni),
+        server_bytes: Vec::new(),
+        error: None,
+    }
+}
+
 /// Offer only `version` to `addr` and record the server's first answer. `sni` is sent as
 /// `server_name` only when it is a host name (never for IP literals). `timeout` bounds
 /// the whole probe: connect, write and read.
@@ -82,13 +92,7 @@ pub async fn probe(
     version: LegacyVersion,
     timeout: Duration,
 ) -> LegacyTlsProbe {
-    let hello = tlswire::client_hello(version.wire(), random(), sni);
-    let mut out = LegacyTlsProbe {
-        offered: version.id().to_string(),
-        client_hello: hello,
-        server_bytes: Vec::new(),
-        error: None,
-    };
+    let mut out = unanswered(version, sni);
     let deadline = Instant::now() + timeout;
     let left = || deadline.saturating_duration_since(Instant::now());
     let stream = match tokio::time::timeout(left(), TcpStream::connect(addr)).await {
@@ -121,13 +125,7 @@ pub async fn probe_via(
     version: LegacyVersion,
     timeout: Duration,
 ) -> LegacyTlsProbe {
-    let hello = tlswire::client_hello(version.wire(), random(), sni);
-    let mut out = LegacyTlsProbe {
-        offered: version.id().to_string(),
-        client_hello: hello,
-        server_bytes: Vec::new(),
-        error: None,
-    };
+    let mut out = unanswered(version, sni);
     let deadline = Instant::now() + timeout;
     match proxy.tunnel(target, deadline).await {
         Ok((stream, _)) => exchange(stream, target, out, deadline, timeout).await,
