@@ -741,7 +741,7 @@ fn versions_1_1_headers_2_4_legacy_surface_5_2_3() {
     // py1 negotiated 2025-11-25: the header/_meta legs d and e need 2026-07-28 and are
     // excluded; its legacy session serves a tools/list without a version header (1.1c).
     let o = grade("LAB_PY1", "1.1");
-    assert_eq!(leg(&o, "1.1d"), LegOutcome::RevisionUnsupported, "{o:?}");
+    assert_eq!(leg(&o, "1.1d"), LegOutcome::REVISION_UNSUPPORTED, "{o:?}");
     assert_eq!(leg(&o, "1.1c"), LegOutcome::Fail, "{o:?}");
     // 2.4 and 5.2.3 exist only in 2026-07-28: NO-REV on py1, which does not speak it.
     for id in ["2.4", "5.2.3"] {
