@@ -843,8 +843,17 @@ mod tests {
                 .is_some_and(|s| s.auth_required && s.authenticated)
             {
                 // py2-auth-login: 401 without the token, 200 JSON with it: the streamed
-                // response was not exercised, so UNKNOWN.
+                // response was not exercised, so UNKNOWN on 2026-07-28 alone; its legacy
+                // session streams only with the credential, so graded on every era
+                // (the report's verdict) the JSON era is not applicable: PASS.
                 assert_eq!(o.verdict, Verdict::Unknown, "2.3 on {}: {o:?}", ev.path);
+                assert_eq!(o.not_arisen, Some(NotArisen::NotOffered), "{o:?}");
+                let every = crate::grade::grade(&ev, &Context::default(), None)
+                    .into_iter()
+                    .find(|r| r.entry.id == mcp_probe_schema::check_id::CheckId::C2_3)
+                    .and_then(|r| r.outcome)
+                    .expect("2.3 graded");
+                assert_eq!(every.verdict, Verdict::Pass, "{every:?}");
             } else if ev.revision().is_some() {
                 assert_eq!(o.verdict, Verdict::Fail, "2.3 on {}: {o:?}", ev.path);
                 assert!(o.evidence.contains("without a credential"), "{o:?}");
