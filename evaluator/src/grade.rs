@@ -5,7 +5,7 @@
 use crate::catalogue::{Entry, CATALOGUE};
 use crate::check::{Check, Context, Needs};
 use crate::evidence::Evidence;
-use crate::verdict::{Outcome, Verdict};
+use crate::verdict::{Outcome, Part, Verdict};
 use mcp_probe_schema::check_id::CheckId;
 use mcp_probe_schema::vocab::LegId;
 
@@ -64,40 +64,36 @@ pub fn per_era_checks() -> Vec<&'static str> {
     PER_ERA_CHECKS.iter().map(|c| c.as_str()).collect()
 }
 
-/// How bad a verdict is when eras are compared: the worst era decides.
-fn severity(v: Verdict) -> u8 {
-    match v {
-        Verdict::Fail => 5,
-        Verdict::Error => 4,
-        Verdict::Unknown => 3,
-        Verdict::Pass => 2,
-        Verdict::NoRev => 1,
-        Verdict::NotApplicable => 0,
-    }
-}
-
 /// One outcome from the outcomes of a check on each era (`(revision, outcome)`, the
-/// negotiated era first): the worst verdict (FAIL, ERROR, UNKNOWN, PASS, NO-REV, N/A),
-/// every leg named with its era (`2.3a@2025-11-25`), the evidence of each era prefixed
-/// with it, the records of all, the first era's details with each era's verdict and
-/// details under `eras`.
+/// negotiated era first), by the one rule of legs and eras ([`crate::verdict::combine`]):
+/// an era on which the check's subject did not arise ([`Outcome::part`]: NO-REV, N/A, or
+/// marked with [`Outcome::not_arisen`]) is named in the evidence as not applicable there
+/// and does not weaken what another era decided; among the others FAIL, ERROR, UNKNOWN,
+/// PASS. Every leg is named with its era (`2.3a@2025-11-25`), the evidence of each era
+/// is prefixed with it, the records of all are listed, the first era's details are kept
+/// with each era's verdict, applicability and details under `eras`.
 pub fn across_eras(all: Vec<(String, Outcome)>) -> Outcome {
-    let verdict = all
-        .iter()
-        .map(|(_, o)| o.verdict)
-        .max_by_key(|v| severity(*v))
-        .unwrap_or(Verdict::Unknown);
+    let combined = crate::verdict::combine(all.iter().map(|(_, o)| o.part()));
     let revisions: Vec<&str> = all.iter().map(|(r, _)| r.as_str()).collect();
     let mut out = Outcome::single(
-        verdict,
+        combined.verdict,
         all.iter()
-            .map(|(r, o)| format!("on {r}: {} {}", o.verdict, o.evidence))
+            .map(|(r, o)| match o.part() {
+                Part::NotArisen(n) => format!(
+                    "on {r}: not applicable there ({}; {} on its own): {}",
+                    n.phrase(),
+                    o.verdict,
+                    o.evidence
+                ),
+                _ => format!("on {r}: {} {}", o.verdict, o.evidence),
+            })
             .collect::<Vec<_>>()
             .join(" | "),
         format!(
-            "{}{}graded on every era the server serves ({}); the worst era decides",
-            all[0].1.reduction,
-            if all[0].1.reduction.is_empty() {
+            "{}{}graded on every era the server serves ({}); an era on which the subject did not arise \
+             does not count, and the worst of the others decides",
+            all.first().map(|(_, o)| o.reduction.as_str()).unwrap_or(""),
+            if all.first().is_none_or(|(_, o)| o.reduction.is_empty()) {
                 ""
             } else {
                 "; "
@@ -105,9 +101,14 @@ pub fn across_eras(all: Vec<(String, Outcome)>) -> Outcome {
             revisions.join(", ")
         ),
     );
-    out.details = all[0].1.details.clone();
+    out.not_arisen = combined.not_arisen;
+    out.details = all
+        .first()
+        .map(|(_, o)| o.details.clone())
+        .unwrap_or_default();
     let mut eras = Vec::new();
     for (rev, o) in all {
+        let applicable = !matches!(o.part(), Part::NotArisen(_));
         out.legs.extend(o.legs.into_iter().map(|mut l| {
             l.id = format!("{}@{rev}", l.id);
             l
@@ -116,6 +117,7 @@ pub fn across_eras(all: Vec<(String, Outcome)>) -> Outcome {
         eras.push(serde_json::json!({
             "revision": rev,
             "verdict": o.verdict.mark(),
+            "applicable": applicable,
             "details": o.details,
         }));
     }
@@ -211,7 +213,7 @@ pub fn run(check: &dyn Check, ev: &Evidence, cx: &Context<'_>) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::verdict::{Leg, LegOutcome};
+    use crate::verdict::{Leg, LegOutcome, NotArisen};
     use mcp_probe_schema::model::Era;
     use mcp_probe_schema::vocab::family;
 
@@ -267,7 +269,7 @@ mod tests {
     }
 
     #[test]
-    fn across_eras_takes_the_worst_and_names_the_era_in_every_leg() {
+    fn across_eras_follows_the_one_rule_and_names_the_era_in_every_leg() {
         let pass = Outcome::from_legs(vec![Leg::new("7.1.2a", LegOutcome::Pass, "400")], "r");
         let fail = Outcome::from_legs(vec![Leg::new("7.1.2a", LegOutcome::Fail, "202")], "r")
             .with_records([38]);
@@ -282,14 +284,41 @@ mod tests {
         assert!(o.evidence.contains("| on 2025-11-25: FAIL"));
         assert_eq!(o.records, [38]);
         assert_eq!(o.details["eras"][1]["verdict"], "FAIL");
-        // N/A on one era and PASS on another is a PASS; ERROR outranks UNKNOWN.
+        // An era on which the subject did not arise (N/A, NO-REV, or marked) weakens no
+        // other era; ERROR outranks UNKNOWN; an UNKNOWN that arose outranks PASS.
         let na = Outcome::single(Verdict::NotApplicable, "n", "");
-        let o = across_eras(vec![("a".into(), na), ("b".into(), pass)]);
+        let o = across_eras(vec![("a".into(), na), ("b".into(), pass.clone())]);
         assert_eq!(o.verdict, Verdict::Pass);
         let o = across_eras(vec![
             ("a".into(), Outcome::single(Verdict::Unknown, "u", "")),
             ("b".into(), Outcome::single(Verdict::Error, "e", "")),
         ]);
         assert_eq!(o.verdict, Verdict::Error);
+        let json = || Outcome::not_arisen(NotArisen::NotOffered, "json", "");
+        let o = across_eras(vec![("a".into(), json()), ("b".into(), pass.clone())]);
+        assert_eq!(o.verdict, Verdict::Pass);
+        assert!(
+            o.evidence.starts_with("on a: not applicable there ("),
+            "{}",
+            o.evidence
+        );
+        let o = across_eras(vec![
+            ("a".into(), Outcome::single(Verdict::Unknown, "u", "")),
+            ("b".into(), pass.clone()),
+        ]);
+        assert_eq!(o.verdict, Verdict::Unknown);
+        let o = across_eras(vec![
+            ("a".into(), json()),
+            ("b".into(), Outcome::single(Verdict::NoRev, "r", "")),
+        ]);
+        assert_eq!(
+            (o.verdict, o.not_arisen),
+            (Verdict::Unknown, Some(NotArisen::NotOffered))
+        );
+        let o = across_eras(vec![
+            ("a".into(), Outcome::single(Verdict::NotApplicable, "n", "")),
+            ("b".into(), Outcome::single(Verdict::NoRev, "r", "")),
+        ]);
+        assert_eq!(o.verdict, Verdict::NoRev);
     }
 }

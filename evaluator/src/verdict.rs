@@ -49,30 +49,221 @@ impl Verdict {
     }
 }
 
+impl From<NotArisen> for Verdict {
+    fn from(n: NotArisen) -> Verdict {
+        n.alone()
+    }
+}
+
 impl std::fmt::Display for Verdict {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.mark())
     }
 }
 
-/// The outcome of one leg.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// Why a check's subject did not arise on a part (a leg, or the check on one era): the
+/// part is *not applicable there*. It is named in the evidence and never weakens what
+/// another part decided ([`combine`]). Each kind says what the check is when no part
+/// applies at all ([`NotArisen::alone`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
+pub enum NotArisen {
+    /// A mechanism or field the negotiated revision does not define (2026-07-28 only: the
+    /// `_meta` sender key of 7.2.2f, 1.1d-e's header pair). Alone: NO-REV.
+    Revision,
+    /// The feature is absent where the part looked, by observation: a transport without it,
+    /// a server that offers no OAuth. Alone: N/A.
+    Absent,
+    /// The answer the check judges was not offered to the probe's request (no event stream
+    /// to judge 2.3 on: the request was answered as JSON). Alone: UNKNOWN, since another
+    /// request or run may draw it.
+    NotOffered,
+}
+
+impl NotArisen {
+    /// The verdict of a check on which no part applied, every part being of this kind.
+    pub fn alone(self) -> Verdict {
+        match self {
+            NotArisen::Revision => Verdict::NoRev,
+            NotArisen::Absent => Verdict::NotApplicable,
+            NotArisen::NotOffered => Verdict::Unknown,
+        }
+    }
+
+    /// Words for the evidence: why the part does not apply.
+    pub fn phrase(self) -> &'static str {
+        match self {
+            NotArisen::Revision => "the negotiated revision does not define what it tests",
+            NotArisen::Absent => "the feature it tests is absent there",
+            NotArisen::NotOffered => "the answer it judges was not offered",
+        }
+    }
+
+    /// Which kind speaks for parts none of which applied: one that may still arise
+    /// (UNKNOWN) before a property of the revision (NO-REV) before an observed absence
+    /// (N/A).
+    fn rank(self) -> u8 {
+        match self {
+            NotArisen::NotOffered => 2,
+            NotArisen::Revision => 1,
+            NotArisen::Absent => 0,
+        }
+    }
+}
+
+/// The outcome of one leg.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LegOutcome {
     /// Graded pass.
     Pass,
     /// Graded fail.
     Fail,
-    /// Graded unknown.
+    /// Graded unknown: the subject arose and the probe could not decide.
     Unknown,
     /// Graded error.
     Error,
-    /// The leg's mechanism needs 2026-07-28 (excluded from aggregation unless every leg is).
-    RevisionUnsupported,
+    /// The leg's subject did not arise here ([`NotArisen`]): not applicable, excluded
+    /// from aggregation unless no leg applies.
+    NotArisen(NotArisen),
     /// Evidence only, never aggregated.
     Observed,
     /// Named but not probed, never aggregated.
     Dropped,
+}
+
+impl LegOutcome {
+    /// The leg's mechanism needs 2026-07-28 (`revision_unsupported`).
+    pub const REVISION_UNSUPPORTED: LegOutcome = LegOutcome::NotArisen(NotArisen::Revision);
+
+    /// The outcome word of reports and details: `pass`, `fail`, `unknown`, `error`,
+    /// `revision_unsupported` (not arisen: the revision lacks it), `not_arisen` (not
+    /// arisen otherwise), `observed`, `dropped`.
+    pub fn word(self) -> &'static str {
+        match self {
+            LegOutcome::Pass => "pass",
+            LegOutcome::Fail => "fail",
+            LegOutcome::Unknown => "unknown",
+            LegOutcome::Error => "error",
+            LegOutcome::NotArisen(NotArisen::Revision) => "revision_unsupported",
+            LegOutcome::NotArisen(_) => "not_arisen",
+            LegOutcome::Observed => "observed",
+            LegOutcome::Dropped => "dropped",
+        }
+    }
+
+    /// How the leg stands in [`combine`].
+    pub fn part(self) -> Part {
+        match self {
+            LegOutcome::Pass => Part::Pass,
+            LegOutcome::Fail => Part::Fail,
+            LegOutcome::Unknown => Part::Unknown,
+            LegOutcome::Error => Part::Error,
+            LegOutcome::NotArisen(n) => Part::NotArisen(n),
+            LegOutcome::Observed | LegOutcome::Dropped => Part::Evidence,
+        }
+    }
+}
+
+impl Serialize for LegOutcome {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.word())
+    }
+}
+
+/// How one part (a leg, or a check's outcome on one era) stands when parts are combined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// Applicable, passed.
+    Pass,
+    /// Applicable, failed.
+    Fail,
+    /// Applicable: the subject arose and the probe could not decide.
+    Unknown,
+    /// Applicable: the observation was never made or cannot be attributed.
+    Error,
+    /// Not applicable there: the subject did not arise.
+    NotArisen(NotArisen),
+    /// Evidence only (`observed`, `dropped` legs): never counted.
+    Evidence,
+}
+
+/// What combining parts gave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Combined {
+    /// The verdict.
+    pub verdict: Verdict,
+    /// `Some` when no part applied: the kind that speaks for them (the verdict is its
+    /// [`NotArisen::alone`]). A combination that is itself not applicable stays so when it
+    /// is combined again (a multi-leg check on one era, then across eras).
+    pub not_arisen: Option<NotArisen>,
+}
+
+impl Combined {
+    /// The combination as one leg's outcome (parts of a leg combined into the leg).
+    pub fn leg(self) -> LegOutcome {
+        match (self.not_arisen, self.verdict) {
+            (Some(n), _) => LegOutcome::NotArisen(n),
+            (None, Verdict::Pass) => LegOutcome::Pass,
+            (None, Verdict::Fail) => LegOutcome::Fail,
+            (None, Verdict::Error) => LegOutcome::Error,
+            (None, _) => LegOutcome::Unknown,
+        }
+    }
+}
+
+/// **The one rule** for combining the parts of a check, legs and eras alike
+/// (docs/checks.md, "Verdicts and aggregation"). A part on which the check's subject did
+/// not arise is not applicable and does not weaken the others; among the applicable
+/// parts: any FAIL gives FAIL, else any ERROR gives ERROR, else any UNKNOWN gives UNKNOWN,
+/// else PASS. When no part applies: UNKNOWN if one's answer was merely not offered, else
+/// NO-REV if a revision lacks it, else N/A. No part at all (or evidence only) is UNKNOWN:
+/// nothing decided cannot pass.
+pub fn combine(parts: impl IntoIterator<Item = Part>) -> Combined {
+    let (mut fail, mut error, mut unknown, mut pass) = (false, false, false, false);
+    let mut absent: Option<NotArisen> = None;
+    for p in parts {
+        match p {
+            Part::Fail => fail = true,
+            Part::Error => error = true,
+            Part::Unknown => unknown = true,
+            Part::Pass => pass = true,
+            Part::NotArisen(n) => {
+                if absent.is_none_or(|a| n.rank() > a.rank()) {
+                    absent = Some(n);
+                }
+            }
+            Part::Evidence => {}
+        }
+    }
+    let decided = |verdict| Combined {
+        verdict,
+        not_arisen: None,
+    };
+    if fail {
+        decided(Verdict::Fail)
+    } else if error {
+        decided(Verdict::Error)
+    } else if unknown {
+        decided(Verdict::Unknown)
+    } else if pass {
+        decided(Verdict::Pass)
+    } else {
+        match absent {
+            Some(n) => Combined {
+                verdict: n.alone(),
+                not_arisen: Some(n),
+            },
+            None => decided(Verdict::Unknown),
+        }
+    }
+}
+
+/// The verdict of `legs` by [`combine`]: worst applicable leg first (fail > error >
+/// unknown > pass); legs whose subject did not arise do not count unless none applies
+/// (then NO-REV, N/A or UNKNOWN by their kind); `observed` and `dropped` legs never count.
+/// A check with no graded leg is UNKNOWN (a leg that decided nothing cannot pass).
+pub fn aggregate(legs: &[Leg]) -> Verdict {
+    combine(legs.iter().map(|l| l.outcome.part())).verdict
 }
 
 /// One leg's outcome and note.
@@ -97,33 +288,6 @@ impl Leg {
     }
 }
 
-/// Worst-first aggregation: fail > error > unknown > pass. NO-REV only when every graded
-/// leg is `revision_unsupported`; `observed` and `dropped` legs never count. A check
-/// with no graded leg is UNKNOWN (a leg that decided nothing cannot pass).
-pub fn aggregate(legs: &[Leg]) -> Verdict {
-    let graded: Vec<LegOutcome> = legs
-        .iter()
-        .map(|l| l.outcome)
-        .filter(|o| !matches!(o, LegOutcome::Observed | LegOutcome::Dropped))
-        .collect();
-    if graded.is_empty() {
-        return Verdict::Unknown;
-    }
-    if graded.iter().all(|o| *o == LegOutcome::RevisionUnsupported) {
-        return Verdict::NoRev;
-    }
-    let has = |o: LegOutcome| graded.contains(&o);
-    if has(LegOutcome::Fail) {
-        Verdict::Fail
-    } else if has(LegOutcome::Error) {
-        Verdict::Error
-    } else if has(LegOutcome::Unknown) {
-        Verdict::Unknown
-    } else {
-        Verdict::Pass
-    }
-}
-
 /// What grading one check on one bundle produced.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Outcome {
@@ -139,28 +303,39 @@ pub struct Outcome {
     pub records: Vec<u64>,
     /// Check-specific facts (counts, statuses).
     pub details: serde_json::Map<String, serde_json::Value>,
+    /// `Some` when the check's subject did not arise on this bundle (or era) at all: the
+    /// verdict is then that kind's [`NotArisen::alone`], and combined with other eras it
+    /// does not count ([`Outcome::part`]). Set by [`Outcome::from_legs`] when no leg
+    /// applies, by [`Outcome::single`] for NO-REV and N/A, and by [`Outcome::not_arisen`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_arisen: Option<NotArisen>,
 }
 
 impl Outcome {
-    /// From legs, aggregated worst-first; evidence is the legs' notes in order.
+    /// From legs, combined by [`combine`]; evidence is the legs' notes in order.
     pub fn from_legs(legs: Vec<Leg>, reduction: impl Into<String>) -> Outcome {
-        let verdict = aggregate(&legs);
+        let c = combine(legs.iter().map(|l| l.outcome.part()));
         let evidence = legs
             .iter()
             .map(|l| format!("{}: {}", l.id, l.note))
             .collect::<Vec<_>>()
             .join("; ");
         Outcome {
-            verdict,
+            verdict: c.verdict,
             legs,
             evidence,
             reduction: reduction.into(),
             records: Vec::new(),
             details: Default::default(),
+            not_arisen: c.not_arisen,
         }
     }
 
-    /// A verdict decided without legs (preconditions, reported-only checks).
+    /// A verdict decided without legs (preconditions, reported-only checks). NO-REV and
+    /// N/A are by definition outcomes on which the subject did not arise (the revision
+    /// lacks the mechanism; the condition is absent or wholly operator-side), so they are
+    /// marked so; an UNKNOWN that means "did not arise" is made with
+    /// [`Outcome::not_arisen`].
     pub fn single(
         verdict: Verdict,
         evidence: impl Into<String>,
@@ -173,7 +348,46 @@ impl Outcome {
             reduction: reduction.into(),
             records: Vec::new(),
             details: Default::default(),
+            not_arisen: match verdict {
+                Verdict::NoRev => Some(NotArisen::Revision),
+                Verdict::NotApplicable => Some(NotArisen::Absent),
+                _ => None,
+            },
         }
+    }
+
+    /// The check's subject did not arise here (`why`): the verdict is `why.alone()`, and
+    /// on a bundle graded on several eras this era does not count.
+    pub fn not_arisen(
+        why: NotArisen,
+        evidence: impl Into<String>,
+        reduction: impl Into<String>,
+    ) -> Outcome {
+        let mut o = Outcome::single(why.alone(), evidence, reduction);
+        o.not_arisen = Some(why);
+        o
+    }
+
+    /// How this outcome stands when combined with the check's outcomes on other eras.
+    pub fn part(&self) -> Part {
+        if let Some(n) = self.not_arisen {
+            return Part::NotArisen(n);
+        }
+        match self.verdict {
+            Verdict::Pass => Part::Pass,
+            Verdict::Fail => Part::Fail,
+            Verdict::Unknown => Part::Unknown,
+            Verdict::Error => Part::Error,
+            Verdict::NoRev => Part::NotArisen(NotArisen::Revision),
+            Verdict::NotApplicable => Part::NotArisen(NotArisen::Absent),
+        }
+    }
+
+    /// Combine the legs again (after legs were added): verdict and `not_arisen`.
+    pub fn recombine(&mut self) {
+        let c = combine(self.legs.iter().map(|l| l.outcome.part()));
+        self.verdict = c.verdict;
+        self.not_arisen = c.not_arisen;
     }
 
     /// Attach decisive record seqs.
@@ -205,6 +419,10 @@ mod tests {
     use super::LegOutcome::*;
     use super::*;
 
+    const REV: LegOutcome = LegOutcome::NotArisen(super::NotArisen::Revision);
+    const ABSENT: LegOutcome = LegOutcome::NotArisen(super::NotArisen::Absent);
+    const OFFERED: LegOutcome = LegOutcome::NotArisen(super::NotArisen::NotOffered);
+
     fn legs(o: &[LegOutcome]) -> Vec<Leg> {
         o.iter()
             .enumerate()
@@ -225,23 +443,142 @@ mod tests {
 
     #[test]
     fn no_rev_only_when_every_graded_leg_is() {
-        assert_eq!(
-            aggregate(&legs(&[RevisionUnsupported, RevisionUnsupported, Observed])),
-            Verdict::NoRev
-        );
-        assert_eq!(
-            aggregate(&legs(&[RevisionUnsupported, Pass])),
-            Verdict::Pass
-        );
-        assert_eq!(
-            aggregate(&legs(&[RevisionUnsupported, Fail])),
-            Verdict::Fail
-        );
+        assert_eq!(aggregate(&legs(&[REV, REV, Observed])), Verdict::NoRev);
+        assert_eq!(aggregate(&legs(&[REV, Pass])), Verdict::Pass);
+        assert_eq!(aggregate(&legs(&[REV, Fail])), Verdict::Fail);
     }
 
     #[test]
     fn nothing_graded_cannot_pass() {
         assert_eq!(aggregate(&legs(&[Observed, Dropped])), Verdict::Unknown);
         assert_eq!(aggregate(&[]), Verdict::Unknown);
+        assert_eq!(combine([]).not_arisen, None);
+    }
+
+    /// A verdict and whether no part applied.
+    type Expect = (Verdict, Option<super::NotArisen>);
+
+    /// The rule's truth table: every pair of parts (and each part alone), the applicable
+    /// ones worst first, the not-arisen ones only when nothing applies.
+    #[test]
+    fn the_one_rule_truth_table() {
+        use super::NotArisen::{Absent as A, NotOffered as O, Revision as R};
+        use Part::{Error as E, Evidence as V, Fail as F, NotArisen as N, Pass as P, Unknown as U};
+        use Verdict as W;
+        let na = |n| (W::from(n), Some(n));
+        let d = |v| (v, None);
+        #[rustfmt::skip]
+        let table: &[(&[Part], Expect)] = &[
+            // alone
+            (&[P], d(W::Pass)), (&[F], d(W::Fail)), (&[U], d(W::Unknown)), (&[E], d(W::Error)),
+            (&[N(R)], na(R)), (&[N(A)], na(A)), (&[N(O)], na(O)), (&[V], d(W::Unknown)), (&[], d(W::Unknown)),
+            // applicable parts: FAIL > ERROR > UNKNOWN > PASS
+            (&[P, F], d(W::Fail)), (&[E, F], d(W::Fail)), (&[U, F], d(W::Fail)),
+            (&[P, E], d(W::Error)), (&[U, E], d(W::Error)), (&[P, U], d(W::Unknown)), (&[P, P], d(W::Pass)),
+            // a part that did not arise weakens nothing, whatever its kind
+            (&[P, N(R)], d(W::Pass)), (&[P, N(A)], d(W::Pass)), (&[P, N(O)], d(W::Pass)),
+            (&[F, N(O)], d(W::Fail)), (&[E, N(R)], d(W::Error)), (&[U, N(O)], d(W::Unknown)),
+            (&[U, N(A)], d(W::Unknown)), (&[P, V], d(W::Pass)),
+            // nothing applies: not offered (UNKNOWN) > revision (NO-REV) > absent (N/A)
+            (&[N(R), N(R)], na(R)), (&[N(A), N(A)], na(A)), (&[N(R), N(A)], na(R)),
+            (&[N(O), N(R)], na(O)), (&[N(O), N(A)], na(O)), (&[N(A), V], na(A)),
+        ];
+        for (parts, (verdict, not_arisen)) in table {
+            let c = combine(parts.iter().copied());
+            assert_eq!(c.verdict, *verdict, "{parts:?}");
+            assert_eq!(c.not_arisen, *not_arisen, "{parts:?}");
+            // order does not matter
+            let c = combine(parts.iter().rev().copied());
+            assert_eq!(
+                (c.verdict, c.not_arisen),
+                (*verdict, *not_arisen),
+                "{parts:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_leg_outcome_and_an_outcome_go_through_the_same_rule() {
+        // 7.2.2 on a legacy session: f's key is one only 2026-07-28 defines (not arisen),
+        // a passed: PASS, with f named in the evidence.
+        let o = Outcome::from_legs(
+            vec![
+                Leg::new(
+                    "7.2.2f",
+                    REV,
+                    "no _meta serverInfo, a key only 2026-07-28 defines",
+                ),
+                Leg::new("7.2.2a", Pass, "token sent"),
+            ],
+            "",
+        );
+        assert_eq!(o.verdict, Verdict::Pass);
+        assert_eq!(o.not_arisen, None);
+        assert!(
+            o.evidence.starts_with("7.2.2f: no _meta serverInfo"),
+            "{}",
+            o.evidence
+        );
+        // Legs none of which arose make an outcome that did not arise either.
+        let o = Outcome::from_legs(
+            vec![Leg::new("x", OFFERED, ""), Leg::new("y", ABSENT, "")],
+            "",
+        );
+        assert_eq!(
+            (o.verdict, o.not_arisen),
+            (Verdict::Unknown, Some(super::NotArisen::NotOffered))
+        );
+        assert_eq!(o.part(), Part::NotArisen(super::NotArisen::NotOffered));
+        // NO-REV and N/A outcomes did not arise by definition; a plain UNKNOWN arose.
+        assert_eq!(
+            Outcome::single(Verdict::NoRev, "", "").part(),
+            Part::NotArisen(super::NotArisen::Revision)
+        );
+        assert_eq!(
+            Outcome::single(Verdict::NotApplicable, "", "").part(),
+            Part::NotArisen(super::NotArisen::Absent)
+        );
+        assert_eq!(
+            Outcome::single(Verdict::Unknown, "", "").part(),
+            Part::Unknown
+        );
+        let o = Outcome::not_arisen(super::NotArisen::NotOffered, "json", "");
+        assert_eq!(
+            (o.verdict, o.part()),
+            (
+                Verdict::Unknown,
+                Part::NotArisen(super::NotArisen::NotOffered)
+            )
+        );
+    }
+
+    #[test]
+    fn outcome_words_are_stable() {
+        let words: Vec<String> = [
+            Pass, Fail, Unknown, Error, REV, ABSENT, OFFERED, Observed, Dropped,
+        ]
+        .iter()
+        .map(|o| {
+            serde_json::to_value(o)
+                .expect("word")
+                .as_str()
+                .expect("str")
+                .to_string()
+        })
+        .collect();
+        assert_eq!(
+            words,
+            [
+                "pass",
+                "fail",
+                "unknown",
+                "error",
+                "revision_unsupported",
+                "not_arisen",
+                "not_arisen",
+                "observed",
+                "dropped"
+            ]
+        );
     }
 }

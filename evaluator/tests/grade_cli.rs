@@ -891,7 +891,7 @@ fn fixed_report() -> Report {
                             LegOutcome::Fail,
                             "a malformed MCP-Protocol-Version was accepted with 200",
                         ),
-                        Leg::new("1.1d", LegOutcome::RevisionUnsupported, "needs 2026-07-28"),
+                        Leg::new("1.1d", LegOutcome::REVISION_UNSUPPORTED, "needs 2026-07-28"),
                     ],
                     "approved revision list not read",
                 )

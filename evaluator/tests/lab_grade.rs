@@ -585,6 +585,41 @@ fn authentication_2_3() {
     let o = run(implemented("2.3").expect("2.3"), &ev, &Context::default());
     assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
     assert!(o.evidence.contains("401"), "{}", o.evidence);
+    // py2-auth is dual-era (mcp 2.3.0 MCPServer: 2026-07-28 and a legacy initialize
+    // session). Graded on every era, as mcp-grade reports it: the 2026-07-28 answer is
+    // JSON, so 2.3's subject (a response stream) did not arise there and that era is not
+    // applicable; the legacy session refuses without the token (401) and streams the
+    // answer with it: PASS (issue 19; before the one rule the worst era, UNKNOWN, decided).
+    let others: Vec<&str> = ev
+        .session()
+        .map(|s| s.other_eras.iter().map(|e| e.revision.as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(
+        others,
+        ["2025-11-25"],
+        "py2-auth serves a legacy session too"
+    );
+    let o = mcp_probe_evaluator::grade::grade(&ev, &Context::default(), None)
+        .into_iter()
+        .find(|r| r.entry.id.as_str() == "2.3")
+        .and_then(|r| r.outcome)
+        .expect("2.3 graded");
+    assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
+    assert!(
+        o.evidence.starts_with(
+            "on 2026-07-28: not applicable there (the answer it judges was not offered"
+        ),
+        "{}",
+        o.evidence
+    );
+    assert!(
+        o.evidence.contains("| on 2025-11-25: PASS")
+            && o.evidence.contains("accepted as an event stream"),
+        "{}",
+        o.evidence
+    );
+    assert_eq!(o.details["eras"][0]["applicable"], false, "{o:?}");
+    assert_eq!(o.details["eras"][1]["verdict"], "PASS", "{o:?}");
 }
 
 #[test]
@@ -741,7 +776,7 @@ fn versions_1_1_headers_2_4_legacy_surface_5_2_3() {
     // py1 negotiated 2025-11-25: the header/_meta legs d and e need 2026-07-28 and are
     // excluded; its legacy session serves a tools/list without a version header (1.1c).
     let o = grade("LAB_PY1", "1.1");
-    assert_eq!(leg(&o, "1.1d"), LegOutcome::RevisionUnsupported, "{o:?}");
+    assert_eq!(leg(&o, "1.1d"), LegOutcome::REVISION_UNSUPPORTED, "{o:?}");
     assert_eq!(leg(&o, "1.1c"), LegOutcome::Fail, "{o:?}");
     // 2.4 and 5.2.3 exist only in 2026-07-28: NO-REV on py1, which does not speak it.
     for id in ["2.4", "5.2.3"] {

@@ -378,7 +378,7 @@ mod tests {
                     Outcome::from_legs(
                         vec![
                             Leg::new("1.1a", LegOutcome::Pass, "ok"),
-                            Leg::new("1.1d", LegOutcome::RevisionUnsupported, "old"),
+                            Leg::new("1.1d", LegOutcome::REVISION_UNSUPPORTED, "old"),
                         ],
                         "r",
                     )

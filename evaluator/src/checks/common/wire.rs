@@ -348,20 +348,10 @@ pub fn no_rev(ev: &Evidence, legs: &[LegId], why: &str, reduction: &str) -> Outc
     })
 }
 
-/// Worst of two leg outcomes (fail > error > unknown > pass).
+/// Two parts of one leg combined by the one rule ([`crate::verdict::combine`]): fail >
+/// error > unknown > pass, a part that did not arise counting only when neither applies.
 pub fn worst(a: LegOutcome, b: LegOutcome) -> LegOutcome {
-    let rank = |o: LegOutcome| match o {
-        LegOutcome::Fail => 4,
-        LegOutcome::Error => 3,
-        LegOutcome::Unknown => 2,
-        LegOutcome::Pass => 1,
-        _ => 0,
-    };
-    if rank(b) > rank(a) {
-        b
-    } else {
-        a
-    }
+    crate::verdict::combine([a.part(), b.part()]).leg()
 }
 
 /// Constants shared by the tests of 1.1 and 2.4.

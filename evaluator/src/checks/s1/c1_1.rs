@@ -308,7 +308,7 @@ fn probe_leg(
                 seqs.extend(ev.seqs(p.leg));
                 return Leg::new(
                     p.id,
-                    LegOutcome::RevisionUnsupported,
+                    LegOutcome::REVISION_UNSUPPORTED,
                     format!(
                         "needs the MCP-Protocol-Version header + _meta version pair that only {REV_2026_07_28} \
                          defines; the server negotiated {rev}"

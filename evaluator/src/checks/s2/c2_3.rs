@@ -20,7 +20,7 @@ use crate::checks::common::response::{answer, Answer, Kind, Resp};
 use crate::evidence::{Evidence, Exchange};
 use crate::fmt::line;
 use crate::grade::missing_legs;
-use crate::verdict::{Outcome, Verdict};
+use crate::verdict::{NotArisen, Outcome, Verdict};
 use mcp_probe_schema::model::Era;
 
 /// 2.3: authentication enforced before a request-scoped SSE response (through proxies).
@@ -346,14 +346,17 @@ fn judge_authenticated(u: &Resp, a: &Resp, un: &str) -> Outcome {
         return single(Verdict::Unknown, format!("{refused}; {au}: {why}"));
     }
     if !a.streamed() {
-        return single(
-            Verdict::Unknown,
+        // The subject of 2.3 (a response stream) did not arise: not applicable on this
+        // era, UNKNOWN when no era offered one (docs/checks.md, 2.3).
+        return Outcome::not_arisen(
+            NotArisen::NotOffered,
             format!(
                 "{refused}; {au}: accepted, but answered as {} rather than an event stream, so the SSE \
                  assertion (authentication before a response stream) was not exercised; re-run against a \
                  server or method that streams",
                 a.media.as_deref().map(line).unwrap_or_else(|| "a body of no media type".into())
             ),
+            REDUCTION_2_3,
         );
     }
     single(
@@ -551,6 +554,7 @@ mod tests {
             ],
         );
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
+        assert_eq!(o.not_arisen, Some(NotArisen::NotOffered), "{o:?}");
         has(&o, &["application/json", "SSE assertion", "not exercised"]);
         assert_eq!(o.details["response_streamed_sse"], false);
         assert_eq!(o.details["authenticated_content_type"], "application/json");
@@ -694,6 +698,139 @@ mod tests {
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
     }
 
+    /// A dual-era OAuth server whose two sessions answer the authenticated pair `modern`
+    /// (2026-07-28) and `legacy` (2025-11-25), each as (content type, body), after a 401
+    /// refusal on both: graded as the runner grades it, on every era.
+    fn dual_era(modern: (&str, &str), legacy: (&str, &str)) -> Outcome {
+        dual_era_with(
+            modern,
+            (401, "application/json", ""),
+            (200, legacy.0, legacy.1),
+        )
+    }
+
+    /// As [`dual_era`], with the legacy pair's (status, content type, body) given.
+    fn dual_era_with(
+        modern: (&str, &str),
+        legacy_none: (u16, &str, &str),
+        legacy_with: (u16, &str, &str),
+    ) -> Outcome {
+        use mcp_probe_schema::model::EraSession;
+        const REV: &str = "2025-11-25";
+        let at = |l: LegId| format!("{}@{REV}", l.as_str());
+        let mut s = session(Some("2026-07-28"), json!({"tools": {}}), None);
+        s.auth_required = true;
+        s.authenticated = true;
+        s.other_eras = vec![EraSession {
+            era: Era::Legacy,
+            revision: REV.into(),
+            server_info: None,
+            capabilities: Some(json!({"tools": {}})),
+            session_id: None,
+            negotiated_in: 3,
+        }];
+        let legacy_negotiation = authed(exchange(
+            &[at(leg::ENDPOINT_DETECT)],
+            INIT,
+            200,
+            "application/json",
+            INIT_OK,
+            &[],
+        ));
+        let records = vec![
+            negotiation(true),
+            unauth(401, "application/json", "", &[CHALLENGE]),
+            auth(200, modern.0, modern.1),
+            legacy_negotiation,
+            exchange(
+                &[at(leg::AUTH_NONE)],
+                REQ,
+                legacy_none.0,
+                legacy_none.1,
+                legacy_none.2,
+                &[CHALLENGE],
+            ),
+            authed(exchange(
+                &[at(leg::AUTH_WITH)],
+                REQ,
+                legacy_with.0,
+                legacy_with.1,
+                legacy_with.2,
+                &[],
+            )),
+        ];
+        let ev = evidence(Some(s), records);
+        crate::grade::grade(&ev, &Context::default(), None)
+            .into_iter()
+            .find(|r| r.entry.id == mcp_probe_schema::check_id::CheckId::C2_3)
+            .and_then(|r| r.outcome)
+            .expect("2.3 graded")
+    }
+
+    /// Issue 19: the 2026-07-28 session answers JSON (no stream: 2.3's subject did not
+    /// arise there), the legacy one streams with the credential only: PASS, the JSON era
+    /// named as not applicable. Before the one rule the worst era (UNKNOWN) decided.
+    #[test]
+    fn dual_era_json_on_one_era_and_a_stream_on_the_other_passes() {
+        let o = dual_era(("application/json", OK), ("text/event-stream", SSE_OK));
+        assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
+        assert_eq!(o.not_arisen, None);
+        has(
+            &o,
+            &[
+                "on 2026-07-28: not applicable there (the answer it judges was not offered; UNKNOWN on its own)",
+                "| on 2025-11-25: PASS",
+                "accepted as an event stream",
+            ],
+        );
+        assert_eq!(o.details["eras"][0]["applicable"], false);
+        assert_eq!(o.details["eras"][0]["verdict"], "UNKNOWN");
+        assert_eq!(o.details["eras"][1]["applicable"], true);
+        // The same with the eras swapped.
+        let o = dual_era(("text/event-stream", SSE_OK), ("application/json", OK));
+        assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
+    }
+
+    /// No era offered a stream: nothing applies, so the check stays UNKNOWN (the subject
+    /// may arise on another request), still not applicable as a whole.
+    #[test]
+    fn dual_era_json_on_both_eras_stays_unknown() {
+        let o = dual_era(("application/json", OK), ("application/json", OK));
+        assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
+        assert_eq!(o.not_arisen, Some(NotArisen::NotOffered));
+    }
+
+    /// A FAIL on one era is never hidden by the other era's subject not arising, and an
+    /// UNKNOWN that arose (the credential refused too) still keeps a PASS from deciding.
+    #[test]
+    fn dual_era_fail_and_arisen_unknown_still_count() {
+        let json = ("application/json", OK);
+        let o = dual_era_with(
+            json,
+            (200, "text/event-stream", SSE_OK),
+            (200, "text/event-stream", SSE_OK),
+        );
+        assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
+        has(
+            &o,
+            &[
+                "on 2026-07-28: not applicable there",
+                "| on 2025-11-25: FAIL",
+            ],
+        );
+        let o = dual_era_with(
+            ("text/event-stream", SSE_OK),
+            (401, "application/json", ""),
+            (401, "application/json", ""),
+        );
+        assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
+        assert_eq!(o.not_arisen, None);
+        has(
+            &o,
+            &["credential was refused too", "| on 2025-11-25: UNKNOWN"],
+        );
+    }
+
     /// On the recorded lab bundles: every server that negotiated without a credential
     /// fails 2.3 from its negotiation record; py2-auth (401, no credential) is UNKNOWN
     /// from the runner.
@@ -706,8 +843,17 @@ mod tests {
                 .is_some_and(|s| s.auth_required && s.authenticated)
             {
                 // py2-auth-login: 401 without the token, 200 JSON with it: the streamed
-                // response was not exercised, so UNKNOWN.
+                // response was not exercised, so UNKNOWN on 2026-07-28 alone; its legacy
+                // session streams only with the credential, so graded on every era
+                // (the report's verdict) the JSON era is not applicable: PASS.
                 assert_eq!(o.verdict, Verdict::Unknown, "2.3 on {}: {o:?}", ev.path);
+                assert_eq!(o.not_arisen, Some(NotArisen::NotOffered), "{o:?}");
+                let every = crate::grade::grade(&ev, &Context::default(), None)
+                    .into_iter()
+                    .find(|r| r.entry.id == mcp_probe_schema::check_id::CheckId::C2_3)
+                    .and_then(|r| r.outcome)
+                    .expect("2.3 graded");
+                assert_eq!(every.verdict, Verdict::Pass, "{every:?}");
             } else if ev.revision().is_some() {
                 assert_eq!(o.verdict, Verdict::Fail, "2.3 on {}: {o:?}", ev.path);
                 assert!(o.evidence.contains("without a credential"), "{o:?}");

@@ -16,7 +16,7 @@ use crate::checks::common::text::{quote, truncate};
 use crate::checks::common::wire::{self, refused_at_authentication, Answer, Reply};
 use crate::evidence::Evidence;
 use crate::fmt::line;
-use crate::verdict::{aggregate, Leg, LegOutcome, Outcome};
+use crate::verdict::{Leg, LegOutcome, Outcome};
 
 /// A leg's outcome and note.
 pub(super) type Graded = (LegOutcome, String);
@@ -39,7 +39,7 @@ pub(super) fn uri(u: &str) -> String {
 }
 
 /// `out` (a check's declaration legs, already aggregated) with the live legs after
-/// them: verdict re-aggregated worst-first, their notes appended to the evidence, their
+/// them: verdict combined again (`Outcome::recombine`), their notes appended to the evidence, their
 /// records cited.
 pub(super) fn with_live(mut out: Outcome, live: Vec<Leg>, records: Vec<u64>) -> Outcome {
     let notes: Vec<String> = live
@@ -47,7 +47,7 @@ pub(super) fn with_live(mut out: Outcome, live: Vec<Leg>, records: Vec<u64>) -> 
         .map(|l| format!("{}: {}", l.id, l.note))
         .collect();
     out.legs.extend(live);
-    out.verdict = aggregate(&out.legs);
+    out.recombine();
     if !notes.is_empty() {
         out.evidence = format!("{}; {}", out.evidence, notes.join("; "));
     }

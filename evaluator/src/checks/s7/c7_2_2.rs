@@ -206,7 +206,7 @@ fn leg_f(ev: &Evidence, o: &Observed, calls: usize) -> Leg {
     if !ev.is_modern() {
         return Leg::new(
             LEG_F,
-            LegOutcome::RevisionUnsupported,
+            LegOutcome::REVISION_UNSUPPORTED,
             format!(
                 "{} of {} notification(s) carry no _meta {SERVER_INFO} ({}; records {at}), a key only \
                  {REV_2026_07_28} defines; the session negotiated {}, whose sender is named once, by \

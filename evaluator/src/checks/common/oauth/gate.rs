@@ -10,7 +10,7 @@ use crate::checks::common::oauth::facts::Facts;
 use crate::evidence::Evidence;
 use crate::fmt::line;
 use crate::grade::missing_legs;
-use crate::verdict::{aggregate, Leg, LegOutcome, Outcome, Verdict};
+use crate::verdict::{Leg, LegOutcome, Outcome, Verdict};
 
 /// A list for evidence: JSON array syntax, escaped for one line.
 pub(crate) fn shown(items: &[String]) -> String {
@@ -107,15 +107,9 @@ pub(crate) fn legs_map(legs: &[Leg]) -> Map<String, Value> {
         .collect()
 }
 
-/// Worst of per-item outcomes (fail > error > unknown > pass), as one leg.
+/// Per-item outcomes as one leg, combined by the one rule ([`crate::verdict::combine`]).
 pub(crate) fn combine(id: &str, parts: Vec<(LegOutcome, String)>) -> Leg {
-    let probe: Vec<Leg> = parts.iter().map(|(o, _)| Leg::new(id, *o, "")).collect();
-    let outcome = match aggregate(&probe) {
-        Verdict::Fail => LegOutcome::Fail,
-        Verdict::Error => LegOutcome::Error,
-        Verdict::Pass => LegOutcome::Pass,
-        _ => LegOutcome::Unknown,
-    };
+    let outcome = crate::verdict::combine(parts.iter().map(|(o, _)| o.part())).leg();
     let note = parts
         .into_iter()
         .map(|(_, n)| n)

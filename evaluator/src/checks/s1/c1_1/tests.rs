@@ -528,13 +528,13 @@ fn legacy_compliant_passes_with_d_and_e_excluded() {
     has(
         &o,
         "1.1d",
-        LegOutcome::RevisionUnsupported,
+        LegOutcome::REVISION_UNSUPPORTED,
         &["only 2026-07-28", "negotiated 2025-11-25"],
     );
     has(
         &o,
         "1.1e",
-        LegOutcome::RevisionUnsupported,
+        LegOutcome::REVISION_UNSUPPORTED,
         &["negotiated 2025-11-25"],
     );
     assert_eq!(o.details["legs"]["1.1e"], "revision_unsupported");
@@ -587,7 +587,7 @@ fn lab_py1_legacy_fails() {
         LegOutcome::Fail,
         &["accepted", "benchmark requires the refusal"],
     );
-    has(&o, "1.1d", LegOutcome::RevisionUnsupported, &[]);
+    has(&o, "1.1d", LegOutcome::REVISION_UNSUPPORTED, &[]);
 }
 
 /// py2 / fastmcp stateful (mcp 2.3.0 routes a request without the
@@ -657,7 +657,7 @@ fn legacy_before_the_header_says_so() {
     has(
         &o,
         "1.1d",
-        LegOutcome::RevisionUnsupported,
+        LegOutcome::REVISION_UNSUPPORTED,
         &["negotiated 2025-03-26"],
     );
 }

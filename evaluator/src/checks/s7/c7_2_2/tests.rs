@@ -127,12 +127,18 @@ fn an_unnamed_sender_fails_on_2026_07_28_only() {
     );
     let o = grade(&bundle(LEGACY, recs()));
     assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
+    // Issue 19, the one rule: on 2025-11-25 f's key is one the revision does not define,
+    // so f did not arise (named in the evidence) and does not weaken a's PASS.
     assert_leg(
         &o,
         LEG_F,
-        LegOutcome::RevisionUnsupported,
+        LegOutcome::REVISION_UNSUPPORTED,
         &["only 2026-07-28 defines", "2025-11-25"],
     );
+    assert_leg(&o, LEG_A, LegOutcome::Pass, &[]);
+    assert!(o.evidence.starts_with("7.2.2f: 1 of 2"), "{}", o.evidence);
+    assert_eq!(o.not_arisen, None);
+    assert_eq!(o.details["legs"]["7.2.2f"], "revision_unsupported");
 }
 
 #[test]
