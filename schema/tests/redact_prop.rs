@@ -1,7 +1,11 @@
 //! Property test of the redactor: a random secret, written in a random encoding, put in
 //! a random place of a record (or cut there), never survives `redact_and_learn` plus
 //! `encode_record` in any encoding, nor `scrub_str` / `scrub_json` / `scrub_serde`; and
-//! a record without the secret is left exactly as it was.
+//! a record without the secret is left exactly as it was. The echo may also have changed
+//! the letter case of what it wrote (lower, upper, mixed; inside percent-encoding and
+//! JSON escapes too), and the oracle ignores case. Client ids and states that share
+//! prefixes and suffixes with the client secret, registered as public values, stay
+//! intact where the secret goes (issue 20).
 //!
 //! The oracle is written here, independently of the redactor: for every encoding
 //! family it encodes the secret's first 8 and last 8 bytes (any longer prefix or suffix,
