@@ -439,6 +439,46 @@ fn token_echoed_everywhere_in_every_encoding_never_reaches_the_bundle() {
     );
 }
 
+/// Issue 19: an echo that lower-cases or upper-cases the bearer token (raw, inside
+/// percent-encoding, inside JSON escapes) in a response header and in bodies leaves no
+/// case variant of it, or of a piece of it, in the bundle bytes, stdout or stderr.
+#[test]
+fn token_echoed_in_another_letter_case_never_reaches_the_bundle() {
+    let mut o = run(
+        Case::Echo(vec![
+            (Place::Header, Enc::Lower),
+            (Place::Body, Enc::Lower),
+            (Place::ToolDescription, Enc::Upper),
+            (Place::Instructions, Enc::PctAllLowerCased),
+            (Place::ErrorMessage, Enc::JsonUnicodeUpperCased),
+        ]),
+        &[],
+        1 << 20,
+    );
+    o.oracle = Oracle::any_case(o.oracle.secret());
+    o.sealed(0);
+    // The echoes were there to find: the header came back and was recorded, redacted.
+    let lower = o.oracle.secret().to_ascii_lowercase();
+    let requests = o.requests();
+    assert!(!requests.is_empty(), "{}", o.describe());
+    let echoed = o.tools_lists().into_iter().any(|x| {
+        let r = response(x);
+        r.headers
+            .iter()
+            .any(|h| h.name.eq_ignore_ascii_case("x-debug-echo"))
+    });
+    assert!(
+        echoed,
+        "the X-Debug-Echo header was recorded: {}",
+        o.describe()
+    );
+    assert!(
+        !String::from_utf8_lossy(&o.bundle).contains(&lower),
+        "{}",
+        o.describe()
+    );
+}
+
 #[test]
 fn token_echoed_in_the_handshake_error_stays_out_of_failure_and_stderr() {
     for enc in [Enc::Raw, Enc::PctLower, Enc::B64UrlNoPad] {

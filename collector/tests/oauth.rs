@@ -437,3 +437,106 @@ async fn no_redirect_within_the_timeout_is_a_clear_error() {
     assert!(matches!(e, LoginError::CallbackTimeout { .. }), "{e:?}");
     assert!(e.to_string().contains("within 1 s"), "{e}");
 }
+
+/// Issue 20: a client id that shares its first 12 characters with the client secret
+/// (`test-client-id`, `test-client-secret`) reaches the authorization URL (as printed),
+/// the token endpoint and the bundle intact; only the secret is redacted, and no record
+/// is withheld. A scripted authorization server on loopback, no lab needed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_id_sharing_pieces_with_its_secret_is_sent_and_recorded_intact() {
+    use mcp_probe_collector::oauth::Login;
+    use support::{json_response, serve};
+    const ID: &str = "test-client-id";
+    const SECRET: &str = "test-client-secret";
+    const ACCESS: &str = "test-client-access-0123456789";
+    const CODE: &str = "test-client-code-0123456789";
+    let server = serve(std::sync::Arc::new(|r: &support::Req| {
+        match r.path.split('?').next().unwrap_or("") {
+            "/register" => json_response(
+                201,
+                &[],
+                &json!({"client_id": ID, "client_secret": SECRET,
+                        "token_endpoint_auth_method": "client_secret_post"})
+                .to_string(),
+            ),
+            "/token" => json_response(
+                200,
+                &[],
+                &json!({"access_token": ACCESS, "token_type": "Bearer", "expires_in": 3600})
+                    .to_string(),
+            ),
+            _ => json_response(404, &[], "{}"),
+        }
+    }));
+    let base = server.url.trim_end_matches("/mcp").to_string();
+    let meta = json!({
+        "issuer": base,
+        "authorization_endpoint": format!("{base}/authorize"),
+        "token_endpoint": format!("{base}/token"),
+        "registration_endpoint": format!("{base}/register"),
+        "code_challenge_methods_supported": ["S256"],
+    });
+    let (_tmp, state_dir, out) = scratch();
+    let ep = url::Url::parse(&server.url).expect("endpoint");
+    let j = journal(&out, ep.as_str());
+    let mut login = Login::new(&ep, &meta, None, None, &state_dir).expect("login");
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    login.no_browser = true;
+    login.callback_timeout = Duration::from_secs(30);
+    login.on_authorize_url = Some(tx);
+    // As `mcp-collect` does: the login's stderr lines pass the journal's redactor.
+    login.redactor = j.lock().expect("journal").redactor().clone();
+    let redactor = login.redactor.clone();
+    let client = support::oauth_lab::client();
+    let user = async {
+        let auth = url::Url::parse(&rx.recv().await.expect("an authorization URL")).expect("url");
+        // What the operator is shown is the URL itself.
+        assert_eq!(redactor.scrub_str(auth.as_str()), auth.as_str());
+        let redirect = url::Url::parse(&param(&auth, "redirect_uri")).expect("redirect_uri");
+        let port = redirect.port().expect("port");
+        let query = format!(
+            "{}?code={CODE}&state={}",
+            redirect.path(),
+            param(&auth, "state")
+        );
+        let status = tokio::task::spawn_blocking(move || deliver(port, &query))
+            .await
+            .expect("deliver");
+        (auth, status)
+    };
+    let (cred, (auth, delivered)) = tokio::join!(login.obtain(&client, &j), user);
+    let cred = cred.expect("login");
+    assert!(delivered < 400, "callback answered {delivered}");
+    assert_eq!(param(&auth, "client_id"), ID);
+    assert_eq!(cred.client_id, ID);
+    // The bytes sent: the real client id and secret.
+    let requests = server.requests.lock().expect("requests").clone();
+    let token = requests
+        .iter()
+        .find(|r| r.path == "/token")
+        .expect("a token request");
+    let form: Vec<(String, String)> = url::form_urlencoded::parse(&token.body)
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect();
+    assert!(form.contains(&("client_id".into(), ID.into())), "{form:?}");
+    assert!(
+        form.contains(&("client_secret".into(), SECRET.into())),
+        "{form:?}"
+    );
+    // The bytes recorded: the client id intact, no secret, nothing withheld.
+    let bundle = sealed(&j);
+    for secret in [SECRET, ACCESS, CODE] {
+        assert!(!contains(&bundle, secret), "{secret} in the bundle");
+    }
+    assert!(contains(&bundle, &format!(r#""client_id":"{ID}""#)));
+    assert!(contains(&bundle, &format!("client_id={ID}")));
+    assert!(!contains(&bundle, "withheld"), "a record was withheld");
+    assert!(!contains(&bundle, "test-clienredacted"));
+    let v = mcp_probe_schema::open(&bundle, &[]).expect("verifies");
+    let reg = records_of(&v.records, leg::OAUTH_REGISTER);
+    assert_eq!(reg.len(), 1);
+    assert!(reg[0]
+        .redactions
+        .iter()
+        .any(|r| r.fingerprint == fingerprint(SECRET.as_bytes())));
+}

@@ -33,22 +33,43 @@
 //!
 //! For every secret: raw; percent-encoded in upper, lower or mixed case with any subset
 //! of characters encoded; form encoding (space as `+`); JSON string escapes with any
-//! subset of characters written as `\uXXXX` (either case, surrogate pairs included),
-//! `\/`, `\\`, `\"` and the short escapes, also mixed with percent-encoding; base64
-//! and base64url with or without padding, including the secret at any byte offset
-//! inside a larger encoded blob (`Basic` credentials, base64 of `anything:secret`): the
-//! characters that depend only on the secret are searched for each of the three byte
-//! phases; hex in either case.
+//! subset of characters written as `\uXXXX` (either case, surrogate pairs included;
+//! `\UXXXX` too, what an upper-casing echo makes of one), `\/`, `\\`, `\"` and the
+//! short escapes, also mixed with percent-encoding; base64 and base64url with or without
+//! padding, including the secret at any byte offset inside a larger encoded blob
+//! (`Basic` credentials, base64 of `anything:secret`): the characters that depend only
+//! on the secret are searched for each of the three byte phases; hex in either case.
+//!
+//! **Letter case.** Every form is matched ASCII case-insensitively: a credential an
+//! echo lower-cased or upper-cased (raw, inside percent-encoding or JSON escapes, its
+//! base64) is a few million guesses from the original, so it is the credential. The
+//! replacement is the fingerprint of the secret as registered, whatever case was found
+//! (the fingerprint format is unchanged).
 //!
 //! # Cut secrets
 //!
-//! A secret cut by the body cap, an SSE event boundary or a chunk boundary leaves a
-//! prefix or a suffix. Any run of 8 or more bytes (after decoding the escapes above)
-//! that is a prefix or a suffix of a known secret is treated as a hit and replaced,
-//! extended as far as it keeps matching. The cost is false positives: unrelated text
-//! that happens to share the first or last 8 characters of a secret loses them (for
-//! example the common `eyJhbGci` start of another JWT when the secret is a JWT). Where
-//! hits of different secrets overlap, the longest match names the replacement.
+//! A secret cut by the body cap, an SSE event boundary or a chunk boundary, or an echo
+//! that truncates it (`invalid token eyJhbGciOiJSUzI1…`), leaves a prefix or a suffix.
+//! Any run of 8 or more bytes (after decoding the escapes above) that is a prefix or a
+//! suffix of a known secret is treated as a hit and replaced, extended as far as it
+//! keeps matching. The cost is false positives: unrelated text that happens to share the
+//! first or last 8 characters of a secret loses them (for example the common `eyJhbGci`
+//! start of another JWT when the secret is a JWT). Where hits of different secrets
+//! overlap, the longest match names the replacement.
+//!
+//! **Public values** bound that cost where it did harm (issue 20): the collector
+//! registers the values it knows are not credentials and sends as they are (OAuth
+//! `client_id`, `state`, `redirect_uri`, `resource`, `scope`, the authorization URL;
+//! [`Redactor::add_public`]). A *piece* (a prefix or suffix hit shorter than the whole
+//! secret) lying wholly inside an occurrence of a public value, in any encoding and case
+//! the redactor searches, is not a hit: the client id `test-client-id` keeps its
+//! `test-client-` when the client secret is `test-client-secret`. The whole secret is
+//! replaced wherever it is, inside a public value too. Pieces of a credential the
+//! operator gave ([`Redactor::add_given_secret`]: the `--token-env` token, `--header`
+//! values, proxy credentials, stdio `--env` values) are never shielded: a server could
+//! otherwise choose a client id holding most of the operator's token. So a server can
+//! keep, in a bundle, at most a piece of a secret *it* issued inside a public value it
+//! chose, which it could as well have published.
 //!
 //! # Limits (what cannot be caught)
 //!
@@ -105,10 +126,18 @@ fn is_form_secret_key(k: &str) -> bool {
     JSON_SECRET_KEYS.contains(&k) || FORM_ONLY_SECRET_KEYS.contains(&k)
 }
 
-/// Redacts records. Holds the live credentials the collector knows about.
+/// Known secrets: (value, what).
+type Known = Vec<(Vec<u8>, String)>;
+
+/// Redacts records. Holds the live credentials the collector knows about, and the
+/// public values that shield pieces of them ([`Redactor::add_public`]).
 #[derive(Default, Clone)]
 pub struct Redactor {
-    known: Vec<(Vec<u8>, String)>,
+    known: Known,
+    /// Values known not to be credentials (client ids, states, redirect URIs).
+    public: Vec<Vec<u8>>,
+    /// Secrets whose pieces no public value shields ([`Redactor::add_given_secret`]).
+    strict: Vec<Vec<u8>>,
     engine: Engine,
 }
 
@@ -147,6 +176,39 @@ impl Redactor {
         self.add_many(std::iter::once((value.to_vec(), what.to_string())));
     }
 
+    /// Register a credential the operator gave the run (a `--token-env` token, a
+    /// `--header` value, proxy credentials, a stdio `--env` value): replaced like
+    /// [`Redactor::add_secret`], and its pieces are replaced even inside a public value
+    /// (a server that chose a client id holding part of the operator's token must not
+    /// get that part into the bundle).
+    pub fn add_given_secret(&mut self, value: &[u8], what: &str) {
+        if value.len() >= MIN_SECRET_LEN && !self.strict.iter().any(|s| s == value) {
+            self.strict.push(value.to_vec());
+            self.rebuild();
+        }
+        self.add_secret(value, what);
+    }
+
+    /// Register a value that is not a credential and that the collector sends or
+    /// receives as it is (an OAuth `client_id`, `state`, `redirect_uri`, `resource`, an
+    /// authorization URL). A cut piece of a secret (a run of 8 bytes or more that starts
+    /// or ends it, shorter than the whole secret) that lies wholly inside an occurrence
+    /// of this value, in any encoding and letter case the redactor searches, is left
+    /// alone: `test-client-id` keeps its `test-client-` when the client secret is
+    /// `test-client-secret`. A whole secret is replaced wherever it is, inside a public
+    /// value too; pieces of a [given](Redactor::add_given_secret) secret are never
+    /// shielded. Values shorter than 8 bytes cannot hold a piece and are ignored.
+    pub fn add_public(&mut self, value: &[u8]) {
+        if value.len() >= engine::MIN_PIECE && !self.public.iter().any(|p| p == value) {
+            self.public.push(value.to_vec());
+            self.rebuild();
+        }
+    }
+
+    fn rebuild(&mut self) {
+        self.engine = Engine::new(&self.known, &self.public, &self.strict);
+    }
+
     fn add_many(&mut self, values: impl IntoIterator<Item = (Vec<u8>, String)>) {
         let before = self.known.len();
         for (v, what) in values {
@@ -156,7 +218,7 @@ impl Redactor {
         }
         if self.known.len() != before {
             self.known = dedup(std::mem::take(&mut self.known));
-            self.engine = Engine::new(&self.known);
+            self.rebuild();
         }
     }
 
@@ -169,8 +231,11 @@ impl Redactor {
     /// Redact `record`, and remember every credential found in it so later records
     /// are redacted of it too (a server that leaks a token twice).
     pub fn redact_and_learn(&mut self, record: &mut Record) {
-        let found = self.redact_found(record);
-        self.add_many(found);
+        // The engine built for the record's new secrets is the one later records need.
+        if let Some((known, engine)) = self.redact_found(record) {
+            self.known = known;
+            self.engine = engine;
+        }
     }
 
     /// Replace every known secret, in every encoding the redactor knows, and every
@@ -286,7 +351,41 @@ impl Redactor {
         self.engine.any(bytes)
     }
 
-    fn redact_found(&self, record: &mut Record) -> Vec<(Vec<u8>, String)> {
+    /// The backstop before a record is hashed: true when a text or byte value of its
+    /// observation, or a redaction's `location`, still [`leaks`](Redactor::leaks) —
+    /// the values [`Redactor::redact`] scrubs, judged one at a time as a reader of the
+    /// record sees them.
+    ///
+    /// Not judged: the record's CBOR framing (a length byte after a value can complete
+    /// a piece no reader sees as one string), the model's own field names (map keys
+    /// shaped like identifiers), the legs, and a redaction's `what` and `fingerprint`
+    /// (labels the collector chose: `client-secret` is a suffix of the secret
+    /// `test-client-secret`, and judging it withheld every record that named it).
+    pub fn leaks_record(&self, record: &Record) -> bool {
+        if self.engine.is_empty() {
+            return false;
+        }
+        if record
+            .redactions
+            .iter()
+            .any(|r| self.engine.any(r.location.as_bytes()))
+        {
+            return true;
+        }
+        let Ok(tree) = ciborium::Value::serialized(&record.observation) else {
+            // Nothing to judge it by: fail closed.
+            return true;
+        };
+        let mut leak = false;
+        walk_values(&tree, &mut |b| {
+            leak = leak || self.engine.any(b);
+        });
+        leak
+    }
+
+    /// Redact `record`; when it held credentials not known yet, the known secrets with
+    /// them and the engine built for them.
+    fn redact_found(&self, record: &mut Record) -> Option<(Known, Engine)> {
         let mut found: Vec<(Vec<u8>, String, String)> = Vec::new(); // value, what, location
         let red = &mut record.redactions;
 
@@ -315,30 +414,28 @@ impl Redactor {
             walk(tree, &mut |b| scan_text(b, &mut found));
         }
 
-        let mut candidates: Vec<(Vec<u8>, String)> = self.known.clone();
+        let mut new: Vec<(Vec<u8>, String)> = Vec::new();
         for (v, what, _) in &found {
             // Layer 1 fingerprints a header credential of any length in place; only values
             // long enough to be unambiguous are chased through the rest of the record, or a
             // cookie `theme=1` would rewrite every `1` (JSON-RPC ids, status codes, …).
-            if v.len() >= MIN_SECRET_LEN && !candidates.iter().any(|(s, _)| s == v) {
-                candidates.push((v.clone(), what.clone()));
+            if v.len() >= MIN_SECRET_LEN
+                && !self.known.iter().any(|(s, _)| s == v)
+                && !new.iter().any(|(s, _)| s == v)
+            {
+                new.push((v.clone(), what.clone()));
             }
         }
-        let learned = candidates.len() != self.known.len();
-        let secrets = if learned {
-            dedup(candidates)
-        } else {
-            self.known.clone()
-        };
-        let built;
-        let engine = if learned {
-            built = Engine::new(&secrets);
-            &built
-        } else {
-            &self.engine
-        };
+        let learned = (!new.is_empty()).then(|| {
+            let mut secrets = self.known.clone();
+            secrets.extend(new);
+            let secrets = dedup(secrets);
+            let engine = Engine::new(&secrets, &self.public, &self.strict);
+            (secrets, engine)
+        });
+        let engine = learned.as_ref().map_or(&self.engine, |(_, e)| e);
         let (Some(tree), false) = (tree, engine.is_empty()) else {
-            return secrets;
+            return learned;
         };
 
         let hit = |location: &str, secret: usize, red: &mut Vec<Redaction>| {
@@ -378,14 +475,14 @@ impl Redactor {
                 }
             });
             if hits.is_empty() {
-                return secrets;
+                return learned;
             }
             if let Ok(obs) = t.deserialized::<Observation>() {
                 record.observation = obs;
                 for (location, s) in hits {
                     hit(&location, s, &mut record.redactions);
                 }
-                return secrets;
+                return learned;
             }
         }
         // Unreachable for the model's types (every serde name is an identifier, left
@@ -394,7 +491,7 @@ impl Redactor {
         record.observation = Observation::Skipped {
             reason: "the redactor could not rewrite this observation; dropped".into(),
         };
-        secrets
+        learned
     }
 }
 
@@ -488,6 +585,25 @@ fn walk(v: &ciborium::Value, f: &mut impl FnMut(&[u8])) {
             walk(x, f);
         }),
         V::Tag(_, x) => walk(x, f),
+        _ => {}
+    }
+}
+
+/// Visit every text and byte string of `v` except map keys shaped like identifiers (the
+/// model's field names).
+fn walk_values(v: &ciborium::Value, f: &mut impl FnMut(&[u8])) {
+    use ciborium::Value as V;
+    match v {
+        V::Text(s) => f(s.as_bytes()),
+        V::Bytes(b) => f(b),
+        V::Array(a) => a.iter().for_each(|x| walk_values(x, f)),
+        V::Map(m) => m.iter().for_each(|(k, x)| {
+            if !matches!(k, V::Text(s) if is_identifier(s)) {
+                walk_values(k, f);
+            }
+            walk_values(x, f);
+        }),
+        V::Tag(_, x) => walk_values(x, f),
         _ => {}
     }
 }

@@ -653,3 +653,112 @@ fn leaks_agrees_with_scrub_and_ignores_the_fingerprint() {
     assert!(!Redactor::new().leaks(TOKEN34.as_bytes()));
     assert!(!redactor.leaks(br#"{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}"#));
 }
+
+/// The registration answer of issue 20: a client id that shares its first 12 characters
+/// with the client secret.
+fn registration(client_id: &str, secret: &str) -> Record {
+    let resp = format!(
+        r#"{{"client_id":"{client_id}","client_secret":"{secret}","token_endpoint_auth_method":"client_secret_post"}}"#
+    );
+    let mut r = http_record(
+        &["oauth.register"],
+        "https://as.example/register",
+        r#"{"client_name":"mcp-collect"}"#,
+        201,
+        resp.as_bytes(),
+    );
+    if let HttpOutcome::Response(resp) = &mut http(&mut r).outcome {
+        resp.headers
+            .push(Header::new("Content-Type", "application/json"));
+    }
+    r
+}
+
+#[test]
+fn a_client_id_sharing_a_prefix_with_the_secret_is_kept_when_registered_public() {
+    let (id, secret) = ("test-client-id", "test-client-secret");
+    let url = format!("https://as.example/authorize?response_type=code&client_id={id}&state=s");
+    // Without the client id registered as public, its `test-client-` is a cut piece of
+    // the secret (the behaviour issue 20 reported).
+    let mut bare = Redactor::new();
+    bare.add_secret(secret.as_bytes(), "client-secret");
+    assert_ne!(bare.scrub_str(&url), url);
+
+    let mut redactor = Redactor::new();
+    redactor.add_public(id.as_bytes());
+    redactor.add_secret(secret.as_bytes(), "client-secret");
+    assert_eq!(redactor.scrub_str(&url), url);
+    assert!(!redactor.leaks(url.as_bytes()));
+    let mut r = registration(id, secret);
+    redactor.redact_and_learn(&mut r);
+    let bytes = encoded(&r);
+    assert!(!contains(&bytes, secret.as_bytes()));
+    assert!(contains(
+        &bytes,
+        format!(r#""client_id":"{id}""#).as_bytes()
+    ));
+    // The label `client-secret` in the record's redactions is a suffix of the secret:
+    // judged by value, the record does not leak (the encoding as a whole does).
+    assert!(
+        !redactor.leaks_record(&r),
+        "{}",
+        String::from_utf8_lossy(&bytes)
+    );
+    // A cut piece outside the client id is still replaced, and so is the whole secret
+    // inside a public value.
+    assert_eq!(
+        redactor.scrub_str("echo test-client-secr"),
+        format!("echo {}", fingerprint(secret.as_bytes()))
+    );
+    let mut holder = Redactor::new();
+    holder.add_public(b"x-test-client-secret-y");
+    holder.add_secret(secret.as_bytes(), "client-secret");
+    assert_eq!(
+        holder.scrub_str("x-test-client-secret-y"),
+        format!("x-{}-y", fingerprint(secret.as_bytes()))
+    );
+}
+
+#[test]
+fn pieces_of_a_given_secret_are_never_shielded() {
+    let token = "operator-token-0123456789";
+    let mut redactor = Redactor::new();
+    redactor.add_given_secret(token.as_bytes(), "bearer-token");
+    // A server chose a client id holding most of the operator's token.
+    redactor.add_public(b"operator-token-012345-client");
+    let out = redactor.scrub_str("client_id=operator-token-012345-client");
+    assert!(!out.contains("operator-token-0"), "{out}");
+    assert!(redactor.leaks(b"operator-token-012345-client"));
+}
+
+#[test]
+fn a_secret_in_another_letter_case_is_the_secret() {
+    let token = "Tok3n-AbCdEf/GhIjKl+MnOp~QrStUv";
+    let fp = fingerprint(token.as_bytes());
+    let mut redactor = Redactor::new();
+    redactor.add_secret(token.as_bytes(), "bearer-token");
+    let lower = token.to_ascii_lowercase();
+    let upper = token.to_ascii_uppercase();
+    let pct_lower = pct(token).to_ascii_lowercase();
+    let pct_upper = pct(token).to_ascii_uppercase();
+    let json_upper = token
+        .bytes()
+        .map(|b| format!("\\u{b:04x}"))
+        .collect::<String>()
+        .to_ascii_uppercase();
+    let b64_lower = {
+        use base64::Engine as _;
+        base64::engine::general_purpose::STANDARD
+            .encode(token)
+            .to_ascii_lowercase()
+    };
+    for form in [lower, upper, pct_lower, pct_upper, json_upper, b64_lower] {
+        let text = format!("echo {form} end");
+        let out = redactor.scrub_str(&text);
+        assert!(out.contains(&fp), "{form}: {out}");
+        assert!(!redactor.leaks(out.as_bytes()), "{form}: {out}");
+    }
+    // A cut piece in another case too.
+    let cut = &token.to_ascii_lowercase()[..12];
+    assert!(redactor.leaks(cut.as_bytes()));
+}

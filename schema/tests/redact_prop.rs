@@ -1,7 +1,11 @@
 //! Property test of the redactor: a random secret, written in a random encoding, put in
 //! a random place of a record (or cut there), never survives `redact_and_learn` plus
 //! `encode_record` in any encoding, nor `scrub_str` / `scrub_json` / `scrub_serde`; and
-//! a record without the secret is left exactly as it was.
+//! a record without the secret is left exactly as it was. The echo may also have changed
+//! the letter case of what it wrote (lower, upper, mixed; inside percent-encoding and
+//! JSON escapes too), and the oracle ignores case. Client ids and states that share
+//! prefixes and suffixes with the client secret, registered as public values, stay
+//! intact where the secret goes (issue 20).
 //!
 //! The oracle is written here, independently of the redactor: for every encoding
 //! family it encodes the secret's first 8 and last 8 bytes (any longer prefix or suffix,
@@ -443,11 +447,58 @@ fn leaks_in_values(redactor: &Redactor, r: &Record) -> bool {
     in_values(r, &|b| redactor.leaks(b).then(String::new)).is_some()
 }
 
+/// The first needle in `hay`, ASCII case ignored (a credential in another letter case
+/// is still the credential).
 fn found(hay: &[u8], needles: &[Vec<u8>]) -> Option<String> {
     needles
         .iter()
-        .find(|n| !n.is_empty() && hay.windows(n.len()).any(|w| w == n.as_slice()))
+        .find(|n| {
+            !n.is_empty()
+                && hay
+                    .windows(n.len())
+                    .any(|w| w.eq_ignore_ascii_case(n.as_slice()))
+        })
         .map(|n| String::from_utf8_lossy(n).into_owned())
+}
+
+/// How an echo changed the letter case of what it wrote.
+#[derive(Debug, Clone)]
+enum Fold {
+    Keep,
+    Lower,
+    Upper,
+    /// Upper case where the mask says so, lower elsewhere.
+    Mixed(Vec<bool>),
+}
+
+impl Fold {
+    fn apply(&self, text: &str) -> String {
+        match self {
+            Fold::Keep => text.to_string(),
+            Fold::Lower => text.to_ascii_lowercase(),
+            Fold::Upper => text.to_ascii_uppercase(),
+            Fold::Mixed(mask) => text
+                .chars()
+                .enumerate()
+                .map(|(i, c)| {
+                    if mask[i % mask.len()] {
+                        c.to_ascii_uppercase()
+                    } else {
+                        c.to_ascii_lowercase()
+                    }
+                })
+                .collect(),
+        }
+    }
+}
+
+fn fold() -> impl Strategy<Value = Fold> {
+    prop_oneof![
+        3 => Just(Fold::Keep),
+        1 => Just(Fold::Lower),
+        1 => Just(Fold::Upper),
+        1 => mask().prop_map(Fold::Mixed),
+    ]
 }
 
 fn alphabet() -> impl Strategy<Value = Vec<u8>> {
@@ -509,8 +560,11 @@ proptest! {
         learn in any::<bool>(),
         cut in any::<prop::sample::Index>(),
         split in any::<prop::sample::Index>(),
+        fold in fold(),
     ) {
-        let text = enc.whole(&secret);
+        // The echo may also have changed the letter case of what it wrote (hex digits of
+        // escapes, `\u` as `\U`, base64 included).
+        let text = fold.apply(&enc.whole(&secret));
         // Cut places only for encodings written byte by byte (a cut base64 or hex form
         // is outside the guarantee): anything else is stored whole.
         let place = match place {
@@ -631,5 +685,107 @@ proptest! {
         prop_assert_eq!(&r, &before);
         prop_assert!(!redactor.leaks(&encode_record(&r)));
         prop_assert_eq!(redactor.scrub_str(&filler), filler);
+    }
+
+    /// Issue 20: a client id and a state that share prefixes and suffixes with the client
+    /// secret, registered as public values, stay intact in the URL, the form body and the
+    /// JSON answer (and in the URL as printed), while the secret, in any encoding and
+    /// letter case, is gone from every recorded value.
+    #[test]
+    fn public_values_sharing_pieces_with_a_secret_stay_intact(
+        pre in "[A-Za-z0-9-]{0,14}",
+        suf in "[A-Za-z0-9-]{0,14}",
+        id_mid in "[a-z0-9]{1,10}",
+        secret_mid in "[A-Za-z0-9._~-]{4,20}",
+        state_mid in "[A-Za-z0-9_-]{4,12}",
+        learn in any::<bool>(),
+        echo_fold in fold(),
+        echo_enc in enc(),
+    ) {
+        let client_id = format!("{pre}{id_mid}{suf}");
+        let secret = format!("{pre}{secret_mid}{suf}");
+        // The state starts with the secret's end and ends with its start.
+        let state = format!("{suf}{state_mid}{pre}");
+        prop_assume!(secret.len() >= 8 && !client_id.contains(&secret) && !state.contains(&secret));
+        let mut redactor = Redactor::new();
+        redactor.add_public(client_id.as_bytes());
+        redactor.add_public(state.as_bytes());
+        if !learn {
+            redactor.add_secret(secret.as_bytes(), "client-secret");
+        }
+        let pct = |v: &str| url::form_urlencoded::byte_serialize(v.as_bytes()).collect::<String>();
+        let url = format!(
+            "https://as.example/authorize?response_type=code&client_id={}&state={}",
+            pct(&client_id),
+            pct(&state)
+        );
+        let echo = echo_fold.apply(&echo_enc.whole(secret.as_bytes()));
+        let answer = serde_json::json!({
+            "client_id": client_id,
+            "client_secret": secret,
+            "error_description": format!("echo {echo} for {client_id}"),
+        });
+        let mut r = http_record(
+            &["oauth.token"],
+            &url,
+            &format!(
+                "grant_type=authorization_code&client_id={}&client_secret={}&state={}",
+                pct(&client_id),
+                pct(&secret),
+                pct(&state)
+            ),
+            200,
+            answer.to_string().as_bytes(),
+        );
+        {
+            let x = http(&mut r);
+            x.request.headers = vec![Header::new("Content-Type", "application/x-www-form-urlencoded")];
+            if let HttpOutcome::Response(resp) = &mut x.outcome {
+                resp.headers = vec![Header::new("Content-Type", "application/json")];
+            }
+        }
+        // What is sent is what was built: only a copy is redacted, and the URL as printed
+        // (scrubbed with every secret known) is the URL itself.
+        let sent = r.clone();
+        redactor.redact_and_learn(&mut r);
+        prop_assert_eq!(redactor.scrub_str(&url), url.clone());
+        prop_assert_ne!(&r, &sent);
+
+        // No whole secret, in any encoding or letter case, in any recorded value.
+        let whole: Vec<Vec<u8>> = [
+            Enc::Raw,
+            Enc::Form,
+            Enc::Pct { mask: vec![true; MAX_LEN], upper: vec![true; MAX_LEN] },
+            Enc::Json { mask: vec![true; MAX_LEN], upper: vec![false; MAX_LEN], slash: false },
+            Enc::Hex { upper: false },
+        ]
+        .iter()
+        .map(|e| e.whole(secret.as_bytes()).into_bytes())
+        .collect();
+        prop_assert_eq!(found_in_values(&r, &whole), None);
+        prop_assert!(!redactor.leaks_record(&r), "{:?}", r);
+
+        // Every public value intact, where it was sent and where it was answered.
+        let x = http(&mut r);
+        let q: Vec<(String, String)> = url::Url::parse(&x.request.url)
+            .expect("url")
+            .query_pairs()
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect();
+        prop_assert!(q.contains(&("client_id".into(), client_id.clone())), "{:?}", q);
+        prop_assert!(q.contains(&("state".into(), state.clone())), "{:?}", q);
+        let form: Vec<(String, String)> = url::form_urlencoded::parse(&x.request.body.bytes)
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect();
+        prop_assert!(form.contains(&("client_id".into(), client_id.clone())), "{:?}", form);
+        prop_assert!(form.contains(&("state".into(), state.clone())), "{:?}", form);
+        prop_assert!(form.contains(&("client_secret".into(), fingerprint(secret.as_bytes()))), "{:?}", form);
+        let HttpOutcome::Response(resp) = &x.outcome else { unreachable!("a response") };
+        let back: serde_json::Value = serde_json::from_slice(&resp.body.bytes).expect("json");
+        prop_assert_eq!(back["client_id"].as_str(), Some(client_id.as_str()));
+        let fp = fingerprint(secret.as_bytes());
+        prop_assert_eq!(back["client_secret"].as_str(), Some(fp.as_str()));
+        let description = back["error_description"].as_str().unwrap_or_default();
+        prop_assert!(description.ends_with(&format!(" for {client_id}")), "{}", description);
     }
 }

@@ -4,8 +4,9 @@
 //! a target update, token facts, inputs and failure texts enter through a method that
 //! passes them through the run's one shared redactor ([`SharedRedactor`]) before they
 //! are written anywhere. A record is redacted (`redact_and_learn`: the HTTP header and
-//! field rules, then a generic pass over every text and byte leaf) before it is hashed; its encoded bytes are then checked
-//! with `leaks`, and a record that still holds a known credential is replaced by a
+//! field rules, then a generic pass over every text and byte leaf) before it is hashed;
+//! its values are then checked with `leaks_record`, and a record that still holds a
+//! known credential is replaced by a
 //! skipped record saying it was withheld (fail closed: it is never signed). At sealing,
 //! the run, target, session, tokens, inputs and failure are scrubbed again with every
 //! secret learned by then, and checked once more.
@@ -113,6 +114,17 @@ impl SharedRedactor {
     /// Register a live credential.
     pub fn add_secret(&self, value: &[u8], what: &str) {
         self.lock().add_secret(value, what);
+    }
+
+    /// Register a credential the operator gave the run ([`Redactor::add_given_secret`]:
+    /// no public value shields a piece of it).
+    pub fn add_given_secret(&self, value: &[u8], what: &str) {
+        self.lock().add_given_secret(value, what);
+    }
+
+    /// Register a value that is not a credential ([`Redactor::add_public`]).
+    pub fn add_public(&self, value: &[u8]) {
+        self.lock().add_public(value);
     }
 
     /// `s` with every known secret replaced.
@@ -419,6 +431,14 @@ impl Journal {
     /// stderr line is redacted of it. Call it before recording the exchange.
     pub fn add_secret(&mut self, value: &[u8], what: &str) {
         self.redactor.add_secret(value, what);
+    }
+
+    /// Register a value that is not a credential (an OAuth client id, state, redirect
+    /// URI) with the shared redactor, so no piece of a secret it happens to share is
+    /// replaced inside it ([`Redactor::add_public`]). Call it before the secrets it
+    /// arrives with, and before recording the exchange.
+    pub fn add_public(&mut self, value: &[u8]) {
+        self.redactor.add_public(value);
     }
 
     /// The redactor this journal uses (shared with the printer in a run).
@@ -768,13 +788,13 @@ impl Signed {
     }
 }
 
-/// The backstop: encode `record`, and when the bytes still hold a secret `red` knows
-/// (in any encoding it knows), replace the observation by a skipped record saying it was
-/// withheld, so the value is never hashed, written or signed.
+/// The backstop: when a value of `record` still holds a secret `red` knows (in any
+/// encoding it knows; [`Redactor::leaks_record`]), replace the observation by a skipped
+/// record saying it was withheld, so the value is never hashed, written or signed. Then
+/// encode it.
 fn fail_closed(red: &Redactor, record: &mut Record) -> Vec<u8> {
-    let bytes = encode_record(record);
-    if !red.leaks(&bytes) {
-        return bytes;
+    if !red.leaks_record(record) {
+        return encode_record(record);
     }
     record.observation = Observation::Skipped {
         reason: format!(

@@ -161,3 +161,35 @@ fn past_the_bundle_cap_bodies_are_length_and_hash_only() {
         assert_eq!(resp.body.sha256.len(), 32);
     }
 }
+
+/// Issue 20: the label `client-secret` a record's redactions carry is a suffix of the
+/// secret `test-client-secret`; the record is kept, not withheld.
+#[test]
+fn a_label_sharing_a_piece_with_the_secret_does_not_withhold_the_record() {
+    let secret = "test-client-secret";
+    let mut red = Redactor::new();
+    red.add_public(b"test-client-id");
+    red.add_secret(secret.as_bytes(), "client-secret");
+    let mut rec = Record {
+        seq: 1,
+        legs: vec!["oauth.register".into()],
+        started_at: 1,
+        duration_us: 2,
+        prev: vec![0; 32],
+        observation: Observation::Skipped {
+            reason: format!("registered test-client-id with {secret}"),
+        },
+        redactions: Vec::new(),
+    };
+    red.redact_and_learn(&mut rec);
+    assert!(rec.redactions.iter().any(|r| r.what == "client-secret"));
+    let bytes = fail_closed(&red, &mut rec);
+    let back = mcp_probe_schema::bundle::decode_record(&bytes).unwrap();
+    let Observation::Skipped { reason } = back.observation else {
+        panic!("{back:?}")
+    };
+    assert!(
+        reason.starts_with("registered test-client-id with redacted:sha256:"),
+        "{reason}"
+    );
+}

@@ -65,6 +65,19 @@ pub(super) struct Registration {
     pub(super) registered_at: i64,
 }
 
+impl Registration {
+    /// Register the client with the journal's redactor: its id and redirect URI as
+    /// public values first (sent as they are; no piece of a secret they share is
+    /// replaced inside them), then its secret.
+    pub(super) fn register(&self, j: &mut crate::journal::Journal) {
+        j.add_public(self.client_id.as_bytes());
+        j.add_public(self.redirect_uri.as_bytes());
+        if let Some(s) = &self.client_secret {
+            j.add_secret(s.as_bytes(), "client-secret");
+        }
+    }
+}
+
 /// Tokens, as cached.
 #[derive(Clone, Serialize, Deserialize)]
 pub(super) struct Tokens {

@@ -250,9 +250,7 @@ impl Login {
             return Ok(None);
         };
         let mut j = lock(journal);
-        if let Some(s) = &entry.client.client_secret {
-            j.add_secret(s.as_bytes(), "client-secret");
-        }
+        entry.client.register(&mut j);
         let Some(t) = &entry.tokens else {
             return Ok(None);
         };

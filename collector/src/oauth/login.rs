@@ -51,7 +51,7 @@ use super::callback::wait_for_code;
 use super::error::LoginError;
 use super::metadata::{resource_for, scope_for, AsMetadata};
 use super::pkce::{pkce_challenge, random_b64};
-use super::response::response_secrets;
+use super::response::{response_publics, response_secrets};
 use crate::journal::{lock, Journal};
 use crate::oauth::guard::{self, AddrClass};
 use crate::printer::Printer;
@@ -289,9 +289,7 @@ impl Login {
         if let Some((path, mut entry)) = cached {
             {
                 let mut j = lock(journal);
-                if let Some(s) = &entry.client.client_secret {
-                    j.add_secret(s.as_bytes(), "client-secret");
-                }
+                entry.client.register(&mut j);
                 if let Some(t) = &entry.tokens {
                     j.add_secret(t.access_token.as_bytes(), "access-token");
                     if let Some(r) = &t.refresh_token {
@@ -459,6 +457,9 @@ impl Login {
         });
         let mut j = lock(journal);
         if let Ok(a) = &answer {
+            for v in response_publics(&a.json) {
+                j.add_public(v.as_bytes());
+            }
             for (v, what) in response_secrets(&a.json) {
                 j.add_secret(v.as_bytes(), what);
             }
@@ -543,6 +544,19 @@ impl Login {
                 .append_pair("code_challenge", &pkce_challenge(&verifier))
                 .append_pair("code_challenge_method", "S256")
                 .append_pair("resource", &self.resource);
+        }
+        {
+            // Nothing in the authorization URL is a credential: the URL printed (the one
+            // the operator opens) and the values recorded later must be the real ones,
+            // whatever pieces of a secret they share.
+            let mut j = lock(journal);
+            reg.register(&mut j);
+            for v in [auth.as_str(), state.as_str(), self.resource.as_str()]
+                .into_iter()
+                .chain(self.scope.as_deref())
+            {
+                j.add_public(v.as_bytes());
+            }
         }
         self.announce(auth.as_str());
         let code = wait_for_code(

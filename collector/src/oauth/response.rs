@@ -16,6 +16,16 @@ pub(super) fn str_field(v: &Value, name: &str) -> Option<String> {
     v.get(name).and_then(Value::as_str).map(str::to_string)
 }
 
+/// Values of an OAuth JSON response that are not credentials and that the collector
+/// sends back as they are (`client_id`): registered as public with the redactor before
+/// the response's secrets, so no piece of a secret they share is replaced inside them.
+pub(super) fn response_publics(v: &Value) -> Vec<String> {
+    str_field(v, "client_id")
+        .filter(|s| !s.is_empty())
+        .into_iter()
+        .collect()
+}
+
 /// Secrets of an OAuth JSON response (registered before the response is recorded).
 pub(super) fn response_secrets(v: &Value) -> Vec<(String, &'static str)> {
     [

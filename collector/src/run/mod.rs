@@ -175,7 +175,7 @@ fn open_journal(t: &Target, plan: &Plan, printer: &Printer) -> Result<Shared, St
     let redactor = printer.redactor().clone();
     let mut tokens = Vec::new();
     if let Some((var, tok)) = &plan.token {
-        redactor.add_secret(tok.as_bytes(), "bearer-token");
+        redactor.add_given_secret(tok.as_bytes(), "bearer-token");
         let (h, c) = decode_jwt(tok).map_or((None, None), |(h, c)| (Some(h), Some(c)));
         tokens.push(TokenFacts {
             source: format!("env:{var}"),

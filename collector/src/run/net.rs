@@ -113,10 +113,10 @@ pub fn plan(
     let proxies = Proxies::from_sources(flags.proxy.as_deref(), env)?;
     for p in [&proxies.https, &proxies.http].into_iter().flatten() {
         if let Some(u) = p.userinfo() {
-            redactor.add_secret(u.as_bytes(), "proxy-credentials");
+            redactor.add_given_secret(u.as_bytes(), "proxy-credentials");
         }
         if let Some(pw) = p.password() {
-            redactor.add_secret(pw.as_bytes(), "proxy-password");
+            redactor.add_given_secret(pw.as_bytes(), "proxy-password");
         }
     }
     let (client_cert, cert_record) =
@@ -223,7 +223,7 @@ fn headers(
                     t.as_typed
                 )));
             }
-            redactor.add_secret(value.as_bytes(), &format!("header:{name}"));
+            redactor.add_given_secret(value.as_bytes(), &format!("header:{name}"));
         }
         wire.push(Header::new(name, value.as_bytes().to_vec()));
         records.push(ExtraHeader {

@@ -90,12 +90,12 @@ pub fn plan_stdio(
                 "--env {name:?}: not an environment variable name ([A-Za-z_][A-Za-z0-9_]*)"
             )));
         }
-        redactor.add_secret(value.as_bytes(), "environment-value");
+        redactor.add_given_secret(value.as_bytes(), "environment-value");
         pairs.push((name.to_string(), value.to_string()));
     }
     let shown = shown_argv(command);
     for s in &shown.secrets {
-        redactor.add_secret(s.as_bytes(), "command-line-credential");
+        redactor.add_given_secret(s.as_bytes(), "command-line-credential");
     }
     let Some(program) = command.first().filter(|p| !p.is_empty()) else {
         return Err(UsageError::Stdio(

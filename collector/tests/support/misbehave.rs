@@ -123,6 +123,15 @@ pub enum Enc {
     Basic,
     HexLower,
     HexUpper,
+    /// The token lower-cased (an echo that folds case; not in [`Enc::all`]).
+    Lower,
+    /// The token upper-cased (not in [`Enc::all`]).
+    Upper,
+    /// Every byte percent-encoded, then the whole text lower-cased (not in [`Enc::all`]).
+    PctAllLowerCased,
+    /// Every byte as `\uXXXX`, then the whole text upper-cased: `\U00XX` (not in
+    /// [`Enc::all`]).
+    JsonUnicodeUpperCased,
 }
 
 impl Enc {
@@ -221,6 +230,15 @@ impl Enc {
             Enc::Basic => STANDARD.encode(format!("mcp-client:{token}")),
             Enc::HexLower => hex::encode(b),
             Enc::HexUpper => hex::encode_upper(b),
+            Enc::Lower => token.to_ascii_lowercase(),
+            Enc::Upper => token.to_ascii_uppercase(),
+            Enc::PctAllLowerCased => Enc::PctAllUpper.apply(token).to_ascii_lowercase(),
+            Enc::JsonUnicodeUpperCased => Enc::JsonUnicode {
+                mask: u64::MAX,
+                upper: false,
+            }
+            .apply(token)
+            .to_ascii_uppercase(),
         }
     }
 }
@@ -243,6 +261,9 @@ pub struct Oracle {
     secret: String,
     /// (what, pattern, case-insensitive)
     patterns: Vec<(String, String, bool)>,
+    /// Lower-case the bytes before looking ([`Oracle::any_case`]), so escapes an echo
+    /// upper-cased (`\U00XX`, `%2F`) decode too.
+    fold: bool,
 }
 
 /// The shortest prefix or suffix that counts as a leak.
@@ -287,7 +308,21 @@ impl Oracle {
         Oracle {
             secret: secret.to_string(),
             patterns,
+            fold: false,
         }
+    }
+
+    /// An oracle that also finds the secret, and its pieces, in any letter case: every
+    /// pattern is compared case-insensitively (a credential an echo lower-cased or
+    /// upper-cased is a few million guesses from the original).
+    pub fn any_case(secret: &str) -> Oracle {
+        let mut o = Oracle::new(secret);
+        for (_, p, ci) in &mut o.patterns {
+            *p = p.to_ascii_lowercase();
+            *ci = true;
+        }
+        o.fold = true;
+        o
     }
 
     pub fn secret(&self) -> &str {
@@ -296,6 +331,13 @@ impl Oracle {
 
     /// The first leak in `hay`: which form, in which view, and the bytes around it.
     pub fn find(&self, hay: &[u8]) -> Option<String> {
+        let folded;
+        let hay = if self.fold {
+            folded = hay.to_ascii_lowercase();
+            &folded[..]
+        } else {
+            hay
+        };
         let raw = String::from_utf8_lossy(hay).into_owned();
         let mut views: Vec<(&str, String)> = Vec::new();
         let slash = hay.contains(&b'\\');

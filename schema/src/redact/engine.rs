@@ -8,11 +8,18 @@
 //! every stream, a space and a `+` are the same unit (form encoding), and so they are in
 //! the secrets. The secrets' 8-unit prefixes and suffixes (the whole secret when it is
 //! shorter), the stable cores of their base64 and base64url encodings at each of the
-//! three byte phases, are searched with one Aho-Corasick automaton over every stream; a
-//! prefix hit is extended forwards and a suffix hit backwards as far as the stream keeps
-//! matching the secret. Hex (either case) is searched in the bytes as written. Hits are
-//! merged into disjoint byte spans; where spans of different secrets overlap, the
-//! longest match names the span.
+//! three byte phases, are searched with one ASCII case-insensitive Aho-Corasick
+//! automaton over every stream; a prefix hit is extended forwards and a suffix hit
+//! backwards as far as the stream keeps matching the secret (ASCII case ignored). Hex
+//! (either case) is searched in the bytes as written.
+//!
+//! *Public values* (an OAuth client id, a state: values the collector knows are not
+//! credentials) are searched by the same automaton; a *piece* of a secret (a prefix or
+//! suffix hit shorter than the whole secret) that lies wholly inside an occurrence of one
+//! is not a hit, unless the secret is *strict* (a credential the operator gave the run,
+//! whose pieces a server could otherwise hide inside a client id it chose). A whole
+//! secret is a hit wherever it is. Hits are merged into disjoint byte spans; where spans
+//! of different secrets overlap, the longest match names the span.
 
 use std::borrow::Cow;
 
@@ -30,11 +37,13 @@ const EXTEND_BUDGET_PER_UNIT: usize = 16;
 /// What every replacement starts with.
 const FINGERPRINT_PREFIX: &[u8] = b"redacted:sha256:";
 
-/// True when `piece` can occur inside a replacement: inside `redacted:sha256:`, or a
-/// tail of it followed by lower-case hex. (A piece of hex digits alone matches a given
-/// fingerprint with odds of about 2^-26 and is not excluded.)
+/// True when `piece` can occur inside a replacement, ASCII case ignored (the search
+/// ignores it): inside `redacted:sha256:`, or a tail of it followed by hex. (A piece of
+/// hex digits alone matches a given fingerprint with odds of about 2^-26 and is not
+/// excluded.)
 fn fingerprint_like(piece: &[u8]) -> bool {
-    memchr::memmem::find(FINGERPRINT_PREFIX, piece).is_some()
+    let piece = piece.to_ascii_lowercase();
+    memchr::memmem::find(FINGERPRINT_PREFIX, &piece).is_some()
         || (1..=FINGERPRINT_PREFIX.len().min(piece.len())).any(|k| {
             FINGERPRINT_PREFIX.ends_with(&piece[..k])
                 && piece[k..]
@@ -60,6 +69,8 @@ pub(crate) struct Secret {
     pub(crate) what: String,
     /// `redacted:sha256:<hex>` of `raw`.
     pub(crate) fingerprint: String,
+    /// A piece of it inside a public value is left alone (false for a strict secret).
+    shieldable: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -71,6 +82,8 @@ enum Kind {
     Prefix,
     /// The last [`MIN_PIECE`] units, extended backwards.
     Suffix,
+    /// A whole public value (`secret` indexes the public values): not a hit, a shield.
+    Public,
 }
 
 #[derive(Clone, Copy)]
@@ -91,20 +104,23 @@ const ANCHOR: usize = 32;
 struct Patterns {
     bytes: Vec<Vec<u8>>,
     patterns: Vec<Pattern>,
-    seen: std::collections::HashSet<(Vec<u8>, usize, bool)>,
+    seen: std::collections::HashSet<(Vec<u8>, usize, u8)>,
 }
 
 impl Patterns {
     fn push(&mut self, fulls: &mut Vec<Vec<u8>>, bytes: Vec<u8>, secret: usize, kind: Kind) {
-        if !self
-            .seen
-            .insert((bytes.clone(), secret, kind == Kind::Exact))
-        {
+        let exact = matches!(kind, Kind::Exact | Kind::Public);
+        let class = match kind {
+            Kind::Public => 2,
+            Kind::Exact => 1,
+            Kind::Prefix | Kind::Suffix => 0,
+        };
+        if !self.seen.insert((bytes.clone(), secret, class)) {
             return;
         }
         let mut full = None;
         let mut needle = bytes;
-        if kind == Kind::Exact && needle.len() > ANCHOR {
+        if exact && needle.len() > ANCHOR {
             full = Some(fulls.len());
             fulls.push(needle.clone());
             needle.truncate(ANCHOR);
@@ -122,6 +138,8 @@ pub(crate) struct Span {
     pub(crate) end: usize,
     pub(crate) secret: usize,
     weight: usize,
+    /// A prefix or suffix hit shorter than the whole secret.
+    piece: bool,
 }
 
 /// The compiled search for a set of secrets.
@@ -136,6 +154,9 @@ pub(crate) struct Engine {
     fulls: Vec<Vec<u8>>,
     /// Some secret holds `%` or a backslash: search the single-scheme streams too.
     single: bool,
+    /// Some public value is searched and some secret is shieldable: a piece hit may be
+    /// shielded, so `any` cannot stop at it.
+    shields: bool,
 }
 
 impl std::fmt::Debug for Engine {
@@ -164,9 +185,14 @@ fn base64_core(secret: &[u8], phase: usize, engine: &base64::engine::GeneralPurp
 }
 
 impl Engine {
-    /// Compile `secrets` (value, what). Longer secrets come first, so among equal
+    /// Compile `secrets` (value, what) with the `public` values that shield pieces of
+    /// them, except of the `strict` secrets. Longer secrets come first, so among equal
     /// matches the longer secret names a span.
-    pub(crate) fn new(secrets: &[(Vec<u8>, String)]) -> Engine {
+    pub(crate) fn new(
+        secrets: &[(Vec<u8>, String)],
+        public: &[Vec<u8>],
+        strict: &[Vec<u8>],
+    ) -> Engine {
         let mut secrets: Vec<Secret> = secrets
             .iter()
             .filter(|(v, _)| !v.is_empty())
@@ -175,6 +201,7 @@ impl Engine {
                 canon: v.iter().map(|b| canon(*b)).collect(),
                 what: what.clone(),
                 fingerprint: fingerprint(v),
+                shieldable: !strict.contains(v),
             })
             .collect();
         secrets.sort_by_key(|s| std::cmp::Reverse(s.raw.len()));
@@ -217,7 +244,19 @@ impl Engine {
             }
             hex.push(&mut fulls, hex::encode(&s.raw).into_bytes(), i, Kind::Exact);
         }
-        let build = |pats: &[Vec<u8>], nocase: bool| {
+        // A public value shorter than a piece cannot hold one.
+        let shields = !secrets.is_empty()
+            && secrets.iter().any(|s| s.shieldable)
+            && public.iter().any(|p| p.len() >= MIN_PIECE);
+        if shields {
+            for (i, p) in public.iter().enumerate() {
+                if p.len() >= MIN_PIECE {
+                    let canon: Vec<u8> = p.iter().map(|b| canon(*b)).collect();
+                    text.push(&mut fulls, canon, i, Kind::Public);
+                }
+            }
+        }
+        let build = |pats: &[Vec<u8>]| {
             if pats.is_empty() {
                 return None;
             }
@@ -225,7 +264,7 @@ impl Engine {
             // patterns); the secrets a collector holds are nowhere near.
             AhoCorasick::builder()
                 .match_kind(MatchKind::Standard)
-                .ascii_case_insensitive(nocase)
+                .ascii_case_insensitive(true)
                 .build(pats)
                 .ok()
         };
@@ -233,9 +272,10 @@ impl Engine {
             single: secrets
                 .iter()
                 .any(|s| s.raw.contains(&b'%') || s.raw.contains(&b'\\')),
-            text: build(&text.bytes, false),
+            shields,
+            text: build(&text.bytes),
             text_patterns: text.patterns,
-            hex: build(&hex.bytes, true),
+            hex: build(&hex.bytes),
             hex_patterns: hex.patterns,
             fulls,
             secrets,
@@ -251,7 +291,8 @@ impl Engine {
     }
 
     /// True when `hay` holds any hit (a secret, an encoding of it, a piece of 8 or
-    /// more). Stops at the first.
+    /// more not shielded by a public value): exactly when [`Engine::find`] finds one.
+    /// Stops at the first hit that no public value can shield.
     pub(crate) fn any(&self, hay: &[u8]) -> bool {
         if self.secrets.is_empty() {
             return false;
@@ -259,7 +300,7 @@ impl Engine {
         if let Some(ac) = &self.hex {
             let hit = ac.find_overlapping_iter(hay).any(|m| {
                 let p = self.hex_patterns[m.pattern().as_usize()];
-                self.exact_end(p, hay, m.start(), m.end(), true).is_some()
+                self.exact_end(p, hay, m.start(), m.end()).is_some()
             });
             if hit {
                 return true;
@@ -268,41 +309,36 @@ impl Engine {
         let Some(ac) = &self.text else {
             return false;
         };
-        let mut found = false;
+        let (mut found, mut maybe) = (false, false);
         for_each_stream(hay, self.single, |units, _| {
             found = ac.find_overlapping_iter(units).any(|m| {
                 let p = self.text_patterns[m.pattern().as_usize()];
-                p.kind != Kind::Exact
-                    || self
-                        .exact_end(p, units, m.start(), m.end(), false)
-                        .is_some()
+                match p.kind {
+                    Kind::Public => false,
+                    Kind::Exact => self.exact_end(p, units, m.start(), m.end()).is_some(),
+                    // A piece may lie inside a public value: decided by `find`.
+                    Kind::Prefix | Kind::Suffix if self.shields => {
+                        maybe |= self.secrets[p.secret].shieldable;
+                        !self.secrets[p.secret].shieldable
+                    }
+                    Kind::Prefix | Kind::Suffix => true,
+                }
             });
             !found
         });
-        found
+        found || (maybe && !self.find(hay).is_empty())
     }
 
     /// Where the exact needle of `p` matched at `start` ends (`end` when the pattern
-    /// is the whole needle), or `None` when the rest of the needle is not there.
-    fn exact_end(
-        &self,
-        p: Pattern,
-        units: &[u8],
-        start: usize,
-        end: usize,
-        nocase: bool,
-    ) -> Option<usize> {
+    /// is the whole needle), or `None` when the rest of the needle is not there (ASCII
+    /// case ignored, as by the automatons).
+    fn exact_end(&self, p: Pattern, units: &[u8], start: usize, end: usize) -> Option<usize> {
         let Some(k) = p.full else {
             return Some(end);
         };
         let full = &self.fulls[k];
         let got = units.get(start..start + full.len())?;
-        let same = if nocase {
-            got.eq_ignore_ascii_case(full)
-        } else {
-            got == full.as_slice()
-        };
-        same.then_some(start + full.len())
+        got.eq_ignore_ascii_case(full).then_some(start + full.len())
     }
 
     /// Every hit in `hay`, merged into disjoint spans in order.
@@ -314,7 +350,7 @@ impl Engine {
         if let Some(ac) = &self.hex {
             for m in ac.find_overlapping_iter(hay) {
                 let p = self.hex_patterns[m.pattern().as_usize()];
-                let Some(end) = self.exact_end(p, hay, m.start(), m.end(), true) else {
+                let Some(end) = self.exact_end(p, hay, m.start(), m.end()) else {
                     continue;
                 };
                 spans.push(Span {
@@ -322,19 +358,34 @@ impl Engine {
                     end,
                     secret: p.secret,
                     weight: self.secrets[p.secret].raw.len(),
+                    piece: false,
                 });
             }
         }
+        let mut shields = Vec::new();
         if let Some(ac) = &self.text {
             for_each_stream(hay, self.single, |units, map| {
-                self.search(ac, units, map, &mut spans);
+                self.search(ac, units, map, &mut spans, &mut shields);
                 true
             });
+        }
+        if !shields.is_empty() {
+            let cover = Cover::new(shields);
+            spans.retain(|s| !(s.piece && self.secrets[s.secret].shieldable && cover.covers(s)));
         }
         merge(spans)
     }
 
-    fn search(&self, ac: &AhoCorasick, units: &[u8], map: &[Escape], out: &mut Vec<Span>) {
+    /// The hits of one stream in `out`, and the byte spans of the public values found
+    /// in it in `shields`.
+    fn search(
+        &self,
+        ac: &AhoCorasick,
+        units: &[u8],
+        map: &[Escape],
+        out: &mut Vec<Span>,
+        shields: &mut Vec<(usize, usize)>,
+    ) {
         // Extending hits costs up to a secret's length each: a periodic secret (a
         // server's cookie `aaaa…`) against a body of the same bytes would cost their
         // product. Past this budget, a hit is widened to a whole secret's length
@@ -342,31 +393,41 @@ impl Engine {
         let mut budget = EXTEND_BUDGET_PER_UNIT * units.len() + 4096;
         for m in ac.find_overlapping_iter(units) {
             let p = self.text_patterns[m.pattern().as_usize()];
+            if p.kind == Kind::Public {
+                if let Some(end) = self.exact_end(p, units, m.start(), m.end()) {
+                    shields.push((unit_span(map, m.start()).0, unit_span(map, end - 1).1));
+                }
+                continue;
+            }
             let s = &self.secrets[p.secret].canon;
             let n = s.len();
             let coarse = budget < n;
             budget = budget.saturating_sub(n);
-            let (a, b, weight) = match p.kind {
-                Kind::Exact => match self.exact_end(p, units, m.start(), m.end(), false) {
-                    Some(end) => (m.start(), end, self.secrets[p.secret].raw.len()),
+            // A widened hit is not known to be a piece: never shielded.
+            let (a, b, weight, piece) = match p.kind {
+                Kind::Exact | Kind::Public => match self.exact_end(p, units, m.start(), m.end()) {
+                    Some(end) => (m.start(), end, self.secrets[p.secret].raw.len(), false),
                     None => continue,
                 },
-                Kind::Prefix if coarse => (m.start(), (m.start() + n).min(units.len()), n),
-                Kind::Suffix if coarse => (m.end().saturating_sub(n), m.end(), n),
+                Kind::Prefix if coarse => (m.start(), (m.start() + n).min(units.len()), n, false),
+                Kind::Suffix if coarse => (m.end().saturating_sub(n), m.end(), n, false),
                 Kind::Prefix => {
                     let mut j = m.len();
-                    while j < n && m.start() + j < units.len() && units[m.start() + j] == s[j] {
+                    while j < n
+                        && m.start() + j < units.len()
+                        && units[m.start() + j].eq_ignore_ascii_case(&s[j])
+                    {
                         j += 1;
                     }
-                    (m.start(), m.start() + j, j)
+                    (m.start(), m.start() + j, j, j < n)
                 }
                 Kind::Suffix => {
                     let (mut a, mut k) = (m.start(), m.len());
-                    while k < n && a > 0 && units[a - 1] == s[n - k - 1] {
+                    while k < n && a > 0 && units[a - 1].eq_ignore_ascii_case(&s[n - k - 1]) {
                         a -= 1;
                         k += 1;
                     }
-                    (a, m.end(), k)
+                    (a, m.end(), k, k < n)
                 }
             };
             out.push(Span {
@@ -374,6 +435,7 @@ impl Engine {
                 end: unit_span(map, b - 1).1,
                 secret: p.secret,
                 weight,
+                piece,
             });
         }
     }
@@ -423,6 +485,35 @@ impl Engine {
             !same
         });
         same
+    }
+}
+
+/// The byte spans of the public values found in a haystack, for containment queries.
+struct Cover {
+    /// Spans sorted by start.
+    spans: Vec<(usize, usize)>,
+    /// `max_end[i]`: the furthest end among `spans[..=i]`.
+    max_end: Vec<usize>,
+}
+
+impl Cover {
+    fn new(mut spans: Vec<(usize, usize)>) -> Cover {
+        spans.sort_unstable();
+        let mut far = 0;
+        let max_end = spans
+            .iter()
+            .map(|s| {
+                far = far.max(s.1);
+                far
+            })
+            .collect();
+        Cover { spans, max_end }
+    }
+
+    /// True when `s` lies wholly inside one public value's span.
+    fn covers(&self, s: &Span) -> bool {
+        let i = self.spans.partition_point(|p| p.0 <= s.start);
+        i > 0 && self.max_end[i - 1] >= s.end
     }
 }
 
@@ -543,11 +634,12 @@ fn json_escape(s: &[u8]) -> Option<([u8; 4], usize, usize)> {
         b'n' => single(b'\n'),
         b'r' => single(b'\r'),
         b't' => single(b'\t'),
-        b'u' => {
+        // `\U`: an echo that upper-cased a JSON escape.
+        b'u' | b'U' => {
             let hi = hex4(s.get(2..)?)?;
             let (cp, len) = match hi {
                 0xD800..=0xDBFF => {
-                    if s.get(6..8)? != b"\\u" {
+                    if !s.get(6..8)?.eq_ignore_ascii_case(b"\\u") {
                         return None;
                     }
                     let lo = hex4(s.get(8..)?)?;
@@ -640,7 +732,7 @@ mod tests {
     use super::*;
 
     fn engine(s: &str) -> Engine {
-        Engine::new(&[(s.as_bytes().to_vec(), "t".into())])
+        Engine::new(&[(s.as_bytes().to_vec(), "t".into())], &[], &[])
     }
 
     #[test]
@@ -664,7 +756,7 @@ mod tests {
     #[test]
     fn base64_cores_cover_every_phase() {
         let secret = b"Zx9-secret-value-42";
-        let e = Engine::new(&[(secret.to_vec(), "t".into())]);
+        let e = Engine::new(&[(secret.to_vec(), "t".into())], &[], &[]);
         for lead in ["", "a", "ab", "user:", "client-id:"] {
             let mut plain = lead.as_bytes().to_vec();
             plain.extend_from_slice(secret);
@@ -714,6 +806,45 @@ mod tests {
             "{:?}",
             t.elapsed()
         );
+    }
+
+    #[test]
+    fn a_public_value_shields_pieces_but_not_the_whole_secret_nor_strict_ones() {
+        let secrets = [(b"test-client-secret".to_vec(), "t".to_string())];
+        let public = [b"test-client-id".to_vec()];
+        let e = Engine::new(&secrets, &public, &[]);
+        // Inside the public value (raw, percent-encoded, other case): not a hit.
+        for hay in [
+            &b"client_id=test-client-id&x"[..],
+            b"client_id=test%2Dclient%2did",
+            b"CLIENT_ID=TEST-CLIENT-ID",
+        ] {
+            assert!(e.find(hay).is_empty(), "{}", String::from_utf8_lossy(hay));
+            assert!(!e.any(hay));
+        }
+        // Outside it, or the whole secret: hits.
+        assert!(e.any(b"cut: test-client-sec"));
+        assert!(e.any(b"test-client-id test-client-secret"));
+        assert!(e.any(b"xtest-client-secretx"));
+        // A strict secret's pieces are hits even inside a public value.
+        let strict = Engine::new(&secrets, &public, &[secrets[0].0.clone()]);
+        assert!(strict.any(b"client_id=test-client-id"));
+    }
+
+    #[test]
+    fn case_folded_forms_are_hits() {
+        let e = engine("Abc/Def+Ghi~Jkl-0123");
+        for hay in [
+            &b"abc/def+ghi~jkl-0123"[..],
+            b"ABC%2FDEF%2BGHI%7EJKL-0123",
+            b"abc%2fdef%2bghi%7ejkl-0123",
+            br"\U0041BC\/DEF+GHI~JKL-0123",
+            b"ABC/DEF+G",
+        ] {
+            let spans = e.find(hay);
+            assert_eq!(spans.len(), 1, "{}", String::from_utf8_lossy(hay));
+            assert_eq!((spans[0].start, spans[0].end), (0, hay.len()));
+        }
     }
 
     #[test]
