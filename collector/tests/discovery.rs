@@ -567,3 +567,57 @@ async fn authorization_servers_capped_and_forms_in_order() {
         vec![(t1.as_str(), &json!(t1)), (t2.as_str(), &json!(t2))]
     );
 }
+
+#[tokio::test]
+async fn metadata_naming_another_issuer_is_refused_and_recorded() {
+    // The issuer has a path: the RFC 8414 form answers 404, the OIDC path-inserted form
+    // serves metadata for another issuer (OpenID Connect Discovery §4.3). The third form
+    // is not fetched: the first document with an issuer decides.
+    let srv = serve(Arc::new(|method: &str, path: &str, base: &str| {
+        match (method, path) {
+            ("POST", _) => unauthorized(&format!("{base}/meta")),
+            ("GET", "/meta") => json_200(json!({"resource": format!("{base}/mcp"),
+                "authorization_servers": [format!("{base}/tenant")]})),
+            ("GET", "/.well-known/openid-configuration/tenant") => json_200(json!({
+                "issuer": "https://attacker.example.com",
+                "authorization_endpoint": format!("{base}/authorize"),
+                "token_endpoint": format!("{base}/token"),
+                "registration_endpoint": format!("{base}/register"),
+                "code_challenge_methods_supported": ["S256"]})),
+            _ => not_found(),
+        }
+    }));
+    let endpoint = format!("{}/mcp", srv.base);
+    let rig = Rig::new(&endpoint);
+    let mut probe = rig.probe(None);
+    assert_eq!(
+        probe.run(&[url::Url::parse(&endpoint).unwrap()]).await,
+        Ending::AuthRequired
+    );
+    let challenge = rig.challenge();
+    let found = probe.discovery(Some(challenge)).await;
+    assert!(found.as_metadata.is_empty(), "{found:?}");
+    let oidc = format!("{}/.well-known/openid-configuration/tenant", srv.base);
+    let [(url, r)] = found.refused.as_slice() else {
+        panic!("one refusal expected: {found:?}")
+    };
+    assert_eq!(url, &oidc);
+    assert_eq!(r.member, "issuer");
+    assert_eq!(r.expected, format!("{}/tenant", srv.base));
+    assert_eq!(r.served, json!("https://attacker.example.com"));
+    assert_eq!(r.rule, "OpenID Connect Discovery §4.3");
+    let as_recs = rig.records(leg::AS_META);
+    let urls: Vec<&str> = as_recs
+        .iter()
+        .map(|r| http(r).request.url.as_str())
+        .collect();
+    assert_eq!(
+        urls,
+        vec![
+            format!("{}/.well-known/oauth-authorization-server/tenant", srv.base).as_str(),
+            oidc.as_str()
+        ]
+    );
+    assert_eq!(http(&as_recs[0]).refused, None);
+    assert_eq!(http(&as_recs[1]).refused.as_deref(), Some(r));
+}

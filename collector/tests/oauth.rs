@@ -176,6 +176,7 @@ async fn login_then_cache_then_refresh_then_stable_port_then_reauth() {
     assert_eq!(status(reg[0]), 201);
     let dcr: Value = serde_json::from_slice(&http(reg[0]).request.body.bytes).expect("DCR json");
     assert_eq!(dcr["client_name"], "mcp-collect");
+    assert_eq!(dcr["application_type"], "native", "SEP-837");
     assert_eq!(dcr["redirect_uris"], json!([redirect_uri.as_str()]));
     assert_eq!(
         dcr["grant_types"],

@@ -90,6 +90,7 @@ pub fn stdio_as_exchange(x: &StdioExchange) -> HttpExchange {
         outcome,
         connection: None,
         first_attempt: None,
+        refused: None,
     }
 }
 

@@ -106,8 +106,9 @@ fn lab_runs() -> Option<&'static Lab> {
             "cached credential reused: {}",
             rs_again.stderr
         );
-        // The collector refuses to ask a token for a resource that does not cover the
-        // endpoint (collector/src/oauth.rs resource_for), so no login on BADPRM.
+        // The collector refuses protected-resource metadata for a resource that does not
+        // cover the endpoint (RFC 9728 §3.3, collector/src/oauth/metadata.rs
+        // resource_refusal), so no login on BADPRM.
         let bad = &runs["LAB_RS_BADPRM"];
         assert!(
             !bad.logged_in && bad.stderr.contains("does not cover the endpoint"),
@@ -263,9 +264,18 @@ fn lab_rs_badprm_resource_not_covering_endpoint_fails_3_3_2() {
         "{}",
         note(&o, "3.3.2d")
     );
-    for id in ["3.3.2a", "3.3.2b", "3.3.2c", "3.3.2e", "3.3.2g"] {
+    for id in ["3.3.2a", "3.3.2b", "3.3.2c", "3.3.2e"] {
         assert_eq!(leg(&o, id), LegOutcome::Pass, "{id}: {o:?}");
     }
+    // The collector refused that document (RFC 9728 §3.3), so the authorization server it
+    // advertises was never fetched: 3.3.2g says so instead of grading an issuer.
+    assert!(
+        note(&o, "3.3.2d").contains("the collector refused it"),
+        "{}",
+        note(&o, "3.3.2d")
+    );
+    assert_eq!(leg(&o, "3.3.2g"), LegOutcome::Unknown, "{o:?}");
+    assert!(o.evidence.contains("resource mismatch"), "{}", o.evidence);
     // The collector refused to ask a token for that resource, so the run holds none:
     // 3.2.2 is UNKNOWN (the server offers OAuth, no audience to read), not N/A.
     let o = grade("LAB_RS_BADPRM", "3.2.2");

@@ -471,6 +471,29 @@ pub struct HttpExchange {
     /// (and in bundles written before this field existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_attempt: Option<TransportError>,
+    /// Set on a metadata fetch whose answer the collector read and refused to use: the
+    /// document names another `issuer` (RFC 8414 §3.3, OpenID Connect Discovery §4.3) or
+    /// `resource` (RFC 9728 §3.3) than the one it was fetched for, so nothing it names
+    /// was used (no request went to its endpoints). Absent otherwise (and in bundles
+    /// written before this field existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<Box<MetadataRefusal>>,
+}
+
+/// Why the collector refused a metadata document it was served ([`HttpExchange::refused`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetadataRefusal {
+    /// The member compared: `issuer` (authorization-server metadata) or `resource`
+    /// (protected-resource metadata).
+    pub member: String,
+    /// What the document was fetched for: the issuer as the protected-resource metadata
+    /// advertised it, or the endpoint URL.
+    pub expected: String,
+    /// The member as served (null when absent).
+    pub served: serde_json::Value,
+    /// The rule applied: `RFC 8414 §3.3`, `OpenID Connect Discovery §4.3` or
+    /// `RFC 9728 §3.3`.
+    pub rule: String,
 }
 
 /// A request as sent.

@@ -55,6 +55,7 @@ pub fn http_record<L: AsRef<str>>(
             }),
             connection: Some(1),
             first_attempt: None,
+            refused: None,
         }),
         redactions: Vec::new(),
     }

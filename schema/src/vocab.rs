@@ -53,6 +53,9 @@ pub mod header {
     pub const METHOD: &str = "Mcp-Method";
     /// 2026-07-28 routing header: tool name, prompt name or resource URI.
     pub const NAME: &str = "Mcp-Name";
+    /// SEP-2243 (2026-07-28): `Mcp-Param-{Name}` mirrors the `tools/call` argument at a
+    /// property marked `"x-mcp-header": "{Name}"` in the tool's `inputSchema`.
+    pub const PARAM_PREFIX: &str = "Mcp-Param-";
     /// Bearer credentials; always redacted in bundles.
     pub const AUTHORIZATION: &str = "Authorization";
     /// Client cookies; always redacted in bundles.

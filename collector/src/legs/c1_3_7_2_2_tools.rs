@@ -22,7 +22,7 @@ use mcp_probe_schema::model::{Era, Header, Record};
 use mcp_probe_schema::vocab::{self, header, leg, LegId};
 use serde_json::{json, Map, Value};
 
-use super::c3_3_4_scope::{mcp_name_value, TOOLS_CALL};
+use super::c3_3_4_scope::TOOLS_CALL;
 use crate::journal::lock;
 use crate::mcp::{Probe, Reply};
 use crate::transport::http::Request;
@@ -187,6 +187,115 @@ pub fn baseline_tools(path: &Path, endpoint: &str) -> Result<BTreeSet<String>, S
         .iter()
         .filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_string))
         .collect())
+}
+
+/// An `Mcp-Name` / `Mcp-Param-*` value as SEP-2243 sends it: as is when it is plain
+/// ASCII (printable, space allowed inside, none leading or trailing) and does not itself
+/// look like the sentinel; otherwise `=?base64?<Base64 of the UTF-8>?=`.
+pub fn header_value(v: &str) -> String {
+    let printable = v.bytes().all(|b| (0x20..0x7f).contains(&b));
+    let padded = v.starts_with(' ') || v.ends_with(' ');
+    let sentinel = v.starts_with("=?base64?") && v.ends_with("?=");
+    if printable && !padded && !sentinel {
+        v.to_string()
+    } else {
+        use base64::Engine as _;
+        format!(
+            "=?base64?{}?=",
+            base64::engine::general_purpose::STANDARD.encode(v)
+        )
+    }
+}
+
+/// Largest integer an `x-mcp-header` integer may hold (the JS safe-integer range).
+const SAFE_INTEGER: i64 = (1 << 53) - 1;
+
+/// True for an RFC 9110 token.
+fn is_token(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+/// The `Mcp-Param-{Name}` headers of a 2026-07-28 `tools/call` (SEP-2243): one per
+/// property of `input_schema` marked `"x-mcp-header": "{Name}"` whose argument is present
+/// and not null. A marked property is reached through `properties` keys only (nested
+/// objects included), and must be a `string`, `integer` or `boolean`; the name must be a
+/// token, unique case-insensitively. A schema that breaks these rules is a tool a client
+/// must drop: the reason is returned instead. Values: strings per [`header_value`],
+/// integers in decimal, booleans `true`/`false`.
+pub fn param_headers(
+    input_schema: Option<&Value>,
+    arguments: &Map<String, Value>,
+) -> Result<Vec<Header>, String> {
+    fn walk<'a>(
+        schema: &'a Value,
+        path: &mut Vec<&'a str>,
+        out: &mut Vec<(Vec<&'a str>, &'a Value, &'a Value)>,
+    ) {
+        let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+            return;
+        };
+        for (k, sub) in props {
+            path.push(k.as_str());
+            if let Some(name) = sub.get("x-mcp-header") {
+                out.push((path.clone(), name, sub));
+            }
+            walk(sub, path, out);
+            path.pop();
+        }
+    }
+    let Some(schema) = input_schema else {
+        return Ok(Vec::new());
+    };
+    let mut marked = Vec::new();
+    walk(schema, &mut Vec::new(), &mut marked);
+    let mut seen: Vec<String> = Vec::new();
+    let mut out = Vec::new();
+    for (path, name, sub) in marked {
+        let at = path.join(".");
+        let Some(name) = name.as_str().filter(|n| is_token(n)) else {
+            return Err(format!(
+                "x-mcp-header of property {at:?} is {name}, not a non-empty RFC 9110 token"
+            ));
+        };
+        if seen.iter().any(|s| s.eq_ignore_ascii_case(name)) {
+            return Err(format!("x-mcp-header {name:?} is used twice"));
+        }
+        seen.push(name.to_string());
+        let ty = sub.get("type").and_then(Value::as_str);
+        if !matches!(ty, Some("string" | "integer" | "boolean")) {
+            return Err(format!(
+                "x-mcp-header {name:?} sits on property {at:?} of type {}, not string, integer or boolean",
+                sub.get("type").map_or("(none)".to_string(), Value::to_string)
+            ));
+        }
+        let mut v = Some(arguments.get(path[0]));
+        for k in &path[1..] {
+            v = v.flatten().and_then(|x| x.get(*k)).map(Some);
+        }
+        let value = match v.flatten() {
+            None | Some(Value::Null) => continue,
+            Some(Value::String(s)) => header_value(s),
+            Some(Value::Bool(b)) => b.to_string(),
+            Some(Value::Number(n)) => {
+                if n.as_i64().is_some_and(|i| i.abs() > SAFE_INTEGER) {
+                    return Err(format!(
+                        "the argument {at:?} for x-mcp-header {name:?} is outside the safe-integer range"
+                    ));
+                }
+                n.to_string()
+            }
+            // An object or array where the schema wants a scalar: the server's argument
+            // validation answers it; there is no header form for it.
+            Some(_) => continue,
+        };
+        out.push(Header::new(
+            format!("{}{name}", header::PARAM_PREFIX),
+            value,
+        ));
+    }
+    Ok(out)
 }
 
 impl Probe<'_> {
@@ -434,7 +543,32 @@ impl Probe<'_> {
             body["params"]["_meta"]["progressToken"] = json!(t);
         }
         if self.era == Some(Era::Modern) {
-            h.push(Header::new(header::NAME, mcp_name_value(&tool.name)));
+            h.push(Header::new(header::NAME, header_value(&tool.name)));
+            let advertised = self.advertised_tools();
+            let schema = advertised
+                .iter()
+                .find(|t| t.get("name").and_then(Value::as_str) == Some(tool.name.as_str()))
+                .and_then(|t| t.get("inputSchema"));
+            match param_headers(schema, &tool.arguments) {
+                Ok(params) => h.extend(params),
+                Err(why) => {
+                    // A client drops such a tool from tools/list (SEP-2243): not called.
+                    let why = format!(
+                        "not sent: the inputSchema of {:?} breaks the x-mcp-header rules ({why}), \
+                         so a client drops the tool",
+                        tool.name
+                    );
+                    let seq = lock(&self.journal).skip(&[l], why.clone());
+                    return Reply {
+                        status: None,
+                        headers: Vec::new(),
+                        message: None,
+                        error: None,
+                        cut: Some(why),
+                        seq,
+                    };
+                }
+            }
         }
         self.rpc_awaiting(&[l], endpoint, h, &body, Some(Value::from(id)))
             .await
@@ -462,6 +596,68 @@ mod tests {
                 (n.to_string(), m)
             })
             .collect()
+    }
+
+    #[test]
+    fn mcp_param_headers_mirror_the_marked_arguments() {
+        let schema = json!({"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "count": {"type": "integer", "x-mcp-header": "Count"},
+            "dry": {"type": "boolean", "x-mcp-header": "Dry-Run"},
+            "note": {"type": "string", "x-mcp-header": "Note"},
+            "absent": {"type": "string", "x-mcp-header": "Absent"},
+            "nested": {"type": "object", "properties": {
+                "id": {"type": "string", "x-mcp-header": "Tenant"}}},
+            "plain": {"type": "string"},
+        }});
+        let args = json!({"region": "eu west", "count": 42, "dry": false, "note": " café ",
+            "nested": {"id": "=?base64?x?="}, "plain": "not mirrored", "absent": null});
+        let h = param_headers(Some(&schema), args.as_object().unwrap()).unwrap();
+        let got: Vec<(String, String)> = h
+            .iter()
+            .map(|h| (h.name.clone(), h.value_str().into_owned()))
+            .collect();
+        let b64 = |s: &str| {
+            use base64::Engine as _;
+            format!(
+                "=?base64?{}?=",
+                base64::engine::general_purpose::STANDARD.encode(s)
+            )
+        };
+        let want: Vec<(String, String)> = [
+            ("Mcp-Param-Count", "42".to_string()),
+            ("Mcp-Param-Dry-Run", "false".to_string()),
+            ("Mcp-Param-Tenant", b64("=?base64?x?=")),
+            ("Mcp-Param-Note", b64(" café ")),
+            ("Mcp-Param-Region", "eu west".to_string()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        let mut got_sorted = got.clone();
+        got_sorted.sort();
+        let mut want_sorted = want;
+        want_sorted.sort();
+        assert_eq!(got_sorted, want_sorted);
+        // No schema, or no marked property: no header.
+        assert!(param_headers(None, &Map::new()).unwrap().is_empty());
+
+        // Schemas a client must drop the tool for.
+        for bad in [
+            json!({"properties": {"a": {"type": "number", "x-mcp-header": "A"}}}),
+            json!({"properties": {"a": {"type": "string", "x-mcp-header": "bad name"}}}),
+            json!({"properties": {"a": {"type": "string", "x-mcp-header": ""}}}),
+            json!({"properties": {"a": {"type": "string", "x-mcp-header": "X"},
+                                  "b": {"type": "string", "x-mcp-header": "x"}}}),
+        ] {
+            assert!(param_headers(Some(&bad), &Map::new()).is_err(), "{bad}");
+        }
+        let big = json!({"properties": {"n": {"type": "integer", "x-mcp-header": "N"}}});
+        let args = json!({"n": 9_007_199_254_740_993_i64});
+        assert!(param_headers(Some(&big), args.as_object().unwrap()).is_err());
+        assert_eq!(header_value("get_weather"), "get_weather");
+        assert_eq!(header_value("a b"), "a b");
+        assert_eq!(header_value("tab\tin"), b64("tab\tin"));
     }
 
     #[test]

@@ -9,7 +9,9 @@
 //! nothing was sent. The collector decides nothing here; [`Discovered`] carries what the
 //! login needs.
 
-use mcp_probe_schema::model::{BodyEnd, ErrorKind, Header, HttpOutcome, Observation};
+use mcp_probe_schema::model::{
+    BodyEnd, ErrorKind, Header, HttpOutcome, MetadataRefusal, Observation,
+};
 use mcp_probe_schema::vocab::{header, leg, LegId};
 use mcp_probe_schema::www_authenticate::{self, Challenge};
 use serde_json::Value;
@@ -17,6 +19,7 @@ use serde_json::Value;
 use crate::journal::lock;
 use crate::mcp::Probe;
 use crate::oauth::guard::{self, AddrClass};
+use crate::oauth::metadata::{issuer_refusal, resource_refusal};
 use crate::transport::http::{self, Request};
 
 pub use mcp_probe_schema::vocab::well_known::AS_LIST_CAP;
@@ -35,8 +38,13 @@ pub struct Discovered {
     /// The URL it came from.
     pub prm_url: Option<String>,
     /// Per advertised authorization server (the string as advertised, at most
-    /// [`AS_LIST_CAP`]), the first metadata document with a non-empty `issuer`.
+    /// [`AS_LIST_CAP`]), the first metadata document with a non-empty `issuer`, when
+    /// that issuer is the advertised string itself (RFC 8414 §3.3).
     pub as_metadata: Vec<(String, Value)>,
+    /// Documents that were served but refused (the URL and why, also recorded in the
+    /// exchange's `refused`): protected-resource metadata for another resource,
+    /// authorization-server metadata naming another issuer. Nothing they name is used.
+    pub refused: Vec<(String, MetadataRefusal)>,
 }
 
 /// Protected-resource metadata candidates, in order, without duplicates: the
@@ -167,11 +175,16 @@ impl Probe<'_> {
         };
         let mut docs: Vec<(String, Value)> = Vec::new();
         for cand in prm_candidates(&endpoint, bearer.as_ref()) {
-            if let Some(doc) = self
-                .guarded_get(leg::PRM, &cand, target_class, &endpoint)
+            // RFC 9728 §3.3: a document for another resource is not used, neither its
+            // authorization servers nor anything else in it.
+            let vet = |doc: &Value| resource_refusal(&endpoint, doc);
+            match self
+                .guarded_get(leg::PRM, &cand, target_class, &endpoint, &vet)
                 .await
             {
-                docs.push((cand, doc));
+                Fetched::Doc(doc) => docs.push((cand, doc)),
+                Fetched::Refused(r) => out.refused.push((cand, r)),
+                Fetched::Nothing => {}
             }
         }
         if let Some((u, d)) = docs.first() {
@@ -233,7 +246,9 @@ impl Probe<'_> {
                 );
             }
             if issuers.is_empty() {
-                let why = if docs.is_empty() {
+                let why = if docs.is_empty() && !out.refused.is_empty() {
+                    "not sent: every protected-resource metadata document served was refused (its resource does not cover the endpoint, RFC 9728 §3.3)"
+                } else if docs.is_empty() {
                     "not sent: no protected-resource metadata document was served (no 200 JSON object)"
                 } else {
                     "not sent: no protected-resource metadata document advertised an authorization server"
@@ -256,16 +271,27 @@ impl Probe<'_> {
                 }
             };
             for form in forms {
-                let doc = self
-                    .guarded_get(leg::AS_META, form.as_str(), target_class, &endpoint)
-                    .await;
+                // RFC 8414 §3.3 (OIDC Discovery §4.3): metadata naming another issuer is
+                // refused before anything is sent to the endpoints it names.
+                let vet = |doc: &Value| issuer_refusal(&issuer, &form, doc);
+                let doc = match self
+                    .guarded_get(leg::AS_META, form.as_str(), target_class, &endpoint, &vet)
+                    .await
+                {
+                    Fetched::Doc(d) => d,
+                    Fetched::Refused(r) => {
+                        // The first form that served an issuer decides, as for a match.
+                        out.refused.push((form.to_string(), r));
+                        break;
+                    }
+                    Fetched::Nothing => continue,
+                };
                 let has_issuer = doc
-                    .as_ref()
-                    .and_then(|d| d.get("issuer"))
+                    .get("issuer")
                     .and_then(Value::as_str)
                     .is_some_and(|s| !s.is_empty());
-                if let (true, Some(d)) = (has_issuer, doc) {
-                    out.as_metadata.push((issuer.clone(), d));
+                if has_issuer {
+                    out.as_metadata.push((issuer.clone(), doc));
                     break;
                 }
             }
@@ -312,14 +338,16 @@ impl Probe<'_> {
     }
 
     /// A guarded discovery `GET` of `text` recorded under `l`: no credential, no
-    /// redirect followed. Returns the body when the answer is a 200 JSON object.
+    /// redirect followed. A 200 JSON object is the document, unless `vet` refuses it:
+    /// the refusal is then recorded in the exchange (`refused`) and returned.
     pub(crate) async fn guarded_get(
         &mut self,
         l: LegId,
         text: &str,
         target_class: AddrClass,
         endpoint: &url::Url,
-    ) -> Option<Value> {
+        vet: &(dyn Fn(&Value) -> Option<MetadataRefusal> + Sync),
+    ) -> Fetched {
         let url = match url::Url::parse(text) {
             Ok(u) => u,
             Err(e) => {
@@ -329,14 +357,14 @@ impl Probe<'_> {
                     ErrorKind::RefusedByGuard,
                     format!("refused {text}: not a URL ({e})"),
                 );
-                return None;
+                return Fetched::Nothing;
             }
         };
         let pinned = match guard::check_fetch(&url, target_class).await {
             Ok(addrs) => addrs,
             Err(r) => {
                 self.record_refusal(l, text, r.kind, r.reason);
-                return None;
+                return Fetched::Nothing;
             }
         };
         let req = Request {
@@ -369,6 +397,9 @@ impl Probe<'_> {
             }
             _ => None,
         };
+        // An answer from a rebound address is not used anyway (its note says why).
+        let refused = doc.as_ref().filter(|_| rebound.is_none()).and_then(vet);
+        sent.exchange.refused = refused.clone().map(Box::new);
         j.record(
             &[l],
             sent.started_at,
@@ -380,10 +411,25 @@ impl Probe<'_> {
                 &[l],
                 format!("not used: the answer from {url} came from {ip} ({class}), which the guard refuses for a {target_class} target"),
             );
-            return None;
+            return Fetched::Nothing;
         }
-        doc
+        match (refused, doc) {
+            (Some(r), _) => Fetched::Refused(r),
+            (None, Some(d)) => Fetched::Doc(d),
+            (None, None) => Fetched::Nothing,
+        }
     }
+}
+
+/// What one guarded discovery fetch gave.
+#[derive(Debug)]
+pub(crate) enum Fetched {
+    /// A 200 JSON object that may be used.
+    Doc(Value),
+    /// A 200 JSON object that was refused (recorded in the exchange).
+    Refused(MetadataRefusal),
+    /// Anything else: refused by the guard, not 200, not a JSON object, not used.
+    Nothing,
 }
 
 #[cfg(test)]

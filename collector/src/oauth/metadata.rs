@@ -2,6 +2,8 @@
 //! (RFC 8414, PKCE S256 required), the RFC 8707 resource to ask a token for (it must
 //! cover the endpoint), and the scope to request.
 
+use mcp_probe_schema::model::MetadataRefusal;
+use mcp_probe_schema::vocab::well_known::OIDC as OIDC_WELL_KNOWN;
 use serde_json::Value;
 
 use super::error::LoginError;
@@ -102,6 +104,71 @@ pub fn resource_for(endpoint: &url::Url, prm: Option<&Value>) -> Result<String, 
     }
 }
 
+/// The rule an authorization-server metadata document fetched from `url` answers to:
+/// OpenID Connect Discovery §4.3 for an `openid-configuration` form, RFC 8414 §3.3
+/// otherwise. Both say the same: the `issuer` must be identical to the issuer the URL was
+/// built from, or the document must not be used.
+fn issuer_rule(url: &url::Url) -> &'static str {
+    if url.path().contains(OIDC_WELL_KNOWN) {
+        "OpenID Connect Discovery §4.3"
+    } else {
+        "RFC 8414 §3.3"
+    }
+}
+
+/// Why the authorization-server metadata `doc`, fetched from `url` for the advertised
+/// `issuer`, must not be used: its `issuer` is a non-empty string that is not identical
+/// to the advertised one (simple string comparison, no normalisation). `None`: the
+/// document may be used (a document with no issuer is not metadata at all; discovery
+/// goes on to the next form, as before).
+pub fn issuer_refusal(issuer: &str, url: &url::Url, doc: &Value) -> Option<MetadataRefusal> {
+    let served = doc.get("issuer")?;
+    let named = served.as_str().filter(|s| !s.is_empty())?;
+    (named != issuer).then(|| MetadataRefusal {
+        member: "issuer".into(),
+        expected: issuer.to_string(),
+        served: served.clone(),
+        rule: issuer_rule(url).into(),
+    })
+}
+
+/// Why the protected-resource metadata `doc` must not be used for `endpoint`
+/// (RFC 9728 §3.3): its `resource` is not a string, or names a resource that does not
+/// cover the endpoint ([`resource_for`]: the endpoint itself, or a same-origin parent
+/// path, which is what MCP's root well-known fallback gives). An absent `resource` is
+/// not refused (the endpoint is then the resource asked for, as before).
+pub fn resource_refusal(endpoint: &url::Url, doc: &Value) -> Option<MetadataRefusal> {
+    let served = doc.get("resource").filter(|v| !v.is_null())?;
+    let refused = !served.is_string() || resource_for(endpoint, Some(doc)).is_err();
+    refused.then(|| MetadataRefusal {
+        member: "resource".into(),
+        expected: endpoint.to_string(),
+        served: served.clone(),
+        rule: "RFC 9728 §3.3".into(),
+    })
+}
+
+/// The one line that says why a metadata document served at `url` was not used.
+pub fn describe_refusal(url: &str, r: &MetadataRefusal) -> String {
+    let served = match &r.served {
+        Value::String(s) => format!("{s:?}"),
+        other => other.to_string(),
+    };
+    match r.member.as_str() {
+        "issuer" => format!(
+            "the authorization-server metadata at {url} names issuer {served}, not {:?}, the issuer it \
+             was fetched for ({}): issuer mismatch, the metadata was not used and nothing was sent \
+             to its endpoints",
+            r.expected, r.rule
+        ),
+        _ => format!(
+            "the protected-resource metadata at {url} names resource {served}, which does not cover \
+             the endpoint {} ({}): resource mismatch, the metadata was not used",
+            r.expected, r.rule
+        ),
+    }
+}
+
 /// The scope to request (MCP scope selection): the challenge's `scope` when the 401
 /// named one, else every string of the protected-resource metadata's
 /// `scopes_supported`, else none (the parameter is omitted).
@@ -147,6 +214,59 @@ mod tests {
             "nonsense",
         ] {
             assert!(resource_for(&ep, Some(&prm(bad))).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn metadata_for_another_issuer_or_resource_is_refused() {
+        let u = |s: &str| url::Url::parse(s).unwrap();
+        let as_form = u("http://127.0.0.1:9/.well-known/oauth-authorization-server");
+        let oidc_form = u("http://127.0.0.1:9/.well-known/openid-configuration");
+        let doc = json!({"issuer": "https://attacker.example.com"});
+        let r = issuer_refusal("http://127.0.0.1:9", &as_form, &doc).unwrap();
+        assert_eq!(
+            (r.member.as_str(), r.expected.as_str(), r.rule.as_str()),
+            ("issuer", "http://127.0.0.1:9", "RFC 8414 §3.3")
+        );
+        assert_eq!(r.served, json!("https://attacker.example.com"));
+        let line = describe_refusal(as_form.as_str(), &r);
+        assert!(
+            line.contains("issuer mismatch") && !line.contains('\n'),
+            "{line}"
+        );
+        let r = issuer_refusal("http://127.0.0.1:9", &oidc_form, &doc).unwrap();
+        assert_eq!(r.rule, "OpenID Connect Discovery §4.3");
+        // Identical strings only: a trailing slash is another issuer.
+        let slash = json!({"issuer": "http://127.0.0.1:9/"});
+        assert!(issuer_refusal("http://127.0.0.1:9", &as_form, &slash).is_some());
+        let same = json!({"issuer": "http://127.0.0.1:9"});
+        assert!(issuer_refusal("http://127.0.0.1:9", &as_form, &same).is_none());
+        // No issuer: not metadata, not a refusal.
+        assert!(issuer_refusal("http://127.0.0.1:9", &as_form, &json!({})).is_none());
+        assert!(issuer_refusal("http://127.0.0.1:9", &as_form, &json!({"issuer": ""})).is_none());
+
+        let ep = u("http://127.0.0.1:9/mcp");
+        for ok in [
+            json!({}),
+            json!({"resource": null}),
+            json!({"resource": "http://127.0.0.1:9/mcp"}),
+            json!({"resource": "http://127.0.0.1:9/"}),
+        ] {
+            assert!(resource_refusal(&ep, &ok).is_none(), "{ok}");
+        }
+        for bad in [
+            json!({"resource": "https://attacker.example.com/mcp"}),
+            json!({"resource": "http://127.0.0.1:9/other"}),
+            json!({"resource": 42}),
+        ] {
+            let r = resource_refusal(&ep, &bad).expect("refused");
+            assert_eq!(
+                (r.member.as_str(), r.rule.as_str()),
+                ("resource", "RFC 9728 §3.3")
+            );
+            assert_eq!(r.served, bad["resource"]);
+            let line = describe_refusal("http://127.0.0.1:9/prm", &r);
+            assert!(line.contains("does not cover the endpoint"), "{line}");
         }
     }
 

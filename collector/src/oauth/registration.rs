@@ -18,6 +18,27 @@ use crate::transport::http::{Client, Request};
 /// `client_name` of the dynamic client registration.
 pub const CLIENT_NAME: &str = "mcp-collect";
 
+/// `application_type` of the dynamic client registration (OpenID Connect Dynamic Client
+/// Registration §2): MCP 2026-07-28 (SEP-837) requires a client that uses DCR to send it,
+/// `native` for desktop, CLI and localhost apps, which a CLI with a loopback redirect is.
+pub const APPLICATION_TYPE: &str = "native";
+
+/// The RFC 7591 registration request of a public client with `redirect_uri`.
+pub fn registration_body(redirect_uri: &str, scope: Option<&str>) -> Value {
+    let mut body = json!({
+        "client_name": CLIENT_NAME,
+        "application_type": APPLICATION_TYPE,
+        "redirect_uris": [redirect_uri],
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "none",
+    });
+    if let Some(s) = scope {
+        body["scope"] = Value::from(s);
+    }
+    body
+}
+
 impl Login {
     /// RFC 7591 registration of a public client with the loopback redirect on `port`.
     pub(super) async fn register(
@@ -32,16 +53,7 @@ impl Login {
             }
         })?;
         let redirect_uri = format!("http://127.0.0.1:{port}{CALLBACK_PATH}");
-        let mut body = json!({
-            "client_name": CLIENT_NAME,
-            "redirect_uris": [redirect_uri],
-            "grant_types": ["authorization_code", "refresh_token"],
-            "response_types": ["code"],
-            "token_endpoint_auth_method": "none",
-        });
-        if let Some(s) = &self.scope {
-            body["scope"] = Value::from(s.as_str());
-        }
+        let body = registration_body(&redirect_uri, self.scope.as_deref());
         let req = Request {
             method: "POST".into(),
             url: endpoint.clone(),
@@ -80,5 +92,30 @@ impl Login {
             redirect_uri,
             registered_at: now_s(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_registration_names_a_native_public_client() {
+        let b = registration_body("http://127.0.0.1:5/callback", Some("mcp:tools"));
+        assert_eq!(
+            b,
+            json!({
+                "client_name": "mcp-collect",
+                "application_type": "native",
+                "redirect_uris": ["http://127.0.0.1:5/callback"],
+                "grant_types": ["authorization_code", "refresh_token"],
+                "response_types": ["code"],
+                "token_endpoint_auth_method": "none",
+                "scope": "mcp:tools",
+            })
+        );
+        assert!(registration_body("http://127.0.0.1:5/callback", None)
+            .get("scope")
+            .is_none());
     }
 }

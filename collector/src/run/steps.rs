@@ -281,6 +281,13 @@ async fn login(
     use std::io::IsTerminal;
     let endpoint = probe.endpoint.clone().ok_or(NoCredential::NoEndpoint)?;
     let Some((_, meta)) = found.as_metadata.first() else {
+        // Metadata was served but refused (another issuer, another resource): say so,
+        // not that none was discovered.
+        if let Some((url, r)) = found.refused.first() {
+            return Err(NoCredential::Refused(
+                crate::oauth::metadata::describe_refusal(url, r),
+            ));
+        }
         return Err(NoCredential::NoMetadata);
     };
     let state = crate::keys::state_dir()?;
@@ -317,6 +324,9 @@ enum NoCredential {
          was discovered (see the discovery.prm and discovery.as records); use --token-env"
     )]
     NoMetadata,
+    /// HTTP 401, and the metadata served was refused (the line says which and why).
+    #[error("{0}")]
+    Refused(String),
     /// The state directory (for the token cache) is unknown.
     #[error(transparent)]
     StateDir(#[from] crate::keys::KeyError),

@@ -168,6 +168,7 @@ pub fn unsent(
         outcome: HttpOutcome::Error(TransportError { kind, message }),
         connection: None,
         first_attempt: None,
+        refused: None,
     }
 }
 
@@ -314,6 +315,7 @@ impl Client {
                 outcome,
                 connection,
                 first_attempt,
+                refused: None,
             },
             tls,
             started_at,

@@ -14,7 +14,7 @@ use serde_json::{json, Map, Value};
 
 use crate::check::{Check, Context, Legs, Needs};
 use crate::checks::common::oauth::challenge::Challenged;
-use crate::checks::common::oauth::discovery::Attempt;
+use crate::checks::common::oauth::discovery::{refusal_text, Attempt};
 use crate::checks::common::oauth::facts::Facts;
 use crate::checks::common::oauth::gate::{
     baseline_for, combine, describe_baseline, legs_map, shown, shown_value, DISCOVERY,
@@ -54,6 +54,25 @@ struct Check3_3_2Facts<'a> {
     authorization_servers_cap: usize,
     authorization_servers_past_cap: usize,
     guard_refused_urls: Vec<String>,
+    /// Metadata documents the collector was served and refused (another issuer, another
+    /// resource), described; absent when none (and for bundles from before the collector
+    /// recorded refusals).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    collector_refused: Vec<String>,
+}
+
+/// The discovery records whose document the collector refused, described.
+fn collector_refused(f: &Facts<'_>) -> Vec<String> {
+    f.prm
+        .iter()
+        .chain(f.servers.iter().flat_map(|s| s.attempts.iter()))
+        .chain(f.as_other.iter())
+        .filter_map(|a| {
+            a.refused
+                .as_ref()
+                .map(|r| format!("{} (record #{}): {}", line(&a.url), a.seq, refusal_text(r)))
+        })
+        .collect()
 }
 
 impl Check for Check3_3_2 {
@@ -88,6 +107,7 @@ impl Check for Check3_3_2 {
                 authorization_servers_cap: AS_LIST_CAP,
                 authorization_servers_past_cap: f.past_cap(),
                 guard_refused_urls: f.guard_refused_urls(),
+                collector_refused: collector_refused(f),
             })
         };
         let unread = f.prm_unread();
@@ -166,6 +186,14 @@ impl Check for Check3_3_2 {
             leg_3_3_2g(&f),
         ];
         let mut o = Outcome::from_legs(legs.clone(), REDUCTION_3_3_2);
+        let refused = collector_refused(&f);
+        if !refused.is_empty() {
+            o.evidence.push_str(&format!(
+                "; the collector refused {} metadata document(s) it was served: {}",
+                refused.len(),
+                refused.join("; ")
+            ));
+        }
         if let Some(a) = &f.advertised {
             let n = a.entries.len();
             o.evidence.push_str(&format!(
@@ -360,7 +388,31 @@ fn leg_3_3_2c(f: &Facts<'_>) -> Leg {
     Leg::new(ID, LegOutcome::Pass, note)
 }
 
+/// 3.3.2d, and the documents the collector refused for their resource: the selected one's
+/// refusal is named in its note; another refused document fails the leg too (the grader
+/// reads the collector's `refused` fact; an older bundle has none).
 fn leg_3_3_2d(f: &Facts<'_>) -> Leg {
+    let mut l = leg_3_3_2d_selected(f);
+    let selected = f.selected().map(|(a, _)| a.seq);
+    for a in f.prm.iter() {
+        let Some(r) = &a.refused else { continue };
+        if Some(a.seq) == selected {
+            l.note
+                .push_str(&format!("; the collector refused it: {}", refusal_text(r)));
+        } else {
+            l.outcome = LegOutcome::Fail;
+            l.note.push_str(&format!(
+                "; the document at {} (record #{}) was refused by the collector: {}",
+                line(&a.url),
+                a.seq,
+                refusal_text(r)
+            ));
+        }
+    }
+    l
+}
+
+fn leg_3_3_2d_selected(f: &Facts<'_>) -> Leg {
     const ID: &str = "3.3.2d";
     let Some((a, d)) = f.selected() else {
         return Leg::new(ID, LegOutcome::Unknown, "no document");
@@ -562,6 +614,11 @@ fn leg_3_3_2g(f: &Facts<'_>) -> Leg {
             "no authorization server is advertised, so no issuer to check",
         );
     }
+    let selected_refused = f.selected().and_then(|(a, _)| {
+        a.refused
+            .as_ref()
+            .map(|r| format!("{}, record #{}: {}", line(&a.url), a.seq, refusal_text(r)))
+    });
     let mut parts = Vec::new();
     for s in &f.servers {
         let e = line(&s.entry);
@@ -589,17 +646,30 @@ fn leg_3_3_2g(f: &Facts<'_>) -> Leg {
                 } else {
                     ""
                 };
+                let refused = a
+                    .refused
+                    .as_ref()
+                    .map(|r| format!("; the collector refused it: {}", refusal_text(r)))
+                    .unwrap_or_default();
                 parts.push((
                     LegOutcome::Fail,
                     format!(
                         "{e}: metadata at {} (record #{}) names issuer \"{}\", not the advertised \
-                         entry{hint}",
+                         entry{hint}{refused}",
                         line(&a.url),
                         a.seq,
                         line(iss)
                     ),
                 ));
             }
+            _ if s.attempts.is_empty() && selected_refused.is_some() => parts.push((
+                LegOutcome::Unknown,
+                format!(
+                    "{e}: not fetched, because the collector refused the protected-resource metadata \
+                     that advertises it ({})",
+                    selected_refused.as_deref().unwrap_or_default()
+                ),
+            )),
             _ if s.attempts.iter().any(Attempt::guard_refused) => parts.push((
                 LegOutcome::Unknown,
                 format!(
@@ -959,6 +1029,91 @@ mod tests {
         r[3] = failed(leg::AS_META, "not a url", ErrorKind::RefusedByGuard);
         let g = leg_of(&grade(&C3_3_2, &protected(r)), "3.3.2g").clone();
         assert_eq!(g.outcome, LegOutcome::Fail, "{g:?}");
+    }
+
+    fn refused(mut r: Record, member: &str, expected: &str, served: &str, rule: &str) -> Record {
+        if let Observation::Http(x) = &mut r.observation {
+            x.refused = Some(Box::new(mcp_probe_schema::model::MetadataRefusal {
+                member: member.into(),
+                expected: expected.into(),
+                served: json!(served),
+                rule: rule.into(),
+            }));
+        }
+        r
+    }
+
+    #[test]
+    fn c3_3_2_names_the_collector_s_refusal_of_a_foreign_issuer() {
+        let evil = "https://attacker.example.com";
+        // An older bundle: the same document, no refusal recorded; graded as before.
+        let mut r = lab_auth_records();
+        r[3] = get(leg::AS_META, AS_FORM, 200, &as_meta(evil));
+        let old = grade(&C3_3_2, &protected(r.clone()));
+        let g = leg_of(&old, "3.3.2g").clone();
+        assert_eq!(g.outcome, LegOutcome::Fail, "{g:?}");
+        assert!(!g.note.contains("collector refused"), "{g:?}");
+        assert!(!old.evidence.contains("collector refused"), "{old:?}");
+        assert!(old.details.get("collector_refused").is_none(), "{old:?}");
+
+        r[3] = refused(r[3].clone(), "issuer", AS, evil, "RFC 8414 §3.3");
+        let o = grade(&C3_3_2, &protected(r));
+        assert_eq!(o.verdict, Verdict::Fail, "{o:#?}");
+        let g = leg_of(&o, "3.3.2g").clone();
+        assert_eq!(g.outcome, LegOutcome::Fail, "{g:?}");
+        assert!(
+            g.note.contains("the collector refused it")
+                && g.note.contains("issuer mismatch")
+                && g.note.contains("RFC 8414 §3.3"),
+            "{g:?}"
+        );
+        assert!(
+            o.evidence
+                .contains("the collector refused 1 metadata document(s)")
+                && o.evidence.contains(evil),
+            "{o:?}"
+        );
+        let listed = o.details["collector_refused"].as_array().expect("listed");
+        assert_eq!(listed.len(), 1, "{listed:?}");
+        assert!(listed[0].as_str().unwrap().contains(AS_FORM), "{listed:?}");
+    }
+
+    #[test]
+    fn c3_3_2_names_the_collector_s_refusal_of_a_foreign_resource() {
+        let other = "https://attacker.example.com/mcp";
+        // The selected document is refused: d fails and says so; the server it
+        // advertises was never fetched, which g says instead of "no record".
+        let mut r = lab_auth_records();
+        r[1] = refused(
+            get(leg::PRM, PRM_PATH, 200, &prm_doc(other, json!([AS]), None)),
+            "resource",
+            EP,
+            other,
+            "RFC 9728 §3.3",
+        );
+        r.truncate(3);
+        let o = grade(&C3_3_2, &protected(r));
+        assert_eq!(o.verdict, Verdict::Fail, "{o:#?}");
+        let d = leg_of(&o, "3.3.2d").clone();
+        assert_eq!(d.outcome, LegOutcome::Fail, "{d:?}");
+        assert!(d.note.contains("the collector refused it"), "{d:?}");
+        let g = leg_of(&o, "3.3.2g").clone();
+        assert_eq!(g.outcome, LegOutcome::Unknown, "{g:?}");
+        assert!(g.note.contains("collector refused"), "{g:?}");
+
+        // A refused document that is not the selected one fails d too.
+        let mut r = lab_auth_records();
+        r[2] = refused(
+            get(leg::PRM, PRM_ROOT, 200, &prm_doc(other, json!([AS]), None)),
+            "resource",
+            EP,
+            other,
+            "RFC 9728 §3.3",
+        );
+        let o = grade(&C3_3_2, &protected(r));
+        let d = leg_of(&o, "3.3.2d").clone();
+        assert_eq!(d.outcome, LegOutcome::Fail, "{d:?}");
+        assert!(d.note.contains(PRM_ROOT), "{d:?}");
     }
 
     #[test]

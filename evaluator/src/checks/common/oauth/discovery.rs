@@ -1,7 +1,7 @@
 //! Discovery records: one `discovery.prm` or `discovery.as` record read as an attempt,
 //! and the advertised authorization servers with the records attributed to each.
 
-use mcp_probe_schema::model::{BodyEnd, ErrorKind, HttpOutcome, Observation};
+use mcp_probe_schema::model::{BodyEnd, ErrorKind, HttpOutcome, MetadataRefusal, Observation};
 use mcp_probe_schema::vocab::LegId;
 use serde_json::{Map, Value};
 use url::Url;
@@ -32,6 +32,10 @@ pub(crate) struct Attempt {
     pub(crate) seq: u64,
     pub(crate) url: String,
     pub(crate) got: Got,
+    /// The collector's refusal of the document it was served (another issuer, another
+    /// resource): `None` when it used it, and in bundles written before the collector
+    /// recorded refusals.
+    pub(crate) refused: Option<MetadataRefusal>,
 }
 
 impl Attempt {
@@ -66,12 +70,14 @@ impl Attempt {
                     seq: r.seq,
                     url: x.request.url.clone(),
                     got,
+                    refused: x.refused.as_deref().cloned(),
                 })
             }
             Observation::Skipped { reason } => Some(Attempt {
                 seq: r.seq,
                 url: String::new(),
                 got: Got::Skipped(line(reason)),
+                refused: None,
             }),
             _ => None,
         }
@@ -117,7 +123,13 @@ impl Attempt {
 
     pub(crate) fn why(&self) -> String {
         match &self.got {
-            Got::Doc(_) => "HTTP 200 with a JSON document".into(),
+            Got::Doc(_) => match &self.refused {
+                Some(r) => format!(
+                    "HTTP 200 with a JSON document, refused by the collector: {}",
+                    refusal_text(r)
+                ),
+                None => "HTTP 200 with a JSON document".into(),
+            },
             Got::Answer(_, what) => what.clone(),
             Got::Failed(ErrorKind::RefusedByGuard, m) => {
                 format!("refused by the network guard, nothing sent: {m}")
@@ -222,4 +234,28 @@ pub(crate) fn attribute(url: &str, views: &[AsView]) -> Option<usize> {
         })
         .max_by_key(|(i, len)| (*len, std::cmp::Reverse(*i)))
         .map(|(i, _)| i)
+}
+
+/// The collector's refusal, in one line: `its issuer "x" is not "y", the issuer it was
+/// fetched for (RFC 8414 §3.3); nothing was sent to its endpoints`.
+pub(crate) fn refusal_text(r: &MetadataRefusal) -> String {
+    let served = match &r.served {
+        Value::String(s) => format!("\"{}\"", line(s)),
+        other => line(&other.to_string()),
+    };
+    match r.member.as_str() {
+        "issuer" => format!(
+            "its issuer {served} is not \"{}\", the issuer it was fetched for ({}): issuer mismatch, \
+             so nothing was sent to its endpoints",
+            line(&r.expected),
+            line(&r.rule)
+        ),
+        m => format!(
+            "its {} {served} does not cover the endpoint {} ({}): {} mismatch, so it was not used",
+            line(m),
+            line(&r.expected),
+            line(&r.rule),
+            line(m)
+        ),
+    }
 }

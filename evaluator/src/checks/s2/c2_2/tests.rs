@@ -135,6 +135,7 @@ fn plain_status(status: u16, headers: &[(&str, &str)]) -> Record {
             }),
             connection: Some(9),
             first_attempt: None,
+            refused: None,
         }),
     )
 }
@@ -147,6 +148,7 @@ fn plain_error(kind: ErrorKind) -> Record {
             outcome: HttpOutcome::Error(terr(kind, "127.0.0.1:80: observed")),
             connection: None,
             first_attempt: None,
+            refused: None,
         }),
     )
 }
