@@ -141,7 +141,7 @@ fn a_journal_left_by_sigkill_recovers_into_a_verifiable_bundle() {
     assert_eq!(c.output().unwrap().status.code(), Some(2));
 }
 
-/// A legacy server that answers 40 pages of `tools/list` at once and then never
+/// A legacy server that answers 80 pages of `tools/list` at once and then never
 /// answers the next one: more records than one sync bound before the run stalls.
 fn paging_then_stalling(req: &Req) -> Vec<u8> {
     if req.rpc_method() != "tools/list" {
@@ -166,7 +166,7 @@ fn paging_then_stalling(req: &Req) -> Vec<u8> {
     )
 }
 
-const PAGES_BEFORE_STALL: u64 = 40;
+const PAGES_BEFORE_STALL: u64 = 80;
 
 #[test]
 fn sigkill_mid_run_recovers_every_record_up_to_the_last_sync_and_verifies() {
@@ -240,15 +240,15 @@ fn sigkill_mid_run_recovers_every_record_up_to_the_last_sync_and_verifies() {
     let v = open(&path);
     assert_eq!(v.evidence.run.status, RunStatus::Recovered);
     let failure = v.evidence.run.failure.clone().unwrap_or_default();
-    // The 40 pages, the handshake and detection are past the first sync bound (32
+    // The 80 pages, the handshake and detection are past the first sync bound (64
     // records): the journal holds a sync mark, and the bundle every record up to it.
     let synced: u64 = failure
         .rsplit_once("the journal's last sync mark covers ")
         .and_then(|(_, n)| n.strip_suffix(" record(s)"))
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no sync mark: {failure}"));
-    assert!(synced >= 32, "{failure}");
-    assert_eq!(synced % 32, 0, "{failure}");
+    assert!(synced >= 64, "{failure}");
+    assert_eq!(synced % 64, 0, "{failure}");
     assert!(v.records.len() as u64 >= synced, "{failure}");
     assert!(failure.contains("no record dropped"), "{failure}");
     assert!(

@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 /// A sync is asked after this many records since the last one.
-pub const SYNC_EVERY_RECORDS: u64 = 32;
+pub const SYNC_EVERY_RECORDS: u64 = 64;
 /// A sync is asked after this many bytes since the last one (256 KiB).
 pub const SYNC_EVERY_BYTES: u64 = 256 << 10;
 /// No write stays unsynced longer than this (plus the sync's own time).

@@ -180,10 +180,10 @@ fn sync_marks(path: &Path) -> Vec<(u64, u64)> {
 }
 
 #[test]
-fn a_sync_is_marked_every_32_records_and_every_256_kib() {
+fn a_sync_is_marked_every_64_records_and_every_256_kib() {
     let dir = tempfile::tempdir().unwrap();
     let mut j = Journal::create(dir.path(), "t", target(), options(), Redactor::new()).unwrap();
-    for _ in 0..100 {
+    for _ in 0..200 {
         j.record(
             &[mcp_probe_schema::vocab::leg::INVENTORY_TOOLS],
             1,
@@ -192,7 +192,7 @@ fn a_sync_is_marked_every_32_records_and_every_256_kib() {
         );
     }
     let counts: Vec<u64> = sync_marks(j.journal_path()).iter().map(|m| m.0).collect();
-    assert_eq!(counts, [32, 64, 96]);
+    assert_eq!(counts, [64, 128, 192]);
     // Large records reach the byte bound first: 100,000-byte bodies, a mark every third.
     let mut j = Journal::create(dir.path(), "u", target(), options(), Redactor::new()).unwrap();
     for _ in 0..7 {
@@ -212,7 +212,7 @@ fn after_a_power_loss_the_records_up_to_the_last_sync_are_recovered() {
     let dir = tempfile::tempdir().unwrap();
     let mut j = Journal::create(dir.path(), "t", target(), options(), Redactor::new()).unwrap();
     j.set_failure("still running");
-    for _ in 0..80 {
+    for _ in 0..150 {
         j.record(
             &[mcp_probe_schema::vocab::leg::INVENTORY_TOOLS],
             1,
@@ -222,25 +222,25 @@ fn after_a_power_loss_the_records_up_to_the_last_sync_are_recovered() {
     }
     let path = j.journal_path().to_path_buf();
     let marks = sync_marks(&path);
-    assert_eq!(marks.iter().map(|m| m.0).collect::<Vec<_>>(), [32, 64]);
+    assert_eq!(marks.iter().map(|m| m.0).collect::<Vec<_>>(), [64, 128]);
     let (_, end) = marks[1];
-    drop(j); // killed: never sealed
-             // What a power loss leaves: the file as of the last sync, then part of the next
-             // record (the page cache wrote some of it back, not all).
+    // Killed: never sealed. What a power loss leaves: the file as of the last sync, then
+    // part of the next record (the page cache wrote some of it back, not all).
+    drop(j);
     let bytes = std::fs::read(&path).unwrap();
     std::fs::write(&path, &bytes[..end as usize + 40]).unwrap();
     let key = SecretKey::from_seed([1; 32]);
     let r = recover(&path, &key).unwrap();
-    assert_eq!((r.records, r.dropped, r.synced), (64, 1, Some(64)));
+    assert_eq!((r.records, r.dropped, r.synced), (128, 1, Some(128)));
     assert_eq!(r.torn_at, Some(end));
     let v = mcp_probe_schema::open(&std::fs::read(&r.bundle).unwrap(), &[key.public()]).unwrap();
     assert_eq!(v.evidence.run.status, RunStatus::Recovered);
-    assert_eq!(v.records.len(), 64);
+    assert_eq!(v.records.len(), 128);
     let failure = v.evidence.run.failure.unwrap_or_default();
     assert!(
         failure.contains(&format!(
-            "64 record(s) kept; 1 record(s) dropped past a torn or damaged write at byte {end}"
-        )) && failure.ends_with("the journal's last sync mark covers 64 record(s)"),
+            "128 record(s) kept; 1 record(s) dropped past a torn or damaged write at byte {end}"
+        )) && failure.ends_with("the journal's last sync mark covers 128 record(s)"),
         "{failure}"
     );
 }
