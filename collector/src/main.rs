@@ -74,8 +74,12 @@ fn recover(flags: &Flags, journal: &std::path::Path, printer: &Printer) -> ExitS
                 )),
                 None => printer.progress(&format!("{}: the journal was intact", journal.display())),
             }
+            let synced = r
+                .synced
+                .map(|n| format!("; the last sync mark covers {n}"))
+                .unwrap_or_default();
             printer.progress(&format!(
-                "{}: sealed {} ({} records, recovered)",
+                "{}: sealed {} ({} records{synced}, recovered)",
                 journal.display(),
                 r.bundle.display(),
                 r.records

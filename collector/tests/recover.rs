@@ -141,6 +141,137 @@ fn a_journal_left_by_sigkill_recovers_into_a_verifiable_bundle() {
     assert_eq!(c.output().unwrap().status.code(), Some(2));
 }
 
+/// A legacy server that answers 80 pages of `tools/list` at once and then never
+/// answers the next one: more records than one sync bound before the run stalls.
+fn paging_then_stalling(req: &Req) -> Vec<u8> {
+    if req.rpc_method() != "tools/list" {
+        return stalling(req);
+    }
+    let n = req
+        .json()
+        .pointer("/params/cursor")
+        .and_then(|c| c.as_str())
+        .and_then(|c| c.parse::<u64>().ok())
+        .unwrap_or(0);
+    if n >= PAGES_BEFORE_STALL {
+        return Vec::new();
+    }
+    json_response(
+        200,
+        &[],
+        &json!({"jsonrpc":"2.0","id":req.rpc_id(),"result":{
+            "tools":[{"name":format!("t{n}"),"inputSchema":{"type":"object"}}],
+            "nextCursor": (n + 1).to_string()}})
+        .to_string(),
+    )
+}
+
+const PAGES_BEFORE_STALL: u64 = 80;
+
+#[test]
+fn sigkill_mid_run_recovers_every_record_up_to_the_last_sync_and_verifies() {
+    let grader = Path::new(env!("CARGO_BIN_EXE_mcp-collect")).with_file_name("mcp-grade");
+    assert!(
+        grader.exists(),
+        "mcp-grade not built (cargo build --workspace --bins)"
+    );
+    let srv = serve(Arc::new(paging_then_stalling));
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = collect_cmd(&dir);
+    c.args(["--timeout", "60", &srv.url])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let stalled = |srv: &Scripted| {
+        srv.requests.lock().unwrap().iter().any(|r| {
+            r.rpc_method() == "tools/list"
+                && r.json().pointer("/params/cursor").and_then(|c| c.as_str())
+                    == Some(PAGES_BEFORE_STALL.to_string().as_str())
+        })
+    };
+    let mut waited = 0;
+    while !stalled(&srv) && waited < 400 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        waited += 1;
+    }
+    assert!(
+        stalled(&srv),
+        "the collector never reached the stalling page"
+    );
+    // Every page before the stall was answered and journalled; the run now waits on
+    // the server. Kill -9: nothing is sealed, no handler runs.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    child.kill().unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.stdout.is_empty());
+    let js = journals(&dir.path().join("out"));
+    let [journal] = js.as_slice() else {
+        panic!("one journal expected: {js:?}")
+    };
+
+    let mut c = collect_cmd(&dir);
+    c.arg("--recover").arg(journal);
+    let rec = c.output().unwrap();
+    let stderr = String::from_utf8_lossy(&rec.stderr);
+    assert_eq!(rec.status.code(), Some(0), "{stderr}");
+    let path = PathBuf::from(String::from_utf8_lossy(&rec.stdout).trim());
+
+    // mcp-grade verifies it, pinned to the collector's key (`--public-key`).
+    let mut c = collect_cmd(&dir);
+    let public = c.arg("--public-key").output().unwrap();
+    assert_eq!(public.status.code(), Some(0));
+    let trust = dir.path().join("collector.pub");
+    std::fs::write(&trust, &public.stdout).unwrap();
+    let verify = std::process::Command::new(&grader)
+        .env("MCP_PROBE_HOME", dir.path().join("grade-home"))
+        .arg("verify")
+        .arg("--trust")
+        .arg(&trust)
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(
+        verify.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&verify.stderr)
+    );
+
+    let v = open(&path);
+    assert_eq!(v.evidence.run.status, RunStatus::Recovered);
+    let failure = v.evidence.run.failure.clone().unwrap_or_default();
+    // The 80 pages, the handshake and detection are past the first sync bound (64
+    // records): the journal holds a sync mark, and the bundle every record up to it.
+    let synced: u64 = failure
+        .rsplit_once("the journal's last sync mark covers ")
+        .and_then(|(_, n)| n.strip_suffix(" record(s)"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no sync mark: {failure}"));
+    assert!(synced >= 64, "{failure}");
+    assert_eq!(synced % 64, 0, "{failure}");
+    assert!(v.records.len() as u64 >= synced, "{failure}");
+    assert!(failure.contains("no record dropped"), "{failure}");
+    assert!(
+        stderr.contains(&format!("the last sync mark covers {synced}")),
+        "{stderr}"
+    );
+    // A SIGKILL loses nothing written (the OS holds it): every answered page is there,
+    // the ones after the last sync too.
+    let pages = v
+        .records
+        .iter()
+        .filter(|r| r.legs.iter().any(|l| l == "inventory.tools"))
+        .filter(|r| {
+            matches!(&r.observation, Observation::Http(x)
+            if matches!(&x.outcome, mcp_probe_schema::model::HttpOutcome::Response(_)))
+        })
+        .count() as u64;
+    assert_eq!(pages, PAGES_BEFORE_STALL, "{failure}");
+    for (i, r) in v.records.iter().enumerate() {
+        assert_eq!(r.seq, i as u64);
+    }
+}
+
 fn key_file(dir: &Path) -> (PathBuf, mcp_probe_schema::SecretKey) {
     let key = mcp_probe_schema::SecretKey::from_seed([9; 32]);
     let p = dir.join("k.pem");

@@ -40,6 +40,9 @@ enum Case {
     ClosesAfterEndpoint,
     /// `tools/list` answered with one event of about 200 KB (over the body cap given).
     HugeAnswer,
+    /// Well-behaved, except that a message with `"id": null` is acknowledged and
+    /// dropped: no answer ever comes for it (the lab's SDKs do this).
+    DropsNullId,
 }
 
 struct Server {
@@ -126,7 +129,8 @@ fn start(case: Case) -> Server {
                 return;
             }
             let out = if req.method == "POST" && req.path.starts_with("/messages") {
-                if case != Case::DripNoAnswer {
+                let dropped = case == Case::DropsNullId && req.json()["id"].is_null();
+                if case != Case::DripNoAnswer && !dropped {
                     if let Some(a) = answer(&req.json(), case == Case::HugeAnswer) {
                         let ev = chunk(&format!("event: message\r\ndata: {a}\r\n\r\n"));
                         for s in streams.lock().expect("streams lock").iter_mut() {
@@ -173,7 +177,7 @@ fn serve_stream(
         }
     };
     match case {
-        Case::Normal | Case::DripNoAnswer | Case::HugeAnswer => {
+        Case::Normal | Case::DripNoAnswer | Case::HugeAnswer | Case::DropsNullId => {
             let _ = w.write_all(&endpoint("/messages/?session_id=s1"));
             if let Ok(c) = w.try_clone() {
                 streams.lock().expect("streams lock").push(c);
@@ -411,4 +415,48 @@ fn an_answer_over_the_body_cap_is_stored_cut_and_not_read() {
     let inv = mcp_probe_schema::derive::inventory(&o.records);
     assert!(!inv.tools.complete);
     assert!(inv.tools.items.is_empty());
+}
+
+#[test]
+fn a_null_id_dropped_silently_costs_one_round_trip_not_the_timeout() {
+    // The probe legs are sent (no --info); a --timeout far above the run's own length.
+    const LONG: u64 = 30;
+    let srv = start(Case::DropsNullId);
+    let t0 = Instant::now();
+    let run = support::collect(&["--timeout", &LONG.to_string(), &srv.origin], &[]);
+    let elapsed = t0.elapsed();
+    assert_eq!(run.code(), 0, "{}", run.describe());
+    assert!(
+        elapsed < Duration::from_secs(LONG / 2),
+        "took {elapsed:?}: the null-id request was waited on"
+    );
+    let bundles = run.bundles();
+    let v = support::open(&bundles[0]);
+    let legs = |r: &Record, l: &str| r.legs.iter().any(|x| x == l);
+    let null_post = v
+        .records
+        .iter()
+        .find(|r| legs(r, leg::NULL_ID.as_str()) && matches!(r.observation, Observation::Http(_)))
+        .expect("the null-id POST");
+    // Nothing is recorded for the null-id request on the stream: no answer, no timeout.
+    assert!(
+        !v.records.iter().any(|r| matches!(&r.observation,
+            Observation::SseEvent(e) if e.request == Some(null_post.seq))),
+        "an event was linked to the null-id POST"
+    );
+    // The follow-up came right after it and its answer is on the stream.
+    let followup = v
+        .records
+        .iter()
+        .find(|r| legs(r, leg::NULL_ID_FOLLOWUP.as_str()))
+        .expect("the follow-up POST");
+    assert!(followup.seq > null_post.seq);
+    let Observation::Http(x) = &followup.observation else {
+        panic!("{followup:?}")
+    };
+    let body: Value = serde_json::from_slice(&x.request.body.bytes).expect("json");
+    assert_eq!(body["method"], "tools/list");
+    assert!(body["id"].is_i64(), "{body}");
+    assert!(v.records.iter().any(|r| matches!(&r.observation,
+        Observation::SseEvent(e) if e.request == Some(followup.seq) && e.data.contains("ping_tool"))));
 }

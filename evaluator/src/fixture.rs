@@ -149,6 +149,17 @@ pub fn stdio_evidence(session: Option<Session>, records: Vec<Record>) -> Evidenc
     Evidence::new("fixture.mcpev", v)
 }
 
+/// As [`evidence`], for an HTTP+SSE target (`target.transport` `http-sse`).
+pub fn sse_evidence(session: Option<Session>, records: Vec<Record>) -> Evidence {
+    let mut payload = testkit::evidence(ENDPOINT, records);
+    payload.target.transport = mcp_probe_schema::model::Transport::HttpSse;
+    payload.session = session;
+    let key = testkit::test_key(7);
+    let bytes = mcp_probe_schema::seal(&payload, &key);
+    let v = mcp_probe_schema::open(&bytes, &[]).expect("fixture bundle verifies");
+    Evidence::new("fixture.mcpev", v)
+}
+
 /// A stdio record for `legs`: `sent` written to stdin (none on a stream record) and
 /// `lines` read on stdout (each marked JSON-RPC when it parses as a message).
 pub fn stdio_record<L: AsRef<str>>(legs: &[L], sent: Option<&str>, lines: &[&str]) -> Record {

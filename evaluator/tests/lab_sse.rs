@@ -217,3 +217,50 @@ fn a_second_sdk_on_http_sse_given_by_its_stream_url() {
         ["add", "echo"].map(String::from).into()
     );
 }
+
+/// Both SDKs acknowledge `"id": null` on HTTP+SSE and never answer it. The collector
+/// follows it with a normal `tools/list` and stops waiting once that is answered: the
+/// run takes well under its `--timeout` (before the follow-up it took all of it), and
+/// 7.1.2 is UNKNOWN at once, naming the follow-up.
+#[test]
+fn a_null_id_both_sdks_drop_costs_no_timeout_and_grades_unknown() {
+    for var in ["LAB_PY1_SSE", "LAB_FASTMCP_SSE"] {
+        let Some(url) = ready(var) else {
+            return;
+        };
+        let home = tempfile::tempdir().expect("tempdir");
+        let t0 = std::time::Instant::now();
+        let (path, v) = collect(&url, home.path(), &[]);
+        let elapsed = t0.elapsed();
+        // `collect` passes --timeout 10.
+        assert!(
+            elapsed < std::time::Duration::from_secs(10),
+            "{var}: {elapsed:?}"
+        );
+        let followup = v
+            .records
+            .iter()
+            .find(|r| r.legs.iter().any(|l| l == leg::NULL_ID_FOLLOWUP.as_str()))
+            .unwrap_or_else(|| panic!("{var}: no follow-up record"));
+        let graded = grade_run::mcp_grade(
+            path.parent().expect("out dir"),
+            Some(home.path()),
+            ["--format".as_ref(), "json".as_ref(), path.as_os_str()],
+        );
+        let report: Value = serde_json::from_str(&graded.stdout).expect("json report");
+        let r = report["checks"]
+            .as_array()
+            .expect("checks")
+            .iter()
+            .find(|c| c["id"] == "7.1.2")
+            .map(|c| c["results"][0].clone())
+            .expect("7.1.2");
+        assert_eq!(r["verdict"], "UNKNOWN", "{var}: {r}");
+        let evidence = r["evidence"].as_str().unwrap_or_default();
+        assert!(
+            evidence.contains("silently")
+                && evidence.contains(&format!("record #{}", followup.seq)),
+            "{var}: {evidence}"
+        );
+    }
+}

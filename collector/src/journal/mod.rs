@@ -25,6 +25,15 @@
 //! items are tagged 24 (encoded CBOR data item), records are not. A killed run leaves a
 //! journal that [`recover`] seals with status `recovered` after checking the chain;
 //! items past a torn write are dropped and counted.
+//!
+//! **Durability.** The journal is synced to disk at bounded intervals ([`sync`]: every
+//! [`SYNC_EVERY_RECORDS`] records or [`SYNC_EVERY_BYTES`] bytes, each marked in the
+//! journal, and within [`SYNC_INTERVAL`] of any write), so a power loss loses at most
+//! what was written since the last sync; a SIGKILL loses nothing that was written.
+
+mod sync;
+use sync::SyncState;
+pub use sync::{SYNC_EVERY_BYTES, SYNC_EVERY_RECORDS, SYNC_INTERVAL};
 
 use mcp_probe_schema::vocab::{family, LegId};
 use std::io::{BufReader, Read, Write};
@@ -44,8 +53,9 @@ use serde::{Deserialize, Serialize};
 /// `--bundle-cap` default: 64 MiB.
 pub const DEFAULT_BUNDLE_CAP: u64 = 64 << 20;
 
-/// Version of the journal file layout (in its header item).
-const JOURNAL_VERSION: u32 = 2;
+/// Version of the journal file layout (in its header item). Version 3 added the sync
+/// mark ([`Update::Synced`]); a version 2 journal (none) is still recovered.
+const JOURNAL_VERSION: u32 = 3;
 
 /// The text that replaces a value which still held a credential after redaction.
 pub const WITHHELD: &str = "(withheld: it still held a credential after redaction)";
@@ -155,6 +165,8 @@ enum Update {
     Inputs(Option<serde_json::Value>),
     Failure(Option<String>),
     CappedFrom(u64),
+    /// A sync to disk was asked right after this item: it covers this many records.
+    Synced(u64),
 }
 
 /// A journal shared by the tasks of one target.
@@ -176,7 +188,10 @@ pub struct Journal {
     count: u64,
     written: u64,
     redactor: SharedRedactor,
-    file: Option<std::fs::File>,
+    file: Option<Arc<SyncState>>,
+    /// Records and bytes appended since the last sync mark.
+    unsynced_records: u64,
+    unsynced_bytes: u64,
     broken: Option<std::io::Error>,
     journal_path: PathBuf,
     bundle_path: PathBuf,
@@ -327,7 +342,9 @@ impl Journal {
             started_at,
             collector: header.collector,
             redactor,
-            file: Some(file),
+            file: Some(SyncState::new(file, item.len() as u64)),
+            unsynced_records: 0,
+            unsynced_bytes: item.len() as u64,
             broken: None,
             journal_path,
             bundle_path,
@@ -347,13 +364,15 @@ impl Journal {
     }
 
     fn append(&mut self, meta: bool, bytes: &[u8]) -> bool {
-        let Some(f) = &mut self.file else {
+        let Some(f) = &self.file else {
             return false;
         };
         let item = frame(meta, bytes);
-        match f.write_all(&item) {
+        match f.file().write_all(&item) {
             Ok(()) => {
                 self.written += item.len() as u64;
+                self.unsynced_bytes += item.len() as u64;
+                f.wrote(self.written);
                 true
             }
             Err(e) => {
@@ -367,7 +386,26 @@ impl Journal {
 
     fn update(&mut self, u: &Update) {
         let bytes = encode(u);
-        self.append(true, &bytes);
+        if self.append(true, &bytes) {
+            self.synced_at_bounds();
+        }
+    }
+
+    /// The sync policy ([`sync`]), after an item was appended: past the record or byte
+    /// bound, a sync mark and a sync now; else a sync within [`SYNC_INTERVAL`].
+    fn synced_at_bounds(&mut self) {
+        if self.unsynced_records >= SYNC_EVERY_RECORDS || self.unsynced_bytes >= SYNC_EVERY_BYTES {
+            let mark = encode(&Update::Synced(self.count));
+            if self.append(true, &mark) {
+                self.unsynced_records = 0;
+                self.unsynced_bytes = 0;
+                if let Some(f) = &self.file {
+                    f.now();
+                }
+            }
+        } else if let Some(f) = &self.file {
+            f.within();
+        }
     }
 
     /// Redact `record` and encode it; a record that still holds a known credential is
@@ -422,6 +460,8 @@ impl Journal {
         if self.append(false, &bytes) {
             self.head = sha256(&bytes);
             self.count += 1;
+            self.unsynced_records += 1;
+            self.synced_at_bounds();
         }
         seq
     }
@@ -693,7 +733,7 @@ impl Journal {
             });
         }
         if let Some(f) = &self.file {
-            f.sync_data().map_err(werr(&self.journal_path))?;
+            f.sync_here().map_err(werr(&self.journal_path))?;
         }
         let finished_at = now_us();
         let head = Evidence {
@@ -995,6 +1035,9 @@ pub struct Recovered {
     pub dropped: u64,
     /// Byte offset of the first unreadable item, if any.
     pub torn_at: Option<u64>,
+    /// Records covered by the last sync mark kept (none in a journal that never
+    /// reached a sync bound, or of layout 2).
+    pub synced: Option<u64>,
 }
 
 /// Counts bytes read, for the offset of a torn write.
@@ -1050,16 +1093,16 @@ pub fn recover(journal: &Path, key: &SecretKey) -> Result<Recovered, RecoverErro
         }
         _ => return Err(not("it does not start with a journal header")),
     };
-    if header.journal != JOURNAL_VERSION || header.format != FORMAT_ID {
+    if !(2..=JOURNAL_VERSION).contains(&header.journal) || header.format != FORMAT_ID {
         return Err(not(&format!(
-            "journal layout {} of {}, this build reads {JOURNAL_VERSION} of {FORMAT_ID}",
+            "journal layout {} of {}, this build reads 2 to {JOURNAL_VERSION} of {FORMAT_ID}",
             header.journal, header.format
         )));
     }
     let (mut target, mut session, mut tokens) = (header.target.clone(), None, Vec::new());
     let (mut inputs, mut failure, mut capped_from) = (None, None, None);
     let (mut head, mut count) = (genesis(&header.run_id), 0u64);
-    let (mut dropped, mut torn_at) = (0u64, None);
+    let (mut dropped, mut torn_at, mut synced) = (0u64, None, None);
     loop {
         let at = r.pos;
         let item = match read_item(&mut r) {
@@ -1089,6 +1132,7 @@ pub fn recover(journal: &Path, key: &SecretKey) -> Result<Recovered, RecoverErro
                         Update::Inputs(i) => inputs = i,
                         Update::Failure(f) => failure = f,
                         Update::CappedFrom(s) => capped_from = Some(s),
+                        Update::Synced(n) => synced = Some(n),
                     }
                     true
                 }
@@ -1113,7 +1157,7 @@ pub fn recover(journal: &Path, key: &SecretKey) -> Result<Recovered, RecoverErro
             break;
         }
     }
-    let note = match torn_at {
+    let mut note = match torn_at {
         Some(at) => format!(
             "recovered by mcp-collect --recover from the journal of a run that did not finish: \
              {count} record(s) kept; {dropped} record(s) dropped past a torn or damaged write at byte {at}"
@@ -1123,6 +1167,11 @@ pub fn recover(journal: &Path, key: &SecretKey) -> Result<Recovered, RecoverErro
              {count} record(s) kept; the journal was intact (no record dropped)"
         ),
     };
+    if let Some(n) = synced {
+        note.push_str(&format!(
+            "; the journal's last sync mark covers {n} record(s)"
+        ));
+    }
     let failure = Some(match failure {
         Some(f) => format!("{f}; {note}"),
         None => note,
@@ -1157,6 +1206,7 @@ pub fn recover(journal: &Path, key: &SecretKey) -> Result<Recovered, RecoverErro
         records: count,
         dropped,
         torn_at,
+        synced,
     })
 }
 

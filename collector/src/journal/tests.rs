@@ -193,3 +193,123 @@ fn a_label_sharing_a_piece_with_the_secret_does_not_withhold_the_record() {
         "{reason}"
     );
 }
+
+/// The sync marks of a journal file: (records covered, byte offset just past the mark).
+fn sync_marks(path: &Path) -> Vec<(u64, u64)> {
+    let mut r = Counting {
+        inner: BufReader::new(std::fs::File::open(path).unwrap()),
+        pos: 0,
+    };
+    let mut marks = Vec::new();
+    while let Ok(Some(item)) = read_item(&mut r) {
+        if let Item::Meta(b) = item {
+            if let Ok(Update::Synced(n)) = ciborium::from_reader::<Update, _>(b.as_slice()) {
+                marks.push((n, r.pos));
+            }
+        }
+    }
+    marks
+}
+
+#[test]
+fn a_sync_is_marked_every_64_records_and_every_256_kib() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut j = Journal::create(dir.path(), "t", target(), options(), Redactor::new()).unwrap();
+    for _ in 0..200 {
+        j.record(
+            &[mcp_probe_schema::vocab::leg::INVENTORY_TOOLS],
+            1,
+            2,
+            page(100),
+        );
+    }
+    let counts: Vec<u64> = sync_marks(j.journal_path()).iter().map(|m| m.0).collect();
+    assert_eq!(counts, [64, 128, 192]);
+    // Large records reach the byte bound first: 100,000-byte bodies, a mark every third.
+    let mut j = Journal::create(dir.path(), "u", target(), options(), Redactor::new()).unwrap();
+    for _ in 0..7 {
+        j.record(
+            &[mcp_probe_schema::vocab::leg::INVENTORY_TOOLS],
+            1,
+            2,
+            page(100_000),
+        );
+    }
+    let counts: Vec<u64> = sync_marks(j.journal_path()).iter().map(|m| m.0).collect();
+    assert_eq!(counts, [3, 6]);
+}
+
+#[test]
+fn after_a_power_loss_the_records_up_to_the_last_sync_are_recovered() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut j = Journal::create(dir.path(), "t", target(), options(), Redactor::new()).unwrap();
+    j.set_failure("still running");
+    for _ in 0..150 {
+        j.record(
+            &[mcp_probe_schema::vocab::leg::INVENTORY_TOOLS],
+            1,
+            2,
+            page(500),
+        );
+    }
+    let path = j.journal_path().to_path_buf();
+    let marks = sync_marks(&path);
+    assert_eq!(marks.iter().map(|m| m.0).collect::<Vec<_>>(), [64, 128]);
+    let (_, end) = marks[1];
+    // Killed: never sealed. What a power loss leaves: the file as of the last sync, then
+    // part of the next record (the page cache wrote some of it back, not all).
+    drop(j);
+    let bytes = std::fs::read(&path).unwrap();
+    std::fs::write(&path, &bytes[..end as usize + 40]).unwrap();
+    let key = SecretKey::from_seed([1; 32]);
+    let r = recover(&path, &key).unwrap();
+    assert_eq!((r.records, r.dropped, r.synced), (128, 1, Some(128)));
+    assert_eq!(r.torn_at, Some(end));
+    let v = mcp_probe_schema::open(&std::fs::read(&r.bundle).unwrap(), &[key.public()]).unwrap();
+    assert_eq!(v.evidence.run.status, RunStatus::Recovered);
+    assert_eq!(v.records.len(), 128);
+    let failure = v.evidence.run.failure.unwrap_or_default();
+    assert!(
+        failure.contains(&format!(
+            "128 record(s) kept; 1 record(s) dropped past a torn or damaged write at byte {end}"
+        )) && failure.ends_with("the journal's last sync mark covers 128 record(s)"),
+        "{failure}"
+    );
+}
+
+#[test]
+fn a_write_is_synced_within_the_interval_without_a_mark() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut j = Journal::create(dir.path(), "t", target(), options(), Redactor::new()).unwrap();
+    j.record(
+        &[mcp_probe_schema::vocab::leg::INVENTORY_TOOLS],
+        1,
+        2,
+        page(100),
+    );
+    let state = j.file.clone().unwrap();
+    let deadline = std::time::Instant::now() + SYNC_INTERVAL * 5;
+    while !state.is_synced() {
+        assert!(std::time::Instant::now() < deadline, "not synced in time");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(sync_marks(j.journal_path()).is_empty());
+}
+
+#[test]
+fn a_layout_2_journal_is_still_recovered() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = Journal::create(dir.path(), "t", target(), options(), Redactor::new()).unwrap();
+    let path = j.journal_path().to_path_buf();
+    drop(j);
+    let mut bytes = std::fs::read(&path).unwrap();
+    // The header is the first item; its `journal` field is the map's first entry.
+    let at = bytes
+        .windows(8)
+        .position(|w| w == b"journal\x03")
+        .expect("the version in the header");
+    bytes[at + 7] = 2;
+    std::fs::write(&path, &bytes).unwrap();
+    let r = recover(&path, &SecretKey::from_seed([1; 32])).unwrap();
+    assert_eq!((r.records, r.synced), (0, None));
+}

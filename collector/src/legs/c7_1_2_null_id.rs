@@ -9,10 +9,21 @@ impl Probe<'_> {
     /// 7.1.2: `tools/list` with `"id": null`.
     pub(super) async fn null_id(&mut self) {
         if self.stdio.is_none() {
-            self.probe_rpc(leg::NULL_ID, method::TOOLS_LIST, Map::new(), |_, b| {
-                b["id"] = Value::Null;
-            })
-            .await;
+            let sent = self
+                .probe_rpc(leg::NULL_ID, method::TOOLS_LIST, Map::new(), |_, b| {
+                    b["id"] = Value::Null;
+                })
+                .await;
+            // On HTTP+SSE the POST is acknowledged (202) and an answer, if any, comes on
+            // the stream: a server that drops the message draws none, and waiting for it
+            // would hold the run for --timeout at the end of the target. As on stdio, a
+            // normal `tools/list` follows; once its answer came and nothing answered
+            // `"id": null` first, the wait for the null-id answer ends there.
+            if let Some(null_seq) = sent.map(|r| r.seq).filter(|s| self.sse_pending(*s)) {
+                if self.followup().await {
+                    self.sse_unpend(null_seq);
+                }
+            }
             return;
         }
         // On stdio nothing acknowledges a message the server drops, so waiting for an
@@ -26,6 +37,15 @@ impl Probe<'_> {
         body["id"] = Value::Null;
         self.rpc_awaiting(&[leg::NULL_ID], &endpoint, h, &body, None)
             .await;
+        self.followup().await;
+    }
+
+    /// The follow-up `tools/list` (leg [`leg::NULL_ID_FOLLOWUP`]), awaited; true when
+    /// it was answered.
+    async fn followup(&mut self) -> bool {
+        let Some(endpoint) = self.endpoint.clone() else {
+            return false;
+        };
         let (h, body, id) = self.complete(method::TOOLS_LIST, Map::new());
         self.rpc_awaiting(
             &[leg::NULL_ID_FOLLOWUP],
@@ -34,6 +54,8 @@ impl Probe<'_> {
             &body,
             Some(Value::from(id)),
         )
-        .await;
+        .await
+        .message
+        .is_some()
     }
 }

@@ -504,6 +504,23 @@ impl Probe<'_> {
         }
     }
 
+    /// HTTP+SSE: true while the request of `POST` record `seq` is pending (sent without
+    /// waiting, and nothing answered it yet: [`SseSession::pending`]).
+    pub(crate) fn sse_pending(&self, seq: u64) -> bool {
+        self.sse
+            .as_ref()
+            .is_some_and(|s| s.pending.iter().any(|(p, _, _)| *p == seq))
+    }
+
+    /// HTTP+SSE: stop waiting for an answer to the request of `POST` record `seq` (7.1.2:
+    /// the follow-up request was answered first). Nothing is recorded for it; an answer
+    /// that still comes later is recorded and linked to it by its id, like any other.
+    pub(crate) fn sse_unpend(&mut self, seq: u64) {
+        if let Some(s) = &mut self.sse {
+            s.pending.retain(|(p, _, _)| *p != seq);
+        }
+    }
+
     /// At the end of a target: record the events the stream carried since the last
     /// wait; for each request still pending ([`SseSession::pending`]), read on until its
     /// answer arrives or its per-request timeout ends (then a `timeout` record names

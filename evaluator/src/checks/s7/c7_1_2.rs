@@ -52,6 +52,8 @@ struct Judgement {
     note: String,
     status: Option<u16>,
     error: Option<Value>,
+    /// HTTP+SSE: the follow-up request whose answer the verdict rests on.
+    followup: Option<u64>,
 }
 
 impl Judgement {
@@ -61,6 +63,7 @@ impl Judgement {
             note,
             status,
             error: None,
+            followup: None,
         }
     }
 }
@@ -113,7 +116,31 @@ fn judge(ev: &Evidence, x: &Exchange<'_>) -> Judgement {
     };
     if (200..300).contains(&status) && broken.is_none() {
         // HTTP+SSE: the POST's 2xx is the transport's acknowledgement; a refusal would
-        // have come on the event stream, and none came within the per-request timeout.
+        // have come on the event stream. A current collector follows the request with a
+        // normal `tools/list` (as on stdio): when that was answered and nothing answered
+        // the null id, the server dropped it silently.
+        if let Some(f) = answer
+            .is_none()
+            .then(|| sse_followup_answered(ev))
+            .flatten()
+            .filter(|_| x.stream_error().is_none())
+        {
+            let mut j = Judgement::new(
+                LegOutcome::Unknown,
+                format!(
+                    "{shown}, the HTTP+SSE acknowledgement, and no answer to the null id on the event stream, \
+                     while the tools/list sent after it (record #{f}) was answered: the server dropped it \
+                     silently. The transport acknowledges every message so, as on stdio, a message dropped \
+                     as invalid and a request taken for a notification look the same; neither a refusal nor \
+                     an acceptance is observed (a JSON-RPC error answering the null id would have been the \
+                     refusal)"
+                ),
+                Some(status),
+            );
+            j.followup = Some(f);
+            return j;
+        }
+        // Before the follow-up: no refusal came within the per-request timeout.
         if let Some(e) = x
             .stream_error()
             .filter(|e| e.kind == mcp_probe_schema::model::ErrorKind::Timeout)
@@ -136,6 +163,19 @@ fn judge(ev: &Evidence, x: &Exchange<'_>) -> Judgement {
         }
     }
     bare(resp, broken, &shown)
+}
+
+/// HTTP+SSE: the seq of the follow-up `tools/list` (leg [`leg::NULL_ID_FOLLOWUP`]) when
+/// the event stream carried its answer. `None` in a bundle from before the follow-up.
+fn sse_followup_answered(ev: &Evidence) -> Option<u64> {
+    if !ev.is_sse() {
+        return None;
+    }
+    let f = wire::last(ev, leg::NULL_ID_FOLLOWUP)?.ok()?;
+    let sent = f.request_json()?.get("id").cloned()?;
+    f.answer()
+        .filter(|a| a.get("id") == Some(&sent))
+        .map(|_| f.seq())
 }
 
 /// ERROR when the recorded request does not carry `"id": null`: it tests nothing here.
@@ -351,7 +391,9 @@ fn judge_stdio(ev: &Evidence, null_seq: u64, followup: u64) -> Judgement {
 
 impl Check for Check7_1_2 {
     fn legs(&self, _era: Option<Era>) -> Legs {
-        // The follow-up exists on stdio only (written after the null-id request there).
+        // The follow-up exists on stdio (written after the null-id request there) and, in
+        // bundles of a current collector, on HTTP+SSE when the null-id request was
+        // acknowledged without an answer.
         Legs::with_optional(&[leg::NULL_ID], &[leg::NULL_ID_FOLLOWUP])
     }
 
@@ -369,6 +411,7 @@ impl Check for Check7_1_2 {
                     }
                     _ => judge(ev, &x),
                 };
+                seqs.extend(j.followup);
                 let rev = ev
                     .revision()
                     .map(line)
@@ -413,6 +456,7 @@ mod tests {
     use crate::grade::run;
     use crate::verdict::Verdict;
     use mcp_probe_schema::model::{ErrorKind, Observation, Record, TransportError};
+    use mcp_probe_schema::vocab::LegId;
 
     const NULL_REQ: &str = r#"{"jsonrpc":"2.0","id":null,"method":"tools/list","params":{}}"#;
 
@@ -494,6 +538,67 @@ mod tests {
         };
         let o = graded(vec![ack(), event("", Some(reset))]);
         assert_eq!(o.verdict, Verdict::Error, "{o:?}");
+    }
+
+    #[test]
+    fn on_http_sse_a_null_id_unanswered_while_the_followup_was_answered_is_unknown_at_once() {
+        use crate::fixture::sse_evidence;
+        use mcp_probe_schema::model::SseEvent;
+        let event = |legs: &[LegId], request: u64, data: &str| {
+            let mut r = skipped(legs, "");
+            r.observation = Observation::SseEvent(SseEvent {
+                stream: 0,
+                request: Some(request),
+                event: None,
+                data: data.into(),
+                data_length: None,
+                id: None,
+                retry: None,
+                error: None,
+            });
+            r
+        };
+        let ack =
+            |legs: &[LegId], body: &str| exchange(legs, body, 202, "text/plain", "Accepted", &[]);
+        const FOLLOWUP: &str = r#"{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{}}"#;
+        let listed = r#"{"jsonrpc":"2.0","id":9,"result":{"tools":[]}}"#;
+        let graded = |records: Vec<Record>| {
+            let ev = sse_evidence(
+                Some(session(Some("2024-11-05"), json!({"tools": {}}), None)),
+                records,
+            );
+            run(&C7_1_2, &ev, &Context::default())
+        };
+        // Records: 0 the null-id POST, 1 the follow-up POST, 2 the follow-up's answer.
+        let o = graded(vec![
+            ack(&[leg::NULL_ID], NULL_REQ),
+            ack(&[leg::NULL_ID_FOLLOWUP], FOLLOWUP),
+            event(&[leg::NULL_ID_FOLLOWUP], 1, listed),
+        ]);
+        assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
+        has(&o, &["dropped it", "silently", "record #1"]);
+        assert_eq!(o.records, vec![0, 1]);
+        // A refusal of the null id still passes, before or after the follow-up's answer.
+        let refusal =
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}"#;
+        for late in [false, true] {
+            let mut records = vec![
+                ack(&[leg::NULL_ID], NULL_REQ),
+                ack(&[leg::NULL_ID_FOLLOWUP], FOLLOWUP),
+                event(&[leg::NULL_ID_FOLLOWUP], 1, listed),
+            ];
+            records.insert(if late { 3 } else { 1 }, event(&[leg::NULL_ID], 0, refusal));
+            let o = graded(records);
+            assert_eq!(o.verdict, Verdict::Pass, "late {late}: {o:?}");
+        }
+        // A follow-up that drew no answer proves nothing: as in an older bundle, the
+        // null-id request without an answer then reads by its stream record.
+        let o = graded(vec![
+            ack(&[leg::NULL_ID], NULL_REQ),
+            ack(&[leg::NULL_ID_FOLLOWUP], FOLLOWUP),
+        ]);
+        assert_ne!(o.verdict, Verdict::Unknown, "{o:?}");
+        assert!(!o.evidence.contains("silently"), "{o:?}");
     }
 
     fn has(o: &Outcome, words: &[&str]) {
