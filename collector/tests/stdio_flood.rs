@@ -22,8 +22,9 @@ const CAP: u64 = 4 << 20;
 const BODY_CAP: u64 = 64 << 10;
 /// `--timeout`, seconds.
 const TIMEOUT: u64 = 1;
-/// `--target-timeout`, seconds.
-const TARGET_TIMEOUT: u64 = 4;
+/// `--target-timeout`, seconds: shorter than the unanswered requests of a run take at
+/// one `--timeout` each, so a server that never answers is always cut by it.
+const TARGET_TIMEOUT: u64 = 2;
 /// What the run may take beyond the target deadline: the line being handled when it
 /// passed, stopping the server (SIGTERM, 0.5 s, SIGKILL), the lines still queued, and
 /// sealing, in a debug build on two shared cores (about 3.5 s when measured alone).
