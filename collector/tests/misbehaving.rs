@@ -47,18 +47,34 @@ struct Outcome {
     elapsed: Duration,
     bundle: Vec<u8>,
     v: Option<mcp_probe_schema::Verified>,
+    /// Peak RSS of the collector, KiB, when the run was measured ([`run_measured`]).
+    rss_kib: Option<u64>,
 }
 
 /// Run `mcp-collect --token-env … --timeout 3 --target-timeout 8 EXTRA… URL` against a new
 /// server for `case` (body cap as the server should assume it).
 fn run(case: Case, extra: &[&str], body_cap: usize) -> Outcome {
+    run_as(case, extra, body_cap, false)
+}
+
+/// [`run`] under `support/maxrss.py`: the collector's peak RSS measured from outside.
+fn run_measured(case: Case, extra: &[&str], body_cap: usize) -> Outcome {
+    run_as(case, extra, body_cap, true)
+}
+
+fn run_as(case: Case, extra: &[&str], body_cap: usize, measured: bool) -> Outcome {
     let name = format!("{case:?}");
     let name: String = name.chars().take(120).collect();
     let mut rng = Rng::from_entropy();
     let token = misbehave::random_token(&mut rng, 40);
     let srv = misbehave::start(case, &token, body_cap);
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut c = support::collect_cmd(&dir);
+    let report = dir.path().join("rss");
+    let mut c = if measured {
+        support::measured_cmd(&dir, &report)
+    } else {
+        support::collect_cmd(&dir)
+    };
     let (timeout, target_timeout) = (TIMEOUT.to_string(), TARGET_TIMEOUT.to_string());
     c.args(["--token-env", "MISBEHAVE_TOKEN", "--timeout", &timeout])
         .args(["--target-timeout", &target_timeout])
@@ -95,6 +111,7 @@ fn run(case: Case, extra: &[&str], body_cap: usize) -> Outcome {
         elapsed,
         bundle,
         v,
+        rss_kib: support::max_rss_kib(&report),
     }
 }
 
@@ -741,4 +758,41 @@ proptest::proptest! {
             }
         }
     }
+}
+
+/// `--bundle-cap` of the flood cases: 4 MiB.
+const FLOOD_CAP: u64 = 4 << 20;
+
+#[test]
+fn endless_sse_events_on_a_response_stream_are_bounded() {
+    let cap = FLOOD_CAP.to_string();
+    let o = run_measured(
+        Case::EndlessSseEvents,
+        &["--bundle-cap", &cap, "--body-cap", "65536"],
+        64 << 10,
+    );
+    let rss = o.rss_kib.expect("measured");
+    eprintln!(
+        "misbehaving EndlessSseEvents: peak RSS {:.1} MiB, {:.2} s, bundle {} bytes",
+        rss as f64 / 1024.0,
+        o.elapsed.as_secs_f64(),
+        o.bundle.len()
+    );
+    assert!(rss <= (FLOOD_CAP + (64 << 20)) / 1024, "peak RSS {rss} KiB");
+    let v = o.sealed(0);
+    assert!(
+        o.bundle.len() as u64 <= FLOOD_CAP + (1 << 20),
+        "{}",
+        o.bundle.len()
+    );
+    // Each stream was read to the read limit (or the timeout), never read as an answer.
+    let r = response(o.first_http(leg::INVENTORY_TOOLS));
+    assert!(
+        matches!(r.body.end, BodyEnd::LimitReached | BodyEnd::Error(_)),
+        "{:?}",
+        r.body.end
+    );
+    assert!(r.body.bytes.len() <= 64 << 10);
+    assert!(!o.inventory().tools.complete);
+    let _ = v;
 }

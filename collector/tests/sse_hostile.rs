@@ -43,6 +43,9 @@ enum Case {
     /// Well-behaved, except that a message with `"id": null` is acknowledged and
     /// dropped: no answer ever comes for it (the lab's SDKs do this).
     DropsNullId,
+    /// After the `endpoint` event, JSON-RPC notification events without pause and
+    /// without end; no POST is ever answered.
+    EventFlood,
 }
 
 struct Server {
@@ -130,7 +133,7 @@ fn start(case: Case) -> Server {
             }
             let out = if req.method == "POST" && req.path.starts_with("/messages") {
                 let dropped = case == Case::DropsNullId && req.json()["id"].is_null();
-                if case != Case::DripNoAnswer && !dropped {
+                if !matches!(case, Case::DripNoAnswer | Case::EventFlood) && !dropped {
                     if let Some(a) = answer(&req.json(), case == Case::HugeAnswer) {
                         let ev = chunk(&format!("event: message\r\ndata: {a}\r\n\r\n"));
                         for s in streams.lock().expect("streams lock").iter_mut() {
@@ -185,6 +188,16 @@ fn serve_stream(
             forever(w, &chunk(": keep-alive\r\n\r\n"));
         }
         Case::NoEndpoint => forever(w, &chunk(": keep-alive\r\n\r\n")),
+        Case::EventFlood => {
+            let _ = w.write_all(&endpoint("/messages/?session_id=s1"));
+            let ev = "event: message\r\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"flood\"}}\r\n\r\n";
+            let block = chunk(&ev.repeat(64 * 1024 / ev.len()));
+            while !stop.load(Ordering::SeqCst) && t0.elapsed() < Duration::from_secs(60) {
+                if w.write_all(&block).is_err() {
+                    return;
+                }
+            }
+        }
         Case::Garbage => forever(w, &chunk(&"x".repeat(4096))),
         Case::ForeignEndpoint => {
             let _ = w.write_all(&endpoint(&format!(
@@ -214,13 +227,28 @@ fn run(case: Case) -> Outcome {
 }
 
 fn run_with(case: Case, extra: &[&str]) -> Outcome {
+    run_as(case, extra, false).0
+}
+
+/// [`run_with`] under `support/maxrss.py`: also the collector's peak RSS, KiB.
+fn run_measured(case: Case, extra: &[&str]) -> (Outcome, u64) {
+    let (o, rss) = run_as(case, extra, true);
+    (o, rss.expect("measured"))
+}
+
+fn run_as(case: Case, extra: &[&str], measured: bool) -> (Outcome, Option<u64>) {
     let srv = start(case);
     let (t, tt) = (TIMEOUT.to_string(), TARGET_TIMEOUT.to_string());
     let t0 = Instant::now();
     let mut args = vec!["--timeout", &t, "--target-timeout", &tt, "--info"];
     args.extend_from_slice(extra);
     args.push(&srv.origin);
-    let run = support::collect(&args, &[]);
+    let (run, rss) = if measured {
+        let (run, rss) = support::collect_measured(&args);
+        (run, Some(rss))
+    } else {
+        (support::collect(&args, &[]), None)
+    };
     let elapsed = t0.elapsed();
     assert!(
         elapsed < Duration::from_secs(TARGET_TIMEOUT + 15),
@@ -236,13 +264,16 @@ fn run_with(case: Case, extra: &[&str]) -> Outcome {
     assert_eq!(bundles.len(), 1, "{case:?}: {}", run.describe());
     let v = support::open(&bundles[0]);
     let records = v.records.clone();
-    Outcome {
-        srv,
-        run,
-        elapsed,
-        v,
-        records,
-    }
+    (
+        Outcome {
+            srv,
+            run,
+            elapsed,
+            v,
+            records,
+        },
+        rss,
+    )
 }
 
 fn events(o: &Outcome) -> Vec<&SseEvent> {
@@ -459,4 +490,33 @@ fn a_null_id_dropped_silently_costs_one_round_trip_not_the_timeout() {
     assert!(body["id"].is_i64(), "{body}");
     assert!(v.records.iter().any(|r| matches!(&r.observation,
         Observation::SseEvent(e) if e.request == Some(followup.seq) && e.data.contains("ping_tool"))));
+}
+
+#[test]
+fn an_endless_flood_of_events_is_bounded_in_memory_time_and_bundle() {
+    let cap: u64 = 4 << 20;
+    let (o, rss) = run_measured(
+        Case::EventFlood,
+        &["--bundle-cap", &cap.to_string(), "--body-cap", "65536"],
+    );
+    eprintln!(
+        "sse_hostile EventFlood: peak RSS {:.1} MiB, {:.2} s, {} records, bundle {} bytes",
+        rss as f64 / 1024.0,
+        o.elapsed.as_secs_f64(),
+        o.records.len(),
+        std::fs::metadata(&o.run.bundles()[0])
+            .map(|m| m.len())
+            .unwrap_or(0)
+    );
+    assert!(rss <= (cap + (64 << 20)) / 1024, "peak RSS {rss} KiB");
+    // The stream ended at the read limit or the wait at its timeout: a typed error.
+    assert!(
+        matches!(ending(&o), Some(ErrorKind::Protocol | ErrorKind::Timeout)),
+        "{:?}",
+        ending(&o)
+    );
+    let size = std::fs::metadata(&o.run.bundles()[0])
+        .expect("bundle")
+        .len();
+    assert!(size <= cap + (1 << 20), "bundle {size} bytes");
 }

@@ -179,6 +179,7 @@ pub fn stdio_record<L: AsRef<str>>(legs: &[L], sent: Option<&str>, lines: &[&str
             })
             .collect(),
         error: None,
+        unkept: None,
     });
     r
 }

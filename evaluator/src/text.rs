@@ -442,6 +442,19 @@ fn stdio(out: &mut dyn Write, x: &StdioExchange) -> io::Result<()> {
             bytes_line(&l.bytes)
         )?;
     }
+    if let Some(u) = &x.unkept {
+        writeln!(
+            out,
+            "  stdout < +{}..+{}: {} more line(s), {} bytes, counted not stored ({} JSON-RPC, {} cut; sha256 {})",
+            millis(u.first_at_us),
+            millis(u.last_at_us),
+            u.lines,
+            u.bytes,
+            u.jsonrpc,
+            u.cut,
+            hex::encode(&u.sha256)
+        )?;
+    }
     if let Some(e) = &x.error {
         writeln!(
             out,

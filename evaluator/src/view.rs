@@ -233,6 +233,10 @@ enum ObservationJ {
         sent: Option<BodyJ>,
         received: Vec<StdioLineJ>,
         error: Option<ErrorJ>,
+        /// Stdout lines counted instead of stored (past the run's share of
+        /// `--bundle-cap`); absent when every line read was stored.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        unkept: Option<StdioUnkeptJ>,
     },
     /// The stdio server's process.
     StdioProcess {
@@ -262,6 +266,18 @@ enum ObservationJ {
         retry: Option<u64>,
         error: Option<ErrorJ>,
     },
+}
+
+/// `StdioExchange.unkept` (docs/bundle.md), its hash in hex.
+#[derive(Serialize, JsonSchema)]
+struct StdioUnkeptJ {
+    lines: u64,
+    bytes: u64,
+    jsonrpc: u64,
+    cut: u64,
+    sha256: String,
+    first_at_us: u64,
+    last_at_us: u64,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -593,6 +609,15 @@ fn observation(o: &Observation) -> ObservationJ {
                 })
                 .collect(),
             error: x.error.as_ref().map(transport_error),
+            unkept: x.unkept.as_ref().map(|u| StdioUnkeptJ {
+                lines: u.lines,
+                bytes: u.bytes,
+                jsonrpc: u.jsonrpc,
+                cut: u.cut,
+                sha256: hex::encode(&u.sha256),
+                first_at_us: u.first_at_us,
+                last_at_us: u.last_at_us,
+            }),
         },
         Observation::StdioProcess(p) => ObservationJ::StdioProcess {
             argv: p.argv.clone(),

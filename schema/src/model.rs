@@ -342,6 +342,45 @@ pub struct StdioExchange {
     /// failed), typed as a transport error.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<TransportError>,
+    /// Stdout lines read while this record was open but not stored in `received`: the
+    /// run had already stored as many lines as its share of `--bundle-cap` allows
+    /// (`run.bundle_capped_from`). Absent when every line read is in `received`, and in
+    /// bundles from before the bound existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unkept: Option<StdioUnkept>,
+}
+
+/// Stdout lines counted, measured and hashed instead of stored (see
+/// [`StdioExchange::unkept`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct StdioUnkept {
+    /// How many lines.
+    pub lines: u64,
+    /// Their whole lengths, summed (newlines not counted).
+    pub bytes: u64,
+    /// Of them, lines that parsed as one JSON-RPC 2.0 message or batch.
+    pub jsonrpc: u64,
+    /// Of them, lines longer than the run's body cap (not judged: neither JSON-RPC nor
+    /// not).
+    pub cut: u64,
+    /// SHA-256 of the lines as they would have been stored (each line's bytes up to the
+    /// body cap, before redaction, followed by one `\n`), in order.
+    #[serde(with = "serde_bytes")]
+    pub sha256: Vec<u8>,
+    /// Microseconds after the record's `started_at` when the first of them was read.
+    pub first_at_us: u64,
+    /// The same for the last.
+    pub last_at_us: u64,
+}
+
+impl StdioUnkept {
+    /// The lines that are neither JSON-RPC messages nor cut: lines the server wrote on
+    /// stdout that are not protocol messages.
+    pub fn non_protocol(&self) -> u64 {
+        self.lines
+            .saturating_sub(self.jsonrpc)
+            .saturating_sub(self.cut)
+    }
 }
 
 /// One line read on a stdio server's stdout.

@@ -16,7 +16,8 @@
 //! [`Journal::records`] reads the file back. Sealing streams the journal into the
 //! COSE_Sign1 ([`mcp_probe_schema::seal::sign`]) so memory does not grow with the
 //! bundle. Past `--bundle-cap` bytes, HTTP bodies are stored as length and SHA-256 only
-//! and `run.bundle_capped_from` says from which record.
+//! and `run.bundle_capped_from` says from which record (on a stdio target: the first
+//! record whose stdout lines past the run's share of the cap were counted, `unkept`).
 //!
 //! **The journal file** is a CBOR sequence of byte strings: a header item (run id,
 //! start time, options, target), then records (each a plain byte string holding the
@@ -445,6 +446,14 @@ impl Journal {
             redactions: Vec::new(),
         };
         let mut bytes = self.redacted_bytes(&mut record);
+        if self.capped_from.is_none()
+            && matches!(&record.observation, Observation::Stdio(x) if x.unkept.is_some())
+        {
+            // A stdio record whose stdout lines were counted instead of stored: the
+            // run's share of the cap for lines was spent.
+            self.capped_from = Some(seq);
+            self.update(&Update::CappedFrom(seq));
+        }
         if self.capped_from.is_some() {
             if strip_bodies(&mut record) {
                 bytes = encode_record(&record);

@@ -271,8 +271,16 @@ impl Probe<'_> {
                 },
             };
         }
+        // Checked before each item: a stream that is never empty keeps `recv` ready.
         let left = deadline.saturating_duration_since(Instant::now());
-        match tokio::time::timeout(left, session.rx.recv()).await {
+        let next = if left.is_zero() {
+            Err(())
+        } else {
+            tokio::time::timeout(left, session.rx.recv())
+                .await
+                .map_err(|_| ())
+        };
+        match next {
             Ok(Some(item)) => item,
             Ok(None) => Item::End {
                 at: now_us(),
@@ -281,7 +289,7 @@ impl Probe<'_> {
                     message: "the event stream reader stopped".into(),
                 },
             },
-            Err(_) => Item::End {
+            Err(()) => Item::End {
                 at: now_us(),
                 error: TransportError {
                     kind: ErrorKind::Timeout,
@@ -369,7 +377,11 @@ impl Probe<'_> {
     ) -> Reply {
         // What the stream carried since the last wait came before this request: it is
         // recorded first (an answer to an earlier request still names that request).
-        while let Ok(item) = session.rx.try_recv() {
+        // At most what was queued: the reader refills the queue as it drains.
+        for _ in 0..super::stream::STREAM_QUEUE {
+            let Ok(item) = session.rx.try_recv() else {
+                break;
+            };
             self.record_item(&mut session, item, None, &[leg::ENDPOINT_SSE]);
         }
         let req = Request {
@@ -433,7 +445,14 @@ impl Probe<'_> {
         legs: &[LegId],
     ) -> Awaited {
         let deadline = Instant::now() + self.client.timeout();
+        let mut read = 0u32;
         loop {
+            // A stream that never empties: the runtime (the per-target deadline, a
+            // signal) gets its turn every few events.
+            read = read.wrapping_add(1);
+            if read % 256 == 0 {
+                tokio::task::yield_now().await;
+            }
             let item = self.take_item(session, deadline).await;
             if let Item::End { at, error } = item {
                 self.record_end(session.stream_seq, at, &error, Some(seq), legs);
@@ -529,7 +548,11 @@ impl Probe<'_> {
         let Some(mut session) = self.sse.take() else {
             return;
         };
-        while let Ok(item) = session.rx.try_recv() {
+        // At most what was queued: the reader refills the queue as it drains.
+        for _ in 0..super::stream::STREAM_QUEUE {
+            let Ok(item) = session.rx.try_recv() else {
+                break;
+            };
             self.record_item(&mut session, item, None, &[leg::ENDPOINT_SSE]);
         }
         while let Some(deadline) = session.pending.iter().map(|(_, _, d)| *d).min() {

@@ -17,6 +17,11 @@ use crate::transport::http::EventStream;
 /// that streams without end, or one endless line).
 pub const STREAM_READ_LIMIT: u64 = 16 << 20;
 
+/// Events in flight between the stream's reader and the session at most: when the
+/// session does not keep up (each event is a record), the reader stops reading and the
+/// server's writes back up in TCP, instead of the events piling up in memory.
+pub const STREAM_QUEUE: usize = 256;
+
 /// One item the stream reader hands over: an event, or how the stream ended.
 #[derive(Debug)]
 pub(crate) enum Item {
@@ -32,7 +37,7 @@ pub struct SseSession {
     /// The URL the `endpoint` event named.
     pub post_url: Url,
     pub(crate) stream_seq: u64,
-    pub(crate) rx: mpsc::UnboundedReceiver<Item>,
+    pub(crate) rx: mpsc::Receiver<Item>,
     pub(crate) task: tokio::task::JoinHandle<()>,
     pub(crate) ended: Option<TransportError>,
     /// Requests sent on this session, by JSON-RPC id (as JSON text): their `POST`
@@ -54,11 +59,12 @@ pub(crate) fn now_us() -> i64 {
     chrono::Utc::now().timestamp_micros()
 }
 
-/// Read `stream` until it ends, handing each event over; stops at the read limit.
+/// Read `stream` until it ends, handing each event over through a queue of
+/// [`STREAM_QUEUE`] events; stops at the read limit.
 pub(crate) fn spawn_reader(
     mut stream: EventStream,
-) -> (mpsc::UnboundedReceiver<Item>, tokio::task::JoinHandle<()>) {
-    let (tx, rx) = mpsc::unbounded_channel();
+) -> (mpsc::Receiver<Item>, tokio::task::JoinHandle<()>) {
+    let (tx, rx) = mpsc::channel(STREAM_QUEUE);
     let task = tokio::spawn(async move {
         let mut parser = sse::Parser::new();
         let mut read = 0u64;
@@ -75,6 +81,7 @@ pub(crate) fn spawn_reader(
                                 at: now_us(),
                                 event,
                             })
+                            .await
                             .is_err()
                         {
                             return;
@@ -102,10 +109,12 @@ pub(crate) fn spawn_reader(
                 Err(e) => break e,
             }
         };
-        let _ = tx.send(Item::End {
-            at: now_us(),
-            error,
-        });
+        let _ = tx
+            .send(Item::End {
+                at: now_us(),
+                error,
+            })
+            .await;
     });
     (rx, task)
 }

@@ -181,7 +181,13 @@ pub(super) async fn collect_stdio(
     stage("launching the stdio server");
     let spawned_at = now_us();
     let started = Instant::now();
-    let child = match StdioChild::spawn(&sp.launch, run.options.body_cap) {
+    // Stdout lines may take half of the bundle cap: the rest is for the other records
+    // (the process record, its stderr, the skipped legs) and the unkept counts.
+    let bundle_cap = lock(j)
+        .options()
+        .bundle_cap
+        .unwrap_or(crate::journal::DEFAULT_BUNDLE_CAP);
+    let child = match StdioChild::spawn(&sp.launch, run.options.body_cap, bundle_cap / 2) {
         Ok(c) => Arc::new(c),
         Err(e) => {
             let why = e.to_string();

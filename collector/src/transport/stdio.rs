@@ -12,6 +12,14 @@
 //! * Every stdout line is kept, whatever it holds: a line that is not a JSON-RPC message
 //!   is evidence (5.3.1). Lines and stderr are capped at the run's body cap; the length
 //!   that crossed the pipe is kept beside them.
+//! * Bounded whatever the server writes. The stdout reader hands lines over through a
+//!   queue of at most [`QUEUE_BYTES`]: when it is full the reader stops reading, so a
+//!   server that writes without end blocks on its own stdout. Over a whole run, lines are
+//!   stored only until they cost the share of `--bundle-cap` given at spawn (each line
+//!   its stored bytes plus [`LINE_OVERHEAD`]); later lines are counted, measured and
+//!   hashed in the record's `unkept` instead, except an awaited answer, which is always
+//!   stored. The wait for an answer checks its deadline on every line and yields every
+//!   [`YIELD_EVERY`] lines, so a flood cannot hold off the per-target deadline.
 //! * [`StdioChild::stop`] ends the process: stdin closed, a short grace to exit, then
 //!   SIGTERM to the group, then SIGKILL; it reaps the child (no zombie). Dropping the
 //!   handle does the same, as a backstop.
@@ -24,11 +32,24 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use mcp_probe_schema::model::{
-    CredentialArg, ErrorKind, ProcessExit, StdioExchange, StdioLine, StdioProcess, TransportError,
+    CredentialArg, ErrorKind, ProcessExit, StdioExchange, StdioLine, StdioProcess, StdioUnkept,
+    TransportError,
 };
 use mcp_probe_schema::vocab::LegId;
 use serde_json::Value;
+use sha2::{Digest, Sha256};
 use tokio::sync::mpsc;
+
+/// Stdout bytes in flight between the reader thread and the run at most (each line
+/// counted as its stored bytes plus [`LINE_OVERHEAD`]).
+pub const QUEUE_BYTES: u64 = 4 << 20;
+
+/// What one stored line costs beyond its bytes (the record's per-line fields and
+/// allocations), for the queue and the storage budget.
+pub const LINE_OVERHEAD: u64 = 96;
+
+/// The wait for an answer yields to the runtime after this many lines.
+pub const YIELD_EVERY: u64 = 256;
 
 /// The variables passed on from the collector's environment when set: what a program
 /// needs to be found and to find its own files, nothing that carries a credential.
@@ -183,6 +204,58 @@ struct Line {
     length: u64,
 }
 
+impl Line {
+    /// What the line costs in the queue and in the storage budget.
+    fn cost(&self) -> u64 {
+        self.bytes.len() as u64 + LINE_OVERHEAD
+    }
+}
+
+/// The byte budget of the stdout queue: the reader waits while a line would pass
+/// [`QUEUE_BYTES`] (a line alone always passes, so an oversized line cannot wedge it).
+#[derive(Debug, Default)]
+struct Flow {
+    in_flight: Mutex<u64>,
+    room: std::sync::Condvar,
+    /// Set when the child handle goes: the reader stops waiting (and then stops).
+    closed: std::sync::atomic::AtomicBool,
+}
+
+impl Flow {
+    /// Wait for room for `cost`; false when the run is gone.
+    fn acquire(&self, cost: u64) -> bool {
+        use std::sync::atomic::Ordering;
+        let mut g = self.in_flight.lock().unwrap_or_else(|p| p.into_inner());
+        while *g > 0 && *g + cost > QUEUE_BYTES {
+            if self.closed.load(Ordering::SeqCst) {
+                return false;
+            }
+            g = self
+                .room
+                .wait_timeout(g, Duration::from_millis(200))
+                .map(|(g, _)| g)
+                .unwrap_or_else(|p| p.into_inner().0);
+        }
+        *g += cost;
+        !self.closed.load(Ordering::SeqCst)
+    }
+
+    fn release(&self, cost: u64) {
+        let mut g = self.in_flight.lock().unwrap_or_else(|p| p.into_inner());
+        *g = g.saturating_sub(cost);
+        self.room.notify_all();
+    }
+
+    fn in_flight(&self) -> u64 {
+        *self.in_flight.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn close(&self) {
+        self.closed.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.room.notify_all();
+    }
+}
+
 /// What the reader thread sends: a line, or the end of stdout.
 #[derive(Debug)]
 enum FromStdout {
@@ -218,8 +291,11 @@ pub struct StdioChild {
     /// The result of the last write the writer thread tried.
     write_error: Arc<Mutex<Option<String>>>,
     stdout: tokio::sync::Mutex<(mpsc::UnboundedReceiver<FromStdout>, Option<String>)>,
+    /// The byte budget of the stdout queue.
+    flow: Arc<Flow>,
+    /// What storing more stdout lines may still cost over the run (see the module docs).
+    keep_left: Mutex<u64>,
     stderr: Arc<Mutex<(Vec<u8>, u64)>>,
-    cap: usize,
     /// The process facts once stopped (idempotent stop).
     stopped: Mutex<Option<(Option<ProcessExit>, String)>>,
     /// An exchange abandoned before its answer (its future was dropped: a deadline or a
@@ -238,13 +314,55 @@ pub struct Abandoned {
     pub exchange: StdioExchange,
 }
 
+/// An exchange being filled: the record, and the hash of its unkept lines so far.
+struct Filling {
+    x: StdioExchange,
+    unkept_hash: Option<Sha256>,
+}
+
+impl Filling {
+    fn new(sent: Option<Vec<u8>>) -> Filling {
+        Filling {
+            x: StdioExchange {
+                sent,
+                ..empty_exchange()
+            },
+            unkept_hash: None,
+        }
+    }
+
+    /// Count `l` in `unkept` (`jsonrpc`: it parsed as JSON-RPC; `at_us` as in a line).
+    fn count_unkept(&mut self, l: &Line, jsonrpc: bool, at_us: u64) {
+        let u = self.x.unkept.get_or_insert_with(|| StdioUnkept {
+            first_at_us: at_us,
+            ..StdioUnkept::default()
+        });
+        u.lines += 1;
+        u.bytes += l.length;
+        u.jsonrpc += u64::from(jsonrpc);
+        u.cut += u64::from((l.bytes.len() as u64) < l.length);
+        u.last_at_us = at_us;
+        let h = self.unkept_hash.get_or_insert_with(Sha256::new);
+        h.update(&l.bytes);
+        h.update(b"\n");
+    }
+
+    /// The record, with the hash of its unkept lines.
+    fn done(mut self) -> StdioExchange {
+        if let (Some(u), Some(h)) = (self.x.unkept.as_mut(), self.unkept_hash.take()) {
+            u.sha256 = h.finalize().to_vec();
+        }
+        self.x
+    }
+}
+
 /// The exchange being waited for; dropped unfinished, it leaves itself in the child's
 /// `abandoned` slot.
 struct InFlight<'a> {
     slot: &'a Mutex<Option<Abandoned>>,
     legs: &'a [LegId],
     start: Instant,
-    x: Option<StdioExchange>,
+    x: Option<Filling>,
 }
 
 fn empty_exchange() -> StdioExchange {
@@ -252,23 +370,31 @@ fn empty_exchange() -> StdioExchange {
         sent: None,
         received: Vec::new(),
         error: None,
+        unkept: None,
     }
 }
 
 impl InFlight<'_> {
+    fn f(&mut self) -> &mut Filling {
+        self.x.get_or_insert_with(|| Filling::new(None))
+    }
+
     fn x(&mut self) -> &mut StdioExchange {
-        self.x.get_or_insert_with(empty_exchange)
+        &mut self.f().x
     }
 
     /// The finished exchange (the drop then leaves nothing behind).
     fn finish(mut self) -> StdioExchange {
-        self.x.take().unwrap_or_else(empty_exchange)
+        self.x
+            .take()
+            .map(Filling::done)
+            .unwrap_or_else(empty_exchange)
     }
 }
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
-        if let Some(mut x) = self.x.take() {
+        if let Some(mut x) = self.x.take().map(Filling::done) {
             x.error = Some(TransportError {
                 kind: ErrorKind::Timeout,
                 message: "no answer before the run stopped (its deadline or a signal)".into(),
@@ -290,21 +416,26 @@ impl std::fmt::Debug for StdioChild {
 
 /// True for a line holding one JSON-RPC message or a batch of them.
 pub fn is_jsonrpc(bytes: &[u8]) -> bool {
+    serde_json::from_slice::<Value>(bytes).is_ok_and(|v| jsonrpc_value(&v))
+}
+
+/// [`is_jsonrpc`] on a parsed line.
+fn jsonrpc_value(v: &Value) -> bool {
     let one = |v: &Value| {
         v.as_object()
             .is_some_and(|o| o.get("jsonrpc").and_then(Value::as_str) == Some("2.0"))
     };
-    match serde_json::from_slice::<Value>(bytes) {
-        Ok(Value::Array(a)) => !a.is_empty() && a.iter().all(one),
-        Ok(v) => one(&v),
-        Err(_) => false,
+    match v {
+        Value::Array(a) => !a.is_empty() && a.iter().all(one),
+        v => one(v),
     }
 }
 
 impl StdioChild {
     /// Start `launch` with the clean environment; `cap` bounds each stored line and the
-    /// stored stderr.
-    pub fn spawn(launch: &Launch, cap: u64) -> Result<StdioChild, SpawnError> {
+    /// stored stderr, `keep` what the stdout lines stored over the whole run may cost
+    /// (module docs).
+    pub fn spawn(launch: &Launch, cap: u64, keep: u64) -> Result<StdioChild, SpawnError> {
         let program = launch.argv.first().cloned().unwrap_or_default();
         let mut cmd = Command::new(&program);
         cmd.args(&launch.argv[1.min(launch.argv.len())..])
@@ -348,9 +479,12 @@ impl StdioChild {
                 // Dropping `w` closes the child's stdin.
             });
         }
+        // Unbounded as a channel, bounded in bytes by `flow`.
         let (out_tx, out_rx) = mpsc::unbounded_channel();
+        let flow = Arc::new(Flow::default());
         if let Some(r) = stdout {
-            std::thread::spawn(move || read_lines(r, cap, &out_tx));
+            let flow = flow.clone();
+            std::thread::spawn(move || read_lines(r, cap, &out_tx, &flow));
         }
         let err_buf = Arc::new(Mutex::new((Vec::new(), 0u64)));
         if let Some(mut r) = stderr {
@@ -374,8 +508,9 @@ impl StdioChild {
             stdin: Mutex::new(Some(in_tx)),
             write_error,
             stdout: tokio::sync::Mutex::new((out_rx, None)),
+            flow,
+            keep_left: Mutex::new(keep),
             stderr: err_buf,
-            cap,
             stopped: Mutex::new(None),
             abandoned: Mutex::new(None),
         })
@@ -402,11 +537,7 @@ impl StdioChild {
             slot: &self.abandoned,
             legs,
             start,
-            x: Some(StdioExchange {
-                sent: Some(sent.to_vec()),
-                received: Vec::new(),
-                error: None,
-            }),
+            x: Some(Filling::new(Some(sent.to_vec()))),
         };
         let mut guard = self.stdout.lock().await;
         // Lines that arrived while no request was pending belong before this one: the
@@ -430,14 +561,28 @@ impl StdioChild {
             return (start, start.elapsed(), f.finish(), None);
         };
         let deadline = tokio::time::Instant::now() + timeout;
+        let mut read = 0u64;
         let answer = loop {
             if let Some(why) = &guard.1 {
                 f.x().error = Some(closed(why, &self.write_error));
                 break None;
             }
-            let next = tokio::time::timeout_at(deadline, guard.0.recv()).await;
+            // A server that writes without pause keeps `recv` ready: the deadline is
+            // checked on every line, and the runtime (the per-target deadline, a signal)
+            // gets its turn every few lines.
+            read += 1;
+            if read % YIELD_EVERY == 0 {
+                tokio::task::yield_now().await;
+            }
+            let next = if tokio::time::Instant::now() >= deadline {
+                Err(())
+            } else {
+                tokio::time::timeout_at(deadline, guard.0.recv())
+                    .await
+                    .map_err(|_| ())
+            };
             match next {
-                Err(_) => {
+                Err(()) => {
                     f.x().error = Some(TransportError {
                         kind: ErrorKind::Timeout,
                         message: format!(
@@ -452,10 +597,7 @@ impl StdioChild {
                     guard.1 = Some(why.unwrap_or_else(|| "stdout closed".into()));
                 }
                 Ok(Some(FromStdout::Line(l))) => {
-                    let msg = self.push(f.x(), start, l);
-                    if let Some(m) = msg
-                        .and_then(|msgs| mcp_probe_schema::derive::response_to(&msgs, id).cloned())
-                    {
+                    if let Some(m) = self.push(f.f(), start, l, Some(id)) {
                         break Some(m);
                     }
                 }
@@ -474,44 +616,77 @@ impl StdioChild {
             .take()
     }
 
-    /// Every stdout line queued now, without waiting: `None` when there is none (or an
-    /// exchange holds the stream). The record starts at its first line.
+    /// The stdout lines queued now, without waiting: `None` when there is none (or an
+    /// exchange holds the stream). The record starts at its first line. At most what was
+    /// queued when it started is taken: a server writing without pause refills the queue
+    /// as it drains.
     pub fn drain_now(&self) -> Option<(Instant, StdioExchange)> {
         let mut guard = self.stdout.try_lock().ok()?;
-        let mut lines = Vec::new();
-        while let Ok(m) = guard.0.try_recv() {
+        let limit = self.flow.in_flight();
+        let mut taken = 0u64;
+        let mut filling: Option<(Instant, Filling)> = None;
+        while taken < limit {
+            let Ok(m) = guard.0.try_recv() else { break };
             match m {
-                FromStdout::Line(l) => lines.push(l),
+                FromStdout::Line(l) => {
+                    taken += l.cost();
+                    let (start, f) = filling.get_or_insert_with(|| (l.at, Filling::new(None)));
+                    let start = *start;
+                    self.push(f, start, l, None);
+                }
                 FromStdout::Closed(why) => {
                     guard.1 = Some(why.unwrap_or_else(|| "stdout closed".into()));
                 }
             }
         }
-        let start = lines.first()?.at;
-        let mut x = StdioExchange {
-            sent: None,
-            received: Vec::new(),
-            error: None,
-        };
-        for l in lines {
-            self.push(&mut x, start, l);
-        }
-        Some((start, x))
+        let (start, f) = filling?;
+        Some((start, f.done()))
     }
 
-    fn push(&self, x: &mut StdioExchange, start: Instant, l: Line) -> Option<Vec<Value>> {
-        let jsonrpc = (l.bytes.len() as u64) == l.length && is_jsonrpc(&l.bytes);
-        let msgs = jsonrpc
-            .then(|| mcp_probe_schema::derive::messages_in(Some("application/json"), &l.bytes));
-        let mut bytes = l.bytes;
-        bytes.truncate(self.cap);
-        x.received.push(StdioLine {
-            at_us: l.at.saturating_duration_since(start).as_micros() as u64,
-            bytes,
-            length: l.length,
-            jsonrpc,
-        });
-        msgs
+    /// Take `cost` from the run's storage budget; false when it is spent.
+    fn keep(&self, cost: u64, always: bool) -> bool {
+        let mut left = self.keep_left.lock().unwrap_or_else(|p| p.into_inner());
+        if *left < cost && !always {
+            *left = 0;
+            return false;
+        }
+        *left = left.saturating_sub(cost);
+        true
+    }
+
+    /// Add `l` to the exchange being filled: stored while the run's budget lasts (the
+    /// answer to `id` always), else counted in `unkept`. Returns the JSON-RPC response
+    /// to `id` when the line holds it.
+    fn push(&self, f: &mut Filling, start: Instant, l: Line, id: Option<&Value>) -> Option<Value> {
+        let cost = l.cost();
+        self.flow.release(cost);
+        let whole = (l.bytes.len() as u64) == l.length;
+        let parsed = whole
+            .then(|| serde_json::from_slice::<Value>(&l.bytes).ok())
+            .flatten();
+        let jsonrpc = parsed.as_ref().is_some_and(jsonrpc_value);
+        let answer = match (id, parsed) {
+            (Some(id), Some(v)) if jsonrpc => {
+                let msgs = match v {
+                    Value::Array(a) => a,
+                    v => vec![v],
+                };
+                mcp_probe_schema::derive::response_to(&msgs, id).cloned()
+            }
+            _ => None,
+        };
+        let at_us = l.at.saturating_duration_since(start).as_micros() as u64;
+        if self.keep(cost, answer.is_some()) {
+            f.x.received.push(StdioLine {
+                at_us,
+                bytes: l.bytes,
+                length: l.length,
+                jsonrpc,
+            });
+        } else {
+            f.count_unkept(&l, jsonrpc, at_us);
+        }
+        answer
     }
 
     /// End the process (see [`Stop`]) and reap it; idempotent. Returns how it ended and
@@ -611,6 +786,7 @@ impl StdioChild {
 impl Drop for StdioChild {
     fn drop(&mut self) {
         let _ = self.stop(Stop::Now);
+        self.flow.close();
     }
 }
 
@@ -637,7 +813,11 @@ fn closed(why: &str, write_error: &Mutex<Option<String>>) -> TransportError {
     }
 }
 
-fn read_lines(r: impl Read, cap: usize, tx: &mpsc::UnboundedSender<FromStdout>) {
+/// The stdout reader: lines up to `cap` stored bytes each (the whole length counted),
+/// handed over within `flow`'s byte budget. A line without end is never held beyond
+/// `cap` bytes.
+fn read_lines(r: impl Read, cap: usize, tx: &mpsc::UnboundedSender<FromStdout>, flow: &Flow) {
+    let send = |l: Line| flow.acquire(l.cost()) && tx.send(FromStdout::Line(l)).is_ok();
     let mut r = std::io::BufReader::with_capacity(64 << 10, r);
     let mut cur: Vec<u8> = Vec::new();
     let mut length: u64 = 0;
@@ -654,11 +834,11 @@ fn read_lines(r: impl Read, cap: usize, tx: &mpsc::UnboundedSender<FromStdout>) 
         };
         if buf.is_empty() {
             if length > 0 {
-                let _ = tx.send(FromStdout::Line(Line {
+                let _ = send(Line {
                     at: Instant::now(),
                     bytes: std::mem::take(&mut cur),
                     length,
-                }));
+                });
             }
             let _ = tx.send(FromStdout::Closed(None));
             return;
@@ -683,7 +863,7 @@ fn read_lines(r: impl Read, cap: usize, tx: &mpsc::UnboundedSender<FromStdout>) 
                 length,
             };
             length = 0;
-            if tx.send(FromStdout::Line(line)).is_err() {
+            if !send(line) {
                 return;
             }
         }
@@ -800,7 +980,7 @@ mod tests {
             argv: argv(&["/bin/sh", "-c", script]),
             env: vec![("MCP_PROBE_TEST".into(), "1".into())],
         };
-        let child = StdioChild::spawn(&launch, 1 << 16).expect("spawns");
+        let child = StdioChild::spawn(&launch, 1 << 16, u64::MAX).expect("spawns");
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()

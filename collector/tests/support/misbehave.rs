@@ -624,6 +624,9 @@ pub enum Case {
     MalformedSse,
     /// The first `tools/list` answered with one `data:` line of `bytes` bytes, no newline.
     HugeSseLine { bytes: usize },
+    /// Every `tools/list` answered with an event stream of JSON-RPC notification events
+    /// written without pause and without end, never the answer.
+    EndlessSseEvents,
     /// `server/discover` answered 302 and every POST after the handshake 307, with a
     /// `Location` to the trap port carrying the token.
     Redirect,
@@ -1011,6 +1014,21 @@ impl Shared {
                 v.extend_from_slice(id.to_string().as_bytes());
                 v.extend_from_slice(b",\"result\":{\"tools\":[{\"name\":\"x\"}]}\n"); // no blank line: never dispatched
                 let _ = write_slowly(w, &v, stop);
+                return Next::Close;
+            }
+            Case::EndlessSseEvents if m == "tools/list" => {
+                let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n";
+                if w.write_all(head.as_bytes()).is_err() {
+                    return Next::Close;
+                }
+                let ev = b"event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"flood\"}}\n\n";
+                let block = sse_chunk(&ev.repeat(64 * 1024 / ev.len()));
+                let t0 = Instant::now();
+                while !stop.load(Ordering::SeqCst) && t0.elapsed() < STALL_MAX {
+                    if w.write_all(&block).is_err() {
+                        return Next::Close;
+                    }
+                }
                 return Next::Close;
             }
             Case::HugeSseLine { bytes } if m == "tools/list" && n == 0 => {

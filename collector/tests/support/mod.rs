@@ -94,6 +94,58 @@ pub fn collect(args: &[&str], envs: &[(&str, &str)]) -> Run {
     Run { out, dir }
 }
 
+/// The real Python interpreter (not a version manager's shim, which needs `HOME`).
+pub fn python() -> String {
+    static P: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    P.get_or_init(|| {
+        let out = Command::new("python3")
+            .args(["-c", "import sys; print(sys.executable)"])
+            .output()
+            .expect("python3 runs");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    })
+    .clone()
+}
+
+/// [`collect_cmd`] run under `support/maxrss.py`, which writes the collector's peak
+/// resident set size (KiB, measured from outside the process with `os.wait4`) and its
+/// exit code to `report`; read it with [`max_rss_kib`].
+pub fn measured_cmd(dir: &tempfile::TempDir, report: &Path) -> Command {
+    let mut c = Command::new(python());
+    c.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/maxrss.py"))
+        .arg(report)
+        .arg(env!("CARGO_BIN_EXE_mcp-collect"))
+        .env("MCP_PROBE_HOME", dir.path().join("home"))
+        .env_remove("HOME")
+        .arg("-o")
+        .arg(dir.path().join("out"));
+    c
+}
+
+/// The peak RSS, KiB, that `support/maxrss.py` wrote to `report`.
+pub fn max_rss_kib(report: &Path) -> Option<u64> {
+    std::fs::read_to_string(report)
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// [`collect`] under `support/maxrss.py`: the run and the collector's peak RSS, KiB.
+pub fn collect_measured(args: &[&str]) -> (Run, u64) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let report = dir.path().join("rss");
+    let out = measured_cmd(&dir, &report)
+        .args(args)
+        .output()
+        .expect("run mcp-collect under maxrss.py");
+    let run = Run { out, dir };
+    let kib =
+        max_rss_kib(&report).unwrap_or_else(|| panic!("no rusage report\n{}", run.describe()));
+    (run, kib)
+}
+
 pub fn open(path: &Path) -> mcp_probe_schema::Verified {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     mcp_probe_schema::open(&bytes, &[]).unwrap_or_else(|e| panic!("{}: {e}", path.display()))

@@ -7,7 +7,7 @@
 //! [`crate::evidence::stdio_as_exchange`]); this module holds what only stdio has.
 
 use mcp_probe_schema::check_id::CheckId;
-use mcp_probe_schema::model::{Observation, StdioLine, StdioProcess};
+use mcp_probe_schema::model::{Observation, StdioLine, StdioProcess, StdioUnkept};
 
 use crate::evidence::Evidence;
 use crate::verdict::{Outcome, Verdict};
@@ -89,4 +89,16 @@ pub fn stdout_lines(ev: &Evidence) -> Vec<Placed<'_>> {
         }
     }
     out
+}
+
+/// The stdout lines each record counted instead of storing (`unkept`: the run's share of
+/// `--bundle-cap` for lines was spent), with the record's seq, in order.
+pub fn unkept_lines(ev: &Evidence) -> Vec<(u64, &StdioUnkept)> {
+    ev.records
+        .iter()
+        .filter_map(|r| match &r.observation {
+            Observation::Stdio(x) => x.unkept.as_ref().map(|u| (r.seq, u)),
+            _ => None,
+        })
+        .collect()
 }

@@ -6,7 +6,10 @@
 //! protocol stream. FAIL names the first such line (its position among the stdout lines,
 //! its record, an excerpt) and counts the others; PASS needs a complete run in which
 //! every stdout line was a JSON-RPC message. A line stored cut (longer than the body
-//! cap) is not judged. On HTTP the recommendation has no subject: N/A, as before.
+//! cap) is not judged. Lines a record counted instead of storing (`unkept`, past the
+//! run's share of `--bundle-cap`) are judged from their counts: a non-JSON-RPC one is
+//! a FAIL too, a cut one is not judged. On HTTP the recommendation has no subject: N/A,
+//! as before.
 
 use mcp_probe_schema::model::{Era, RunStatus};
 use mcp_probe_schema::vocab::leg;
@@ -14,7 +17,7 @@ use serde::Serialize;
 
 use crate::check::{Check, Context, Legs, Needs};
 use crate::checks::common::reported::reported_only;
-use crate::checks::common::stdio::stdout_lines;
+use crate::checks::common::stdio::{stdout_lines, unkept_lines};
 use crate::checks::common::wire::short;
 use crate::evidence::Evidence;
 use crate::verdict::{Outcome, Verdict};
@@ -47,6 +50,12 @@ struct Facts {
     first_position: Option<usize>,
     /// Lines stored cut, not judged.
     cut_lines: usize,
+    /// Lines counted but not stored (past the run's share of `--bundle-cap`).
+    unkept_lines: u64,
+    /// Of them, lines that are not JSON-RPC messages (and not cut).
+    unkept_non_protocol: u64,
+    /// Of them, lines cut at the body cap, not judged.
+    unkept_cut: u64,
 }
 
 impl Check for Check5_3_1 {
@@ -74,12 +83,31 @@ impl Check for Check5_3_1 {
             .iter()
             .filter(|l| !l.line.jsonrpc && (l.line.bytes.len() as u64) == l.line.length)
             .collect();
+        let unkept = unkept_lines(ev);
+        let sum = |f: fn(&mcp_probe_schema::model::StdioUnkept) -> u64| -> u64 {
+            unkept.iter().map(|(_, u)| f(u)).sum()
+        };
         let facts = Facts {
             transport: ev.transport(),
             stdout_lines: lines.len(),
             non_protocol_lines: bad.len(),
             first_position: bad.first().map(|l| l.position),
             cut_lines: cut,
+            unkept_lines: sum(|u| u.lines),
+            unkept_non_protocol: sum(|u| u.non_protocol()),
+            unkept_cut: sum(|u| u.cut),
+        };
+        let counted = if facts.unkept_lines == 0 {
+            String::new()
+        } else {
+            format!(
+                "; {} more line(s) were counted, not stored (the run's share of --bundle-cap for stdout lines \
+                 was spent, from record #{}): {} not JSON-RPC, {} cut",
+                facts.unkept_lines,
+                unkept.first().map_or(0, |(s, _)| *s),
+                facts.unkept_non_protocol,
+                facts.unkept_cut
+            )
         };
         if let Some(first) = bad.first() {
             let more = match bad.len() {
@@ -98,7 +126,7 @@ impl Check for Check5_3_1 {
             return Outcome::single(
                 Verdict::Fail,
                 format!(
-                    "stdout line {} of {} (record #{}) is not a JSON-RPC message: \"{}\"{more}",
+                    "stdout line {} of {} (record #{}) is not a JSON-RPC message: \"{}\"{more}{counted}",
                     first.position,
                     lines.len(),
                     first.seq,
@@ -109,15 +137,37 @@ impl Check for Check5_3_1 {
             .with_records(bad.iter().map(|l| l.seq))
             .with_facts(&facts);
         }
+        let bad_unkept: Vec<u64> = unkept
+            .iter()
+            .filter(|(_, u)| u.non_protocol() > 0)
+            .map(|(s, _)| *s)
+            .collect();
+        if let Some(first) = bad_unkept.first() {
+            return Outcome::single(
+                Verdict::Fail,
+                format!(
+                    "{} stdout line(s) counted past the run's share of --bundle-cap are not JSON-RPC messages \
+                     (first in record #{first}; only their count, length and hash were kept); the {} stored \
+                     line(s) were JSON-RPC messages",
+                    facts.unkept_non_protocol,
+                    lines.len()
+                ),
+                REDUCTION,
+            )
+            .with_records(bad_unkept)
+            .with_facts(&facts);
+        }
         let complete = ev.payload.run.status == RunStatus::Complete && ev.revision().is_some();
         let records = lines.iter().map(|l| l.seq);
-        if cut > 0 {
+        let records = records.chain(unkept.iter().map(|(s, _)| *s));
+        if cut > 0 || facts.unkept_cut > 0 {
             return Outcome::single(
                 Verdict::Unknown,
                 format!(
-                    "{} stdout line(s) read; {cut} stored cut (longer than the body cap) could not be judged; the \
-                     others were JSON-RPC messages",
-                    lines.len()
+                    "{} stdout line(s) read; {} cut (longer than the body cap) could not be judged; the \
+                     others were JSON-RPC messages{counted}",
+                    lines.len() as u64 + facts.unkept_lines,
+                    cut as u64 + facts.unkept_cut
                 ),
                 REDUCTION,
             )
@@ -130,7 +180,7 @@ impl Check for Check5_3_1 {
                 format!(
                     "{} stdout line(s) read, every one a JSON-RPC message, but the run did not complete a session \
                      (run status {}{}): the stream was not observed over a whole run",
-                    lines.len(),
+                    lines.len() as u64 + facts.unkept_lines,
                     ev.payload.run.status.as_str(),
                     ev.payload
                         .run
@@ -147,8 +197,16 @@ impl Check for Check5_3_1 {
         Outcome::single(
             Verdict::Pass,
             format!(
-                "every one of the {} stdout line(s) of a complete run was a JSON-RPC message",
-                lines.len()
+                "every one of the {} stdout line(s) of a complete run was a JSON-RPC message{}",
+                lines.len() as u64 + facts.unkept_lines,
+                if facts.unkept_lines > 0 {
+                    format!(
+                        " ({} of them counted, not stored: the run's share of --bundle-cap for stdout lines was spent)",
+                        facts.unkept_lines
+                    )
+                } else {
+                    String::new()
+                }
             ),
             REDUCTION,
         )
@@ -219,6 +277,70 @@ mod tests {
             "{}",
             o.evidence
         );
+    }
+
+    fn with_unkept(
+        mut r: mcp_probe_schema::model::Record,
+        lines: u64,
+        jsonrpc: u64,
+        cut: u64,
+    ) -> mcp_probe_schema::model::Record {
+        if let mcp_probe_schema::model::Observation::Stdio(x) = &mut r.observation {
+            x.unkept = Some(mcp_probe_schema::model::StdioUnkept {
+                lines,
+                bytes: lines * 80,
+                jsonrpc,
+                cut,
+                sha256: vec![0; 32],
+                first_at_us: 1,
+                last_at_us: 2,
+            });
+        }
+        r
+    }
+
+    #[test]
+    fn counted_lines_past_the_bundle_cap_are_judged_from_their_counts() {
+        let run_with = |jsonrpc: u64, cut: u64| {
+            graded(
+                vec![
+                    stdio_record(&[leg::STDIO_STREAM], None, &[ANSWER]),
+                    with_unkept(
+                        stdio_record(&[leg::INVENTORY_TOOLS], Some(REQ), &[ANSWER]),
+                        1000,
+                        jsonrpc,
+                        cut,
+                    ),
+                    stdio_process(&["server"], Vec::new(), &[]),
+                ],
+                true,
+            )
+        };
+        // Log lines among the counted ones: FAIL, naming the record.
+        let o = run_with(990, 0);
+        assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
+        assert!(
+            o.evidence.contains("10 stdout line(s) counted"),
+            "{}",
+            o.evidence
+        );
+        assert!(o.evidence.contains("record #1"), "{}", o.evidence);
+        assert_eq!(o.details["unkept_non_protocol"], 10);
+        assert_eq!(o.records, [1]);
+        // Cut ones only: UNKNOWN.
+        let o = run_with(990, 10);
+        assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
+        assert!(o.evidence.contains("10 cut"), "{}", o.evidence);
+        // Every counted line JSON-RPC: PASS, saying they were counted.
+        let o = run_with(1000, 0);
+        assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
+        assert!(o.evidence.contains("1002 stdout line(s)"), "{}", o.evidence);
+        assert!(
+            o.evidence.contains("1000 of them counted, not stored"),
+            "{}",
+            o.evidence
+        );
+        assert_eq!(o.details["unkept_lines"], 1000);
     }
 
     #[test]

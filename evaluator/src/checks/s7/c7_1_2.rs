@@ -317,15 +317,30 @@ fn bare(resp: &HttpResponse, broken: Option<String>, shown: &str) -> Judgement {
 /// Nothing acknowledges a message on stdio, so silence while the follow-up is answered
 /// is neither a refusal nor an acceptance: UNKNOWN, not FAIL.
 fn judge_stdio(ev: &Evidence, null_seq: u64, followup: u64) -> Judgement {
-    let lines = ev
-        .records
-        .iter()
-        .filter(|r| r.seq >= null_seq && r.seq <= followup)
-        .filter_map(|r| match &r.observation {
-            Observation::Stdio(x) => Some(x),
-            _ => None,
-        })
-        .flat_map(|x| x.received.iter());
+    let exchanges = || {
+        ev.records
+            .iter()
+            .filter(|r| r.seq >= null_seq && r.seq <= followup)
+            .filter_map(|r| match &r.observation {
+                Observation::Stdio(x) => Some(x),
+                _ => None,
+            })
+    };
+    // Lines counted past the run's share of --bundle-cap were not stored: an answer to
+    // the null-id request may be among them, so silence is not observed.
+    let unkept: u64 = exchanges()
+        .filter_map(|x| x.unkept.as_ref())
+        .map(|u| u.lines)
+        .sum();
+    let unkept_note = if unkept > 0 {
+        format!(
+            "; {unkept} stdout line(s) read meanwhile were counted, not stored (the run's share of --bundle-cap \
+             for stdout lines was spent), so an answer among them is not seen"
+        )
+    } else {
+        String::new()
+    };
+    let lines = exchanges().flat_map(|x| x.received.iter());
     let mut answered_followup = false;
     for l in lines {
         let Ok(msg) = serde_json::from_slice::<Value>(&l.bytes) else {
@@ -374,7 +389,7 @@ fn judge_stdio(ev: &Evidence, null_seq: u64, followup: u64) -> Judgement {
         Judgement::new(
             LegOutcome::Unknown,
             format!(
-                "no answer to the null-id request, while the tools/list written after it (record #{followup})                  was answered: the server dropped it silently. Over stdio a message dropped as invalid and a                  request taken as a notification look the same, so neither a refusal nor an acceptance is                  observed (a JSON-RPC error response would have been the refusal)"
+                "no answer to the null-id request, while the tools/list written after it (record #{followup})                  was answered: the server dropped it silently. Over stdio a message dropped as invalid and a                  request taken as a notification look the same, so neither a refusal nor an acceptance is                  observed (a JSON-RPC error response would have been the refusal){unkept_note}"
             ),
             None,
         )
@@ -382,7 +397,7 @@ fn judge_stdio(ev: &Evidence, null_seq: u64, followup: u64) -> Judgement {
         Judgement::new(
             LegOutcome::Error,
             format!(
-                "neither the null-id request nor the tools/list written after it (record #{followup}) was                  answered: the server did not answer at all, so the observation was never made"
+                "neither the null-id request nor the tools/list written after it (record #{followup}) was                  answered: the server did not answer at all, so the observation was never made{unkept_note}"
             ),
             None,
         )
