@@ -573,15 +573,30 @@ pub mod family {
     /// The legs sent once more on each other era a server serves (a 2026-07-28 server
     /// that still answers `initialize`), recorded as `<leg>@<revision>`: those whose
     /// answer comes from code a client picks by picking the era (authentication before a
-    /// stream, Origin validation, request-id validation). The checks that read them are
-    /// graded on every era and take the worst.
-    pub const PER_ERA: [LegId; 6] = [
+    /// stream, Origin validation, request-id validation, and the Section 5 live legs:
+    /// argument, URI and prompt validation and path confinement, which the request
+    /// handler of each era may do differently and a gateway may key on the 2026-07-28
+    /// routing headers the legacy era does not send). The checks that read them are
+    /// graded on every era and combined by the one rule. A bundle collected before the
+    /// Section 5 live legs were sent per era holds none of them qualified.
+    pub const PER_ERA: [LegId; 17] = [
         AUTH_NONE,
         AUTH_WITH,
         ORIGIN_HOSTILE,
         ORIGIN_OWN,
         ORIGIN_NONE,
         NULL_ID,
+        SCHEMA_CALL,
+        TEMPLATE_CONTROL,
+        TEMPLATE_MISSING,
+        PROMPT_CONTROL,
+        PROMPT_MISSING_ARG,
+        PROMPT_NAME_CONTROL,
+        PROMPT_UNKNOWN,
+        TRAVERSAL_CONTROL,
+        TRAVERSAL_UNIX,
+        TRAVERSAL_WINDOWS,
+        TRAVERSAL_ENCODED,
     ];
     /// 5.2.3: the legacy session surface (2026-07-28 only).
     pub const LEGACY_SURFACE: [LegId; 6] = [
