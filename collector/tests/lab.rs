@@ -628,3 +628,67 @@ fn the_live_legs_are_sent_on_both_eras_of_a_dual_era_server() {
         );
     }
 }
+
+/// 7.2.2 on 2026-07-28: py2 (mcp 2.3.0 `MCPServer`) advertises `listChanged` in its
+/// `server/discover` result and serves `subscriptions/listen`: with the tool-call
+/// consent the listen stream is opened beside the progress call, complete for
+/// 2026-07-28, and closed shortly after the call's answer (never held to a deadline).
+#[test]
+fn the_listen_stream_is_opened_beside_the_progress_call_and_closed_after_it() {
+    let Some(url) = lab("LAB_PY2") else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("inputs.json");
+    std::fs::write(
+        &file,
+        serde_json::json!({&url: {"tool_calls_authorised": true, "tool_arguments": {"echo": {"text": "x"}}}})
+            .to_string(),
+    )
+    .expect("write");
+    let v = collect_modern(&["--inputs", file.to_str().expect("utf-8"), &url]);
+    let listen: Vec<_> = v
+        .records
+        .iter()
+        .filter(|r| r.legs.iter().any(|l| l == "7.2.2.listen"))
+        .collect();
+    assert_eq!(listen.len(), 1, "{listen:?}");
+    let Observation::Http(x) = &listen[0].observation else {
+        panic!("{:?}", listen[0])
+    };
+    let body: Value = serde_json::from_slice(&x.request.body.bytes).expect("JSON body");
+    assert_eq!(body["method"], "subscriptions/listen");
+    assert_eq!(
+        body["params"]["notifications"],
+        serde_json::json!({"toolsListChanged": true, "promptsListChanged": true, "resourcesListChanged": true})
+    );
+    assert_eq!(
+        body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+        "2026-07-28"
+    );
+    assert_eq!(
+        header_of(&x.request.headers, "mcp-method").as_deref(),
+        Some("subscriptions/listen")
+    );
+    let mcp_probe_schema::model::HttpOutcome::Response(r) = &x.outcome else {
+        panic!("{:?}", x.outcome)
+    };
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        r.body.end,
+        mcp_probe_schema::model::BodyEnd::StoppedAfterResponse
+    );
+    assert!(
+        String::from_utf8_lossy(&r.body.bytes).contains("notifications/subscriptions/acknowledged")
+    );
+    // Closed after the call's answer plus the grace, not at the request deadline.
+    assert!(
+        listen[0].duration_us < 5_000_000,
+        "{}",
+        listen[0].duration_us
+    );
+    // The GET channel does not exist on 2026-07-28: still recorded skipped.
+    assert!(v
+        .records
+        .iter()
+        .any(|r| r.legs.iter().any(|l| l == "7.2.2.channel")
+            && matches!(r.observation, Observation::Skipped { .. })));
+}

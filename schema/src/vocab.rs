@@ -434,6 +434,11 @@ pub mod leg {
     /// 7.2.2: one `tools/call` carrying `_meta.progressToken`, its response stream read
     /// until the response.
     pub const NOTIFY_PROGRESS_CALL: LegId = LegId("7.2.2.progress_call");
+    /// 7.2.2 on 2026-07-28: the `subscriptions/listen` stream (the revision's
+    /// notification channel), opened beside the progress call when `server/discover`
+    /// advertises a `listChanged` capability, read until the call's answer arrived plus
+    /// a short grace.
+    pub const NOTIFY_LISTEN: LegId = LegId("7.2.2.listen");
 
     // Section 5 live legs (after the inventory, both eras).
     /// 5.1.1d: one complete `tools/call` of the operator's `schema_probe_tool` with its
@@ -533,6 +538,7 @@ pub mod leg {
         STAGED_CALL,
         NOTIFY_CHANNEL,
         NOTIFY_PROGRESS_CALL,
+        NOTIFY_LISTEN,
         SCHEMA_CALL,
         TEMPLATE_CONTROL,
         TEMPLATE_MISSING,
@@ -608,11 +614,12 @@ pub mod family {
         SESSION_SUPPLIED,
     ];
     /// 1.3 and 7.2.2: the consented tool calls, in the order the collector sends them.
-    pub const TOOL_CALLS: [LegId; 4] = [
+    pub const TOOL_CALLS: [LegId; 5] = [
         STAGED_CONTROL,
         STAGED_CALL,
         NOTIFY_CHANNEL,
         NOTIFY_PROGRESS_CALL,
+        NOTIFY_LISTEN,
     ];
     /// 5.1.2c: control read, then the made-up template instance.
     pub const TEMPLATE_READS: [LegId; 2] = [TEMPLATE_CONTROL, TEMPLATE_MISSING];
