@@ -556,3 +556,139 @@ fn the_allowed_origin_input_is_the_2_5_control() {
         ]
     );
 }
+
+/// The Section 5 live legs are sent again on the legacy session of a dual-era server,
+/// each complete for that era: py2 (mcp 2.3.0 `MCPServer`) answers `initialize` with
+/// 2025-11-25, and every 5.1.1d, 5.1.2c and 5.1.3c/d request of the negotiated session
+/// has its `@2025-11-25` twin carrying that session's id, without `Mcp-Name`.
+#[test]
+fn the_live_legs_are_sent_on_both_eras_of_a_dual_era_server() {
+    let Some(url) = lab("LAB_PY2") else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("inputs.json");
+    std::fs::write(
+        &file,
+        serde_json::json!({&url: {"schema_probe_tool": "add", "schema_probe_arguments": {"a": 1, "b": 2}}})
+            .to_string(),
+    )
+    .expect("write");
+    let v = collect_modern(&["--inputs", file.to_str().expect("utf-8"), &url]);
+    let era = v.evidence.session.as_ref().expect("session").other_eras[0].clone();
+    let sent: Vec<(String, Option<String>, Option<String>, Value)> = v
+        .records
+        .iter()
+        .filter(|r| r.legs.iter().any(|l| l.starts_with("5.1.")))
+        .filter_map(|r| match &r.observation {
+            Observation::Http(x) => Some((
+                r.legs[0].clone(),
+                header_of(&x.request.headers, "mcp-name"),
+                header_of(&x.request.headers, "mcp-session-id"),
+                serde_json::from_slice(&x.request.body.bytes).expect("JSON body"),
+            )),
+            _ => None,
+        })
+        .collect();
+    let negotiated: Vec<&str> = sent
+        .iter()
+        .map(|s| s.0.as_str())
+        .filter(|l| !l.contains('@'))
+        .collect();
+    assert_eq!(
+        negotiated,
+        [
+            "5.1.1d.call",
+            "5.1.2c.control",
+            "5.1.2c.missing",
+            "5.1.3c.control",
+            "5.1.3c.missing_arg",
+            "5.1.3d.unknown"
+        ]
+    );
+    for l in &negotiated {
+        let twin = format!("{l}@{}", era.revision);
+        let (mine, theirs) = (
+            sent.iter().find(|s| s.0 == *l).expect("negotiated"),
+            sent.iter()
+                .find(|s| s.0 == twin)
+                .unwrap_or_else(|| panic!("{twin} not sent: {sent:?}")),
+        );
+        assert!(mine.1.is_some(), "{l}: no Mcp-Name on 2026-07-28");
+        assert_eq!(theirs.1, None, "{twin}: Mcp-Name on a legacy session");
+        assert_eq!(theirs.2, era.session_id, "{twin}");
+        // The same method and params but the 2026-07-28 envelope.
+        assert_eq!(mine.3["method"], theirs.3["method"], "{twin}");
+        for k in ["name", "uri", "arguments"] {
+            assert_eq!(mine.3["params"][k], theirs.3["params"][k], "{twin} {k}");
+        }
+        assert!(
+            theirs.3["params"]["_meta"]
+                .get("io.modelcontextprotocol/protocolVersion")
+                .is_none(),
+            "{twin}"
+        );
+    }
+}
+
+/// 7.2.2 on 2026-07-28: py2 (mcp 2.3.0 `MCPServer`) advertises `listChanged` in its
+/// `server/discover` result and serves `subscriptions/listen`: with the tool-call
+/// consent the listen stream is opened beside the progress call, complete for
+/// 2026-07-28, and closed shortly after the call's answer (never held to a deadline).
+#[test]
+fn the_listen_stream_is_opened_beside_the_progress_call_and_closed_after_it() {
+    let Some(url) = lab("LAB_PY2") else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("inputs.json");
+    std::fs::write(
+        &file,
+        serde_json::json!({&url: {"tool_calls_authorised": true, "tool_arguments": {"echo": {"text": "x"}}}})
+            .to_string(),
+    )
+    .expect("write");
+    let v = collect_modern(&["--inputs", file.to_str().expect("utf-8"), &url]);
+    let listen: Vec<_> = v
+        .records
+        .iter()
+        .filter(|r| r.legs.iter().any(|l| l == "7.2.2.listen"))
+        .collect();
+    assert_eq!(listen.len(), 1, "{listen:?}");
+    let Observation::Http(x) = &listen[0].observation else {
+        panic!("{:?}", listen[0])
+    };
+    let body: Value = serde_json::from_slice(&x.request.body.bytes).expect("JSON body");
+    assert_eq!(body["method"], "subscriptions/listen");
+    assert_eq!(
+        body["params"]["notifications"],
+        serde_json::json!({"toolsListChanged": true, "promptsListChanged": true, "resourcesListChanged": true})
+    );
+    assert_eq!(
+        body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+        "2026-07-28"
+    );
+    assert_eq!(
+        header_of(&x.request.headers, "mcp-method").as_deref(),
+        Some("subscriptions/listen")
+    );
+    let mcp_probe_schema::model::HttpOutcome::Response(r) = &x.outcome else {
+        panic!("{:?}", x.outcome)
+    };
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        r.body.end,
+        mcp_probe_schema::model::BodyEnd::StoppedAfterResponse
+    );
+    assert!(
+        String::from_utf8_lossy(&r.body.bytes).contains("notifications/subscriptions/acknowledged")
+    );
+    // Closed after the call's answer plus the grace, not at the request deadline.
+    assert!(
+        listen[0].duration_us < 5_000_000,
+        "{}",
+        listen[0].duration_us
+    );
+    // The GET channel does not exist on 2026-07-28: still recorded skipped.
+    assert!(v
+        .records
+        .iter()
+        .any(|r| r.legs.iter().any(|l| l == "7.2.2.channel")
+            && matches!(r.observation, Observation::Skipped { .. })));
+}

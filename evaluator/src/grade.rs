@@ -39,11 +39,15 @@ pub fn grade(ev: &Evidence, cx: &Context<'_>, level: Option<u8>) -> Vec<CheckRes
                     return na;
                 }
                 let first = run(c, ev, cx);
-                let out = if others.is_empty() || !PER_ERA_CHECKS.contains(&entry.id) {
+                let probed: Vec<&Evidence> = others
+                    .iter()
+                    .filter(|o| probed_on(entry.id, c, o))
+                    .collect();
+                let out = if probed.is_empty() || !PER_ERA_CHECKS.contains(&entry.id) {
                     first
                 } else {
                     let mut all = vec![(ev.revision_label(), first)];
-                    all.extend(others.iter().map(|o| (o.revision_label(), run(c, o, cx))));
+                    all.extend(probed.iter().map(|o| (o.revision_label(), run(c, o, cx))));
                     across_eras(all)
                 };
                 crate::checks::common::transport::qualify(entry.id, ev, out)
@@ -54,10 +58,46 @@ pub fn grade(ev: &Evidence, cx: &Context<'_>, level: Option<u8>) -> Vec<CheckRes
 
 /// The checks graded on every era a bundle probed: those whose own probe family is
 /// sent again on each other era ([`mcp_probe_schema::vocab::family::PER_ERA`]): 2.3 (authentication before a
-/// response), 2.5 (Origin validation) and 7.1.2 (null request ids). Other checks that
+/// response), 2.5 (Origin validation), 7.1.2 (null request ids) and the checks of the
+/// Section 5 live legs, 5.1.1, 5.1.2, 5.1.3 and 5.4.1 (argument, URI and prompt
+/// validation, path confinement; see [`PER_ERA_LATER`]). Other checks that
 /// also read the 2.3 pair as context (the OAuth checks) are graded on the negotiated
 /// era only: their subject (discovery, tokens) does not change with the era.
-pub const PER_ERA_CHECKS: [CheckId; 3] = [CheckId::C2_3, CheckId::C2_5, CheckId::C7_1_2];
+pub const PER_ERA_CHECKS: [CheckId; 7] = [
+    CheckId::C2_3,
+    CheckId::C2_5,
+    CheckId::C7_1_2,
+    CheckId::C5_1_1,
+    CheckId::C5_1_2,
+    CheckId::C5_1_3,
+    CheckId::C5_4_1,
+];
+
+/// The per-era checks whose family the collector sent on the other eras only from a
+/// later version on (the Section 5 live legs: 5.1.1d, 5.1.2c, 5.1.3c/d, 5.4.1a). A
+/// bundle holding none of their legs on an era was collected before: they are graded
+/// on the eras that hold them, so such a bundle grades exactly as it did.
+pub const PER_ERA_LATER: [CheckId; 4] = [
+    CheckId::C5_1_1,
+    CheckId::C5_1_2,
+    CheckId::C5_1_3,
+    CheckId::C5_4_1,
+];
+
+/// True when `check` (`id`) is to be graded on the era view `o`: always for the
+/// checks per era from the start, and for [`PER_ERA_LATER`] when `o` holds a record of
+/// one of the check's per-era legs.
+fn probed_on(id: CheckId, check: &dyn Check, o: &Evidence) -> bool {
+    if !PER_ERA_LATER.contains(&id) {
+        return true;
+    }
+    let legs = check.legs(o.session().and_then(|s| s.era));
+    legs.required
+        .iter()
+        .chain(legs.optional)
+        .filter(|l| mcp_probe_schema::vocab::family::PER_ERA.contains(l))
+        .any(|l| o.has_leg(*l))
+}
 
 /// The ids of the checks graded on every era, in catalogue order.
 pub fn per_era_checks() -> Vec<&'static str> {

@@ -302,7 +302,8 @@ fn without_consent_no_traversal_request_is_sent() {
                 );
             }
         }
-        assert_eq!(traversal_records, 1);
+        // One skip on each era the server serves (py2-files also answers initialize).
+        assert_eq!(traversal_records, 1 + ev.other_eras().len());
         let o = run(
             implemented("5.4.1").expect("graded"),
             ev,
@@ -310,4 +311,65 @@ fn without_consent_no_traversal_request_is_sent() {
         );
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
     }
+}
+
+/// The live legs graded on every era a dual-era server serves (the runner's
+/// `grade::grade`, as `mcp-grade` does): py2 and py2-files answer `initialize`, so each
+/// live leg was sent again on their 2025-11-25 session and is named with its era.
+#[test]
+fn the_live_legs_are_graded_on_every_era_of_a_dual_era_server() {
+    let Some(b) = bundles() else { return };
+    let graded = |var: &str, id: &str| {
+        let ev = &b[var];
+        assert_eq!(ev.other_eras().len(), 1, "{var} is dual-era");
+        mcp_probe_evaluator::grade::grade(ev, &Context::default(), None)
+            .into_iter()
+            .find(|r| r.entry.id.as_str() == id)
+            .and_then(|r| r.outcome)
+            .expect("graded")
+    };
+    let era = b["LAB_PY2"].other_eras()[0].revision_label();
+    let both = |o: &Outcome, l: &str| {
+        let on = |rev: &str| leg(o, &format!("{l}@{rev}"));
+        (on("2026-07-28"), on(&era))
+    };
+    // 5.1.1d: both sessions validate `add`'s arguments (isError: true).
+    let o = graded("LAB_PY2", "5.1.1");
+    assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
+    assert_eq!(both(&o, "5.1.1d"), (LegOutcome::Pass, LegOutcome::Pass));
+    assert!(
+        o.evidence.contains(&format!("| on {era}: PASS")),
+        "{}",
+        o.evidence
+    );
+    // 5.1.2c: the greeting template answers any value on both eras.
+    let o = graded("LAB_PY2", "5.1.2");
+    assert_eq!(
+        both(&o, "5.1.2c"),
+        (LegOutcome::Unknown, LegOutcome::Unknown)
+    );
+    // 5.1.3c: mcp 2.3.0 refuses a missing argument with -32603 on 2026-07-28 and with
+    // code 0 on its legacy session: two different wrong codes, FAIL on each.
+    let o = graded("LAB_PY2", "5.1.3");
+    assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
+    assert_eq!(both(&o, "5.1.3c"), (LegOutcome::Fail, LegOutcome::Fail));
+    assert!(note(&o, "5.1.3c@2026-07-28").contains("-32603"), "{o:?}");
+    assert!(
+        note(&o, &format!("5.1.3c@{era}")).contains("with 0"),
+        "{o:?}"
+    );
+    // 5.4.1a with consent, on each era: the confined server refuses both times, the
+    // naive one serves /etc/passwd on both.
+    let o = graded("LAB_PY2_FILES", "5.4.1");
+    assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
+    assert_eq!(
+        both(&o, "5.4.1a.unix"),
+        (LegOutcome::Pass, LegOutcome::Pass)
+    );
+    let o = graded("LAB_PY2_FILES_NAIVE", "5.4.1");
+    assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
+    assert_eq!(
+        both(&o, "5.4.1a.unix"),
+        (LegOutcome::Fail, LegOutcome::Fail)
+    );
 }

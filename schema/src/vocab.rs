@@ -437,6 +437,11 @@ pub mod leg {
     /// 7.2.2: one `tools/call` carrying `_meta.progressToken`, its response stream read
     /// until the response.
     pub const NOTIFY_PROGRESS_CALL: LegId = LegId("7.2.2.progress_call");
+    /// 7.2.2 on 2026-07-28: the `subscriptions/listen` stream (the revision's
+    /// notification channel), opened beside the progress call when `server/discover`
+    /// advertises a `listChanged` capability, read until the call's answer arrived plus
+    /// a short grace.
+    pub const NOTIFY_LISTEN: LegId = LegId("7.2.2.listen");
 
     // Section 5 live legs (after the inventory, both eras).
     /// 5.1.1d: one complete `tools/call` of the operator's `schema_probe_tool` with its
@@ -536,6 +541,7 @@ pub mod leg {
         STAGED_CALL,
         NOTIFY_CHANNEL,
         NOTIFY_PROGRESS_CALL,
+        NOTIFY_LISTEN,
         SCHEMA_CALL,
         TEMPLATE_CONTROL,
         TEMPLATE_MISSING,
@@ -576,15 +582,30 @@ pub mod family {
     /// The legs sent once more on each other era a server serves (a 2026-07-28 server
     /// that still answers `initialize`), recorded as `<leg>@<revision>`: those whose
     /// answer comes from code a client picks by picking the era (authentication before a
-    /// stream, Origin validation, request-id validation). The checks that read them are
-    /// graded on every era and take the worst.
-    pub const PER_ERA: [LegId; 6] = [
+    /// stream, Origin validation, request-id validation, and the Section 5 live legs:
+    /// argument, URI and prompt validation and path confinement, which the request
+    /// handler of each era may do differently and a gateway may key on the 2026-07-28
+    /// routing headers the legacy era does not send). The checks that read them are
+    /// graded on every era and combined by the one rule. A bundle collected before the
+    /// Section 5 live legs were sent per era holds none of them qualified.
+    pub const PER_ERA: [LegId; 17] = [
         AUTH_NONE,
         AUTH_WITH,
         ORIGIN_HOSTILE,
         ORIGIN_OWN,
         ORIGIN_NONE,
         NULL_ID,
+        SCHEMA_CALL,
+        TEMPLATE_CONTROL,
+        TEMPLATE_MISSING,
+        PROMPT_CONTROL,
+        PROMPT_MISSING_ARG,
+        PROMPT_NAME_CONTROL,
+        PROMPT_UNKNOWN,
+        TRAVERSAL_CONTROL,
+        TRAVERSAL_UNIX,
+        TRAVERSAL_WINDOWS,
+        TRAVERSAL_ENCODED,
     ];
     /// 5.2.3: the legacy session surface (2026-07-28 only).
     pub const LEGACY_SURFACE: [LegId; 6] = [
@@ -596,11 +617,12 @@ pub mod family {
         SESSION_SUPPLIED,
     ];
     /// 1.3 and 7.2.2: the consented tool calls, in the order the collector sends them.
-    pub const TOOL_CALLS: [LegId; 4] = [
+    pub const TOOL_CALLS: [LegId; 5] = [
         STAGED_CONTROL,
         STAGED_CALL,
         NOTIFY_CHANNEL,
         NOTIFY_PROGRESS_CALL,
+        NOTIFY_LISTEN,
     ];
     /// 5.1.2c: control read, then the made-up template instance.
     pub const TEMPLATE_READS: [LegId; 2] = [TEMPLATE_CONTROL, TEMPLATE_MISSING];

@@ -34,7 +34,7 @@ pub const INPUT_ARGUMENTS: &str = "tool_arguments";
 /// The `progressToken` of the 7.2.2 call.
 pub const PROGRESS_TOKEN: &str = "cis-probe-7.2.2";
 /// Every leg this module records, in order.
-pub const LEGS: [LegId; 4] = vocab::family::TOOL_CALLS;
+pub const LEGS: [LegId; 5] = vocab::family::TOOL_CALLS;
 
 /// Why no tool is called at all (the text is the skip note).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -446,6 +446,9 @@ impl Probe<'_> {
             arguments: args.get(&name).cloned().unwrap_or_default(),
             name,
         };
+        if self.era != Some(Era::Modern) {
+            self.no_listen_on_handshake_revision();
+        }
         if self.sse.is_some() {
             // HTTP+SSE has one stream per session: progress notifications arrive on it,
             // recorded as events beside the call's answer.
@@ -473,13 +476,8 @@ impl Probe<'_> {
                     vocab::REV_2026_07_28
                 ),
             );
-            self.tool_call(
-                leg::NOTIFY_PROGRESS_CALL,
-                endpoint,
-                &tool,
-                Some(PROGRESS_TOKEN),
-            )
-            .await;
+            // Its notification channel, subscriptions/listen: c7_2_2_listen.
+            self.progress_call_listening(endpoint, &tool).await;
             return;
         }
         let mut h = vec![Header::new(header::ACCEPT, "text/event-stream")];
@@ -525,7 +523,7 @@ impl Probe<'_> {
 
     /// One complete `tools/call` of `tool` for the negotiated revision, with the
     /// credential when held, recorded under `l`.
-    async fn tool_call(
+    pub(super) async fn tool_call(
         &mut self,
         l: LegId,
         endpoint: &url::Url,

@@ -481,6 +481,17 @@ mod tests {
     }
 
     fn run_legs(era: Era, inventory: Vec<(LegId, Value)>, inputs: Option<Value>) -> Vec<Record> {
+        run_legs_on(era, None, inventory, inputs)
+    }
+
+    /// As [`run_legs`]; with `other_era`, the legs are sent as on the session of that
+    /// other era (the journal qualifying the per-era legs, as `Probe::other_eras` does).
+    fn run_legs_on(
+        era: Era,
+        other_era: Option<&str>,
+        inventory: Vec<(LegId, Value)>,
+        inputs: Option<Value>,
+    ) -> Vec<Record> {
         let dir = tempfile::tempdir().expect("tempdir");
         let client = crate::legs::fixture::client();
         let j = crate::legs::fixture::journal(dir.path(), "http://127.0.0.1:1/mcp");
@@ -504,6 +515,7 @@ mod tests {
             Era::Legacy => "2025-11-25",
         };
         let mut p = crate::legs::fixture::probe(&client, j.clone(), revision, inputs);
+        lock(&j).qualify_legs(other_era);
         crate::legs::fixture::block_on(async {
             p.schema_call().await;
             p.template_reads().await;
@@ -607,5 +619,60 @@ mod tests {
         assert!(reasons[2]
             .1
             .contains("no prompt to get (prompts/list lists none)"));
+    }
+
+    #[test]
+    fn on_the_other_era_the_legs_are_qualified_and_complete_for_that_era() {
+        let inv = vec![
+            (leg::INVENTORY_TOOLS, json!(tools())),
+            (
+                leg::INVENTORY_RESOURCES,
+                json!([{"uri": "info://server", "name": "i"}]),
+            ),
+            (
+                leg::INVENTORY_RESOURCE_TEMPLATES,
+                json!([{"uriTemplate": "greeting://{name}", "name": "g"}]),
+            ),
+            (
+                leg::INVENTORY_PROMPTS,
+                json!([{"name": "review", "arguments": [{"name": "code", "required": true}]}]),
+            ),
+        ];
+        let inputs = Some(json!({INPUT_TOOL: "add", INPUT_ARGUMENTS: {"a": 1, "b": 2}}));
+        // The legacy session of a 2026-07-28 server: picked from the negotiated
+        // session's inventory, sent legacy-shaped, recorded `<leg>@2025-11-25`.
+        let recs = run_legs_on(Era::Legacy, Some("2025-11-25"), inv, inputs);
+        let legs: Vec<&str> = recs.iter().map(|r| r.legs[0].as_str()).collect();
+        assert_eq!(
+            legs,
+            [
+                "5.1.1d.call@2025-11-25",
+                "5.1.2c.control@2025-11-25",
+                "5.1.2c.missing@2025-11-25",
+                "5.1.3c.control@2025-11-25",
+                "5.1.3c.missing_arg@2025-11-25",
+            ]
+        );
+        for r in [&recs[0], &recs[1], &recs[3]] {
+            let (b, h) = sent(r);
+            assert!(
+                !h.iter().any(|x| x.name.eq_ignore_ascii_case(header::NAME)),
+                "{h:?}"
+            );
+            assert!(
+                b["params"]["_meta"]
+                    .get("io.modelcontextprotocol/protocolVersion")
+                    .is_none(),
+                "{b}"
+            );
+        }
+        assert_eq!(sent(&recs[0]).0["params"]["arguments"], json!({"b": 2}));
+        assert_eq!(
+            recs[3].legs,
+            [
+                "5.1.3c.control@2025-11-25".to_string(),
+                "5.1.3d.control@2025-11-25".to_string()
+            ]
+        );
     }
 }

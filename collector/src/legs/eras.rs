@@ -7,7 +7,10 @@
 //! sends the families whose legs are in [`family::PER_ERA`] once more, each request
 //! complete for that era. Their records carry the leg ids qualified with
 //! `@<revision>` (the journal appends it), so the grader grades those checks on each
-//! era and names the era in every leg.
+//! era and names the era in every leg. The Section 5 live legs (5.1.1d, 5.1.2c,
+//! 5.1.3c/d, 5.4.1a) are among them: they pick from the inventory the negotiated
+//! session recorded (the lists are not fetched again) and pass the same gates (the
+//! operator's inputs, the controls, 5.4.1's consent) on each era.
 //!
 //! A server that negotiated a handshake revision refused 2026-07-28 at detection: it
 //! has no other era to probe, and nothing more is sent.
@@ -121,13 +124,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_per_era_families_are_those_of_2_3_2_5_and_7_1_2() {
+    fn the_per_era_families_are_those_of_2_3_2_5_7_1_2_and_the_live_legs() {
         let checks: Vec<&str> = AFTER_INVENTORY
             .iter()
             .filter(|f| f.legs().iter().any(|l| family::PER_ERA.contains(l)))
             .map(|f| f.check())
             .collect();
-        assert_eq!(checks, ["2.3", "2.5", "7.1.2"]);
+        assert_eq!(
+            checks,
+            ["2.3", "2.5", "7.1.2", "5.1.1", "5.1.2", "5.1.3", "5.4.1"]
+        );
         // Every leg of those families is per era: a family is never half qualified.
         for f in AFTER_INVENTORY
             .iter()

@@ -14,7 +14,8 @@
 //!   reads, prompt gets; the traversal reads only with the operator's consent), last
 //!   in [`AFTER_INVENTORY`].
 //! * [`c3_3_4_scope`]: the operator's out-of-scope call.
-//! * [`c1_3_7_2_2_tools`]: the consented tool calls of 1.3 and 7.2.2.
+//! * [`c1_3_7_2_2_tools`]: the consented tool calls of 1.3 and 7.2.2; [`c7_2_2_listen`]:
+//!   7.2.2's `subscriptions/listen` stream beside its call on 2026-07-28.
 //! * [`c3_3_5_deputy`]: the confused-deputy legs (registration and authorization
 //!   requests, no credential).
 //! * [`eras`]: the per-era families once more on a session of each other era the
@@ -44,6 +45,7 @@ pub mod c5_1_live;
 pub mod c5_2_3_session;
 pub mod c5_4_1_traversal;
 pub mod c7_1_2_null_id;
+pub mod c7_2_2_listen;
 pub mod eras;
 
 /// The never-published revision 1.1b asserts.

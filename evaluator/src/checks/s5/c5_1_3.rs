@@ -516,13 +516,7 @@ mod tests {
         );
     }
 
-    fn get(
-        legs: &[mcp_probe_schema::vocab::LegId],
-        id: i64,
-        name: &str,
-        args: Value,
-        body: Value,
-    ) -> Record {
+    fn get<L: AsRef<str>>(legs: &[L], id: i64, name: &str, args: Value, body: Value) -> Record {
         let req = json!({"jsonrpc": "2.0", "id": id, "method": "prompts/get", "params": {"name": name, "arguments": args}}).to_string();
         let mut body = body;
         body["jsonrpc"] = json!("2.0");
@@ -637,5 +631,133 @@ mod tests {
         );
         crate::fixture::assert_leg(&o, "5.1.3c", LegOutcome::Unknown, &["required: true"]);
         crate::fixture::assert_leg(&o, "5.1.3d", LegOutcome::Error, &["tests nothing"]);
+    }
+
+    /// A dual-era server (2026-07-28, and 2025-11-25 through `initialize`): the
+    /// prompt gets on the negotiated session refuse with -32602, those sent again on
+    /// the legacy session (`@2025-11-25`) answer the missing argument with -32603.
+    /// `legacy` false leaves the legacy legs out: a bundle collected before the live
+    /// legs were sent per era.
+    fn dual_era(legacy: bool) -> (Outcome, Outcome) {
+        use mcp_probe_schema::model::{Era, EraSession};
+        const OLD: &str = "2025-11-25";
+        let at = |l: mcp_probe_schema::vocab::LegId| format!("{}@{OLD}", l.as_str());
+        let review = || prompt("review", json!([{"name": "code", "required": true}]));
+        let mut s = crate::fixture::session(Some("2026-07-28"), caps(), None);
+        s.other_eras = vec![EraSession {
+            era: Era::Legacy,
+            revision: OLD.into(),
+            server_info: None,
+            capabilities: Some(caps()),
+            session_id: Some("s-1".into()),
+            negotiated_in: 4,
+        }];
+        let placeholder = || json!({"code": "cis-audit-placeholder"});
+        let mut records = vec![
+            prompts_page(5, vec![review()], None),
+            get(
+                &[leg::PROMPT_CONTROL, leg::PROMPT_NAME_CONTROL],
+                6,
+                "review",
+                placeholder(),
+                rendered(),
+            ),
+            get(
+                &[leg::PROMPT_MISSING_ARG],
+                7,
+                "review",
+                json!({}),
+                err(-32602),
+            ),
+            get(
+                &[leg::PROMPT_UNKNOWN],
+                8,
+                "cis-audit-no-such-prompt",
+                json!({}),
+                err(-32602),
+            ),
+            skipped(
+                &[
+                    leg::SCHEMA_CALL,
+                    leg::TEMPLATE_CONTROL,
+                    leg::TEMPLATE_MISSING,
+                ],
+                "not sent: not part of this test",
+            ),
+        ];
+        if legacy {
+            records.extend([
+                get(
+                    &[at(leg::PROMPT_CONTROL), at(leg::PROMPT_NAME_CONTROL)],
+                    9,
+                    "review",
+                    placeholder(),
+                    rendered(),
+                ),
+                get(
+                    &[at(leg::PROMPT_MISSING_ARG)],
+                    10,
+                    "review",
+                    json!({}),
+                    err(-32603),
+                ),
+                get(
+                    &[at(leg::PROMPT_UNKNOWN)],
+                    11,
+                    "cis-audit-no-such-prompt",
+                    json!({}),
+                    err(-32602),
+                ),
+            ]);
+        }
+        let ev = crate::fixture::evidence(Some(s), records);
+        let graded = crate::grade::grade(&ev, &crate::check::Context::default(), None)
+            .into_iter()
+            .find(|r| r.entry.id == mcp_probe_schema::check_id::CheckId::C5_1_3)
+            .and_then(|r| r.outcome)
+            .expect("5.1.3 graded");
+        let alone = crate::grade::run(&C5_1_3, &ev, &crate::check::Context::default());
+        (graded, alone)
+    }
+
+    #[test]
+    fn s513cd_are_graded_on_every_era_and_combined_by_the_one_rule() {
+        let (o, alone) = dual_era(true);
+        // The negotiated session alone passes; the legacy session's -32603 fails it.
+        assert_eq!(alone.verdict, Verdict::Pass, "{alone:#?}");
+        assert_eq!(o.verdict, Verdict::Fail, "{o:#?}");
+        crate::fixture::assert_leg(&o, "5.1.3c@2026-07-28", LegOutcome::Pass, &["-32602"]);
+        crate::fixture::assert_leg(&o, "5.1.3c@2025-11-25", LegOutcome::Fail, &["-32603"]);
+        crate::fixture::assert_leg(&o, "5.1.3d@2025-11-25", LegOutcome::Pass, &[]);
+        assert!(
+            o.evidence.starts_with("on 2026-07-28: PASS"),
+            "{}",
+            o.evidence
+        );
+        assert!(
+            o.evidence.contains("| on 2025-11-25: FAIL"),
+            "{}",
+            o.evidence
+        );
+        assert_eq!(o.details["eras"][1]["revision"], "2025-11-25");
+        assert!(
+            o.records.contains(&6) && o.records.contains(&7),
+            "{:?}",
+            o.records
+        );
+    }
+
+    #[test]
+    fn s513_a_bundle_without_the_per_era_legs_grades_as_before() {
+        // other_eras recorded (the 2.3, 2.5 and 7.1.2 families were sent again) but no
+        // prompt get on the legacy session: graded on the negotiated era alone, exactly
+        // as the runner grades it.
+        let (o, alone) = dual_era(false);
+        assert_eq!(o.verdict, alone.verdict);
+        assert_eq!(o.evidence, alone.evidence);
+        assert_eq!(o.details, alone.details);
+        let ids = |o: &Outcome| o.legs.iter().map(|l| l.id.clone()).collect::<Vec<_>>();
+        assert_eq!(ids(&o), ids(&alone));
+        assert!(!ids(&o).iter().any(|l| l.contains('@')), "{:?}", ids(&o));
     }
 }

@@ -4,7 +4,9 @@
 //! The notifications read are those the bundle holds on the tool-call legs: the
 //! response streams of the consented calls (1.3's control and staged calls, 7.2.2's
 //! progress call), 3.3.4e's call, and the session's standalone GET stream read beside
-//! the progress call (legacy revisions). Leg 7.2.2f: every notification names its sender
+//! the progress call (legacy revisions), or on 2026-07-28 the `subscriptions/listen`
+//! stream opened beside it (`7.2.2.listen`; its acknowledgement is itself a
+//! notification). Leg 7.2.2f: every notification names its sender
 //! in `params._meta["io.modelcontextprotocol/serverInfo"]`, a key 2026-07-28 defines
 //! (earlier revisions have none: NO-REV there, never FAIL). Leg 7.2.2a: every
 //! `notifications/progress` token is one a request of the bundle sent. docs/checks.md,
@@ -38,18 +40,20 @@ pub const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 pub const PROGRESS: &str = "notifications/progress";
 
 /// The legs whose exchanges may carry notifications or progress tokens.
-const READ: [LegId; 5] = [
+const READ: [LegId; 6] = [
     leg::STAGED_CONTROL,
     leg::STAGED_CALL,
     leg::SCOPE_PROBE_CALL,
     leg::NOTIFY_PROGRESS_CALL,
     leg::NOTIFY_CHANNEL,
+    leg::NOTIFY_LISTEN,
 ];
 
 const REDUCTION_7_2_2: &str =
     "only notifications that arrive while the probe's own tool calls run \
      are seen (one progress call, the consented 1.3 calls, 3.3.4e's call, and on the legacy \
-     revisions the standalone GET stream meanwhile); not covered: 7.2.2b cancellation requestId \
+     revisions the standalone GET stream meanwhile, on 2026-07-28 a subscriptions/listen stream \
+     when the server advertises one); not covered: 7.2.2b cancellation requestId \
      mapping (on HTTP a cancellation is a closed stream, not a message), 7.2.2c stream close and \
      abort events on the server or gateway side, 7.2.2d task lifecycle by taskId, 7.2.2e \
      per-server baselines and alert rules";
@@ -127,13 +131,28 @@ fn observe(ev: &Evidence) -> Observed {
             }
         }
     }
-    let (channel, channel_note) = match ev.exchanges(leg::NOTIFY_CHANNEL).last() {
+    // On 2026-07-28 the channel is the listen stream when one was opened (a bundle
+    // collected before the leg existed has none: the GET leg's skip speaks, as before).
+    let listen = ev.exchanges(leg::NOTIFY_LISTEN).last();
+    let (channel, channel_note) = match listen.or_else(|| ev.exchanges(leg::NOTIFY_CHANNEL).last())
+    {
         Some(x) => {
             let sse = x
                 .header("content-type")
                 .is_some_and(|c| c.to_ascii_lowercase().starts_with("text/event-stream"));
             match x.status() {
-                Some(200) if sse => (Some(true), format!("open (record #{})", x.seq())),
+                Some(200) if sse => (
+                    Some(true),
+                    format!(
+                        "{}open (record #{})",
+                        if listen.is_some() {
+                            "subscriptions/listen "
+                        } else {
+                            ""
+                        },
+                        x.seq()
+                    ),
+                ),
                 Some(s) => (
                     Some(false),
                     format!("refused with HTTP {s} (record #{})", x.seq()),
@@ -143,7 +162,9 @@ fn observe(ev: &Evidence) -> Observed {
         }
         None => (
             None,
-            ev.skipped(leg::NOTIFY_CHANNEL)
+            ev.skipped(leg::NOTIFY_LISTEN)
+                .filter(|_| ev.is_modern())
+                .or_else(|| ev.skipped(leg::NOTIFY_CHANNEL))
                 .map(|r| format!("not opened: {}", line(r)))
                 .unwrap_or_else(|| "not opened".into()),
         ),
@@ -300,7 +321,12 @@ impl Check for Check7_2_2 {
     fn legs(&self, _era: Option<Era>) -> Legs {
         Legs::with_optional(
             &[leg::NOTIFY_CHANNEL, leg::NOTIFY_PROGRESS_CALL],
-            &[leg::STAGED_CONTROL, leg::STAGED_CALL, leg::SCOPE_PROBE_CALL],
+            &[
+                leg::STAGED_CONTROL,
+                leg::STAGED_CALL,
+                leg::SCOPE_PROBE_CALL,
+                leg::NOTIFY_LISTEN,
+            ],
         )
     }
 
@@ -342,7 +368,8 @@ impl Check for Check7_2_2 {
 struct Check7_2_2Facts {
     /// Leg id → outcome.
     legs: Keyed<String, LegOutcome>,
-    /// Whether the standalone stream opened (null: not attempted).
+    /// Whether the notification channel opened: the standalone GET stream, or on
+    /// 2026-07-28 the `subscriptions/listen` stream (null: not attempted).
     notification_channel: Option<bool>,
     /// How many notifications the tool-call legs hold.
     notifications_seen: usize,

@@ -209,3 +209,99 @@ fn the_channel_stream_is_read_and_named() {
     assert_eq!(o.details["notifications_seen"], json!(1));
     assert_leg(&o, LEG_A, LegOutcome::Pass, &["all 1 progress"]);
 }
+
+/// The `subscriptions/listen` stream of a 2026-07-28 session, holding `events`.
+fn listen(events: &[String]) -> Record {
+    let req = r#"{"jsonrpc":"2.0","id":9,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true}}}"#;
+    exchange(
+        &[leg::NOTIFY_LISTEN],
+        req,
+        200,
+        "text/event-stream",
+        &sse(events),
+        &[],
+    )
+}
+
+fn ack(meta: bool) -> String {
+    let sender = if meta {
+        format!(r#","{SERVER_INFO}":{INFO}"#)
+    } else {
+        String::new()
+    };
+    format!(
+        r#"{{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{{"_meta":{{"io.modelcontextprotocol/subscriptionId":9{sender}}},"notifications":{{"toolsListChanged":true}}}}}}"#
+    )
+}
+
+/// Issue 19: on a stateless 2026-07-28 server the listen stream is the notification
+/// channel. Its acknowledgement is a notification the server sent: one without the
+/// sender's `_meta` fails 7.2.2f, one with it passes, where the progress call alone
+/// (no notification) left 7.2.2f undecided.
+#[test]
+fn the_listen_stream_decides_7_2_2f_on_2026_07_28() {
+    let o = grade(&bundle(
+        MODERN,
+        vec![call(Some("t1"), &[]), listen(&[ack(false)])],
+    ));
+    assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
+    assert_leg(
+        &o,
+        LEG_F,
+        LegOutcome::Fail,
+        &[
+            "1 of 1 notification(s)",
+            "notifications/subscriptions/acknowledged",
+        ],
+    );
+    assert_eq!(o.details["notification_channel"], json!(true));
+    let o = grade(&bundle(
+        MODERN,
+        vec![
+            call(Some("t1"), &[progress("t1", true)]),
+            listen(&[ack(true)]),
+        ],
+    ));
+    assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
+    assert_leg(&o, LEG_F, LegOutcome::Pass, &["all 2 notification(s)"]);
+    assert_eq!(o.details["notifications_seen"], json!(2));
+    // The ack alone: 7.2.2f decided, 7.2.2a still waits for a progress notification.
+    let o = grade(&bundle(
+        MODERN,
+        vec![call(Some("t1"), &[]), listen(&[ack(true)])],
+    ));
+    assert_leg(&o, LEG_F, LegOutcome::Pass, &[]);
+    assert_leg(
+        &o,
+        LEG_A,
+        LegOutcome::Unknown,
+        &["no notifications/progress arrived"],
+    );
+    assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
+    // Before the leg existed (no 7.2.2.listen record): undecided, naming the GET skip.
+    let o = grade(&bundle(MODERN, vec![call(Some("t1"), &[])]));
+    assert_leg(
+        &o,
+        LEG_F,
+        LegOutcome::Unknown,
+        &["not opened: no GET stream"],
+    );
+    assert_eq!(o.details["notification_channel"], json!(null));
+    // Not offered: the listen skip is named.
+    let o = grade(&bundle(
+        MODERN,
+        vec![
+            call(Some("t1"), &[]),
+            skipped(
+                &[leg::NOTIFY_LISTEN],
+                "not opened: the server/discover capabilities advertise no listChanged",
+            ),
+        ],
+    ));
+    assert_leg(
+        &o,
+        LEG_F,
+        LegOutcome::Unknown,
+        &["advertise no listChanged"],
+    );
+}
