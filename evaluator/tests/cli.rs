@@ -279,6 +279,32 @@ fn truncated_and_not_a_bundle_exit_3() {
     assert_eq!(r.stdout, "INVALID empty.mcpev: not a bundle: empty file\n");
 }
 
+/// Issue 22: a key, a report or a README given as a bundle is named by what it is, not
+/// called damaged ("trailing data" was the reading of its first byte as CBOR).
+#[test]
+fn a_key_or_a_report_given_as_a_bundle_is_named_by_what_it_is() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let key = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/collector.pub"
+    ))
+    .expect("examples/collector.pub");
+    write(dir.path(), "collector.pub", &key);
+    write(
+        dir.path(),
+        "report.json",
+        br#"{"schema":"mcp-grade-report/1","servers":[]}"#,
+    );
+    let r = grade(dir.path(), ["verify", "collector.pub", "report.json"]);
+    assert_eq!(r.code, 3);
+    assert_eq!(
+        r.stdout,
+        "INVALID collector.pub: not a bundle: a PEM file (PUBLIC KEY) (a public key: give it to --trust)\n\
+         INVALID report.json: not a bundle: a JSON document (schema \"mcp-grade-report/1\")\n"
+    );
+    assert!(!r.stdout.contains("damaged") && !r.stdout.contains("trailing"));
+}
+
 #[test]
 fn missing_file_exits_2_naming_it_after_reporting_the_others() {
     let dir = tempfile::tempdir().expect("tempdir");

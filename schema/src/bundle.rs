@@ -512,6 +512,75 @@ fn cbor_bstr<'a>(b: &'a [u8], p: &mut usize) -> Option<&'a [u8]> {
     b.get(q..end)
 }
 
+/// What a file that is not a bundle looks like, in a few words, when that can be told
+/// from its bytes: a PEM file (with its label), a JSON document (naming a report's
+/// `schema` or SARIF), XML or HTML, gzip, other text; `None` for binary data left to the
+/// CBOR reading (which names a CBOR item that is not a COSE_Sign1).
+pub fn looks_like(bytes: &[u8]) -> Option<String> {
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        return Some("gzip-compressed data (unpack it first)".into());
+    }
+    if bytes.starts_with(b"PK\x03\x04") {
+        return Some("a zip archive (unpack it first)".into());
+    }
+    let head = &bytes[..bytes.len().min(64 << 10)];
+    let text = match std::str::from_utf8(head) {
+        Ok(t) => t,
+        // Cut inside a character at the 64 KiB mark: still text.
+        Err(e) if e.error_len().is_none() => std::str::from_utf8(&head[..e.valid_up_to()]).ok()?,
+        Err(_) => return None,
+    };
+    if text.contains('\0') {
+        return None;
+    }
+    let t = text.trim_start_matches('\u{feff}').trim_start();
+    if let Some(rest) = t.strip_prefix("-----BEGIN ") {
+        let label: String = rest
+            .split("-----")
+            .next()
+            .unwrap_or("")
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric() || *c == ' ')
+            .take(40)
+            .collect();
+        let hint = if label.contains("PUBLIC KEY") {
+            " (a public key: give it to --trust)"
+        } else {
+            ""
+        };
+        return Some(format!("a PEM file ({label}){hint}"));
+    }
+    if t.starts_with('{') || t.starts_with('[') {
+        if let Ok(v) = serde_json::from_slice::<serde_json::Value>(bytes) {
+            let schema = v.get("schema").and_then(serde_json::Value::as_str);
+            return Some(match schema {
+                Some(s) => format!("a JSON document (schema {:?})", short(s)),
+                None if v.get("runs").is_some() && v.get("version").is_some() => {
+                    "a SARIF report (JSON)".into()
+                }
+                None => "a JSON document".into(),
+            });
+        }
+        return Some("text that starts like JSON".into());
+    }
+    if t.starts_with('<') {
+        let lower = t.get(..t.len().min(256)).unwrap_or("").to_ascii_lowercase();
+        return Some(
+            if lower.contains("<html") || lower.starts_with("<!doctype html") {
+                "an HTML document".into()
+            } else {
+                "an XML or HTML document".into()
+            },
+        );
+    }
+    let lines = bytes.iter().filter(|&&b| b == b'\n').count().max(1);
+    Some(format!("a text file ({lines} line(s))"))
+}
+
+fn short(s: &str) -> String {
+    s.chars().take(60).collect()
+}
+
 /// Checks 1 to 5: size, one well-formed CBOR item and nothing after it, the COSE_Sign1 tag,
 /// and the four-item array of byte strings and a map (with an embedded payload).
 fn structure(bytes: &[u8]) -> Result<Cose<'_>, VerifyError> {
@@ -524,6 +593,14 @@ fn structure(bytes: &[u8]) -> Result<Cose<'_>, VerifyError> {
             "{} bytes is over the 1 GiB limit",
             bytes.len()
         )));
+    }
+    // Every bundle starts with the COSE_Sign1 tag byte. A file that does not is something
+    // else: say what it looks like rather than reading its first byte as a CBOR item
+    // (a PEM key's `-` is one, and the rest would be called "trailing data").
+    if bytes[0] != 0xd2 {
+        if let Some(what) = looks_like(bytes) {
+            return Err(VerifyError::NotABundle(what));
+        }
     }
     let end = cbor_skip(bytes, 0, 0).map_err(|m| match m {
         // The structure started but the bytes ran out. A file whose first byte is not the
@@ -932,6 +1009,67 @@ mod tests {
 
     fn skip(b: &[u8]) -> Result<usize, Malformed> {
         cbor_skip(b, 0, 0)
+    }
+
+    fn not_a_bundle(b: &[u8]) -> String {
+        match structure(b) {
+            Err(VerifyError::NotABundle(w)) => w,
+            Err(e) => panic!("{:?}: {e}", String::from_utf8_lossy(&b[..b.len().min(20)])),
+            Ok(_) => panic!("read as a bundle"),
+        }
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_bundle_is_named_by_what_it_looks_like() {
+        let pem = b"-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA\n-----END PUBLIC KEY-----\n";
+        assert_eq!(
+            not_a_bundle(pem),
+            "a PEM file (PUBLIC KEY) (a public key: give it to --trust)"
+        );
+        assert_eq!(
+            not_a_bundle(b"-----BEGIN CERTIFICATE-----\nMII\n"),
+            "a PEM file (CERTIFICATE)"
+        );
+        assert_eq!(
+            not_a_bundle(br#"{"schema":"mcp-grade-report/1","servers":[]}"#),
+            r#"a JSON document (schema "mcp-grade-report/1")"#
+        );
+        assert_eq!(
+            not_a_bundle(br#"{"version":"2.1.0","runs":[]}"#),
+            "a SARIF report (JSON)"
+        );
+        assert_eq!(not_a_bundle(b"{\"cut"), "text that starts like JSON");
+        assert_eq!(
+            not_a_bundle(b"<?xml version=\"1.0\"?><testsuites/>"),
+            "an XML or HTML document"
+        );
+        assert_eq!(not_a_bundle(b"<!DOCTYPE html><html>"), "an HTML document");
+        assert_eq!(
+            not_a_bundle(b"# mcp-probe\n\nGrades...\n"),
+            "a text file (3 line(s))"
+        );
+        assert_eq!(
+            not_a_bundle(&[0x1f, 0x8b, 8, 0]),
+            "gzip-compressed data (unpack it first)"
+        );
+        // Binary data is still read as CBOR and named by that reading.
+        assert_eq!(not_a_bundle(&[0xa0]), "CBOR without the COSE_Sign1 tag");
+        // A real bundle cut short or with bytes after it keeps its own words.
+        let real = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../examples/py1.mcpev"
+        ))
+        .expect("examples/py1.mcpev");
+        assert!(matches!(
+            structure(&real[..real.len() / 2]),
+            Err(VerifyError::Truncated)
+        ));
+        let mut longer = real.clone();
+        longer.extend_from_slice(b"\n");
+        assert!(matches!(
+            structure(&longer),
+            Err(VerifyError::TrailingData(1))
+        ));
     }
 
     #[test]
