@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # scripts/test.sh -- install everything the tests need, start the lab, run every test.
 # This is the README's test command and what .ci/run calls. Needs: the Rust toolchain,
-# python3 (3.11) and node 20 with npm, and root for apt (nginx-light, openssl) on a
-# fresh Debian 12 machine. Safe to re-run; stops the lab it started on every exit.
+# python3 (3.11) and node 20 with npm (the conformance suite's node 22 comes from npm), and root
+# for apt (nginx-light, openssl) on a fresh Debian 12 machine. Safe to re-run; stops the lab it
+# started on every exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=${CARGO_TERM_COLOR:-never}
@@ -29,6 +30,13 @@ step "tests (unit, property, CLI, lab integration)"
 # The grader's lab tests run mcp-collect, a binary of another package: build it first.
 cargo build --workspace --bins --locked
 cargo test --workspace --locked
+
+step "conformance: the MCP conformance suite's client scenarios against mcp-collect (docs/conformance.md)"
+# node 22 and @modelcontextprotocol/conformance were installed by lab/install.sh into
+# lab/conformance; loopback only (its own network namespace), about 1.5 min, bounded by
+# per-scenario timeouts. Fails on a failure not in lab/conformance/expected-failures.txt,
+# on a stale entry there, and on a test-server secret in a bundle or the client's output.
+scripts/conformance.sh
 
 step "end to end: collect every lab MCP server, verify with mcp-grade"
 work=$(mktemp -d); trap 'lab/down.sh; rm -rf "$work"' EXIT

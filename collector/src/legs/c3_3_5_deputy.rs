@@ -389,6 +389,10 @@ impl Probe<'_> {
     ) -> Result<String, ScratchRefused> {
         let body = json!({
             "client_name": SCRATCH_CLIENT_NAME,
+            // SEP-837 (2026-07-28): every DCR request names its application type, the
+            // scratch clients' as the working client's (a registration a real client
+            // would not send tests nothing about the AS).
+            "application_type": crate::oauth::registration::APPLICATION_TYPE,
             "redirect_uris": [SCRATCH_REDIRECT],
             "grant_types": ["authorization_code", "refresh_token"],
             "response_types": ["code"],
@@ -679,6 +683,7 @@ mod tests {
                 let b: Value = serde_json::from_slice(&x.request.body.bytes).expect("json");
                 assert_eq!(b["client_name"], json!(SCRATCH_CLIENT_NAME));
                 assert_eq!(b["redirect_uris"], json!([SCRATCH_REDIRECT]));
+                assert_eq!(b["application_type"], json!("native"));
             }
             o => panic!("{o:?}"),
         }

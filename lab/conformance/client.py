@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""lab/conformance/client.py SERVER_URL -- the client command the conformance suite runs.
+
+The suite (`conformance client --command ...`) starts a test MCP server, and for the auth
+scenarios a test authorization server, on loopback, appends the server's URL to this
+command and sets MCP_CONFORMANCE_SCENARIO (and MCP_CONFORMANCE_CONTEXT for some).
+
+This runs `mcp-collect --no-browser -o OUT SERVER_URL` with a private MCP_PROBE_HOME (a
+fresh temp dir: no token cache, registration or key is shared between scenarios), and
+plays the user: when mcp-collect prints its login URL on stderr, it GETs that URL and
+follows the redirects (the suite's authorization server approves at once) hop by hop,
+up to mcp-collect's loopback callback, which completes the login. Every hop must be a
+loopback http(s) URL; anything else is refused and never contacted. The callback URL
+(it carries the authorization code) is not printed.
+
+Environment: MCP_COLLECT (the binary, default target/debug/mcp-collect),
+CONFORMANCE_OUT (a directory: the bundle goes to OUT/<scenario>/, and OUT/<scenario>.context.json
+keeps MCP_CONFORMANCE_CONTEXT so the leak check knows the scenario's secrets),
+CONFORMANCE_COLLECT_ARGS (extra mcp-collect flags, split on spaces).
+Exit status: mcp-collect's.
+"""
+import http.client
+import ipaddress
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from urllib.parse import urljoin, urlsplit
+
+URL_LINE = "mcp-collect: open this URL to log in: "
+MAX_HOPS = 10
+
+
+def loopback(url):
+    u = urlsplit(url)
+    if u.scheme not in ("http", "https") or not u.hostname:
+        return False
+    if u.hostname == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(u.hostname).is_loopback
+    except ValueError:
+        return False
+
+
+def play_user(url, log):
+    """GET url and follow redirects while they stay on loopback. Logs hosts and statuses only."""
+    for hop in range(MAX_HOPS):
+        if not loopback(url):
+            log(f"login: hop {hop} leaves loopback ({urlsplit(url).scheme}://{urlsplit(url).hostname}), not contacted")
+            return
+        u = urlsplit(url)
+        conn_cls = http.client.HTTPSConnection if u.scheme == "https" else http.client.HTTPConnection
+        conn = conn_cls(u.hostname, u.port, timeout=15)
+        path = (u.path or "/") + (f"?{u.query}" if u.query else "")
+        try:
+            conn.request("GET", path, headers={"Accept": "text/html,*/*"})
+            r = conn.getresponse()
+            r.read(1 << 20)
+        except OSError as e:
+            log(f"login: hop {hop} to {u.hostname}:{u.port}{u.path}: {type(e).__name__}: {e}")
+            return
+        finally:
+            conn.close()
+        log(f"login: hop {hop} GET {u.hostname}:{u.port}{u.path} -> {r.status}")
+        loc = r.getheader("Location")
+        if r.status in (301, 302, 303, 307, 308) and loc:
+            url = urljoin(url, loc)
+            continue
+        return
+    log(f"login: more than {MAX_HOPS} redirects, stopped")
+
+
+def main():
+    if len(sys.argv) < 2:
+        print("usage: client.py SERVER_URL", file=sys.stderr)
+        return 2
+    server_url = sys.argv[-1]
+    scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "unknown")
+    safe = scenario.replace("/", "_")
+    collect = os.environ.get("MCP_COLLECT", "target/debug/mcp-collect")
+    out_root = os.environ.get("CONFORMANCE_OUT") or tempfile.mkdtemp(prefix="conformance-out-")
+    out = os.path.join(out_root, safe)
+    os.makedirs(out, exist_ok=True)
+    ctx = os.environ.get("MCP_CONFORMANCE_CONTEXT")
+    if ctx:
+        with open(os.path.join(out_root, f"{safe}.context.json"), "w") as f:
+            f.write(ctx)
+    home = tempfile.mkdtemp(prefix="mcp-probe-home-")
+    extra = os.environ.get("CONFORMANCE_COLLECT_ARGS", "").split()
+    cmd = [collect, "--no-browser", "-o", out, *extra, server_url]
+
+    def log(msg):
+        print(f"client.py: {msg}", file=sys.stderr, flush=True)
+
+    log(f"scenario {scenario}: {' '.join(cmd)}")
+    env = dict(os.environ, MCP_PROBE_HOME=home)
+    for k in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "no_proxy", "NO_PROXY"):
+        env.pop(k, None)
+    try:
+        p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, text=True)
+        logins = []
+        for line in p.stderr:
+            sys.stderr.write(line)
+            sys.stderr.flush()
+            if line.startswith(URL_LINE):
+                t = threading.Thread(target=play_user, args=(line[len(URL_LINE):].strip(), log), daemon=True)
+                t.start()
+                logins.append(t)
+        rc = p.wait()
+        for t in logins:
+            t.join(timeout=20)
+        log(f"mcp-collect exited {rc}")
+        return rc
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
