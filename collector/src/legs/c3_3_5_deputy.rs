@@ -183,13 +183,16 @@ pub fn gate(endpoint: &url::Url, metadata: Option<&Value>) -> Gate {
 }
 
 /// The authorization request of a scratch client (`response_type=code`, PKCE S256,
-/// `state`, `resource`), appended to any query the endpoint already has.
+/// `state`, `resource`, and the login's `scope` when it has one: the challenge's, else
+/// the resource metadata's `scopes_supported`), appended to any query the endpoint
+/// already has.
 pub fn authorize_url(
     endpoint: &url::Url,
     client_id: &str,
     redirect_uri: &str,
     code_challenge: &str,
     resource: &str,
+    scope: Option<&str>,
 ) -> url::Url {
     let mut u = endpoint.clone();
     u.query_pairs_mut()
@@ -200,6 +203,9 @@ pub fn authorize_url(
         .append_pair("code_challenge", code_challenge)
         .append_pair("code_challenge_method", "S256")
         .append_pair("resource", resource);
+    if let Some(scope) = scope {
+        u.query_pairs_mut().append_pair("scope", scope);
+    }
     u
 }
 
@@ -266,6 +272,12 @@ impl Probe<'_> {
                 e.set_fragment(None);
                 e.to_string()
             });
+        // The scope a plain client would ask for, as the login does (SHOULD in the
+        // authorization spec): the scratch requests differ from it only where the legs mean it.
+        let scope = crate::oauth::scope_for(
+            found.challenge.as_ref().and_then(|c| c.scope()),
+            found.prm.as_ref(),
+        );
         let mut verifier = [0u8; 32];
         if getrandom::fill(&mut verifier).is_err() {
             // The verifier is never sent; a fixed one only makes the challenge guessable.
@@ -301,7 +313,14 @@ impl Probe<'_> {
                     return;
                 }
             };
-            let url = authorize_url(&authorize, &id, SCRATCH_REDIRECT, &challenge, &resource);
+            let url = authorize_url(
+                &authorize,
+                &id,
+                SCRATCH_REDIRECT,
+                &challenge,
+                &resource,
+                scope.as_deref(),
+            );
             let a = self
                 .deputy_request(
                     leg::DEPUTY_AUTHORIZE,
@@ -336,7 +355,14 @@ impl Probe<'_> {
             }
         }
         // 3.3.5a: client #1 with an unregistered redirect_uri.
-        let varied = authorize_url(&authorize, &ids[0], VARIED_REDIRECT, &challenge, &resource);
+        let varied = authorize_url(
+            &authorize,
+            &ids[0],
+            VARIED_REDIRECT,
+            &challenge,
+            &resource,
+            scope.as_deref(),
+        );
         self.deputy_request(leg::DEPUTY_REDIRECT, "GET", varied, None, class, &endpoint)
             .await;
         // 3.3.5b: a fabricated callback, then the control path, on the endpoint origin.
@@ -364,7 +390,14 @@ impl Probe<'_> {
             .await
         {
             Ok(id) => {
-                let url = authorize_url(&authorize, &id, SCRATCH_REDIRECT, &challenge, &resource);
+                let url = authorize_url(
+                    &authorize,
+                    &id,
+                    SCRATCH_REDIRECT,
+                    &challenge,
+                    &resource,
+                    scope.as_deref(),
+                );
                 self.deputy_request(leg::DEPUTY_CONSENT, "GET", url, None, class, &endpoint)
                     .await;
             }
@@ -589,8 +622,19 @@ mod tests {
             SCRATCH_REDIRECT,
             "ch",
             "https://mcp.example/mcp",
+            Some("mcp:tools offline"),
         );
         let q: Vec<(String, String)> = a.query_pairs().map(|(k, v)| (k.into(), v.into())).collect();
+        assert!(q.contains(&("scope".into(), "mcp:tools offline".into())));
+        let none = authorize_url(
+            &u("https://as.example/auth"),
+            "c1",
+            SCRATCH_REDIRECT,
+            "ch",
+            "https://mcp.example/mcp",
+            None,
+        );
+        assert!(!none.query_pairs().any(|(k, _)| k == "scope"));
         assert_eq!(q[0], ("tenant".into(), "t".into()));
         assert!(q.contains(&("client_id".into(), "c1".into())));
         assert!(q.contains(&("redirect_uri".into(), SCRATCH_REDIRECT.into())));
