@@ -230,15 +230,20 @@ fn run_with(case: Case, extra: &[&str]) -> Outcome {
     run_as(case, extra, false).0
 }
 
-/// [`run_with`] under `support/maxrss.py`: also the collector's peak RSS, KiB.
-fn run_measured(case: Case, extra: &[&str]) -> (Outcome, u64) {
-    let (o, rss) = run_as(case, extra, true);
-    (o, rss.expect("measured"))
+fn run_as(case: Case, extra: &[&str], measured: bool) -> (Outcome, Option<u64>) {
+    run_timed(case, (TIMEOUT, TARGET_TIMEOUT), extra, measured)
 }
 
-fn run_as(case: Case, extra: &[&str], measured: bool) -> (Outcome, Option<u64>) {
+/// [`run_as`] with `--timeout` and `--target-timeout` (seconds) of its own; `measured`:
+/// under `support/maxrss.py`, also the collector's peak RSS, KiB.
+fn run_timed(
+    case: Case,
+    (timeout, target_timeout): (u64, u64),
+    extra: &[&str],
+    measured: bool,
+) -> (Outcome, Option<u64>) {
     let srv = start(case);
-    let (t, tt) = (TIMEOUT.to_string(), TARGET_TIMEOUT.to_string());
+    let (t, tt) = (timeout.to_string(), target_timeout.to_string());
     let t0 = Instant::now();
     let mut args = vec!["--timeout", &t, "--target-timeout", &tt, "--info"];
     args.extend_from_slice(extra);
@@ -251,7 +256,7 @@ fn run_as(case: Case, extra: &[&str], measured: bool) -> (Outcome, Option<u64>) 
     };
     let elapsed = t0.elapsed();
     assert!(
-        elapsed < Duration::from_secs(TARGET_TIMEOUT + 15),
+        elapsed < Duration::from_secs(target_timeout + 15),
         "{case:?}: took {elapsed:?}\n{}",
         run.describe()
     );
@@ -469,12 +474,23 @@ fn a_null_id_dropped_silently_costs_one_round_trip_not_the_timeout() {
         .iter()
         .find(|r| legs(r, leg::NULL_ID.as_str()) && matches!(r.observation, Observation::Http(_)))
         .expect("the null-id POST");
-    // Nothing is recorded for the null-id request on the stream: no answer, no timeout.
-    assert!(
-        !v.records.iter().any(|r| matches!(&r.observation,
-            Observation::SseEvent(e) if e.request == Some(null_post.seq))),
-        "an event was linked to the null-id POST"
-    );
+    // No answer on the stream for the null-id request: one `timeout` record names it,
+    // as an older collector's did at --timeout, saying the wait ended at the follow-up.
+    let linked: Vec<&Record> = v
+        .records
+        .iter()
+        .filter(|r| {
+            matches!(&r.observation,
+            Observation::SseEvent(e) if e.request == Some(null_post.seq))
+        })
+        .collect();
+    assert_eq!(linked.len(), 1, "{linked:?}");
+    let Observation::SseEvent(ended) = &linked[0].observation else {
+        unreachable!()
+    };
+    let error = ended.error.as_ref().expect("an error record");
+    assert_eq!(error.kind, ErrorKind::Timeout);
+    assert!(legs(linked[0], leg::NULL_ID.as_str()));
     // The follow-up came right after it and its answer is on the stream.
     let followup = v
         .records
@@ -490,23 +506,50 @@ fn a_null_id_dropped_silently_costs_one_round_trip_not_the_timeout() {
     assert!(body["id"].is_i64(), "{body}");
     assert!(v.records.iter().any(|r| matches!(&r.observation,
         Observation::SseEvent(e) if e.request == Some(followup.seq) && e.data.contains("ping_tool"))));
+    assert!(
+        error
+            .message
+            .contains(&format!("follow-up request (record #{})", followup.seq))
+            && error.message.contains("not at the per-request timeout"),
+        "{}",
+        error.message
+    );
+    assert!(linked[0].seq > followup.seq);
 }
 
 #[test]
 fn an_endless_flood_of_events_is_bounded_in_memory_time_and_bundle() {
     let cap: u64 = 4 << 20;
-    let (o, rss) = run_measured(
+    // A wait long enough for the stream to reach its read limit (16 MiB, about 120 000
+    // events here): the bundle must not grow with how many events were read.
+    let (timeout, target_timeout) = (20, 40);
+    let (o, rss) = run_timed(
         Case::EventFlood,
+        (timeout, target_timeout),
         &["--bundle-cap", &cap.to_string(), "--body-cap", "65536"],
+        true,
     );
+    let rss = rss.expect("measured");
+    let size = std::fs::metadata(&o.run.bundles()[0])
+        .expect("bundle")
+        .len();
+    let summaries: Vec<&SseEvent> = events(&o)
+        .into_iter()
+        .filter(|e| e.unkept.is_some())
+        .collect();
+    let counted: u64 = summaries
+        .iter()
+        .filter_map(|e| e.unkept.as_ref())
+        .map(|u| u.events)
+        .sum();
+    let stored = events(&o).iter().filter(|e| e.error.is_none()).count() - summaries.len();
     eprintln!(
-        "sse_hostile EventFlood: peak RSS {:.1} MiB, {:.2} s, {} records, bundle {} bytes",
+        "sse_hostile EventFlood: peak RSS {:.1} MiB, {:.2} s, {} records, bundle {size} bytes \
+         (cap {cap}), {stored} events stored, {counted} counted in {} summary record(s)",
         rss as f64 / 1024.0,
         o.elapsed.as_secs_f64(),
         o.records.len(),
-        std::fs::metadata(&o.run.bundles()[0])
-            .map(|m| m.len())
-            .unwrap_or(0)
+        summaries.len(),
     );
     assert!(rss <= (cap + (64 << 20)) / 1024, "peak RSS {rss} KiB");
     // The stream ended at the read limit or the wait at its timeout: a typed error.
@@ -515,8 +558,32 @@ fn an_endless_flood_of_events_is_bounded_in_memory_time_and_bundle() {
         "{:?}",
         ending(&o)
     );
-    let size = std::fs::metadata(&o.run.bundles()[0])
-        .expect("bundle")
-        .len();
-    assert!(size <= cap + (1 << 20), "bundle {size} bytes");
+    // Within the cap and a small margin, however many events came.
+    assert!(size <= cap + (256 << 10), "bundle {size} bytes");
+    // Past the cap the events were counted, in few records, and the cap is marked.
+    let from =
+        o.v.evidence
+            .run
+            .bundle_capped_from
+            .expect("bundle_capped_from");
+    assert!(
+        counted > 0 && summaries.len() <= 4,
+        "{counted} in {}",
+        summaries.len()
+    );
+    let first = o
+        .records
+        .iter()
+        .find(|r| matches!(&r.observation, Observation::SseEvent(e) if e.unkept.is_some()))
+        .expect("a summary record");
+    assert!(first.seq >= from);
+    for e in &summaries {
+        let u = e.unkept.as_ref().expect("unkept");
+        assert_eq!(u.jsonrpc, u.events, "every flood event is a notification");
+        assert_eq!(u.responses, 0);
+        assert_eq!(u.sha256.len(), 32);
+        assert!(u.bytes >= u.events * 80, "{u:?}");
+        assert!(u.last_at_us >= u.first_at_us);
+        assert!(e.data.is_empty() && e.data_length == Some(u.bytes));
+    }
 }

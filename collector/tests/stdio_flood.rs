@@ -195,13 +195,31 @@ fn flood_within(mode: &str, answer: bool, timeout: u64, target_timeout: u64) -> 
         rss_kib <= RSS_LIMIT_KIB,
         "{mode}: peak RSS {rss_kib} KiB over {RSS_LIMIT_KIB} KiB"
     );
-    assert!(
-        elapsed <= Duration::from_secs(target_timeout) + SLACK,
-        "{mode}: took {elapsed:?}\n{}",
-        run.describe()
-    );
     let bundles = run.bundles();
     assert_eq!(bundles.len(), 1, "{mode}: {}", run.describe());
+    // The run as the collector timed it (target start to seal), without the start of
+    // the debug binary and of the Python flooder, which a loaded machine stretches
+    // most: that is where the deadline and its slack apply.
+    let v = support::open(&bundles[0]);
+    let inside = Duration::from_micros(
+        (v.evidence.run.finished_at - v.evidence.run.started_at).max(0) as u64,
+    );
+    eprintln!(
+        "stdio_flood {mode}: {:.2} s from target start to seal",
+        inside.as_secs_f64()
+    );
+    assert!(
+        inside <= Duration::from_secs(target_timeout) + SLACK,
+        "{mode}: the run took {inside:?} from target start to seal ({elapsed:?} in all)\n{}",
+        run.describe()
+    );
+    // From outside: still far below a run without the deadline (a flood that never
+    // ends, or one --timeout per unanswered request).
+    assert!(
+        elapsed <= Duration::from_secs(target_timeout) + 3 * SLACK,
+        "{mode}: took {elapsed:?} in all\n{}",
+        run.describe()
+    );
     let files: Vec<_> = std::fs::read_dir(run.dir.path().join("out"))
         .expect("out dir")
         .filter_map(|e| e.ok())
@@ -212,8 +230,7 @@ fn flood_within(mode: &str, answer: bool, timeout: u64, target_timeout: u64) -> 
         1,
         "{mode}: one file, no journal left: {files:?}"
     );
-    // Verified as `mcp-grade verify` does (signature, chain, format) …
-    let v = support::open(&bundles[0]);
+    // Verified as `mcp-grade verify` does (signature, chain, format), above …
     // … and by `mcp-grade verify` itself when the workspace's binaries are built.
     let grader = Path::new(env!("CARGO_BIN_EXE_mcp-collect")).with_file_name("mcp-grade");
     if grader.exists() {

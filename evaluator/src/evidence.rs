@@ -134,6 +134,15 @@ impl<'a> Exchange<'a> {
         self.stream.and_then(|s| s.error.as_ref())
     }
 
+    /// HTTP+SSE: events read for this request past the bundle cap, counted and not
+    /// stored (how many, and the seqs of the records counting them); `(0, [])` when
+    /// every event was stored, and on other transports.
+    pub fn stream_unkept(&self) -> (u64, &'a [u64]) {
+        self.stream
+            .map(|s| (s.unkept, s.unkept_seqs.as_slice()))
+            .unwrap_or((0, &[]))
+    }
+
     /// HTTP+SSE: the seqs of the stream's event records that belong to this request
     /// (empty on other transports).
     pub fn stream_seqs(&self) -> &'a [u64] {
@@ -673,6 +682,7 @@ mod tests {
             id: None,
             retry: None,
             error,
+            unkept: None,
         });
         r
     }

@@ -96,6 +96,11 @@ fn sse_event(r: &Record, e: &SseEvent) -> Value {
     if let Some(err) = &e.error {
         v["_error"] = json!({"kind": err.kind.as_str(), "message": err.message});
     }
+    if let Some(u) = &e.unkept {
+        v["_unkept"] = json!({"events": u.events, "bytes": u.bytes, "jsonrpc": u.jsonrpc,
+            "responses": u.responses, "sha256": hex::encode(&u.sha256),
+            "first_at_us": u.first_at_us, "last_at_us": u.last_at_us});
+    }
     v
 }
 

@@ -301,6 +301,20 @@ fn sse_event(out: &mut dyn Write, e: &SseEvent) -> io::Result<()> {
             line(&err.to_string())
         );
     }
+    if let Some(u) = &e.unkept {
+        return writeln!(
+            out,
+            "  stream #{}{owner} +{}..+{}: {} event(s), {} bytes of data, counted not stored ({} JSON-RPC, {} response(s); sha256 {})",
+            e.stream,
+            millis(u.first_at_us),
+            millis(u.last_at_us),
+            u.events,
+            u.bytes,
+            u.jsonrpc,
+            u.responses,
+            hex::encode(&u.sha256)
+        );
+    }
     writeln!(
         out,
         "  stream #{} event {}{owner}{}",

@@ -265,7 +265,23 @@ enum ObservationJ {
         id: Option<String>,
         retry: Option<u64>,
         error: Option<ErrorJ>,
+        /// Events counted instead of stored (past `--bundle-cap`); absent on every
+        /// other record.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        unkept: Option<SseUnkeptJ>,
     },
+}
+
+/// `SseEvent.unkept` (docs/bundle.md), its hash in hex.
+#[derive(Serialize, JsonSchema)]
+struct SseUnkeptJ {
+    events: u64,
+    bytes: u64,
+    jsonrpc: u64,
+    responses: u64,
+    sha256: String,
+    first_at_us: u64,
+    last_at_us: u64,
 }
 
 /// `StdioExchange.unkept` (docs/bundle.md), its hash in hex.
@@ -648,6 +664,15 @@ fn observation(o: &Observation) -> ObservationJ {
             id: e.id.clone(),
             retry: e.retry,
             error: e.error.as_ref().map(transport_error),
+            unkept: e.unkept.as_ref().map(|u| SseUnkeptJ {
+                events: u.events,
+                bytes: u.bytes,
+                jsonrpc: u.jsonrpc,
+                responses: u.responses,
+                sha256: hex(&u.sha256),
+                first_at_us: u.first_at_us,
+                last_at_us: u.last_at_us,
+            }),
         },
     }
 }

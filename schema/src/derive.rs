@@ -165,6 +165,12 @@ pub struct StreamAnswer {
     pub stream: Option<u64>,
     /// Why one of its events is not read (its `data` was stored cut), naming it.
     pub cut: Option<String>,
+    /// Events read for it past the bundle cap and counted, not stored (`SseEvent::unkept`):
+    /// how many, and the seqs of the records that count them. None of them is a first
+    /// answer to a request (those are always stored), but any may be a notification.
+    pub unkept: u64,
+    /// See [`StreamAnswer::unkept`].
+    pub unkept_seqs: Vec<u64>,
 }
 
 /// Per `POST` record seq, what the HTTP+SSE stream carried for it (empty for bundles
@@ -181,6 +187,13 @@ pub fn stream_answers(records: &[Record]) -> std::collections::BTreeMap<u64, Str
         entry.stream = Some(ev.stream);
         if let Some(e) = &ev.error {
             entry.error = Some(e.clone());
+            continue;
+        }
+        if let Some(u) = &ev.unkept {
+            // Counted events: not one event stored cut (what `data_length` tells a
+            // reader that does not know `unkept`), and never a first answer.
+            entry.unkept += u.events;
+            entry.unkept_seqs.push(r.seq);
             continue;
         }
         entry.seqs.push(r.seq);

@@ -493,6 +493,36 @@ pub struct SseEvent {
     /// (`timeout`). The event fields are then empty.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<TransportError>,
+    /// Set on a record that stands for events read but not stored (past the bundle
+    /// cap): how many, how long, how many JSON-RPC, their hash and times. The event
+    /// fields are then empty but `data_length`, their data lengths summed (so a reader
+    /// that does not know this field reads it as one event stored cut, never as an
+    /// answer). Absent on every other record, and in bundles from before the bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unkept: Option<SseUnkept>,
+}
+
+/// Stream events counted, measured and hashed instead of stored (see
+/// [`SseEvent::unkept`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SseUnkept {
+    /// How many events.
+    pub events: u64,
+    /// Their `data` lengths, summed (bytes).
+    pub bytes: u64,
+    /// Of them, events whose whole `data` parsed as one JSON-RPC 2.0 message or batch.
+    pub jsonrpc: u64,
+    /// Of them, JSON-RPC responses (a `result` or an `error`): answers to requests
+    /// already answered, or to no request of the run.
+    pub responses: u64,
+    /// SHA-256 over the events in order, each as its `data` length (8 bytes, big
+    /// endian) followed by its whole `data`, before redaction.
+    #[serde(with = "serde_bytes")]
+    pub sha256: Vec<u8>,
+    /// Microseconds after the record's `started_at` when the first of them arrived.
+    pub first_at_us: u64,
+    /// The same for the last.
+    pub last_at_us: u64,
 }
 
 /// An HTTP/1.1 exchange exactly as sent and received.

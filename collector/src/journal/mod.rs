@@ -33,8 +33,10 @@
 //! what was written since the last sync; a SIGKILL loses nothing that was written.
 
 mod sync;
+mod unkept;
 use sync::SyncState;
 pub use sync::{SYNC_EVERY_BYTES, SYNC_EVERY_RECORDS, SYNC_INTERVAL};
+pub use unkept::CountedEvent;
 
 use mcp_probe_schema::vocab::{family, LegId};
 use std::io::{BufReader, Read, Write};
@@ -209,6 +211,8 @@ pub struct Journal {
     failure: Option<String>,
     bundle_cap: u64,
     capped_from: Option<u64>,
+    /// HTTP+SSE: the summary of the stream events being counted, not stored.
+    unkept_events: Option<unkept::Filling>,
     sealed: Option<PathBuf>,
     /// Run once by [`Journal::sign`] (sealing) before anything else: what must be recorded however
     /// the run ends (a stdio server's process record, written as the process stops).
@@ -359,6 +363,7 @@ impl Journal {
             failure: None,
             bundle_cap,
             capped_from: None,
+            unkept_events: None,
             sealed: None,
             before_seal: None,
         })
@@ -428,6 +433,8 @@ impl Journal {
         duration_us: u64,
         observation: Observation,
     ) -> u64 {
+        // Events counted before this record come before it.
+        self.flush_unkept_events();
         let seq = self.count;
         let legs = legs
             .iter()
@@ -735,6 +742,7 @@ impl Journal {
         if let Some(f) = self.before_seal.take() {
             (f.0)(self);
         }
+        self.flush_unkept_events();
         if let Some(e) = &self.broken {
             return Err(WriteError {
                 path: self.journal_path.clone(),

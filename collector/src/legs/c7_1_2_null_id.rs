@@ -18,10 +18,12 @@ impl Probe<'_> {
             // the stream: a server that drops the message draws none, and waiting for it
             // would hold the run for --timeout at the end of the target. As on stdio, a
             // normal `tools/list` follows; once its answer came and nothing answered
-            // `"id": null` first, the wait for the null-id answer ends there.
+            // `"id": null` first, the wait for the null-id answer ends there, with the
+            // `timeout` record an older collector wrote at --timeout (so a grader from
+            // before the follow-up reads it as it always did).
             if let Some(null_seq) = sent.map(|r| r.seq).filter(|s| self.sse_pending(*s)) {
-                if self.followup().await {
-                    self.sse_unpend(null_seq);
+                if let Some(followup) = self.followup().await {
+                    self.sse_unpend(null_seq, followup);
                 }
             }
             return;
@@ -40,22 +42,20 @@ impl Probe<'_> {
         self.followup().await;
     }
 
-    /// The follow-up `tools/list` (leg [`leg::NULL_ID_FOLLOWUP`]), awaited; true when
-    /// it was answered.
-    async fn followup(&mut self) -> bool {
-        let Some(endpoint) = self.endpoint.clone() else {
-            return false;
-        };
+    /// The follow-up `tools/list` (leg [`leg::NULL_ID_FOLLOWUP`]), awaited; the seq of
+    /// its record when it was answered.
+    async fn followup(&mut self) -> Option<u64> {
+        let endpoint = self.endpoint.clone()?;
         let (h, body, id) = self.complete(method::TOOLS_LIST, Map::new());
-        self.rpc_awaiting(
-            &[leg::NULL_ID_FOLLOWUP],
-            &endpoint,
-            h,
-            &body,
-            Some(Value::from(id)),
-        )
-        .await
-        .message
-        .is_some()
+        let r = self
+            .rpc_awaiting(
+                &[leg::NULL_ID_FOLLOWUP],
+                &endpoint,
+                h,
+                &body,
+                Some(Value::from(id)),
+            )
+            .await;
+        r.message.is_some().then_some(r.seq)
     }
 }

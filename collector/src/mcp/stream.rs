@@ -2,7 +2,7 @@
 //! stream and hands each event over, and the session state the POSTs need
 //! (docs/collector.md, "HTTP+SSE (2024-11-05)"). The protocol side is `mcp/sse.rs`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use mcp_probe_schema::model::{ErrorKind, TransportError};
@@ -43,6 +43,9 @@ pub struct SseSession {
     /// Requests sent on this session, by JSON-RPC id (as JSON text): their `POST`
     /// record and legs, so a late answer is still linked to its request.
     pub(crate) sent: HashMap<String, (u64, Vec<LegId>)>,
+    /// `POST` records whose first answer was stored: a later answer to the same id is
+    /// an ordinary event (counted past the bundle cap).
+    pub(crate) answered: HashSet<u64>,
     /// Requests whose answer is not waited for before the next one (the null-id
     /// request, which no later step needs): their `POST` record, legs, and the end of
     /// their per-request timeout. Read at the end of the target.

@@ -119,11 +119,17 @@ fn judge(ev: &Evidence, x: &Exchange<'_>) -> Judgement {
         // have come on the event stream. A current collector follows the request with a
         // normal `tools/list` (as on stdio): when that was answered and nothing answered
         // the null id, the server dropped it silently.
+        // The collector then ends the wait for the null id with a `timeout` record (what
+        // an older collector wrote at --timeout, so an older grader reads UNKNOWN too);
+        // a stream that ended instead (a reset) is not attributed to the server.
         if let Some(f) = answer
             .is_none()
             .then(|| sse_followup_answered(ev))
             .flatten()
-            .filter(|_| x.stream_error().is_none())
+            .filter(|_| {
+                x.stream_error()
+                    .is_none_or(|e| e.kind == mcp_probe_schema::model::ErrorKind::Timeout)
+            })
         {
             let mut j = Judgement::new(
                 LegOutcome::Unknown,
@@ -133,7 +139,8 @@ fn judge(ev: &Evidence, x: &Exchange<'_>) -> Judgement {
                      silently. The transport acknowledges every message so, as on stdio, a message dropped \
                      as invalid and a request taken for a notification look the same; neither a refusal nor \
                      an acceptance is observed (a JSON-RPC error answering the null id would have been the \
-                     refusal)"
+                     refusal){}",
+                    sse_unkept_note(ev, x.seq())
                 ),
                 Some(status),
             );
@@ -151,8 +158,9 @@ fn judge(ev: &Evidence, x: &Exchange<'_>) -> Judgement {
                     "{shown}, the HTTP+SSE acknowledgement, and no refusal arrived on the event stream \
                      ({}): the transport acknowledges every message so, as on stdio, a message the server \
                      dropped as invalid and a request it took for a notification look the same; neither a \
-                     refusal nor an acceptance is observed",
-                    e.message
+                     refusal nor an acceptance is observed{}",
+                    e.message,
+                    sse_unkept_note(ev, x.seq())
                 ),
                 Some(status),
             );
@@ -163,6 +171,39 @@ fn judge(ev: &Evidence, x: &Exchange<'_>) -> Judgement {
         }
     }
     bare(resp, broken, &shown)
+}
+
+/// HTTP+SSE: what the events counted past the bundle cap (`SseEvent.unkept`) from the
+/// null-id request (record `from`) on mean for the silence read here; empty when none.
+/// The first answer to each request is stored whatever the cap, so a refusal answering
+/// the null id is never among them; a refusal under another id might be.
+fn sse_unkept_note(ev: &Evidence, from: u64) -> String {
+    let (events, mut records) = ev
+        .records
+        .iter()
+        .filter(|r| r.seq > from)
+        .filter_map(|r| match &r.observation {
+            Observation::SseEvent(e) => e.unkept.as_ref().map(|u| (u.events, r.seq)),
+            _ => None,
+        })
+        .fold((0u64, Vec::new()), |(n, mut v), (e, s)| {
+            v.push(format!("#{s}"));
+            (n + e, v)
+        });
+    if events == 0 {
+        return String::new();
+    }
+    let more = records.len().saturating_sub(5);
+    records.truncate(5);
+    if more > 0 {
+        records.push(format!("{more} more"));
+    }
+    format!(
+        "; {events} stream event(s) read after the null-id request were counted, not stored (the bundle \
+         cap was reached; records {}): a first answer to the null id is always stored, so none of them \
+         answered it, but their contents are not seen",
+        records.join(", ")
+    )
 }
 
 /// HTTP+SSE: the seq of the follow-up `tools/list` (leg [`leg::NULL_ID_FOLLOWUP`]) when
@@ -389,7 +430,10 @@ fn judge_stdio(ev: &Evidence, null_seq: u64, followup: u64) -> Judgement {
         Judgement::new(
             LegOutcome::Unknown,
             format!(
-                "no answer to the null-id request, while the tools/list written after it (record #{followup})                  was answered: the server dropped it silently. Over stdio a message dropped as invalid and a                  request taken as a notification look the same, so neither a refusal nor an acceptance is                  observed (a JSON-RPC error response would have been the refusal){unkept_note}"
+                "no answer to the null-id request, while the tools/list written after it (record #{followup}) \
+                 was answered: the server dropped it silently. Over stdio a message dropped as invalid and a \
+                 request taken as a notification look the same, so neither a refusal nor an acceptance is \
+                 observed (a JSON-RPC error response would have been the refusal){unkept_note}"
             ),
             None,
         )
@@ -397,7 +441,8 @@ fn judge_stdio(ev: &Evidence, null_seq: u64, followup: u64) -> Judgement {
         Judgement::new(
             LegOutcome::Error,
             format!(
-                "neither the null-id request nor the tools/list written after it (record #{followup}) was                  answered: the server did not answer at all, so the observation was never made{unkept_note}"
+                "neither the null-id request nor the tools/list written after it (record #{followup}) was \
+                 answered: the server did not answer at all, so the observation was never made{unkept_note}"
             ),
             None,
         )
@@ -516,6 +561,7 @@ mod tests {
                 id: None,
                 retry: None,
                 error,
+                unkept: None,
             });
             r
         };
@@ -570,6 +616,7 @@ mod tests {
                 id: None,
                 retry: None,
                 error: None,
+                unkept: None,
             });
             r
         };
@@ -593,6 +640,71 @@ mod tests {
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
         has(&o, &["dropped it", "silently", "record #1"]);
         assert_eq!(o.records, vec![0, 1]);
+        // What a current collector writes: the wait for the null id ends, once the
+        // follow-up is answered, in a `timeout` record naming the null-id POST (the
+        // record an older collector wrote at --timeout, which an older grader reads as
+        // UNKNOWN). The current grader's reading and evidence are the same.
+        let mut ended = event(&[leg::NULL_ID], 0, "");
+        if let Observation::SseEvent(e) = &mut ended.observation {
+            e.error = Some(TransportError {
+                kind: ErrorKind::Timeout,
+                message: "no answer to this request on the event stream by the time the follow-up \
+                          request (record #1) was answered: the wait ended there, not at the \
+                          per-request timeout (30 s)"
+                    .into(),
+            });
+        }
+        let with_timeout = vec![
+            ack(&[leg::NULL_ID], NULL_REQ),
+            ack(&[leg::NULL_ID_FOLLOWUP], FOLLOWUP),
+            event(&[leg::NULL_ID_FOLLOWUP], 1, listed),
+            ended.clone(),
+        ];
+        let o = graded(with_timeout.clone());
+        assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
+        has(&o, &["dropped it", "silently", "record #1"]);
+        assert_eq!(o.records, vec![0, 1, 3]);
+        assert!(!o.evidence.contains("counted"), "{o:?}");
+        // Events counted past the bundle cap after the null-id request are named.
+        let mut counted = event(&[leg::NULL_ID_FOLLOWUP], 1, "");
+        if let Observation::SseEvent(e) = &mut counted.observation {
+            e.data_length = Some(1200);
+            e.unkept = Some(mcp_probe_schema::model::SseUnkept {
+                events: 10,
+                bytes: 1200,
+                jsonrpc: 10,
+                ..Default::default()
+            });
+        }
+        let mut records = with_timeout;
+        records.insert(2, counted);
+        let o = graded(records);
+        assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
+        has(
+            &o,
+            &[
+                "silently",
+                "10 stream event(s)",
+                "counted, not stored",
+                "#2",
+            ],
+        );
+        // The follow-up's answer is read although counted events name its POST.
+        assert!(!o.evidence.contains("cut"), "{o:?}");
+        // A stream that ended (not a timeout) still reads by its stream record.
+        if let Observation::SseEvent(e) = &mut ended.observation {
+            e.error = Some(TransportError {
+                kind: ErrorKind::Reset,
+                message: "the server ended the event stream".into(),
+            });
+        }
+        let o = graded(vec![
+            ack(&[leg::NULL_ID], NULL_REQ),
+            ack(&[leg::NULL_ID_FOLLOWUP], FOLLOWUP),
+            event(&[leg::NULL_ID_FOLLOWUP], 1, listed),
+            ended,
+        ]);
+        assert_eq!(o.verdict, Verdict::Error, "{o:?}");
         // A refusal of the null id still passes, before or after the follow-up's answer.
         let refusal =
             r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}"#;
