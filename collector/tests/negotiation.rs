@@ -73,7 +73,9 @@ fn sent(srv: &Scripted) -> Vec<(String, String)> {
             let j = r.json();
             let rev = j["params"]["protocolVersion"]
                 .as_str()
-                .or_else(|| j["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"].as_str())
+                .or_else(|| {
+                    j["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"].as_str()
+                })
                 .unwrap_or("")
                 .to_string();
             (r.rpc_method(), rev)
@@ -106,7 +108,10 @@ fn an_empty_discover_result_is_not_a_2026_07_28_server() {
     let v = open(&run.bundles()[0]);
     let s = v.evidence.session.as_ref().expect("a session");
     assert_eq!(s.revision.as_deref(), Some("2025-11-25"));
-    assert_eq!(s.server_info.as_ref().expect("server_info")["name"], "scripted");
+    assert_eq!(
+        s.server_info.as_ref().expect("server_info")["name"],
+        "scripted"
+    );
     let printed = format!("{}{}", run.stdout(), run.stderr());
     assert!(printed.contains("2025-11-25"), "{}", run.describe());
 }
@@ -125,7 +130,10 @@ fn a_discover_result_with_its_members_is_still_2026_07_28() {
     assert_eq!(sent(&srv), vec![pair("server/discover", "2026-07-28")]);
     let v = open(&run.bundles()[0]);
     assert_eq!(
-        v.evidence.session.as_ref().and_then(|s| s.revision.as_deref()),
+        v.evidence
+            .session
+            .as_ref()
+            .and_then(|s| s.revision.as_deref()),
         Some("2026-07-28")
     );
 }
@@ -148,7 +156,10 @@ fn a_32022_refusal_is_retried_once_with_the_newest_revision_it_names() {
     );
     let v = open(&run.bundles()[0]);
     assert_eq!(
-        v.evidence.session.as_ref().and_then(|s| s.revision.as_deref()),
+        v.evidence
+            .session
+            .as_ref()
+            .and_then(|s| s.revision.as_deref()),
         Some("2025-06-18")
     );
 }

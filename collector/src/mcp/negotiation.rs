@@ -70,6 +70,8 @@ impl Probe<'_> {
         // A second detection after a login carries the credential: the first one's 401
         // is what says the endpoint requires authentication.
         let auth_required = auth_required || j.session().is_some_and(|s| s.auth_required);
+        // Kept: how the login after the first detection found its endpoints.
+        let authorization_defaults = j.session().and_then(|s| s.authorization_defaults.clone());
         j.set_session(Some(Session {
             endpoint: cand.to_string(),
             auth_required,
@@ -81,6 +83,7 @@ impl Probe<'_> {
             session_id: None,
             negotiated_in: None,
             other_eras: Vec::new(),
+            authorization_defaults,
         }));
     }
 

@@ -47,7 +47,7 @@ pub fn forget(state_dir: &Path, endpoint: &str) -> Result<usize, LoginError> {
     Ok(n)
 }
 
-/// A dynamic client registration, as cached.
+/// A dynamic client registration (or a pre-registered client), as cached.
 #[derive(Clone, Serialize, Deserialize)]
 pub(super) struct Registration {
     pub(super) client_id: String,
@@ -63,6 +63,10 @@ pub(super) struct Registration {
     pub(super) redirect_port: u16,
     pub(super) redirect_uri: String,
     pub(super) registered_at: i64,
+    /// A `--client-id` client, not a dynamic registration: its secret comes from the
+    /// environment on every run and is never written to the cache.
+    #[serde(default)]
+    pub(super) pre_registered: bool,
 }
 
 impl Registration {
@@ -176,6 +180,12 @@ pub(super) fn save(dir: &Path, entry: &Entry) -> Result<PathBuf, LoginError> {
     );
     let path = dir.join(&name);
     let tmp = dir.join(format!(".{name}.{}.tmp", random_b64(6)?));
+    let mut entry = entry.clone();
+    if entry.client.pre_registered {
+        // The operator's secret stays in the operator's environment.
+        entry.client.client_secret = None;
+    }
+    let entry = &entry;
     let bytes = serde_json::to_vec_pretty(entry).expect("cache entry encodes");
     crate::keys::write_private(&tmp, &bytes).map_err(cache_err(&tmp))?;
     if let Err(e) = std::fs::rename(&tmp, &path) {

@@ -34,4 +34,4 @@ pub use login::{
 };
 pub use metadata::{resource_for, scope_for, AsMetadata};
 pub use pkce::pkce_challenge;
-pub use registration::CLIENT_NAME;
+pub use registration::{pre_registered_auth_method, PreRegistered, CLIENT_NAME};

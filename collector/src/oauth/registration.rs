@@ -1,5 +1,5 @@
 //! Dynamic client registration (RFC 7591) of a public client with its loopback
-//! redirect URI.
+//! redirect URI, and the pre-registered client (`--client-id`) that replaces it.
 
 use std::sync::Mutex;
 
@@ -12,7 +12,7 @@ use super::callback::CALLBACK_PATH;
 use super::error::LoginError;
 use super::login::{now_s, Login};
 use super::response::str_field;
-use crate::journal::Journal;
+use crate::journal::{lock, Journal};
 use crate::transport::http::{Client, Request};
 
 /// `client_name` of the dynamic client registration.
@@ -22,6 +22,48 @@ pub const CLIENT_NAME: &str = "mcp-collect";
 /// Registration §2): MCP 2026-07-28 (SEP-837) requires a client that uses DCR to send it,
 /// `native` for desktop, CLI and localhost apps, which a CLI with a loopback redirect is.
 pub const APPLICATION_TYPE: &str = "native";
+
+/// A client the operator registered with the authorization server beforehand
+/// (`--client-id`, `--client-secret-env`): the login uses it and never registers one.
+#[derive(Clone, PartialEq, Eq)]
+pub struct PreRegistered {
+    /// The client id (a public value).
+    pub client_id: String,
+    /// The client secret, from the environment; `None`: a public client.
+    pub client_secret: Option<String>,
+}
+
+impl std::fmt::Debug for PreRegistered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PreRegistered")
+            .field("client_id", &self.client_id)
+            .field("secret", &self.client_secret.is_some())
+            .finish()
+    }
+}
+
+/// How a pre-registered client with a secret authenticates at the token endpoint
+/// (`None`: a public client, `none`): `client_secret_basic` when the metadata's
+/// `token_endpoint_auth_methods_supported` lists it or is absent (RFC 8414 §2: the
+/// default), else `client_secret_post` when listed. A list naming neither leaves no
+/// method this tool has.
+pub fn pre_registered_auth_method(
+    has_secret: bool,
+    supported: Option<&[String]>,
+) -> Result<&'static str, LoginError> {
+    if !has_secret {
+        return Ok("none");
+    }
+    match supported {
+        None => Ok("client_secret_basic"),
+        Some(l) if l.iter().any(|m| m == "client_secret_basic") => Ok("client_secret_basic"),
+        Some(l) if l.iter().any(|m| m == "client_secret_post") => Ok("client_secret_post"),
+        Some(l) => Err(LoginError::Metadata(format!(
+            "token_endpoint_auth_methods_supported {l:?} names neither client_secret_basic nor \
+             client_secret_post, the methods a --client-secret-env secret is sent with"
+        ))),
+    }
+}
 
 /// The RFC 7591 registration request of a public client with `redirect_uri`.
 pub fn registration_body(redirect_uri: &str, scope: Option<&str>) -> Value {
@@ -40,6 +82,35 @@ pub fn registration_body(redirect_uri: &str, scope: Option<&str>) -> Value {
 }
 
 impl Login {
+    /// The pre-registered client as a registration on the loopback redirect `port`
+    /// (RFC 8252 §7.3: the authorization server must allow any port of a loopback
+    /// redirect URI). Nothing is sent: the skip on `oauth.register` says why.
+    pub(super) fn pre_registration(
+        &self,
+        p: &PreRegistered,
+        journal: &Mutex<Journal>,
+        port: u16,
+    ) -> Result<Registration, LoginError> {
+        let method = pre_registered_auth_method(
+            p.client_secret.is_some(),
+            self.metadata.token_endpoint_auth_methods.as_deref(),
+        )?;
+        lock(journal).skip(
+            &[leg::OAUTH_REGISTER],
+            "not sent: pre-registered client (--client-id): dynamic client registration was not used",
+        );
+        Ok(Registration {
+            client_id: p.client_id.clone(),
+            client_secret: p.client_secret.clone(),
+            client_secret_expires_at: None,
+            token_endpoint_auth_method: Some(method.to_string()),
+            redirect_port: port,
+            redirect_uri: format!("http://127.0.0.1:{port}{CALLBACK_PATH}"),
+            registered_at: now_s(),
+            pre_registered: true,
+        })
+    }
+
     /// RFC 7591 registration of a public client with the loopback redirect on `port`.
     pub(super) async fn register(
         &self,
@@ -91,6 +162,7 @@ impl Login {
             redirect_port: port,
             redirect_uri,
             registered_at: now_s(),
+            pre_registered: false,
         })
     }
 }
@@ -98,6 +170,29 @@ impl Login {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pre_registered_secret_goes_the_way_the_metadata_allows() {
+        let l = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(pre_registered_auth_method(false, None).unwrap(), "none");
+        assert_eq!(
+            pre_registered_auth_method(true, None).unwrap(),
+            "client_secret_basic"
+        );
+        assert_eq!(
+            pre_registered_auth_method(
+                true,
+                Some(&l(&["client_secret_post", "client_secret_basic"]))
+            )
+            .unwrap(),
+            "client_secret_basic"
+        );
+        assert_eq!(
+            pre_registered_auth_method(true, Some(&l(&["none", "client_secret_post"]))).unwrap(),
+            "client_secret_post"
+        );
+        assert!(pre_registered_auth_method(true, Some(&l(&["private_key_jwt"]))).is_err());
+    }
 
     #[test]
     fn the_registration_names_a_native_public_client() {

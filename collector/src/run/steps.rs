@@ -294,6 +294,7 @@ async fn login(
     let scope = found.challenge.as_ref().and_then(|c| c.scope());
     let mut login = Login::new(&endpoint, meta, found.prm.as_ref(), scope, &state)?;
     login.no_browser = plan.no_browser;
+    login.pre_registered = plan.oauth_client.clone();
     login.reauth = plan.reauth;
     login.redactor = lock(j).redactor().clone();
     let addrs = lock(j).target_ips();
