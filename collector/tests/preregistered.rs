@@ -3,7 +3,8 @@
 //! authorization server on another port whose registration endpoint answers 404. The
 //! login must skip dynamic registration, authenticate the token request with the given
 //! client, keep the secret out of every bundle byte and output line, and record that the
-//! client was pre-registered.
+//! client was pre-registered. Also the MCP 2025-03-26 default endpoints, used when a
+//! server publishes no metadata at all.
 
 mod support;
 
@@ -359,4 +360,136 @@ fn the_client_secret_comes_only_from_a_set_variable() {
         &[("X", SECRET)],
     );
     assert_eq!(run.code(), 2, "{}", run.describe());
+}
+
+/// A 2025-03-26-style server: a 401 with a bare `Bearer` challenge, no metadata of any
+/// kind (every well-known URL 404), and the default `/register`, `/token` on its origin.
+fn defaults_server(as_metadata: bool) -> Scripted {
+    let me = Arc::new(std::sync::OnceLock::<String>::new());
+    let m = me.clone();
+    let srv = serve(Arc::new(move |r: &Req| {
+        let origin = m
+            .get()
+            .cloned()
+            .unwrap_or_default()
+            .trim_end_matches("/mcp")
+            .to_string();
+        match r.path.split('?').next().unwrap_or("") {
+            "/.well-known/oauth-authorization-server" if as_metadata => json_response(
+                200,
+                &[],
+                &json!({"issuer": origin, "authorization_endpoint": format!("{origin}/login"),
+                    "token_endpoint": format!("{origin}/oauth/token"),
+                    "registration_endpoint": format!("{origin}/oauth/register"),
+                    "code_challenge_methods_supported": ["S256"]})
+                .to_string(),
+            ),
+            "/register" | "/oauth/register" => json_response(
+                201,
+                &[],
+                &json!({"client_id": "dcr-client-1", "token_endpoint_auth_method": "none"})
+                    .to_string(),
+            ),
+            "/token" | "/oauth/token" => json_response(
+                200,
+                &[],
+                &json!({"access_token": ACCESS, "token_type": "Bearer", "expires_in": 3600})
+                    .to_string(),
+            ),
+            "/mcp" => {
+                if r.header("authorization").as_deref() != Some(&format!("Bearer {ACCESS}")) {
+                    return json_response(401, &[("WWW-Authenticate", "Bearer")], "{}");
+                }
+                let id = r.rpc_id();
+                match r.rpc_method().as_str() {
+                    "server/discover" => legacy_only(&id),
+                    "initialize" => json_response(
+                        200,
+                        &[],
+                        &json!({"jsonrpc":"2.0","id":id,"result":{"protocolVersion":"2025-03-26",
+                            "capabilities":{},"serverInfo":{"name":"old","version":"1"}}})
+                        .to_string(),
+                    ),
+                    "notifications/initialized" => accepted(),
+                    _ => json_response(
+                        400,
+                        &[],
+                        &json!({"jsonrpc":"2.0","id":id,"error":{"code":-32601,"message":"no"}})
+                            .to_string(),
+                    ),
+                }
+            }
+            _ => json_response(404, &[], "{}"),
+        }
+    }));
+    let _ = me.set(srv.url.clone());
+    srv
+}
+
+#[test]
+fn without_any_metadata_the_2025_03_26_default_endpoints_are_used_and_recorded() {
+    let srv = defaults_server(false);
+    let origin = srv.url.trim_end_matches("/mcp").to_string();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let run = run_login(&tmp.path().join("home"), &srv.url, &[], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let auth = run.auth_url.expect("an authorization URL");
+    assert_eq!(
+        format!("{}://{}{}", auth.scheme(), auth.authority(), auth.path()),
+        format!("{origin}/authorize")
+    );
+    let paths: Vec<String> = srv
+        .requests
+        .lock()
+        .expect("requests")
+        .iter()
+        .map(|r| r.path.clone())
+        .collect();
+    assert!(paths.iter().any(|p| p == "/register"), "{paths:?}");
+    assert!(paths.iter().any(|p| p == "/token"), "{paths:?}");
+    assert!(paths
+        .iter()
+        .any(|p| p == "/.well-known/oauth-authorization-server"));
+    let bundle = run.stdout.lines().next().expect("a bundle").to_string();
+    let v =
+        mcp_probe_schema::open(&std::fs::read(&bundle).expect("bundle"), &[]).expect("verifies");
+    let s = v.evidence.session.as_ref().expect("session");
+    assert!(s.authenticated);
+    let d = s
+        .authorization_defaults
+        .as_ref()
+        .expect("the defaults are recorded");
+    assert_eq!(d.base, origin);
+    assert_eq!(d.token_endpoint, format!("{origin}/token"));
+    // Every protected-resource form and the origin's AS metadata form: 404.
+    assert_eq!(d.absent_in.len(), 3, "{d:?}");
+}
+
+#[test]
+fn origin_metadata_wins_over_the_defaults() {
+    let srv = defaults_server(true);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let run = run_login(&tmp.path().join("home"), &srv.url, &[], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let auth = run.auth_url.expect("an authorization URL");
+    assert_eq!(auth.path(), "/login", "{auth}");
+    let paths: Vec<String> = srv
+        .requests
+        .lock()
+        .expect("requests")
+        .iter()
+        .map(|r| r.path.clone())
+        .collect();
+    assert!(
+        !paths.iter().any(|p| p == "/register" || p == "/token"),
+        "{paths:?}"
+    );
+    let bundle = run.stdout.lines().next().expect("a bundle").to_string();
+    let v =
+        mcp_probe_schema::open(&std::fs::read(&bundle).expect("bundle"), &[]).expect("verifies");
+    assert!(v
+        .evidence
+        .session
+        .as_ref()
+        .is_some_and(|s| s.authorization_defaults.is_none() && s.authenticated));
 }
