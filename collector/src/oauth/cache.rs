@@ -47,6 +47,48 @@ pub fn forget(state_dir: &Path, endpoint: &str) -> Result<usize, LoginError> {
     Ok(n)
 }
 
+/// A client the operator registered with the authorization server beforehand
+/// (`--client-id`, `--client-secret-env`): the login uses it and never registers one.
+#[derive(Clone, PartialEq, Eq)]
+pub struct PreRegistered {
+    /// The client id (a public value).
+    pub client_id: String,
+    /// The client secret, from the environment; `None`: a public client.
+    pub client_secret: Option<String>,
+}
+
+impl std::fmt::Debug for PreRegistered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PreRegistered")
+            .field("client_id", &self.client_id)
+            .field("secret", &self.client_secret.is_some())
+            .finish()
+    }
+}
+
+/// How a pre-registered client with a secret authenticates at the token endpoint
+/// (`None`: a public client, `none`): `client_secret_basic` when the metadata's
+/// `token_endpoint_auth_methods_supported` lists it or is absent (RFC 8414 §2: the
+/// default), else `client_secret_post` when listed. A list naming neither leaves no
+/// method this tool has.
+pub fn pre_registered_auth_method(
+    has_secret: bool,
+    supported: Option<&[String]>,
+) -> Result<&'static str, LoginError> {
+    if !has_secret {
+        return Ok("none");
+    }
+    match supported {
+        None => Ok("client_secret_basic"),
+        Some(l) if l.iter().any(|m| m == "client_secret_basic") => Ok("client_secret_basic"),
+        Some(l) if l.iter().any(|m| m == "client_secret_post") => Ok("client_secret_post"),
+        Some(l) => Err(LoginError::Metadata(format!(
+            "token_endpoint_auth_methods_supported {l:?} names neither client_secret_basic nor \
+             client_secret_post, the methods a --client-secret-env secret is sent with"
+        ))),
+    }
+}
+
 /// A dynamic client registration (or a pre-registered client), as cached.
 #[derive(Clone, Serialize, Deserialize)]
 pub(super) struct Registration {

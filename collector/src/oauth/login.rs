@@ -45,13 +45,13 @@ use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
 use super::cache::{
-    forget, load_all, save, Entry, Registration, Tokens, CACHE_VERSION, CREDENTIALS_DIR,
+    forget, load_all, save, Entry, PreRegistered, Registration, Tokens, CACHE_VERSION,
+    CREDENTIALS_DIR,
 };
 use super::callback::wait_for_code;
 use super::error::LoginError;
 use super::metadata::{resource_for, scope_for, AsMetadata};
 use super::pkce::{pkce_challenge, random_b64};
-use super::registration::PreRegistered;
 use super::response::{response_publics, response_secrets};
 use crate::journal::{lock, Journal};
 use crate::oauth::guard::{self, AddrClass};
@@ -271,7 +271,7 @@ impl Login {
         if let Some(p) = &self.pre_registered {
             entry.client.client_secret = p.client_secret.clone();
             entry.client.token_endpoint_auth_method = Some(
-                super::registration::pre_registered_auth_method(
+                super::cache::pre_registered_auth_method(
                     p.client_secret.is_some(),
                     self.metadata.token_endpoint_auth_methods.as_deref(),
                 )?

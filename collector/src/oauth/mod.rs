@@ -25,7 +25,9 @@ pub mod pkce;
 pub mod registration;
 pub mod response;
 
-pub use cache::{cache_file_name, forget, CREDENTIALS_DIR};
+pub use cache::{
+    cache_file_name, forget, pre_registered_auth_method, PreRegistered, CREDENTIALS_DIR,
+};
 pub use callback::{validate_callback, CALLBACK_PATH};
 pub use error::{CallbackError, LoginError};
 pub use grants::{CachedRefresh, RawGrant};
@@ -34,4 +36,4 @@ pub use login::{
 };
 pub use metadata::{resource_for, scope_for, AsMetadata};
 pub use pkce::pkce_challenge;
-pub use registration::{pre_registered_auth_method, PreRegistered, CLIENT_NAME};
+pub use registration::CLIENT_NAME;

@@ -7,7 +7,7 @@ use mcp_probe_schema::model::Header;
 use mcp_probe_schema::vocab::{header, leg};
 use serde_json::{json, Value};
 
-use super::cache::Registration;
+use super::cache::{pre_registered_auth_method, PreRegistered, Registration};
 use super::callback::CALLBACK_PATH;
 use super::error::LoginError;
 use super::login::{now_s, Login};
@@ -22,48 +22,6 @@ pub const CLIENT_NAME: &str = "mcp-collect";
 /// Registration §2): MCP 2026-07-28 (SEP-837) requires a client that uses DCR to send it,
 /// `native` for desktop, CLI and localhost apps, which a CLI with a loopback redirect is.
 pub const APPLICATION_TYPE: &str = "native";
-
-/// A client the operator registered with the authorization server beforehand
-/// (`--client-id`, `--client-secret-env`): the login uses it and never registers one.
-#[derive(Clone, PartialEq, Eq)]
-pub struct PreRegistered {
-    /// The client id (a public value).
-    pub client_id: String,
-    /// The client secret, from the environment; `None`: a public client.
-    pub client_secret: Option<String>,
-}
-
-impl std::fmt::Debug for PreRegistered {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PreRegistered")
-            .field("client_id", &self.client_id)
-            .field("secret", &self.client_secret.is_some())
-            .finish()
-    }
-}
-
-/// How a pre-registered client with a secret authenticates at the token endpoint
-/// (`None`: a public client, `none`): `client_secret_basic` when the metadata's
-/// `token_endpoint_auth_methods_supported` lists it or is absent (RFC 8414 §2: the
-/// default), else `client_secret_post` when listed. A list naming neither leaves no
-/// method this tool has.
-pub fn pre_registered_auth_method(
-    has_secret: bool,
-    supported: Option<&[String]>,
-) -> Result<&'static str, LoginError> {
-    if !has_secret {
-        return Ok("none");
-    }
-    match supported {
-        None => Ok("client_secret_basic"),
-        Some(l) if l.iter().any(|m| m == "client_secret_basic") => Ok("client_secret_basic"),
-        Some(l) if l.iter().any(|m| m == "client_secret_post") => Ok("client_secret_post"),
-        Some(l) => Err(LoginError::Metadata(format!(
-            "token_endpoint_auth_methods_supported {l:?} names neither client_secret_basic nor \
-             client_secret_post, the methods a --client-secret-env secret is sent with"
-        ))),
-    }
-}
 
 /// The RFC 7591 registration request of a public client with `redirect_uri`.
 pub fn registration_body(redirect_uri: &str, scope: Option<&str>) -> Value {
