@@ -34,6 +34,7 @@ pub fn session(
         session_id: None,
         negotiated_in: Some(0),
         other_eras: Vec::new(),
+        authorization_defaults: None,
     }
 }
 

@@ -130,6 +130,23 @@ pub struct Options {
     /// absent when none was used and in bundles from before they existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connectivity: Option<crate::connectivity::Connectivity>,
+    /// `--client-id` (and `--client-secret-env`): an OAuth client the operator registered
+    /// with the authorization server beforehand. Dynamic client registration was then
+    /// neither used for the login nor probed (the 3.3.5 scratch registrations were not
+    /// sent). Absent when not given and in bundles from before the flag existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pre_registered_client: Option<PreRegisteredClient>,
+}
+
+/// `--client-id`: the pre-registered OAuth client of a run ([`Options::pre_registered_client`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PreRegisteredClient {
+    /// The client id (a public value, as sent).
+    pub client_id: String,
+    /// Name of the environment variable the client secret came from (`--client-secret-env`);
+    /// absent for a public client. The secret itself is never recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_env: Option<String>,
 }
 
 fn default_plaintext_port() -> u16 {
@@ -233,6 +250,28 @@ pub struct Session {
     /// in bundles written before this field existed, and when no other era was served.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub other_eras: Vec<EraSession>,
+    /// The MCP 2025-03-26 default authorization endpoints (`/authorize`, `/token`,
+    /// `/register` on the endpoint's origin) the login used because the server published
+    /// neither protected-resource nor authorization-server metadata. Absent otherwise and
+    /// in bundles from before the fallback existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub authorization_defaults: Option<AuthorizationDefaults>,
+}
+
+/// The 2025-03-26 default endpoints a login used ([`Session::authorization_defaults`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuthorizationDefaults {
+    /// The authorization base URL: the endpoint's origin.
+    pub base: String,
+    /// `<base>/authorize`.
+    pub authorization_endpoint: String,
+    /// `<base>/token`.
+    pub token_endpoint: String,
+    /// `<base>/register`.
+    pub registration_endpoint: String,
+    /// The seqs of the discovery records that found no metadata (every protected-resource
+    /// form and the origin's `/.well-known/oauth-authorization-server`).
+    pub absent_in: Vec<u64>,
 }
 
 /// A session of another era than the negotiated one, on the same endpoint.

@@ -106,6 +106,7 @@ pub fn evidence(endpoint: &str, records: Vec<Record>) -> Evidence {
             session_id: None,
             negotiated_in: Some(0),
             other_eras: Vec::new(),
+            authorization_defaults: None,
         }),
         tokens: Vec::new(),
         records,
@@ -165,5 +166,6 @@ pub fn options() -> Options {
         target_timeout_ms: None,
         bundle_cap: None,
         connectivity: None,
+        pre_registered_client: None,
     }
 }

@@ -622,6 +622,7 @@ fn scrub_serde_covers_every_text_and_keeps_the_shape() {
         session_id: Some(TOKEN34.into()),
         negotiated_in: Some(3),
         other_eras: Vec::new(),
+        authorization_defaults: None,
     };
     let clean = redactor.scrub_serde(&session);
     let text = serde_json::to_string(&clean).expect("json");

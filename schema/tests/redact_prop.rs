@@ -643,6 +643,7 @@ proptest! {
             session_id: Some(text.clone()),
             negotiated_in: Some(0),
             other_eras: Vec::new(),
+            authorization_defaults: None,
         };
         let clean = redactor.scrub_serde(&session);
         let mut cbor = Vec::new();

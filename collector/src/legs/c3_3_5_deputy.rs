@@ -52,6 +52,10 @@ pub const UNISSUED_STATE: &str = "cis-probe-unissued-state";
 pub const CALLBACK_PATH: &str = "/callback";
 /// 3.3.5b's control path on the endpoint origin (no handler expected).
 pub const CONTROL_PATH: &str = "/cis-probe-no-such-path";
+/// The skip note of every 3.3.5 leg when the run used a pre-registered client.
+pub const PRE_REGISTERED: &str = "not sent: pre-registered client: registration not probed (--client-id: the \
+     3.3.5 scratch registrations would create clients at an authorization server whose clients the operator \
+     registers beforehand)";
 /// `client_name` of the scratch registrations.
 pub const SCRATCH_CLIENT_NAME: &str = "mcp-collect (3.3.5 scratch client)";
 
@@ -265,6 +269,16 @@ impl Probe<'_> {
                 return;
             }
         };
+        // A pre-registered client (`--client-id`): the operator registers clients at this
+        // authorization server by hand; scratch registrations would create clients there.
+        if lock(&self.journal)
+            .options()
+            .pre_registered_client
+            .is_some()
+        {
+            lock(&self.journal).skip(&ALL, PRE_REGISTERED);
+            return;
+        }
         let class = self.deputy_class();
         let resource =
             crate::oauth::resource_for(&endpoint, found.prm.as_ref()).unwrap_or_else(|_| {

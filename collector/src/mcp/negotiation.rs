@@ -6,7 +6,10 @@
 //! server refusing the version) is followed by an `initialize` offering 2025-11-25 on the
 //! same candidate; the revision the server echoes is used when this tool knows it, and an
 //! error that lists `data.supported` leads to one more `initialize` with the newest
-//! revision both sides know. A candidate that answers neither is left for the next one.
+//! revision both sides know (one retry per refusal). A -32022 refusal of
+//! `server/discover` whose `data.supported` names 2026-07-28 as the newest revision both
+//! know gets one more `server/discover`. A result that is not a `DiscoverResult` (`{}`)
+//! is not taken for 2026-07-28. A candidate that answers neither is left for the next one.
 //! 401 ends detection: the endpoint is there and wants credentials.
 //!
 //! The collector decides nothing about compliance here: it only keeps going with the
@@ -67,6 +70,8 @@ impl Probe<'_> {
         // A second detection after a login carries the credential: the first one's 401
         // is what says the endpoint requires authentication.
         let auth_required = auth_required || j.session().is_some_and(|s| s.auth_required);
+        // Kept: how the login after the first detection found its endpoints.
+        let authorization_defaults = j.session().and_then(|s| s.authorization_defaults.clone());
         j.set_session(Some(Session {
             endpoint: cand.to_string(),
             auth_required,
@@ -78,6 +83,7 @@ impl Probe<'_> {
             session_id: None,
             negotiated_in: None,
             other_eras: Vec::new(),
+            authorization_defaults,
         }));
     }
 
@@ -124,30 +130,50 @@ impl Probe<'_> {
     /// `Err(reason)`: this candidate is not an MCP endpoint.
     async fn try_candidate(&mut self, cand: &url::Url) -> Result<Option<Ending>, NotAnEndpoint> {
         let (h, body, id) = self.modern(method::DISCOVER, serde_json::Map::new());
-        let r = self
+        let mut r = self
             .rpc(&[leg::ENDPOINT_DETECT], cand, h, &body, Some(id))
             .await;
         if let Some(ending) = self.stops_detection(cand, &r)? {
             return Ok(Some(ending));
         }
-        if let (Some(200), Some(result)) = (r.status, r.result().cloned()) {
+        if let (Some(200), Some(result)) = (r.status, discover_result(&r).cloned()) {
             self.set_endpoint(cand, false);
             self.set_negotiated(Era::Modern, vocab::REV_2026_07_28, &result, r.seq);
             return Ok(None);
         }
-        let discover = r.describe();
-        let mut fallback = super::sse::falls_back(&r);
-        // Revisions the server names in a -32022 refusal, newest we know first.
-        let mut offers: Vec<String> = supported_handshake(&r);
-        if offers.is_empty() {
-            offers.push(vocab::REV_2025_11_25.to_string());
-        }
-        let mut tried = Vec::new();
-        while let Some(offer) = offers.first().cloned() {
-            offers.remove(0);
-            if tried.contains(&offer) || tried.len() >= vocab::HANDSHAKE_REVISIONS.len() {
-                continue;
+        // A -32022 refusal whose `data.supported` names 2026-07-28 as the newest revision
+        // this tool speaks: one more `server/discover` (the retry the refusal asks for).
+        let mut named = supported_handshake(&r);
+        if retry_offer(&r).as_deref() == Some(vocab::REV_2026_07_28) {
+            let (h, body, id) = self.modern(method::DISCOVER, serde_json::Map::new());
+            r = self
+                .rpc(&[leg::ENDPOINT_DETECT], cand, h, &body, Some(id))
+                .await;
+            if let Some(ending) = self.stops_detection(cand, &r)? {
+                return Ok(Some(ending));
             }
+            if let (Some(200), Some(result)) = (r.status, discover_result(&r).cloned()) {
+                self.set_endpoint(cand, false);
+                self.set_negotiated(Era::Modern, vocab::REV_2026_07_28, &result, r.seq);
+                return Ok(None);
+            }
+            // The retry's refusal decides when it names handshake revisions; else the
+            // first refusal's still stand.
+            let again = supported_handshake(&r);
+            if !again.is_empty() {
+                named = again;
+            }
+        }
+        let discover = describe_discover(&r);
+        let mut fallback = super::sse::falls_back(&r);
+        // The newest handshake revision the server names in a refusal (-32022's
+        // `data.supported`), else 2025-11-25.
+        let mut offer = named
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| vocab::REV_2025_11_25.to_string());
+        let mut tried: Vec<String> = Vec::new();
+        loop {
             tried.push(offer.clone());
             let (h, body, id) = self.initialize_body(&offer);
             let r = self
@@ -171,26 +197,30 @@ impl Probe<'_> {
                 return Ok(None);
             }
             fallback &= super::sse::falls_back(&r);
-            let more = supported_handshake(&r);
-            for m in more {
-                if !tried.contains(&m) && !offers.contains(&m) {
-                    offers.push(m);
+            // One retry per refusal, with the newest revision it names that was not
+            // offered yet; a refusal naming none ends the candidate.
+            let next = supported_handshake(&r)
+                .into_iter()
+                .find(|m| !tried.contains(m));
+            match next {
+                Some(m) if tried.len() < vocab::HANDSHAKE_REVISIONS.len() => offer = m,
+                Some(_) => {
+                    self.sse_fallback &= fallback;
+                    return Err(NotAnEndpoint::NoRevision {
+                        discover,
+                        tried: tried.join(", "),
+                    });
+                }
+                None => {
+                    self.sse_fallback &= fallback;
+                    return Err(NotAnEndpoint::Refused {
+                        discover,
+                        offer,
+                        answer: r.describe(),
+                    });
                 }
             }
-            if offers.is_empty() {
-                self.sse_fallback &= fallback;
-                return Err(NotAnEndpoint::Refused {
-                    discover,
-                    offer,
-                    answer: r.describe(),
-                });
-            }
         }
-        self.sse_fallback &= fallback;
-        Err(NotAnEndpoint::NoRevision {
-            discover,
-            tried: tried.join(", "),
-        })
     }
 
     /// What ends detection on a candidate whatever was sent: a transport failure (this
@@ -246,6 +276,11 @@ enum NotAnEndpoint {
 
 /// Handshake revisions named in `error.data.supported`, newest first, known ones only.
 pub(crate) fn supported_handshake(r: &Reply) -> Vec<String> {
+    supported_among(r, &vocab::HANDSHAKE_REVISIONS)
+}
+
+/// The revisions of `known` (newest first) that `error.data.supported` names.
+fn supported_among(r: &Reply, known: &[&str]) -> Vec<String> {
     let Some(list) = r
         .message
         .as_ref()
@@ -256,9 +291,47 @@ pub(crate) fn supported_handshake(r: &Reply) -> Vec<String> {
     else {
         return Vec::new();
     };
-    vocab::HANDSHAKE_REVISIONS
+    known
         .iter()
         .filter(|rev| list.iter().any(|v| v.as_str() == Some(rev)))
         .map(|s| s.to_string())
         .collect()
+}
+
+/// After a -32022 (`UnsupportedProtocolVersion`) refusal: the newest revision this tool
+/// speaks (2026-07-28 or a handshake revision) that its `data.supported` names, the one
+/// retry the refusal asks for. `None` for any other answer or a list naming none.
+pub(crate) fn retry_offer(r: &Reply) -> Option<String> {
+    if r.error_code() != Some(vocab::code::UNSUPPORTED_PROTOCOL_VERSION) {
+        return None;
+    }
+    supported_among(r, &vocab::REVISIONS).into_iter().next()
+}
+
+/// The `server/discover` result when it is a `DiscoverResult`: a JSON object carrying at
+/// least one of the members the 2026-07-28 schema requires of every one
+/// (`supportedVersions`, `capabilities`). An empty object, or one with neither, is not
+/// an answer to `server/discover` (a server that answers any method with `{}`): it is
+/// not taken for a 2026-07-28 server, and the handshake is tried. A result missing only
+/// one of the two (or `ttlMs`, `cacheScope`) is still taken, so that 1.1a and 10.1c can
+/// grade what it lacks.
+pub(crate) fn discover_result(r: &Reply) -> Option<&Value> {
+    r.result().filter(|v| {
+        v.as_object().is_some_and(|o| {
+            o.get("supportedVersions").is_some_and(Value::is_array)
+                || o.get("capabilities").is_some_and(Value::is_object)
+        })
+    })
+}
+
+/// One line for the `server/discover` answer, saying when a result was not taken.
+pub(crate) fn describe_discover(r: &Reply) -> String {
+    if r.result().is_some() && discover_result(r).is_none() {
+        format!(
+            "{} (not a DiscoverResult: neither supportedVersions nor capabilities)",
+            r.describe()
+        )
+    } else {
+        r.describe()
+    }
 }

@@ -47,7 +47,49 @@ pub fn forget(state_dir: &Path, endpoint: &str) -> Result<usize, LoginError> {
     Ok(n)
 }
 
-/// A dynamic client registration, as cached.
+/// A client the operator registered with the authorization server beforehand
+/// (`--client-id`, `--client-secret-env`): the login uses it and never registers one.
+#[derive(Clone, PartialEq, Eq)]
+pub struct PreRegistered {
+    /// The client id (a public value).
+    pub client_id: String,
+    /// The client secret, from the environment; `None`: a public client.
+    pub client_secret: Option<String>,
+}
+
+impl std::fmt::Debug for PreRegistered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PreRegistered")
+            .field("client_id", &self.client_id)
+            .field("secret", &self.client_secret.is_some())
+            .finish()
+    }
+}
+
+/// How a pre-registered client with a secret authenticates at the token endpoint
+/// (`None`: a public client, `none`): `client_secret_basic` when the metadata's
+/// `token_endpoint_auth_methods_supported` lists it or is absent (RFC 8414 §2: the
+/// default), else `client_secret_post` when listed. A list naming neither leaves no
+/// method this tool has.
+pub fn pre_registered_auth_method(
+    has_secret: bool,
+    supported: Option<&[String]>,
+) -> Result<&'static str, LoginError> {
+    if !has_secret {
+        return Ok("none");
+    }
+    match supported {
+        None => Ok("client_secret_basic"),
+        Some(l) if l.iter().any(|m| m == "client_secret_basic") => Ok("client_secret_basic"),
+        Some(l) if l.iter().any(|m| m == "client_secret_post") => Ok("client_secret_post"),
+        Some(l) => Err(LoginError::Metadata(format!(
+            "token_endpoint_auth_methods_supported {l:?} names neither client_secret_basic nor \
+             client_secret_post, the methods a --client-secret-env secret is sent with"
+        ))),
+    }
+}
+
+/// A dynamic client registration (or a pre-registered client), as cached.
 #[derive(Clone, Serialize, Deserialize)]
 pub(super) struct Registration {
     pub(super) client_id: String,
@@ -63,6 +105,10 @@ pub(super) struct Registration {
     pub(super) redirect_port: u16,
     pub(super) redirect_uri: String,
     pub(super) registered_at: i64,
+    /// A `--client-id` client, not a dynamic registration: its secret comes from the
+    /// environment on every run and is never written to the cache.
+    #[serde(default)]
+    pub(super) pre_registered: bool,
 }
 
 impl Registration {
@@ -176,6 +222,12 @@ pub(super) fn save(dir: &Path, entry: &Entry) -> Result<PathBuf, LoginError> {
     );
     let path = dir.join(&name);
     let tmp = dir.join(format!(".{name}.{}.tmp", random_b64(6)?));
+    let mut entry = entry.clone();
+    if entry.client.pre_registered {
+        // The operator's secret stays in the operator's environment.
+        entry.client.client_secret = None;
+    }
+    let entry = &entry;
     let bytes = serde_json::to_vec_pretty(entry).expect("cache entry encodes");
     crate::keys::write_private(&tmp, &bytes).map_err(cache_err(&tmp))?;
     if let Err(e) = std::fs::rename(&tmp, &path) {

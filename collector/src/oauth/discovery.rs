@@ -10,7 +10,7 @@
 //! login needs.
 
 use mcp_probe_schema::model::{
-    BodyEnd, ErrorKind, Header, HttpOutcome, MetadataRefusal, Observation,
+    AuthorizationDefaults, BodyEnd, ErrorKind, Header, HttpOutcome, MetadataRefusal, Observation,
 };
 use mcp_probe_schema::vocab::{header, leg, LegId};
 use mcp_probe_schema::www_authenticate::{self, Challenge};
@@ -45,6 +45,23 @@ pub struct Discovered {
     /// exchange's `refused`): protected-resource metadata for another resource,
     /// authorization-server metadata naming another issuer. Nothing they name is used.
     pub refused: Vec<(String, MetadataRefusal)>,
+    /// The MCP 2025-03-26 default endpoints on the endpoint's origin, when an endpoint
+    /// that wants credentials published no metadata at all ([`defaults_for`]).
+    pub defaults: Option<AuthorizationDefaults>,
+}
+
+/// The MCP 2025-03-26 default authorization endpoints of `endpoint`: `/authorize`,
+/// `/token` and `/register` on its origin (the authorization base URL), with the seqs of
+/// the records that found no metadata.
+pub fn defaults_for(endpoint: &url::Url, absent_in: Vec<u64>) -> AuthorizationDefaults {
+    let base = endpoint.origin().ascii_serialization();
+    AuthorizationDefaults {
+        authorization_endpoint: format!("{base}/authorize"),
+        token_endpoint: format!("{base}/token"),
+        registration_endpoint: format!("{base}/register"),
+        base,
+        absent_in,
+    }
 }
 
 /// Protected-resource metadata candidates, in order, without duplicates: the
@@ -174,6 +191,8 @@ impl Probe<'_> {
             ..Discovered::default()
         };
         let mut docs: Vec<(String, Value)> = Vec::new();
+        // Records of a clean absence (404, 410); `None` once any answer was something else.
+        let mut absent: Option<Vec<u64>> = Some(Vec::new());
         for cand in prm_candidates(&endpoint, bearer.as_ref()) {
             // RFC 9728 §3.3: a document for another resource is not used, neither its
             // authorization servers nor anything else in it.
@@ -182,9 +201,20 @@ impl Probe<'_> {
                 .guarded_get(leg::PRM, &cand, target_class, &endpoint, &vet)
                 .await
             {
-                Fetched::Doc(doc) => docs.push((cand, doc)),
-                Fetched::Refused(r) => out.refused.push((cand, r)),
-                Fetched::Nothing => {}
+                Fetched::Doc(doc) => {
+                    absent = None;
+                    docs.push((cand, doc));
+                }
+                Fetched::Refused(r) => {
+                    absent = None;
+                    out.refused.push((cand, r));
+                }
+                Fetched::Absent(seq) => {
+                    if let Some(a) = absent.as_mut() {
+                        a.push(seq);
+                    }
+                }
+                Fetched::Nothing => absent = None,
             }
         }
         if let Some((u, d)) = docs.first() {
@@ -257,6 +287,46 @@ impl Probe<'_> {
             }
         }
 
+        // MCP 2025-03-26 (no protected-resource metadata in that revision): an endpoint
+        // that wants credentials and publishes no protected-resource metadata at all (every
+        // form a clean 404, no `resource_metadata` in the challenge) has its authorization
+        // server metadata at its own origin, and without it the default endpoints there.
+        let challenged = lock(&self.journal)
+            .session()
+            .is_some_and(|s| s.auth_required);
+        let named = bearer
+            .as_ref()
+            .and_then(Challenge::resource_metadata)
+            .is_some_and(|r| !r.trim().is_empty());
+        if let (true, false, true, Some(mut seqs)) = (challenged, named, issuers.is_empty(), absent)
+        {
+            let base = endpoint.origin().ascii_serialization();
+            let form = format!("{base}{AS_WELL_KNOWN}");
+            let vet = |doc: &Value| {
+                url::Url::parse(&form)
+                    .ok()
+                    .and_then(|u| issuer_refusal(&base, &u, doc))
+            };
+            match self
+                .guarded_get(leg::AS_META, &form, target_class, &endpoint, &vet)
+                .await
+            {
+                Fetched::Doc(d)
+                    if d.get("issuer")
+                        .and_then(Value::as_str)
+                        .is_some_and(|s| !s.is_empty()) =>
+                {
+                    out.as_metadata.push((base, d));
+                }
+                Fetched::Refused(r) => out.refused.push((form, r)),
+                Fetched::Absent(seq) => {
+                    seqs.push(seq);
+                    out.defaults = Some(defaults_for(&endpoint, seqs));
+                }
+                _ => {}
+            }
+        }
+
         for issuer in issuers {
             let forms = match as_metadata_urls(&issuer) {
                 Ok(f) => f,
@@ -284,7 +354,7 @@ impl Probe<'_> {
                         out.refused.push((form.to_string(), r));
                         break;
                     }
-                    Fetched::Nothing => continue,
+                    Fetched::Nothing | Fetched::Absent(_) => continue,
                 };
                 let has_issuer = doc
                     .get("issuer")
@@ -400,7 +470,11 @@ impl Probe<'_> {
         // An answer from a rebound address is not used anyway (its note says why).
         let refused = doc.as_ref().filter(|_| rebound.is_none()).and_then(vet);
         sent.exchange.refused = refused.clone().map(Box::new);
-        j.record(
+        let status = match &sent.exchange.outcome {
+            HttpOutcome::Response(r) if r.body.end == BodyEnd::Complete => Some(r.status),
+            _ => None,
+        };
+        let seq = j.record(
             &[l],
             sent.started_at,
             sent.duration.as_micros() as u64,
@@ -416,6 +490,7 @@ impl Probe<'_> {
         match (refused, doc) {
             (Some(r), _) => Fetched::Refused(r),
             (None, Some(d)) => Fetched::Doc(d),
+            (None, None) if matches!(status, Some(404 | 410)) => Fetched::Absent(seq),
             (None, None) => Fetched::Nothing,
         }
     }
@@ -428,6 +503,8 @@ pub(crate) enum Fetched {
     Doc(Value),
     /// A 200 JSON object that was refused (recorded in the exchange).
     Refused(MetadataRefusal),
+    /// A clean absence: a complete 404 or 410 answer (the record's seq).
+    Absent(u64),
     /// Anything else: refused by the guard, not 200, not a JSON object, not used.
     Nothing,
 }

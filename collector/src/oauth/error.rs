@@ -20,7 +20,7 @@ pub enum LoginError {
         issuer: String,
     },
     /// No client is registered and the server offers no registration endpoint.
-    #[error("authorization server {issuer} has no registration_endpoint (RFC 7591) and no client is registered")]
+    #[error("authorization server {issuer} has no registration_endpoint (RFC 7591) and no client is registered (give a pre-registered one with --client-id)")]
     NoRegistration {
         /// The issuer.
         issuer: String,

@@ -45,7 +45,8 @@ use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
 use super::cache::{
-    forget, load_all, save, Entry, Registration, Tokens, CACHE_VERSION, CREDENTIALS_DIR,
+    forget, load_all, save, Entry, PreRegistered, Registration, Tokens, CACHE_VERSION,
+    CREDENTIALS_DIR,
 };
 use super::callback::wait_for_code;
 use super::error::LoginError;
@@ -141,6 +142,9 @@ pub struct Login {
     /// The run's redactor: every line the login writes on stderr passes it, as the
     /// printer's lines do (`mcp-collect` sets the printer's; a fresh one otherwise).
     pub redactor: crate::journal::SharedRedactor,
+    /// `--client-id`: use this client and never register one (its cache entries are the
+    /// only ones used; without it, entries of a pre-registered client are not used).
+    pub pre_registered: Option<PreRegistered>,
 }
 
 impl std::fmt::Debug for Login {
@@ -243,6 +247,7 @@ impl Login {
             min_validity: MIN_VALIDITY,
             on_authorize_url: None,
             redactor: crate::journal::SharedRedactor::new(),
+            pre_registered: None,
         })
     }
 
@@ -256,13 +261,37 @@ impl Login {
         Ok(self.cached()?.map(|(p, _)| p))
     }
 
+    /// The cache entry of this endpoint, issuer, scope and client; a pre-registered
+    /// client's entry with this run's secret and the method the metadata allows now
+    /// (the secret is never cached).
     pub(super) fn cached(&self) -> Result<Option<(PathBuf, Entry)>, LoginError> {
+        let Some((path, mut entry)) = self.cached_entry()? else {
+            return Ok(None);
+        };
+        if let Some(p) = &self.pre_registered {
+            entry.client.client_secret = p.client_secret.clone();
+            entry.client.token_endpoint_auth_method = Some(
+                super::cache::pre_registered_auth_method(
+                    p.client_secret.is_some(),
+                    self.metadata.token_endpoint_auth_methods.as_deref(),
+                )?
+                .to_string(),
+            );
+        }
+        Ok(Some((path, entry)))
+    }
+
+    fn cached_entry(&self) -> Result<Option<(PathBuf, Entry)>, LoginError> {
         Ok(load_all(&self.cache_dir())?
             .into_iter()
             .filter(|(_, e)| {
                 e.endpoint == self.endpoint.as_str()
                     && e.issuer == self.metadata.issuer
                     && e.scope == self.scope
+                    && match &self.pre_registered {
+                        Some(p) => e.client.pre_registered && e.client.client_id == p.client_id,
+                        None => !e.client.pre_registered,
+                    }
             })
             .max_by_key(|(_, e)| e.updated_at))
     }
@@ -502,11 +531,21 @@ impl Login {
                         .await
                         .map_err(LoginError::Listen)?;
                     let port = l.local_addr().map_err(LoginError::Listen)?.port();
-                    self.notice(&format!(
-                        "{}: loopback port {} of the cached OAuth client registration is busy ({e}); registering a new client on port {port}",
-                        self.endpoint, reg.redirect_port
-                    ));
-                    (l, self.register(client, journal, port).await?)
+                    if let Some(p) = &self.pre_registered {
+                        // A loopback redirect may use any port (RFC 8252 §7.3): the same
+                        // client on another port, nothing registered.
+                        self.notice(&format!(
+                            "{}: loopback port {} of the cached OAuth login is busy ({e}); using port {port} for the pre-registered client",
+                            self.endpoint, reg.redirect_port
+                        ));
+                        (l, self.pre_registration(p, journal, port)?)
+                    } else {
+                        self.notice(&format!(
+                            "{}: loopback port {} of the cached OAuth client registration is busy ({e}); registering a new client on port {port}",
+                            self.endpoint, reg.redirect_port
+                        ));
+                        (l, self.register(client, journal, port).await?)
+                    }
                 }
             },
             None => {
@@ -514,7 +553,11 @@ impl Login {
                     .await
                     .map_err(LoginError::Listen)?;
                 let port = l.local_addr().map_err(LoginError::Listen)?.port();
-                (l, self.register(client, journal, port).await?)
+                let reg = match &self.pre_registered {
+                    Some(p) => self.pre_registration(p, journal, port)?,
+                    None => self.register(client, journal, port).await?,
+                };
+                (l, reg)
             }
         };
         // Keep the registration even if the login fails: the next run reuses it.

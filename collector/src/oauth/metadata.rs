@@ -22,6 +22,9 @@ pub struct AsMetadata {
     /// `authorization_response_iss_parameter_supported` (RFC 9207): `iss` is then
     /// required on the redirect.
     pub iss_parameter_supported: bool,
+    /// `token_endpoint_auth_methods_supported` (its strings), when the metadata has the
+    /// list; how a pre-registered client's secret is sent.
+    pub token_endpoint_auth_methods: Option<Vec<String>>,
 }
 
 impl AsMetadata {
@@ -70,6 +73,15 @@ impl AsMetadata {
                 .get("authorization_response_iss_parameter_supported")
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
+            token_endpoint_auth_methods: v
+                .get("token_endpoint_auth_methods_supported")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect()
+                }),
         })
     }
 }

@@ -25,7 +25,9 @@ pub mod pkce;
 pub mod registration;
 pub mod response;
 
-pub use cache::{cache_file_name, forget, CREDENTIALS_DIR};
+pub use cache::{
+    cache_file_name, forget, pre_registered_auth_method, PreRegistered, CREDENTIALS_DIR,
+};
 pub use callback::{validate_callback, CALLBACK_PATH};
 pub use error::{CallbackError, LoginError};
 pub use grants::{CachedRefresh, RawGrant};

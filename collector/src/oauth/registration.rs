@@ -1,5 +1,5 @@
 //! Dynamic client registration (RFC 7591) of a public client with its loopback
-//! redirect URI.
+//! redirect URI, and the pre-registered client (`--client-id`) that replaces it.
 
 use std::sync::Mutex;
 
@@ -7,12 +7,12 @@ use mcp_probe_schema::model::Header;
 use mcp_probe_schema::vocab::{header, leg};
 use serde_json::{json, Value};
 
-use super::cache::Registration;
+use super::cache::{pre_registered_auth_method, PreRegistered, Registration};
 use super::callback::CALLBACK_PATH;
 use super::error::LoginError;
 use super::login::{now_s, Login};
 use super::response::str_field;
-use crate::journal::Journal;
+use crate::journal::{lock, Journal};
 use crate::transport::http::{Client, Request};
 
 /// `client_name` of the dynamic client registration.
@@ -40,6 +40,35 @@ pub fn registration_body(redirect_uri: &str, scope: Option<&str>) -> Value {
 }
 
 impl Login {
+    /// The pre-registered client as a registration on the loopback redirect `port`
+    /// (RFC 8252 §7.3: the authorization server must allow any port of a loopback
+    /// redirect URI). Nothing is sent: the skip on `oauth.register` says why.
+    pub(super) fn pre_registration(
+        &self,
+        p: &PreRegistered,
+        journal: &Mutex<Journal>,
+        port: u16,
+    ) -> Result<Registration, LoginError> {
+        let method = pre_registered_auth_method(
+            p.client_secret.is_some(),
+            self.metadata.token_endpoint_auth_methods.as_deref(),
+        )?;
+        lock(journal).skip(
+            &[leg::OAUTH_REGISTER],
+            "not sent: pre-registered client (--client-id): dynamic client registration was not used",
+        );
+        Ok(Registration {
+            client_id: p.client_id.clone(),
+            client_secret: p.client_secret.clone(),
+            client_secret_expires_at: None,
+            token_endpoint_auth_method: Some(method.to_string()),
+            redirect_port: port,
+            redirect_uri: format!("http://127.0.0.1:{port}{CALLBACK_PATH}"),
+            registered_at: now_s(),
+            pre_registered: true,
+        })
+    }
+
     /// RFC 7591 registration of a public client with the loopback redirect on `port`.
     pub(super) async fn register(
         &self,
@@ -91,6 +120,7 @@ impl Login {
             redirect_port: port,
             redirect_uri,
             registered_at: now_s(),
+            pre_registered: false,
         })
     }
 }
@@ -98,6 +128,29 @@ impl Login {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pre_registered_secret_goes_the_way_the_metadata_allows() {
+        let l = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(pre_registered_auth_method(false, None).unwrap(), "none");
+        assert_eq!(
+            pre_registered_auth_method(true, None).unwrap(),
+            "client_secret_basic"
+        );
+        assert_eq!(
+            pre_registered_auth_method(
+                true,
+                Some(&l(&["client_secret_post", "client_secret_basic"]))
+            )
+            .unwrap(),
+            "client_secret_basic"
+        );
+        assert_eq!(
+            pre_registered_auth_method(true, Some(&l(&["none", "client_secret_post"]))).unwrap(),
+            "client_secret_post"
+        );
+        assert!(pre_registered_auth_method(true, Some(&l(&["private_key_jwt"]))).is_err());
+    }
 
     #[test]
     fn the_registration_names_a_native_public_client() {

@@ -103,6 +103,12 @@ pub enum UsageError {
     /// `--token-env` names an unset variable.
     #[error("--token-env {0}: the environment variable is not set or empty")]
     TokenEnv(String),
+    /// `--client-secret-env` names an unset or empty variable.
+    #[error("--client-secret-env {0}: the environment variable is not set or empty")]
+    ClientSecretEnv(String),
+    /// `--client-id` is empty.
+    #[error("--client-id: the client id is empty")]
+    ClientId,
     /// The bearer token would travel in clear to a remote host.
     #[error("refusing to send the --token-env credential to {0} over plain http (only https or a loopback target)")]
     PlaintextToken(String),

@@ -47,6 +47,18 @@ pub struct Flags {
     #[arg(long, value_name = "VAR")]
     pub token_env: Option<String>,
 
+    /// OAuth client id registered with the authorization server beforehand (for servers
+    /// that do not allow dynamic client registration): the login uses it instead of
+    /// registering a client. A public value, recorded in the bundle.
+    #[arg(long, value_name = "ID")]
+    pub client_id: Option<String>,
+
+    /// Take the --client-id's secret from this environment variable (never a flag
+    /// value); without it the client is public. Sent as client_secret_basic or
+    /// client_secret_post, as the authorization server's metadata allows; never recorded.
+    #[arg(long, value_name = "VAR", requires = "client_id")]
+    pub client_secret_env: Option<String>,
+
     /// Forget the cached OAuth client registration and tokens of each target's endpoint
     /// and log in again.
     #[arg(long)]

@@ -26,6 +26,8 @@ pub struct Plan {
     pub(super) key: SecretKey,
     pub(super) client: Arc<Client>,
     pub(super) token: Option<(String, String)>,
+    /// `--client-id` / `--client-secret-env`: the pre-registered OAuth client.
+    pub(super) oauth_client: Option<crate::oauth::PreRegistered>,
     pub(super) inputs: Option<serde_json::Value>,
     pub(super) options: Options,
     pub(super) out: PathBuf,
@@ -124,6 +126,30 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
             Ok(v) if !v.trim().is_empty() => Some((var.clone(), v.trim().to_string())),
             _ => return Err(UsageError::TokenEnv(var.clone())),
         },
+        None => None,
+    };
+    // The pre-registered client: the secret only from the environment, registered with
+    // the run's redactor before any request (the id as a public value, sent as it is).
+    let oauth_client = match &flags.client_id {
+        Some(id) if id.trim().is_empty() => return Err(UsageError::ClientId),
+        Some(id) => {
+            let secret = match &flags.client_secret_env {
+                Some(var) => match std::env::var(var) {
+                    Ok(v) if !v.trim().is_empty() => Some(v.trim().to_string()),
+                    _ => return Err(UsageError::ClientSecretEnv(var.clone())),
+                },
+                None => None,
+            };
+            let r = printer.redactor();
+            r.add_public(id.trim().as_bytes());
+            if let Some(s) = &secret {
+                r.add_secret(s.as_bytes(), "client-secret");
+            }
+            Some(crate::oauth::PreRegistered {
+                client_id: id.trim().to_string(),
+                client_secret: secret,
+            })
+        }
         None => None,
     };
     if token.is_some() {
@@ -243,6 +269,12 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
         target_timeout_ms: Some(flags.target_timeout * 1000),
         bundle_cap: Some(flags.bundle_cap),
         connectivity: net.record,
+        pre_registered_client: flags.client_id.as_ref().map(|id| {
+            mcp_probe_schema::model::PreRegisteredClient {
+                client_id: id.trim().to_string(),
+                secret_env: flags.client_secret_env.clone(),
+            }
+        }),
     };
     // Last: a usage error above is the run's only line.
     if !flags.info {
@@ -263,6 +295,7 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
                 .with_net(net.net),
         ),
         token,
+        oauth_client,
         inputs,
         options,
         out: flags.out.clone(),

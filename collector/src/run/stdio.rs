@@ -3,7 +3,8 @@
 //!
 //! The steps: launch ([`crate::transport::stdio`]: clean environment, own process
 //! group), revision detection, the inventory, the protocol-level probe legs, and the
-//! process record. Detection: a complete 2026-07-28 `server/discover` first; a result,
+//! process record. Detection: a complete 2026-07-28 `server/discover` first; a result
+//! that is a `DiscoverResult` (not `{}`: `negotiation::discover_result`),
 //! or a JSON-RPC error with one of the 2026-07-28 codes, means the server speaks
 //! 2026-07-28 (a refusal that names `data.supported` handshake revisions is followed by
 //! an `initialize` offering the newest of them); any other error, or no answer within
@@ -332,7 +333,8 @@ async fn detect(p: &mut Probe<'_>, endpoint: &url::Url) -> Result<(), String> {
     let r = p
         .rpc(&[leg::ENDPOINT_DETECT], endpoint, h, &body, Some(id))
         .await;
-    if let Some(result) = r.result().cloned() {
+    // An empty or unrelated result (`{}`) is not a 2026-07-28 answer (negotiation.rs).
+    if let Some(result) = crate::mcp::negotiation::discover_result(&r).cloned() {
         p.set_endpoint(endpoint, false);
         p.set_negotiated(Era::Modern, vocab::REV_2026_07_28, &result, r.seq);
         return Ok(());
@@ -345,7 +347,7 @@ async fn detect(p: &mut Probe<'_>, endpoint: &url::Url) -> Result<(), String> {
         // Stdout closed or stdin refused: the server is gone.
         return Err(format!("server/discover: {e}"));
     }
-    let discover = r.describe();
+    let discover = crate::mcp::negotiation::describe_discover(&r);
     let modern_refusal = r.error_code().is_some_and(code::is_modern_rejection);
     let mut offers = crate::mcp::negotiation::supported_handshake(&r);
     if offers.is_empty() {

@@ -280,7 +280,28 @@ async fn login(
 ) -> Result<(String, Login), NoCredential> {
     use std::io::IsTerminal;
     let endpoint = probe.endpoint.clone().ok_or(NoCredential::NoEndpoint)?;
-    let Some((_, meta)) = found.as_metadata.first() else {
+    // MCP 2025-03-26: no metadata at all, so the default endpoints on the endpoint's own
+    // origin (the operator's target; no other origin is contacted). PKCE S256 is
+    // required of every client in that revision, so it is used as metadata would say.
+    let defaults = found
+        .defaults
+        .as_ref()
+        .filter(|_| found.as_metadata.is_empty());
+    let synthetic = defaults.map(|d| {
+        serde_json::json!({
+            "issuer": d.base,
+            "authorization_endpoint": d.authorization_endpoint,
+            "token_endpoint": d.token_endpoint,
+            "registration_endpoint": d.registration_endpoint,
+            "code_challenge_methods_supported": ["S256"],
+        })
+    });
+    let first = found
+        .as_metadata
+        .first()
+        .map(|(_, m)| m)
+        .or(synthetic.as_ref());
+    let Some(meta) = first else {
         // Metadata was served but refused (another issuer, another resource): say so,
         // not that none was discovered.
         if let Some((url, r)) = found.refused.first() {
@@ -290,10 +311,15 @@ async fn login(
         }
         return Err(NoCredential::NoMetadata);
     };
+    if let Some(d) = defaults {
+        let d = d.clone();
+        lock(j).update_session(|s| s.authorization_defaults = Some(d));
+    }
     let state = crate::keys::state_dir()?;
     let scope = found.challenge.as_ref().and_then(|c| c.scope());
     let mut login = Login::new(&endpoint, meta, found.prm.as_ref(), scope, &state)?;
     login.no_browser = plan.no_browser;
+    login.pre_registered = plan.oauth_client.clone();
     login.reauth = plan.reauth;
     login.redactor = lock(j).redactor().clone();
     let addrs = lock(j).target_ips();

@@ -113,6 +113,28 @@ impl Check for Check3_3_2 {
         let unread = f.prm_unread();
         let no_doc = f.selected().is_none();
         let signals = f.signals();
+        let defaults = ev.session().and_then(|s| s.authorization_defaults.as_ref());
+        let with_defaults = |o: Outcome| match defaults {
+            None => o,
+            Some(d) => {
+                let mut o = o.with_detail(
+                    "authorization_defaults",
+                    json!({"base": d.base, "authorization_endpoint": d.authorization_endpoint,
+                           "token_endpoint": d.token_endpoint,
+                           "registration_endpoint": d.registration_endpoint,
+                           "absent_in": d.absent_in}),
+                );
+                o.evidence.push_str(&format!(
+                    "; the server relies on unadvertised defaults: it published neither protected-resource \
+                     nor authorization-server metadata, so the collector logged in with the MCP 2025-03-26 \
+                     default endpoints {}, {} and {} on its own origin",
+                    line(&d.authorization_endpoint),
+                    line(&d.token_endpoint),
+                    line(&d.registration_endpoint)
+                ));
+                o
+            }
+        };
         if no_doc && unread.is_empty() && signals.is_empty() {
             let o = Outcome::single(
                 Verdict::NotApplicable,
@@ -123,7 +145,7 @@ impl Check for Check3_3_2 {
                 ),
                 REDUCTION_3_3_2,
             );
-            return details(o, &f, &[]);
+            return with_defaults(details(o, &f, &[]));
         }
         let a = match transport_of(&f.endpoint) {
             Transport::Tls => Leg::new("3.3.2a", LegOutcome::Pass, "the endpoint is served over TLS (https)"),
@@ -148,7 +170,7 @@ impl Check for Check3_3_2 {
                     ),
                 )];
                 let o = Outcome::from_legs(legs.clone(), REDUCTION_3_3_2);
-                return details(o, &f, &legs);
+                return with_defaults(details(o, &f, &legs));
             }
         };
         if no_doc {
@@ -174,7 +196,7 @@ impl Check for Check3_3_2 {
                 )
             };
             let o = Outcome::single(v, text, REDUCTION_3_3_2);
-            return details(o, &f, &[]);
+            return with_defaults(details(o, &f, &[]));
         }
         let legs = vec![
             a,
@@ -205,15 +227,17 @@ impl Check for Check3_3_2 {
             .baseline
             .and_then(Facts::new)
             .and_then(|b| b.advertised.map(|a| a.entries));
-        details(o, &f, &legs)
-            .with_detail(
-                "canonical_resource",
-                or_null(canonical_resource(&f.endpoint)),
-            )
-            .with_detail(
-                "authorization_servers_baseline",
-                or_null(baseline.map(|b| json!(b))),
-            )
+        with_defaults(
+            details(o, &f, &legs)
+                .with_detail(
+                    "canonical_resource",
+                    or_null(canonical_resource(&f.endpoint)),
+                )
+                .with_detail(
+                    "authorization_servers_baseline",
+                    or_null(baseline.map(|b| json!(b))),
+                ),
+        )
     }
 }
 
@@ -1041,6 +1065,49 @@ mod tests {
             }));
         }
         r
+    }
+
+    #[test]
+    fn c3_3_2_names_a_server_relying_on_the_2025_03_26_defaults() {
+        let prm404 = |u: &str| get(leg::PRM, u, 404, "not found");
+        let records = vec![
+            detect_401(&["Bearer"]),
+            prm404("http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp"),
+            prm404("http://127.0.0.1:8080/.well-known/oauth-protected-resource"),
+            get(
+                leg::AS_META,
+                "http://127.0.0.1:8080/.well-known/oauth-authorization-server",
+                404,
+                "not found",
+            ),
+        ];
+        let plain = grade(&C3_3_2, &protected(records.clone()));
+        assert!(
+            !plain.evidence.contains("unadvertised defaults"),
+            "{plain:?}"
+        );
+        let mut ev = protected(records);
+        if let Some(s) = ev.payload.session.as_mut() {
+            s.authorization_defaults = Some(mcp_probe_schema::model::AuthorizationDefaults {
+                base: "http://127.0.0.1:8080".into(),
+                authorization_endpoint: "http://127.0.0.1:8080/authorize".into(),
+                token_endpoint: "http://127.0.0.1:8080/token".into(),
+                registration_endpoint: "http://127.0.0.1:8080/register".into(),
+                absent_in: vec![0, 1, 2],
+            });
+        }
+        let o = grade(&C3_3_2, &ev);
+        assert_eq!(o.verdict, plain.verdict, "{o:?}");
+        assert!(
+            o.evidence.contains("relies on unadvertised defaults")
+                && o.evidence.contains("http://127.0.0.1:8080/authorize"),
+            "{}",
+            o.evidence
+        );
+        assert_eq!(
+            o.details["authorization_defaults"]["token_endpoint"],
+            "http://127.0.0.1:8080/token"
+        );
     }
 
     #[test]

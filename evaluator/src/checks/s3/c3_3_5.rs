@@ -377,6 +377,23 @@ impl Check for Check3_3_5 {
                     ..Check3_3_5Facts::legs(json!({PRE: outcome}))
                 })
         };
+        // A pre-registered client (`--client-id`): the collector sent no scratch
+        // registration, so whether a static client id fronts the server is not probed.
+        if let Some(p) = &ev.payload.run.options.pre_registered_client {
+            if ev.exchanges(leg::DEPUTY_REGISTER).next().is_none() {
+                return pre_only(
+                    Verdict::Unknown,
+                    LegOutcome::Unknown,
+                    format!(
+                        "pre-registered client: registration not probed (the run used --client-id {}, so the \
+                         3.3.5 scratch registrations were not sent; collect without --client-id to probe \
+                         the registration endpoint)",
+                        line(&p.client_id)
+                    ),
+                    None,
+                );
+            }
+        }
         if !ev.has_leg(leg::DEPUTY_REGISTER) {
             if ev.revision().is_none() {
                 return pre_only(

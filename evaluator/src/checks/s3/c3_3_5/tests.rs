@@ -275,6 +275,60 @@ fn registration_refused_is_unknown_and_unanswered_is_error() {
 }
 
 #[test]
+fn a_pre_registered_client_leaves_registration_unprobed() {
+    let mut all = vec![
+        prm(200),
+        meta(&format!("{AS}/auth")),
+        skipped(
+            &[
+                leg::DEPUTY_REGISTER,
+                leg::DEPUTY_AUTHORIZE,
+                leg::DEPUTY_REDIRECT,
+                leg::DEPUTY_CALLBACK,
+                leg::DEPUTY_CONSENT,
+            ],
+            "not sent: pre-registered client: registration not probed (--client-id)",
+        ),
+    ];
+    let mut ev = evidence(
+        Some(session(Some("2025-11-25"), json!({}), None)),
+        all.clone(),
+    );
+    ev.payload.run.options.pre_registered_client =
+        Some(mcp_probe_schema::model::PreRegisteredClient {
+            client_id: "corp-client".into(),
+            secret_env: Some("CORP_SECRET".into()),
+        });
+    let o = run(&C3_3_5, &ev, &Context::default());
+    assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
+    assert!(
+        o.evidence
+            .contains("pre-registered client: registration not probed")
+            && o.evidence.contains("corp-client"),
+        "{}",
+        o.evidence
+    );
+    assert_eq!(o.details["legs"], json!({PRE: "unknown"}));
+    // Without a registration endpoint the gate's N/A still comes first.
+    all[1] = http(
+        leg::AS_META,
+        "GET",
+        &format!("{AS}/.well-known/oauth-authorization-server"),
+        200,
+        &json!({"issuer": AS, "authorization_endpoint": format!("{AS}/auth")}).to_string(),
+        &[],
+    );
+    let mut ev = evidence(Some(session(Some("2025-11-25"), json!({}), None)), all);
+    ev.payload.run.options.pre_registered_client =
+        Some(mcp_probe_schema::model::PreRegisteredClient {
+            client_id: "corp-client".into(),
+            secret_env: None,
+        });
+    let o = run(&C3_3_5, &ev, &Context::default());
+    assert_eq!(o.verdict, Verdict::NotApplicable, "{o:?}");
+}
+
+#[test]
 fn no_shared_onward_client_id_is_na() {
     let o = grade(vec![
         meta(&format!("{AS}/auth")),
