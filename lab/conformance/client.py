@@ -21,6 +21,7 @@ Exit status: mcp-collect's.
 """
 import http.client
 import ipaddress
+import json
 import os
 import shutil
 import subprocess
@@ -90,13 +91,27 @@ def main():
             f.write(ctx)
     home = tempfile.mkdtemp(prefix="mcp-probe-home-")
     extra = os.environ.get("CONFORMANCE_COLLECT_ARGS", "").split()
-    cmd = [collect, "--no-browser", "-o", out, *extra, server_url]
+    # A scenario that hands the client a pre-registered client (auth/pre-registration:
+    # context {client_id, client_secret}) is run with --client-id and the secret through
+    # an environment variable, as an operator would (never a flag value).
+    client = []
+    secret_env = {}
+    try:
+        c = json.loads(ctx) if ctx else {}
+    except ValueError:
+        c = {}
+    if isinstance(c, dict) and isinstance(c.get("client_id"), str) and c["client_id"]:
+        client = ["--client-id", c["client_id"]]
+        if isinstance(c.get("client_secret"), str) and c["client_secret"]:
+            client += ["--client-secret-env", "CONFORMANCE_CLIENT_SECRET"]
+            secret_env["CONFORMANCE_CLIENT_SECRET"] = c["client_secret"]
+    cmd = [collect, "--no-browser", "-o", out, *client, *extra, server_url]
 
     def log(msg):
         print(f"client.py: {msg}", file=sys.stderr, flush=True)
 
     log(f"scenario {scenario}: {' '.join(cmd)}")
-    env = dict(os.environ, MCP_PROBE_HOME=home)
+    env = dict(os.environ, MCP_PROBE_HOME=home, **secret_env)
     for k in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "no_proxy", "NO_PROXY"):
         env.pop(k, None)
     try:
