@@ -563,7 +563,8 @@ fn quiet_silences_notes_not_errors() {
     assert_eq!(r.stderr, "", "the stored-baseline note is silenced: {r:?}");
     let loud = lab.grade(["--format", "json", "--update-baseline", &b]);
     assert!(
-        loud.stderr.starts_with("mcp-grade: stored baseline for "),
+        loud.stderr
+            .starts_with("mcp-grade: note: stored baseline for "),
         "{loud:?}"
     );
     for args in [
@@ -1333,6 +1334,31 @@ fn bundles_from_stdin_and_directories() {
         r.stderr.contains("empty: no .mcpev file in this directory"),
         "{r:?}"
     );
+    // Among several arguments a directory without bundles is skipped with a note
+    // (`mcp-grade examples/*` beside examples/policy), silenced by -q; with nothing
+    // left it is the usage error again.
+    let skip_note = "mcp-grade: note: empty: no .mcpev file in this directory; skipped";
+    let r = lab.grade(["--format", "json", "empty", &b]);
+    let v = json(&r);
+    assert_eq!(r.code, expected_code(&v), "{r:?}");
+    assert_eq!(v["servers"].as_array().map(Vec::len), Some(1));
+    assert!(r.stderr.contains(skip_note), "{r:?}");
+    let r = lab.grade(["--format", "json", "-q", &b, "empty"]);
+    assert_eq!(json(&r)["servers"].as_array().map(Vec::len), Some(1));
+    assert!(!r.stderr.contains("skipped"), "{r:?}");
+    let r = lab.grade(["verify", "empty", "fleet"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(r.stdout.lines().count(), 2, "{r:?}");
+    assert!(r.stderr.contains(skip_note), "{r:?}");
+    std::fs::create_dir(lab.path().join("empty2")).expect("mkdir");
+    let r = lab.grade(["empty", "empty2"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr.contains("empty: no .mcpev file in this directory"),
+        "{r:?}"
+    );
+    assert!(!r.stderr.contains("skipped"), "{r:?}");
+    assert!(r.stdout.is_empty(), "{r:?}");
 }
 
 #[test]
