@@ -5,18 +5,26 @@
 #      installed, in lab/.venv-mcp2), collect it, verify and grade the fresh bundle, and
 #      write the HTML report (its path is printed);
 #   3. grade the bundles shipped in examples/ (offline, from the bundles alone).
-# Without python3 (and its venv module) step 2 is skipped, saying so. A throw-away state
-# directory is used, so your own ~/.mcp-probe keys and baselines are neither read nor
-# written. The server is stopped on exit.
+# Without python3 (and its venv module) step 2 is skipped, saying so. MCP_PROBE_HOME,
+# when set and non-empty, is the state directory used (its keys and baselines are read
+# and written, and it is kept); otherwise a throw-away one is, removed on exit, so your
+# own ~/.mcp-probe keys and baselines are neither read nor written. The server is
+# stopped on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 echo "== build (release)"
 cargo build -q --release -p mcp-probe-collector -p mcp-probe-evaluator
 collect=target/release/mcp-collect
 grade=target/release/mcp-grade
-MCP_PROBE_HOME=$(mktemp -d); export MCP_PROBE_HOME
+scratch_home=
+if [ -n "${MCP_PROBE_HOME:-}" ]; then
+  echo "state directory: MCP_PROBE_HOME=$MCP_PROBE_HOME (kept)"
+else
+  scratch_home=$(mktemp -d); MCP_PROBE_HOME=$scratch_home
+fi
+export MCP_PROBE_HOME
 server_pid=
-cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$MCP_PROBE_HOME"; }
+cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; [ -n "$scratch_home" ] && rm -rf "$scratch_home"; return 0; }
 trap cleanup EXIT
 out=${QUICKSTART_OUT:-quickstart-out}
 mkdir -p "$out"

@@ -1,6 +1,11 @@
 //! Bundle arguments as users pass them: a file, a directory (the `*.mcpev` files in it,
 //! sorted by name, not recursive), or `-` (one bundle read from standard input).
 //!
+//! A directory that holds no bundle is a usage error when it is the only argument, and
+//! skipped (listed in [`Expanded::skipped`], which the caller notes on stderr) when it
+//! is one of several, so `mcp-grade examples/*` grades the bundles beside a folder of
+//! policy files; nothing left to grade is the usage error again.
+//!
 //! A bundle from standard input is kept in a private temporary directory (0700, file
 //! 0600) for the run, because grading reads every input twice (a verify pass, then the
 //! grade pass that checks the bytes are the ones that verified); the directory is
@@ -47,6 +52,8 @@ pub enum InputError {
 pub struct Expanded {
     /// The bundle files, in the order given (directories expanded in place).
     pub paths: Vec<PathBuf>,
+    /// Directories among several arguments that held no `.mcpev` file, skipped.
+    pub skipped: Vec<PathBuf>,
     stdin_dir: Option<PathBuf>,
 }
 
@@ -62,6 +69,7 @@ impl Drop for Expanded {
 pub fn expand(args: &[PathBuf], stdin: &mut dyn Read) -> Result<Expanded, InputError> {
     let mut out = Expanded {
         paths: Vec::with_capacity(args.len()),
+        skipped: Vec::new(),
         stdin_dir: None,
     };
     for a in args {
@@ -82,7 +90,11 @@ pub fn expand(args: &[PathBuf], stdin: &mut dyn Read) -> Result<Expanded, InputE
                 .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "mcpev"))
                 .collect();
             if found.is_empty() {
-                return Err(InputError::EmptyDir { path: a.clone() });
+                if args.len() == 1 {
+                    return Err(InputError::EmptyDir { path: a.clone() });
+                }
+                out.skipped.push(a.clone());
+                continue;
             }
             found.sort();
             out.paths.extend(found);
@@ -90,7 +102,23 @@ pub fn expand(args: &[PathBuf], stdin: &mut dyn Read) -> Result<Expanded, InputE
             out.paths.push(a.clone());
         }
     }
+    if out.paths.is_empty() {
+        if let Some(first) = out.skipped.first() {
+            return Err(InputError::EmptyDir {
+                path: first.clone(),
+            });
+        }
+    }
     Ok(out)
+}
+
+impl Expanded {
+    /// The note for each skipped directory (printed unless `--quiet`).
+    pub fn skip_notes(&self) -> impl Iterator<Item = String> + '_ {
+        self.skipped
+            .iter()
+            .map(|d| format!("{}: no .mcpev file in this directory; skipped", d.display()))
+    }
 }
 
 /// The most read from standard input: a bundle larger than this is refused rather than
@@ -179,5 +207,29 @@ mod tests {
         let err =
             expand(&[PathBuf::from("-"), PathBuf::from("-")], &mut &b"x"[..]).expect_err("twice");
         assert!(matches!(err, InputError::StdinTwice));
+    }
+
+    #[test]
+    fn an_empty_directory_among_several_arguments_is_skipped_unless_nothing_is_left() {
+        let full = tempfile::tempdir().expect("tempdir");
+        std::fs::write(full.path().join("a.mcpev"), b"x").expect("write");
+        let empty = tempfile::tempdir().expect("tempdir");
+        std::fs::write(empty.path().join("policy.toml"), b"x").expect("write");
+        let (f, e) = (full.path().to_path_buf(), empty.path().to_path_buf());
+        let x = expand(&[e.clone(), f.clone()], &mut &b""[..]).expect("expands");
+        assert_eq!(x.paths, vec![f.join("a.mcpev")]);
+        assert_eq!(x.skipped, vec![e.clone()]);
+        let notes: Vec<String> = x.skip_notes().collect();
+        assert_eq!(
+            notes,
+            vec![format!(
+                "{}: no .mcpev file in this directory; skipped",
+                e.display()
+            )]
+        );
+        let err = expand(&[e.clone(), e.clone()], &mut &b""[..]).expect_err("nothing left");
+        assert!(matches!(err, InputError::EmptyDir { path } if path == e));
+        let err = expand(std::slice::from_ref(&e), &mut &b""[..]).expect_err("alone");
+        assert!(matches!(err, InputError::EmptyDir { .. }));
     }
 }

@@ -46,17 +46,27 @@ fn grade_options(a: GradeArgs) -> GradeOptions {
     }
 }
 
+/// One note per directory skipped for holding no bundle (a note that cannot be written
+/// to stderr does not stop the run).
+fn note_skipped(expanded: &mcp_probe_evaluator::inputs::Expanded, err: &mut Diag<'_>) {
+    for n in expanded.skip_notes() {
+        let _ = err.note(&n);
+    }
+}
+
 fn run(cli: Cli, out: &mut dyn Write, err: &mut Diag<'_>) -> Result<ExitStatus, CommandError> {
     let mut stdin = std::io::stdin().lock();
     let status = match cli.command {
         None => {
             let mut opts = grade_options(cli.grade);
             let expanded = expand(&opts.bundles, &mut stdin)?;
+            note_skipped(&expanded, err);
             opts.bundles = expanded.paths.clone();
             return Ok(mcp_probe_evaluator::grade(&opts, out, err)?);
         }
         Some(Command::Verify(a)) => {
             let expanded = expand(&a.bundles, &mut stdin)?;
+            note_skipped(&expanded, err);
             mcp_probe_evaluator::verify(
                 &expanded.paths,
                 &a.trust.keys,

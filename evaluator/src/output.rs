@@ -49,7 +49,7 @@ impl<'a> Diag<'a> {
         if self.quiet {
             return Ok(());
         }
-        self.emit(None, text)
+        self.emit(Some("note"), text)
     }
 
     /// An alert that must be seen next to the output it qualifies (never silenced): one

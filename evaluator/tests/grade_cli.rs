@@ -563,7 +563,8 @@ fn quiet_silences_notes_not_errors() {
     assert_eq!(r.stderr, "", "the stored-baseline note is silenced: {r:?}");
     let loud = lab.grade(["--format", "json", "--update-baseline", &b]);
     assert!(
-        loud.stderr.starts_with("mcp-grade: stored baseline for "),
+        loud.stderr
+            .starts_with("mcp-grade: note: stored baseline for "),
         "{loud:?}"
     );
     for args in [
@@ -1333,6 +1334,31 @@ fn bundles_from_stdin_and_directories() {
         r.stderr.contains("empty: no .mcpev file in this directory"),
         "{r:?}"
     );
+    // Among several arguments a directory without bundles is skipped with a note
+    // (`mcp-grade examples/*` beside examples/policy), silenced by -q; with nothing
+    // left it is the usage error again.
+    let skip_note = "mcp-grade: note: empty: no .mcpev file in this directory; skipped";
+    let r = lab.grade(["--format", "json", "empty", &b]);
+    let v = json(&r);
+    assert_eq!(r.code, expected_code(&v), "{r:?}");
+    assert_eq!(v["servers"].as_array().map(Vec::len), Some(1));
+    assert!(r.stderr.contains(skip_note), "{r:?}");
+    let r = lab.grade(["--format", "json", "-q", &b, "empty"]);
+    assert_eq!(json(&r)["servers"].as_array().map(Vec::len), Some(1));
+    assert!(!r.stderr.contains("skipped"), "{r:?}");
+    let r = lab.grade(["verify", "empty", "fleet"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(r.stdout.lines().count(), 2, "{r:?}");
+    assert!(r.stderr.contains(skip_note), "{r:?}");
+    std::fs::create_dir(lab.path().join("empty2")).expect("mkdir");
+    let r = lab.grade(["empty", "empty2"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr.contains("empty: no .mcpev file in this directory"),
+        "{r:?}"
+    );
+    assert!(!r.stderr.contains("skipped"), "{r:?}");
+    assert!(r.stdout.is_empty(), "{r:?}");
 }
 
 #[test]
@@ -1359,4 +1385,118 @@ fn diff_exit_codes_and_bad_pairs() {
     let r = lab.grade(["diff", &a, &bad]);
     assert_eq!(r.code, 3, "{r:?}");
     assert!(r.stderr.contains("INVALID bad.mcpev"), "{r:?}");
+}
+
+/// Every result text of one check in a JSON report, with its check id.
+fn result_texts(v: &Value) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for c in v["checks"].as_array().expect("checks") {
+        for r in c["results"].as_array().expect("results") {
+            out.push((c["id"].as_str().expect("id").to_string(), r.to_string()));
+        }
+    }
+    out
+}
+
+/// Item 4 of issue 22: no reduction, evidence or leg note claims an input (`--policy`,
+/// `--baseline`) was absent when it was given, nor names one that was not given.
+#[test]
+fn no_text_claims_an_input_was_absent_when_it_was_given_or_vice_versa() {
+    let lab = Lab::new();
+    let full = lab.write(
+        "full-policy.toml",
+        b"[all]\n\
+          approved_revisions = [\"2025-11-25\"]\n\
+          approved_authorization_servers = [\"http://127.0.0.1:1\"]\n\
+          approved_scopes = [\"mcp:tools\"]\n\
+          allowed_origins = [\"http://127.0.0.1:1\"]\n\
+          max_token_lifetime_seconds = 600\n",
+    );
+    let partial = lab.write(
+        "policy.toml",
+        &std::fs::read(Path::new(EXAMPLES).join("policy/policy.toml")).expect("example policy"),
+    );
+    // Phrases saying no policy was given, or that none is read at all.
+    const NO_POLICY: &[&str] = &[
+        "no --policy given",
+        "no policy file",
+        "is read yet",
+        "allowlist is not read",
+    ];
+    // Phrases saying the policy lacks a key (true only of the partial policy).
+    const KEY_ABSENT: &str = "states no ";
+    const NO_BASELINE: &[&str] = &["no --baseline given", "no baseline"];
+    for bundle in ["py2.mcpev", "py2-auth-login.mcpev", "ts2.mcpev"] {
+        let b = lab.example(bundle);
+        let base = lab.write(
+            &format!("earlier-{bundle}"),
+            &std::fs::read(lab.path().join(&b)).expect("read"),
+        );
+        for policy in [None, Some(&partial), Some(&full)] {
+            for baseline in [None, Some(&base)] {
+                let mut args = vec!["--format", "json", "-q"];
+                if let Some(p) = policy {
+                    args.extend(["--policy", p.as_str()]);
+                }
+                if let Some(b) = baseline {
+                    args.extend(["--baseline", b.as_str()]);
+                }
+                args.push(&b);
+                let r = lab.grade(&args);
+                let v = json(&r);
+                let texts = result_texts(&v);
+                assert_eq!(texts.len(), 36, "{bundle}: one result per check");
+                let case = format!("{bundle} --policy {policy:?} --baseline {baseline:?}");
+                let any = |s: &str| texts.iter().any(|(_, t)| t.contains(s));
+                for (id, t) in &texts {
+                    match policy {
+                        None => {
+                            for name in [&partial, &full] {
+                                assert!(
+                                    !t.contains(name.as_str()),
+                                    "{case}: {id} names {name}: {t}"
+                                );
+                            }
+                            assert!(!t.contains(KEY_ABSENT), "{case}: {id}: {t}");
+                        }
+                        Some(p) => {
+                            for s in NO_POLICY {
+                                assert!(!t.contains(s), "{case}: {id} says {s:?}: {t}");
+                            }
+                            if p == &full {
+                                assert!(!t.contains(KEY_ABSENT), "{case}: {id}: {t}");
+                            }
+                        }
+                    }
+                    match baseline {
+                        None => assert!(
+                            !t.contains("baseline earlier-"),
+                            "{case}: {id} names a baseline: {t}"
+                        ),
+                        Some(_) => {
+                            for s in NO_BASELINE {
+                                assert!(!t.contains(s), "{case}: {id} says {s:?}: {t}");
+                            }
+                        }
+                    }
+                }
+                // The texts are not vacuous: what was (not) read is said somewhere.
+                let c3_1_2 = &texts.iter().find(|(id, _)| id == "3.1.2").expect("3.1.2").1;
+                match policy {
+                    None => assert!(c3_1_2.contains("no --policy given"), "{case}: {c3_1_2}"),
+                    Some(p) => assert!(
+                        c3_1_2.contains("max_token_lifetime_seconds of")
+                            && c3_1_2.contains(p.as_str()),
+                        "{case}: {c3_1_2}"
+                    ),
+                }
+                if bundle == "py2.mcpev" {
+                    match baseline {
+                        None => assert!(any("no --baseline given"), "{case}"),
+                        Some(b) => assert!(any(&format!("baseline {b} collected")), "{case}"),
+                    }
+                }
+            }
+        }
+    }
 }

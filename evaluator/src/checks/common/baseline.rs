@@ -36,8 +36,8 @@ pub(crate) fn baseline_for<'b>(
         return Err(Leg::new(
             id,
             LegOutcome::Unknown,
-            "no baseline is recorded for this endpoint, so there is nothing to compare with; record \
-             one with --update-baseline (or give --baseline) and the next run decides",
+            "no baseline: no --baseline given and none is stored for this endpoint, so there is nothing to \
+             compare with; record one with --update-baseline (or give --baseline) and the next run decides",
         ));
     };
     if b.endpoint() != ev.endpoint() {

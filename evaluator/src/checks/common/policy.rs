@@ -68,3 +68,14 @@ pub(crate) fn judge(
         )
     }
 }
+
+/// Why no policy value under `key` applies to this bundle, for a reduction or a note:
+/// `no --policy given`, or `policy FILE states no KEY for this endpoint`. Texts that
+/// stand in for a policy decision name this, so they never claim a policy was absent
+/// when one was given.
+pub(crate) fn absent(cx: &Context<'_>, key: &str) -> String {
+    match cx.policy {
+        None => "no --policy given".to_string(),
+        Some(p) => format!("policy {} states no {key} for this endpoint", line(&p.file)),
+    }
+}

@@ -20,7 +20,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::check::{Check, Context, Legs};
-use crate::checks::common::policy::{approved, Approved};
+use crate::checks::common::policy::{absent, approved, Approved};
 use crate::checks::common::values::{leg_outcomes, Keyed};
 use crate::checks::common::wire::{self, read, skipped_leg, Answer, AnswerFacts, Reply};
 use crate::evidence::{Evidence, Exchange};
@@ -91,10 +91,16 @@ impl Pin<'_> {
     }
 }
 
-const REDUCTION_1_1: &str = "1.1f (the asserted version is logged per request) is not probed: it reads a \
-     deployment audit log. The operator's approved-revision allowlist is not read: the 2025-06-18 floor stands in \
-     for it, so a narrower allowlist is not enforced here, and the initialize sweep offers only 2024-11-05 and \
-     2025-03-26. 1.1d and 1.1e need the header + _meta pair only 2026-07-28 defines and are excluded below it.";
+/// The reduction when no policy states the approved revisions (`absent` says why).
+fn reduction_1_1(absent: &str) -> String {
+    format!(
+        "1.1f (the asserted version is logged per request) is not probed: it reads a deployment audit \
+         log. No approved-revision allowlist is read ({absent}): the 2025-06-18 floor stands in for it, \
+         so a narrower allowlist is not enforced here, and the initialize sweep offers only 2024-11-05 \
+         and 2025-03-26. 1.1d and 1.1e need the header + _meta pair only 2026-07-28 defines and are \
+         excluded below it."
+    )
+}
 
 /// The reduction when the operator's policy states the approved revisions.
 const REDUCTION_1_1_POLICY: &str = "1.1f (the asserted version is logged per request) is not probed: it reads a \
@@ -712,9 +718,9 @@ impl Check for Check1_1 {
             probes,
         };
         let reduction = if pin.approved.is_some() {
-            REDUCTION_1_1_POLICY
+            REDUCTION_1_1_POLICY.to_string()
         } else {
-            REDUCTION_1_1
+            reduction_1_1(&absent(cx, "approved_revisions"))
         };
         Outcome::from_legs(legs, reduction)
             .with_records(seqs)

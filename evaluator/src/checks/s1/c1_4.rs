@@ -129,8 +129,8 @@ fn compare(ev: &Evidence, cx: &Context<'_>, observed: Option<&Identity>) -> Leg 
     }
     let Some(baseline) = cx.baseline else {
         return unknown(
-            "no baseline is recorded for this endpoint, so there is nothing to compare with; record one \
-             with --update-baseline (or give --baseline) and the next run decides"
+            "no baseline: no --baseline given and none is stored for this endpoint, so there is nothing to \
+             compare with; record one with --update-baseline (or give --baseline) and the next run decides"
                 .into(),
         );
     };

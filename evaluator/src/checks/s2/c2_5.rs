@@ -11,7 +11,7 @@ use mcp_probe_schema::vocab::{header, leg, LegId, REV_2025_11_25};
 use serde::Serialize;
 
 use crate::check::{Check, Context, Legs};
-use crate::checks::common::policy::{approved, Approved};
+use crate::checks::common::policy::{absent, approved, Approved};
 use crate::checks::common::response::{answer, Answer, Kind};
 use crate::evidence::Evidence;
 use crate::fmt::line;
@@ -28,10 +28,15 @@ pub struct Check2_5;
 /// The 2.5 check.
 pub static C2_5: Check2_5 = Check2_5;
 
-const REDUCTION_2_5: &str = "the operator's Origin allowlist is not discoverable: the endpoint's own origin \
-     stands in for it (a deployment whose allowlist excludes its own origin reads UNKNOWN); only POST \
-     requests are probed (GET streams, DELETE and CORS preflight are not); the no-Origin request is \
-     informational (non-browser clients send none)";
+/// The reduction when no policy states the allowed origins (`absent` says why).
+fn reduction_2_5(absent: &str) -> String {
+    format!(
+        "the operator's Origin allowlist is not discoverable ({absent}): the endpoint's own origin \
+         stands in for it (a deployment whose allowlist excludes its own origin reads UNKNOWN); only \
+         POST requests are probed (GET streams, DELETE and CORS preflight are not); the no-Origin \
+         request is informational (non-browser clients send none)"
+    )
+}
 
 const REDUCTION_2_5_POLICY: &str = "the Origin allowlist is the policy's allowed_origins; the collector \
      probes one allowed Origin (the probe input allowed_origin, else the endpoint's own origin) and one hostile \
@@ -131,9 +136,9 @@ impl Check for Check2_5 {
             _ => text,
         };
         let reduction = if policy.is_some() {
-            REDUCTION_2_5_POLICY
+            REDUCTION_2_5_POLICY.to_string()
         } else {
-            REDUCTION_2_5
+            reduction_2_5(&absent(cx, ALLOWED_ORIGINS))
         };
         let info = match &no_origin {
             Answer::Response(r) => format!(

@@ -14,6 +14,7 @@ use crate::checks::common::oauth::challenge::Unauth;
 use crate::checks::common::oauth::facts::Facts;
 use crate::checks::common::oauth::gate::{combine, legs_map, shown_value, DETECTION};
 use crate::checks::common::oauth::tokens::{claims, issued_lifetime, token_label};
+use crate::checks::common::policy::absent;
 use crate::evidence::Evidence;
 use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome, Outcome};
@@ -27,6 +28,8 @@ pub const MAX_TOKEN_LIFETIME_SECS: i64 = 3600;
 struct Limit {
     seconds: i64,
     named: String,
+    /// Read from the policy (else the benchmark's default).
+    from_policy: bool,
 }
 
 impl Limit {
@@ -39,11 +42,13 @@ impl Limit {
                     "the policy's max_token_lifetime_seconds of {secs} s ({})",
                     line(&p.file)
                 ),
+                from_policy: true,
             })
         });
         from_policy.unwrap_or(Limit {
             seconds: MAX_TOKEN_LIFETIME_SECS,
             named: format!("the benchmark baseline of {MAX_TOKEN_LIFETIME_SECS} s"),
+            from_policy: false,
         })
     }
 }
@@ -54,12 +59,27 @@ pub struct Check3_1_2;
 /// The 3.1.2 check.
 pub static C3_1_2: Check3_1_2 = Check3_1_2;
 
-const REDUCTION_3_1_2: &str = "the lifetime limit is the benchmark's baseline (3600 s), not an operator \
-     policy (no policy file is read yet); the lifetime is the one issued (expires_in, else exp - iat), \
-     never the time left, and an opaque token without a token response has none readable; revocation and \
-     refresh-token lifetimes are not observed; 3.1.2c and d record authorization-server metadata (RFC 9207 \
-     iss parameter, dynamic client registration, client authentication methods) and never move the \
-     verdict; the authorization server's OAuth 2.1 / OIDC conformance is not tested beyond that metadata";
+/// The 3.1.2 reduction: where the lifetime limit came from (the policy's
+/// max_token_lifetime_seconds, else the benchmark's 3600 s).
+fn reduction_3_1_2(cx: &Context<'_>, limit: &Limit) -> String {
+    let source = if limit.from_policy {
+        format!("the lifetime limit is {}", limit.named)
+    } else {
+        format!(
+            "the lifetime limit is the benchmark's baseline ({MAX_TOKEN_LIFETIME_SECS} s), not an \
+             operator policy ({})",
+            absent(cx, "max_token_lifetime_seconds")
+        )
+    };
+    format!(
+        "{source}; the lifetime is the one issued (expires_in, else exp - iat), never the time left, \
+         and an opaque token without a token response has none readable; revocation and refresh-token \
+         lifetimes are not observed; 3.1.2c and d record authorization-server metadata (RFC 9207 iss \
+         parameter, dynamic client registration, client authentication methods) and never move the \
+         verdict; the authorization server's OAuth 2.1 / OIDC conformance is not tested beyond that \
+         metadata"
+    )
+}
 
 /// What 3.1.2 reports besides its legs, in report order.
 #[derive(Serialize)]
@@ -111,7 +131,7 @@ impl Check for Check3_1_2 {
             lifetime_limit_seconds: limit.seconds,
             authorization_server: server,
         };
-        Outcome::from_legs(legs, REDUCTION_3_1_2)
+        Outcome::from_legs(legs, reduction_3_1_2(cx, &limit))
             .with_records(f.seqs())
             .with_facts(&facts)
     }

@@ -22,7 +22,7 @@ use crate::checks::common::oauth::gate::{
 use crate::checks::common::oauth::uris::{
     canonical_resource, norm, prm_well_known, resource_covers, strip_slash, transport_of, Transport,
 };
-use crate::checks::common::policy::{approved, judge};
+use crate::checks::common::policy::{absent, approved, judge};
 use crate::checks::common::values::or_null;
 use crate::evidence::Evidence;
 use crate::fmt::line;
@@ -34,11 +34,28 @@ pub struct Check3_3_2;
 /// The 3.3.2 check.
 pub static C3_3_2: Check3_3_2 = Check3_3_2;
 
-const REDUCTION_3_3_2: &str = "bounded discovery: at most 5 advertised authorization servers are resolved \
-     (the number advertised and past the cap is stated), each fetch bounded by the collector's timeout; \
-     change control of the authorization-server list is drift against a self-recorded baseline, not an \
-     approved list; not graded by design: the collector's network guard itself and write permissions on \
-     the metadata source";
+/// The 3.3.2 reduction: what 3.3.2f held the advertised list to (the policy's
+/// approved_authorization_servers, else a self-recorded baseline).
+fn reduction_3_3_2(cx: &Context<'_>) -> String {
+    const KEY: &str = "approved_authorization_servers";
+    let change_control = match approved(cx, KEY, |d| d.approved_authorization_servers.as_ref()) {
+        Some(a) => format!(
+            "change control of the authorization-server list is the policy's {KEY} ({})",
+            line(a.file)
+        ),
+        None => format!(
+            "change control of the authorization-server list is drift against a self-recorded \
+             baseline, not an approved list ({})",
+            absent(cx, KEY)
+        ),
+    };
+    format!(
+        "bounded discovery: at most 5 advertised authorization servers are resolved (the number \
+         advertised and past the cap is stated), each fetch bounded by the collector's timeout; \
+         {change_control}; not graded by design: the collector's network guard itself and write \
+         permissions on the metadata source"
+    )
+}
 
 /// What 3.3.2 reports besides its legs, in report order.
 #[derive(Serialize)]
@@ -143,7 +160,7 @@ impl Check for Check3_3_2 {
                      exist",
                     f.absence()
                 ),
-                REDUCTION_3_3_2,
+                reduction_3_3_2(cx),
             );
             return with_defaults(details(o, &f, &[]));
         }
@@ -169,7 +186,7 @@ impl Check for Check3_3_2 {
                         line(&f.endpoint)
                     ),
                 )];
-                let o = Outcome::from_legs(legs.clone(), REDUCTION_3_3_2);
+                let o = Outcome::from_legs(legs.clone(), reduction_3_3_2(cx));
                 return with_defaults(details(o, &f, &legs));
             }
         };
@@ -195,7 +212,7 @@ impl Check for Check3_3_2 {
                     ),
                 )
             };
-            let o = Outcome::single(v, text, REDUCTION_3_3_2);
+            let o = Outcome::single(v, text, reduction_3_3_2(cx));
             return with_defaults(details(o, &f, &[]));
         }
         let legs = vec![
@@ -207,7 +224,7 @@ impl Check for Check3_3_2 {
             leg_3_3_2f(&f, cx),
             leg_3_3_2g(&f),
         ];
-        let mut o = Outcome::from_legs(legs.clone(), REDUCTION_3_3_2);
+        let mut o = Outcome::from_legs(legs.clone(), reduction_3_3_2(cx));
         let refused = collector_refused(&f);
         if !refused.is_empty() {
             o.evidence.push_str(&format!(

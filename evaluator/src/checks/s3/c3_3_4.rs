@@ -20,7 +20,7 @@ use crate::checks::common::oauth::challenge::{Challenged, Unauth};
 use crate::checks::common::oauth::facts::Facts;
 use crate::checks::common::oauth::gate::{baseline_for, describe_baseline, legs_map, shown, Gated};
 use crate::checks::common::oauth::tokens::{admin_tier, dedup, wildcards};
-use crate::checks::common::policy::{approved, judge};
+use crate::checks::common::policy::{absent, approved, judge};
 use crate::evidence::Evidence;
 use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome, Outcome, Verdict};
@@ -31,11 +31,29 @@ pub struct Check3_3_4;
 /// The 3.3.4 check.
 pub static C3_3_4: Check3_3_4 = Check3_3_4;
 
-const REDUCTION_3_3_4: &str = "reads the wire and a self-recorded baseline: the operator's documented scope \
-     justification is not readable, so a documented exception would change 3.3.4b and d; the comparison is \
-     against a self-recorded baseline, not an approved scope set; 3.3.4e needs the operator to name a tool \
-     outside the grant (scope_probe_tool) and is decided only by an insufficient_scope refusal; step-up \
-     elevation is not tested";
+/// The 3.3.4 reduction: what 3.3.4c held the grant to (the policy's approved_scopes,
+/// else a self-recorded baseline).
+fn reduction_3_3_4(cx: &Context<'_>) -> String {
+    const KEY: &str = "approved_scopes";
+    let against = match approved(cx, KEY, |d| d.approved_scopes.as_ref()) {
+        Some(a) => format!(
+            "reads the wire and the policy's {KEY} ({}): the operator's documented scope \
+             justification is not readable, so a documented exception would change 3.3.4b and d; \
+             3.3.4c compares the grant with that approved scope set",
+            line(a.file)
+        ),
+        None => format!(
+            "reads the wire and a self-recorded baseline: the operator's documented scope \
+             justification is not readable, so a documented exception would change 3.3.4b and d; \
+             3.3.4c compares against a self-recorded baseline, not an approved scope set ({})",
+            absent(cx, KEY)
+        ),
+    };
+    format!(
+        "{against}; 3.3.4e needs the operator to name a tool outside the grant (scope_probe_tool) \
+         and is decided only by an insufficient_scope refusal; step-up elevation is not tested"
+    )
+}
 
 /// Detection and protected-resource discovery past the gate; read when present: the
 /// unauthenticated request (credential presented), authorization-server discovery
@@ -103,7 +121,7 @@ impl Check for Check3_3_4 {
                         "no OAuth is offered: {}; no scope is granted or advertised",
                         f.absence()
                     ),
-                    REDUCTION_3_3_4,
+                    reduction_3_3_4(cx),
                 )
             } else {
                 Outcome::single(
@@ -113,7 +131,7 @@ impl Check for Check3_3_4 {
                          protected-resource metadata discovery was not read ({})",
                         unread.join(", ")
                     ),
-                    REDUCTION_3_3_4,
+                    reduction_3_3_4(cx),
                 )
             };
             return finish(o, &[]);
@@ -126,7 +144,7 @@ impl Check for Check3_3_4 {
             scope_probe::classify_scope_refusal(f.ev),
             leg_3_3_4f(&f, resource_scopes.as_deref(), as_scopes.as_deref()),
         ];
-        let o = Outcome::from_legs(legs.clone(), REDUCTION_3_3_4);
+        let o = Outcome::from_legs(legs.clone(), reduction_3_3_4(cx));
         finish(o, &legs)
     }
 }
