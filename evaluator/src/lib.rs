@@ -17,6 +17,7 @@ pub mod diff;
 pub mod evidence;
 pub mod exit;
 pub mod fixture;
+pub mod flags;
 pub mod fmt;
 pub mod grade;
 pub mod har;
