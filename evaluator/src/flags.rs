@@ -1,4 +1,6 @@
-//! Command-line flags. Parsing only: no I/O, no decisions.
+//! Command-line flags of `mcp-grade`. Parsing only: no I/O, no decisions. [`command`] is
+//! the source of `--help`, the man pages and completions (docs/man, docs/completions) and
+//! of what evaluator/tests/docs_help.rs holds README.md and docs/ to.
 //!
 //! Grading is the command without a subcommand name: `mcp-grade [OPTIONS] BUNDLE...`.
 //! clap's `args_conflicts_with_subcommands` makes the first word decide: `verify` and
@@ -8,31 +10,29 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
-use mcp_probe_evaluator::report::Format;
-use mcp_probe_evaluator::waivers::FailOn;
+use crate::report::Format;
+use crate::waivers::FailOn;
+use clap::{Args, CommandFactory, Parser, Subcommand};
 
 /// Grades MCP servers from signed evidence bundles, offline.
 ///
 /// Without a subcommand, grades every BUNDLE against the CIS MCP Server Benchmark and
-/// writes one check-centric report (text or JSON) to stdout or -o FILE. Every bundle is
+/// writes one check-centric report (text, JSON, SARIF, JUnit XML, Markdown or HTML; see
+/// --format) to stdout or -o FILE. Every bundle is
 /// verified first; if any cannot be read or fails verification, nothing is graded.
 #[derive(Debug, Parser)]
 #[command(name = "mcp-grade", version, about, long_about)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
-#[command(
-    after_help = "Exit codes: 0 no FAIL and no ERROR, 1 a FAIL, 2 usage or unreadable input (or output not \
-                  written), 3 a bundle failed verification, 4 an ERROR and no FAIL."
-)]
-pub(crate) struct Cli {
+#[command(after_help = crate::exit::help_footer())]
+pub struct Cli {
     #[command(subcommand)]
-    pub(crate) command: Option<Command>,
+    pub command: Option<Command>,
     #[command(flatten)]
-    pub(crate) grade: GradeArgs,
+    pub grade: GradeArgs,
 }
 
 #[derive(Debug, Subcommand)]
-pub(crate) enum Command {
+pub enum Command {
     /// Verify bundles: format, record chain, signature, the signer against --trust, and
     /// the RFC 3161 timestamp when the bundle carries one.
     ///
@@ -58,127 +58,133 @@ pub(crate) enum Command {
 
 /// Options of grading (the command without a subcommand name).
 #[derive(Debug, Args)]
-pub(crate) struct GradeArgs {
+pub struct GradeArgs {
     /// Bundles to grade: files, directories (their *.mcpev files) or - (one bundle on stdin).
     #[arg(required = true, value_name = "BUNDLE")]
-    pub(crate) bundles: Vec<PathBuf>,
+    pub bundles: Vec<PathBuf>,
     /// Report format: text, json, sarif, junit, markdown or html (case-insensitive).
     #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = Format::parse)]
-    pub(crate) format: Format,
+    pub format: Format,
     /// Write the report to FILE (atomically) instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub(crate) output: Option<PathBuf>,
+    pub output: Option<PathBuf>,
     /// Restrict to the checks of a profile level: 1 (L1 only) or 2 (L1 and L2).
     #[arg(long, value_name = "1|2", value_parser = clap::value_parser!(u8).range(1..=2))]
-    pub(crate) level: Option<u8>,
+    pub level: Option<u8>,
     /// Compare drift checks with this earlier bundle of the same endpoint (verified like
     /// any bundle; every graded bundle must be of its endpoint).
     #[arg(long, value_name = "FILE", conflicts_with = "update_baseline")]
-    pub(crate) baseline: Option<PathBuf>,
+    pub baseline: Option<PathBuf>,
     /// Store each graded bundle as its endpoint's baseline (under $MCP_PROBE_HOME or
     /// ~/.mcp-probe, baselines/); comparing checks report UNKNOWN in this run.
     #[arg(long)]
-    pub(crate) update_baseline: bool,
+    pub update_baseline: bool,
     /// The operator's policy (TOML, or JSON for a .json file): approved revisions,
     /// authorization servers and scopes, allowed origins, the longest token lifetime
     /// (docs/schemas/policy.schema.json). The report names it and its SHA-256.
     #[arg(long, value_name = "FILE")]
-    pub(crate) policy: Option<PathBuf>,
+    pub policy: Option<PathBuf>,
     /// Accepted findings (TOML `[[waiver]]` tables: check, endpoint (exact or glob),
     /// reason, expires): a waived result is shown with its reason and does not set the
     /// exit status; an expired waiver no longer applies; one that waives nothing is
     /// reported as stale.
     #[arg(long, value_name = "FILE")]
-    pub(crate) waivers: Option<PathBuf>,
+    pub waivers: Option<PathBuf>,
     /// Text report: the whole check-centric report with every result's evidence,
     /// instead of the summary-first one.
     #[arg(short, long)]
-    pub(crate) verbose: bool,
+    pub verbose: bool,
     /// A stale waiver (one that waives nothing) is a usage error (exit 2).
     #[arg(long, requires = "waivers")]
-    pub(crate) strict_waivers: bool,
+    pub strict_waivers: bool,
     /// Which verdicts fail the run: fail (exit 1 on FAIL only), error (also exit 4 on
     /// ERROR; the default), unknown (also exit 5 on UNKNOWN).
     #[arg(long, value_name = "fail|error|unknown", default_value = "error", value_parser = FailOn::parse)]
-    pub(crate) fail_on: FailOn,
+    pub fail_on: FailOn,
     #[command(flatten)]
-    pub(crate) trust: Trust,
+    pub trust: Trust,
     /// Trust anchor(s) for the bundles' RFC 3161 timestamp tokens (PEM certificate file,
     /// repeatable): the report shows each bundle's TSA and time, or why not.
     #[arg(long = "tsa-cert", value_name = "FILE")]
-    pub(crate) tsa_cert: Vec<PathBuf>,
+    pub tsa_cert: Vec<PathBuf>,
     /// Print no warnings or notes on stderr (errors are still printed).
     #[arg(short, long)]
-    pub(crate) quiet: bool,
+    pub quiet: bool,
 }
 
 #[derive(Debug, Args)]
-pub(crate) struct VerifyArgs {
-    /// Bundle files (.mcpev).
+pub struct VerifyArgs {
+    /// Bundles to verify: files, directories (their *.mcpev files) or - (one bundle on stdin).
     #[arg(required = true, value_name = "BUNDLE")]
-    pub(crate) bundles: Vec<PathBuf>,
+    pub bundles: Vec<PathBuf>,
     /// One JSON object per bundle on stdout (JSON Lines): file, valid, reason, signer,
     /// collected_at, endpoint, status, records.
     #[arg(long)]
-    pub(crate) json: bool,
+    pub json: bool,
     #[command(flatten)]
-    pub(crate) trust: Trust,
+    pub trust: Trust,
     /// Trust anchor(s) for RFC 3161 timestamp tokens: PEM certificate file (repeatable).
     /// Without it, a TSA certificate must chain to the public roots the grader ships.
     #[arg(long = "tsa-cert", value_name = "FILE")]
-    pub(crate) tsa_cert: Vec<PathBuf>,
+    pub tsa_cert: Vec<PathBuf>,
     /// Print no warnings or notes on stderr (errors are still printed).
     #[arg(short, long)]
-    pub(crate) quiet: bool,
+    pub quiet: bool,
 }
 
 #[derive(Debug, Args)]
-pub(crate) struct ShowArgs {
-    /// Bundle file (.mcpev).
+pub struct ShowArgs {
+    /// The bundle to show: a file, a directory holding exactly one *.mcpev file, or - (stdin).
     #[arg(value_name = "BUNDLE")]
-    pub(crate) bundle: PathBuf,
+    pub bundle: PathBuf,
     /// Emit the whole decoded bundle as one JSON document.
     #[arg(long, conflicts_with = "har")]
-    pub(crate) json: bool,
+    pub json: bool,
     /// Emit the HTTP exchanges as a HAR 1.2 log.
     #[arg(long)]
-    pub(crate) har: bool,
+    pub har: bool,
     #[command(flatten)]
-    pub(crate) trust: Trust,
+    pub trust: Trust,
     /// Print no warnings or notes on stderr (errors are still printed).
     #[arg(short, long)]
-    pub(crate) quiet: bool,
+    pub quiet: bool,
 }
 
 #[derive(Debug, Args)]
-pub(crate) struct Trust {
+pub struct Trust {
     /// Pin a collector public key (SPKI PEM, 64 hex digits, or base64); repeatable.
     /// With pins, a bundle signed by any other key fails verification.
     #[arg(long = "trust", value_name = "KEYFILE")]
-    pub(crate) keys: Vec<PathBuf>,
+    pub keys: Vec<PathBuf>,
 }
 
 #[derive(Debug, Args)]
-pub(crate) struct DiffArgs {
+pub struct DiffArgs {
     /// The earlier bundle.
     #[arg(value_name = "OLD")]
-    pub(crate) old: PathBuf,
+    pub old: PathBuf,
     /// The later bundle of the same endpoint.
     #[arg(value_name = "NEW")]
-    pub(crate) new: PathBuf,
+    pub new: PathBuf,
     /// Output format: text or json (case-insensitive).
     #[arg(long, value_name = "text|json", default_value = "text", value_parser = diff_format)]
-    pub(crate) format: DiffFormat,
+    pub format: DiffFormat,
     #[command(flatten)]
-    pub(crate) trust: Trust,
+    pub trust: Trust,
     /// Print no warnings or notes on stderr (errors are still printed).
     #[arg(short, long)]
-    pub(crate) quiet: bool,
+    pub quiet: bool,
+}
+
+/// The whole command line of `mcp-grade`, for the tests that hold the docs to it and for
+/// the generated man pages and shell completions.
+pub fn command() -> clap::Command {
+    Cli::command()
 }
 
 /// The output of diff.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum DiffFormat {
+pub enum DiffFormat {
     /// Lines for people.
     Text,
     /// `mcp-grade-diff/1` JSON.
@@ -196,7 +202,6 @@ fn diff_format(s: &str) -> Result<DiffFormat, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     #[test]
     fn definitions_are_consistent() {

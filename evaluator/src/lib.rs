@@ -2,7 +2,8 @@
 //! recorded and grades them against the benchmark: loading and verifying
 //! bundles, trust pins, the exit-status contract, the check registry and runner,
 //! baselines ([`baseline`]), the grading reports ([`report`]), and the readable, JSON
-//! and HAR renderings of a bundle.
+//! and HAR renderings of a bundle, and the command line ([`flags`]: `mcp-grade --help`,
+//! the man pages and completions come from [`flags::command`]).
 //!
 //! The crate never touches the network (evaluator/tests/deps.rs enforces it): it depends on `schema` and on
 //! nothing that speaks TCP or TLS. Every function here takes untrusted bundle bytes and
@@ -17,6 +18,7 @@ pub mod diff;
 pub mod evidence;
 pub mod exit;
 pub mod fixture;
+pub mod flags;
 pub mod fmt;
 pub mod grade;
 pub mod har;

@@ -1,7 +1,5 @@
 //! `mcp-grade`: parse flags, run the command, map its status to an exit code.
 
-mod flags;
-
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
@@ -10,7 +8,7 @@ use mcp_probe_evaluator::baseline::state_dir;
 use mcp_probe_evaluator::output::{Diag, Output};
 use mcp_probe_evaluator::{BaselineChoice, CommandError, ExitStatus, GradeOptions, ShowMode};
 
-use flags::{Cli, Command, GradeArgs};
+use mcp_probe_evaluator::flags::{self, Cli, Command, GradeArgs};
 
 use mcp_probe_evaluator::inputs::expand;
 

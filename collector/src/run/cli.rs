@@ -31,6 +31,43 @@ pub enum ExitStatus {
 }
 
 impl ExitStatus {
+    /// Every way out, one per documented code (1 is both [`WriteFailed`](Self::WriteFailed)
+    /// and [`Internal`](Self::Internal)), in the order `--help` lists them
+    /// (collector/tests/docs_help.rs holds README.md and docs/collector.md to these).
+    pub const DOCUMENTED: [ExitStatus; 8] = [
+        ExitStatus::Ok,
+        ExitStatus::WriteFailed,
+        ExitStatus::Internal,
+        ExitStatus::Usage,
+        ExitStatus::NoSession,
+        ExitStatus::Interrupted(Signal::Int),
+        ExitStatus::Interrupted(Signal::Term),
+        ExitStatus::Interrupted(Signal::Hup),
+    ];
+
+    /// What the code means to the operator, in one line.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            ExitStatus::Ok => "every target was reached (an MCP session) and has a sealed bundle",
+            ExitStatus::WriteFailed => "a bundle could not be written",
+            ExitStatus::Internal => "the collector could not start (no async runtime)",
+            ExitStatus::Usage => {
+                "usage or bad input (named on one line), before any traffic; --recover: not a \
+                 readable journal"
+            }
+            ExitStatus::NoSession => {
+                "every target has a sealed bundle, but at least one was sealed without an MCP \
+                 session (unreachable, not MCP, TLS refused, or a credential needed and not \
+                 given; each is named on stderr)"
+            }
+            ExitStatus::Interrupted(Signal::Int) => {
+                "SIGINT (Ctrl-C): every started target was sealed as interrupted"
+            }
+            ExitStatus::Interrupted(Signal::Term) => "SIGTERM: likewise",
+            ExitStatus::Interrupted(Signal::Hup) => "SIGHUP: likewise",
+        }
+    }
+
     /// The process exit code.
     pub fn code(self) -> u8 {
         match self {
@@ -41,6 +78,16 @@ impl ExitStatus {
             ExitStatus::Interrupted(s) => s.exit_code(),
         }
     }
+}
+
+/// The exit-code section of `mcp-collect --help`, built from [`ExitStatus::DOCUMENTED`].
+pub fn help_footer() -> String {
+    let mut s = String::from("Exit codes:\n");
+    for status in ExitStatus::DOCUMENTED {
+        s.push_str(&format!("  {:<3}  {}\n", status.code(), status.meaning()));
+    }
+    s.push_str("Precedence when several apply: 1, then a signal (130, 143, 129), then 3, then 0.");
+    s
 }
 
 /// A signal that stops a run; each seals every started target as `interrupted`.

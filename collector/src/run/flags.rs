@@ -1,21 +1,21 @@
-//! Command-line flags of `mcp-collect`. Parsing and validation only.
+//! Command-line flags of `mcp-collect`. Parsing and validation only. [`command`] is the
+//! source of `--help`, the man page and completions (docs/man, docs/completions) and of
+//! what collector/tests/docs_help.rs holds README.md and docs/ to.
 
 use std::path::PathBuf;
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 
-/// Connect to MCP servers over Streamable HTTP and record signed evidence bundles.
+/// Connect to MCP servers (Streamable HTTP, the legacy HTTP+SSE transport, or a local
+/// server over stdio) and record signed evidence bundles.
 ///
 /// Prints one bundle path per target on stdout; progress goes to stderr. Every target
-/// gets a sealed bundle, an unreachable one included (that is recorded evidence). Exit
-/// codes: 0 every target was reached (an MCP session) and sealed; 3 every target was
-/// sealed but at least one without an MCP session (unreachable, not MCP, TLS refused,
-/// or a credential needed and not given; each is named on stderr); 1 a bundle could not
-/// be written; 2 usage or bad input, before any traffic; 130 SIGINT (Ctrl-C), 143
-/// SIGTERM, 129 SIGHUP (every started target is still sealed as `interrupted`).
-/// Precedence: 1, then a signal, then 3, then 0.
+/// gets a sealed bundle, an unreachable one included (that is recorded evidence).
+/// With --stdio, launches a local server instead; with --recover, seals a killed run's
+/// journal.
 #[derive(Debug, Parser)]
-#[command(name = "mcp-collect", version, about, long_about = None)]
+#[command(name = "mcp-collect", version, about, long_about)]
+#[command(after_help = super::cli::help_footer())]
 pub struct Flags {
     /// Targets: a domain (mcp.example.com) or an endpoint URL.
     #[arg(value_name = "TARGET")]
@@ -180,6 +180,12 @@ pub struct Flags {
     /// The `--stdio` server's command and arguments (after `--`).
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
+}
+
+/// The whole command line of `mcp-collect`, for the tests that hold the docs to it and for
+/// the generated man page and shell completions.
+pub fn command() -> clap::Command {
+    Flags::command()
 }
 
 /// `K/N` with 0 <= K < N and 1 <= N <= 100000.

@@ -1,0 +1,33 @@
+complete -c mcp-collect -l servers-file -d 'File with one target per line; \'#\' starts a comment' -r -F
+complete -c mcp-collect -s o -l out -d 'Directory the bundles are written to' -r -F
+complete -c mcp-collect -l inputs -d 'Operator probe inputs, JSON keyed by target as typed (default: ~/.mcp-probe/probe-inputs.json when it exists)' -r -F
+complete -c mcp-collect -l baseline -d 'The approved baseline for 1.3\'s tool selection: an earlier bundle of the same endpoint (default: the store `mcp-grade --update-baseline` writes)' -r -F
+complete -c mcp-collect -l token-env -d 'Take a bearer token from this environment variable (unattended runs)' -r
+complete -c mcp-collect -l client-id -d 'OAuth client id registered with the authorization server beforehand (for servers that do not allow dynamic client registration): the login uses it instead of registering a client. A public value, recorded in the bundle' -r
+complete -c mcp-collect -l client-secret-env -d 'Take the --client-id\'s secret from this environment variable (never a flag value); without it the client is public. Sent as client_secret_basic or client_secret_post, as the authorization server\'s metadata allows; never recorded' -r
+complete -c mcp-collect -l key -d 'Ed25519 signing key, PKCS#8 PEM (default ~/.mcp-probe/keys/collector.key, created 0600 on first use)' -r -F
+complete -c mcp-collect -l ca-file -d 'Extra trust anchor(s), PEM, for a private PKI (recorded in the bundle)' -r -F
+complete -c mcp-collect -l tsa -d 'RFC 3161 time-stamping authority (http or https URL): each bundle\'s COSE signature is timestamped and the token stored in the bundle\'s unprotected header. A TSA that fails is recorded in the bundle and warned about on stderr; the bundle is sealed all the same and the exit code does not change. The request has the --timeout deadline. Bundles sealed after a signal are not timestamped' -r
+complete -c mcp-collect -l timeout -d 'Per-request deadline in seconds, for the request as a whole (connect, TLS, head and body, event-stream keepalives included), not the gap between bytes' -r
+complete -c mcp-collect -l target-timeout -d 'Per-target deadline in seconds: when it passes, the target\'s run stops sending and its bundle is sealed `interrupted` with the evidence collected so far' -r
+complete -c mcp-collect -l concurrency -d 'Targets probed at once (requests to one server are never concurrent)' -r
+complete -c mcp-collect -l max-pages -d 'Most pages read per list method before stopping (recorded in the bundle)' -r
+complete -c mcp-collect -l body-cap -d 'Response bodies are stored up to this many bytes (longer ones are hashed whole)' -r
+complete -c mcp-collect -l bundle-cap -d 'Once a target\'s journal holds this many bytes, later HTTP bodies are stored as their length and SHA-256 only (recorded in the bundle: `run.bundle_capped_from`)' -r
+complete -c mcp-collect -l recover -d 'Seal the journal a killed run left (`<bundle>.mcpev.journal`) into a bundle with status `recovered`, after checking its hash chain; records past a torn write are dropped and counted. Takes no target' -r -F
+complete -c mcp-collect -l plaintext-port -d 'Port of the plaintext probe (`GET http://host:PORT/`); 80 unless the deployment exposes its plaintext door elsewhere' -r
+complete -c mcp-collect -l shard -d 'Collect only this machine\'s share of the targets: `K/N` (0 <= K < N) keeps the targets whose stable hash (SHA-256 of the target as typed) modulo N is K, so N machines given 0/N .. (N-1)/N (a Kubernetes Indexed Job, a CI matrix) split a servers file without overlap or gap' -r
+complete -c mcp-collect -l manifest -d 'Write one JSON line per target to FILE once the run ends: target, bundle, status, revision, seconds (written atomically; also after a signal)' -r -F
+complete -c mcp-collect -l header -d 'Extra request header `NAME: VALUE`, sent on every request to the targets\' origins (repeatable; never to another origin such as an authorization server elsewhere). Names the probe sets or varies itself (Host, Authorization, Origin, Accept, Content-Type, Mcp-Session-Id, MCP-Protocol-Version, ...) are refused; values of sensitive names (Cookie, names containing token, secret, key, auth, session, password) appear only as fingerprints' -r
+complete -c mcp-collect -l proxy -d 'HTTP CONNECT proxy for every connection, `http://[user:pass@]host:port` (default: HTTPS_PROXY / HTTP_PROXY by the URL\'s scheme; NO_PROXY applies to both)' -r
+complete -c mcp-collect -l client-cert -d 'Client certificate (PEM, leaf first) for mutual TLS with the targets; needs --client-key' -r -F
+complete -c mcp-collect -l client-key -d 'Private key (PEM) of --client-cert; never recorded' -r -F
+complete -c mcp-collect -l env -d 'An environment variable for the `--stdio` server (repeatable). Only its name is recorded; the value is redacted wherever it appears' -r
+complete -c mcp-collect -l info -d 'Connect and enumerate only; print endpoint, revision, server and inventory counts'
+complete -c mcp-collect -l reauth -d 'Forget the cached OAuth client registration and tokens of each target\'s endpoint and log in again'
+complete -c mcp-collect -l no-browser -d 'Do not open a browser for an OAuth login: print the authorization URL on stderr'
+complete -c mcp-collect -l public-key -d 'Print the signing key\'s public key (SPKI PEM) on stdout and exit'
+complete -c mcp-collect -s q -l quiet -d 'No progress lines on stderr'
+complete -c mcp-collect -l stdio -d 'Launch a local MCP server (the command after `--`) and speak JSON-RPC over its stdin and stdout. The server gets a clean environment: the `--env` variables, plus PATH, HOME, LANG and TMPDIR from this process when set'
+complete -c mcp-collect -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c mcp-collect -s V -l version -d 'Print version'

@@ -1,0 +1,63 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_mcp_grade_global_optspecs
+    string join \n format= o/output= level= baseline= update-baseline policy= waivers= v/verbose strict-waivers fail-on= trust= tsa-cert= q/quiet h/help V/version
+end
+
+function __fish_mcp_grade_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_mcp_grade_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_mcp_grade_using_subcommand
+    set -l cmd (__fish_mcp_grade_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -l format -d 'Report format: text, json, sarif, junit, markdown or html (case-insensitive)' -r
+complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -s o -l output -d 'Write the report to FILE (atomically) instead of stdout' -r -F
+complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -l level -d 'Restrict to the checks of a profile level: 1 (L1 only) or 2 (L1 and L2)' -r
+complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -l baseline -d 'Compare drift checks with this earlier bundle of the same endpoint (verified like any bundle; every graded bundle must be of its endpoint)' -r -F
+complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -l policy -d 'The operator\'s policy (TOML, or JSON for a .json file): approved revisions, authorization servers and scopes, allowed origins, the longest token lifetime (docs/schemas/policy.schema.json). The report names it and its SHA-256' -r -F
+complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -l waivers -d 'Accepted findings (TOML `[[waiver]]` tables: check, endpoint (exact or glob), reason, expires): a waived result is shown with its reason and does not set the exit status; an expired waiver no longer applies; one that waives nothing is reported as stale' -r -F
+complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -l fail-on -d 'Which verdicts fail the run: fail (exit 1 on FAIL only), error (also exit 4 on ERROR; the default), unknown (also exit 5 on UNKNOWN)' -r
+complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -l trust -d 'Pin a collector public key (SPKI PEM, 64 hex digits, or base64); repeatable. With pins, a bundle signed by any other key fails verification' -r -F
+complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -l tsa-cert -d 'Trust anchor(s) for the bundles\' RFC 3161 timestamp tokens (PEM certificate file, repeatable): the report shows each bundle\'s TSA and time, or why not' -r -F
+complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -l update-baseline -d 'Store each graded bundle as its endpoint\'s baseline (under $MCP_PROBE_HOME or ~/.mcp-probe, baselines/); comparing checks report UNKNOWN in this run'
+complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -s v -l verbose -d 'Text report: the whole check-centric report with every result\'s evidence, instead of the summary-first one'
+complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -l strict-waivers -d 'A stale waiver (one that waives nothing) is a usage error (exit 2)'
+complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -s q -l quiet -d 'Print no warnings or notes on stderr (errors are still printed)'
+complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -s V -l version -d 'Print version'
+complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -a "verify" -d 'Verify bundles: format, record chain, signature, the signer against --trust, and the RFC 3161 timestamp when the bundle carries one'
+complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -a "show" -d 'Show what a bundle recorded: readable transcript, JSON, or HAR'
+complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -a "diff" -d 'What changed between two bundles of one endpoint: revision and eras, identity, capabilities, inventory, verdicts'
+complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand verify" -l trust -d 'Pin a collector public key (SPKI PEM, 64 hex digits, or base64); repeatable. With pins, a bundle signed by any other key fails verification' -r -F
+complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand verify" -l tsa-cert -d 'Trust anchor(s) for RFC 3161 timestamp tokens: PEM certificate file (repeatable). Without it, a TSA certificate must chain to the public roots the grader ships' -r -F
+complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand verify" -l json -d 'One JSON object per bundle on stdout (JSON Lines): file, valid, reason, signer, collected_at, endpoint, status, records'
+complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand verify" -s q -l quiet -d 'Print no warnings or notes on stderr (errors are still printed)'
+complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand verify" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand show" -l trust -d 'Pin a collector public key (SPKI PEM, 64 hex digits, or base64); repeatable. With pins, a bundle signed by any other key fails verification' -r -F
+complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand show" -l json -d 'Emit the whole decoded bundle as one JSON document'
+complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand show" -l har -d 'Emit the HTTP exchanges as a HAR 1.2 log'
+complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand show" -s q -l quiet -d 'Print no warnings or notes on stderr (errors are still printed)'
+complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand show" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand diff" -l format -d 'Output format: text or json (case-insensitive)' -r
+complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand diff" -l trust -d 'Pin a collector public key (SPKI PEM, 64 hex digits, or base64); repeatable. With pins, a bundle signed by any other key fails verification' -r -F
+complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand diff" -s q -l quiet -d 'Print no warnings or notes on stderr (errors are still printed)'
+complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand diff" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand help; and not __fish_seen_subcommand_from verify show diff help" -f -a "verify" -d 'Verify bundles: format, record chain, signature, the signer against --trust, and the RFC 3161 timestamp when the bundle carries one'
+complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand help; and not __fish_seen_subcommand_from verify show diff help" -f -a "show" -d 'Show what a bundle recorded: readable transcript, JSON, or HAR'
+complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand help; and not __fish_seen_subcommand_from verify show diff help" -f -a "diff" -d 'What changed between two bundles of one endpoint: revision and eras, identity, capabilities, inventory, verdicts'
+complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand help; and not __fish_seen_subcommand_from verify show diff help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
