@@ -302,6 +302,35 @@ pub struct Applied {
     pub expired: Vec<Waiver>,
 }
 
+impl Applied {
+    /// One line per stale and per expired waiver, stale first, each in file order:
+    /// `line N: stale waiver of CHECK on ENDPOINT: it WHY` and `line N: expired waiver of
+    /// CHECK on ENDPOINT: its last day was DATE, it no longer applies (REASON)`. The same
+    /// words on stderr and in every report format; the caller escapes them.
+    pub fn notices(&self) -> Vec<String> {
+        let stale = self.stale.iter().map(|s| {
+            format!(
+                "line {}: stale waiver of {} on {}: it {}",
+                s.waiver.line,
+                s.waiver.check.as_str(),
+                s.waiver.endpoint,
+                s.why
+            )
+        });
+        let expired = self.expired.iter().map(|w| {
+            format!(
+                "line {}: expired waiver of {} on {}: its last day was {}, it no longer applies ({})",
+                w.line,
+                w.check.as_str(),
+                w.endpoint,
+                w.expires,
+                w.reason
+            )
+        });
+        stale.chain(expired).collect()
+    }
+}
+
 /// Today's date, UTC.
 pub fn today() -> NaiveDate {
     chrono::Utc::now().date_naive()

@@ -77,6 +77,16 @@ pub fn render(r: &Report) -> String {
         },
         r.fail_on.as_str()
     );
+    if let Some(w) = &r.waivers {
+        let notices = w.notices();
+        if !notices.is_empty() {
+            let _ = writeln!(s, "**Waivers** `{}`:\n", cell(&w.file));
+            for n in notices {
+                let _ = writeln!(s, "- {}", cell(&n));
+            }
+            let _ = writeln!(s);
+        }
+    }
     let _ = writeln!(
         s,
         "| # | endpoint | revision | server | FAIL | ERROR | UNKNOWN | PASS |\n|---|---|---|---|---|---|---|---|"

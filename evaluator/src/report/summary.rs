@@ -127,19 +127,8 @@ pub fn render(r: &Report, width: usize) -> String {
             "waivers: ",
             "  ",
         ));
-        for st in &w.stale {
-            s.push_str(&wrap(
-                &format!(
-                    "line {}: {} on {}: {}",
-                    st.waiver.line,
-                    st.waiver.check.as_str(),
-                    line(&st.waiver.endpoint),
-                    st.why
-                ),
-                width,
-                "  stale: ",
-                "    ",
-            ));
+        for n in w.notices() {
+            s.push_str(&wrap(&line(&n), width, "  ", "    "));
         }
     }
     let _ = writeln!(s, "servers: {}", r.servers.len());
