@@ -1448,3 +1448,33 @@ fn diff_exit_codes_and_bad_pairs() {
     assert_eq!(r.code, 3, "{r:?}");
     assert!(r.stderr.contains("INVALID bad.mcpev"), "{r:?}");
 }
+
+/// Two bundles of one endpoint are told apart: the summary and the Markdown report name
+/// each server's run id and bundle file (the verbose header already does).
+#[test]
+fn summary_and_markdown_name_each_bundle_and_run() {
+    let lab = Lab::new();
+    let a = lab.example("py2.mcpev");
+    let bytes = std::fs::read(Path::new(EXAMPLES).join("py2.mcpev")).expect("example");
+    let b = lab.write("py2-again.mcpev", &bytes);
+    let v = json(&lab.grade(["--format", "json", &a]));
+    let id = v["servers"][0]["bundle_id"].as_str().expect("a run id");
+    let short = &id[..12];
+    let r = lab.grade([a.as_str(), b.as_str()]);
+    let words = r.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    for f in [&a, &b] {
+        assert!(
+            words.contains(&format!("run {short} complete; bundle {f}")),
+            "summary names {f}: {r:?}"
+        );
+    }
+    let m = lab.grade(["--format", "markdown", &a, &b]);
+    assert!(m.stdout.contains("| run and bundle |"), "{m:?}");
+    for f in [&a, &b] {
+        assert!(
+            m.stdout
+                .contains(&format!("run {short} complete; bundle {f}")),
+            "markdown names {f}: {m:?}"
+        );
+    }
+}
