@@ -13,7 +13,8 @@
 //! waived one: the report shows it with the reason and it does not set the exit status.
 //! An expired waiver no longer applies and the result says so. A waiver in force that
 //! waives nothing (it matches no result, or the matching results no longer fail) is
-//! stale; the report lists it, and `--strict-waivers` makes it a usage error. An invalid
+//! stale. Each stale and expired waiver is named on stderr and in every report format,
+//! and `--strict-waivers` makes either a usage error. An invalid
 //! file is a usage error naming the file and the line.
 
 use std::path::{Path, PathBuf};
