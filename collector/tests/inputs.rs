@@ -262,3 +262,45 @@ fn the_notice_names_per_target_what_stays_undecided() {
     );
     assert!(!quiet.stderr().contains("notice:"), "{}", quiet.stderr());
 }
+
+/// A bad `--servers-file` line is one error line naming `FILE:LINE:`, the target and its
+/// first problem; exit 2 and no traffic.
+#[test]
+fn servers_file_errors_name_the_file_and_the_line() {
+    let (l, url) = silent_listener();
+    let cases = [
+        (
+            "ftp://x.example/mcp two",
+            "invalid target \"ftp://x.example/mcp two\": scheme \"ftp\" is not http or https",
+        ),
+        (
+            "http://a.example/m cp",
+            "invalid target \"http://a.example/m cp\": contains whitespace or control characters",
+        ),
+        (
+            "http://:8080/mcp",
+            "invalid target \"http://:8080/mcp\": empty host",
+        ),
+        (
+            "http://a.example:99999/mcp",
+            "invalid target \"http://a.example:99999/mcp\": invalid port number",
+        ),
+    ];
+    for (bad, want) in cases {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let list = dir.path().join("servers.txt");
+        std::fs::write(&list, format!("# fleet\n{url}\n\n{bad}  # the bad one\n")).unwrap();
+        let run = collect(&["--servers-file", list.to_str().unwrap()], &[]);
+        assert_eq!(run.code(), 2, "{bad}: {}", run.describe());
+        assert_eq!(
+            run.stderr(),
+            format!("mcp-collect: error: {}:4: {want}\n", list.display()),
+            "{bad}"
+        );
+        assert!(run.stdout().is_empty());
+    }
+    assert!(
+        !connected(&l),
+        "no traffic before the servers file is valid"
+    );
+}

@@ -352,7 +352,7 @@ pub struct GradeOptions {
     pub policy: Option<PathBuf>,
     /// `--waivers`: accepted findings.
     pub waivers: Option<PathBuf>,
-    /// `--strict-waivers`: a stale waiver is a usage error.
+    /// `--strict-waivers`: a stale or an expired waiver is a usage error.
     pub strict_waivers: bool,
     /// `--fail-on`: which verdicts fail the run.
     pub fail_on: crate::waivers::FailOn,
@@ -745,14 +745,11 @@ pub fn grade(
     report.width = opts.width;
     if let Some(w) = &waivers {
         report.apply_waivers(w, crate::waivers::today());
-        for s in report.waivers.iter().flat_map(|a| &a.stale) {
+        for n in report.waivers.iter().flat_map(|a| a.notices()) {
             let text = format!(
-                "--waivers {}: line {}: stale waiver of {} on {}: it {}",
+                "--waivers {}: {}",
                 line(&w.path.display().to_string()),
-                s.waiver.line,
-                s.waiver.check.as_str(),
-                line(&s.waiver.endpoint),
-                s.why
+                line(&n)
             );
             if opts.strict_waivers {
                 err.error(&text)?;

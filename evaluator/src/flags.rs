@@ -94,7 +94,8 @@ pub struct GradeArgs {
     /// instead of the summary-first one.
     #[arg(short, long)]
     pub verbose: bool,
-    /// A stale waiver (one that waives nothing) is a usage error (exit 2).
+    /// A stale waiver (one that waives nothing) or an expired one is a usage error
+    /// (exit 2).
     #[arg(long, requires = "waivers")]
     pub strict_waivers: bool,
     /// Which verdicts fail the run: fail (exit 1 on FAIL only), error (also exit 4 on

@@ -13,7 +13,8 @@
 //! waived one: the report shows it with the reason and it does not set the exit status.
 //! An expired waiver no longer applies and the result says so. A waiver in force that
 //! waives nothing (it matches no result, or the matching results no longer fail) is
-//! stale; the report lists it, and `--strict-waivers` makes it a usage error. An invalid
+//! stale. Each stale and expired waiver is named on stderr and in every report format,
+//! and `--strict-waivers` makes either a usage error. An invalid
 //! file is a usage error naming the file and the line.
 
 use std::path::{Path, PathBuf};
@@ -300,6 +301,35 @@ pub struct Applied {
     pub stale: Vec<Stale>,
     /// Waivers past their date.
     pub expired: Vec<Waiver>,
+}
+
+impl Applied {
+    /// One line per stale and per expired waiver, stale first, each in file order:
+    /// `line N: stale waiver of CHECK on ENDPOINT: it WHY` and `line N: expired waiver of
+    /// CHECK on ENDPOINT: its last day was DATE, it no longer applies (REASON)`. The same
+    /// words on stderr and in every report format; the caller escapes them.
+    pub fn notices(&self) -> Vec<String> {
+        let stale = self.stale.iter().map(|s| {
+            format!(
+                "line {}: stale waiver of {} on {}: it {}",
+                s.waiver.line,
+                s.waiver.check.as_str(),
+                s.waiver.endpoint,
+                s.why
+            )
+        });
+        let expired = self.expired.iter().map(|w| {
+            format!(
+                "line {}: expired waiver of {} on {}: its last day was {}, it no longer applies ({})",
+                w.line,
+                w.check.as_str(),
+                w.endpoint,
+                w.expires,
+                w.reason
+            )
+        });
+        stale.chain(expired).collect()
+    }
 }
 
 /// Today's date, UTC.

@@ -1143,6 +1143,94 @@ fn waivers_active_expired_and_stale_and_fail_on() {
     }
 }
 
+/// An expired and a stale waiver are each named on stderr (a warning, silenced by -q;
+/// under --strict-waivers an error and exit 2) and in every report format.
+#[test]
+fn waivers_expired_and_stale_are_named_everywhere_and_strict_fails_on_both() {
+    let lab = Lab::new();
+    let b = lab.example("py2.mcpev");
+    let v = json(&lab.grade(["--format", "json", &b]));
+    let all = verdicts(&v);
+    let (failing, _) = all
+        .iter()
+        .find(|(_, x)| x == "FAIL" || x == "ERROR")
+        .expect("py2 fails something");
+    let expired_only = waiver(failing, "*", "tracked in SEC-9", "2001-01-01");
+    let file = lab.write("expired-only.toml", expired_only.as_bytes());
+    let expired_line = format!(
+        "line 1: expired waiver of {failing} on *: its last day was 2001-01-01, it no longer applies (tracked in SEC-9)"
+    );
+
+    let r = lab.grade(["--waivers", &file, &b]);
+    assert_eq!(
+        r.code,
+        expected_code(&v),
+        "an expired waiver waives nothing: {r:?}"
+    );
+    assert_eq!(
+        r.stderr,
+        format!("mcp-grade: warning: --waivers {file}: {expired_line}\n"),
+        "{r:?}"
+    );
+    // The summary wraps to the width: compare with the line breaks undone.
+    let words = r.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(words.contains(&expired_line), "summary: {r:?}");
+    let r = lab.grade(["-q", "--waivers", &file, &b]);
+    assert_eq!(r.stderr, "", "-q silences the warning: {r:?}");
+    let r = lab.grade(["--verbose", "--waivers", &file, &b]);
+    assert!(r.stdout.contains(&expired_line), "verbose: {r:?}");
+    for format in ["markdown", "html", "junit", "sarif"] {
+        let r = lab.grade(["-q", "--format", format, "--waivers", &file, &b]);
+        // (Markdown escapes the `*`.)
+        assert!(
+            r.stdout
+                .contains(&format!("expired waiver of {failing} on "))
+                && r.stdout
+                    .contains("its last day was 2001-01-01, it no longer applies"),
+            "{format}: {r:?}"
+        );
+    }
+    let j = json(&lab.grade(["-q", "--format", "json", "--waivers", &file, &b]));
+    assert_eq!(j["waivers"]["expired"][0]["line"], 1, "{j}");
+    assert_eq!(j["waivers"]["expired"][0]["expires"], "2001-01-01", "{j}");
+
+    // --strict-waivers fails the run on an expired waiver alone, and on a stale one.
+    let r = lab.grade(["--strict-waivers", "--waivers", &file, &b]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert_eq!(
+        r.stderr,
+        format!("mcp-grade: --waivers {file}: {expired_line}\n"),
+        "{r:?}"
+    );
+    let stale = waiver(
+        failing,
+        "https://other.example/mcp",
+        "elsewhere",
+        "2999-12-31",
+    );
+    let file = lab.write("stale-only.toml", stale.as_bytes());
+    let r = lab.grade([
+        "-q",
+        "--strict-waivers",
+        "--format",
+        "markdown",
+        "--waivers",
+        &file,
+        &b,
+    ]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr.contains(&format!(
+            "--waivers {file}: line 1: stale waiver of {failing} on https://other.example/mcp: it matches no graded result"
+        )),
+        "errors are not silenced by -q: {r:?}"
+    );
+    assert!(
+        r.stdout.contains("stale waiver of"),
+        "the report is still written: {r:?}"
+    );
+}
+
 #[test]
 fn an_invalid_waivers_file_is_a_usage_error_naming_the_line() {
     let lab = Lab::new();
@@ -1498,5 +1586,35 @@ fn no_text_claims_an_input_was_absent_when_it_was_given_or_vice_versa() {
                 }
             }
         }
+    }
+}
+
+/// Two bundles of one endpoint are told apart: the summary and the Markdown report name
+/// each server's run id and bundle file (the verbose header already does).
+#[test]
+fn summary_and_markdown_name_each_bundle_and_run() {
+    let lab = Lab::new();
+    let a = lab.example("py2.mcpev");
+    let bytes = std::fs::read(Path::new(EXAMPLES).join("py2.mcpev")).expect("example");
+    let b = lab.write("py2-again.mcpev", &bytes);
+    let v = json(&lab.grade(["--format", "json", &a]));
+    let id = v["servers"][0]["bundle_id"].as_str().expect("a run id");
+    let short = &id[..12];
+    let r = lab.grade([a.as_str(), b.as_str()]);
+    let words = r.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    for f in [&a, &b] {
+        assert!(
+            words.contains(&format!("run {short} complete; bundle {f}")),
+            "summary names {f}: {r:?}"
+        );
+    }
+    let m = lab.grade(["--format", "markdown", &a, &b]);
+    assert!(m.stdout.contains("| run and bundle |"), "{m:?}");
+    for f in [&a, &b] {
+        assert!(
+            m.stdout
+                .contains(&format!("run {short} complete; bundle {f}")),
+            "markdown names {f}: {m:?}"
+        );
     }
 }

@@ -130,6 +130,17 @@ pub enum UsageError {
     /// A target did not parse.
     #[error(transparent)]
     Target(#[from] TargetError),
+    /// A `--servers-file` line is not a valid target.
+    #[error("{path}:{line}: {source}")]
+    ServersFile {
+        /// The servers file.
+        path: PathBuf,
+        /// The line (1-based).
+        line: usize,
+        /// What is wrong with the target on it.
+        #[source]
+        source: TargetError,
+    },
     /// A file could not be read.
     #[error("cannot read {path}: {source}")]
     Read {

@@ -87,7 +87,17 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
             path: p.clone(),
             reason: "not UTF-8 text".into(),
         })?;
-        raw.extend(read_servers_file(&text));
+        // Each line is checked here, so its error names the file and the line.
+        for (line, t) in read_servers_file(&text) {
+            if let Err(e) = Target::parse(&t) {
+                return Err(UsageError::ServersFile {
+                    path: p.clone(),
+                    line,
+                    source: e,
+                });
+            }
+            raw.push(t);
+        }
     }
     if let Some(b) = &flags.baseline {
         if !b.is_file() {

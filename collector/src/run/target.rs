@@ -42,7 +42,12 @@ impl Target {
         if t.is_empty() {
             return Err(err("empty"));
         }
-        if t.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        // The first problem in the input is the one named: a bad scheme, host or port
+        // before a space is reported as such, not as the space.
+        if let Some(at) = t.find(|c: char| c.is_whitespace() || c.is_control()) {
+            if let Err(e) = Target::parse(&t[..at]) {
+                return Err(err(&e.reason));
+            }
             return Err(err("contains whitespace or control characters"));
         }
         let with_scheme = if t.contains("://") {
@@ -155,11 +160,13 @@ impl Target {
 }
 
 /// Read a `--servers-file`: one target per line, `#` comments, blank lines ignored.
-pub fn read_servers_file(text: &str) -> Vec<String> {
+/// Each target comes with its line number (1-based), for errors naming `FILE:LINE`.
+pub fn read_servers_file(text: &str) -> Vec<(usize, String)> {
     text.lines()
-        .map(|l| l.split('#').next().unwrap_or("").trim())
-        .filter(|l| !l.is_empty())
-        .map(str::to_string)
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.split('#').next().unwrap_or("").trim()))
+        .filter(|(_, l)| !l.is_empty())
+        .map(|(n, l)| (n, l.to_string()))
         .collect()
 }
 
@@ -221,13 +228,21 @@ mod tests {
             assert_eq!(e.input, bad);
             assert!(e.to_string().contains("invalid target"), "{e}");
         }
+        // The first problem is named: the scheme before the space, not the space.
+        for (bad, reason) in [
+            ("ftp://x.example/a b", "scheme \"ftp\" is not http or https"),
+            ("http://h:99999/a b", "invalid port number"),
+            ("http://h/a b", "contains whitespace or control characters"),
+        ] {
+            assert_eq!(Target::parse(bad).unwrap_err().reason, reason, "{bad}");
+        }
     }
 
     #[test]
     fn servers_file_comments_and_dedup() {
-        let t = dedup(read_servers_file(
-            "# fleet\na.example\n\nb.example # second\na.example\n",
-        ));
+        let lines = read_servers_file("# fleet\na.example\n\nb.example # second\na.example\n");
+        assert_eq!(lines.iter().map(|(n, _)| *n).collect::<Vec<_>>(), [2, 4, 5]);
+        let t = dedup(lines.into_iter().map(|(_, t)| t).collect());
         assert_eq!(t, ["a.example", "b.example"]);
     }
 }

@@ -243,14 +243,25 @@ pub fn render(r: &Report) -> String {
         r.waivers
             .as_ref()
             .map(|w| format!(
-                "; waivers {} (sha256 {}): {} waived, {} stale",
+                "; waivers {} (sha256 {}): {} waived, {} stale, {} expired",
                 esc(&w.file),
                 w.sha256,
                 w.waived,
-                w.stale.len()
+                w.stale.len(),
+                w.expired.len()
             ))
             .unwrap_or_default()
     );
+    if let Some(w) = &r.waivers {
+        let notices = w.notices();
+        if !notices.is_empty() {
+            let _ = writeln!(s, "<p>Waivers {}:</p><ul>", esc(&w.file));
+            for n in notices {
+                let _ = writeln!(s, "<li>{}</li>", esc(&n));
+            }
+            let _ = writeln!(s, "</ul>");
+        }
+    }
     filters(&mut s, r);
     matrix(&mut s, r);
     results(&mut s, r);

@@ -98,6 +98,18 @@ pub fn to_string(r: &Report) -> String {
         not.add_test_case(c);
     }
     report.add_test_suite(not);
+    // Each stale and expired waiver, a skipped case saying so (docs/report.md, 3b).
+    if let Some(w) = r.waivers.as_ref().filter(|w| !w.notices().is_empty()) {
+        let mut suite = TestSuite::new(format!("waivers {}", line(&w.file)));
+        for n in w.notices() {
+            let mut st = TestCaseStatus::skipped();
+            st.set_message(line(&n));
+            let mut c = TestCase::new(line(&n), st);
+            c.set_classname("mcp-grade.waivers");
+            suite.add_test_case(c);
+        }
+        report.add_test_suite(suite);
+    }
     // Serialising plain data into a String does not fail.
     report.to_string().unwrap_or_default()
 }

@@ -77,9 +77,19 @@ pub fn render(r: &Report) -> String {
         },
         r.fail_on.as_str()
     );
+    if let Some(w) = &r.waivers {
+        let notices = w.notices();
+        if !notices.is_empty() {
+            let _ = writeln!(s, "**Waivers** `{}`:\n", cell(&w.file));
+            for n in notices {
+                let _ = writeln!(s, "- {}", cell(&n));
+            }
+            let _ = writeln!(s);
+        }
+    }
     let _ = writeln!(
         s,
-        "| # | endpoint | revision | server | FAIL | ERROR | UNKNOWN | PASS |\n|---|---|---|---|---|---|---|---|"
+        "| # | endpoint | revision | server | run and bundle | FAIL | ERROR | UNKNOWN | PASS |\n|---|---|---|---|---|---|---|---|---|"
     );
     for (i, srv) in r.servers.iter().enumerate() {
         let eras = if srv.other_eras.is_empty() {
@@ -101,12 +111,13 @@ pub fn render(r: &Report) -> String {
         };
         let _ = writeln!(
             s,
-            "| {} | {} | {}{} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {}{} | {} | {} | {} | {} | {} | {} |",
             i + 1,
             cell(&srv.endpoint),
             cell(srv.revision_label()),
             cell(&eras),
             cell(&name),
+            cell(&srv.run_and_bundle()),
             count(r, i, Verdict::Fail),
             count(r, i, Verdict::Error),
             count(r, i, Verdict::Unknown),

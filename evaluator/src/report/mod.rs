@@ -255,6 +255,19 @@ impl Server {
         }
     }
 
+    /// `run <id> <status>; bundle <file>` (the run id's first 12 characters; `run
+    /// <status>` when the bundle has none), escaped for one line: what tells two runs of
+    /// one endpoint apart in the summary and the Markdown report.
+    pub fn run_and_bundle(&self) -> String {
+        let id = crate::fmt::line(self.run_id.get(..12).unwrap_or(&self.run_id));
+        let run = if id.is_empty() {
+            format!("run {}", self.run_status)
+        } else {
+            format!("run {id} {}", self.run_status)
+        };
+        format!("{run}; bundle {}", crate::fmt::line(&self.bundle))
+    }
+
     /// The negotiated revision, or `no-session`.
     pub fn revision_label(&self) -> &str {
         self.revision.as_deref().unwrap_or("no-session")

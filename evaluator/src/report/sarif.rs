@@ -254,17 +254,23 @@ pub fn log(r: &Report) -> Sarif {
             |u| json!({"section": u.section, "title": u.title, "governs": u.governs, "why": u.why}),
         )
         .collect();
+    let mut props = BTreeMap::from([("notReachable".to_string(), Value::Array(unreachable))]);
+    if let Some(w) = &r.waivers {
+        // Each stale and expired waiver, in words (docs/report.md, section 3b).
+        props.insert(
+            "waiverNotices".to_string(),
+            Value::Array(
+                w.notices()
+                    .iter()
+                    .map(|n| Value::String(format!("--waivers {}: {n}", w.file)))
+                    .collect(),
+            ),
+        );
+    }
     let run = Run::builder()
         .tool(Tool::builder().driver(driver).build())
         .results(results)
-        .properties(
-            PropertyBag::builder()
-                .additional_properties(BTreeMap::from([(
-                    "notReachable".to_string(),
-                    Value::Array(unreachable),
-                )]))
-                .build(),
-        )
+        .properties(PropertyBag::builder().additional_properties(props).build())
         .build();
     Sarif::builder()
         .schema(SCHEMA_URI)

@@ -1,6 +1,7 @@
 //! The default text report: summary first, for people.
 //!
-//! 1. A header (benchmark, checks graded, policy, waivers) and one line per server.
+//! 1. A header (benchmark, checks graded, policy, waivers) and one line per server,
+//!    with its run id and bundle file.
 //! 2. The server x check matrix: one column per check id (written top to bottom), one
 //!    mark per cell, a legend and a totals line.
 //! 3. The findings: each check with an unwaived FAIL or ERROR, the servers, the evidence
@@ -127,19 +128,8 @@ pub fn render(r: &Report, width: usize) -> String {
             "waivers: ",
             "  ",
         ));
-        for st in &w.stale {
-            s.push_str(&wrap(
-                &format!(
-                    "line {}: {} on {}: {}",
-                    st.waiver.line,
-                    st.waiver.check.as_str(),
-                    line(&st.waiver.endpoint),
-                    st.why
-                ),
-                width,
-                "  stale: ",
-                "    ",
-            ));
+        for n in w.notices() {
+            s.push_str(&wrap(&line(&n), width, "  ", "    "));
         }
     }
     let _ = writeln!(s, "servers: {}", r.servers.len());
@@ -181,12 +171,13 @@ fn servers(s: &mut String, r: &Report, width: usize) {
             Some(p) => format!("{eras}; {p}"),
             None => eras,
         };
+        // The run id and the bundle file tell two runs of one endpoint apart.
         let mut text = format!(
-            "{} [{}{eras}] {}; run {}",
+            "{} [{}{eras}] {}; {}",
             line(&srv.endpoint),
             line(srv.revision_label()),
             line(&name),
-            srv.run_status
+            srv.run_and_bundle()
         );
         if srv.revision.is_none() {
             let why = srv

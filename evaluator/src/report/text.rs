@@ -126,15 +126,8 @@ fn header(s: &mut String, r: &Report) {
             w.expired.len(),
             r.fail_on.as_str()
         );
-        for st in &w.stale {
-            let _ = writeln!(
-                s,
-                "  stale: line {}: {} on {}: {}",
-                st.waiver.line,
-                st.waiver.check.as_str(),
-                line(&st.waiver.endpoint),
-                st.why
-            );
+        for n in w.notices() {
+            let _ = writeln!(s, "  {}", line(&n));
         }
     }
     let _ = writeln!(s, "servers: {}", r.servers.len());
