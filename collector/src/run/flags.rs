@@ -15,7 +15,7 @@ use clap::{CommandFactory, Parser};
 /// journal.
 #[derive(Debug, Parser)]
 #[command(name = "mcp-collect", version, about, long_about)]
-#[command(after_help = super::cli::help_footer())]
+#[command(after_help = super::exit::help_footer())]
 pub struct Flags {
     /// Targets: a domain (mcp.example.com) or an endpoint URL.
     #[arg(value_name = "TARGET")]

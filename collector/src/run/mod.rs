@@ -17,6 +17,7 @@ use mcp_probe_schema::redact::decode_jwt;
 use tokio::task::JoinSet;
 
 pub mod cli;
+pub mod exit;
 pub mod flags;
 pub mod inputs;
 pub mod net;
