@@ -16,35 +16,12 @@ const OWN_PAGE: &str = "docs/report.md";
 
 #[test]
 fn the_docs_name_no_flag_that_no_binary_has() {
-    let own = long_flags(&command());
-    let other = man_flags(OTHER);
-    let mut problems = Vec::new();
-    for (file, text) in doc_files() {
-        for (line, flag) in flags_in(&text) {
-            if !(own.contains(&flag) || other.contains(&flag) || FOREIGN.contains(&flag.as_str())) {
-                problems.push(format!(
-                    "{file}:{line}: --{flag} is not a flag of {BIN} or {OTHER}"
-                ));
-            }
-        }
-    }
-    report(&problems);
+    check_no_unknown_flag(&command(), BIN, OTHER);
 }
 
 #[test]
 fn every_flag_of_the_grader_is_in_the_readme_or_its_page() {
-    let docs = doc_files();
-    let named: std::collections::BTreeSet<String> = docs
-        .iter()
-        .filter(|(f, _)| f == "README.md" || f == OWN_PAGE)
-        .flat_map(|(_, t)| flags_in(t).into_iter().map(|(_, f)| f))
-        .collect();
-    let problems: Vec<String> = long_flags(&command())
-        .into_iter()
-        .filter(|f| f != "help" && f != "version" && !named.contains(f))
-        .map(|f| format!("--{f} of {BIN} is in neither README.md nor {OWN_PAGE}"))
-        .collect();
-    report(&problems);
+    check_every_flag_documented(&command(), BIN, OWN_PAGE);
 }
 
 #[test]

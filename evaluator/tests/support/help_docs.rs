@@ -268,3 +268,38 @@ pub fn check_generated(files: &BTreeMap<String, Vec<u8>>) {
 pub fn report(problems: &[String]) {
     assert!(problems.is_empty(), "\n{}", problems.join("\n"));
 }
+
+/// No `--flag` in README.md or docs/*.md that neither binary has (`bin`'s own flags from
+/// `cmd`, the other's from its committed man page) nor another tool's ([`FOREIGN`]).
+pub fn check_no_unknown_flag(cmd: &clap::Command, bin: &str, other: &str) {
+    let own = long_flags(cmd);
+    let theirs = man_flags(other);
+    let mut problems = Vec::new();
+    for (file, text) in doc_files() {
+        for (line, flag) in flags_in(&text) {
+            if !(own.contains(&flag) || theirs.contains(&flag) || FOREIGN.contains(&flag.as_str()))
+            {
+                problems.push(format!(
+                    "{file}:{line}: --{flag} is not a flag of {bin} or {other}"
+                ));
+            }
+        }
+    }
+    report(&problems);
+}
+
+/// Every long flag of `cmd` (but `--help` and `--version`) is named in README.md or
+/// `own_page`.
+pub fn check_every_flag_documented(cmd: &clap::Command, bin: &str, own_page: &str) {
+    let named: BTreeSet<String> = doc_files()
+        .iter()
+        .filter(|(f, _)| f == "README.md" || f == own_page)
+        .flat_map(|(_, t)| flags_in(t).into_iter().map(|(_, f)| f))
+        .collect();
+    let problems: Vec<String> = long_flags(cmd)
+        .into_iter()
+        .filter(|f| f != "help" && f != "version" && !named.contains(f))
+        .map(|f| format!("--{f} of {bin} is in neither README.md nor {own_page}"))
+        .collect();
+    report(&problems);
+}
