@@ -25,17 +25,31 @@ pub struct Target {
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[error("invalid target {input:?}: {reason}")]
 pub struct TargetError {
-    /// The input.
+    /// The input as it may be shown: a `user:password@` in it is replaced by
+    /// `<credentials>@` ([`shown_input`]), so the refusal of a credential in a URL does
+    /// not print the credential.
     pub input: String,
     /// Why.
     pub reason: String,
+}
+
+/// `input` with the userinfo of its authority (`user[:password]@`) replaced by
+/// `<credentials>@`; anything else as typed.
+pub fn shown_input(input: &str) -> String {
+    let start = input.find("://").map_or(0, |i| i + 3);
+    let rest = &input[start..];
+    let end = rest.find(['/', '?', '#', ' ']).unwrap_or(rest.len());
+    match rest[..end].rfind('@') {
+        Some(at) => format!("{}<credentials>{}", &input[..start], &rest[at..]),
+        None => input.to_string(),
+    }
 }
 
 impl Target {
     /// Parse one target.
     pub fn parse(input: &str) -> Result<Target, TargetError> {
         let err = |reason: &str| TargetError {
-            input: input.to_string(),
+            input: shown_input(input),
             reason: reason.to_string(),
         };
         let t = input.trim();
@@ -184,6 +198,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_credential_in_a_refused_url_is_not_shown() {
+        let e = Target::parse("https://user:hunter2secret@127.0.0.1:2/mcp").unwrap_err();
+        assert_eq!(e.input, "https://<credentials>@127.0.0.1:2/mcp");
+        assert!(!e.to_string().contains("hunter2secret"), "{e}");
+        assert_eq!(
+            shown_input("ftp://a:b@x/p@q two"),
+            "ftp://<credentials>@x/p@q two"
+        );
+        assert_eq!(shown_input("mcp.example.com/mcp"), "mcp.example.com/mcp");
+    }
+
+    #[test]
     fn domain_gets_https_and_two_candidates() {
         let t = Target::parse("mcp.example.com").unwrap();
         assert_eq!(t.base_url.as_str(), "https://mcp.example.com/");
@@ -225,7 +251,7 @@ mod tests {
             "https://h/#frag",
         ] {
             let e = Target::parse(bad).unwrap_err();
-            assert_eq!(e.input, bad);
+            assert_eq!(e.input, shown_input(bad));
             assert!(e.to_string().contains("invalid target"), "{e}");
         }
         // The first problem is named: the scheme before the space, not the space.
