@@ -537,8 +537,9 @@ mod tests {
         )
     }
 
-    #[test]
-    fn requests_are_complete_and_named_on_2026_07_28() {
+    /// An inventory listing a tool, a resource, a template and a prompt, and the
+    /// operator's input naming the tool to call.
+    fn full_inventory() -> (Vec<(LegId, Value)>, Option<Value>) {
         let inv = vec![
             (leg::INVENTORY_TOOLS, json!(tools())),
             (
@@ -555,6 +556,12 @@ mod tests {
             ),
         ];
         let inputs = Some(json!({INPUT_TOOL: "add", INPUT_ARGUMENTS: {"a": 1, "b": 2}}));
+        (inv, inputs)
+    }
+
+    #[test]
+    fn requests_are_complete_and_named_on_2026_07_28() {
+        let (inv, inputs) = full_inventory();
         let recs = run_legs(Era::Modern, inv, inputs);
         // The call went out; each control was sent and failed (nobody listens), so the
         // probes behind it are recorded as skipped with the control's answer.
@@ -623,22 +630,7 @@ mod tests {
 
     #[test]
     fn on_the_other_era_the_legs_are_qualified_and_complete_for_that_era() {
-        let inv = vec![
-            (leg::INVENTORY_TOOLS, json!(tools())),
-            (
-                leg::INVENTORY_RESOURCES,
-                json!([{"uri": "info://server", "name": "i"}]),
-            ),
-            (
-                leg::INVENTORY_RESOURCE_TEMPLATES,
-                json!([{"uriTemplate": "greeting://{name}", "name": "g"}]),
-            ),
-            (
-                leg::INVENTORY_PROMPTS,
-                json!([{"name": "review", "arguments": [{"name": "code", "required": true}]}]),
-            ),
-        ];
-        let inputs = Some(json!({INPUT_TOOL: "add", INPUT_ARGUMENTS: {"a": 1, "b": 2}}));
+        let (inv, inputs) = full_inventory();
         // The legacy session of a 2026-07-28 server: picked from the negotiated
         // session's inventory, sent legacy-shaped, recorded `<leg>@2025-11-25`.
         let recs = run_legs_on(Era::Legacy, Some("2025-11-25"), inv, inputs);
