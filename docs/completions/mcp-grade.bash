@@ -16,6 +16,12 @@ _mcp__grade() {
             ",$1")
                 cmd="mcp__grade"
                 ;;
+            mcp__grade,benchmarks)
+                cmd="mcp__grade__subcmd__benchmarks"
+                ;;
+            mcp__grade,checks)
+                cmd="mcp__grade__subcmd__checks"
+                ;;
             mcp__grade,diff)
                 cmd="mcp__grade__subcmd__diff"
                 ;;
@@ -27,6 +33,12 @@ _mcp__grade() {
                 ;;
             mcp__grade,verify)
                 cmd="mcp__grade__subcmd__verify"
+                ;;
+            mcp__grade__subcmd__help,benchmarks)
+                cmd="mcp__grade__subcmd__help__subcmd__benchmarks"
+                ;;
+            mcp__grade__subcmd__help,checks)
+                cmd="mcp__grade__subcmd__help__subcmd__checks"
                 ;;
             mcp__grade__subcmd__help,diff)
                 cmd="mcp__grade__subcmd__help__subcmd__diff"
@@ -47,7 +59,7 @@ _mcp__grade() {
 
     case "${cmd}" in
         mcp__grade)
-            opts="-o -v -q -h -V --format --output --level --baseline --update-baseline --policy --waivers --verbose --strict-waivers --fail-on --trust --tsa-cert --quiet --help --version verify show diff help"
+            opts="-o -v -q -h -V --format --output --benchmark --level --baseline --update-baseline --policy --waivers --verbose --strict-waivers --fail-on --trust --tsa-cert --quiet --help --version verify show diff benchmarks checks help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -62,6 +74,10 @@ _mcp__grade() {
                     return 0
                     ;;
                 -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --benchmark)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -100,6 +116,46 @@ _mcp__grade() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        mcp__subcmd__grade__subcmd__benchmarks)
+            opts="-h --format --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --format)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        mcp__subcmd__grade__subcmd__checks)
+            opts="-h --benchmark --format --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --benchmark)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         mcp__subcmd__grade__subcmd__diff)
             opts="-q -h --format --trust --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -123,8 +179,36 @@ _mcp__grade() {
             return 0
             ;;
         mcp__subcmd__grade__subcmd__help)
-            opts="verify show diff help"
+            opts="verify show diff benchmarks checks help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        mcp__subcmd__grade__subcmd__help__subcmd__benchmarks)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        mcp__subcmd__grade__subcmd__help__subcmd__checks)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_mcp_grade_global_optspecs
-    string join \n format= o/output= level= baseline= update-baseline policy= waivers= v/verbose strict-waivers fail-on= trust= tsa-cert= q/quiet h/help V/version
+    string join \n format= o/output= benchmark= level= baseline= update-baseline policy= waivers= v/verbose strict-waivers fail-on= trust= tsa-cert= q/quiet h/help V/version
 end
 
 function __fish_mcp_grade_needs_command
@@ -26,6 +26,7 @@ end
 
 complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -l format -d 'Report format: text, json, sarif, junit, markdown or html (case-insensitive)' -r
 complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -s o -l output -d 'Write the report to FILE (atomically) instead of stdout' -r -F
+complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -l benchmark -d 'Grade under this benchmark definition: an embedded id (`mcp-grade benchmarks` lists them), a definition file, or a tailoring file that extends an embedded one (selects, deselects, refines parameters). Default: the newest embedded. An unusable definition is a usage error naming file, line and key (exit 2)' -r
 complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -l level -d 'Restrict to the checks of a profile level: 1 (L1 only) or 2 (L1 and L2)' -r
 complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -l baseline -d 'Compare drift checks with this earlier bundle of the same endpoint (verified like any bundle; every graded bundle must be of its endpoint)' -r -F
 complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -l policy -d 'The operator\'s policy (TOML, or JSON for a .json file): approved revisions, authorization servers and scopes, allowed origins, the longest token lifetime (docs/schemas/policy.schema.json). The report names it and its SHA-256' -r -F
@@ -42,6 +43,8 @@ complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -s V -l version -d 'Pr
 complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -a "verify" -d 'Verify bundles: format, record chain, signature, the signer against --trust, and the RFC 3161 timestamp when the bundle carries one'
 complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -a "show" -d 'Show what a bundle recorded: readable transcript, JSON, or HAR'
 complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -a "diff" -d 'What changed between two bundles of one endpoint: revision and eras, identity, capabilities, inventory, verdicts'
+complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -a "benchmarks" -d 'List the benchmark definitions embedded in this build: id, name and version, date, number of checks, SHA-256; the default is marked'
+complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -a "checks" -d 'List the checks of a benchmark definition: number, level, status, verdict source, the rule that grades it and its parameters, transports, eras and the legs the rule reads'
 complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand verify" -l trust -d 'Pin a collector public key (SPKI PEM, 64 hex digits, or base64); repeatable. With pins, a bundle signed by any other key fails verification' -r -F
 complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand verify" -l tsa-cert -d 'Trust anchor(s) for RFC 3161 timestamp tokens: PEM certificate file (repeatable). Without it, a TSA certificate must chain to the public roots the grader ships' -r -F
@@ -57,7 +60,14 @@ complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand diff" -l format -d '
 complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand diff" -l trust -d 'Pin a collector public key (SPKI PEM, 64 hex digits, or base64); repeatable. With pins, a bundle signed by any other key fails verification' -r -F
 complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand diff" -s q -l quiet -d 'Print no warnings or notes on stderr (errors are still printed)'
 complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand diff" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand help; and not __fish_seen_subcommand_from verify show diff help" -f -a "verify" -d 'Verify bundles: format, record chain, signature, the signer against --trust, and the RFC 3161 timestamp when the bundle carries one'
-complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand help; and not __fish_seen_subcommand_from verify show diff help" -f -a "show" -d 'Show what a bundle recorded: readable transcript, JSON, or HAR'
-complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand help; and not __fish_seen_subcommand_from verify show diff help" -f -a "diff" -d 'What changed between two bundles of one endpoint: revision and eras, identity, capabilities, inventory, verdicts'
-complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand help; and not __fish_seen_subcommand_from verify show diff help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand benchmarks" -l format -d 'Output format: text or json (JSON Lines, one definition per line)' -r
+complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand benchmarks" -s h -l help -d 'Print help'
+complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand checks" -l benchmark -d 'The definition to list: an embedded id (see `mcp-grade benchmarks`), a definition file, or a tailoring file (default: the newest embedded)' -r
+complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand checks" -l format -d 'Output format: text or json (docs/schemas/checks.schema.json)' -r
+complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand checks" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand help; and not __fish_seen_subcommand_from verify show diff benchmarks checks help" -f -a "verify" -d 'Verify bundles: format, record chain, signature, the signer against --trust, and the RFC 3161 timestamp when the bundle carries one'
+complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand help; and not __fish_seen_subcommand_from verify show diff benchmarks checks help" -f -a "show" -d 'Show what a bundle recorded: readable transcript, JSON, or HAR'
+complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand help; and not __fish_seen_subcommand_from verify show diff benchmarks checks help" -f -a "diff" -d 'What changed between two bundles of one endpoint: revision and eras, identity, capabilities, inventory, verdicts'
+complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand help; and not __fish_seen_subcommand_from verify show diff benchmarks checks help" -f -a "benchmarks" -d 'List the benchmark definitions embedded in this build: id, name and version, date, number of checks, SHA-256; the default is marked'
+complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand help; and not __fish_seen_subcommand_from verify show diff benchmarks checks help" -f -a "checks" -d 'List the checks of a benchmark definition: number, level, status, verdict source, the rule that grades it and its parameters, transports, eras and the legs the rule reads'
+complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand help; and not __fish_seen_subcommand_from verify show diff benchmarks checks help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -12,9 +12,9 @@
 use std::path::Path;
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
+use mcp_probe_evaluator::benchmark::{grade, Benchmark};
 use mcp_probe_evaluator::check::Context;
 use mcp_probe_evaluator::evidence::Evidence;
-use mcp_probe_evaluator::grade::grade;
 use mcp_probe_evaluator::load::read_bundle;
 use mcp_probe_evaluator::report::{json, Report, Server};
 use mcp_probe_schema::open;
@@ -24,11 +24,11 @@ mod examples;
 use examples::examples;
 
 /// Read, verify, grade and describe one bundle.
-fn graded(path: &Path) -> (Server, Vec<mcp_probe_evaluator::grade::CheckResult>) {
+fn graded(path: &Path) -> (Server, Vec<mcp_probe_evaluator::benchmark::CheckResult>) {
     let bytes = read_bundle(path).expect("readable");
     let v = open(&bytes, &[]).expect("example verifies");
     let ev = Evidence::new(path.display().to_string(), v);
-    let results = grade(&ev, &Context::default(), None);
+    let results = grade(Benchmark::builtin(), &ev, &Context::default(), None);
     (Server::new(&ev, None), results)
 }
 
@@ -41,14 +41,22 @@ fn bench(c: &mut Criterion) {
     g.bench_function(format!("one_json_report_per_bundle_x{n}"), |b| {
         b.iter(|| {
             for p in &paths {
-                let report = Report::new(None, vec![graded(p)]);
+                let report = Report::new(
+                    mcp_probe_evaluator::benchmark::Benchmark::builtin(),
+                    None,
+                    vec![graded(p)],
+                );
                 black_box(json::to_string(&report));
             }
         })
     });
     g.bench_function(format!("one_json_report_over_{n}_bundles"), |b| {
         b.iter(|| {
-            let report = Report::new(None, paths.iter().map(|p| graded(p)).collect());
+            let report = Report::new(
+                mcp_probe_evaluator::benchmark::Benchmark::builtin(),
+                None,
+                paths.iter().map(|p| graded(p)).collect(),
+            );
             black_box(json::to_string(&report));
         })
     });

@@ -1,9 +1,14 @@
 //! The `Check` trait, the legs a check declares, and the context a check is graded in.
 //!
-//! A check is registered in one place, its row of [`crate::catalogue::CATALOGUE`]. It
-//! declares the legs it reads ([`Check::legs`]); the runner ([`crate::grade::run`])
-//! gives ERROR naming a required leg that a bundle lacks, and the contract test in
-//! [`crate::grade`] fails when a check reads a leg it did not declare.
+//! This is the kit a rule is written with, beside [`crate::verdict`], [`crate::evidence`]
+//! and [`crate::grade`]: a rule never imports the registry that lists it
+//! ([`crate::rules`]) nor the benchmark definitions that number it ([`crate::benchmark`]).
+//! A rule declares the legs it reads ([`Check::legs`]) and its parameters
+//! ([`Check::params`]); the runner ([`crate::grade::run`]) gives ERROR naming a required
+//! leg that a bundle lacks, and the leg contract test fails when a rule reads a leg it did
+//! not declare.
+
+use std::collections::BTreeMap;
 
 use mcp_probe_schema::model::Era;
 use mcp_probe_schema::vocab::LegId;
@@ -12,14 +17,112 @@ use crate::evidence::Evidence;
 use crate::verdict::Outcome;
 
 /// Everything besides the bundle that a check may read. Pure data: grading does no I/O.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct Context<'a> {
+    /// The rule's parameter values, as the benchmark definition's row states them
+    /// (`params`); empty outside a definition (unit tests), where a rule uses the value
+    /// its parameter declares as the default ([`ParamSpec::default`]).
+    pub params: &'a Params,
+    /// Why the recommendation is out of a probe's reach, as the definition's row states it
+    /// (`unreached`); reported-only rules print it.
+    pub unreached: Option<&'a str>,
     /// An earlier, verified bundle of the same endpoint, if any.
     pub baseline: Option<&'a Evidence>,
     /// This run records new baselines: comparing checks report UNKNOWN.
     pub updating_baseline: bool,
     /// The operator's policy as it applies to this bundle's endpoint (`--policy`).
     pub policy: Option<&'a crate::policy::Applied>,
+}
+
+static NO_PARAMS: Params = Params(BTreeMap::new());
+
+impl Default for Context<'_> {
+    fn default() -> Self {
+        Context {
+            params: &NO_PARAMS,
+            unreached: None,
+            baseline: None,
+            updating_baseline: false,
+            policy: None,
+        }
+    }
+}
+
+impl Context<'_> {
+    /// The integer parameter `spec` of the check's rule: the definition's value, else the
+    /// declared default.
+    pub fn int(&self, spec: &ParamSpec) -> i64 {
+        match self.params.0.get(spec.name) {
+            Some(ParamValue::Int(i)) => *i,
+            _ => match spec.default {
+                ParamValue::Int(i) => i,
+                ParamValue::Text(_) => 0,
+            },
+        }
+    }
+
+    /// The text parameter `spec` of the check's rule: the definition's value, else the
+    /// declared default.
+    pub fn text(&self, spec: &ParamSpec) -> &str {
+        match self.params.0.get(spec.name) {
+            Some(ParamValue::Text(t)) => t,
+            _ => match &spec.default {
+                ParamValue::Text(t) => t,
+                ParamValue::Int(_) => "",
+            },
+        }
+    }
+}
+
+/// A rule parameter's value, as a benchmark definition states it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(untagged)]
+pub enum ParamValue {
+    /// An integer (`max_token_lifetime_seconds = 3600`).
+    Int(i64),
+    /// A string (`revision_floor = "2025-06-18"`).
+    Text(&'static str),
+}
+
+impl std::fmt::Display for ParamValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ParamValue::Int(i) => write!(f, "{i}"),
+            ParamValue::Text(t) => write!(f, "{t:?}"),
+        }
+    }
+}
+
+/// The parameter values of one check's rule, by name, in name order.
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(transparent)]
+pub struct Params(pub BTreeMap<&'static str, ParamValue>);
+
+/// What values a parameter takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamKind {
+    /// An integer within `min..=max`.
+    Int {
+        /// Smallest value.
+        min: i64,
+        /// Largest value.
+        max: i64,
+    },
+    /// A protocol revision, `YYYY-MM-DD`.
+    Revision,
+}
+
+/// One parameter a rule declares: the benchmark definition must give it a value.
+#[derive(Debug, Clone, Copy)]
+pub struct ParamSpec {
+    /// Its key in the definition's `params`.
+    pub name: &'static str,
+    /// What values it takes.
+    pub kind: ParamKind,
+    /// The value a rule uses outside a benchmark definition (unit tests).
+    pub default: ParamValue,
+    /// What it sets, for `mcp-grade checks`.
+    pub doc: &'static str,
 }
 
 /// Does the check need an MCP session (a negotiated revision) to grade?
@@ -77,6 +180,11 @@ pub trait Check: Sync + Send {
     /// What the check needs before `grade` is called.
     fn needs(&self) -> Needs {
         Needs::Session
+    }
+    /// The parameters the rule reads from [`Context::params`]; a benchmark definition
+    /// must give each a value and may give no other.
+    fn params(&self) -> &'static [ParamSpec] {
+        &[]
     }
     /// Grade one bundle.
     fn grade(&self, ev: &Evidence, cx: &Context<'_>) -> Outcome;

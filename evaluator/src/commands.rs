@@ -11,11 +11,11 @@ use mcp_probe_schema::model::{Evidence as Payload, RunStatus};
 use mcp_probe_schema::{open, PublicKey};
 
 use crate::baseline;
+use crate::benchmark::CheckResult;
 use crate::check::Context;
 use crate::evidence::Evidence;
 use crate::exit::ExitStatus;
 use crate::fmt::{line, utc};
-use crate::grade::CheckResult;
 use crate::load::{
     for_grading, load_trust, open_for_show, read_bundle, read_verified, Error, VerifiedFile,
 };
@@ -360,6 +360,8 @@ pub struct GradeOptions {
     pub verbose: bool,
     /// The width the text summary is wrapped to.
     pub width: usize,
+    /// `--benchmark`: the definition (or tailoring) graded under.
+    pub benchmark: crate::benchmark::Choice,
 }
 
 /// A failure that stops a grading run before or instead of its report (exit 2).
@@ -391,6 +393,9 @@ pub enum GradeError {
     /// The `--waivers` file cannot be used.
     #[error(transparent)]
     Waivers(#[from] crate::waivers::WaiversError),
+    /// The `--benchmark` definition cannot be used.
+    #[error(transparent)]
+    Benchmark(#[from] crate::benchmark::BenchmarkError),
     /// `--update-baseline` without a state directory.
     #[error("--update-baseline needs a state directory: set MCP_PROBE_HOME or HOME")]
     NoStateDir,
@@ -435,6 +440,9 @@ pub enum CommandError {
     /// The bundle arguments cannot be used (an empty directory, `-` twice …).
     #[error(transparent)]
     Input(#[from] crate::inputs::InputError),
+    /// `--benchmark` names no usable definition.
+    #[error(transparent)]
+    Benchmark(crate::benchmark::BenchmarkError),
 }
 
 impl CommandError {
@@ -445,6 +453,7 @@ impl CommandError {
             CommandError::Grade(e) => e.exit_status(),
             CommandError::Input(_) => ExitStatus::Usage,
             CommandError::Diff(e) => e.exit_status(),
+            CommandError::Benchmark(_) => ExitStatus::Usage,
         }
     }
 }
@@ -627,6 +636,7 @@ pub fn grade(
     out: &mut dyn Write,
     err: &mut Diag<'_>,
 ) -> Result<ExitStatus, GradeError> {
+    let bm = opts.benchmark.resolve()?;
     let trust = load_trust(&opts.trust)?;
     let tsa = crate::timestamp::TsaTrust::load(&opts.tsa_certs).map_err(Error::from)?;
     if opts.baseline == BaselineChoice::Update && opts.state_dir.is_none() {
@@ -640,7 +650,7 @@ pub fn grade(
     let waivers = opts
         .waivers
         .as_deref()
-        .map(crate::waivers::Waivers::load)
+        .map(|w| crate::waivers::Waivers::load(w, bm))
         .transpose()?;
 
     // Verify pass: every input, one at a time; nothing is kept but the facts of `Input`.
@@ -709,8 +719,8 @@ pub fn grade(
             ..cx
         };
         let (ev, stamp) = reopen(i, &trust)?;
-        let mut results = crate::grade::grade(&ev, &cx, opts.level);
-        crate::grade::compact(&mut results);
+        let mut results = crate::benchmark::grade(bm, &ev, &cx, opts.level);
+        crate::benchmark::compact(&mut results);
         let mut server = Server::new(&ev, info);
         server.timestamp = TimestampState::from_stamp(stamp, &tsa);
         if opts.format == crate::report::Format::Html {
@@ -735,7 +745,7 @@ pub fn grade(
     }
     drop(inputs);
 
-    let mut report = Report::new(opts.level, graded);
+    let mut report = Report::new(bm, opts.level, graded);
     report.policy = policy.map(|p| report::PolicyInfo {
         file: p.path.display().to_string(),
         sha256: p.sha256,

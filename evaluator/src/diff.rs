@@ -161,10 +161,15 @@ fn eras(ev: &Evidence) -> Vec<String> {
 }
 
 fn verdicts(ev: &Evidence) -> BTreeMap<&'static str, &'static str> {
-    crate::grade::grade(ev, &Context::default(), None)
-        .into_iter()
-        .filter_map(|r| Some((r.entry.id.as_str(), r.outcome?.verdict.mark())))
-        .collect()
+    crate::benchmark::grade(
+        crate::benchmark::Benchmark::builtin(),
+        ev,
+        &Context::default(),
+        None,
+    )
+    .into_iter()
+    .filter_map(|r| Some((r.entry.id.as_str(), r.outcome?.verdict.mark())))
+    .collect()
 }
 
 /// Compare two loaded bundles of one endpoint.
@@ -211,7 +216,8 @@ pub fn compare(old: &Evidence, new: &Evidence) -> Diff {
     }
     let vo = verdicts(old);
     let vn = verdicts(new);
-    let verdicts: Vec<VerdictChange> = crate::catalogue::CATALOGUE
+    let verdicts: Vec<VerdictChange> = crate::benchmark::Benchmark::builtin()
+        .checks
         .iter()
         .map(|e| e.id.as_str())
         .filter_map(|id| {

@@ -210,3 +210,16 @@ pub fn stdio_process(
     });
     r
 }
+
+/// The context the runner gives check `number` of the newest embedded definition: its
+/// row's parameters and `unreached` reason (for unit tests of one rule).
+pub fn cx(number: &str) -> crate::check::Context<'static> {
+    let e = crate::benchmark::Benchmark::builtin()
+        .entry(number)
+        .unwrap_or_else(|| panic!("no check {number}"));
+    crate::check::Context {
+        params: &e.params,
+        unreached: e.unreached,
+        ..Default::default()
+    }
+}

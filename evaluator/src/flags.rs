@@ -54,6 +54,36 @@ pub enum Command {
     /// Exit 0 when nothing changed, 1 when something did, 2 for bundles of two
     /// endpoints, 3 when one fails verification.
     Diff(DiffArgs),
+    /// List the benchmark definitions embedded in this build: id, name and version,
+    /// date, number of checks, SHA-256; the default is marked.
+    Benchmarks(BenchmarksArgs),
+    /// List the checks of a benchmark definition: number, level, status, verdict
+    /// source, the rule that grades it and its parameters, transports, eras and the
+    /// legs the rule reads.
+    ///
+    /// Exit 0, or 2 when --benchmark names no usable definition (the error names the
+    /// file, line and key).
+    Checks(ChecksArgs),
+}
+
+/// Options of `mcp-grade benchmarks`.
+#[derive(Debug, Args)]
+pub struct BenchmarksArgs {
+    /// Output format: text or json (JSON Lines, one definition per line).
+    #[arg(long, value_name = "text|json", default_value = "text", value_parser = diff_format)]
+    pub format: DiffFormat,
+}
+
+/// Options of `mcp-grade checks`.
+#[derive(Debug, Args)]
+pub struct ChecksArgs {
+    /// The definition to list: an embedded id (see `mcp-grade benchmarks`), a
+    /// definition file, or a tailoring file (default: the newest embedded).
+    #[arg(long, value_name = "ID|FILE")]
+    pub benchmark: Option<String>,
+    /// Output format: text or json (docs/schemas/checks.schema.json).
+    #[arg(long, value_name = "text|json", default_value = "text", value_parser = diff_format)]
+    pub format: DiffFormat,
 }
 
 /// Options of grading (the command without a subcommand name).
@@ -68,6 +98,12 @@ pub struct GradeArgs {
     /// Write the report to FILE (atomically) instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Grade under this benchmark definition: an embedded id (`mcp-grade benchmarks`
+    /// lists them), a definition file, or a tailoring file that extends an embedded one
+    /// (selects, deselects, refines parameters). Default: the newest embedded. An
+    /// unusable definition is a usage error naming file, line and key (exit 2).
+    #[arg(long, value_name = "ID|FILE")]
+    pub benchmark: Option<String>,
     /// Restrict to the checks of a profile level: 1 (L1 only) or 2 (L1 and L2).
     #[arg(long, value_name = "1|2", value_parser = clap::value_parser!(u8).range(1..=2))]
     pub level: Option<u8>,

@@ -1,108 +1,13 @@
-//! The grading runner: every catalogue check on every bundle, the uniform
-//! preconditions (a session where the check needs one; every required leg present),
-//! and "not graded" for checks this build does not implement (never a made-up verdict).
+//! Grading one rule on one bundle, part of the kit rules are written with: the uniform
+//! preconditions ([`run`]: a session where the rule needs one; every required leg
+//! present), ERROR naming missing legs ([`missing_legs`]), and the one rule that combines
+//! the outcomes of a rule on several eras ([`across_eras`]). The runner over a benchmark
+//! definition is [`crate::benchmark::runner`], above the rules.
 
-use crate::catalogue::{Entry, CATALOGUE};
 use crate::check::{Check, Context, Needs};
 use crate::evidence::Evidence;
 use crate::verdict::{Outcome, Part, Verdict};
-use mcp_probe_schema::check_id::CheckId;
 use mcp_probe_schema::vocab::LegId;
-
-/// One check's result on one bundle.
-#[derive(Debug, Clone)]
-pub struct CheckResult {
-    /// The check.
-    pub entry: &'static Entry,
-    /// `None` when this build does not grade the check.
-    pub outcome: Option<Outcome>,
-}
-
-/// The implemented check for `id`.
-pub fn implemented(id: &str) -> Option<&'static dyn Check> {
-    crate::catalogue::entry(id).and_then(|e| e.grader)
-}
-
-/// Grade every catalogue check (at `level` or below, when given) on `ev`. A check that
-/// reads legs of [`mcp_probe_schema::vocab::family::PER_ERA`] is graded on every era the bundle probed (the
-/// negotiated one and each of `session.other_eras`) and the outcomes are combined
-/// ([`across_eras`]).
-pub fn grade(ev: &Evidence, cx: &Context<'_>, level: Option<u8>) -> Vec<CheckResult> {
-    let others = ev.other_eras();
-    CATALOGUE
-        .iter()
-        .filter(|e| level.is_none_or(|l| e.level.number() <= l))
-        .map(|entry| CheckResult {
-            entry,
-            outcome: entry.grader.map(|c| {
-                if let Some(na) = crate::checks::common::stdio::not_on_stdio(entry.id, ev) {
-                    return na;
-                }
-                let first = run(c, ev, cx);
-                let probed: Vec<&Evidence> = others
-                    .iter()
-                    .filter(|o| probed_on(entry.id, c, o))
-                    .collect();
-                let out = if probed.is_empty() || !PER_ERA_CHECKS.contains(&entry.id) {
-                    first
-                } else {
-                    let mut all = vec![(ev.revision_label(), first)];
-                    all.extend(probed.iter().map(|o| (o.revision_label(), run(c, o, cx))));
-                    across_eras(all)
-                };
-                crate::checks::common::transport::qualify(entry.id, ev, out)
-            }),
-        })
-        .collect()
-}
-
-/// The checks graded on every era a bundle probed: those whose own probe family is
-/// sent again on each other era ([`mcp_probe_schema::vocab::family::PER_ERA`]): 2.3 (authentication before a
-/// response), 2.5 (Origin validation), 7.1.2 (null request ids) and the checks of the
-/// Section 5 live legs, 5.1.1, 5.1.2, 5.1.3 and 5.4.1 (argument, URI and prompt
-/// validation, path confinement; see [`PER_ERA_LATER`]). Other checks that
-/// also read the 2.3 pair as context (the OAuth checks) are graded on the negotiated
-/// era only: their subject (discovery, tokens) does not change with the era.
-pub const PER_ERA_CHECKS: [CheckId; 7] = [
-    CheckId::C2_3,
-    CheckId::C2_5,
-    CheckId::C7_1_2,
-    CheckId::C5_1_1,
-    CheckId::C5_1_2,
-    CheckId::C5_1_3,
-    CheckId::C5_4_1,
-];
-
-/// The per-era checks whose family the collector sent on the other eras only from a
-/// later version on (the Section 5 live legs: 5.1.1d, 5.1.2c, 5.1.3c/d, 5.4.1a). A
-/// bundle holding none of their legs on an era was collected before: they are graded
-/// on the eras that hold them, so such a bundle grades exactly as it did.
-pub const PER_ERA_LATER: [CheckId; 4] = [
-    CheckId::C5_1_1,
-    CheckId::C5_1_2,
-    CheckId::C5_1_3,
-    CheckId::C5_4_1,
-];
-
-/// True when `check` (`id`) is to be graded on the era view `o`: always for the
-/// checks per era from the start, and for [`PER_ERA_LATER`] when `o` holds a record of
-/// one of the check's per-era legs.
-fn probed_on(id: CheckId, check: &dyn Check, o: &Evidence) -> bool {
-    if !PER_ERA_LATER.contains(&id) {
-        return true;
-    }
-    let legs = check.legs(o.session().and_then(|s| s.era));
-    legs.required
-        .iter()
-        .chain(legs.optional)
-        .filter(|l| mcp_probe_schema::vocab::family::PER_ERA.contains(l))
-        .any(|l| o.has_leg(*l))
-}
-
-/// The ids of the checks graded on every era, in catalogue order.
-pub fn per_era_checks() -> Vec<&'static str> {
-    PER_ERA_CHECKS.iter().map(|c| c.as_str()).collect()
-}
 
 /// One outcome from the outcomes of a check on each era (`(revision, outcome)`, the
 /// negotiated era first), by the one rule of legs and eras ([`crate::verdict::combine`]):
@@ -166,23 +71,6 @@ pub fn across_eras(all: Vec<(String, Outcome)>) -> Outcome {
     out.details
         .insert("eras".into(), serde_json::Value::Array(eras));
     out
-}
-
-/// Keep of `results` only what a report prints, for a report over many bundles: each
-/// leg's note goes (no report prints it: the evidence text already carries every note,
-/// and the JSON report lists each leg's outcome only), and no string or list keeps spare
-/// capacity. Verdicts, evidence, reduction, records and details are unchanged.
-pub fn compact(results: &mut [CheckResult]) {
-    for o in results.iter_mut().filter_map(|r| r.outcome.as_mut()) {
-        for l in &mut o.legs {
-            l.note = String::new();
-            l.id.shrink_to_fit();
-        }
-        o.legs.shrink_to_fit();
-        o.evidence.shrink_to_fit();
-        o.reduction.shrink_to_fit();
-        o.records.shrink_to_fit();
-    }
 }
 
 /// ERROR naming `legs`, which this bundle lacks: the runner's answer for a missing
@@ -254,59 +142,6 @@ pub fn run(check: &dyn Check, ev: &Evidence, cx: &Context<'_>) -> Outcome {
 mod tests {
     use super::*;
     use crate::verdict::{Leg, LegOutcome, NotArisen};
-    use mcp_probe_schema::model::Era;
-    use mcp_probe_schema::vocab::family;
-
-    #[test]
-    fn http_only_checks_are_na_on_a_stdio_bundle_and_graded_on_http() {
-        use crate::fixture::{evidence, session, stdio_evidence};
-        let s = || Some(session(Some("2026-07-28"), serde_json::json!({}), None));
-        let stdio = grade(&stdio_evidence(s(), Vec::new()), &Context::default(), None);
-        let http = grade(&evidence(s(), Vec::new()), &Context::default(), None);
-        for (on_stdio, on_http) in stdio.iter().zip(&http) {
-            let (a, b) = (
-                on_stdio.outcome.as_ref().expect("graded"),
-                on_http.outcome.as_ref().expect("graded"),
-            );
-            let http_only = crate::checks::common::stdio::HTTP_ONLY.contains(&on_stdio.entry.id);
-            if http_only {
-                assert_eq!(a.verdict, Verdict::NotApplicable, "{}", on_stdio.entry.id);
-                assert!(
-                    a.evidence.starts_with("transport stdio: "),
-                    "{}",
-                    a.evidence
-                );
-                assert!(!b.evidence.starts_with("transport stdio"), "{}", b.evidence);
-            } else {
-                assert!(
-                    !a.evidence.starts_with("transport stdio: "),
-                    "{}",
-                    a.evidence
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn the_per_era_checks_read_exactly_the_per_era_legs() {
-        let mut read = Vec::new();
-        for id in PER_ERA_CHECKS {
-            let check = implemented(id.as_str()).expect("graded");
-            let legs = check.legs(Some(Era::Legacy));
-            let mine: Vec<LegId> = legs
-                .required
-                .iter()
-                .chain(legs.optional)
-                .copied()
-                .filter(|l| family::PER_ERA.contains(l))
-                .collect();
-            assert!(!mine.is_empty(), "{id} reads no per-era leg");
-            read.extend(mine);
-        }
-        for l in family::PER_ERA {
-            assert!(read.contains(&l), "no per-era check reads {l}");
-        }
-    }
 
     #[test]
     fn across_eras_follows_the_one_rule_and_names_the_era_in_every_leg() {

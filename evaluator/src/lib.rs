@@ -1,6 +1,8 @@
 //! `mcp-grade`: reads `mcp-evidence` bundles offline, verifies them, shows what they
 //! recorded and grades them against the benchmark: loading and verifying
-//! bundles, trust pins, the exit-status contract, the check registry and runner,
+//! bundles, trust pins, the exit-status contract, the benchmark definitions
+//! ([`benchmark`]: data, graded by the rules of [`rules`], written with the kit of
+//! [`check`], [`grade`], [`verdict`] and [`evidence`]),
 //! baselines ([`baseline`]), the grading reports ([`report`]), and the readable, JSON
 //! and HAR renderings of a bundle, and the command line ([`flags`]: `mcp-grade --help`,
 //! the man pages and completions come from [`flags::command`]).
@@ -10,7 +12,7 @@
 //! must not panic on any of them.
 
 pub mod baseline;
-pub mod catalogue;
+pub mod benchmark;
 pub mod check;
 pub mod checks;
 pub mod commands;
@@ -26,8 +28,8 @@ pub mod inputs;
 pub mod load;
 pub mod output;
 pub mod policy;
-pub mod remediation;
 pub mod report;
+pub mod rules;
 pub mod text;
 pub mod timestamp;
 pub mod verdict;

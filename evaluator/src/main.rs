@@ -10,10 +10,15 @@ use mcp_probe_evaluator::{BaselineChoice, CommandError, ExitStatus, GradeOptions
 
 use mcp_probe_evaluator::flags::{self, Cli, Command, GradeArgs};
 
+use mcp_probe_evaluator::benchmark::{self, Benchmark, Choice};
 use mcp_probe_evaluator::inputs::expand;
 
 fn code(status: ExitStatus) -> ExitCode {
     ExitCode::from(status.code())
+}
+
+fn choice(b: Option<String>) -> Choice {
+    b.map_or(Choice::Newest, Choice::Named)
 }
 
 fn grade_options(a: GradeArgs) -> GradeOptions {
@@ -41,6 +46,7 @@ fn grade_options(a: GradeArgs) -> GradeOptions {
         fail_on: a.fail_on,
         verbose: a.verbose,
         width,
+        benchmark: choice(a.benchmark),
     }
 }
 
@@ -95,6 +101,20 @@ fn run(cli: Cli, out: &mut dyn Write, err: &mut Diag<'_>) -> Result<ExitStatus, 
             let json = a.format == flags::DiffFormat::Json;
             return mcp_probe_evaluator::diff::run(&a.old, &a.new, &a.trust.keys, json, out, err);
         }
+        Some(Command::Benchmarks(a)) => {
+            let all = Benchmark::embedded().map_err(CommandError::Benchmark)?;
+            benchmark::list::benchmarks(all, a.format == flags::DiffFormat::Json, out)
+                .map_err(|e| CommandError::Load(e.into()))?;
+            Ok(ExitStatus::Pass)
+        }
+        Some(Command::Checks(a)) => {
+            let b = choice(a.benchmark)
+                .resolve()
+                .map_err(CommandError::Benchmark)?;
+            benchmark::list::checks(b, a.format == flags::DiffFormat::Json, out)
+                .map_err(|e| CommandError::Load(e.into()))?;
+            Ok(ExitStatus::Pass)
+        }
     }?;
     Ok(status)
 }
@@ -119,6 +139,7 @@ fn main() -> ExitCode {
         Some(Command::Verify(a)) => a.quiet,
         Some(Command::Show(a)) => a.quiet,
         Some(Command::Diff(a)) => a.quiet,
+        Some(Command::Benchmarks(_) | Command::Checks(_)) => false,
     };
     let mut err = Diag::new(&mut stderr, quiet);
     match run(cli, &mut out, &mut err) {

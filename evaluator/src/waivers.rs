@@ -22,13 +22,13 @@ use std::path::{Path, PathBuf};
 use chrono::NaiveDate;
 use serde::Deserialize;
 
-use mcp_probe_schema::check_id::CheckId;
+use crate::benchmark::Benchmark;
 
 /// One waiver, validated.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Waiver {
-    /// The check it waives.
-    pub check: CheckId,
+    /// The number of the check it waives, in the benchmark definition graded.
+    pub check: &'static str,
     /// The endpoint, exact or a glob.
     pub endpoint: String,
     /// Why the finding is accepted.
@@ -41,7 +41,7 @@ pub struct Waiver {
 
 impl Waiver {
     /// True when it names `check` on `endpoint`.
-    pub fn matches(&self, check: CheckId, endpoint: &str) -> bool {
+    pub fn matches(&self, check: &str, endpoint: &str) -> bool {
         self.check == check && glob(&self.endpoint, endpoint)
     }
 
@@ -102,13 +102,13 @@ struct Raw {
 }
 
 impl Waivers {
-    /// Read and validate `path`.
-    pub fn load(path: &Path) -> Result<Waivers, WaiversError> {
+    /// Read and validate `path`: every waiver names a check of `bm`.
+    pub fn load(path: &Path, bm: &Benchmark) -> Result<Waivers, WaiversError> {
         let bytes = std::fs::read(path).map_err(|source| WaiversError::Read {
             path: path.to_path_buf(),
             source,
         })?;
-        let list = parse(&bytes).map_err(|(line, message)| WaiversError::Invalid {
+        let list = parse(&bytes, bm).map_err(|(line, message)| WaiversError::Invalid {
             path: path.to_path_buf(),
             line,
             message,
@@ -127,7 +127,7 @@ fn line_of(text: &str, at: usize) -> usize {
 }
 
 /// Parse the file's bytes; an error is `(line, message)`.
-fn parse(bytes: &[u8]) -> Result<Vec<Waiver>, (usize, String)> {
+fn parse(bytes: &[u8], bm: &Benchmark) -> Result<Vec<Waiver>, (usize, String)> {
     let text = std::str::from_utf8(bytes).map_err(|e| (1, format!("not UTF-8: {e}")))?;
     let doc: Doc = toml::from_str(text).map_err(|e| {
         let line = e.span().map_or(1, |s| line_of(text, s.start));
@@ -145,15 +145,19 @@ fn parse(bytes: &[u8]) -> Result<Vec<Waiver>, (usize, String)> {
         let line = line_of(text, w.span().start);
         let raw = w.into_inner();
         let at = |s: std::ops::Range<usize>| line_of(text, s.start);
-        let check = CheckId::parse(raw.check.get_ref().trim()).ok_or_else(|| {
-            (
-                at(raw.check.span()),
-                format!(
-                    "check {:?} is not a check of the benchmark (e.g. \"1.1\", \"3.3.4\")",
-                    raw.check.get_ref()
-                ),
-            )
-        })?;
+        let check = bm
+            .entry(raw.check.get_ref().trim())
+            .map(|e| e.id.as_str())
+            .ok_or_else(|| {
+                (
+                    at(raw.check.span()),
+                    format!(
+                        "check {:?} is not a check of {} (e.g. \"1.1\", \"3.3.4\")",
+                        raw.check.get_ref(),
+                        bm.title()
+                    ),
+                )
+            })?;
         let endpoint = raw.endpoint.get_ref().trim().to_string();
         if endpoint.is_empty() {
             return Err((
@@ -312,17 +316,14 @@ impl Applied {
         let stale = self.stale.iter().map(|s| {
             format!(
                 "line {}: stale waiver of {} on {}: it {}",
-                s.waiver.line,
-                s.waiver.check.as_str(),
-                s.waiver.endpoint,
-                s.why
+                s.waiver.line, s.waiver.check, s.waiver.endpoint, s.why
             )
         });
         let expired = self.expired.iter().map(|w| {
             format!(
                 "line {}: expired waiver of {} on {}: its last day was {}, it no longer applies ({})",
                 w.line,
-                w.check.as_str(),
+                w.check,
                 w.endpoint,
                 w.expires,
                 w.reason
@@ -357,24 +358,25 @@ mod tests {
     fn a_valid_file_is_read_in_order_with_lines() {
         let w = parse(
             b"# accepted findings\n[[waiver]]\ncheck = \"1.1\"\nendpoint = \"*\"\nreason = \"tracked\"\nexpires = 2027-03-31\n\n[[waiver]]\ncheck = \"7.1.2\"\nendpoint = \"http://a/mcp\"\nreason = \"r\"\nexpires = \"2026-01-01\"\n",
+            Benchmark::builtin(),
         )
         .expect("valid");
         assert_eq!(w.len(), 2);
-        assert_eq!((w[0].check, w[0].line), (CheckId::C1_1, 2));
+        assert_eq!((w[0].check, w[0].line), ("1.1", 2));
         assert_eq!(
             w[1].expires,
             NaiveDate::from_ymd_opt(2026, 1, 1).expect("date")
         );
         assert_eq!(w[1].line, 8);
-        assert!(w[1].matches(CheckId::C7_1_2, "http://a/mcp"));
-        assert!(!w[1].matches(CheckId::C1_1, "http://a/mcp"));
+        assert!(w[1].matches("7.1.2", "http://a/mcp"));
+        assert!(!w[1].matches("1.1", "http://a/mcp"));
         assert!(w[1].expired(NaiveDate::from_ymd_opt(2026, 1, 2).expect("date")));
         assert!(!w[1].expired(NaiveDate::from_ymd_opt(2026, 1, 1).expect("date")));
     }
 
     #[test]
     fn errors_name_the_line() {
-        let bad = |s: &str| parse(s.as_bytes()).expect_err("invalid");
+        let bad = |s: &str| parse(s.as_bytes(), Benchmark::builtin()).expect_err("invalid");
         let head = "[[waiver]]\ncheck = \"1.1\"\nendpoint = \"*\"\nreason = \"r\"\n";
         assert_eq!(bad(&format!("{head}expires = 2027-13-01\n")).0, 5);
         let (line, m) = bad(&format!("{head}expires = \"next year\"\n"));

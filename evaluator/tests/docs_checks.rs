@@ -5,8 +5,6 @@
 
 use std::path::Path;
 
-use mcp_probe_evaluator::catalogue::CATALOGUE;
-
 fn docs() -> String {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     std::fs::read_to_string(root.join("docs/checks.md")).expect("docs/checks.md")
@@ -33,9 +31,19 @@ fn table(doc: &str) -> Vec<Vec<String>> {
 fn the_table_matches_the_catalogue() {
     let doc = docs();
     let rows = table(&doc);
-    assert_eq!(rows.len(), CATALOGUE.len(), "one row per check");
+    assert_eq!(
+        rows.len(),
+        mcp_probe_evaluator::benchmark::Benchmark::builtin()
+            .checks
+            .len(),
+        "one row per check"
+    );
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    for (row, e) in rows.iter().zip(CATALOGUE.iter()) {
+    for (row, e) in rows.iter().zip(
+        mcp_probe_evaluator::benchmark::Benchmark::builtin()
+            .checks
+            .iter(),
+    ) {
         assert_eq!(row.len(), 6, "{row:?}");
         assert_eq!(row[0], e.id.as_str(), "order");
         assert_eq!(row[1], e.level.as_str(), "{}", e.id);
@@ -59,7 +67,11 @@ fn the_table_matches_the_catalogue() {
 #[test]
 fn every_graded_check_has_its_section() {
     let doc = docs();
-    for e in CATALOGUE.iter().filter(|e| e.grader.is_some()) {
+    for e in mcp_probe_evaluator::benchmark::Benchmark::builtin()
+        .checks
+        .iter()
+        .filter(|e| e.grader.is_some())
+    {
         let heading = format!("### {}: {}\n", e.id, e.title);
         let sub = format!("#### {}: {}\n", e.id, e.title);
         assert!(

@@ -20,8 +20,8 @@ mod grade_run;
 use std::path::{Path, PathBuf};
 
 use grade_run::{mcp_grade, Run};
-use mcp_probe_evaluator::catalogue::{id_key, CATALOGUE};
-use mcp_probe_evaluator::grade::CheckResult;
+use mcp_probe_evaluator::benchmark::id_key;
+use mcp_probe_evaluator::benchmark::CheckResult;
 use mcp_probe_evaluator::report::{self, BaselineInfo, BaselineMode, Report, Server};
 use mcp_probe_evaluator::verdict::{Leg, LegOutcome, Outcome, Verdict};
 use mcp_probe_schema::bundle::sha256;
@@ -211,7 +211,11 @@ fn json_report_of_the_examples_has_every_documented_field() {
     let mut total_by_verdict = std::collections::BTreeMap::<String, u64>::new();
     for c in checks {
         let id = c["id"].as_str().expect("id");
-        let entry = CATALOGUE.iter().find(|e| e.id == id).expect("catalogue id");
+        let entry = mcp_probe_evaluator::benchmark::Benchmark::builtin()
+            .checks
+            .iter()
+            .find(|e| e.id == id)
+            .expect("catalogue id");
         assert_eq!(c["level"], entry.level.number());
         assert_eq!(c["title"], entry.title);
         assert_eq!(c["section"], entry.section());
@@ -933,7 +937,8 @@ fn fixed_report() -> Report {
         }
     };
     let results = |server: usize| -> Vec<CheckResult> {
-        CATALOGUE
+        mcp_probe_evaluator::benchmark::Benchmark::builtin()
+            .checks
             .iter()
             .map(|e| CheckResult {
                 entry: e,
@@ -960,7 +965,11 @@ fn fixed_report() -> Report {
         ),
         (Server::new(&c, None), results(2)),
     ];
-    Report::new(None, servers)
+    Report::new(
+        mcp_probe_evaluator::benchmark::Benchmark::builtin(),
+        None,
+        servers,
+    )
 }
 
 #[test]

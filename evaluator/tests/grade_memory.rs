@@ -2,8 +2,8 @@
 //! the report render exactly as the full results do, and a bundle's encoded records are
 //! not kept beside the decoded ones.
 
+use mcp_probe_evaluator::benchmark::{compact, Benchmark};
 use mcp_probe_evaluator::check::Context;
-use mcp_probe_evaluator::grade::{compact, grade};
 use mcp_probe_evaluator::load::{for_grading, read_verified};
 use mcp_probe_evaluator::report::{render, Format, Report, Server};
 
@@ -26,7 +26,12 @@ fn compacted_results_render_the_same_reports() {
             "the encoded records are dropped"
         );
         assert!(!ev.records.is_empty(), "the decoded records are kept");
-        let results = grade(&ev, &Context::default(), None);
+        let results = mcp_probe_evaluator::benchmark::grade(
+            Benchmark::builtin(),
+            &ev,
+            &Context::default(),
+            None,
+        );
         notes += results
             .iter()
             .filter_map(|r| r.outcome.as_ref())
@@ -50,7 +55,18 @@ fn compacted_results_render_the_same_reports() {
         kept.push((Server::new(&ev, None), small));
     }
     assert!(notes > 0, "the examples have leg notes to drop");
-    let (full, kept) = (Report::new(None, full), Report::new(None, kept));
+    let (full, kept) = (
+        Report::new(
+            mcp_probe_evaluator::benchmark::Benchmark::builtin(),
+            None,
+            full,
+        ),
+        Report::new(
+            mcp_probe_evaluator::benchmark::Benchmark::builtin(),
+            None,
+            kept,
+        ),
+    );
     for format in [Format::Text, Format::Json] {
         assert_eq!(
             String::from_utf8_lossy(&render(&full, format)),
@@ -67,11 +83,20 @@ fn streaming_the_report_writes_the_rendered_bytes() {
         .map(|p| {
             let v = read_verified(p, &[]).expect("readable").expect("verifies");
             let ev = for_grading(p.display().to_string(), v.verified);
-            let results = grade(&ev, &Context::default(), None);
+            let results = mcp_probe_evaluator::benchmark::grade(
+                Benchmark::builtin(),
+                &ev,
+                &Context::default(),
+                None,
+            );
             (Server::new(&ev, None), results)
         })
         .collect();
-    let report = Report::new(None, graded);
+    let report = Report::new(
+        mcp_probe_evaluator::benchmark::Benchmark::builtin(),
+        None,
+        graded,
+    );
     for format in [Format::Text, Format::Json] {
         let mut out = Vec::new();
         mcp_probe_evaluator::report::write(&report, format, &mut out).expect("write");

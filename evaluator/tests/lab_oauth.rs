@@ -21,9 +21,10 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::OnceLock;
 
+use mcp_probe_evaluator::benchmark::implemented;
 use mcp_probe_evaluator::check::Context;
 use mcp_probe_evaluator::evidence::Evidence;
-use mcp_probe_evaluator::grade::{implemented, run};
+use mcp_probe_evaluator::grade::run;
 use mcp_probe_evaluator::verdict::{LegOutcome, Outcome, Verdict};
 use support::{collector, lab, leg, Run};
 

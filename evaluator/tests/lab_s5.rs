@@ -12,9 +12,10 @@ use std::collections::HashMap;
 use std::process::Command;
 use std::sync::OnceLock;
 
+use mcp_probe_evaluator::benchmark::implemented;
 use mcp_probe_evaluator::check::Context;
 use mcp_probe_evaluator::evidence::Evidence;
-use mcp_probe_evaluator::grade::{implemented, run};
+use mcp_probe_evaluator::grade::run;
 use mcp_probe_evaluator::verdict::{LegOutcome, Outcome, Verdict};
 use mcp_probe_schema::model::Observation;
 use serde_json::{json, Value};
@@ -322,11 +323,16 @@ fn the_live_legs_are_graded_on_every_era_of_a_dual_era_server() {
     let graded = |var: &str, id: &str| {
         let ev = &b[var];
         assert_eq!(ev.other_eras().len(), 1, "{var} is dual-era");
-        mcp_probe_evaluator::grade::grade(ev, &Context::default(), None)
-            .into_iter()
-            .find(|r| r.entry.id.as_str() == id)
-            .and_then(|r| r.outcome)
-            .expect("graded")
+        mcp_probe_evaluator::benchmark::grade(
+            mcp_probe_evaluator::benchmark::Benchmark::builtin(),
+            ev,
+            &Context::default(),
+            None,
+        )
+        .into_iter()
+        .find(|r| r.entry.id.as_str() == id)
+        .and_then(|r| r.outcome)
+        .expect("graded")
     };
     let era = b["LAB_PY2"].other_eras()[0].revision_label();
     let both = |o: &Outcome, l: &str| {

@@ -14,9 +14,10 @@ mod support;
 use std::path::Path;
 use std::process::Command;
 
+use mcp_probe_evaluator::benchmark::implemented;
 use mcp_probe_evaluator::check::Context;
 use mcp_probe_evaluator::evidence::Evidence;
-use mcp_probe_evaluator::grade::{implemented, run};
+use mcp_probe_evaluator::grade::run;
 use mcp_probe_evaluator::verdict::{LegOutcome, Outcome, Verdict};
 use mcp_probe_schema::model::{BodyEnd, HttpOutcome, Observation};
 use mcp_probe_schema::vocab::leg;

@@ -7,7 +7,6 @@
 mod examples;
 
 use examples::examples;
-use mcp_probe_evaluator::catalogue::CATALOGUE;
 use mcp_probe_evaluator::check::Context;
 use mcp_probe_evaluator::evidence::{track_leg_reads, Evidence};
 use mcp_probe_evaluator::grade::run;
@@ -26,7 +25,7 @@ fn every_check_reads_only_the_legs_it_declares() {
             updating_baseline: false,
             ..Context::default()
         };
-        for entry in &CATALOGUE {
+        for entry in &mcp_probe_evaluator::benchmark::Benchmark::builtin().checks {
             let Some(check) = entry.grader else { continue };
             let declared = check.legs(era);
             for cx in [Context::default(), own] {
@@ -52,7 +51,7 @@ fn every_check_reads_only_the_legs_it_declares() {
 fn declared_legs_are_known_leg_ids() {
     use mcp_probe_schema::model::Era;
     use mcp_probe_schema::vocab::LegId;
-    for entry in &CATALOGUE {
+    for entry in &mcp_probe_evaluator::benchmark::Benchmark::builtin().checks {
         let Some(check) = entry.grader else { continue };
         for era in [None, Some(Era::Modern), Some(Era::Legacy)] {
             let l = check.legs(era);

@@ -17,8 +17,9 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 
+use mcp_probe_evaluator::benchmark::implemented;
 use mcp_probe_evaluator::check::Context;
-use mcp_probe_evaluator::grade::{implemented, run};
+use mcp_probe_evaluator::grade::run;
 use mcp_probe_evaluator::verdict::{LegOutcome, Verdict};
 use mcp_probe_schema::model::Observation;
 use serde_json::{json, Value};

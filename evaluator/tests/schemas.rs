@@ -19,6 +19,18 @@ fn schemas() -> Vec<(&'static str, Value)> {
         ("verify", mcp_probe_evaluator::commands::verify_schema()),
         ("diff", mcp_probe_evaluator::diff::schema()),
         ("show", mcp_probe_evaluator::view::schema()),
+        (
+            "benchmark",
+            mcp_probe_evaluator::benchmark::load::definition_schema(),
+        ),
+        (
+            "tailoring",
+            mcp_probe_evaluator::benchmark::load::tailoring_schema(),
+        ),
+        (
+            "checks",
+            mcp_probe_evaluator::benchmark::list::checks_schema(),
+        ),
     ]
 }
 
@@ -156,4 +168,28 @@ fn real_outputs_validate_against_the_committed_schemas() {
     let mut broken = report.clone();
     broken["graded"]["count"] = Value::String("many".into());
     assert!(!validator("report").is_valid(&broken));
+}
+
+#[test]
+fn the_definitions_validate_against_the_published_benchmark_schema() {
+    let v = validator("benchmark");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(Path::new(ROOT).join("evaluator/benchmarks"))
+        .expect("evaluator/benchmarks")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    files.push(Path::new(ROOT).join("evaluator/tests/fixtures/test-revision.toml"));
+    for f in files {
+        let text = std::fs::read_to_string(&f).expect("read");
+        let doc: Value = toml::from_str(&text).expect("TOML");
+        assert_valid(&v, &doc, &f.display().to_string());
+    }
+    let bad: Value = serde_json::json!({"format": "mcp-probe-benchmark/1", "id": "x", "name": "n", "version": "1", "check": [{"number": "1"}]});
+    assert!(
+        v.iter_errors(&bad).next().is_some(),
+        "an incomplete row is invalid"
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = mcp_grade(dir.path(), None, ["checks", "--format", "json"]);
+    let doc: Value = serde_json::from_str(&out.stdout).expect("checks JSON");
+    assert_valid(&validator("checks"), &doc, "mcp-grade checks --format json");
 }

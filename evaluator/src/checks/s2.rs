@@ -17,10 +17,8 @@ use crate::check::Legs;
 
 /// 2.1: stdio preferred for local, single-user servers.
 pub static C2_1: ReportedOnly = ReportedOnly {
-    reason: "whether a local, single-user deployment uses stdio is decided on the host (its unit and \
-             listener inventory and the operator's transport decision), which a network probe cannot see; \
-             a server reached over the network is by construction not a stdio deployment",
-    reduction: "the whole recommendation is host-side: the unit and listener inventory and the transport \
+    reduction:
+        "the whole recommendation is host-side: the unit and listener inventory and the transport \
                 decision are not read; nothing is probed",
     legs: Legs::NONE,
     observe: observe_2_1,
@@ -47,7 +45,6 @@ fn observe_2_1(ev: &crate::evidence::Evidence, cx: &crate::check::Context<'_>) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::check::Context;
     use crate::fixture::{evidence, session};
     use crate::grade::run;
     use crate::verdict::Verdict;
@@ -59,7 +56,7 @@ mod tests {
             Some(session(Some("2025-11-25"), json!({}), None)),
             Vec::new(),
         );
-        let o = run(&C2_1, &ev, &Context::default());
+        let o = run(&C2_1, &ev, &crate::fixture::cx("2.1"));
         assert_eq!(o.verdict, Verdict::NotApplicable);
         assert!(o.evidence.contains("transport streamable-http"), "{o:?}");
         assert!(o.evidence.contains("host"), "{o:?}");
@@ -70,7 +67,7 @@ mod tests {
     #[test]
     fn na_without_any_session() {
         let ev = evidence(None, Vec::new());
-        let o = run(&C2_1, &ev, &Context::default());
+        let o = run(&C2_1, &ev, &crate::fixture::cx("2.1"));
         assert_eq!(o.verdict, Verdict::NotApplicable);
         assert!(o.evidence.contains("transport unknown"), "{o:?}");
         assert_eq!(o.details["transport"], "unknown");

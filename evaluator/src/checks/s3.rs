@@ -110,9 +110,6 @@ impl ToolsListed<'_> {
 
 /// 3.2.1: per-tool authorization enforced.
 pub static C3_2_1: ReportedOnly = ReportedOnly {
-    reason: "deciding per-tool authorization needs a second, least-privileged credential, a positive \
-             control that really invokes a privileged tool, and the server's authorization decision log; \
-             a single-credential black-box run has none of them",
     reduction: "the whole recommendation is decided by the operator: no second credential, no privileged \
              tool invocation and no decision log are used; the tool count is recorded for the reviewer",
     legs: TOOLS_LEG,
@@ -137,9 +134,6 @@ fn observe_3_2_1(ev: &Evidence, _cx: &Context<'_>) -> Observed {
 
 /// 3.2.3: tool annotations not relied upon for authorization / HITL gating.
 pub static C3_2_3: ReportedOnly = ReportedOnly {
-    reason: "the requirement binds the consumer (client, host or gateway), which must not treat \
-             self-reported tool annotations as an authorization or human-in-the-loop gate; what the \
-             publisher asserts is recorded, but the consumer's gating is not observable from the server",
     reduction: "the whole recommendation binds the consumer: how a client, host or gateway gates tool calls \
              is not observed; annotation counts are recorded for the reviewer",
     legs: TOOLS_LEG,
@@ -193,10 +187,8 @@ fn observe_3_2_3(ev: &Evidence, _cx: &Context<'_>) -> Observed {
 
 /// 3.3.3: no shared downstream service identities.
 pub static C3_3_3: ReportedOnly = ReportedOnly {
-    reason: "the identity inventory and each server's downstream credential configuration are host-side, \
-             and the identity a server uses towards downstream services leaves no signature on the wire \
-             between client and server",
-    reduction: "the whole recommendation is host-side: the identity inventory and per-server credential \
+    reduction:
+        "the whole recommendation is host-side: the identity inventory and per-server credential \
              configuration are not read; nothing is probed",
     legs: Legs::NONE,
     observe: nothing,
@@ -251,7 +243,7 @@ mod tests {
             tools_page(1, json!([{"name": "a"}, {"name": "b"}]), Some("p2")),
             tools_page(2, json!([{"name": "c"}]), None),
         ]);
-        let o = run(&C3_2_1, &ev, &Context::default());
+        let o = run(&C3_2_1, &ev, &crate::fixture::cx("3.2.1"));
         assert_eq!(o.verdict, Verdict::NotApplicable);
         assert!(
             o.evidence.contains("3 tools listed across 2 pages"),
@@ -264,7 +256,7 @@ mod tests {
 
     #[test]
     fn not_listed_is_not_zero() {
-        let none = run(&C3_2_1, &modern(Vec::new()), &Context::default());
+        let none = run(&C3_2_1, &modern(Vec::new()), &crate::fixture::cx("3.2.1"));
         assert!(none.evidence.contains("tools not listed"), "{none:?}");
         assert!(none.details["tools_listed"].is_null());
 
@@ -272,7 +264,7 @@ mod tests {
             &[leg::INVENTORY_TOOLS],
             "not requested: the capabilities advertise no tools",
         )]);
-        let o = run(&C3_2_1, &skip, &Context::default());
+        let o = run(&C3_2_1, &skip, &crate::fixture::cx("3.2.1"));
         assert!(
             o.evidence.contains("tools not listed (not requested"),
             "{o:?}"
@@ -280,7 +272,7 @@ mod tests {
         assert!(o.details["tools_listed"].is_null());
 
         let empty = modern(vec![tools_page(1, json!([]), None)]);
-        let o = run(&C3_2_1, &empty, &Context::default());
+        let o = run(&C3_2_1, &empty, &crate::fixture::cx("3.2.1"));
         assert!(o.evidence.contains("0 tools listed across 1 page"), "{o:?}");
         assert_eq!(o.details["tools_listed"], 0);
     }
@@ -288,7 +280,7 @@ mod tests {
     #[test]
     fn incomplete_listing_says_at_least() {
         let ev = modern(vec![tools_page(1, json!([{"name": "a"}]), Some("p2"))]);
-        let o = run(&C3_2_1, &ev, &Context::default());
+        let o = run(&C3_2_1, &ev, &crate::fixture::cx("3.2.1"));
         assert!(o.evidence.contains("1 tool listed across 1 page"), "{o:?}");
         assert!(o.evidence.contains("at least"), "{o:?}");
     }
@@ -302,7 +294,7 @@ mod tests {
             {"name": "bare"}
         ]);
         let ev = modern(vec![tools_page(1, tools, None)]);
-        let o = run(&C3_2_3, &ev, &Context::default());
+        let o = run(&C3_2_3, &ev, &crate::fixture::cx("3.2.3"));
         assert_eq!(o.verdict, Verdict::NotApplicable);
         assert_eq!(o.details["tools_listed"], 4);
         assert_eq!(o.details["readOnlyHint"], 2);
@@ -321,7 +313,11 @@ mod tests {
 
     #[test]
     fn annotation_counts_absent_when_not_listed() {
-        let o = run(&C3_2_3, &evidence(None, Vec::new()), &Context::default());
+        let o = run(
+            &C3_2_3,
+            &evidence(None, Vec::new()),
+            &crate::fixture::cx("3.2.3"),
+        );
         assert_eq!(o.verdict, Verdict::NotApplicable);
         assert!(o.details["readOnlyHint"].is_null());
         assert!(o.details["tools_listed"].is_null());

@@ -54,10 +54,6 @@ fn observed<T: Serialize>(note: &str, facts: &T) -> Observed {
 
 /// 5.2.1: listChanged notifications rate-limited.
 pub static C5_2_1: ReportedOnly = ReportedOnly {
-    reason: "read from the benchmark text and not reproduced: how often list_changed \
-             notifications are emitted shows only in the server's own log; a client cannot make the server's \
-             lists change in order to time them; the minimum interval is the operator's choice and the \
-             protocol sets no default",
     reduction: "the whole recommendation is server-side: the notification rate and its configured interval are \
              not observable from a client; nothing is probed",
     legs: Legs::NONE,
@@ -107,10 +103,6 @@ fn list_changed(ev: &Evidence, _cx: &Context<'_>) -> Observed {
 
 /// 5.2.2: sessions not used as authentication.
 pub static C5_2_2: ReportedOnly = ReportedOnly {
-    reason: "testing that a session is never accepted as authentication needs a continuity \
-             handle taken from an authorised session and a tool that accepts it; that handle is an application \
-             value, not a protocol field, so a probe cannot discover it; the adjacent property (authentication \
-             enforced before a response) is decided by 2.3",
     reduction: "whether the server ever treats a session as proof of identity is application logic a black-box \
              probe cannot reach; nothing is probed",
     legs: Legs::NONE,
@@ -145,9 +137,6 @@ fn session_id_issued(ev: &Evidence, _cx: &Context<'_>) -> Observed {
 
 /// 5.5.1: authorization, scope and expiry on MCP Tasks.
 pub static C5_5_1: ReportedOnly = ReportedOnly {
-    reason: "deciding it needs a second identity's token to try another principal's task; \
-             tasks/list was removed in 2026-07-28, so existing tasks cannot be found; retention and expiry \
-             cannot be read without creating a task",
     reduction: "task authorization, scoping and expiry are server-side policy that needs two identities and task \
              creation to observe; nothing is probed",
     legs: Legs::NONE,
@@ -179,10 +168,8 @@ fn tasks_declared(ev: &Evidence, _cx: &Context<'_>) -> Observed {
 
 /// 5.6.1: idempotency keys for side-effecting tool calls.
 pub static C5_6_1: ReportedOnly = ReportedOnly {
-    reason: "every wire test would execute a side-effecting tool, and no tool can be \
-             identified as reversible from its declaration; the idempotency-key header and the cached-result \
-             indicator are conventions of the recommendation, not MCP fields, so a FAIL would be unearned",
-    reduction: "idempotent handling of repeated side-effecting calls is server-side behaviour this probe \
+    reduction:
+        "idempotent handling of repeated side-effecting calls is server-side behaviour this probe \
              deliberately does not trigger; nothing is probed",
     legs: Legs::NONE,
     observe: nothing,
@@ -220,10 +207,10 @@ mod tests {
             assert!(!o.evidence.is_empty() && !o.reduction.is_empty());
             assert_eq!(c.needs(), Needs::Nothing);
         }
-        let o = run(&C5_5_1, &ev, &Context::default());
+        let o = run(&C5_5_1, &ev, &crate::fixture::cx("5.5.1"));
         assert_eq!(o.details["tasks_declared"], true);
         assert!(o.evidence.contains("tasks/list was removed in 2026-07-28"));
-        let o = run(&C5_2_1, &ev, &Context::default());
+        let o = run(&C5_2_1, &ev, &crate::fixture::cx("5.2.1"));
         assert!(
             o.evidence.ends_with(
                 "; transport streamable-http (endpoint http://127.0.0.1:8080/mcp); \
@@ -241,19 +228,19 @@ mod tests {
         assert!(run(&C5_3_1, &ev, &Context::default())
             .evidence
             .contains("stdio"));
-        assert!(run(&C5_2_2, &ev, &Context::default())
+        assert!(run(&C5_2_2, &ev, &crate::fixture::cx("5.2.2"))
             .evidence
             .contains("2.3"));
 
         // Without a session the capabilities were never observed: null, not false.
         let ev = evidence(None, vec![]);
-        let o = run(&C5_5_1, &ev, &Context::default());
+        let o = run(&C5_5_1, &ev, &crate::fixture::cx("5.5.1"));
         assert_eq!(o.verdict, Verdict::NotApplicable);
         assert_eq!(o.details["tasks_declared"], Value::Null);
         assert_eq!(o.details["transport"], "unknown");
         let ev = evidence(Some(session(Some(REV), json!({"tools": {}}), None)), vec![]);
         assert_eq!(
-            run(&C5_5_1, &ev, &Context::default()).details["tasks_declared"],
+            run(&C5_5_1, &ev, &crate::fixture::cx("5.5.1")).details["tasks_declared"],
             false
         );
     }

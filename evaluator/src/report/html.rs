@@ -17,12 +17,10 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::catalogue::{Source, BENCHMARK, BENCHMARK_VERSION, CATALOGUE};
+use crate::benchmark::Source;
 use crate::evidence::Evidence;
-use crate::remediation::remediation;
 use crate::verdict::Verdict;
 
-use super::unreachable::SECTIONS;
 use super::{Report, Row, GRADER_VERSION};
 
 /// The longest body text shown per record in an excerpt.
@@ -124,7 +122,7 @@ pub fn excerpt(ev: &Evidence, seq: u64) -> Option<String> {
 }
 
 /// The excerpts of every record that decided a non-PASS verdict of `results`, by seq.
-pub fn excerpts(ev: &Evidence, results: &[crate::grade::CheckResult]) -> BTreeMap<u64, String> {
+pub fn excerpts(ev: &Evidence, results: &[crate::benchmark::CheckResult]) -> BTreeMap<u64, String> {
     let mut out = BTreeMap::new();
     for o in results.iter().filter_map(|r| r.outcome.as_ref()) {
         if o.verdict == Verdict::Pass {
@@ -210,10 +208,7 @@ const SCRIPT: &str = r#"
 /// The whole HTML document.
 pub fn render(r: &Report) -> String {
     let mut s = String::new();
-    let title = format!(
-        "{BENCHMARK} {BENCHMARK_VERSION}: {} server(s)",
-        r.servers.len()
-    );
+    let title = format!("{}: {} server(s)", r.benchmark.title(), r.servers.len());
     let _ = write!(
         s,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
@@ -228,7 +223,7 @@ pub fn render(r: &Report) -> String {
         "<p class=\"meta\">graded by mcp-grade {GRADER_VERSION}; this build grades {} of the {} checks; \
          {} FAIL, {} ERROR, {} UNKNOWN, {} PASS, {} N/A, {} NO-REV; runs fail on {}{}{}</p>",
         r.graded().count(),
-        CATALOGUE.len(),
+        r.benchmark.checks.len(),
         r.total(Verdict::Fail),
         r.total(Verdict::Error),
         r.total(Verdict::Unknown),
@@ -266,7 +261,7 @@ pub fn render(r: &Report) -> String {
     matrix(&mut s, r);
     results(&mut s, r);
     let _ = writeln!(s, "<h2>Not reachable by any probe</h2><ul>");
-    for u in SECTIONS {
+    for u in r.benchmark.sections_unreached() {
         let _ = writeln!(
             s,
             "<li><b>Section {} ({})</b>: governs {}; {}.</li>",
@@ -451,7 +446,7 @@ fn detail(s: &mut String, r: &Report, row: &Row, i: usize, o: &crate::verdict::O
         let _ = write!(s, "<p><b>Not reachable</b>: {}</p>", esc(&o.reduction));
     }
     if e.source != Source::ReportedOnly {
-        let _ = write!(s, "<p><b>Fix</b>: {}</p>", esc(remediation(e.id)));
+        let _ = write!(s, "<p><b>Fix</b>: {}</p>", esc(e.remediation));
     }
     let shown: Vec<&String> = o
         .records

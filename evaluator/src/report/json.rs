@@ -10,7 +10,6 @@
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 
-use crate::catalogue::{BENCHMARK, BENCHMARK_VERSION, CATALOGUE};
 use crate::fmt::utc;
 use crate::verdict::{Leg, Outcome, Verdict};
 
@@ -75,7 +74,7 @@ struct WaiverJ<'a> {
 fn waiver_j<'a>(w: &'a crate::waivers::Waiver, why: Option<&'a str>) -> WaiverJ<'a> {
     WaiverJ {
         line: w.line,
-        check: w.check.as_str(),
+        check: w.check,
         endpoint: &w.endpoint,
         reason: &w.reason,
         expires: w.expires.to_string(),
@@ -167,6 +166,11 @@ struct BaselineJ<'a> {
 #[derive(serde::Serialize, schemars::JsonSchema)]
 struct CheckJ<'a> {
     id: &'static str,
+    /// The rule that graded it (stable across benchmark revisions and renumbering).
+    rule: &'static str,
+    /// The rule's parameter values under the benchmark definition graded.
+    #[schemars(with = "std::collections::BTreeMap<String, Value>")]
+    params: &'a crate::check::Params,
     level: u8,
     title: &'static str,
     section: &'static str,
@@ -209,8 +213,8 @@ fn doc(r: &Report) -> Doc<'_> {
     Doc {
         schema: SCHEMA,
         benchmark: Bench {
-            name: BENCHMARK,
-            version: BENCHMARK_VERSION,
+            name: r.benchmark.name,
+            version: r.benchmark.version,
         },
         grader_version: GRADER_VERSION,
         level: r.level,
@@ -231,7 +235,7 @@ fn doc(r: &Report) -> Doc<'_> {
         graded: Graded {
             count: r.graded().count(),
             in_scope: r.rows.len(),
-            total: CATALOGUE.len(),
+            total: r.benchmark.checks.len(),
         },
         totals: Summary::new(|v| r.total(v)),
         servers: r
@@ -241,8 +245,9 @@ fn doc(r: &Report) -> Doc<'_> {
             .map(|(i, s)| server(i, s))
             .collect(),
         checks: r.rows.iter().map(|row| check(r, row)).collect(),
-        not_reachable: super::unreachable::SECTIONS
-            .iter()
+        not_reachable: r
+            .benchmark
+            .sections_unreached()
             .map(|u| UnreachableJ {
                 section: u.section,
                 title: u.title,
@@ -309,6 +314,8 @@ fn check<'a>(r: &'a Report, row: &'a Row) -> CheckJ<'a> {
     let e = row.entry;
     CheckJ {
         id: e.id.as_str(),
+        rule: e.rule,
+        params: &e.params,
         level: e.level.number(),
         title: e.title,
         section: e.section(),
@@ -360,7 +367,7 @@ pub fn schema() -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::grade::CheckResult;
+    use crate::benchmark::CheckResult;
     use crate::verdict::{Leg, LegOutcome};
     use serde_json::json;
 
@@ -370,7 +377,8 @@ mod tests {
             Some(crate::fixture::session(Some("2025-11-25"), json!({}), None)),
             Vec::new(),
         );
-        let results = CATALOGUE
+        let results = crate::benchmark::Benchmark::builtin()
+            .checks
             .iter()
             .map(|e| CheckResult {
                 entry: e,
@@ -387,7 +395,11 @@ mod tests {
                 }),
             })
             .collect();
-        let rep = Report::new(None, vec![(Server::new(&ev, None), results)]);
+        let rep = Report::new(
+            crate::benchmark::Benchmark::builtin(),
+            None,
+            vec![(Server::new(&ev, None), results)],
+        );
         let v = document(&rep);
         assert_eq!(v["schema"], SCHEMA);
         assert_eq!(

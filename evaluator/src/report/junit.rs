@@ -14,7 +14,6 @@
 use quick_junit::{NonSuccessKind, Report as JUnit, TestCase, TestCaseStatus, TestSuite};
 
 use crate::fmt::line;
-use crate::remediation::remediation;
 use crate::verdict::Verdict;
 
 use super::{Report, Row};
@@ -38,7 +37,7 @@ fn case(row: &Row, i: usize) -> TestCase {
     let text = format!(
         "{}\nremediation: {}\nreduction: {}\nrecords: {}",
         evidence,
-        remediation(e.id),
+        e.remediation,
         line(&o.reduction),
         o.records
             .iter()
@@ -90,7 +89,7 @@ pub fn to_string(r: &Report) -> String {
         report.add_test_suite(suite);
     }
     let mut not = TestSuite::new(NOT_REACHABLE);
-    for u in super::unreachable::SECTIONS {
+    for u in r.benchmark.sections_unreached() {
         let mut st = TestCaseStatus::skipped();
         st.set_message(format!("governs {}; {}", u.governs, u.why));
         let mut c = TestCase::new(format!("section {}: {}", u.section, u.title), st);

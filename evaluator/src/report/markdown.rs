@@ -6,12 +6,10 @@
 
 use std::fmt::Write as _;
 
-use crate::catalogue::{Source, BENCHMARK, BENCHMARK_VERSION, CATALOGUE};
+use crate::benchmark::Source;
 use crate::fmt::{cut, line};
-use crate::remediation::remediation;
 use crate::verdict::Verdict;
 
-use super::unreachable::SECTIONS;
 use super::{Report, Row, GRADER_VERSION};
 
 /// The longest evidence quoted per finding.
@@ -55,7 +53,8 @@ pub fn render(r: &Report) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "## {BENCHMARK} {BENCHMARK_VERSION}: {} server(s)\n",
+        "## {}: {} server(s)\n",
+        r.benchmark.title(),
         r.servers.len()
     );
     let waived = r.waivers.as_ref().map_or(0, |w| w.waived);
@@ -63,7 +62,7 @@ pub fn render(r: &Report) -> String {
         s,
         "mcp-grade {GRADER_VERSION} grades {} of the {} checks. **{} FAIL**, **{} ERROR**, {} UNKNOWN, {} PASS, {} N/A, {} NO-REV{}; runs fail on `{}`.\n",
         r.graded().count(),
-        CATALOGUE.len(),
+        r.benchmark.checks.len(),
         r.total(Verdict::Fail),
         r.total(Verdict::Error),
         r.total(Verdict::Unknown),
@@ -142,7 +141,7 @@ pub fn render(r: &Report) -> String {
         );
     }
     let _ = writeln!(s);
-    for u in SECTIONS {
+    for u in r.benchmark.sections_unreached() {
         let _ = writeln!(
             s,
             "- **Section {}** ({}): governs {}; {}.",
@@ -192,7 +191,7 @@ fn findings(s: &mut String, r: &Report) {
                 i + 1,
                 verdict,
                 cell(&cut(&o.evidence, EVIDENCE_CHARS)),
-                cell(remediation(e.id))
+                cell(e.remediation)
             );
         }
     }

@@ -2,7 +2,7 @@
 //!
 //! [`Report`] is built once from the graded bundles and holds everything a renderer
 //! prints, in the order it is printed: servers sorted by endpoint (then bundle path),
-//! checks in numeric id order ([`crate::catalogue::id_key`]: `1.4` before `2.1` before
+//! checks in numeric id order ([`crate::benchmark::id_key`]: `1.4` before `2.1` before
 //! `10.1`). Renderers only format: [`text`] is the
 //! check-centric report for people (evidence of every non-PASS result, not only FAIL),
 //! [`json`] the documented, stable machine schema (`docs/report.md`).
@@ -18,14 +18,12 @@ pub mod markdown;
 pub mod sarif;
 pub mod summary;
 pub mod text;
-pub mod unreachable;
 
 use serde_json::Value;
 
-use crate::catalogue::{Entry, CATALOGUE};
+use crate::benchmark::{Benchmark, CheckResult, Entry};
 use crate::evidence::Evidence;
 use crate::exit::ExitStatus;
-use crate::grade::CheckResult;
 use crate::verdict::{Outcome, Verdict};
 use crate::waivers::{Applied, FailOn, Mark, Stale, Waivers};
 use chrono::NaiveDate;
@@ -319,6 +317,8 @@ impl Row {
 /// A grading report over one or more bundles.
 #[derive(Debug, Clone)]
 pub struct Report {
+    /// The benchmark definition the bundles were graded under.
+    pub benchmark: &'static Benchmark,
     /// `--level`, if given (1: L1 only; 2: L1 and L2).
     pub level: Option<u8>,
     /// The servers, sorted by endpoint then bundle path.
@@ -350,10 +350,15 @@ pub struct PolicyInfo {
 impl Report {
     /// Build a report from each server and the results [`crate::grade::grade`] gave its
     /// bundle at `level`. A check is graded when every bundle has an outcome for it.
-    pub fn new(level: Option<u8>, graded: Vec<(Server, Vec<CheckResult>)>) -> Report {
+    pub fn new(
+        benchmark: &'static Benchmark,
+        level: Option<u8>,
+        graded: Vec<(Server, Vec<CheckResult>)>,
+    ) -> Report {
         let mut graded = graded;
         graded.sort_by(|a, b| (&a.0.endpoint, &a.0.bundle).cmp(&(&b.0.endpoint, &b.0.bundle)));
-        let mut entries: Vec<&'static Entry> = CATALOGUE
+        let mut entries: Vec<&'static Entry> = benchmark
+            .checks
             .iter()
             .filter(|e| level.is_none_or(|l| e.level.number() <= l))
             .collect();
@@ -380,6 +385,7 @@ impl Report {
             })
             .collect();
         Report {
+            benchmark,
             level,
             servers: graded.into_iter().map(|(s, _)| s).collect(),
             rows,
@@ -410,7 +416,7 @@ impl Report {
                     .list
                     .iter()
                     .enumerate()
-                    .find(|(_, x)| x.matches(row.entry.id, endpoint))
+                    .find(|(_, x)| x.matches(row.entry.id.as_str(), endpoint))
                 else {
                     continue;
                 };
@@ -582,7 +588,7 @@ pub fn render(report: &Report, format: Format) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalogue::entry;
+    use crate::benchmark::Benchmark;
     use crate::fixture;
 
     fn server(endpoint: &str, bundle: &str) -> Server {
@@ -601,7 +607,8 @@ mod tests {
     }
 
     fn results(v: &[(&str, Verdict)]) -> Vec<CheckResult> {
-        CATALOGUE
+        crate::benchmark::Benchmark::builtin()
+            .checks
             .iter()
             .map(|e| CheckResult {
                 entry: e,
@@ -631,7 +638,13 @@ mod tests {
 
     #[test]
     fn status_follows_the_verdicts() {
-        let r = |v: &[(&str, Verdict)]| Report::new(None, vec![(server("e", "b"), results(v))]);
+        let r = |v: &[(&str, Verdict)]| {
+            Report::new(
+                crate::benchmark::Benchmark::builtin(),
+                None,
+                vec![(server("e", "b"), results(v))],
+            )
+        };
         assert_eq!(r(&[]).status(), ExitStatus::Pass);
         assert_eq!(
             r(&[("1.1", Verdict::Pass), ("2.1", Verdict::NotApplicable)]).status(),
@@ -651,6 +664,7 @@ mod tests {
     #[test]
     fn rows_are_numeric_and_servers_sorted() {
         let rep = Report::new(
+            Benchmark::builtin(),
             Some(1),
             vec![
                 (
@@ -683,12 +697,16 @@ mod tests {
             .outcomes
             .is_none());
         assert_eq!(rep.graded().count(), 1);
-        assert_eq!(entry("10.1").map(|e| e.id.as_str()), Some("10.1"));
+        assert_eq!(
+            Benchmark::builtin().entry("10.1").map(|e| e.id.as_str()),
+            Some("10.1")
+        );
     }
 
     #[test]
     fn labels_disambiguate_shared_endpoints() {
         let rep = Report::new(
+            crate::benchmark::Benchmark::builtin(),
             None,
             vec![
                 (server("http://a/mcp", "x.mcpev"), results(&[])),
@@ -697,6 +715,7 @@ mod tests {
         );
         assert_eq!(rep.label(0), "http://a/mcp [2025-11-25] (x.mcpev)");
         let one = Report::new(
+            crate::benchmark::Benchmark::builtin(),
             None,
             vec![(server("http://a/mcp", "x.mcpev"), results(&[]))],
         );

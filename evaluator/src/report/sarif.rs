@@ -26,8 +26,7 @@ use serde_sarif::sarif::{
     ResultLevel, Run, Sarif, Suppression, Tool, ToolComponent,
 };
 
-use crate::catalogue::{Entry, BENCHMARK, BENCHMARK_VERSION};
-use crate::remediation::remediation;
+use crate::benchmark::{Benchmark, Entry};
 use crate::verdict::{Outcome, Verdict};
 
 use super::{Report, Row, GRADER_VERSION};
@@ -74,7 +73,7 @@ fn text(s: impl Into<String>) -> MultiformatMessageString {
     MultiformatMessageString::builder().text(s.into()).build()
 }
 
-fn rule(row: &Row) -> ReportingDescriptor {
+fn rule(bm: &Benchmark, row: &Row) -> ReportingDescriptor {
     let e = row.entry;
     let reduction = row
         .outcomes
@@ -88,7 +87,7 @@ fn rule(row: &Row) -> ReportingDescriptor {
     props.insert("precision".to_string(), json!("high"));
     let help = format!(
         "Remediation: {}.{}",
-        remediation(e.id),
+        e.remediation,
         if reduction.is_empty() {
             String::new()
         } else {
@@ -100,13 +99,11 @@ fn rule(row: &Row) -> ReportingDescriptor {
         .name(format!("CIS MCP {}", e.id.as_str()))
         .short_description(text(e.title))
         .full_description(text(format!(
-            "{BENCHMARK} {BENCHMARK_VERSION}, recommendation {} (Level {}, {}, verdict source: {}): {}",
+            "{}, recommendation {} (Level {}, {}, verdict source: {}): {}",
+            bm.title(),
             e.id.as_str(),
             e.level.number(),
-            match e.status {
-                crate::catalogue::Status::Automated => "automated",
-                crate::catalogue::Status::Manual => "manual",
-            },
+            e.status.as_str(),
             e.source.as_str(),
             e.title
         )))
@@ -229,7 +226,7 @@ fn result(r: &Report, row: &Row, rule_index: usize, i: usize, o: &Outcome) -> Sa
 /// The SARIF log of `r`.
 pub fn log(r: &Report) -> Sarif {
     let rows: Vec<&Row> = r.graded().collect();
-    let rules: Vec<ReportingDescriptor> = rows.iter().map(|row| rule(row)).collect();
+    let rules: Vec<ReportingDescriptor> = rows.iter().map(|row| rule(r.benchmark, row)).collect();
     let mut results = Vec::new();
     for (k, row) in rows.iter().enumerate() {
         for (i, o) in row.outcomes.iter().flatten().enumerate() {
@@ -241,15 +238,17 @@ pub fn log(r: &Report) -> Sarif {
     let driver = ToolComponent::builder()
         .name("mcp-grade")
         .full_name(format!(
-            "mcp-grade {GRADER_VERSION} ({BENCHMARK} {BENCHMARK_VERSION})"
+            "mcp-grade {GRADER_VERSION} ({})",
+            r.benchmark.title()
         ))
         .version(GRADER_VERSION)
         .semantic_version(GRADER_VERSION)
         .information_uri(env!("CARGO_PKG_REPOSITORY"))
         .rules(rules)
         .build();
-    let unreachable: Vec<Value> = super::unreachable::SECTIONS
-        .iter()
+    let unreachable: Vec<Value> = r
+        .benchmark
+        .sections_unreached()
         .map(
             |u| json!({"section": u.section, "title": u.title, "governs": u.governs, "why": u.why}),
         )

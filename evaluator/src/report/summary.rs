@@ -17,12 +17,10 @@
 
 use std::fmt::Write as _;
 
-use crate::catalogue::{Source, BENCHMARK, BENCHMARK_VERSION, CATALOGUE};
+use crate::benchmark::Source;
 use crate::fmt::{cut, line};
-use crate::remediation::remediation;
 use crate::verdict::Verdict;
 
-use super::unreachable::SECTIONS;
 use super::{Report, Row, GRADER_VERSION};
 
 /// The longest evidence shown per result in the findings.
@@ -92,13 +90,14 @@ pub fn render(r: &Report, width: usize) -> String {
     let _ = writeln!(s, "{rule}");
     let _ = writeln!(
         s,
-        "{BENCHMARK} {BENCHMARK_VERSION}, graded by mcp-grade {GRADER_VERSION}"
+        "{}, graded by mcp-grade {GRADER_VERSION}",
+        r.benchmark.title()
     );
     let _ = writeln!(
         s,
         "checks: this build grades {} of the {}; level: {}; runs fail on {}",
         r.graded().count(),
-        CATALOGUE.len(),
+        r.benchmark.checks.len(),
         match r.level {
             Some(l) => format!("{l} only"),
             None => "all (L1 and L2)".into(),
@@ -144,7 +143,7 @@ pub fn render(r: &Report, width: usize) -> String {
         s,
         "not reachable by any probe (benchmark sections without a check here):"
     );
-    for u in SECTIONS {
+    for u in r.benchmark.sections_unreached() {
         s.push_str(&wrap(
             &format!("{}: governs {}; {}", u.title, u.governs, u.why),
             width,
@@ -340,7 +339,7 @@ fn findings(s: &mut String, r: &Report, width: usize, rule: &str) {
                 ));
             }
         }
-        s.push_str(&wrap(remediation(e.id), width, "  fix: ", "       "));
+        s.push_str(&wrap(e.remediation, width, "  fix: ", "       "));
     }
     if !any {
         let _ = writeln!(s, "\n{rule}\nfindings: none (no unwaived FAIL or ERROR)");

@@ -36,7 +36,6 @@
 
 use std::fmt::Write as _;
 
-use crate::catalogue::{BENCHMARK, BENCHMARK_VERSION, CATALOGUE};
 use crate::fmt::{line, utc};
 use crate::verdict::Verdict;
 
@@ -81,7 +80,7 @@ pub fn render(r: &Report) -> String {
         s,
         "not reachable by any probe (benchmark sections without a check here):"
     );
-    for u in super::unreachable::SECTIONS {
+    for u in r.benchmark.sections_unreached() {
         let _ = writeln!(
             s,
             "  {} {}: governs {}; {}",
@@ -95,9 +94,10 @@ fn header(s: &mut String, r: &Report) {
     let _ = writeln!(s, "{RULE}");
     let _ = writeln!(
         s,
-        "{BENCHMARK} {BENCHMARK_VERSION}, graded by mcp-grade {GRADER_VERSION}"
+        "{}, graded by mcp-grade {GRADER_VERSION}",
+        r.benchmark.title()
     );
-    let total = CATALOGUE.len();
+    let total = r.benchmark.checks.len();
     let _ = match r.level {
         None => writeln!(
             s,
@@ -136,7 +136,7 @@ fn header(s: &mut String, r: &Report) {
         if i > 0 {
             s.push('\n');
         }
-        server(s, srv);
+        server(s, srv, r.benchmark);
     }
 }
 
@@ -152,7 +152,7 @@ fn short(hex: &str) -> &str {
     hex.get(..12).unwrap_or(hex)
 }
 
-fn server(s: &mut String, srv: &Server) {
+fn server(s: &mut String, srv: &Server, bm: &crate::benchmark::Benchmark) {
     let w = |s: &mut String, k: &str, v: &str| {
         let _ = writeln!(s, "      {k:<10}{v}");
     };
@@ -175,7 +175,7 @@ fn server(s: &mut String, srv: &Server) {
                 "probed {} and {} ({} graded on each; the worst counts)",
                 line(srv.revision_label()),
                 line(&srv.other_eras.join(", ")),
-                crate::grade::per_era_checks().join(", ")
+                bm.per_era_checks().join(", ")
             ),
         );
     }
@@ -358,8 +358,7 @@ fn check(s: &mut String, r: &Report, row: &Row) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalogue::CATALOGUE;
-    use crate::grade::CheckResult;
+    use crate::benchmark::CheckResult;
     use crate::report::Server;
     use crate::verdict::Outcome;
 
@@ -372,7 +371,8 @@ mod tests {
             )),
             Vec::new(),
         );
-        let results = CATALOGUE
+        let results = crate::benchmark::Benchmark::builtin()
+            .checks
             .iter()
             .map(|e| CheckResult {
                 entry: e,
@@ -391,7 +391,11 @@ mod tests {
                 },
             })
             .collect();
-        Report::new(None, vec![(Server::new(&ev, None), results)])
+        Report::new(
+            crate::benchmark::Benchmark::builtin(),
+            None,
+            vec![(Server::new(&ev, None), results)],
+        )
     }
 
     #[test]

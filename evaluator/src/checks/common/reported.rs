@@ -27,8 +27,6 @@ pub struct Observed {
 /// One reported-only check.
 #[derive(Debug, Clone, Copy)]
 pub struct ReportedOnly {
-    /// Why the recommendation is out of a network probe's reach.
-    pub reason: &'static str,
     /// What part of the recommendation a black-box probe cannot reach.
     pub reduction: &'static str,
     /// The legs `observe` reads.
@@ -54,10 +52,17 @@ impl Check for ReportedOnly {
     fn grade(&self, ev: &Evidence, cx: &Context<'_>) -> Outcome {
         let seen = (self.observe)(ev, cx);
         let mut o =
-            reported_only(ev, self.reason, &seen.notes, self.reduction).with_records(seen.records);
+            reported_only(ev, reason(cx), &seen.notes, self.reduction).with_records(seen.records);
         o.details.extend(seen.details);
         o
     }
+}
+
+/// Why the recommendation is out of a network probe's reach: the benchmark definition's
+/// `unreached` for the check (every reported-only row states one).
+pub fn reason<'a>(cx: &Context<'a>) -> &'a str {
+    cx.unreached
+        .unwrap_or("the benchmark definition states no reason for this check")
 }
 
 /// An N/A outcome for a reported-only check: `reason` says why the recommendation is

@@ -1,58 +1,14 @@
 //! What a stdio bundle shows (the collector launched the server and spoke over its stdin
-//! and stdout): the process record, every stdout line in order, and which checks have no
-//! subject over stdio.
+//! and stdout): the process record and every stdout line in order. Which checks have no
+//! subject over stdio is data: the `transports` of each benchmark definition row.
 //!
 //! A stdio exchange is read by the checks of the protocol through
 //! [`crate::evidence::Exchange`] like any other (see
 //! [`crate::evidence::stdio_as_exchange`]); this module holds what only stdio has.
 
-use mcp_probe_schema::check_id::CheckId;
 use mcp_probe_schema::model::{Observation, StdioLine, StdioProcess, StdioUnkept};
 
 use crate::evidence::Evidence;
-use crate::verdict::{Outcome, Verdict};
-
-/// The checks whose subject exists only on HTTP (TLS, headers, Origin, OAuth and bearer
-/// tokens, HTTP sessions and streams, HTTP caching and body limits), or whose legs and
-/// rules this build defines only on HTTP (1.1: version assertions in the
-/// `MCP-Protocol-Version` header and HTTP status rules). On a stdio bundle each is N/A
-/// naming the transport.
-pub const HTTP_ONLY: &[CheckId] = &[
-    CheckId::C1_1,
-    CheckId::C2_2,
-    CheckId::C2_3,
-    CheckId::C2_4,
-    CheckId::C2_5,
-    CheckId::C3_1_2,
-    CheckId::C3_2_2,
-    CheckId::C3_3_1,
-    CheckId::C3_3_2,
-    CheckId::C3_3_4,
-    CheckId::C3_3_5,
-    CheckId::C5_2_3,
-    CheckId::C7_2_1,
-    CheckId::C10_1,
-    CheckId::C10_2,
-];
-
-/// N/A for an [`HTTP_ONLY`] check on a stdio bundle; `None` otherwise.
-pub fn not_on_stdio(id: CheckId, ev: &Evidence) -> Option<Outcome> {
-    if !ev.is_stdio() || !HTTP_ONLY.contains(&id) {
-        return None;
-    }
-    Some(
-        Outcome::single(
-            Verdict::NotApplicable,
-            format!(
-                "transport stdio: the server was launched as a local process ({}) and spoken to over its stdin \
-                 and stdout; what {id} reads exists only on HTTP",
-                crate::fmt::line(&ev.payload.target.as_typed)
-            ),
-            "the check's subject is an HTTP property; a stdio server has none",
-        )
-        .with_detail("transport", ev.transport()),
-    )
-}
 
 /// The process record and its seq, when the bundle has one.
 pub fn process(ev: &Evidence) -> Option<(u64, &StdioProcess)> {

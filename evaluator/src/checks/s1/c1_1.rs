@@ -19,7 +19,7 @@ use mcp_probe_schema::vocab::{code, leg, method, LegId, REV_2025_06_18, REV_2026
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::check::{Check, Context, Legs};
+use crate::check::{Check, Context, Legs, ParamKind, ParamSpec, ParamValue};
 use crate::checks::common::policy::{absent, approved, Approved};
 use crate::checks::common::values::{leg_outcomes, Keyed};
 use crate::checks::common::wire::{self, read, skipped_leg, Answer, AnswerFacts, Reply};
@@ -34,20 +34,27 @@ pub struct Check1_1;
 /// The 1.1 check.
 pub static C1_1: Check1_1 = Check1_1;
 
-/// The oldest revision a server may serve (1.1a); stands in for the operator's allowlist.
-pub const FLOOR: &str = REV_2025_06_18;
+/// The oldest revision a server may serve (1.1a), as the benchmark definition states it
+/// (v1.0.0: 2025-06-18); stands in for the operator's allowlist.
+pub const FLOOR: ParamSpec = ParamSpec {
+    name: "revision_floor",
+    kind: ParamKind::Revision,
+    default: ParamValue::Text(REV_2025_06_18),
+    doc: "the oldest protocol revision a server may serve when no policy lists the approved ones",
+};
 
 /// What 1.1a holds the served revisions to: the operator policy's `approved_revisions`
 /// when it states them, else the [`FLOOR`].
 struct Pin<'a> {
     approved: Option<Approved<'a>>,
+    floor: &'a str,
 }
 
 impl Pin<'_> {
     fn allows(&self, rev: &str) -> bool {
         match &self.approved {
             Some(a) => a.list.iter().any(|x| x == rev),
-            None => rev >= FLOOR,
+            None => rev >= self.floor,
         }
     }
 
@@ -60,7 +67,7 @@ impl Pin<'_> {
                 line(a.file),
                 line(&a.list.join(", "))
             ),
-            None => format!("earlier than the {FLOOR} floor"),
+            None => format!("earlier than the {} floor", self.floor),
         }
     }
 
@@ -68,7 +75,7 @@ impl Pin<'_> {
     fn clean(&self) -> String {
         match &self.approved {
             Some(_) => format!("all {}", self.fault().replacen("not among", "among", 1)),
-            None => format!("none earlier than the {FLOOR} floor"),
+            None => format!("none earlier than the {} floor", self.floor),
         }
     }
 
@@ -92,10 +99,10 @@ impl Pin<'_> {
 }
 
 /// The reduction when no policy states the approved revisions (`absent` says why).
-fn reduction_1_1(absent: &str) -> String {
+fn reduction_1_1(absent: &str, floor: &str) -> String {
     format!(
         "1.1f (the asserted version is logged per request) is not probed: it reads a deployment audit \
-         log. No approved-revision allowlist is read ({absent}): the 2025-06-18 floor stands in for it, \
+         log. No approved-revision allowlist is read ({absent}): the {floor} floor stands in for it, \
          so a narrower allowlist is not enforced here, and the initialize sweep offers only 2024-11-05 \
          and 2025-03-26. 1.1d and 1.1e need the header + _meta pair only 2026-07-28 defines and are \
          excluded below it."
@@ -671,12 +678,16 @@ struct Check1_1Facts {
     /// How the version is asserted on the negotiated revision.
     mechanism: String,
     /// The oldest revision a server may serve.
-    floor: &'static str,
+    floor: String,
     /// 1.1b-e → status and code of the answer, for the probes answered.
     probes: Keyed<&'static str, AnswerFacts>,
 }
 
 impl Check for Check1_1 {
+    fn params(&self) -> &'static [ParamSpec] {
+        &[FLOOR]
+    }
+
     fn legs(&self, _era: Option<Era>) -> Legs {
         Legs::required(&[
             leg::ENDPOINT_DETECT,
@@ -693,6 +704,7 @@ impl Check for Check1_1 {
         let mut probes = Keyed::default();
         let pin = Pin {
             approved: approved(cx, "approved_revisions", |d| d.approved_revisions.as_ref()),
+            floor: cx.text(&FLOOR),
         };
         let (a, sweep, supported_versions) = leg_a(ev, &mut seqs, &pin);
         let mut legs = vec![a];
@@ -714,13 +726,13 @@ impl Check for Check1_1 {
             supported_versions,
             legs: leg_outcomes(&legs),
             mechanism,
-            floor: FLOOR,
+            floor: pin.floor.to_string(),
             probes,
         };
         let reduction = if pin.approved.is_some() {
             REDUCTION_1_1_POLICY.to_string()
         } else {
-            reduction_1_1(&absent(cx, "approved_revisions"))
+            reduction_1_1(&absent(cx, "approved_revisions"), pin.floor)
         };
         Outcome::from_legs(legs, reduction)
             .with_records(seqs)

@@ -1,7 +1,7 @@
 //! 3.1.2: OAuth 2.1 / OIDC or short-lived tokens for remote servers (docs/checks.md,
 //! 3.1.2). 3.1.2a: the unauthenticated request is refused with a 401 naming
 //! `resource_metadata`; 3.1.2b: every token's issued lifetime is within
-//! [`MAX_TOKEN_LIFETIME_SECS`]; 3.1.2c and d record authorization-server metadata and never
+//! [`MAX_TOKEN_LIFETIME`]; 3.1.2c and d record authorization-server metadata and never
 //! move the verdict. The challenge, discovery and tokens are read by `common::oauth`.
 
 use mcp_probe_schema::model::Era;
@@ -9,7 +9,7 @@ use mcp_probe_schema::vocab::leg;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use crate::check::{Check, Context, Legs, Needs};
+use crate::check::{Check, Context, Legs, Needs, ParamKind, ParamSpec, ParamValue};
 use crate::checks::common::oauth::challenge::Unauth;
 use crate::checks::common::oauth::facts::Facts;
 use crate::checks::common::oauth::gate::{combine, legs_map, shown_value, DETECTION};
@@ -19,10 +19,19 @@ use crate::evidence::Evidence;
 use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome, Outcome};
 
-/// The longest issued access-token lifetime 3.1.2b accepts by default, in seconds: the
-/// benchmark's baseline for a "short-lived" token (3600 s). The operator's policy
-/// (`max_token_lifetime_seconds`) replaces it, and the evidence names which limit applied.
-pub const MAX_TOKEN_LIFETIME_SECS: i64 = 3600;
+/// The longest issued access-token lifetime 3.1.2b accepts, in seconds: the benchmark
+/// definition's baseline for a "short-lived" token (v1.0.0: 3600 s). The operator's
+/// policy (`max_token_lifetime_seconds`) replaces it, and the evidence names which limit
+/// applied.
+pub const MAX_TOKEN_LIFETIME: ParamSpec = ParamSpec {
+    name: "max_token_lifetime_seconds",
+    kind: ParamKind::Int {
+        min: 1,
+        max: 31_536_000,
+    },
+    default: ParamValue::Int(3600),
+    doc: "the longest issued access-token lifetime, in seconds, 3.1.2b accepts",
+};
 
 /// The lifetime limit 3.1.2b applies, and how the evidence names it.
 struct Limit {
@@ -45,9 +54,10 @@ impl Limit {
                 from_policy: true,
             })
         });
+        let seconds = cx.int(&MAX_TOKEN_LIFETIME);
         from_policy.unwrap_or(Limit {
-            seconds: MAX_TOKEN_LIFETIME_SECS,
-            named: format!("the benchmark baseline of {MAX_TOKEN_LIFETIME_SECS} s"),
+            seconds,
+            named: format!("the benchmark baseline of {seconds} s"),
             from_policy: false,
         })
     }
@@ -60,14 +70,15 @@ pub struct Check3_1_2;
 pub static C3_1_2: Check3_1_2 = Check3_1_2;
 
 /// The 3.1.2 reduction: where the lifetime limit came from (the policy's
-/// max_token_lifetime_seconds, else the benchmark's 3600 s).
+/// max_token_lifetime_seconds, else the benchmark definition's baseline).
 fn reduction_3_1_2(cx: &Context<'_>, limit: &Limit) -> String {
     let source = if limit.from_policy {
         format!("the lifetime limit is {}", limit.named)
     } else {
         format!(
-            "the lifetime limit is the benchmark's baseline ({MAX_TOKEN_LIFETIME_SECS} s), not an \
+            "the lifetime limit is the benchmark's baseline ({} s), not an \
              operator policy ({})",
+            limit.seconds,
             absent(cx, "max_token_lifetime_seconds")
         )
     };
@@ -99,6 +110,10 @@ struct Check3_1_2Facts<'a> {
 }
 
 impl Check for Check3_1_2 {
+    fn params(&self) -> &'static [ParamSpec] {
+        &[MAX_TOKEN_LIFETIME]
+    }
+
     fn legs(&self, era: Option<Era>) -> Legs {
         // Detection past the gate; the unauthenticated leg and discovery when present
         // (legs c and d say when discovery is missing).

@@ -711,11 +711,16 @@ mod tests {
             ]);
         }
         let ev = crate::fixture::evidence(Some(s), records);
-        let graded = crate::grade::grade(&ev, &crate::check::Context::default(), None)
-            .into_iter()
-            .find(|r| r.entry.id == mcp_probe_schema::check_id::CheckId::C5_1_3)
-            .and_then(|r| r.outcome)
-            .expect("5.1.3 graded");
+        let graded = crate::benchmark::grade(
+            crate::benchmark::Benchmark::builtin(),
+            &ev,
+            &crate::check::Context::default(),
+            None,
+        )
+        .into_iter()
+        .find(|r| r.entry.id == "5.1.3")
+        .and_then(|r| r.outcome)
+        .expect("5.1.3 graded");
         let alone = crate::grade::run(&C5_1_3, &ev, &crate::check::Context::default());
         (graded, alone)
     }

@@ -1,0 +1,194 @@
+//! The grading runner: every check of one benchmark definition on every bundle, with the
+//! uniform preconditions ([`crate::grade::run`]), the transports and eras each row names,
+//! and the row's parameters handed to its rule.
+
+use super::{Benchmark, Entry, Eras};
+use crate::check::{Check, Context};
+use crate::evidence::Evidence;
+use crate::grade::{across_eras, run};
+use crate::verdict::{Outcome, Verdict};
+use mcp_probe_schema::vocab::family;
+
+/// One check's result on one bundle.
+#[derive(Debug, Clone)]
+pub struct CheckResult {
+    /// The check.
+    pub entry: &'static Entry,
+    /// `None` when this build does not grade the check.
+    pub outcome: Option<Outcome>,
+}
+
+/// Grade every check of `bm` (at `level` or below, when given) on `ev`. A check whose
+/// row says `eras = "every"` (or `"every-recorded"`) is graded on every era the bundle
+/// probed (the negotiated one and each of `session.other_eras`) and the outcomes are
+/// combined ([`across_eras`]).
+pub fn grade(
+    bm: &'static Benchmark,
+    ev: &Evidence,
+    cx: &Context<'_>,
+    level: Option<u8>,
+) -> Vec<CheckResult> {
+    let others = ev.other_eras();
+    bm.checks
+        .iter()
+        .filter(|e| level.is_none_or(|l| e.level.number() <= l))
+        .map(|entry| CheckResult {
+            entry,
+            outcome: entry.grader.map(|c| {
+                if let Some(na) = off_transport(entry, ev) {
+                    return na;
+                }
+                let cx = Context {
+                    params: &entry.params,
+                    unreached: entry.unreached,
+                    ..*cx
+                };
+                let first = run(c, ev, &cx);
+                let probed: Vec<&Evidence> = match entry.eras {
+                    Eras::Negotiated => Vec::new(),
+                    Eras::Every => others.iter().collect(),
+                    Eras::EveryRecorded => others.iter().filter(|o| recorded_on(c, o)).collect(),
+                };
+                let out = if probed.is_empty() {
+                    first
+                } else {
+                    let mut all = vec![(ev.revision_label(), first)];
+                    all.extend(probed.iter().map(|o| (o.revision_label(), run(c, o, &cx))));
+                    across_eras(all)
+                };
+                crate::checks::common::transport::qualify(entry.rule, ev, out)
+            }),
+        })
+        .collect()
+}
+
+/// N/A naming the transport, for a check whose row does not list the bundle's.
+fn off_transport(entry: &Entry, ev: &Evidence) -> Option<Outcome> {
+    let t = ev.transport();
+    if entry.transports.includes(t) {
+        return None;
+    }
+    let what = if ev.is_stdio() {
+        format!(
+            "transport stdio: the server was launched as a local process ({}) and spoken to over its stdin \
+             and stdout; what {} reads exists only on HTTP",
+            crate::fmt::line(&ev.payload.target.as_typed),
+            entry.id
+        )
+    } else {
+        format!(
+            "transport {t}: the benchmark definition grades {} on {} only",
+            entry.id,
+            entry.transports.labels().join(", ")
+        )
+    };
+    Some(
+        Outcome::single(
+            Verdict::NotApplicable,
+            what,
+            if ev.is_stdio() {
+                "the check's subject is an HTTP property; a stdio server has none"
+            } else {
+                "the check's subject is a property of another transport"
+            },
+        )
+        .with_detail("transport", t),
+    )
+}
+
+/// True when the era view `o` holds a record of one of the rule's per-era legs: a rule
+/// graded on `every-recorded` eras is graded on `o` only then.
+fn recorded_on(check: &dyn Check, o: &Evidence) -> bool {
+    let legs = check.legs(o.session().and_then(|s| s.era));
+    legs.required
+        .iter()
+        .chain(legs.optional)
+        .filter(|l| family::PER_ERA.contains(l))
+        .any(|l| o.has_leg(*l))
+}
+
+/// Keep of `results` only what a report prints, for a report over many bundles: each
+/// leg's note goes (no report prints it: the evidence text already carries every note,
+/// and the JSON report lists each leg's outcome only), and no string or list keeps spare
+/// capacity. Verdicts, evidence, reduction, records and details are unchanged.
+pub fn compact(results: &mut [CheckResult]) {
+    for o in results.iter_mut().filter_map(|r| r.outcome.as_mut()) {
+        for l in &mut o.legs {
+            l.note = String::new();
+            l.id.shrink_to_fit();
+        }
+        o.legs.shrink_to_fit();
+        o.evidence.shrink_to_fit();
+        o.reduction.shrink_to_fit();
+        o.records.shrink_to_fit();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_probe_schema::model::Era;
+    use mcp_probe_schema::vocab::LegId;
+
+    #[test]
+    fn checks_off_their_transports_are_na_on_a_stdio_bundle_and_graded_on_http() {
+        use crate::fixture::{evidence, session, stdio_evidence};
+        let bm = Benchmark::builtin();
+        let s = || Some(session(Some("2026-07-28"), serde_json::json!({}), None));
+        let stdio = grade(
+            bm,
+            &stdio_evidence(s(), Vec::new()),
+            &Context::default(),
+            None,
+        );
+        let http = grade(bm, &evidence(s(), Vec::new()), &Context::default(), None);
+        let mut off = 0;
+        for (on_stdio, on_http) in stdio.iter().zip(&http) {
+            let (a, b) = (
+                on_stdio.outcome.as_ref().expect("graded"),
+                on_http.outcome.as_ref().expect("graded"),
+            );
+            if !on_stdio.entry.transports.stdio {
+                off += 1;
+                assert_eq!(a.verdict, Verdict::NotApplicable, "{}", on_stdio.entry.id);
+                assert!(
+                    a.evidence.starts_with("transport stdio: "),
+                    "{}",
+                    a.evidence
+                );
+                assert!(!b.evidence.starts_with("transport stdio"), "{}", b.evidence);
+            } else {
+                assert!(
+                    !a.evidence.starts_with("transport stdio: "),
+                    "{}",
+                    a.evidence
+                );
+            }
+        }
+        assert!(off > 0);
+    }
+
+    #[test]
+    fn the_per_era_checks_read_exactly_the_per_era_legs() {
+        let mut read = Vec::new();
+        for entry in Benchmark::builtin()
+            .checks
+            .iter()
+            .filter(|e| e.eras != Eras::Negotiated)
+        {
+            let legs = entry.grader.expect("graded").legs(Some(Era::Legacy));
+            let mine: Vec<LegId> = legs
+                .required
+                .iter()
+                .chain(legs.optional)
+                .copied()
+                .filter(|l| family::PER_ERA.contains(l))
+                .collect();
+            assert!(!mine.is_empty(), "{} reads no per-era leg", entry.id);
+            read.extend(mine);
+        }
+        for l in family::PER_ERA {
+            assert!(read.contains(&l), "no per-era check reads {l}");
+        }
+    }
+}
