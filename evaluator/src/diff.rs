@@ -15,47 +15,12 @@ use serde_json::Value;
 
 use crate::check::Context;
 use crate::commands::CommandError;
+pub use crate::commands::DiffError;
 use crate::evidence::Evidence;
 use crate::exit::ExitStatus;
 use crate::fmt::{line, utc};
 use crate::load::{for_grading, load_trust, read_verified, Error};
 use crate::output::Diag;
-
-/// Why `diff` cannot compare (a usage error, exit 2, or a bundle that failed
-/// verification, exit 3).
-#[derive(Debug, thiserror::Error)]
-pub enum DiffError {
-    /// The bundles are of two endpoints.
-    #[error("{old} is a bundle of {old_endpoint} and {new} of {new_endpoint}; diff compares two bundles of one endpoint")]
-    Endpoints {
-        /// OLD.
-        old: String,
-        /// Its endpoint.
-        old_endpoint: String,
-        /// NEW.
-        new: String,
-        /// Its endpoint.
-        new_endpoint: String,
-    },
-    /// A bundle failed verification.
-    #[error("INVALID {path}: {reason}; not compared")]
-    Invalid {
-        /// The bundle.
-        path: String,
-        /// Why.
-        reason: String,
-    },
-}
-
-impl DiffError {
-    /// The exit status.
-    pub fn exit_status(&self) -> ExitStatus {
-        match self {
-            DiffError::Endpoints { .. } => ExitStatus::Usage,
-            DiffError::Invalid { .. } => ExitStatus::Invalid,
-        }
-    }
-}
 
 /// One side of the comparison.
 #[derive(Debug, Serialize, schemars::JsonSchema)]

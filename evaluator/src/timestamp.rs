@@ -202,6 +202,63 @@ pub fn gen_time_text(secs: u64) -> String {
         .unwrap_or_else(|| secs.to_string())
 }
 
+/// The `timestamp` object of a `verify --json` line: present whenever the bundle's
+/// signature verified (so the timestamp could be looked at).
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct TimestampJson {
+    /// `none` (no token: collected without `--tsa`), `not-obtained` (the collector's TSA
+    /// failed; see `reason`), `valid`, or `invalid` (see `step` and `reason`).
+    pub state: &'static str,
+    /// The TSA certificate's subject (valid tokens only).
+    pub tsa: Option<String>,
+    /// genTime, RFC 3339 UTC (valid tokens only).
+    pub gen_time: Option<String>,
+    /// The token's serial number, hex (valid tokens only).
+    pub serial: Option<String>,
+    /// The TSA policy OID (valid tokens only).
+    pub policy: Option<String>,
+    /// The step that failed (`decode`, `imprint`, `message-digest`, `certificate`,
+    /// `signature`, `usage`, `chain`; invalid tokens only).
+    pub step: Option<&'static str>,
+    /// Why (invalid tokens, and the collector's note when not obtained).
+    pub reason: Option<String>,
+}
+
+impl TimestampJson {
+    /// The JSON of a timestamp state.
+    pub fn of(s: &TimestampState) -> TimestampJson {
+        let mut j = TimestampJson {
+            state: "none",
+            tsa: None,
+            gen_time: None,
+            serial: None,
+            policy: None,
+            step: None,
+            reason: None,
+        };
+        match s {
+            TimestampState::None => {}
+            TimestampState::NotObtained(why) => {
+                j.state = "not-obtained";
+                j.reason = Some(why.clone());
+            }
+            TimestampState::Valid(t) => {
+                j.state = "valid";
+                j.tsa = Some(t.tsa.clone());
+                j.gen_time = Some(gen_time_text(t.gen_time));
+                j.serial = Some(t.serial.clone());
+                j.policy = Some(t.policy.clone());
+            }
+            TimestampState::Invalid(f) => {
+                j.state = "invalid";
+                j.step = Some(f.step.name());
+                j.reason = Some(f.detail.clone());
+            }
+        }
+        j
+    }
+}
+
 /// Run every step on `token` (DER) for a bundle whose COSE signature is `signature`.
 pub fn verify(token: &[u8], signature: &[u8], trust: &TsaTrust) -> Result<Timestamp, StampFailure> {
     let fail = StampFailure::new;

@@ -421,7 +421,7 @@ enum Malformed {
 
 /// The head of the CBOR item at `pos`: major type, additional information, argument,
 /// and the offset after the head.
-fn cbor_head(b: &[u8], pos: usize) -> Result<(u8, u8, u64, usize), Malformed> {
+fn read_head(b: &[u8], pos: usize) -> Result<(u8, u8, u64, usize), Malformed> {
     let first = *b.get(pos).ok_or(Malformed::End)?;
     let (major, ai) = (first >> 5, first & 0x1f);
     let n = match ai {
@@ -454,7 +454,7 @@ fn cbor_skip(b: &[u8], pos: usize, depth: usize) -> Result<usize, Malformed> {
     if depth > MAX_DEPTH {
         return Err(Malformed::TooDeep);
     }
-    let (major, ai, arg, mut p) = cbor_head(b, pos)?;
+    let (major, ai, arg, mut p) = read_head(b, pos)?;
     match (major, ai) {
         (0 | 1 | 6 | 7, 31) => Err(Malformed::Invalid(pos)),
         (0 | 1, _) => Ok(p),
@@ -464,7 +464,7 @@ fn cbor_skip(b: &[u8], pos: usize, depth: usize) -> Result<usize, Malformed> {
             if b.get(p) == Some(&0xff) {
                 return Ok(p + 1);
             }
-            let (m, cai, len, q) = cbor_head(b, p)?;
+            let (m, cai, len, q) = read_head(b, p)?;
             if m != major || cai == 31 {
                 return Err(Malformed::Invalid(p));
             }
@@ -503,7 +503,7 @@ struct Cose<'a> {
 
 /// A definite-length byte string at `*p`: its content; `*p` moves past it.
 fn cbor_bstr<'a>(b: &'a [u8], p: &mut usize) -> Option<&'a [u8]> {
-    let (major, ai, len, q) = cbor_head(b, *p).ok()?;
+    let (major, ai, len, q) = read_head(b, *p).ok()?;
     if major != 2 || ai == 31 {
         return None;
     }
@@ -619,7 +619,7 @@ fn structure(bytes: &[u8]) -> Result<Cose<'_>, VerifyError> {
     }
     // Well-formed from here on: no head below can run past the end.
     let not_cose = || VerifyError::NotABundle("CBOR without the COSE_Sign1 tag".into());
-    let (major, _, tag, p) = cbor_head(bytes, 0).map_err(|_| not_cose())?;
+    let (major, _, tag, p) = read_head(bytes, 0).map_err(|_| not_cose())?;
     if major != 6 {
         return Err(not_cose());
     }
@@ -629,14 +629,14 @@ fn structure(bytes: &[u8]) -> Result<Cose<'_>, VerifyError> {
         )));
     }
     let shape = "not a COSE_Sign1 (an array of protected header, unprotected header, payload and signature)";
-    let mut p = match cbor_head(bytes, p) {
+    let mut p = match read_head(bytes, p) {
         Ok((4, ai, 4, after)) if ai != 31 => after,
         _ => return Err(header(shape)),
     };
     let protected = cbor_bstr(bytes, &mut p)
         .ok_or_else(|| header("the protected header is not a byte string"))?;
     let start = p;
-    match cbor_head(bytes, start) {
+    match read_head(bytes, start) {
         Ok((5, _, _, _)) => {}
         _ => return Err(header("the unprotected header is not a map")),
     }
@@ -706,12 +706,35 @@ fn header(c: &Cose<'_>) -> Result<PublicKey, VerifyError> {
     Ok(key)
 }
 
+/// The CBOR head of a major type with an argument, shortest form.
+pub fn cbor_head(major: u8, n: u64) -> Vec<u8> {
+    let m = major << 5;
+    match n {
+        0..=23 => vec![m | n as u8],
+        24..=0xff => vec![m | 24, n as u8],
+        0x100..=0xffff => {
+            let mut v = vec![m | 25];
+            v.extend_from_slice(&(n as u16).to_be_bytes());
+            v
+        }
+        0x1_0000..=0xffff_ffff => {
+            let mut v = vec![m | 26];
+            v.extend_from_slice(&(n as u32).to_be_bytes());
+            v
+        }
+        _ => {
+            let mut v = vec![m | 27];
+            v.extend_from_slice(&n.to_be_bytes());
+            v
+        }
+    }
+}
+
 /// The bytes of the COSE `Sig_structure` `["Signature1", protected, h'', payload]` that
 /// come before the payload bytes (`protected`: the contents of the protected header bstr).
 /// Heads are in shortest form, as COSE's deterministic encoding requires. Shared by the
 /// signer ([`crate::seal::seal_to`]) and [`open`].
 pub(crate) fn sig_structure_head(protected: &[u8], payload_len: u64) -> Vec<u8> {
-    use crate::seal::cbor_head;
     let mut head = Vec::with_capacity(protected.len() + 32);
     head.push(0x84);
     head.push(0x6a);
@@ -1128,7 +1151,7 @@ mod tests {
             (256, vec![0x59, 0x01, 0x00]),
             (65_536, vec![0x5a, 0x00, 0x01, 0x00, 0x00]),
         ] {
-            assert_eq!(crate::seal::cbor_head(2, len), head, "{len}");
+            assert_eq!(cbor_head(2, len), head, "{len}");
         }
     }
 }

@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::model::{
     Body, BodyEnd, Header, HttpOutcome, HttpResponse, Observation, Record, StdioExchange,
 };
-use crate::vocab::{leg, LegId};
+use crate::vocab::{inventory, leg, LegId};
 
 /// First header named `name` (case-insensitive).
 pub fn header<'a>(headers: &'a [Header], name: &str) -> Option<&'a Header> {
@@ -142,13 +142,8 @@ pub struct Inventory {
 
 /// The key of the item array in each list result.
 pub fn list_key(leg_id: &str) -> Option<&'static str> {
-    match LegId::parse(leg_id)? {
-        leg::INVENTORY_TOOLS => Some("tools"),
-        leg::INVENTORY_RESOURCES => Some("resources"),
-        leg::INVENTORY_RESOURCE_TEMPLATES => Some("resourceTemplates"),
-        leg::INVENTORY_PROMPTS => Some("prompts"),
-        _ => None,
-    }
+    let l = LegId::parse(leg_id)?;
+    inventory::LISTS.iter().find(|x| x.leg == l).map(|x| x.key)
 }
 
 /// What the HTTP+SSE stream carried for one `POST` record: the JSON-RPC messages of

@@ -53,29 +53,9 @@ pub struct Sealed {
     pub chain_head: [u8; 32],
 }
 
-/// The CBOR head of a major type with an argument, shortest form.
-pub fn cbor_head(major: u8, n: u64) -> Vec<u8> {
-    let m = major << 5;
-    match n {
-        0..=23 => vec![m | n as u8],
-        24..=0xff => vec![m | 24, n as u8],
-        0x100..=0xffff => {
-            let mut v = vec![m | 25];
-            v.extend_from_slice(&(n as u16).to_be_bytes());
-            v
-        }
-        0x1_0000..=0xffff_ffff => {
-            let mut v = vec![m | 26];
-            v.extend_from_slice(&(n as u32).to_be_bytes());
-            v
-        }
-        _ => {
-            let mut v = vec![m | 27];
-            v.extend_from_slice(&n.to_be_bytes());
-            v
-        }
-    }
-}
+/// The CBOR head of a major type with an argument, shortest form (defined with the
+/// reading of bundles, which builds the signed bytes with it too).
+pub use crate::bundle::cbor_head;
 
 fn encode<T: serde::Serialize + ?Sized>(v: &T) -> io::Result<Vec<u8>> {
     let mut out = Vec::new();

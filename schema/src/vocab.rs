@@ -642,6 +642,65 @@ pub mod family {
     ];
 }
 
+/// The inventory lists, read in full (every page) before any probe leg: the capability
+/// that gates each, its method, the key of the item array in its result and the leg its
+/// pages are recorded under. The collector sends them from this table
+/// ([`LISTS`](inventory::LISTS), in that order) and the grader reads them back by it, so
+/// the two cannot disagree on which capability or key belongs to which leg.
+pub mod inventory {
+    use super::{leg, method, LegId};
+
+    /// One list method.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct List {
+        /// The leg holding every page.
+        pub leg: LegId,
+        /// The JSON-RPC method.
+        pub method: &'static str,
+        /// The key of the item array in a result.
+        pub key: &'static str,
+        /// The capability that gates the list (`resources` for templates too).
+        pub capability: &'static str,
+        /// What one item is called (in the grader's evidence).
+        pub noun: &'static str,
+    }
+
+    /// `tools/list`.
+    pub const TOOLS: List = List {
+        leg: leg::INVENTORY_TOOLS,
+        method: method::TOOLS_LIST,
+        key: "tools",
+        capability: "tools",
+        noun: "tool",
+    };
+    /// `resources/list`.
+    pub const RESOURCES: List = List {
+        leg: leg::INVENTORY_RESOURCES,
+        method: method::RESOURCES_LIST,
+        key: "resources",
+        capability: "resources",
+        noun: "resource",
+    };
+    /// `resources/templates/list`.
+    pub const TEMPLATES: List = List {
+        leg: leg::INVENTORY_RESOURCE_TEMPLATES,
+        method: method::RESOURCE_TEMPLATES_LIST,
+        key: "resourceTemplates",
+        capability: "resources",
+        noun: "template",
+    };
+    /// `prompts/list`.
+    pub const PROMPTS: List = List {
+        leg: leg::INVENTORY_PROMPTS,
+        method: method::PROMPTS_LIST,
+        key: "prompts",
+        capability: "prompts",
+        noun: "prompt",
+    };
+    /// Every list, in the order the collector sends them.
+    pub const LISTS: [List; 4] = [TOOLS, RESOURCES, TEMPLATES, PROMPTS];
+}
+
 /// JSON-RPC method names used by the collector.
 pub mod method {
     /// 2026-07-28 discovery.

@@ -425,6 +425,36 @@ impl Journal {
         fail_closed(&red, record)
     }
 
+    /// True while stream events are stored as records: until the bundle cap was reached
+    /// (`run.bundle_capped_from`). Past it, events other than a request's first answer
+    /// are counted ([`Journal::count_event`]).
+    pub fn stores_events(&self) -> bool {
+        self.capped_from.is_none()
+    }
+
+    /// Count `e` in the summary record being filled; a summary for another request,
+    /// legs or stream is written first.
+    pub fn count_event(&mut self, e: CountedEvent<'_>) {
+        if self
+            .unkept_events
+            .as_ref()
+            .is_some_and(|f| !f.same_place(&e))
+        {
+            self.flush_unkept_events();
+        }
+        self.unkept_events
+            .get_or_insert_with(|| unkept::Filling::new(&e))
+            .count(&e);
+    }
+
+    /// Write the summary being filled, if any, as an `sse_event` record with `unkept`.
+    pub fn flush_unkept_events(&mut self) {
+        if let Some(f) = self.unkept_events.take() {
+            let (legs, at, observation) = f.finish();
+            self.record(&legs, at, 0, observation);
+        }
+    }
+
     /// Redact, chain and append one observation. Returns its seq.
     pub fn record(
         &mut self,

@@ -2,7 +2,7 @@
 //! (`inventory.*` legs), bounded by `--max-pages` and stopped on a repeated cursor.
 
 use mcp_probe_schema::model::Era;
-use mcp_probe_schema::vocab::{leg, method, LegId};
+use mcp_probe_schema::vocab::{inventory, LegId};
 use serde_json::{json, Value};
 
 use super::session::{Ending, Probe};
@@ -15,29 +15,16 @@ impl Probe<'_> {
             .session()
             .and_then(|s| s.capabilities.clone())
             .unwrap_or(json!({}));
-        let lists = [
-            ("tools", method::TOOLS_LIST, leg::INVENTORY_TOOLS),
-            (
-                "resources",
-                method::RESOURCES_LIST,
-                leg::INVENTORY_RESOURCES,
-            ),
-            (
-                "resources",
-                method::RESOURCE_TEMPLATES_LIST,
-                leg::INVENTORY_RESOURCE_TEMPLATES,
-            ),
-            ("prompts", method::PROMPTS_LIST, leg::INVENTORY_PROMPTS),
-        ];
-        for (cap, m, l) in lists {
+        for l in inventory::LISTS {
+            let cap = l.capability;
             if caps.get(cap).is_none_or(Value::is_null) {
                 lock(&self.journal).skip(
-                    &[l],
+                    &[l.leg],
                     format!("not requested: the server did not advertise the {cap:?} capability"),
                 );
                 continue;
             }
-            self.list_all(m, l).await;
+            self.list_all(l.method, l.leg).await;
         }
         Ending::Complete
     }

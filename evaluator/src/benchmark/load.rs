@@ -6,14 +6,14 @@
 //! rule's legs cannot honour. Every error names the file, the line and the key.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
 
 use mcp_probe_schema::model::Era;
 use mcp_probe_schema::vocab::family;
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::{
+use super::error::BenchmarkError;
+use super::model::{
     Benchmark, Entry, Eras, Level, Number, Origin, Source, Status, Tailoring, Transports, Unreached,
 };
 use crate::check::{ParamKind, ParamValue, Params};
@@ -22,86 +22,6 @@ use crate::check::{ParamKind, ParamValue, Params};
 pub const DEFINITION_FORMAT: &str = "mcp-probe-benchmark/1";
 /// The `format` of a tailoring file.
 pub const TAILORING_FORMAT: &str = "mcp-probe-tailoring/1";
-
-/// Why a definition or tailoring was refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum BenchmarkError {
-    /// The file could not be read.
-    #[error("--benchmark {file}: cannot read it: {message}")]
-    Read {
-        /// The file.
-        file: String,
-        /// Why.
-        message: String,
-    },
-    /// Not TOML of the definition's shape (the message names the line and the key).
-    #[error("--benchmark {file}: {message}")]
-    Syntax {
-        /// The file.
-        file: String,
-        /// The parser's message, with the line.
-        message: String,
-    },
-    /// A value is not acceptable.
-    #[error("--benchmark {file}: line {line}: {key}: {message}")]
-    Value {
-        /// The file.
-        file: String,
-        /// 1-based line of the value.
-        line: usize,
-        /// The key, as a path (`check[3].rule`).
-        key: String,
-        /// What is wrong.
-        message: String,
-    },
-    /// Neither a file nor an embedded definition's id.
-    #[error("--benchmark {given}: no such file, and no embedded definition has that id (embedded: {known})")]
-    Unknown {
-        /// As given.
-        given: String,
-        /// The embedded ids.
-        known: String,
-    },
-}
-
-/// What `--benchmark` names.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum Choice {
-    /// The newest embedded definition.
-    #[default]
-    Newest,
-    /// An embedded definition's id, or a definition or tailoring file.
-    Named(String),
-}
-
-impl Choice {
-    /// Resolve to a definition: an existing file is read (a definition, or a tailoring
-    /// of an embedded one); anything else must be an embedded id.
-    pub fn resolve(&self) -> Result<&'static Benchmark, BenchmarkError> {
-        let given = match self {
-            Choice::Newest => return Benchmark::newest(),
-            Choice::Named(g) => g,
-        };
-        let embedded = Benchmark::embedded()?;
-        let path = Path::new(given);
-        if path.is_file() || given.ends_with(".toml") {
-            let bytes = std::fs::read(path).map_err(|e| BenchmarkError::Read {
-                file: given.clone(),
-                message: e.to_string(),
-            })?;
-            let b = parse_file(given, &bytes, embedded)?;
-            return Ok(Box::leak(Box::new(b)));
-        }
-        embedded
-            .iter()
-            .find(|b| b.id == given)
-            .copied()
-            .ok_or_else(|| BenchmarkError::Unknown {
-                given: given.clone(),
-                known: embedded.iter().map(|b| b.id).collect::<Vec<_>>().join(", "),
-            })
-    }
-}
 
 /// A definition file (`format = "mcp-probe-benchmark/1"`).
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -744,7 +664,7 @@ mod tests {
     use super::*;
 
     fn base() -> String {
-        super::super::EMBEDDED[0].1.to_string()
+        crate::benchmark::EMBEDDED[0].1.to_string()
     }
 
     fn def(text: &str) -> Result<Benchmark, BenchmarkError> {
@@ -902,16 +822,5 @@ mod tests {
         ))
         .expect_err("both");
         assert!(value_error(e).2.contains("not both"));
-    }
-
-    #[test]
-    fn a_name_that_is_neither_file_nor_id_lists_the_embedded_ids() {
-        let e = Choice::Named("cis-mcp-server-9".into())
-            .resolve()
-            .expect_err("unknown");
-        assert!(
-            e.to_string().contains("embedded: cis-mcp-server-1.0.0"),
-            "{e}"
-        );
     }
 }

@@ -15,9 +15,12 @@ pub mod html;
 pub mod json;
 pub mod junit;
 pub mod markdown;
+mod render;
 pub mod sarif;
 pub mod summary;
 pub mod text;
+
+pub use render::{render, write};
 
 use serde_json::Value;
 
@@ -537,50 +540,6 @@ impl Report {
             format!("{} [{}] ({})", s.endpoint, s.revision_label(), s.bundle)
         } else {
             format!("{} [{}]", s.endpoint, s.revision_label())
-        }
-    }
-}
-
-/// Write `report` in `format` to `out`: the bytes of [`render`], without holding the
-/// JSON document in memory (it is serialised straight to `out`, through a buffer).
-pub fn write(report: &Report, format: Format, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-    match format {
-        Format::Text => out.write_all(&render(report, format)),
-        Format::Json => {
-            let mut w = std::io::BufWriter::with_capacity(1 << 16, out);
-            json::to_writer(report, &mut w)?;
-            std::io::Write::write_all(&mut w, b"\n")?;
-            std::io::Write::flush(&mut w)
-        }
-        Format::Sarif | Format::Junit | Format::Markdown | Format::Html => {
-            out.write_all(&render(report, format))
-        }
-    }
-}
-
-/// Render `report` in `format`.
-pub fn render(report: &Report, format: Format) -> Vec<u8> {
-    match format {
-        Format::Text if report.verbose => text::render(report).into_bytes(),
-        Format::Text => summary::render(report, report.width).into_bytes(),
-        Format::Json => {
-            let mut v = json::to_string(report).into_bytes();
-            v.push(b'\n');
-            v
-        }
-        Format::Sarif => {
-            let mut v = sarif::to_string(report).into_bytes();
-            v.push(b'\n');
-            v
-        }
-        Format::Markdown => markdown::render(report).into_bytes(),
-        Format::Html => html::render(report).into_bytes(),
-        Format::Junit => {
-            let mut v = junit::to_string(report).into_bytes();
-            if !v.ends_with(b"\n") {
-                v.push(b'\n');
-            }
-            v
         }
     }
 }

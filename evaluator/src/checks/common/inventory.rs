@@ -16,7 +16,6 @@
 
 use mcp_probe_schema::derive;
 use mcp_probe_schema::model::{HttpOutcome, Observation};
-use mcp_probe_schema::vocab::{leg, method, LegId};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -24,47 +23,8 @@ use super::text::{count, quote, show};
 use crate::evidence::Evidence;
 use crate::verdict::{Leg, LegOutcome, Outcome, Verdict};
 
-/// One list method as the inventory checks read it.
-#[derive(Debug, Clone, Copy)]
-pub struct List {
-    /// Collector leg holding every page.
-    pub leg: LegId,
-    /// JSON-RPC method.
-    pub method: &'static str,
-    /// Key of the item array in the result.
-    pub key: &'static str,
-    /// Capability that gates the list (`resources` for templates).
-    pub capability: &'static str,
-    /// What one item is called in evidence.
-    pub noun: &'static str,
-}
-
-/// `tools/list`.
-pub const TOOLS: List = List {
-    leg: leg::INVENTORY_TOOLS,
-    method: method::TOOLS_LIST,
-    key: "tools",
-    capability: "tools",
-    noun: "tool",
-};
-
-/// `resources/templates/list`.
-pub const TEMPLATES: List = List {
-    leg: leg::INVENTORY_RESOURCE_TEMPLATES,
-    method: method::RESOURCE_TEMPLATES_LIST,
-    key: "resourceTemplates",
-    capability: "resources",
-    noun: "template",
-};
-
-/// `prompts/list`.
-pub const PROMPTS: List = List {
-    leg: leg::INVENTORY_PROMPTS,
-    method: method::PROMPTS_LIST,
-    key: "prompts",
-    capability: "prompts",
-    noun: "prompt",
-};
+/// The lists the inventory checks read (the table both binaries use).
+pub use mcp_probe_schema::vocab::inventory::{List, PROMPTS, TEMPLATES, TOOLS};
 
 /// One listed item, raw, with where it was found.
 #[derive(Debug, Clone)]

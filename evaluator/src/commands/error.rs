@@ -1,0 +1,144 @@
+//! The errors of the commands: each command's own ([`GradeError`], [`DiffError`]) and
+//! [`CommandError`], the one `main` prints. Below every command, so a command returns
+//! [`CommandError`] without importing the others.
+
+use std::path::PathBuf;
+
+use crate::exit::ExitStatus;
+use crate::load::Error;
+
+/// A failure that stops a grading run before or instead of its report (exit 2).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GradeError {
+    /// Reading an input or writing output failed.
+    #[error(transparent)]
+    Load(#[from] Error),
+    /// `--baseline` records another endpoint than a graded bundle.
+    #[error(
+        "--baseline {baseline} is a bundle of endpoint {baseline_endpoint}, but {bundle} is a bundle of \
+         endpoint {endpoint}; a baseline is compared only with bundles of its own endpoint (grade other \
+         endpoints in a separate run)"
+    )]
+    BaselineEndpoint {
+        /// The `--baseline` file.
+        baseline: String,
+        /// Its endpoint.
+        baseline_endpoint: String,
+        /// The graded bundle.
+        bundle: String,
+        /// Its endpoint.
+        endpoint: String,
+    },
+    /// The `--policy` file cannot be used.
+    #[error(transparent)]
+    Policy(#[from] crate::policy::PolicyError),
+    /// The `--waivers` file cannot be used.
+    #[error(transparent)]
+    Waivers(#[from] crate::waivers::WaiversError),
+    /// The `--benchmark` definition cannot be used.
+    #[error(transparent)]
+    Benchmark(#[from] crate::benchmark::BenchmarkError),
+    /// `--update-baseline` without a state directory.
+    #[error("--update-baseline needs a state directory: set MCP_PROBE_HOME or HOME")]
+    NoStateDir,
+    /// A bundle file changed between the verify pass and the grade pass (it is read
+    /// once to verify every input, then again to grade it): nothing is graded from bytes
+    /// that were not verified.
+    #[error("{path} changed while it was being graded (its bytes are not the ones that verified); nothing graded")]
+    Changed {
+        /// The bundle file as given.
+        path: String,
+    },
+    /// The `-o` file could not be written.
+    #[error("cannot write the report to {}: {source}", path.display())]
+    WriteReport {
+        /// The `-o` path.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+impl GradeError {
+    /// The exit status this error ends a run with: always [`ExitStatus::Usage`].
+    pub fn exit_status(&self) -> ExitStatus {
+        ExitStatus::Usage
+    }
+}
+
+/// Why a command stopped before finishing its output: the one error type `main` prints
+/// (one escaped line) and maps to an exit status.
+#[derive(Debug, thiserror::Error)]
+pub enum CommandError {
+    /// `verify` or `show`: an input could not be read, or output not written.
+    #[error(transparent)]
+    Load(#[from] Error),
+    /// Grading stopped.
+    #[error(transparent)]
+    Grade(#[from] GradeError),
+    /// `diff` cannot compare the two bundles.
+    #[error(transparent)]
+    Diff(#[from] DiffError),
+    /// The bundle arguments cannot be used (an empty directory, `-` twice …).
+    #[error(transparent)]
+    Input(#[from] crate::inputs::InputError),
+    /// `--benchmark` names no usable definition.
+    #[error(transparent)]
+    Benchmark(crate::benchmark::BenchmarkError),
+}
+
+impl CommandError {
+    /// The exit status the command ends with.
+    pub fn exit_status(&self) -> ExitStatus {
+        match self {
+            CommandError::Load(e) => e.exit_status(),
+            CommandError::Grade(e) => e.exit_status(),
+            CommandError::Input(_) => ExitStatus::Usage,
+            CommandError::Diff(e) => e.exit_status(),
+            CommandError::Benchmark(_) => ExitStatus::Usage,
+        }
+    }
+}
+
+impl From<std::io::Error> for GradeError {
+    fn from(e: std::io::Error) -> GradeError {
+        GradeError::Load(Error::Output(e))
+    }
+}
+
+/// Why `diff` cannot compare (a usage error, exit 2, or a bundle that failed
+/// verification, exit 3).
+#[derive(Debug, thiserror::Error)]
+pub enum DiffError {
+    /// The bundles are of two endpoints.
+    #[error("{old} is a bundle of {old_endpoint} and {new} of {new_endpoint}; diff compares two bundles of one endpoint")]
+    Endpoints {
+        /// OLD.
+        old: String,
+        /// Its endpoint.
+        old_endpoint: String,
+        /// NEW.
+        new: String,
+        /// Its endpoint.
+        new_endpoint: String,
+    },
+    /// A bundle failed verification.
+    #[error("INVALID {path}: {reason}; not compared")]
+    Invalid {
+        /// The bundle.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+impl DiffError {
+    /// The exit status.
+    pub fn exit_status(&self) -> ExitStatus {
+        match self {
+            DiffError::Endpoints { .. } => ExitStatus::Usage,
+            DiffError::Invalid { .. } => ExitStatus::Invalid,
+        }
+    }
+}

@@ -1,0 +1,189 @@
+//! `mcp-grade verify`: one line per bundle (text or JSON Lines) and the exit status.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use mcp_probe_schema::open;
+
+use crate::exit::ExitStatus;
+use crate::fmt::{line, utc};
+use crate::load::{load_trust, read_bundle, Error};
+use crate::output::Diag;
+use crate::timestamp::{TimestampJson, TimestampState};
+
+/// `mcp-grade verify [--json] BUNDLE... [--trust KEYFILE]... [--tsa-cert FILE]...`.
+///
+/// Text: one stdout line per bundle read: `OK <path>: signer …` or `INVALID <path>: <why>`.
+/// A bundle that cannot be read gets one line on `err` naming it.
+///
+/// With `json`, one JSON object per bundle on stdout (JSON Lines), unreadable ones
+/// included (see [`verify_json`]); an unreadable bundle is still named on `err` too.
+///
+/// Every bundle is reported before the status is decided: [`ExitStatus::Usage`] when any
+/// could not be read, else [`ExitStatus::Invalid`] when any failed verification, else
+/// [`ExitStatus::Pass`]. A `--trust` or `--tsa-cert` file that cannot be read or parsed
+/// stops the command before any bundle (returned as an [`Error`]).
+///
+/// A bundle that verifies is then checked for an RFC 3161 timestamp
+/// ([`crate::timestamp`]): a token that fails any step makes the bundle fail
+/// verification (exit 3) with the step named (`timestamp <step>: …`); a bundle without a
+/// token verifies as before and says `no timestamp` (or why the collector's TSA gave
+/// none).
+pub fn verify(
+    bundles: &[PathBuf],
+    trust: &[PathBuf],
+    tsa_certs: &[PathBuf],
+    json: bool,
+    out: &mut dyn Write,
+    err: &mut Diag<'_>,
+) -> Result<ExitStatus, Error> {
+    let trust = load_trust(trust)?;
+    let tsa = crate::timestamp::TsaTrust::load(tsa_certs)?;
+    let mut status = ExitStatus::Pass;
+    for path in bundles {
+        let shown = line(&path.display().to_string());
+        let bytes = match read_bundle(path) {
+            Ok(b) => b,
+            Err(e) => {
+                err.error(&e.to_string())?;
+                if json {
+                    json_line(out, &verify_json(path, Err(&e.to_string())))?;
+                }
+                status = status.worst(e.exit_status());
+                continue;
+            }
+        };
+        let verified = open(&bytes, &trust);
+        let stamp = verified
+            .as_ref()
+            .ok()
+            .map(|_| TimestampState::of(&bytes, &tsa));
+        drop(bytes);
+        // A timestamp token that fails a step fails the bundle.
+        let verified = match (verified, &stamp) {
+            (Ok(_), Some(TimestampState::Invalid(f))) => Err(f.to_string()),
+            (Ok(v), _) => Ok(v),
+            (Err(e), _) => Err(e.to_string()),
+        };
+        if verified.is_err() {
+            status = status.worst(ExitStatus::Invalid);
+        }
+        if json {
+            let mut v = match &verified {
+                Ok(v) => verify_json(path, Ok(v)),
+                Err(e) => verify_json(path, Err(e)),
+            };
+            if let (Some(s), serde_json::Value::Object(m)) = (&stamp, &mut v) {
+                m.insert(
+                    "timestamp".into(),
+                    serde_json::to_value(TimestampJson::of(s)).unwrap_or_default(),
+                );
+            }
+            json_line(out, &v)?;
+            continue;
+        }
+        match verified {
+            Ok(v) => {
+                let ev = &v.evidence;
+                writeln!(
+                    out,
+                    "OK {shown}: signer {}, collected {}, target {}, endpoint {}, status {}, {} records; {}",
+                    v.signer.key_id(),
+                    utc(ev.run.started_at),
+                    line(&ev.target.as_typed),
+                    ev.target.endpoint.as_deref().map(line).unwrap_or_else(|| "(none)".into()),
+                    ev.run.status.as_str(),
+                    v.records.len(),
+                    line(&stamp.as_ref().map(TimestampState::line).unwrap_or_default()),
+                )?;
+            }
+            Err(e) => writeln!(out, "INVALID {shown}: {}", line(&e))?,
+        }
+    }
+    out.flush()?;
+    Ok(status)
+}
+
+/// The `verify --json` object of one bundle: `file` (the path as given), `valid`,
+/// `reason` (null, or the one-line message: the verification failure or why the file
+/// could not be read), and the verified facts, each null unless the bundle verified
+/// (nothing unverified is reported as a fact): `signer` (key id), `collected_at`
+/// (RFC 3339 UTC of `run.finished_at`, else of `run.started_at`, when representable),
+/// `endpoint` (`target.endpoint`), `status` (run status) and `records` (how many).
+pub fn verify_json(
+    path: &Path,
+    verified: Result<&mcp_probe_schema::Verified, &str>,
+) -> serde_json::Value {
+    let file = path.display().to_string();
+    let line = match verified {
+        Ok(v) => {
+            let run = &v.evidence.run;
+            let collected = crate::fmt::datetime(run.finished_at)
+                .map(|_| run.finished_at)
+                .or_else(|| crate::fmt::datetime(run.started_at).map(|_| run.started_at))
+                .map(utc);
+            VerifyLine {
+                file,
+                valid: true,
+                reason: None,
+                signer: Some(v.signer.key_id()),
+                collected_at: collected,
+                endpoint: v.evidence.target.endpoint.clone(),
+                status: Some(run.status.as_str()),
+                records: Some(v.records.len()),
+                timestamp: None,
+            }
+        }
+        Err(reason) => VerifyLine {
+            file,
+            valid: false,
+            reason: Some(reason.to_string()),
+            signer: None,
+            collected_at: None,
+            endpoint: None,
+            status: None,
+            records: None,
+            timestamp: None,
+        },
+    };
+    serde_json::to_value(line).unwrap_or(serde_json::Value::Null)
+}
+
+/// One line of `verify --json` (see [`verify_json`]).
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct VerifyLine {
+    /// The path as given.
+    pub file: String,
+    /// True when the bundle verified.
+    pub valid: bool,
+    /// Why it did not (null when valid).
+    pub reason: Option<String>,
+    /// Signer key id (verified bundles only).
+    pub signer: Option<String>,
+    /// RFC 3339 UTC time of collection (verified bundles only).
+    pub collected_at: Option<String>,
+    /// The endpoint (verified bundles only).
+    pub endpoint: Option<String>,
+    /// The run status (verified bundles only).
+    pub status: Option<&'static str>,
+    /// How many records (verified bundles only).
+    pub records: Option<usize>,
+    /// The RFC 3161 timestamp, whenever the bundle's signature verified (null when it
+    /// did not, or the file could not be read).
+    pub timestamp: Option<TimestampJson>,
+}
+
+/// The JSON Schema of one `verify --json` line, generated from [`VerifyLine`].
+pub fn verify_schema() -> serde_json::Value {
+    let mut s = schemars::schema_for!(VerifyLine).to_value();
+    s["title"] = serde_json::Value::String("mcp-grade verify --json (one line per bundle)".into());
+    s
+}
+
+/// One JSON value on one line, safe for a terminal ([`crate::fmt::JsonSafe`]).
+fn json_line(out: &mut dyn Write, v: &serde_json::Value) -> std::io::Result<()> {
+    let mut w = crate::fmt::JsonSafe::new(&mut *out);
+    serde_json::to_writer(&mut w, v)?;
+    w.finish()?;
+    writeln!(out)
+}
