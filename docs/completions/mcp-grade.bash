@@ -157,13 +157,17 @@ _mcp__grade() {
             return 0
             ;;
         mcp__subcmd__grade__subcmd__diff)
-            opts="-q -h --format --trust --quiet --help"
+            opts="-q -h --format --match --trust --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --format)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --match)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -42,7 +42,7 @@ complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -s h -l help -d 'Print
 complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -s V -l version -d 'Print version'
 complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -a "verify" -d 'Verify bundles: format, record chain, signature, the signer against --trust, and the RFC 3161 timestamp when the bundle carries one'
 complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -a "show" -d 'Show what a bundle recorded: readable transcript, JSON, or HAR'
-complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -a "diff" -d 'What changed between two bundles of one endpoint: revision and eras, identity, capabilities, inventory, verdicts'
+complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -a "diff" -d 'What changed between two bundles, or between two JSON reports (mcp-grade --format json): revision and eras, identity, capabilities, inventory, verdicts'
 complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -a "benchmarks" -d 'List the benchmark definitions embedded in this build: id, name and version, date, number of checks, SHA-256; the default is marked'
 complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -a "checks" -d 'List the checks of a benchmark definition: number, level, status, verdict source, the rule that grades it and its parameters, transports, eras and the legs the rule reads'
 complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -57,6 +57,7 @@ complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand show" -l har -d 'Emi
 complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand show" -s q -l quiet -d 'Print no warnings or notes on stderr (errors are still printed)'
 complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand show" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand diff" -l format -d 'Output format: text or json (case-insensitive)' -r
+complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand diff" -l match -d 'How servers are paired: endpoint (the URL; the default) or identity (serverInfo name and transport, so the same server on another port or host matches)' -r
 complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand diff" -l trust -d 'Pin a collector public key (SPKI PEM, 64 hex digits, or base64); repeatable. With pins, a bundle signed by any other key fails verification' -r -F
 complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand diff" -s q -l quiet -d 'Print no warnings or notes on stderr (errors are still printed)'
 complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand diff" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -67,7 +68,7 @@ complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand checks" -l format -d
 complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand checks" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand help; and not __fish_seen_subcommand_from verify show diff benchmarks checks help" -f -a "verify" -d 'Verify bundles: format, record chain, signature, the signer against --trust, and the RFC 3161 timestamp when the bundle carries one'
 complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand help; and not __fish_seen_subcommand_from verify show diff benchmarks checks help" -f -a "show" -d 'Show what a bundle recorded: readable transcript, JSON, or HAR'
-complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand help; and not __fish_seen_subcommand_from verify show diff benchmarks checks help" -f -a "diff" -d 'What changed between two bundles of one endpoint: revision and eras, identity, capabilities, inventory, verdicts'
+complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand help; and not __fish_seen_subcommand_from verify show diff benchmarks checks help" -f -a "diff" -d 'What changed between two bundles, or between two JSON reports (mcp-grade --format json): revision and eras, identity, capabilities, inventory, verdicts'
 complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand help; and not __fish_seen_subcommand_from verify show diff benchmarks checks help" -f -a "benchmarks" -d 'List the benchmark definitions embedded in this build: id, name and version, date, number of checks, SHA-256; the default is marked'
 complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand help; and not __fish_seen_subcommand_from verify show diff benchmarks checks help" -f -a "checks" -d 'List the checks of a benchmark definition: number, level, status, verdict source, the rule that grades it and its parameters, transports, eras and the legs the rule reads'
 complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand help; and not __fish_seen_subcommand_from verify show diff benchmarks checks help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -48,11 +48,19 @@ pub enum Command {
     /// Verifies first; a bundle that fails verification is still shown as far as it can
     /// be decoded, with a warning on stderr, and the exit status is 3.
     Show(ShowArgs),
-    /// What changed between two bundles of one endpoint: revision and eras, identity,
-    /// capabilities, inventory, verdicts.
+    /// What changed between two bundles, or between two JSON reports (mcp-grade
+    /// --format json): revision and eras, identity, capabilities, inventory, verdicts.
     ///
-    /// Exit 0 when nothing changed, 1 when something did, 2 for bundles of two
-    /// endpoints, 3 when one fails verification.
+    /// OLD and NEW are both bundles or both JSON reports (told by their content; a
+    /// mix is a usage error). Two bundles: both verified, then compared (of one endpoint,
+    /// or of one server with --match identity). Two reports: compared check by check and
+    /// server by server; when both carry rule ids, checks are mapped through them
+    /// (renumbered, added, removed, parameters changed), else by check id; every changed
+    /// verdict is shown with both verdicts and the legs that changed.
+    ///
+    /// Exit 0 when nothing changed, 1 when something did, 2 for a usage error (a bundle
+    /// and a report, bundles that do not match, an unreadable file), 3 when a bundle
+    /// fails verification or a file is neither a bundle nor a JSON report.
     Diff(DiffArgs),
     /// List the benchmark definitions embedded in this build: id, name and version,
     /// date, number of checks, SHA-256; the default is marked.
@@ -197,15 +205,19 @@ pub struct Trust {
 
 #[derive(Debug, Args)]
 pub struct DiffArgs {
-    /// The earlier bundle.
+    /// The earlier bundle or JSON report.
     #[arg(value_name = "OLD")]
     pub old: PathBuf,
-    /// The later bundle of the same endpoint.
+    /// The later bundle or JSON report (the same kind as OLD).
     #[arg(value_name = "NEW")]
     pub new: PathBuf,
     /// Output format: text or json (case-insensitive).
     #[arg(long, value_name = "text|json", default_value = "text", value_parser = diff_format)]
     pub format: DiffFormat,
+    /// How servers are paired: endpoint (the URL; the default) or identity (serverInfo
+    /// name and transport, so the same server on another port or host matches).
+    #[arg(long = "match", value_name = "endpoint|identity", default_value = "endpoint", value_parser = crate::diff::Match::parse)]
+    pub by: crate::diff::Match,
     #[command(flatten)]
     pub trust: Trust,
     /// Print no warnings or notes on stderr (errors are still printed).
@@ -275,6 +287,11 @@ mod tests {
         assert!(e.contains("pdf") && e.contains("text, json, sarif"), "{e}");
         assert!(parse(&["a", "--format", "SARIF"]).is_ok());
         assert!(parse(&["diff", "a", "b", "--format", "xml"]).is_err());
+        assert!(parse(&["diff", "a", "b", "--match", "port"]).is_err());
+        let d = parse(&["diff", "a", "b", "--match", "IDENTITY"]).expect("diff --match");
+        assert!(
+            matches!(&d.command, Some(Command::Diff(a)) if a.by == crate::diff::Match::Identity)
+        );
         // After a grading option, `verify` is just a bundle name (which then cannot be
         // read: exit 2), never the subcommand.
         let g = parse(&["--format", "json", "verify", "a"]).expect("grade");

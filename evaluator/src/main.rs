@@ -98,8 +98,14 @@ fn run(cli: Cli, out: &mut dyn Write, err: &mut Diag<'_>) -> Result<ExitStatus, 
             mcp_probe_evaluator::show(one, mode, &a.trust.keys, out, err)
         }
         Some(Command::Diff(a)) => {
-            let json = a.format == flags::DiffFormat::Json;
-            return mcp_probe_evaluator::diff::run(&a.old, &a.new, &a.trust.keys, json, out, err);
+            let opts = mcp_probe_evaluator::diff::DiffOptions {
+                old: a.old,
+                new: a.new,
+                trust: a.trust.keys,
+                json: a.format == flags::DiffFormat::Json,
+                by: a.by,
+            };
+            return Ok(mcp_probe_evaluator::diff::run(&opts, out, err)?);
         }
         Some(Command::Benchmarks(a)) => {
             let all = Benchmark::embedded().map_err(CommandError::Benchmark)?;

@@ -290,3 +290,49 @@ fn bad_definitions_are_usage_errors_naming_file_line_and_key() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("embedded: cis-mcp-server-1.0.0"));
 }
+
+#[test]
+fn mcp_grade_diff_of_the_two_reports_shows_exactly_the_revision_changes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (a, b) = (dir.path().join("v1.json"), dir.path().join("test.json"));
+    std::fs::write(&a, report(None).to_string()).expect("write");
+    std::fs::write(&b, report(Some(&fixture())).to_string()).expect("write");
+    let (a, b) = (a.display().to_string(), b.display().to_string());
+    let out = grade(&["diff", "--format", "json", &a, &b]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let d: Value = serde_json::from_slice(&out.stdout).expect("diff JSON");
+    assert_eq!(d["benchmark_changed"], true);
+    assert_eq!(d["checks_mapped_by"], "rule");
+    let mut classes: Vec<String> = d["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .filter(|c| c["class"] != serde_json::json!(["same"]))
+        .map(|c| {
+            let id = |s: &str| c[s]["id"].as_str().unwrap_or("-").to_string();
+            format!(
+                "{} {} {} -> {}",
+                c["class"],
+                c["rule"].as_str().unwrap_or(""),
+                id("old"),
+                id("new")
+            )
+        })
+        .collect();
+    classes.sort();
+    assert_eq!(
+        classes,
+        [
+            "[\"added\"] revisions-pinned - -> 1.5",
+            "[\"params-changed\"] short-lived-tokens 3.1.2 -> 3.1.2",
+            "[\"removed\"] idempotency-keys 5.6.1 -> -",
+            "[\"renumbered\"] metadata-headers 2.4 -> 2.6",
+            "[\"renumbered\"] size-limits 10.2 -> 10.3",
+        ]
+    );
+}

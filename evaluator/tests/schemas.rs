@@ -18,6 +18,7 @@ fn schemas() -> Vec<(&'static str, Value)> {
         ("report", mcp_probe_evaluator::report::json::schema()),
         ("verify", mcp_probe_evaluator::commands::verify_schema()),
         ("diff", mcp_probe_evaluator::diff::schema()),
+        ("report-diff", mcp_probe_evaluator::diff::report_schema()),
         ("show", mcp_probe_evaluator::view::schema()),
         (
             "benchmark",
@@ -141,6 +142,43 @@ fn real_outputs_validate_against_the_committed_schemas() {
         &serde_json::from_str(&r.stdout).expect("diff json"),
         "diff",
     );
+    // diff --format json of two reports: the report above against the one without
+    // options, with rule ids added to one check of the first so that every optional
+    // key is present (a renumbered check, params, both sides' servers).
+    let mut ruled = report.clone();
+    ruled["provenance"] = serde_json::json!({"benchmark": {"id": "b", "name": "n",
+        "version": "1", "sha256": "00", "tailoring": {"file": "t.toml"}}});
+    ruled["checks"][0]["rule"] = Value::String("r".into());
+    ruled["checks"][0]["params"] = serde_json::json!({"n": 1});
+    let mut other = serde_json::from_str::<Value>(&plain.stdout).expect("json");
+    other["checks"][0]["rule"] = Value::String("r".into());
+    other["checks"][0]["params"] = serde_json::json!({"n": 2});
+    other["checks"][0]["id"] = Value::String("0.1".into());
+    let (ra, rb) = (dir.path().join("a.json"), dir.path().join("b.json"));
+    std::fs::write(&ra, ruled.to_string()).expect("write");
+    std::fs::write(&rb, other.to_string()).expect("write");
+    for by in ["endpoint", "identity"] {
+        let r = mcp_grade(
+            dir.path(),
+            Some(&home),
+            [
+                "diff",
+                "--format",
+                "json",
+                "--match",
+                by,
+                ra.to_str().expect("utf-8"),
+                rb.to_str().expect("utf-8"),
+            ],
+        );
+        assert_eq!(r.code, 1, "{r:?}");
+        let d: Value = serde_json::from_str(&r.stdout).expect("report diff json");
+        assert_valid(&validator("report-diff"), &d, by);
+        assert!(
+            !d["servers"].as_array().expect("servers").is_empty(),
+            "{d:#}"
+        );
+    }
     // show --json of every example, and of a bundle that failed verification (shown
     // as far as it decodes).
     let v = validator("show");

@@ -1,4 +1,5 @@
-//! The errors of the commands: each command's own ([`GradeError`], [`DiffError`]) and
+//! The errors of the commands: grading's own ([`GradeError`]; `diff` has its own in
+//! [`crate::diff`]) and
 //! [`CommandError`], the one `main` prints. Below every command, so a command returns
 //! [`CommandError`] without importing the others.
 
@@ -79,7 +80,7 @@ pub enum CommandError {
     Grade(#[from] GradeError),
     /// `diff` cannot compare the two bundles.
     #[error(transparent)]
-    Diff(#[from] DiffError),
+    Diff(#[from] crate::diff::DiffError),
     /// The bundle arguments cannot be used (an empty directory, `-` twice …).
     #[error(transparent)]
     Input(#[from] crate::inputs::InputError),
@@ -104,41 +105,5 @@ impl CommandError {
 impl From<std::io::Error> for GradeError {
     fn from(e: std::io::Error) -> GradeError {
         GradeError::Load(Error::Output(e))
-    }
-}
-
-/// Why `diff` cannot compare (a usage error, exit 2, or a bundle that failed
-/// verification, exit 3).
-#[derive(Debug, thiserror::Error)]
-pub enum DiffError {
-    /// The bundles are of two endpoints.
-    #[error("{old} is a bundle of {old_endpoint} and {new} of {new_endpoint}; diff compares two bundles of one endpoint")]
-    Endpoints {
-        /// OLD.
-        old: String,
-        /// Its endpoint.
-        old_endpoint: String,
-        /// NEW.
-        new: String,
-        /// Its endpoint.
-        new_endpoint: String,
-    },
-    /// A bundle failed verification.
-    #[error("INVALID {path}: {reason}; not compared")]
-    Invalid {
-        /// The bundle.
-        path: String,
-        /// Why.
-        reason: String,
-    },
-}
-
-impl DiffError {
-    /// The exit status.
-    pub fn exit_status(&self) -> ExitStatus {
-        match self {
-            DiffError::Endpoints { .. } => ExitStatus::Usage,
-            DiffError::Invalid { .. } => ExitStatus::Invalid,
-        }
     }
 }

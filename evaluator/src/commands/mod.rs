@@ -10,7 +10,7 @@ mod show;
 mod verify;
 
 pub use crate::timestamp::TimestampJson;
-pub use error::{CommandError, DiffError, GradeError};
+pub use error::{CommandError, GradeError};
 pub use grade::{grade, BaselineChoice, GradeOptions};
 pub use show::{show, ShowMode};
 pub use verify::{verify, verify_json, verify_schema, VerifyLine};

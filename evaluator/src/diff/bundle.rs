@@ -1,25 +1,22 @@
-//! `mcp-grade diff OLD NEW`: what changed between two bundles of one endpoint, from the
-//! bundles alone: the negotiated revision and the other eras served, the server's
-//! identity (`serverInfo`), the advertised capabilities leaf by leaf, the inventory
-//! (tool, resource, template and prompt names) and the verdict of every check (each
-//! bundle graded on its own, without baseline or policy). Text, or `--format json`.
-//! Exit 0 when nothing changed, 1 when something did; both bundles must verify (exit 3)
-//! and be of one endpoint (exit 2).
+//! `mcp-grade diff OLD.mcpev NEW.mcpev`: what changed between two bundles of one endpoint
+//! (or, with `--match identity`, of one server on two endpoints), from the bundles
+//! alone: the negotiated revision and the other eras served, the server's `serverInfo`,
+//! the advertised capabilities leaf by leaf, the inventory (tool, resource, template and
+//! prompt names) and the verdict of every check (each bundle graded on its own, without
+//! baseline or policy). Text, or `--format json` (`mcp-grade-diff/1`). Both bundles must
+//! verify (exit 3) and match (exit 2).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Serialize;
 use serde_json::Value;
 
+use super::{DiffError, DiffOptions, Identity, Match};
 use crate::check::Context;
-use crate::commands::CommandError;
-pub use crate::commands::DiffError;
 use crate::evidence::Evidence;
-use crate::exit::ExitStatus;
 use crate::fmt::{line, utc};
-use crate::load::{for_grading, load_trust, read_verified, Error};
+use crate::load::{for_grading, load_trust, read_verified};
 use crate::output::Diag;
 
 /// One side of the comparison.
@@ -27,6 +24,8 @@ use crate::output::Diag;
 pub struct Side {
     /// The bundle as given.
     pub bundle: String,
+    /// Its endpoint (the target as typed when no endpoint answered).
+    pub endpoint: String,
     /// Its run id.
     pub run_id: String,
     /// When it was collected (UTC).
@@ -73,13 +72,21 @@ pub struct VerdictChange {
     pub new: &'static str,
 }
 
-/// What changed between two bundles of one endpoint (`diff --format json`).
+/// What changed between two bundles of one endpoint, or of one server
+/// (`diff --format json`).
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Diff {
     /// Always `mcp-grade-diff/1`.
     pub schema: &'static str,
-    /// The endpoint both bundles are of.
-    pub endpoint: String,
+    /// How the bundles were matched: `endpoint` (the default) or `identity`.
+    #[serde(rename = "match")]
+    pub by: Match,
+    /// The endpoint both bundles are of; `null` when they are of two endpoints (only
+    /// under `--match identity`: `old.endpoint` and `new.endpoint` name them).
+    pub endpoint: Option<String>,
+    /// The identity both bundles share (`serverInfo` name and transport); `null` under
+    /// `--match endpoint`.
+    pub identity: Option<Identity>,
     /// OLD.
     pub old: Side,
     /// NEW.
@@ -137,10 +144,21 @@ fn verdicts(ev: &Evidence) -> BTreeMap<&'static str, &'static str> {
     .collect()
 }
 
-/// Compare two loaded bundles of one endpoint.
-pub fn compare(old: &Evidence, new: &Evidence) -> Diff {
+/// The identity of the server a bundle recorded.
+pub fn identity(ev: &Evidence) -> Option<Identity> {
+    Identity::of(
+        ev.session().and_then(|s| s.server_info.as_ref()),
+        ev.transport(),
+    )
+}
+
+/// Compare two loaded bundles, matched `by` endpoint or identity (the caller checked that
+/// they match). Under `--match identity` the endpoints are shown, not counted as a
+/// change.
+pub fn compare(old: &Evidence, new: &Evidence, by: Match) -> Diff {
     let side = |ev: &Evidence| Side {
         bundle: ev.path.clone(),
+        endpoint: ev.endpoint(),
         run_id: ev.payload.run.run_id.clone(),
         collected_at: utc(ev.payload.run.started_at),
     };
@@ -202,7 +220,12 @@ pub fn compare(old: &Evidence, new: &Evidence) -> Diff {
         || !verdicts.is_empty();
     Diff {
         schema: "mcp-grade-diff/1",
-        endpoint: old.endpoint(),
+        by,
+        endpoint: (old.endpoint() == new.endpoint()).then(|| old.endpoint()),
+        identity: match by {
+            Match::Endpoint => None,
+            Match::Identity => identity(old),
+        },
         old: side(old),
         new: side(new),
         changed: any,
@@ -228,7 +251,20 @@ pub fn text(d: &Diff) -> String {
         s.push_str(&l);
         s.push('\n');
     };
-    w(&mut s, format!("endpoint  {}", line(&d.endpoint)));
+    match &d.endpoint {
+        Some(e) => w(&mut s, format!("endpoint  {}", line(e))),
+        None => w(
+            &mut s,
+            format!(
+                "endpoint  {} -> {} (matched by identity; not counted as a change)",
+                line(&d.old.endpoint),
+                line(&d.new.endpoint)
+            ),
+        ),
+    }
+    if let Some(id) = &d.identity {
+        w(&mut s, format!("server    {}", id.show()));
+    }
     w(
         &mut s,
         format!(
@@ -305,61 +341,57 @@ pub fn text(d: &Diff) -> String {
     s
 }
 
-fn load(
-    path: &Path,
-    trust: &[mcp_probe_schema::bundle::PublicKey],
-) -> Result<Evidence, CommandError> {
-    let shown = line(&path.display().to_string());
-    match read_verified(path, trust).map_err(CommandError::Load)? {
+fn load(path: &Path, trust: &[mcp_probe_schema::bundle::PublicKey]) -> Result<Evidence, DiffError> {
+    match read_verified(path, trust)? {
         Ok(v) => Ok(for_grading(path.display().to_string(), v.verified)),
-        Err(e) => Err(CommandError::Diff(DiffError::Invalid {
-            path: shown,
+        Err(e) => Err(DiffError::Invalid {
+            path: line(&path.display().to_string()),
             reason: e.to_string(),
-        })),
+        }),
     }
 }
 
-/// `mcp-grade diff OLD NEW`.
-pub fn run(
-    old: &Path,
-    new: &Path,
-    trust: &[PathBuf],
-    json: bool,
-    out: &mut dyn Write,
-    _err: &mut Diag<'_>,
-) -> Result<ExitStatus, CommandError> {
-    let keys = load_trust(trust).map_err(CommandError::Load)?;
-    let a = load(old, &keys)?;
-    let b = load(new, &keys)?;
-    if a.endpoint() != b.endpoint() {
-        return Err(CommandError::Diff(DiffError::Endpoints {
-            old: line(&old.display().to_string()),
-            old_endpoint: line(&a.endpoint()),
-            new: line(&new.display().to_string()),
-            new_endpoint: line(&b.endpoint()),
-        }));
+/// `mcp-grade diff OLD NEW` of two bundles: the output and whether anything changed.
+pub fn run(opts: &DiffOptions, _err: &mut Diag<'_>) -> Result<(String, bool), DiffError> {
+    let keys = load_trust(&opts.trust)?;
+    let a = load(&opts.old, &keys)?;
+    let b = load(&opts.new, &keys)?;
+    let shown = |p: &Path| line(&p.display().to_string());
+    match opts.by {
+        Match::Endpoint if a.endpoint() != b.endpoint() => {
+            return Err(DiffError::Endpoints {
+                old: shown(&opts.old),
+                old_endpoint: line(&a.endpoint()),
+                new: shown(&opts.new),
+                new_endpoint: line(&b.endpoint()),
+            })
+        }
+        Match::Identity => {
+            let (ia, ib) = (identity(&a), identity(&b));
+            if ia.is_none() || ia != ib {
+                return Err(DiffError::Identities {
+                    old: shown(&opts.old),
+                    old_identity: Identity::show_or_none(ia.as_ref()),
+                    new: shown(&opts.new),
+                    new_identity: Identity::show_or_none(ib.as_ref()),
+                });
+            }
+        }
+        Match::Endpoint => {}
     }
-    let d = compare(&a, &b);
-    let body = if json {
-        let mut t = serde_json::to_string_pretty(&d).unwrap_or_default();
-        t.push('\n');
-        t
+    let d = compare(&a, &b, opts.by);
+    let body = if opts.json {
+        super::common::json_body(&d)
     } else {
         text(&d)
     };
-    out.write_all(body.as_bytes())
-        .and_then(|_| out.flush())
-        .map_err(|e| CommandError::Load(Error::Output(e)))?;
-    Ok(if d.changed {
-        ExitStatus::Fail
-    } else {
-        ExitStatus::Pass
-    })
+    Ok((body, d.changed))
 }
 
-/// The JSON Schema of `diff --format json` (`mcp-grade-diff/1`), generated from [`Diff`].
+/// The JSON Schema of `diff --format json` of two bundles (`mcp-grade-diff/1`),
+/// generated from [`Diff`].
 pub fn schema() -> Value {
     let mut s = schemars::schema_for!(Diff).to_value();
-    s["title"] = Value::String("mcp-grade diff (mcp-grade-diff/1)".into());
+    s["title"] = Value::String("mcp-grade diff of two bundles (mcp-grade-diff/1)".into());
     s
 }
