@@ -7,7 +7,7 @@
 use crate::check::{Check, Context, Needs};
 use crate::evidence::Evidence;
 use crate::verdict::{Outcome, Part, Verdict};
-use mcp_probe_schema::vocab::LegId;
+use mcp_probe_schema::vocab::{leg, LegId};
 
 /// One outcome from the outcomes of a check on each era (`(revision, outcome)`, the
 /// negotiated era first), by the one rule of legs and eras ([`crate::verdict::combine`]):
@@ -73,18 +73,61 @@ pub fn across_eras(all: Vec<(String, Outcome)>) -> Outcome {
     out
 }
 
-/// ERROR naming `legs`, which this bundle lacks: the runner's answer for a missing
-/// required leg, and a check's for a leg it needs only on some paths.
+/// A per-era check's outcome on the negotiated era of a bundle whose collector never
+/// asked whether the server serves another era, which must not read as "the server
+/// speaks one era". The current collector, on a 2026-07-28 session over HTTP (not
+/// `--info`), always sends an `initialize` of the legacy era under the leg
+/// [`leg::ERA_INITIALIZE`]: answered, the era is in `session.other_eras`; refused, the
+/// record says the server speaks 2026-07-28 only. Collectors from before that probe
+/// wrote neither. On such a bundle a FAIL stays (it was observed on the negotiated era
+/// and no other era can lift it); any other verdict could change on the era never
+/// asked, so it is ERROR naming the missing leg and the collector that wrote the bundle.
+/// Every other bundle (one that asked, a legacy, stdio or `--info` one) is unchanged.
+pub fn other_eras_unasked(ev: &Evidence, first: Outcome) -> Outcome {
+    let never_asked = ev.is_modern()
+        && !ev.is_stdio()
+        && !ev.payload.run.options.info_only
+        && ev.session().is_some_and(|s| s.other_eras.is_empty())
+        && !ev
+            .records
+            .iter()
+            .any(|r| r.legs.iter().any(|l| *l == leg::ERA_INITIALIZE));
+    if !never_asked || first.verdict == Verdict::Fail {
+        return first;
+    }
+    let missing = missing_legs(ev, &[leg::ERA_INITIALIZE]);
+    let mut out = Outcome::single(
+        Verdict::Error,
+        format!(
+            "on {}: {} {} | on the other eras: never asked: {} (no session of another era was \
+             opened, so whether the server serves one, and what this check reads there, is \
+             not in the bundle)",
+            ev.revision_label(),
+            first.verdict,
+            first.evidence,
+            missing.evidence
+        ),
+        first.reduction,
+    )
+    .with_records(first.records);
+    out.details = first.details;
+    out
+}
+
+/// ERROR naming `legs`, which this bundle lacks, and the collector that wrote it (name,
+/// version and build): the runner's answer for a missing required leg, and a check's for
+/// a leg it needs only on some paths.
 pub fn missing_legs(ev: &Evidence, legs: &[LegId]) -> Outcome {
     let names: Vec<&str> = legs.iter().map(|l| l.as_str()).collect();
     Outcome::single(
         Verdict::Error,
         format!(
-            "leg(s) {} missing from this bundle (collected by {} {}, run status {}); re-collect with a \
-             collector that records them",
+            "leg(s) {} missing from this bundle, written by {} {} (build {}, run status {}); re-collect \
+             with a collector that records them",
             names.join(", "),
             crate::fmt::line(&ev.payload.collector.name),
             crate::fmt::line(&ev.payload.collector.version),
+            crate::fmt::line(&ev.payload.collector.build),
             ev.payload.run.status.as_str()
         ),
         "",
@@ -142,6 +185,84 @@ pub fn run(check: &dyn Check, ev: &Evidence, cx: &Context<'_>) -> Outcome {
 mod tests {
     use super::*;
     use crate::verdict::{Leg, LegOutcome, NotArisen};
+
+    /// A sealed bundle of `session` and `records`, its payload changed by `edit` first.
+    fn bundle(
+        session: Option<mcp_probe_schema::model::Session>,
+        records: Vec<mcp_probe_schema::model::Record>,
+        edit: impl FnOnce(&mut mcp_probe_schema::model::Evidence),
+    ) -> Evidence {
+        let mut payload = mcp_probe_schema::testkit::evidence(crate::fixture::ENDPOINT, records);
+        payload.session = session;
+        payload.collector.build = "0123abc".into();
+        edit(&mut payload);
+        let bytes = mcp_probe_schema::seal(&payload, &mcp_probe_schema::testkit::test_key(7));
+        Evidence::new(
+            "old.mcpev",
+            mcp_probe_schema::open(&bytes, &[]).expect("verifies"),
+        )
+    }
+
+    #[test]
+    fn a_per_era_check_on_a_bundle_that_never_asked_the_other_eras_is_error_unless_it_failed() {
+        use crate::fixture::{exchange, session};
+        let modern = || Some(session(Some("2026-07-28"), serde_json::json!({}), None));
+        let pass = || Outcome::single(Verdict::Pass, "7.1.2a: rejected", "r").with_records([3]);
+        // Written before the era probe: 2026-07-28, no era.initialize, no other_eras.
+        let old = bundle(modern(), Vec::new(), |_| {});
+        let o = other_eras_unasked(&old, pass());
+        assert_eq!(o.verdict, Verdict::Error, "{}", o.evidence);
+        for named in [
+            "on 2026-07-28: PASS 7.1.2a: rejected",
+            "leg(s) era.initialize missing",
+            "mcp-collect",
+            "build 0123abc",
+        ] {
+            assert!(o.evidence.contains(named), "{named}: {}", o.evidence);
+        }
+        assert_eq!(
+            (o.records.as_slice(), o.reduction.as_str()),
+            ([3].as_slice(), "r")
+        );
+        // Not arisen, UNKNOWN and ERROR on the negotiated era could all turn on the other.
+        for v in [Verdict::NotApplicable, Verdict::Unknown, Verdict::Error] {
+            let o = other_eras_unasked(&old, Outcome::single(v, "x", ""));
+            assert_eq!(o.verdict, Verdict::Error, "{v}");
+        }
+        // A FAIL was observed: it stays, unchanged.
+        let fail = Outcome::single(Verdict::Fail, "7.1.2a: accepted", "");
+        let o = other_eras_unasked(&old, fail);
+        assert_eq!(
+            (o.verdict, o.evidence.as_str()),
+            (Verdict::Fail, "7.1.2a: accepted")
+        );
+        // The current collector asked and the server refused the legacy era: one era,
+        // observed, so the verdict stands.
+        let refused = exchange(
+            &["era.initialize"],
+            r#"{"jsonrpc":"2.0","id":9,"method":"initialize"}"#,
+            400,
+            "application/json",
+            r#"{"jsonrpc":"2.0","id":9,"error":{"code":-32022,"message":"unsupported"}}"#,
+            &[],
+        );
+        let asked = bundle(modern(), vec![refused], |_| {});
+        assert_eq!(other_eras_unasked(&asked, pass()).verdict, Verdict::Pass);
+        // A legacy session (2026-07-28 refused at detection), an --info run and a stdio
+        // bundle: no collector sends the era probe there; nothing changes.
+        let legacy = bundle(
+            Some(session(Some("2025-11-25"), serde_json::json!({}), None)),
+            Vec::new(),
+            |_| {},
+        );
+        let info = bundle(modern(), Vec::new(), |p| p.run.options.info_only = true);
+        let stdio = bundle(modern(), Vec::new(), |p| {
+            p.target.transport = mcp_probe_schema::model::Transport::Stdio
+        });
+        for ev in [&legacy, &info, &stdio] {
+            assert_eq!(other_eras_unasked(ev, pass()).verdict, Verdict::Pass);
+        }
+    }
 
     #[test]
     fn across_eras_follows_the_one_rule_and_names_the_era_in_every_leg() {

@@ -5,7 +5,7 @@
 use super::{Benchmark, Entry, Eras};
 use crate::check::{Check, Context};
 use crate::evidence::Evidence;
-use crate::grade::{across_eras, run};
+use crate::grade::{across_eras, other_eras_unasked, run};
 use crate::verdict::{Outcome, Verdict};
 use mcp_probe_schema::vocab::family;
 
@@ -44,6 +44,11 @@ pub fn grade(
                     ..*cx
                 };
                 let first = run(c, ev, &cx);
+                let first = if entry.eras == Eras::Negotiated {
+                    first
+                } else {
+                    other_eras_unasked(ev, first)
+                };
                 let probed: Vec<&Evidence> = match entry.eras {
                     Eras::Negotiated => Vec::new(),
                     Eras::Every => others.iter().collect(),
@@ -166,6 +171,35 @@ mod tests {
             }
         }
         assert!(off > 0);
+    }
+
+    #[test]
+    fn grade_applies_the_unasked_era_rule_to_the_per_era_checks_only() {
+        let modern = || {
+            Some(crate::fixture::session(
+                Some("2026-07-28"),
+                serde_json::json!({}),
+                None,
+            ))
+        };
+        // Written before the era probe: 2026-07-28, no era.initialize, no other_eras.
+        let mut payload = mcp_probe_schema::testkit::evidence(crate::fixture::ENDPOINT, Vec::new());
+        payload.session = modern();
+        let bytes = mcp_probe_schema::seal(&payload, &mcp_probe_schema::testkit::test_key(7));
+        let old = Evidence::new(
+            "old.mcpev",
+            mcp_probe_schema::open(&bytes, &[]).expect("verifies"),
+        );
+        for r in grade(Benchmark::builtin(), &old, &Context::default(), None) {
+            let o = r.outcome.expect("graded");
+            let names = o.evidence.contains("era.initialize");
+            if r.entry.eras != Eras::Negotiated && o.verdict != Verdict::Fail {
+                assert!(names, "{}: {} {}", r.entry.id, o.verdict, o.evidence);
+                assert_eq!(o.verdict, Verdict::Error, "{}", r.entry.id);
+            } else {
+                assert!(!names, "{}: {}", r.entry.id, o.evidence);
+            }
+        }
     }
 
     #[test]

@@ -439,7 +439,7 @@ mod tests {
                     Verdict::Pass,
                     "1.4 on {name}: {against_self:?}"
                 );
-                if p.to_string_lossy().contains("compat") {
+                if p.parent().is_some_and(|d| d.ends_with("compat")) {
                     // Recorded by a collector that did not send the 7.1.2 leg yet: an old
                     // bundle graded by a newer grader says so instead of guessing.
                     assert_eq!(

@@ -608,15 +608,16 @@ impl Check for Check3_3_1 {
                     l,
                     LegOutcome::Error,
                     format!(
-                        "leg {} missing from this bundle (collected by {} {}); re-collect with a collector that \
-                         records it",
+                        "leg {} missing from this bundle, written by {} {} (build {}); re-collect with a \
+                         collector that records it",
                         if l == LEG_C {
                             leg::DOWNSTREAM
                         } else {
                             leg::FOREIGN_MINT
                         },
                         line(&ev.payload.collector.name),
-                        line(&ev.payload.collector.version)
+                        line(&ev.payload.collector.version),
+                        line(&ev.payload.collector.build)
                     ),
                 )
             }

@@ -581,7 +581,11 @@ fn not_recorded(ev: &Evidence, id: &str, l: LegId) -> Leg {
             id,
             LegOutcome::Error,
             format!(
-                "leg {l} missing from this bundle; re-collect with a collector that records it"
+                "leg {l} missing from this bundle, written by {} {} (build {}); re-collect with a \
+                 collector that records it",
+                line(&ev.payload.collector.name),
+                line(&ev.payload.collector.version),
+                line(&ev.payload.collector.build)
             ),
         ),
     }
