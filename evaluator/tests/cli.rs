@@ -1201,4 +1201,9 @@ fn version_names_the_commit_target_and_rustc() {
         let line = String::from_utf8_lossy(&out.stdout);
         build_id::check_version(&line, "mcp-grade", "evaluator/src");
     }
+    // The commit every report names is the same build's.
+    build_id::check_build(
+        mcp_probe_evaluator::report::provenance::GRADER_BUILD,
+        "evaluator/src",
+    );
 }
