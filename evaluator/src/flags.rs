@@ -21,7 +21,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 /// --format) to stdout or -o FILE. Every bundle is
 /// verified first; if any cannot be read or fails verification, nothing is graded.
 #[derive(Debug, Parser)]
-#[command(name = "mcp-grade", version, about, long_about)]
+#[command(name = "mcp-grade", version = env!("MCP_PROBE_LONG_VERSION"), about, long_about)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 #[command(after_help = crate::exit::help_footer())]
 pub struct Cli {

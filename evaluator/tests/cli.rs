@@ -3,6 +3,9 @@
 #[path = "support/grade_run.rs"]
 mod grade_run;
 
+#[path = "support/build_id.rs"]
+mod build_id;
+
 use std::path::{Path, PathBuf};
 
 use coset::{CoseSign1, TaggedCborSerializable};
@@ -1185,4 +1188,22 @@ fn server_controlled_text_never_reaches_the_terminal_raw() {
     let v = json_lines(&r.stdout);
     assert_eq!(v[0]["file"], evil_name);
     assert_eq!(v[0]["valid"], true);
+}
+
+#[test]
+fn version_names_the_commit_target_and_rustc() {
+    for flag in ["--version", "-V"] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-grade"))
+            .arg(flag)
+            .output()
+            .expect("run mcp-grade");
+        assert!(out.status.success(), "{out:?}");
+        let line = String::from_utf8_lossy(&out.stdout);
+        build_id::check_version(&line, "mcp-grade", "evaluator/src");
+    }
+    // The commit every report names is the same build's.
+    build_id::check_build(
+        mcp_probe_evaluator::report::provenance::GRADER_BUILD,
+        "evaluator/src",
+    );
 }

@@ -820,8 +820,26 @@ fn output_file_gets_the_report_and_stdout_stays_empty() {
 
 // ---- snapshots ----
 
+/// `s` as a regex matching itself.
+fn literal(s: &str) -> String {
+    s.chars()
+        .flat_map(|c| {
+            (!c.is_ascii_alphanumeric() && c != ' ')
+                .then_some('\\')
+                .into_iter()
+                .chain([c])
+        })
+        .collect()
+}
+
 fn redactions() -> Vec<(&'static str, &'static str)> {
+    // The grader's build changes with every commit: whole, and cut to 12 digits.
+    use mcp_probe_evaluator::report::provenance::{short_build, GRADER_BUILD};
+    let build: &'static str = literal(GRADER_BUILD).leak();
+    let short: &'static str = literal(&short_build(GRADER_BUILD)).leak();
     vec![
+        (build, "[COMMIT]"),
+        (short, "[COMMIT]"),
         (r"127\.0\.0\.1:\d+", "127.0.0.1:[PORT]"),
         (r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z", "[TIME]"),
         (r"\b[0-9a-f]{32}\b", "[HEX32]"),

@@ -233,11 +233,17 @@ pub fn now_us() -> i64 {
     chrono::Utc::now().timestamp_micros()
 }
 
+/// The build of this collector, recorded as `collector.build` in every bundle: the git
+/// commit it was built from (40 hex digits, `-dirty` when its sources differed from that
+/// commit), `MCP_PROBE_BUILD` as set at build time, or `unknown (built without git)`
+/// (collector/build.rs).
+pub const BUILD: &str = env!("MCP_PROBE_BUILD_ID");
+
 fn this_collector() -> CollectorInfo {
     CollectorInfo {
         name: "mcp-collect".into(),
         version: env!("CARGO_PKG_VERSION").into(),
-        build: option_env!("MCP_PROBE_BUILD").unwrap_or("unknown").into(),
+        build: BUILD.into(),
     }
 }
 

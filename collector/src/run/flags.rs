@@ -14,7 +14,7 @@ use clap::{CommandFactory, Parser};
 /// With --stdio, launches a local server instead; with --recover, seals a killed run's
 /// journal.
 #[derive(Debug, Parser)]
-#[command(name = "mcp-collect", version, about, long_about)]
+#[command(name = "mcp-collect", version = env!("MCP_PROBE_LONG_VERSION"), about, long_about)]
 #[command(after_help = super::exit::help_footer())]
 pub struct Flags {
     /// Targets: a domain (mcp.example.com) or an endpoint URL.

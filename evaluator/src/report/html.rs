@@ -10,6 +10,8 @@
 //!   opened by the script; without script every result is in the page, in order).
 //! * Filters by verdict, level and server hide rows and columns (script only).
 //! * Printable: a print style shows every result expanded and hides the filters.
+//! * Provenance, last: the benchmark id, version and SHA-256 (and the tailoring file),
+//!   the grader's version and commit, and the collector build of each server's bundle.
 //!
 //! Everything that came from a bundle is HTML-escaped; the only script is the report's
 //! own, and it reads no data from the page beyond element attributes it wrote.
@@ -271,8 +273,52 @@ pub fn render(r: &Report) -> String {
             esc(u.why)
         );
     }
-    let _ = writeln!(s, "</ul><script>{SCRIPT}</script></body></html>");
+    let _ = writeln!(s, "</ul>");
+    provenance(&mut s, r);
+    let _ = writeln!(s, "<script>{SCRIPT}</script></body></html>");
     s
+}
+
+/// The benchmark, the grader and each server's collector.
+fn provenance(s: &mut String, r: &Report) {
+    let b = &r.provenance.benchmark;
+    let g = &r.provenance.grader;
+    let _ = writeln!(s, "<h2>Provenance</h2><ul class=\"provenance\">");
+    let _ = writeln!(
+        s,
+        "<li>benchmark: {} {}, id <code>{}</code>, sha256 <code>{}</code></li>",
+        esc(&b.name),
+        esc(&b.version),
+        esc(&b.id),
+        esc(&b.sha256)
+    );
+    if let Some(t) = &b.tailoring {
+        let _ = writeln!(
+            s,
+            "<li>tailoring: <code>{}</code>, sha256 <code>{}</code></li>",
+            esc(&t.file),
+            esc(&t.sha256)
+        );
+    }
+    let _ = writeln!(
+        s,
+        "<li>grader: {} {}, commit <code>{}</code></li>",
+        esc(&g.name),
+        esc(&g.version),
+        esc(&g.commit)
+    );
+    for (i, srv) in r.servers.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "<li>[{}] {}: bundle <code>{}</code> written by {}, build <code>{}</code></li>",
+            i + 1,
+            esc(&srv.endpoint),
+            esc(&srv.bundle),
+            esc(&srv.collector),
+            esc(&srv.collector_build)
+        );
+    }
+    let _ = writeln!(s, "</ul>");
 }
 
 fn filters(s: &mut String, r: &Report) {

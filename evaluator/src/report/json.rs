@@ -27,6 +27,9 @@ struct Doc<'a> {
     schema: &'static str,
     benchmark: Bench,
     grader_version: &'static str,
+    /// The benchmark definition (id, version, SHA-256, tailoring) and the grader (name,
+    /// version, git commit) that made this report.
+    provenance: &'a super::provenance::Provenance,
     level: Option<u8>,
     #[serde(skip_serializing_if = "Option::is_none")]
     policy: Option<&'a super::PolicyInfo>,
@@ -147,6 +150,8 @@ struct ServerJ<'a> {
     bundle: &'a str,
     signer: &'a str,
     collector: &'a str,
+    /// `collector.build` of the bundle: the git commit of the collector that wrote it.
+    collector_build: &'a str,
     collected_at: String,
     baseline: Option<BaselineJ<'a>>,
 }
@@ -217,6 +222,7 @@ fn doc(r: &Report) -> Doc<'_> {
             version: r.benchmark.version,
         },
         grader_version: GRADER_VERSION,
+        provenance: &r.provenance,
         level: r.level,
         policy: r.policy.as_ref(),
         fail_on: r.fail_on.as_str(),
@@ -292,6 +298,7 @@ fn server(index: usize, s: &Server) -> ServerJ<'_> {
         bundle: &s.bundle,
         signer: &s.signer,
         collector: &s.collector,
+        collector_build: &s.collector_build,
         collected_at: utc(s.collected_at),
         baseline: s.baseline.as_ref().map(baseline),
     }
@@ -434,5 +441,15 @@ mod tests {
         assert_eq!(v["servers"][0]["negotiated_revision"], "2025-11-25");
         assert_eq!(v["servers"][0]["collected_at"], "2025-11-30T05:20:00Z");
         assert_eq!(v["servers"][0]["baseline"], Value::Null);
+        assert_eq!(v["servers"][0]["collector_build"], "test");
+        let p = &v["provenance"];
+        assert_eq!(p["benchmark"]["id"], "cis-mcp-server-1.0.0");
+        assert_eq!(p["benchmark"]["version"], "1.0.0");
+        assert_eq!(p["benchmark"]["sha256"], rep.provenance.benchmark.sha256);
+        assert_eq!(p["benchmark"]["tailoring"], Value::Null);
+        assert_eq!(
+            p["grader"],
+            json!({"name": "mcp-grade", "version": GRADER_VERSION, "commit": super::super::provenance::GRADER_BUILD})
+        );
     }
 }

@@ -10,8 +10,14 @@
 //! counts failures agrees with the exit status. Checks this build does not grade are
 //! skipped "not graded". A last suite lists the benchmark sections no probe reaches
 //! (4, 6, 8, 9), each a skipped case saying what it governs and why.
+//!
+//! Every suite carries `<properties>`: the benchmark (`benchmark.id`, `.name`,
+//! `.version`, `.sha256`, and `benchmark.tailoring.file`, `.sha256` when a tailoring
+//! file was used) and the grader (`grader.name`, `.version`, `.commit`); a server's
+//! suite also `collector` (name and version) and `collector.build`. JUnit's
+//! `<testsuites>` has no properties of its own, so each suite holds them.
 
-use quick_junit::{NonSuccessKind, Report as JUnit, TestCase, TestCaseStatus, TestSuite};
+use quick_junit::{NonSuccessKind, Property, Report as JUnit, TestCase, TestCaseStatus, TestSuite};
 
 use crate::fmt::line;
 use crate::verdict::Verdict;
@@ -78,17 +84,47 @@ fn case(row: &Row, i: usize) -> TestCase {
     c
 }
 
+/// The benchmark and grader of `r`, as suite properties.
+fn provenance(r: &Report) -> Vec<Property> {
+    let b = &r.provenance.benchmark;
+    let g = &r.provenance.grader;
+    let mut v = vec![
+        Property::new("benchmark.id", b.id.as_str()),
+        Property::new("benchmark.name", b.name.as_str()),
+        Property::new("benchmark.version", b.version.as_str()),
+        Property::new("benchmark.sha256", b.sha256.as_str()),
+    ];
+    if let Some(t) = &b.tailoring {
+        v.push(Property::new("benchmark.tailoring.file", line(&t.file)));
+        v.push(Property::new(
+            "benchmark.tailoring.sha256",
+            t.sha256.as_str(),
+        ));
+    }
+    v.extend([
+        Property::new("grader.name", g.name.as_str()),
+        Property::new("grader.version", g.version.as_str()),
+        Property::new("grader.commit", g.commit.as_str()),
+    ]);
+    v
+}
+
 /// The JUnit XML document of `r`.
 pub fn to_string(r: &Report) -> String {
     let mut report = JUnit::new(NAME);
-    for (i, _) in r.servers.iter().enumerate() {
+    for (i, srv) in r.servers.iter().enumerate() {
         let mut suite = TestSuite::new(r.label(i));
+        suite.add_properties(provenance(r));
+        // What came from the bundle, escaped to one line of printable text.
+        suite.add_property(Property::new("collector", line(&srv.collector)));
+        suite.add_property(Property::new("collector.build", line(&srv.collector_build)));
         for row in &r.rows {
             suite.add_test_case(case(row, i));
         }
         report.add_test_suite(suite);
     }
     let mut not = TestSuite::new(NOT_REACHABLE);
+    not.add_properties(provenance(r));
     for u in r.benchmark.sections_unreached() {
         let mut st = TestCaseStatus::skipped();
         st.set_message(format!("governs {}; {}", u.governs, u.why));
@@ -100,6 +136,7 @@ pub fn to_string(r: &Report) -> String {
     // Each stale and expired waiver, a skipped case saying so (docs/report.md, 3b).
     if let Some(w) = r.waivers.as_ref().filter(|w| !w.notices().is_empty()) {
         let mut suite = TestSuite::new(format!("waivers {}", line(&w.file)));
+        suite.add_properties(provenance(r));
         for n in w.notices() {
             let mut st = TestCaseStatus::skipped();
             st.set_message(line(&n));

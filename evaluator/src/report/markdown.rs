@@ -1,6 +1,8 @@
 //! The Markdown report (`--format markdown`), for pull-request comments and CI job
 //! summaries (GitHub-flavoured tables and `<details>`): the totals, one row per server,
-//! the findings with their fix, what stayed undecided, and the rest folded away.
+//! the findings with their fix, what stayed undecided, and the rest folded away (the
+//! reported-only checks, the sections no probe reaches, and the provenance: benchmark
+//! id, version and SHA-256, grader version and commit, each server's collector build).
 //! Everything that came from a bundle is escaped so that it cannot break the table or
 //! inject markup.
 
@@ -54,7 +56,7 @@ pub fn render(r: &Report) -> String {
     let _ = writeln!(
         s,
         "## {}: {} server(s)\n",
-        r.benchmark.title(),
+        cell(&r.benchmark.title()),
         r.servers.len()
     );
     let waived = r.waivers.as_ref().map_or(0, |w| w.waived);
@@ -149,7 +151,50 @@ pub fn render(r: &Report) -> String {
         );
     }
     let _ = writeln!(s, "\n</details>");
+    provenance(&mut s, r);
     s
+}
+
+/// The benchmark, the grader and each server's collector, folded away.
+fn provenance(s: &mut String, r: &Report) {
+    let b = &r.provenance.benchmark;
+    let g = &r.provenance.grader;
+    let _ = writeln!(s, "\n<details><summary>Provenance</summary>\n");
+    let _ = writeln!(
+        s,
+        "- benchmark: {} {}, id {}, sha256 {}",
+        cell(&b.name),
+        cell(&b.version),
+        cell(&b.id),
+        cell(&b.sha256)
+    );
+    if let Some(t) = &b.tailoring {
+        let _ = writeln!(
+            s,
+            "- tailoring: {}, sha256 {}",
+            cell(&t.file),
+            cell(&t.sha256)
+        );
+    }
+    let _ = writeln!(
+        s,
+        "- grader: {} {}, commit {}",
+        cell(&g.name),
+        cell(&g.version),
+        cell(&g.commit)
+    );
+    for (i, srv) in r.servers.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "- [{}] {}: bundle {} written by {}, build {}",
+            i + 1,
+            cell(&srv.endpoint),
+            cell(&srv.bundle),
+            cell(&srv.collector),
+            cell(&srv.collector_build)
+        );
+    }
+    let _ = writeln!(s, "\n</details>");
 }
 
 fn findings(s: &mut String, r: &Report) {

@@ -9,12 +9,15 @@
 //!
 //! A check this build does not grade is carried as "not graded", never as a verdict.
 //! The report holds nothing that changes between two runs over the same bundles besides
-//! the grader version: no "generated at" time, so a report can be diffed.
+//! the grader version and commit ([`provenance`]): no "generated at" time, so a report
+//! can be diffed.
 
 pub mod html;
 pub mod json;
 pub mod junit;
 pub mod markdown;
+pub mod provenance;
+pub use provenance::GRADER_VERSION;
 mod render;
 pub mod sarif;
 pub mod summary;
@@ -78,9 +81,6 @@ pub enum FormatError {
     #[error("available formats: {}", Format::AVAILABLE)]
     Unknown,
 }
-
-/// The grader's version, printed in every report.
-pub const GRADER_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// How a server's baseline was chosen for this run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -206,6 +206,9 @@ pub struct Server {
     pub collected_at: i64,
     /// Collector name and version.
     pub collector: String,
+    /// The collector build that wrote the bundle (`collector.build`: a git commit, or
+    /// `unknown` from collectors built before builds named their commit).
+    pub collector_build: String,
     /// The baseline used or written for this server, if any.
     pub baseline: Option<BaselineInfo>,
     /// HTML format: a transcript excerpt of each record that decided a non-PASS verdict,
@@ -251,6 +254,7 @@ impl Server {
             signer: ev.signer.clone(),
             collected_at: p.run.started_at,
             collector: format!("{} {}", p.collector.name, p.collector.version),
+            collector_build: p.collector.build.clone(),
             baseline,
             excerpts: Default::default(),
         }
@@ -267,6 +271,22 @@ impl Server {
             format!("run {id} {}", self.run_status)
         };
         format!("{run}; bundle {}", crate::fmt::line(&self.bundle))
+    }
+
+    /// `mcp-collect 0.1.0 (commit 0123abcd4567)`: the collector that wrote the bundle and
+    /// its build (`full`: the build whole; else a commit cut to 12 digits), escaped for
+    /// one line.
+    pub fn collector_line(&self, full: bool) -> String {
+        let build = if full {
+            self.collector_build.clone()
+        } else {
+            provenance::short_build(&self.collector_build)
+        };
+        crate::fmt::line(&format!(
+            "{} ({})",
+            self.collector,
+            provenance::build_words(&build)
+        ))
     }
 
     /// The negotiated revision, or `no-session`.
@@ -322,6 +342,9 @@ impl Row {
 pub struct Report {
     /// The benchmark definition the bundles were graded under.
     pub benchmark: &'static Benchmark,
+    /// The benchmark definition and the grader that made the report, as reports name
+    /// them.
+    pub provenance: provenance::Provenance,
     /// `--level`, if given (1: L1 only; 2: L1 and L2).
     pub level: Option<u8>,
     /// The servers, sorted by endpoint then bundle path.
@@ -389,6 +412,7 @@ impl Report {
             .collect();
         Report {
             benchmark,
+            provenance: provenance::Provenance::of(benchmark),
             level,
             servers: graded.into_iter().map(|(s, _)| s).collect(),
             rows,

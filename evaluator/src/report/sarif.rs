@@ -29,7 +29,7 @@ use serde_sarif::sarif::{
 use crate::benchmark::{Benchmark, Entry};
 use crate::verdict::{Outcome, Verdict};
 
-use super::{Report, Row, GRADER_VERSION};
+use super::{Report, Row};
 
 /// The schema URI written in `$schema`.
 pub const SCHEMA_URI: &str = "https://json.schemastore.org/sarif-2.1.0.json";
@@ -235,16 +235,35 @@ pub fn log(r: &Report) -> Sarif {
             }
         }
     }
+    let p = &r.provenance;
+    let grader = &p.grader;
+    // SemVer build metadata names the commit: `0.1.0+0123abcd4567` (`-dirty` kept).
+    let short = super::provenance::short_build(&grader.commit);
+    let semantic = if short != grader.commit {
+        format!("{}+{short}", grader.version)
+    } else {
+        grader.version.clone()
+    };
     let driver = ToolComponent::builder()
-        .name("mcp-grade")
+        .name(grader.name.clone())
         .full_name(format!(
-            "mcp-grade {GRADER_VERSION} ({})",
+            "{} {} ({})",
+            grader.name,
+            grader.version,
             r.benchmark.title()
         ))
-        .version(GRADER_VERSION)
-        .semantic_version(GRADER_VERSION)
+        .version(grader.version.clone())
+        .semantic_version(semantic)
         .information_uri(env!("CARGO_PKG_REPOSITORY"))
         .rules(rules)
+        .properties(
+            PropertyBag::builder()
+                .additional_properties(BTreeMap::from([(
+                    "commit".to_string(),
+                    json!(grader.commit),
+                )]))
+                .build(),
+        )
         .build();
     let unreachable: Vec<Value> = r
         .benchmark
@@ -253,7 +272,26 @@ pub fn log(r: &Report) -> Sarif {
             |u| json!({"section": u.section, "title": u.title, "governs": u.governs, "why": u.why}),
         )
         .collect();
-    let mut props = BTreeMap::from([("notReachable".to_string(), Value::Array(unreachable))]);
+    // The benchmark and grader (as in the JSON report), and each server's collector build.
+    let servers: Vec<Value> = r
+        .servers
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            json!({
+                "index": i,
+                "endpoint": s.endpoint,
+                "bundle": s.bundle,
+                "collector": s.collector,
+                "collectorBuild": s.collector_build,
+            })
+        })
+        .collect();
+    let mut props = BTreeMap::from([
+        ("notReachable".to_string(), Value::Array(unreachable)),
+        ("provenance".to_string(), json!(p)),
+        ("servers".to_string(), Value::Array(servers)),
+    ]);
     if let Some(w) = &r.waivers {
         // Each stale and expired waiver, in words (docs/report.md, section 3b).
         props.insert(

@@ -1,7 +1,8 @@
 //! The default text report: summary first, for people.
 //!
-//! 1. A header (benchmark, checks graded, policy, waivers) and one line per server,
-//!    with its run id and bundle file.
+//! 1. A header (benchmark id, version and SHA-256, grader version and commit, checks
+//!    graded, policy, waivers) and one line per server, with its run id, bundle file and
+//!    the collector build that wrote it.
 //! 2. The server x check matrix: one column per check id (written top to bottom), one
 //!    mark per cell, a legend and a totals line.
 //! 3. The findings: each check with an unwaived FAIL or ERROR, the servers, the evidence
@@ -21,7 +22,7 @@ use crate::benchmark::Source;
 use crate::fmt::{cut, line};
 use crate::verdict::Verdict;
 
-use super::{Report, Row, GRADER_VERSION};
+use super::{Report, Row};
 
 /// The longest evidence shown per result in the findings.
 const EVIDENCE_CHARS: usize = 320;
@@ -88,11 +89,7 @@ pub fn render(r: &Report, width: usize) -> String {
     let rule = "=".repeat(width.min(100));
     let mut s = String::new();
     let _ = writeln!(s, "{rule}");
-    let _ = writeln!(
-        s,
-        "{}, graded by mcp-grade {GRADER_VERSION}",
-        r.benchmark.title()
-    );
+    s.push_str(&wrap(&r.provenance.line(false), width, "", "  "));
     let _ = writeln!(
         s,
         "checks: this build grades {} of the {}; level: {}; runs fail on {}",
@@ -172,11 +169,12 @@ fn servers(s: &mut String, r: &Report, width: usize) {
         };
         // The run id and the bundle file tell two runs of one endpoint apart.
         let mut text = format!(
-            "{} [{}{eras}] {}; {}",
+            "{} [{}{eras}] {}; {}; by {}",
             line(&srv.endpoint),
             line(srv.revision_label()),
             line(&name),
-            srv.run_and_bundle()
+            srv.run_and_bundle(),
+            srv.collector_line(false)
         );
         if srv.revision.is_none() {
             let why = srv

@@ -4,14 +4,14 @@
 //!
 //! ```text
 //! ========================================================================
-//! CIS MCP Server Benchmark 1.0.0, graded by mcp-grade 0.1.0
+//! CIS MCP Server Benchmark 1.0.0 (id cis-mcp-server-1.0.0, sha256 e3b0c442…), graded by mcp-grade 0.1.0 (commit 0123abcd…)
 //! checks: this build grades 12 of the 36; level: all (L1 and L2)
 //! servers: 2
 //! ========================================================================
 //!   http://127.0.0.1:8080/mcp  [2025-11-25]
 //!       server    test-server 1.0.0 (serverInfo, self-reported)
 //!       auth      required: no; credential presented: no
-//!       run       complete; collected 2025-11-30T05:20:00Z by mcp-collect 0.1.0
+//!       run       complete; collected 2025-11-30T05:20:00Z by mcp-collect 0.1.0 (commit 0123abcd…)
 //!       bundle    evidence/a.mcpev (run 0011…, signer 34750f98…)
 //!       baseline  none
 //!
@@ -39,7 +39,7 @@ use std::fmt::Write as _;
 use crate::fmt::{line, utc};
 use crate::verdict::Verdict;
 
-use super::{BaselineInfo, BaselineMode, Report, Row, Server, GRADER_VERSION};
+use super::{BaselineInfo, BaselineMode, Report, Row, Server};
 
 const RULE: &str = "========================================================================";
 
@@ -92,11 +92,7 @@ pub fn render(r: &Report) -> String {
 
 fn header(s: &mut String, r: &Report) {
     let _ = writeln!(s, "{RULE}");
-    let _ = writeln!(
-        s,
-        "{}, graded by mcp-grade {GRADER_VERSION}",
-        r.benchmark.title()
-    );
+    let _ = writeln!(s, "{}", r.provenance.line(true));
     let total = r.benchmark.checks.len();
     let _ = match r.level {
         None => writeln!(
@@ -208,7 +204,7 @@ fn server(s: &mut String, srv: &Server, bm: &crate::benchmark::Benchmark) {
             "{}; collected {} by {}",
             srv.run_status,
             utc(srv.collected_at),
-            line(&srv.collector)
+            srv.collector_line(true)
         ),
     );
     w(

@@ -209,7 +209,9 @@ pub fn man_flags(bin: &str) -> BTreeSet<String> {
 /// The man pages (one per command and subcommand) and bash, zsh and fish completions of
 /// `cmd`, by path relative to the repository.
 pub fn generated(cmd: &clap::Command) -> BTreeMap<String, Vec<u8>> {
-    let mut cmd = cmd.clone();
+    // The pages name the package version only: `--version` also names the commit, target
+    // and rustc, which would change the committed pages with every commit.
+    let mut cmd = cmd.clone().version(env!("CARGO_PKG_VERSION"));
     cmd.build();
     let bin = cmd.get_name().to_string();
     let mut out = BTreeMap::new();
