@@ -223,3 +223,18 @@ pub fn cx(number: &str) -> crate::check::Context<'static> {
         ..Default::default()
     }
 }
+
+/// Check `number` of the newest embedded definition, graded on `ev` by the runner (every
+/// era the bundle probed, the row's transports and parameters), as `mcp-grade` reports it.
+pub fn graded(ev: &Evidence, number: &str) -> crate::verdict::Outcome {
+    crate::benchmark::grade(
+        crate::benchmark::Benchmark::builtin(),
+        ev,
+        &crate::check::Context::default(),
+        None,
+    )
+    .into_iter()
+    .find(|r| r.entry.id == number)
+    .and_then(|r| r.outcome)
+    .unwrap_or_else(|| panic!("{number} is not graded"))
+}

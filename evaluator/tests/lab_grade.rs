@@ -110,16 +110,7 @@ fn grade(var: &str, id: &str) -> Outcome {
 /// `id` graded on every era the bundle of `var` probed (what `mcp-grade` reports).
 fn grade_every_era(var: &str, id: &str) -> Outcome {
     let b = bundles().expect("bundles");
-    mcp_probe_evaluator::benchmark::grade(
-        mcp_probe_evaluator::benchmark::Benchmark::builtin(),
-        &b[var],
-        &Context::default(),
-        None,
-    )
-    .into_iter()
-    .find(|r| r.entry.id.as_str() == id)
-    .and_then(|r| r.outcome)
-    .unwrap_or_else(|| panic!("{id} is not graded"))
+    mcp_probe_evaluator::fixture::graded(&b[var], id)
 }
 
 #[test]
@@ -605,16 +596,7 @@ fn authentication_2_3() {
         ["2025-11-25"],
         "py2-auth serves a legacy session too"
     );
-    let o = mcp_probe_evaluator::benchmark::grade(
-        mcp_probe_evaluator::benchmark::Benchmark::builtin(),
-        &ev,
-        &Context::default(),
-        None,
-    )
-    .into_iter()
-    .find(|r| r.entry.id.as_str() == "2.3")
-    .and_then(|r| r.outcome)
-    .expect("2.3 graded");
+    let o = mcp_probe_evaluator::fixture::graded(&ev, "2.3");
     assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
     assert!(
         o.evidence.starts_with(

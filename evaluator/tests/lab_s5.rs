@@ -323,16 +323,7 @@ fn the_live_legs_are_graded_on_every_era_of_a_dual_era_server() {
     let graded = |var: &str, id: &str| {
         let ev = &b[var];
         assert_eq!(ev.other_eras().len(), 1, "{var} is dual-era");
-        mcp_probe_evaluator::benchmark::grade(
-            mcp_probe_evaluator::benchmark::Benchmark::builtin(),
-            ev,
-            &Context::default(),
-            None,
-        )
-        .into_iter()
-        .find(|r| r.entry.id.as_str() == id)
-        .and_then(|r| r.outcome)
-        .expect("graded")
+        mcp_probe_evaluator::fixture::graded(ev, id)
     };
     let era = b["LAB_PY2"].other_eras()[0].revision_label();
     let both = |o: &Outcome, l: &str| {

@@ -13,6 +13,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{DiffError, DiffOptions, Identity, Match};
+use crate::benchmark::Benchmark;
 use crate::check::Context;
 use crate::evidence::Evidence;
 use crate::fmt::{line, utc};
@@ -132,16 +133,11 @@ fn eras(ev: &Evidence) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn verdicts(ev: &Evidence) -> BTreeMap<&'static str, &'static str> {
-    crate::benchmark::grade(
-        crate::benchmark::Benchmark::builtin(),
-        ev,
-        &Context::default(),
-        None,
-    )
-    .into_iter()
-    .filter_map(|r| Some((r.entry.id.as_str(), r.outcome?.verdict.mark())))
-    .collect()
+fn verdicts(bm: &'static Benchmark, ev: &Evidence) -> BTreeMap<&'static str, &'static str> {
+    crate::benchmark::grade(bm, ev, &Context::default(), None)
+        .into_iter()
+        .filter_map(|r| Some((r.entry.id.as_str(), r.outcome?.verdict.mark())))
+        .collect()
 }
 
 /// The identity of the server a bundle recorded.
@@ -155,7 +151,7 @@ pub fn identity(ev: &Evidence) -> Option<Identity> {
 /// Compare two loaded bundles, matched `by` endpoint or identity (the caller checked that
 /// they match). Under `--match identity` the endpoints are shown, not counted as a
 /// change.
-pub fn compare(old: &Evidence, new: &Evidence, by: Match) -> Diff {
+pub fn compare(bm: &'static Benchmark, old: &Evidence, new: &Evidence, by: Match) -> Diff {
     let side = |ev: &Evidence| Side {
         bundle: ev.path.clone(),
         endpoint: ev.endpoint(),
@@ -197,9 +193,9 @@ pub fn compare(old: &Evidence, new: &Evidence, by: Match) -> Diff {
             inventory.insert(k, n);
         }
     }
-    let vo = verdicts(old);
-    let vn = verdicts(new);
-    let verdicts: Vec<VerdictChange> = crate::benchmark::Benchmark::builtin()
+    let vo = verdicts(bm, old);
+    let vn = verdicts(bm, new);
+    let verdicts: Vec<VerdictChange> = bm
         .checks
         .iter()
         .map(|e| e.id.as_str())
@@ -379,7 +375,7 @@ pub fn run(opts: &DiffOptions, _err: &mut Diag<'_>) -> Result<(String, bool), Di
         }
         Match::Endpoint => {}
     }
-    let d = compare(&a, &b, opts.by);
+    let d = compare(Benchmark::newest()?, &a, &b, opts.by);
     let body = if opts.json {
         super::common::json_body(&d)
     } else {

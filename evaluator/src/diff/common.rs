@@ -69,6 +69,9 @@ pub enum DiffError {
     /// A file could not be read, a `--trust` key is unusable, or the output failed.
     #[error(transparent)]
     Load(#[from] Error),
+    /// The benchmark definition the bundles are graded under does not load.
+    #[error(transparent)]
+    Benchmark(#[from] crate::benchmark::BenchmarkError),
 }
 
 impl DiffError {
@@ -78,7 +81,8 @@ impl DiffError {
             DiffError::Endpoints { .. }
             | DiffError::Identities { .. }
             | DiffError::Mixed { .. }
-            | DiffError::Load(_) => ExitStatus::Usage,
+            | DiffError::Load(_)
+            | DiffError::Benchmark(_) => ExitStatus::Usage,
             DiffError::Invalid { .. } | DiffError::Unusable { .. } => ExitStatus::Invalid,
         }
     }

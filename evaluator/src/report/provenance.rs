@@ -104,11 +104,6 @@ impl Provenance {
         }
     }
 
-    /// The newest embedded definition and this grader.
-    pub fn builtin() -> Provenance {
-        Provenance::of(Benchmark::builtin())
-    }
-
     /// One line for people: `NAME VERSION (id ID, sha256 H), graded by mcp-grade V
     /// (commit C)`, with `; tailored by FILE (sha256 H)` inside the parentheses when a
     /// tailoring file was used. `full` writes hashes and the commit whole; else cut to 12
@@ -285,7 +280,10 @@ mod tests {
         for (k, v) in [
             ("benchmark.id", "cis-mcp-server-1.0.0"),
             ("benchmark.version", "1.0.0"),
-            ("benchmark.sha256", &Provenance::builtin().benchmark.sha256),
+            (
+                "benchmark.sha256",
+                &Provenance::of(Benchmark::builtin()).benchmark.sha256,
+            ),
             ("benchmark.tailoring.file", "org-profile.toml"),
             ("benchmark.tailoring.sha256", &"ab".repeat(32)),
             ("grader.name", "mcp-grade"),
@@ -303,7 +301,7 @@ mod tests {
     #[test]
     fn people_formats_state_benchmark_grader_and_collector_build() {
         let r = report();
-        let sha = Provenance::builtin().benchmark.sha256;
+        let sha = Provenance::of(Benchmark::builtin()).benchmark.sha256;
         let tailoring = "ab".repeat(32);
         let summary = text(&r, Format::Text);
         // The header wraps at 80 columns: compare words, not lines.
@@ -368,7 +366,7 @@ mod tests {
 
     #[test]
     fn the_line_names_benchmark_tailoring_and_grader() {
-        let mut p = Provenance::builtin();
+        let mut p = Provenance::of(Benchmark::builtin());
         p.grader.commit = "0123456789abcdef0123456789abcdef01234567".into();
         let sha = crate::benchmark::Benchmark::builtin().sha256.clone();
         assert_eq!(

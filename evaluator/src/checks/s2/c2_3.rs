@@ -760,16 +760,7 @@ mod tests {
             )),
         ];
         let ev = evidence(Some(s), records);
-        crate::benchmark::grade(
-            crate::benchmark::Benchmark::builtin(),
-            &ev,
-            &Context::default(),
-            None,
-        )
-        .into_iter()
-        .find(|r| r.entry.id == "2.3")
-        .and_then(|r| r.outcome)
-        .expect("2.3 graded")
+        crate::fixture::graded(&ev, "2.3")
     }
 
     /// Issue 19: the 2026-07-28 session answers JSON (no stream: 2.3's subject did not
@@ -853,16 +844,7 @@ mod tests {
                 // (the report's verdict) the JSON era is not applicable: PASS.
                 assert_eq!(o.verdict, Verdict::Unknown, "2.3 on {}: {o:?}", ev.path);
                 assert_eq!(o.not_arisen, Some(NotArisen::NotOffered), "{o:?}");
-                let every = crate::benchmark::grade(
-                    crate::benchmark::Benchmark::builtin(),
-                    &ev,
-                    &Context::default(),
-                    None,
-                )
-                .into_iter()
-                .find(|r| r.entry.id == "2.3")
-                .and_then(|r| r.outcome)
-                .expect("2.3 graded");
+                let every = crate::fixture::graded(&ev, "2.3");
                 assert_eq!(every.verdict, Verdict::Pass, "{every:?}");
             } else if ev.revision().is_some() {
                 assert_eq!(o.verdict, Verdict::Fail, "2.3 on {}: {o:?}", ev.path);

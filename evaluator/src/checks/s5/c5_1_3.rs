@@ -711,16 +711,7 @@ mod tests {
             ]);
         }
         let ev = crate::fixture::evidence(Some(s), records);
-        let graded = crate::benchmark::grade(
-            crate::benchmark::Benchmark::builtin(),
-            &ev,
-            &crate::check::Context::default(),
-            None,
-        )
-        .into_iter()
-        .find(|r| r.entry.id == "5.1.3")
-        .and_then(|r| r.outcome)
-        .expect("5.1.3 graded");
+        let graded = crate::fixture::graded(&ev, "5.1.3");
         let alone = crate::grade::run(&C5_1_3, &ev, &crate::check::Context::default());
         (graded, alone)
     }
