@@ -59,7 +59,7 @@ fi
 if [ -x "$grade" ] && [ -x "$collect" ]; then
   stage "build mcp-grade (dev profile; up to date: seconds)"
 else
-  stage "build mcp-grade (dev profile; the first build takes about 4 minutes on 2 cores, cargo shows its progress)"
+  stage "build mcp-grade (dev profile; the first build takes about 1.5 minutes on 2 cores; cargo shows its progress)"
 fi
 cargo build --locked --bin mcp-grade -p mcp-probe-evaluator
 
@@ -76,7 +76,7 @@ if [ -z "$live" ]; then
   exit 0
 fi
 
-stage "build mcp-collect (dev profile; about 2 more minutes the first time)"
+stage "build mcp-collect (dev profile; about 30 s more the first time)"
 cargo build --locked --bin mcp-collect -p mcp-probe-collector
 
 stage "a real MCP server: the Python SDK (mcp 2.3.0) on a free loopback port"
