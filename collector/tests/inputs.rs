@@ -167,18 +167,7 @@ fn the_default_inputs_file_is_validated_too() {
 
 #[test]
 fn valid_inputs_are_recorded_and_an_unmatched_target_is_only_warned_about() {
-    let srv = serve(Arc::new(|r: &Req| {
-        let id = r.rpc_id();
-        match r.rpc_method().as_str() {
-            "server/discover" => json_response(
-                200,
-                &[],
-                &json!({"jsonrpc":"2.0","id":id,"result":{"supportedVersions":["2026-07-28"],"capabilities":{}}})
-                    .to_string(),
-            ),
-            _ => json_response(404, &[], "{}"),
-        }
-    }));
+    let srv = discover_only();
     let mine = json!({
         "static_resource_path": "/static/app.js",
         "max_request_bytes": 4096,
@@ -210,57 +199,98 @@ fn valid_inputs_are_recorded_and_an_unmatched_target_is_only_warned_about() {
     assert_eq!(v.evidence.run.inputs, Some(mine));
 }
 
-/// Before any request, stderr names per target the legs that stay undecided for want of
-/// a probe input; a given input drops out of the notice, and `-q` silences it.
+/// A server that answers `server/discover` (so the collector holds a 2026-07-28
+/// session) and 404 to everything else.
+fn discover_only() -> support::Scripted {
+    serve(Arc::new(|r: &Req| {
+        let id = r.rpc_id();
+        match r.rpc_method().as_str() {
+            "server/discover" => json_response(
+                200,
+                &[],
+                &json!({"jsonrpc":"2.0","id":id,"result":{"supportedVersions":["2026-07-28"],"capabilities":{}}})
+                    .to_string(),
+            ),
+            _ => json_response(404, &[], "{}"),
+        }
+    }))
+}
+
+/// After a target's connection result, and only where a session was held, one short
+/// stderr line names the checks left undecided for want of a probe input; a given input
+/// drops out of it, `--verbose` names the inputs and what they are, `-q` silences it, and
+/// a closed port gets the error alone.
 #[test]
-fn the_notice_names_per_target_what_stays_undecided() {
-    let (_l, url) = silent_listener();
-    let other = "http://127.0.0.1:1/mcp";
+fn the_notice_follows_the_connection_result_of_a_session_only() {
+    let srv = discover_only();
+    let url = srv.url.clone();
+    let closed = "http://127.0.0.1:1/mcp";
     let dir = tempfile::tempdir().expect("tempdir");
     let file = write_inputs(&dir, &json!({&url: {"static_resource_path": "/app.js"}}));
-    let run = collect(
-        &[
-            "--inputs",
-            &file,
-            "--timeout",
-            "1",
-            "--target-timeout",
-            "2",
-            &url,
-            other,
-        ],
-        &[],
-    );
-    let err = run.stderr();
-    let notice = |t: &str| {
-        err.lines()
-            .find(|l| {
-                l.starts_with(&format!(
-                    "mcp-collect: notice: {t}: undecided for want of probe inputs"
-                ))
-            })
-            .unwrap_or_else(|| panic!("no notice for {t}: {err}"))
-            .to_string()
+    let args = |extra: &[&'static str]| {
+        let mut a: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+        a.extend(
+            [
+                "--inputs",
+                &file,
+                "--timeout",
+                "2",
+                "--target-timeout",
+                "20",
+            ]
+            .map(String::from),
+        );
+        a
     };
-    let mine = notice(&url);
-    assert!(!mine.contains("10.1a"), "{mine}");
-    assert!(mine.contains("3.3.4e (scope_probe_tool"), "{mine}");
-    let theirs = notice(other);
-    assert!(theirs.contains("10.1a (static_resource_path"), "{theirs}");
-    let quiet = collect(
-        &[
-            "-q",
-            "--inputs",
-            &file,
-            "--timeout",
-            "1",
-            "--target-timeout",
-            "2",
-            other,
-        ],
-        &[],
+    let mut plain = args(&[]);
+    plain.push(url.clone());
+    let run = collect(&plain.iter().map(String::as_str).collect::<Vec<_>>(), &[]);
+    assert_eq!(run.code(), 0, "{}", run.describe());
+    let err = run.stderr();
+    let lines: Vec<&str> = err.lines().collect();
+    let at = |pat: &str| lines.iter().position(|l| l.contains(pat));
+    let notice = at("notice:").unwrap_or_else(|| panic!("no notice: {err}"));
+    let sealed = at(&format!("{url}: sealed ")).unwrap_or_else(|| panic!("no result: {err}"));
+    assert!(
+        sealed < notice,
+        "the notice comes after the connection result: {err}"
     );
-    assert!(!quiet.stderr().contains("notice:"), "{}", quiet.stderr());
+    assert_eq!(
+        lines[notice],
+        format!(
+            "mcp-collect: notice: {url}: 1.3, 7.2.2, 3.3.4e, 5.1.1d, 5.4.1 undecided for want of probe inputs (--inputs FILE; --verbose names them)"
+        ),
+        "{err}"
+    );
+    assert_eq!(err.matches("notice:").count(), 1, "{err}");
+
+    let mut verbose = args(&["--verbose"]);
+    verbose.push(url.clone());
+    let run = collect(&verbose.iter().map(String::as_str).collect::<Vec<_>>(), &[]);
+    let err = run.stderr();
+    let long = err
+        .lines()
+        .find(|l| l.contains("notice:"))
+        .unwrap_or_else(|| panic!("no notice: {err}"));
+    assert!(long.contains("3.3.4e (scope_probe_tool"), "{long}");
+    assert!(!long.contains("10.1a"), "{long}");
+
+    let mut quiet = args(&["-q"]);
+    quiet.push(url.clone());
+    let run = collect(&quiet.iter().map(String::as_str).collect::<Vec<_>>(), &[]);
+    assert!(!run.stderr().contains("notice:"), "{}", run.stderr());
+
+    let mut refused = args(&[]);
+    refused.push(closed.to_string());
+    let run = collect(&refused.iter().map(String::as_str).collect::<Vec<_>>(), &[]);
+    assert_eq!(run.code(), 3, "{}", run.describe());
+    let err = run.stderr();
+    assert!(!err.contains("notice:"), "{err}");
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with(&format!("mcp-collect: error: {closed}: no MCP endpoint"))),
+        "{err}"
+    );
 }
 
 /// A bad `--servers-file` line is one error line naming `FILE:LINE:`, the target and its

@@ -23,7 +23,7 @@ _mcp__collect() {
 
     case "${cmd}" in
         mcp__collect)
-            opts="-o -q -h -V --servers-file --out --info --inputs --baseline --token-env --client-id --client-secret-env --reauth --no-browser --key --public-key --ca-file --tsa --timeout --target-timeout --concurrency --max-pages --body-cap --bundle-cap --recover --plaintext-port --shard --manifest --header --proxy --client-cert --client-key --quiet --stdio --env --help --version"
+            opts="-o -q -v -h -V --servers-file --out --info --inputs --baseline --token-env --client-id --client-secret-env --reauth --no-browser --key --public-key --ca-file --tsa --timeout --target-timeout --concurrency --max-pages --body-cap --bundle-cap --recover --plaintext-port --shard --manifest --header --proxy --client-cert --client-key --quiet --verbose --stdio --env --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

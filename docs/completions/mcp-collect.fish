@@ -28,6 +28,7 @@ complete -c mcp-collect -l reauth -d 'Forget the cached OAuth client registratio
 complete -c mcp-collect -l no-browser -d 'Do not open a browser for an OAuth login: print the authorization URL on stderr'
 complete -c mcp-collect -l public-key -d 'Print the signing key\'s public key (SPKI PEM) on stdout and exit'
 complete -c mcp-collect -s q -l quiet -d 'No progress lines on stderr'
+complete -c mcp-collect -s v -l verbose -d 'Longer notices on stderr: after each target with an MCP session, what every probe input it lacked is and which checks it decides (one short line without)'
 complete -c mcp-collect -l stdio -d 'Launch a local MCP server (the command after `--`) and speak JSON-RPC over its stdin and stdout. The server gets a clean environment: the `--env` variables, plus PATH, HOME, LANG and TMPDIR from this process when set'
 complete -c mcp-collect -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c mcp-collect -s V -l version -d 'Print version'

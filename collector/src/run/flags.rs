@@ -166,6 +166,11 @@ pub struct Flags {
     #[arg(short, long)]
     pub quiet: bool,
 
+    /// Longer notices on stderr: after each target with an MCP session, what every
+    /// probe input it lacked is and which checks it decides (one short line without).
+    #[arg(short, long, conflicts_with = "quiet")]
+    pub verbose: bool,
+
     /// Launch a local MCP server (the command after `--`) and speak JSON-RPC over its
     /// stdin and stdout. The server gets a clean environment: the `--env` variables, plus
     /// PATH, HOME, LANG and TMPDIR from this process when set.

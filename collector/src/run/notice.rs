@@ -1,7 +1,9 @@
-//! The notice printed on stderr before collection: per target, which checks (or legs)
-//! will stay undecided for want of which probe input. The collector decides nothing
-//! here; it only says which requests it will not send, so an operator can supply the
-//! input before the run instead of reading UNKNOWN after it.
+//! The notice printed on stderr after a target's connection result, when it has an MCP
+//! session: which checks (or legs) stay undecided for want of which probe input. The
+//! collector decides nothing here; it only says which requests it did not send, so an
+//! operator can supply the input for the next run instead of reading UNKNOWN in the
+//! report. One short line per target; `--verbose` says what each input is. A target
+//! without a session gets none: nothing was decided there for want of an input.
 
 use serde_json::Value;
 
@@ -65,22 +67,36 @@ pub const NEEDS: &[Need] = &[
     },
 ];
 
-/// The notice for one target (`None` when every input is given), e.g.
-/// `http://h/mcp: undecided for want of probe inputs: 10.1a (static_resource_path: …)`.
-pub fn notice(target: &str, inputs: Option<&Value>) -> Option<String> {
+/// The inputs `inputs` leaves out, in check order.
+fn missing(inputs: Option<&Value>) -> Vec<&'static Need> {
     let empty = Value::Object(Default::default());
     let i = inputs.unwrap_or(&empty);
-    let missing: Vec<String> = NEEDS
-        .iter()
-        .filter(|n| !(n.given)(i))
-        .map(|n| format!("{} ({}: {})", n.decides, n.inputs.join(" and "), n.note))
-        .collect();
+    NEEDS.iter().filter(|n| !(n.given)(i)).collect()
+}
+
+/// The notice for one target (`None` when every input is given): one short line, e.g.
+/// `http://h/mcp: 5.4.1, 10.1a undecided for want of probe inputs (--inputs FILE;
+/// --verbose names them)`; with `verbose`, each input's key, what it is and why it is
+/// needed.
+pub fn notice(target: &str, inputs: Option<&Value>, verbose: bool) -> Option<String> {
+    let missing = missing(inputs);
     if missing.is_empty() {
         return None;
     }
+    if verbose {
+        let parts: Vec<String> = missing
+            .iter()
+            .map(|n| format!("{} ({}: {})", n.decides, n.inputs.join(" and "), n.note))
+            .collect();
+        return Some(format!(
+            "{target}: undecided for want of probe inputs (--inputs, docs/schemas/probe-inputs.schema.json): {}",
+            parts.join("; ")
+        ));
+    }
+    let decides: Vec<&str> = missing.iter().map(|n| n.decides).collect();
     Some(format!(
-        "{target}: undecided for want of probe inputs (--inputs, docs/schemas/probe-inputs.schema.json): {}",
-        missing.join("; ")
+        "{target}: {} undecided for want of probe inputs (--inputs FILE; --verbose names them)",
+        decides.join(", ")
     ))
 }
 
@@ -105,19 +121,62 @@ mod tests {
 
     #[test]
     fn names_only_what_is_missing() {
-        let all = notice("http://h/mcp", None).expect("notice");
+        let all = notice("http://h/mcp", None, true).expect("notice");
         assert!(
             all.starts_with("http://h/mcp: undecided for want of probe inputs"),
             "{all}"
         );
         for n in NEEDS {
             assert!(all.contains(n.decides), "{all}");
+            assert!(all.contains(n.note), "{all}");
         }
-        let some = notice("t", Some(&json!({"static_resource_path": "/app.js"}))).expect("notice");
+        let some =
+            notice("t", Some(&json!({"static_resource_path": "/app.js"})), true).expect("notice");
         assert!(!some.contains("10.1a"), "{some}");
         assert!(some.contains("3.3.4e (scope_probe_tool"), "{some}");
         // A blank value is no input.
-        let blank = notice("t", Some(&json!({"static_resource_path": "  "}))).expect("notice");
+        let blank =
+            notice("t", Some(&json!({"static_resource_path": "  "})), true).expect("notice");
         assert!(blank.contains("10.1a"), "{blank}");
+        let every = json!({
+            "tool_calls_authorised": true, "tool_arguments": {"t": {}},
+            "scope_probe_tool": "x", "schema_probe_tool": "y",
+            "schema_probe_arguments": {"a": 1}, "traversal_authorised": true,
+            "static_resource_path": "/s"
+        });
+        assert_eq!(notice("t", Some(&every), false), None);
+    }
+
+    #[test]
+    fn the_short_notice_is_one_line_naming_the_checks_only() {
+        let short = notice("http://127.0.0.1:1/mcp", None, false).expect("notice");
+        assert!(!short.contains('\n'), "{short}");
+        assert!(
+            short.starts_with(
+                "http://127.0.0.1:1/mcp: 1.3, 7.2.2, 3.3.4e, 5.1.1d, 5.4.1, 10.1a undecided for want of probe inputs (--inputs FILE"
+            ),
+            "{short}"
+        );
+        for n in NEEDS {
+            assert!(!short.contains(n.note), "{short}");
+            assert!(!short.contains(n.inputs[0]), "{short}");
+        }
+        assert!(
+            short.chars().count() <= 140,
+            "{} chars: {short}",
+            short.chars().count()
+        );
+        let one = notice(
+            "t",
+            Some(&json!({"tool_calls_authorised": true, "tool_arguments": {},
+            "scope_probe_tool": "x", "schema_probe_tool": "y", "schema_probe_arguments": {"a": 1},
+            "traversal_authorised": true})),
+            false,
+        )
+        .expect("notice");
+        assert_eq!(
+            one,
+            "t: 10.1a undecided for want of probe inputs (--inputs FILE; --verbose names them)"
+        );
     }
 }

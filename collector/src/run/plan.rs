@@ -33,6 +33,8 @@ pub struct Plan {
     pub(super) out: PathBuf,
     pub(super) concurrency: usize,
     pub(super) info: bool,
+    /// `--verbose`: the probe-inputs notice says what each missing input is.
+    pub(super) verbose: bool,
     pub(super) plaintext_port: u16,
     pub(super) no_browser: bool,
     pub(super) reauth: bool,
@@ -286,15 +288,6 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
             }
         }),
     };
-    // Last: a usage error above is the run's only line.
-    if !flags.info {
-        for t in &targets {
-            let mine = inputs.as_ref().and_then(|d| d.get(&t.as_typed));
-            if let Some(n) = super::notice::notice(&t.as_typed, mine) {
-                printer.notice(&n);
-            }
-        }
-    }
     Ok(Plan {
         stdio: stdio.map(|(p, _)| p),
         manifest: flags.manifest.clone(),
@@ -311,6 +304,7 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
         out: flags.out.clone(),
         concurrency: flags.concurrency as usize,
         info: flags.info,
+        verbose: flags.verbose,
         plaintext_port: flags.plaintext_port,
         no_browser: flags.no_browser,
         reauth: flags.reauth,

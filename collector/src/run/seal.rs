@@ -80,6 +80,14 @@ pub(super) async fn finish(
             if let Some(block) = info {
                 printer.out(&block);
             }
+            // After the connection result, and only where a session was held: what the
+            // run left undecided for want of a probe input (not under --info).
+            if session && !plan.info {
+                let mine = plan.inputs.as_ref().and_then(|d| d.get(&t.as_typed));
+                if let Some(n) = super::notice::notice(&t.as_typed, mine, plan.verbose) {
+                    printer.notice(&n);
+                }
+            }
             Sealed::Written { session }
         }
         Err(e) => {
