@@ -4,7 +4,12 @@
 //! A directory that holds no bundle is a usage error when it is the only argument, and
 //! skipped (listed in [`Expanded::skipped`], which the caller notes on stderr) when it
 //! is one of several, so `mcp-grade examples/*` grades the bundles beside a folder of
-//! policy files; nothing left to grade is the usage error again.
+//! policy files. So is a file among several that is plainly something else (its name
+//! does not end in `.mcpev` and its bytes read as a PEM key, JSON, text, HTML or an
+//! archive: `mcp_probe_schema::bundle::looks_like`), such as the public key and README
+//! beside the bundles. A `.mcpev` file, or any file that starts like a COSE_Sign1, is
+//! always graded: a damaged bundle fails verification, it is never skipped. Nothing left
+//! to grade is the usage error again.
 //!
 //! A bundle from standard input is kept in a private temporary directory (0700, file
 //! 0600) for the run, because grading reads every input twice (a verify pass, then the
@@ -45,6 +50,23 @@ pub enum InputError {
     /// Standard input was empty or could not be kept.
     #[error("-: {0}")]
     Stdin(String),
+    /// Every argument was skipped, the first of them a file that is not a bundle.
+    #[error("{}: not a bundle: {why} (and no other argument is one)", path.display())]
+    NoBundle {
+        /// The first argument skipped.
+        path: PathBuf,
+        /// What it looks like.
+        why: String,
+    },
+}
+
+/// An argument among several that was skipped, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    /// The argument.
+    pub path: PathBuf,
+    /// Why, e.g. `no .mcpev file in this directory`, `not a bundle: a PEM file (…)`.
+    pub why: String,
 }
 
 /// The expanded list of bundle files, owning the copy of standard input if there is one.
@@ -52,8 +74,9 @@ pub enum InputError {
 pub struct Expanded {
     /// The bundle files, in the order given (directories expanded in place).
     pub paths: Vec<PathBuf>,
-    /// Directories among several arguments that held no `.mcpev` file, skipped.
-    pub skipped: Vec<PathBuf>,
+    /// Arguments among several that were skipped: directories that held no `.mcpev`
+    /// file, files that are plainly not bundles.
+    pub skipped: Vec<Skipped>,
     stdin_dir: Option<PathBuf>,
 }
 
@@ -93,31 +116,67 @@ pub fn expand(args: &[PathBuf], stdin: &mut dyn Read) -> Result<Expanded, InputE
                 if args.len() == 1 {
                     return Err(InputError::EmptyDir { path: a.clone() });
                 }
-                out.skipped.push(a.clone());
+                out.skipped.push(Skipped {
+                    path: a.clone(),
+                    why: EMPTY_DIR.into(),
+                });
                 continue;
             }
             found.sort();
             out.paths.extend(found);
+        } else if let Some(what) = (args.len() > 1).then(|| not_a_bundle(a)).flatten() {
+            out.skipped.push(Skipped {
+                path: a.clone(),
+                why: format!("not a bundle: {what}"),
+            });
         } else {
             out.paths.push(a.clone());
         }
     }
     if out.paths.is_empty() {
         if let Some(first) = out.skipped.first() {
-            return Err(InputError::EmptyDir {
-                path: first.clone(),
+            return Err(match first.why.strip_prefix("not a bundle: ") {
+                Some(what) => InputError::NoBundle {
+                    path: first.path.clone(),
+                    why: what.to_string(),
+                },
+                None => InputError::EmptyDir {
+                    path: first.path.clone(),
+                },
             });
         }
     }
     Ok(out)
 }
 
+const EMPTY_DIR: &str = "no .mcpev file in this directory";
+
+/// What a file argument plainly is when it is not a bundle: its name does not end in
+/// `.mcpev`, it does not start with the COSE_Sign1 tag, and its first 64 KiB read as
+/// something `looks_like` names. `None` (grade it, and let verification say what is
+/// wrong) for anything else, a file that cannot be read included.
+fn not_a_bundle(path: &std::path::Path) -> Option<String> {
+    if path.extension().is_some_and(|x| x == "mcpev") {
+        return None;
+    }
+    let mut head = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(64 << 10)
+        .read_to_end(&mut head)
+        .ok()?;
+    if head.first().is_none_or(|b| *b == 0xd2) {
+        return None;
+    }
+    mcp_probe_schema::bundle::looks_like(&head)
+}
+
 impl Expanded {
-    /// The note for each skipped directory (printed unless `--quiet`).
+    /// The note for each skipped argument (printed unless `--quiet`).
     pub fn skip_notes(&self) -> impl Iterator<Item = String> + '_ {
         self.skipped
             .iter()
-            .map(|d| format!("{}: no .mcpev file in this directory; skipped", d.display()))
+            .map(|s| format!("{}: {}; skipped", s.path.display(), s.why))
     }
 }
 
@@ -218,7 +277,13 @@ mod tests {
         let (f, e) = (full.path().to_path_buf(), empty.path().to_path_buf());
         let x = expand(&[e.clone(), f.clone()], &mut &b""[..]).expect("expands");
         assert_eq!(x.paths, vec![f.join("a.mcpev")]);
-        assert_eq!(x.skipped, vec![e.clone()]);
+        assert_eq!(
+            x.skipped,
+            vec![Skipped {
+                path: e.clone(),
+                why: EMPTY_DIR.into()
+            }]
+        );
         let notes: Vec<String> = x.skip_notes().collect();
         assert_eq!(
             notes,
@@ -231,5 +296,59 @@ mod tests {
         assert!(matches!(err, InputError::EmptyDir { path } if path == e));
         let err = expand(std::slice::from_ref(&e), &mut &b""[..]).expect_err("alone");
         assert!(matches!(err, InputError::EmptyDir { .. }));
+    }
+
+    #[test]
+    fn a_file_that_is_plainly_not_a_bundle_among_several_is_skipped_with_what_it_is() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let at = |n: &str, bytes: &[u8]| {
+            let p = d.path().join(n);
+            std::fs::write(&p, bytes).expect("write");
+            p
+        };
+        let key = at(
+            "collector.pub",
+            b"-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA\n-----END PUBLIC KEY-----\n",
+        );
+        let readme = at("README.md", b"# examples\n\ntext\n");
+        let bundle = at("a.mcpev", b"x");
+        // Damaged bundles are graded (and fail verification), never skipped: a .mcpev
+        // name, or a first byte that is the COSE_Sign1 tag, whatever the name.
+        let damaged = at("b.mcpev", b"-----BEGIN PUBLIC KEY-----\n");
+        let renamed = at("bundle.bin", &[0xd2, 0x84, 0x00]);
+        let missing = d.path().join("gone.txt");
+        let args = [
+            key.clone(),
+            readme.clone(),
+            bundle.clone(),
+            damaged.clone(),
+            renamed.clone(),
+            missing.clone(),
+        ];
+        let x = expand(&args, &mut &b""[..]).expect("expands");
+        assert_eq!(x.paths, vec![bundle, damaged, renamed, missing]);
+        let notes: Vec<String> = x.skip_notes().collect();
+        assert_eq!(
+            notes,
+            vec![
+                format!(
+                    "{}: not a bundle: a PEM file (PUBLIC KEY) (a public key: give it to --trust); skipped",
+                    key.display()
+                ),
+                format!("{}: not a bundle: a text file (3 line(s)); skipped", readme.display()),
+            ]
+        );
+        // Alone, the file is graded and verification says what it is (exit 3).
+        let x = expand(std::slice::from_ref(&key), &mut &b""[..]).expect("expands");
+        assert_eq!(x.paths, vec![key.clone()]);
+        // Nothing left: a usage error naming the first and what it is.
+        let err = expand(&[key.clone(), readme], &mut &b""[..]).expect_err("nothing left");
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: not a bundle: a PEM file (PUBLIC KEY) (a public key: give it to --trust) (and no other argument is one)",
+                key.display()
+            )
+        );
     }
 }
