@@ -4,7 +4,8 @@
 //! A directory that holds no bundle is a usage error when it is the only argument, and
 //! skipped (listed in [`Expanded::skipped`], which the caller notes on stderr) when it
 //! is one of several, so `mcp-grade examples/*` grades the bundles beside a folder of
-//! policy files. So is a file among several that is plainly something else (its name
+//! policy files. When grading ([`expand_for_grading`]; `verify` and `show` report every
+//! file they are given) so is a file among several that is plainly something else (its name
 //! does not end in `.mcpev` and its bytes read as a PEM key, JSON, text, HTML or an
 //! archive: `mcp_probe_schema::bundle::looks_like`), such as the public key and README
 //! beside the bundles. A `.mcpev` file, or any file that starts like a COSE_Sign1, is
@@ -88,8 +89,23 @@ impl Drop for Expanded {
     }
 }
 
-/// Expand `args`, reading standard input from `stdin` when `-` is among them.
+/// Expand `args`, reading standard input from `stdin` when `-` is among them. Every file
+/// argument is kept, so `verify` reports what each one is.
 pub fn expand(args: &[PathBuf], stdin: &mut dyn Read) -> Result<Expanded, InputError> {
+    expand_with(args, stdin, false)
+}
+
+/// [`expand`] for grading: a file among several that is plainly not a bundle is
+/// skipped with a note (the module docs say which).
+pub fn expand_for_grading(args: &[PathBuf], stdin: &mut dyn Read) -> Result<Expanded, InputError> {
+    expand_with(args, stdin, true)
+}
+
+fn expand_with(
+    args: &[PathBuf],
+    stdin: &mut dyn Read,
+    skip_files: bool,
+) -> Result<Expanded, InputError> {
     let mut out = Expanded {
         paths: Vec::with_capacity(args.len()),
         skipped: Vec::new(),
@@ -124,7 +140,10 @@ pub fn expand(args: &[PathBuf], stdin: &mut dyn Read) -> Result<Expanded, InputE
             }
             found.sort();
             out.paths.extend(found);
-        } else if let Some(what) = (args.len() > 1).then(|| not_a_bundle(a)).flatten() {
+        } else if let Some(what) = (skip_files && args.len() > 1)
+            .then(|| not_a_bundle(a))
+            .flatten()
+        {
             out.skipped.push(Skipped {
                 path: a.clone(),
                 why: format!("not a bundle: {what}"),
@@ -325,7 +344,7 @@ mod tests {
             renamed.clone(),
             missing.clone(),
         ];
-        let x = expand(&args, &mut &b""[..]).expect("expands");
+        let x = expand_for_grading(&args, &mut &b""[..]).expect("expands");
         assert_eq!(x.paths, vec![bundle, damaged, renamed, missing]);
         let notes: Vec<String> = x.skip_notes().collect();
         assert_eq!(
@@ -339,10 +358,14 @@ mod tests {
             ]
         );
         // Alone, the file is graded and verification says what it is (exit 3).
-        let x = expand(std::slice::from_ref(&key), &mut &b""[..]).expect("expands");
+        let x = expand_for_grading(std::slice::from_ref(&key), &mut &b""[..]).expect("expands");
         assert_eq!(x.paths, vec![key.clone()]);
+        // verify reports every file it is given.
+        let x = expand(&[key.clone(), readme.clone()], &mut &b""[..]).expect("expands");
+        assert_eq!(x.paths, vec![key.clone(), readme.clone()]);
         // Nothing left: a usage error naming the first and what it is.
-        let err = expand(&[key.clone(), readme], &mut &b""[..]).expect_err("nothing left");
+        let err =
+            expand_for_grading(&[key.clone(), readme], &mut &b""[..]).expect_err("nothing left");
         assert_eq!(
             err.to_string(),
             format!(

@@ -11,7 +11,7 @@ use mcp_probe_evaluator::{BaselineChoice, CommandError, ExitStatus, GradeOptions
 use mcp_probe_evaluator::flags::{self, Cli, Command, GradeArgs};
 
 use mcp_probe_evaluator::benchmark::{self, Benchmark, Choice};
-use mcp_probe_evaluator::inputs::expand;
+use mcp_probe_evaluator::inputs::{expand, expand_for_grading};
 
 fn code(status: ExitStatus) -> ExitCode {
     ExitCode::from(status.code())
@@ -63,7 +63,7 @@ fn run(cli: Cli, out: &mut dyn Write, err: &mut Diag<'_>) -> Result<ExitStatus, 
     let status = match cli.command {
         None => {
             let mut opts = grade_options(cli.grade);
-            let expanded = expand(&opts.bundles, &mut stdin)?;
+            let expanded = expand_for_grading(&opts.bundles, &mut stdin)?;
             note_skipped(&expanded, err);
             opts.bundles = expanded.paths.clone();
             return Ok(mcp_probe_evaluator::grade(&opts, out, err)?);

@@ -308,6 +308,36 @@ fn a_key_or_a_report_given_as_a_bundle_is_named_by_what_it_is() {
     assert!(!r.stdout.contains("damaged") && !r.stdout.contains("trailing"));
 }
 
+/// `mcp-grade examples/*`: the key and README beside the bundles are skipped with a note
+/// naming what each is, and the bundles are graded (not exit 3); `verify` of the same
+/// arguments still reports each file.
+#[test]
+fn grading_a_glob_skips_the_key_and_readme_beside_the_bundles() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let key = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/collector.pub"
+    ))
+    .expect("examples/collector.pub");
+    write(dir.path(), "collector.pub", &key);
+    write(dir.path(), "README.md", b"# bundles\n");
+    write(dir.path(), "a.mcpev", &sample());
+    let r = grade(dir.path(), ["collector.pub", "README.md", "a.mcpev"]);
+    assert!(matches!(r.code, 0 | 1 | 4), "{}{}", r.stdout, r.stderr);
+    assert_eq!(
+        r.stderr,
+        "mcp-grade: note: collector.pub: not a bundle: a PEM file (PUBLIC KEY) (a public key: give it to --trust); skipped\n\
+         mcp-grade: note: README.md: not a bundle: a text file (1 line(s)); skipped\n"
+    );
+    assert!(r.stdout.contains("a.mcpev"), "{}", r.stdout);
+    let r = grade(dir.path(), ["-q", "collector.pub", "README.md", "a.mcpev"]);
+    assert_eq!(r.stderr, "");
+    let r = grade(dir.path(), ["collector.pub", "README.md"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    let r = grade(dir.path(), ["verify", "collector.pub", "a.mcpev"]);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+}
+
 #[test]
 fn missing_file_exits_2_naming_it_after_reporting_the_others() {
     let dir = tempfile::tempdir().expect("tempdir");
