@@ -13,13 +13,6 @@ use mcp_probe_evaluator::flags::{self, Cli, Command, GradeArgs};
 use mcp_probe_evaluator::benchmark::{self, Benchmark, Choice};
 use mcp_probe_evaluator::inputs::expand;
 
-/// Grading allocates and frees many small values per bundle (decoded records, parsed
-/// bodies, report strings); mimalloc does that for less CPU than the system allocator
-/// (docs/performance.md, "Grading and verification throughput").
-#[cfg(feature = "mimalloc")]
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn code(status: ExitStatus) -> ExitCode {
     ExitCode::from(status.code())
 }
