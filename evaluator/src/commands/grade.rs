@@ -366,11 +366,16 @@ fn unstorable(p: &Payload) -> Option<&'static str> {
 /// the file (written atomically). The status is [`Report::status`] (FAIL before ERROR),
 /// or [`ExitStatus::Usage`] when a baseline could not be stored.
 ///
-/// Memory: one bundle at a time (plus the `--baseline` bundle, or the stored baseline of
-/// the endpoint being graded). The verify pass keeps a few facts per bundle
-/// ([`Input`]); the grade pass reads each file again, grades it only if its bytes are
-/// the ones that verified (else [`GradeError::Changed`], nothing graded) and keeps only
-/// the report's server summary and check results.
+/// Both passes run `opts.jobs` bundles at once ([`crate::pipeline::for_each_in_order`]);
+/// results and messages are taken in argument order, so the report, stderr and status
+/// are those of one job.
+///
+/// Memory: at most `2 x jobs` bundles at a time (plus the `--baseline` bundle, and each
+/// endpoint's stored baseline from its first input to its last: [`StoredBaselines`]).
+/// The verify pass verifies each bundle once and keeps a few facts of it ([`Input`]);
+/// the grade pass reads each file again, decodes it only if its bytes are the ones that
+/// verified (else [`GradeError::Changed`], nothing graded) and keeps only the report's
+/// server summary and check results.
 pub fn grade(
     opts: &GradeOptions,
     out: &mut dyn Write,
