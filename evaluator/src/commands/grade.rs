@@ -371,7 +371,7 @@ fn unstorable(p: &Payload) -> Option<&'static str> {
 /// are those of one job.
 ///
 /// Memory: at most `2 x jobs` bundles at a time (plus the `--baseline` bundle, and each
-/// endpoint's stored baseline from its first input to its last: [`StoredBaselines`]).
+/// endpoint's stored baseline from its first input to its last: `StoredBaselines`).
 /// The verify pass verifies each bundle once and keeps a few facts of it ([`Input`]);
 /// the grade pass reads each file again, decodes it only if its bytes are the ones that
 /// verified (else [`GradeError::Changed`], nothing graded) and keeps only the report's
