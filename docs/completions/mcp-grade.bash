@@ -59,7 +59,7 @@ _mcp__grade() {
 
     case "${cmd}" in
         mcp__grade)
-            opts="-o -v -q -h -V --format --output --benchmark --level --baseline --update-baseline --policy --waivers --verbose --strict-waivers --fail-on --trust --tsa-cert --quiet --help --version verify show diff benchmarks checks help"
+            opts="-o -v -j -q -h -V --format --output --benchmark --level --baseline --update-baseline --policy --waivers --verbose --strict-waivers --fail-on --trust --tsa-cert --jobs --quiet --help --version verify show diff benchmarks checks help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -106,6 +106,14 @@ _mcp__grade() {
                     return 0
                     ;;
                 --tsa-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --jobs)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -j)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -299,7 +307,7 @@ _mcp__grade() {
             return 0
             ;;
         mcp__subcmd__grade__subcmd__verify)
-            opts="-q -h --json --trust --tsa-cert --quiet --help"
+            opts="-j -q -h --json --trust --tsa-cert --jobs --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -310,6 +318,14 @@ _mcp__grade() {
                     return 0
                     ;;
                 --tsa-cert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --jobs)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -j)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

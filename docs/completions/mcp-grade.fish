@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_mcp_grade_global_optspecs
-    string join \n format= o/output= benchmark= level= baseline= update-baseline policy= waivers= v/verbose strict-waivers fail-on= trust= tsa-cert= q/quiet h/help V/version
+    string join \n format= o/output= benchmark= level= baseline= update-baseline policy= waivers= v/verbose strict-waivers fail-on= trust= tsa-cert= j/jobs= q/quiet h/help V/version
 end
 
 function __fish_mcp_grade_needs_command
@@ -34,6 +34,7 @@ complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -l waivers -d 'Accepte
 complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -l fail-on -d 'Which verdicts fail the run: fail (exit 1 on FAIL only), error (also exit 4 on ERROR; the default), unknown (also exit 5 on UNKNOWN)' -r
 complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -l trust -d 'Pin a collector public key (SPKI PEM, 64 hex digits, or base64); repeatable. With pins, a bundle signed by any other key fails verification' -r -F
 complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -l tsa-cert -d 'Trust anchor(s) for the bundles\' RFC 3161 timestamp tokens (PEM certificate file, repeatable): the report shows each bundle\'s TSA and time, or why not' -r -F
+complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -s j -l jobs -d 'How many bundles are verified and graded at once (default: the number of cores). The output is the same bytes whatever the number: reports, lines and messages come out in argument order' -r
 complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -l update-baseline -d 'Store each graded bundle as its endpoint\'s baseline (under $MCP_PROBE_HOME or ~/.mcp-probe, baselines/); comparing checks report UNKNOWN in this run'
 complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -s v -l verbose -d 'Text report: the whole check-centric report with every result\'s evidence, instead of the summary-first one'
 complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -l strict-waivers -d 'A stale waiver (one that waives nothing) or an expired one is a usage error (exit 2)'
@@ -48,6 +49,7 @@ complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -a "checks" -d 'List t
 complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand verify" -l trust -d 'Pin a collector public key (SPKI PEM, 64 hex digits, or base64); repeatable. With pins, a bundle signed by any other key fails verification' -r -F
 complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand verify" -l tsa-cert -d 'Trust anchor(s) for RFC 3161 timestamp tokens: PEM certificate file (repeatable). Without it, a TSA certificate must chain to the public roots the grader ships' -r -F
+complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand verify" -s j -l jobs -d 'How many bundles are verified at once (default: the number of cores). The output is the same bytes whatever the number: lines and messages come out in argument order' -r
 complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand verify" -l json -d 'One JSON object per bundle on stdout (JSON Lines): file, valid, reason, signer, collected_at, endpoint, status, records'
 complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand verify" -s q -l quiet -d 'Print no warnings or notes on stderr (errors are still printed)'
 complete -c mcp-grade -n "__fish_mcp_grade_using_subcommand verify" -s h -l help -d 'Print help (see more with \'--help\')'

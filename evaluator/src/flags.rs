@@ -152,6 +152,11 @@ pub struct GradeArgs {
     /// repeatable): the report shows each bundle's TSA and time, or why not.
     #[arg(long = "tsa-cert", value_name = "FILE")]
     pub tsa_cert: Vec<PathBuf>,
+    /// How many bundles are verified and graded at once (default: the number of cores).
+    /// The output is the same bytes whatever the number: reports, lines and messages come
+    /// out in argument order.
+    #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
     /// Print no warnings or notes on stderr (errors are still printed).
     #[arg(short, long)]
     pub quiet: bool,
@@ -172,6 +177,11 @@ pub struct VerifyArgs {
     /// Without it, a TSA certificate must chain to the public roots the grader ships.
     #[arg(long = "tsa-cert", value_name = "FILE")]
     pub tsa_cert: Vec<PathBuf>,
+    /// How many bundles are verified at once (default: the number of cores).
+    /// The output is the same bytes whatever the number: lines and messages come out
+    /// in argument order.
+    #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
     /// Print no warnings or notes on stderr (errors are still printed).
     #[arg(short, long)]
     pub quiet: bool,

@@ -27,6 +27,7 @@ pub mod har;
 pub mod inputs;
 pub mod load;
 pub mod output;
+pub mod pipeline;
 pub mod policy;
 pub mod report;
 pub mod rules;

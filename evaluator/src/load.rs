@@ -3,7 +3,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use mcp_probe_schema::bundle::{open_decoded, sha256, MAX_BUNDLE_BYTES};
+use mcp_probe_schema::bundle::{decode_verified, open_decoded, sha256, Checked, MAX_BUNDLE_BYTES};
 use mcp_probe_schema::{open, open_unverified, Evidence, PublicKey, Record, Verified, VerifyError};
 
 /// A failure that stops a command before it has anything to report on a bundle: each
@@ -100,6 +100,48 @@ pub fn read_verified(
     Ok(open_decoded(&bytes, trust).map(|verified| VerifiedFile {
         verified,
         digest,
+        stamp: mcp_probe_schema::tsp::stamp_of(&bytes).unwrap_or(
+            mcp_probe_schema::tsp::Stamp::Malformed("the unprotected header could not be read"),
+        ),
+    }))
+}
+
+/// A bundle file read and verified, keeping none of its records: what the verify pass
+/// of grading keeps of an input, with the SHA-256 that binds a later read to it
+/// ([`reread_verified`]).
+#[derive(Debug)]
+pub struct CheckedFile {
+    /// The verified payload (records emptied), record count and signer.
+    pub checked: Checked,
+    /// SHA-256 of the file's bytes as verified.
+    pub digest: [u8; 32],
+}
+
+/// Read the bundle at `path` and verify it against `trust` with every check of `open`,
+/// keeping no record ([`mcp_probe_schema::bundle::verify`]). The outer error is a file
+/// that could not be read; the inner one a bundle that failed verification.
+pub fn read_checked(
+    path: &Path,
+    trust: &[PublicKey],
+) -> Result<Result<CheckedFile, VerifyError>, Error> {
+    let bytes = read_bundle(path)?;
+    let digest = sha256(&bytes);
+    Ok(mcp_probe_schema::bundle::verify(&bytes, trust)
+        .map(|checked| CheckedFile { checked, digest }))
+}
+
+/// Read the bundle at `path` again and decode it, only if its bytes are those that
+/// verified (their SHA-256 is `digest`): the bundle is then not verified a second time
+/// (signature and chain), only decoded ([`decode_verified`]). `Ok(None)`: the file
+/// changed since it verified (or no longer decodes), and nothing may be read from it.
+pub fn reread_verified(path: &Path, digest: &[u8; 32]) -> Result<Option<VerifiedFile>, Error> {
+    let bytes = read_bundle(path)?;
+    if &sha256(&bytes) != digest {
+        return Ok(None);
+    }
+    Ok(decode_verified(&bytes).ok().map(|verified| VerifiedFile {
+        verified,
+        digest: *digest,
         stamp: mcp_probe_schema::tsp::stamp_of(&bytes).unwrap_or(
             mcp_probe_schema::tsp::Stamp::Malformed("the unprotected header could not be read"),
         ),

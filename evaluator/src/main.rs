@@ -47,6 +47,7 @@ fn grade_options(a: GradeArgs) -> GradeOptions {
         verbose: a.verbose,
         width,
         benchmark: choice(a.benchmark),
+        jobs: a.jobs.map_or(0, usize::from),
     }
 }
 
@@ -76,6 +77,8 @@ fn run(cli: Cli, out: &mut dyn Write, err: &mut Diag<'_>) -> Result<ExitStatus, 
                 &a.trust.keys,
                 &a.tsa_cert,
                 a.json,
+                a.jobs
+                    .map_or_else(mcp_probe_evaluator::pipeline::default_jobs, usize::from),
                 out,
                 err,
             )

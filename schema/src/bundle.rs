@@ -796,6 +796,116 @@ fn decode_evidence(payload: &[u8]) -> Result<Evidence, VerifyError> {
     }
 }
 
+/// The payload split for decoding without copying the records: the payload with its
+/// `records` array replaced by an empty one (decoded as [`Evidence`]: everything but the
+/// records, a few kilobytes), and where each record's bytes lie in the payload (decoded
+/// from there, hashed from there: never copied).
+struct Split {
+    rest: Vec<u8>,
+    records: Vec<std::ops::Range<usize>>,
+}
+
+/// [`Split`] the payload, when it is the plain shape every collector writes: a
+/// definite-length map with text keys, one `records` key, holding a definite-length array
+/// of definite-length byte strings. Anything else gives `None`, and the payload is decoded
+/// as a whole ([`decode_evidence`]), with the same result and errors: the split changes
+/// only where the records' bytes are read from, never what is decoded.
+fn split_records(payload: &[u8]) -> Option<Split> {
+    let (major, ai, entries, mut p) = read_head(payload, 0).ok()?;
+    if major != 5 || ai == 31 {
+        return None;
+    }
+    let mut found = None;
+    for _ in 0..entries {
+        let (major, ai, len, q) = read_head(payload, p).ok()?;
+        if major != 3 || ai == 31 {
+            return None;
+        }
+        let key_end = cbor_span(payload, q, len).ok()?;
+        let value = key_end;
+        let after = cbor_skip(payload, value, 1).ok()?;
+        if &payload[q..key_end] == b"records" {
+            if found.is_some() {
+                return None;
+            }
+            found = Some((value, after));
+        }
+        p = after;
+    }
+    if p != payload.len() {
+        return None;
+    }
+    let (start, end) = found?;
+    let (major, ai, count, mut r) = read_head(payload, start).ok()?;
+    if major != 4 || ai == 31 {
+        return None;
+    }
+    let mut records = Vec::with_capacity(usize::try_from(count).ok()?.min(payload.len()));
+    for _ in 0..count {
+        let (major, ai, len, q) = read_head(payload, r).ok()?;
+        if major != 2 || ai == 31 {
+            return None;
+        }
+        r = cbor_span(payload, q, len).ok()?;
+        records.push(q..r);
+    }
+    let mut rest = Vec::with_capacity(payload.len() - (end - start) + 1);
+    rest.extend_from_slice(&payload[..start]);
+    rest.push(0x80);
+    rest.extend_from_slice(&payload[end..]);
+    Some(Split { rest, records })
+}
+
+/// The payload decoded, and its records' bytes: borrowed from the payload when it
+/// splits ([`split_records`]), else the decoder's copies (taken out of
+/// `evidence.records`, which is left empty either way).
+fn decode_payload(payload: &[u8]) -> Result<(Evidence, Records<'_>), VerifyError> {
+    if let Some(split) = split_records(payload) {
+        if let Ok(evidence) = decode_evidence(&split.rest) {
+            return Ok((evidence, Records::Borrowed(payload, split.records)));
+        }
+    }
+    let mut evidence = decode_evidence(payload)?;
+    let owned = std::mem::take(&mut evidence.records);
+    Ok((evidence, Records::Owned(owned)))
+}
+
+/// The encoded records of a payload, in order.
+enum Records<'a> {
+    Borrowed(&'a [u8], Vec<std::ops::Range<usize>>),
+    Owned(Vec<serde_bytes::ByteBuf>),
+}
+
+impl Records<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Records::Borrowed(_, r) => r.len(),
+            Records::Owned(o) => o.len(),
+        }
+    }
+
+    /// Call `f(index, bytes)` on each record in order (an owned record is dropped once
+    /// `f` returns), stopping at the first error.
+    fn each(
+        self,
+        mut f: impl FnMut(usize, &[u8]) -> Result<(), VerifyError>,
+    ) -> Result<(), VerifyError> {
+        match self {
+            Records::Borrowed(payload, ranges) => {
+                for (index, r) in ranges.into_iter().enumerate() {
+                    f(index, &payload[r])?;
+                }
+            }
+            Records::Owned(owned) => {
+                for (index, bytes) in owned.into_iter().enumerate() {
+                    f(index, &bytes)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Checks 12 and 13, one record at a time: its `seq` is its index and its `prev` links
 /// to its predecessor (or the genesis hash of the run); at the end, the head matches.
 struct ChainCheck {
@@ -925,23 +1035,108 @@ fn trusted(
 /// memory about twice the bundle instead of three times). The checks, their order and
 /// their errors are those of [`open`]; the returned `evidence.records` is empty.
 pub fn open_decoded(bytes: &[u8], trust: &[PublicKey]) -> Result<Verified, VerifyError> {
+    let (evidence, records, signer) = verify_payload::<Vec<Record>>(bytes)?;
+    trusted(evidence, records, signer, trust)
+}
+
+/// A bundle that passed verification ([`verify`]), without its records: what a reader
+/// that only checks bundles needs (`mcp-grade verify`, the verify pass of grading).
+#[derive(Debug, Clone)]
+pub struct Checked {
+    /// The payload, its `records` emptied.
+    pub evidence: Evidence,
+    /// How many records the bundle holds (each decoded, in sequence and chained).
+    pub records: usize,
+    /// Who signed it.
+    pub signer: PublicKey,
+}
+
+/// Every check of [`open`], in its order and with its errors, keeping no record: each
+/// is decoded, checked against the chain and dropped. The cheapest full verification:
+/// nothing of the records outlives its own check.
+pub fn verify(bytes: &[u8], trust: &[PublicKey]) -> Result<Checked, VerifyError> {
+    let (evidence, records, signer) = verify_payload::<usize>(bytes)?;
+    let Verified {
+        evidence, signer, ..
+    } = trusted(evidence, Vec::new(), signer, trust)?;
+    Ok(Checked {
+        evidence,
+        records,
+        signer,
+    })
+}
+
+/// Checks 1 to 13 of [`open`]: structure, header, signature, format, each record decoded
+/// and linked in turn, chain head. Returns the payload (records emptied), what `R` keeps
+/// of the decoded records (all of them, or their count) and the signer.
+fn verify_payload<R: KeptRecords>(bytes: &[u8]) -> Result<(Evidence, R, PublicKey), VerifyError> {
     let cose = structure(bytes)?;
     let signer = header(&cose)?;
     check_signature(&cose, &signer)?;
-    let mut evidence = decode_evidence(cose.payload)?;
-    let encoded = std::mem::take(&mut evidence.records);
+    let (evidence, encoded) = decode_payload(cose.payload)?;
     let mut chain = ChainCheck::new(&evidence.run.run_id);
-    let mut records = Vec::with_capacity(encoded.len());
-    for (index, bytes) in encoded.into_iter().enumerate() {
-        let record = decode_record(&bytes).map_err(|e| VerifyError::Record {
+    let mut records = R::with_capacity(encoded.len());
+    encoded.each(|index, bytes| {
+        let record = decode_record(bytes).map_err(|e| VerifyError::Record {
             index,
             detail: e.to_string(),
         })?;
-        chain.link(&bytes, &record)?;
-        records.push(record);
-    }
+        chain.link(bytes, &record)?;
+        records.keep(record);
+        Ok(())
+    })?;
     chain.head(&evidence.chain_head)?;
-    trusted(evidence, records, signer, trust)
+    Ok((evidence, records, signer))
+}
+
+/// What [`verify_payload`] keeps of the records: all of them, or their count.
+trait KeptRecords {
+    fn with_capacity(n: usize) -> Self;
+    fn keep(&mut self, r: Record);
+}
+
+impl KeptRecords for Vec<Record> {
+    fn with_capacity(n: usize) -> Self {
+        Vec::with_capacity(n)
+    }
+    fn keep(&mut self, r: Record) {
+        self.push(r);
+    }
+}
+
+impl KeptRecords for usize {
+    fn with_capacity(_: usize) -> Self {
+        0
+    }
+    fn keep(&mut self, _: Record) {
+        *self += 1;
+    }
+}
+
+/// Decode a bundle whose bytes are known to have verified, without verifying them again:
+/// the payload and every record, the signer read from the header, and no signature,
+/// record hash or chain link checked. For a reader that verified these very bytes before
+/// (the grader's second pass holds only the SHA-256 of what verified, and reads the file
+/// again only if it hashes the same): the bundle is then read, verified and decoded once
+/// each. On bytes that never verified it is not a verification; its errors are those of
+/// [`open`] for the checks it does make (structure, header, decoding).
+pub fn decode_verified(bytes: &[u8]) -> Result<Verified, VerifyError> {
+    let cose = structure(bytes)?;
+    let signer = header(&cose)?;
+    let (evidence, encoded) = decode_payload(cose.payload)?;
+    let mut records = Vec::with_capacity(encoded.len());
+    encoded.each(|index, bytes| {
+        records.push(decode_record(bytes).map_err(|e| VerifyError::Record {
+            index,
+            detail: e.to_string(),
+        })?);
+        Ok(())
+    })?;
+    Ok(Verified {
+        evidence,
+        records,
+        signer,
+    })
 }
 
 /// Read as much as possible without requiring validity (for `show` on a damaged bundle).
@@ -1139,6 +1334,60 @@ mod tests {
         let mut ok = vec![0x81; MAX_DEPTH];
         ok.push(0x00);
         assert_eq!(skip(&ok), Ok(ok.len()));
+    }
+
+    #[test]
+    fn the_records_split_from_the_payload_are_the_decoders_records() {
+        for name in ["py1", "py2-paged", "tls-modern"] {
+            let real = std::fs::read(format!(
+                "{}/../examples/{name}.mcpev",
+                env!("CARGO_MANIFEST_DIR")
+            ))
+            .expect("example");
+            let cose = structure(&real).expect("a bundle");
+            let whole = decode_evidence(cose.payload).expect("decodes");
+            let split = split_records(cose.payload).expect("the plain shape splits");
+            let rest = decode_evidence(&split.rest).expect("the rest decodes");
+            assert!(rest.records.is_empty());
+            assert_eq!(rest.chain_head, whole.chain_head);
+            assert_eq!(rest.run.run_id, whole.run.run_id);
+            let borrowed: Vec<&[u8]> = split
+                .records
+                .iter()
+                .map(|r| &cose.payload[r.clone()])
+                .collect();
+            let owned: Vec<&[u8]> = whole.records.iter().map(|b| b.as_slice()).collect();
+            assert_eq!(borrowed, owned, "{name}");
+            // The same bundle opened every way gives the same records.
+            let opened = open(&real, &[]).expect("verifies");
+            let decoded = decode_verified(&real).expect("decodes");
+            assert_eq!(opened.records.len(), decoded.records.len());
+            assert_eq!(
+                verify(&real, &[]).expect("verifies").records,
+                opened.records.len()
+            );
+        }
+        // Shapes the split leaves to the whole decoder: not a map, an indefinite map, a
+        // records array of indefinite length or holding another item, two records keys,
+        // bytes after the map.
+        let key = |k: &str| [&cbor_head(3, k.len() as u64)[..], k.as_bytes()].concat();
+        let map1 = |v: &[u8]| [&[0xa1][..], &key("records"), v].concat();
+        assert!(split_records(&map1(&[0x80])).is_some());
+        assert!(split_records(&[0x80]).is_none());
+        assert!(split_records(&[&[0xbf][..], &key("records"), &[0x80, 0xff]].concat()).is_none());
+        assert!(split_records(&map1(&[0x9f, 0x41, 0, 0xff])).is_none());
+        assert!(split_records(&map1(&[0x81, 0x61, b'a'])).is_none());
+        assert!(split_records(&map1(&[0x81, 0x5f, 0x41, 0, 0xff])).is_none());
+        let twice = [
+            &[0xa2][..],
+            &key("records"),
+            &[0x80],
+            &key("records"),
+            &[0x80],
+        ]
+        .concat();
+        assert!(split_records(&twice).is_none());
+        assert!(split_records(&[&map1(&[0x80])[..], &[0x00]].concat()).is_none());
     }
 
     #[test]

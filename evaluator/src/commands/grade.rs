@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use mcp_probe_schema::model::{Evidence as Payload, RunStatus};
-use mcp_probe_schema::PublicKey;
+use mcp_probe_schema::{PublicKey, VerifyError};
 
 use super::error::GradeError;
 use crate::baseline;
@@ -15,7 +15,10 @@ use crate::check::Context;
 use crate::evidence::Evidence;
 use crate::exit::ExitStatus;
 use crate::fmt::line;
-use crate::load::{for_grading, load_trust, read_bundle, read_verified, Error, VerifiedFile};
+use crate::load::{
+    for_grading, load_trust, read_bundle, read_checked, read_verified, reread_verified, Error,
+    VerifiedFile,
+};
 use crate::output::Diag;
 use crate::report::{self, BaselineInfo, BaselineMode, Format, Report, Server};
 use crate::timestamp::TimestampState;
@@ -65,6 +68,20 @@ pub struct GradeOptions {
     pub width: usize,
     /// `--benchmark`: the definition (or tailoring) graded under.
     pub benchmark: crate::benchmark::Choice,
+    /// `--jobs`: how many bundles are verified and graded at once; 0 for the number of
+    /// cores ([`crate::pipeline::default_jobs`]). The report and every message are the
+    /// same bytes whatever the number.
+    pub jobs: usize,
+}
+
+impl GradeOptions {
+    /// The number of bundles verified and graded at once (`jobs`, or the cores).
+    pub fn jobs(&self) -> usize {
+        match self.jobs {
+            0 => crate::pipeline::default_jobs(),
+            n => n,
+        }
+    }
 }
 
 /// What the verify pass keeps of a graded bundle: enough to apply the baseline rules, to
@@ -119,13 +136,29 @@ fn verify_one<T>(
     err: &mut Diag<'_>,
     keep: impl FnOnce(VerifiedFile) -> T,
 ) -> Result<Result<T, ExitStatus>, GradeError> {
+    checked_status(
+        path,
+        what,
+        read_verified(path, trust).map(|r| r.map(keep)),
+        err,
+    )
+}
+
+/// What the verify pass says of one input: its facts, or the status it failed with after
+/// one line on `err` naming it.
+fn checked_status<T>(
+    path: &Path,
+    what: &str,
+    checked: Result<Result<T, VerifyError>, Error>,
+    err: &mut Diag<'_>,
+) -> Result<Result<T, ExitStatus>, GradeError> {
     let shown = line(&path.display().to_string());
-    match read_verified(path, trust) {
+    match checked {
         Err(e) => {
             err.error(&format!("{what}{e}"))?;
             Ok(Err(e.exit_status()))
         }
-        Ok(Ok(v)) => Ok(Ok(keep(v))),
+        Ok(Ok(v)) => Ok(Ok(v)),
         Ok(Err(e)) => {
             err.error(&format!("INVALID {what}{shown}: {e}; not graded"))?;
             Ok(Err(ExitStatus::Invalid))
@@ -133,19 +166,44 @@ fn verify_one<T>(
     }
 }
 
-/// The grade pass's read of an input: the same file, the same bytes as verified, or an
-/// error (nothing is graded from a file that changed after the verify pass).
-fn reopen(
-    i: &Input,
-    trust: &[PublicKey],
-) -> Result<(Evidence, mcp_probe_schema::tsp::Stamp), GradeError> {
-    let changed = || GradeError::Changed {
-        path: line(&i.shown()),
-    };
-    match read_verified(&i.path, trust)? {
-        Ok(v) if v.digest == i.digest => Ok((for_grading(i.shown(), v.verified), v.stamp)),
-        _ => Err(changed()),
+/// The grade pass's read of an input: the same file, the same bytes as verified, decoded
+/// (not verified a second time: its SHA-256 binds it to the bytes that did), or an error
+/// (nothing is graded from a file that changed after the verify pass).
+fn reopen(i: &Input) -> Result<(Evidence, mcp_probe_schema::tsp::Stamp), GradeError> {
+    match reread_verified(&i.path, &i.digest)? {
+        Some(v) => Ok((for_grading(i.shown(), v.verified), v.stamp)),
+        None => Err(GradeError::Changed {
+            path: line(&i.shown()),
+        }),
     }
+}
+
+/// One input graded: its server summary and check results, computed on a worker thread
+/// (a pure function of the bundle, the definition and the shared read-only options).
+fn grade_input(
+    opts: &GradeOptions,
+    bm: &'static crate::benchmark::Benchmark,
+    file_baseline: &Option<(String, Evidence)>,
+    stored: Option<&Stored>,
+    policy: Option<&crate::policy::Policy>,
+    tsa: &crate::timestamp::TsaTrust,
+    i: &Input,
+) -> Result<(Server, Vec<CheckResult>), GradeError> {
+    let (cx, info) = baseline_context(opts, file_baseline, stored);
+    let applied = policy.map(|p| p.applied(i.endpoint.as_deref().unwrap_or_default()));
+    let cx = Context {
+        policy: applied.as_ref(),
+        ..cx
+    };
+    let (ev, stamp) = reopen(i)?;
+    let mut results = crate::benchmark::grade(bm, &ev, &cx, opts.level);
+    crate::benchmark::compact(&mut results);
+    let mut server = Server::new(&ev, info);
+    server.timestamp = TimestampState::from_stamp(stamp, tsa);
+    if opts.format == crate::report::Format::Html {
+        server.excerpts = crate::report::html::excerpts(&ev, &results);
+    }
+    Ok((server, results))
 }
 
 /// The stored baseline of one endpoint, looked up once per run.
@@ -155,32 +213,125 @@ enum Stored {
     Rejected(String, String),
 }
 
-fn lookup_stored(
-    state: &Path,
-    endpoint: &str,
-    trust: &[PublicKey],
-    err: &mut Diag<'_>,
-) -> Result<Stored, GradeError> {
+/// Read and verify the stored baseline of `endpoint` (no message: a rejected one is
+/// warned about by [`StoredBaselines::warning`], in argument order).
+fn lookup_stored(state: &Path, endpoint: &str, trust: &[PublicKey]) -> Stored {
     let path = baseline::stored_path(state, endpoint);
     let shown = path.display().to_string();
     let read = match std::fs::metadata(&path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Stored::Absent),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Stored::Absent,
         _ => read_verified(&path, trust),
     };
     let problem = match read {
         Err(e) => e.to_string(),
-        Ok(Ok(v)) => {
-            return Ok(Stored::Valid(
-                shown.clone(),
-                Box::new(for_grading(shown, v.verified)),
-            ))
-        }
+        Ok(Ok(v)) => return Stored::Valid(shown.clone(), Box::new(for_grading(shown, v.verified))),
         Ok(Err(e)) => format!("failed verification: {e}"),
     };
-    err.warn(&format!(
-        "stored baseline {shown} for {endpoint} ignored ({problem}); comparing checks have no baseline"
-    ))?;
-    Ok(Stored::Rejected(shown, problem))
+    Stored::Rejected(shown, problem)
+}
+
+/// The stored baselines of a grade pass with the per-endpoint store: each endpoint's
+/// baseline is read and verified once, by the first worker that needs it, shared by the
+/// inputs of that endpoint, and dropped when the last of them is graded. Inputs of one
+/// endpoint given together (a directory per endpoint, a sorted listing) hold one
+/// endpoint's baseline at a time; inputs that alternate between endpoints hold each
+/// endpoint's from its first input to its last.
+struct StoredBaselines<'p> {
+    state: Option<&'p Path>,
+    slots: HashMap<String, Slot>,
+}
+
+/// One endpoint's baseline in a grade pass.
+struct Slot {
+    /// The argument position of the endpoint's first input: its warning is printed when
+    /// that input's result is delivered.
+    first: usize,
+    /// Its inputs not graded yet.
+    left: std::sync::atomic::AtomicUsize,
+    held: std::sync::Mutex<Held>,
+}
+
+enum Held {
+    NotRead,
+    Read(std::sync::Arc<Stored>),
+    Dropped,
+}
+
+impl<'p> StoredBaselines<'p> {
+    fn new(opts: &'p GradeOptions, inputs: &[Input]) -> StoredBaselines<'p> {
+        let state = match (&opts.baseline, &opts.state_dir) {
+            (BaselineChoice::Stored, Some(state)) => Some(state.as_path()),
+            _ => None,
+        };
+        let mut slots: HashMap<String, Slot> = HashMap::new();
+        if state.is_some() {
+            for (n, ep) in inputs
+                .iter()
+                .enumerate()
+                .filter_map(|(n, i)| Some((n, i.endpoint.as_ref()?)))
+            {
+                slots
+                    .entry(ep.clone())
+                    .or_insert_with(|| Slot {
+                        first: n,
+                        left: 0.into(),
+                        held: std::sync::Mutex::new(Held::NotRead),
+                    })
+                    .left
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+        StoredBaselines { state, slots }
+    }
+
+    fn slot(&self, i: &Input) -> Option<&Slot> {
+        self.slots.get(i.endpoint.as_ref()?)
+    }
+
+    /// The stored baseline of `i`'s endpoint, read on first use (other workers of the
+    /// same endpoint wait for that read).
+    fn hold(&self, i: &Input, trust: &[PublicKey]) -> Option<std::sync::Arc<Stored>> {
+        let (state, slot, ep) = (self.state?, self.slot(i)?, i.endpoint.as_deref()?);
+        let mut held = slot
+            .held
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match &*held {
+            Held::Read(s) => Some(std::sync::Arc::clone(s)),
+            Held::NotRead => {
+                let s = std::sync::Arc::new(lookup_stored(state, ep, trust));
+                *held = Held::Read(std::sync::Arc::clone(&s));
+                Some(s)
+            }
+            // Every input of the endpoint was graded: not reached.
+            Held::Dropped => None,
+        }
+    }
+
+    /// `i` is graded: the last input of its endpoint drops the baseline.
+    fn release(&self, i: &Input) {
+        let Some(slot) = self.slot(i) else { return };
+        if slot.left.fetch_sub(1, std::sync::atomic::Ordering::AcqRel) == 1 {
+            *slot
+                .held
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Held::Dropped;
+        }
+    }
+
+    /// The warning about a rejected stored baseline (`held`), for the first input of its
+    /// endpoint only: each endpoint is warned about once, in the order the arguments
+    /// first name it.
+    fn warning(&self, n: usize, i: &Input, held: Option<&Stored>) -> Option<String> {
+        let ep = i.endpoint.as_deref()?;
+        self.slot(i).filter(|s| s.first == n)?;
+        let Some(Stored::Rejected(shown, problem)) = held else {
+            return None;
+        };
+        Some(format!(
+            "stored baseline {shown} for {ep} ignored ({problem}); comparing checks have no baseline"
+        ))
+    }
 }
 
 /// Why a graded bundle is not stored as its endpoint's baseline, if it is not.
@@ -201,20 +352,6 @@ fn unstorable(p: &Payload) -> Option<&'static str> {
     }
 }
 
-/// The order of the grade pass: inputs grouped by endpoint (groups in the order their
-/// endpoint first appears, inputs in argument order within a group), so each endpoint's
-/// stored baseline is read once and held only while its group is graded, and stored
-/// baselines are looked up (and warned about) in the order the arguments name them.
-fn grade_order(inputs: &[Input]) -> Vec<usize> {
-    let mut first: HashMap<Option<&str>, usize> = HashMap::new();
-    for (n, i) in inputs.iter().enumerate() {
-        first.entry(i.endpoint.as_deref()).or_insert(n);
-    }
-    let mut order: Vec<usize> = (0..inputs.len()).collect();
-    order.sort_by_key(|&n| (first[&inputs[n].endpoint.as_deref()], n));
-    order
-}
-
 /// `mcp-grade [OPTIONS] BUNDLE...`: grade every bundle and write one report.
 ///
 /// Every input (bundles and `--baseline`) is read and verified before anything is
@@ -229,11 +366,16 @@ fn grade_order(inputs: &[Input]) -> Vec<usize> {
 /// the file (written atomically). The status is [`Report::status`] (FAIL before ERROR),
 /// or [`ExitStatus::Usage`] when a baseline could not be stored.
 ///
-/// Memory: one bundle at a time (plus the `--baseline` bundle, or the stored baseline of
-/// the endpoint being graded). The verify pass keeps a few facts per bundle
-/// ([`Input`]); the grade pass reads each file again, grades it only if its bytes are
-/// the ones that verified (else [`GradeError::Changed`], nothing graded) and keeps only
-/// the report's server summary and check results.
+/// Both passes run `opts.jobs` bundles at once ([`crate::pipeline::for_each_in_order`]);
+/// results and messages are taken in argument order, so the report, stderr and status
+/// are those of one job.
+///
+/// Memory: at most `2 x jobs` bundles at a time (plus the `--baseline` bundle, and each
+/// endpoint's stored baseline from its first input to its last: `StoredBaselines`).
+/// The verify pass verifies each bundle once and keeps a few facts of it ([`Input`]);
+/// the grade pass reads each file again, decodes it only if its bytes are the ones that
+/// verified (else [`GradeError::Changed`], nothing graded) and keeps only the report's
+/// server summary and check results.
 pub fn grade(
     opts: &GradeOptions,
     out: &mut dyn Write,
@@ -256,21 +398,30 @@ pub fn grade(
         .map(|w| crate::waivers::Waivers::load(w, bm))
         .transpose()?;
 
-    // Verify pass: every input, one at a time; nothing is kept but the facts of `Input`.
+    // Verify pass: every input, `opts.jobs` at a time, each fully verified once; nothing
+    // is kept but the facts of `Input`. Messages come out in argument order.
+    let jobs = opts.jobs();
     let mut failed = ExitStatus::Pass;
     let mut failures = 0;
     let mut inputs = Vec::with_capacity(opts.bundles.len());
-    for path in &opts.bundles {
-        match verify_one(path, "", &trust, err, |v| {
-            Input::new(path, v.digest, &v.verified.evidence)
-        })? {
-            Ok(i) => inputs.push(i),
-            Err(s) => {
-                failed = failed.worst(s);
-                failures += 1;
+    crate::pipeline::for_each_in_order(
+        &opts.bundles,
+        jobs,
+        |_, path| {
+            read_checked(path, &trust)
+                .map(|r| r.map(|c| Input::new(path, c.digest, &c.checked.evidence)))
+        },
+        |n, checked| {
+            match checked_status(&opts.bundles[n], "", checked, err)? {
+                Ok(i) => inputs.push(i),
+                Err(s) => {
+                    failed = failed.worst(s);
+                    failures += 1;
+                }
             }
-        }
-    }
+            Ok::<_, GradeError>(())
+        },
+    )?;
     let file_baseline = match &opts.baseline {
         BaselineChoice::File(p) => {
             let shown = p.display().to_string();
@@ -305,35 +456,41 @@ pub fn grade(
         }
     }
 
-    // Grade pass: one bundle at a time, grouped by endpoint (see `grade_order`); the
-    // results land at their input's position, so the report is what argument order
-    // gives.
-    let mut graded: Vec<Option<(Server, Vec<CheckResult>)>> =
-        std::iter::repeat_with(|| None).take(inputs.len()).collect();
-    let mut stored: Option<(Option<String>, Stored)> = None;
-    for n in grade_order(&inputs) {
-        let i = &inputs[n];
-        let (cx, info) = baseline_context(opts, &file_baseline, &mut stored, i, &trust, err)?;
-        let applied = policy
-            .as_ref()
-            .map(|p| p.applied(i.endpoint.as_deref().unwrap_or_default()));
-        let cx = Context {
-            policy: applied.as_ref(),
-            ..cx
-        };
-        let (ev, stamp) = reopen(i, &trust)?;
-        let mut results = crate::benchmark::grade(bm, &ev, &cx, opts.level);
-        crate::benchmark::compact(&mut results);
-        let mut server = Server::new(&ev, info);
-        server.timestamp = TimestampState::from_stamp(stamp, &tsa);
-        if opts.format == crate::report::Format::Html {
-            server.excerpts = crate::report::html::excerpts(&ev, &results);
-        }
-        graded[n] = Some((server, results));
-    }
+    // Grade pass: `opts.jobs` bundles at a time, each read again, hash-checked and
+    // decoded (not verified again), graded and described on a worker; results and
+    // messages arrive here in argument order, so the report and stderr are those of a
+    // one-job run.
+    let stored = StoredBaselines::new(opts, &inputs);
+    let mut graded: Vec<(Server, Vec<CheckResult>)> = Vec::with_capacity(inputs.len());
+    crate::pipeline::for_each_in_order(
+        &inputs,
+        jobs,
+        |n, i| {
+            let held = stored.hold(i, &trust);
+            let warning = stored.warning(n, i, held.as_deref());
+            let r = grade_input(
+                opts,
+                bm,
+                &file_baseline,
+                held.as_deref(),
+                policy.as_ref(),
+                &tsa,
+                i,
+            );
+            drop(held);
+            stored.release(i);
+            (warning, r)
+        },
+        |_, (warning, r)| {
+            if let Some(w) = warning {
+                err.warn(&w)?;
+            }
+            graded.push(r?);
+            Ok::<_, GradeError>(())
+        },
+    )?;
     drop(stored);
     drop(file_baseline);
-    let mut graded: Vec<(Server, Vec<CheckResult>)> = graded.into_iter().flatten().collect();
 
     let mut status = ExitStatus::Pass;
     if opts.baseline == BaselineChoice::Update {
@@ -402,17 +559,13 @@ fn write_report(
 
 /// The baseline a bundle is graded against, and what the report says of it: the
 /// `--baseline` file, none while `--update-baseline` records new ones, else the stored
-/// baseline of the bundle's endpoint (read once per endpoint group into `stored`; the
-/// previous group's is dropped first).
+/// baseline of the bundle's endpoint (`stored`, held by [`StoredBaselines`]).
 fn baseline_context<'a>(
     opts: &GradeOptions,
     file_baseline: &'a Option<(String, Evidence)>,
-    stored: &'a mut Option<(Option<String>, Stored)>,
-    i: &Input,
-    trust: &[PublicKey],
-    err: &mut Diag<'_>,
-) -> Result<(Context<'a>, Option<BaselineInfo>), GradeError> {
-    Ok(match (&opts.baseline, &file_baseline) {
+    stored: Option<&'a Stored>,
+) -> (Context<'a>, Option<BaselineInfo>) {
+    match (&opts.baseline, &file_baseline) {
         (BaselineChoice::File(_), Some((p, b))) => (
             Context {
                 baseline: Some(b),
@@ -429,40 +582,22 @@ fn baseline_context<'a>(
             },
             None,
         ),
-        _ => {
-            let state = match (&opts.baseline, &opts.state_dir) {
-                (BaselineChoice::Stored, Some(state)) => Some(state),
-                _ => None,
-            };
-            let s = match (state, &i.endpoint) {
-                (Some(state), Some(ep)) => {
-                    if stored.as_ref().is_none_or(|(e, _)| e != &i.endpoint) {
-                        // The previous group's baseline is dropped before the next
-                        // one is read.
-                        drop(stored.take());
-                        *stored = Some((i.endpoint.clone(), lookup_stored(state, ep, trust, err)?));
-                    }
-                    stored.as_ref().map(|(_, s)| s)
-                }
-                _ => None,
-            };
-            match s {
-                Some(Stored::Valid(p, b)) => (
-                    Context {
-                        baseline: Some(b),
-                        updating_baseline: false,
-                        ..Context::default()
-                    },
-                    Some(BaselineInfo::used(BaselineMode::Stored, p.clone(), b)),
-                ),
-                Some(Stored::Rejected(p, why)) => (
-                    Context::default(),
-                    Some(BaselineInfo::rejected(p.clone(), why.clone())),
-                ),
-                Some(Stored::Absent) | None => (Context::default(), None),
-            }
-        }
-    })
+        _ => match stored {
+            Some(Stored::Valid(p, b)) => (
+                Context {
+                    baseline: Some(b),
+                    updating_baseline: false,
+                    ..Context::default()
+                },
+                Some(BaselineInfo::used(BaselineMode::Stored, p.clone(), b)),
+            ),
+            Some(Stored::Rejected(p, why)) => (
+                Context::default(),
+                Some(BaselineInfo::rejected(p.clone(), why.clone())),
+            ),
+            Some(Stored::Absent) | None => (Context::default(), None),
+        },
+    }
 }
 
 /// The bytes of `i` to store as a baseline: the file read again, only if it is still the
@@ -551,34 +686,4 @@ fn update_baselines(
             }
         })
         .collect())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn input(endpoint: Option<&str>) -> Input {
-        Input {
-            path: PathBuf::from("x.mcpev"),
-            digest: [0; 32],
-            endpoint: endpoint.map(str::to_string),
-            label: endpoint.unwrap_or("typed").to_string(),
-            started_at: 0,
-            unstorable: None,
-        }
-    }
-
-    #[test]
-    fn the_grade_pass_groups_endpoints_in_first_appearance_order() {
-        let inputs = [
-            input(Some("http://b/mcp")),
-            input(Some("http://a/mcp")),
-            input(None),
-            input(Some("http://b/mcp")),
-            input(None),
-            input(Some("http://a/mcp")),
-        ];
-        assert_eq!(grade_order(&inputs), [0, 3, 1, 5, 2, 4]);
-        assert!(grade_order(&[]).is_empty());
-    }
 }

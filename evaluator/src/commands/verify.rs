@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use mcp_probe_schema::open;
+use mcp_probe_schema::bundle::Checked;
 
 use crate::exit::ExitStatus;
 use crate::fmt::{line, utc};
@@ -34,74 +34,98 @@ pub fn verify(
     trust: &[PathBuf],
     tsa_certs: &[PathBuf],
     json: bool,
+    jobs: usize,
     out: &mut dyn Write,
     err: &mut Diag<'_>,
 ) -> Result<ExitStatus, Error> {
     let trust = load_trust(trust)?;
     let tsa = crate::timestamp::TsaTrust::load(tsa_certs)?;
     let mut status = ExitStatus::Pass;
-    for path in bundles {
-        let shown = line(&path.display().to_string());
-        let bytes = match read_bundle(path) {
-            Ok(b) => b,
-            Err(e) => {
-                err.error(&e.to_string())?;
-                if json {
-                    json_line(out, &verify_json(path, Err(&e.to_string())))?;
+    // Each bundle is verified on a worker (`jobs` at once); its line is written here, in
+    // argument order, so the output is that of one job.
+    crate::pipeline::for_each_in_order(
+        bundles,
+        jobs,
+        |_, path| verify_file(path, &trust, &tsa),
+        |n, v| {
+            let path = &bundles[n];
+            let shown = line(&path.display().to_string());
+            let (verified, stamp) = match v {
+                Err(e) => {
+                    err.error(&e.to_string())?;
+                    if json {
+                        json_line(out, &verify_json(path, Err(&e.to_string())))?;
+                    }
+                    status = status.worst(e.exit_status());
+                    return Ok(());
                 }
-                status = status.worst(e.exit_status());
-                continue;
-            }
-        };
-        let verified = open(&bytes, &trust);
-        let stamp = verified
-            .as_ref()
-            .ok()
-            .map(|_| TimestampState::of(&bytes, &tsa));
-        drop(bytes);
-        // A timestamp token that fails a step fails the bundle.
-        let verified = match (verified, &stamp) {
-            (Ok(_), Some(TimestampState::Invalid(f))) => Err(f.to_string()),
-            (Ok(v), _) => Ok(v),
-            (Err(e), _) => Err(e.to_string()),
-        };
-        if verified.is_err() {
-            status = status.worst(ExitStatus::Invalid);
-        }
-        if json {
-            let mut v = match &verified {
-                Ok(v) => verify_json(path, Ok(v)),
-                Err(e) => verify_json(path, Err(e)),
+                Ok(v) => v,
             };
-            if let (Some(s), serde_json::Value::Object(m)) = (&stamp, &mut v) {
-                m.insert(
-                    "timestamp".into(),
-                    serde_json::to_value(TimestampJson::of(s)).unwrap_or_default(),
-                );
+            if verified.is_err() {
+                status = status.worst(ExitStatus::Invalid);
             }
-            json_line(out, &v)?;
-            continue;
-        }
-        match verified {
-            Ok(v) => {
-                let ev = &v.evidence;
-                writeln!(
-                    out,
-                    "OK {shown}: signer {}, collected {}, target {}, endpoint {}, status {}, {} records; {}",
-                    v.signer.key_id(),
-                    utc(ev.run.started_at),
-                    line(&ev.target.as_typed),
-                    ev.target.endpoint.as_deref().map(line).unwrap_or_else(|| "(none)".into()),
-                    ev.run.status.as_str(),
-                    v.records.len(),
-                    line(&stamp.as_ref().map(TimestampState::line).unwrap_or_default()),
-                )?;
+            if json {
+                let mut v = match &verified {
+                    Ok(v) => verify_json(path, Ok(v)),
+                    Err(e) => verify_json(path, Err(e)),
+                };
+                if let (Some(s), serde_json::Value::Object(m)) = (&stamp, &mut v) {
+                    m.insert(
+                        "timestamp".into(),
+                        serde_json::to_value(TimestampJson::of(s)).unwrap_or_default(),
+                    );
+                }
+                return json_line(out, &v).map_err(Error::from);
             }
-            Err(e) => writeln!(out, "INVALID {shown}: {}", line(&e))?,
-        }
-    }
+            match verified {
+                Ok(v) => {
+                    let ev = &v.evidence;
+                    writeln!(
+                        out,
+                        "OK {shown}: signer {}, collected {}, target {}, endpoint {}, status {}, {} records; {}",
+                        v.signer.key_id(),
+                        utc(ev.run.started_at),
+                        line(&ev.target.as_typed),
+                        ev.target.endpoint.as_deref().map(line).unwrap_or_else(|| "(none)".into()),
+                        ev.run.status.as_str(),
+                        v.records,
+                        line(&stamp.as_ref().map(TimestampState::line).unwrap_or_default()),
+                    )?;
+                }
+                Err(e) => writeln!(out, "INVALID {shown}: {}", line(&e))?,
+            }
+            Ok(())
+        },
+    )?;
     out.flush()?;
     Ok(status)
+}
+
+/// What verifying one file found: the verified bundle (its records counted, not kept) or
+/// why it failed, and its timestamp state when its signature verified; the outer error
+/// is a file that could not be read.
+type FileVerdict = (Result<Checked, String>, Option<TimestampState>);
+
+/// Read and verify one bundle file and check its timestamp token (a token that fails a
+/// step fails the bundle). A pure function of the file, run on a worker.
+fn verify_file(
+    path: &Path,
+    trust: &[mcp_probe_schema::PublicKey],
+    tsa: &crate::timestamp::TsaTrust,
+) -> Result<FileVerdict, Error> {
+    let bytes = read_bundle(path)?;
+    let verified = mcp_probe_schema::bundle::verify(&bytes, trust);
+    let stamp = verified
+        .as_ref()
+        .ok()
+        .map(|_| TimestampState::of(&bytes, tsa));
+    drop(bytes);
+    let verified = match (verified, &stamp) {
+        (Ok(_), Some(TimestampState::Invalid(f))) => Err(f.to_string()),
+        (Ok(v), _) => Ok(v),
+        (Err(e), _) => Err(e.to_string()),
+    };
+    Ok((verified, stamp))
 }
 
 /// The `verify --json` object of one bundle: `file` (the path as given), `valid`,
@@ -110,10 +134,7 @@ pub fn verify(
 /// (nothing unverified is reported as a fact): `signer` (key id), `collected_at`
 /// (RFC 3339 UTC of `run.finished_at`, else of `run.started_at`, when representable),
 /// `endpoint` (`target.endpoint`), `status` (run status) and `records` (how many).
-pub fn verify_json(
-    path: &Path,
-    verified: Result<&mcp_probe_schema::Verified, &str>,
-) -> serde_json::Value {
+pub fn verify_json(path: &Path, verified: Result<&Checked, &str>) -> serde_json::Value {
     let file = path.display().to_string();
     let line = match verified {
         Ok(v) => {
@@ -130,7 +151,7 @@ pub fn verify_json(
                 collected_at: collected,
                 endpoint: v.evidence.target.endpoint.clone(),
                 status: Some(run.status.as_str()),
-                records: Some(v.records.len()),
+                records: Some(v.records),
                 timestamp: None,
             }
         }

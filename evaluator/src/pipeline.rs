@@ -1,0 +1,291 @@
+//! Running one pure function over many inputs on several threads, with its results
+//! handed back in input order (`--jobs`).
+//!
+//! Grading a bundle and verifying one are pure functions of the bundle's bytes (and the
+//! definition, trust keys and policy, shared read-only), so bundles can be graded on any
+//! thread. What must not change with the number of threads is the output: every report,
+//! every line of `verify` and every message on stderr comes out in the order of the
+//! arguments. [`for_each_in_order`] therefore separates the two: worker threads run
+//! `map` on the inputs, and the calling thread receives each result through `each` in
+//! input order, as soon as it and every result before it are done. `each` is where output
+//! is written, so nothing written depends on which thread finished first; a run with
+//! `jobs` 1 runs everything on the calling thread and is the reference the tests compare
+//! with.
+//!
+//! Memory is bounded by `jobs`, not by the number of inputs: a worker takes input `i`
+//! only when `i` is less than [`window`]`(jobs)` past the next result to deliver, so at
+//! most that many results are computed or waiting at once, however many inputs follow.
+//! A slow input holds back the others by at most that window.
+
+use std::collections::BTreeMap;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+
+/// The default `--jobs`: the number of cores this process may run on (1 when that cannot
+/// be told).
+pub fn default_jobs() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+}
+
+/// How many inputs may be in work or waiting for delivery at once with `jobs` workers:
+/// twice the workers, so a worker that finishes never waits for the delivery of the one
+/// result before its own.
+pub fn window(jobs: usize) -> usize {
+    jobs.max(1) * 2
+}
+
+/// The shared state of one run: which input is handed out next, which result is
+/// delivered next, the results done but not yet delivered.
+struct State<R> {
+    next_taken: usize,
+    next_delivered: usize,
+    done: BTreeMap<usize, R>,
+    /// Set when `each` failed or a worker panicked: workers take nothing more.
+    stop: bool,
+    /// The panic of the earliest input whose `map` panicked, resumed on the calling
+    /// thread once every result before it was delivered.
+    panicked: Option<(usize, Box<dyn std::any::Any + Send>)>,
+}
+
+fn lock<R>(m: &Mutex<State<R>>) -> MutexGuard<'_, State<R>> {
+    // A panic is caught before it could poison the lock (see `worker`); the state stays
+    // consistent either way.
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Run `map(index, &inputs[index])` for every input on `jobs` threads (at least one) and
+/// call `each(index, result)` on the calling thread for every result, in input order, as
+/// each becomes deliverable.
+///
+/// `jobs` 1 (or a single input) runs everything on the calling thread, input after input:
+/// no thread is started. With more, `jobs` worker threads run `map` while the calling
+/// thread delivers. The first error returned by `each` stops the run: no further input
+/// is taken, the workers finish the inputs they hold (their results are dropped) and the
+/// error is returned; `each` is not called again. A panic in `map` is resumed on the
+/// calling thread once the workers have stopped, after every result before it was
+/// delivered (as a one-job run would).
+///
+/// At most [`window`]`(jobs)` results exist at once (in work or waiting for `each`).
+pub fn for_each_in_order<T, R, E>(
+    inputs: &[T],
+    jobs: usize,
+    map: impl Fn(usize, &T) -> R + Sync,
+    mut each: impl FnMut(usize, R) -> Result<(), E>,
+) -> Result<(), E>
+where
+    T: Sync,
+    R: Send,
+{
+    let jobs = jobs.max(1).min(inputs.len().max(1));
+    if jobs == 1 {
+        for (i, input) in inputs.iter().enumerate() {
+            each(i, map(i, input))?;
+        }
+        return Ok(());
+    }
+    let window = window(jobs);
+    let state = Mutex::new(State {
+        next_taken: 0,
+        next_delivered: 0,
+        done: BTreeMap::new(),
+        stop: false,
+        panicked: None,
+    });
+    let changed = Condvar::new();
+    let worker = || loop {
+        let i = {
+            let mut s = lock(&state);
+            loop {
+                if s.stop || s.next_taken >= inputs.len() {
+                    return;
+                }
+                if s.next_taken < s.next_delivered + window {
+                    break;
+                }
+                s = changed.wait(s).unwrap_or_else(PoisonError::into_inner);
+            }
+            s.next_taken += 1;
+            s.next_taken - 1
+        };
+        let result = panic::catch_unwind(AssertUnwindSafe(|| map(i, &inputs[i])));
+        let mut s = lock(&state);
+        match result {
+            Ok(r) => {
+                s.done.insert(i, r);
+            }
+            Err(p) => {
+                s.stop = true;
+                // The earliest panic by input is the one a one-job run would have hit.
+                if s.panicked.as_ref().is_none_or(|(at, _)| i < *at) {
+                    s.panicked = Some((i, p));
+                }
+            }
+        }
+        drop(s);
+        changed.notify_all();
+    };
+    let mut failed = None;
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            scope.spawn(worker);
+        }
+        let mut s = lock(&state);
+        while s.next_delivered < inputs.len() {
+            let i = s.next_delivered;
+            if let Some(r) = s.done.remove(&i) {
+                s.next_delivered += 1;
+                drop(s);
+                changed.notify_all();
+                if let Err(e) = each(i, r) {
+                    failed = Some(e);
+                    s = lock(&state);
+                    break;
+                }
+                s = lock(&state);
+            } else if s.panicked.as_ref().is_some_and(|(at, _)| *at == i) {
+                // Every input before it was taken before it, so each was delivered.
+                break;
+            } else {
+                s = changed.wait(s).unwrap_or_else(PoisonError::into_inner);
+            }
+        }
+        s.stop = true;
+        s.done.clear();
+        drop(s);
+        changed.notify_all();
+    });
+    let mut s = lock(&state);
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    if let Some((_, p)) = s.panicked.take() {
+        drop(s);
+        panic::resume_unwind(p);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn results_arrive_in_input_order_whatever_the_jobs() {
+        let inputs: Vec<u64> = (0..200).collect();
+        for jobs in [1, 2, 3, 8] {
+            let mut seen = Vec::new();
+            for_each_in_order(
+                &inputs,
+                jobs,
+                |i, x| {
+                    // Later inputs finish first more often than not.
+                    std::thread::sleep(std::time::Duration::from_micros((200 - *x) % 7 * 50));
+                    (i, x * x)
+                },
+                |i, (j, sq)| {
+                    assert_eq!(i, j);
+                    seen.push(sq);
+                    Ok::<_, ()>(())
+                },
+            )
+            .expect("no error");
+            assert_eq!(
+                seen,
+                inputs.iter().map(|x| x * x).collect::<Vec<_>>(),
+                "{jobs}"
+            );
+        }
+    }
+
+    #[test]
+    fn no_more_than_the_window_is_held_at_once() {
+        let inputs: Vec<usize> = (0..300).collect();
+        let live = AtomicUsize::new(0);
+        let most = AtomicUsize::new(0);
+        struct Held<'a>(&'a AtomicUsize);
+        impl Drop for Held<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        for_each_in_order(
+            &inputs,
+            3,
+            |_, x| {
+                let now = live.fetch_add(1, Ordering::SeqCst) + 1;
+                most.fetch_max(now, Ordering::SeqCst);
+                if x % 50 == 0 {
+                    // A slow input: the others may not run away from it.
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                Held(&live)
+            },
+            |_, held| {
+                drop(held);
+                Ok::<_, ()>(())
+            },
+        )
+        .expect("no error");
+        assert!(most.load(Ordering::SeqCst) <= window(3), "{most:?}");
+        assert_eq!(live.load(Ordering::SeqCst), 0);
+    }
+
+    #[test]
+    fn the_first_error_of_each_stops_the_run() {
+        let inputs: Vec<usize> = (0..1000).collect();
+        let mapped = AtomicUsize::new(0);
+        let mut delivered = Vec::new();
+        let r = for_each_in_order(
+            &inputs,
+            2,
+            |_, x| {
+                mapped.fetch_add(1, Ordering::SeqCst);
+                *x
+            },
+            |i, x| {
+                if i == 10 {
+                    return Err(format!("stop at {x}"));
+                }
+                delivered.push(x);
+                Ok(())
+            },
+        );
+        assert_eq!(r, Err("stop at 10".to_string()));
+        assert_eq!(delivered, (0..10).collect::<Vec<_>>());
+        assert!(mapped.load(Ordering::SeqCst) <= 10 + 1 + window(2));
+    }
+
+    #[test]
+    fn a_panic_in_map_reaches_the_caller_after_the_results_before_it() {
+        let inputs: Vec<usize> = (0..100).collect();
+        let mut delivered = Vec::new();
+        let caught = panic::catch_unwind(AssertUnwindSafe(|| {
+            for_each_in_order(
+                &inputs,
+                2,
+                |_, x| {
+                    assert!(*x != 40, "input 40");
+                    *x
+                },
+                |_, x| {
+                    delivered.push(x);
+                    Ok::<_, ()>(())
+                },
+            )
+        }));
+        assert!(caught.is_err());
+        assert_eq!(delivered, (0..40).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn no_input_no_call() {
+        let r = for_each_in_order(
+            &[] as &[u8],
+            4,
+            |_, _| unreachable!(),
+            |_, ()| Err::<(), _>(()),
+        );
+        assert_eq!(r, Ok(()));
+    }
+}
