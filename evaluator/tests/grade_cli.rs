@@ -1002,7 +1002,7 @@ fn snapshot_renderers_on_fixed_outcomes() {
     // Every other format of the same fixed outcomes.
     let render = |f: report::Format| String::from_utf8(report::render(&r, f)).expect("utf-8");
     insta::with_settings!({filters => redactions()}, {
-        insta::assert_snapshot!("fixed_summary", report::summary::render(&r, 100));
+        insta::assert_snapshot!("fixed_summary", report::summary::render(&r, 100, 24));
         insta::assert_snapshot!("fixed_sarif", render(report::Format::Sarif));
         insta::assert_snapshot!("fixed_junit", render(report::Format::Junit));
         insta::assert_snapshot!("fixed_markdown", render(report::Format::Markdown));

@@ -63,6 +63,8 @@ pub struct GradeOptions {
     pub verbose: bool,
     /// The width the text summary is wrapped to.
     pub width: usize,
+    /// The height the text summary's first screen fits in (0: 24).
+    pub height: usize,
     /// `--benchmark`: the definition (or tailoring) graded under.
     pub benchmark: crate::benchmark::Choice,
 }
@@ -356,6 +358,7 @@ pub fn grade(
     report.fail_on = opts.fail_on;
     report.verbose = opts.verbose;
     report.width = opts.width;
+    report.height = if opts.height == 0 { 24 } else { opts.height };
     if let Some(w) = &waivers {
         report.apply_waivers(w, crate::waivers::today());
         for n in report.waivers.iter().flat_map(|a| a.notices()) {

@@ -362,6 +362,8 @@ pub struct Report {
     pub verbose: bool,
     /// Text format: the width the summary is wrapped to.
     pub width: usize,
+    /// Text format: the height the summary's first screen (matrix and totals) fits in.
+    pub height: usize,
 }
 
 /// The policy file a report was graded with.
@@ -421,6 +423,7 @@ impl Report {
             waivers: None,
             verbose: false,
             width: 80,
+            height: 24,
         }
     }
 

@@ -24,7 +24,7 @@ pub fn write(report: &Report, format: Format, out: &mut dyn std::io::Write) -> s
 pub fn render(report: &Report, format: Format) -> Vec<u8> {
     match format {
         Format::Text if report.verbose => text::render(report).into_bytes(),
-        Format::Text => summary::render(report, report.width).into_bytes(),
+        Format::Text => summary::render(report, report.width, report.height).into_bytes(),
         Format::Json => {
             let mut v = json::to_string(report).into_bytes();
             v.push(b'\n');
