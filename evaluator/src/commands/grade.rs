@@ -10,7 +10,6 @@ use mcp_probe_schema::PublicKey;
 
 use super::error::GradeError;
 use crate::baseline;
-use crate::benchmark::CheckResult;
 use crate::check::Context;
 use crate::evidence::Evidence;
 use crate::exit::ExitStatus;
@@ -307,11 +306,17 @@ pub fn grade(
         }
     }
 
-    // Grade pass: one bundle at a time, grouped by endpoint (see `grade_order`); the
-    // results land at their input's position, so the report is what argument order
-    // gives.
-    let mut graded: Vec<Option<(Server, Vec<CheckResult>)>> =
-        std::iter::repeat_with(|| None).take(inputs.len()).collect();
+    // Grade pass: one bundle at a time, grouped by endpoint (see `grade_order`), each
+    // server given to the report builder as it is graded. For the formats written as
+    // they are made, its outcomes go to a spill file at once (memory does not grow with
+    // the bundles); the builder orders the servers as the report lists them.
+    let spill = if opts.format.streams(opts.verbose) {
+        Some(report::Spill::create(None)?)
+    } else {
+        None
+    };
+    let mut builder = report::Builder::new(bm, opts.level, spill);
+    let mut number = vec![usize::MAX; inputs.len()];
     let mut stored: Option<(Option<String>, Stored)> = None;
     for n in grade_order(&inputs) {
         let i = &inputs[n];
@@ -331,18 +336,19 @@ pub fn grade(
         if opts.format == crate::report::Format::Html {
             server.excerpts = crate::report::html::excerpts(&ev, &results);
         }
-        graded[n] = Some((server, results));
+        number[n] = builder.server(server, results)?;
     }
     drop(stored);
     drop(file_baseline);
-    let mut graded: Vec<(Server, Vec<CheckResult>)> = graded.into_iter().flatten().collect();
 
     let mut status = ExitStatus::Pass;
     if opts.baseline == BaselineChoice::Update {
         let state = opts.state_dir.as_deref().ok_or(GradeError::NoStateDir)?;
         let infos = update_baselines(state, &inputs, err)?;
-        for ((server, _), (new, ok)) in graded.iter_mut().zip(infos) {
-            server.baseline = Some(new);
+        for (n, (new, ok)) in infos.into_iter().enumerate() {
+            if let Some(server) = builder.server_mut(number[n]) {
+                server.baseline = Some(new);
+            }
             if !ok {
                 status = status.worst(ExitStatus::Usage);
             }
@@ -350,7 +356,7 @@ pub fn grade(
     }
     drop(inputs);
 
-    let mut report = Report::new(bm, opts.level, graded);
+    let mut report = builder.finish()?;
     report.policy = policy.map(|p| report::PolicyInfo {
         file: p.path.display().to_string(),
         sha256: p.sha256,
@@ -392,15 +398,55 @@ fn write_report(
             out.flush()?;
         }
         Some(p) => {
-            let bytes = report::render(&report, opts.format);
-            drop(report);
-            baseline::write_atomic(p, &bytes, false).map_err(|source| GradeError::WriteReport {
-                path: p.clone(),
-                source,
+            write_atomic_with(p, |w| report::write(&report, opts.format, w)).map_err(|source| {
+                GradeError::WriteReport {
+                    path: p.clone(),
+                    source,
+                }
             })?
         }
     }
     Ok(())
+}
+
+/// Write `path` atomically with what `write` writes: to a temporary file beside it,
+/// synced, then renamed over it; the temporary file is removed when anything fails, so a
+/// failed run leaves the old file (or none), never half a report.
+fn write_atomic_with(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::other("not a file name"))?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".{}.tmp", std::process::id()));
+    let tmp = dir.join(tmp_name);
+    let result = (|| {
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, f);
+        write(&mut w)?;
+        let f = w.into_inner().map_err(|e| e.into_error())?;
+        f.sync_all()?;
+        drop(f);
+        std::fs::rename(&tmp, path)?;
+        if let Ok(d) = std::fs::File::open(&dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
 }
 
 /// The baseline a bundle is graded against, and what the report says of it: the

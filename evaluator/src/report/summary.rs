@@ -20,6 +20,7 @@
 //! from a bundle is escaped for the terminal.
 
 use std::fmt::Write as _;
+use std::io::{self, Write};
 
 use crate::benchmark::Source;
 use crate::fmt::{cut, line};
@@ -32,13 +33,13 @@ const EVIDENCE_CHARS: usize = 320;
 
 /// The mark of one cell.
 fn mark(row: &Row, i: usize) -> char {
-    let Some(o) = row.outcomes.as_ref().and_then(|o| o.get(i)) else {
+    let Some(v) = row.verdict(i) else {
         return ' ';
     };
     if row.waived(i) {
         return 'w';
     }
-    match o.verdict {
+    match v {
         Verdict::Pass => 'P',
         Verdict::Fail => 'F',
         Verdict::Error => 'E',
@@ -85,8 +86,17 @@ fn wrap(text: &str, width: usize, first: &str, indent: &str) -> String {
 }
 
 /// The whole summary-first report, wrapped to `width` columns, its first screen (title,
-/// matrix, legend, totals) within `height` lines.
+/// matrix, legend, totals) within `height` lines: the bytes [`write`] writes.
 pub fn render(r: &Report, width: usize, height: usize) -> String {
+    let mut v = Vec::new();
+    // Writing to memory fails only when a spill file cannot be read.
+    let _ = write(r, width, height, &mut v);
+    String::from_utf8(v).unwrap_or_default()
+}
+
+/// Write the summary-first report to `out` as it is made: one check's findings at a
+/// time, so the text of a report over many bundles is never held whole.
+pub fn write(r: &Report, width: usize, height: usize, out: &mut dyn Write) -> io::Result<()> {
     let width = width.clamp(60, 160);
     let rule = "=".repeat(width.min(100));
     let mut s = String::new();
@@ -133,10 +143,10 @@ pub fn render(r: &Report, width: usize, height: usize) -> String {
     }
     let _ = writeln!(s, "servers: {}", r.servers.len());
     let _ = writeln!(s, "{rule}");
-    servers(&mut s, r, width);
-    findings(&mut s, r, width, &rule);
+    servers(&mut s, r, width, out)?;
+    findings(&mut s, r, width, &rule, out)?;
     undecided(&mut s, r, width, &rule);
-    reported_only(&mut s, r, width, &rule);
+    reported_only(&mut s, r, width, &rule)?;
     let _ = writeln!(s, "\n{rule}");
     let _ = writeln!(
         s,
@@ -154,11 +164,31 @@ pub fn render(r: &Report, width: usize, height: usize) -> String {
         s,
         "\nThe whole evidence of every result: mcp-grade --verbose; other formats: --format json|sarif|junit|markdown|html."
     );
-    s
+    flush(&mut s, out)
 }
 
-fn servers(s: &mut String, r: &Report, width: usize) {
+/// Write what `s` holds to `out` and empty it.
+fn flush(s: &mut String, out: &mut dyn Write) -> io::Result<()> {
+    out.write_all(s.as_bytes())?;
+    s.clear();
+    Ok(())
+}
+
+/// The outcomes of `row`, an error naming the spill file when they cannot be read back.
+fn outcomes<'a>(
+    r: &'a Report,
+    row: &'a Row,
+) -> io::Result<std::borrow::Cow<'a, [crate::verdict::Outcome]>> {
+    Ok(r.outcomes(row)
+        .map_err(io::Error::other)?
+        .unwrap_or(std::borrow::Cow::Borrowed(&[])))
+}
+
+fn servers(s: &mut String, r: &Report, width: usize, out: &mut dyn Write) -> io::Result<()> {
     for (i, srv) in r.servers.iter().enumerate() {
+        if s.len() > 1 << 16 {
+            flush(s, out)?;
+        }
         let name = srv.server_name().unwrap_or_else(|| "no serverInfo".into());
         let eras = if srv.other_eras.is_empty() {
             String::new()
@@ -191,6 +221,7 @@ fn servers(s: &mut String, r: &Report, width: usize) {
         }
         s.push_str(&wrap(&text, width, &format!("[{}] ", i + 1), "     "));
     }
+    Ok(())
 }
 
 /// The first screen: a title line, the server x check matrix, the legend and the totals,
@@ -461,8 +492,8 @@ impl<'r> Columns<'r> {
 fn who(r: &Report, row: &Row, v: Verdict) -> (Vec<usize>, Vec<usize>) {
     let mut open = Vec::new();
     let mut waived = Vec::new();
-    for (i, o) in row.outcomes.iter().flatten().enumerate() {
-        if o.verdict != v || r.servers[i].revision.is_none() && v == Verdict::Error {
+    for (i, &o) in row.verdicts.iter().flatten().enumerate() {
+        if o != v || r.servers[i].revision.is_none() && v == Verdict::Error {
             continue;
         }
         if row.waived(i) {
@@ -481,7 +512,13 @@ fn labels(ix: &[usize]) -> String {
         .join(" ")
 }
 
-fn findings(s: &mut String, r: &Report, width: usize, rule: &str) {
+fn findings(
+    s: &mut String,
+    r: &Report,
+    width: usize,
+    rule: &str,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let rows: Vec<&Row> = r
         .graded()
         .filter(|row| row.entry.source != Source::ReportedOnly)
@@ -514,7 +551,8 @@ fn findings(s: &mut String, r: &Report, width: usize, rule: &str) {
         let _ = write!(head, ": {}", e.title);
         let _ = writeln!(s);
         s.push_str(&wrap(&head, width, "", "    "));
-        let outcomes = row.outcomes.as_ref().expect("graded");
+        flush(s, out)?;
+        let outcomes = outcomes(r, row)?;
         for &i in fails.iter().chain(&errors) {
             let o = &outcomes[i];
             s.push_str(&wrap(
@@ -544,6 +582,7 @@ fn findings(s: &mut String, r: &Report, width: usize, rule: &str) {
     if !any {
         let _ = writeln!(s, "\n{rule}\nfindings: none (no unwaived FAIL or ERROR)");
     }
+    Ok(())
 }
 
 fn undecided(s: &mut String, r: &Report, width: usize, rule: &str) {
@@ -574,14 +613,14 @@ fn undecided(s: &mut String, r: &Report, width: usize, rule: &str) {
     ));
 }
 
-fn reported_only(s: &mut String, r: &Report, width: usize, rule: &str) {
+fn reported_only(s: &mut String, r: &Report, width: usize, rule: &str) -> io::Result<()> {
     let rows: Vec<&Row> = r
         .rows
         .iter()
         .filter(|row| row.entry.source == Source::ReportedOnly)
         .collect();
     if rows.is_empty() {
-        return;
+        return Ok(());
     }
     let _ = writeln!(
         s,
@@ -589,10 +628,9 @@ fn reported_only(s: &mut String, r: &Report, width: usize, rule: &str) {
         rows.len()
     );
     for row in rows {
-        let why = row
-            .outcomes
+        let outcomes = outcomes(r, row)?;
+        let why = outcomes
             .iter()
-            .flatten()
             .map(|o| o.reduction.as_str())
             .find(|x| !x.is_empty())
             .unwrap_or("");
@@ -604,6 +642,7 @@ fn reported_only(s: &mut String, r: &Report, width: usize, rule: &str) {
             "         ",
         ));
     }
+    Ok(())
 }
 
 #[cfg(test)]
