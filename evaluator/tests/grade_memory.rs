@@ -124,9 +124,15 @@ fn a_spilled_report_writes_the_bytes_of_the_report_in_memory() {
                 None,
             );
             compact(&mut results);
-            (Server::new(&ev, None), results)
+            let mut server = Server::new(&ev, None);
+            server.excerpts = mcp_probe_evaluator::report::html::excerpts(&ev, &results);
+            (server, results)
         })
         .collect();
+    assert!(
+        graded.iter().any(|(s, _)| !s.excerpts.is_empty()),
+        "excerpts to spill"
+    );
     // Given in reverse: the builder sorts the servers as the report lists them.
     let mut b = Builder::new(
         Benchmark::builtin(),
@@ -145,6 +151,10 @@ fn a_spilled_report_writes_the_bytes_of_the_report_in_memory() {
     assert!(
         spilled.rows.iter().all(|r| r.outcomes.is_none()),
         "nothing in memory"
+    );
+    assert!(
+        spilled.servers.iter().all(|s| s.excerpts.is_empty()),
+        "nor excerpts"
     );
     let mut memory = Report::new(Benchmark::builtin(), None, graded);
     let fails = memory
@@ -171,13 +181,18 @@ fn a_spilled_report_writes_the_bytes_of_the_report_in_memory() {
         spilled.waivers.as_ref().map(|a| a.waived),
         memory.waivers.as_ref().map(|a| a.waived)
     );
-    for (format, height) in [
-        (Format::Json, 24),
-        (Format::Text, 24),
-        (Format::Text, 12),
-        (Format::Sarif, 24),
-        (Format::Junit, 24),
+    for (format, height, verbose) in [
+        (Format::Json, 24, false),
+        (Format::Text, 24, false),
+        (Format::Text, 12, false),
+        (Format::Text, 24, true),
+        (Format::Sarif, 24, false),
+        (Format::Junit, 24, false),
+        (Format::Markdown, 24, false),
+        (Format::Html, 24, false),
     ] {
+        spilled.verbose = verbose;
+        memory.verbose = verbose;
         spilled.height = height;
         memory.height = height;
         let mut a = Vec::new();
@@ -188,7 +203,7 @@ fn a_spilled_report_writes_the_bytes_of_the_report_in_memory() {
         assert_eq!(
             String::from_utf8_lossy(&a),
             String::from_utf8_lossy(&b),
-            "{format:?}"
+            "{format:?} verbose {verbose}"
         );
     }
     drop(spilled);

@@ -307,15 +307,11 @@ pub fn grade(
     }
 
     // Grade pass: one bundle at a time, grouped by endpoint (see `grade_order`), each
-    // server given to the report builder as it is graded. For the formats written as
-    // they are made, its outcomes go to a spill file at once (memory does not grow with
-    // the bundles); the builder orders the servers as the report lists them.
-    let spill = if opts.format.streams(opts.verbose) {
-        Some(report::Spill::create(None)?)
-    } else {
-        None
-    };
-    let mut builder = report::Builder::new(bm, opts.level, spill);
+    // server given to the report builder as it is graded: its outcomes go to a spill
+    // file at once (memory does not grow with the bundles; the file is removed however
+    // the run ends), and the builder orders the servers as the report lists them.
+    let spill = report::Spill::create(None)?;
+    let mut builder = report::Builder::new(bm, opts.level, Some(spill));
     let mut number = vec![usize::MAX; inputs.len()];
     let mut stored: Option<(Option<String>, Stored)> = None;
     for n in grade_order(&inputs) {

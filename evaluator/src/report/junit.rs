@@ -110,9 +110,9 @@ fn provenance(r: &Report) -> Vec<Property> {
 }
 
 /// The suite of server `i`: a case per check row, from its outcomes (one per row).
-fn server_suite(r: &Report, i: usize, outcomes: &[Option<Outcome>]) -> TestSuite {
+fn server_suite(r: &Report, i: usize, label: &str, outcomes: &[Option<Outcome>]) -> TestSuite {
     let srv = &r.servers[i];
-    let mut suite = TestSuite::new(r.label(i));
+    let mut suite = TestSuite::new(label);
     suite.add_properties(provenance(r));
     // What came from the bundle, escaped to one line of printable text.
     suite.add_property(Property::new("collector", line(&srv.collector)));
@@ -185,10 +185,11 @@ fn inner(doc: &str) -> &str {
 /// each suite written alone and cut out of its own document, and the end tag.
 pub fn to_writer(r: &Report, w: &mut dyn std::io::Write) -> std::io::Result<()> {
     let others = other_suites(r);
+    let labels = r.labels();
     let mut root = JUnit::new(NAME);
-    for i in 0..r.servers.len() {
+    for (i, label) in labels.iter().enumerate() {
         let o = r.server_outcomes(i).map_err(std::io::Error::other)?;
-        root.add_test_suite(server_suite(r, i, &o));
+        root.add_test_suite(server_suite(r, i, label, &o));
         root.test_suites.clear();
     }
     for s in &others {
@@ -202,9 +203,9 @@ pub fn to_writer(r: &Report, w: &mut dyn std::io::Write) -> std::io::Result<()> 
         doc.add_test_suite(suite);
         w.write_all(inner(&xml(&doc)?).as_bytes())
     };
-    for i in 0..r.servers.len() {
+    for (i, label) in labels.iter().enumerate() {
         let o = r.server_outcomes(i).map_err(std::io::Error::other)?;
-        one(server_suite(r, i, &o))?;
+        one(server_suite(r, i, label, &o))?;
     }
     for s in others {
         one(s)?;

@@ -61,18 +61,6 @@ impl Format {
     /// Formats this build writes, as typed on the command line.
     pub const AVAILABLE: &'static str = "text, json, sarif, junit, markdown, html";
 
-    /// True when [`write`] writes this format (with `verbose` for text) as it is made,
-    /// reading each check's outcomes with [`Report::outcomes`]: a report whose outcomes
-    /// are in a [`Spill`] file can be written in it. The other formats read the
-    /// outcomes from the rows, so their reports are built in memory.
-    pub fn streams(self, verbose: bool) -> bool {
-        match self {
-            Format::Json | Format::Sarif | Format::Junit => true,
-            Format::Text => !verbose,
-            Format::Markdown | Format::Html => false,
-        }
-    }
-
     /// Parse a `--format` value. The planned formats this build does not
     /// write yet get a message saying so, and every error names what is available.
     pub fn parse(s: &str) -> Result<Format, FormatError> {
@@ -447,6 +435,29 @@ impl Report {
             .collect())
     }
 
+    /// [`Report::outcomes`], and for a spilled report the transcript excerpts of each
+    /// outcome's records (HTML; empty when the outcomes are in memory: the servers hold
+    /// them, [`Server::excerpts`]).
+    #[allow(clippy::type_complexity)]
+    pub fn outcomes_and_excerpts<'a>(
+        &'a self,
+        row: &'a Row,
+    ) -> Result<Option<(Cow<'a, [Outcome]>, Vec<spill::Excerpts>)>, SpillError> {
+        match &self.spill {
+            Some(spill) if row.verdicts.is_some() && row.outcomes.is_none() => {
+                let k = self
+                    .rows
+                    .iter()
+                    .position(|r| r.entry.id == row.entry.id)
+                    .unwrap_or(usize::MAX);
+                let (o, e): (Vec<Outcome>, Vec<spill::Excerpts>) =
+                    spill.row_and_excerpts(k)?.into_iter().flatten().unzip();
+                Ok(Some((Cow::Owned(o), e)))
+            }
+            _ => Ok(self.outcomes(row)?.map(|o| (o, Vec::new()))),
+        }
+    }
+
     /// The outcomes of `row` on every server (same order as [`Report::servers`]):
     /// borrowed from the row, or read back from the spill file. `None` when this build
     /// does not grade the check.
@@ -596,6 +607,25 @@ impl Report {
         }
     }
 
+    /// Every server's [`Report::label`], in server order, made in one pass (a label
+    /// for each server of a large report one at a time would compare every pair).
+    pub fn labels(&self) -> Vec<String> {
+        let mut n: std::collections::HashMap<&str, usize> = Default::default();
+        for s in &self.servers {
+            *n.entry(s.endpoint.as_str()).or_default() += 1;
+        }
+        self.servers
+            .iter()
+            .map(|s| {
+                if n.get(s.endpoint.as_str()).copied().unwrap_or(0) > 1 {
+                    format!("{} [{}] ({})", s.endpoint, s.revision_label(), s.bundle)
+                } else {
+                    format!("{} [{}]", s.endpoint, s.revision_label())
+                }
+            })
+            .collect()
+    }
+
     /// The label of server `i` in check rows: `endpoint [revision]`, plus the bundle
     /// path when another graded bundle has the same endpoint.
     pub fn label(&self, i: usize) -> String {
@@ -679,9 +709,12 @@ impl Builder {
                 .map(|o| o.as_ref().map(|o| o.verdict))
                 .collect(),
         );
+        let mut server = server;
         match &mut self.spill {
             Some(spill) => {
-                spill.server(outcomes)?;
+                // The HTML report's excerpts go with the outcomes they belong to.
+                let excerpts = std::mem::take(&mut server.excerpts);
+                spill.server(outcomes, &excerpts)?;
             }
             None => self.outcomes.push(outcomes),
         }

@@ -115,9 +115,14 @@ impl Spill {
         }
     }
 
-    /// Write one server's outcomes, one per check row (`None`: no outcome); returns the
-    /// server's number in the spill.
-    pub fn server(&mut self, outcomes: Vec<Option<Outcome>>) -> Result<usize, SpillError> {
+    /// Write one server's outcomes, one per check row (`None`: no outcome), each with the
+    /// `excerpts` of its records (the HTML report's transcript excerpts; empty for the
+    /// other formats); returns the server's number in the spill.
+    pub fn server(
+        &mut self,
+        outcomes: Vec<Option<Outcome>>,
+        excerpts: &Excerpts,
+    ) -> Result<usize, SpillError> {
         let mut places = Vec::with_capacity(outcomes.len());
         let mut buf = Vec::new();
         for o in outcomes {
@@ -127,6 +132,16 @@ impl Spill {
             };
             buf.clear();
             encode(&o, &mut buf);
+            let mine: Vec<(&u64, &String)> = o
+                .records
+                .iter()
+                .filter_map(|seq| excerpts.get_key_value(seq))
+                .collect();
+            buf.extend_from_slice(&(mine.len() as u32).to_le_bytes());
+            for (seq, text) in mine {
+                buf.extend_from_slice(&seq.to_le_bytes());
+                put_str(&mut buf, text);
+            }
             let len = u32::try_from(buf.len())
                 .map_err(|_| self.err(std::io::Error::other("an outcome over 4 GiB")))?;
             let written = match self.writer.as_mut() {
@@ -181,7 +196,7 @@ impl Spill {
             file.seek(SeekFrom::Start(at))
                 .and_then(|_| file.read_exact(&mut buf))
                 .map_err(|e| self.err(e))?;
-            out.push(Some(decode(&buf).map_err(|e| self.err(e))?));
+            out.push(Some(decode(&buf).map_err(|e| self.err(e))?.0));
         }
         Ok(out)
     }
@@ -189,6 +204,18 @@ impl Spill {
     /// The outcome of check row `row` on every server, in server order (`None`: that
     /// server has none), read back from the file.
     pub fn row(&self, row: usize) -> Result<Vec<Option<Outcome>>, SpillError> {
+        Ok(self
+            .row_and_excerpts(row)?
+            .into_iter()
+            .map(|o| o.map(|(o, _)| o))
+            .collect())
+    }
+
+    /// [`Spill::row`], each outcome with the excerpts of its records.
+    pub fn row_and_excerpts(
+        &self,
+        row: usize,
+    ) -> Result<Vec<Option<(Outcome, Excerpts)>>, SpillError> {
         let mut file = self
             .reader
             .lock()
@@ -307,7 +334,10 @@ fn not_arisen_of(c: u8) -> std::io::Result<NotArisen> {
         .ok_or_else(|| bad("not-arisen kind"))
 }
 
-fn decode(b: &[u8]) -> std::io::Result<Outcome> {
+/// Transcript excerpts by record seq.
+pub type Excerpts = std::collections::BTreeMap<u64, String>;
+
+fn decode(b: &[u8]) -> std::io::Result<(Outcome, Excerpts)> {
     let mut c = Cursor(b);
     let verdict = *VERDICTS
         .get(usize::from(c.u8()?))
@@ -341,7 +371,12 @@ fn decode(b: &[u8]) -> std::io::Result<Outcome> {
         records.push(c.u64()?);
     }
     let details = serde_json::from_str(&c.str()?).map_err(std::io::Error::other)?;
-    Ok(Outcome {
+    let mut excerpts = Excerpts::new();
+    for _ in 0..c.u32()? {
+        let seq = c.u64()?;
+        excerpts.insert(seq, c.str()?);
+    }
+    let o = Outcome {
         verdict,
         legs,
         evidence,
@@ -349,7 +384,8 @@ fn decode(b: &[u8]) -> std::io::Result<Outcome> {
         records,
         details,
         not_arisen,
-    })
+    };
+    Ok((o, excerpts))
 }
 
 #[cfg(test)]
@@ -387,13 +423,22 @@ mod tests {
             Some(outcome(Verdict::Pass)),
             Some(Outcome::not_arisen(NotArisen::Absent, "absent", "")),
         ];
-        assert_eq!(s.server(a.clone()).expect("written"), 0);
-        assert_eq!(s.server(b.clone()).expect("written"), 1);
+        let ex = Excerpts::from([(4, "POST /mcp".to_string()), (9, "unused".to_string())]);
+        assert_eq!(s.server(a.clone(), &ex).expect("written"), 0);
+        assert_eq!(s.server(b.clone(), &Excerpts::new()).expect("written"), 1);
         s.seal().expect("sealed");
         s.reorder(&[1, 0]);
         assert_eq!(s.row(0).expect("read"), vec![b[0].clone(), a[0].clone()]);
         assert_eq!(s.row(1).expect("read"), vec![b[1].clone(), None]);
         assert_eq!(s.row(7).expect("read"), vec![None, None]);
+        let with = s.row_and_excerpts(0).expect("read");
+        let kept = |k: usize| with[k].as_ref().map(|(_, e)| e.clone());
+        assert_eq!(kept(0), Some(Excerpts::new()));
+        assert_eq!(
+            kept(1),
+            Some(Excerpts::from([(4, "POST /mcp".to_string())]))
+        );
+        assert_eq!(s.server_outcomes(1).expect("read"), a);
         drop(s);
         assert!(!path.exists(), "the spill file is removed");
     }
