@@ -132,6 +132,10 @@ fn the_examples_fit_80_by_24_with_their_details_after() {
         assert_eq!(marks.len(), 36, "{row}");
         assert!(marks.iter().all(|c| "PFE?-Rw".contains(*c)), "{row}");
     }
+    // The rest is wrapped to the width too.
+    for l in report.lines() {
+        assert!(l.chars().count() <= 80, "over 80 columns: {l:?}");
+    }
     // The header, then one details line per server, after the screen.
     let rest: Vec<&str> = report.lines().skip(screen.len()).collect();
     let provenance = rest

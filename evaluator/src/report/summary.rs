@@ -103,17 +103,21 @@ pub fn write(r: &Report, width: usize, height: usize, out: &mut dyn Write) -> io
     screen(&mut s, r, width, height);
     let _ = writeln!(s, "\n{rule}");
     s.push_str(&wrap(&r.provenance.line(false), width, "", "  "));
-    let _ = writeln!(
-        s,
-        "checks: this build grades {} of the {}; level: {}; runs fail on {}",
-        r.graded().count(),
-        r.benchmark.checks.len(),
-        match r.level {
-            Some(l) => format!("{l} only"),
-            None => "all (L1 and L2)".into(),
-        },
-        r.fail_on.as_str()
-    );
+    s.push_str(&wrap(
+        &format!(
+            "checks: this build grades {} of the {}; level: {}; runs fail on {}",
+            r.graded().count(),
+            r.benchmark.checks.len(),
+            match r.level {
+                Some(l) => format!("{l} only"),
+                None => "all (L1 and L2)".into(),
+            },
+            r.fail_on.as_str()
+        ),
+        width,
+        "",
+        "  ",
+    ));
     if let Some(p) = &r.policy {
         s.push_str(&wrap(
             &format!("{} (sha256 {})", line(&p.file), p.sha256),
@@ -160,10 +164,13 @@ pub fn write(r: &Report, width: usize, height: usize, out: &mut dyn Write) -> io
             "     ",
         ));
     }
-    let _ = writeln!(
-        s,
-        "\nThe whole evidence of every result: mcp-grade --verbose; other formats: --format json|sarif|junit|markdown|html."
-    );
+    s.push('\n');
+    s.push_str(&wrap(
+        "The whole evidence of every result: mcp-grade --verbose; other formats: --format json|sarif|junit|markdown|html.",
+        width,
+        "",
+        "",
+    ));
     flush(&mut s, out)
 }
 
