@@ -435,27 +435,31 @@ impl Report {
             .collect())
     }
 
-    /// [`Report::outcomes`], and for a spilled report the transcript excerpts of each
-    /// outcome's records (HTML; empty when the outcomes are in memory: the servers hold
-    /// them, [`Server::excerpts`]).
+    /// The outcome of `row` on server `i` alone, and for a spilled report the transcript
+    /// excerpts of its records (HTML; `None` when the outcomes are in memory: the server
+    /// holds them, [`Server::excerpts`]). A renderer that needs one result at a time
+    /// reads them this way, never holding a whole check's.
     #[allow(clippy::type_complexity)]
-    pub fn outcomes_and_excerpts<'a>(
+    pub fn outcome_and_excerpts<'a>(
         &'a self,
         row: &'a Row,
-    ) -> Result<Option<(Cow<'a, [Outcome]>, Vec<spill::Excerpts>)>, SpillError> {
-        match &self.spill {
-            Some(spill) if row.verdicts.is_some() && row.outcomes.is_none() => {
-                let k = self
-                    .rows
-                    .iter()
-                    .position(|r| r.entry.id == row.entry.id)
-                    .unwrap_or(usize::MAX);
-                let (o, e): (Vec<Outcome>, Vec<spill::Excerpts>) =
-                    spill.row_and_excerpts(k)?.into_iter().flatten().unzip();
-                Ok(Some((Cow::Owned(o), e)))
-            }
-            _ => Ok(self.outcomes(row)?.map(|o| (o, Vec::new()))),
+        i: usize,
+    ) -> Result<Option<(Cow<'a, Outcome>, Option<spill::Excerpts>)>, SpillError> {
+        if row.verdicts.is_none() {
+            return Ok(None);
         }
+        if let Some(o) = &row.outcomes {
+            return Ok(o.get(i).map(|o| (Cow::Borrowed(o), None)));
+        }
+        let Some(spill) = &self.spill else {
+            return Ok(None);
+        };
+        let k = self
+            .rows
+            .iter()
+            .position(|r| r.entry.id == row.entry.id)
+            .unwrap_or(usize::MAX);
+        Ok(spill.outcome(i, k)?.map(|(o, e)| (Cow::Owned(o), Some(e))))
     }
 
     /// The outcomes of `row` on every server (same order as [`Report::servers`]):

@@ -201,6 +201,33 @@ impl Spill {
         Ok(out)
     }
 
+    /// The outcome of check row `row` on server `server`, with the excerpts of its
+    /// records, read back from the file (`None`: it has none).
+    pub fn outcome(
+        &self,
+        server: usize,
+        row: usize,
+    ) -> Result<Option<(Outcome, Excerpts)>, SpillError> {
+        let Some((at, len)) = self
+            .index
+            .get(server)
+            .and_then(|p| p.get(row))
+            .copied()
+            .flatten()
+        else {
+            return Ok(None);
+        };
+        let mut file = self
+            .reader
+            .lock()
+            .map_err(|_| self.err(std::io::Error::other("the spill reader was poisoned")))?;
+        let mut buf = vec![0; len as usize];
+        file.seek(SeekFrom::Start(at))
+            .and_then(|_| file.read_exact(&mut buf))
+            .map_err(|e| self.err(e))?;
+        decode(&buf).map(Some).map_err(|e| self.err(e))
+    }
+
     /// The outcome of check row `row` on every server, in server order (`None`: that
     /// server has none), read back from the file.
     pub fn row(&self, row: usize) -> Result<Vec<Option<Outcome>>, SpillError> {
@@ -439,6 +466,12 @@ mod tests {
             Some(Excerpts::from([(4, "POST /mcp".to_string())]))
         );
         assert_eq!(s.server_outcomes(1).expect("read"), a);
+        assert_eq!(
+            s.outcome(1, 0).expect("read"),
+            a[0].clone()
+                .map(|o| (o, Excerpts::from([(4, "POST /mcp".to_string())])))
+        );
+        assert_eq!(s.outcome(1, 1).expect("read"), None);
         drop(s);
         assert!(!path.exists(), "the spill file is removed");
     }
