@@ -22,10 +22,12 @@ fn choice(b: Option<String>) -> Choice {
 }
 
 fn grade_options(a: GradeArgs) -> GradeOptions {
-    let width = if a.output.is_none() && std::io::stdout().is_terminal() {
-        terminal_size::terminal_size().map_or(80, |(w, _)| usize::from(w.0))
-    } else {
-        80
+    // The terminal's size, or 80x24 when stdout is not a terminal (a pipe, a file, -o).
+    let (width, height) = match terminal_size::terminal_size() {
+        Some((w, h)) if a.output.is_none() && std::io::stdout().is_terminal() => {
+            (usize::from(w.0), usize::from(h.0))
+        }
+        _ => (80, 24),
     };
     GradeOptions {
         bundles: a.bundles,
@@ -46,6 +48,7 @@ fn grade_options(a: GradeArgs) -> GradeOptions {
         fail_on: a.fail_on,
         verbose: a.verbose,
         width,
+        height,
         benchmark: choice(a.benchmark),
         jobs: a.jobs.map_or(0, usize::from),
     }

@@ -1002,7 +1002,7 @@ fn snapshot_renderers_on_fixed_outcomes() {
     // Every other format of the same fixed outcomes.
     let render = |f: report::Format| String::from_utf8(report::render(&r, f)).expect("utf-8");
     insta::with_settings!({filters => redactions()}, {
-        insta::assert_snapshot!("fixed_summary", report::summary::render(&r, 100));
+        insta::assert_snapshot!("fixed_summary", report::summary::render(&r, 100, 24));
         insta::assert_snapshot!("fixed_sarif", render(report::Format::Sarif));
         insta::assert_snapshot!("fixed_junit", render(report::Format::Junit));
         insta::assert_snapshot!("fixed_markdown", render(report::Format::Markdown));
@@ -1644,4 +1644,47 @@ fn summary_and_markdown_name_each_bundle_and_run() {
             "markdown names {f}: {m:?}"
         );
     }
+}
+
+/// The report's outcomes are kept in a spill file in the temporary directory while the
+/// bundles are graded: it is gone when the run ends, and a directory where it cannot be
+/// made is one line naming the file, exit 2, no report.
+#[test]
+fn the_spill_file_is_removed_and_its_failure_named() {
+    let lab = Lab::new();
+    let b = lab.example("py2.mcpev");
+    let run = |tmp: &Path, args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-grade"))
+            .current_dir(lab.path())
+            .env("MCP_PROBE_HOME", lab.home())
+            .env("TMPDIR", tmp)
+            .args(args)
+            .output()
+            .expect("run mcp-grade");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let tmp = lab.path().join("tmp");
+    std::fs::create_dir(&tmp).expect("tmp");
+    for format in ["text", "json", "html"] {
+        let (code, out, err) = run(&tmp, &["-q", "--format", format, &b]);
+        assert!(matches!(code, Some(0 | 1 | 4)), "{code:?} {err}");
+        assert!(!out.is_empty());
+        let left: Vec<_> = std::fs::read_dir(&tmp).expect("tmp").collect();
+        assert!(left.is_empty(), "{format}: left behind {left:?}");
+    }
+    let missing = lab.path().join("no-such-dir");
+    let (code, out, err) = run(&missing, &["--format", "json", &b]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(out, "", "no report");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("mcp-grade: ")
+            && err.contains("spill file ")
+            && err.contains(&missing.display().to_string()),
+        "{err}"
+    );
 }

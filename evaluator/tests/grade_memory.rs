@@ -105,6 +105,111 @@ fn streaming_the_report_writes_the_rendered_bytes() {
     }
 }
 
+/// A report whose outcomes went to a spill file as each server was graded writes the
+/// same bytes, in every format that streams, as the report built in memory; waivers and
+/// the exit status are judged the same from the verdicts it keeps; the spill file is
+/// gone once the report is dropped.
+#[test]
+fn a_spilled_report_writes_the_bytes_of_the_report_in_memory() {
+    use mcp_probe_evaluator::report::{Builder, Spill};
+    let graded: Vec<_> = examples()
+        .iter()
+        .map(|p| {
+            let v = read_verified(p, &[]).expect("readable").expect("verifies");
+            let ev = for_grading(p.display().to_string(), v.verified);
+            let mut results = mcp_probe_evaluator::benchmark::grade(
+                Benchmark::builtin(),
+                &ev,
+                &Context::default(),
+                None,
+            );
+            compact(&mut results);
+            let mut server = Server::new(&ev, None);
+            server.excerpts = mcp_probe_evaluator::report::html::excerpts(&ev, &results);
+            (server, results)
+        })
+        .collect();
+    assert!(
+        graded.iter().any(|(s, _)| !s.excerpts.is_empty()),
+        "excerpts to spill"
+    );
+    // Given in reverse: the builder sorts the servers as the report lists them.
+    let mut b = Builder::new(
+        Benchmark::builtin(),
+        None,
+        Some(Spill::create(None).expect("spill")),
+    );
+    for (s, r) in graded.iter().rev().cloned() {
+        b.server(s, r).expect("spilled");
+    }
+    let mut spilled = b.finish().expect("a report");
+    let path = spilled
+        .spill
+        .as_ref()
+        .map(|s| s.path().to_path_buf())
+        .expect("a spill file");
+    assert!(
+        spilled.rows.iter().all(|r| r.outcomes.is_none()),
+        "nothing in memory"
+    );
+    assert!(
+        spilled.servers.iter().all(|s| s.excerpts.is_empty()),
+        "nor excerpts"
+    );
+    let mut memory = Report::new(Benchmark::builtin(), None, graded);
+    let fails = memory
+        .rows
+        .iter()
+        .find(|r| r.count(mcp_probe_evaluator::verdict::Verdict::Fail) > 0)
+        .map(|r| r.entry.id.as_str())
+        .expect("a failing check");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let wpath = dir.path().join("waivers.toml");
+    std::fs::write(
+        &wpath,
+        format!("[[waiver]]\ncheck = \"{fails}\"\nendpoint = \"*\"\nreason = \"tracked\"\nexpires = \"2999-01-01\"\n"),
+    )
+    .expect("waivers");
+    let w =
+        mcp_probe_evaluator::waivers::Waivers::load(&wpath, Benchmark::builtin()).expect("waivers");
+    let today = chrono::NaiveDate::from_ymd_opt(2026, 12, 4).expect("date");
+    for r in [&mut spilled, &mut memory] {
+        r.apply_waivers(&w, today);
+    }
+    assert_eq!(spilled.status(), memory.status());
+    assert_eq!(
+        spilled.waivers.as_ref().map(|a| a.waived),
+        memory.waivers.as_ref().map(|a| a.waived)
+    );
+    for (format, height, verbose) in [
+        (Format::Json, 24, false),
+        (Format::Text, 24, false),
+        (Format::Text, 12, false),
+        (Format::Text, 24, true),
+        (Format::Sarif, 24, false),
+        (Format::Junit, 24, false),
+        (Format::Markdown, 24, false),
+        (Format::Html, 24, false),
+    ] {
+        spilled.verbose = verbose;
+        memory.verbose = verbose;
+        spilled.height = height;
+        memory.height = height;
+        let mut a = Vec::new();
+        mcp_probe_evaluator::report::write(&spilled, format, &mut a).expect("write");
+        let mut b = Vec::new();
+        mcp_probe_evaluator::report::write(&memory, format, &mut b).expect("write");
+        assert!(a.len() > 1000);
+        assert_eq!(
+            String::from_utf8_lossy(&a),
+            String::from_utf8_lossy(&b),
+            "{format:?} verbose {verbose}"
+        );
+    }
+    drop(spilled);
+    assert!(!path.exists(), "the spill file is removed");
+}
+
 /// `open_decoded` (what grading reads bundles with) is `open` without the encoded
 /// records: the same contents, and the same error, in the same order, on a bad bundle.
 #[test]

@@ -51,6 +51,9 @@ pub enum GradeError {
         /// The bundle file as given.
         path: String,
     },
+    /// The spill file of the report's outcomes could not be created, written or read.
+    #[error("cannot keep the report's results in a temporary file: {0}")]
+    Spill(#[from] crate::report::SpillError),
     /// The `-o` file could not be written.
     #[error("cannot write the report to {}: {source}", path.display())]
     WriteReport {

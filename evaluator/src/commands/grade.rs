@@ -66,6 +66,8 @@ pub struct GradeOptions {
     pub verbose: bool,
     /// The width the text summary is wrapped to.
     pub width: usize,
+    /// The height the text summary's first screen fits in (0: 24).
+    pub height: usize,
     /// `--benchmark`: the definition (or tailoring) graded under.
     pub benchmark: crate::benchmark::Choice,
     /// `--jobs`: how many bundles are verified and graded at once; 0 for the number of
@@ -459,9 +461,14 @@ pub fn grade(
     // Grade pass: `opts.jobs` bundles at a time, each read again, hash-checked and
     // decoded (not verified again), graded and described on a worker; results and
     // messages arrive here in argument order, so the report and stderr are those of a
-    // one-job run.
+    // one-job run. Each server goes to the report builder as it arrives: its outcomes go
+    // to a spill file at once (memory does not grow with the bundles; the file is
+    // removed however the run ends), and the builder orders the servers as the report
+    // lists them.
     let stored = StoredBaselines::new(opts, &inputs);
-    let mut graded: Vec<(Server, Vec<CheckResult>)> = Vec::with_capacity(inputs.len());
+    let spill = report::Spill::create(None)?;
+    let mut builder = report::Builder::new(bm, opts.level, Some(spill));
+    let mut number = vec![usize::MAX; inputs.len()];
     crate::pipeline::for_each_in_order(
         &inputs,
         jobs,
@@ -481,11 +488,12 @@ pub fn grade(
             stored.release(i);
             (warning, r)
         },
-        |_, (warning, r)| {
+        |n, (warning, r)| {
             if let Some(w) = warning {
                 err.warn(&w)?;
             }
-            graded.push(r?);
+            let (server, results) = r?;
+            number[n] = builder.server(server, results)?;
             Ok::<_, GradeError>(())
         },
     )?;
@@ -496,8 +504,10 @@ pub fn grade(
     if opts.baseline == BaselineChoice::Update {
         let state = opts.state_dir.as_deref().ok_or(GradeError::NoStateDir)?;
         let infos = update_baselines(state, &inputs, err)?;
-        for ((server, _), (new, ok)) in graded.iter_mut().zip(infos) {
-            server.baseline = Some(new);
+        for (n, (new, ok)) in infos.into_iter().enumerate() {
+            if let Some(server) = builder.server_mut(number[n]) {
+                server.baseline = Some(new);
+            }
             if !ok {
                 status = status.worst(ExitStatus::Usage);
             }
@@ -505,7 +515,7 @@ pub fn grade(
     }
     drop(inputs);
 
-    let mut report = Report::new(bm, opts.level, graded);
+    let mut report = builder.finish()?;
     report.policy = policy.map(|p| report::PolicyInfo {
         file: p.path.display().to_string(),
         sha256: p.sha256,
@@ -513,6 +523,7 @@ pub fn grade(
     report.fail_on = opts.fail_on;
     report.verbose = opts.verbose;
     report.width = opts.width;
+    report.height = if opts.height == 0 { 24 } else { opts.height };
     if let Some(w) = &waivers {
         report.apply_waivers(w, crate::waivers::today());
         for n in report.waivers.iter().flat_map(|a| a.notices()) {
@@ -546,15 +557,55 @@ fn write_report(
             out.flush()?;
         }
         Some(p) => {
-            let bytes = report::render(&report, opts.format);
-            drop(report);
-            baseline::write_atomic(p, &bytes, false).map_err(|source| GradeError::WriteReport {
-                path: p.clone(),
-                source,
+            write_atomic_with(p, |w| report::write(&report, opts.format, w)).map_err(|source| {
+                GradeError::WriteReport {
+                    path: p.clone(),
+                    source,
+                }
             })?
         }
     }
     Ok(())
+}
+
+/// Write `path` atomically with what `write` writes: to a temporary file beside it,
+/// synced, then renamed over it; the temporary file is removed when anything fails, so a
+/// failed run leaves the old file (or none), never half a report.
+fn write_atomic_with(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::other("not a file name"))?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".{}.tmp", std::process::id()));
+    let tmp = dir.join(tmp_name);
+    let result = (|| {
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, f);
+        write(&mut w)?;
+        let f = w.into_inner().map_err(|e| e.into_error())?;
+        f.sync_all()?;
+        drop(f);
+        std::fs::rename(&tmp, path)?;
+        if let Ok(d) = std::fs::File::open(&dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
 }
 
 /// The baseline a bundle is graded against, and what the report says of it: the

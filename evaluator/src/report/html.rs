@@ -207,8 +207,16 @@ const SCRIPT: &str = r#"
 })();
 "#;
 
-/// The whole HTML document.
+/// The whole HTML document: the bytes of [`write`].
 pub fn render(r: &Report) -> String {
+    let mut v = Vec::new();
+    // Writing to memory fails only when a spill file cannot be read.
+    let _ = write(r, &mut v);
+    String::from_utf8(v).unwrap_or_default()
+}
+
+/// Write the HTML document to `out` as it is made: one check's results at a time.
+pub fn write(r: &Report, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     let mut s = String::new();
     let title = format!("{}: {} server(s)", r.benchmark.title(), r.servers.len());
     let _ = write!(
@@ -260,8 +268,8 @@ pub fn render(r: &Report) -> String {
         }
     }
     filters(&mut s, r);
-    matrix(&mut s, r);
-    results(&mut s, r);
+    matrix(&mut s, r, out)?;
+    results(&mut s, r, out)?;
     let _ = writeln!(s, "<h2>Not reachable by any probe</h2><ul>");
     for u in r.benchmark.sections_unreached() {
         let _ = writeln!(
@@ -276,7 +284,14 @@ pub fn render(r: &Report) -> String {
     let _ = writeln!(s, "</ul>");
     provenance(&mut s, r);
     let _ = writeln!(s, "<script>{SCRIPT}</script></body></html>");
-    s
+    out.write_all(s.as_bytes())
+}
+
+/// Write `s` to `out` and empty it.
+fn flush(s: &mut String, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    out.write_all(s.as_bytes())?;
+    s.clear();
+    Ok(())
 }
 
 /// The benchmark, the grader and each server's collector.
@@ -357,7 +372,7 @@ fn filters(s: &mut String, r: &Report) {
     let _ = writeln!(s, "</form>");
 }
 
-fn matrix(s: &mut String, r: &Report) {
+fn matrix(s: &mut String, r: &Report, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     let _ = write!(
         s,
         "<table class=\"matrix\" aria-label=\"server by check matrix\"><thead><tr><th></th>"
@@ -379,6 +394,9 @@ fn matrix(s: &mut String, r: &Report) {
     }
     let _ = writeln!(s, "</tr></thead><tbody>");
     for (i, srv) in r.servers.iter().enumerate() {
+        if s.len() > 1 << 16 {
+            flush(s, out)?;
+        }
         let _ = write!(
             s,
             "<tr data-row-server=\"{i}\"><th class=\"server\" title=\"{}\">[{}] {} [{}]</th>",
@@ -392,9 +410,9 @@ fn matrix(s: &mut String, r: &Report) {
         );
         for row in &r.rows {
             let e = row.entry;
-            match row.outcomes.as_ref().and_then(|o| o.get(i)) {
-                Some(o) => {
-                    let (c, m) = class(o.verdict, row.waived(i));
+            match row.verdict(i) {
+                Some(verdict) => {
+                    let (c, m) = class(verdict, row.waived(i));
                     let _ = write!(
                         s,
                         "<td data-col-level=\"{}\"><button type=\"button\" class=\"{c}\" data-target=\"r-{}-{i}\" \
@@ -403,10 +421,10 @@ fn matrix(s: &mut String, r: &Report) {
                         e.id.as_str(),
                         e.id.as_str(),
                         i + 1,
-                        o.verdict.mark(),
+                        verdict.mark(),
                         e.id.as_str(),
                         i + 1,
-                        o.verdict.mark()
+                        verdict.mark()
                     );
                 }
                 None => {
@@ -437,24 +455,42 @@ fn matrix(s: &mut String, r: &Report) {
         );
     }
     let _ = writeln!(s, "</p>");
+    Ok(())
 }
 
-fn results(s: &mut String, r: &Report) {
+fn results(s: &mut String, r: &Report, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     let _ = writeln!(s, "<h2>Results</h2><p class=\"meta\">Every result but PASS, by check; click a cell above to open one.</p>");
+    // One result at a time (never a whole check's, with its excerpts): a PASS is not
+    // shown, so it is not read.
     for row in r.rows.iter() {
-        let Some(outcomes) = &row.outcomes else {
-            continue;
-        };
-        for (i, o) in outcomes.iter().enumerate() {
-            if o.verdict == Verdict::Pass {
+        flush(s, out)?;
+        for i in 0..r.servers.len() {
+            if row.verdict(i).is_none_or(|v| v == Verdict::Pass) {
                 continue;
             }
-            detail(s, r, row, i, o);
+            let Some((o, excerpts)) = r
+                .outcome_and_excerpts(row, i)
+                .map_err(std::io::Error::other)?
+            else {
+                continue;
+            };
+            detail(s, r, row, i, &o, excerpts.as_ref());
+            if s.len() > 1 << 16 {
+                flush(s, out)?;
+            }
         }
     }
+    Ok(())
 }
 
-fn detail(s: &mut String, r: &Report, row: &Row, i: usize, o: &crate::verdict::Outcome) {
+fn detail(
+    s: &mut String,
+    r: &Report,
+    row: &Row,
+    i: usize,
+    o: &crate::verdict::Outcome,
+    spilled: Option<&BTreeMap<u64, String>>,
+) {
     let e = row.entry;
     let srv = &r.servers[i];
     let (c, m) = class(o.verdict, row.waived(i));
@@ -497,7 +533,7 @@ fn detail(s: &mut String, r: &Report, row: &Row, i: usize, o: &crate::verdict::O
     let shown: Vec<&String> = o
         .records
         .iter()
-        .filter_map(|seq| srv.excerpts.get(seq))
+        .filter_map(|seq| spilled.unwrap_or(&srv.excerpts).get(seq))
         .collect();
     if !shown.is_empty() {
         let _ = write!(

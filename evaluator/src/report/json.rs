@@ -41,8 +41,26 @@ struct Doc<'a> {
     #[schemars(with = "std::collections::BTreeMap<String, usize>")]
     totals: Summary,
     servers: Vec<ServerJ<'a>>,
-    checks: Vec<CheckJ<'a>>,
+    #[schemars(with = "Vec<CheckJ<'a>>")]
+    checks: ChecksJ<'a>,
     not_reachable: Vec<UnreachableJ>,
+}
+
+/// Every check, each one's outcomes read (from the rows or the spill file) only while it
+/// is written, so a report over many bundles holds one check's results at a time.
+struct ChecksJ<'a>(&'a Report);
+
+impl Serialize for ChecksJ<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error, SerializeSeq};
+        let r = self.0;
+        let mut seq = s.serialize_seq(Some(r.rows.len()))?;
+        for row in &r.rows {
+            let outcomes = r.outcomes(row).map_err(S::Error::custom)?;
+            seq.serialize_element(&check(r, row, outcomes.as_deref()))?;
+        }
+        seq.end()
+    }
 }
 
 #[derive(serde::Serialize, schemars::JsonSchema)]
@@ -250,7 +268,7 @@ fn doc(r: &Report) -> Doc<'_> {
             .enumerate()
             .map(|(i, s)| server(i, s))
             .collect(),
-        checks: r.rows.iter().map(|row| check(r, row)).collect(),
+        checks: ChecksJ(r),
         not_reachable: r
             .benchmark
             .sections_unreached()
@@ -317,7 +335,7 @@ fn baseline(b: &BaselineInfo) -> BaselineJ<'_> {
     }
 }
 
-fn check<'a>(r: &'a Report, row: &'a Row) -> CheckJ<'a> {
+fn check<'a>(r: &'a Report, row: &'a Row, outcomes: Option<&'a [Outcome]>) -> CheckJ<'a> {
     let e = row.entry;
     CheckJ {
         id: e.id.as_str(),
@@ -327,11 +345,10 @@ fn check<'a>(r: &'a Report, row: &'a Row) -> CheckJ<'a> {
         title: e.title,
         section: e.section(),
         source: e.source.as_str(),
-        graded: row.outcomes.is_some(),
+        graded: row.verdicts.is_some(),
         summary: Summary::new(|v| row.count(v)),
-        results: row
-            .outcomes
-            .iter()
+        results: outcomes
+            .into_iter()
             .flatten()
             .enumerate()
             .map(|(i, o)| result(i, &r.servers[i], o, row.mark(i)))

@@ -20,7 +20,7 @@
 use quick_junit::{NonSuccessKind, Property, Report as JUnit, TestCase, TestCaseStatus, TestSuite};
 
 use crate::fmt::line;
-use crate::verdict::Verdict;
+use crate::verdict::{Outcome, Verdict};
 
 use super::{Report, Row};
 
@@ -29,10 +29,10 @@ pub const NAME: &str = "mcp-grade";
 /// The last suite: the benchmark sections no probe reaches, each a skipped case.
 pub const NOT_REACHABLE: &str = "benchmark sections not reachable by any probe";
 
-fn case(row: &Row, i: usize) -> TestCase {
+fn case(row: &Row, i: usize, o: Option<&Outcome>) -> TestCase {
     let e = row.entry;
     let name = format!("{} {}", e.id.as_str(), e.title);
-    let Some(o) = row.outcomes.as_ref().and_then(|o| o.get(i)) else {
+    let Some(o) = o.filter(|_| row.verdicts.is_some()) else {
         let mut st = TestCaseStatus::skipped();
         st.set_message("not graded by this build");
         let mut c = TestCase::new(name, st);
@@ -109,20 +109,23 @@ fn provenance(r: &Report) -> Vec<Property> {
     v
 }
 
-/// The JUnit XML document of `r`.
-pub fn to_string(r: &Report) -> String {
-    let mut report = JUnit::new(NAME);
-    for (i, srv) in r.servers.iter().enumerate() {
-        let mut suite = TestSuite::new(r.label(i));
-        suite.add_properties(provenance(r));
-        // What came from the bundle, escaped to one line of printable text.
-        suite.add_property(Property::new("collector", line(&srv.collector)));
-        suite.add_property(Property::new("collector.build", line(&srv.collector_build)));
-        for row in &r.rows {
-            suite.add_test_case(case(row, i));
-        }
-        report.add_test_suite(suite);
+/// The suite of server `i`: a case per check row, from its outcomes (one per row).
+fn server_suite(r: &Report, i: usize, label: &str, outcomes: &[Option<Outcome>]) -> TestSuite {
+    let srv = &r.servers[i];
+    let mut suite = TestSuite::new(label);
+    suite.add_properties(provenance(r));
+    // What came from the bundle, escaped to one line of printable text.
+    suite.add_property(Property::new("collector", line(&srv.collector)));
+    suite.add_property(Property::new("collector.build", line(&srv.collector_build)));
+    for (k, row) in r.rows.iter().enumerate() {
+        suite.add_test_case(case(row, i, outcomes.get(k).and_then(Option::as_ref)));
     }
+    suite
+}
+
+/// The suites after the servers': the sections no probe reaches, and the waiver notices.
+fn other_suites(r: &Report) -> Vec<TestSuite> {
+    let mut suites = Vec::new();
     let mut not = TestSuite::new(NOT_REACHABLE);
     not.add_properties(provenance(r));
     for u in r.benchmark.sections_unreached() {
@@ -132,7 +135,7 @@ pub fn to_string(r: &Report) -> String {
         c.set_classname(format!("cis-mcp.section-{}", u.section));
         not.add_test_case(c);
     }
-    report.add_test_suite(not);
+    suites.push(not);
     // Each stale and expired waiver, a skipped case saying so (docs/report.md, 3b).
     if let Some(w) = r.waivers.as_ref().filter(|w| !w.notices().is_empty()) {
         let mut suite = TestSuite::new(format!("waivers {}", line(&w.file)));
@@ -144,8 +147,68 @@ pub fn to_string(r: &Report) -> String {
             c.set_classname("mcp-grade.waivers");
             suite.add_test_case(c);
         }
-        report.add_test_suite(suite);
+        suites.push(suite);
     }
-    // Serialising plain data into a String does not fail.
-    report.to_string().unwrap_or_default()
+    suites
+}
+
+/// The JUnit XML document of `r`: the bytes of [`to_writer`].
+pub fn to_string(r: &Report) -> String {
+    let mut v = Vec::new();
+    // Writing to memory fails only when a spill file cannot be read.
+    let _ = to_writer(r, &mut v);
+    String::from_utf8(v).unwrap_or_default()
+}
+
+fn xml(report: &JUnit) -> std::io::Result<String> {
+    report.to_string().map_err(std::io::Error::other)
+}
+
+/// Where the `<testsuites …>` start tag of a document `quick-junit` wrote ends.
+fn root_end(doc: &str) -> usize {
+    doc.find("<testsuites")
+        .and_then(|a| doc[a..].find('>').map(|b| a + b + 1))
+        .unwrap_or(0)
+}
+
+/// The `<testsuite>` elements of a document `quick-junit` wrote: what is between the
+/// `<testsuites …>` start tag and its end tag.
+fn inner(doc: &str) -> &str {
+    let start = root_end(doc);
+    let end = doc.rfind("\n</testsuites>").unwrap_or(doc.len()).max(start);
+    &doc[start..end]
+}
+
+/// The JUnit XML document of `r` written to `w` one server's suite at a time (the bytes
+/// `quick-junit` writes for the whole document): the root's counts are summed over the
+/// suites first (each server's outcomes read once for that), then the root's start tag,
+/// each suite written alone and cut out of its own document, and the end tag.
+pub fn to_writer(r: &Report, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+    let others = other_suites(r);
+    let labels = r.labels();
+    let mut root = JUnit::new(NAME);
+    for (i, label) in labels.iter().enumerate() {
+        let o = r.server_outcomes(i).map_err(std::io::Error::other)?;
+        root.add_test_suite(server_suite(r, i, label, &o));
+        root.test_suites.clear();
+    }
+    for s in &others {
+        root.add_test_suite(s.clone());
+    }
+    root.test_suites.clear();
+    let head = xml(&root)?;
+    w.write_all(&head.as_bytes()[..root_end(&head)])?;
+    let mut one = |suite: TestSuite| -> std::io::Result<()> {
+        let mut doc = JUnit::new(NAME);
+        doc.add_test_suite(suite);
+        w.write_all(inner(&xml(&doc)?).as_bytes())
+    };
+    for (i, label) in labels.iter().enumerate() {
+        let o = r.server_outcomes(i).map_err(std::io::Error::other)?;
+        one(server_suite(r, i, label, &o))?;
+    }
+    for s in others {
+        one(s)?;
+    }
+    w.write_all(b"\n</testsuites>\n")
 }

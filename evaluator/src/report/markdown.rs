@@ -41,17 +41,27 @@ pub fn cell(s: &str) -> String {
 fn count(r: &Report, i: usize, v: Verdict) -> usize {
     r.rows
         .iter()
-        .filter(|row| {
-            row.outcomes
-                .as_ref()
-                .and_then(|o| o.get(i))
-                .is_some_and(|o| o.verdict == v)
-        })
+        .filter(|row| row.verdict(i) == Some(v))
         .count()
 }
 
-/// The whole Markdown report.
+/// The whole Markdown report: the bytes of [`write`].
 pub fn render(r: &Report) -> String {
+    let mut v = Vec::new();
+    // Writing to memory fails only when a spill file cannot be read.
+    let _ = write(r, &mut v);
+    String::from_utf8(v).unwrap_or_default()
+}
+
+/// Write `s` to `out` and empty it.
+fn flush(s: &mut String, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    out.write_all(s.as_bytes())?;
+    s.clear();
+    Ok(())
+}
+
+/// Write the Markdown report to `out` as it is made: one check's findings at a time.
+pub fn write(r: &Report, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -124,8 +134,11 @@ pub fn render(r: &Report) -> String {
             count(r, i, Verdict::Unknown),
             count(r, i, Verdict::Pass),
         );
+        if s.len() > 1 << 16 {
+            flush(&mut s, out)?;
+        }
     }
-    findings(&mut s, r);
+    findings(&mut s, r, out)?;
     let _ = writeln!(
         s,
         "\n<details><summary>Reported only, and not reachable by any probe</summary>\n"
@@ -152,7 +165,7 @@ pub fn render(r: &Report) -> String {
     }
     let _ = writeln!(s, "\n</details>");
     provenance(&mut s, r);
-    s
+    flush(&mut s, out)
 }
 
 /// The benchmark, the grader and each server's collector, folded away.
@@ -197,7 +210,7 @@ fn provenance(s: &mut String, r: &Report) {
     let _ = writeln!(s, "\n</details>");
 }
 
-fn findings(s: &mut String, r: &Report) {
+fn findings(s: &mut String, r: &Report, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     let rows: Vec<&Row> = r
         .graded()
         .filter(|row| row.entry.source != Source::ReportedOnly)
@@ -205,7 +218,9 @@ fn findings(s: &mut String, r: &Report) {
     let mut head = false;
     for row in rows {
         let e = row.entry;
-        for (i, o) in row.outcomes.iter().flatten().enumerate() {
+        flush(s, out)?;
+        let outcomes = r.outcomes(row).map_err(std::io::Error::other)?;
+        for (i, o) in outcomes.iter().flat_map(|o| o.iter()).enumerate() {
             if !matches!(o.verdict, Verdict::Fail | Verdict::Error)
                 || (r.servers[i].revision.is_none() && o.verdict == Verdict::Error)
             {
@@ -248,11 +263,11 @@ fn findings(s: &mut String, r: &Report) {
         .filter(|row| row.entry.source != Source::ReportedOnly)
         .filter_map(|row| {
             let n: Vec<String> = row
-                .outcomes
+                .verdicts
                 .iter()
                 .flatten()
                 .enumerate()
-                .filter(|(i, o)| o.verdict == Verdict::Unknown && r.servers[*i].revision.is_some())
+                .filter(|(i, v)| **v == Verdict::Unknown && r.servers[*i].revision.is_some())
                 .map(|(i, _)| (i + 1).to_string())
                 .collect();
             (!n.is_empty()).then(|| format!("{} ({})", row.entry.id.as_str(), n.join(", ")))
@@ -265,6 +280,7 @@ fn findings(s: &mut String, r: &Report) {
             undecided.join("; ")
         );
     }
+    Ok(())
 }
 
 #[cfg(test)]

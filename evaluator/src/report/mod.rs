@@ -20,10 +20,15 @@ pub mod provenance;
 pub use provenance::GRADER_VERSION;
 mod render;
 pub mod sarif;
+pub mod spill;
 pub mod summary;
 pub mod text;
 
 pub use render::{render, write};
+pub use spill::{Spill, SpillError};
+
+use std::borrow::Cow;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -311,8 +316,14 @@ impl Server {
 pub struct Row {
     /// The check.
     pub entry: &'static Entry,
-    /// `None` when this build does not grade the check.
+    /// The outcome on every server, when held in memory; `None` when this build does not
+    /// grade the check, or when the outcomes are in the report's spill file (read them
+    /// with [`Report::outcomes`], which serves both).
     pub outcomes: Option<Vec<Outcome>>,
+    /// The verdict on every server (same order); `None` when this build does not grade
+    /// the check. Kept in memory however the outcomes are kept: the matrix, the counts,
+    /// the waivers and the exit status need nothing else.
+    pub verdicts: Option<Vec<Verdict>>,
     /// What a waiver did to each server's result (same order; empty without
     /// `--waivers`).
     pub marks: Vec<Option<Mark>>,
@@ -321,9 +332,14 @@ pub struct Row {
 impl Row {
     /// How many servers got `v`.
     pub fn count(&self, v: Verdict) -> usize {
-        self.outcomes
+        self.verdicts
             .as_ref()
-            .map_or(0, |o| o.iter().filter(|x| x.verdict == v).count())
+            .map_or(0, |o| o.iter().filter(|x| **x == v).count())
+    }
+
+    /// The verdict of server `i`, when the check is graded.
+    pub fn verdict(&self, i: usize) -> Option<Verdict> {
+        self.verdicts.as_ref().and_then(|v| v.get(i)).copied()
     }
 
     /// The waiver mark of server `i`'s result, if a waiver matched it.
@@ -362,6 +378,10 @@ pub struct Report {
     pub verbose: bool,
     /// Text format: the width the summary is wrapped to.
     pub width: usize,
+    /// Text format: the height the summary's first screen (matrix and totals) fits in.
+    pub height: usize,
+    /// Where the outcomes are when the rows do not hold them ([`Report::outcomes`]).
+    pub spill: Option<Arc<Spill>>,
 }
 
 /// The policy file a report was graded with.
@@ -375,53 +395,94 @@ pub struct PolicyInfo {
 
 impl Report {
     /// Build a report from each server and the results [`crate::grade::grade`] gave its
-    /// bundle at `level`. A check is graded when every bundle has an outcome for it.
+    /// bundle at `level`, every outcome held in memory. A check is graded when every
+    /// bundle has an outcome for it.
     pub fn new(
         benchmark: &'static Benchmark,
         level: Option<u8>,
         graded: Vec<(Server, Vec<CheckResult>)>,
     ) -> Report {
-        let mut graded = graded;
-        graded.sort_by(|a, b| (&a.0.endpoint, &a.0.bundle).cmp(&(&b.0.endpoint, &b.0.bundle)));
-        let mut entries: Vec<&'static Entry> = benchmark
-            .checks
+        let mut b = Builder::new(benchmark, level, None);
+        for (server, results) in graded {
+            // Without a spill file nothing is written, so nothing fails.
+            let _ = b.server(server, results);
+        }
+        b.finish()
+            .unwrap_or_else(|_| Builder::new(benchmark, level, None).empty())
+    }
+
+    /// The outcome of every row on server `i` (same order as [`Report::rows`]; `None`
+    /// where the check is not graded): cloned from the rows, or read back from the spill
+    /// file.
+    pub fn server_outcomes(&self, i: usize) -> Result<Vec<Option<Outcome>>, SpillError> {
+        let spilled = match &self.spill {
+            Some(s) if self.rows.iter().all(|r| r.outcomes.is_none()) => {
+                Some(s.server_outcomes(i)?)
+            }
+            _ => None,
+        };
+        Ok(self
+            .rows
             .iter()
-            .filter(|e| level.is_none_or(|l| e.level.number() <= l))
-            .collect();
-        entries.sort_by_key(|e| e.id.key());
-        // Each outcome is moved into its row, not copied: a report over many bundles
-        // holds every result once.
-        let rows = entries
-            .into_iter()
-            .map(|entry| {
-                let outcomes: Option<Vec<Outcome>> = graded
-                    .iter_mut()
-                    .map(|(_, results)| {
-                        results
-                            .iter_mut()
-                            .find(|r| r.entry.id == entry.id)
-                            .and_then(|r| r.outcome.take())
-                    })
-                    .collect();
-                Row {
-                    entry,
-                    outcomes: outcomes.filter(|_| !graded.is_empty()),
-                    marks: Vec::new(),
+            .enumerate()
+            .map(|(k, row)| {
+                row.verdicts.as_ref()?;
+                match &spilled {
+                    Some(o) => o.get(k).cloned().flatten(),
+                    None => row.outcomes.as_ref().and_then(|o| o.get(i)).cloned(),
                 }
             })
-            .collect();
-        Report {
-            benchmark,
-            provenance: provenance::Provenance::of(benchmark),
-            level,
-            servers: graded.into_iter().map(|(s, _)| s).collect(),
-            rows,
-            policy: None,
-            fail_on: FailOn::default(),
-            waivers: None,
-            verbose: false,
-            width: 80,
+            .collect())
+    }
+
+    /// The outcome of `row` on server `i` alone, and for a spilled report the transcript
+    /// excerpts of its records (HTML; `None` when the outcomes are in memory: the server
+    /// holds them, [`Server::excerpts`]). A renderer that needs one result at a time
+    /// reads them this way, never holding a whole check's.
+    #[allow(clippy::type_complexity)]
+    pub fn outcome_and_excerpts<'a>(
+        &'a self,
+        row: &'a Row,
+        i: usize,
+    ) -> Result<Option<(Cow<'a, Outcome>, Option<spill::Excerpts>)>, SpillError> {
+        if row.verdicts.is_none() {
+            return Ok(None);
         }
+        if let Some(o) = &row.outcomes {
+            return Ok(o.get(i).map(|o| (Cow::Borrowed(o), None)));
+        }
+        let Some(spill) = &self.spill else {
+            return Ok(None);
+        };
+        let k = self
+            .rows
+            .iter()
+            .position(|r| r.entry.id == row.entry.id)
+            .unwrap_or(usize::MAX);
+        Ok(spill.outcome(i, k)?.map(|(o, e)| (Cow::Owned(o), Some(e))))
+    }
+
+    /// The outcomes of `row` on every server (same order as [`Report::servers`]):
+    /// borrowed from the row, or read back from the spill file. `None` when this build
+    /// does not grade the check.
+    pub fn outcomes<'a>(&'a self, row: &'a Row) -> Result<Option<Cow<'a, [Outcome]>>, SpillError> {
+        if row.verdicts.is_none() {
+            return Ok(None);
+        }
+        if let Some(o) = &row.outcomes {
+            return Ok(Some(Cow::Borrowed(o.as_slice())));
+        }
+        let Some(spill) = &self.spill else {
+            return Ok(Some(Cow::Owned(Vec::new())));
+        };
+        let k = self
+            .rows
+            .iter()
+            .position(|r| r.entry.id == row.entry.id)
+            .unwrap_or(usize::MAX);
+        Ok(Some(Cow::Owned(
+            spill.row(k)?.into_iter().flatten().collect(),
+        )))
     }
 
     /// Judge `w` on `today`: mark every result a waiver matches (the first matching
@@ -433,11 +494,11 @@ impl Report {
         let mut waived = 0;
         let fail_on = self.fail_on;
         for row in &mut self.rows {
-            let Some(outcomes) = &row.outcomes else {
+            let Some(verdicts) = &row.verdicts else {
                 continue;
             };
-            row.marks = vec![None; outcomes.len()];
-            for (i, o) in outcomes.iter().enumerate() {
+            row.marks = vec![None; verdicts.len()];
+            for (i, &verdict) in verdicts.iter().enumerate() {
                 let endpoint = &self.servers[i].endpoint;
                 let Some((k, waiver)) = w
                     .list
@@ -447,8 +508,8 @@ impl Report {
                 else {
                     continue;
                 };
-                matched_any[k].push(o.verdict.mark().to_string());
-                if !fail_on.fails(o.verdict) {
+                matched_any[k].push(verdict.mark().to_string());
+                if !fail_on.fails(verdict) {
                     continue;
                 }
                 let active = !waiver.expired(today);
@@ -506,12 +567,12 @@ impl Report {
 
     /// Checks in scope that this build grades.
     pub fn graded(&self) -> impl Iterator<Item = &Row> {
-        self.rows.iter().filter(|r| r.outcomes.is_some())
+        self.rows.iter().filter(|r| r.verdicts.is_some())
     }
 
     /// Checks in scope that this build does not grade.
     pub fn not_graded(&self) -> impl Iterator<Item = &Row> {
-        self.rows.iter().filter(|r| r.outcomes.is_none())
+        self.rows.iter().filter(|r| r.verdicts.is_none())
     }
 
     /// How many results got `v`, over every check and server.
@@ -524,10 +585,10 @@ impl Report {
         self.rows
             .iter()
             .map(|r| {
-                r.outcomes.as_ref().map_or(0, |o| {
+                r.verdicts.as_ref().map_or(0, |o| {
                     o.iter()
                         .enumerate()
-                        .filter(|(i, x)| x.verdict == v && !r.waived(*i))
+                        .filter(|(i, x)| **x == v && !r.waived(*i))
                         .count()
                 })
             })
@@ -550,6 +611,25 @@ impl Report {
         }
     }
 
+    /// Every server's [`Report::label`], in server order, made in one pass (a label
+    /// for each server of a large report one at a time would compare every pair).
+    pub fn labels(&self) -> Vec<String> {
+        let mut n: std::collections::HashMap<&str, usize> = Default::default();
+        for s in &self.servers {
+            *n.entry(s.endpoint.as_str()).or_default() += 1;
+        }
+        self.servers
+            .iter()
+            .map(|s| {
+                if n.get(s.endpoint.as_str()).copied().unwrap_or(0) > 1 {
+                    format!("{} [{}] ({})", s.endpoint, s.revision_label(), s.bundle)
+                } else {
+                    format!("{} [{}]", s.endpoint, s.revision_label())
+                }
+            })
+            .collect()
+    }
+
     /// The label of server `i` in check rows: `endpoint [revision]`, plus the bundle
     /// path when another graded bundle has the same endpoint.
     pub fn label(&self, i: usize) -> String {
@@ -565,6 +645,167 @@ impl Report {
         } else {
             format!("{} [{}]", s.endpoint, s.revision_label())
         }
+    }
+}
+
+/// Makes a [`Report`] from servers given one at a time, in any order: the sink a grading
+/// loop (or a parallel driver delivering results in input order) feeds. Each server's
+/// outcomes go to the [`Spill`] file when one is given (only the server's summary and
+/// one verdict per check stay in memory), else into memory. [`Builder::finish`] sorts
+/// the servers by endpoint, then bundle path, as every report lists them.
+#[derive(Debug)]
+pub struct Builder {
+    benchmark: &'static Benchmark,
+    level: Option<u8>,
+    /// The checks in scope, in numeric id order: the report's rows.
+    entries: Vec<&'static Entry>,
+    /// The servers, in the order given.
+    servers: Vec<Server>,
+    /// Per server, per row: its verdict, if it has an outcome.
+    verdicts: Vec<Vec<Option<Verdict>>>,
+    /// Per server, per row: the outcome, when there is no spill file.
+    outcomes: Vec<Vec<Option<Outcome>>>,
+    spill: Option<Spill>,
+}
+
+impl Builder {
+    /// Begin a report over the checks of `benchmark` in scope at `level`, its outcomes
+    /// written to `spill` if given.
+    pub fn new(benchmark: &'static Benchmark, level: Option<u8>, spill: Option<Spill>) -> Builder {
+        let mut entries: Vec<&'static Entry> = benchmark
+            .checks
+            .iter()
+            .filter(|e| level.is_none_or(|l| e.level.number() <= l))
+            .collect();
+        entries.sort_by_key(|e| e.id.key());
+        Builder {
+            benchmark,
+            level,
+            entries,
+            servers: Vec::new(),
+            verdicts: Vec::new(),
+            outcomes: Vec::new(),
+            spill,
+        }
+    }
+
+    /// Add one graded server; returns its number among those added (for
+    /// [`Builder::server_mut`]). Each outcome is moved, not copied.
+    pub fn server(
+        &mut self,
+        server: Server,
+        mut results: Vec<CheckResult>,
+    ) -> Result<usize, SpillError> {
+        let outcomes: Vec<Option<Outcome>> = self
+            .entries
+            .iter()
+            .map(|entry| {
+                results
+                    .iter_mut()
+                    .find(|r| r.entry.id == entry.id)
+                    .and_then(|r| r.outcome.take())
+            })
+            .collect();
+        drop(results);
+        self.verdicts.push(
+            outcomes
+                .iter()
+                .map(|o| o.as_ref().map(|o| o.verdict))
+                .collect(),
+        );
+        let mut server = server;
+        match &mut self.spill {
+            Some(spill) => {
+                // The HTML report's excerpts go with the outcomes they belong to.
+                let excerpts = std::mem::take(&mut server.excerpts);
+                spill.server(outcomes, &excerpts)?;
+            }
+            None => self.outcomes.push(outcomes),
+        }
+        self.servers.push(server);
+        Ok(self.servers.len() - 1)
+    }
+
+    /// Server `n` as added (to record what happened after it was graded, such as the
+    /// baseline `--update-baseline` stored).
+    pub fn server_mut(&mut self, n: usize) -> Option<&mut Server> {
+        self.servers.get_mut(n)
+    }
+
+    /// A report with no servers (every row not graded).
+    fn empty(self) -> Report {
+        Builder {
+            servers: Vec::new(),
+            verdicts: Vec::new(),
+            outcomes: Vec::new(),
+            spill: None,
+            ..self
+        }
+        .finish()
+        .unwrap_or_else(|_| unreachable!("no spill file to fail"))
+    }
+
+    /// The report: servers sorted by endpoint then bundle path, a row per check in scope.
+    pub fn finish(self) -> Result<Report, SpillError> {
+        let Builder {
+            benchmark,
+            level,
+            entries,
+            servers,
+            mut verdicts,
+            mut outcomes,
+            mut spill,
+        } = self;
+        let mut order: Vec<usize> = (0..servers.len()).collect();
+        order.sort_by(|&a, &b| {
+            (&servers[a].endpoint, &servers[a].bundle)
+                .cmp(&(&servers[b].endpoint, &servers[b].bundle))
+        });
+        if let Some(s) = &mut spill {
+            s.seal()?;
+            s.reorder(&order);
+        }
+        let any = !servers.is_empty();
+        let rows = entries
+            .into_iter()
+            .enumerate()
+            .map(|(k, entry)| {
+                let v: Option<Vec<Verdict>> = order.iter().map(|&n| verdicts[n][k]).collect();
+                let v = v.filter(|_| any);
+                let o = if spill.is_none() && v.is_some() {
+                    order
+                        .iter()
+                        .map(|&n| outcomes[n][k].take())
+                        .collect::<Option<Vec<Outcome>>>()
+                } else {
+                    None
+                };
+                Row {
+                    entry,
+                    outcomes: o,
+                    verdicts: v,
+                    marks: Vec::new(),
+                }
+            })
+            .collect();
+        verdicts.clear();
+        outcomes.clear();
+        let mut slots: Vec<Option<Server>> = servers.into_iter().map(Some).collect();
+        let servers = order.iter().filter_map(|&n| slots[n].take()).collect();
+        Ok(Report {
+            benchmark,
+            provenance: provenance::Provenance::of(benchmark),
+            level,
+            servers,
+            rows,
+            policy: None,
+            fail_on: FailOn::default(),
+            waivers: None,
+            verbose: false,
+            width: 80,
+            height: 24,
+            spill: spill.map(Arc::new),
+        })
     }
 }
 

@@ -304,9 +304,17 @@ mod tests {
         let sha = Provenance::of(Benchmark::builtin()).benchmark.sha256;
         let tailoring = "ab".repeat(32);
         let summary = text(&r, Format::Text);
-        // The header wraps at 80 columns: compare words, not lines.
+        // The header follows the first screen (matrix and totals) and wraps at 80
+        // columns: compare words, not lines.
         let words = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
-        let head = words(&summary.lines().take(4).collect::<Vec<_>>().join(" "));
+        let head = summary
+            .lines()
+            .skip_while(|l| !l.starts_with("totals: "))
+            .skip_while(|l| !l.starts_with("CIS MCP Server Benchmark"))
+            .take(4)
+            .collect::<Vec<_>>()
+            .join(" ");
+        let head = words(&head);
         for want in [
             "id cis-mcp-server-1.0.0",
             &format!("sha256 {}", &sha[..12]),

@@ -3,46 +3,55 @@
 
 use super::{html, json, junit, markdown, sarif, summary, text, Format, Report};
 
-/// Write `report` in `format` to `out`: the bytes of [`render`], without holding the
-/// JSON document in memory (it is serialised straight to `out`, through a buffer).
+/// Write `report` in `format` to `out` as it is made, through a buffer: every renderer
+/// reads one check's outcomes (JUnit: one server's) at a time
+/// ([`super::Report::outcomes`], [`super::Report::server_outcomes`]) and writes what
+/// it made of them before reading the next, so neither the outcomes nor the text of a
+/// report over many bundles is held whole.
 pub fn write(report: &Report, format: Format, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     match format {
-        Format::Text => out.write_all(&render(report, format)),
+        Format::Text if report.verbose => {
+            let mut w = std::io::BufWriter::with_capacity(1 << 16, out);
+            text::write(report, &mut w)?;
+            std::io::Write::flush(&mut w)
+        }
+        Format::Text => {
+            let mut w = std::io::BufWriter::with_capacity(1 << 16, out);
+            summary::write(report, report.width, report.height, &mut w)?;
+            std::io::Write::flush(&mut w)
+        }
         Format::Json => {
             let mut w = std::io::BufWriter::with_capacity(1 << 16, out);
             json::to_writer(report, &mut w)?;
             std::io::Write::write_all(&mut w, b"\n")?;
             std::io::Write::flush(&mut w)
         }
-        Format::Sarif | Format::Junit | Format::Markdown | Format::Html => {
-            out.write_all(&render(report, format))
+        Format::Sarif => {
+            let mut w = std::io::BufWriter::with_capacity(1 << 16, out);
+            sarif::to_writer(report, &mut w)?;
+            std::io::Write::write_all(&mut w, b"\n")?;
+            std::io::Write::flush(&mut w)
+        }
+        Format::Junit => {
+            let mut w = std::io::BufWriter::with_capacity(1 << 16, out);
+            junit::to_writer(report, &mut w)?;
+            std::io::Write::flush(&mut w)
+        }
+        Format::Markdown | Format::Html => {
+            let mut w = std::io::BufWriter::with_capacity(1 << 16, out);
+            match format {
+                Format::Markdown => markdown::write(report, &mut w)?,
+                _ => html::write(report, &mut w)?,
+            }
+            std::io::Write::flush(&mut w)
         }
     }
 }
 
-/// Render `report` in `format`.
+/// Render `report` in `format`: the bytes [`write`] writes, in memory.
 pub fn render(report: &Report, format: Format) -> Vec<u8> {
-    match format {
-        Format::Text if report.verbose => text::render(report).into_bytes(),
-        Format::Text => summary::render(report, report.width).into_bytes(),
-        Format::Json => {
-            let mut v = json::to_string(report).into_bytes();
-            v.push(b'\n');
-            v
-        }
-        Format::Sarif => {
-            let mut v = sarif::to_string(report).into_bytes();
-            v.push(b'\n');
-            v
-        }
-        Format::Markdown => markdown::render(report).into_bytes(),
-        Format::Html => html::render(report).into_bytes(),
-        Format::Junit => {
-            let mut v = junit::to_string(report).into_bytes();
-            if !v.ends_with(b"\n") {
-                v.push(b'\n');
-            }
-            v
-        }
-    }
+    let mut v = Vec::new();
+    // Writing to memory fails only when a spill file cannot be read back.
+    let _ = write(report, format, &mut v);
+    v
 }

@@ -73,12 +73,10 @@ fn text(s: impl Into<String>) -> MultiformatMessageString {
     MultiformatMessageString::builder().text(s.into()).build()
 }
 
-fn rule(bm: &Benchmark, row: &Row) -> ReportingDescriptor {
+fn rule(bm: &Benchmark, row: &Row, outcomes: &[Outcome]) -> ReportingDescriptor {
     let e = row.entry;
-    let reduction = row
-        .outcomes
+    let reduction = outcomes
         .iter()
-        .flatten()
         .map(|o| o.reduction.trim().trim_end_matches('.'))
         .find(|r| !r.is_empty())
         .unwrap_or("");
@@ -223,18 +221,34 @@ fn result(r: &Report, row: &Row, rule_index: usize, i: usize, o: &Outcome) -> Sa
     b
 }
 
-/// The SARIF log of `r`.
-pub fn log(r: &Report) -> Sarif {
+/// The SARIF log of `r`, every result in it.
+pub fn log(r: &Report) -> std::io::Result<Sarif> {
+    let mut log = frame(r)?;
     let rows: Vec<&Row> = r.graded().collect();
-    let rules: Vec<ReportingDescriptor> = rows.iter().map(|row| rule(r.benchmark, row)).collect();
     let mut results = Vec::new();
     for (k, row) in rows.iter().enumerate() {
-        for (i, o) in row.outcomes.iter().flatten().enumerate() {
+        let outcomes = r.outcomes(row).map_err(std::io::Error::other)?;
+        for (i, o) in outcomes.iter().flat_map(|o| o.iter()).enumerate() {
             if o.verdict != Verdict::Pass {
                 results.push(result(r, row, k, i, o));
             }
         }
     }
+    if let Some(run) = log.runs.first_mut() {
+        run.results = Some(results);
+    }
+    Ok(log)
+}
+
+/// The SARIF log of `r` without its results (an empty `results` array).
+fn frame(r: &Report) -> std::io::Result<Sarif> {
+    let rows: Vec<&Row> = r.graded().collect();
+    let mut rules = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let outcomes = r.outcomes(row).map_err(std::io::Error::other)?;
+        rules.push(rule(r.benchmark, row, outcomes.as_deref().unwrap_or(&[])));
+    }
+    let results: Vec<SarifResult> = Vec::new();
     let p = &r.provenance;
     let grader = &p.grader;
     // SemVer build metadata names the commit: `0.1.0+0123abcd4567` (`-dirty` kept).
@@ -309,14 +323,63 @@ pub fn log(r: &Report) -> Sarif {
         .results(results)
         .properties(PropertyBag::builder().additional_properties(props).build())
         .build();
-    Sarif::builder()
+    Ok(Sarif::builder()
         .schema(SCHEMA_URI)
         .version(Value::String("2.1.0".into()))
         .runs(vec![run])
-        .build()
+        .build())
 }
 
-/// The SARIF log as pretty-printed JSON text.
+/// The SARIF log as pretty-printed JSON text (no trailing newline): the bytes of
+/// [`to_writer`].
 pub fn to_string(r: &Report) -> String {
-    serde_json::to_string_pretty(&log(r)).unwrap_or_default()
+    let mut v = Vec::new();
+    // Writing to memory fails only when a spill file cannot be read.
+    let _ = to_writer(r, &mut v);
+    String::from_utf8(v).unwrap_or_default()
+}
+
+/// The SARIF log as pretty-printed JSON text written to `w` as it is made: the log
+/// without its results, pretty-printed, with the results written into its empty
+/// `results` array one check at a time (each result pretty-printed alone and indented
+/// to its depth: the bytes `serde_json` writes for the whole log), so a log over many
+/// bundles is never held whole.
+pub fn to_writer(r: &Report, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+    let frame = serde_json::to_string_pretty(&frame(r)?).map_err(std::io::Error::other)?;
+    // The run's `results`: the only key of that name the frame holds, since it has no
+    // result (and no text from a bundle) in it.
+    const KEY: &str = "\"results\": []";
+    let at = frame
+        .find(KEY)
+        .ok_or_else(|| std::io::Error::other("no results array in the SARIF frame"))?;
+    let indent = at - frame[..at].rfind('\n').map_or(0, |n| n + 1);
+    let (head, tail) = (&frame[..at + KEY.len() - 2], &frame[at + KEY.len()..]);
+    w.write_all(head.as_bytes())?;
+    let inner = " ".repeat(indent + 2);
+    let mut first = true;
+    for (k, row) in r.graded().enumerate() {
+        let outcomes = r.outcomes(row).map_err(std::io::Error::other)?;
+        for (i, o) in outcomes.iter().flat_map(|o| o.iter()).enumerate() {
+            if o.verdict == Verdict::Pass {
+                continue;
+            }
+            let one = serde_json::to_string_pretty(&result(r, row, k, i, o))
+                .map_err(std::io::Error::other)?;
+            w.write_all(if first { b"[\n" } else { b",\n" })?;
+            first = false;
+            for (n, l) in one.split('\n').enumerate() {
+                if n > 0 {
+                    w.write_all(b"\n")?;
+                }
+                w.write_all(inner.as_bytes())?;
+                w.write_all(l.as_bytes())?;
+            }
+        }
+    }
+    if first {
+        w.write_all(b"[]")?;
+    } else {
+        write!(w, "\n{}]", " ".repeat(indent))?;
+    }
+    w.write_all(tail.as_bytes())
 }

@@ -1,10 +1,13 @@
 //! The default text report: summary first, for people.
 //!
-//! 1. A header (benchmark id, version and SHA-256, grader version and commit, checks
-//!    graded, policy, waivers) and one line per server, with its run id, bundle file and
-//!    the collector build that wrote it.
-//! 2. The server x check matrix: one column per check id (written top to bottom), one
-//!    mark per cell, a legend and a totals line.
+//! 1. The first screen, within the terminal's width and height (80x24 when stdout is not
+//!    a terminal): a title line, the server x check matrix (one column per check id, the
+//!    section number over its first column and the rest of the id below; one row per
+//!    server labelled `[n]`, or, when they do not fit, one row per set of servers with the
+//!    same marks), a legend and a totals line.
+//! 2. The header (benchmark id, version and SHA-256, grader version and commit, checks
+//!    graded, policy, waivers) and one line per server, `[n]` as in the matrix, with its
+//!    endpoint, run id, bundle file and the collector build that wrote it.
 //! 3. The findings: each check with an unwaived FAIL or ERROR, the servers, the evidence
 //!    (shortened; `--verbose` prints the whole check-centric report) and a one-line
 //!    remediation. Waived findings are listed with their reasons. A server without an
@@ -17,6 +20,7 @@
 //! from a bundle is escaped for the terminal.
 
 use std::fmt::Write as _;
+use std::io::{self, Write};
 
 use crate::benchmark::Source;
 use crate::fmt::{cut, line};
@@ -26,18 +30,16 @@ use super::{Report, Row};
 
 /// The longest evidence shown per result in the findings.
 const EVIDENCE_CHARS: usize = 320;
-/// The longest server label in the matrix.
-const LABEL_CHARS: usize = 44;
 
 /// The mark of one cell.
 fn mark(row: &Row, i: usize) -> char {
-    let Some(o) = row.outcomes.as_ref().and_then(|o| o.get(i)) else {
+    let Some(v) = row.verdict(i) else {
         return ' ';
     };
     if row.waived(i) {
         return 'w';
     }
-    match o.verdict {
+    match v {
         Verdict::Pass => 'P',
         Verdict::Fail => 'F',
         Verdict::Error => 'E',
@@ -83,24 +85,39 @@ fn wrap(text: &str, width: usize, first: &str, indent: &str) -> String {
     out
 }
 
-/// The whole summary-first report, wrapped to `width` columns.
-pub fn render(r: &Report, width: usize) -> String {
+/// The whole summary-first report, wrapped to `width` columns, its first screen (title,
+/// matrix, legend, totals) within `height` lines: the bytes [`write`] writes.
+pub fn render(r: &Report, width: usize, height: usize) -> String {
+    let mut v = Vec::new();
+    // Writing to memory fails only when a spill file cannot be read.
+    let _ = write(r, width, height, &mut v);
+    String::from_utf8(v).unwrap_or_default()
+}
+
+/// Write the summary-first report to `out` as it is made: one check's findings at a
+/// time, so the text of a report over many bundles is never held whole.
+pub fn write(r: &Report, width: usize, height: usize, out: &mut dyn Write) -> io::Result<()> {
     let width = width.clamp(60, 160);
     let rule = "=".repeat(width.min(100));
     let mut s = String::new();
-    let _ = writeln!(s, "{rule}");
+    screen(&mut s, r, width, height);
+    let _ = writeln!(s, "\n{rule}");
     s.push_str(&wrap(&r.provenance.line(false), width, "", "  "));
-    let _ = writeln!(
-        s,
-        "checks: this build grades {} of the {}; level: {}; runs fail on {}",
-        r.graded().count(),
-        r.benchmark.checks.len(),
-        match r.level {
-            Some(l) => format!("{l} only"),
-            None => "all (L1 and L2)".into(),
-        },
-        r.fail_on.as_str()
-    );
+    s.push_str(&wrap(
+        &format!(
+            "checks: this build grades {} of the {}; level: {}; runs fail on {}",
+            r.graded().count(),
+            r.benchmark.checks.len(),
+            match r.level {
+                Some(l) => format!("{l} only"),
+                None => "all (L1 and L2)".into(),
+            },
+            r.fail_on.as_str()
+        ),
+        width,
+        "",
+        "  ",
+    ));
     if let Some(p) = &r.policy {
         s.push_str(&wrap(
             &format!("{} (sha256 {})", line(&p.file), p.sha256),
@@ -130,11 +147,10 @@ pub fn render(r: &Report, width: usize) -> String {
     }
     let _ = writeln!(s, "servers: {}", r.servers.len());
     let _ = writeln!(s, "{rule}");
-    servers(&mut s, r, width);
-    matrix(&mut s, r);
-    findings(&mut s, r, width, &rule);
+    servers(&mut s, r, width, out)?;
+    findings(&mut s, r, width, &rule, out)?;
     undecided(&mut s, r, width, &rule);
-    reported_only(&mut s, r, width, &rule);
+    reported_only(&mut s, r, width, &rule)?;
     let _ = writeln!(s, "\n{rule}");
     let _ = writeln!(
         s,
@@ -148,15 +164,38 @@ pub fn render(r: &Report, width: usize) -> String {
             "     ",
         ));
     }
-    let _ = writeln!(
-        s,
-        "\nThe whole evidence of every result: mcp-grade --verbose; other formats: --format json|sarif|junit|markdown|html."
-    );
-    s
+    s.push('\n');
+    s.push_str(&wrap(
+        "The whole evidence of every result: mcp-grade --verbose; other formats: --format json|sarif|junit|markdown|html.",
+        width,
+        "",
+        "",
+    ));
+    flush(&mut s, out)
 }
 
-fn servers(s: &mut String, r: &Report, width: usize) {
+/// Write what `s` holds to `out` and empty it.
+fn flush(s: &mut String, out: &mut dyn Write) -> io::Result<()> {
+    out.write_all(s.as_bytes())?;
+    s.clear();
+    Ok(())
+}
+
+/// The outcomes of `row`, an error naming the spill file when they cannot be read back.
+fn outcomes<'a>(
+    r: &'a Report,
+    row: &'a Row,
+) -> io::Result<std::borrow::Cow<'a, [crate::verdict::Outcome]>> {
+    Ok(r.outcomes(row)
+        .map_err(io::Error::other)?
+        .unwrap_or(std::borrow::Cow::Borrowed(&[])))
+}
+
+fn servers(s: &mut String, r: &Report, width: usize, out: &mut dyn Write) -> io::Result<()> {
     for (i, srv) in r.servers.iter().enumerate() {
+        if s.len() > 1 << 16 {
+            flush(s, out)?;
+        }
         let name = srv.server_name().unwrap_or_else(|| "no serverInfo".into());
         let eras = if srv.other_eras.is_empty() {
             String::new()
@@ -189,56 +228,170 @@ fn servers(s: &mut String, r: &Report, width: usize) {
         }
         s.push_str(&wrap(&text, width, &format!("[{}] ", i + 1), "     "));
     }
+    Ok(())
 }
 
-fn matrix(s: &mut String, r: &Report) {
-    let rows: Vec<&Row> = r.rows.iter().collect();
-    let ids: Vec<&str> = rows.iter().map(|row| row.entry.id.as_str()).collect();
-    let tall = ids.iter().map(|i| i.len()).max().unwrap_or(0);
-    let label_w = r
-        .servers
+/// The first screen: a title line, the server x check matrix, the legend and the totals,
+/// within `width` columns and `height` lines, one line of which is left for the prompt
+/// of a pager or the shell. Servers are labelled `[n]` (their details follow, under the
+/// same numbers). When there are more servers than lines, servers with the same marks on
+/// every check share a row (`[2-5,9]`); when the rows still do not fit, the first are
+/// shown and a last line says how many more there are and where to read them.
+fn screen(s: &mut String, r: &Report, width: usize, height: usize) {
+    let cols = Columns::new(&r.rows);
+    let title = format!(
+        "{} {}: {} server(s) x {} checks (details below)",
+        r.benchmark.name,
+        r.benchmark.version,
+        r.servers.len(),
+        r.rows.len(),
+    );
+    let _ = writeln!(s, "{}", fit(&line(&title), width));
+    let legend = legend(width);
+    let totals = wrap(&totals(r), width, "", "  ");
+    let fixed = 1 + cols.depth + 1 + 1 + legend.len() + totals.lines().count();
+    let room = height.saturating_sub(1 + fixed).max(2);
+
+    let label_room = width.saturating_sub(2 + cols.width).max(4);
+    let marks: Vec<String> = (0..r.servers.len())
+        .map(|i| cols.line(|row| mark(row, i)))
+        .collect();
+    let mut shown: Vec<(String, &str)> = if marks.len() <= room {
+        marks
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (format!("[{}]", i + 1), m.as_str()))
+            .collect()
+    } else {
+        let mut groups: Vec<(&str, Vec<usize>)> = Vec::new();
+        let mut at: std::collections::HashMap<&str, usize> = Default::default();
+        for (i, m) in marks.iter().enumerate() {
+            let g = *at.entry(m.as_str()).or_insert_with(|| {
+                groups.push((m.as_str(), Vec::new()));
+                groups.len() - 1
+            });
+            groups[g].1.push(i);
+        }
+        groups
+            .into_iter()
+            .map(|(m, ix)| (group_label(&ix, label_room), m))
+            .collect()
+    };
+    let more = (shown.len() > room).then(|| {
+        let hidden = shown.split_off(room - 1);
+        let servers: usize = hidden
+            .iter()
+            .map(|(_, m)| marks.iter().filter(|x| x == m).count())
+            .sum();
+        format!(
+            "... {} more row(s), {servers} server(s): see mcp-grade --verbose or --format html",
+            hidden.len()
+        )
+    });
+    let label_w = shown
         .iter()
-        .enumerate()
-        .map(|(i, srv)| format!("[{}] {}", i + 1, srv.endpoint).chars().count())
+        .map(|(l, _)| l.chars().count())
         .max()
         .unwrap_or(0)
-        .min(LABEL_CHARS);
+        .min(label_room);
+    for h in cols.header() {
+        let _ = writeln!(s, "{}", format!("{:label_w$}  {h}", "").trim_end());
+    }
+    for (label, m) in &shown {
+        let _ = writeln!(s, "{}", format!("{label:<label_w$}  {m}").trim_end());
+    }
+    if let Some(more) = more {
+        let _ = writeln!(s, "{}", fit(&more, width));
+    }
     let _ = writeln!(s);
-    for k in 0..tall {
-        let mut l = format!("{:<label_w$}  ", "");
-        let mut prev_section = "";
-        for (row, id) in rows.iter().zip(&ids) {
-            if !prev_section.is_empty() && row.entry.section() != prev_section {
-                l.push(' ');
-            }
-            prev_section = row.entry.section();
-            l.push(id.chars().nth(k).unwrap_or(' '));
-            l.push(' ');
-        }
-        let _ = writeln!(s, "{}", l.trim_end());
+    for l in legend {
+        let _ = writeln!(s, "{l}");
     }
-    for (i, srv) in r.servers.iter().enumerate() {
-        let label = cut(&format!("[{}] {}", i + 1, line(&srv.endpoint)), label_w);
-        let mut l = format!("{label:<label_w$}  ");
-        let mut prev_section = "";
-        for row in &rows {
-            if !prev_section.is_empty() && row.entry.section() != prev_section {
-                l.push(' ');
-            }
-            prev_section = row.entry.section();
-            l.push(mark(row, i));
-            l.push(' ');
-        }
-        let _ = writeln!(s, "{}", l.trim_end());
+    s.push_str(&totals);
+}
+
+/// `text` cut to `width` characters, the last of them `…` when it was cut.
+fn fit(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        text.to_string()
+    } else {
+        cut(text, width.saturating_sub(1))
     }
-    let _ = writeln!(
-        s,
-        "\nlegend: P pass  F FAIL  E ERROR  ? unknown  - n/a  R no-rev (needs 2026-07-28)  w waived  (blank: not graded)"
-    );
+}
+
+/// The label of a row the servers at `ix` (ascending) share, within `room` characters:
+/// their 1-based numbers, runs written as ranges (`[2-5,9]`); when that is too long, the
+/// first numbers and how many more (`[2-5,9,11 +40]`).
+fn group_label(ix: &[usize], room: usize) -> String {
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for &i in ix {
+        match runs.last_mut() {
+            Some((_, end)) if *end + 1 == i => *end = i,
+            _ => runs.push((i, i)),
+        }
+    }
+    let part = |&(a, b): &(usize, usize)| {
+        if a == b {
+            format!("{}", a + 1)
+        } else {
+            format!("{}-{}", a + 1, b + 1)
+        }
+    };
+    let all = format!("[{}]", runs.iter().map(part).collect::<Vec<_>>().join(","));
+    if all.chars().count() <= room {
+        return all;
+    }
+    let mut shown = String::new();
+    let mut listed = 0;
+    let mut best = format!("[+{}]", ix.len());
+    for run in &runs {
+        let next = if shown.is_empty() {
+            part(run)
+        } else {
+            format!("{shown},{}", part(run))
+        };
+        let n = listed + run.1 - run.0 + 1;
+        let label = format!("[{next} +{}]", ix.len() - n);
+        if label.chars().count() > room {
+            break;
+        }
+        (shown, listed, best) = (next, n, label);
+    }
+    best
+}
+
+/// The legend, its items packed into lines of `width`.
+fn legend(width: usize) -> Vec<String> {
+    let items = [
+        "P pass",
+        "F FAIL",
+        "E ERROR",
+        "? unknown",
+        "- n/a",
+        "R no-rev (needs 2026-07-28)",
+        "w waived",
+        "(blank: not graded)",
+    ];
+    let mut lines = Vec::new();
+    let mut cur = "legend:".to_string();
+    for item in items {
+        let sep = if cur == "legend:" { " " } else { "  " };
+        if cur.chars().count() + sep.len() + item.chars().count() > width {
+            lines.push(std::mem::replace(&mut cur, format!("  {item}")));
+        } else {
+            cur.push_str(sep);
+            cur.push_str(item);
+        }
+    }
+    lines.push(cur);
+    lines
+}
+
+/// The totals line, before wrapping.
+fn totals(r: &Report) -> String {
     let count = |v: Verdict| r.total(v);
     let waived = r.waivers.as_ref().map_or(0, |w| w.waived);
-    let _ = writeln!(
-        s,
+    format!(
         "totals: {} results: {} PASS, {} FAIL, {} ERROR, {} UNKNOWN, {} N/A, {} NO-REV{}",
         Verdict::ORDER.iter().map(|v| count(*v)).sum::<usize>(),
         count(Verdict::Pass),
@@ -252,15 +405,102 @@ fn matrix(s: &mut String, r: &Report) {
         } else {
             String::new()
         }
-    );
+    )
+}
+
+/// The matrix's columns: one per check in scope, grouped by benchmark section (a space
+/// between sections). The header writes each section's number once, over its first
+/// column, and the rest of each check id below it, one part per line (`3.3.2`: `3`, then
+/// `3`, then `2`), so a column is one character wide.
+struct Columns<'r> {
+    /// Per section: its number, its rows, and its width in characters.
+    groups: Vec<(&'static str, Vec<&'r Row>, usize)>,
+    /// The width of one column: the longest id part after the section.
+    col: usize,
+    /// The header's lines below the section line: the most id parts after the section.
+    depth: usize,
+    /// The width of a whole matrix line (without the label).
+    width: usize,
+}
+
+impl<'r> Columns<'r> {
+    fn new(rows: &'r [Row]) -> Columns<'r> {
+        let rest =
+            |row: &Row| -> Vec<&'static str> { row.entry.id.as_str().split('.').skip(1).collect() };
+        let col = rows
+            .iter()
+            .flat_map(|row| rest(row).into_iter().map(str::len))
+            .max()
+            .unwrap_or(1)
+            .max(1);
+        let depth = rows.iter().map(|row| rest(row).len()).max().unwrap_or(0);
+        let mut groups: Vec<(&'static str, Vec<&Row>, usize)> = Vec::new();
+        for row in rows {
+            match groups.last_mut() {
+                Some((sec, g, _)) if *sec == row.entry.section() => g.push(row),
+                _ => groups.push((row.entry.section(), vec![row], 0)),
+            }
+        }
+        for (sec, g, w) in &mut groups {
+            *w = (g.len() * col).max(sec.len());
+        }
+        let width = groups
+            .iter()
+            .map(|(_, _, w)| w + 1)
+            .sum::<usize>()
+            .saturating_sub(1);
+        Columns {
+            groups,
+            col,
+            depth,
+            width,
+        }
+    }
+
+    /// The header lines: the section numbers, then the id parts after them.
+    fn header(&self) -> Vec<String> {
+        let mut lines = vec![self.join(|sec, _| vec![sec.to_string()])];
+        for k in 0..self.depth {
+            lines.push(self.join(|_, rows| {
+                rows.iter()
+                    .map(|row| {
+                        let part = row.entry.id.as_str().split('.').nth(k + 1).unwrap_or("");
+                        format!("{part:<w$}", w = self.col)
+                    })
+                    .collect()
+            }));
+        }
+        lines
+    }
+
+    /// One matrix line: `cell` of every check.
+    fn line(&self, cell: impl Fn(&Row) -> char) -> String {
+        self.join(|_, rows| {
+            rows.iter()
+                .map(|row| format!("{:<w$}", cell(row), w = self.col))
+                .collect()
+        })
+    }
+
+    /// The cells `f` gives each section, each section padded to its width, sections
+    /// apart by a space, trailing spaces trimmed.
+    fn join(&self, f: impl Fn(&str, &[&Row]) -> Vec<String>) -> String {
+        let l = self
+            .groups
+            .iter()
+            .map(|(sec, rows, w)| format!("{:<w$}", f(sec, rows).concat()))
+            .collect::<Vec<_>>()
+            .join(" ");
+        l.trim_end().to_string()
+    }
 }
 
 /// Server indexes (1-based labels) with `v` on `row`, split into unwaived and waived.
 fn who(r: &Report, row: &Row, v: Verdict) -> (Vec<usize>, Vec<usize>) {
     let mut open = Vec::new();
     let mut waived = Vec::new();
-    for (i, o) in row.outcomes.iter().flatten().enumerate() {
-        if o.verdict != v || r.servers[i].revision.is_none() && v == Verdict::Error {
+    for (i, &o) in row.verdicts.iter().flatten().enumerate() {
+        if o != v || r.servers[i].revision.is_none() && v == Verdict::Error {
             continue;
         }
         if row.waived(i) {
@@ -279,7 +519,13 @@ fn labels(ix: &[usize]) -> String {
         .join(" ")
 }
 
-fn findings(s: &mut String, r: &Report, width: usize, rule: &str) {
+fn findings(
+    s: &mut String,
+    r: &Report,
+    width: usize,
+    rule: &str,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let rows: Vec<&Row> = r
         .graded()
         .filter(|row| row.entry.source != Source::ReportedOnly)
@@ -312,7 +558,8 @@ fn findings(s: &mut String, r: &Report, width: usize, rule: &str) {
         let _ = write!(head, ": {}", e.title);
         let _ = writeln!(s);
         s.push_str(&wrap(&head, width, "", "    "));
-        let outcomes = row.outcomes.as_ref().expect("graded");
+        flush(s, out)?;
+        let outcomes = outcomes(r, row)?;
         for &i in fails.iter().chain(&errors) {
             let o = &outcomes[i];
             s.push_str(&wrap(
@@ -342,6 +589,7 @@ fn findings(s: &mut String, r: &Report, width: usize, rule: &str) {
     if !any {
         let _ = writeln!(s, "\n{rule}\nfindings: none (no unwaived FAIL or ERROR)");
     }
+    Ok(())
 }
 
 fn undecided(s: &mut String, r: &Report, width: usize, rule: &str) {
@@ -372,14 +620,14 @@ fn undecided(s: &mut String, r: &Report, width: usize, rule: &str) {
     ));
 }
 
-fn reported_only(s: &mut String, r: &Report, width: usize, rule: &str) {
+fn reported_only(s: &mut String, r: &Report, width: usize, rule: &str) -> io::Result<()> {
     let rows: Vec<&Row> = r
         .rows
         .iter()
         .filter(|row| row.entry.source == Source::ReportedOnly)
         .collect();
     if rows.is_empty() {
-        return;
+        return Ok(());
     }
     let _ = writeln!(
         s,
@@ -387,10 +635,9 @@ fn reported_only(s: &mut String, r: &Report, width: usize, rule: &str) {
         rows.len()
     );
     for row in rows {
-        let why = row
-            .outcomes
+        let outcomes = outcomes(r, row)?;
+        let why = outcomes
             .iter()
-            .flatten()
             .map(|o| o.reduction.as_str())
             .find(|x| !x.is_empty())
             .unwrap_or("");
@@ -402,6 +649,7 @@ fn reported_only(s: &mut String, r: &Report, width: usize, rule: &str) {
             "         ",
         ));
     }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -43,10 +43,19 @@ use super::{BaselineInfo, BaselineMode, Report, Row, Server};
 
 const RULE: &str = "========================================================================";
 
-/// The whole text report.
+/// The whole text report: the bytes of [`write`].
 pub fn render(r: &Report) -> String {
+    let mut v = Vec::new();
+    // Writing to memory fails only when a spill file cannot be read.
+    let _ = write(r, &mut v);
+    String::from_utf8(v).unwrap_or_default()
+}
+
+/// Write the whole text report to `out` as it is made, one check at a time.
+pub fn write(r: &Report, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     let mut s = String::new();
     header(&mut s, r);
+    let labels = r.labels();
     let graded: Vec<&Row> = r.graded().collect();
     if graded.is_empty() {
         let _ = writeln!(
@@ -55,7 +64,10 @@ pub fn render(r: &Report) -> String {
         );
     }
     for row in graded {
-        check(&mut s, r, row);
+        out.write_all(s.as_bytes())?;
+        s.clear();
+        let outcomes = r.outcomes(row).map_err(std::io::Error::other)?;
+        check(&mut s, row, &labels, outcomes.as_deref().unwrap_or(&[]));
     }
     let not: Vec<&Row> = r.not_graded().collect();
     if !not.is_empty() {
@@ -87,7 +99,7 @@ pub fn render(r: &Report) -> String {
             u.section, u.title, u.governs, u.why
         );
     }
-    s
+    out.write_all(s.as_bytes())
 }
 
 fn header(s: &mut String, r: &Report) {
@@ -282,10 +294,7 @@ fn records(seqs: &[u64]) -> String {
     }
 }
 
-fn check(s: &mut String, r: &Report, row: &Row) {
-    let Some(outcomes) = &row.outcomes else {
-        return;
-    };
+fn check(s: &mut String, row: &Row, labels: &[String], outcomes: &[crate::verdict::Outcome]) {
     let e = row.entry;
     let _ = writeln!(s, "\n{RULE}");
     let _ = writeln!(
@@ -304,7 +313,7 @@ fn check(s: &mut String, r: &Report, row: &Row) {
             .filter(|(_, o)| o.verdict == v)
             .map(|(i, _)| {
                 let waived = if row.waived(i) { " (waived)" } else { "" };
-                format!("{}{waived}", line(&r.label(i)))
+                format!("{}{waived}", line(&labels[i]))
             })
             .collect();
         if !who.is_empty() {
@@ -335,7 +344,7 @@ fn check(s: &mut String, r: &Report, row: &Row) {
                 s,
                 "    {:<8} {}: {}{}{waiver}",
                 v.mark(),
-                line(&r.label(i)),
+                line(&labels[i]),
                 line(&o.evidence),
                 records(&o.records)
             );

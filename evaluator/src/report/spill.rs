@@ -1,0 +1,486 @@
+//! The outcomes of a report over many bundles, kept in a temporary file while it is
+//! graded and read back one check at a time when it is rendered.
+//!
+//! A report is check-centric (per check, every server's result) while grading is
+//! server-centric (per bundle, every check's result), so a renderer that wrote results as
+//! they arrive would have to hold every server's results until the last bundle is graded.
+//! That was the cost of many bundles: about 90 KiB of outcomes per example bundle, 1 GiB
+//! for 10,000 (docs/performance.md, "Grader memory"). [`Spill`] writes each outcome to a
+//! temporary file as its server is graded ([`Spill::server`]) and keeps only where it is
+//! (offset and length, per server and check) and its verdict ([`super::Row::verdicts`]:
+//! the matrix, the counts, the waivers and the exit status need nothing else). A renderer
+//! asks [`super::Report::outcomes`] for one check's outcomes on every server, reads them,
+//! and drops them before the next check.
+//!
+//! The file is created in the system temporary directory (or the directory given, next to
+//! `-o`), only by this process (`create_new`, 0600 on Unix), and removed when the
+//! [`Spill`] is dropped, on success and error alike; on Unix it is unlinked as soon as it
+//! is open, so not even a killed process leaves it behind.
+
+use std::fs::File;
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use crate::verdict::{Leg, LegOutcome, NotArisen, Outcome, Verdict};
+
+/// A spill file could not be created, written or read back.
+#[derive(Debug, thiserror::Error)]
+#[error("spill file {}: {source}", path.display())]
+pub struct SpillError {
+    /// The spill file.
+    pub path: PathBuf,
+    /// Why.
+    pub source: std::io::Error,
+}
+
+/// Where one outcome is in the file: offset and length.
+type Place = (u64, u32);
+
+/// The temporary file of a report's outcomes and the index of where each one is.
+#[derive(Debug)]
+pub struct Spill {
+    path: PathBuf,
+    /// The writer while grading; `None` once [`Spill::seal`]ed.
+    writer: Option<BufWriter<File>>,
+    /// The reader while rendering (a renderer holds `&Report`).
+    reader: Mutex<File>,
+    /// Bytes written so far.
+    end: u64,
+    /// Per server (in the order given to [`Spill::server`]), per check row: where its
+    /// outcome is, if it has one.
+    index: Vec<Vec<Option<Place>>>,
+}
+
+impl Drop for Spill {
+    fn drop(&mut self) {
+        // Already unlinked on Unix; elsewhere this is where it goes.
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+impl Spill {
+    /// Create the spill file in `dir` (the system temporary directory when `None`).
+    pub fn create(dir: Option<&Path>) -> Result<Spill, SpillError> {
+        let dir = dir.map_or_else(std::env::temp_dir, Path::to_path_buf);
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let mut last = None;
+        for attempt in 0..16u32 {
+            let path = dir.join(format!(
+                ".mcp-grade-{}-{stamp:x}-{attempt}.spill",
+                std::process::id()
+            ));
+            let mut o = std::fs::OpenOptions::new();
+            o.read(true).write(true).create_new(true);
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+            match o.open(&path) {
+                Ok(file) => {
+                    let err = |source| SpillError {
+                        path: path.clone(),
+                        source,
+                    };
+                    let reader = file.try_clone().map_err(err)?;
+                    #[cfg(unix)]
+                    std::fs::remove_file(&path).map_err(err)?;
+                    return Ok(Spill {
+                        path,
+                        writer: Some(BufWriter::with_capacity(1 << 16, file)),
+                        reader: Mutex::new(reader),
+                        end: 0,
+                        index: Vec::new(),
+                    });
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(path),
+                Err(source) => return Err(SpillError { path, source }),
+            }
+        }
+        Err(SpillError {
+            path: last.unwrap_or(dir),
+            source: std::io::Error::other("no unused name for a spill file"),
+        })
+    }
+
+    /// The spill file's path (already unlinked on Unix).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn err(&self, source: std::io::Error) -> SpillError {
+        SpillError {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    /// Write one server's outcomes, one per check row (`None`: no outcome), each with the
+    /// `excerpts` of its records (the HTML report's transcript excerpts; empty for the
+    /// other formats); returns the server's number in the spill.
+    pub fn server(
+        &mut self,
+        outcomes: Vec<Option<Outcome>>,
+        excerpts: &Excerpts,
+    ) -> Result<usize, SpillError> {
+        let mut places = Vec::with_capacity(outcomes.len());
+        let mut buf = Vec::new();
+        for o in outcomes {
+            let Some(o) = o else {
+                places.push(None);
+                continue;
+            };
+            buf.clear();
+            encode(&o, &mut buf);
+            let mine: Vec<(&u64, &String)> = o
+                .records
+                .iter()
+                .filter_map(|seq| excerpts.get_key_value(seq))
+                .collect();
+            buf.extend_from_slice(&(mine.len() as u32).to_le_bytes());
+            for (seq, text) in mine {
+                buf.extend_from_slice(&seq.to_le_bytes());
+                put_str(&mut buf, text);
+            }
+            let len = u32::try_from(buf.len())
+                .map_err(|_| self.err(std::io::Error::other("an outcome over 4 GiB")))?;
+            let written = match self.writer.as_mut() {
+                Some(w) => w.write_all(&buf),
+                None => Err(std::io::Error::other("the spill file is sealed")),
+            };
+            written.map_err(|e| self.err(e))?;
+            places.push(Some((self.end, len)));
+            self.end += u64::from(len);
+        }
+        self.index.push(places);
+        Ok(self.index.len() - 1)
+    }
+
+    /// Flush what was written: from now on the outcomes are read back.
+    pub fn seal(&mut self) -> Result<(), SpillError> {
+        if let Some(mut w) = self.writer.take() {
+            w.flush().map_err(|e| self.err(e))?;
+        }
+        Ok(())
+    }
+
+    /// Put the servers in a new order: `order[k]` is the spill number of the server that
+    /// is now `k`.
+    pub fn reorder(&mut self, order: &[usize]) {
+        let mut old: Vec<Option<Vec<Option<Place>>>> = std::mem::take(&mut self.index)
+            .into_iter()
+            .map(Some)
+            .collect();
+        self.index = order
+            .iter()
+            .map(|&n| old[n].take().unwrap_or_default())
+            .collect();
+    }
+
+    /// The outcome of every check row on server `server` (`None`: it has none), read
+    /// back from the file.
+    pub fn server_outcomes(&self, server: usize) -> Result<Vec<Option<Outcome>>, SpillError> {
+        let mut file = self
+            .reader
+            .lock()
+            .map_err(|_| self.err(std::io::Error::other("the spill reader was poisoned")))?;
+        let mut buf = Vec::new();
+        let places = self.index.get(server).map(Vec::as_slice).unwrap_or(&[]);
+        let mut out = Vec::with_capacity(places.len());
+        for p in places {
+            let Some((at, len)) = *p else {
+                out.push(None);
+                continue;
+            };
+            buf.resize(len as usize, 0);
+            file.seek(SeekFrom::Start(at))
+                .and_then(|_| file.read_exact(&mut buf))
+                .map_err(|e| self.err(e))?;
+            out.push(Some(decode(&buf).map_err(|e| self.err(e))?.0));
+        }
+        Ok(out)
+    }
+
+    /// The outcome of check row `row` on server `server`, with the excerpts of its
+    /// records, read back from the file (`None`: it has none).
+    pub fn outcome(
+        &self,
+        server: usize,
+        row: usize,
+    ) -> Result<Option<(Outcome, Excerpts)>, SpillError> {
+        let Some((at, len)) = self
+            .index
+            .get(server)
+            .and_then(|p| p.get(row))
+            .copied()
+            .flatten()
+        else {
+            return Ok(None);
+        };
+        let mut file = self
+            .reader
+            .lock()
+            .map_err(|_| self.err(std::io::Error::other("the spill reader was poisoned")))?;
+        let mut buf = vec![0; len as usize];
+        file.seek(SeekFrom::Start(at))
+            .and_then(|_| file.read_exact(&mut buf))
+            .map_err(|e| self.err(e))?;
+        decode(&buf).map(Some).map_err(|e| self.err(e))
+    }
+
+    /// The outcome of check row `row` on every server, in server order (`None`: that
+    /// server has none), read back from the file.
+    pub fn row(&self, row: usize) -> Result<Vec<Option<Outcome>>, SpillError> {
+        Ok(self
+            .row_and_excerpts(row)?
+            .into_iter()
+            .map(|o| o.map(|(o, _)| o))
+            .collect())
+    }
+
+    /// [`Spill::row`], each outcome with the excerpts of its records.
+    pub fn row_and_excerpts(
+        &self,
+        row: usize,
+    ) -> Result<Vec<Option<(Outcome, Excerpts)>>, SpillError> {
+        let mut file = self
+            .reader
+            .lock()
+            .map_err(|_| self.err(std::io::Error::other("the spill reader was poisoned")))?;
+        let mut buf = Vec::new();
+        let mut out = Vec::with_capacity(self.index.len());
+        for places in &self.index {
+            let Some((at, len)) = places.get(row).copied().flatten() else {
+                out.push(None);
+                continue;
+            };
+            buf.resize(len as usize, 0);
+            file.seek(SeekFrom::Start(at))
+                .and_then(|_| file.read_exact(&mut buf))
+                .map_err(|e| self.err(e))?;
+            out.push(Some(decode(&buf).map_err(|e| self.err(e))?));
+        }
+        Ok(out)
+    }
+}
+
+// The encoding of one outcome: fixed-width integers (little endian), strings as a u32
+// length and UTF-8 bytes, `details` as its JSON text. Written and read by this process
+// only, so it has no version and no stability promise.
+
+fn put_str(b: &mut Vec<u8>, s: &str) {
+    b.extend_from_slice(&(s.len() as u32).to_le_bytes());
+    b.extend_from_slice(s.as_bytes());
+}
+
+const VERDICTS: [Verdict; 6] = Verdict::ORDER;
+const NOT_ARISEN: [NotArisen; 3] = [
+    NotArisen::Revision,
+    NotArisen::Absent,
+    NotArisen::NotOffered,
+];
+
+fn not_arisen_code(n: NotArisen) -> u8 {
+    NOT_ARISEN.iter().position(|x| *x == n).unwrap_or(0) as u8 + 1
+}
+
+fn leg_code(o: LegOutcome) -> u8 {
+    match o {
+        LegOutcome::Pass => 0,
+        LegOutcome::Fail => 1,
+        LegOutcome::Unknown => 2,
+        LegOutcome::Error => 3,
+        LegOutcome::Observed => 4,
+        LegOutcome::Dropped => 5,
+        LegOutcome::NotArisen(n) => 10 + not_arisen_code(n),
+    }
+}
+
+fn encode(o: &Outcome, b: &mut Vec<u8>) {
+    b.push(VERDICTS.iter().position(|v| *v == o.verdict).unwrap_or(0) as u8);
+    b.push(o.not_arisen.map_or(0, not_arisen_code));
+    b.extend_from_slice(&(o.legs.len() as u32).to_le_bytes());
+    for l in &o.legs {
+        put_str(b, &l.id);
+        b.push(leg_code(l.outcome));
+        put_str(b, &l.note);
+    }
+    put_str(b, &o.evidence);
+    put_str(b, &o.reduction);
+    b.extend_from_slice(&(o.records.len() as u32).to_le_bytes());
+    for r in &o.records {
+        b.extend_from_slice(&r.to_le_bytes());
+    }
+    put_str(
+        b,
+        &serde_json::to_string(&o.details).unwrap_or_else(|_| "{}".into()),
+    );
+}
+
+/// Reads the encoding of [`encode`].
+struct Cursor<'a>(&'a [u8]);
+
+impl Cursor<'_> {
+    fn bytes(&mut self, n: usize) -> std::io::Result<&[u8]> {
+        if self.0.len() < n {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "a truncated outcome",
+            ));
+        }
+        let (a, b) = self.0.split_at(n);
+        self.0 = b;
+        Ok(a)
+    }
+    fn u8(&mut self) -> std::io::Result<u8> {
+        Ok(self.bytes(1)?[0])
+    }
+    fn u32(&mut self) -> std::io::Result<u32> {
+        let b = self.bytes(4)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+    fn u64(&mut self) -> std::io::Result<u64> {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(self.bytes(8)?);
+        Ok(u64::from_le_bytes(a))
+    }
+    fn str(&mut self) -> std::io::Result<String> {
+        let n = self.u32()? as usize;
+        String::from_utf8(self.bytes(n)?.to_vec()).map_err(std::io::Error::other)
+    }
+}
+
+fn bad(what: &str) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidData, format!("a bad {what}"))
+}
+
+fn not_arisen_of(c: u8) -> std::io::Result<NotArisen> {
+    NOT_ARISEN
+        .get(usize::from(c).wrapping_sub(1))
+        .copied()
+        .ok_or_else(|| bad("not-arisen kind"))
+}
+
+/// Transcript excerpts by record seq.
+pub type Excerpts = std::collections::BTreeMap<u64, String>;
+
+fn decode(b: &[u8]) -> std::io::Result<(Outcome, Excerpts)> {
+    let mut c = Cursor(b);
+    let verdict = *VERDICTS
+        .get(usize::from(c.u8()?))
+        .ok_or_else(|| bad("verdict"))?;
+    let not_arisen = match c.u8()? {
+        0 => None,
+        n => Some(not_arisen_of(n)?),
+    };
+    let n = c.u32()? as usize;
+    let mut legs = Vec::with_capacity(n);
+    for _ in 0..n {
+        let id = c.str()?;
+        let outcome = match c.u8()? {
+            0 => LegOutcome::Pass,
+            1 => LegOutcome::Fail,
+            2 => LegOutcome::Unknown,
+            3 => LegOutcome::Error,
+            4 => LegOutcome::Observed,
+            5 => LegOutcome::Dropped,
+            k if k > 10 => LegOutcome::NotArisen(not_arisen_of(k - 10)?),
+            _ => return Err(bad("leg outcome")),
+        };
+        let note = c.str()?;
+        legs.push(Leg { id, outcome, note });
+    }
+    let evidence = c.str()?;
+    let reduction = c.str()?;
+    let n = c.u32()? as usize;
+    let mut records = Vec::with_capacity(n);
+    for _ in 0..n {
+        records.push(c.u64()?);
+    }
+    let details = serde_json::from_str(&c.str()?).map_err(std::io::Error::other)?;
+    let mut excerpts = Excerpts::new();
+    for _ in 0..c.u32()? {
+        let seq = c.u64()?;
+        excerpts.insert(seq, c.str()?);
+    }
+    let o = Outcome {
+        verdict,
+        legs,
+        evidence,
+        reduction,
+        records,
+        details,
+        not_arisen,
+    };
+    Ok((o, excerpts))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(v: Verdict) -> Outcome {
+        let mut o = Outcome::from_legs(
+            vec![
+                Leg::new("1.1a", LegOutcome::Pass, "fine"),
+                Leg::new("1.1b", LegOutcome::Fail, "not fine: \u{1b}[31m"),
+                Leg::new(
+                    "1.1d",
+                    LegOutcome::NotArisen(NotArisen::Revision),
+                    "needs 2026-07-28",
+                ),
+                Leg::new("1.1e", LegOutcome::Observed, ""),
+            ],
+            "what a probe cannot reach",
+        );
+        o.verdict = v;
+        o.records = vec![3, 4, u64::MAX];
+        o.details
+            .insert("z".into(), serde_json::json!({"b": 1.5, "a": [1, "x"]}));
+        o.details.insert("a".into(), serde_json::json!(null));
+        o
+    }
+
+    #[test]
+    fn outcomes_read_back_as_written_in_the_new_server_order() {
+        let mut s = Spill::create(None).expect("a spill file");
+        let path = s.path().to_path_buf();
+        let a = vec![Some(outcome(Verdict::Fail)), None];
+        let b = vec![
+            Some(outcome(Verdict::Pass)),
+            Some(Outcome::not_arisen(NotArisen::Absent, "absent", "")),
+        ];
+        let ex = Excerpts::from([(4, "POST /mcp".to_string()), (9, "unused".to_string())]);
+        assert_eq!(s.server(a.clone(), &ex).expect("written"), 0);
+        assert_eq!(s.server(b.clone(), &Excerpts::new()).expect("written"), 1);
+        s.seal().expect("sealed");
+        s.reorder(&[1, 0]);
+        assert_eq!(s.row(0).expect("read"), vec![b[0].clone(), a[0].clone()]);
+        assert_eq!(s.row(1).expect("read"), vec![b[1].clone(), None]);
+        assert_eq!(s.row(7).expect("read"), vec![None, None]);
+        let with = s.row_and_excerpts(0).expect("read");
+        let kept = |k: usize| with[k].as_ref().map(|(_, e)| e.clone());
+        assert_eq!(kept(0), Some(Excerpts::new()));
+        assert_eq!(
+            kept(1),
+            Some(Excerpts::from([(4, "POST /mcp".to_string())]))
+        );
+        assert_eq!(s.server_outcomes(1).expect("read"), a);
+        assert_eq!(
+            s.outcome(1, 0).expect("read"),
+            a[0].clone()
+                .map(|o| (o, Excerpts::from([(4, "POST /mcp".to_string())])))
+        );
+        assert_eq!(s.outcome(1, 1).expect("read"), None);
+        drop(s);
+        assert!(!path.exists(), "the spill file is removed");
+    }
+
+    #[test]
+    fn an_unwritable_directory_is_named() {
+        let dir = std::env::temp_dir().join("mcp-grade-no-such-dir/below");
+        let e = Spill::create(Some(&dir)).expect_err("no such directory");
+        assert!(e.path.starts_with(&dir), "{e}");
+        assert!(e.to_string().starts_with("spill file "), "{e}");
+    }
+}
