@@ -196,7 +196,7 @@ impl<'a> Probe<'a> {
             method: "POST".into(),
             url: url.clone(),
             headers,
-            body: serde_json::to_vec(body).expect("json encodes"),
+            body: super::json::to_vec(body),
             await_id: id.clone(),
             head_only_stream: false,
             connect_to: None,
@@ -280,7 +280,7 @@ impl<'a> Probe<'a> {
                 .join(", ")
         );
         *self.in_flight.lock().unwrap_or_else(|p| p.into_inner()) = Some(what);
-        let bytes = serde_json::to_vec(body).expect("json encodes");
+        let bytes = super::json::to_vec(body);
         let started_at = crate::journal::now_us();
         let (_, took, x, message) = child.exchange(legs, &bytes, id.as_ref(), timeout).await;
         *self.in_flight.lock().unwrap_or_else(|p| p.into_inner()) = None;
