@@ -806,13 +806,30 @@ fn is_value_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'~' | b'+' | b'/' | b'-' | b'%' | b'=')
 }
 
+/// The searchers of [`scan_text`], one per name of [`JSON_SECRET_KEYS`] and
+/// [`TEXT_ONLY_SECRET_KEYS`], in that order: built once, not on every text scanned (a
+/// record has dozens of texts, and building a searcher costs more than running it on a
+/// short one).
+static TEXT_KEY_FINDERS: std::sync::LazyLock<Vec<(&'static str, memchr::memmem::Finder<'static>)>> =
+    std::sync::LazyLock::new(|| {
+        JSON_SECRET_KEYS
+            .iter()
+            .chain(TEXT_ONLY_SECRET_KEYS)
+            .map(|k| (*k, memchr::memmem::Finder::new(k.as_bytes())))
+            .collect()
+    });
+
 /// Find `NAME<sep>value` in arbitrary bytes, where `<sep>` is made of `=`, `:`, quotes,
 /// backslashes and spaces (at most 6 bytes).
 fn scan_text(hay: &[u8], found: &mut Vec<(Vec<u8>, String, String)>) {
-    for key in JSON_SECRET_KEYS.iter().chain(TEXT_ONLY_SECRET_KEYS) {
+    // Every name holds an underscore: a text without one holds none of them.
+    if memchr::memchr(b'_', hay).is_none() {
+        return;
+    }
+    for (key, finder) in TEXT_KEY_FINDERS.iter() {
         let k = key.as_bytes();
         let mut after = 0; // end of the last value taken: no key inside it is read
-        for i in memchr::memmem::find_iter(hay, k) {
+        for i in finder.find_iter(hay) {
             if i < after || i + k.len() >= hay.len() {
                 continue;
             }
