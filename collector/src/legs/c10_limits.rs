@@ -78,8 +78,14 @@ impl Probe<'_> {
             return;
         }
         // The control is the first tools/list page the inventory sent.
-        let control =
-            lock(&self.journal).find_record(|r| r.legs.iter().any(|l| l == leg::INVENTORY_TOOLS));
+        let mut control = None;
+        lock(&self.journal).for_each_record_of(
+            |legs| legs.iter().any(|l| leg::INVENTORY_TOOLS == *l),
+            |r| {
+                control = Some(r);
+                false
+            },
+        );
         let control_ok = control.as_ref().is_some_and(|r| match &r.observation {
             Observation::Http(x) => matches!(&x.outcome, HttpOutcome::Response(resp) if (200..300).contains(&resp.status)),
             _ => false,
