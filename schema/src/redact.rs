@@ -806,6 +806,27 @@ fn is_value_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'~' | b'+' | b'/' | b'-' | b'%' | b'=')
 }
 
+/// True when every name holds an underscore ([`scan_text`] skips a text without one).
+const fn all_hold_an_underscore(names: &[&str]) -> bool {
+    let mut i = 0;
+    while i < names.len() {
+        let b = names[i].as_bytes();
+        let (mut j, mut found) = (0, false);
+        while j < b.len() {
+            found |= b[j] == b'_';
+            j += 1;
+        }
+        if !found {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+const _: () = assert!(
+    all_hold_an_underscore(JSON_SECRET_KEYS) && all_hold_an_underscore(TEXT_ONLY_SECRET_KEYS)
+);
+
 /// The searchers of [`scan_text`], one per name of [`JSON_SECRET_KEYS`] and
 /// [`TEXT_ONLY_SECRET_KEYS`], in that order: built once, not on every text scanned (a
 /// record has dozens of texts, and building a searcher costs more than running it on a
@@ -822,7 +843,8 @@ static TEXT_KEY_FINDERS: std::sync::LazyLock<Vec<(&'static str, memchr::memmem::
 /// Find `NAME<sep>value` in arbitrary bytes, where `<sep>` is made of `=`, `:`, quotes,
 /// backslashes and spaces (at most 6 bytes).
 fn scan_text(hay: &[u8], found: &mut Vec<(Vec<u8>, String, String)>) {
-    // Every name holds an underscore: a text without one holds none of them.
+    // Every name holds an underscore (checked at compile time, above): a text without
+    // one holds none of them.
     if memchr::memchr(b'_', hay).is_none() {
         return;
     }

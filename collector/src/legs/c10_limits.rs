@@ -94,10 +94,19 @@ impl Probe<'_> {
             self.skip(&[leg::PADDED], "not sent: no accepted tools/list control (the first inventory.tools page was not 2xx or not sent)");
             return;
         }
-        let pad = "X".repeat(size as usize + 1);
-        self.probe_rpc(leg::PADDED, method::TOOLS_LIST, Map::new(), move |_, b| {
-            b["params"]["pad"] = Value::String(pad);
-        })
+        let Some(endpoint) = self.endpoint.clone() else {
+            return;
+        };
+        let (h, body, id) = self.complete(method::TOOLS_LIST, Map::new());
+        let awaited = body.get("id").cloned().unwrap_or(Value::from(id));
+        self.rpc_padded(
+            &[leg::PADDED],
+            &endpoint,
+            h,
+            body,
+            Some(awaited),
+            size as usize + 1,
+        )
         .await;
     }
 }

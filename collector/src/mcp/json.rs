@@ -14,11 +14,37 @@ use serde_json::Value;
 /// `v` as compact JSON, byte for byte `serde_json::to_vec(v)`.
 pub(crate) fn to_vec(v: &Value) -> Vec<u8> {
     let mut out = Vec::with_capacity(256);
-    write_value(&mut out, v);
+    write_value(&mut out, v, None);
     out
 }
 
-fn write_value(out: &mut Vec<u8>, v: &Value) {
+/// The byte a pad is made of ([`to_vec_padded`]): one JSON writes as it is.
+pub(crate) const PAD_BYTE: u8 = b'X';
+
+/// A string of `len` [`PAD_BYTE`]s.
+pub(crate) fn pad(len: usize) -> String {
+    String::from(char::from(PAD_BYTE)).repeat(len)
+}
+
+/// `v` as compact JSON with the value at `slot` (a value inside `v`, by address) written
+/// as the string [`pad`]`(len)`: byte for byte `serde_json::to_vec` of `v` with that
+/// string in the slot, without the string being built first (the 10.2a padded request,
+/// 1 MiB by default, is then written once, not built, scanned and copied).
+pub(crate) fn to_vec_padded(v: &Value, slot: &Value, len: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(256 + len);
+    write_value(&mut out, v, Some((slot, len)));
+    out
+}
+
+fn write_value(out: &mut Vec<u8>, v: &Value, pad: Option<(&Value, usize)>) {
+    if let Some((slot, len)) = pad {
+        if std::ptr::eq(v, slot) {
+            out.push(b'"');
+            out.resize(out.len() + len, PAD_BYTE);
+            out.push(b'"');
+            return;
+        }
+    }
     match v {
         Value::Null => out.extend_from_slice(b"null"),
         Value::Bool(true) => out.extend_from_slice(b"true"),
@@ -34,7 +60,7 @@ fn write_value(out: &mut Vec<u8>, v: &Value) {
                 if i > 0 {
                     out.push(b',');
                 }
-                write_value(out, x);
+                write_value(out, x, pad);
             }
             out.push(b']');
         }
@@ -46,7 +72,7 @@ fn write_value(out: &mut Vec<u8>, v: &Value) {
                 }
                 write_str(out, k);
                 out.push(b':');
-                write_value(out, x);
+                write_value(out, x, pad);
             }
             out.push(b'}');
         }
@@ -153,6 +179,27 @@ mod tests {
             m.insert(k.into(), json!(k));
         }
         same(&Value::Object(m));
+    }
+
+    #[test]
+    fn a_pad_is_written_as_the_string_in_its_place() {
+        assert!(!escaped(PAD_BYTE) && PAD_BYTE.is_ascii());
+        for len in [0, 1, 31, 32, 33, (1 << 20) + 1] {
+            for meta in [false, true] {
+                let mut v =
+                    json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list", "params": {}});
+                if meta {
+                    v["params"]["_meta"] = json!({"progressToken": "p\"1"});
+                }
+                v["params"]["pad"] = Value::String(String::new());
+                let padded = to_vec_padded(&v, &v["params"]["pad"], len);
+                v["params"]["pad"] = Value::String(pad(len));
+                assert_eq!(padded, serde_json::to_vec(&v).unwrap(), "{len} {meta}");
+            }
+        }
+        // An equal value elsewhere is not the slot.
+        let v = json!({"a": "", "b": ""});
+        assert_eq!(to_vec_padded(&v, &v["b"], 2), br#"{"a":"","b":"XX"}"#);
     }
 
     #[test]
