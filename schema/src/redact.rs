@@ -765,6 +765,16 @@ fn collect_body(
         return;
     }
     // JSON, or JSON inside SSE data lines; anything else is left to the known secrets.
+    // A body that holds no name of JSON_SECRET_KEYS as written, and no backslash (a
+    // key can be written with an escape, `access\u005ftoken`), has no such key once
+    // parsed either: it is not parsed.
+    if memchr::memchr(b'\\', &body.bytes).is_none()
+        && !TEXT_KEY_FINDERS[..JSON_SECRET_KEYS.len()]
+            .iter()
+            .any(|(_, f)| f.find(&body.bytes).is_some())
+    {
+        return;
+    }
     if let Ok(v) = serde_json::from_slice::<serde_json::Value>(&body.bytes) {
         collect_json(&v, location, found);
     } else {

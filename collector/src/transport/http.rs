@@ -911,9 +911,15 @@ async fn within<F: std::future::Future>(
         .map_err(|_| terr(ErrorKind::Timeout, "per-request timeout elapsed"))
 }
 
+/// Bytes [`fill`] makes room for in the connection's buffer before a read.
+const READ_CHUNK: usize = 16 * 1024;
+
+/// Read what the connection has into its buffer (appended; at least [`READ_CHUNK`] bytes
+/// of room). The bytes go straight into the buffer's spare capacity: no chunk array is
+/// zeroed, copied, or carried in the future of every request.
 async fn fill(conn: &mut Conn, deadline: Instant) -> Result<usize, TransportError> {
-    let mut chunk = [0u8; 16 * 1024];
-    let read = within(deadline, conn.io.read(&mut chunk));
+    conn.buf.reserve(READ_CHUNK);
+    let read = within(deadline, conn.io.read_buf(&mut conn.buf));
     let got = match conn.stop.as_mut() {
         None => read.await?,
         Some(stop) => {
@@ -926,13 +932,7 @@ async fn fill(conn: &mut Conn, deadline: Instant) -> Result<usize, TransportErro
             }
         }
     };
-    match got {
-        Ok(n) => {
-            conn.buf.extend_from_slice(&chunk[..n]);
-            Ok(n)
-        }
-        Err(e) => Err(io_error(&e)),
-    }
+    got.map_err(|e| io_error(&e))
 }
 
 /// How long the head of a stream read beside another request may still take once that
