@@ -6,7 +6,9 @@
 //! one target`, the collector's peak RSS for the fleet and for a tenth of it (memory must
 //! not grow with the number of targets, only with the concurrency), the bundles' statuses
 //! and sizes. Not a timed test: run it by hand with
-//! `cargo bench -p mcp-probe-collector --bench fleet`.
+//! `cargo bench -p mcp-probe-collector --bench fleet`. `FLEET_COLLECTOR=/path/to/mcp-collect`
+//! runs another build (an earlier commit's, to compare) or a wrapper script in its place
+//! (one that runs it under `valgrind --tool=callgrind`, to count its instructions).
 //!
 //! The server speaks the legacy revisions over Streamable HTTP (JSON responses): it refuses
 //! `server/discover` like a 2025-era server, answers `initialize`, lists three tools, one
@@ -49,7 +51,9 @@ fn main() {
         });
     }
     let dir = tempfile::tempdir().expect("tempdir");
-    let exe = env!("CARGO_BIN_EXE_mcp-collect");
+    let exe = std::env::var("FLEET_COLLECTOR")
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_mcp-collect").to_string());
+    let exe = exe.as_str();
     println!(
         "fleet: {n} endpoints on distinct loopback ports, one server process, --concurrency {conc}"
     );

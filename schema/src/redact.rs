@@ -408,10 +408,23 @@ impl Redactor {
             }
         }
 
-        // Every string and byte string of the observation, whatever its kind.
-        let tree = ciborium::Value::serialized(&record.observation).ok();
-        if let Some(tree) = &tree {
-            walk(tree, &mut |b| scan_text(b, &mut found));
+        // Every string and byte string of the observation, whatever its kind: read from
+        // its encoding, which costs less than its serde tree (a tree is built below only
+        // when there is a secret to replace; and here when the encoding is not read).
+        let mut tree = None;
+        let mut texts = Vec::new();
+        let mut encoded = Vec::new();
+        let read = ciborium::into_writer(&record.observation, &mut encoded)
+            .ok()
+            .and_then(|()| cbor_texts(&encoded, 0, 0, &mut |b| scan_text(b, &mut texts)))
+            == Some(encoded.len());
+        if read {
+            found.append(&mut texts);
+        } else {
+            tree = ciborium::Value::serialized(&record.observation).ok();
+            if let Some(tree) = &tree {
+                walk(tree, &mut |b| scan_text(b, &mut found));
+            }
         }
 
         let mut new: Vec<(Vec<u8>, String)> = Vec::new();
@@ -434,7 +447,11 @@ impl Redactor {
             (secrets, engine)
         });
         let engine = learned.as_ref().map_or(&self.engine, |(_, e)| e);
-        let (Some(tree), false) = (tree, engine.is_empty()) else {
+        if engine.is_empty() {
+            return learned;
+        }
+        let Some(tree) = tree.or_else(|| ciborium::Value::serialized(&record.observation).ok())
+        else {
             return learned;
         };
 
@@ -586,6 +603,64 @@ fn walk(v: &ciborium::Value, f: &mut impl FnMut(&[u8])) {
         }),
         V::Tag(_, x) => walk(x, f),
         _ => {}
+    }
+}
+
+/// Call `f` with every text and byte string of the CBOR item at `p` in `b` (map keys
+/// included), in the order [`walk`] visits them in the item's `ciborium::Value`; returns
+/// where the item ends. `None` for what this reader does not take (an indefinite-length
+/// string, a reserved value, nesting past 512, bytes that end early): the caller then
+/// builds the value and walks it.
+fn cbor_texts(b: &[u8], mut p: usize, depth: usize, f: &mut impl FnMut(&[u8])) -> Option<usize> {
+    if depth > 512 {
+        return None;
+    }
+    let first = *b.get(p)?;
+    p += 1;
+    let (major, info) = (first >> 5, first & 0x1f);
+    let arg = match info {
+        0..=23 => Some(u64::from(info)),
+        24..=27 => {
+            let n = 1usize << (info - 24);
+            let bytes = b.get(p..p + n)?;
+            p += n;
+            Some(bytes.iter().fold(0u64, |a, x| a << 8 | u64::from(*x)))
+        }
+        31 if matches!(major, 4 | 5) => None,
+        _ => return None,
+    };
+    match major {
+        0 | 1 => Some(p),
+        2 | 3 => {
+            let end = p.checked_add(usize::try_from(arg?).ok()?)?;
+            f(b.get(p..end)?);
+            Some(end)
+        }
+        4 | 5 => {
+            let per = if major == 5 { 2 } else { 1 };
+            match arg {
+                Some(n) => {
+                    for _ in 0..n.checked_mul(per)? {
+                        p = cbor_texts(b, p, depth + 1, f)?;
+                    }
+                    Some(p)
+                }
+                None => loop {
+                    if *b.get(p)? == 0xff {
+                        return Some(p + 1);
+                    }
+                    for _ in 0..per {
+                        p = cbor_texts(b, p, depth + 1, f)?;
+                    }
+                },
+            }
+        }
+        6 => {
+            arg?;
+            cbor_texts(b, p, depth + 1, f)
+        }
+        // Simple values and floats: their argument bytes were skipped above.
+        _ => Some(p),
     }
 }
 
@@ -765,6 +840,16 @@ fn collect_body(
         return;
     }
     // JSON, or JSON inside SSE data lines; anything else is left to the known secrets.
+    // A body that holds no name of JSON_SECRET_KEYS as written, and no backslash (a
+    // key can be written with an escape, `access\u005ftoken`), has no such key once
+    // parsed either: it is not parsed.
+    if memchr::memchr(b'\\', &body.bytes).is_none()
+        && !TEXT_KEY_FINDERS[..JSON_SECRET_KEYS.len()]
+            .iter()
+            .any(|(_, f)| f.find(&body.bytes).is_some())
+    {
+        return;
+    }
     if let Ok(v) = serde_json::from_slice::<serde_json::Value>(&body.bytes) {
         collect_json(&v, location, found);
     } else {
@@ -806,13 +891,52 @@ fn is_value_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'~' | b'+' | b'/' | b'-' | b'%' | b'=')
 }
 
+/// True when every name holds an underscore ([`scan_text`] skips a text without one).
+const fn all_hold_an_underscore(names: &[&str]) -> bool {
+    let mut i = 0;
+    while i < names.len() {
+        let b = names[i].as_bytes();
+        let (mut j, mut found) = (0, false);
+        while j < b.len() {
+            found |= b[j] == b'_';
+            j += 1;
+        }
+        if !found {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+const _: () = assert!(
+    all_hold_an_underscore(JSON_SECRET_KEYS) && all_hold_an_underscore(TEXT_ONLY_SECRET_KEYS)
+);
+
+/// The searchers of [`scan_text`], one per name of [`JSON_SECRET_KEYS`] and
+/// [`TEXT_ONLY_SECRET_KEYS`], in that order: built once, not on every text scanned (a
+/// record has dozens of texts, and building a searcher costs more than running it on a
+/// short one).
+static TEXT_KEY_FINDERS: std::sync::LazyLock<Vec<(&'static str, memchr::memmem::Finder<'static>)>> =
+    std::sync::LazyLock::new(|| {
+        JSON_SECRET_KEYS
+            .iter()
+            .chain(TEXT_ONLY_SECRET_KEYS)
+            .map(|k| (*k, memchr::memmem::Finder::new(k.as_bytes())))
+            .collect()
+    });
+
 /// Find `NAME<sep>value` in arbitrary bytes, where `<sep>` is made of `=`, `:`, quotes,
 /// backslashes and spaces (at most 6 bytes).
 fn scan_text(hay: &[u8], found: &mut Vec<(Vec<u8>, String, String)>) {
-    for key in JSON_SECRET_KEYS.iter().chain(TEXT_ONLY_SECRET_KEYS) {
+    // Every name holds an underscore (checked at compile time, above): a text without
+    // one holds none of them.
+    if memchr::memchr(b'_', hay).is_none() {
+        return;
+    }
+    for (key, finder) in TEXT_KEY_FINDERS.iter() {
         let k = key.as_bytes();
         let mut after = 0; // end of the last value taken: no key inside it is read
-        for i in memchr::memmem::find_iter(hay, k) {
+        for i in finder.find_iter(hay) {
             if i < after || i + k.len() >= hay.len() {
                 continue;
             }
@@ -855,4 +979,84 @@ pub fn decode_jwt(token: &str) -> Option<(serde_json::Value, serde_json::Value)>
             .filter(|v| v.is_object())
     };
     Some((dec(h)?, dec(c)?))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use crate::testkit::http_record;
+
+    fn texts_of_tree(o: &Observation) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        walk(&ciborium::Value::serialized(o).unwrap(), &mut |b| {
+            out.push(b.to_vec())
+        });
+        out
+    }
+
+    fn texts_of_encoding(o: &Observation) -> Vec<Vec<u8>> {
+        let mut enc = Vec::new();
+        ciborium::into_writer(o, &mut enc).unwrap();
+        let mut out = Vec::new();
+        let end = cbor_texts(&enc, 0, 0, &mut |b| out.push(b.to_vec()));
+        assert_eq!(end, Some(enc.len()));
+        out
+    }
+
+    #[test]
+    fn the_texts_read_from_an_encoding_are_the_texts_of_its_tree() {
+        let mut http = http_record(
+            &["x"],
+            "https://h.example/mcp?code=abc",
+            r#"{"access_token":"at-1234567"}"#,
+            200,
+            "{\"result\":{\"é\":[1,-2,3.5,null,true]}}".as_bytes(),
+        )
+        .observation;
+        if let Observation::Http(x) = &mut http {
+            x.request.headers.push(Header {
+                name: "X-Bin".into(),
+                value: vec![0, 0xff, b'_'],
+            });
+        }
+        let json: serde_json::Value = serde_json::json!({"k": ["v", {"n": 1.25}], "": ""});
+        for o in [
+            http,
+            Observation::Skipped {
+                reason: "not sent: client_secret=abcdef".into(),
+            },
+            Observation::Dns(crate::model::DnsLookup {
+                host: "h.example".into(),
+                addresses: vec!["192.0.2.1:443".into(), String::new()],
+                error: Some(crate::model::TransportError {
+                    kind: crate::model::ErrorKind::Dns,
+                    message: "refresh_token: nope".into(),
+                }),
+            }),
+        ] {
+            assert_eq!(texts_of_encoding(&o), texts_of_tree(&o));
+        }
+        // A JSON value (indefinite and definite maps, floats) inside any serialisable.
+        let mut enc = Vec::new();
+        ciborium::into_writer(&json, &mut enc).unwrap();
+        let mut got = Vec::new();
+        assert_eq!(
+            cbor_texts(&enc, 0, 0, &mut |b| got.push(b.to_vec())),
+            Some(enc.len())
+        );
+        let mut want = Vec::new();
+        walk(&ciborium::Value::serialized(&json).unwrap(), &mut |b| {
+            want.push(b.to_vec())
+        });
+        assert_eq!(got, want);
+        // What the reader does not take is refused, not misread.
+        assert_eq!(
+            cbor_texts(&[0x7f, 0x61, b'a', 0xff], 0, 0, &mut |_| {}),
+            None
+        );
+        assert_eq!(cbor_texts(&[0x65, b'a'], 0, 0, &mut |_| {}), None);
+        assert_eq!(cbor_texts(&[0x1c], 0, 0, &mut |_| {}), None);
+        assert_eq!(cbor_texts(&[0x9f, 0x61, b'a'], 0, 0, &mut |_| {}), None);
+    }
 }

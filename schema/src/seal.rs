@@ -3,7 +3,9 @@
 //! [`seal_to`] writes exactly the bytes [`crate::bundle::seal`] returns for the same
 //! evidence and key, piece by piece: the records come from a [`RecordSource`] (the
 //! collector's journal file), which is read once to size and chain them, twice to sign
-//! (Ed25519 hashes the message twice) and once to write. Peak memory is the largest
+//! (Ed25519 hashes the message twice) and once to write; a writer that chained the
+//! records as it wrote them gives what it knows ([`Chained`], [`sign_chained`]) in place
+//! of the first read. Peak memory is the largest
 //! record plus the payload head (run, target, session, tokens), whatever the bundle size.
 //!
 //! The layout (RFC 9052 §4.2/§4.4): tag 18, `[protected bstr, unprotected map, payload
@@ -82,6 +84,7 @@ pub fn seal_to<R: RecordSource + ?Sized, W: Write>(
 pub struct Signed {
     run_id: String,
     count: u64,
+    records_len: u64,
     chain: [u8; 32],
     protected: Vec<u8>,
     unprotected: coset::Header,
@@ -97,6 +100,38 @@ impl std::fmt::Debug for Signed {
     }
 }
 
+/// What the writer of a chain knows of its records without reading them again
+/// ([`sign_chained`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Chained {
+    /// How many records.
+    pub count: u64,
+    /// Their length in the payload: each record's byte string head and bytes.
+    pub len: u64,
+    /// The chain head: SHA-256 of the last record's bytes, or the genesis hash.
+    pub head: [u8; 32],
+}
+
+impl Chained {
+    /// No record yet, for the run `run_id`.
+    pub fn new(run_id: &str) -> Chained {
+        Chained {
+            count: 0,
+            len: 0,
+            head: genesis(run_id),
+        }
+    }
+
+    /// `record`, the encoded bytes of the next record, appended; returns its hash (the
+    /// next record's `prev`).
+    pub fn push(&mut self, record: &[u8]) -> [u8; 32] {
+        self.count += 1;
+        self.len += cbor_head(2, record.len() as u64).len() as u64 + record.len() as u64;
+        self.head = Sha256::digest(record).into();
+        self.head
+    }
+}
+
 /// Passes 1 and 2 of [`seal_to`]: size and chain the records, then sign. Nothing is
 /// written; [`Signed::write`] writes the bundle.
 pub fn sign<R: RecordSource + ?Sized>(
@@ -105,13 +140,29 @@ pub fn sign<R: RecordSource + ?Sized>(
     key: &SecretKey,
 ) -> io::Result<Signed> {
     // Pass 1: count, size and chain the records.
-    let (mut count, mut records_len, mut chain) = (0u64, 0u64, genesis(&head.run.run_id));
+    let mut chained = Chained::new(&head.run.run_id);
     records.each(&mut |r| {
-        count += 1;
-        records_len += cbor_head(2, r.len() as u64).len() as u64 + r.len() as u64;
-        chain = Sha256::digest(r).into();
+        chained.push(r);
         Ok(())
     })?;
+    sign_chained(head, records, key, chained)
+}
+
+/// Pass 2 of [`seal_to`] for a writer that chained the records as it wrote them (the
+/// collector's journal): `chained` stands for pass 1, so the records are read once to
+/// sign, not twice. [`Signed::write`] reads them again and refuses to write the bundle
+/// unless they are still `chained` (count, length and head).
+pub fn sign_chained<R: RecordSource + ?Sized>(
+    head: &Evidence,
+    records: &R,
+    key: &SecretKey,
+    chained: Chained,
+) -> io::Result<Signed> {
+    let Chained {
+        count,
+        len: records_len,
+        head: chain,
+    } = chained;
 
     // The payload around the records: the evidence map with every entry but the record
     // bytes, encoded entry by entry in the model's field order (a field added to the
@@ -181,6 +232,7 @@ pub fn sign<R: RecordSource + ?Sized>(
     Ok(Signed {
         run_id: head.run.run_id.clone(),
         count,
+        records_len,
         chain,
         protected: encode(&Value::Bytes(prot_contents))?,
         unprotected,
@@ -228,15 +280,18 @@ impl Signed {
         put(out, &unprot)?;
         put(out, &self.payload_head)?;
         put(out, &self.pre)?;
-        let mut again = genesis(&self.run_id);
-        let mut n = 0u64;
+        let mut again = Chained::new(&self.run_id);
         records.each(&mut |r| {
-            n += 1;
-            again = Sha256::digest(r).into();
+            again.push(r);
             put(out, &cbor_head(2, r.len() as u64))?;
             put(out, r)
         })?;
-        if n != self.count || again != self.chain {
+        let signed = Chained {
+            count: self.count,
+            len: self.records_len,
+            head: self.chain,
+        };
+        if again != signed {
             return Err(io::Error::other(
                 "the records changed while the bundle was being sealed",
             ));
@@ -287,6 +342,49 @@ mod tests {
             assert_eq!(s.chain_head.to_vec(), ev.chain_head);
             let v = crate::bundle::open(&big, &[key().public()]).unwrap();
             assert_eq!(v.records.len(), n);
+        }
+    }
+
+    #[test]
+    fn signing_with_the_writers_chain_writes_the_bytes_of_seal() {
+        let recs = (0..3)
+            .map(|i| {
+                testkit::http_record(
+                    &[crate::vocab::leg::INVENTORY_TOOLS],
+                    "https://mcp.example/mcp",
+                    "{}",
+                    200,
+                    format!("{{\"id\":{i},\"pad\":\"{}\"}}", "x".repeat(i * 300)).as_bytes(),
+                )
+            })
+            .collect();
+        let ev = testkit::evidence("https://mcp.example/mcp", recs);
+        let mut chained = Chained::new(&ev.run.run_id);
+        ev.records.iter().for_each(|r| {
+            chained.push(r);
+        });
+        assert_eq!(chained.head.to_vec(), ev.chain_head);
+        let signed = sign_chained(&ev, &ev.records, &key(), chained).unwrap();
+        let mut out = Vec::new();
+        signed.write(&ev.records, &[], &mut out).unwrap();
+        assert_eq!(out, crate::bundle::seal(&ev, &key()));
+        // A chain that is not the records' (count, length or head) is refused at writing.
+        let mut wrong_head = chained;
+        wrong_head.head[0] ^= 1;
+        for wrong in [
+            Chained {
+                count: 2,
+                ..chained
+            },
+            Chained {
+                len: chained.len + 1,
+                ..chained
+            },
+            wrong_head,
+        ] {
+            let signed = sign_chained(&ev, &ev.records, &key(), wrong).unwrap();
+            let err = signed.write(&ev.records, &[], &mut Vec::new()).unwrap_err();
+            assert!(err.to_string().contains("changed"), "{err}");
         }
     }
 

@@ -318,6 +318,29 @@ fn json_escaped_and_sse_carried_tokens_are_redacted() {
 }
 
 #[test]
+fn a_field_name_written_with_a_json_escape_is_still_a_field_name() {
+    for (body, sse) in [
+        (format!(r#"{{"access\u005ftoken":"{ACCESS}"}}"#), false),
+        (format!(r#"{{"\u0061ccess_token":"{ACCESS}"}}"#), false),
+        (
+            format!("data: {{\"refresh\\u005Ftoken\":\"{ACCESS}\"}}\n\n"),
+            true,
+        ),
+    ] {
+        let mut r = http_record(&["x"], "https://h.example/mcp", "{}", 200, body.as_bytes());
+        if sse {
+            if let HttpOutcome::Response(resp) = &mut http(&mut r).outcome {
+                resp.headers = vec![Header::new("Content-Type", "text/event-stream")];
+            }
+        }
+        Redactor::new().redact(&mut r);
+        let enc = mcp_probe_schema::bundle::encode_record(&r);
+        assert!(!contains(&enc, ACCESS.as_bytes()), "{body}");
+        assert!(redacted(&r, "response.body", None), "{body}");
+    }
+}
+
+#[test]
 fn short_cookie_values_are_redacted_in_place_only() {
     // `theme=1` is a cookie value, so it is fingerprinted in the header, but the byte
     // `1` must not be replaced across the record (it is the JSON-RPC id).

@@ -50,7 +50,7 @@ use mcp_probe_schema::model::{
     Target, TokenFacts, FORMAT_ID,
 };
 use mcp_probe_schema::redact::Redactor;
-use mcp_probe_schema::seal::{cbor_head, sign, RecordSource};
+use mcp_probe_schema::seal::{cbor_head, sign, sign_chained, Chained, RecordSource};
 use serde::{Deserialize, Serialize};
 
 /// `--bundle-cap` default: 64 MiB.
@@ -189,6 +189,9 @@ pub struct Journal {
     collector: CollectorInfo,
     head: [u8; 32],
     count: u64,
+    /// The records' length in the bundle's payload (each one's byte string head and
+    /// bytes): with `head` and `count`, what sealing would otherwise read them again for.
+    records_len: u64,
     written: u64,
     redactor: SharedRedactor,
     file: Option<Arc<SyncState>>,
@@ -348,6 +351,7 @@ impl Journal {
         Ok(Journal {
             head: genesis(&run_id),
             count: 0,
+            records_len: 0,
             written: item.len() as u64,
             run_id,
             started_at,
@@ -512,6 +516,7 @@ impl Journal {
         if self.append(false, &bytes) {
             self.head = sha256(&bytes);
             self.count += 1;
+            self.records_len += cbor_head(2, bytes.len() as u64).len() as u64 + bytes.len() as u64;
             self.unsynced_records += 1;
             self.synced_at_bounds();
         }
@@ -695,6 +700,36 @@ impl Journal {
         });
     }
 
+    /// [`Journal::for_each_record`] over the records whose legs `legs` accepts; the others
+    /// are not decoded (their legs are read from the head of their bytes, [`peek_legs`]).
+    pub fn for_each_record_of(
+        &self,
+        mut legs: impl FnMut(&[&str]) -> bool,
+        mut f: impl FnMut(Record) -> bool,
+    ) {
+        let records = self.file_records();
+        let _ = records.each(&mut |b| {
+            let peeked = peek_legs(b).map(|l| legs(&l));
+            if peeked == Some(false) {
+                return Ok(());
+            }
+            let keep_on = match mcp_probe_schema::bundle::decode_record(b) {
+                Ok(r) => {
+                    let wanted = peeked.unwrap_or_else(|| {
+                        legs(&r.legs.iter().map(String::as_str).collect::<Vec<_>>())
+                    });
+                    !wanted || f(r)
+                }
+                Err(_) => true,
+            };
+            if keep_on {
+                Ok(())
+            } else {
+                Err(std::io::Error::other("stop"))
+            }
+        });
+    }
+
     /// The first record (in order) for which `pred` holds.
     pub fn find_record(&self, mut pred: impl FnMut(&Record) -> bool) -> Option<Record> {
         let mut found = None;
@@ -809,7 +844,13 @@ impl Journal {
             chain_head: Vec::new(),
         };
         let head = scrub_head(&head, &self.redactor.lock(), &self.bundle_path)?;
-        let signed = sign(&head, &self.file_records(), key).map_err(werr(&self.bundle_path))?;
+        let chained = Chained {
+            count: self.count,
+            len: self.records_len,
+            head: self.head,
+        };
+        let signed = sign_chained(&head, &self.file_records(), key, chained)
+            .map_err(werr(&self.bundle_path))?;
         Ok(Signed {
             signed,
             status,
@@ -964,6 +1005,49 @@ fn write_file(
     file.sync_all().map_err(werr(&tmp))?;
     std::fs::rename(&tmp, bundle_path).map_err(werr(bundle_path))?;
     Ok(())
+}
+
+/// The legs of an encoded record, read without decoding the rest of it: a record's map
+/// starts with `seq` and `legs` (the order of [`Record`]'s fields). `None` when the bytes
+/// do not start that way; the caller then decodes the record whole.
+fn peek_legs(b: &[u8]) -> Option<Vec<&str>> {
+    fn head(b: &[u8], p: &mut usize) -> Option<(u8, u64)> {
+        let first = *b.get(*p)?;
+        *p += 1;
+        let extra = match first & 0x1f {
+            n @ 0..=23 => return Some((first >> 5, u64::from(n))),
+            24 => 1,
+            25 => 2,
+            26 => 4,
+            27 => 8,
+            _ => return None,
+        };
+        let arg = b.get(*p..*p + extra)?;
+        *p += extra;
+        Some((
+            first >> 5,
+            arg.iter().fold(0, |n, x| n << 8 | u64::from(*x)),
+        ))
+    }
+    fn text<'a>(b: &'a [u8], p: &mut usize) -> Option<&'a str> {
+        let (major, n) = head(b, p)?;
+        let end = p.checked_add(usize::try_from(n).ok()?)?;
+        let s = std::str::from_utf8(b.get(*p..end).filter(|_| major == 3)?).ok()?;
+        *p = end;
+        Some(s)
+    }
+    let mut p = 0;
+    if head(b, &mut p)?.0 != 5 || text(b, &mut p)? != "seq" || head(b, &mut p)?.0 != 0 {
+        return None;
+    }
+    if text(b, &mut p)? != "legs" {
+        return None;
+    }
+    let (major, n) = head(b, &mut p)?;
+    if major != 4 {
+        return None;
+    }
+    (0..n).map(|_| text(b, &mut p)).collect()
 }
 
 /// The records of a journal file, read from disk on every pass (the first `limit`).

@@ -313,3 +313,52 @@ fn a_layout_2_journal_is_still_recovered() {
     let r = recover(&path, &SecretKey::from_seed([1; 32])).unwrap();
     assert_eq!((r.records, r.synced), (0, None));
 }
+
+#[test]
+fn records_are_filtered_by_their_legs_without_decoding_the_others() {
+    use mcp_probe_schema::vocab::leg;
+    let dir = tempfile::tempdir().unwrap();
+    let mut j = Journal::create(dir.path(), "t", target(), options(), Redactor::new()).unwrap();
+    j.record(&[leg::INVENTORY_TOOLS], 1, 2, page(10));
+    j.skip(&[leg::PADDED, leg::INVENTORY_PROMPTS], "not sent: a reason");
+    j.record(&[leg::INVENTORY_TOOLS], 3, 4, page(300));
+    // The legs read from the bytes are the legs decoded, for every record.
+    j.file_records()
+        .each(&mut |b| {
+            let decoded = mcp_probe_schema::bundle::decode_record(b).unwrap();
+            assert_eq!(peek_legs(b).unwrap(), decoded.legs);
+            Ok(())
+        })
+        .unwrap();
+    let (mut asked, mut got) = (0, Vec::new());
+    j.for_each_record_of(
+        |legs| {
+            asked += 1;
+            legs.contains(&leg::INVENTORY_TOOLS.as_str())
+        },
+        |r| {
+            got.push(r.seq);
+            true
+        },
+    );
+    assert_eq!((asked, got), (3, vec![0, 2]));
+    // Stopping early.
+    let mut first = Vec::new();
+    j.for_each_record_of(
+        |legs| {
+            legs.contains(&leg::PADDED.as_str()) || legs.contains(&leg::INVENTORY_TOOLS.as_str())
+        },
+        |r| {
+            first.push(r.seq);
+            false
+        },
+    );
+    assert_eq!(first, vec![0]);
+    // Bytes that do not start like a record are not peeked (the record is decoded).
+    assert_eq!(peek_legs(b""), None);
+    assert_eq!(peek_legs(&[0xa7, 0x63, b's', b'e', b'x']), None);
+    assert_eq!(
+        peek_legs(&[0xa7, 0x63, b's', b'e', b'q', 0x01, 0x64, b'l', b'e', b'g', b's', 0x82, 0x61]),
+        None
+    );
+}

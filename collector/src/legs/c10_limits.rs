@@ -78,8 +78,14 @@ impl Probe<'_> {
             return;
         }
         // The control is the first tools/list page the inventory sent.
-        let control =
-            lock(&self.journal).find_record(|r| r.legs.iter().any(|l| l == leg::INVENTORY_TOOLS));
+        let mut control = None;
+        lock(&self.journal).for_each_record_of(
+            |legs| legs.iter().any(|l| leg::INVENTORY_TOOLS == *l),
+            |r| {
+                control = Some(r);
+                false
+            },
+        );
         let control_ok = control.as_ref().is_some_and(|r| match &r.observation {
             Observation::Http(x) => matches!(&x.outcome, HttpOutcome::Response(resp) if (200..300).contains(&resp.status)),
             _ => false,
@@ -88,10 +94,19 @@ impl Probe<'_> {
             self.skip(&[leg::PADDED], "not sent: no accepted tools/list control (the first inventory.tools page was not 2xx or not sent)");
             return;
         }
-        let pad = "X".repeat(size as usize + 1);
-        self.probe_rpc(leg::PADDED, method::TOOLS_LIST, Map::new(), move |_, b| {
-            b["params"]["pad"] = Value::String(pad);
-        })
+        let Some(endpoint) = self.endpoint.clone() else {
+            return;
+        };
+        let (h, body, id) = self.complete(method::TOOLS_LIST, Map::new());
+        let awaited = body.get("id").cloned().unwrap_or(Value::from(id));
+        self.rpc_padded(
+            &[leg::PADDED],
+            &endpoint,
+            h,
+            body,
+            Some(awaited),
+            size as usize + 1,
+        )
         .await;
     }
 }

@@ -336,12 +336,13 @@ impl Probe<'_> {
     /// The tools of this run's inventory.
     fn advertised_tools(&self) -> Vec<Value> {
         let mut recs: Vec<Record> = Vec::new();
-        lock(&self.journal).for_each_record(|r| {
-            if r.legs.iter().any(|l| *l == leg::INVENTORY_TOOLS) {
+        lock(&self.journal).for_each_record_of(
+            |legs| legs.iter().any(|l| leg::INVENTORY_TOOLS == *l),
+            |r| {
                 recs.push(r);
-            }
-            true
-        });
+                true
+            },
+        );
         mcp_probe_schema::derive::inventory(&recs).tools.items
     }
 

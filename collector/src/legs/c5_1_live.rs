@@ -195,12 +195,13 @@ impl Probe<'_> {
     /// The inventory recorded so far (every page of each list).
     pub(super) fn recorded_inventory(&self) -> Inventory {
         let mut recs = Vec::new();
-        lock(&self.journal).for_each_record(|r| {
-            if r.legs.iter().any(|l| derive::list_key(l).is_some()) {
+        lock(&self.journal).for_each_record_of(
+            |legs| legs.iter().any(|l| derive::list_key(l).is_some()),
+            |r| {
                 recs.push(r);
-            }
-            true
-        });
+                true
+            },
+        );
         derive::inventory(&recs)
     }
 

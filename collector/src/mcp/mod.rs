@@ -5,8 +5,10 @@
 //!   id, credential) and JSON-RPC request building for both revision families.
 //! * [`negotiation`]: endpoint detection with revision negotiation.
 //! * [`inventory`]: the inventory across every page.
+//! * `json`: the bytes of a JSON-RPC body (serde_json's, written faster).
 
 pub mod inventory;
+mod json;
 pub mod negotiation;
 pub mod session;
 pub mod sse;

@@ -184,19 +184,62 @@ impl<'a> Probe<'a> {
         if let Some((child, timeout)) = self.stdio.clone() {
             return self.rpc_stdio(&child, timeout, legs, body, id).await;
         }
-        let mut headers = headers;
-        if let (Some(t), false) = (&self.token, self.anonymous) {
-            headers.push(Header::new(header::AUTHORIZATION, format!("Bearer {t}")));
-        }
+        let headers = self.with_credential(headers);
         if let Some(session) = self.sse.take_if(|s| s.stream_url == *url) {
             // Boxed: the HTTP+SSE path would otherwise grow the future of every request.
             return Box::pin(self.rpc_sse(session, legs, headers, body, id)).await;
         }
+        let bytes = super::json::to_vec(body);
+        self.post(legs, url, headers, body, bytes, id).await
+    }
+
+    /// [`Probe::rpc_awaiting`] of `body` with `params.pad` a string of `pad` bytes
+    /// ([`super::json::pad`]; the 10.2a padded request). Over Streamable HTTP the body's
+    /// bytes are written with the pad in place ([`super::json::to_vec_padded`]), the
+    /// same bytes as if the string had been built.
+    pub(crate) async fn rpc_padded(
+        &mut self,
+        legs: &[LegId],
+        url: &url::Url,
+        headers: Vec<Header>,
+        mut body: Value,
+        id: Option<Value>,
+        pad: usize,
+    ) -> Reply {
+        let http = self.stdio.is_none() && self.sse.as_ref().is_none_or(|s| s.stream_url != *url);
+        if !http {
+            body["params"]["pad"] = Value::String(super::json::pad(pad));
+            return self.rpc_awaiting(legs, url, headers, &body, id).await;
+        }
+        body["params"]["pad"] = Value::String(String::new());
+        let bytes = super::json::to_vec_padded(&body, &body["params"]["pad"], pad);
+        let headers = self.with_credential(headers);
+        self.post(legs, url, headers, &body, bytes, id).await
+    }
+
+    /// `headers` and the bearer token, when the session has one and is not anonymous.
+    fn with_credential(&self, mut headers: Vec<Header>) -> Vec<Header> {
+        if let (Some(t), false) = (&self.token, self.anonymous) {
+            headers.push(Header::new(header::AUTHORIZATION, format!("Bearer {t}")));
+        }
+        headers
+    }
+
+    /// POST `bytes` (the encoding of `body`) over Streamable HTTP and record the exchange.
+    async fn post(
+        &mut self,
+        legs: &[LegId],
+        url: &url::Url,
+        headers: Vec<Header>,
+        body: &Value,
+        bytes: Vec<u8>,
+        id: Option<Value>,
+    ) -> Reply {
         let req = Request {
             method: "POST".into(),
             url: url.clone(),
             headers,
-            body: serde_json::to_vec(body).expect("json encodes"),
+            body: bytes,
             await_id: id.clone(),
             head_only_stream: false,
             connect_to: None,
@@ -280,7 +323,7 @@ impl<'a> Probe<'a> {
                 .join(", ")
         );
         *self.in_flight.lock().unwrap_or_else(|p| p.into_inner()) = Some(what);
-        let bytes = serde_json::to_vec(body).expect("json encodes");
+        let bytes = super::json::to_vec(body);
         let started_at = crate::journal::now_us();
         let (_, took, x, message) = child.exchange(legs, &bytes, id.as_ref(), timeout).await;
         *self.in_flight.lock().unwrap_or_else(|p| p.into_inner()) = None;

@@ -442,7 +442,7 @@ impl Probe<'_> {
             method: "POST".into(),
             url: session.post_url.clone(),
             headers,
-            body: serde_json::to_vec(body).unwrap_or_default(),
+            body: super::json::to_vec(body),
             await_id: id.clone(),
             head_only_stream: false,
             connect_to: None,

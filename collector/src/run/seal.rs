@@ -152,12 +152,13 @@ fn info_block(j: &Journal) -> String {
     // Computed from the journal's records, which are redacted before they are written;
     // read back one at a time, keeping only the inventory's.
     let mut listed = Vec::new();
-    j.for_each_record(|r| {
-        if r.legs.iter().any(|l| l.starts_with("inventory.")) {
+    j.for_each_record_of(
+        |legs| legs.iter().any(|l| l.starts_with("inventory.")),
+        |r| {
             listed.push(r);
-        }
-        true
-    });
+            true
+        },
+    );
     let inv = mcp_probe_schema::derive::inventory(&listed);
     let count = |l: &mcp_probe_schema::derive::ListInventory| {
         if !l.observed {

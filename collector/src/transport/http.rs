@@ -47,6 +47,9 @@ const STREAM_END_GRACE: Duration = Duration::from_millis(100);
 /// Request bodies are the collector's own: a long one (the 10.2 padded body) is stored
 /// up to this many bytes, with its full length and SHA-256.
 const REQUEST_BODY_CAP: u64 = 4 * 1024;
+/// A request whose body is at most this long is written in one write, head and body
+/// together; a longer body is written after its head, without copying it.
+const ONE_WRITE_BELOW: usize = 64 * 1024;
 /// The User-Agent sent with every request.
 pub const USER_AGENT: &str = concat!("mcp-collect/", env!("CARGO_PKG_VERSION"));
 
@@ -595,10 +598,20 @@ impl Client {
         head: &[u8],
         deadline: Instant,
     ) -> Result<(HttpResponse, bool), TransportError> {
-        let mut wire = Vec::with_capacity(head.len() + req.body.len());
-        wire.extend_from_slice(head);
-        wire.extend_from_slice(&req.body);
-        match within(deadline, conn.io.write_all(&wire)).await {
+        let written = if req.body.len() <= ONE_WRITE_BELOW {
+            let mut wire = Vec::with_capacity(head.len() + req.body.len());
+            wire.extend_from_slice(head);
+            wire.extend_from_slice(&req.body);
+            within(deadline, conn.io.write_all(&wire)).await
+        } else {
+            // A long body (the 10.2a padded request) is not copied behind the head: it
+            // spans many segments and TLS records either way.
+            match within(deadline, conn.io.write_all(head)).await {
+                Ok(Ok(())) => within(deadline, conn.io.write_all(&req.body)).await,
+                other => other,
+            }
+        };
+        match written {
             Ok(Ok(())) => {}
             Ok(Err(e)) => return Err(io_error(&e)),
             Err(e) => return Err(e),
@@ -898,9 +911,15 @@ async fn within<F: std::future::Future>(
         .map_err(|_| terr(ErrorKind::Timeout, "per-request timeout elapsed"))
 }
 
+/// Bytes [`fill`] makes room for in the connection's buffer before a read.
+const READ_CHUNK: usize = 16 * 1024;
+
+/// Read what the connection has into its buffer (appended; at least [`READ_CHUNK`] bytes
+/// of room). The bytes go straight into the buffer's spare capacity: no chunk array is
+/// zeroed, copied, or carried in the future of every request.
 async fn fill(conn: &mut Conn, deadline: Instant) -> Result<usize, TransportError> {
-    let mut chunk = [0u8; 16 * 1024];
-    let read = within(deadline, conn.io.read(&mut chunk));
+    conn.buf.reserve(READ_CHUNK);
+    let read = within(deadline, conn.io.read_buf(&mut conn.buf));
     let got = match conn.stop.as_mut() {
         None => read.await?,
         Some(stop) => {
@@ -913,13 +932,7 @@ async fn fill(conn: &mut Conn, deadline: Instant) -> Result<usize, TransportErro
             }
         }
     };
-    match got {
-        Ok(n) => {
-            conn.buf.extend_from_slice(&chunk[..n]);
-            Ok(n)
-        }
-        Err(e) => Err(io_error(&e)),
-    }
+    got.map_err(|e| io_error(&e))
 }
 
 /// How long the head of a stream read beside another request may still take once that
@@ -1083,9 +1096,34 @@ fn stored_body(bytes: &[u8], cap: u64, end: BodyEnd) -> Body {
     Body {
         bytes: bytes[..keep].to_vec(),
         length: bytes.len() as u64,
-        sha256: Sha256::digest(bytes).to_vec(),
+        sha256: request_body_sha256(bytes).to_vec(),
         end,
     }
+}
+
+/// The last long request body (longer than [`ONE_WRITE_BELOW`]) this process hashed, and
+/// its SHA-256.
+static LONG_BODY_SHA256: std::sync::Mutex<Option<(Vec<u8>, [u8; 32])>> =
+    std::sync::Mutex::new(None);
+
+/// SHA-256 of a request body. A long body that is byte for byte the last long body hashed
+/// gets that body's digest without hashing it again: a fleet sends each target the same
+/// 10.2a padded body (1 MiB by default; the same bytes whenever the request id at that
+/// point is the same), and comparing 1 MiB costs a tenth of hashing it. At most one body
+/// is held, for the life of the process.
+fn request_body_sha256(bytes: &[u8]) -> [u8; 32] {
+    if bytes.len() <= ONE_WRITE_BELOW {
+        return Sha256::digest(bytes).into();
+    }
+    let memo = || LONG_BODY_SHA256.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((body, digest)) = memo().as_ref() {
+        if body.as_slice() == bytes {
+            return *digest;
+        }
+    }
+    let digest: [u8; 32] = Sha256::digest(bytes).into();
+    *memo() = Some((bytes.to_vec(), digest));
+    digest
 }
 
 async fn read_length(conn: &mut Conn, r: &mut BodyReader, n: u64, deadline: Instant) -> BodyEnd {
@@ -1220,6 +1258,36 @@ async fn read_chunked(conn: &mut Conn, r: &mut BodyReader, deadline: Instant) ->
                 return BodyEnd::Error(terr(ErrorKind::Protocol, "chunk not followed by CRLF"))
             }
             Err(e) => return BodyEnd::Error(e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    #[test]
+    fn a_request_body_digest_is_the_sha256_of_its_bytes_memo_or_not() {
+        let sha = |b: &[u8]| -> Vec<u8> { Sha256::digest(b).to_vec() };
+        let long = |c: u8, n: usize| vec![c; ONE_WRITE_BELOW + n];
+        // Short bodies, long ones twice (the second from the memo), a long one of the
+        // same length with one byte changed, and the first again.
+        let mut changed = long(b'X', 7);
+        changed[ONE_WRITE_BELOW / 2] = b'Y';
+        for body in [
+            b"{}".to_vec(),
+            long(b'X', 7),
+            long(b'X', 7),
+            changed.clone(),
+            long(b'X', 8),
+            long(b'X', 7),
+            changed,
+        ] {
+            let stored = stored_body(&body, 4096, BodyEnd::Complete);
+            assert_eq!(stored.sha256, sha(&body));
+            assert_eq!(stored.length, body.len() as u64);
+            assert_eq!(stored.bytes, body[..body.len().min(4096)]);
         }
     }
 }
