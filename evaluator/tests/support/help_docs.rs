@@ -34,6 +34,7 @@ pub const FOREIGN: &[&str] = &[
     // scripts/dist.sh and sha256sum (docs/install.md).
     "bins-only",
     "ignore-missing",
+    "remap-path-prefix",
 ];
 
 pub fn repo_root() -> PathBuf {
