@@ -19,7 +19,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-set -a; . lab/run/env; set +a
+# LAB_ENV: the env file of a lab started elsewhere (default: the one lab/up.sh wrote here).
+set -a; . "${LAB_ENV:-lab/run/env}"; set +a
 
 step() { printf '\n== dist: %s\n' "$*"; }
 fail() { echo "test-dist: FAILED: $*" >&2; exit 1; }
