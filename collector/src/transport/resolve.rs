@@ -20,7 +20,9 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 use hickory_resolver::config::{LookupIpStrategy, NameServerConfigGroup, ResolverConfig};
 use hickory_resolver::name_server::TokioConnectionProvider;
-use hickory_resolver::TokioResolver;
+use hickory_resolver::proto::op::Query;
+use hickory_resolver::proto::rr::RecordType;
+use hickory_resolver::{Hosts, Name, TokioResolver};
 
 /// Where glibc sends queries when `/etc/resolv.conf` is missing or unreadable: a name
 /// server on the local machine, port 53 (resolv.conf(5), "nameserver").
@@ -28,8 +30,9 @@ const FALLBACK_NAME_SERVER: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
 
 /// The addresses of `host` (a name, or an IP literal with or without brackets) with
 /// `port`. An IP literal is returned as it is, with no file read and no query. A name is
-/// looked up in `/etc/hosts` first, then by DNS per `/etc/resolv.conf`, for IPv4 and IPv6
-/// addresses at once (IPv4 first). An empty answer is an error.
+/// looked up in `/etc/hosts` first (and, listed there, answered from it alone, as glibc
+/// does), else by DNS per `/etc/resolv.conf`, for IPv4 and IPv6 addresses at once (IPv4
+/// first). An empty answer is an error.
 pub async fn lookup(host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
     let bare = host.trim_start_matches('[').trim_end_matches(']');
     if let Ok(ip) = bare.parse::<IpAddr>() {
@@ -41,6 +44,17 @@ pub async fn lookup(host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
             io::ErrorKind::InvalidInput,
             "empty host name",
         ));
+    }
+    // glibc's `files` source first: a name /etc/hosts lists is answered from it alone,
+    // never asked of DNS for the other address family.
+    let listed = Hosts::from_system()
+        .map(|h| listed_in(&h, name))
+        .unwrap_or_default();
+    if !listed.is_empty() {
+        return Ok(listed
+            .into_iter()
+            .map(|ip| SocketAddr::new(ip, port))
+            .collect());
     }
     let answer = resolver().lookup_ip(name).await.map_err(|e| {
         if e.is_no_records_found() || e.is_nx_domain() {
@@ -59,6 +73,18 @@ pub async fn lookup(host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
     Ok(addrs)
 }
 
+/// The addresses `hosts` lists for `name`: IPv4 first, then IPv6, each in file order.
+fn listed_in(hosts: &Hosts, name: &str) -> Vec<IpAddr> {
+    let Ok(name) = Name::from_ascii(name) else {
+        return Vec::new();
+    };
+    [RecordType::A, RecordType::AAAA]
+        .into_iter()
+        .filter_map(|t| hosts.lookup_static_host(&Query::query(name.clone(), t)))
+        .flat_map(|l| l.iter().filter_map(|r| r.ip_addr()).collect::<Vec<_>>())
+        .collect()
+}
+
 /// A resolver configured from `/etc/resolv.conf` (or glibc's default when it cannot be
 /// read) that reads `/etc/hosts`, asks for A and AAAA records together, and caches
 /// nothing beyond the one lookup it is built for.
@@ -72,7 +98,8 @@ fn resolver() -> TokioResolver {
     });
     let opts = builder.options_mut();
     opts.ip_strategy = LookupIpStrategy::Ipv4AndIpv6;
-    opts.use_hosts_file = hickory_resolver::config::ResolveHosts::Always;
+    // Read by `lookup` already.
+    opts.use_hosts_file = hickory_resolver::config::ResolveHosts::Never;
     opts.cache_size = 0;
     builder.build()
 }
@@ -102,6 +129,27 @@ mod tests {
             addrs.iter().all(|a| a.ip().is_loopback() && a.port() == 9),
             "{addrs:?}"
         );
+    }
+
+    #[test]
+    fn a_name_in_the_hosts_file_is_answered_from_it_alone() {
+        let mut hosts = Hosts::default();
+        hosts
+            .read_hosts_conf(&b"127.0.0.1 localhost\n::1 localhost\n127.0.0.1 mcp-lab.test\n"[..])
+            .expect("hosts");
+        // Only IPv4 listed: no AAAA is asked of DNS (the caller returns before any query).
+        assert_eq!(
+            listed_in(&hosts, "mcp-lab.test"),
+            vec![IpAddr::V4(Ipv4Addr::LOCALHOST)]
+        );
+        assert_eq!(
+            listed_in(&hosts, "LocalHost"),
+            vec![
+                IpAddr::V4(Ipv4Addr::LOCALHOST),
+                IpAddr::V6(std::net::Ipv6Addr::LOCALHOST)
+            ]
+        );
+        assert!(listed_in(&hosts, "elsewhere.test").is_empty());
     }
 
     #[tokio::test]
