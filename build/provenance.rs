@@ -8,6 +8,8 @@
 //   digits), with `-dirty` when a tracked file among the binary's inputs differs from
 //   that commit; else `unknown (built without git)` (no git, or the source is not the top
 //   of a git work tree, as when built from a tarball).
+// * `MCP_PROBE_TARGET` and `MCP_PROBE_RUSTC`: the target triple built for and the
+//   compiler (`rustc 1.95.0`), recorded beside the build in every bundle.
 // * `MCP_PROBE_LONG_VERSION`: what `--version` prints after the program name, e.g.
 //   `0.1.0 (commit 0123abcd4567, x86_64-unknown-linux-gnu, rustc 1.95.0)`.
 //
@@ -171,14 +173,12 @@ fn emit(inputs: &[&str]) {
     for p in &id.watch {
         println!("cargo:rerun-if-changed={}", p.display());
     }
+    let (target, rustc) = (var("TARGET"), rustc_version());
     println!("cargo:rustc-env=MCP_PROBE_BUILD_ID={}", id.build);
+    println!("cargo:rustc-env=MCP_PROBE_TARGET={target}");
+    println!("cargo:rustc-env=MCP_PROBE_RUSTC={rustc}");
     println!(
         "cargo:rustc-env=MCP_PROBE_LONG_VERSION={}",
-        long_version(
-            &var("CARGO_PKG_VERSION"),
-            &id.build,
-            &var("TARGET"),
-            &rustc_version()
-        )
+        long_version(&var("CARGO_PKG_VERSION"), &id.build, &target, &rustc)
     );
 }

@@ -43,6 +43,10 @@ struct CollectorJ {
     name: String,
     version: String,
     build: String,
+    /// Target triple of the collector build (null in bundles before 0.2.0).
+    target: Option<String>,
+    /// Compiler of the collector build, `rustc X.Y.Z` (null in bundles before 0.2.0).
+    rustc: Option<String>,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -398,6 +402,8 @@ fn typed(l: &Loaded) -> Document {
             name: ev.collector.name.clone(),
             version: ev.collector.version.clone(),
             build: ev.collector.build.clone(),
+            target: ev.collector.target.clone(),
+            rustc: ev.collector.rustc.clone(),
         },
         run: run(&ev.run),
         target: TargetJ {

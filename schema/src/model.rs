@@ -44,6 +44,14 @@ pub struct CollectorInfo {
     pub version: String,
     /// Build identifier (git commit when known).
     pub build: String,
+    /// The target triple the collector was compiled for (`x86_64-unknown-linux-gnu`).
+    /// Absent in bundles of collectors before 0.2.0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    /// The compiler that built the collector (`rustc 1.95.0`). Absent in bundles of
+    /// collectors before 0.2.0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rustc: Option<String>,
 }
 
 /// One run of the collector against one target.

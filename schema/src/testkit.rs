@@ -75,6 +75,8 @@ pub fn evidence(endpoint: &str, records: Vec<Record>) -> Evidence {
             name: "mcp-collect".into(),
             version: "0.0.0-test".into(),
             build: "test".into(),
+            target: None,
+            rustc: None,
         },
         run: Run {
             run_id,

@@ -247,6 +247,8 @@ fn this_collector() -> CollectorInfo {
         name: "mcp-collect".into(),
         version: env!("CARGO_PKG_VERSION").into(),
         build: BUILD.into(),
+        target: Some(env!("MCP_PROBE_TARGET").into()),
+        rustc: Some(env!("MCP_PROBE_RUSTC").into()),
     }
 }
 

@@ -36,9 +36,9 @@ impl Probe<'_> {
         let proxy = self.client.net().proxies.for_url(first).cloned();
         let addr = match &proxy {
             Some(_) => None,
-            None => match tokio::net::lookup_host((host.as_str(), port))
+            None => match crate::transport::resolve::lookup(&host, port)
                 .await
-                .map(|mut a| a.next())
+                .map(|a| a.first().copied())
             {
                 Ok(Some(a)) => Some(a),
                 _ => {

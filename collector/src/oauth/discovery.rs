@@ -387,11 +387,11 @@ impl Probe<'_> {
         let port = ep.port_or_known_default().unwrap_or(80);
         let resolved = tokio::time::timeout(
             guard::RESOLVE_TIMEOUT,
-            tokio::net::lookup_host((host.as_str(), port)),
+            crate::transport::resolve::lookup(&host, port),
         )
         .await;
         match resolved {
-            Ok(Ok(a)) => guard::target_class(&a.map(|s| s.ip()).collect::<Vec<_>>()),
+            Ok(Ok(a)) => guard::target_class(&a.iter().map(|s| s.ip()).collect::<Vec<_>>()),
             _ => AddrClass::Public,
         }
     }

@@ -267,11 +267,11 @@ pub async fn check_fetch(
     let port = url.port_or_known_default().unwrap_or(80);
     let addrs: Vec<SocketAddr> = match tokio::time::timeout(
         RESOLVE_TIMEOUT,
-        tokio::net::lookup_host((host.as_str(), port)),
+        crate::transport::resolve::lookup(&host, port),
     )
     .await
     {
-        Ok(Ok(a)) => a.collect(),
+        Ok(Ok(a)) => a,
         Ok(Err(e)) => {
             return Err(Refusal {
                 kind: ErrorKind::Dns,

@@ -524,32 +524,34 @@ impl Login {
             });
         }
         let (listener, reg) = match registration {
-            Some(reg) => match TcpListener::bind(("127.0.0.1", reg.redirect_port)).await {
-                Ok(l) => (l, reg),
-                Err(e) => {
-                    let l = TcpListener::bind(("127.0.0.1", 0))
-                        .await
-                        .map_err(LoginError::Listen)?;
-                    let port = l.local_addr().map_err(LoginError::Listen)?.port();
-                    if let Some(p) = &self.pre_registered {
-                        // A loopback redirect may use any port (RFC 8252 §7.3): the same
-                        // client on another port, nothing registered.
-                        self.notice(&format!(
+            Some(reg) => {
+                match TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, reg.redirect_port)).await {
+                    Ok(l) => (l, reg),
+                    Err(e) => {
+                        let l = TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0))
+                            .await
+                            .map_err(LoginError::Listen)?;
+                        let port = l.local_addr().map_err(LoginError::Listen)?.port();
+                        if let Some(p) = &self.pre_registered {
+                            // A loopback redirect may use any port (RFC 8252 §7.3): the same
+                            // client on another port, nothing registered.
+                            self.notice(&format!(
                             "{}: loopback port {} of the cached OAuth login is busy ({e}); using port {port} for the pre-registered client",
                             self.endpoint, reg.redirect_port
                         ));
-                        (l, self.pre_registration(p, journal, port)?)
-                    } else {
-                        self.notice(&format!(
+                            (l, self.pre_registration(p, journal, port)?)
+                        } else {
+                            self.notice(&format!(
                             "{}: loopback port {} of the cached OAuth client registration is busy ({e}); registering a new client on port {port}",
                             self.endpoint, reg.redirect_port
                         ));
-                        (l, self.register(client, journal, port).await?)
+                            (l, self.register(client, journal, port).await?)
+                        }
                     }
                 }
-            },
+            }
             None => {
-                let l = TcpListener::bind(("127.0.0.1", 0))
+                let l = TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0))
                     .await
                     .map_err(LoginError::Listen)?;
                 let port = l.local_addr().map_err(LoginError::Listen)?.port();

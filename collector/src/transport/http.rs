@@ -818,8 +818,8 @@ async fn resolve(
     let port = url.port_or_known_default().unwrap_or(80);
     let addrs: Vec<SocketAddr> = match pinned {
         Some(p) => p.to_vec(),
-        None => match within(deadline, tokio::net::lookup_host((host.as_str(), port))).await {
-            Ok(Ok(a)) => a.collect(),
+        None => match within(deadline, super::resolve::lookup(&host, port)).await {
+            Ok(Ok(a)) => a,
             Ok(Err(e)) => return Err((terr(ErrorKind::Dns, format!("{host}: {e}")), None)),
             Err(e) => return Err((e, None)),
         },

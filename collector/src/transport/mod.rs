@@ -8,6 +8,8 @@
 //! * [`stdio`]: a local server launched as a child process, JSON-RPC over its stdin
 //!   and stdout.
 //! * [`error`]: how an I/O error becomes a recorded transport error.
+//! * [`resolve`]: host names to addresses, from `/etc/hosts` and DNS, without the C
+//!   library's resolver (every lookup of the collector goes through it).
 //! * [`proxy`]: HTTP CONNECT tunnels and `NO_PROXY`; [`net`]: the run's `--header`,
 //!   proxies and client certificate as the client applies them.
 //!
@@ -18,6 +20,7 @@ pub mod http;
 pub mod legacy_tls;
 pub mod net;
 pub mod proxy;
+pub mod resolve;
 pub mod stdio;
 pub mod tls;
 pub mod tsa;

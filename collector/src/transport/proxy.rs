@@ -190,16 +190,13 @@ impl Proxy {
     ) -> Result<(TcpStream, SocketAddr), TransportError> {
         let left = || deadline.saturating_duration_since(Instant::now());
         let timeout = |what: &str| self.terr(ErrorKind::Timeout, format!("{what} timed out"));
-        let addrs: Vec<SocketAddr> = match tokio::time::timeout(
-            left(),
-            tokio::net::lookup_host((self.host.as_str(), self.port)),
-        )
-        .await
-        {
-            Ok(Ok(a)) => a.collect(),
-            Ok(Err(e)) => return Err(self.terr(ErrorKind::Dns, format!("{}: {e}", self.host))),
-            Err(_) => return Err(timeout("resolving the proxy")),
-        };
+        let addrs: Vec<SocketAddr> =
+            match tokio::time::timeout(left(), super::resolve::lookup(&self.host, self.port)).await
+            {
+                Ok(Ok(a)) => a,
+                Ok(Err(e)) => return Err(self.terr(ErrorKind::Dns, format!("{}: {e}", self.host))),
+                Err(_) => return Err(timeout("resolving the proxy")),
+            };
         let mut last = self.terr(ErrorKind::Dns, format!("{}: no addresses", self.host));
         let mut stream = None;
         for a in addrs {

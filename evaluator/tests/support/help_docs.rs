@@ -31,6 +31,10 @@ pub const FOREIGN: &[&str] = &[
     "log-to-stdout",
     "locked",
     "offline",
+    // scripts/dist.sh and sha256sum (docs/install.md).
+    "bins-only",
+    "ignore-missing",
+    "remap-path-prefix",
 ];
 
 pub fn repo_root() -> PathBuf {

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# scripts/dist.sh -- build the release artefacts for x86_64 Linux (docs/install.md).
+#
+#   scripts/dist.sh             binaries, tarball, SBOMs and SHA256SUMS into dist/
+#   scripts/dist.sh --bins-only only the two static binaries (target/x86_64-unknown-linux-gnu/dist/),
+#                               what the reproducibility check rebuilds in a second checkout
+#
+# mcp-collect and mcp-grade are built fully static (glibc linked in, `+crt-static`) in the
+# `dist` profile of Cargo.toml, with their dependency list embedded (cargo-auditable), and
+# reproducibly: the same commit and toolchain give bit-identical binaries wherever the
+# checkout lies (paths remapped, SOURCE_DATE_EPOCH from the commit, no timestamps).
+# The pinned cargo-auditable and cargo-cyclonedx are installed into $MCP_PROBE_TOOLS
+# (default target/dist-tools) when missing. Needs: git, cargo, cc, libc6-dev, python3.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+TRIPLE=x86_64-unknown-linux-gnu
+AUDITABLE_VERSION=0.7.7
+CYCLONEDX_VERSION=0.5.9
+BINS=(mcp-collect mcp-grade)
+
+bins_only=false
+case "${1:-}" in
+  --bins-only) bins_only=true ;;
+  "") ;;
+  *) echo "dist.sh: unknown argument: $1 (expected --bins-only or nothing)" >&2; exit 2 ;;
+esac
+
+tools=${MCP_PROBE_TOOLS:-$root/target/dist-tools}
+# cargo install --version with a version already installed there is a no-op.
+tool() { # NAME VERSION
+  if ! "$tools/bin/$1" --version 2>/dev/null | grep -qF " $2"; then
+    cargo install --locked --quiet --version "$2" --root "$tools" "$1"
+  fi
+}
+tool cargo-auditable "$AUDITABLE_VERSION"
+$bins_only || tool cargo-cyclonedx "$CYCLONEDX_VERSION"
+export PATH="$tools/bin:$PATH"
+
+version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n1)
+[ -n "$version" ] || { echo "dist.sh: no version in Cargo.toml [workspace.package]" >&2; exit 1; }
+# The commit's time, not the clock: the tarball's file times and the SBOMs' timestamp.
+export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo 0)}
+
+# Reproducibility: every absolute path a compiler could embed (panic locations, C
+# sources' __FILE__) is rewritten to a fixed prefix. RUSTFLAGS with --target apply to the
+# target only, not to build scripts and proc macros (which could not be crt-static).
+cargo_home=${CARGO_HOME:-$HOME/.cargo}
+export CARGO_INCREMENTAL=0
+export RUSTFLAGS="-C target-feature=+crt-static --remap-path-prefix=$root=/mcp-probe --remap-path-prefix=$cargo_home=/cargo"
+export CFLAGS="-ffile-prefix-map=$root=/mcp-probe -ffile-prefix-map=$cargo_home=/cargo"
+unset CARGO_BUILD_RUSTFLAGS CARGO_ENCODED_RUSTFLAGS
+
+start=$SECONDS
+cargo auditable build --locked --profile dist --target "$TRIPLE" \
+  -p mcp-probe-collector -p mcp-probe-evaluator --bins
+built=target/$TRIPLE/dist
+for b in "${BINS[@]}"; do
+  # A static executable: `ldd` says "not a dynamic executable"; no program interpreter.
+  if readelf -l "$built/$b" | grep -q 'INTERP'; then
+    echo "dist.sh: $built/$b is dynamically linked" >&2; exit 1
+  fi
+done
+echo "dist.sh: built in $((SECONDS - start)) s: $(cd "$built" && sha256sum "${BINS[@]}" | tr '\n' ' ')" >&2
+$bins_only && exit 0
+
+name=mcp-probe-$version-x86_64-linux
+out=$root/dist
+rm -rf "$out"; mkdir -p "$out"
+stage=$(mktemp -d); trap 'rm -rf "$stage"' EXIT
+pkg=$stage/$name
+mkdir -p "$pkg/bin" "$pkg/man/man1" "$pkg/completions"
+cp "$built/mcp-collect" "$built/mcp-grade" "$pkg/bin/"
+cp LICENSE README.md CHANGELOG.md "$pkg/"
+cp -r docs "$pkg/docs"
+rm -rf "$pkg/docs/man" "$pkg/docs/completions"
+cp docs/man/*.1 "$pkg/man/man1/"
+cp -r docs/completions/. "$pkg/completions/"
+# Fixed order, owner and times, no gzip header time: the tarball is reproducible too.
+find "$pkg" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
+tar --sort=name --owner=0 --group=0 --numeric-owner --format=gnu --mode='u+rwX,go+rX,go-w' \
+  -C "$stage" -cf - "$name" | gzip -9n >"$out/$name.tar.gz"
+
+# CycloneDX SBOM per binary (the dependency tree for this target, build dependencies
+# included). cargo-cyclonedx writes beside each manifest; moved to dist/. It honours
+# SOURCE_DATE_EPOCH (fixed timestamp, no random serial number).
+for pkgdir in collector evaluator; do
+  cargo cyclonedx --quiet --manifest-path "$pkgdir/Cargo.toml" --format json \
+    --spec-version 1.5 --describe binaries --target "$TRIPLE"
+done
+for b in "${BINS[@]}"; do
+  f=$(find collector evaluator -maxdepth 1 -name "${b}_bin.cdx.json" | head -n1)
+  [ -n "$f" ] || { echo "dist.sh: cargo-cyclonedx wrote no SBOM for $b" >&2; exit 1; }
+  # Path dependencies are named by their location: the checkout's path is not a fact
+  # about the binary.
+  sed "s|$root|/mcp-probe|g" "$f" >"$out/$b-$version-x86_64-linux.cdx.json"
+  rm -f "$f"
+done
+find collector evaluator -maxdepth 1 -name '*.cdx.json' -delete
+
+(cd "$out" && sha256sum -- *.tar.gz *.cdx.json >SHA256SUMS)
+echo "dist.sh: $out:" >&2
+(cd "$out" && ls -l && cat SHA256SUMS) >&2
+for b in "${BINS[@]}"; do
+  stat -c %s "$built/$b" | awk -v b="$b" '{ printf "dist.sh: %s %d bytes (%.2f MiB)\n", b, $1, $1 / 1048576 }' >&2
+done
