@@ -133,14 +133,18 @@ where
         while s.next_delivered < inputs.len() {
             let i = s.next_delivered;
             if let Some(r) = s.done.remove(&i) {
+                drop(s);
+                // The result counts against the window until `each` has it dropped:
+                // the window moves on only then.
+                let delivered = each(i, r);
+                s = lock(&state);
+                if let Err(e) = delivered {
+                    failed = Some(e);
+                    break;
+                }
                 s.next_delivered += 1;
                 drop(s);
                 changed.notify_all();
-                if let Err(e) = each(i, r) {
-                    failed = Some(e);
-                    s = lock(&state);
-                    break;
-                }
                 s = lock(&state);
             } else if s.panicked.as_ref().is_some_and(|(at, _)| *at == i) {
                 // Every input before it was taken before it, so each was delivered.
