@@ -1646,19 +1646,28 @@ fn summary_and_markdown_name_each_bundle_and_run() {
     }
 }
 
-/// The report's outcomes are kept in a spill file in the temporary directory while the
-/// bundles are graded: it is gone when the run ends, and a directory where it cannot be
-/// made is one line naming the file, exit 2, no report.
+/// From `SPILL_FROM` bundles on, the report's outcomes are kept in a spill file in the
+/// temporary directory while the bundles are graded: it is gone when the run ends, and a
+/// directory where it cannot be made is one line naming the file, exit 2, no report.
+/// Fewer bundles need no temporary directory at all.
 #[test]
 fn the_spill_file_is_removed_and_its_failure_named() {
     let lab = Lab::new();
     let b = lab.example("py2.mcpev");
-    let run = |tmp: &Path, args: &[&str]| {
+    let many: Vec<String> = (0..mcp_probe_evaluator::commands::SPILL_FROM)
+        .map(|i| {
+            let p = lab.path().join(format!("copy-{i:03}.mcpev"));
+            std::fs::copy(lab.path().join(&b), &p).expect("copy");
+            p.display().to_string()
+        })
+        .collect();
+    let run = |tmp: &Path, args: &[&str], bundles: &[String]| {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-grade"))
             .current_dir(lab.path())
             .env("MCP_PROBE_HOME", lab.home())
             .env("TMPDIR", tmp)
             .args(args)
+            .args(bundles)
             .output()
             .expect("run mcp-grade");
         (
@@ -1670,14 +1679,14 @@ fn the_spill_file_is_removed_and_its_failure_named() {
     let tmp = lab.path().join("tmp");
     std::fs::create_dir(&tmp).expect("tmp");
     for format in ["text", "json", "html"] {
-        let (code, out, err) = run(&tmp, &["-q", "--format", format, &b]);
+        let (code, out, err) = run(&tmp, &["-q", "--format", format], &many);
         assert!(matches!(code, Some(0 | 1 | 4)), "{code:?} {err}");
         assert!(!out.is_empty());
         let left: Vec<_> = std::fs::read_dir(&tmp).expect("tmp").collect();
         assert!(left.is_empty(), "{format}: left behind {left:?}");
     }
     let missing = lab.path().join("no-such-dir");
-    let (code, out, err) = run(&missing, &["--format", "json", &b]);
+    let (code, out, err) = run(&missing, &["--format", "json"], &many);
     assert_eq!(code, Some(2), "{err}");
     assert_eq!(out, "", "no report");
     assert_eq!(err.lines().count(), 1, "{err}");
@@ -1687,4 +1696,8 @@ fn the_spill_file_is_removed_and_its_failure_named() {
             && err.contains(&missing.display().to_string()),
         "{err}"
     );
+    // One bundle: graded in memory, whatever the temporary directory.
+    let (code, out, err) = run(&missing, &["-q", "--format", "json"], &[b.clone()]);
+    assert!(matches!(code, Some(0 | 1 | 4)), "{code:?} {err}");
+    assert!(out.contains("mcp-grade-report/1"), "{out}");
 }

@@ -336,6 +336,12 @@ impl<'p> StoredBaselines<'p> {
     }
 }
 
+/// From this many bundles on, the report's outcomes go to a spill file in the temporary
+/// directory while grading (memory independent of the count); below it they are kept in
+/// memory (a few hundred KiB), so a small run needs no writable temporary directory (a
+/// jump host's empty root has none). Both write the same report bytes.
+pub const SPILL_FROM: usize = 64;
+
 /// Why a graded bundle is not stored as its endpoint's baseline, if it is not.
 fn unstorable(p: &Payload) -> Option<&'static str> {
     if p.target.endpoint.is_none() {
@@ -461,13 +467,17 @@ pub fn grade(
     // Grade pass: `opts.jobs` bundles at a time, each read again, hash-checked and
     // decoded (not verified again), graded and described on a worker; results and
     // messages arrive here in argument order, so the report and stderr are those of a
-    // one-job run. Each server goes to the report builder as it arrives: its outcomes go
-    // to a spill file at once (memory does not grow with the bundles; the file is
-    // removed however the run ends), and the builder orders the servers as the report
-    // lists them.
+    // one-job run. Each server goes to the report builder as it arrives: from
+    // `SPILL_FROM` bundles on its outcomes go to a spill file at once (memory does not
+    // grow with the bundles; the file is removed however the run ends), and the builder
+    // orders the servers as the report lists them.
     let stored = StoredBaselines::new(opts, &inputs);
-    let spill = report::Spill::create(None)?;
-    let mut builder = report::Builder::new(bm, opts.level, Some(spill));
+    let spill = if inputs.len() >= SPILL_FROM {
+        Some(report::Spill::create(None)?)
+    } else {
+        None
+    };
+    let mut builder = report::Builder::new(bm, opts.level, spill);
     let mut number = vec![usize::MAX; inputs.len()];
     crate::pipeline::for_each_in_order(
         &inputs,

@@ -11,6 +11,6 @@ mod verify;
 
 pub use crate::timestamp::TimestampJson;
 pub use error::{CommandError, GradeError};
-pub use grade::{grade, BaselineChoice, GradeOptions};
+pub use grade::{grade, BaselineChoice, GradeOptions, SPILL_FROM};
 pub use show::{show, ShowMode};
 pub use verify::{verify, verify_json, verify_schema, VerifyLine};
