@@ -1697,7 +1697,11 @@ fn the_spill_file_is_removed_and_its_failure_named() {
         "{err}"
     );
     // One bundle: graded in memory, whatever the temporary directory.
-    let (code, out, err) = run(&missing, &["-q", "--format", "json"], &[b.clone()]);
+    let (code, out, err) = run(
+        &missing,
+        &["-q", "--format", "json"],
+        std::slice::from_ref(&b),
+    );
     assert!(matches!(code, Some(0 | 1 | 4)), "{code:?} {err}");
     assert!(out.contains("mcp-grade-report/1"), "{out}");
 }
