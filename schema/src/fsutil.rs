@@ -24,6 +24,17 @@ pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
 /// one, never a part: a temporary file beside it, synced, then renamed over it. With
 /// `private`, the file is created 0600 (Unix). The temporary file is removed on failure.
 pub fn write_atomic(path: &Path, bytes: &[u8], private: bool) -> std::io::Result<()> {
+    write_atomic_with(path, private, |w| w.write_all(bytes))
+}
+
+/// [`write_atomic`] with what `write` writes (through a 64 KiB buffer), for output made
+/// as it goes (a report): a failure anywhere, in `write` included, leaves the old file
+/// (or none), never a part.
+pub fn write_atomic_with(
+    path: &Path,
+    private: bool,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -36,8 +47,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8], private: bool) -> std::io::Result
     tmp_name.push(format!(".{}.tmp", std::process::id()));
     let tmp = dir.join(tmp_name);
     let result = (|| {
-        let mut f = open_new(&tmp, private)?;
-        f.write_all(bytes)?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, open_new(&tmp, private)?);
+        write(&mut w)?;
+        let f = w.into_inner().map_err(|e| e.into_error())?;
         f.sync_all()?;
         drop(f);
         std::fs::rename(&tmp, path)?;

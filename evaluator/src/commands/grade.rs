@@ -566,56 +566,15 @@ fn write_report(
             report::write(&report, opts.format, out)?;
             out.flush()?;
         }
-        Some(p) => {
-            write_atomic_with(p, |w| report::write(&report, opts.format, w)).map_err(|source| {
-                GradeError::WriteReport {
-                    path: p.clone(),
-                    source,
-                }
-            })?
-        }
+        Some(p) => mcp_probe_schema::fsutil::write_atomic_with(p, false, |w| {
+            report::write(&report, opts.format, w)
+        })
+        .map_err(|source| GradeError::WriteReport {
+            path: p.clone(),
+            source,
+        })?,
     }
     Ok(())
-}
-
-/// Write `path` atomically with what `write` writes: to a temporary file beside it,
-/// synced, then renamed over it; the temporary file is removed when anything fails, so a
-/// failed run leaves the old file (or none), never half a report.
-fn write_atomic_with(
-    path: &Path,
-    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
-) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .ok_or_else(|| std::io::Error::other("not a file name"))?;
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(format!(".{}.tmp", std::process::id()));
-    let tmp = dir.join(tmp_name);
-    let result = (|| {
-        let f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
-        let mut w = std::io::BufWriter::with_capacity(1 << 16, f);
-        write(&mut w)?;
-        let f = w.into_inner().map_err(|e| e.into_error())?;
-        f.sync_all()?;
-        drop(f);
-        std::fs::rename(&tmp, path)?;
-        if let Ok(d) = std::fs::File::open(&dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
 }
 
 /// The baseline a bundle is graded against, and what the report says of it: the
