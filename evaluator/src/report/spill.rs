@@ -180,25 +180,8 @@ impl Spill {
     /// The outcome of every check row on server `server` (`None`: it has none), read
     /// back from the file.
     pub fn server_outcomes(&self, server: usize) -> Result<Vec<Option<Outcome>>, SpillError> {
-        let mut file = self
-            .reader
-            .lock()
-            .map_err(|_| self.err(std::io::Error::other("the spill reader was poisoned")))?;
-        let mut buf = Vec::new();
         let places = self.index.get(server).map(Vec::as_slice).unwrap_or(&[]);
-        let mut out = Vec::with_capacity(places.len());
-        for p in places {
-            let Some((at, len)) = *p else {
-                out.push(None);
-                continue;
-            };
-            buf.resize(len as usize, 0);
-            file.seek(SeekFrom::Start(at))
-                .and_then(|_| file.read_exact(&mut buf))
-                .map_err(|e| self.err(e))?;
-            out.push(Some(decode(&buf).map_err(|e| self.err(e))?.0));
-        }
-        Ok(out)
+        Ok(without_excerpts(self.read(places.iter().copied())?))
     }
 
     /// The outcome of check row `row` on server `server`, with the excerpts of its
@@ -208,34 +191,19 @@ impl Spill {
         server: usize,
         row: usize,
     ) -> Result<Option<(Outcome, Excerpts)>, SpillError> {
-        let Some((at, len)) = self
+        let place = self
             .index
             .get(server)
             .and_then(|p| p.get(row))
             .copied()
-            .flatten()
-        else {
-            return Ok(None);
-        };
-        let mut file = self
-            .reader
-            .lock()
-            .map_err(|_| self.err(std::io::Error::other("the spill reader was poisoned")))?;
-        let mut buf = vec![0; len as usize];
-        file.seek(SeekFrom::Start(at))
-            .and_then(|_| file.read_exact(&mut buf))
-            .map_err(|e| self.err(e))?;
-        decode(&buf).map(Some).map_err(|e| self.err(e))
+            .flatten();
+        Ok(self.read(std::iter::once(place))?.pop().flatten())
     }
 
     /// The outcome of check row `row` on every server, in server order (`None`: that
     /// server has none), read back from the file.
     pub fn row(&self, row: usize) -> Result<Vec<Option<Outcome>>, SpillError> {
-        Ok(self
-            .row_and_excerpts(row)?
-            .into_iter()
-            .map(|o| o.map(|(o, _)| o))
-            .collect())
+        Ok(without_excerpts(self.row_and_excerpts(row)?))
     }
 
     /// [`Spill::row`], each outcome with the excerpts of its records.
@@ -243,14 +211,27 @@ impl Spill {
         &self,
         row: usize,
     ) -> Result<Vec<Option<(Outcome, Excerpts)>>, SpillError> {
+        self.read(
+            self.index
+                .iter()
+                .map(|places| places.get(row).copied().flatten()),
+        )
+    }
+
+    /// The outcomes (with their excerpts) at `places`, in order, under one lock of the
+    /// reader and with one buffer.
+    fn read(
+        &self,
+        places: impl Iterator<Item = Option<(u64, u32)>>,
+    ) -> Result<Vec<Option<(Outcome, Excerpts)>>, SpillError> {
         let mut file = self
             .reader
             .lock()
             .map_err(|_| self.err(std::io::Error::other("the spill reader was poisoned")))?;
         let mut buf = Vec::new();
-        let mut out = Vec::with_capacity(self.index.len());
-        for places in &self.index {
-            let Some((at, len)) = places.get(row).copied().flatten() else {
+        let mut out = Vec::new();
+        for place in places {
+            let Some((at, len)) = place else {
                 out.push(None);
                 continue;
             };
@@ -262,6 +243,10 @@ impl Spill {
         }
         Ok(out)
     }
+}
+
+fn without_excerpts(v: Vec<Option<(Outcome, Excerpts)>>) -> Vec<Option<Outcome>> {
+    v.into_iter().map(|o| o.map(|(o, _)| o)).collect()
 }
 
 // The encoding of one outcome: fixed-width integers (little endian), strings as a u32
