@@ -134,6 +134,15 @@ fn inventory_bundle() -> Vec<u8> {
     seal(&evidence(URL, inventory_records()), &test_key(1))
 }
 
+/// The public key beside the example bundles (a PEM file that is not a bundle).
+fn example_key() -> Vec<u8> {
+    std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/collector.pub"
+    ))
+    .expect("examples/collector.pub")
+}
+
 fn sample() -> Vec<u8> {
     sample_bundle(&test_key(1), 3, 200)
 }
@@ -287,11 +296,7 @@ fn truncated_and_not_a_bundle_exit_3() {
 #[test]
 fn a_key_or_a_report_given_as_a_bundle_is_named_by_what_it_is() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let key = std::fs::read(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../examples/collector.pub"
-    ))
-    .expect("examples/collector.pub");
+    let key = example_key();
     write(dir.path(), "collector.pub", &key);
     write(
         dir.path(),
@@ -314,11 +319,7 @@ fn a_key_or_a_report_given_as_a_bundle_is_named_by_what_it_is() {
 #[test]
 fn grading_a_glob_skips_the_key_and_readme_beside_the_bundles() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let key = std::fs::read(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../examples/collector.pub"
-    ))
-    .expect("examples/collector.pub");
+    let key = example_key();
     write(dir.path(), "collector.pub", &key);
     write(dir.path(), "README.md", b"# bundles\n");
     write(dir.path(), "a.mcpev", &sample());
