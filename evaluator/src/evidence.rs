@@ -28,8 +28,8 @@ pub struct Evidence {
     pub signer: String,
     /// Inventory across every page.
     pub inventory: Inventory,
-    /// Parsed JSON-RPC messages per record (by position), filled on first use.
-    parsed: Arc<Vec<OnceLock<Vec<Value>>>>,
+    /// What is parsed of each record (by position), filled on first use.
+    parsed: Arc<Vec<Memo>>,
     /// Set on the view of another era's session ([`Evidence::other_eras`]): that
     /// session, standing in for the negotiated one, and its revision.
     era_view: Option<(Session, String)>,
@@ -94,6 +94,21 @@ pub fn stdio_as_exchange(x: &StdioExchange) -> HttpExchange {
     }
 }
 
+/// The bundle's memo of one record's parsed JSON: each part parsed on first use and
+/// read by every check after (the bodies of a bundle are parsed once, not once per
+/// check or per call).
+#[derive(Debug, Default)]
+pub(crate) struct Memo {
+    /// Every JSON-RPC message of the response ([`Exchange::messages`]).
+    messages: OnceLock<Vec<Value>>,
+    /// The request body parsed ([`Exchange::request_json`]).
+    request: OnceLock<Option<Value>>,
+    /// Which of `messages` is the answer ([`Exchange::answer`]).
+    answer: OnceLock<Option<usize>>,
+    /// The response body parsed as one document ([`Exchange::body_json`]).
+    body: OnceLock<Option<Value>>,
+}
+
 /// One HTTP exchange with its JSON-RPC reading.
 #[derive(Debug, Clone, Copy)]
 pub struct Exchange<'a> {
@@ -101,9 +116,9 @@ pub struct Exchange<'a> {
     pub record: &'a Record,
     /// The exchange.
     pub http: &'a HttpExchange,
-    /// The bundle's memo of this record's parsed JSON-RPC messages (bodies are parsed
-    /// once per bundle, not once per check).
-    cache: Option<&'a OnceLock<Vec<Value>>>,
+    /// The bundle's memo of this record's parsed JSON (bodies are parsed once per
+    /// bundle, not once per check).
+    cache: Option<&'a Memo>,
     /// HTTP+SSE: what the event stream carried for this `POST`.
     stream: Option<&'a StreamAnswer>,
 }
@@ -149,11 +164,53 @@ impl<'a> Exchange<'a> {
         self.stream.map(|s| s.seqs.as_slice()).unwrap_or(&[])
     }
 
-    fn with_messages<T>(&self, f: impl FnOnce(&[Value]) -> T) -> T {
+    /// `f` on every JSON-RPC message of the response (none from a body that did not
+    /// end whole), read from the bundle's memo without copying them.
+    pub fn with_messages<T>(&self, f: impl FnOnce(&[Value]) -> T) -> T {
         match self.cache {
-            Some(c) => f(c.get_or_init(|| self.parse_messages())),
+            Some(c) => f(c.messages.get_or_init(|| self.parse_messages())),
             None => f(&self.parse_messages()),
         }
+    }
+
+    fn parse_request(&self) -> Option<Value> {
+        serde_json::from_slice(&self.http.request.body.bytes).ok()
+    }
+
+    /// `f` on the JSON-RPC request body sent (parsed), read from the bundle's memo.
+    pub fn with_request<T>(&self, f: impl FnOnce(Option<&Value>) -> T) -> T {
+        match self.cache {
+            Some(c) => f(c.request.get_or_init(|| self.parse_request()).as_ref()),
+            None => f(self.parse_request().as_ref()),
+        }
+    }
+
+    /// Which message of [`with_messages`](Self::with_messages) is the answer.
+    fn answer_index(&self) -> Option<usize> {
+        let find = || {
+            let id = self
+                .with_request(|r| r.and_then(|r| r.get("id").cloned()))
+                .unwrap_or(Value::Null);
+            self.with_messages(|msgs| {
+                derive::response_to(msgs, &id)
+                    .or_else(|| {
+                        msgs.iter()
+                            .find(|m| m.get("result").is_some() || m.get("error").is_some())
+                    })
+                    .and_then(|a| msgs.iter().position(|m| std::ptr::eq(m, a)))
+            })
+        };
+        match self.cache {
+            Some(c) => *c.answer.get_or_init(find),
+            None => find(),
+        }
+    }
+
+    /// `f` on the answer ([`answer`](Self::answer)), read from the bundle's memo without
+    /// copying it.
+    pub fn with_answer<T>(&self, f: impl FnOnce(Option<&Value>) -> T) -> T {
+        let i = self.answer_index();
+        self.with_messages(|msgs| f(i.and_then(|i| msgs.get(i))))
     }
     /// The response, if one arrived.
     pub fn response(&self) -> Option<&'a HttpResponse> {
@@ -211,11 +268,17 @@ impl<'a> Exchange<'a> {
     /// when the body ended whole: a body cut by a transport error or the read limit is
     /// not the server's answer, whatever its stored bytes parse to.
     pub fn body_json(&self) -> Option<Value> {
-        let r = self.response()?;
-        if derive::body_cut(&r.body).is_some() {
-            return None;
+        let parse = || {
+            let r = self.response()?;
+            if derive::body_cut(&r.body).is_some() {
+                return None;
+            }
+            serde_json::from_slice(&r.body.bytes).ok()
+        };
+        match self.cache {
+            Some(c) => c.body.get_or_init(parse).clone(),
+            None => parse(),
         }
-        serde_json::from_slice(&r.body.bytes).ok()
     }
 
     /// HTTP status, if a response arrived.
@@ -230,25 +293,14 @@ impl<'a> Exchange<'a> {
 
     /// The JSON-RPC request body sent.
     pub fn request_json(&self) -> Option<Value> {
-        serde_json::from_slice(&self.http.request.body.bytes).ok()
+        self.with_request(|r| r.cloned())
     }
 
     /// The response to the request's id (for a null id: the first error/result message
     /// carrying `"id": null`, or the only message). `None` from a body that did not end
     /// whole: see [`cut`](Self::cut).
     pub fn answer(&self) -> Option<Value> {
-        let id = self
-            .request_json()
-            .and_then(|r| r.get("id").cloned())
-            .unwrap_or(Value::Null);
-        self.with_messages(|msgs| {
-            derive::response_to(msgs, &id)
-                .or_else(|| {
-                    msgs.iter()
-                        .find(|m| m.get("result").is_some() || m.get("error").is_some())
-                })
-                .cloned()
-        })
+        self.with_answer(|a| a.cloned())
     }
 
     /// A response header value (first), as text.
@@ -303,7 +355,7 @@ impl Evidence {
             path: path.into(),
             signer: v.signer.key_id(),
             payload: v.evidence,
-            parsed: Arc::new((0..v.records.len()).map(|_| OnceLock::new()).collect()),
+            parsed: Arc::new((0..v.records.len()).map(|_| Memo::default()).collect()),
             records: Arc::new(v.records),
             inventory,
             era_view: None,

@@ -63,24 +63,25 @@ fn results(ev: &Evidence) -> Vec<ResultMeta> {
             continue;
         }
         let method = x
-            .request_json()
-            .and_then(|r| r.get("method").and_then(Value::as_str).map(line))
+            .with_request(|r| r.and_then(|r| r.get("method")?.as_str().map(line)))
             .unwrap_or_else(|| "(no method)".into());
-        for m in x.messages() {
-            let Some(result) = m.get("result") else {
-                continue;
-            };
-            let names_server = result
-                .get("_meta")
-                .and_then(|m| m.get(meta::SERVER_INFO))
-                .and_then(Value::as_object)
-                .is_some_and(|o| !o.is_empty());
-            out.push(ResultMeta {
-                method: method.clone(),
-                names_server,
-                seq: record.seq,
-            });
-        }
+        x.with_messages(|msgs| {
+            for m in msgs {
+                let Some(result) = m.get("result") else {
+                    continue;
+                };
+                let names_server = result
+                    .get("_meta")
+                    .and_then(|m| m.get(meta::SERVER_INFO))
+                    .and_then(Value::as_object)
+                    .is_some_and(|o| !o.is_empty());
+                out.push(ResultMeta {
+                    method: method.clone(),
+                    names_server,
+                    seq: record.seq,
+                });
+            }
+        });
     }
     out
 }

@@ -116,20 +116,29 @@ impl Read {
                             } else {
                                 // The exchange's messages: its body's, and on HTTP+SSE
                                 // those the event stream carried for it.
-                                let msgs = xc.messages();
                                 let id = derive::request_id(&x.request.body.bytes)
                                     .unwrap_or(Value::Null);
-                                match derive::response_to(&msgs, &id) {
-                                    Some(m) => match m.get("result") {
-                                        Some(result) => {
-                                            read.page(result);
-                                            continue;
-                                        }
-                                        None => NoPage::Refused(refusal(&shown, m.get("error"))),
-                                    },
-                                    None => {
-                                        NoPage::Unparsable(unparsable(resp, &id, msgs.is_empty()))
-                                    }
+                                let no_page =
+                                    xc.with_messages(|msgs| match derive::response_to(msgs, &id) {
+                                        Some(m) => match m.get("result") {
+                                            Some(result) => {
+                                                read.page(result);
+                                                None
+                                            }
+                                            None => Some(NoPage::Refused(refusal(
+                                                &shown,
+                                                m.get("error"),
+                                            ))),
+                                        },
+                                        None => Some(NoPage::Unparsable(unparsable(
+                                            resp,
+                                            &id,
+                                            msgs.is_empty(),
+                                        ))),
+                                    });
+                                match no_page {
+                                    Some(n) => n,
+                                    None => continue,
                                 }
                             }
                         }

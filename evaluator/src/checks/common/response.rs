@@ -72,24 +72,24 @@ impl Resp {
     /// Read the response of `x`; `None` when no response arrived.
     pub fn read(x: &Exchange<'_>) -> Option<Resp> {
         let r = x.response()?;
-        let answer = x.answer();
-        let error = answer
-            .as_ref()
-            .and_then(|a| a.get("error"))
-            .and_then(Value::as_object)
-            .map(|e| {
-                (
-                    e.get("code").and_then(Value::as_i64),
-                    e.get("message")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string(),
-                )
-            });
-        let has_result = answer
-            .as_ref()
-            .and_then(|a| a.get("result"))
-            .is_some_and(|r| !r.is_null());
+        let (error, has_result) = x.with_answer(|answer| {
+            let error = answer
+                .and_then(|a| a.get("error"))
+                .and_then(Value::as_object)
+                .map(|e| {
+                    (
+                        e.get("code").and_then(Value::as_i64),
+                        e.get("message")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_string(),
+                    )
+                });
+            let has_result = answer
+                .and_then(|a| a.get("result"))
+                .is_some_and(|r| !r.is_null());
+            (error, has_result)
+        });
         let e = excerpt(&r.body.bytes, 80);
         Some(Resp {
             seq: x.seq(),

@@ -189,30 +189,34 @@ pub fn read(x: &Exchange<'_>) -> Answer {
     };
     let status = resp.status;
     let shown = x.shown().unwrap_or_default();
-    let answer = x.answer();
-    let reply = if let Some(err) = answer
-        .as_ref()
-        .and_then(|a| a.get("error"))
-        .and_then(Value::as_object)
-    {
-        let sent_id = x.request_json().and_then(|r| r.get("id").cloned());
-        let foreign_id = answer
-            .as_ref()
-            .and_then(|a| a.get("id"))
-            .filter(|id| !id.is_null() && Some(*id) != sent_id.as_ref())
-            .map(|id| short(&id.to_string()));
-        Reply::Error(RpcError {
-            code: err.get("code").and_then(Value::as_i64),
-            message: err
-                .get("message")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string(),
-            data: err.get("data").cloned(),
-            foreign_id,
-        })
-    } else if let Some(result) = answer.as_ref().and_then(|a| a.get("result")) {
-        Reply::Result(result.clone())
+    let read = x.with_answer(|answer| {
+        if let Some(err) = answer
+            .and_then(|a| a.get("error"))
+            .and_then(Value::as_object)
+        {
+            let sent_id = x.with_request(|r| r.and_then(|r| r.get("id").cloned()));
+            let foreign_id = answer
+                .and_then(|a| a.get("id"))
+                .filter(|id| !id.is_null() && Some(*id) != sent_id.as_ref())
+                .map(|id| short(&id.to_string()));
+            Some(Reply::Error(RpcError {
+                code: err.get("code").and_then(Value::as_i64),
+                message: err
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string(),
+                data: err.get("data").cloned(),
+                foreign_id,
+            }))
+        } else {
+            answer
+                .and_then(|a| a.get("result"))
+                .map(|result| Reply::Result(result.clone()))
+        }
+    });
+    let reply = if let Some(reply) = read {
+        reply
     } else {
         let broken = match &resp.body.end {
             BodyEnd::Error(e) => Some(format!("the body broke off ({e})")),

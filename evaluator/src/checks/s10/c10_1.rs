@@ -357,9 +357,14 @@ fn cacheable_fields(x: &Exchange<'_>, modern: bool) -> String {
     if let Some(cut) = x.cut() {
         return format!("could not be read: {cut}");
     }
-    let Some(result) = x.answer().and_then(|a| a.get("result").cloned()) else {
-        return "could not be read: the response carries no JSON-RPC result".into();
-    };
+    x.with_answer(|a| match a.and_then(|a| a.get("result")) {
+        Some(result) => cacheable_fields_of(result, modern),
+        None => "could not be read: the response carries no JSON-RPC result".into(),
+    })
+}
+
+/// [`cacheable_fields`] of a result read.
+fn cacheable_fields_of(result: &Value, modern: bool) -> String {
     let fields = ["resultType", "ttlMs", "cacheScope"];
     let present: Vec<String> = fields
         .iter()

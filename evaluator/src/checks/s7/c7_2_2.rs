@@ -102,33 +102,33 @@ fn observe(ev: &Evidence) -> Observed {
     let mut sent = BTreeSet::new();
     for l in READ {
         for x in ev.exchanges(l) {
-            if let Some(t) = x
-                .request_json()
-                .as_ref()
-                .and_then(|r| r.get("params"))
-                .and_then(|p| p.get("_meta"))
-                .and_then(|m| m.get("progressToken"))
-                .and_then(token_text)
-            {
+            if let Some(t) = x.with_request(|r| {
+                r.and_then(|r| r.get("params"))
+                    .and_then(|p| p.get("_meta"))
+                    .and_then(|m| m.get("progressToken"))
+                    .and_then(token_text)
+            }) {
                 sent.insert(t);
             }
-            for m in x.messages() {
-                let Some(method) = m.get("method").and_then(Value::as_str) else {
-                    continue;
-                };
-                if m.get("id").is_some() {
-                    continue;
+            x.with_messages(|msgs| {
+                for m in msgs {
+                    let Some(method) = m.get("method").and_then(Value::as_str) else {
+                        continue;
+                    };
+                    if m.get("id").is_some() {
+                        continue;
+                    }
+                    let params = m.get("params");
+                    seen.push(Seen {
+                        method: method.to_string(),
+                        meta_ok: names_sender(params),
+                        token: params
+                            .and_then(|p| p.get("progressToken"))
+                            .and_then(token_text),
+                        seq: x.seq(),
+                    });
                 }
-                let params = m.get("params");
-                seen.push(Seen {
-                    method: method.to_string(),
-                    meta_ok: names_sender(params),
-                    token: params
-                        .and_then(|p| p.get("progressToken"))
-                        .and_then(token_text),
-                    seq: x.seq(),
-                });
-            }
+            });
         }
     }
     // On 2026-07-28 the channel is the listen stream when one was opened (a bundle

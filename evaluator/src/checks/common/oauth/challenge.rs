@@ -203,12 +203,14 @@ pub(crate) fn read_unauth(ev: &Evidence) -> Unauth {
         };
         return Unauth::NoResponse { seq: x.seq(), why };
     };
-    let answer = x.answer();
-    let error = answer.as_ref().and_then(|a| a.get("error")).is_some();
-    let result = answer
-        .as_ref()
-        .and_then(|a| a.get("result"))
-        .is_some_and(|v| !v.is_null());
+    let (error, result) = x.with_answer(|answer| {
+        (
+            answer.and_then(|a| a.get("error")).is_some(),
+            answer
+                .and_then(|a| a.get("result"))
+                .is_some_and(|v| !v.is_null()),
+        )
+    });
     let streamed = derive::media_type(&r.headers).as_deref() == Some("text/event-stream");
     match r.status {
         401 | 403 => Unauth::Challenged(Challenged::read(&x, leg::AUTH_NONE)),
