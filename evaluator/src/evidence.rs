@@ -109,6 +109,13 @@ pub(crate) struct Memo {
     body: OnceLock<Option<Value>>,
 }
 
+/// The longest body whose parse the memo keeps (256 KiB). A longer one is parsed again
+/// at each use and dropped after it: a bundle of a few very long bodies (a tool list of
+/// 1 MiB descriptions) is then held as its records and its inventory, not a third time
+/// as parsed messages (docs/performance.md, "How the costs grow with the size of a
+/// bundle"). Every body of an ordinary bundle is far shorter.
+const MEMO_BODY_MAX: usize = 256 * 1024;
+
 /// One HTTP exchange with its JSON-RPC reading.
 #[derive(Debug, Clone, Copy)]
 pub struct Exchange<'a> {
@@ -167,10 +174,19 @@ impl<'a> Exchange<'a> {
     /// `f` on every JSON-RPC message of the response (none from a body that did not
     /// end whole), read from the bundle's memo without copying them.
     pub fn with_messages<T>(&self, f: impl FnOnce(&[Value]) -> T) -> T {
+        let long = self
+            .response()
+            .is_some_and(|r| r.body.bytes.len() > MEMO_BODY_MAX);
         match self.cache {
-            Some(c) => f(c.messages.get_or_init(|| self.parse_messages())),
-            None => f(&self.parse_messages()),
+            Some(c) if !long => f(c.messages.get_or_init(|| self.parse_messages())),
+            _ => f(&self.parse_messages()),
         }
+    }
+
+    /// The memo, unless the request body is too long to keep its parse.
+    fn request_memo(&self) -> Option<&'a Memo> {
+        self.cache
+            .filter(|_| self.http.request.body.bytes.len() <= MEMO_BODY_MAX)
     }
 
     fn parse_request(&self) -> Option<Value> {
@@ -179,7 +195,7 @@ impl<'a> Exchange<'a> {
 
     /// `f` on the JSON-RPC request body sent (parsed), read from the bundle's memo.
     pub fn with_request<T>(&self, f: impl FnOnce(Option<&Value>) -> T) -> T {
-        match self.cache {
+        match self.request_memo() {
             Some(c) => f(c.request.get_or_init(|| self.parse_request()).as_ref()),
             None => f(self.parse_request().as_ref()),
         }
@@ -275,9 +291,12 @@ impl<'a> Exchange<'a> {
             }
             serde_json::from_slice(&r.body.bytes).ok()
         };
+        let long = self
+            .response()
+            .is_some_and(|r| r.body.bytes.len() > MEMO_BODY_MAX);
         match self.cache {
-            Some(c) => c.body.get_or_init(parse).clone(),
-            None => parse(),
+            Some(c) if !long => c.body.get_or_init(parse).clone(),
+            _ => parse(),
         }
     }
 

@@ -1,5 +1,10 @@
 //! `mcp-grade`: parse flags, run the command, map its status to an exit code.
 
+/// mimalloc, not the C library's allocator: grading 520 bundles took about a fifth less
+/// CPU with it, for about 8 MiB more at rest (docs/performance.md, "Allocator").
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
