@@ -18,7 +18,7 @@
 //! is open, so not even a killed process leaves it behind.
 
 use std::fs::File;
-use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -236,12 +236,25 @@ impl Spill {
                 continue;
             };
             buf.resize(len as usize, 0);
-            file.seek(SeekFrom::Start(at))
-                .and_then(|_| file.read_exact(&mut buf))
-                .map_err(|e| self.err(e))?;
+            read_at(&mut file, &mut buf, at).map_err(|e| self.err(e))?;
             out.push(Some(decode(&buf).map_err(|e| self.err(e))?));
         }
         Ok(out)
+    }
+}
+
+/// Fill `buf` from `file` at offset `at`: one `pread` on Unix (no seek: a report reads
+/// tens of thousands of outcomes, each at its own place), a seek and a read elsewhere.
+fn read_at(file: &mut std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::FileExt::read_exact_at(&*file, buf, at)
+    }
+    #[cfg(not(unix))]
+    {
+        use std::io::{Read, Seek, SeekFrom};
+        file.seek(SeekFrom::Start(at))?;
+        file.read_exact(buf)
     }
 }
 
