@@ -48,7 +48,10 @@ export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/n
 # target only, not to build scripts and proc macros (which could not be crt-static).
 cargo_home=${CARGO_HOME:-$HOME/.cargo}
 export CARGO_INCREMENTAL=0
-export RUSTFLAGS="-C target-feature=+crt-static --remap-path-prefix=$root=/mcp-probe --remap-path-prefix=$cargo_home=/cargo"
+# getrandom 0.3 and 0.4 look glibc's getrandom() up with dlsym, which finds nothing in a
+# static binary, and then read /dev/urandom: this cfg makes them call it directly, so the
+# binaries need no /dev (getrandom 0.2, used by ring, and std make the system call anyway).
+export RUSTFLAGS="-C target-feature=+crt-static --cfg getrandom_backend=\"linux_getrandom\" --remap-path-prefix=$root=/mcp-probe --remap-path-prefix=$cargo_home=/cargo"
 export CFLAGS="-ffile-prefix-map=$root=/mcp-probe -ffile-prefix-map=$cargo_home=/cargo"
 unset CARGO_BUILD_RUSTFLAGS CARGO_ENCODED_RUSTFLAGS
 

@@ -5,8 +5,9 @@
 #
 # 1. scripts/dist.sh: the tarball, SBOMs and SHA256SUMS; both binaries static (`ldd`),
 #    with no NSS in them, and the dependency list embedded (cargo-auditable's section).
-# 2. Empty root: a directory holding only the two binaries, /etc/hosts, /etc/resolv.conf,
-#    a CA file and the devices /dev/random and /dev/urandom; mcp-collect runs there under chroot with `env -i` against a lab
+# 2. Empty root: a directory holding only the two binaries, /etc/hosts, /etc/resolv.conf
+#    and a CA file (no /dev: randomness comes from the getrandom system call); mcp-collect
+#    runs there under chroot with `env -i` against a lab
 #    server by address, by a name from that /etc/hosts, and over TLS by `localhost`;
 #    mcp-grade verifies and grades the bundles there. The verdicts equal those the debug
 #    build's bundle of the same server gets.
@@ -85,14 +86,12 @@ else
   # Only loopback: a name missing from hosts would be asked of 127.0.0.1, never elsewhere.
   printf 'nameserver 127.0.0.1\n' >"$er/etc/resolv.conf"
   cp "$LAB_TLS_CA" "$er/etc/ssl/certs/ca-certificates.crt"
-  # The kernel's random devices: the getrandom crate finds no getrandom(2) wrapper in a
-  # static binary (it looks it up dynamically) and falls back to /dev/random (polled once
-  # for readiness) and /dev/urandom, which every Linux host has (docs/install.md).
-  mkdir -p "$er/dev"
-  mknod -m 444 "$er/dev/random" c 1 8
-  mknod -m 444 "$er/dev/urandom" c 1 9
+  # No /dev: the signing key, nonces and PKCE verifiers come from the getrandom system
+  # call (dist.sh's getrandom_backend cfg), never from /dev/urandom (docs/install.md).
   inroot() { env -i MCP_PROBE_HOME=/state /usr/sbin/chroot "$er" "$@"; }
   [ "$(find "$er" -type f | wc -l)" -eq 5 ] || fail "the empty root holds more than 5 files"
+  [ "$(find "$er" ! -type f ! -type d | wc -l)" -eq 0 ] || fail "the empty root holds more than files and folders"
+  [ ! -e "$er/dev" ] || fail "the empty root has a /dev"
 
   by_addr=$LAB_PY2
   # By name: the server without DNS-rebinding protection (py2 answers any other Host
