@@ -56,7 +56,10 @@ export CFLAGS="-ffile-prefix-map=$root=/mcp-probe -ffile-prefix-map=$cargo_home=
 unset CARGO_BUILD_RUSTFLAGS CARGO_ENCODED_RUSTFLAGS
 
 start=$SECONDS
-cargo auditable build --locked --profile dist --target "$TRIPLE" \
+# The C compiler reads SOURCE_DATE_EPOCH (for __DATE__ and __TIME__), so cc-built crates
+# (ring) tell cargo to rebuild when it changes: the commit's time would rebuild them after
+# every commit. The binaries get a constant instead; the commit's time is for the tarball.
+SOURCE_DATE_EPOCH=0 cargo auditable build --locked --profile dist --target "$TRIPLE" \
   -p mcp-probe-collector -p mcp-probe-evaluator --bins
 built=target/$TRIPLE/dist
 for b in "${BINS[@]}"; do
