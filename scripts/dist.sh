@@ -59,13 +59,8 @@ start=$SECONDS
 # The C compiler reads SOURCE_DATE_EPOCH (for __DATE__ and __TIME__), so cc-built crates
 # (ring) tell cargo to rebuild when it changes: the commit's time would rebuild them after
 # every commit. The binaries get a constant instead; the commit's time is for the tarball.
-# One cargo run per binary: built together, cargo would give their shared dependencies
-# the union of both packages' features, and mcp-collect carried 1.2 MB of mcp-grade's
-# (hashbrown's inline-more, serde_json's float_roundtrip, ...; docs/install.md, "Sizes").
-for pkg in mcp-probe-collector mcp-probe-evaluator; do
-  SOURCE_DATE_EPOCH=0 cargo auditable build --locked --profile dist --target "$TRIPLE" \
-    -p "$pkg" --bins
-done
+SOURCE_DATE_EPOCH=0 cargo auditable build --locked --profile dist --target "$TRIPLE" \
+  -p mcp-probe-collector -p mcp-probe-evaluator --bins
 built=target/$TRIPLE/dist
 for b in "${BINS[@]}"; do
   # A static executable: `ldd` says "not a dynamic executable"; no program interpreter.
