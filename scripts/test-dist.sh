@@ -62,6 +62,8 @@ for b in mcp-collect mcp-grade; do
   # its configuration file; a binary without that string cannot load an NSS module.
   if grep -aq 'nsswitch.conf' "$built/$b"; then fail "$b contains glibc's NSS code"; fi
   objdump -h "$built/$b" | grep -q '\.dep-v0' || fail "$b has no cargo-auditable .dep-v0 section"
+  # Stripped: cargo once left the symbols in a package with a profile override (Cargo.toml).
+  if readelf -S "$built/$b" | grep -q '\.symtab'; then fail "$b has a symbol table (not stripped)"; fi
   size=$(stat -c %s "$built/$b")
   awk -v b="$b" -v s="$size" 'BEGIN { printf "%s: %d bytes (%.2f MiB)\n", b, s, s / 1048576 }'
 done
