@@ -48,12 +48,18 @@ export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/n
 # target only, not to build scripts and proc macros (which could not be crt-static).
 cargo_home=${CARGO_HOME:-$HOME/.cargo}
 export CARGO_INCREMENTAL=0
-export RUSTFLAGS="-C target-feature=+crt-static --remap-path-prefix=$root=/mcp-probe --remap-path-prefix=$cargo_home=/cargo"
+# getrandom 0.3 and 0.4 look glibc's getrandom() up with dlsym, which finds nothing in a
+# static binary, and then read /dev/urandom: this cfg makes them call it directly, so the
+# binaries need no /dev (getrandom 0.2, used by ring, and std make the system call anyway).
+export RUSTFLAGS="-C target-feature=+crt-static --cfg getrandom_backend=\"linux_getrandom\" --remap-path-prefix=$root=/mcp-probe --remap-path-prefix=$cargo_home=/cargo"
 export CFLAGS="-ffile-prefix-map=$root=/mcp-probe -ffile-prefix-map=$cargo_home=/cargo"
 unset CARGO_BUILD_RUSTFLAGS CARGO_ENCODED_RUSTFLAGS
 
 start=$SECONDS
-cargo auditable build --locked --profile dist --target "$TRIPLE" \
+# The C compiler reads SOURCE_DATE_EPOCH (for __DATE__ and __TIME__), so cc-built crates
+# (ring) tell cargo to rebuild when it changes: the commit's time would rebuild them after
+# every commit. The binaries get a constant instead; the commit's time is for the tarball.
+SOURCE_DATE_EPOCH=0 cargo auditable build --locked --profile dist --target "$TRIPLE" \
   -p mcp-probe-collector -p mcp-probe-evaluator --bins
 built=target/$TRIPLE/dist
 for b in "${BINS[@]}"; do

@@ -833,13 +833,25 @@ fn literal(s: &str) -> String {
 }
 
 fn redactions() -> Vec<(&'static str, &'static str)> {
-    // The grader's build changes with every commit: whole, and cut to 12 digits.
-    use mcp_probe_evaluator::report::provenance::{short_build, GRADER_BUILD};
+    // The grader's build changes with every commit: whole, and cut to 12 digits. Its
+    // target and compiler change with the toolchain that builds the tests (Markdown
+    // escapes the target's `_`). None of them moves a line break: the text formats
+    // write the provenance on one line, and the summary breaks it before the version.
+    use mcp_probe_evaluator::report::provenance::{
+        short_build, GRADER_BUILD, GRADER_RUSTC, GRADER_TARGET,
+    };
     let build: &'static str = literal(GRADER_BUILD).leak();
     let short: &'static str = literal(&short_build(GRADER_BUILD)).leak();
+    let target: &'static str = literal(GRADER_TARGET).leak();
+    let md_target: &'static str =
+        literal(&mcp_probe_evaluator::report::markdown::cell(GRADER_TARGET)).leak();
+    let rustc: &'static str = literal(GRADER_RUSTC).leak();
     vec![
         (build, "[COMMIT]"),
         (short, "[COMMIT]"),
+        (target, "[TARGET]"),
+        (md_target, "[TARGET]"),
+        (rustc, "[RUSTC]"),
         (r"127\.0\.0\.1:\d+", "127.0.0.1:[PORT]"),
         (r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z", "[TIME]"),
         (r"\b[0-9a-f]{32}\b", "[HEX32]"),

@@ -3,6 +3,12 @@
 //! (`docs/schemas/probe-inputs.schema.json`, embedded here so the two cannot drift) and
 //! refused before any traffic when they do not match it.
 //!
+//! The schema is interpreted here, not by a general JSON Schema validator: only the
+//! keywords and patterns it uses are implemented (another is a build defect the tests
+//! catch), and the tests hold every verdict and message equal to jsonschema's. A
+//! validator with its regular-expression engines was about 1.5 MB of the static binary
+//! (docs/install.md, "Sizes").
+//!
 //! The file is a JSON object keyed by target as typed; each value is an object of that
 //! target's inputs. An unknown key, a wrong type or an out-of-range value is a
 //! [`InputsError::Invalid`] naming the file, the target and the key (a usage error, exit
@@ -12,8 +18,6 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use jsonschema::error::{TypeKind, ValidationErrorKind};
-use jsonschema::paths::LocationSegment;
 use serde_json::Value;
 
 use crate::run::cli::UsageError;
@@ -168,45 +172,265 @@ fn json_type(v: &Value) -> &'static str {
     }
 }
 
-fn type_words(kind: &TypeKind) -> String {
-    let word = |t: String| match t.as_str() {
-        "integer" => "an integer".to_string(),
-        "object" => "an object".to_string(),
-        "array" => "an array".to_string(),
-        "null" => "null".to_string(),
-        other => format!("a {other}"),
-    };
-    match kind {
-        TypeKind::Single(t) => word(t.to_string()),
-        TypeKind::Multiple(set) => set
-            .iter()
-            .map(|t| word(t.to_string()))
-            .collect::<Vec<_>>()
-            .join(" or "),
-    }
+/// `a string`, `an integer`, `null or an object`: the types a value should have had.
+fn type_words(types: &[&str]) -> String {
+    types
+        .iter()
+        .map(|t| match *t {
+            "integer" => "an integer".to_string(),
+            "object" => "an object".to_string(),
+            "array" => "an array".to_string(),
+            "null" => "null".to_string(),
+            other => format!("a {other}"),
+        })
+        .collect::<Vec<_>>()
+        .join(" or ")
 }
 
 /// What is wrong with `value`, in words.
-fn reason(kind: &ValidationErrorKind, value: &Value) -> String {
+fn reason(kind: &Kind, value: &Value) -> String {
     let v = shown(value);
     match kind {
-        ValidationErrorKind::Type { kind } => {
-            format!("{v} is {}, not {}", json_type(value), type_words(kind))
+        Kind::Type(types) => {
+            format!("{v} is {}, not {}", json_type(value), type_words(types))
         }
-        ValidationErrorKind::Minimum { limit } => format!("{v} is below the minimum {limit}"),
-        ValidationErrorKind::Maximum { limit } => format!("{v} is above the maximum {limit}"),
-        ValidationErrorKind::MinLength { .. } => format!("{v} is empty or blank"),
-        ValidationErrorKind::Pattern { .. }
-            if value.as_str().is_some_and(|s| s.trim().is_empty()) =>
-        {
+        Kind::Minimum(limit) => format!("{v} is below the minimum {limit}"),
+        Kind::Maximum(limit) => format!("{v} is above the maximum {limit}"),
+        Kind::MinLength => format!("{v} is empty or blank"),
+        Kind::Pattern if value.as_str().is_some_and(|s| s.trim().is_empty()) => {
             format!("{v} is empty or blank")
         }
-        ValidationErrorKind::Pattern { .. } => format!(
+        Kind::Pattern => format!(
             "{v} does not have the form the schema describes (see its description in \
              docs/schemas/probe-inputs.schema.json)"
         ),
-        other => format!("{v} is not accepted ({})", other.keyword()),
+        Kind::AdditionalProperties(_) => format!("{v} is not accepted (additionalProperties)"),
     }
+}
+
+/// How a value departs from the schema: the keyword it fails.
+#[derive(Debug, Clone, PartialEq)]
+enum Kind {
+    /// `type`: the types it may have, sorted.
+    Type(Vec<&'static str>),
+    /// `minimum`, the limit.
+    Minimum(Value),
+    /// `maximum`, the limit.
+    Maximum(Value),
+    /// `minLength`.
+    MinLength,
+    /// `pattern`.
+    Pattern,
+    /// `additionalProperties: false`: the keys it does not define, in file order.
+    AdditionalProperties(Vec<String>),
+}
+
+/// One mismatch: where (keys and array indexes from the top), what, and the value.
+struct Mismatch<'a> {
+    path: Vec<String>,
+    kind: Kind,
+    value: &'a Value,
+}
+
+/// The JSON Schema types, as `type` names them.
+const TYPES: [&str; 7] = [
+    "array", "boolean", "integer", "null", "number", "object", "string",
+];
+
+/// Whether `v` is of JSON Schema type `t` (an integer is a number without a fraction,
+/// `1.0` included).
+fn has_type(v: &Value, t: &str) -> bool {
+    match (t, v) {
+        ("null", Value::Null)
+        | ("boolean", Value::Bool(_))
+        | ("number", Value::Number(_))
+        | ("string", Value::String(_))
+        | ("array", Value::Array(_))
+        | ("object", Value::Object(_)) => true,
+        ("integer", Value::Number(n)) => {
+            n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)
+        }
+        _ => false,
+    }
+}
+
+/// `\s` of a JSON Schema pattern (ECMA-262): Unicode white space and line terminators
+/// without U+0085, with U+FEFF.
+fn ecma_space(c: char) -> bool {
+    (c.is_whitespace() && c != '\u{85}') || c == '\u{feff}'
+}
+
+/// The schema's `pattern`s, each as the code that matches it (`None`: a pattern this
+/// build does not know, a schema defect the tests catch). A pattern matches anywhere in
+/// the string unless anchored, as ECMA-262 regular expressions do (the tests hold it
+/// equal to jsonschema's).
+fn pattern(p: &str) -> Option<fn(&str) -> bool> {
+    fn not_blank(s: &str) -> bool {
+        s.chars().any(|c| !ecma_space(c))
+    }
+    // `^[A-Za-z][A-Za-z0-9+.-]*://[^/\s]+/?$`: scheme://host[:port], an optional `/`.
+    fn origin(s: &str) -> bool {
+        let Some((scheme, rest)) = s.split_once("://") else {
+            return false;
+        };
+        let mut sc = scheme.chars();
+        let host = rest.strip_suffix('/').unwrap_or(rest);
+        sc.next().is_some_and(|c| c.is_ascii_alphabetic())
+            && sc.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '.' | '-'))
+            && !host.is_empty()
+            && host.chars().all(|c| c != '/' && !ecma_space(c))
+    }
+    match p {
+        r"\S" => Some(not_blank),
+        r"^[A-Za-z][A-Za-z0-9+.-]*://[^/\s]+/?$" => Some(origin),
+        _ => None,
+    }
+}
+
+/// Validate `value` (at `path`) against `schema`, a part of the schema document `root`,
+/// adding every mismatch to `out`. Only the keywords the probe-inputs schema uses are
+/// implemented; any other is an [`InputsError::Schema`], so the schema cannot grow a
+/// rule that is silently not checked.
+fn validate<'a>(
+    root: &Value,
+    schema: &Value,
+    value: &'a Value,
+    path: &mut Vec<String>,
+    out: &mut Vec<Mismatch<'a>>,
+) -> Result<(), InputsError> {
+    let bad = InputsError::Schema;
+    let Some(schema) = schema.as_object() else {
+        return Err(bad(format!("a schema that is not an object: {schema}")));
+    };
+    let push = |out: &mut Vec<Mismatch<'a>>, path: &[String], kind| {
+        out.push(Mismatch {
+            path: path.to_vec(),
+            kind,
+            value,
+        })
+    };
+    let number = |k: &str| {
+        schema[k]
+            .as_f64()
+            .ok_or_else(|| bad(format!("{k} is not a number")))
+    };
+    for (k, rule) in schema {
+        match k.as_str() {
+            "$schema" | "title" | "description" | "$defs" => {}
+            "$ref" => {
+                let target = rule
+                    .as_str()
+                    .and_then(|r| r.strip_prefix("#/$defs/"))
+                    .and_then(|name| root["$defs"].get(name))
+                    .ok_or_else(|| bad(format!("$ref {rule} names no definition")))?;
+                validate(root, target, value, path, out)?;
+            }
+            "type" => {
+                let names: Vec<&str> = match rule {
+                    Value::String(t) => vec![t.as_str()],
+                    Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
+                    _ => Vec::new(),
+                };
+                let mut types: Vec<&'static str> = TYPES
+                    .iter()
+                    .copied()
+                    .filter(|t| names.contains(t))
+                    .collect();
+                if types.is_empty() || types.len() != names.len() {
+                    return Err(bad(format!("type {rule} is not a JSON Schema type")));
+                }
+                types.sort_unstable();
+                if !types.iter().any(|t| has_type(value, t)) {
+                    push(out, path, Kind::Type(types));
+                }
+            }
+            "minLength" => {
+                let n = rule
+                    .as_u64()
+                    .ok_or_else(|| bad("minLength is not a count".into()))?;
+                if value
+                    .as_str()
+                    .is_some_and(|s| (s.chars().count() as u64) < n)
+                {
+                    push(out, path, Kind::MinLength);
+                }
+            }
+            "pattern" => {
+                let p = rule.as_str().unwrap_or_default();
+                let matches =
+                    pattern(p).ok_or_else(|| bad(format!("pattern {rule} is not implemented")))?;
+                if value.as_str().is_some_and(|s| !matches(s)) {
+                    push(out, path, Kind::Pattern);
+                }
+            }
+            "minimum" => {
+                let limit = number(k)?;
+                if value.as_f64().is_some_and(|v| v < limit) {
+                    push(out, path, Kind::Minimum(rule.clone()));
+                }
+            }
+            "maximum" => {
+                let limit = number(k)?;
+                if value.as_f64().is_some_and(|v| v > limit) {
+                    push(out, path, Kind::Maximum(rule.clone()));
+                }
+            }
+            "properties" => {
+                let props = rule
+                    .as_object()
+                    .ok_or_else(|| bad("properties is not an object".into()))?;
+                if let Some(obj) = value.as_object() {
+                    for (name, sub) in props {
+                        if let Some(v) = obj.get(name) {
+                            path.push(name.clone());
+                            validate(root, sub, v, path, out)?;
+                            path.pop();
+                        }
+                    }
+                }
+            }
+            "additionalProperties" => {
+                let Some(obj) = value.as_object() else {
+                    continue;
+                };
+                let known = schema.get("properties").and_then(Value::as_object);
+                let extra = obj
+                    .iter()
+                    .filter(|(name, _)| !known.is_some_and(|p| p.contains_key(*name)));
+                match rule {
+                    Value::Bool(true) => {}
+                    Value::Bool(false) => {
+                        let unexpected: Vec<String> = extra.map(|(n, _)| n.clone()).collect();
+                        if !unexpected.is_empty() {
+                            push(out, path, Kind::AdditionalProperties(unexpected));
+                        }
+                    }
+                    sub => {
+                        for (name, v) in extra {
+                            path.push(name.clone());
+                            validate(root, sub, v, path, out)?;
+                            path.pop();
+                        }
+                    }
+                }
+            }
+            "items" => {
+                if let Some(items) = value.as_array() {
+                    for (i, v) in items.iter().enumerate() {
+                        path.push(i.to_string());
+                        validate(root, rule, v, path, out)?;
+                        path.pop();
+                    }
+                }
+            }
+            other => {
+                return Err(bad(format!(
+                    "keyword {other} is not implemented by mcp-collect"
+                )))
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Validate `doc` (the file's JSON) against the schema. Returns the first problem in file
@@ -214,13 +438,10 @@ fn reason(kind: &ValidationErrorKind, value: &Value) -> String {
 pub fn check(doc: &Value) -> Result<Option<Problem>, InputsError> {
     let schema: Value =
         serde_json::from_str(SCHEMA).map_err(|e| InputsError::Schema(e.to_string()))?;
-    let validator =
-        jsonschema::draft202012::new(&schema).map_err(|e| InputsError::Schema(e.to_string()))?;
+    let mut mismatches = Vec::new();
+    validate(&schema, &schema, doc, &mut Vec::new(), &mut mismatches)?;
     let Some(targets) = doc.as_object() else {
-        return Ok(validator
-            .iter_errors(doc)
-            .next()
-            .map(|_| Problem::NotAnObject));
+        return Ok((!mismatches.is_empty()).then_some(Problem::NotAnObject));
     };
     let position = |t: &str| targets.keys().position(|k| k == t).unwrap_or(usize::MAX);
     let key_position = |t: &str, k: &str| {
@@ -231,18 +452,10 @@ pub fn check(doc: &Value) -> Result<Option<Problem>, InputsError> {
             .unwrap_or(usize::MAX)
     };
     let mut found: Vec<((usize, usize), Problem)> = Vec::new();
-    for e in validator.iter_errors(doc) {
-        let path: Vec<String> = e
-            .instance_path()
-            .iter()
-            .map(|s| match s {
-                LocationSegment::Property(p) => p.to_string(),
-                LocationSegment::Index(i) => i.to_string(),
-            })
-            .collect();
-        let problem = match (path.as_slice(), e.kind()) {
+    for m in mismatches {
+        let problem = match (m.path.as_slice(), &m.kind) {
             ([], _) => Problem::NotAnObject,
-            ([target], ValidationErrorKind::AdditionalProperties { unexpected }) => {
+            ([target], Kind::AdditionalProperties(unexpected)) => {
                 let Some(key) = unexpected
                     .iter()
                     .min_by_key(|k| key_position(target, k))
@@ -259,7 +472,7 @@ pub fn check(doc: &Value) -> Result<Option<Problem>, InputsError> {
                 target: target.clone(),
             },
             ([target, key, rest @ ..], kind) => {
-                let why = reason(kind, e.instance());
+                let why = reason(kind, m.value);
                 Problem::BadValue {
                     target: target.clone(),
                     key: key.clone(),
@@ -579,6 +792,175 @@ mod tests {
         )
         .expect("accepted");
         assert!(none.is_empty(), "{none:?}");
+    }
+
+    /// Every mismatch jsonschema finds in `doc` (path and keyword), sorted.
+    fn by_jsonschema(doc: &Value) -> Vec<String> {
+        use jsonschema::error::{TypeKind, ValidationErrorKind as K};
+        use jsonschema::paths::LocationSegment;
+        let schema: Value = serde_json::from_str(SCHEMA).expect("JSON");
+        let validator = jsonschema::draft202012::new(&schema).expect("compiles");
+        let mut v: Vec<String> = validator
+            .iter_errors(doc)
+            .map(|e| {
+                let path: Vec<String> = e
+                    .instance_path()
+                    .iter()
+                    .map(|s| match s {
+                        LocationSegment::Property(p) => p.to_string(),
+                        LocationSegment::Index(i) => i.to_string(),
+                    })
+                    .collect();
+                let kind = match e.kind() {
+                    K::Type { kind } => {
+                        let mut t: Vec<&'static str> = match kind {
+                            TypeKind::Single(t) => vec![t.to_string()],
+                            TypeKind::Multiple(set) => set.iter().map(|t| t.to_string()).collect(),
+                        }
+                        .iter()
+                        .map(|t| *TYPES.iter().find(|x| **x == t.as_str()).expect("a type"))
+                        .collect();
+                        t.sort_unstable();
+                        Kind::Type(t)
+                    }
+                    K::Minimum { limit } => Kind::Minimum(limit.clone()),
+                    K::Maximum { limit } => Kind::Maximum(limit.clone()),
+                    K::MinLength { .. } => Kind::MinLength,
+                    K::Pattern { .. } => Kind::Pattern,
+                    K::AdditionalProperties { unexpected } => {
+                        let mut u = unexpected.clone();
+                        u.sort();
+                        Kind::AdditionalProperties(u)
+                    }
+                    other => panic!("a keyword the schema does not use: {}", other.keyword()),
+                };
+                format!("{path:?} {kind:?} {}", e.instance())
+            })
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// Every mismatch [`validate`] finds in `doc`, written as [`by_jsonschema`] does.
+    fn by_us(doc: &Value) -> Vec<String> {
+        let schema: Value = serde_json::from_str(SCHEMA).expect("JSON");
+        let mut out = Vec::new();
+        validate(&schema, &schema, doc, &mut Vec::new(), &mut out).expect("implemented");
+        let mut v: Vec<String> = out
+            .into_iter()
+            .map(|m| {
+                let kind = match m.kind {
+                    Kind::AdditionalProperties(mut u) => {
+                        u.sort();
+                        Kind::AdditionalProperties(u)
+                    }
+                    k => k,
+                };
+                format!("{:?} {kind:?} {}", m.path, m.value)
+            })
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn the_schema_is_checked_as_jsonschema_checks_it() {
+        let blank = [
+            "",
+            " ",
+            "\t\n",
+            "\u{a0}",
+            "\u{85}",
+            "\u{2028}",
+            "\u{3000}",
+            "\u{feff}",
+            "\u{200b}",
+            "x",
+            " x ",
+            "\u{feff}x",
+        ];
+        let origins = [
+            "https://a.example",
+            "https://a.example/",
+            "https://a.example:8443",
+            "https://a.example//",
+            "https://a.example/x",
+            "https://",
+            "https:///",
+            "1http://a",
+            "h+t.t-p://a",
+            "http://a b",
+            "http://a\u{a0}b",
+            "http://a\n",
+            "http://a/\n",
+            "a.example",
+            "://a",
+            "HTTP://A",
+            "http://a://b",
+        ];
+        let mut docs = vec![
+            json!([]),
+            json!(null),
+            json!(3),
+            json!({}),
+            json!({T: 7, "b": [], "c": null, "d": {}}),
+            json!({T: {"zzz": 1, "aaa": 2, "max_request_bytes": "x"}}),
+        ];
+        for s in blank.iter().chain(&origins) {
+            for key in [
+                "static_resource_path",
+                "scope_probe_tool",
+                "foreign_resource",
+                "schema_probe_tool",
+                "traversal_control_uri",
+                "allowed_origin",
+            ] {
+                docs.push(json!({T: {key: s}}));
+            }
+            docs.push(json!({T: {"downstream_endpoints": [s, 1, null]}}));
+        }
+        for n in [
+            json!(0),
+            json!(1),
+            json!(1.0),
+            json!(1.5),
+            json!(-0.5),
+            json!(10485760),
+            json!(10485760.0),
+            json!(10485761),
+            json!(1e300),
+            json!(-1e300),
+            json!(u64::MAX),
+            json!(i64::MIN),
+            json!("1"),
+            json!(true),
+        ] {
+            docs.push(json!({T: {"max_request_bytes": n}}));
+        }
+        for v in [
+            json!(null),
+            json!({}),
+            json!([]),
+            json!("x"),
+            json!(1),
+            json!(true),
+        ] {
+            for key in [
+                "oversize_authorised",
+                "tool_calls_authorised",
+                "traversal_authorised",
+                "scope_probe_arguments",
+                "schema_probe_arguments",
+                "tool_arguments",
+                "downstream_endpoints",
+            ] {
+                docs.push(json!({T: {key: v}}));
+            }
+            docs.push(json!({T: {"tool_arguments": {"a": v, "b": {}}}}));
+        }
+        for doc in &docs {
+            assert_eq!(by_us(doc), by_jsonschema(doc), "{doc}");
+        }
     }
 
     #[test]

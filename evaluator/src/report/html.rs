@@ -11,7 +11,8 @@
 //! * Filters by verdict, level and server hide rows and columns (script only).
 //! * Printable: a print style shows every result expanded and hides the filters.
 //! * Provenance, last: the benchmark id, version and SHA-256 (and the tailoring file),
-//!   the grader's version and commit, and the collector build of each server's bundle.
+//!   the grader's version, commit, target and rustc, and the collector build of each
+//!   server's bundle.
 //!
 //! Everything that came from a bundle is HTML-escaped; the only script is the report's
 //! own, and it reads no data from the page beyond element attributes it wrote.
@@ -317,10 +318,12 @@ fn provenance(s: &mut String, r: &Report) {
     }
     let _ = writeln!(
         s,
-        "<li>grader: {} {}, commit <code>{}</code></li>",
+        "<li>grader: {} {}, commit <code>{}</code>, {}, {}</li>",
         esc(&g.name),
         esc(&g.version),
-        esc(&g.commit)
+        esc(&g.commit),
+        esc(&g.target),
+        esc(&g.rustc)
     );
     for (i, srv) in r.servers.iter().enumerate() {
         let _ = writeln!(

@@ -28,7 +28,7 @@ struct Doc<'a> {
     benchmark: Bench,
     grader_version: &'static str,
     /// The benchmark definition (id, version, SHA-256, tailoring) and the grader (name,
-    /// version, git commit) that made this report.
+    /// version, git commit, target, rustc) that made this report.
     provenance: &'a super::provenance::Provenance,
     level: Option<u8>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -466,7 +466,13 @@ mod tests {
         assert_eq!(p["benchmark"]["tailoring"], Value::Null);
         assert_eq!(
             p["grader"],
-            json!({"name": "mcp-grade", "version": GRADER_VERSION, "commit": super::super::provenance::GRADER_BUILD})
+            json!({
+                "name": "mcp-grade",
+                "version": GRADER_VERSION,
+                "commit": super::super::provenance::GRADER_BUILD,
+                "target": super::super::provenance::GRADER_TARGET,
+                "rustc": super::super::provenance::GRADER_RUSTC,
+            })
         );
     }
 }

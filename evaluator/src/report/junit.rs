@@ -13,7 +13,7 @@
 //!
 //! Every suite carries `<properties>`: the benchmark (`benchmark.id`, `.name`,
 //! `.version`, `.sha256`, and `benchmark.tailoring.file`, `.sha256` when a tailoring
-//! file was used) and the grader (`grader.name`, `.version`, `.commit`); a server's
+//! file was used) and the grader (`grader.name`, `.version`, `.commit`, `.target`, `.rustc`); a server's
 //! suite also `collector` (name and version) and `collector.build`. JUnit's
 //! `<testsuites>` has no properties of its own, so each suite holds them.
 
@@ -123,6 +123,8 @@ fn provenance(r: &Report) -> Vec<Property> {
         Property::new("grader.name", g.name.as_str()),
         Property::new("grader.version", g.version.as_str()),
         Property::new("grader.commit", g.commit.as_str()),
+        Property::new("grader.target", g.target.as_str()),
+        Property::new("grader.rustc", g.rustc.as_str()),
     ]);
     v
 }

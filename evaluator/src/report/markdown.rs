@@ -2,7 +2,7 @@
 //! summaries (GitHub-flavoured tables and `<details>`): the totals, one row per server,
 //! the findings with their fix, what stayed undecided, and the rest folded away (the
 //! reported-only checks, the sections no probe reaches, and the provenance: benchmark
-//! id, version and SHA-256, grader version and commit, each server's collector build).
+//! id, version and SHA-256, grader version, commit, target and rustc, each server's collector build).
 //! Everything that came from a bundle is escaped so that it cannot break the table or
 //! inject markup.
 
@@ -191,10 +191,12 @@ fn provenance(s: &mut String, r: &Report) {
     }
     let _ = writeln!(
         s,
-        "- grader: {} {}, commit {}",
+        "- grader: {} {}, commit {}, {}, {}",
         cell(&g.name),
         cell(&g.version),
-        cell(&g.commit)
+        cell(&g.commit),
+        cell(&g.target),
+        cell(&g.rustc)
     );
     for (i, srv) in r.servers.iter().enumerate() {
         let _ = writeln!(

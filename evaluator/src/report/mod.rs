@@ -9,8 +9,8 @@
 //!
 //! A check this build does not grade is carried as "not graded", never as a verdict.
 //! The report holds nothing that changes between two runs over the same bundles besides
-//! the grader version and commit ([`provenance`]): no "generated at" time, so a report
-//! can be diffed.
+//! the grader version, commit, target and rustc ([`provenance`]): no "generated at" time,
+//! so a report can be diffed.
 
 pub mod html;
 pub mod json;

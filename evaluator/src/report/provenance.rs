@@ -1,5 +1,6 @@
 //! What produced a report: the benchmark definition graded under (id, version, SHA-256,
-//! and the tailoring file when one was used) and the grader (name, version, git commit).
+//! and the tailoring file when one was used) and the grader (name, version, git commit,
+//! target triple and compiler).
 //! Every format states it (docs/report.md); each server's collector build comes from its
 //! bundle ([`super::Server::collector_build`]).
 //!
@@ -15,6 +16,12 @@ pub const GRADER_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// `-dirty` when its sources differed from that commit), `MCP_PROBE_BUILD` as set at
 /// build time, or `unknown (built without git)` (evaluator/build.rs).
 pub const GRADER_BUILD: &str = env!("MCP_PROBE_BUILD_ID");
+
+/// The target triple the grader was built for (`x86_64-unknown-linux-gnu`).
+pub const GRADER_TARGET: &str = env!("MCP_PROBE_TARGET");
+
+/// The compiler the grader was built with (`rustc 1.95.0`).
+pub const GRADER_RUSTC: &str = env!("MCP_PROBE_RUSTC");
 
 /// What `mcp-grade --version` prints after the name: version, commit, target, rustc.
 pub const LONG_VERSION: &str = env!("MCP_PROBE_LONG_VERSION");
@@ -57,7 +64,8 @@ pub struct FileRef {
     pub sha256: String,
 }
 
-/// A program, by name, version and the git commit it was built from.
+/// A program, by name, version, the git commit it was built from, the target it was
+/// built for and the compiler.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct Tool {
     /// Program name (`mcp-grade`).
@@ -67,6 +75,10 @@ pub struct Tool {
     /// The build: a git commit (40 hex digits, `-dirty` when built from changed sources),
     /// an identifier set at build time, or `unknown (built without git)`.
     pub commit: String,
+    /// The target triple it was built for (`x86_64-unknown-linux-gnu`). Added in 0.2.0.
+    pub target: String,
+    /// The compiler it was built with (`rustc 1.95.0`). Added in 0.2.0.
+    pub rustc: String,
 }
 
 impl Tool {
@@ -76,6 +88,8 @@ impl Tool {
             name: "mcp-grade".into(),
             version: GRADER_VERSION.into(),
             commit: GRADER_BUILD.into(),
+            target: GRADER_TARGET.into(),
+            rustc: GRADER_RUSTC.into(),
         }
     }
 }
@@ -105,7 +119,7 @@ impl Provenance {
     }
 
     /// One line for people: `NAME VERSION (id ID, sha256 H), graded by mcp-grade V
-    /// (commit C)`, with `; tailored by FILE (sha256 H)` inside the parentheses when a
+    /// (commit C, TARGET, RUSTC)` (the words of `mcp-grade --version`), with `; tailored by FILE (sha256 H)` inside the parentheses when a
     /// tailoring file was used. `full` writes hashes and the commit whole; else cut to 12
     /// digits (the JSON report has them whole). Escaped for one line.
     pub fn line(&self, full: bool) -> String {
@@ -147,14 +161,16 @@ impl Provenance {
             short_build(&g.commit)
         };
         crate::fmt::line(&format!(
-            "{} {} (id {}, sha256 {}{tailoring}), graded by {} {} ({})",
+            "{} {} (id {}, sha256 {}{tailoring}), graded by {} {} ({}, {}, {})",
             b.name,
             b.version,
             b.id,
             h(&b.sha256),
             g.name,
             g.version,
-            build_words(&commit)
+            build_words(&commit),
+            g.target,
+            g.rustc
         ))
     }
 }
@@ -193,9 +209,12 @@ mod tests {
 
     const GRADER: &str = "0123456789abcdef0123456789abcdef01234567";
     const COLLECTOR: &str = "fedcba9876543210fedcba9876543210fedcba98-dirty";
+    const TARGET: &str = "aarch64-unknown-linux-musl";
+    const RUSTC: &str = "rustc 1.99.1";
 
     /// One server whose bundle was written by collector build [`COLLECTOR`], graded
-    /// under a tailored definition by grader build [`GRADER`].
+    /// under a tailored definition by grader build [`GRADER`] (for [`TARGET`], by
+    /// [`RUSTC`]).
     fn report() -> Report {
         let mut ev = crate::fixture::evidence(
             Some(crate::fixture::session(
@@ -220,6 +239,8 @@ mod tests {
             vec![(Server::new(&ev, None), results)],
         );
         r.provenance.grader.commit = GRADER.into();
+        r.provenance.grader.target = TARGET.into();
+        r.provenance.grader.rustc = RUSTC.into();
         r.provenance.benchmark.tailoring = Some(FileRef {
             id: None,
             file: "org-profile.toml".into(),
@@ -254,7 +275,13 @@ mod tests {
                 "tailoring": {"id": null, "file": "org-profile.toml", "sha256": "ab".repeat(32)},
                 "deselected": [],
             },
-            "grader": {"name": "mcp-grade", "version": super::super::GRADER_VERSION, "commit": GRADER},
+            "grader": {
+                "name": "mcp-grade",
+                "version": super::super::GRADER_VERSION,
+                "commit": GRADER,
+                "target": TARGET,
+                "rustc": RUSTC,
+            },
         });
         let j: serde_json::Value = serde_json::from_str(&text(&r, Format::Json)).expect("json");
         assert_eq!(j["provenance"], want);
@@ -270,6 +297,8 @@ mod tests {
             format!("{}+0123456789ab", super::super::GRADER_VERSION)
         );
         assert_eq!(driver["properties"]["commit"], GRADER);
+        assert_eq!(driver["properties"]["target"], TARGET);
+        assert_eq!(driver["properties"]["rustc"], RUSTC);
         assert_eq!(run["properties"]["provenance"], want);
         assert_eq!(run["properties"]["servers"][0]["collectorBuild"], COLLECTOR);
     }
@@ -289,6 +318,8 @@ mod tests {
             ("grader.name", "mcp-grade"),
             ("grader.version", super::super::GRADER_VERSION),
             ("grader.commit", GRADER),
+            ("grader.target", TARGET),
+            ("grader.rustc", RUSTC),
             ("collector.build", COLLECTOR),
         ] {
             let prop = format!("<property name=\"{k}\" value=\"{v}\"/>");
@@ -320,7 +351,7 @@ mod tests {
             &format!("sha256 {}", &sha[..12]),
             &format!("tailored by org-profile.toml (sha256 {})", &tailoring[..12]),
             &format!(
-                "mcp-grade {} (commit 0123456789ab)",
+                "mcp-grade {} (commit 0123456789ab, {TARGET}, {RUSTC})",
                 super::super::GRADER_VERSION
             ),
         ] {
@@ -334,7 +365,7 @@ mod tests {
         let mut verbose = r.clone();
         verbose.verbose = true;
         let t = text(&verbose, Format::Text);
-        for want in [&sha, &tailoring, GRADER, COLLECTOR] {
+        for want in [&sha, &tailoring, GRADER, TARGET, RUSTC, COLLECTOR] {
             assert!(t.contains(want), "{want} not in the text report:\n{t}");
         }
 
@@ -347,6 +378,8 @@ mod tests {
                 "org-profile.toml",
                 &tailoring,
                 GRADER,
+                TARGET,
+                RUSTC,
                 COLLECTOR,
             ] {
                 assert!(t.contains(want), "{f:?}: {want} missing:\n{t}");
@@ -376,11 +409,13 @@ mod tests {
     fn the_line_names_benchmark_tailoring_and_grader() {
         let mut p = Provenance::of(Benchmark::builtin());
         p.grader.commit = "0123456789abcdef0123456789abcdef01234567".into();
+        p.grader.target = TARGET.into();
+        p.grader.rustc = RUSTC.into();
         let sha = crate::benchmark::Benchmark::builtin().sha256.clone();
         assert_eq!(
             p.line(false),
             format!(
-                "CIS MCP Server Benchmark 1.0.0 (id cis-mcp-server-1.0.0, sha256 {}), graded by mcp-grade {} (commit 0123456789ab)",
+                "CIS MCP Server Benchmark 1.0.0 (id cis-mcp-server-1.0.0, sha256 {}), graded by mcp-grade {} (commit 0123456789ab, {TARGET}, {RUSTC})",
                 &sha[..12],
                 super::super::GRADER_VERSION
             )
@@ -400,7 +435,9 @@ mod tests {
             "{full}"
         );
         assert!(
-            full.ends_with("(commit 0123456789abcdef0123456789abcdef01234567)"),
+            full.ends_with(&format!(
+                "(commit 0123456789abcdef0123456789abcdef01234567, {TARGET}, {RUSTC})"
+            )),
             "{full}"
         );
     }

@@ -272,10 +272,11 @@ fn frame(r: &Report) -> std::io::Result<Sarif> {
         .rules(rules)
         .properties(
             PropertyBag::builder()
-                .additional_properties(BTreeMap::from([(
-                    "commit".to_string(),
-                    json!(grader.commit),
-                )]))
+                .additional_properties(BTreeMap::from([
+                    ("commit".to_string(), json!(grader.commit)),
+                    ("target".to_string(), json!(grader.target)),
+                    ("rustc".to_string(), json!(grader.rustc)),
+                ]))
                 .build(),
         )
         .build();

@@ -5,8 +5,8 @@
 //!    section number over its first column and the rest of the id below; one row per
 //!    server labelled `[n]`, or, when they do not fit, one row per set of servers with the
 //!    same marks), a legend and a totals line.
-//! 2. The header (benchmark id, version and SHA-256, grader version and commit, checks
-//!    graded, policy, waivers) and one line per server, `[n]` as in the matrix, with its
+//! 2. The header (benchmark id, version and SHA-256, grader version, commit, target and
+//!    rustc, checks graded, policy, waivers) and one line per server, `[n]` as in the matrix, with its
 //!    endpoint, run id, bundle file and the collector build that wrote it.
 //! 3. The findings: each check with an unwaived FAIL or ERROR, the servers, the evidence
 //!    (shortened; `--verbose` prints the whole check-centric report) and a one-line

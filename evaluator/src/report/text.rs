@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! ========================================================================
-//! CIS MCP Server Benchmark 1.0.0 (id cis-mcp-server-1.0.0, sha256 e3b0c442…), graded by mcp-grade 0.1.0 (commit 0123abcd…)
+//! CIS MCP Server Benchmark 1.0.0 (id cis-mcp-server-1.0.0, sha256 e3b0c442…), graded by mcp-grade 0.1.0 (commit 0123abcd…, x86_64-unknown-linux-gnu, rustc 1.95.0)
 //! checks: this build grades 12 of the 36; level: all (L1 and L2)
 //! servers: 2
 //! ========================================================================
