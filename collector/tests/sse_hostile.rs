@@ -455,8 +455,11 @@ fn an_answer_over_the_body_cap_is_stored_cut_and_not_read() {
 
 #[test]
 fn a_null_id_dropped_silently_costs_one_round_trip_not_the_timeout() {
-    // The probe legs are sent (no --info); a --timeout far above the run's own length.
-    const LONG: u64 = 30;
+    // The probe legs are sent (no --info); a --timeout far above the run's own length
+    // (about a second here), so that a run that waited it out cannot pass even on a
+    // loaded machine, and a run that did not cannot fail on one (the bound, LONG / 2,
+    // was 15 s and failed once at load 4 with three test binaries running).
+    const LONG: u64 = 120;
     let srv = start(Case::DropsNullId);
     let t0 = Instant::now();
     let run = support::collect(&["--timeout", &LONG.to_string(), &srv.origin], &[]);
