@@ -478,6 +478,9 @@ pub fn grade(
         None
     };
     let mut builder = report::Builder::new(bm, opts.level, spill);
+    // Each worker puts its server in the report's shape (outcomes in row order, encoded
+    // for the spill file): this thread, which writes in order, only appends.
+    let preparer = builder.preparer();
     let mut number = vec![usize::MAX; inputs.len()];
     crate::pipeline::for_each_in_order(
         &inputs,
@@ -496,14 +499,16 @@ pub fn grade(
             );
             drop(held);
             stored.release(i);
-            (warning, r)
+            (
+                warning,
+                r.map(|(server, results)| preparer.prepare(server, results)),
+            )
         },
         |n, (warning, r)| {
             if let Some(w) = warning {
                 err.warn(&w)?;
             }
-            let (server, results) = r?;
-            number[n] = builder.server(server, results)?;
+            number[n] = builder.add(r?)?;
             Ok::<_, GradeError>(())
         },
     )?;

@@ -668,6 +668,65 @@ pub struct Builder {
     spill: Option<Spill>,
 }
 
+/// Puts a graded server in the shape a [`Builder`] adds, on any thread
+/// ([`Builder::preparer`]).
+#[derive(Debug, Clone)]
+pub struct Preparer {
+    entries: Vec<&'static Entry>,
+    spill: bool,
+}
+
+/// A graded server ready for [`Builder::add`].
+#[derive(Debug)]
+pub struct Prepared {
+    server: Server,
+    verdicts: Vec<Option<Verdict>>,
+    outcomes: PreparedOutcomes,
+}
+
+/// A prepared server's outcomes: held (no spill file), or encoded for the spill file.
+#[derive(Debug)]
+enum PreparedOutcomes {
+    Held(Vec<Option<Outcome>>),
+    Encoded(std::io::Result<spill::Encoded>),
+}
+
+impl Preparer {
+    /// The outcomes of `results` in the report's row order (each moved, not copied),
+    /// their verdicts, and, when the report spills, their encoding with the server's
+    /// excerpts (which then leave the server).
+    pub fn prepare(&self, server: Server, mut results: Vec<CheckResult>) -> Prepared {
+        let outcomes: Vec<Option<Outcome>> = self
+            .entries
+            .iter()
+            .map(|entry| {
+                results
+                    .iter_mut()
+                    .find(|r| r.entry.id == entry.id)
+                    .and_then(|r| r.outcome.take())
+            })
+            .collect();
+        drop(results);
+        let verdicts = outcomes
+            .iter()
+            .map(|o| o.as_ref().map(|o| o.verdict))
+            .collect();
+        let mut server = server;
+        let outcomes = if self.spill {
+            // The HTML report's excerpts go with the outcomes they belong to.
+            let excerpts = std::mem::take(&mut server.excerpts);
+            PreparedOutcomes::Encoded(spill::encode_server(&outcomes, &excerpts))
+        } else {
+            PreparedOutcomes::Held(outcomes)
+        };
+        Prepared {
+            server,
+            verdicts,
+            outcomes,
+        }
+    }
+}
+
 impl Builder {
     /// Begin a report over the checks of `benchmark` in scope at `level`, its outcomes
     /// written to `spill` if given.
@@ -694,33 +753,48 @@ impl Builder {
     pub fn server(
         &mut self,
         server: Server,
-        mut results: Vec<CheckResult>,
+        results: Vec<CheckResult>,
     ) -> Result<usize, SpillError> {
-        let outcomes: Vec<Option<Outcome>> = self
-            .entries
-            .iter()
-            .map(|entry| {
-                results
-                    .iter_mut()
-                    .find(|r| r.entry.id == entry.id)
-                    .and_then(|r| r.outcome.take())
-            })
-            .collect();
-        drop(results);
-        self.verdicts.push(
-            outcomes
-                .iter()
-                .map(|o| o.as_ref().map(|o| o.verdict))
-                .collect(),
-        );
-        let mut server = server;
-        match &mut self.spill {
-            Some(spill) => {
-                // The HTML report's excerpts go with the outcomes they belong to.
-                let excerpts = std::mem::take(&mut server.excerpts);
-                spill.server(outcomes, &excerpts)?;
+        let prepared = self.preparer().prepare(server, results);
+        self.add(prepared)
+    }
+
+    /// What puts a graded server in the shape this builder adds ([`Preparer::prepare`]),
+    /// for a grading worker: the outcomes in row order, and encoded for the spill file
+    /// when there is one, so that the thread that builds the report only appends.
+    pub fn preparer(&self) -> Preparer {
+        Preparer {
+            entries: self.entries.clone(),
+            spill: self.spill.is_some(),
+        }
+    }
+
+    /// Add one server prepared by [`Builder::preparer`]'s [`Preparer::prepare`]; returns
+    /// its number among those added. The same report as [`Builder::server`].
+    pub fn add(&mut self, prepared: Prepared) -> Result<usize, SpillError> {
+        let Prepared {
+            mut server,
+            verdicts,
+            outcomes,
+        } = prepared;
+        self.verdicts.push(verdicts);
+        match (&mut self.spill, outcomes) {
+            (Some(spill), PreparedOutcomes::Encoded(e)) => {
+                spill.server_encoded(e)?;
             }
-            None => self.outcomes.push(outcomes),
+            (Some(spill), PreparedOutcomes::Held(o)) => {
+                let excerpts = std::mem::take(&mut server.excerpts);
+                spill.server(o, &excerpts)?;
+            }
+            (None, PreparedOutcomes::Held(o)) => self.outcomes.push(o),
+            (None, PreparedOutcomes::Encoded(_)) => {
+                return Err(SpillError {
+                    path: std::path::PathBuf::new(),
+                    source: std::io::Error::other(
+                        "a server prepared for a spill file reached a report without one",
+                    ),
+                })
+            }
         }
         self.servers.push(server);
         Ok(self.servers.len() - 1)

@@ -123,34 +123,28 @@ impl Spill {
         outcomes: Vec<Option<Outcome>>,
         excerpts: &Excerpts,
     ) -> Result<usize, SpillError> {
-        let mut places = Vec::with_capacity(outcomes.len());
-        let mut buf = Vec::new();
-        for o in outcomes {
-            let Some(o) = o else {
-                places.push(None);
-                continue;
-            };
-            buf.clear();
-            encode(&o, &mut buf);
-            let mine: Vec<(&u64, &String)> = o
-                .records
-                .iter()
-                .filter_map(|seq| excerpts.get_key_value(seq))
-                .collect();
-            buf.extend_from_slice(&(mine.len() as u32).to_le_bytes());
-            for (seq, text) in mine {
-                buf.extend_from_slice(&seq.to_le_bytes());
-                put_str(&mut buf, text);
-            }
-            let len = u32::try_from(buf.len())
-                .map_err(|_| self.err(std::io::Error::other("an outcome over 4 GiB")))?;
-            let written = match self.writer.as_mut() {
-                Some(w) => w.write_all(&buf),
-                None => Err(std::io::Error::other("the spill file is sealed")),
-            };
-            written.map_err(|e| self.err(e))?;
-            places.push(Some((self.end, len)));
-            self.end += u64::from(len);
+        self.server_encoded(encode_server(&outcomes, excerpts))
+    }
+
+    /// Write one server's outcomes already encoded ([`encode_server`], on any thread);
+    /// returns the server's number in the spill.
+    pub fn server_encoded(
+        &mut self,
+        encoded: std::io::Result<Encoded>,
+    ) -> Result<usize, SpillError> {
+        let encoded = encoded.map_err(|e| self.err(e))?;
+        let written = match self.writer.as_mut() {
+            Some(w) => w.write_all(&encoded.bytes),
+            None => Err(std::io::Error::other("the spill file is sealed")),
+        };
+        written.map_err(|e| self.err(e))?;
+        let mut places = Vec::with_capacity(encoded.lens.len());
+        for len in encoded.lens {
+            places.push(len.map(|len| {
+                let at = self.end;
+                self.end += u64::from(len);
+                (at, len)
+            }));
         }
         self.index.push(places);
         Ok(self.index.len() - 1)
@@ -241,6 +235,47 @@ impl Spill {
         }
         Ok(out)
     }
+}
+
+/// One server's outcomes encoded for the spill file ([`encode_server`]): the bytes to
+/// append, and each check row's length in them (`None`: no outcome).
+#[derive(Debug)]
+pub struct Encoded {
+    bytes: Vec<u8>,
+    lens: Vec<Option<u32>>,
+}
+
+/// Encode one server's outcomes, one per check row, each with the `excerpts` of its
+/// records: the bytes [`Spill::server`] appends. Needs no spill file, so a grading worker
+/// does it and the thread that writes the spill file only appends the bytes.
+pub fn encode_server(
+    outcomes: &[Option<Outcome>],
+    excerpts: &Excerpts,
+) -> std::io::Result<Encoded> {
+    let mut bytes = Vec::new();
+    let mut lens = Vec::with_capacity(outcomes.len());
+    for o in outcomes {
+        let Some(o) = o else {
+            lens.push(None);
+            continue;
+        };
+        let start = bytes.len();
+        encode(o, &mut bytes);
+        let mine: Vec<(&u64, &String)> = o
+            .records
+            .iter()
+            .filter_map(|seq| excerpts.get_key_value(seq))
+            .collect();
+        bytes.extend_from_slice(&(mine.len() as u32).to_le_bytes());
+        for (seq, text) in mine {
+            bytes.extend_from_slice(&seq.to_le_bytes());
+            put_str(&mut bytes, text);
+        }
+        let len = u32::try_from(bytes.len() - start)
+            .map_err(|_| std::io::Error::other("an outcome over 4 GiB"))?;
+        lens.push(Some(len));
+    }
+    Ok(Encoded { bytes, lens })
 }
 
 /// Fill `buf` from `file` at offset `at`: one `pread` on Unix (no seek: a report reads
