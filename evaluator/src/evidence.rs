@@ -174,13 +174,18 @@ impl<'a> Exchange<'a> {
     /// `f` on every JSON-RPC message of the response (none from a body that did not
     /// end whole), read from the bundle's memo without copying them.
     pub fn with_messages<T>(&self, f: impl FnOnce(&[Value]) -> T) -> T {
-        let long = self
-            .response()
-            .is_some_and(|r| r.body.bytes.len() > MEMO_BODY_MAX);
-        match self.cache {
-            Some(c) if !long => f(c.messages.get_or_init(|| self.parse_messages())),
-            _ => f(&self.parse_messages()),
+        match self.response_memo() {
+            Some(c) => f(c.messages.get_or_init(|| self.parse_messages())),
+            None => f(&self.parse_messages()),
         }
+    }
+
+    /// The memo, unless the response body is too long to keep its parse.
+    fn response_memo(&self) -> Option<&'a Memo> {
+        self.cache.filter(|_| {
+            self.response()
+                .is_none_or(|r| r.body.bytes.len() <= MEMO_BODY_MAX)
+        })
     }
 
     /// The memo, unless the request body is too long to keep its parse.
@@ -291,12 +296,9 @@ impl<'a> Exchange<'a> {
             }
             serde_json::from_slice(&r.body.bytes).ok()
         };
-        let long = self
-            .response()
-            .is_some_and(|r| r.body.bytes.len() > MEMO_BODY_MAX);
-        match self.cache {
-            Some(c) if !long => c.body.get_or_init(parse).clone(),
-            _ => parse(),
+        match self.response_memo() {
+            Some(c) => c.body.get_or_init(parse).clone(),
+            None => parse(),
         }
     }
 

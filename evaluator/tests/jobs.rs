@@ -2,6 +2,8 @@
 //! thread (stdout, stderr and exit status), in every report format, with failures and
 //! stored baselines in the mix. The real binary, each test in its own directory.
 
+#[path = "support/examples.rs"]
+mod examples;
 #[path = "support/grade_run.rs"]
 mod grade_run;
 
@@ -9,23 +11,17 @@ use std::path::Path;
 
 use grade_run::{mcp_grade, Run};
 
-const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples");
-
 /// Every example bundle copied `copies` times into `dir`, interleaved (a, b, c, …, a, b,
 /// c, …) so that no two neighbours share an endpoint and later inputs are often graded
 /// before earlier ones on several threads. Returns the names in argument order.
 fn interleaved(dir: &Path, copies: usize) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(EXAMPLES)
-        .expect("examples/")
-        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".mcpev"))
-        .collect();
-    names.sort();
+    let bundles = examples::examples();
     let mut out = Vec::new();
     for c in 0..copies {
-        for n in &names {
+        for b in &bundles {
+            let n = b.file_name().expect("a file").to_string_lossy();
             let to = format!("c{c}-{n}");
-            std::fs::copy(Path::new(EXAMPLES).join(n), dir.join(&to)).expect("copy");
+            std::fs::copy(b, dir.join(&to)).expect("copy");
             out.push(to);
         }
     }

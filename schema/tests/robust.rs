@@ -6,6 +6,10 @@ use mcp_probe_schema::testkit::{http_record, sample_bundle, test_key};
 use mcp_probe_schema::{derive, open, open_unverified, redact, sse, VerifyError};
 use proptest::prelude::*;
 
+#[path = "support/damage.rs"]
+mod damage;
+use damage::{apply, mutation, Mutation};
+
 /// How a bundle altered after sealing may be reported: plain words, nothing else. (The
 /// "signed but malformed" messages need a valid signature, which damage cannot produce.)
 const DAMAGE: [&str; 5] = [
@@ -69,40 +73,6 @@ fn open_both(bytes: &[u8]) -> Result<(), VerifyError> {
     verified.map(|_| ())
 }
 
-#[derive(Debug, Clone)]
-enum Mutation {
-    Flip { at: usize, mask: u8 },
-    Truncate { len: usize },
-    Insert { at: usize, bytes: Vec<u8> },
-    Delete { at: usize, n: usize },
-}
-
-fn mutation() -> impl Strategy<Value = Mutation> {
-    prop_oneof![
-        (any::<usize>(), 1u8..=255).prop_map(|(at, mask)| Mutation::Flip { at, mask }),
-        any::<usize>().prop_map(|len| Mutation::Truncate { len }),
-        (any::<usize>(), prop::collection::vec(any::<u8>(), 1..16))
-            .prop_map(|(at, bytes)| Mutation::Insert { at, bytes }),
-        (any::<usize>(), 1usize..32).prop_map(|(at, n)| Mutation::Delete { at, n }),
-    ]
-}
-
-fn apply(bytes: &mut Vec<u8>, m: &Mutation) {
-    let len = bytes.len();
-    match m {
-        Mutation::Flip { at, mask } => bytes[at % len] ^= mask,
-        Mutation::Truncate { len: l } => bytes.truncate(l % len),
-        Mutation::Insert { at, bytes: b } => {
-            let at = at % (len + 1);
-            bytes.splice(at..at, b.iter().copied());
-        }
-        Mutation::Delete { at, n } => {
-            let at = at % len;
-            bytes.drain(at..(at + n).min(len));
-        }
-    }
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
@@ -142,7 +112,7 @@ proptest! {
     }
 
     #[test]
-    fn mutated_bundles_never_panic(ms in prop::collection::vec(mutation(), 1..6)) {
+    fn mutated_bundles_never_panic(ms in prop::collection::vec(mutation(16, 32), 1..6)) {
         let mut b = valid().to_vec();
         for m in &ms {
             if b.is_empty() {
