@@ -7,6 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=${CARGO_TERM_COLOR:-never}
+# One build from scratch: incremental caches would only cost disk (several GB) and time.
+export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
 
 step() { printf '\n== %s\n' "$*"; }
 
