@@ -539,6 +539,7 @@ pub fn grade(
     report.verbose = opts.verbose;
     report.width = opts.width;
     report.height = if opts.height == 0 { 24 } else { opts.height };
+    report.jobs = jobs;
     if let Some(w) = &waivers {
         report.apply_waivers(w, crate::waivers::today());
         for n in report.waivers.iter().flat_map(|a| a.notices()) {

@@ -48,12 +48,15 @@ struct Doc<'a> {
 
 /// Every check, each one's outcomes read (from the rows or the spill file) only while it
 /// is written, so a report over many bundles holds one check's results at a time.
-struct ChecksJ<'a>(&'a Report);
+/// `None`: an empty array (the frame [`to_writer`] writes the checks into).
+struct ChecksJ<'a>(Option<&'a Report>);
 
 impl Serialize for ChecksJ<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::{Error, SerializeSeq};
-        let r = self.0;
+        let Some(r) = self.0 else {
+            return s.serialize_seq(Some(0))?.end();
+        };
         let mut seq = s.serialize_seq(Some(r.rows.len()))?;
         for row in &r.rows {
             let outcomes = r.outcomes(row).map_err(S::Error::custom)?;
@@ -268,7 +271,7 @@ fn doc(r: &Report) -> Doc<'_> {
             .enumerate()
             .map(|(i, s)| server(i, s))
             .collect(),
-        checks: ChecksJ(r),
+        checks: ChecksJ(Some(r)),
         not_reachable: r
             .benchmark
             .sections_unreached()
@@ -288,14 +291,260 @@ pub fn document(r: &Report) -> Value {
 }
 
 /// The report as pretty-printed JSON text written to `w` (the bytes of [`to_string`]).
+///
+/// Written as it is made: the document without its checks, pretty-printed, with the
+/// checks written into its empty `checks` array. The checks' results are rendered in
+/// pieces (one check's results on up to [`PIECE`] servers) on [`Report::jobs`] threads
+/// and written in order, each piece pretty-printed alone and indented to its depth: the
+/// bytes `serde_json` writes for the whole document, whatever the number of threads, and
+/// never more than a window of pieces held at once.
 pub fn to_writer(r: &Report, w: &mut dyn std::io::Write) -> std::io::Result<()> {
-    serde_json::to_writer_pretty(w, &doc(r)).map_err(std::io::Error::from)
+    let frame = serde_json::to_string_pretty(&Doc {
+        checks: ChecksJ(None),
+        ..doc(r)
+    })
+    .map_err(std::io::Error::from)?;
+    // The top-level key: at two spaces after a line break, which no value nested in the
+    // frame (and no string: a pretty-printed string holds no line break) can be.
+    const KEY: &str = "\n  \"checks\": []";
+    let at = frame
+        .find(KEY)
+        .ok_or_else(|| std::io::Error::other("no checks array in the JSON frame"))?;
+    let split = at + KEY.len() - 2;
+    w.write_all(&frame.as_bytes()[..split])?;
+    write_checks(r, w)?;
+    w.write_all(&frame.as_bytes()[split + 2..])
 }
 
-/// The report as pretty-printed JSON text (no trailing newline).
+/// How many servers' results of one check are rendered as one piece.
+pub const PIECE: usize = 32;
+
+/// A piece of the `checks` array: a check without its results (row index), or its
+/// results on a range of servers.
+enum Piece {
+    Head(usize),
+    Results(usize, std::ops::Range<usize>),
+}
+
+/// What a piece renders to: a check's head (up to and including `"results": `), or
+/// results (how many, each one after `,` and a line break, indented).
+enum Rendered {
+    Head(Vec<u8>),
+    Results(usize, Vec<u8>),
+}
+
+// Depths (two spaces each) in the pretty-printed document: a check in `checks`, a
+// result in its `results`, and their indentation.
+const CHECK_DEPTH: usize = 2;
+const RESULT_DEPTH: usize = 4;
+const CHECK_PAD: &[u8] = b"    ";
+const RESULT_PAD: &[u8] = b"        ";
+
+fn write_checks(r: &Report, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+    if r.rows.is_empty() {
+        return w.write_all(b"[]");
+    }
+    let servers = r.servers.len();
+    let mut pieces = Vec::new();
+    for (k, row) in r.rows.iter().enumerate() {
+        pieces.push(Piece::Head(k));
+        if row.verdicts.is_some() {
+            let mut start = 0;
+            while start < servers {
+                let end = (start + PIECE).min(servers);
+                pieces.push(Piece::Results(k, start..end));
+                start = end;
+            }
+        }
+    }
+    // Whether the check being written has a result yet (`None`: no check begun).
+    let mut open: Option<bool> = None;
+    let close = |w: &mut dyn std::io::Write, open: Option<bool>| -> std::io::Result<()> {
+        match open {
+            None => Ok(()),
+            Some(false) => w.write_all(b"[]\n    }"),
+            Some(true) => w.write_all(b"\n      ]\n    }"),
+        }
+    };
+    crate::pipeline::for_each_in_order(
+        &pieces,
+        r.jobs,
+        |_, piece| render_piece(r, piece),
+        |_, rendered| -> std::io::Result<()> {
+            match rendered? {
+                Rendered::Head(bytes) => {
+                    close(w, open)?;
+                    w.write_all(if open.is_none() { b"[\n" } else { b",\n" })?;
+                    w.write_all(CHECK_PAD)?;
+                    w.write_all(&bytes)?;
+                    open = Some(false);
+                }
+                Rendered::Results(0, _) => {}
+                Rendered::Results(_, bytes) => {
+                    // Each result comes after `,`: the check's first opens the array.
+                    if open == Some(true) {
+                        w.write_all(&bytes)?;
+                    } else {
+                        w.write_all(b"[")?;
+                        w.write_all(bytes.get(1..).unwrap_or_default())?;
+                    }
+                    open = Some(true);
+                }
+            }
+            Ok(())
+        },
+    )?;
+    close(w, open)?;
+    w.write_all(b"\n  ]")
+}
+
+fn render_piece(r: &Report, piece: &Piece) -> std::io::Result<Rendered> {
+    match piece {
+        Piece::Head(k) => {
+            let row = &r.rows[*k];
+            let mut out = Vec::new();
+            nested(&mut out, CHECK_DEPTH, &check(r, row, None))?;
+            // `"results": []` and the closing brace are written around the results.
+            const END: &[u8] = b"[]\n    }";
+            if !out.ends_with(END) {
+                return Err(std::io::Error::other(
+                    "a check's JSON did not end in its results",
+                ));
+            }
+            out.truncate(out.len() - END.len());
+            Ok(Rendered::Head(out))
+        }
+        Piece::Results(k, servers) => {
+            let row = &r.rows[*k];
+            let outcomes = r
+                .outcomes_range(row, servers.clone())
+                .map_err(std::io::Error::other)?;
+            let mut out = Vec::new();
+            let mut n = 0;
+            for (j, o) in outcomes.iter().flat_map(|o| o.iter()).enumerate() {
+                let i = servers.start + j;
+                out.extend_from_slice(b",\n");
+                out.extend_from_slice(RESULT_PAD);
+                nested(
+                    &mut out,
+                    RESULT_DEPTH,
+                    &result(i, &r.servers[i], o, row.mark(i)),
+                )?;
+                n += 1;
+            }
+            Ok(Rendered::Results(n, out))
+        }
+    }
+}
+
+/// `serde_json`'s pretty-printer (two spaces a level) starting at a depth: a value
+/// written with it is the value as pretty-printed at that depth of a document. The same
+/// calls as `serde_json::ser::PrettyFormatter`, whose depth cannot be set; the test
+/// `written_in_pieces_it_is_the_whole_document_serde_json_writes` holds them equal.
+struct Nested {
+    depth: usize,
+    has_value: bool,
+}
+
+impl Nested {
+    fn at(depth: usize) -> Nested {
+        Nested {
+            depth,
+            has_value: false,
+        }
+    }
+
+    fn line<W: ?Sized + std::io::Write>(&self, w: &mut W, first: bool) -> std::io::Result<()> {
+        w.write_all(if first { b"\n" } else { b",\n" })?;
+        self.indent(w)
+    }
+
+    fn indent<W: ?Sized + std::io::Write>(&self, w: &mut W) -> std::io::Result<()> {
+        for _ in 0..self.depth {
+            w.write_all(b"  ")?;
+        }
+        Ok(())
+    }
+
+    fn close<W: ?Sized + std::io::Write>(&mut self, w: &mut W, end: &[u8]) -> std::io::Result<()> {
+        self.depth -= 1;
+        if self.has_value {
+            w.write_all(b"\n")?;
+            self.indent(w)?;
+        }
+        w.write_all(end)
+    }
+}
+
+impl serde_json::ser::Formatter for Nested {
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.depth += 1;
+        self.has_value = false;
+        w.write_all(b"[")
+    }
+
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.close(w, b"]")
+    }
+
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.line(w, first)
+    }
+
+    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.depth += 1;
+        self.has_value = false;
+        w.write_all(b"{")
+    }
+
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.close(w, b"}")
+    }
+
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.line(w, first)
+    }
+
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        w.write_all(b": ")
+    }
+
+    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+}
+
+/// Write `value` pretty-printed at `depth` (two spaces a level) to `out`.
+fn nested<T: Serialize>(out: &mut Vec<u8>, depth: usize, value: &T) -> std::io::Result<()> {
+    value
+        .serialize(&mut serde_json::Serializer::with_formatter(
+            out,
+            Nested::at(depth),
+        ))
+        .map_err(std::io::Error::from)
+}
+
+/// The report as pretty-printed JSON text (no trailing newline): the bytes of
+/// [`to_writer`].
 pub fn to_string(r: &Report) -> String {
-    // Serialising plain data into a String cannot fail.
-    serde_json::to_string_pretty(&doc(r)).unwrap_or_default()
+    let mut v = Vec::new();
+    // Writing to memory fails only when a spill file cannot be read.
+    let _ = to_writer(r, &mut v);
+    String::from_utf8(v).unwrap_or_default()
 }
 
 fn server(index: usize, s: &Server) -> ServerJ<'_> {
@@ -394,6 +643,90 @@ mod tests {
     use crate::benchmark::CheckResult;
     use crate::verdict::{Leg, LegOutcome};
     use serde_json::json;
+
+    /// `n` servers, each check graded but every seventh, each server's outcomes its own
+    /// (verdict, text with quotes and a line break, records, details), the outcomes held
+    /// in memory or in a spill file.
+    fn many(n: usize, spill: bool) -> Report {
+        let ev = crate::fixture::evidence(
+            Some(crate::fixture::session(Some("2025-11-25"), json!({}), None)),
+            Vec::new(),
+        );
+        let bm = crate::benchmark::Benchmark::builtin();
+        let spill = spill.then(|| super::super::Spill::create(None).expect("spill file"));
+        let mut b = super::super::Builder::new(bm, None, spill);
+        for i in 0..n {
+            let results = bm
+                .checks
+                .iter()
+                .enumerate()
+                .map(|(k, e)| CheckResult {
+                    entry: e,
+                    outcome: (k % 7 != 6).then(|| {
+                        let o = if (i + k) % 3 == 0 {
+                            LegOutcome::Fail
+                        } else {
+                            LegOutcome::Pass
+                        };
+                        Outcome::from_legs(
+                            vec![Leg::new(
+                                &format!("{}a", e.id.as_str()),
+                                o,
+                                format!("server {i} said \"{k}\"\nand more"),
+                            )],
+                            "one leg",
+                        )
+                        .with_records([i as u64, k as u64])
+                        .with_detail("n", i)
+                        .with_detail("nested", json!({"k": [k, {"s": "x\ny"}]}))
+                    }),
+                })
+                .collect();
+            b.server(Server::new(&ev, None), results).expect("server");
+        }
+        b.finish().expect("report")
+    }
+
+    #[test]
+    fn written_in_pieces_it_is_the_whole_document_serde_json_writes() {
+        let dir = tempfile::tempdir().expect("dir");
+        let waivers = dir.path().join("waivers.toml");
+        std::fs::write(
+            &waivers,
+            "[[waiver]]\ncheck = \"1.1\"\nendpoint = \"*\"\nreason = \"a \\\"known\\\" gap\"\nexpires = 2099-01-01\n",
+        )
+        .expect("waivers");
+        let w = crate::waivers::Waivers::load(&waivers, crate::benchmark::Benchmark::builtin())
+            .expect("waivers load");
+        for spill in [false, true] {
+            for n in [0, 1, PIECE - 1, PIECE, PIECE + 1, 2 * PIECE + 5] {
+                for waived in [false, true] {
+                    let mut r = many(n, spill);
+                    if waived {
+                        r.apply_waivers(&w, crate::waivers::today());
+                    }
+                    let want = serde_json::to_string_pretty(&doc(&r)).expect("whole");
+                    for jobs in [1, 2, 3] {
+                        r.jobs = jobs;
+                        assert_eq!(
+                            to_string(&r),
+                            want,
+                            "{n} servers, spill {spill}, waivers {waived}, {jobs} jobs"
+                        );
+                    }
+                    if n == PIECE + 1 && waived {
+                        assert!(want.contains("\"state\": \"waived\""), "a result is waived");
+                    }
+                }
+            }
+        }
+        let mut none = many(2, false);
+        none.rows.clear();
+        assert_eq!(
+            to_string(&none),
+            serde_json::to_string_pretty(&doc(&none)).expect("whole")
+        );
+    }
 
     #[test]
     fn shape() {

@@ -382,6 +382,9 @@ pub struct Report {
     pub height: usize,
     /// Where the outcomes are when the rows do not hold them ([`Report::outcomes`]).
     pub spill: Option<Arc<Spill>>,
+    /// How many threads a renderer may use (`--jobs`; the JSON report renders its
+    /// results on them, in order: the bytes do not depend on it).
+    pub jobs: usize,
 }
 
 /// The policy file a report was graded with.
@@ -482,6 +485,34 @@ impl Report {
             .unwrap_or(usize::MAX);
         Ok(Some(Cow::Owned(
             spill.row(k)?.into_iter().flatten().collect(),
+        )))
+    }
+
+    /// The outcomes of `row` on the servers `servers` (a range of server numbers, cut to
+    /// those there are), as [`Report::outcomes`] gives them for every server: a renderer
+    /// working on part of a check at a time reads only that part.
+    pub fn outcomes_range<'a>(
+        &'a self,
+        row: &'a Row,
+        servers: std::ops::Range<usize>,
+    ) -> Result<Option<Cow<'a, [Outcome]>>, SpillError> {
+        if row.verdicts.is_none() {
+            return Ok(None);
+        }
+        if let Some(o) = &row.outcomes {
+            let end = servers.end.min(o.len());
+            return Ok(Some(Cow::Borrowed(&o[servers.start.min(end)..end])));
+        }
+        let Some(spill) = &self.spill else {
+            return Ok(Some(Cow::Owned(Vec::new())));
+        };
+        let k = self
+            .rows
+            .iter()
+            .position(|r| r.entry.id == row.entry.id)
+            .unwrap_or(usize::MAX);
+        Ok(Some(Cow::Owned(
+            spill.row_range(k, servers)?.into_iter().flatten().collect(),
         )))
     }
 
@@ -879,6 +910,7 @@ impl Builder {
             width: 80,
             height: 24,
             spill: spill.map(Arc::new),
+            jobs: 1,
         })
     }
 }

@@ -43,8 +43,12 @@ pub struct Spill {
     path: PathBuf,
     /// The writer while grading; `None` once [`Spill::seal`]ed.
     writer: Option<BufWriter<File>>,
-    /// The reader while rendering (a renderer holds `&Report`).
-    reader: Mutex<File>,
+    /// The reader while rendering (a renderer holds `&Report`; several threads may read
+    /// at once: `pread` on Unix, a seek and a read under [`Spill::seek`] elsewhere).
+    reader: File,
+    /// Held across a seek and its read where there is no `pread`.
+    #[cfg_attr(unix, allow(dead_code))]
+    seek: Mutex<()>,
     /// Bytes written so far.
     end: u64,
     /// Per server (in the order given to [`Spill::server`]), per check row: where its
@@ -88,7 +92,8 @@ impl Spill {
                     return Ok(Spill {
                         path,
                         writer: Some(BufWriter::with_capacity(1 << 16, file)),
-                        reader: Mutex::new(reader),
+                        reader,
+                        seek: Mutex::new(()),
                         end: 0,
                         index: Vec::new(),
                     });
@@ -200,6 +205,19 @@ impl Spill {
         Ok(without_excerpts(self.row_and_excerpts(row)?))
     }
 
+    /// The outcome of check row `row` on the servers `servers` (a range of server
+    /// numbers, cut to those there are), in server order, read back from the file.
+    pub fn row_range(
+        &self,
+        row: usize,
+        servers: std::ops::Range<usize>,
+    ) -> Result<Vec<Option<Outcome>>, SpillError> {
+        let places = self.index.get(servers).unwrap_or(&[]);
+        Ok(without_excerpts(self.read(
+            places.iter().map(|p| p.get(row).copied().flatten()),
+        )?))
+    }
+
     /// [`Spill::row`], each outcome with the excerpts of its records.
     pub fn row_and_excerpts(
         &self,
@@ -212,16 +230,11 @@ impl Spill {
         )
     }
 
-    /// The outcomes (with their excerpts) at `places`, in order, under one lock of the
-    /// reader and with one buffer.
+    /// The outcomes (with their excerpts) at `places`, in order, with one buffer.
     fn read(
         &self,
         places: impl Iterator<Item = Option<(u64, u32)>>,
     ) -> Result<Vec<Option<(Outcome, Excerpts)>>, SpillError> {
-        let mut file = self
-            .reader
-            .lock()
-            .map_err(|_| self.err(std::io::Error::other("the spill reader was poisoned")))?;
         let mut buf = Vec::new();
         let mut out = Vec::new();
         for place in places {
@@ -230,7 +243,7 @@ impl Spill {
                 continue;
             };
             buf.resize(len as usize, 0);
-            read_at(&mut file, &mut buf, at).map_err(|e| self.err(e))?;
+            self.read_at(&mut buf, at).map_err(|e| self.err(e))?;
             out.push(Some(decode(&buf).map_err(|e| self.err(e))?));
         }
         Ok(out)
@@ -278,18 +291,26 @@ pub fn encode_server(
     Ok(Encoded { bytes, lens })
 }
 
-/// Fill `buf` from `file` at offset `at`: one `pread` on Unix (no seek: a report reads
-/// tens of thousands of outcomes, each at its own place), a seek and a read elsewhere.
-fn read_at(file: &mut std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
-    #[cfg(unix)]
-    {
-        std::os::unix::fs::FileExt::read_exact_at(&*file, buf, at)
-    }
-    #[cfg(not(unix))]
-    {
-        use std::io::{Read, Seek, SeekFrom};
-        file.seek(SeekFrom::Start(at))?;
-        file.read_exact(buf)
+impl Spill {
+    /// Fill `buf` from the file at offset `at`: one `pread` on Unix (no seek, no lock: a
+    /// report reads tens of thousands of outcomes, each at its own place, from several
+    /// threads), a seek and a read under a lock elsewhere.
+    fn read_at(&self, buf: &mut [u8], at: u64) -> std::io::Result<()> {
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::FileExt::read_exact_at(&self.reader, buf, at)
+        }
+        #[cfg(not(unix))]
+        {
+            use std::io::{Read, Seek, SeekFrom};
+            let _held = self
+                .seek
+                .lock()
+                .map_err(|_| std::io::Error::other("the spill reader was poisoned"))?;
+            let mut file = &self.reader;
+            file.seek(SeekFrom::Start(at))?;
+            file.read_exact(buf)
+        }
     }
 }
 
