@@ -13,6 +13,12 @@ use mcp_probe_collector::run::flags::Flags;
 use mcp_probe_collector::run::{execute, plan, ExitStatus, Printer};
 
 fn main() -> ExitCode {
+    // No transparent huge pages for this process (mimalloc is built without asking for
+    // them; this covers machines where they are on for every process): a first touch of
+    // one zeroes 2 MiB, for a collector that holds a few MiB per target
+    // (docs/performance.md, "Huge pages"). Nothing depends on it succeeding.
+    #[cfg(target_os = "linux")]
+    let _ = rustix::thread::disable_transparent_huge_pages(true);
     let flags = Flags::parse();
     let printer = Printer::new(flags.quiet);
     ExitCode::from(run(&flags, &printer).code())
