@@ -13,9 +13,9 @@
 //! to grade is the usage error again.
 //!
 //! A bundle from standard input is kept in a private temporary directory (0700, file
-//! 0600) for the run, because grading reads every input twice (a verify pass, then the
-//! grade pass that checks the bytes are the ones that verified); the directory is
-//! removed when the [`Expanded`] value is dropped.
+//! 0600) for the run, because grading with `--baseline FILE` reads every input twice (a
+//! verify pass, then the grade pass that checks the bytes are the ones that verified);
+//! the directory is removed when the [`Expanded`] value is dropped.
 
 use std::io::Read;
 use std::path::PathBuf;

@@ -666,6 +666,91 @@ fn update_baseline_stores_it_and_the_next_run_uses_it() {
     );
 }
 
+/// Without `--baseline FILE` each input is verified and graded in one pass: a stored
+/// baseline that fails verification is warned about once per endpoint (whichever inputs
+/// of it come between others, and however many jobs), after the messages of
+/// verification; and when an input fails verification, nothing is graded and no warning
+/// of grading is printed.
+#[test]
+fn a_rejected_stored_baseline_is_warned_about_once_and_only_when_every_input_verified() {
+    let lab = Lab::new();
+    let b = lab.example("py2.mcpev");
+    let bytes = std::fs::read(lab.path().join(&b)).expect("read");
+    let endpoint = open(&bytes, &[])
+        .expect("example verifies")
+        .evidence
+        .target
+        .endpoint
+        .expect("endpoint");
+    let file = stored_file(&lab, &endpoint);
+    std::fs::create_dir_all(file.parent().expect("baselines dir")).expect("mkdir");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        for d in [lab.home(), lab.home().join("baselines")] {
+            std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+        }
+    }
+    std::fs::write(&file, b"not a bundle").expect("write");
+    let again = lab.write("py2-again.mcpev", &bytes);
+    // Five other endpoints between the two inputs of py2's: more than one job's cache.
+    let others: Vec<String> = [
+        "ts2.mcpev",
+        "fastmcp.mcpev",
+        "py1.mcpev",
+        "nostore.mcpev",
+        "ts2-reject.mcpev",
+    ]
+    .iter()
+    .map(|n| lab.example(n))
+    .collect();
+    let mut args: Vec<String> = vec![b.clone()];
+    args.extend(others.iter().cloned());
+    args.push(again.clone());
+    let warning = format!("stored baseline {} for {endpoint} ignored", file.display());
+    for jobs in ["1", "3"] {
+        let mut a = vec![
+            "--format".to_string(),
+            "json".into(),
+            "--jobs".into(),
+            jobs.into(),
+        ];
+        a.extend(args.iter().cloned());
+        let r = lab.grade(&a);
+        let v = json(&r);
+        assert_eq!(r.code, expected_code(&v), "{r:?}");
+        assert_eq!(r.stderr.matches(&warning).count(), 1, "jobs {jobs}: {r:?}");
+        let problems: Vec<&Value> = v["servers"]
+            .as_array()
+            .expect("servers")
+            .iter()
+            .filter(|s| s["endpoint"] == endpoint.as_str())
+            .map(|s| &s["baseline"]["problem"])
+            .collect();
+        assert_eq!(problems.len(), 2, "{v}");
+        for p in problems {
+            assert!(
+                p.as_str().is_some_and(|p| !p.is_empty()),
+                "jobs {jobs}: {p}"
+            );
+        }
+    }
+    let mut tampered = bytes.clone();
+    let n = tampered.len();
+    tampered[n - 10] ^= 0x01;
+    let bad = lab.write("tampered.mcpev", &tampered);
+    args.push(bad);
+    for jobs in ["1", "3"] {
+        let mut a = vec!["--jobs".to_string(), jobs.into()];
+        a.extend(args.iter().cloned());
+        let r = lab.grade(&a);
+        assert_eq!(r.code, 3, "{r:?}");
+        assert!(r.stdout.is_empty(), "{r:?}");
+        assert!(r.stderr.contains("nothing graded"), "{r:?}");
+        assert!(!r.stderr.contains("stored baseline"), "jobs {jobs}: {r:?}");
+    }
+}
+
 #[test]
 fn update_baseline_does_not_store_a_bundle_without_a_session() {
     let lab = Lab::new();

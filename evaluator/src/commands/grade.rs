@@ -86,10 +86,10 @@ impl GradeOptions {
     }
 }
 
-/// What the verify pass keeps of a graded bundle: enough to apply the baseline rules, to
-/// order the grade pass and to choose what `--update-baseline` stores, but not the
-/// bundle. The grade pass reads the file again and grades it only if it is still the
-/// bundle that verified ([`Input::digest`]).
+/// What is kept of a verified input for the whole run: enough to apply the baseline
+/// rules, to choose what `--update-baseline` stores and, with two passes, to read the
+/// file again for grading only if it is still the bundle that verified
+/// ([`Input::digest`]); not the bundle.
 struct Input {
     /// The path as given.
     path: PathBuf,
@@ -180,9 +180,11 @@ fn reopen(i: &Input) -> Result<(Evidence, mcp_probe_schema::tsp::Stamp), GradeEr
     }
 }
 
-/// One input graded: its server summary and check results, computed on a worker thread
-/// (a pure function of the bundle, the definition and the shared read-only options).
-fn grade_input(
+/// One input graded from its verified evidence: its server summary and check results,
+/// computed on a worker thread (a pure function of the bundle, the definition and the
+/// shared read-only options).
+#[allow(clippy::too_many_arguments)]
+fn grade_evidence(
     opts: &GradeOptions,
     bm: &'static crate::benchmark::Benchmark,
     file_baseline: &Option<(String, Evidence)>,
@@ -190,25 +192,26 @@ fn grade_input(
     policy: Option<&crate::policy::Policy>,
     tsa: &crate::timestamp::TsaTrust,
     i: &Input,
-) -> Result<(Server, Vec<CheckResult>), GradeError> {
+    ev: &Evidence,
+    stamp: mcp_probe_schema::tsp::Stamp,
+) -> (Server, Vec<CheckResult>) {
     let (cx, info) = baseline_context(opts, file_baseline, stored);
     let applied = policy.map(|p| p.applied(i.endpoint.as_deref().unwrap_or_default()));
     let cx = Context {
         policy: applied.as_ref(),
         ..cx
     };
-    let (ev, stamp) = reopen(i)?;
-    let mut results = crate::benchmark::grade(bm, &ev, &cx, opts.level);
+    let mut results = crate::benchmark::grade(bm, ev, &cx, opts.level);
     crate::benchmark::compact(&mut results);
-    let mut server = Server::new(&ev, info);
+    let mut server = Server::new(ev, info);
     server.timestamp = TimestampState::from_stamp(stamp, tsa);
     if opts.format == crate::report::Format::Html {
-        server.excerpts = crate::report::html::excerpts(&ev, &results);
+        server.excerpts = crate::report::html::excerpts(ev, &results);
     }
-    Ok((server, results))
+    (server, results)
 }
 
-/// The stored baseline of one endpoint, looked up once per run.
+/// The stored baseline of one endpoint, as looked up ([`StoredCache`]).
 enum Stored {
     Absent,
     Valid(String, Box<Evidence>),
@@ -216,7 +219,7 @@ enum Stored {
 }
 
 /// Read and verify the stored baseline of `endpoint` (no message: a rejected one is
-/// warned about by [`StoredBaselines::warning`], in argument order).
+/// warned about through [`rejected`], in argument order).
 fn lookup_stored(state: &Path, endpoint: &str, trust: &[PublicKey]) -> Stored {
     let path = baseline::stored_path(state, endpoint);
     let shown = path.display().to_string();
@@ -232,108 +235,75 @@ fn lookup_stored(state: &Path, endpoint: &str, trust: &[PublicKey]) -> Stored {
     Stored::Rejected(shown, problem)
 }
 
-/// The stored baselines of a grade pass with the per-endpoint store: each endpoint's
-/// baseline is read and verified once, by the first worker that needs it, shared by the
-/// inputs of that endpoint, and dropped when the last of them is graded. Inputs of one
-/// endpoint given together (a directory per endpoint, a sorted listing) hold one
-/// endpoint's baseline at a time; inputs that alternate between endpoints hold each
-/// endpoint's from its first input to its last.
-struct StoredBaselines<'p> {
+/// The stored baselines of a run with the per-endpoint store. An input's endpoint is
+/// known only once it verified, so each endpoint's baseline is read and verified when an
+/// input of it is first graded and kept among the most recently used (four times the
+/// window of `--jobs`); inputs of one endpoint given together (a directory per endpoint,
+/// a sorted listing) read it once, and an endpoint whose inputs are further apart than
+/// that reads it again. Memory does not grow with the number of endpoints.
+struct StoredCache<'p> {
     state: Option<&'p Path>,
-    slots: HashMap<String, Slot>,
+    recent: std::sync::Mutex<std::collections::VecDeque<(String, std::sync::Arc<Stored>)>>,
+    capacity: usize,
 }
 
-/// One endpoint's baseline in a grade pass.
-struct Slot {
-    /// The argument position of the endpoint's first input: its warning is printed when
-    /// that input's result is delivered.
-    first: usize,
-    /// Its inputs not graded yet.
-    left: std::sync::atomic::AtomicUsize,
-    held: std::sync::Mutex<Held>,
-}
-
-enum Held {
-    NotRead,
-    Read(std::sync::Arc<Stored>),
-    Dropped,
-}
-
-impl<'p> StoredBaselines<'p> {
-    fn new(opts: &'p GradeOptions, inputs: &[Input]) -> StoredBaselines<'p> {
+impl<'p> StoredCache<'p> {
+    fn new(opts: &'p GradeOptions, jobs: usize) -> StoredCache<'p> {
         let state = match (&opts.baseline, &opts.state_dir) {
             (BaselineChoice::Stored, Some(state)) => Some(state.as_path()),
             _ => None,
         };
-        let mut slots: HashMap<String, Slot> = HashMap::new();
-        if state.is_some() {
-            for (n, ep) in inputs
-                .iter()
-                .enumerate()
-                .filter_map(|(n, i)| Some((n, i.endpoint.as_ref()?)))
-            {
-                slots
-                    .entry(ep.clone())
-                    .or_insert_with(|| Slot {
-                        first: n,
-                        left: 0.into(),
-                        held: std::sync::Mutex::new(Held::NotRead),
-                    })
-                    .left
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            }
+        StoredCache {
+            state,
+            recent: std::sync::Mutex::default(),
+            capacity: 2 * crate::pipeline::window(jobs),
         }
-        StoredBaselines { state, slots }
     }
 
-    fn slot(&self, i: &Input) -> Option<&Slot> {
-        self.slots.get(i.endpoint.as_ref()?)
-    }
-
-    /// The stored baseline of `i`'s endpoint, read on first use (other workers of the
-    /// same endpoint wait for that read).
-    fn hold(&self, i: &Input, trust: &[PublicKey]) -> Option<std::sync::Arc<Stored>> {
-        let (state, slot, ep) = (self.state?, self.slot(i)?, i.endpoint.as_deref()?);
-        let mut held = slot
-            .held
+    fn recent(
+        &self,
+    ) -> std::sync::MutexGuard<'_, std::collections::VecDeque<(String, std::sync::Arc<Stored>)>>
+    {
+        self.recent
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        match &*held {
-            Held::Read(s) => Some(std::sync::Arc::clone(s)),
-            Held::NotRead => {
-                let s = std::sync::Arc::new(lookup_stored(state, ep, trust));
-                *held = Held::Read(std::sync::Arc::clone(&s));
-                Some(s)
-            }
-            // Every input of the endpoint was graded: not reached.
-            Held::Dropped => None,
-        }
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// `i` is graded: the last input of its endpoint drops the baseline.
-    fn release(&self, i: &Input) {
-        let Some(slot) = self.slot(i) else { return };
-        if slot.left.fetch_sub(1, std::sync::atomic::Ordering::AcqRel) == 1 {
-            *slot
-                .held
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner) = Held::Dropped;
-        }
-    }
-
-    /// The warning about a rejected stored baseline (`held`), for the first input of its
-    /// endpoint only: each endpoint is warned about once, in the order the arguments
-    /// first name it.
-    fn warning(&self, n: usize, i: &Input, held: Option<&Stored>) -> Option<String> {
-        let ep = i.endpoint.as_deref()?;
-        self.slot(i).filter(|s| s.first == n)?;
-        let Some(Stored::Rejected(shown, problem)) = held else {
-            return None;
+    /// The stored baseline of `i`'s endpoint (`None`: no store, or no endpoint).
+    fn hold(&self, i: &Input, trust: &[PublicKey]) -> Option<std::sync::Arc<Stored>> {
+        let (state, ep) = (self.state?, i.endpoint.as_deref()?);
+        let known = |recent: &mut std::collections::VecDeque<(String, std::sync::Arc<Stored>)>| {
+            let k = recent.iter().position(|(e, _)| e == ep)?;
+            let hit = recent.remove(k)?;
+            let s = std::sync::Arc::clone(&hit.1);
+            recent.push_front(hit);
+            Some(s)
         };
-        Some(format!(
-            "stored baseline {shown} for {ep} ignored ({problem}); comparing checks have no baseline"
-        ))
+        if let Some(s) = known(&mut self.recent()) {
+            return Some(s);
+        }
+        let read = std::sync::Arc::new(lookup_stored(state, ep, trust));
+        let mut recent = self.recent();
+        // Another worker may have read it meanwhile: every input then uses the same one.
+        if let Some(s) = known(&mut recent) {
+            return Some(s);
+        }
+        recent.push_front((ep.to_string(), std::sync::Arc::clone(&read)));
+        recent.truncate(self.capacity);
+        Some(read)
     }
+}
+
+/// The warning about a rejected stored baseline (`held`) of `i`'s endpoint: printed for
+/// the first input of each endpoint only, in the order the arguments first name it.
+fn rejected(i: &Input, held: &Stored) -> Option<String> {
+    let ep = i.endpoint.as_deref()?;
+    let Stored::Rejected(shown, problem) = held else {
+        return None;
+    };
+    Some(format!(
+        "stored baseline {shown} for {ep} ignored ({problem}); comparing checks have no baseline"
+    ))
 }
 
 /// From this many bundles on, the report's outcomes go to a spill file in the temporary
@@ -374,16 +344,18 @@ fn unstorable(p: &Payload) -> Option<&'static str> {
 /// the file (written atomically). The status is [`Report::status`] (FAIL before ERROR),
 /// or [`ExitStatus::Usage`] when a baseline could not be stored.
 ///
-/// Both passes run `opts.jobs` bundles at once ([`crate::pipeline::for_each_in_order`]);
+/// Without `--baseline FILE` that is one pass over the inputs (`Passes::one`): each is
+/// read once, verified and decoded once and graded, and what was graded is dropped if a
+/// later input fails verification. With it, two (`Passes::two`): every input is
+/// verified, then the baseline, then the inputs are read again and graded.
+///
+/// The passes run `opts.jobs` bundles at once ([`crate::pipeline::for_each_in_order`]);
 /// results and messages are taken in argument order, so the report, stderr and status
 /// are those of one job.
 ///
-/// Memory: at most `2 x jobs` bundles at a time (plus the `--baseline` bundle, and each
-/// endpoint's stored baseline from its first input to its last: `StoredBaselines`).
-/// The verify pass verifies each bundle once and keeps a few facts of it ([`Input`]);
-/// the grade pass reads each file again, decodes it only if its bytes are the ones that
-/// verified (else [`GradeError::Changed`], nothing graded) and keeps only the report's
-/// server summary and check results.
+/// Memory: at most `2 x jobs` bundles at a time (plus the `--baseline` bundle, or the
+/// stored baselines of the most recently graded endpoints: `StoredCache`), and of each
+/// graded bundle only the report's server summary and check results.
 pub fn grade(
     opts: &GradeOptions,
     out: &mut dyn Write,
@@ -406,114 +378,30 @@ pub fn grade(
         .map(|w| crate::waivers::Waivers::load(w, bm))
         .transpose()?;
 
-    // Verify pass: every input, `opts.jobs` at a time, each fully verified once; nothing
-    // is kept but the facts of `Input`. Messages come out in argument order.
     let jobs = opts.jobs();
-    let mut failed = ExitStatus::Pass;
-    let mut failures = 0;
-    let mut inputs = Vec::with_capacity(opts.bundles.len());
-    crate::pipeline::for_each_in_order(
-        &opts.bundles,
+    let passes = Passes {
+        opts,
+        bm,
+        trust: &trust,
+        policy: policy.as_ref(),
+        tsa: &tsa,
         jobs,
-        |_, path| {
-            read_checked(path, &trust)
-                .map(|r| r.map(|c| Input::new(path, c.digest, &c.checked.evidence)))
-        },
-        |n, checked| {
-            match checked_status(&opts.bundles[n], "", checked, err)? {
-                Ok(i) => inputs.push(i),
-                Err(s) => {
-                    failed = failed.worst(s);
-                    failures += 1;
-                }
-            }
-            Ok::<_, GradeError>(())
-        },
-    )?;
-    let file_baseline = match &opts.baseline {
-        BaselineChoice::File(p) => {
-            let shown = p.display().to_string();
-            match verify_one(p, "--baseline ", &trust, err, |v| {
-                for_grading(shown.clone(), v.verified)
-            })? {
-                Ok(ev) => Some((shown, ev)),
-                Err(s) => {
-                    failed = failed.worst(s);
-                    failures += 1;
-                    None
-                }
-            }
-        }
-        _ => None,
     };
-    if failed != ExitStatus::Pass {
-        err.error(&format!(
-            "nothing graded: {failures} input bundle(s) could not be read or failed verification"
-        ))?;
-        return Ok(failed);
-    }
-
-    if let Some((bpath, b)) = &file_baseline {
-        if let Some(i) = inputs.iter().find(|i| i.label != b.endpoint()) {
-            return Err(GradeError::BaselineEndpoint {
-                baseline: line(bpath),
-                baseline_endpoint: line(&b.endpoint()),
-                bundle: line(&i.shown()),
-                endpoint: line(&i.label),
-            });
-        }
-    }
-
-    // Grade pass: `opts.jobs` bundles at a time, each read again, hash-checked and
-    // decoded (not verified again), graded and described on a worker; results and
-    // messages arrive here in argument order, so the report and stderr are those of a
-    // one-job run. Each server goes to the report builder as it arrives: from
-    // `SPILL_FROM` bundles on its outcomes go to a spill file at once (memory does not
-    // grow with the bundles; the file is removed however the run ends), and the builder
-    // orders the servers as the report lists them.
-    let stored = StoredBaselines::new(opts, &inputs);
-    let spill = if inputs.len() >= SPILL_FROM {
-        Some(report::Spill::create(None)?)
+    // `--baseline FILE` is verified after every input and checked against all of their
+    // endpoints before anything is graded: two passes. Otherwise one.
+    let graded = if matches!(opts.baseline, BaselineChoice::File(_)) {
+        passes.two(err)?
     } else {
-        None
+        passes.one(err)?
     };
-    let mut builder = report::Builder::new(bm, opts.level, spill);
-    // Each worker puts its server in the report's shape (outcomes in row order, encoded
-    // for the spill file): this thread, which writes in order, only appends.
-    let preparer = builder.preparer();
-    let mut number = vec![usize::MAX; inputs.len()];
-    crate::pipeline::for_each_in_order(
-        &inputs,
-        jobs,
-        |n, i| {
-            let held = stored.hold(i, &trust);
-            let warning = stored.warning(n, i, held.as_deref());
-            let r = grade_input(
-                opts,
-                bm,
-                &file_baseline,
-                held.as_deref(),
-                policy.as_ref(),
-                &tsa,
-                i,
-            );
-            drop(held);
-            stored.release(i);
-            (
-                warning,
-                r.map(|(server, results)| preparer.prepare(server, results)),
-            )
-        },
-        |n, (warning, r)| {
-            if let Some(w) = warning {
-                err.warn(&w)?;
-            }
-            number[n] = builder.add(r?)?;
-            Ok::<_, GradeError>(())
-        },
-    )?;
-    drop(stored);
-    drop(file_baseline);
+    let Graded {
+        mut builder,
+        number,
+        inputs,
+    } = match graded {
+        Ok(g) => g,
+        Err(failed) => return Ok(failed),
+    };
 
     let mut status = ExitStatus::Pass;
     if opts.baseline == BaselineChoice::Update {
@@ -561,6 +449,237 @@ pub fn grade(
     Ok(status)
 }
 
+/// What grading every input gave: the report builder holding each server, each input's
+/// number in it, and the facts of each input (argument order).
+struct Graded {
+    builder: report::Builder,
+    number: Vec<usize>,
+    inputs: Vec<Input>,
+}
+
+/// The shared, read-only context of grading a run's inputs.
+struct Passes<'a> {
+    opts: &'a GradeOptions,
+    bm: &'static crate::benchmark::Benchmark,
+    trust: &'a [PublicKey],
+    policy: Option<&'a crate::policy::Policy>,
+    tsa: &'a crate::timestamp::TsaTrust,
+    jobs: usize,
+}
+
+impl Passes<'_> {
+    /// Two passes (with `--baseline FILE`): the verify pass verifies every input once and
+    /// keeps only the facts of each ([`Input`]); then the baseline file is verified and
+    /// checked against every input's endpoint; then the grade pass reads each file again,
+    /// decodes it only if its bytes are the ones that verified (else
+    /// [`GradeError::Changed`], nothing graded) and grades it. `Ok(Err(status))`: nothing
+    /// graded (an input or the baseline failed, said on `err`).
+    fn two(&self, err: &mut Diag<'_>) -> Result<Result<Graded, ExitStatus>, GradeError> {
+        let Passes {
+            opts,
+            bm,
+            trust,
+            policy,
+            tsa,
+            jobs,
+        } = *self;
+        // Verify pass: every input, `opts.jobs` at a time, each fully verified once; nothing
+        // is kept but the facts of `Input`. Messages come out in argument order.
+        let mut failed = ExitStatus::Pass;
+        let mut failures = 0;
+        let mut inputs = Vec::with_capacity(opts.bundles.len());
+        crate::pipeline::for_each_in_order(
+            &opts.bundles,
+            jobs,
+            |_, path| {
+                read_checked(path, trust)
+                    .map(|r| r.map(|c| Input::new(path, c.digest, &c.checked.evidence)))
+            },
+            |n, checked| {
+                match checked_status(&opts.bundles[n], "", checked, err)? {
+                    Ok(i) => inputs.push(i),
+                    Err(s) => {
+                        failed = failed.worst(s);
+                        failures += 1;
+                    }
+                }
+                Ok::<_, GradeError>(())
+            },
+        )?;
+        let file_baseline = match &opts.baseline {
+            BaselineChoice::File(p) => {
+                let shown = p.display().to_string();
+                match verify_one(p, "--baseline ", trust, err, |v| {
+                    for_grading(shown.clone(), v.verified)
+                })? {
+                    Ok(ev) => Some((shown, ev)),
+                    Err(s) => {
+                        failed = failed.worst(s);
+                        failures += 1;
+                        None
+                    }
+                }
+            }
+            _ => None,
+        };
+        if failed != ExitStatus::Pass {
+            err.error(&format!(
+                "nothing graded: {failures} input bundle(s) could not be read or failed verification"
+            ))?;
+            return Ok(Err(failed));
+        }
+
+        if let Some((bpath, b)) = &file_baseline {
+            if let Some(i) = inputs.iter().find(|i| i.label != b.endpoint()) {
+                return Err(GradeError::BaselineEndpoint {
+                    baseline: line(bpath),
+                    baseline_endpoint: line(&b.endpoint()),
+                    bundle: line(&i.shown()),
+                    endpoint: line(&i.label),
+                });
+            }
+        }
+
+        // Grade pass: `opts.jobs` bundles at a time, each read again, hash-checked and
+        // decoded (not verified again), graded and described on a worker; results and
+        // messages arrive here in argument order, so the report and stderr are those of a
+        // one-job run. Each server goes to the report builder as it arrives: from
+        // `SPILL_FROM` bundles on its outcomes go to a spill file at once (memory does not
+        // grow with the bundles; the file is removed however the run ends), and the builder
+        // orders the servers as the report lists them.
+        // With `--baseline FILE` no stored baseline is read.
+        let spill = if inputs.len() >= SPILL_FROM {
+            Some(report::Spill::create(None)?)
+        } else {
+            None
+        };
+        let mut builder = report::Builder::new(bm, opts.level, spill);
+        // Each worker puts its server in the report's shape (outcomes in row order, encoded
+        // for the spill file): this thread, which writes in order, only appends.
+        let preparer = builder.preparer();
+        let mut number = vec![usize::MAX; inputs.len()];
+        crate::pipeline::for_each_in_order(
+            &inputs,
+            jobs,
+            |_, i| {
+                let (ev, stamp) = reopen(i)?;
+                let (server, results) =
+                    grade_evidence(opts, bm, &file_baseline, None, policy, tsa, i, &ev, stamp);
+                Ok(preparer.prepare(server, results))
+            },
+            |n, r: Result<_, GradeError>| {
+                number[n] = builder.add(r?)?;
+                Ok::<_, GradeError>(())
+            },
+        )?;
+        drop(file_baseline);
+        Ok(Ok(Graded {
+            builder,
+            number,
+            inputs,
+        }))
+    }
+
+    /// One pass (without `--baseline FILE`): each input is read once, verified and
+    /// decoded once, and graded on the same worker (its stored baseline from a small
+    /// cache, [`StoredCache`]). Everything graded waits in the builder: if any input
+    /// fails verification, nothing is graded (the builder and its spill file are
+    /// dropped), and the warnings of grading are printed only once every input verified,
+    /// after the messages of verification, as two passes print them. Once an input has
+    /// failed, later inputs are only verified.
+    fn one(&self, err: &mut Diag<'_>) -> Result<Result<Graded, ExitStatus>, GradeError> {
+        let Passes {
+            opts,
+            bm,
+            trust,
+            policy,
+            tsa,
+            jobs,
+        } = *self;
+        let stored = StoredCache::new(opts, jobs);
+        let spill = if opts.bundles.len() >= SPILL_FROM {
+            Some(report::Spill::create(None)?)
+        } else {
+            None
+        };
+        let mut builder = report::Builder::new(bm, opts.level, spill);
+        let preparer = builder.preparer();
+        let failing = std::sync::atomic::AtomicBool::new(false);
+        let mut failed = ExitStatus::Pass;
+        let mut failures = 0;
+        let mut inputs = Vec::with_capacity(opts.bundles.len());
+        let mut number = Vec::with_capacity(opts.bundles.len());
+        // Endpoints whose first input was delivered, and the grading warnings held back.
+        let mut seen = std::collections::HashSet::new();
+        let mut warnings = Vec::new();
+        crate::pipeline::for_each_in_order(
+            &opts.bundles,
+            jobs,
+            |_, path| {
+                read_verified(path, trust).map(|r| {
+                    r.map(|v| {
+                        let input = Input::new(path, v.digest, &v.verified.evidence);
+                        if failing.load(std::sync::atomic::Ordering::Relaxed) {
+                            return (input, None);
+                        }
+                        let held = stored.hold(&input, trust);
+                        let warning = held.as_deref().and_then(|h| rejected(&input, h));
+                        let (ev, stamp) = (for_grading(input.shown(), v.verified), v.stamp);
+                        let (server, results) = grade_evidence(
+                            opts,
+                            bm,
+                            &None,
+                            held.as_deref(),
+                            policy,
+                            tsa,
+                            &input,
+                            &ev,
+                            stamp,
+                        );
+                        drop(held);
+                        let prepared = preparer.prepare(server, results);
+                        (input, Some((warning, prepared)))
+                    })
+                })
+            },
+            |n, checked| {
+                match checked_status(&opts.bundles[n], "", checked, err)? {
+                    Ok((input, graded)) => {
+                        if let (ExitStatus::Pass, Some((warning, prepared))) = (failed, graded) {
+                            let first = input.endpoint.clone().is_some_and(|e| seen.insert(e));
+                            if let (true, Some(w)) = (first, warning) {
+                                warnings.push(w);
+                            }
+                            number.push(builder.add(prepared)?);
+                        }
+                        inputs.push(input);
+                    }
+                    Err(s) => {
+                        failed = failed.worst(s);
+                        failures += 1;
+                        failing.store(true, std::sync::atomic::Ordering::Relaxed);
+                    }
+                }
+                Ok::<_, GradeError>(())
+            },
+        )?;
+        if failed != ExitStatus::Pass {
+            err.error(&format!(
+                "nothing graded: {failures} input bundle(s) could not be read or failed verification"
+            ))?;
+            return Ok(Err(failed));
+        }
+        for w in warnings {
+            err.warn(&w)?;
+        }
+        Ok(Ok(Graded {
+            builder,
+            number,
+            inputs,
+        }))
+    }
+}
+
 /// The report on `out`, or atomically in the `-o` file.
 fn write_report(
     report: Report,
@@ -585,7 +704,7 @@ fn write_report(
 
 /// The baseline a bundle is graded against, and what the report says of it: the
 /// `--baseline` file, none while `--update-baseline` records new ones, else the stored
-/// baseline of the bundle's endpoint (`stored`, held by [`StoredBaselines`]).
+/// baseline of the bundle's endpoint (`stored`, held by [`StoredCache`]).
 fn baseline_context<'a>(
     opts: &GradeOptions,
     file_baseline: &'a Option<(String, Evidence)>,
