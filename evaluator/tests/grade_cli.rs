@@ -439,14 +439,20 @@ fn fail_outranks_error_across_bundles() {
     }
 }
 
+/// `bytes` of a bundle with one bit flipped inside its signature (near the end).
+fn signature_flipped(bytes: &[u8]) -> Vec<u8> {
+    let mut b = bytes.to_vec();
+    let n = b.len();
+    b[n - 10] ^= 0x01;
+    b
+}
+
 #[test]
 fn a_tampered_bundle_exits_3_and_nothing_is_graded() {
     let lab = Lab::new();
     let good = lab.example("py2.mcpev");
-    let mut bytes = std::fs::read(lab.path().join(&good)).expect("read");
-    let n = bytes.len();
-    bytes[n - 10] ^= 0x01; // inside the signature
-    let bad = lab.write("tampered.mcpev", &bytes);
+    let bytes = std::fs::read(lab.path().join(&good)).expect("read");
+    let bad = lab.write("tampered.mcpev", &signature_flipped(&bytes));
     for args in [vec![bad.clone()], vec![good.clone(), bad.clone()]] {
         for format in ["text", "json"] {
             let mut a = vec!["--format".to_string(), format.into()];
@@ -735,10 +741,7 @@ fn a_rejected_stored_baseline_is_warned_about_once_and_only_when_every_input_ver
             );
         }
     }
-    let mut tampered = bytes.clone();
-    let n = tampered.len();
-    tampered[n - 10] ^= 0x01;
-    let bad = lab.write("tampered.mcpev", &tampered);
+    let bad = lab.write("tampered.mcpev", &signature_flipped(&bytes));
     args.push(bad);
     for jobs in ["1", "3"] {
         let mut a = vec!["--jobs".to_string(), jobs.into()];

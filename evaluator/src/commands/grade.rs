@@ -243,9 +243,12 @@ fn lookup_stored(state: &Path, endpoint: &str, trust: &[PublicKey]) -> Stored {
 /// that reads it again. Memory does not grow with the number of endpoints.
 struct StoredCache<'p> {
     state: Option<&'p Path>,
-    recent: std::sync::Mutex<std::collections::VecDeque<(String, std::sync::Arc<Stored>)>>,
+    recent: std::sync::Mutex<Recent>,
     capacity: usize,
 }
+
+/// Endpoints and their stored baselines, the most recently used first.
+type Recent = std::collections::VecDeque<(String, std::sync::Arc<Stored>)>;
 
 impl<'p> StoredCache<'p> {
     fn new(opts: &'p GradeOptions, jobs: usize) -> StoredCache<'p> {
@@ -260,10 +263,7 @@ impl<'p> StoredCache<'p> {
         }
     }
 
-    fn recent(
-        &self,
-    ) -> std::sync::MutexGuard<'_, std::collections::VecDeque<(String, std::sync::Arc<Stored>)>>
-    {
+    fn recent(&self) -> std::sync::MutexGuard<'_, Recent> {
         self.recent
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -272,7 +272,7 @@ impl<'p> StoredCache<'p> {
     /// The stored baseline of `i`'s endpoint (`None`: no store, or no endpoint).
     fn hold(&self, i: &Input, trust: &[PublicKey]) -> Option<std::sync::Arc<Stored>> {
         let (state, ep) = (self.state?, i.endpoint.as_deref()?);
-        let known = |recent: &mut std::collections::VecDeque<(String, std::sync::Arc<Stored>)>| {
+        let known = |recent: &mut Recent| {
             let k = recent.iter().position(|(e, _)| e == ep)?;
             let hit = recent.remove(k)?;
             let s = std::sync::Arc::clone(&hit.1);

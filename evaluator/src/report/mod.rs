@@ -469,23 +469,7 @@ impl Report {
     /// borrowed from the row, or read back from the spill file. `None` when this build
     /// does not grade the check.
     pub fn outcomes<'a>(&'a self, row: &'a Row) -> Result<Option<Cow<'a, [Outcome]>>, SpillError> {
-        if row.verdicts.is_none() {
-            return Ok(None);
-        }
-        if let Some(o) = &row.outcomes {
-            return Ok(Some(Cow::Borrowed(o.as_slice())));
-        }
-        let Some(spill) = &self.spill else {
-            return Ok(Some(Cow::Owned(Vec::new())));
-        };
-        let k = self
-            .rows
-            .iter()
-            .position(|r| r.entry.id == row.entry.id)
-            .unwrap_or(usize::MAX);
-        Ok(Some(Cow::Owned(
-            spill.row(k)?.into_iter().flatten().collect(),
-        )))
+        self.outcomes_range(row, 0..usize::MAX)
     }
 
     /// The outcomes of `row` on the servers `servers` (a range of server numbers, cut to
