@@ -235,7 +235,9 @@ impl Serialize for LegsJ<'_> {
     }
 }
 
-fn doc(r: &Report) -> Doc<'_> {
+/// The document; `servers`: with its servers (else an empty array, for [`to_writer`]'s
+/// frame).
+fn doc(r: &Report, servers: bool) -> Doc<'_> {
     Doc {
         schema: SCHEMA,
         benchmark: Bench {
@@ -265,12 +267,15 @@ fn doc(r: &Report) -> Doc<'_> {
             total: r.benchmark.checks.len(),
         },
         totals: Summary::new(|v| r.total(v)),
-        servers: r
-            .servers
-            .iter()
-            .enumerate()
-            .map(|(i, s)| server(i, s))
-            .collect(),
+        servers: if servers {
+            r.servers
+                .iter()
+                .enumerate()
+                .map(|(i, s)| server(i, s))
+                .collect()
+        } else {
+            Vec::new()
+        },
         checks: ChecksJ(Some(r)),
         not_reachable: r
             .benchmark
@@ -287,7 +292,7 @@ fn doc(r: &Report) -> Doc<'_> {
 
 /// The report as a JSON value.
 pub fn document(r: &Report) -> Value {
-    serde_json::to_value(doc(r)).unwrap_or(Value::Null)
+    serde_json::to_value(doc(r, true)).unwrap_or(Value::Null)
 }
 
 /// The report as pretty-printed JSON text written to `w` (the bytes of [`to_string`]).
@@ -301,19 +306,47 @@ pub fn document(r: &Report) -> Value {
 pub fn to_writer(r: &Report, w: &mut dyn std::io::Write) -> std::io::Result<()> {
     let frame = serde_json::to_string_pretty(&Doc {
         checks: ChecksJ(None),
-        ..doc(r)
+        ..doc(r, false)
     })
     .map_err(std::io::Error::from)?;
-    // The top-level key: at two spaces after a line break, which no value nested in the
-    // frame (and no string: a pretty-printed string holds no line break) can be.
-    const KEY: &str = "\n  \"checks\": []";
-    let at = frame
-        .find(KEY)
-        .ok_or_else(|| std::io::Error::other("no checks array in the JSON frame"))?;
-    let split = at + KEY.len() - 2;
-    w.write_all(&frame.as_bytes()[..split])?;
+    // The top-level keys: at two spaces after a line break, which no value nested in the
+    // frame (and no string: a pretty-printed string holds no line break) can be. Each
+    // split is just before the key's `[]`.
+    let split = |key: &str| {
+        frame
+            .find(key)
+            .map(|at| at + key.len() - 2)
+            .ok_or_else(|| std::io::Error::other(format!("no {key:?} in the JSON frame")))
+    };
+    let servers = split("\n  \"servers\": []")?;
+    let checks = split("\n  \"checks\": []")?;
+    if servers > checks {
+        return Err(std::io::Error::other(
+            "the JSON frame has its checks before its servers",
+        ));
+    }
+    w.write_all(&frame.as_bytes()[..servers])?;
+    write_servers(r, w)?;
+    w.write_all(&frame.as_bytes()[servers + 2..checks])?;
     write_checks(r, w)?;
-    w.write_all(&frame.as_bytes()[split + 2..])
+    w.write_all(&frame.as_bytes()[checks + 2..])
+}
+
+/// The `servers` array, one server at a time (each pretty-printed at its depth), so
+/// that the frame of a report over many bundles holds none of them.
+fn write_servers(r: &Report, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+    if r.servers.is_empty() {
+        return w.write_all(b"[]");
+    }
+    let mut out = Vec::new();
+    for (i, s) in r.servers.iter().enumerate() {
+        out.clear();
+        out.extend_from_slice(if i == 0 { b"[\n" } else { b",\n" });
+        out.extend_from_slice(CHECK_PAD);
+        nested(&mut out, CHECK_DEPTH, &server(i, s))?;
+        w.write_all(&out)?;
+    }
+    w.write_all(b"\n  ]")
 }
 
 /// How many servers' results of one check are rendered as one piece.
@@ -705,7 +738,7 @@ mod tests {
                     if waived {
                         r.apply_waivers(&w, crate::waivers::today());
                     }
-                    let want = serde_json::to_string_pretty(&doc(&r)).expect("whole");
+                    let want = serde_json::to_string_pretty(&doc(&r, true)).expect("whole");
                     for jobs in [1, 2, 3] {
                         r.jobs = jobs;
                         assert_eq!(
@@ -724,7 +757,7 @@ mod tests {
         none.rows.clear();
         assert_eq!(
             to_string(&none),
-            serde_json::to_string_pretty(&doc(&none)).expect("whole")
+            serde_json::to_string_pretty(&doc(&none, true)).expect("whole")
         );
     }
 

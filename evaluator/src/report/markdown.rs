@@ -7,6 +7,7 @@
 //! inject markup.
 
 use std::fmt::Write as _;
+use std::ops::ControlFlow;
 
 use crate::benchmark::Source;
 use crate::fmt::{cut, line};
@@ -221,13 +222,13 @@ fn findings(s: &mut String, r: &Report, out: &mut dyn std::io::Write) -> std::io
     for row in rows {
         let e = row.entry;
         flush(s, out)?;
-        let outcomes = r.outcomes(row).map_err(std::io::Error::other)?;
-        for (i, o) in outcomes.iter().flat_map(|o| o.iter()).enumerate() {
-            if !matches!(o.verdict, Verdict::Fail | Verdict::Error)
-                || (r.servers[i].revision.is_none() && o.verdict == Verdict::Error)
-            {
-                continue;
-            }
+        // Only the FAIL and ERROR results are read back, a part of the fleet at a time.
+        let finding = |i: usize| match row.verdict(i) {
+            Some(Verdict::Fail) => true,
+            Some(Verdict::Error) => r.servers[i].revision.is_some(),
+            _ => false,
+        };
+        r.each_outcome(row, finding, |i, o| {
             if !head {
                 let _ = writeln!(
                     s,
@@ -255,7 +256,11 @@ fn findings(s: &mut String, r: &Report, out: &mut dyn std::io::Write) -> std::io
                 cell(&cut(&o.evidence, EVIDENCE_CHARS)),
                 cell(e.remediation)
             );
-        }
+            if s.len() > 1 << 16 {
+                flush(s, out)?;
+            }
+            Ok(ControlFlow::Continue(()))
+        })?;
     }
     if !head {
         let _ = writeln!(s, "\nNo FAIL or ERROR.");

@@ -27,7 +27,12 @@ pub mod text;
 pub use render::{render, write};
 pub use spill::{Spill, SpillError};
 
+/// How many outcomes of one check [`Report::each_outcome`] reads back from a spill file
+/// at a time.
+pub const WALK: usize = 256;
+
 use std::borrow::Cow;
+use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -498,6 +503,53 @@ impl Report {
         Ok(Some(Cow::Owned(
             spill.row_range(k, servers)?.into_iter().flatten().collect(),
         )))
+    }
+
+    /// Call `f` with the outcome of `row` on each server that `want` accepts (by server
+    /// number), in server order, until `f` breaks. Outcomes are borrowed from the row or
+    /// read back from the spill file [`WALK`] wanted servers at a time, and only the
+    /// wanted ones: a renderer walking a check holds at most that many of its outcomes,
+    /// whatever the number of servers. Nothing is called when the check is not graded.
+    pub fn each_outcome(
+        &self,
+        row: &Row,
+        want: impl Fn(usize) -> bool,
+        mut f: impl FnMut(usize, &Outcome) -> std::io::Result<ControlFlow<()>>,
+    ) -> std::io::Result<()> {
+        if row.verdicts.is_none() {
+            return Ok(());
+        }
+        if let Some(o) = &row.outcomes {
+            for (i, o) in o.iter().enumerate().filter(|(i, _)| want(*i)) {
+                if f(i, o)?.is_break() {
+                    break;
+                }
+            }
+            return Ok(());
+        }
+        let Some(spill) = &self.spill else {
+            return Ok(());
+        };
+        let k = self
+            .rows
+            .iter()
+            .position(|r| r.entry.id == row.entry.id)
+            .unwrap_or(usize::MAX);
+        let mut wanted = (0..self.servers.len()).filter(|i| want(*i)).peekable();
+        let mut part = Vec::with_capacity(WALK);
+        while wanted.peek().is_some() {
+            part.clear();
+            part.extend(wanted.by_ref().take(WALK));
+            let read = spill.outcomes_at(k, &part).map_err(std::io::Error::other)?;
+            for (&i, o) in part.iter().zip(read) {
+                if let Some(o) = o {
+                    if f(i, &o)?.is_break() {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Judge `w` on `today`: mark every result a waiver matches (the first matching
@@ -1034,5 +1086,85 @@ mod tests {
             vec![(server("http://a/mcp", "x.mcpev"), results(&[]))],
         );
         assert_eq!(one.label(0), "http://a/mcp [2025-11-25]");
+    }
+
+    /// `each_outcome` gives the wanted servers' outcomes of a check in server order, the
+    /// same from a spill file as from memory, across more than one read of [`WALK`], and
+    /// stops when told; an ungraded check calls nothing.
+    #[test]
+    fn each_outcome_walks_the_wanted_servers_in_order_in_memory_and_spilled() {
+        let bm = Benchmark::builtin();
+        let n = WALK * 2 + 7;
+        let verdict = |i: usize| match i % 3 {
+            0 => Verdict::Fail,
+            1 => Verdict::Pass,
+            _ => Verdict::Unknown,
+        };
+        let base = server("http://s/mcp", "b.mcpev");
+        let build = |spill: Option<Spill>| {
+            let mut b = Builder::new(bm, None, spill);
+            for i in 0..n {
+                let mut r = results(&[("10.1", verdict(i)), ("2.1", Verdict::Pass)]);
+                for c in &mut r {
+                    if let Some(o) = &mut c.outcome {
+                        o.evidence = format!("server {i:04}");
+                    }
+                }
+                let s = Server {
+                    endpoint: format!("http://s{i:04}/mcp"),
+                    ..base.clone()
+                };
+                b.server(s, r).expect("add");
+            }
+            b.finish().expect("finish")
+        };
+        let memory = build(None);
+        let spilled = build(Some(Spill::create(None).expect("spill")));
+        assert!(spilled.rows.iter().all(|r| r.outcomes.is_none()));
+        let row = |r: &Report, id: &str| r.rows.iter().position(|x| x.entry.id == id).expect("row");
+        for r in [&memory, &spilled] {
+            let k = row(r, "10.1");
+            let mut seen = Vec::new();
+            r.each_outcome(
+                &r.rows[k],
+                |i| r.rows[k].verdict(i) != Some(Verdict::Pass),
+                |i, o| {
+                    assert_ne!(o.verdict, Verdict::Pass);
+                    seen.push((i, o.evidence.clone()));
+                    Ok(ControlFlow::Continue(()))
+                },
+            )
+            .expect("walk");
+            let want: Vec<(usize, String)> = (0..n)
+                .filter(|i| verdict(*i) != Verdict::Pass)
+                .map(|i| (i, format!("server {i:04}")))
+                .collect();
+            assert_eq!(seen, want);
+            // Stopping after the first wanted one past a read's end.
+            let mut calls = 0;
+            r.each_outcome(
+                &r.rows[k],
+                |i| i > WALK,
+                |i, _| {
+                    calls += 1;
+                    assert_eq!(i, WALK + 1);
+                    Ok(ControlFlow::Break(()))
+                },
+            )
+            .expect("walk");
+            assert_eq!(calls, 1);
+            // A check without outcomes on these servers is not graded: nothing is called.
+            let ungraded = row(r, "1.1");
+            assert!(r.rows[ungraded].verdicts.is_none());
+            r.each_outcome(&r.rows[ungraded], |_| true, |_, _| panic!("called"))
+                .expect("walk");
+        }
+        // And every server's outcomes read back whole match those held in memory.
+        for i in [0, 1, WALK, n - 1] {
+            assert_eq!(
+                spilled.server_outcomes(i).expect("read"),
+                memory.server_outcomes(i).expect("read")
+            );
+        }
     }
 }

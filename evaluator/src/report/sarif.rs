@@ -18,6 +18,7 @@
 //! * A waived result carries an accepted external suppression with the waiver's reason.
 
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 
 use serde_json::{json, Value};
 use serde_sarif::sarif::{
@@ -73,13 +74,9 @@ fn text(s: impl Into<String>) -> MultiformatMessageString {
     MultiformatMessageString::builder().text(s.into()).build()
 }
 
-fn rule(bm: &Benchmark, row: &Row, outcomes: &[Outcome]) -> ReportingDescriptor {
+/// The rule of `row`; `reduction` is the first non-empty reduction among its results.
+fn rule(bm: &Benchmark, row: &Row, reduction: &str) -> ReportingDescriptor {
     let e = row.entry;
-    let reduction = outcomes
-        .iter()
-        .map(|o| o.reduction.trim().trim_end_matches('.'))
-        .find(|r| !r.is_empty())
-        .unwrap_or("");
     let mut props = BTreeMap::new();
     props.insert("security-severity".to_string(), json!(severity(e)));
     props.insert("precision".to_string(), json!("high"));
@@ -227,12 +224,11 @@ pub fn log(r: &Report) -> std::io::Result<Sarif> {
     let rows: Vec<&Row> = r.graded().collect();
     let mut results = Vec::new();
     for (k, row) in rows.iter().enumerate() {
-        let outcomes = r.outcomes(row).map_err(std::io::Error::other)?;
-        for (i, o) in outcomes.iter().flat_map(|o| o.iter()).enumerate() {
-            if o.verdict != Verdict::Pass {
-                results.push(result(r, row, k, i, o));
-            }
-        }
+        let reported = |i: usize| row.verdict(i).is_some_and(|v| v != Verdict::Pass);
+        r.each_outcome(row, reported, |i, o| {
+            results.push(result(r, row, k, i, o));
+            Ok(ControlFlow::Continue(()))
+        })?;
     }
     if let Some(run) = log.runs.first_mut() {
         run.results = Some(results);
@@ -245,8 +241,21 @@ fn frame(r: &Report) -> std::io::Result<Sarif> {
     let rows: Vec<&Row> = r.graded().collect();
     let mut rules = Vec::with_capacity(rows.len());
     for row in &rows {
-        let outcomes = r.outcomes(row).map_err(std::io::Error::other)?;
-        rules.push(rule(r.benchmark, row, outcomes.as_deref().unwrap_or(&[])));
+        // The first result that says what a probe cannot reach, read up to it.
+        let mut reduction = String::new();
+        r.each_outcome(
+            row,
+            |_| true,
+            |_, o| {
+                let said = o.reduction.trim().trim_end_matches('.');
+                if said.is_empty() {
+                    return Ok(ControlFlow::Continue(()));
+                }
+                reduction = said.to_string();
+                Ok(ControlFlow::Break(()))
+            },
+        )?;
+        rules.push(rule(r.benchmark, row, &reduction));
     }
     let results: Vec<SarifResult> = Vec::new();
     let p = &r.provenance;
@@ -359,11 +368,9 @@ pub fn to_writer(r: &Report, w: &mut dyn std::io::Write) -> std::io::Result<()> 
     let inner = " ".repeat(indent + 2);
     let mut first = true;
     for (k, row) in r.graded().enumerate() {
-        let outcomes = r.outcomes(row).map_err(std::io::Error::other)?;
-        for (i, o) in outcomes.iter().flat_map(|o| o.iter()).enumerate() {
-            if o.verdict == Verdict::Pass {
-                continue;
-            }
+        // Only the results that are not PASS are read back, a part of the fleet at a time.
+        let reported = |i: usize| row.verdict(i).is_some_and(|v| v != Verdict::Pass);
+        r.each_outcome(row, reported, |i, o| {
             let one = serde_json::to_string_pretty(&result(r, row, k, i, o))
                 .map_err(std::io::Error::other)?;
             w.write_all(if first { b"[\n" } else { b",\n" })?;
@@ -375,7 +382,8 @@ pub fn to_writer(r: &Report, w: &mut dyn std::io::Write) -> std::io::Result<()> 
                 w.write_all(inner.as_bytes())?;
                 w.write_all(l.as_bytes())?;
             }
-        }
+            Ok(ControlFlow::Continue(()))
+        })?;
     }
     if first {
         w.write_all(b"[]")?;

@@ -37,6 +37,47 @@ pub struct SpillError {
 /// Where one outcome is in the file: offset and length.
 type Place = (u64, u32);
 
+/// Where one server's outcomes are: they were written one after the other from `at`, so
+/// each check row needs only its length (`NONE`: that row has no outcome). About 150
+/// bytes a server for the 36 checks, against 600 for an offset and a length per row: the
+/// index is what the spill file keeps in memory for every server of the fleet.
+#[derive(Debug, Default)]
+struct Places {
+    at: u64,
+    lens: Box<[u32]>,
+}
+
+/// The length of a row without an outcome ([`encode_server`] refuses an outcome this long).
+const NONE: u32 = u32::MAX;
+
+impl Places {
+    /// Where row `row`'s outcome is, if it has one.
+    fn get(&self, row: usize) -> Option<Place> {
+        let len = *self.lens.get(row)?;
+        if len == NONE {
+            return None;
+        }
+        let before: u64 = self.lens[..row]
+            .iter()
+            .filter(|l| **l != NONE)
+            .map(|l| u64::from(*l))
+            .sum();
+        Some((self.at + before, len))
+    }
+
+    /// Where every row's outcome is, in row order.
+    fn all(&self) -> impl Iterator<Item = Option<Place>> + '_ {
+        let mut at = self.at;
+        self.lens.iter().map(move |&len| {
+            (len != NONE).then(|| {
+                let place = (at, len);
+                at += u64::from(len);
+                place
+            })
+        })
+    }
+}
+
 /// The temporary file of a report's outcomes and the index of where each one is.
 #[derive(Debug)]
 pub struct Spill {
@@ -51,9 +92,8 @@ pub struct Spill {
     seek: Mutex<()>,
     /// Bytes written so far.
     end: u64,
-    /// Per server (in the order given to [`Spill::server`]), per check row: where its
-    /// outcome is, if it has one.
-    index: Vec<Vec<Option<Place>>>,
+    /// Per server (in the order given to [`Spill::server`]): where its outcomes are.
+    index: Vec<Places>,
 }
 
 impl Drop for Spill {
@@ -143,14 +183,16 @@ impl Spill {
             None => Err(std::io::Error::other("the spill file is sealed")),
         };
         written.map_err(|e| self.err(e))?;
-        let mut places = Vec::with_capacity(encoded.lens.len());
-        for len in encoded.lens {
-            places.push(len.map(|len| {
-                let at = self.end;
-                self.end += u64::from(len);
-                (at, len)
-            }));
-        }
+        let places = Places {
+            at: self.end,
+            lens: encoded.lens.iter().map(|l| l.unwrap_or(NONE)).collect(),
+        };
+        self.end += encoded
+            .lens
+            .iter()
+            .flatten()
+            .map(|l| u64::from(*l))
+            .sum::<u64>();
         self.index.push(places);
         Ok(self.index.len() - 1)
     }
@@ -166,7 +208,7 @@ impl Spill {
     /// Put the servers in a new order: `order[k]` is the spill number of the server that
     /// is now `k`.
     pub fn reorder(&mut self, order: &[usize]) {
-        let mut old: Vec<Option<Vec<Option<Place>>>> = std::mem::take(&mut self.index)
+        let mut old: Vec<Option<Places>> = std::mem::take(&mut self.index)
             .into_iter()
             .map(Some)
             .collect();
@@ -179,8 +221,10 @@ impl Spill {
     /// The outcome of every check row on server `server` (`None`: it has none), read
     /// back from the file.
     pub fn server_outcomes(&self, server: usize) -> Result<Vec<Option<Outcome>>, SpillError> {
-        let places = self.index.get(server).map(Vec::as_slice).unwrap_or(&[]);
-        Ok(without_excerpts(self.read(places.iter().copied())?))
+        let places = self.index.get(server);
+        Ok(without_excerpts(
+            self.read(places.into_iter().flat_map(Places::all))?,
+        ))
     }
 
     /// The outcome of check row `row` on server `server`, with the excerpts of its
@@ -190,12 +234,7 @@ impl Spill {
         server: usize,
         row: usize,
     ) -> Result<Option<(Outcome, Excerpts)>, SpillError> {
-        let place = self
-            .index
-            .get(server)
-            .and_then(|p| p.get(row))
-            .copied()
-            .flatten();
+        let place = self.index.get(server).and_then(|p| p.get(row));
         Ok(self.read(std::iter::once(place))?.pop().flatten())
     }
 
@@ -214,9 +253,25 @@ impl Spill {
     ) -> Result<Vec<Option<Outcome>>, SpillError> {
         let end = servers.end.min(self.index.len());
         let places = &self.index[servers.start.min(end)..end];
-        Ok(without_excerpts(self.read(
-            places.iter().map(|p| p.get(row).copied().flatten()),
-        )?))
+        Ok(without_excerpts(
+            self.read(places.iter().map(|p| p.get(row)))?,
+        ))
+    }
+
+    /// The outcome of check row `row` on each of the servers `servers` (server numbers,
+    /// in the order given), read back from the file (`None`: that server has none).
+    pub fn outcomes_at(
+        &self,
+        row: usize,
+        servers: &[usize],
+    ) -> Result<Vec<Option<Outcome>>, SpillError> {
+        Ok(without_excerpts(
+            self.read(
+                servers
+                    .iter()
+                    .map(|&n| self.index.get(n).and_then(|p| p.get(row))),
+            )?,
+        ))
     }
 
     /// [`Spill::row`], each outcome with the excerpts of its records.
@@ -224,11 +279,7 @@ impl Spill {
         &self,
         row: usize,
     ) -> Result<Vec<Option<(Outcome, Excerpts)>>, SpillError> {
-        self.read(
-            self.index
-                .iter()
-                .map(|places| places.get(row).copied().flatten()),
-        )
+        self.read(self.index.iter().map(|places| places.get(row)))
     }
 
     /// The outcomes (with their excerpts) at `places`, in order, with one buffer.
@@ -286,7 +337,9 @@ pub fn encode_server(
             put_str(&mut bytes, text);
         }
         let len = u32::try_from(bytes.len() - start)
-            .map_err(|_| std::io::Error::other("an outcome over 4 GiB"))?;
+            .ok()
+            .filter(|l| *l != NONE)
+            .ok_or_else(|| std::io::Error::other("an outcome over 4 GiB"))?;
         lens.push(Some(len));
     }
     Ok(Encoded { bytes, lens })

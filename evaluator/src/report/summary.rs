@@ -21,6 +21,7 @@
 
 use std::fmt::Write as _;
 use std::io::{self, Write};
+use std::ops::ControlFlow;
 
 use crate::benchmark::Source;
 use crate::fmt::{cut, line};
@@ -179,16 +180,6 @@ fn flush(s: &mut String, out: &mut dyn Write) -> io::Result<()> {
     out.write_all(s.as_bytes())?;
     s.clear();
     Ok(())
-}
-
-/// The outcomes of `row`, an error naming the spill file when they cannot be read back.
-fn outcomes<'a>(
-    r: &'a Report,
-    row: &'a Row,
-) -> io::Result<std::borrow::Cow<'a, [crate::verdict::Outcome]>> {
-    Ok(r.outcomes(row)
-        .map_err(io::Error::other)?
-        .unwrap_or(std::borrow::Cow::Borrowed(&[])))
 }
 
 fn servers(s: &mut String, r: &Report, width: usize, out: &mut dyn Write) -> io::Result<()> {
@@ -559,29 +550,40 @@ fn findings(
         let _ = writeln!(s);
         s.push_str(&wrap(&head, width, "", "    "));
         flush(s, out)?;
-        let outcomes = outcomes(r, row)?;
-        for &i in fails.iter().chain(&errors) {
-            let o = &outcomes[i];
-            s.push_str(&wrap(
-                &cut(&line(&o.evidence), EVIDENCE_CHARS),
-                width,
-                &format!("  [{}] {}: ", i + 1, o.verdict.mark()),
-                "      ",
-            ));
+        // Each server's evidence, FAILs then ERRORs, read a part of the fleet at a time.
+        for ix in [&fails, &errors] {
+            r.each_outcome(
+                row,
+                |i| ix.binary_search(&i).is_ok(),
+                |i, o| {
+                    s.push_str(&wrap(
+                        &cut(&line(&o.evidence), EVIDENCE_CHARS),
+                        width,
+                        &format!("  [{}] {}: ", i + 1, o.verdict.mark()),
+                        "      ",
+                    ));
+                    if s.len() > 1 << 16 {
+                        flush(s, out)?;
+                    }
+                    Ok(ControlFlow::Continue(()))
+                },
+            )?;
         }
-        for &i in fails_w.iter().chain(&errors_w) {
-            if let Some(m) = row.mark(i) {
-                s.push_str(&wrap(
-                    &format!(
-                        "waived until {} (waivers line {}): {}",
-                        m.expires,
-                        m.line,
-                        line(&m.reason)
-                    ),
-                    width,
-                    &format!("  [{}] {}: ", i + 1, outcomes[i].verdict.mark()),
-                    "      ",
-                ));
+        for (v, ix) in [(Verdict::Fail, &fails_w), (Verdict::Error, &errors_w)] {
+            for &i in ix {
+                if let Some(m) = row.mark(i) {
+                    s.push_str(&wrap(
+                        &format!(
+                            "waived until {} (waivers line {}): {}",
+                            m.expires,
+                            m.line,
+                            line(&m.reason)
+                        ),
+                        width,
+                        &format!("  [{}] {}: ", i + 1, v.mark()),
+                        "      ",
+                    ));
+                }
             }
         }
         s.push_str(&wrap(e.remediation, width, "  fix: ", "       "));
@@ -635,15 +637,26 @@ fn reported_only(s: &mut String, r: &Report, width: usize, rule: &str) -> io::Re
         rows.len()
     );
     for row in rows {
-        let outcomes = outcomes(r, row)?;
-        let why = outcomes
-            .iter()
-            .map(|o| o.reduction.as_str())
-            .find(|x| !x.is_empty())
-            .unwrap_or("");
-        let why = why.split(';').next().unwrap_or("").trim();
+        let mut why = String::new();
+        r.each_outcome(
+            row,
+            |_| true,
+            |_, o| {
+                if o.reduction.is_empty() {
+                    return Ok(ControlFlow::Continue(()));
+                }
+                why = o
+                    .reduction
+                    .split(';')
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .to_string();
+                Ok(ControlFlow::Break(()))
+            },
+        )?;
         s.push_str(&wrap(
-            &format!("{}: {}", row.entry.title, cut(&line(why), 140)),
+            &format!("{}: {}", row.entry.title, cut(&line(&why), 140)),
             width,
             &format!("  {:<6} ", row.entry.id.as_str()),
             "         ",

@@ -35,6 +35,7 @@
 //! evidence quotes what it sent.
 
 use std::fmt::Write as _;
+use std::ops::ControlFlow;
 
 use crate::fmt::{line, utc};
 use crate::verdict::Verdict;
@@ -66,8 +67,7 @@ pub fn write(r: &Report, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     for row in graded {
         out.write_all(s.as_bytes())?;
         s.clear();
-        let outcomes = r.outcomes(row).map_err(std::io::Error::other)?;
-        check(&mut s, row, &labels, outcomes.as_deref().unwrap_or(&[]));
+        check(&mut s, out, r, row, &labels)?;
     }
     let not: Vec<&Row> = r.not_graded().collect();
     if !not.is_empty() {
@@ -294,7 +294,28 @@ fn records(seqs: &[u64]) -> String {
     }
 }
 
-fn check(s: &mut String, row: &Row, labels: &[String], outcomes: &[crate::verdict::Outcome]) {
+/// Write `s` to `out` once it holds more than this many bytes (a check's lines are
+/// written as they are made, not held for the whole fleet).
+const FLUSH_AT: usize = 1 << 16;
+
+fn flush_if_full(s: &mut String, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    if s.len() > FLUSH_AT {
+        out.write_all(s.as_bytes())?;
+        s.clear();
+    }
+    Ok(())
+}
+
+/// One check: who got each verdict (from the verdicts in memory), then the evidence of
+/// every non-PASS result by verdict, then each distinct reduction in server order, the
+/// outcomes read [`super::WALK`] at a time ([`Report::each_outcome`]).
+fn check(
+    s: &mut String,
+    out: &mut dyn std::io::Write,
+    r: &Report,
+    row: &Row,
+    labels: &[String],
+) -> std::io::Result<()> {
     let e = row.entry;
     let _ = writeln!(s, "\n{RULE}");
     let _ = writeln!(
@@ -306,58 +327,74 @@ fn check(s: &mut String, row: &Row, labels: &[String], outcomes: &[crate::verdic
         e.source.as_str(),
         rate(row)
     );
+    let verdicts = row.verdicts.as_deref().unwrap_or(&[]);
     for v in Verdict::ORDER {
-        let who: Vec<String> = outcomes
-            .iter()
-            .enumerate()
-            .filter(|(_, o)| o.verdict == v)
-            .map(|(i, _)| {
-                let waived = if row.waived(i) { " (waived)" } else { "" };
-                format!("{}{waived}", line(&labels[i]))
-            })
-            .collect();
-        if !who.is_empty() {
-            let _ = writeln!(s, "    {:<8}: {}", v.mark(), who.join(", "));
+        let mut sep = None;
+        for (i, _) in verdicts.iter().enumerate().filter(|(_, x)| **x == v) {
+            match sep {
+                None => {
+                    let _ = write!(s, "    {:<8}: ", v.mark());
+                }
+                Some(()) => s.push_str(", "),
+            }
+            sep = Some(());
+            let waived = if row.waived(i) { " (waived)" } else { "" };
+            let _ = write!(s, "{}{waived}", line(&labels[i]));
+            flush_if_full(s, out)?;
+        }
+        if sep.is_some() {
+            s.push('\n');
         }
     }
     let mut first = true;
     for v in Verdict::ORDER.into_iter().filter(|v| *v != Verdict::Pass) {
-        for (i, o) in outcomes.iter().enumerate().filter(|(_, o)| o.verdict == v) {
-            if first {
-                let _ = writeln!(s, "  evidence:");
-                first = false;
+        r.each_outcome(
+            row,
+            |i| verdicts.get(i) == Some(&v),
+            |i, o| {
+                if first {
+                    let _ = writeln!(s, "  evidence:");
+                    first = false;
+                }
+                let waiver = match row.mark(i) {
+                    Some(m) if m.active => format!(
+                        " [waived until {} (waivers line {}): {}]",
+                        m.expires,
+                        m.line,
+                        line(&m.reason)
+                    ),
+                    Some(m) => format!(
+                        " [waiver of line {} expired on {}: no longer applies]",
+                        m.line, m.expires
+                    ),
+                    None => String::new(),
+                };
+                let _ = writeln!(
+                    s,
+                    "    {:<8} {}: {}{}{waiver}",
+                    v.mark(),
+                    line(&labels[i]),
+                    line(&o.evidence),
+                    records(&o.records)
+                );
+                flush_if_full(s, out)?;
+                Ok(ControlFlow::Continue(()))
+            },
+        )?;
+    }
+    let mut seen: Vec<String> = Vec::new();
+    r.each_outcome(
+        row,
+        |_| true,
+        |_, o| {
+            let red = o.reduction.trim();
+            if !red.is_empty() && !seen.iter().any(|x| x == red) {
+                seen.push(red.to_string());
+                let _ = writeln!(s, "  reduction: {}", line(red));
             }
-            let waiver = match row.mark(i) {
-                Some(m) if m.active => format!(
-                    " [waived until {} (waivers line {}): {}]",
-                    m.expires,
-                    m.line,
-                    line(&m.reason)
-                ),
-                Some(m) => format!(
-                    " [waiver of line {} expired on {}: no longer applies]",
-                    m.line, m.expires
-                ),
-                None => String::new(),
-            };
-            let _ = writeln!(
-                s,
-                "    {:<8} {}: {}{}{waiver}",
-                v.mark(),
-                line(&labels[i]),
-                line(&o.evidence),
-                records(&o.records)
-            );
-        }
-    }
-    let mut seen: Vec<&str> = Vec::new();
-    for o in outcomes {
-        let red = o.reduction.trim();
-        if !red.is_empty() && !seen.contains(&red) {
-            seen.push(red);
-            let _ = writeln!(s, "  reduction: {}", line(red));
-        }
-    }
+            Ok(ControlFlow::Continue(()))
+        },
+    )
 }
 
 #[cfg(test)]
