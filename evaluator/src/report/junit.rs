@@ -1,5 +1,5 @@
-//! The JUnit XML report (`--format junit`), written with `quick-junit`, for CI systems
-//! that show test results (GitLab, Jenkins, Azure DevOps …).
+//! The JUnit XML report (`--format junit`), for CI systems that show test results
+//! (GitLab, Jenkins, Azure DevOps …).
 //!
 //! One `<testsuite>` per server (named by its endpoint, revision and bundle), one
 //! `<testcase>` per check in scope (`name` the check id and title, `classname`
@@ -17,7 +17,20 @@
 //! suite also `collector` (name and version) and `collector.build`. JUnit's
 //! `<testsuites>` has no properties of its own, so each suite holds them.
 
-use quick_junit::{NonSuccessKind, Property, Report as JUnit, TestCase, TestCaseStatus, TestSuite};
+//!
+//! The document is the one the `quick-junit` crate writes for the same report (its
+//! elements, attribute order, `quick-xml` escaping and four-space indentation), which this
+//! module used to call: it is written here, a suite at a time, with `quick-xml` directly.
+//! `quick-junit` strips every string of ANSI escapes and control characters (through
+//! `strip-ansi-escapes`, which runs a terminal parser over each character, most of this
+//! report's cost); [`xml_str`] does the same stripping, and only for a string that has
+//! something to strip.
+
+use std::borrow::Cow;
+use std::io::Write;
+
+use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
+use quick_xml::Writer;
 
 use crate::fmt::line;
 use crate::verdict::{Outcome, Verdict};
@@ -29,15 +42,61 @@ pub const NAME: &str = "mcp-grade";
 /// The last suite: the benchmark sections no probe reaches, each a skipped case.
 pub const NOT_REACHABLE: &str = "benchmark sections not reachable by any probe";
 
-fn case(row: &Row, i: usize, o: Option<&Outcome>) -> TestCase {
+/// `s` as `quick-junit` puts it in the document: ANSI escape sequences stripped (by
+/// `strip-ansi-escapes`, which keeps a line feed and drops every other C0 and C1
+/// control), then the C0 controls XML 1.0 forbids removed. A string with no C0 control
+/// but the line feed and no C1 control is left as it is: the stripper prints every
+/// other character unchanged, so only a string with a control is stripped.
+fn xml_str(s: &str) -> Cow<'_, str> {
+    let control = |c: char| (c < ' ' && c != '\n') || ('\u{80}'..='\u{9f}').contains(&c);
+    if !s.chars().any(control) {
+        return Cow::Borrowed(s);
+    }
+    let stripped = strip_ansi_escapes::strip_str(s);
+    Cow::Owned(stripped.replace(
+        |c| matches!(c, '\x00'..='\x08' | '\x0b' | '\x0c' | '\x0e'..='\x1f'),
+        "",
+    ))
+}
+
+/// What a `<testcase>` holds besides its name and class.
+enum Status {
+    Success,
+    /// `<failure>` or `<error>` (the tag), or `<skipped>`, with a message, a type and a
+    /// text.
+    Other {
+        tag: &'static str,
+        message: Option<String>,
+        ty: Option<&'static str>,
+        text: Option<String>,
+    },
+}
+
+struct Case {
+    name: String,
+    classname: String,
+    status: Status,
+}
+
+fn skipped(message: String, text: Option<String>) -> Status {
+    Status::Other {
+        tag: "skipped",
+        message: Some(message),
+        ty: None,
+        text,
+    }
+}
+
+fn case(row: &Row, i: usize, o: Option<&Outcome>) -> Case {
     let e = row.entry;
     let name = format!("{} {}", e.id.as_str(), e.title);
+    let classname = format!("cis-mcp.section-{}", e.section());
     let Some(o) = o.filter(|_| row.verdicts.is_some()) else {
-        let mut st = TestCaseStatus::skipped();
-        st.set_message("not graded by this build");
-        let mut c = TestCase::new(name, st);
-        c.set_classname(format!("cis-mcp.section-{}", e.section()));
-        return c;
+        return Case {
+            name,
+            classname,
+            status: skipped("not graded by this build".into(), None),
+        };
     };
     let evidence = line(&o.evidence);
     let text = format!(
@@ -51,123 +110,167 @@ fn case(row: &Row, i: usize, o: Option<&Outcome>) -> TestCase {
             .collect::<Vec<_>>()
             .join(", ")
     );
-    let mut st = match (o.verdict, row.mark(i).filter(|m| m.active)) {
-        (Verdict::Pass, _) => TestCaseStatus::success(),
-        (Verdict::Fail | Verdict::Error, Some(m)) => {
-            let mut s = TestCaseStatus::skipped();
-            s.set_message(format!(
+    let failed = |tag| Status::Other {
+        tag,
+        message: Some(format!("{}: {evidence}", o.verdict.mark())),
+        ty: Some(o.verdict.mark()),
+        text: Some(text.clone()),
+    };
+    let status = match (o.verdict, row.mark(i).filter(|m| m.active)) {
+        (Verdict::Pass, _) => Status::Success,
+        (Verdict::Fail | Verdict::Error, Some(m)) => Status::Other {
+            tag: "skipped",
+            message: Some(format!(
                 "{} waived until {} (waivers line {}): {}",
                 o.verdict.mark(),
                 m.expires,
                 m.line,
                 line(&m.reason)
-            ));
-            s
-        }
-        (Verdict::Fail, None) => TestCaseStatus::non_success(NonSuccessKind::Failure),
-        (Verdict::Error, None) => TestCaseStatus::non_success(NonSuccessKind::Error),
-        (Verdict::Unknown | Verdict::NotApplicable | Verdict::NoRev, _) => {
-            let mut s = TestCaseStatus::skipped();
-            s.set_message(format!("{}: {evidence}", o.verdict.mark()));
-            s
-        }
+            )),
+            ty: Some(o.verdict.mark()),
+            text: Some(text.clone()),
+        },
+        (Verdict::Fail, None) => failed("failure"),
+        (Verdict::Error, None) => failed("error"),
+        (Verdict::Unknown | Verdict::NotApplicable | Verdict::NoRev, _) => skipped(
+            format!("{}: {evidence}", o.verdict.mark()),
+            Some(text.clone()),
+        ),
     };
-    if matches!(o.verdict, Verdict::Fail | Verdict::Error) {
-        st.set_type(o.verdict.mark());
-        if row.mark(i).is_none_or(|m| !m.active) {
-            st.set_message(format!("{}: {evidence}", o.verdict.mark()));
-        }
+    Case {
+        name,
+        classname,
+        status,
     }
-    st.set_description(text);
-    let mut c = TestCase::new(name, st);
-    c.set_classname(format!("cis-mcp.section-{}", e.section()));
-    c
 }
 
-/// How [`case`] counts the case of `row` on server `i` (the `<testsuites>` counts),
-/// without building it: every string of a case goes through `quick-junit`'s ANSI
-/// stripping, the larger part of this report's cost.
-fn count(suite: &mut TestSuite, row: &Row, i: usize, o: Option<&Outcome>) {
-    suite.tests += 1;
-    let Some(o) = o.filter(|_| row.verdicts.is_some()) else {
-        suite.skipped += 1;
+/// A suite's (and the root's) counts: tests, skipped, failures, errors.
+#[derive(Default, Clone, Copy)]
+struct Counts {
+    tests: usize,
+    skipped: usize,
+    failures: usize,
+    errors: usize,
+}
+
+impl Counts {
+    fn add(&mut self, o: Counts) {
+        self.tests += o.tests;
+        self.skipped += o.skipped;
+        self.failures += o.failures;
+        self.errors += o.errors;
+    }
+
+    fn of(cases: &[Case]) -> Counts {
+        let mut c = Counts::default();
+        for case in cases {
+            c.tests += 1;
+            match &case.status {
+                Status::Success => {}
+                Status::Other { tag: "failure", .. } => c.failures += 1,
+                Status::Other { tag: "error", .. } => c.errors += 1,
+                Status::Other { .. } => c.skipped += 1,
+            }
+        }
+        c
+    }
+}
+
+/// How [`case`] counts the case of `row` on server `i`, from the verdicts alone (no
+/// outcome is read back for the root's counts).
+fn count(c: &mut Counts, row: &Row, i: usize) {
+    c.tests += 1;
+    let Some(v) = row.verdict(i) else {
+        c.skipped += 1;
         return;
     };
-    match (o.verdict, row.mark(i).filter(|m| m.active)) {
+    match (v, row.mark(i).filter(|m| m.active)) {
         (Verdict::Pass, _) => {}
-        (Verdict::Fail | Verdict::Error, Some(_)) => suite.skipped += 1,
-        (Verdict::Fail, None) => suite.failures += 1,
-        (Verdict::Error, None) => suite.errors += 1,
-        (Verdict::Unknown | Verdict::NotApplicable | Verdict::NoRev, _) => suite.skipped += 1,
+        (Verdict::Fail, None) => c.failures += 1,
+        (Verdict::Error, None) => c.errors += 1,
+        _ => c.skipped += 1,
     }
 }
 
 /// The benchmark and grader of `r`, as suite properties.
-fn provenance(r: &Report) -> Vec<Property> {
+fn provenance(r: &Report) -> Vec<(&'static str, String)> {
     let b = &r.provenance.benchmark;
     let g = &r.provenance.grader;
     let mut v = vec![
-        Property::new("benchmark.id", b.id.as_str()),
-        Property::new("benchmark.name", b.name.as_str()),
-        Property::new("benchmark.version", b.version.as_str()),
-        Property::new("benchmark.sha256", b.sha256.as_str()),
+        ("benchmark.id", b.id.clone()),
+        ("benchmark.name", b.name.clone()),
+        ("benchmark.version", b.version.clone()),
+        ("benchmark.sha256", b.sha256.clone()),
     ];
     if let Some(t) = &b.tailoring {
-        v.push(Property::new("benchmark.tailoring.file", line(&t.file)));
-        v.push(Property::new(
-            "benchmark.tailoring.sha256",
-            t.sha256.as_str(),
-        ));
+        v.push(("benchmark.tailoring.file", line(&t.file)));
+        v.push(("benchmark.tailoring.sha256", t.sha256.clone()));
     }
     v.extend([
-        Property::new("grader.name", g.name.as_str()),
-        Property::new("grader.version", g.version.as_str()),
-        Property::new("grader.commit", g.commit.as_str()),
-        Property::new("grader.target", g.target.as_str()),
-        Property::new("grader.rustc", g.rustc.as_str()),
+        ("grader.name", g.name.clone()),
+        ("grader.version", g.version.clone()),
+        ("grader.commit", g.commit.clone()),
+        ("grader.target", g.target.clone()),
+        ("grader.rustc", g.rustc.clone()),
     ]);
     v
 }
 
+struct Suite {
+    name: String,
+    properties: Vec<(&'static str, String)>,
+    cases: Vec<Case>,
+}
+
 /// The suite of server `i`: a case per check row, from its outcomes (one per row).
-fn server_suite(r: &Report, i: usize, label: &str, outcomes: &[Option<Outcome>]) -> TestSuite {
+fn server_suite(r: &Report, i: usize, label: &str, outcomes: &[Option<Outcome>]) -> Suite {
     let srv = &r.servers[i];
-    let mut suite = TestSuite::new(label);
-    suite.add_properties(provenance(r));
+    let mut properties = provenance(r);
     // What came from the bundle, escaped to one line of printable text.
-    suite.add_property(Property::new("collector", line(&srv.collector)));
-    suite.add_property(Property::new("collector.build", line(&srv.collector_build)));
-    for (k, row) in r.rows.iter().enumerate() {
-        suite.add_test_case(case(row, i, outcomes.get(k).and_then(Option::as_ref)));
+    properties.push(("collector", line(&srv.collector)));
+    properties.push(("collector.build", line(&srv.collector_build)));
+    Suite {
+        name: label.to_string(),
+        properties,
+        cases: r
+            .rows
+            .iter()
+            .enumerate()
+            .map(|(k, row)| case(row, i, outcomes.get(k).and_then(Option::as_ref)))
+            .collect(),
     }
-    suite
 }
 
 /// The suites after the servers': the sections no probe reaches, and the waiver notices.
-fn other_suites(r: &Report) -> Vec<TestSuite> {
-    let mut suites = Vec::new();
-    let mut not = TestSuite::new(NOT_REACHABLE);
-    not.add_properties(provenance(r));
-    for u in r.benchmark.sections_unreached() {
-        let mut st = TestCaseStatus::skipped();
-        st.set_message(format!("governs {}; {}", u.governs, u.why));
-        let mut c = TestCase::new(format!("section {}: {}", u.section, u.title), st);
-        c.set_classname(format!("cis-mcp.section-{}", u.section));
-        not.add_test_case(c);
-    }
-    suites.push(not);
+fn other_suites(r: &Report) -> Vec<Suite> {
+    let mut suites = vec![Suite {
+        name: NOT_REACHABLE.to_string(),
+        properties: provenance(r),
+        cases: r
+            .benchmark
+            .sections_unreached()
+            .map(|u| Case {
+                name: format!("section {}: {}", u.section, u.title),
+                classname: format!("cis-mcp.section-{}", u.section),
+                status: skipped(format!("governs {}; {}", u.governs, u.why), None),
+            })
+            .collect(),
+    }];
     // Each stale and expired waiver, a skipped case saying so (docs/report.md, 3b).
     if let Some(w) = r.waivers.as_ref().filter(|w| !w.notices().is_empty()) {
-        let mut suite = TestSuite::new(format!("waivers {}", line(&w.file)));
-        suite.add_properties(provenance(r));
-        for n in w.notices() {
-            let mut st = TestCaseStatus::skipped();
-            st.set_message(line(&n));
-            let mut c = TestCase::new(line(&n), st);
-            c.set_classname("mcp-grade.waivers");
-            suite.add_test_case(c);
-        }
-        suites.push(suite);
+        suites.push(Suite {
+            name: format!("waivers {}", line(&w.file)),
+            properties: provenance(r),
+            cases: w
+                .notices()
+                .into_iter()
+                .map(|n| Case {
+                    name: line(&n),
+                    classname: "mcp-grade.waivers".into(),
+                    status: skipped(line(&n), None),
+                })
+                .collect(),
+        });
     }
     suites
 }
@@ -180,59 +283,180 @@ pub fn to_string(r: &Report) -> String {
     String::from_utf8(v).unwrap_or_default()
 }
 
-fn xml(report: &JUnit) -> std::io::Result<String> {
-    report.to_string().map_err(std::io::Error::other)
+type Xml<'w> = Writer<&'w mut dyn Write>;
+
+fn start(tag: &str, attrs: &[(&str, &str)]) -> BytesStart<'static> {
+    let mut t = BytesStart::new(tag.to_string());
+    for (k, v) in attrs {
+        t.push_attribute((*k, xml_str(v).as_ref()));
+    }
+    t
 }
 
-/// Where the `<testsuites …>` start tag of a document `quick-junit` wrote ends.
-fn root_end(doc: &str) -> usize {
-    doc.find("<testsuites")
-        .and_then(|a| doc[a..].find('>').map(|b| a + b + 1))
-        .unwrap_or(0)
+fn end(w: &mut Xml<'_>, tag: &str) -> std::io::Result<()> {
+    w.write_event(Event::End(BytesEnd::new(tag)))
 }
 
-/// The `<testsuite>` elements of a document `quick-junit` wrote: what is between the
-/// `<testsuites …>` start tag and its end tag.
-fn inner(doc: &str) -> &str {
-    let start = root_end(doc);
-    let end = doc.rfind("\n</testsuites>").unwrap_or(doc.len()).max(start);
-    &doc[start..end]
+fn counted(c: Counts) -> [String; 4] {
+    [c.tests, c.skipped, c.failures, c.errors].map(|n| n.to_string())
 }
 
-/// The JUnit XML document of `r` written to `w` one server's suite at a time (the bytes
-/// `quick-junit` writes for the whole document): the root's counts are summed over the
-/// suites first (each server's outcomes read once for that), then the root's start tag,
-/// each suite written alone and cut out of its own document, and the end tag.
-pub fn to_writer(r: &Report, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+fn write_suite(w: &mut Xml<'_>, s: &Suite) -> std::io::Result<()> {
+    let [tests, skipped, failures, errors] = counted(Counts::of(&s.cases));
+    let tag = start(
+        "testsuite",
+        &[
+            ("name", &s.name),
+            ("tests", &tests),
+            ("skipped", &skipped),
+            ("errors", &errors),
+            ("failures", &failures),
+        ],
+    );
+    if s.properties.is_empty() && s.cases.is_empty() {
+        return w.write_event(Event::Empty(tag));
+    }
+    w.write_event(Event::Start(tag))?;
+    if !s.properties.is_empty() {
+        w.write_event(Event::Start(BytesStart::new("properties")))?;
+        for (name, value) in &s.properties {
+            w.write_event(Event::Empty(start(
+                "property",
+                &[("name", name), ("value", value)],
+            )))?;
+        }
+        end(w, "properties")?;
+    }
+    for c in &s.cases {
+        let tag = start(
+            "testcase",
+            &[("name", &c.name), ("classname", &c.classname)],
+        );
+        let Status::Other {
+            tag: inner,
+            message,
+            ty,
+            text,
+        } = &c.status
+        else {
+            w.write_event(Event::Empty(tag))?;
+            continue;
+        };
+        w.write_event(Event::Start(tag))?;
+        let mut attrs: Vec<(&str, &str)> = Vec::new();
+        if let Some(m) = message {
+            attrs.push(("message", m));
+        }
+        if let Some(t) = ty {
+            attrs.push(("type", t));
+        }
+        let status = start(inner, &attrs);
+        match text {
+            Some(text) => {
+                w.write_event(Event::Start(status))?;
+                w.write_event(Event::Text(BytesText::new(&xml_str(text))))?;
+                end(w, inner)?;
+            }
+            None => w.write_event(Event::Empty(status))?,
+        }
+        end(w, "testcase")?;
+    }
+    end(w, "testsuite")
+}
+
+/// The JUnit XML document of `r` written to `w` one server's suite at a time: the
+/// root's counts first (from the verdicts and waiver marks, no outcome read), then each
+/// server's suite (its outcomes read back once), then the other suites.
+pub fn to_writer(r: &Report, w: &mut dyn Write) -> std::io::Result<()> {
     let others = other_suites(r);
     let labels = r.labels();
-    let mut root = JUnit::new(NAME);
+    let mut total = Counts::default();
     for i in 0..labels.len() {
-        let o = r.server_outcomes(i).map_err(std::io::Error::other)?;
-        let mut counts = TestSuite::new("");
-        for (k, row) in r.rows.iter().enumerate() {
-            count(&mut counts, row, i, o.get(k).and_then(Option::as_ref));
+        for row in &r.rows {
+            count(&mut total, row, i);
         }
-        root.add_test_suite(counts);
-        root.test_suites.clear();
     }
     for s in &others {
-        root.add_test_suite(s.clone());
+        total.add(Counts::of(&s.cases));
     }
-    root.test_suites.clear();
-    let head = xml(&root)?;
-    w.write_all(&head.as_bytes()[..root_end(&head)])?;
-    let mut one = |suite: TestSuite| -> std::io::Result<()> {
-        let mut doc = JUnit::new(NAME);
-        doc.add_test_suite(suite);
-        w.write_all(inner(&xml(&doc)?).as_bytes())
-    };
+    let mut x: Xml<'_> = Writer::new_with_indent(w, b' ', 4);
+    x.write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)))?;
+    let [tests, skipped, failures, errors] = counted(total);
+    x.write_event(Event::Start(start(
+        "testsuites",
+        &[
+            ("name", NAME),
+            ("tests", &tests),
+            ("skipped", &skipped),
+            ("failures", &failures),
+            ("errors", &errors),
+        ],
+    )))?;
     for (i, label) in labels.iter().enumerate() {
         let o = r.server_outcomes(i).map_err(std::io::Error::other)?;
-        one(server_suite(r, i, label, &o))?;
+        write_suite(&mut x, &server_suite(r, i, label, &o))?;
     }
-    for s in others {
-        one(s)?;
+    for s in &others {
+        write_suite(&mut x, s)?;
     }
-    w.write_all(b"\n</testsuites>\n")
+    end(&mut x, "testsuites")?;
+    x.write_event(Event::Eof)?;
+    x.write_indent()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `quick-junit` makes of a string, every time: the slow path of [`xml_str`].
+    fn stripped(s: &str) -> String {
+        strip_ansi_escapes::strip_str(s).replace(
+            |c| matches!(c, '\x00'..='\x08' | '\x0b' | '\x0c' | '\x0e'..='\x1f'),
+            "",
+        )
+    }
+
+    #[test]
+    fn only_strings_with_a_control_are_stripped_and_the_result_is_quick_junits() {
+        let parts = [
+            "a",
+            " ",
+            "<&>\"'",
+            "\n",
+            "\t",
+            "\r",
+            "\u{1b}[2J",
+            "\u{1b}]0;t\u{7}",
+            "\u{1b}",
+            "\u{7f}",
+            "\u{85}",
+            "\u{9b}31m",
+            "\u{a0}",
+            "é",
+            "😀",
+            "\u{0}",
+            "[",
+            "m",
+        ];
+        // A small linear congruential generator: the same strings on every run.
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        for _ in 0..20_000 {
+            let mut s = String::new();
+            for _ in 0..(seed % 9) {
+                seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                s.push_str(parts[(seed >> 33) as usize % parts.len()]);
+            }
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            let got = xml_str(&s);
+            assert_eq!(got, stripped(&s), "{s:?}");
+            if matches!(got, Cow::Owned(_)) {
+                assert!(s.chars().any(|c| c.is_control() && c != '\n'), "{s:?}");
+            }
+        }
+        assert!(matches!(
+            xml_str("plain\ntext <&> é 😀 \u{7f}"),
+            Cow::Borrowed(_)
+        ));
+        assert_eq!(xml_str("x\u{1b}[31my\tz\r"), "xyz");
+    }
 }
