@@ -16,8 +16,8 @@ use crate::evidence::Evidence;
 use crate::exit::ExitStatus;
 use crate::fmt::line;
 use crate::load::{
-    for_grading, load_trust, read_bundle, read_checked, read_verified, reread_verified, Error,
-    VerifiedFile,
+    for_grading, load_trust, read_bundle, read_checked, read_verified, read_verified_as,
+    reread_verified, Error, VerifiedFile,
 };
 use crate::output::Diag;
 use crate::report::{self, BaselineInfo, BaselineMode, Format, Report, Server};
@@ -93,8 +93,9 @@ impl GradeOptions {
 struct Input {
     /// The path as given.
     path: PathBuf,
-    /// SHA-256 of the bytes that verified.
-    digest: [u8; 32],
+    /// SHA-256 of the bytes that verified; `None` when this run reads the file no more
+    /// (one pass without `--update-baseline`), so nothing can be bound to it.
+    digest: Option<[u8; 32]>,
     /// `target.endpoint`: the endpoint, if one answered.
     endpoint: Option<String>,
     /// [`Evidence::endpoint`]: the endpoint, else the target as typed.
@@ -106,7 +107,7 @@ struct Input {
 }
 
 impl Input {
-    fn new(path: &Path, digest: [u8; 32], p: &Payload) -> Input {
+    fn new(path: &Path, digest: Option<[u8; 32]>, p: &Payload) -> Input {
         Input {
             path: path.to_path_buf(),
             digest,
@@ -172,7 +173,12 @@ fn checked_status<T>(
 /// (not verified a second time: its SHA-256 binds it to the bytes that did), or an error
 /// (nothing is graded from a file that changed after the verify pass).
 fn reopen(i: &Input) -> Result<(Evidence, mcp_probe_schema::tsp::Stamp), GradeError> {
-    match reread_verified(&i.path, &i.digest)? {
+    let again = match &i.digest {
+        Some(d) => reread_verified(&i.path, d)?,
+        // Without the digest of what verified, no read can be shown to be the same bytes.
+        None => None,
+    };
+    match again {
         Some(v) => Ok((for_grading(i.shown(), v.verified), v.stamp)),
         None => Err(GradeError::Changed {
             path: line(&i.shown()),
@@ -493,7 +499,7 @@ impl Passes<'_> {
             jobs,
             |_, path| {
                 read_checked(path, trust)
-                    .map(|r| r.map(|c| Input::new(path, c.digest, &c.checked.evidence)))
+                    .map(|r| r.map(|c| Input::new(path, Some(c.digest), &c.checked.evidence)))
             },
             |n, checked| {
                 match checked_status(&opts.bundles[n], "", checked, err)? {
@@ -597,6 +603,9 @@ impl Passes<'_> {
             jobs,
         } = *self;
         let stored = StoredCache::new(opts, jobs);
+        // Only `--update-baseline` reads an input again (to store it), bound to what
+        // verified by this digest; without it the bytes are not hashed a second time.
+        let digest = opts.baseline == BaselineChoice::Update;
         let spill = if opts.bundles.len() >= SPILL_FROM {
             Some(report::Spill::create(None)?)
         } else {
@@ -616,7 +625,7 @@ impl Passes<'_> {
             &opts.bundles,
             jobs,
             |_, path| {
-                read_verified(path, trust).map(|r| {
+                read_verified_as(path, trust, digest).map(|r| {
                     r.map(|v| {
                         let input = Input::new(path, v.digest, &v.verified.evidence);
                         if failing.load(std::sync::atomic::Ordering::Relaxed) {
@@ -749,7 +758,7 @@ fn baseline_context<'a>(
 /// bundle that verified.
 fn verified_bytes(i: &Input) -> std::io::Result<Vec<u8>> {
     let bytes = read_bundle(&i.path).map_err(|e| std::io::Error::other(e.to_string()))?;
-    if mcp_probe_schema::bundle::sha256(&bytes) != i.digest {
+    if Some(mcp_probe_schema::bundle::sha256(&bytes)) != i.digest {
         return Err(std::io::Error::other(
             "the bundle file changed after it was verified; not stored",
         ));
