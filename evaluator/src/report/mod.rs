@@ -471,8 +471,9 @@ impl Report {
     }
 
     /// The outcomes of `row` on every server (same order as [`Report::servers`]):
-    /// borrowed from the row, or read back from the spill file. `None` when this build
-    /// does not grade the check.
+    /// borrowed from the row, or read back from the spill file, all of them at once (a
+    /// renderer of a spilled report walks them with [`Report::each_outcome`] instead).
+    /// `None` when this build does not grade the check.
     pub fn outcomes<'a>(&'a self, row: &'a Row) -> Result<Option<Cow<'a, [Outcome]>>, SpillError> {
         self.outcomes_range(row, 0..usize::MAX)
     }

@@ -9,8 +9,10 @@
 //! temporary file as its server is graded ([`Spill::server`]) and keeps only where it is
 //! (offset and length, per server and check) and its verdict ([`super::Row::verdicts`]:
 //! the matrix, the counts, the waivers and the exit status need nothing else). A renderer
-//! asks [`super::Report::outcomes`] for one check's outcomes on every server, reads them,
-//! and drops them before the next check.
+//! walks one check's outcomes with [`super::Report::each_outcome`], which reads back only
+//! the servers it wants, [`super::WALK`] at a time (or a range with
+//! [`super::Report::outcomes_range`], or one server's with
+//! [`super::Report::server_outcomes`]), so it never holds a whole check's.
 //!
 //! The file is created in the system temporary directory (or the directory given, next to
 //! `-o`), only by this process (`create_new`, 0600 on Unix), and removed when the
