@@ -297,8 +297,9 @@ pub fn document(r: &Report) -> Value {
 
 /// The report as pretty-printed JSON text written to `w` (the bytes of [`to_string`]).
 ///
-/// Written as it is made: the document without its checks, pretty-printed, with the
-/// checks written into its empty `checks` array. The checks' results are rendered in
+/// Written as it is made: the document without its servers and checks, pretty-printed,
+/// with the servers (one at a time) and the checks written into its empty `servers` and
+/// `checks` arrays. The checks' results are rendered in
 /// pieces (one check's results on up to [`PIECE`] servers) on [`Report::jobs`] threads
 /// and written in order, each piece pretty-printed alone and indented to its depth: the
 /// bytes `serde_json` writes for the whole document, whatever the number of threads, and

@@ -329,20 +329,19 @@ fn check(
     );
     let verdicts = row.verdicts.as_deref().unwrap_or(&[]);
     for v in Verdict::ORDER {
-        let mut sep = None;
+        let mut any = false;
         for (i, _) in verdicts.iter().enumerate().filter(|(_, x)| **x == v) {
-            match sep {
-                None => {
-                    let _ = write!(s, "    {:<8}: ", v.mark());
-                }
-                Some(()) => s.push_str(", "),
+            if any {
+                s.push_str(", ");
+            } else {
+                let _ = write!(s, "    {:<8}: ", v.mark());
+                any = true;
             }
-            sep = Some(());
             let waived = if row.waived(i) { " (waived)" } else { "" };
             let _ = write!(s, "{}{waived}", line(&labels[i]));
             flush_if_full(s, out)?;
         }
-        if sep.is_some() {
+        if any {
             s.push('\n');
         }
     }
