@@ -561,6 +561,7 @@ impl Passes<'_> {
             None
         };
         let mut builder = report::Builder::new(bm, opts.level, spill);
+        builder.reserve(opts.bundles.len());
         // Each worker puts its server in the report's shape (outcomes in row order, encoded
         // for the spill file): this thread, which writes in order, only appends.
         let preparer = builder.preparer();
@@ -613,6 +614,7 @@ impl Passes<'_> {
             None
         };
         let mut builder = report::Builder::new(bm, opts.level, spill);
+        builder.reserve(opts.bundles.len());
         let preparer = builder.preparer();
         let failing = std::sync::atomic::AtomicBool::new(false);
         let mut failed = ExitStatus::Pass;
