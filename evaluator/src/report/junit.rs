@@ -59,13 +59,30 @@ fn xml_str(s: &str) -> Cow<'_, str> {
     ))
 }
 
+/// The element of a case that did not pass.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Failure,
+    Error,
+    Skipped,
+}
+
+impl Kind {
+    fn tag(self) -> &'static str {
+        match self {
+            Kind::Failure => "failure",
+            Kind::Error => "error",
+            Kind::Skipped => "skipped",
+        }
+    }
+}
+
 /// What a `<testcase>` holds besides its name and class.
 enum Status {
     Success,
-    /// `<failure>` or `<error>` (the tag), or `<skipped>`, with a message, a type and a
-    /// text.
+    /// `<failure>`, `<error>` or `<skipped>`, with a message, a type and a text.
     Other {
-        tag: &'static str,
+        kind: Kind,
         message: Option<String>,
         ty: Option<&'static str>,
         text: Option<String>,
@@ -80,7 +97,7 @@ struct Case {
 
 fn skipped(message: String, text: Option<String>) -> Status {
     Status::Other {
-        tag: "skipped",
+        kind: Kind::Skipped,
         message: Some(message),
         ty: None,
         text,
@@ -110,8 +127,8 @@ fn case(row: &Row, i: usize, o: Option<&Outcome>) -> Case {
             .collect::<Vec<_>>()
             .join(", ")
     );
-    let failed = |tag| Status::Other {
-        tag,
+    let failed = |kind| Status::Other {
+        kind,
         message: Some(format!("{}: {evidence}", o.verdict.mark())),
         ty: Some(o.verdict.mark()),
         text: Some(text.clone()),
@@ -119,7 +136,7 @@ fn case(row: &Row, i: usize, o: Option<&Outcome>) -> Case {
     let status = match (o.verdict, row.mark(i).filter(|m| m.active)) {
         (Verdict::Pass, _) => Status::Success,
         (Verdict::Fail | Verdict::Error, Some(m)) => Status::Other {
-            tag: "skipped",
+            kind: Kind::Skipped,
             message: Some(format!(
                 "{} waived until {} (waivers line {}): {}",
                 o.verdict.mark(),
@@ -130,8 +147,8 @@ fn case(row: &Row, i: usize, o: Option<&Outcome>) -> Case {
             ty: Some(o.verdict.mark()),
             text: Some(text.clone()),
         },
-        (Verdict::Fail, None) => failed("failure"),
-        (Verdict::Error, None) => failed("error"),
+        (Verdict::Fail, None) => failed(Kind::Failure),
+        (Verdict::Error, None) => failed(Kind::Error),
         (Verdict::Unknown | Verdict::NotApplicable | Verdict::NoRev, _) => skipped(
             format!("{}: {evidence}", o.verdict.mark()),
             Some(text.clone()),
@@ -167,9 +184,11 @@ impl Counts {
             c.tests += 1;
             match &case.status {
                 Status::Success => {}
-                Status::Other { tag: "failure", .. } => c.failures += 1,
-                Status::Other { tag: "error", .. } => c.errors += 1,
-                Status::Other { .. } => c.skipped += 1,
+                Status::Other { kind, .. } => match kind {
+                    Kind::Failure => c.failures += 1,
+                    Kind::Error => c.errors += 1,
+                    Kind::Skipped => c.skipped += 1,
+                },
             }
         }
         c
@@ -333,7 +352,7 @@ fn write_suite(w: &mut Xml<'_>, s: &Suite) -> std::io::Result<()> {
             &[("name", &c.name), ("classname", &c.classname)],
         );
         let Status::Other {
-            tag: inner,
+            kind,
             message,
             ty,
             text,
@@ -350,12 +369,12 @@ fn write_suite(w: &mut Xml<'_>, s: &Suite) -> std::io::Result<()> {
         if let Some(t) = ty {
             attrs.push(("type", t));
         }
-        let status = start(inner, &attrs);
+        let status = start(kind.tag(), &attrs);
         match text {
             Some(text) => {
                 w.write_event(Event::Start(status))?;
                 w.write_event(Event::Text(BytesText::new(&xml_str(text))))?;
-                end(w, inner)?;
+                end(w, kind.tag())?;
             }
             None => w.write_event(Event::Empty(status))?,
         }
