@@ -38,7 +38,7 @@ complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -s j -l jobs -d 'How m
 complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -l update-baseline -d 'Store each graded bundle as its endpoint\'s baseline (under $MCP_PROBE_HOME or ~/.mcp-probe, baselines/); comparing checks report UNKNOWN in this run'
 complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -s v -l verbose -d 'Text report: the whole check-centric report with every result\'s evidence, instead of the summary-first one'
 complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -l strict-waivers -d 'A stale waiver (one that waives nothing) or an expired one is a usage error (exit 2)'
-complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -s q -l quiet -d 'Print no warnings or notes on stderr (errors are still printed)'
+complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -s q -l quiet -d 'Print no warnings, notes or progress line on stderr (errors are still printed)'
 complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -s V -l version -d 'Print version'
 complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -a "verify" -d 'Verify bundles: format, record chain, signature, the signer against --trust, and the RFC 3161 timestamp when the bundle carries one'

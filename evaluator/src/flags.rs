@@ -157,7 +157,7 @@ pub struct GradeArgs {
     /// out in argument order.
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub jobs: Option<u16>,
-    /// Print no warnings or notes on stderr (errors are still printed).
+    /// Print no warnings, notes or progress line on stderr (errors are still printed).
     #[arg(short, long)]
     pub quiet: bool,
 }

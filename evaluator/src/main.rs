@@ -164,7 +164,9 @@ fn main() -> ExitCode {
         Some(Command::Diff(a)) => a.quiet,
         Some(Command::Benchmarks(_) | Command::Checks(_)) => false,
     };
-    let mut err = Diag::new(&mut stderr, quiet);
+    // A progress line only where a person watches stderr (never into a pipe or a file).
+    let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let mut err = Diag::new(&mut stderr, quiet).with_progress(tty);
     match run(cli, &mut out, &mut err) {
         Ok(s) => code(s),
         Err(e) => {

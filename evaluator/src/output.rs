@@ -5,6 +5,7 @@
 //! with `--quiet` silencing warnings and notes but never errors or alerts.
 
 use std::io::{self, Write};
+use std::time::{Duration, Instant};
 
 const PROGRAM: &str = "mcp-grade";
 
@@ -12,7 +13,26 @@ const PROGRAM: &str = "mcp-grade";
 pub struct Diag<'a> {
     err: &'a mut dyn Write,
     quiet: bool,
+    /// A progress line for a terminal ([`Diag::with_progress`]); `None`: never shown.
+    progress: Option<Progress>,
 }
+
+/// The progress line of a long run on a terminal: shown once the run has taken
+/// [`PROGRESS_AFTER`], redrawn at most every [`PROGRESS_EVERY`], and erased before any
+/// other line is written and when the run's phase ends.
+#[derive(Debug)]
+struct Progress {
+    start: Instant,
+    last: Option<Instant>,
+    shown: bool,
+}
+
+/// How long a run goes before its progress line appears (a short run shows none).
+const PROGRESS_AFTER: Duration = Duration::from_millis(500);
+/// How often the progress line is redrawn at most.
+const PROGRESS_EVERY: Duration = Duration::from_millis(100);
+/// Back to the start of the line, and erase it.
+const ERASE: &str = "\r\x1b[K";
 
 impl std::fmt::Debug for Diag<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -23,10 +43,71 @@ impl std::fmt::Debug for Diag<'_> {
 impl<'a> Diag<'a> {
     /// Diagnostics on `err`; `quiet` silences warnings and notes.
     pub fn new(err: &'a mut dyn Write, quiet: bool) -> Diag<'a> {
-        Diag { err, quiet }
+        Diag {
+            err,
+            quiet,
+            progress: None,
+        }
+    }
+
+    /// Show a progress line during long runs ([`Diag::progress`]) when `on`: for a
+    /// stderr that is a terminal and a run that is not `--quiet`. Off, nothing of it is
+    /// ever written.
+    pub fn with_progress(mut self, on: bool) -> Diag<'a> {
+        self.progress = (on && !self.quiet).then(|| Progress {
+            start: Instant::now(),
+            last: None,
+            shown: false,
+        });
+        self
+    }
+
+    /// `done` of `total` inputs `what` (`graded`, `verified`): redraws the progress line
+    /// when it is on, the run has taken long enough and the last drawing is old enough.
+    pub fn progress(&mut self, what: &str, done: usize, total: usize) -> io::Result<()> {
+        self.progress_at(Instant::now(), what, done, total)
+    }
+
+    fn progress_at(
+        &mut self,
+        now: Instant,
+        what: &str,
+        done: usize,
+        total: usize,
+    ) -> io::Result<()> {
+        let Some(p) = &mut self.progress else {
+            return Ok(());
+        };
+        if now.saturating_duration_since(p.start) < PROGRESS_AFTER
+            || p.last
+                .is_some_and(|l| now.saturating_duration_since(l) < PROGRESS_EVERY)
+        {
+            return Ok(());
+        }
+        p.last = Some(now);
+        p.shown = true;
+        write!(
+            self.err,
+            "{ERASE}{PROGRAM}: {what} {done} of {total} bundles"
+        )?;
+        self.err.flush()
+    }
+
+    /// Erase the progress line, if one is shown (before other output, and when a phase
+    /// of the run ends).
+    pub fn progress_done(&mut self) -> io::Result<()> {
+        match &mut self.progress {
+            Some(p) if p.shown => {
+                p.shown = false;
+                write!(self.err, "{ERASE}")?;
+                self.err.flush()
+            }
+            _ => Ok(()),
+        }
     }
 
     fn emit(&mut self, kind: Option<&str>, text: &str) -> io::Result<()> {
+        self.progress_done()?;
         let l = mcp_probe_schema::term::diagnostic(PROGRAM, kind, text);
         writeln!(self.err, "{l}")
     }
@@ -55,6 +136,7 @@ impl<'a> Diag<'a> {
     /// An alert that must be seen next to the output it qualifies (never silenced): one
     /// escaped line, without the program prefix.
     pub fn alert(&mut self, text: &str) -> io::Result<()> {
+        self.progress_done()?;
         writeln!(self.err, "{}", mcp_probe_schema::term::line(text))
     }
 }
@@ -122,6 +204,38 @@ mod tests {
         }
         fn flush(&mut self) -> io::Result<()> {
             Ok(())
+        }
+    }
+
+    #[test]
+    fn the_progress_line_waits_is_throttled_and_is_erased_before_any_other_line() {
+        let mut buf = Vec::new();
+        let mut d = Diag::new(&mut buf, false).with_progress(true);
+        let t0 = d.progress.as_ref().map(|p| p.start).expect("on");
+        let at = |ms| t0 + Duration::from_millis(ms);
+        d.progress_at(at(100), "graded", 1, 9).unwrap_or_default();
+        d.progress_at(at(600), "graded", 2, 9).unwrap_or_default();
+        d.progress_at(at(650), "graded", 3, 9).unwrap_or_default();
+        d.progress_at(at(700), "graded", 4, 9).unwrap_or_default();
+        d.error("bad").unwrap_or_default();
+        d.progress_done().unwrap_or_default();
+        d.progress_at(at(900), "graded", 9, 9).unwrap_or_default();
+        d.progress_done().unwrap_or_default();
+        let text = String::from_utf8_lossy(&buf).into_owned();
+        assert_eq!(
+            text,
+            "\r\x1b[Kmcp-grade: graded 2 of 9 bundles\r\x1b[Kmcp-grade: graded 4 of 9 bundles\
+             \r\x1b[Kmcp-grade: bad\n\r\x1b[Kmcp-grade: graded 9 of 9 bundles\r\x1b[K"
+        );
+        // Off (not a terminal) or quiet: nothing of it is written, ever.
+        for (on, quiet) in [(false, false), (true, true)] {
+            let mut buf = Vec::new();
+            let mut d = Diag::new(&mut buf, quiet).with_progress(on);
+            let later = Instant::now() + Duration::from_secs(5);
+            d.progress_at(later, "graded", 1, 2).unwrap_or_default();
+            d.progress_done().unwrap_or_default();
+            d.error("e").unwrap_or_default();
+            assert_eq!(String::from_utf8_lossy(&buf), "mcp-grade: e\n");
         }
     }
 

@@ -510,9 +510,11 @@ impl Passes<'_> {
                         failures += 1;
                     }
                 }
+                err.progress("verified", n + 1, opts.bundles.len())?;
                 Ok::<_, GradeError>(())
             },
         )?;
+        err.progress_done()?;
         let file_baseline = match &opts.baseline {
             BaselineChoice::File(p) => {
                 let shown = p.display().to_string();
@@ -565,7 +567,8 @@ impl Passes<'_> {
         // Each worker puts its server in the report's shape (outcomes in row order, encoded
         // for the spill file): this thread, which writes in order, only appends.
         let preparer = builder.preparer();
-        let mut number = vec![usize::MAX; inputs.len()];
+        let total = inputs.len();
+        let mut number = vec![usize::MAX; total];
         crate::pipeline::for_each_in_order(
             &inputs,
             jobs,
@@ -577,9 +580,11 @@ impl Passes<'_> {
             },
             |n, r: Result<_, GradeError>| {
                 number[n] = builder.add(r?)?;
+                err.progress("graded", n + 1, total)?;
                 Ok::<_, GradeError>(())
             },
         )?;
+        err.progress_done()?;
         drop(file_baseline);
         Ok(Ok(Graded {
             builder,
@@ -675,9 +680,11 @@ impl Passes<'_> {
                         failing.store(true, std::sync::atomic::Ordering::Relaxed);
                     }
                 }
+                err.progress("graded", n + 1, opts.bundles.len())?;
                 Ok::<_, GradeError>(())
             },
         )?;
+        err.progress_done()?;
         if failed != ExitStatus::Pass {
             err.error(&format!(
                 "nothing graded: {failures} input bundle(s) could not be read or failed verification"
