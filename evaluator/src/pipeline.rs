@@ -49,6 +49,18 @@ struct State<R> {
     waiting: usize,
 }
 
+impl<R> State<R> {
+    /// Take the next of `len` inputs to map, when the run goes on, one is left and the
+    /// window (`window` results ahead of the next delivered) has room for it.
+    fn take(&mut self, len: usize, window: usize) -> Option<usize> {
+        if self.stop || self.next_taken >= len || self.next_taken >= self.next_delivered + window {
+            return None;
+        }
+        self.next_taken += 1;
+        Some(self.next_taken - 1)
+    }
+}
+
 fn lock<R>(m: &Mutex<State<R>>) -> MutexGuard<'_, State<R>> {
     // A panic is caught before it could poison the lock (see `worker`); the state stays
     // consistent either way.
@@ -61,11 +73,11 @@ fn lock<R>(m: &Mutex<State<R>>) -> MutexGuard<'_, State<R>> {
 ///
 /// `jobs` 1 (or a single input) runs everything on the calling thread, input after input:
 /// no thread is started. With more, `jobs - 1` worker threads and the calling thread run
-/// `map`, and the calling thread delivers between its own. The first error returned by `each` stops the run: no further input
-/// is taken, the workers finish the inputs they hold (their results are dropped) and the
-/// error is returned; `each` is not called again. A panic in `map` is resumed on the
-/// calling thread once the workers have stopped, after every result before it was
-/// delivered (as a one-job run would).
+/// `map`, and the calling thread delivers between its own. The first error returned by
+/// `each` stops the run: no further input is taken, the workers finish the inputs they
+/// hold (their results are dropped) and the error is returned; `each` is not called
+/// again. A panic in `map` is resumed on the calling thread once the workers have
+/// stopped, after every result before it was delivered (as a one-job run would).
 ///
 /// At most [`window`]`(jobs)` results exist at once (in work or waiting for `each`).
 pub fn for_each_in_order<T, R, E>(
@@ -133,15 +145,13 @@ where
                 if s.stop || s.next_taken >= inputs.len() {
                     return;
                 }
-                if s.next_taken < s.next_delivered + window {
-                    break;
+                if let Some(i) = s.take(inputs.len(), window) {
+                    break i;
                 }
                 s.waiting += 1;
                 s = room.wait(s).unwrap_or_else(PoisonError::into_inner);
                 s.waiting -= 1;
             }
-            s.next_taken += 1;
-            s.next_taken - 1
         };
         run(i);
     };
@@ -173,12 +183,7 @@ where
             } else if s.panicked.as_ref().is_some_and(|(at, _)| *at == i) {
                 // Every input before it was taken before it, so each was delivered.
                 break;
-            } else if !s.stop
-                && s.next_taken < inputs.len()
-                && s.next_taken < s.next_delivered + window
-            {
-                s.next_taken += 1;
-                let k = s.next_taken - 1;
+            } else if let Some(k) = s.take(inputs.len(), window) {
                 drop(s);
                 run(k);
                 s = lock(&state);

@@ -243,7 +243,7 @@ fn lookup_stored(state: &Path, endpoint: &str, trust: &[PublicKey]) -> Stored {
 
 /// The stored baselines of a run with the per-endpoint store. An input's endpoint is
 /// known only once it verified, so each endpoint's baseline is read and verified when an
-/// input of it is first graded and kept among the most recently used (four times the
+/// input of it is first graded and kept among the most recently used (twice the
 /// window of `--jobs`); inputs of one endpoint given together (a directory per endpoint,
 /// a sorted listing) read it once, and an endpoint whose inputs are further apart than
 /// that reads it again. Memory does not grow with the number of endpoints.
@@ -475,6 +475,19 @@ struct Passes<'a> {
 }
 
 impl Passes<'_> {
+    /// The report builder for `n` servers: room made for them, and from [`SPILL_FROM`]
+    /// on their outcomes in a spill file (removed however the run ends).
+    fn builder(&self, n: usize) -> Result<report::Builder, GradeError> {
+        let spill = if n >= SPILL_FROM {
+            Some(report::Spill::create(None)?)
+        } else {
+            None
+        };
+        let mut builder = report::Builder::new(self.bm, self.opts.level, spill);
+        builder.reserve(n);
+        Ok(builder)
+    }
+
     /// Two passes (with `--baseline FILE`): the verify pass verifies every input once and
     /// keeps only the facts of each ([`Input`]); then the baseline file is verified and
     /// checked against every input's endpoint; then the grade pass reads each file again,
@@ -532,10 +545,7 @@ impl Passes<'_> {
             _ => None,
         };
         if failed != ExitStatus::Pass {
-            err.error(&format!(
-                "nothing graded: {failures} input bundle(s) could not be read or failed verification"
-            ))?;
-            return Ok(Err(failed));
+            return nothing_graded(err, failed, failures);
         }
 
         if let Some((bpath, b)) = &file_baseline {
@@ -557,13 +567,7 @@ impl Passes<'_> {
         // grow with the bundles; the file is removed however the run ends), and the builder
         // orders the servers as the report lists them.
         // With `--baseline FILE` no stored baseline is read.
-        let spill = if inputs.len() >= SPILL_FROM {
-            Some(report::Spill::create(None)?)
-        } else {
-            None
-        };
-        let mut builder = report::Builder::new(bm, opts.level, spill);
-        builder.reserve(opts.bundles.len());
+        let mut builder = self.builder(inputs.len())?;
         // Each worker puts its server in the report's shape (outcomes in row order, encoded
         // for the spill file): this thread, which writes in order, only appends.
         let preparer = builder.preparer();
@@ -613,13 +617,7 @@ impl Passes<'_> {
         // Only `--update-baseline` reads an input again (to store it), bound to what
         // verified by this digest; without it the bytes are not hashed a second time.
         let digest = opts.baseline == BaselineChoice::Update;
-        let spill = if opts.bundles.len() >= SPILL_FROM {
-            Some(report::Spill::create(None)?)
-        } else {
-            None
-        };
-        let mut builder = report::Builder::new(bm, opts.level, spill);
-        builder.reserve(opts.bundles.len());
+        let mut builder = self.builder(opts.bundles.len())?;
         let preparer = builder.preparer();
         let failing = std::sync::atomic::AtomicBool::new(false);
         let mut failed = ExitStatus::Pass;
@@ -686,10 +684,7 @@ impl Passes<'_> {
         )?;
         err.progress_done()?;
         if failed != ExitStatus::Pass {
-            err.error(&format!(
-                "nothing graded: {failures} input bundle(s) could not be read or failed verification"
-            ))?;
-            return Ok(Err(failed));
+            return nothing_graded(err, failed, failures);
         }
         for w in warnings {
             err.warn(&w)?;
@@ -700,6 +695,19 @@ impl Passes<'_> {
             inputs,
         }))
     }
+}
+
+/// `failures` inputs could not be read or failed verification: said once, and nothing
+/// is graded.
+fn nothing_graded(
+    err: &mut Diag<'_>,
+    failed: ExitStatus,
+    failures: usize,
+) -> Result<Result<Graded, ExitStatus>, GradeError> {
+    err.error(&format!(
+        "nothing graded: {failures} input bundle(s) could not be read or failed verification"
+    ))?;
+    Ok(Err(failed))
 }
 
 /// The report on `out`, or atomically in the `-o` file.
