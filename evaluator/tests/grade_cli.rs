@@ -596,6 +596,56 @@ fn stored_file(lab: &Lab, endpoint: &str) -> PathBuf {
     lab.home().join("baselines").join(format!("{key}.mcpev"))
 }
 
+/// A report over enough bundles to spill keeps its servers' summaries in the spill file
+/// too; the baselines `--update-baseline` stores are known only after every bundle is
+/// graded, and each must still reach its own server (given out of endpoint order).
+#[test]
+fn update_baseline_reaches_every_server_of_a_spilled_report() {
+    let lab = Lab::new();
+    let examples = lab.examples();
+    let n = mcp_probe_evaluator::commands::SPILL_FROM + 3;
+    let names: Vec<String> = (0..n)
+        .map(|k| {
+            let from = &examples[k % examples.len()];
+            let bytes = std::fs::read(lab.path().join(from)).expect("read");
+            // Reverse order of names against the endpoints: the report sorts them.
+            lab.write(&format!("{:03}-{from}", n - k), &bytes)
+        })
+        .collect();
+    let mut args = vec![
+        "--format".to_string(),
+        "json".into(),
+        "--update-baseline".into(),
+    ];
+    args.extend(names.iter().cloned());
+    let r = lab.grade(&args);
+    let v = json(&r);
+    assert_eq!(r.code, expected_code(&v), "{r:?}");
+    let servers = v["servers"].as_array().expect("servers");
+    assert_eq!(servers.len(), n);
+    for s in servers {
+        let bundle = s["bundle"].as_str().expect("bundle");
+        let info = &s["baseline"];
+        assert_eq!(info["mode"], "update", "{bundle}: {info}");
+        // Each server's baseline is its endpoint's, and one that says it stored this
+        // server's bundle stored exactly its bytes.
+        let endpoint = s["endpoint"].as_str().expect("endpoint");
+        let file = stored_file(&lab, endpoint);
+        assert_eq!(info["path"], file.display().to_string(), "{bundle}");
+        if info["stored"].as_bool().expect("stored said") {
+            assert_eq!(
+                std::fs::read(&file).expect("stored"),
+                std::fs::read(lab.path().join(bundle)).expect("read"),
+                "{bundle}"
+            );
+        }
+    }
+    assert!(
+        servers.iter().any(|s| s["baseline"]["stored"] == true),
+        "something was stored: {r:?}"
+    );
+}
+
 #[test]
 fn update_baseline_stores_it_and_the_next_run_uses_it() {
     let lab = Lab::new();

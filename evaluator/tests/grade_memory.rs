@@ -152,11 +152,29 @@ fn a_spilled_report_writes_the_bytes_of_the_report_in_memory() {
         spilled.rows.iter().all(|r| r.outcomes.is_none()),
         "nothing in memory"
     );
+    // Nor the servers' summaries: read back from the spill file, in the report's order,
+    // they are the servers a report in memory holds, but for the excerpts, which went
+    // with the outcomes.
+    let mut summaries = Vec::new();
+    spilled
+        .each_server(|_, s| {
+            summaries.push(s.clone());
+            Ok(std::ops::ControlFlow::Continue(()))
+        })
+        .expect("read back");
     assert!(
-        spilled.servers.iter().all(|s| s.excerpts.is_empty()),
+        summaries.iter().all(|s| s.excerpts.is_empty()),
         "nor excerpts"
     );
     let mut memory = Report::new(Benchmark::builtin(), None, graded);
+    assert_eq!(summaries.len(), memory.servers.len());
+    for (i, read) in summaries.iter().enumerate() {
+        let mut held = memory.server(i).expect("held").into_owned();
+        held.excerpts.clear();
+        assert_eq!(read, &held, "server {i}");
+        assert_eq!(spilled.server(i).expect("read back").as_ref(), read);
+    }
+    assert!(spilled.server(summaries.len()).is_err(), "no such server");
     let fails = memory
         .rows
         .iter()

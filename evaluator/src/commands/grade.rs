@@ -414,9 +414,7 @@ pub fn grade(
         let state = opts.state_dir.as_deref().ok_or(GradeError::NoStateDir)?;
         let infos = update_baselines(state, &inputs, err)?;
         for (n, (new, ok)) in infos.into_iter().enumerate() {
-            if let Some(server) = builder.server_mut(number[n]) {
-                server.baseline = Some(new);
-            }
+            builder.set_baseline(number[n], new);
             if !ok {
                 status = status.worst(ExitStatus::Usage);
             }

@@ -19,6 +19,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::ops::ControlFlow;
 
 use crate::benchmark::Source;
 use crate::evidence::Evidence;
@@ -283,7 +284,7 @@ pub fn write(r: &Report, out: &mut dyn std::io::Write) -> std::io::Result<()> {
         );
     }
     let _ = writeln!(s, "</ul>");
-    provenance(&mut s, r);
+    provenance(&mut s, r, out)?;
     let _ = writeln!(s, "<script>{SCRIPT}</script></body></html>");
     out.write_all(s.as_bytes())
 }
@@ -296,7 +297,7 @@ fn flush(s: &mut String, out: &mut dyn std::io::Write) -> std::io::Result<()> {
 }
 
 /// The benchmark, the grader and each server's collector.
-fn provenance(s: &mut String, r: &Report) {
+fn provenance(s: &mut String, r: &Report, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     let b = &r.provenance.benchmark;
     let g = &r.provenance.grader;
     let _ = writeln!(s, "<h2>Provenance</h2><ul class=\"provenance\">");
@@ -325,7 +326,10 @@ fn provenance(s: &mut String, r: &Report) {
         esc(&g.target),
         esc(&g.rustc)
     );
-    for (i, srv) in r.servers.iter().enumerate() {
+    r.each_server(|i, srv| {
+        if s.len() > 1 << 16 {
+            flush(s, out)?;
+        }
         let _ = writeln!(
             s,
             "<li>[{}] {}: bundle <code>{}</code> written by {}, build <code>{}</code></li>",
@@ -335,8 +339,10 @@ fn provenance(s: &mut String, r: &Report) {
             esc(&srv.collector),
             esc(&srv.collector_build)
         );
-    }
+        Ok(ControlFlow::Continue(()))
+    })?;
     let _ = writeln!(s, "</ul>");
+    Ok(())
 }
 
 fn filters(s: &mut String, r: &Report) {
@@ -365,7 +371,7 @@ fn filters(s: &mut String, r: &Report) {
         );
     }
     let _ = write!(s, " &nbsp; <b>Server</b> ");
-    for (i, _) in r.servers.iter().enumerate() {
+    for i in 0..r.servers.len() {
         let _ = write!(
             s,
             "<label><input type=\"checkbox\" data-server=\"{i}\" checked> [{}]</label>",
@@ -396,7 +402,7 @@ fn matrix(s: &mut String, r: &Report, out: &mut dyn std::io::Write) -> std::io::
         );
     }
     let _ = writeln!(s, "</tr></thead><tbody>");
-    for (i, srv) in r.servers.iter().enumerate() {
+    r.each_server(|i, srv| {
         if s.len() > 1 << 16 {
             flush(s, out)?;
         }
@@ -440,7 +446,8 @@ fn matrix(s: &mut String, r: &Report, out: &mut dyn std::io::Write) -> std::io::
             }
         }
         let _ = writeln!(s, "</tr>");
-    }
+        Ok(ControlFlow::Continue(()))
+    })?;
     let _ = writeln!(s, "</tbody></table>");
     let _ = write!(s, "<p class=\"legend\">");
     for (c, m, word) in [
@@ -496,6 +503,9 @@ fn detail(
 ) {
     let e = row.entry;
     let srv = &r.servers[i];
+    // A report that holds its servers holds their excerpts; a spilled one gave them.
+    let held = spilled.is_none().then(|| r.server(i).ok()).flatten();
+    let excerpts = spilled.or(held.as_ref().map(|h| &h.excerpts));
     let (c, m) = class(o.verdict, row.waived(i));
     let open = matches!(o.verdict, Verdict::Fail | Verdict::Error) && !row.waived(i);
     let _ = write!(
@@ -536,7 +546,7 @@ fn detail(
     let shown: Vec<&String> = o
         .records
         .iter()
-        .filter_map(|seq| spilled.unwrap_or(&srv.excerpts).get(seq))
+        .filter_map(|seq| excerpts.and_then(|e| e.get(seq)))
         .collect();
     if !shown.is_empty() {
         let _ = write!(

@@ -9,11 +9,12 @@
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
+use std::ops::ControlFlow;
 
 use crate::fmt::utc;
 use crate::verdict::{Leg, Outcome, Verdict};
 
-use super::{BaselineInfo, Report, Row, Server, GRADER_VERSION};
+use super::{BaselineInfo, Report, Row, Server, ServerKey, GRADER_VERSION};
 
 /// The schema id written at the top of every report.
 pub const SCHEMA: &str = "mcp-grade-report/1";
@@ -235,9 +236,9 @@ impl Serialize for LegsJ<'_> {
     }
 }
 
-/// The document; `servers`: with its servers (else an empty array, for [`to_writer`]'s
-/// frame).
-fn doc(r: &Report, servers: bool) -> Doc<'_> {
+/// The document with an empty `servers` array ([`to_writer`]'s frame; [`document`] and
+/// [`write_servers`] fill it).
+fn doc(r: &Report) -> Doc<'_> {
     Doc {
         schema: SCHEMA,
         benchmark: Bench {
@@ -267,15 +268,7 @@ fn doc(r: &Report, servers: bool) -> Doc<'_> {
             total: r.benchmark.checks.len(),
         },
         totals: Summary::new(|v| r.total(v)),
-        servers: if servers {
-            r.servers
-                .iter()
-                .enumerate()
-                .map(|(i, s)| server(i, s))
-                .collect()
-        } else {
-            Vec::new()
-        },
+        servers: Vec::new(),
         checks: ChecksJ(Some(r)),
         not_reachable: r
             .benchmark
@@ -291,8 +284,19 @@ fn doc(r: &Report, servers: bool) -> Doc<'_> {
 }
 
 /// The report as a JSON value.
+/// `Value::Null` when a spilled report's servers cannot be read back.
 pub fn document(r: &Report) -> Value {
-    serde_json::to_value(doc(r, true)).unwrap_or(Value::Null)
+    let mut v = serde_json::to_value(doc(r)).unwrap_or(Value::Null);
+    let mut servers = Vec::with_capacity(r.servers.len());
+    let read = r.each_server(|i, s| {
+        servers.push(serde_json::to_value(server(i, s)).map_err(std::io::Error::other)?);
+        Ok(ControlFlow::Continue(()))
+    });
+    match (read, v.get_mut("servers")) {
+        (Ok(()), Some(slot)) => *slot = Value::Array(servers),
+        _ => return Value::Null,
+    }
+    v
 }
 
 /// The report as pretty-printed JSON text written to `w` (the bytes of [`to_string`]).
@@ -307,7 +311,7 @@ pub fn document(r: &Report) -> Value {
 pub fn to_writer(r: &Report, w: &mut dyn std::io::Write) -> std::io::Result<()> {
     let frame = serde_json::to_string_pretty(&Doc {
         checks: ChecksJ(None),
-        ..doc(r, false)
+        ..doc(r)
     })
     .map_err(std::io::Error::from)?;
     // The top-level keys: at two spaces after a line break, which no value nested in the
@@ -340,13 +344,14 @@ fn write_servers(r: &Report, w: &mut dyn std::io::Write) -> std::io::Result<()> 
         return w.write_all(b"[]");
     }
     let mut out = Vec::new();
-    for (i, s) in r.servers.iter().enumerate() {
+    r.each_server(|i, s| {
         out.clear();
         out.extend_from_slice(if i == 0 { b"[\n" } else { b",\n" });
         out.extend_from_slice(CHECK_PAD);
         nested(&mut out, CHECK_DEPTH, &server(i, s))?;
         w.write_all(&out)?;
-    }
+        Ok(ControlFlow::Continue(()))
+    })?;
     w.write_all(b"\n  ]")
 }
 
@@ -643,7 +648,7 @@ fn check<'a>(r: &'a Report, row: &'a Row, outcomes: Option<&'a [Outcome]>) -> Ch
 
 fn result<'a>(
     index: usize,
-    s: &'a Server,
+    s: &'a ServerKey,
     o: &'a Outcome,
     mark: Option<&'a crate::waivers::Mark>,
 ) -> ResultJ<'a> {
@@ -741,7 +746,7 @@ mod tests {
                     if waived {
                         r.apply_waivers(&w, crate::waivers::today());
                     }
-                    let want = serde_json::to_string_pretty(&doc(&r, true)).expect("whole");
+                    let want = serde_json::to_string_pretty(&document(&r)).expect("whole");
                     for jobs in [1, 2, 3] {
                         r.jobs = jobs;
                         assert_eq!(
@@ -760,7 +765,7 @@ mod tests {
         none.rows.clear();
         assert_eq!(
             to_string(&none),
-            serde_json::to_string_pretty(&doc(&none, true)).expect("whole")
+            serde_json::to_string_pretty(&document(&none)).expect("whole")
         );
     }
 

@@ -28,6 +28,7 @@
 
 use std::borrow::Cow;
 use std::io::Write;
+use std::ops::ControlFlow;
 
 use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
 use quick_xml::Writer;
@@ -35,7 +36,7 @@ use quick_xml::Writer;
 use crate::fmt::line;
 use crate::verdict::{Outcome, Verdict};
 
-use super::{Report, Row};
+use super::{Report, Row, Server};
 
 /// The name of the report's root element.
 pub const NAME: &str = "mcp-grade";
@@ -241,15 +242,15 @@ struct Suite {
     cases: Vec<Case>,
 }
 
-/// The suite of server `i`: a case per check row, from its outcomes (one per row).
-fn server_suite(r: &Report, i: usize, label: &str, outcomes: &[Option<Outcome>]) -> Suite {
-    let srv = &r.servers[i];
+/// The suite of server `i` (`srv`): a case per check row, from its outcomes (one per
+/// row).
+fn server_suite(r: &Report, i: usize, srv: &Server, outcomes: &[Option<Outcome>]) -> Suite {
     let mut properties = provenance(r);
     // What came from the bundle, escaped to one line of printable text.
     properties.push(("collector", line(&srv.collector)));
     properties.push(("collector.build", line(&srv.collector_build)));
     Suite {
-        name: label.to_string(),
+        name: r.label(i),
         properties,
         cases: r
             .rows
@@ -388,9 +389,8 @@ fn write_suite(w: &mut Xml<'_>, s: &Suite) -> std::io::Result<()> {
 /// server's suite (its outcomes read back once), then the other suites.
 pub fn to_writer(r: &Report, w: &mut dyn Write) -> std::io::Result<()> {
     let others = other_suites(r);
-    let labels = r.labels();
     let mut total = Counts::default();
-    for i in 0..labels.len() {
+    for i in 0..r.servers.len() {
         for row in &r.rows {
             count(&mut total, row, i);
         }
@@ -411,10 +411,11 @@ pub fn to_writer(r: &Report, w: &mut dyn Write) -> std::io::Result<()> {
             ("errors", &errors),
         ],
     )))?;
-    for (i, label) in labels.iter().enumerate() {
+    r.each_server(|i, srv| {
         let o = r.server_outcomes(i).map_err(std::io::Error::other)?;
-        write_suite(&mut x, &server_suite(r, i, label, &o))?;
-    }
+        write_suite(&mut x, &server_suite(r, i, srv, &o))?;
+        Ok(ControlFlow::Continue(()))
+    })?;
     for s in &others {
         write_suite(&mut x, s)?;
     }

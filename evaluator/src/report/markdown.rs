@@ -103,7 +103,7 @@ pub fn write(r: &Report, out: &mut dyn std::io::Write) -> std::io::Result<()> {
         s,
         "| # | endpoint | revision | server | run and bundle | FAIL | ERROR | UNKNOWN | PASS |\n|---|---|---|---|---|---|---|---|---|"
     );
-    for (i, srv) in r.servers.iter().enumerate() {
+    r.each_server(|i, srv| {
         let eras = if srv.other_eras.is_empty() {
             String::new()
         } else {
@@ -138,7 +138,8 @@ pub fn write(r: &Report, out: &mut dyn std::io::Write) -> std::io::Result<()> {
         if s.len() > 1 << 16 {
             flush(&mut s, out)?;
         }
-    }
+        Ok(ControlFlow::Continue(()))
+    })?;
     findings(&mut s, r, out)?;
     let _ = writeln!(
         s,
@@ -165,12 +166,12 @@ pub fn write(r: &Report, out: &mut dyn std::io::Write) -> std::io::Result<()> {
         );
     }
     let _ = writeln!(s, "\n</details>");
-    provenance(&mut s, r);
+    provenance(&mut s, r, out)?;
     flush(&mut s, out)
 }
 
 /// The benchmark, the grader and each server's collector, folded away.
-fn provenance(s: &mut String, r: &Report) {
+fn provenance(s: &mut String, r: &Report, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     let b = &r.provenance.benchmark;
     let g = &r.provenance.grader;
     let _ = writeln!(s, "\n<details><summary>Provenance</summary>\n");
@@ -199,7 +200,10 @@ fn provenance(s: &mut String, r: &Report) {
         cell(&g.target),
         cell(&g.rustc)
     );
-    for (i, srv) in r.servers.iter().enumerate() {
+    r.each_server(|i, srv| {
+        if s.len() > 1 << 16 {
+            flush(s, out)?;
+        }
         let _ = writeln!(
             s,
             "- [{}] {}: bundle {} written by {}, build {}",
@@ -209,8 +213,10 @@ fn provenance(s: &mut String, r: &Report) {
             cell(&srv.collector),
             cell(&srv.collector_build)
         );
-    }
+        Ok(ControlFlow::Continue(()))
+    })?;
     let _ = writeln!(s, "\n</details>");
+    Ok(())
 }
 
 fn findings(s: &mut String, r: &Report, out: &mut dyn std::io::Write) -> std::io::Result<()> {

@@ -20,11 +20,13 @@ pub mod provenance;
 pub use provenance::GRADER_VERSION;
 mod render;
 pub mod sarif;
+mod server;
 pub mod spill;
 pub mod summary;
 pub mod text;
 
 pub use render::{render, write};
+pub use server::{BaselineInfo, BaselineMode, Server, ServerKey};
 pub use spill::{Spill, SpillError};
 
 /// How many outcomes of one check [`Report::each_outcome`] reads back from a spill file
@@ -35,10 +37,7 @@ use std::borrow::Cow;
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
-use serde_json::Value;
-
 use crate::benchmark::{Benchmark, CheckResult, Entry};
-use crate::evidence::Evidence;
 use crate::exit::ExitStatus;
 use crate::verdict::{Outcome, Verdict};
 use crate::waivers::{Applied, FailOn, Mark, Stale, Waivers};
@@ -90,229 +89,6 @@ pub enum FormatError {
     /// Not a format name at all.
     #[error("available formats: {}", Format::AVAILABLE)]
     Unknown,
-}
-
-/// How a server's baseline was chosen for this run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BaselineMode {
-    /// `--baseline FILE`.
-    File,
-    /// The per-endpoint store.
-    Stored,
-    /// `--update-baseline`: nothing compared; this bundle is stored as the baseline.
-    Update,
-}
-
-impl BaselineMode {
-    /// The word used in reports.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            BaselineMode::File => "file",
-            BaselineMode::Stored => "stored",
-            BaselineMode::Update => "update",
-        }
-    }
-}
-
-/// What the report says about one server's baseline.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BaselineInfo {
-    /// Where it came from.
-    pub mode: BaselineMode,
-    /// The baseline file (for `update`: where this bundle is, or would have been, stored).
-    pub path: String,
-    /// True when the comparing checks were graded against it.
-    pub used: bool,
-    /// Run id of the baseline bundle (`file`/`stored`, when it verified).
-    pub run_id: Option<String>,
-    /// When the baseline was collected, UTC microseconds.
-    pub collected_at: Option<i64>,
-    /// Key id of the baseline's signer.
-    pub signer: Option<String>,
-    /// `update` only: whether the bundle was written to the store.
-    pub stored: Option<bool>,
-    /// Why it was not used or not stored.
-    pub problem: Option<String>,
-}
-
-impl BaselineInfo {
-    /// A verified baseline bundle used for comparison.
-    pub fn used(mode: BaselineMode, path: impl Into<String>, ev: &Evidence) -> BaselineInfo {
-        BaselineInfo {
-            mode,
-            path: path.into(),
-            used: true,
-            run_id: Some(ev.payload.run.run_id.clone()),
-            collected_at: Some(ev.payload.run.started_at),
-            signer: Some(ev.signer.clone()),
-            stored: None,
-            problem: None,
-        }
-    }
-
-    /// A stored baseline that could not be used (it failed verification or reading).
-    pub fn rejected(path: impl Into<String>, problem: impl Into<String>) -> BaselineInfo {
-        BaselineInfo {
-            mode: BaselineMode::Stored,
-            path: path.into(),
-            used: false,
-            run_id: None,
-            collected_at: None,
-            signer: None,
-            stored: None,
-            problem: Some(problem.into()),
-        }
-    }
-
-    /// An `--update-baseline` outcome for this server.
-    pub fn update(path: impl Into<String>, stored: bool, problem: Option<String>) -> BaselineInfo {
-        BaselineInfo {
-            mode: BaselineMode::Update,
-            path: path.into(),
-            used: false,
-            run_id: None,
-            collected_at: None,
-            signer: None,
-            stored: Some(stored),
-            problem,
-        }
-    }
-}
-
-/// One graded bundle, as the report describes its server.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Server {
-    /// Endpoint URL (the target as typed when no endpoint answered).
-    pub endpoint: String,
-    /// The target as typed.
-    pub target: String,
-    /// Negotiated revision, if a session was established.
-    pub revision: Option<String>,
-    /// Revisions of the other eras the server also served and that were probed
-    /// (`session.other_eras`): the per-era checks were graded on each.
-    pub other_eras: Vec<String>,
-    /// The transport the collector spoke: `streamable-http`, `http+sse` or `stdio`.
-    pub transport: &'static str,
-    /// The bundle's RFC 3161 timestamp, checked against `--tsa-cert` (or the public
-    /// roots); [`TimestampState::None`] when the bundle has none.
-    pub timestamp: crate::timestamp::TimestampState,
-    /// `serverInfo` as the server reported it (self-reported).
-    pub server_info: Option<Value>,
-    /// Whether the endpoint answered 401 without credentials (`None`: no endpoint).
-    pub auth_required: Option<bool>,
-    /// Whether the run presented a credential (`None`: no endpoint).
-    pub authenticated: Option<bool>,
-    /// `complete`, `interrupted`, `failed` or `recovered`.
-    pub run_status: &'static str,
-    /// Why the run did not complete or reach an endpoint.
-    pub failure: Option<String>,
-    /// The collector's run id.
-    pub run_id: String,
-    /// The bundle file as given.
-    pub bundle: String,
-    /// Key id of the signer.
-    pub signer: String,
-    /// When collection started, UTC microseconds.
-    pub collected_at: i64,
-    /// Collector name and version.
-    pub collector: String,
-    /// The collector build that wrote the bundle (`collector.build`: a git commit, or
-    /// `unknown` from collectors built before builds named their commit).
-    pub collector_build: String,
-    /// The baseline used or written for this server, if any.
-    pub baseline: Option<BaselineInfo>,
-    /// HTML format: a transcript excerpt of each record that decided a non-PASS verdict,
-    /// by seq (empty for the other formats).
-    pub excerpts: std::collections::BTreeMap<u64, String>,
-}
-
-impl Server {
-    /// How the evidence was taken, when it is not the plain case: the transport when it
-    /// is not Streamable HTTP, and the timestamp when the bundle has one (or a failed one).
-    /// `None` for a Streamable HTTP bundle without a timestamp.
-    pub fn provenance(&self) -> Option<String> {
-        let mut parts = Vec::new();
-        if self.transport != "streamable-http" {
-            parts.push(format!("over {}", self.transport));
-        }
-        if self.timestamp != crate::timestamp::TimestampState::None {
-            parts.push(self.timestamp.line());
-        }
-        (!parts.is_empty()).then(|| parts.join("; "))
-    }
-
-    /// Describe the server of `ev`.
-    pub fn new(ev: &Evidence, baseline: Option<BaselineInfo>) -> Server {
-        let p = &ev.payload;
-        Server {
-            endpoint: ev.endpoint(),
-            target: p.target.as_typed.clone(),
-            revision: ev.revision().map(str::to_string),
-            other_eras: ev
-                .session()
-                .map(|s| s.other_eras.iter().map(|o| o.revision.clone()).collect())
-                .unwrap_or_default(),
-            transport: p.target.transport.label(),
-            timestamp: crate::timestamp::TimestampState::None,
-            server_info: ev.session().and_then(|s| s.server_info.clone()),
-            auth_required: ev.session().map(|s| s.auth_required),
-            authenticated: ev.session().map(|s| s.authenticated),
-            run_status: p.run.status.as_str(),
-            failure: p.run.failure.clone(),
-            run_id: p.run.run_id.clone(),
-            bundle: ev.path.clone(),
-            signer: ev.signer.clone(),
-            collected_at: p.run.started_at,
-            collector: format!("{} {}", p.collector.name, p.collector.version),
-            collector_build: p.collector.build.clone(),
-            baseline,
-            excerpts: Default::default(),
-        }
-    }
-
-    /// `run <id> <status>; bundle <file>` (the run id's first 12 characters; `run
-    /// <status>` when the bundle has none), escaped for one line: what tells two runs of
-    /// one endpoint apart in the summary and the Markdown report.
-    pub fn run_and_bundle(&self) -> String {
-        let id = crate::fmt::line(self.run_id.get(..12).unwrap_or(&self.run_id));
-        let run = if id.is_empty() {
-            format!("run {}", self.run_status)
-        } else {
-            format!("run {id} {}", self.run_status)
-        };
-        format!("{run}; bundle {}", crate::fmt::line(&self.bundle))
-    }
-
-    /// `mcp-collect 0.1.0 (commit 0123abcd4567)`: the collector that wrote the bundle and
-    /// its build (`full`: the build whole; else a commit cut to 12 digits), escaped for
-    /// one line.
-    pub fn collector_line(&self, full: bool) -> String {
-        let build = if full {
-            self.collector_build.clone()
-        } else {
-            provenance::short_build(&self.collector_build)
-        };
-        crate::fmt::line(&format!(
-            "{} ({})",
-            self.collector,
-            provenance::build_words(&build)
-        ))
-    }
-
-    /// The negotiated revision, or `no-session`.
-    pub fn revision_label(&self) -> &str {
-        self.revision.as_deref().unwrap_or("no-session")
-    }
-
-    /// `serverInfo` name and version, when reported as strings.
-    pub fn server_name(&self) -> Option<String> {
-        let info = self.server_info.as_ref()?;
-        let name = info.get("name").and_then(Value::as_str)?;
-        Some(match info.get("version").and_then(Value::as_str) {
-            Some(v) => format!("{name} {v}"),
-            None => name.to_string(),
-        })
-    }
 }
 
 /// One check's row: its catalogue entry and, when this build grades it, the outcome on
@@ -368,8 +144,16 @@ pub struct Report {
     pub provenance: provenance::Provenance,
     /// `--level`, if given (1: L1 only; 2: L1 and L2).
     pub level: Option<u8>,
-    /// The servers, sorted by endpoint then bundle path.
-    pub servers: Vec<Server>,
+    /// The servers, sorted by endpoint then bundle path: what every renderer needs beside
+    /// each result. Their whole summaries are read with [`Report::server`] and
+    /// [`Report::each_server`].
+    pub servers: Vec<ServerKey>,
+    /// The servers' summaries, same order, when the report holds them (no spill file);
+    /// empty when they are in the spill file.
+    held: Vec<Server>,
+    /// Spilled servers' baselines set after they were graded (`--update-baseline`), by
+    /// server number: they replace the baseline read back from the spill file.
+    baselines: std::collections::BTreeMap<usize, BaselineInfo>,
     /// Every check in scope, in numeric id order.
     pub rows: Vec<Row>,
     /// The `--policy` file graded with, if any.
@@ -679,40 +463,82 @@ impl Report {
         }
     }
 
-    /// Every server's [`Report::label`], in server order, made in one pass (a label
-    /// for each server of a large report one at a time would compare every pair).
-    pub fn labels(&self) -> Vec<String> {
-        let mut n: std::collections::HashMap<&str, usize> = Default::default();
-        for s in &self.servers {
-            *n.entry(s.endpoint.as_str()).or_default() += 1;
-        }
-        self.servers
-            .iter()
-            .map(|s| {
-                if n.get(s.endpoint.as_str()).copied().unwrap_or(0) > 1 {
-                    format!("{} [{}] ({})", s.endpoint, s.revision_label(), s.bundle)
-                } else {
-                    format!("{} [{}]", s.endpoint, s.revision_label())
-                }
-            })
-            .collect()
-    }
-
     /// The label of server `i` in check rows: `endpoint [revision]`, plus the bundle
-    /// path when another graded bundle has the same endpoint.
+    /// path when another graded bundle has the same endpoint (a neighbour: the servers
+    /// are sorted by endpoint). Empty when there is no server `i`.
     pub fn label(&self, i: usize) -> String {
-        let s = &self.servers[i];
-        let shared = self
-            .servers
-            .iter()
-            .filter(|o| o.endpoint == s.endpoint)
-            .count()
-            > 1;
-        if shared {
+        let Some(s) = self.servers.get(i) else {
+            return String::new();
+        };
+        let same = |j: Option<usize>| {
+            j.and_then(|j| self.servers.get(j))
+                .is_some_and(|o| o.endpoint == s.endpoint)
+        };
+        if same(i.checked_sub(1)) || same(i.checked_add(1)) {
             format!("{} [{}] ({})", s.endpoint, s.revision_label(), s.bundle)
         } else {
             format!("{} [{}]", s.endpoint, s.revision_label())
         }
+    }
+
+    /// The summary of server `i`: borrowed from the report, or read back from the spill
+    /// file (a renderer going through every server uses [`Report::each_server`]).
+    pub fn server(&self, i: usize) -> Result<Cow<'_, Server>, SpillError> {
+        if let Some(s) = self.held.get(i) {
+            return Ok(Cow::Borrowed(s));
+        }
+        let read = match &self.spill {
+            Some(spill) if i < self.servers.len() => spill.summaries(i..i + 1)?.pop(),
+            _ => None,
+        };
+        let mut s = read.ok_or_else(|| SpillError {
+            path: self
+                .spill
+                .as_ref()
+                .map(|s| s.path().to_path_buf())
+                .unwrap_or_default(),
+            source: std::io::Error::other(format!("the report has no server {i}")),
+        })?;
+        if let Some(b) = self.baselines.get(&i) {
+            s.baseline = Some(b.clone());
+        }
+        Ok(Cow::Owned(s))
+    }
+
+    /// Call `f` with the summary of each server, in server order, until `f` breaks:
+    /// borrowed from the report, or read back from the spill file [`WALK`] servers at a
+    /// time, so that a renderer going through the servers of a large report holds at
+    /// most that many summaries.
+    pub fn each_server(
+        &self,
+        mut f: impl FnMut(usize, &Server) -> std::io::Result<ControlFlow<()>>,
+    ) -> std::io::Result<()> {
+        if self.held.len() == self.servers.len() {
+            for (i, s) in self.held.iter().enumerate() {
+                if f(i, s)?.is_break() {
+                    break;
+                }
+            }
+            return Ok(());
+        }
+        let Some(spill) = &self.spill else {
+            return Ok(());
+        };
+        let mut start = 0;
+        while start < self.servers.len() {
+            let end = (start + WALK).min(self.servers.len());
+            let part = spill.summaries(start..end).map_err(std::io::Error::other)?;
+            for (i, mut s) in (start..end).zip(part) {
+                if let Some(b) = self.baselines.get(&i) {
+                    s.baseline = Some(b.clone());
+                }
+                if f(i, &s)?.is_break() {
+                    return Ok(());
+                }
+            }
+            start = end;
+        }
+        Ok(())
     }
 }
 
@@ -741,8 +567,8 @@ fn permute<T>(v: &mut [T], order: &[usize]) {
 
 /// Makes a [`Report`] from servers given one at a time, in any order: the sink a grading
 /// loop (or a parallel driver delivering results in input order) feeds. Each server's
-/// outcomes go to the [`Spill`] file when one is given (only the server's summary and
-/// one verdict per check stay in memory), else into memory. [`Builder::finish`] sorts
+/// summary and outcomes go to the [`Spill`] file when one is given (only its
+/// [`ServerKey`] and one verdict per check stay in memory), else into memory. [`Builder::finish`] sorts
 /// the servers by endpoint, then bundle path, as every report lists them.
 #[derive(Debug)]
 pub struct Builder {
@@ -750,8 +576,14 @@ pub struct Builder {
     level: Option<u8>,
     /// The checks in scope, in numeric id order: the report's rows.
     entries: Vec<&'static Entry>,
-    /// The servers, in the order given.
-    servers: Vec<Server>,
+    /// What every renderer needs of each server, in the order given.
+    keys: Vec<ServerKey>,
+    /// The servers' summaries, in the order given, when there is no spill file (else
+    /// they are in it).
+    held: Vec<Server>,
+    /// Baselines set after grading ([`Builder::set_baseline`]) of spilled servers, by
+    /// number in the order given.
+    baselines: std::collections::BTreeMap<usize, BaselineInfo>,
     /// Per server, per row: its verdict, if it has an outcome.
     verdicts: Vec<Vec<Option<Verdict>>>,
     /// Per server, per row: the outcome, when there is no spill file.
@@ -770,15 +602,16 @@ pub struct Preparer {
 /// A graded server ready for [`Builder::add`].
 #[derive(Debug)]
 pub struct Prepared {
-    server: Server,
+    key: ServerKey,
     verdicts: Vec<Option<Verdict>>,
     outcomes: PreparedOutcomes,
 }
 
-/// A prepared server's outcomes: held (no spill file), or encoded for the spill file.
+/// A prepared server's summary and outcomes: held (no spill file), or encoded for the
+/// spill file.
 #[derive(Debug)]
 enum PreparedOutcomes {
-    Held(Vec<Option<Outcome>>),
+    Held(Box<Server>, Vec<Option<Outcome>>),
     Encoded(std::io::Result<spill::Encoded>),
 }
 
@@ -802,16 +635,15 @@ impl Preparer {
             .iter()
             .map(|o| o.as_ref().map(|o| o.verdict))
             .collect();
-        let mut server = server;
+        let key = ServerKey::of(&server);
         let outcomes = if self.spill {
             // The HTML report's excerpts go with the outcomes they belong to.
-            let excerpts = std::mem::take(&mut server.excerpts);
-            PreparedOutcomes::Encoded(spill::encode_server(&outcomes, &excerpts))
+            PreparedOutcomes::Encoded(spill::encode_server(&server, &outcomes, &server.excerpts))
         } else {
-            PreparedOutcomes::Held(outcomes)
+            PreparedOutcomes::Held(Box::new(server), outcomes)
         };
         Prepared {
-            server,
+            key,
             verdicts,
             outcomes,
         }
@@ -832,7 +664,9 @@ impl Builder {
             benchmark,
             level,
             entries,
-            servers: Vec::new(),
+            keys: Vec::new(),
+            held: Vec::new(),
+            baselines: Default::default(),
             verdicts: Vec::new(),
             outcomes: Vec::new(),
             spill,
@@ -842,9 +676,10 @@ impl Builder {
     /// Make room for `n` more servers at once (a grading run knows how many inputs it
     /// has): the servers' vectors are then never grown by doubling and copying.
     pub fn reserve(&mut self, n: usize) {
-        self.servers.reserve_exact(n);
+        self.keys.reserve_exact(n);
         self.verdicts.reserve_exact(n);
         if self.spill.is_none() {
+            self.held.reserve_exact(n);
             self.outcomes.reserve_exact(n);
         }
     }
@@ -874,20 +709,21 @@ impl Builder {
     /// its number among those added. The same report as [`Builder::server`].
     pub fn add(&mut self, prepared: Prepared) -> Result<usize, SpillError> {
         let Prepared {
-            mut server,
+            key,
             verdicts,
             outcomes,
         } = prepared;
-        self.verdicts.push(verdicts);
         match (&mut self.spill, outcomes) {
             (Some(spill), PreparedOutcomes::Encoded(e)) => {
                 spill.server_encoded(e)?;
             }
-            (Some(spill), PreparedOutcomes::Held(o)) => {
-                let excerpts = std::mem::take(&mut server.excerpts);
-                spill.server(o, &excerpts)?;
+            (Some(spill), PreparedOutcomes::Held(server, o)) => {
+                spill.server(&server, o, &server.excerpts)?;
             }
-            (None, PreparedOutcomes::Held(o)) => self.outcomes.push(o),
+            (None, PreparedOutcomes::Held(server, o)) => {
+                self.held.push(*server);
+                self.outcomes.push(o);
+            }
             (None, PreparedOutcomes::Encoded(_)) => {
                 return Err(SpillError {
                     path: std::path::PathBuf::new(),
@@ -897,20 +733,31 @@ impl Builder {
                 })
             }
         }
-        self.servers.push(server);
-        Ok(self.servers.len() - 1)
+        self.verdicts.push(verdicts);
+        self.keys.push(key);
+        Ok(self.keys.len() - 1)
     }
 
-    /// Server `n` as added (to record what happened after it was graded, such as the
-    /// baseline `--update-baseline` stored).
-    pub fn server_mut(&mut self, n: usize) -> Option<&mut Server> {
-        self.servers.get_mut(n)
+    /// Set the baseline of server `n` as added (what `--update-baseline` stored, known
+    /// only after every server is graded). Nothing happens when there is no server `n`.
+    pub fn set_baseline(&mut self, n: usize, baseline: BaselineInfo) {
+        if n >= self.keys.len() {
+            return;
+        }
+        match self.held.get_mut(n) {
+            Some(s) => s.baseline = Some(baseline),
+            None => {
+                self.baselines.insert(n, baseline);
+            }
+        }
     }
 
     /// A report with no servers (every row not graded).
     fn empty(self) -> Report {
         Builder {
-            servers: Vec::new(),
+            keys: Vec::new(),
+            held: Vec::new(),
+            baselines: Default::default(),
             verdicts: Vec::new(),
             outcomes: Vec::new(),
             spill: None,
@@ -926,21 +773,22 @@ impl Builder {
             benchmark,
             level,
             entries,
-            servers,
+            mut keys,
+            mut held,
+            baselines,
             mut verdicts,
             mut outcomes,
             mut spill,
         } = self;
-        let mut order: Vec<usize> = (0..servers.len()).collect();
+        let mut order: Vec<usize> = (0..keys.len()).collect();
         order.sort_by(|&a, &b| {
-            (&servers[a].endpoint, &servers[a].bundle)
-                .cmp(&(&servers[b].endpoint, &servers[b].bundle))
+            (&keys[a].endpoint, &keys[a].bundle).cmp(&(&keys[b].endpoint, &keys[b].bundle))
         });
         if let Some(s) = &mut spill {
             s.seal()?;
             s.reorder(&order);
         }
-        let any = !servers.is_empty();
+        let any = !keys.is_empty();
         let rows = entries
             .into_iter()
             .enumerate()
@@ -965,13 +813,27 @@ impl Builder {
             .collect();
         verdicts.clear();
         outcomes.clear();
-        let mut servers = servers;
-        permute(&mut servers, &order);
+        permute(&mut keys, &order);
+        if held.len() == keys.len() {
+            permute(&mut held, &order);
+        }
+        // Where each server went, for the baselines kept by the number it was added as.
+        let baselines = if baselines.is_empty() {
+            baselines
+        } else {
+            let mut now = vec![0; order.len()];
+            for (k, &n) in order.iter().enumerate() {
+                now[n] = k;
+            }
+            baselines.into_iter().map(|(n, b)| (now[n], b)).collect()
+        };
         Ok(Report {
             benchmark,
             provenance: provenance::Provenance::of(benchmark),
             level,
-            servers,
+            servers: keys,
+            held,
+            baselines,
             rows,
             policy: None,
             fail_on: FailOn::default(),

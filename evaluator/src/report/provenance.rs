@@ -256,9 +256,9 @@ mod tests {
     #[test]
     fn the_server_takes_the_collector_build_from_its_bundle() {
         let r = report();
-        assert_eq!(r.servers[0].collector_build, COLLECTOR);
+        assert_eq!(r.server(0).expect("server").collector_build, COLLECTOR);
         assert_eq!(
-            r.servers[0].collector_line(false),
+            r.server(0).expect("server").collector_line(false),
             "mcp-collect 0.0.0-test (commit fedcba987654-dirty)"
         );
     }

@@ -30,7 +30,7 @@ use serde_sarif::sarif::{
 use crate::benchmark::{Benchmark, Entry};
 use crate::verdict::{Outcome, Verdict};
 
-use super::{Report, Row};
+use super::{Report, Row, Server};
 
 /// The schema URI written in `$schema`.
 pub const SCHEMA_URI: &str = "https://json.schemastore.org/sarif-2.1.0.json";
@@ -230,8 +230,17 @@ pub fn log(r: &Report) -> std::io::Result<Sarif> {
             Ok(ControlFlow::Continue(()))
         })?;
     }
+    let mut servers = Vec::with_capacity(r.servers.len());
+    r.each_server(|i, s| {
+        servers.push(server(i, s));
+        Ok(ControlFlow::Continue(()))
+    })?;
     if let Some(run) = log.runs.first_mut() {
         run.results = Some(results);
+        if let Some(p) = run.properties.as_mut() {
+            p.additional_properties
+                .insert("servers".to_string(), Value::Array(servers));
+        }
     }
     Ok(log)
 }
@@ -296,25 +305,12 @@ fn frame(r: &Report) -> std::io::Result<Sarif> {
             |u| json!({"section": u.section, "title": u.title, "governs": u.governs, "why": u.why}),
         )
         .collect();
-    // The benchmark and grader (as in the JSON report), and each server's collector build.
-    let servers: Vec<Value> = r
-        .servers
-        .iter()
-        .enumerate()
-        .map(|(i, s)| {
-            json!({
-                "index": i,
-                "endpoint": s.endpoint,
-                "bundle": s.bundle,
-                "collector": s.collector,
-                "collectorBuild": s.collector_build,
-            })
-        })
-        .collect();
+    // The benchmark and grader (as in the JSON report), and each server's collector build
+    // ([`server`]: written into this empty array one at a time by [`to_writer`]).
     let mut props = BTreeMap::from([
         ("notReachable".to_string(), Value::Array(unreachable)),
         ("provenance".to_string(), json!(p)),
-        ("servers".to_string(), Value::Array(servers)),
+        ("servers".to_string(), Value::Array(Vec::new())),
     ]);
     if let Some(w) = &r.waivers {
         // Each stale and expired waiver, in words (docs/report.md, section 3b).
@@ -356,39 +352,100 @@ pub fn to_string(r: &Report) -> String {
 /// bundles is never held whole.
 pub fn to_writer(r: &Report, w: &mut dyn std::io::Write) -> std::io::Result<()> {
     let frame = serde_json::to_string_pretty(&frame(r)?).map_err(std::io::Error::other)?;
-    // The run's `results`: the only key of that name the frame holds, since it has no
-    // result (and no text from a bundle) in it.
-    const KEY: &str = "\"results\": []";
-    let at = frame
-        .find(KEY)
-        .ok_or_else(|| std::io::Error::other("no results array in the SARIF frame"))?;
-    let indent = at - frame[..at].rfind('\n').map_or(0, |n| n + 1);
-    let (head, tail) = (&frame[..at + KEY.len() - 2], &frame[at + KEY.len()..]);
-    w.write_all(head.as_bytes())?;
-    let inner = " ".repeat(indent + 2);
-    let mut first = true;
-    for (k, row) in r.graded().enumerate() {
-        // Only the results that are not PASS are read back, a part of the fleet at a time.
-        let reported = |i: usize| row.verdict(i).is_some_and(|v| v != Verdict::Pass);
-        r.each_outcome(row, reported, |i, o| {
-            let one = serde_json::to_string_pretty(&result(r, row, k, i, o))
-                .map_err(std::io::Error::other)?;
-            w.write_all(if first { b"[\n" } else { b",\n" })?;
-            first = false;
-            for (n, l) in one.split('\n').enumerate() {
-                if n > 0 {
-                    w.write_all(b"\n")?;
-                }
-                w.write_all(inner.as_bytes())?;
-                w.write_all(l.as_bytes())?;
+    // The run's `results` and its properties' `servers`: the only keys of those names
+    // the frame holds, since it has no result and no server (and no text from a bundle)
+    // in it. Each hole is just before the key's `[]`; they are filled in the frame's
+    // order.
+    let hole = |key: &str| {
+        let at = frame
+            .find(key)
+            .ok_or_else(|| std::io::Error::other(format!("no {key} in the SARIF frame")))?;
+        let indent = at - frame[..at].rfind('\n').map_or(0, |n| n + 1);
+        Ok::<_, std::io::Error>((at + key.len() - 2, indent))
+    };
+    let mut holes = [
+        (hole("\"results\": []")?, true),
+        (hole("\"servers\": []")?, false),
+    ];
+    holes.sort_by_key(|((at, _), _)| *at);
+    let mut done = 0;
+    for ((at, indent), results) in holes {
+        w.write_all(&frame.as_bytes()[done..at])?;
+        let mut array = Elements::new(indent);
+        if results {
+            for (k, row) in r.graded().enumerate() {
+                // Only the results that are not PASS are read back, a part of the fleet
+                // at a time.
+                let reported = |i: usize| row.verdict(i).is_some_and(|v| v != Verdict::Pass);
+                r.each_outcome(row, reported, |i, o| {
+                    let one = serde_json::to_string_pretty(&result(r, row, k, i, o))
+                        .map_err(std::io::Error::other)?;
+                    array.push(w, &one)?;
+                    Ok(ControlFlow::Continue(()))
+                })?;
             }
-            Ok(ControlFlow::Continue(()))
-        })?;
+        } else {
+            r.each_server(|i, s| {
+                let one =
+                    serde_json::to_string_pretty(&server(i, s)).map_err(std::io::Error::other)?;
+                array.push(w, &one)?;
+                Ok(ControlFlow::Continue(()))
+            })?;
+        }
+        array.end(w)?;
+        done = at + 2;
     }
-    if first {
-        w.write_all(b"[]")?;
-    } else {
-        write!(w, "\n{}]", " ".repeat(indent))?;
+    w.write_all(&frame.as_bytes()[done..])
+}
+
+/// What the run's properties say of server `i` (`s`).
+fn server(i: usize, s: &Server) -> Value {
+    json!({
+        "index": i,
+        "endpoint": s.endpoint,
+        "bundle": s.bundle,
+        "collector": s.collector,
+        "collectorBuild": s.collector_build,
+    })
+}
+
+/// Writes a JSON array one element at a time, as `serde_json` pretty-prints the whole
+/// array as the value of a key indented by `indent` spaces.
+struct Elements {
+    indent: usize,
+    inner: String,
+    first: bool,
+}
+
+impl Elements {
+    fn new(indent: usize) -> Elements {
+        Elements {
+            indent,
+            inner: " ".repeat(indent + 2),
+            first: true,
+        }
     }
-    w.write_all(tail.as_bytes())
+
+    /// Write the next element, `one` pretty-printed alone.
+    fn push(&mut self, w: &mut dyn std::io::Write, one: &str) -> std::io::Result<()> {
+        w.write_all(if self.first { b"[\n" } else { b",\n" })?;
+        self.first = false;
+        for (n, l) in one.split('\n').enumerate() {
+            if n > 0 {
+                w.write_all(b"\n")?;
+            }
+            w.write_all(self.inner.as_bytes())?;
+            w.write_all(l.as_bytes())?;
+        }
+        Ok(())
+    }
+
+    /// Close the array.
+    fn end(self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        if self.first {
+            w.write_all(b"[]")
+        } else {
+            write!(w, "\n{}]", " ".repeat(self.indent))
+        }
+    }
 }

@@ -6,9 +6,12 @@
 //! they arrive would have to hold every server's results until the last bundle is graded.
 //! That was the cost of many bundles: about 90 KiB of outcomes per example bundle, 1 GiB
 //! for 10,000 (docs/performance.md, "Grader memory"). [`Spill`] writes each outcome to a
-//! temporary file as its server is graded ([`Spill::server`]) and keeps only where it is
-//! (offset and length, per server and check) and its verdict ([`super::Row::verdicts`]:
-//! the matrix, the counts, the waivers and the exit status need nothing else). A renderer
+//! temporary file as its server is graded ([`Spill::server`]), after the server's
+//! summary ([`super::Server`]), and keeps only where they are (per server an offset,
+//! the summary's length and each check's), each verdict ([`super::Row::verdicts`]: the
+//! matrix, the counts, the waivers and the exit status need nothing else) and the
+//! server's [`super::ServerKey`]. The servers' summaries are read back in order,
+//! [`super::WALK`] at a time ([`super::Report::each_server`]). A renderer
 //! walks one check's outcomes with [`super::Report::each_outcome`], which reads back only
 //! the servers it wants, [`super::WALK`] at a time (or a range with
 //! [`super::Report::outcomes_range`], or one server's with
@@ -24,7 +27,10 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use super::server::{BaselineInfo, BaselineMode, Server};
+use crate::timestamp::{StampFailure, Step, Timestamp, TimestampState};
 use crate::verdict::{Leg, LegOutcome, NotArisen, Outcome, Verdict};
+use mcp_probe_schema::model::{RunStatus, Transport};
 
 /// A spill file could not be created, written or read back.
 #[derive(Debug, thiserror::Error)]
@@ -45,7 +51,10 @@ type Place = (u64, u32);
 /// index is what the spill file keeps in memory for every server of the fleet.
 #[derive(Debug, Default)]
 struct Places {
+    /// Where the server's record starts: its summary, then its outcomes.
     at: u64,
+    /// The length of the server's summary ([`super::Server`]).
+    summary: u32,
     lens: Box<[u32]>,
 }
 
@@ -64,12 +73,17 @@ impl Places {
             .filter(|l| **l != NONE)
             .map(|l| u64::from(*l))
             .sum();
-        Some((self.at + before, len))
+        Some((self.outcomes_at() + before, len))
+    }
+
+    /// Where the server's first outcome is: after its summary.
+    fn outcomes_at(&self) -> u64 {
+        self.at + u64::from(self.summary)
     }
 
     /// Where every row's outcome is, in row order.
     fn all(&self) -> impl Iterator<Item = Option<Place>> + '_ {
-        let mut at = self.at;
+        let mut at = self.outcomes_at();
         self.lens.iter().map(move |&len| {
             (len != NONE).then(|| {
                 let place = (at, len);
@@ -162,15 +176,16 @@ impl Spill {
         }
     }
 
-    /// Write one server's outcomes, one per check row (`None`: no outcome), each with the
-    /// `excerpts` of its records (the HTML report's transcript excerpts; empty for the
-    /// other formats); returns the server's number in the spill.
+    /// Write one server: its summary, then its outcomes, one per check row (`None`: no
+    /// outcome), each with the `excerpts` of its records (the HTML report's transcript
+    /// excerpts; empty for the other formats); returns the server's number in the spill.
     pub fn server(
         &mut self,
+        server: &Server,
         outcomes: Vec<Option<Outcome>>,
         excerpts: &Excerpts,
     ) -> Result<usize, SpillError> {
-        self.server_encoded(encode_server(&outcomes, excerpts))
+        self.server_encoded(encode_server(server, &outcomes, excerpts))
     }
 
     /// Write one server's outcomes already encoded ([`encode_server`], on any thread);
@@ -187,14 +202,10 @@ impl Spill {
         written.map_err(|e| self.err(e))?;
         let places = Places {
             at: self.end,
+            summary: encoded.summary,
             lens: encoded.lens.iter().map(|l| l.unwrap_or(NONE)).collect(),
         };
-        self.end += encoded
-            .lens
-            .iter()
-            .flatten()
-            .map(|l| u64::from(*l))
-            .sum::<u64>();
+        self.end += encoded.bytes.len() as u64;
         self.index.push(places);
         Ok(self.index.len() - 1)
     }
@@ -218,6 +229,21 @@ impl Spill {
             .iter()
             .map(|&n| old[n].take().unwrap_or_default())
             .collect();
+    }
+
+    /// The summaries of the servers `servers` (a range of server numbers, cut to those
+    /// there are), in server order, read back from the file.
+    pub fn summaries(&self, servers: std::ops::Range<usize>) -> Result<Vec<Server>, SpillError> {
+        let end = servers.end.min(self.index.len());
+        let mut buf = Vec::new();
+        self.index[servers.start.min(end)..end]
+            .iter()
+            .map(|p| {
+                buf.resize(p.summary as usize, 0);
+                self.read_at(&mut buf, p.at).map_err(|e| self.err(e))?;
+                decode_summary(&buf).map_err(|e| self.err(e))
+            })
+            .collect()
     }
 
     /// The outcome of every check row on server `server` (`None`: it has none), read
@@ -304,22 +330,29 @@ impl Spill {
     }
 }
 
-/// One server's outcomes encoded for the spill file ([`encode_server`]): the bytes to
-/// append, and each check row's length in them (`None`: no outcome).
+/// One server encoded for the spill file ([`encode_server`]): the bytes to append, the
+/// length of its summary at their start, and each check row's length after it (`None`:
+/// no outcome).
 #[derive(Debug)]
 pub struct Encoded {
     bytes: Vec<u8>,
+    summary: u32,
     lens: Vec<Option<u32>>,
 }
 
-/// Encode one server's outcomes, one per check row, each with the `excerpts` of its
-/// records: the bytes [`Spill::server`] appends. Needs no spill file, so a grading worker
-/// does it and the thread that writes the spill file only appends the bytes.
+/// Encode one server: its summary (`server`, without its excerpts), then its outcomes,
+/// one per check row, each with the `excerpts` of its records: the bytes
+/// [`Spill::server`] appends. Needs no spill file, so a grading worker does it and the
+/// thread that writes the spill file only appends the bytes.
 pub fn encode_server(
+    server: &Server,
     outcomes: &[Option<Outcome>],
     excerpts: &Excerpts,
 ) -> std::io::Result<Encoded> {
     let mut bytes = Vec::new();
+    encode_summary(server, &mut bytes)?;
+    let summary = u32::try_from(bytes.len())
+        .map_err(|_| std::io::Error::other("a server summary over 4 GiB"))?;
     let mut lens = Vec::with_capacity(outcomes.len());
     for o in outcomes {
         let Some(o) = o else {
@@ -344,7 +377,11 @@ pub fn encode_server(
             .ok_or_else(|| std::io::Error::other("an outcome over 4 GiB"))?;
         lens.push(Some(len));
     }
-    Ok(Encoded { bytes, lens })
+    Ok(Encoded {
+        bytes,
+        summary,
+        lens,
+    })
 }
 
 impl Spill {
@@ -525,6 +562,239 @@ fn decode(b: &[u8]) -> std::io::Result<(Outcome, Excerpts)> {
     Ok((o, excerpts))
 }
 
+// The encoding of a server's summary ([`Server`] but its excerpts, which go with the
+// outcomes they belong to), in the same terms as an outcome's.
+
+const TRANSPORTS: [Transport; 3] = [
+    Transport::StreamableHttp,
+    Transport::HttpSse,
+    Transport::Stdio,
+];
+const RUN_STATUSES: [RunStatus; 4] = [
+    RunStatus::Complete,
+    RunStatus::Interrupted,
+    RunStatus::Failed,
+    RunStatus::Recovered,
+];
+const BASELINE_MODES: [BaselineMode; 3] = [
+    BaselineMode::File,
+    BaselineMode::Stored,
+    BaselineMode::Update,
+];
+const STEPS: [Step; 7] = [
+    Step::Decode,
+    Step::Imprint,
+    Step::MessageDigest,
+    Step::Certificate,
+    Step::Signature,
+    Step::Usage,
+    Step::Chain,
+];
+
+/// The position of `x` in `list`, as one byte (a value outside the list is refused: the
+/// summary could not be read back as it was).
+fn code<T: PartialEq>(list: &[T], x: &T, what: &str) -> std::io::Result<u8> {
+    list.iter()
+        .position(|y| y == x)
+        .map(|k| k as u8)
+        .ok_or_else(|| std::io::Error::other(format!("a {what} this build cannot spill")))
+}
+
+fn put_opt_str(b: &mut Vec<u8>, s: Option<&str>) {
+    match s {
+        None => b.push(0),
+        Some(s) => {
+            b.push(1);
+            put_str(b, s);
+        }
+    }
+}
+
+fn opt_bool_code(v: Option<bool>) -> u8 {
+    match v {
+        None => 0,
+        Some(false) => 1,
+        Some(true) => 2,
+    }
+}
+
+fn encode_summary(s: &Server, b: &mut Vec<u8>) -> std::io::Result<()> {
+    put_str(b, &s.endpoint);
+    put_str(b, &s.target);
+    put_opt_str(b, s.revision.as_deref());
+    b.extend_from_slice(&(s.other_eras.len() as u32).to_le_bytes());
+    for e in &s.other_eras {
+        put_str(b, e);
+    }
+    let transport = TRANSPORTS.map(Transport::label);
+    b.push(code(&transport, &s.transport, "transport")?);
+    match &s.timestamp {
+        TimestampState::None => b.push(0),
+        TimestampState::NotObtained(why) => {
+            b.push(1);
+            put_str(b, why);
+        }
+        TimestampState::Valid(t) => {
+            b.push(2);
+            put_str(b, &t.tsa);
+            b.extend_from_slice(&t.gen_time.to_le_bytes());
+            put_str(b, &t.serial);
+            put_str(b, &t.policy);
+        }
+        TimestampState::Invalid(f) => {
+            b.push(3);
+            b.push(code(&STEPS, &f.step, "timestamp step")?);
+            put_str(b, &f.detail);
+        }
+    }
+    let info = s
+        .server_info
+        .as_ref()
+        .map(serde_json::to_string)
+        .transpose()
+        .map_err(std::io::Error::other)?;
+    put_opt_str(b, info.as_deref());
+    b.push(opt_bool_code(s.auth_required));
+    b.push(opt_bool_code(s.authenticated));
+    let statuses = RUN_STATUSES.map(RunStatus::as_str);
+    b.push(code(&statuses, &s.run_status, "run status")?);
+    put_opt_str(b, s.failure.as_deref());
+    put_str(b, &s.run_id);
+    put_str(b, &s.bundle);
+    put_str(b, &s.signer);
+    b.extend_from_slice(&s.collected_at.to_le_bytes());
+    put_str(b, &s.collector);
+    put_str(b, &s.collector_build);
+    match &s.baseline {
+        None => b.push(0),
+        Some(x) => {
+            b.push(1);
+            b.push(code(&BASELINE_MODES, &x.mode, "baseline mode")?);
+            put_str(b, &x.path);
+            b.push(u8::from(x.used));
+            put_opt_str(b, x.run_id.as_deref());
+            match x.collected_at {
+                None => b.push(0),
+                Some(t) => {
+                    b.push(1);
+                    b.extend_from_slice(&t.to_le_bytes());
+                }
+            }
+            put_opt_str(b, x.signer.as_deref());
+            b.push(opt_bool_code(x.stored));
+            put_opt_str(b, x.problem.as_deref());
+        }
+    }
+    Ok(())
+}
+
+impl Cursor<'_> {
+    fn opt_str(&mut self) -> std::io::Result<Option<String>> {
+        match self.u8()? {
+            0 => Ok(None),
+            1 => self.str().map(Some),
+            _ => Err(bad("optional string")),
+        }
+    }
+    fn opt_bool(&mut self) -> std::io::Result<Option<bool>> {
+        match self.u8()? {
+            0 => Ok(None),
+            1 => Ok(Some(false)),
+            2 => Ok(Some(true)),
+            _ => Err(bad("optional flag")),
+        }
+    }
+    fn i64(&mut self) -> std::io::Result<i64> {
+        Ok(self.u64()? as i64)
+    }
+    fn of<T: Copy>(&mut self, list: &[T], what: &str) -> std::io::Result<T> {
+        list.get(usize::from(self.u8()?))
+            .copied()
+            .ok_or_else(|| bad(what))
+    }
+}
+
+fn decode_summary(b: &[u8]) -> std::io::Result<Server> {
+    let mut c = Cursor(b);
+    let endpoint = c.str()?;
+    let target = c.str()?;
+    let revision = c.opt_str()?;
+    let n = c.u32()? as usize;
+    let mut other_eras = Vec::with_capacity(n.min(64));
+    for _ in 0..n {
+        other_eras.push(c.str()?);
+    }
+    let transport = c.of(&TRANSPORTS, "transport")?.label();
+    let timestamp = match c.u8()? {
+        0 => TimestampState::None,
+        1 => TimestampState::NotObtained(c.str()?),
+        2 => TimestampState::Valid(Timestamp {
+            tsa: c.str()?,
+            gen_time: c.u64()?,
+            serial: c.str()?,
+            policy: c.str()?,
+        }),
+        3 => {
+            let step = c.of(&STEPS, "timestamp step")?;
+            TimestampState::Invalid(StampFailure::new(step, c.str()?))
+        }
+        _ => return Err(bad("timestamp state")),
+    };
+    let server_info = c
+        .opt_str()?
+        .map(|t| serde_json::from_str(&t))
+        .transpose()
+        .map_err(std::io::Error::other)?;
+    let auth_required = c.opt_bool()?;
+    let authenticated = c.opt_bool()?;
+    let run_status = c.of(&RUN_STATUSES, "run status")?.as_str();
+    let failure = c.opt_str()?;
+    let run_id = c.str()?;
+    let bundle = c.str()?;
+    let signer = c.str()?;
+    let collected_at = c.i64()?;
+    let collector = c.str()?;
+    let collector_build = c.str()?;
+    let baseline = match c.u8()? {
+        0 => None,
+        1 => Some(BaselineInfo {
+            mode: c.of(&BASELINE_MODES, "baseline mode")?,
+            path: c.str()?,
+            used: c.u8()? != 0,
+            run_id: c.opt_str()?,
+            collected_at: match c.u8()? {
+                0 => None,
+                _ => Some(c.i64()?),
+            },
+            signer: c.opt_str()?,
+            stored: c.opt_bool()?,
+            problem: c.opt_str()?,
+        }),
+        _ => return Err(bad("baseline")),
+    };
+    Ok(Server {
+        endpoint,
+        target,
+        revision,
+        other_eras,
+        transport,
+        timestamp,
+        server_info,
+        auth_required,
+        authenticated,
+        run_status,
+        failure,
+        run_id,
+        bundle,
+        signer,
+        collected_at,
+        collector,
+        collector_build,
+        baseline,
+        excerpts: Excerpts::new(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -551,6 +821,79 @@ mod tests {
         o
     }
 
+    /// A server summary of each shape: `k` picks which optional parts it has and which
+    /// kind of timestamp.
+    fn summary(k: usize) -> Server {
+        let timestamp = match k % 4 {
+            0 => TimestampState::Valid(Timestamp {
+                tsa: "CN=TSA, O=Lab \u{e9}".into(),
+                gen_time: 1_764_480_000,
+                serial: "0a1b".into(),
+                policy: "1.2.3.4".into(),
+            }),
+            1 => TimestampState::Invalid(StampFailure::new(Step::Chain, "no anchor")),
+            2 => TimestampState::NotObtained("tsa unreachable".into()),
+            _ => TimestampState::None,
+        };
+        let full = k % 2 == 0;
+        Server {
+            endpoint: format!("https://s{k}.test/mcp"),
+            target: format!("s{k}.test"),
+            revision: full.then(|| "2025-11-25".to_string()),
+            other_eras: if full {
+                vec!["2025-06-18".into(), "2024-11-05".into()]
+            } else {
+                Vec::new()
+            },
+            transport: TRANSPORTS[k % 3].label(),
+            timestamp,
+            server_info: full.then(|| serde_json::json!({"z": 1, "name": "x", "a": [1.5, null]})),
+            auth_required: [None, Some(false), Some(true)][k % 3],
+            authenticated: [Some(true), None, Some(false)][k % 3],
+            run_status: RUN_STATUSES[k % 4].as_str(),
+            failure: (!full).then(|| "connect: refused".to_string()),
+            run_id: format!("run-{k}"),
+            bundle: format!("b{k}.mcpev"),
+            signer: "key-1".into(),
+            collected_at: -5 + k as i64,
+            collector: "mcp-collect 0.2.0".into(),
+            collector_build: "0123abcd".into(),
+            baseline: match k % 3 {
+                0 => None,
+                1 => Some(BaselineInfo {
+                    mode: BaselineMode::Stored,
+                    path: "/state/b.mcpev".into(),
+                    used: true,
+                    run_id: Some("run-0".into()),
+                    collected_at: Some(i64::MIN),
+                    signer: Some("key-0".into()),
+                    stored: None,
+                    problem: None,
+                }),
+                _ => Some(BaselineInfo::update(
+                    "/state/u.mcpev",
+                    false,
+                    Some("read-only".into()),
+                )),
+            },
+            excerpts: Excerpts::new(),
+        }
+    }
+
+    #[test]
+    fn every_shape_of_summary_reads_back_as_written() {
+        for k in 0..12 {
+            let s = summary(k);
+            let mut b = Vec::new();
+            encode_summary(&s, &mut b).expect("encoded");
+            assert_eq!(decode_summary(&b).expect("decoded"), s, "shape {k}");
+            // A summary cut short is an error, never a wrong server.
+            for cut in [0, 1, b.len() / 2, b.len() - 1] {
+                assert!(decode_summary(&b[..cut]).is_err(), "shape {k} cut at {cut}");
+            }
+        }
+    }
+
     #[test]
     fn outcomes_read_back_as_written_in_the_new_server_order() {
         let mut s = Spill::create(None).expect("a spill file");
@@ -561,10 +904,19 @@ mod tests {
             Some(Outcome::not_arisen(NotArisen::Absent, "absent", "")),
         ];
         let ex = Excerpts::from([(4, "POST /mcp".to_string()), (9, "unused".to_string())]);
-        assert_eq!(s.server(a.clone(), &ex).expect("written"), 0);
-        assert_eq!(s.server(b.clone(), &Excerpts::new()).expect("written"), 1);
+        let (sa, sb) = (summary(0), summary(1));
+        assert_eq!(s.server(&sa, a.clone(), &ex).expect("written"), 0);
+        assert_eq!(
+            s.server(&sb, b.clone(), &Excerpts::new()).expect("written"),
+            1
+        );
         s.seal().expect("sealed");
         s.reorder(&[1, 0]);
+        assert_eq!(
+            s.summaries(0..9).expect("read"),
+            vec![sb.clone(), sa.clone()]
+        );
+        assert_eq!(s.summaries(1..2).expect("read"), vec![sa.clone()]);
         assert_eq!(s.row(0).expect("read"), vec![b[0].clone(), a[0].clone()]);
         assert_eq!(s.row(1).expect("read"), vec![b[1].clone(), None]);
         assert_eq!(s.row(7).expect("read"), vec![None, None]);

@@ -183,7 +183,7 @@ fn flush(s: &mut String, out: &mut dyn Write) -> io::Result<()> {
 }
 
 fn servers(s: &mut String, r: &Report, width: usize, out: &mut dyn Write) -> io::Result<()> {
-    for (i, srv) in r.servers.iter().enumerate() {
+    r.each_server(|i, srv| {
         if s.len() > 1 << 16 {
             flush(s, out)?;
         }
@@ -218,8 +218,8 @@ fn servers(s: &mut String, r: &Report, width: usize, out: &mut dyn Write) -> io:
             );
         }
         s.push_str(&wrap(&text, width, &format!("[{}] ", i + 1), "     "));
-    }
-    Ok(())
+        Ok(ControlFlow::Continue(()))
+    })
 }
 
 /// The first screen: a title line, the server x check matrix, the legend and the totals,

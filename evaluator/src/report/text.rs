@@ -55,8 +55,7 @@ pub fn render(r: &Report) -> String {
 /// Write the whole text report to `out` as it is made, one check at a time.
 pub fn write(r: &Report, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     let mut s = String::new();
-    header(&mut s, r);
-    let labels = r.labels();
+    header(&mut s, r, out)?;
     let graded: Vec<&Row> = r.graded().collect();
     if graded.is_empty() {
         let _ = writeln!(
@@ -67,7 +66,7 @@ pub fn write(r: &Report, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     for row in graded {
         out.write_all(s.as_bytes())?;
         s.clear();
-        check(&mut s, out, r, row, &labels)?;
+        check(&mut s, out, r, row)?;
     }
     let not: Vec<&Row> = r.not_graded().collect();
     if !not.is_empty() {
@@ -102,7 +101,7 @@ pub fn write(r: &Report, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     out.write_all(s.as_bytes())
 }
 
-fn header(s: &mut String, r: &Report) {
+fn header(s: &mut String, r: &Report, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     let _ = writeln!(s, "{RULE}");
     let _ = writeln!(s, "{}", r.provenance.line(true));
     let total = r.benchmark.checks.len();
@@ -140,12 +139,14 @@ fn header(s: &mut String, r: &Report) {
     }
     let _ = writeln!(s, "servers: {}", r.servers.len());
     let _ = writeln!(s, "{RULE}");
-    for (i, srv) in r.servers.iter().enumerate() {
+    r.each_server(|i, srv| {
         if i > 0 {
             s.push('\n');
         }
         server(s, srv, r.benchmark);
-    }
+        flush_if_full(s, out)?;
+        Ok(ControlFlow::Continue(()))
+    })
 }
 
 fn yes(b: bool) -> &'static str {
@@ -314,7 +315,6 @@ fn check(
     out: &mut dyn std::io::Write,
     r: &Report,
     row: &Row,
-    labels: &[String],
 ) -> std::io::Result<()> {
     let e = row.entry;
     let _ = writeln!(s, "\n{RULE}");
@@ -338,7 +338,7 @@ fn check(
                 any = true;
             }
             let waived = if row.waived(i) { " (waived)" } else { "" };
-            let _ = write!(s, "{}{waived}", line(&labels[i]));
+            let _ = write!(s, "{}{waived}", line(&r.label(i)));
             flush_if_full(s, out)?;
         }
         if any {
@@ -372,7 +372,7 @@ fn check(
                     s,
                     "    {:<8} {}: {}{}{waiver}",
                     v.mark(),
-                    line(&labels[i]),
+                    line(&r.label(i)),
                     line(&o.evidence),
                     records(&o.records)
                 );
