@@ -105,9 +105,10 @@ pub struct Row {
     /// the check. Kept in memory however the outcomes are kept: the matrix, the counts,
     /// the waivers and the exit status need nothing else.
     pub verdicts: Option<Vec<Verdict>>,
-    /// What a waiver did to each server's result (same order; empty without
-    /// `--waivers`).
-    pub marks: Vec<Option<Mark>>,
+    /// What a waiver did to the results it matched: the server's number and the mark, in
+    /// server order, only for the results a waiver matched (empty without `--waivers`:
+    /// a report over many servers holds no mark for the results no waiver matched).
+    pub marks: Vec<(usize, Mark)>,
 }
 
 impl Row {
@@ -125,7 +126,8 @@ impl Row {
 
     /// The waiver mark of server `i`'s result, if a waiver matched it.
     pub fn mark(&self, i: usize) -> Option<&Mark> {
-        self.marks.get(i).and_then(Option::as_ref)
+        let k = self.marks.binary_search_by_key(&i, |(n, _)| *n).ok()?;
+        self.marks.get(k).map(|(_, m)| m)
     }
 
     /// True when server `i`'s result is waived by a waiver in force.
@@ -349,7 +351,7 @@ impl Report {
             let Some(verdicts) = &row.verdicts else {
                 continue;
             };
-            row.marks = vec![None; verdicts.len()];
+            row.marks = Vec::new();
             for (i, &verdict) in verdicts.iter().enumerate() {
                 let endpoint = &self.servers[i].endpoint;
                 let Some((k, waiver)) = w
@@ -369,12 +371,15 @@ impl Report {
                     used[k] = true;
                     waived += 1;
                 }
-                row.marks[i] = Some(Mark {
-                    active,
-                    reason: waiver.reason.clone(),
-                    expires: waiver.expires,
-                    line: waiver.line,
-                });
+                row.marks.push((
+                    i,
+                    Mark {
+                        active,
+                        reason: waiver.reason.clone(),
+                        expires: waiver.expires,
+                        line: waiver.line,
+                    },
+                ));
             }
         }
         let stale = w
@@ -584,8 +589,9 @@ pub struct Builder {
     /// Baselines set after grading ([`Builder::set_baseline`]) of spilled servers, by
     /// number in the order given.
     baselines: std::collections::BTreeMap<usize, BaselineInfo>,
-    /// Per server, per row: its verdict, if it has an outcome.
-    verdicts: Vec<Vec<Option<Verdict>>>,
+    /// Per server, per row: its verdict, if it has an outcome, in
+    /// one vector for every server (row `k` of server `n` at `n * entries.len() + k`).
+    verdicts: Vec<Option<Verdict>>,
     /// Per server, per row: the outcome, when there is no spill file.
     outcomes: Vec<Vec<Option<Outcome>>>,
     spill: Option<Spill>,
@@ -677,7 +683,8 @@ impl Builder {
     /// has): the servers' vectors are then never grown by doubling and copying.
     pub fn reserve(&mut self, n: usize) {
         self.keys.reserve_exact(n);
-        self.verdicts.reserve_exact(n);
+        self.verdicts
+            .reserve_exact(n.saturating_mul(self.entries.len()));
         if self.spill.is_none() {
             self.held.reserve_exact(n);
             self.outcomes.reserve_exact(n);
@@ -733,7 +740,14 @@ impl Builder {
                 })
             }
         }
-        self.verdicts.push(verdicts);
+        // One per row, whoever prepared them.
+        let rows = self.entries.len();
+        self.verdicts.extend(
+            verdicts
+                .into_iter()
+                .chain(std::iter::repeat(None))
+                .take(rows),
+        );
         self.keys.push(key);
         Ok(self.keys.len() - 1)
     }
@@ -789,11 +803,13 @@ impl Builder {
             s.reorder(&order);
         }
         let any = !keys.is_empty();
+        let width = entries.len();
         let rows = entries
             .into_iter()
             .enumerate()
             .map(|(k, entry)| {
-                let v: Option<Vec<Verdict>> = order.iter().map(|&n| verdicts[n][k]).collect();
+                let v: Option<Vec<Verdict>> =
+                    order.iter().map(|&n| verdicts[n * width + k]).collect();
                 let v = v.filter(|_| any);
                 let o = if spill.is_none() && v.is_some() {
                     order

@@ -45,23 +45,34 @@ pub struct SpillError {
 /// Where one outcome is in the file: offset and length.
 type Place = (u64, u32);
 
-/// Where one server's outcomes are: they were written one after the other from `at`, so
-/// each check row needs only its length (`NONE`: that row has no outcome). About 150
-/// bytes a server for the 36 checks, against 600 for an offset and a length per row: the
-/// index is what the spill file keeps in memory for every server of the fleet.
-#[derive(Debug, Default)]
-struct Places {
-    /// Where the server's record starts: its summary, then its outcomes.
+/// Where one server's record is in the file: its summary, then its outcomes one after
+/// the other, so each check row needs only its length, kept with every other server's in
+/// one vector ([`Spill::lens`]). 24 bytes a server and 4 a check row, in two vectors: the
+/// index is what the spill file keeps in memory for every server of the fleet, and it is
+/// not made of an allocation per server.
+#[derive(Debug, Clone, Copy, Default)]
+struct Entry {
+    /// Where the server's record starts.
     at: u64,
+    /// Where its rows' lengths start in [`Spill::lens`].
+    lens_at: u64,
     /// The length of the server's summary ([`super::Server`]).
     summary: u32,
-    lens: Box<[u32]>,
+    /// How many rows it has.
+    rows: u32,
+}
+
+/// A server's [`Entry`] with its rows' lengths (`NONE`: that row has no outcome).
+struct Places<'a> {
+    at: u64,
+    summary: u32,
+    lens: &'a [u32],
 }
 
 /// The length of a row without an outcome ([`encode_server`] refuses an outcome this long).
 const NONE: u32 = u32::MAX;
 
-impl Places {
+impl Places<'_> {
     /// Where row `row`'s outcome is, if it has one.
     fn get(&self, row: usize) -> Option<Place> {
         let len = *self.lens.get(row)?;
@@ -82,7 +93,7 @@ impl Places {
     }
 
     /// Where every row's outcome is, in row order.
-    fn all(&self) -> impl Iterator<Item = Option<Place>> + '_ {
+    fn all(&self) -> impl Iterator<Item = Option<Place>> + use<'_> {
         let mut at = self.outcomes_at();
         self.lens.iter().map(move |&len| {
             (len != NONE).then(|| {
@@ -108,8 +119,11 @@ pub struct Spill {
     seek: Mutex<()>,
     /// Bytes written so far.
     end: u64,
-    /// Per server (in the order given to [`Spill::server`]): where its outcomes are.
-    index: Vec<Places>,
+    /// Per server (in the order given to [`Spill::server`], then as [`Spill::reorder`]
+    /// put them): where its record is.
+    index: Vec<Entry>,
+    /// Every server's rows' lengths, in the order the servers were written.
+    lens: Vec<u32>,
 }
 
 impl Drop for Spill {
@@ -152,6 +166,7 @@ impl Spill {
                         seek: Mutex::new(()),
                         end: 0,
                         index: Vec::new(),
+                        lens: Vec::new(),
                     });
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(path),
@@ -200,14 +215,29 @@ impl Spill {
             None => Err(std::io::Error::other("the spill file is sealed")),
         };
         written.map_err(|e| self.err(e))?;
-        let places = Places {
+        let entry = Entry {
             at: self.end,
+            lens_at: self.lens.len() as u64,
             summary: encoded.summary,
-            lens: encoded.lens.iter().map(|l| l.unwrap_or(NONE)).collect(),
+            rows: u32::try_from(encoded.lens.len())
+                .map_err(|_| self.err(std::io::Error::other("over 4 billion check rows")))?,
         };
+        self.lens
+            .extend(encoded.lens.iter().map(|l| l.unwrap_or(NONE)));
         self.end += encoded.bytes.len() as u64;
-        self.index.push(places);
+        self.index.push(entry);
         Ok(self.index.len() - 1)
+    }
+
+    /// Where server `server`'s record is, with its rows' lengths.
+    fn places(&self, server: usize) -> Option<Places<'_>> {
+        let e = self.index.get(server)?;
+        let from = usize::try_from(e.lens_at).ok()?;
+        Some(Places {
+            at: e.at,
+            summary: e.summary,
+            lens: self.lens.get(from..from + e.rows as usize)?,
+        })
     }
 
     /// Flush what was written: from now on the outcomes are read back.
@@ -221,13 +251,9 @@ impl Spill {
     /// Put the servers in a new order: `order[k]` is the spill number of the server that
     /// is now `k`.
     pub fn reorder(&mut self, order: &[usize]) {
-        let mut old: Vec<Option<Places>> = std::mem::take(&mut self.index)
-            .into_iter()
-            .map(Some)
-            .collect();
         self.index = order
             .iter()
-            .map(|&n| old[n].take().unwrap_or_default())
+            .map(|&n| self.index.get(n).copied().unwrap_or_default())
             .collect();
     }
 
@@ -249,9 +275,9 @@ impl Spill {
     /// The outcome of every check row on server `server` (`None`: it has none), read
     /// back from the file.
     pub fn server_outcomes(&self, server: usize) -> Result<Vec<Option<Outcome>>, SpillError> {
-        let places = self.index.get(server);
+        let places = self.places(server);
         Ok(without_excerpts(
-            self.read(places.into_iter().flat_map(Places::all))?,
+            self.read(places.iter().flat_map(Places::all))?,
         ))
     }
 
@@ -262,7 +288,7 @@ impl Spill {
         server: usize,
         row: usize,
     ) -> Result<Option<(Outcome, Excerpts)>, SpillError> {
-        let place = self.index.get(server).and_then(|p| p.get(row));
+        let place = self.places(server).and_then(|p| p.get(row));
         Ok(self.read(std::iter::once(place))?.pop().flatten())
     }
 
@@ -280,10 +306,9 @@ impl Spill {
         servers: std::ops::Range<usize>,
     ) -> Result<Vec<Option<Outcome>>, SpillError> {
         let end = servers.end.min(self.index.len());
-        let places = &self.index[servers.start.min(end)..end];
-        Ok(without_excerpts(
-            self.read(places.iter().map(|p| p.get(row)))?,
-        ))
+        Ok(without_excerpts(self.read(
+            (servers.start.min(end)..end).map(|n| self.places(n).and_then(|p| p.get(row))),
+        )?))
     }
 
     /// The outcome of check row `row` on each of the servers `servers` (server numbers,
@@ -297,7 +322,7 @@ impl Spill {
             self.read(
                 servers
                     .iter()
-                    .map(|&n| self.index.get(n).and_then(|p| p.get(row))),
+                    .map(|&n| self.places(n).and_then(|p| p.get(row))),
             )?,
         ))
     }
@@ -307,7 +332,7 @@ impl Spill {
         &self,
         row: usize,
     ) -> Result<Vec<Option<(Outcome, Excerpts)>>, SpillError> {
-        self.read(self.index.iter().map(|places| places.get(row)))
+        self.read((0..self.index.len()).map(|n| self.places(n).and_then(|p| p.get(row))))
     }
 
     /// The outcomes (with their excerpts) at `places`, in order, with one buffer.
