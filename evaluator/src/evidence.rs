@@ -360,7 +360,6 @@ impl<'a> Exchange<'a> {
 impl Evidence {
     /// Wrap a verified bundle.
     pub fn new(path: impl Into<String>, v: Verified) -> Evidence {
-        let inventory = derive::inventory(&v.records);
         let stdio = v
             .records
             .iter()
@@ -370,7 +369,7 @@ impl Evidence {
             })
             .collect();
         let streamed = Arc::new(derive::stream_answers(&v.records));
-        Evidence {
+        let mut ev = Evidence {
             stdio: Arc::new(stdio),
             streamed,
             path: path.into(),
@@ -378,9 +377,25 @@ impl Evidence {
             payload: v.evidence,
             parsed: Arc::new((0..v.records.len()).map(|_| Memo::default()).collect()),
             records: Arc::new(v.records),
-            inventory,
+            inventory: Inventory::default(),
             era_view: None,
-        }
+        };
+        // The list pages are read through the memo: parsed once, for the inventory and
+        // for every check that reads them again.
+        let inventory = {
+            let records = Arc::clone(&ev.records);
+            derive::inventory_with(&records, &mut |k, page| {
+                let Some(x) = records.get(k).and_then(|r| ev.exchange_of(r)) else {
+                    return;
+                };
+                let id = x
+                    .with_request(|r| r.and_then(|r| r.get("id").cloned()))
+                    .unwrap_or(Value::Null);
+                x.with_messages(|msgs| page(msgs, &id));
+            })
+        };
+        ev.inventory = inventory;
+        ev
     }
 
     /// The bundle as seen from each other era the server served (`session.other_eras`):
@@ -758,6 +773,48 @@ mod tests {
             unkept: None,
         });
         r
+    }
+
+    /// The inventory read through the memo is the one read straight from the records,
+    /// on every example and earlier collector's bundle (paged lists, HTTP+SSE, stdio,
+    /// refusals), and the pages it parsed are in the memo for the checks.
+    #[test]
+    fn the_inventory_read_through_the_memo_is_the_records_own() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+        let mut files: Vec<std::path::PathBuf> = Vec::new();
+        for dir in std::iter::once(root.clone()).chain(
+            std::fs::read_dir(root.join("compat"))
+                .expect("examples/compat")
+                .map(|e| e.expect("entry").path()),
+        ) {
+            if let Ok(list) = std::fs::read_dir(&dir) {
+                files.extend(
+                    list.map(|e| e.expect("entry").path())
+                        .filter(|p| p.extension().is_some_and(|x| x == "mcpev")),
+                );
+            }
+        }
+        assert!(files.len() > 14, "the examples and the compat bundles");
+        let mut paged = false;
+        for f in files {
+            let bytes = std::fs::read(&f).expect("read");
+            let v = mcp_probe_schema::open(&bytes, &[]).expect("verifies");
+            let want = derive::inventory(&v.records);
+            let ev = Evidence::new(f.display().to_string(), v);
+            assert_eq!(ev.inventory, want, "{}", f.display());
+            paged |= want.tools.pages > 1;
+            // Each page it read over HTTP is parsed in the memo (an ordinary bundle's
+            // bodies are all short enough to keep).
+            for r in ev.records.iter() {
+                let Some(x) = ev.exchange_of(r) else { continue };
+                let list = r.legs.iter().any(|l| l.starts_with("inventory."));
+                if list && !x.is_stdio() && x.response().is_some() && x.cut().is_none() {
+                    let memo = &ev.parsed[r.seq as usize];
+                    assert!(memo.messages.get().is_some(), "{} #{}", f.display(), r.seq);
+                }
+            }
+        }
+        assert!(paged, "a paged tool list among them");
     }
 
     #[test]

@@ -230,8 +230,32 @@ pub fn answer_messages(resp: &HttpResponse, stream: Option<&StreamAnswer>) -> Ve
 /// Derive the inventory from the inventory legs' records.
 pub fn inventory(records: &[Record]) -> Inventory {
     let streamed = stream_answers(records);
+    inventory_with(records, &mut |k, page| {
+        let r = &records[k];
+        let Observation::Http(x) = &r.observation else {
+            return;
+        };
+        let HttpOutcome::Response(resp) = &x.outcome else {
+            return;
+        };
+        let msgs = answer_messages(resp, streamed.get(&r.seq));
+        let id = request_id(&x.request.body.bytes).unwrap_or(Value::Null);
+        page(&msgs, &id);
+    })
+}
+
+/// How [`inventory_with`] reads a list page sent over HTTP: given the record's index,
+/// it calls the page with the answer's JSON-RPC messages ([`answer_messages`], with the
+/// HTTP+SSE stream's for that request) and the request's id ([`request_id`], `null` when
+/// it has none), the reading [`inventory`] makes itself.
+pub type PageReader<'a> = dyn FnMut(usize, &mut dyn FnMut(&[Value], &Value)) + 'a;
+
+/// [`inventory`], with the messages of each list page sent over HTTP read by `read`: a
+/// reader that keeps what it parsed (the grader's memo of parsed bodies) parses each
+/// page once for the inventory and every check.
+pub fn inventory_with(records: &[Record], read: &mut PageReader<'_>) -> Inventory {
     let mut inv = Inventory::default();
-    for r in records {
+    for (k, r) in records.iter().enumerate() {
         for l in &r.legs {
             let (Some(key), Some(list)) = (list_key(l), inv.list_mut(l)) else {
                 continue;
@@ -281,10 +305,25 @@ pub fn inventory(records: &[Record]) -> Inventory {
                             list.complete = false;
                             continue;
                         }
-                        let msgs = answer_messages(resp, streamed.get(&r.seq));
-                        let id = request_id(&x.request.body.bytes).unwrap_or(Value::Null);
-                        let Some(result) = response_to(&msgs, &id).and_then(|m| m.get("result"))
-                        else {
+                        // The page's items and whether it was the last, if it has a result.
+                        let mut page: Option<(Vec<Value>, bool)> = None;
+                        read(k, &mut |msgs, id| {
+                            page =
+                                response_to(msgs, id)
+                                    .and_then(|m| m.get("result"))
+                                    .map(|result| {
+                                        let items = match result.get(key) {
+                                            Some(Value::Array(items)) => items.clone(),
+                                            _ => Vec::new(),
+                                        };
+                                        let last = !matches!(
+                                            result.get("nextCursor"),
+                                            Some(Value::String(_))
+                                        );
+                                        (items, last)
+                                    });
+                        });
+                        let Some((items, last)) = page else {
                             list.stopped = Some(format!(
                                 "page {} answered HTTP {} without a result",
                                 list.pages + 1,
@@ -294,10 +333,8 @@ pub fn inventory(records: &[Record]) -> Inventory {
                             continue;
                         };
                         list.pages += 1;
-                        if let Some(Value::Array(items)) = result.get(key) {
-                            list.items.extend(items.iter().cloned());
-                        }
-                        list.complete = !matches!(result.get("nextCursor"), Some(Value::String(_)));
+                        list.items.extend(items);
+                        list.complete = last;
                     }
                 },
                 _ => {}
