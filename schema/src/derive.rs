@@ -247,10 +247,10 @@ pub fn inventory(records: &[Record]) -> Inventory {
 /// How [`inventory_with`] reads a list page sent over HTTP: given the record's index,
 /// it calls the page with the answer's JSON-RPC messages ([`answer_messages`], with the
 /// HTTP+SSE stream's for that request) and the request's id ([`request_id`], `null` when
-/// it has none), the reading [`inventory`] makes itself.
+/// it has none), the reading [`inventory()`] makes itself.
 pub type PageReader<'a> = dyn FnMut(usize, &mut dyn FnMut(&[Value], &Value)) + 'a;
 
-/// [`inventory`], with the messages of each list page sent over HTTP read by `read`: a
+/// [`inventory()`], with the messages of each list page sent over HTTP read by `read`: a
 /// reader that keeps what it parsed (the grader's memo of parsed bodies) parses each
 /// page once for the inventory and every check.
 pub fn inventory_with(records: &[Record], read: &mut PageReader<'_>) -> Inventory {

@@ -692,7 +692,7 @@ impl Builder {
     }
 
     /// Add one graded server; returns its number among those added (for
-    /// [`Builder::server_mut`]). Each outcome is moved, not copied.
+    /// [`Builder::set_baseline`]). Each outcome is moved, not copied.
     pub fn server(
         &mut self,
         server: Server,

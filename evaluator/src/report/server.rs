@@ -109,7 +109,7 @@ pub struct Server {
     /// The transport the collector spoke: `streamable-http`, `http+sse` or `stdio`.
     pub transport: &'static str,
     /// The bundle's RFC 3161 timestamp, checked against `--tsa-cert` (or the public
-    /// roots); [`TimestampState::None`] when the bundle has none.
+    /// roots); [`crate::timestamp::TimestampState::None`] when the bundle has none.
     pub timestamp: crate::timestamp::TimestampState,
     /// `serverInfo` as the server reported it (self-reported).
     pub server_info: Option<Value>,
@@ -232,8 +232,8 @@ impl Server {
 
 /// What a renderer needs of a server beside each of its results (its label, SARIF's
 /// locations): held in memory for every server of the report, while the rest of its
-/// [`Server`] summary goes to the spill file with its outcomes ([`Report::server`],
-/// [`Report::each_server`]). About a hundred bytes a server.
+/// [`Server`] summary goes to the spill file with its outcomes ([`super::Report::server`],
+/// [`super::Report::each_server`]). About a hundred bytes a server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerKey {
     /// [`Server::endpoint`].
