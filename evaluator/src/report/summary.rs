@@ -247,11 +247,12 @@ fn screen(s: &mut String, r: &Report, width: usize, height: usize) {
     let marks: Vec<String> = (0..r.servers.len())
         .map(|i| cols.line(|row| mark(row, i)))
         .collect();
-    let mut shown: Vec<(String, &str)> = if marks.len() <= room {
+    // Each row: its label, its marks, and how many servers it stands for.
+    let mut shown: Vec<(String, &str, usize)> = if marks.len() <= room {
         marks
             .iter()
             .enumerate()
-            .map(|(i, m)| (format!("[{}]", i + 1), m.as_str()))
+            .map(|(i, m)| (format!("[{}]", i + 1), m.as_str(), 1))
             .collect()
     } else {
         let mut groups: Vec<(&str, Vec<usize>)> = Vec::new();
@@ -265,15 +266,12 @@ fn screen(s: &mut String, r: &Report, width: usize, height: usize) {
         }
         groups
             .into_iter()
-            .map(|(m, ix)| (group_label(&ix, label_room), m))
+            .map(|(m, ix)| (group_label(&ix, label_room), m, ix.len()))
             .collect()
     };
     let more = (shown.len() > room).then(|| {
         let hidden = shown.split_off(room - 1);
-        let servers: usize = hidden
-            .iter()
-            .map(|(_, m)| marks.iter().filter(|x| x == m).count())
-            .sum();
+        let servers: usize = hidden.iter().map(|(_, _, n)| n).sum();
         format!(
             "... {} more row(s), {servers} server(s): see mcp-grade --verbose or --format html",
             hidden.len()
@@ -281,14 +279,14 @@ fn screen(s: &mut String, r: &Report, width: usize, height: usize) {
     });
     let label_w = shown
         .iter()
-        .map(|(l, _)| l.chars().count())
+        .map(|(l, _, _)| l.chars().count())
         .max()
         .unwrap_or(0)
         .min(label_room);
     for h in cols.header() {
         let _ = writeln!(s, "{}", format!("{:label_w$}  {h}", "").trim_end());
     }
-    for (label, m) in &shown {
+    for (label, m, _) in &shown {
         let _ = writeln!(s, "{}", format!("{label:<label_w$}  {m}").trim_end());
     }
     if let Some(more) = more {
