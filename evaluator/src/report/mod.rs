@@ -344,7 +344,8 @@ impl Report {
     /// Call after setting [`Report::fail_on`]: a waiver waives what would fail the run.
     pub fn apply_waivers(&mut self, w: &Waivers, today: NaiveDate) {
         let mut used = vec![false; w.list.len()];
-        let mut matched_any = vec![Vec::<String>::new(); w.list.len()];
+        // The verdicts each waiver matched (a set: a waiver may match a whole fleet).
+        let mut matched_any = vec![std::collections::BTreeSet::<&'static str>::new(); w.list.len()];
         let mut waived = 0;
         let fail_on = self.fail_on;
         for row in &mut self.rows {
@@ -362,7 +363,7 @@ impl Report {
                 else {
                     continue;
                 };
-                matched_any[k].push(verdict.mark().to_string());
+                matched_any[k].insert(verdict.mark());
                 if !fail_on.fails(verdict) {
                     continue;
                 }
@@ -392,9 +393,7 @@ impl Report {
                 let why = if seen.is_empty() {
                     "matches no graded result".to_string()
                 } else {
-                    let mut v = seen.clone();
-                    v.sort();
-                    v.dedup();
+                    let v: Vec<&str> = seen.iter().copied().collect();
                     format!(
                         "matches only results that do not fail the run under --fail-on {} ({})",
                         fail_on.as_str(),
