@@ -27,6 +27,8 @@ set -a; . lab/run/env; set +a
 step "format and lints"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
+# Every intra-doc link of the API docs resolves (and none points at a private item).
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 
 step "tests (unit, property, CLI, lab integration)"
 # The grader's lab tests run mcp-collect, a binary of another package: build it first.

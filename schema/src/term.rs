@@ -1,6 +1,6 @@
 //! Making untrusted text safe to print on a terminal. Shared by both binaries: every
 //! server-controlled string written to stderr or into a text report passes through
-//! [`line`] or [`block`], so a server cannot clear the screen, retitle the window or
+//! [`line()`] or [`block`], so a server cannot clear the screen, retitle the window or
 //! reorder what a reader sees.
 
 fn is_unsafe(c: char) -> bool {
@@ -49,7 +49,7 @@ pub fn block(s: &str) -> String {
 }
 
 /// One diagnostic line of a binary on stderr: `<program>: [<kind>: ]<text>`, with the
-/// text escaped by [`line`]. Both binaries print every error, warning and note this way.
+/// text escaped by [`line()`]. Both binaries print every error, warning and note this way.
 pub fn diagnostic(program: &str, kind: Option<&str>, text: &str) -> String {
     match kind {
         Some(k) => format!("{program}: {k}: {}", line(text)),

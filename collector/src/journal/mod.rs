@@ -27,7 +27,7 @@
 //! journal that [`recover`] seals with status `recovered` after checking the chain;
 //! items past a torn write are dropped and counted.
 //!
-//! **Durability.** The journal is synced to disk at bounded intervals ([`sync`]: every
+//! **Durability.** The journal is synced to disk at bounded intervals (`sync`: every
 //! [`SYNC_EVERY_RECORDS`] records or [`SYNC_EVERY_BYTES`] bytes, each marked in the
 //! journal, and within [`SYNC_INTERVAL`] of any write), so a power loss loses at most
 //! what was written since the last sync; a SIGKILL loses nothing that was written.
@@ -703,7 +703,7 @@ impl Journal {
     }
 
     /// [`Journal::for_each_record`] over the records whose legs `legs` accepts; the others
-    /// are not decoded (their legs are read from the head of their bytes, [`peek_legs`]).
+    /// are not decoded (their legs are read from the head of their bytes, `peek_legs`).
     pub fn for_each_record_of(
         &self,
         mut legs: impl FnMut(&[&str]) -> bool,

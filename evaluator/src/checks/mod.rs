@@ -1,5 +1,5 @@
 //! The implemented checks. Each is registered by its row of
-//! [`crate::catalogue::CATALOGUE`].
+//! [`crate::rules::RULES`].
 
 pub mod common;
 pub mod s1;

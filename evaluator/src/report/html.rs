@@ -209,7 +209,7 @@ const SCRIPT: &str = r#"
 })();
 "#;
 
-/// The whole HTML document: the bytes of [`write`].
+/// The whole HTML document: the bytes of [`write()`].
 pub fn render(r: &Report) -> String {
     let mut v = Vec::new();
     // Writing to memory fails only when a spill file cannot be read.

@@ -23,7 +23,7 @@
 //! module used to call: it is written here, a suite at a time, with `quick-xml` directly.
 //! `quick-junit` strips every string of ANSI escapes and control characters (through
 //! `strip-ansi-escapes`, which runs a terminal parser over each character, most of this
-//! report's cost); [`xml_str`] does the same stripping, and only for a string that has
+//! report's cost); `xml_str` does the same stripping, and only for a string that has
 //! something to strip.
 
 use std::borrow::Cow;

@@ -46,7 +46,7 @@ fn count(r: &Report, i: usize, v: Verdict) -> usize {
         .count()
 }
 
-/// The whole Markdown report: the bytes of [`write`].
+/// The whole Markdown report: the bytes of [`write()`].
 pub fn render(r: &Report) -> String {
     let mut v = Vec::new();
     // Writing to memory fails only when a spill file cannot be read.

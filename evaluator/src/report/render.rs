@@ -48,7 +48,7 @@ pub fn write(report: &Report, format: Format, out: &mut dyn std::io::Write) -> s
     }
 }
 
-/// Render `report` in `format`: the bytes [`write`] writes, in memory.
+/// Render `report` in `format`: the bytes [`write()`] writes, in memory.
 pub fn render(report: &Report, format: Format) -> Vec<u8> {
     let mut v = Vec::new();
     // Writing to memory fails only when a spill file cannot be read back.

@@ -87,7 +87,7 @@ fn wrap(text: &str, width: usize, first: &str, indent: &str) -> String {
 }
 
 /// The whole summary-first report, wrapped to `width` columns, its first screen (title,
-/// matrix, legend, totals) within `height` lines: the bytes [`write`] writes.
+/// matrix, legend, totals) within `height` lines: the bytes [`write()`] writes.
 pub fn render(r: &Report, width: usize, height: usize) -> String {
     let mut v = Vec::new();
     // Writing to memory fails only when a spill file cannot be read.

@@ -44,7 +44,7 @@ use super::{BaselineInfo, BaselineMode, Report, Row, Server};
 
 const RULE: &str = "========================================================================";
 
-/// The whole text report: the bytes of [`write`].
+/// The whole text report: the bytes of [`write()`].
 pub fn render(r: &Report) -> String {
     let mut v = Vec::new();
     // Writing to memory fails only when a spill file cannot be read.

@@ -11,7 +11,7 @@
 //!   `cis-audit-no-such-value` must be refused with -32602 (-32002 before
 //!   2026-07-28). Contents for that instance are UNKNOWN, not FAIL: a template may
 //!   generate content for any value (`greeting://{name}`), and from outside a generated
-//!   resource cannot be told from a stored one. The rule is [`super::live::refusal`].
+//!   resource cannot be told from a stored one. The rule is `live::refusal`.
 
 use serde::Serialize;
 

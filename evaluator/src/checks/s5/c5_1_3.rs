@@ -10,7 +10,7 @@
 //! * 5.1.3d (live): after its own control, a prompt that does not exist must be refused
 //!   with -32602 (the reference prober did not require its control to succeed).
 //!
-//! The live legs' refusal rule is [`super::live::refusal`]; the grader re-checks from
+//! The live legs' refusal rule is `live::refusal`; the grader re-checks from
 //! the inventory that the missing-argument get really left a required argument out and
 //! that the unknown name is really not listed.
 
