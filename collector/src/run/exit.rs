@@ -19,7 +19,7 @@ pub enum ExitStatus {
     /// Every target has a sealed bundle, but at least one was sealed without an MCP
     /// session (unreachable, not MCP, TLS refused, or a credential needed and not given).
     NoSession,
-    /// Bad operator input ([`crate::run::cli::UsageError`], an unreadable key, a journal `--recover`
+    /// Bad operator input (`UsageError`, an unreadable key, a journal `--recover`
     /// cannot read): nothing was sent.
     Usage,
     /// The collector itself could not start (no async runtime).
