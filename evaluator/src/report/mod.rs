@@ -503,10 +503,16 @@ impl Report {
                 .unwrap_or_default(),
             source: std::io::Error::other(format!("the report has no server {i}")),
         })?;
+        self.restore_baseline(i, &mut s);
+        Ok(Cow::Owned(s))
+    }
+
+    /// Put back the baseline set after server `i` was spilled ([`Builder::set_baseline`])
+    /// into its summary `s`, read back from the spill file.
+    fn restore_baseline(&self, i: usize, s: &mut Server) {
         if let Some(b) = self.baselines.get(&i) {
             s.baseline = Some(b.clone());
         }
-        Ok(Cow::Owned(s))
     }
 
     /// Call `f` with the summary of each server, in server order, until `f` breaks:
@@ -533,9 +539,7 @@ impl Report {
             let end = (start + WALK).min(self.servers.len());
             let part = spill.summaries(start..end).map_err(std::io::Error::other)?;
             for (i, mut s) in (start..end).zip(part) {
-                if let Some(b) = self.baselines.get(&i) {
-                    s.baseline = Some(b.clone());
-                }
+                self.restore_baseline(i, &mut s);
                 if f(i, &s)?.is_break() {
                     return Ok(());
                 }
