@@ -19,6 +19,7 @@ pub mod discovery;
 pub mod error;
 pub mod grants;
 pub mod guard;
+pub mod jose;
 pub mod login;
 pub mod metadata;
 pub mod pkce;
