@@ -183,8 +183,7 @@ impl SigningKey {
     pub fn choose_alg(&self, listed: Option<&[String]>) -> Result<&'static str, KeyError> {
         let usable = self.algorithms();
         match listed {
-            None => Ok(usable[0]),
-            Some(l) if l.is_empty() => Ok(usable[0]),
+            None | Some([]) => Ok(usable[0]),
             Some(l) => usable
                 .iter()
                 .copied()
