@@ -31,6 +31,8 @@ import threading
 from urllib.parse import urljoin, urlsplit
 
 URL_LINE = "mcp-collect: open this URL to log in: "
+# The client ID metadata document URL auth/basic-cimd expects as the client id.
+CIMD_URL = "https://conformance-test.local/client-metadata.json"
 MAX_HOPS = 10
 
 
@@ -91,20 +93,49 @@ def main():
             f.write(ctx)
     home = tempfile.mkdtemp(prefix="mcp-probe-home-")
     extra = os.environ.get("CONFORMANCE_COLLECT_ARGS", "").split()
-    # A scenario that hands the client a pre-registered client (auth/pre-registration:
-    # context {client_id, client_secret}) is run with --client-id and the secret through
-    # an environment variable, as an operator would (never a flag value).
+    # The scenario's context is handed over as an operator would: ids and URLs as flags,
+    # every secret through an environment variable (never a flag value), a key as a file.
+    #   client_id [+ client_secret]        --client-id [--client-secret-env]   (pre-registration)
+    #   + the client-credentials scenarios --grant client-credentials
+    #   private_key_pem                    --client-key-file (private_key_jwt)
+    #   valid_jwt                          --grant jwt-bearer --assertion-env  (workload identity)
+    #   idp_id_token, idp_token_endpoint   --grant enterprise-managed --id-token-env --idp-token-endpoint
+    # auth/basic-cimd hands nothing over: its client ID metadata document URL is fixed by the
+    # suite (the authorization server accepts it without fetching it).
     client = []
     secret_env = {}
     try:
         c = json.loads(ctx) if ctx else {}
     except ValueError:
         c = {}
-    if isinstance(c, dict) and isinstance(c.get("client_id"), str) and c["client_id"]:
-        client = ["--client-id", c["client_id"]]
-        if isinstance(c.get("client_secret"), str) and c["client_secret"]:
+    if not isinstance(c, dict):
+        c = {}
+    s = lambda k: c[k] if isinstance(c.get(k), str) and c[k] else None
+    key_dir = tempfile.mkdtemp(prefix="conformance-key-")
+    if s("client_id"):
+        client = ["--client-id", s("client_id")]
+        if s("client_secret"):
             client += ["--client-secret-env", "CONFORMANCE_CLIENT_SECRET"]
-            secret_env["CONFORMANCE_CLIENT_SECRET"] = c["client_secret"]
+            secret_env["CONFORMANCE_CLIENT_SECRET"] = s("client_secret")
+        if s("private_key_pem"):
+            key = os.path.join(key_dir, "client.key")
+            fd = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as f:
+                f.write(s("private_key_pem"))
+            client += ["--client-key-file", key]
+    if scenario.startswith("auth/client-credentials"):
+        client += ["--grant", "client-credentials"]
+    if s("valid_jwt"):
+        client += ["--grant", "jwt-bearer", "--assertion-env", "CONFORMANCE_ASSERTION"]
+        secret_env["CONFORMANCE_ASSERTION"] = s("valid_jwt")
+    if s("idp_id_token") and s("idp_token_endpoint"):
+        client += ["--grant", "enterprise-managed", "--idp-token-endpoint", s("idp_token_endpoint"),
+                   "--id-token-env", "CONFORMANCE_ID_TOKEN"]
+        secret_env["CONFORMANCE_ID_TOKEN"] = s("idp_id_token")
+        if s("idp_client_id"):
+            client += ["--idp-client-id", s("idp_client_id")]
+    if scenario == "auth/basic-cimd":
+        client += ["--client-metadata-url", CIMD_URL]
     cmd = [collect, "--no-browser", "-o", out, *client, *extra, server_url]
 
     def log(msg):
@@ -131,6 +162,7 @@ def main():
         return rc
     finally:
         shutil.rmtree(home, ignore_errors=True)
+        shutil.rmtree(key_dir, ignore_errors=True)
 
 
 if __name__ == "__main__":

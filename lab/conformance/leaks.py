@@ -6,7 +6,9 @@ secrets (`test-client-secret`, `test-secret-<ms>`, `conformance-test-secret`,
 `test-xaa-secret`), the authorization code `test-auth-code` and access tokens
 (`test-token`, `test-token-<ms>`, `test-token-prereg-<ms>`, `test-token-as...`). Scenarios
 with a MCP_CONFORMANCE_CONTEXT (pre-registered credentials, keys) add their secret-looking
-values (kept by client.py as OUT_DIR/<scenario>.context.json).
+values (kept by client.py as OUT_DIR/<scenario>.context.json). Any signed JWT (three
+base64url segments) is a hit too: the identity assertions and JWT access tokens some
+scenarios issue are known to no context.
 
 FILEs are the texts to search: each bundle decoded with `mcp-grade show --json`, the raw
 bundles, and the client's stdout and stderr (the suite's own log is not searched: it is the
@@ -26,8 +28,14 @@ from urllib.parse import quote
 
 FIXED = ["test-client-secret", "conformance-test-secret", "test-xaa-secret", "test-auth-code", "test-token"]
 # Prefixes of per-run values: the whole value starts with them and is unknown in advance.
-PREFIXES = ["test-secret-", "test-token-"]
-SECRETISH = re.compile(r"secret|token|assertion|private|key|password", re.I)
+PREFIXES = ["test-secret-", "test-token-", "cc-token-"]
+SECRETISH = re.compile(r"secret|token|assertion|private|key|password|jwt", re.I)
+# A signed JWT of any kind (an access token, an identity assertion, a client assertion, a
+# workload token, a DPoP proof): the collector keeps only a JWT's decoded header and claims,
+# so three base64url segments, the last a signature, are a credential that escaped. This
+# catches the values no context names (the ID-JAG an identity provider issues, a JWT access
+# token).
+SIGNED_JWT = re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,}")
 
 
 def context_secrets(out_dir):
@@ -67,6 +75,9 @@ def main():
             if any(f in low for f in forms(s)):
                 print(f"conformance: LEAK: {path} holds the test server's {label}", file=sys.stderr)
                 hits += 1
+        if SIGNED_JWT.search(text):
+            print(f"conformance: LEAK: {path} holds a signed JWT", file=sys.stderr)
+            hits += 1
         for m in re.finditer(r"basic\s+([a-z0-9+/=_-]{8,})", low):
             # the base64 was lower-cased with the text: decode it from the original
             raw = text[m.start(1):m.end(1)]

@@ -144,6 +144,48 @@ pub struct Options {
     /// sent). Absent when not given and in bundles from before the flag existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pre_registered_client: Option<PreRegisteredClient>,
+    /// The login flags other than the client (`--grant`, `--client-key-file`,
+    /// `--client-metadata-url`, `--audience`, `--no-resource-indicator` and the names of
+    /// the variables the unattended grants read). Absent when every one had its default
+    /// and in bundles from before the flags existed: the login was then the browser login
+    /// (authorization code), with `resource` and without `audience`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub login: Option<LoginOptions>,
+}
+
+/// How the run was told to log in ([`Options::login`]). No secret is recorded: for each
+/// one, the name of the environment variable it came from.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoginOptions {
+    /// `--grant` when not the browser login: `client-credentials`, `jwt-bearer` or
+    /// `enterprise-managed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grant: Option<String>,
+    /// RFC 7638 JWK SHA-256 thumbprint of the `--client-key-file` key's public half (the
+    /// client authenticated with `private_key_jwt`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_key_thumbprint: Option<String>,
+    /// `--assertion-env`: the variable the JWT-bearer assertion came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assertion_env: Option<String>,
+    /// `--idp-token-endpoint`: the identity provider of an enterprise-managed login.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idp_token_endpoint: Option<String>,
+    /// `--id-token-env`: the variable the ID token came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id_token_env: Option<String>,
+    /// `--idp-client-id`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idp_client_id: Option<String>,
+    /// `--client-metadata-url`: the client ID metadata document offered as the client id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_metadata_url: Option<String>,
+    /// `--audience`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audience: Option<String>,
+    /// `--no-resource-indicator`: the login sent no RFC 8707 `resource`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_resource_indicator: bool,
 }
 
 /// `--client-id`: the pre-registered OAuth client of a run ([`Options::pre_registered_client`]).

@@ -169,5 +169,6 @@ pub fn options() -> Options {
         bundle_cap: None,
         connectivity: None,
         pre_registered_client: None,
+        login: None,
     }
 }

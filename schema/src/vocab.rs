@@ -397,6 +397,9 @@ pub mod leg {
     pub const OAUTH_TOKEN: LegId = LegId("oauth.token");
     /// A refresh-token grant at the token endpoint.
     pub const OAUTH_REFRESH: LegId = LegId("oauth.refresh");
+    /// Enterprise-managed authorization's RFC 8693 token exchange at the identity
+    /// provider's token endpoint (the operator's ID token for an identity assertion).
+    pub const OAUTH_EXCHANGE: LegId = LegId("oauth.exchange");
     /// 3.3.4e: one complete `tools/call` of the operator's `scope_probe_tool` (a tool outside
     /// the token's grant), with the credential, `Mcp-Name` on 2026-07-28 and a progressToken.
     pub const SCOPE_PROBE_CALL: LegId = LegId("3.3.4e.call");
@@ -526,6 +529,7 @@ pub mod leg {
         OAUTH_REGISTER,
         OAUTH_TOKEN,
         OAUTH_REFRESH,
+        OAUTH_EXCHANGE,
         SCOPE_PROBE_CALL,
         DOWNSTREAM,
         FOREIGN_MINT,

@@ -48,13 +48,26 @@ pub fn forget(state_dir: &Path, endpoint: &str) -> Result<usize, LoginError> {
 }
 
 /// A client the operator registered with the authorization server beforehand
-/// (`--client-id`, `--client-secret-env`): the login uses it and never registers one.
-#[derive(Clone, PartialEq, Eq)]
+/// (`--client-id`, `--client-secret-env`, `--client-key-file`): the login uses it and
+/// never registers one.
+#[derive(Clone)]
 pub struct PreRegistered {
     /// The client id (a public value).
     pub client_id: String,
     /// The client secret, from the environment; `None`: a public client.
     pub client_secret: Option<String>,
+    /// The client's private key (`--client-key-file`): the client authenticates with
+    /// RFC 7523 client assertions (`private_key_jwt`). Held in memory only.
+    pub client_key: Option<std::sync::Arc<super::jose::SigningKey>>,
+}
+
+impl PartialEq for PreRegistered {
+    fn eq(&self, other: &Self) -> bool {
+        self.client_id == other.client_id
+            && self.client_secret == other.client_secret
+            && self.client_key.as_ref().map(|k| k.thumbprint())
+                == other.client_key.as_ref().map(|k| k.thumbprint())
+    }
 }
 
 impl std::fmt::Debug for PreRegistered {
@@ -62,6 +75,7 @@ impl std::fmt::Debug for PreRegistered {
         f.debug_struct("PreRegistered")
             .field("client_id", &self.client_id)
             .field("secret", &self.client_secret.is_some())
+            .field("key", &self.client_key.as_ref().map(|k| k.kind()))
             .finish()
     }
 }
@@ -89,6 +103,26 @@ pub fn pre_registered_auth_method(
     }
 }
 
+/// How a pre-registered client authenticates at the token endpoint: `private_key_jwt`
+/// with a key (when the metadata lists it, or lists no methods), else as
+/// [`pre_registered_auth_method`] says for a secret or a public client.
+pub fn client_auth_method(
+    has_secret: bool,
+    has_key: bool,
+    supported: Option<&[String]>,
+) -> Result<&'static str, LoginError> {
+    if !has_key {
+        return pre_registered_auth_method(has_secret, supported);
+    }
+    match supported {
+        Some(l) if !l.iter().any(|m| m == "private_key_jwt") => Err(LoginError::Metadata(format!(
+            "token_endpoint_auth_methods_supported {l:?} does not name private_key_jwt, the \
+             method a --client-key-file key is used with"
+        ))),
+        _ => Ok("private_key_jwt"),
+    }
+}
+
 /// A dynamic client registration (or a pre-registered client), as cached.
 #[derive(Clone, Serialize, Deserialize)]
 pub(super) struct Registration {
@@ -109,6 +143,13 @@ pub(super) struct Registration {
     /// environment on every run and is never written to the cache.
     #[serde(default)]
     pub(super) pre_registered: bool,
+    /// The `--client-key-file` key of a pre-registered client (never cached).
+    #[serde(skip)]
+    pub(super) client_key: Option<std::sync::Arc<super::jose::SigningKey>>,
+    /// How the client id was obtained, when not by dynamic registration or
+    /// `--client-id`: `client-metadata-document` (the id is the document's URL).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) registered_by: Option<String>,
 }
 
 impl Registration {
@@ -156,6 +197,10 @@ pub(super) struct Entry {
     pub(super) client: Registration,
     pub(super) tokens: Option<Tokens>,
     pub(super) updated_at: i64,
+    /// The grant that obtained the tokens, when not the authorization code
+    /// (`client_credentials`, `jwt-bearer`, `enterprise-managed`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) grant: Option<String>,
 }
 
 pub(super) fn cache_err(path: &Path) -> impl FnOnce(std::io::Error) -> LoginError + '_ {

@@ -20,10 +20,12 @@ pub enum LoginError {
         issuer: String,
     },
     /// No client is registered and the server offers no registration endpoint.
-    #[error("authorization server {issuer} has no registration_endpoint (RFC 7591) and no client is registered (give a pre-registered one with --client-id)")]
+    #[error("authorization server {issuer} has no registration_endpoint (RFC 7591) and no client is registered ({})", if *.cimd { "it supports client ID metadata documents: give yours with --client-metadata-url, or a pre-registered client with --client-id" } else { "it does not support client ID metadata documents either: give a pre-registered client with --client-id" })]
     NoRegistration {
         /// The issuer.
         issuer: String,
+        /// The server advertises `client_id_metadata_document_supported`.
+        cimd: bool,
     },
     /// The protected-resource metadata names a resource that does not cover the endpoint.
     #[error("protected-resource metadata names resource {resource}, which does not cover the endpoint {endpoint}")]
@@ -88,6 +90,9 @@ pub enum LoginError {
         #[source]
         source: std::io::Error,
     },
+    /// The `--client-key-file` key cannot sign what the server accepts.
+    #[error("--client-key-file: {0}")]
+    ClientKey(String),
     /// The OS random source failed.
     #[error("OS random source failed: {0}")]
     Random(String),

@@ -20,9 +20,57 @@ use super::response::{str_field, TokenResponse};
 use crate::journal::{lock, Journal};
 use crate::transport::http::{Client, Request};
 
+/// `Basic <credentials>` of RFC 6749 §2.3.1: the client id and secret, each
+/// form-urlencoded, joined by a colon, in base64.
+pub(super) fn basic_credentials(client_id: &str, secret: &str) -> String {
+    let enc = |v: &str| url::form_urlencoded::byte_serialize(v.as_bytes()).collect::<String>();
+    let basic = base64::engine::general_purpose::STANDARD.encode(format!(
+        "{}:{}",
+        enc(client_id),
+        enc(secret)
+    ));
+    format!("Basic {basic}")
+}
+
+/// RFC 7523 §2.2 `client_assertion_type` of a JWT client assertion.
+pub const CLIENT_ASSERTION_TYPE: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
+
+/// How long a client assertion is valid (RFC 7523 §3: `exp` is required; short-lived).
+const ASSERTION_LIFETIME_S: i64 = 120;
+
 impl Login {
+    /// An RFC 7523 client assertion for `client_id`: `iss` and `sub` the client id, `aud`
+    /// the authorization server's issuer (the value RFC 7523's update and the MCP
+    /// client-credentials extension name; RFC 7523 also allows the token endpoint URL),
+    /// `iat`, `exp` two minutes later and a random `jti`, signed with an algorithm the
+    /// metadata lists in `token_endpoint_auth_signing_alg_values_supported`.
+    pub(super) fn client_assertion(
+        &self,
+        key: &super::jose::SigningKey,
+        client_id: &str,
+    ) -> Result<String, LoginError> {
+        let alg = key
+            .choose_alg(self.metadata.token_endpoint_auth_signing_algs.as_deref())
+            .map_err(|e| LoginError::ClientKey(e.to_string()))?;
+        let now = now_s();
+        let jti = super::jose::random_jti().map_err(|e| LoginError::Random(e.to_string()))?;
+        let claims = serde_json::json!({
+            "iss": client_id,
+            "sub": client_id,
+            "aud": self.metadata.issuer,
+            "iat": now,
+            "exp": now + ASSERTION_LIFETIME_S,
+            "jti": jti,
+        });
+        let mut h = serde_json::Map::new();
+        h.insert("typ".into(), "JWT".into());
+        key.sign_jwt(alg, h, &claims)
+            .map_err(|e| LoginError::ClientKey(e.to_string()))
+    }
+
     /// POST `form` to the token endpoint, authenticating the client the way its
-    /// registration says (`none`, `client_secret_post`, `client_secret_basic`), with every
+    /// registration says (`none`, `client_secret_post`, `client_secret_basic`,
+    /// `private_key_jwt`), with every
     /// secret registered for redaction before the exchange is recorded under `leg`.
     pub(super) async fn post_token_form(
         &self,
@@ -30,33 +78,41 @@ impl Login {
         journal: &Mutex<Journal>,
         leg: LegId,
         reg: &Registration,
-        mut form: Vec<(&str, &str)>,
+        form: Vec<(&str, &str)>,
         secrets: &[(&str, &str)],
     ) -> Result<Answer, LoginError> {
         let mut headers = vec![
             Header::new(header::CONTENT_TYPE, "application/x-www-form-urlencoded"),
             Header::new(header::ACCEPT, "application/json"),
         ];
+        let mut form: Vec<(&str, &str)> = form.to_vec();
         let mut secrets = secrets.to_vec();
+        let method = reg.token_endpoint_auth_method.as_deref().unwrap_or("none");
+        // RFC 7523 §2.2: a client assertion signed with the --client-key-file key, made
+        // for this one request.
+        let assertion = match (method, &reg.client_key) {
+            ("private_key_jwt", Some(k)) => Some(self.client_assertion(k, &reg.client_id)?),
+            _ => None,
+        };
+        if let Some(a) = &assertion {
+            secrets.push((a, "client-assertion"));
+            form.push(("client_assertion_type", CLIENT_ASSERTION_TYPE));
+            form.push(("client_assertion", a));
+        }
         if let Some(s) = &reg.client_secret {
             secrets.push((s, "client-secret"));
-            match reg.token_endpoint_auth_method.as_deref().unwrap_or("none") {
-                "client_secret_basic" => {
-                    let enc = |v: &str| {
-                        url::form_urlencoded::byte_serialize(v.as_bytes()).collect::<String>()
-                    };
-                    let basic = base64::engine::general_purpose::STANDARD.encode(format!(
-                        "{}:{}",
-                        enc(&reg.client_id),
-                        enc(s)
-                    ));
-                    headers.push(Header::new(header::AUTHORIZATION, format!("Basic {basic}")));
-                }
+            match method {
+                "client_secret_basic" => headers.push(Header::new(
+                    header::AUTHORIZATION,
+                    basic_credentials(&reg.client_id, s),
+                )),
                 "client_secret_post" => form.push(("client_secret", s)),
                 _ => {}
             }
         }
-        form.push(("client_id", &reg.client_id));
+        if !reg.client_id.is_empty() {
+            form.push(("client_id", &reg.client_id));
+        }
         let body = url::form_urlencoded::Serializer::new(String::new())
             .extend_pairs(form.iter())
             .finish()
@@ -166,11 +222,11 @@ impl Login {
         reg: &Registration,
         refresh_token: &str,
     ) -> Result<Tokens, LoginError> {
-        let form = vec![
+        let mut form = vec![
             ("grant_type", "refresh_token"),
             ("refresh_token", refresh_token),
-            ("resource", self.resource.as_str()),
         ];
+        form.extend(self.resource_params());
         let r = self
             .token_request(
                 client,

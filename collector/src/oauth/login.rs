@@ -74,6 +74,9 @@ pub enum Obtained {
     Refresh,
     /// An interactive authorization-code login.
     Login,
+    /// An unattended grant (`--grant`: client credentials, JWT bearer,
+    /// enterprise-managed).
+    Grant,
 }
 
 /// An access token ready for `Authorization: Bearer`.
@@ -145,6 +148,20 @@ pub struct Login {
     /// `--client-id`: use this client and never register one (its cache entries are the
     /// only ones used; without it, entries of a pre-registered client are not used).
     pub pre_registered: Option<PreRegistered>,
+    /// `--grant`: how a token is obtained when none is cached.
+    pub grant: super::unattended::Grant,
+    /// What the unattended grants need beyond the client (the assertion, the identity
+    /// provider).
+    pub unattended: Option<super::unattended::Unattended>,
+    /// Send the RFC 8707 `resource` parameter (`--no-resource-indicator` clears it, for
+    /// authorization servers that refuse it).
+    pub resource_indicator: bool,
+    /// `--audience`: an `audience` parameter for authorization servers that want their
+    /// own (sent with `resource`).
+    pub audience: Option<String>,
+    /// `--client-metadata-url`: the URL of the operator's client ID metadata document,
+    /// used as the client id where the authorization server supports them.
+    pub client_metadata_url: Option<String>,
 }
 
 impl std::fmt::Debug for Login {
@@ -234,9 +251,29 @@ impl Login {
         challenge_scope: Option<&str>,
         state_dir: &Path,
     ) -> Result<Login, LoginError> {
+        Self::new_for(
+            endpoint,
+            as_metadata,
+            prm,
+            challenge_scope,
+            state_dir,
+            super::unattended::Grant::AuthorizationCode,
+        )
+    }
+
+    /// [`Login::new`] for `grant`: PKCE S256 is required of the metadata only for the
+    /// browser login (an unattended grant has no authorization code to protect).
+    pub fn new_for(
+        endpoint: &url::Url,
+        as_metadata: &Value,
+        prm: Option<&Value>,
+        challenge_scope: Option<&str>,
+        state_dir: &Path,
+        grant: super::unattended::Grant,
+    ) -> Result<Login, LoginError> {
         Ok(Login {
             endpoint: endpoint.clone(),
-            metadata: AsMetadata::parse(as_metadata)?,
+            metadata: AsMetadata::parse_for(as_metadata, !grant.unattended())?,
             resource: resource_for(endpoint, prm)?,
             scope: scope_for(challenge_scope, prm),
             state_dir: state_dir.to_path_buf(),
@@ -248,6 +285,11 @@ impl Login {
             on_authorize_url: None,
             redactor: crate::journal::SharedRedactor::new(),
             pre_registered: None,
+            grant,
+            unattended: None,
+            resource_indicator: true,
+            audience: None,
+            client_metadata_url: None,
         })
     }
 
@@ -270,9 +312,11 @@ impl Login {
         };
         if let Some(p) = &self.pre_registered {
             entry.client.client_secret = p.client_secret.clone();
+            entry.client.client_key = p.client_key.clone();
             entry.client.token_endpoint_auth_method = Some(
-                super::cache::pre_registered_auth_method(
+                super::cache::client_auth_method(
                     p.client_secret.is_some(),
+                    p.client_key.is_some(),
                     self.metadata.token_endpoint_auth_methods.as_deref(),
                 )?
                 .to_string(),
@@ -288,9 +332,18 @@ impl Login {
                 e.endpoint == self.endpoint.as_str()
                     && e.issuer == self.metadata.issuer
                     && e.scope == self.scope
-                    && match &self.pre_registered {
-                        Some(p) => e.client.pre_registered && e.client.client_id == p.client_id,
-                        None => !e.client.pre_registered,
+                    && e.grant.as_deref() == self.grant.unattended().then(|| self.grant.as_str())
+                    && match (&self.pre_registered, self.uses_cimd()) {
+                        (Some(p), _) => {
+                            e.client.pre_registered && e.client.client_id == p.client_id
+                        }
+                        (None, true) => {
+                            e.client.registered_by.is_some()
+                                && Some(&e.client.client_id) == self.client_metadata_url.as_ref()
+                        }
+                        (None, false) => {
+                            !e.client.pre_registered && e.client.registered_by.is_none()
+                        }
                     }
             })
             .max_by_key(|(_, e)| e.updated_at))
@@ -379,10 +432,13 @@ impl Login {
                 registration = Some(entry.client.clone());
             }
         }
+        if self.grant.unattended() {
+            return self.unattended(client, journal).await;
+        }
         self.login(client, journal, registration).await
     }
 
-    fn credential(
+    pub(super) fn credential(
         &self,
         journal: &Mutex<Journal>,
         entry: &Entry,
@@ -540,6 +596,9 @@ impl Login {
                             self.endpoint, reg.redirect_port
                         ));
                             (l, self.pre_registration(p, journal, port)?)
+                        } else if self.uses_cimd() {
+                            // The metadata document's loopback redirect matches any port.
+                            (l, self.new_client(client, journal, port).await?)
                         } else {
                             self.notice(&format!(
                             "{}: loopback port {} of the cached OAuth client registration is busy ({e}); registering a new client on port {port}",
@@ -555,10 +614,7 @@ impl Login {
                     .await
                     .map_err(LoginError::Listen)?;
                 let port = l.local_addr().map_err(LoginError::Listen)?.port();
-                let reg = match &self.pre_registered {
-                    Some(p) => self.pre_registration(p, journal, port)?,
-                    None => self.register(client, journal, port).await?,
-                };
+                let reg = self.new_client(client, journal, port).await?;
                 (l, reg)
             }
         };
@@ -571,6 +627,7 @@ impl Login {
             client: reg.clone(),
             tokens: None,
             updated_at: now_s(),
+            grant: None,
         };
         save(&self.cache_dir(), &entry)?;
 
@@ -587,8 +644,10 @@ impl Login {
             }
             q.append_pair("state", &state)
                 .append_pair("code_challenge", &pkce_challenge(&verifier))
-                .append_pair("code_challenge_method", "S256")
-                .append_pair("resource", &self.resource);
+                .append_pair("code_challenge_method", "S256");
+            for (k, v) in self.resource_params() {
+                q.append_pair(k, v);
+            }
         }
         {
             // Nothing in the authorization URL is a credential: the URL printed (the one
@@ -612,13 +671,13 @@ impl Login {
             self.callback_timeout,
         )
         .await?;
-        let form = vec![
+        let mut form = vec![
             ("grant_type", "authorization_code"),
             ("code", code.as_str()),
             ("redirect_uri", reg.redirect_uri.as_str()),
             ("code_verifier", verifier.as_str()),
-            ("resource", self.resource.as_str()),
         ];
+        form.extend(self.resource_params());
         let r = self
             .token_request(
                 client,

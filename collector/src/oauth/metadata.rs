@@ -25,6 +25,28 @@ pub struct AsMetadata {
     /// `token_endpoint_auth_methods_supported` (its strings), when the metadata has the
     /// list; how a pre-registered client's secret is sent.
     pub token_endpoint_auth_methods: Option<Vec<String>>,
+    /// `token_endpoint_auth_signing_alg_values_supported`, when listed: the algorithms a
+    /// `private_key_jwt` client assertion may be signed with.
+    pub token_endpoint_auth_signing_algs: Option<Vec<String>>,
+    /// `grant_types_supported`, when listed (RFC 8414 §2: absent means
+    /// `authorization_code` and `implicit`).
+    pub grant_types: Option<Vec<String>>,
+    /// `client_id_metadata_document_supported`: the server accepts an HTTPS URL as a
+    /// client id and fetches the client's metadata from it (Client ID Metadata Documents).
+    pub client_id_metadata_document_supported: bool,
+    /// S256 is among `code_challenge_methods_supported` (required for an
+    /// authorization-code login; the unattended grants use no PKCE).
+    pub pkce_s256: bool,
+}
+
+/// The strings of an array member of `v`, when it is an array.
+fn strings(v: &Value, name: &str) -> Option<Vec<String>> {
+    v.get(name).and_then(Value::as_array).map(|a| {
+        a.iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect()
+    })
 }
 
 impl AsMetadata {
@@ -32,6 +54,12 @@ impl AsMetadata {
     /// and S256 among `code_challenge_methods_supported` (an absent list means no PKCE,
     /// and MCP clients must then refuse to proceed).
     pub fn parse(v: &Value) -> Result<AsMetadata, LoginError> {
+        Self::parse_for(v, true)
+    }
+
+    /// [`AsMetadata::parse`], with PKCE S256 required only when `authorization_code` is
+    /// true (a grant without a browser step has no code to protect).
+    pub fn parse_for(v: &Value, authorization_code: bool) -> Result<AsMetadata, LoginError> {
         let issuer = v
             .get("issuer")
             .and_then(Value::as_str)
@@ -61,7 +89,7 @@ impl AsMetadata {
             .get("code_challenge_methods_supported")
             .and_then(Value::as_array)
             .is_some_and(|a| a.iter().any(|m| m.as_str() == Some("S256")));
-        if !s256 {
+        if !s256 && authorization_code {
             return Err(LoginError::NoPkce { issuer });
         }
         Ok(AsMetadata {
@@ -73,15 +101,17 @@ impl AsMetadata {
                 .get("authorization_response_iss_parameter_supported")
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
-            token_endpoint_auth_methods: v
-                .get("token_endpoint_auth_methods_supported")
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_string)
-                        .collect()
-                }),
+            token_endpoint_auth_methods: strings(v, "token_endpoint_auth_methods_supported"),
+            token_endpoint_auth_signing_algs: strings(
+                v,
+                "token_endpoint_auth_signing_alg_values_supported",
+            ),
+            grant_types: strings(v, "grant_types_supported"),
+            client_id_metadata_document_supported: v
+                .get("client_id_metadata_document_supported")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+            pkce_s256: s256,
         })
     }
 }

@@ -25,6 +25,7 @@ pub mod metadata;
 pub mod pkce;
 pub mod registration;
 pub mod response;
+pub mod unattended;
 
 pub use cache::{
     cache_file_name, forget, pre_registered_auth_method, PreRegistered, CREDENTIALS_DIR,
@@ -32,9 +33,11 @@ pub use cache::{
 pub use callback::{validate_callback, CALLBACK_PATH};
 pub use error::{CallbackError, LoginError};
 pub use grants::{CachedRefresh, RawGrant};
+pub use jose::SigningKey;
 pub use login::{
     Credential, Login, Obtained, SchemeRefusal, CALLBACK_TIMEOUT, MIN_VALIDITY, URL_LINE,
 };
 pub use metadata::{resource_for, scope_for, AsMetadata};
 pub use pkce::pkce_challenge;
 pub use registration::CLIENT_NAME;
+pub use unattended::{Enterprise, Grant, Unattended};

@@ -7,7 +7,9 @@ use mcp_probe_schema::model::Header;
 use mcp_probe_schema::vocab::{header, leg};
 use serde_json::{json, Value};
 
-use super::cache::{pre_registered_auth_method, PreRegistered, Registration};
+#[cfg(test)]
+use super::cache::pre_registered_auth_method;
+use super::cache::{client_auth_method, PreRegistered, Registration};
 use super::callback::CALLBACK_PATH;
 use super::error::LoginError;
 use super::login::{now_s, Login};
@@ -22,6 +24,10 @@ pub const CLIENT_NAME: &str = "mcp-collect";
 /// Registration §2): MCP 2026-07-28 (SEP-837) requires a client that uses DCR to send it,
 /// `native` for desktop, CLI and localhost apps, which a CLI with a loopback redirect is.
 pub const APPLICATION_TYPE: &str = "native";
+
+/// [`Registration::registered_by`] of a client whose id is its client ID metadata
+/// document's URL.
+pub(super) const REGISTERED_BY_CIMD: &str = "client-metadata-document";
 
 /// The RFC 7591 registration request of a public client with `redirect_uri`.
 pub fn registration_body(redirect_uri: &str, scope: Option<&str>) -> Value {
@@ -49,8 +55,9 @@ impl Login {
         journal: &Mutex<Journal>,
         port: u16,
     ) -> Result<Registration, LoginError> {
-        let method = pre_registered_auth_method(
+        let method = client_auth_method(
             p.client_secret.is_some(),
+            p.client_key.is_some(),
             self.metadata.token_endpoint_auth_methods.as_deref(),
         )?;
         lock(journal).skip(
@@ -66,7 +73,60 @@ impl Login {
             redirect_uri: format!("http://127.0.0.1:{port}{CALLBACK_PATH}"),
             registered_at: now_s(),
             pre_registered: true,
+            client_key: p.client_key.clone(),
+            registered_by: None,
         })
+    }
+
+    /// Whether this login's client is the operator's client ID metadata document: one is
+    /// given (`--client-metadata-url`), no `--client-id` is, and the authorization server
+    /// advertises `client_id_metadata_document_supported`.
+    pub(super) fn uses_cimd(&self) -> bool {
+        self.pre_registered.is_none()
+            && self.client_metadata_url.is_some()
+            && self.metadata.client_id_metadata_document_supported
+    }
+
+    /// A client for the browser login on the loopback redirect `port`, in the order the
+    /// MCP authorization spec gives: the pre-registered client (`--client-id`), else the
+    /// client ID metadata document (`--client-metadata-url`) where the authorization
+    /// server supports them, else dynamic client registration where it offers it.
+    pub(super) async fn new_client(
+        &self,
+        client: &Client,
+        journal: &Mutex<Journal>,
+        port: u16,
+    ) -> Result<Registration, LoginError> {
+        if let Some(p) = &self.pre_registered {
+            return self.pre_registration(p, journal, port);
+        }
+        if let (true, Some(url)) = (self.uses_cimd(), &self.client_metadata_url) {
+            lock(journal).skip(
+                &[leg::OAUTH_REGISTER],
+                format!(
+                    "not sent: the client id is the client ID metadata document {url} (the authorization server advertises client_id_metadata_document_supported)"
+                ),
+            );
+            return Ok(Registration {
+                client_id: url.clone(),
+                client_secret: None,
+                client_secret_expires_at: None,
+                token_endpoint_auth_method: Some("none".into()),
+                redirect_port: port,
+                redirect_uri: format!("http://127.0.0.1:{port}{CALLBACK_PATH}"),
+                registered_at: now_s(),
+                pre_registered: false,
+                client_key: None,
+                registered_by: Some(REGISTERED_BY_CIMD.into()),
+            });
+        }
+        if self.client_metadata_url.is_some() && self.metadata.registration_endpoint.is_some() {
+            self.notice(&format!(
+                "{}: the authorization server {} does not advertise client_id_metadata_document_supported; registering a client dynamically instead of using --client-metadata-url",
+                self.endpoint, self.metadata.issuer
+            ));
+        }
+        self.register(client, journal, port).await
     }
 
     /// RFC 7591 registration of a public client with the loopback redirect on `port`.
@@ -79,6 +139,7 @@ impl Login {
         let endpoint = self.metadata.registration_endpoint.clone().ok_or_else(|| {
             LoginError::NoRegistration {
                 issuer: self.metadata.issuer.clone(),
+                cimd: self.metadata.client_id_metadata_document_supported,
             }
         })?;
         let redirect_uri = format!("http://127.0.0.1:{port}{CALLBACK_PATH}");
@@ -121,6 +182,8 @@ impl Login {
             redirect_uri,
             registered_at: now_s(),
             pre_registered: false,
+            client_key: None,
+            registered_by: None,
         })
     }
 }

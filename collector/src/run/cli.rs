@@ -51,6 +51,41 @@ pub enum UsageError {
     /// `--client-secret-env` names an unset or empty variable.
     #[error("--client-secret-env {0}: the environment variable is not set or empty")]
     ClientSecretEnv(String),
+    /// An environment variable a login flag names is unset or empty.
+    #[error("{flag} {var}: the environment variable is not set or empty")]
+    EnvVar {
+        /// The flag.
+        flag: &'static str,
+        /// The variable.
+        var: String,
+    },
+    /// The `--grant` lacks a flag it needs, or a flag was given that only another grant
+    /// uses.
+    #[error("--grant {grant}: {reason}")]
+    Grant {
+        /// The grant.
+        grant: &'static str,
+        /// What is missing or out of place.
+        reason: String,
+    },
+    /// `--client-key-file` cannot be used.
+    #[error("--client-key-file {path}: {reason}")]
+    ClientKey {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// A login URL flag is not a usable URL.
+    #[error("{flag} {url}: {reason}")]
+    LoginUrl {
+        /// The flag.
+        flag: &'static str,
+        /// The value as given.
+        url: String,
+        /// Why.
+        reason: String,
+    },
     /// `--client-id` is empty.
     #[error("--client-id: the client id is empty")]
     ClientId,

@@ -59,6 +59,67 @@ pub struct Flags {
     #[arg(long, value_name = "VAR", requires = "client_id")]
     pub client_secret_env: Option<String>,
 
+    /// How to obtain a token when the endpoint wants one and none is cached: the browser
+    /// login (authorization-code, the default), or an unattended grant with the
+    /// --client-id client: client-credentials (with --client-secret-env or
+    /// --client-key-file), jwt-bearer (a workload identity token from --assertion-env) or
+    /// enterprise-managed (--idp-token-endpoint and --id-token-env: token exchange at the
+    /// identity provider, then a JWT-bearer grant).
+    #[arg(long, value_name = "GRANT", value_enum, default_value_t = crate::oauth::Grant::AuthorizationCode)]
+    pub grant: crate::oauth::Grant,
+
+    /// Private key (PEM: PKCS#8, or PKCS#1 for RSA) of the --client-id client: the client
+    /// authenticates with RFC 7523 client assertions (private_key_jwt), signed with an
+    /// algorithm the authorization server lists. Never recorded.
+    #[arg(
+        long,
+        value_name = "PEM",
+        requires = "client_id",
+        conflicts_with = "client_secret_env"
+    )]
+    pub client_key_file: Option<PathBuf>,
+
+    /// Take the --grant jwt-bearer assertion (a workload identity token, such as a CI
+    /// system's OIDC token) from this environment variable.
+    #[arg(long, value_name = "VAR")]
+    pub assertion_env: Option<String>,
+
+    /// --grant enterprise-managed: the enterprise identity provider's token endpoint,
+    /// where the ID token is exchanged for an identity assertion (RFC 8693).
+    #[arg(long, value_name = "URL")]
+    pub idp_token_endpoint: Option<String>,
+
+    /// --grant enterprise-managed: take the operator's ID token from this environment
+    /// variable.
+    #[arg(long, value_name = "VAR")]
+    pub id_token_env: Option<String>,
+
+    /// --grant enterprise-managed: the client id at the identity provider, if it wants one.
+    #[arg(long, value_name = "ID")]
+    pub idp_client_id: Option<String>,
+
+    /// --grant enterprise-managed: take the --idp-client-id's secret from this
+    /// environment variable (sent as client_secret_basic; never recorded).
+    #[arg(long, value_name = "VAR", requires = "idp_client_id")]
+    pub idp_client_secret_env: Option<String>,
+
+    /// URL of the client ID metadata document the operator hosts (https; http only on
+    /// loopback): used as the client id where the authorization server advertises
+    /// client_id_metadata_document_supported, before dynamic client registration.
+    #[arg(long, value_name = "URL")]
+    pub client_metadata_url: Option<String>,
+
+    /// An `audience` parameter sent with every authorization and token request of the
+    /// login, for authorization servers that want their own (Auth0: the API identifier).
+    #[arg(long, value_name = "VALUE")]
+    pub audience: Option<String>,
+
+    /// Do not send the RFC 8707 `resource` parameter in the login (for authorization
+    /// servers that refuse it). The probe's own wrong-audience grant (3.3.1b) still names
+    /// one.
+    #[arg(long)]
+    pub no_resource_indicator: bool,
+
     /// Forget the cached OAuth client registration and tokens of each target's endpoint
     /// and log in again.
     #[arg(long)]

@@ -20,6 +20,7 @@ pub mod cli;
 pub mod exit;
 pub mod flags;
 pub mod inputs;
+pub mod login_plan;
 pub mod net;
 pub mod notice;
 pub mod plan;

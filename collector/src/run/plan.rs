@@ -28,6 +28,8 @@ pub struct Plan {
     pub(super) token: Option<(String, String)>,
     /// `--client-id` / `--client-secret-env`: the pre-registered OAuth client.
     pub(super) oauth_client: Option<crate::oauth::PreRegistered>,
+    /// The login flags (the grant, CIMD, audience, resource indicator).
+    pub(super) login: super::login_plan::LoginPlan,
     pub(super) inputs: Option<serde_json::Value>,
     pub(super) options: Options,
     pub(super) out: PathBuf,
@@ -140,30 +142,8 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
         },
         None => None,
     };
-    // The pre-registered client: the secret only from the environment, registered with
-    // the run's redactor before any request (the id as a public value, sent as it is).
-    let oauth_client = match &flags.client_id {
-        Some(id) if id.trim().is_empty() => return Err(UsageError::ClientId),
-        Some(id) => {
-            let secret = match &flags.client_secret_env {
-                Some(var) => match std::env::var(var) {
-                    Ok(v) if !v.trim().is_empty() => Some(v.trim().to_string()),
-                    _ => return Err(UsageError::ClientSecretEnv(var.clone())),
-                },
-                None => None,
-            };
-            let r = printer.redactor();
-            r.add_public(id.trim().as_bytes());
-            if let Some(s) = &secret {
-                r.add_secret(s.as_bytes(), "client-secret");
-            }
-            Some(crate::oauth::PreRegistered {
-                client_id: id.trim().to_string(),
-                client_secret: secret,
-            })
-        }
-        None => None,
-    };
+    let login = super::login_plan::plan_login(flags, printer)?;
+    let oauth_client = login.client.clone();
     if token.is_some() {
         if let Some(t) = targets
             .iter()
@@ -287,6 +267,7 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
                 secret_env: flags.client_secret_env.clone(),
             }
         }),
+        login: login.record(flags),
     };
     Ok(Plan {
         stdio: stdio.map(|(p, _)| p),
@@ -299,6 +280,7 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
         ),
         token,
         oauth_client,
+        login,
         inputs,
         options,
         out: flags.out.clone(),

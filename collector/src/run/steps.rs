@@ -317,14 +317,28 @@ async fn login(
     }
     let state = crate::keys::state_dir()?;
     let scope = found.challenge.as_ref().and_then(|c| c.scope());
-    let mut login = Login::new(&endpoint, meta, found.prm.as_ref(), scope, &state)?;
+    let mut login = Login::new_for(
+        &endpoint,
+        meta,
+        found.prm.as_ref(),
+        scope,
+        &state,
+        plan.login.grant,
+    )?;
     login.no_browser = plan.no_browser;
     login.pre_registered = plan.oauth_client.clone();
+    login.grant = plan.login.grant;
+    login.unattended = plan.login.unattended.clone();
+    login.audience = plan.login.audience.clone();
+    login.resource_indicator = plan.login.resource_indicator;
+    login.client_metadata_url = plan.login.client_metadata_url.clone();
     login.reauth = plan.reauth;
     login.redactor = lock(j).redactor().clone();
     let addrs = lock(j).target_ips();
     login.target_class = crate::oauth::guard::target_class(&addrs);
-    let interactive = plan.no_browser || std::io::stdin().is_terminal();
+    // An unattended grant needs no person.
+    let interactive =
+        plan.login.grant.unattended() || plan.no_browser || std::io::stdin().is_terminal();
     if !interactive {
         let cached = !plan.reauth && login.cache_file().ok().flatten().is_some();
         if !cached {
