@@ -113,9 +113,17 @@ const JSON_SECRET_KEYS: &[&str] = &[
     "device_code",
 ];
 
-/// Form and query parameters whose values are credentials, besides [`JSON_SECRET_KEYS`].
-const FORM_ONLY_SECRET_KEYS: &[&str] =
-    &["code", "password", "client_assertion", "assertion", "token"];
+/// Form and query parameters whose values are credentials, besides [`JSON_SECRET_KEYS`]
+/// (RFC 7523's assertions, RFC 8693's subject and actor tokens).
+const FORM_ONLY_SECRET_KEYS: &[&str] = &[
+    "code",
+    "password",
+    "client_assertion",
+    "assertion",
+    "token",
+    "subject_token",
+    "actor_token",
+];
 
 /// Shortest value treated as a secret when found by field name; shorter values
 /// (`code=1`) would redact unrelated bytes across the record.

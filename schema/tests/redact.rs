@@ -786,3 +786,48 @@ fn a_secret_in_another_letter_case_is_the_secret() {
     let cut = &token.to_ascii_lowercase()[..12];
     assert!(redactor.leaks(cut.as_bytes()));
 }
+
+/// The unattended grants' form fields are credentials by name, even when the redactor
+/// was never told the value: RFC 7523's `assertion` and `client_assertion`, RFC 8693's
+/// `subject_token` and `actor_token`.
+#[test]
+fn assertion_and_token_exchange_fields_are_redacted_by_name() {
+    let (assertion, client_assertion, subject, actor) = (
+        "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ3b3JrbG9hZCJ9.c2lnbmF0dXJlLW9mLXRoZS1hc3NlcnRpb24",
+        "eyJhbGciOiJFUzI1NiJ9.eyJpc3MiOiJjbGllbnQifQ.Y2xpZW50LWFzc2VydGlvbi1zaWduYXR1cmU",
+        "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ1c2VyIn0.aWQtdG9rZW4tc2lnbmF0dXJlLWJ5dGVz",
+        "actor-token-opaque-0123456789",
+    );
+    let form = format!(
+        "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion={assertion}\
+         &client_assertion_type=urn%3Aietf%3Aparams%3Aoauth%3Aclient-assertion-type%3Ajwt-bearer\
+         &client_assertion={client_assertion}&subject_token={subject}&actor_token={actor}"
+    );
+    let mut r = http_record(
+        &["oauth.token"],
+        "https://as.example/token",
+        &form,
+        400,
+        b"{}",
+    );
+    http(&mut r).request.headers = vec![Header::new(
+        "Content-Type",
+        "application/x-www-form-urlencoded",
+    )];
+    Redactor::new().redact(&mut r);
+    let bytes = mcp_probe_schema::bundle::encode_record(&r);
+    for (name, v) in [
+        ("assertion", assertion),
+        ("client_assertion", client_assertion),
+        ("subject_token", subject),
+        ("actor_token", actor),
+    ] {
+        assert!(!contains(&bytes, v.as_bytes()), "{name} survived");
+        assert!(
+            contains(&bytes, fingerprint(v.as_bytes()).as_bytes()),
+            "{name} is replaced by its fingerprint"
+        );
+    }
+    // The grant type and the assertion type are not credentials.
+    assert!(contains(&bytes, b"client-assertion-type"));
+}

@@ -149,10 +149,10 @@ pub struct Login {
     /// only ones used; without it, entries of a pre-registered client are not used).
     pub pre_registered: Option<PreRegistered>,
     /// `--grant`: how a token is obtained when none is cached.
-    pub grant: super::unattended::Grant,
+    pub grant: super::flow::Grant,
     /// What the unattended grants need beyond the client (the assertion, the identity
     /// provider).
-    pub unattended: Option<super::unattended::Unattended>,
+    pub unattended: Option<super::flow::Unattended>,
     /// Send the RFC 8707 `resource` parameter (`--no-resource-indicator` clears it, for
     /// authorization servers that refuse it).
     pub resource_indicator: bool,
@@ -257,7 +257,7 @@ impl Login {
             prm,
             challenge_scope,
             state_dir,
-            super::unattended::Grant::AuthorizationCode,
+            super::flow::Grant::AuthorizationCode,
         )
     }
 
@@ -269,7 +269,7 @@ impl Login {
         prm: Option<&Value>,
         challenge_scope: Option<&str>,
         state_dir: &Path,
-        grant: super::unattended::Grant,
+        grant: super::flow::Grant,
     ) -> Result<Login, LoginError> {
         Ok(Login {
             endpoint: endpoint.clone(),

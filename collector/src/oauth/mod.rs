@@ -17,6 +17,7 @@ pub mod cache;
 pub mod callback;
 pub mod discovery;
 pub mod error;
+pub mod flow;
 pub mod grants;
 pub mod guard;
 pub mod jose;
@@ -32,6 +33,7 @@ pub use cache::{
 };
 pub use callback::{validate_callback, CALLBACK_PATH};
 pub use error::{CallbackError, LoginError};
+pub use flow::{Enterprise, Grant, Unattended};
 pub use grants::{CachedRefresh, RawGrant};
 pub use jose::SigningKey;
 pub use login::{
@@ -40,4 +42,3 @@ pub use login::{
 pub use metadata::{resource_for, scope_for, AsMetadata};
 pub use pkce::pkce_challenge;
 pub use registration::CLIENT_NAME;
-pub use unattended::{Enterprise, Grant, Unattended};
