@@ -23,7 +23,7 @@ _mcp__collect() {
 
     case "${cmd}" in
         mcp__collect)
-            opts="-o -q -v -h -V --servers-file --out --info --inputs --baseline --token-env --client-id --client-secret-env --reauth --no-browser --key --public-key --ca-file --tsa --timeout --target-timeout --concurrency --max-pages --body-cap --bundle-cap --recover --plaintext-port --shard --manifest --header --proxy --client-cert --client-key --quiet --verbose --stdio --env --help --version"
+            opts="-o -q -v -h -V --servers-file --out --info --inputs --baseline --token-env --client-id --client-secret-env --grant --client-key-file --assertion-env --idp-token-endpoint --id-token-env --idp-client-id --idp-client-secret-env --client-metadata-url --audience --no-resource-indicator --reauth --no-browser --key --public-key --ca-file --tsa --timeout --target-timeout --concurrency --max-pages --body-cap --bundle-cap --recover --plaintext-port --shard --manifest --header --proxy --client-cert --client-key --quiet --verbose --stdio --env --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -58,6 +58,42 @@ _mcp__collect() {
                     return 0
                     ;;
                 --client-secret-env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --grant)
+                    COMPREPLY=($(compgen -W "authorization-code client-credentials jwt-bearer enterprise-managed" -- "${cur}"))
+                    return 0
+                    ;;
+                --client-key-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --assertion-env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --idp-token-endpoint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --id-token-env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --idp-client-id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --idp-client-secret-env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --client-metadata-url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --audience)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

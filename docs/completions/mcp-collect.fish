@@ -5,6 +5,18 @@ complete -c mcp-collect -l baseline -d 'The approved baseline for 1.3\'s tool se
 complete -c mcp-collect -l token-env -d 'Take a bearer token from this environment variable (unattended runs)' -r
 complete -c mcp-collect -l client-id -d 'OAuth client id registered with the authorization server beforehand (for servers that do not allow dynamic client registration): the login uses it instead of registering a client. A public value, recorded in the bundle' -r
 complete -c mcp-collect -l client-secret-env -d 'Take the --client-id\'s secret from this environment variable (never a flag value); without it the client is public. Sent as client_secret_basic or client_secret_post, as the authorization server\'s metadata allows; never recorded' -r
+complete -c mcp-collect -l grant -d 'How to obtain a token when the endpoint wants one and none is cached: the browser login (authorization-code, the default), or an unattended grant with the --client-id client: client-credentials (with --client-secret-env or --client-key-file), jwt-bearer (a workload identity token from --assertion-env) or enterprise-managed (--idp-token-endpoint and --id-token-env: token exchange at the identity provider, then a JWT-bearer grant)' -r -f -a "authorization-code\t'The browser login: authorization code with PKCE (the default)'
+client-credentials\t'OAuth client credentials: a machine client with a secret or a key'
+jwt-bearer\t'RFC 7523 JWT bearer: a workload identity token as the assertion'
+enterprise-managed\t'Enterprise-managed authorization: token exchange at the identity provider, then a JWT-bearer grant with the identity assertion'"
+complete -c mcp-collect -l client-key-file -d 'Private key (PEM: PKCS#8, or PKCS#1 for RSA) of the --client-id client: the client authenticates with RFC 7523 client assertions (private_key_jwt), signed with an algorithm the authorization server lists. Never recorded' -r -F
+complete -c mcp-collect -l assertion-env -d 'Take the --grant jwt-bearer assertion (a workload identity token, such as a CI system\'s OIDC token) from this environment variable' -r
+complete -c mcp-collect -l idp-token-endpoint -d '--grant enterprise-managed: the enterprise identity provider\'s token endpoint, where the ID token is exchanged for an identity assertion (RFC 8693)' -r
+complete -c mcp-collect -l id-token-env -d '--grant enterprise-managed: take the operator\'s ID token from this environment variable' -r
+complete -c mcp-collect -l idp-client-id -d '--grant enterprise-managed: the client id at the identity provider, if it wants one' -r
+complete -c mcp-collect -l idp-client-secret-env -d '--grant enterprise-managed: take the --idp-client-id\'s secret from this environment variable (sent as client_secret_basic; never recorded)' -r
+complete -c mcp-collect -l client-metadata-url -d 'URL of the client ID metadata document the operator hosts (https; http only on loopback): used as the client id where the authorization server advertises client_id_metadata_document_supported, before dynamic client registration' -r
+complete -c mcp-collect -l audience -d 'An `audience` parameter sent with every authorization and token request of the login, for authorization servers that want their own (Auth0: the API identifier)' -r
 complete -c mcp-collect -l key -d 'Ed25519 signing key, PKCS#8 PEM (default ~/.mcp-probe/keys/collector.key, created 0600 on first use)' -r -F
 complete -c mcp-collect -l ca-file -d 'Extra trust anchor(s), PEM, for a private PKI (recorded in the bundle)' -r -F
 complete -c mcp-collect -l tsa -d 'RFC 3161 time-stamping authority (http or https URL): each bundle\'s COSE signature is timestamped and the token stored in the bundle\'s unprotected header. A TSA that fails is recorded in the bundle and warned about on stderr; the bundle is sealed all the same and the exit code does not change. The request has the --timeout deadline. Bundles sealed after a signal are not timestamped' -r
@@ -24,6 +36,7 @@ complete -c mcp-collect -l client-cert -d 'Client certificate (PEM, leaf first) 
 complete -c mcp-collect -l client-key -d 'Private key (PEM) of --client-cert; never recorded' -r -F
 complete -c mcp-collect -l env -d 'An environment variable for the `--stdio` server (repeatable). Only its name is recorded; the value is redacted wherever it appears' -r
 complete -c mcp-collect -l info -d 'Connect and enumerate only; print endpoint, revision, server and inventory counts'
+complete -c mcp-collect -l no-resource-indicator -d 'Do not send the RFC 8707 `resource` parameter in the login (for authorization servers that refuse it). The probe\'s own wrong-audience grant (3.3.1b) still names one'
 complete -c mcp-collect -l reauth -d 'Forget the cached OAuth client registration and tokens of each target\'s endpoint and log in again'
 complete -c mcp-collect -l no-browser -d 'Do not open a browser for an OAuth login: print the authorization URL on stderr'
 complete -c mcp-collect -l public-key -d 'Print the signing key\'s public key (SPKI PEM) on stdout and exit'
