@@ -200,3 +200,78 @@ fn login_then_cache_then_reauth() {
     // Earlier bundles hold none of the new credentials either.
     assert_clean(&first, &path1, &all);
 }
+
+/// A cached access token the endpoint refuses (revoked, or signed with a rotated key) is
+/// replaced once by a refresh grant, and the run gets its session; a token that is still
+/// refused is named as what it was, with the endpoint's error, never as "no credential".
+#[test]
+fn a_refused_cached_token_is_refreshed_once_then_named() {
+    let Some(rs) = lab("LAB_RS") else { return };
+    let home = tempfile::tempdir().expect("tempdir");
+    // --info: the audience legs (whose wrong-audience refresh grant spends the refresh
+    // token at this AS) are not sent, so the cached refresh token stays good.
+    let first = run(home.path(), &rs, &["--info"]);
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    let files = cache_files(home.path());
+    assert_eq!(files.len(), 1, "{files:?}");
+    // The cached access token is no longer one the server accepts (still fresh by its
+    // expiry): the server's refusal is the only sign.
+    let revoke = |f: &Path| {
+        let mut v: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(f).expect("cache")).expect("json");
+        v["tokens"]["access_token"] = "revoked-access-token-0123456789".into();
+        std::fs::write(f, serde_json::to_vec(&v).expect("json")).expect("write");
+    };
+    revoke(&files[0]);
+    let second = run(home.path(), &rs, &["--info"]);
+    assert_eq!(second.code, 0, "{}", second.stderr);
+    assert!(
+        second
+            .stderr
+            .contains("the endpoint refused the cached OAuth access token"),
+        "{}",
+        second.stderr
+    );
+    assert!(
+        second.delivered.is_none(),
+        "a refresh, not a new login: {}",
+        second.stderr
+    );
+    let (_, v2) = bundle(&second);
+    assert!(v2
+        .evidence
+        .session
+        .as_ref()
+        .is_some_and(|s| s.authenticated));
+    assert!(v2
+        .records
+        .iter()
+        .any(|r| r.legs.iter().any(|l| l == "oauth.refresh")));
+
+    // Revoked again, and the refresh token too: the refresh is refused, and without a
+    // person (no terminal, and the login's redirect never comes) the run says which
+    // credential was refused and why, and that no other could be obtained.
+    revoke(&files[0]);
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&files[0]).expect("cache")).expect("json");
+    v["tokens"]["refresh_token"] = "revoked-refresh-token-0123456789".into();
+    std::fs::write(&files[0], serde_json::to_vec(&v).expect("json")).expect("write");
+    let bin = Path::new(env!("CARGO_BIN_EXE_mcp-collect"));
+    let out = std::process::Command::new(bin)
+        .env("MCP_PROBE_HOME", home.path())
+        .args(["-o"])
+        .arg(home.path().join("out3"))
+        .arg(&rs)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains(
+            "the endpoint refused the cached OAuth access token (Bearer error=invalid_token"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("no credential was given"), "{stderr}");
+}

@@ -189,8 +189,8 @@ impl Login {
         Printer::with_redactor(false, self.redactor.clone()).raw(line);
     }
 
-    /// A progress notice of the login.
-    pub(super) fn notice(&self, line: &str) {
+    /// A progress notice of the login (one stderr line, redacted and escaped).
+    pub fn notice(&self, line: &str) {
         self.say(&format!("mcp-collect: {line}"));
     }
 }
@@ -291,6 +291,21 @@ impl Login {
             audience: None,
             client_metadata_url: None,
         })
+    }
+
+    /// Drop the cached access token of this login (the endpoint refused it), keeping the
+    /// client and a refresh token: the next [`Login::obtain`] refreshes, else logs in.
+    pub fn forget_access_token(&self) -> Result<(), LoginError> {
+        let Some((_, mut entry)) = self.cached_entry()? else {
+            return Ok(());
+        };
+        match entry.tokens.as_mut() {
+            Some(t) if t.refresh_token.is_some() => t.expires_at = Some(0),
+            _ => entry.tokens = None,
+        }
+        entry.updated_at = now_s();
+        save(&self.cache_dir(), &entry)?;
+        Ok(())
     }
 
     /// The token cache directory.

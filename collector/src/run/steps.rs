@@ -11,7 +11,7 @@ use super::target::Target;
 use crate::journal::{lock, SharedJournal as Shared};
 use crate::mcp::{Ending, Probe};
 use crate::oauth::discovery::Discovered;
-use crate::oauth::{Login, LoginError};
+use crate::oauth::{Login, LoginError, Obtained};
 
 /// The default of `--target-timeout` (for a plan whose options do not record one).
 pub(super) const DEFAULT_TARGET_TIMEOUT_MS: u64 = 300_000;
@@ -206,22 +206,98 @@ impl Step {
 
 impl TargetRun<'_> {
     /// [`Step::Login`]: the login outside the deadline's count, then detection again.
+    /// A cached or refreshed token the endpoint refuses (revoked, or its key rotated) is
+    /// replaced once: the cached access token is dropped, and the login refreshes or
+    /// logs in again. A token still refused is named as what it was (from the cache, a
+    /// refresh, the browser login or an unattended grant) with the endpoint's `error` and
+    /// `error_description`.
     async fn log_in(&mut self) {
         self.stage.exclude(true);
         let logged_in = login(&mut self.probe, &self.discovered, self.plan, self.journal).await;
         self.stage.exclude(false);
-        match logged_in {
-            Ok((token, l)) => {
-                self.probe.token = Some(token);
-                self.login = Some(l);
-                if let Some(endpoint) = self.probe.endpoint.clone() {
-                    self.stage
-                        .set("endpoint detection and the inventory after the login");
-                    self.ending = Some(self.probe.run(std::slice::from_ref(&endpoint)).await);
+        let (mut cred, mut l) = match logged_in {
+            Ok(x) => x,
+            Err(why) => {
+                lock(self.journal).set_failure(format!("no credential: {why}"));
+                return;
+            }
+        };
+        let Some(endpoint) = self.probe.endpoint.clone() else {
+            self.probe.token = Some(cred.access_token.clone());
+            self.login = Some(l);
+            return;
+        };
+        for attempt in 0..2 {
+            self.probe.token = Some(cred.access_token.clone());
+            self.stage
+                .set("endpoint detection and the inventory after the login");
+            self.ending = Some(self.probe.run(std::slice::from_ref(&endpoint)).await);
+            let refused = self.ending == Some(Ending::AuthRequired);
+            let stored = matches!(cred.obtained, Obtained::Cache | Obtained::Refresh);
+            if !(refused && stored && attempt == 0) {
+                break;
+            }
+            let what = obtained_name(cred.obtained);
+            l.notice(&format!(
+                "{endpoint}: the endpoint refused the {what} ({}); replacing it once",
+                refusal(self.probe.challenge.as_deref())
+            ));
+            self.stage.exclude(true);
+            let again = match l.forget_access_token() {
+                Ok(()) => l.obtain(&self.plan.client, self.journal).await,
+                Err(e) => Err(e),
+            };
+            self.stage.exclude(false);
+            match again {
+                Ok(c) => cred = c,
+                Err(why) => {
+                    lock(self.journal).set_failure(format!(
+                        "the endpoint refused the {what} ({}); no other credential: {why}",
+                        refusal(self.probe.challenge.as_deref())
+                    ));
+                    self.login = Some(l);
+                    return;
                 }
             }
-            Err(why) => lock(self.journal).set_failure(format!("no credential: {why}")),
         }
+        if self.ending == Some(Ending::AuthRequired) {
+            lock(self.journal).set_failure(format!(
+                "the endpoint refused the {} (HTTP 401: {})",
+                obtained_name(cred.obtained),
+                refusal(self.probe.challenge.as_deref())
+            ));
+        }
+        self.login = Some(l);
+    }
+}
+
+/// What a credential was, for a refusal line.
+fn obtained_name(o: Obtained) -> &'static str {
+    match o {
+        Obtained::Cache => "cached OAuth access token",
+        Obtained::Refresh => "OAuth access token from a refresh grant",
+        Obtained::Login => "OAuth access token of this run's browser login",
+        Obtained::Grant => "OAuth access token of this run's --grant",
+    }
+}
+
+/// The endpoint's refusal, from its `WWW-Authenticate` challenge: `error` and
+/// `error_description` (redacted and escaped where printed), or that it gave none.
+pub(super) fn refusal(challenge: Option<&[u8]>) -> String {
+    let parsed = challenge.map(mcp_probe_schema::www_authenticate::parse);
+    let c = parsed.as_ref().and_then(|p| {
+        p.challenges
+            .iter()
+            .find(|c| c.param("error").is_some())
+            .or_else(|| p.challenges.first())
+    });
+    match c {
+        Some(c) => match (c.param("error"), c.param("error_description")) {
+            (Some(e), Some(d)) => format!("{} error={e}: {d}", c.scheme),
+            (Some(e), None) => format!("{} error={e}", c.scheme),
+            (None, _) => format!("a {} challenge without an error code", c.scheme),
+        },
+        None => "no WWW-Authenticate challenge".into(),
     }
 }
 
@@ -277,7 +353,7 @@ async fn login(
     found: &Discovered,
     plan: &Plan,
     j: &Shared,
-) -> Result<(String, Login), NoCredential> {
+) -> Result<(crate::oauth::Credential, Login), NoCredential> {
     use std::io::IsTerminal;
     let endpoint = probe.endpoint.clone().ok_or(NoCredential::NoEndpoint)?;
     // MCP 2025-03-26: no metadata at all, so the default endpoints on the endpoint's own
@@ -349,7 +425,7 @@ async fn login(
         login.callback_timeout = std::time::Duration::from_secs(1);
     }
     let cred = login.obtain(&plan.client, j).await?;
-    Ok((cred.access_token, login))
+    Ok((cred, login))
 }
 
 /// Why the OAuth login gave no credential (the run records it as "no credential: ...").
