@@ -109,6 +109,22 @@ fn header(out: &mut dyn Write, path: &str, l: &Loaded) -> io::Result<()> {
     if let Some(c) = &o.connectivity {
         connectivity(out, c)?;
     }
+    if let Some(c) = &o.pre_registered_client {
+        let secret = c
+            .secret_env
+            .as_ref()
+            .map(|v| format!(", secret from ${}", line(v)))
+            .unwrap_or_default();
+        w(
+            out,
+            "oauth client",
+            &format!("{} (pre-registered{secret})", line(&c.client_id)),
+        )?;
+    }
+    if let Some(l) = &o.login {
+        let v = serde_json::to_value(l).unwrap_or_default();
+        w(out, "login", &line(&v.to_string()))?;
+    }
     w(
         out,
         "inputs",
@@ -225,6 +241,26 @@ fn session(out: &mut dyn Write, s: Option<&mcp_probe_schema::model::Session>) ->
             w(out, "server info", &json(&s.server_info))?;
             w(out, "capabilities", &json(&s.capabilities))?;
             w(out, "session id", &opt(&s.session_id))?;
+            if let Some(x) = &s.step_up {
+                let outcome = match (&x.failure, x.retry_in) {
+                    (Some(f), _) => format!("no token: {}", line(f)),
+                    (None, Some(n)) => format!("token obtained; the call sent again in #{n}"),
+                    (None, None) => "token obtained".into(),
+                };
+                w(
+                    out,
+                    "step-up",
+                    &format!(
+                        "403 insufficient_scope in #{} (scope {}); asked for {:?}: {outcome}",
+                        x.challenge_in,
+                        x.challenged_scope
+                            .as_deref()
+                            .map(line)
+                            .unwrap_or_else(|| "-".into()),
+                        line(&x.requested_scope)
+                    ),
+                )?;
+            }
             for o in &s.other_eras {
                 w(
                     out,

@@ -123,6 +123,14 @@ struct OptionsJ {
     /// `--header`, the proxies and the client certificate in force (as recorded: sensitive
     /// header values and proxy credentials are fingerprints); null when none was used.
     connectivity: Option<Value>,
+    /// `--client-id` (and the name of its secret's variable), as recorded; absent when
+    /// not given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pre_registered_client: Option<Value>,
+    /// The login flags (`--grant`, the key thumbprint, the client ID metadata document,
+    /// `--audience`, `--no-resource-indicator`), as recorded; absent at their defaults.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    login: Option<Value>,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -146,6 +154,10 @@ struct SessionJ {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[schemars(default)]
     other_eras: Vec<EraJ>,
+    /// The step-up re-authorization (a 403 `insufficient_scope` on a consented call), as
+    /// recorded; absent when none happened.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    step_up: Option<Value>,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -485,6 +497,11 @@ fn run(r: &Run) -> RunJ {
                 .connectivity
                 .as_ref()
                 .and_then(|c| serde_json::to_value(c).ok()),
+            pre_registered_client: o
+                .pre_registered_client
+                .as_ref()
+                .and_then(|c| serde_json::to_value(c).ok()),
+            login: o.login.as_ref().and_then(|l| serde_json::to_value(l).ok()),
         },
         inputs: r.inputs.clone(),
     }
@@ -520,6 +537,10 @@ fn session(s: &Session) -> SessionJ {
                 negotiated_in: o.negotiated_in,
             })
             .collect(),
+        step_up: s
+            .step_up
+            .as_ref()
+            .and_then(|x| serde_json::to_value(x).ok()),
     }
 }
 

@@ -136,6 +136,13 @@ def main():
             client += ["--idp-client-id", s("idp_client_id")]
     if scenario == "auth/basic-cimd":
         client += ["--client-metadata-url", CIMD_URL]
+    if scenario == "auth/scope-step-up":
+        # Its 403 insufficient_scope comes only from tools/call, which mcp-collect sends only
+        # with the operator's consent: given here for the suite's one tool.
+        inputs = os.path.join(key_dir, "inputs.json")
+        with open(inputs, "w") as f:
+            json.dump({server_url: {"tool_calls_authorised": True, "tool_arguments": {"test-tool": {}}}}, f)
+        client += ["--inputs", inputs]
     cmd = [collect, "--no-browser", "-o", out, *client, *extra, server_url]
 
     def log(msg):

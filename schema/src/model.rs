@@ -306,6 +306,32 @@ pub struct Session {
     /// in bundles from before the fallback existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub authorization_defaults: Option<AuthorizationDefaults>,
+    /// The step-up re-authorization of the run (at most one): a consented call answered
+    /// 403 `insufficient_scope`, and the login asked again for the union of the scopes.
+    /// Absent when none was needed and in bundles from before step-up existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step_up: Option<StepUp>,
+}
+
+/// A step-up re-authorization ([`Session::step_up`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepUp {
+    /// Seq of the record whose 403 `insufficient_scope` asked for it.
+    pub challenge_in: u64,
+    /// The `scope` the challenge named (absent when it named none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub challenged_scope: Option<String>,
+    /// The scope the new authorization asked for: the run's scope and the challenged
+    /// one, each scope once.
+    pub requested_scope: String,
+    /// Whether a token was obtained; when not, why (one line).
+    pub obtained: bool,
+    /// Why no token was obtained.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+    /// Seq of the call sent again with the new token (leg `step_up.retry`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_in: Option<u64>,
 }
 
 /// The 2025-03-26 default endpoints a login used ([`Session::authorization_defaults`]).

@@ -400,6 +400,10 @@ pub mod leg {
     /// Enterprise-managed authorization's RFC 8693 token exchange at the identity
     /// provider's token endpoint (the operator's ID token for an identity assertion).
     pub const OAUTH_EXCHANGE: LegId = LegId("oauth.exchange");
+    /// The consented call that a 403 `insufficient_scope` answered, sent again after the
+    /// step-up re-authorization with the new token (the first answer stays under its own
+    /// leg).
+    pub const STEP_UP_RETRY: LegId = LegId("step_up.retry");
     /// 3.3.4e: one complete `tools/call` of the operator's `scope_probe_tool` (a tool outside
     /// the token's grant), with the credential, `Mcp-Name` on 2026-07-28 and a progressToken.
     pub const SCOPE_PROBE_CALL: LegId = LegId("3.3.4e.call");
@@ -530,6 +534,7 @@ pub mod leg {
         OAUTH_TOKEN,
         OAUTH_REFRESH,
         OAUTH_EXCHANGE,
+        STEP_UP_RETRY,
         SCOPE_PROBE_CALL,
         DOWNSTREAM,
         FOREIGN_MINT,

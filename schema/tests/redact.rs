@@ -646,6 +646,7 @@ fn scrub_serde_covers_every_text_and_keeps_the_shape() {
         negotiated_in: Some(3),
         other_eras: Vec::new(),
         authorization_defaults: None,
+        step_up: None,
     };
     let clean = redactor.scrub_serde(&session);
     let text = serde_json::to_string(&clean).expect("json");

@@ -569,8 +569,11 @@ impl Probe<'_> {
                 }
             }
         }
-        self.rpc_awaiting(&[l], endpoint, h, &body, Some(Value::from(id)))
-            .await
+        let reply = self
+            .rpc_awaiting(&[l], endpoint, h, &body, Some(Value::from(id)))
+            .await;
+        self.note_insufficient_scope(&reply, l, tool, progress);
+        reply
     }
 }
 

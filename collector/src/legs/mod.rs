@@ -47,6 +47,7 @@ pub mod c5_4_1_traversal;
 pub mod c7_1_2_null_id;
 pub mod c7_2_2_listen;
 pub mod eras;
+pub mod step_up;
 
 /// The never-published revision 1.1b asserts.
 pub const BOGUS_REVISION: &str = "2024-01-01";

@@ -14,4 +14,4 @@ pub mod session;
 pub mod sse;
 pub mod stream;
 
-pub use session::{Ending, Probe, Reply, CLIENT_NAME};
+pub use session::{Ending, Probe, Reply, StepUpPending, CLIENT_NAME};

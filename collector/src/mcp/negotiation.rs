@@ -84,6 +84,7 @@ impl Probe<'_> {
             negotiated_in: None,
             other_eras: Vec::new(),
             authorization_defaults,
+            step_up: None,
         }));
     }
 

@@ -66,6 +66,24 @@ impl Reply {
     }
 }
 
+/// A consented call answered 403 `insufficient_scope`, waiting for the run's one step-up
+/// re-authorization (`crate::legs::step_up`).
+#[derive(Debug, Clone)]
+pub struct StepUpPending {
+    /// The `scope` the challenge named.
+    pub challenged_scope: Option<String>,
+    /// Seq of the 403 record.
+    pub seq: u64,
+    /// The leg of the refused call.
+    pub leg: mcp_probe_schema::vocab::LegId,
+    /// The tool it called, and the arguments.
+    pub tool: String,
+    /// The arguments it was called with.
+    pub arguments: serde_json::Map<String, Value>,
+    /// Its progress token, if it carried one.
+    pub progress: Option<String>,
+}
+
 /// Per-target probing state.
 pub struct Probe<'a> {
     pub(crate) client: &'a Client,
@@ -100,6 +118,11 @@ pub struct Probe<'a> {
     /// While detecting: every candidate so far refused Streamable HTTP the way a
     /// server without it does (400, 404 or 405 without a JSON-RPC answer).
     pub(crate) sse_fallback: bool,
+    /// A consented call answered 403 `insufficient_scope`, waiting for the run's one
+    /// step-up re-authorization ([`crate::legs::step_up`]).
+    pub(crate) step_up: Option<StepUpPending>,
+    /// The run's step-up was asked for already (once per run).
+    pub(crate) stepped_up: bool,
 }
 
 impl std::fmt::Debug for Probe<'_> {
@@ -150,6 +173,8 @@ impl<'a> Probe<'a> {
             stdio: None,
             sse: None,
             sse_fallback: false,
+            step_up: None,
+            stepped_up: false,
         }
     }
 

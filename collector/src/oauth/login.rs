@@ -293,6 +293,23 @@ impl Login {
         })
     }
 
+    /// Step-up (a 403 `insufficient_scope`): a new token for `scope` from the same client
+    /// (no new registration), by the browser login or the run's unattended grant. The
+    /// login's scope becomes `scope`.
+    pub async fn step_up(
+        &mut self,
+        client: &Client,
+        journal: &Mutex<Journal>,
+        scope: String,
+    ) -> Result<Credential, LoginError> {
+        let registration = self.cached()?.map(|(_, e)| e.client);
+        self.scope = Some(scope);
+        if self.grant.unattended() {
+            return self.unattended(client, journal).await;
+        }
+        self.login(client, journal, registration).await
+    }
+
     /// Drop the cached access token of this login (the endpoint refused it), keeping the
     /// client and a refresh token: the next [`Login::obtain`] refreshes, else logs in.
     pub fn forget_access_token(&self) -> Result<(), LoginError> {

@@ -197,7 +197,10 @@ impl Step {
             Step::ProbeLegs => p.probe_legs(info).await,
             Step::OtherEras => p.other_eras(info).await,
             Step::ScopeLeg => p.scope_probe_leg(info).await,
-            Step::ToolCalls => p.tool_calls(run.plan.baseline.as_deref(), info).await,
+            Step::ToolCalls => {
+                p.tool_calls(run.plan.baseline.as_deref(), info).await;
+                run.step_up().await;
+            }
             Step::DeputyLegs => p.deputy_legs(&run.discovered, info).await,
             Step::AudienceLegs => p.audience_legs(run.login.as_ref(), info).await,
         }
@@ -268,6 +271,44 @@ impl TargetRun<'_> {
             ));
         }
         self.login = Some(l);
+    }
+}
+
+impl TargetRun<'_> {
+    /// The run's one step-up, when a consented call was answered 403
+    /// `insufficient_scope` ([`crate::legs::step_up`]): a new token for the union of the
+    /// scopes, then that call again. Its time is not counted against the deadline.
+    async fn step_up(&mut self) {
+        let Some(p) = self.probe.take_step_up() else {
+            return;
+        };
+        let Some(login) = self.login.as_mut() else {
+            let why = "the credential is not from a login of this run (--token-env): nothing to re-authorize";
+            let scope = p.challenged_scope.clone().unwrap_or_default();
+            self.probe.finish_step_up(&p, scope, Err(why.into())).await;
+            return;
+        };
+        let scope =
+            crate::legs::step_up::union(login.scope.as_deref(), p.challenged_scope.as_deref())
+                .unwrap_or_default();
+        if Some(scope.as_str()) == login.scope.as_deref() {
+            let why = format!(
+                "the challenge names no scope beyond the token's ({scope}): a new authorization would ask for the same"
+            );
+            self.probe.finish_step_up(&p, scope, Err(why)).await;
+            return;
+        }
+        login.notice(&format!(
+            "{}: a consented call was answered 403 insufficient_scope; authorizing again for scope {scope:?}",
+            login.endpoint
+        ));
+        self.stage.exclude(true);
+        let r = login
+            .step_up(&self.plan.client, self.journal, scope.clone())
+            .await;
+        self.stage.exclude(false);
+        let token = r.map(|c| c.access_token).map_err(|e| e.to_string());
+        self.probe.finish_step_up(&p, scope, token).await;
     }
 }
 
