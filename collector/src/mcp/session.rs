@@ -67,7 +67,7 @@ impl Reply {
 }
 
 /// A consented call answered 403 `insufficient_scope`, waiting for the run's one step-up
-/// re-authorization (`crate::legs::step_up`).
+/// re-authorization (the step-up of the legs layer).
 #[derive(Debug, Clone)]
 pub struct StepUpPending {
     /// The `scope` the challenge named.
@@ -119,7 +119,7 @@ pub struct Probe<'a> {
     /// server without it does (400, 404 or 405 without a JSON-RPC answer).
     pub(crate) sse_fallback: bool,
     /// A consented call answered 403 `insufficient_scope`, waiting for the run's one
-    /// step-up re-authorization ([`crate::legs::step_up`]).
+    /// step-up re-authorization (the step-up of the legs layer).
     pub(crate) step_up: Option<StepUpPending>,
     /// The run's step-up was asked for already (once per run).
     pub(crate) stepped_up: bool,

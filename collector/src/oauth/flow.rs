@@ -1,6 +1,5 @@
 //! How a login obtains its token (`--grant`) and what the unattended grants are given:
-//! the types only, shared by the login ([`super::login`]) and the grants themselves
-//! ([`super::unattended`]).
+//! the types only, shared by the login and the unattended grants themselves.
 
 /// `grant_type` of RFC 7523's JWT-bearer authorization grant.
 pub const JWT_BEARER_GRANT: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
