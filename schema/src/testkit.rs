@@ -111,6 +111,7 @@ pub fn evidence(endpoint: &str, records: Vec<Record>) -> Evidence {
             authorization_defaults: None,
         }),
         tokens: Vec::new(),
+        minted_tokens: Vec::new(),
         records,
         chain_head: head.to_vec(),
     }
