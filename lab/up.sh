@@ -3,7 +3,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 [ ! -s "$RUN/pids" ] || { echo "already up: $RUN/pids" >&2; exit 1; }
-read -r PY2 PY2SLJ PY2NODNS PY1 FM FMAUTO TS2 TS2REJ PAGED AS RS MOD LEG EXP SS T13 PLAIN REDIR SSRV NOSTORE SLOPPY WRONG ASL RSL RSBAD ASU RSU STG STGG FILES FILESNAIVE <<<"$(free_ports 31)"
+read -r PY2 PY2SLJ PY2NODNS PY1 FM FMAUTO TS2 TS2REJ PAGED AS RS MOD LEG EXP SS T13 PLAIN REDIR SSRV NOSTORE SLOPPY WRONG ASL RSL RSBAD ASU RSU STG STGG FILES FILESNAIVE ASN RSN <<<"$(free_ports 33)"
 V2=$LAB/.venv-mcp2/bin/python; V1=$LAB/.venv-mcp1/bin/python; FMC=$LAB/.venv-fastmcp/bin/fastmcp
 lab_start py2        $PY2      "$LAB/py2"      "$V2" server.py $PY2
 lab_start py2-sl-json $PY2SLJ  "$LAB/py2"      "$V2" server.py $PY2SLJ --stateless --json
@@ -26,6 +26,10 @@ lab_start py2-auth-long $RSL   "$LAB/py2-auth" "$V2" server.py $RSL http://127.0
 lab_start oidc-as-unbound $ASU "$LAB/oidc"     env FIXED_AUDIENCE=https://other.example/api \
                                                node as.js $ASU http://127.0.0.1:$RSU/mcp
 lab_start py2-auth-unbound $RSU "$LAB/py2-auth" "$V2" server.py $RSU http://127.0.0.1:$ASU --no-aud-check
+# an AS that ignores the RFC 8707 resource parameter at its token endpoint: the 3.3.1b grant naming another resource
+# gets a token for the audited resource, which the RS rightly accepts (3.3.1 and 7.2.1 must not FAIL)
+lab_start oidc-as-noresource $ASN "$LAB/oidc"  env IGNORE_RESOURCE=1 node as.js $ASN http://127.0.0.1:$RSN/mcp
+lab_start py2-auth-noresource $RSN "$LAB/py2-auth" "$V2" server.py $RSN http://127.0.0.1:$ASN
 # an RS on the first AS whose metadata names a resource that does not cover its endpoint
 lab_start py2-auth-badprm $RSBAD "$LAB/py2-auth" "$V2" server.py $RSBAD http://127.0.0.1:$AS \
                                                --prm-resource http://127.0.0.1:1/other
@@ -43,7 +47,7 @@ lab_start py2-files-naive $FILESNAIVE "$LAB/py2-files" "$V2" server.py $FILESNAI
 lab_start nginx      $MOD      "$RUN/nginx"    nginx -p "$RUN/nginx" -c nginx.conf
 lab_start s_server   $SSRV     "$RUN/certs"    openssl s_server -accept 127.0.0.1:$SSRV -cert server.crt \
           -cert_chain ca.crt -key server.key -min_protocol TLSv1 -cipher 'DEFAULT:@SECLEVEL=0' -www -quiet
-for p in $PY2 $PY2SLJ $PY2NODNS $PY1 $FM $FMAUTO $TS2 $TS2REJ $PAGED $AS $RS $MOD $LEG $EXP $SS $T13 $PLAIN $REDIR $SSRV $NOSTORE $SLOPPY $WRONG $ASL $RSL $RSBAD $ASU $RSU $STG $STGG $FILES $FILESNAIVE; do
+for p in $PY2 $PY2SLJ $PY2NODNS $PY1 $FM $FMAUTO $TS2 $TS2REJ $PAGED $AS $RS $MOD $LEG $EXP $SS $T13 $PLAIN $REDIR $SSRV $NOSTORE $SLOPPY $WRONG $ASL $RSL $RSBAD $ASU $RSU $STG $STGG $FILES $FILESNAIVE $ASN $RSN; do
   lab_wait "$p" 60 || { echo "port $p did not come up; see $RUN/*.log" >&2; exit 1; }
 done
 U=http://127.0.0.1; T=127.0.0.1; printf '%s\n' >"$RUN/env" \
@@ -52,6 +56,7 @@ U=http://127.0.0.1; T=127.0.0.1; printf '%s\n' >"$RUN/env" \
   LAB_PY2_PAGED=$U:$PAGED/mcp LAB_NOSTORE=$U:$NOSTORE/mcp LAB_PY2_SLOPPY=$U:$SLOPPY/mcp \
   LAB_AS=$U:$AS LAB_RS=$U:$RS/mcp LAB_AS_LONG=$U:$ASL LAB_RS_LONG=$U:$RSL/mcp LAB_RS_BADPRM=$U:$RSBAD/mcp \
   LAB_AS_UNBOUND=$U:$ASU LAB_RS_UNBOUND=$U:$RSU/mcp \
+  LAB_AS_NORESOURCE=$U:$ASN LAB_RS_NORESOURCE=$U:$RSN/mcp \
   LAB_PY2_STAGED=$U:$STG/mcp "LAB_PY2_STAGED_STATE=$RUN/staged.state" \
   LAB_PY2_STAGED_GATE=$U:$STGG/mcp "LAB_PY2_STAGED_GATE_STATE=$RUN/staged-gate.state" \
   "LAB_TLS_CA=$RUN/certs/ca.crt" LAB_TLS_MODERN=$T:$MOD LAB_TLS_LEGACY=$T:$LEG \

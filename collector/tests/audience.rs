@@ -128,6 +128,8 @@ async fn default_wrong_audience_is_refused_with_invalid_target() {
     assert!(form(mint[0], "refresh_token").starts_with("redacted:sha256:"));
     assert_eq!(status(mint[0]), 400);
     assert_eq!(body_json(mint[0])["error"], "invalid_target");
+    // A refusal mints nothing: no token facts beyond the run's own.
+    assert!(j.lock().expect("journal").minted_tokens().is_empty());
     for l in [
         leg::FOREIGN_RESTORE,
         leg::FOREIGN_CONTROL,
@@ -214,6 +216,27 @@ async fn foreign_resource_is_minted_refused_by_the_rs_and_the_chain_restored() {
         "redacted before recording"
     );
     assert_ne!(minted_fp, fingerprint(cred.access_token.as_bytes()));
+    // Its facts are recorded (not among the tokens presented): a JWT for the foreign
+    // resource, asked for it, by a login for the RS.
+    let facts = j.lock().expect("journal").minted_tokens().to_vec();
+    let m = facts
+        .iter()
+        .find(|m| m.leg == leg::FOREIGN_MINT.as_str())
+        .expect("mint facts");
+    assert_eq!(m.token.fingerprint, minted_fp);
+    assert_eq!(m.seq, Some(mint[0].seq));
+    assert_eq!(m.requested_resource.as_deref(), Some(foreign_resource));
+    assert_eq!(m.login_resource.as_deref(), Some(lab.rs_url.as_str()));
+    assert_eq!(
+        m.token.jwt_claims.as_ref().expect("JWT claims")["aud"],
+        foreign_resource
+    );
+    assert!(j
+        .lock()
+        .expect("journal")
+        .tokens()
+        .iter()
+        .all(|t| t.fingerprint != minted_fp));
     // The refresh token rotated: the chain was restored with a grant for the RS.
     let restore = records_of(&recs, leg::FOREIGN_RESTORE);
     assert_eq!(restore.len(), 1, "{restore:?}");
@@ -276,6 +299,8 @@ async fn foreign_resource_is_minted_refused_by_the_rs_and_the_chain_restored() {
     assert!(rx.try_recv().is_err(), "no authorization URL");
 
     let (path, bundle) = sealed(&j);
+    let v = mcp_probe_schema::open(&bundle, &[]).expect("verifies");
+    assert_eq!(v.evidence.minted_tokens, facts);
     for secret in [
         cred.access_token.as_str(),
         before.refresh_token.as_str(),

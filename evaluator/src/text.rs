@@ -136,6 +136,7 @@ fn header(out: &mut dyn Write, path: &str, l: &Loaded) -> io::Result<()> {
     target(out, &ev.target)?;
     session(out, ev.session.as_ref())?;
     tokens(out, &ev.tokens)?;
+    minted_tokens(out, &ev.minted_tokens)?;
     w(out, "records", &ev.records.len().to_string())?;
     w(out, "chain head", &hex(&ev.chain_head))
 }
@@ -287,6 +288,37 @@ fn session(out: &mut dyn Write, s: Option<&mcp_probe_schema::model::Session>) ->
                     yes(s.authenticated)
                 ),
             )?;
+        }
+    }
+    Ok(())
+}
+
+/// The tokens the probe grants obtained: nothing when there are none (older bundles
+/// print as before).
+fn minted_tokens(
+    out: &mut dyn Write,
+    minted: &[mcp_probe_schema::model::MintedToken],
+) -> io::Result<()> {
+    for (i, m) in minted.iter().enumerate() {
+        w(
+            out,
+            if i == 0 { "minted" } else { "" },
+            &format!(
+                "{} (record #{}), resource {}, login resource {}: {}, type {}, scope {}",
+                line(&m.leg),
+                m.seq.map_or_else(|| "-".into(), |s| s.to_string()),
+                opt(&m.requested_resource),
+                opt(&m.login_resource),
+                line(&m.token.fingerprint),
+                opt(&m.token.token_type),
+                opt(&m.token.scope)
+            ),
+        )?;
+        if let Some(h) = &m.token.jwt_header {
+            w(out, "", &format!("  jwt header {}", line(&h.to_string())))?;
+        }
+        if let Some(c) = &m.token.jwt_claims {
+            w(out, "", &format!("  jwt claims {}", line(&c.to_string())))?;
         }
     }
     Ok(())

@@ -27,6 +27,11 @@ pub struct Document {
     target: TargetJ,
     session: Option<SessionJ>,
     tokens: Vec<TokenJ>,
+    /// Facts of the tokens the collector's probe grants obtained (3.3.1b); absent when
+    /// there are none, and for bundles from before the field.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schemars(default)]
+    minted_tokens: Vec<MintedTokenJ>,
     records: Vec<RecordOrError>,
     chain_head: String,
     signer: Option<SignerJ>,
@@ -179,6 +184,15 @@ struct TokenJ {
     expires_in: Option<i64>,
     scope: Option<String>,
     token_type: Option<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct MintedTokenJ {
+    leg: String,
+    seq: Option<u64>,
+    requested_resource: Option<String>,
+    login_resource: Option<String>,
+    token: TokenJ,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -429,6 +443,17 @@ fn typed(l: &Loaded) -> Document {
         },
         session: ev.session.as_ref().map(session),
         tokens: ev.tokens.iter().map(token).collect(),
+        minted_tokens: ev
+            .minted_tokens
+            .iter()
+            .map(|m| MintedTokenJ {
+                leg: m.leg.clone(),
+                seq: m.seq,
+                requested_resource: m.requested_resource.clone(),
+                login_resource: m.login_resource.clone(),
+                token: token(&m.token),
+            })
+            .collect(),
         records: l
             .records
             .iter()

@@ -15,6 +15,11 @@ if (!Number.isInteger(TTL) || TTL <= 0) throw new Error(`ACCESS_TOKEN_TTL must b
 const EXTRA_AUDIENCE = process.env.EXTRA_AUDIENCE || '';
 // Env FIXED_AUDIENCE: every JWT access token names this audience instead of the resource (a token not bound to it).
 const FIXED_AUDIENCE = process.env.FIXED_AUDIENCE || '';
+// Env IGNORE_RESOURCE=1: the token endpoint ignores the RFC 8707 `resource` parameter (as Auth0 with a tenant default
+// audience, ORY Hydra or an Authlib AS as shipped do): it is dropped from every token request before oidc-provider
+// reads it, so a grant naming another resource is answered with a token for the resource the authorization granted
+// (the default resource: the audited one), never with invalid_target.
+const IGNORE_RESOURCE = process.env.IGNORE_RESOURCE === '1';
 const keys = [];
 for (const [alg, kid] of [['RS256', 'rs1'], ['ES256', 'es1']]) {
   const { privateKey } = await generateKeyPair(alg, { extractable: true });
@@ -64,6 +69,20 @@ const configuration = {
   findAccount: async (ctx, sub) => ({ accountId: sub, claims: async () => ({ sub }) }),
 };
 const provider = new Provider(ISSUER, configuration);
+if (IGNORE_RESOURCE) {
+  // oidc-provider reads a body an upstream middleware already parsed (shared/selective_body.js: req.body once the
+  // request stream has been read), so the form is read here and handed on without `resource`.
+  provider.use(async (ctx, next) => {
+    if (ctx.method === 'POST' && ctx.path === '/token' && ctx.is('application/x-www-form-urlencoded')) {
+      const chunks = [];
+      for await (const chunk of ctx.req) chunks.push(chunk);
+      const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+      form.delete('resource');
+      ctx.req.body = Object.fromEntries(form);
+    }
+    await next();
+  });
+}
 provider.on('server_error', (ctx, err) => console.error('server_error', err));
 provider.listen(PORT, '127.0.0.1');
-console.log(`oidc-provider AS: ${ISSUER}/.well-known/oauth-authorization-server  (default resource ${RESOURCE}, access-token TTL ${TTL} s${EXTRA_AUDIENCE ? `, extra audience ${EXTRA_AUDIENCE}` : ''})`);
+console.log(`oidc-provider AS: ${ISSUER}/.well-known/oauth-authorization-server  (default resource ${RESOURCE}, access-token TTL ${TTL} s${EXTRA_AUDIENCE ? `, extra audience ${EXTRA_AUDIENCE}` : ''}${IGNORE_RESOURCE ? ', resource parameter ignored at the token endpoint' : ''})`);

@@ -28,6 +28,13 @@ pub struct Evidence {
     pub session: Option<Session>,
     /// Facts about the access tokens presented (never the tokens).
     pub tokens: Vec<TokenFacts>,
+    /// Facts about the access tokens the collector's own probe grants obtained (the
+    /// 3.3.1b wrong-audience mint and the refresh-chain restore), never the tokens. Not
+    /// the run's credential: kept apart from `tokens`, whose entries the grader reads as
+    /// the tokens presented. Absent when no probe grant answered a token, and in bundles
+    /// of collector builds from before the field (docs/bundle.md, `MintedToken`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub minted_tokens: Vec<MintedToken>,
     /// The records, each an encoded [`Record`], in order.
     pub records: Vec<serde_bytes::ByteBuf>,
     /// SHA-256 of the last record's bytes (or the genesis hash when there is none).
@@ -391,6 +398,29 @@ pub struct TokenFacts {
     pub scope: Option<String>,
     /// `token_type` from the token response, if known.
     pub token_type: Option<String>,
+}
+
+/// An access token a probe grant of the collector obtained ([`Evidence::minted_tokens`]):
+/// which grant, the resource it named, and the token's facts. The token itself never
+/// enters a bundle (`token.fingerprint` is its fingerprint, as in the grant's record).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MintedToken {
+    /// The leg of the token request that answered it (`3.3.1b.mint`, `3.3.1b.restore`).
+    pub leg: String,
+    /// Seq of the record of that token request, when the journal returned it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u64>,
+    /// The RFC 8707 `resource` the request named (absent when it named none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requested_resource: Option<String>,
+    /// The RFC 8707 `resource` the run's own credential was asked for (the login's: the
+    /// audited resource), to compare the token's audiences with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub login_resource: Option<String>,
+    /// The token's facts: fingerprint, decoded JWT header and claims (as `tokens[]`
+    /// keeps them), and the answer's `expires_in`, `scope` and `token_type`. `source` is
+    /// `oauth-grant`.
+    pub token: TokenFacts,
 }
 
 /// One observation in the hash chain.

@@ -112,6 +112,7 @@ pub fn evidence(endpoint: &str, records: Vec<Record>) -> Evidence {
             step_up: None,
         }),
         tokens: Vec::new(),
+        minted_tokens: Vec::new(),
         records,
         chain_head: head.to_vec(),
     }

@@ -46,8 +46,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use ciborium::value::Value;
 use mcp_probe_schema::bundle::{encode_record, genesis, sha256, SecretKey};
 use mcp_probe_schema::model::{
-    CollectorInfo, Evidence, HttpOutcome, Observation, Options, Record, Run, RunStatus, Session,
-    Target, TokenFacts, FORMAT_ID,
+    CollectorInfo, Evidence, HttpOutcome, MintedToken, Observation, Options, Record, Run,
+    RunStatus, Session, Target, TokenFacts, FORMAT_ID,
 };
 use mcp_probe_schema::redact::Redactor;
 use mcp_probe_schema::seal::{cbor_head, sign, sign_chained, Chained, RecordSource};
@@ -57,8 +57,9 @@ use serde::{Deserialize, Serialize};
 pub const DEFAULT_BUNDLE_CAP: u64 = 64 << 20;
 
 /// Version of the journal file layout (in its header item). Version 3 added the sync
-/// mark ([`Update::Synced`]); a version 2 journal (none) is still recovered.
-const JOURNAL_VERSION: u32 = 3;
+/// mark ([`Update::Synced`]), version 4 the facts of a token a probe grant obtained
+/// ([`Update::Minted`]); version 2 and 3 journals (neither) are still recovered.
+const JOURNAL_VERSION: u32 = 4;
 
 /// The text that replaces a value which still held a credential after redaction.
 pub const WITHHELD: &str = "(withheld: it still held a credential after redaction)";
@@ -166,6 +167,8 @@ enum Update {
     /// Boxed: the largest item by far (serde writes a box as its content).
     Session(Box<Option<Session>>),
     Token(TokenFacts),
+    /// The facts of a token a probe grant obtained (`Evidence::minted_tokens`).
+    Minted(MintedToken),
     Inputs(Option<serde_json::Value>),
     Failure(Option<String>),
     CappedFrom(u64),
@@ -212,6 +215,7 @@ pub struct Journal {
     /// [`family::PER_ERA`] as `@<revision>` on every record.
     era_qualifier: Option<String>,
     tokens: Vec<TokenFacts>,
+    minted_tokens: Vec<MintedToken>,
     failure: Option<String>,
     bundle_cap: u64,
     capped_from: Option<u64>,
@@ -373,6 +377,7 @@ impl Journal {
             era_qualifier: None,
             sealed_as: None,
             tokens: Vec::new(),
+            minted_tokens: Vec::new(),
             failure: None,
             bundle_cap,
             capped_from: None,
@@ -658,6 +663,21 @@ impl Journal {
         self.update(&Update::Token(facts));
     }
 
+    /// Facts about the tokens the probe grants obtained.
+    pub fn minted_tokens(&self) -> &[MintedToken] {
+        &self.minted_tokens
+    }
+
+    /// Add the facts of a token a probe grant obtained (never the run's credential:
+    /// they go to `minted_tokens`, not `tokens`). Redacted like [`Journal::push_token`];
+    /// the token itself must have been registered as a secret before (the OAuth module
+    /// registers an answer's secrets before it records the answer).
+    pub fn push_minted(&mut self, facts: MintedToken) {
+        let facts = self.redactor.lock().scrub_serde(&facts);
+        self.minted_tokens.push(facts.clone());
+        self.update(&Update::Minted(facts));
+    }
+
     /// Why the run failed or stopped (redacted), if it did.
     pub fn failure(&self) -> Option<&str> {
         self.failure.as_deref()
@@ -843,6 +863,7 @@ impl Journal {
             target: self.target.clone(),
             session: self.session.clone(),
             tokens: self.tokens.clone(),
+            minted_tokens: self.minted_tokens.clone(),
             records: Vec::new(),
             chain_head: Vec::new(),
         };
@@ -966,6 +987,7 @@ fn scrub_head(head: &Evidence, red: &Redactor, bundle_path: &Path) -> Result<Evi
     if red.leaks(&encode(&head)) {
         head.session = None;
         head.tokens.clear();
+        head.minted_tokens.clear();
         head.run.inputs = None;
         head.run.failure = Some(format!("session, tokens and inputs {WITHHELD}"));
     }
@@ -1240,6 +1262,7 @@ pub fn recover(journal: &Path, key: &SecretKey) -> Result<Recovered, RecoverErro
         )));
     }
     let (mut target, mut session, mut tokens) = (header.target.clone(), None, Vec::new());
+    let mut minted_tokens = Vec::new();
     let (mut inputs, mut failure, mut capped_from) = (None, None, None);
     let (mut head, mut count) = (genesis(&header.run_id), 0u64);
     let (mut dropped, mut torn_at, mut synced) = (0u64, None, None);
@@ -1269,6 +1292,7 @@ pub fn recover(journal: &Path, key: &SecretKey) -> Result<Recovered, RecoverErro
                         Update::Target(t) => target = t,
                         Update::Session(s) => session = *s,
                         Update::Token(t) => tokens.push(t),
+                        Update::Minted(m) => minted_tokens.push(m),
                         Update::Inputs(i) => inputs = i,
                         Update::Failure(f) => failure = f,
                         Update::CappedFrom(s) => capped_from = Some(s),
@@ -1332,6 +1356,7 @@ pub fn recover(journal: &Path, key: &SecretKey) -> Result<Recovered, RecoverErro
         target,
         session,
         tokens,
+        minted_tokens,
         records: Vec::new(),
         chain_head: Vec::new(),
     };

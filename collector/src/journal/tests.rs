@@ -297,21 +297,54 @@ fn a_write_is_synced_within_the_interval_without_a_mark() {
 }
 
 #[test]
-fn a_layout_2_journal_is_still_recovered() {
+fn layout_2_and_3_journals_are_still_recovered() {
+    for older in [2u8, 3] {
+        let dir = tempfile::tempdir().unwrap();
+        let j = Journal::create(dir.path(), "t", target(), options(), Redactor::new()).unwrap();
+        let path = j.journal_path().to_path_buf();
+        drop(j);
+        let mut bytes = std::fs::read(&path).unwrap();
+        // The header is the first item; its `journal` field is the map's first entry.
+        let current = [b"journal".as_slice(), &[JOURNAL_VERSION as u8]].concat();
+        let at = bytes
+            .windows(8)
+            .position(|w| w == current.as_slice())
+            .expect("the version in the header");
+        bytes[at + 7] = older;
+        std::fs::write(&path, &bytes).unwrap();
+        let r = recover(&path, &SecretKey::from_seed([1; 32])).unwrap();
+        assert_eq!((r.records, r.synced), (0, None), "layout {older}");
+    }
+}
+
+#[test]
+fn minted_token_facts_are_recovered_from_the_journal() {
+    use mcp_probe_schema::model::{MintedToken, TokenFacts};
     let dir = tempfile::tempdir().unwrap();
-    let j = Journal::create(dir.path(), "t", target(), options(), Redactor::new()).unwrap();
+    let mut j = Journal::create(dir.path(), "t", target(), options(), Redactor::new()).unwrap();
+    j.add_secret(b"minted-token-0123456789", "access-token");
+    let facts = MintedToken {
+        leg: mcp_probe_schema::vocab::leg::FOREIGN_MINT.to_string(),
+        seq: Some(0),
+        requested_resource: Some("https://cis-probe.invalid/wrong-audience".into()),
+        login_resource: Some("http://127.0.0.1:1/mcp".into()),
+        token: TokenFacts {
+            source: "oauth-grant".into(),
+            fingerprint: mcp_probe_schema::bundle::fingerprint(b"minted-token-0123456789"),
+            jwt_header: None,
+            jwt_claims: None,
+            expires_in: Some(600),
+            scope: None,
+            token_type: Some("Bearer".into()),
+        },
+    };
+    j.push_minted(facts.clone());
     let path = j.journal_path().to_path_buf();
     drop(j);
-    let mut bytes = std::fs::read(&path).unwrap();
-    // The header is the first item; its `journal` field is the map's first entry.
-    let at = bytes
-        .windows(8)
-        .position(|w| w == b"journal\x03")
-        .expect("the version in the header");
-    bytes[at + 7] = 2;
-    std::fs::write(&path, &bytes).unwrap();
     let r = recover(&path, &SecretKey::from_seed([1; 32])).unwrap();
-    assert_eq!((r.records, r.synced), (0, None));
+    let v = mcp_probe_schema::open(&std::fs::read(&r.bundle).unwrap(), &[]).unwrap();
+    assert_eq!(v.evidence.minted_tokens, vec![facts]);
+    assert!(v.evidence.tokens.is_empty());
 }
 
 #[test]

@@ -237,6 +237,8 @@ pub(super) fn default_class(endpoint: &url::Url) -> AddrClass {
 pub(super) struct Answer {
     pub(super) status: u16,
     pub(super) json: Value,
+    /// Seq of the record of the exchange.
+    pub(super) seq: u64,
 }
 
 impl Login {
@@ -552,10 +554,7 @@ impl Login {
                 } else {
                     Value::Null
                 };
-                Ok(Answer {
-                    status: r.status,
-                    json,
-                })
+                Ok((r.status, json))
             }
             HttpOutcome::Error(e) => Err(LoginError::Transport {
                 leg,
@@ -573,15 +572,16 @@ impl Login {
             })
         });
         let mut j = lock(journal);
-        if let Ok(a) = &answer {
-            for v in response_publics(&a.json) {
+        if let Ok((_, json)) = &answer {
+            for v in response_publics(json) {
                 j.add_public(v.as_bytes());
             }
-            for (v, what) in response_secrets(&a.json) {
+            for (v, what) in response_secrets(json) {
                 j.add_secret(v.as_bytes(), what);
             }
         }
-        sent.record(&mut j, tls_leg, leg);
+        let seq = sent.record(&mut j, tls_leg, leg);
+        let answer = answer.map(|(status, json)| Answer { status, json, seq });
         if let Some((ip, class)) = rebound {
             return Err(LoginError::Refused {
                 url,

@@ -117,15 +117,16 @@ impl Sent {
         }
     }
 
-    /// Record the TLS handshake (under `tls_leg`) and then the exchange (under `leg`).
-    pub fn record(mut self, j: &mut Journal, tls_leg: LegId, leg: LegId) {
+    /// Record the TLS handshake (under `tls_leg`) and then the exchange (under `leg`);
+    /// the seq of the exchange's record.
+    pub fn record(mut self, j: &mut Journal, tls_leg: LegId, leg: LegId) -> u64 {
         self.record_tls(j, tls_leg);
         j.record(
             &[leg],
             self.started_at,
             self.duration.as_micros() as u64,
             Observation::Http(self.exchange),
-        );
+        )
     }
 }
 

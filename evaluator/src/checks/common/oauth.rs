@@ -1,4 +1,4 @@
-//! The OAuth reading shared by 3.1.2, 3.2.2, 3.3.1, 3.3.2, 3.3.4 and 3.3.5.
+//! The OAuth reading shared by 3.1.2, 3.2.2, 3.3.1, 3.3.2, 3.3.4, 3.3.5 and 7.2.1.
 //!
 //! Nothing here sends anything: the collector records, the checks decide. The checks read
 //!
@@ -11,7 +11,9 @@
 //!   / OIDC forms per advertised authorization server (at most
 //!   [`mcp_probe_schema::vocab::well_known::AS_LIST_CAP`]) (`discovery`, `uris`);
 //! * `payload.tokens`: facts about the access tokens the run held, never the tokens
-//!   (`tokens`).
+//!   (`tokens`);
+//! * `payload.minted_tokens`: facts about the token 3.3.1b's wrong-audience grant minted
+//!   (`mint`: does it really name another resource? read by 3.3.1 and 7.2.1).
 //!
 //! "Offers OAuth" is any of: the endpoint refused an unauthenticated request with 401/403
 //! (unless every challenge names a non-OAuth scheme only, such as `Basic`), a token is
@@ -30,6 +32,7 @@ pub(crate) mod challenge;
 pub(crate) mod discovery;
 pub(crate) mod facts;
 pub(crate) mod gate;
+pub(crate) mod mint;
 #[cfg(test)]
 pub(crate) mod testing;
 pub(crate) mod tokens;

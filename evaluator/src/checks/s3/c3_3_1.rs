@@ -16,7 +16,13 @@
 //!   is presented on a complete `tools/list` (session id, version header, `_meta`) next to
 //!   the same request with the probe's own token (a refusal of an incomplete request
 //!   would say nothing about the audience): control not accepted →
-//!   unknown (not attributable); foreign 401/403 → pass; foreign 2xx → fail.
+//!   unknown (not attributable); foreign 401/403 → pass; foreign 2xx → fail. The minted
+//!   token's recorded facts (`payload.minted_tokens`, `checks::common::oauth::mint`) come
+//!   first: a JWT naming the audited resource means the authorization server ignored
+//!   `resource` and nothing foreign was presented → unknown, whatever the answer; an
+//!   opaque token (or a JWT without `aud`) accepted → unknown (the binding is
+//!   unverified); a bundle whose collector did not record the facts is graded as before,
+//!   the note naming what is missing.
 //!
 //! Gate (shared with 3.2.2, by delegation): no endpoint → ERROR; no token held → UNKNOWN
 //! when the server offers OAuth (or discovery was unread), N/A when the absence of OAuth
@@ -30,6 +36,7 @@ use serde_json::{json, Map, Value};
 use crate::check::{Check, Context, Legs, Needs};
 use crate::checks::common::oauth::challenge::carries_credential;
 use crate::checks::common::oauth::gate::{combine, legs_map};
+use crate::checks::common::oauth::mint::{binding, Binding};
 use crate::checks::common::oauth::tokens::{audiences, claims};
 use crate::checks::common::oauth::uris::strip_slash;
 use crate::checks::s3::c3_2_2::C3_2_2;
@@ -342,6 +349,8 @@ fn leg_c(ev: &Evidence) -> Downstream {
 struct Mint {
     leg: Leg,
     resource: Option<String>,
+    /// How the presented minted token is bound ([`Binding::kind`]), when one was presented.
+    binding: Option<&'static str>,
 }
 
 fn skip_reason(ev: &Evidence, l: LegId) -> Option<String> {
@@ -384,6 +393,7 @@ fn leg_b(ev: &Evidence, held: &[String]) -> Mint {
         return Mint {
             leg: Leg::new(LEG_B, LegOutcome::Unknown, why),
             resource: None,
+            binding: None,
         };
     };
     let resource = form_param(&m.http.request.body.bytes, "resource");
@@ -394,6 +404,7 @@ fn leg_b(ev: &Evidence, held: &[String]) -> Mint {
     let unknown = |note: String| Mint {
         leg: Leg::new(LEG_B, LegOutcome::Unknown, note),
         resource: resource.clone(),
+        binding: None,
     };
     let Some(status) = m.status() else {
         return unknown(format!(
@@ -456,6 +467,7 @@ fn leg_b(ev: &Evidence, held: &[String]) -> Mint {
         ));
     }
     let (cs, fs) = (c.status(), f.status());
+    let bound = binding(ev, minted, resource.as_deref().unwrap_or("(no resource)"));
     let pair = format!(
         "control tools/list with the probe's own token {} (record #{}), the same with the token minted for \
          {named} {} (record #{})",
@@ -470,22 +482,39 @@ fn leg_b(ev: &Evidence, held: &[String]) -> Mint {
             LegOutcome::Unknown,
             "the control was not accepted, so a refusal of the minted token is not attributable to its audience",
         ),
+        // A token for the audited resource: neither a refusal nor an acceptance says
+        // anything about the audience.
+        _ if matches!(bound, Binding::Audited(_)) => (
+            LegOutcome::Unknown,
+            "not decidable from this pair",
+        ),
         (_, Some(401 | 403)) => (
             LegOutcome::Pass,
             "the server refuses a token minted for another resource",
         ),
-        (_, Some(f)) if (200..300).contains(&f) => (
+        (_, Some(f)) if (200..300).contains(&f) && bound.acceptance_fails() => (
             LegOutcome::Fail,
             "the server accepted a token minted for another resource (its audience is not validated)",
+        ),
+        (_, Some(f)) if (200..300).contains(&f) => (
+            LegOutcome::Unknown,
+            "the server accepted the minted token, which is not attributable to its audience validation",
         ),
         _ => (
             LegOutcome::Unknown,
             "the minted token drew neither 401/403 nor an acceptance",
         ),
     };
+    // What the minted token's facts say: every reading but a foreign token that was
+    // not accepted (the verdict says it all then).
+    let facts = match &bound {
+        Binding::Foreign(_) if o != LegOutcome::Fail => String::new(),
+        b => format!("; {}", b.sentence()),
+    };
     Mint {
-        leg: Leg::new(LEG_B, o, format!("{verdict}: {pair}; {restored}")),
+        leg: Leg::new(LEG_B, o, format!("{verdict}: {pair}{facts}; {restored}")),
         resource,
+        binding: Some(bound.kind()),
     }
 }
 
@@ -508,6 +537,10 @@ struct Check3_3_1Facts {
     candidates_refused: Map<String, Value>,
     /// The resource the wrong-audience token was asked for (3.3.1b).
     wrong_resource: Option<String>,
+    /// How the minted token presented by 3.3.1b is bound, from its recorded facts
+    /// (`audited_resource`, `unverified`, `foreign`, `not_recorded`); null when none was
+    /// presented.
+    minted_binding: Option<&'static str>,
     hosts_probed: Vec<String>,
     /// 3.3.1c outcome per candidate URL.
     downstream_outcomes: Map<String, Value>,
@@ -629,7 +662,7 @@ impl Check for Check3_3_1 {
         } else {
             (not_sent(LEG_C), Map::new(), Map::new(), Vec::new())
         };
-        let (b, resource) = if ev.has_leg(leg::FOREIGN_MINT) {
+        let (b, resource, minted_binding) = if ev.has_leg(leg::FOREIGN_MINT) {
             for l in [
                 leg::FOREIGN_MINT,
                 leg::FOREIGN_RESTORE,
@@ -639,9 +672,9 @@ impl Check for Check3_3_1 {
                 records.extend(ev.seqs(l));
             }
             let m = leg_b(ev, &held(ev));
-            (m.leg, m.resource)
+            (m.leg, m.resource, m.binding)
         } else {
-            (not_sent(LEG_B), None)
+            (not_sent(LEG_B), None, None)
         };
         let legs = vec![a, c, b];
         Outcome::from_legs(legs.clone(), REDUCTION)
@@ -651,6 +684,7 @@ impl Check for Check3_3_1 {
                 canonical_resource: canonical,
                 candidates_refused: refused,
                 wrong_resource: resource,
+                minted_binding,
                 hosts_probed: hosts,
                 downstream_outcomes: outcomes,
             })

@@ -3,14 +3,18 @@
 //! grant is spent) draws 401/403 on a complete `tools/list` that the probe's own token
 //! gets accepted (collector legs [`leg::FOREIGN_CONTROL`], [`leg::FOREIGN_TOKEN`]).
 //! Logging, alerting and client-side issuer validation are out of a client's reach (the
-//! reduction).
+//! reduction). Whether the presented token really names another resource is read from
+//! the minted token's recorded facts, as 3.3.1b reads it (`checks::common::oauth::mint`):
+//! a token for the audited resource (the authorization server ignored `resource`) or an
+//! opaque one that was accepted is UNKNOWN, never FAIL.
 
 use std::collections::BTreeMap;
 
-use mcp_probe_schema::vocab::leg;
+use mcp_probe_schema::vocab::{header, leg};
 use serde::Serialize;
 
 use crate::check::{Check, Context, Legs};
+use crate::checks::common::oauth::mint::{binding, minted_facts, Binding};
 use crate::evidence::{Evidence, Exchange};
 use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome, Outcome};
@@ -35,11 +39,52 @@ struct AudienceFacts {
     wrong_audience_status: Option<u16>,
     /// A token minted for another resource was presented.
     had_foreign_audience_token: bool,
+    /// How that token is bound, from its recorded facts (`audited_resource`,
+    /// `unverified`, `foreign`, `not_recorded`); null when none was presented.
+    minted_binding: Option<&'static str>,
 }
 
 const REDUCTION_7_2_1: &str = "not covered: 7.2.1b (the refusal is logged as a structured event with an \
      error code), 7.2.1c (an alert rule fires and is routed), 7.2.1d (client-side issuer validation binds \
      the client, not the server); only the server's refusal of a foreign-audience token is observed";
+
+/// How the token presented by `foreign` (the `3.3.1b.foreign` request) is bound, from
+/// the minted token's facts: the fingerprint its `Authorization` carries, the resource
+/// the `3.3.1b.mint` grant named.
+fn binding_of(ev: &Evidence, foreign: &Exchange<'_>) -> Binding {
+    let presented = foreign
+        .http
+        .request
+        .headers
+        .iter()
+        .find(|h| h.name.eq_ignore_ascii_case(header::AUTHORIZATION))
+        .map(|h| {
+            let v = h.value_str();
+            let v = v.trim();
+            v.split_once(' ').map_or(v, |(_, t)| t.trim()).to_string()
+        })
+        .unwrap_or_default();
+    let named = ev
+        .exchanges(leg::FOREIGN_MINT)
+        .last()
+        .and_then(|m| {
+            url::form_urlencoded::parse(&m.http.request.body.bytes)
+                .find(|(k, _)| k == "resource")
+                .map(|(_, v)| v.into_owned())
+        })
+        .or_else(|| minted_facts(ev, &presented).and_then(|m| m.requested_resource.clone()))
+        .unwrap_or_else(|| "(no resource)".into());
+    binding(ev, &presented, &named)
+}
+
+/// The minted token's facts for the evidence: every reading but a foreign token that
+/// was not accepted.
+fn noted(b: &Binding, accepted: bool) -> String {
+    match b {
+        Binding::Foreign(_) if !accepted => String::new(),
+        b => format!("; {}", b.sentence()),
+    }
+}
 
 impl Check for Check7_2_1 {
     /// The foreign-token leg is recorded by every current collector (sent, or skipped
@@ -62,6 +107,7 @@ impl Check for Check7_2_1 {
             Some(s) => format!("HTTP {s} (record #{})", x.seq()),
             None => format!("no answer (record #{})", x.seq()),
         };
+        let mut minted_binding = None;
         let (outcome, note) = match (&control, &foreign) {
             (_, None) => {
                 let why = ev
@@ -90,6 +136,8 @@ impl Check for Check7_2_1 {
                     shown(c),
                     shown(f)
                 );
+                let bound = binding_of(ev, f);
+                minted_binding = Some(bound.kind());
                 match (c.status(), f.status()) {
                     (Some(cs), _) if !(200..300).contains(&cs) => (
                         LegOutcome::Unknown,
@@ -106,15 +154,32 @@ impl Check for Check7_2_1 {
                         LegOutcome::Error,
                         format!("{pair}; the foreign-audience request got no answer"),
                     ),
+                    // A token for the audited resource: nothing foreign was presented.
+                    _ if matches!(bound, Binding::Audited(_)) => (
+                        LegOutcome::Unknown,
+                        format!("{pair}; {}: not decidable from this pair", bound.sentence()),
+                    ),
                     (_, Some(401 | 403)) => (
                         LegOutcome::Pass,
-                        format!("{pair}: a token for another audience is refused"),
+                        format!(
+                            "{pair}: a token for another audience is refused{}",
+                            noted(&bound, false)
+                        ),
                     ),
-                    (_, Some(fs)) if (200..300).contains(&fs) => (
+                    (_, Some(fs)) if (200..300).contains(&fs) && bound.acceptance_fails() => (
                         LegOutcome::Fail,
                         format!(
                             "{pair}: a token minted for another resource was accepted (the server does not \
-                             validate its own audience)"
+                             validate its own audience){}",
+                            noted(&bound, true)
+                        ),
+                    ),
+                    (_, Some(fs)) if (200..300).contains(&fs) => (
+                        LegOutcome::Unknown,
+                        format!(
+                            "{pair}: the minted token was accepted, which is not attributable to the server's \
+                             audience validation{}",
+                            noted(&bound, true)
                         ),
                     ),
                     _ => (
@@ -131,6 +196,7 @@ impl Check for Check7_2_1 {
                 control_status: control.as_ref().and_then(Exchange::status),
                 wrong_audience_status: foreign.as_ref().and_then(Exchange::status),
                 had_foreign_audience_token: foreign.is_some(),
+                minted_binding,
             })
     }
 }
@@ -138,12 +204,15 @@ impl Check for Check7_2_1 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixture::{evidence, exchange, session, skipped};
+    use crate::fixture::{evidence, exchange, session, skipped, ENDPOINT};
     use crate::grade::run;
     use crate::verdict::Verdict;
+    use mcp_probe_schema::bundle::fingerprint;
     use mcp_probe_schema::model::{ErrorKind, HttpOutcome, Observation, Record, TransportError};
+    use mcp_probe_schema::model::{Header, MintedToken, TokenFacts};
     use mcp_probe_schema::vocab::LegId;
     use serde_json::json;
+    use serde_json::Value;
 
     const LIST: &str = r#"{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{}}"#;
 
@@ -224,6 +293,123 @@ mod tests {
         }
         let o = graded(vec![rec(leg::FOREIGN_CONTROL, 200), f]);
         assert_eq!(o.verdict, Verdict::Error, "{o:?}");
+    }
+
+    const FOREIGN: &str = "https://cis-probe.invalid/wrong-audience";
+
+    /// The mint (naming [`FOREIGN`], answered with the token of fingerprint `b"minted"`),
+    /// then the pair with each request's credential, graded with the mint's facts.
+    fn minted_pair(foreign: u16, facts: Option<MintedToken>) -> Outcome {
+        let auth = |mut r: Record, t: &[u8]| {
+            if let Observation::Http(x) = &mut r.observation {
+                x.request.headers.push(Header::new(
+                    "Authorization",
+                    format!("Bearer {}", fingerprint(t)),
+                ));
+            }
+            r
+        };
+        let mint = exchange(
+            &[leg::FOREIGN_MINT],
+            &format!(
+                "grant_type=refresh_token&resource={}",
+                url::form_urlencoded::byte_serialize(FOREIGN.as_bytes()).collect::<String>()
+            ),
+            200,
+            "application/json",
+            &json!({"access_token": fingerprint(b"minted"), "token_type": "Bearer"}).to_string(),
+            &[],
+        );
+        let mut ev = evidence(
+            Some(session(Some("2025-11-25"), json!({"tools": {}}), None)),
+            vec![
+                mint,
+                auth(rec(leg::FOREIGN_CONTROL, 200), b"own"),
+                auth(rec(leg::FOREIGN_TOKEN, foreign), b"minted"),
+            ],
+        );
+        ev.payload.minted_tokens = facts.into_iter().collect();
+        run(&C7_2_1, &ev, &Context::default())
+    }
+
+    /// Facts of the minted token: a JWT naming `aud`, or opaque (`None`).
+    fn facts(aud: Option<Value>) -> MintedToken {
+        MintedToken {
+            leg: leg::FOREIGN_MINT.to_string(),
+            seq: Some(0),
+            requested_resource: Some(FOREIGN.into()),
+            login_resource: Some(ENDPOINT.into()),
+            token: TokenFacts {
+                source: "oauth-grant".into(),
+                fingerprint: fingerprint(b"minted"),
+                jwt_header: aud.as_ref().map(|_| json!({"alg": "RS256"})),
+                jwt_claims: aud.map(|a| json!({"aud": a, "iss": "http://127.0.0.1:9"})),
+                expires_in: Some(600),
+                scope: None,
+                token_type: Some("Bearer".into()),
+            },
+        }
+    }
+
+    #[test]
+    fn a_mint_naming_the_audited_resource_is_unknown_not_fail() {
+        for aud in [json!(ENDPOINT), json!(["https://x.example", ENDPOINT])] {
+            let o = minted_pair(200, Some(facts(Some(aud))));
+            assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
+            assert!(
+                o.evidence.contains(
+                    "the authorization server ignored the RFC 8707 resource parameter: the token minted \
+                     for https://cis-probe.invalid/wrong-audience names"
+                ) && o.evidence.contains("no foreign token was presented"),
+                "{}",
+                o.evidence
+            );
+            assert_eq!(o.details["minted_binding"], json!("audited_resource"));
+        }
+        let o = minted_pair(401, Some(facts(Some(json!(ENDPOINT)))));
+        assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
+    }
+
+    #[test]
+    fn a_mint_naming_another_audience_accepted_fails() {
+        for aud in [json!(FOREIGN), json!("https://api.example.com")] {
+            let o = minted_pair(200, Some(facts(Some(aud))));
+            assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
+            assert!(o.evidence.contains("names"), "{}", o.evidence);
+            assert_eq!(o.details["minted_binding"], json!("foreign"));
+        }
+        assert_eq!(
+            minted_pair(401, Some(facts(Some(json!(FOREIGN))))).verdict,
+            Verdict::Pass
+        );
+    }
+
+    #[test]
+    fn an_opaque_mint_accepted_is_unknown() {
+        let o = minted_pair(200, Some(facts(None)));
+        assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
+        assert!(
+            o.evidence.contains("opaque") && o.evidence.contains("the binding is unverified"),
+            "{}",
+            o.evidence
+        );
+        assert_eq!(minted_pair(401, Some(facts(None))).verdict, Verdict::Pass);
+    }
+
+    #[test]
+    fn an_older_bundle_without_the_mint_facts_keeps_its_verdict_and_says_so() {
+        let o = minted_pair(200, None);
+        assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
+        assert!(
+            o.evidence.contains(
+                "the minted token's claims were not recorded by the collector that wrote this bundle \
+                 (mcp-collect 0.0.0-test, build test: no minted_tokens entry for 3.3.1b.mint)"
+            ),
+            "{}",
+            o.evidence
+        );
+        assert_eq!(o.details["minted_binding"], json!("not_recorded"));
+        assert_eq!(minted_pair(401, None).verdict, Verdict::Pass);
     }
 
     #[test]

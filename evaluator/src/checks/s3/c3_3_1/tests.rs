@@ -5,7 +5,7 @@ use crate::fixture::{evidence, exchange, session, skipped};
 use crate::grade::run;
 use mcp_probe_schema::bundle::fingerprint;
 use mcp_probe_schema::model::{
-    Header, HttpExchange, HttpOutcome, Observation, Record, TransportError,
+    Header, HttpExchange, HttpOutcome, MintedToken, Observation, Record, TransportError,
 };
 
 const RS: &str = "http://127.0.0.1:8080/mcp";
@@ -183,7 +183,17 @@ fn pair(control: u16, foreign: u16) -> Vec<Record> {
     ]
 }
 
-fn graded(tokens: Vec<TokenFacts>, mut records: Vec<Record>, session_rev: Option<&str>) -> Outcome {
+fn graded(tokens: Vec<TokenFacts>, records: Vec<Record>, session_rev: Option<&str>) -> Outcome {
+    graded_minted(tokens, records, session_rev, Vec::new())
+}
+
+/// As [`graded`], with the collector's facts of the tokens its probe grants obtained.
+fn graded_minted(
+    tokens: Vec<TokenFacts>,
+    mut records: Vec<Record>,
+    session_rev: Option<&str>,
+    minted: Vec<MintedToken>,
+) -> Outcome {
     let mut all = vec![detect(200), prm_doc(RS)];
     all.append(&mut records);
     let mut ev = evidence(Some(session(session_rev, json!({"tools": {}}), None)), all);
@@ -192,6 +202,7 @@ fn graded(tokens: Vec<TokenFacts>, mut records: Vec<Record>, session_rev: Option
         s.authenticated = !tokens.is_empty();
     }
     ev.payload.tokens = tokens;
+    ev.payload.minted_tokens = minted;
     run(&C3_3_1, &ev, &Context::default())
 }
 
@@ -471,4 +482,136 @@ fn leg_c_refused_candidates_are_listed() {
     assert!(o.details["candidates_refused"]["https://evil.example/me"]
         .as_str()
         .is_some_and(|s| s.contains("not the endpoint host")));
+}
+
+// ---------------------------------------------------------------------------------------
+// 3.3.1b: what the minted token's recorded facts say
+// ---------------------------------------------------------------------------------------
+
+const FOREIGN: &str = "http://127.0.0.1:1/mcp";
+
+/// The collector's facts of the token the wrong-audience grant minted (fingerprint of
+/// `b"foreign"`, as [`minted_body`] answers): a JWT naming `aud`, or opaque (`None`).
+fn mint_facts(aud: Option<Value>) -> MintedToken {
+    let mut token = jwt_facts(aud.clone().unwrap_or(Value::Null));
+    token.source = "oauth-grant".into();
+    token.fingerprint = fingerprint(b"foreign");
+    if aud.is_none() {
+        token.jwt_header = None;
+        token.jwt_claims = None;
+    }
+    MintedToken {
+        leg: leg::FOREIGN_MINT.to_string(),
+        seq: Some(3),
+        requested_resource: Some(FOREIGN.into()),
+        login_resource: Some(RS.into()),
+        token,
+    }
+}
+
+/// The minted pair (control `control`, foreign `foreign`) with the mint's facts.
+fn minted_with(control: u16, foreign: u16, facts: Option<MintedToken>) -> Outcome {
+    let mut r = vec![
+        no_downstream(),
+        mint(200, minted_body(), FOREIGN),
+        restore(200),
+    ];
+    r.extend(pair(control, foreign));
+    graded_minted(
+        vec![jwt_facts(json!(RS))],
+        r,
+        Some("2025-11-25"),
+        facts.into_iter().collect(),
+    )
+}
+
+#[test]
+fn leg_b_a_mint_naming_the_audited_resource_is_unknown_not_fail() {
+    // The AS ignored `resource`: the "foreign" token names the audited resource (one
+    // trailing slash ignored, a string or an array), and the server rightly accepts it.
+    for aud in [json!(RS), json!(format!("{RS}/")), json!([RS])] {
+        let o = minted_with(200, 200, Some(mint_facts(Some(aud.clone()))));
+        assert_ne!(o.verdict, Verdict::Fail, "{aud}: {o:?}");
+        assert_leg(
+            &o,
+            LEG_B,
+            LegOutcome::Unknown,
+            "the authorization server ignored the RFC 8707 resource parameter: the token minted for \
+             http://127.0.0.1:1/mcp names",
+        );
+        assert!(
+            note_of(&o, LEG_B).contains("no foreign token was presented"),
+            "{o:?}"
+        );
+        assert_eq!(o.details["minted_binding"], json!("audited_resource"));
+    }
+    // Refused all the same: still not decidable (nothing foreign was presented).
+    let o = minted_with(200, 401, Some(mint_facts(Some(json!(RS)))));
+    assert_leg(
+        &o,
+        LEG_B,
+        LegOutcome::Unknown,
+        "not decidable from this pair",
+    );
+}
+
+#[test]
+fn leg_b_a_mint_naming_the_foreign_or_another_audience_and_accepted_fails() {
+    let o = minted_with(200, 200, Some(mint_facts(Some(json!(FOREIGN)))));
+    assert_leg(
+        &o,
+        LEG_B,
+        LegOutcome::Fail,
+        "the token minted for http://127.0.0.1:1/mcp names http://127.0.0.1:1/mcp",
+    );
+    assert_eq!(o.verdict, Verdict::Fail);
+    assert_eq!(o.details["minted_binding"], json!("foreign"));
+    // A tenant's default audience that is not the audited resource: a token for another
+    // resource all the same.
+    let o = minted_with(
+        200,
+        200,
+        Some(mint_facts(Some(json!("https://api.example.com")))),
+    );
+    assert_leg(&o, LEG_B, LegOutcome::Fail, "not the audited resource");
+    // Refused: pass, as before.
+    let o = minted_with(200, 401, Some(mint_facts(Some(json!(FOREIGN)))));
+    assert_eq!(leg_of(&o, LEG_B), LegOutcome::Pass, "{o:?}");
+}
+
+#[test]
+fn leg_b_an_opaque_or_audienceless_mint_accepted_is_unknown_refused_passes() {
+    let o = minted_with(200, 200, Some(mint_facts(None)));
+    assert_leg(&o, LEG_B, LegOutcome::Unknown, "the binding is unverified");
+    assert!(note_of(&o, LEG_B).contains("opaque"), "{o:?}");
+    assert_ne!(o.verdict, Verdict::Fail, "{o:?}");
+    assert_eq!(o.details["minted_binding"], json!("unverified"));
+    let mut no_aud = mint_facts(Some(json!(RS)));
+    no_aud.token.jwt_claims = Some(json!({"iss": "http://127.0.0.1:9"}));
+    let o = minted_with(200, 200, Some(no_aud));
+    assert_leg(&o, LEG_B, LegOutcome::Unknown, "without an aud claim");
+    // A refusal of it is still a refusal.
+    let o = minted_with(200, 403, Some(mint_facts(None)));
+    assert_eq!(leg_of(&o, LEG_B), LegOutcome::Pass, "{o:?}");
+}
+
+#[test]
+fn leg_b_an_older_bundle_without_the_mint_facts_keeps_its_verdict_and_says_so() {
+    let o = minted_with(200, 200, None);
+    assert_leg(
+        &o,
+        LEG_B,
+        LegOutcome::Fail,
+        "the minted token's claims were not recorded by the collector that wrote this bundle \
+         (mcp-collect 0.0.0-test, build test: no minted_tokens entry for 3.3.1b.mint)",
+    );
+    assert_eq!(o.verdict, Verdict::Fail);
+    assert_eq!(o.details["minted_binding"], json!("not_recorded"));
+    let o = minted_with(200, 401, None);
+    assert_leg(&o, LEG_B, LegOutcome::Pass, "were not recorded");
+    // Facts of another token (the restore's) do not stand for the mint's.
+    let mut other = mint_facts(Some(json!(RS)));
+    other.leg = leg::FOREIGN_RESTORE.to_string();
+    let o = minted_with(200, 200, Some(other));
+    assert_leg(&o, LEG_B, LegOutcome::Fail, "were not recorded");
 }

@@ -1,0 +1,82 @@
+//! 3.3.1 and 7.2.1 against an authorization server that ignores the RFC 8707 `resource`
+//! parameter (`LAB_RS_NORESOURCE`: py2-auth on `LAB_AS_NORESOURCE`, lab/oidc/as.js with
+//! `IGNORE_RESOURCE=1`; lab/README.md). The real `mcp-collect` logs in headlessly
+//! (`--no-browser`, lab/oidc/browser.sh plays the user), and its 3.3.1b grant naming
+//! `https://cis-probe.invalid/wrong-audience` is answered with a token for the audited
+//! resource, which the resource server rightly accepts. Nothing foreign was presented:
+//! neither check may FAIL, and both say the authorization server ignored `resource`.
+//!
+//! `mcp-collect` must be built first (`cargo build --workspace --bins`). Under `CI` a
+//! missing lab variable or binary fails this test instead of skipping it.
+
+mod support;
+
+use mcp_probe_evaluator::benchmark::implemented;
+use mcp_probe_evaluator::check::Context;
+use mcp_probe_evaluator::grade::run;
+use mcp_probe_evaluator::verdict::{LegOutcome, Verdict};
+use serde_json::json;
+use support::{collector, lab, leg};
+
+const VAR: &str = "LAB_RS_NORESOURCE";
+
+#[test]
+fn an_authorization_server_ignoring_resource_fails_neither_3_3_1_nor_7_2_1() {
+    let (Some(url), Some(bin)) = (lab(VAR), collector()) else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{VAR} missing or mcp-collect not built (lab/up.sh; cargo build --workspace --bins)"
+        );
+        eprintln!("skipping: {VAR} missing or mcp-collect not built");
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let r = support::collect_headless(&bin, dir.path(), &url, &[]);
+    assert!(r.logged_in, "{}", r.stderr);
+    let ev = &r.evidence;
+
+    // The collector recorded what was minted: a JWT for the audited resource, asked for
+    // the wrong audience.
+    let mint = ev
+        .payload
+        .minted_tokens
+        .iter()
+        .find(|m| m.leg == "3.3.1b.mint")
+        .unwrap_or_else(|| panic!("no mint facts: {:?}", ev.payload.minted_tokens));
+    assert_eq!(
+        mint.requested_resource.as_deref(),
+        Some("https://cis-probe.invalid/wrong-audience")
+    );
+    let claims = mint.token.jwt_claims.as_ref().expect("a JWT");
+    assert_eq!(claims["aud"], json!(url), "{claims}");
+    assert_eq!(mint.login_resource.as_deref(), Some(url.as_str()));
+
+    let cx = Context::default();
+    let o = run(implemented("3.3.1").expect("3.3.1"), ev, &cx);
+    assert_ne!(o.verdict, Verdict::Fail, "{o:?}");
+    assert_eq!(leg(&o, "3.3.1b"), LegOutcome::Unknown, "{o:?}");
+    let b = &o
+        .legs
+        .iter()
+        .find(|l| l.id == "3.3.1b")
+        .expect("3.3.1b")
+        .note;
+    assert!(
+        b.contains("the authorization server ignored the RFC 8707 resource parameter")
+            && b.contains("no foreign token was presented"),
+        "{b}"
+    );
+    // The server did accept the token: that is what made 3.3.1b FAIL before.
+    assert!(b.contains("HTTP 200"), "{b}");
+    assert_eq!(o.details["minted_binding"], json!("audited_resource"));
+
+    let o = run(implemented("7.2.1").expect("7.2.1"), ev, &cx);
+    assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
+    assert!(
+        o.evidence
+            .contains("the authorization server ignored the RFC 8707 resource parameter"),
+        "{}",
+        o.evidence
+    );
+    assert_eq!(o.details["wrong_audience_status"], json!(200));
+}
