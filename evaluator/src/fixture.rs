@@ -35,6 +35,7 @@ pub fn session(
         negotiated_in: Some(0),
         other_eras: Vec::new(),
         authorization_defaults: None,
+        dpop: None,
     }
 }
 

@@ -109,6 +109,7 @@ pub fn evidence(endpoint: &str, records: Vec<Record>) -> Evidence {
             negotiated_in: Some(0),
             other_eras: Vec::new(),
             authorization_defaults: None,
+            dpop: None,
         }),
         tokens: Vec::new(),
         records,

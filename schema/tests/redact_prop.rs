@@ -644,6 +644,7 @@ proptest! {
             negotiated_in: Some(0),
             other_eras: Vec::new(),
             authorization_defaults: None,
+            dpop: None,
         };
         let clean = redactor.scrub_serde(&session);
         let mut cbor = Vec::new();
