@@ -163,7 +163,8 @@ struct JournalHeader {
 #[serde(rename_all = "snake_case")]
 enum Update {
     Target(Target),
-    Session(Option<Session>),
+    // Boxed: the largest variant by far (serde reads and writes it as the value itself).
+    Session(Box<Option<Session>>),
     Token(TokenFacts),
     Inputs(Option<serde_json::Value>),
     Failure(Option<String>),
@@ -633,7 +634,7 @@ impl Journal {
     /// Set the session.
     pub fn set_session(&mut self, session: Option<Session>) {
         self.session = self.redactor.lock().scrub_serde(&session);
-        self.update(&Update::Session(self.session.clone()));
+        self.update(&Update::Session(Box::new(self.session.clone())));
     }
 
     /// Change the session, when there is one (server-reported values are redacted
@@ -1266,7 +1267,7 @@ pub fn recover(journal: &Path, key: &SecretKey) -> Result<Recovered, RecoverErro
                 Ok(u) => {
                     match u {
                         Update::Target(t) => target = t,
-                        Update::Session(s) => session = s,
+                        Update::Session(s) => session = *s,
                         Update::Token(t) => tokens.push(t),
                         Update::Inputs(i) => inputs = i,
                         Update::Failure(f) => failure = f,

@@ -145,6 +145,9 @@ pub struct Login {
     /// `--client-id`: use this client and never register one (its cache entries are the
     /// only ones used; without it, entries of a pre-registered client are not used).
     pub pre_registered: Option<PreRegistered>,
+    /// The run's RFC 9449 DPoP key, when the login uses DPoP (`dpop::prepare`): every
+    /// token request then carries a proof.
+    pub dpop: Option<std::sync::Arc<super::proof::Dpop>>,
 }
 
 impl std::fmt::Debug for Login {
@@ -220,6 +223,7 @@ pub(super) fn default_class(endpoint: &url::Url) -> AddrClass {
 pub(super) struct Answer {
     pub(super) status: u16,
     pub(super) json: Value,
+    pub(super) headers: Vec<Header>,
 }
 
 impl Login {
@@ -248,6 +252,7 @@ impl Login {
             on_authorize_url: None,
             redactor: crate::journal::SharedRedactor::new(),
             pre_registered: None,
+            dpop: None,
         })
     }
 
@@ -334,7 +339,7 @@ impl Login {
                 let fresh = t.expires_at.is_none_or(|at| {
                     at - now_s() > i64::try_from(self.min_validity.as_secs()).unwrap_or(i64::MAX)
                 });
-                if fresh && t.resource == self.resource {
+                if fresh && t.resource == self.resource && self.cached_token_usable(&t.token_type) {
                     return Ok(self.credential(journal, &entry, &t, path, Obtained::Cache));
                 }
                 if let (Some(rt), false) = (&t.refresh_token, secret_expired) {
@@ -467,6 +472,7 @@ impl Login {
                 Ok(Answer {
                     status: r.status,
                     json,
+                    headers: r.headers.clone(),
                 })
             }
             HttpOutcome::Error(e) => Err(LoginError::Transport {
@@ -493,6 +499,7 @@ impl Login {
                 j.add_secret(v.as_bytes(), what);
             }
         }
+        let leg = answer.as_ref().map_or(leg, |a| self.answer_leg(a, leg));
         sent.record(&mut j, tls_leg, leg);
         if let Some((ip, class)) = rebound {
             return Err(LoginError::Refused {

@@ -324,6 +324,8 @@ async fn login(
     login.redactor = lock(j).redactor().clone();
     let addrs = lock(j).target_ips();
     login.target_class = crate::oauth::guard::target_class(&addrs);
+    // RFC 9449 DPoP, decided before anything is registered or a code spent.
+    crate::oauth::dpop::prepare(&mut login, meta, found, j)?;
     let interactive = plan.no_browser || std::io::stdin().is_terminal();
     if !interactive {
         let cached = !plan.reauth && login.cache_file().ok().flatten().is_some();
@@ -335,6 +337,7 @@ async fn login(
         login.callback_timeout = std::time::Duration::from_secs(1);
     }
     let cred = login.obtain(&plan.client, j).await?;
+    probe.dpop = crate::oauth::dpop::prover_for(&login, &cred, j);
     Ok((cred.access_token, login))
 }
 
