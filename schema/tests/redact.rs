@@ -823,7 +823,11 @@ fn dpop_token_and_proof_are_fingerprinted() {
     );
     let proof = header(&x.request.headers, "DPoP", "DPoP kept");
     assert_eq!(proof.value_str(), fingerprint(PROOF.as_bytes()));
-    assert!(redacted(&r, "request.header:Authorization", Some("dpop-token")));
+    assert!(redacted(
+        &r,
+        "request.header:Authorization",
+        Some("dpop-token")
+    ));
     assert!(redacted(&r, "request.header:DPoP", Some("dpop-proof")));
     let enc = mcp_probe_schema::bundle::encode_record(&r);
     assert!(!contains(&enc, TOKEN.as_bytes()));
