@@ -146,6 +146,10 @@ struct SessionJ {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[schemars(default)]
     other_eras: Vec<EraJ>,
+    /// RFC 9449 DPoP as the login met it (`session.dpop`, docs/bundle.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(default)]
+    dpop: Option<Value>,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -520,6 +524,7 @@ fn session(s: &Session) -> SessionJ {
                 negotiated_in: o.negotiated_in,
             })
             .collect(),
+        dpop: s.dpop.as_ref().and_then(|d| serde_json::to_value(d).ok()),
     }
 }
 
