@@ -163,6 +163,10 @@ struct SessionJ {
     /// recorded; absent when none happened.
     #[serde(skip_serializing_if = "Option::is_none")]
     step_up: Option<Value>,
+    /// RFC 9449 DPoP as the login met it (`session.dpop`, docs/bundle.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(default)]
+    dpop: Option<Value>,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -566,6 +570,7 @@ fn session(s: &Session) -> SessionJ {
             .step_up
             .as_ref()
             .and_then(|x| serde_json::to_value(x).ok()),
+        dpop: s.dpop.as_ref().and_then(|d| serde_json::to_value(d).ok()),
     }
 }
 

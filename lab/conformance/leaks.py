@@ -4,7 +4,11 @@
 The suite's test authorization servers hand out fixed or predictable secrets: client
 secrets (`test-client-secret`, `test-secret-<ms>`, `conformance-test-secret`,
 `test-xaa-secret`), the authorization code `test-auth-code` and access tokens
-(`test-token`, `test-token-<ms>`, `test-token-prereg-<ms>`, `test-token-as...`). Scenarios
+(`test-token`, `test-token-<ms>`, `test-token-prereg-<ms>`, `test-token-as...`). DPoP-bound
+access tokens (auth/dpop, auth/dpop-nonce) are signed JWTs no fixed string names, and the
+client's own DPoP proofs are signed JWTs too: any compact JWS (three base64url segments,
+the first a JOSE header naming an `alg`) in a searched text is a hit, since a bundle keeps
+a token's decoded header and claims, never the token. Scenarios
 with a MCP_CONFORMANCE_CONTEXT (pre-registered credentials, keys) add their secret-looking
 values (kept by client.py as OUT_DIR/<scenario>.context.json). Any signed JWT (three
 base64url segments) is a hit too: the identity assertions and JWT access tokens some
@@ -30,12 +34,19 @@ FIXED = ["test-client-secret", "conformance-test-secret", "test-xaa-secret", "te
 # Prefixes of per-run values: the whole value starts with them and is unknown in advance.
 PREFIXES = ["test-secret-", "test-token-", "cc-token-"]
 SECRETISH = re.compile(r"secret|token|assertion|private|key|password|jwt", re.I)
-# A signed JWT of any kind (an access token, an identity assertion, a client assertion, a
-# workload token, a DPoP proof): the collector keeps only a JWT's decoded header and claims,
-# so three base64url segments, the last a signature, are a credential that escaped. This
-# catches the values no context names (the ID-JAG an identity provider issues, a JWT access
-# token).
-SIGNED_JWT = re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,}")
+# A compact JWS of any kind (an access token, a DPoP proof, an identity or client assertion,
+# a workload token): the collector keeps only a JWT's decoded header and claims, so a whole
+# one is a credential that escaped. This catches the values no context names (the ID-JAG an
+# identity provider issues, a DPoP-bound access token).
+JWS = re.compile(r"eyJ[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]{16,}")
+
+
+def jws_header(segment):
+    try:
+        h = json.loads(base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4)))
+    except (binascii.Error, ValueError):
+        return None
+    return h if isinstance(h, dict) and isinstance(h.get("alg"), str) else None
 
 
 def context_secrets(out_dir):
@@ -75,9 +86,11 @@ def main():
             if any(f in low for f in forms(s)):
                 print(f"conformance: LEAK: {path} holds the test server's {label}", file=sys.stderr)
                 hits += 1
-        if SIGNED_JWT.search(text):
-            print(f"conformance: LEAK: {path} holds a signed JWT", file=sys.stderr)
-            hits += 1
+        for m in JWS.finditer(text):
+            h = jws_header(m.group(0).split(".")[0])
+            if h is not None:
+                print(f"conformance: LEAK: {path} holds a signed JWT (typ {h.get('typ', 'none')!r}: an access token, DPoP proof or assertion)", file=sys.stderr)
+                hits += 1
         for m in re.finditer(r"basic\s+([a-z0-9+/=_-]{8,})", low):
             # the base64 was lower-cased with the text: decode it from the original
             raw = text[m.start(1):m.end(1)]

@@ -318,6 +318,12 @@ pub struct Session {
     /// Absent when none was needed and in bundles from before step-up existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step_up: Option<StepUp>,
+    /// RFC 9449 DPoP as the login met it: who demanded it, whether the token was bound
+    /// to the run's key, the key's thumbprint, and which servers required a nonce. Absent
+    /// when neither the authorization server's metadata nor the resource server's
+    /// challenge asked for DPoP, and in bundles from before DPoP was supported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpop: Option<DpopFacts>,
 }
 
 /// A step-up re-authorization ([`Session::step_up`]).
@@ -339,6 +345,39 @@ pub struct StepUp {
     /// Seq of the call sent again with the new token (leg `step_up.retry`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_in: Option<u64>,
+}
+
+/// What a run did about RFC 9449 DPoP ([`Session::dpop`]). The per-run private key is
+/// never recorded; its public JWK's thumbprint is.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DpopFacts {
+    /// The authorization server's metadata listed `dpop_signing_alg_values_supported`:
+    /// the list as served (absent when the metadata had none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub as_algs: Option<Vec<String>>,
+    /// The resource server's unauthenticated 401 challenged with the `DPoP` scheme and no
+    /// `Bearer` one: it demands DPoP-bound tokens.
+    #[serde(default)]
+    pub rs_demanded: bool,
+    /// The access token the probe presented is DPoP-bound (`token_type` `DPoP`): every
+    /// request carrying it had `Authorization: DPoP` and a fresh proof.
+    #[serde(default)]
+    pub used: bool,
+    /// The JWS algorithm of the proofs (`ES256`), when proofs were sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alg: Option<String>,
+    /// RFC 7638 SHA-256 thumbprint (base64url) of the per-run public key, when proofs
+    /// were sent: the `cnf.jkt` a bound token carries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jkt: Option<String>,
+    /// The authorization server answered a token request with `use_dpop_nonce` and a
+    /// `DPoP-Nonce` (the request was sent again with the nonce).
+    #[serde(default)]
+    pub as_nonce_required: bool,
+    /// The resource server answered a request with a `DPoP error="use_dpop_nonce"`
+    /// challenge and a `DPoP-Nonce` (the request was sent again with the nonce).
+    #[serde(default)]
+    pub rs_nonce_required: bool,
 }
 
 /// The 2025-03-26 default endpoints a login used ([`Session::authorization_defaults`]).

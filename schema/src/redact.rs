@@ -3,8 +3,8 @@
 //!
 //! Three layers. The first two read HTTP exchanges; the third covers every record kind:
 //! 1. **Headers by name**: `Authorization`/`Proxy-Authorization` keep their scheme word
-//!    and lose the credential; `Cookie` and `Set-Cookie` keep cookie names and
-//!    attributes and lose the values.
+//!    and lose the credential; a `DPoP` proof (RFC 9449) is replaced whole; `Cookie` and
+//!    `Set-Cookie` keep cookie names and attributes and lose the values.
 //! 2. **Fields by name** in bodies and URLs: OAuth fields (`access_token`,
 //!    `refresh_token`, `client_secret`, `code_verifier`, …) in JSON bodies (also inside
 //!    SSE `data:` lines), form bodies and query strings. `code` is only treated as a
@@ -750,6 +750,8 @@ fn redact_headers(
                 let fp = fingerprint(cred);
                 let what = if scheme.eq_ignore_ascii_case(b"bearer") {
                     "bearer-token"
+                } else if scheme.eq_ignore_ascii_case(b"dpop") {
+                    "dpop-token"
                 } else {
                     "authorization"
                 };
@@ -765,6 +767,22 @@ fn redact_headers(
                     fingerprint: fp,
                 });
                 found.push((cred.to_vec(), what.into(), String::new()));
+            }
+            "dpop" => {
+                // RFC 9449 proof: a JWT signed with the run's key, bound to the token by
+                // `ath`. Not the token, but a credential artefact: the whole value goes.
+                let v = trim(&h.value).to_vec();
+                if v.is_empty() || v.starts_with(b"redacted:sha256:") {
+                    continue;
+                }
+                let fp = fingerprint(&v);
+                h.value = fp.clone().into_bytes();
+                red.push(Redaction {
+                    location,
+                    what: "dpop-proof".into(),
+                    fingerprint: fp,
+                });
+                found.push((v, "dpop-proof".into(), String::new()));
             }
             "cookie" | "set-cookie" => {
                 // Cookie: a=1; b=2      Set-Cookie: a=1; Path=/; HttpOnly

@@ -58,6 +58,10 @@ pub mod header {
     pub const PARAM_PREFIX: &str = "Mcp-Param-";
     /// Bearer credentials; always redacted in bundles.
     pub const AUTHORIZATION: &str = "Authorization";
+    /// RFC 9449 DPoP proof (a signed JWT) on a request; always redacted in bundles.
+    pub const DPOP: &str = "DPoP";
+    /// RFC 9449 server-supplied nonce for the next DPoP proof (not a credential).
+    pub const DPOP_NONCE: &str = "DPoP-Nonce";
     /// Client cookies; always redacted in bundles.
     pub const COOKIE: &str = "Cookie";
     /// Server cookies; always redacted in bundles.
@@ -404,6 +408,10 @@ pub mod leg {
     /// step-up re-authorization with the new token (the first answer stays under its own
     /// leg).
     pub const STEP_UP_RETRY: LegId = LegId("step_up.retry");
+    /// RFC 9449: a request (token endpoint or resource) a server answered with
+    /// `use_dpop_nonce` and a `DPoP-Nonce`; the same request was sent once more with a
+    /// fresh proof carrying the nonce, recorded under its own legs.
+    pub const DPOP_NONCE: LegId = LegId("dpop.nonce");
     /// 3.3.4e: one complete `tools/call` of the operator's `scope_probe_tool` (a tool outside
     /// the token's grant), with the credential, `Mcp-Name` on 2026-07-28 and a progressToken.
     pub const SCOPE_PROBE_CALL: LegId = LegId("3.3.4e.call");
@@ -535,6 +543,7 @@ pub mod leg {
         OAUTH_REFRESH,
         OAUTH_EXCHANGE,
         STEP_UP_RETRY,
+        DPOP_NONCE,
         SCOPE_PROBE_CALL,
         DOWNSTREAM,
         FOREIGN_MINT,

@@ -647,6 +647,7 @@ fn scrub_serde_covers_every_text_and_keeps_the_shape() {
         other_eras: Vec::new(),
         authorization_defaults: None,
         step_up: None,
+        dpop: None,
     };
     let clean = redactor.scrub_serde(&session);
     let text = serde_json::to_string(&clean).expect("json");
@@ -831,4 +832,51 @@ fn assertion_and_token_exchange_fields_are_redacted_by_name() {
     }
     // The grant type and the assertion type are not credentials.
     assert!(contains(&bytes, b"client-assertion-type"));
+}
+
+/// RFC 9449: `Authorization: DPoP <token>` keeps its scheme and loses the token, the
+/// `DPoP` proof header is replaced whole, and neither survives anywhere in the record
+/// (an echo of the proof in the body included). `DPoP-Nonce` is not a credential.
+#[test]
+fn dpop_token_and_proof_are_fingerprinted() {
+    const TOKEN: &str = "eyJ0eXAiOiJhdCtqd3QifQ.eyJjbmYiOnsiamt0IjoiYWJjIn19.dG9rZW4tc2ln";
+    const PROOF: &str =
+        "eyJ0eXAiOiJkcG9wK2p3dCIsImFsZyI6IkVTMjU2In0.eyJodG0iOiJQT1NUIn0.cHJvb2Ytc2lnbmF0dXJl";
+    let req = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+    let resp = format!(r#"{{"error":"invalid_dpop_proof","error_description":"bad {PROOF}"}}"#);
+    let mut r = http_record(
+        &[mcp_probe_schema::vocab::leg::INVENTORY_TOOLS],
+        "https://mcp.example/mcp",
+        req,
+        401,
+        resp.as_bytes(),
+    );
+    let x = http(&mut r);
+    x.request
+        .headers
+        .push(Header::new("Authorization", format!("DPoP {TOKEN}")));
+    x.request.headers.push(Header::new("DPoP", PROOF));
+    if let HttpOutcome::Response(resp) = &mut x.outcome {
+        resp.headers
+            .push(Header::new("DPoP-Nonce", "server-nonce-0123456789"));
+    }
+    Redactor::new().redact(&mut r);
+    let x = http(&mut r);
+    let auth = header(&x.request.headers, "Authorization", "Authorization kept");
+    assert_eq!(
+        auth.value_str(),
+        format!("DPoP {}", fingerprint(TOKEN.as_bytes()))
+    );
+    let proof = header(&x.request.headers, "DPoP", "DPoP kept");
+    assert_eq!(proof.value_str(), fingerprint(PROOF.as_bytes()));
+    assert!(redacted(
+        &r,
+        "request.header:Authorization",
+        Some("dpop-token")
+    ));
+    assert!(redacted(&r, "request.header:DPoP", Some("dpop-proof")));
+    let enc = mcp_probe_schema::bundle::encode_record(&r);
+    assert!(!contains(&enc, TOKEN.as_bytes()));
+    assert!(!contains(&enc, PROOF.as_bytes()));
+    assert!(contains(&enc, b"server-nonce-0123456789"));
 }

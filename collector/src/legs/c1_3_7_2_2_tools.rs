@@ -490,9 +490,7 @@ impl Probe<'_> {
         if let Some(sid) = &self.session_id {
             h.push(Header::new(header::SESSION_ID, sid.clone()));
         }
-        if let Some(t) = &self.token {
-            h.push(Header::new(header::AUTHORIZATION, format!("Bearer {t}")));
-        }
+        h.extend(self.auth_headers("GET", endpoint));
         let get = Request {
             method: "GET".into(),
             url: endpoint.clone(),

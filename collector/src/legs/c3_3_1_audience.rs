@@ -205,21 +205,22 @@ impl Probe<'_> {
         credential: bool,
         pinned: &[std::net::SocketAddr],
     ) {
-        let mut headers = vec![Header::new(header::ACCEPT, "application/json, */*")];
-        if let (true, Some(t)) = (credential, &self.token) {
-            headers.push(Header::new(header::AUTHORIZATION, format!("Bearer {t}")));
-        }
+        let headers = vec![Header::new(header::ACCEPT, "application/json, */*")];
+        // With a DPoP-bound token the proof is made for this URL: the question is the
+        // token's audience, which a valid proof does not change.
         let sent = self
-            .client
-            .send(Request {
-                method: "GET".into(),
-                url: url.clone(),
-                headers,
-                body: Vec::new(),
-                await_id: None,
-                head_only_stream: true,
-                connect_to: Some(pinned.to_vec()),
-            })
+            .send_authorized(
+                Request {
+                    method: "GET".into(),
+                    url: url.clone(),
+                    headers,
+                    body: Vec::new(),
+                    await_id: None,
+                    head_only_stream: true,
+                    connect_to: Some(pinned.to_vec()),
+                },
+                credential,
+            )
             .await;
         let mut j = lock(&self.journal);
         sent.record(

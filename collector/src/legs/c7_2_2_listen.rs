@@ -15,8 +15,8 @@
 
 use std::time::Duration;
 
-use mcp_probe_schema::model::{Era, Header};
-use mcp_probe_schema::vocab::{self, header, leg};
+use mcp_probe_schema::model::Era;
+use mcp_probe_schema::vocab::{self, leg};
 use serde_json::{Map, Value};
 
 use super::c1_3_7_2_2_tools::{Chosen, PROGRESS_TOKEN};
@@ -105,9 +105,7 @@ impl Probe<'_> {
         let mut params = Map::new();
         params.insert("notifications".into(), Value::Object(filter));
         let (mut h, body, _) = self.modern(LISTEN, params);
-        if let Some(t) = &self.token {
-            h.push(Header::new(header::AUTHORIZATION, format!("Bearer {t}")));
-        }
+        h.extend(self.auth_headers("POST", endpoint));
         let req = Request {
             method: "POST".into(),
             url: endpoint.clone(),

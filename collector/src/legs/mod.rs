@@ -24,7 +24,7 @@
 //!   operations of a run.
 
 use mcp_probe_schema::model::{Era, Header};
-use mcp_probe_schema::vocab::{family, header, leg, LegId};
+use mcp_probe_schema::vocab::{family, leg, LegId};
 use serde_json::{Map, Value};
 
 use crate::journal::lock;
@@ -131,10 +131,6 @@ impl Probe<'_> {
         headers: Vec<Header>,
         credential: bool,
     ) {
-        let mut headers = headers;
-        if let (true, Some(t)) = (credential, &self.token) {
-            headers.push(Header::new(header::AUTHORIZATION, format!("Bearer {t}")));
-        }
         let req = Request {
             method: method.into(),
             url,
@@ -144,7 +140,7 @@ impl Probe<'_> {
             head_only_stream: true,
             connect_to: None,
         };
-        let sent = self.client.send(req).await;
+        let sent = self.send_authorized(req, credential).await;
         let mut j = lock(&self.journal);
         sent.record(&mut j, leg::TLS_MODERN, l);
     }

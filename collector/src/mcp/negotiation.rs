@@ -72,6 +72,7 @@ impl Probe<'_> {
         let auth_required = auth_required || j.session().is_some_and(|s| s.auth_required);
         // Kept: how the login after the first detection found its endpoints.
         let authorization_defaults = j.session().and_then(|s| s.authorization_defaults.clone());
+        let dpop = j.session().and_then(|s| s.dpop.clone());
         j.set_session(Some(Session {
             endpoint: cand.to_string(),
             auth_required,
@@ -85,6 +86,7 @@ impl Probe<'_> {
             other_eras: Vec::new(),
             authorization_defaults,
             step_up: None,
+            dpop,
         }));
     }
 

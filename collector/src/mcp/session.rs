@@ -89,6 +89,9 @@ pub struct Probe<'a> {
     pub(crate) client: &'a Client,
     pub(crate) journal: Arc<Mutex<Journal>>,
     pub(crate) token: Option<String>,
+    /// Set when the token is DPoP-bound (RFC 9449): signs the proof every request that
+    /// carries it gets ([`Probe::auth_headers`]).
+    pub(crate) dpop: Option<Arc<dyn super::prover::Prover>>,
     pub(crate) next_id: i64,
     pub(crate) max_pages: u32,
     pub(crate) endpoint: Option<url::Url>,
@@ -159,6 +162,7 @@ impl<'a> Probe<'a> {
             client,
             journal,
             token,
+            dpop: None,
             next_id: 1,
             max_pages,
             endpoint: None,
@@ -209,7 +213,6 @@ impl<'a> Probe<'a> {
         if let Some((child, timeout)) = self.stdio.clone() {
             return self.rpc_stdio(&child, timeout, legs, body, id).await;
         }
-        let headers = self.with_credential(headers);
         if let Some(session) = self.sse.take_if(|s| s.stream_url == *url) {
             // Boxed: the HTTP+SSE path would otherwise grow the future of every request.
             return Box::pin(self.rpc_sse(session, legs, headers, body, id)).await;
@@ -238,19 +241,11 @@ impl<'a> Probe<'a> {
         }
         body["params"]["pad"] = Value::String(String::new());
         let bytes = super::json::to_vec_padded(&body, &body["params"]["pad"], pad);
-        let headers = self.with_credential(headers);
         self.post(legs, url, headers, &body, bytes, id).await
     }
 
-    /// `headers` and the bearer token, when the session has one and is not anonymous.
-    fn with_credential(&self, mut headers: Vec<Header>) -> Vec<Header> {
-        if let (Some(t), false) = (&self.token, self.anonymous) {
-            headers.push(Header::new(header::AUTHORIZATION, format!("Bearer {t}")));
-        }
-        headers
-    }
-
-    /// POST `bytes` (the encoding of `body`) over Streamable HTTP and record the exchange.
+    /// POST `bytes` (the encoding of `body`) over Streamable HTTP with the credential
+    /// (unless anonymous; [`Probe::send_authorized`]) and record the exchange.
     async fn post(
         &mut self,
         legs: &[LegId],
@@ -270,7 +265,7 @@ impl<'a> Probe<'a> {
             connect_to: None,
         };
         self.set_in_flight(Some(in_flight_text(body, legs, "")));
-        let sent = self.client.send(req).await;
+        let sent = self.send_authorized(req, true).await;
         self.set_in_flight(None);
         self.reply(legs, sent, id.as_ref())
     }

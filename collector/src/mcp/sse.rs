@@ -121,9 +121,7 @@ impl Probe<'_> {
     pub(crate) async fn try_sse(&mut self, url: &Url) -> Result<Option<Ending>, String> {
         self.sse = None;
         let mut headers = vec![Header::new(header::ACCEPT, "text/event-stream")];
-        if let Some(t) = &self.token {
-            headers.push(Header::new(header::AUTHORIZATION, format!("Bearer {t}")));
-        }
+        headers.extend(self.auth_headers("GET", url));
         let req = Request {
             method: "GET".into(),
             url: url.clone(),
@@ -448,7 +446,7 @@ impl Probe<'_> {
             connect_to: None,
         };
         self.set_in_flight(Some(in_flight_text(body, legs, " (HTTP+SSE)")));
-        let sent = self.client.send(req).await;
+        let sent = self.send_authorized(req, true).await;
         // A server may answer on the POST itself (200 with the JSON-RPC answer).
         let Reply {
             status,

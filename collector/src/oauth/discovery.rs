@@ -30,8 +30,12 @@ use mcp_probe_schema::vocab::well_known::{
 /// What discovery found, for the login.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Discovered {
-    /// The `Bearer` challenge of the unauthenticated answer, if any.
+    /// The `Bearer` challenge of the unauthenticated answer, else its `DPoP` one
+    /// (RFC 9449 §7.1; read for `resource_metadata` and `scope` the same way), if any.
     pub challenge: Option<Challenge>,
+    /// The `DPoP` challenge of the unauthenticated answer, if any: with no `Bearer`
+    /// challenge beside it, the endpoint demands DPoP-bound tokens.
+    pub dpop_challenge: Option<Challenge>,
     /// The first protected-resource metadata document (a 200 JSON object), in candidate
     /// order.
     pub prm: Option<Value>,
@@ -180,14 +184,19 @@ impl Probe<'_> {
             );
             return Discovered::default();
         };
-        let bearer = challenge
+        let challenges = challenge
             .as_deref()
             .map(|raw| www_authenticate::parse(raw).challenges)
-            .unwrap_or_default()
-            .into_iter()
-            .find(Challenge::is_bearer);
+            .unwrap_or_default();
+        let dpop = challenges.iter().find(|c| c.is_scheme("DPoP")).cloned();
+        let bearer = challenges
+            .iter()
+            .find(|c| c.is_bearer())
+            .cloned()
+            .or_else(|| dpop.clone());
         let mut out = Discovered {
             challenge: bearer.clone(),
+            dpop_challenge: dpop,
             ..Discovered::default()
         };
         let mut docs: Vec<(String, Value)> = Vec::new();

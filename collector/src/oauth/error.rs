@@ -96,6 +96,10 @@ pub enum LoginError {
     /// The OS random source failed.
     #[error("OS random source failed: {0}")]
     Random(String),
+    /// RFC 9449 DPoP: demanded and not possible (the line says why), or a proof could
+    /// not be made.
+    #[error("{0}")]
+    Dpop(String),
 }
 
 /// Why an authorization response (the redirect to the loopback listener) was refused.

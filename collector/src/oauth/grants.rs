@@ -126,7 +126,7 @@ impl Login {
             head_only_stream: false,
             connect_to: None,
         };
-        self.send(client, journal, leg, req, &secrets).await
+        self.send_token(client, journal, leg, req, &secrets).await
     }
 
     /// POST a form to the token endpoint with the client's authentication.
@@ -161,7 +161,9 @@ impl Login {
             });
         };
         let token_type = str_field(&a.json, "token_type").unwrap_or_default();
-        if !token_type.eq_ignore_ascii_case("bearer") {
+        // RFC 9449: a DPoP-bound token only when this login sent proofs.
+        let dpop = self.dpop.is_some() && token_type.eq_ignore_ascii_case("dpop");
+        if !token_type.eq_ignore_ascii_case("bearer") && !dpop {
             return Err(LoginError::Server {
                 leg,
                 url,

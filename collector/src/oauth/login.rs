@@ -162,6 +162,9 @@ pub struct Login {
     /// `--client-metadata-url`: the URL of the operator's client ID metadata document,
     /// used as the client id where the authorization server supports them.
     pub client_metadata_url: Option<String>,
+    /// The run's RFC 9449 DPoP key, when the login uses DPoP (`dpop::prepare`): every
+    /// token request then carries a proof.
+    pub dpop: Option<std::sync::Arc<super::proof::Dpop>>,
 }
 
 impl std::fmt::Debug for Login {
@@ -239,6 +242,7 @@ pub(super) struct Answer {
     pub(super) json: Value,
     /// Seq of the record of the exchange.
     pub(super) seq: u64,
+    pub(super) headers: Vec<Header>,
 }
 
 impl Login {
@@ -292,6 +296,7 @@ impl Login {
             resource_indicator: true,
             audience: None,
             client_metadata_url: None,
+            dpop: None,
         })
     }
 
@@ -421,7 +426,7 @@ impl Login {
                 let fresh = t.expires_at.is_none_or(|at| {
                     at - now_s() > i64::try_from(self.min_validity.as_secs()).unwrap_or(i64::MAX)
                 });
-                if fresh && t.resource == self.resource {
+                if fresh && t.resource == self.resource && self.cached_token_usable(&t.token_type) {
                     return Ok(self.credential(journal, &entry, &t, path, Obtained::Cache));
                 }
                 if let (Some(rt), false) = (&t.refresh_token, secret_expired) {
@@ -554,7 +559,12 @@ impl Login {
                 } else {
                     Value::Null
                 };
-                Ok((r.status, json))
+                Ok(Answer {
+                    status: r.status,
+                    json,
+                    headers: r.headers.clone(),
+                    seq: 0,
+                })
             }
             HttpOutcome::Error(e) => Err(LoginError::Transport {
                 leg,
@@ -572,16 +582,17 @@ impl Login {
             })
         });
         let mut j = lock(journal);
-        if let Ok((_, json)) = &answer {
-            for v in response_publics(json) {
+        if let Ok(a) = &answer {
+            for v in response_publics(&a.json) {
                 j.add_public(v.as_bytes());
             }
-            for (v, what) in response_secrets(json) {
+            for (v, what) in response_secrets(&a.json) {
                 j.add_secret(v.as_bytes(), what);
             }
         }
+        let leg = answer.as_ref().map_or(leg, |a| self.answer_leg(a, leg));
         let seq = sent.record(&mut j, tls_leg, leg);
-        let answer = answer.map(|(status, json)| Answer { status, json, seq });
+        let answer = answer.map(|a| Answer { seq, ..a });
         if let Some((ip, class)) = rebound {
             return Err(LoginError::Refused {
                 url,

@@ -11,11 +11,13 @@
 //! [`callback`] (the loopback redirect server), [`registration`] (RFC 7591),
 //! [`pkce`] (RFC 7636), [`response`] (token endpoint answers) and [`grants`] (token
 //! requests, and the raw grants the audience legs send); [`error`] says why a login
-//! gave no token.
+//! gave no token. [`dpop`] decides on RFC 9449 DPoP and sends the token endpoint's
+//! proofs; [`proof`] holds the run's key and signs them.
 
 pub mod cache;
 pub mod callback;
 pub mod discovery;
+pub mod dpop;
 pub mod error;
 pub mod flow;
 pub mod grants;
@@ -24,6 +26,7 @@ pub mod jose;
 pub mod login;
 pub mod metadata;
 pub mod pkce;
+pub mod proof;
 pub mod registration;
 pub mod response;
 pub mod unattended;

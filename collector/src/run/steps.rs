@@ -252,7 +252,10 @@ impl TargetRun<'_> {
             };
             self.stage.exclude(false);
             match again {
-                Ok(c) => cred = c,
+                Ok(c) => {
+                    self.probe.dpop = crate::oauth::dpop::prover_for(&l, &c, self.journal);
+                    cred = c;
+                }
                 Err(why) => {
                     lock(self.journal).set_failure(format!(
                         "the endpoint refused the {what} ({}); no other credential: {why}",
@@ -307,6 +310,9 @@ impl TargetRun<'_> {
             .step_up(&self.plan.client, self.journal, scope.clone())
             .await;
         self.stage.exclude(false);
+        if let Ok(c) = &r {
+            self.probe.dpop = crate::oauth::dpop::prover_for(login, c, self.journal);
+        }
         let token = r.map(|c| c.access_token).map_err(|e| e.to_string());
         self.probe.finish_step_up(&p, scope, token).await;
     }
@@ -453,6 +459,8 @@ async fn login(
     login.redactor = lock(j).redactor().clone();
     let addrs = lock(j).target_ips();
     login.target_class = crate::oauth::guard::target_class(&addrs);
+    // RFC 9449 DPoP, decided before anything is registered or a code spent.
+    crate::oauth::dpop::prepare(&mut login, meta, found, j)?;
     // An unattended grant needs no person.
     let interactive =
         plan.login.grant.unattended() || plan.no_browser || std::io::stdin().is_terminal();
@@ -466,6 +474,7 @@ async fn login(
         login.callback_timeout = std::time::Duration::from_secs(1);
     }
     let cred = login.obtain(&plan.client, j).await?;
+    probe.dpop = crate::oauth::dpop::prover_for(&login, &cred, j);
     Ok((cred, login))
 }
 

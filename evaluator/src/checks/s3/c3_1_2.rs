@@ -13,7 +13,7 @@ use crate::check::{Check, Context, Legs, Needs, ParamKind, ParamSpec, ParamValue
 use crate::checks::common::oauth::challenge::Unauth;
 use crate::checks::common::oauth::facts::Facts;
 use crate::checks::common::oauth::gate::{combine, legs_map, shown_value, DETECTION};
-use crate::checks::common::oauth::tokens::{claims, issued_lifetime, token_label};
+use crate::checks::common::oauth::tokens::{binding_note, claims, issued_lifetime, token_label};
 use crate::checks::common::policy::absent;
 use crate::evidence::Evidence;
 use crate::fmt::line;
@@ -273,7 +273,11 @@ fn leg_3_1_2b(f: &Facts<'_>, limit: &Limit) -> (Leg, Vec<Value>) {
     let mut parts = Vec::new();
     let mut lifetimes = Vec::new();
     for (i, t) in tokens.iter().enumerate() {
-        let label = token_label(i, t, tokens.len());
+        let label = format!(
+            "{}{}",
+            token_label(i, t, tokens.len()),
+            binding_note(f.ev.session(), t)
+        );
         match issued_lifetime(t) {
             None => {
                 lifetimes.push(Value::Null);
@@ -641,6 +645,32 @@ mod tests {
         assert_eq!(o.verdict, Verdict::Pass, "{o:#?}");
         assert_eq!(o.details["token_lifetimes_seconds"], json!([600]));
         assert_eq!(o.details["lifetime_limit_seconds"], 3600);
+    }
+
+    #[test]
+    fn c3_1_2b_says_a_dpop_bound_token_is_sender_constrained_without_moving_the_verdict() {
+        let mut t = opaque(Some(600), None);
+        t.token_type = Some("DPoP".into());
+        let plain = grade(&C3_1_2, &lab_auth_with_token(t.clone()));
+        assert!(!leg_of(&plain, "3.1.2b").note.contains("DPoP"), "{plain:?}");
+        let mut ev = lab_auth_with_token(t);
+        if let Some(s) = ev.payload.session.as_mut() {
+            s.dpop = Some(mcp_probe_schema::model::DpopFacts {
+                used: true,
+                jkt: Some("jkt-of-the-run".into()),
+                ..Default::default()
+            });
+        }
+        let bound = grade(&C3_1_2, &ev);
+        let b = leg_of(&bound, "3.1.2b");
+        assert!(
+            b.note
+                .contains("DPoP-bound: sender-constrained by RFC 9449")
+                && b.note.contains("jkt-of-the-run"),
+            "{b:?}"
+        );
+        assert_eq!(b.outcome, leg_of(&plain, "3.1.2b").outcome);
+        assert_eq!(bound.verdict, plain.verdict);
     }
 
     #[test]

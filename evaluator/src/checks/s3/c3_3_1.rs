@@ -37,7 +37,7 @@ use crate::check::{Check, Context, Legs, Needs};
 use crate::checks::common::oauth::challenge::carries_credential;
 use crate::checks::common::oauth::gate::{combine, legs_map};
 use crate::checks::common::oauth::mint::{binding, Binding};
-use crate::checks::common::oauth::tokens::{audiences, claims};
+use crate::checks::common::oauth::tokens::{audiences, binding_note, claims};
 use crate::checks::common::oauth::uris::strip_slash;
 use crate::checks::s3::c3_2_2::C3_2_2;
 use crate::evidence::{Evidence, Exchange};
@@ -92,7 +92,12 @@ fn response_json(x: &Exchange<'_>) -> Value {
 // 3.3.1a
 // ---------------------------------------------------------------------------------------
 
-fn leg_a(tokens: &[TokenFacts], canonical: Option<&str>, basis: &str) -> Leg {
+fn leg_a(
+    tokens: &[TokenFacts],
+    session: Option<&mcp_probe_schema::model::Session>,
+    canonical: Option<&str>,
+    basis: &str,
+) -> Leg {
     let Some(canonical) = canonical else {
         return Leg::new(
             LEG_A,
@@ -109,7 +114,7 @@ fn leg_a(tokens: &[TokenFacts], canonical: Option<&str>, basis: &str) -> Leg {
                 format!("the {} token", line(&t.source))
             } else {
                 format!("token {} ({})", i + 1, line(&t.source))
-            };
+            } + &binding_note(session, t);
             let Some(c) = claims(t) else {
                 return (
                     LegOutcome::Unknown,
@@ -626,7 +631,7 @@ impl Check for Check3_3_1 {
         } else {
             "the endpoint's canonical URI"
         };
-        let a = leg_a(tokens, canonical.as_deref(), basis);
+        let a = leg_a(tokens, ev.session(), canonical.as_deref(), basis);
         let mut records: Vec<u64> = gate.records.clone();
         let no_session = ev.revision().is_none();
         let not_sent = |l: &str| {

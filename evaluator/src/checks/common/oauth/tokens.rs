@@ -1,10 +1,34 @@
 //! The access tokens a run held (`payload.tokens`, facts only, never the tokens): issued
 //! lifetime, granted scopes, audiences.
 
-use mcp_probe_schema::model::TokenFacts;
+use mcp_probe_schema::model::{Session, TokenFacts};
 use serde_json::{Map, Value};
 
 use crate::fmt::line;
+
+/// ` (DPoP-bound: sender-constrained by RFC 9449 to the key with thumbprint …)` when the bundle says
+/// the probe presented `t` bound to its key (`session.dpop.used` and `token_type` `DPoP`);
+/// empty otherwise, and for every bundle without `session.dpop`. Wording only: no
+/// verdict reads it.
+pub(crate) fn binding_note(session: Option<&Session>, t: &TokenFacts) -> String {
+    let Some(d) = session.and_then(|s| s.dpop.as_ref()).filter(|d| d.used) else {
+        return String::new();
+    };
+    if !t
+        .token_type
+        .as_deref()
+        .is_some_and(|x| x.eq_ignore_ascii_case("dpop"))
+    {
+        return String::new();
+    }
+    match &d.jkt {
+        Some(j) => format!(
+            " (DPoP-bound: sender-constrained by RFC 9449 to the key with thumbprint {})",
+            line(j)
+        ),
+        None => " (DPoP-bound: sender-constrained by RFC 9449)".into(),
+    }
+}
 
 pub(crate) fn claims(t: &TokenFacts) -> Option<&Map<String, Value>> {
     t.jwt_claims.as_ref().and_then(Value::as_object)
