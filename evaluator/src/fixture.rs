@@ -36,6 +36,7 @@ pub fn session(
         other_eras: Vec::new(),
         authorization_defaults: None,
         step_up: None,
+        resource_refused_in: None,
         dpop: None,
     }
 }

@@ -318,6 +318,12 @@ pub struct Session {
     /// Absent when none was needed and in bundles from before step-up existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step_up: Option<StepUp>,
+    /// Seq of the token request the authorization server refused because it carried the
+    /// RFC 8707 `resource` parameter (`invalid_target`, or Microsoft Entra ID's
+    /// AADSTS901002): the login then sent its token requests without it. Absent when no
+    /// such refusal was seen and in bundles from before the retry existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_refused_in: Option<u64>,
     /// RFC 9449 DPoP as the login met it: who demanded it, whether the token was bound
     /// to the run's key, the key's thumbprint, and which servers required a nonce. Absent
     /// when neither the authorization server's metadata nor the resource server's

@@ -110,6 +110,7 @@ pub fn evidence(endpoint: &str, records: Vec<Record>) -> Evidence {
             other_eras: Vec::new(),
             authorization_defaults: None,
             step_up: None,
+            resource_refused_in: None,
             dpop: None,
         }),
         tokens: Vec::new(),

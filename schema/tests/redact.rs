@@ -647,6 +647,7 @@ fn scrub_serde_covers_every_text_and_keeps_the_shape() {
         other_eras: Vec::new(),
         authorization_defaults: None,
         step_up: None,
+        resource_refused_in: None,
         dpop: None,
     };
     let clean = redactor.scrub_serde(&session);

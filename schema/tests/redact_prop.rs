@@ -645,6 +645,7 @@ proptest! {
             other_eras: Vec::new(),
             authorization_defaults: None,
             step_up: None,
+            resource_refused_in: None,
             dpop: None,
         };
         let clean = redactor.scrub_serde(&session);

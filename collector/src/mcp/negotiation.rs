@@ -73,6 +73,7 @@ impl Probe<'_> {
         // Kept: how the login after the first detection found its endpoints.
         let authorization_defaults = j.session().and_then(|s| s.authorization_defaults.clone());
         let dpop = j.session().and_then(|s| s.dpop.clone());
+        let resource_refused_in = j.session().and_then(|s| s.resource_refused_in);
         j.set_session(Some(Session {
             endpoint: cand.to_string(),
             auth_required,
@@ -86,6 +87,7 @@ impl Probe<'_> {
             other_eras: Vec::new(),
             authorization_defaults,
             step_up: None,
+            resource_refused_in,
             dpop,
         }));
     }

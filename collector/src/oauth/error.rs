@@ -27,6 +27,22 @@ pub enum LoginError {
         /// The server advertises `client_id_metadata_document_supported`.
         cimd: bool,
     },
+    /// The authorization server refused the dynamic client registration (Okta without an
+    /// administrator token, Keycloak's Trusted Hosts policy, a loopback redirect URI it
+    /// does not accept).
+    #[error("the authorization server {issuer} refused dynamic client registration (HTTP {status}{}{}{}); give a pre-registered client with --client-id{}", .error.as_deref().map(|e| format!(" {e}")).unwrap_or_default(), .description.as_deref().map(|d| format!(": {d}")).unwrap_or_default(), if .error.as_deref() == Some("invalid_redirect_uri") { "; it does not accept the loopback redirect URI http://127.0.0.1:PORT/callback (RFC 8252 §7.3)" } else { "" }, if *.cimd { ", or your client ID metadata document with --client-metadata-url" } else { "" })]
+    RegistrationRefused {
+        /// The issuer.
+        issuer: String,
+        /// HTTP status.
+        status: u16,
+        /// OAuth `error` (or the provider's own error code).
+        error: Option<String>,
+        /// OAuth `error_description` (or the provider's own summary).
+        description: Option<String>,
+        /// The server advertises `client_id_metadata_document_supported`.
+        cimd: bool,
+    },
     /// The protected-resource metadata names a resource that does not cover the endpoint.
     #[error("protected-resource metadata names resource {resource}, which does not cover the endpoint {endpoint}")]
     ResourceMismatch {
@@ -71,7 +87,7 @@ pub enum LoginError {
     #[error("authorization response: {0}")]
     Callback(#[from] CallbackError),
     /// The browser never came back.
-    #[error("no authorization response on the loopback redirect within {} s{}", .waited.as_secs(), if *.ignored > 0 { format!(" ({} callback(s) with a wrong state were ignored)", .ignored) } else { String::new() })]
+    #[error("no authorization response on the loopback redirect within {} s{}: the login waited for the browser to come back from the authorization server; when that server shows an error page instead of redirecting (a client id it no longer knows: --reauth registers anew; a client not allowed the authorization code grant), it never comes", .waited.as_secs(), if *.ignored > 0 { format!(" ({} callback(s) with a wrong state were ignored)", .ignored) } else { String::new() })]
     CallbackTimeout {
         /// How long was waited.
         waited: Duration,

@@ -16,7 +16,7 @@ use serde_json::Value;
 use super::cache::{save, Registration, Tokens};
 use super::error::LoginError;
 use super::login::{now_s, Answer, Login};
-use super::response::{str_field, TokenResponse};
+use super::response::{self, str_field, TokenResponse};
 use crate::journal::{lock, Journal};
 use crate::transport::http::{Client, Request};
 
@@ -139,9 +139,35 @@ impl Login {
         form: Vec<(&str, &str)>,
         secrets: &[(&str, &str)],
     ) -> Result<TokenResponse, LoginError> {
-        let a = self
-            .post_token_form(client, journal, leg, reg, form, secrets)
+        let mut a = self
+            .post_token_form(client, journal, leg, reg, form.clone(), secrets)
             .await?;
+        // An authorization server that refuses the RFC 8707 resource parameter itself
+        // (Microsoft Entra ID): recorded, then the same request once more without it, as a
+        // client configured for that server sends it.
+        if a.status >= 400
+            && response::refuses_resource(&a.json)
+            && form.iter().any(|(k, _)| *k == "resource")
+            && !self
+                .resource_refused
+                .swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            let (error, description) = response::refusal_fields(&a.json);
+            self.notice(&format!(
+                "{}: the authorization server {} refuses the RFC 8707 resource parameter ({}{}); sending the token request again without it (--no-resource-indicator leaves it out from the start)",
+                self.endpoint,
+                self.metadata.issuer,
+                error.as_deref().unwrap_or("no error code"),
+                description.map(|d| format!(": {d}")).unwrap_or_default()
+            ));
+            let seq = a.seq;
+            lock(journal).update_session(|s| s.resource_refused_in = Some(seq));
+            let without: Vec<(&str, &str)> =
+                form.into_iter().filter(|(k, _)| *k != "resource").collect();
+            a = self
+                .post_token_form(client, journal, leg, reg, without, secrets)
+                .await?;
+        }
         self.token_answer(leg, &a)
     }
 
@@ -151,13 +177,14 @@ impl Login {
         let url = self.metadata.token_endpoint.to_string();
         let access = str_field(&a.json, "access_token").filter(|s| !s.is_empty());
         let (200..=299, Some(access_token)) = (a.status, access) else {
+            let (error, description) = response::refusal_fields(&a.json);
             return Err(LoginError::Server {
                 leg,
                 url,
                 status: a.status,
-                error: str_field(&a.json, "error")
+                error: error
                     .or_else(|| (a.status < 300).then(|| "no access_token in the response".into())),
-                description: str_field(&a.json, "error_description"),
+                description,
             });
         };
         let token_type = str_field(&a.json, "token_type").unwrap_or_default();

@@ -162,6 +162,9 @@ pub struct Login {
     /// `--client-metadata-url`: the URL of the operator's client ID metadata document,
     /// used as the client id where the authorization server supports them.
     pub client_metadata_url: Option<String>,
+    /// The token endpoint refused the RFC 8707 `resource` parameter once: later requests
+    /// of the login leave it out.
+    pub resource_refused: std::sync::atomic::AtomicBool,
     /// The run's RFC 9449 DPoP key, when the login uses DPoP (`dpop::prepare`): every
     /// token request then carries a proof.
     pub dpop: Option<std::sync::Arc<super::proof::Dpop>>,
@@ -296,6 +299,7 @@ impl Login {
             resource_indicator: true,
             audience: None,
             client_metadata_url: None,
+            resource_refused: std::sync::atomic::AtomicBool::new(false),
             dpop: None,
         })
     }

@@ -161,13 +161,14 @@ impl Login {
             .await?;
         let client_id = str_field(&a.json, "client_id").filter(|s| !s.is_empty());
         let (200..=299, Some(client_id)) = (a.status, client_id) else {
-            return Err(LoginError::Server {
-                leg: leg::OAUTH_REGISTER,
-                url: endpoint.to_string(),
+            let (error, description) = super::response::refusal_fields(&a.json);
+            return Err(LoginError::RegistrationRefused {
+                issuer: self.metadata.issuer.clone(),
                 status: a.status,
-                error: str_field(&a.json, "error")
+                error: error
                     .or_else(|| (a.status < 300).then(|| "no client_id in the response".into())),
-                description: str_field(&a.json, "error_description"),
+                description,
+                cimd: self.metadata.client_id_metadata_document_supported,
             });
         };
         Ok(Registration {

@@ -38,7 +38,11 @@ impl Login {
     /// the RFC 8707 `resource` (unless `--no-resource-indicator`) and `--audience`.
     pub(super) fn resource_params(&self) -> Vec<(&'static str, &str)> {
         let mut out = Vec::new();
-        if self.resource_indicator {
+        if self.resource_indicator
+            && !self
+                .resource_refused
+                .load(std::sync::atomic::Ordering::SeqCst)
+        {
             out.push(("resource", self.resource.as_str()));
         }
         if let Some(a) = &self.audience {
