@@ -63,6 +63,21 @@ U=http://127.0.0.1; T=127.0.0.1; printf '%s\n' >"$RUN/env" \
   LAB_TLS_EXPIRED=$T:$EXP LAB_TLS_SELFSIGNED=$T:$SS LAB_TLS_13ONLY=$T:$T13 LAB_PLAIN_200=$T:$PLAIN \
   LAB_PLAIN_301=$T:$REDIR LAB_SSERVER_LEGACY=$T:$SSRV LAB_TLS_WRONGNAME=$T:$WRONG \
   LAB_PY2_FILES=$U:$FILES/mcp LAB_PY2_FILES_NAIVE=$U:$FILESNAIVE/mcp
+# provider matrix (lab/providers/as.py): an AS per identity provider's behaviour toward MCP clients, each with a
+# py2-auth RS on it. okta/keycloak refuse DCR as those providers do, entra refuses RFC 8707 `resource` and puts its
+# application id in aud (so its RS runs with --audience, as a server registered in Entra does), auth0 gives an opaque
+# token without --audience, hydra gives aud [], github has no registration_endpoint.
+PROVIDERS="okta keycloak entra auth0 hydra github"; ENTRA_APP_ID=6731de76-14a6-49ae-97bc-6eba6914391e
+read -r -a PP <<<"$(free_ports 12)"; i=0
+for mode in $PROVIDERS; do
+  pa=${PP[i]}; pr=${PP[i+1]}; i=$((i+2)); aud=()
+  [ "$mode" != entra ] || aud=(--audience "$ENTRA_APP_ID")
+  lab_start provider-$mode-as $pa "$LAB/providers" "$V2" as.py $pa --mode $mode --resource http://127.0.0.1:$pr/mcp
+  lab_start provider-$mode-rs $pr "$LAB/py2-auth" "$V2" server.py $pr http://127.0.0.1:$pa ${aud[@]+"${aud[@]}"}
+done
+for p in "${PP[@]}"; do lab_wait "$p" 60 || { echo "port $p did not come up; see $RUN/*.log" >&2; exit 1; }; done
+i=0; for mode in $PROVIDERS; do M=$(tr a-z A-Z <<<"$mode")
+  printf '%s\n' >>"$RUN/env" LAB_PROVIDER_${M}_AS=$U:${PP[i]} LAB_PROVIDER_${M}_RS=$U:${PP[i+1]}/mcp; i=$((i+2)); done
 cat "$RUN/env"
 # Further targets each start from their own script (lab/up.d/*.sh, sourced in name order with lib.sh's
 # functions and $RUN): each picks its ports with free_ports, starts with lab_start, waits with lab_wait

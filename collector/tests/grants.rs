@@ -108,10 +108,13 @@ fn resource_server(as_base: String) -> Scripted {
 
 /// The token requests the authorization server received, as form pairs, with the
 /// `Authorization` header of each.
-fn token_requests(srv: &Scripted) -> Vec<(Vec<(String, String)>, Option<String>)> {
+/// A token request as the server saw it: its form pairs and its `Authorization` header.
+type TokenRequest = (Vec<(String, String)>, Option<String>);
+
+fn token_requests(srv: &Scripted) -> Vec<TokenRequest> {
     srv.requests
         .lock()
-        .unwrap()
+        .expect("test setup")
         .iter()
         .filter(|r| r.path.starts_with("/token"))
         .map(|r| {
@@ -156,21 +159,21 @@ fn client_credentials_with_a_key_sends_a_verifiable_assertion_and_no_browser() {
     let as_base = asrv.url.trim_end_matches("/mcp").to_string();
     let rs = resource_server(as_base.clone());
     let rng = ring::rand::SystemRandom::new();
-    let pkcs8 =
-        EcdsaKeyPair::generate_pkcs8(&signature::ECDSA_P256_SHA256_FIXED_SIGNING, &rng).unwrap();
+    let pkcs8 = EcdsaKeyPair::generate_pkcs8(&signature::ECDSA_P256_SHA256_FIXED_SIGNING, &rng)
+        .expect("test setup");
     let pair = EcdsaKeyPair::from_pkcs8(
         &signature::ECDSA_P256_SHA256_FIXED_SIGNING,
         pkcs8.as_ref(),
         &rng,
     )
-    .unwrap();
+    .expect("test setup");
     let pem = format!(
         "-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----\n",
         base64::engine::general_purpose::STANDARD.encode(pkcs8.as_ref())
     );
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().expect("test setup");
     let key = dir.path().join("client.key");
-    std::fs::write(&key, &pem).unwrap();
+    std::fs::write(&key, &pem).expect("test setup");
     let run = collect(
         &[
             "--grant",
@@ -178,7 +181,7 @@ fn client_credentials_with_a_key_sends_a_verifiable_assertion_and_no_browser() {
             "--client-id",
             "ci-client",
             "--client-key-file",
-            key.to_str().unwrap(),
+            key.to_str().expect("test setup"),
             &rs.url,
         ],
         &[],
@@ -203,15 +206,15 @@ fn client_credentials_with_a_key_sends_a_verifiable_assertion_and_no_browser() {
     let assertion = get(form, "client_assertion").expect("an assertion");
     let parts: Vec<&str> = assertion.split('.').collect();
     assert_eq!(parts.len(), 3);
-    let header: Value = serde_json::from_slice(&b64url(parts[0])).unwrap();
-    let claims: Value = serde_json::from_slice(&b64url(parts[1])).unwrap();
+    let header: Value = serde_json::from_slice(&b64url(parts[0])).expect("test setup");
+    let claims: Value = serde_json::from_slice(&b64url(parts[1])).expect("test setup");
     assert_eq!(header["alg"], "ES256");
     assert_eq!(claims["iss"], "ci-client");
     assert_eq!(claims["sub"], "ci-client");
     assert_eq!(claims["aud"], as_base.as_str(), "aud is the issuer");
     let (iat, exp) = (
-        claims["iat"].as_i64().unwrap(),
-        claims["exp"].as_i64().unwrap(),
+        claims["iat"].as_i64().expect("test setup"),
+        claims["exp"].as_i64().expect("test setup"),
     );
     assert!(exp > iat && exp - iat <= 300, "short-lived: {claims}");
     assert!(claims["jti"].as_str().is_some_and(|j| j.len() >= 16));
@@ -317,16 +320,16 @@ fn login_flags_are_checked_before_any_traffic() {
     let hits = Arc::new(Mutex::new(0u32));
     let h = hits.clone();
     let srv = serve(Arc::new(move |_r: &Req| {
-        *h.lock().unwrap() += 1;
+        *h.lock().expect("test setup") += 1;
         json_response(500, &[], "{}")
     }));
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().expect("test setup");
     let sec1 = dir.path().join("sec1.pem");
     std::fs::write(
         &sec1,
         "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIA==\n-----END EC PRIVATE KEY-----\n",
     )
-    .unwrap();
+    .expect("test setup");
     let cases: Vec<(Vec<&str>, Vec<(&str, &str)>, &str)> = vec![
         (
             vec!["--grant", "client-credentials"],
@@ -378,7 +381,7 @@ fn login_flags_are_checked_before_any_traffic() {
             "plain http is allowed only for a loopback host",
         ),
         (
-            vec!["--client-id", "c", "--client-key-file", sec1.to_str().unwrap()],
+            vec!["--client-id", "c", "--client-key-file", sec1.to_str().expect("test setup")],
             vec![],
             "openssl pkcs8 -topk8",
         ),
@@ -405,5 +408,5 @@ fn login_flags_are_checked_before_any_traffic() {
             run.describe()
         );
     }
-    assert_eq!(*hits.lock().unwrap(), 0, "nothing was sent");
+    assert_eq!(*hits.lock().expect("test setup"), 0, "nothing was sent");
 }

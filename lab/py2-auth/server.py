@@ -1,11 +1,13 @@
 """OAuth-protected MCP resource server (mcp 2.x): RFC 9728 metadata, 401/403 challenges, JWT access tokens
-checked against the AS's JWKS (iss, aud == this resource, exp, iat, scope).
-Usage: python server.py PORT AS_URL [--prm-resource URL] [--aud-contains] [--no-aud-check]
+checked against the AS's JWKS (iss, aud == this resource or --audience, exp, iat, scope).
+Usage: python server.py PORT AS_URL [--prm-resource URL] [--aud-contains] [--no-aud-check] [--audience VALUE]
   --prm-resource URL  the metadata document (at the usual path) names URL as `resource` instead of this endpoint's own
                       URI: with a URL that does not cover http://127.0.0.1:PORT/mcp it is a misconfigured server (3.3.2d)
   --aud-contains      accept a token whose aud merely contains this resource (aud [resource, other...]); by default aud
                       must be exactly this resource (a string, or a one-element list)
-  --no-aud-check      accept a token whatever its aud (a server that does not bind tokens to itself)"""
+  --no-aud-check      accept a token whatever its aud (a server that does not bind tokens to itself)
+  --audience VALUE    the audience this server accepts instead of its resource URI: aud must be exactly VALUE (a server
+                      registered in Microsoft Entra ID accepts its own application id); --aud-contains applies to it"""
 import argparse
 import sys
 import jwt  # PyJWT, a dependency of mcp
@@ -24,20 +26,22 @@ ap.add_argument("as_url")
 ap.add_argument("--prm-resource")
 ap.add_argument("--aud-contains", action="store_true")
 ap.add_argument("--no-aud-check", action="store_true")
+ap.add_argument("--audience")
 args = ap.parse_args()
 PORT, AS = args.port, args.as_url
 RESOURCE = f"http://127.0.0.1:{PORT}/mcp"
+AUDIENCE = args.audience or RESOURCE
 jwks = jwt.PyJWKClient(f"{AS}/jwks")
 class JwtVerifier:
     async def verify_token(self, token: str) -> AccessToken | None:
         try:
             key = jwks.get_signing_key_from_jwt(token)
-            c = jwt.decode(token, key.key, algorithms=["RS256", "ES256"], audience=RESOURCE, issuer=AS,
+            c = jwt.decode(token, key.key, algorithms=["RS256", "ES256"], audience=AUDIENCE, issuer=AS,
                            options={"require": ["exp", "iat", "aud", "iss"], "verify_aud": not args.no_aud_check})
-            # PyJWT accepts any aud list containing RESOURCE; unless --aud-contains, only RESOURCE itself
+            # PyJWT accepts any aud list containing AUDIENCE; unless --aud-contains, only AUDIENCE itself
             aud = c["aud"] if isinstance(c["aud"], list) else [c["aud"]]
-            if not args.aud_contains and not args.no_aud_check and aud != [RESOURCE]:
-                raise jwt.InvalidAudienceError(f"aud {aud} is not exactly {RESOURCE}")
+            if not args.aud_contains and not args.no_aud_check and aud != [AUDIENCE]:
+                raise jwt.InvalidAudienceError(f"aud {aud} is not exactly {AUDIENCE}")
         except Exception as e:  # noqa: BLE001
             print("token rejected:", e, file=sys.stderr)
             return None
