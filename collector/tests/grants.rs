@@ -315,6 +315,9 @@ fn a_secret_client_uses_basic_and_a_workload_assertion_is_sent_once() {
     assert_clean(&run, &[WORKLOAD, ACCESS]);
 }
 
+/// Flags, environment, and the text the one-line usage error must contain.
+type UsageCase<'a> = (Vec<&'a str>, Vec<(&'a str, &'a str)>, &'a str);
+
 #[test]
 fn login_flags_are_checked_before_any_traffic() {
     let hits = Arc::new(Mutex::new(0u32));
@@ -330,7 +333,7 @@ fn login_flags_are_checked_before_any_traffic() {
         "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIA==\n-----END EC PRIVATE KEY-----\n",
     )
     .expect("test setup");
-    let cases: Vec<(Vec<&str>, Vec<(&str, &str)>, &str)> = vec![
+    let cases: Vec<UsageCase> = vec![
         (
             vec!["--grant", "client-credentials"],
             vec![],
