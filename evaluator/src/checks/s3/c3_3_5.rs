@@ -169,10 +169,12 @@ fn registered(x: &Exchange<'_>) -> Registered {
     }
 }
 
-/// The first resolved authorization-server metadata: `(seq, document)`.
+/// The first resolved authorization-server metadata: `(seq, document)`. A document the
+/// collector refused (its issuer is not the one it was fetched for) is never read: no
+/// client of the collector used it, and nothing in it is the server's word.
 fn metadata(ev: &Evidence) -> Option<(u64, Map<String, Value>)> {
     ev.exchanges(leg::AS_META).find_map(|x| {
-        if x.status() != Some(200) {
+        if x.status() != Some(200) || x.http.refused.is_some() {
             return None;
         }
         match json_of(&x) {
@@ -213,12 +215,20 @@ fn unread(ev: &Evidence) -> Vec<String> {
         .exchanges(leg::AS_META)
         .filter(|x| x.status() != Some(404))
     {
-        out.push(format!(
-            "{} ({}: {})",
-            line(&x.http.request.url),
-            record_note(&x),
-            answer_of(&x)
-        ));
+        match &x.http.refused {
+            Some(r) => out.push(format!(
+                "{} ({}: refused by the collector: {})",
+                line(&x.http.request.url),
+                record_note(&x),
+                crate::checks::common::oauth::discovery::refusal_text(r)
+            )),
+            None => out.push(format!(
+                "{} ({}: {})",
+                line(&x.http.request.url),
+                record_note(&x),
+                answer_of(&x)
+            )),
+        }
     }
     out
 }
@@ -279,6 +289,27 @@ fn gate(ev: &Evidence) -> Result<(Url, u64), Box<Outcome>> {
         }
     };
     let authorize = url_of("authorization_endpoint")?;
+    // A server that takes clients only by client ID metadata document: clients can be
+    // authorized there, but the scratch clients register dynamically only, so the
+    // safeguards were not probed (not "nothing can be registered").
+    let cimd = m
+        .get("client_id_metadata_document_supported")
+        .and_then(Value::as_bool)
+        == Some(true);
+    if cimd && m.get("registration_endpoint").is_none_or(Value::is_null) {
+        return Err(Box::new(
+            Outcome::single(
+                Verdict::Unknown,
+                format!(
+                    "the metadata of {issuer} (record #{seq}) has no registration_endpoint but accepts client ID \
+                     metadata documents (client_id_metadata_document_supported): clients are authorized there, \
+                     and the probe's scratch clients register dynamically only, so the safeguards were not probed"
+                ),
+                REDUCTION,
+            )
+            .with_facts(&Check3_3_5Facts::legs(json!({PRE: "unknown"}))),
+        ));
+    }
     url_of("registration_endpoint")?;
     let endpoint = Url::parse(&ev.endpoint()).ok();
     if endpoint.as_ref().and_then(host_port).is_some()

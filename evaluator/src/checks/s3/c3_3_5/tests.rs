@@ -516,3 +516,52 @@ fn leg_c_fails_only_on_the_shared_client_id() {
     );
     assert_eq!(leg_of(&o, LEG_C), LegOutcome::Unknown, "{o:?}");
 }
+
+/// Metadata the collector refused (its issuer is not the one it was fetched for) is never
+/// read: the gate does not open on its endpoints, and the verdict names the refusal.
+#[test]
+fn refused_metadata_is_never_read() {
+    let mut m = meta(&format!("{AS}/auth"));
+    if let mcp_probe_schema::model::Observation::Http(x) = &mut m.observation {
+        x.refused = Some(Box::new(mcp_probe_schema::model::MetadataRefusal {
+            member: "issuer".into(),
+            expected: "https://other.example".into(),
+            served: json!(AS),
+            rule: "RFC 8414 §3.3".into(),
+        }));
+    }
+    let o = grade(vec![m]);
+    assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
+    assert!(
+        o.evidence.contains("refused by the collector") && o.evidence.contains("issuer mismatch"),
+        "{}",
+        o.evidence
+    );
+    assert!(
+        !o.evidence.contains("/auth"),
+        "its endpoints are not read: {}",
+        o.evidence
+    );
+}
+
+/// A server that takes clients only by client ID metadata document is not "nothing can
+/// be registered" (N/A): it authorizes clients, and the probe did not reach them.
+#[test]
+fn a_metadata_document_only_server_is_unknown_not_na() {
+    let o = grade(vec![http(
+        leg::AS_META,
+        "GET",
+        AS,
+        200,
+        &json!({"issuer": AS, "authorization_endpoint": format!("{AS}/auth"),
+                "client_id_metadata_document_supported": true})
+        .to_string(),
+        &[],
+    )]);
+    assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
+    assert!(
+        o.evidence.contains("client ID metadata documents"),
+        "{}",
+        o.evidence
+    );
+}
