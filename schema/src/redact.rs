@@ -7,8 +7,10 @@
 //!    `Set-Cookie` keep cookie names and attributes and lose the values.
 //! 2. **Fields by name** in bodies and URLs: OAuth fields (`access_token`,
 //!    `refresh_token`, `client_secret`, `code_verifier`, …) in JSON bodies (also inside
-//!    SSE `data:` lines), form bodies and query strings. `code` is only treated as a
-//!    credential in forms and query strings, where OAuth carries authorization codes;
+//!    SSE `data:` lines), form bodies, query strings, and the query and fragment of a
+//!    `Location` header (an authorization response redirect). `code` is only treated as
+//!    a credential in forms, query strings and redirects, where OAuth carries
+//!    authorization codes;
 //!    in JSON it is the JSON-RPC error code or an ordinary argument name. The
 //!    distinctive names are also looked for as `NAME=value` / `"NAME":"value"` in
 //!    every text and byte string of any record (error messages, skip reasons, …).
@@ -768,6 +770,7 @@ fn redact_headers(
                 });
                 found.push((cred.to_vec(), what.into(), String::new()));
             }
+            "location" => collect_redirect(&h.value, &location, found),
             "dpop" => {
                 // RFC 9449 proof: a JWT signed with the run's key, bound to the token by
                 // `ath`. Not the token, but a credential artefact: the whole value goes.
@@ -839,6 +842,27 @@ fn collect_query(url: &str, found: &mut Vec<(Vec<u8>, String, String)>) {
             if is_form_secret_key(&k) && v.len() >= MIN_SECRET_LEN && !v.starts_with("redacted:") {
                 found.push((v.as_bytes().to_vec(), k.into_owned(), "request.url".into()));
             }
+        }
+    }
+}
+
+/// The credentials a redirect carries: OAuth parameters in the query and in the
+/// fragment of a `Location` (an authorization response: `code`, or a fragment's
+/// `access_token`), absolute or relative.
+fn collect_redirect(value: &[u8], location: &str, found: &mut Vec<(Vec<u8>, String, String)>) {
+    let text = String::from_utf8_lossy(trim(value));
+    let Ok(base) = url::Url::parse("http://redirect.invalid/") else {
+        return;
+    };
+    let Ok(u) = base.join(&text) else {
+        return;
+    };
+    let fragment = u
+        .fragment()
+        .map(|f| url::form_urlencoded::parse(f.as_bytes()));
+    for (k, v) in u.query_pairs().chain(fragment.into_iter().flatten()) {
+        if is_form_secret_key(&k) && v.len() >= MIN_SECRET_LEN && !v.starts_with("redacted:") {
+            found.push((v.as_bytes().to_vec(), k.into_owned(), location.into()));
         }
     }
 }

@@ -881,3 +881,51 @@ fn dpop_token_and_proof_are_fingerprinted() {
     assert!(!contains(&enc, PROOF.as_bytes()));
     assert!(contains(&enc, b"server-nonce-0123456789"));
 }
+
+/// An authorization server that approves at once answers an authorization request with a
+/// redirect carrying the code (`Location: …?code=…`), or a token in the fragment: both are
+/// credentials wherever they appear, whoever's client the request was for.
+#[test]
+fn a_redirect_carrying_a_code_or_token_is_redacted() {
+    const CODE: &str = "scratch-code-5f4e3d2c1b0a";
+    const FRAG: &str = "fragment-token-0123456789";
+    let mut r = http_record(
+        &["3.3.5.authorize"],
+        "https://as.example/authorize?response_type=code&client_id=c1",
+        "",
+        302,
+        b"",
+    );
+    if let HttpOutcome::Response(resp) = &mut http(&mut r).outcome {
+        resp.headers.push(Header::new(
+            "Location",
+            format!("http://127.0.0.1:33418/callback?code={CODE}&state=cis-probe-authorize-state"),
+        ));
+        resp.headers.push(Header::new(
+            "Content-Location",
+            format!("/cb#access_token={FRAG}&token_type=Bearer"),
+        ));
+    }
+    let mut r2 = r.clone();
+    if let HttpOutcome::Response(resp) = &mut http(&mut r2).outcome {
+        resp.headers[1] = Header::new(
+            "Location",
+            format!("/cb#access_token={FRAG}&token_type=Bearer"),
+        );
+        resp.headers.remove(0);
+    }
+    for mut rec in [r, r2] {
+        Redactor::new().redact(&mut rec);
+        let bytes = mcp_probe_schema::bundle::encode_record(&rec);
+        assert!(!contains(&bytes, CODE.as_bytes()), "the code survived");
+        assert!(
+            !contains(&bytes, FRAG.as_bytes()),
+            "the fragment token survived"
+        );
+        // The state and the client id are not credentials.
+        assert!(
+            contains(&bytes, b"cis-probe-authorize-state")
+                || contains(&bytes, b"token_type=Bearer")
+        );
+    }
+}
