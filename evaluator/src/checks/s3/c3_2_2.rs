@@ -10,7 +10,9 @@ use serde_json::{Map, Value};
 use crate::check::{Check, Context, Legs, Needs};
 use crate::checks::common::oauth::facts::Facts;
 use crate::checks::common::oauth::gate::{combine, legs_map, shown, DISCOVERY};
-use crate::checks::common::oauth::tokens::{audiences, claims, dedup, token_label};
+use crate::checks::common::oauth::tokens::{
+    audiences, claims, dedup, is_url_audience, token_label,
+};
 use crate::checks::common::oauth::uris::{canonical_resource, resource_covers, strip_slash};
 use crate::evidence::Evidence;
 use crate::fmt::line;
@@ -124,6 +126,29 @@ impl Check for Check3_2_2 {
                 .filter(|a| strip_slash(a) != strip_slash(&canonical))
                 .cloned()
                 .collect();
+            let foreign: Vec<String> = extras
+                .iter()
+                .filter(|a| is_url_audience(a))
+                .cloned()
+                .collect();
+            if !extras.is_empty() && foreign.is_empty() {
+                // Only identifiers that are not web addresses (Microsoft Entra ID's
+                // application id, an API identifier): they may name this very server.
+                parts.push((
+                    LegOutcome::Unknown,
+                    format!(
+                        "{label} names, besides this resource or instead of it, only audience(s) that \
+                         are not web addresses: {} (aud {}, resource {} from {basis}); an application \
+                         id or API identifier may be this server's own, which the token alone cannot \
+                         tell",
+                        shown(&extras),
+                        shown(&auds),
+                        line(&canonical)
+                    ),
+                ));
+                extras_all.extend(extras);
+                continue;
+            }
             if extras.is_empty() {
                 parts.push((
                     LegOutcome::Pass,
@@ -269,6 +294,26 @@ mod tests {
             o.details["extra_audiences"],
             json!(["https://api.downstream.example/"])
         );
+
+        // An application id (Microsoft Entra ID names the application, not its URL): it
+        // may be this server's own, so not a FAIL; a web address beside it still is.
+        let guid = "6731de76-14a6-49ae-97bc-6eba6914391e";
+        let o = grade(
+            &C3_2_2,
+            &lab_auth_with_token(jwt_token(json!({"aud": guid}), None, None)),
+        );
+        assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
+        assert!(o.evidence.contains("not web addresses"), "{o:?}");
+        assert_eq!(o.details["extra_audiences"], json!([guid]));
+        let o = grade(
+            &C3_2_2,
+            &lab_auth_with_token(jwt_token(
+                json!({"aud": [guid, "https://api.downstream.example/"]}),
+                None,
+                None,
+            )),
+        );
+        assert_eq!(o.verdict, Verdict::Fail, "{o:#?}");
     }
 
     #[test]

@@ -37,7 +37,7 @@ use crate::check::{Check, Context, Legs, Needs};
 use crate::checks::common::oauth::challenge::carries_credential;
 use crate::checks::common::oauth::gate::{combine, legs_map};
 use crate::checks::common::oauth::mint::{binding, Binding};
-use crate::checks::common::oauth::tokens::{audiences, binding_note, claims};
+use crate::checks::common::oauth::tokens::{audiences, binding_note, claims, is_url_audience};
 use crate::checks::common::oauth::uris::strip_slash;
 use crate::checks::s3::c3_2_2::C3_2_2;
 use crate::evidence::{Evidence, Exchange};
@@ -140,18 +140,43 @@ fn leg_a(
                         line(canonical)
                     ),
                 )
+            } else if !auds.iter().any(|a| is_url_audience(a)) {
+                (
+                    LegOutcome::Unknown,
+                    format!(
+                        "{label} names no web address: aud [{shown}] is an application id or API \
+                         identifier, which may be this server's own name at its authorization server \
+                         (Microsoft Entra ID names the application, not its URL); the token alone \
+                         cannot tell whether it is bound to {} ({basis}){}",
+                        line(canonical),
+                        resource_refused_note(session)
+                    ),
+                )
             } else {
                 (
                     LegOutcome::Fail,
                     format!(
-                        "{label} is not bound to this resource: aud [{shown}] does not name {} ({basis})",
-                        line(canonical)
+                        "{label} is not bound to this resource: aud [{shown}] does not name {} ({basis}){}",
+                        line(canonical),
+                        resource_refused_note(session)
                     ),
                 )
             }
         })
         .collect();
     combine(LEG_A, parts)
+}
+
+/// When the login's authorization server refused the RFC 8707 `resource` parameter
+/// (`session.resource_refused_in`): said beside an audience that is not the resource.
+fn resource_refused_note(session: Option<&mcp_probe_schema::model::Session>) -> String {
+    match session.and_then(|s| s.resource_refused_in) {
+        Some(seq) => format!(
+            "; the authorization server refused the RFC 8707 resource parameter (record #{seq}), so \
+             the login could not ask for a token bound to this resource"
+        ),
+        None => String::new(),
+    }
 }
 
 // ---------------------------------------------------------------------------------------

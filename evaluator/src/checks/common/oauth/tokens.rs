@@ -91,6 +91,14 @@ pub(crate) fn audiences(claims: Option<&Map<String, Value>>) -> Vec<String> {
     }
 }
 
+/// Whether an audience is a web address (an http or https URL with a host): a service
+/// named by where it is. Anything else (an application id GUID, an App ID URI such as
+/// `api://…`, an API identifier, a client id) names a service by an identifier the token
+/// alone cannot resolve to a server: it may be this server's own.
+pub(crate) fn is_url_audience(a: &str) -> bool {
+    url::Url::parse(a).is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.has_host())
+}
+
 /// Scopes whose last colon-separated segment is exactly `*` (`*`, `admin:*`).
 pub(crate) fn wildcards(scopes: &[String]) -> Vec<String> {
     scopes
@@ -125,5 +133,22 @@ pub(crate) fn token_label(i: usize, t: &TokenFacts, n: usize) -> String {
         format!("the token ({})", line(&t.source))
     } else {
         format!("token #{} ({})", i + 1, line(&t.source))
+    }
+}
+
+#[cfg(test)]
+mod audience_tests {
+    use super::is_url_audience;
+
+    #[test]
+    fn only_web_addresses_are_url_audiences() {
+        assert!(is_url_audience("https://mcp.example/mcp"));
+        assert!(is_url_audience("http://127.0.0.1:8080/mcp"));
+        assert!(!is_url_audience("6731de76-14a6-49ae-97bc-6eba6914391e"));
+        assert!(!is_url_audience(
+            "api://6731de76-14a6-49ae-97bc-6eba6914391e"
+        ));
+        assert!(!is_url_audience("my-api"));
+        assert!(!is_url_audience(""));
     }
 }

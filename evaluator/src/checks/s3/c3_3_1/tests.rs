@@ -304,6 +304,28 @@ fn leg_a_branches() {
     no_aud.jwt_claims = Some(json!({"iss": "x"}));
     let o = graded(vec![no_aud], refused_mint(), Some("2025-11-25"));
     assert_eq!(leg_of(&o, LEG_A), LegOutcome::Unknown, "{o:?}");
+    // An application id (Microsoft Entra ID) may be this server's own name: not a FAIL.
+    let o = graded(
+        vec![jwt_facts(json!("6731de76-14a6-49ae-97bc-6eba6914391e"))],
+        refused_mint(),
+        Some("2025-11-25"),
+    );
+    assert_leg(
+        &o,
+        LEG_A,
+        LegOutcome::Unknown,
+        "application id or API identifier",
+    );
+    // A web address that is not this resource still fails, beside an identifier.
+    let o = graded(
+        vec![jwt_facts(json!([
+            "6731de76-14a6-49ae-97bc-6eba6914391e",
+            "https://other.example/api"
+        ]))],
+        refused_mint(),
+        Some("2025-11-25"),
+    );
+    assert_eq!(leg_of(&o, LEG_A), LegOutcome::Fail, "{o:?}");
 }
 
 /// Leg `id` of `o` has `outcome`, and its note contains `part`.
