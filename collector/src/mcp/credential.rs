@@ -1,13 +1,13 @@
 //! How the access token goes on a request to the resource server: `Authorization:
 //! Bearer <token>`, or, when the token is bound to the run's key (RFC 9449 DPoP),
 //! `Authorization: DPoP <token>` and a fresh `DPoP` proof for the request's method and
-//! URL. [`Probe::auth_headers`] is the one place that writes either; every request that
+//! URL. `Probe::auth_headers` is the one place that writes either; every request that
 //! carries the token gets its headers from it.
 //!
 //! The proofs are signed by `oauth::proof` (the layer above) through
 //! [`super::prover::Prover`]: this layer holds no key. A resource server that wants a nonce (401 with
 //! `WWW-Authenticate: DPoP error="use_dpop_nonce"` and `DPoP-Nonce`) gets the same
-//! request once more with a new proof carrying it ([`Probe::send_authorized`]); the
+//! request once more with a new proof carrying it (`Probe::send_authorized`); the
 //! challenged exchange is recorded under `dpop.nonce`, and the nonce is kept for the
 //! next requests to that origin.
 

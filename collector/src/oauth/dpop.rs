@@ -12,7 +12,7 @@
 //!   DPoP-bound token cached by an earlier run is bound to a key that is gone, so it is
 //!   never reused; a refresh or a new login gets one bound to this run's key.
 //! * **Proofs**: [`Dpop::proof`] in `proof.rs` (a new `jti` for every request).
-//! * **Token endpoint** ([`Login::send_token`]): every token request carries exactly one
+//! * **Token endpoint** (`Login::send_token`): every token request carries exactly one
 //!   `DPoP` header; a 400 `use_dpop_nonce` with a `DPoP-Nonce` is answered by the same
 //!   request once more with a new proof carrying the nonce (an authorization code is not
 //!   consumed by that refusal). The refused attempt is recorded under `dpop.nonce`.

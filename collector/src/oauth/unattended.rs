@@ -13,7 +13,7 @@
 //!   this authorization server and resource, then an RFC 7523 JWT-bearer grant at the
 //!   authorization server turns that into an access token.
 //!
-//! Every request goes through [`Login::send`] (the scheme rule, the network guard, the
+//! Every request goes through `Login::send` (the scheme rule, the network guard, the
 //! recording client and the redactor, each secret registered before its exchange is
 //! recorded). Nothing is registered: `oauth.register` is recorded as skipped, naming the
 //! grant.
