@@ -19,10 +19,6 @@ const SECRET: &str = "grant-secret-0a1b2c3d4e5f6a7b";
 const WORKLOAD: &str =
     "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJjaS1qb2IifQ.d29ya2xvYWQtc2lnbmF0dXJlLWJ5dGVz";
 
-fn accepted() -> Vec<u8> {
-    b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n".to_vec()
-}
-
 /// The authorization server: metadata for `methods` and `algs`, no registration, and a
 /// token endpoint that answers every request with [`ACCESS`] (the test judges what came).
 fn authorization_server(methods: Value, grants: Value) -> Scripted {
@@ -57,53 +53,9 @@ fn authorization_server(methods: Value, grants: Value) -> Scripted {
     srv
 }
 
-/// The MCP resource server: 401 without [`ACCESS`], a legacy server with it.
+/// The MCP resource server (support's scripted one, accepting [`ACCESS`]).
 fn resource_server(as_base: String) -> Scripted {
-    let me = Arc::new(std::sync::OnceLock::<String>::new());
-    let m = me.clone();
-    let srv = serve(Arc::new(move |r: &Req| {
-        let url = m.get().cloned().unwrap_or_default();
-        let origin = url.trim_end_matches("/mcp").to_string();
-        let path = r.path.split('?').next().unwrap_or("");
-        if path.starts_with("/.well-known/oauth-protected-resource") {
-            return json_response(
-                200,
-                &[],
-                &json!({"resource": url, "authorization_servers": [as_base],
-                        "scopes_supported": ["mcp:tools"]})
-                .to_string(),
-            );
-        }
-        if path != "/mcp" {
-            return json_response(404, &[], "{}");
-        }
-        if r.header("authorization").as_deref() != Some(&format!("Bearer {ACCESS}")) {
-            let challenge = format!(
-                "Bearer resource_metadata=\"{origin}/.well-known/oauth-protected-resource/mcp\""
-            );
-            return json_response(401, &[("WWW-Authenticate", &challenge)], "{}");
-        }
-        let id = r.rpc_id();
-        match r.rpc_method().as_str() {
-            "server/discover" => legacy_only(&id),
-            "initialize" => json_response(
-                200,
-                &[],
-                &json!({"jsonrpc":"2.0","id":id,"result":{"protocolVersion":"2025-11-25",
-                    "capabilities":{},"serverInfo":{"name":"grants","version":"1"}}})
-                .to_string(),
-            ),
-            "notifications/initialized" => accepted(),
-            _ => json_response(
-                400,
-                &[],
-                &json!({"jsonrpc":"2.0","id":id,"error":{"code":-32601,"message":"no"}})
-                    .to_string(),
-            ),
-        }
-    }));
-    let _ = me.set(srv.url.clone());
-    srv
+    oauth_resource_server(as_base, ACCESS, json!({"scopes_supported": ["mcp:tools"]}))
 }
 
 /// The token requests the authorization server received, as form pairs, with the

@@ -63,51 +63,9 @@ fn authorization_server(auth_methods: serde_json::Value) -> Scripted {
     srv
 }
 
-/// The MCP resource server: 401 without the access token, a legacy server with it.
+/// The MCP resource server (support's scripted one, accepting [`ACCESS`]).
 fn resource_server(as_base: String) -> Scripted {
-    let me = Arc::new(std::sync::OnceLock::<String>::new());
-    let m = me.clone();
-    let srv = serve(Arc::new(move |r: &Req| {
-        let url = m.get().cloned().unwrap_or_default();
-        let origin = url.trim_end_matches("/mcp").to_string();
-        let path = r.path.split('?').next().unwrap_or("");
-        if path.starts_with("/.well-known/oauth-protected-resource") {
-            return json_response(
-                200,
-                &[],
-                &json!({"resource": url, "authorization_servers": [as_base]}).to_string(),
-            );
-        }
-        if path != "/mcp" {
-            return json_response(404, &[], "{}");
-        }
-        if r.header("authorization").as_deref() != Some(&format!("Bearer {ACCESS}")) {
-            let challenge = format!(
-                "Bearer resource_metadata=\"{origin}/.well-known/oauth-protected-resource/mcp\""
-            );
-            return json_response(401, &[("WWW-Authenticate", &challenge)], "{}");
-        }
-        let id = r.rpc_id();
-        match r.rpc_method().as_str() {
-            "server/discover" => legacy_only(&id),
-            "initialize" => json_response(
-                200,
-                &[],
-                &json!({"jsonrpc":"2.0","id":id,"result":{"protocolVersion":"2025-11-25",
-                    "capabilities":{},"serverInfo":{"name":"corp","version":"1"}}})
-                .to_string(),
-            ),
-            "notifications/initialized" => accepted(),
-            _ => json_response(
-                400,
-                &[],
-                &json!({"jsonrpc":"2.0","id":id,"error":{"code":-32601,"message":"no"}})
-                    .to_string(),
-            ),
-        }
-    }));
-    let _ = me.set(srv.url.clone());
-    srv
+    oauth_resource_server(as_base, ACCESS, json!({}))
 }
 
 /// GET `path_and_query` on the login's loopback listener; the status code.

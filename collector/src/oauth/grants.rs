@@ -20,6 +20,23 @@ use super::response::{self, str_field, TokenResponse};
 use crate::journal::{lock, Journal};
 use crate::transport::http::{Client, Request};
 
+/// A POST of `form` (`application/x-www-form-urlencoded`) to `url` with `headers`.
+pub(super) fn form_post(url: url::Url, headers: Vec<Header>, form: &[(&str, &str)]) -> Request {
+    let body = url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(form.iter())
+        .finish()
+        .into_bytes();
+    Request {
+        method: "POST".into(),
+        url,
+        headers,
+        body,
+        await_id: None,
+        head_only_stream: false,
+        connect_to: None,
+    }
+}
+
 /// `Basic <credentials>` of RFC 6749 §2.3.1: the client id and secret, each
 /// form-urlencoded, joined by a colon, in base64.
 pub(super) fn basic_credentials(client_id: &str, secret: &str) -> String {
@@ -113,19 +130,7 @@ impl Login {
         if !reg.client_id.is_empty() {
             form.push(("client_id", &reg.client_id));
         }
-        let body = url::form_urlencoded::Serializer::new(String::new())
-            .extend_pairs(form.iter())
-            .finish()
-            .into_bytes();
-        let req = Request {
-            method: "POST".into(),
-            url: self.metadata.token_endpoint.clone(),
-            headers,
-            body,
-            await_id: None,
-            head_only_stream: false,
-            connect_to: None,
-        };
+        let req = form_post(self.metadata.token_endpoint.clone(), headers, &form);
         self.send_token(client, journal, leg, req, &secrets).await
     }
 

@@ -31,7 +31,7 @@ use super::flow::{
 use super::login::{now_s, Credential, Login, Obtained};
 use super::response::str_field;
 use crate::journal::{lock, Journal};
-use crate::transport::http::{Client, Request};
+use crate::transport::http::Client;
 
 impl Login {
     /// The extra parameters every token request of the login's own resource carries:
@@ -201,19 +201,7 @@ impl Login {
                 None => form.push(("client_id", id)),
             }
         }
-        let body = url::form_urlencoded::Serializer::new(String::new())
-            .extend_pairs(form.iter())
-            .finish()
-            .into_bytes();
-        let req = Request {
-            method: "POST".into(),
-            url: e.token_endpoint.clone(),
-            headers,
-            body,
-            await_id: None,
-            head_only_stream: false,
-            connect_to: None,
-        };
+        let req = super::grants::form_post(e.token_endpoint.clone(), headers, &form);
         let a = self
             .send(client, journal, leg::OAUTH_EXCHANGE, req, &secrets)
             .await?;

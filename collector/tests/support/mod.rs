@@ -280,3 +280,57 @@ pub fn pager(description_bytes: usize) -> impl Fn(&Req) -> Vec<u8> + Send + Sync
         }
     }
 }
+
+/// A scripted OAuth-protected MCP resource server: its protected-resource metadata names
+/// `as_base` (plus the members of `prm_extra`, an object), every `/mcp` request without
+/// `Authorization: Bearer <access>` gets a 401 naming that metadata, and with it the
+/// server speaks the 2025-11-25 legacy handshake (no `server/discover`).
+pub fn oauth_resource_server(
+    as_base: String,
+    access: &'static str,
+    prm_extra: serde_json::Value,
+) -> Scripted {
+    let me = Arc::new(std::sync::OnceLock::<String>::new());
+    let m = me.clone();
+    let srv = serve(Arc::new(move |r: &Req| {
+        let url = m.get().cloned().unwrap_or_default();
+        let origin = url.trim_end_matches("/mcp").to_string();
+        let path = r.path.split('?').next().unwrap_or("");
+        if path.starts_with("/.well-known/oauth-protected-resource") {
+            let mut doc = serde_json::json!({"resource": url, "authorization_servers": [as_base]});
+            if let (Some(d), Some(extra)) = (doc.as_object_mut(), prm_extra.as_object()) {
+                d.extend(extra.clone());
+            }
+            return json_response(200, &[], &doc.to_string());
+        }
+        if path != "/mcp" {
+            return json_response(404, &[], "{}");
+        }
+        if r.header("authorization").as_deref() != Some(&format!("Bearer {access}")) {
+            let challenge = format!(
+                "Bearer resource_metadata=\"{origin}/.well-known/oauth-protected-resource/mcp\""
+            );
+            return json_response(401, &[("WWW-Authenticate", &challenge)], "{}");
+        }
+        let id = r.rpc_id();
+        match r.rpc_method().as_str() {
+            "server/discover" => legacy_only(&id),
+            "initialize" => json_response(
+                200,
+                &[],
+                &serde_json::json!({"jsonrpc":"2.0","id":id,"result":{"protocolVersion":"2025-11-25",
+                    "capabilities":{},"serverInfo":{"name":"scripted-oauth","version":"1"}}})
+                .to_string(),
+            ),
+            "notifications/initialized" => b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n".to_vec(),
+            _ => json_response(
+                400,
+                &[],
+                &serde_json::json!({"jsonrpc":"2.0","id":id,"error":{"code":-32601,"message":"no"}})
+                    .to_string(),
+            ),
+        }
+    }));
+    let _ = me.set(srv.url.clone());
+    srv
+}
