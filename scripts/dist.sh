@@ -59,7 +59,9 @@ start=$SECONDS
 # The C compiler reads SOURCE_DATE_EPOCH (for __DATE__ and __TIME__), so cc-built crates
 # (ring) tell cargo to rebuild when it changes: the commit's time would rebuild them after
 # every commit. The binaries get a constant instead; the commit's time is for the tarball.
-SOURCE_DATE_EPOCH=0 cargo auditable build --locked --profile dist --target "$TRIPLE" \
+# The checkout's own target/ whatever CARGO_TARGET_DIR says: the binaries are looked for
+# there, and a second checkout must not build into (and compare with) the first one's.
+CARGO_TARGET_DIR=$root/target SOURCE_DATE_EPOCH=0 cargo auditable build --locked --profile dist --target "$TRIPLE" \
   -p mcp-probe-collector -p mcp-probe-evaluator --bins
 built=target/$TRIPLE/dist
 for b in "${BINS[@]}"; do
