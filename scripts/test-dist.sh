@@ -213,7 +213,7 @@ if [ -z "$why" ]; then
        --root="$ct/storage" --runroot="$ct/run" --storage-driver=vfs)
   if ! "${pod[@]}" load -i "$image_tar" >"$ct/load.out" 2>&1; then
     why="podman load failed: $(tail -n1 "$ct/load.out")"
-  elif ! "${pod[@]}" run --rm --network=host "mcp-probe:$version" mcp-collect --version >"$ct/run.out" 2>&1; then
+  elif ! "${pod[@]}" run --rm --network=host "localhost/mcp-probe:$version" mcp-collect --version >"$ct/run.out" 2>&1; then
     why="podman run failed: $(tail -n1 "$ct/run.out")"
   fi
 fi
