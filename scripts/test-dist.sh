@@ -3,7 +3,7 @@
 # (docs/install.md). Called by scripts/test.sh after the lab is up and the debug build
 # exists; needs lab/run/env (LAB_PY2, LAB_TLS_MODERN, LAB_TLS_CA).
 #
-# 1. scripts/dist.sh: the tarball, SBOMs and SHA256SUMS; both binaries static (`ldd`),
+# 1. scripts/dist.sh: the tarball, image, SBOMs and SHA256SUMS; both binaries static (`ldd`),
 #    with no NSS in them, and the dependency list embedded (cargo-auditable's section).
 # 2. Empty root: a directory holding only the two binaries, /etc/hosts, /etc/resolv.conf
 #    and a CA file (no /dev: randomness comes from the getrandom system call); mcp-collect
