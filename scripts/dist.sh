@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # scripts/dist.sh -- build the release artefacts for x86_64 Linux (docs/install.md).
 #
-#   scripts/dist.sh             binaries, tarball, SBOMs and SHA256SUMS into dist/
-#   scripts/dist.sh --bins-only only the two static binaries (target/x86_64-unknown-linux-gnu/dist/),
-#                               what the reproducibility check rebuilds in a second checkout
+#   scripts/dist.sh             binaries, tarball, container image, SBOMs and SHA256SUMS into dist/
+#   scripts/dist.sh --bins-only only the two static binaries (target/x86_64-unknown-linux-gnu/dist/)
+#   scripts/dist.sh --bins-and-image
+#                               the binaries and, in dist/, only the container image: what the
+#                               reproducibility check rebuilds in a second checkout
 #
 # mcp-collect and mcp-grade are built fully static (glibc linked in, `+crt-static`) in the
 # `dist` profile of Cargo.toml, with their dependency list embedded (cargo-auditable), and
 # reproducibly: the same commit and toolchain give bit-identical binaries wherever the
 # checkout lies (paths remapped, SOURCE_DATE_EPOCH from the commit, no timestamps).
+# The container image (mcp-probe-VERSION-x86_64-linux.oci.tar, an OCI image layout tarball
+# for `podman load` or `skopeo copy oci-archive:...`) holds the two binaries and nothing
+# they do not need; scripts/oci-image.py writes it, reproducibly too.
 # The pinned cargo-auditable and cargo-cyclonedx are installed into $MCP_PROBE_TOOLS
 # (default target/dist-tools) when missing. Needs: git, cargo, cc, libc6-dev, python3.
 set -euo pipefail
@@ -20,11 +25,12 @@ AUDITABLE_VERSION=0.7.7
 CYCLONEDX_VERSION=0.5.9
 BINS=(mcp-collect mcp-grade)
 
-bins_only=false
+bins_only=false image_only=false
 case "${1:-}" in
   --bins-only) bins_only=true ;;
+  --bins-and-image) image_only=true ;;
   "") ;;
-  *) echo "dist.sh: unknown argument: $1 (expected --bins-only or nothing)" >&2; exit 2 ;;
+  *) echo "dist.sh: unknown argument: $1 (expected --bins-only, --bins-and-image or nothing)" >&2; exit 2 ;;
 esac
 
 tools=${MCP_PROBE_TOOLS:-$root/target/dist-tools}
@@ -35,7 +41,7 @@ tool() { # NAME VERSION
   fi
 }
 tool cargo-auditable "$AUDITABLE_VERSION"
-$bins_only || tool cargo-cyclonedx "$CYCLONEDX_VERSION"
+$bins_only || $image_only || tool cargo-cyclonedx "$CYCLONEDX_VERSION"
 export PATH="$tools/bin:$PATH"
 
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n1)
@@ -59,7 +65,9 @@ start=$SECONDS
 # The C compiler reads SOURCE_DATE_EPOCH (for __DATE__ and __TIME__), so cc-built crates
 # (ring) tell cargo to rebuild when it changes: the commit's time would rebuild them after
 # every commit. The binaries get a constant instead; the commit's time is for the tarball.
-SOURCE_DATE_EPOCH=0 cargo auditable build --locked --profile dist --target "$TRIPLE" \
+# The checkout's own target/ whatever CARGO_TARGET_DIR says: the binaries are looked for
+# there, and a second checkout must not build into (and compare with) the first one's.
+CARGO_TARGET_DIR=$root/target SOURCE_DATE_EPOCH=0 cargo auditable build --locked --profile dist --target "$TRIPLE" \
   -p mcp-probe-collector -p mcp-probe-evaluator --bins
 built=target/$TRIPLE/dist
 for b in "${BINS[@]}"; do
@@ -74,6 +82,16 @@ $bins_only && exit 0
 name=mcp-probe-$version-x86_64-linux
 out=$root/dist
 rm -rf "$out"; mkdir -p "$out"
+
+# The container image. Its labels: the version, the commit, the repository and licence
+# of Cargo.toml's [workspace.package], and the commit's time as its creation time.
+manifest_field() { sed -n "s/^$1 = \"\(.*\)\"\$/\1/p" Cargo.toml | head -n1; }
+image_digest=$(python3 scripts/oci-image.py --bins "$built" --out "$out/$name.oci.tar" \
+  --version "$version" --revision "$(git rev-parse HEAD 2>/dev/null || echo unknown)" \
+  --source "$(manifest_field repository)" --licenses "$(manifest_field license)" \
+  --epoch "$SOURCE_DATE_EPOCH")
+echo "dist.sh: $name.oci.tar: manifest $image_digest, archive sha256:$(sha256sum <"$out/$name.oci.tar" | cut -d' ' -f1)" >&2
+$image_only && exit 0
 stage=$(mktemp -d); trap 'rm -rf "$stage"' EXIT
 pkg=$stage/$name
 mkdir -p "$pkg/bin" "$pkg/man/man1" "$pkg/completions"
@@ -105,7 +123,7 @@ for b in "${BINS[@]}"; do
 done
 find collector evaluator -maxdepth 1 -name '*.cdx.json' -delete
 
-(cd "$out" && sha256sum -- *.tar.gz *.cdx.json >SHA256SUMS)
+(cd "$out" && sha256sum -- *.tar.gz *.oci.tar *.cdx.json >SHA256SUMS)
 echo "dist.sh: $out:" >&2
 (cd "$out" && ls -l && cat SHA256SUMS) >&2
 for b in "${BINS[@]}"; do

@@ -3,7 +3,7 @@
 # (docs/install.md). Called by scripts/test.sh after the lab is up and the debug build
 # exists; needs lab/run/env (LAB_PY2, LAB_TLS_MODERN, LAB_TLS_CA).
 #
-# 1. scripts/dist.sh: the tarball, SBOMs and SHA256SUMS; both binaries static (`ldd`),
+# 1. scripts/dist.sh: the tarball, image, SBOMs and SHA256SUMS; both binaries static (`ldd`),
 #    with no NSS in them, and the dependency list embedded (cargo-auditable's section).
 # 2. Empty root: a directory holding only the two binaries, /etc/hosts, /etc/resolv.conf
 #    and a CA file (no /dev: randomness comes from the getrandom system call); mcp-collect
@@ -11,11 +11,17 @@
 #    server by address, by a name from that /etc/hosts, and over TLS by `localhost`;
 #    mcp-grade verifies and grades the bundles there. The verdicts equal those the debug
 #    build's bundle of the same server gets.
-# 3. Reproducible: a second clean checkout of HEAD under another path builds the binaries
-#    again (scripts/dist.sh --bins-only); both SHA-256s must be equal.
+# 3. Container image: the OCI archive's layout, config and layer are read back (only the
+#    two binaries, user 65532:65532, /work, /tmp 1777, the labels); podman (with runc,
+#    installed by apt-get when missing) loads it, mcp-collect in it collects a lab server
+#    over HTTP and over TLS into a mounted directory, with its key created in the mounted
+#    state directory, and mcp-grade in it grades the bundles: the verdicts equal the debug
+#    build's, and every file the container wrote is owned by 65532:65532 on the host.
+# 4. Reproducible: a second clean checkout of HEAD under another path builds the binaries
+#    and the image again (scripts/dist.sh --bins-and-image); the SHA-256s must be equal.
 #
-# chroot needs root (CI runs as root). Not root: the empty-root part says why it skips,
-# unless CI is set, where it fails. MCP_PROBE_DIST_REPRO=0 skips step 3 (a working tree
+# chroot and podman need root (CI runs as root). Not root, or podman unable to run a
+# container here: those parts say why they skip, unless CI is set, where they fail. MCP_PROBE_DIST_REPRO=0 skips step 3 (a working tree
 # with uncommitted changes cannot be compared with a checkout of HEAD).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +31,28 @@ set -a; . "${LAB_ENV:-lab/run/env}"; set +a
 
 step() { printf '\n== dist: %s\n' "$*"; }
 fail() { echo "test-dist: FAILED: $*" >&2; exit 1; }
+# same_verdicts REPORT DEBUG_REPORT [WHAT TARGET DEBUG_TARGET]...: every graded check's
+# verdict for TARGET in REPORT (a JSON report) equals the one for DEBUG_TARGET in DEBUG_REPORT.
+same_verdicts() {
+  python3 - "$@" <<'PY'
+import json, sys
+static, normal = (json.load(open(p)) for p in sys.argv[1:3])
+rest = sys.argv[3:]
+def index(report, target):
+    return next(s["index"] for s in report["servers"] if s["target"] == target)
+def verdicts(report, server):
+    return {c["id"]: next(r["verdict"] for r in c["results"] if r["server"] == server)
+            for c in report["checks"] if c["graded"]}
+bad = 0
+for what, ts, tn in zip(rest[0::3], rest[1::3], rest[2::3]):
+    a, b = verdicts(static, index(static, ts)), verdicts(normal, index(normal, tn))
+    diff = {k: (a[k], b.get(k)) for k in a if a[k] != b.get(k)}
+    print(f"{what}: {ts}: {len(a)} verdicts, "
+          f"{'equal to the debug build' if not diff else 'DIFFERENT (release, debug): ' + str(diff)}")
+    bad += bool(diff)
+sys.exit(1 if bad else 0)
+PY
+}
 TRIPLE=x86_64-unknown-linux-gnu
 built=$root/target/$TRIPLE/dist
 work=$(mktemp -d "${TMPDIR:-/tmp}/mcp-dist-test.XXXXXX")
@@ -52,6 +80,37 @@ assert "mcp-probe-schema" in names or any("mcp-probe-schema" in n for n in names
 print(f"{sys.argv[1]}: CycloneDX {d['specVersion']}, {len(names)} components")
 PY
 done
+
+step "container image: the OCI layout, its config and its one layer"
+image_tar=dist/mcp-probe-$version-x86_64-linux.oci.tar
+python3 - "$image_tar" "$version" "$(git rev-parse HEAD)" <<'PY' || fail "$image_tar"
+import hashlib, io, json, sys, tarfile
+path, version, head = sys.argv[1:4]
+outer = tarfile.open(path)
+def blob(digest):
+    data = outer.extractfile("blobs/sha256/" + digest.split(":", 1)[1]).read()
+    assert "sha256:" + hashlib.sha256(data).hexdigest() == digest, digest
+    return data
+assert json.load(outer.extractfile("oci-layout")) == {"imageLayoutVersion": "1.0.0"}
+index = json.load(outer.extractfile("index.json"))
+[m] = index["manifests"]
+manifest = json.loads(blob(m["digest"]))
+config = json.loads(blob(manifest["config"]["digest"]))
+[layer] = manifest["layers"]
+entries = {e.name: e for e in tarfile.open(fileobj=io.BytesIO(blob(layer["digest"])), mode="r:gz")}
+files = sorted(n for n, e in entries.items() if not e.isdir())
+assert files == ["bin/mcp-collect", "bin/mcp-grade"], files
+assert entries["tmp"].mode == 0o1777, oct(entries["tmp"].mode)
+assert (entries["work"].uid, entries["work"].gid) == (65532, 65532)
+c = config["config"]
+assert c["User"] == "65532:65532" and c["WorkingDir"] == "/work", c
+labels = c["Labels"]
+assert labels["org.opencontainers.image.version"] == version, labels
+assert labels["org.opencontainers.image.revision"] == head, labels
+assert labels["org.opencontainers.image.created"] == config["created"], labels
+print(f"{path}: manifest {m['digest']}, {len(entries)} entries, user {c['User']}, "
+      f"working directory {c['WorkingDir']}, env {c['Env']}, created {config['created']}")
+PY
 
 step "static, no NSS, dependency list embedded"
 for b in mcp-collect mcp-grade; do
@@ -122,28 +181,84 @@ else
   rc=0; target/debug/mcp-grade --format json -o "$work/normal.json" "${nb[@]}" || rc=$?
   case $rc in 0|1|4) ;; *) fail "mcp-grade (debug) exited $rc" ;; esac
 
-  python3 - "$er/static.json" "$work/normal.json" "$by_addr" "$by_name" "$tls" "https://$LAB_TLS_MODERN/mcp" <<'PY' || fail "verdicts differ"
-import json, sys
-static, normal = (json.load(open(p)) for p in sys.argv[1:3])
-by_addr, by_name, tls_static, tls_normal = sys.argv[3:7]
-def index(report, target):
-    return next(s["index"] for s in report["servers"] if s["target"] == target)
-def verdicts(report, server):
-    return {c["id"]: next(r["verdict"] for r in c["results"] if r["server"] == server)
-            for c in report["checks"] if c["graded"]}
-pairs = [("by address", by_addr, by_addr), ("by a name from /etc/hosts", by_name, by_name),
-         ("TLS by localhost", tls_static, tls_normal)]
-bad = 0
-for what, ts, tn in pairs:
-    a, b = verdicts(static, index(static, ts)), verdicts(normal, index(normal, tn))
-    diff = {k: (a[k], b.get(k)) for k in a if a[k] != b.get(k)}
-    print(f"{what}: {ts}: {len(a)} verdicts, "
-          f"{'equal to the debug build' if not diff else 'DIFFERENT (static, debug): ' + str(diff)}")
-    bad += bool(diff)
-sys.exit(1 if bad else 0)
-PY
+  same_verdicts "$er/static.json" "$work/normal.json" "by address" "$by_addr" "$by_addr" \
+    "by a name from /etc/hosts" "$by_name" "$by_name" \
+    "TLS by localhost" "$tls" "https://$LAB_TLS_MODERN/mcp" || fail "verdicts differ"
   # collector.build, target and rustc of a bundle written in the empty root (show --json).
   inroot /bin/mcp-grade show --json "${sb[0]}" | python3 -c 'import json,sys; print("collector:", json.load(sys.stdin)["collector"])'
+fi
+
+step "container image: podman loads the archive and runs both binaries in it as the image's user"
+# Why the step cannot run, or nothing: said as the reason it skips (and fails under CI).
+podman_missing() {
+  [ "$(id -u)" -eq 0 ] || { echo "podman (rootful, storage under a temp dir) needs root (uid $(id -u))"; return; }
+  command -v podman >/dev/null && command -v runc >/dev/null && return
+  command -v apt-get >/dev/null || { echo "podman or runc missing, and no apt-get to install them"; return; }
+  echo "installing podman and runc (apt-get)" >&2
+  { apt-get install -y -qq --no-install-recommends podman runc >/dev/null 2>&1 \
+      || { apt-get update -qq && apt-get install -y -qq --no-install-recommends podman runc; }; } >&2 \
+    || { echo "apt-get could not install podman and runc"; return; }
+}
+why=$(podman_missing)
+ct=$work/container
+if [ -z "$why" ]; then
+  t0=$SECONDS
+  mkdir -p "$ct/storage" "$ct/run" "$ct/work/bundles" "$ct/state"
+  # No systemd, no cgroup delegation, no registry: runc with cgroupfs, events to a file,
+  # no default ulimits (raising RLIMIT_NOFILE can be refused in a container), and
+  # storage of its own under $work (vfs: no overlay mounts to undo).
+  printf '[containers]\ndefault_ulimits = []\n' >"$ct/containers.conf"
+  export CONTAINERS_CONF=$ct/containers.conf
+  pod=(podman --runtime=runc --cgroup-manager=cgroupfs --events-backend=file
+       --root="$ct/storage" --runroot="$ct/run" --storage-driver=vfs)
+  if ! "${pod[@]}" load -i "$image_tar" >"$ct/load.out" 2>&1; then
+    why="podman load failed: $(tail -n1 "$ct/load.out")"
+  elif ! "${pod[@]}" run --rm --network=host "localhost/mcp-probe:$version" mcp-collect --version >"$ct/run.out" 2>&1; then
+    why="podman run failed: $(tail -n1 "$ct/run.out")"
+  fi
+fi
+if [ -n "$why" ]; then
+  [ -z "${CI:-}" ] || fail "the container image test cannot run: $why"
+  echo "SKIP container image: $why"
+else
+  cat "$ct/load.out" "$ct/run.out"
+  image=localhost/mcp-probe:$version
+  inspect() { "${pod[@]}" image inspect --format "$1" "$image"; }
+  [ "$(inspect '{{.Config.User}}')" = 65532:65532 ] || fail "the image's user is '$(inspect '{{.Config.User}}')', not 65532:65532"
+  [ "$(inspect '{{.Config.WorkingDir}}')" = /work ] || fail "the image's working directory is not /work"
+  [ "$(inspect '{{index .Labels "org.opencontainers.image.revision"}}')" = "$(git rev-parse HEAD)" ] \
+    || fail "the image's revision label is not HEAD"
+  [ "$(inspect '{{index .Labels "org.opencontainers.image.version"}}')" = "$version" ] \
+    || fail "the image's version label is not $version"
+  echo "image $image: user $(inspect '{{.Config.User}}'), working directory $(inspect '{{.Config.WorkingDir}}'), $(inspect '{{.Size}}') bytes"
+  # The host directories the user writes: a bind mount keeps the host's owner and mode.
+  chown 65532:65532 "$ct/work" "$ct/work/bundles" "$ct/state"
+  chmod 700 "$ct/state"
+  cp "$LAB_TLS_CA" "$ct/ca.crt"
+  # The state directory mounted as a fleet mounts it (docs/fleet.md): the key the
+  # collector creates there on first use outlives the container, and mcp-grade trusts it.
+  run() { "${pod[@]}" run --rm --network=host -v "$ct/work:/work" \
+            -v "$ct/state:/home/mcp-probe/.mcp-probe" -v "$ct/ca.crt:/ca.crt:ro" "$image" "$@"; }
+  tls_ip=https://$LAB_TLS_MODERN/mcp
+  run mcp-collect -q -o bundles "$LAB_PY2" </dev/null >"$ct/paths" || fail "mcp-collect in the container exited $?"
+  run mcp-collect -q -o bundles --ca-file /ca.crt "$tls_ip" </dev/null >>"$ct/paths" \
+    || fail "mcp-collect (TLS) in the container exited $?"
+  cat "$ct/paths"
+  rc=0; run mcp-grade --format json -o oci.json --trust /home/mcp-probe/.mcp-probe/keys/collector.pub bundles || rc=$?
+  case $rc in 0|1|4) ;; *) fail "mcp-grade in the container exited $rc" ;; esac
+  # Files the container wrote, owned on the host by the image's user, never root.
+  for f in "$ct/state/keys/collector.key" "$ct/work/oci.json" "$ct"/work/bundles/*.mcpev; do
+    owner=$(stat -c %u:%g "$f")
+    echo "$f: owner $owner"
+    [ "$owner" = 65532:65532 ] || fail "$f was written by $owner in the container, not 65532:65532"
+  done
+  [ "$(find "$ct/work/bundles" -name '*.mcpev' | wc -l)" -eq 2 ] || fail "the container did not write 2 bundles"
+  if [ -f "$work/normal.json" ]; then
+    same_verdicts "$ct/work/oci.json" "$work/normal.json" "in the container" "$LAB_PY2" "$LAB_PY2" \
+      "TLS in the container" "$tls_ip" "$tls_ip" || fail "verdicts differ (container, debug build)"
+  fi
+  "${pod[@]}" rmi -f "$image" >/dev/null
+  echo "container image step took $((SECONDS - t0)) s"
 fi
 
 step "reproducible: a second clean checkout under another path builds the same bytes"
@@ -157,7 +272,7 @@ else
   git clone -q --no-local "$root" "$other"
   git -C "$other" checkout -q "$(git rev-parse HEAD)"
   t0=$SECONDS
-  MCP_PROBE_TOOLS=$root/target/dist-tools "$other/scripts/dist.sh" --bins-only
+  MCP_PROBE_TOOLS=$root/target/dist-tools "$other/scripts/dist.sh" --bins-and-image
   echo "second build took $((SECONDS - t0)) s"
   for b in mcp-collect mcp-grade; do
     one=$(sha256sum <"$built/$b" | cut -d' ' -f1)
@@ -166,5 +281,10 @@ else
     echo "$b: $two ($other)"
     [ "$one" = "$two" ] || fail "$b differs between two builds of $(git rev-parse --short HEAD)"
   done
-  echo "reproducible: both binaries bit-identical"
+  one=$(sha256sum <"$image_tar" | cut -d' ' -f1)
+  two=$(sha256sum <"$other/$image_tar" | cut -d' ' -f1)
+  echo "$(basename "$image_tar"): $one ($root)"
+  echo "$(basename "$image_tar"): $two ($other)"
+  [ "$one" = "$two" ] || fail "the image archive differs between two builds of $(git rev-parse --short HEAD)"
+  echo "reproducible: both binaries and the image archive bit-identical"
 fi
