@@ -4,15 +4,14 @@
 The suite's test authorization servers hand out fixed or predictable secrets: client
 secrets (`test-client-secret`, `test-secret-<ms>`, `conformance-test-secret`,
 `test-xaa-secret`), the authorization code `test-auth-code` and access tokens
-(`test-token`, `test-token-<ms>`, `test-token-prereg-<ms>`, `test-token-as...`). DPoP-bound
-access tokens (auth/dpop, auth/dpop-nonce) are signed JWTs no fixed string names, and the
-client's own DPoP proofs are signed JWTs too: any compact JWS (three base64url segments,
-the first a JOSE header naming an `alg`) in a searched text is a hit, since a bundle keeps
-a token's decoded header and claims, never the token. Scenarios
-with a MCP_CONFORMANCE_CONTEXT (pre-registered credentials, keys) add their secret-looking
-values (kept by client.py as OUT_DIR/<scenario>.context.json). Any signed JWT (three
-base64url segments) is a hit too: the identity assertions and JWT access tokens some
-scenarios issue are known to no context.
+(`test-token`, `test-token-<ms>`, `test-token-prereg-<ms>`, `test-token-as...`,
+`cc-token-<ms>`). Scenarios with a MCP_CONFORMANCE_CONTEXT (pre-registered credentials,
+keys, workload JWTs, ID tokens) add their secret-looking values (kept by client.py as
+OUT_DIR/<scenario>.context.json). Some secrets no fixed string or context names: DPoP-bound
+access tokens, the client's own DPoP proofs and client assertions, the identity assertion
+an identity provider issues. They are signed JWTs, so any compact JWS (three base64url
+segments, the first a JOSE header naming an `alg`) in a searched text is a hit: a bundle
+keeps a token's decoded header and claims, never the token.
 
 FILEs are the texts to search: each bundle decoded with `mcp-grade show --json`, the raw
 bundles, and the client's stdout and stderr (the suite's own log is not searched: it is the
