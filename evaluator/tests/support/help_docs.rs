@@ -33,8 +33,13 @@ pub const FOREIGN: &[&str] = &[
     "offline",
     // scripts/dist.sh and sha256sum (docs/install.md).
     "bins-only",
+    "bins-and-image",
     "ignore-missing",
     "remap-path-prefix",
+    // podman and kubectl, running the container image (docs/install.md, docs/fleet.md).
+    "rm",
+    "userns",
+    "from-file",
 ];
 
 pub fn repo_root() -> PathBuf {
