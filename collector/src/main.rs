@@ -37,6 +37,9 @@ fn run(flags: &Flags, printer: &Printer) -> ExitStatus {
             }
         };
     }
+    if let Some(source) = &flags.list_config {
+        return mcp_probe_collector::run::client_config::list(source, flags.format, printer);
+    }
     if let Some(journal) = &flags.recover {
         return recover(flags, journal, printer);
     }
