@@ -22,6 +22,7 @@ const SECRETS: &[&str] = &[
     "SECRET-bearer-arg",
     "SECRET-url-query",
     "SECRET-key-eq",
+    "ghp_SECRETbareGitHubToken0123",
 ];
 
 fn fp(s: &str) -> String {
@@ -41,7 +42,7 @@ fn fixtures() -> Vec<(&'static str, &'static str)> {
         (
             "home/.config/Claude/claude_desktop_config.json",
             r#"{"mcpServers": {
-                "fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"],
+                "fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp", "ghp_SECRETbareGitHubToken0123"],
                        "env": {"API_TOKEN": "SECRET-desktop-env"}}
             }}"#,
         ),
@@ -215,6 +216,8 @@ fn claude_desktop_and_claude_code_files() {
     assert_eq!(fs["transport"], "stdio");
     assert_eq!(fs["command"], "npx");
     assert_eq!(fs["args"][2], "/tmp");
+    // A bare argument of a well-known token shape.
+    assert_eq!(fs["args"][3], fp("ghp_SECRETbareGitHubToken0123"));
     let env = named(fs, "env", "API_TOKEN");
     assert_eq!(env["value"], fp("SECRET-desktop-env"));
     assert_eq!(env["reference"], false);
@@ -531,10 +534,27 @@ fn list_config_takes_no_targets_or_other_sources() {
         vec!["--servers-file", "servers.txt"],
         vec!["--recover", "x.journal"],
         vec!["--stdio", "--", "true"],
+        vec!["--public-key"],
     ] {
         let mut args = vec!["--list-config", "auto"];
         args.extend(extra.iter().copied());
         let out = lab.run(&args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", texts(&out).1);
+    }
+}
+
+#[test]
+fn format_needs_list_config() {
+    let lab = Lab::new();
+    for args in [
+        vec!["--format", "json"],
+        vec!["--format", "json", "--public-key"],
+        // Refused before any traffic (the name does not resolve anyway).
+        vec!["--format", "json", "https://mcp.invalid/mcp"],
+    ] {
+        let out = lab.run(&args);
+        let (stdout, stderr) = texts(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stdout.is_empty(), "{args:?}: {stdout}");
     }
 }

@@ -574,14 +574,39 @@ pub fn is_reference(value: &str) -> bool {
     })
 }
 
-/// A name that suggests its value is a secret.
+/// A name that suggests its value is a secret: the rule of `--header`
+/// ([`super::net::is_sensitive`]: token, secret, key, auth, session, password, cookie),
+/// and `passwd` and `credential`.
 pub fn sensitive_name(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
-    [
-        "token", "secret", "key", "auth", "password", "passwd", "session", "cookie",
-    ]
-    .iter()
-    .any(|w| n.contains(w))
+    super::net::is_sensitive(&n) || n.contains("passwd") || n.contains("credential")
+}
+
+/// Well-known credential shapes, secrets wherever they stand: GitHub, GitLab, Slack,
+/// OpenAI-style and AWS access keys, and JWTs.
+pub fn looks_like_token(value: &str) -> bool {
+    const PREFIXES: &[&str] = &[
+        "ghp_",
+        "gho_",
+        "ghu_",
+        "ghs_",
+        "ghr_",
+        "github_pat_",
+        "glpat-",
+        "xoxb-",
+        "xoxp-",
+        "xoxa-",
+        "sk-",
+        "sk_live_",
+        "AKIA",
+    ];
+    let v = value.trim();
+    let shaped = v.len() >= 16
+        && !v.contains(char::is_whitespace)
+        && !v.contains('/')
+        && PREFIXES.iter().any(|p| v.starts_with(p));
+    let jwt = v.starts_with("eyJ") && v.matches('.').count() == 2 && v.len() >= 20;
+    shaped || jwt
 }
 
 fn hide(value: &str) -> String {
@@ -624,8 +649,12 @@ pub fn scrub_args(args: &[String]) -> Vec<String> {
     out
 }
 
-/// One free-standing value: `Bearer x`, `Name: value`, `name=value`, a URL.
+/// One free-standing value: a well-known token shape, `Bearer x`, `Name: value`,
+/// `name=value`, a URL.
 fn scrub_value(a: &str) -> String {
+    if looks_like_token(a) {
+        return fingerprint(a.as_bytes());
+    }
     for scheme in ["Bearer ", "bearer ", "Basic ", "basic "] {
         if let Some(v) = a.strip_prefix(scheme) {
             return format!("{scheme}{}", hide(v.trim()));
@@ -942,6 +971,14 @@ mod tests {
         assert!(is_reference("Bearer ${env:TOKEN}"));
         assert!(is_reference("${input:api-key}"));
         assert!(!is_reference("Bearer abc ${X}"));
+        let bare = [
+            "ghp_0123456789abcdefghij".to_string(),
+            "README.md".to_string(),
+        ];
+        assert_eq!(
+            scrub_args(&bare),
+            [fp("ghp_0123456789abcdefghij"), "README.md".to_string()]
+        );
     }
 
     #[test]

@@ -257,10 +257,10 @@ pub struct Flags {
     )]
     pub list_config: Option<String>,
 
-    /// Output of --list-config (only; other output is not affected): a table (text) or a
-    /// JSON array (json).
-    #[arg(long, value_name = "FORMAT", value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    /// Output of --list-config, and only of it (it needs --list-config): a table (text,
+    /// the default) or a JSON array (json).
+    #[arg(long, value_name = "FORMAT", value_enum, requires = "list_config")]
+    pub format: Option<Format>,
 
     /// The `--stdio` server's command and arguments (after `--`).
     #[arg(last = true, value_name = "COMMAND")]
