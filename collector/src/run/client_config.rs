@@ -151,12 +151,23 @@ impl Entry {
     pub fn target(&self) -> String {
         match (&self.url, &self.command) {
             (Some(u), _) => u.clone(),
-            (None, Some(c)) => std::iter::once(c.as_str())
-                .chain(self.args.iter().map(String::as_str))
+            (None, Some(c)) => std::iter::once(c)
+                .chain(&self.args)
+                .map(|a| quoted(a))
                 .collect::<Vec<_>>()
                 .join(" "),
             (None, None) => String::new(),
         }
+    }
+}
+
+/// An argument as a shell would need it: in single quotes when it is empty or holds
+/// whitespace or quotes.
+fn quoted(a: &str) -> String {
+    if a.is_empty() || a.contains(|c: char| c.is_whitespace() || c == '\'' || c == '"') {
+        format!("'{}'", a.replace('\'', "'\\''"))
+    } else {
+        a.to_string()
     }
 }
 
@@ -379,6 +390,9 @@ impl Ctx<'_> {
     }
 
     fn servers(&mut self, servers: &Value, key: &str) {
+        if servers.is_null() {
+            return;
+        }
         let Value::Object(map) = servers else {
             self.problem(None, format!("{key} is not an object"));
             return;
@@ -979,6 +993,56 @@ mod tests {
             scrub_args(&bare),
             [fp("ghp_0123456789abcdefghij"), "README.md".to_string()]
         );
+    }
+
+    #[test]
+    fn a_vscode_settings_file_and_an_opencode_file_parse_into_entries() {
+        let mut inv = Inventory::default();
+        let settings = r#"{"mcp": {"servers": {"a": {"command": "run me", "args": ["x y", ""]}}}}"#;
+        parse(
+            settings,
+            Path::new("s.json"),
+            Client::Vscode,
+            Scope::User,
+            &mut inv,
+        )
+        .expect("parses");
+        let opencode = r#"{"mcp": {"b": {"type": "remote", "url": "https://b.example/mcp"},
+                                    "c": {"type": "local"}}, "x": null}"#;
+        parse(
+            opencode,
+            Path::new("o.json"),
+            Client::Opencode,
+            Scope::Project,
+            &mut inv,
+        )
+        .expect("parses");
+        assert_eq!(inv.files_read, 2);
+        assert_eq!(inv.entries.len(), 2);
+        assert_eq!(inv.entries[0].target(), "'run me' 'x y' ''");
+        assert_eq!(inv.entries[1].transport, Transport::StreamableHttp);
+        assert_eq!(inv.entries[1].target(), "https://b.example/mcp");
+        assert_eq!(inv.problems.len(), 1);
+        assert_eq!(
+            inv.problems[0].to_string(),
+            "o.json: entry \"c\": type \"local\" without a command"
+        );
+        assert!(parse(
+            "[1]",
+            Path::new("l.json"),
+            Client::Unknown,
+            Scope::User,
+            &mut inv
+        )
+        .is_err());
+        assert!(parse(
+            "{",
+            Path::new("l.json"),
+            Client::Unknown,
+            Scope::User,
+            &mut inv
+        )
+        .is_err());
     }
 
     #[test]
