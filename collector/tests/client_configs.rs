@@ -558,3 +558,40 @@ fn format_needs_list_config() {
         assert!(stdout.is_empty(), "{args:?}: {stdout}");
     }
 }
+
+#[test]
+fn auto_follows_xdg_config_home() {
+    let lab = Lab::new();
+    let xdg = lab.path("xdg");
+    write(
+        &xdg.join("Claude/claude_desktop_config.json"),
+        r#"{"mcpServers": {"from-xdg": {"url": "https://xdg.example.com/mcp"}}}"#,
+    );
+    write(
+        &xdg.join("opencode/opencode.json"),
+        r#"{"mcp": {"oc-xdg": {"type": "local", "command": ["oc-xdg"]}}}"#,
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_mcp-collect"))
+        .env("MCP_PROBE_HOME", lab.path("state"))
+        .env("HOME", lab.path("home"))
+        .env("XDG_CONFIG_HOME", &xdg)
+        .current_dir(lab.path("proj"))
+        .args(["--list-config", "--format", "json"])
+        .output()
+        .expect("run");
+    let (stdout, stderr) = texts(&out);
+    no_secret(&stdout, &stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let e: Vec<Value> = serde_json::from_str(&stdout).expect("JSON");
+    let names: Vec<&str> = e.iter().filter_map(|x| x["name"].as_str()).collect();
+    assert!(
+        names.contains(&"from-xdg") && names.contains(&"oc-xdg"),
+        "{names:?}"
+    );
+    assert_eq!(entry(&e, "from-xdg")["client"], "claude-desktop");
+    // Under XDG_CONFIG_HOME, ~/.config is not read.
+    assert!(
+        !names.contains(&"fs") && !names.contains(&"oc-local"),
+        "{names:?}"
+    );
+}

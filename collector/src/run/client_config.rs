@@ -204,7 +204,8 @@ pub struct Inventory {
 
 /// The well-known configuration files for the user `home` and the project `cwd`, with
 /// their client and scope (macOS paths on macOS, Linux paths elsewhere); `config_home`
-/// is `$XDG_CONFIG_HOME` when set.
+/// is `$XDG_CONFIG_HOME` when set (Linux's Claude Desktop and VS Code, and OpenCode, keep
+/// their files under it; `~/.config` without it).
 pub fn known_locations(
     home: Option<&Path>,
     config_home: Option<&Path>,
@@ -243,8 +244,12 @@ pub fn known_locations(
             out.push(user(config.join("Code/User/mcp.json"), Client::Vscode));
             out.push(user(config.join("Code/User/settings.json"), Client::Vscode));
         }
+        // OpenCode follows the XDG layout on macOS too.
+        let config = config_home
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| h.join(".config"));
         out.push(user(
-            h.join(".config/opencode/opencode.json"),
+            config.join("opencode/opencode.json"),
             Client::Opencode,
         ));
     }
