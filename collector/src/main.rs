@@ -25,6 +25,12 @@ fn main() -> ExitCode {
 }
 
 fn run(flags: &Flags, printer: &Printer) -> ExitStatus {
+    // clap lets a `requires` go when the required flag conflicts with one given (a
+    // TARGET): --format is checked here too.
+    if flags.format.is_some() && flags.list_config.is_none() {
+        printer.error("--format applies to --list-config only");
+        return ExitStatus::Usage;
+    }
     if flags.public_key {
         return match public_key(flags) {
             Ok(pem) => {
@@ -36,6 +42,15 @@ fn run(flags: &Flags, printer: &Printer) -> ExitStatus {
                 ExitStatus::Usage
             }
         };
+    }
+    if let Some(source) = &flags.list_config {
+        return mcp_probe_collector::run::client_config::list(
+            source,
+            flags
+                .format
+                .unwrap_or(mcp_probe_collector::run::flags::Format::Text),
+            printer,
+        );
     }
     if let Some(journal) = &flags.recover {
         return recover(flags, journal, printer);

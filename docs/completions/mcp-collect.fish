@@ -35,6 +35,9 @@ complete -c mcp-collect -l proxy -d 'HTTP CONNECT proxy for every connection, `h
 complete -c mcp-collect -l client-cert -d 'Client certificate (PEM, leaf first) for mutual TLS with the targets; needs --client-key' -r -F
 complete -c mcp-collect -l client-key -d 'Private key (PEM) of --client-cert; never recorded' -r -F
 complete -c mcp-collect -l env -d 'An environment variable for the `--stdio` server (repeatable). Only its name is recorded; the value is redacted wherever it appears' -r
+complete -c mcp-collect -l list-config -d 'Print the MCP servers that MCP client configuration files name (Claude Desktop, Claude Code, Cursor, Windsurf, Kiro, VS Code, OpenCode, Gemini CLI) and exit, contacting and running nothing: FILE, or `auto` (the default) for the current user\'s and the working directory\'s well-known files. Secret-looking values appear only as fingerprints' -r
+complete -c mcp-collect -l format -d 'Output of --list-config, and only of it (it needs --list-config): a table (text, the default) or a JSON array (json)' -r -f -a "text\t'One line per entry, columns padded'
+json\t'A JSON array of objects'"
 complete -c mcp-collect -l info -d 'Connect and enumerate only; print endpoint, revision, server and inventory counts'
 complete -c mcp-collect -l no-resource-indicator -d 'Do not send the RFC 8707 `resource` parameter in the login (for authorization servers that refuse it). The probe\'s own wrong-audience grant (3.3.1b) still names one'
 complete -c mcp-collect -l reauth -d 'Forget the cached OAuth client registration and tokens of each target\'s endpoint and log in again'

@@ -243,9 +243,37 @@ pub struct Flags {
     #[arg(long = "env", value_name = "NAME=VALUE", requires = "stdio")]
     pub env: Vec<String>,
 
+    /// Print the MCP servers that MCP client configuration files name (Claude Desktop,
+    /// Claude Code, Cursor, Windsurf, Kiro, VS Code, OpenCode, Gemini CLI) and exit,
+    /// contacting and running nothing: FILE, or `auto` (the default) for the current
+    /// user's and the working directory's well-known files. Secret-looking values appear
+    /// only as fingerprints.
+    #[arg(
+        long,
+        value_name = "FILE",
+        num_args = 0..=1,
+        default_missing_value = "auto",
+        conflicts_with_all = ["targets", "servers_file", "stdio", "recover", "public_key"]
+    )]
+    pub list_config: Option<String>,
+
+    /// Output of --list-config, and only of it (it needs --list-config): a table (text,
+    /// the default) or a JSON array (json).
+    #[arg(long, value_name = "FORMAT", value_enum, requires = "list_config")]
+    pub format: Option<Format>,
+
     /// The `--stdio` server's command and arguments (after `--`).
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
+}
+
+/// `--format`: the output of `--list-config`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// One line per entry, columns padded.
+    Text,
+    /// A JSON array of objects.
+    Json,
 }
 
 /// The whole command line of `mcp-collect`, for the tests that hold the docs to it and for

@@ -4,7 +4,8 @@
 //! (success, failure, a panicking leg, a signal).
 //!
 //! * [`cli`]: exit statuses, signals, usage errors; [`flags`]: the command line;
-//!   [`target`]: what the operator typed; [`inputs`]: the probe inputs file.
+//!   [`target`]: what the operator typed; [`inputs`]: the probe inputs file;
+//!   [`client_config`]: `--list-config`, the servers MCP client configuration files name.
 //! * [`mod@net`]: `--header`, the proxies and the client certificate;
 //!   [`mod@plan`]: the validated plan; [`steps`]: one target's steps; [`seal`]: sealing one
 //!   target; [`signals`]: the stopping signals.
@@ -17,6 +18,7 @@ use mcp_probe_schema::redact::decode_jwt;
 use tokio::task::JoinSet;
 
 pub mod cli;
+pub mod client_config;
 pub mod exit;
 pub mod flags;
 pub mod inputs;
