@@ -256,9 +256,12 @@ fn leg_3_1_2a(f: &Facts<'_>) -> Leg {
     }
 }
 
+/// The id of leg b (token lifetimes).
+const LEG_B: &str = "3.1.2b";
+
 /// Leg b and the per-token lifetimes (null where unreadable).
 fn leg_3_1_2b(f: &Facts<'_>, limit: &Limit) -> (Leg, Vec<Value>) {
-    const ID: &str = "3.1.2b";
+    const ID: &str = LEG_B;
     let tokens = f.tokens();
     if tokens.is_empty() {
         return (
@@ -428,7 +431,7 @@ mod tests {
             "{a:?}"
         );
         // No token: b unknown, so the check is UNKNOWN; c and d observe the AS.
-        assert_eq!(leg_of(&o, "3.1.2b").outcome, LegOutcome::Unknown);
+        assert_eq!(leg_of(&o, LEG_B).outcome, LegOutcome::Unknown);
         assert_eq!(o.verdict, Verdict::Unknown);
         let c = leg_of(&o, "3.1.2c");
         assert_eq!(c.outcome, LegOutcome::Observed);
@@ -501,7 +504,7 @@ mod tests {
         let a = leg_of(&o, "3.1.2a");
         assert_eq!(a.outcome, LegOutcome::Unknown, "{o:#?}");
         assert!(a.note.contains("no challenge observed"), "{a:?}");
-        assert_eq!(leg_of(&o, "3.1.2b").outcome, LegOutcome::Pass);
+        assert_eq!(leg_of(&o, LEG_B).outcome, LegOutcome::Pass);
         assert_eq!(o.verdict, Verdict::Unknown);
 
         // The leg skipped: its reason is quoted.
@@ -628,7 +631,7 @@ mod tests {
         ];
         for (t, want, words) in cases {
             let o = grade(&C3_1_2, &lab_auth_with_token(t.clone()));
-            let b = leg_of(&o, "3.1.2b");
+            let b = leg_of(&o, LEG_B);
             assert_eq!(b.outcome, *want, "{t:?}: {b:?}");
             assert!(b.note.contains(words), "{words}: {b:?}");
             if *want == LegOutcome::Fail {
@@ -652,7 +655,7 @@ mod tests {
         let mut t = opaque(Some(600), None);
         t.token_type = Some("DPoP".into());
         let plain = grade(&C3_1_2, &lab_auth_with_token(t.clone()));
-        assert!(!leg_of(&plain, "3.1.2b").note.contains("DPoP"), "{plain:?}");
+        assert!(!leg_of(&plain, LEG_B).note.contains("DPoP"), "{plain:?}");
         let mut ev = lab_auth_with_token(t);
         if let Some(s) = ev.payload.session.as_mut() {
             s.dpop = Some(mcp_probe_schema::model::DpopFacts {
@@ -662,14 +665,14 @@ mod tests {
             });
         }
         let bound = grade(&C3_1_2, &ev);
-        let b = leg_of(&bound, "3.1.2b");
+        let b = leg_of(&bound, LEG_B);
         assert!(
             b.note
                 .contains("DPoP-bound: sender-constrained by RFC 9449")
                 && b.note.contains("jkt-of-the-run"),
             "{b:?}"
         );
-        assert_eq!(b.outcome, leg_of(&plain, "3.1.2b").outcome);
+        assert_eq!(b.outcome, leg_of(&plain, LEG_B).outcome);
         assert_eq!(bound.verdict, plain.verdict);
     }
 
@@ -677,7 +680,7 @@ mod tests {
     fn c3_1_2b_applies_the_policy_limit_and_names_it() {
         let ev = lab_auth_with_token(jwt_token(lab_claims(), Some(7200), None));
         assert_eq!(
-            leg_of(&grade(&C3_1_2, &ev), "3.1.2b").outcome,
+            leg_of(&grade(&C3_1_2, &ev), LEG_B).outcome,
             LegOutcome::Fail
         );
         let longer = applied(crate::policy::Decisions {
@@ -685,7 +688,7 @@ mod tests {
             ..Default::default()
         });
         let o = grade_with(&C3_1_2, &ev, &longer);
-        let b = leg_of(&o, "3.1.2b");
+        let b = leg_of(&o, LEG_B);
         assert_eq!(b.outcome, LegOutcome::Pass, "{b:?}");
         assert!(
             b.note.contains(
@@ -699,12 +702,12 @@ mod tests {
             ..Default::default()
         });
         let ev = lab_auth_with_token(jwt_token(lab_claims(), Some(600), None));
-        let b = leg_of(&grade_with(&C3_1_2, &ev, &shorter), "3.1.2b").clone();
+        let b = leg_of(&grade_with(&C3_1_2, &ev, &shorter), LEG_B).clone();
         assert_eq!(b.outcome, LegOutcome::Fail, "{b:?}");
         assert!(b.note.contains("exceeds the policy's"), "{b:?}");
         // A policy without the key leaves the default.
         let silent = applied(crate::policy::Decisions::default());
-        let b = leg_of(&grade_with(&C3_1_2, &ev, &silent), "3.1.2b").clone();
+        let b = leg_of(&grade_with(&C3_1_2, &ev, &silent), LEG_B).clone();
         assert!(b.note.contains("the benchmark baseline of 3600 s"), "{b:?}");
     }
 
