@@ -12,8 +12,7 @@
 mod support;
 
 use std::collections::HashSet;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -28,7 +27,6 @@ const ACCESS: &str = "dpop-bound-access-7c1e93a05b2d4f68";
 const CODE: &str = "dpop-code-5e6f7a8b9c0d1e2f";
 const AS_NONCE: &str = "as-nonce-0b1c2d3e";
 const RS_NONCE: &str = "rs-nonce-4f5a6b7c";
-const URL_LINE: &str = "mcp-collect: open this URL to log in: ";
 
 fn b64d(s: &str) -> Vec<u8> {
     base64::engine::general_purpose::URL_SAFE_NO_PAD
@@ -251,21 +249,6 @@ fn resource_server(as_base: String, seen: Arc<Mutex<Seen>>) -> (Scripted, String
     (srv, url)
 }
 
-fn deliver(port: u16, path_and_query: &str) -> u16 {
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
-    write!(
-        s,
-        "GET {path_and_query} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
-    )
-    .expect("write");
-    let mut resp = String::new();
-    let _ = s.read_to_string(&mut resp);
-    resp.split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0)
-}
-
 struct Ran {
     code: i32,
     stdout: String,
@@ -276,53 +259,21 @@ struct Ran {
 /// `mcp-collect --no-browser URL`, playing the user: the authorization URL is answered
 /// with [`CODE`] and its state (the issuer as `iss` is not promised, so not sent).
 fn run(home: &std::path::Path, url: &str) -> Ran {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-collect"))
-        .env("MCP_PROBE_HOME", home)
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp-collect"));
+    cmd.env("MCP_PROBE_HOME", home)
         .env_remove("HOME")
         .args(["--no-browser", "-o"])
         .arg(home.join("out"))
-        .arg(url)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn mcp-collect");
-    let stderr = child.stderr.take().expect("stderr");
-    let (tx, rx) = std::sync::mpsc::channel::<String>();
-    let reader = std::thread::spawn(move || {
-        let mut all = String::new();
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = tx.send(line.clone());
-            all.push_str(&line);
-            all.push('\n');
-        }
-        all
-    });
+        .arg(url);
     let mut logged_in = false;
-    while let Ok(line) = rx.recv_timeout(Duration::from_secs(60)) {
-        if let Some(u) = line.strip_prefix(URL_LINE) {
-            let u = url::Url::parse(u).expect("authorization URL");
-            let q = |k: &str| {
-                u.query_pairs()
-                    .find(|(n, _)| n == k)
-                    .map(|(_, v)| v.into_owned())
-                    .unwrap_or_default()
-            };
-            let redirect = url::Url::parse(&q("redirect_uri")).expect("redirect_uri");
-            let status = deliver(
-                redirect.port().expect("port"),
-                &format!("{}?code={CODE}&state={}", redirect.path(), q("state")),
-            );
-            assert!(status < 400, "the callback answered {status}");
-            logged_in = true;
-            break;
-        }
-    }
-    let out = child.wait_with_output().expect("wait");
+    let ran = headless::run_playing(cmd, Duration::from_secs(120), |u| {
+        answer_login(u, CODE);
+        logged_in = true;
+    });
     Ran {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: reader.join().expect("stderr reader"),
+        code: ran.code,
+        stdout: ran.stdout,
+        stderr: ran.stderr,
         logged_in,
     }
 }

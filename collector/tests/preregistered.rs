@@ -8,8 +8,7 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -23,7 +22,6 @@ const ID: &str = "corp-mcp-client";
 const SECRET: &str = "corp-secret-5c1d9a7e3b2f4d6a";
 const ACCESS: &str = "corp-access-0f9e8d7c6b5a4930";
 const CODE: &str = "corp-code-1a2b3c4d5e6f7a8b";
-const URL_LINE: &str = "mcp-collect: open this URL to log in: ";
 
 fn accepted() -> Vec<u8> {
     b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n".to_vec()
@@ -68,22 +66,6 @@ fn resource_server(as_base: String) -> Scripted {
     oauth_resource_server(as_base, ACCESS, json!({}))
 }
 
-/// GET `path_and_query` on the login's loopback listener; the status code.
-fn deliver(port: u16, path_and_query: &str) -> u16 {
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
-    write!(
-        s,
-        "GET {path_and_query} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
-    )
-    .expect("write");
-    let mut resp = String::new();
-    let _ = s.read_to_string(&mut resp);
-    resp.split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0)
-}
-
 struct Login {
     code: i32,
     stdout: String,
@@ -100,50 +82,18 @@ fn run_login(home: &std::path::Path, url: &str, args: &[&str], envs: &[(&str, &s
         .args(["--no-browser", "-o"])
         .arg(home.join("out"))
         .args(args)
-        .arg(url)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .arg(url);
     for (k, v) in envs {
         c.env(k, v);
     }
-    let mut child = c.spawn().expect("spawn mcp-collect");
-    let stderr = child.stderr.take().expect("stderr");
-    let (tx, rx) = std::sync::mpsc::channel::<String>();
-    let reader = std::thread::spawn(move || {
-        let mut all = String::new();
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = tx.send(line.clone());
-            all.push_str(&line);
-            all.push('\n');
-        }
-        all
-    });
     let mut auth_url = None;
-    while let Ok(line) = rx.recv_timeout(Duration::from_secs(60)) {
-        if let Some(u) = line.strip_prefix(URL_LINE) {
-            let u = url::Url::parse(u).expect("authorization URL");
-            let q = |k: &str| {
-                u.query_pairs()
-                    .find(|(n, _)| n == k)
-                    .map(|(_, v)| v.into_owned())
-                    .unwrap_or_default()
-            };
-            let redirect = url::Url::parse(&q("redirect_uri")).expect("redirect_uri");
-            let status = deliver(
-                redirect.port().expect("port"),
-                &format!("{}?code={CODE}&state={}", redirect.path(), q("state")),
-            );
-            assert!(status < 400, "the callback answered {status}");
-            auth_url = Some(u);
-            break;
-        }
-    }
-    let out = child.wait_with_output().expect("wait");
+    let ran = headless::run_playing(c, Duration::from_secs(120), |u| {
+        auth_url = Some(answer_login(u, CODE));
+    });
     Login {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: reader.join().expect("stderr reader"),
+        code: ran.code,
+        stdout: ran.stdout,
+        stderr: ran.stderr,
         auth_url,
     }
 }

@@ -9,14 +9,12 @@
 //! (the fixtures approve at once). No code, token or secret the fixture issued may
 //! reach a bundle or an output line.
 
-#[path = "support/follow.rs"]
-mod follow;
 mod support;
 
 use base64::Engine as _;
-use follow::{collect_following, get_json, Outcome};
 use mcp_probe_schema::model::{HttpOutcome, Observation};
 use mcp_probe_schema::vocab::leg;
+use support::follow::{collect_following, get_json, Outcome};
 use support::lab;
 
 const PUBLIC_APP: &str = "provider-app";

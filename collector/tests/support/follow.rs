@@ -3,18 +3,17 @@
 //! authorization URL on stderr, GET it and follow the redirects hop by hop, on loopback
 //! only, until one lands on mcp-collect's own loopback callback (the `redirect_uri` of
 //! the authorization request), which is then delivered as a browser would.
-//! Included by path (`#[path = "support/follow.rs"]`); needs nothing from `support`.
-#![allow(dead_code, unreachable_pub)]
+//! The run itself is `headless::run_playing`, as for the lab's browser login.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
-/// The stderr line that carries the authorization URL.
-pub const URL_LINE: &str = "mcp-collect: open this URL to log in: ";
+use super::headless::run_playing;
+
+/// Most redirects followed before giving up.
 const MAX_HOPS: usize = 10;
 /// The whole run, login included.
 const RUN_LIMIT: Duration = Duration::from_secs(180);
@@ -87,51 +86,20 @@ pub fn collect_following(url: &str, args: &[&str], envs: &[(&str, &str)]) -> Out
         .args(["--no-browser", "-o"])
         .arg(dir.path().join("out"))
         .args(args)
-        .arg(url)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .arg(url);
     for (k, v) in envs {
         c.env(k, v);
     }
-    let mut child = c.spawn().expect("spawn mcp-collect");
-    let stderr = child.stderr.take().expect("stderr");
-    let (tx, rx) = mpsc::channel::<String>();
-    let reader = std::thread::spawn(move || {
-        let mut all = String::new();
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = tx.send(line.clone());
-            all.push_str(&line);
-            all.push('\n');
-        }
-        all
-    });
-    let started = Instant::now();
     let (mut auth_url, mut hops) = (None, Vec::new());
-    loop {
-        let left = RUN_LIMIT.saturating_sub(started.elapsed());
-        match rx.recv_timeout(left) {
-            Ok(line) => {
-                if let Some(u) = line.strip_prefix(URL_LINE) {
-                    if auth_url.is_none() {
-                        let u = url::Url::parse(u.trim()).expect("the authorization URL parses");
-                        hops = play_user(&u);
-                        auth_url = Some(u);
-                    }
-                }
-            }
-            Err(mpsc::RecvTimeoutError::Disconnected) => break,
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                let _ = child.kill();
-                break;
-            }
-        }
-    }
-    let out = child.wait_with_output().expect("wait mcp-collect");
+    let ran = run_playing(c, RUN_LIMIT, |u| {
+        let u = url::Url::parse(u).expect("the authorization URL parses");
+        hops = play_user(&u);
+        auth_url = Some(u);
+    });
     Outcome {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: reader.join().expect("stderr reader"),
+        code: ran.code,
+        stdout: ran.stdout,
+        stderr: ran.stderr,
         auth_url,
         hops,
         dir,

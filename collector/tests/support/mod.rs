@@ -2,6 +2,7 @@
 //! small scripted HTTP server for hostile-server cases the real SDKs cannot produce.
 #![allow(dead_code, unreachable_pub)]
 
+pub mod follow;
 pub mod headless;
 pub mod misbehave;
 pub mod oauth_lab;
@@ -333,4 +334,41 @@ pub fn oauth_resource_server(
     }));
     let _ = me.set(srv.url.clone());
     srv
+}
+
+/// GET `path_and_query` on a login's loopback listener at `port`; the status code.
+pub fn deliver(port: u16, path_and_query: &str) -> u16 {
+    use std::io::Read;
+    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    write!(
+        s,
+        "GET {path_and_query} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
+    )
+    .expect("write");
+    let mut resp = String::new();
+    let _ = s.read_to_string(&mut resp);
+    resp.split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Play the user of a scripted authorization server: answer the authorization URL
+/// `auth_url` with `code` and its `state` on its `redirect_uri` (no `iss`), as the
+/// server's redirect would; the URL, parsed.
+pub fn answer_login(auth_url: &str, code: &str) -> url::Url {
+    let u = url::Url::parse(auth_url).expect("authorization URL");
+    let q = |k: &str| {
+        u.query_pairs()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.into_owned())
+            .unwrap_or_default()
+    };
+    let redirect = url::Url::parse(&q("redirect_uri")).expect("redirect_uri");
+    let status = deliver(
+        redirect.port().expect("port"),
+        &format!("{}?code={code}&state={}", redirect.path(), q("state")),
+    );
+    assert!(status < 400, "the callback answered {status}");
+    u
 }
