@@ -175,6 +175,9 @@ impl Legs {
 
 /// One benchmark check. Implementations are pure functions of evidence and context.
 pub trait Check: Sync + Send {
+    /// The rule's stable id, the name a benchmark definition's `rule` gives it
+    /// (`origin-validated`): never renamed, never reused (docs/benchmarks.md).
+    fn id(&self) -> &'static str;
     /// The legs this check reads on `era` (`None`: no revision was negotiated).
     fn legs(&self, era: Option<Era>) -> Legs;
     /// What the check needs before `grade` is called.

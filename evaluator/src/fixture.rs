@@ -214,12 +214,19 @@ pub fn stdio_process(
     r
 }
 
-/// The context the runner gives check `number` of the newest embedded definition: its
-/// row's parameters and `unreached` reason (for unit tests of one rule).
-pub fn cx(number: &str) -> crate::check::Context<'static> {
-    let e = crate::benchmark::Benchmark::builtin()
-        .entry(number)
-        .unwrap_or_else(|| panic!("no check {number}"));
+/// The first row of the newest embedded definition graded by rule `rule`.
+fn row(rule: &str) -> &'static crate::benchmark::Entry {
+    crate::benchmark::Benchmark::builtin()
+        .checks
+        .iter()
+        .find(|e| e.rule == rule)
+        .unwrap_or_else(|| panic!("no row graded by {rule}"))
+}
+
+/// The context the runner gives rule `rule` on its row of the newest embedded definition:
+/// the row's parameters and `unreached` reason (for unit tests of one rule).
+pub fn cx(rule: &str) -> crate::check::Context<'static> {
+    let e = row(rule);
     crate::check::Context {
         params: &e.params,
         unreached: e.unreached,
@@ -227,17 +234,19 @@ pub fn cx(number: &str) -> crate::check::Context<'static> {
     }
 }
 
-/// Check `number` of the newest embedded definition, graded on `ev` by the runner (every
-/// era the bundle probed, the row's transports and parameters), as `mcp-grade` reports it.
-pub fn graded(ev: &Evidence, number: &str) -> crate::verdict::Outcome {
-    crate::benchmark::grade(
-        crate::benchmark::Benchmark::builtin(),
-        ev,
-        &crate::check::Context::default(),
-        None,
-    )
-    .into_iter()
-    .find(|r| r.entry.id == number)
-    .and_then(|r| r.outcome)
-    .unwrap_or_else(|| panic!("{number} is not graded"))
+/// Rule `rule`'s row of the newest embedded definition, graded on `ev` by the runner
+/// (every era the bundle probed, the row's transports and parameters) and rendered
+/// outside any definition ([`local`]): what `mcp-grade` reports, with local names.
+pub fn graded(ev: &Evidence, rule: &str) -> crate::verdict::Outcome {
+    let others = ev.other_eras();
+    crate::benchmark::runner::grade_row(row(rule), ev, &others, &Default::default())
+        .map(local)
+        .unwrap_or_else(|| panic!("{rule} is not graded"))
+}
+
+/// `o` as a rule's unit test reads it: rendered outside any definition
+/// ([`crate::refs::Local`]), so sub-verdicts carry their local names (`a`) and references
+/// to other rules read as the rule id in brackets.
+pub fn local(o: crate::verdict::Outcome) -> crate::verdict::Outcome {
+    o.rendered(&crate::refs::Local)
 }

@@ -29,6 +29,7 @@ pub mod load;
 pub mod output;
 pub mod pipeline;
 pub mod policy;
+pub mod refs;
 pub mod report;
 pub mod rules;
 pub mod text;

@@ -269,7 +269,9 @@ pub fn aggregate(legs: &[Leg]) -> Verdict {
 /// One leg's outcome and note.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Leg {
-    /// Spec leg id (`5.1.1a`).
+    /// The sub-verdict's local name (`a`, or `a@2025-11-25` once combined across eras):
+    /// the runner puts the row's number in front (`5.1.1a`), so a renumbered revision
+    /// reads in its own numbers.
     pub id: String,
     /// Outcome.
     pub outcome: LegOutcome,
@@ -317,7 +319,13 @@ impl Outcome {
         let c = combine(legs.iter().map(|l| l.outcome.part()));
         let evidence = legs
             .iter()
-            .map(|l| format!("{}: {}", l.id, l.note))
+            .map(|l| {
+                if l.id.starts_with(|c: char| c.is_ascii_digit()) {
+                    format!("{}: {}", l.id, l.note)
+                } else {
+                    format!("{}: {}", crate::refs::here(&l.id), l.note)
+                }
+            })
             .collect::<Vec<_>>()
             .join("; ");
         Outcome {
@@ -390,6 +398,30 @@ impl Outcome {
         self.not_arisen = c.not_arisen;
     }
 
+    /// This outcome, as the rule wrote it, rendered by `n` ([`crate::refs`]): each
+    /// sub-verdict's local name gets the row's number in front (`a@2025-11-25` becomes
+    /// `2.3a@2025-11-25` under a row numbered 2.3), and every reference in the notes,
+    /// evidence, reduction, string details and detail keys is rendered.
+    pub fn rendered(mut self, n: &dyn crate::refs::Numbering) -> Outcome {
+        let text = |s: &mut String| {
+            if crate::refs::has_refs(s) {
+                *s = crate::refs::render(s, n).into_owned();
+            }
+        };
+        for l in &mut self.legs {
+            if !l.id.starts_with(|c: char| c.is_ascii_digit()) {
+                l.id.insert_str(0, n.here());
+            }
+            text(&mut l.note);
+        }
+        text(&mut self.evidence);
+        text(&mut self.reduction);
+        for v in self.details.values_mut() {
+            render_value(v, n);
+        }
+        self
+    }
+
     /// Attach decisive record seqs.
     pub fn with_records(mut self, records: impl IntoIterator<Item = u64>) -> Outcome {
         self.records.extend(records);
@@ -411,6 +443,25 @@ impl Outcome {
     pub fn with_detail(mut self, key: &str, value: impl Into<serde_json::Value>) -> Outcome {
         self.details.insert(key.to_string(), value.into());
         self
+    }
+}
+
+fn render_value(v: &mut serde_json::Value, n: &dyn crate::refs::Numbering) {
+    match v {
+        serde_json::Value::String(s) if crate::refs::has_refs(s) => {
+            *s = crate::refs::render(s, n).into_owned();
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(|v| render_value(v, n)),
+        serde_json::Value::Object(m) => {
+            if m.keys().any(|k| crate::refs::has_refs(k)) {
+                *m = std::mem::take(m)
+                    .into_iter()
+                    .map(|(k, v)| (crate::refs::render(&k, n).into_owned(), v))
+                    .collect();
+            }
+            m.values_mut().for_each(|v| render_value(v, n));
+        }
+        _ => {}
     }
 }
 

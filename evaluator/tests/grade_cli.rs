@@ -1746,13 +1746,17 @@ fn no_text_claims_an_input_was_absent_when_it_was_given_or_vice_versa() {
                     }
                 }
                 // The texts are not vacuous: what was (not) read is said somewhere.
-                let c3_1_2 = &texts.iter().find(|(id, _)| id == "3.1.2").expect("3.1.2").1;
+                let short_lived_tokens =
+                    &texts.iter().find(|(id, _)| id == "3.1.2").expect("3.1.2").1;
                 match policy {
-                    None => assert!(c3_1_2.contains("no --policy given"), "{case}: {c3_1_2}"),
+                    None => assert!(
+                        short_lived_tokens.contains("no --policy given"),
+                        "{case}: {short_lived_tokens}"
+                    ),
                     Some(p) => assert!(
-                        c3_1_2.contains("max_token_lifetime_seconds of")
-                            && c3_1_2.contains(p.as_str()),
-                        "{case}: {c3_1_2}"
+                        short_lived_tokens.contains("max_token_lifetime_seconds of")
+                            && short_lived_tokens.contains(p.as_str()),
+                        "{case}: {short_lived_tokens}"
                     ),
                 }
                 if bundle == "py2.mcpev" {

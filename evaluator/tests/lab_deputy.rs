@@ -142,7 +142,7 @@ fn lab_rs_deputy_gate_opens_and_finds_no_static_client_id_and_scope_probe_execut
         .expect("3.3.4e leg");
     if e.note.contains("makes no out-of-scope call") {
         // A build whose 3.3.4 has a placeholder leg instead of the classifier of
-        // evaluator/src/checks/s3/c3_3_4/scope_probe.rs.
+        // evaluator/src/checks/authorization/scopes_minimized/scope_probe.rs.
         eprintln!(
             "3.3.4e is not graded from the call in this build: {}",
             e.note

@@ -372,14 +372,14 @@ pub fn parse_definition(
             ErasKey::Every => Eras::Every,
             ErasKey::EveryRecorded => Eras::EveryRecorded,
         };
-        if eras != Eras::Negotiated && !reads_per_era_legs(rule.check) {
+        if eras != Eras::Negotiated && !reads_per_era_legs(rule) {
             return Err(at.value(
                 row.eras.span(),
                 key("eras"),
                 format!(
                     "rule {} reads no leg the collector sends on every era, so it can be graded on the \
                      negotiated era only",
-                    rule.id
+                    rule.id()
                 ),
             ));
         }
@@ -412,8 +412,8 @@ pub fn parse_definition(
             },
             source,
             title: leak(row.title.clone()),
-            rule: rule.id,
-            grader: Some(rule.check),
+            rule: rule.id(),
+            grader: Some(rule),
             params,
             transports: Transports {
                 streamable_http: transports.contains(&TransportKey::StreamableHttp),
@@ -426,6 +426,12 @@ pub fn parse_definition(
         });
     }
     checks.sort_by_key(|e| e.id.key());
+    let mut rule_numbers: Vec<(&'static str, Number)> = Vec::new();
+    for e in &checks {
+        if !rule_numbers.iter().any(|(r, _)| *r == e.rule) {
+            rule_numbers.push((e.rule, e.id));
+        }
+    }
     Ok(Benchmark {
         id: leak(doc.id),
         name: leak(doc.name),
@@ -434,6 +440,7 @@ pub fn parse_definition(
         sha256: hex::encode(mcp_probe_schema::bundle::sha256(bytes)),
         origin,
         tailoring: None,
+        rule_numbers,
         checks,
         unreached: doc
             .unreached
@@ -469,10 +476,10 @@ fn params_of(
     at: &At<'_>,
     key: &str,
     row: std::ops::Range<usize>,
-    rule: &crate::rules::Rule,
+    rule: &dyn crate::check::Check,
     given: &BTreeMap<String, Spanned<toml::Value>>,
 ) -> Result<Params, BenchmarkError> {
-    let specs = rule.check.params();
+    let specs = rule.params();
     let mut out = BTreeMap::new();
     for (name, value) in given {
         let Some(spec) = specs.iter().find(|s| s.name == name) else {
@@ -482,7 +489,7 @@ fn params_of(
                 format!("{key}.{name}"),
                 format!(
                     "rule {} has no parameter {name:?} ({})",
-                    rule.id,
+                    rule.id(),
                     if known.is_empty() {
                         "it takes none".to_string()
                     } else {
@@ -501,7 +508,9 @@ fn params_of(
             format!("{key}.{}", missing.name),
             format!(
                 "rule {} needs a value for {} ({}); a definition states every parameter",
-                rule.id, missing.name, missing.doc
+                rule.id(),
+                missing.name,
+                missing.doc
             ),
         ));
     }
@@ -633,13 +642,13 @@ fn tailor(
             )
         })?;
         for (name, value) in values.get_ref() {
-            let Some(spec) = rule.check.params().iter().find(|s| s.name == name) else {
+            let Some(spec) = rule.params().iter().find(|s| s.name == name) else {
                 return Err(at.value(
                     value.span(),
                     format!("{key}.{name}"),
                     format!(
                         "rule {} of check {number} has no parameter {name:?}",
-                        rule.id
+                        rule.id()
                     ),
                 ));
             };

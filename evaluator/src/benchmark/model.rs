@@ -323,6 +323,11 @@ pub struct Benchmark {
     pub checks: Vec<Entry>,
     /// What no probe reaches.
     pub unreached: Vec<Unreached>,
+    /// Each rule's number, the first row it grades, over every row the definition
+    /// wrote (a tailoring's deselected rows included): what a rule's reference to another
+    /// rule renders as ([`crate::refs`]).
+    #[serde(skip)]
+    pub rule_numbers: Vec<(&'static str, Number)>,
 }
 
 impl Benchmark {
@@ -342,6 +347,14 @@ impl Benchmark {
     /// The sections no check covers, in order: every report format ends with them.
     pub fn sections_unreached(&self) -> impl Iterator<Item = &Unreached> {
         self.unreached.iter().filter(|u| u.is_section())
+    }
+
+    /// The number of the first row graded by rule `id`, deselected rows included.
+    pub fn number_of(&self, id: &str) -> Option<Number> {
+        self.rule_numbers
+            .iter()
+            .find(|(r, _)| *r == id)
+            .map(|(_, n)| *n)
     }
 
     /// The numbers of the checks graded on every era, in number order.

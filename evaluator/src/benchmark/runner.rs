@@ -34,37 +34,74 @@ pub fn grade(
         .filter(|e| level.is_none_or(|l| e.level.number() <= l))
         .map(|entry| CheckResult {
             entry,
-            outcome: entry.grader.map(|c| {
-                if let Some(na) = off_transport(entry, ev) {
-                    return na;
-                }
-                let cx = Context {
-                    params: &entry.params,
-                    unreached: entry.unreached,
-                    ..*cx
-                };
-                let first = run(c, ev, &cx);
-                let first = if entry.eras == Eras::Negotiated {
-                    first
-                } else {
-                    other_eras_unasked(ev, first)
-                };
-                let probed: Vec<&Evidence> = match entry.eras {
-                    Eras::Negotiated => Vec::new(),
-                    Eras::Every => others.iter().collect(),
-                    Eras::EveryRecorded => others.iter().filter(|o| recorded_on(c, o)).collect(),
-                };
-                let out = if probed.is_empty() {
-                    first
-                } else {
-                    let mut all = vec![(ev.revision_label(), first)];
-                    all.extend(probed.iter().map(|o| (o.revision_label(), run(c, o, &cx))));
-                    across_eras(all)
-                };
-                crate::checks::common::transport::qualify(entry.rule, ev, out)
-            }),
+            outcome: grade_row(entry, ev, &others, cx).map(|o| render_through(bm, entry, o)),
         })
         .collect()
+}
+
+/// One row graded on `ev` (and on each era view in `others` the row asks for), as its
+/// rule wrote it: sub-verdicts by local name, references unrendered
+/// ([`render_through`] renders them). `None` when this build does not grade the row.
+pub fn grade_row(
+    entry: &Entry,
+    ev: &Evidence,
+    others: &[Evidence],
+    cx: &Context<'_>,
+) -> Option<Outcome> {
+    let c = entry.grader?;
+    if let Some(na) = off_transport(entry, ev) {
+        return Some(na);
+    }
+    let cx = Context {
+        params: &entry.params,
+        unreached: entry.unreached,
+        ..*cx
+    };
+    let first = run(c, ev, &cx);
+    let first = if entry.eras == Eras::Negotiated {
+        first
+    } else {
+        other_eras_unasked(ev, first)
+    };
+    let probed: Vec<&Evidence> = match entry.eras {
+        Eras::Negotiated => Vec::new(),
+        Eras::Every => others.iter().collect(),
+        Eras::EveryRecorded => others.iter().filter(|o| recorded_on(c, o)).collect(),
+    };
+    let out = if probed.is_empty() {
+        first
+    } else {
+        let mut all = vec![(ev.revision_label(), first)];
+        all.extend(probed.iter().map(|o| (o.revision_label(), run(c, o, &cx))));
+        across_eras(all)
+    };
+    Some(crate::checks::common::transport::qualify(
+        entry.rule, ev, out,
+    ))
+}
+
+/// How a row renders the references its rule wrote ([`crate::refs`]).
+struct Row<'a> {
+    bm: &'a Benchmark,
+    here: &'static str,
+}
+
+impl crate::refs::Numbering for Row<'_> {
+    fn here(&self) -> &str {
+        self.here
+    }
+    fn number_of(&self, id: &str) -> Option<&str> {
+        self.bm.number_of(id).map(|n| n.as_str())
+    }
+}
+
+/// `out`, as the rule wrote it, rendered through `entry`'s row of `bm`
+/// ([`Outcome::rendered`]): nothing after the runner sees a local name or a reference.
+pub fn render_through(bm: &Benchmark, entry: &Entry, out: Outcome) -> Outcome {
+    out.rendered(&Row {
+        bm,
+        here: entry.id.as_str(),
+    })
 }
 
 /// N/A naming the transport, for a check whose row does not list the bundle's.

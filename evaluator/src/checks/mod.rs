@@ -1,10 +1,10 @@
 //! The implemented checks. Each is registered by its row of
 //! [`crate::rules::RULES`].
 
+pub mod audit;
+pub mod authorization;
 pub mod common;
-pub mod s1;
-pub mod s10;
-pub mod s2;
-pub mod s3;
-pub mod s5;
-pub mod s7;
+pub mod configuration;
+pub mod limits;
+pub mod runtime;
+pub mod transport;

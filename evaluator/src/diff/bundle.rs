@@ -171,8 +171,12 @@ pub fn compare(bm: &'static Benchmark, old: &Evidence, new: &Evidence, by: Match
         new.session().and_then(|s| s.server_info.clone()),
     );
     let empty = Value::Object(Default::default());
-    let lo = crate::checks::s1::c1_2::leaves(old.capabilities().unwrap_or(&empty));
-    let ln = crate::checks::s1::c1_2::leaves(new.capabilities().unwrap_or(&empty));
+    let lo = crate::checks::configuration::capabilities_match_baseline::leaves(
+        old.capabilities().unwrap_or(&empty),
+    );
+    let ln = crate::checks::configuration::capabilities_match_baseline::leaves(
+        new.capabilities().unwrap_or(&empty),
+    );
     let paths: BTreeSet<&String> = lo.keys().chain(ln.keys()).collect();
     let capabilities: Vec<Leaf> = paths
         .into_iter()

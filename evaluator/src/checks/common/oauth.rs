@@ -41,10 +41,14 @@ pub(crate) mod uris;
 #[cfg(test)]
 mod tests {
     use crate::check::Check;
+    use crate::checks::authorization::{
+        no_token_passthrough::NoTokenPassthrough,
+        oauth_discovery_validated::OauthDiscoveryValidated, scopes_minimized::ScopesMinimized,
+        short_lived_tokens::ShortLivedTokens,
+    };
     use crate::checks::common::oauth::testing::*;
     use crate::checks::common::oauth::tokens::{admin_tier, observed_scopes, wildcards};
     use crate::checks::common::oauth::uris::{canonical_resource, resource_covers};
-    use crate::checks::s3::{c3_1_2::C3_1_2, c3_2_2::C3_2_2, c3_3_2::C3_3_2, c3_3_4::C3_3_4};
     use crate::evidence::Evidence;
     use crate::verdict::Outcome;
 
@@ -128,12 +132,12 @@ mod tests {
             Some(600),
             Some("mcp:tools mcp:read"),
         ));
-        assert_eq!(grade(&C3_1_2, &ev).verdict, Verdict::Pass);
-        assert_eq!(grade(&C3_2_2, &ev).verdict, Verdict::Pass);
-        let o = grade(&C3_3_4, &ev);
+        assert_eq!(grade(&ShortLivedTokens, &ev).verdict, Verdict::Pass);
+        assert_eq!(grade(&NoTokenPassthrough, &ev).verdict, Verdict::Pass);
+        let o = grade(&ScopesMinimized, &ev);
         assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
         assert_eq!(unknown(&o), ["3.3.4c", "3.3.4e"]);
-        let o = run(&C3_3_4, &ev, &with_baseline(&ev));
+        let o = run(&ScopesMinimized, &ev, &with_baseline(&ev));
         assert_eq!(unknown(&o), ["3.3.4e"]);
     }
 
@@ -156,10 +160,15 @@ mod tests {
             let bytes = std::fs::read(&path).expect("read bundle");
             let v = mcp_probe_schema::open(&bytes, &[]).expect("example verifies");
             let ev = Evidence::new(path.display().to_string(), v);
-            let outcomes: Vec<Outcome> = [&C3_1_2 as &dyn Check, &C3_2_2, &C3_3_2, &C3_3_4]
-                .iter()
-                .map(|c| grade(*c, &ev))
-                .collect();
+            let outcomes: Vec<Outcome> = [
+                &ShortLivedTokens as &dyn Check,
+                &NoTokenPassthrough,
+                &OauthDiscoveryValidated,
+                &ScopesMinimized,
+            ]
+            .iter()
+            .map(|c| grade(*c, &ev))
+            .collect();
             for o in &outcomes {
                 assert!(!o.evidence.contains("check raised"), "{name}: {o:#?}");
             }

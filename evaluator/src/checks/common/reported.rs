@@ -27,6 +27,8 @@ pub struct Observed {
 /// One reported-only check.
 #[derive(Debug, Clone, Copy)]
 pub struct ReportedOnly {
+    /// The rule's stable id.
+    pub id: &'static str,
     /// What part of the recommendation a black-box probe cannot reach.
     pub reduction: &'static str,
     /// The legs `observe` reads.
@@ -41,6 +43,10 @@ pub fn nothing(_ev: &Evidence, _cx: &Context<'_>) -> Observed {
 }
 
 impl Check for ReportedOnly {
+    fn id(&self) -> &'static str {
+        self.id
+    }
+
     fn legs(&self, _era: Option<Era>) -> Legs {
         self.legs
     }

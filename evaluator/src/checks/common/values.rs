@@ -34,11 +34,19 @@ impl<K: Serialize, V: Serialize> Serialize for Keyed<K, V> {
     }
 }
 
-/// Each leg's outcome by leg id, in leg order: the `legs` detail of a multi-leg check.
+/// Each leg's outcome by leg id, in leg order: the `legs` detail of a multi-leg check,
+/// keyed by references the runner renders (`2.4a`, [`crate::refs::here`]).
 pub fn leg_outcomes<'a>(legs: impl IntoIterator<Item = &'a Leg>) -> Keyed<String, LegOutcome> {
     Keyed(
         legs.into_iter()
-            .map(|l| (l.id.clone(), l.outcome))
+            .map(|l| {
+                let key = if l.id.starts_with(|c: char| c.is_ascii_digit()) {
+                    l.id.clone()
+                } else {
+                    crate::refs::here(&l.id)
+                };
+                (key, l.outcome)
+            })
             .collect(),
     )
 }

@@ -1,0 +1,727 @@
+//! 3.3.1: tokens audience-bound via Resource Indicators (RFC 8707; docs/checks.md, 3.3.1).
+//! Legs in evaluation order a, c, b:
+//!
+//! * 3.3.1a (no request): every token the run held names the canonical resource among
+//!   its audiences. The canonical resource is the one 3.2.2 uses (the protected-resource
+//!   metadata `resource` when it covers the endpoint's canonical URI, else that URI), read
+//!   from 3.2.2's outcome so the two checks cannot disagree about it. Opaque token or no
+//!   `aud` → unknown; among (one trailing slash ignored) → pass; else fail.
+//! * 3.3.1c (`3.3.1c.downstream`): per candidate URL, the GET with the token against the
+//!   same GET without it. With-token 401 → pass; with-token 200/403 and a different
+//!   status without → fail (the downstream API authenticated the token); same status or
+//!   anything else → unknown. Any fail → fail; else any pass → pass; else unknown.
+//! * 3.3.1b (`3.3.1b.mint`, `.restore`, `.control`, `.foreign`): the authorization server
+//!   refusing to mint a token for a resource it does not serve is the conforming answer,
+//!   but it leaves the server's own audience validation untested → unknown. A minted token
+//!   is presented on a complete `tools/list` (session id, version header, `_meta`) next to
+//!   the same request with the probe's own token (a refusal of an incomplete request
+//!   would say nothing about the audience): control not accepted →
+//!   unknown (not attributable); foreign 401/403 → pass; foreign 2xx → fail. The minted
+//!   token's recorded facts (`payload.minted_tokens`, `checks::common::oauth::mint`) come
+//!   first: a JWT naming the audited resource means the authorization server ignored
+//!   `resource` and nothing foreign was presented → unknown, whatever the answer; an
+//!   opaque token (or a JWT without `aud`) accepted → unknown (the binding is
+//!   unverified); a bundle whose collector did not record the facts is graded as before,
+//!   the note naming what is missing.
+//!
+//! Gate (shared with 3.2.2, by delegation): no endpoint → ERROR; no token held → UNKNOWN
+//! when the server offers OAuth (or discovery was unread), N/A when the absence of OAuth
+//! was observed.
+
+use mcp_probe_schema::model::{ErrorKind, HttpOutcome, TokenFacts};
+use mcp_probe_schema::vocab::{header, leg, LegId};
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+use crate::check::{Check, Context, Legs, Needs};
+use crate::checks::authorization::no_token_passthrough::NoTokenPassthrough;
+use crate::checks::common::oauth::challenge::carries_credential;
+use crate::checks::common::oauth::gate::{combine, legs_map};
+use crate::checks::common::oauth::mint::{binding, Binding};
+use crate::checks::common::oauth::tokens::{audiences, binding_note, claims, is_url_audience};
+use crate::checks::common::oauth::uris::strip_slash;
+use crate::evidence::{Evidence, Exchange};
+use crate::fmt::line;
+use crate::verdict::{Leg, LegOutcome, Outcome, Verdict};
+use mcp_probe_schema::model::Era;
+
+/// 3.3.1: tokens audience-bound via Resource Indicators.
+#[derive(Debug)]
+pub struct AudienceBoundTokens;
+/// The 3.3.1 check.
+const LEG_A: &str = "3.3.1a";
+const LEG_B: &str = "3.3.1b";
+const LEG_C: &str = "3.3.1c";
+
+const REDUCTION: &str = "3.3.1c candidates are guesses (derived api.<rest> and <rest> hosts, or \
+     operator-named downstream_endpoints); the credential gate refuses hosts off the endpoint's registrable \
+     domain, so a genuine downstream API elsewhere is never reached; 3.3.1b cannot confirm that an opaque \
+     minted token really carries the resource asked for; opaque tokens are not introspected for 3.3.1a";
+
+/// The `Authorization` value sent (already a fingerprint in a bundle).
+fn credential_of(x: &Exchange<'_>) -> Option<String> {
+    x.http
+        .request
+        .headers
+        .iter()
+        .find(|h| h.name.eq_ignore_ascii_case(header::AUTHORIZATION))
+        .map(|h| h.value_str().trim().to_string())
+}
+
+/// One status or the transport error, for notes.
+pub fn answer_of(x: &Exchange<'_>) -> String {
+    match &x.http.outcome {
+        HttpOutcome::Response(r) => format!("HTTP {}", r.status),
+        HttpOutcome::Error(e) => format!("no answer ({})", line(&e.message)),
+    }
+}
+
+fn form_param(body: &[u8], name: &str) -> Option<String> {
+    url::form_urlencoded::parse(body)
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.into_owned())
+}
+
+fn response_json(x: &Exchange<'_>) -> Value {
+    x.body_json().unwrap_or(Value::Null)
+}
+
+// ---------------------------------------------------------------------------------------
+// 3.3.1a
+// ---------------------------------------------------------------------------------------
+
+fn leg_a(
+    tokens: &[TokenFacts],
+    session: Option<&mcp_probe_schema::model::Session>,
+    canonical: Option<&str>,
+    basis: &str,
+) -> Leg {
+    let Some(canonical) = canonical else {
+        return Leg::new(
+            LEG_A,
+            LegOutcome::Error,
+            "no canonical resource URI could be derived for the endpoint (see 3.2.2)",
+        );
+    };
+    let n = tokens.len();
+    let parts = tokens
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let label = if n == 1 {
+                format!("the {} token", line(&t.source))
+            } else {
+                format!("token {} ({})", i + 1, line(&t.source))
+            } + &binding_note(session, t);
+            let Some(c) = claims(t) else {
+                return (
+                    LegOutcome::Unknown,
+                    format!("{label} is opaque (not a JWT), so its audience is not readable"),
+                );
+            };
+            let auds = audiences(Some(c));
+            if auds.is_empty() {
+                return (
+                    LegOutcome::Unknown,
+                    format!("{label} is a JWT without an aud claim naming any audience"),
+                );
+            }
+            let shown = auds.iter().map(|a| line(a)).collect::<Vec<_>>().join(", ");
+            if auds
+                .iter()
+                .any(|a| strip_slash(a) == strip_slash(canonical))
+            {
+                (
+                    LegOutcome::Pass,
+                    format!(
+                        "{label} is bound to this resource: aud [{shown}] names {} ({basis})",
+                        line(canonical)
+                    ),
+                )
+            } else if !auds.iter().any(|a| is_url_audience(a)) {
+                (
+                    LegOutcome::Unknown,
+                    format!(
+                        "{label} names no web address: aud [{shown}] is an application id or API \
+                         identifier, which may be this server's own name at its authorization server \
+                         (Microsoft Entra ID names the application, not its URL); the token alone \
+                         cannot tell whether it is bound to {} ({basis}){}",
+                        line(canonical),
+                        resource_refused_note(session)
+                    ),
+                )
+            } else {
+                (
+                    LegOutcome::Fail,
+                    format!(
+                        "{label} is not bound to this resource: aud [{shown}] does not name {} ({basis}){}",
+                        line(canonical),
+                        resource_refused_note(session)
+                    ),
+                )
+            }
+        })
+        .collect();
+    combine(LEG_A, parts)
+}
+
+/// When the login's authorization server refused the RFC 8707 `resource` parameter
+/// (`session.resource_refused_in`): said beside an audience that is not the resource.
+fn resource_refused_note(session: Option<&mcp_probe_schema::model::Session>) -> String {
+    match session.and_then(|s| s.resource_refused_in) {
+        Some(seq) => format!(
+            "; the authorization server refused the RFC 8707 resource parameter (record #{seq}), so \
+             the login could not ask for a token bound to this resource"
+        ),
+        None => String::new(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// 3.3.1c
+// ---------------------------------------------------------------------------------------
+
+/// What 3.3.1c read: the leg, refused candidates, per-URL outcomes, hosts probed.
+struct Downstream {
+    leg: Leg,
+    refused: Map<String, Value>,
+    outcomes: Map<String, Value>,
+    hosts: Vec<String>,
+}
+
+/// One downstream candidate: its URL, the request with the token and the one without.
+type Pair<'a> = (String, Option<Exchange<'a>>, Option<Exchange<'a>>);
+
+/// The candidates probed, in first-seen order, and those screened out before sending
+/// (the credential gate, the network guard, or an unresolvable host), by URL.
+fn candidates(ev: &Evidence) -> (Vec<Pair<'_>>, Map<String, Value>) {
+    let mut refused = Map::new();
+    let mut pairs: Vec<Pair<'_>> = Vec::new();
+    for x in ev.exchanges(leg::DOWNSTREAM) {
+        let url = x.http.request.url.clone();
+        if let HttpOutcome::Error(e) = &x.http.outcome {
+            if x.http.connection.is_none()
+                && matches!(
+                    e.kind,
+                    ErrorKind::RefusedByGuard | ErrorKind::Dns | ErrorKind::Timeout
+                )
+                && !carries_credential(&x)
+            {
+                // Screened out before sending (gate, guard, or an unresolvable host).
+                if !pairs.iter().any(|(u, _, _)| *u == url) {
+                    refused.insert(url, Value::String(e.message.clone()));
+                    continue;
+                }
+            }
+        }
+        let slot = match pairs.iter().position(|(u, _, _)| *u == url) {
+            Some(i) => i,
+            None => {
+                pairs.push((url.clone(), None, None));
+                pairs.len() - 1
+            }
+        };
+        if carries_credential(&x) {
+            pairs[slot].1 = Some(x);
+        } else {
+            pairs[slot].2 = Some(x);
+        }
+    }
+    (pairs, refused)
+}
+
+/// One candidate's pair: the request with the token against the same request without.
+fn compare(
+    url: &str,
+    with: &Option<Exchange<'_>>,
+    without: &Option<Exchange<'_>>,
+) -> (LegOutcome, String) {
+    match (with, without) {
+        (Some(w), wo) => match (w.status(), wo.and_then(|x| x.status())) {
+            (Some(401), _) => (
+                LegOutcome::Pass,
+                format!("{} refused the token with 401", line(url)),
+            ),
+            (Some(s @ (200 | 403)), Some(n)) if n != s => (
+                LegOutcome::Fail,
+                format!(
+                    "{} answered {s} with the token and {n} without it: it {} the token",
+                    line(url),
+                    if s == 200 {
+                        "accepted"
+                    } else {
+                        "authenticated (then denied authorization for)"
+                    }
+                ),
+            ),
+            (Some(s), Some(n)) if n == s => (
+                LegOutcome::Unknown,
+                format!(
+                    "{} answered {s} with and without the token (no usable comparison)",
+                    line(url)
+                ),
+            ),
+            _ => (
+                LegOutcome::Unknown,
+                format!(
+                    "{} answered {} with the token and {} without (no usable comparison)",
+                    line(url),
+                    answer_of(w),
+                    wo.map(|x| answer_of(&x))
+                        .unwrap_or_else(|| "nothing recorded".into())
+                ),
+            ),
+        },
+        (None, _) => (
+            LegOutcome::Unknown,
+            format!("{} has no request with the token", line(url)),
+        ),
+    }
+}
+
+fn leg_c(ev: &Evidence) -> Downstream {
+    let mut outcomes = Map::new();
+    let mut hosts: Vec<String> = Vec::new();
+    let (pairs, refused) = candidates(ev);
+    let skips: Vec<String> = ev
+        .records_for(leg::DOWNSTREAM)
+        .filter_map(|r| match &r.observation {
+            mcp_probe_schema::model::Observation::Skipped { reason } => Some(line(reason)),
+            _ => None,
+        })
+        .collect();
+    let mut fails = Vec::new();
+    let mut passes = Vec::new();
+    let mut unknowns = Vec::new();
+    for (url, with, without) in &pairs {
+        if let Some(h) = url::Url::parse(url)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_string))
+        {
+            if !hosts.contains(&h) {
+                hosts.push(h);
+            }
+        }
+        let (o, note) = compare(url, with, without);
+        outcomes.insert(url.clone(), serde_json::to_value(o).unwrap_or(Value::Null));
+        match o {
+            LegOutcome::Fail => fails.push(note),
+            LegOutcome::Pass => passes.push(note),
+            _ => unknowns.push(note),
+        }
+    }
+    let refused_note = if refused.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; {} candidate(s) refused by the credential gate or the network guard (nothing sent)",
+            refused.len()
+        )
+    };
+    let leg = if !fails.is_empty() {
+        Leg::new(
+            LEG_C,
+            LegOutcome::Fail,
+            format!(
+                "accepted by a downstream API: {}{refused_note}",
+                fails.join("; ")
+            ),
+        )
+    } else if !passes.is_empty() {
+        Leg::new(
+            LEG_C,
+            LegOutcome::Pass,
+            format!("{}{refused_note}", passes.join("; ")),
+        )
+    } else if pairs.is_empty() {
+        let why = if skips.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", skips.join("; "))
+        };
+        Leg::new(
+            LEG_C,
+            LegOutcome::Unknown,
+            format!(
+                "no candidate probed{why}{}",
+                if refused.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {} refused by the gate", refused.len())
+                }
+            ),
+        )
+    } else {
+        Leg::new(
+            LEG_C,
+            LegOutcome::Unknown,
+            format!(
+                "none produced a usable comparison: {}{refused_note}",
+                unknowns.join("; ")
+            ),
+        )
+    };
+    Downstream {
+        leg,
+        refused,
+        outcomes,
+        hosts,
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// 3.3.1b
+// ---------------------------------------------------------------------------------------
+
+/// What the wrong-audience grant read.
+struct Mint {
+    leg: Leg,
+    resource: Option<String>,
+    /// How the presented minted token is bound ([`Binding::kind`]), when one was presented.
+    binding: Option<&'static str>,
+}
+
+fn skip_reason(ev: &Evidence, l: LegId) -> Option<String> {
+    ev.skipped(l).map(line)
+}
+
+/// Whether the refresh chain was restored, for the note.
+fn restore_note(ev: &Evidence) -> String {
+    if let Some(x) = ev.exchanges(leg::FOREIGN_RESTORE).last() {
+        let j = response_json(&x);
+        let ok = x.status().is_some_and(|s| (200..300).contains(&s))
+            && j.get("access_token").and_then(Value::as_str).is_some();
+        let failed = skip_reason(ev, leg::FOREIGN_RESTORE)
+            .map(|r| format!(" ({r})"))
+            .unwrap_or_default();
+        return if ok && failed.is_empty() {
+            format!(
+                "the grant rotated the refresh token and the chain was restored (record #{}: a token for the \
+                 audited resource was cached)",
+                x.seq()
+            )
+        } else {
+            format!(
+                "the grant rotated the refresh token and the restore did not succeed (record #{}, {}){failed}",
+                x.seq(),
+                answer_of(&x)
+            )
+        };
+    }
+    match skip_reason(ev, leg::FOREIGN_RESTORE) {
+        Some(r) => r,
+        None => "whether the refresh chain was restored is not recorded".into(),
+    }
+}
+
+fn leg_b(ev: &Evidence, held: &[String]) -> Mint {
+    let Some(m) = ev.exchanges(leg::FOREIGN_MINT).last() else {
+        let why = skip_reason(ev, leg::FOREIGN_MINT)
+            .unwrap_or_else(|| "the wrong-audience grant was not recorded".into());
+        return Mint {
+            leg: Leg::new(LEG_B, LegOutcome::Unknown, why),
+            resource: None,
+            binding: None,
+        };
+    };
+    let resource = form_param(&m.http.request.body.bytes, "resource");
+    let named = resource
+        .as_deref()
+        .map(line)
+        .unwrap_or_else(|| "(no resource)".into());
+    let unknown = |note: String| Mint {
+        leg: Leg::new(LEG_B, LegOutcome::Unknown, note),
+        resource: resource.clone(),
+        binding: None,
+    };
+    let Some(status) = m.status() else {
+        return unknown(format!(
+            "the refresh grant naming {named} got no answer (record #{}, {}), so no foreign-audience token \
+             exists",
+            m.seq(),
+            answer_of(&m)
+        ));
+    };
+    let j = response_json(&m);
+    let minted = j
+        .get("access_token")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty() && (200..300).contains(&status));
+    let Some(minted) = minted else {
+        let why = match j.get("error").and_then(Value::as_str) {
+            Some(e) => format!("error {}", line(e)),
+            None if String::from_utf8_lossy(
+                &m.response()
+                    .map(|r| r.body.bytes.clone())
+                    .unwrap_or_default(),
+            )
+            .contains("invalid_target") =>
+            {
+                "invalid_target".into()
+            }
+            None => format!("HTTP {status}"),
+        };
+        return unknown(format!(
+            "the authorization server refused to mint a token for {named} ({why}, record #{}) — the \
+             conforming answer (RFC 8707 invalid_target), but the server's own audience validation is then \
+             untested",
+            m.seq()
+        ));
+    };
+    let restored = restore_note(ev);
+    if held.iter().any(|h| h == minted) {
+        return unknown(format!(
+            "the authorization server answered the grant naming {named} with the current access token \
+             (record #{}); {restored}",
+            m.seq()
+        ));
+    }
+    let control = ev.exchanges(leg::FOREIGN_CONTROL).last();
+    let foreign = ev.exchanges(leg::FOREIGN_TOKEN).last();
+    let (Some(c), Some(f)) = (control, foreign) else {
+        let why = skip_reason(ev, leg::FOREIGN_TOKEN)
+            .or_else(|| skip_reason(ev, leg::FOREIGN_CONTROL))
+            .unwrap_or_else(|| "the control/foreign pair is not recorded".into());
+        return unknown(format!(
+            "a token for {named} was minted (record #{}) but not presented: {why}; {restored}",
+            m.seq()
+        ));
+    };
+    let minted_sent = credential_of(&f).is_some_and(|v| v.ends_with(minted));
+    if !minted_sent {
+        return unknown(format!(
+            "the request of record #{} does not carry the minted token; {restored}",
+            f.seq()
+        ));
+    }
+    let (cs, fs) = (c.status(), f.status());
+    let bound = binding(ev, minted, resource.as_deref().unwrap_or("(no resource)"));
+    let pair = format!(
+        "control tools/list with the probe's own token {} (record #{}), the same with the token minted for \
+         {named} {} (record #{})",
+        answer_of(&c),
+        c.seq(),
+        answer_of(&f),
+        f.seq()
+    );
+    let (o, verdict) = match (cs, fs) {
+        (None, _) | (_, None) => (LegOutcome::Unknown, "a request was not answered"),
+        (Some(c), _) if !(200..300).contains(&c) => (
+            LegOutcome::Unknown,
+            "the control was not accepted, so a refusal of the minted token is not attributable to its audience",
+        ),
+        // A token for the audited resource: neither a refusal nor an acceptance says
+        // anything about the audience.
+        _ if matches!(bound, Binding::Audited(_)) => (
+            LegOutcome::Unknown,
+            "not decidable from this pair",
+        ),
+        (_, Some(401 | 403)) => (
+            LegOutcome::Pass,
+            "the server refuses a token minted for another resource",
+        ),
+        (_, Some(f)) if (200..300).contains(&f) && bound.acceptance_fails() => (
+            LegOutcome::Fail,
+            "the server accepted a token minted for another resource (its audience is not validated)",
+        ),
+        (_, Some(f)) if (200..300).contains(&f) => (
+            LegOutcome::Unknown,
+            "the server accepted the minted token, which is not attributable to its audience validation",
+        ),
+        _ => (
+            LegOutcome::Unknown,
+            "the minted token drew neither 401/403 nor an acceptance",
+        ),
+    };
+    // What the minted token's facts say: every reading but a foreign token that was
+    // not accepted (the verdict says it all then).
+    let facts = match &bound {
+        Binding::Foreign(_) if o != LegOutcome::Fail => String::new(),
+        b => format!("; {}", b.sentence()),
+    };
+    Mint {
+        leg: Leg::new(LEG_B, o, format!("{verdict}: {pair}{facts}; {restored}")),
+        resource,
+        binding: Some(bound.kind()),
+    }
+}
+
+/// Fingerprints of the access tokens the run held (as recorded in a bundle).
+fn held(ev: &Evidence) -> Vec<String> {
+    ev.payload
+        .tokens
+        .iter()
+        .map(|t| t.fingerprint.clone())
+        .collect()
+}
+
+/// What 3.3.1 reports besides its legs, in report order.
+#[derive(Serialize)]
+struct AudienceBoundTokensFacts {
+    legs: Map<String, Value>,
+    /// The resource the audiences are compared with (3.2.2's).
+    canonical_resource: Option<String>,
+    /// 3.3.1c candidates screened out before sending, by URL: why.
+    candidates_refused: Map<String, Value>,
+    /// The resource the wrong-audience token was asked for (3.3.1b).
+    wrong_resource: Option<String>,
+    /// How the minted token presented by 3.3.1b is bound, from its recorded facts
+    /// (`audited_resource`, `unverified`, `foreign`, `not_recorded`); null when none was
+    /// presented.
+    minted_binding: Option<&'static str>,
+    hosts_probed: Vec<String>,
+    /// 3.3.1c outcome per candidate URL.
+    downstream_outcomes: Map<String, Value>,
+}
+
+/// What 3.3.1 reports when its gate (3.2.2's, or no token) ends the grading.
+#[derive(Serialize)]
+struct Check3_3_1GateFacts {
+    legs: Map<String, Value>,
+    hosts_probed: [String; 0],
+}
+
+impl Check for AudienceBoundTokens {
+    fn id(&self) -> &'static str {
+        "audience-bound-tokens"
+    }
+
+    fn legs(&self, _era: Option<Era>) -> Legs {
+        // Every leg is read when present: the gate is 3.2.2's, whose outcome (a missing
+        // detection or discovery leg included) is carried with this check's reduction
+        // and details; the audience legs are sent only when a token was held and a
+        // session established, and their absence is graded per leg.
+        Legs::with_optional(
+            &[],
+            &[
+                leg::ENDPOINT_DETECT,
+                leg::AUTH_NONE,
+                leg::PRM,
+                leg::AS_META,
+                leg::DOWNSTREAM,
+                leg::FOREIGN_MINT,
+                leg::FOREIGN_RESTORE,
+                leg::FOREIGN_CONTROL,
+                leg::FOREIGN_TOKEN,
+            ],
+        )
+    }
+
+    fn needs(&self) -> Needs {
+        Needs::Nothing
+    }
+
+    fn grade(&self, ev: &Evidence, cx: &Context<'_>) -> Outcome {
+        let gate = NoTokenPassthrough.grade(ev, cx);
+        let tokens = &ev.payload.tokens;
+        let empty_legs = || {
+            let m: Map<String, Value> = [LEG_A, LEG_C, LEG_B]
+                .iter()
+                .map(|l| (l.to_string(), json!(LegOutcome::Unknown)))
+                .collect();
+            m
+        };
+        if tokens.is_empty() || gate.verdict == Verdict::Error && gate.legs.is_empty() {
+            let (verdict, legs) = match gate.verdict {
+                Verdict::NotApplicable => (Verdict::NotApplicable, Map::new()),
+                Verdict::Error => (Verdict::Error, Map::new()),
+                _ => (Verdict::Unknown, empty_legs()),
+            };
+            let text = match verdict {
+                Verdict::Unknown if !tokens.is_empty() || gate.evidence.contains("no token") => {
+                    gate.evidence.clone()
+                }
+                Verdict::Unknown => format!(
+                    "{}; no token is held, so neither its audience nor the server's validation of a \
+                     foreign audience can be observed",
+                    gate.evidence
+                ),
+                _ => gate.evidence.clone(),
+            };
+            return Outcome::single(verdict, text, REDUCTION)
+                .with_records(gate.records.iter().copied())
+                .with_facts(&Check3_3_1GateFacts {
+                    legs,
+                    hosts_probed: [],
+                });
+        }
+        let canonical = gate
+            .details
+            .get("canonical_resource")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let basis = if gate
+            .evidence
+            .contains("protected-resource metadata resource")
+        {
+            "the protected-resource metadata resource, which covers the endpoint"
+        } else {
+            "the endpoint's canonical URI"
+        };
+        let a = leg_a(tokens, ev.session(), canonical.as_deref(), basis);
+        let mut records: Vec<u64> = gate.records.clone();
+        let no_session = ev.revision().is_none();
+        let not_sent = |l: &str| {
+            if no_session {
+                Leg::new(
+                    l,
+                    LegOutcome::Unknown,
+                    "no MCP session was established with the credential, so the audience legs were not sent",
+                )
+            } else {
+                Leg::new(
+                    l,
+                    LegOutcome::Error,
+                    format!(
+                        "leg {} missing from this bundle, written by {} {} (build {}); re-collect with a \
+                         collector that records it",
+                        if l == LEG_C {
+                            leg::DOWNSTREAM
+                        } else {
+                            leg::FOREIGN_MINT
+                        },
+                        line(&ev.payload.collector.name),
+                        line(&ev.payload.collector.version),
+                        line(&ev.payload.collector.build)
+                    ),
+                )
+            }
+        };
+        let (c, refused, outcomes, hosts) = if ev.has_leg(leg::DOWNSTREAM) {
+            records.extend(ev.seqs(leg::DOWNSTREAM));
+            let d = leg_c(ev);
+            (d.leg, d.refused, d.outcomes, d.hosts)
+        } else {
+            (not_sent(LEG_C), Map::new(), Map::new(), Vec::new())
+        };
+        let (b, resource, minted_binding) = if ev.has_leg(leg::FOREIGN_MINT) {
+            for l in [
+                leg::FOREIGN_MINT,
+                leg::FOREIGN_RESTORE,
+                leg::FOREIGN_CONTROL,
+                leg::FOREIGN_TOKEN,
+            ] {
+                records.extend(ev.seqs(l));
+            }
+            let m = leg_b(ev, &held(ev));
+            (m.leg, m.resource, m.binding)
+        } else {
+            (not_sent(LEG_B), None, None)
+        };
+        let legs = vec![a, c, b];
+        Outcome::from_legs(legs.clone(), REDUCTION)
+            .with_records(records)
+            .with_facts(&AudienceBoundTokensFacts {
+                legs: legs_map(&legs),
+                canonical_resource: canonical,
+                candidates_refused: refused,
+                wrong_resource: resource,
+                minted_binding,
+                hosts_probed: hosts,
+                downstream_outcomes: outcomes,
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests;

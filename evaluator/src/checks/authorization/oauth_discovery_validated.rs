@@ -1,0 +1,1223 @@
+//! 3.3.2: OAuth discovery metadata over TLS and validated (docs/checks.md, 3.3.2). Legs a
+//! to g read the endpoint's transport, the protected-resource metadata documents and the
+//! advertised authorization servers' metadata; 3.3.2f compares the advertised list with the
+//! operator policy's `approved_authorization_servers` when it states them, else with a
+//! baseline bundle of the same endpoint.
+
+use std::collections::BTreeSet;
+
+use mcp_probe_schema::model::Era;
+use mcp_probe_schema::vocab::leg;
+use mcp_probe_schema::vocab::well_known::AS_LIST_CAP;
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+use crate::check::{Check, Context, Legs, Needs};
+use crate::checks::common::oauth::challenge::Challenged;
+use crate::checks::common::oauth::discovery::{refusal_text, Attempt};
+use crate::checks::common::oauth::facts::Facts;
+use crate::checks::common::oauth::gate::{
+    baseline_for, combine, describe_baseline, legs_map, shown, shown_value, DISCOVERY,
+};
+use crate::checks::common::oauth::uris::{
+    canonical_resource, norm, prm_well_known, resource_covers, strip_slash, transport_of, Transport,
+};
+use crate::checks::common::policy::{absent, approved, judge};
+use crate::checks::common::values::or_null;
+use crate::evidence::Evidence;
+use crate::fmt::line;
+use crate::verdict::{Leg, LegOutcome, Outcome, Verdict};
+
+/// 3.3.2: OAuth discovery metadata over TLS and validated.
+#[derive(Debug)]
+pub struct OauthDiscoveryValidated;
+/// The 3.3.2 check.
+/// The 3.3.2 reduction: what 3.3.2f held the advertised list to (the policy's
+/// approved_authorization_servers, else a self-recorded baseline).
+fn reduction_3_3_2(cx: &Context<'_>) -> String {
+    const KEY: &str = "approved_authorization_servers";
+    let change_control = match approved(cx, KEY, |d| d.approved_authorization_servers.as_ref()) {
+        Some(a) => format!(
+            "change control of the authorization-server list is the policy's {KEY} ({})",
+            line(a.file)
+        ),
+        None => format!(
+            "change control of the authorization-server list is drift against a self-recorded \
+             baseline, not an approved list ({})",
+            absent(cx, KEY)
+        ),
+    };
+    format!(
+        "bounded discovery: at most 5 advertised authorization servers are resolved (the number \
+         advertised and past the cap is stated), each fetch bounded by the collector's timeout; \
+         {change_control}; not graded by design: the collector's network guard itself and write \
+         permissions on the metadata source"
+    )
+}
+
+/// What 3.3.2 reports besides its legs, in report order.
+#[derive(Serialize)]
+struct OauthDiscoveryValidatedFacts<'a> {
+    legs: Map<String, Value>,
+    /// Protected-resource metadata URLs that served a document.
+    discovery_paths_answered: Vec<String>,
+    /// Every discovery record, described.
+    discovery_attempts: Vec<String>,
+    /// The selected document's `authorization_servers` (null: no document).
+    authorization_servers_advertised: Option<&'a [String]>,
+    authorization_servers_resolved: Vec<&'a str>,
+    authorization_servers_cap: usize,
+    authorization_servers_past_cap: usize,
+    guard_refused_urls: Vec<String>,
+    /// Metadata documents the collector was served and refused (another issuer, another
+    /// resource), described; absent when none (and for bundles from before the collector
+    /// recorded refusals).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    collector_refused: Vec<String>,
+}
+
+/// The discovery records whose document the collector refused, described.
+fn collector_refused(f: &Facts<'_>) -> Vec<String> {
+    f.prm
+        .iter()
+        .chain(f.servers.iter().flat_map(|s| s.attempts.iter()))
+        .chain(f.as_other.iter())
+        .filter_map(|a| {
+            a.refused
+                .as_ref()
+                .map(|r| format!("{} (record #{}): {}", line(&a.url), a.seq, refusal_text(r)))
+        })
+        .collect()
+}
+
+impl Check for OauthDiscoveryValidated {
+    fn id(&self) -> &'static str {
+        "oauth-discovery-validated"
+    }
+
+    fn legs(&self, era: Option<Era>) -> Legs {
+        // discovery.as is read per advertised server (an advertised server with no record
+        // is reported as never attempted, 3.3.2g).
+        DISCOVERY.legs(era)
+    }
+
+    fn needs(&self) -> Needs {
+        Needs::Nothing
+    }
+
+    fn grade(&self, ev: &Evidence, cx: &Context<'_>) -> Outcome {
+        let f = match DISCOVERY.prelude(ev) {
+            Ok(f) => f,
+            Err(o) => return *o,
+        };
+        let details = |o: Outcome, f: &Facts<'_>, legs: &[Leg]| {
+            o.with_records(f.seqs())
+                .with_facts(&OauthDiscoveryValidatedFacts {
+                    legs: legs_map(legs),
+                    discovery_paths_answered: f.docs().map(|a| a.url.clone()).collect(),
+                    discovery_attempts: f.attempts_shown(),
+                    authorization_servers_advertised: f
+                        .advertised
+                        .as_ref()
+                        .map(|a| a.entries.as_slice()),
+                    authorization_servers_resolved: f
+                        .resolved()
+                        .map(|(s, _)| s.entry.as_str())
+                        .collect(),
+                    authorization_servers_cap: AS_LIST_CAP,
+                    authorization_servers_past_cap: f.past_cap(),
+                    guard_refused_urls: f.guard_refused_urls(),
+                    collector_refused: collector_refused(f),
+                })
+        };
+        let unread = f.prm_unread();
+        let no_doc = f.selected().is_none();
+        let signals = f.signals();
+        let defaults = ev.session().and_then(|s| s.authorization_defaults.as_ref());
+        let with_defaults = |o: Outcome| match defaults {
+            None => o,
+            Some(d) => {
+                let mut o = o.with_detail(
+                    "authorization_defaults",
+                    json!({"base": d.base, "authorization_endpoint": d.authorization_endpoint,
+                           "token_endpoint": d.token_endpoint,
+                           "registration_endpoint": d.registration_endpoint,
+                           "absent_in": d.absent_in}),
+                );
+                o.evidence.push_str(&format!(
+                    "; the server relies on unadvertised defaults: it published neither protected-resource \
+                     nor authorization-server metadata, so the collector logged in with the MCP 2025-03-26 \
+                     default endpoints {}, {} and {} on its own origin",
+                    line(&d.authorization_endpoint),
+                    line(&d.token_endpoint),
+                    line(&d.registration_endpoint)
+                ));
+                o
+            }
+        };
+        if no_doc && unread.is_empty() && signals.is_empty() {
+            let o = Outcome::single(
+                Verdict::NotApplicable,
+                format!(
+                    "no OAuth is offered: {}; the discovery chain the recommendation governs does not \
+                     exist",
+                    f.absence()
+                ),
+                reduction_3_3_2(cx),
+            );
+            return with_defaults(details(o, &f, &[]));
+        }
+        let a = match transport_of(&f.endpoint) {
+            Transport::Tls => Leg::new("3.3.2a", LegOutcome::Pass, "the endpoint is served over TLS (https)"),
+            Transport::LoopbackPlain => Leg::new(
+                "3.3.2a",
+                LegOutcome::Pass,
+                format!(
+                    "the endpoint {} is plain http on a loopback host: graded as a lab endpoint, since \
+                     loopback traffic never leaves the host (a non-loopback http endpoint is UNKNOWN here: \
+                     2.2 owns transport)",
+                    line(&f.endpoint)
+                ),
+            ),
+            Transport::Plain => {
+                let legs = vec![Leg::new(
+                    "3.3.2a",
+                    LegOutcome::Unknown,
+                    format!(
+                        "the endpoint {} is not served over TLS and is not on a loopback host: 2.2 owns \
+                         transport, and metadata fetched in the clear is not assessed here",
+                        line(&f.endpoint)
+                    ),
+                )];
+                let o = Outcome::from_legs(legs.clone(), reduction_3_3_2(cx));
+                return with_defaults(details(o, &f, &legs));
+            }
+        };
+        if no_doc {
+            let (v, text) = if !unread.is_empty() {
+                (
+                    Verdict::Unknown,
+                    format!(
+                        "no protected-resource metadata document was read, and the chain's existence is \
+                         undecided: {}",
+                        unread.join(", ")
+                    ),
+                )
+            } else {
+                (
+                    Verdict::Fail,
+                    format!(
+                        "the server offers OAuth ({}) but publishes no protected-resource metadata: every \
+                         candidate answered a clean 404 ({}), so a client cannot discover the \
+                         authorization server",
+                        signals.join("; "),
+                        f.prm_404s().join(", ")
+                    ),
+                )
+            };
+            let o = Outcome::single(v, text, reduction_3_3_2(cx));
+            return with_defaults(details(o, &f, &[]));
+        }
+        let legs = vec![
+            a,
+            leg_3_3_2b(&f),
+            leg_3_3_2c(&f),
+            leg_3_3_2d(&f),
+            leg_3_3_2e(&f),
+            leg_3_3_2f(&f, cx),
+            leg_3_3_2g(&f),
+        ];
+        let mut o = Outcome::from_legs(legs.clone(), reduction_3_3_2(cx));
+        let refused = collector_refused(&f);
+        if !refused.is_empty() {
+            o.evidence.push_str(&format!(
+                "; the collector refused {} metadata document(s) it was served: {}",
+                refused.len(),
+                refused.join("; ")
+            ));
+        }
+        if let Some(a) = &f.advertised {
+            let n = a.entries.len();
+            o.evidence.push_str(&format!(
+                "; {n} authorization server(s) advertised, {} past the cap of {AS_LIST_CAP}",
+                f.past_cap()
+            ));
+        }
+        let baseline = cx
+            .baseline
+            .and_then(Facts::new)
+            .and_then(|b| b.advertised.map(|a| a.entries));
+        with_defaults(
+            details(o, &f, &legs)
+                .with_detail(
+                    "canonical_resource",
+                    or_null(canonical_resource(&f.endpoint)),
+                )
+                .with_detail(
+                    "authorization_servers_baseline",
+                    or_null(baseline.map(|b| json!(b))),
+                ),
+        )
+    }
+}
+
+/// Canonical key order, for byte comparison of two documents.
+fn canonical_json(v: &Value) -> String {
+    fn sort(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => {
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort();
+                let mut out = Map::new();
+                for k in keys {
+                    out.insert(k.clone(), sort(&m[k]));
+                }
+                Value::Object(out)
+            }
+            Value::Array(a) => Value::Array(a.iter().map(sort).collect()),
+            other => other.clone(),
+        }
+    }
+    sort(v).to_string()
+}
+
+/// 3.3.2b: the document the challenge names against the path-inserted well-known one
+/// (both describe this endpoint's resource). The *selected* document is, in candidate
+/// order, the challenge document itself whenever it exists, so comparing the challenge
+/// document with it could never fail; comparing with the path-inserted document is what
+/// makes the leg able to fail. The root document may describe another resource (RFC 9728 path
+/// insertion) and is recorded, not compared.
+fn leg_3_3_2b(f: &Facts<'_>) -> Leg {
+    const ID: &str = "3.3.2b";
+    let path_url = prm_well_known(&f.endpoint)
+        .into_iter()
+        .next()
+        .unwrap_or_default();
+    let named = f
+        .challenge()
+        .and_then(Challenged::resource_metadata)
+        .filter(|s| !s.trim().is_empty());
+    let Some(named) = named else {
+        return Leg::new(
+            ID,
+            LegOutcome::Pass,
+            "the challenge names no resource_metadata URL (or no challenge was observed): only the \
+             well-known document(s) were consulted",
+        );
+    };
+    let Some((ca, cd)) = f.doc_at(named) else {
+        return Leg::new(
+            ID,
+            LegOutcome::Pass,
+            format!(
+                "the URL the challenge names ({}) served no document: only the well-known document(s) \
+                 were consulted",
+                line(named)
+            ),
+        );
+    };
+    if norm(named) == norm(&path_url) {
+        return Leg::new(
+            ID,
+            LegOutcome::Pass,
+            format!(
+                "the challenge names the path-inserted well-known URL itself ({}, record #{}): one \
+                 document describes this resource",
+                line(&ca.url),
+                ca.seq
+            ),
+        );
+    }
+    let Some((pa, pd)) = f.doc_at(&path_url) else {
+        return Leg::new(
+            ID,
+            LegOutcome::Pass,
+            format!(
+                "the challenge names {} (record #{}); the path-inserted well-known URL {} served no \
+                 document, so only one document describes this resource",
+                line(&ca.url),
+                ca.seq,
+                line(&path_url)
+            ),
+        );
+    };
+    let (c, p) = (Value::Object(cd.clone()), Value::Object(pd.clone()));
+    if canonical_json(&c) == canonical_json(&p) {
+        Leg::new(
+            ID,
+            LegOutcome::Pass,
+            format!(
+                "the document the challenge names ({}, record #{}) equals the path-inserted well-known \
+                 document ({}, record #{}) after canonical key ordering",
+                line(&ca.url),
+                ca.seq,
+                line(&pa.url),
+                pa.seq
+            ),
+        )
+    } else {
+        let keys: BTreeSet<&String> = cd.keys().chain(pd.keys()).collect();
+        let differing: Vec<String> = keys
+            .into_iter()
+            .filter(|k| cd.get(*k).map(canonical_json) != pd.get(*k).map(canonical_json))
+            .map(|k| line(k))
+            .collect();
+        Leg::new(
+            ID,
+            LegOutcome::Fail,
+            format!(
+                "the document the challenge names ({}, record #{}) differs from the path-inserted \
+                 well-known document ({}, record #{}) for the same resource, in member(s) {}: a client \
+                 sees a different chain depending on the discovery path it takes",
+                line(&ca.url),
+                ca.seq,
+                line(&pa.url),
+                pa.seq,
+                shown(&differing)
+            ),
+        )
+    }
+}
+
+fn leg_3_3_2c(f: &Facts<'_>) -> Leg {
+    const ID: &str = "3.3.2c";
+    let answered: Vec<&Attempt> = f.docs().collect();
+    let plain: Vec<String> = answered
+        .iter()
+        .filter(|a| transport_of(&a.url) == Transport::Plain)
+        .map(|a| line(&a.url))
+        .collect();
+    if !plain.is_empty() {
+        return Leg::new(
+            ID,
+            LegOutcome::Fail,
+            format!(
+                "protected-resource metadata was served without TLS at {} (not https, not loopback)",
+                plain.join(", ")
+            ),
+        );
+    }
+    let refused: Vec<String> = f
+        .prm
+        .iter()
+        .filter(|a| a.guard_refused())
+        .map(|a| line(&a.url))
+        .collect();
+    if !refused.is_empty() {
+        return Leg::new(
+            ID,
+            LegOutcome::Unknown,
+            format!(
+                "the network guard refused candidate(s) {}, so not every discovery path was read",
+                refused.join(", ")
+            ),
+        );
+    }
+    let loopback: Vec<String> = answered
+        .iter()
+        .filter(|a| transport_of(&a.url) == Transport::LoopbackPlain)
+        .map(|a| line(&a.url))
+        .collect();
+    let urls: Vec<String> = answered.iter().map(|a| line(&a.url)).collect();
+    // No plain-http document is left here: each is https or loopback http.
+    let note = if loopback.is_empty() {
+        format!("every document was served over https: {}", urls.join(", "))
+    } else {
+        format!(
+            "every document was served over https, or plain http on a loopback host (graded as a lab \
+             endpoint): {}",
+            urls.join(", ")
+        )
+    };
+    Leg::new(ID, LegOutcome::Pass, note)
+}
+
+/// 3.3.2d, and the documents the collector refused for their resource: the selected one's
+/// refusal is named in its note; another refused document fails the leg too (the grader
+/// reads the collector's `refused` fact; an older bundle has none).
+fn leg_3_3_2d(f: &Facts<'_>) -> Leg {
+    let mut l = leg_3_3_2d_selected(f);
+    let selected = f.selected().map(|(a, _)| a.seq);
+    for a in f.prm.iter() {
+        let Some(r) = &a.refused else { continue };
+        if Some(a.seq) == selected {
+            l.note
+                .push_str(&format!("; the collector refused it: {}", refusal_text(r)));
+        } else {
+            l.outcome = LegOutcome::Fail;
+            l.note.push_str(&format!(
+                "; the document at {} (record #{}) was refused by the collector: {}",
+                line(&a.url),
+                a.seq,
+                refusal_text(r)
+            ));
+        }
+    }
+    l
+}
+
+fn leg_3_3_2d_selected(f: &Facts<'_>) -> Leg {
+    const ID: &str = "3.3.2d";
+    let Some((a, d)) = f.selected() else {
+        return Leg::new(ID, LegOutcome::Unknown, "no document");
+    };
+    let Some(canonical) = canonical_resource(&f.endpoint) else {
+        return Leg::new(
+            ID,
+            LegOutcome::Error,
+            format!("the endpoint {} has no canonical URI", line(&f.endpoint)),
+        );
+    };
+    let at = format!("the document at {} (record #{})", line(&a.url), a.seq);
+    match d.get("resource") {
+        None => Leg::new(
+            ID,
+            LegOutcome::Unknown,
+            format!("{at} has no resource member, so which resource it describes is not stated"),
+        ),
+        Some(Value::String(r)) if r.trim().is_empty() => Leg::new(
+            ID,
+            LegOutcome::Unknown,
+            format!("{at} has a blank resource member"),
+        ),
+        Some(Value::String(r)) => match resource_covers(r, &canonical) {
+            None => Leg::new(
+                ID,
+                LegOutcome::Fail,
+                format!(
+                    "{at} names resource \"{}\", which is not parsable as a URI (RFC 9728 §2 requires \
+                     one)",
+                    line(r)
+                ),
+            ),
+            Some(true) if strip_slash(r) == strip_slash(&canonical) => Leg::new(
+                ID,
+                LegOutcome::Pass,
+                format!(
+                    "{at} names resource {} equal to the endpoint's canonical URI (rule: equal after \
+                     one trailing slash)",
+                    line(r)
+                ),
+            ),
+            Some(true) => Leg::new(
+                ID,
+                LegOutcome::Pass,
+                format!(
+                    "{at} names resource {}, a hierarchical parent of the endpoint's canonical URI {} \
+                     (rule: same origin, path at or below, the SDK's check_resource_allowed)",
+                    line(r),
+                    line(&canonical)
+                ),
+            ),
+            Some(false) => Leg::new(
+                ID,
+                LegOutcome::Fail,
+                format!(
+                    "{at} names resource {}, which is neither the endpoint's canonical URI {} nor a \
+                     hierarchical parent of it (rule: same origin, path at or below)",
+                    line(r),
+                    line(&canonical)
+                ),
+            ),
+        },
+        Some(v) => Leg::new(
+            ID,
+            LegOutcome::Fail,
+            format!(
+                "{at} names resource {}, which is not a string and so not a URI (RFC 9728 §2)",
+                shown_value(v)
+            ),
+        ),
+    }
+}
+
+fn leg_3_3_2e(f: &Facts<'_>) -> Leg {
+    const ID: &str = "3.3.2e";
+    let Some(a) = &f.advertised else {
+        return Leg::new(ID, LegOutcome::Unknown, "no document");
+    };
+    let discarded = if a.discarded > 0 {
+        format!(
+            " ({} element(s) that are not non-blank strings discarded)",
+            a.discarded
+        )
+    } else {
+        String::new()
+    };
+    if a.entries.is_empty() {
+        Leg::new(
+            ID,
+            LegOutcome::Fail,
+            format!(
+                "the document advertises no authorization server (authorization_servers is {}){discarded}: \
+                 a document was served, so the requirement applies",
+                shown_value(&a.raw)
+            ),
+        )
+    } else {
+        Leg::new(
+            ID,
+            LegOutcome::Pass,
+            format!(
+                "authorization_servers advertises {}{discarded}",
+                shown(&a.entries)
+            ),
+        )
+    }
+}
+
+fn leg_3_3_2f(f: &Facts<'_>, cx: &Context<'_>) -> Leg {
+    const ID: &str = "3.3.2f";
+    let Some(now) = f.advertised.as_ref().map(|a| a.entries.clone()) else {
+        return Leg::new(
+            ID,
+            LegOutcome::Unknown,
+            "no authorization-server list observed",
+        );
+    };
+    let policy = approved(cx, "approved_authorization_servers", |d| {
+        d.approved_authorization_servers.as_ref()
+    });
+    if let Some(a) = policy {
+        return judge(ID, "advertised authorization server(s)", &now, a, |x, o| {
+            strip_slash(x) == strip_slash(o)
+        });
+    }
+    let b = match baseline_for(f.ev, cx, ID, &shown(&now)) {
+        Ok(b) => b,
+        Err(l) => return l,
+    };
+    if !b.has_leg(leg::PRM) {
+        return Leg::new(
+            ID,
+            LegOutcome::Unknown,
+            format!(
+                "the {} predates discovery recording (no {} records), so it holds no \
+                 authorization-server list",
+                describe_baseline(b),
+                leg::PRM
+            ),
+        );
+    }
+    let Some(bf) = Facts::new(b) else {
+        return Leg::new(
+            ID,
+            LegOutcome::Unknown,
+            format!("the {} has no endpoint", describe_baseline(b)),
+        );
+    };
+    let Some(then) = bf.advertised.map(|a| a.entries) else {
+        return Leg::new(
+            ID,
+            LegOutcome::Unknown,
+            format!(
+                "the {} holds no protected-resource metadata document, so it recorded no \
+                 authorization-server list",
+                describe_baseline(b)
+            ),
+        );
+    };
+    let added: Vec<String> = now.iter().filter(|e| !then.contains(e)).cloned().collect();
+    let removed: Vec<String> = then.iter().filter(|e| !now.contains(e)).cloned().collect();
+    if !added.is_empty() {
+        return Leg::new(
+            ID,
+            LegOutcome::Fail,
+            format!(
+                "authorization server(s) {} advertised now but not in the {} ({}); re-approve with \
+                 --update-baseline if the change is intended",
+                shown(&added),
+                describe_baseline(b),
+                shown(&then)
+            ),
+        );
+    }
+    let removed = if removed.is_empty() {
+        String::new()
+    } else {
+        format!("; no longer advertised: {}", shown(&removed))
+    };
+    Leg::new(
+        ID,
+        LegOutcome::Pass,
+        format!(
+            "advertised {} is within the {} ({}){removed}",
+            shown(&now),
+            describe_baseline(b),
+            shown(&then)
+        ),
+    )
+}
+
+fn leg_3_3_2g(f: &Facts<'_>) -> Leg {
+    const ID: &str = "3.3.2g";
+    if f.servers.is_empty() {
+        return Leg::new(
+            ID,
+            LegOutcome::Unknown,
+            "no authorization server is advertised, so no issuer to check",
+        );
+    }
+    let selected_refused = f.selected().and_then(|(a, _)| {
+        a.refused
+            .as_ref()
+            .map(|r| format!("{}, record #{}: {}", line(&a.url), a.seq, refusal_text(r)))
+    });
+    let mut parts = Vec::new();
+    for s in &f.servers {
+        let e = line(&s.entry);
+        if s.forms.is_none() {
+            parts.push((
+                LegOutcome::Fail,
+                format!(
+                    "{e}: the advertised entry is not an http(s) issuer URL, so no client can resolve it"
+                ),
+            ));
+            continue;
+        }
+        match (s.resolved(), s.issuer()) {
+            (Some((a, _)), Some(iss)) if iss == s.entry => parts.push((
+                LegOutcome::Pass,
+                format!(
+                    "{e}: metadata at {} (record #{}) names issuer {e}",
+                    line(&a.url),
+                    a.seq
+                ),
+            )),
+            (Some((a, _)), Some(iss)) => {
+                let hint = if strip_slash(iss) == strip_slash(&s.entry) {
+                    " (they differ only by a trailing slash; RFC 8414 §3.3 requires identical strings)"
+                } else {
+                    ""
+                };
+                let refused = a
+                    .refused
+                    .as_ref()
+                    .map(|r| format!("; the collector refused it: {}", refusal_text(r)))
+                    .unwrap_or_default();
+                parts.push((
+                    LegOutcome::Fail,
+                    format!(
+                        "{e}: metadata at {} (record #{}) names issuer \"{}\", not the advertised \
+                         entry{hint}{refused}",
+                        line(&a.url),
+                        a.seq,
+                        line(iss)
+                    ),
+                ));
+            }
+            _ if s.attempts.is_empty() && selected_refused.is_some() => parts.push((
+                LegOutcome::Unknown,
+                format!(
+                    "{e}: not fetched, because the collector refused the protected-resource metadata \
+                     that advertises it ({})",
+                    selected_refused.as_deref().unwrap_or_default()
+                ),
+            )),
+            _ if s.attempts.iter().any(Attempt::guard_refused) => parts.push((
+                LegOutcome::Unknown,
+                format!(
+                    "{e}: not resolved, and the network guard refused some of its discovery forms \
+                     ({})",
+                    s.unresolved_why()
+                ),
+            )),
+            _ => parts.push((
+                LegOutcome::Error,
+                format!("{e}: not resolved: {}", s.unresolved_why()),
+            )),
+        }
+    }
+    combine(ID, parts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::Context;
+    use crate::evidence::Evidence;
+
+    use crate::checks::common::oauth::testing::*;
+
+    // ----- 3.3.2
+
+    #[test]
+    fn c3_3_2_na_without_oauth_fail_when_oauth_publishes_no_prm() {
+        let o = grade(&OauthDiscoveryValidated, &open_server(no_oauth_records()));
+        assert_eq!(o.verdict, Verdict::NotApplicable, "{o:#?}");
+        assert!(o.evidence.contains("no OAuth is offered"), "{o:?}");
+
+        let ev = protected(vec![
+            detect_401(&["Bearer realm=\"mcp\""]),
+            get(leg::PRM, PRM_PATH, 404, ""),
+            get(leg::PRM, PRM_ROOT, 404, ""),
+        ]);
+        let o = grade(&OauthDiscoveryValidated, &ev);
+        assert_eq!(o.verdict, Verdict::Fail, "{o:#?}");
+        assert!(
+            o.evidence
+                .contains("publishes no protected-resource metadata"),
+            "{o:?}"
+        );
+
+        // Basic-only 401 with no PRM: no OAuth offered.
+        let ev = protected(vec![
+            detect_401(&["Basic realm=\"x\""]),
+            get(leg::PRM, PRM_PATH, 404, ""),
+            get(leg::PRM, PRM_ROOT, 404, ""),
+        ]);
+        let o = grade(&OauthDiscoveryValidated, &ev);
+        assert_eq!(o.verdict, Verdict::NotApplicable, "{o:#?}");
+        assert!(o.evidence.contains("names no OAuth scheme"), "{o:?}");
+    }
+
+    #[test]
+    fn c3_3_2_unread_discovery_is_unknown() {
+        let ev = protected(vec![
+            detect_401(&[&challenge(PRM_PATH)]),
+            failed(leg::PRM, PRM_PATH, ErrorKind::RefusedByGuard),
+            get(leg::PRM, PRM_ROOT, 404, ""),
+        ]);
+        let o = grade(&OauthDiscoveryValidated, &ev);
+        assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
+        assert!(o.evidence.contains("network guard"), "{o:?}");
+        assert_eq!(o.details["guard_refused_urls"], json!([PRM_PATH]));
+        // An answer the collector did not use (DNS rebinding) is unread as well.
+        let ev = protected(vec![
+            detect_401(&[&challenge(PRM_PATH)]),
+            get(leg::PRM, PRM_PATH, 200, &prm_doc(EP, json!([AS]), None)),
+            skipped(
+                &[leg::PRM],
+                &format!("not used: the answer from {PRM_PATH} came from 10.0.0.1 (private), which the guard refuses for a loopback target"),
+            ),
+            get(leg::PRM, PRM_ROOT, 404, ""),
+        ]);
+        let o = grade(&OauthDiscoveryValidated, &ev);
+        assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
+        assert!(o.evidence.contains("not used"), "{o:?}");
+    }
+
+    #[test]
+    fn c3_3_2_plain_http_off_loopback_is_unknown() {
+        let ep = "http://mcp.example.com/mcp";
+        let mut ev = protected(vec![
+            detect_401(&[&challenge(
+                "http://mcp.example.com/.well-known/oauth-protected-resource/mcp",
+            )]),
+            get(
+                leg::PRM,
+                "http://mcp.example.com/.well-known/oauth-protected-resource/mcp",
+                200,
+                &prm_doc(ep, json!([AS]), None),
+            ),
+        ]);
+        ev.payload.target.endpoint = Some(ep.into());
+        let o = grade(&OauthDiscoveryValidated, &ev);
+        assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
+        assert_eq!(o.legs.len(), 1);
+        assert!(leg_of(&o, "3.3.2a").note.contains("2.2 owns transport"));
+    }
+
+    #[test]
+    fn c3_3_2_f_reads_the_policy_s_approved_authorization_servers() {
+        let ev = protected(lab_auth_records());
+        let servers = |v: Vec<String>| {
+            applied(crate::policy::Decisions {
+                approved_authorization_servers: Some(v),
+                ..Default::default()
+            })
+        };
+        let o = grade_with(
+            &OauthDiscoveryValidated,
+            &ev,
+            &servers(vec![format!("{AS}/")]),
+        );
+        let f = leg_of(&o, "3.3.2f");
+        assert_eq!(
+            f.outcome,
+            LegOutcome::Pass,
+            "one trailing slash aside: {f:?}"
+        );
+        assert!(
+            f.note
+                .contains("approved_authorization_servers (policy.toml"),
+            "{f:?}"
+        );
+        assert_eq!(o.verdict, Verdict::Pass, "{o:#?}");
+        let o = grade_with(
+            &OauthDiscoveryValidated,
+            &ev,
+            &servers(vec!["https://idp.example".into()]),
+        );
+        let f = leg_of(&o, "3.3.2f");
+        assert_eq!(f.outcome, LegOutcome::Fail, "{f:?}");
+        assert!(f.note.contains(AS) && f.note.contains("not among"), "{f:?}");
+    }
+
+    #[test]
+    fn c3_3_2_lab_chain_passes_with_a_baseline_and_says_loopback() {
+        let ev = protected(lab_auth_records());
+        let o = grade(&OauthDiscoveryValidated, &ev);
+        assert_eq!(o.verdict, Verdict::Unknown, "no baseline yet: {o:#?}");
+        assert_eq!(leg_of(&o, "3.3.2f").outcome, LegOutcome::Unknown);
+        for id in ["3.3.2a", "3.3.2b", "3.3.2c", "3.3.2d", "3.3.2e", "3.3.2g"] {
+            assert_eq!(leg_of(&o, id).outcome, LegOutcome::Pass, "{id}: {o:#?}");
+        }
+        assert!(leg_of(&o, "3.3.2a").note.contains("loopback"), "{o:?}");
+        assert!(leg_of(&o, "3.3.2b")
+            .note
+            .contains("path-inserted well-known URL itself"));
+        assert!(leg_of(&o, "3.3.2d").note.contains("equal"));
+
+        let base = protected(lab_auth_records());
+        let o = run(&OauthDiscoveryValidated, &ev, &with_baseline(&base));
+        assert_eq!(o.verdict, Verdict::Pass, "{o:#?}");
+        assert_eq!(o.details["authorization_servers_advertised"], json!([AS]));
+        assert_eq!(o.details["authorization_servers_resolved"], json!([AS]));
+        assert_eq!(o.details["discovery_paths_answered"], json!([PRM_PATH]));
+
+        let o = run(
+            &OauthDiscoveryValidated,
+            &ev,
+            &Context {
+                baseline: Some(&base),
+                updating_baseline: true,
+                ..Context::default()
+            },
+        );
+        assert_eq!(o.verdict, Verdict::Unknown);
+        assert!(leg_of(&o, "3.3.2f").note.contains("records the baseline"));
+    }
+
+    #[test]
+    fn c3_3_2_b_fails_when_two_documents_for_the_resource_differ() {
+        let named = "http://127.0.0.1:8080/prm.json";
+        let ev = protected(vec![
+            detect_401(&[&challenge(named)]),
+            get(leg::PRM, named, 200, &prm_doc(EP, json!([AS]), None)),
+            get(
+                leg::PRM,
+                PRM_PATH,
+                200,
+                &prm_doc(EP, json!(["https://other.example"]), None),
+            ),
+            get(leg::PRM, PRM_ROOT, 404, ""),
+            get(leg::AS_META, AS_FORM, 200, &as_meta(AS)),
+        ]);
+        let o = grade(&OauthDiscoveryValidated, &ev);
+        let b = leg_of(&o, "3.3.2b");
+        assert_eq!(b.outcome, LegOutcome::Fail, "{o:#?}");
+        assert!(b.note.contains("authorization_servers"), "{b:?}");
+        assert_eq!(o.verdict, Verdict::Fail);
+
+        // Same members in another order: equal.
+        let reordered =
+            json!({"bearer_methods_supported": ["header"], "authorization_servers": [AS],
+                               "resource": EP})
+            .to_string();
+        let ev = protected(vec![
+            detect_401(&[&challenge(named)]),
+            get(leg::PRM, named, 200, &prm_doc(EP, json!([AS]), None)),
+            get(leg::PRM, PRM_PATH, 200, &reordered),
+            get(leg::PRM, PRM_ROOT, 404, ""),
+            get(leg::AS_META, AS_FORM, 200, &as_meta(AS)),
+        ]);
+        let b = leg_of(&grade(&OauthDiscoveryValidated, &ev), "3.3.2b").clone();
+        assert_eq!(b.outcome, LegOutcome::Pass, "{b:?}");
+        assert!(b.note.contains("equals"), "{b:?}");
+    }
+
+    #[test]
+    fn c3_3_2_c_d_e_rules() {
+        // An https endpoint whose challenge names PRM served over plain http elsewhere.
+        let ep = "https://mcp.example.com/mcp";
+        let plain = "http://meta.example.com/prm";
+        let mut ev = protected(vec![
+            detect_401(&[&challenge(plain)]),
+            get(leg::PRM, plain, 200, &prm_doc(ep, json!([AS]), None)),
+            get(
+                leg::PRM,
+                "https://mcp.example.com/.well-known/oauth-protected-resource/mcp",
+                404,
+                "",
+            ),
+            get(
+                leg::PRM,
+                "https://mcp.example.com/.well-known/oauth-protected-resource",
+                404,
+                "",
+            ),
+            get(leg::AS_META, AS_FORM, 200, &as_meta(AS)),
+        ]);
+        ev.payload.target.endpoint = Some(ep.into());
+        let o = grade(&OauthDiscoveryValidated, &ev);
+        assert_eq!(leg_of(&o, "3.3.2a").outcome, LegOutcome::Pass);
+        let c = leg_of(&o, "3.3.2c");
+        assert_eq!(c.outcome, LegOutcome::Fail, "{o:#?}");
+        assert!(c.note.contains(plain), "{c:?}");
+
+        let doc = |resource: Value, servers: Value| {
+            let mut r = lab_auth_records();
+            r[1] = get(
+                leg::PRM,
+                PRM_PATH,
+                200,
+                &json!({"resource": resource, "authorization_servers": servers}).to_string(),
+            );
+            protected(r)
+        };
+        let d = |ev: &Evidence| leg_of(&grade(&OauthDiscoveryValidated, ev), "3.3.2d").clone();
+        let l = d(&doc(json!("http://127.0.0.1:8080/other"), json!([AS])));
+        assert_eq!(l.outcome, LegOutcome::Fail, "{l:?}");
+        assert!(l.note.contains("neither"), "{l:?}");
+        let l = d(&doc(json!("::not a uri::"), json!([AS])));
+        assert_eq!(l.outcome, LegOutcome::Fail, "{l:?}");
+        assert!(l.note.contains("not parsable"), "{l:?}");
+        let l = d(&doc(json!(7), json!([AS])));
+        assert_eq!(l.outcome, LegOutcome::Fail, "{l:?}");
+        let l = d(&doc(json!("http://127.0.0.1:8080"), json!([AS])));
+        assert_eq!(l.outcome, LegOutcome::Pass, "{l:?}");
+        assert!(l.note.contains("hierarchical parent"), "{l:?}");
+        let mut r = lab_auth_records();
+        r[1] = get(
+            leg::PRM,
+            PRM_PATH,
+            200,
+            &json!({"authorization_servers": [AS]}).to_string(),
+        );
+        let l = d(&protected(r));
+        assert_eq!(l.outcome, LegOutcome::Unknown, "{l:?}");
+
+        let o = grade(&OauthDiscoveryValidated, &doc(json!(EP), json!(["", 3])));
+        let e = leg_of(&o, "3.3.2e");
+        assert_eq!(e.outcome, LegOutcome::Fail, "{o:#?}");
+        assert!(e.note.contains("2 element(s)"), "{e:?}");
+        assert_eq!(leg_of(&o, "3.3.2g").outcome, LegOutcome::Unknown);
+    }
+
+    #[test]
+    fn c3_3_2_f_fails_on_an_added_authorization_server() {
+        let base = protected(lab_auth_records());
+        let mut r = lab_auth_records();
+        r[1] = get(
+            leg::PRM,
+            PRM_PATH,
+            200,
+            &prm_doc(EP, json!([AS, "https://new-as.example"]), None),
+        );
+        let ev = protected(r);
+        let o = run(&OauthDiscoveryValidated, &ev, &with_baseline(&base));
+        let f = leg_of(&o, "3.3.2f");
+        assert_eq!(f.outcome, LegOutcome::Fail, "{o:#?}");
+        assert!(f.note.contains("https://new-as.example"), "{f:?}");
+        assert!(f.note.contains("--update-baseline"), "{f:?}");
+
+        // A baseline from before discovery was recorded decides nothing.
+        let old = open_server(vec![detect_ok()]);
+        let f = leg_of(
+            &run(
+                &OauthDiscoveryValidated,
+                &protected(lab_auth_records()),
+                &with_baseline(&old),
+            ),
+            "3.3.2f",
+        )
+        .clone();
+        assert_eq!(f.outcome, LegOutcome::Unknown, "{f:?}");
+    }
+
+    #[test]
+    fn c3_3_2_g_issuer_rules() {
+        let mut r = lab_auth_records();
+        r[3] = get(
+            leg::AS_META,
+            AS_FORM,
+            200,
+            &as_meta("http://127.0.0.1:9000/"),
+        );
+        let g = leg_of(&grade(&OauthDiscoveryValidated, &protected(r)), "3.3.2g").clone();
+        assert_eq!(g.outcome, LegOutcome::Fail, "{g:?}");
+        assert!(g.note.contains("only by a trailing slash"), "{g:?}");
+
+        let mut r = lab_auth_records();
+        r[3] = failed(leg::AS_META, AS_FORM, ErrorKind::RefusedByGuard);
+        r.push(failed(leg::AS_META, AS_OIDC, ErrorKind::RefusedByGuard));
+        let o = grade(&OauthDiscoveryValidated, &protected(r));
+        let g = leg_of(&o, "3.3.2g");
+        assert_eq!(g.outcome, LegOutcome::Unknown, "{o:#?}");
+        assert!(g.note.contains("network guard"), "{g:?}");
+
+        let mut r = lab_auth_records();
+        r[3] = get(leg::AS_META, AS_FORM, 404, "");
+        r.push(get(leg::AS_META, AS_OIDC, 200, r#"{"no_issuer": true}"#));
+        let o = grade(&OauthDiscoveryValidated, &protected(r));
+        let g = leg_of(&o, "3.3.2g");
+        assert_eq!(g.outcome, LegOutcome::Error, "{o:#?}");
+        assert!(g.note.contains("2 form(s) tried"), "{g:?}");
+        assert_eq!(o.verdict, Verdict::Error);
+
+        // Resolved at the second form.
+        let mut r = lab_auth_records();
+        r[3] = get(leg::AS_META, AS_FORM, 404, "");
+        r.push(get(leg::AS_META, AS_OIDC, 200, &as_meta(AS)));
+        let g = leg_of(&grade(&OauthDiscoveryValidated, &protected(r)), "3.3.2g").clone();
+        assert_eq!(g.outcome, LegOutcome::Pass, "{g:?}");
+
+        // No record for the advertised server at all.
+        let mut r = lab_auth_records();
+        r.truncate(3);
+        let g = leg_of(&grade(&OauthDiscoveryValidated, &protected(r)), "3.3.2g").clone();
+        assert_eq!(g.outcome, LegOutcome::Error, "{g:?}");
+        assert!(g.note.contains("no discovery form was attempted"), "{g:?}");
+
+        // An entry that is not a URL.
+        let mut r = lab_auth_records();
+        r[1] = get(
+            leg::PRM,
+            PRM_PATH,
+            200,
+            &prm_doc(EP, json!(["not a url"]), None),
+        );
+        r[3] = failed(leg::AS_META, "not a url", ErrorKind::RefusedByGuard);
+        let g = leg_of(&grade(&OauthDiscoveryValidated, &protected(r)), "3.3.2g").clone();
+        assert_eq!(g.outcome, LegOutcome::Fail, "{g:?}");
+    }
+
+    fn refused(mut r: Record, member: &str, expected: &str, served: &str, rule: &str) -> Record {
+        if let Observation::Http(x) = &mut r.observation {
+            x.refused = Some(Box::new(mcp_probe_schema::model::MetadataRefusal {
+                member: member.into(),
+                expected: expected.into(),
+                served: json!(served),
+                rule: rule.into(),
+            }));
+        }
+        r
+    }
+
+    #[test]
+    fn c3_3_2_names_a_server_relying_on_the_2025_03_26_defaults() {
+        let prm404 = |u: &str| get(leg::PRM, u, 404, "not found");
+        let records = vec![
+            detect_401(&["Bearer"]),
+            prm404("http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp"),
+            prm404("http://127.0.0.1:8080/.well-known/oauth-protected-resource"),
+            get(
+                leg::AS_META,
+                "http://127.0.0.1:8080/.well-known/oauth-authorization-server",
+                404,
+                "not found",
+            ),
+        ];
+        let plain = grade(&OauthDiscoveryValidated, &protected(records.clone()));
+        assert!(
+            !plain.evidence.contains("unadvertised defaults"),
+            "{plain:?}"
+        );
+        let mut ev = protected(records);
+        if let Some(s) = ev.payload.session.as_mut() {
+            s.authorization_defaults = Some(mcp_probe_schema::model::AuthorizationDefaults {
+                base: "http://127.0.0.1:8080".into(),
+                authorization_endpoint: "http://127.0.0.1:8080/authorize".into(),
+                token_endpoint: "http://127.0.0.1:8080/token".into(),
+                registration_endpoint: "http://127.0.0.1:8080/register".into(),
+                absent_in: vec![0, 1, 2],
+            });
+        }
+        let o = grade(&OauthDiscoveryValidated, &ev);
+        assert_eq!(o.verdict, plain.verdict, "{o:?}");
+        assert!(
+            o.evidence.contains("relies on unadvertised defaults")
+                && o.evidence.contains("http://127.0.0.1:8080/authorize"),
+            "{}",
+            o.evidence
+        );
+        assert_eq!(
+            o.details["authorization_defaults"]["token_endpoint"],
+            "http://127.0.0.1:8080/token"
+        );
+    }
+
+    #[test]
+    fn c3_3_2_names_the_collector_s_refusal_of_a_foreign_issuer() {
+        let evil = "https://attacker.example.com";
+        // An older bundle: the same document, no refusal recorded; graded as before.
+        let mut r = lab_auth_records();
+        r[3] = get(leg::AS_META, AS_FORM, 200, &as_meta(evil));
+        let old = grade(&OauthDiscoveryValidated, &protected(r.clone()));
+        let g = leg_of(&old, "3.3.2g").clone();
+        assert_eq!(g.outcome, LegOutcome::Fail, "{g:?}");
+        assert!(!g.note.contains("collector refused"), "{g:?}");
+        assert!(!old.evidence.contains("collector refused"), "{old:?}");
+        assert!(old.details.get("collector_refused").is_none(), "{old:?}");
+
+        r[3] = refused(r[3].clone(), "issuer", AS, evil, "RFC 8414 §3.3");
+        let o = grade(&OauthDiscoveryValidated, &protected(r));
+        assert_eq!(o.verdict, Verdict::Fail, "{o:#?}");
+        let g = leg_of(&o, "3.3.2g").clone();
+        assert_eq!(g.outcome, LegOutcome::Fail, "{g:?}");
+        assert!(
+            g.note.contains("the collector refused it")
+                && g.note.contains("issuer mismatch")
+                && g.note.contains("RFC 8414 §3.3"),
+            "{g:?}"
+        );
+        assert!(
+            o.evidence
+                .contains("the collector refused 1 metadata document(s)")
+                && o.evidence.contains(evil),
+            "{o:?}"
+        );
+        let listed = o.details["collector_refused"].as_array().expect("listed");
+        assert_eq!(listed.len(), 1, "{listed:?}");
+        assert!(listed[0].as_str().unwrap().contains(AS_FORM), "{listed:?}");
+    }
+
+    #[test]
+    fn c3_3_2_names_the_collector_s_refusal_of_a_foreign_resource() {
+        let other = "https://attacker.example.com/mcp";
+        // The selected document is refused: d fails and says so; the server it
+        // advertises was never fetched, which g says instead of "no record".
+        let mut r = lab_auth_records();
+        r[1] = refused(
+            get(leg::PRM, PRM_PATH, 200, &prm_doc(other, json!([AS]), None)),
+            "resource",
+            EP,
+            other,
+            "RFC 9728 §3.3",
+        );
+        r.truncate(3);
+        let o = grade(&OauthDiscoveryValidated, &protected(r));
+        assert_eq!(o.verdict, Verdict::Fail, "{o:#?}");
+        let d = leg_of(&o, "3.3.2d").clone();
+        assert_eq!(d.outcome, LegOutcome::Fail, "{d:?}");
+        assert!(d.note.contains("the collector refused it"), "{d:?}");
+        let g = leg_of(&o, "3.3.2g").clone();
+        assert_eq!(g.outcome, LegOutcome::Unknown, "{g:?}");
+        assert!(g.note.contains("collector refused"), "{g:?}");
+
+        // A refused document that is not the selected one fails d too.
+        let mut r = lab_auth_records();
+        r[2] = refused(
+            get(leg::PRM, PRM_ROOT, 200, &prm_doc(other, json!([AS]), None)),
+            "resource",
+            EP,
+            other,
+            "RFC 9728 §3.3",
+        );
+        let o = grade(&OauthDiscoveryValidated, &protected(r));
+        let d = leg_of(&o, "3.3.2d").clone();
+        assert_eq!(d.outcome, LegOutcome::Fail, "{d:?}");
+        assert!(d.note.contains(PRM_ROOT), "{d:?}");
+    }
+
+    #[test]
+    fn c3_3_2_old_bundle_is_error_naming_the_leg() {
+        let o = grade(
+            &OauthDiscoveryValidated,
+            &protected(vec![detect_401(&[&challenge(PRM_PATH)])]),
+        );
+        assert_eq!(o.verdict, Verdict::Error, "{o:#?}");
+        assert!(o.evidence.contains("discovery.prm missing"), "{o:?}");
+    }
+}

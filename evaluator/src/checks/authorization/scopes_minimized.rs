@@ -1,0 +1,610 @@
+//! 3.3.4: OAuth scopes minimized and elevated progressively (docs/checks.md, 3.3.4). Legs:
+//! a, the granted scopes are readable; b, none is a wildcard or admin-tier scope; c, the
+//! grant against the operator policy's `approved_scopes` when it states them, else against
+//! a baseline bundle; d, the advertised `scopes_supported` likewise; e, the
+//! operator's out-of-scope call is refused for its scope ([`scope_probe`]); f, scopes are
+//! discoverable.
+
+pub mod scope_probe;
+
+use std::collections::BTreeSet;
+
+use mcp_probe_schema::model::Era;
+use mcp_probe_schema::vocab::leg;
+use mcp_probe_schema::vocab::well_known::AS_LIST_CAP;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::check::{Check, Context, Legs, Needs};
+use crate::checks::common::oauth::challenge::{Challenged, Unauth};
+use crate::checks::common::oauth::facts::Facts;
+use crate::checks::common::oauth::gate::{baseline_for, describe_baseline, legs_map, shown, Gated};
+use crate::checks::common::oauth::tokens::{admin_tier, dedup, wildcards};
+use crate::checks::common::policy::{absent, approved, judge};
+use crate::evidence::Evidence;
+use crate::fmt::line;
+use crate::verdict::{Leg, LegOutcome, Outcome, Verdict};
+
+/// 3.3.4: OAuth scopes minimized and elevated progressively.
+#[derive(Debug)]
+pub struct ScopesMinimized;
+/// The 3.3.4 check.
+/// The 3.3.4 reduction: what 3.3.4c held the grant to (the policy's approved_scopes,
+/// else a self-recorded baseline).
+fn reduction_3_3_4(cx: &Context<'_>) -> String {
+    const KEY: &str = "approved_scopes";
+    let against = match approved(cx, KEY, |d| d.approved_scopes.as_ref()) {
+        Some(a) => format!(
+            "reads the wire and the policy's {KEY} ({}): the operator's documented scope \
+             justification is not readable, so a documented exception would change 3.3.4b and d; \
+             3.3.4c compares the grant with that approved scope set",
+            line(a.file)
+        ),
+        None => format!(
+            "reads the wire and a self-recorded baseline: the operator's documented scope \
+             justification is not readable, so a documented exception would change 3.3.4b and d; \
+             3.3.4c compares against a self-recorded baseline, not an approved scope set ({})",
+            absent(cx, KEY)
+        ),
+    };
+    format!(
+        "{against}; 3.3.4e needs the operator to name a tool outside the grant (scope_probe_tool) \
+         and is decided only by an insufficient_scope refusal; step-up elevation is not tested"
+    )
+}
+
+/// Detection and protected-resource discovery past the gate; read when present: the
+/// unauthenticated request (credential presented), authorization-server discovery
+/// (advertised servers) and 3.3.4e.call (sent only when the operator named an
+/// out-of-scope tool).
+const LEGS: Gated = Gated {
+    legs: &[
+        leg::ENDPOINT_DETECT,
+        leg::PRM,
+        leg::AUTH_NONE,
+        leg::AS_META,
+        leg::SCOPE_PROBE_CALL,
+    ],
+    gated: 2,
+};
+
+/// What 3.3.4 reports besides its legs, in report order; a scope list is null when it
+/// was not observed (distinct from observed empty).
+#[derive(Serialize)]
+struct ScopesMinimizedFacts<'a> {
+    legs: Map<String, Value>,
+    /// The `scope` of the unauthenticated challenge.
+    challenge_scope: Option<&'a str>,
+    /// The scopes the run's tokens were granted.
+    granted_scopes: Option<&'a [String]>,
+    /// The protected-resource metadata's `scopes_supported`.
+    advertised_scopes: Option<&'a [String]>,
+    /// The resolved authorization servers' `scopes_supported`.
+    authorization_server_scopes: Option<&'a [String]>,
+}
+
+impl Check for ScopesMinimized {
+    fn id(&self) -> &'static str {
+        "scopes-minimized"
+    }
+
+    fn legs(&self, era: Option<Era>) -> Legs {
+        LEGS.legs(era)
+    }
+
+    fn needs(&self) -> Needs {
+        Needs::Nothing
+    }
+
+    fn grade(&self, ev: &Evidence, cx: &Context<'_>) -> Outcome {
+        let f = match LEGS.prelude(ev) {
+            Ok(f) => f,
+            Err(o) => return *o,
+        };
+        let challenge_scope = f.challenge().and_then(Challenged::scope).map(line);
+        let granted = f.granted();
+        let resource_scopes = f.resource_scopes();
+        let as_scopes = f.as_scopes();
+        let finish = |o: Outcome, legs: &[Leg]| {
+            o.with_records(f.seqs()).with_facts(&ScopesMinimizedFacts {
+                legs: legs_map(legs),
+                challenge_scope: challenge_scope.as_deref(),
+                granted_scopes: granted.as_deref(),
+                advertised_scopes: resource_scopes.as_deref(),
+                authorization_server_scopes: as_scopes.as_deref(),
+            })
+        };
+        if f.signals().is_empty() {
+            let unread = f.prm_unread();
+            let o = if unread.is_empty() {
+                Outcome::single(
+                    Verdict::NotApplicable,
+                    format!(
+                        "no OAuth is offered: {}; no scope is granted or advertised",
+                        f.absence()
+                    ),
+                    reduction_3_3_4(cx),
+                )
+            } else {
+                Outcome::single(
+                    Verdict::Unknown,
+                    format!(
+                        "whether the server offers OAuth is undecided: no 401, no token, and \
+                         protected-resource metadata discovery was not read ({})",
+                        unread.join(", ")
+                    ),
+                    reduction_3_3_4(cx),
+                )
+            };
+            return finish(o, &[]);
+        }
+        let legs = vec![
+            leg_3_3_4a(granted.as_deref()),
+            leg_3_3_4b(granted.as_deref()),
+            leg_3_3_4c(&f, cx, granted.as_deref()),
+            leg_3_3_4d(&f, resource_scopes.as_deref()),
+            scope_probe::classify_scope_refusal(f.ev),
+            leg_3_3_4f(&f, resource_scopes.as_deref(), as_scopes.as_deref()),
+        ];
+        let o = Outcome::from_legs(legs.clone(), reduction_3_3_4(cx));
+        finish(o, &legs)
+    }
+}
+
+fn leg_3_3_4a(granted: Option<&[String]>) -> Leg {
+    const ID: &str = "3.3.4a";
+    match granted {
+        None => Leg::new(
+            ID,
+            LegOutcome::Unknown,
+            "no granted scope is readable (no token, or neither a token-response scope nor a scope/scp \
+             claim)",
+        ),
+        Some([]) => Leg::new(ID, LegOutcome::Pass, "the granted scope is stated and empty"),
+        Some(g) => Leg::new(ID, LegOutcome::Pass, format!("granted scopes {}", shown(g))),
+    }
+}
+
+fn leg_3_3_4b(granted: Option<&[String]>) -> Leg {
+    const ID: &str = "3.3.4b";
+    let Some(g) = granted else {
+        return Leg::new(ID, LegOutcome::Unknown, "no granted scope is readable");
+    };
+    let (w, a) = (wildcards(g), admin_tier(g));
+    if w.is_empty() && a.is_empty() {
+        let what = if g.is_empty() {
+            "no scope is granted".to_string()
+        } else {
+            format!("no wildcard or admin-tier scope among {}", shown(g))
+        };
+        return Leg::new(ID, LegOutcome::Pass, what);
+    }
+    let mut found = Vec::new();
+    if !w.is_empty() {
+        found.push(format!("wildcard {}", shown(&w)));
+    }
+    if !a.is_empty() {
+        found.push(format!("admin-tier {}", shown(&a)));
+    }
+    Leg::new(
+        ID,
+        LegOutcome::Fail,
+        format!(
+            "granted {} (a documented exception, which the probe cannot read, would change this)",
+            found.join(" and ")
+        ),
+    )
+}
+
+fn leg_3_3_4c(f: &Facts<'_>, cx: &Context<'_>, granted: Option<&[String]>) -> Leg {
+    const ID: &str = "3.3.4c";
+    let now = granted.map_or_else(|| "no readable granted scope".to_string(), shown);
+    if let Some(a) = approved(cx, "approved_scopes", |d| d.approved_scopes.as_ref()) {
+        return match granted {
+            Some(g) => judge(ID, "granted scope(s)", g, a, |x, o| x == o),
+            None => Leg::new(
+                ID,
+                LegOutcome::Unknown,
+                "this run read no granted scope, so it compared nothing with the policy's approved_scopes",
+            ),
+        };
+    }
+    let b = match baseline_for(f.ev, cx, ID, &now) {
+        Ok(b) => b,
+        Err(l) => return l,
+    };
+    let Some(g) = granted else {
+        return Leg::new(
+            ID,
+            LegOutcome::Unknown,
+            "this run read no granted scope, so it compared nothing with the baseline",
+        );
+    };
+    let then = Facts::new(b).and_then(|bf| bf.granted());
+    let Some(then) = then else {
+        return Leg::new(
+            ID,
+            LegOutcome::Unknown,
+            format!(
+                "the {} holds no readable granted scope (no token, or none stated), so there is nothing \
+                 to compare {} with",
+                describe_baseline(b),
+                shown(g)
+            ),
+        );
+    };
+    let added: Vec<String> = g.iter().filter(|s| !then.contains(s)).cloned().collect();
+    if added.is_empty() {
+        Leg::new(
+            ID,
+            LegOutcome::Pass,
+            format!(
+                "granted {} is within the {} ({})",
+                shown(g),
+                describe_baseline(b),
+                shown(&then)
+            ),
+        )
+    } else {
+        Leg::new(
+            ID,
+            LegOutcome::Fail,
+            format!(
+                "scope(s) {} granted now but not in the {} ({}); re-approve with --update-baseline if \
+                 the elevation is intended",
+                shown(&added),
+                describe_baseline(b),
+                shown(&then)
+            ),
+        )
+    }
+}
+
+fn leg_3_3_4d(f: &Facts<'_>, resource_scopes: Option<&[String]>) -> Leg {
+    const ID: &str = "3.3.4d";
+    let Some((a, _)) = f.selected() else {
+        return Leg::new(
+            ID,
+            LegOutcome::Unknown,
+            "no protected-resource metadata document was parsed, so no advertised scope is readable",
+        );
+    };
+    let s = match resource_scopes {
+        Some(s) if !s.is_empty() => s,
+        _ => {
+            return Leg::new(
+                ID,
+                LegOutcome::Unknown,
+                format!(
+                    "the document at {} advertises no scopes_supported",
+                    line(&a.url)
+                ),
+            )
+        }
+    };
+    let (w, adm) = (wildcards(s), admin_tier(s));
+    if w.is_empty() && adm.is_empty() {
+        return Leg::new(
+            ID,
+            LegOutcome::Pass,
+            format!(
+                "scopes_supported {} at {} holds no wildcard or admin-tier scope",
+                shown(s),
+                line(&a.url)
+            ),
+        );
+    }
+    let flagged = dedup(w.into_iter().chain(adm));
+    Leg::new(
+        ID,
+        LegOutcome::Fail,
+        format!(
+            "scopes_supported at {} advertises wildcard or admin-tier scope(s) {} (a documented \
+             exception, which the probe cannot read, would change this)",
+            line(&a.url),
+            shown(&flagged)
+        ),
+    )
+}
+
+fn leg_3_3_4f(
+    f: &Facts<'_>,
+    resource_scopes: Option<&[String]>,
+    as_scopes: Option<&[String]>,
+) -> Leg {
+    const ID: &str = "3.3.4f";
+    let challenge: Option<Vec<String>> = f
+        .challenge()
+        .and_then(Challenged::scope)
+        .map(|s| dedup(s.split_whitespace().map(str::to_string)));
+    let mut present = Vec::new();
+    if let Some(c) = challenge.as_ref().filter(|c| !c.is_empty()) {
+        present.push(format!("challenge scope {}", shown(c)));
+    }
+    if let Some(r) = resource_scopes.filter(|r| !r.is_empty()) {
+        present.push(format!("protected-resource scopes_supported {}", shown(r)));
+    }
+    if let Some(a) = as_scopes.filter(|a| !a.is_empty()) {
+        present.push(format!(
+            "authorization-server scopes_supported {}",
+            shown(a)
+        ));
+    }
+    if !present.is_empty() {
+        let mut note = format!("scopes are discoverable: {}", present.join("; "));
+        let advertised: BTreeSet<&String> = resource_scopes
+            .unwrap_or_default()
+            .iter()
+            .chain(as_scopes.unwrap_or_default())
+            .collect();
+        if let Some(c) = challenge.as_ref().filter(|c| !c.is_empty()) {
+            let cs: BTreeSet<&String> = c.iter().collect();
+            if !advertised.is_empty() && cs != advertised {
+                note.push_str(
+                    "; the challenge's scope set differs from the advertised union (noted, not a \
+                     failure)",
+                );
+            }
+        }
+        return Leg::new(ID, LegOutcome::Pass, note);
+    }
+    let mut reasons = Vec::new();
+    if let Unauth::NotObserved(why) = &f.unauth {
+        reasons.push(format!(
+            "the unauthenticated challenge was not observed ({why})"
+        ));
+    }
+    if f.selected().is_none() {
+        reasons.extend(f.prm_unread());
+    }
+    for s in f.servers.iter().filter(|s| s.resolved().is_none()) {
+        reasons.push(format!(
+            "authorization server {} not resolved ({})",
+            line(&s.entry),
+            s.unresolved_why()
+        ));
+    }
+    if f.past_cap() > 0 {
+        reasons.push(format!(
+            "{} advertised authorization server(s) past the cap of {AS_LIST_CAP} were not resolved",
+            f.past_cap()
+        ));
+    }
+    if !reasons.is_empty() {
+        let refused: Vec<String> = f
+            .servers
+            .iter()
+            .flat_map(|s| s.attempts.iter())
+            .filter(|a| a.guard_refused())
+            .map(|a| line(&a.url))
+            .collect();
+        let refused = if refused.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; guard-refused authorization-server URLs: {}",
+                refused.join(", ")
+            )
+        };
+        return Leg::new(
+            ID,
+            LegOutcome::Unknown,
+            format!(
+                "no scope found in what was read, but not every source was read: {}{refused}",
+                reasons.join("; ")
+            ),
+        );
+    }
+    Leg::new(
+        ID,
+        LegOutcome::Fail,
+        "no scope is discoverable: the challenge names none, the protected-resource metadata lists no \
+         scopes_supported (or is observed absent), and no resolved authorization server lists any",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::Context;
+
+    use crate::checks::common::oauth::testing::*;
+
+    // ----- 3.3.4
+
+    #[test]
+    fn c3_3_4_na_without_oauth_unknown_when_unread() {
+        let o = grade(&ScopesMinimized, &open_server(no_oauth_records()));
+        assert_eq!(o.verdict, Verdict::NotApplicable, "{o:#?}");
+        assert_eq!(o.details["legs"], json!({}));
+        let ev = open_server(vec![
+            detect_ok(),
+            failed(leg::PRM, PRM_PATH, ErrorKind::Timeout),
+            get(leg::PRM, PRM_ROOT, 404, ""),
+        ]);
+        let o = grade(&ScopesMinimized, &ev);
+        assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
+        assert!(o.evidence.contains("timeout"), "{o:?}");
+    }
+
+    #[test]
+    fn c3_3_4_lab_without_token() {
+        let o = grade(&ScopesMinimized, &protected(lab_auth_records()));
+        assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
+        assert_eq!(leg_of(&o, "3.3.4a").outcome, LegOutcome::Unknown);
+        assert_eq!(leg_of(&o, "3.3.4b").outcome, LegOutcome::Unknown);
+        assert_eq!(leg_of(&o, "3.3.4c").outcome, LegOutcome::Unknown);
+        assert_eq!(leg_of(&o, "3.3.4d").outcome, LegOutcome::Pass);
+        let e = leg_of(&o, "3.3.4e");
+        assert_eq!(e.outcome, LegOutcome::Unknown);
+        assert!(e.note.contains("no out-of-scope call made"), "{e:?}");
+        let f = leg_of(&o, "3.3.4f");
+        assert_eq!(f.outcome, LegOutcome::Pass);
+        assert!(f.note.contains("mcp:tools"), "{f:?}");
+        assert!(o.details["granted_scopes"].is_null());
+        assert_eq!(o.details["advertised_scopes"], json!(["mcp:tools"]));
+    }
+
+    #[test]
+    fn c3_3_4_granted_scopes_none_versus_empty() {
+        let o = grade(
+            &ScopesMinimized,
+            &lab_auth_with_token(opaque(Some(600), Some(""))),
+        );
+        let a = leg_of(&o, "3.3.4a");
+        assert_eq!(a.outcome, LegOutcome::Pass, "{o:#?}");
+        assert!(a.note.contains("stated and empty"), "{a:?}");
+        assert_eq!(o.details["granted_scopes"], json!([]));
+
+        let o = grade(
+            &ScopesMinimized,
+            &lab_auth_with_token(opaque(Some(600), None)),
+        );
+        assert_eq!(leg_of(&o, "3.3.4a").outcome, LegOutcome::Unknown);
+        assert!(o.details["granted_scopes"].is_null());
+
+        let t = jwt_token(json!({"scp": ["mcp:tools", "mcp:read"]}), None, None);
+        let o = grade(&ScopesMinimized, &lab_auth_with_token(t));
+        assert_eq!(leg_of(&o, "3.3.4a").outcome, LegOutcome::Pass);
+        assert_eq!(leg_of(&o, "3.3.4b").outcome, LegOutcome::Pass);
+        assert_eq!(
+            o.details["granted_scopes"],
+            json!(["mcp:tools", "mcp:read"])
+        );
+    }
+
+    #[test]
+    fn c3_3_4_b_and_d_fail_on_wildcard_or_admin_tier() {
+        let o = grade(
+            &ScopesMinimized,
+            &lab_auth_with_token(opaque(Some(600), Some("read *"))),
+        );
+        let b = leg_of(&o, "3.3.4b");
+        assert_eq!(b.outcome, LegOutcome::Fail, "{o:#?}");
+        assert!(b.note.contains("wildcard [\"*\"]"), "{b:?}");
+        assert_eq!(o.verdict, Verdict::Fail);
+
+        let mut r = lab_auth_records();
+        r[1] = get(
+            leg::PRM,
+            PRM_PATH,
+            200,
+            &prm_doc(
+                EP,
+                json!([AS]),
+                Some(json!(["mcp:tools", "admin:all", "files:*"])),
+            ),
+        );
+        let o = grade(&ScopesMinimized, &protected(r));
+        let d = leg_of(&o, "3.3.4d");
+        assert_eq!(d.outcome, LegOutcome::Fail, "{o:#?}");
+        assert!(
+            d.note.contains("admin:all") && d.note.contains("files:*"),
+            "{d:?}"
+        );
+
+        let mut r = lab_auth_records();
+        r[1] = get(leg::PRM, PRM_PATH, 200, &prm_doc(EP, json!([AS]), None));
+        let d = leg_of(&grade(&ScopesMinimized, &protected(r)), "3.3.4d").clone();
+        assert_eq!(d.outcome, LegOutcome::Unknown, "{d:?}");
+    }
+
+    #[test]
+    fn c3_3_4_c_compares_with_the_policy_before_any_baseline() {
+        let ev = lab_auth_with_token(opaque(Some(600), Some("mcp:tools mcp:admin-ish")));
+        let scopes = |v: &[&str]| {
+            applied(crate::policy::Decisions {
+                approved_scopes: Some(v.iter().map(|s| s.to_string()).collect()),
+                ..Default::default()
+            })
+        };
+        let c = leg_of(
+            &grade_with(&ScopesMinimized, &ev, &scopes(&["mcp:tools"])),
+            "3.3.4c",
+        )
+        .clone();
+        assert_eq!(c.outcome, LegOutcome::Fail, "{c:?}");
+        assert!(
+            c.note.contains("granted scope(s) mcp:admin-ish not among the policy's approved_scopes (policy.toml: mcp:tools)"),
+            "{c:?}"
+        );
+        let ok = scopes(&["mcp:tools", "mcp:admin-ish", "mcp:read"]);
+        let c = leg_of(&grade_with(&ScopesMinimized, &ev, &ok), "3.3.4c").clone();
+        assert_eq!(c.outcome, LegOutcome::Pass, "{c:?}");
+        let none = protected(lab_auth_records());
+        let c = leg_of(&grade_with(&ScopesMinimized, &none, &ok), "3.3.4c").clone();
+        assert_eq!(c.outcome, LegOutcome::Unknown, "{c:?}");
+    }
+
+    #[test]
+    fn c3_3_4_c_compares_with_the_baseline() {
+        let base = lab_auth_with_token(opaque(Some(600), Some("mcp:tools")));
+        let ev = lab_auth_with_token(opaque(Some(600), Some("mcp:tools mcp:admin-ish")));
+        let c = leg_of(&run(&ScopesMinimized, &ev, &with_baseline(&base)), "3.3.4c").clone();
+        assert_eq!(c.outcome, LegOutcome::Fail, "{c:?}");
+        assert!(c.note.contains("mcp:admin-ish"), "{c:?}");
+
+        let c = leg_of(&run(&ScopesMinimized, &base, &with_baseline(&ev)), "3.3.4c").clone();
+        assert_eq!(c.outcome, LegOutcome::Pass, "{c:?}");
+
+        let none = protected(lab_auth_records());
+        let c = leg_of(&run(&ScopesMinimized, &ev, &with_baseline(&none)), "3.3.4c").clone();
+        assert_eq!(c.outcome, LegOutcome::Unknown, "{c:?}");
+        assert!(c.note.contains("holds no readable granted scope"), "{c:?}");
+
+        let cx = Context {
+            baseline: Some(&base),
+            updating_baseline: true,
+            ..Context::default()
+        };
+        let c = leg_of(&run(&ScopesMinimized, &ev, &cx), "3.3.4c").clone();
+        assert_eq!(c.outcome, LegOutcome::Unknown);
+        assert!(c.note.contains("compares nothing"), "{c:?}");
+    }
+
+    #[test]
+    fn c3_3_4_e_never_guesses() {
+        let mut ev = lab_auth_with_token(opaque(Some(600), Some("mcp:tools")));
+        ev.payload.run.inputs = Some(json!({"scope_probe_tool": "delete_everything"}));
+        let e = leg_of(&grade(&ScopesMinimized, &ev), "3.3.4e").clone();
+        assert_eq!(e.outcome, LegOutcome::Unknown);
+        assert!(e.note.contains("delete_everything"), "{e:?}");
+        assert!(e.note.contains("no out-of-scope call"), "{e:?}");
+    }
+
+    #[test]
+    fn c3_3_4_f_sources() {
+        // Nothing advertised anywhere, everything read: fail.
+        let ev = protected(vec![
+            detect_401(&["Bearer realm=\"mcp\""]),
+            get(leg::PRM, PRM_PATH, 404, ""),
+            get(leg::PRM, PRM_ROOT, 404, ""),
+        ]);
+        let f = leg_of(&grade(&ScopesMinimized, &ev), "3.3.4f").clone();
+        assert_eq!(f.outcome, LegOutcome::Fail, "{f:?}");
+        assert!(f.note.contains("no scope is discoverable"), "{f:?}");
+
+        // The challenge's scope alone suffices, and a difference from the advertised
+        // union is only noted.
+        let mut r = lab_auth_records();
+        r[0] = detect_401(&[&format!(
+            "Bearer scope=\"mcp:read\", resource_metadata=\"{PRM_PATH}\""
+        )]);
+        let o = grade(&ScopesMinimized, &protected(r));
+        let f = leg_of(&o, "3.3.4f");
+        assert_eq!(f.outcome, LegOutcome::Pass, "{o:#?}");
+        assert!(
+            f.note.contains("differs from the advertised union"),
+            "{f:?}"
+        );
+        assert_eq!(o.details["challenge_scope"], "mcp:read");
+
+        // The advertised AS unresolved (guard) and no other source: unknown.
+        let mut r = lab_auth_records();
+        r[1] = get(leg::PRM, PRM_PATH, 200, &prm_doc(EP, json!([AS]), None));
+        r[3] = failed(leg::AS_META, AS_FORM, ErrorKind::RefusedByGuard);
+        let f = leg_of(&grade(&ScopesMinimized, &protected(r)), "3.3.4f").clone();
+        assert_eq!(f.outcome, LegOutcome::Unknown, "{f:?}");
+        assert!(f.note.contains("guard-refused"), "{f:?}");
+    }
+}

@@ -1,0 +1,732 @@
+//! 3.1.2: OAuth 2.1 / OIDC or short-lived tokens for remote servers (docs/checks.md,
+//! 3.1.2). 3.1.2a: the unauthenticated request is refused with a 401 naming
+//! `resource_metadata`; 3.1.2b: every token's issued lifetime is within
+//! [`MAX_TOKEN_LIFETIME`]; 3.1.2c and d record authorization-server metadata and never
+//! move the verdict. The challenge, discovery and tokens are read by `common::oauth`.
+
+use mcp_probe_schema::model::Era;
+use mcp_probe_schema::vocab::leg;
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+use crate::check::{Check, Context, Legs, Needs, ParamKind, ParamSpec, ParamValue};
+use crate::checks::common::oauth::challenge::Unauth;
+use crate::checks::common::oauth::facts::Facts;
+use crate::checks::common::oauth::gate::{combine, legs_map, shown_value, DETECTION};
+use crate::checks::common::oauth::tokens::{binding_note, claims, issued_lifetime, token_label};
+use crate::checks::common::policy::absent;
+use crate::evidence::Evidence;
+use crate::fmt::line;
+use crate::verdict::{Leg, LegOutcome, Outcome};
+
+/// The longest issued access-token lifetime 3.1.2b accepts, in seconds: the benchmark
+/// definition's baseline for a "short-lived" token (v1.0.0: 3600 s). The operator's
+/// policy (`max_token_lifetime_seconds`) replaces it, and the evidence names which limit
+/// applied.
+pub const MAX_TOKEN_LIFETIME: ParamSpec = ParamSpec {
+    name: "max_token_lifetime_seconds",
+    kind: ParamKind::Int {
+        min: 1,
+        max: 31_536_000,
+    },
+    default: ParamValue::Int(3600),
+    doc: "the longest issued access-token lifetime, in seconds, 3.1.2b accepts",
+};
+
+/// The lifetime limit 3.1.2b applies, and how the evidence names it.
+struct Limit {
+    seconds: i64,
+    named: String,
+    /// Read from the policy (else the benchmark's default).
+    from_policy: bool,
+}
+
+impl Limit {
+    fn of(cx: &Context<'_>) -> Limit {
+        let from_policy = cx.policy.and_then(|p| {
+            let secs = p.decisions.max_token_lifetime_seconds?;
+            Some(Limit {
+                seconds: i64::try_from(secs).unwrap_or(i64::MAX),
+                named: format!(
+                    "the policy's max_token_lifetime_seconds of {secs} s ({})",
+                    line(&p.file)
+                ),
+                from_policy: true,
+            })
+        });
+        let seconds = cx.int(&MAX_TOKEN_LIFETIME);
+        from_policy.unwrap_or(Limit {
+            seconds,
+            named: format!("the benchmark baseline of {seconds} s"),
+            from_policy: false,
+        })
+    }
+}
+
+/// 3.1.2: OAuth 2.1 / OIDC or short-lived tokens for remote servers.
+#[derive(Debug)]
+pub struct ShortLivedTokens;
+/// The 3.1.2 check.
+/// The 3.1.2 reduction: where the lifetime limit came from (the policy's
+/// max_token_lifetime_seconds, else the benchmark definition's baseline).
+fn reduction_3_1_2(cx: &Context<'_>, limit: &Limit) -> String {
+    let source = if limit.from_policy {
+        format!("the lifetime limit is {}", limit.named)
+    } else {
+        format!(
+            "the lifetime limit is the benchmark's baseline ({} s), not an \
+             operator policy ({})",
+            limit.seconds,
+            absent(cx, "max_token_lifetime_seconds")
+        )
+    };
+    format!(
+        "{source}; the lifetime is the one issued (expires_in, else exp - iat), never the time left, \
+         and an opaque token without a token response has none readable; revocation and refresh-token \
+         lifetimes are not observed; 3.1.2c and d record authorization-server metadata (RFC 9207 iss \
+         parameter, dynamic client registration, client authentication methods) and never move the \
+         verdict; the authorization server's OAuth 2.1 / OIDC conformance is not tested beyond that \
+         metadata"
+    )
+}
+
+/// What 3.1.2 reports besides its legs, in report order.
+#[derive(Serialize)]
+struct ShortLivedTokensFacts<'a> {
+    legs: Map<String, Value>,
+    auth_required: bool,
+    /// The leg whose record holds the unauthenticated challenge.
+    challenge_source: Option<&'a str>,
+    /// Every `WWW-Authenticate` field of that challenge.
+    www_authenticate: Option<&'a [String]>,
+    resource_metadata: Option<String>,
+    /// Per token: its issued lifetime in seconds, or null when not readable.
+    token_lifetimes_seconds: Vec<Value>,
+    lifetime_limit_seconds: i64,
+    /// The issuer whose metadata legs c and d quote.
+    authorization_server: Option<String>,
+}
+
+impl Check for ShortLivedTokens {
+    fn id(&self) -> &'static str {
+        "short-lived-tokens"
+    }
+
+    fn params(&self) -> &'static [ParamSpec] {
+        &[MAX_TOKEN_LIFETIME]
+    }
+
+    fn legs(&self, era: Option<Era>) -> Legs {
+        // Detection past the gate; the unauthenticated leg and discovery when present
+        // (legs c and d say when discovery is missing).
+        DETECTION.legs(era)
+    }
+
+    fn needs(&self) -> Needs {
+        // The challenge and the discovery precede any session: a 401-only bundle grades.
+        Needs::Nothing
+    }
+
+    fn grade(&self, ev: &Evidence, cx: &Context<'_>) -> Outcome {
+        let f = match DETECTION.prelude(ev) {
+            Ok(f) => f,
+            Err(o) => return *o,
+        };
+        let limit = Limit::of(cx);
+        let a = leg_3_1_2a(&f);
+        let (b, lifetimes) = leg_3_1_2b(&f, &limit);
+        let (c, d, server) = legs_3_1_2cd(&f);
+        let legs = vec![a, b, c, d];
+        let challenge = f.challenge();
+        let facts = ShortLivedTokensFacts {
+            legs: legs_map(&legs),
+            auth_required: f.auth_required,
+            challenge_source: challenge.map(|c| c.source.as_str()),
+            www_authenticate: challenge.map(|c| c.fields.as_slice()),
+            resource_metadata: challenge.and_then(|c| c.resource_metadata()).map(line),
+            token_lifetimes_seconds: lifetimes,
+            lifetime_limit_seconds: limit.seconds,
+            authorization_server: server,
+        };
+        Outcome::from_legs(legs, reduction_3_1_2(cx, &limit))
+            .with_records(f.seqs())
+            .with_facts(&facts)
+    }
+}
+
+fn leg_3_1_2a(f: &Facts<'_>) -> Leg {
+    const ID: &str = "3.1.2a";
+    match &f.unauth {
+        Unauth::Reached { what, .. } => Leg::new(
+            ID,
+            LegOutcome::Fail,
+            format!(
+                "authentication is not required: an unauthenticated request reached a response instead \
+                 of a 401 challenge ({what})"
+            ),
+        ),
+        Unauth::Challenged(c) => {
+            let caveat = if c.status == 403 {
+                " (403 where RFC 6750 expects 401 for a request without credentials; accepted as the \
+                 refusal)"
+            } else {
+                ""
+            };
+            let syntax = if c.malformed {
+                "; part of the field is not RFC 9110 syntax"
+            } else {
+                ""
+            };
+            if c.fields.is_empty() {
+                return Leg::new(
+                    ID,
+                    LegOutcome::Fail,
+                    format!(
+                        "{}{caveat} without WWW-Authenticate, so no resource_metadata is named (RFC 9728 \
+                         §5.1; a client cannot discover the authorization server)",
+                        c.refused()
+                    ),
+                );
+            }
+            match c.resource_metadata() {
+                Some(rm) if !rm.trim().is_empty() && !c.resource_metadata_well_formed(rm) => {
+                    Leg::new(
+                        ID,
+                        LegOutcome::Fail,
+                        format!(
+                            "{}{caveat}; its WWW-Authenticate {} names resource_metadata=\"{}\" only \
+                             outside RFC 9110 syntax (an unquoted URL is not a token), so a strict \
+                             client finds no resource_metadata (RFC 9728 §5.1); the collector \
+                             followed it{syntax}",
+                            c.refused(),
+                            c.quoted(),
+                            line(rm)
+                        ),
+                    )
+                }
+                Some(rm) if !rm.trim().is_empty() => Leg::new(
+                    ID,
+                    LegOutcome::Pass,
+                    format!(
+                        "{}{caveat}; its WWW-Authenticate names resource_metadata=\"{}\"",
+                        c.refused(),
+                        line(rm)
+                    ),
+                ),
+                Some(_) => Leg::new(
+                    ID,
+                    LegOutcome::Fail,
+                    format!(
+                        "{}{caveat}; its WWW-Authenticate {} names an empty resource_metadata{syntax}",
+                        c.refused(),
+                        c.quoted()
+                    ),
+                ),
+                None => Leg::new(
+                    ID,
+                    LegOutcome::Fail,
+                    format!(
+                        "{}{caveat}; its WWW-Authenticate {} names no resource_metadata (RFC 9728 \
+                         §5.1){syntax}",
+                        c.refused(),
+                        c.quoted()
+                    ),
+                ),
+            }
+        }
+        Unauth::Other { what, .. } => Leg::new(
+            ID,
+            LegOutcome::Unknown,
+            format!(
+                "{what}: neither a response nor a 401/403 challenge, so whether authentication is \
+                 required is not decided (a refusal for another reason is not counted)"
+            ),
+        ),
+        Unauth::NoResponse { seq, why } => Leg::new(
+            ID,
+            LegOutcome::Error,
+            format!(
+                "the unauthenticated request (record #{seq}) drew no response ({why}): the observation \
+                 was never made"
+            ),
+        ),
+        Unauth::NotObserved(why) => Leg::new(
+            ID,
+            LegOutcome::Unknown,
+            format!("no challenge observed: {why}"),
+        ),
+    }
+}
+
+/// The id of leg b (token lifetimes).
+const LEG_B: &str = "3.1.2b";
+
+/// Leg b and the per-token lifetimes (null where unreadable).
+fn leg_3_1_2b(f: &Facts<'_>, limit: &Limit) -> (Leg, Vec<Value>) {
+    const ID: &str = LEG_B;
+    let tokens = f.tokens();
+    if tokens.is_empty() {
+        return (
+            Leg::new(
+                ID,
+                LegOutcome::Unknown,
+                "no access token is held, so no issued lifetime is readable",
+            ),
+            Vec::new(),
+        );
+    }
+    let mut parts = Vec::new();
+    let mut lifetimes = Vec::new();
+    for (i, t) in tokens.iter().enumerate() {
+        let label = format!(
+            "{}{}",
+            token_label(i, t, tokens.len()),
+            binding_note(f.ev.session(), t)
+        );
+        match issued_lifetime(t) {
+            None => {
+                lifetimes.push(Value::Null);
+                let why = if claims(t).is_some() {
+                    "is a JWT without numeric exp and iat, and no token response (expires_in) was seen"
+                } else {
+                    "is opaque (not a JWT) and no token response (expires_in) was seen"
+                };
+                parts.push((
+                    LegOutcome::Unknown,
+                    format!("{label} {why}, so its issued lifetime is not readable"),
+                ));
+            }
+            Some((secs, from)) if secs <= 0 => {
+                lifetimes.push(json!(secs));
+                parts.push((
+                    LegOutcome::Unknown,
+                    format!(
+                        "{label} states a lifetime of {secs} s ({from}), which is not a lifetime"
+                    ),
+                ));
+            }
+            Some((secs, from)) => {
+                lifetimes.push(json!(secs));
+                let (o, verb) = if secs > limit.seconds {
+                    (LegOutcome::Fail, "exceeds")
+                } else {
+                    (LegOutcome::Pass, "is within")
+                };
+                parts.push((
+                    o,
+                    format!(
+                        "{label}: issued lifetime {secs} s ({from}) {verb} {}",
+                        limit.named
+                    ),
+                ));
+            }
+        }
+    }
+    (combine(ID, parts), lifetimes)
+}
+
+/// Legs c and d (observed only) and the issuer whose metadata they quote.
+fn legs_3_1_2cd(f: &Facts<'_>) -> (Leg, Leg, Option<String>) {
+    let Some((s, d)) = f.resolved().next() else {
+        let why = if !f.ev.has_leg(leg::PRM) {
+            "discovery is not recorded in this bundle; the collector predates it".to_string()
+        } else if f.selected().is_none() {
+            "no protected-resource metadata document was parsed".to_string()
+        } else if f.servers.is_empty() {
+            "the protected-resource metadata advertises no authorization server".to_string()
+        } else {
+            format!(
+                "none of the {} advertised authorization server(s) resolved",
+                f.servers.len()
+            )
+        };
+        let note = format!("no authorization-server metadata resolved: {why}");
+        return (
+            Leg::new("3.1.2c", LegOutcome::Observed, note.clone()),
+            Leg::new("3.1.2d", LegOutcome::Observed, note),
+            None,
+        );
+    };
+    let who = format!("authorization server {}", line(&s.entry));
+    let iss = match d.get("authorization_response_iss_parameter_supported") {
+        Some(Value::Bool(true)) => {
+            "authorization_response_iss_parameter_supported is true (RFC 9207: the authorization \
+             response names its issuer)"
+                .to_string()
+        }
+        Some(v) => format!(
+            "authorization_response_iss_parameter_supported is {} (RFC 9207 iss not promised)",
+            shown_value(v)
+        ),
+        None => {
+            "authorization_response_iss_parameter_supported is absent (RFC 9207 iss not promised)"
+                .to_string()
+        }
+    };
+    let reg = match d.get("registration_endpoint") {
+        Some(Value::String(u)) => format!(
+            "registration_endpoint {} (dynamic client registration offered)",
+            line(u)
+        ),
+        Some(v) => format!(
+            "registration_endpoint {} (not a URL string)",
+            shown_value(v)
+        ),
+        None => "no registration_endpoint (no dynamic client registration advertised)".to_string(),
+    };
+    let methods = match d.get("token_endpoint_auth_methods_supported") {
+        Some(v) => format!("token_endpoint_auth_methods_supported {}", shown_value(v)),
+        None => {
+            "token_endpoint_auth_methods_supported absent (RFC 8414 default: client_secret_basic)"
+                .to_string()
+        }
+    };
+    (
+        Leg::new("3.1.2c", LegOutcome::Observed, format!("{who}: {iss}")),
+        Leg::new(
+            "3.1.2d",
+            LegOutcome::Observed,
+            format!("{who}: {reg}; {methods}"),
+        ),
+        Some(s.entry.clone()),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::checks::authorization::oauth_discovery_validated::OauthDiscoveryValidated;
+    use crate::checks::common::oauth::testing::*;
+
+    // ----- 3.1.2
+
+    /// The `2.3.unauthenticated` tools/list and its answer.
+    fn unauth_list(
+        status: u16,
+        content_type: &str,
+        body: &str,
+        headers: &[(&str, &str)],
+    ) -> Record {
+        exchange(&[leg::AUTH_NONE], LIST, status, content_type, body, headers)
+    }
+
+    #[test]
+    fn c3_1_2_fails_a_server_that_answers_without_credentials() {
+        let o = grade(&ShortLivedTokens, &open_server(no_oauth_records()));
+        assert_eq!(o.verdict, Verdict::Fail, "{o:#?}");
+        let a = leg_of(&o, "3.1.2a");
+        assert_eq!(a.outcome, LegOutcome::Fail);
+        assert!(a.note.contains("reached a response"), "{a:?}");
+        assert!(a.note.contains("record #0"), "{a:?}");
+        assert_eq!(o.details["auth_required"], false);
+    }
+
+    #[test]
+    fn c3_1_2_a_passes_a_401_naming_resource_metadata() {
+        let o = grade(&ShortLivedTokens, &protected(lab_auth_records()));
+        let a = leg_of(&o, "3.1.2a");
+        assert_eq!(a.outcome, LegOutcome::Pass, "{o:#?}");
+        assert!(
+            a.note
+                .contains(&format!("resource_metadata=\"{PRM_PATH}\"")),
+            "{a:?}"
+        );
+        // No token: b unknown, so the check is UNKNOWN; c and d observe the AS.
+        assert_eq!(leg_of(&o, LEG_B).outcome, LegOutcome::Unknown);
+        assert_eq!(o.verdict, Verdict::Unknown);
+        let c = leg_of(&o, "3.1.2c");
+        assert_eq!(c.outcome, LegOutcome::Observed);
+        assert!(c.note.contains("iss_parameter_supported is true"), "{c:?}");
+        let d = leg_of(&o, "3.1.2d");
+        assert!(
+            d.note
+                .contains("registration_endpoint http://127.0.0.1:9000/reg"),
+            "{d:?}"
+        );
+        assert!(d.note.contains("\"none\""), "{d:?}");
+        assert_eq!(o.details["resource_metadata"], PRM_PATH);
+        assert_eq!(o.details["authorization_server"], AS);
+    }
+
+    #[test]
+    fn c3_1_2_a_fails_a_401_without_resource_metadata() {
+        let o = grade(&ShortLivedTokens, &protected(vec![detect_401(&[])]));
+        let a = leg_of(&o, "3.1.2a");
+        assert_eq!(a.outcome, LegOutcome::Fail);
+        assert!(a.note.contains("without WWW-Authenticate"), "{a:?}");
+        assert_eq!(o.verdict, Verdict::Fail);
+
+        let o = grade(
+            &ShortLivedTokens,
+            &protected(vec![detect_401(&["Bearer realm=\"mcp\""])]),
+        );
+        let a = leg_of(&o, "3.1.2a");
+        assert_eq!(a.outcome, LegOutcome::Fail);
+        assert!(a.note.contains("names no resource_metadata"), "{a:?}");
+        assert!(a.note.contains(r#""Bearer realm="mcp"""#), "{a:?}");
+
+        // Not RFC 9110 syntax: said so. The URL is the one the collector followed (the
+        // lenient reading), but a strict client finds none, so the leg still fails.
+        let o = grade(
+            &ShortLivedTokens,
+            &protected(vec![detect_401(&["Bearer resource_metadata=http://x/y"])]),
+        );
+        let a = leg_of(&o, "3.1.2a");
+        assert_eq!(a.outcome, LegOutcome::Fail);
+        assert!(a.note.contains("not RFC 9110 syntax"), "{a:?}");
+        assert!(
+            a.note
+                .contains(r#"names resource_metadata="http://x/y" only outside"#),
+            "{a:?}"
+        );
+        assert_eq!(o.details["resource_metadata"], "http://x/y");
+
+        // The same URL quoted: well formed, pass.
+        let o = grade(
+            &ShortLivedTokens,
+            &protected(vec![detect_401(&[
+                "Bearer resource_metadata=\"http://x/y\"",
+            ])]),
+        );
+        let a = leg_of(&o, "3.1.2a");
+        assert_eq!(a.outcome, LegOutcome::Pass, "{a:?}");
+        assert!(!a.note.contains("RFC 9110"), "{a:?}");
+    }
+
+    #[test]
+    fn c3_1_2_a_unknown_when_no_challenge_was_observed() {
+        // Credential presented from the first request, and no 2.3.unauthenticated leg.
+        let ev = credentialed(
+            false,
+            vec![detect_ok_with_credential()],
+            vec![opaque(Some(600), None)],
+        );
+        let o = grade(&ShortLivedTokens, &ev);
+        let a = leg_of(&o, "3.1.2a");
+        assert_eq!(a.outcome, LegOutcome::Unknown, "{o:#?}");
+        assert!(a.note.contains("no challenge observed"), "{a:?}");
+        assert_eq!(leg_of(&o, LEG_B).outcome, LegOutcome::Pass);
+        assert_eq!(o.verdict, Verdict::Unknown);
+
+        // The leg skipped: its reason is quoted.
+        let ev = credentialed(
+            false,
+            vec![
+                detect_ok_with_credential(),
+                skipped(&[leg::AUTH_NONE, leg::AUTH_WITH], "not sent: --info"),
+            ],
+            vec![opaque(Some(600), None)],
+        );
+        let a = leg_of(&grade(&ShortLivedTokens, &ev), "3.1.2a").clone();
+        assert!(a.note.contains("not sent: --info"), "{a:?}");
+    }
+
+    #[test]
+    fn c3_1_2_a_reads_the_2_3_unauthenticated_leg_when_a_credential_was_presented() {
+        let unauth = unauth_list(
+            401,
+            "application/json",
+            "{}",
+            &[("WWW-Authenticate", &challenge(PRM_PATH))],
+        );
+        let ev = credentialed(
+            true,
+            vec![detect_ok_with_credential(), unauth],
+            vec![opaque(Some(3600), None)],
+        );
+        let o = grade(&ShortLivedTokens, &ev);
+        let a = leg_of(&o, "3.1.2a");
+        assert_eq!(a.outcome, LegOutcome::Pass, "{o:#?}");
+        assert!(a.note.contains("2.3.unauthenticated"), "{a:?}");
+        assert_eq!(
+            o.verdict,
+            Verdict::Pass,
+            "3600 s is within the limit: {o:#?}"
+        );
+
+        // The unauthenticated tools/list answered: not required.
+        let open = unauth_list(
+            200,
+            "application/json",
+            r#"{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}"#,
+            &[],
+        );
+        let ev = credentialed(false, vec![detect_ok_with_credential(), open], vec![]);
+        let a = leg_of(&grade(&ShortLivedTokens, &ev), "3.1.2a").clone();
+        assert_eq!(a.outcome, LegOutcome::Fail, "{a:?}");
+        assert!(a.note.contains("reached a response"));
+
+        // A 400 for another reason decides nothing.
+        let other = unauth_list(400, "text/plain", "Bad Request", &[]);
+        let ev = credentialed(false, vec![detect_ok_with_credential(), other], vec![]);
+        let a = leg_of(&grade(&ShortLivedTokens, &ev), "3.1.2a").clone();
+        assert_eq!(a.outcome, LegOutcome::Unknown, "{a:?}");
+        assert!(a.note.contains("HTTP 400"));
+    }
+
+    #[test]
+    fn c3_1_2_a_keeps_the_detection_401_when_a_login_followed() {
+        // Detection without a credential (401), the login, a second detection with the
+        // token (200), then the 2.3 pair: the first 401 is the challenge.
+        let unauth = unauth_list(
+            401,
+            "application/json",
+            "{}",
+            &[("WWW-Authenticate", "Bearer realm=\"other\"")],
+        );
+        let mut records = lab_auth_records();
+        records.insert(1, detect_ok_with_credential());
+        records.push(unauth);
+        let mut s = session(Some("2025-11-25"), json!({"tools": {}}), None);
+        s.auth_required = true;
+        s.authenticated = true;
+        s.negotiated_in = Some(1);
+        let mut ev = evidence(Some(s), records);
+        ev.payload.tokens = vec![jwt_token(lab_claims(), Some(600), None)];
+        let o = grade(&ShortLivedTokens, &ev);
+        let a = leg_of(&o, "3.1.2a");
+        assert_eq!(a.outcome, LegOutcome::Pass, "{o:#?}");
+        assert!(
+            a.note.contains("endpoint.detect request (record #0)"),
+            "{a:?}"
+        );
+        assert_eq!(o.verdict, Verdict::Pass);
+        assert_eq!(grade(&OauthDiscoveryValidated, &ev).legs.len(), 7);
+    }
+
+    #[test]
+    fn c3_1_2_b_grades_the_issued_lifetime() {
+        let cases: &[(TokenFacts, LegOutcome, &str)] = &[
+            (
+                opaque(Some(600), None),
+                LegOutcome::Pass,
+                "600 s (expires_in",
+            ),
+            (
+                opaque(Some(86_100), None),
+                LegOutcome::Fail,
+                "86100 s (expires_in",
+            ),
+            (
+                jwt_token(json!({"iat": 1000, "exp": 8200, "aud": EP}), None, None),
+                LegOutcome::Fail,
+                "7200 s (exp - iat",
+            ),
+            (
+                jwt_token(json!({"iat": 1000, "exp": 4600, "aud": EP}), None, None),
+                LegOutcome::Pass,
+                "3600 s (exp - iat",
+            ),
+            // expires_in wins over the claims.
+            (
+                jwt_token(json!({"iat": 0, "exp": 99_999}), Some(300), None),
+                LegOutcome::Pass,
+                "300 s (expires_in",
+            ),
+            (opaque(None, None), LegOutcome::Unknown, "is opaque"),
+            (
+                jwt_token(json!({"exp": 5000}), None, None),
+                LegOutcome::Unknown,
+                "without numeric exp and iat",
+            ),
+        ];
+        for (t, want, words) in cases {
+            let o = grade(&ShortLivedTokens, &lab_auth_with_token(t.clone()));
+            let b = leg_of(&o, LEG_B);
+            assert_eq!(b.outcome, *want, "{t:?}: {b:?}");
+            assert!(b.note.contains(words), "{words}: {b:?}");
+            if *want == LegOutcome::Fail {
+                assert!(
+                    b.note.contains("exceeds the benchmark baseline of 3600 s"),
+                    "{b:?}"
+                );
+            }
+        }
+        let o = grade(
+            &ShortLivedTokens,
+            &lab_auth_with_token(jwt_token(lab_claims(), Some(600), None)),
+        );
+        assert_eq!(o.verdict, Verdict::Pass, "{o:#?}");
+        assert_eq!(o.details["token_lifetimes_seconds"], json!([600]));
+        assert_eq!(o.details["lifetime_limit_seconds"], 3600);
+    }
+
+    #[test]
+    fn c3_1_2b_says_a_dpop_bound_token_is_sender_constrained_without_moving_the_verdict() {
+        let mut t = opaque(Some(600), None);
+        t.token_type = Some("DPoP".into());
+        let plain = grade(&ShortLivedTokens, &lab_auth_with_token(t.clone()));
+        assert!(!leg_of(&plain, LEG_B).note.contains("DPoP"), "{plain:?}");
+        let mut ev = lab_auth_with_token(t);
+        if let Some(s) = ev.payload.session.as_mut() {
+            s.dpop = Some(mcp_probe_schema::model::DpopFacts {
+                used: true,
+                jkt: Some("jkt-of-the-run".into()),
+                ..Default::default()
+            });
+        }
+        let bound = grade(&ShortLivedTokens, &ev);
+        let b = leg_of(&bound, LEG_B);
+        assert!(
+            b.note
+                .contains("DPoP-bound: sender-constrained by RFC 9449")
+                && b.note.contains("jkt-of-the-run"),
+            "{b:?}"
+        );
+        assert_eq!(b.outcome, leg_of(&plain, LEG_B).outcome);
+        assert_eq!(bound.verdict, plain.verdict);
+    }
+
+    #[test]
+    fn c3_1_2b_applies_the_policy_limit_and_names_it() {
+        let ev = lab_auth_with_token(jwt_token(lab_claims(), Some(7200), None));
+        assert_eq!(
+            leg_of(&grade(&ShortLivedTokens, &ev), LEG_B).outcome,
+            LegOutcome::Fail
+        );
+        let longer = applied(crate::policy::Decisions {
+            max_token_lifetime_seconds: Some(86_400),
+            ..Default::default()
+        });
+        let o = grade_with(&ShortLivedTokens, &ev, &longer);
+        let b = leg_of(&o, LEG_B);
+        assert_eq!(b.outcome, LegOutcome::Pass, "{b:?}");
+        assert!(
+            b.note.contains(
+                "is within the policy's max_token_lifetime_seconds of 86400 s (policy.toml)"
+            ),
+            "{b:?}"
+        );
+        assert_eq!(o.details["lifetime_limit_seconds"], 86_400);
+        let shorter = applied(crate::policy::Decisions {
+            max_token_lifetime_seconds: Some(300),
+            ..Default::default()
+        });
+        let ev = lab_auth_with_token(jwt_token(lab_claims(), Some(600), None));
+        let b = leg_of(&grade_with(&ShortLivedTokens, &ev, &shorter), LEG_B).clone();
+        assert_eq!(b.outcome, LegOutcome::Fail, "{b:?}");
+        assert!(b.note.contains("exceeds the policy's"), "{b:?}");
+        // A policy without the key leaves the default.
+        let silent = applied(crate::policy::Decisions::default());
+        let b = leg_of(&grade_with(&ShortLivedTokens, &ev, &silent), LEG_B).clone();
+        assert!(b.note.contains("the benchmark baseline of 3600 s"), "{b:?}");
+    }
+
+    #[test]
+    fn c3_1_2_needs_an_endpoint_and_the_detection_leg() {
+        let o = grade(&ShortLivedTokens, &evidence(None, vec![]));
+        assert_eq!(o.verdict, Verdict::Error);
+        assert!(o.evidence.contains("no MCP endpoint"), "{o:?}");
+        let o = grade(&ShortLivedTokens, &open_server(vec![]));
+        assert_eq!(o.verdict, Verdict::Error);
+        assert!(o.evidence.contains("endpoint.detect missing"), "{o:?}");
+        // Without discovery legs c and d say so, and 3.1.2 still decides.
+        let o = grade(&ShortLivedTokens, &open_server(vec![detect_ok()]));
+        assert_eq!(o.verdict, Verdict::Fail);
+        assert!(
+            leg_of(&o, "3.1.2c").note.contains("collector predates it"),
+            "{o:?}"
+        );
+    }
+}

@@ -1,0 +1,180 @@
+//! 3.1.1: stdio server credentials from the environment or the OS store.
+//!
+//! On a stdio bundle the wire-visible part is the command line the server was launched
+//! with (the process record): an argument the collector took for a credential (the
+//! value after a flag named like a token, key, secret, password, auth or credential, the
+//! value of such a `--flag=value`, or a long high-entropy value) is the failure: a
+//! credential on a command line is visible to every user of the host (`ps`, `/proc`).
+//! The evidence names the flag and the position, never the value (the bundle holds only
+//! its fingerprint). Otherwise PASS in part: where the environment got its values, and
+//! whether an OS store was used, is host-side. On HTTP: N/A, as before.
+
+use mcp_probe_schema::model::Era;
+use mcp_probe_schema::vocab::leg;
+use serde::Serialize;
+
+use crate::check::{Check, Context, Legs, Needs};
+use crate::checks::common::reported::reported_only;
+use crate::checks::common::stdio::process;
+use crate::evidence::Evidence;
+use crate::fmt::line;
+use crate::grade::missing_legs;
+use crate::verdict::{Outcome, Verdict};
+
+/// 3.1.1: stdio server credentials from environment / OS store.
+#[derive(Debug)]
+pub struct StdioCredentials;
+/// The 3.1.1 check.
+const NOT_STDIO: &str = "the recommendation governs stdio servers, whose credentials come from the launch \
+     configuration and the process environment or OS credential store on the host; this bundle was collected \
+     over HTTP, where none of that crosses the wire";
+const REDUCTION_HTTP: &str =
+    "the whole recommendation is host-side on HTTP: launch configuration, process \
+     environment and OS credential store are not read; nothing is probed";
+const REDUCTION: &str = "in part: the command line of this launch is read (credential-named flags and \
+     high-entropy values); how the environment got its values, whether an OS credential store is used, and \
+     credentials in files the server reads are host-side and not seen; a credential under an innocuous flag \
+     name and of low entropy is not recognised";
+
+/// The details of the outcome.
+#[derive(Serialize)]
+struct Facts {
+    /// `stdio`.
+    transport: &'static str,
+    /// Arguments taken for credentials: position, flag, why (never the value).
+    credential_args: Vec<serde_json::Value>,
+    /// Names of the variables given in the environment (never their values).
+    env_names: Vec<String>,
+}
+
+impl Check for StdioCredentials {
+    fn id(&self) -> &'static str {
+        "stdio-credentials"
+    }
+
+    fn legs(&self, _era: Option<Era>) -> Legs {
+        Legs::with_optional(&[], &[leg::STDIO_PROCESS])
+    }
+
+    fn needs(&self) -> Needs {
+        // The command line is known whether or not a session followed.
+        Needs::Nothing
+    }
+
+    fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
+        if !ev.is_stdio() {
+            return reported_only(ev, NOT_STDIO, &[], REDUCTION_HTTP);
+        }
+        // Read through the leg so the leg contract sees it.
+        let _ = ev.has_leg(leg::STDIO_PROCESS);
+        let Some((seq, p)) = process(ev) else {
+            return missing_legs(ev, &[leg::STDIO_PROCESS]);
+        };
+        let facts = Facts {
+            transport: ev.transport(),
+            credential_args: p
+                .credential_args
+                .iter()
+                .map(|c| serde_json::json!({"index": c.index, "flag": c.flag, "why": c.why}))
+                .collect(),
+            env_names: p.env_names.clone(),
+        };
+        let env = if p.env_names.is_empty() {
+            "no variable was given in the environment".to_string()
+        } else {
+            format!(
+                "variable(s) given in the environment: {}",
+                line(&p.env_names.join(", "))
+            )
+        };
+        if !p.credential_args.is_empty() {
+            let named: Vec<String> = p
+                .credential_args
+                .iter()
+                .map(|c| match (&c.flag, c.why.as_str()) {
+                    (Some(f), "entropy") => {
+                        format!("argument {} (a high-entropy value of {})", c.index, line(f))
+                    }
+                    (Some(f), _) => format!("argument {} (the value of {})", c.index, line(f)),
+                    (None, _) => format!("argument {} (a high-entropy value)", c.index),
+                })
+                .collect();
+            return Outcome::single(
+                Verdict::Fail,
+                format!(
+                    "the server was launched with a credential on its command line: {} (the bundle keeps only \
+                     its fingerprint); {env}",
+                    named.join(", ")
+                ),
+                REDUCTION,
+            )
+            .with_records([seq])
+            .with_facts(&facts);
+        }
+        Outcome::single(
+            Verdict::Pass,
+            format!(
+                "no argument of the command line looks like a credential ({} argument(s)); {env}",
+                p.argv.len().saturating_sub(1)
+            ),
+            REDUCTION,
+        )
+        .with_records([seq])
+        .with_facts(&facts)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture::{evidence, session, stdio_evidence, stdio_process};
+    use crate::grade::run;
+    use mcp_probe_schema::model::CredentialArg;
+    use serde_json::json;
+
+    #[test]
+    fn a_credential_argument_fails_naming_the_flag_never_the_value() {
+        let fp = "redacted:sha256:00ff";
+        let ev = stdio_evidence(
+            None,
+            vec![stdio_process(
+                &["server", "--api-key", fp],
+                vec![CredentialArg {
+                    index: 2,
+                    flag: Some("--api-key".into()),
+                    why: "flag".into(),
+                }],
+                &["HOME_DIR"],
+            )],
+        );
+        let o = run(&StdioCredentials, &ev, &Context::default());
+        assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
+        assert!(
+            o.evidence.contains("argument 2 (the value of --api-key)"),
+            "{}",
+            o.evidence
+        );
+        assert!(o.evidence.contains("HOME_DIR"), "{}", o.evidence);
+        assert_eq!(o.details["credential_args"][0]["flag"], "--api-key");
+    }
+
+    #[test]
+    fn a_clean_command_line_passes_in_part_and_a_missing_record_is_an_error() {
+        let ev = stdio_evidence(
+            None,
+            vec![stdio_process(&["server", "-v"], Vec::new(), &[])],
+        );
+        let o = run(&StdioCredentials, &ev, &Context::default());
+        assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
+        assert!(o.reduction.starts_with("in part"), "{}", o.reduction);
+        let ev = stdio_evidence(None, Vec::new());
+        let o = run(&StdioCredentials, &ev, &Context::default());
+        assert_eq!(o.verdict, Verdict::Error, "{o:?}");
+        assert!(o.evidence.contains("stdio.process"), "{}", o.evidence);
+        let ev = evidence(Some(session(Some("2026-07-28"), json!({}), None)), vec![]);
+        assert_eq!(
+            run(&StdioCredentials, &ev, &Context::default()).verdict,
+            Verdict::NotApplicable
+        );
+    }
+}

@@ -1,0 +1,769 @@
+//! 5.1.3: prompt templates declare and validate arguments, graded from every page of
+//! `prompts/list` read as raw JSON (an SDK model would coerce `"required": "yes"` to
+//! `true`).
+//!
+//! * 5.1.3a: every declared argument has a non-blank string `name`.
+//! * 5.1.3b: `required`, wherever present, is a JSON boolean.
+//!
+//! * 5.1.3c (live): after a control `prompts/get` that returned messages, the same
+//!   prompt without its required argument must be refused with -32602.
+//! * 5.1.3d (live): after its own control, a prompt that does not exist must be refused
+//!   with -32602 (the reference prober did not require its control to succeed).
+//!
+//! The live legs' refusal rule is `live::refusal`; the grader re-checks from
+//! the inventory that the missing-argument get really left a required argument out and
+//! that the unknown name is really not listed.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::live::{self, Probe, Recorded};
+use crate::check::{Check, Context, Legs};
+use crate::checks::common::inventory::{decided, gated, no_session, Item, Read, PROMPTS};
+use crate::checks::common::text::{capped, count, kind, non_blank, quote, show, SEP};
+use crate::evidence::Evidence;
+use crate::verdict::{Leg, LegOutcome, Outcome};
+use mcp_probe_schema::model::Era;
+use mcp_probe_schema::vocab::leg;
+
+/// Every leg 5.1.3 reads.
+const LEGS: &[mcp_probe_schema::vocab::LegId] = &[
+    PROMPTS.leg,
+    leg::PROMPT_CONTROL,
+    leg::PROMPT_MISSING_ARG,
+    leg::PROMPT_NAME_CONTROL,
+    leg::PROMPT_UNKNOWN,
+];
+
+/// 5.1.3: prompt templates declare and validate arguments.
+#[derive(Debug)]
+pub struct PromptArgumentsValidated;
+/// The 5.1.3 check.
+const REDUCTION_5_1_3: &str = "declarations read as raw JSON (an SDK model would coerce a non-boolean \
+     `required`); 5.1.3c and 5.1.3d probe one prompt (the first with a required argument) with placeholder values, \
+     so argument validation of the other prompts, of argument values and of argument types is not observed; not \
+     probed either: prompt logic that runs only for particular values, per-invocation name logging";
+
+/// What 5.1.3 counted, in the report's details (after the inventory's).
+#[derive(Serialize)]
+struct ArgumentFacts {
+    /// Arguments declared across every prompt.
+    arguments: usize,
+    /// Declarations without a usable name.
+    bad_argument_names: usize,
+    /// Arguments whose `required` is not a JSON boolean.
+    non_boolean_required: usize,
+}
+
+/// What 5.1.3 found in one prompt's arguments.
+#[derive(Default)]
+struct Arguments {
+    declared: usize,
+    required_boolean: usize,
+    bad_name: Vec<String>,
+    bad_required: Vec<String>,
+}
+
+impl Arguments {
+    fn read(&mut self, read: &Read, item: &Item) {
+        let prompt = read.label(item, "name");
+        if !item.value.is_object() {
+            self.bad_name.push(format!(
+                "{prompt} is {}, not a prompt object",
+                kind(&item.value)
+            ));
+            return;
+        }
+        let args = match item.value.get("arguments") {
+            None => return,
+            Some(Value::Array(a)) => a,
+            Some(other) => {
+                self.bad_name.push(format!(
+                    "{prompt} arguments is {} ({}), not an array",
+                    kind(other),
+                    show(other)
+                ));
+                return;
+            }
+        };
+        for (i, arg) in args.iter().enumerate() {
+            self.declared += 1;
+            let Some(obj) = arg.as_object() else {
+                self.bad_name.push(format!(
+                    "{prompt} argument #{} is {}, not an object",
+                    i + 1,
+                    kind(arg)
+                ));
+                continue;
+            };
+            let label = match non_blank(arg, "name") {
+                Ok(n) => format!("{prompt} argument {}", quote(n)),
+                Err(why) => {
+                    self.bad_name
+                        .push(format!("{prompt} argument #{}: {why}", i + 1));
+                    format!("{prompt} argument #{}", i + 1)
+                }
+            };
+            match obj.get("required") {
+                None => {}
+                Some(Value::Bool(_)) => self.required_boolean += 1,
+                Some(v) => self.bad_required.push(format!(
+                    "{label}: required is {} ({}), not a JSON boolean",
+                    show(v),
+                    kind(v)
+                )),
+            }
+        }
+    }
+}
+
+impl Check for PromptArgumentsValidated {
+    fn id(&self) -> &'static str {
+        "prompt-arguments-validated"
+    }
+
+    fn legs(&self, _era: Option<Era>) -> Legs {
+        Legs::required(LEGS)
+    }
+
+    fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
+        if ev.revision().is_none() {
+            return no_session(REDUCTION_5_1_3);
+        }
+        let live = vec![missing_argument(ev), unknown_prompt(ev)];
+        let seqs = live::seqs(ev, &LEGS[1..]);
+        let read = Read::of(ev, PROMPTS);
+        if let Err(gate) = read.gate(ev) {
+            let out = gated(&["5.1.3a", "5.1.3b"], None, gate, &read, REDUCTION_5_1_3);
+            return live::with_live(out, live, seqs);
+        }
+        let mut args = Arguments::default();
+        for item in &read.items {
+            args.read(&read, item);
+        }
+        let prompts = count(read.items.len(), "prompt");
+        let a = if !args.bad_name.is_empty() {
+            (
+                LegOutcome::Fail,
+                format!(
+                    "{} without a usable name: {}",
+                    count(args.bad_name.len(), "declaration"),
+                    capped(&args.bad_name, SEP)
+                ),
+            )
+        } else if args.declared == 0 {
+            (
+                LegOutcome::Pass,
+                format!("no argument is declared ({prompts} read), so none is left unnamed"),
+            )
+        } else {
+            (
+                LegOutcome::Pass,
+                format!(
+                    "every argument has a non-blank name ({} across {prompts})",
+                    count(args.declared, "argument")
+                ),
+            )
+        };
+        let b = if !args.bad_required.is_empty() {
+            (
+                LegOutcome::Fail,
+                format!(
+                    "{} with a non-boolean `required`: {}",
+                    count(args.bad_required.len(), "argument"),
+                    capped(&args.bad_required, SEP)
+                ),
+            )
+        } else {
+            (
+                LegOutcome::Pass,
+                if args.declared == 0 {
+                    format!("no argument is declared ({prompts} read), so there is no `required` to check")
+                } else if args.required_boolean == args.declared {
+                    format!(
+                        "every argument carries a JSON boolean `required` ({})",
+                        count(args.declared, "argument")
+                    )
+                } else {
+                    format!(
+                        "`required` is a JSON boolean wherever present ({} of {}; the others omit it, which MCP allows)",
+                        args.required_boolean,
+                        count(args.declared, "argument")
+                    )
+                },
+            )
+        };
+        let legs = vec![Leg::new("5.1.3a", a.0, a.1), Leg::new("5.1.3b", b.0, b.1)];
+        let facts = ArgumentFacts {
+            arguments: args.declared,
+            bad_argument_names: args.bad_name.len(),
+            non_boolean_required: args.bad_required.len(),
+        };
+        live::with_live(decided(legs, &read, REDUCTION_5_1_3, &facts), live, seqs)
+    }
+}
+
+/// The name a recorded `prompts/get` asked for, quoted.
+fn asked(req: &Value) -> String {
+    req.pointer("/params/name")
+        .and_then(Value::as_str)
+        .map(quote)
+        .unwrap_or_else(|| "(no name)".into())
+}
+
+/// 5.1.3c: the control, then the get without the required argument.
+fn missing_argument(ev: &Evidence) -> Leg {
+    let g = (|| {
+        let ok = live::control(
+            ev,
+            leg::PROMPT_CONTROL,
+            "messages",
+            "the control prompts/get",
+        )?;
+        let (a, req) = match live::recorded(
+            ev,
+            leg::PROMPT_MISSING_ARG,
+            "the get without the required argument",
+        ) {
+            Recorded::NotSent(g) => return Err(g),
+            Recorded::Sent(a, req) => (a, req),
+        };
+        let name = req
+            .pointer("/params/name")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let sent = req.pointer("/params/arguments").and_then(Value::as_object);
+        let required: Vec<&str> = ev
+            .inventory
+            .prompts
+            .items
+            .iter()
+            .filter(|p| p.get("name").and_then(Value::as_str) == Some(name))
+            .flat_map(|p| {
+                p.get("arguments")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+            })
+            .filter(|x| x.get("required") == Some(&Value::Bool(true)))
+            .filter_map(|x| x.get("name").and_then(Value::as_str))
+            .collect();
+        let left_out = live::left_out(sent, &required);
+        if left_out.is_empty() {
+            return Err((
+                LegOutcome::Error,
+                format!(
+                    "the recorded get of {} leaves out no argument the listed prompt declares required, so it tests nothing",
+                    asked(&req)
+                ),
+            ));
+        }
+        let (o, note) = live::refusal(
+            &a,
+            Probe::MissingArgument,
+            ev.revision(),
+            ev.authenticated(),
+        );
+        Ok((
+            o,
+            format!(
+                "{ok}; prompts/get of {} without {}: {note}",
+                asked(&req),
+                left_out.join(", ")
+            ),
+        ))
+    })();
+    let (o, note) = g.unwrap_or_else(|e| e);
+    Leg::new("5.1.3c", o, note)
+}
+
+/// 5.1.3d: its control, then a prompt name that is not listed.
+fn unknown_prompt(ev: &Evidence) -> Leg {
+    let g = (|| {
+        let ok = live::control(
+            ev,
+            leg::PROMPT_NAME_CONTROL,
+            "messages",
+            "the control prompts/get",
+        )?;
+        let (a, req) = match live::recorded(ev, leg::PROMPT_UNKNOWN, "the get of an unknown prompt")
+        {
+            Recorded::NotSent(g) => return Err(g),
+            Recorded::Sent(a, req) => (a, req),
+        };
+        let name = req.pointer("/params/name").and_then(Value::as_str);
+        let listed = ev
+            .inventory
+            .prompts
+            .items
+            .iter()
+            .any(|p| p.get("name").and_then(Value::as_str) == name);
+        if name.is_none() || listed {
+            return Err((
+                LegOutcome::Error,
+                format!(
+                    "the recorded get asks for {}, a listed prompt or none, so it tests nothing",
+                    asked(&req)
+                ),
+            ));
+        }
+        let (o, note) = live::refusal(&a, Probe::UnknownPrompt, ev.revision(), ev.authenticated());
+        Ok((
+            o,
+            format!("{ok}; prompts/get of {} (not listed): {note}", asked(&req)),
+        ))
+    })();
+    let (o, note) = g.unwrap_or_else(|e| e);
+    Leg::new("5.1.3d", o, note)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::common::inventory::fixture::{caps, declared, grade, page};
+    use crate::fixture::leg as leg_of;
+    use crate::fixture::{list_page, skipped};
+    use crate::verdict::Verdict;
+    use mcp_probe_schema::model::Record;
+    use mcp_probe_schema::vocab::{leg, method};
+    use serde_json::json;
+
+    fn prompts_page(id: i64, prompts: Vec<Value>, cursor: Option<&str>) -> Record {
+        page(PROMPTS, id, prompts, cursor)
+    }
+
+    /// 5.1.3 on one complete page listing `prompts`.
+    fn graded(prompts: Vec<Value>) -> Outcome {
+        grade(
+            &PromptArgumentsValidated,
+            caps(),
+            vec![prompts_page(5, prompts, None)],
+        )
+    }
+
+    fn prompt(name: &str, args: Value) -> Value {
+        json!({"name": name, "arguments": args})
+    }
+
+    #[test]
+    fn s513_well_declared_arguments_pass() {
+        let o = graded(vec![
+            prompt(
+                "review",
+                json!([{"name": "code", "required": true}, {"name": "style"}]),
+            ),
+            json!({"name": "bare"}),
+        ]);
+        assert_eq!(declared(&o), Verdict::Pass, "{o:#?}");
+        assert!(
+            leg_of(&o, "5.1.3a")
+                .note
+                .contains("every argument has a non-blank name (2 arguments across 2 prompts)"),
+            "{o:#?}"
+        );
+        assert!(leg_of(&o, "5.1.3b").note.contains("`required` is a JSON boolean wherever present (1 of 2 arguments; the others omit it"), "{o:#?}");
+        assert!(o.reduction.contains("5.1.3c and 5.1.3d probe one prompt"));
+    }
+
+    #[test]
+    fn s513_inventory_cut_at_the_page_bound_is_unknown_not_pass() {
+        // The observed case: well-declared prompts up to the page bound, a bad one past it.
+        let good = || prompt("review", json!([{"name": "code", "required": true}]));
+        let cut = grade(
+            &PromptArgumentsValidated,
+            caps(),
+            vec![
+                prompts_page(5, vec![good()], Some("p2")),
+                prompts_page(6, vec![good()], Some("p3")),
+                skipped(
+                    &[leg::INVENTORY_PROMPTS],
+                    "stopped: page bound 2 reached with a nextCursor still pending (--max-pages)",
+                ),
+            ],
+        );
+        assert_eq!(cut.verdict, Verdict::Unknown, "{cut:#?}");
+        for id in ["5.1.3a", "5.1.3b"] {
+            let l = leg_of(&cut, id);
+            assert_eq!(l.outcome, LegOutcome::Unknown, "{l:?}");
+            assert!(
+                l.note
+                    .contains("prompts/list was cut after page 2 (stopped: page bound 2 reached"),
+                "{l:?}"
+            );
+        }
+        assert_eq!(cut.details["inventory_complete"], false);
+        // The same pages, read to the end: PASS.
+        let whole = grade(
+            &PromptArgumentsValidated,
+            caps(),
+            vec![
+                prompts_page(5, vec![good()], Some("p2")),
+                prompts_page(6, vec![good()], None),
+            ],
+        );
+        assert_eq!(declared(&whole), Verdict::Pass, "{whole:#?}");
+        // A FAIL found before the cut stands.
+        let bad = grade(
+            &PromptArgumentsValidated,
+            caps(),
+            vec![
+                prompts_page(
+                    5,
+                    vec![prompt("x", json!([{"name": "a", "required": "yes"}]))],
+                    Some("p2"),
+                ),
+                skipped(
+                    &[leg::INVENTORY_PROMPTS],
+                    "stopped: page bound 1 reached with a nextCursor still pending (--max-pages)",
+                ),
+            ],
+        );
+        assert_eq!(bad.verdict, Verdict::Fail, "{bad:#?}");
+    }
+
+    #[test]
+    fn s513_required_yes_fails_b_quoting_the_value() {
+        let o = graded(vec![prompt(
+            "review",
+            json!([{"name": "code", "required": "yes"}]),
+        )]);
+        assert_eq!(o.verdict, Verdict::Fail);
+        assert_eq!(leg_of(&o, "5.1.3a").outcome, LegOutcome::Pass);
+        let b = &leg_of(&o, "5.1.3b").note;
+        assert!(
+            b.contains(
+                "`review` argument `code`: required is \"yes\" (a string), not a JSON boolean"
+            ),
+            "{b}"
+        );
+    }
+
+    #[test]
+    fn s513_blank_or_missing_name_fails_a() {
+        let o = graded(vec![prompt(
+            "review",
+            json!([{"name": ""}, {"required": true}, {"name": 5}, "code"]),
+        )]);
+        assert_eq!(o.verdict, Verdict::Fail);
+        let a = &leg_of(&o, "5.1.3a").note;
+        assert!(a.contains("`review` argument #1: name is blank"), "{a}");
+        assert!(a.contains("`review` argument #2: declares no name"), "{a}");
+        assert!(
+            a.contains("`review` argument #3: name is a number (5), not a string"),
+            "{a}"
+        );
+        assert!(
+            a.contains("`review` argument #4 is a string, not an object"),
+            "{a}"
+        );
+        assert_eq!(leg_of(&o, "5.1.3b").outcome, LegOutcome::Pass);
+    }
+
+    #[test]
+    fn s513_reads_every_page() {
+        let o = grade(
+            &PromptArgumentsValidated,
+            caps(),
+            vec![
+                prompts_page(
+                    5,
+                    vec![prompt("one", json!([{"name": "a", "required": false}]))],
+                    Some("p2"),
+                ),
+                prompts_page(
+                    6,
+                    vec![prompt("two", json!([{"name": "b", "required": 1}]))],
+                    None,
+                ),
+            ],
+        );
+        assert_eq!(o.verdict, Verdict::Fail);
+        assert!(
+            leg_of(&o, "5.1.3b")
+                .note
+                .contains("`two` (page 2) argument `b`: required is 1 (a number)"),
+            "{o:#?}"
+        );
+    }
+
+    #[test]
+    fn s513_prompts_not_declared_is_unknown() {
+        let o = grade(
+            &PromptArgumentsValidated,
+            json!({"tools": {}}),
+            vec![skipped(
+                &[leg::INVENTORY_PROMPTS],
+                "not requested: the server did not advertise the \"prompts\" capability",
+            )],
+        );
+        assert_eq!(o.verdict, Verdict::Unknown);
+        assert!(
+            o.evidence
+                .contains("does not declare the \"prompts\" capability"),
+            "{}",
+            o.evidence
+        );
+    }
+
+    #[test]
+    fn s513_result_without_a_prompts_array_is_unknown() {
+        let page = list_page(
+            leg::INVENTORY_PROMPTS,
+            method::PROMPTS_LIST,
+            5,
+            json!({"items": []}),
+        );
+        let o = grade(&PromptArgumentsValidated, caps(), vec![page]);
+        assert_eq!(o.verdict, Verdict::Unknown);
+        assert!(
+            o.evidence.contains("carries no `prompts` array"),
+            "{}",
+            o.evidence
+        );
+    }
+
+    fn get<L: AsRef<str>>(legs: &[L], id: i64, name: &str, args: Value, body: Value) -> Record {
+        let req = json!({"jsonrpc": "2.0", "id": id, "method": "prompts/get", "params": {"name": name, "arguments": args}}).to_string();
+        let mut body = body;
+        body["jsonrpc"] = json!("2.0");
+        body["id"] = json!(id);
+        crate::fixture::exchange(legs, &req, 200, "application/json", &body.to_string(), &[])
+    }
+
+    fn rendered() -> Value {
+        json!({"result": {"messages": [{"role": "user", "content": {"type": "text", "text": "Please review"}}]}})
+    }
+
+    fn err(code: i64) -> Value {
+        json!({"error": {"code": code, "message": "Invalid params"}})
+    }
+
+    /// 5.1.3 with `review(code)` listed, one control for both legs, then the answers to
+    /// the missing-argument and unknown-name gets.
+    fn live(control: Value, missing: Value, unknown: Value) -> Outcome {
+        let review = prompt("review", json!([{"name": "code", "required": true}]));
+        grade(
+            &PromptArgumentsValidated,
+            caps(),
+            vec![
+                prompts_page(5, vec![review], None),
+                get(
+                    &[leg::PROMPT_CONTROL, leg::PROMPT_NAME_CONTROL],
+                    6,
+                    "review",
+                    json!({"code": "cis-audit-placeholder"}),
+                    control,
+                ),
+                get(&[leg::PROMPT_MISSING_ARG], 7, "review", json!({}), missing),
+                get(
+                    &[leg::PROMPT_UNKNOWN],
+                    8,
+                    "cis-audit-no-such-prompt",
+                    json!({}),
+                    unknown,
+                ),
+            ],
+        )
+    }
+
+    #[test]
+    fn s513cd_refusals_with_minus_32602_pass() {
+        let o = live(rendered(), err(-32602), err(-32602));
+        crate::fixture::assert_leg(
+            &o,
+            "5.1.3c",
+            LegOutcome::Pass,
+            &["without `code`", "-32602"],
+        );
+        crate::fixture::assert_leg(
+            &o,
+            "5.1.3d",
+            LegOutcome::Pass,
+            &["`cis-audit-no-such-prompt` (not listed)"],
+        );
+        assert_eq!(o.verdict, Verdict::Pass, "{o:#?}");
+        assert_eq!(o.records, vec![0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn s513cd_a_rendered_prompt_or_the_wrong_code_fails() {
+        let o = live(rendered(), rendered(), err(-32603));
+        crate::fixture::assert_leg(
+            &o,
+            "5.1.3c",
+            LegOutcome::Fail,
+            &["rendered without its required argument"],
+        );
+        crate::fixture::assert_leg(&o, "5.1.3d", LegOutcome::Fail, &["-32603", "handler broke"]);
+        let o = live(rendered(), err(0), rendered());
+        crate::fixture::assert_leg(&o, "5.1.3c", LegOutcome::Fail, &["with 0, not -32602"]);
+        crate::fixture::assert_leg(&o, "5.1.3d", LegOutcome::Fail, &["does not exist"]);
+    }
+
+    #[test]
+    fn s513d_needs_its_control_to_have_succeeded() {
+        let o = live(err(-32602), err(-32602), err(-32602));
+        crate::fixture::assert_leg(
+            &o,
+            "5.1.3c",
+            LegOutcome::Unknown,
+            &["control prompts/get did not return a non-empty `messages`"],
+        );
+        crate::fixture::assert_leg(
+            &o,
+            "5.1.3d",
+            LegOutcome::Unknown,
+            &["control prompts/get did not return"],
+        );
+        assert_eq!(o.verdict, Verdict::Unknown);
+    }
+
+    #[test]
+    fn s513c_without_a_required_argument_is_unknown_and_a_get_naming_a_listed_prompt_tests_nothing()
+    {
+        let plain = prompt("plain", json!([{"name": "x"}]));
+        let o = grade(
+            &PromptArgumentsValidated,
+            caps(),
+            vec![
+                prompts_page(5, vec![plain], None),
+                skipped(
+                    &[leg::PROMPT_CONTROL, leg::PROMPT_MISSING_ARG],
+                    "not sent: no listed prompt declares an argument with `required: true`, so none can be left out",
+                ),
+                get(&[leg::PROMPT_NAME_CONTROL], 6, "plain", json!({"x": "cis-audit-placeholder"}), rendered()),
+                get(&[leg::PROMPT_UNKNOWN], 8, "plain", json!({}), err(-32602)),
+            ],
+        );
+        crate::fixture::assert_leg(&o, "5.1.3c", LegOutcome::Unknown, &["required: true"]);
+        crate::fixture::assert_leg(&o, "5.1.3d", LegOutcome::Error, &["tests nothing"]);
+    }
+
+    /// A dual-era server (2026-07-28, and 2025-11-25 through `initialize`): the
+    /// prompt gets on the negotiated session refuse with -32602, those sent again on
+    /// the legacy session (`@2025-11-25`) answer the missing argument with -32603.
+    /// `legacy` false leaves the legacy legs out: a bundle collected before the live
+    /// legs were sent per era.
+    fn dual_era(legacy: bool) -> (Outcome, Outcome) {
+        use mcp_probe_schema::model::{Era, EraSession};
+        const OLD: &str = "2025-11-25";
+        let at = |l: mcp_probe_schema::vocab::LegId| format!("{}@{OLD}", l.as_str());
+        let review = || prompt("review", json!([{"name": "code", "required": true}]));
+        let mut s = crate::fixture::session(Some("2026-07-28"), caps(), None);
+        s.other_eras = vec![EraSession {
+            era: Era::Legacy,
+            revision: OLD.into(),
+            server_info: None,
+            capabilities: Some(caps()),
+            session_id: Some("s-1".into()),
+            negotiated_in: 4,
+        }];
+        let placeholder = || json!({"code": "cis-audit-placeholder"});
+        let mut records = vec![
+            prompts_page(5, vec![review()], None),
+            get(
+                &[leg::PROMPT_CONTROL, leg::PROMPT_NAME_CONTROL],
+                6,
+                "review",
+                placeholder(),
+                rendered(),
+            ),
+            get(
+                &[leg::PROMPT_MISSING_ARG],
+                7,
+                "review",
+                json!({}),
+                err(-32602),
+            ),
+            get(
+                &[leg::PROMPT_UNKNOWN],
+                8,
+                "cis-audit-no-such-prompt",
+                json!({}),
+                err(-32602),
+            ),
+            skipped(
+                &[
+                    leg::SCHEMA_CALL,
+                    leg::TEMPLATE_CONTROL,
+                    leg::TEMPLATE_MISSING,
+                ],
+                "not sent: not part of this test",
+            ),
+        ];
+        if legacy {
+            records.extend([
+                get(
+                    &[at(leg::PROMPT_CONTROL), at(leg::PROMPT_NAME_CONTROL)],
+                    9,
+                    "review",
+                    placeholder(),
+                    rendered(),
+                ),
+                get(
+                    &[at(leg::PROMPT_MISSING_ARG)],
+                    10,
+                    "review",
+                    json!({}),
+                    err(-32603),
+                ),
+                get(
+                    &[at(leg::PROMPT_UNKNOWN)],
+                    11,
+                    "cis-audit-no-such-prompt",
+                    json!({}),
+                    err(-32602),
+                ),
+            ]);
+        }
+        let ev = crate::fixture::evidence(Some(s), records);
+        let graded = crate::fixture::graded(&ev, "prompt-arguments-validated");
+        let alone = crate::grade::run(
+            &PromptArgumentsValidated,
+            &ev,
+            &crate::check::Context::default(),
+        );
+        (graded, alone)
+    }
+
+    #[test]
+    fn s513cd_are_graded_on_every_era_and_combined_by_the_one_rule() {
+        let (o, alone) = dual_era(true);
+        // The negotiated session alone passes; the legacy session's -32603 fails it.
+        assert_eq!(alone.verdict, Verdict::Pass, "{alone:#?}");
+        assert_eq!(o.verdict, Verdict::Fail, "{o:#?}");
+        crate::fixture::assert_leg(&o, "5.1.3c@2026-07-28", LegOutcome::Pass, &["-32602"]);
+        crate::fixture::assert_leg(&o, "5.1.3c@2025-11-25", LegOutcome::Fail, &["-32603"]);
+        crate::fixture::assert_leg(&o, "5.1.3d@2025-11-25", LegOutcome::Pass, &[]);
+        assert!(
+            o.evidence.starts_with("on 2026-07-28: PASS"),
+            "{}",
+            o.evidence
+        );
+        assert!(
+            o.evidence.contains("| on 2025-11-25: FAIL"),
+            "{}",
+            o.evidence
+        );
+        assert_eq!(o.details["eras"][1]["revision"], "2025-11-25");
+        assert!(
+            o.records.contains(&6) && o.records.contains(&7),
+            "{:?}",
+            o.records
+        );
+    }
+
+    #[test]
+    fn s513_a_bundle_without_the_per_era_legs_grades_as_before() {
+        // other_eras recorded (the 2.3, 2.5 and 7.1.2 families were sent again) but no
+        // prompt get on the legacy session: graded on the negotiated era alone, exactly
+        // as the runner grades it.
+        let (o, alone) = dual_era(false);
+        assert_eq!(o.verdict, alone.verdict);
+        assert_eq!(o.evidence, alone.evidence);
+        assert_eq!(o.details, alone.details);
+        let ids = |o: &Outcome| o.legs.iter().map(|l| l.id.clone()).collect::<Vec<_>>();
+        assert_eq!(ids(&o), ids(&alone));
+        assert!(!ids(&o).iter().any(|l| l.contains('@')), "{:?}", ids(&o));
+    }
+}

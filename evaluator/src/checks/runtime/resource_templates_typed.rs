@@ -1,0 +1,461 @@
+//! 5.1.2: resource templates with explicit URI patterns and MIME types, graded from
+//! every page of `resources/templates/list` read as raw JSON (a lenient model would
+//! drop a null `uriTemplate`).
+//!
+//! * 5.1.2a: every template declares a non-blank string `uriTemplate`.
+//! * 5.1.2b: every template declares a non-blank string `mimeType` (stricter than base
+//!   MCP, where it is optional).
+//!
+//! * 5.1.2c (live): after a control `resources/read` of the first listed resource
+//!   that returned contents, a read of the first template with its first `{…}` set to
+//!   `cis-audit-no-such-value` must be refused with -32602 (-32002 before
+//!   2026-07-28). Contents for that instance are UNKNOWN, not FAIL: a template may
+//!   generate content for any value (`greeting://{name}`), and from outside a generated
+//!   resource cannot be told from a stored one. The rule is `live::refusal`.
+
+use serde::Serialize;
+
+use super::live::{self, Probe, Recorded};
+use crate::check::{Check, Context, Legs};
+use crate::checks::common::inventory::{decided, gated, no_session, Read, TEMPLATES};
+use crate::checks::common::text::{capped, count, kind, non_blank, quote, SEP};
+use crate::evidence::Evidence;
+use crate::verdict::{Leg, LegOutcome, Outcome};
+use mcp_probe_schema::model::Era;
+use mcp_probe_schema::vocab::leg;
+use serde_json::Value;
+
+/// Every leg 5.1.2 reads.
+const LEGS: &[mcp_probe_schema::vocab::LegId] =
+    &[TEMPLATES.leg, leg::TEMPLATE_CONTROL, leg::TEMPLATE_MISSING];
+
+/// 5.1.2: resource templates with explicit URI patterns and MIME types.
+#[derive(Debug)]
+pub struct ResourceTemplatesTyped;
+/// The 5.1.2 check.
+const REDUCTION_5_1_2: &str = "5.1.2c reads one made-up instance of the first template: other templates, and \
+     whether a template's values name stored resources or generate content (only the server knows), are not \
+     observed; not probed either: the order in which the server substitutes template variables (internal); the \
+     approved-namespace and nosniff requirements depend on deployment intent";
+
+/// What 5.1.2 counted, in the report's details (after the inventory's).
+#[derive(Serialize)]
+struct TemplateFacts {
+    /// Templates without a usable `uriTemplate`.
+    bad_uri_templates: usize,
+    /// Templates without an explicit `mimeType`.
+    missing_mime_types: usize,
+}
+
+const MIME_STRICTNESS: &str =
+    "stricter than base MCP, where mimeType is optional: the benchmark requires an \
+     explicit MIME type";
+
+impl Check for ResourceTemplatesTyped {
+    fn id(&self) -> &'static str {
+        "resource-templates-typed"
+    }
+
+    fn legs(&self, _era: Option<Era>) -> Legs {
+        Legs::required(LEGS)
+    }
+
+    fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
+        if ev.revision().is_none() {
+            return no_session(REDUCTION_5_1_2);
+        }
+        let live = vec![missing_resource(ev)];
+        let seqs = live::seqs(ev, &LEGS[1..]);
+        let read = Read::of(ev, TEMPLATES);
+        if let Err(gate) = read.gate(ev) {
+            let out = gated(&["5.1.2a", "5.1.2b"], None, gate, &read, REDUCTION_5_1_2);
+            return live::with_live(out, live, seqs);
+        }
+        let (mut bad_uri, mut bad_mime) = (Vec::new(), Vec::new());
+        let (mut uris, mut mimes) = (Vec::new(), Vec::new());
+        for item in &read.items {
+            let name = read.label(item, "name");
+            if !item.value.is_object() {
+                let why = format!("{name} is {}, not a template object", kind(&item.value));
+                bad_uri.push(why.clone());
+                bad_mime.push(why);
+                continue;
+            }
+            match non_blank(&item.value, "uriTemplate") {
+                Ok(u) => uris.push(quote(u)),
+                Err(why) => bad_uri.push(format!("{name} {why}")),
+            }
+            match non_blank(&item.value, "mimeType") {
+                Ok(m) => {
+                    let m = quote(m);
+                    if !mimes.contains(&m) {
+                        mimes.push(m);
+                    }
+                }
+                Err(why) => bad_mime.push(format!("{name} {why}")),
+            }
+        }
+        let n = read.items.len();
+        let declare = |what: String| {
+            format!(
+                "{} declare{} {what}",
+                count(n, "template"),
+                if n == 1 { "s" } else { "" }
+            )
+        };
+        let without = |bad: &[String], what: &str| {
+            format!(
+                "{} of {} without {what}: {}",
+                bad.len(),
+                count(n, "template"),
+                capped(bad, SEP)
+            )
+        };
+        let a = if bad_uri.is_empty() {
+            let uris = capped(&uris, ", ");
+            (
+                LegOutcome::Pass,
+                declare(format!("a non-blank uriTemplate: {uris}")),
+            )
+        } else {
+            (LegOutcome::Fail, without(&bad_uri, "a usable URI pattern"))
+        };
+        let b = if bad_mime.is_empty() {
+            let mimes = capped(&mimes, ", ");
+            (
+                LegOutcome::Pass,
+                declare(format!("an explicit mimeType ({mimes})")),
+            )
+        } else {
+            let without = without(&bad_mime, "an explicit MIME type");
+            (LegOutcome::Fail, format!("{without} ({MIME_STRICTNESS})"))
+        };
+        let legs = vec![Leg::new("5.1.2a", a.0, a.1), Leg::new("5.1.2b", b.0, b.1)];
+        let facts = TemplateFacts {
+            bad_uri_templates: bad_uri.len(),
+            missing_mime_types: bad_mime.len(),
+        };
+        live::with_live(decided(legs, &read, REDUCTION_5_1_2, &facts), live, seqs)
+    }
+}
+
+/// 5.1.2c: the control read, then the made-up template instance.
+fn missing_resource(ev: &Evidence) -> Leg {
+    let g = (|| {
+        let ok = live::control(
+            ev,
+            leg::TEMPLATE_CONTROL,
+            "contents",
+            "the control resources/read",
+        )?;
+        let (a, req) = match live::recorded(
+            ev,
+            leg::TEMPLATE_MISSING,
+            "the read of a made-up template instance",
+        ) {
+            Recorded::NotSent(g) => return Err(g),
+            Recorded::Sent(a, req) => (a, req),
+        };
+        let uri = req.pointer("/params/uri").and_then(Value::as_str);
+        let listed = ev
+            .inventory
+            .resources
+            .items
+            .iter()
+            .any(|r| r.get("uri").and_then(Value::as_str) == uri);
+        let Some(uri) = uri.filter(|_| !listed) else {
+            return Err((
+                LegOutcome::Error,
+                "the recorded read names a listed resource or no URI, so it tests nothing"
+                    .to_string(),
+            ));
+        };
+        let (o, note) = live::refusal(
+            &a,
+            Probe::MissingResource,
+            ev.revision(),
+            ev.authenticated(),
+        );
+        Ok((
+            o,
+            format!(
+                "{ok}; resources/read of {} (sent as is): {note}",
+                live::uri(uri)
+            ),
+        ))
+    })();
+    let (o, note) = g.unwrap_or_else(|e| e);
+    Leg::new("5.1.2c", o, note)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::common::inventory::fixture::{caps, declared, grade, page};
+    use crate::fixture::leg as leg_of;
+    use crate::fixture::skipped;
+    use crate::verdict::Verdict;
+    use mcp_probe_schema::model::Record;
+    use mcp_probe_schema::vocab::leg;
+    use serde_json::{json, Value};
+
+    fn templates_page(templates: Vec<Value>) -> Record {
+        page(TEMPLATES, 4, templates, None)
+    }
+
+    /// 5.1.2 on one complete page listing `templates`.
+    fn graded(templates: Vec<Value>) -> Outcome {
+        grade(
+            &ResourceTemplatesTyped,
+            caps(),
+            vec![templates_page(templates)],
+        )
+    }
+
+    fn template(name: &str, uri: Value, mime: Option<&str>) -> Value {
+        let mut t = json!({"name": name, "uriTemplate": uri});
+        if let Some(m) = mime {
+            t["mimeType"] = json!(m);
+        }
+        t
+    }
+
+    #[test]
+    fn s512_explicit_templates_pass() {
+        let o = graded(vec![template(
+            "greeting",
+            json!("greeting://{name}"),
+            Some("text/plain"),
+        )]);
+        assert_eq!(declared(&o), Verdict::Pass, "{o:#?}");
+        assert!(leg_of(&o, "5.1.2a").note.contains("`greeting://{name}`"));
+        assert!(leg_of(&o, "5.1.2b").note.contains("`text/plain`"));
+        assert!(o.reduction.contains("5.1.2c reads one made-up instance"));
+    }
+
+    #[test]
+    fn s512_blank_null_or_non_string_uri_template_fails_a() {
+        let o = graded(vec![
+            template("blank", json!("  "), Some("text/plain")),
+            template("nulled", Value::Null, Some("text/plain")),
+            template("numeric", json!(12), Some("text/plain")),
+            json!({"name": "absent", "mimeType": "text/plain"}),
+            template("fine", json!("x://{id}"), Some("text/plain")),
+        ]);
+        assert_eq!(o.verdict, Verdict::Fail);
+        let a = &leg_of(&o, "5.1.2a").note;
+        assert!(
+            a.contains("4 of 5 templates without a usable URI pattern"),
+            "{a}"
+        );
+        assert!(a.contains("`blank` uriTemplate is blank"), "{a}");
+        assert!(a.contains("`nulled` uriTemplate is null"), "{a}");
+        assert!(
+            a.contains("`numeric` uriTemplate is a number (12), not a string"),
+            "{a}"
+        );
+        assert!(a.contains("`absent` declares no uriTemplate"), "{a}");
+        assert_eq!(leg_of(&o, "5.1.2b").outcome, LegOutcome::Pass);
+    }
+
+    #[test]
+    fn s512_missing_mime_type_fails_b_with_the_strictness_note() {
+        let o = graded(vec![template("greeting", json!("greeting://{name}"), None)]);
+        assert_eq!(o.verdict, Verdict::Fail);
+        assert_eq!(leg_of(&o, "5.1.2a").outcome, LegOutcome::Pass);
+        let b = &leg_of(&o, "5.1.2b").note;
+        assert!(b.contains("`greeting` declares no mimeType"), "{b}");
+        assert!(b.contains("stricter than base MCP"), "{b}");
+        let o = graded(vec![template("g", json!("g://{x}"), Some(""))]);
+        assert!(
+            leg_of(&o, "5.1.2b").note.contains("`g` mimeType is blank"),
+            "{o:#?}"
+        );
+    }
+
+    #[test]
+    fn s512_resources_capability_missing_is_unknown() {
+        let o = grade(
+            &ResourceTemplatesTyped,
+            json!({"tools": {}}),
+            vec![skipped(
+                &[leg::INVENTORY_RESOURCE_TEMPLATES],
+                "not requested: the server did not advertise the \"resources\" capability",
+            )],
+        );
+        assert_eq!(o.verdict, Verdict::Unknown);
+        assert!(
+            o.evidence
+                .contains("does not declare the \"resources\" capability"),
+            "{}",
+            o.evidence
+        );
+        assert!(
+            o.evidence.contains("no template was observed"),
+            "{}",
+            o.evidence
+        );
+    }
+
+    #[test]
+    fn s512_cut_inventory_is_unknown_naming_the_bound_and_complete_passes() {
+        let good = template("t", json!("file:///{name}"), Some("text/plain"));
+        let one = |cursor: Option<&str>| page(TEMPLATES, 4, vec![good.clone()], cursor);
+        let o = grade(&ResourceTemplatesTyped, caps(), vec![one(None)]);
+        assert_eq!(declared(&o), Verdict::Pass, "{o:#?}");
+        let o = grade(
+            &ResourceTemplatesTyped,
+            caps(),
+            vec![
+                one(Some("again")),
+                skipped(
+                    &[leg::INVENTORY_RESOURCE_TEMPLATES],
+                    "stopped: the server repeated cursor \"again\"",
+                ),
+            ],
+        );
+        assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
+        for id in ["5.1.2a", "5.1.2b"] {
+            let l = leg_of(&o, id);
+            assert_eq!(l.outcome, LegOutcome::Unknown, "{l:?}");
+            assert!(l.note.contains("repeated cursor"), "{l:?}");
+        }
+    }
+
+    #[test]
+    fn s512_no_templates_is_unknown_not_pass() {
+        let o = graded(vec![]);
+        assert_eq!(o.verdict, Verdict::Unknown);
+        assert!(o.evidence.contains("lists no templates"), "{}", o.evidence);
+    }
+
+    fn read(l: mcp_probe_schema::vocab::LegId, id: i64, uri: &str, body: Value) -> Record {
+        let req =
+            json!({"jsonrpc": "2.0", "id": id, "method": "resources/read", "params": {"uri": uri}})
+                .to_string();
+        let mut body = body;
+        body["jsonrpc"] = json!("2.0");
+        body["id"] = json!(id);
+        crate::fixture::exchange(&[l], &req, 200, "application/json", &body.to_string(), &[])
+    }
+
+    /// 5.1.2 with one good template, a listed resource, a control answer and the
+    /// made-up instance's answer.
+    fn live(control: Value, missing: Value, revision: &str) -> Outcome {
+        let records = vec![
+            crate::fixture::list_page(
+                leg::INVENTORY_RESOURCES,
+                "resources/list",
+                3,
+                json!({"resources": [{"uri": "file:///a.txt", "name": "a"}]}),
+            ),
+            templates_page(vec![template(
+                "file",
+                json!("file:///{path}"),
+                Some("text/plain"),
+            )]),
+            read(leg::TEMPLATE_CONTROL, 7, "file:///a.txt", control),
+            read(
+                leg::TEMPLATE_MISSING,
+                8,
+                "file:///cis-audit-no-such-value",
+                missing,
+            ),
+        ];
+        let ev = crate::fixture::evidence(
+            Some(crate::fixture::session(Some(revision), caps(), None)),
+            records,
+        );
+        crate::grade::run(&ResourceTemplatesTyped, &ev, &Context::default())
+    }
+
+    fn ok() -> Value {
+        json!({"result": {"contents": [{"uri": "file:///a.txt", "text": "a"}]}})
+    }
+
+    fn err(code: i64) -> Value {
+        json!({"error": {"code": code, "message": "Resource not found"}})
+    }
+
+    #[test]
+    fn s512c_a_missing_instance_must_be_refused_with_minus_32602() {
+        let o = live(ok(), err(-32602), "2026-07-28");
+        crate::fixture::assert_leg(
+            &o,
+            "5.1.2c",
+            LegOutcome::Pass,
+            &["`file:///cis-audit-no-such-value`", "-32602"],
+        );
+        assert_eq!(o.verdict, Verdict::Pass, "{o:#?}");
+        // -32002 is the code of revisions before 2026-07-28, retired in it.
+        crate::fixture::assert_leg(
+            &live(ok(), err(-32002), "2025-11-25"),
+            "5.1.2c",
+            LegOutcome::Pass,
+            &["2025-11-25 defines"],
+        );
+        crate::fixture::assert_leg(
+            &live(ok(), err(-32002), "2026-07-28"),
+            "5.1.2c",
+            LegOutcome::Fail,
+            &["retired"],
+        );
+        crate::fixture::assert_leg(
+            &live(ok(), err(-32603), "2025-11-25"),
+            "5.1.2c",
+            LegOutcome::Fail,
+            &["not -32602"],
+        );
+        let empty = json!({"result": {"contents": []}});
+        crate::fixture::assert_leg(
+            &live(ok(), empty, "2025-11-25"),
+            "5.1.2c",
+            LegOutcome::Fail,
+            &["empty `contents`"],
+        );
+    }
+
+    #[test]
+    fn s512c_generated_content_is_unknown_and_a_failed_control_decides_nothing() {
+        let made = json!({"result": {"contents": [{"uri": "x", "text": "Hello, cis-audit-no-such-value!"}]}});
+        let o = live(ok(), made, "2025-11-25");
+        crate::fixture::assert_leg(
+            &o,
+            "5.1.2c",
+            LegOutcome::Unknown,
+            &["may legitimately produce content"],
+        );
+        let o = live(
+            json!({"result": {"contents": []}}),
+            err(-32602),
+            "2025-11-25",
+        );
+        crate::fixture::assert_leg(
+            &o,
+            "5.1.2c",
+            LegOutcome::Unknown,
+            &["control resources/read did not return a non-empty `contents`"],
+        );
+    }
+
+    #[test]
+    fn s512c_a_read_of_a_listed_resource_tests_nothing() {
+        let records = vec![
+            crate::fixture::list_page(
+                leg::INVENTORY_RESOURCES,
+                "resources/list",
+                3,
+                json!({"resources": [{"uri": "file:///a.txt", "name": "a"}]}),
+            ),
+            templates_page(vec![template(
+                "file",
+                json!("file:///{path}"),
+                Some("text/plain"),
+            )]),
+            read(leg::TEMPLATE_CONTROL, 7, "file:///a.txt", ok()),
+            read(leg::TEMPLATE_MISSING, 8, "file:///a.txt", ok()),
+        ];
+        let o = grade(&ResourceTemplatesTyped, caps(), records);
+        crate::fixture::assert_leg(&o, "5.1.2c", LegOutcome::Error, &["tests nothing"]);
+    }
+}

@@ -1,0 +1,516 @@
+//! 5.1.1: tool schemas and argument types validated, graded from every page of
+//! `tools/list` read as raw JSON (never through a lenient model).
+//!
+//! * 5.1.1a: every tool declares an `inputSchema` (MCP requires one) that compiles
+//!   under its dialect's metaschema.
+//! * 5.1.1b: every declared `outputSchema` compiles; none declared leaves the leg
+//!   UNKNOWN (the field is optional in MCP).
+//! * 5.1.1c (observed): `$ref`s to other documents, counted and never fetched.
+//!
+//! The dialect table is explicit, never the validator library's own fallback: `$schema`
+//! absent or blank → 2020-12 (the MCP default); a value containing `2020-12`,
+//! `2019-09`, `draft-07`, `draft-06` or `draft-04` → that draft; anything else is an
+//! unrecognised dialect, named in the evidence. "Compiles" means the schema validates
+//! against the chosen draft's metaschema, using the metaschemas built into `jsonschema`:
+//! nothing is ever fetched. The crate is built without its default features, so it has
+//! no HTTP or file retriever at all (a hostile `$ref` or `$schema` cannot make the
+//! grader reach the network: evaluator/tests/deps.rs), and metaschema validation reads
+//! the schema as an instance, so no `$ref` inside it is resolved. References that point
+//! elsewhere are counted separately (5.1.1c) because they compile silently.
+//!
+//! * 5.1.1d (live): the operator's tool called without one required property must come
+//!   back as a tool execution error (`isError: true`), not as a protocol error (-32602,
+//!   -32600) and not executed. The grader re-checks from the listed schema that the
+//!   recorded call really left a required property out.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::live::{self, Recorded};
+use crate::check::{Check, Context, Legs};
+use crate::checks::common::inventory::{decided, gated, no_session, Read, TOOLS};
+use crate::checks::common::text::quote;
+use crate::checks::common::text::{capped, count, kind, reason, show, truncate, SEP};
+use crate::checks::common::wire::{refused_at_authentication, Reply};
+use crate::evidence::Evidence;
+use crate::verdict::{Leg, LegOutcome, Outcome};
+use mcp_probe_schema::model::Era;
+use mcp_probe_schema::vocab::{code, leg};
+
+#[cfg(test)]
+mod tests;
+
+/// 5.1.1: tool schemas and argument types validated.
+#[derive(Debug)]
+pub struct ToolSchemasValidated;
+/// The 5.1.1 check.
+const REDUCTION_5_1_1: &str = "5.1.1d calls one tool the operator names, leaving out one required property: \
+     whether the server validates the other tools, argument types and values against the schemas it advertises is \
+     not observed (a probe cannot call tools that may have side effects); not probed either: schema depth and \
+     validation-time bounds, schema-field sanitisation; external $refs are never fetched, so a schema carrying one \
+     (5.1.1c) compiled with the reference unresolved";
+
+/// What 5.1.1 counted, in the report's details (after the inventory's).
+#[derive(Serialize)]
+struct SchemaFacts {
+    /// Input schemas that compiled.
+    input_schemas_compiled: usize,
+    /// Tools whose input schema is missing, not a tool object, or does not compile.
+    input_schema_failures: usize,
+    /// Tools declaring an output schema.
+    output_schemas_declared: usize,
+    /// Output schemas that compiled.
+    output_schemas_compiled: usize,
+    /// Output schemas that do not compile.
+    output_schema_failures: usize,
+    /// Schemas in a dialect this grader does not know, not compiled.
+    unrecognised_dialects: usize,
+    /// `$ref`s to other documents (5.1.1c).
+    external_refs: usize,
+}
+
+/// How the schemas under one key fared.
+#[derive(Default)]
+struct Schemas {
+    declared: usize,
+    compiled: BTreeMap<&'static str, usize>,
+    failed: Vec<String>,
+    unrecognised: Vec<String>,
+}
+
+impl Schemas {
+    fn judge(&mut self, name: &str, key: &str, schema: &Value) {
+        self.declared += 1;
+        match judge(schema) {
+            Judged::Compiled(d) => *self.compiled.entry(d.name()).or_default() += 1,
+            Judged::Failed(d, why) => self.failed.push(format!(
+                "{name}: {key} does not compile under {}: {why}",
+                d.name()
+            )),
+            Judged::Unrecognised(v) => self
+                .unrecognised
+                .push(format!("{name}: {key} declares $schema {v}")),
+        }
+    }
+
+    fn compiled_total(&self) -> usize {
+        self.compiled.values().sum()
+    }
+
+    /// The leg, by the spec's order: any failure, else any unrecognised dialect, else
+    /// pass. `none` is the outcome and note when nothing was declared.
+    fn leg(&self, id: &str, key: &str, tools: usize, none: (LegOutcome, String)) -> Leg {
+        if !self.failed.is_empty() {
+            let of = if self.declared < tools {
+                format!("{} declaring one", count(self.declared, "tool"))
+            } else {
+                count(self.declared, "tool")
+            };
+            let also = match self.unrecognised.len() {
+                0 => String::new(),
+                n => format!(
+                    " (besides, {} in an unrecognised dialect, not compiled)",
+                    count(n, key)
+                ),
+            };
+            return Leg::new(
+                id,
+                LegOutcome::Fail,
+                format!(
+                    "{key} fails for {} of {of}: {}{also}",
+                    self.failed.len(),
+                    capped(&self.failed, SEP)
+                ),
+            );
+        }
+        if !self.unrecognised.is_empty() {
+            let others = match self.compiled_total() {
+                0 => String::new(),
+                n => format!(" ({n} other{} compiled)", if n == 1 { "" } else { "s" }),
+            };
+            return Leg::new(
+                id,
+                LegOutcome::Unknown,
+                format!(
+                    "unrecognised dialect, not compiled: {}{others}",
+                    capped(&self.unrecognised, SEP)
+                ),
+            );
+        }
+        if self.declared == 0 {
+            return Leg::new(id, none.0, none.1);
+        }
+        let of = if self.declared < tools {
+            format!(
+                " ({} of {} declare none)",
+                tools - self.declared,
+                count(tools, "tool")
+            )
+        } else {
+            String::new()
+        };
+        Leg::new(
+            id,
+            LegOutcome::Pass,
+            format!(
+                "{} compiled ({}){of}",
+                count(self.declared, key),
+                by_dialect(&self.compiled)
+            ),
+        )
+    }
+}
+
+impl Check for ToolSchemasValidated {
+    fn id(&self) -> &'static str {
+        "tool-schemas-validated"
+    }
+
+    fn legs(&self, _era: Option<Era>) -> Legs {
+        Legs::required(&[TOOLS.leg, leg::SCHEMA_CALL])
+    }
+
+    fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
+        if ev.revision().is_none() {
+            return no_session(REDUCTION_5_1_1);
+        }
+        let live = vec![schema_violating_call(ev)];
+        let seqs = ev.seqs(leg::SCHEMA_CALL);
+        let read = Read::of(ev, TOOLS);
+        if let Err(gate) = read.gate(ev) {
+            let out = gated(
+                &["5.1.1a", "5.1.1b"],
+                Some("5.1.1c"),
+                gate,
+                &read,
+                REDUCTION_5_1_1,
+            );
+            return live::with_live(out, live, seqs);
+        }
+        let mut input = Schemas::default();
+        let mut output = Schemas::default();
+        let mut refs: Vec<String> = Vec::new();
+        for item in &read.items {
+            let name = read.label(item, "name");
+            let Some(tool) = item.value.as_object() else {
+                input.declared += 1;
+                input.failed.push(format!(
+                    "{name} is {}, not a tool object",
+                    kind(&item.value)
+                ));
+                continue;
+            };
+            match tool.get("inputSchema") {
+                None => {
+                    input.declared += 1;
+                    input
+                        .failed
+                        .push(format!("{name} declares no inputSchema (MCP requires one)"));
+                }
+                Some(s) => input.judge(&name, "inputSchema", s),
+            }
+            if let Some(s) = tool.get("outputSchema") {
+                output.judge(&name, "outputSchema", s);
+            }
+            for (key, s) in [
+                ("inputSchema", tool.get("inputSchema")),
+                ("outputSchema", tool.get("outputSchema")),
+            ] {
+                for r in s.map(external_refs).unwrap_or_default() {
+                    refs.push(format!("{name} {key} -> {}", show(&Value::String(r))));
+                }
+            }
+        }
+        let tools = read.items.len();
+        let a = input.leg(
+            "5.1.1a",
+            "inputSchema",
+            tools,
+            (LegOutcome::Unknown, "no inputSchema read".into()),
+        );
+        let b = output.leg(
+            "5.1.1b",
+            "outputSchema",
+            tools,
+            (
+                LegOutcome::Unknown,
+                format!(
+                    "none of the {} declares an outputSchema (optional in MCP): nothing compiled, so this leg cannot pass",
+                    count(tools, "tool")
+                ),
+            ),
+        );
+        let c = Leg::new(
+            "5.1.1c",
+            LegOutcome::Observed,
+            if refs.is_empty() {
+                "no schema carries an external $ref".to_string()
+            } else {
+                format!(
+                    "{} to another document (counted, never fetched; a schema carrying one compiled with it unresolved): {}",
+                    count(refs.len(), "external $ref"),
+                    capped(&refs, SEP)
+                )
+            },
+        );
+        let facts = SchemaFacts {
+            input_schemas_compiled: input.compiled_total(),
+            input_schema_failures: input.failed.len(),
+            output_schemas_declared: output.declared,
+            output_schemas_compiled: output.compiled_total(),
+            output_schema_failures: output.failed.len(),
+            unrecognised_dialects: input.unrecognised.len() + output.unrecognised.len(),
+            external_refs: refs.len(),
+        };
+        live::with_live(
+            decided(vec![a, b, c], &read, REDUCTION_5_1_1, &facts),
+            live,
+            seqs,
+        )
+    }
+}
+
+/// 5.1.1d: the recorded `tools/call` without a required property.
+///
+/// The call must leave out a property the listed `inputSchema` requires (else ERROR: it
+/// tests nothing). Then: `isError: true` → pass; another result → fail (executed
+/// despite the violation); -32602 or -32600 → fail (a protocol error instead of a tool
+/// execution error); HTTP 401/403 → unknown; any other JSON-RPC error → unknown (a
+/// refusal that answers another question: with no control call, -32603 or a header
+/// refusal cannot be tied to the missing property); no JSON-RPC answer → error.
+fn schema_violating_call(ev: &Evidence) -> Leg {
+    let g = (|| {
+        let (a, req) =
+            match live::recorded(ev, leg::SCHEMA_CALL, "the call without a required property") {
+                Recorded::NotSent(g) => return Err(g),
+                Recorded::Sent(a, req) => (a, req),
+            };
+        let tool = req
+            .pointer("/params/name")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let sent = req.pointer("/params/arguments").and_then(Value::as_object);
+        let required: Vec<&str> = ev
+            .inventory
+            .tools
+            .items
+            .iter()
+            .filter(|t| t.get("name").and_then(Value::as_str) == Some(tool))
+            .filter_map(|t| t.pointer("/inputSchema/required").and_then(Value::as_array))
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        let left_out = live::left_out(sent, &required);
+        if sent.is_none() || left_out.is_empty() {
+            return Err((
+                LegOutcome::Error,
+                format!(
+                    "the recorded tools/call of {} leaves out no property the listed inputSchema requires, so it tests nothing",
+                    quote(tool)
+                ),
+            ));
+        }
+        let call = format!(
+            "tools/call of {} without {}",
+            quote(tool),
+            left_out.join(", ")
+        );
+        if let Some(g) = refused_at_authentication(
+            &a,
+            ev.authenticated(),
+            "so argument validation was never reached",
+        ) {
+            return Ok((g.0, format!("{call}: {}", g.1)));
+        }
+        let said = a.summary();
+        Ok(match &a.reply {
+            Reply::Result(r) if r.get("isError") == Some(&Value::Bool(true)) => (
+                LegOutcome::Pass,
+                format!(
+                    "{call}: {said}, a tool execution error{}",
+                    live::first_text(r).map(|t| format!(" ({t})")).unwrap_or_default()
+                ),
+            ),
+            Reply::Result(r) => (
+                LegOutcome::Fail,
+                format!(
+                    "{call}: {said}: executed despite the missing required property{}",
+                    live::first_text(r).map(|t| format!(" (first text {t})")).unwrap_or_default()
+                ),
+            ),
+            Reply::Error(e) if matches!(e.code, Some(code::INVALID_PARAMS | code::INVALID_REQUEST)) => (
+                LegOutcome::Fail,
+                format!("{call}: {said}: a protocol error, where a tool execution error (isError) is required"),
+            ),
+            Reply::Error(_) => (
+                LegOutcome::Unknown,
+                format!(
+                    "{call}: {said}: refused, but not as invalid arguments; without a control call this cannot be \
+                     tied to the missing property"
+                ),
+            ),
+            _ => (
+                LegOutcome::Error,
+                format!("{call}: {said}: no JSON-RPC answer attributable to the server"),
+            ),
+        })
+    })();
+    let (o, note) = g.unwrap_or_else(|e| e);
+    Leg::new("5.1.1d", o, note)
+}
+
+/// `all under 2020-12`, or `2 under 2020-12, 1 under draft-07`.
+fn by_dialect(compiled: &BTreeMap<&'static str, usize>) -> String {
+    if let [(d, _)] = compiled.iter().collect::<Vec<_>>()[..] {
+        return format!("all under {d}");
+    }
+    compiled
+        .iter()
+        .map(|(d, n)| format!("{n} under {d}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+// ---------------------------------------------------------------------------------------
+// JSON Schema dialect and compilation
+
+/// A JSON Schema draft this grader compiles against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Dialect {
+    /// Draft 2020-12 (the default of MCP tool schemas).
+    Draft202012,
+    /// Draft 2019-09.
+    Draft201909,
+    /// Draft 7.
+    Draft7,
+    /// Draft 6.
+    Draft6,
+    /// Draft 4.
+    Draft4,
+}
+
+impl Dialect {
+    /// Every dialect, in the order the `$schema` value is matched.
+    const TABLE: [(&'static str, Dialect); 5] = [
+        ("2020-12", Dialect::Draft202012),
+        ("2019-09", Dialect::Draft201909),
+        ("draft-07", Dialect::Draft7),
+        ("draft-06", Dialect::Draft6),
+        ("draft-04", Dialect::Draft4),
+    ];
+
+    /// The name used in evidence.
+    fn name(self) -> &'static str {
+        match self {
+            Dialect::Draft202012 => "2020-12",
+            Dialect::Draft201909 => "2019-09",
+            Dialect::Draft7 => "draft-07",
+            Dialect::Draft6 => "draft-06",
+            Dialect::Draft4 => "draft-04",
+        }
+    }
+}
+
+/// A `$schema` value that names no dialect this grader knows ([`dialect`]); its message
+/// is the value as the evidence shows it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum UnknownDialect {
+    /// A string that contains none of the table's names (the value, shown).
+    #[error("{0}")]
+    Unrecognised(String),
+    /// Not a string at all (the value, shown).
+    #[error("{0} (not a string)")]
+    NotAString(String),
+}
+
+/// The dialect a schema declares, by the explicit table; `Err` names an unrecognised
+/// `$schema` value.
+fn dialect(schema: &Value) -> Result<Dialect, UnknownDialect> {
+    match schema.get("$schema") {
+        None => Ok(Dialect::Draft202012),
+        Some(Value::String(s)) if s.trim().is_empty() => Ok(Dialect::Draft202012),
+        Some(Value::String(s)) => Dialect::TABLE
+            .iter()
+            .find(|(needle, _)| s.contains(needle))
+            .map(|(_, d)| *d)
+            .ok_or_else(|| UnknownDialect::Unrecognised(show(&Value::String(s.clone())))),
+        Some(other) => Err(UnknownDialect::NotAString(show(other))),
+    }
+}
+
+/// A schema that does not validate against its dialect's metaschema ([`compile`]): the
+/// first error's first line, with the location inside the schema.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("at {at}: {reason}")]
+struct MetaschemaViolation {
+    /// JSON pointer inside the schema (`/` for the root), truncated.
+    at: String,
+    /// The first line of the validator's reason.
+    reason: String,
+}
+
+/// Check `schema` against the metaschema of `dialect`; `Err` is the first error's
+/// first line, with the location inside the schema.
+fn compile(schema: &Value, dialect: Dialect) -> Result<(), MetaschemaViolation> {
+    let checked = match dialect {
+        Dialect::Draft202012 => jsonschema::draft202012::meta::validate(schema),
+        Dialect::Draft201909 => jsonschema::draft201909::meta::validate(schema),
+        Dialect::Draft7 => jsonschema::draft7::meta::validate(schema),
+        Dialect::Draft6 => jsonschema::draft6::meta::validate(schema),
+        Dialect::Draft4 => jsonschema::draft4::meta::validate(schema),
+    };
+    checked.map_err(|e| {
+        let at = e.instance_path().to_string();
+        let at = if at.is_empty() { "/".to_string() } else { at };
+        MetaschemaViolation {
+            at: truncate(&at, 60),
+            reason: reason(&e.to_string()),
+        }
+    })
+}
+
+/// How one schema fared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Judged {
+    /// It validates against its dialect's metaschema.
+    Compiled(Dialect),
+    /// It does not; the reason.
+    Failed(Dialect, String),
+    /// Its `$schema` names no dialect this grader knows; the value.
+    Unrecognised(String),
+}
+
+/// Dialect, then compile.
+fn judge(schema: &Value) -> Judged {
+    match dialect(schema) {
+        Err(named) => Judged::Unrecognised(named.to_string()),
+        Ok(d) => match compile(schema, d) {
+            Ok(()) => Judged::Compiled(d),
+            Err(why) => Judged::Failed(d, why.to_string()),
+        },
+    }
+}
+
+/// Every `$ref` in `schema` whose value contains `://` (an absolute reference to a
+/// document elsewhere), in document order. Iterative, so depth is no concern.
+fn external_refs(schema: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![schema];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Object(m) => {
+                if let Some(Value::String(r)) = m.get("$ref") {
+                    if r.contains("://") {
+                        out.push(r.clone());
+                    }
+                }
+                stack.extend(m.values().rev());
+            }
+            Value::Array(a) => stack.extend(a.iter().rev()),
+            _ => {}
+        }
+    }
+    out
+}

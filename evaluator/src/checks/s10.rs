@@ -1,8 +1,0 @@
-//! Section 10 checks: caching and resource limits.
-//!
-//! This build grades 10.1 (static resources cached with freshness limits; per-user data
-//! never shared-cached) and 10.2 (request/response body limits, token budgets,
-//! per-principal quotas). docs/checks.md, Section 10, states the rules.
-
-pub mod c10_1;
-pub mod c10_2;

@@ -1,0 +1,173 @@
+//! References a rule writes into its text, rendered through the benchmark definition.
+//!
+//! A rule never knows the number its recommendation has in a definition: the same rule
+//! grades 2.4 under one revision and 2.6 under the next, and one rule may grade two rows
+//! with different parameters. So a rule names its sub-verdicts locally (`a`, `b`) and
+//! other rules by their stable id, and writes a *reference* wherever a reader should see
+//! a number:
+//!
+//! - [`here`] (or the [`here!`](crate::here) macro for constant text): a sub-verdict of
+//!   the row being graded, rendered as the row's number and the sub-verdict's name
+//!   (`2.4a`); `here("")` is the row's own number;
+//! - [`rule`] (or [`rule_ref!`](crate::rule_ref)): another rule, or one of its
+//!   sub-verdicts, rendered as the number of the first row the definition grades by that
+//!   rule (`3.2.2`, `3.3.1b`), or, when the definition grades nothing by it, as the rule
+//!   id in brackets (`[no-token-passthrough]`).
+//!
+//! A reference is a private-use character pair around `rule-id#sub`; it never reaches a
+//! report: `benchmark::runner` renders every outcome (legs, notes, evidence, reduction,
+//! string details) before anything else sees it. Server-supplied text cannot forge one:
+//! `fmt::escape_line` and the terminal escapes show these two characters escaped.
+
+use std::borrow::Cow;
+
+/// Opens a reference.
+pub const OPEN: char = '\u{e000}';
+/// Closes a reference.
+pub const CLOSE: char = '\u{e001}';
+
+/// A reference to sub-verdict `sub` of the row being graded (`sub` empty: the row
+/// itself). Rendered as the row's number followed by `sub`.
+pub fn here(sub: &str) -> String {
+    format!("{OPEN}#{sub}{CLOSE}")
+}
+
+/// A reference to rule `id` (`sub` empty) or to its sub-verdict `sub`. Rendered as the
+/// number of the first row graded by `id`, followed by `sub`.
+pub fn rule(id: &str, sub: &str) -> String {
+    if sub.is_empty() {
+        format!("{OPEN}{id}{CLOSE}")
+    } else {
+        format!("{OPEN}{id}#{sub}{CLOSE}")
+    }
+}
+
+/// [`here`] as a string literal, for constant text built with `concat!`.
+#[macro_export]
+macro_rules! here {
+    ($sub:literal) => {
+        concat!("\u{e000}#", $sub, "\u{e001}")
+    };
+}
+
+/// [`rule`] as a string literal, for constant text built with `concat!`.
+#[macro_export]
+macro_rules! rule_ref {
+    ($id:literal) => {
+        concat!("\u{e000}", $id, "\u{e001}")
+    };
+    ($id:literal, $sub:literal) => {
+        concat!("\u{e000}", $id, "#", $sub, "\u{e001}")
+    };
+}
+
+/// Whether `text` holds a reference (cheap: one scan for a three-byte sequence).
+pub fn has_refs(text: &str) -> bool {
+    text.contains(OPEN)
+}
+
+/// How references are rendered: the number of the row being graded, and the number of
+/// the first row a rule id grades.
+pub trait Numbering {
+    /// The number of the row being graded (`2.4`).
+    fn here(&self) -> &str;
+    /// The number of the first row graded by rule `id`, if the definition has one.
+    fn number_of(&self, id: &str) -> Option<&str>;
+}
+
+/// `text` with every reference rendered by `n`. Text without references is borrowed.
+/// A malformed reference (no closing character) is written as it stands.
+pub fn render<'t>(text: &'t str, n: &dyn Numbering) -> Cow<'t, str> {
+    if !has_refs(text) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(OPEN) {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + OPEN.len_utf8()..];
+        let Some(j) = after.find(CLOSE) else {
+            out.push_str(&rest[i..]);
+            return Cow::Owned(out);
+        };
+        write_ref(&after[..j], n, &mut out);
+        rest = &after[j + CLOSE.len_utf8()..];
+    }
+    out.push_str(rest);
+    Cow::Owned(out)
+}
+
+fn write_ref(inner: &str, n: &dyn Numbering, out: &mut String) {
+    let (id, sub) = inner.split_once('#').unwrap_or((inner, ""));
+    if id.is_empty() {
+        out.push_str(n.here());
+    } else if let Some(num) = n.number_of(id) {
+        out.push_str(num);
+    } else {
+        out.push('[');
+        out.push_str(id);
+        out.push(']');
+        if !sub.is_empty() {
+            out.push(' ');
+        }
+    }
+    out.push_str(sub);
+}
+
+/// Rendering outside any definition (a rule's unit tests): the row is nameless, so
+/// `here("a")` reads `a`, and another rule reads as its id in brackets.
+pub struct Local;
+
+impl Numbering for Local {
+    fn here(&self) -> &str {
+        ""
+    }
+    fn number_of(&self, _: &str) -> Option<&str> {
+        None
+    }
+}
+
+/// `text` rendered outside any definition ([`Local`]): what a rule's unit test reads.
+pub fn local(text: &str) -> String {
+    render(text, &Local).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct V1;
+    impl Numbering for V1 {
+        fn here(&self) -> &str {
+            "2.4"
+        }
+        fn number_of(&self, id: &str) -> Option<&str> {
+            (id == "no-token-passthrough").then_some("3.2.2")
+        }
+    }
+
+    #[test]
+    fn references_render_through_the_numbering() {
+        let t = format!(
+            "{}: missing; see {} and {}; {}",
+            here("a"),
+            rule("no-token-passthrough", ""),
+            rule("no-token-passthrough", "b"),
+            rule("size-limits", "a")
+        );
+        assert_eq!(
+            render(&t, &V1),
+            "2.4a: missing; see 3.2.2 and 3.2.2b; [size-limits] a"
+        );
+        assert_eq!(
+            local(&t),
+            "a: missing; see [no-token-passthrough] and [no-token-passthrough] b; [size-limits] a"
+        );
+        assert_eq!(here!("b"), here("b"));
+        assert_eq!(rule_ref!("x", "c"), rule("x", "c"));
+        assert_eq!(rule_ref!("x"), rule("x", ""));
+        assert!(matches!(render("plain", &V1), Cow::Borrowed("plain")));
+        let broken = format!("tail {OPEN}#a");
+        assert_eq!(render(&broken, &V1), broken);
+    }
+}
