@@ -24,7 +24,7 @@ use mcp_probe_schema::model::Era;
 #[derive(Debug)]
 pub struct AudienceRefusalsAlerted;
 /// The 7.2.1 check.
-const LEG_7_2_1A: &str = "7.2.1a";
+const LEG_7_2_1A: &str = "a";
 
 /// The details of the outcome.
 #[derive(Serialize)]

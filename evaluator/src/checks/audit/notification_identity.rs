@@ -29,8 +29,8 @@ use crate::verdict::{Leg, LegOutcome, Outcome};
 #[derive(Debug)]
 pub struct NotificationIdentity;
 /// The 7.2.2 check.
-const LEG_F: &str = "7.2.2f";
-const LEG_A: &str = "7.2.2a";
+const LEG_F: &str = "f";
+const LEG_A: &str = "a";
 
 /// The `_meta` key naming the sender (2026-07-28).
 pub const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";

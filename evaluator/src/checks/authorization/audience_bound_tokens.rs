@@ -49,9 +49,9 @@ use mcp_probe_schema::model::Era;
 #[derive(Debug)]
 pub struct AudienceBoundTokens;
 /// The 3.3.1 check.
-const LEG_A: &str = "3.3.1a";
-const LEG_B: &str = "3.3.1b";
-const LEG_C: &str = "3.3.1c";
+const LEG_A: &str = "a";
+const LEG_B: &str = "b";
+const LEG_C: &str = "c";
 
 const REDUCTION: &str = "3.3.1c candidates are guesses (derived api.<rest> and <rest> hosts, or \
      operator-named downstream_endpoints); the credential gate refuses hosts off the endpoint's registrable \

@@ -175,7 +175,7 @@ impl Check for NoTokenPassthrough {
                 extras_all.extend(extras);
             }
         }
-        let l = combine("3.2.2a", parts);
+        let l = combine("a", parts);
         let legs = vec![l];
         Outcome::from_legs(legs.clone(), REDUCTION_3_2_2)
             .with_records(seqs)

@@ -168,9 +168,9 @@ impl Check for OauthDiscoveryValidated {
             return with_defaults(details(o, &f, &[]));
         }
         let a = match transport_of(&f.endpoint) {
-            Transport::Tls => Leg::new("3.3.2a", LegOutcome::Pass, "the endpoint is served over TLS (https)"),
+            Transport::Tls => Leg::new("a", LegOutcome::Pass, "the endpoint is served over TLS (https)"),
             Transport::LoopbackPlain => Leg::new(
-                "3.3.2a",
+                "a",
                 LegOutcome::Pass,
                 format!(
                     "the endpoint {} is plain http on a loopback host: graded as a lab endpoint, since \
@@ -181,7 +181,7 @@ impl Check for OauthDiscoveryValidated {
             ),
             Transport::Plain => {
                 let legs = vec![Leg::new(
-                    "3.3.2a",
+                    "a",
                     LegOutcome::Unknown,
                     format!(
                         "the endpoint {} is not served over TLS and is not on a loopback host: 2.2 owns \
@@ -288,7 +288,7 @@ fn canonical_json(v: &Value) -> String {
 /// makes the leg able to fail. The root document may describe another resource (RFC 9728 path
 /// insertion) and is recorded, not compared.
 fn leg_3_3_2b(f: &Facts<'_>) -> Leg {
-    const ID: &str = "3.3.2b";
+    const ID: &str = "b";
     let path_url = prm_well_known(&f.endpoint)
         .into_iter()
         .next()
@@ -380,7 +380,7 @@ fn leg_3_3_2b(f: &Facts<'_>) -> Leg {
 }
 
 fn leg_3_3_2c(f: &Facts<'_>) -> Leg {
-    const ID: &str = "3.3.2c";
+    const ID: &str = "c";
     let answered: Vec<&Attempt> = f.docs().collect();
     let plain: Vec<String> = answered
         .iter()
@@ -457,7 +457,7 @@ fn leg_3_3_2d(f: &Facts<'_>) -> Leg {
 }
 
 fn leg_3_3_2d_selected(f: &Facts<'_>) -> Leg {
-    const ID: &str = "3.3.2d";
+    const ID: &str = "d";
     let Some((a, d)) = f.selected() else {
         return Leg::new(ID, LegOutcome::Unknown, "no document");
     };
@@ -532,7 +532,7 @@ fn leg_3_3_2d_selected(f: &Facts<'_>) -> Leg {
 }
 
 fn leg_3_3_2e(f: &Facts<'_>) -> Leg {
-    const ID: &str = "3.3.2e";
+    const ID: &str = "e";
     let Some(a) = &f.advertised else {
         return Leg::new(ID, LegOutcome::Unknown, "no document");
     };
@@ -567,7 +567,7 @@ fn leg_3_3_2e(f: &Facts<'_>) -> Leg {
 }
 
 fn leg_3_3_2f(f: &Facts<'_>, cx: &Context<'_>) -> Leg {
-    const ID: &str = "3.3.2f";
+    const ID: &str = "f";
     let Some(now) = f.advertised.as_ref().map(|a| a.entries.clone()) else {
         return Leg::new(
             ID,
@@ -650,7 +650,7 @@ fn leg_3_3_2f(f: &Facts<'_>, cx: &Context<'_>) -> Leg {
 }
 
 fn leg_3_3_2g(f: &Facts<'_>) -> Leg {
-    const ID: &str = "3.3.2g";
+    const ID: &str = "g";
     if f.servers.is_empty() {
         return Leg::new(
             ID,
@@ -815,7 +815,7 @@ mod tests {
         let o = grade(&OauthDiscoveryValidated, &ev);
         assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
         assert_eq!(o.legs.len(), 1);
-        assert!(leg_of(&o, "3.3.2a").note.contains("2.2 owns transport"));
+        assert!(leg_of(&o, "a").note.contains("2.2 owns transport"));
     }
 
     #[test]
@@ -832,7 +832,7 @@ mod tests {
             &ev,
             &servers(vec![format!("{AS}/")]),
         );
-        let f = leg_of(&o, "3.3.2f");
+        let f = leg_of(&o, "f");
         assert_eq!(
             f.outcome,
             LegOutcome::Pass,
@@ -849,7 +849,7 @@ mod tests {
             &ev,
             &servers(vec!["https://idp.example".into()]),
         );
-        let f = leg_of(&o, "3.3.2f");
+        let f = leg_of(&o, "f");
         assert_eq!(f.outcome, LegOutcome::Fail, "{f:?}");
         assert!(f.note.contains(AS) && f.note.contains("not among"), "{f:?}");
     }
@@ -859,15 +859,15 @@ mod tests {
         let ev = protected(lab_auth_records());
         let o = grade(&OauthDiscoveryValidated, &ev);
         assert_eq!(o.verdict, Verdict::Unknown, "no baseline yet: {o:#?}");
-        assert_eq!(leg_of(&o, "3.3.2f").outcome, LegOutcome::Unknown);
-        for id in ["3.3.2a", "3.3.2b", "3.3.2c", "3.3.2d", "3.3.2e", "3.3.2g"] {
+        assert_eq!(leg_of(&o, "f").outcome, LegOutcome::Unknown);
+        for id in ["a", "b", "c", "d", "e", "g"] {
             assert_eq!(leg_of(&o, id).outcome, LegOutcome::Pass, "{id}: {o:#?}");
         }
-        assert!(leg_of(&o, "3.3.2a").note.contains("loopback"), "{o:?}");
-        assert!(leg_of(&o, "3.3.2b")
+        assert!(leg_of(&o, "a").note.contains("loopback"), "{o:?}");
+        assert!(leg_of(&o, "b")
             .note
             .contains("path-inserted well-known URL itself"));
-        assert!(leg_of(&o, "3.3.2d").note.contains("equal"));
+        assert!(leg_of(&o, "d").note.contains("equal"));
 
         let base = protected(lab_auth_records());
         let o = run(&OauthDiscoveryValidated, &ev, &with_baseline(&base));
@@ -886,7 +886,7 @@ mod tests {
             },
         );
         assert_eq!(o.verdict, Verdict::Unknown);
-        assert!(leg_of(&o, "3.3.2f").note.contains("records the baseline"));
+        assert!(leg_of(&o, "f").note.contains("records the baseline"));
     }
 
     #[test]
@@ -905,7 +905,7 @@ mod tests {
             get(leg::AS_META, AS_FORM, 200, &as_meta(AS)),
         ]);
         let o = grade(&OauthDiscoveryValidated, &ev);
-        let b = leg_of(&o, "3.3.2b");
+        let b = leg_of(&o, "b");
         assert_eq!(b.outcome, LegOutcome::Fail, "{o:#?}");
         assert!(b.note.contains("authorization_servers"), "{b:?}");
         assert_eq!(o.verdict, Verdict::Fail);
@@ -922,7 +922,7 @@ mod tests {
             get(leg::PRM, PRM_ROOT, 404, ""),
             get(leg::AS_META, AS_FORM, 200, &as_meta(AS)),
         ]);
-        let b = leg_of(&grade(&OauthDiscoveryValidated, &ev), "3.3.2b").clone();
+        let b = leg_of(&grade(&OauthDiscoveryValidated, &ev), "b").clone();
         assert_eq!(b.outcome, LegOutcome::Pass, "{b:?}");
         assert!(b.note.contains("equals"), "{b:?}");
     }
@@ -951,8 +951,8 @@ mod tests {
         ]);
         ev.payload.target.endpoint = Some(ep.into());
         let o = grade(&OauthDiscoveryValidated, &ev);
-        assert_eq!(leg_of(&o, "3.3.2a").outcome, LegOutcome::Pass);
-        let c = leg_of(&o, "3.3.2c");
+        assert_eq!(leg_of(&o, "a").outcome, LegOutcome::Pass);
+        let c = leg_of(&o, "c");
         assert_eq!(c.outcome, LegOutcome::Fail, "{o:#?}");
         assert!(c.note.contains(plain), "{c:?}");
 
@@ -966,7 +966,7 @@ mod tests {
             );
             protected(r)
         };
-        let d = |ev: &Evidence| leg_of(&grade(&OauthDiscoveryValidated, ev), "3.3.2d").clone();
+        let d = |ev: &Evidence| leg_of(&grade(&OauthDiscoveryValidated, ev), "d").clone();
         let l = d(&doc(json!("http://127.0.0.1:8080/other"), json!([AS])));
         assert_eq!(l.outcome, LegOutcome::Fail, "{l:?}");
         assert!(l.note.contains("neither"), "{l:?}");
@@ -989,10 +989,10 @@ mod tests {
         assert_eq!(l.outcome, LegOutcome::Unknown, "{l:?}");
 
         let o = grade(&OauthDiscoveryValidated, &doc(json!(EP), json!(["", 3])));
-        let e = leg_of(&o, "3.3.2e");
+        let e = leg_of(&o, "e");
         assert_eq!(e.outcome, LegOutcome::Fail, "{o:#?}");
         assert!(e.note.contains("2 element(s)"), "{e:?}");
-        assert_eq!(leg_of(&o, "3.3.2g").outcome, LegOutcome::Unknown);
+        assert_eq!(leg_of(&o, "g").outcome, LegOutcome::Unknown);
     }
 
     #[test]
@@ -1007,7 +1007,7 @@ mod tests {
         );
         let ev = protected(r);
         let o = run(&OauthDiscoveryValidated, &ev, &with_baseline(&base));
-        let f = leg_of(&o, "3.3.2f");
+        let f = leg_of(&o, "f");
         assert_eq!(f.outcome, LegOutcome::Fail, "{o:#?}");
         assert!(f.note.contains("https://new-as.example"), "{f:?}");
         assert!(f.note.contains("--update-baseline"), "{f:?}");
@@ -1020,7 +1020,7 @@ mod tests {
                 &protected(lab_auth_records()),
                 &with_baseline(&old),
             ),
-            "3.3.2f",
+            "f",
         )
         .clone();
         assert_eq!(f.outcome, LegOutcome::Unknown, "{f:?}");
@@ -1035,7 +1035,7 @@ mod tests {
             200,
             &as_meta("http://127.0.0.1:9000/"),
         );
-        let g = leg_of(&grade(&OauthDiscoveryValidated, &protected(r)), "3.3.2g").clone();
+        let g = leg_of(&grade(&OauthDiscoveryValidated, &protected(r)), "g").clone();
         assert_eq!(g.outcome, LegOutcome::Fail, "{g:?}");
         assert!(g.note.contains("only by a trailing slash"), "{g:?}");
 
@@ -1043,7 +1043,7 @@ mod tests {
         r[3] = failed(leg::AS_META, AS_FORM, ErrorKind::RefusedByGuard);
         r.push(failed(leg::AS_META, AS_OIDC, ErrorKind::RefusedByGuard));
         let o = grade(&OauthDiscoveryValidated, &protected(r));
-        let g = leg_of(&o, "3.3.2g");
+        let g = leg_of(&o, "g");
         assert_eq!(g.outcome, LegOutcome::Unknown, "{o:#?}");
         assert!(g.note.contains("network guard"), "{g:?}");
 
@@ -1051,7 +1051,7 @@ mod tests {
         r[3] = get(leg::AS_META, AS_FORM, 404, "");
         r.push(get(leg::AS_META, AS_OIDC, 200, r#"{"no_issuer": true}"#));
         let o = grade(&OauthDiscoveryValidated, &protected(r));
-        let g = leg_of(&o, "3.3.2g");
+        let g = leg_of(&o, "g");
         assert_eq!(g.outcome, LegOutcome::Error, "{o:#?}");
         assert!(g.note.contains("2 form(s) tried"), "{g:?}");
         assert_eq!(o.verdict, Verdict::Error);
@@ -1060,13 +1060,13 @@ mod tests {
         let mut r = lab_auth_records();
         r[3] = get(leg::AS_META, AS_FORM, 404, "");
         r.push(get(leg::AS_META, AS_OIDC, 200, &as_meta(AS)));
-        let g = leg_of(&grade(&OauthDiscoveryValidated, &protected(r)), "3.3.2g").clone();
+        let g = leg_of(&grade(&OauthDiscoveryValidated, &protected(r)), "g").clone();
         assert_eq!(g.outcome, LegOutcome::Pass, "{g:?}");
 
         // No record for the advertised server at all.
         let mut r = lab_auth_records();
         r.truncate(3);
-        let g = leg_of(&grade(&OauthDiscoveryValidated, &protected(r)), "3.3.2g").clone();
+        let g = leg_of(&grade(&OauthDiscoveryValidated, &protected(r)), "g").clone();
         assert_eq!(g.outcome, LegOutcome::Error, "{g:?}");
         assert!(g.note.contains("no discovery form was attempted"), "{g:?}");
 
@@ -1079,7 +1079,7 @@ mod tests {
             &prm_doc(EP, json!(["not a url"]), None),
         );
         r[3] = failed(leg::AS_META, "not a url", ErrorKind::RefusedByGuard);
-        let g = leg_of(&grade(&OauthDiscoveryValidated, &protected(r)), "3.3.2g").clone();
+        let g = leg_of(&grade(&OauthDiscoveryValidated, &protected(r)), "g").clone();
         assert_eq!(g.outcome, LegOutcome::Fail, "{g:?}");
     }
 
@@ -1145,7 +1145,7 @@ mod tests {
         let mut r = lab_auth_records();
         r[3] = get(leg::AS_META, AS_FORM, 200, &as_meta(evil));
         let old = grade(&OauthDiscoveryValidated, &protected(r.clone()));
-        let g = leg_of(&old, "3.3.2g").clone();
+        let g = leg_of(&old, "g").clone();
         assert_eq!(g.outcome, LegOutcome::Fail, "{g:?}");
         assert!(!g.note.contains("collector refused"), "{g:?}");
         assert!(!old.evidence.contains("collector refused"), "{old:?}");
@@ -1154,7 +1154,7 @@ mod tests {
         r[3] = refused(r[3].clone(), "issuer", AS, evil, "RFC 8414 §3.3");
         let o = grade(&OauthDiscoveryValidated, &protected(r));
         assert_eq!(o.verdict, Verdict::Fail, "{o:#?}");
-        let g = leg_of(&o, "3.3.2g").clone();
+        let g = leg_of(&o, "g").clone();
         assert_eq!(g.outcome, LegOutcome::Fail, "{g:?}");
         assert!(
             g.note.contains("the collector refused it")
@@ -1189,10 +1189,10 @@ mod tests {
         r.truncate(3);
         let o = grade(&OauthDiscoveryValidated, &protected(r));
         assert_eq!(o.verdict, Verdict::Fail, "{o:#?}");
-        let d = leg_of(&o, "3.3.2d").clone();
+        let d = leg_of(&o, "d").clone();
         assert_eq!(d.outcome, LegOutcome::Fail, "{d:?}");
         assert!(d.note.contains("the collector refused it"), "{d:?}");
-        let g = leg_of(&o, "3.3.2g").clone();
+        let g = leg_of(&o, "g").clone();
         assert_eq!(g.outcome, LegOutcome::Unknown, "{g:?}");
         assert!(g.note.contains("collector refused"), "{g:?}");
 
@@ -1206,7 +1206,7 @@ mod tests {
             "RFC 9728 §3.3",
         );
         let o = grade(&OauthDiscoveryValidated, &protected(r));
-        let d = leg_of(&o, "3.3.2d").clone();
+        let d = leg_of(&o, "d").clone();
         assert_eq!(d.outcome, LegOutcome::Fail, "{d:?}");
         assert!(d.note.contains(PRM_ROOT), "{d:?}");
     }

@@ -152,7 +152,7 @@ impl Check for ScopesMinimized {
 }
 
 fn leg_3_3_4a(granted: Option<&[String]>) -> Leg {
-    const ID: &str = "3.3.4a";
+    const ID: &str = "a";
     match granted {
         None => Leg::new(
             ID,
@@ -166,7 +166,7 @@ fn leg_3_3_4a(granted: Option<&[String]>) -> Leg {
 }
 
 fn leg_3_3_4b(granted: Option<&[String]>) -> Leg {
-    const ID: &str = "3.3.4b";
+    const ID: &str = "b";
     let Some(g) = granted else {
         return Leg::new(ID, LegOutcome::Unknown, "no granted scope is readable");
     };
@@ -197,7 +197,7 @@ fn leg_3_3_4b(granted: Option<&[String]>) -> Leg {
 }
 
 fn leg_3_3_4c(f: &Facts<'_>, cx: &Context<'_>, granted: Option<&[String]>) -> Leg {
-    const ID: &str = "3.3.4c";
+    const ID: &str = "c";
     let now = granted.map_or_else(|| "no readable granted scope".to_string(), shown);
     if let Some(a) = approved(cx, "approved_scopes", |d| d.approved_scopes.as_ref()) {
         return match granted {
@@ -261,7 +261,7 @@ fn leg_3_3_4c(f: &Facts<'_>, cx: &Context<'_>, granted: Option<&[String]>) -> Le
 }
 
 fn leg_3_3_4d(f: &Facts<'_>, resource_scopes: Option<&[String]>) -> Leg {
-    const ID: &str = "3.3.4d";
+    const ID: &str = "d";
     let Some((a, _)) = f.selected() else {
         return Leg::new(
             ID,
@@ -312,7 +312,7 @@ fn leg_3_3_4f(
     resource_scopes: Option<&[String]>,
     as_scopes: Option<&[String]>,
 ) -> Leg {
-    const ID: &str = "3.3.4f";
+    const ID: &str = "f";
     let challenge: Option<Vec<String>> = f
         .challenge()
         .and_then(Challenged::scope)
@@ -431,14 +431,14 @@ mod tests {
     fn c3_3_4_lab_without_token() {
         let o = grade(&ScopesMinimized, &protected(lab_auth_records()));
         assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
-        assert_eq!(leg_of(&o, "3.3.4a").outcome, LegOutcome::Unknown);
-        assert_eq!(leg_of(&o, "3.3.4b").outcome, LegOutcome::Unknown);
-        assert_eq!(leg_of(&o, "3.3.4c").outcome, LegOutcome::Unknown);
-        assert_eq!(leg_of(&o, "3.3.4d").outcome, LegOutcome::Pass);
-        let e = leg_of(&o, "3.3.4e");
+        assert_eq!(leg_of(&o, "a").outcome, LegOutcome::Unknown);
+        assert_eq!(leg_of(&o, "b").outcome, LegOutcome::Unknown);
+        assert_eq!(leg_of(&o, "c").outcome, LegOutcome::Unknown);
+        assert_eq!(leg_of(&o, "d").outcome, LegOutcome::Pass);
+        let e = leg_of(&o, "e");
         assert_eq!(e.outcome, LegOutcome::Unknown);
         assert!(e.note.contains("no out-of-scope call made"), "{e:?}");
-        let f = leg_of(&o, "3.3.4f");
+        let f = leg_of(&o, "f");
         assert_eq!(f.outcome, LegOutcome::Pass);
         assert!(f.note.contains("mcp:tools"), "{f:?}");
         assert!(o.details["granted_scopes"].is_null());
@@ -451,7 +451,7 @@ mod tests {
             &ScopesMinimized,
             &lab_auth_with_token(opaque(Some(600), Some(""))),
         );
-        let a = leg_of(&o, "3.3.4a");
+        let a = leg_of(&o, "a");
         assert_eq!(a.outcome, LegOutcome::Pass, "{o:#?}");
         assert!(a.note.contains("stated and empty"), "{a:?}");
         assert_eq!(o.details["granted_scopes"], json!([]));
@@ -460,13 +460,13 @@ mod tests {
             &ScopesMinimized,
             &lab_auth_with_token(opaque(Some(600), None)),
         );
-        assert_eq!(leg_of(&o, "3.3.4a").outcome, LegOutcome::Unknown);
+        assert_eq!(leg_of(&o, "a").outcome, LegOutcome::Unknown);
         assert!(o.details["granted_scopes"].is_null());
 
         let t = jwt_token(json!({"scp": ["mcp:tools", "mcp:read"]}), None, None);
         let o = grade(&ScopesMinimized, &lab_auth_with_token(t));
-        assert_eq!(leg_of(&o, "3.3.4a").outcome, LegOutcome::Pass);
-        assert_eq!(leg_of(&o, "3.3.4b").outcome, LegOutcome::Pass);
+        assert_eq!(leg_of(&o, "a").outcome, LegOutcome::Pass);
+        assert_eq!(leg_of(&o, "b").outcome, LegOutcome::Pass);
         assert_eq!(
             o.details["granted_scopes"],
             json!(["mcp:tools", "mcp:read"])
@@ -479,7 +479,7 @@ mod tests {
             &ScopesMinimized,
             &lab_auth_with_token(opaque(Some(600), Some("read *"))),
         );
-        let b = leg_of(&o, "3.3.4b");
+        let b = leg_of(&o, "b");
         assert_eq!(b.outcome, LegOutcome::Fail, "{o:#?}");
         assert!(b.note.contains("wildcard [\"*\"]"), "{b:?}");
         assert_eq!(o.verdict, Verdict::Fail);
@@ -496,7 +496,7 @@ mod tests {
             ),
         );
         let o = grade(&ScopesMinimized, &protected(r));
-        let d = leg_of(&o, "3.3.4d");
+        let d = leg_of(&o, "d");
         assert_eq!(d.outcome, LegOutcome::Fail, "{o:#?}");
         assert!(
             d.note.contains("admin:all") && d.note.contains("files:*"),
@@ -505,7 +505,7 @@ mod tests {
 
         let mut r = lab_auth_records();
         r[1] = get(leg::PRM, PRM_PATH, 200, &prm_doc(EP, json!([AS]), None));
-        let d = leg_of(&grade(&ScopesMinimized, &protected(r)), "3.3.4d").clone();
+        let d = leg_of(&grade(&ScopesMinimized, &protected(r)), "d").clone();
         assert_eq!(d.outcome, LegOutcome::Unknown, "{d:?}");
     }
 
@@ -520,7 +520,7 @@ mod tests {
         };
         let c = leg_of(
             &grade_with(&ScopesMinimized, &ev, &scopes(&["mcp:tools"])),
-            "3.3.4c",
+            "c",
         )
         .clone();
         assert_eq!(c.outcome, LegOutcome::Fail, "{c:?}");
@@ -529,10 +529,10 @@ mod tests {
             "{c:?}"
         );
         let ok = scopes(&["mcp:tools", "mcp:admin-ish", "mcp:read"]);
-        let c = leg_of(&grade_with(&ScopesMinimized, &ev, &ok), "3.3.4c").clone();
+        let c = leg_of(&grade_with(&ScopesMinimized, &ev, &ok), "c").clone();
         assert_eq!(c.outcome, LegOutcome::Pass, "{c:?}");
         let none = protected(lab_auth_records());
-        let c = leg_of(&grade_with(&ScopesMinimized, &none, &ok), "3.3.4c").clone();
+        let c = leg_of(&grade_with(&ScopesMinimized, &none, &ok), "c").clone();
         assert_eq!(c.outcome, LegOutcome::Unknown, "{c:?}");
     }
 
@@ -540,15 +540,15 @@ mod tests {
     fn c3_3_4_c_compares_with_the_baseline() {
         let base = lab_auth_with_token(opaque(Some(600), Some("mcp:tools")));
         let ev = lab_auth_with_token(opaque(Some(600), Some("mcp:tools mcp:admin-ish")));
-        let c = leg_of(&run(&ScopesMinimized, &ev, &with_baseline(&base)), "3.3.4c").clone();
+        let c = leg_of(&run(&ScopesMinimized, &ev, &with_baseline(&base)), "c").clone();
         assert_eq!(c.outcome, LegOutcome::Fail, "{c:?}");
         assert!(c.note.contains("mcp:admin-ish"), "{c:?}");
 
-        let c = leg_of(&run(&ScopesMinimized, &base, &with_baseline(&ev)), "3.3.4c").clone();
+        let c = leg_of(&run(&ScopesMinimized, &base, &with_baseline(&ev)), "c").clone();
         assert_eq!(c.outcome, LegOutcome::Pass, "{c:?}");
 
         let none = protected(lab_auth_records());
-        let c = leg_of(&run(&ScopesMinimized, &ev, &with_baseline(&none)), "3.3.4c").clone();
+        let c = leg_of(&run(&ScopesMinimized, &ev, &with_baseline(&none)), "c").clone();
         assert_eq!(c.outcome, LegOutcome::Unknown, "{c:?}");
         assert!(c.note.contains("holds no readable granted scope"), "{c:?}");
 
@@ -557,7 +557,7 @@ mod tests {
             updating_baseline: true,
             ..Context::default()
         };
-        let c = leg_of(&run(&ScopesMinimized, &ev, &cx), "3.3.4c").clone();
+        let c = leg_of(&run(&ScopesMinimized, &ev, &cx), "c").clone();
         assert_eq!(c.outcome, LegOutcome::Unknown);
         assert!(c.note.contains("compares nothing"), "{c:?}");
     }
@@ -566,7 +566,7 @@ mod tests {
     fn c3_3_4_e_never_guesses() {
         let mut ev = lab_auth_with_token(opaque(Some(600), Some("mcp:tools")));
         ev.payload.run.inputs = Some(json!({"scope_probe_tool": "delete_everything"}));
-        let e = leg_of(&grade(&ScopesMinimized, &ev), "3.3.4e").clone();
+        let e = leg_of(&grade(&ScopesMinimized, &ev), "e").clone();
         assert_eq!(e.outcome, LegOutcome::Unknown);
         assert!(e.note.contains("delete_everything"), "{e:?}");
         assert!(e.note.contains("no out-of-scope call"), "{e:?}");
@@ -580,7 +580,7 @@ mod tests {
             get(leg::PRM, PRM_PATH, 404, ""),
             get(leg::PRM, PRM_ROOT, 404, ""),
         ]);
-        let f = leg_of(&grade(&ScopesMinimized, &ev), "3.3.4f").clone();
+        let f = leg_of(&grade(&ScopesMinimized, &ev), "f").clone();
         assert_eq!(f.outcome, LegOutcome::Fail, "{f:?}");
         assert!(f.note.contains("no scope is discoverable"), "{f:?}");
 
@@ -591,7 +591,7 @@ mod tests {
             "Bearer scope=\"mcp:read\", resource_metadata=\"{PRM_PATH}\""
         )]);
         let o = grade(&ScopesMinimized, &protected(r));
-        let f = leg_of(&o, "3.3.4f");
+        let f = leg_of(&o, "f");
         assert_eq!(f.outcome, LegOutcome::Pass, "{o:#?}");
         assert!(
             f.note.contains("differs from the advertised union"),
@@ -603,7 +603,7 @@ mod tests {
         let mut r = lab_auth_records();
         r[1] = get(leg::PRM, PRM_PATH, 200, &prm_doc(EP, json!([AS]), None));
         r[3] = failed(leg::AS_META, AS_FORM, ErrorKind::RefusedByGuard);
-        let f = leg_of(&grade(&ScopesMinimized, &protected(r)), "3.3.4f").clone();
+        let f = leg_of(&grade(&ScopesMinimized, &protected(r)), "f").clone();
         assert_eq!(f.outcome, LegOutcome::Unknown, "{f:?}");
         assert!(f.note.contains("guard-refused"), "{f:?}");
     }

@@ -155,7 +155,7 @@ impl Check for ShortLivedTokens {
 }
 
 fn leg_3_1_2a(f: &Facts<'_>) -> Leg {
-    const ID: &str = "3.1.2a";
+    const ID: &str = "a";
     match &f.unauth {
         Unauth::Reached { what, .. } => Leg::new(
             ID,
@@ -259,7 +259,7 @@ fn leg_3_1_2a(f: &Facts<'_>) -> Leg {
 }
 
 /// The id of leg b (token lifetimes).
-const LEG_B: &str = "3.1.2b";
+const LEG_B: &str = "b";
 
 /// Leg b and the per-token lifetimes (null where unreadable).
 fn leg_3_1_2b(f: &Facts<'_>, limit: &Limit) -> (Leg, Vec<Value>) {
@@ -342,8 +342,8 @@ fn legs_3_1_2cd(f: &Facts<'_>) -> (Leg, Leg, Option<String>) {
         };
         let note = format!("no authorization-server metadata resolved: {why}");
         return (
-            Leg::new("3.1.2c", LegOutcome::Observed, note.clone()),
-            Leg::new("3.1.2d", LegOutcome::Observed, note),
+            Leg::new("c", LegOutcome::Observed, note.clone()),
+            Leg::new("d", LegOutcome::Observed, note),
             None,
         );
     };
@@ -382,9 +382,9 @@ fn legs_3_1_2cd(f: &Facts<'_>) -> (Leg, Leg, Option<String>) {
         }
     };
     (
-        Leg::new("3.1.2c", LegOutcome::Observed, format!("{who}: {iss}")),
+        Leg::new("c", LegOutcome::Observed, format!("{who}: {iss}")),
         Leg::new(
-            "3.1.2d",
+            "d",
             LegOutcome::Observed,
             format!("{who}: {reg}; {methods}"),
         ),
@@ -415,7 +415,7 @@ mod tests {
     fn c3_1_2_fails_a_server_that_answers_without_credentials() {
         let o = grade(&ShortLivedTokens, &open_server(no_oauth_records()));
         assert_eq!(o.verdict, Verdict::Fail, "{o:#?}");
-        let a = leg_of(&o, "3.1.2a");
+        let a = leg_of(&o, "a");
         assert_eq!(a.outcome, LegOutcome::Fail);
         assert!(a.note.contains("reached a response"), "{a:?}");
         assert!(a.note.contains("record #0"), "{a:?}");
@@ -425,7 +425,7 @@ mod tests {
     #[test]
     fn c3_1_2_a_passes_a_401_naming_resource_metadata() {
         let o = grade(&ShortLivedTokens, &protected(lab_auth_records()));
-        let a = leg_of(&o, "3.1.2a");
+        let a = leg_of(&o, "a");
         assert_eq!(a.outcome, LegOutcome::Pass, "{o:#?}");
         assert!(
             a.note
@@ -435,10 +435,10 @@ mod tests {
         // No token: b unknown, so the check is UNKNOWN; c and d observe the AS.
         assert_eq!(leg_of(&o, LEG_B).outcome, LegOutcome::Unknown);
         assert_eq!(o.verdict, Verdict::Unknown);
-        let c = leg_of(&o, "3.1.2c");
+        let c = leg_of(&o, "c");
         assert_eq!(c.outcome, LegOutcome::Observed);
         assert!(c.note.contains("iss_parameter_supported is true"), "{c:?}");
-        let d = leg_of(&o, "3.1.2d");
+        let d = leg_of(&o, "d");
         assert!(
             d.note
                 .contains("registration_endpoint http://127.0.0.1:9000/reg"),
@@ -452,7 +452,7 @@ mod tests {
     #[test]
     fn c3_1_2_a_fails_a_401_without_resource_metadata() {
         let o = grade(&ShortLivedTokens, &protected(vec![detect_401(&[])]));
-        let a = leg_of(&o, "3.1.2a");
+        let a = leg_of(&o, "a");
         assert_eq!(a.outcome, LegOutcome::Fail);
         assert!(a.note.contains("without WWW-Authenticate"), "{a:?}");
         assert_eq!(o.verdict, Verdict::Fail);
@@ -461,7 +461,7 @@ mod tests {
             &ShortLivedTokens,
             &protected(vec![detect_401(&["Bearer realm=\"mcp\""])]),
         );
-        let a = leg_of(&o, "3.1.2a");
+        let a = leg_of(&o, "a");
         assert_eq!(a.outcome, LegOutcome::Fail);
         assert!(a.note.contains("names no resource_metadata"), "{a:?}");
         assert!(a.note.contains(r#""Bearer realm="mcp"""#), "{a:?}");
@@ -472,7 +472,7 @@ mod tests {
             &ShortLivedTokens,
             &protected(vec![detect_401(&["Bearer resource_metadata=http://x/y"])]),
         );
-        let a = leg_of(&o, "3.1.2a");
+        let a = leg_of(&o, "a");
         assert_eq!(a.outcome, LegOutcome::Fail);
         assert!(a.note.contains("not RFC 9110 syntax"), "{a:?}");
         assert!(
@@ -489,7 +489,7 @@ mod tests {
                 "Bearer resource_metadata=\"http://x/y\"",
             ])]),
         );
-        let a = leg_of(&o, "3.1.2a");
+        let a = leg_of(&o, "a");
         assert_eq!(a.outcome, LegOutcome::Pass, "{a:?}");
         assert!(!a.note.contains("RFC 9110"), "{a:?}");
     }
@@ -503,7 +503,7 @@ mod tests {
             vec![opaque(Some(600), None)],
         );
         let o = grade(&ShortLivedTokens, &ev);
-        let a = leg_of(&o, "3.1.2a");
+        let a = leg_of(&o, "a");
         assert_eq!(a.outcome, LegOutcome::Unknown, "{o:#?}");
         assert!(a.note.contains("no challenge observed"), "{a:?}");
         assert_eq!(leg_of(&o, LEG_B).outcome, LegOutcome::Pass);
@@ -518,7 +518,7 @@ mod tests {
             ],
             vec![opaque(Some(600), None)],
         );
-        let a = leg_of(&grade(&ShortLivedTokens, &ev), "3.1.2a").clone();
+        let a = leg_of(&grade(&ShortLivedTokens, &ev), "a").clone();
         assert!(a.note.contains("not sent: --info"), "{a:?}");
     }
 
@@ -536,7 +536,7 @@ mod tests {
             vec![opaque(Some(3600), None)],
         );
         let o = grade(&ShortLivedTokens, &ev);
-        let a = leg_of(&o, "3.1.2a");
+        let a = leg_of(&o, "a");
         assert_eq!(a.outcome, LegOutcome::Pass, "{o:#?}");
         assert!(a.note.contains("2.3.unauthenticated"), "{a:?}");
         assert_eq!(
@@ -553,14 +553,14 @@ mod tests {
             &[],
         );
         let ev = credentialed(false, vec![detect_ok_with_credential(), open], vec![]);
-        let a = leg_of(&grade(&ShortLivedTokens, &ev), "3.1.2a").clone();
+        let a = leg_of(&grade(&ShortLivedTokens, &ev), "a").clone();
         assert_eq!(a.outcome, LegOutcome::Fail, "{a:?}");
         assert!(a.note.contains("reached a response"));
 
         // A 400 for another reason decides nothing.
         let other = unauth_list(400, "text/plain", "Bad Request", &[]);
         let ev = credentialed(false, vec![detect_ok_with_credential(), other], vec![]);
-        let a = leg_of(&grade(&ShortLivedTokens, &ev), "3.1.2a").clone();
+        let a = leg_of(&grade(&ShortLivedTokens, &ev), "a").clone();
         assert_eq!(a.outcome, LegOutcome::Unknown, "{a:?}");
         assert!(a.note.contains("HTTP 400"));
     }
@@ -585,7 +585,7 @@ mod tests {
         let mut ev = evidence(Some(s), records);
         ev.payload.tokens = vec![jwt_token(lab_claims(), Some(600), None)];
         let o = grade(&ShortLivedTokens, &ev);
-        let a = leg_of(&o, "3.1.2a");
+        let a = leg_of(&o, "a");
         assert_eq!(a.outcome, LegOutcome::Pass, "{o:#?}");
         assert!(
             a.note.contains("endpoint.detect request (record #0)"),
@@ -725,7 +725,7 @@ mod tests {
         let o = grade(&ShortLivedTokens, &open_server(vec![detect_ok()]));
         assert_eq!(o.verdict, Verdict::Fail);
         assert!(
-            leg_of(&o, "3.1.2c").note.contains("collector predates it"),
+            leg_of(&o, "c").note.contains("collector predates it"),
             "{o:?}"
         );
     }

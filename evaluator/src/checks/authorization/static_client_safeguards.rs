@@ -48,9 +48,9 @@ use mcp_probe_schema::model::Era;
 pub struct StaticClientSafeguards;
 /// The 3.3.5 check.
 const PRE: &str = "3.3.5-pre";
-const LEG_A: &str = "3.3.5a";
-const LEG_B: &str = "3.3.5b";
-const LEG_C: &str = "3.3.5c";
+const LEG_A: &str = "a";
+const LEG_B: &str = "b";
+const LEG_C: &str = "c";
 
 /// The unregistered redirect URI host of 3.3.5a (collector `VARIED_REDIRECT`).
 const VARIED_HOST: &str = "cis-probe-attacker.invalid";

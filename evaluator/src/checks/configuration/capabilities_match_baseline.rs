@@ -25,8 +25,8 @@ use crate::verdict::{Leg, LegOutcome, Outcome};
 #[derive(Debug)]
 pub struct CapabilitiesMatchBaseline;
 /// The 1.2 check.
-const LEG_A: &str = "1.2a";
-const LEG_B: &str = "1.2b";
+const LEG_A: &str = "a";
+const LEG_B: &str = "b";
 
 const REDUCTION_1_2: &str = "compared against the probe's own recorded baseline, not a registry-approved \
      configuration under change control; only what the server advertises is compared (what it would do \
@@ -301,7 +301,7 @@ mod tests {
         let ev = bundle(BASE, json!({"tools": {}}));
         let o = run(&CapabilitiesMatchBaseline, &ev, &Context::default());
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
-        assert!(leg(&o, "1.2a").note.contains("no baseline"), "{o:?}");
+        assert!(leg(&o, "a").note.contains("no baseline"), "{o:?}");
         let o = run(
             &CapabilitiesMatchBaseline,
             &ev,
@@ -311,7 +311,7 @@ mod tests {
             },
         );
         assert_eq!(o.verdict, Verdict::Unknown);
-        assert!(leg(&o, "1.2a")
+        assert!(leg(&o, "a")
             .note
             .contains("records the baseline (1 capability leaves)"));
         assert_eq!(o.details["capability_leaves_advertised"], 1);
@@ -326,7 +326,7 @@ mod tests {
         );
         assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
         assert!(
-            leg(&o, "1.2a")
+            leg(&o, "a")
                 .note
                 .contains("changed: tools.listChanged=true (was false)"),
             "{o:?}"
@@ -340,7 +340,7 @@ mod tests {
         );
         assert_eq!(o.verdict, Verdict::Fail);
         assert!(
-            leg(&o, "1.2a")
+            leg(&o, "a")
                 .note
                 .contains("unapproved: resources.subscribe=true"),
             "{o:?}"
@@ -360,10 +360,7 @@ mod tests {
             &base,
         );
         assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
-        assert!(
-            leg(&o, "1.2a").note.contains("withdrawn: prompts={}"),
-            "{o:?}"
-        );
+        assert!(leg(&o, "a").note.contains("withdrawn: prompts={}"), "{o:?}");
         // Everything withdrawn reads as a failed read, not a pass.
         let o = against(&bundle(BASE, json!({})), &base);
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
@@ -374,7 +371,7 @@ mod tests {
         let base = bundle(BASE, json!({"tools": {}}));
         let o = against(&bundle("2026-07-28", json!({"tools": {}, "x": {}})), &base);
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
-        assert!(leg(&o, "1.2a").note.contains("not drift"), "{o:?}");
+        assert!(leg(&o, "a").note.contains("not drift"), "{o:?}");
     }
 
     #[test]
@@ -385,7 +382,7 @@ mod tests {
             }
             let o = against(&ev, &ev);
             assert_eq!(o.verdict, Verdict::Pass, "{}: {o:?}", ev.path);
-            assert_eq!(leg(&o, "1.2b").outcome, LegOutcome::Observed);
+            assert_eq!(leg(&o, "b").outcome, LegOutcome::Observed);
         }
     }
 }

@@ -25,8 +25,8 @@ use crate::verdict::{Leg, LegOutcome, Outcome};
 #[derive(Debug)]
 pub struct IdentityMatchesBaseline;
 /// The 1.4 check.
-const LEG_A: &str = "1.4a";
-const LEG_B: &str = "1.4b";
+const LEG_A: &str = "a";
+const LEG_B: &str = "b";
 
 const REDUCTION_1_4: &str = "registry export not read: this decides drift against a self-recorded identity \
      (the baseline), not membership of an approved-identity registry, and a registered identity that was not \

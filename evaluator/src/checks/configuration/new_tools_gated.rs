@@ -28,8 +28,8 @@ use crate::verdict::{Leg, LegOutcome, Outcome};
 #[derive(Debug)]
 pub struct NewToolsGated;
 /// The 1.3 check.
-const LEG_A: &str = "1.3a";
-const LEG_B: &str = "1.3b";
+const LEG_A: &str = "a";
+const LEG_B: &str = "b";
 
 /// Operator input: consent to execute tools.
 pub const INPUT_CONSENT: &str = "tool_calls_authorised";

@@ -132,7 +132,7 @@ struct Probe {
 
 const PROBES: [Probe; 4] = [
     Probe {
-        id: "1.1b",
+        id: "b",
         leg: leg::V_BOGUS,
         modern: "tools/list asserting the never-published 2024-01-01 in the header and in _meta",
         legacy: Some(
@@ -143,7 +143,7 @@ const PROBES: [Probe; 4] = [
         overrides: &[],
     },
     Probe {
-        id: "1.1c",
+        id: "c",
         leg: leg::V_NO_HEADER,
         modern: "tools/list without the MCP-Protocol-Version header (_meta still names 2026-07-28)",
         legacy: Some(
@@ -159,7 +159,7 @@ const PROBES: [Probe; 4] = [
         )],
     },
     Probe {
-        id: "1.1d",
+        id: "d",
         leg: leg::V_NO_META_VERSION,
         modern: "tools/list whose _meta lacks io.modelcontextprotocol/protocolVersion (header 2026-07-28)",
         legacy: None,
@@ -180,7 +180,7 @@ const PROBES: [Probe; 4] = [
         ],
     },
     Probe {
-        id: "1.1e",
+        id: "e",
         leg: leg::V_MISMATCH,
         modern: "tools/list with header 2025-03-26 and _meta 2026-07-28",
         legacy: None,
@@ -342,7 +342,7 @@ fn probe_leg(
             let a = read(&x);
             probes.push(p.id, a.facts());
             let (o, mut judged) = judge_version(&a, p, ev.authenticated());
-            if o == LegOutcome::Fail && p.id == "1.1c" && !matches!(a.reply, Reply::Error(_)) {
+            if o == LegOutcome::Fail && p.id == "c" && !matches!(a.reply, Reply::Error(_)) {
                 judged.push_str(fallback_note(modern));
             }
             let early = if !modern && !mcp_probe_schema::vocab::sends_version_header(&rev) {
@@ -627,7 +627,7 @@ fn leg_a(
     if ev.is_modern() {
         let (d_o, d_note, list) = discover_part(ev, seqs, pin);
         let leg = Leg::new(
-            "1.1a",
+            "a",
             wire::worst(d_o, sweep_o),
             format!("{d_note}; {sweep_note}"),
         );
@@ -644,7 +644,7 @@ fn leg_a(
                 )
             })
             .unwrap_or_default();
-        let mut leg = Leg::new("1.1a", sweep_o, format!("{sweep_note}{remark}"));
+        let mut leg = Leg::new("a", sweep_o, format!("{sweep_note}{remark}"));
         // The revision the session runs on is served too: under a policy it must be
         // approved (the floor case is the sweep's: every handshake revision this tool
         // negotiates below the floor is one the sweep offers).

@@ -112,9 +112,9 @@ impl Check for CacheFreshness {
                     .skipped(leg::INVENTORY_TOOLS)
                     .map(|r| format!("the endpoint's tools/list was {r}"))
                     .unwrap_or_else(|| "no list response of the endpoint was recorded".into());
-                legs.push(Leg::new("10.1b", LegOutcome::Unknown, why.clone()));
+                legs.push(Leg::new("b", LegOutcome::Unknown, why.clone()));
                 legs.push(Leg::new(
-                    "10.1c",
+                    "c",
                     LegOutcome::Observed,
                     "not read: no list result recorded",
                 ));
@@ -134,7 +134,7 @@ impl Check for CacheFreshness {
                 });
                 legs.push(dynamic_leg(ev, &x, method, cc.as_deref()));
                 legs.push(Leg::new(
-                    "10.1c",
+                    "c",
                     LegOutcome::Observed,
                     cacheable_fields(&answered, ev.is_modern()),
                 ));
@@ -192,7 +192,7 @@ fn dynamic_leg(ev: &Evidence, x: &Exchange<'_>, method: &str, cc: Option<&str>) 
         )
     };
     let status = match status_gate(x, ev.authenticated()) {
-        Err((o, note)) => return Leg::new("10.1b", o, format!("{substrate}: {note}")),
+        Err((o, note)) => return Leg::new("b", o, format!("{substrate}: {note}")),
         Ok(status) => status,
     };
     let dirs = directives(cc);
@@ -223,7 +223,7 @@ fn dynamic_leg(ev: &Evidence, x: &Exchange<'_>, method: &str, cc: Option<&str>) 
         )
     };
     Leg::new(
-        "10.1b",
+        "b",
         o,
         format!("{substrate}: HTTP {status}, {shown}; {verdict}"),
     )
@@ -242,7 +242,7 @@ fn is_max_age(token: &str) -> bool {
 /// collector's reason; a bundle without the record (an older collector) is UNKNOWN and
 /// says whether the input was given. No path is ever guessed.
 fn static_leg(ev: &Evidence, records: &mut Vec<u64>, facts: &mut Option<StaticFacts>) -> Leg {
-    const ID: &str = "10.1a";
+    const ID: &str = "a";
     let Some(x) = ev.exchanges(leg::STATIC_RESOURCE).last() else {
         if let Some(reason) = ev.skipped(leg::STATIC_RESOURCE) {
             return Leg::new(
@@ -430,12 +430,12 @@ mod tests {
     fn json_without_cache_control_fails_b() {
         let o = grade_with(200, "application/json", OK, &[], "2025-11-25");
         assert_eq!(o.verdict, Verdict::Fail);
-        assert_eq!(leg_of(&o, "10.1b").outcome, LegOutcome::Fail);
+        assert_eq!(leg_of(&o, "b").outcome, LegOutcome::Fail);
         assert!(
-            leg_of(&o, "10.1b").note.contains("no Cache-Control header"),
+            leg_of(&o, "b").note.contains("no Cache-Control header"),
             "{o:?}"
         );
-        assert_eq!(leg_of(&o, "10.1a").outcome, LegOutcome::Unknown);
+        assert_eq!(leg_of(&o, "a").outcome, LegOutcome::Unknown);
         assert!(o.records.contains(&0));
     }
 
@@ -448,8 +448,8 @@ mod tests {
             &[("Cache-Control", "no-cache, no-transform")],
             "2025-11-25",
         );
-        assert_eq!(leg_of(&o, "10.1b").outcome, LegOutcome::Fail);
-        assert!(leg_of(&o, "10.1b").note.contains("no-cache alone"));
+        assert_eq!(leg_of(&o, "b").outcome, LegOutcome::Fail);
+        assert!(leg_of(&o, "b").note.contains("no-cache alone"));
     }
 
     #[test]
@@ -461,7 +461,7 @@ mod tests {
             &[("Cache-Control", "No-Store, max-age=0")],
             "2025-11-25",
         );
-        assert_eq!(leg_of(&o, "10.1b").outcome, LegOutcome::Pass);
+        assert_eq!(leg_of(&o, "b").outcome, LegOutcome::Pass);
         assert_eq!(
             o.verdict,
             Verdict::Unknown,
@@ -474,7 +474,7 @@ mod tests {
             &[("cache-control", "private")],
             "2025-11-25",
         );
-        assert_eq!(leg_of(&p, "10.1b").outcome, LegOutcome::Pass);
+        assert_eq!(leg_of(&p, "b").outcome, LegOutcome::Pass);
     }
 
     #[test]
@@ -486,7 +486,7 @@ mod tests {
             &[("Cache-Control", "no-store-remote, privately")],
             "2025-11-25",
         );
-        assert_eq!(leg_of(&o, "10.1b").outcome, LegOutcome::Fail);
+        assert_eq!(leg_of(&o, "b").outcome, LegOutcome::Fail);
     }
 
     #[test]
@@ -498,7 +498,7 @@ mod tests {
             &[],
             "2025-11-25",
         );
-        assert_eq!(leg_of(&o, "10.1b").outcome, LegOutcome::Error);
+        assert_eq!(leg_of(&o, "b").outcome, LegOutcome::Error);
         assert_eq!(o.verdict, Verdict::Error);
         let r = grade_with(
             302,
@@ -507,7 +507,7 @@ mod tests {
             &[("Location", "https://elsewhere/")],
             "2025-11-25",
         );
-        assert_eq!(leg_of(&r, "10.1b").outcome, LegOutcome::Unknown);
+        assert_eq!(leg_of(&r, "b").outcome, LegOutcome::Unknown);
     }
 
     #[test]
@@ -515,13 +515,13 @@ mod tests {
         let body = r#"{"jsonrpc":"2.0","id":3,"result":{"tools":[],"resultType":"complete","ttlMs":0,"cacheScope":"private"}}"#;
         let o = grade_with(200, "application/json", body, &[], "2026-07-28");
         assert!(
-            leg_of(&o, "10.1c").note.contains("cacheScope=\"private\""),
+            leg_of(&o, "c").note.contains("cacheScope=\"private\""),
             "{o:?}"
         );
         let d = grade_with(200, "application/json", OK, &[], "2026-07-28");
-        assert!(leg_of(&d, "10.1c").note.contains("schema deviation"));
+        assert!(leg_of(&d, "c").note.contains("schema deviation"));
         let l = grade_with(200, "application/json", OK, &[], "2025-11-25");
-        assert!(leg_of(&l, "10.1c").note.contains("does not define"));
+        assert!(leg_of(&l, "c").note.contains("does not define"));
     }
 
     #[test]
@@ -535,7 +535,7 @@ mod tests {
         );
         let o = run(&CacheFreshness, &ev, &Context::default());
         assert_eq!(o.verdict, Verdict::Unknown);
-        assert!(leg_of(&o, "10.1b").note.contains("capability"), "{o:?}");
+        assert!(leg_of(&o, "b").note.contains("capability"), "{o:?}");
     }
 
     /// A bundle with the endpoint's tools/list answered `endpoint_cc` and the static GET
@@ -590,15 +590,15 @@ mod tests {
     #[test]
     fn static_with_validator_and_max_age_passes() {
         let o = with_etag_static("public, Max-Age=3600");
-        assert_eq!(leg_of(&o, "10.1a").outcome, LegOutcome::Pass, "{o:?}");
+        assert_eq!(leg_of(&o, "a").outcome, LegOutcome::Pass, "{o:?}");
         assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
         assert!(
-            leg_of(&o, "10.1a")
+            leg_of(&o, "a")
                 .note
                 .contains("validator ETag and max-age=3600"),
             "{o:?}"
         );
-        assert!(leg_of(&o, "10.1a").note.contains("record #1"), "{o:?}");
+        assert!(leg_of(&o, "a").note.contains("record #1"), "{o:?}");
         assert_eq!(o.records, vec![0, 1]);
         assert_eq!(o.details["static_status"], 200);
         assert_eq!(
@@ -616,16 +616,16 @@ mod tests {
                 ],
             ),
         );
-        assert_eq!(leg_of(&n, "10.1a").outcome, LegOutcome::Pass, "{n:?}");
+        assert_eq!(leg_of(&n, "a").outcome, LegOutcome::Pass, "{n:?}");
     }
 
     #[test]
     fn static_marked_no_store_fails_before_the_validator() {
         let o = with_etag_static("max-age=3600, no-store");
-        assert_eq!(leg_of(&o, "10.1a").outcome, LegOutcome::Fail, "{o:?}");
+        assert_eq!(leg_of(&o, "a").outcome, LegOutcome::Fail, "{o:?}");
         assert_eq!(o.verdict, Verdict::Fail);
         assert!(
-            leg_of(&o, "10.1a").note.contains("no-store contradicts"),
+            leg_of(&o, "a").note.contains("no-store contradicts"),
             "{o:?}"
         );
     }
@@ -633,25 +633,19 @@ mod tests {
     #[test]
     fn static_lacking_validator_or_whole_max_age_fails() {
         let o = with_etag_static("s-maxage=60, max-age=60x");
-        assert_eq!(leg_of(&o, "10.1a").outcome, LegOutcome::Fail, "{o:?}");
-        assert!(
-            leg_of(&o, "10.1a").note.contains("lacks a max-age=N"),
-            "{o:?}"
-        );
+        assert_eq!(leg_of(&o, "a").outcome, LegOutcome::Fail, "{o:?}");
+        assert!(leg_of(&o, "a").note.contains("lacks a max-age=N"), "{o:?}");
         let v = with_static(
             "no-store",
             static_get(200, &[("Cache-Control", "max-age=60")]),
         );
-        assert_eq!(leg_of(&v, "10.1a").outcome, LegOutcome::Fail, "{v:?}");
-        assert!(
-            leg_of(&v, "10.1a").note.contains("lacks a validator"),
-            "{v:?}"
-        );
+        assert_eq!(leg_of(&v, "a").outcome, LegOutcome::Fail, "{v:?}");
+        assert!(leg_of(&v, "a").note.contains("lacks a validator"), "{v:?}");
         let n = with_static("no-store", static_get(200, &[]));
         assert!(
-            leg_of(&n, "10.1a").note.contains("no Cache-Control header")
-                && leg_of(&n, "10.1a").note.contains("validator")
-                && leg_of(&n, "10.1a").note.contains("max-age"),
+            leg_of(&n, "a").note.contains("no Cache-Control header")
+                && leg_of(&n, "a").note.contains("validator")
+                && leg_of(&n, "a").note.contains("max-age"),
             "{n:?}"
         );
     }
@@ -659,13 +653,13 @@ mod tests {
     #[test]
     fn static_status_gate() {
         let o = with_static("no-store", static_get(401, &[]));
-        assert_eq!(leg_of(&o, "10.1a").outcome, LegOutcome::Unknown, "{o:?}");
-        assert!(leg_of(&o, "10.1a").note.contains("without a credential"));
+        assert_eq!(leg_of(&o, "a").outcome, LegOutcome::Unknown, "{o:?}");
+        assert!(leg_of(&o, "a").note.contains("without a credential"));
         let o = with_static("no-store", static_get(404, &[]));
-        assert_eq!(leg_of(&o, "10.1a").outcome, LegOutcome::Error, "{o:?}");
+        assert_eq!(leg_of(&o, "a").outcome, LegOutcome::Error, "{o:?}");
         assert_eq!(o.verdict, Verdict::Error);
         let o = with_static("no-store", static_get(301, &[("Location", "/x")]));
-        assert_eq!(leg_of(&o, "10.1a").outcome, LegOutcome::Unknown, "{o:?}");
+        assert_eq!(leg_of(&o, "a").outcome, LegOutcome::Unknown, "{o:?}");
         let mut g = static_get(200, &[]);
         if let Observation::Http(x) = &mut g.observation {
             x.outcome = HttpOutcome::Error(TransportError {
@@ -674,8 +668,8 @@ mod tests {
             });
         }
         let o = with_static("no-store", g);
-        assert_eq!(leg_of(&o, "10.1a").outcome, LegOutcome::Unknown, "{o:?}");
-        assert!(leg_of(&o, "10.1a").note.contains("guard"), "{o:?}");
+        assert_eq!(leg_of(&o, "a").outcome, LegOutcome::Unknown, "{o:?}");
+        assert!(leg_of(&o, "a").note.contains("guard"), "{o:?}");
         let mut t = static_get(200, &[]);
         if let Observation::Http(x) = &mut t.observation {
             x.outcome = HttpOutcome::Error(TransportError {
@@ -684,7 +678,7 @@ mod tests {
             });
         }
         let o = with_static("no-store", t);
-        assert_eq!(leg_of(&o, "10.1a").outcome, LegOutcome::Error, "{o:?}");
+        assert_eq!(leg_of(&o, "a").outcome, LegOutcome::Error, "{o:?}");
     }
 
     #[test]
@@ -696,12 +690,10 @@ mod tests {
                 "not sent: static_resource_path https://cdn.example/app.js is not on the endpoint's host",
             ),
         );
-        assert_eq!(leg_of(&o, "10.1a").outcome, LegOutcome::Unknown, "{o:?}");
+        assert_eq!(leg_of(&o, "a").outcome, LegOutcome::Unknown, "{o:?}");
         assert_eq!(o.verdict, Verdict::Unknown);
         assert!(
-            leg_of(&o, "10.1a")
-                .note
-                .contains("not on the endpoint's host"),
+            leg_of(&o, "a").note.contains("not on the endpoint's host"),
             "{o:?}"
         );
         let mut ev = evidence(
@@ -718,7 +710,7 @@ mod tests {
         ev.payload.run.inputs = Some(json!({"static_resource_path": "/static/app.js"}));
         let o = run(&CacheFreshness, &ev, &Context::default());
         assert!(
-            leg_of(&o, "10.1a")
+            leg_of(&o, "a")
                 .note
                 .contains("holds no 10.1a.static record"),
             "{o:?}"

@@ -33,8 +33,8 @@ pub const CONSENT_ABOVE: u64 = 1 << 20;
 /// Never sent, whatever the inputs say.
 pub const HARD_MAX: u64 = 10 << 20;
 
-const LEG_A: &str = "10.2a";
-const LEG_B: &str = "10.2b";
+const LEG_A: &str = "a";
+const LEG_B: &str = "b";
 
 const DROPPED: &str = "not probed: the non-streaming response payload bound, the per-message bound on \
      streamed responses, token budgets, per-principal quota exhaustion behaviour, and enforcement at both \
@@ -349,11 +349,7 @@ mod tests {
     }
 
     fn leg_a(o: &Outcome) -> LegOutcome {
-        o.legs
-            .iter()
-            .find(|l| l.id == LEG_A)
-            .expect("10.2a")
-            .outcome
+        o.legs.iter().find(|l| l.id == LEG_A).expect("a").outcome
     }
 
     const SMALL: usize = 64;

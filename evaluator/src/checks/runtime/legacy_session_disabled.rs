@@ -231,7 +231,7 @@ fn leg_c(ev: &Evidence, seqs: &mut Vec<u64>) -> Leg {
             }
         },
     };
-    Leg::new("5.2.3c", o, note)
+    Leg::new("c", o, note)
 }
 
 /// Every `Mcp-Session-Id` a response of this check carried: (what, record, minted or
@@ -285,7 +285,7 @@ fn leg_d(ev: &Evidence, seqs: &mut Vec<u64>) -> Leg {
         seqs.extend(ev.seqs(leg::SESSION_CONTROL));
         seqs.extend(ev.seqs(leg::SESSION_SUPPLIED));
         return Leg::new(
-            "5.2.3d",
+            "d",
             LegOutcome::Fail,
             format!(
                 "an Mcp-Session-Id response header: {} (read from the recorded response headers); a \
@@ -316,7 +316,7 @@ fn leg_d(ev: &Evidence, seqs: &mut Vec<u64>) -> Leg {
             }
         },
     };
-    Leg::new("5.2.3d", o, note)
+    Leg::new("d", o, note)
 }
 
 impl Check for LegacySessionDisabled {
@@ -347,12 +347,8 @@ impl Check for LegacySessionDisabled {
         let mut statuses = BTreeMap::new();
         let mut legs = Vec::new();
         for (id, l, what) in [
-            (
-                "5.2.3a",
-                leg::LEGACY_GET,
-                "GET with Accept: text/event-stream",
-            ),
-            ("5.2.3b", leg::LEGACY_DELETE, "DELETE without a session id"),
+            ("a", leg::LEGACY_GET, "GET with Accept: text/event-stream"),
+            ("b", leg::LEGACY_DELETE, "DELETE without a session id"),
         ] {
             let (o, note) = match exchange_of(ev, l, what) {
                 Err(e) => {
@@ -526,20 +522,20 @@ mod tests {
         assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
         has(
             &o,
-            "5.2.3a",
+            "a",
             LegOutcome::Pass,
             &["GET", "record #0", "HTTP 405", "recommended answer"],
         );
-        has(&o, "5.2.3b", LegOutcome::Pass, &["DELETE", "405"]);
+        has(&o, "b", LegOutcome::Pass, &["DELETE", "405"]);
         has(
             &o,
-            "5.2.3c",
+            "c",
             LegOutcome::Pass,
             &["Last-Event-ID", "like the control", "near-vacuous"],
         );
         has(
             &o,
-            "5.2.3d",
+            "d",
             LegOutcome::Pass,
             &[
                 "cis-audit-supplied-000",
@@ -547,7 +543,7 @@ mod tests {
                 "no response of this check carries Mcp-Session-Id",
             ],
         );
-        assert_eq!(o.details["legs"]["5.2.3c"], "pass");
+        assert_eq!(o.details["legs"]["c"], "pass");
         assert_eq!(o.details["http_status"][leg::LEGACY_GET.as_str()], 405);
         assert_eq!(o.details["session_id_returned"], false);
         assert_eq!(o.records, vec![0, 1, 2, 3, 4, 5]);
@@ -563,7 +559,7 @@ mod tests {
         b.b = delete(405, JSON, body);
         b.expect(
             Verdict::Pass,
-            "5.2.3a",
+            "a",
             LegOutcome::Pass,
             &["-32000", "Method not allowed."],
         );
@@ -611,7 +607,7 @@ mod tests {
         );
         b.expect(
             Verdict::Fail,
-            "5.2.3a",
+            "a",
             LegOutcome::Fail,
             &[
                 "HTTP 200 (text/event-stream)",
@@ -623,7 +619,7 @@ mod tests {
         b.b = delete(200, JSON, "");
         has(
             &b.grade(),
-            "5.2.3b",
+            "b",
             LegOutcome::Fail,
             &["session-termination surface is exposed"],
         );
@@ -640,13 +636,13 @@ mod tests {
         b.b = delete(404, "text/plain", "Not Found");
         let o = b.expect(
             Verdict::Pass,
-            "5.2.3a",
+            "a",
             LegOutcome::Pass,
             &["a JSON-RPC refusal", "deviation from the recommended 405"],
         );
         has(
             &o,
-            "5.2.3b",
+            "b",
             LegOutcome::Pass,
             &["HTTP 404", "bare refusal", "intermediary"],
         );
@@ -658,18 +654,18 @@ mod tests {
         b.a = get(401, JSON, "");
         has(
             &b.grade(),
-            "5.2.3a",
+            "a",
             LegOutcome::Unknown,
             &["refused at authentication"],
         );
         let mut b = B::py2();
         b.a = get(302, "text/html", "");
-        has(&b.grade(), "5.2.3a", LegOutcome::Unknown, &["redirect"]);
+        has(&b.grade(), "a", LegOutcome::Unknown, &["redirect"]);
         let mut b = B::py2();
         b.b = delete(503, "text/html", "<html>down</html>");
         let o = b.grade();
         assert_eq!(o.verdict, Verdict::Error, "{o:?}");
-        has(&o, "5.2.3b", LegOutcome::Error, &["server error"]);
+        has(&o, "b", LegOutcome::Error, &["server error"]);
         let mut b = B::py2();
         if let Observation::Http(x) = &mut b.a.observation {
             x.outcome = HttpOutcome::Error(TransportError {
@@ -679,7 +675,7 @@ mod tests {
         }
         has(
             &b.grade(),
-            "5.2.3a",
+            "a",
             LegOutcome::Error,
             &["no response (reset", "never observed"],
         );
@@ -691,7 +687,7 @@ mod tests {
         b.c2 = resumed(200, "text/event-stream", ": replay\n\n");
         b.expect(
             Verdict::Fail,
-            "5.2.3c",
+            "c",
             LegOutcome::Fail,
             &[
                 "event stream",
@@ -701,12 +697,7 @@ mod tests {
         );
         let mut b = B::py2();
         b.c2 = resumed(400, JSON, &err(2, -32600, "No stream to resume"));
-        has(
-            &b.grade(),
-            "5.2.3c",
-            LegOutcome::Fail,
-            &["-32600", "acted on"],
-        );
+        has(&b.grade(), "c", LegOutcome::Fail, &["-32600", "acted on"]);
     }
 
     #[test]
@@ -715,7 +706,7 @@ mod tests {
         b.c2 = resumed(502, "text/html", "<html>Bad Gateway</html>");
         b.expect(
             Verdict::Error,
-            "5.2.3c",
+            "c",
             LegOutcome::Error,
             &["HTTP 502", "not attributed"],
         );
@@ -730,7 +721,7 @@ mod tests {
         );
         b.expect(
             Verdict::Unknown,
-            "5.2.3c",
+            "c",
             LegOutcome::Unknown,
             &[
                 "control tools/list (record #2)",
@@ -754,7 +745,7 @@ mod tests {
         );
         let o = b.expect(
             Verdict::Fail,
-            "5.2.3d",
+            "d",
             LegOutcome::Fail,
             &[
                 "the 5.2.3d control (record #4, HTTP 200) minted a session id",
@@ -775,7 +766,7 @@ mod tests {
         );
         has(
             &b.grade(),
-            "5.2.3d",
+            "d",
             LegOutcome::Fail,
             &["echoed the supplied id"],
         );
@@ -792,10 +783,10 @@ mod tests {
             false,
         );
         let o = b.grade();
-        has(&o, "5.2.3a", LegOutcome::Pass, &[]);
+        has(&o, "a", LegOutcome::Pass, &[]);
         has(
             &o,
-            "5.2.3d",
+            "d",
             LegOutcome::Fail,
             &["the GET (record #0, HTTP 405) minted"],
         );
@@ -808,18 +799,18 @@ mod tests {
         b.d2 = supplied(404, JSON, &err(4, -32001, "Session not found"));
         b.expect(
             Verdict::Fail,
-            "5.2.3d",
+            "d",
             LegOutcome::Fail,
             &["HTTP 404", "-32001", "Session not found", "acted on"],
         );
         let mut b = B::py2();
         b.d2 = supplied(400, "text/plain", "Bad Request");
-        has(&b.grade(), "5.2.3d", LegOutcome::Error, &["bare status"]);
+        has(&b.grade(), "d", LegOutcome::Error, &["bare status"]);
         let mut b = B::py2();
         b.d1 = list(leg::SESSION_CONTROL, 3, 500, "text/plain", "oops", &[]);
         has(
             &b.grade(),
-            "5.2.3d",
+            "d",
             LegOutcome::Unknown,
             &["not a tools result"],
         );
@@ -833,11 +824,11 @@ mod tests {
             .collect();
         let o = graded(REV_2026_07_28, records);
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
-        for id in ["5.2.3a", "5.2.3b", "5.2.3c", "5.2.3d"] {
+        for id in ["a", "b", "c", "d"] {
             has(&o, id, LegOutcome::Unknown, &["--info"]);
         }
         let mut b = B::py2();
         b.c2 = skipped(&[leg::RESUME_LAST_EVENT_ID], "not sent: interrupted");
-        has(&b.grade(), "5.2.3c", LegOutcome::Error, &["never made"]);
+        has(&b.grade(), "c", LegOutcome::Error, &["never made"]);
     }
 }

@@ -79,7 +79,7 @@ impl Check for PathConfinement {
         let control =
             match live::recorded(ev, leg::TRAVERSAL_CONTROL, "5.4.1a (control and traversal)") {
                 Recorded::NotSent(g) => {
-                    return done(vec![Leg::new("5.4.1a", g.0, g.1)], seqs, &facts);
+                    return done(vec![Leg::new("a", g.0, g.1)], seqs, &facts);
                 }
                 Recorded::Sent(a, req) => (a, req),
             };

@@ -134,7 +134,7 @@ impl Check for PromptArgumentsValidated {
         let seqs = live::seqs(ev, &LEGS[1..]);
         let read = Read::of(ev, PROMPTS);
         if let Err(gate) = read.gate(ev) {
-            let out = gated(&["5.1.3a", "5.1.3b"], None, gate, &read, REDUCTION_5_1_3);
+            let out = gated(&["a", "b"], None, gate, &read, REDUCTION_5_1_3);
             return live::with_live(out, live, seqs);
         }
         let mut args = Arguments::default();
@@ -193,7 +193,7 @@ impl Check for PromptArgumentsValidated {
                 },
             )
         };
-        let legs = vec![Leg::new("5.1.3a", a.0, a.1), Leg::new("5.1.3b", b.0, b.1)];
+        let legs = vec![Leg::new("a", a.0, a.1), Leg::new("b", b.0, b.1)];
         let facts = ArgumentFacts {
             arguments: args.declared,
             bad_argument_names: args.bad_name.len(),
@@ -274,7 +274,7 @@ fn missing_argument(ev: &Evidence) -> Leg {
         ))
     })();
     let (o, note) = g.unwrap_or_else(|e| e);
-    Leg::new("5.1.3c", o, note)
+    Leg::new("c", o, note)
 }
 
 /// 5.1.3d: its control, then a prompt name that is not listed.
@@ -314,7 +314,7 @@ fn unknown_prompt(ev: &Evidence) -> Leg {
         ))
     })();
     let (o, note) = g.unwrap_or_else(|e| e);
-    Leg::new("5.1.3d", o, note)
+    Leg::new("d", o, note)
 }
 
 #[cfg(test)]
@@ -354,14 +354,14 @@ mod tests {
             ),
             json!({"name": "bare"}),
         ]);
-        assert_eq!(declared(&o), Verdict::Pass, "{o:#?}");
+        assert_eq!(declared(&o, &["c", "d"]), Verdict::Pass, "{o:#?}");
         assert!(
-            leg_of(&o, "5.1.3a")
+            leg_of(&o, "a")
                 .note
                 .contains("every argument has a non-blank name (2 arguments across 2 prompts)"),
             "{o:#?}"
         );
-        assert!(leg_of(&o, "5.1.3b").note.contains("`required` is a JSON boolean wherever present (1 of 2 arguments; the others omit it"), "{o:#?}");
+        assert!(leg_of(&o, "b").note.contains("`required` is a JSON boolean wherever present (1 of 2 arguments; the others omit it"), "{o:#?}");
         assert!(o.reduction.contains("5.1.3c and 5.1.3d probe one prompt"));
     }
 
@@ -382,7 +382,7 @@ mod tests {
             ],
         );
         assert_eq!(cut.verdict, Verdict::Unknown, "{cut:#?}");
-        for id in ["5.1.3a", "5.1.3b"] {
+        for id in ["a", "b"] {
             let l = leg_of(&cut, id);
             assert_eq!(l.outcome, LegOutcome::Unknown, "{l:?}");
             assert!(
@@ -401,7 +401,7 @@ mod tests {
                 prompts_page(6, vec![good()], None),
             ],
         );
-        assert_eq!(declared(&whole), Verdict::Pass, "{whole:#?}");
+        assert_eq!(declared(&whole, &["c", "d"]), Verdict::Pass, "{whole:#?}");
         // A FAIL found before the cut stands.
         let bad = grade(
             &PromptArgumentsValidated,
@@ -428,8 +428,8 @@ mod tests {
             json!([{"name": "code", "required": "yes"}]),
         )]);
         assert_eq!(o.verdict, Verdict::Fail);
-        assert_eq!(leg_of(&o, "5.1.3a").outcome, LegOutcome::Pass);
-        let b = &leg_of(&o, "5.1.3b").note;
+        assert_eq!(leg_of(&o, "a").outcome, LegOutcome::Pass);
+        let b = &leg_of(&o, "b").note;
         assert!(
             b.contains(
                 "`review` argument `code`: required is \"yes\" (a string), not a JSON boolean"
@@ -445,7 +445,7 @@ mod tests {
             json!([{"name": ""}, {"required": true}, {"name": 5}, "code"]),
         )]);
         assert_eq!(o.verdict, Verdict::Fail);
-        let a = &leg_of(&o, "5.1.3a").note;
+        let a = &leg_of(&o, "a").note;
         assert!(a.contains("`review` argument #1: name is blank"), "{a}");
         assert!(a.contains("`review` argument #2: declares no name"), "{a}");
         assert!(
@@ -456,7 +456,7 @@ mod tests {
             a.contains("`review` argument #4 is a string, not an object"),
             "{a}"
         );
-        assert_eq!(leg_of(&o, "5.1.3b").outcome, LegOutcome::Pass);
+        assert_eq!(leg_of(&o, "b").outcome, LegOutcome::Pass);
     }
 
     #[test]
@@ -479,7 +479,7 @@ mod tests {
         );
         assert_eq!(o.verdict, Verdict::Fail);
         assert!(
-            leg_of(&o, "5.1.3b")
+            leg_of(&o, "b")
                 .note
                 .contains("`two` (page 2) argument `b`: required is 1 (a number)"),
             "{o:#?}"
@@ -569,15 +569,10 @@ mod tests {
     #[test]
     fn s513cd_refusals_with_minus_32602_pass() {
         let o = live(rendered(), err(-32602), err(-32602));
+        crate::fixture::assert_leg(&o, "c", LegOutcome::Pass, &["without `code`", "-32602"]);
         crate::fixture::assert_leg(
             &o,
-            "5.1.3c",
-            LegOutcome::Pass,
-            &["without `code`", "-32602"],
-        );
-        crate::fixture::assert_leg(
-            &o,
-            "5.1.3d",
+            "d",
             LegOutcome::Pass,
             &["`cis-audit-no-such-prompt` (not listed)"],
         );
@@ -590,14 +585,14 @@ mod tests {
         let o = live(rendered(), rendered(), err(-32603));
         crate::fixture::assert_leg(
             &o,
-            "5.1.3c",
+            "c",
             LegOutcome::Fail,
             &["rendered without its required argument"],
         );
-        crate::fixture::assert_leg(&o, "5.1.3d", LegOutcome::Fail, &["-32603", "handler broke"]);
+        crate::fixture::assert_leg(&o, "d", LegOutcome::Fail, &["-32603", "handler broke"]);
         let o = live(rendered(), err(0), rendered());
-        crate::fixture::assert_leg(&o, "5.1.3c", LegOutcome::Fail, &["with 0, not -32602"]);
-        crate::fixture::assert_leg(&o, "5.1.3d", LegOutcome::Fail, &["does not exist"]);
+        crate::fixture::assert_leg(&o, "c", LegOutcome::Fail, &["with 0, not -32602"]);
+        crate::fixture::assert_leg(&o, "d", LegOutcome::Fail, &["does not exist"]);
     }
 
     #[test]
@@ -605,13 +600,13 @@ mod tests {
         let o = live(err(-32602), err(-32602), err(-32602));
         crate::fixture::assert_leg(
             &o,
-            "5.1.3c",
+            "c",
             LegOutcome::Unknown,
             &["control prompts/get did not return a non-empty `messages`"],
         );
         crate::fixture::assert_leg(
             &o,
-            "5.1.3d",
+            "d",
             LegOutcome::Unknown,
             &["control prompts/get did not return"],
         );
@@ -635,8 +630,8 @@ mod tests {
                 get(&[leg::PROMPT_UNKNOWN], 8, "plain", json!({}), err(-32602)),
             ],
         );
-        crate::fixture::assert_leg(&o, "5.1.3c", LegOutcome::Unknown, &["required: true"]);
-        crate::fixture::assert_leg(&o, "5.1.3d", LegOutcome::Error, &["tests nothing"]);
+        crate::fixture::assert_leg(&o, "c", LegOutcome::Unknown, &["required: true"]);
+        crate::fixture::assert_leg(&o, "d", LegOutcome::Error, &["tests nothing"]);
     }
 
     /// A dual-era server (2026-07-28, and 2025-11-25 through `initialize`): the

@@ -180,13 +180,7 @@ impl Check for ToolSchemasValidated {
         let seqs = ev.seqs(leg::SCHEMA_CALL);
         let read = Read::of(ev, TOOLS);
         if let Err(gate) = read.gate(ev) {
-            let out = gated(
-                &["5.1.1a", "5.1.1b"],
-                Some("5.1.1c"),
-                gate,
-                &read,
-                REDUCTION_5_1_1,
-            );
+            let out = gated(&["a", "b"], Some("c"), gate, &read, REDUCTION_5_1_1);
             return live::with_live(out, live, seqs);
         }
         let mut input = Schemas::default();
@@ -225,13 +219,13 @@ impl Check for ToolSchemasValidated {
         }
         let tools = read.items.len();
         let a = input.leg(
-            "5.1.1a",
+            "a",
             "inputSchema",
             tools,
             (LegOutcome::Unknown, "no inputSchema read".into()),
         );
         let b = output.leg(
-            "5.1.1b",
+            "b",
             "outputSchema",
             tools,
             (
@@ -243,7 +237,7 @@ impl Check for ToolSchemasValidated {
             ),
         );
         let c = Leg::new(
-            "5.1.1c",
+            "c",
             LegOutcome::Observed,
             if refs.is_empty() {
                 "no schema carries an external $ref".to_string()
@@ -358,7 +352,7 @@ fn schema_violating_call(ev: &Evidence) -> Leg {
         })
     })();
     let (o, note) = g.unwrap_or_else(|e| e);
-    Leg::new("5.1.1d", o, note)
+    Leg::new("d", o, note)
 }
 
 /// `all under 2020-12`, or `2 under 2020-12, 1 under draft-07`.

@@ -130,7 +130,7 @@ fn plaintext_target(ev: &Evidence, base: &url::Url) -> Outcome {
     });
     let a = match (&ev.payload.target.endpoint, &served) {
         (Some(endpoint), _) => Leg::new(
-            "2.2a",
+            "a",
             LegOutcome::Fail,
             format!(
                 "the MCP endpoint {} is plain http: MCP is served in clear",
@@ -138,7 +138,7 @@ fn plaintext_target(ev: &Evidence, base: &url::Url) -> Outcome {
             ),
         ),
         (None, Some((_, status, url))) => Leg::new(
-            "2.2a",
+            "a",
             LegOutcome::Fail,
             format!(
                 "the target is plain http and {} answered HTTP {status} in clear (no MCP endpoint was \
@@ -147,7 +147,7 @@ fn plaintext_target(ev: &Evidence, base: &url::Url) -> Outcome {
             ),
         ),
         (None, None) => Leg::new(
-            "2.2a",
+            "a",
             LegOutcome::Error,
             format!(
                 "the target {} is plain http but nothing answered, so no plaintext service was observed",
@@ -162,20 +162,20 @@ fn plaintext_target(ev: &Evidence, base: &url::Url) -> Outcome {
     };
     let legs = vec![
         a,
-        Leg::new("2.2b", LegOutcome::Dropped, reason(leg::TLS_V1_0)),
-        Leg::new("2.2c", LegOutcome::Dropped, reason(leg::TLS_V1_1)),
+        Leg::new("b", LegOutcome::Dropped, reason(leg::TLS_V1_0)),
+        Leg::new("c", LegOutcome::Dropped, reason(leg::TLS_V1_1)),
         Leg::new(
-            "2.2d",
+            "d",
             LegOutcome::Dropped,
             "not probed: the target is plain http",
         ),
         Leg::new(
-            "2.2e",
+            "e",
             LegOutcome::Dropped,
             "not probed: the target is plain http",
         ),
         Leg::new(
-            "2.2f",
+            "f",
             LegOutcome::Dropped,
             "not probed: the target is plain http",
         ),
@@ -273,8 +273,8 @@ fn tls_target(ev: &Evidence, base: &url::Url) -> Outcome {
     let mut records = Vec::new();
     let (a, a_seq, plaintext) = plaintext_leg(ev);
     records.extend(a_seq);
-    let (b, b_seq, b_acc) = legacy_leg(ev, "2.2b", leg::TLS_V1_0, tlswire::TLS1_0);
-    let (c, c_seq, c_acc) = legacy_leg(ev, "2.2c", leg::TLS_V1_1, tlswire::TLS1_1);
+    let (b, b_seq, b_acc) = legacy_leg(ev, "b", leg::TLS_V1_0, tlswire::TLS1_0);
+    let (c, c_seq, c_acc) = legacy_leg(ev, "c", leg::TLS_V1_1, tlswire::TLS1_1);
     records.extend(b_seq);
     records.extend(c_seq);
     let accepted: Vec<&'static str> = [(b_acc, "TLSv1_0"), (c_acc, "TLSv1_1")]
@@ -301,8 +301,8 @@ fn tls_target(ev: &Evidence, base: &url::Url) -> Outcome {
         (None, _) => {
             let why = "no TLS handshake was recorded, so no certificate was seen";
             (
-                Leg::new("2.2e", LegOutcome::Error, why),
-                Leg::new("2.2f", LegOutcome::Error, why),
+                Leg::new("e", LegOutcome::Error, why),
+                Leg::new("f", LegOutcome::Error, why),
             )
         }
         (Some(t), None) => {
@@ -314,14 +314,14 @@ fn tls_target(ev: &Evidence, base: &url::Url) -> Outcome {
                 None => "no certificate was recorded".to_string(),
             };
             (
-                Leg::new("2.2e", LegOutcome::Error, why.clone()),
-                Leg::new("2.2f", LegOutcome::Error, why),
+                Leg::new("e", LegOutcome::Error, why.clone()),
+                Leg::new("f", LegOutcome::Error, why),
             )
         }
         (Some(t), Some(Err(err))) => {
             let why = format!("the leaf certificate does not parse as X.509 ({err})");
             (
-                Leg::new("2.2e", LegOutcome::Error, why.clone()),
+                Leg::new("e", LegOutcome::Error, why.clone()),
                 trust_leg(ev, t, None, &offline, &trust),
             )
         }
@@ -402,12 +402,12 @@ fn plaintext_leg(ev: &Evidence) -> (Leg, Option<u64>, PlaintextFacts) {
             .skipped(leg::PLAINTEXT)
             .map(skip_note)
             .unwrap_or_else(|| "no plaintext request was recorded".into());
-        return (Leg::new("2.2a", LegOutcome::Unknown, why), None, facts);
+        return (Leg::new("a", LegOutcome::Unknown, why), None, facts);
     };
     let url = line(&x.http.request.url);
     facts.plaintext_url = Some(url.clone());
     let (outcome, note) = plaintext_decision(&x, &url, &mut facts);
-    (Leg::new("2.2a", outcome, note), Some(x.seq()), facts)
+    (Leg::new("a", outcome, note), Some(x.seq()), facts)
 }
 
 fn plaintext_decision(
@@ -640,7 +640,7 @@ fn version_leg(ev: &Evidence, tls: Option<&TlsHandshake>) -> (Leg, VersionFacts)
             tls_version: None,
             tls_cipher: None,
         };
-        return (Leg::new("2.2d", LegOutcome::Error, why), facts);
+        return (Leg::new("d", LegOutcome::Error, why), facts);
     };
     let facts = VersionFacts {
         tls_version: t.version.clone(),
@@ -660,24 +660,24 @@ fn version_decision(t: &TlsHandshake) -> Leg {
                 .unwrap_or_default();
             match v.as_str() {
                 "TLSv1_2" | "TLSv1_3" => Leg::new(
-                    "2.2d",
+                    "d",
                     LegOutcome::Pass,
                     format!("negotiated {v}{suite}"),
                 ),
                 "TLSv1_0" | "TLSv1_1" | "SSLv3" | "SSLv2" => Leg::new(
-                    "2.2d",
+                    "d",
                     LegOutcome::Fail,
                     format!("negotiated the obsolete {v}{suite}"),
                 ),
                 other => Leg::new(
-                    "2.2d",
+                    "d",
                     LegOutcome::Unknown,
                     format!("negotiated a version this grader does not know ({}){suite}", line(other)),
                 ),
             }
         }
         (None, Some(e)) if e.kind == ErrorKind::TlsAlert => Leg::new(
-            "2.2d",
+            "d",
             LegOutcome::Fail,
             format!(
                 "handshake failed: the server ended a TLS 1.2/1.3 handshake with an alert ({}), so no \
@@ -686,7 +686,7 @@ fn version_decision(t: &TlsHandshake) -> Leg {
             ),
         ),
         (None, Some(e)) => Leg::new(
-            "2.2d",
+            "d",
             LegOutcome::Error,
             format!(
                 "the TLS 1.2/1.3 handshake failed without an attributable alert ({}): decides nothing",
@@ -694,7 +694,7 @@ fn version_decision(t: &TlsHandshake) -> Leg {
             ),
         ),
         (None, None) => Leg::new(
-            "2.2d",
+            "d",
             LegOutcome::Error,
             "the TLS record names no negotiated version",
         ),

@@ -138,7 +138,7 @@ fn an_unnamed_sender_fails_on_2026_07_28_only() {
     assert_leg(&o, LEG_A, LegOutcome::Pass, &[]);
     assert!(o.evidence.starts_with("7.2.2f: 1 of 2"), "{}", o.evidence);
     assert_eq!(o.not_arisen, None);
-    assert_eq!(o.details["legs"]["7.2.2f"], "revision_unsupported");
+    assert_eq!(o.details["legs"]["f"], "revision_unsupported");
 }
 
 #[test]

@@ -268,7 +268,7 @@ fn oauth_without_token_is_unknown() {
     let o = graded(vec![], vec![], Some("2025-11-25"));
     assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
     assert!(o.evidence.contains("no token is held"), "{}", o.evidence);
-    assert_eq!(o.details["legs"]["3.3.1b"], json!("unknown"));
+    assert_eq!(o.details["legs"]["b"], json!("unknown"));
     assert_eq!(o.details["hosts_probed"], json!([]));
 }
 

@@ -22,7 +22,7 @@ use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome};
 
 /// The leg id this grades.
-pub const LEG: &str = "3.3.4e";
+pub const LEG: &str = "e";
 /// Probe input naming the tool outside the grant (an operator input of the collector).
 pub const INPUT_TOOL: &str = "scope_probe_tool";
 /// Probe input with its arguments.

@@ -153,7 +153,7 @@ fn modern_compliant_passes() {
     let o = expect(
         B::modern(),
         Verdict::Pass,
-        ("1.1a", LegOutcome::Pass),
+        ("a", LegOutcome::Pass),
         &[
             "server/discover (record #0) lists 2026-07-28",
             "no sub-floor",
@@ -161,26 +161,26 @@ fn modern_compliant_passes() {
     );
     has(
         &o,
-        "1.1b",
+        "b",
         LegOutcome::Pass,
         &["-32022", "the required answer"],
     );
     has(
         &o,
-        "1.1c",
+        "c",
         LegOutcome::Pass,
         &["-32020 (HeaderMismatch) at HTTP 400"],
     );
-    has(&o, "1.1d", LegOutcome::Pass, &["-32602 (Invalid params)"]);
-    has(&o, "1.1e", LegOutcome::Pass, &["-32020"]);
+    has(&o, "d", LegOutcome::Pass, &["-32602 (Invalid params)"]);
+    has(&o, "e", LegOutcome::Pass, &["-32020"]);
     assert_eq!(o.details["floor"], "2025-06-18");
     assert!(o.details["mechanism"].as_str().unwrap().contains("_meta"));
-    assert_eq!(o.details["legs"]["1.1d"], "pass");
+    assert_eq!(o.details["legs"]["d"], "pass");
     assert_eq!(o.details["supported_versions"], json!(["2026-07-28"]));
     assert_eq!(o.details["sweep"]["2024-11-05"], "not_served");
-    assert_eq!(o.details["probes"]["1.1b"]["code"], -32022);
+    assert_eq!(o.details["probes"]["b"]["code"], -32022);
     assert_eq!(o.records, vec![0, 1, 2, 3, 4, 5, 6]);
-    assert!(o.reduction.contains("1.1f") && o.reduction.contains("allowlist"));
+    assert!(o.reduction.contains("f") && o.reduction.contains("allowlist"));
 }
 
 #[test]
@@ -192,7 +192,7 @@ fn discover_listing_old_or_malformed_revisions_fails() {
     expect(
         b,
         Verdict::Fail,
-        ("1.1a", LegOutcome::Fail),
+        ("a", LegOutcome::Fail),
         &[
             "2025-03-26 earlier than the 2025-06-18 floor",
             "\"latest\" not a YYYY-MM-DD revision",
@@ -208,7 +208,7 @@ fn discover_without_supported_versions_is_unknown() {
     let o = expect(
         b,
         Verdict::Unknown,
-        ("1.1a", LegOutcome::Unknown),
+        ("a", LegOutcome::Unknown),
         &["no well-formed supportedVersions"],
     );
     assert!(o.details["supported_versions"].is_null());
@@ -222,7 +222,7 @@ fn sweep_serving_sub_floor_revisions_fails() {
     let o = expect(
         b,
         Verdict::Fail,
-        ("1.1a", LegOutcome::Fail),
+        ("a", LegOutcome::Fail),
         &[
             "lists 2026-07-28",
             "initialize serves 2024-11-05 (record #1), 2025-03-26 (record #2)",
@@ -241,7 +241,7 @@ fn sweep_counter_offer_is_not_served() {
     expect(
         b,
         Verdict::Pass,
-        ("1.1a", LegOutcome::Pass),
+        ("a", LegOutcome::Pass),
         &["2024-11-05 answered with 2025-11-25", "2025-03-26 refused"],
     );
 }
@@ -260,7 +260,7 @@ fn sweep_unreached_is_unknown_unless_something_failed() {
     let o = expect(
         b,
         Verdict::Unknown,
-        ("1.1a", LegOutcome::Unknown),
+        ("a", LegOutcome::Unknown),
         &["unreached for 2024-11-05 no response (connect", "might be"],
     );
     assert_eq!(o.details["sweep"]["2024-11-05"], "unreached");
@@ -269,7 +269,7 @@ fn sweep_unreached_is_unknown_unless_something_failed() {
     let o = b.grade();
     has(
         &o,
-        "1.1a",
+        "a",
         LegOutcome::Fail,
         &["serves 2025-03-26", "2024-11-05 no response"],
     );
@@ -280,7 +280,7 @@ fn sweep_unreached_is_unknown_unless_something_failed() {
     ];
     has(
         &b.grade(),
-        "1.1a",
+        "a",
         LegOutcome::Unknown,
         &["HTTP 502", "not a version decision"],
     );
@@ -288,7 +288,7 @@ fn sweep_unreached_is_unknown_unless_something_failed() {
     b.sweep = vec![skipped(&[leg::V_SWEEP], "not sent: --info run")];
     has(
         &b.grade(),
-        "1.1a",
+        "a",
         LegOutcome::Unknown,
         &["not sent: --info run"],
     );
@@ -305,7 +305,7 @@ fn right_code_at_wrong_status_fails() {
     );
     let o = b.grade();
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-    has(&o, "1.1b", LegOutcome::Fail, &["HTTP 200", "requires 400"]);
+    has(&o, "b", LegOutcome::Fail, &["HTTP 200", "requires 400"]);
 }
 
 #[test]
@@ -314,7 +314,7 @@ fn acceptance_fails_and_empty_2xx_is_an_acceptance() {
     b.b = probe(leg::V_BOGUS, 200, JSON, TOOLS);
     has(
         &b.grade(),
-        "1.1b",
+        "b",
         LegOutcome::Fail,
         &[
             "result listing 1 tool",
@@ -326,14 +326,14 @@ fn acceptance_fails_and_empty_2xx_is_an_acceptance() {
     expect(
         b,
         Verdict::Fail,
-        ("1.1b", LegOutcome::Fail),
+        ("b", LegOutcome::Fail),
         &["HTTP 202", "empty body", "acknowledged like a notification"],
     );
     let mut b = B::modern();
     b.b = probe(leg::V_BOGUS, 200, "text/event-stream", ": ping\n\n");
     has(
         &b.grade(),
-        "1.1b",
+        "b",
         LegOutcome::Fail,
         &["event stream", "response stream"],
     );
@@ -356,7 +356,7 @@ fn bare_statuses_and_transport_failures_are_errors() {
         expect(
             b,
             Verdict::Error,
-            ("1.1b", LegOutcome::Error),
+            ("b", LegOutcome::Error),
             &[&format!("HTTP {status}"), word, "gateway"],
         );
     }
@@ -365,7 +365,7 @@ fn bare_statuses_and_transport_failures_are_errors() {
     expect(
         b,
         Verdict::Error,
-        ("1.1c", LegOutcome::Error),
+        ("c", LegOutcome::Error),
         &["no response (reset", "never observed"],
     );
     let mut b = B::modern();
@@ -377,7 +377,7 @@ fn bare_statuses_and_transport_failures_are_errors() {
     );
     has(
         &b.grade(),
-        "1.1b",
+        "b",
         LegOutcome::Error,
         &["without an integer code"],
     );
@@ -395,7 +395,7 @@ fn authentication_refusal_is_unknown() {
     expect(
         b,
         Verdict::Unknown,
-        ("1.1d", LegOutcome::Unknown),
+        ("d", LegOutcome::Unknown),
         &[
             "HTTP 401",
             "never reached version validation",
@@ -411,7 +411,7 @@ fn unexpected_code_passes_asking_for_confirmation() {
     expect(
         b,
         Verdict::Pass,
-        ("1.1b", LegOutcome::Pass),
+        ("b", LegOutcome::Pass),
         &[
             "code -32600 instead of -32022",
             "confirm the rejection is version enforcement",
@@ -425,21 +425,21 @@ fn overrides() {
     b.c = rejects(leg::V_NO_HEADER, -32022);
     has(
         &b.grade(),
-        "1.1c",
+        "c",
         LegOutcome::Pass,
         &["reference-SDK divergence"],
     );
     for c in [-32020, -32022] {
         let mut b = B::modern();
         b.d = rejects(leg::V_NO_META_VERSION, c);
-        has(&b.grade(), "1.1d", LegOutcome::Pass, &["still a refusal"]);
+        has(&b.grade(), "d", LegOutcome::Pass, &["still a refusal"]);
     }
     let mut b = B::modern();
     b.e = rejects(leg::V_MISMATCH, -32022);
     expect(
         b,
         Verdict::Fail,
-        ("1.1e", LegOutcome::Fail),
+        ("e", LegOutcome::Fail),
         &["only HeaderMismatch is correct"],
     );
 }
@@ -454,7 +454,7 @@ fn error_inside_an_event_stream_is_an_answer() {
     b.b = probe(leg::V_BOGUS, 400, "text/event-stream", &body);
     has(
         &b.grade(),
-        "1.1b",
+        "b",
         LegOutcome::Pass,
         &["HTTP 400 (text/event-stream)", "-32022"],
     );
@@ -470,12 +470,12 @@ fn modern_header_fallback_is_served_and_fails() {
     let o = expect(
         b,
         Verdict::Fail,
-        ("1.1c", LegOutcome::Fail),
+        ("c", LegOutcome::Fail),
         &["accepted", "pre-2025-06-18 clients", "below the floor"],
     );
     has(
         &o,
-        "1.1e",
+        "e",
         LegOutcome::Fail,
         &["accepted instead of refused with -32020"],
     );
@@ -491,12 +491,12 @@ fn skipped_modern_probe() {
     expect(
         b,
         Verdict::Unknown,
-        ("1.1d", LegOutcome::Unknown),
+        ("d", LegOutcome::Unknown),
         &["--info", "a full run decides"],
     );
     let mut b = B::modern();
     b.e = skipped(&[leg::V_MISMATCH], "not sent: the run was interrupted");
-    has(&b.grade(), "1.1e", LegOutcome::Error, &["never made"]);
+    has(&b.grade(), "e", LegOutcome::Error, &["never made"]);
 }
 
 #[test]
@@ -504,7 +504,7 @@ fn legacy_compliant_passes_with_d_and_e_excluded() {
     let o = expect(
         B::legacy("2025-11-25"),
         Verdict::Pass,
-        ("1.1a", LegOutcome::Pass),
+        ("a", LegOutcome::Pass),
         &[
             "server/discover (record #0) answered HTTP 400",
             "initialize only",
@@ -512,13 +512,13 @@ fn legacy_compliant_passes_with_d_and_e_excluded() {
     );
     has(
         &o,
-        "1.1b",
+        "b",
         LegOutcome::Pass,
         &["MCP-Protocol-Version header", "no _meta version"],
     );
     has(
         &o,
-        "1.1c",
+        "c",
         LegOutcome::Pass,
         &[
             "without the MCP-Protocol-Version header",
@@ -527,17 +527,17 @@ fn legacy_compliant_passes_with_d_and_e_excluded() {
     );
     has(
         &o,
-        "1.1d",
+        "d",
         LegOutcome::REVISION_UNSUPPORTED,
         &["only 2026-07-28", "negotiated 2025-11-25"],
     );
     has(
         &o,
-        "1.1e",
+        "e",
         LegOutcome::REVISION_UNSUPPORTED,
         &["negotiated 2025-11-25"],
     );
-    assert_eq!(o.details["legs"]["1.1e"], "revision_unsupported");
+    assert_eq!(o.details["legs"]["e"], "revision_unsupported");
     assert_eq!(
         o.details["mechanism"],
         "MCP-Protocol-Version header (2025-11-25)"
@@ -567,12 +567,12 @@ fn lab_py1_legacy_fails() {
     let o = expect(
         b,
         Verdict::Fail,
-        ("1.1a", LegOutcome::Fail),
+        ("a", LegOutcome::Fail),
         &["initialize serves 2024-11-05", "2025-03-26"],
     );
     has(
         &o,
-        "1.1b",
+        "b",
         LegOutcome::Pass,
         &[
             "code -32600 instead of -32022",
@@ -583,11 +583,11 @@ fn lab_py1_legacy_fails() {
     );
     has(
         &o,
-        "1.1c",
+        "c",
         LegOutcome::Fail,
         &["accepted", "benchmark requires the refusal"],
     );
-    has(&o, "1.1d", LegOutcome::REVISION_UNSUPPORTED, &[]);
+    has(&o, "d", LegOutcome::REVISION_UNSUPPORTED, &[]);
 }
 
 /// py2 / fastmcp stateful (mcp 2.3.0 routes a request without the
@@ -616,12 +616,12 @@ fn lab_py2_stateful_modern_fails_on_the_sweep() {
     let o = expect(
         b,
         Verdict::Fail,
-        ("1.1a", LegOutcome::Fail),
+        ("a", LegOutcome::Fail),
         &["lists 2026-07-28", "initialize serves 2024-11-05"],
     );
     has(
         &o,
-        "1.1b",
+        "b",
         LegOutcome::Pass,
         &[
             "data.supported: 2026-07-28",
@@ -630,14 +630,14 @@ fn lab_py2_stateful_modern_fails_on_the_sweep() {
     );
     has(
         &o,
-        "1.1c",
+        "c",
         LegOutcome::Pass,
         &["Missing session ID", "confirm"],
     );
-    has(&o, "1.1d", LegOutcome::Pass, &["the required answer"]);
+    has(&o, "d", LegOutcome::Pass, &["the required answer"]);
     has(
         &o,
-        "1.1e",
+        "e",
         LegOutcome::Pass,
         &["Missing session ID", "confirm"],
     );
@@ -650,13 +650,13 @@ fn legacy_before_the_header_says_so() {
     let o = b.grade();
     has(
         &o,
-        "1.1b",
+        "b",
         LegOutcome::Pass,
         &["predates the MCP-Protocol-Version header"],
     );
     has(
         &o,
-        "1.1d",
+        "d",
         LegOutcome::REVISION_UNSUPPORTED,
         &["negotiated 2025-03-26"],
     );
@@ -712,7 +712,7 @@ fn the_policy_s_approved_revisions_replace_the_floor() {
     assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
     has(
         &o,
-        "1.1a",
+        "a",
         LegOutcome::Pass,
         &[
             "all among the policy's approved_revisions (policy.toml: 2025-11-25, 2026-07-28)",
@@ -725,7 +725,7 @@ fn the_policy_s_approved_revisions_replace_the_floor() {
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
     has(
         &o,
-        "1.1a",
+        "a",
         LegOutcome::Fail,
         &["2026-07-28 not among the policy's approved_revisions"],
     );
@@ -734,14 +734,14 @@ fn the_policy_s_approved_revisions_replace_the_floor() {
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
     has(
         &o,
-        "1.1a",
+        "a",
         LegOutcome::Fail,
         &["the negotiated revision 2025-11-25 is not among the policy's approved_revisions"],
     );
     let o = under(&applied(&["2025-11-25"]), B::legacy("2025-11-25"));
     has(
         &o,
-        "1.1a",
+        "a",
         LegOutcome::Pass,
         &["no unapproved revision offered"],
     );
@@ -749,9 +749,9 @@ fn the_policy_s_approved_revisions_replace_the_floor() {
     let mut b = B::legacy("2025-11-25");
     b.sweep = vec![refused("2024-11-05"), refused("2025-03-26")];
     let o = under(&applied(&["2025-11-25"]), b);
-    has(&o, "1.1a", LegOutcome::Pass, &["no unapproved"]);
+    has(&o, "a", LegOutcome::Pass, &["no unapproved"]);
     let mut b = B::legacy("2025-11-25");
     b.sweep = vec![echo("2024-11-05"), refused("2025-03-26")];
     let o = under(&applied(&["2024-11-05", "2025-11-25"]), b);
-    has(&o, "1.1a", LegOutcome::Pass, &["2024-11-05 served"]);
+    has(&o, "a", LegOutcome::Pass, &["2024-11-05 served"]);
 }

@@ -254,7 +254,7 @@ pub(super) fn certificate_leg(
     );
     if problems.is_empty() {
         Leg::new(
-            "2.2e",
+            "e",
             LegOutcome::Pass,
             format!(
                 "{who}, valid {} to {} ({} days left at collection), {} matches {}",
@@ -267,7 +267,7 @@ pub(super) fn certificate_leg(
         )
     } else {
         Leg::new(
-            "2.2e",
+            "e",
             LegOutcome::Fail,
             format!("{who}: {}", problems.join("; ")),
         )
@@ -491,7 +491,7 @@ pub(super) fn trust_leg(
     };
     match trust {
         TrustState::Public => Leg::new(
-            "2.2f",
+            "f",
             LegOutcome::Pass,
             format!("chains to the public roots, issued by {issuer} (stores at collection: {stores}; {offline_note})"),
         ),
@@ -506,7 +506,7 @@ pub(super) fn trust_leg(
                 })
                 .unwrap_or_else(|| "the operator's --ca-file".into());
             Leg::new(
-                "2.2f",
+                "f",
                 LegOutcome::Pass,
                 format!(
                     "not publicly trusted, but chains to the operator's --ca-file {file}, treated as the \
@@ -515,7 +515,7 @@ pub(super) fn trust_leg(
             )
         }
         TrustState::OsOnly => Leg::new(
-            "2.2f",
+            "f",
             LegOutcome::Unknown,
             format!(
                 "trusted only by the collecting machine's OS store, issued by {issuer}: not by the public \
@@ -529,12 +529,12 @@ pub(super) fn trust_leg(
                 let self_signed = leaf.is_some_and(is_self_signed);
                 match kind {
                     FailKind::Defect => Leg::new(
-                        "2.2f",
+                        "f",
                         LegOutcome::Fail,
                         format!("not trusted: {why} (stores at collection: {stores})"),
                     ),
                     FailKind::UnknownIssuer if self_signed => Leg::new(
-                        "2.2f",
+                        "f",
                         LegOutcome::Fail,
                         format!(
                             "not trusted: self-signed by {issuer}, which no store and no --ca-file holds \
@@ -542,7 +542,7 @@ pub(super) fn trust_leg(
                         ),
                     ),
                     FailKind::UnknownIssuer => Leg::new(
-                        "2.2f",
+                        "f",
                         LegOutcome::Unknown,
                         format!(
                             "issued by {issuer}, which is not an anchor of any store at collection time nor \
@@ -551,14 +551,14 @@ pub(super) fn trust_leg(
                         ),
                     ),
                     FailKind::Undecided => Leg::new(
-                        "2.2f",
+                        "f",
                         LegOutcome::Unknown,
                         format!("could not be validated offline: {why} (stores at collection: {stores})"),
                     ),
                 }
             }
             other => Leg::new(
-                "2.2f",
+                "f",
                 LegOutcome::Error,
                 format!(
                     "no store accepted the chain and it could not be checked offline ({other:?}; stores at \
