@@ -110,6 +110,9 @@ done
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["version"]=="2.1.0" and d["runs"][0]["results"]' "$work/lab.sarif"
 target/debug/mcp-grade diff --trust "$work/collector.pub" "${lab_bundles[0]}" "${lab_bundles[0]}" >/dev/null
 
+step "change cost: a check by an existing rule is one definition row, a new rule five files (docs/benchmarks.md)"
+scripts/change-cost.sh
+
 step "release artefacts: scripts/dist.sh, the static binaries in an empty root and in the container image, a second build compared (docs/install.md)"
 # Root in CI (chroot). Builds the dist profile twice (this checkout and a clean clone of
 # HEAD elsewhere); the pinned cargo-auditable and cargo-cyclonedx are installed first.
