@@ -1,7 +1,13 @@
-//! Shared by the grader's lab tests: lab variables, the `mcp-collect` binary (another
-//! package's: `scripts/test.sh` builds it before the tests), and a collection that plays
-//! the user through an OAuth login with `lab/oidc/browser.sh` when one is asked for.
-#![allow(dead_code, unreachable_pub)]
+//! The lab, for the grader's tests that need it: its variables, the `mcp-collect` binary
+//! (another package's: `scripts/test.sh` builds it before the tests), what
+//! `lab/install.sh` installs, and a collection that plays the user through an OAuth login
+//! with `lab/oidc/browser.sh` when one is asked for.
+//!
+//! A test that needs the lab asks [`require`] (or [`require_collector`],
+//! [`require_installed`]) and nothing else: when what it needs is absent the test
+//! **fails**, naming what is missing and how to get it, unless the operator opted out with
+//! `MCP_PROBE_SKIP_LAB=1` (then it returns `None` and the test returns after a one-line
+//! note on stderr). Under `CI` the opt-out is refused: CI starts the lab.
 
 #[path = "../../../collector/tests/support/headless.rs"]
 mod headless;
@@ -11,7 +17,76 @@ use std::path::{Path, PathBuf};
 use mcp_probe_evaluator::evidence::Evidence;
 use mcp_probe_evaluator::verdict::{LegOutcome, Outcome};
 
-/// A lab variable: the environment, else `lab/run/env`.
+/// The variable that opts out of the lab tests.
+pub const SKIP: &str = "MCP_PROBE_SKIP_LAB";
+
+/// How to start the lab and give the tests its variables.
+const START: &str = "the lab is not up: start it with `lab/up.sh` (after `lab/install.sh`), \
+                     then `set -a; . lab/run/env; set +a`";
+
+/// What every requirement does when `what` is absent: fail the test naming `what` and
+/// `how` to get it, or, with `MCP_PROBE_SKIP_LAB=1` (and not under `CI`), note the skip
+/// on stderr and return `None`.
+///
+/// # Panics
+/// Whenever the opt-out is not given: a lab test never passes by not running.
+pub fn absent<T>(what: &str, how: &str) -> Option<T> {
+    let skip = std::env::var(SKIP).is_ok_and(|v| v == "1");
+    let ci = std::env::var_os("CI").is_some();
+    if skip && !ci {
+        eprintln!("skipping ({SKIP}=1): {what} missing");
+        return None;
+    }
+    if skip {
+        panic!("{what} missing, and {SKIP}=1 is refused under CI: {how}");
+    }
+    panic!("{what} missing: {how}; or set {SKIP}=1 to skip the tests that need it");
+}
+
+/// The lab variables `vars` (in order) and the built `mcp-collect`: every one present, or
+/// [`absent`] naming the missing ones.
+pub fn require(vars: &[&str]) -> Option<(Vec<String>, PathBuf)> {
+    let got: Vec<Option<String>> = vars.iter().map(|v| lab(v)).collect();
+    let missing: Vec<&str> = vars
+        .iter()
+        .zip(&got)
+        .filter(|(_, g)| g.is_none())
+        .map(|(v, _)| *v)
+        .collect();
+    if !missing.is_empty() {
+        return absent(&format!("lab variable(s) {}", missing.join(", ")), START);
+    }
+    let bin = require_collector()?;
+    Some((got.into_iter().flatten().collect(), bin))
+}
+
+/// The one lab variable `var` and the built `mcp-collect` ([`require`]).
+pub fn require_one(var: &str) -> Option<(String, PathBuf)> {
+    let (mut urls, bin) = require(&[var])?;
+    Some((urls.remove(0), bin))
+}
+
+/// The built `mcp-collect`, or [`absent`].
+pub fn require_collector() -> Option<PathBuf> {
+    collector().or_else(|| {
+        absent(
+            "the mcp-collect binary (another package's)",
+            "build it first with `cargo build --workspace --bins` (scripts/test.sh does)",
+        )
+    })
+}
+
+/// `rel`, a path under the repository root that `lab/install.sh` installs (a venv's
+/// python, a schema, a browser), or [`absent`].
+pub fn require_installed(rel: &str) -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(rel);
+    if p.exists() {
+        return Some(p);
+    }
+    absent(rel, "the lab is not installed: run `lab/install.sh`")
+}
+
+/// A lab variable: the environment, else `lab/run/env` (no requirement: [`require`]).
 pub fn lab(var: &str) -> Option<String> {
     if let Ok(v) = std::env::var(var) {
         return Some(v);
@@ -23,7 +98,7 @@ pub fn lab(var: &str) -> Option<String> {
         .map(str::to_string)
 }
 
-/// The built `mcp-collect`, if any.
+/// The built `mcp-collect`, if any (no requirement: [`require_collector`]).
 pub fn collector() -> Option<PathBuf> {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
