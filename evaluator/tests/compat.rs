@@ -55,7 +55,12 @@ fn bundles_of_earlier_collectors_grade_to_their_expected_verdicts() {
                 .as_array()
                 .expect("checks")
                 .iter()
-                .map(|c| (c["rule"].as_str().expect("rule").to_string(), &c["results"][0]))
+                .map(|c| {
+                    (
+                        c["rule"].as_str().expect("rule").to_string(),
+                        &c["results"][0],
+                    )
+                })
                 .collect();
             let got: serde_json::Map<String, Value> = results
                 .iter()
