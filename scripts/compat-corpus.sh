@@ -16,7 +16,9 @@
 # directory: every collector since the first creates ~/.mcp-probe/keys/collector.key
 # on first use), whose public key is kept as collector.pub. The secret key is
 # discarded. expected.json holds the current grader's verdict of every check per
-# bundle, and for each ERROR the legs its evidence names as missing.
+# bundle under cis-mcp-server-1.0.0, keyed by the check's rule id (not its number: a
+# revision renumbers checks, a rule id is stable), and for each ERROR the legs its
+# evidence names as missing.
 #
 # Needs the lab (`set -a; . lab/run/env; set +a`: LAB_PY2, LAB_PY1, LAB_PY1_SSE) and its
 # venvs for the stdio target (MCP_PROBE_LAB, default lab/, must hold .venv-mcp2).
@@ -47,7 +49,7 @@ write_expected() {
     reports=$(mktemp -d)
     for b in "$dir"/*.mcpev; do
         local rc=0
-        "$grade" --format json --trust "$dir/collector.pub" "$b" >"$reports/$(basename "$b").json" || rc=$?
+        "$grade" --format json --benchmark cis-mcp-server-1.0.0 --trust "$dir/collector.pub" "$b" >"$reports/$(basename "$b").json" || rc=$?
         case $rc in 0 | 1 | 4 | 5) ;; *) die "$b: mcp-grade exited $rc" ;; esac
     done
     python3 - "$reports" "$commit" >"$dir/expected.json" <<'PY'
@@ -59,14 +61,14 @@ for name in sorted(os.listdir(reports)):
     verdicts, missing = {}, {}
     for c in r["checks"]:
         res = c["results"][0]
-        verdicts[c["id"]] = res["verdict"]
+        verdicts[c["rule"]] = res["verdict"]
         if res["verdict"] == "ERROR":
             # Every leg the evidence names as missing ("leg(s) A, B missing: ...",
             # "leg A missing: ..."), in order.
             legs = []
             for m in re.finditer(r"\blegs?(?:\(s\))? ([^ ]+(?:, [^ ]+)*) missing\b", res["evidence"]):
                 legs += [l for l in m.group(1).split(", ") if l not in legs]
-            missing[c["id"]] = legs
+            missing[c["rule"]] = legs
     bundles[name[: -len(".json")]] = {"verdicts": verdicts, "missing": missing}
 json.dump(
     {

@@ -1,10 +1,10 @@
 //! The real `mcp-grade` binary on bundles built with the schema's test kit.
 
-#[path = "support/grade_run.rs"]
-mod grade_run;
+mod support;
 
-#[path = "support/build_id.rs"]
-mod build_id;
+use support::grade_run;
+
+use support::build_id;
 
 use std::path::{Path, PathBuf};
 
@@ -91,7 +91,7 @@ fn inventory_records() -> Vec<Record> {
         reason: "the server declared no prompts capability".into(),
     };
     let mut failed = http_record(
-        &["2.5.origin.hostile"],
+        &[leg::ORIGIN_HOSTILE],
         URL,
         r#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#,
         0,
@@ -1062,7 +1062,7 @@ fn hostile_bundle() -> Vec<u8> {
     skipped.observation = Observation::Skipped {
         reason: format!("skipped{EVIL}"),
     };
-    let mut failed = http_record(&["2.5.origin.hostile"], URL, "{}", 0, b"");
+    let mut failed = http_record(&[leg::ORIGIN_HOSTILE], URL, "{}", 0, b"");
     if let Observation::Http(x) = &mut failed.observation {
         x.outcome = HttpOutcome::Error(TransportError {
             kind: ErrorKind::Protocol,
@@ -1136,7 +1136,7 @@ fn server_controlled_text_never_reaches_the_terminal_raw() {
     // A file name chosen by whoever named the bundle, and a damaged copy of it.
     let evil_name = format!("n{EVIL}.mcpev");
     write(dir.path(), &evil_name, &bytes);
-    let at = find_unique(&bytes, b"2.5.origin.hostile");
+    let at = find_unique(&bytes, leg::ORIGIN_HOSTILE.as_str().as_bytes());
     let damaged = format!("d{EVIL}.mcpev");
     write(dir.path(), &damaged, &flipped(&bytes, at));
     let missing = format!("m{EVIL}.mcpev");

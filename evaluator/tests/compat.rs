@@ -1,7 +1,9 @@
 //! The compatibility corpus: bundles written by earlier collectors
 //! (`examples/compat/collector-<commit>/`), each folder with the key that signed them and
-//! `expected.json`: per bundle the verdict of every check, and for each ERROR the legs
-//! its evidence names as missing. This build must verify and grade them to exactly those
+//! `expected.json`: per bundle the verdict of every check of `cis-mcp-server-1.0.0`, keyed
+//! by the check's rule id (a revision may renumber a check; its rule id stays), and for
+//! each ERROR the legs its evidence names as missing. This build must verify and grade
+//! them to exactly those
 //! verdicts, and every ERROR must name its missing legs and the collector (name, version
 //! and build, from the bundle) that wrote the bundle without them: a bundle is forever,
 //! and a check whose legs an old bundle lacks is never PASS or FAIL from absent evidence.
@@ -13,6 +15,9 @@ use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
+
+/// The definition `expected.json` was graded under.
+const V1: &str = "cis-mcp-server-1.0.0";
 
 #[test]
 fn bundles_of_earlier_collectors_grade_to_their_expected_verdicts() {
@@ -32,7 +37,7 @@ fn bundles_of_earlier_collectors_grade_to_their_expected_verdicts() {
         for (name, want) in bundles {
             let bundle = dir.join(name);
             let out = Command::new(env!("CARGO_BIN_EXE_mcp-grade"))
-                .args(["--format", "json", "--trust"])
+                .args(["--format", "json", "--benchmark", V1, "--trust"])
                 .arg(dir.join("collector.pub"))
                 .arg(&bundle)
                 .output()
@@ -44,11 +49,18 @@ fn bundles_of_earlier_collectors_grade_to_their_expected_verdicts() {
                 String::from_utf8_lossy(&out.stderr)
             );
             let report: Value = serde_json::from_slice(&out.stdout).expect("a JSON report");
+            assert_eq!(report["provenance"]["benchmark"]["id"], V1, "{name}");
+            // (rule id, result): the corpus names checks by rule, never by number.
             let results: Vec<(String, &Value)> = report["checks"]
                 .as_array()
                 .expect("checks")
                 .iter()
-                .map(|c| (c["id"].as_str().expect("id").to_string(), &c["results"][0]))
+                .map(|c| {
+                    (
+                        c["rule"].as_str().expect("rule").to_string(),
+                        &c["results"][0],
+                    )
+                })
                 .collect();
             let got: serde_json::Map<String, Value> = results
                 .iter()

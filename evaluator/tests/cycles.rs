@@ -3,8 +3,9 @@
 //! tests of the reader that finds cycles (evaluator/tests/support/imports.rs, shared with
 //! `schema/tests/cycles.rs` and `collector/tests/cycles.rs`).
 
-#[path = "support/imports.rs"]
-mod imports;
+mod support;
+
+use support::imports;
 
 #[test]
 fn no_import_cycle_between_source_files() {

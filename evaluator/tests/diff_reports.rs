@@ -5,8 +5,9 @@
 //! definition" are those edited here (rule ids, params, renumbering) as the definition
 //! would change them, so every expectation below is derived from the two inputs.
 
-#[path = "support/grade_run.rs"]
-mod grade_run;
+mod support;
+
+use support::grade_run;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

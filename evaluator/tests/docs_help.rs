@@ -2,8 +2,9 @@
 //! values and exit codes the binary has, every flag of it appears in README.md or
 //! docs/report.md, and the man pages and completions are generated from it.
 
-#[path = "support/help_docs.rs"]
-mod help_docs;
+mod support;
+
+use support::help_docs;
 
 use help_docs::*;
 use mcp_probe_evaluator::flags::command;

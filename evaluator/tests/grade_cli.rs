@@ -14,8 +14,9 @@
 //! catalogue metadata), and the complete per-check layout is snapshotted from a report
 //! built from fixed, hand-made outcomes through the library renderers.
 
-#[path = "support/grade_run.rs"]
-mod grade_run;
+mod support;
+
+use support::grade_run;
 
 use std::path::{Path, PathBuf};
 
@@ -279,15 +280,29 @@ fn json_report_of_the_examples_has_every_documented_field() {
 fn checks_are_in_numeric_order_in_both_formats() {
     let lab = Lab::new();
     let names = lab.examples();
-    let v = json(&lab.grade(["--format", "json", &names[0]]));
+    let v = json(&lab.grade([
+        "--format",
+        "json",
+        "--benchmark",
+        support::rules::V1,
+        &names[0],
+    ]));
     let ids = check_ids(&v);
     let mut sorted = ids.clone();
     sorted.sort_by_key(|i| id_key(i));
     assert_eq!(ids, sorted);
-    let pos = |id: &str| ids.iter().position(|i| i == id).expect(id);
-    assert!(pos("1.4") < pos("2.1"));
-    assert!(pos("10.1") > pos("7.2.2") && pos("10.1") > pos("7.1.1"));
-    assert!(pos("3.3.5") < pos("5.1.1"));
+    // By number, not by string: under v1.0.0 1.4 before 2.1, 10.1 after 7.2.2 and 7.1.1,
+    // 3.3.5 before 5.1.1.
+    let pos = |rule: &str| {
+        let n = support::rules::number(rule);
+        ids.iter().position(|i| i == n).expect(rule)
+    };
+    assert!(pos("identity-matches-baseline") < pos("stdio-preferred"));
+    assert!(
+        pos("cache-freshness") > pos("notification-identity")
+            && pos("cache-freshness") > pos("lifecycle-metadata-recorded")
+    );
+    assert!(pos("static-client-safeguards") < pos("tool-schemas-validated"));
 
     let r = lab.grade([&names[0]]);
     // Graded checks first, then the not-graded list; each part in numeric order.
@@ -375,8 +390,14 @@ fn level_1_excludes_level_2_checks() {
     let checks = v["checks"].as_array().expect("checks");
     assert_eq!(checks.len(), 25);
     assert!(checks.iter().all(|c| c["level"] == 1));
-    for l2 in ["1.3", "2.3", "3.3.2", "5.6.1", "7.2.2"] {
-        assert!(!check_ids(&v).iter().any(|i| i == l2), "{l2}");
+    for l2 in [
+        "new-tools-gated",
+        "auth-before-stream",
+        "oauth-discovery-validated",
+        "idempotency-keys",
+        "notification-identity",
+    ] {
+        assert!(!checks.iter().any(|c| c["rule"] == l2), "{l2}");
     }
     let t = lab.grade(["--verbose", "--level", "1", &b]);
     assert!(
@@ -1053,50 +1074,54 @@ fn fixed_report() -> Report {
     let a = ev("a.mcpev", "http://127.0.0.1:1001/mcp", Some("2025-11-25"));
     let b = ev("b.mcpev", "https://mcp.example/mcp", Some("2026-07-28"));
     let c = ev("c.mcpev", "http://127.0.0.1:1003/mcp", None);
-    let outcome = |server: usize, id: &str| -> Option<Outcome> {
-        match (id, server) {
-            ("1.1", 0) => Some(
+    // As a rule writes them (sub-verdicts by local name), rendered through the
+    // definition's row as the runner does.
+    let outcome = |server: usize, rule: &str| -> Option<Outcome> {
+        match (rule, server) {
+            ("revisions-pinned", 0) => Some(
                 Outcome::from_legs(
                     vec![
-                        Leg::new("1.1a", LegOutcome::Pass, "only known revisions are served"),
+                        Leg::new("a", LegOutcome::Pass, "only known revisions are served"),
                         Leg::new(
-                            "1.1b",
+                            "b",
                             LegOutcome::Fail,
                             "a malformed MCP-Protocol-Version was accepted with 200",
                         ),
-                        Leg::new("1.1d", LegOutcome::REVISION_UNSUPPORTED, "needs 2026-07-28"),
+                        Leg::new("d", LegOutcome::REVISION_UNSUPPORTED, "needs 2026-07-28"),
                     ],
                     "approved revision list not read",
                 )
                 .with_records([4, 3]),
             ),
-            ("1.1", 1) => Some(
+            ("revisions-pinned", 1) => Some(
                 Outcome::from_legs(
-                    vec![Leg::new("1.1a", LegOutcome::Pass, "ok")],
+                    vec![Leg::new("a", LegOutcome::Pass, "ok")],
                     "approved revision list not read",
                 )
                 .with_records([2]),
             ),
-            ("1.1", _) => Some(Outcome::single(
+            ("revisions-pinned", _) => Some(Outcome::single(
                 Verdict::Unknown,
                 "the endpoint answered 401",
                 "",
             )),
-            ("2.1", _) => Some(Outcome::single(
+            ("stdio-preferred", _) => Some(Outcome::single(
                 Verdict::NotApplicable,
                 "reported only",
                 "host-side",
             )),
-            ("5.2.3", 1) => Some(Outcome::single(
+            ("legacy-session-disabled", 1) => Some(Outcome::single(
                 Verdict::NoRev,
                 "no legacy sessions in 2026-07-28",
                 "r",
             )),
-            ("5.2.3", 0) => Some(
+            ("legacy-session-disabled", 0) => Some(
                 Outcome::single(Verdict::Pass, "GET answered 405", "r").with_detail("status", 405),
             ),
-            ("5.2.3", _) => Some(Outcome::single(Verdict::Error, "leg(s) x missing", "")),
-            ("10.2", _) => Some(Outcome::single(
+            ("legacy-session-disabled", _) => {
+                Some(Outcome::single(Verdict::Error, "leg(s) x missing", ""))
+            }
+            ("size-limits", _) => Some(Outcome::single(
                 Verdict::Pass,
                 "413 for 1 MiB",
                 "quotas not probed",
@@ -1104,13 +1129,14 @@ fn fixed_report() -> Report {
             _ => None,
         }
     };
+    let bm = support::rules::v1();
     let results = |server: usize| -> Vec<CheckResult> {
-        mcp_probe_evaluator::benchmark::Benchmark::builtin()
-            .checks
+        bm.checks
             .iter()
             .map(|e| CheckResult {
                 entry: e,
-                outcome: outcome(server, e.id.as_str()),
+                outcome: outcome(server, e.rule)
+                    .map(|o| mcp_probe_evaluator::benchmark::runner::render_through(bm, e, o)),
             })
             .collect()
     };
@@ -1133,11 +1159,7 @@ fn fixed_report() -> Report {
         ),
         (Server::new(&c, None), results(2)),
     ];
-    Report::new(
-        mcp_probe_evaluator::benchmark::Benchmark::builtin(),
-        None,
-        servers,
-    )
+    Report::new(bm, None, servers)
 }
 
 #[test]
@@ -1163,6 +1185,24 @@ fn snapshot_renderers_on_fixed_outcomes() {
     l1.level = Some(1);
     insta::with_settings!({filters => redactions()}, {
         insta::assert_snapshot!("fixed_text_level_1_head", text_head(&report::text::render(&l1)));
+    });
+}
+
+/// `mcp-grade show` of one example bundle, whole: the text transcript and `--json` (the
+/// decoded bundle), each one snapshot.
+#[test]
+fn snapshot_show_of_an_example_bundle() {
+    let lab = Lab::new();
+    let b = lab.example("py2-auth.mcpev");
+    let trust = format!("{EXAMPLES}/collector.pub");
+    let text = lab.grade(["show", "--trust", &trust, &b]);
+    assert_eq!(text.code, 0, "{text:?}");
+    let json = lab.grade(["show", "--json", "--trust", &trust, &b]);
+    assert_eq!(json.code, 0, "{json:?}");
+    let doc: Value = serde_json::from_str(&json.stdout).expect("show --json is JSON");
+    insta::with_settings!({filters => redactions()}, {
+        insta::assert_snapshot!("show_text", text.stdout);
+        insta::assert_json_snapshot!("show_json", doc);
     });
 }
 
@@ -1525,7 +1565,9 @@ fn the_default_text_report_is_summary_first() {
         .position(|l| l.starts_with("reported only (10"))
         .expect("reported-only block");
     assert!(
-        lines[ro + 1].trim_start().starts_with("2.1"),
+        lines[ro + 1]
+            .trim_start()
+            .starts_with(support::rules::number("stdio-preferred")),
         "{}",
         lines[ro + 1]
     );
@@ -1653,17 +1695,18 @@ fn diff_exit_codes_and_bad_pairs() {
 }
 
 /// Every result text of one check in a JSON report, with its check id.
+/// `(rule id, result as JSON text)` of every result of a JSON report.
 fn result_texts(v: &Value) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for c in v["checks"].as_array().expect("checks") {
         for r in c["results"].as_array().expect("results") {
-            out.push((c["id"].as_str().expect("id").to_string(), r.to_string()));
+            out.push((c["rule"].as_str().expect("rule").to_string(), r.to_string()));
         }
     }
     out
 }
 
-/// Item 4 of issue 22: no reduction, evidence or leg note claims an input (`--policy`,
+/// No reduction, evidence or leg note claims an input (`--policy`,
 /// `--baseline`) was absent when it was given, nor names one that was not given.
 #[test]
 fn no_text_claims_an_input_was_absent_when_it_was_given_or_vice_versa() {
@@ -1746,8 +1789,11 @@ fn no_text_claims_an_input_was_absent_when_it_was_given_or_vice_versa() {
                     }
                 }
                 // The texts are not vacuous: what was (not) read is said somewhere.
-                let short_lived_tokens =
-                    &texts.iter().find(|(id, _)| id == "3.1.2").expect("3.1.2").1;
+                let short_lived_tokens = &texts
+                    .iter()
+                    .find(|(id, _)| id == "short-lived-tokens")
+                    .expect("short-lived-tokens")
+                    .1;
                 match policy {
                     None => assert!(
                         short_lived_tokens.contains("no --policy given"),

@@ -7,9 +7,9 @@ use mcp_probe_evaluator::check::Context;
 use mcp_probe_evaluator::load::{for_grading, read_verified};
 use mcp_probe_evaluator::report::{render, Format, Report, Server};
 
-#[path = "support/examples.rs"]
-mod examples;
-use examples::examples;
+mod support;
+
+use support::examples::examples;
 
 #[test]
 fn compacted_results_render_the_same_reports() {

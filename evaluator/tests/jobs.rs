@@ -2,10 +2,10 @@
 //! thread (stdout, stderr and exit status), in every report format, with failures and
 //! stored baselines in the mix. The real binary, each test in its own directory.
 
-#[path = "support/examples.rs"]
-mod examples;
-#[path = "support/grade_run.rs"]
-mod grade_run;
+mod support;
+
+use support::examples;
+use support::grade_run;
 
 use std::path::Path;
 

@@ -1,44 +1,38 @@
-//! 3.3.5 (confused deputy) and 3.3.4e (the operator's out-of-scope call) on the shared
+//! `static-client-safeguards` (confused deputy) and leg e of `scopes-minimized` (the
+//! operator's out-of-scope call) on the shared
 //! lab's py2-auth + oidc-provider pair (`LAB_RS`): the real `mcp-collect` logs in
 //! headlessly (`--no-browser`, lab/oidc/browser.sh plays the user, as in lab_oauth.rs)
 //! and the evaluator library grades the bundle.
 //!
-//! The lab AS is on 127.0.0.1 like the resource server but on another port. The 3.3.5
-//! gate compares host:port (another port is another origin and another service), so it
+//! The lab AS is on 127.0.0.1 like the resource server but on another port. The
+//! `static-client-safeguards` gate compares host:port (another port is another origin and another service), so it
 //! opens: two scratch clients are registered at the AS and their authorization requests
 //! are answered with oidc-provider's own interaction page (a 303 to `/interaction/<uid>`
-//! carrying no onward `client_id`): no static client id is in use, so 3.3.5 is N/A with
-//! that reason, after live registrations.
+//! carrying no onward `client_id`): no static client id is in use, so the rule is N/A
+//! with that reason, after live registrations.
 //!
-//! 3.3.4e: the inputs name `whoami` as `scope_probe_tool`; it is in fact inside the grant
+//! `scopes-minimized` leg e: the inputs name `whoami` as `scope_probe_tool`; it is in fact inside the grant
 //! (py2-auth requires `mcp:tools` for every call, and the token has it), so the call
-//! executes and 3.3.4e fails: the branch an operator's wrong claim (or a server that does
+//! executes and leg e fails: the branch an operator's wrong claim (or a server that does
 //! not enforce scopes) produces.
 
 mod support;
 
 use std::path::Path;
 
-use mcp_probe_evaluator::benchmark::implemented;
 use mcp_probe_evaluator::check::Context;
 use mcp_probe_evaluator::evidence::Evidence;
-use mcp_probe_evaluator::grade::run;
 use mcp_probe_evaluator::verdict::{LegOutcome, Verdict};
 use mcp_probe_schema::vocab::leg;
-use support::{collector, lab};
+use support::rules::run;
 
 fn collect(bin: &Path, home: &Path, url: &str, args: &[&str]) -> Evidence {
-    support::collect_headless(bin, home, url, args).evidence
+    support::lab::collect_headless(bin, home, url, args).evidence
 }
 
 #[test]
 fn lab_rs_deputy_gate_opens_and_finds_no_static_client_id_and_scope_probe_executes() {
-    let (Some(url), Some(bin)) = (lab("LAB_RS"), collector()) else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "LAB_RS missing or mcp-collect not built (lab/up.sh; cargo build --workspace --bins)"
-        );
-        eprintln!("skipping: LAB_RS missing or mcp-collect not built");
+    let Some((url, bin)) = support::lab::require_one("LAB_RS") else {
         return;
     };
     let dir = tempfile::tempdir().expect("tempdir");
@@ -55,16 +49,10 @@ fn lab_rs_deputy_gate_opens_and_finds_no_static_client_id_and_scope_probe_execut
         &["--inputs", inputs.to_str().expect("utf-8 path")],
     );
     assert!(ev.authenticated(), "the run logged in");
-    if !ev.has_leg(leg::DEPUTY_REGISTER) {
-        // Until collector/src/run.rs calls deputy_legs and scope_probe_leg (see
-        // collector/src/legs_deputy.rs), the bundle holds neither leg.
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "mcp-collect recorded no 3.3.5 legs: run.rs does not call deputy_legs"
-        );
-        eprintln!("skipping: this mcp-collect build records no 3.3.5 legs yet");
-        return;
-    }
+    assert!(
+        ev.has_leg(leg::DEPUTY_REGISTER),
+        "mcp-collect recorded no static-client-safeguards legs"
+    );
 
     // The collector registered two scratch clients (never cached) and sent both
     // authorization requests; oidc-provider answered each with its interaction page.
@@ -100,55 +88,38 @@ fn lab_rs_deputy_gate_opens_and_finds_no_static_client_id_and_scope_probe_execut
         })
         .unwrap_or_default();
     assert!(
-        cached.iter().all(|c| !c.contains("3.3.5 scratch client")),
+        cached.iter().all(|c| !c.contains("scratch client")),
         "scratch clients are never cached"
     );
 
-    if let Some(check) = implemented("3.3.5") {
-        let o = run(check, &ev, &Context::default());
-        assert_eq!(o.verdict, Verdict::NotApplicable, "{o:?}");
-        assert!(
-            o.evidence.contains("not one shared static client id"),
-            "{}",
-            o.evidence
-        );
-        assert_eq!(
-            o.details["downstream_client_ids"],
-            serde_json::json!([null, null])
-        );
-        assert_eq!(o.details["registrations"].as_array().map(Vec::len), Some(2));
-    } else {
-        eprintln!("3.3.5 is not registered in this build; its verdict asserts are skipped");
-    }
+    let o = run("static-client-safeguards", &ev, &Context::default());
+    assert_eq!(o.verdict, Verdict::NotApplicable, "{o:?}");
+    assert!(
+        o.evidence.contains("not one shared static client id"),
+        "{}",
+        o.evidence
+    );
+    assert_eq!(
+        o.details["downstream_client_ids"],
+        serde_json::json!([null, null])
+    );
+    assert_eq!(o.details["registrations"].as_array().map(Vec::len), Some(2));
 
-    // 3.3.4e: whoami ran (the token's grant covers it), so the operator's claim fails.
+    // scopes-minimized leg e: whoami ran (the token's grant covers it), so the operator's claim fails.
     let x = ev
         .exchanges(leg::SCOPE_PROBE_CALL)
         .next()
-        .expect("3.3.4e.call recorded");
+        .expect("the scope probe's call recorded");
     let body: serde_json::Value = x.request_json().expect("json body");
     assert_eq!(body["method"], "tools/call");
     assert_eq!(body["params"]["name"], "whoami");
     assert!(body["params"]["_meta"]["progressToken"].is_string());
-    let o = run(
-        implemented("3.3.4").expect("3.3.4"),
-        &ev,
-        &Context::default(),
-    );
+    let o = run("scopes-minimized", &ev, &Context::default());
     let e = o
         .legs
         .iter()
-        .find(|l| l.id == "3.3.4e")
-        .expect("3.3.4e leg");
-    if e.note.contains("makes no out-of-scope call") {
-        // A build whose 3.3.4 has a placeholder leg instead of the classifier of
-        // evaluator/src/checks/authorization/scopes_minimized/scope_probe.rs.
-        eprintln!(
-            "3.3.4e is not graded from the call in this build: {}",
-            e.note
-        );
-        return;
-    }
+        .find(|l| l.id == "e")
+        .expect("scopes-minimized leg e");
     assert_eq!(e.outcome, LegOutcome::Fail, "{}", e.note);
     assert!(e.note.contains("executed"), "{}", e.note);
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");

@@ -2,8 +2,9 @@
 //! verdict each server must get for each implemented check, and why.
 //!
 //! `mcp-collect` is a binary of another package, so it must be built first
-//! (`scripts/test.sh` runs `cargo build --workspace --bins` before the tests). Under
-//! `CI` a missing lab or binary fails these tests instead of skipping them.
+//! (`scripts/test.sh` runs `cargo build --workspace --bins` before the tests). A missing
+//! lab or binary fails these tests (`support::lab::require`). Checks are named by rule
+//! id and their sub-verdicts by local name (`a`, `a@2025-11-25`).
 
 mod support;
 
@@ -12,12 +13,11 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::OnceLock;
 
-use mcp_probe_evaluator::benchmark::implemented;
 use mcp_probe_evaluator::check::Context;
 use mcp_probe_evaluator::evidence::Evidence;
-use mcp_probe_evaluator::grade::run;
 use mcp_probe_evaluator::verdict::{LegOutcome, Outcome, Verdict};
-use support::{collector, lab, leg};
+use support::lab::{leg, require, require_collector};
+use support::rules;
 
 const SERVERS: &[&str] = &[
     "LAB_PY2",
@@ -47,21 +47,10 @@ fn all_but(skip: &[&str]) -> Vec<&'static str> {
 fn bundles() -> Option<&'static HashMap<String, Evidence>> {
     static B: OnceLock<Option<HashMap<String, Evidence>>> = OnceLock::new();
     B.get_or_init(|| {
-        let urls: Vec<(String, String)> = SERVERS
-            .iter()
-            .filter_map(|v| lab(v).map(|u| (v.to_string(), u)))
-            .collect();
-        let bin = collector();
-        if urls.len() != SERVERS.len() || bin.is_none() {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "lab not up or mcp-collect not built (lab/up.sh; cargo build --workspace --bins)"
-            );
-            eprintln!("skipping: lab not up or mcp-collect not built");
-            return None;
-        }
+        let (got, bin) = support::lab::require(SERVERS)?;
+        let urls: Vec<(String, String)> = SERVERS.iter().map(|v| v.to_string()).zip(got).collect();
         let dir = tempfile::tempdir().expect("tempdir");
-        let out = Command::new(bin.expect("checked"))
+        let out = Command::new(bin)
             .env("MCP_PROBE_HOME", dir.path().join("home"))
             .arg("-q")
             .arg("-o")
@@ -101,16 +90,17 @@ fn bundles() -> Option<&'static HashMap<String, Evidence>> {
     .as_ref()
 }
 
-fn grade(var: &str, id: &str) -> Outcome {
+/// Rule `rule` on the negotiated era of the bundle of `var`, sub-verdicts by local name.
+fn grade(var: &str, rule: &str) -> Outcome {
     let b = bundles().expect("bundles");
-    let check = implemented(id).unwrap_or_else(|| panic!("{id} is not implemented"));
-    run(check, &b[var], &Context::default())
+    rules::run(rule, &b[var], &Context::default())
 }
 
-/// `id` graded on every era the bundle of `var` probed (what `mcp-grade` reports).
-fn grade_every_era(var: &str, id: &str) -> Outcome {
+/// Rule `rule` graded on every era the bundle of `var` probed (what `mcp-grade`
+/// reports), sub-verdicts by local name (`a@2025-11-25`).
+fn grade_every_era(var: &str, rule: &str) -> Outcome {
     let b = bundles().expect("bundles");
-    mcp_probe_evaluator::fixture::graded(&b[var], id)
+    rules::graded(&b[var], rule)
 }
 
 #[test]
@@ -131,47 +121,51 @@ fn every_era_a_server_serves_is_probed_and_graded() {
     // one decides: FAIL, each leg named with its era.
     for var in ["LAB_PY2", "LAB_PY2_SL_JSON", "LAB_FASTMCP", "LAB_PY2_PAGED"] {
         assert_eq!(eras(var), ["2025-11-25"], "{var}");
-        let o = grade_every_era(var, "7.1.2");
+        let o = grade_every_era(var, "null-id-rejected");
         assert_eq!(o.verdict, Verdict::Fail, "{var}: {o:?}");
-        assert_eq!(leg(&o, "7.1.2a@2026-07-28"), LegOutcome::Pass, "{var}");
-        assert_eq!(leg(&o, "7.1.2a@2025-11-25"), LegOutcome::Fail, "{var}");
+        assert_eq!(leg(&o, "a@2026-07-28"), LegOutcome::Pass, "{var}");
+        assert_eq!(leg(&o, "a@2025-11-25"), LegOutcome::Fail, "{var}");
         assert!(o.evidence.contains("on 2025-11-25: FAIL"), "{}", o.evidence);
         // The negotiated era alone passes: without the second era the finding is lost.
-        assert_eq!(grade(var, "7.1.2").verdict, Verdict::Pass, "{var}");
+        assert_eq!(
+            grade(var, "null-id-rejected").verdict,
+            Verdict::Pass,
+            "{var}"
+        );
     }
     // ts2 refuses "id": null on both of its eras.
     assert_eq!(eras("LAB_TS2"), ["2025-11-25"]);
-    let o = grade_every_era("LAB_TS2", "7.1.2");
+    let o = grade_every_era("LAB_TS2", "null-id-rejected");
     assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
-    assert_eq!(leg(&o, "7.1.2a@2025-11-25"), LegOutcome::Pass);
+    assert_eq!(leg(&o, "a@2025-11-25"), LegOutcome::Pass);
     // ts2-reject serves 2026-07-28 only: its refused initialize is recorded and nothing
     // else is probed; py1 negotiated a legacy revision, so there is no other era.
     for var in ["LAB_TS2_REJECT", "LAB_PY1"] {
         assert!(eras(var).is_empty(), "{var}");
-        let o = grade_every_era(var, "7.1.2");
+        let o = grade_every_era(var, "null-id-rejected");
         assert!(o.legs.iter().all(|l| !l.id.contains('@')), "{var}: {o:?}");
     }
     assert!(b["LAB_TS2_REJECT"].has_leg(mcp_probe_schema::vocab::leg::ERA_INITIALIZE));
     assert!(!b["LAB_PY1"].has_leg(mcp_probe_schema::vocab::leg::ERA_INITIALIZE));
-    // 2.5 on both eras: fastmcp without its protection accepts a hostile Origin on each;
+    // `origin-validated` on both eras: fastmcp without its protection accepts a hostile Origin on each;
     // with it (auto) it refuses on each.
-    let o = grade_every_era("LAB_FASTMCP", "2.5");
+    let o = grade_every_era("LAB_FASTMCP", "origin-validated");
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
     assert!(o.evidence.contains("on 2025-11-25: FAIL"), "{}", o.evidence);
-    let o = grade_every_era("LAB_FASTMCP_AUTO", "2.5");
+    let o = grade_every_era("LAB_FASTMCP_AUTO", "origin-validated");
     assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
     assert!(o.evidence.contains("on 2025-11-25: PASS"), "{}", o.evidence);
 }
 
 #[test]
-fn null_id_7_1_2_per_server() {
+fn null_id_rejected_per_server() {
     if bundles().is_none() {
         return;
     }
     // py1 speaks only the legacy revisions; inside its session the Python SDK treats a
     // request with "id": null as a notification and answers 202 with an empty body: an
     // acceptance, so FAIL.
-    let o = grade("LAB_PY1", "7.1.2");
+    let o = grade("LAB_PY1", "null-id-rejected");
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
     assert!(o.evidence.contains("202"), "{}", o.evidence);
     // Every server that negotiated 2026-07-28 refuses it on that path with HTTP 400 and a
@@ -179,20 +173,20 @@ fn null_id_7_1_2_per_server() {
     // ts2 "…not a valid JSON-RPC message" (its error ladder). The nginx no-store
     // front proxies py2, so it answers the same.
     for var in all_but(&["LAB_PY1", "LAB_PY2_SLOPPY", "LAB_RS"]) {
-        let o = grade(var, "7.1.2");
+        let o = grade(var, "null-id-rejected");
         assert_eq!(o.verdict, Verdict::Pass, "{var}: {o:?}");
         assert!(o.evidence.contains("-32600"), "{var}: {}", o.evidence);
     }
 }
 
 #[test]
-fn cache_directives_10_1_per_server() {
+fn cache_freshness_per_server() {
     if bundles().is_none() {
         return;
     }
     // JSON answers on the 2026-07-28 path carry no Cache-Control at all on any SDK, and
     // py1's SSE answers carry only "no-cache, no-transform": neither keeps a per-user
-    // response out of shared caches, so 10.1b fails and the check FAILs.
+    // response out of shared caches, so leg b fails and the check FAILs.
     for var in all_but(&[
         "LAB_PY2_NODNS",
         "LAB_FASTMCP_AUTO",
@@ -200,23 +194,23 @@ fn cache_directives_10_1_per_server() {
         "LAB_PY2_SLOPPY",
         "LAB_RS",
     ]) {
-        let o = grade(var, "10.1");
-        assert_eq!(leg(&o, "10.1b"), LegOutcome::Fail, "{var}: {o:?}");
+        let o = grade(var, "cache-freshness");
+        assert_eq!(leg(&o, "b"), LegOutcome::Fail, "{var}: {o:?}");
         assert_eq!(o.verdict, Verdict::Fail, "{var}");
     }
-    // The nginx front that marks responses no-store passes 10.1b; 10.1a stays unknown
+    // The nginx front that marks responses no-store passes leg b; leg a stays unknown
     // without an operator-named static path, so the check is UNKNOWN, not PASS.
-    let o = grade("LAB_NOSTORE", "10.1");
-    assert_eq!(leg(&o, "10.1b"), LegOutcome::Pass, "{o:?}");
+    let o = grade("LAB_NOSTORE", "cache-freshness");
+    assert_eq!(leg(&o, "b"), LegOutcome::Pass, "{o:?}");
     assert_eq!(o.verdict, Verdict::Unknown);
     // 10.1c: the 2026-07-28 results carry resultType/ttlMs/cacheScope on py2.
-    let o = grade("LAB_PY2", "10.1");
-    let c = o.legs.iter().find(|l| l.id == "10.1c").expect("10.1c");
+    let o = grade("LAB_PY2", "cache-freshness");
+    let c = o.legs.iter().find(|l| l.id == "c").expect("c");
     assert!(c.note.contains("cacheScope"), "{}", c.note);
 }
 
 #[test]
-fn declarations_5_1_per_server() {
+fn declarations_validated_per_server() {
     if bundles().is_none() {
         return;
     }
@@ -230,12 +224,13 @@ fn declarations_5_1_per_server() {
         "LAB_PY2_SLOPPY",
         "LAB_RS",
     ]) {
-        // The declaration legs; the live legs (5.1.1d without the operator's input,
-        // 5.1.2c on a generative template, 5.1.3c/d) are asserted in lab_s5.rs.
+        // The declaration legs a and b; the live legs (`tool-schemas-validated` d without
+        // the operator's input, `resource-templates-typed` c on a generative template,
+        // `prompt-arguments-validated` c and d) are asserted in lab_s5.rs.
         for (id, legs) in [
-            ("5.1.1", ["5.1.1a", "5.1.1b"]),
-            ("5.1.2", ["5.1.2a", "5.1.2b"]),
-            ("5.1.3", ["5.1.3a", "5.1.3b"]),
+            ("tool-schemas-validated", ["a", "b"]),
+            ("resource-templates-typed", ["a", "b"]),
+            ("prompt-arguments-validated", ["a", "b"]),
         ] {
             let o = grade(var, id);
             for l in legs {
@@ -243,43 +238,53 @@ fn declarations_5_1_per_server() {
             }
         }
     }
-    // ts2 (zod) and the low-level py2-paged declare no outputSchema: 5.1.1b compiled
-    // nothing, so it cannot pass, and 5.1.1 is UNKNOWN; their inputSchemas compile.
+    // ts2 (zod) and the low-level py2-paged declare no outputSchema: leg b compiled
+    // nothing, so it cannot pass, and `tool-schemas-validated` is UNKNOWN; their inputSchemas compile.
     for var in ["LAB_TS2", "LAB_TS2_REJECT", "LAB_PY2_PAGED"] {
-        let o = grade(var, "5.1.1");
+        let o = grade(var, "tool-schemas-validated");
         assert_eq!(o.verdict, Verdict::Unknown, "{var}: {o:?}");
-        assert_eq!(leg(&o, "5.1.1a"), LegOutcome::Pass, "{var}");
-        assert_eq!(leg(&o, "5.1.1b"), LegOutcome::Unknown, "{var}");
-        for l in ["5.1.2a", "5.1.2b"] {
-            assert_eq!(leg(&grade(var, "5.1.2"), l), LegOutcome::Pass, "{var} {l}");
+        assert_eq!(leg(&o, "a"), LegOutcome::Pass, "{var}");
+        assert_eq!(leg(&o, "b"), LegOutcome::Unknown, "{var}");
+        for l in ["a", "b"] {
+            assert_eq!(
+                leg(&grade(var, "resource-templates-typed"), l),
+                LegOutcome::Pass,
+                "{var} {l}"
+            );
         }
-        for l in ["5.1.3a", "5.1.3b"] {
-            assert_eq!(leg(&grade(var, "5.1.3"), l), LegOutcome::Pass, "{var} {l}");
+        for l in ["a", "b"] {
+            assert_eq!(
+                leg(&grade(var, "prompt-arguments-validated"), l),
+                LegOutcome::Pass,
+                "{var} {l}"
+            );
         }
     }
     // py2-paged's 23 tools sit on 5 pages: every page was read.
     assert!(
-        grade("LAB_PY2_PAGED", "5.1.1").evidence.contains("23"),
+        grade("LAB_PY2_PAGED", "tool-schemas-validated")
+            .evidence
+            .contains("23"),
         "all pages read"
     );
     // py2-sloppy declares what the SDK lets through and the benchmark forbids.
-    let o = grade("LAB_PY2_SLOPPY", "5.1.1");
+    let o = grade("LAB_PY2_SLOPPY", "tool-schemas-validated");
     assert_eq!(
-        (o.verdict, leg(&o, "5.1.1a")),
+        (o.verdict, leg(&o, "a")),
         (Verdict::Fail, LegOutcome::Fail),
         "{o:?}"
     );
     assert!(o.evidence.contains("broken_schema"), "{}", o.evidence);
-    let o = grade("LAB_PY2_SLOPPY", "5.1.2");
+    let o = grade("LAB_PY2_SLOPPY", "resource-templates-typed");
     assert_eq!(
-        (o.verdict, leg(&o, "5.1.2b")),
+        (o.verdict, leg(&o, "b")),
         (Verdict::Fail, LegOutcome::Fail),
         "{o:?}"
     );
     assert!(o.evidence.contains("blob"), "{}", o.evidence);
-    let o = grade("LAB_PY2_SLOPPY", "5.1.3");
+    let o = grade("LAB_PY2_SLOPPY", "prompt-arguments-validated");
     assert_eq!(
-        (o.verdict, leg(&o, "5.1.3a")),
+        (o.verdict, leg(&o, "a")),
         (Verdict::Fail, LegOutcome::Fail),
         "{o:?}"
     );
@@ -291,8 +296,18 @@ fn reported_only_checks_are_na_everywhere_with_observations() {
         return;
     }
     let reported = [
-        "2.1", "3.1.1", "3.2.1", "3.2.3", "3.3.3", "5.2.1", "5.2.2", "5.3.1", "5.5.1", "5.6.1",
-        "7.1.1", "7.1.3",
+        "stdio-preferred",
+        "stdio-credentials",
+        "per-tool-authorization",
+        "annotations-not-authorization",
+        "no-shared-downstream-identity",
+        "list-changed-rate-limited",
+        "session-not-authentication",
+        "stdio-logs-separated",
+        "tasks-authorized",
+        "idempotency-keys",
+        "lifecycle-metadata-recorded",
+        "audit-clock-synchronised",
     ];
     for var in SERVERS {
         for id in reported {
@@ -304,24 +319,25 @@ fn reported_only_checks_are_na_everywhere_with_observations() {
             );
         }
     }
-    // 3.2.1 counts the tools listed across pages; 7.1.1 sees per-result serverInfo on the
+    // `per-tool-authorization` counts the tools listed across pages;
+    // `lifecycle-metadata-recorded` sees per-result serverInfo on the
     // 2026-07-28 path and none on py1's legacy session.
     assert!(
-        grade("LAB_PY2_PAGED", "3.2.1")
+        grade("LAB_PY2_PAGED", "per-tool-authorization")
             .evidence
             .contains("23 tools"),
         "{}",
-        grade("LAB_PY2_PAGED", "3.2.1").evidence
+        grade("LAB_PY2_PAGED", "per-tool-authorization").evidence
     );
-    assert!(grade("LAB_PY2", "7.1.1")
+    assert!(grade("LAB_PY2", "lifecycle-metadata-recorded")
         .evidence
         .contains("every result names its server"));
     assert!(
-        grade("LAB_PY1", "7.1.1")
+        grade("LAB_PY1", "lifecycle-metadata-recorded")
             .evidence
             .contains("no result names"),
         "{}",
-        grade("LAB_PY1", "7.1.1").evidence
+        grade("LAB_PY1", "lifecycle-metadata-recorded").evidence
     );
 }
 
@@ -332,7 +348,7 @@ fn auth_required_server_gets_unknown_not_fail() {
     }
     // py2-auth answers 401 and the run held no credential: nothing past the challenge
     // was observed, so wire checks are UNKNOWN, never FAIL.
-    for id in ["7.1.2", "10.1"] {
+    for id in ["null-id-rejected", "cache-freshness"] {
         let o = grade("LAB_RS", id);
         assert_eq!(o.verdict, Verdict::Unknown, "{id}: {o:?}");
         assert!(o.evidence.contains("401"), "{}", o.evidence);
@@ -354,14 +370,7 @@ impl Drop for Py2 {
 
 fn start_py2(port: u16, version: &str) -> Option<Py2> {
     let lab_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../lab");
-    let python = lab_dir.join(".venv-mcp2/bin/python");
-    if !python.is_file() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "lab not installed (lab/install.sh)"
-        );
-        return None;
-    }
+    let python = support::lab::require_installed("lab/.venv-mcp2/bin/python")?;
     let log = std::fs::File::create(std::env::temp_dir().join(format!("py2-{port}.log"))).ok()?;
     let child = Command::new(python)
         .current_dir(lab_dir.join("py2"))
@@ -389,7 +398,7 @@ fn collect_one(url: &str, home: &Path) -> Evidence {
 }
 
 fn collect_with(url: &str, home: &Path, args: &[&str], envs: &[(&str, &str)]) -> Evidence {
-    let out = Command::new(collector().expect("mcp-collect built"))
+    let out = Command::new(require_collector().expect("mcp-collect built"))
         .env("MCP_PROBE_HOME", home)
         .envs(envs.iter().copied())
         .args(["-q", "-o"])
@@ -417,9 +426,8 @@ fn collect_with(url: &str, home: &Path, args: &[&str], envs: &[(&str, &str)]) ->
 }
 
 #[test]
-fn identity_1_4_against_baselines_of_a_real_server() {
-    if collector().is_none() {
-        assert!(std::env::var_os("CI").is_none(), "mcp-collect not built");
+fn identity_against_baselines_of_a_real_server() {
+    if require_collector().is_none() {
         return;
     }
     let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -429,7 +437,7 @@ fn identity_1_4_against_baselines_of_a_real_server() {
         .port();
     let url = format!("http://127.0.0.1:{port}/mcp");
     let home = tempfile::tempdir().expect("tempdir");
-    let check = implemented("1.4").expect("1.4");
+    let check = "identity-matches-baseline";
     let (first, second) = {
         let Some(_server) = start_py2(port, "1.0.0") else {
             return;
@@ -440,10 +448,10 @@ fn identity_1_4_against_baselines_of_a_real_server() {
         )
     };
     // Without a baseline nothing is compared: UNKNOWN, never PASS.
-    let o = run(check, &first, &Context::default());
+    let o = rules::run(check, &first, &Context::default());
     assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
     // The same server run again against the first run: same identity, PASS.
-    let o = run(
+    let o = rules::run(
         check,
         &second,
         &Context {
@@ -454,7 +462,7 @@ fn identity_1_4_against_baselines_of_a_real_server() {
     );
     assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
     // A run that records the baseline compares nothing: UNKNOWN.
-    let o = run(
+    let o = rules::run(
         check,
         &second,
         &Context {
@@ -472,7 +480,7 @@ fn identity_1_4_against_baselines_of_a_real_server() {
         };
         collect_one(&url, home.path())
     };
-    let o = run(
+    let o = rules::run(
         check,
         &drifted,
         &Context {
@@ -491,11 +499,11 @@ fn identity_1_4_against_baselines_of_a_real_server() {
 }
 
 fn ready() -> bool {
-    bundles().is_some() && collector().is_some()
+    bundles().is_some() && require_collector().is_some()
 }
 
 #[test]
-fn origin_2_5_per_server() {
+fn origin_validated_per_server() {
     if !ready() {
         return;
     }
@@ -510,13 +518,13 @@ fn origin_2_5_per_server() {
         "LAB_TS2_REJECT",
         "LAB_NOSTORE",
     ] {
-        let o = grade(var, "2.5");
+        let o = grade(var, "origin-validated");
         assert_eq!(o.verdict, Verdict::Pass, "{var}: {o:?}");
     }
     // fastmcp defaults, ts2 without guards and py2 with DNS-rebinding protection off
     // answer the hostile Origin like any other: FAIL.
     for var in ["LAB_FASTMCP", "LAB_TS2", "LAB_PY2_NODNS"] {
-        let o = grade(var, "2.5");
+        let o = grade(var, "origin-validated");
         assert_eq!(o.verdict, Verdict::Fail, "{var}: {o:?}");
         assert!(
             o.evidence.contains("cis-rebinding-probe.example"),
@@ -527,24 +535,32 @@ fn origin_2_5_per_server() {
 }
 
 #[test]
-fn authentication_2_3() {
+fn auth_before_stream_per_server() {
     if !ready() {
         return;
     }
     // No lab MCP server but py2-auth asks for credentials: detection reached a response
     // without one, so an unauthenticated request reaches a response: FAIL.
     for var in ["LAB_PY2", "LAB_PY1", "LAB_TS2", "LAB_FASTMCP"] {
-        assert_eq!(grade(var, "2.3").verdict, Verdict::Fail, "{var}");
+        assert_eq!(
+            grade(var, "auth-before-stream").verdict,
+            Verdict::Fail,
+            "{var}"
+        );
     }
     // py2-auth without a credential: nothing past the challenge: UNKNOWN.
-    assert_eq!(grade("LAB_RS", "2.3").verdict, Verdict::Unknown);
+    assert_eq!(
+        grade("LAB_RS", "auth-before-stream").verdict,
+        Verdict::Unknown
+    );
     // With a real token from the lab AS (lab/oidc/flow.sh: DCR, PKCE, login, consent),
     // the pair is sent: 401 with a challenge without the token, 200 with it; the answer
     // is JSON, not an event stream, so the streamed-response assertion is not exercised:
     // UNKNOWN, and the token never reaches the bundle.
-    let (Some(as_url), Some(rs)) = (lab("LAB_AS"), lab("LAB_RS")) else {
+    let Some((v, _)) = require(&["LAB_AS", "LAB_RS"]) else {
         return;
     };
+    let (as_url, rs) = (v[0].clone(), v[1].clone());
     let flow = Path::new(env!("CARGO_MANIFEST_DIR")).join("../lab/oidc/flow.sh");
     let out = Command::new("bash")
         .arg(flow)
@@ -579,12 +595,12 @@ fn authentication_2_3() {
         ev.session().is_some_and(|s| s.auth_required),
         "learned from the unauthenticated leg"
     );
-    let o = run(implemented("2.3").expect("2.3"), &ev, &Context::default());
+    let o = rules::run("auth-before-stream", &ev, &Context::default());
     assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
     assert!(o.evidence.contains("401"), "{}", o.evidence);
     // py2-auth is dual-era (mcp 2.3.0 MCPServer: 2026-07-28 and a legacy initialize
     // session). Graded on every era, as mcp-grade reports it: the 2026-07-28 answer is
-    // JSON, so 2.3's subject (a response stream) did not arise there and that era is not
+    // JSON, so `auth-before-stream`'s subject (a response stream) did not arise there and that era is not
     // applicable; the legacy session refuses without the token (401) and streams the
     // answer with it: PASS (issue 19; before the one rule the worst era, UNKNOWN, decided).
     let others: Vec<&str> = ev
@@ -596,7 +612,7 @@ fn authentication_2_3() {
         ["2025-11-25"],
         "py2-auth serves a legacy session too"
     );
-    let o = mcp_probe_evaluator::fixture::graded(&ev, "2.3");
+    let o = mcp_probe_evaluator::fixture::graded(&ev, "auth-before-stream");
     assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
     assert!(
         o.evidence.starts_with(
@@ -616,19 +632,20 @@ fn authentication_2_3() {
 }
 
 #[test]
-fn body_limit_10_2() {
+fn size_limits_per_server() {
     if !ready() {
         return;
     }
     // 1 MiB + 1 is accepted below the SDKs' 4 MiB default: no limit at or below that
     // size, which is not "no limit": UNKNOWN.
     for var in ["LAB_PY2", "LAB_PY1", "LAB_TS2"] {
-        let o = grade(var, "10.2");
+        let o = grade(var, "size-limits");
         assert_eq!(o.verdict, Verdict::Unknown, "{var}: {o:?}");
     }
-    let (Some(py2), Some(ts2)) = (lab("LAB_PY2"), lab("LAB_TS2")) else {
+    let Some((v, _)) = require(&["LAB_PY2", "LAB_TS2"]) else {
         return;
     };
+    let (py2, ts2) = (v[0].clone(), v[1].clone());
     let home = tempfile::tempdir().expect("tempdir");
     let inputs = home.path().join("inputs.json");
     std::fs::write(
@@ -644,12 +661,12 @@ fn body_limit_10_2() {
     // The operator states 5,000,000 bytes; the server's own limit (4 MiB) is below it
     // and it answers 413: PASS.
     let ev = collect_with(&py2, home.path(), &["--inputs", &inputs], &[]);
-    let o = run(implemented("10.2").expect("10.2"), &ev, &Context::default());
+    let o = rules::run("size-limits", &ev, &Context::default());
     assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
     assert!(o.evidence.contains("413"), "{}", o.evidence);
     // The operator states 2,000,000 bytes but the server accepts 2,000,001: FAIL.
     let ev = collect_with(&ts2, home.path(), &["--inputs", &inputs], &[]);
-    let o = run(implemented("10.2").expect("10.2"), &ev, &Context::default());
+    let o = rules::run("size-limits", &ev, &Context::default());
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
 }
 
@@ -658,7 +675,7 @@ fn port_of(hostport: &str) -> String {
 }
 
 #[test]
-fn tls_2_2_per_front() {
+fn tls_required_per_front() {
     if !ready() {
         return;
     }
@@ -673,19 +690,14 @@ fn tls_2_2_per_front() {
         "LAB_PLAIN_200",
         "LAB_PLAIN_301",
     ];
-    let v: Vec<String> = vars.iter().filter_map(|n| lab(n)).collect();
-    if v.len() != vars.len() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "TLS lab variables missing"
-        );
+    let Some((v, _)) = require(&vars) else {
         return;
-    }
+    };
     let (ca, modern, legacy, expired, selfsigned, wrongname, only13, plain200, plain301) = (
         &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8],
     );
     let home = tempfile::tempdir().expect("tempdir");
-    let check = implemented("2.2").expect("2.2");
+    let check = "tls-required";
     let grade_front = |hostport: &str, plain_port: &str| {
         let url = format!("https://{hostport}/mcp");
         let ev = collect_with(
@@ -694,7 +706,7 @@ fn tls_2_2_per_front() {
             &["--ca-file", ca, "--plaintext-port", plain_port],
             &[],
         );
-        (run(check, &ev, &Context::default()), ev)
+        (rules::run(check, &ev, &Context::default()), ev)
     };
     // The modern front (TLS 1.2/1.3, valid chain from the operator's CA) with its
     // plaintext door redirecting to https: PASS.
@@ -723,7 +735,7 @@ fn tls_2_2_per_front() {
     assert!(
         o.legs
             .iter()
-            .any(|l| l.id == "2.2b" && l.outcome == LegOutcome::Fail),
+            .any(|l| l.id == "b" && l.outcome == LegOutcome::Fail),
         "{o:?}"
     );
     // Expired, self-signed and wrong-name certificates: FAIL from the recorded chain,
@@ -739,15 +751,18 @@ fn tls_2_2_per_front() {
     }
     // MCP over plain http: FAIL whatever else.
     let ev = collect_with(&format!("http://{plain200}/mcp"), home.path(), &[], &[]);
-    assert_eq!(run(check, &ev, &Context::default()).verdict, Verdict::Fail);
+    assert_eq!(
+        rules::run(check, &ev, &Context::default()).verdict,
+        Verdict::Fail
+    );
 }
 
 #[test]
-fn versions_1_1_headers_2_4_legacy_surface_5_2_3() {
+fn revisions_pinned_metadata_headers_legacy_session_disabled() {
     if bundles().is_none() {
         return;
     }
-    // 1.1a: every SDK but ts2 with legacy:'reject' still echoes 2024-11-05 and
+    // `revisions-pinned` leg a: every SDK but ts2 with legacy:'reject' still echoes 2024-11-05 and
     // 2025-03-26 to an initialize, below the 2025-06-18 floor: FAIL.
     for var in [
         "LAB_PY2",
@@ -757,22 +772,22 @@ fn versions_1_1_headers_2_4_legacy_surface_5_2_3() {
         "LAB_TS2",
         "LAB_PY2_PAGED",
     ] {
-        let o = grade(var, "1.1");
+        let o = grade(var, "revisions-pinned");
         assert_eq!(o.verdict, Verdict::Fail, "{var}: {o:?}");
-        assert_eq!(leg(&o, "1.1a"), LegOutcome::Fail, "{var}");
+        assert_eq!(leg(&o, "a"), LegOutcome::Fail, "{var}");
         assert!(o.evidence.contains("2024-11-05"), "{var}: {}", o.evidence);
     }
     // ts2-reject serves only 2026-07-28 and refuses every malformed assertion with the
     // code the spec names (-32022, -32020, -32602, -32020 at 400): PASS.
-    let o = grade("LAB_TS2_REJECT", "1.1");
+    let o = grade("LAB_TS2_REJECT", "revisions-pinned");
     assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
     // py1 negotiated 2025-11-25: the header/_meta legs d and e need 2026-07-28 and are
-    // excluded; its legacy session serves a tools/list without a version header (1.1c).
-    let o = grade("LAB_PY1", "1.1");
-    assert_eq!(leg(&o, "1.1d"), LegOutcome::REVISION_UNSUPPORTED, "{o:?}");
-    assert_eq!(leg(&o, "1.1c"), LegOutcome::Fail, "{o:?}");
-    // 2.4 and 5.2.3 exist only in 2026-07-28: NO-REV on py1, which does not speak it.
-    for id in ["2.4", "5.2.3"] {
+    // excluded; its legacy session serves a tools/list without a version header (leg c).
+    let o = grade("LAB_PY1", "revisions-pinned");
+    assert_eq!(leg(&o, "d"), LegOutcome::REVISION_UNSUPPORTED, "{o:?}");
+    assert_eq!(leg(&o, "c"), LegOutcome::Fail, "{o:?}");
+    // `metadata-headers` and `legacy-session-disabled` exist only in 2026-07-28: NO-REV on py1, which does not speak it.
+    for id in ["metadata-headers", "legacy-session-disabled"] {
         let o = grade("LAB_PY1", id);
         assert_eq!(o.verdict, Verdict::NoRev, "{id}: {o:?}");
     }
@@ -787,7 +802,7 @@ fn versions_1_1_headers_2_4_legacy_surface_5_2_3() {
         "LAB_TS2_REJECT",
         "LAB_PY2_PAGED",
     ] {
-        for id in ["2.4", "5.2.3"] {
+        for id in ["metadata-headers", "legacy-session-disabled"] {
             let o = grade(var, id);
             assert_eq!(o.verdict, Verdict::Pass, "{var} {id}: {o:?}");
         }
@@ -795,7 +810,7 @@ fn versions_1_1_headers_2_4_legacy_surface_5_2_3() {
 }
 
 #[test]
-fn origin_2_5_under_the_policy_allowlist() {
+fn origin_validated_under_the_policy_allowlist() {
     if bundles().is_none() {
         return;
     }
@@ -815,12 +830,12 @@ fn origin_2_5_under_the_policy_allowlist() {
             policy: Some(&applied),
             ..Context::default()
         };
-        run(implemented("2.5").expect("2.5"), ev, &cx)
+        rules::run("origin-validated", ev, &cx)
     };
     // py2 refuses a hostile Origin and accepts its own: PASS with the own origin standing
     // in for the allowlist. Under a policy that allows only https://app.example, the own
     // origin it accepted is outside the allowlist: FAIL, naming the key and the file.
-    assert_eq!(grade("LAB_PY2", "2.5").verdict, Verdict::Pass);
+    assert_eq!(grade("LAB_PY2", "origin-validated").verdict, Verdict::Pass);
     let o = with("LAB_PY2");
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
     assert!(

@@ -1,37 +1,32 @@
-//! 3.3.1 and 7.2.1 against an authorization server that ignores the RFC 8707 `resource`
+//! `audience-bound-tokens` and `audience-refusals-alerted` against an authorization server that ignores the RFC 8707 `resource`
 //! parameter (`LAB_RS_NORESOURCE`: py2-auth on `LAB_AS_NORESOURCE`, lab/oidc/as.js with
 //! `IGNORE_RESOURCE=1`; lab/README.md). The real `mcp-collect` logs in headlessly
-//! (`--no-browser`, lab/oidc/browser.sh plays the user), and its 3.3.1b grant naming
+//! (`--no-browser`, lab/oidc/browser.sh plays the user), and its foreign-mint grant naming
 //! `https://cis-probe.invalid/wrong-audience` is answered with a token for the audited
 //! resource, which the resource server rightly accepts. Nothing foreign was presented:
 //! neither check may FAIL, and both say the authorization server ignored `resource`.
 //!
-//! `mcp-collect` must be built first (`cargo build --workspace --bins`). Under `CI` a
-//! missing lab variable or binary fails this test instead of skipping it.
+//! `mcp-collect` must be built first (`cargo build --workspace --bins`). A missing lab
+//! variable or binary fails this test (`support::lab::require`).
 
 mod support;
 
-use mcp_probe_evaluator::benchmark::implemented;
 use mcp_probe_evaluator::check::Context;
-use mcp_probe_evaluator::grade::run;
 use mcp_probe_evaluator::verdict::{LegOutcome, Verdict};
+use mcp_probe_schema::vocab::leg::FOREIGN_MINT;
 use serde_json::json;
-use support::{collector, lab, leg};
+use support::lab::leg;
+use support::rules::run;
 
 const VAR: &str = "LAB_RS_NORESOURCE";
 
 #[test]
-fn an_authorization_server_ignoring_resource_fails_neither_3_3_1_nor_7_2_1() {
-    let (Some(url), Some(bin)) = (lab(VAR), collector()) else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{VAR} missing or mcp-collect not built (lab/up.sh; cargo build --workspace --bins)"
-        );
-        eprintln!("skipping: {VAR} missing or mcp-collect not built");
+fn an_authorization_server_ignoring_resource_fails_neither_audience_rule() {
+    let Some((url, bin)) = support::lab::require_one(VAR) else {
         return;
     };
     let dir = tempfile::tempdir().expect("tempdir");
-    let r = support::collect_headless(&bin, dir.path(), &url, &[]);
+    let r = support::lab::collect_headless(&bin, dir.path(), &url, &[]);
     assert!(r.logged_in, "{}", r.stderr);
     let ev = &r.evidence;
 
@@ -41,7 +36,7 @@ fn an_authorization_server_ignoring_resource_fails_neither_3_3_1_nor_7_2_1() {
         .payload
         .minted_tokens
         .iter()
-        .find(|m| m.leg == "3.3.1b.mint")
+        .find(|m| m.leg == FOREIGN_MINT.as_str())
         .unwrap_or_else(|| panic!("no mint facts: {:?}", ev.payload.minted_tokens));
     assert_eq!(
         mint.requested_resource.as_deref(),
@@ -52,25 +47,20 @@ fn an_authorization_server_ignoring_resource_fails_neither_3_3_1_nor_7_2_1() {
     assert_eq!(mint.login_resource.as_deref(), Some(url.as_str()));
 
     let cx = Context::default();
-    let o = run(implemented("3.3.1").expect("3.3.1"), ev, &cx);
+    let o = run("audience-bound-tokens", ev, &cx);
     assert_ne!(o.verdict, Verdict::Fail, "{o:?}");
-    assert_eq!(leg(&o, "3.3.1b"), LegOutcome::Unknown, "{o:?}");
-    let b = &o
-        .legs
-        .iter()
-        .find(|l| l.id == "3.3.1b")
-        .expect("3.3.1b")
-        .note;
+    assert_eq!(leg(&o, "b"), LegOutcome::Unknown, "{o:?}");
+    let b = &o.legs.iter().find(|l| l.id == "b").expect("leg b").note;
     assert!(
         b.contains("the authorization server ignored the RFC 8707 resource parameter")
             && b.contains("no foreign token was presented"),
         "{b}"
     );
-    // The server did accept the token: that is what made 3.3.1b FAIL before.
+    // The server did accept the token: that is what made leg b FAIL before.
     assert!(b.contains("HTTP 200"), "{b}");
     assert_eq!(o.details["minted_binding"], json!("audited_resource"));
 
-    let o = run(implemented("7.2.1").expect("7.2.1"), ev, &cx);
+    let o = run("audience-refusals-alerted", ev, &cx);
     assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
     assert!(
         o.evidence

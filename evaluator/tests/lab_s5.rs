@@ -1,10 +1,13 @@
 //! The Section 5 live legs against the lab through the real binaries: `mcp-collect`
-//! (with a probe-inputs file naming the 5.1.1d tool and consenting to the 5.4.1
-//! traversal where a test wants it) and the grader. Each live leg sees a server that
-//! passes and one that fails; the consent gate of 5.4.1 is asserted from the bundle.
+//! (with a probe-inputs file naming the tool of `tool-schemas-validated` leg d and
+//! consenting to the `path-confinement` traversal where a test wants it) and the grader.
+//! Each live leg sees a server that passes and one that fails; the consent gate of
+//! `path-confinement` is asserted from the bundle. Checks are named by rule id, their
+//! sub-verdicts by local name (`c`, `c@2025-11-25`).
 //!
 //! `mcp-collect` must be built first (`cargo build -p mcp-probe-collector --bin
-//! mcp-collect`, same target dir). Under `CI` a missing lab or binary fails these tests.
+//! mcp-collect`, same target dir). A missing lab or binary fails these tests
+//! (`support::lab::require`).
 
 mod support;
 
@@ -12,14 +15,14 @@ use std::collections::HashMap;
 use std::process::Command;
 use std::sync::OnceLock;
 
-use mcp_probe_evaluator::benchmark::implemented;
 use mcp_probe_evaluator::check::Context;
 use mcp_probe_evaluator::evidence::Evidence;
-use mcp_probe_evaluator::grade::run;
 use mcp_probe_evaluator::verdict::{LegOutcome, Outcome, Verdict};
 use mcp_probe_schema::model::Observation;
+use mcp_probe_schema::vocab::leg as wire;
 use serde_json::{json, Value};
-use support::{collector, lab, leg};
+use support::lab::{collector, leg};
+use support::rules;
 
 const SERVERS: &[&str] = &[
     "LAB_PY2",
@@ -90,21 +93,10 @@ fn collect(urls: &[(String, String)], inputs: &Value) -> HashMap<String, Evidenc
     map
 }
 
-/// The lab URLs of `vars`, or `None` (skip) when the lab or the binary is missing.
+/// The lab URLs of `vars` ([`support::lab::require`]).
 fn urls(vars: &[&str]) -> Option<Vec<(String, String)>> {
-    let urls: Vec<(String, String)> = vars
-        .iter()
-        .filter_map(|v| lab(v).map(|u| (v.to_string(), u)))
-        .collect();
-    if urls.len() != vars.len() || collector().is_none() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "lab not up or mcp-collect not built (lab/up.sh; cargo build --workspace --bins)"
-        );
-        eprintln!("skipping: lab not up or mcp-collect not built");
-        return None;
-    }
-    Some(urls)
+    let (got, _) = support::lab::require(vars)?;
+    Some(vars.iter().map(|v| v.to_string()).zip(got).collect())
 }
 
 /// One collection run over [`SERVERS`] with [`inputs`], shared by the tests.
@@ -119,13 +111,10 @@ fn bundles() -> Option<&'static HashMap<String, Evidence>> {
     .as_ref()
 }
 
-fn grade(var: &str, id: &str) -> Outcome {
+/// Rule `rule` on the negotiated era of the bundle of `var`, sub-verdicts by local name.
+fn grade(var: &str, rule: &str) -> Outcome {
     let b = bundles().expect("bundles");
-    run(
-        implemented(id).expect("graded"),
-        &b[var],
-        &Context::default(),
-    )
+    rules::run(rule, &b[var], &Context::default())
 }
 
 fn note(o: &Outcome, id: &str) -> String {
@@ -137,7 +126,7 @@ fn note(o: &Outcome, id: &str) -> String {
 }
 
 #[test]
-fn schema_violating_call_5_1_1d() {
+fn schema_violating_call() {
     if bundles().is_none() {
         return;
     }
@@ -149,70 +138,73 @@ fn schema_violating_call_5_1_1d() {
         "LAB_FASTMCP",
         "LAB_PY2_PAGED",
     ] {
-        let o = grade(var, "5.1.1");
-        assert_eq!(leg(&o, "5.1.1d"), LegOutcome::Pass, "{var}: {o:?}");
+        let o = grade(var, "tool-schemas-validated");
+        assert_eq!(leg(&o, "d"), LegOutcome::Pass, "{var}: {o:?}");
         assert!(
-            note(&o, "5.1.1d").contains("without `a`") || var == "LAB_PY2_PAGED",
+            note(&o, "d").contains("without `a`") || var == "LAB_PY2_PAGED",
             "{var}: {o:?}"
         );
     }
     // py2 and py1 declare and compile both schemas: the check passes as a whole.
-    assert_eq!(grade("LAB_PY2", "5.1.1").verdict, Verdict::Pass);
+    assert_eq!(
+        grade("LAB_PY2", "tool-schemas-validated").verdict,
+        Verdict::Pass
+    );
     // py2-sloppy's echo runs without its required text and returns "None".
-    let o = grade("LAB_PY2_SLOPPY", "5.1.1");
-    assert_eq!(leg(&o, "5.1.1d"), LegOutcome::Fail, "{o:?}");
-    assert!(note(&o, "5.1.1d").contains("executed despite"), "{o:?}");
+    let o = grade("LAB_PY2_SLOPPY", "tool-schemas-validated");
+    assert_eq!(leg(&o, "d"), LegOutcome::Fail, "{o:?}");
+    assert!(note(&o, "d").contains("executed despite"), "{o:?}");
     // Without the operator's input nothing is called: unknown, naming the input.
-    let o = grade("LAB_PY2_FILES", "5.1.1");
-    assert_eq!(leg(&o, "5.1.1d"), LegOutcome::Unknown, "{o:?}");
-    assert!(note(&o, "5.1.1d").contains("schema_probe_tool"), "{o:?}");
+    let o = grade("LAB_PY2_FILES", "tool-schemas-validated");
+    assert_eq!(leg(&o, "d"), LegOutcome::Unknown, "{o:?}");
+    assert!(note(&o, "d").contains("schema_probe_tool"), "{o:?}");
 }
 
 #[test]
-fn missing_resource_5_1_2c() {
+fn missing_resource() {
     if bundles().is_none() {
         return;
     }
     // The confined file server refuses a file that does not exist with -32602.
-    let o = grade("LAB_PY2_FILES", "5.1.2");
-    assert_eq!(leg(&o, "5.1.2c"), LegOutcome::Pass, "{o:?}");
+    let o = grade("LAB_PY2_FILES", "resource-templates-typed");
+    assert_eq!(leg(&o, "c"), LegOutcome::Pass, "{o:?}");
     assert!(
-        note(&o, "5.1.2c").contains("`file:///cis-audit-no-such-value`"),
+        note(&o, "c").contains("`file:///cis-audit-no-such-value`"),
         "{o:?}"
     );
     assert_eq!(o.verdict, Verdict::Pass);
     // The naive one answers it with an empty contents list.
-    let o = grade("LAB_PY2_FILES_NAIVE", "5.1.2");
-    assert_eq!(leg(&o, "5.1.2c"), LegOutcome::Fail, "{o:?}");
-    assert!(note(&o, "5.1.2c").contains("empty `contents`"), "{o:?}");
+    let o = grade("LAB_PY2_FILES_NAIVE", "resource-templates-typed");
+    assert_eq!(leg(&o, "c"), LegOutcome::Fail, "{o:?}");
+    assert!(note(&o, "c").contains("empty `contents`"), "{o:?}");
     // greeting://{name} generates a greeting for any name: not decidable.
     for var in ["LAB_PY2", "LAB_TS2", "LAB_FASTMCP", "LAB_PY1"] {
-        let o = grade(var, "5.1.2");
-        assert_eq!(leg(&o, "5.1.2c"), LegOutcome::Unknown, "{var}: {o:?}");
+        let o = grade(var, "resource-templates-typed");
+        assert_eq!(leg(&o, "c"), LegOutcome::Unknown, "{var}: {o:?}");
         assert!(
-            note(&o, "5.1.2c").contains("`greeting://cis-audit-no-such-value`"),
+            note(&o, "c").contains("`greeting://cis-audit-no-such-value`"),
             "{var}: {o:?}"
         );
     }
 }
 
 #[test]
-fn prompt_refusals_5_1_3c_d() {
+fn prompt_refusals() {
     if bundles().is_none() {
         return;
     }
     // ts2, fastmcp and the low-level py2-paged refuse both with -32602.
     for var in ["LAB_TS2", "LAB_FASTMCP", "LAB_PY2_PAGED"] {
-        let o = grade(var, "5.1.3");
-        assert_eq!(leg(&o, "5.1.3c"), LegOutcome::Pass, "{var}: {o:?}");
-        assert_eq!(leg(&o, "5.1.3d"), LegOutcome::Pass, "{var}: {o:?}");
+        let o = grade(var, "prompt-arguments-validated");
+        assert_eq!(leg(&o, "c"), LegOutcome::Pass, "{var}: {o:?}");
+        assert_eq!(leg(&o, "d"), LegOutcome::Pass, "{var}: {o:?}");
         assert_eq!(o.verdict, Verdict::Pass, "{var}");
     }
     // mcp 2.3.0's MCPServer: -32603 "Internal server error" on 2026-07-28; mcp 1.x
     // (py1, legacy): error code 0. Refused, but not with -32602.
     for (var, code) in [("LAB_PY2", "-32603"), ("LAB_PY1", "code 0")] {
-        let o = grade(var, "5.1.3");
-        for id in ["5.1.3c", "5.1.3d"] {
+        let o = grade(var, "prompt-arguments-validated");
+        for id in ["c", "d"] {
             assert_eq!(leg(&o, id), LegOutcome::Fail, "{var} {id}: {o:?}");
             assert!(
                 note(&o, id).contains(code)
@@ -223,24 +215,24 @@ fn prompt_refusals_5_1_3c_d() {
         }
     }
     // py2-sloppy renders review without its required code, and refuses an unknown name.
-    let o = grade("LAB_PY2_SLOPPY", "5.1.3");
-    assert_eq!(leg(&o, "5.1.3c"), LegOutcome::Fail, "{o:?}");
+    let o = grade("LAB_PY2_SLOPPY", "prompt-arguments-validated");
+    assert_eq!(leg(&o, "c"), LegOutcome::Fail, "{o:?}");
     assert!(
-        note(&o, "5.1.3c").contains("without its required argument"),
+        note(&o, "c").contains("without its required argument"),
         "{o:?}"
     );
-    assert_eq!(leg(&o, "5.1.3d"), LegOutcome::Pass, "{o:?}");
+    assert_eq!(leg(&o, "d"), LegOutcome::Pass, "{o:?}");
     // No prompt listed: nothing to get.
-    let o = grade("LAB_PY2_FILES", "5.1.3");
-    assert_eq!(leg(&o, "5.1.3d"), LegOutcome::Unknown, "{o:?}");
+    let o = grade("LAB_PY2_FILES", "prompt-arguments-validated");
+    assert_eq!(leg(&o, "d"), LegOutcome::Unknown, "{o:?}");
 }
 
 #[test]
-fn path_traversal_5_4_1() {
+fn path_traversal() {
     if bundles().is_none() {
         return;
     }
-    let o = grade("LAB_PY2_FILES", "5.4.1");
+    let o = grade("LAB_PY2_FILES", "path-confinement");
     assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
     assert!(
         o.evidence
@@ -248,11 +240,11 @@ fn path_traversal_5_4_1() {
         "{}",
         o.evidence
     );
-    let o = grade("LAB_PY2_FILES_NAIVE", "5.4.1");
+    let o = grade("LAB_PY2_FILES_NAIVE", "path-confinement");
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-    assert_eq!(leg(&o, "5.4.1a.unix"), LegOutcome::Fail);
-    assert_eq!(leg(&o, "5.4.1a.encoded"), LegOutcome::Fail);
-    let unix = note(&o, "5.4.1a.unix");
+    assert_eq!(leg(&o, "a.unix"), LegOutcome::Fail);
+    assert_eq!(leg(&o, "a.encoded"), LegOutcome::Fail);
+    let unix = note(&o, "a.unix");
     assert!(unix.contains("`file:///docs/readme.txt/../../"), "{unix}");
     assert!(unix.contains("root:"), "{unix}");
     assert!(
@@ -262,7 +254,7 @@ fn path_traversal_5_4_1() {
     );
     // No consent in the inputs: unknown, and nothing was sent.
     for var in ["LAB_PY2", "LAB_TS2"] {
-        let o = grade(var, "5.4.1");
+        let o = grade(var, "path-confinement");
         assert_eq!(o.verdict, Verdict::Unknown, "{var}: {o:?}");
         assert!(o.evidence.contains("consent"), "{var}: {}", o.evidence);
     }
@@ -282,7 +274,16 @@ fn without_consent_no_traversal_request_is_sent() {
         let ev = &b["LAB_PY2_FILES_NAIVE"];
         let mut traversal_records = 0;
         for r in ev.records.iter() {
-            if r.legs.iter().any(|l| l.starts_with("5.4.1")) {
+            let traversal = [
+                wire::TRAVERSAL_CONTROL,
+                wire::TRAVERSAL_UNIX,
+                wire::TRAVERSAL_WINDOWS,
+                wire::TRAVERSAL_ENCODED,
+            ];
+            if r.legs
+                .iter()
+                .any(|l| traversal.iter().any(|t| l == t.as_str()))
+            {
                 traversal_records += 1;
                 assert!(
                     matches!(&r.observation, Observation::Skipped { reason } if reason.contains("traversal_authorised")),
@@ -305,11 +306,7 @@ fn without_consent_no_traversal_request_is_sent() {
         }
         // One skip on each era the server serves (py2-files also answers initialize).
         assert_eq!(traversal_records, 1 + ev.other_eras().len());
-        let o = run(
-            implemented("5.4.1").expect("graded"),
-            ev,
-            &Context::default(),
-        );
+        let o = rules::run("path-confinement", ev, &Context::default());
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
     }
 }
@@ -323,50 +320,38 @@ fn the_live_legs_are_graded_on_every_era_of_a_dual_era_server() {
     let graded = |var: &str, id: &str| {
         let ev = &b[var];
         assert_eq!(ev.other_eras().len(), 1, "{var} is dual-era");
-        mcp_probe_evaluator::fixture::graded(ev, id)
+        rules::graded(ev, id)
     };
     let era = b["LAB_PY2"].other_eras()[0].revision_label();
     let both = |o: &Outcome, l: &str| {
         let on = |rev: &str| leg(o, &format!("{l}@{rev}"));
         (on("2026-07-28"), on(&era))
     };
-    // 5.1.1d: both sessions validate `add`'s arguments (isError: true).
-    let o = graded("LAB_PY2", "5.1.1");
+    // `tool-schemas-validated` leg d: both sessions validate `add`'s arguments (isError: true).
+    let o = graded("LAB_PY2", "tool-schemas-validated");
     assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
-    assert_eq!(both(&o, "5.1.1d"), (LegOutcome::Pass, LegOutcome::Pass));
+    assert_eq!(both(&o, "d"), (LegOutcome::Pass, LegOutcome::Pass));
     assert!(
         o.evidence.contains(&format!("| on {era}: PASS")),
         "{}",
         o.evidence
     );
-    // 5.1.2c: the greeting template answers any value on both eras.
-    let o = graded("LAB_PY2", "5.1.2");
-    assert_eq!(
-        both(&o, "5.1.2c"),
-        (LegOutcome::Unknown, LegOutcome::Unknown)
-    );
-    // 5.1.3c: mcp 2.3.0 refuses a missing argument with -32603 on 2026-07-28 and with
+    // `resource-templates-typed` leg c: the greeting template answers any value on both eras.
+    let o = graded("LAB_PY2", "resource-templates-typed");
+    assert_eq!(both(&o, "c"), (LegOutcome::Unknown, LegOutcome::Unknown));
+    // `prompt-arguments-validated` leg c: mcp 2.3.0 refuses a missing argument with -32603 on 2026-07-28 and with
     // code 0 on its legacy session: two different wrong codes, FAIL on each.
-    let o = graded("LAB_PY2", "5.1.3");
+    let o = graded("LAB_PY2", "prompt-arguments-validated");
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-    assert_eq!(both(&o, "5.1.3c"), (LegOutcome::Fail, LegOutcome::Fail));
-    assert!(note(&o, "5.1.3c@2026-07-28").contains("-32603"), "{o:?}");
-    assert!(
-        note(&o, &format!("5.1.3c@{era}")).contains("with 0"),
-        "{o:?}"
-    );
-    // 5.4.1a with consent, on each era: the confined server refuses both times, the
+    assert_eq!(both(&o, "c"), (LegOutcome::Fail, LegOutcome::Fail));
+    assert!(note(&o, "c@2026-07-28").contains("-32603"), "{o:?}");
+    assert!(note(&o, &format!("c@{era}")).contains("with 0"), "{o:?}");
+    // `path-confinement` leg a with consent, on each era: the confined server refuses both times, the
     // naive one serves /etc/passwd on both.
-    let o = graded("LAB_PY2_FILES", "5.4.1");
+    let o = graded("LAB_PY2_FILES", "path-confinement");
     assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
-    assert_eq!(
-        both(&o, "5.4.1a.unix"),
-        (LegOutcome::Pass, LegOutcome::Pass)
-    );
-    let o = graded("LAB_PY2_FILES_NAIVE", "5.4.1");
+    assert_eq!(both(&o, "a.unix"), (LegOutcome::Pass, LegOutcome::Pass));
+    let o = graded("LAB_PY2_FILES_NAIVE", "path-confinement");
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-    assert_eq!(
-        both(&o, "5.4.1a.unix"),
-        (LegOutcome::Fail, LegOutcome::Fail)
-    );
+    assert_eq!(both(&o, "a.unix"), (LegOutcome::Fail, LegOutcome::Fail));
 }

@@ -4,13 +4,12 @@
 //! back to `GET /sse`) and fastmcp 4.2.3 (`LAB_FASTMCP_SSE`, the stream URL as given).
 //! Collected with the real `mcp-collect`, verified and graded with the real `mcp-grade`.
 //!
-//! `mcp-collect` must be built first (`scripts/test.sh` builds every binary). Under `CI`
-//! a missing lab or binary fails these tests instead of skipping them.
+//! `mcp-collect` must be built first (`scripts/test.sh` builds every binary). A missing
+//! lab or binary fails these tests (`support::lab::require`).
 
 mod support;
 
-#[path = "support/grade_run.rs"]
-mod grade_run;
+use support::grade_run;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -19,18 +18,11 @@ use std::process::Command;
 use mcp_probe_schema::model::{Observation, Transport};
 use mcp_probe_schema::vocab::leg;
 use serde_json::Value;
-use support::{collector, lab};
+use support::lab::collector;
 
+/// The lab variable `var` ([`support::lab::require`]).
 fn ready(var: &str) -> Option<String> {
-    let got = lab(var);
-    if got.is_none() || collector().is_none() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "lab ({var}) or mcp-collect missing"
-        );
-        return None;
-    }
-    got
+    support::lab::require_one(var).map(|(url, _)| url)
 }
 
 /// One `mcp-collect` run; the bundle path and the verified bundle.
@@ -165,15 +157,20 @@ fn a_domain_that_serves_only_http_sse_is_detected_probed_and_graded() {
     }
     assert!(errors.is_empty(), "ERROR verdicts: {errors:#?}");
     // The checks whose mechanics this transport lacks say so in their reduction.
-    let reduction = |id: &str| {
+    let reduction = |rule: &str| {
         checks
             .iter()
-            .find(|c| c["id"] == id)
+            .find(|c| c["rule"] == rule)
             .and_then(|c| c["results"][0]["reduction"].as_str())
             .unwrap_or_default()
             .to_string()
     };
-    for id in ["2.3", "2.5", "5.2.3", "10.1"] {
+    for id in [
+        "auth-before-stream",
+        "origin-validated",
+        "legacy-session-disabled",
+        "cache-freshness",
+    ] {
         assert!(
             reduction(id).contains("HTTP+SSE"),
             "{id}: {}",
@@ -252,9 +249,9 @@ fn a_null_id_both_sdks_drop_costs_no_timeout_and_grades_unknown() {
             .as_array()
             .expect("checks")
             .iter()
-            .find(|c| c["id"] == "7.1.2")
+            .find(|c| c["rule"] == "null-id-rejected")
             .map(|c| c["results"][0].clone())
-            .expect("7.1.2");
+            .expect("null-id-rejected");
         assert_eq!(r["verdict"], "UNKNOWN", "{var}: {r}");
         let evidence = r["evidence"].as_str().unwrap_or_default();
         assert!(

@@ -11,9 +11,9 @@
 //! after a run, after SIGTERM to the collector, and after the per-target deadline; the
 //! exit codes of bad input and of a server that exits at once.
 
-#[path = "support/grade_run.rs"]
-mod grade_run;
 mod support;
+
+use support::grade_run;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -28,17 +28,9 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// A lab interpreter or install, or `None` (skip; CI requires it).
+/// A lab interpreter or install ([`support::lab::require_installed`]).
 fn need(rel: &str) -> Option<PathBuf> {
-    let p = root().join(rel);
-    if p.exists() {
-        return Some(p);
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!("{rel} is missing: run lab/install.sh");
-    }
-    eprintln!("skipping: {rel} missing (lab/install.sh)");
-    None
+    support::lab::require_installed(rel)
 }
 
 fn python2() -> Option<PathBuf> {
@@ -49,18 +41,9 @@ fn server(name: &str) -> String {
     root().join("lab/stdio").join(name).display().to_string()
 }
 
-/// The built `mcp-collect`, or `None` (skip; CI requires it).
+/// The built `mcp-collect` ([`support::lab::require_collector`]).
 fn collector() -> Option<PathBuf> {
-    match support::collector() {
-        Some(p) => Some(p),
-        None if std::env::var_os("CI").is_some() => {
-            panic!("mcp-collect is not built: cargo build --workspace --bins")
-        }
-        None => {
-            eprintln!("skipping: mcp-collect not built (cargo build --workspace --bins)");
-            None
-        }
-    }
+    support::lab::require_collector()
 }
 
 /// One collector run in its own directory.
@@ -135,7 +118,7 @@ fn verify_and_open(c: &Collected) -> mcp_probe_schema::Verified {
     mcp_probe_schema::open(&bytes, &[]).expect("verifies")
 }
 
-/// `mcp-grade --format json`: check id → (verdict, evidence).
+/// `mcp-grade --format json`: rule id → (verdict, evidence).
 fn grade(c: &Collected) -> (HashMap<String, (String, String)>, String) {
     let r = mcp_grade(
         c.dir.path(),
@@ -148,7 +131,7 @@ fn grade(c: &Collected) -> (HashMap<String, (String, String)>, String) {
     for check in doc["checks"].as_array().expect("checks") {
         let res = &check["results"][0];
         out.insert(
-            check["id"].as_str().expect("id").to_string(),
+            check["rule"].as_str().expect("rule").to_string(),
             (
                 res["verdict"].as_str().unwrap_or("").to_string(),
                 res["evidence"].as_str().unwrap_or("").to_string(),
@@ -246,16 +229,34 @@ fn py2_stdio_compliant_server_is_graded_from_its_stdio_messages() {
         "{stderr}"
     );
     let (g, report) = grade(&c);
-    assert_eq!(g["5.3.1"].0, "PASS", "{:?}", g["5.3.1"]);
-    assert_eq!(g["3.1.1"].0, "PASS", "{:?}", g["3.1.1"]);
-    assert!(
-        g["3.1.1"].1.contains("LAB_STDIO_SECRET"),
+    assert_eq!(
+        g["stdio-logs-separated"].0, "PASS",
         "{:?}",
-        g["3.1.1"]
+        g["stdio-logs-separated"]
     );
-    assert_eq!(g["2.1"].0, "N/A");
-    assert!(g["2.1"].1.contains("transport stdio"), "{:?}", g["2.1"]);
-    for http_only in ["2.2", "2.4", "2.5", "3.3.2", "10.2"] {
+    assert_eq!(
+        g["stdio-credentials"].0, "PASS",
+        "{:?}",
+        g["stdio-credentials"]
+    );
+    assert!(
+        g["stdio-credentials"].1.contains("LAB_STDIO_SECRET"),
+        "{:?}",
+        g["stdio-credentials"]
+    );
+    assert_eq!(g["stdio-preferred"].0, "N/A");
+    assert!(
+        g["stdio-preferred"].1.contains("transport stdio"),
+        "{:?}",
+        g["stdio-preferred"]
+    );
+    for http_only in [
+        "tls-required",
+        "metadata-headers",
+        "origin-validated",
+        "oauth-discovery-validated",
+        "size-limits",
+    ] {
         assert_eq!(g[http_only].0, "N/A", "{http_only}");
         assert!(
             g[http_only].1.contains("transport stdio"),
@@ -264,27 +265,33 @@ fn py2_stdio_compliant_server_is_graded_from_its_stdio_messages() {
         );
     }
     // Protocol checks are graded from the stdio messages: the inventory was read.
-    assert_ne!(g["5.1.1"].0, "N/A");
+    assert_ne!(g["tool-schemas-validated"].0, "N/A");
     assert!(
-        g["5.1.1"]
+        g["tool-schemas-validated"]
             .1
             .contains("tools/list read completely: 2 tools on 1 page"),
         "{:?}",
-        g["5.1.1"]
+        g["tool-schemas-validated"]
     );
     assert!(
-        g["5.1.2"].1.contains("greeting://{name}"),
+        g["resource-templates-typed"]
+            .1
+            .contains("greeting://{name}"),
         "{:?}",
-        g["5.1.2"]
+        g["resource-templates-typed"]
     );
-    // 7.1.2: the Python SDK drops a null-id request without a word; the tools/list
+    // `null-id-rejected`: the Python SDK drops a null-id request without a word; the tools/list
     // written after it is answered, so the check is undecided at once (not an ERROR after
     // waiting out --timeout).
-    assert_eq!(g["7.1.2"].0, "UNKNOWN", "{:?}", g["7.1.2"]);
-    assert!(
-        g["7.1.2"].1.contains("dropped it silently"),
+    assert_eq!(
+        g["null-id-rejected"].0, "UNKNOWN",
         "{:?}",
-        g["7.1.2"]
+        g["null-id-rejected"]
+    );
+    assert!(
+        g["null-id-rejected"].1.contains("dropped it silently"),
+        "{:?}",
+        g["null-id-rejected"]
     );
     let show = mcp_grade(
         c.dir.path(),
@@ -316,7 +323,7 @@ fn py2_stdio_compliant_server_is_graded_from_its_stdio_messages() {
 }
 
 #[test]
-fn a_log_line_on_stdout_fails_5_3_1() {
+fn a_log_line_on_stdout_fails_stdio_logs_separated() {
     let (Some(bin), Some(py)) = (collector(), python2()) else {
         return;
     };
@@ -341,7 +348,7 @@ fn a_log_line_on_stdout_fails_5_3_1() {
         Some(b"INFO py2-stdio starting up".to_vec())
     );
     let (g, _) = grade(&c);
-    let (verdict, evidence) = &g["5.3.1"];
+    let (verdict, evidence) = &g["stdio-logs-separated"];
     assert_eq!(verdict, "FAIL", "{evidence}");
     assert!(
         evidence.contains("stdout line 1 of ") && evidence.contains("INFO py2-stdio starting up"),
@@ -350,7 +357,7 @@ fn a_log_line_on_stdout_fails_5_3_1() {
 }
 
 #[test]
-fn a_credential_on_the_command_line_fails_3_1_1_and_appears_nowhere() {
+fn a_credential_on_the_command_line_fails_stdio_credentials_and_appears_nowhere() {
     let (Some(bin), Some(py)) = (collector(), python2()) else {
         return;
     };
@@ -373,7 +380,7 @@ fn a_credential_on_the_command_line_fails_3_1_1_and_appears_nowhere() {
     assert_eq!(p.credential_args[0].flag.as_deref(), Some("--api-key"));
     assert!(p.argv[3].starts_with("redacted:sha256:"), "{:?}", p.argv);
     let (g, report) = grade(&c);
-    let (verdict, evidence) = &g["3.1.1"];
+    let (verdict, evidence) = &g["stdio-credentials"];
     assert_eq!(verdict, "FAIL", "{evidence}");
     assert!(evidence.contains("--api-key"), "{evidence}");
     let mut shown = String::new();
@@ -587,7 +594,11 @@ fn legacy_and_typescript_sdk_servers_over_stdio() {
         // No server/discover in mcp 1.x: the initialize fallback.
         assert_eq!(s.revision.as_deref(), Some("2025-11-25"));
         let (g, _) = grade(&c);
-        assert_eq!(g["5.3.1"].0, "PASS", "{:?}", g["5.3.1"]);
+        assert_eq!(
+            g["stdio-logs-separated"].0, "PASS",
+            "{:?}",
+            g["stdio-logs-separated"]
+        );
     }
     if need("lab/ts2/node_modules/@modelcontextprotocol/server").is_some() {
         let c = collect(&bin, &["--stdio", "--", "node", &server("ts2_stdio.mjs")]);
@@ -600,8 +611,16 @@ fn legacy_and_typescript_sdk_servers_over_stdio() {
             Some(&Value::from("ts-sdk-v2-stdio-probe-target"))
         );
         let (g, _) = grade(&c);
-        assert_eq!(g["5.3.1"].0, "PASS", "{:?}", g["5.3.1"]);
-        assert_eq!(g["3.1.1"].0, "PASS", "{:?}", g["3.1.1"]);
+        assert_eq!(
+            g["stdio-logs-separated"].0, "PASS",
+            "{:?}",
+            g["stdio-logs-separated"]
+        );
+        assert_eq!(
+            g["stdio-credentials"].0, "PASS",
+            "{:?}",
+            g["stdio-credentials"]
+        );
         assert_gone(&process(&v));
     }
 }

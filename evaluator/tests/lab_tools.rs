@@ -1,4 +1,4 @@
-//! The consented tool calls of 1.3 and 7.2.2 against real lab servers, collected with the
+//! The consented tool calls of `new-tools-gated` and `notification-identity` against real lab servers, collected with the
 //! real `mcp-collect` and graded: `lab/py2-staged` advertises one more tool (and one more
 //! capability) once its state file says `staged`; without `--gate` the new tool executes,
 //! with it the tool answers "pending approval". The same servers send progress
@@ -6,34 +6,25 @@
 //! token never sent (`--stray-token`). Without consent nothing is called, which the
 //! bundle shows. `LAB_PY1` (legacy only) serves the standalone GET stream.
 //!
-//! `mcp-collect` must be built first (`scripts/test.sh` builds every binary). Under `CI`
-//! a missing lab or binary fails these tests instead of skipping them.
+//! `mcp-collect` must be built first (`scripts/test.sh` builds every binary). A missing
+//! lab or binary fails these tests (`support::lab::require`). Checks are named by rule
+//! id, their sub-verdicts by local name (`a`).
 
 mod support;
 
 use std::path::Path;
 use std::process::Command;
 
-use mcp_probe_evaluator::benchmark::implemented;
 use mcp_probe_evaluator::check::Context;
 use mcp_probe_evaluator::evidence::Evidence;
-use mcp_probe_evaluator::grade::run;
 use mcp_probe_evaluator::verdict::{LegOutcome, Outcome, Verdict};
 use mcp_probe_schema::model::{BodyEnd, HttpOutcome, Observation};
 use mcp_probe_schema::vocab::leg;
-use support::{collector, lab, leg};
+use support::lab::{collector, leg};
 
-/// The lab variables, or `None` (a skip, or a failure under CI).
+/// The lab variables ([`support::lab::require`]).
 fn ready(vars: &[&str]) -> Option<Vec<String>> {
-    let got: Option<Vec<String>> = vars.iter().map(|v| lab(v)).collect();
-    if got.is_none() || collector().is_none() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "lab ({vars:?}) or mcp-collect missing"
-        );
-        return None;
-    }
-    got
+    support::lab::require(vars).map(|(urls, _)| urls)
 }
 
 /// One `mcp-collect` run with its own state directory `home`.
@@ -65,9 +56,10 @@ fn consent(home: &Path, url: &str, arguments: serde_json::Value) -> String {
     p.display().to_string()
 }
 
-fn grade(id: &str, ev: &Evidence, baseline: Option<&Evidence>) -> Outcome {
-    run(
-        implemented(id).expect(id),
+/// Rule `rule` on `ev` against `baseline`, sub-verdicts by local name.
+fn grade(rule: &str, ev: &Evidence, baseline: Option<&Evidence>) -> Outcome {
+    support::rules::run(
+        rule,
         ev,
         &Context {
             baseline,
@@ -76,7 +68,7 @@ fn grade(id: &str, ev: &Evidence, baseline: Option<&Evidence>) -> Outcome {
     )
 }
 
-/// Every `tools/call` request of an advertised tool the bundle holds (2.4's calls name a
+/// Every `tools/call` request of an advertised tool the bundle holds (`metadata-headers`' calls name a
 /// tool that cannot exist, so that an acceptance executes nothing).
 fn tool_calls(ev: &Evidence) -> usize {
     let advertised: Vec<&str> = ev
@@ -126,7 +118,7 @@ fn staged_pair(url: &str, state: &str, home: &Path, via_store: bool) -> (Evidenc
         let _s = State::set(state, "");
         collect(url, home, &["--inputs", &inputs])
     };
-    // No baseline existed for the first run: 1.3 sent nothing and says why.
+    // No baseline existed for the first run: `new-tools-gated` sent nothing and says why.
     let skip = first.skipped(leg::STAGED_CONTROL).expect("skipped");
     assert!(skip.contains("no baseline of this endpoint"), "{skip}");
     let mut args = vec!["--inputs", inputs.as_str()];
@@ -150,14 +142,14 @@ fn staged_pair(url: &str, state: &str, home: &Path, via_store: bool) -> (Evidenc
 }
 
 #[test]
-fn staged_tool_executes_1_3_fail_1_2_fail_and_named_notifications_7_2_2_pass() {
+fn staged_tool_executes_new_tools_gated_and_capabilities_fail_named_notifications_pass() {
     let Some(v) = ready(&["LAB_PY2_STAGED", "LAB_PY2_STAGED_STATE"]) else {
         return;
     };
     let (url, state) = (&v[0], &v[1]);
     let home = tempfile::tempdir().expect("tempdir");
     let (first, second) = staged_pair(url, state, home.path(), false);
-    let o = grade("1.3", &second, Some(&first));
+    let o = grade("new-tools-gated", &second, Some(&first));
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
     assert!(
         o.evidence.contains("`beta_export`") && o.evidence.contains("executed"),
@@ -165,7 +157,7 @@ fn staged_tool_executes_1_3_fail_1_2_fail_and_named_notifications_7_2_2_pass() {
         o.evidence
     );
     assert_eq!(o.details["control_tool"], "echo");
-    let o = grade("1.2", &second, Some(&first));
+    let o = grade("capabilities-match-baseline", &second, Some(&first));
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
     assert!(
         o.evidence.contains("experimental.stagedTools"),
@@ -173,7 +165,10 @@ fn staged_tool_executes_1_3_fail_1_2_fail_and_named_notifications_7_2_2_pass() {
         o.evidence
     );
     // Without a baseline at grading: two runs are needed.
-    assert_eq!(grade("1.3", &second, None).verdict, Verdict::Unknown);
+    assert_eq!(
+        grade("new-tools-gated", &second, None).verdict,
+        Verdict::Unknown
+    );
     // `mcp-grade diff` names what changed between the two runs: the staged tool, the
     // capability leaf and the verdicts; exit 1. The same bundle twice: no change, exit 0.
     let diff = |a: &str, b: &str| {
@@ -221,34 +216,34 @@ fn staged_tool_executes_1_3_fail_1_2_fail_and_named_notifications_7_2_2_pass() {
     let t = String::from_utf8_lossy(&text.stdout);
     assert!(t.contains("tools  + beta_export"), "{t}");
     // The notifications name their sender and answer the token sent.
-    let o = grade("7.2.2", &second, None);
+    let o = grade("notification-identity", &second, None);
     assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
-    assert_eq!(leg(&o, "7.2.2f"), LegOutcome::Pass);
-    assert_eq!(leg(&o, "7.2.2a"), LegOutcome::Pass);
+    assert_eq!(leg(&o, "f"), LegOutcome::Pass);
+    assert_eq!(leg(&o, "a"), LegOutcome::Pass);
     assert!(second
         .skipped(leg::NOTIFY_CHANNEL)
         .is_some_and(|r| r.contains("no standalone GET stream")));
 }
 
 #[test]
-fn gated_tool_1_3_pass_unnamed_and_stray_notifications_7_2_2_fail() {
+fn gated_tool_passes_new_tools_gated_unnamed_and_stray_notifications_fail() {
     let Some(v) = ready(&["LAB_PY2_STAGED_GATE", "LAB_PY2_STAGED_GATE_STATE"]) else {
         return;
     };
     let (url, state) = (&v[0], &v[1]);
     let home = tempfile::tempdir().expect("tempdir");
     let (first, second) = staged_pair(url, state, home.path(), true);
-    let o = grade("1.3", &second, Some(&first));
+    let o = grade("new-tools-gated", &second, Some(&first));
     assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
     assert!(o.evidence.contains("pending approval"), "{}", o.evidence);
-    let o = grade("7.2.2", &second, None);
+    let o = grade("notification-identity", &second, None);
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-    assert_eq!(leg(&o, "7.2.2f"), LegOutcome::Fail);
-    assert_eq!(leg(&o, "7.2.2a"), LegOutcome::Fail);
+    assert_eq!(leg(&o, "f"), LegOutcome::Fail);
+    assert_eq!(leg(&o, "a"), LegOutcome::Fail);
     assert!(o.evidence.contains("never-issued"), "{}", o.evidence);
     // Graded against a baseline that already holds the staged tool, the bundle's calls
     // belong to another baseline: UNKNOWN, never PASS.
-    let o = grade("1.3", &second, Some(&second));
+    let o = grade("new-tools-gated", &second, Some(&second));
     assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
 }
 
@@ -273,14 +268,14 @@ fn without_consent_no_tool_is_called() {
         let why = ev.skipped(l).unwrap_or_else(|| panic!("{l} not skipped"));
         assert!(why.contains("tool_calls_authorised is not true"), "{why}");
     }
-    let o = grade("1.3", &ev, Some(&ev));
+    let o = grade("new-tools-gated", &ev, Some(&ev));
     assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
     assert!(
         o.evidence.contains("tool_calls_authorised"),
         "{}",
         o.evidence
     );
-    let o = grade("7.2.2", &ev, None);
+    let o = grade("notification-identity", &ev, None);
     assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
     assert!(
         o.evidence.contains("tool_calls_authorised"),
@@ -330,12 +325,12 @@ fn legacy_standalone_stream_is_read_beside_the_call_and_ends_with_it() {
         .answer()
         .and_then(|a| a.get("result").cloned())
         .is_some());
-    let o = grade("7.2.2", &ev, None);
+    let o = grade("notification-identity", &ev, None);
     assert_eq!(
         o.details["notification_channel"],
         serde_json::json!(true),
         "{o:?}"
     );
-    // No baseline in this home: 1.3 sent nothing.
+    // No baseline in this home: `new-tools-gated` sent nothing.
     assert!(ev.skipped(leg::STAGED_CONTROL).is_some());
 }

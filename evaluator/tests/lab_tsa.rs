@@ -4,12 +4,12 @@
 //! of our verifier.
 //!
 //! Needs `openssl` and `python3` (the lab's own tools), the lab (`LAB_PY2`) and the
-//! built `mcp-collect` (`cargo build --workspace --bins`). Under `CI` a missing piece
-//! fails the test instead of skipping it.
+//! built `mcp-collect` (`cargo build --workspace --bins`). A missing piece fails the
+//! test (`support::lab::require`).
 
-#[path = "support/grade_run.rs"]
-mod grade_run;
 mod support;
+
+use support::grade_run;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -18,17 +18,9 @@ use std::process::{Child, Command, Stdio};
 use grade_run::mcp_grade;
 use mcp_probe_evaluator::timestamp::{verify, TsaTrust};
 use mcp_probe_schema::tsp::{stamp_of, Stamp};
-use support::{collector, lab};
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn missing(what: &str) {
-    if std::env::var_os("CI").is_some() {
-        panic!("{what} is missing but CI requires it");
-    }
-    eprintln!("skipping: {what} missing");
 }
 
 /// A test PKI made by lab/tsa/make-certs.sh.
@@ -118,14 +110,7 @@ fn token_of(bundle: &Path) -> (Vec<u8>, Vec<u8>) {
 }
 
 fn setup() -> Option<(PathBuf, String, tempfile::TempDir)> {
-    let Some(bin) = collector() else {
-        missing("the built mcp-collect");
-        return None;
-    };
-    let Some(url) = lab("LAB_PY2") else {
-        missing("LAB_PY2 (the lab)");
-        return None;
-    };
+    let (url, bin) = support::lab::require_one("LAB_PY2")?;
     Some((bin, url, tempfile::tempdir().expect("tempdir")))
 }
 
@@ -374,8 +359,9 @@ fn a_tsa_that_fails_leaves_a_sealed_verifiable_bundle_saying_why() {
 /// id-RSASSA-PSS key.
 #[test]
 fn tokens_of_every_supported_algorithm_verify() {
-    if Command::new("openssl").arg("version").output().is_err() {
-        missing("openssl");
+    if Command::new("openssl").arg("version").output().is_err()
+        && support::lab::absent::<()>("openssl", "install it (`lab/install.sh` does)").is_none()
+    {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");

@@ -36,12 +36,7 @@ const BODY_CAP: usize = 4096;
 
 #[test]
 fn no_secret_in_any_output_for_random_places_and_encodings() {
-    let Some(bin) = support::collector() else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "mcp-collect not built (cargo build --workspace --bins)"
-        );
-        eprintln!("skipping: mcp-collect not built (cargo build --workspace --bins)");
+    let Some(bin) = support::lab::require_collector() else {
         return;
     };
     let cases = std::env::var("MCP_LEAK_CASES")

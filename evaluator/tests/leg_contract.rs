@@ -3,8 +3,9 @@
 //! without declaring it fails here, so the runner's "required leg missing" ERROR and
 //! the declaration in the catalogue stay true.
 
-#[path = "support/examples.rs"]
-mod examples;
+mod support;
+
+use support::examples;
 
 use examples::examples;
 use mcp_probe_evaluator::check::Context;

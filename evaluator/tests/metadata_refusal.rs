@@ -4,12 +4,12 @@
 //! (`https://attacker.example.com`, only a string: nothing resolves or contacts it). The
 //! collector must refuse the metadata before any request to the endpoints it names, say
 //! so in one line, record the refusal, and seal a bundle that verifies; the grader names
-//! the refusal in 3.3.2. A second server serves protected-resource metadata for another
+//! the refusal in `oauth-discovery-validated`. A second server serves protected-resource metadata for another
 //! resource (RFC 9728 §3.3): refused the same way, no authorization server is fetched.
 //!
 //! `mcp-collect` is a binary of another package, so it must be built first
-//! (`cargo build -p mcp-probe-collector --bins`); without it the test is skipped (fails
-//! under `CI`).
+//! (`cargo build -p mcp-probe-collector --bins`); without it the test fails
+//! (`support::lab::require_collector`).
 
 mod support;
 
@@ -17,13 +17,12 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 
-use mcp_probe_evaluator::benchmark::implemented;
 use mcp_probe_evaluator::check::Context;
-use mcp_probe_evaluator::grade::run;
 use mcp_probe_evaluator::verdict::{LegOutcome, Verdict};
 use mcp_probe_schema::model::Observation;
 use serde_json::{json, Value};
-use support::{collector, leg};
+use support::lab::leg;
+use support::rules::run;
 
 const EVIL: &str = "https://attacker.example.com";
 
@@ -138,12 +137,7 @@ fn no_request_to_the_oauth_endpoints(srv: &Server) {
 
 #[test]
 fn metadata_for_another_issuer_or_resource_is_refused_recorded_and_graded() {
-    let Some(bin) = collector() else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "mcp-collect not built (cargo build -p mcp-probe-collector --bins)"
-        );
-        eprintln!("skipping: mcp-collect not built");
+    let Some(bin) = support::lab::require_collector() else {
         return;
     };
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -154,7 +148,7 @@ fn metadata_for_another_issuer_or_resource_is_refused_recorded_and_graded() {
         resource: None,
     });
     let home = tmp.path().join("issuer");
-    let r = support::collect_headless(&bin, &home, &format!("{}/mcp", srv.base), &[]);
+    let r = support::lab::collect_headless(&bin, &home, &format!("{}/mcp", srv.base), &[]);
     assert!(!r.logged_in, "{}", r.stderr);
     no_request_to_the_oauth_endpoints(&srv);
     let line = r
@@ -188,10 +182,10 @@ fn metadata_for_another_issuer_or_resource_is_refused_recorded_and_graded() {
             json!(["issuer", srv.base, EVIL, "RFC 8414 §3.3"])
         )]
     );
-    let c = implemented("3.3.2").expect("3.3.2");
+    let c = "oauth-discovery-validated";
     let o = run(c, &r.evidence, &Context::default());
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-    assert_eq!(leg(&o, "3.3.2g"), LegOutcome::Fail, "{o:?}");
+    assert_eq!(leg(&o, "g"), LegOutcome::Fail, "{o:?}");
     assert!(
         o.evidence
             .contains("the collector refused 1 metadata document(s)")
@@ -208,7 +202,7 @@ fn metadata_for_another_issuer_or_resource_is_refused_recorded_and_graded() {
         resource: Some("https://attacker.example.com/mcp"),
     });
     let home = tmp.path().join("resource");
-    let r = support::collect_headless(&bin, &home, &format!("{}/mcp", srv.base), &[]);
+    let r = support::lab::collect_headless(&bin, &home, &format!("{}/mcp", srv.base), &[]);
     assert!(!r.logged_in, "{}", r.stderr);
     no_request_to_the_oauth_endpoints(&srv);
     let seen = srv.seen.lock().expect("seen").clone();
@@ -227,6 +221,6 @@ fn metadata_for_another_issuer_or_resource_is_refused_recorded_and_graded() {
     );
     let o = run(c, &r.evidence, &Context::default());
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-    assert_eq!(leg(&o, "3.3.2d"), LegOutcome::Fail, "{o:?}");
+    assert_eq!(leg(&o, "d"), LegOutcome::Fail, "{o:?}");
     assert!(o.evidence.contains("resource mismatch"), "{}", o.evidence);
 }

@@ -3,8 +3,9 @@
 //! JSON Schema (`lab/formats`, installed by lab/install.sh) and checked for what GitHub
 //! code scanning needs to accept an upload.
 
-#[path = "support/grade_run.rs"]
-mod grade_run;
+mod support;
+
+use support::grade_run;
 
 use std::path::{Path, PathBuf};
 
@@ -23,22 +24,15 @@ fn examples() -> Vec<PathBuf> {
     v
 }
 
-/// The official schema, or `None` (a failure under CI) when lab/install.sh has not run.
+/// The official schema, installed by lab/install.sh ([`support::lab::require_installed`]).
 fn sarif_schema() -> Option<Value> {
-    let p = Path::new(ROOT)
-        .join("lab/formats/node_modules/@microsoft/jest-sarif/lib/schemas/sarif-2.1.0-rtm.5.json");
-    match std::fs::read(&p) {
-        Ok(b) => Some(serde_json::from_slice(&b).expect("schema is JSON")),
-        Err(e) => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "{}: {e} (run lab/install.sh)",
-                p.display()
-            );
-            eprintln!("skipping: {} missing (run lab/install.sh)", p.display());
-            None
-        }
-    }
+    let p = support::lab::require_installed(
+        "lab/formats/node_modules/@microsoft/jest-sarif/lib/schemas/sarif-2.1.0-rtm.5.json",
+    )?;
+    Some(
+        serde_json::from_slice(&std::fs::read(&p).expect("read the schema"))
+            .expect("schema is JSON"),
+    )
 }
 
 /// Replace every occurrence of the schema's broken language-tag pattern; returns how many.
@@ -193,16 +187,20 @@ fn sarif_validates_and_meets_code_scanning_requirements() {
 fn a_waived_result_is_an_accepted_suppression_in_sarif() {
     let dir = tempfile::tempdir().expect("tempdir");
     let w = dir.path().join("w.toml");
+    // A waiver names a check by its number (here under v1.0.0, the default).
+    let pinned = support::rules::number("revisions-pinned");
     std::fs::write(
         &w,
-        "[[waiver]]\ncheck = \"1.1\"\nendpoint = \"*\"\nreason = \"pinning tracked\"\nexpires = 2999-12-31\n",
+        format!(
+            "[[waiver]]\ncheck = \"{pinned}\"\nendpoint = \"*\"\nreason = \"pinning tracked\"\nexpires = 2999-12-31\n"
+        ),
     )
     .expect("write");
     let (_, log) = sarif_of(&["--waivers", w.to_str().expect("utf-8")]);
     let results = log["runs"][0]["results"].as_array().expect("results");
     let fails: Vec<&Value> = results
         .iter()
-        .filter(|r| r["ruleId"] == "1.1" && r["properties"]["verdict"] == "FAIL")
+        .filter(|r| r["ruleId"] == pinned && r["properties"]["verdict"] == "FAIL")
         .collect();
     assert!(!fails.is_empty());
     for r in fails {
@@ -218,7 +216,7 @@ fn a_waived_result_is_an_accepted_suppression_in_sarif() {
     }
     assert!(results
         .iter()
-        .filter(|r| r["ruleId"] != "1.1")
+        .filter(|r| r["ruleId"] != pinned)
         .all(|r| r.get("suppressions").is_none()));
 }
 
@@ -227,16 +225,9 @@ fn a_waived_result_is_an_accepted_suppression_in_sarif() {
 /// skipped, as the JSON report of the same bundles counts them.
 #[test]
 fn junit_is_read_back_by_a_junit_consumer() {
-    let py = Path::new(ROOT).join("lab/.venv-formats/bin/python");
-    if !py.exists() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{} missing (run lab/install.sh)",
-            py.display()
-        );
-        eprintln!("skipping: {} missing (run lab/install.sh)", py.display());
+    let Some(py) = support::lab::require_installed("lab/.venv-formats/bin/python") else {
         return;
-    }
+    };
     let dir = tempfile::tempdir().expect("tempdir");
     let home = dir.path().join("home");
     let bundles: Vec<String> = examples().iter().map(|p| p.display().to_string()).collect();
@@ -325,9 +316,9 @@ fn junit_is_read_back_by_a_junit_consumer() {
             "{suite}"
         );
         assert!(
-            suite["names"][0]
-                .as_str()
-                .is_some_and(|n| n.starts_with("1.1 ")),
+            suite["names"][0].as_str().is_some_and(
+                |n| n.starts_with(&format!("{} ", support::rules::number("revisions-pinned")))
+            ),
             "{suite}"
         );
     }
@@ -387,19 +378,14 @@ fn markdown_has_a_row_per_server_and_per_finding() {
     assert!(md.stdout.contains("- **Section 9** (isolation)"));
 }
 
-/// Headless Chromium (Debian's `chromium`, installed by lab/install.sh), or `None` (a
-/// failure under CI).
+/// Headless Chromium (Debian's `chromium`, installed by lab/install.sh)
+/// ([`support::lab::absent`] when it is not).
 fn chromium() -> Option<PathBuf> {
     let p = PathBuf::from("/usr/bin/chromium");
     if p.exists() {
         return Some(p);
     }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "chromium missing (run lab/install.sh)"
-    );
-    eprintln!("skipping: chromium missing (run lab/install.sh)");
-    None
+    support::lab::absent("/usr/bin/chromium", "run `lab/install.sh`")
 }
 
 /// The HTML report is one self-contained file (no request leaves it) that Chromium

@@ -3,8 +3,9 @@
 //! (`UPDATE_SCHEMAS=1 cargo test -p mcp-probe-evaluator --test schemas` rewrites them),
 //! and real outputs on the example bundles must validate against the committed files.
 
-#[path = "support/grade_run.rs"]
-mod grade_run;
+mod support;
+
+use support::grade_run;
 
 use std::path::{Path, PathBuf};
 

@@ -9,9 +9,9 @@ use mcp_probe_evaluator::check::Context;
 use mcp_probe_evaluator::load::{for_grading, load_trust, read_verified};
 use mcp_probe_evaluator::report::{render, Format, Report, Server};
 
-#[path = "support/examples.rs"]
-mod examples;
-use examples::examples;
+mod support;
+
+use support::examples::examples;
 
 /// Every example bundle, verified against examples/collector.pub, and its results.
 fn graded_examples() -> Vec<(Server, Vec<CheckResult>)> {
