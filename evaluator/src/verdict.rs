@@ -550,23 +550,24 @@ mod tests {
 
     #[test]
     fn a_leg_outcome_and_an_outcome_go_through_the_same_rule() {
-        // 7.2.2 on a legacy session: f's key is one only 2026-07-28 defines (not arisen),
-        // a passed: PASS, with f named in the evidence.
+        // `notification-identity` on a legacy session: f's key is one only 2026-07-28
+        // defines (not arisen), a passed: PASS, with f named in the evidence.
         let o = Outcome::from_legs(
             vec![
                 Leg::new(
-                    "7.2.2f",
+                    "f",
                     REV,
                     "no _meta serverInfo, a key only 2026-07-28 defines",
                 ),
-                Leg::new("7.2.2a", Pass, "token sent"),
+                Leg::new("a", Pass, "token sent"),
             ],
             "",
         );
         assert_eq!(o.verdict, Verdict::Pass);
         assert_eq!(o.not_arisen, None);
         assert!(
-            o.evidence.starts_with("7.2.2f: no _meta serverInfo"),
+            o.evidence
+                .starts_with(&format!("{}: no _meta serverInfo", crate::refs::here("f"))),
             "{}",
             o.evidence
         );

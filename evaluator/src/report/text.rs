@@ -417,17 +417,21 @@ mod tests {
             .iter()
             .map(|e| CheckResult {
                 entry: e,
-                outcome: match e.id.as_str() {
-                    "10.1" => Some(
-                        Outcome::single(Verdict::Fail, "10.1b: no Cache-Control", "operator side")
-                            .with_records([3, 4]),
+                outcome: match e.rule {
+                    "cache-freshness" => Some(
+                        Outcome::single(
+                            Verdict::Fail,
+                            format!("{}b: no Cache-Control", e.id),
+                            "operator side",
+                        )
+                        .with_records([3, 4]),
                     ),
-                    "2.1" => Some(Outcome::single(
+                    "stdio-preferred" => Some(Outcome::single(
                         Verdict::NotApplicable,
                         "operator-side",
                         "all of it",
                     )),
-                    "7.1.2" => Some(Outcome::single(Verdict::Unknown, "no event", "")),
+                    "null-id-rejected" => Some(Outcome::single(Verdict::Unknown, "no event", "")),
                     _ => None,
                 },
             })
@@ -447,14 +451,22 @@ mod tests {
             t.contains("evil\\u{1b}[2J 1 (serverInfo, self-reported)"),
             "{t}"
         );
-        let p21 = t.find("\n2.1 (L1)").expect("2.1");
-        let p712 = t.find("\n7.1.2 (L1)").expect("7.1.2");
-        let p101 = t.find("\n10.1 (L1)").expect("10.1");
-        assert!(p21 < p712 && p712 < p101, "numeric order");
+        let bm = crate::benchmark::Benchmark::builtin();
+        let number = |rule: &str| bm.first_row_of(rule).expect(rule).id;
+        let (stdio, null_id, cache) = (
+            number("stdio-preferred"),
+            number("null-id-rejected"),
+            number("cache-freshness"),
+        );
+        let at = |n: &str| t.find(&format!("\n{n} (L1)")).expect(n);
+        assert!(
+            at(&stdio) < at(&null_id) && at(&null_id) < at(&cache),
+            "numeric order"
+        );
         assert!(t.contains("[wire]  0/1 pass"), "{t}");
         assert!(t.contains("no pass/fail decisions"));
         assert!(
-            t.contains(": 10.1b: no Cache-Control (records #3, #4)"),
+            t.contains(&format!(": {cache}b: no Cache-Control (records #3, #4)")),
             "{t}"
         );
         assert!(
@@ -468,14 +480,22 @@ mod tests {
         assert!(t.contains("  reduction: operator side"));
         assert!(t.contains("not graded by this build (33 of 36)"), "{t}");
         let ng = t.find("not graded by this build").expect("section");
-        assert!(t[ng..].contains("  1.2 (L1) advertised capability"), "{t}");
-        assert!(!t[ng..].contains("10.1 (L1)"));
+        let baseline = number("capabilities-match-baseline");
+        assert!(
+            t[ng..].contains(&format!("  {baseline} (L1) advertised capability")),
+            "{t}"
+        );
+        assert!(!t[ng..].contains(&format!("{cache} (L1)")));
     }
 
     #[test]
     fn rate_words() {
         let r = report();
-        let row = r.rows.iter().find(|x| x.entry.id == "10.1").expect("row");
+        let row = r
+            .rows
+            .iter()
+            .find(|x| x.entry.rule == "cache-freshness")
+            .expect("row");
         assert_eq!(rate(row), "0/1 pass");
         assert_eq!(records(&[5]), " (record #5)");
         assert_eq!(records(&[]), "");
