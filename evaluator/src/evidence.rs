@@ -46,12 +46,13 @@ pub struct Evidence {
 pub const STDIO_METHOD: &str = "STDIO";
 
 /// A stdio exchange read the way every check reads an exchange, so that the checks of
-/// the protocol (7.1.2, 5.1.x, the inventory) grade a stdio bundle through the one
+/// the protocol (`null-id-rejected`, `tool-schemas-validated`, `resource-templates-typed`,
+/// `prompt-arguments-validated`, the inventory) grade a stdio bundle through the one
 /// reading they already have: the message sent is the request body; the JSON-RPC lines
 /// read on stdout, as one JSON array, are the response body (status 200, which no HTTP
 /// server sent: [`Exchange::shown`] says `stdio` instead); a transport error (no answer
 /// within the timeout, stdout closed) is the outcome. A line that is not JSON-RPC is not
-/// part of the answer (5.3.1 reads those lines from the record itself).
+/// part of the answer (`stdio-logs-separated` reads those lines from the record itself).
 pub fn stdio_as_exchange(x: &StdioExchange) -> HttpExchange {
     let sent = x.sent.clone().unwrap_or_default();
     let body = |bytes: Vec<u8>| Body {

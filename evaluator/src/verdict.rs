@@ -69,13 +69,14 @@ impl std::fmt::Display for Verdict {
 #[serde(rename_all = "snake_case")]
 pub enum NotArisen {
     /// A mechanism or field the negotiated revision does not define (2026-07-28 only: the
-    /// `_meta` sender key of 7.2.2f, 1.1d-e's header pair). Alone: NO-REV.
+    /// `_meta` sender key `notification-identity` looks for, the header pair of
+    /// `revisions-pinned`). Alone: NO-REV.
     Revision,
     /// The feature is absent where the part looked, by observation: a transport without it,
     /// a server that offers no OAuth. Alone: N/A.
     Absent,
     /// The answer the check judges was not offered to the probe's request (no event stream
-    /// to judge 2.3 on: the request was answered as JSON). Alone: UNKNOWN, since another
+    /// to judge `auth-before-stream` on: the request was answered as JSON). Alone: UNKNOWN, since another
     /// request or run may draw it.
     NotOffered,
 }
