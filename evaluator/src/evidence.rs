@@ -351,7 +351,7 @@ impl<'a> Exchange<'a> {
         let r = self.response()?;
         Some(
             match self.header(mcp_probe_schema::vocab::header::CONTENT_TYPE) {
-                Some(ct) => format!("HTTP {} ({})", r.status, crate::fmt::line(&ct)),
+                Some(ct) => format!("HTTP {} ({})", r.status, crate::fmt::escape_line(&ct)),
                 None => format!("HTTP {} (no Content-Type)", r.status),
             },
         )

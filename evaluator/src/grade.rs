@@ -125,9 +125,9 @@ pub fn missing_legs(ev: &Evidence, legs: &[LegId]) -> Outcome {
             "leg(s) {} missing from this bundle, written by {} {} (build {}, run status {}); re-collect \
              with a collector that records them",
             names.join(", "),
-            crate::fmt::line(&ev.payload.collector.name),
-            crate::fmt::line(&ev.payload.collector.version),
-            crate::fmt::line(&ev.payload.collector.build),
+            crate::fmt::escape_line(&ev.payload.collector.name),
+            crate::fmt::escape_line(&ev.payload.collector.version),
+            crate::fmt::escape_line(&ev.payload.collector.build),
             ev.payload.run.status.as_str()
         ),
         "",

@@ -160,7 +160,7 @@ impl Provenance {
         } else {
             short_build(&g.commit)
         };
-        crate::fmt::line(&format!(
+        crate::fmt::escape_line(&format!(
             "{} {} (id {}, sha256 {}{tailoring}), graded by {} {} ({}, {}, {})",
             b.name,
             b.version,
