@@ -522,6 +522,14 @@ impl Evidence {
         self.payload.target.transport == mcp_probe_schema::model::Transport::HttpSse
     }
 
+    /// The record numbered `seq` (records are numbered by position). Not a read of a
+    /// leg: for following a reference a record makes (a stream's `GET`) or that an
+    /// outcome holds (its decisive records), never for finding a leg's records, which
+    /// [`Evidence::records_for`] reads.
+    pub fn record(&self, seq: u64) -> Option<&Record> {
+        self.records.get(usize::try_from(seq).ok()?)
+    }
+
     /// True when some record serves `leg`.
     pub fn has_leg(&self, leg: LegId) -> bool {
         self.records_for(leg).next().is_some()
@@ -573,7 +581,7 @@ impl Evidence {
     pub fn answer_carrier<'a>(&'a self, x: &Exchange<'a>) -> Exchange<'a> {
         x.stream
             .and_then(|s| s.stream)
-            .and_then(|seq| self.records.get(usize::try_from(seq).ok()?))
+            .and_then(|seq| self.record(seq))
             .and_then(|r| self.exchange_of(r))
             .unwrap_or(*x)
     }
@@ -635,7 +643,7 @@ mod tests {
     #[test]
     fn only_a_body_that_ended_whole_is_an_answer() {
         let ev = evidence(None, vec![ended(BodyEnd::Complete)]);
-        let x = ev.exchange_of(&ev.records[0]).expect("http");
+        let x = ev.exchange_of(ev.record(0).expect("record")).expect("http");
         assert_eq!(
             x.answer().expect("answer")["result"]["protocolVersion"],
             "2025-11-25"
@@ -650,7 +658,7 @@ mod tests {
         });
         for end in [reset, BodyEnd::LimitReached, BodyEnd::HeadOnly] {
             let ev = evidence(None, vec![ended(end.clone())]);
-            let x = ev.exchange_of(&ev.records[0]).expect("http");
+            let x = ev.exchange_of(ev.record(0).expect("record")).expect("http");
             // The stored bytes hold a whole result, but the body did not end whole.
             assert_eq!(x.answer(), None, "{end:?}");
             assert!(x.messages().is_empty(), "{end:?}");
@@ -680,7 +688,7 @@ mod tests {
             ],
         );
         let x = ev
-            .exchange_of(&ev.records[0])
+            .exchange_of(ev.record(0).expect("record"))
             .expect("stdio read as an exchange");
         assert!(x.is_stdio());
         assert_eq!(x.shown().as_deref(), Some("stdio"));
@@ -691,7 +699,9 @@ mod tests {
         // The log line is not part of the answer; the notification is.
         assert_eq!(x.messages().len(), 2);
         assert_eq!(x.request_json().expect("sent")["method"], "initialize");
-        let stream = ev.exchange_of(&ev.records[1]).expect("stream record");
+        let stream = ev
+            .exchange_of(ev.record(1).expect("record"))
+            .expect("stream record");
         assert_eq!(stream.answer(), None);
     }
 
@@ -704,7 +714,7 @@ mod tests {
             }
         }
         let ev = evidence(None, vec![r]);
-        let x = ev.exchange_of(&ev.records[0]).expect("http");
+        let x = ev.exchange_of(ev.record(0).expect("record")).expect("http");
         assert_eq!(x.unreadable(Some(1)), None, "before the cap");
         let why = x.unreadable(Some(0)).expect("stripped");
         assert!(
@@ -874,7 +884,9 @@ mod tests {
         assert!(!ev.inventory.tools.complete);
         // A Streamable HTTP bundle has no carrier but the exchange itself.
         let plain = evidence(None, vec![ended(BodyEnd::Complete)]);
-        let y = plain.exchange_of(&plain.records[0]).expect("http");
+        let y = plain
+            .exchange_of(plain.record(0).expect("record"))
+            .expect("http");
         assert_eq!(plain.answer_carrier(&y).seq(), 0);
         assert_eq!(y.stream_error(), None);
         assert!(!plain.is_sse());

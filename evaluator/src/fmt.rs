@@ -253,7 +253,10 @@ mod tests {
     #[test]
     fn terminal_escapes_are_neutralised() {
         assert_eq!(escape_line("a\x1b[31mb\nc"), "a\\u{1b}[31mb\\nc");
-        assert_eq!(escape_block("a\r\nb\x07\tc\u{202e}"), "a\nb\\u{7}\tc\\u{202e}");
+        assert_eq!(
+            escape_block("a\r\nb\x07\tc\u{202e}"),
+            "a\nb\\u{7}\tc\\u{202e}"
+        );
     }
 
     #[test]

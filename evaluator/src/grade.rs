@@ -88,10 +88,7 @@ pub fn other_eras_unasked(ev: &Evidence, first: Outcome) -> Outcome {
         && !ev.is_stdio()
         && !ev.payload.run.options.info_only
         && ev.session().is_some_and(|s| s.other_eras.is_empty())
-        && !ev
-            .records
-            .iter()
-            .any(|r| r.legs.iter().any(|l| *l == leg::ERA_INITIALIZE));
+        && !ev.has_leg(leg::ERA_INITIALIZE);
     if !never_asked || first.verdict == Verdict::Fail {
         return first;
     }
