@@ -1,5 +1,7 @@
-//! Baselines: earlier bundles of the same endpoint that the drift checks (1.2, 1.3, 1.4,
-//! 3.3.2f, 3.3.4c) compare against (docs/report.md, baselines).
+//! Baselines: earlier bundles of the same endpoint that the drift checks
+//! (`capabilities-match-baseline`, `new-tools-gated`, `identity-matches-baseline`, and
+//! sub-verdicts of `oauth-discovery-validated` and `scopes-minimized`) compare against
+//! (docs/report.md, baselines).
 //!
 //! A baseline is a whole bundle, not an extracted record: it is evidence, so it is
 //! verified like any bundle (signature, chain, format, `--trust` pins) every time it is

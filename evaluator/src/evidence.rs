@@ -46,12 +46,13 @@ pub struct Evidence {
 pub const STDIO_METHOD: &str = "STDIO";
 
 /// A stdio exchange read the way every check reads an exchange, so that the checks of
-/// the protocol (7.1.2, 5.1.x, the inventory) grade a stdio bundle through the one
+/// the protocol (`null-id-rejected`, `tool-schemas-validated`, `resource-templates-typed`,
+/// `prompt-arguments-validated`, the inventory) grade a stdio bundle through the one
 /// reading they already have: the message sent is the request body; the JSON-RPC lines
 /// read on stdout, as one JSON array, are the response body (status 200, which no HTTP
 /// server sent: [`Exchange::shown`] says `stdio` instead); a transport error (no answer
 /// within the timeout, stdout closed) is the outcome. A line that is not JSON-RPC is not
-/// part of the answer (5.3.1 reads those lines from the record itself).
+/// part of the answer (`stdio-logs-separated` reads those lines from the record itself).
 pub fn stdio_as_exchange(x: &StdioExchange) -> HttpExchange {
     let sent = x.sent.clone().unwrap_or_default();
     let body = |bytes: Vec<u8>| Body {
@@ -350,7 +351,7 @@ impl<'a> Exchange<'a> {
         let r = self.response()?;
         Some(
             match self.header(mcp_probe_schema::vocab::header::CONTENT_TYPE) {
-                Some(ct) => format!("HTTP {} ({})", r.status, crate::fmt::line(&ct)),
+                Some(ct) => format!("HTTP {} ({})", r.status, crate::fmt::escape_line(&ct)),
                 None => format!("HTTP {} (no Content-Type)", r.status),
             },
         )
@@ -521,6 +522,14 @@ impl Evidence {
         self.payload.target.transport == mcp_probe_schema::model::Transport::HttpSse
     }
 
+    /// The record numbered `seq` (records are numbered by position). Not a read of a
+    /// leg: for following a reference a record makes (a stream's `GET`) or that an
+    /// outcome holds (its decisive records), never for finding a leg's records, which
+    /// [`Evidence::records_for`] reads.
+    pub fn record(&self, seq: u64) -> Option<&Record> {
+        self.records.get(usize::try_from(seq).ok()?)
+    }
+
     /// True when some record serves `leg`.
     pub fn has_leg(&self, leg: LegId) -> bool {
         self.records_for(leg).next().is_some()
@@ -572,7 +581,7 @@ impl Evidence {
     pub fn answer_carrier<'a>(&'a self, x: &Exchange<'a>) -> Exchange<'a> {
         x.stream
             .and_then(|s| s.stream)
-            .and_then(|seq| self.records.get(usize::try_from(seq).ok()?))
+            .and_then(|seq| self.record(seq))
             .and_then(|r| self.exchange_of(r))
             .unwrap_or(*x)
     }
@@ -634,7 +643,7 @@ mod tests {
     #[test]
     fn only_a_body_that_ended_whole_is_an_answer() {
         let ev = evidence(None, vec![ended(BodyEnd::Complete)]);
-        let x = ev.exchange_of(&ev.records[0]).expect("http");
+        let x = ev.exchange_of(ev.record(0).expect("record")).expect("http");
         assert_eq!(
             x.answer().expect("answer")["result"]["protocolVersion"],
             "2025-11-25"
@@ -649,7 +658,7 @@ mod tests {
         });
         for end in [reset, BodyEnd::LimitReached, BodyEnd::HeadOnly] {
             let ev = evidence(None, vec![ended(end.clone())]);
-            let x = ev.exchange_of(&ev.records[0]).expect("http");
+            let x = ev.exchange_of(ev.record(0).expect("record")).expect("http");
             // The stored bytes hold a whole result, but the body did not end whole.
             assert_eq!(x.answer(), None, "{end:?}");
             assert!(x.messages().is_empty(), "{end:?}");
@@ -679,7 +688,7 @@ mod tests {
             ],
         );
         let x = ev
-            .exchange_of(&ev.records[0])
+            .exchange_of(ev.record(0).expect("record"))
             .expect("stdio read as an exchange");
         assert!(x.is_stdio());
         assert_eq!(x.shown().as_deref(), Some("stdio"));
@@ -690,7 +699,9 @@ mod tests {
         // The log line is not part of the answer; the notification is.
         assert_eq!(x.messages().len(), 2);
         assert_eq!(x.request_json().expect("sent")["method"], "initialize");
-        let stream = ev.exchange_of(&ev.records[1]).expect("stream record");
+        let stream = ev
+            .exchange_of(ev.record(1).expect("record"))
+            .expect("stream record");
         assert_eq!(stream.answer(), None);
     }
 
@@ -703,7 +714,7 @@ mod tests {
             }
         }
         let ev = evidence(None, vec![r]);
-        let x = ev.exchange_of(&ev.records[0]).expect("http");
+        let x = ev.exchange_of(ev.record(0).expect("record")).expect("http");
         assert_eq!(x.unreadable(Some(1)), None, "before the cap");
         let why = x.unreadable(Some(0)).expect("stripped");
         assert!(
@@ -873,7 +884,9 @@ mod tests {
         assert!(!ev.inventory.tools.complete);
         // A Streamable HTTP bundle has no carrier but the exchange itself.
         let plain = evidence(None, vec![ended(BodyEnd::Complete)]);
-        let y = plain.exchange_of(&plain.records[0]).expect("http");
+        let y = plain
+            .exchange_of(plain.record(0).expect("record"))
+            .expect("http");
         assert_eq!(plain.answer_carrier(&y).seq(), 0);
         assert_eq!(y.stream_error(), None);
         assert!(!plain.is_sse());

@@ -55,6 +55,22 @@ pub fn hex(bytes: &[u8]) -> String {
     hex::encode(bytes)
 }
 
+/// Untrusted text (a server's, a bundle's) for one line of terminal output: every
+/// control character, line breaks included, every bidi override, and the two characters
+/// that mark a rule's reference ([`crate::refs`]) are shown escaped (`\n`, `\u{1b}`).
+/// Apply it to the untrusted part only, before building a sentence around it.
+pub fn escape_line(s: &str) -> String {
+    mcp_probe_schema::term::line(s)
+}
+
+/// Untrusted text for a block of terminal output: as [`escape_line`], but line breaks
+/// and tabs stay (`\r\n` becomes `\n`).
+pub fn escape_block(s: &str) -> String {
+    mcp_probe_schema::term::block(s)
+}
+
+/// [`escape_line`] and [`escape_block`] under their former names, for the rules that
+/// still call them so.
 pub use mcp_probe_schema::term::{block, line};
 
 /// A writer for serialised JSON that makes it safe for a terminal without changing its
@@ -151,7 +167,7 @@ pub fn json_safe(json: &str) -> String {
 
 /// Bytes as lossy UTF-8 for one line of output.
 pub fn bytes_line(b: &[u8]) -> String {
-    line(&String::from_utf8_lossy(b))
+    escape_line(&String::from_utf8_lossy(b))
 }
 
 /// The start of a byte string, for display.
@@ -178,7 +194,7 @@ pub fn excerpt(bytes: &[u8], limit: usize) -> Excerpt {
     };
     match end {
         Some(end) => Excerpt {
-            text: block(&String::from_utf8_lossy(&slice[..end])),
+            text: escape_block(&String::from_utf8_lossy(&slice[..end])),
             cut: end < bytes.len(),
             utf8: true,
         },
@@ -236,8 +252,11 @@ mod tests {
 
     #[test]
     fn terminal_escapes_are_neutralised() {
-        assert_eq!(line("a\x1b[31mb\nc"), "a\\u{1b}[31mb\\nc");
-        assert_eq!(block("a\r\nb\x07\tc\u{202e}"), "a\nb\\u{7}\tc\\u{202e}");
+        assert_eq!(escape_line("a\x1b[31mb\nc"), "a\\u{1b}[31mb\\nc");
+        assert_eq!(
+            escape_block("a\r\nb\x07\tc\u{202e}"),
+            "a\nb\\u{7}\tc\\u{202e}"
+        );
     }
 
     #[test]

@@ -88,10 +88,7 @@ pub fn other_eras_unasked(ev: &Evidence, first: Outcome) -> Outcome {
         && !ev.is_stdio()
         && !ev.payload.run.options.info_only
         && ev.session().is_some_and(|s| s.other_eras.is_empty())
-        && !ev
-            .records
-            .iter()
-            .any(|r| r.legs.iter().any(|l| *l == leg::ERA_INITIALIZE));
+        && !ev.has_leg(leg::ERA_INITIALIZE);
     if !never_asked || first.verdict == Verdict::Fail {
         return first;
     }
@@ -125,9 +122,9 @@ pub fn missing_legs(ev: &Evidence, legs: &[LegId]) -> Outcome {
             "leg(s) {} missing from this bundle, written by {} {} (build {}, run status {}); re-collect \
              with a collector that records them",
             names.join(", "),
-            crate::fmt::line(&ev.payload.collector.name),
-            crate::fmt::line(&ev.payload.collector.version),
-            crate::fmt::line(&ev.payload.collector.build),
+            crate::fmt::escape_line(&ev.payload.collector.name),
+            crate::fmt::escape_line(&ev.payload.collector.version),
+            crate::fmt::escape_line(&ev.payload.collector.build),
             ev.payload.run.status.as_str()
         ),
         "",
@@ -207,13 +204,13 @@ mod tests {
     fn a_per_era_check_on_a_bundle_that_never_asked_the_other_eras_is_error_unless_it_failed() {
         use crate::fixture::{exchange, session};
         let modern = || Some(session(Some("2026-07-28"), serde_json::json!({}), None));
-        let pass = || Outcome::single(Verdict::Pass, "7.1.2a: rejected", "r").with_records([3]);
+        let pass = || Outcome::single(Verdict::Pass, "a: rejected", "r").with_records([3]);
         // Written before the era probe: 2026-07-28, no era.initialize, no other_eras.
         let old = bundle(modern(), Vec::new(), |_| {});
         let o = other_eras_unasked(&old, pass());
         assert_eq!(o.verdict, Verdict::Error, "{}", o.evidence);
         for named in [
-            "on 2026-07-28: PASS 7.1.2a: rejected",
+            "on 2026-07-28: PASS a: rejected",
             "leg(s) era.initialize missing",
             "mcp-collect",
             "build 0123abc",
@@ -230,11 +227,11 @@ mod tests {
             assert_eq!(o.verdict, Verdict::Error, "{v}");
         }
         // A FAIL was observed: it stays, unchanged.
-        let fail = Outcome::single(Verdict::Fail, "7.1.2a: accepted", "");
+        let fail = Outcome::single(Verdict::Fail, "a: accepted", "");
         let o = other_eras_unasked(&old, fail);
         assert_eq!(
             (o.verdict, o.evidence.as_str()),
-            (Verdict::Fail, "7.1.2a: accepted")
+            (Verdict::Fail, "a: accepted")
         );
         // The current collector asked and the server refused the legacy era: one era,
         // observed, so the verdict stands.
@@ -266,8 +263,8 @@ mod tests {
 
     #[test]
     fn across_eras_follows_the_one_rule_and_names_the_era_in_every_leg() {
-        let pass = Outcome::from_legs(vec![Leg::new("7.1.2a", LegOutcome::Pass, "400")], "r");
-        let fail = Outcome::from_legs(vec![Leg::new("7.1.2a", LegOutcome::Fail, "202")], "r")
+        let pass = Outcome::from_legs(vec![Leg::new("a", LegOutcome::Pass, "400")], "r");
+        let fail = Outcome::from_legs(vec![Leg::new("a", LegOutcome::Fail, "202")], "r")
             .with_records([38]);
         let o = across_eras(vec![
             ("2026-07-28".into(), pass.clone()),
@@ -275,7 +272,7 @@ mod tests {
         ]);
         assert_eq!(o.verdict, Verdict::Fail);
         let ids: Vec<&str> = o.legs.iter().map(|l| l.id.as_str()).collect();
-        assert_eq!(ids, ["7.1.2a@2026-07-28", "7.1.2a@2025-11-25"]);
+        assert_eq!(ids, ["a@2026-07-28", "a@2025-11-25"]);
         assert!(o.evidence.starts_with("on 2026-07-28: PASS"));
         assert!(o.evidence.contains("| on 2025-11-25: FAIL"));
         assert_eq!(o.records, [38]);

@@ -7,7 +7,7 @@ use std::io::{self, Write};
 
 use mcp_probe_schema::model::*;
 
-use crate::fmt::{self, bytes_line, der_common_name, excerpt, hex, line, millis, utc};
+use crate::fmt::{self, bytes_line, der_common_name, escape_line, excerpt, hex, millis, utc};
 use crate::load::Loaded;
 
 /// Bytes of each body shown.
@@ -23,7 +23,7 @@ pub fn render(out: &mut dyn Write, path: &str, l: &Loaded) -> io::Result<()> {
             Err(e) => writeln!(
                 out,
                 "#{i} (record does not decode: {})",
-                line(&e.to_string())
+                escape_line(&e.to_string())
             )?,
         }
     }
@@ -31,7 +31,7 @@ pub fn render(out: &mut dyn Write, path: &str, l: &Loaded) -> io::Result<()> {
 }
 
 fn opt(s: &Option<String>) -> String {
-    s.as_deref().map(line).unwrap_or_else(|| "-".into())
+    s.as_deref().map(escape_line).unwrap_or_else(|| "-".into())
 }
 
 fn yes(b: bool) -> &'static str {
@@ -44,7 +44,7 @@ fn yes(b: bool) -> &'static str {
 
 fn header(out: &mut dyn Write, path: &str, l: &Loaded) -> io::Result<()> {
     let ev = &l.evidence;
-    w(out, "bundle", &line(path))?;
+    w(out, "bundle", &escape_line(path))?;
     match (&l.problem, &l.signer) {
         (None, Some(k)) => w(
             out,
@@ -61,26 +61,26 @@ fn header(out: &mut dyn Write, path: &str, l: &Loaded) -> io::Result<()> {
                 "verified",
                 &format!(
                     "NO: {}{signer} (the content below is unverified)",
-                    line(&p.to_string())
+                    escape_line(&p.to_string())
                 ),
             )?
         }
         (None, None) => w(out, "verified", "no signer")?,
     }
-    w(out, "format", &line(&ev.format))?;
+    w(out, "format", &escape_line(&ev.format))?;
     let c = &ev.collector;
     w(
         out,
         "collector",
         &format!(
             "{} {} (build {})",
-            line(&c.name),
-            line(&c.version),
-            line(&c.build)
+            escape_line(&c.name),
+            escape_line(&c.version),
+            escape_line(&c.build)
         ),
     )?;
     let r = &ev.run;
-    w(out, "run", &line(&r.run_id))?;
+    w(out, "run", &escape_line(&r.run_id))?;
     w(out, "started", &utc(r.started_at))?;
     let took = r.finished_at.checked_sub(r.started_at).filter(|d| *d >= 0);
     let took = took
@@ -102,7 +102,7 @@ fn header(out: &mut dyn Write, path: &str, l: &Loaded) -> io::Result<()> {
             opt(&o.token_env),
             o.ca_file
                 .as_ref()
-                .map(|c| format!("{} (sha256 {}, {} certificates)", line(&c.path), line(&c.sha256), c.certificates.len()))
+                .map(|c| format!("{} (sha256 {}, {} certificates)", escape_line(&c.path), escape_line(&c.sha256), c.certificates.len()))
                 .unwrap_or_else(|| "-".into()),
         ),
     )?;
@@ -113,24 +113,24 @@ fn header(out: &mut dyn Write, path: &str, l: &Loaded) -> io::Result<()> {
         let secret = c
             .secret_env
             .as_ref()
-            .map(|v| format!(", secret from ${}", line(v)))
+            .map(|v| format!(", secret from ${}", escape_line(v)))
             .unwrap_or_default();
         w(
             out,
             "oauth client",
-            &format!("{} (pre-registered{secret})", line(&c.client_id)),
+            &format!("{} (pre-registered{secret})", escape_line(&c.client_id)),
         )?;
     }
     if let Some(l) = &o.login {
         let v = serde_json::to_value(l).unwrap_or_default();
-        w(out, "login", &line(&v.to_string()))?;
+        w(out, "login", &escape_line(&v.to_string()))?;
     }
     w(
         out,
         "inputs",
         &r.inputs
             .as_ref()
-            .map(|v| line(&v.to_string()))
+            .map(|v| escape_line(&v.to_string()))
             .unwrap_or_else(|| "-".into()),
     )?;
     target(out, &ev.target)?;
@@ -150,7 +150,7 @@ fn connectivity(
         w(
             out,
             "header",
-            &format!("{}: {}", line(&h.name), line(&h.value)),
+            &format!("{}: {}", escape_line(&h.name), escape_line(&h.value)),
         )?;
     }
     if let Some(p) = &c.proxy {
@@ -166,8 +166,8 @@ fn connectivity(
                     "proxy",
                     &format!(
                         "{scheme} URLs via {} from {}{creds}",
-                        line(&u.url),
-                        line(&u.source)
+                        escape_line(&u.url),
+                        escape_line(&u.source)
                     ),
                 )?;
             }
@@ -176,7 +176,7 @@ fn connectivity(
             w(
                 out,
                 "no proxy",
-                &format!("{} (from {})", line(n), opt(&p.no_proxy_source)),
+                &format!("{} (from {})", escape_line(n), opt(&p.no_proxy_source)),
             )?;
         }
     }
@@ -186,9 +186,9 @@ fn connectivity(
             "client cert",
             &format!(
                 "{} (subject {}, sha256 {})",
-                line(&cc.path),
-                line(&cc.subject),
-                line(&cc.sha256)
+                escape_line(&cc.path),
+                escape_line(&cc.subject),
+                escape_line(&cc.sha256)
             ),
         )?;
     }
@@ -201,15 +201,15 @@ fn w(out: &mut dyn Write, k: &str, v: &str) -> io::Result<()> {
 }
 
 fn target(out: &mut dyn Write, t: &mcp_probe_schema::model::Target) -> io::Result<()> {
-    w(out, "target", &line(&t.as_typed))?;
-    w(out, "base url", &line(&t.base_url))?;
+    w(out, "target", &escape_line(&t.as_typed))?;
+    w(out, "base url", &escape_line(&t.base_url))?;
     w(out, "candidates", &list(&t.candidates))?;
     w(
         out,
         "endpoint",
         &t.endpoint
             .as_deref()
-            .map(line)
+            .map(escape_line)
             .unwrap_or_else(|| "(none)".into()),
     )?;
     w(out, "addresses", &list(&t.addresses))?;
@@ -230,13 +230,13 @@ fn session(out: &mut dyn Write, s: Option<&mcp_probe_schema::model::Session>) ->
                 .map(|n| format!(", negotiated in #{n}"))
                 .unwrap_or_default();
             let revision = match &s.revision {
-                Some(r) => format!("{} ({era}{how})", line(r)),
+                Some(r) => format!("{} ({era}{how})", escape_line(r)),
                 None => "(none negotiated)".into(),
             };
             w(out, "revision", &revision)?;
             let json = |v: &Option<serde_json::Value>| {
                 v.as_ref()
-                    .map(|v| line(&v.to_string()))
+                    .map(|v| escape_line(&v.to_string()))
                     .unwrap_or_else(|| "-".into())
             };
             w(out, "server info", &json(&s.server_info))?;
@@ -244,7 +244,7 @@ fn session(out: &mut dyn Write, s: Option<&mcp_probe_schema::model::Session>) ->
             w(out, "session id", &opt(&s.session_id))?;
             if let Some(x) = &s.step_up {
                 let outcome = match (&x.failure, x.retry_in) {
-                    (Some(f), _) => format!("no token: {}", line(f)),
+                    (Some(f), _) => format!("no token: {}", escape_line(f)),
                     (None, Some(n)) => format!("token obtained; the call sent again in #{n}"),
                     (None, None) => "token obtained".into(),
                 };
@@ -256,9 +256,9 @@ fn session(out: &mut dyn Write, s: Option<&mcp_probe_schema::model::Session>) ->
                         x.challenge_in,
                         x.challenged_scope
                             .as_deref()
-                            .map(line)
+                            .map(escape_line)
                             .unwrap_or_else(|| "-".into()),
-                        line(&x.requested_scope)
+                        escape_line(&x.requested_scope)
                     ),
                 )?;
             }
@@ -268,7 +268,7 @@ fn session(out: &mut dyn Write, s: Option<&mcp_probe_schema::model::Session>) ->
                     "also served",
                     &format!(
                         "{} ({}, negotiated in #{}; session id {}; capabilities {})",
-                        line(&o.revision),
+                        escape_line(&o.revision),
                         match o.era {
                             Era::Modern => "modern era",
                             Era::Legacy => "legacy era",
@@ -305,20 +305,28 @@ fn minted_tokens(
             if i == 0 { "minted" } else { "" },
             &format!(
                 "{} (record #{}), resource {}, login resource {}: {}, type {}, scope {}",
-                line(&m.leg),
+                escape_line(&m.leg),
                 m.seq.map_or_else(|| "-".into(), |s| s.to_string()),
                 opt(&m.requested_resource),
                 opt(&m.login_resource),
-                line(&m.token.fingerprint),
+                escape_line(&m.token.fingerprint),
                 opt(&m.token.token_type),
                 opt(&m.token.scope)
             ),
         )?;
         if let Some(h) = &m.token.jwt_header {
-            w(out, "", &format!("  jwt header {}", line(&h.to_string())))?;
+            w(
+                out,
+                "",
+                &format!("  jwt header {}", escape_line(&h.to_string())),
+            )?;
         }
         if let Some(c) = &m.token.jwt_claims {
-            w(out, "", &format!("  jwt claims {}", line(&c.to_string())))?;
+            w(
+                out,
+                "",
+                &format!("  jwt claims {}", escape_line(&c.to_string())),
+            )?;
         }
     }
     Ok(())
@@ -338,17 +346,25 @@ fn tokens(out: &mut dyn Write, tokens: &[mcp_probe_schema::model::TokenFacts]) -
             if i == 0 { "tokens" } else { "" },
             &format!(
                 "{}: {}, type {}, scope {}, expires in {exp}",
-                line(&t.source),
-                line(&t.fingerprint),
+                escape_line(&t.source),
+                escape_line(&t.fingerprint),
                 opt(&t.token_type),
                 opt(&t.scope)
             ),
         )?;
         if let Some(h) = &t.jwt_header {
-            w(out, "", &format!("  jwt header {}", line(&h.to_string())))?;
+            w(
+                out,
+                "",
+                &format!("  jwt header {}", escape_line(&h.to_string())),
+            )?;
         }
         if let Some(c) = &t.jwt_claims {
-            w(out, "", &format!("  jwt claims {}", line(&c.to_string())))?;
+            w(
+                out,
+                "",
+                &format!("  jwt claims {}", escape_line(&c.to_string())),
+            )?;
         }
     }
     Ok(())
@@ -366,7 +382,7 @@ fn sse_event(out: &mut dyn Write, e: &SseEvent) -> io::Result<()> {
             out,
             "  stream #{} ended{owner}: {}",
             e.stream,
-            line(&err.to_string())
+            escape_line(&err.to_string())
         );
     }
     if let Some(u) = &e.unkept {
@@ -387,9 +403,9 @@ fn sse_event(out: &mut dyn Write, e: &SseEvent) -> io::Result<()> {
         out,
         "  stream #{} event {}{owner}{}",
         e.stream,
-        line(e.event.as_deref().unwrap_or("message")),
+        escape_line(e.event.as_deref().unwrap_or("message")),
         e.id.as_deref()
-            .map(|i| format!(" id {}", line(i)))
+            .map(|i| format!(" id {}", escape_line(i)))
             .unwrap_or_default()
     )?;
     if let Some(r) = e.retry {
@@ -408,7 +424,10 @@ fn list(v: &[String]) -> String {
     if v.is_empty() {
         "-".into()
     } else {
-        v.iter().map(|s| line(s)).collect::<Vec<_>>().join(", ")
+        v.iter()
+            .map(|s| escape_line(s))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 
@@ -430,12 +449,17 @@ fn record(out: &mut dyn Write, r: &Record) -> io::Result<()> {
         Observation::Tls(t) => tls(out, t)?,
         Observation::LegacyTls(p) => legacy(out, p)?,
         Observation::Dns(d) => {
-            writeln!(out, "  DNS {} -> {}", line(&d.host), list(&d.addresses))?;
+            writeln!(
+                out,
+                "  DNS {} -> {}",
+                escape_line(&d.host),
+                list(&d.addresses)
+            )?;
             if let Some(e) = &d.error {
-                writeln!(out, "  error: {}", line(&e.to_string()))?;
+                writeln!(out, "  error: {}", escape_line(&e.to_string()))?;
             }
         }
-        Observation::Skipped { reason } => writeln!(out, "  skipped: {}", line(reason))?,
+        Observation::Skipped { reason } => writeln!(out, "  skipped: {}", escape_line(reason))?,
         Observation::Stdio(x) => stdio(out, x)?,
         Observation::StdioProcess(p) => stdio_process(out, p)?,
         Observation::SseEvent(e) => sse_event(out, e)?,
@@ -444,9 +468,9 @@ fn record(out: &mut dyn Write, r: &Record) -> io::Result<()> {
         writeln!(
             out,
             "  redacted {} ({}) -> {}",
-            line(&x.location),
-            line(&x.what),
-            line(&x.fingerprint)
+            escape_line(&x.location),
+            escape_line(&x.what),
+            escape_line(&x.fingerprint)
         )?;
     }
     Ok(())
@@ -461,9 +485,9 @@ fn http(out: &mut dyn Write, x: &HttpExchange) -> io::Result<()> {
     writeln!(
         out,
         "  {} {} {}{conn}",
-        line(&q.method),
-        line(&q.url),
-        line(&q.version)
+        escape_line(&q.method),
+        escape_line(&q.url),
+        escape_line(&q.version)
     )?;
     headers(out, &q.headers)?;
     body(out, &q.body, false)?;
@@ -472,7 +496,7 @@ fn http(out: &mut dyn Write, x: &HttpExchange) -> io::Result<()> {
             out,
             "  first attempt on a kept-alive connection failed ({}: {}); sent again on a new connection",
             e.kind.as_str(),
-            line(&e.message)
+            escape_line(&e.message)
         )?;
     }
     match &x.outcome {
@@ -481,8 +505,8 @@ fn http(out: &mut dyn Write, x: &HttpExchange) -> io::Result<()> {
                 out,
                 "  -> {} {} ({})",
                 r.status,
-                line(&r.reason),
-                line(&r.version)
+                escape_line(&r.reason),
+                escape_line(&r.version)
             )?;
             headers(out, &r.headers)?;
             body(out, &r.body, true)?;
@@ -491,7 +515,7 @@ fn http(out: &mut dyn Write, x: &HttpExchange) -> io::Result<()> {
             out,
             "  -> transport error {}: {}",
             e.kind.as_str(),
-            line(&e.message)
+            escape_line(&e.message)
         )?,
     }
     Ok(())
@@ -499,7 +523,7 @@ fn http(out: &mut dyn Write, x: &HttpExchange) -> io::Result<()> {
 
 fn headers(out: &mut dyn Write, hs: &[Header]) -> io::Result<()> {
     for h in hs {
-        writeln!(out, "  {}: {}", line(&h.name), bytes_line(&h.value))?;
+        writeln!(out, "  {}: {}", escape_line(&h.name), bytes_line(&h.value))?;
     }
     Ok(())
 }
@@ -527,7 +551,7 @@ fn stdio(out: &mut dyn Write, x: &StdioExchange) -> io::Result<()> {
     if let Some(u) = &x.unkept {
         writeln!(
             out,
-            "  stdout < +{}..+{}: {} more line(s), {} bytes, counted not stored ({} JSON-RPC, {} cut; sha256 {})",
+            "  stdout < +{}..+{}: {} more escape_line(s), {} bytes, counted not stored ({} JSON-RPC, {} cut; sha256 {})",
             millis(u.first_at_us),
             millis(u.last_at_us),
             u.lines,
@@ -542,7 +566,7 @@ fn stdio(out: &mut dyn Write, x: &StdioExchange) -> io::Result<()> {
             out,
             "  -> transport error {}: {}",
             e.kind.as_str(),
-            line(&e.message)
+            escape_line(&e.message)
         )?;
     }
     Ok(())
@@ -550,16 +574,16 @@ fn stdio(out: &mut dyn Write, x: &StdioExchange) -> io::Result<()> {
 
 /// The stdio server's process: command line, variable names, exit, stderr.
 fn stdio_process(out: &mut dyn Write, p: &StdioProcess) -> io::Result<()> {
-    writeln!(out, "  process: {}", line(&p.argv.join(" ")))?;
+    writeln!(out, "  process: {}", escape_line(&p.argv.join(" ")))?;
     for c in &p.credential_args {
         writeln!(
             out,
             "  argument {} taken for a credential ({}{}); only its fingerprint is kept",
             c.index,
-            line(&c.why),
+            escape_line(&c.why),
             c.flag
                 .as_deref()
-                .map(|f| format!(", after {}", line(f)))
+                .map(|f| format!(", after {}", escape_line(f)))
                 .unwrap_or_default()
         )?;
     }
@@ -569,7 +593,7 @@ fn stdio_process(out: &mut dyn Write, p: &StdioProcess) -> io::Result<()> {
         writeln!(out, "  pid: {pid}")?;
     }
     if let Some(e) = &p.spawn_error {
-        writeln!(out, "  not started: {}", line(e))?;
+        writeln!(out, "  not started: {}", escape_line(e))?;
     }
     let exit = match &p.exit {
         Some(ProcessExit { code: Some(c), .. }) => format!("exit code {c}"),
@@ -578,7 +602,7 @@ fn stdio_process(out: &mut dyn Write, p: &StdioProcess) -> io::Result<()> {
         }) => format!("signal {s}"),
         _ => "unknown".into(),
     };
-    writeln!(out, "  ended: {} ({exit})", line(&p.ended_by))?;
+    writeln!(out, "  ended: {} ({exit})", escape_line(&p.ended_by))?;
     writeln!(
         out,
         "  stderr: {} bytes{}",
@@ -636,7 +660,7 @@ fn end(e: &BodyEnd) -> String {
         BodyEnd::StoppedAfterResponse => "stopped after the response arrived".into(),
         BodyEnd::LimitReached => "read limit reached".into(),
         BodyEnd::HeadOnly => "not read past the head (event stream)".into(),
-        BodyEnd::Error(e) => format!("error {}: {}", e.kind.as_str(), line(&e.message)),
+        BodyEnd::Error(e) => format!("error {}: {}", e.kind.as_str(), escape_line(&e.message)),
     }
 }
 
@@ -650,13 +674,13 @@ fn tls(out: &mut dyn Write, t: &TlsHandshake) -> io::Result<()> {
         out,
         "  TLS connection {} to {} (SNI {}): version {}, cipher {}, ALPN {alpn}",
         t.connection,
-        line(&t.peer),
+        escape_line(&t.peer),
         opt(&t.sni),
         opt(&t.version),
         opt(&t.cipher_suite)
     )?;
     if let Some(p) = &t.via_proxy {
-        writeln!(out, "  through the HTTP CONNECT proxy {}", line(p))?;
+        writeln!(out, "  through the HTTP CONNECT proxy {}", escape_line(p))?;
     }
     if let Some(a) = &t.client_auth {
         writeln!(
@@ -664,7 +688,7 @@ fn tls(out: &mut dyn Write, t: &TlsHandshake) -> io::Result<()> {
             "  the server asked for a client certificate; sent: {}",
             a.sent
                 .as_deref()
-                .map(|h| format!("sha256 {}", line(h)))
+                .map(|h| format!("sha256 {}", escape_line(h)))
                 .unwrap_or_else(|| "none (no certificate configured for this server)".into())
         )?;
     }
@@ -686,10 +710,10 @@ fn tls(out: &mut dyn Write, t: &TlsHandshake) -> io::Result<()> {
         } else {
             format!("FAILED: {}", opt(&v.error))
         };
-        writeln!(out, "  verification ({}): {verdict}", line(&v.store))?;
+        writeln!(out, "  verification ({}): {verdict}", escape_line(&v.store))?;
     }
     if let Some(e) = &t.error {
-        writeln!(out, "  error: {}", line(&e.to_string()))?;
+        writeln!(out, "  error: {}", escape_line(&e.to_string()))?;
     }
     Ok(())
 }
@@ -698,7 +722,7 @@ fn legacy(out: &mut dyn Write, p: &LegacyTlsProbe) -> io::Result<()> {
     writeln!(
         out,
         "  legacy TLS probe: offered {}, ClientHello {} bytes",
-        line(&p.offered),
+        escape_line(&p.offered),
         p.client_hello.len()
     )?;
     let b = &p.server_bytes;
@@ -717,7 +741,7 @@ fn legacy(out: &mut dyn Write, p: &LegacyTlsProbe) -> io::Result<()> {
         fmt::hex(&b[..b.len().min(16)])
     )?;
     if let Some(e) = &p.error {
-        writeln!(out, "  error: {}", line(&e.to_string()))?;
+        writeln!(out, "  error: {}", escape_line(&e.to_string()))?;
     }
     Ok(())
 }

@@ -27,6 +27,7 @@ use der::asn1::ObjectIdentifier;
 use der::{Decode, Encode};
 use mcp_probe_schema::tsp::cms::cert::CertificateChoices;
 use mcp_probe_schema::tsp::cms::signed_data::SignerIdentifier;
+use mcp_probe_schema::tsp::x509_cert::der::oid::db::{rfc5280, rfc5912};
 use mcp_probe_schema::tsp::x509_cert::Certificate;
 use mcp_probe_schema::tsp::Token;
 pub use mcp_probe_schema::tsp::{Stamp, StampFailure, Step};
@@ -34,21 +35,23 @@ use rustls_pki_types::{CertificateDer, SignatureVerificationAlgorithm, TrustAnch
 
 /// `id-kp-timeStamping` (1.3.6.1.5.5.7.3.8), as the OID's content bytes for webpki.
 const TIME_STAMPING: &[u8] = &[0x2b, 0x06, 0x01, 0x05, 0x05, 0x07, 0x03, 0x08];
-const OID_TIME_STAMPING: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.3.6.1.5.5.7.3.8");
-const OID_EXT_KEY_USAGE: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.5.29.37");
-const OID_SUBJECT_KEY_ID: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.5.29.14");
-const RSA_ENCRYPTION: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.1.1");
-const RSA_PSS: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.1.10");
-const SHA256_RSA: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.1.11");
-const SHA384_RSA: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.1.12");
-const SHA512_RSA: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.1.13");
-const EC_PUBLIC_KEY: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.2.1");
-const ECDSA_SHA256: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.4.3.2");
-const ECDSA_SHA384: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.4.3.3");
-const ECDSA_SHA512: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.4.3.4");
-const SHA256: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.16.840.1.101.3.4.2.1");
-const SHA384: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.16.840.1.101.3.4.2.2");
-const SHA512: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.16.840.1.101.3.4.2.3");
+// The object identifiers read, by their names in the OID registry of the X.509 crates
+// (RFC 5280, RFC 5912).
+const OID_TIME_STAMPING: ObjectIdentifier = rfc5280::ID_KP_TIME_STAMPING;
+const OID_EXT_KEY_USAGE: ObjectIdentifier = rfc5280::ID_CE_EXT_KEY_USAGE;
+const OID_SUBJECT_KEY_ID: ObjectIdentifier = rfc5280::ID_CE_SUBJECT_KEY_IDENTIFIER;
+const RSA_ENCRYPTION: ObjectIdentifier = rfc5912::RSA_ENCRYPTION;
+const RSA_PSS: ObjectIdentifier = rfc5912::ID_RSASSA_PSS;
+const SHA256_RSA: ObjectIdentifier = rfc5912::SHA_256_WITH_RSA_ENCRYPTION;
+const SHA384_RSA: ObjectIdentifier = rfc5912::SHA_384_WITH_RSA_ENCRYPTION;
+const SHA512_RSA: ObjectIdentifier = rfc5912::SHA_512_WITH_RSA_ENCRYPTION;
+const EC_PUBLIC_KEY: ObjectIdentifier = rfc5912::ID_EC_PUBLIC_KEY;
+const ECDSA_SHA256: ObjectIdentifier = rfc5912::ECDSA_WITH_SHA_256;
+const ECDSA_SHA384: ObjectIdentifier = rfc5912::ECDSA_WITH_SHA_384;
+const ECDSA_SHA512: ObjectIdentifier = rfc5912::ECDSA_WITH_SHA_512;
+const SHA256: ObjectIdentifier = rfc5912::ID_SHA_256;
+const SHA384: ObjectIdentifier = rfc5912::ID_SHA_384;
+const SHA512: ObjectIdentifier = rfc5912::ID_SHA_512;
 
 /// A `--tsa-cert` file could not be used.
 #[derive(Debug, thiserror::Error)]

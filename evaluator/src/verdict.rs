@@ -69,13 +69,14 @@ impl std::fmt::Display for Verdict {
 #[serde(rename_all = "snake_case")]
 pub enum NotArisen {
     /// A mechanism or field the negotiated revision does not define (2026-07-28 only: the
-    /// `_meta` sender key of 7.2.2f, 1.1d-e's header pair). Alone: NO-REV.
+    /// `_meta` sender key `notification-identity` looks for, the header pair of
+    /// `revisions-pinned`). Alone: NO-REV.
     Revision,
     /// The feature is absent where the part looked, by observation: a transport without it,
     /// a server that offers no OAuth. Alone: N/A.
     Absent,
     /// The answer the check judges was not offered to the probe's request (no event stream
-    /// to judge 2.3 on: the request was answered as JSON). Alone: UNKNOWN, since another
+    /// to judge `auth-before-stream` on: the request was answered as JSON). Alone: UNKNOWN, since another
     /// request or run may draw it.
     NotOffered,
 }
@@ -550,23 +551,24 @@ mod tests {
 
     #[test]
     fn a_leg_outcome_and_an_outcome_go_through_the_same_rule() {
-        // 7.2.2 on a legacy session: f's key is one only 2026-07-28 defines (not arisen),
-        // a passed: PASS, with f named in the evidence.
+        // `notification-identity` on a legacy session: f's key is one only 2026-07-28
+        // defines (not arisen), a passed: PASS, with f named in the evidence.
         let o = Outcome::from_legs(
             vec![
                 Leg::new(
-                    "7.2.2f",
+                    "f",
                     REV,
                     "no _meta serverInfo, a key only 2026-07-28 defines",
                 ),
-                Leg::new("7.2.2a", Pass, "token sent"),
+                Leg::new("a", Pass, "token sent"),
             ],
             "",
         );
         assert_eq!(o.verdict, Verdict::Pass);
         assert_eq!(o.not_arisen, None);
         assert!(
-            o.evidence.starts_with("7.2.2f: no _meta serverInfo"),
+            o.evidence
+                .starts_with(&format!("{}: no _meta serverInfo", crate::refs::here("f"))),
             "{}",
             o.evidence
         );

@@ -3,7 +3,7 @@
 //!
 //! ```toml
 //! [[waiver]]
-//! check = "1.1"                      # a check id of the catalogue
+//! check = "<number>"                 # a check's number in the definition graded, as reports print it
 //! endpoint = "https://*.example/mcp" # exact, or a glob (`*` any run, `?` one character); "*" for all
 //! reason = "revision pinning tracked in SEC-123"
 //! expires = 2027-03-31               # a date (TOML date or "YYYY-MM-DD"), the last day it applies
@@ -152,9 +152,10 @@ fn parse(bytes: &[u8], bm: &Benchmark) -> Result<Vec<Waiver>, (usize, String)> {
                 (
                     at(raw.check.span()),
                     format!(
-                        "check {:?} is not a check of {} (e.g. \"1.1\", \"3.3.4\")",
+                        "check {:?} is not a check of {}{}",
                         raw.check.get_ref(),
-                        bm.title()
+                        bm.title(),
+                        examples(bm)
                     ),
                 )
             })?;
@@ -338,6 +339,16 @@ pub fn today() -> NaiveDate {
     chrono::Utc::now().date_naive()
 }
 
+/// ` (e.g. "first", "last")`: the numbers of the definition's first and last checks, so
+/// the example is a check of the definition graded (a tailoring may deselect any other).
+fn examples(bm: &Benchmark) -> String {
+    match (bm.checks.first(), bm.checks.last()) {
+        (Some(a), Some(b)) if a.id != b.id => format!(" (e.g. \"{}\", \"{}\")", a.id, b.id),
+        (Some(a), _) => format!(" (e.g. \"{}\")", a.id),
+        _ => String::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -354,22 +365,31 @@ mod tests {
         assert!(!glob("", "x"));
     }
 
+    /// The number of the first check graded by `rule` in the built-in definition.
+    fn number(rule: &str) -> &'static str {
+        Benchmark::builtin()
+            .first_row_of(rule)
+            .expect(rule)
+            .id
+            .as_str()
+    }
+
     #[test]
     fn a_valid_file_is_read_in_order_with_lines() {
-        let w = parse(
-            b"# accepted findings\n[[waiver]]\ncheck = \"1.1\"\nendpoint = \"*\"\nreason = \"tracked\"\nexpires = 2027-03-31\n\n[[waiver]]\ncheck = \"7.1.2\"\nendpoint = \"http://a/mcp\"\nreason = \"r\"\nexpires = \"2026-01-01\"\n",
-            Benchmark::builtin(),
-        )
-        .expect("valid");
+        let (pinned, null_id) = (number("revisions-pinned"), number("null-id-rejected"));
+        let file = format!(
+            "# accepted findings\n[[waiver]]\ncheck = \"{pinned}\"\nendpoint = \"*\"\nreason = \"tracked\"\nexpires = 2027-03-31\n\n[[waiver]]\ncheck = \"{null_id}\"\nendpoint = \"http://a/mcp\"\nreason = \"r\"\nexpires = \"2026-01-01\"\n"
+        );
+        let w = parse(file.as_bytes(), Benchmark::builtin()).expect("valid");
         assert_eq!(w.len(), 2);
-        assert_eq!((w[0].check, w[0].line), ("1.1", 2));
+        assert_eq!((w[0].check, w[0].line), (pinned, 2));
         assert_eq!(
             w[1].expires,
             NaiveDate::from_ymd_opt(2026, 1, 1).expect("date")
         );
         assert_eq!(w[1].line, 8);
-        assert!(w[1].matches("7.1.2", "http://a/mcp"));
-        assert!(!w[1].matches("1.1", "http://a/mcp"));
+        assert!(w[1].matches(null_id, "http://a/mcp"));
+        assert!(!w[1].matches(pinned, "http://a/mcp"));
         assert!(w[1].expired(NaiveDate::from_ymd_opt(2026, 1, 2).expect("date")));
         assert!(!w[1].expired(NaiveDate::from_ymd_opt(2026, 1, 1).expect("date")));
     }
@@ -377,24 +397,40 @@ mod tests {
     #[test]
     fn errors_name_the_line() {
         let bad = |s: &str| parse(s.as_bytes(), Benchmark::builtin()).expect_err("invalid");
-        let head = "[[waiver]]\ncheck = \"1.1\"\nendpoint = \"*\"\nreason = \"r\"\n";
+        let pinned = number("revisions-pinned");
+        let head = format!("[[waiver]]\ncheck = \"{pinned}\"\nendpoint = \"*\"\nreason = \"r\"\n");
         assert_eq!(bad(&format!("{head}expires = 2027-13-01\n")).0, 5);
         let (line, m) = bad(&format!("{head}expires = \"next year\"\n"));
         assert_eq!(line, 5);
         assert!(m.contains("not a date"), "{m}");
-        let (line, m) = bad(
-            "[[waiver]]\ncheck = \"9.9\"\nendpoint = \"*\"\nreason = \"r\"\nexpires = 2027-01-01\n",
-        );
+        let absent = "99.99";
+        assert!(Benchmark::builtin().entry(absent).is_none());
+        let (line, m) = bad(&format!(
+            "[[waiver]]\ncheck = \"{absent}\"\nendpoint = \"*\"\nreason = \"r\"\nexpires = 2027-01-01\n",
+        ));
         assert_eq!(line, 2);
-        assert!(m.contains("\"9.9\" is not a check"), "{m}");
+        assert!(m.contains(&format!("\"{absent}\" is not a check")), "{m}");
+        let (first, last) = (
+            &Benchmark::builtin().checks[0],
+            Benchmark::builtin().checks.last(),
+        );
+        assert!(
+            m.ends_with(&format!(
+                " (e.g. \"{}\", \"{}\")",
+                first.id,
+                last.expect("checks").id
+            )),
+            "{m}"
+        );
         let (line, m) = bad(&format!("{head}expires = 2027-01-01\nowner = \"me\"\n"));
         assert!(m.contains("owner"), "{m}");
         assert!((1..=6).contains(&line), "{line}");
-        let (line, m) =
-            bad("[[waiver]]\ncheck = \"1.1\"\nendpoint = \"*\"\nexpires = 2027-01-01\n");
+        let (line, m) = bad(&format!(
+            "[[waiver]]\ncheck = \"{pinned}\"\nendpoint = \"*\"\nexpires = 2027-01-01\n"
+        ));
         assert!(m.contains("reason"), "{m}");
         assert_eq!(line, 1);
-        let (line, _) = bad("[[waiver]]\ncheck = \"1.1\"\nendpoint = \"  \"\nreason = \"r\"\nexpires = 2027-01-01\n");
+        let (line, _) = bad(&format!("[[waiver]]\ncheck = \"{pinned}\"\nendpoint = \"  \"\nreason = \"r\"\nexpires = 2027-01-01\n"));
         assert_eq!(line, 3);
         assert_eq!(bad("[[waiver]\n").0, 1);
     }

@@ -119,8 +119,9 @@ mod tests {
 
     #[test]
     fn v1_0_0_has_the_benchmark_counts() {
-        // The benchmark's 18 / 6 / 12 sources, except that this build grades 5.3.1
-        // (wire) and 3.1.1 (in part) from the stdout and command line of a stdio bundle;
+        // The benchmark's 18 / 6 / 12 sources, except that this build grades
+        // `stdio-logs-separated` (wire) and `stdio-credentials` (in part) from the stdout
+        // and command line of a stdio bundle;
         // 11 of the checks are L2. Counts come from the data, never from a literal in
         // the code: this test is the one place they are written, to catch an edit that
         // changes them by accident.

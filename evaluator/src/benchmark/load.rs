@@ -757,16 +757,37 @@ mod tests {
         assert!(value_error(e).2.contains("not a protocol revision"));
     }
 
+    /// The number of the first check graded by `rule` in the built-in definition.
+    fn number(rule: &str) -> &'static str {
+        Benchmark::builtin()
+            .first_row_of(rule)
+            .expect(rule)
+            .id
+            .as_str()
+    }
+
     #[test]
     fn rows_are_checked() {
-        let e =
-            def(&base().replacen("number = \"1.2\"", "number = \"1.1\"", 1)).expect_err("twice");
-        assert!(value_error(e).2.contains("1.1 is given twice"));
+        let (pinned, baseline) = (
+            number("revisions-pinned"),
+            number("capabilities-match-baseline"),
+        );
+        let e = def(&base().replacen(
+            &format!("number = \"{baseline}\""),
+            &format!("number = \"{pinned}\""),
+            1,
+        ))
+        .expect_err("twice");
+        assert!(value_error(e)
+            .2
+            .contains(&format!("{pinned} is given twice")));
         let e = def(&base().replacen("level = 1", "level = 3", 1)).expect_err("level");
         assert!(value_error(e).2.contains("1 or 2"));
-        // 10.1 reads no per-era leg.
+        // `cache-freshness` reads no per-era leg.
         let text = base();
-        let at = text.find("number = \"10.1\"").expect("10.1");
+        let at = text
+            .find(&format!("number = \"{}\"", number("cache-freshness")))
+            .expect("cache-freshness");
         let (head, tail) = text.split_at(at);
         let e = def(&format!(
             "{head}{}",
@@ -781,26 +802,35 @@ mod tests {
 
     #[test]
     fn a_tailoring_deselects_refines_and_says_so() {
-        let b = tailoring(
+        let (stdio, keys, tokens) = (
+            number("stdio-preferred"),
+            number("idempotency-keys"),
+            number("short-lived-tokens"),
+        );
+        let b = tailoring(&format!(
             "format = \"mcp-probe-tailoring/1\"\nid = \"acme\"\nextends = \"cis-mcp-server-1.0.0\"\n\
-             deselect = [\"2.1\", \"5.6.1\"]\n[params.\"3.1.2\"]\nmax_token_lifetime_seconds = 900\n",
-        )
+             deselect = [\"{stdio}\", \"{keys}\"]\n[params.\"{tokens}\"]\nmax_token_lifetime_seconds = 900\n",
+        ))
         .expect("tailoring");
         let base = Benchmark::builtin();
         assert_eq!(b.checks.len(), base.checks.len() - 2);
-        assert!(b.entry("2.1").is_none());
+        assert!(b.entry(stdio).is_none());
         let t = b.tailoring.as_ref().expect("tailoring");
-        assert_eq!(t.deselected, ["2.1", "5.6.1"]);
-        assert_eq!(t.refined, ["3.1.2: max_token_lifetime_seconds = 900"]);
+        assert_eq!(t.deselected, [stdio, keys]);
         assert_eq!(
-            b.entry("3.1.2").expect("3.1.2").params.0["max_token_lifetime_seconds"],
+            t.refined,
+            [format!("{tokens}: max_token_lifetime_seconds = 900")]
+        );
+        assert_eq!(
+            b.entry(tokens).expect("short-lived-tokens").params.0["max_token_lifetime_seconds"],
             ParamValue::Int(900)
         );
         assert_eq!(b.sha256, base.sha256);
         assert!(b.title().ends_with("tailored by acme"));
-        let select = tailoring(
-            "format = \"mcp-probe-tailoring/1\"\nid = \"x\"\nextends = \"cis-mcp-server-1.0.0\"\nselect = [\"1.1\"]\n",
-        )
+        let select = tailoring(&format!(
+            "format = \"mcp-probe-tailoring/1\"\nid = \"x\"\nextends = \"cis-mcp-server-1.0.0\"\nselect = [\"{}\"]\n",
+            number("revisions-pinned")
+        ))
         .expect("select");
         assert_eq!(select.checks.len(), 1);
         assert_eq!(
@@ -815,19 +845,34 @@ mod tests {
         let e = tailoring(&format!("{head}extends = \"cis-9\"\n")).expect_err("extends");
         let (line, key, _) = value_error(e);
         assert_eq!((line, key.as_str()), (3, "extends"));
+        // A recommendation of the benchmark no probe reaches: a number, not a check.
+        let unreached = Benchmark::builtin()
+            .unreached
+            .iter()
+            .find(|u| !u.is_section())
+            .expect("an unreached recommendation")
+            .section;
         let e = tailoring(&format!(
-            "{head}extends = \"cis-mcp-server-1.0.0\"\ndeselect = [\"4.1.1\"]\n"
+            "{head}extends = \"cis-mcp-server-1.0.0\"\ndeselect = [\"{unreached}\"]\n"
         ))
         .expect_err("unknown number");
-        assert!(value_error(e).2.contains("4.1.1 is not a check"));
+        assert!(value_error(e)
+            .2
+            .contains(&format!("{unreached} is not a check")));
+        let tls = number("tls-required");
         let e = tailoring(&format!(
-            "{head}extends = \"cis-mcp-server-1.0.0\"\n[params.\"2.2\"]\nfloor = 1\n"
+            "{head}extends = \"cis-mcp-server-1.0.0\"\n[params.\"{tls}\"]\nfloor = 1\n"
         ))
         .expect_err("no such parameter");
         let (line, key, _) = value_error(e);
-        assert_eq!((line, key.as_str()), (5, "params.\"2.2\".floor"));
+        assert_eq!(
+            (line, key.as_str()),
+            (5, format!("params.\"{tls}\".floor").as_str())
+        );
         let e = tailoring(&format!(
-            "{head}extends = \"cis-mcp-server-1.0.0\"\nselect = [\"1.1\"]\ndeselect = [\"1.2\"]\n"
+            "{head}extends = \"cis-mcp-server-1.0.0\"\nselect = [\"{}\"]\ndeselect = [\"{}\"]\n",
+            number("revisions-pinned"),
+            number("capabilities-match-baseline")
         ))
         .expect_err("both");
         assert!(value_error(e).2.contains("not both"));

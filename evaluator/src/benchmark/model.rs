@@ -336,6 +336,12 @@ impl Benchmark {
         self.checks.iter().find(|e| e.id == id)
     }
 
+    /// The first check graded by rule `rule` (a tailoring's deselected rows are not
+    /// checks; [`Benchmark::number_of`] still knows their numbers).
+    pub fn first_row_of(&self, rule: &str) -> Option<&Entry> {
+        self.checks.iter().find(|e| e.rule == rule)
+    }
+
     /// `CIS MCP Server Benchmark 1.0.0` (and the tailoring's id, when tailored).
     pub fn title(&self) -> String {
         match &self.tailoring {
@@ -371,10 +377,43 @@ impl Benchmark {
 mod tests {
     use super::*;
 
+    /// A dotted number from its parts (`[3, 3, 1]` is `3.3.1`).
+    fn dotted(parts: &[u32]) -> String {
+        parts
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(".")
+    }
+
     #[test]
     fn numeric_order() {
-        let mut ids = vec!["10.1", "1.4", "2.1", "1.1", "10.2", "3.3.5", "3.3.1"];
+        let sorted: [&[u32]; 7] = [
+            &[1, 1],
+            &[1, 4],
+            &[2, 1],
+            &[3, 3, 1],
+            &[3, 3, 5],
+            &[10, 1],
+            &[10, 2],
+        ];
+        let want: Vec<String> = sorted.iter().map(|p| dotted(p)).collect();
+        let mut ids = want.clone();
+        ids.sort();
+        assert_ne!(ids, want, "string order differs");
         ids.sort_by_key(|i| id_key(i));
-        assert_eq!(ids, ["1.1", "1.4", "2.1", "3.3.1", "3.3.5", "10.1", "10.2"]);
+        assert_eq!(ids, want);
+    }
+
+    #[test]
+    fn the_first_row_of_a_rule() {
+        let bm = Benchmark::builtin();
+        for e in &bm.checks {
+            let first = bm.first_row_of(e.rule).expect("graded");
+            assert_eq!(first.rule, e.rule);
+            assert!(first.id.key() <= e.id.key());
+            assert_eq!(bm.number_of(e.rule), Some(first.id));
+        }
+        assert!(bm.first_row_of("no-such-rule").is_none());
     }
 }

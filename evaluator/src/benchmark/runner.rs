@@ -114,7 +114,7 @@ fn off_transport(entry: &Entry, ev: &Evidence) -> Option<Outcome> {
         format!(
             "transport stdio: the server was launched as a local process ({}) and spoken to over its stdin \
              and stdout; what {} reads exists only on HTTP",
-            crate::fmt::line(&ev.payload.target.as_typed),
+            crate::fmt::escape_line(&ev.payload.target.as_typed),
             entry.id
         )
     } else {

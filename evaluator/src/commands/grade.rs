@@ -14,7 +14,7 @@ use crate::benchmark::CheckResult;
 use crate::check::Context;
 use crate::evidence::Evidence;
 use crate::exit::ExitStatus;
-use crate::fmt::line;
+use crate::fmt::escape_line;
 use crate::load::{
     for_grading, load_trust, read_bundle, read_checked, read_verified, read_verified_as,
     reread_verified, Error, VerifiedFile,
@@ -155,7 +155,7 @@ fn checked_status<T>(
     checked: Result<Result<T, VerifyError>, Error>,
     err: &mut Diag<'_>,
 ) -> Result<Result<T, ExitStatus>, GradeError> {
-    let shown = line(&path.display().to_string());
+    let shown = escape_line(&path.display().to_string());
     match checked {
         Err(e) => {
             err.error(&format!("{what}{e}"))?;
@@ -181,7 +181,7 @@ fn reopen(i: &Input) -> Result<(Evidence, mcp_probe_schema::tsp::Stamp), GradeEr
     match again {
         Some(v) => Ok((for_grading(i.shown(), v.verified), v.stamp)),
         None => Err(GradeError::Changed {
-            path: line(&i.shown()),
+            path: escape_line(&i.shown()),
         }),
     }
 }
@@ -437,8 +437,8 @@ pub fn grade(
         for n in report.waivers.iter().flat_map(|a| a.notices()) {
             let text = format!(
                 "--waivers {}: {}",
-                line(&w.path.display().to_string()),
-                line(&n)
+                escape_line(&w.path.display().to_string()),
+                escape_line(&n)
             );
             if opts.strict_waivers {
                 err.error(&text)?;
@@ -549,10 +549,10 @@ impl Passes<'_> {
         if let Some((bpath, b)) = &file_baseline {
             if let Some(i) = inputs.iter().find(|i| i.label != b.endpoint()) {
                 return Err(GradeError::BaselineEndpoint {
-                    baseline: line(bpath),
-                    baseline_endpoint: line(&b.endpoint()),
-                    bundle: line(&i.shown()),
-                    endpoint: line(&i.label),
+                    baseline: escape_line(bpath),
+                    baseline_endpoint: escape_line(&b.endpoint()),
+                    bundle: escape_line(&i.shown()),
+                    endpoint: escape_line(&i.label),
                 });
             }
         }

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::exit::ExitStatus;
-use crate::fmt::line;
+use crate::fmt::escape_line;
 use crate::load::{load_trust, open_for_show, read_bundle, Error};
 use crate::output::Diag;
 
@@ -34,7 +34,7 @@ pub fn show(
 ) -> Result<ExitStatus, Error> {
     let trust = load_trust(trust)?;
     let bytes = read_bundle(path)?;
-    let shown = line(&path.display().to_string());
+    let shown = escape_line(&path.display().to_string());
     let loaded = match open_for_show(&bytes, &trust) {
         Ok(l) => l,
         Err(e) => {

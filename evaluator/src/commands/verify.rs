@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use mcp_probe_schema::bundle::Checked;
 
 use crate::exit::ExitStatus;
-use crate::fmt::{line, utc};
+use crate::fmt::{escape_line, utc};
 use crate::load::{load_trust, read_bundle, Error};
 use crate::output::Diag;
 use crate::timestamp::{TimestampJson, TimestampState};
@@ -49,7 +49,7 @@ pub fn verify(
         |_, path| verify_file(path, &trust, &tsa),
         |n, v| {
             let path = &bundles[n];
-            let shown = line(&path.display().to_string());
+            let shown = escape_line(&path.display().to_string());
             let (verified, stamp) = match v {
                 Err(e) => {
                     err.error(&e.to_string())?;
@@ -85,14 +85,14 @@ pub fn verify(
                         "OK {shown}: signer {}, collected {}, target {}, endpoint {}, status {}, {} records; {}",
                         v.signer.key_id(),
                         utc(ev.run.started_at),
-                        line(&ev.target.as_typed),
-                        ev.target.endpoint.as_deref().map(line).unwrap_or_else(|| "(none)".into()),
+                        escape_line(&ev.target.as_typed),
+                        ev.target.endpoint.as_deref().map(escape_line).unwrap_or_else(|| "(none)".into()),
                         ev.run.status.as_str(),
                         v.records,
-                        line(&stamp.as_ref().map(TimestampState::line).unwrap_or_default()),
+                        escape_line(&stamp.as_ref().map(TimestampState::line).unwrap_or_default()),
                     )?;
                 }
-                Err(e) => writeln!(out, "INVALID {shown}: {}", line(&e))?,
+                Err(e) => writeln!(out, "INVALID {shown}: {}", escape_line(&e))?,
             }
             Ok(())
         },

@@ -16,7 +16,7 @@ use super::{DiffError, DiffOptions, Identity, Match};
 use crate::benchmark::Benchmark;
 use crate::check::Context;
 use crate::evidence::Evidence;
-use crate::fmt::{line, utc};
+use crate::fmt::{escape_line, utc};
 use crate::load::{for_grading, load_trust, read_verified};
 use crate::output::Diag;
 
@@ -240,7 +240,7 @@ pub fn compare(bm: &'static Benchmark, old: &Evidence, new: &Evidence, by: Match
 
 fn show(v: &Option<Value>) -> String {
     v.as_ref()
-        .map(|v| line(&v.to_string()))
+        .map(|v| escape_line(&v.to_string()))
         .unwrap_or_else(|| "(absent)".into())
 }
 
@@ -252,13 +252,13 @@ pub fn text(d: &Diff) -> String {
         s.push('\n');
     };
     match &d.endpoint {
-        Some(e) => w(&mut s, format!("endpoint  {}", line(e))),
+        Some(e) => w(&mut s, format!("endpoint  {}", escape_line(e))),
         None => w(
             &mut s,
             format!(
                 "endpoint  {} -> {} (matched by identity; not counted as a change)",
-                line(&d.old.endpoint),
-                line(&d.new.endpoint)
+                escape_line(&d.old.endpoint),
+                escape_line(&d.new.endpoint)
             ),
         ),
     }
@@ -269,8 +269,8 @@ pub fn text(d: &Diff) -> String {
         &mut s,
         format!(
             "old       {} (run {}, collected {})",
-            line(&d.old.bundle),
-            line(&d.old.run_id),
+            escape_line(&d.old.bundle),
+            escape_line(&d.old.run_id),
             d.old.collected_at
         ),
     );
@@ -278,8 +278,8 @@ pub fn text(d: &Diff) -> String {
         &mut s,
         format!(
             "new       {} (run {}, collected {})",
-            line(&d.new.bundle),
-            line(&d.new.run_id),
+            escape_line(&d.new.bundle),
+            escape_line(&d.new.run_id),
             d.new.collected_at
         ),
     );
@@ -292,8 +292,8 @@ pub fn text(d: &Diff) -> String {
             &mut s,
             format!(
                 "revision  {} -> {}",
-                line(c.old.as_deref().unwrap_or("none")),
-                line(c.new.as_deref().unwrap_or("none"))
+                escape_line(c.old.as_deref().unwrap_or("none")),
+                escape_line(c.new.as_deref().unwrap_or("none"))
             ),
         );
     }
@@ -302,8 +302,8 @@ pub fn text(d: &Diff) -> String {
             &mut s,
             format!(
                 "eras      also {} -> also {}",
-                line(&c.old.join(", ")),
-                line(&c.new.join(", "))
+                escape_line(&c.old.join(", ")),
+                escape_line(&c.new.join(", "))
             ),
         );
     }
@@ -318,7 +318,7 @@ pub fn text(d: &Diff) -> String {
             &mut s,
             format!(
                 "capability {}: {} -> {}",
-                line(&l.path),
+                escape_line(&l.path),
                 show(&l.old),
                 show(&l.new)
             ),
@@ -326,10 +326,10 @@ pub fn text(d: &Diff) -> String {
     }
     for (k, n) in &d.inventory {
         for a in &n.added {
-            w(&mut s, format!("{k}  + {}", line(a)));
+            w(&mut s, format!("{k}  + {}", escape_line(a)));
         }
         for r in &n.removed {
-            w(&mut s, format!("{k}  - {}", line(r)));
+            w(&mut s, format!("{k}  - {}", escape_line(r)));
         }
     }
     for v in &d.verdicts {
@@ -345,7 +345,7 @@ fn load(path: &Path, trust: &[mcp_probe_schema::bundle::PublicKey]) -> Result<Ev
     match read_verified(path, trust)? {
         Ok(v) => Ok(for_grading(path.display().to_string(), v.verified)),
         Err(e) => Err(DiffError::Invalid {
-            path: line(&path.display().to_string()),
+            path: escape_line(&path.display().to_string()),
             reason: e.to_string(),
         }),
     }
@@ -356,14 +356,14 @@ pub fn run(opts: &DiffOptions, _err: &mut Diag<'_>) -> Result<(String, bool), Di
     let keys = load_trust(&opts.trust)?;
     let a = load(&opts.old, &keys)?;
     let b = load(&opts.new, &keys)?;
-    let shown = |p: &Path| line(&p.display().to_string());
+    let shown = |p: &Path| escape_line(&p.display().to_string());
     match opts.by {
         Match::Endpoint if a.endpoint() != b.endpoint() => {
             return Err(DiffError::Endpoints {
                 old: shown(&opts.old),
-                old_endpoint: line(&a.endpoint()),
+                old_endpoint: escape_line(&a.endpoint()),
                 new: shown(&opts.new),
-                new_endpoint: line(&b.endpoint()),
+                new_endpoint: escape_line(&b.endpoint()),
             })
         }
         Match::Identity => {

@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::exit::ExitStatus;
-use crate::fmt::line;
+use crate::fmt::escape_line;
 use crate::load::Error;
 
 /// The `schema` value of the JSON report that `diff` reads.
@@ -145,7 +145,11 @@ impl Identity {
 
     /// One escaped line: `name (transport)`.
     pub fn show(&self) -> String {
-        format!("{} ({})", line(&self.name), line(&self.transport))
+        format!(
+            "{} ({})",
+            escape_line(&self.name),
+            escape_line(&self.transport)
+        )
     }
 
     /// [`Identity::show`], or why there is none.
@@ -225,7 +229,7 @@ pub struct DiffOptions {
 }
 
 pub(crate) fn shown(p: &Path) -> String {
-    line(&p.display().to_string())
+    escape_line(&p.display().to_string())
 }
 
 /// Pretty JSON and a newline, safe for a terminal ([`crate::fmt::json_safe`]: a report

@@ -234,9 +234,14 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn k(id: &str, rule: Option<&str>, params: Option<Value>) -> Key {
+    /// A check number of a made-up definition: `n(3, 3)` is `3.3`.
+    fn n(section: u32, check: u32) -> String {
+        format!("{section}.{check}")
+    }
+
+    fn k(id: String, rule: Option<&str>, params: Option<Value>) -> Key {
         Key {
-            id: id.into(),
+            id,
             rule: rule.map(str::to_string),
             params,
         }
@@ -257,25 +262,25 @@ mod tests {
             .collect()
     }
 
-    fn s(x: &str) -> Option<String> {
-        Some(x.into())
+    fn s(x: String) -> Option<String> {
+        Some(x)
     }
 
     #[test]
     fn a_rule_used_once_on_each_side_pairs_whatever_its_id_and_params() {
         let old = [
-            k("1.1", Some("a"), None),
-            k("2.2", Some("b"), Some(json!({"n": 1}))),
+            k(n(1, 1), Some("a"), None),
+            k(n(2, 2), Some("b"), Some(json!({"n": 1}))),
         ];
         let new = [
-            k("1.2", Some("a"), None),
-            k("2.2", Some("b"), Some(json!({"n": 2}))),
+            k(n(1, 2), Some("a"), None),
+            k(n(2, 2), Some("b"), Some(json!({"n": 2}))),
         ];
         assert_eq!(
             shown(&old, &new),
             [
-                (s("1.1"), s("1.2"), vec![Class::Renumbered]),
-                (s("2.2"), s("2.2"), vec![Class::ParamsChanged]),
+                (s(n(1, 1)), s(n(1, 2)), vec![Class::Renumbered]),
+                (s(n(2, 2)), s(n(2, 2)), vec![Class::ParamsChanged]),
             ]
         );
         assert_eq!(map(&old, &new).by, MappedBy::Rule);
@@ -284,64 +289,64 @@ mod tests {
     #[test]
     fn a_rule_graded_by_two_checks_is_two_checks_keyed_by_params() {
         // v1 grades 3.3 with lifetime 3600; v2 keeps 3.3 at 900 and adds 3.9 at 86400.
-        let old = [k("3.3", Some("t"), Some(json!({"max": 3600})))];
+        let old = [k(n(3, 3), Some("t"), Some(json!({"max": 3600})))];
         let new = [
-            k("3.3", Some("t"), Some(json!({"max": 900}))),
-            k("3.9", Some("t"), Some(json!({"max": 86400}))),
+            k(n(3, 3), Some("t"), Some(json!({"max": 900}))),
+            k(n(3, 9), Some("t"), Some(json!({"max": 86400}))),
         ];
         assert_eq!(
             shown(&old, &new),
             [
-                (s("3.3"), s("3.3"), vec![Class::ParamsChanged]),
-                (None, s("3.9"), vec![Class::Added]),
+                (s(n(3, 3)), s(n(3, 3)), vec![Class::ParamsChanged]),
+                (None, s(n(3, 9)), vec![Class::Added]),
             ]
         );
         // Equal params win over equal ids: 2.5 moved to 2.6 and a new 2.5 was added.
-        let old = [k("2.5", Some("t"), Some(json!({"a": 1})))];
+        let old = [k(n(2, 5), Some("t"), Some(json!({"a": 1})))];
         let new = [
-            k("2.5", Some("t"), Some(json!({"a": 2}))),
-            k("2.6", Some("t"), Some(json!({"a": 1}))),
+            k(n(2, 5), Some("t"), Some(json!({"a": 2}))),
+            k(n(2, 6), Some("t"), Some(json!({"a": 1}))),
         ];
         assert_eq!(
             shown(&old, &new),
             [
-                (None, s("2.5"), vec![Class::Added]),
-                (s("2.5"), s("2.6"), vec![Class::Renumbered]),
+                (None, s(n(2, 5)), vec![Class::Added]),
+                (s(n(2, 5)), s(n(2, 6)), vec![Class::Renumbered]),
             ]
         );
         // Nothing to tell them apart: not guessed.
-        let old = [k("2.5", Some("t"), Some(json!({"a": 1})))];
+        let old = [k(n(2, 5), Some("t"), Some(json!({"a": 1})))];
         let new = [
-            k("2.6", Some("t"), Some(json!({"a": 2}))),
-            k("2.7", Some("t"), Some(json!({"a": 3}))),
+            k(n(2, 6), Some("t"), Some(json!({"a": 2}))),
+            k(n(2, 7), Some("t"), Some(json!({"a": 3}))),
         ];
         assert_eq!(
             shown(&old, &new),
             [
-                (s("2.5"), None, vec![Class::Removed]),
-                (None, s("2.6"), vec![Class::Added]),
-                (None, s("2.7"), vec![Class::Added]),
+                (s(n(2, 5)), None, vec![Class::Removed]),
+                (None, s(n(2, 6)), vec![Class::Added]),
+                (None, s(n(2, 7)), vec![Class::Added]),
             ]
         );
     }
 
     #[test]
     fn another_rule_under_the_same_id_is_a_removed_and_an_added_check() {
-        let old = [k("4.1", Some("x"), None)];
-        let new = [k("4.1", Some("y"), None)];
+        let old = [k(n(4, 1), Some("x"), None)];
+        let new = [k(n(4, 1), Some("y"), None)];
         assert_eq!(
             shown(&old, &new),
             [
-                (None, s("4.1"), vec![Class::Added]),
-                (s("4.1"), None, vec![Class::Removed]),
+                (None, s(n(4, 1)), vec![Class::Added]),
+                (s(n(4, 1)), None, vec![Class::Removed]),
             ]
         );
     }
 
     #[test]
     fn without_rule_ids_checks_match_by_id_and_say_so() {
-        let old = [k("1.1", None, None), k("1.2", None, None)];
-        let new = [k("1.1", Some("a"), None), k("1.3", Some("b"), None)];
+        let old = [k(n(1, 1), None, None), k(n(1, 2), None, None)];
+        let new = [k(n(1, 1), Some("a"), None), k(n(1, 3), Some("b"), None)];
         let m = map(&old, &new);
         assert_eq!(m.by, MappedBy::Id);
         assert!(
@@ -354,24 +359,40 @@ mod tests {
         assert_eq!(
             shown(&old, &new),
             [
-                (s("1.1"), s("1.1"), vec![Class::Same]),
-                (s("1.2"), None, vec![Class::Removed]),
-                (None, s("1.3"), vec![Class::Added]),
+                (s(n(1, 1)), s(n(1, 1)), vec![Class::Same]),
+                (s(n(1, 2)), None, vec![Class::Removed]),
+                (None, s(n(1, 3)), vec![Class::Added]),
             ]
         );
     }
 
     #[test]
     fn params_carried_by_one_side_only_are_unknown_not_changed() {
-        let old = [k("1.1", Some("a"), None)];
-        let new = [k("1.1", Some("a"), Some(json!({"n": 1})))];
-        assert_eq!(shown(&old, &new), [(s("1.1"), s("1.1"), vec![Class::Same])]);
+        let old = [k(n(1, 1), Some("a"), None)];
+        let new = [k(n(1, 1), Some("a"), Some(json!({"n": 1})))];
+        assert_eq!(
+            shown(&old, &new),
+            [(s(n(1, 1)), s(n(1, 1)), vec![Class::Same])]
+        );
     }
 
     #[test]
     fn ids_sort_numerically() {
-        let mut ids = ["10.1", "2.1", "1.4", "3.3.10", "3.3.2"];
+        let dotted = |p: &[u32]| p.iter().map(u32::to_string).collect::<Vec<_>>().join(".");
+        let want: Vec<String> = [&[1, 4][..], &[2, 1], &[3, 3, 2], &[3, 3, 10], &[10, 1]]
+            .iter()
+            .map(|p| dotted(p))
+            .collect();
+        let mut ids = want.clone();
+        ids.reverse();
         ids.sort_by_key(|i| id_order(i));
-        assert_eq!(ids, ["1.4", "2.1", "3.3.2", "3.3.10", "10.1"]);
+        assert_eq!(ids, want);
+        // Text after the number sorts within it (`1.1a` < `1.1b` < `1.2`).
+        let mut legs = [format!("{}b", n(1, 1)), n(1, 2), format!("{}a", n(1, 1))];
+        legs.sort_by_key(|i| id_order(i));
+        assert_eq!(
+            legs,
+            [format!("{}a", n(1, 1)), format!("{}b", n(1, 1)), n(1, 2)]
+        );
     }
 }

@@ -17,7 +17,7 @@ use serde_json::Value;
 use super::bundle::Change;
 use super::mapping::{self, Class, Key, MappedBy};
 use super::{DiffError, Identity, Match};
-use crate::fmt::line;
+use crate::fmt::escape_line;
 
 /// The `schema` of `diff --format json` of two reports.
 pub const SCHEMA: &str = "mcp-grade-report-diff/1";
@@ -110,17 +110,17 @@ impl Benchmark {
     pub fn show(&self) -> String {
         let mut s = format!(
             "{} {}",
-            line(self.name.as_deref().unwrap_or("(unnamed benchmark)")),
-            line(self.version.as_deref().unwrap_or("(no version)"))
+            escape_line(self.name.as_deref().unwrap_or("(unnamed benchmark)")),
+            escape_line(self.version.as_deref().unwrap_or("(no version)"))
         );
         let mut extra = Vec::new();
         if let Some(id) = &self.id {
-            extra.push(line(id));
+            extra.push(escape_line(id));
         }
         if let Some(h) = &self.sha256 {
             extra.push(format!(
                 "sha256 {}",
-                line(&h.chars().take(12).collect::<String>())
+                escape_line(&h.chars().take(12).collect::<String>())
             ));
         }
         if self.tailoring.is_some() {
@@ -166,7 +166,7 @@ pub struct Report {
 impl Report {
     /// Read a report already parsed as JSON (its `schema` checked by [`super::sniff`]).
     pub fn read(path: &Path, v: Value) -> Result<Report, DiffError> {
-        let shown = line(&path.display().to_string());
+        let shown = escape_line(&path.display().to_string());
         let raw: RawReport = serde_json::from_value(v).map_err(|e| DiffError::Unusable {
             path: shown.clone(),
             reason: format!(

@@ -3,13 +3,13 @@
 //! benchmarks differ), how checks were mapped and one line per check that is not the
 //! same, then per matched server each changed verdict with the legs that changed, and
 //! the servers found on one side only. Everything from a report is escaped
-//! ([`crate::fmt::line`]).
+//! ([`crate::fmt::escape_line`]).
 
 use serde_json::Value;
 
 use super::mapping::Class;
 use super::report::{ReportDiff, ServerRef, VerdictAt};
-use crate::fmt::line;
+use crate::fmt::escape_line;
 
 fn word(c: Class) -> &'static str {
     match c {
@@ -26,33 +26,33 @@ fn classes(c: &[Class]) -> String {
 }
 
 fn json_line(v: Option<&Value>) -> String {
-    v.map(|v| line(&v.to_string()))
+    v.map(|v| escape_line(&v.to_string()))
         .unwrap_or_else(|| "(none)".into())
 }
 
 /// `3.3.1`, or `3.3.1 -> 3.3.4` when renumbered, or the one side's id.
 fn ids(old: Option<&str>, new: Option<&str>) -> String {
     match (old, new) {
-        (Some(a), Some(b)) if a != b => format!("{} -> {}", line(a), line(b)),
-        (Some(a), _) => line(a),
-        (None, Some(b)) => line(b),
+        (Some(a), Some(b)) if a != b => format!("{} -> {}", escape_line(a), escape_line(b)),
+        (Some(a), _) => escape_line(a),
+        (None, Some(b)) => escape_line(b),
         (None, None) => String::new(),
     }
 }
 
 fn rule_note(rule: &Option<String>) -> String {
     rule.as_ref()
-        .map(|r| format!("rule {}", line(r)))
+        .map(|r| format!("rule {}", escape_line(r)))
         .unwrap_or_default()
 }
 
 fn server_line(s: &ServerRef) -> String {
-    let mut t = line(&s.endpoint);
+    let mut t = escape_line(&s.endpoint);
     if let Some(id) = &s.identity {
         t.push_str(&format!(" {}", id.show()));
     }
     if let Some(b) = &s.bundle {
-        t.push_str(&format!(" (bundle {})", line(b)));
+        t.push_str(&format!(" (bundle {})", escape_line(b)));
     }
     t
 }
@@ -62,14 +62,14 @@ pub fn text(d: &ReportDiff) -> String {
     let mut out: Vec<String> = Vec::new();
     for (tag, s) in [("old", &d.old), ("new", &d.new)] {
         let level = match &s.level {
-            Some(l) => format!(", level {}", line(&l.to_string())),
+            Some(l) => format!(", level {}", escape_line(&l.to_string())),
             None => String::new(),
         };
         out.push(format!(
             "{tag}        {}: {}, graded by mcp-grade {}{level}; {} server(s), {} check(s)",
-            line(&s.report),
+            escape_line(&s.report),
             s.benchmark.show(),
-            line(s.grader_version.as_deref().unwrap_or("(unknown)")),
+            escape_line(s.grader_version.as_deref().unwrap_or("(unknown)")),
             s.servers,
             s.checks
         ));
@@ -97,7 +97,7 @@ pub fn text(d: &ReportDiff) -> String {
     .collect::<Vec<_>>()
     .join(", ");
     match &d.checks_note {
-        Some(n) => out.push(format!("checks     {}: {tally}", line(n))),
+        Some(n) => out.push(format!("checks     {}: {tally}", escape_line(n))),
         None => out.push(format!("checks     mapped through rule ids: {tally}")),
     }
     for c in d.checks.iter().filter(|c| c.class != [Class::Same]) {
@@ -121,7 +121,7 @@ pub fn text(d: &ReportDiff) -> String {
             .or(c.old.as_ref())
             .and_then(|x| x.title.as_ref())
         {
-            t.push_str(&format!(": {}", line(title)));
+            t.push_str(&format!(": {}", escape_line(title)));
         }
         out.push(t);
         if c.class.contains(&Class::ParamsChanged) {
@@ -152,8 +152,8 @@ pub fn text(d: &ReportDiff) -> String {
         if let Some(c) = &s.revision {
             out.push(format!(
                 "  revision   {} -> {}",
-                line(c.old.as_deref().unwrap_or("none")),
-                line(c.new.as_deref().unwrap_or("none"))
+                escape_line(c.old.as_deref().unwrap_or("none")),
+                escape_line(c.new.as_deref().unwrap_or("none"))
             ));
         }
         if let Some(c) = &s.server_info {
@@ -170,7 +170,7 @@ pub fn text(d: &ReportDiff) -> String {
             );
             let verdict = |x: &Option<VerdictAt>| {
                 x.as_ref()
-                    .map(|x| line(x.verdict.as_deref().unwrap_or("not graded")))
+                    .map(|x| escape_line(x.verdict.as_deref().unwrap_or("not graded")))
             };
             let what = match (verdict(&v.old), verdict(&v.new)) {
                 (Some(a), Some(b)) => format!("{a} -> {b}"),
@@ -195,11 +195,11 @@ pub fn text(d: &ReportDiff) -> String {
                     .iter()
                     .map(|l| {
                         let w = |x: &Option<Value>| match x {
-                            Some(Value::String(s)) => line(s),
-                            Some(v) => line(&v.to_string()),
+                            Some(Value::String(s)) => escape_line(s),
+                            Some(v) => escape_line(&v.to_string()),
                             None => "absent".into(),
                         };
-                        format!("{} {} -> {}", line(&l.leg), w(&l.old), w(&l.new))
+                        format!("{} {} -> {}", escape_line(&l.leg), w(&l.old), w(&l.new))
                     })
                     .collect();
                 t.push_str(&format!("; legs {}", legs.join(", ")));
@@ -216,7 +216,7 @@ pub fn text(d: &ReportDiff) -> String {
             out.push(format!(
                 "{tag}  {}: {}",
                 server_line(&u.server),
-                line(&u.why)
+                escape_line(&u.why)
             ));
         }
     }

@@ -63,7 +63,7 @@ fn cut(s: &str, n: usize) -> String {
 /// for the records that decided a verdict.
 pub fn excerpt(ev: &Evidence, seq: u64) -> Option<String> {
     use mcp_probe_schema::model::{HttpOutcome, Observation};
-    let r = ev.records.get(usize::try_from(seq).ok()?)?;
+    let r = ev.record(seq)?;
     let legs = r.legs.join(", ");
     Some(match &r.observation {
         Observation::Http(x) => {

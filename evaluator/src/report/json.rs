@@ -732,9 +732,13 @@ mod tests {
     fn written_in_pieces_it_is_the_whole_document_serde_json_writes() {
         let dir = tempfile::tempdir().expect("dir");
         let waivers = dir.path().join("waivers.toml");
+        let pinned = crate::benchmark::Benchmark::builtin()
+            .first_row_of("revisions-pinned")
+            .expect("revisions-pinned")
+            .id;
         std::fs::write(
             &waivers,
-            "[[waiver]]\ncheck = \"1.1\"\nendpoint = \"*\"\nreason = \"a \\\"known\\\" gap\"\nexpires = 2099-01-01\n",
+            format!("[[waiver]]\ncheck = \"{pinned}\"\nendpoint = \"*\"\nreason = \"a \\\"known\\\" gap\"\nexpires = 2099-01-01\n"),
         )
         .expect("waivers");
         let w = crate::waivers::Waivers::load(&waivers, crate::benchmark::Benchmark::builtin())
@@ -775,24 +779,28 @@ mod tests {
             Some(crate::fixture::session(Some("2025-11-25"), json!({}), None)),
             Vec::new(),
         );
-        let results = crate::benchmark::Benchmark::builtin()
+        let bm = crate::benchmark::Benchmark::builtin();
+        let results = bm
             .checks
             .iter()
             .map(|e| CheckResult {
                 entry: e,
-                outcome: (e.id == "1.1").then(|| {
-                    Outcome::from_legs(
+                outcome: (e.rule == "revisions-pinned").then(|| {
+                    let raw = Outcome::from_legs(
                         vec![
-                            Leg::new("1.1a", LegOutcome::Pass, "ok"),
-                            Leg::new("1.1d", LegOutcome::REVISION_UNSUPPORTED, "old"),
+                            Leg::new("a", LegOutcome::Pass, "ok"),
+                            Leg::new("d", LegOutcome::REVISION_UNSUPPORTED, "old"),
                         ],
                         "r",
                     )
                     .with_records([2])
-                    .with_detail("n", 1)
+                    .with_detail("n", 1);
+                    crate::benchmark::runner::render_through(bm, e, raw)
                 }),
             })
             .collect();
+        let number = |rule: &str| bm.first_row_of(rule).expect(rule).id.as_str();
+        let pinned = number("revisions-pinned");
         let rep = Report::new(
             crate::benchmark::Benchmark::builtin(),
             None,
@@ -807,7 +815,7 @@ mod tests {
         assert_eq!(v["totals"]["PASS"], 1);
         assert_eq!(v["level"], Value::Null);
         let c = &v["checks"][0];
-        assert_eq!(c["id"], "1.1");
+        assert_eq!(c["id"], pinned);
         assert_eq!(c["graded"], true);
         assert_eq!(
             c["summary"],
@@ -816,7 +824,7 @@ mod tests {
         let res = &c["results"][0];
         assert_eq!(
             res["legs"],
-            json!({"1.1a": "pass", "1.1d": "revision_unsupported"})
+            json!({format!("{pinned}a"): "pass", format!("{pinned}d"): "revision_unsupported"})
         );
         assert_eq!(res["records"], json!([2]));
         assert_eq!(res["details"], json!({"n": 1}));
@@ -825,8 +833,8 @@ mod tests {
             .as_array()
             .expect("checks")
             .iter()
-            .find(|c| c["id"] == "10.2")
-            .expect("10.2");
+            .find(|c| c["id"] == number("size-limits"))
+            .expect("size-limits");
         assert_eq!(ng["graded"], false);
         assert_eq!(ng["results"], json!([]));
         assert_eq!(v["servers"][0]["negotiated_revision"], "2025-11-25");
@@ -835,7 +843,7 @@ mod tests {
         assert_eq!(v["servers"][0]["collector_build"], "test");
         let p = &v["provenance"];
         assert_eq!(p["benchmark"]["id"], "cis-mcp-server-1.0.0");
-        assert_eq!(p["benchmark"]["version"], "1.0.0");
+        assert_eq!(p["benchmark"]["version"], bm.version);
         assert_eq!(p["benchmark"]["sha256"], rep.provenance.benchmark.sha256);
         assert_eq!(p["benchmark"]["tailoring"], Value::Null);
         assert_eq!(

@@ -33,7 +33,7 @@ use std::ops::ControlFlow;
 use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
 use quick_xml::Writer;
 
-use crate::fmt::line;
+use crate::fmt::escape_line;
 use crate::verdict::{Outcome, Verdict};
 
 use super::{Report, Row, Server};
@@ -116,12 +116,12 @@ fn case(row: &Row, i: usize, o: Option<&Outcome>) -> Case {
             status: skipped("not graded by this build".into(), None),
         };
     };
-    let evidence = line(&o.evidence);
+    let evidence = escape_line(&o.evidence);
     let text = format!(
         "{}\nremediation: {}\nreduction: {}\nrecords: {}",
         evidence,
         e.remediation,
-        line(&o.reduction),
+        escape_line(&o.reduction),
         o.records
             .iter()
             .map(|s| format!("#{s}"))
@@ -143,7 +143,7 @@ fn case(row: &Row, i: usize, o: Option<&Outcome>) -> Case {
                 o.verdict.mark(),
                 m.expires,
                 m.line,
-                line(&m.reason)
+                escape_line(&m.reason)
             )),
             ty: Some(o.verdict.mark()),
             text: Some(text.clone()),
@@ -223,7 +223,7 @@ fn provenance(r: &Report) -> Vec<(&'static str, String)> {
         ("benchmark.sha256", b.sha256.clone()),
     ];
     if let Some(t) = &b.tailoring {
-        v.push(("benchmark.tailoring.file", line(&t.file)));
+        v.push(("benchmark.tailoring.file", escape_line(&t.file)));
         v.push(("benchmark.tailoring.sha256", t.sha256.clone()));
     }
     v.extend([
@@ -247,8 +247,8 @@ struct Suite {
 fn server_suite(r: &Report, i: usize, srv: &Server, outcomes: &[Option<Outcome>]) -> Suite {
     let mut properties = provenance(r);
     // What came from the bundle, escaped to one line of printable text.
-    properties.push(("collector", line(&srv.collector)));
-    properties.push(("collector.build", line(&srv.collector_build)));
+    properties.push(("collector", escape_line(&srv.collector)));
+    properties.push(("collector.build", escape_line(&srv.collector_build)));
     Suite {
         name: r.label(i),
         properties,
@@ -279,15 +279,15 @@ fn other_suites(r: &Report) -> Vec<Suite> {
     // Each stale and expired waiver, a skipped case saying so (docs/report.md, 3b).
     if let Some(w) = r.waivers.as_ref().filter(|w| !w.notices().is_empty()) {
         suites.push(Suite {
-            name: format!("waivers {}", line(&w.file)),
+            name: format!("waivers {}", escape_line(&w.file)),
             properties: provenance(r),
             cases: w
                 .notices()
                 .into_iter()
                 .map(|n| Case {
-                    name: line(&n),
+                    name: escape_line(&n),
                     classname: "mcp-grade.waivers".into(),
-                    status: skipped(line(&n), None),
+                    status: skipped(escape_line(&n), None),
                 })
                 .collect(),
         });

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use std::ops::ControlFlow;
 
 use crate::benchmark::Source;
-use crate::fmt::{cut, line};
+use crate::fmt::{cut, escape_line};
 use crate::verdict::Verdict;
 
 use super::{Report, Row, GRADER_VERSION};
@@ -22,7 +22,7 @@ const EVIDENCE_CHARS: usize = 300;
 /// Markdown or HTML gives a meaning to is backslash-escaped or entity-encoded.
 pub fn cell(s: &str) -> String {
     let mut out = String::new();
-    for c in line(s).chars() {
+    for c in escape_line(s).chars() {
         match c {
             '|' => out.push_str("\\|"),
             '<' => out.push_str("&lt;"),

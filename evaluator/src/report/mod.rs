@@ -887,6 +887,8 @@ mod tests {
         s
     }
 
+    /// Every check of the built-in definition, those graded by the rules in `v` with
+    /// the verdict given.
     fn results(v: &[(&str, Verdict)]) -> Vec<CheckResult> {
         crate::benchmark::Benchmark::builtin()
             .checks
@@ -895,7 +897,7 @@ mod tests {
                 entry: e,
                 outcome: v
                     .iter()
-                    .find(|(id, _)| e.id == *id)
+                    .find(|(rule, _)| e.rule == *rule)
                     .map(|(_, v)| Outcome::single(*v, "why", "")),
             })
             .collect()
@@ -928,16 +930,31 @@ mod tests {
         };
         assert_eq!(r(&[]).status(), ExitStatus::Pass);
         assert_eq!(
-            r(&[("1.1", Verdict::Pass), ("2.1", Verdict::NotApplicable)]).status(),
+            r(&[
+                ("revisions-pinned", Verdict::Pass),
+                ("stdio-preferred", Verdict::NotApplicable)
+            ])
+            .status(),
             ExitStatus::Pass
         );
         assert_eq!(
-            r(&[("1.1", Verdict::Unknown), ("2.2", Verdict::NoRev)]).status(),
+            r(&[
+                ("revisions-pinned", Verdict::Unknown),
+                ("tls-required", Verdict::NoRev)
+            ])
+            .status(),
             ExitStatus::Pass
         );
-        assert_eq!(r(&[("1.1", Verdict::Error)]).status(), ExitStatus::Error);
         assert_eq!(
-            r(&[("1.1", Verdict::Error), ("10.2", Verdict::Fail)]).status(),
+            r(&[("revisions-pinned", Verdict::Error)]).status(),
+            ExitStatus::Error
+        );
+        assert_eq!(
+            r(&[
+                ("revisions-pinned", Verdict::Error),
+                ("size-limits", Verdict::Fail)
+            ])
+            .status(),
             ExitStatus::Fail
         );
     }
@@ -950,37 +967,41 @@ mod tests {
             vec![
                 (
                     server("http://b/mcp", "b"),
-                    results(&[("10.1", Verdict::Fail)]),
+                    results(&[("cache-freshness", Verdict::Fail)]),
                 ),
                 (
                     server("http://a/mcp", "a"),
-                    results(&[("10.1", Verdict::Pass)]),
+                    results(&[("cache-freshness", Verdict::Pass)]),
                 ),
             ],
         );
-        let ids: Vec<&str> = rep.rows.iter().map(|r| r.entry.id.as_str()).collect();
-        let pos = |id: &str| ids.iter().position(|i| *i == id).expect("present");
-        assert!(pos("1.4") < pos("2.1") && pos("7.2.1") < pos("10.1"));
+        let keys: Vec<Vec<u32>> = rep.rows.iter().map(|r| r.entry.id.key()).collect();
+        assert!(keys.windows(2).all(|w| w[0] < w[1]), "numeric order");
+        assert!(
+            keys.iter().any(|k| k[0] >= 10) && keys.iter().any(|k| k[0] < 2),
+            "string order would differ"
+        );
         assert!(rep.rows.iter().all(|r| r.entry.level.number() == 1));
         assert_eq!(rep.servers[0].endpoint, "http://a/mcp");
         let row = rep
             .rows
             .iter()
-            .find(|r| r.entry.id == "10.1")
-            .expect("10.1");
+            .find(|r| r.entry.rule == "cache-freshness")
+            .expect("cache-freshness");
         let o = row.outcomes.as_ref().expect("graded");
         assert_eq!((o[0].verdict, o[1].verdict), (Verdict::Pass, Verdict::Fail));
         assert!(rep
             .rows
             .iter()
-            .find(|r| r.entry.id == "1.1")
-            .expect("1.1")
+            .find(|r| r.entry.rule == "revisions-pinned")
+            .expect("revisions-pinned")
             .outcomes
             .is_none());
         assert_eq!(rep.graded().count(), 1);
+        let number = row.entry.id.as_str();
         assert_eq!(
-            Benchmark::builtin().entry("10.1").map(|e| e.id.as_str()),
-            Some("10.1")
+            Benchmark::builtin().entry(number).map(|e| e.rule),
+            Some("cache-freshness")
         );
     }
 
@@ -1019,7 +1040,10 @@ mod tests {
         let build = |spill: Option<Spill>| {
             let mut b = Builder::new(bm, None, spill);
             for i in 0..n {
-                let mut r = results(&[("10.1", verdict(i)), ("2.1", Verdict::Pass)]);
+                let mut r = results(&[
+                    ("cache-freshness", verdict(i)),
+                    ("stdio-preferred", Verdict::Pass),
+                ]);
                 for c in &mut r {
                     if let Some(o) = &mut c.outcome {
                         o.evidence = format!("server {i:04}");
@@ -1036,9 +1060,14 @@ mod tests {
         let memory = build(None);
         let spilled = build(Some(Spill::create(None).expect("spill")));
         assert!(spilled.rows.iter().all(|r| r.outcomes.is_none()));
-        let row = |r: &Report, id: &str| r.rows.iter().position(|x| x.entry.id == id).expect("row");
+        let row = |r: &Report, rule: &str| {
+            r.rows
+                .iter()
+                .position(|x| x.entry.rule == rule)
+                .expect("row")
+        };
         for r in [&memory, &spilled] {
-            let k = row(r, "10.1");
+            let k = row(r, "cache-freshness");
             let mut seen = Vec::new();
             r.each_outcome(
                 &r.rows[k],
@@ -1069,7 +1098,7 @@ mod tests {
             .expect("walk");
             assert_eq!(calls, 1);
             // A check without outcomes on these servers is not graded: nothing is called.
-            let ungraded = row(r, "1.1");
+            let ungraded = row(r, "revisions-pinned");
             assert!(r.rows[ungraded].verdicts.is_none());
             r.each_outcome(&r.rows[ungraded], |_| true, |_, _| panic!("called"))
                 .expect("walk");

@@ -160,7 +160,7 @@ impl Provenance {
         } else {
             short_build(&g.commit)
         };
-        crate::fmt::line(&format!(
+        crate::fmt::escape_line(&format!(
             "{} {} (id {}, sha256 {}{tailoring}), graded by {} {} ({}, {}, {})",
             b.name,
             b.version,
@@ -230,7 +230,8 @@ mod tests {
             .iter()
             .map(|e| CheckResult {
                 entry: e,
-                outcome: (e.id == "1.1").then(|| Outcome::single(Verdict::Fail, "why", "")),
+                outcome: (e.rule == "revisions-pinned")
+                    .then(|| Outcome::single(Verdict::Fail, "why", "")),
             })
             .collect();
         let mut r = Report::new(
@@ -270,7 +271,7 @@ mod tests {
             "benchmark": {
                 "id": "cis-mcp-server-1.0.0",
                 "name": "CIS MCP Server Benchmark",
-                "version": "1.0.0",
+                "version": Benchmark::builtin().version,
                 "sha256": r.provenance.benchmark.sha256,
                 "tailoring": {"id": null, "file": "org-profile.toml", "sha256": "ab".repeat(32)},
                 "deselected": [],
@@ -308,7 +309,7 @@ mod tests {
         let x = text(&report(), Format::Junit);
         for (k, v) in [
             ("benchmark.id", "cis-mcp-server-1.0.0"),
-            ("benchmark.version", "1.0.0"),
+            ("benchmark.version", Benchmark::builtin().version),
             (
                 "benchmark.sha256",
                 &Provenance::of(Benchmark::builtin()).benchmark.sha256,
@@ -373,7 +374,7 @@ mod tests {
             let t = text(&r, f);
             for want in [
                 "cis-mcp-server-1.0.0",
-                "1.0.0",
+                Benchmark::builtin().version,
                 sha.as_str(),
                 "org-profile.toml",
                 &tailoring,

@@ -38,11 +38,11 @@ pub const SCHEMA_URI: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 /// The `security-severity` of a check (0.0 to 10.0, as code scanning reads it): Level 1
 /// checks of the transport and authentication sections (2, 3) 8.0, other Level 1 checks
 /// 6.0, Level 2 checks 4.0. A property of the check, not of one result.
-pub fn severity(e: &Entry) -> &'static str {
+pub fn severity(e: &Entry) -> f32 {
     match (e.level.number(), e.section()) {
-        (1, "2" | "3") => "8.0",
-        (1, _) => "6.0",
-        _ => "4.0",
+        (1, "2" | "3") => 8.0,
+        (1, _) => 6.0,
+        _ => 4.0,
     }
 }
 
@@ -78,7 +78,10 @@ fn text(s: impl Into<String>) -> MultiformatMessageString {
 fn rule(bm: &Benchmark, row: &Row, reduction: &str) -> ReportingDescriptor {
     let e = row.entry;
     let mut props = BTreeMap::new();
-    props.insert("security-severity".to_string(), json!(severity(e)));
+    props.insert(
+        "security-severity".to_string(),
+        json!(format!("{:.1}", severity(e))),
+    );
     props.insert("precision".to_string(), json!("high"));
     let help = format!(
         "Remediation: {}.{}",
@@ -331,7 +334,9 @@ fn frame(r: &Report) -> std::io::Result<Sarif> {
         .build();
     Ok(Sarif::builder()
         .schema(SCHEMA_URI)
-        .version(Value::String("2.1.0".into()))
+        .version(Value::String(
+            serde_sarif::sarif::Version::V2_1_0.to_string(),
+        ))
         .runs(vec![run])
         .build())
 }

@@ -189,13 +189,13 @@ impl Server {
     /// <status>` when the bundle has none), escaped for one line: what tells two runs of
     /// one endpoint apart in the summary and the Markdown report.
     pub fn run_and_bundle(&self) -> String {
-        let id = crate::fmt::line(self.run_id.get(..12).unwrap_or(&self.run_id));
+        let id = crate::fmt::escape_line(self.run_id.get(..12).unwrap_or(&self.run_id));
         let run = if id.is_empty() {
             format!("run {}", self.run_status)
         } else {
             format!("run {id} {}", self.run_status)
         };
-        format!("{run}; bundle {}", crate::fmt::line(&self.bundle))
+        format!("{run}; bundle {}", crate::fmt::escape_line(&self.bundle))
     }
 
     /// `mcp-collect 0.1.0 (commit 0123abcd4567)`: the collector that wrote the bundle and
@@ -207,7 +207,7 @@ impl Server {
         } else {
             provenance::short_build(&self.collector_build)
         };
-        crate::fmt::line(&format!(
+        crate::fmt::escape_line(&format!(
             "{} ({})",
             self.collector,
             provenance::build_words(&build)

@@ -827,14 +827,14 @@ mod tests {
     fn outcome(v: Verdict) -> Outcome {
         let mut o = Outcome::from_legs(
             vec![
-                Leg::new("1.1a", LegOutcome::Pass, "fine"),
-                Leg::new("1.1b", LegOutcome::Fail, "not fine: \u{1b}[31m"),
+                Leg::new("a", LegOutcome::Pass, "fine"),
+                Leg::new("b", LegOutcome::Fail, "not fine: \u{1b}[31m"),
                 Leg::new(
-                    "1.1d",
+                    "d",
                     LegOutcome::NotArisen(NotArisen::Revision),
                     "needs 2026-07-28",
                 ),
-                Leg::new("1.1e", LegOutcome::Observed, ""),
+                Leg::new("e", LegOutcome::Observed, ""),
             ],
             "what a probe cannot reach",
         );
@@ -854,7 +854,7 @@ mod tests {
                 tsa: "CN=TSA, O=Lab \u{e9}".into(),
                 gen_time: 1_764_480_000,
                 serial: "0a1b".into(),
-                policy: "1.2.3.4".into(),
+                policy: "2.999.1".into(), // the example arc
             }),
             1 => TimestampState::Invalid(StampFailure::new(Step::Chain, "no anchor")),
             2 => TimestampState::NotObtained("tsa unreachable".into()),

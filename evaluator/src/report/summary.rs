@@ -24,7 +24,7 @@ use std::io::{self, Write};
 use std::ops::ControlFlow;
 
 use crate::benchmark::Source;
-use crate::fmt::{cut, line};
+use crate::fmt::{cut, escape_line};
 use crate::verdict::Verdict;
 
 use super::{Report, Row};
@@ -121,7 +121,7 @@ pub fn write(r: &Report, width: usize, height: usize, out: &mut dyn Write) -> io
     ));
     if let Some(p) = &r.policy {
         s.push_str(&wrap(
-            &format!("{} (sha256 {})", line(&p.file), p.sha256),
+            &format!("{} (sha256 {})", escape_line(&p.file), p.sha256),
             width,
             "policy: ",
             "  ",
@@ -131,7 +131,7 @@ pub fn write(r: &Report, width: usize, height: usize, out: &mut dyn Write) -> io
         s.push_str(&wrap(
             &format!(
                 "{} (sha256 {}, judged on {}): {} result(s) waived, {} stale, {} expired",
-                line(&w.file),
+                escape_line(&w.file),
                 w.sha256,
                 w.today,
                 w.waived,
@@ -143,7 +143,7 @@ pub fn write(r: &Report, width: usize, height: usize, out: &mut dyn Write) -> io
             "  ",
         ));
         for n in w.notices() {
-            s.push_str(&wrap(&line(&n), width, "  ", "    "));
+            s.push_str(&wrap(&escape_line(&n), width, "  ", "    "));
         }
     }
     let _ = writeln!(s, "servers: {}", r.servers.len());
@@ -200,9 +200,9 @@ fn servers(s: &mut String, r: &Report, width: usize, out: &mut dyn Write) -> io:
         // The run id and the bundle file tell two runs of one endpoint apart.
         let mut text = format!(
             "{} [{}{eras}] {}; {}; by {}",
-            line(&srv.endpoint),
-            line(srv.revision_label()),
-            line(&name),
+            escape_line(&srv.endpoint),
+            escape_line(srv.revision_label()),
+            escape_line(&name),
             srv.run_and_bundle(),
             srv.collector_line(false)
         );
@@ -214,7 +214,7 @@ fn servers(s: &mut String, r: &Report, width: usize, out: &mut dyn Write) -> io:
             let _ = write!(
                 text,
                 "; no MCP session, so the session checks are not decided: {}",
-                line(why)
+                escape_line(why)
             );
         }
         s.push_str(&wrap(&text, width, &format!("[{}] ", i + 1), "     "));
@@ -237,7 +237,7 @@ fn screen(s: &mut String, r: &Report, width: usize, height: usize) {
         r.servers.len(),
         r.rows.len(),
     );
-    let _ = writeln!(s, "{}", fit(&line(&title), width));
+    let _ = writeln!(s, "{}", fit(&escape_line(&title), width));
     let legend = legend(width);
     let totals = wrap(&totals(r), width, "", "  ");
     let fixed = 1 + cols.depth + 1 + 1 + legend.len() + totals.lines().count();
@@ -555,7 +555,7 @@ fn findings(
                 |i| ix.binary_search(&i).is_ok(),
                 |i, o| {
                     s.push_str(&wrap(
-                        &cut(&line(&o.evidence), EVIDENCE_CHARS),
+                        &cut(&escape_line(&o.evidence), EVIDENCE_CHARS),
                         width,
                         &format!("  [{}] {}: ", i + 1, o.verdict.mark()),
                         "      ",
@@ -575,7 +575,7 @@ fn findings(
                             "waived until {} (waivers line {}): {}",
                             m.expires,
                             m.line,
-                            line(&m.reason)
+                            escape_line(&m.reason)
                         ),
                         width,
                         &format!("  [{}] {}: ", i + 1, v.mark()),
@@ -654,7 +654,7 @@ fn reported_only(s: &mut String, r: &Report, width: usize, rule: &str) -> io::Re
             },
         )?;
         s.push_str(&wrap(
-            &format!("{}: {}", row.entry.title, cut(&line(&why), 140)),
+            &format!("{}: {}", row.entry.title, cut(&escape_line(&why), 140)),
             width,
             &format!("  {:<6} ", row.entry.id.as_str()),
             "         ",

@@ -31,13 +31,13 @@
 //! [`Verdict::ORDER`], then the evidence of *every* non-PASS result (the reference tool
 //! hid UNKNOWN and ERROR reasons), then the reduction (what
 //! a black-box probe cannot reach) once. Everything that came from a bundle is escaped
-//! for the terminal ([`crate::fmt::line`]): a server chooses its own `serverInfo`, and
+//! for the terminal ([`crate::fmt::escape_line`]): a server chooses its own `serverInfo`, and
 //! evidence quotes what it sent.
 
 use std::fmt::Write as _;
 use std::ops::ControlFlow;
 
-use crate::fmt::{line, utc};
+use crate::fmt::{escape_line, utc};
 use crate::verdict::Verdict;
 
 use super::{BaselineInfo, BaselineMode, Report, Row, Server};
@@ -119,13 +119,13 @@ fn header(s: &mut String, r: &Report, out: &mut dyn std::io::Write) -> std::io::
         ),
     };
     if let Some(p) = &r.policy {
-        let _ = writeln!(s, "policy: {} (sha256 {})", line(&p.file), p.sha256);
+        let _ = writeln!(s, "policy: {} (sha256 {})", escape_line(&p.file), p.sha256);
     }
     if let Some(w) = &r.waivers {
         let _ = writeln!(
             s,
             "waivers: {} (sha256 {}, judged on {}): {} result(s) waived, {} stale, {} expired; runs fail on {}",
-            line(&w.file),
+            escape_line(&w.file),
             w.sha256,
             w.today,
             w.waived,
@@ -134,7 +134,7 @@ fn header(s: &mut String, r: &Report, out: &mut dyn std::io::Write) -> std::io::
             r.fail_on.as_str()
         );
         for n in w.notices() {
-            let _ = writeln!(s, "  {}", line(&n));
+            let _ = writeln!(s, "  {}", escape_line(&n));
         }
     }
     let _ = writeln!(s, "servers: {}", r.servers.len());
@@ -168,22 +168,22 @@ fn server(s: &mut String, srv: &Server, bm: &crate::benchmark::Benchmark) {
     let _ = writeln!(
         s,
         "  {}  [{}]",
-        line(&srv.endpoint),
-        line(srv.revision_label())
+        escape_line(&srv.endpoint),
+        escape_line(srv.revision_label())
     );
     if srv.target != srv.endpoint {
-        w(s, "target", &line(&srv.target));
+        w(s, "target", &escape_line(&srv.target));
     }
     w(s, "transport", srv.transport);
-    w(s, "timestamp", &line(&srv.timestamp.line()));
+    w(s, "timestamp", &escape_line(&srv.timestamp.line()));
     if !srv.other_eras.is_empty() {
         w(
             s,
             "eras",
             &format!(
                 "probed {} and {} ({} graded on each; the worst counts)",
-                line(srv.revision_label()),
-                line(&srv.other_eras.join(", ")),
+                escape_line(srv.revision_label()),
+                escape_line(&srv.other_eras.join(", ")),
                 bm.per_era_checks().join(", ")
             ),
         );
@@ -192,7 +192,7 @@ fn server(s: &mut String, srv: &Server, bm: &crate::benchmark::Benchmark) {
         s,
         "server",
         &match srv.server_name() {
-            Some(n) => format!("{} (serverInfo, self-reported)", line(&n)),
+            Some(n) => format!("{} (serverInfo, self-reported)", escape_line(&n)),
             None => "no serverInfo".into(),
         },
     );
@@ -225,14 +225,14 @@ fn server(s: &mut String, srv: &Server, bm: &crate::benchmark::Benchmark) {
         "bundle",
         &format!(
             "{} (run {}, signer {})",
-            line(&srv.bundle),
-            line(short(&srv.run_id)),
+            escape_line(&srv.bundle),
+            escape_line(short(&srv.run_id)),
             short(&srv.signer)
         ),
     );
     w(s, "baseline", &baseline(srv.baseline.as_ref()));
     if let Some(f) = &srv.failure {
-        w(s, "note", &line(f));
+        w(s, "note", &escape_line(f));
     }
 }
 
@@ -240,24 +240,24 @@ fn baseline(b: Option<&BaselineInfo>) -> String {
     let Some(b) = b else {
         return "none".into();
     };
-    let path = line(&b.path);
+    let path = escape_line(&b.path);
     match b.mode {
         BaselineMode::Update => match (&b.stored, &b.problem) {
             (Some(true), _) => format!("updating: this bundle is now the stored baseline ({path}); comparing checks say UNKNOWN"),
             (_, p) => format!(
                 "updating: NOT stored ({}); comparing checks say UNKNOWN",
-                line(p.as_deref().unwrap_or("unknown reason"))
+                escape_line(p.as_deref().unwrap_or("unknown reason"))
             ),
         },
         mode if b.used => format!(
             "{} {path} (run {}, collected {})",
             if mode == BaselineMode::File { "--baseline" } else { "stored" },
-            line(short(b.run_id.as_deref().unwrap_or("?"))),
+            escape_line(short(b.run_id.as_deref().unwrap_or("?"))),
             b.collected_at.map(utc).unwrap_or_else(|| "?".into())
         ),
         _ => format!(
             "stored {path} IGNORED: {}",
-            line(b.problem.as_deref().unwrap_or("unusable"))
+            escape_line(b.problem.as_deref().unwrap_or("unusable"))
         ),
     }
 }
@@ -338,7 +338,7 @@ fn check(
                 any = true;
             }
             let waived = if row.waived(i) { " (waived)" } else { "" };
-            let _ = write!(s, "{}{waived}", line(&r.label(i)));
+            let _ = write!(s, "{}{waived}", escape_line(&r.label(i)));
             flush_if_full(s, out)?;
         }
         if any {
@@ -360,7 +360,7 @@ fn check(
                         " [waived until {} (waivers line {}): {}]",
                         m.expires,
                         m.line,
-                        line(&m.reason)
+                        escape_line(&m.reason)
                     ),
                     Some(m) => format!(
                         " [waiver of line {} expired on {}: no longer applies]",
@@ -372,8 +372,8 @@ fn check(
                     s,
                     "    {:<8} {}: {}{}{waiver}",
                     v.mark(),
-                    line(&r.label(i)),
-                    line(&o.evidence),
+                    escape_line(&r.label(i)),
+                    escape_line(&o.evidence),
                     records(&o.records)
                 );
                 flush_if_full(s, out)?;
@@ -389,7 +389,7 @@ fn check(
             let red = o.reduction.trim();
             if !red.is_empty() && !seen.iter().any(|x| x == red) {
                 seen.push(red.to_string());
-                let _ = writeln!(s, "  reduction: {}", line(red));
+                let _ = writeln!(s, "  reduction: {}", escape_line(red));
             }
             Ok(ControlFlow::Continue(()))
         },
@@ -417,17 +417,21 @@ mod tests {
             .iter()
             .map(|e| CheckResult {
                 entry: e,
-                outcome: match e.id.as_str() {
-                    "10.1" => Some(
-                        Outcome::single(Verdict::Fail, "10.1b: no Cache-Control", "operator side")
-                            .with_records([3, 4]),
+                outcome: match e.rule {
+                    "cache-freshness" => Some(
+                        Outcome::single(
+                            Verdict::Fail,
+                            format!("{}b: no Cache-Control", e.id),
+                            "operator side",
+                        )
+                        .with_records([3, 4]),
                     ),
-                    "2.1" => Some(Outcome::single(
+                    "stdio-preferred" => Some(Outcome::single(
                         Verdict::NotApplicable,
                         "operator-side",
                         "all of it",
                     )),
-                    "7.1.2" => Some(Outcome::single(Verdict::Unknown, "no event", "")),
+                    "null-id-rejected" => Some(Outcome::single(Verdict::Unknown, "no event", "")),
                     _ => None,
                 },
             })
@@ -447,14 +451,22 @@ mod tests {
             t.contains("evil\\u{1b}[2J 1 (serverInfo, self-reported)"),
             "{t}"
         );
-        let p21 = t.find("\n2.1 (L1)").expect("2.1");
-        let p712 = t.find("\n7.1.2 (L1)").expect("7.1.2");
-        let p101 = t.find("\n10.1 (L1)").expect("10.1");
-        assert!(p21 < p712 && p712 < p101, "numeric order");
+        let bm = crate::benchmark::Benchmark::builtin();
+        let number = |rule: &str| bm.first_row_of(rule).expect(rule).id;
+        let (stdio, null_id, cache) = (
+            number("stdio-preferred"),
+            number("null-id-rejected"),
+            number("cache-freshness"),
+        );
+        let at = |n: &str| t.find(&format!("\n{n} (L1)")).expect(n);
+        assert!(
+            at(&stdio) < at(&null_id) && at(&null_id) < at(&cache),
+            "numeric order"
+        );
         assert!(t.contains("[wire]  0/1 pass"), "{t}");
         assert!(t.contains("no pass/fail decisions"));
         assert!(
-            t.contains(": 10.1b: no Cache-Control (records #3, #4)"),
+            t.contains(&format!(": {cache}b: no Cache-Control (records #3, #4)")),
             "{t}"
         );
         assert!(
@@ -468,14 +480,22 @@ mod tests {
         assert!(t.contains("  reduction: operator side"));
         assert!(t.contains("not graded by this build (33 of 36)"), "{t}");
         let ng = t.find("not graded by this build").expect("section");
-        assert!(t[ng..].contains("  1.2 (L1) advertised capability"), "{t}");
-        assert!(!t[ng..].contains("10.1 (L1)"));
+        let baseline = number("capabilities-match-baseline");
+        assert!(
+            t[ng..].contains(&format!("  {baseline} (L1) advertised capability")),
+            "{t}"
+        );
+        assert!(!t[ng..].contains(&format!("{cache} (L1)")));
     }
 
     #[test]
     fn rate_words() {
         let r = report();
-        let row = r.rows.iter().find(|x| x.entry.id == "10.1").expect("row");
+        let row = r
+            .rows
+            .iter()
+            .find(|x| x.entry.rule == "cache-freshness")
+            .expect("row");
         assert_eq!(rate(row), "0/1 pass");
         assert_eq!(records(&[5]), " (record #5)");
         assert_eq!(records(&[]), "");
