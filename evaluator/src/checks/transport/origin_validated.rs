@@ -326,7 +326,14 @@ mod tests {
         examples, failed, has, with_request_header, OK, REQ, SSE_OK,
     };
     use crate::fixture::{evidence, exchange, session, skipped};
-    use crate::grade::run;
+    /// The rule graded directly, rendered outside any definition (local names).
+    fn run(
+        check: &dyn crate::check::Check,
+        ev: &crate::evidence::Evidence,
+        cx: &crate::check::Context<'_>,
+    ) -> crate::verdict::Outcome {
+        crate::fixture::local(crate::grade::run(check, ev, cx))
+    }
     use mcp_probe_schema::model::{ErrorKind, Record};
     use serde_json::json;
 

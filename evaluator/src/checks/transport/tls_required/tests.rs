@@ -4,7 +4,14 @@ use super::cert::{dns_matches, WrongName};
 use super::*;
 use crate::fixture::leg as leg_of;
 use crate::fixture::{evidence, session};
-use crate::grade::run;
+/// The rule graded directly, rendered outside any definition (local names).
+fn run(
+    check: &dyn crate::check::Check,
+    ev: &crate::evidence::Evidence,
+    cx: &crate::check::Context<'_>,
+) -> crate::verdict::Outcome {
+    crate::fixture::local(crate::grade::run(check, ev, cx))
+}
 use crate::verdict::Verdict;
 use mcp_probe_schema::model::{
     CaFile, Header, HttpExchange, HttpRequest, HttpResponse, TransportError, TrustCheck,
