@@ -33,8 +33,8 @@ use crate::check::{Context, Legs};
 use crate::evidence::Evidence;
 use crate::fmt::line;
 
-/// The tool annotations `annotations-not-authorization` counts (the MCP tool annotations), in the specification's
-/// order.
+/// The tool annotations `annotations-not-authorization` counts (the MCP tool annotations),
+/// in the specification's order.
 const HINTS: [&str; 4] = [
     "readOnlyHint",
     "destructiveHint",
@@ -137,7 +137,8 @@ fn observe_tool_count(ev: &Evidence, _cx: &Context<'_>) -> Observed {
     }
 }
 
-/// Rule `annotations-not-authorization`: tool annotations not relied upon for authorization / HITL gating.
+/// Rule `annotations-not-authorization`: tool annotations not relied upon for authorization
+/// / HITL gating.
 pub static ANNOTATIONS_NOT_AUTHORIZATION: ReportedOnly = ReportedOnly {
     id: "annotations-not-authorization",
     reduction: "the whole recommendation binds the consumer: how a client, host or gateway gates tool calls \
@@ -240,12 +241,7 @@ mod tests {
                 &NO_SHARED_DOWNSTREAM_IDENTITY,
             ] {
                 let o = run(c, &ev, &Context::default());
-                assert_eq!(
-                    o.verdict,
-                    Verdict::NotApplicable,
-                    "{} is host-side",
-                    c.id()
-                );
+                assert_eq!(o.verdict, Verdict::NotApplicable, "{} is host-side", c.id());
                 assert!(o.reduction.contains("host-side"), "{o:?}");
                 assert!(o.evidence.starts_with("reported only: "), "{o:?}");
                 assert!(o.evidence.contains("transport "), "{o:?}");

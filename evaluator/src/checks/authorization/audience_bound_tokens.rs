@@ -1,33 +1,36 @@
 //! Rule `audience-bound-tokens`: tokens audience-bound via Resource Indicators (RFC 8707;
-//! docs/checks.md, under the row this rule grades: 3.3.1 in CIS MCP Server Benchmark v1.0.0).
-//! Legs in evaluation order a, c, b:
+//! docs/checks.md, under the row this rule grades: 3.3.1 in CIS MCP Server Benchmark
+//! v1.0.0).
+//! Sub-verdicts in evaluation order a, c, b:
 //!
-//! * a (no request): every token the run held names the canonical resource among
-//!   its audiences. The canonical resource is the one `no-token-passthrough` uses (the protected-resource
-//!   metadata `resource` when it covers the endpoint's canonical URI, else that URI), read
-//!   from that rule's outcome so the two rules cannot disagree about it. Opaque token or no
-//!   `aud` → unknown; among (one trailing slash ignored) → pass; else fail.
-//! * c (collector leg `3.3.1c.downstream`): per candidate URL, the GET with the token against the
-//!   same GET without it. With-token 401 → pass; with-token 200/403 and a different
-//!   status without → fail (the downstream API authenticated the token); same status or
-//!   anything else → unknown. Any fail → fail; else any pass → pass; else unknown.
-//! * b (collector legs `3.3.1b.mint`, `.restore`, `.control`, `.foreign`): the authorization server
-//!   refusing to mint a token for a resource it does not serve is the conforming answer,
-//!   but it leaves the server's own audience validation untested → unknown. A minted token
-//!   is presented on a complete `tools/list` (session id, version header, `_meta`) next to
-//!   the same request with the probe's own token (a refusal of an incomplete request
-//!   would say nothing about the audience): control not accepted →
+//! * a (no request): every token the run held names the canonical resource among its
+//!   audiences. The canonical resource is the one `no-token-passthrough` uses (the
+//!   protected-resource metadata `resource` when it covers the endpoint's canonical URI,
+//!   else that URI), read from that rule's outcome so the two rules cannot disagree about
+//!   it. Opaque token or no `aud` → unknown; among (one trailing slash ignored) → pass;
+//!   else fail.
+//! * c (collector leg `3.3.1c.downstream`): per candidate URL, the GET with the token
+//!   against the same GET without it. With-token 401 → pass; with-token 200/403 and a
+//!   different status without → fail (the downstream API authenticated the token); same
+//!   status or anything else → unknown. Any fail → fail; else any pass → pass; else
+//!   unknown.
+//! * b (collector legs `3.3.1b.mint`, `.restore`, `.control`, `.foreign`): the
+//!   authorization server refusing to mint a token for a resource it does not serve is the
+//!   conforming answer, but it leaves the server's own audience validation untested →
+//!   unknown. A minted token is presented on a complete `tools/list` (session id, version
+//!   header, `_meta`) next to the same request with the probe's own token (a refusal of an
+//!   incomplete request would say nothing about the audience): control not accepted →
 //!   unknown (not attributable); foreign 401/403 → pass; foreign 2xx → fail. The minted
 //!   token's recorded facts (`payload.minted_tokens`, `checks::common::oauth::mint`) come
 //!   first: a JWT naming the audited resource means the authorization server ignored
-//!   `resource` and nothing foreign was presented → unknown, whatever the answer; an
-//!   opaque token (or a JWT without `aud`) accepted → unknown (the binding is
-//!   unverified); a bundle whose collector did not record the facts is graded as before,
-//!   the note naming what is missing.
+//!   `resource` and nothing foreign was presented → unknown, whatever the answer; an opaque
+//!   token (or a JWT without `aud`) accepted → unknown (the binding is unverified); a
+//!   bundle whose collector did not record the facts is graded as before, the note naming
+//!   what is missing.
 //!
-//! Gate (shared with `no-token-passthrough`, by delegation): no endpoint → ERROR; no token held → UNKNOWN
-//! when the server offers OAuth (or discovery was unread), N/A when the absence of OAuth
-//! was observed.
+//! Gate (shared with `no-token-passthrough`, by delegation): no endpoint → ERROR; no token
+//! held → UNKNOWN when the server offers OAuth (or discovery was unread), N/A when the
+//! absence of OAuth was observed.
 
 use mcp_probe_schema::model::{ErrorKind, HttpOutcome, TokenFacts};
 use mcp_probe_schema::vocab::{header, leg, LegId};
@@ -586,7 +589,8 @@ struct AudienceBoundTokensFacts {
     downstream_outcomes: Map<String, Value>,
 }
 
-/// What `audience-bound-tokens` reports when its gate (`no-token-passthrough`'s, or no token) ends the grading.
+/// What `audience-bound-tokens` reports when its gate (`no-token-passthrough`'s, or no
+/// token) ends the grading.
 #[derive(Serialize)]
 struct GateFacts {
     legs: Map<String, Value>,

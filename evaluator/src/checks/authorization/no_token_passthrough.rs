@@ -30,8 +30,8 @@ const REDUCTION: &str = "the token's audience stands in for \"no passthrough\": 
      genuine downstream API the token was also issued for (the token alone cannot say); opaque tokens are \
      not introspected";
 
-/// What `no-token-passthrough` reports besides its legs, in report order. Without a token only `legs`
-/// (empty) and `extra_audiences` (null) are reported.
+/// What `no-token-passthrough` reports besides its legs, in report order. Without a token
+/// only `legs` (empty) and `extra_audiences` (null) are reported.
 #[derive(Serialize)]
 struct NoTokenPassthroughFacts {
     legs: Map<String, Value>,

@@ -818,7 +818,9 @@ mod tests {
         let o = grade(&OauthDiscoveryValidated, &ev);
         assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
         assert_eq!(o.legs.len(), 1);
-        assert!(leg_of(&o, "a").note.contains("[tls-required] owns transport"));
+        assert!(leg_of(&o, "a")
+            .note
+            .contains("[tls-required] owns transport"));
     }
 
     #[test]

@@ -314,11 +314,7 @@ fn leg_d(f: &Facts<'_>, resource_scopes: Option<&[String]>) -> Leg {
     )
 }
 
-fn leg_f(
-    f: &Facts<'_>,
-    resource_scopes: Option<&[String]>,
-    as_scopes: Option<&[String]>,
-) -> Leg {
+fn leg_f(f: &Facts<'_>, resource_scopes: Option<&[String]>, as_scopes: Option<&[String]>) -> Leg {
     const ID: &str = "f";
     let challenge: Option<Vec<String>> = f
         .challenge()

@@ -540,7 +540,7 @@ mod tests {
         let o = grade(&ShortLivedTokens, &ev);
         let a = leg_of(&o, "a");
         assert_eq!(a.outcome, LegOutcome::Pass, "{o:#?}");
-        assert!(a.note.contains("2.3.unauthenticated"), "{a:?}");
+        assert!(a.note.contains(leg::AUTH_NONE.as_str()), "{a:?}");
         assert_eq!(
             o.verdict,
             Verdict::Pass,

@@ -353,9 +353,9 @@ const LEGS: Gated = Gated {
     gated: 1,
 };
 
-/// What `static-client-safeguards` reports besides its legs, in report order: `registrations` once scratch
-/// clients were registered, `downstream_client_ids` once their authorization answers
-/// were compared.
+/// What `static-client-safeguards` reports besides its legs, in report order:
+/// `registrations` once scratch clients were registered, `downstream_client_ids` once their
+/// authorization answers were compared.
 #[derive(Serialize)]
 struct StaticClientSafeguardsFacts<'a> {
     legs: Value,

@@ -260,22 +260,22 @@ mod tests {
 
     #[test]
     fn unknown_without_baseline() {
-        let ev = legacy("srv", "1.0.0");
+        let ev = legacy("srv", "0.1.0");
         let o = run(&IdentityMatchesBaseline, &ev, &Context::default());
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
         assert_eq!(leg(&o, LEG_A).outcome, LegOutcome::Pass);
-        assert!(o.evidence.contains("asserts srv|1.0.0"), "{o:?}");
+        assert!(o.evidence.contains("asserts srv|0.1.0"), "{o:?}");
         assert!(o.evidence.contains("well formed"), "{o:?}");
         assert!(o.evidence.contains("no baseline"), "{o:?}");
         assert!(o.reduction.contains("registry export not read"));
-        assert_eq!(o.details["server_identity"], "srv|1.0.0");
+        assert_eq!(o.details["server_identity"], "srv|0.1.0");
         assert!(o.details["baseline_identity"].is_null());
         assert_eq!(o.records, vec![0]);
     }
 
     #[test]
     fn unknown_when_updating_even_with_a_baseline() {
-        let ev = legacy("srv", "1.0.0");
+        let ev = legacy("srv", "0.1.0");
         let cx = Context {
             baseline: Some(&ev),
             updating_baseline: true,
@@ -284,7 +284,7 @@ mod tests {
         let o = run(&IdentityMatchesBaseline, &ev, &cx);
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
         assert!(
-            o.evidence.contains("records the baseline (srv|1.0.0)"),
+            o.evidence.contains("records the baseline (srv|0.1.0)"),
             "{o:?}"
         );
         assert!(o.evidence.contains("compares nothing cannot pass"), "{o:?}");
@@ -292,22 +292,22 @@ mod tests {
 
     #[test]
     fn pass_on_same_identity() {
-        let base = legacy("srv", "1.0.0");
-        let ev = legacy("srv", "1.0.0");
+        let base = legacy("srv", "0.1.0");
+        let ev = legacy("srv", "0.1.0");
         let o = against(&base, &ev);
         assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
         assert!(o.evidence.contains("matches the baseline"), "{o:?}");
-        assert_eq!(o.details["baseline_identity"], "srv|1.0.0");
+        assert_eq!(o.details["baseline_identity"], "srv|0.1.0");
     }
 
     #[test]
     fn fail_on_different_identity_naming_both() {
-        let base = legacy("srv", "1.0.0");
-        let ev = legacy("srv", "1.1.0");
+        let base = legacy("srv", "0.1.0");
+        let ev = legacy("srv", "0.2.0");
         let o = against(&base, &ev);
         assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-        assert!(o.evidence.contains("observed srv|1.1.0"), "{o:?}");
-        assert!(o.evidence.contains("srv|1.0.0 recorded"), "{o:?}");
+        assert!(o.evidence.contains("observed srv|0.2.0"), "{o:?}");
+        assert!(o.evidence.contains("srv|0.1.0 recorded"), "{o:?}");
         assert!(o.evidence.contains("--update-baseline"), "{o:?}");
     }
 
@@ -324,7 +324,7 @@ mod tests {
     #[test]
     fn baseline_without_identity_is_unknown() {
         let base = bundle("2026-07-28", None);
-        let ev = legacy("srv", "1.0.0");
+        let ev = legacy("srv", "0.1.0");
         let o = against(&base, &ev);
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
         assert!(o.evidence.contains("recorded no identity"), "{o:?}");
@@ -332,7 +332,7 @@ mod tests {
 
     #[test]
     fn no_identity_this_run_is_unknown_and_a_is_a_finding() {
-        let base = legacy("srv", "1.0.0");
+        let base = legacy("srv", "0.1.0");
         let ev = bundle("2025-11-25", None);
         let o = against(&base, &ev);
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
@@ -359,9 +359,9 @@ mod tests {
 
     #[test]
     fn baseline_of_another_endpoint_is_not_compared() {
-        let mut base = legacy("srv", "0.9.0");
+        let mut base = legacy("srv", "0.0.9");
         base.payload.target.endpoint = Some("http://127.0.0.1:9999/mcp".into());
-        let ev = legacy("srv", "1.0.0");
+        let ev = legacy("srv", "0.1.0");
         let o = against(&base, &ev);
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
         assert!(o.evidence.contains("not of"), "{o:?}");

@@ -11,10 +11,11 @@
 //!   overrides. d and e need the header + `_meta` pair only 2026-07-28 defines: on a
 //!   legacy session they are `revision_unsupported` and excluded from aggregation.
 //!
-//! Answers are read with [`wire`], the reading `metadata-headers` and `legacy-session-disabled` share: a JSON-RPC error (in
-//! a JSON body or an SSE event) is a real answer, a result or an empty 2xx is an
-//! acceptance (an empty answer to a request acknowledges it like a notification), and
-//! anything else is a bare status that a gateway may have produced.
+//! Answers are read with [`wire`], the reading `metadata-headers` and
+//! `legacy-session-disabled` share: a JSON-RPC error (in a JSON body or an SSE event) is a
+//! real answer, a result or an empty 2xx is an acceptance (an empty answer to a request
+//! acknowledges it like a notification), and anything else is a bare status that a gateway
+//! may have produced.
 
 use mcp_probe_schema::vocab::{code, leg, method, LegId, REV_2025_06_18, REV_2026_07_28};
 use serde::Serialize;
@@ -217,8 +218,8 @@ fn code_name(c: i64) -> &'static str {
     }
 }
 
-/// The one mapping of sub-verdicts b-e (docs/checks.md, under the rule's row): an empty 2xx answer to a request is
-/// an acceptance.
+/// The one mapping of sub-verdicts b-e (docs/checks.md, under the rule's row): an empty 2xx
+/// answer to a request is an acceptance.
 fn judge_version(a: &Answer, p: &Probe, authenticated: bool) -> (LegOutcome, String) {
     if let Some(refused) = wire::refused_at_authentication(
         a,
