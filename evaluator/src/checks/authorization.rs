@@ -1,13 +1,17 @@
-//! Section 3 checks: authentication and authorization.
+//! Authentication and authorization rules.
 //!
-//! The graded checks each have their file under `s3/`: 3.1.2, 3.2.2, 3.3.1, 3.3.2, 3.3.4
-//! and 3.3.5, with the OAuth reading they share in `common::oauth`. This file holds the
-//! four reported-only recommendations of the section: 3.1.1, 3.2.1, 3.2.3 and 3.3.3
-//! (docs/checks.md). Each is always N/A, because
-//! what it governs is host-side or binds the consumer rather than the server; each
-//! records what the bundle shows that bears on it. 3.2.1 and 3.2.3 read the tool
-//! inventory across every page (`inventory.tools`), keeping "not listed" apart from
-//! "listed, none": an unobserved list is never reported as an empty one.
+//! The graded rules each have their file under `authorization/`: `short-lived-tokens`,
+//! `no-token-passthrough`, `audience-bound-tokens`, `oauth-discovery-validated`,
+//! `scopes-minimized` and `static-client-safeguards`, with the OAuth reading they share in
+//! `common::oauth`; `stdio-credentials` (its own file) reads the launch command line of a
+//! stdio bundle. This file holds the three reported-only rules of the section:
+//! `per-tool-authorization`, `annotations-not-authorization` and
+//! `no-shared-downstream-identity` (docs/checks.md). Each is always N/A, because what it
+//! governs is host-side or binds the consumer rather than the server; each records what
+//! the bundle shows that bears on it. `per-tool-authorization` and
+//! `annotations-not-authorization` read the tool inventory across every page
+//! (`inventory.tools`), keeping "not listed" apart from "listed, none": an unobserved list
+//! is never reported as an empty one.
 
 pub mod stdio_credentials;
 pub use stdio_credentials::StdioCredentials;
@@ -29,8 +33,8 @@ use crate::check::{Context, Legs};
 use crate::evidence::Evidence;
 use crate::fmt::line;
 
-/// The tool annotations 3.2.3 counts (the MCP tool annotations), in the specification's
-/// order.
+/// The tool annotations `annotations-not-authorization` counts (the MCP tool annotations),
+/// in the specification's order.
 const HINTS: [&str; 4] = [
     "readOnlyHint",
     "destructiveHint",
@@ -108,13 +112,13 @@ impl ToolsListed<'_> {
     }
 }
 
-/// 3.2.1: per-tool authorization enforced.
+/// Rule `per-tool-authorization`: per-tool authorization enforced.
 pub static PER_TOOL_AUTHORIZATION: ReportedOnly = ReportedOnly {
     id: "per-tool-authorization",
     reduction: "the whole recommendation is decided by the operator: no second credential, no privileged \
              tool invocation and no decision log are used; the tool count is recorded for the reviewer",
     legs: TOOLS_LEG,
-    observe: observe_3_2_1,
+    observe: observe_tool_count,
 };
 
 /// The tool list, read when the collector listed tools (it does not when no session was
@@ -122,7 +126,7 @@ pub static PER_TOOL_AUTHORIZATION: ReportedOnly = ReportedOnly {
 const TOOLS_LEG: Legs = Legs::with_optional(&[], &[leg::INVENTORY_TOOLS]);
 
 /// The tool count, kept apart from "not listed".
-fn observe_3_2_1(ev: &Evidence, _cx: &Context<'_>) -> Observed {
+fn observe_tool_count(ev: &Evidence, _cx: &Context<'_>) -> Observed {
     let listed = ToolsListed::of(ev);
     let mut details = Map::new();
     details.insert("tools_listed".into(), or_null(listed.count()));
@@ -133,13 +137,14 @@ fn observe_3_2_1(ev: &Evidence, _cx: &Context<'_>) -> Observed {
     }
 }
 
-/// 3.2.3: tool annotations not relied upon for authorization / HITL gating.
+/// Rule `annotations-not-authorization`: tool annotations not relied upon for authorization
+/// / HITL gating.
 pub static ANNOTATIONS_NOT_AUTHORIZATION: ReportedOnly = ReportedOnly {
     id: "annotations-not-authorization",
     reduction: "the whole recommendation binds the consumer: how a client, host or gateway gates tool calls \
              is not observed; annotation counts are recorded for the reviewer",
     legs: TOOLS_LEG,
-    observe: observe_3_2_3,
+    observe: observe_annotations,
 };
 
 /// How many of `tools` assert each of [`HINTS`] (a non-null value under `annotations`).
@@ -157,7 +162,7 @@ fn hint_counts(tools: &[Value]) -> [usize; 4] {
 }
 
 /// The tool count and, per hint, how many listed tools assert it.
-fn observe_3_2_3(ev: &Evidence, _cx: &Context<'_>) -> Observed {
+fn observe_annotations(ev: &Evidence, _cx: &Context<'_>) -> Observed {
     let listed = ToolsListed::of(ev);
     let counts = match &listed {
         ToolsListed::Listed { tools, .. } => Some(hint_counts(tools)),
@@ -187,7 +192,7 @@ fn observe_3_2_3(ev: &Evidence, _cx: &Context<'_>) -> Observed {
     }
 }
 
-/// 3.3.3: no shared downstream service identities.
+/// Rule `no-shared-downstream-identity`: no shared downstream service identities.
 pub static NO_SHARED_DOWNSTREAM_IDENTITY: ReportedOnly = ReportedOnly {
     id: "no-shared-downstream-identity",
     reduction:
@@ -202,7 +207,14 @@ mod tests {
     use super::*;
     use crate::check::Check;
     use crate::fixture::{evidence, list_page, session, skipped};
-    use crate::grade::run;
+    /// The rule graded directly, rendered outside any definition (local names).
+    fn run(
+        check: &dyn crate::check::Check,
+        ev: &crate::evidence::Evidence,
+        cx: &crate::check::Context<'_>,
+    ) -> crate::verdict::Outcome {
+        crate::fixture::local(crate::grade::run(check, ev, cx))
+    }
     use crate::verdict::Verdict;
     use serde_json::json;
 
@@ -229,12 +241,7 @@ mod tests {
                 &NO_SHARED_DOWNSTREAM_IDENTITY,
             ] {
                 let o = run(c, &ev, &Context::default());
-                assert_eq!(
-                    o.verdict,
-                    Verdict::NotApplicable,
-                    "{}",
-                    "a check of section 3"
-                );
+                assert_eq!(o.verdict, Verdict::NotApplicable, "{} is host-side", c.id());
                 assert!(o.reduction.contains("host-side"), "{o:?}");
                 assert!(o.evidence.starts_with("reported only: "), "{o:?}");
                 assert!(o.evidence.contains("transport "), "{o:?}");

@@ -1,11 +1,13 @@
-//! Section 2 checks: transport and connectivity.
+//! Transport and connectivity rules.
 //!
-//! 2.1 is reported only: whether a local, single-user deployment runs over stdio is
-//! decided on the host, so the verdict is always N/A and the evidence records what the
-//! bundle shows about the transport. The others are graded from the wire: 2.2 (TLS
-//! required, plaintext disallowed), 2.3 (authentication before a request-scoped response
-//! stream), 2.4 (request metadata headers present and consistent with the body) and 2.5
-//! (Origin validated on all requests). docs/checks.md, Section 2, states the rules.
+//! `stdio-preferred` is reported only: whether a local, single-user deployment runs over
+//! stdio is decided on the host, so the verdict is always N/A and the evidence records what
+//! the bundle shows about the transport. The others are graded from the wire:
+//! `tls-required` (TLS required, plaintext disallowed), `auth-before-stream`
+//! (authentication before a request-scoped response stream), `metadata-headers` (request
+//! metadata headers present and consistent with the body) and `origin-validated` (Origin
+//! validated on all requests). docs/checks.md states the rules (Section 2 of CIS MCP Server
+//! Benchmark v1.0.0).
 
 pub mod auth_before_stream;
 pub mod metadata_headers;
@@ -15,20 +17,20 @@ pub mod tls_required;
 use super::common::reported::{nothing, Observed, ReportedOnly};
 use crate::check::Legs;
 
-/// 2.1: stdio preferred for local, single-user servers.
+/// Rule `stdio-preferred`: stdio preferred for local, single-user servers.
 pub static STDIO_PREFERRED: ReportedOnly = ReportedOnly {
     id: "stdio-preferred",
     reduction:
         "the whole recommendation is host-side: the unit and listener inventory and the transport \
                 decision are not read; nothing is probed",
     legs: Legs::NONE,
-    observe: observe_2_1,
+    observe: observe_stdio,
 };
 
 /// On a stdio bundle: the collector launched the server over stdio, so the server
 /// speaks it; whether the deployment runs it that way stays host-side (the verdict stays
-/// N/A on every transport: docs/checks.md, 2.1).
-fn observe_2_1(ev: &crate::evidence::Evidence, cx: &crate::check::Context<'_>) -> Observed {
+/// N/A on every transport: docs/checks.md, under the rule's row).
+fn observe_stdio(ev: &crate::evidence::Evidence, cx: &crate::check::Context<'_>) -> Observed {
     if !ev.is_stdio() {
         return nothing(ev, cx);
     }
@@ -47,7 +49,14 @@ fn observe_2_1(ev: &crate::evidence::Evidence, cx: &crate::check::Context<'_>) -
 mod tests {
     use super::*;
     use crate::fixture::{evidence, session};
-    use crate::grade::run;
+    /// The rule graded directly, rendered outside any definition (local names).
+    fn run(
+        check: &dyn crate::check::Check,
+        ev: &crate::evidence::Evidence,
+        cx: &crate::check::Context<'_>,
+    ) -> crate::verdict::Outcome {
+        crate::fixture::local(crate::grade::run(check, ev, cx))
+    }
     use crate::verdict::Verdict;
     use serde_json::json;
 

@@ -1,32 +1,36 @@
-//! 3.3.1: tokens audience-bound via Resource Indicators (RFC 8707; docs/checks.md, 3.3.1).
-//! Legs in evaluation order a, c, b:
+//! Rule `audience-bound-tokens`: tokens audience-bound via Resource Indicators (RFC 8707;
+//! docs/checks.md, under the row this rule grades: 3.3.1 in CIS MCP Server Benchmark
+//! v1.0.0).
+//! Sub-verdicts in evaluation order a, c, b:
 //!
-//! * 3.3.1a (no request): every token the run held names the canonical resource among
-//!   its audiences. The canonical resource is the one 3.2.2 uses (the protected-resource
-//!   metadata `resource` when it covers the endpoint's canonical URI, else that URI), read
-//!   from 3.2.2's outcome so the two checks cannot disagree about it. Opaque token or no
-//!   `aud` → unknown; among (one trailing slash ignored) → pass; else fail.
-//! * 3.3.1c (`3.3.1c.downstream`): per candidate URL, the GET with the token against the
-//!   same GET without it. With-token 401 → pass; with-token 200/403 and a different
-//!   status without → fail (the downstream API authenticated the token); same status or
-//!   anything else → unknown. Any fail → fail; else any pass → pass; else unknown.
-//! * 3.3.1b (`3.3.1b.mint`, `.restore`, `.control`, `.foreign`): the authorization server
-//!   refusing to mint a token for a resource it does not serve is the conforming answer,
-//!   but it leaves the server's own audience validation untested → unknown. A minted token
-//!   is presented on a complete `tools/list` (session id, version header, `_meta`) next to
-//!   the same request with the probe's own token (a refusal of an incomplete request
-//!   would say nothing about the audience): control not accepted →
+//! * a (no request): every token the run held names the canonical resource among its
+//!   audiences. The canonical resource is the one `no-token-passthrough` uses (the
+//!   protected-resource metadata `resource` when it covers the endpoint's canonical URI,
+//!   else that URI), read from that rule's outcome so the two rules cannot disagree about
+//!   it. Opaque token or no `aud` → unknown; among (one trailing slash ignored) → pass;
+//!   else fail.
+//! * c (collector leg `3.3.1c.downstream`): per candidate URL, the GET with the token
+//!   against the same GET without it. With-token 401 → pass; with-token 200/403 and a
+//!   different status without → fail (the downstream API authenticated the token); same
+//!   status or anything else → unknown. Any fail → fail; else any pass → pass; else
+//!   unknown.
+//! * b (collector legs `3.3.1b.mint`, `.restore`, `.control`, `.foreign`): the
+//!   authorization server refusing to mint a token for a resource it does not serve is the
+//!   conforming answer, but it leaves the server's own audience validation untested →
+//!   unknown. A minted token is presented on a complete `tools/list` (session id, version
+//!   header, `_meta`) next to the same request with the probe's own token (a refusal of an
+//!   incomplete request would say nothing about the audience): control not accepted →
 //!   unknown (not attributable); foreign 401/403 → pass; foreign 2xx → fail. The minted
 //!   token's recorded facts (`payload.minted_tokens`, `checks::common::oauth::mint`) come
 //!   first: a JWT naming the audited resource means the authorization server ignored
-//!   `resource` and nothing foreign was presented → unknown, whatever the answer; an
-//!   opaque token (or a JWT without `aud`) accepted → unknown (the binding is
-//!   unverified); a bundle whose collector did not record the facts is graded as before,
-//!   the note naming what is missing.
+//!   `resource` and nothing foreign was presented → unknown, whatever the answer; an opaque
+//!   token (or a JWT without `aud`) accepted → unknown (the binding is unverified); a
+//!   bundle whose collector did not record the facts is graded as before, the note naming
+//!   what is missing.
 //!
-//! Gate (shared with 3.2.2, by delegation): no endpoint → ERROR; no token held → UNKNOWN
-//! when the server offers OAuth (or discovery was unread), N/A when the absence of OAuth
-//! was observed.
+//! Gate (shared with `no-token-passthrough`, by delegation): no endpoint → ERROR; no token
+//! held → UNKNOWN when the server offers OAuth (or discovery was unread), N/A when the
+//! absence of OAuth was observed.
 
 use mcp_probe_schema::model::{ErrorKind, HttpOutcome, TokenFacts};
 use mcp_probe_schema::vocab::{header, leg, LegId};
@@ -45,18 +49,25 @@ use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome, Outcome, Verdict};
 use mcp_probe_schema::model::Era;
 
-/// 3.3.1: tokens audience-bound via Resource Indicators.
+/// Tokens audience-bound via Resource Indicators.
 #[derive(Debug)]
 pub struct AudienceBoundTokens;
-/// The 3.3.1 check.
+
 const LEG_A: &str = "a";
 const LEG_B: &str = "b";
 const LEG_C: &str = "c";
 
-const REDUCTION: &str = "3.3.1c candidates are guesses (derived api.<rest> and <rest> hosts, or \
+/// What this rule cannot reach.
+const REDUCTION: &str = concat!(
+    crate::here!("c"),
+    " candidates are guesses (derived api.<rest> and <rest> hosts, or \
      operator-named downstream_endpoints); the credential gate refuses hosts off the endpoint's registrable \
-     domain, so a genuine downstream API elsewhere is never reached; 3.3.1b cannot confirm that an opaque \
-     minted token really carries the resource asked for; opaque tokens are not introspected for 3.3.1a";
+     domain, so a genuine downstream API elsewhere is never reached; ",
+    crate::here!("b"),
+    " cannot confirm that an opaque \
+     minted token really carries the resource asked for; opaque tokens are not introspected for ",
+    crate::here!("a")
+);
 
 /// The `Authorization` value sent (already a fingerprint in a bundle).
 fn credential_of(x: &Exchange<'_>) -> Option<String> {
@@ -87,7 +98,7 @@ fn response_json(x: &Exchange<'_>) -> Value {
 }
 
 // ---------------------------------------------------------------------------------------
-// 3.3.1a
+// a: the tokens' audiences
 // ---------------------------------------------------------------------------------------
 
 fn leg_a(
@@ -100,7 +111,11 @@ fn leg_a(
         return Leg::new(
             LEG_A,
             LegOutcome::Error,
-            "no canonical resource URI could be derived for the endpoint (see 3.2.2)",
+            concat!(
+                "no canonical resource URI could be derived for the endpoint (see ",
+                crate::rule_ref!("no-token-passthrough"),
+                ")"
+            ),
         );
     };
     let n = tokens.len();
@@ -178,10 +193,10 @@ fn resource_refused_note(session: Option<&mcp_probe_schema::model::Session>) -> 
 }
 
 // ---------------------------------------------------------------------------------------
-// 3.3.1c
+// c: downstream APIs
 // ---------------------------------------------------------------------------------------
 
-/// What 3.3.1c read: the leg, refused candidates, per-URL outcomes, hosts probed.
+/// What sub-verdict c read: the leg, refused candidates, per-URL outcomes, hosts probed.
 struct Downstream {
     leg: Leg,
     refused: Map<String, Value>,
@@ -370,7 +385,7 @@ fn leg_c(ev: &Evidence) -> Downstream {
 }
 
 // ---------------------------------------------------------------------------------------
-// 3.3.1b
+// b: a wrong-audience token
 // ---------------------------------------------------------------------------------------
 
 /// What the wrong-audience grant read.
@@ -555,28 +570,29 @@ fn held(ev: &Evidence) -> Vec<String> {
         .collect()
 }
 
-/// What 3.3.1 reports besides its legs, in report order.
+/// What `audience-bound-tokens` reports besides its legs, in report order.
 #[derive(Serialize)]
 struct AudienceBoundTokensFacts {
     legs: Map<String, Value>,
-    /// The resource the audiences are compared with (3.2.2's).
+    /// The resource the audiences are compared with (`no-token-passthrough`'s).
     canonical_resource: Option<String>,
-    /// 3.3.1c candidates screened out before sending, by URL: why.
+    /// Sub-verdict c's candidates screened out before sending, by URL: why.
     candidates_refused: Map<String, Value>,
-    /// The resource the wrong-audience token was asked for (3.3.1b).
+    /// The resource the wrong-audience token was asked for (sub-verdict b).
     wrong_resource: Option<String>,
-    /// How the minted token presented by 3.3.1b is bound, from its recorded facts
+    /// How the minted token presented by sub-verdict b is bound, from its recorded facts
     /// (`audited_resource`, `unverified`, `foreign`, `not_recorded`); null when none was
     /// presented.
     minted_binding: Option<&'static str>,
     hosts_probed: Vec<String>,
-    /// 3.3.1c outcome per candidate URL.
+    /// Sub-verdict c's outcome per candidate URL.
     downstream_outcomes: Map<String, Value>,
 }
 
-/// What 3.3.1 reports when its gate (3.2.2's, or no token) ends the grading.
+/// What `audience-bound-tokens` reports when its gate (`no-token-passthrough`'s, or no
+/// token) ends the grading.
 #[derive(Serialize)]
-struct Check3_3_1GateFacts {
+struct GateFacts {
     legs: Map<String, Value>,
     hosts_probed: [String; 0],
 }
@@ -587,7 +603,7 @@ impl Check for AudienceBoundTokens {
     }
 
     fn legs(&self, _era: Option<Era>) -> Legs {
-        // Every leg is read when present: the gate is 3.2.2's, whose outcome (a missing
+        // Every leg is read when present: the gate is `no-token-passthrough`'s, whose outcome (a missing
         // detection or discovery leg included) is carried with this check's reduction
         // and details; the audience legs are sent only when a token was held and a
         // session established, and their absence is graded per leg.
@@ -617,7 +633,7 @@ impl Check for AudienceBoundTokens {
         let empty_legs = || {
             let m: Map<String, Value> = [LEG_A, LEG_C, LEG_B]
                 .iter()
-                .map(|l| (l.to_string(), json!(LegOutcome::Unknown)))
+                .map(|l| (crate::refs::here(l), json!(LegOutcome::Unknown)))
                 .collect();
             m
         };
@@ -640,7 +656,7 @@ impl Check for AudienceBoundTokens {
             };
             return Outcome::single(verdict, text, REDUCTION)
                 .with_records(gate.records.iter().copied())
-                .with_facts(&Check3_3_1GateFacts {
+                .with_facts(&GateFacts {
                     legs,
                     hosts_probed: [],
                 });

@@ -1,7 +1,9 @@
-//! 3.2.2: token passthrough to downstream APIs forbidden (docs/checks.md, 3.2.2): every
-//! audience of the tokens the run held is this resource (the protected-resource metadata
-//! `resource` when it covers the endpoint's canonical URI, else that URI). N/A only when
-//! the absence of OAuth was observed. 3.3.1 grades behind this check's gate.
+//! Rule `no-token-passthrough`: token passthrough to downstream APIs forbidden
+//! (docs/checks.md, under the row this rule grades: 3.2.2 in CIS MCP Server Benchmark
+//! v1.0.0): every audience of the tokens the run held is this resource (the
+//! protected-resource metadata `resource` when it covers the endpoint's canonical URI,
+//! else that URI). N/A only when the absence of OAuth was observed.
+//! `audience-bound-tokens` grades behind this rule's gate.
 
 use mcp_probe_schema::model::Era;
 use serde::Serialize;
@@ -18,17 +20,18 @@ use crate::evidence::Evidence;
 use crate::fmt::line;
 use crate::verdict::{LegOutcome, Outcome, Verdict};
 
-/// 3.2.2: token passthrough to downstream APIs forbidden.
+/// Token passthrough to downstream APIs forbidden.
 #[derive(Debug)]
 pub struct NoTokenPassthrough;
-/// The 3.2.2 check.
-const REDUCTION_3_2_2: &str = "the token's audience stands in for \"no passthrough\": whether the server \
+
+/// What this rule cannot reach.
+const REDUCTION: &str = "the token's audience stands in for \"no passthrough\": whether the server \
      forwards a client's token downstream is not observable from outside; an extra audience may be a \
      genuine downstream API the token was also issued for (the token alone cannot say); opaque tokens are \
      not introspected";
 
-/// What 3.2.2 reports besides its legs, in report order. Without a token only `legs`
-/// (empty) and `extra_audiences` (null) are reported.
+/// What `no-token-passthrough` reports besides its legs, in report order. Without a token
+/// only `legs` (empty) and `extra_audiences` (null) are reported.
 #[derive(Serialize)]
 struct NoTokenPassthroughFacts {
     legs: Map<String, Value>,
@@ -36,7 +39,7 @@ struct NoTokenPassthroughFacts {
     extra_audiences: Option<Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     audiences: Option<Vec<String>>,
-    /// The resource the audiences are compared with (3.3.1 reads it).
+    /// The resource the audiences are compared with (`audience-bound-tokens` reads it).
     #[serde(skip_serializing_if = "Option::is_none")]
     canonical_resource: Option<String>,
 }
@@ -65,7 +68,7 @@ impl Check for NoTokenPassthrough {
         let tokens = f.tokens();
         if tokens.is_empty() {
             let (v, text) = without_token(&f);
-            return Outcome::single(v, text, REDUCTION_3_2_2)
+            return Outcome::single(v, text, REDUCTION)
                 .with_records(seqs)
                 .with_facts(&NoTokenPassthroughFacts {
                     legs: Map::new(),
@@ -81,7 +84,7 @@ impl Check for NoTokenPassthrough {
                     "the endpoint {} is not a hierarchical URL, so it has no canonical resource URI",
                     line(&f.endpoint)
                 ),
-                REDUCTION_3_2_2,
+                REDUCTION,
             );
         };
         let prm_resource = f
@@ -177,7 +180,7 @@ impl Check for NoTokenPassthrough {
         }
         let l = combine("a", parts);
         let legs = vec![l];
-        Outcome::from_legs(legs.clone(), REDUCTION_3_2_2)
+        Outcome::from_legs(legs.clone(), REDUCTION)
             .with_records(seqs)
             .with_facts(&NoTokenPassthroughFacts {
                 legs: legs_map(&legs),
@@ -228,10 +231,10 @@ mod tests {
 
     use crate::checks::common::oauth::testing::*;
 
-    // ----- 3.2.2
+    // ----- no-token-passthrough
 
     #[test]
-    fn c3_2_2_is_na_without_oauth_and_unknown_when_discovery_was_not_read() {
+    fn is_na_without_oauth_and_unknown_when_discovery_was_not_read() {
         let o = grade(&NoTokenPassthrough, &open_server(no_oauth_records()));
         assert_eq!(o.verdict, Verdict::NotApplicable, "{o:#?}");
         assert!(o.evidence.contains("no OAuth is offered"), "{o:?}");
@@ -256,7 +259,7 @@ mod tests {
     }
 
     #[test]
-    fn c3_2_2_unknown_when_oauth_is_offered_but_no_token_is_held() {
+    fn unknown_when_oauth_is_offered_but_no_token_is_held() {
         let o = grade(&NoTokenPassthrough, &protected(lab_auth_records()));
         assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
         assert!(o.evidence.contains("holds no access token"), "{o:?}");
@@ -264,7 +267,7 @@ mod tests {
     }
 
     #[test]
-    fn c3_2_2_reads_the_audience() {
+    fn reads_the_audience() {
         let o = grade(
             &NoTokenPassthrough,
             &lab_auth_with_token(opaque(Some(600), None)),
@@ -325,7 +328,7 @@ mod tests {
     }
 
     #[test]
-    fn c3_2_2_uses_the_prm_resource_when_it_covers_the_endpoint() {
+    fn uses_the_prm_resource_when_it_covers_the_endpoint() {
         let parent = "http://127.0.0.1:8080/";
         let mut records = lab_auth_records();
         records[1] = get(leg::PRM, PRM_PATH, 200, &prm_doc(parent, json!([AS]), None));
@@ -338,7 +341,7 @@ mod tests {
     }
 
     #[test]
-    fn c3_2_2_old_bundle_without_discovery_is_error_naming_the_leg() {
+    fn old_bundle_without_discovery_is_error_naming_the_leg() {
         let o = grade(&NoTokenPassthrough, &open_server(vec![detect_ok()]));
         assert_eq!(o.verdict, Verdict::Error);
         assert!(o.evidence.contains("discovery.prm missing"), "{o:?}");

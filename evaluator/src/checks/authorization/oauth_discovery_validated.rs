@@ -1,8 +1,9 @@
-//! 3.3.2: OAuth discovery metadata over TLS and validated (docs/checks.md, 3.3.2). Legs a
-//! to g read the endpoint's transport, the protected-resource metadata documents and the
-//! advertised authorization servers' metadata; 3.3.2f compares the advertised list with the
-//! operator policy's `approved_authorization_servers` when it states them, else with a
-//! baseline bundle of the same endpoint.
+//! Rule `oauth-discovery-validated`: OAuth discovery metadata over TLS and validated
+//! (docs/checks.md, under the row this rule grades: 3.3.2 in CIS MCP Server Benchmark
+//! v1.0.0). Sub-verdicts a to g read the endpoint's transport, the protected-resource
+//! metadata documents and the advertised authorization servers' metadata; f compares the
+//! advertised list with the operator policy's `approved_authorization_servers` when it
+//! states them, else with a baseline bundle of the same endpoint.
 
 use std::collections::BTreeSet;
 
@@ -28,13 +29,13 @@ use crate::evidence::Evidence;
 use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome, Outcome, Verdict};
 
-/// 3.3.2: OAuth discovery metadata over TLS and validated.
+/// OAuth discovery metadata over TLS and validated.
 #[derive(Debug)]
 pub struct OauthDiscoveryValidated;
-/// The 3.3.2 check.
-/// The 3.3.2 reduction: what 3.3.2f held the advertised list to (the policy's
+
+/// The reduction: what sub-verdict f held the advertised list to (the policy's
 /// approved_authorization_servers, else a self-recorded baseline).
-fn reduction_3_3_2(cx: &Context<'_>) -> String {
+fn reduction(cx: &Context<'_>) -> String {
     const KEY: &str = "approved_authorization_servers";
     let change_control = match approved(cx, KEY, |d| d.approved_authorization_servers.as_ref()) {
         Some(a) => format!(
@@ -55,7 +56,7 @@ fn reduction_3_3_2(cx: &Context<'_>) -> String {
     )
 }
 
-/// What 3.3.2 reports besides its legs, in report order.
+/// What `oauth-discovery-validated` reports besides its legs, in report order.
 #[derive(Serialize)]
 struct OauthDiscoveryValidatedFacts<'a> {
     legs: Map<String, Value>,
@@ -97,7 +98,7 @@ impl Check for OauthDiscoveryValidated {
 
     fn legs(&self, era: Option<Era>) -> Legs {
         // discovery.as is read per advertised server (an advertised server with no record
-        // is reported as never attempted, 3.3.2g).
+        // is reported as never attempted, sub-verdict g).
         DISCOVERY.legs(era)
     }
 
@@ -163,7 +164,7 @@ impl Check for OauthDiscoveryValidated {
                      exist",
                     f.absence()
                 ),
-                reduction_3_3_2(cx),
+                reduction(cx),
             );
             return with_defaults(details(o, &f, &[]));
         }
@@ -175,8 +176,9 @@ impl Check for OauthDiscoveryValidated {
                 format!(
                     "the endpoint {} is plain http on a loopback host: graded as a lab endpoint, since \
                      loopback traffic never leaves the host (a non-loopback http endpoint is UNKNOWN here: \
-                     2.2 owns transport)",
-                    line(&f.endpoint)
+                     {} owns transport)",
+                    line(&f.endpoint),
+                    crate::rule_ref!("tls-required")
                 ),
             ),
             Transport::Plain => {
@@ -184,12 +186,13 @@ impl Check for OauthDiscoveryValidated {
                     "a",
                     LegOutcome::Unknown,
                     format!(
-                        "the endpoint {} is not served over TLS and is not on a loopback host: 2.2 owns \
+                        "the endpoint {} is not served over TLS and is not on a loopback host: {} owns \
                          transport, and metadata fetched in the clear is not assessed here",
-                        line(&f.endpoint)
+                        line(&f.endpoint),
+                        crate::rule_ref!("tls-required")
                     ),
                 )];
-                let o = Outcome::from_legs(legs.clone(), reduction_3_3_2(cx));
+                let o = Outcome::from_legs(legs.clone(), reduction(cx));
                 return with_defaults(details(o, &f, &legs));
             }
         };
@@ -215,19 +218,19 @@ impl Check for OauthDiscoveryValidated {
                     ),
                 )
             };
-            let o = Outcome::single(v, text, reduction_3_3_2(cx));
+            let o = Outcome::single(v, text, reduction(cx));
             return with_defaults(details(o, &f, &[]));
         }
         let legs = vec![
             a,
-            leg_3_3_2b(&f),
-            leg_3_3_2c(&f),
-            leg_3_3_2d(&f),
-            leg_3_3_2e(&f),
-            leg_3_3_2f(&f, cx),
-            leg_3_3_2g(&f),
+            leg_b(&f),
+            leg_c(&f),
+            leg_d(&f),
+            leg_e(&f),
+            leg_f(&f, cx),
+            leg_g(&f),
         ];
-        let mut o = Outcome::from_legs(legs.clone(), reduction_3_3_2(cx));
+        let mut o = Outcome::from_legs(legs.clone(), reduction(cx));
         let refused = collector_refused(&f);
         if !refused.is_empty() {
             o.evidence.push_str(&format!(
@@ -281,13 +284,13 @@ fn canonical_json(v: &Value) -> String {
     sort(v).to_string()
 }
 
-/// 3.3.2b: the document the challenge names against the path-inserted well-known one
+/// Sub-verdict b: the document the challenge names against the path-inserted well-known one
 /// (both describe this endpoint's resource). The *selected* document is, in candidate
 /// order, the challenge document itself whenever it exists, so comparing the challenge
 /// document with it could never fail; comparing with the path-inserted document is what
 /// makes the leg able to fail. The root document may describe another resource (RFC 9728 path
 /// insertion) and is recorded, not compared.
-fn leg_3_3_2b(f: &Facts<'_>) -> Leg {
+fn leg_b(f: &Facts<'_>) -> Leg {
     const ID: &str = "b";
     let path_url = prm_well_known(&f.endpoint)
         .into_iter()
@@ -379,7 +382,7 @@ fn leg_3_3_2b(f: &Facts<'_>) -> Leg {
     }
 }
 
-fn leg_3_3_2c(f: &Facts<'_>) -> Leg {
+fn leg_c(f: &Facts<'_>) -> Leg {
     const ID: &str = "c";
     let answered: Vec<&Attempt> = f.docs().collect();
     let plain: Vec<String> = answered
@@ -432,11 +435,11 @@ fn leg_3_3_2c(f: &Facts<'_>) -> Leg {
     Leg::new(ID, LegOutcome::Pass, note)
 }
 
-/// 3.3.2d, and the documents the collector refused for their resource: the selected one's
+/// Sub-verdict d, and the documents the collector refused for their resource: the selected one's
 /// refusal is named in its note; another refused document fails the leg too (the grader
 /// reads the collector's `refused` fact; an older bundle has none).
-fn leg_3_3_2d(f: &Facts<'_>) -> Leg {
-    let mut l = leg_3_3_2d_selected(f);
+fn leg_d(f: &Facts<'_>) -> Leg {
+    let mut l = leg_d_selected(f);
     let selected = f.selected().map(|(a, _)| a.seq);
     for a in f.prm.iter() {
         let Some(r) = &a.refused else { continue };
@@ -456,7 +459,7 @@ fn leg_3_3_2d(f: &Facts<'_>) -> Leg {
     l
 }
 
-fn leg_3_3_2d_selected(f: &Facts<'_>) -> Leg {
+fn leg_d_selected(f: &Facts<'_>) -> Leg {
     const ID: &str = "d";
     let Some((a, d)) = f.selected() else {
         return Leg::new(ID, LegOutcome::Unknown, "no document");
@@ -531,7 +534,7 @@ fn leg_3_3_2d_selected(f: &Facts<'_>) -> Leg {
     }
 }
 
-fn leg_3_3_2e(f: &Facts<'_>) -> Leg {
+fn leg_e(f: &Facts<'_>) -> Leg {
     const ID: &str = "e";
     let Some(a) = &f.advertised else {
         return Leg::new(ID, LegOutcome::Unknown, "no document");
@@ -566,7 +569,7 @@ fn leg_3_3_2e(f: &Facts<'_>) -> Leg {
     }
 }
 
-fn leg_3_3_2f(f: &Facts<'_>, cx: &Context<'_>) -> Leg {
+fn leg_f(f: &Facts<'_>, cx: &Context<'_>) -> Leg {
     const ID: &str = "f";
     let Some(now) = f.advertised.as_ref().map(|a| a.entries.clone()) else {
         return Leg::new(
@@ -649,7 +652,7 @@ fn leg_3_3_2f(f: &Facts<'_>, cx: &Context<'_>) -> Leg {
     )
 }
 
-fn leg_3_3_2g(f: &Facts<'_>) -> Leg {
+fn leg_g(f: &Facts<'_>) -> Leg {
     const ID: &str = "g";
     if f.servers.is_empty() {
         return Leg::new(
@@ -739,10 +742,10 @@ mod tests {
 
     use crate::checks::common::oauth::testing::*;
 
-    // ----- 3.3.2
+    // ----- oauth-discovery-validated
 
     #[test]
-    fn c3_3_2_na_without_oauth_fail_when_oauth_publishes_no_prm() {
+    fn na_without_oauth_fail_when_oauth_publishes_no_prm() {
         let o = grade(&OauthDiscoveryValidated, &open_server(no_oauth_records()));
         assert_eq!(o.verdict, Verdict::NotApplicable, "{o:#?}");
         assert!(o.evidence.contains("no OAuth is offered"), "{o:?}");
@@ -772,7 +775,7 @@ mod tests {
     }
 
     #[test]
-    fn c3_3_2_unread_discovery_is_unknown() {
+    fn unread_discovery_is_unknown() {
         let ev = protected(vec![
             detect_401(&[&challenge(PRM_PATH)]),
             failed(leg::PRM, PRM_PATH, ErrorKind::RefusedByGuard),
@@ -798,7 +801,7 @@ mod tests {
     }
 
     #[test]
-    fn c3_3_2_plain_http_off_loopback_is_unknown() {
+    fn plain_http_off_loopback_is_unknown() {
         let ep = "http://mcp.example.com/mcp";
         let mut ev = protected(vec![
             detect_401(&[&challenge(
@@ -815,11 +818,13 @@ mod tests {
         let o = grade(&OauthDiscoveryValidated, &ev);
         assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
         assert_eq!(o.legs.len(), 1);
-        assert!(leg_of(&o, "a").note.contains("2.2 owns transport"));
+        assert!(leg_of(&o, "a")
+            .note
+            .contains("[tls-required] owns transport"));
     }
 
     #[test]
-    fn c3_3_2_f_reads_the_policy_s_approved_authorization_servers() {
+    fn f_reads_the_policy_s_approved_authorization_servers() {
         let ev = protected(lab_auth_records());
         let servers = |v: Vec<String>| {
             applied(crate::policy::Decisions {
@@ -855,7 +860,7 @@ mod tests {
     }
 
     #[test]
-    fn c3_3_2_lab_chain_passes_with_a_baseline_and_says_loopback() {
+    fn lab_chain_passes_with_a_baseline_and_says_loopback() {
         let ev = protected(lab_auth_records());
         let o = grade(&OauthDiscoveryValidated, &ev);
         assert_eq!(o.verdict, Verdict::Unknown, "no baseline yet: {o:#?}");
@@ -890,7 +895,7 @@ mod tests {
     }
 
     #[test]
-    fn c3_3_2_b_fails_when_two_documents_for_the_resource_differ() {
+    fn b_fails_when_two_documents_for_the_resource_differ() {
         let named = "http://127.0.0.1:8080/prm.json";
         let ev = protected(vec![
             detect_401(&[&challenge(named)]),
@@ -928,7 +933,7 @@ mod tests {
     }
 
     #[test]
-    fn c3_3_2_c_d_e_rules() {
+    fn c_d_e_rules() {
         // An https endpoint whose challenge names PRM served over plain http elsewhere.
         let ep = "https://mcp.example.com/mcp";
         let plain = "http://meta.example.com/prm";
@@ -996,7 +1001,7 @@ mod tests {
     }
 
     #[test]
-    fn c3_3_2_f_fails_on_an_added_authorization_server() {
+    fn f_fails_on_an_added_authorization_server() {
         let base = protected(lab_auth_records());
         let mut r = lab_auth_records();
         r[1] = get(
@@ -1027,7 +1032,7 @@ mod tests {
     }
 
     #[test]
-    fn c3_3_2_g_issuer_rules() {
+    fn g_issuer_rules() {
         let mut r = lab_auth_records();
         r[3] = get(
             leg::AS_META,
@@ -1096,7 +1101,7 @@ mod tests {
     }
 
     #[test]
-    fn c3_3_2_names_a_server_relying_on_the_2025_03_26_defaults() {
+    fn names_a_server_relying_on_the_2025_03_26_defaults() {
         let prm404 = |u: &str| get(leg::PRM, u, 404, "not found");
         let records = vec![
             detect_401(&["Bearer"]),
@@ -1139,7 +1144,7 @@ mod tests {
     }
 
     #[test]
-    fn c3_3_2_names_the_collector_s_refusal_of_a_foreign_issuer() {
+    fn names_the_collector_s_refusal_of_a_foreign_issuer() {
         let evil = "https://attacker.example.com";
         // An older bundle: the same document, no refusal recorded; graded as before.
         let mut r = lab_auth_records();
@@ -1174,7 +1179,7 @@ mod tests {
     }
 
     #[test]
-    fn c3_3_2_names_the_collector_s_refusal_of_a_foreign_resource() {
+    fn names_the_collector_s_refusal_of_a_foreign_resource() {
         let other = "https://attacker.example.com/mcp";
         // The selected document is refused: d fails and says so; the server it
         // advertises was never fetched, which g says instead of "no record".
@@ -1212,7 +1217,7 @@ mod tests {
     }
 
     #[test]
-    fn c3_3_2_old_bundle_is_error_naming_the_leg() {
+    fn old_bundle_is_error_naming_the_leg() {
         let o = grade(
             &OauthDiscoveryValidated,
             &protected(vec![detect_401(&[&challenge(PRM_PATH)])]),

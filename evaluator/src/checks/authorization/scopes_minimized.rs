@@ -1,4 +1,6 @@
-//! 3.3.4: OAuth scopes minimized and elevated progressively (docs/checks.md, 3.3.4). Legs:
+//! Rule `scopes-minimized`: OAuth scopes minimized and elevated progressively
+//! (docs/checks.md, under the row this rule grades: 3.3.4 in CIS MCP Server Benchmark
+//! v1.0.0). Sub-verdicts:
 //! a, the granted scopes are readable; b, none is a wildcard or admin-tier scope; c, the
 //! grant against the operator policy's `approved_scopes` when it states them, else against
 //! a baseline bundle; d, the advertised `scopes_supported` likewise; e, the
@@ -25,37 +27,42 @@ use crate::evidence::Evidence;
 use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome, Outcome, Verdict};
 
-/// 3.3.4: OAuth scopes minimized and elevated progressively.
+/// OAuth scopes minimized and elevated progressively.
 #[derive(Debug)]
 pub struct ScopesMinimized;
-/// The 3.3.4 check.
-/// The 3.3.4 reduction: what 3.3.4c held the grant to (the policy's approved_scopes,
+
+/// The reduction: what sub-verdict c held the grant to (the policy's approved_scopes,
 /// else a self-recorded baseline).
-fn reduction_3_3_4(cx: &Context<'_>) -> String {
+fn reduction(cx: &Context<'_>) -> String {
     const KEY: &str = "approved_scopes";
     let against = match approved(cx, KEY, |d| d.approved_scopes.as_ref()) {
         Some(a) => format!(
             "reads the wire and the policy's {KEY} ({}): the operator's documented scope \
-             justification is not readable, so a documented exception would change 3.3.4b and d; \
-             3.3.4c compares the grant with that approved scope set",
-            line(a.file)
+             justification is not readable, so a documented exception would change {b} and d; \
+             {c} compares the grant with that approved scope set",
+            line(a.file),
+            b = crate::here!("b"),
+            c = crate::here!("c"),
         ),
         None => format!(
             "reads the wire and a self-recorded baseline: the operator's documented scope \
-             justification is not readable, so a documented exception would change 3.3.4b and d; \
-             3.3.4c compares against a self-recorded baseline, not an approved scope set ({})",
-            absent(cx, KEY)
+             justification is not readable, so a documented exception would change {b} and d; \
+             {c} compares against a self-recorded baseline, not an approved scope set ({})",
+            absent(cx, KEY),
+            b = crate::here!("b"),
+            c = crate::here!("c"),
         ),
     };
     format!(
-        "{against}; 3.3.4e needs the operator to name a tool outside the grant (scope_probe_tool) \
-         and is decided only by an insufficient_scope refusal; step-up elevation is not tested"
+        "{against}; {e} needs the operator to name a tool outside the grant (scope_probe_tool) \
+         and is decided only by an insufficient_scope refusal; step-up elevation is not tested",
+        e = crate::here!("e"),
     )
 }
 
 /// Detection and protected-resource discovery past the gate; read when present: the
 /// unauthenticated request (credential presented), authorization-server discovery
-/// (advertised servers) and 3.3.4e.call (sent only when the operator named an
+/// (advertised servers) and the `3.3.4e.call` leg (sent only when the operator named an
 /// out-of-scope tool).
 const LEGS: Gated = Gated {
     legs: &[
@@ -68,7 +75,7 @@ const LEGS: Gated = Gated {
     gated: 2,
 };
 
-/// What 3.3.4 reports besides its legs, in report order; a scope list is null when it
+/// What `scopes-minimized` reports besides its legs, in report order; a scope list is null when it
 /// was not observed (distinct from observed empty).
 #[derive(Serialize)]
 struct ScopesMinimizedFacts<'a> {
@@ -123,7 +130,7 @@ impl Check for ScopesMinimized {
                         "no OAuth is offered: {}; no scope is granted or advertised",
                         f.absence()
                     ),
-                    reduction_3_3_4(cx),
+                    reduction(cx),
                 )
             } else {
                 Outcome::single(
@@ -133,25 +140,25 @@ impl Check for ScopesMinimized {
                          protected-resource metadata discovery was not read ({})",
                         unread.join(", ")
                     ),
-                    reduction_3_3_4(cx),
+                    reduction(cx),
                 )
             };
             return finish(o, &[]);
         }
         let legs = vec![
-            leg_3_3_4a(granted.as_deref()),
-            leg_3_3_4b(granted.as_deref()),
-            leg_3_3_4c(&f, cx, granted.as_deref()),
-            leg_3_3_4d(&f, resource_scopes.as_deref()),
+            leg_a(granted.as_deref()),
+            leg_b(granted.as_deref()),
+            leg_c(&f, cx, granted.as_deref()),
+            leg_d(&f, resource_scopes.as_deref()),
             scope_probe::classify_scope_refusal(f.ev),
-            leg_3_3_4f(&f, resource_scopes.as_deref(), as_scopes.as_deref()),
+            leg_f(&f, resource_scopes.as_deref(), as_scopes.as_deref()),
         ];
-        let o = Outcome::from_legs(legs.clone(), reduction_3_3_4(cx));
+        let o = Outcome::from_legs(legs.clone(), reduction(cx));
         finish(o, &legs)
     }
 }
 
-fn leg_3_3_4a(granted: Option<&[String]>) -> Leg {
+fn leg_a(granted: Option<&[String]>) -> Leg {
     const ID: &str = "a";
     match granted {
         None => Leg::new(
@@ -165,7 +172,7 @@ fn leg_3_3_4a(granted: Option<&[String]>) -> Leg {
     }
 }
 
-fn leg_3_3_4b(granted: Option<&[String]>) -> Leg {
+fn leg_b(granted: Option<&[String]>) -> Leg {
     const ID: &str = "b";
     let Some(g) = granted else {
         return Leg::new(ID, LegOutcome::Unknown, "no granted scope is readable");
@@ -196,7 +203,7 @@ fn leg_3_3_4b(granted: Option<&[String]>) -> Leg {
     )
 }
 
-fn leg_3_3_4c(f: &Facts<'_>, cx: &Context<'_>, granted: Option<&[String]>) -> Leg {
+fn leg_c(f: &Facts<'_>, cx: &Context<'_>, granted: Option<&[String]>) -> Leg {
     const ID: &str = "c";
     let now = granted.map_or_else(|| "no readable granted scope".to_string(), shown);
     if let Some(a) = approved(cx, "approved_scopes", |d| d.approved_scopes.as_ref()) {
@@ -260,7 +267,7 @@ fn leg_3_3_4c(f: &Facts<'_>, cx: &Context<'_>, granted: Option<&[String]>) -> Le
     }
 }
 
-fn leg_3_3_4d(f: &Facts<'_>, resource_scopes: Option<&[String]>) -> Leg {
+fn leg_d(f: &Facts<'_>, resource_scopes: Option<&[String]>) -> Leg {
     const ID: &str = "d";
     let Some((a, _)) = f.selected() else {
         return Leg::new(
@@ -307,11 +314,7 @@ fn leg_3_3_4d(f: &Facts<'_>, resource_scopes: Option<&[String]>) -> Leg {
     )
 }
 
-fn leg_3_3_4f(
-    f: &Facts<'_>,
-    resource_scopes: Option<&[String]>,
-    as_scopes: Option<&[String]>,
-) -> Leg {
+fn leg_f(f: &Facts<'_>, resource_scopes: Option<&[String]>, as_scopes: Option<&[String]>) -> Leg {
     const ID: &str = "f";
     let challenge: Option<Vec<String>> = f
         .challenge()
@@ -410,10 +413,10 @@ mod tests {
 
     use crate::checks::common::oauth::testing::*;
 
-    // ----- 3.3.4
+    // ----- scopes-minimized
 
     #[test]
-    fn c3_3_4_na_without_oauth_unknown_when_unread() {
+    fn na_without_oauth_unknown_when_unread() {
         let o = grade(&ScopesMinimized, &open_server(no_oauth_records()));
         assert_eq!(o.verdict, Verdict::NotApplicable, "{o:#?}");
         assert_eq!(o.details["legs"], json!({}));
@@ -428,7 +431,7 @@ mod tests {
     }
 
     #[test]
-    fn c3_3_4_lab_without_token() {
+    fn lab_without_token() {
         let o = grade(&ScopesMinimized, &protected(lab_auth_records()));
         assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
         assert_eq!(leg_of(&o, "a").outcome, LegOutcome::Unknown);
@@ -446,7 +449,7 @@ mod tests {
     }
 
     #[test]
-    fn c3_3_4_granted_scopes_none_versus_empty() {
+    fn granted_scopes_none_versus_empty() {
         let o = grade(
             &ScopesMinimized,
             &lab_auth_with_token(opaque(Some(600), Some(""))),
@@ -474,7 +477,7 @@ mod tests {
     }
 
     #[test]
-    fn c3_3_4_b_and_d_fail_on_wildcard_or_admin_tier() {
+    fn b_and_d_fail_on_wildcard_or_admin_tier() {
         let o = grade(
             &ScopesMinimized,
             &lab_auth_with_token(opaque(Some(600), Some("read *"))),
@@ -510,7 +513,7 @@ mod tests {
     }
 
     #[test]
-    fn c3_3_4_c_compares_with_the_policy_before_any_baseline() {
+    fn c_compares_with_the_policy_before_any_baseline() {
         let ev = lab_auth_with_token(opaque(Some(600), Some("mcp:tools mcp:admin-ish")));
         let scopes = |v: &[&str]| {
             applied(crate::policy::Decisions {
@@ -537,7 +540,7 @@ mod tests {
     }
 
     #[test]
-    fn c3_3_4_c_compares_with_the_baseline() {
+    fn c_compares_with_the_baseline() {
         let base = lab_auth_with_token(opaque(Some(600), Some("mcp:tools")));
         let ev = lab_auth_with_token(opaque(Some(600), Some("mcp:tools mcp:admin-ish")));
         let c = leg_of(&run(&ScopesMinimized, &ev, &with_baseline(&base)), "c").clone();
@@ -563,7 +566,7 @@ mod tests {
     }
 
     #[test]
-    fn c3_3_4_e_never_guesses() {
+    fn e_never_guesses() {
         let mut ev = lab_auth_with_token(opaque(Some(600), Some("mcp:tools")));
         ev.payload.run.inputs = Some(json!({"scope_probe_tool": "delete_everything"}));
         let e = leg_of(&grade(&ScopesMinimized, &ev), "e").clone();
@@ -573,7 +576,7 @@ mod tests {
     }
 
     #[test]
-    fn c3_3_4_f_sources() {
+    fn f_sources() {
         // Nothing advertised anywhere, everything read: fail.
         let ev = protected(vec![
             detect_401(&["Bearer realm=\"mcp\""]),

@@ -1,8 +1,9 @@
-//! 3.1.2: OAuth 2.1 / OIDC or short-lived tokens for remote servers (docs/checks.md,
-//! 3.1.2). 3.1.2a: the unauthenticated request is refused with a 401 naming
-//! `resource_metadata`; 3.1.2b: every token's issued lifetime is within
-//! [`MAX_TOKEN_LIFETIME`]; 3.1.2c and d record authorization-server metadata and never
-//! move the verdict. The challenge, discovery and tokens are read by `common::oauth`.
+//! Rule `short-lived-tokens`: OAuth 2.1 / OIDC or short-lived tokens for remote servers
+//! (docs/checks.md, under the row this rule grades: 3.1.2 in CIS MCP Server Benchmark
+//! v1.0.0). Sub-verdict a: the unauthenticated request is refused with a 401 naming
+//! `resource_metadata`; b: every token's issued lifetime is within
+//! [`MAX_TOKEN_LIFETIME`]; c and d record authorization-server metadata and never move
+//! the verdict. The challenge, discovery and tokens are read by `common::oauth`.
 
 use mcp_probe_schema::model::Era;
 use mcp_probe_schema::vocab::leg;
@@ -19,7 +20,7 @@ use crate::evidence::Evidence;
 use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome, Outcome};
 
-/// The longest issued access-token lifetime 3.1.2b accepts, in seconds: the benchmark
+/// The longest issued access-token lifetime sub-verdict b accepts, in seconds: the benchmark
 /// definition's baseline for a "short-lived" token (v1.0.0: 3600 s). The operator's
 /// policy (`max_token_lifetime_seconds`) replaces it, and the evidence names which limit
 /// applied.
@@ -30,10 +31,10 @@ pub const MAX_TOKEN_LIFETIME: ParamSpec = ParamSpec {
         max: 31_536_000,
     },
     default: ParamValue::Int(3600),
-    doc: "the longest issued access-token lifetime, in seconds, 3.1.2b accepts",
+    doc: "the longest issued access-token lifetime, in seconds, that a token may have",
 };
 
-/// The lifetime limit 3.1.2b applies, and how the evidence names it.
+/// The lifetime limit sub-verdict b applies, and how the evidence names it.
 struct Limit {
     seconds: i64,
     named: String,
@@ -63,13 +64,13 @@ impl Limit {
     }
 }
 
-/// 3.1.2: OAuth 2.1 / OIDC or short-lived tokens for remote servers.
+/// OAuth 2.1 / OIDC or short-lived tokens for remote servers.
 #[derive(Debug)]
 pub struct ShortLivedTokens;
-/// The 3.1.2 check.
-/// The 3.1.2 reduction: where the lifetime limit came from (the policy's
+
+/// The reduction: where the lifetime limit came from (the policy's
 /// max_token_lifetime_seconds, else the benchmark definition's baseline).
-fn reduction_3_1_2(cx: &Context<'_>, limit: &Limit) -> String {
+fn reduction(cx: &Context<'_>, limit: &Limit) -> String {
     let source = if limit.from_policy {
         format!("the lifetime limit is {}", limit.named)
     } else {
@@ -83,14 +84,15 @@ fn reduction_3_1_2(cx: &Context<'_>, limit: &Limit) -> String {
     format!(
         "{source}; the lifetime is the one issued (expires_in, else exp - iat), never the time left, \
          and an opaque token without a token response has none readable; revocation and refresh-token \
-         lifetimes are not observed; 3.1.2c and d record authorization-server metadata (RFC 9207 iss \
+         lifetimes are not observed; {c} and d record authorization-server metadata (RFC 9207 iss \
          parameter, dynamic client registration, client authentication methods) and never move the \
          verdict; the authorization server's OAuth 2.1 / OIDC conformance is not tested beyond that \
-         metadata"
+         metadata",
+        c = crate::here!("c"),
     )
 }
 
-/// What 3.1.2 reports besides its legs, in report order.
+/// What `short-lived-tokens` reports besides its legs, in report order.
 #[derive(Serialize)]
 struct ShortLivedTokensFacts<'a> {
     legs: Map<String, Value>,
@@ -133,9 +135,9 @@ impl Check for ShortLivedTokens {
             Err(o) => return *o,
         };
         let limit = Limit::of(cx);
-        let a = leg_3_1_2a(&f);
-        let (b, lifetimes) = leg_3_1_2b(&f, &limit);
-        let (c, d, server) = legs_3_1_2cd(&f);
+        let a = leg_a(&f);
+        let (b, lifetimes) = leg_b(&f, &limit);
+        let (c, d, server) = legs_cd(&f);
         let legs = vec![a, b, c, d];
         let challenge = f.challenge();
         let facts = ShortLivedTokensFacts {
@@ -148,13 +150,13 @@ impl Check for ShortLivedTokens {
             lifetime_limit_seconds: limit.seconds,
             authorization_server: server,
         };
-        Outcome::from_legs(legs, reduction_3_1_2(cx, &limit))
+        Outcome::from_legs(legs, reduction(cx, &limit))
             .with_records(f.seqs())
             .with_facts(&facts)
     }
 }
 
-fn leg_3_1_2a(f: &Facts<'_>) -> Leg {
+fn leg_a(f: &Facts<'_>) -> Leg {
     const ID: &str = "a";
     match &f.unauth {
         Unauth::Reached { what, .. } => Leg::new(
@@ -262,7 +264,7 @@ fn leg_3_1_2a(f: &Facts<'_>) -> Leg {
 const LEG_B: &str = "b";
 
 /// Leg b and the per-token lifetimes (null where unreadable).
-fn leg_3_1_2b(f: &Facts<'_>, limit: &Limit) -> (Leg, Vec<Value>) {
+fn leg_b(f: &Facts<'_>, limit: &Limit) -> (Leg, Vec<Value>) {
     const ID: &str = LEG_B;
     let tokens = f.tokens();
     if tokens.is_empty() {
@@ -326,7 +328,7 @@ fn leg_3_1_2b(f: &Facts<'_>, limit: &Limit) -> (Leg, Vec<Value>) {
 }
 
 /// Legs c and d (observed only) and the issuer whose metadata they quote.
-fn legs_3_1_2cd(f: &Facts<'_>) -> (Leg, Leg, Option<String>) {
+fn legs_cd(f: &Facts<'_>) -> (Leg, Leg, Option<String>) {
     let Some((s, d)) = f.resolved().next() else {
         let why = if !f.ev.has_leg(leg::PRM) {
             "discovery is not recorded in this bundle; the collector predates it".to_string()
@@ -399,7 +401,7 @@ mod tests {
     use crate::checks::authorization::oauth_discovery_validated::OauthDiscoveryValidated;
     use crate::checks::common::oauth::testing::*;
 
-    // ----- 3.1.2
+    // ----- short-lived-tokens
 
     /// The `2.3.unauthenticated` tools/list and its answer.
     fn unauth_list(
@@ -412,7 +414,7 @@ mod tests {
     }
 
     #[test]
-    fn c3_1_2_fails_a_server_that_answers_without_credentials() {
+    fn fails_a_server_that_answers_without_credentials() {
         let o = grade(&ShortLivedTokens, &open_server(no_oauth_records()));
         assert_eq!(o.verdict, Verdict::Fail, "{o:#?}");
         let a = leg_of(&o, "a");
@@ -423,7 +425,7 @@ mod tests {
     }
 
     #[test]
-    fn c3_1_2_a_passes_a_401_naming_resource_metadata() {
+    fn a_passes_a_401_naming_resource_metadata() {
         let o = grade(&ShortLivedTokens, &protected(lab_auth_records()));
         let a = leg_of(&o, "a");
         assert_eq!(a.outcome, LegOutcome::Pass, "{o:#?}");
@@ -450,7 +452,7 @@ mod tests {
     }
 
     #[test]
-    fn c3_1_2_a_fails_a_401_without_resource_metadata() {
+    fn a_fails_a_401_without_resource_metadata() {
         let o = grade(&ShortLivedTokens, &protected(vec![detect_401(&[])]));
         let a = leg_of(&o, "a");
         assert_eq!(a.outcome, LegOutcome::Fail);
@@ -495,7 +497,7 @@ mod tests {
     }
 
     #[test]
-    fn c3_1_2_a_unknown_when_no_challenge_was_observed() {
+    fn a_unknown_when_no_challenge_was_observed() {
         // Credential presented from the first request, and no 2.3.unauthenticated leg.
         let ev = credentialed(
             false,
@@ -523,7 +525,7 @@ mod tests {
     }
 
     #[test]
-    fn c3_1_2_a_reads_the_2_3_unauthenticated_leg_when_a_credential_was_presented() {
+    fn a_reads_the_unauthenticated_leg_when_a_credential_was_presented() {
         let unauth = unauth_list(
             401,
             "application/json",
@@ -538,7 +540,7 @@ mod tests {
         let o = grade(&ShortLivedTokens, &ev);
         let a = leg_of(&o, "a");
         assert_eq!(a.outcome, LegOutcome::Pass, "{o:#?}");
-        assert!(a.note.contains("2.3.unauthenticated"), "{a:?}");
+        assert!(a.note.contains(leg::AUTH_NONE.as_str()), "{a:?}");
         assert_eq!(
             o.verdict,
             Verdict::Pass,
@@ -566,9 +568,9 @@ mod tests {
     }
 
     #[test]
-    fn c3_1_2_a_keeps_the_detection_401_when_a_login_followed() {
+    fn a_keeps_the_detection_401_when_a_login_followed() {
         // Detection without a credential (401), the login, a second detection with the
-        // token (200), then the 2.3 pair: the first 401 is the challenge.
+        // token (200), then the `auth-before-stream` pair: the first 401 is the challenge.
         let unauth = unauth_list(
             401,
             "application/json",
@@ -596,7 +598,7 @@ mod tests {
     }
 
     #[test]
-    fn c3_1_2_b_grades_the_issued_lifetime() {
+    fn b_grades_the_issued_lifetime() {
         let cases: &[(TokenFacts, LegOutcome, &str)] = &[
             (
                 opaque(Some(600), None),
@@ -653,7 +655,7 @@ mod tests {
     }
 
     #[test]
-    fn c3_1_2b_says_a_dpop_bound_token_is_sender_constrained_without_moving_the_verdict() {
+    fn b_says_a_dpop_bound_token_is_sender_constrained_without_moving_the_verdict() {
         let mut t = opaque(Some(600), None);
         t.token_type = Some("DPoP".into());
         let plain = grade(&ShortLivedTokens, &lab_auth_with_token(t.clone()));
@@ -679,7 +681,7 @@ mod tests {
     }
 
     #[test]
-    fn c3_1_2b_applies_the_policy_limit_and_names_it() {
+    fn b_applies_the_policy_limit_and_names_it() {
         let ev = lab_auth_with_token(jwt_token(lab_claims(), Some(7200), None));
         assert_eq!(
             leg_of(&grade(&ShortLivedTokens, &ev), LEG_B).outcome,
@@ -714,14 +716,14 @@ mod tests {
     }
 
     #[test]
-    fn c3_1_2_needs_an_endpoint_and_the_detection_leg() {
+    fn needs_an_endpoint_and_the_detection_leg() {
         let o = grade(&ShortLivedTokens, &evidence(None, vec![]));
         assert_eq!(o.verdict, Verdict::Error);
         assert!(o.evidence.contains("no MCP endpoint"), "{o:?}");
         let o = grade(&ShortLivedTokens, &open_server(vec![]));
         assert_eq!(o.verdict, Verdict::Error);
         assert!(o.evidence.contains("endpoint.detect missing"), "{o:?}");
-        // Without discovery legs c and d say so, and 3.1.2 still decides.
+        // Without discovery legs c and d say so, and the rule still decides.
         let o = grade(&ShortLivedTokens, &open_server(vec![detect_ok()]));
         assert_eq!(o.verdict, Verdict::Fail);
         assert!(

@@ -1,8 +1,10 @@
-//! 3.3.5: confused-deputy safeguards for static OAuth client ids (docs/checks.md, 3.3.5).
+//! Rule `static-client-safeguards`: confused-deputy safeguards for static OAuth client ids
+//! (docs/checks.md, under the row this rule grades: 3.3.5 in CIS MCP Server Benchmark
+//! v1.0.0).
 //! Pre-authentication behaviour only: the collector never
 //! logs in for these legs (collector/src/legs_deputy.rs).
 //!
-//! Gate 3.3.5-pre, re-derived from the records (the collector's skip notes are only
+//! Gate `-pre` (rendered after the row's number), re-derived from the records (the collector's skip notes are only
 //! quoted):
 //!
 //! * No authorization-server metadata (the first `discovery.as` answer that is a JSON
@@ -20,12 +22,12 @@
 //!
 //! Legs (worst first with pre = pass):
 //!
-//! * 3.3.5a: the varied `redirect_uri` drew a `Location` carrying `code` → fail; its host
+//! * a: the varied `redirect_uri` drew a `Location` carrying `code` → fail; its host
 //!   is the varied host → fail; a 4xx or an OAuth `error=` in `Location` → pass; the
 //!   registered request not answered 2xx/3xx → error; otherwise unknown.
-//! * 3.3.5b: a fabricated callback on the registered path against the control path
+//! * b: a fabricated callback on the registered path against the control path
 //!   (see `leg_b`).
-//! * 3.3.5c: fails only on evidence of a hand-off to the upstream AS on the shared client
+//! * c: fails only on evidence of a hand-off to the upstream AS on the shared client
 //!   id, i.e. a 3xx whose `Location` names the static `client_id` for the new client #3;
 //!   a redirect elsewhere (a login page, a corporate IdP) or a page on the AS passes.
 
@@ -43,25 +45,31 @@ use crate::grade::missing_legs;
 use crate::verdict::{Leg, LegOutcome, Outcome, Verdict};
 use mcp_probe_schema::model::Era;
 
-/// 3.3.5: confused-deputy safeguards for static OAuth client ids.
+/// Confused-deputy safeguards for static OAuth client ids.
 #[derive(Debug)]
 pub struct StaticClientSafeguards;
-/// The 3.3.5 check.
-const PRE: &str = "3.3.5-pre";
+
+/// The pre-condition's local id: the runner prefixes the row's number (`-pre` reads
+/// `3.3.5-pre` under v1.0.0).
+const PRE: &str = "-pre";
 const LEG_A: &str = "a";
 const LEG_B: &str = "b";
 const LEG_C: &str = "c";
 
-/// The unregistered redirect URI host of 3.3.5a (collector `VARIED_REDIRECT`).
+/// The unregistered redirect URI host of sub-verdict a (collector `VARIED_REDIRECT`).
 const VARIED_HOST: &str = "cis-probe-attacker.invalid";
-/// 3.3.5b's paths (collector `CALLBACK_PATH`, `CONTROL_PATH`).
+/// Sub-verdict b's paths (collector `CALLBACK_PATH`, `CONTROL_PATH`).
 const CALLBACK_PATH: &str = "/callback";
 const CONTROL_PATH: &str = "/cis-probe-no-such-path";
 
-const REDUCTION: &str = "no interactive login, so only pre-authentication behaviour is observable: a server that \
-     shows its own consent step before handing off reveals no static client id and reads as N/A; 3.3.5b's \
+const REDUCTION: &str = concat!(
+    "no interactive login, so only pre-authentication behaviour is observable: a server that \
+     shows its own consent step before handing off reveals no static client id and reads as N/A; ",
+    crate::here!("b"),
+    "'s \
      fabricated code alone may explain a refusal; scratch clients are registered at the authorization server and \
-     not deleted";
+     not deleted"
+);
 
 fn host_port(u: &Url) -> Option<(String, u16)> {
     let h = u
@@ -253,7 +261,7 @@ fn gate(ev: &Evidence) -> Result<(Url, u64), Box<Outcome>> {
                 ),
                 REDUCTION,
             )
-            .with_facts(&StaticClientSafeguardsFacts::legs(json!({PRE: "unknown"})))
+            .with_facts(&StaticClientSafeguardsFacts::legs(pre_legs("unknown")))
         }));
     };
     let issuer = m
@@ -282,7 +290,7 @@ fn gate(ev: &Evidence) -> Result<(Url, u64), Box<Outcome>> {
                     ),
                     REDUCTION,
                 )
-                .with_facts(&StaticClientSafeguardsFacts::legs(json!({PRE: "unknown"}))))),
+                .with_facts(&StaticClientSafeguardsFacts::legs(pre_legs("unknown"))))),
             },
         }
     };
@@ -305,7 +313,7 @@ fn gate(ev: &Evidence) -> Result<(Url, u64), Box<Outcome>> {
                 ),
                 REDUCTION,
             )
-            .with_facts(&StaticClientSafeguardsFacts::legs(json!({PRE: "unknown"}))),
+            .with_facts(&StaticClientSafeguardsFacts::legs(pre_legs("unknown"))),
         ));
     }
     url_of("registration_endpoint")?;
@@ -330,7 +338,7 @@ fn gate(ev: &Evidence) -> Result<(Url, u64), Box<Outcome>> {
 
 /// Protected-resource discovery past the session gate (with a session the endpoint
 /// answered, so it was recorded); read when present: authorization-server discovery
-/// (sent per advertised server) and the 3.3.5 legs (sent only once the metadata names a
+/// (sent per advertised server) and this rule's legs (sent only once the metadata names a
 /// separate authorization server and a session was established; their absence is graded).
 const LEGS: Gated = Gated {
     legs: &[
@@ -345,9 +353,9 @@ const LEGS: Gated = Gated {
     gated: 1,
 };
 
-/// What 3.3.5 reports besides its legs, in report order: `registrations` once scratch
-/// clients were registered, `downstream_client_ids` once their authorization answers
-/// were compared.
+/// What `static-client-safeguards` reports besides its legs, in report order:
+/// `registrations` once scratch clients were registered, `downstream_client_ids` once their
+/// authorization answers were compared.
 #[derive(Serialize)]
 struct StaticClientSafeguardsFacts<'a> {
     legs: Value,
@@ -356,6 +364,16 @@ struct StaticClientSafeguardsFacts<'a> {
     /// The onward `client_id` each authorization answer named.
     #[serde(skip_serializing_if = "Option::is_none")]
     downstream_client_ids: Option<&'a [Option<String>]>,
+}
+
+/// The `legs` detail holding only the pre-condition's `outcome`, keyed like [`legs_map`].
+fn pre_legs(outcome: impl Serialize) -> Value {
+    let mut m = Map::new();
+    m.insert(
+        crate::refs::here(PRE),
+        serde_json::to_value(outcome).unwrap_or(Value::Null),
+    );
+    Value::Object(m)
 }
 
 impl StaticClientSafeguardsFacts<'_> {
@@ -407,7 +425,7 @@ impl Check for StaticClientSafeguards {
                 .with_records(records.clone())
                 .with_facts(&StaticClientSafeguardsFacts {
                     registrations,
-                    ..StaticClientSafeguardsFacts::legs(json!({PRE: outcome}))
+                    ..StaticClientSafeguardsFacts::legs(pre_legs(outcome))
                 })
         };
         // A pre-registered client (`--client-id`): the collector sent no scratch
@@ -419,9 +437,10 @@ impl Check for StaticClientSafeguards {
                     LegOutcome::Unknown,
                     format!(
                         "pre-registered client: registration not probed (the run used --client-id {}, so the \
-                         3.3.5 scratch registrations were not sent; collect without --client-id to probe \
+                         {} scratch registrations were not sent; collect without --client-id to probe \
                          the registration endpoint)",
-                        line(&p.client_id)
+                        line(&p.client_id),
+                        crate::here!("")
                     ),
                     None,
                 );
@@ -434,8 +453,9 @@ impl Check for StaticClientSafeguards {
                     LegOutcome::Unknown,
                     format!(
                         "the authorization endpoint {} is on another host, but no MCP session was established, so \
-                         the 3.3.5 legs were not sent",
-                        line(authorize.as_str())
+                         the {} legs were not sent",
+                        line(authorize.as_str()),
+                        crate::here!("")
                     ),
                     None,
                 );

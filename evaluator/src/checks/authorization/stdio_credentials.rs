@@ -1,4 +1,4 @@
-//! 3.1.1: stdio server credentials from the environment or the OS store.
+//! Rule `stdio-credentials`: stdio server credentials from the environment or the OS store.
 //!
 //! On a stdio bundle the wire-visible part is the command line the server was launched
 //! with (the process record): an argument the collector took for a credential (the
@@ -21,10 +21,10 @@ use crate::fmt::line;
 use crate::grade::missing_legs;
 use crate::verdict::{Outcome, Verdict};
 
-/// 3.1.1: stdio server credentials from environment / OS store.
+/// Stdio server credentials from environment / OS store.
 #[derive(Debug)]
 pub struct StdioCredentials;
-/// The 3.1.1 check.
+
 const NOT_STDIO: &str = "the recommendation governs stdio servers, whose credentials come from the launch \
      configuration and the process environment or OS credential store on the host; this bundle was collected \
      over HTTP, where none of that crosses the wire";
@@ -128,7 +128,14 @@ impl Check for StdioCredentials {
 mod tests {
     use super::*;
     use crate::fixture::{evidence, session, stdio_evidence, stdio_process};
-    use crate::grade::run;
+    /// The rule graded directly, rendered outside any definition (local names).
+    fn run(
+        check: &dyn crate::check::Check,
+        ev: &crate::evidence::Evidence,
+        cx: &crate::check::Context<'_>,
+    ) -> crate::verdict::Outcome {
+        crate::fixture::local(crate::grade::run(check, ev, cx))
+    }
     use mcp_probe_schema::model::CredentialArg;
     use serde_json::json;
 

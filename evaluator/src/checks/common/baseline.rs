@@ -1,6 +1,7 @@
 //! The baseline a comparing check reads: which one applies (none while
 //! `--update-baseline` records one, none of another endpoint), and how the evidence
-//! names it. Shared by 1.2, 3.3.2f and 3.3.4c.
+//! names it. Shared by `capabilities-match-baseline`, `identity-matches-baseline`,
+//! `oauth-discovery-validated` (f) and `scopes-minimized` (c).
 
 use crate::check::Context;
 use crate::evidence::Evidence;

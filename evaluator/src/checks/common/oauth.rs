@@ -1,4 +1,6 @@
-//! The OAuth reading shared by 3.1.2, 3.2.2, 3.3.1, 3.3.2, 3.3.4, 3.3.5 and 7.2.1.
+//! The OAuth reading shared by `short-lived-tokens`, `no-token-passthrough`,
+//! `audience-bound-tokens`, `oauth-discovery-validated`, `scopes-minimized`,
+//! `static-client-safeguards` and `audience-refusals-alerted`.
 //!
 //! Nothing here sends anything: the collector records, the checks decide. The checks read
 //!
@@ -6,23 +8,25 @@
 //!   run presented no credential, else the `2.3.unauthenticated` leg (the one request
 //!   sent without the run's credential); its `WWW-Authenticate` is parsed from the raw
 //!   bytes by [`mcp_probe_schema::www_authenticate::parse`] (RFC 9110 §11.6.1; never
-//!   panics, so a non-ASCII byte cannot turn 3.1.2 into ERROR);
+//!   panics, so a non-ASCII byte cannot turn `short-lived-tokens` into ERROR);
 //! * `discovery.prm`: one GET per RFC 9728 candidate URL, and `discovery.as`: the RFC 8414
 //!   / OIDC forms per advertised authorization server (at most
 //!   [`mcp_probe_schema::vocab::well_known::AS_LIST_CAP`]) (`discovery`, `uris`);
 //! * `payload.tokens`: facts about the access tokens the run held, never the tokens
 //!   (`tokens`);
-//! * `payload.minted_tokens`: facts about the token 3.3.1b's wrong-audience grant minted
-//!   (`mint`: does it really name another resource? read by 3.3.1 and 7.2.1).
+//! * `payload.minted_tokens`: facts about the token the wrong-audience grant of
+//!   `audience-bound-tokens` (sub-verdict b) minted (`mint`: does it really name another
+//!   resource? read by `audience-bound-tokens` and `audience-refusals-alerted`).
 //!
 //! "Offers OAuth" is any of: the endpoint refused an unauthenticated request with 401/403
 //! (unless every challenge names a non-OAuth scheme only, such as `Basic`), a token is
 //! held, a protected-resource metadata (PRM) document was parsed, AS metadata resolved,
 //! or the challenge names a `scope`. A server that observably offers none of these gets
-//! N/A on 3.2.2, 3.3.2 and 3.3.4, but only when the absence was observed: every PRM
-//! candidate answered a clean 404. A guard refusal, a transport failure, a 5xx or a 200
-//! that is not a JSON object leaves discovery *unread*, and the verdict is UNKNOWN, never
-//! N/A. 3.1.2a fails on such a server: an unauthenticated request reached a response.
+//! N/A on `no-token-passthrough`, `oauth-discovery-validated` and `scopes-minimized`, but
+//! only when the absence was observed: every PRM candidate answered a clean 404. A guard
+//! refusal, a transport failure, a 5xx or a 200 that is not a JSON object leaves discovery
+//! *unread*, and the verdict is UNKNOWN, never N/A. Sub-verdict a of `short-lived-tokens`
+//! fails on such a server: an unauthenticated request reached a response.
 //!
 //! The discovery legs are needed only once an endpoint answered (`gate::Gated::prelude`: a
 //! bundle without an endpoint is ERROR "no MCP endpoint"); a bundle from a collector that
@@ -136,17 +140,18 @@ mod tests {
         assert_eq!(grade(&NoTokenPassthrough, &ev).verdict, Verdict::Pass);
         let o = grade(&ScopesMinimized, &ev);
         assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
-        assert_eq!(unknown(&o), ["3.3.4c", "3.3.4e"]);
+        assert_eq!(unknown(&o), ["c", "e"]);
         let o = run(&ScopesMinimized, &ev, &with_baseline(&ev));
-        assert_eq!(unknown(&o), ["3.3.4e"]);
+        assert_eq!(unknown(&o), ["e"]);
     }
 
-    /// Every bundle in examples/. The no-OAuth servers (all but py2-auth): 3.1.2 FAIL
-    /// (an unauthenticated request reached a response); 3.2.2, 3.3.2 and 3.3.4 N/A once
+    /// Every bundle in examples/. The no-OAuth servers (all but py2-auth):
+    /// `short-lived-tokens` FAIL (an unauthenticated request reached a response);
+    /// `no-token-passthrough`, `oauth-discovery-validated` and `scopes-minimized` N/A once
     /// the bundle records discovery (the lab servers answer 404 at both well-known
     /// URLs), ERROR naming discovery.prm before. py2-auth (401 naming
-    /// resource_metadata, no token): 3.1.2 UNKNOWN (a pass, b unknown); the others
-    /// ERROR before discovery is recorded, and never N/A after (it offers OAuth).
+    /// resource_metadata, no token): `short-lived-tokens` UNKNOWN (a pass, b unknown); the
+    /// others ERROR before discovery is recorded, and never N/A after (it offers OAuth).
     #[test]
     fn lab_bundles() {
         let mut seen = 0;
@@ -175,7 +180,8 @@ mod tests {
             let recorded = ev.has_leg(leg::PRM);
             if name == "py2-auth-login.mcpev" {
                 // After a headless login: 401 naming resource_metadata and a 600 s token
-                // (3.1.2 PASS); the token's aud is exactly the resource (3.2.2 PASS).
+                // (`short-lived-tokens` PASS); the token's aud is exactly the resource
+                // (`no-token-passthrough` PASS).
                 assert_eq!(
                     outcomes[0].verdict,
                     Verdict::Pass,
@@ -197,7 +203,7 @@ mod tests {
                     "{name}: {:#?}",
                     outcomes[0]
                 );
-                assert_eq!(leg_of(&outcomes[0], "3.1.2a").outcome, LegOutcome::Pass);
+                assert_eq!(leg_of(&outcomes[0], "a").outcome, LegOutcome::Pass);
                 for o in &outcomes[1..] {
                     if recorded {
                         assert_ne!(o.verdict, Verdict::NotApplicable, "{name}: {o:#?}");

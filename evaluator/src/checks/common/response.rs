@@ -1,6 +1,7 @@
-//! One reading of a recorded answer to a complete `tools/list`, shared by 2.3 and 2.5.
-//! Both send requests that differ from each other in one property only (the credential
-//! for 2.3, the `Origin` header for 2.5), so a difference in the answers is attributable
+//! One reading of a recorded answer to a complete `tools/list`, shared by
+//! `auth-before-stream` and `origin-validated`. Both send requests that differ from each
+//! other in one property only (the credential for `auth-before-stream`, the `Origin` header
+//! for `origin-validated`), so a difference in the answers is attributable
 //! to that property. A 2xx with a result, an event stream or an empty body is an
 //! acceptance (an empty answer to a request acknowledges it like a notification); a 2xx
 //! whose body is not JSON-RPC, or a 5xx without a JSON-RPC error, is not attributed to the
@@ -185,7 +186,8 @@ impl Answer {
     }
 }
 
-/// Records and assertions shared by the tests of 2.3 and 2.5.
+/// Records and assertions shared by the tests of `auth-before-stream` and
+/// `origin-validated`.
 #[cfg(test)]
 pub mod testing {
     use mcp_probe_schema::model::{

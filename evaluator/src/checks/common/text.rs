@@ -1,8 +1,9 @@
-//! Evidence wording shared by the checks that read server declarations (5.1.1, 5.1.2,
-//! 5.1.3): names quoted safely, JSON values shown short, lists capped, string fields read
-//! strictly. Names and values come from the server, so they are
-//! escaped and truncated before they reach a report (a hostile tool name must not be
-//! able to forge report lines or flood them).
+//! Evidence wording shared by the rules that read server declarations
+//! (`tool-schemas-validated`, `resource-templates-typed`, `prompt-arguments-validated`):
+//! names quoted safely, JSON values shown short, lists capped, string fields read
+//! strictly. Names and values come from the server, so they are escaped and truncated
+//! before they reach a report (a hostile tool name must not be able to forge report lines
+//! or flood them).
 
 use serde_json::Value;
 

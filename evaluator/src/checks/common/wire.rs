@@ -1,6 +1,7 @@
 //! Reading recorded JSON-RPC answers of single-request legs: the last exchange of a
 //! leg, a skip recorded instead, the shape of what the server answered, and a refusal at
-//! authentication. Shared by 1.1, 2.4 and 5.2.3.
+//! authentication. Shared by `revisions-pinned`, `metadata-headers` and
+//! `legacy-session-disabled`.
 
 use mcp_probe_schema::derive;
 use mcp_probe_schema::model::{BodyEnd, Era, HttpOutcome, Observation};
@@ -358,7 +359,7 @@ pub fn worst(a: LegOutcome, b: LegOutcome) -> LegOutcome {
     crate::verdict::combine([a.part(), b.part()]).leg()
 }
 
-/// Constants shared by the tests of 1.1 and 2.4.
+/// Constants shared by the tests of `revisions-pinned` and `metadata-headers`.
 #[cfg(test)]
 pub mod testing {
     /// `Content-Type` of a JSON answer.

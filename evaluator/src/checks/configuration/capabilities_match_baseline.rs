@@ -1,11 +1,13 @@
-//! Check 1.2: advertised capability configuration matches the recorded baseline.
+//! Rule `capabilities-match-baseline`: advertised capability configuration matches the
+//! recorded baseline.
 //!
 //! The capabilities the server advertised on this run (the `initialize` result's on the
 //! handshake revisions, the `server/discover` result's on 2026-07-28), compared with
 //! those of a baseline bundle of the same endpoint value by value: every leaf of the
-//! capabilities object counts, nested settings included, not only the names. Leg 1.2b
+//! capabilities object counts, nested settings included, not only the names. Sub-verdict b
 //! lists tool, resource and prompt names new since the baseline; it is evidence only.
-//! No request is sent for it. docs/checks.md, 1.2, states the rules.
+//! No request is sent for it. docs/checks.md states the rules under the row this rule
+//! grades (1.2 in CIS MCP Server Benchmark v1.0.0).
 
 use std::collections::BTreeMap;
 
@@ -21,16 +23,21 @@ use crate::evidence::Evidence;
 use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome, Outcome};
 
-/// 1.2: advertised capability configuration matches the recorded baseline.
+/// Advertised capability configuration matches the recorded baseline.
 #[derive(Debug)]
 pub struct CapabilitiesMatchBaseline;
-/// The 1.2 check.
+
 const LEG_A: &str = "a";
 const LEG_B: &str = "b";
 
-const REDUCTION_1_2: &str = "compared against the probe's own recorded baseline, not a registry-approved \
+/// What this rule cannot reach.
+const REDUCTION: &str = concat!(
+    "compared against the probe's own recorded baseline, not a registry-approved \
      configuration under change control; only what the server advertises is compared (what it would do \
-     beyond its advertisement is 1.3's); a withdrawal is reported, not failed";
+     beyond its advertisement is ",
+    crate::rule_ref!("new-tools-gated"),
+    "'s); a withdrawal is reported, not failed"
+);
 
 /// Every leaf of a capabilities object: dotted path → value. An empty object is a leaf
 /// (`tools: {}` advertises the capability with no settings).
@@ -79,7 +86,7 @@ fn shown(path: &str, v: &Value) -> String {
     format!("{}={}", line(path), line(&text.text))
 }
 
-/// Leg 1.2a.
+/// Sub-verdict a: the advertised capabilities against the baseline's.
 fn leg_a(ev: &Evidence, cx: &Context<'_>, now: Option<&BTreeMap<String, Value>>) -> Leg {
     let unknown = |note: String| Leg::new(LEG_A, LegOutcome::Unknown, note);
     let Some(now) = now else {
@@ -183,8 +190,8 @@ fn names(ev: &Evidence) -> [(&'static str, Vec<String>); 3] {
     ]
 }
 
-/// Leg 1.2b: names new since the baseline (evidence only; 1.3 is where a new tool is
-/// exercised).
+/// Sub-verdict b: names new since the baseline (evidence only; `new-tools-gated` is where
+/// a new tool is exercised).
 fn leg_b(ev: &Evidence, cx: &Context<'_>) -> Leg {
     let observed = |note: String| Leg::new(LEG_B, LegOutcome::Observed, note);
     let Some(b) = cx.baseline.filter(|b| b.endpoint() == ev.endpoint()) else {
@@ -243,13 +250,13 @@ impl Check for CapabilitiesMatchBaseline {
             capability_leaves_advertised: now.as_ref().map(BTreeMap::len),
             capability_substrate: substrate(ev),
         };
-        Outcome::from_legs(vec![a, b], REDUCTION_1_2)
+        Outcome::from_legs(vec![a, b], REDUCTION)
             .with_records(ev.session().and_then(|s| s.negotiated_in))
             .with_facts(&facts)
     }
 }
 
-/// The details of 1.2, in report order.
+/// The details of `capabilities-match-baseline`, in report order.
 #[derive(Debug, Serialize)]
 struct CapabilitiesMatchBaselineFacts {
     /// Leg id → outcome.
@@ -263,7 +270,10 @@ struct CapabilitiesMatchBaselineFacts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::grade::run;
+    /// The rule graded directly, rendered outside any definition (local names).
+    fn run(check: &dyn Check, ev: &Evidence, cx: &Context<'_>) -> Outcome {
+        crate::fixture::local(crate::grade::run(check, ev, cx))
+    }
     use crate::verdict::Verdict;
     use serde_json::json;
 

@@ -1,4 +1,4 @@
-//! Check 1.4: server identity matches the recorded identity.
+//! Rule `identity-matches-baseline`: server identity matches the recorded identity.
 //!
 //! The identity the server asserts
 //! (`serverInfo` `name|version`) compared with the identity recorded in a baseline, an
@@ -7,7 +7,8 @@
 //! the `_meta["io.modelcontextprotocol/serverInfo"]` of the `server/discover` result, from
 //! which the collector took it. Because the baseline is a whole bundle rather than one
 //! record shared by several checks, the 2026-07-28 identity is compared like any other.
-//! docs/checks.md, 1.4, states the rules.
+//! docs/checks.md states the rules under the row this rule grades (1.4 in CIS MCP Server
+//! Benchmark v1.0.0).
 
 use mcp_probe_schema::model::Era;
 use mcp_probe_schema::vocab::leg;
@@ -21,18 +22,23 @@ use crate::evidence::Evidence;
 use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome, Outcome};
 
-/// 1.4: server identity matches the recorded identity.
+/// Server identity matches the recorded identity.
 #[derive(Debug)]
 pub struct IdentityMatchesBaseline;
-/// The 1.4 check.
+
 const LEG_A: &str = "a";
 const LEG_B: &str = "b";
 
-const REDUCTION_1_4: &str = "registry export not read: this decides drift against a self-recorded identity \
+/// What this rule cannot reach.
+const REDUCTION: &str = concat!(
+    "registry export not read: this decides drift against a self-recorded identity \
      (the baseline), not membership of an approved-identity registry, and a registered identity that was not \
      observed is not reported; the client identity is not compared (the probe is the client); serverInfo is \
      self-reported (it names a build, not an authenticated asset); the per-result \
-     _meta[\"io.modelcontextprotocol/serverInfo\"] of other results is not reconciled with it (7.1.1 records it)";
+     _meta[\"io.modelcontextprotocol/serverInfo\"] of other results is not reconciled with it (",
+    crate::rule_ref!("lifecycle-metadata-recorded"),
+    " records it)"
+);
 
 /// A server's asserted identity: `name` and, when asserted, `version`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,7 +66,7 @@ fn source(ev: &Evidence) -> &'static str {
     }
 }
 
-/// The identity `ev` asserts, and leg 1.4a's note on its form (never gating).
+/// The identity `ev` asserts, and sub-verdict a's note on its form (never gating).
 fn identity(ev: &Evidence) -> (Option<Identity>, String) {
     let info = ev
         .session()
@@ -116,7 +122,7 @@ fn identity(ev: &Evidence) -> (Option<Identity>, String) {
     (Some(id), note)
 }
 
-/// Leg 1.4b.
+/// Sub-verdict b: the asserted identity against the baseline's.
 fn compare(ev: &Evidence, cx: &Context<'_>, observed: Option<&Identity>) -> Leg {
     let unknown = |note: String| Leg::new(LEG_B, LegOutcome::Unknown, note);
     if cx.updating_baseline {
@@ -197,13 +203,13 @@ impl Check for IdentityMatchesBaseline {
             baseline_identity,
             identity_source: source(ev),
         };
-        Outcome::from_legs(vec![leg_a, leg_b], REDUCTION_1_4)
+        Outcome::from_legs(vec![leg_a, leg_b], REDUCTION)
             .with_records(ev.session().and_then(|s| s.negotiated_in))
             .with_facts(&facts)
     }
 }
 
-/// The details of 1.4, in report order.
+/// The details of `identity-matches-baseline`, in report order.
 #[derive(Debug, Serialize)]
 struct IdentityMatchesBaselineFacts {
     /// Leg id → outcome.
@@ -220,7 +226,10 @@ struct IdentityMatchesBaselineFacts {
 mod tests {
     use super::*;
     use crate::fixture::evidence;
-    use crate::grade::run;
+    /// The rule graded directly, rendered outside any definition (local names).
+    fn run(check: &dyn Check, ev: &Evidence, cx: &Context<'_>) -> Outcome {
+        crate::fixture::local(crate::grade::run(check, ev, cx))
+    }
     use crate::verdict::Verdict;
     use serde_json::json;
 
@@ -235,7 +244,7 @@ mod tests {
         )
     }
 
-    /// 1.4 on `ev` compared with the baseline `base`.
+    /// The rule on `ev` compared with the baseline `base`.
     fn against(base: &Evidence, ev: &Evidence) -> Outcome {
         let cx = Context {
             baseline: Some(base),
@@ -251,22 +260,22 @@ mod tests {
 
     #[test]
     fn unknown_without_baseline() {
-        let ev = legacy("srv", "1.0.0");
+        let ev = legacy("srv", "0.1.0");
         let o = run(&IdentityMatchesBaseline, &ev, &Context::default());
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
         assert_eq!(leg(&o, LEG_A).outcome, LegOutcome::Pass);
-        assert!(o.evidence.contains("asserts srv|1.0.0"), "{o:?}");
+        assert!(o.evidence.contains("asserts srv|0.1.0"), "{o:?}");
         assert!(o.evidence.contains("well formed"), "{o:?}");
         assert!(o.evidence.contains("no baseline"), "{o:?}");
         assert!(o.reduction.contains("registry export not read"));
-        assert_eq!(o.details["server_identity"], "srv|1.0.0");
+        assert_eq!(o.details["server_identity"], "srv|0.1.0");
         assert!(o.details["baseline_identity"].is_null());
         assert_eq!(o.records, vec![0]);
     }
 
     #[test]
     fn unknown_when_updating_even_with_a_baseline() {
-        let ev = legacy("srv", "1.0.0");
+        let ev = legacy("srv", "0.1.0");
         let cx = Context {
             baseline: Some(&ev),
             updating_baseline: true,
@@ -275,7 +284,7 @@ mod tests {
         let o = run(&IdentityMatchesBaseline, &ev, &cx);
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
         assert!(
-            o.evidence.contains("records the baseline (srv|1.0.0)"),
+            o.evidence.contains("records the baseline (srv|0.1.0)"),
             "{o:?}"
         );
         assert!(o.evidence.contains("compares nothing cannot pass"), "{o:?}");
@@ -283,22 +292,22 @@ mod tests {
 
     #[test]
     fn pass_on_same_identity() {
-        let base = legacy("srv", "1.0.0");
-        let ev = legacy("srv", "1.0.0");
+        let base = legacy("srv", "0.1.0");
+        let ev = legacy("srv", "0.1.0");
         let o = against(&base, &ev);
         assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
         assert!(o.evidence.contains("matches the baseline"), "{o:?}");
-        assert_eq!(o.details["baseline_identity"], "srv|1.0.0");
+        assert_eq!(o.details["baseline_identity"], "srv|0.1.0");
     }
 
     #[test]
     fn fail_on_different_identity_naming_both() {
-        let base = legacy("srv", "1.0.0");
-        let ev = legacy("srv", "1.1.0");
+        let base = legacy("srv", "0.1.0");
+        let ev = legacy("srv", "0.2.0");
         let o = against(&base, &ev);
         assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-        assert!(o.evidence.contains("observed srv|1.1.0"), "{o:?}");
-        assert!(o.evidence.contains("srv|1.0.0 recorded"), "{o:?}");
+        assert!(o.evidence.contains("observed srv|0.2.0"), "{o:?}");
+        assert!(o.evidence.contains("srv|0.1.0 recorded"), "{o:?}");
         assert!(o.evidence.contains("--update-baseline"), "{o:?}");
     }
 
@@ -315,7 +324,7 @@ mod tests {
     #[test]
     fn baseline_without_identity_is_unknown() {
         let base = bundle("2026-07-28", None);
-        let ev = legacy("srv", "1.0.0");
+        let ev = legacy("srv", "0.1.0");
         let o = against(&base, &ev);
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
         assert!(o.evidence.contains("recorded no identity"), "{o:?}");
@@ -323,7 +332,7 @@ mod tests {
 
     #[test]
     fn no_identity_this_run_is_unknown_and_a_is_a_finding() {
-        let base = legacy("srv", "1.0.0");
+        let base = legacy("srv", "0.1.0");
         let ev = bundle("2025-11-25", None);
         let o = against(&base, &ev);
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
@@ -350,9 +359,9 @@ mod tests {
 
     #[test]
     fn baseline_of_another_endpoint_is_not_compared() {
-        let mut base = legacy("srv", "0.9.0");
+        let mut base = legacy("srv", "0.0.9");
         base.payload.target.endpoint = Some("http://127.0.0.1:9999/mcp".into());
-        let ev = legacy("srv", "1.0.0");
+        let ev = legacy("srv", "0.1.0");
         let o = against(&base, &ev);
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
         assert!(o.evidence.contains("not of"), "{o:?}");

@@ -1,4 +1,5 @@
-//! Check 1.3: a capability advertised beyond the baseline is denied until re-approved.
+//! Rule `new-tools-gated`: a capability advertised beyond the baseline is denied until
+//! re-approved.
 //!
 //! The collector calls, with the operator's consent (`tool_calls_authorised: true` and
 //! `tool_arguments`), a tool the baseline recorded (the control) and then a tool
@@ -6,8 +7,8 @@
 //! cleanly. This grader re-derives everything from the bundle and its own baseline: the
 //! tools called must be a control in the baseline and a staged tool outside it, the
 //! control must have executed cleanly (else a refusal of the staged tool is not
-//! attributable), and the staged tool's answer decides. docs/checks.md, 1.3, states the
-//! rules.
+//! attributable), and the staged tool's answer decides. docs/checks.md states the rules
+//! under the row this rule grades (1.3 in CIS MCP Server Benchmark v1.0.0).
 
 use std::collections::BTreeSet;
 
@@ -24,10 +25,10 @@ use crate::evidence::{Evidence, Exchange};
 use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome, Outcome};
 
-/// 1.3: a capability advertised beyond the baseline is denied until re-approved.
+/// A capability advertised beyond the baseline is denied until re-approved.
 #[derive(Debug)]
 pub struct NewToolsGated;
-/// The 1.3 check.
+
 const LEG_A: &str = "a";
 const LEG_B: &str = "b";
 
@@ -48,19 +49,25 @@ const DENIAL_WORDS: &[&str] = &[
     "denied",
 ];
 
-const REDUCTION_1_3: &str = "tools only (resources and prompts advertised beyond the baseline are not \
+/// What this rule cannot reach.
+const REDUCTION: &str = concat!(
+    "tools only (resources and prompts advertised beyond the baseline are not \
      called); the baseline is the probe's own earlier bundle, not a change-control record; a refusal \
      is read from its wording (English words of denial), so a denial worded otherwise stays UNKNOWN; \
      the staged tool is called with the operator's arguments or {}, so a validation failure is not \
-     a gate; whether the change was logged and the approval state (1.3b) are not reachable";
+     a gate; whether the change was logged and the approval state (",
+    crate::here!("b"),
+    ") are not reachable"
+);
 
 /// The consent the bundle's inputs record, or why there is none.
 fn consented(ev: &Evidence) -> Result<(), String> {
     let inputs = ev.payload.run.inputs.as_ref();
     if inputs.and_then(|i| i.get(INPUT_CONSENT)) != Some(&Value::Bool(true)) {
         return Err(format!(
-            "no tool was called: {INPUT_CONSENT} is not true in the probe inputs (1.3 executes real \
-             tools and runs only with the operator's consent, and {INPUT_ARGUMENTS})"
+            "no tool was called: {INPUT_CONSENT} is not true in the probe inputs ({row} executes real \
+             tools and runs only with the operator's consent, and {INPUT_ARGUMENTS})",
+            row = crate::here!("")
         ));
     }
     if !inputs
@@ -179,7 +186,7 @@ fn answer(x: &Exchange<'_>) -> Answer {
     }
 }
 
-/// Leg 1.3a, with the two tool names when calls were recorded.
+/// Sub-verdict a, with the two tool names when calls were recorded.
 fn leg_a(ev: &Evidence, cx: &Context<'_>) -> (Leg, Option<String>, Option<String>) {
     let unknown = |note: String| (Leg::new(LEG_A, LegOutcome::Unknown, note), None, None);
     if let Err(why) = consented(ev) {
@@ -401,13 +408,13 @@ impl Check for NewToolsGated {
         };
         let mut seqs = ev.seqs(leg::STAGED_CONTROL);
         seqs.extend(ev.seqs(leg::STAGED_CALL));
-        Outcome::from_legs(vec![a, b], REDUCTION_1_3)
+        Outcome::from_legs(vec![a, b], REDUCTION)
             .with_records(seqs)
             .with_facts(&facts)
     }
 }
 
-/// The details of 1.3, in report order.
+/// The details of `new-tools-gated`, in report order.
 #[derive(Debug, Serialize)]
 struct NewToolsGatedFacts {
     /// Leg id → outcome.

@@ -1,19 +1,21 @@
-//! Check 1.1: served protocol revisions pinned; malformed version assertions rejected.
-//! docs/checks.md, 1.1, states the rules.
+//! Rule `revisions-pinned`: served protocol revisions pinned; malformed version assertions
+//! rejected. docs/checks.md states the rules under the row this rule grades (1.1 in CIS MCP
+//! Server Benchmark v1.0.0).
 //!
-//! * 1.1a: the revisions the server serves. On 2026-07-28 the `supportedVersions` of the
+//! * a: the revisions the server serves. On 2026-07-28 the `supportedVersions` of the
 //!   `server/discover` result that negotiated the session (leg `endpoint.detect`); on both
 //!   eras the `initialize` sweep offering 2024-11-05 and 2025-03-26 (leg `1.1a.sweep`): a
 //!   revision is served when the result echoes it.
-//! * 1.1b-e: one complete request each that differs from a valid one only in the version
+//! * b-e: one complete request each that differs from a valid one only in the version
 //!   assertion under test, graded by one mapping (`judge_version`) with per-leg
-//!   overrides. 1.1d and 1.1e need the header + `_meta` pair only 2026-07-28 defines: on a
+//!   overrides. d and e need the header + `_meta` pair only 2026-07-28 defines: on a
 //!   legacy session they are `revision_unsupported` and excluded from aggregation.
 //!
-//! Answers are read with [`wire`], the reading 2.4 and 5.2.3 share: a JSON-RPC error (in
-//! a JSON body or an SSE event) is a real answer, a result or an empty 2xx is an
-//! acceptance (an empty answer to a request acknowledges it like a notification), and
-//! anything else is a bare status that a gateway may have produced.
+//! Answers are read with [`wire`], the reading `metadata-headers` and
+//! `legacy-session-disabled` share: a JSON-RPC error (in a JSON body or an SSE event) is a
+//! real answer, a result or an empty 2xx is an acceptance (an empty answer to a request
+//! acknowledges it like a notification), and anything else is a bare status that a gateway
+//! may have produced.
 
 use mcp_probe_schema::vocab::{code, leg, method, LegId, REV_2025_06_18, REV_2026_07_28};
 use serde::Serialize;
@@ -28,11 +30,11 @@ use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome, Outcome};
 use mcp_probe_schema::model::Era;
 
-/// 1.1: served protocol revisions pinned; malformed version assertions rejected.
+/// Served protocol revisions pinned; malformed version assertions rejected.
 #[derive(Debug)]
 pub struct RevisionsPinned;
-/// The 1.1 check.
-/// The oldest revision a server may serve (1.1a), as the benchmark definition states it
+
+/// The oldest revision a server may serve (sub-verdict a), as the benchmark definition states it
 /// (v1.0.0: 2025-06-18); stands in for the operator's allowlist.
 pub const FLOOR: ParamSpec = ParamSpec {
     name: "revision_floor",
@@ -41,7 +43,7 @@ pub const FLOOR: ParamSpec = ParamSpec {
     doc: "the oldest protocol revision a server may serve when no policy lists the approved ones",
 };
 
-/// What 1.1a holds the served revisions to: the operator policy's `approved_revisions`
+/// What sub-verdict a holds the served revisions to: the operator policy's `approved_revisions`
 /// when it states them, else the [`FLOOR`].
 struct Pin<'a> {
     approved: Option<Approved<'a>>,
@@ -97,26 +99,36 @@ impl Pin<'_> {
 }
 
 /// The reduction when no policy states the approved revisions (`absent` says why).
-fn reduction_1_1(absent: &str, floor: &str) -> String {
+fn reduction(absent: &str, floor: &str) -> String {
     format!(
-        "1.1f (the asserted version is logged per request) is not probed: it reads a deployment audit \
+        "{f} (the asserted version is logged per request) is not probed: it reads a deployment audit \
          log. No approved-revision allowlist is read ({absent}): the {floor} floor stands in for it, \
          so a narrower allowlist is not enforced here, and the initialize sweep offers only 2024-11-05 \
-         and 2025-03-26. 1.1d and 1.1e need the header + _meta pair only 2026-07-28 defines and are \
-         excluded below it."
+         and 2025-03-26. {d} and {e} need the header + _meta pair only 2026-07-28 defines and are \
+         excluded below it.",
+        f = crate::here!("f"),
+        d = crate::here!("d"),
+        e = crate::here!("e"),
     )
 }
 
 /// The reduction when the operator's policy states the approved revisions.
-const REDUCTION_1_1_POLICY: &str = "1.1f (the asserted version is logged per request) is not probed: it reads a \
+const REDUCTION_POLICY: &str = concat!(
+    crate::here!("f"),
+    " (the asserted version is logged per request) is not probed: it reads a \
      deployment audit log. The served set is held to the policy's approved_revisions: the revisions \
      server/discover lists (2026-07-28), the negotiated one, and the initialize sweep, which offers only \
-     2024-11-05 and 2025-03-26. 1.1d and 1.1e need the header + _meta pair only 2026-07-28 defines and are \
-     excluded below it.";
+     2024-11-05 and 2025-03-26. ",
+    crate::here!("d"),
+    " and ",
+    crate::here!("e"),
+    " need the header + _meta pair only 2026-07-28 defines and are \
+     excluded below it."
+);
 
-/// One version-assertion probe (1.1b-e).
+/// One version-assertion probe (sub-verdicts b-e).
 struct Probe {
-    /// Spec leg id.
+    /// Sub-verdict id (local).
     id: &'static str,
     /// Collector leg.
     leg: LegId,
@@ -206,8 +218,8 @@ fn code_name(c: i64) -> &'static str {
     }
 }
 
-/// The one mapping of 1.1b-e (docs/checks.md, 1.1): an empty 2xx answer to a request is
-/// an acceptance.
+/// The one mapping of sub-verdicts b-e (docs/checks.md, under the rule's row): an empty 2xx
+/// answer to a request is an acceptance.
 fn judge_version(a: &Answer, p: &Probe, authenticated: bool) -> (LegOutcome, String) {
     if let Some(refused) = wire::refused_at_authentication(
         a,
@@ -287,7 +299,7 @@ fn judge_version(a: &Answer, p: &Probe, authenticated: bool) -> (LegOutcome, Str
     }
 }
 
-/// The extra sentence an accepted 1.1c gets: why a fallback is still a failure here.
+/// The extra sentence an accepted sub-verdict c gets: why a fallback is still a failure here.
 fn fallback_note(modern: bool) -> &'static str {
     if modern {
         "; MCP lets only a server that still serves pre-2025-06-18 clients treat a request without the header \
@@ -298,7 +310,7 @@ fn fallback_note(modern: bool) -> &'static str {
     }
 }
 
-/// Grade one of 1.1b-e.
+/// Grade one of sub-verdicts b-e.
 fn probe_leg(
     ev: &Evidence,
     p: &Probe,
@@ -399,7 +411,7 @@ fn discover_exchange(ev: &Evidence) -> Option<Exchange<'_>> {
         .copied()
 }
 
-/// 1.1a from `server/discover` (2026-07-28): outcome, note, the listed versions.
+/// Sub-verdict a from `server/discover` (2026-07-28): outcome, note, the listed versions.
 fn discover_part(
     ev: &Evidence,
     seqs: &mut Vec<u64>,
@@ -491,7 +503,7 @@ enum Swept {
     Unreached(String),
 }
 
-/// 1.1a from the `initialize` sweep (both eras): outcome, note, per-revision facts.
+/// Sub-verdict a from the `initialize` sweep (both eras): outcome, note, per-revision facts.
 fn sweep_part(
     ev: &Evidence,
     seqs: &mut Vec<u64>,
@@ -616,7 +628,7 @@ fn sweep_part(
     }
 }
 
-/// Leg 1.1a: discover (2026-07-28) and the initialize sweep (both eras), worst of the two;
+/// Sub-verdict a: discover (2026-07-28) and the initialize sweep (both eras), worst of the two;
 /// with how each swept revision fared and the discover list (when read).
 fn leg_a(
     ev: &Evidence,
@@ -664,7 +676,7 @@ fn leg_a(
     }
 }
 
-/// The details of 1.1, in report order.
+/// The details of `revisions-pinned`, in report order.
 #[derive(Debug, Serialize)]
 struct RevisionsPinnedFacts {
     /// Swept revision → `served`, `not_served` or `unreached`.
@@ -677,7 +689,7 @@ struct RevisionsPinnedFacts {
     mechanism: String,
     /// The oldest revision a server may serve.
     floor: String,
-    /// 1.1b-e → status and code of the answer, for the probes answered.
+    /// Sub-verdicts b-e → status and code of the answer, for the probes answered.
     probes: Keyed<&'static str, AnswerFacts>,
 }
 
@@ -732,9 +744,9 @@ impl Check for RevisionsPinned {
             probes,
         };
         let reduction = if pin.approved.is_some() {
-            REDUCTION_1_1_POLICY.to_string()
+            REDUCTION_POLICY.to_string()
         } else {
-            reduction_1_1(&absent(cx, "approved_revisions"), pin.floor)
+            reduction(&absent(cx, "approved_revisions"), pin.floor)
         };
         Outcome::from_legs(legs, reduction)
             .with_records(seqs)

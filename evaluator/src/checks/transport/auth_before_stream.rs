@@ -1,13 +1,13 @@
-//! Check 2.3: authentication enforced before a request-scoped SSE response (through
-//! proxies).
+//! Rule `auth-before-stream`: authentication enforced before a request-scoped SSE
+//! response (through proxies).
 //!
 //! A server that answers without a credential is decided from the negotiation (and the
-//! first `tools/list` page): FAIL. Otherwise the pair `2.3.unauthenticated` /
-//! `2.3.authenticated`, the same complete `tools/list` without and with the run's
-//! credential, decides: a refusal (401/403) of the first and an event stream for the
-//! second pass. A FAIL is earned by a positive observation: a result or an event stream
-//! given to a request that should have been refused. docs/checks.md, 2.3, states the
-//! rules.
+//! first `tools/list` page): FAIL. Otherwise the pair of collector legs
+//! `2.3.unauthenticated` / `2.3.authenticated`, the same complete `tools/list` without and
+//! with the run's credential, decides: a refusal (401/403) of the first and an event stream
+//! for the second pass. A FAIL is earned by a positive observation: a result or an event
+//! stream given to a request that should have been refused. docs/checks.md states the rules
+//! under the row this rule grades (2.3 in CIS MCP Server Benchmark v1.0.0).
 
 use mcp_probe_schema::derive;
 use mcp_probe_schema::model::{Observation, Record};
@@ -23,11 +23,12 @@ use crate::grade::missing_legs;
 use crate::verdict::{NotArisen, Outcome, Verdict};
 use mcp_probe_schema::model::Era;
 
-/// 2.3: authentication enforced before a request-scoped SSE response (through proxies).
+/// Authentication enforced before a request-scoped SSE response (through proxies).
 #[derive(Debug)]
 pub struct AuthBeforeStream;
-/// The 2.3 check.
-const REDUCTION_2_3: &str = "the probe sends tools/list where the benchmark names a server-specific safe \
+
+/// What this rule cannot reach.
+const REDUCTION: &str = "the probe sends tools/list where the benchmark names a server-specific safe \
      streaming tool (its name is unknown and calling it may have side effects); enforcement at every proxy \
      hop is not verifiable from outside: only the answer of the outermost hop is observed (backend evidence \
      needed)";
@@ -121,7 +122,7 @@ impl Check for AuthBeforeStream {
                         "authentication is not required: an unauthenticated request reaches a response \
                          (auth_required=false): {text}"
                     ),
-                    REDUCTION_2_3,
+                    REDUCTION,
                 )
                 .with_records(seqs)
                 .with_facts(&AuthBeforeStreamFacts::unobserved_pair());
@@ -150,7 +151,7 @@ impl Check for AuthBeforeStream {
     }
 }
 
-/// The details of 2.3, in report order (absent values are null).
+/// The details of `auth-before-stream`, in report order (absent values are null).
 #[derive(Debug, Serialize)]
 struct AuthBeforeStreamFacts {
     /// The endpoint refused a request without a credential (`session.auth_required`).
@@ -184,9 +185,9 @@ impl AuthBeforeStreamFacts {
 /// `per_hop_verification`.
 const NOT_VERIFIED: &str = "not verified";
 
-/// Grade the unauthenticated/authenticated pair (docs/checks.md, 2.3): both observed and
-/// differing in the credential, the unauthenticated request refused with 401/403, then
-/// the authenticated one answered with an event stream.
+/// Grade the unauthenticated/authenticated pair (docs/checks.md, under the rule's row):
+/// both observed and differing in the credential, the unauthenticated request refused with
+/// 401/403, then the authenticated one answered with an event stream.
 fn judge_pair(ev: &Evidence, auth_required: bool, none: &Answer, with: &Answer) -> Outcome {
     let (u, a) = match observed_pair(ev, auth_required, none, with) {
         Ok(pair) => pair,
@@ -198,9 +199,9 @@ fn judge_pair(ev: &Evidence, auth_required: bool, none: &Answer, with: &Answer) 
     }
 }
 
-/// A 2.3 outcome with its reduction.
+/// An outcome of this rule with its reduction.
 fn single(v: Verdict, text: String) -> Outcome {
-    Outcome::single(v, text, REDUCTION_2_3)
+    Outcome::single(v, text, REDUCTION)
 }
 
 /// The two answers, when both legs drew a response and the pair differs in the
@@ -348,8 +349,8 @@ fn judge_authenticated(u: &Resp, a: &Resp, un: &str) -> Outcome {
         return single(Verdict::Unknown, format!("{refused}; {au}: {why}"));
     }
     if !a.streamed() {
-        // The subject of 2.3 (a response stream) did not arise: not applicable on this
-        // era, UNKNOWN when no era offered one (docs/checks.md, 2.3).
+        // The rule's subject (a response stream) did not arise: not applicable on this
+        // era, UNKNOWN when no era offered one (docs/checks.md, under the rule's row).
         return Outcome::not_arisen(
             NotArisen::NotOffered,
             format!(
@@ -358,7 +359,7 @@ fn judge_authenticated(u: &Resp, a: &Resp, un: &str) -> Outcome {
                  server or method that streams",
                 a.media.as_deref().map(line).unwrap_or_else(|| "a body of no media type".into())
             ),
-            REDUCTION_2_3,
+            REDUCTION,
         );
     }
     single(
@@ -383,7 +384,14 @@ mod tests {
         examples, failed, has, with_request_header, OK, REQ, SSE_OK,
     };
     use crate::fixture::{evidence, exchange, session, skipped};
-    use crate::grade::run;
+    /// The rule graded directly, rendered outside any definition (local names).
+    fn run(
+        check: &dyn crate::check::Check,
+        ev: &crate::evidence::Evidence,
+        cx: &crate::check::Context<'_>,
+    ) -> crate::verdict::Outcome {
+        crate::fixture::local(crate::grade::run(check, ev, cx))
+    }
     use mcp_probe_schema::model::ErrorKind;
     use serde_json::json;
 
@@ -410,7 +418,7 @@ mod tests {
         }
     }
 
-    fn grade_2_3(auth_required: bool, credential: bool, pair: Vec<Record>) -> Outcome {
+    fn grade(auth_required: bool, credential: bool, pair: Vec<Record>) -> Outcome {
         let mut s = session(Some("2025-11-25"), json!({"tools": {}}), None);
         s.auth_required = auth_required;
         s.authenticated = credential;
@@ -444,7 +452,7 @@ mod tests {
     #[test]
     fn no_auth_required_fails_naming_the_negotiation() {
         let tools = unauth_page(leg::INVENTORY_TOOLS);
-        let o = grade_2_3(
+        let o = grade(
             false,
             false,
             vec![
@@ -471,13 +479,13 @@ mod tests {
 
     #[test]
     fn no_auth_required_fails_even_on_a_bundle_without_the_pair() {
-        let o = grade_2_3(false, false, vec![]);
+        let o = grade(false, false, vec![]);
         assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
     }
 
     #[test]
     fn credential_sent_from_the_start_and_pair_skipped_is_unknown() {
-        let o = grade_2_3(
+        let o = grade(
             false,
             true,
             vec![skipped(
@@ -498,14 +506,14 @@ mod tests {
 
     #[test]
     fn pair_missing_from_an_old_bundle_is_error_when_needed() {
-        let o = grade_2_3(false, true, vec![]);
+        let o = grade(false, true, vec![]);
         assert_eq!(o.verdict, Verdict::Error, "{o:?}");
         has(&o, &[leg::AUTH_NONE.as_str(), "missing"]);
     }
 
     #[test]
     fn info_run_is_unknown() {
-        let o = grade_2_3(
+        let o = grade(
             true,
             true,
             vec![skipped(
@@ -519,7 +527,7 @@ mod tests {
 
     #[test]
     fn refused_401_then_streamed_passes_with_the_per_hop_caveat() {
-        let o = grade_2_3(
+        let o = grade(
             true,
             true,
             vec![
@@ -551,7 +559,7 @@ mod tests {
 
     #[test]
     fn accepted_as_json_is_unknown_sse_not_exercised() {
-        let o = grade_2_3(
+        let o = grade(
             true,
             true,
             vec![
@@ -568,7 +576,7 @@ mod tests {
 
     #[test]
     fn unauthenticated_result_fails() {
-        let o = grade_2_3(
+        let o = grade(
             true,
             true,
             vec![
@@ -583,7 +591,7 @@ mod tests {
     #[test]
     fn unauthenticated_stream_fails_even_with_an_error_event() {
         let body = "data: {\"jsonrpc\":\"2.0\",\"id\":9,\"error\":{\"code\":-32001,\"message\":\"auth\"}}\n\n";
-        let o = grade_2_3(
+        let o = grade(
             true,
             true,
             vec![
@@ -598,7 +606,7 @@ mod tests {
     #[test]
     fn unrelated_400_is_not_auth_enforcement() {
         let body = r#"{"jsonrpc":"2.0","id":"server-error","error":{"code":-32600,"message":"Bad Request: Missing session ID"}}"#;
-        let o = grade_2_3(
+        let o = grade(
             true,
             true,
             vec![
@@ -620,7 +628,7 @@ mod tests {
 
     #[test]
     fn credential_refused_too_is_unknown() {
-        let o = grade_2_3(
+        let o = grade(
             true,
             true,
             vec![
@@ -634,7 +642,7 @@ mod tests {
 
     #[test]
     fn gateway_html_and_transport_failures_are_error() {
-        let o = grade_2_3(
+        let o = grade(
             true,
             true,
             vec![
@@ -644,7 +652,7 @@ mod tests {
         );
         assert_eq!(o.verdict, Verdict::Error, "{o:?}");
         has(&o, &["not attributed"]);
-        let o = grade_2_3(
+        let o = grade(
             true,
             true,
             vec![
@@ -658,7 +666,7 @@ mod tests {
 
     #[test]
     fn pair_not_differing_in_the_credential_is_error() {
-        let o = grade_2_3(
+        let o = grade(
             true,
             true,
             vec![
@@ -672,7 +680,7 @@ mod tests {
 
     #[test]
     fn refusal_without_challenge_still_counts_and_says_so() {
-        let o = grade_2_3(
+        let o = grade(
             true,
             true,
             vec![
@@ -769,9 +777,9 @@ mod tests {
         crate::fixture::graded(&ev, "auth-before-stream")
     }
 
-    /// Issue 19: the 2026-07-28 session answers JSON (no stream: 2.3's subject did not
-    /// arise there), the legacy one streams with the credential only: PASS, the JSON era
-    /// named as not applicable. Before the one rule the worst era (UNKNOWN) decided.
+    /// Two eras, the 2026-07-28 session answering JSON (no stream: the rule's subject did
+    /// not arise there) and the legacy one streaming with the credential only: PASS, the
+    /// JSON era named as not applicable, rather than the worst era (UNKNOWN) deciding.
     #[test]
     fn dual_era_json_on_one_era_and_a_stream_on_the_other_passes() {
         let o = dual_era(("application/json", OK), ("text/event-stream", SSE_OK));
@@ -834,7 +842,7 @@ mod tests {
     }
 
     /// On the recorded lab bundles: every server that negotiated without a credential
-    /// fails 2.3 from its negotiation record; py2-auth (401, no credential) is UNKNOWN
+    /// fails the rule from its negotiation record; py2-auth (401, no credential) is UNKNOWN
     /// from the runner.
     #[test]
     fn example_bundles() {
@@ -848,15 +856,30 @@ mod tests {
                 // response was not exercised, so UNKNOWN on 2026-07-28 alone; its legacy
                 // session streams only with the credential, so graded on every era
                 // (the report's verdict) the JSON era is not applicable: PASS.
-                assert_eq!(o.verdict, Verdict::Unknown, "2.3 on {}: {o:?}", ev.path);
+                assert_eq!(
+                    o.verdict,
+                    Verdict::Unknown,
+                    "auth-before-stream on {}: {o:?}",
+                    ev.path
+                );
                 assert_eq!(o.not_arisen, Some(NotArisen::NotOffered), "{o:?}");
                 let every = crate::fixture::graded(&ev, "auth-before-stream");
                 assert_eq!(every.verdict, Verdict::Pass, "{every:?}");
             } else if ev.revision().is_some() {
-                assert_eq!(o.verdict, Verdict::Fail, "2.3 on {}: {o:?}", ev.path);
+                assert_eq!(
+                    o.verdict,
+                    Verdict::Fail,
+                    "auth-before-stream on {}: {o:?}",
+                    ev.path
+                );
                 assert!(o.evidence.contains("without a credential"), "{o:?}");
             } else {
-                assert_eq!(o.verdict, Verdict::Unknown, "2.3 on {}: {o:?}", ev.path);
+                assert_eq!(
+                    o.verdict,
+                    Verdict::Unknown,
+                    "auth-before-stream on {}: {o:?}",
+                    ev.path
+                );
             }
         }
     }

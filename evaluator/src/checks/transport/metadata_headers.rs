@@ -289,7 +289,14 @@ mod tests {
     use crate::checks::common::wire::testing::{JSON, META};
     use crate::fixture::assert_leg as has;
     use crate::fixture::{evidence, exchange, session, skipped};
-    use crate::grade::run;
+    /// The rule graded directly, rendered outside any definition (local names).
+    fn run(
+        check: &dyn crate::check::Check,
+        ev: &crate::evidence::Evidence,
+        cx: &crate::check::Context<'_>,
+    ) -> crate::verdict::Outcome {
+        crate::fixture::local(crate::grade::run(check, ev, cx))
+    }
     use crate::verdict::Verdict;
     use mcp_probe_schema::model::{ErrorKind, HttpOutcome, Observation, Record, TransportError};
     use serde_json::json;

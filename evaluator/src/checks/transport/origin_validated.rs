@@ -1,10 +1,11 @@
-//! Check 2.5: Origin validated on all requests.
+//! Rule `origin-validated`: Origin validated on all requests.
 //!
 //! Three complete `tools/list` requests differ only in the `Origin` header: a hostile
 //! one, the endpoint's own (the stand-in for the operator's allowlist) and none. The
 //! hostile answer is graded only once the own-origin request was accepted, so a refusal
 //! is shown to depend on the Origin; the no-Origin answer is informational.
-//! docs/checks.md, 2.5, states the rules.
+//! docs/checks.md states the rules under the row this rule grades (2.5 in CIS MCP Server
+//! Benchmark v1.0.0).
 
 use mcp_probe_schema::derive;
 use mcp_probe_schema::vocab::{header, leg, LegId, REV_2025_11_25};
@@ -22,12 +23,12 @@ use mcp_probe_schema::model::Era;
 /// header is quoted when present.
 pub use mcp_probe_schema::vocab::probe::HOSTILE_ORIGIN;
 
-/// 2.5: Origin validated on all requests.
+/// Origin validated on all requests.
 #[derive(Debug)]
 pub struct OriginValidated;
-/// The 2.5 check.
+
 /// The reduction when no policy states the allowed origins (`absent` says why).
-fn reduction_2_5(absent: &str) -> String {
+fn reduction(absent: &str) -> String {
     format!(
         "the operator's Origin allowlist is not discoverable ({absent}): the endpoint's own origin \
          stands in for it (a deployment whose allowlist excludes its own origin reads UNKNOWN); only \
@@ -36,12 +37,13 @@ fn reduction_2_5(absent: &str) -> String {
     )
 }
 
-const REDUCTION_2_5_POLICY: &str = "the Origin allowlist is the policy's allowed_origins; the collector \
+/// The reduction when the operator's policy states the allowed origins.
+const REDUCTION_POLICY: &str = "the Origin allowlist is the policy's allowed_origins; the collector \
      probes one allowed Origin (the probe input allowed_origin, else the endpoint's own origin) and one hostile \
      Origin, not every entry; only POST requests are probed (GET streams, DELETE and CORS preflight are not); \
      the no-Origin request is informational (non-browser clients send none)";
 
-/// The policy key 2.5 reads.
+/// The policy key this rule reads.
 const ALLOWED_ORIGINS: &str = "allowed_origins";
 
 /// True when `origin` is one of `list` (origins compare without regard to ASCII case).
@@ -52,7 +54,7 @@ fn listed(list: &[String], origin: &str) -> bool {
     })
 }
 
-/// 2.5 when the policy's allowlist does not hold the control Origin the bundle sent: that
+/// The verdict when the policy's allowlist does not hold the control Origin the bundle sent: that
 /// request is a second Origin the server must refuse, and no allowed Origin was probed,
 /// so an acceptance of either fails and a refusal cannot be shown to depend on the Origin.
 fn judge_unlisted_control(
@@ -138,9 +140,9 @@ impl Check for OriginValidated {
             _ => text,
         };
         let reduction = if policy.is_some() {
-            REDUCTION_2_5_POLICY.to_string()
+            REDUCTION_POLICY.to_string()
         } else {
-            reduction_2_5(&absent(cx, ALLOWED_ORIGINS))
+            reduction(&absent(cx, ALLOWED_ORIGINS))
         };
         let info = match &no_origin {
             Answer::Response(r) => format!(
@@ -171,7 +173,7 @@ impl Check for OriginValidated {
     }
 }
 
-/// The details of 2.5, in report order (absent values are null).
+/// The details of `origin-validated`, in report order (absent values are null).
 #[derive(Debug, Serialize)]
 struct OriginValidatedFacts {
     /// The Origin sent on the hostile leg.
@@ -188,8 +190,8 @@ struct OriginValidatedFacts {
     negotiated_revision: Option<String>,
 }
 
-/// Decide 2.5 from the hostile leg gated on the own-origin stand-in (docs/checks.md,
-/// 2.5); revisions from 2025-11-25 on require the 403.
+/// Decide from the hostile leg gated on the own-origin stand-in (docs/checks.md, under
+/// the rule's row); revisions from 2025-11-25 on require the 403.
 fn judge_origin(
     ev: &Evidence,
     hostile: &Answer,
@@ -326,7 +328,14 @@ mod tests {
         examples, failed, has, with_request_header, OK, REQ, SSE_OK,
     };
     use crate::fixture::{evidence, exchange, session, skipped};
-    use crate::grade::run;
+    /// The rule graded directly, rendered outside any definition (local names).
+    fn run(
+        check: &dyn crate::check::Check,
+        ev: &crate::evidence::Evidence,
+        cx: &crate::check::Context<'_>,
+    ) -> crate::verdict::Outcome {
+        crate::fixture::local(crate::grade::run(check, ev, cx))
+    }
     use mcp_probe_schema::model::{ErrorKind, Record};
     use serde_json::json;
 
@@ -338,11 +347,11 @@ mod tests {
         }
     }
 
-    fn grade_2_5(rev: &str, hostile: (u16, &str, &str), own: (u16, &str, &str)) -> Outcome {
-        grade_2_5_policy(rev, hostile, own, None)
+    fn grade(rev: &str, hostile: (u16, &str, &str), own: (u16, &str, &str)) -> Outcome {
+        grade_policy(rev, hostile, own, None)
     }
 
-    fn grade_2_5_policy(
+    fn grade_policy(
         rev: &str,
         hostile: (u16, &str, &str),
         own: (u16, &str, &str),
@@ -386,7 +395,7 @@ mod tests {
         let refused = (403, "text/plain", "Invalid Origin header");
         // The control (own origin) is on the list: graded as without a policy, and the
         // evidence names the key and the file.
-        let o = grade_2_5_policy(
+        let o = grade_policy(
             "2026-07-28",
             refused,
             ACCEPTED,
@@ -401,7 +410,7 @@ mod tests {
         );
         // The control is not on the list and was accepted: a second Origin outside the
         // allowlist accepted is a failure (it passes without the policy).
-        let o = grade_2_5_policy(
+        let o = grade_policy(
             "2026-07-28",
             refused,
             ACCEPTED,
@@ -416,12 +425,12 @@ mod tests {
             ],
         );
         assert_eq!(
-            grade_2_5("2026-07-28", refused, ACCEPTED).verdict,
+            grade("2026-07-28", refused, ACCEPTED).verdict,
             Verdict::Pass
         );
         // Both refused, neither listed: no allowed Origin was probed, so UNKNOWN naming the
         // input that would decide it.
-        let o = grade_2_5_policy(
+        let o = grade_policy(
             "2026-07-28",
             refused,
             refused,
@@ -436,7 +445,7 @@ mod tests {
             ],
         );
         // Case and a trailing slash do not make an origin another one.
-        let o = grade_2_5_policy(
+        let o = grade_policy(
             "2026-07-28",
             refused,
             ACCEPTED,
@@ -449,7 +458,7 @@ mod tests {
 
     #[test]
     fn hostile_403_own_accepted_passes() {
-        let o = grade_2_5(
+        let o = grade(
             "2026-07-28",
             (403, "text/plain", "Invalid Origin header"),
             ACCEPTED,
@@ -474,7 +483,7 @@ mod tests {
 
     #[test]
     fn hostile_accepted_fails() {
-        let o = grade_2_5(
+        let o = grade(
             "2025-11-25",
             (200, "text/event-stream", SSE_OK),
             (200, "text/event-stream", SSE_OK),
@@ -485,14 +494,14 @@ mod tests {
 
     #[test]
     fn hostile_401_with_own_401_is_unknown_never_fail() {
-        let o = grade_2_5(
+        let o = grade(
             "2025-11-25",
             (401, "application/json", ""),
             (401, "application/json", ""),
         );
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
         has(&o, &["refused at authentication"]);
-        let o = grade_2_5(
+        let o = grade(
             "2025-11-25",
             (403, "text/plain", "x"),
             (403, "text/plain", "x"),
@@ -505,16 +514,16 @@ mod tests {
     fn other_refusal_fails_from_2025_11_25_on() {
         let body =
             r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Invalid Origin"}}"#;
-        let o = grade_2_5("2025-11-25", (400, "application/json", body), ACCEPTED);
+        let o = grade("2025-11-25", (400, "application/json", body), ACCEPTED);
         assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
         has(&o, &["HTTP 400 rather than 403", "2025-11-25 and later"]);
-        let o = grade_2_5("2026-07-28", (401, "application/json", ""), ACCEPTED);
+        let o = grade("2026-07-28", (401, "application/json", ""), ACCEPTED);
         assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
     }
 
     #[test]
     fn other_refusal_passes_with_the_deviation_before_2025_11_25() {
-        let o = grade_2_5("2025-06-18", (400, "text/plain", "bad origin"), ACCEPTED);
+        let o = grade("2025-06-18", (400, "text/plain", "bad origin"), ACCEPTED);
         assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
         has(
             &o,
@@ -528,7 +537,7 @@ mod tests {
 
     #[test]
     fn own_400_is_error() {
-        let o = grade_2_5(
+        let o = grade(
             "2025-11-25",
             (400, "application/json", ""),
             (400, "application/json", ""),
@@ -539,13 +548,13 @@ mod tests {
 
     #[test]
     fn unattributable_answers_are_error() {
-        let o = grade_2_5(
+        let o = grade(
             "2025-11-25",
             (502, "text/html", "<html>bad gateway</html>"),
             ACCEPTED,
         );
         assert_eq!(o.verdict, Verdict::Error, "{o:?}");
-        let o = grade_2_5(
+        let o = grade(
             "2025-11-25",
             (403, "text/plain", "x"),
             (200, "text/html", "<html>login</html>"),
@@ -555,7 +564,7 @@ mod tests {
 
     #[test]
     fn redirect_is_unknown() {
-        let o = grade_2_5("2025-11-25", (302, "text/html", ""), ACCEPTED);
+        let o = grade("2025-11-25", (302, "text/html", ""), ACCEPTED);
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
         has(&o, &["redirected"]);
     }
@@ -606,14 +615,19 @@ mod tests {
         has(&o, &[leg::ORIGIN_HOSTILE.as_str(), "missing"]);
     }
 
-    /// On the recorded lab bundles, 2.5 grades without panicking (ERROR naming the legs
+    /// On the recorded lab bundles, the rule grades without panicking (ERROR naming the legs
     /// on bundles recorded before the collector sent them).
     #[test]
     fn example_bundles() {
         for ev in examples() {
             let o = run(&OriginValidated, &ev, &Context::default());
             if !ev.has_leg(leg::ORIGIN_HOSTILE) && ev.revision().is_some() {
-                assert_eq!(o.verdict, Verdict::Error, "2.5 on {}: {o:?}", ev.path);
+                assert_eq!(
+                    o.verdict,
+                    Verdict::Error,
+                    "origin-validated on {}: {o:?}",
+                    ev.path
+                );
             }
         }
     }

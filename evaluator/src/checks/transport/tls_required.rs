@@ -1,33 +1,34 @@
-//! Check 2.2: TLS required, plaintext disallowed, graded from the bundle alone.
-//! docs/checks.md, 2.2, states the rules.
+//! Rule `tls-required`: TLS required, plaintext disallowed, graded from the bundle alone.
+//! docs/checks.md states the rules under the row this rule grades (2.2 in CIS MCP Server
+//! Benchmark v1.0.0).
 //!
-//! Legs:
+//! Sub-verdicts:
 //!
-//! * **2.2a plaintext**: the `http.plaintext` GET (no redirect followed). A refused or
+//! * **a plaintext**: the `http.plaintext` GET (no redirect followed). A refused or
 //!   reset port passes, a 2xx fails ("plaintext served"), 426 passes, a redirect passes
 //!   only to an `https://` location, anything else passes "(review)". A plain-http target
 //!   fails here outright: MCP itself is served in clear.
-//! * **2.2b / 2.2c TLS 1.0 / 1.1**: the hand-written ClientHello (`tls.v1_0`, `tls.v1_1`)
+//! * **b / c TLS 1.0 / 1.1**: the hand-written ClientHello (`tls.v1_0`, `tls.v1_1`)
 //!   and the server's first bytes, read with [`tlswire::parse_server`]. A ServerHello at
 //!   the offered version fails; an alert or a clean close is a refusal; a network error
 //!   (connect, timeout, reset) decides nothing (ERROR for that leg), and so
 //!   does an answer that is not TLS.
-//! * **2.2d negotiated version**: the `tls.modern` record of the first connection.
+//! * **d negotiated version**: the `tls.modern` record of the first connection.
 //!   TLS 1.2/1.3 passes; a handshake that died on a server alert fails (attributable);
 //!   any other handshake failure is ERROR.
-//! * **2.2e certificate**: the recorded leaf re-validated offline *at the collection time*
+//! * **e certificate**: the recorded leaf re-validated offline *at the collection time*
 //!   (`run.started_at`), whether or not the collector could use the connection (so an
 //!   invalid certificate fails even when it stopped the collector): validity dates, the
 //!   endpoint host against the subjectAltName (DNS with the one-label wildcard rule; IP
 //!   SANs for IP hosts; no CN fallback), and a self-signed leaf that chains to no anchor.
-//! * **2.2f trust**: the collection-time store results (`bundled` public roots, `os`,
+//! * **f trust**: the collection-time store results (`bundled` public roots, `os`,
 //!   `extra` = the operator's `--ca-file`) plus an offline path-building check with
 //!   rustls-webpki against webpki-roots and the recorded `--ca-file` certificates. Public
 //!   roots or the operator's file pass (the latter is said to be the operator's private
 //!   PKI); trusted by the OS store alone means an inspecting proxy may have answered
 //!   instead: then every leg becomes UNKNOWN, because the certificate, the versions
-//!   and the plaintext answer may all be the proxy's. 2.2e and 2.2f are graded in
-//!   the `cert` module.
+//!   and the plaintext answer may all be the proxy's. e and f are graded in the
+//!   `cert` module.
 //!
 //! Aggregation is worst-first (fail > error > unknown > pass).
 
@@ -49,12 +50,12 @@ use crate::verdict::{Leg, LegOutcome, Outcome};
 use cert::{cert_facts, certificate_leg, offline_verify, trust_leg, CertFacts, TrustState};
 use mcp_probe_schema::model::Era;
 
-/// 2.2: TLS required, plaintext disallowed.
+/// TLS required, plaintext disallowed.
 #[derive(Debug)]
 pub struct TlsRequired;
-/// The 2.2 check.
+
 /// What a black-box probe of one host and port cannot see.
-pub const REDUCTION_2_2: &str = "Only the endpoint's own host and port and one plaintext port \
+pub const REDUCTION: &str = "Only the endpoint's own host and port and one plaintext port \
      (--plaintext-port) were probed: other ports, hosts and load-balancer members are not seen. \
      HSTS is not read. Cipher policy is seen only as far as the eight TLS 1.0/1.1 suites offered \
      and the suite the collector's own TLS 1.2/1.3 stack negotiated; SSLv3 and weak TLS 1.2 suites \
@@ -69,7 +70,7 @@ impl Check for TlsRequired {
     /// The transport facts are recorded (sent or skipped) before endpoint detection on
     /// every run. `tls.modern` is optional: it is recorded only for connections that
     /// reached a TLS handshake, so a plain-http target or an unreachable one has none,
-    /// and its absence is graded here (2.2d-f ERROR naming why, the connection failure
+    /// and its absence is graded here (sub-verdicts d-f ERROR naming why, the connection failure
     /// read from `endpoint.detect`).
     fn legs(&self, _era: Option<Era>) -> Legs {
         Legs::with_optional(
@@ -94,7 +95,7 @@ impl Check for TlsRequired {
                         "the target's base URL {} does not parse ({e})",
                         line(&ev.payload.target.base_url)
                     ),
-                    REDUCTION_2_2,
+                    REDUCTION,
                 )
             }
         };
@@ -107,7 +108,7 @@ impl Check for TlsRequired {
                     "the target's scheme {} is neither http nor https",
                     line(other)
                 ),
-                REDUCTION_2_2,
+                REDUCTION,
             ),
         }
     }
@@ -186,12 +187,12 @@ fn plaintext_target(ev: &Evidence, base: &url::Url) -> Outcome {
         tls_intercepted: false,
         plaintext_status: served.as_ref().map(|s| s.1),
     };
-    Outcome::from_legs(legs, REDUCTION_2_2)
+    Outcome::from_legs(legs, REDUCTION)
         .with_records(served.as_ref().map(|s| s.0))
         .with_facts(&facts)
 }
 
-/// The details of 2.2 on a plain-http target.
+/// The details of `tls-required` on a plain-http target.
 #[derive(Debug, Serialize)]
 struct PlainTargetFacts {
     /// `http`.
@@ -205,7 +206,7 @@ struct PlainTargetFacts {
     plaintext_status: Option<u16>,
 }
 
-/// The details of 2.2 on an https target, in report order.
+/// The details of `tls-required` on an https target, in report order.
 #[derive(Debug, Serialize)]
 struct TlsTargetFacts {
     /// `https`.
@@ -224,7 +225,7 @@ struct TlsTargetFacts {
     tls_intercepted: bool,
 }
 
-/// The plaintext request (2.2a) in the details.
+/// The plaintext request (sub-verdict a) in the details.
 #[derive(Debug, Default, Serialize)]
 struct PlaintextFacts {
     /// The URL requested in clear, absent when no request was recorded.
@@ -248,7 +249,7 @@ enum PlaintextSeen {
     Status(u16),
 }
 
-/// The negotiated version (2.2d) in the details: null without a handshake record.
+/// The negotiated version (sub-verdict d) in the details: null without a handshake record.
 #[derive(Debug, Serialize)]
 struct VersionFacts {
     tls_version: Option<String>,
@@ -377,7 +378,7 @@ fn tls_target(ev: &Evidence, base: &url::Url) -> Outcome {
             }
         }
     }
-    Outcome::from_legs(legs, REDUCTION_2_2)
+    Outcome::from_legs(legs, REDUCTION)
         .with_records(records)
         .with_facts(&facts)
 }
@@ -392,9 +393,9 @@ fn first_tls(ev: &Evidence) -> Option<(&Record, &TlsHandshake)> {
 }
 
 // ---------------------------------------------------------------------------------------
-// 2.2a plaintext
+// a: plaintext
 
-/// Leg 2.2a, its record and its details.
+/// Sub-verdict a, its record and its details.
 fn plaintext_leg(ev: &Evidence) -> (Leg, Option<u64>, PlaintextFacts) {
     let mut facts = PlaintextFacts::default();
     let Some(x) = ev.exchanges(leg::PLAINTEXT).next() else {
@@ -488,7 +489,7 @@ fn plaintext_decision(
 }
 
 // ---------------------------------------------------------------------------------------
-// 2.2b / 2.2c legacy versions
+// b / c: legacy versions
 
 /// One legacy-version leg; also whether the version was accepted.
 fn legacy_leg(ev: &Evidence, id: &str, leg_id: LegId, version: u16) -> (Leg, Option<u64>, bool) {
@@ -615,9 +616,9 @@ pub fn legacy_decision(p: &LegacyTlsProbe, version: u16) -> (LegOutcome, String,
 }
 
 // ---------------------------------------------------------------------------------------
-// 2.2d negotiated version
+// d: negotiated version
 
-/// Leg 2.2d and its details.
+/// Sub-verdict d and its details.
 fn version_leg(ev: &Evidence, tls: Option<&TlsHandshake>) -> (Leg, VersionFacts) {
     let Some(t) = tls else {
         // No handshake record: the connection failed before TLS, or the leg was skipped.
@@ -649,7 +650,7 @@ fn version_leg(ev: &Evidence, tls: Option<&TlsHandshake>) -> (Leg, VersionFacts)
     (version_decision(t), facts)
 }
 
-/// Leg 2.2d from a recorded handshake.
+/// Sub-verdict d from a recorded handshake.
 fn version_decision(t: &TlsHandshake) -> Leg {
     match (&t.version, &t.error) {
         (Some(v), _) => {

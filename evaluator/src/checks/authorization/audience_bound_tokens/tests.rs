@@ -1,8 +1,15 @@
-//! Tests of 3.3.1.
+//! Tests of rule `audience-bound-tokens`.
 
 use super::*;
 use crate::fixture::{evidence, exchange, session, skipped};
-use crate::grade::run;
+/// The rule graded directly, rendered outside any definition (local names).
+fn run(
+    check: &dyn crate::check::Check,
+    ev: &crate::evidence::Evidence,
+    cx: &crate::check::Context<'_>,
+) -> crate::verdict::Outcome {
+    crate::fixture::local(crate::grade::run(check, ev, cx))
+}
 use mcp_probe_schema::bundle::fingerprint;
 use mcp_probe_schema::model::{
     Header, HttpExchange, HttpOutcome, MintedToken, Observation, Record, TransportError,
@@ -283,7 +290,7 @@ fn no_endpoint_is_error() {
 fn leg_a_branches() {
     let o = full(refused_mint());
     assert_eq!(leg_of(&o, LEG_A), LegOutcome::Pass, "{o:?}");
-    // Among the audiences (an extra one is 3.2.2's business), trailing slash ignored.
+    // Among the audiences (an extra one is `no-token-passthrough`'s business), trailing slash ignored.
     let o = graded(
         vec![jwt_facts(json!(["http://x.example/", format!("{RS}/")]))],
         refused_mint(),
@@ -507,7 +514,7 @@ fn leg_c_refused_candidates_are_listed() {
 }
 
 // ---------------------------------------------------------------------------------------
-// 3.3.1b: what the minted token's recorded facts say
+// b: what the minted token's recorded facts say
 // ---------------------------------------------------------------------------------------
 
 const FOREIGN: &str = "http://127.0.0.1:1/mcp";

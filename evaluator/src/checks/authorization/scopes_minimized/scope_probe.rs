@@ -1,5 +1,5 @@
-//! 3.3.4e: was the operator's out-of-scope call refused *for its scope*? (docs/checks.md,
-//! 3.3.4). Reads the `3.3.4e.call` leg
+//! Sub-verdict e of rule `scopes-minimized`: was the operator's out-of-scope call refused
+//! *for its scope*? (docs/checks.md, under the rule's row). Reads the `3.3.4e.call` leg
 //! (collector/src/legs_scope.rs). No substring markers: only the OAuth signals that name
 //! the reason count as a scope refusal —
 //!
@@ -21,7 +21,7 @@ use crate::evidence::{Evidence, Exchange};
 use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome};
 
-/// The leg id this grades.
+/// The sub-verdict this grades (local id).
 pub const LEG: &str = "e";
 /// Probe input naming the tool outside the grant (an operator input of the collector).
 pub const INPUT_TOOL: &str = "scope_probe_tool";
@@ -176,7 +176,7 @@ fn other_answer(x: &Exchange<'_>, tool: &str, status: u16, at: &str) -> Leg {
     }
 }
 
-/// Classify the recorded 3.3.4e call (the whole 3.3.4e leg).
+/// Classify the recorded out-of-scope call (the whole of sub-verdict e).
 pub fn classify_scope_refusal(ev: &Evidence) -> Leg {
     let tool = match named_tool(ev) {
         Ok(tool) => tool,

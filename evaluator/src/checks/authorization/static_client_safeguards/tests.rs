@@ -1,8 +1,15 @@
-//! Tests of 3.3.5.
+//! Tests of rule `static-client-safeguards`.
 
 use super::*;
 use crate::fixture::{evidence, exchange, session, skipped};
-use crate::grade::run;
+/// The rule graded directly, rendered outside any definition (local names).
+fn run(
+    check: &dyn crate::check::Check,
+    ev: &crate::evidence::Evidence,
+    cx: &crate::check::Context<'_>,
+) -> crate::verdict::Outcome {
+    crate::fixture::local(crate::grade::run(check, ev, cx))
+}
 use mcp_probe_schema::model::{Observation, Record, TransportError};
 
 const AS: &str = "http://127.0.0.1:9";

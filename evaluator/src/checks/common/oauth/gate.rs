@@ -83,26 +83,32 @@ impl Gated {
 /// and authorization-server discovery (sent per advertised server).
 const FACTS_LEGS: &[LegId] = &[leg::ENDPOINT_DETECT, leg::PRM, leg::AUTH_NONE, leg::AS_META];
 
-/// [`FACTS_LEGS`] with detection needed past the gate (3.1.2: discovery read when present).
+/// [`FACTS_LEGS`] with detection needed past the gate (`short-lived-tokens`: discovery read
+/// when present).
 pub(crate) const DETECTION: Gated = Gated {
     legs: FACTS_LEGS,
     gated: 1,
 };
 
 /// [`FACTS_LEGS`] with detection and protected-resource discovery needed past the gate
-/// (3.2.2, 3.3.2: "no OAuth" needs the observed absence of metadata).
+/// (`no-token-passthrough`, `oauth-discovery-validated`: "no OAuth" needs the observed
+/// absence of metadata).
 pub(crate) const DISCOVERY: Gated = Gated {
     legs: FACTS_LEGS,
     gated: 2,
 };
 
+/// Each leg's outcome keyed by a reference to the leg ([`crate::refs::here`]), which the
+/// runner renders as the row's sub-verdict (`3.3.2a`); an already numbered id is kept.
 pub(crate) fn legs_map(legs: &[Leg]) -> Map<String, Value> {
     legs.iter()
         .map(|l| {
-            (
-                l.id.clone(),
-                serde_json::to_value(l.outcome).unwrap_or(Value::Null),
-            )
+            let key = if l.id.starts_with(|c: char| c.is_ascii_digit()) {
+                l.id.clone()
+            } else {
+                crate::refs::here(&l.id)
+            };
+            (key, serde_json::to_value(l.outcome).unwrap_or(Value::Null))
         })
         .collect()
 }

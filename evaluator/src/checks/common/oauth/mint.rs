@@ -1,7 +1,7 @@
-//! The token 3.3.1b's wrong-audience grant minted, read from its facts
+//! The token the wrong-audience grant minted, read from its facts
 //! (`payload.minted_tokens`, never the token): does it really name another resource?
-//! Shared by 3.3.1 (leg 3.3.1b) and 7.2.1, which grade the same pair, so the two cannot
-//! disagree.
+//! Shared by `audience-bound-tokens` (sub-verdict b) and `audience-refusals-alerted`, which
+//! grade the same pair, so the two cannot disagree.
 //!
 //! An authorization server that ignores the RFC 8707 `resource` parameter (a tenant
 //! default audience, an AS without resource indicators) answers the grant naming another

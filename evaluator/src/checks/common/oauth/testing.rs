@@ -12,7 +12,6 @@ pub(crate) use crate::verdict::{LegOutcome, Outcome, Verdict};
 mod example_bundles;
 pub(crate) use crate::fixture::leg as leg_of;
 pub(crate) use crate::fixture::{evidence, exchange, session, skipped, ENDPOINT as EP};
-pub(crate) use crate::grade::run;
 pub(crate) use base64::Engine;
 pub(crate) use example_bundles::examples;
 pub(crate) use mcp_probe_schema::model::{Header, Record, TransportError};
@@ -255,4 +254,10 @@ pub(crate) fn grade_with(c: &dyn Check, ev: &Evidence, p: &crate::policy::Applie
             ..Context::default()
         },
     )
+}
+
+/// Check `c` graded directly on `ev`, rendered outside any definition (local names:
+/// sub-verdict `a`, another rule as `[rule-id]`).
+pub(crate) fn run(c: &dyn Check, ev: &Evidence, cx: &Context<'_>) -> Outcome {
+    crate::fixture::local(crate::grade::run(c, ev, cx))
 }

@@ -45,7 +45,7 @@ pub(crate) fn resource_covers(configured: &str, requested: &str) -> Option<bool>
     Some(rp.starts_with(&cp))
 }
 
-/// One trailing slash removed (the 3.2.2 audience comparison).
+/// One trailing slash removed (the `no-token-passthrough` audience comparison).
 pub(crate) fn strip_slash(s: &str) -> &str {
     s.strip_suffix('/').unwrap_or(s)
 }
@@ -62,7 +62,7 @@ pub(crate) fn norm(u: &str) -> String {
     }
 }
 
-/// How a URL's transport reads for 3.3.2a/c.
+/// How a URL's transport reads for `oauth-discovery-validated` (sub-verdicts a and c).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Transport {
     Tls,

@@ -1,6 +1,13 @@
 use super::*;
 use crate::fixture::{assert_leg, evidence, exchange, list_page, session, skipped};
-use crate::grade::run;
+/// The rule graded directly, rendered outside any definition (local names).
+fn run(
+    check: &dyn crate::check::Check,
+    ev: &crate::evidence::Evidence,
+    cx: &crate::check::Context<'_>,
+) -> crate::verdict::Outcome {
+    crate::fixture::local(crate::grade::run(check, ev, cx))
+}
 use crate::verdict::Verdict;
 use mcp_probe_schema::model::Record;
 use serde_json::json;

@@ -1,10 +1,17 @@
-//! Unit tests of 1.1.
+//! Unit tests of rule `revisions-pinned`.
 
 use super::*;
 use crate::checks::common::wire::testing::{JSON, META};
 use crate::fixture::assert_leg as has;
 use crate::fixture::{evidence, exchange, session, skipped};
-use crate::grade::run;
+/// The rule graded directly, rendered outside any definition (local names).
+fn run(
+    check: &dyn crate::check::Check,
+    ev: &crate::evidence::Evidence,
+    cx: &crate::check::Context<'_>,
+) -> crate::verdict::Outcome {
+    crate::fixture::local(crate::grade::run(check, ev, cx))
+}
 use crate::verdict::Verdict;
 use mcp_probe_schema::model::{ErrorKind, HttpOutcome, Observation, Record, TransportError};
 use serde_json::json;
@@ -65,7 +72,7 @@ fn failed(l: LegId) -> Record {
 
 const TOOLS: &str = r#"{"jsonrpc":"2.0","id":5,"result":{"tools":[{"name":"add"}]}}"#;
 
-/// A bundle of one session: endpoint detection, the sweep, then 1.1b-e.
+/// A bundle of one session: endpoint detection, the sweep, then sub-verdicts b-e.
 struct B {
     rev: &'static str,
     detect: Vec<Record>,
@@ -592,8 +599,8 @@ fn lab_py1_legacy_fails() {
 
 /// py2 / fastmcp stateful (mcp 2.3.0 routes a request without the
 /// header or with a handshake revision to the legacy session path, which answers 400
-/// -32600 "Missing session ID"): 1.1c and 1.1e pass only as refusals to confirm, and
-/// the check fails on 1.1a.
+/// -32600 "Missing session ID"): c and e pass only as refusals to confirm, and
+/// the rule fails on a.
 #[test]
 fn lab_py2_stateful_modern_fails_on_the_sweep() {
     let missing = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Bad Request: Missing session ID"}}"#;

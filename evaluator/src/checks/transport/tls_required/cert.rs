@@ -1,8 +1,8 @@
-//! 2.2e and 2.2f: the recorded leaf certificate re-validated offline at the collection
-//! time (validity dates, the endpoint host against the subjectAltName, a self-signed leaf
-//! chaining to no anchor), and the trust the chain earns: the collection-time store
-//! results combined with an offline path-building check against webpki-roots and the
-//! recorded `--ca-file` certificates.
+//! Sub-verdicts e and f of rule `tls-required`: the recorded leaf certificate re-validated
+//! offline at the collection time (validity dates, the endpoint host against the
+//! subjectAltName, a self-signed leaf chaining to no anchor), and the trust the chain
+//! earns: the collection-time store results combined with an offline path-building check
+//! against webpki-roots and the recorded `--ca-file` certificates.
 
 use std::net::IpAddr;
 
@@ -17,7 +17,7 @@ use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome};
 
 // ---------------------------------------------------------------------------------------
-// 2.2e certificate
+// e: certificate
 
 /// Why the certificate does not name the endpoint host ([`host_matches`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -169,7 +169,7 @@ fn short_name(n: &x509_parser::x509::X509Name<'_>) -> String {
     line(&cn.or_else(org).unwrap_or_else(|| n.to_string()))
 }
 
-/// The leaf certificate in the details of 2.2.
+/// The leaf certificate in the details of `tls-required`.
 #[derive(Debug, Serialize)]
 pub(super) struct CertFacts {
     /// Subject DN.
@@ -275,7 +275,7 @@ pub(super) fn certificate_leg(
 }
 
 // ---------------------------------------------------------------------------------------
-// 2.2f trust
+// f: trust
 
 /// Where the chain leads, offline.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -308,7 +308,7 @@ fn ca_file(ev: &Evidence) -> Option<&CaFile> {
 
 /// The chain verified offline at the collection time: against webpki-roots first, then
 /// against the recorded `--ca-file` certificates. Path building and signatures only; the
-/// name is matched by 2.2e.
+/// name is matched by sub-verdict e.
 pub(super) fn offline_verify(ev: &Evidence, chain: &[&[u8]], at_micros: i64) -> Offline {
     let Some((leaf, rest)) = chain.split_first() else {
         return Offline::NotRun("no chain recorded".into());

@@ -1,10 +1,17 @@
-//! Unit tests of 2.2.
+//! Unit tests of rule `tls-required`.
 
 use super::cert::{dns_matches, WrongName};
 use super::*;
 use crate::fixture::leg as leg_of;
 use crate::fixture::{evidence, session};
-use crate::grade::run;
+/// The rule graded directly, rendered outside any definition (local names).
+fn run(
+    check: &dyn crate::check::Check,
+    ev: &crate::evidence::Evidence,
+    cx: &crate::check::Context<'_>,
+) -> crate::verdict::Outcome {
+    crate::fixture::local(crate::grade::run(check, ev, cx))
+}
 use crate::verdict::Verdict;
 use mcp_probe_schema::model::{
     CaFile, Header, HttpExchange, HttpRequest, HttpResponse, TransportError, TrustCheck,
@@ -341,7 +348,7 @@ fn missing_transport_legs_are_named() {
     assert!(o.evidence.contains("tls.v1_0"), "{o:?}");
 }
 
-// --- 2.2a -------------------------------------------------------------------------
+// --- a: plaintext ----------------------------------------------------------------
 
 fn plaintext_only(r: Record) -> Outcome {
     let mut records = vec![
@@ -421,7 +428,7 @@ fn plaintext_transport_errors() {
     assert!(leg_of(&skipped, "a").note.contains("--info"));
 }
 
-// --- 2.2b / 2.2c ------------------------------------------------------------------
+// --- b / c: legacy versions -------------------------------------------------------
 
 fn legacy_only(v0: Record, v1: Record) -> Outcome {
     grade(&modern(vec![v0, v1, plain_error(ErrorKind::Connect)]))
@@ -542,7 +549,7 @@ fn a_probe_that_offered_something_else_answers_nothing() {
     assert_eq!(o, LegOutcome::Error);
 }
 
-// --- 2.2d -------------------------------------------------------------------------
+// --- d: negotiated version --------------------------------------------------------
 
 #[test]
 fn negotiated_versions() {
@@ -602,7 +609,7 @@ fn no_handshake_names_the_connection_failure() {
     assert!(leg_of(&o, "d").note.contains("refused"), "{o:?}");
 }
 
-// --- 2.2e / 2.2f ------------------------------------------------------------------
+// --- e / f: certificate and trust -------------------------------------------------
 
 /// Grade one chain with refusing legacy legs and a refused plaintext port.
 /// A leaf and its CA as the recorded chain, the CA as the operator's --ca-file, and no
@@ -684,7 +691,7 @@ fn ip_host_does_not_match_a_dns_san_spelling_it() {
 #[test]
 fn dns_hosts_and_wildcards() {
     let ca = ca("CA");
-    let leaf = issued(&ca, &["*.example.com", "10.0.0.1"], PAST, FUTURE);
+    let leaf = issued(&ca, &["*.example.com", "192.0.2.1"], PAST, FUTURE);
     let ok = chain_case(
         "https://mcp.example.com",
         &[&leaf],
