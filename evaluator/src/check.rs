@@ -110,9 +110,14 @@ pub enum ParamKind {
     },
     /// A protocol revision, `YYYY-MM-DD`.
     Revision,
+    /// One of a fixed set of words. A definition may leave it out: the rule then uses
+    /// the declared default, which is the rule's behaviour from before the choice
+    /// existed, so a definition written earlier grades (and reports) as it did.
+    Choice(&'static [&'static str]),
 }
 
-/// One parameter a rule declares: the benchmark definition must give it a value.
+/// One parameter a rule declares: the benchmark definition must give it a value, unless
+/// it is a [`ParamKind::Choice`].
 #[derive(Debug, Clone, Copy)]
 pub struct ParamSpec {
     /// Its key in the definition's `params`.
@@ -185,7 +190,8 @@ pub trait Check: Sync + Send {
         Needs::Session
     }
     /// The parameters the rule reads from [`Context::params`]; a benchmark definition
-    /// must give each a value and may give no other.
+    /// must give each a value (a [`ParamKind::Choice`] may be left out) and may give no
+    /// other.
     fn params(&self) -> &'static [ParamSpec] {
         &[]
     }

@@ -470,8 +470,8 @@ fn reads_per_era_legs(check: &dyn crate::check::Check) -> bool {
         .any(|l| family::PER_ERA.contains(l))
 }
 
-/// The parameter values of `rule` from `given`: every declared one, of its kind, and no
-/// other.
+/// The parameter values of `rule` from `given`: every declared one (a choice may be left
+/// out: the rule's default applies), of its kind, and no other.
 fn params_of(
     at: &At<'_>,
     key: &str,
@@ -502,7 +502,10 @@ fn params_of(
             .map_err(|m| at.value(value.span(), format!("{key}.{name}"), m))?;
         out.insert(spec.name, v);
     }
-    if let Some(missing) = specs.iter().find(|s| !out.contains_key(s.name)) {
+    if let Some(missing) = specs
+        .iter()
+        .find(|s| !out.contains_key(s.name) && !matches!(s.kind, ParamKind::Choice(_)))
+    {
         return Err(at.value(
             row,
             format!("{key}.{}", missing.name),
@@ -540,6 +543,15 @@ fn param_value(kind: ParamKind, v: &toml::Value) -> Result<ParamValue, String> {
             "expected a revision string, found a {}",
             other.type_str()
         )),
+        (ParamKind::Choice(words), toml::Value::String(s)) => {
+            match words.iter().find(|w| **w == s.as_str()) {
+                Some(w) => Ok(ParamValue::Text(w)),
+                None => Err(format!("{s:?} is not one of {}", words.join(", "))),
+            }
+        }
+        (ParamKind::Choice(_), other) => {
+            Err(format!("expected a word, found a {}", other.type_str()))
+        }
     }
 }
 
@@ -837,6 +849,33 @@ mod tests {
             select.tailoring.expect("t").deselected.len(),
             base.checks.len() - 1
         );
+    }
+
+    #[test]
+    fn a_choice_may_be_left_out_and_takes_only_its_words() {
+        let base = Benchmark::builtin();
+        let row = base
+            .checks
+            .iter()
+            .find(|e| e.rule == "prompt-arguments-validated")
+            .expect("a row");
+        assert!(row.params.0.is_empty(), "{:?}", row.params);
+        let tailor = |value: &str| {
+            tailoring(&format!(
+                "format = \"mcp-probe-tailoring/1\"\nid = \"x\"\nextends = \"cis-mcp-server-1.0.0\"\n\
+                 [params.\"{}\"]\nrefusal_with_other_code = {value}\n",
+                row.id
+            ))
+        };
+        let b = tailor("\"pass\"").expect("a word");
+        assert_eq!(
+            b.entry(row.id.as_str()).expect("row").params.0["refusal_with_other_code"],
+            ParamValue::Text("pass")
+        );
+        let e = tailor("\"maybe\"").expect_err("not a word");
+        assert!(value_error(e).2.contains("is not one of fail, pass"));
+        let e = tailor("1").expect_err("not a string");
+        assert!(value_error(e).2.contains("expected a word"));
     }
 
     #[test]

@@ -1,16 +1,19 @@
-//! Section 7 checks: observability and audit.
+//! The audit rules: observability and audit.
 //!
-//! Every recommendation of this section has an audit-log half no client can reach.
+//! Every recommendation of this topic has an audit-log half no client can reach.
 //! This build grades:
 //!
-//! * 7.1.1 and 7.1.3, reported only (always N/A; defined here as [`ReportedOnly`]
-//!   values). 7.1.1 records what the wire shows about lifecycle metadata: whether each
-//!   collected result names its server in `_meta["io.modelcontextprotocol/serverInfo"]`
-//!   and whether the deprecated `logging` capability is advertised.
-//! * 7.1.2 leg a on the wire: a `tools/list` with `"id": null` must be refused.
-//! * 7.2.1 leg a on the wire: a token minted for another resource must be refused.
-//! * 7.2.2 legs f and a on the wire: notifications name their sender (2026-07-28) and
-//!   progress tokens map to requests the probe issued.
+//! * `lifecycle-metadata-recorded` and `audit-clock-synchronised`, reported only (always
+//!   N/A; defined here as [`ReportedOnly`] values). `lifecycle-metadata-recorded` records
+//!   what the wire shows about lifecycle metadata: whether each collected result names
+//!   its server in `_meta["io.modelcontextprotocol/serverInfo"]` and whether the
+//!   deprecated `logging` capability is advertised.
+//! * `null-id-rejected` leg a on the wire: a `tools/list` with `"id": null` must be
+//!   refused.
+//! * `audience-refusals-alerted` leg a on the wire: a token minted for another resource
+//!   must be refused.
+//! * `notification-identity` legs f and a on the wire: notifications name their sender
+//!   (2026-07-28) and progress tokens map to requests the probe issued.
 
 pub mod audience_refusals_alerted;
 pub mod notification_identity;
@@ -26,8 +29,9 @@ use crate::checks::common::reported::{nothing, Observed, ReportedOnly};
 use crate::evidence::{Evidence, Exchange};
 use crate::fmt::line;
 
-/// 7.1.1: lifecycle and invocation metadata recorded. It reads the result of every HTTP
-/// record of the bundle, whatever its leg, so it declares no leg.
+/// `lifecycle-metadata-recorded`: lifecycle and invocation metadata recorded. It reads
+/// the result of every HTTP record of the bundle, whatever its leg, so it declares no
+/// leg.
 pub static LIFECYCLE_METADATA_RECORDED: ReportedOnly = ReportedOnly {
     id: "lifecycle-metadata-recorded",
     reduction:
@@ -56,7 +60,7 @@ fn results(ev: &Evidence) -> Vec<ResultMeta> {
             .exchange_of(record)
             .unwrap_or(Exchange::new(record, http));
         // Per-result serverInfo is a 2026-07-28 field: on a 2026-07-28 session, results
-        // of legacy-shaped requests (the 1.1a initialize sweep) are not counted.
+        // of legacy-shaped requests (the `revisions-pinned` a initialize sweep) are not counted.
         let asserted =
             mcp_probe_schema::derive::header(&http.request.headers, header::PROTOCOL_VERSION)
                 .map(|h| h.value_str().into_owned());
@@ -127,7 +131,7 @@ fn naming_observation(rs: &[ResultMeta]) -> String {
     }
 }
 
-/// 7.1.1's details.
+/// `lifecycle-metadata-recorded`'s details.
 #[derive(Serialize)]
 struct LifecycleFacts<'a> {
     /// The negotiated revision (null: none).
@@ -183,7 +187,7 @@ fn lifecycle_metadata(ev: &Evidence, _cx: &Context<'_>) -> Observed {
     }
 }
 
-/// 7.1.3: audit timestamps accurate and monotonic.
+/// `audit-clock-synchronised`: audit timestamps accurate and monotonic.
 pub static AUDIT_CLOCK_SYNCHRONISED: ReportedOnly = ReportedOnly {
     id: "audit-clock-synchronised",
     reduction:
@@ -199,7 +203,6 @@ mod tests {
     use crate::fixture::{evidence, list_page, session};
     use crate::grade::run;
     use crate::verdict::Verdict;
-    use mcp_probe_schema::check_id::CheckId;
     use mcp_probe_schema::vocab::leg;
     use serde_json::json;
 
@@ -243,8 +246,9 @@ mod tests {
 
     #[test]
     fn legacy_shaped_results_on_a_modern_session_are_not_counted() {
-        // A 1.1a sweep initialize (no 2026-07-28 header) answers without _meta: it must
-        // not turn "every result names its server" into "some do and some do not".
+        // A `revisions-pinned` a sweep initialize (no 2026-07-28 header) answers without
+        // _meta: it must not turn "every result names its server" into "some do and some
+        // do not".
         let base = modern_results(&[true]);
         let sweep = list_page(
             leg::V_SWEEP,
@@ -382,20 +386,12 @@ mod tests {
         }
     }
     /// Every example bundle grades without panicking: reported-only checks are N/A on
-    /// all of them, 1.4 is UNKNOWN without a baseline and PASS against itself, and 7.1.2
-    /// says its leg is missing (the examples predate it: an old bundle graded by a newer
-    /// grader says so instead of guessing).
+    /// all of them, `identity-matches-baseline` is UNKNOWN without a baseline and PASS
+    /// against itself, and `null-id-rejected` says its leg is missing (the examples predate
+    /// it: an old bundle graded by a newer grader says so instead of guessing).
     #[test]
     fn example_bundles() {
-        let graded = |id: CheckId| {
-            crate::rules::rule(
-                crate::benchmark::Benchmark::builtin()
-                    .entry(id.as_str())
-                    .expect("a check")
-                    .rule,
-            )
-            .expect("a rule")
-        };
+        let graded = |id: &str| crate::rules::rule(id).expect("a rule");
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
         let mut paths: Vec<_> = [dir.clone(), dir.join("compat")]
             .iter()
@@ -406,11 +402,11 @@ mod tests {
         paths.sort();
         assert!(!paths.is_empty(), "no bundles in {}", dir.display());
         let reported: [&dyn Check; 7] = [
-            graded(CheckId::C2_1),
-            graded(CheckId::C3_1_1),
-            graded(CheckId::C3_2_1),
-            graded(CheckId::C3_2_3),
-            graded(CheckId::C3_3_3),
+            graded("stdio-preferred"),
+            graded("stdio-credentials"),
+            graded("per-tool-authorization"),
+            graded("annotations-not-authorization"),
+            graded("no-shared-downstream-identity"),
             &LIFECYCLE_METADATA_RECORDED,
             &AUDIT_CLOCK_SYNCHRONISED,
         ];
@@ -439,32 +435,32 @@ mod tests {
                 updating_baseline: false,
                 ..Context::default()
             };
-            let without = run(graded(CheckId::C1_4), &ev, &none);
-            let against_self = run(graded(CheckId::C1_4), &ev, &own);
+            let without = run(graded("identity-matches-baseline"), &ev, &none);
+            let against_self = run(graded("identity-matches-baseline"), &ev, &own);
             let null_id = run(&null_id_rejected::NullIdRejected, &ev, &none);
             assert_eq!(
                 without.verdict,
                 Verdict::Unknown,
-                "1.4 on {name}: {without:?}"
+                "identity-matches-baseline on {name}: {without:?}"
             );
             if ev.revision().is_some() {
                 assert_eq!(
                     against_self.verdict,
                     Verdict::Pass,
-                    "1.4 on {name}: {against_self:?}"
+                    "identity-matches-baseline on {name}: {against_self:?}"
                 );
                 if p.parent().is_some_and(|d| d.ends_with("compat")) {
-                    // Recorded by a collector that did not send the 7.1.2 leg yet: an old
+                    // Recorded by a collector that did not send the null-id leg yet: an old
                     // bundle graded by a newer grader says so instead of guessing.
                     assert_eq!(
                         null_id.verdict,
                         Verdict::Error,
-                        "7.1.2 on {name}: {null_id:?}"
+                        "null-id-rejected on {name}: {null_id:?}"
                     );
                     assert!(
                         null_id.evidence.contains(leg::NULL_ID.as_str())
                             && null_id.evidence.contains("missing"),
-                        "7.1.2 on {name}: {null_id:?}"
+                        "null-id-rejected on {name}: {null_id:?}"
                     );
                 } else if ev.is_modern() {
                     // Every lab server refuses "id": null on the 2026-07-28 path with
@@ -472,14 +468,14 @@ mod tests {
                     assert_eq!(
                         null_id.verdict,
                         Verdict::Pass,
-                        "7.1.2 on {name}: {null_id:?}"
+                        "null-id-rejected on {name}: {null_id:?}"
                     );
                 } else {
                     // py1 (legacy only) treats it as a notification: 202, empty body.
                     assert_eq!(
                         null_id.verdict,
                         Verdict::Fail,
-                        "7.1.2 on {name}: {null_id:?}"
+                        "null-id-rejected on {name}: {null_id:?}"
                     );
                     assert!(null_id.evidence.contains("202"), "{null_id:?}");
                 }
@@ -487,8 +483,16 @@ mod tests {
                 // No session: the endpoint wanted a credential the run did not have, so
                 // the runner's precondition decides before any leg is read.
                 assert!(ev.session().is_some_and(|s| s.auth_required), "{name}");
-                assert_eq!(against_self.verdict, Verdict::Unknown, "1.4 on {name}");
-                assert_eq!(null_id.verdict, Verdict::Unknown, "7.1.2 on {name}");
+                assert_eq!(
+                    against_self.verdict,
+                    Verdict::Unknown,
+                    "identity-matches-baseline on {name}"
+                );
+                assert_eq!(
+                    null_id.verdict,
+                    Verdict::Unknown,
+                    "null-id-rejected on {name}"
+                );
             }
         }
     }

@@ -1,21 +1,25 @@
-//! Section 5 checks: server configuration.
+//! The runtime rules: server configuration.
 //!
-//! * 5.1.1, 5.1.2, 5.1.3 are graded from the inventory: every page of `tools/list`,
+//! * `tool-schemas-validated`, `resource-templates-typed`, `prompt-arguments-validated`
+//!   are graded from the inventory: every page of `tools/list`,
 //!   `resources/templates/list` and `prompts/list`, read as raw JSON (never through a
 //!   lenient model that would coerce `"required": "yes"` to `true` or drop a null
 //!   `uriTemplate`; [`crate::checks::common::inventory`]), and from their live legs
-//!   (5.1.1d, 5.1.2c, 5.1.3c/d: one tool call, resource reads, prompt gets; `live`).
-//! * 5.4.1 is graded from the path-traversal reads the collector sends only with the
-//!   operator's consent.
-//! * 5.2.3 is graded on the wire, on 2026-07-28 only.
-//! * 5.3.1 is graded from the stdout lines of a stdio bundle, N/A on HTTP.
-//! * 5.2.1, 5.2.2, 5.5.1, 5.6.1 are reported only: always N/A, with the reason
-//!   and what the bundle shows (defined here as [`ReportedOnly`] values).
+//!   (one tool call, resource reads, prompt gets; `live`).
+//! * `path-confinement` is graded from the path-traversal reads the collector sends only
+//!   with the operator's consent.
+//! * `legacy-session-disabled` is graded on the wire, on 2026-07-28 only.
+//! * `stdio-logs-separated` is graded from the stdout lines of a stdio bundle, N/A on
+//!   HTTP.
+//! * `list-changed-rate-limited`, `session-not-authentication`, `tasks-authorized`,
+//!   `idempotency-keys` are reported only: always N/A, with the reason and what the
+//!   bundle shows (defined here as [`ReportedOnly`] values).
 //!
 //! Every page of a list is read (a list cut short says which pages went unexamined);
 //! the inventory gate says whether a list was not declared, refused, unparsable or
-//! empty; a tool without `inputSchema` fails 5.1.1a (MCP requires one); a list request
-//! that got no response at all is ERROR (the observation was never made), not UNKNOWN.
+//! empty; a tool without `inputSchema` fails `tool-schemas-validated` a (MCP requires
+//! one); a list request that got no response at all is ERROR (the observation was never
+//! made), not UNKNOWN.
 
 pub mod legacy_session_disabled;
 pub mod prompt_arguments_validated;
@@ -52,7 +56,7 @@ fn observed<T: Serialize>(note: &str, facts: &T) -> Observed {
     }
 }
 
-/// 5.2.1: listChanged notifications rate-limited.
+/// `list-changed-rate-limited`: listChanged notifications rate-limited.
 pub static LIST_CHANGED_RATE_LIMITED: ReportedOnly = ReportedOnly {
     id: "list-changed-rate-limited",
     reduction: "the whole recommendation is server-side: the notification rate and its configured interval are \
@@ -61,7 +65,7 @@ pub static LIST_CHANGED_RATE_LIMITED: ReportedOnly = ReportedOnly {
     observe: list_changed,
 };
 
-/// 5.2.1's details.
+/// `list-changed-rate-limited`'s details.
 #[derive(Serialize)]
 struct ListChangedFacts {
     /// `listChanged` declared, by list (null: no session, so not observed).
@@ -102,7 +106,7 @@ fn list_changed(ev: &Evidence, _cx: &Context<'_>) -> Observed {
     )
 }
 
-/// 5.2.2: sessions not used as authentication.
+/// `session-not-authentication`: sessions not used as authentication.
 pub static SESSION_NOT_AUTHENTICATION: ReportedOnly = ReportedOnly {
     id: "session-not-authentication",
     reduction: "whether the server ever treats a session as proof of identity is application logic a black-box \
@@ -111,7 +115,7 @@ pub static SESSION_NOT_AUTHENTICATION: ReportedOnly = ReportedOnly {
     observe: session_id_issued,
 };
 
-/// 5.2.2's details.
+/// `session-not-authentication`'s details.
 #[derive(Serialize)]
 struct SessionIdFacts {
     /// The handshake issued an `Mcp-Session-Id` (null: no session).
@@ -137,7 +141,7 @@ fn session_id_issued(ev: &Evidence, _cx: &Context<'_>) -> Observed {
     )
 }
 
-/// 5.5.1: authorization, scope and expiry on MCP Tasks.
+/// `tasks-authorized`: authorization, scope and expiry on MCP Tasks.
 pub static TASKS_AUTHORIZED: ReportedOnly = ReportedOnly {
     id: "tasks-authorized",
     reduction: "task authorization, scoping and expiry are server-side policy that needs two identities and task \
@@ -146,7 +150,7 @@ pub static TASKS_AUTHORIZED: ReportedOnly = ReportedOnly {
     observe: tasks_declared,
 };
 
-/// 5.5.1's details.
+/// `tasks-authorized`'s details.
 #[derive(Serialize)]
 struct TasksFacts {
     /// The server declares the tasks capability (null: no session, so not observed).
@@ -169,7 +173,7 @@ fn tasks_declared(ev: &Evidence, _cx: &Context<'_>) -> Observed {
     )
 }
 
-/// 5.6.1: idempotency keys for side-effecting tool calls.
+/// `idempotency-keys`: idempotency keys for side-effecting tool calls.
 pub static IDEMPOTENCY_KEYS: ReportedOnly = ReportedOnly {
     id: "idempotency-keys",
     reduction:
@@ -252,7 +256,7 @@ mod tests {
             &crate::fixture::cx("session-not-authentication")
         )
         .evidence
-        .contains("2.3"));
+        .contains("the adjacent property (authentication enforced before a response)"));
 
         // Without a session the capabilities were never observed: null, not false.
         let ev = evidence(None, vec![]);
@@ -278,22 +282,23 @@ mod tests {
 
     // ----- the lab's own bundles
 
-    /// Every bundle in examples/ graded by every Section 5 check, against what the lab
+    /// Every bundle in examples/ graded by every runtime rule, against what the lab
     /// servers serve (lab/*/server.*, lab/expect.json):
     ///
     /// * py2, py2-sl-json (mcp 2.3.0), py1 (mcp 1.30.0), fastmcp 4.2.3: the Python SDKs
     ///   derive each tool's inputSchema and outputSchema from the function signature
-    ///   (pydantic, no `$schema`, so 2020-12); both compile → 5.1.1a and b pass, no
-    ///   external $ref → PASS. fastmcp's `x-fastmcp-wrap-result` is an unknown keyword,
-    ///   which 2020-12 allows.
+    ///   (pydantic, no `$schema`, so 2020-12); both compile → `tool-schemas-validated` a
+    ///   and b pass, no external $ref → PASS. fastmcp's `x-fastmcp-wrap-result` is an
+    ///   unknown keyword, which 2020-12 allows.
     /// * ts2, ts2-reject (@modelcontextprotocol/server 2.4.0): zod input schemas declare
-    ///   `$schema` 2020-12 and compile → 5.1.1a pass; `registerTool` is given no output
-    ///   schema, so no tool declares one → 5.1.1b unknown → UNKNOWN.
-    /// * py2-paged: 23 tools over 5 pages, input schemas only → 5.1.1a pass over every
-    ///   page, 5.1.1b unknown → UNKNOWN.
+    ///   `$schema` 2020-12 and compile → a pass; `registerTool` is given no output
+    ///   schema, so no tool declares one → b unknown → UNKNOWN.
+    /// * py2-paged: 23 tools over 5 pages, input schemas only → a pass over every page,
+    ///   b unknown → UNKNOWN.
     /// * Every server with a session lists one template (`greeting://{name}` or
-    ///   `paged://item/{id}`) with `mimeType: text/plain` → 5.1.2 PASS, and the prompt
-    ///   `review` whose one argument `code` has `required: true` → 5.1.3 PASS.
+    ///   `paged://item/{id}`) with `mimeType: text/plain` → `resource-templates-typed`
+    ///   declarations pass, and the prompt `review` whose one argument `code` has
+    ///   `required: true` → `prompt-arguments-validated` declarations pass.
     /// * py2-auth: 401 and no credential, so no session: the runner makes every
     ///   session check UNKNOWN; reported-only checks stay N/A with tasks_declared null.
     /// * Reported-only checks: N/A everywhere; no lab server declares `tasks`.
@@ -301,11 +306,12 @@ mod tests {
     fn lab_bundles_get_the_verdicts_their_servers_deserve() {
         use Verdict::{Fail, NotApplicable as NA, Pass, Unknown};
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
-        // Without probe inputs 5.1.1d is UNKNOWN, so 5.1.1 is at best UNKNOWN; the
-        // greeting/paged templates generate content for a made-up value, so 5.1.2c and
-        // 5.1.2 are UNKNOWN; the Python MCPServer answers a prompts/get without its
-        // required argument with -32603 (2026-07-28) or code 0 (py1), not -32602, so 5.1.3
-        // FAILs there and passes on ts2, fastmcp and py2-paged.
+        // Without probe inputs `tool-schemas-validated` d is UNKNOWN, so that rule is at
+        // best UNKNOWN; the greeting/paged templates generate content for a made-up
+        // value, so `resource-templates-typed` c and the rule are UNKNOWN; the Python
+        // MCPServer answers a prompts/get without its required argument with -32603
+        // (2026-07-28) or code 0 (py1), not -32602, so `prompt-arguments-validated`
+        // FAILs there (its default strictness) and passes on ts2, fastmcp and py2-paged.
         let expected: &[(&str, [Verdict; 3])] = &[
             ("py2.mcpev", [Unknown, Unknown, Fail]),
             ("py2-sl-json.mcpev", [Unknown, Unknown, Fail]),
@@ -358,7 +364,7 @@ mod tests {
                 assert_eq!(o.verdict, *w, "{name}: {o:#?}");
             }
             if name != "py2-auth.mcpev" {
-                let a = leg_of(&outcomes[0], "5.1.1a");
+                let a = leg_of(&outcomes[0], "a");
                 assert_eq!(a.outcome, LegOutcome::Pass, "{name}: {a:?}");
                 assert!(
                     outcomes[0].evidence.contains("read completely"),
@@ -369,7 +375,7 @@ mod tests {
             }
             if name.starts_with("ts2") || name == "py2-paged.mcpev" {
                 assert!(
-                    leg_of(&outcomes[0], "5.1.1b")
+                    leg_of(&outcomes[0], "b")
                         .note
                         .contains("declares an outputSchema"),
                     "{name}"
@@ -381,8 +387,8 @@ mod tests {
                     "{}",
                     outcomes[0].evidence
                 );
-                // The five tools/list pages, and the record of the 5.1.1d leg (skipped:
-                // no schema_probe_tool).
+                // The five tools/list pages, and the record of leg d (skipped: no
+                // schema_probe_tool).
                 assert_eq!(outcomes[0].records.len(), 6);
             }
             if name == "py2-auth.mcpev" {

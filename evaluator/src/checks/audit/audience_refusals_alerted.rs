@@ -1,12 +1,12 @@
-//! 7.2.1: alerts on audience and issuer validation failures. The observable part
-//! (leg a): a token minted for another resource (by 3.3.1b's refresh grant; no second
-//! grant is spent) draws 401/403 on a complete `tools/list` that the probe's own token
-//! gets accepted (collector legs [`leg::FOREIGN_CONTROL`], [`leg::FOREIGN_TOKEN`]).
-//! Logging, alerting and client-side issuer validation are out of a client's reach (the
+//! Rule `audience-refusals-alerted`: alerts on audience and issuer validation failures.
+//! The observable part (leg a): a token minted for another resource (by the refresh grant
+//! of `audience-bound-tokens` b; no second grant is spent) draws 401/403 on a complete
+//! `tools/list` that the probe's own token gets accepted (collector legs
+//! [`leg::FOREIGN_CONTROL`], [`leg::FOREIGN_TOKEN`]). Logging, alerting and client-side issuer validation are out of a client's reach (the
 //! reduction). Whether the presented token really names another resource is read from
-//! the minted token's recorded facts, as 3.3.1b reads it (`checks::common::oauth::mint`):
-//! a token for the audited resource (the authorization server ignored `resource`) or an
-//! opaque one that was accepted is UNKNOWN, never FAIL.
+//! the minted token's recorded facts, as `audience-bound-tokens` b reads it
+//! (`checks::common::oauth::mint`): a token for the audited resource (the authorization
+//! server ignored `resource`) or an opaque one that was accepted is UNKNOWN, never FAIL.
 
 use std::collections::BTreeMap;
 
@@ -20,17 +20,17 @@ use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome, Outcome};
 use mcp_probe_schema::model::Era;
 
-/// 7.2.1: alerts on audience and issuer validation failures.
+/// Alerts on audience and issuer validation failures.
 #[derive(Debug)]
 pub struct AudienceRefusalsAlerted;
-/// The 7.2.1 check.
-const LEG_7_2_1A: &str = "a";
+/// The one graded leg.
+const LEG_A: &str = "a";
 
 /// The details of the outcome.
 #[derive(Serialize)]
 struct AudienceFacts {
-    /// The leg's outcome, by leg id.
-    legs: BTreeMap<&'static str, LegOutcome>,
+    /// The leg's outcome, by leg id (a reference).
+    legs: BTreeMap<String, LegOutcome>,
     /// The status the control (the probe's own token) drew, if it was answered.
     control_status: Option<u16>,
     /// The status the foreign-audience token drew, if it was answered.
@@ -42,13 +42,22 @@ struct AudienceFacts {
     minted_binding: Option<&'static str>,
 }
 
-const REDUCTION_7_2_1: &str = "not covered: 7.2.1b (the refusal is logged as a structured event with an \
-     error code), 7.2.1c (an alert rule fires and is routed), 7.2.1d (client-side issuer validation binds \
-     the client, not the server); only the server's refusal of a foreign-audience token is observed";
+/// What this rule cannot reach.
+const REDUCTION: &str = concat!(
+    "not covered: ",
+    crate::here!("b"),
+    " (the refusal is logged as a structured event with an \
+     error code), ",
+    crate::here!("c"),
+    " (an alert rule fires and is routed), ",
+    crate::here!("d"),
+    " (client-side issuer validation binds \
+     the client, not the server); only the server's refusal of a foreign-audience token is observed"
+);
 
-/// How the token presented by `foreign` (the `3.3.1b.foreign` request) is bound, from
-/// the minted token's facts: the fingerprint its `Authorization` carries, the resource
-/// the `3.3.1b.mint` grant named.
+/// How the token presented by `foreign` (the [`leg::FOREIGN_TOKEN`] request) is bound,
+/// from the minted token's facts: the fingerprint its `Authorization` carries, the
+/// resource the [`leg::FOREIGN_MINT`] grant named.
 fn binding_of(ev: &Evidence, foreign: &Exchange<'_>) -> Binding {
     let presented = foreign
         .http
@@ -191,10 +200,10 @@ impl Check for AudienceRefusalsAlerted {
                 }
             }
         };
-        Outcome::from_legs(vec![Leg::new(LEG_7_2_1A, outcome, note)], REDUCTION_7_2_1)
+        Outcome::from_legs(vec![Leg::new(LEG_A, outcome, note)], REDUCTION)
             .with_records(seqs)
             .with_facts(&AudienceFacts {
-                legs: BTreeMap::from([(LEG_7_2_1A, outcome)]),
+                legs: BTreeMap::from([(crate::refs::here(LEG_A), outcome)]),
                 control_status: control.as_ref().and_then(Exchange::status),
                 wrong_audience_status: foreign.as_ref().and_then(Exchange::status),
                 had_foreign_audience_token: foreign.is_some(),
@@ -403,10 +412,11 @@ mod tests {
         let o = minted_pair(200, None);
         assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
         assert!(
-            o.evidence.contains(
+            o.evidence.contains(&format!(
                 "the minted token's claims were not recorded by the collector that wrote this bundle \
-                 (mcp-collect 0.0.0-test, build test: no minted_tokens entry for 3.3.1b.mint)"
-            ),
+                 (mcp-collect 0.0.0-test, build test: no minted_tokens entry for {})",
+                leg::FOREIGN_MINT
+            )),
             "{}",
             o.evidence
         );

@@ -1,16 +1,17 @@
-//! Check 7.2.2: cancellation and progress signals monitored, in part: what the wire shows
-//! of the notifications a server sends while the probe's tool calls run.
+//! Rule `notification-identity`: cancellation and progress signals monitored, in part:
+//! what the wire shows of the notifications a server sends while the probe's tool calls
+//! run.
 //!
 //! The notifications read are those the bundle holds on the tool-call legs: the
-//! response streams of the consented calls (1.3's control and staged calls, 7.2.2's
-//! progress call), 3.3.4e's call, and the session's standalone GET stream read beside
-//! the progress call (legacy revisions), or on 2026-07-28 the `subscriptions/listen`
-//! stream opened beside it (`7.2.2.listen`; its acknowledgement is itself a
-//! notification). Leg 7.2.2f: every notification names its sender
-//! in `params._meta["io.modelcontextprotocol/serverInfo"]`, a key 2026-07-28 defines
-//! (earlier revisions have none: NO-REV there, never FAIL). Leg 7.2.2a: every
-//! `notifications/progress` token is one a request of the bundle sent. docs/checks.md,
-//! 7.2.2, states the rules.
+//! response streams of the consented calls (`new-tools-gated`'s control and staged
+//! calls, this rule's progress call), `scopes-minimized` e's call, and the session's
+//! standalone GET stream read beside the progress call (legacy revisions), or on
+//! 2026-07-28 the `subscriptions/listen` stream opened beside it (collector leg
+//! [`leg::NOTIFY_LISTEN`]; its acknowledgement is itself a notification). Leg f: every
+//! notification names its sender in `params._meta["io.modelcontextprotocol/serverInfo"]`,
+//! a key 2026-07-28 defines (earlier revisions have none: NO-REV there, never FAIL). Leg
+//! a: every `notifications/progress` token is one a request of the bundle sent.
+//! docs/checks.md states the rules under the row this rule grades.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -25,11 +26,12 @@ use crate::evidence::Evidence;
 use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome, Outcome};
 
-/// 7.2.2: cancellation/progress signals monitored.
+/// Cancellation/progress signals monitored.
 #[derive(Debug)]
 pub struct NotificationIdentity;
-/// The 7.2.2 check.
+/// Every notification names its sender.
 const LEG_F: &str = "f";
+/// Every progress token is one the bundle sent.
 const LEG_A: &str = "a";
 
 /// The `_meta` key naming the sender (2026-07-28).
@@ -47,14 +49,28 @@ const READ: [LegId; 6] = [
     leg::NOTIFY_LISTEN,
 ];
 
-const REDUCTION_7_2_2: &str =
+/// What this rule cannot reach.
+const REDUCTION: &str = concat!(
     "only notifications that arrive while the probe's own tool calls run \
-     are seen (one progress call, the consented 1.3 calls, 3.3.4e's call, and on the legacy \
+     are seen (one progress call, the consented ",
+    crate::rule_ref!("new-tools-gated"),
+    " calls, ",
+    crate::rule_ref!("scopes-minimized", "e"),
+    "'s call, and on the legacy \
      revisions the standalone GET stream meanwhile, on 2026-07-28 a subscriptions/listen stream \
-     when the server advertises one); not covered: 7.2.2b cancellation requestId \
-     mapping (on HTTP a cancellation is a closed stream, not a message), 7.2.2c stream close and \
-     abort events on the server or gateway side, 7.2.2d task lifecycle by taskId, 7.2.2e \
-     per-server baselines and alert rules";
+     when the server advertises one); not covered: ",
+    crate::here!("b"),
+    " cancellation requestId \
+     mapping (on HTTP a cancellation is a closed stream, not a message), ",
+    crate::here!("c"),
+    " stream close and \
+     abort events on the server or gateway side, ",
+    crate::here!("d"),
+    " task lifecycle by taskId, ",
+    crate::here!("e"),
+    " \
+     per-server baselines and alert rules"
+);
 
 /// One notification the bundle holds.
 struct Seen {
@@ -359,13 +375,13 @@ impl Check for NotificationIdentity {
             progress_tokens_sent: o.sent.iter().cloned().collect(),
         };
         let seqs: Vec<u64> = READ.iter().flat_map(|l| ev.seqs(*l)).collect();
-        Outcome::from_legs(vec![f, a], REDUCTION_7_2_2)
+        Outcome::from_legs(vec![f, a], REDUCTION)
             .with_records(seqs)
             .with_facts(&facts)
     }
 }
 
-/// The details of 7.2.2, in report order.
+/// The details of this rule, in report order.
 #[derive(Debug, Serialize)]
 struct NotificationIdentityFacts {
     /// Leg id → outcome.

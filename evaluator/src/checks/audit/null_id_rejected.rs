@@ -1,12 +1,19 @@
-//! 7.1.2: non-null JSON-RPC request ids enforced.
+//! Rule `null-id-rejected`: non-null JSON-RPC request ids enforced.
 //!
 //! Leg a, on the wire: one `tools/list` with `"id": null` (collector leg
 //! [`leg::NULL_ID`]), complete and valid for the negotiated revision otherwise, so a
 //! refusal can only be about the id. A refusal needs a JSON-RPC error object; an
 //! acceptance needs a result, or a 2xx that treated the request as a notification (an
-//! empty 2xx answer to a request is an acceptance, as in 1.1). A bare status without a
-//! JSON-RPC body is ERROR: a gateway produces exactly that. Legs b (colliding ids) and c
-//! (ids in the audit log) are out of a client's reach (the reduction).
+//! empty 2xx answer to a request is an acceptance, as in `revisions-pinned`). A bare
+//! status without a JSON-RPC body is ERROR: a gateway produces exactly that. Legs b
+//! (colliding ids) and c (ids in the audit log) are out of a client's reach (the
+//! reduction).
+//!
+//! The recommended refusal is HTTP 400 with -32600 (Invalid Request). The error's code
+//! is read by the one refusal classifier ([`refusal::Class::of_code`]); a refusal with
+//! another code is what the rule's `refusal_with_other_code` says (default: PASS with
+//! the deviation named, since the benchmark text recommends the code rather than
+//! requiring it). A status other than 400 is named, never failed.
 
 use std::collections::BTreeMap;
 
@@ -16,35 +23,46 @@ use mcp_probe_schema::vocab::{code, leg};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use crate::check::{Check, Context, Legs};
+use crate::check::{Check, Context, Legs, ParamSpec};
+use crate::checks::common::refusal::{self, Class, Strictness};
 use crate::checks::common::wire::{self, short, skipped_leg};
 use crate::evidence::{Evidence, Exchange};
 use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome, Outcome};
 use mcp_probe_schema::model::Era;
 
-/// 7.1.2: non-null JSON-RPC request ids enforced.
+/// Non-null JSON-RPC request ids enforced.
 #[derive(Debug)]
 pub struct NullIdRejected;
-/// The 7.1.2 check.
+/// The one graded leg.
 const LEG_A: &str = "a";
 
-const REDUCTION_7_1_2: &str = "7.1.2b (a request whose id collides with one still outstanding is refused) is \
-     not testable over discrete HTTP requests; 7.1.2c (the id appears on every audit entry) lives in the \
-     server's audit log, which a client cannot read; neither is covered";
+/// What this rule cannot reach.
+const REDUCTION: &str = concat!(
+    crate::here!("b"),
+    " (a request whose id collides with one still outstanding is refused) is \
+     not testable over discrete HTTP requests; ",
+    crate::here!("c"),
+    " (the id appears on every audit entry) lives in the \
+     server's audit log, which a client cannot read; neither is covered"
+);
+
+/// What a refusal of the null id with a code other than -32600 is (v1.0.0: PASS, the
+/// deviation named).
+const STRICTNESS: ParamSpec = refusal::param(Strictness::Pass);
 
 /// The details of the outcome.
 #[derive(Serialize)]
 struct NullIdFacts {
-    /// The leg's outcome, by leg id.
-    legs: BTreeMap<&'static str, LegOutcome>,
+    /// The leg's outcome, by leg id (a reference).
+    legs: BTreeMap<String, LegOutcome>,
     /// The status the null-id request drew (null: no response, or not recorded).
     http_status: Option<u16>,
     /// The JSON-RPC error it drew, `code` and `message` as answered (null: none).
     jsonrpc_error: Option<Value>,
 }
 
-/// Leg 7.1.2a's verdict on one recorded exchange, with the facts the evidence names.
+/// Leg a's verdict on one recorded exchange, with the facts the evidence names.
 struct Judgement {
     outcome: LegOutcome,
     note: String,
@@ -66,11 +84,12 @@ impl Judgement {
     }
 }
 
-/// Decide leg 7.1.2a from the recorded null-id exchange, step by step: the request must
+/// Decide leg a from the recorded null-id exchange, step by step: the request must
 /// carry `"id": null`; no response is ERROR; 401/403 never reached id validation; a
-/// JSON-RPC error refuses; a result, an empty 2xx or an answerless event stream accepts;
-/// anything else is a bare status not attributed to the server.
-fn judge(ev: &Evidence, x: &Exchange<'_>) -> Judgement {
+/// JSON-RPC error refuses (with another code than -32600: as `strictness` says); a
+/// result, an empty 2xx or an answerless event stream accepts; anything else is a bare
+/// status not attributed to the server.
+fn judge(ev: &Evidence, x: &Exchange<'_>, strictness: Strictness) -> Judgement {
     if let Some(j) = not_a_null_id(x) {
         return j;
     }
@@ -97,7 +116,7 @@ fn judge(ev: &Evidence, x: &Exchange<'_>) -> Judgement {
         .and_then(|a| a.get("error"))
         .and_then(Value::as_object)
     {
-        return refused(err, &shown, status);
+        return refused(err, &shown, status, strictness);
     }
     if let Some(result) = answer
         .as_ref()
@@ -249,9 +268,16 @@ fn at_authentication(ev: &Evidence, shown: &str, status: u16) -> Judgement {
     )
 }
 
-/// A JSON-RPC error object: PASS, naming any deviation from HTTP 400 with -32600.
-fn refused(err: &Map<String, Value>, shown: &str, status: u16) -> Judgement {
+/// A JSON-RPC error object: PASS, naming any deviation from HTTP 400 with -32600; a
+/// code other than -32600 is what `strictness` says.
+fn refused(
+    err: &Map<String, Value>,
+    shown: &str,
+    status: u16,
+    strictness: Strictness,
+) -> Judgement {
     let code_v = err.get("code").and_then(Value::as_i64);
+    let class = Class::of_code(code_v, &[code::INVALID_REQUEST]);
     let message = err.get("message").and_then(Value::as_str).unwrap_or("");
     let code_text = code_v.map_or_else(
         || "without an integer code".to_string(),
@@ -265,11 +291,18 @@ fn refused(err: &Map<String, Value>, shown: &str, status: u16) -> Judgement {
     if status != 400 {
         deviations.push(format!("status {status} instead of 400"));
     }
-    if code_v != Some(code::INVALID_REQUEST) {
+    if class != Class::Required(code::INVALID_REQUEST) {
         deviations.push(format!("{code_text} instead of {}", code::INVALID_REQUEST));
     }
+    let outcome = class.judged(strictness);
     let note = if deviations.is_empty() {
         format!("rejected as Invalid Request: {refused}, the recommended shape")
+    } else if outcome == LegOutcome::Fail {
+        format!(
+            "rejected, but not as Invalid Request: {refused}; the rule requires {} (Invalid Request): {}",
+            code::INVALID_REQUEST,
+            deviations.join(", ")
+        )
     } else {
         format!(
             "rejected: {refused}; a refusal is positive evidence, though it deviates from the recommended \
@@ -278,7 +311,7 @@ fn refused(err: &Map<String, Value>, shown: &str, status: u16) -> Judgement {
             deviations.join(", ")
         )
     };
-    let mut j = Judgement::new(LegOutcome::Pass, note, Some(status));
+    let mut j = Judgement::new(outcome, note, Some(status));
     j.error = Some(
         json!({"code": err.get("code").cloned().unwrap_or(Value::Null),
                           "message": err.get("message").cloned().unwrap_or(Value::Null)}),
@@ -350,12 +383,12 @@ fn bare(resp: &HttpResponse, broken: Option<String>, shown: &str) -> Judgement {
     )
 }
 
-/// Leg 7.1.2a on stdio: the null-id request was written without waiting, then a
+/// Leg a on stdio: the null-id request was written without waiting, then a
 /// `tools/list` with a normal id (record `followup`). An answer to the null-id request is
 /// a line, read in order up to the follow-up's answer, that responds to `"id": null`.
 /// Nothing acknowledges a message on stdio, so silence while the follow-up is answered
 /// is neither a refusal nor an acceptance: UNKNOWN, not FAIL.
-fn judge_stdio(ev: &Evidence, null_seq: u64, followup: u64) -> Judgement {
+fn judge_stdio(ev: &Evidence, null_seq: u64, followup: u64, strictness: Strictness) -> Judgement {
     let exchanges = || {
         ev.records
             .iter()
@@ -397,13 +430,19 @@ fn judge_stdio(ev: &Evidence, null_seq: u64, followup: u64) -> Judgement {
             if m.get("id") == Some(&Value::Null) {
                 let shown = "the server (stdio)";
                 if let Some(err) = m.get("error").and_then(Value::as_object) {
-                    let mut j = refused(err, shown, 0);
+                    let mut j = refused(err, shown, 0, strictness);
                     // No HTTP status on stdio: only the JSON-RPC code counts.
                     let c = err.get("code").and_then(Value::as_i64);
                     let code_text =
                         c.map_or_else(|| "no integer code".into(), |c| format!("code {c}"));
                     j.note = if c == Some(code::INVALID_REQUEST) {
                         format!("rejected as Invalid Request: {shown} answered with JSON-RPC error {code_text}")
+                    } else if j.outcome == LegOutcome::Fail {
+                        format!(
+                            "rejected, but not as Invalid Request: {shown} answered with a JSON-RPC error \
+                             ({code_text}); the rule requires {} (Invalid Request)",
+                            code::INVALID_REQUEST
+                        )
                     } else {
                         format!(
                             "rejected: {shown} answered with a JSON-RPC error ({code_text}; the recommended \
@@ -459,7 +498,12 @@ impl Check for NullIdRejected {
         Legs::with_optional(&[leg::NULL_ID], &[leg::NULL_ID_FOLLOWUP])
     }
 
-    fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
+    fn params(&self) -> &'static [ParamSpec] {
+        &[STRICTNESS]
+    }
+
+    fn grade(&self, ev: &Evidence, cx: &Context<'_>) -> Outcome {
+        let strictness = Strictness::of(cx, &STRICTNESS);
         let mut seqs = ev.seqs(leg::NULL_ID);
         let followup = ev.seqs(leg::NULL_ID_FOLLOWUP);
         // One request is sent; should a record ever be repeated, the last one stands.
@@ -469,9 +513,9 @@ impl Check for NullIdRejected {
                 let mut j = match followup.last() {
                     Some(&f) if stdio => {
                         seqs.push(f);
-                        judge_stdio(ev, x.seq(), f)
+                        judge_stdio(ev, x.seq(), f, strictness)
                     }
-                    _ => judge(ev, &x),
+                    _ => judge(ev, &x, strictness),
                 };
                 seqs.extend(j.followup);
                 let rev = ev
@@ -501,11 +545,11 @@ impl Check for NullIdRejected {
             ),
         };
         let facts = NullIdFacts {
-            legs: BTreeMap::from([(LEG_A, j.outcome)]),
+            legs: BTreeMap::from([(crate::refs::here(LEG_A), j.outcome)]),
             http_status: j.status,
             jsonrpc_error: j.error,
         };
-        Outcome::from_legs(vec![Leg::new(LEG_A, j.outcome, j.note)], REDUCTION_7_1_2)
+        Outcome::from_legs(vec![Leg::new(LEG_A, j.outcome, j.note)], REDUCTION)
             .with_records(seqs)
             .with_facts(&facts)
     }
@@ -527,7 +571,7 @@ mod tests {
             Some(session(Some("2025-11-25"), json!({"tools": {}}), None)),
             records,
         );
-        run(&NullIdRejected, &ev, &Context::default())
+        crate::fixture::local(run(&NullIdRejected, &ev, &Context::default()))
     }
 
     fn null_id(status: u16, ct: &str, body: &str) -> Outcome {
@@ -748,7 +792,13 @@ mod tests {
         assert_eq!(o.details["http_status"], 202);
         assert!(o.details["jsonrpc_error"].is_null());
         assert_eq!(o.records, vec![0]);
-        assert!(o.reduction.contains("b") && o.reduction.contains("c"));
+        assert!(
+            o.reduction.starts_with("b (a request whose id collides")
+                && o.reduction
+                    .contains("; c (the id appears on every audit entry)"),
+            "{}",
+            o.reduction
+        );
     }
 
     #[test]
@@ -802,6 +852,44 @@ mod tests {
             Verdict::Pass,
             &["status 200 instead of 400", "code -32602 instead of -32600"],
         );
+    }
+
+    #[test]
+    fn a_strict_definition_fails_a_refusal_with_another_code() {
+        let strict = crate::check::Params(
+            [(STRICTNESS.name, crate::check::ParamValue::Text("fail"))].into(),
+        );
+        let cx = Context {
+            params: &strict,
+            ..Default::default()
+        };
+        let judged = |status: u16, code: i64| {
+            let body = format!(
+                r#"{{"jsonrpc":"2.0","id":null,"error":{{"code":{code},"message":"nope"}}}}"#
+            );
+            let ev = evidence(
+                Some(session(Some("2025-11-25"), json!({"tools": {}}), None)),
+                vec![exchange(
+                    &[leg::NULL_ID],
+                    NULL_REQ,
+                    status,
+                    "application/json",
+                    &body,
+                    &[],
+                )],
+            );
+            crate::fixture::local(run(&NullIdRejected, &ev, &cx))
+        };
+        let o = judged(400, -32700);
+        assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
+        has(
+            &o,
+            &["not as Invalid Request", "code -32700 instead of -32600"],
+        );
+        // The status stays a named deviation: only the code is the strictness's.
+        let o = judged(200, -32600);
+        assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
+        has(&o, &["status 200 instead of 400"]);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! One inventory list (`tools/list`, `resources/templates/list`, `prompts/list`) read
 //! across every page, the inventory state that tells "the server has none" from "this
-//! run saw nothing", and the outcome shapes of the checks graded from it (5.1.1, 5.1.2,
-//! 5.1.3).
+//! run saw nothing", and the outcome shapes of the rules graded from it
+//! (`tool-schemas-validated`, `resource-templates-typed`, `prompt-arguments-validated`).
 //!
 //! The walk mirrors [`mcp_probe_schema::derive::inventory`] (same answer matching by
 //! request id, same page counting) and keeps two things that derivation drops: the page
@@ -443,7 +443,8 @@ pub mod fixture {
         json!({"tools": {}, "resources": {}, "prompts": {}})
     }
 
-    /// The live legs of 5.1.1, 5.1.2 and 5.1.3 (not what the declaration tests judge).
+    /// The live legs of `tool-schemas-validated`, `resource-templates-typed` and
+    /// `prompt-arguments-validated` (not what the declaration tests judge).
     pub const LIVE_LEGS: &[LegId] = &[
         leg::SCHEMA_CALL,
         leg::TEMPLATE_CONTROL,
@@ -457,7 +458,17 @@ pub mod fixture {
     /// `check` through the runner, on a session with `capabilities` and `records`; a
     /// live leg the records lack is recorded as skipped (the declaration tests judge the
     /// declaration legs: see [`declared`]).
-    pub fn grade(check: &dyn Check, capabilities: Value, mut records: Vec<Record>) -> Outcome {
+    pub fn grade(check: &dyn Check, capabilities: Value, records: Vec<Record>) -> Outcome {
+        grade_with(check, capabilities, records, &Context::default())
+    }
+
+    /// [`grade`] in the context `cx` (a definition's parameter values).
+    pub fn grade_with(
+        check: &dyn Check,
+        capabilities: Value,
+        mut records: Vec<Record>,
+        cx: &Context<'_>,
+    ) -> Outcome {
         let absent: Vec<LegId> = LIVE_LEGS
             .iter()
             .copied()
@@ -467,7 +478,7 @@ pub mod fixture {
             records.push(skipped(&absent, "not sent: not part of this test"));
         }
         let ev = evidence(Some(session(Some(REV), capabilities, None)), records);
-        run(check, &ev, &Context::default())
+        run(check, &ev, cx)
     }
 
     /// The verdict of the declaration legs alone (every leg but the `live` ones, by

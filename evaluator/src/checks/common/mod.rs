@@ -5,6 +5,7 @@ pub mod baseline;
 pub mod inventory;
 pub mod oauth;
 pub mod policy;
+pub mod refusal;
 pub mod reported;
 pub mod response;
 pub mod stdio;

@@ -23,6 +23,7 @@ use serde_json::Value;
 
 use crate::check::{Check, Context, Legs, ParamKind, ParamSpec, ParamValue};
 use crate::checks::common::policy::{absent, approved, Approved};
+use crate::checks::common::refusal::{self, Class, Strictness};
 use crate::checks::common::values::{leg_outcomes, Keyed};
 use crate::checks::common::wire::{self, read, skipped_leg, Answer, AnswerFacts, Reply};
 use crate::evidence::{Evidence, Exchange};
@@ -42,6 +43,10 @@ pub const FLOOR: ParamSpec = ParamSpec {
     default: ParamValue::Text(REV_2025_06_18),
     doc: "the oldest protocol revision a server may serve when no policy lists the approved ones",
 };
+
+/// What a version-assertion refusal with an unexpected code that no override names is
+/// (under the rule's default: PASS, the deviation named: a refusal is still a refusal).
+const STRICTNESS: ParamSpec = refusal::param(Strictness::Pass);
 
 /// What sub-verdict a holds the served revisions to: the operator policy's `approved_revisions`
 /// when it states them, else the [`FLOOR`].
@@ -220,7 +225,15 @@ fn code_name(c: i64) -> &'static str {
 
 /// The one mapping of sub-verdicts b-e (docs/checks.md, under the rule's row): an empty 2xx
 /// answer to a request is an acceptance.
-fn judge_version(a: &Answer, p: &Probe, authenticated: bool) -> (LegOutcome, String) {
+/// The error's code is read by the one refusal classifier ([`refusal::Class::of_code`]);
+/// the overrides are codes with a fixed meaning here, judged before the strictness, and
+/// an error without an integer code is not attributed (ERROR) whatever the strictness.
+fn judge_version(
+    a: &Answer,
+    p: &Probe,
+    authenticated: bool,
+    strictness: Strictness,
+) -> (LegOutcome, String) {
     if let Some(refused) = wire::refused_at_authentication(
         a,
         authenticated,
@@ -231,8 +244,8 @@ fn judge_version(a: &Answer, p: &Probe, authenticated: bool) -> (LegOutcome, Str
     let said = a.summary();
     let expected = format!("{} ({})", p.expected, code_name(p.expected));
     match &a.reply {
-        Reply::Error(e) => match e.code {
-            Some(c) if c == p.expected => {
+        Reply::Error(e) => match Class::of_code(e.code, &[p.expected]) {
+            Class::Required(_) => {
                 if a.status == Some(400) {
                     let supported = if e.data.as_ref().and_then(|d| d.get("supported")).is_some() {
                         ", naming the supported versions"
@@ -254,17 +267,22 @@ fn judge_version(a: &Answer, p: &Probe, authenticated: bool) -> (LegOutcome, Str
                     )
                 }
             }
-            Some(c) => match p.overrides.iter().find(|(o, _, _)| *o == c) {
+            Class::OtherCode(Some(c)) => match p.overrides.iter().find(|(o, _, _)| *o == c) {
                 Some((_, outcome, why)) => (*outcome, format!("{said}: {why}")),
                 None => (
-                    LegOutcome::Pass,
-                    format!(
-                        "{said}: refused, with code {c} instead of {expected}; a refusal is still a refusal, but \
-                         confirm the rejection is version enforcement"
-                    ),
+                    strictness.other_code(),
+                    match strictness {
+                        Strictness::Pass => format!(
+                            "{said}: refused, with code {c} instead of {expected}; a refusal is still a refusal, \
+                             but confirm the rejection is version enforcement"
+                        ),
+                        Strictness::Fail => format!(
+                            "{said}: refused, but with code {c} instead of {expected}, the code the spec requires"
+                        ),
+                    },
                 ),
             },
-            None => (
+            _ => (
                 LegOutcome::Error,
                 format!(
                     "{said}: an error object without an integer code is not a JSON-RPC refusal that can be \
@@ -314,6 +332,7 @@ fn fallback_note(modern: bool) -> &'static str {
 fn probe_leg(
     ev: &Evidence,
     p: &Probe,
+    strictness: Strictness,
     seqs: &mut Vec<u64>,
     probes: &mut Keyed<&'static str, AnswerFacts>,
 ) -> Leg {
@@ -353,7 +372,7 @@ fn probe_leg(
             seqs.push(x.seq());
             let a = read(&x);
             probes.push(p.id, a.facts());
-            let (o, mut judged) = judge_version(&a, p, ev.authenticated());
+            let (o, mut judged) = judge_version(&a, p, ev.authenticated(), strictness);
             if o == LegOutcome::Fail && p.id == "c" && !matches!(a.reply, Reply::Error(_)) {
                 judged.push_str(fallback_note(modern));
             }
@@ -699,7 +718,7 @@ impl Check for RevisionsPinned {
     }
 
     fn params(&self) -> &'static [ParamSpec] {
-        &[FLOOR]
+        &[FLOOR, STRICTNESS]
     }
 
     fn legs(&self, _era: Option<Era>) -> Legs {
@@ -723,7 +742,13 @@ impl Check for RevisionsPinned {
         let (a, sweep, supported_versions) = leg_a(ev, &mut seqs, &pin);
         let mut legs = vec![a];
         for p in &PROBES {
-            legs.push(probe_leg(ev, p, &mut seqs, &mut probes));
+            legs.push(probe_leg(
+                ev,
+                p,
+                Strictness::of(cx, &STRICTNESS),
+                &mut seqs,
+                &mut probes,
+            ));
         }
         let mechanism = if ev.is_modern() {
             format!(

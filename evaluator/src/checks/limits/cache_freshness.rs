@@ -1,12 +1,12 @@
-//! Check 10.1: static resources cached with freshness limits; per-user data never
-//! shared-cached.
+//! Rule `cache-freshness`: static resources cached with freshness limits; per-user data
+//! never shared-cached.
 //!
 //! Leg a is graded from the collector's `GET` of the operator-named static
-//! resource (`10.1a.static`, never with a credential; no path is ever guessed, and a
-//! bundle without the record says why), leg b from the endpoint's own `tools/list`
-//! response (the first page the collector's inventory read: a shared leg, sent once), and
-//! leg c (the 2026-07-28 cacheable-result fields) is evidence only. docs/checks.md, 10.1,
-//! states the rules.
+//! resource (collector leg [`leg::STATIC_RESOURCE`], never with a credential; no path is
+//! ever guessed, and a bundle without the record says why), leg b from the endpoint's own
+//! `tools/list` response (the first page the collector's inventory read: a shared leg,
+//! sent once), and leg c (the 2026-07-28 cacheable-result fields) is evidence only.
+//! docs/checks.md states the rules under the row this rule grades.
 
 use mcp_probe_schema::derive;
 use mcp_probe_schema::model::{ErrorKind, HttpOutcome};
@@ -20,15 +20,22 @@ use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome, Outcome};
 use mcp_probe_schema::model::Era;
 
-/// 10.1: static resources cached with freshness limits; per-user data never shared-cached.
+/// Static resources cached with freshness limits; per-user data never shared-cached.
 #[derive(Debug)]
 pub struct CacheFreshness;
-/// The 10.1 check.
-const REDUCTION_10_1: &str = "10.1b reads the endpoint's POST response to tools/list where the benchmark's audit \
+/// What this rule cannot reach.
+const REDUCTION: &str = concat!(
+    crate::here!("b"),
+    " reads the endpoint's POST response to tools/list where the benchmark's audit \
      probes a GET of per-user content; shared caches do not store POST responses by default, so the exposure is \
-     thinner than the audit's case. 10.1a (a static resource's validator and max-age) needs an operator-named path \
-     (probe input static_resource_path) and grades that one resource only. 10.1c is evidence only (the benchmark calls the protocol-layer fields an \
-     optional aid). Cache behaviour of intermediaries and of other paths is not observed.";
+     thinner than the audit's case. ",
+    crate::here!("a"),
+    " (a static resource's validator and max-age) needs an operator-named path \
+     (probe input static_resource_path) and grades that one resource only. ",
+    crate::here!("c"),
+    " is evidence only (the benchmark calls the protocol-layer fields an \
+     optional aid). Cache behaviour of intermediaries and of other paths is not observed."
+);
 
 /// `Cache-Control` directives: comma-split, trimmed, lower-cased, empties dropped.
 /// `None` when the header is absent (distinct from present and empty).
@@ -87,8 +94,8 @@ impl Check for CacheFreshness {
         "cache-freshness"
     }
 
-    /// `10.1a.static` is optional: a bundle without it (collected before the collector
-    /// fetched it) grades 10.1a UNKNOWN saying so. The other inventory lists are read
+    /// [`leg::STATIC_RESOURCE`] is optional: a bundle without it (collected before the
+    /// collector fetched it) grades leg a UNKNOWN saying so. The other inventory lists are read
     /// only when `tools/list` drew no exchange.
     fn legs(&self, _era: Option<Era>) -> Legs {
         Legs::with_optional(
@@ -140,13 +147,13 @@ impl Check for CacheFreshness {
                 ));
             }
         }
-        Outcome::from_legs(legs, REDUCTION_10_1)
+        Outcome::from_legs(legs, REDUCTION)
             .with_records(records)
             .with_facts(&facts)
     }
 }
 
-/// The details of 10.1, in report order: the static resource's when it was fetched,
+/// The details of this rule, in report order: the static resource's when it was fetched,
 /// then the endpoint's when a list response was recorded.
 #[derive(Debug, Default, Serialize)]
 struct CacheFreshnessFacts {
@@ -156,7 +163,7 @@ struct CacheFreshnessFacts {
     endpoint: Option<EndpointFacts>,
 }
 
-/// The fetched static resource (10.1a).
+/// The fetched static resource (leg a).
 #[derive(Debug, Serialize)]
 struct StaticFacts {
     /// The URL fetched.
@@ -167,7 +174,7 @@ struct StaticFacts {
     static_cache_control: Option<String>,
 }
 
-/// The endpoint's own list response (10.1b).
+/// The endpoint's own list response (leg b).
 #[derive(Debug, Serialize)]
 struct EndpointFacts {
     /// Its HTTP status, null without a response.
@@ -176,7 +183,7 @@ struct EndpointFacts {
     endpoint_cache_control: Option<String>,
 }
 
-/// Leg 10.1b: the endpoint's own list response (`x`, answering `method`) graded as
+/// Leg b: the endpoint's own list response (`x`, answering `method`) graded as
 /// dynamic content: `no-store` or `private` keeps it out of shared caches.
 fn dynamic_leg(ev: &Evidence, x: &Exchange<'_>, method: &str, cc: Option<&str>) -> Leg {
     let substrate = if ev.is_sse() {
@@ -237,8 +244,8 @@ fn is_max_age(token: &str) -> bool {
         .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
-/// Leg 10.1a: the operator's static resource. Graded from the
-/// `10.1a.static` record when there is one; a skipped leg is UNKNOWN with the
+/// Leg a: the operator's static resource. Graded from the [`leg::STATIC_RESOURCE`]
+/// record when there is one; a skipped leg is UNKNOWN with the
 /// collector's reason; a bundle without the record (an older collector) is UNKNOWN and
 /// says whether the input was given. No path is ever guessed.
 fn static_leg(ev: &Evidence, records: &mut Vec<u64>, facts: &mut Option<StaticFacts>) -> Leg {
@@ -354,7 +361,7 @@ fn static_leg(ev: &Evidence, records: &mut Vec<u64>, facts: &mut Option<StaticFa
     }
 }
 
-/// 10.1c: `resultType`, `ttlMs`, `cacheScope` on the result (2026-07-28 fields).
+/// Leg c: `resultType`, `ttlMs`, `cacheScope` on the result (2026-07-28 fields).
 fn cacheable_fields(x: &Exchange<'_>, modern: bool) -> String {
     if let Some(cut) = x.cut() {
         return format!("could not be read: {cut}");
@@ -465,7 +472,7 @@ mod tests {
         assert_eq!(
             o.verdict,
             Verdict::Unknown,
-            "10.1a is unknown without an operator path"
+            "leg a is unknown without an operator path"
         );
         let p = grade_with(
             200,
@@ -712,7 +719,7 @@ mod tests {
         assert!(
             leg_of(&o, "a")
                 .note
-                .contains("holds no 10.1a.static record"),
+                .contains(&format!("holds no {} record", leg::STATIC_RESOURCE)),
             "{o:?}"
         );
     }

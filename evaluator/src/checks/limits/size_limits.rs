@@ -1,10 +1,10 @@
-//! Check 10.2: request/response body limits, token budgets, per-principal quotas.
-//! docs/checks.md, 10.2, states the rules.
+//! Rule `size-limits`: request/response body limits, token budgets, per-principal quotas.
+//! docs/checks.md states the rules under the row this rule grades.
 //!
-//! Of the six obligations only the inbound request-body limit is probed (leg 10.2a): the
+//! Of the six obligations only the inbound request-body limit is probed (leg a): the
 //! collector re-sends the first `tools/list` of the inventory (the control) padded past
 //! the probe size, with the same headers. The other five obligations are named on every
-//! run (leg 10.2b, `dropped`). The probe size is the operator's `max_request_bytes`
+//! run (leg b, `dropped`). The probe size is the operator's `max_request_bytes`
 //! (a probe input), else 1 MiB; the size actually sent is the padded record's body
 //! length. A 413 proves a limit at or below that size; an acceptance fails only against
 //! a limit the operator stated, because "no limit at or below that size" is not "no
@@ -22,10 +22,9 @@ use crate::fmt::line;
 use crate::verdict::{Leg, LegOutcome, Outcome};
 use mcp_probe_schema::model::Era;
 
-/// 10.2: request/response body limits, token budgets, per-principal quotas.
+/// Request/response body limits, token budgets, per-principal quotas.
 #[derive(Debug)]
 pub struct SizeLimits;
-/// The 10.2 check.
 /// Probe size without an operator input: ordinary traffic, no consent needed.
 pub const DEFAULT_PROBE_BYTES: u64 = 1 << 20;
 /// Above this, `oversize_authorised` must be the JSON boolean `true`.
@@ -33,16 +32,23 @@ pub const CONSENT_ABOVE: u64 = 1 << 20;
 /// Never sent, whatever the inputs say.
 pub const HARD_MAX: u64 = 10 << 20;
 
+/// The inbound request-body limit, probed.
 const LEG_A: &str = "a";
+/// The other five obligations, named and not probed.
 const LEG_B: &str = "b";
 
 const DROPPED: &str = "not probed: the non-streaming response payload bound, the per-message bound on \
      streamed responses, token budgets, per-principal quota exhaustion behaviour, and enforcement at both \
      the proxy and the application middleware";
 
-const REDUCTION_10_2: &str = "only the inbound request-body limit is probed, with one padded tools/list at one \
-     size; of the six obligations the other five (10.2b) are not observable without server-side evidence or \
-     traffic the probe may not send; a 413 may come from any hop, so where the limit is enforced is not known";
+/// What this rule cannot reach.
+const REDUCTION: &str = concat!(
+    "only the inbound request-body limit is probed, with one padded tools/list at one \
+     size; of the six obligations the other five (",
+    crate::here!("b"),
+    ") are not observable without server-side evidence or \
+     traffic the probe may not send; a 413 may come from any hop, so where the limit is enforced is not known"
+);
 
 /// The probe size the inputs ask for: `Ok(None)` when no limit is
 /// stated (the default applies), `Ok(Some(n))` for a stated limit the rules accept,
@@ -80,7 +86,7 @@ fn bytes(n: u64) -> String {
     format!("{n} bytes ({:.1} MiB)", n as f64 / (1u64 << 20) as f64)
 }
 
-/// Leg 10.2a and the facts for the details.
+/// Leg a and the facts for the details.
 struct Judgement {
     outcome: LegOutcome,
     note: String,
@@ -101,7 +107,7 @@ impl Judgement {
     }
 }
 
-/// Decide 10.2a in the fixed order of docs/checks.md, 10.2.
+/// Decide leg a in the fixed order docs/checks.md states for this rule.
 fn judge(ev: &Evidence, size: &Result<Option<u64>, String>) -> Judgement {
     // Step 2: a refused stated value means nothing was (or should have been) sent.
     let stated = match size {
@@ -205,7 +211,7 @@ fn judge(ev: &Evidence, size: &Result<Option<u64>, String>) -> Judgement {
     j
 }
 
-/// 10.2a from the padded request's status: 413 passes, an acceptance fails only against
+/// Leg a from the padded request's status: 413 passes, an acceptance fails only against
 /// a stated limit the body exceeds, anything else decides nothing.
 fn padded_answer(status: u16, sent: u64, stated: Option<u64>) -> (LegOutcome, String) {
     match status {
@@ -281,16 +287,16 @@ impl Check for SizeLimits {
             stated_limit: stated,
             probe_size: size.as_ref().ok().map(|s| s.unwrap_or(DEFAULT_PROBE_BYTES)),
         };
-        Outcome::from_legs(legs, REDUCTION_10_2)
+        Outcome::from_legs(legs, REDUCTION)
             .with_records(records)
             .with_facts(&facts)
     }
 }
 
-/// The details of 10.2, in report order (absent values are null).
+/// The details of this rule, in report order (absent values are null).
 #[derive(Debug, Serialize)]
 struct SizeLimitsFacts {
-    /// `10.2a` → its outcome, `10.2b` → `dropped`.
+    /// Leg a → its outcome, leg b → `dropped` (keys are references).
     legs: Keyed<String, LegOutcome>,
     /// The control's HTTP status.
     control_status: Option<u16>,
@@ -339,7 +345,7 @@ mod tests {
             records,
         );
         ev.payload.run.inputs = inputs;
-        run(&SizeLimits, &ev, &Context::default())
+        crate::fixture::local(run(&SizeLimits, &ev, &Context::default()))
     }
 
     fn has(o: &Outcome, words: &[&str]) {
@@ -367,7 +373,7 @@ mod tests {
                 "the tool's default",
                 "no limit at or below",
                 "not \"no limit\"",
-                "10.2b: not probed",
+                "b: not probed",
                 "token budgets",
             ],
         );

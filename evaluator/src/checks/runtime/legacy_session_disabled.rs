@@ -1,18 +1,19 @@
-//! 5.2.3: legacy Streamable HTTP session and stream resumption disabled.
+//! Rule `legacy-session-disabled`: legacy Streamable HTTP session and stream resumption
+//! disabled.
 //!
 //! 2026-07-28 only: on an older negotiated revision the check is NO-REV (sessions and
 //! resumption are the legacy transport itself; the collector sends no probe and records
 //! the legs as skipped, which the NO-REV outcome cites). On 2026-07-28 every leg is
 //! required: a bundle lacking one is ERROR naming it.
 //!
-//! * 5.2.3a/b: a standalone `GET` (`Accept: text/event-stream`) and a `DELETE` without a
+//! * a/b: a standalone `GET` (`Accept: text/event-stream`) and a `DELETE` without a
 //!   session id must be refused, 405 preferred. A refusal, whoever produced it, keeps the
 //!   legacy surface unreachable at this endpoint, so any other 4xx passes naming the
 //!   deviation; a 2xx exposes the surface; a 401/403 never reached method handling.
-//! * 5.2.3c: a complete `tools/list`, then the same with `Last-Event-ID: 1`: the header
+//! * c: a complete `tools/list`, then the same with `Last-Event-ID: 1`: the header
 //!   must be ignored. Near-vacuous: resumption replays a broken stream, and a POST answer
 //!   shows only that the header does not derail the request.
-//! * 5.2.3d: a complete `tools/list`, then the same with a client-supplied
+//! * d: a complete `tools/list`, then the same with a client-supplied
 //!   `Mcp-Session-Id`: no response of the check may carry `Mcp-Session-Id` (minted or
 //!   echoed; read from the recorded response headers), and the supplied id must be
 //!   ignored.
@@ -32,24 +33,28 @@ use crate::evidence::{Evidence, Exchange};
 use crate::verdict::{Leg, LegOutcome, Outcome};
 use mcp_probe_schema::model::Era;
 
-/// 5.2.3: legacy Streamable HTTP session and stream resumption disabled.
+/// Legacy Streamable HTTP session and stream resumption disabled.
 #[derive(Debug)]
 pub struct LegacySessionDisabled;
-/// The 5.2.3 check.
-/// The id the collector supplies in 5.2.3d.
+/// The id the collector supplies in leg d.
 pub use mcp_probe_schema::vocab::probe::SUPPLIED_SESSION_ID;
 
 const LEGS: [LegId; 6] = mcp_probe_schema::vocab::family::LEGACY_SURFACE;
 
-const REDUCTION_5_2_3: &str = "Not probed: whether a streamed response is scoped to its originating request \
-     (needs a second identity). 5.2.3c is near-vacuous: Last-Event-ID governs the replay of a broken stream, and a \
+/// What this rule cannot reach.
+const REDUCTION: &str = concat!(
+    "Not probed: whether a streamed response is scoped to its originating request \
+     (needs a second identity). ",
+    crate::here!("c"),
+    " is near-vacuous: Last-Event-ID governs the replay of a broken stream, and a \
      POST answer shows only that the header does not derail the request. GET and DELETE are sent without a session \
-     id (a live id would end a session).";
+     id (a live id would end a session)."
+);
 
 /// The details of a graded outcome.
 #[derive(Serialize)]
 struct SessionFacts {
-    /// Each leg's outcome, by leg id (5.2.3a .. 5.2.3d, in order).
+    /// Each leg's outcome, by leg id (a .. d, in order, as references).
     legs: BTreeMap<String, LegOutcome>,
     /// The status the GET and the DELETE drew, by collector leg (null: no response).
     http_status: BTreeMap<String, Option<u16>>,
@@ -73,7 +78,7 @@ fn exchange_of<'a>(
     }
 }
 
-/// 5.2.3a/b: the status of a standalone GET or DELETE decides.
+/// Legs a/b: the status of a standalone GET or DELETE decides.
 fn surface(a: &Answer, what: &str, authenticated: bool) -> (LegOutcome, String) {
     let said = a.summary();
     let Some(status) = a.status else {
@@ -237,13 +242,20 @@ fn leg_c(ev: &Evidence, seqs: &mut Vec<u64>) -> Leg {
 /// Every `Mcp-Session-Id` a response of this check carried: (what, record, minted or
 /// echoed).
 fn session_ids(ev: &Evidence) -> Vec<String> {
+    let control = |sub: &str| format!("the {} control", crate::refs::here(sub));
     let names = [
-        (leg::LEGACY_GET, "the GET"),
-        (leg::LEGACY_DELETE, "the DELETE"),
-        (leg::RESUME_CONTROL, "the 5.2.3c control"),
-        (leg::RESUME_LAST_EVENT_ID, "the Last-Event-ID request"),
-        (leg::SESSION_CONTROL, "the 5.2.3d control"),
-        (leg::SESSION_SUPPLIED, "the request supplying an id"),
+        (leg::LEGACY_GET, "the GET".to_string()),
+        (leg::LEGACY_DELETE, "the DELETE".to_string()),
+        (leg::RESUME_CONTROL, control("c")),
+        (
+            leg::RESUME_LAST_EVENT_ID,
+            "the Last-Event-ID request".to_string(),
+        ),
+        (leg::SESSION_CONTROL, control("d")),
+        (
+            leg::SESSION_SUPPLIED,
+            "the request supplying an id".to_string(),
+        ),
     ];
     let mut out = Vec::new();
     for (l, what) in names {
@@ -339,7 +351,7 @@ impl Check for LegacySessionDisabled {
                     "valid only for {REV_2026_07_28}: below it sessions and stream resumption are the transport \
                      itself"
                 ),
-                REDUCTION_5_2_3,
+                REDUCTION,
             );
         }
         let auth = ev.authenticated();
@@ -367,11 +379,14 @@ impl Check for LegacySessionDisabled {
         legs.push(leg_c(ev, &mut seqs));
         legs.push(leg_d(ev, &mut seqs));
         let facts = SessionFacts {
-            legs: legs.iter().map(|l| (l.id.clone(), l.outcome)).collect(),
+            legs: legs
+                .iter()
+                .map(|l| (crate::refs::here(&l.id), l.outcome))
+                .collect(),
             http_status: statuses,
             session_id_returned: !session_ids(ev).is_empty(),
         };
-        Outcome::from_legs(legs, REDUCTION_5_2_3)
+        Outcome::from_legs(legs, REDUCTION)
             .with_records(seqs)
             .with_facts(&facts)
     }
@@ -435,12 +450,12 @@ mod tests {
         exchange(&[l], &req, status, ct, body, headers)
     }
 
-    /// The Last-Event-ID request of 5.2.3c, answered.
+    /// The Last-Event-ID request of leg c, answered.
     fn resumed(status: u16, ct: &str, body: &str) -> Record {
         list(leg::RESUME_LAST_EVENT_ID, 2, status, ct, body, &[])
     }
 
-    /// The request of 5.2.3d supplying a session id, answered.
+    /// The request of leg d supplying a session id, answered.
     fn supplied(status: u16, ct: &str, body: &str) -> Record {
         list(leg::SESSION_SUPPLIED, 4, status, ct, body, &[])
     }
@@ -513,7 +528,7 @@ mod tests {
             Some(session(Some(rev), json!({"tools": {}}), None)),
             records,
         );
-        run(&LegacySessionDisabled, &ev, &Context::default())
+        crate::fixture::local(run(&LegacySessionDisabled, &ev, &Context::default()))
     }
 
     #[test]
@@ -748,7 +763,7 @@ mod tests {
             "d",
             LegOutcome::Fail,
             &[
-                "the 5.2.3d control (record #4, HTTP 200) minted a session id",
+                "the d control (record #4, HTTP 200) minted a session id",
                 "recorded response headers",
             ],
         );

@@ -1,7 +1,8 @@
-//! Reading the Section 5 live legs (5.1.1d, 5.1.2c, 5.1.3c, 5.1.3d, 5.4.1a): one
-//! recorded request per leg, read with [`crate::checks::common::wire`]; a skip the
-//! collector recorded at one of its gates; the positive controls; and the refusal rule
-//! shared by 5.1.2c, 5.1.3c and 5.1.3d.
+//! Reading the live legs of the runtime rules (`tool-schemas-validated` d,
+//! `resource-templates-typed` c, `prompt-arguments-validated` c and d, `path-confinement`
+//! a): one recorded request per leg, read with [`crate::checks::common::wire`]; a skip
+//! the collector recorded at one of its gates; the positive controls; and the refusal
+//! rule shared by `resource-templates-typed` c and `prompt-arguments-validated` c and d.
 //!
 //! A leg the collector recorded as `not sent: …` was held back at a gate (no operator
 //! input, nothing listed to pick, a failed control, no consent): UNKNOWN, since a run
@@ -12,6 +13,7 @@
 use mcp_probe_schema::vocab::{code, LegId, REV_2026_07_28};
 use serde_json::Value;
 
+use crate::checks::common::refusal::{self, Class, Strictness, Unattributed};
 use crate::checks::common::text::{quote, truncate};
 use crate::checks::common::wire::{self, refused_at_authentication, Answer, Reply};
 use crate::evidence::Evidence;
@@ -44,7 +46,7 @@ pub(super) fn uri(u: &str) -> String {
 pub(super) fn with_live(mut out: Outcome, live: Vec<Leg>, records: Vec<u64>) -> Outcome {
     let notes: Vec<String> = live
         .iter()
-        .map(|l| format!("{}: {}", l.id, l.note))
+        .map(|l| format!("{}: {}", crate::refs::here(&l.id), l.note))
         .collect();
     out.legs.extend(live);
     out.recombine();
@@ -141,11 +143,11 @@ pub(super) fn control(ev: &Evidence, leg: LegId, key: &str, what: &str) -> Resul
 /// What the refused request was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Probe {
-    /// `resources/read` of a made-up template instance (5.1.2c).
+    /// `resources/read` of a made-up template instance (`resource-templates-typed` c).
     MissingResource,
-    /// `prompts/get` without a required argument (5.1.3c).
+    /// `prompts/get` without a required argument (`prompt-arguments-validated` c).
     MissingArgument,
-    /// `prompts/get` of an unknown prompt (5.1.3d).
+    /// `prompts/get` of an unknown prompt (`prompt-arguments-validated` d).
     UnknownPrompt,
 }
 
@@ -161,106 +163,136 @@ pub(super) fn first_text(r: &Value) -> Option<String> {
     })
 }
 
-/// The refusal rule of 5.1.2c, 5.1.3c and 5.1.3d: the benchmark requires -32602.
+/// The refusal rule of `resource-templates-typed` (c) and `prompt-arguments-validated`
+/// (c, d): the benchmark requires -32602, and the answer is read by the one classifier
+/// ([`refusal::classify`]) and judged by its table, under the rule's `strictness`.
 ///
 /// -32602 → pass; -32002 for a missing resource → pass on a revision before
-/// 2026-07-28 (that revision's own code), fail on 2026-07-28 (retired there, which
-/// requires -32602); -32020/-32021/-32022 (2026-07-28 header or version validation) →
-/// unknown, a refusal that answers another question; any other code, or an error
-/// without an integer code → fail (refused, but not with -32602: -32603 says the
-/// handler broke on the input instead of validating it); HTTP 401/403 → unknown; a
-/// result → fail, except a made-up template instance that came back with contents →
-/// unknown (a template may legitimately generate content for any value); an empty
-/// answer, an answerless stream, a bare answer or no response → error.
+/// 2026-07-28 (that revision's own code, so required there), another code on 2026-07-28
+/// (retired there, which requires -32602); -32020/-32021/-32022 (2026-07-28 header or
+/// version validation) → unknown, a refusal that answers another question; any other
+/// code, or an error without an integer code → the strictness (v1.0.0: fail, refused but
+/// not with -32602: -32603 says the handler broke on the input instead of validating
+/// it); HTTP 401/403 → unknown; a result → fail, except a made-up template instance that
+/// came back with contents → unknown (a template may legitimately generate content for
+/// any value); an empty 2xx or an answerless stream → error here (the table reads them
+/// as acceptances; these probes ask for content, so an answer without any is not read
+/// as one), as is a bare answer or no response.
 pub(super) fn refusal(
     a: &Answer,
     probe: Probe,
     revision: Option<&str>,
     authenticated: bool,
+    strictness: Strictness,
 ) -> Graded {
-    if let Some(g) =
-        refused_at_authentication(a, authenticated, "so the question was never reached")
-    {
-        return g;
-    }
+    let legacy_not_found = probe == Probe::MissingResource && revision != Some(REV_2026_07_28);
+    let required: &[i64] = if legacy_not_found {
+        &[code::INVALID_PARAMS, RESOURCE_NOT_FOUND]
+    } else {
+        &[code::INVALID_PARAMS]
+    };
+    let class = refusal::classify(a, required);
+    let outcome = class.judged(strictness);
     let said = a.summary();
-    match &a.reply {
-        Reply::NoResponse(_) | Reply::Bare(_) | Reply::Empty | Reply::StreamWithoutAnswer => (
+    let unattributed = || {
+        (
             LegOutcome::Error,
             format!("{said}: no JSON-RPC answer attributable to the server"),
-        ),
-        Reply::Error(e) => match e.code {
-            Some(code::INVALID_PARAMS) => (LegOutcome::Pass, format!("{said}: refused with -32602")),
-            Some(-32002) if probe == Probe::MissingResource => {
-                if revision == Some(REV_2026_07_28) {
-                    (
-                        LegOutcome::Fail,
-                        format!("{said}: -32002 is retired in 2026-07-28, which requires -32602 for a missing resource"),
-                    )
-                } else {
-                    (
-                        LegOutcome::Pass,
-                        format!(
-                            "{said}: refused with -32002, the code {} defines for a missing resource",
-                            revision.map(line).unwrap_or_else(|| "this revision".into())
-                        ),
-                    )
-                }
-            }
-            Some(c) if code::is_modern_rejection(c) => (
-                LegOutcome::Unknown,
-                format!("{said}: refused by 2026-07-28 header or version validation, which answers another question"),
+        )
+    };
+    match class {
+        Class::NotAttributable(Unattributed::Authentication) => {
+            refused_at_authentication(a, authenticated, "so the question was never reached")
+                .unwrap_or_else(unattributed)
+        }
+        Class::NotAttributable(_) | Class::HttpOnly(_) => unattributed(),
+        Class::Required(RESOURCE_NOT_FOUND) => (
+            outcome,
+            format!(
+                "{said}: refused with -32002, the code {} defines for a missing resource",
+                revision.map(line).unwrap_or_else(|| "this revision".into())
             ),
-            Some(c) => (
-                LegOutcome::Fail,
-                format!(
-                    "{said}: refused, but with {c}, not -32602 as the benchmark requires{}",
-                    if c == -32603 {
-                        " (an internal error: the handler broke on the input instead of validating it)"
-                    } else {
-                        ""
-                    }
+        ),
+        Class::Required(_) => (outcome, format!("{said}: refused with -32602")),
+        Class::OtherCode(Some(RESOURCE_NOT_FOUND)) if probe == Probe::MissingResource => (
+            outcome,
+            match strictness {
+                Strictness::Fail => format!(
+                    "{said}: -32002 is retired in 2026-07-28, which requires -32602 for a missing resource"
                 ),
+                Strictness::Pass => format!(
+                    "{said}: refused with -32002, retired in 2026-07-28, which requires -32602 for a missing \
+                     resource; a refusal is still a refusal, the deviation named"
+                ),
+            },
+        ),
+        Class::OtherCode(Some(c)) if code::is_modern_rejection(c) => (
+            LegOutcome::Unknown,
+            format!("{said}: refused by 2026-07-28 header or version validation, which answers another question"),
+        ),
+        Class::OtherCode(c) => {
+            let with = c.map_or_else(|| "without an integer code".to_string(), |c| format!("with {c}"));
+            let internal = if c == Some(-32603) {
+                " (an internal error: the handler broke on the input instead of validating it)"
+            } else {
+                ""
+            };
+            let note = match strictness {
+                Strictness::Fail => {
+                    format!("{said}: refused, but {with}, not -32602 as the benchmark requires{internal}")
+                }
+                Strictness::Pass => format!(
+                    "{said}: refused {with} instead of the -32602 the benchmark requires{internal}; a refusal \
+                     is still a refusal, the deviation named"
+                ),
+            };
+            (outcome, note)
+        }
+        Class::Accepted => match &a.reply {
+            Reply::Result(r) => accepted(r, probe, &said),
+            _ => unattributed(),
+        },
+    }
+}
+
+/// The -32002 (resource not found) of revisions before 2026-07-28.
+const RESOURCE_NOT_FOUND: i64 = -32002;
+
+/// A result answering a request that must be refused.
+fn accepted(r: &Value, probe: Probe, said: &str) -> Graded {
+    match probe {
+        Probe::MissingResource => match r.get("contents").and_then(Value::as_array) {
+            Some(c) if !c.is_empty() => (
+                LegOutcome::Unknown,
+                format!(
+                    "{said} ({} item{}{}): the template generated content for a value that names no stored \
+                     resource; a template may legitimately produce content for any value, so whether the \
+                     resource \"does not exist\" is not observable",
+                    c.len(),
+                    if c.len() == 1 { "" } else { "s" },
+                    first_text(r).map(|t| format!(", first text {t}")).unwrap_or_default()
+                ),
+            ),
+            Some(_) => (
+                LegOutcome::Fail,
+                format!("{said} with an empty `contents`: not a rejection (2026-07-28 forbids an empty list standing in for \"not found\")"),
             ),
             None => (
                 LegOutcome::Fail,
-                format!("{said}: refused, but without an integer code, not -32602 as the benchmark requires"),
+                format!("{said} without `contents`: accepted, not rejected with -32602"),
             ),
         },
-        Reply::Result(r) => match probe {
-            Probe::MissingResource => match r.get("contents").and_then(Value::as_array) {
-                Some(c) if !c.is_empty() => (
-                    LegOutcome::Unknown,
-                    format!(
-                        "{said} ({} item{}{}): the template generated content for a value that names no stored \
-                         resource; a template may legitimately produce content for any value, so whether the \
-                         resource \"does not exist\" is not observable",
-                        c.len(),
-                        if c.len() == 1 { "" } else { "s" },
-                        first_text(r).map(|t| format!(", first text {t}")).unwrap_or_default()
-                    ),
-                ),
-                Some(_) => (
-                    LegOutcome::Fail,
-                    format!("{said} with an empty `contents`: not a rejection (2026-07-28 forbids an empty list standing in for \"not found\")"),
-                ),
-                None => (
-                    LegOutcome::Fail,
-                    format!("{said} without `contents`: accepted, not rejected with -32602"),
-                ),
-            },
-            Probe::MissingArgument => (
-                LegOutcome::Fail,
-                format!(
-                    "{said}: the prompt was rendered without its required argument{}",
-                    first_text(r).map(|t| format!(" (first text {t})")).unwrap_or_default()
-                ),
+        Probe::MissingArgument => (
+            LegOutcome::Fail,
+            format!(
+                "{said}: the prompt was rendered without its required argument{}",
+                first_text(r).map(|t| format!(" (first text {t})")).unwrap_or_default()
             ),
-            Probe::UnknownPrompt => (
-                LegOutcome::Fail,
-                format!("{said}: a prompt that does not exist was answered with a result"),
-            ),
-        },
+        ),
+        Probe::UnknownPrompt => (
+            LegOutcome::Fail,
+            format!("{said}: a prompt that does not exist was answered with a result"),
+        ),
     }
 }
 
@@ -291,7 +323,8 @@ mod tests {
     fn refusal_codes() {
         let legacy = Some("2025-11-25");
         let modern = Some(REV_2026_07_28);
-        let g = |a: Answer, p: Probe, rev: Option<&str>| refusal(&a, p, rev, false);
+        let g =
+            |a: Answer, p: Probe, rev: Option<&str>| refusal(&a, p, rev, false, Strictness::Fail);
         let cases = [
             (
                 error(Some(-32602), "Unknown prompt"),
@@ -361,9 +394,47 @@ mod tests {
     }
 
     #[test]
+    fn a_lenient_rule_passes_another_code_naming_it_and_nothing_else_moves() {
+        let legacy = Some("2025-11-25");
+        let modern = Some(REV_2026_07_28);
+        let both = |reply: Reply, p: Probe, rev: Option<&str>| {
+            let a = answer(200, reply);
+            (
+                refusal(&a, p, rev, false, Strictness::Fail),
+                refusal(&a, p, rev, false, Strictness::Pass),
+            )
+        };
+        for (reply, p, rev) in [
+            (error(Some(-32603), "boom"), Probe::MissingArgument, legacy),
+            (error(None, "no code"), Probe::UnknownPrompt, legacy),
+            (error(Some(-32002), "gone"), Probe::MissingResource, modern),
+        ] {
+            let ((strict, _), (lenient, note)) = both(reply, p, rev);
+            assert_eq!(strict, LegOutcome::Fail);
+            assert_eq!(lenient, LegOutcome::Pass, "{note}");
+            assert!(note.contains("the deviation named"), "{note}");
+        }
+        for (reply, p) in [
+            (error(Some(-32602), "x"), Probe::UnknownPrompt),
+            (error(Some(-32020), "Header mismatch"), Probe::UnknownPrompt),
+            (Reply::Result(serde_json::json!({})), Probe::MissingResource),
+            (Reply::Empty, Probe::UnknownPrompt),
+        ] {
+            let (strict, lenient) = both(reply, p, modern);
+            assert_eq!(strict, lenient);
+        }
+    }
+
+    #[test]
     fn results_fail_except_generated_template_content() {
         let g = |r: Value, p: Probe| {
-            refusal(&answer(200, Reply::Result(r)), p, Some("2025-11-25"), false)
+            refusal(
+                &answer(200, Reply::Result(r)),
+                p,
+                Some("2025-11-25"),
+                false,
+                Strictness::Fail,
+            )
         };
         let (o, note) = g(
             serde_json::json!({"contents": [{"uri": "greeting://x", "text": "Hello, x!"}]}),
@@ -399,7 +470,14 @@ mod tests {
             Reply::NoResponse("reset".into()),
         ] {
             assert_eq!(
-                refusal(&answer(200, r), Probe::UnknownPrompt, None, false).0,
+                refusal(
+                    &answer(200, r),
+                    Probe::UnknownPrompt,
+                    None,
+                    false,
+                    Strictness::Fail
+                )
+                .0,
                 LegOutcome::Error
             );
         }
@@ -408,12 +486,12 @@ mod tests {
     #[test]
     fn gate_skips_are_unknown_and_withheld_records_error() {
         assert_eq!(
-            skipped("5.1.3d", "not sent: no prompt to get").0,
+            skipped("the get of an unknown prompt", "not sent: no prompt to get").0,
             LegOutcome::Unknown
         );
         assert_eq!(
             skipped(
-                "5.1.3d",
+                "the get of an unknown prompt",
                 "withheld: the HTTP record of this leg still held a credential"
             )
             .0,

@@ -1,8 +1,8 @@
-//! 5.4.1: path traversal and arbitrary filesystem access prevented, graded from the
-//! `resources/read` legs the collector sends only with the operator's consent
-//! (`traversal_authorised: true`): a control read (`5.4.1a.control`), then the control
-//! URI climbing with `../` to `etc/passwd` (`5.4.1a.unix`) and `windows/win.ini`
-//! (`5.4.1a.windows`), and with `..%2F` to `etc/passwd` (`5.4.1a.encoded`).
+//! Rule `path-confinement`: path traversal and arbitrary filesystem access prevented,
+//! graded from the `resources/read` legs the collector sends only with the operator's
+//! consent (`traversal_authorised: true`): a control read (sub-verdict `a.control`), then
+//! the control URI climbing with `../` to `etc/passwd` (`a.unix`) and `windows/win.ini`
+//! (`a.windows`), and with `..%2F` to `etc/passwd` (`a.encoded`).
 //!
 //! Rules per traversal leg: contents carrying a marker of the target file that the
 //! control's contents do not carry → FAIL (the URI as sent and the matching line are
@@ -10,6 +10,8 @@
 //! UNKNOWN (dot-segment removal may map the URI onto an in-root resource); a refusal
 //! that carries no JSON-RPC answer (an HTML 403 from a WAF or front), HTTP 401, or no
 //! `contents` → UNKNOWN: the server itself was not seen refusing; no response → ERROR.
+//! Any JSON-RPC error refuses here (the recommendation names no code), so the refusal
+//! classifier's strictness (`checks::common::refusal`) has nothing to decide.
 //! A control that returned no contents leaves the check UNKNOWN (the collector then
 //! sends no traversal). A leg skipped at a collector gate (no consent, no control URI,
 //! a control URI without a path to escape) is UNKNOWN, never PASS.
@@ -27,11 +29,11 @@ use crate::verdict::{Leg, LegOutcome, Outcome, Verdict};
 use mcp_probe_schema::model::Era;
 use mcp_probe_schema::vocab::{family, leg, LegId};
 
-/// 5.4.1: path traversal and arbitrary filesystem access prevented.
+/// Path traversal and arbitrary filesystem access prevented.
 #[derive(Debug)]
 pub struct PathConfinement;
-/// The 5.4.1 check.
-const REDUCTION_5_4_1: &str = "one resource URI (the control) is probed, through resources/read only: other \
+/// What this rule cannot reach.
+const REDUCTION: &str = "one resource URI (the control) is probed, through resources/read only: other \
      resources and templates, path-taking tools (never called: they may have side effects), symlinks inside the \
      root (testing them needs a filesystem write) and how the server canonicalises (only its answer is seen) are \
      not observed; a server that refuses these three URIs may still be reachable through another spelling";
@@ -49,7 +51,7 @@ const WINDOWS_MARKERS: [&str; 4] = [
     "for 16-bit app support",
 ];
 
-/// 5.4.1's details.
+/// This rule's details.
 #[derive(Serialize)]
 struct TraversalFacts {
     /// The control URI, when a control was sent.
@@ -76,13 +78,13 @@ impl Check for PathConfinement {
             control_origin: None,
             probes: Map::new(),
         };
-        let control =
-            match live::recorded(ev, leg::TRAVERSAL_CONTROL, "5.4.1a (control and traversal)") {
-                Recorded::NotSent(g) => {
-                    return done(vec![Leg::new("a", g.0, g.1)], seqs, &facts);
-                }
-                Recorded::Sent(a, req) => (a, req),
-            };
+        let what = format!("{} (control and traversal)", crate::refs::here("a"));
+        let control = match live::recorded(ev, leg::TRAVERSAL_CONTROL, &what) {
+            Recorded::NotSent(g) => {
+                return done(vec![Leg::new("a", g.0, g.1)], seqs, &facts);
+            }
+            Recorded::Sent(a, req) => (a, req),
+        };
         let uri = control
             .1
             .pointer("/params/uri")
@@ -115,11 +117,11 @@ impl Check for PathConfinement {
                 let g = live::control(ev, leg::TRAVERSAL_CONTROL, "contents", &what)
                     .err()
                     .unwrap_or((LegOutcome::Unknown, what.clone()));
-                return done(vec![Leg::new("5.4.1a.control", g.0, g.1)], seqs, &facts);
+                return done(vec![Leg::new("a.control", g.0, g.1)], seqs, &facts);
             }
         };
         let mut legs = vec![Leg::new(
-            "5.4.1a.control",
+            "a.control",
             LegOutcome::Observed,
             format!(
                 "{what} returned {}",
@@ -130,9 +132,9 @@ impl Check for PathConfinement {
             ),
         )];
         for (l, id, markers) in [
-            (leg::TRAVERSAL_UNIX, "5.4.1a.unix", &UNIX_MARKERS),
-            (leg::TRAVERSAL_WINDOWS, "5.4.1a.windows", &WINDOWS_MARKERS),
-            (leg::TRAVERSAL_ENCODED, "5.4.1a.encoded", &UNIX_MARKERS),
+            (leg::TRAVERSAL_UNIX, "a.unix", &UNIX_MARKERS),
+            (leg::TRAVERSAL_WINDOWS, "a.windows", &WINDOWS_MARKERS),
+            (leg::TRAVERSAL_ENCODED, "a.encoded", &UNIX_MARKERS),
         ] {
             let (o, note) = traversal(ev, l, markers, &control_texts, &mut facts.probes);
             legs.push(Leg::new(id, o, note));
@@ -143,7 +145,7 @@ impl Check for PathConfinement {
 
 /// The outcome of `legs`.
 fn done(legs: Vec<Leg>, seqs: Vec<u64>, facts: &TraversalFacts) -> Outcome {
-    let mut out = Outcome::from_legs(legs, REDUCTION_5_4_1)
+    let mut out = Outcome::from_legs(legs, REDUCTION)
         .with_records(seqs)
         .with_facts(facts);
     if out.verdict == Verdict::Pass {

@@ -1,32 +1,34 @@
-//! 5.1.3: prompt templates declare and validate arguments, graded from every page of
-//! `prompts/list` read as raw JSON (an SDK model would coerce `"required": "yes"` to
-//! `true`).
+//! Rule `prompt-arguments-validated`: prompt templates declare and validate arguments,
+//! graded from every page of `prompts/list` read as raw JSON (an SDK model would coerce
+//! `"required": "yes"` to `true`).
 //!
-//! * 5.1.3a: every declared argument has a non-blank string `name`.
-//! * 5.1.3b: `required`, wherever present, is a JSON boolean.
+//! * a: every declared argument has a non-blank string `name`.
+//! * b: `required`, wherever present, is a JSON boolean.
 //!
-//! * 5.1.3c (live): after a control `prompts/get` that returned messages, the same
-//!   prompt without its required argument must be refused with -32602.
-//! * 5.1.3d (live): after its own control, a prompt that does not exist must be refused
-//!   with -32602 (the reference prober did not require its control to succeed).
+//! * c (live): after a control `prompts/get` that returned messages, the same prompt
+//!   without its required argument must be refused with -32602.
+//! * d (live): after its own control, a prompt that does not exist must be refused with
+//!   -32602 (the reference prober did not require its control to succeed).
 //!
-//! The live legs' refusal rule is `live::refusal`; the grader re-checks from
-//! the inventory that the missing-argument get really left a required argument out and
-//! that the unknown name is really not listed.
+//! The live legs' refusal rule is `live::refusal`, a refusal with another code being
+//! what the rule's `refusal_with_other_code` says (default: FAIL); the grader re-checks
+//! from the inventory that the missing-argument get really left a required argument out
+//! and that the unknown name is really not listed.
 
 use serde::Serialize;
 use serde_json::Value;
 
 use super::live::{self, Probe, Recorded};
-use crate::check::{Check, Context, Legs};
+use crate::check::{Check, Context, Legs, ParamSpec};
 use crate::checks::common::inventory::{decided, gated, no_session, Item, Read, PROMPTS};
+use crate::checks::common::refusal::{self, Strictness};
 use crate::checks::common::text::{capped, count, kind, non_blank, quote, show, SEP};
 use crate::evidence::Evidence;
 use crate::verdict::{Leg, LegOutcome, Outcome};
 use mcp_probe_schema::model::Era;
 use mcp_probe_schema::vocab::leg;
 
-/// Every leg 5.1.3 reads.
+/// Every leg this rule reads.
 const LEGS: &[mcp_probe_schema::vocab::LegId] = &[
     PROMPTS.leg,
     leg::PROMPT_CONTROL,
@@ -35,16 +37,26 @@ const LEGS: &[mcp_probe_schema::vocab::LegId] = &[
     leg::PROMPT_UNKNOWN,
 ];
 
-/// 5.1.3: prompt templates declare and validate arguments.
+/// Prompt templates declare and validate arguments.
 #[derive(Debug)]
 pub struct PromptArgumentsValidated;
-/// The 5.1.3 check.
-const REDUCTION_5_1_3: &str = "declarations read as raw JSON (an SDK model would coerce a non-boolean \
-     `required`); 5.1.3c and 5.1.3d probe one prompt (the first with a required argument) with placeholder values, \
+/// What this rule cannot reach.
+const REDUCTION: &str = concat!(
+    "declarations read as raw JSON (an SDK model would coerce a non-boolean \
+     `required`); ",
+    crate::here!("c"),
+    " and ",
+    crate::here!("d"),
+    " probe one prompt (the first with a required argument) with placeholder values, \
      so argument validation of the other prompts, of argument values and of argument types is not observed; not \
-     probed either: prompt logic that runs only for particular values, per-invocation name logging";
+     probed either: prompt logic that runs only for particular values, per-invocation name logging"
+);
 
-/// What 5.1.3 counted, in the report's details (after the inventory's).
+/// What a refusal of the gets with a code other than -32602 is (v1.0.0: FAIL, the
+/// benchmark names the code).
+const STRICTNESS: ParamSpec = refusal::param(Strictness::Fail);
+
+/// What this rule counted, in the report's details (after the inventory's).
 #[derive(Serialize)]
 struct ArgumentFacts {
     /// Arguments declared across every prompt.
@@ -55,7 +67,7 @@ struct ArgumentFacts {
     non_boolean_required: usize,
 }
 
-/// What 5.1.3 found in one prompt's arguments.
+/// What this rule found in one prompt's arguments.
 #[derive(Default)]
 struct Arguments {
     declared: usize,
@@ -126,15 +138,23 @@ impl Check for PromptArgumentsValidated {
         Legs::required(LEGS)
     }
 
-    fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
+    fn params(&self) -> &'static [ParamSpec] {
+        &[STRICTNESS]
+    }
+
+    fn grade(&self, ev: &Evidence, cx: &Context<'_>) -> Outcome {
         if ev.revision().is_none() {
-            return no_session(REDUCTION_5_1_3);
+            return no_session(REDUCTION);
         }
-        let live = vec![missing_argument(ev), unknown_prompt(ev)];
+        let strictness = Strictness::of(cx, &STRICTNESS);
+        let live = vec![
+            missing_argument(ev, strictness),
+            unknown_prompt(ev, strictness),
+        ];
         let seqs = live::seqs(ev, &LEGS[1..]);
         let read = Read::of(ev, PROMPTS);
         if let Err(gate) = read.gate(ev) {
-            let out = gated(&["a", "b"], None, gate, &read, REDUCTION_5_1_3);
+            let out = gated(&["a", "b"], None, gate, &read, REDUCTION);
             return live::with_live(out, live, seqs);
         }
         let mut args = Arguments::default();
@@ -199,7 +219,7 @@ impl Check for PromptArgumentsValidated {
             bad_argument_names: args.bad_name.len(),
             non_boolean_required: args.bad_required.len(),
         };
-        live::with_live(decided(legs, &read, REDUCTION_5_1_3, &facts), live, seqs)
+        live::with_live(decided(legs, &read, REDUCTION, &facts), live, seqs)
     }
 }
 
@@ -211,8 +231,8 @@ fn asked(req: &Value) -> String {
         .unwrap_or_else(|| "(no name)".into())
 }
 
-/// 5.1.3c: the control, then the get without the required argument.
-fn missing_argument(ev: &Evidence) -> Leg {
+/// Leg c: the control, then the get without the required argument.
+fn missing_argument(ev: &Evidence, strictness: Strictness) -> Leg {
     let g = (|| {
         let ok = live::control(
             ev,
@@ -263,6 +283,7 @@ fn missing_argument(ev: &Evidence) -> Leg {
             Probe::MissingArgument,
             ev.revision(),
             ev.authenticated(),
+            strictness,
         );
         Ok((
             o,
@@ -277,8 +298,8 @@ fn missing_argument(ev: &Evidence) -> Leg {
     Leg::new("c", o, note)
 }
 
-/// 5.1.3d: its control, then a prompt name that is not listed.
-fn unknown_prompt(ev: &Evidence) -> Leg {
+/// Leg d: its control, then a prompt name that is not listed.
+fn unknown_prompt(ev: &Evidence, strictness: Strictness) -> Leg {
     let g = (|| {
         let ok = live::control(
             ev,
@@ -307,7 +328,13 @@ fn unknown_prompt(ev: &Evidence) -> Leg {
                 ),
             ));
         }
-        let (o, note) = live::refusal(&a, Probe::UnknownPrompt, ev.revision(), ev.authenticated());
+        let (o, note) = live::refusal(
+            &a,
+            Probe::UnknownPrompt,
+            ev.revision(),
+            ev.authenticated(),
+            strictness,
+        );
         Ok((
             o,
             format!("{ok}; prompts/get of {} (not listed): {note}", asked(&req)),
@@ -332,7 +359,7 @@ mod tests {
         page(PROMPTS, id, prompts, cursor)
     }
 
-    /// 5.1.3 on one complete page listing `prompts`.
+    /// This rule on one complete page listing `prompts`.
     fn graded(prompts: Vec<Value>) -> Outcome {
         grade(
             &PromptArgumentsValidated,
@@ -346,7 +373,7 @@ mod tests {
     }
 
     #[test]
-    fn s513_well_declared_arguments_pass() {
+    fn well_declared_arguments_pass() {
         let o = graded(vec![
             prompt(
                 "review",
@@ -362,11 +389,13 @@ mod tests {
             "{o:#?}"
         );
         assert!(leg_of(&o, "b").note.contains("`required` is a JSON boolean wherever present (1 of 2 arguments; the others omit it"), "{o:#?}");
-        assert!(o.reduction.contains("5.1.3c and 5.1.3d probe one prompt"));
+        assert!(crate::fixture::local(o)
+            .reduction
+            .contains("c and d probe one prompt"));
     }
 
     #[test]
-    fn s513_inventory_cut_at_the_page_bound_is_unknown_not_pass() {
+    fn inventory_cut_at_the_page_bound_is_unknown_not_pass() {
         // The observed case: well-declared prompts up to the page bound, a bad one past it.
         let good = || prompt("review", json!([{"name": "code", "required": true}]));
         let cut = grade(
@@ -422,7 +451,7 @@ mod tests {
     }
 
     #[test]
-    fn s513_required_yes_fails_b_quoting_the_value() {
+    fn required_yes_fails_b_quoting_the_value() {
         let o = graded(vec![prompt(
             "review",
             json!([{"name": "code", "required": "yes"}]),
@@ -439,7 +468,7 @@ mod tests {
     }
 
     #[test]
-    fn s513_blank_or_missing_name_fails_a() {
+    fn blank_or_missing_name_fails_a() {
         let o = graded(vec![prompt(
             "review",
             json!([{"name": ""}, {"required": true}, {"name": 5}, "code"]),
@@ -460,7 +489,7 @@ mod tests {
     }
 
     #[test]
-    fn s513_reads_every_page() {
+    fn reads_every_page() {
         let o = grade(
             &PromptArgumentsValidated,
             caps(),
@@ -487,7 +516,7 @@ mod tests {
     }
 
     #[test]
-    fn s513_prompts_not_declared_is_unknown() {
+    fn prompts_not_declared_is_unknown() {
         let o = grade(
             &PromptArgumentsValidated,
             json!({"tools": {}}),
@@ -506,7 +535,7 @@ mod tests {
     }
 
     #[test]
-    fn s513_result_without_a_prompts_array_is_unknown() {
+    fn result_without_a_prompts_array_is_unknown() {
         let page = list_page(
             leg::INVENTORY_PROMPTS,
             method::PROMPTS_LIST,
@@ -538,11 +567,16 @@ mod tests {
         json!({"error": {"code": code, "message": "Invalid params"}})
     }
 
-    /// 5.1.3 with `review(code)` listed, one control for both legs, then the answers to
+    /// This rule with `review(code)` listed, one control for both legs, then the answers to
     /// the missing-argument and unknown-name gets.
     fn live(control: Value, missing: Value, unknown: Value) -> Outcome {
+        live_in(&Context::default(), control, missing, unknown)
+    }
+
+    /// [`live`] in the context `cx`.
+    fn live_in(cx: &Context<'_>, control: Value, missing: Value, unknown: Value) -> Outcome {
         let review = prompt("review", json!([{"name": "code", "required": true}]));
-        grade(
+        crate::checks::common::inventory::fixture::grade_with(
             &PromptArgumentsValidated,
             caps(),
             vec![
@@ -563,11 +597,12 @@ mod tests {
                     unknown,
                 ),
             ],
+            cx,
         )
     }
 
     #[test]
-    fn s513cd_refusals_with_minus_32602_pass() {
+    fn live_refusals_with_minus_32602_pass() {
         let o = live(rendered(), err(-32602), err(-32602));
         crate::fixture::assert_leg(&o, "c", LegOutcome::Pass, &["without `code`", "-32602"]);
         crate::fixture::assert_leg(
@@ -581,7 +616,7 @@ mod tests {
     }
 
     #[test]
-    fn s513cd_a_rendered_prompt_or_the_wrong_code_fails() {
+    fn a_rendered_prompt_or_the_wrong_code_fails() {
         let o = live(rendered(), rendered(), err(-32603));
         crate::fixture::assert_leg(
             &o,
@@ -596,7 +631,33 @@ mod tests {
     }
 
     #[test]
-    fn s513d_needs_its_control_to_have_succeeded() {
+    fn a_definition_may_pass_a_refusal_with_another_code_naming_it() {
+        let pass = crate::check::Params(
+            [(STRICTNESS.name, crate::check::ParamValue::Text("pass"))].into(),
+        );
+        let cx = Context {
+            params: &pass,
+            ..Default::default()
+        };
+        let o = live_in(&cx, rendered(), err(-32603), err(0));
+        crate::fixture::assert_leg(
+            &o,
+            "c",
+            LegOutcome::Pass,
+            &["-32603", "handler broke", "the deviation named"],
+        );
+        crate::fixture::assert_leg(&o, "d", LegOutcome::Pass, &["with 0 instead of"]);
+        let o = live_in(&cx, rendered(), rendered(), err(-32602));
+        crate::fixture::assert_leg(
+            &o,
+            "c",
+            LegOutcome::Fail,
+            &["rendered without its required argument"],
+        );
+    }
+
+    #[test]
+    fn the_unknown_prompt_get_needs_its_control_to_have_succeeded() {
         let o = live(err(-32602), err(-32602), err(-32602));
         crate::fixture::assert_leg(
             &o,
@@ -614,8 +675,7 @@ mod tests {
     }
 
     #[test]
-    fn s513c_without_a_required_argument_is_unknown_and_a_get_naming_a_listed_prompt_tests_nothing()
-    {
+    fn without_a_required_argument_is_unknown_and_a_get_naming_a_listed_prompt_tests_nothing() {
         let plain = prompt("plain", json!([{"name": "x"}]));
         let o = grade(
             &PromptArgumentsValidated,
@@ -713,23 +773,23 @@ mod tests {
         }
         let ev = crate::fixture::evidence(Some(s), records);
         let graded = crate::fixture::graded(&ev, "prompt-arguments-validated");
-        let alone = crate::grade::run(
+        let alone = crate::fixture::local(crate::grade::run(
             &PromptArgumentsValidated,
             &ev,
             &crate::check::Context::default(),
-        );
+        ));
         (graded, alone)
     }
 
     #[test]
-    fn s513cd_are_graded_on_every_era_and_combined_by_the_one_rule() {
+    fn the_live_gets_are_graded_on_every_era_and_combined_by_the_one_rule() {
         let (o, alone) = dual_era(true);
         // The negotiated session alone passes; the legacy session's -32603 fails it.
         assert_eq!(alone.verdict, Verdict::Pass, "{alone:#?}");
         assert_eq!(o.verdict, Verdict::Fail, "{o:#?}");
-        crate::fixture::assert_leg(&o, "5.1.3c@2026-07-28", LegOutcome::Pass, &["-32602"]);
-        crate::fixture::assert_leg(&o, "5.1.3c@2025-11-25", LegOutcome::Fail, &["-32603"]);
-        crate::fixture::assert_leg(&o, "5.1.3d@2025-11-25", LegOutcome::Pass, &[]);
+        crate::fixture::assert_leg(&o, "c@2026-07-28", LegOutcome::Pass, &["-32602"]);
+        crate::fixture::assert_leg(&o, "c@2025-11-25", LegOutcome::Fail, &["-32603"]);
+        crate::fixture::assert_leg(&o, "d@2025-11-25", LegOutcome::Pass, &[]);
         assert!(
             o.evidence.starts_with("on 2026-07-28: PASS"),
             "{}",
@@ -749,8 +809,9 @@ mod tests {
     }
 
     #[test]
-    fn s513_a_bundle_without_the_per_era_legs_grades_as_before() {
-        // other_eras recorded (the 2.3, 2.5 and 7.1.2 families were sent again) but no
+    fn a_bundle_without_the_per_era_legs_grades_as_before() {
+        // other_eras recorded (the auth-before-stream, origin-validated and
+        // null-id-rejected families were sent again) but no
         // prompt get on the legacy session: graded on the negotiated era alone, exactly
         // as the runner grades it.
         let (o, alone) = dual_era(false);

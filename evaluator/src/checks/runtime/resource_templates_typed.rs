@@ -1,23 +1,25 @@
-//! 5.1.2: resource templates with explicit URI patterns and MIME types, graded from
-//! every page of `resources/templates/list` read as raw JSON (a lenient model would
-//! drop a null `uriTemplate`).
+//! Rule `resource-templates-typed`: resource templates with explicit URI patterns and
+//! MIME types, graded from every page of `resources/templates/list` read as raw JSON (a
+//! lenient model would drop a null `uriTemplate`).
 //!
-//! * 5.1.2a: every template declares a non-blank string `uriTemplate`.
-//! * 5.1.2b: every template declares a non-blank string `mimeType` (stricter than base
-//!   MCP, where it is optional).
+//! * a: every template declares a non-blank string `uriTemplate`.
+//! * b: every template declares a non-blank string `mimeType` (stricter than base MCP,
+//!   where it is optional).
 //!
-//! * 5.1.2c (live): after a control `resources/read` of the first listed resource
-//!   that returned contents, a read of the first template with its first `{…}` set to
-//!   `cis-audit-no-such-value` must be refused with -32602 (-32002 before
-//!   2026-07-28). Contents for that instance are UNKNOWN, not FAIL: a template may
-//!   generate content for any value (`greeting://{name}`), and from outside a generated
-//!   resource cannot be told from a stored one. The rule is `live::refusal`.
+//! * c (live): after a control `resources/read` of the first listed resource that
+//!   returned contents, a read of the first template with its first `{…}` set to
+//!   `cis-audit-no-such-value` must be refused with -32602 (-32002 before 2026-07-28).
+//!   Contents for that instance are UNKNOWN, not FAIL: a template may generate content
+//!   for any value (`greeting://{name}`), and from outside a generated resource cannot be
+//!   told from a stored one. The rule is `live::refusal`; a refusal with another code is
+//!   what the rule's `refusal_with_other_code` says (default: FAIL).
 
 use serde::Serialize;
 
 use super::live::{self, Probe, Recorded};
-use crate::check::{Check, Context, Legs};
+use crate::check::{Check, Context, Legs, ParamSpec};
 use crate::checks::common::inventory::{decided, gated, no_session, Read, TEMPLATES};
+use crate::checks::common::refusal::{self, Strictness};
 use crate::checks::common::text::{capped, count, kind, non_blank, quote, SEP};
 use crate::evidence::Evidence;
 use crate::verdict::{Leg, LegOutcome, Outcome};
@@ -25,20 +27,27 @@ use mcp_probe_schema::model::Era;
 use mcp_probe_schema::vocab::leg;
 use serde_json::Value;
 
-/// Every leg 5.1.2 reads.
+/// Every leg this rule reads.
 const LEGS: &[mcp_probe_schema::vocab::LegId] =
     &[TEMPLATES.leg, leg::TEMPLATE_CONTROL, leg::TEMPLATE_MISSING];
 
-/// 5.1.2: resource templates with explicit URI patterns and MIME types.
+/// Resource templates with explicit URI patterns and MIME types.
 #[derive(Debug)]
 pub struct ResourceTemplatesTyped;
-/// The 5.1.2 check.
-const REDUCTION_5_1_2: &str = "5.1.2c reads one made-up instance of the first template: other templates, and \
+/// What this rule cannot reach.
+const REDUCTION: &str = concat!(
+    crate::here!("c"),
+    " reads one made-up instance of the first template: other templates, and \
      whether a template's values name stored resources or generate content (only the server knows), are not \
      observed; not probed either: the order in which the server substitutes template variables (internal); the \
-     approved-namespace and nosniff requirements depend on deployment intent";
+     approved-namespace and nosniff requirements depend on deployment intent"
+);
 
-/// What 5.1.2 counted, in the report's details (after the inventory's).
+/// What a refusal of the made-up instance with a code other than -32602 is (v1.0.0:
+/// FAIL, the benchmark names the code).
+const STRICTNESS: ParamSpec = refusal::param(Strictness::Fail);
+
+/// What this rule counted, in the report's details (after the inventory's).
 #[derive(Serialize)]
 struct TemplateFacts {
     /// Templates without a usable `uriTemplate`.
@@ -60,15 +69,19 @@ impl Check for ResourceTemplatesTyped {
         Legs::required(LEGS)
     }
 
-    fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
+    fn params(&self) -> &'static [ParamSpec] {
+        &[STRICTNESS]
+    }
+
+    fn grade(&self, ev: &Evidence, cx: &Context<'_>) -> Outcome {
         if ev.revision().is_none() {
-            return no_session(REDUCTION_5_1_2);
+            return no_session(REDUCTION);
         }
-        let live = vec![missing_resource(ev)];
+        let live = vec![missing_resource(ev, Strictness::of(cx, &STRICTNESS))];
         let seqs = live::seqs(ev, &LEGS[1..]);
         let read = Read::of(ev, TEMPLATES);
         if let Err(gate) = read.gate(ev) {
-            let out = gated(&["a", "b"], None, gate, &read, REDUCTION_5_1_2);
+            let out = gated(&["a", "b"], None, gate, &read, REDUCTION);
             return live::with_live(out, live, seqs);
         }
         let (mut bad_uri, mut bad_mime) = (Vec::new(), Vec::new());
@@ -135,12 +148,12 @@ impl Check for ResourceTemplatesTyped {
             bad_uri_templates: bad_uri.len(),
             missing_mime_types: bad_mime.len(),
         };
-        live::with_live(decided(legs, &read, REDUCTION_5_1_2, &facts), live, seqs)
+        live::with_live(decided(legs, &read, REDUCTION, &facts), live, seqs)
     }
 }
 
-/// 5.1.2c: the control read, then the made-up template instance.
-fn missing_resource(ev: &Evidence) -> Leg {
+/// Leg c: the control read, then the made-up template instance.
+fn missing_resource(ev: &Evidence, strictness: Strictness) -> Leg {
     let g = (|| {
         let ok = live::control(
             ev,
@@ -175,6 +188,7 @@ fn missing_resource(ev: &Evidence) -> Leg {
             Probe::MissingResource,
             ev.revision(),
             ev.authenticated(),
+            strictness,
         );
         Ok((
             o,
@@ -203,7 +217,7 @@ mod tests {
         page(TEMPLATES, 4, templates, None)
     }
 
-    /// 5.1.2 on one complete page listing `templates`.
+    /// This rule on one complete page listing `templates`.
     fn graded(templates: Vec<Value>) -> Outcome {
         grade(
             &ResourceTemplatesTyped,
@@ -221,7 +235,7 @@ mod tests {
     }
 
     #[test]
-    fn s512_explicit_templates_pass() {
+    fn explicit_templates_pass() {
         let o = graded(vec![template(
             "greeting",
             json!("greeting://{name}"),
@@ -230,11 +244,13 @@ mod tests {
         assert_eq!(declared(&o, &["c"]), Verdict::Pass, "{o:#?}");
         assert!(leg_of(&o, "a").note.contains("`greeting://{name}`"));
         assert!(leg_of(&o, "b").note.contains("`text/plain`"));
-        assert!(o.reduction.contains("5.1.2c reads one made-up instance"));
+        assert!(crate::fixture::local(o)
+            .reduction
+            .contains("c reads one made-up instance"));
     }
 
     #[test]
-    fn s512_blank_null_or_non_string_uri_template_fails_a() {
+    fn blank_null_or_non_string_uri_template_fails_a() {
         let o = graded(vec![
             template("blank", json!("  "), Some("text/plain")),
             template("nulled", Value::Null, Some("text/plain")),
@@ -259,7 +275,7 @@ mod tests {
     }
 
     #[test]
-    fn s512_missing_mime_type_fails_b_with_the_strictness_note() {
+    fn missing_mime_type_fails_b_with_the_strictness_note() {
         let o = graded(vec![template("greeting", json!("greeting://{name}"), None)]);
         assert_eq!(o.verdict, Verdict::Fail);
         assert_eq!(leg_of(&o, "a").outcome, LegOutcome::Pass);
@@ -274,7 +290,7 @@ mod tests {
     }
 
     #[test]
-    fn s512_resources_capability_missing_is_unknown() {
+    fn resources_capability_missing_is_unknown() {
         let o = grade(
             &ResourceTemplatesTyped,
             json!({"tools": {}}),
@@ -298,7 +314,7 @@ mod tests {
     }
 
     #[test]
-    fn s512_cut_inventory_is_unknown_naming_the_bound_and_complete_passes() {
+    fn cut_inventory_is_unknown_naming_the_bound_and_complete_passes() {
         let good = template("t", json!("file:///{name}"), Some("text/plain"));
         let one = |cursor: Option<&str>| page(TEMPLATES, 4, vec![good.clone()], cursor);
         let o = grade(&ResourceTemplatesTyped, caps(), vec![one(None)]);
@@ -323,7 +339,7 @@ mod tests {
     }
 
     #[test]
-    fn s512_no_templates_is_unknown_not_pass() {
+    fn no_templates_is_unknown_not_pass() {
         let o = graded(vec![]);
         assert_eq!(o.verdict, Verdict::Unknown);
         assert!(o.evidence.contains("lists no templates"), "{}", o.evidence);
@@ -339,7 +355,7 @@ mod tests {
         crate::fixture::exchange(&[l], &req, 200, "application/json", &body.to_string(), &[])
     }
 
-    /// 5.1.2 with one good template, a listed resource, a control answer and the
+    /// This rule with one good template, a listed resource, a control answer and the
     /// made-up instance's answer.
     fn live(control: Value, missing: Value, revision: &str) -> Outcome {
         let records = vec![
@@ -378,7 +394,7 @@ mod tests {
     }
 
     #[test]
-    fn s512c_a_missing_instance_must_be_refused_with_minus_32602() {
+    fn a_missing_instance_must_be_refused_with_minus_32602() {
         let o = live(ok(), err(-32602), "2026-07-28");
         crate::fixture::assert_leg(
             &o,
@@ -416,7 +432,7 @@ mod tests {
     }
 
     #[test]
-    fn s512c_generated_content_is_unknown_and_a_failed_control_decides_nothing() {
+    fn generated_content_is_unknown_and_a_failed_control_decides_nothing() {
         let made = json!({"result": {"contents": [{"uri": "x", "text": "Hello, cis-audit-no-such-value!"}]}});
         let o = live(ok(), made, "2025-11-25");
         crate::fixture::assert_leg(
@@ -439,7 +455,7 @@ mod tests {
     }
 
     #[test]
-    fn s512c_a_read_of_a_listed_resource_tests_nothing() {
+    fn a_read_of_a_listed_resource_tests_nothing() {
         let records = vec![
             crate::fixture::list_page(
                 leg::INVENTORY_RESOURCES,

@@ -1,4 +1,4 @@
-//! 5.3.1: logs separated from the protocol stream in stdio mode.
+//! Rule `stdio-logs-separated`: logs separated from the protocol stream in stdio mode.
 //!
 //! On a stdio bundle every line the server wrote on stdout is recorded, in order, marked
 //! when it is not a JSON-RPC message (a log line, a banner, a blank line). Such a line is
@@ -22,10 +22,9 @@ use crate::checks::common::wire::short;
 use crate::evidence::Evidence;
 use crate::verdict::{Outcome, Verdict};
 
-/// 5.3.1: logs separated from protocol stream in stdio mode.
+/// Logs separated from protocol stream in stdio mode.
 #[derive(Debug)]
 pub struct StdioLogsSeparated;
-/// The 5.3.1 check.
 const NOT_STDIO: &str = "transport mismatch: the recommendation governs stdio servers (protocol messages on \
      stdout, logs elsewhere); this bundle was collected over HTTP, where a server's output streams are not seen";
 const REDUCTION_HTTP: &str =

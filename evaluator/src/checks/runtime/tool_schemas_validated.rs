@@ -1,11 +1,11 @@
-//! 5.1.1: tool schemas and argument types validated, graded from every page of
-//! `tools/list` read as raw JSON (never through a lenient model).
+//! Rule `tool-schemas-validated`: tool schemas and argument types validated, graded from
+//! every page of `tools/list` read as raw JSON (never through a lenient model).
 //!
-//! * 5.1.1a: every tool declares an `inputSchema` (MCP requires one) that compiles
-//!   under its dialect's metaschema.
-//! * 5.1.1b: every declared `outputSchema` compiles; none declared leaves the leg
-//!   UNKNOWN (the field is optional in MCP).
-//! * 5.1.1c (observed): `$ref`s to other documents, counted and never fetched.
+//! * a: every tool declares an `inputSchema` (MCP requires one) that compiles under its
+//!   dialect's metaschema.
+//! * b: every declared `outputSchema` compiles; none declared leaves the leg UNKNOWN
+//!   (the field is optional in MCP).
+//! * c (observed): `$ref`s to other documents, counted and never fetched.
 //!
 //! The dialect table is explicit, never the validator library's own fallback: `$schema`
 //! absent or blank → 2020-12 (the MCP default); a value containing `2020-12`,
@@ -16,12 +16,14 @@
 //! no HTTP or file retriever at all (a hostile `$ref` or `$schema` cannot make the
 //! grader reach the network: evaluator/tests/deps.rs), and metaschema validation reads
 //! the schema as an instance, so no `$ref` inside it is resolved. References that point
-//! elsewhere are counted separately (5.1.1c) because they compile silently.
+//! elsewhere are counted separately (leg c) because they compile silently.
 //!
-//! * 5.1.1d (live): the operator's tool called without one required property must come
-//!   back as a tool execution error (`isError: true`), not as a protocol error (-32602,
+//! * d (live): the operator's tool called without one required property must come back
+//!   as a tool execution error (`isError: true`), not as a protocol error (-32602,
 //!   -32600) and not executed. The grader re-checks from the listed schema that the
-//!   recorded call really left a required property out.
+//!   recorded call really left a required property out. This is no refusal with a
+//!   required code (`checks::common::refusal`): a protocol error is the wrong answer
+//!   here, whatever its code.
 
 use std::collections::BTreeMap;
 
@@ -42,17 +44,22 @@ use mcp_probe_schema::vocab::{code, leg};
 #[cfg(test)]
 mod tests;
 
-/// 5.1.1: tool schemas and argument types validated.
+/// Tool schemas and argument types validated.
 #[derive(Debug)]
 pub struct ToolSchemasValidated;
-/// The 5.1.1 check.
-const REDUCTION_5_1_1: &str = "5.1.1d calls one tool the operator names, leaving out one required property: \
+/// What this rule cannot reach.
+const REDUCTION: &str = concat!(
+    crate::here!("d"),
+    " calls one tool the operator names, leaving out one required property: \
      whether the server validates the other tools, argument types and values against the schemas it advertises is \
      not observed (a probe cannot call tools that may have side effects); not probed either: schema depth and \
      validation-time bounds, schema-field sanitisation; external $refs are never fetched, so a schema carrying one \
-     (5.1.1c) compiled with the reference unresolved";
+     (",
+    crate::here!("c"),
+    ") compiled with the reference unresolved"
+);
 
-/// What 5.1.1 counted, in the report's details (after the inventory's).
+/// What this rule counted, in the report's details (after the inventory's).
 #[derive(Serialize)]
 struct SchemaFacts {
     /// Input schemas that compiled.
@@ -67,7 +74,7 @@ struct SchemaFacts {
     output_schema_failures: usize,
     /// Schemas in a dialect this grader does not know, not compiled.
     unrecognised_dialects: usize,
-    /// `$ref`s to other documents (5.1.1c).
+    /// `$ref`s to other documents (leg c).
     external_refs: usize,
 }
 
@@ -174,13 +181,13 @@ impl Check for ToolSchemasValidated {
 
     fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
         if ev.revision().is_none() {
-            return no_session(REDUCTION_5_1_1);
+            return no_session(REDUCTION);
         }
         let live = vec![schema_violating_call(ev)];
         let seqs = ev.seqs(leg::SCHEMA_CALL);
         let read = Read::of(ev, TOOLS);
         if let Err(gate) = read.gate(ev) {
-            let out = gated(&["a", "b"], Some("c"), gate, &read, REDUCTION_5_1_1);
+            let out = gated(&["a", "b"], Some("c"), gate, &read, REDUCTION);
             return live::with_live(out, live, seqs);
         }
         let mut input = Schemas::default();
@@ -258,15 +265,11 @@ impl Check for ToolSchemasValidated {
             unrecognised_dialects: input.unrecognised.len() + output.unrecognised.len(),
             external_refs: refs.len(),
         };
-        live::with_live(
-            decided(vec![a, b, c], &read, REDUCTION_5_1_1, &facts),
-            live,
-            seqs,
-        )
+        live::with_live(decided(vec![a, b, c], &read, REDUCTION, &facts), live, seqs)
     }
 }
 
-/// 5.1.1d: the recorded `tools/call` without a required property.
+/// Leg d: the recorded `tools/call` without a required property.
 ///
 /// The call must leave out a property the listed `inputSchema` requires (else ERROR: it
 /// tests nothing). Then: `isError: true` → pass; another result → fail (executed

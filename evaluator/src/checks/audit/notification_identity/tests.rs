@@ -56,7 +56,7 @@ fn bundle(rev: &str, records: Vec<Record>) -> Evidence {
 }
 
 fn grade(ev: &Evidence) -> Outcome {
-    run(&NotificationIdentity, ev, &Context::default())
+    crate::fixture::local(run(&NotificationIdentity, ev, &Context::default()))
 }
 
 const MODERN: &str = "2026-07-28";
@@ -127,8 +127,9 @@ fn an_unnamed_sender_fails_on_2026_07_28_only() {
     );
     let o = grade(&bundle(LEGACY, recs()));
     assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
-    // Issue 19, the one rule: on 2025-11-25 f's key is one the revision does not define,
-    // so f did not arise (named in the evidence) and does not weaken a's PASS.
+    // The one rule (a leg that did not arise never weakens the others): on 2025-11-25
+    // f's key is one the revision does not define, so f did not arise (named in the
+    // evidence) and does not weaken a's PASS.
     assert_leg(
         &o,
         LEG_F,
@@ -136,7 +137,7 @@ fn an_unnamed_sender_fails_on_2026_07_28_only() {
         &["only 2026-07-28 defines", "2025-11-25"],
     );
     assert_leg(&o, LEG_A, LegOutcome::Pass, &[]);
-    assert!(o.evidence.starts_with("7.2.2f: 1 of 2"), "{}", o.evidence);
+    assert!(o.evidence.starts_with("f: 1 of 2"), "{}", o.evidence);
     assert_eq!(o.not_arisen, None);
     assert_eq!(o.details["legs"]["f"], "revision_unsupported");
 }
@@ -149,7 +150,7 @@ fn a_token_never_sent_fails_and_every_legs_tokens_count() {
     ));
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
     assert_leg(&o, LEG_A, LegOutcome::Fail, &["zz (record #0)", "sent: t1"]);
-    // A token another check's call sent (3.3.4e) is one the bundle issued.
+    // A token another check's call sent (`scopes-minimized` e) is one the bundle issued.
     let scope = exchange(
         &[leg::SCOPE_PROBE_CALL],
         r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"a","_meta":{"progressToken":7}}}"#,
@@ -234,12 +235,12 @@ fn ack(meta: bool) -> String {
     )
 }
 
-/// Issue 19: on a stateless 2026-07-28 server the listen stream is the notification
-/// channel. Its acknowledgement is a notification the server sent: one without the
-/// sender's `_meta` fails 7.2.2f, one with it passes, where the progress call alone
-/// (no notification) left 7.2.2f undecided.
+/// On a stateless 2026-07-28 server the listen stream is the notification channel. Its
+/// acknowledgement is a notification the server sent: one without the sender's `_meta`
+/// fails leg f, one with it passes, where the progress call alone (no notification) left
+/// leg f undecided.
 #[test]
-fn the_listen_stream_decides_7_2_2f_on_2026_07_28() {
+fn the_listen_stream_decides_f_on_2026_07_28() {
     let o = grade(&bundle(
         MODERN,
         vec![call(Some("t1"), &[]), listen(&[ack(false)])],
@@ -265,7 +266,7 @@ fn the_listen_stream_decides_7_2_2f_on_2026_07_28() {
     assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
     assert_leg(&o, LEG_F, LegOutcome::Pass, &["all 2 notification(s)"]);
     assert_eq!(o.details["notifications_seen"], json!(2));
-    // The ack alone: 7.2.2f decided, 7.2.2a still waits for a progress notification.
+    // The ack alone: f decided, a still waits for a progress notification.
     let o = grade(&bundle(
         MODERN,
         vec![call(Some("t1"), &[]), listen(&[ack(true)])],

@@ -27,7 +27,7 @@ fn tools_page(id: i64, tools: Vec<Value>, cursor: Option<&str>) -> Record {
 }
 
 #[test]
-fn s511_compiling_schemas_pass() {
+fn compiling_schemas_pass() {
     let o = grade(
         &ToolSchemasValidated,
         caps(),
@@ -51,9 +51,9 @@ fn s511_compiling_schemas_pass() {
         "{}",
         o.evidence
     );
-    assert!(o
+    assert!(crate::fixture::local(o.clone())
         .reduction
-        .contains("5.1.1d calls one tool the operator names"));
+        .contains("d calls one tool the operator names"));
     // The tools/list page, and the fixture's skipped live leg.
     assert_eq!(o.records, vec![0, 1]);
     assert_eq!(o.details["tools"], 2);
@@ -61,7 +61,7 @@ fn s511_compiling_schemas_pass() {
 }
 
 #[test]
-fn s511_type_12_fails_a_naming_the_tool() {
+fn type_12_fails_a_naming_the_tool() {
     let o = grade(
         &ToolSchemasValidated,
         caps(),
@@ -90,7 +90,7 @@ fn s511_type_12_fails_a_naming_the_tool() {
 }
 
 #[test]
-fn s511_missing_input_schema_fails_a() {
+fn missing_input_schema_fails_a() {
     let o = grade(
         &ToolSchemasValidated,
         caps(),
@@ -107,7 +107,7 @@ fn s511_missing_input_schema_fails_a() {
 }
 
 #[test]
-fn s511_unrecognised_dialect_is_unknown_and_named() {
+fn unrecognised_dialect_is_unknown_and_named() {
     let o = grade(
         &ToolSchemasValidated,
         caps(),
@@ -137,7 +137,7 @@ fn s511_unrecognised_dialect_is_unknown_and_named() {
 }
 
 #[test]
-fn s511_a_failure_outranks_an_unrecognised_dialect() {
+fn a_failure_outranks_an_unrecognised_dialect() {
     let o = grade(
         &ToolSchemasValidated,
         caps(),
@@ -167,7 +167,7 @@ fn s511_a_failure_outranks_an_unrecognised_dialect() {
 }
 
 #[test]
-fn s511_older_drafts_compile_under_their_own_metaschema() {
+fn older_drafts_compile_under_their_own_metaschema() {
     let d7 = json!({"$schema": "http://json-schema.org/draft-07/schema#", "type": "object"});
     let d4_bad =
         json!({"$schema": "http://json-schema.org/draft-04/schema#", "exclusiveMinimum": 3});
@@ -200,7 +200,7 @@ fn s511_older_drafts_compile_under_their_own_metaschema() {
 }
 
 #[test]
-fn s511_no_output_schema_leaves_b_unknown() {
+fn no_output_schema_leaves_b_unknown() {
     let o = grade(
         &ToolSchemasValidated,
         caps(),
@@ -223,7 +223,7 @@ fn s511_no_output_schema_leaves_b_unknown() {
 }
 
 #[test]
-fn s511_bad_output_schema_fails_b() {
+fn bad_output_schema_fails_b() {
     let mut t = tool_io("out");
     t["outputSchema"] = json!({"properties": []});
     let o = grade(
@@ -257,7 +257,7 @@ fn s511_bad_output_schema_fails_b() {
 }
 
 #[test]
-fn s511_external_ref_is_counted_in_c_not_graded() {
+fn external_ref_is_counted_in_c_not_graded() {
     let mut t = tool_io("remote");
     t["inputSchema"]["properties"]["a"] = json!({"$ref": "https://schemas.example/int.json"});
     let o = grade(
@@ -279,7 +279,7 @@ fn s511_external_ref_is_counted_in_c_not_graded() {
 }
 
 #[test]
-fn s511_bad_schema_on_page_two_fails() {
+fn bad_schema_on_page_two_fails() {
     let o = grade(
         &ToolSchemasValidated,
         caps(),
@@ -299,7 +299,7 @@ fn s511_bad_schema_on_page_two_fails() {
 }
 
 #[test]
-fn s511_cut_short_says_which_pages_went_unexamined_and_never_passes() {
+fn cut_short_says_which_pages_went_unexamined_and_never_passes() {
     let o = grade(
         &ToolSchemasValidated,
         caps(),
@@ -361,7 +361,7 @@ fn truncated(mut r: Record) -> Record {
 }
 
 #[test]
-fn s511_a_truncated_page_is_not_an_answer_and_is_named() {
+fn a_truncated_page_is_not_an_answer_and_is_named() {
     // First page truncated: nothing was read, UNKNOWN naming the record.
     let o = grade(
         &ToolSchemasValidated,
@@ -398,7 +398,7 @@ fn s511_a_truncated_page_is_not_an_answer_and_is_named() {
 }
 
 #[test]
-fn s511_an_inventory_cut_by_the_bundle_bound_is_unknown_naming_it() {
+fn an_inventory_cut_by_the_bundle_bound_is_unknown_naming_it() {
     let mut stripped = tools_page(3, vec![tool("bad", json!({"type": 12}))], None);
     if let Observation::Http(x) = &mut stripped.observation {
         if let HttpOutcome::Response(resp) = &mut x.outcome {
@@ -432,7 +432,7 @@ fn s511_an_inventory_cut_by_the_bundle_bound_is_unknown_naming_it() {
 }
 
 #[test]
-fn s511_tools_capability_absent_is_unknown() {
+fn tools_capability_absent_is_unknown() {
     let o = grade(
         &ToolSchemasValidated,
         json!({"prompts": {}}),
@@ -455,7 +455,7 @@ fn s511_tools_capability_absent_is_unknown() {
 }
 
 #[test]
-fn s511_declared_but_empty_is_unknown_and_says_so() {
+fn declared_but_empty_is_unknown_and_says_so() {
     let o = grade(
         &ToolSchemasValidated,
         caps(),
@@ -475,7 +475,7 @@ fn s511_declared_but_empty_is_unknown_and_says_so() {
 }
 
 #[test]
-fn s511_refused_unparsable_and_unanswered_lists_are_told_apart() {
+fn refused_unparsable_and_unanswered_lists_are_told_apart() {
     let req = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}"#;
     let refused = exchange(
         &[leg::INVENTORY_TOOLS],
@@ -527,7 +527,7 @@ fn s511_refused_unparsable_and_unanswered_lists_are_told_apart() {
 }
 
 #[test]
-fn s511_long_failure_lists_are_capped() {
+fn long_failure_lists_are_capped() {
     let tools: Vec<Value> = (0..8)
         .map(|i| tool(&format!("t{i}"), json!({"type": 12})))
         .collect();
@@ -545,7 +545,7 @@ fn s511_long_failure_lists_are_capped() {
 }
 
 #[test]
-fn s511_without_a_session_the_runner_decides() {
+fn without_a_session_the_runner_decides() {
     let ev = evidence(None, vec![]);
     assert_eq!(
         run(&ToolSchemasValidated, &ev, &Context::default()).verdict,
@@ -631,13 +631,13 @@ fn external_refs_are_found_anywhere() {
 
 #[test]
 fn compiling_a_remote_ref_fetches_nothing() {
-    // Would hang or fail if the crate tried to resolve it; it compiles (5.1.1c
-    // counts it instead).
+    // Would hang or fail if the crate tried to resolve it; it compiles (leg c counts it
+    // instead).
     let s = json!({"$ref": "http://127.0.0.1:9/never"});
     assert_eq!(judge(&s), Judged::Compiled(Dialect::Draft202012));
 }
 
-/// 5.1.1 with `tool_io("add")` listed and the 5.1.1d call sending `arguments`,
+/// This rule with `tool_io("add")` listed and the leg d call sending `arguments`,
 /// answered `status` with `body`.
 fn called(arguments: Value, status: u16, body: &str) -> Outcome {
     let req = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
@@ -661,7 +661,7 @@ fn called(arguments: Value, status: u16, body: &str) -> Outcome {
 }
 
 #[test]
-fn s511d_a_tool_execution_error_passes_and_a_normal_result_fails() {
+fn d_a_tool_execution_error_passes_and_a_normal_result_fails() {
     let o = called(
         json!({"b": 1}),
         200,
@@ -685,7 +685,7 @@ fn s511d_a_tool_execution_error_passes_and_a_normal_result_fails() {
 }
 
 #[test]
-fn s511d_protocol_errors_fail_and_other_refusals_do_not_decide() {
+fn d_protocol_errors_fail_and_other_refusals_do_not_decide() {
     for code in [-32602, -32600] {
         let body = format!(
             r#"{{"jsonrpc":"2.0","id":9,"error":{{"code":{code},"message":"Invalid params"}}}}"#
@@ -710,7 +710,7 @@ fn s511d_protocol_errors_fail_and_other_refusals_do_not_decide() {
 }
 
 #[test]
-fn s511d_a_call_that_leaves_out_nothing_required_tests_nothing() {
+fn d_a_call_that_leaves_out_nothing_required_tests_nothing() {
     let o = called(
         json!({"a": 1}),
         200,
@@ -720,7 +720,7 @@ fn s511d_a_call_that_leaves_out_nothing_required_tests_nothing() {
 }
 
 #[test]
-fn s511d_no_operator_input_is_unknown_and_an_old_bundle_error() {
+fn d_no_operator_input_is_unknown_and_an_old_bundle_error() {
     let o = grade(
         &ToolSchemasValidated,
         caps(),
@@ -740,5 +740,6 @@ fn s511d_no_operator_input_is_unknown_and_an_old_bundle_error() {
     );
     let o = run(&ToolSchemasValidated, &ev, &Context::default());
     assert_eq!(o.verdict, Verdict::Error);
-    assert!(o.evidence.contains("5.1.1d.call missing"), "{}", o.evidence);
+    let missing = format!("{} missing", leg::SCHEMA_CALL);
+    assert!(o.evidence.contains(&missing), "{}", o.evidence);
 }
