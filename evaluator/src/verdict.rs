@@ -320,13 +320,7 @@ impl Outcome {
         let c = combine(legs.iter().map(|l| l.outcome.part()));
         let evidence = legs
             .iter()
-            .map(|l| {
-                if l.id.starts_with(|c: char| c.is_ascii_digit()) {
-                    format!("{}: {}", l.id, l.note)
-                } else {
-                    format!("{}: {}", crate::refs::here(&l.id), l.note)
-                }
-            })
+            .map(|l| format!("{}: {}", crate::refs::here(&l.id), l.note))
             .collect::<Vec<_>>()
             .join("; ");
         Outcome {
@@ -410,9 +404,12 @@ impl Outcome {
             }
         };
         for l in &mut self.legs {
-            if !l.id.starts_with(|c: char| c.is_ascii_digit()) {
-                l.id.insert_str(0, n.here());
-            }
+            debug_assert!(
+                !l.id.starts_with(|c: char| c.is_ascii_digit()),
+                "leg {:?} is written with a number: a rule names its sub-verdicts locally",
+                l.id
+            );
+            l.id.insert_str(0, n.here());
             text(&mut l.note);
         }
         text(&mut self.evidence);

@@ -39,14 +39,7 @@ impl<K: Serialize, V: Serialize> Serialize for Keyed<K, V> {
 pub fn leg_outcomes<'a>(legs: impl IntoIterator<Item = &'a Leg>) -> Keyed<String, LegOutcome> {
     Keyed(
         legs.into_iter()
-            .map(|l| {
-                let key = if l.id.starts_with(|c: char| c.is_ascii_digit()) {
-                    l.id.clone()
-                } else {
-                    crate::refs::here(&l.id)
-                };
-                (key, l.outcome)
-            })
+            .map(|l| (crate::refs::here(&l.id), l.outcome))
             .collect(),
     )
 }
