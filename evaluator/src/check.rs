@@ -183,6 +183,12 @@ pub trait Check: Sync + Send {
     /// The rule's stable id, the name a benchmark definition's `rule` gives it
     /// (`origin-validated`): never renamed, never reused (docs/benchmarks.md).
     fn id(&self) -> &'static str;
+    /// What the legacy HTTP+SSE transport (2024-11-05) keeps this rule from observing, when
+    /// it changes what the rule can see: one sentence the runner adds to the reduction of
+    /// an HTTP+SSE bundle (docs/checks.md, "HTTP+SSE: what the transport shows").
+    fn on_http_sse(&self) -> Option<&'static str> {
+        None
+    }
     /// The legs this check reads on `era` (`None`: no revision was negotiated).
     fn legs(&self, era: Option<Era>) -> Legs;
     /// What the check needs before `grade` is called.

@@ -75,9 +75,7 @@ pub fn grade_row(
         all.extend(probed.iter().map(|o| (o.revision_label(), run(c, o, &cx))));
         across_eras(all)
     };
-    Some(crate::checks::common::transport::qualify(
-        entry.rule, ev, out,
-    ))
+    Some(crate::checks::common::transport::qualify(c, ev, out))
 }
 
 /// How a row renders the references its rule wrote ([`crate::refs`]).

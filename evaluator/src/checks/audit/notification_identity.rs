@@ -336,6 +336,13 @@ impl Check for NotificationIdentity {
         "notification-identity"
     }
 
+    fn on_http_sse(&self) -> Option<&'static str> {
+        Some(
+            "on HTTP+SSE (2024-11-05) notifications arrive on the session's one event stream: those \
+             read while a call's answer was awaited are counted as that call's",
+        )
+    }
+
     fn legs(&self, _era: Option<Era>) -> Legs {
         Legs::with_optional(
             &[leg::NOTIFY_CHANNEL, leg::NOTIFY_PROGRESS_CALL],

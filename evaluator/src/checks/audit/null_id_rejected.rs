@@ -491,6 +491,14 @@ impl Check for NullIdRejected {
         "null-id-rejected"
     }
 
+    fn on_http_sse(&self) -> Option<&'static str> {
+        Some(
+            "on HTTP+SSE (2024-11-05) the POST is acknowledged before the server reads it: a \
+             refusal arrives as an event on the stream, and an acknowledged request that draws no \
+             answer within --timeout shows no refusal",
+        )
+    }
+
     fn legs(&self, _era: Option<Era>) -> Legs {
         // The follow-up exists on stdio (written after the null-id request there) and, in
         // bundles of a current collector, on HTTP+SSE when the null-id request was

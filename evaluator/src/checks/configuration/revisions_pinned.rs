@@ -717,6 +717,13 @@ impl Check for RevisionsPinned {
         "revisions-pinned"
     }
 
+    fn on_http_sse(&self) -> Option<&'static str> {
+        Some(
+            "on HTTP+SSE (2024-11-05) each probe is a POST to the message URL the stream's endpoint \
+             event named, answered on the stream; the transport has no MCP-Protocol-Version header",
+        )
+    }
+
     fn params(&self) -> &'static [ParamSpec] {
         &[FLOOR, STRICTNESS]
     }

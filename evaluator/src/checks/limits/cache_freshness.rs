@@ -94,6 +94,15 @@ impl Check for CacheFreshness {
         "cache-freshness"
     }
 
+    fn on_http_sse(&self) -> Option<&'static str> {
+        Some(concat!(
+            "on HTTP+SSE (2024-11-05) a list result arrives on the event stream: ",
+            crate::here!("b"),
+            " reads the \
+             caching headers of the stream's GET, not of the POST acknowledgement"
+        ))
+    }
+
     /// [`leg::STATIC_RESOURCE`] is optional: a bundle without it (collected before the
     /// collector fetched it) grades leg a UNKNOWN saying so. The other inventory lists are read
     /// only when `tools/list` drew no exchange.

@@ -265,6 +265,13 @@ impl Check for SizeLimits {
         "size-limits"
     }
 
+    fn on_http_sse(&self) -> Option<&'static str> {
+        Some(
+            "on HTTP+SSE (2024-11-05) the padded body is POSTed to the message URL and the status of \
+             that POST is graded",
+        )
+    }
+
     fn legs(&self, _era: Option<Era>) -> Legs {
         Legs::required(&[leg::INVENTORY_TOOLS, leg::PADDED])
     }

@@ -336,6 +336,13 @@ impl Check for LegacySessionDisabled {
         "legacy-session-disabled"
     }
 
+    fn on_http_sse(&self) -> Option<&'static str> {
+        Some(
+            "HTTP+SSE (2024-11-05) has no Mcp-Session-Id, standalone GET or resumption: its \
+             session is the event stream and the session parameter of its message URL",
+        )
+    }
+
     /// Required on 2026-07-28; below it NO-REV comes first and needs no leg, so the
     /// legs (recorded as skipped by a current collector) are only cited when present.
     fn legs(&self, era: Option<Era>) -> Legs {

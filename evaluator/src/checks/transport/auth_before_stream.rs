@@ -93,6 +93,14 @@ impl Check for AuthBeforeStream {
         "auth-before-stream"
     }
 
+    fn on_http_sse(&self) -> Option<&'static str> {
+        Some(
+            "on HTTP+SSE (2024-11-05) no response stream is scoped to a request: every answer \
+             arrives on the session's one event stream, opened by a GET (leg endpoint.sse) before \
+             any request, and a POST draws only an acknowledgement",
+        )
+    }
+
     /// The negotiation (under `endpoint.detect`) is always read. A server that answered
     /// it without a credential is decided from it and the first `inventory.tools` page
     /// (when tools were listed); otherwise the pair (`2.3.unauthenticated`,

@@ -222,6 +222,13 @@ impl Check for MetadataHeaders {
         "metadata-headers"
     }
 
+    fn on_http_sse(&self) -> Option<&'static str> {
+        Some(
+            "HTTP+SSE (2024-11-05) defines none of the request metadata headers (Mcp-Method, \
+             Mcp-Name)",
+        )
+    }
+
     /// Required on 2026-07-28. Below it the check is NO-REV before any probe is judged:
     /// the collector records the legs as skipped, and they are read only to cite those
     /// records (an older bundle without them is NO-REV too).

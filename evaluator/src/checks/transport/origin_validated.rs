@@ -112,6 +112,13 @@ impl Check for OriginValidated {
         "origin-validated"
     }
 
+    fn on_http_sse(&self) -> Option<&'static str> {
+        Some(
+            "on HTTP+SSE (2024-11-05) the Origin legs are POSTs to the message URL; the stream's \
+             GET was sent without an Origin and was not probed with a hostile one",
+        )
+    }
+
     /// The no-Origin leg is informational: read when present, never graded.
     fn legs(&self, _era: Option<Era>) -> Legs {
         Legs::with_optional(&[leg::ORIGIN_HOSTILE, leg::ORIGIN_OWN], &[leg::ORIGIN_NONE])
