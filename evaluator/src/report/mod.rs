@@ -25,7 +25,7 @@ pub mod spill;
 pub mod summary;
 pub mod text;
 
-pub use render::{render, write};
+pub use render::{extras, render, write};
 pub use server::{BaselineInfo, BaselineMode, Server, ServerKey};
 pub use spill::{Spill, SpillError};
 
