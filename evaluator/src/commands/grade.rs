@@ -211,9 +211,8 @@ fn grade_evidence(
     crate::benchmark::compact(&mut results);
     let mut server = Server::new(ev, info);
     server.timestamp = TimestampState::from_stamp(stamp, tsa);
-    if opts.format == crate::report::Format::Html {
-        server.excerpts = crate::report::html::excerpts(ev, &results);
-    }
+    // What the report's renderer reads from the bundle, which is dropped before it runs.
+    report::extras(opts.format, ev, &results, &mut server);
     (server, results)
 }
 

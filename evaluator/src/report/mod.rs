@@ -25,7 +25,7 @@ pub mod spill;
 pub mod summary;
 pub mod text;
 
-pub use render::{render, write};
+pub use render::{extras, render, write};
 pub use server::{BaselineInfo, BaselineMode, Server, ServerKey};
 pub use spill::{Spill, SpillError};
 
@@ -97,9 +97,10 @@ pub enum FormatError {
 pub struct Row {
     /// The check.
     pub entry: &'static Entry,
-    /// The outcome on every server, when held in memory; `None` when this build does not
-    /// grade the check, or when the outcomes are in the report's spill file (read them
-    /// with [`Report::outcomes`], which serves both).
+    /// The outcome on every server, when the report holds its outcomes in memory; `None`
+    /// when this build does not grade the check, or when the outcomes are in the report's
+    /// spill file. Read them with [`Report::outcomes`], which serves both: the report's
+    /// store, not the reader, knows which it is.
     pub outcomes: Option<Vec<Outcome>>,
     /// The verdict on every server (same order); `None` when this build does not grade
     /// the check. Kept in memory however the outcomes are kept: the matrix, the counts,
@@ -150,12 +151,8 @@ pub struct Report {
     /// each result. Their whole summaries are read with [`Report::server`] and
     /// [`Report::each_server`].
     pub servers: Vec<ServerKey>,
-    /// The servers' summaries, same order, when the report holds them (no spill file);
-    /// empty when they are in the spill file.
-    held: Vec<Server>,
-    /// Spilled servers' baselines set after they were graded (`--update-baseline`), by
-    /// server number: they replace the baseline read back from the spill file.
-    baselines: std::collections::BTreeMap<usize, BaselineInfo>,
+    /// Where the servers' summaries and outcomes are: held in memory or spilled.
+    store: Store,
     /// Every check in scope, in numeric id order.
     pub rows: Vec<Row>,
     /// The `--policy` file graded with, if any.
@@ -171,7 +168,8 @@ pub struct Report {
     pub width: usize,
     /// Text format: the height the summary's first screen (matrix and totals) fits in.
     pub height: usize,
-    /// Where the outcomes are when the rows do not hold them ([`Report::outcomes`]).
+    /// The spill file the servers' summaries and outcomes went to, if the report has one:
+    /// for its path. The report reads them back through its store, which shares the file.
     pub spill: Option<Arc<Spill>>,
     /// How many threads a renderer may use (`--jobs`; the JSON report renders its
     /// results on them, in order: the bytes do not depend on it).
@@ -209,22 +207,14 @@ impl Report {
     /// where the check is not graded): cloned from the rows, or read back from the spill
     /// file.
     pub fn server_outcomes(&self, i: usize) -> Result<Vec<Option<Outcome>>, SpillError> {
-        let spilled = match &self.spill {
-            Some(s) if self.rows.iter().all(|r| r.outcomes.is_none()) => {
-                Some(s.server_outcomes(i)?)
-            }
-            _ => None,
-        };
+        let mut read = self.store.server_outcomes(&self.rows, i)?;
         Ok(self
             .rows
             .iter()
             .enumerate()
             .map(|(k, row)| {
                 row.verdicts.as_ref()?;
-                match &spilled {
-                    Some(o) => o.get(k).cloned().flatten(),
-                    None => row.outcomes.as_ref().and_then(|o| o.get(i)).cloned(),
-                }
+                read.get_mut(k)?.take()
             })
             .collect())
     }
@@ -242,18 +232,7 @@ impl Report {
         if row.verdicts.is_none() {
             return Ok(None);
         }
-        if let Some(o) = &row.outcomes {
-            return Ok(o.get(i).map(|o| (Cow::Borrowed(o), None)));
-        }
-        let Some(spill) = &self.spill else {
-            return Ok(None);
-        };
-        let k = self
-            .rows
-            .iter()
-            .position(|r| r.entry.id == row.entry.id)
-            .unwrap_or(usize::MAX);
-        Ok(spill.outcome(i, k)?.map(|(o, e)| (Cow::Owned(o), Some(e))))
+        self.store.outcome(row, self.index(row), i)
     }
 
     /// The outcomes of `row` on every server (same order as [`Report::servers`]):
@@ -275,21 +254,7 @@ impl Report {
         if row.verdicts.is_none() {
             return Ok(None);
         }
-        if let Some(o) = &row.outcomes {
-            let end = servers.end.min(o.len());
-            return Ok(Some(Cow::Borrowed(&o[servers.start.min(end)..end])));
-        }
-        let Some(spill) = &self.spill else {
-            return Ok(Some(Cow::Owned(Vec::new())));
-        };
-        let k = self
-            .rows
-            .iter()
-            .position(|r| r.entry.id == row.entry.id)
-            .unwrap_or(usize::MAX);
-        Ok(Some(Cow::Owned(
-            spill.row_range(k, servers)?.into_iter().flatten().collect(),
-        )))
+        self.store.range(row, self.index(row), servers).map(Some)
     }
 
     /// Call `f` with the outcome of `row` on each server that `want` accepts (by server
@@ -301,42 +266,22 @@ impl Report {
         &self,
         row: &Row,
         want: impl Fn(usize) -> bool,
-        mut f: impl FnMut(usize, &Outcome) -> std::io::Result<ControlFlow<()>>,
+        f: impl FnMut(usize, &Outcome) -> std::io::Result<ControlFlow<()>>,
     ) -> std::io::Result<()> {
         if row.verdicts.is_none() {
             return Ok(());
         }
-        if let Some(o) = &row.outcomes {
-            for (i, o) in o.iter().enumerate().filter(|(i, _)| want(*i)) {
-                if f(i, o)?.is_break() {
-                    break;
-                }
-            }
-            return Ok(());
-        }
-        let Some(spill) = &self.spill else {
-            return Ok(());
-        };
-        let k = self
-            .rows
+        self.store
+            .walk(row, self.index(row), self.servers.len(), want, f)
+    }
+
+    /// The number of `row` among [`Report::rows`] (`usize::MAX` when it is not one of
+    /// them: a spill file has no such row).
+    fn index(&self, row: &Row) -> usize {
+        self.rows
             .iter()
             .position(|r| r.entry.id == row.entry.id)
-            .unwrap_or(usize::MAX);
-        let mut wanted = (0..self.servers.len()).filter(|i| want(*i)).peekable();
-        let mut part = Vec::with_capacity(WALK);
-        while wanted.peek().is_some() {
-            part.clear();
-            part.extend(wanted.by_ref().take(WALK));
-            let read = spill.outcomes_at(k, &part).map_err(std::io::Error::other)?;
-            for (&i, o) in part.iter().zip(read) {
-                if let Some(o) = o {
-                    if f(i, &o)?.is_break() {
-                        return Ok(());
-                    }
-                }
-            }
-        }
-        Ok(())
+            .unwrap_or(usize::MAX)
     }
 
     /// Judge `w` on `today`: mark every result a waiver matches (the first matching
@@ -488,31 +433,7 @@ impl Report {
     /// The summary of server `i`: borrowed from the report, or read back from the spill
     /// file (a renderer going through every server uses [`Report::each_server`]).
     pub fn server(&self, i: usize) -> Result<Cow<'_, Server>, SpillError> {
-        if let Some(s) = self.held.get(i) {
-            return Ok(Cow::Borrowed(s));
-        }
-        let read = match &self.spill {
-            Some(spill) if i < self.servers.len() => spill.summaries(i..i + 1)?.pop(),
-            _ => None,
-        };
-        let mut s = read.ok_or_else(|| SpillError {
-            path: self
-                .spill
-                .as_ref()
-                .map(|s| s.path().to_path_buf())
-                .unwrap_or_default(),
-            source: std::io::Error::other(format!("the report has no server {i}")),
-        })?;
-        self.restore_baseline(i, &mut s);
-        Ok(Cow::Owned(s))
-    }
-
-    /// Put back the baseline set after server `i` was spilled ([`Builder::set_baseline`])
-    /// into its summary `s`, read back from the spill file.
-    fn restore_baseline(&self, i: usize, s: &mut Server) {
-        if let Some(b) = self.baselines.get(&i) {
-            s.baseline = Some(b.clone());
-        }
+        self.store.server(i, self.servers.len())
     }
 
     /// Call `f` with the summary of each server, in server order, until `f` breaks:
@@ -521,32 +442,196 @@ impl Report {
     /// most that many summaries.
     pub fn each_server(
         &self,
-        mut f: impl FnMut(usize, &Server) -> std::io::Result<ControlFlow<()>>,
+        f: impl FnMut(usize, &Server) -> std::io::Result<ControlFlow<()>>,
     ) -> std::io::Result<()> {
-        if self.held.len() == self.servers.len() {
-            for (i, s) in self.held.iter().enumerate() {
-                if f(i, s)?.is_break() {
-                    break;
-                }
+        self.store.each_server(self.servers.len(), f)
+    }
+}
+
+/// Where a report's server summaries and outcomes are, the one place that knows whether
+/// they are held in memory or spilled: the [`Report`] accessors ask it, knowing only
+/// which checks are graded and which row is which.
+#[derive(Debug, Clone)]
+enum Store {
+    /// In memory: the servers' summaries, in the report's server order, and each graded
+    /// row's outcomes in the row ([`Row::outcomes`]).
+    Held { servers: Vec<Server> },
+    /// In the spill file: the summaries and the outcomes, read back when asked for.
+    Spilled {
+        spill: Arc<Spill>,
+        /// Baselines set after the servers were spilled (`--update-baseline`), by server
+        /// number: they replace the baseline read back from the spill file.
+        baselines: std::collections::BTreeMap<usize, BaselineInfo>,
+    },
+}
+
+impl Store {
+    /// The outcome of row `row` (number `k`) on server `i`, with the excerpts of its
+    /// records when read back from the spill file.
+    #[allow(clippy::type_complexity)]
+    fn outcome<'a>(
+        &'a self,
+        row: &'a Row,
+        k: usize,
+        i: usize,
+    ) -> Result<Option<(Cow<'a, Outcome>, Option<spill::Excerpts>)>, SpillError> {
+        match self {
+            Store::Held { .. } => Ok(row
+                .outcomes
+                .as_ref()
+                .and_then(|o| o.get(i))
+                .map(|o| (Cow::Borrowed(o), None))),
+            Store::Spilled { spill, .. } => {
+                Ok(spill.outcome(i, k)?.map(|(o, e)| (Cow::Owned(o), Some(e))))
             }
-            return Ok(());
         }
-        let Some(spill) = &self.spill else {
-            return Ok(());
-        };
-        let mut start = 0;
-        while start < self.servers.len() {
-            let end = (start + WALK).min(self.servers.len());
-            let part = spill.summaries(start..end).map_err(std::io::Error::other)?;
-            for (i, mut s) in (start..end).zip(part) {
-                self.restore_baseline(i, &mut s);
-                if f(i, &s)?.is_break() {
-                    return Ok(());
+    }
+
+    /// The outcomes of row `row` (number `k`) on the servers `servers`, cut to those
+    /// there are.
+    fn range<'a>(
+        &self,
+        row: &'a Row,
+        k: usize,
+        servers: std::ops::Range<usize>,
+    ) -> Result<Cow<'a, [Outcome]>, SpillError> {
+        match self {
+            Store::Held { .. } => Ok(match &row.outcomes {
+                Some(o) => {
+                    let end = servers.end.min(o.len());
+                    Cow::Borrowed(&o[servers.start.min(end)..end])
+                }
+                None => Cow::Owned(Vec::new()),
+            }),
+            Store::Spilled { spill, .. } => Ok(Cow::Owned(
+                spill.row_range(k, servers)?.into_iter().flatten().collect(),
+            )),
+        }
+    }
+
+    /// Call `f` with the outcome of row `row` (number `k`) on each of the `n` servers
+    /// that `want` accepts, in order, until `f` breaks: read back [`WALK`] wanted servers
+    /// at a time when spilled.
+    fn walk(
+        &self,
+        row: &Row,
+        k: usize,
+        n: usize,
+        want: impl Fn(usize) -> bool,
+        mut f: impl FnMut(usize, &Outcome) -> std::io::Result<ControlFlow<()>>,
+    ) -> std::io::Result<()> {
+        match self {
+            Store::Held { .. } => {
+                for (i, o) in row
+                    .outcomes
+                    .iter()
+                    .flatten()
+                    .enumerate()
+                    .filter(|(i, _)| want(*i))
+                {
+                    if f(i, o)?.is_break() {
+                        break;
+                    }
                 }
             }
-            start = end;
+            Store::Spilled { spill, .. } => {
+                let mut wanted = (0..n).filter(|i| want(*i)).peekable();
+                let mut part = Vec::with_capacity(WALK);
+                while wanted.peek().is_some() {
+                    part.clear();
+                    part.extend(wanted.by_ref().take(WALK));
+                    let read = spill.outcomes_at(k, &part).map_err(std::io::Error::other)?;
+                    for (&i, o) in part.iter().zip(read) {
+                        if let Some(o) = o {
+                            if f(i, &o)?.is_break() {
+                                return Ok(());
+                            }
+                        }
+                    }
+                }
+            }
         }
         Ok(())
+    }
+
+    /// The outcome of every row of `rows` on server `i` there is, by row number.
+    fn server_outcomes(&self, rows: &[Row], i: usize) -> Result<Vec<Option<Outcome>>, SpillError> {
+        match self {
+            Store::Held { .. } => Ok(rows
+                .iter()
+                .map(|row| row.outcomes.as_ref().and_then(|o| o.get(i)).cloned())
+                .collect()),
+            Store::Spilled { spill, .. } => spill.server_outcomes(i),
+        }
+    }
+
+    /// The summary of server `i` of `n`.
+    fn server(&self, i: usize, n: usize) -> Result<Cow<'_, Server>, SpillError> {
+        let missing = |path: &std::path::Path| SpillError {
+            path: path.to_path_buf(),
+            source: std::io::Error::other(format!("the report has no server {i}")),
+        };
+        match self {
+            Store::Held { servers } => servers
+                .get(i)
+                .map(Cow::Borrowed)
+                .ok_or_else(|| missing(std::path::Path::new(""))),
+            Store::Spilled { spill, baselines } => {
+                let read = if i < n {
+                    spill.summaries(i..i + 1)?.pop()
+                } else {
+                    None
+                };
+                let mut s = read.ok_or_else(|| missing(spill.path()))?;
+                restore_baseline(baselines, i, &mut s);
+                Ok(Cow::Owned(s))
+            }
+        }
+    }
+
+    /// Call `f` with the summary of each of the `n` servers, in order, until `f` breaks:
+    /// read back [`WALK`] servers at a time when spilled.
+    fn each_server(
+        &self,
+        n: usize,
+        mut f: impl FnMut(usize, &Server) -> std::io::Result<ControlFlow<()>>,
+    ) -> std::io::Result<()> {
+        match self {
+            Store::Held { servers } => {
+                for (i, s) in servers.iter().enumerate() {
+                    if f(i, s)?.is_break() {
+                        break;
+                    }
+                }
+            }
+            Store::Spilled { spill, baselines } => {
+                let mut start = 0;
+                while start < n {
+                    let end = (start + WALK).min(n);
+                    let part = spill.summaries(start..end).map_err(std::io::Error::other)?;
+                    for (i, mut s) in (start..end).zip(part) {
+                        restore_baseline(baselines, i, &mut s);
+                        if f(i, &s)?.is_break() {
+                            return Ok(());
+                        }
+                    }
+                    start = end;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Put back the baseline set after server `i` was spilled ([`Builder::set_baseline`])
+/// into its summary `s`, read back from the spill file.
+fn restore_baseline(
+    baselines: &std::collections::BTreeMap<usize, BaselineInfo>,
+    i: usize,
+    s: &mut Server,
+) {
+    if let Some(b) = baselines.get(&i) {
+        s.baseline = Some(b.clone());
     }
 }
 
@@ -833,26 +918,41 @@ impl Builder {
         verdicts.clear();
         outcomes.clear();
         permute(&mut keys, &order);
-        if held.len() == keys.len() {
-            permute(&mut held, &order);
-        }
-        // Where each server went, for the baselines kept by the number it was added as.
-        let baselines = if baselines.is_empty() {
-            baselines
-        } else {
-            let mut now = vec![0; order.len()];
-            for (k, &n) in order.iter().enumerate() {
-                now[n] = k;
+        let store = match spill {
+            None => {
+                if held.len() == keys.len() {
+                    permute(&mut held, &order);
+                }
+                Store::Held { servers: held }
             }
-            baselines.into_iter().map(|(n, b)| (now[n], b)).collect()
+            Some(spill) => {
+                // Where each server went, for the baselines kept by the number it was
+                // added as.
+                let baselines = if baselines.is_empty() {
+                    baselines
+                } else {
+                    let mut now = vec![0; order.len()];
+                    for (k, &n) in order.iter().enumerate() {
+                        now[n] = k;
+                    }
+                    baselines.into_iter().map(|(n, b)| (now[n], b)).collect()
+                };
+                Store::Spilled {
+                    spill: Arc::new(spill),
+                    baselines,
+                }
+            }
+        };
+        let spill = match &store {
+            Store::Spilled { spill, .. } => Some(Arc::clone(spill)),
+            Store::Held { .. } => None,
         };
         Ok(Report {
             benchmark,
             provenance: provenance::Provenance::of(benchmark),
             level,
             servers: keys,
-            held,
-            baselines,
+            store,
             rows,
             policy: None,
             fail_on: FailOn::default(),
@@ -860,7 +960,7 @@ impl Builder {
             verbose: false,
             width: 80,
             height: 24,
-            spill: spill.map(Arc::new),
+            spill,
             jobs: 1,
         })
     }

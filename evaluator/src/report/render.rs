@@ -1,7 +1,24 @@
 //! Picking the renderer of a `--format`: the model ([`super::Report`]) knows no
-//! renderer, the renderers know the model, and this file knows both.
+//! renderer, the renderers know the model, and this file knows both. It also says what
+//! a renderer needs from each bundle beyond its results ([`extras`]): the commands know
+//! no renderer either.
 
-use super::{html, json, junit, markdown, sarif, summary, text, Format, Report};
+use super::{html, json, junit, markdown, sarif, summary, text, Format, Report, Server};
+use crate::benchmark::CheckResult;
+use crate::evidence::Evidence;
+
+/// Keep in `server` what the renderer of `format` reads from the bundle `ev` beside the
+/// `results` graded from it, while the bundle is at hand: a report is written after its
+/// bundles are dropped, and what is kept goes with the server's outcomes (to the spill
+/// file and back). The HTML report keeps a transcript excerpt of each record that
+/// decided a non-PASS verdict ([`Server::excerpts`], [`html::excerpts`]); the other
+/// formats keep nothing.
+pub fn extras(format: Format, ev: &Evidence, results: &[CheckResult], server: &mut Server) {
+    match format {
+        Format::Html => server.excerpts = html::excerpts(ev, results),
+        Format::Text | Format::Json | Format::Sarif | Format::Junit | Format::Markdown => {}
+    }
+}
 
 /// Write `report` in `format` to `out` as it is made, through a buffer: every renderer
 /// reads one check's outcomes (JUnit: one server's) at a time

@@ -137,7 +137,8 @@ pub struct Server {
     /// The baseline used or written for this server, if any.
     pub baseline: Option<BaselineInfo>,
     /// HTML format: a transcript excerpt of each record that decided a non-PASS verdict,
-    /// by seq (empty for the other formats).
+    /// by seq, kept while the bundle is at hand ([`super::extras`]; empty for the other
+    /// formats).
     pub excerpts: std::collections::BTreeMap<u64, String>,
 }
 
