@@ -1055,6 +1055,23 @@ fn snapshot_reports_of_two_examples() {
     });
 }
 
+/// Whole reports of two real examples, every check with its legs, evidence, reduction and
+/// details, as JSON and as `--verbose` text: what a change to a rule prints is seen here
+/// (the fixed-outcome snapshots below carry no details).
+#[test]
+fn snapshot_whole_reports_of_two_examples() {
+    let lab = Lab::new();
+    let a = lab.example("py1.mcpev");
+    let b = lab.example("py2-auth.mcpev");
+    let t = lab.grade(["--verbose", &a, &b]);
+    assert!(matches!(t.code, 0 | 1 | 4), "{t:?}");
+    let j = lab.grade(["--format", "json", &a, &b]);
+    insta::with_settings!({filters => redactions()}, {
+        insta::assert_snapshot!("examples_whole_text", t.stdout);
+        insta::assert_snapshot!("examples_whole_json", j.stdout);
+    });
+}
+
 /// A report from fixed outcomes (independent of which checks this build grades), with
 /// every verdict, legs, records, a shared endpoint, and each kind of baseline line.
 fn fixed_report() -> Report {

@@ -334,7 +334,7 @@ fn probe_leg(
     p: &Probe,
     strictness: Strictness,
     seqs: &mut Vec<u64>,
-    probes: &mut Keyed<&'static str, AnswerFacts>,
+    probes: &mut Keyed<String, AnswerFacts>,
 ) -> Leg {
     let modern = ev.is_modern();
     let rev = ev
@@ -371,7 +371,7 @@ fn probe_leg(
         Some(Ok(x)) => {
             seqs.push(x.seq());
             let a = read(&x);
-            probes.push(p.id, a.facts());
+            probes.push(crate::refs::here(p.id), a.facts());
             let (o, mut judged) = judge_version(&a, p, ev.authenticated(), strictness);
             if o == LegOutcome::Fail && p.id == "c" && !matches!(a.reply, Reply::Error(_)) {
                 judged.push_str(fallback_note(modern));
@@ -709,7 +709,7 @@ struct RevisionsPinnedFacts {
     /// The oldest revision a server may serve.
     floor: String,
     /// Sub-verdicts b-e → status and code of the answer, for the probes answered.
-    probes: Keyed<&'static str, AnswerFacts>,
+    probes: Keyed<String, AnswerFacts>,
 }
 
 impl Check for RevisionsPinned {
