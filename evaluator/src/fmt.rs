@@ -69,10 +69,6 @@ pub fn escape_block(s: &str) -> String {
     mcp_probe_schema::term::block(s)
 }
 
-/// [`escape_line`] and [`escape_block`] under their former names, for the rules that
-/// still call them so.
-pub use mcp_probe_schema::term::{block, line};
-
 /// A writer for serialised JSON that makes it safe for a terminal without changing its
 /// value: every character a terminal could act on that JSON leaves raw (DEL, the C1
 /// controls such as the 8-bit CSI U+009B, and the bidi overrides and isolates

@@ -27,7 +27,7 @@ use serde_json::{Map, Value};
 use crate::check::{Context, Legs};
 use crate::checks::common::reported::{nothing, Observed, ReportedOnly};
 use crate::evidence::{Evidence, Exchange};
-use crate::fmt::line;
+use crate::fmt::escape_line;
 
 /// `lifecycle-metadata-recorded`: lifecycle and invocation metadata recorded. It reads
 /// the result of every HTTP record of the bundle, whatever its leg, so it declares no
@@ -68,7 +68,7 @@ fn results(ev: &Evidence) -> Vec<ResultMeta> {
             continue;
         }
         let method = x
-            .with_request(|r| r.and_then(|r| r.get("method")?.as_str().map(line)))
+            .with_request(|r| r.and_then(|r| r.get("method")?.as_str().map(escape_line)))
             .unwrap_or_else(|| "(no method)".into());
         x.with_messages(|msgs| {
             for m in msgs {
@@ -160,7 +160,7 @@ fn lifecycle_metadata(ev: &Evidence, _cx: &Context<'_>) -> Observed {
         ),
     };
     let revision = match ev.revision() {
-        Some(r) => format!("negotiated revision {}", line(r)),
+        Some(r) => format!("negotiated revision {}", escape_line(r)),
         None => "no revision negotiated".into(),
     };
     let remark = format!(

@@ -31,7 +31,7 @@ use super::common::reported::{nothing, Observed, ReportedOnly};
 use super::common::values::or_null;
 use crate::check::{Context, Legs};
 use crate::evidence::Evidence;
-use crate::fmt::line;
+use crate::fmt::escape_line;
 
 /// The tool annotations `annotations-not-authorization` counts (the MCP tool annotations),
 /// in the specification's order.
@@ -64,16 +64,17 @@ impl ToolsListed<'_> {
             let why = inv
                 .stopped
                 .as_deref()
-                .map_or_else(|| "no page answered".to_string(), line);
+                .map_or_else(|| "no page answered".to_string(), escape_line);
             return ToolsListed::NotListed(why);
         }
         ToolsListed::Listed {
             tools: &inv.items,
             pages: inv.pages,
             incomplete: (!inv.complete).then(|| {
-                inv.stopped
-                    .as_deref()
-                    .map_or_else(|| "the last page read had a nextCursor".to_string(), line)
+                inv.stopped.as_deref().map_or_else(
+                    || "the last page read had a nextCursor".to_string(),
+                    escape_line,
+                )
             }),
         }
     }

@@ -16,7 +16,7 @@ use serde::Serialize;
 use crate::check::{Check, Context, Legs};
 use crate::checks::common::oauth::mint::{binding, minted_facts, Binding};
 use crate::evidence::{Evidence, Exchange};
-use crate::fmt::line;
+use crate::fmt::escape_line;
 use crate::verdict::{Leg, LegOutcome, Outcome};
 use mcp_probe_schema::model::Era;
 
@@ -123,7 +123,7 @@ impl Check for AudienceRefusalsAlerted {
             (_, None) => {
                 let why = ev
                     .skipped(leg::FOREIGN_TOKEN)
-                    .map(line)
+                    .map(escape_line)
                     .unwrap_or_else(|| "no record of it".into());
                 (
                     LegOutcome::Unknown,

@@ -23,7 +23,7 @@ use serde_json::Value;
 use crate::check::{Check, Context, Legs};
 use crate::checks::common::values::{leg_outcomes, Keyed};
 use crate::evidence::Evidence;
-use crate::fmt::line;
+use crate::fmt::escape_line;
 use crate::verdict::{Leg, LegOutcome, Outcome};
 
 /// Cancellation/progress signals monitored.
@@ -179,7 +179,7 @@ fn observe(ev: &Evidence) -> Observed {
             ev.skipped(leg::NOTIFY_LISTEN)
                 .filter(|_| ev.is_modern())
                 .or_else(|| ev.skipped(leg::NOTIFY_CHANNEL))
-                .map(|r| format!("not opened: {}", line(r)))
+                .map(|r| format!("not opened: {}", escape_line(r)))
                 .unwrap_or_else(|| "not opened".into()),
         ),
     };
@@ -188,7 +188,7 @@ fn observe(ev: &Evidence) -> Observed {
         sent,
         channel,
         channel_note,
-        call_skipped: ev.skipped(leg::NOTIFY_PROGRESS_CALL).map(line),
+        call_skipped: ev.skipped(leg::NOTIFY_PROGRESS_CALL).map(escape_line),
     }
 }
 
@@ -199,7 +199,7 @@ fn methods(seen: &[&Seen]) -> String {
     }
     count
         .iter()
-        .map(|(m, n)| format!("{} ×{n}", line(m)))
+        .map(|(m, n)| format!("{} ×{n}", escape_line(m)))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -294,7 +294,7 @@ fn leg_a(o: &Observed, calls: usize) -> Leg {
                     "{} (record #{})",
                     s.token
                         .as_deref()
-                        .map(line)
+                        .map(escape_line)
                         .unwrap_or_else(|| "no token".into()),
                     s.seq
                 )
@@ -310,7 +310,7 @@ fn leg_a(o: &Observed, calls: usize) -> Leg {
                 shown.join(", "),
                 o.sent
                     .iter()
-                    .map(|t| line(t))
+                    .map(|t| escape_line(t))
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
@@ -324,7 +324,7 @@ fn leg_a(o: &Observed, calls: usize) -> Leg {
             progress.len(),
             o.sent
                 .iter()
-                .map(|t| line(t))
+                .map(|t| escape_line(t))
                 .collect::<Vec<_>>()
                 .join(", ")
         ),

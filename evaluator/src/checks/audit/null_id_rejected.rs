@@ -27,7 +27,7 @@ use crate::check::{Check, Context, Legs, ParamSpec};
 use crate::checks::common::refusal::{self, Class, Strictness};
 use crate::checks::common::wire::{self, short, skipped_leg};
 use crate::evidence::{Evidence, Exchange};
-use crate::fmt::line;
+use crate::fmt::escape_line;
 use crate::verdict::{Leg, LegOutcome, Outcome};
 use mcp_probe_schema::model::Era;
 
@@ -528,7 +528,7 @@ impl Check for NullIdRejected {
                 seqs.extend(j.followup);
                 let rev = ev
                     .revision()
-                    .map(line)
+                    .map(escape_line)
                     .unwrap_or_else(|| "no revision".into());
                 let auth = if ev.authenticated() {
                     "authenticated"

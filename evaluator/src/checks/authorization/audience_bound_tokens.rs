@@ -45,7 +45,7 @@ use crate::checks::common::oauth::mint::{binding, Binding};
 use crate::checks::common::oauth::tokens::{audiences, binding_note, claims, is_url_audience};
 use crate::checks::common::oauth::uris::strip_slash;
 use crate::evidence::{Evidence, Exchange};
-use crate::fmt::line;
+use crate::fmt::escape_line;
 use crate::verdict::{Leg, LegOutcome, Outcome, Verdict};
 use mcp_probe_schema::model::Era;
 
@@ -83,7 +83,7 @@ fn credential_of(x: &Exchange<'_>) -> Option<String> {
 pub fn answer_of(x: &Exchange<'_>) -> String {
     match &x.http.outcome {
         HttpOutcome::Response(r) => format!("HTTP {}", r.status),
-        HttpOutcome::Error(e) => format!("no answer ({})", line(&e.message)),
+        HttpOutcome::Error(e) => format!("no answer ({})", escape_line(&e.message)),
     }
 }
 
@@ -124,9 +124,9 @@ fn leg_a(
         .enumerate()
         .map(|(i, t)| {
             let label = if n == 1 {
-                format!("the {} token", line(&t.source))
+                format!("the {} token", escape_line(&t.source))
             } else {
-                format!("token {} ({})", i + 1, line(&t.source))
+                format!("token {} ({})", i + 1, escape_line(&t.source))
             } + &binding_note(session, t);
             let Some(c) = claims(t) else {
                 return (
@@ -141,7 +141,7 @@ fn leg_a(
                     format!("{label} is a JWT without an aud claim naming any audience"),
                 );
             }
-            let shown = auds.iter().map(|a| line(a)).collect::<Vec<_>>().join(", ");
+            let shown = auds.iter().map(|a| escape_line(a)).collect::<Vec<_>>().join(", ");
             if auds
                 .iter()
                 .any(|a| strip_slash(a) == strip_slash(canonical))
@@ -150,7 +150,7 @@ fn leg_a(
                     LegOutcome::Pass,
                     format!(
                         "{label} is bound to this resource: aud [{shown}] names {} ({basis})",
-                        line(canonical)
+                        escape_line(canonical)
                     ),
                 )
             } else if !auds.iter().any(|a| is_url_audience(a)) {
@@ -161,7 +161,7 @@ fn leg_a(
                          identifier, which may be this server's own name at its authorization server \
                          (Microsoft Entra ID names the application, not its URL); the token alone \
                          cannot tell whether it is bound to {} ({basis}){}",
-                        line(canonical),
+                        escape_line(canonical),
                         resource_refused_note(session)
                     ),
                 )
@@ -170,7 +170,7 @@ fn leg_a(
                     LegOutcome::Fail,
                     format!(
                         "{label} is not bound to this resource: aud [{shown}] does not name {} ({basis}){}",
-                        line(canonical),
+                        escape_line(canonical),
                         resource_refused_note(session)
                     ),
                 )
@@ -255,13 +255,13 @@ fn compare(
         (Some(w), wo) => match (w.status(), wo.and_then(|x| x.status())) {
             (Some(401), _) => (
                 LegOutcome::Pass,
-                format!("{} refused the token with 401", line(url)),
+                format!("{} refused the token with 401", escape_line(url)),
             ),
             (Some(s @ (200 | 403)), Some(n)) if n != s => (
                 LegOutcome::Fail,
                 format!(
                     "{} answered {s} with the token and {n} without it: it {} the token",
-                    line(url),
+                    escape_line(url),
                     if s == 200 {
                         "accepted"
                     } else {
@@ -273,14 +273,14 @@ fn compare(
                 LegOutcome::Unknown,
                 format!(
                     "{} answered {s} with and without the token (no usable comparison)",
-                    line(url)
+                    escape_line(url)
                 ),
             ),
             _ => (
                 LegOutcome::Unknown,
                 format!(
                     "{} answered {} with the token and {} without (no usable comparison)",
-                    line(url),
+                    escape_line(url),
                     answer_of(w),
                     wo.map(|x| answer_of(&x))
                         .unwrap_or_else(|| "nothing recorded".into())
@@ -289,7 +289,7 @@ fn compare(
         },
         (None, _) => (
             LegOutcome::Unknown,
-            format!("{} has no request with the token", line(url)),
+            format!("{} has no request with the token", escape_line(url)),
         ),
     }
 }
@@ -301,7 +301,7 @@ fn leg_c(ev: &Evidence) -> Downstream {
     let skips: Vec<String> = ev
         .records_for(leg::DOWNSTREAM)
         .filter_map(|r| match &r.observation {
-            mcp_probe_schema::model::Observation::Skipped { reason } => Some(line(reason)),
+            mcp_probe_schema::model::Observation::Skipped { reason } => Some(escape_line(reason)),
             _ => None,
         })
         .collect();
@@ -397,7 +397,7 @@ struct Mint {
 }
 
 fn skip_reason(ev: &Evidence, l: LegId) -> Option<String> {
-    ev.skipped(l).map(line)
+    ev.skipped(l).map(escape_line)
 }
 
 /// Whether the refresh chain was restored, for the note.
@@ -442,7 +442,7 @@ fn leg_b(ev: &Evidence, held: &[String]) -> Mint {
     let resource = form_param(&m.http.request.body.bytes, "resource");
     let named = resource
         .as_deref()
-        .map(line)
+        .map(escape_line)
         .unwrap_or_else(|| "(no resource)".into());
     let unknown = |note: String| Mint {
         leg: Leg::new(LEG_B, LegOutcome::Unknown, note),
@@ -464,7 +464,7 @@ fn leg_b(ev: &Evidence, held: &[String]) -> Mint {
         .filter(|s| !s.is_empty() && (200..300).contains(&status));
     let Some(minted) = minted else {
         let why = match j.get("error").and_then(Value::as_str) {
-            Some(e) => format!("error {}", line(e)),
+            Some(e) => format!("error {}", escape_line(e)),
             None if String::from_utf8_lossy(
                 &m.response()
                     .map(|r| r.body.bytes.clone())
@@ -696,9 +696,9 @@ impl Check for AudienceBoundTokens {
                         } else {
                             leg::FOREIGN_MINT
                         },
-                        line(&ev.payload.collector.name),
-                        line(&ev.payload.collector.version),
-                        line(&ev.payload.collector.build)
+                        escape_line(&ev.payload.collector.name),
+                        escape_line(&ev.payload.collector.version),
+                        escape_line(&ev.payload.collector.build)
                     ),
                 )
             }

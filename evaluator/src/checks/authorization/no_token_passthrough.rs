@@ -17,7 +17,7 @@ use crate::checks::common::oauth::tokens::{
 };
 use crate::checks::common::oauth::uris::{canonical_resource, resource_covers, strip_slash};
 use crate::evidence::Evidence;
-use crate::fmt::line;
+use crate::fmt::escape_line;
 use crate::verdict::{LegOutcome, Outcome, Verdict};
 
 /// Token passthrough to downstream APIs forbidden.
@@ -82,7 +82,7 @@ impl Check for NoTokenPassthrough {
                 Verdict::Error,
                 format!(
                     "the endpoint {} is not a hierarchical URL, so it has no canonical resource URI",
-                    line(&f.endpoint)
+                    escape_line(&f.endpoint)
                 ),
                 REDUCTION,
             );
@@ -96,8 +96,8 @@ impl Check for NoTokenPassthrough {
                 format!(
                     "the protected-resource metadata resource at {}, which covers the endpoint's \
                      canonical URI {}",
-                    line(&a.url),
-                    line(&endpoint_uri)
+                    escape_line(&a.url),
+                    escape_line(&endpoint_uri)
                 ),
             ),
             _ => (
@@ -148,7 +148,7 @@ impl Check for NoTokenPassthrough {
                          tell",
                         shown(&extras),
                         shown(&auds),
-                        line(&canonical)
+                        escape_line(&canonical)
                     ),
                 ));
                 extras_all.extend(extras);
@@ -160,7 +160,7 @@ impl Check for NoTokenPassthrough {
                     format!(
                         "{label} is confined to this resource: aud {} equals {} ({basis})",
                         shown(&auds),
-                        line(&canonical)
+                        escape_line(&canonical)
                     ),
                 ));
             } else {
@@ -172,7 +172,7 @@ impl Check for NoTokenPassthrough {
                          though the token alone cannot say whether the extra is a genuine downstream API",
                         shown(&extras),
                         shown(&auds),
-                        line(&canonical)
+                        escape_line(&canonical)
                     ),
                 ));
                 extras_all.extend(extras);

@@ -26,7 +26,7 @@ use crate::checks::common::oauth::uris::{
 use crate::checks::common::policy::{absent, approved, judge};
 use crate::checks::common::values::or_null;
 use crate::evidence::Evidence;
-use crate::fmt::line;
+use crate::fmt::escape_line;
 use crate::verdict::{Leg, LegOutcome, Outcome, Verdict};
 
 /// OAuth discovery metadata over TLS and validated.
@@ -40,7 +40,7 @@ fn reduction(cx: &Context<'_>) -> String {
     let change_control = match approved(cx, KEY, |d| d.approved_authorization_servers.as_ref()) {
         Some(a) => format!(
             "change control of the authorization-server list is the policy's {KEY} ({})",
-            line(a.file)
+            escape_line(a.file)
         ),
         None => format!(
             "change control of the authorization-server list is drift against a self-recorded \
@@ -84,9 +84,14 @@ fn collector_refused(f: &Facts<'_>) -> Vec<String> {
         .chain(f.servers.iter().flat_map(|s| s.attempts.iter()))
         .chain(f.as_other.iter())
         .filter_map(|a| {
-            a.refused
-                .as_ref()
-                .map(|r| format!("{} (record #{}): {}", line(&a.url), a.seq, refusal_text(r)))
+            a.refused.as_ref().map(|r| {
+                format!(
+                    "{} (record #{}): {}",
+                    escape_line(&a.url),
+                    a.seq,
+                    refusal_text(r)
+                )
+            })
         })
         .collect()
 }
@@ -149,9 +154,9 @@ impl Check for OauthDiscoveryValidated {
                     "; the server relies on unadvertised defaults: it published neither protected-resource \
                      nor authorization-server metadata, so the collector logged in with the MCP 2025-03-26 \
                      default endpoints {}, {} and {} on its own origin",
-                    line(&d.authorization_endpoint),
-                    line(&d.token_endpoint),
-                    line(&d.registration_endpoint)
+                    escape_line(&d.authorization_endpoint),
+                    escape_line(&d.token_endpoint),
+                    escape_line(&d.registration_endpoint)
                 ));
                 o
             }
@@ -177,7 +182,7 @@ impl Check for OauthDiscoveryValidated {
                     "the endpoint {} is plain http on a loopback host: graded as a lab endpoint, since \
                      loopback traffic never leaves the host (a non-loopback http endpoint is UNKNOWN here: \
                      {} owns transport)",
-                    line(&f.endpoint),
+                    escape_line(&f.endpoint),
                     crate::rule_ref!("tls-required")
                 ),
             ),
@@ -188,7 +193,7 @@ impl Check for OauthDiscoveryValidated {
                     format!(
                         "the endpoint {} is not served over TLS and is not on a loopback host: {} owns \
                          transport, and metadata fetched in the clear is not assessed here",
-                        line(&f.endpoint),
+                        escape_line(&f.endpoint),
                         crate::rule_ref!("tls-required")
                     ),
                 )];
@@ -315,7 +320,7 @@ fn leg_b(f: &Facts<'_>) -> Leg {
             format!(
                 "the URL the challenge names ({}) served no document: only the well-known document(s) \
                  were consulted",
-                line(named)
+                escape_line(named)
             ),
         );
     };
@@ -326,7 +331,7 @@ fn leg_b(f: &Facts<'_>) -> Leg {
             format!(
                 "the challenge names the path-inserted well-known URL itself ({}, record #{}): one \
                  document describes this resource",
-                line(&ca.url),
+                escape_line(&ca.url),
                 ca.seq
             ),
         );
@@ -338,9 +343,9 @@ fn leg_b(f: &Facts<'_>) -> Leg {
             format!(
                 "the challenge names {} (record #{}); the path-inserted well-known URL {} served no \
                  document, so only one document describes this resource",
-                line(&ca.url),
+                escape_line(&ca.url),
                 ca.seq,
-                line(&path_url)
+                escape_line(&path_url)
             ),
         );
     };
@@ -352,9 +357,9 @@ fn leg_b(f: &Facts<'_>) -> Leg {
             format!(
                 "the document the challenge names ({}, record #{}) equals the path-inserted well-known \
                  document ({}, record #{}) after canonical key ordering",
-                line(&ca.url),
+                escape_line(&ca.url),
                 ca.seq,
-                line(&pa.url),
+                escape_line(&pa.url),
                 pa.seq
             ),
         )
@@ -363,7 +368,7 @@ fn leg_b(f: &Facts<'_>) -> Leg {
         let differing: Vec<String> = keys
             .into_iter()
             .filter(|k| cd.get(*k).map(canonical_json) != pd.get(*k).map(canonical_json))
-            .map(|k| line(k))
+            .map(|k| escape_line(k))
             .collect();
         Leg::new(
             ID,
@@ -372,9 +377,9 @@ fn leg_b(f: &Facts<'_>) -> Leg {
                 "the document the challenge names ({}, record #{}) differs from the path-inserted \
                  well-known document ({}, record #{}) for the same resource, in member(s) {}: a client \
                  sees a different chain depending on the discovery path it takes",
-                line(&ca.url),
+                escape_line(&ca.url),
                 ca.seq,
-                line(&pa.url),
+                escape_line(&pa.url),
                 pa.seq,
                 shown(&differing)
             ),
@@ -388,7 +393,7 @@ fn leg_c(f: &Facts<'_>) -> Leg {
     let plain: Vec<String> = answered
         .iter()
         .filter(|a| transport_of(&a.url) == Transport::Plain)
-        .map(|a| line(&a.url))
+        .map(|a| escape_line(&a.url))
         .collect();
     if !plain.is_empty() {
         return Leg::new(
@@ -404,7 +409,7 @@ fn leg_c(f: &Facts<'_>) -> Leg {
         .prm
         .iter()
         .filter(|a| a.guard_refused())
-        .map(|a| line(&a.url))
+        .map(|a| escape_line(&a.url))
         .collect();
     if !refused.is_empty() {
         return Leg::new(
@@ -419,9 +424,9 @@ fn leg_c(f: &Facts<'_>) -> Leg {
     let loopback: Vec<String> = answered
         .iter()
         .filter(|a| transport_of(&a.url) == Transport::LoopbackPlain)
-        .map(|a| line(&a.url))
+        .map(|a| escape_line(&a.url))
         .collect();
-    let urls: Vec<String> = answered.iter().map(|a| line(&a.url)).collect();
+    let urls: Vec<String> = answered.iter().map(|a| escape_line(&a.url)).collect();
     // No plain-http document is left here: each is https or loopback http.
     let note = if loopback.is_empty() {
         format!("every document was served over https: {}", urls.join(", "))
@@ -450,7 +455,7 @@ fn leg_d(f: &Facts<'_>) -> Leg {
             l.outcome = LegOutcome::Fail;
             l.note.push_str(&format!(
                 "; the document at {} (record #{}) was refused by the collector: {}",
-                line(&a.url),
+                escape_line(&a.url),
                 a.seq,
                 refusal_text(r)
             ));
@@ -468,10 +473,17 @@ fn leg_d_selected(f: &Facts<'_>) -> Leg {
         return Leg::new(
             ID,
             LegOutcome::Error,
-            format!("the endpoint {} has no canonical URI", line(&f.endpoint)),
+            format!(
+                "the endpoint {} has no canonical URI",
+                escape_line(&f.endpoint)
+            ),
         );
     };
-    let at = format!("the document at {} (record #{})", line(&a.url), a.seq);
+    let at = format!(
+        "the document at {} (record #{})",
+        escape_line(&a.url),
+        a.seq
+    );
     match d.get("resource") {
         None => Leg::new(
             ID,
@@ -490,7 +502,7 @@ fn leg_d_selected(f: &Facts<'_>) -> Leg {
                 format!(
                     "{at} names resource \"{}\", which is not parsable as a URI (RFC 9728 §2 requires \
                      one)",
-                    line(r)
+                    escape_line(r)
                 ),
             ),
             Some(true) if strip_slash(r) == strip_slash(&canonical) => Leg::new(
@@ -499,7 +511,7 @@ fn leg_d_selected(f: &Facts<'_>) -> Leg {
                 format!(
                     "{at} names resource {} equal to the endpoint's canonical URI (rule: equal after \
                      one trailing slash)",
-                    line(r)
+                    escape_line(r)
                 ),
             ),
             Some(true) => Leg::new(
@@ -508,8 +520,8 @@ fn leg_d_selected(f: &Facts<'_>) -> Leg {
                 format!(
                     "{at} names resource {}, a hierarchical parent of the endpoint's canonical URI {} \
                      (rule: same origin, path at or below, the SDK's check_resource_allowed)",
-                    line(r),
-                    line(&canonical)
+                    escape_line(r),
+                    escape_line(&canonical)
                 ),
             ),
             Some(false) => Leg::new(
@@ -518,8 +530,8 @@ fn leg_d_selected(f: &Facts<'_>) -> Leg {
                 format!(
                     "{at} names resource {}, which is neither the endpoint's canonical URI {} nor a \
                      hierarchical parent of it (rule: same origin, path at or below)",
-                    line(r),
-                    line(&canonical)
+                    escape_line(r),
+                    escape_line(&canonical)
                 ),
             ),
         },
@@ -662,13 +674,18 @@ fn leg_g(f: &Facts<'_>) -> Leg {
         );
     }
     let selected_refused = f.selected().and_then(|(a, _)| {
-        a.refused
-            .as_ref()
-            .map(|r| format!("{}, record #{}: {}", line(&a.url), a.seq, refusal_text(r)))
+        a.refused.as_ref().map(|r| {
+            format!(
+                "{}, record #{}: {}",
+                escape_line(&a.url),
+                a.seq,
+                refusal_text(r)
+            )
+        })
     });
     let mut parts = Vec::new();
     for s in &f.servers {
-        let e = line(&s.entry);
+        let e = escape_line(&s.entry);
         if s.forms.is_none() {
             parts.push((
                 LegOutcome::Fail,
@@ -683,7 +700,7 @@ fn leg_g(f: &Facts<'_>) -> Leg {
                 LegOutcome::Pass,
                 format!(
                     "{e}: metadata at {} (record #{}) names issuer {e}",
-                    line(&a.url),
+                    escape_line(&a.url),
                     a.seq
                 ),
             )),
@@ -703,9 +720,9 @@ fn leg_g(f: &Facts<'_>) -> Leg {
                     format!(
                         "{e}: metadata at {} (record #{}) names issuer \"{}\", not the advertised \
                          entry{hint}{refused}",
-                        line(&a.url),
+                        escape_line(&a.url),
                         a.seq,
-                        line(iss)
+                        escape_line(iss)
                     ),
                 ));
             }

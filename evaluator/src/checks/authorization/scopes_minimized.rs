@@ -24,7 +24,7 @@ use crate::checks::common::oauth::gate::{baseline_for, describe_baseline, legs_m
 use crate::checks::common::oauth::tokens::{admin_tier, dedup, wildcards};
 use crate::checks::common::policy::{absent, approved, judge};
 use crate::evidence::Evidence;
-use crate::fmt::line;
+use crate::fmt::escape_line;
 use crate::verdict::{Leg, LegOutcome, Outcome, Verdict};
 
 /// OAuth scopes minimized and elevated progressively.
@@ -40,7 +40,7 @@ fn reduction(cx: &Context<'_>) -> String {
             "reads the wire and the policy's {KEY} ({}): the operator's documented scope \
              justification is not readable, so a documented exception would change {b} and d; \
              {c} compares the grant with that approved scope set",
-            line(a.file),
+            escape_line(a.file),
             b = crate::here!("b"),
             c = crate::here!("c"),
         ),
@@ -108,7 +108,7 @@ impl Check for ScopesMinimized {
             Ok(f) => f,
             Err(o) => return *o,
         };
-        let challenge_scope = f.challenge().and_then(Challenged::scope).map(line);
+        let challenge_scope = f.challenge().and_then(Challenged::scope).map(escape_line);
         let granted = f.granted();
         let resource_scopes = f.resource_scopes();
         let as_scopes = f.as_scopes();
@@ -284,7 +284,7 @@ fn leg_d(f: &Facts<'_>, resource_scopes: Option<&[String]>) -> Leg {
                 LegOutcome::Unknown,
                 format!(
                     "the document at {} advertises no scopes_supported",
-                    line(&a.url)
+                    escape_line(&a.url)
                 ),
             )
         }
@@ -297,7 +297,7 @@ fn leg_d(f: &Facts<'_>, resource_scopes: Option<&[String]>) -> Leg {
             format!(
                 "scopes_supported {} at {} holds no wildcard or admin-tier scope",
                 shown(s),
-                line(&a.url)
+                escape_line(&a.url)
             ),
         );
     }
@@ -308,7 +308,7 @@ fn leg_d(f: &Facts<'_>, resource_scopes: Option<&[String]>) -> Leg {
         format!(
             "scopes_supported at {} advertises wildcard or admin-tier scope(s) {} (a documented \
              exception, which the probe cannot read, would change this)",
-            line(&a.url),
+            escape_line(&a.url),
             shown(&flagged)
         ),
     )
@@ -363,7 +363,7 @@ fn leg_f(f: &Facts<'_>, resource_scopes: Option<&[String]>, as_scopes: Option<&[
     for s in f.servers.iter().filter(|s| s.resolved().is_none()) {
         reasons.push(format!(
             "authorization server {} not resolved ({})",
-            line(&s.entry),
+            escape_line(&s.entry),
             s.unresolved_why()
         ));
     }
@@ -379,7 +379,7 @@ fn leg_f(f: &Facts<'_>, resource_scopes: Option<&[String]>, as_scopes: Option<&[
             .iter()
             .flat_map(|s| s.attempts.iter())
             .filter(|a| a.guard_refused())
-            .map(|a| line(&a.url))
+            .map(|a| escape_line(&a.url))
             .collect();
         let refused = if refused.is_empty() {
             String::new()

@@ -17,7 +17,7 @@ use crate::checks::common::oauth::gate::{combine, legs_map, shown_value, DETECTI
 use crate::checks::common::oauth::tokens::{binding_note, claims, issued_lifetime, token_label};
 use crate::checks::common::policy::absent;
 use crate::evidence::Evidence;
-use crate::fmt::line;
+use crate::fmt::escape_line;
 use crate::verdict::{Leg, LegOutcome, Outcome};
 
 /// The longest issued access-token lifetime sub-verdict b accepts, in seconds: the benchmark
@@ -50,7 +50,7 @@ impl Limit {
                 seconds: i64::try_from(secs).unwrap_or(i64::MAX),
                 named: format!(
                     "the policy's max_token_lifetime_seconds of {secs} s ({})",
-                    line(&p.file)
+                    escape_line(&p.file)
                 ),
                 from_policy: true,
             })
@@ -145,7 +145,9 @@ impl Check for ShortLivedTokens {
             auth_required: f.auth_required,
             challenge_source: challenge.map(|c| c.source.as_str()),
             www_authenticate: challenge.map(|c| c.fields.as_slice()),
-            resource_metadata: challenge.and_then(|c| c.resource_metadata()).map(line),
+            resource_metadata: challenge
+                .and_then(|c| c.resource_metadata())
+                .map(escape_line),
             token_lifetimes_seconds: lifetimes,
             lifetime_limit_seconds: limit.seconds,
             authorization_server: server,
@@ -202,7 +204,7 @@ fn leg_a(f: &Facts<'_>) -> Leg {
                              followed it{syntax}",
                             c.refused(),
                             c.quoted(),
-                            line(rm)
+                            escape_line(rm)
                         ),
                     )
                 }
@@ -212,7 +214,7 @@ fn leg_a(f: &Facts<'_>) -> Leg {
                     format!(
                         "{}{caveat}; its WWW-Authenticate names resource_metadata=\"{}\"",
                         c.refused(),
-                        line(rm)
+                        escape_line(rm)
                     ),
                 ),
                 Some(_) => Leg::new(
@@ -349,7 +351,7 @@ fn legs_cd(f: &Facts<'_>) -> (Leg, Leg, Option<String>) {
             None,
         );
     };
-    let who = format!("authorization server {}", line(&s.entry));
+    let who = format!("authorization server {}", escape_line(&s.entry));
     let iss = match d.get("authorization_response_iss_parameter_supported") {
         Some(Value::Bool(true)) => {
             "authorization_response_iss_parameter_supported is true (RFC 9207: the authorization \
@@ -368,7 +370,7 @@ fn legs_cd(f: &Facts<'_>) -> (Leg, Leg, Option<String>) {
     let reg = match d.get("registration_endpoint") {
         Some(Value::String(u)) => format!(
             "registration_endpoint {} (dynamic client registration offered)",
-            line(u)
+            escape_line(u)
         ),
         Some(v) => format!(
             "registration_endpoint {} (not a URL string)",

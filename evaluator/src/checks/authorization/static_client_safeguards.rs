@@ -40,7 +40,7 @@ use url::Url;
 use crate::check::{Check, Context, Legs, Needs};
 use crate::checks::common::oauth::gate::{legs_map, no_endpoint, Gated};
 use crate::evidence::{Evidence, Exchange};
-use crate::fmt::line;
+use crate::fmt::escape_line;
 use crate::grade::missing_legs;
 use crate::verdict::{Leg, LegOutcome, Outcome, Verdict};
 use mcp_probe_schema::model::Era;
@@ -89,7 +89,7 @@ fn body_text(x: &Exchange<'_>) -> String {
     x.response()
         .map(|r| {
             let t = String::from_utf8_lossy(&r.body.bytes);
-            line(&t.chars().take(200).collect::<String>())
+            escape_line(&t.chars().take(200).collect::<String>())
         })
         .unwrap_or_default()
 }
@@ -101,10 +101,14 @@ fn answer_of(x: &Exchange<'_>) -> String {
         HttpOutcome::Error(e) if e.kind == ErrorKind::RefusedByGuard => {
             format!(
                 "not sent (refused by the network guard: {})",
-                line(&e.message)
+                escape_line(&e.message)
             )
         }
-        HttpOutcome::Error(e) => format!("no answer ({}: {})", e.kind.as_str(), line(&e.message)),
+        HttpOutcome::Error(e) => format!(
+            "no answer ({}: {})",
+            e.kind.as_str(),
+            escape_line(&e.message)
+        ),
     }
 }
 
@@ -149,7 +153,7 @@ fn registered(x: &Exchange<'_>) -> Registered {
     let Some(status) = x.status() else {
         return Registered::Failed(format!(
             "the registration at {} ({}) drew {}",
-            line(&x.http.request.url),
+            escape_line(&x.http.request.url),
             record_note(x),
             answer_of(x)
         ));
@@ -164,10 +168,10 @@ fn registered(x: &Exchange<'_>) -> Registered {
         (200 | 201, Some(id)) => Registered::Id(id.to_string()),
         _ => Registered::Refused(format!(
             "the registration at {} ({}) was answered HTTP {status}{}",
-            line(&x.http.request.url),
+            escape_line(&x.http.request.url),
             record_note(x),
             match j.get("error").and_then(Value::as_str) {
-                Some(e) => format!(" with error {}", line(e)),
+                Some(e) => format!(" with error {}", escape_line(e)),
                 None if (200..300).contains(&status) => " without a client_id".to_string(),
                 None => String::new(),
             }
@@ -211,7 +215,7 @@ fn unread(ev: &Evidence) -> Vec<String> {
         for x in prm.iter().filter(|x| x.status() != Some(404)) {
             out.push(format!(
                 "{} ({}: {})",
-                line(&x.http.request.url),
+                escape_line(&x.http.request.url),
                 record_note(x),
                 answer_of(x)
             ));
@@ -224,13 +228,13 @@ fn unread(ev: &Evidence) -> Vec<String> {
         match &x.http.refused {
             Some(r) => out.push(format!(
                 "{} ({}: refused by the collector: {})",
-                line(&x.http.request.url),
+                escape_line(&x.http.request.url),
                 record_note(&x),
                 crate::checks::common::oauth::discovery::refusal_text(r)
             )),
             None => out.push(format!(
                 "{} ({}: {})",
-                line(&x.http.request.url),
+                escape_line(&x.http.request.url),
                 record_note(&x),
                 answer_of(&x)
             )),
@@ -267,7 +271,7 @@ fn gate(ev: &Evidence) -> Result<(Url, u64), Box<Outcome>> {
     let issuer = m
         .get("issuer")
         .and_then(Value::as_str)
-        .map(line)
+        .map(escape_line)
         .unwrap_or_default();
     let url_of = |name: &str| -> Result<Url, Box<Outcome>> {
         match m.get(name).filter(|v| !v.is_null()) {
@@ -286,7 +290,7 @@ fn gate(ev: &Evidence) -> Result<(Url, u64), Box<Outcome>> {
                     Verdict::Unknown,
                     format!(
                         "the {name} {} in the metadata of {issuer} (record #{seq}) is not an http(s) URL",
-                        line(&v.to_string())
+                        escape_line(&v.to_string())
                     ),
                     REDUCTION,
                 )
@@ -327,7 +331,7 @@ fn gate(ev: &Evidence) -> Result<(Url, u64), Box<Outcome>> {
                 "the authorization endpoint {} (metadata record #{seq}) is on the MCP endpoint's own host:port: it \
                  authorizes for itself and fronts no separate authorization server (no scratch client was \
                  registered)",
-                line(authorize.as_str())
+                escape_line(authorize.as_str())
             ),
             REDUCTION,
         )
@@ -439,7 +443,7 @@ impl Check for StaticClientSafeguards {
                         "pre-registered client: registration not probed (the run used --client-id {}, so the \
                          {} scratch registrations were not sent; collect without --client-id to probe \
                          the registration endpoint)",
-                        line(&p.client_id),
+                        escape_line(&p.client_id),
                         crate::here!("")
                     ),
                     None,
@@ -454,7 +458,7 @@ impl Check for StaticClientSafeguards {
                     format!(
                         "the authorization endpoint {} is on another host, but no MCP session was established, so \
                          the {} legs were not sent",
-                        line(authorize.as_str()),
+                        escape_line(authorize.as_str()),
                         crate::here!("")
                     ),
                     None,
@@ -477,9 +481,9 @@ impl Check for StaticClientSafeguards {
             format!(
                 "two fresh clients ({}, {}) were both handed on with client_id {} (records #{}, #{}): a static \
                  client id fronts the authorization server",
-                line(&ids[0]),
-                line(&ids[1]),
-                line(&static_id),
+                escape_line(&ids[0]),
+                escape_line(&ids[1]),
+                escape_line(&static_id),
                 auths[0].seq(),
                 auths[1].seq()
             ),
@@ -538,7 +542,7 @@ fn scratch_clients(ev: &Evidence, pre_only: PreOnly<'_>) -> Result<Vec<String>, 
         let why = ev
             .skipped(leg::DEPUTY_REGISTER)
             .or_else(|| ev.skipped(leg::DEPUTY_AUTHORIZE))
-            .map(line)
+            .map(escape_line)
             .unwrap_or_else(|| {
                 format!("{} scratch registration(s) recorded, two needed", ids.len())
             });
@@ -567,7 +571,7 @@ fn shared_client_id(
             format!(
                 "the authorization request at {} ({}) drew {}, so whether the clients share an onward client id \
                  is not established",
-                line(&x.http.request.url),
+                escape_line(&x.http.request.url),
                 record_note(x),
                 answer_of(x)
             ),
@@ -590,20 +594,22 @@ fn shared_client_id(
                             format!(
                                 "{} to {}",
                                 answer_of(x),
-                                location(x)
-                                    .map_or_else(|| "no Location".into(), |u| line(u.as_str()))
+                                location(x).map_or_else(
+                                    || "no Location".into(),
+                                    |u| escape_line(u.as_str())
+                                )
                             )
                         })
                         .unwrap_or_else(|| "not recorded".into());
                     format!(
                         "client #{} ({}): {what}, onward client_id {}",
                         i + 1,
-                        line(&ids[i]),
+                        escape_line(&ids[i]),
                         onward
                             .get(i)
                             .cloned()
                             .flatten()
-                            .map_or("none".into(), |s| line(&s))
+                            .map_or("none".into(), |s| escape_line(&s))
                     )
                 })
                 .collect();
@@ -629,16 +635,16 @@ fn shared_client_id(
 
 fn not_recorded(ev: &Evidence, id: &str, l: LegId) -> Leg {
     match ev.skipped(l) {
-        Some(r) => Leg::new(id, LegOutcome::Unknown, line(r)),
+        Some(r) => Leg::new(id, LegOutcome::Unknown, escape_line(r)),
         None => Leg::new(
             id,
             LegOutcome::Error,
             format!(
                 "leg {l} missing from this bundle, written by {} {} (build {}); re-collect with a \
                  collector that records it",
-                line(&ev.payload.collector.name),
-                line(&ev.payload.collector.version),
-                line(&ev.payload.collector.build)
+                escape_line(&ev.payload.collector.name),
+                escape_line(&ev.payload.collector.version),
+                escape_line(&ev.payload.collector.build)
             ),
         ),
     }
@@ -656,7 +662,7 @@ fn leg_a(ev: &Evidence, registered: &Exchange<'_>) -> Leg {
                 "the request with the unregistered redirect_uri ({}) was answered with a code in Location ({}): the \
                  code goes to a target the client never registered",
                 record_note(&v),
-                location(&v).map(|u| line(u.as_str())).unwrap_or_default()
+                location(&v).map(|u| escape_line(u.as_str())).unwrap_or_default()
             ),
         );
     }
@@ -697,7 +703,7 @@ fn leg_a(ev: &Evidence, registered: &Exchange<'_>) -> Leg {
         ),
         300..=399 => {
             let loc = location(&v);
-            let shown = loc.as_ref().map_or_else(|| "no Location".into(), |u| line(u.as_str()));
+            let shown = loc.as_ref().map_or_else(|| "no Location".into(), |u| escape_line(u.as_str()));
             if loc
                 .as_ref()
                 .and_then(Url::host_str)
@@ -773,7 +779,9 @@ fn leg_b(ev: &Evidence) -> Leg {
             format!(
                 "the fabricated callback ({}) was answered with a code in Location ({})",
                 record_note(cb),
-                location(cb).map(|u| line(u.as_str())).unwrap_or_default()
+                location(cb)
+                    .map(|u| escape_line(u.as_str()))
+                    .unwrap_or_default()
             ),
         );
     }
@@ -806,7 +814,7 @@ fn leg_b(ev: &Evidence) -> Leg {
             LegOutcome::Pass,
             format!(
                 "the fabricated code with an unissued state was redirected (HTTP {s} to {}, {}) without a code",
-                location(cb).map_or_else(|| "no Location".into(), |u| line(u.as_str())),
+                location(cb).map_or_else(|| "no Location".into(), |u| escape_line(u.as_str())),
                 record_note(cb)
             ),
         ),
@@ -859,7 +867,11 @@ fn leg_c(ev: &Evidence, static_id: &str) -> (Leg, Option<String>) {
     };
     let Some(auth) = xs.iter().find(|x| x.http.request.method == "GET") else {
         let mut l = not_recorded(ev, LEG_C, leg::DEPUTY_CONSENT);
-        l.note = format!("client #3 ({}) was registered but {}", line(&id), l.note);
+        l.note = format!(
+            "client #3 ({}) was registered but {}",
+            escape_line(&id),
+            l.note
+        );
         return (l, Some(id));
     };
     let leg = match auth.status() {
@@ -870,7 +882,7 @@ fn leg_c(ev: &Evidence, static_id: &str) -> (Leg, Option<String>) {
         ),
         Some(s @ 300..=399) => {
             let loc = location(auth);
-            let shown = loc.as_ref().map_or_else(|| "no Location".into(), |u| line(u.as_str()));
+            let shown = loc.as_ref().map_or_else(|| "no Location".into(), |u| escape_line(u.as_str()));
             if loc
                 .as_ref()
                 .and_then(|u| param(u, "client_id", false))
@@ -882,8 +894,8 @@ fn leg_c(ev: &Evidence, static_id: &str) -> (Leg, Option<String>) {
                     format!(
                         "the new client #3 ({}) was handed straight on with the shared client_id {} (HTTP {s} to \
                          {shown}, {}): no consent step for this client id before the upstream authorization server",
-                        line(&id),
-                        line(static_id),
+                        escape_line(&id),
+                        escape_line(static_id),
                         record_note(auth)
                     ),
                 )
@@ -893,7 +905,7 @@ fn leg_c(ev: &Evidence, static_id: &str) -> (Leg, Option<String>) {
                     LegOutcome::Pass,
                     format!(
                         "the new client #3 ({}) was not handed on with the shared client id: HTTP {s} to {shown} ({})",
-                        line(&id),
+                        escape_line(&id),
                         record_note(auth)
                     ),
                 )
@@ -904,7 +916,7 @@ fn leg_c(ev: &Evidence, static_id: &str) -> (Leg, Option<String>) {
             LegOutcome::Pass,
             format!(
                 "the new client #3 ({}) got a page on the authorization server itself (HTTP {s}, {})",
-                line(&id),
+                escape_line(&id),
                 record_note(auth)
             ),
         ),
@@ -913,7 +925,7 @@ fn leg_c(ev: &Evidence, static_id: &str) -> (Leg, Option<String>) {
             LegOutcome::Error,
             format!(
                 "the authorization request of the new client #3 ({}) was answered HTTP {s} ({})",
-                line(&id),
+                escape_line(&id),
                 record_note(auth)
             ),
         ),

@@ -17,7 +17,7 @@ use crate::check::{Check, Context, Legs, Needs};
 use crate::checks::common::reported::reported_only;
 use crate::checks::common::stdio::process;
 use crate::evidence::Evidence;
-use crate::fmt::line;
+use crate::fmt::escape_line;
 use crate::grade::missing_legs;
 use crate::verdict::{Outcome, Verdict};
 
@@ -84,7 +84,7 @@ impl Check for StdioCredentials {
         } else {
             format!(
                 "variable(s) given in the environment: {}",
-                line(&p.env_names.join(", "))
+                escape_line(&p.env_names.join(", "))
             )
         };
         if !p.credential_args.is_empty() {
@@ -93,9 +93,15 @@ impl Check for StdioCredentials {
                 .iter()
                 .map(|c| match (&c.flag, c.why.as_str()) {
                     (Some(f), "entropy") => {
-                        format!("argument {} (a high-entropy value of {})", c.index, line(f))
+                        format!(
+                            "argument {} (a high-entropy value of {})",
+                            c.index,
+                            escape_line(f)
+                        )
                     }
-                    (Some(f), _) => format!("argument {} (the value of {})", c.index, line(f)),
+                    (Some(f), _) => {
+                        format!("argument {} (the value of {})", c.index, escape_line(f))
+                    }
                     (None, _) => format!("argument {} (a high-entropy value)", c.index),
                 })
                 .collect();

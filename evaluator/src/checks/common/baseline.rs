@@ -5,14 +5,14 @@
 
 use crate::check::Context;
 use crate::evidence::Evidence;
-use crate::fmt::{line, utc};
+use crate::fmt::{escape_line, utc};
 use crate::verdict::{Leg, LegOutcome};
 
 /// `"baseline <path> collected <time>"`.
 pub(crate) fn describe_baseline(b: &Evidence) -> String {
     format!(
         "baseline {} collected {}",
-        line(&b.path),
+        escape_line(&b.path),
         utc(b.payload.run.started_at)
     )
 }
@@ -48,8 +48,8 @@ pub(crate) fn baseline_for<'b>(
             format!(
                 "the {} is of endpoint {}, not of {}; different endpoints are not compared",
                 describe_baseline(b),
-                line(&b.endpoint()),
-                line(&ev.endpoint())
+                escape_line(&b.endpoint()),
+                escape_line(&ev.endpoint())
             ),
         ));
     }

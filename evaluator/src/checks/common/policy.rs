@@ -4,7 +4,7 @@
 //! which decision the verdict rests on.
 
 use crate::check::Context;
-use crate::fmt::line;
+use crate::fmt::escape_line;
 use crate::policy::Decisions;
 use crate::verdict::{Leg, LegOutcome};
 
@@ -42,7 +42,7 @@ pub(crate) fn judge(
     a: Approved<'_>,
     same: impl Fn(&str, &str) -> bool,
 ) -> Leg {
-    let list = |v: &[String]| line(&v.join(", "));
+    let list = |v: &[String]| escape_line(&v.join(", "));
     let unapproved: Vec<String> = observed
         .iter()
         .filter(|o| !a.list.iter().any(|x| same(x, o)))
@@ -51,7 +51,7 @@ pub(crate) fn judge(
     let source = format!(
         "the policy's {} ({}: {})",
         a.key,
-        line(a.file),
+        escape_line(a.file),
         list(a.list)
     );
     if unapproved.is_empty() {
@@ -76,6 +76,9 @@ pub(crate) fn judge(
 pub(crate) fn absent(cx: &Context<'_>, key: &str) -> String {
     match cx.policy {
         None => "no --policy given".to_string(),
-        Some(p) => format!("policy {} states no {key} for this endpoint", line(&p.file)),
+        Some(p) => format!(
+            "policy {} states no {key} for this endpoint",
+            escape_line(&p.file)
+        ),
     }
 }

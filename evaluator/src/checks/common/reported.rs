@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use crate::check::{Check, Context, Legs, Needs};
 use crate::evidence::Evidence;
-use crate::fmt::line;
+use crate::fmt::escape_line;
 use crate::verdict::{Outcome, Verdict};
 use mcp_probe_schema::model::Era;
 
@@ -93,10 +93,10 @@ pub fn reported_only(
 fn transport_observation(ev: &Evidence) -> String {
     let t = ev.transport();
     match &ev.payload.target.endpoint {
-        Some(endpoint) => format!("transport {t} (endpoint {})", line(endpoint)),
+        Some(endpoint) => format!("transport {t} (endpoint {})", escape_line(endpoint)),
         None => format!(
             "transport {t} (no MCP endpoint answered for target {})",
-            line(&ev.payload.target.as_typed)
+            escape_line(&ev.payload.target.as_typed)
         ),
     }
 }

@@ -13,7 +13,7 @@ use mcp_probe_schema::vocab::{header, LegId};
 use serde_json::Value;
 
 use crate::evidence::{Evidence, Exchange};
-use crate::fmt::{excerpt, line};
+use crate::fmt::{escape_line, excerpt};
 
 /// What a response shows, read the same way for every leg.
 #[derive(Debug, Clone)]
@@ -101,7 +101,7 @@ impl Resp {
             error,
             empty: r.body.length == 0,
             challenge: x.header(header::WWW_AUTHENTICATE),
-            body_excerpt: format!("{}{}", line(&e.text), if e.cut { "…" } else { "" }),
+            body_excerpt: format!("{}{}", escape_line(&e.text), if e.cut { "…" } else { "" }),
         })
     }
 
@@ -132,7 +132,7 @@ impl Resp {
     /// "HTTP 401 (application/json)".
     pub fn shown(&self) -> String {
         match &self.content_type {
-            Some(ct) => format!("HTTP {} ({})", self.status, line(ct)),
+            Some(ct) => format!("HTTP {} ({})", self.status, escape_line(ct)),
             None => format!("HTTP {} (no Content-Type)", self.status),
         }
     }
@@ -143,7 +143,10 @@ impl Resp {
         if let Some((code, msg)) = &self.error {
             let code =
                 code.map_or_else(|| "without an integer code".into(), |c| format!("code {c}"));
-            s.push_str(&format!(" with JSON-RPC error {code} \"{}\"", line(msg)));
+            s.push_str(&format!(
+                " with JSON-RPC error {code} \"{}\"",
+                escape_line(msg)
+            ));
         } else if self.has_result {
             s.push_str(" with a result");
         } else if self.empty {
@@ -163,14 +166,14 @@ pub fn answer(ev: &Evidence, l: LegId) -> Answer {
             None => Answer::NoResponse {
                 seq: x.seq(),
                 why: match &x.http.outcome {
-                    HttpOutcome::Error(e) => line(&e.to_string()),
+                    HttpOutcome::Error(e) => escape_line(&e.to_string()),
                     HttpOutcome::Response(_) => "no response".into(),
                 },
             },
         };
     }
     match ev.skipped(l) {
-        Some(reason) => Answer::Skipped(line(reason)),
+        Some(reason) => Answer::Skipped(escape_line(reason)),
         None if ev.has_leg(l) => Answer::Skipped("recorded without an HTTP exchange".into()),
         None => Answer::Missing,
     }

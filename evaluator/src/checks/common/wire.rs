@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::check::Legs;
 use crate::evidence::{Evidence, Exchange};
-use crate::fmt::{excerpt, line};
+use crate::fmt::{escape_line, excerpt};
 use crate::verdict::{LegOutcome, Outcome, Verdict};
 
 /// A JSON-RPC error object as answered.
@@ -171,7 +171,7 @@ impl Answer {
 /// The first 120 characters of untrusted text, on one line.
 pub fn short(s: &str) -> String {
     let e = excerpt(s.as_bytes(), 120);
-    format!("{}{}", line(&e.text), if e.cut { "…" } else { "" })
+    format!("{}{}", escape_line(&e.text), if e.cut { "…" } else { "" })
 }
 
 /// Read one exchange.
@@ -288,7 +288,7 @@ const RUN_CHOICE_MARKERS: [&str; 3] = ["--info", "consent", "operator"];
 /// A leg the collector recorded as not sent: UNKNOWN when that was the run's choice
 /// (a full run decides), ERROR otherwise (the observation was never made).
 pub fn skipped_leg(what: &str, reason: &str) -> (LegOutcome, String) {
-    let reason = line(reason);
+    let reason = escape_line(reason);
     if RUN_CHOICE_MARKERS.iter().any(|m| reason.contains(m)) {
         (
             LegOutcome::Unknown,
@@ -338,7 +338,7 @@ struct NoRevFacts {
 pub fn no_rev(ev: &Evidence, legs: &[LegId], why: &str, reduction: &str) -> Outcome {
     let negotiated = ev
         .revision()
-        .map(line)
+        .map(escape_line)
         .unwrap_or_else(|| "no revision".into());
     let seqs: Vec<u64> = legs.iter().flat_map(|l| ev.seqs(*l)).collect();
     Outcome::single(

@@ -20,7 +20,7 @@ use crate::check::{Check, Context, Legs};
 use crate::checks::common::baseline::{baseline_for, describe_baseline};
 use crate::checks::common::values::{leg_outcomes, Keyed};
 use crate::evidence::Evidence;
-use crate::fmt::line;
+use crate::fmt::escape_line;
 use crate::verdict::{Leg, LegOutcome, Outcome};
 
 /// Advertised capability configuration matches the recorded baseline.
@@ -83,7 +83,7 @@ fn substrate(ev: &Evidence) -> &'static str {
 
 fn shown(path: &str, v: &Value) -> String {
     let text = crate::fmt::excerpt(v.to_string().as_bytes(), 80);
-    format!("{}={}", line(path), line(&text.text))
+    format!("{}={}", escape_line(path), escape_line(&text.text))
 }
 
 /// Sub-verdict a: the advertised capabilities against the baseline's.
@@ -120,7 +120,7 @@ fn leg_a(ev: &Evidence, cx: &Context<'_>, now: Option<&BTreeMap<String, Value>>)
         .iter()
         .filter_map(|(k, v)| {
             let old = then.get(k)?;
-            (old != v).then(|| format!("{} (was {})", shown(k, v), line(&old.to_string())))
+            (old != v).then(|| format!("{} (was {})", shown(k, v), escape_line(&old.to_string())))
         })
         .collect();
     let withdrawn: Vec<String> = then
@@ -203,7 +203,7 @@ fn leg_b(ev: &Evidence, cx: &Context<'_>) -> Leg {
         let fresh: Vec<String> = now
             .iter()
             .filter(|n| !before.contains(n))
-            .map(|n| line(n))
+            .map(|n| escape_line(n))
             .collect();
         if !fresh.is_empty() {
             new.push(format!("{kind} {}", fresh.join(", ")));

@@ -19,7 +19,7 @@ use crate::check::{Check, Context, Legs};
 use crate::checks::common::baseline::describe_baseline;
 use crate::checks::common::values::{leg_outcomes, Keyed};
 use crate::evidence::Evidence;
-use crate::fmt::line;
+use crate::fmt::escape_line;
 use crate::verdict::{Leg, LegOutcome, Outcome};
 
 /// Server identity matches the recorded identity.
@@ -52,8 +52,8 @@ impl std::fmt::Display for Identity {
         write!(
             f,
             "{}|{}",
-            line(&self.name),
-            line(self.version.as_deref().unwrap_or(""))
+            escape_line(&self.name),
+            escape_line(self.version.as_deref().unwrap_or(""))
         )
     }
 }
@@ -92,7 +92,7 @@ fn identity(ev: &Evidence) -> (Option<Identity>, String) {
             None,
             format!(
                 "serverInfo ({}) carries no usable name: a metadata finding; no identity to compare",
-                line(&shown.text)
+                escape_line(&shown.text)
             ),
         );
     };
@@ -142,8 +142,8 @@ fn compare(ev: &Evidence, cx: &Context<'_>, observed: Option<&Identity>) -> Leg 
         return unknown(format!(
             "the {} is of endpoint {}, not of {}; identities of different endpoints are not compared",
             describe_baseline(baseline),
-            line(&baseline.endpoint()),
-            line(&ev.endpoint())
+            escape_line(&baseline.endpoint()),
+            escape_line(&ev.endpoint())
         ));
     }
     let Some(observed) = observed else {

@@ -22,7 +22,7 @@ use crate::checks::common::baseline::{baseline_for, describe_baseline};
 use crate::checks::common::text::quote;
 use crate::checks::common::values::{leg_outcomes, Keyed};
 use crate::evidence::{Evidence, Exchange};
-use crate::fmt::line;
+use crate::fmt::escape_line;
 use crate::verdict::{Leg, LegOutcome, Outcome};
 
 /// A capability advertised beyond the baseline is denied until re-approved.
@@ -113,7 +113,7 @@ fn called(x: &Exchange<'_>) -> Option<String> {
 
 /// The first `n` characters of `s`, on one line.
 fn quoted(s: &str, n: usize) -> String {
-    line(&s.chars().take(n).collect::<String>())
+    escape_line(&s.chars().take(n).collect::<String>())
 }
 
 /// True when `text` words a denial.
@@ -153,13 +153,13 @@ enum Answer {
 fn answer(x: &Exchange<'_>) -> Answer {
     let at = format!("record #{}", x.seq());
     let status = match &x.http.outcome {
-        HttpOutcome::Error(e) => return Answer::None(format!("{at}: {}", line(&e.message))),
+        HttpOutcome::Error(e) => return Answer::None(format!("{at}: {}", escape_line(&e.message))),
         HttpOutcome::Response(r) => r.status,
     };
     let Some(a) = x.answer() else {
         let why = x
             .cut()
-            .map(|c| format!(" ({})", line(&c)))
+            .map(|c| format!(" ({})", escape_line(&c)))
             .unwrap_or_default();
         return Answer::None(format!(
             "{at}: HTTP {status} without a JSON-RPC answer{why}"
@@ -210,7 +210,7 @@ fn leg_a(ev: &Evidence, cx: &Context<'_>) -> (Leg, Option<String>, Option<String
     let Some(cx_call) = ev.exchanges(leg::STAGED_CONTROL).last() else {
         let why = ev
             .skipped(leg::STAGED_CONTROL)
-            .map(line)
+            .map(escape_line)
             .unwrap_or_else(|| "no record".into());
         return unknown(format!(
             "tools advertised beyond the {} ({}), but no control was called ({why})",
@@ -285,7 +285,7 @@ fn leg_a(ev: &Evidence, cx: &Context<'_>) -> (Leg, Option<String>, Option<String
     let Some(st_call) = ev.exchanges(leg::STAGED_CALL).last() else {
         let why = ev
             .skipped(leg::STAGED_CALL)
-            .map(line)
+            .map(escape_line)
             .unwrap_or_else(|| "no record".into());
         return (
             Leg::new(

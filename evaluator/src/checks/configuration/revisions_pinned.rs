@@ -27,7 +27,7 @@ use crate::checks::common::refusal::{self, Class, Strictness};
 use crate::checks::common::values::{leg_outcomes, Keyed};
 use crate::checks::common::wire::{self, read, skipped_leg, Answer, AnswerFacts, Reply};
 use crate::evidence::{Evidence, Exchange};
-use crate::fmt::line;
+use crate::fmt::escape_line;
 use crate::verdict::{Leg, LegOutcome, Outcome};
 use mcp_probe_schema::model::Era;
 
@@ -69,8 +69,8 @@ impl Pin<'_> {
             Some(a) => format!(
                 "not among the policy's {} ({}: {})",
                 a.key,
-                line(a.file),
-                line(&a.list.join(", "))
+                escape_line(a.file),
+                escape_line(&a.list.join(", "))
             ),
             None => format!("earlier than the {} floor", self.floor),
         }
@@ -339,7 +339,7 @@ fn probe_leg(
     let modern = ev.is_modern();
     let rev = ev
         .revision()
-        .map(line)
+        .map(escape_line)
         .unwrap_or_else(|| "no revision".into());
     let sent = if modern {
         p.modern
@@ -474,7 +474,7 @@ fn discover_part(
             None,
         );
     };
-    let shown: Vec<String> = list.iter().map(|v| line(v)).collect();
+    let shown: Vec<String> = list.iter().map(|v| escape_line(v)).collect();
     let malformed: Vec<String> = list
         .iter()
         .filter(|v| !is_revision_date(v))
@@ -483,7 +483,7 @@ fn discover_part(
     let old: Vec<String> = list
         .iter()
         .filter(|v| is_revision_date(v) && !pin.allows(v))
-        .map(|v| line(v))
+        .map(|v| escape_line(v))
         .collect();
     let mut faults = Vec::new();
     if !old.is_empty() {
@@ -535,7 +535,7 @@ fn sweep_part(
         match &r.observation {
             mcp_probe_schema::model::Observation::Skipped { reason } => rows.push((
                 "(revision not recorded)".into(),
-                Swept::Unreached(format!("not sent: {}", line(reason))),
+                Swept::Unreached(format!("not sent: {}", escape_line(reason))),
                 r.seq,
             )),
             mcp_probe_schema::model::Observation::Http(http) => {
@@ -554,7 +554,9 @@ fn sweep_part(
                     Reply::Result(res) => {
                         match res.get("protocolVersion").and_then(Value::as_str) {
                             Some(v) if v == requested => Swept::Served,
-                            Some(v) => Swept::NotServed(format!("answered with {}", line(v))),
+                            Some(v) => {
+                                Swept::NotServed(format!("answered with {}", escape_line(v)))
+                            }
                             None => Swept::NotServed(format!(
                                 "{} naming no protocolVersion",
                                 a.summary()
@@ -574,7 +576,7 @@ fn sweep_part(
                         _ => Swept::NotServed(format!("refused: {}", a.summary())),
                     },
                 };
-                rows.push((line(&requested), swept, x.seq()));
+                rows.push((escape_line(&requested), swept, x.seq()));
             }
             _ => {}
         }
@@ -686,7 +688,7 @@ fn leg_a(
             leg.outcome = LegOutcome::Fail;
             leg.note = format!(
                 "the negotiated revision {} is {}; {}",
-                line(rev),
+                escape_line(rev),
                 pin.fault(),
                 leg.note
             );
@@ -764,7 +766,7 @@ impl Check for RevisionsPinned {
         } else {
             format!(
                 "MCP-Protocol-Version header ({})",
-                ev.revision().map(line).unwrap_or_default()
+                ev.revision().map(escape_line).unwrap_or_default()
             )
         };
         let facts = RevisionsPinnedFacts {

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::check::{Check, Context, Legs};
 use crate::evidence::{Evidence, Exchange};
-use crate::fmt::line;
+use crate::fmt::escape_line;
 use crate::verdict::{Leg, LegOutcome, Outcome};
 use mcp_probe_schema::model::Era;
 
@@ -264,7 +264,10 @@ fn static_leg(ev: &Evidence, records: &mut Vec<u64>, facts: &mut Option<StaticFa
             return Leg::new(
                 ID,
                 LegOutcome::Unknown,
-                format!("the static resource was not fetched ({})", line(reason)),
+                format!(
+                    "the static resource was not fetched ({})",
+                    escape_line(reason)
+                ),
             );
         }
         let static_path = ev
@@ -284,14 +287,14 @@ fn static_leg(ev: &Evidence, records: &mut Vec<u64>, facts: &mut Option<StaticFa
                 Some(p) => format!(
                     "static resource path {:?} was given but this bundle holds no {} record (collected before the \
                      collector fetched it)",
-                    line(p),
+                    escape_line(p),
                     leg::STATIC_RESOURCE
                 ),
             },
         );
     };
     records.push(x.seq());
-    let url = line(&x.http.request.url);
+    let url = escape_line(&x.http.request.url);
     let subject = format!("GET {url} (record #{}, no credential)", x.seq());
     let cc = x.header(header::CACHE_CONTROL);
     *facts = Some(StaticFacts {
@@ -306,7 +309,7 @@ fn static_leg(ev: &Evidence, records: &mut Vec<u64>, facts: &mut Option<StaticFa
                 LegOutcome::Unknown,
                 format!(
                     "{subject}: the network guard refused to send it ({})",
-                    line(&e.message)
+                    escape_line(&e.message)
                 ),
             );
         }
@@ -321,7 +324,7 @@ fn static_leg(ev: &Evidence, records: &mut Vec<u64>, facts: &mut Option<StaticFa
     let dirs = directives(cc.as_deref()).unwrap_or_default();
     let shown = match &cc {
         None => "no Cache-Control header".to_string(),
-        Some(v) => format!("Cache-Control: {}", line(v)),
+        Some(v) => format!("Cache-Control: {}", escape_line(v)),
     };
     let non_shareable: Vec<&str> = dirs
         .iter()

@@ -18,7 +18,7 @@ use serde_json::Value;
 use crate::check::{Check, Context, Legs};
 use crate::checks::common::values::{leg_outcomes, Keyed};
 use crate::evidence::Evidence;
-use crate::fmt::line;
+use crate::fmt::escape_line;
 use crate::verdict::{Leg, LegOutcome, Outcome};
 use mcp_probe_schema::model::Era;
 
@@ -64,7 +64,7 @@ pub fn resolve_size(inputs: Option<&Value>) -> Result<Option<u64>, String> {
         _ => {
             return Err(format!(
                 "max_request_bytes {} is not a positive integer",
-                line(&v.to_string())
+                escape_line(&v.to_string())
             ))
         }
     };
@@ -114,7 +114,7 @@ fn judge(ev: &Evidence, size: &Result<Option<u64>, String>) -> Judgement {
         Err(reason) => {
             let skip = ev
                 .skipped(leg::PADDED)
-                .map(|r| format!(" (collector: {})", line(r)))
+                .map(|r| format!(" (collector: {})", escape_line(r)))
                 .unwrap_or_default();
             return Judgement::new(
                 LegOutcome::Unknown,
@@ -132,7 +132,7 @@ fn judge(ev: &Evidence, size: &Result<Option<u64>, String>) -> Judgement {
     let Some(control) = ev.exchanges(leg::INVENTORY_TOOLS).next() else {
         let why = ev
             .skipped(leg::INVENTORY_TOOLS)
-            .map(|r| format!("tools/list was {}", line(r)))
+            .map(|r| format!("tools/list was {}", escape_line(r)))
             .unwrap_or_else(|| "no tools/list was recorded".into());
         return Judgement::new(
             LegOutcome::Unknown,
@@ -146,7 +146,7 @@ fn judge(ev: &Evidence, size: &Result<Option<u64>, String>) -> Judgement {
                 format!(
                     "the control tools/list (record #{}) drew no response ({}); the padded body was not sent",
                     control.seq(),
-                    line(&e.to_string())
+                    escape_line(&e.to_string())
                 ),
             )
         }
@@ -172,7 +172,7 @@ fn judge(ev: &Evidence, size: &Result<Option<u64>, String>) -> Judgement {
     let Some(padded) = ev.exchanges(leg::PADDED).last() else {
         let why = ev
             .skipped(leg::PADDED)
-            .map(line)
+            .map(escape_line)
             .unwrap_or_else(|| "recorded without an HTTP exchange".into());
         let mut j = Judgement::new(
             LegOutcome::Unknown,
@@ -194,7 +194,7 @@ fn judge(ev: &Evidence, size: &Result<Option<u64>, String>) -> Judgement {
             format!(
                 "{control_text}; the padded tools/list of {size_text} drew no response ({}): the connection \
                  failed while the body was sent or answered; confirm whether that is size enforcement",
-                line(&e.to_string())
+                escape_line(&e.to_string())
             ),
         ),
         HttpOutcome::Response(r) => {

@@ -17,7 +17,7 @@ use crate::checks::common::refusal::{self, Class, Strictness, Unattributed};
 use crate::checks::common::text::{quote, truncate};
 use crate::checks::common::wire::{self, refused_at_authentication, Answer, Reply};
 use crate::evidence::Evidence;
-use crate::fmt::line;
+use crate::fmt::escape_line;
 use crate::verdict::{Leg, LegOutcome, Outcome};
 
 /// A leg's outcome and note.
@@ -37,7 +37,7 @@ pub(super) fn left_out(
 }
 
 pub(super) fn uri(u: &str) -> String {
-    format!("`{}`", truncate(&line(u), 300))
+    format!("`{}`", truncate(&escape_line(u), 300))
 }
 
 /// `out` (a check's declaration legs, already aggregated) with the live legs after
@@ -86,7 +86,7 @@ pub(super) fn recorded(ev: &Evidence, leg: LegId, what: &str) -> Recorded {
 
 /// A leg the collector did not send: UNKNOWN at one of its gates, ERROR otherwise.
 pub(super) fn skipped(what: &str, reason: &str) -> Graded {
-    let reason = line(reason);
+    let reason = escape_line(reason);
     if reason.starts_with("not sent:") {
         (LegOutcome::Unknown, format!("{what} was {reason}"))
     } else {
@@ -210,7 +210,7 @@ pub(super) fn refusal(
             outcome,
             format!(
                 "{said}: refused with -32002, the code {} defines for a missing resource",
-                revision.map(line).unwrap_or_else(|| "this revision".into())
+                revision.map(escape_line).unwrap_or_else(|| "this revision".into())
             ),
         ),
         Class::Required(_) => (outcome, format!("{said}: refused with -32602")),

@@ -187,7 +187,7 @@ impl Check for StdioLogsSeparated {
                         .run
                         .failure
                         .as_deref()
-                        .map(|f| format!(": {}", crate::fmt::line(f)))
+                        .map(|f| format!(": {}", crate::fmt::escape_line(f)))
                         .unwrap_or_default()
                 ),
                 REDUCTION,

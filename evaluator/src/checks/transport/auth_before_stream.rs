@@ -18,7 +18,7 @@ use serde_json::Value;
 use crate::check::{Check, Context, Legs};
 use crate::checks::common::response::{answer, Answer, Kind, Resp};
 use crate::evidence::{Evidence, Exchange};
-use crate::fmt::line;
+use crate::fmt::escape_line;
 use crate::grade::missing_legs;
 use crate::verdict::{NotArisen, Outcome, Verdict};
 use mcp_probe_schema::model::Era;
@@ -59,7 +59,7 @@ fn unauthenticated_answers(ev: &Evidence) -> Option<Vec<(u64, String)>> {
     }
     let method = |x: &Exchange<'_>| {
         x.request_json()
-            .and_then(|j| j.get("method").and_then(Value::as_str).map(line))
+            .and_then(|j| j.get("method").and_then(Value::as_str).map(escape_line))
             .unwrap_or_else(|| "(no method)".into())
     };
     let mut out = vec![(
@@ -337,7 +337,7 @@ fn refused_unauthenticated(u: &Resp) -> Result<String, Box<Outcome>> {
 /// with 401/403: an event stream passes.
 fn judge_authenticated(u: &Resp, a: &Resp, un: &str) -> Outcome {
     let challenge = match &u.challenge {
-        Some(c) => format!("with WWW-Authenticate: {}", line(c)),
+        Some(c) => format!("with WWW-Authenticate: {}", escape_line(c)),
         None => "without a WWW-Authenticate challenge (RFC 6750 and MCP authorization expect one)"
             .into(),
     };
@@ -365,7 +365,7 @@ fn judge_authenticated(u: &Resp, a: &Resp, un: &str) -> Outcome {
                 "{refused}; {au}: accepted, but answered as {} rather than an event stream, so the SSE \
                  assertion (authentication before a response stream) was not exercised; re-run against a \
                  server or method that streams",
-                a.media.as_deref().map(line).unwrap_or_else(|| "a body of no media type".into())
+                a.media.as_deref().map(escape_line).unwrap_or_else(|| "a body of no media type".into())
             ),
             REDUCTION,
         );

@@ -15,7 +15,7 @@ use crate::check::{Check, Context, Legs};
 use crate::checks::common::policy::{absent, approved, Approved};
 use crate::checks::common::response::{answer, Answer, Kind};
 use crate::evidence::Evidence;
-use crate::fmt::line;
+use crate::fmt::escape_line;
 use crate::verdict::{Outcome, Verdict};
 use mcp_probe_schema::model::Era;
 
@@ -66,14 +66,14 @@ fn judge_unlisted_control(
 ) -> (Verdict, String) {
     let source = format!(
         "the policy's {ALLOWED_ORIGINS} ({}: {})",
-        line(a.file),
-        line(&a.list.join(", "))
+        escape_line(a.file),
+        escape_line(&a.list.join(", "))
     );
     let own_origin = own_origin
-        .map(line)
+        .map(escape_line)
         .unwrap_or_else(|| "(no Origin recorded)".into());
     let mut shown = Vec::new();
-    for (origin, ans) in [(line(hostile_origin), hostile), (own_origin, own)] {
+    for (origin, ans) in [(escape_line(hostile_origin), hostile), (own_origin, own)] {
         match ans {
             Answer::Response(r) if r.kind() == Kind::Accepted => {
                 return (
@@ -141,8 +141,8 @@ impl Check for OriginValidated {
         let text = match policy {
             Some(a) if own_origin.as_deref().is_some_and(|o| listed(a.list, o)) => format!(
                 "{text}; the control Origin is among the policy's {ALLOWED_ORIGINS} ({}: {})",
-                line(a.file),
-                line(&a.list.join(", "))
+                escape_line(a.file),
+                escape_line(&a.list.join(", "))
             ),
             _ => text,
         };
@@ -207,7 +207,7 @@ fn judge_origin(
     own_origin: Option<&str>,
 ) -> (Verdict, String) {
     let own_origin = own_origin
-        .map(line)
+        .map(escape_line)
         .unwrap_or_else(|| "(no Origin recorded)".into());
     for (what, a) in [("hostile-Origin", hostile), ("own-Origin", own)] {
         match a {
@@ -232,7 +232,7 @@ fn judge_origin(
     };
     let hs = format!(
         "Origin {} (record #{}): {}",
-        line(hostile_origin),
+        escape_line(hostile_origin),
         h.seq,
         h.described()
     );
@@ -296,7 +296,7 @@ fn judge_origin(
                  (negotiated: {}) require 403 for an invalid Origin (the only difference between the two \
                  requests is the Origin, though the refusal may not be an Origin decision)",
                 h.status,
-                line(rev)
+                escape_line(rev)
             ),
         ),
         Kind::Refused => (
@@ -305,7 +305,7 @@ fn judge_origin(
                 "{hs}: refused while {os}: accepted, so the Origin is validated; deviation: HTTP {} rather than \
                  403, which the negotiated revision {} does not fix ({REV_2025_11_25} and later require 403)",
                 h.status,
-                line(rev)
+                escape_line(rev)
             ),
         ),
         Kind::Redirect => (
@@ -323,9 +323,9 @@ fn judge_origin(
 
 /// The recorded request's header `name`, as text.
 fn request_header(ev: &Evidence, l: LegId, name: &str) -> Option<String> {
-    ev.exchanges(l)
-        .last()
-        .and_then(|x| derive::header(&x.http.request.headers, name).map(|h| line(&h.value_str())))
+    ev.exchanges(l).last().and_then(|x| {
+        derive::header(&x.http.request.headers, name).map(|h| escape_line(&h.value_str()))
+    })
 }
 
 #[cfg(test)]

@@ -45,7 +45,7 @@ mod cert;
 
 use crate::check::{Check, Context, Legs, Needs};
 use crate::evidence::{Evidence, Exchange};
-use crate::fmt::line;
+use crate::fmt::escape_line;
 use crate::verdict::{Leg, LegOutcome, Outcome};
 use cert::{cert_facts, certificate_leg, offline_verify, trust_leg, CertFacts, TrustState};
 use mcp_probe_schema::model::Era;
@@ -93,7 +93,7 @@ impl Check for TlsRequired {
                     crate::verdict::Verdict::Error,
                     format!(
                         "the target's base URL {} does not parse ({e})",
-                        line(&ev.payload.target.base_url)
+                        escape_line(&ev.payload.target.base_url)
                     ),
                     REDUCTION,
                 )
@@ -106,7 +106,7 @@ impl Check for TlsRequired {
                 crate::verdict::Verdict::Error,
                 format!(
                     "the target's scheme {} is neither http nor https",
-                    line(other)
+                    escape_line(other)
                 ),
                 REDUCTION,
             ),
@@ -135,7 +135,7 @@ fn plaintext_target(ev: &Evidence, base: &url::Url) -> Outcome {
             LegOutcome::Fail,
             format!(
                 "the MCP endpoint {} is plain http: MCP is served in clear",
-                line(endpoint)
+                escape_line(endpoint)
             ),
         ),
         (None, Some((_, status, url))) => Leg::new(
@@ -144,7 +144,7 @@ fn plaintext_target(ev: &Evidence, base: &url::Url) -> Outcome {
             format!(
                 "the target is plain http and {} answered HTTP {status} in clear (no MCP endpoint was \
                  detected, but plaintext HTTP is served)",
-                line(url)
+                escape_line(url)
             ),
         ),
         (None, None) => Leg::new(
@@ -152,7 +152,7 @@ fn plaintext_target(ev: &Evidence, base: &url::Url) -> Outcome {
             LegOutcome::Error,
             format!(
                 "the target {} is plain http but nothing answered, so no plaintext service was observed",
-                line(base.as_str())
+                escape_line(base.as_str())
             ),
         ),
     };
@@ -310,7 +310,7 @@ fn tls_target(ev: &Evidence, base: &url::Url) -> Outcome {
             let why = match &t.error {
                 Some(err) => format!(
                     "no certificate was recorded: the handshake failed before it ({})",
-                    line(&err.to_string())
+                    escape_line(&err.to_string())
                 ),
                 None => "no certificate was recorded".to_string(),
             };
@@ -405,7 +405,7 @@ fn plaintext_leg(ev: &Evidence) -> (Leg, Option<u64>, PlaintextFacts) {
             .unwrap_or_else(|| "no plaintext request was recorded".into());
         return (Leg::new("a", LegOutcome::Unknown, why), None, facts);
     };
-    let url = line(&x.http.request.url);
+    let url = escape_line(&x.http.request.url);
     facts.plaintext_url = Some(url.clone());
     let (outcome, note) = plaintext_decision(&x, &url, &mut facts);
     (Leg::new("a", outcome, note), Some(x.seq()), facts)
@@ -420,7 +420,7 @@ fn plaintext_decision(
         HttpOutcome::Response(r) => r,
         HttpOutcome::Error(e) => {
             facts.plaintext = PlaintextSeen::Failed(e.kind.as_str());
-            let msg = line(&e.message);
+            let msg = escape_line(&e.message);
             return match e.kind {
                 ErrorKind::Connect => (
                     LegOutcome::Pass,
@@ -461,7 +461,7 @@ fn plaintext_decision(
         ),
         301 | 302 | 303 | 307 | 308 => {
             let loc = x.header(header::LOCATION).map(|l| l.trim().to_string());
-            facts.plaintext_redirect_target = Some(loc.as_deref().map(line));
+            facts.plaintext_redirect_target = Some(loc.as_deref().map(escape_line));
             match loc.filter(|l| !l.is_empty()) {
                 None => (
                     LegOutcome::Fail,
@@ -469,14 +469,14 @@ fn plaintext_decision(
                 ),
                 Some(l) if l.len() >= 8 && l[..8].eq_ignore_ascii_case("https://") => (
                     LegOutcome::Pass,
-                    format!("{url}: HTTP {status} redirect to {}", line(&l)),
+                    format!("{url}: HTTP {status} redirect to {}", escape_line(&l)),
                 ),
                 Some(l) => (
                     LegOutcome::Fail,
                     format!(
                         "{url}: HTTP {status} redirect to {}, which is not an https:// location (the \
                          plaintext request is served onward in clear)",
-                        line(&l)
+                        escape_line(&l)
                     ),
                 ),
             }
@@ -521,7 +521,7 @@ pub fn legacy_decision(p: &LegacyTlsProbe, version: u16) -> (LegOutcome, String,
                 format!(
                     "the recorded probe offered {} (labelled {}), not {name}: it answers another question",
                     tlswire::version_text(h.client_version),
-                    line(&p.offered)
+                    escape_line(&p.offered)
                 ),
                 false,
             )
@@ -531,7 +531,7 @@ pub fn legacy_decision(p: &LegacyTlsProbe, version: u16) -> (LegOutcome, String,
                 LegOutcome::Error,
                 format!(
                     "the recorded {} ClientHello does not parse, so what was offered is not shown",
-                    line(&p.offered)
+                    escape_line(&p.offered)
                 ),
                 false,
             )
@@ -552,7 +552,7 @@ pub fn legacy_decision(p: &LegacyTlsProbe, version: u16) -> (LegOutcome, String,
                 LegOutcome::Error,
                 format!(
                     "{offered}: network error ({}){so_far}: decides nothing about {name}",
-                    line(&e.to_string())
+                    escape_line(&e.to_string())
                 ),
                 false,
             );
@@ -630,8 +630,8 @@ fn version_leg(ev: &Evidence, tls: Option<&TlsHandshake>) -> (Leg, VersionFacts)
                     .find_map(|x| match &x.http.outcome {
                         HttpOutcome::Error(e) => Some(format!(
                             "no TLS handshake was recorded: the connection to {} failed ({})",
-                            line(&x.http.request.url),
-                            line(&e.to_string())
+                            escape_line(&x.http.request.url),
+                            escape_line(&e.to_string())
                         )),
                         _ => None,
                     })
@@ -657,7 +657,7 @@ fn version_decision(t: &TlsHandshake) -> Leg {
             let suite = t
                 .cipher_suite
                 .as_deref()
-                .map(|s| format!(" with {}", line(s)))
+                .map(|s| format!(" with {}", escape_line(s)))
                 .unwrap_or_default();
             match v.as_str() {
                 "TLSv1_2" | "TLSv1_3" => Leg::new(
@@ -673,7 +673,7 @@ fn version_decision(t: &TlsHandshake) -> Leg {
                 other => Leg::new(
                     "d",
                     LegOutcome::Unknown,
-                    format!("negotiated a version this grader does not know ({}){suite}", line(other)),
+                    format!("negotiated a version this grader does not know ({}){suite}", escape_line(other)),
                 ),
             }
         }
@@ -683,7 +683,7 @@ fn version_decision(t: &TlsHandshake) -> Leg {
             format!(
                 "handshake failed: the server ended a TLS 1.2/1.3 handshake with an alert ({}), so no \
                  TLS 1.2+ connection was possible",
-                line(&e.message)
+                escape_line(&e.message)
             ),
         ),
         (None, Some(e)) => Leg::new(
@@ -691,7 +691,7 @@ fn version_decision(t: &TlsHandshake) -> Leg {
             LegOutcome::Error,
             format!(
                 "the TLS 1.2/1.3 handshake failed without an attributable alert ({}): decides nothing",
-                line(&e.to_string())
+                escape_line(&e.to_string())
             ),
         ),
         (None, None) => Leg::new(
@@ -705,7 +705,7 @@ fn version_decision(t: &TlsHandshake) -> Leg {
 /// "not probed: <reason>" for a skipped leg (without the collector's own "not sent:").
 fn skip_note(reason: &str) -> String {
     let r = reason.strip_prefix("not sent: ").unwrap_or(reason);
-    format!("not probed: {}", line(r))
+    format!("not probed: {}", escape_line(r))
 }
 
 #[cfg(test)]

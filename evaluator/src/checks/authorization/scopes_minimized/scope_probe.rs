@@ -18,7 +18,7 @@ use mcp_probe_schema::www_authenticate;
 use serde_json::Value;
 
 use crate::evidence::{Evidence, Exchange};
-use crate::fmt::line;
+use crate::fmt::escape_line;
 use crate::verdict::{Leg, LegOutcome};
 
 /// The sub-verdict this grades (local id).
@@ -31,7 +31,7 @@ pub const INPUT_ARGUMENTS: &str = "scope_probe_arguments";
 pub const INSUFFICIENT_SCOPE: &str = "insufficient_scope";
 
 fn quote(s: &str) -> String {
-    line(&s.chars().take(200).collect::<String>())
+    escape_line(&s.chars().take(200).collect::<String>())
 }
 
 /// The `WWW-Authenticate` field naming `insufficient_scope`, if any.
@@ -64,7 +64,7 @@ fn named_tool(ev: &Evidence) -> Result<String, Leg> {
             format!("no {INPUT_TOOL} in the probe inputs; no out-of-scope call made"),
         ));
     };
-    let tool = line(tool.trim());
+    let tool = escape_line(tool.trim());
     if inputs
         .and_then(|i| i.get(INPUT_ARGUMENTS))
         .is_some_and(|a| !a.is_object() && !a.is_null())
@@ -81,7 +81,7 @@ fn named_tool(ev: &Evidence) -> Result<String, Leg> {
 /// The leg when no call of `tool` was recorded.
 fn not_called(ev: &Evidence, tool: &str) -> Leg {
     match ev.skipped(leg::SCOPE_PROBE_CALL) {
-        Some(r) => Leg::new(LEG, LegOutcome::Unknown, format!("the call of \"{tool}\" was {}", line(r))),
+        Some(r) => Leg::new(LEG, LegOutcome::Unknown, format!("the call of \"{tool}\" was {}", escape_line(r))),
         None if ev.revision().is_none() => Leg::new(
             LEG,
             LegOutcome::Unknown,
@@ -193,7 +193,7 @@ pub fn classify_scope_refusal(ev: &Evidence) -> Leg {
                 LegOutcome::Error,
                 format!(
                     "the call of \"{tool}\" drew no answer ({at}: {})",
-                    line(&e.message)
+                    escape_line(&e.message)
                 ),
             )
         }

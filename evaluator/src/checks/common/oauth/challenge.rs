@@ -7,7 +7,7 @@ use mcp_probe_schema::www_authenticate::{self, Challenge};
 use serde_json::Value;
 
 use crate::evidence::{Evidence, Exchange};
-use crate::fmt::line;
+use crate::fmt::escape_line;
 
 /// The unauthenticated request and what it drew.
 #[derive(Debug, Clone)]
@@ -53,7 +53,7 @@ impl Challenged {
                 .iter()
                 .filter(|h| h.name.eq_ignore_ascii_case(header::WWW_AUTHENTICATE))
             {
-                fields.push(line(&h.value_str()));
+                fields.push(escape_line(&h.value_str()));
                 let parsed = www_authenticate::parse(&h.value);
                 malformed |= parsed.is_malformed();
                 challenges.extend(parsed.challenges);
@@ -131,7 +131,7 @@ pub(crate) fn carries_credential(x: &Exchange<'_>) -> bool {
 
 pub(crate) fn method_of(x: &Exchange<'_>) -> String {
     x.request_json()
-        .and_then(|j| j.get("method").and_then(Value::as_str).map(line))
+        .and_then(|j| j.get("method").and_then(Value::as_str).map(escape_line))
         .unwrap_or_else(|| "(no method)".into())
 }
 
@@ -187,7 +187,7 @@ pub(crate) fn read_unauth(ev: &Evidence) -> Unauth {
             Some(r) => format!(
                 "the run presented its credential from the first request and {} was not sent ({})",
                 leg::AUTH_NONE,
-                line(r)
+                escape_line(r)
             ),
             None => format!(
                 "the run presented its credential from the first request and the bundle holds no \
@@ -198,7 +198,7 @@ pub(crate) fn read_unauth(ev: &Evidence) -> Unauth {
     };
     let Some(r) = x.response() else {
         let why = match &x.http.outcome {
-            HttpOutcome::Error(e) => line(&e.to_string()),
+            HttpOutcome::Error(e) => escape_line(&e.to_string()),
             HttpOutcome::Response(_) => "no response".into(),
         };
         return Unauth::NoResponse { seq: x.seq(), why };

@@ -8,7 +8,7 @@ use url::Url;
 
 use crate::checks::common::oauth::uris::norm;
 use crate::evidence::Evidence;
-use crate::fmt::line;
+use crate::fmt::escape_line;
 
 /// What one discovery record got.
 #[derive(Debug, Clone)]
@@ -43,7 +43,7 @@ impl Attempt {
         match &r.observation {
             Observation::Http(x) => {
                 let got = match &x.outcome {
-                    HttpOutcome::Error(e) => Got::Failed(e.kind, line(&e.message)),
+                    HttpOutcome::Error(e) => Got::Failed(e.kind, escape_line(&e.message)),
                     HttpOutcome::Response(resp) => {
                         let whole = matches!(
                             resp.body.end,
@@ -76,7 +76,7 @@ impl Attempt {
             Observation::Skipped { reason } => Some(Attempt {
                 seq: r.seq,
                 url: String::new(),
-                got: Got::Skipped(line(reason)),
+                got: Got::Skipped(escape_line(reason)),
                 refused: None,
             }),
             _ => None,
@@ -145,7 +145,12 @@ impl Attempt {
         if self.url.is_empty() {
             format!("record #{} ({})", self.seq, self.why())
         } else {
-            format!("{} (record #{}: {})", line(&self.url), self.seq, self.why())
+            format!(
+                "{} (record #{}: {})",
+                escape_line(&self.url),
+                self.seq,
+                self.why()
+            )
         }
     }
 }
@@ -240,22 +245,22 @@ pub(crate) fn attribute(url: &str, views: &[AsView]) -> Option<usize> {
 /// fetched for (RFC 8414 §3.3); nothing was sent to its endpoints`.
 pub(crate) fn refusal_text(r: &MetadataRefusal) -> String {
     let served = match &r.served {
-        Value::String(s) => format!("\"{}\"", line(s)),
-        other => line(&other.to_string()),
+        Value::String(s) => format!("\"{}\"", escape_line(s)),
+        other => escape_line(&other.to_string()),
     };
     match r.member.as_str() {
         "issuer" => format!(
             "its issuer {served} is not \"{}\", the issuer it was fetched for ({}): issuer mismatch, \
              so nothing was sent to its endpoints",
-            line(&r.expected),
-            line(&r.rule)
+            escape_line(&r.expected),
+            escape_line(&r.rule)
         ),
         m => format!(
             "its {} {served} does not cover the endpoint {} ({}): {} mismatch, so it was not used",
-            line(m),
-            line(&r.expected),
-            line(&r.rule),
-            line(m)
+            escape_line(m),
+            escape_line(&r.expected),
+            escape_line(&r.rule),
+            escape_line(m)
         ),
     }
 }

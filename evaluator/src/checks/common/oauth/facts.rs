@@ -11,7 +11,7 @@ use crate::checks::common::oauth::discovery::{attribute, AsList, AsView, Attempt
 use crate::checks::common::oauth::tokens::{claims, dedup, observed_scopes, token_label};
 use crate::checks::common::oauth::uris::{as_forms, norm, prm_well_known};
 use crate::evidence::Evidence;
-use crate::fmt::line;
+use crate::fmt::escape_line;
 
 /// Everything the four checks read, derived once per grading of one check.
 pub(crate) struct Facts<'a> {
@@ -147,7 +147,7 @@ impl<'a> Facts<'a> {
         for e in &self.expected_prm {
             let n = norm(e);
             if !self.prm.iter().any(|a| norm(&a.url) == n) {
-                out.push(format!("{} (never attempted)", line(e)));
+                out.push(format!("{} (never attempted)", escape_line(e)));
             }
         }
         if self.prm.is_empty() && out.is_empty() {
@@ -161,7 +161,7 @@ impl<'a> Facts<'a> {
         self.prm
             .iter()
             .filter(|a| a.clean_404())
-            .map(|a| format!("{} (record #{})", line(&a.url), a.seq))
+            .map(|a| format!("{} (record #{})", escape_line(&a.url), a.seq))
             .collect()
     }
 
@@ -204,17 +204,17 @@ impl<'a> Facts<'a> {
         if let Some((a, _)) = self.selected() {
             out.push(format!(
                 "a protected-resource metadata document is published at {}",
-                line(&a.url)
+                escape_line(&a.url)
             ));
         }
         for (s, _) in self.resolved() {
             out.push(format!(
                 "authorization-server metadata resolved for {}",
-                line(&s.entry)
+                escape_line(&s.entry)
             ));
         }
         if let Some(s) = self.challenge().and_then(Challenged::scope) {
-            out.push(format!("the challenge names scope \"{}\"", line(s)));
+            out.push(format!("the challenge names scope \"{}\"", escape_line(s)));
         }
         out
     }

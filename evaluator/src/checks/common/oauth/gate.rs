@@ -8,13 +8,13 @@ use crate::check::Legs;
 pub(crate) use crate::checks::common::baseline::{baseline_for, describe_baseline};
 use crate::checks::common::oauth::facts::Facts;
 use crate::evidence::Evidence;
-use crate::fmt::line;
+use crate::fmt::escape_line;
 use crate::grade::missing_legs;
 use crate::verdict::{Leg, LegOutcome, Outcome, Verdict};
 
 /// A list for evidence: JSON array syntax, escaped for one line.
 pub(crate) fn shown(items: &[String]) -> String {
-    line(&serde_json::to_string(items).unwrap_or_default())
+    escape_line(&serde_json::to_string(items).unwrap_or_default())
 }
 
 /// A JSON value for evidence, cut at 160 characters.
@@ -22,7 +22,7 @@ pub(crate) fn shown_value(v: &Value) -> String {
     let s = v.to_string();
     let cut: String = s.chars().take(160).collect();
     let more = if cut.len() < s.len() { "…" } else { "" };
-    format!("{}{more}", line(&cut))
+    format!("{}{more}", escape_line(&cut))
 }
 
 /// ERROR: no endpoint answered.
@@ -32,7 +32,7 @@ pub(crate) fn no_endpoint(ev: &Evidence) -> Outcome {
         .run
         .failure
         .as_deref()
-        .map_or_else(|| "no session was recorded".to_string(), line);
+        .map_or_else(|| "no session was recorded".to_string(), escape_line);
     Outcome::single(
         Verdict::Error,
         format!("no MCP endpoint answered, so there is nothing to grade: {failure}"),

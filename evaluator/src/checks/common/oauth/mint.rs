@@ -16,7 +16,7 @@ use mcp_probe_schema::vocab::leg;
 use crate::checks::common::oauth::tokens::{audiences, claims};
 use crate::checks::common::oauth::uris::{canonical_resource, strip_slash};
 use crate::evidence::Evidence;
-use crate::fmt::line;
+use crate::fmt::escape_line;
 
 /// What the minted token's facts say about its audience.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,17 +90,17 @@ fn audited(ev: &Evidence, m: &MintedToken) -> Vec<String> {
 /// How the token minted for `named` (the resource the grant asked for), presented with
 /// fingerprint `fingerprint`, is bound, from the bundle's facts.
 pub(crate) fn binding(ev: &Evidence, fingerprint: &str, named: &str) -> Binding {
-    let (raw, named) = (named, line(named));
+    let (raw, named) = (named, escape_line(named));
     let Some(m) = minted_facts(ev, fingerprint) else {
         let c = &ev.payload.collector;
         return Binding::NotRecorded(format!(
             "the minted token's claims were not recorded by the collector that wrote this bundle \
              ({} {}, build {}: no minted_tokens entry for {}), so whether the authorization server \
              bound it to {named} is not known",
-            line(&c.name),
-            line(&c.version),
-            line(&c.build),
-            line(leg::FOREIGN_MINT.as_str())
+            escape_line(&c.name),
+            escape_line(&c.version),
+            escape_line(&c.build),
+            escape_line(leg::FOREIGN_MINT.as_str())
         ));
     };
     let Some(c) = claims(&m.token) else {
@@ -116,7 +116,11 @@ pub(crate) fn binding(ev: &Evidence, fingerprint: &str, named: &str) -> Binding 
              binding of it to {named} cannot be seen from outside, so the binding is unverified"
         ));
     }
-    let shown = auds.iter().map(|a| line(a)).collect::<Vec<_>>().join(", ");
+    let shown = auds
+        .iter()
+        .map(|a| escape_line(a))
+        .collect::<Vec<_>>()
+        .join(", ");
     let is = |a: &str, b: &str| strip_slash(a) == strip_slash(b);
     let audited = audited(ev, m);
     let names_audited = auds.iter().any(|a| audited.iter().any(|r| is(a, r)));
@@ -134,7 +138,7 @@ pub(crate) fn binding(ev: &Evidence, fingerprint: &str, named: &str) -> Binding 
         (false, true) => Binding::Foreign(format!("the token minted for {named} names {shown}")),
         (false, false) => Binding::Foreign(format!(
             "the token minted for {named} names {shown}, not the audited resource ({})",
-            audited.iter().map(|a| line(a)).collect::<Vec<_>>().join(", ")
+            audited.iter().map(|a| escape_line(a)).collect::<Vec<_>>().join(", ")
         )),
     }
 }

@@ -4,7 +4,7 @@
 use mcp_probe_schema::model::{Session, TokenFacts};
 use serde_json::{Map, Value};
 
-use crate::fmt::line;
+use crate::fmt::escape_line;
 
 /// ` (DPoP-bound: sender-constrained by RFC 9449 to the key with thumbprint …)` when the bundle says
 /// the probe presented `t` bound to its key (`session.dpop.used` and `token_type` `DPoP`);
@@ -24,7 +24,7 @@ pub(crate) fn binding_note(session: Option<&Session>, t: &TokenFacts) -> String 
     match &d.jkt {
         Some(j) => format!(
             " (DPoP-bound: sender-constrained by RFC 9449 to the key with thumbprint {})",
-            line(j)
+            escape_line(j)
         ),
         None => " (DPoP-bound: sender-constrained by RFC 9449)".into(),
     }
@@ -130,9 +130,9 @@ pub(crate) fn dedup(items: impl IntoIterator<Item = String>) -> Vec<String> {
 /// "the token (env:MCP_TOKEN)" or "token #2 (oauth)".
 pub(crate) fn token_label(i: usize, t: &TokenFacts, n: usize) -> String {
     if n == 1 {
-        format!("the token ({})", line(&t.source))
+        format!("the token ({})", escape_line(&t.source))
     } else {
-        format!("token #{} ({})", i + 1, line(&t.source))
+        format!("token #{} ({})", i + 1, escape_line(&t.source))
     }
 }
 

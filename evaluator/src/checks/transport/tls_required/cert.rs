@@ -13,7 +13,7 @@ use x509_parser::certificate::X509Certificate;
 use x509_parser::extensions::GeneralName;
 
 use crate::evidence::Evidence;
-use crate::fmt::line;
+use crate::fmt::escape_line;
 use crate::verdict::{Leg, LegOutcome};
 
 // ---------------------------------------------------------------------------------------
@@ -50,7 +50,7 @@ fn host_matches(leaf: &X509Certificate<'_>, host: &url::Host<String>) -> Result<
         Ok(Some(ext)) => ext.value.general_names.clone(),
         Ok(None) => {
             return Err(WrongName::NoSubjectAltName {
-                subject: line(&leaf.subject().to_string()),
+                subject: escape_line(&leaf.subject().to_string()),
             })
         }
         Err(_) => return Err(WrongName::Unparsable),
@@ -63,7 +63,7 @@ fn host_matches(leaf: &X509Certificate<'_>, host: &url::Host<String>) -> Result<
     for n in &sans {
         match (n, &want) {
             (GeneralName::DNSName(p), HostId::Dns(h)) if dns_matches(p, h) => {
-                return Ok(format!("DNS:{}", line(p)))
+                return Ok(format!("DNS:{}", escape_line(p)))
             }
             (GeneralName::IPAddress(b), HostId::Ip(ip)) if ip_bytes(ip) == *b => {
                 return Ok(format!("IP:{ip}"))
@@ -130,7 +130,7 @@ pub(super) fn dns_matches(pattern: &str, host: &str) -> bool {
 fn san_list(sans: &[GeneralName<'_>]) -> Vec<String> {
     sans.iter()
         .map(|n| match n {
-            GeneralName::DNSName(d) => format!("DNS:{}", line(d)),
+            GeneralName::DNSName(d) => format!("DNS:{}", escape_line(d)),
             GeneralName::IPAddress(b) => match b.len() {
                 4 => format!(
                     "IP:{}",
@@ -142,7 +142,7 @@ fn san_list(sans: &[GeneralName<'_>]) -> Vec<String> {
                 ),
                 _ => format!("IP:{}", crate::fmt::hex(b)),
             },
-            other => line(&format!("{other}")),
+            other => escape_line(&format!("{other}")),
         })
         .collect()
 }
@@ -166,7 +166,7 @@ fn short_name(n: &x509_parser::x509::X509Name<'_>) -> String {
         n.iter_organization()
             .find_map(|a| a.as_str().ok().map(str::to_string))
     };
-    line(&cn.or_else(org).unwrap_or_else(|| n.to_string()))
+    escape_line(&cn.or_else(org).unwrap_or_else(|| n.to_string()))
 }
 
 /// The leaf certificate in the details of `tls-required`.
@@ -191,8 +191,8 @@ pub(super) struct CertFacts {
 pub(super) fn cert_facts(leaf: &X509Certificate<'_>) -> CertFacts {
     let v = leaf.validity();
     CertFacts {
-        cert_subject: line(&leaf.subject().to_string()),
-        cert_issuer: line(&leaf.issuer().to_string()),
+        cert_subject: escape_line(&leaf.subject().to_string()),
+        cert_issuer: escape_line(&leaf.issuer().to_string()),
         observed_issuer: short_name(leaf.issuer()),
         cert_not_before: date(v.not_before.timestamp()),
         cert_not_after: date(v.not_after.timestamp()),
@@ -458,7 +458,7 @@ fn stores_text(t: &TlsHandshake) -> String {
         let said = if c.ok {
             "ok".to_string()
         } else {
-            line(c.error.as_deref().unwrap_or("rejected"))
+            escape_line(c.error.as_deref().unwrap_or("rejected"))
         };
         match groups.iter_mut().find(|(s, _)| *s == said) {
             Some((_, stores)) => stores.push(&c.store),
@@ -500,7 +500,7 @@ pub(super) fn trust_leg(
                 .map(|f| {
                     format!(
                         "{} (sha256 {})",
-                        line(&f.path),
+                        escape_line(&f.path),
                         f.sha256.get(..16).unwrap_or(&f.sha256)
                     )
                 })
