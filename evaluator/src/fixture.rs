@@ -97,22 +97,22 @@ pub fn list_page(leg: LegId, method: &str, id: i64, result: serde_json::Value) -
     exchange(&[leg], &req, 200, "application/json", &body, &[])
 }
 
-/// The leg `id` of `o` (panics, printing the outcome, when there is none).
-pub fn leg<'a>(o: &'a crate::verdict::Outcome, id: &str) -> &'a crate::verdict::Leg {
-    o.legs
+/// The sub-verdict `id` of `o` (panics, printing the outcome, when there is none).
+pub fn sub<'a>(o: &'a crate::verdict::Outcome, id: &str) -> &'a crate::verdict::SubVerdict {
+    o.subs
         .iter()
         .find(|l| l.id == id)
-        .unwrap_or_else(|| panic!("no leg {id} in {o:#?}"))
+        .unwrap_or_else(|| panic!("no sub-verdict {id} in {o:#?}"))
 }
 
-/// Assert that leg `id` of `o` has `outcome` and that its note contains every word.
-pub fn assert_leg(
+/// Assert that sub-verdict `id` of `o` has `outcome` and that its note contains every word.
+pub fn assert_sub(
     o: &crate::verdict::Outcome,
     id: &str,
-    outcome: crate::verdict::LegOutcome,
+    outcome: crate::verdict::SubOutcome,
     words: &[&str],
 ) {
-    let l = leg(o, id);
+    let l = sub(o, id);
     assert_eq!(l.outcome, outcome, "{id}: {l:?}");
     for w in words {
         assert!(l.note.contains(w), "{id}: {w:?} not in {:?}", l.note);

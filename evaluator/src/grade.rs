@@ -54,7 +54,7 @@ pub fn across_eras(all: Vec<(String, Outcome)>) -> Outcome {
     let mut eras = Vec::new();
     for (rev, o) in all {
         let applicable = !matches!(o.part(), Part::NotArisen(_));
-        out.legs.extend(o.legs.into_iter().map(|mut l| {
+        out.subs.extend(o.subs.into_iter().map(|mut l| {
             l.id = format!("{}@{rev}", l.id);
             l
         }));
@@ -181,7 +181,7 @@ pub fn run(check: &dyn Check, ev: &Evidence, cx: &Context<'_>) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::verdict::{Leg, LegOutcome, NotArisen};
+    use crate::verdict::{NotArisen, SubOutcome, SubVerdict};
 
     /// A sealed bundle of `session` and `records`, its payload changed by `edit` first.
     fn bundle(
@@ -263,15 +263,15 @@ mod tests {
 
     #[test]
     fn across_eras_follows_the_one_rule_and_names_the_era_in_every_leg() {
-        let pass = Outcome::from_legs(vec![Leg::new("a", LegOutcome::Pass, "400")], "r");
-        let fail = Outcome::from_legs(vec![Leg::new("a", LegOutcome::Fail, "202")], "r")
+        let pass = Outcome::from_subs(vec![SubVerdict::new("a", SubOutcome::Pass, "400")], "r");
+        let fail = Outcome::from_subs(vec![SubVerdict::new("a", SubOutcome::Fail, "202")], "r")
             .with_records([38]);
         let o = across_eras(vec![
             ("2026-07-28".into(), pass.clone()),
             ("2025-11-25".into(), fail),
         ]);
         assert_eq!(o.verdict, Verdict::Fail);
-        let ids: Vec<&str> = o.legs.iter().map(|l| l.id.as_str()).collect();
+        let ids: Vec<&str> = o.subs.iter().map(|l| l.id.as_str()).collect();
         assert_eq!(ids, ["a@2026-07-28", "a@2025-11-25"]);
         assert!(o.evidence.starts_with("on 2026-07-28: PASS"));
         assert!(o.evidence.contains("| on 2025-11-25: FAIL"));

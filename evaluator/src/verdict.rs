@@ -1,4 +1,4 @@
-//! Verdicts, leg outcomes and worst-leg aggregation (docs/checks.md, "Verdicts and aggregation").
+//! Verdicts, sub-verdict outcomes and worst-first aggregation (docs/checks.md, "Verdicts and aggregation").
 
 use serde::Serialize;
 
@@ -61,7 +61,7 @@ impl std::fmt::Display for Verdict {
     }
 }
 
-/// Why a check's subject did not arise on a part (a leg, or the check on one era): the
+/// Why a check's subject did not arise on a part (a sub-verdict, or the check on one era): the
 /// part is *not applicable there*. It is named in the evidence and never weakens what
 /// another part decided ([`combine`]). Each kind says what the check is when no part
 /// applies at all ([`NotArisen::alone`]).
@@ -112,9 +112,9 @@ impl NotArisen {
     }
 }
 
-/// The outcome of one leg.
+/// The outcome of one sub-verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LegOutcome {
+pub enum SubOutcome {
     /// Graded pass.
     Pass,
     /// Graded fail.
@@ -123,8 +123,8 @@ pub enum LegOutcome {
     Unknown,
     /// Graded error.
     Error,
-    /// The leg's subject did not arise here ([`NotArisen`]): not applicable, excluded
-    /// from aggregation unless no leg applies.
+    /// The sub-verdict's subject did not arise here ([`NotArisen`]): not applicable, excluded
+    /// from aggregation unless no sub-verdict applies.
     NotArisen(NotArisen),
     /// Evidence only, never aggregated.
     Observed,
@@ -132,46 +132,46 @@ pub enum LegOutcome {
     Dropped,
 }
 
-impl LegOutcome {
-    /// The leg's mechanism needs 2026-07-28 (`revision_unsupported`).
-    pub const REVISION_UNSUPPORTED: LegOutcome = LegOutcome::NotArisen(NotArisen::Revision);
+impl SubOutcome {
+    /// The sub-verdict's mechanism needs 2026-07-28 (`revision_unsupported`).
+    pub const REVISION_UNSUPPORTED: SubOutcome = SubOutcome::NotArisen(NotArisen::Revision);
 
     /// The outcome word of reports and details: `pass`, `fail`, `unknown`, `error`,
     /// `revision_unsupported` (not arisen: the revision lacks it), `not_arisen` (not
     /// arisen otherwise), `observed`, `dropped`.
     pub fn word(self) -> &'static str {
         match self {
-            LegOutcome::Pass => "pass",
-            LegOutcome::Fail => "fail",
-            LegOutcome::Unknown => "unknown",
-            LegOutcome::Error => "error",
-            LegOutcome::NotArisen(NotArisen::Revision) => "revision_unsupported",
-            LegOutcome::NotArisen(_) => "not_arisen",
-            LegOutcome::Observed => "observed",
-            LegOutcome::Dropped => "dropped",
+            SubOutcome::Pass => "pass",
+            SubOutcome::Fail => "fail",
+            SubOutcome::Unknown => "unknown",
+            SubOutcome::Error => "error",
+            SubOutcome::NotArisen(NotArisen::Revision) => "revision_unsupported",
+            SubOutcome::NotArisen(_) => "not_arisen",
+            SubOutcome::Observed => "observed",
+            SubOutcome::Dropped => "dropped",
         }
     }
 
-    /// How the leg stands in [`combine`].
+    /// How the sub-verdict stands in [`combine`].
     pub fn part(self) -> Part {
         match self {
-            LegOutcome::Pass => Part::Pass,
-            LegOutcome::Fail => Part::Fail,
-            LegOutcome::Unknown => Part::Unknown,
-            LegOutcome::Error => Part::Error,
-            LegOutcome::NotArisen(n) => Part::NotArisen(n),
-            LegOutcome::Observed | LegOutcome::Dropped => Part::Evidence,
+            SubOutcome::Pass => Part::Pass,
+            SubOutcome::Fail => Part::Fail,
+            SubOutcome::Unknown => Part::Unknown,
+            SubOutcome::Error => Part::Error,
+            SubOutcome::NotArisen(n) => Part::NotArisen(n),
+            SubOutcome::Observed | SubOutcome::Dropped => Part::Evidence,
         }
     }
 }
 
-impl Serialize for LegOutcome {
+impl Serialize for SubOutcome {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.word())
     }
 }
 
-/// How one part (a leg, or a check's outcome on one era) stands when parts are combined.
+/// How one part (a sub-verdict, or a check's outcome on one era) stands when parts are combined.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Part {
     /// Applicable, passed.
@@ -184,7 +184,7 @@ pub enum Part {
     Error,
     /// Not applicable there: the subject did not arise.
     NotArisen(NotArisen),
-    /// Evidence only (`observed`, `dropped` legs): never counted.
+    /// Evidence only (`observed`, `dropped` sub-verdicts): never counted.
     Evidence,
 }
 
@@ -195,24 +195,24 @@ pub struct Combined {
     pub verdict: Verdict,
     /// `Some` when no part applied: the kind that speaks for them (the verdict is its
     /// [`NotArisen::alone`]). A combination that is itself not applicable stays so when it
-    /// is combined again (a multi-leg check on one era, then across eras).
+    /// is combined again (a check of several sub-verdicts on one era, then across eras).
     pub not_arisen: Option<NotArisen>,
 }
 
 impl Combined {
-    /// The combination as one leg's outcome (parts of a leg combined into the leg).
-    pub fn leg(self) -> LegOutcome {
+    /// The combination as one sub-verdict's outcome (parts of a sub-verdict combined into it).
+    pub fn sub(self) -> SubOutcome {
         match (self.not_arisen, self.verdict) {
-            (Some(n), _) => LegOutcome::NotArisen(n),
-            (None, Verdict::Pass) => LegOutcome::Pass,
-            (None, Verdict::Fail) => LegOutcome::Fail,
-            (None, Verdict::Error) => LegOutcome::Error,
-            (None, _) => LegOutcome::Unknown,
+            (Some(n), _) => SubOutcome::NotArisen(n),
+            (None, Verdict::Pass) => SubOutcome::Pass,
+            (None, Verdict::Fail) => SubOutcome::Fail,
+            (None, Verdict::Error) => SubOutcome::Error,
+            (None, _) => SubOutcome::Unknown,
         }
     }
 }
 
-/// **The one rule** for combining the parts of a check, legs and eras alike
+/// **The one rule** for combining the parts of a check, sub-verdicts and eras alike
 /// (docs/checks.md, "Verdicts and aggregation"). A part on which the check's subject did
 /// not arise is not applicable and does not weaken the others; among the applicable
 /// parts: any FAIL gives FAIL, else any ERROR gives ERROR, else any UNKNOWN gives UNKNOWN,
@@ -259,31 +259,31 @@ pub fn combine(parts: impl IntoIterator<Item = Part>) -> Combined {
     }
 }
 
-/// The verdict of `legs` by [`combine`]: worst applicable leg first (fail > error >
-/// unknown > pass); legs whose subject did not arise do not count unless none applies
-/// (then NO-REV, N/A or UNKNOWN by their kind); `observed` and `dropped` legs never count.
-/// A check with no graded leg is UNKNOWN (a leg that decided nothing cannot pass).
-pub fn aggregate(legs: &[Leg]) -> Verdict {
-    combine(legs.iter().map(|l| l.outcome.part())).verdict
+/// The verdict of `subs` by [`combine`]: worst applicable sub-verdict first (fail > error >
+/// unknown > pass); sub-verdicts whose subject did not arise do not count unless none applies
+/// (then NO-REV, N/A or UNKNOWN by their kind); `observed` and `dropped` sub-verdicts never count.
+/// A check with no graded sub-verdict is UNKNOWN (a sub-verdict that decided nothing cannot pass).
+pub fn aggregate(subs: &[SubVerdict]) -> Verdict {
+    combine(subs.iter().map(|l| l.outcome.part())).verdict
 }
 
-/// One leg's outcome and note.
+/// One sub-verdict's outcome and note.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Leg {
+pub struct SubVerdict {
     /// The sub-verdict's local name (`a`, or `a@2025-11-25` once combined across eras):
     /// the runner puts the row's number in front (`5.1.1a`), so a renumbered revision
     /// reads in its own numbers.
     pub id: String,
     /// Outcome.
-    pub outcome: LegOutcome,
+    pub outcome: SubOutcome,
     /// Why.
     pub note: String,
 }
 
-impl Leg {
-    /// A leg.
-    pub fn new(id: &str, outcome: LegOutcome, note: impl Into<String>) -> Leg {
-        Leg {
+impl SubVerdict {
+    /// A sub-verdict.
+    pub fn new(id: &str, outcome: SubOutcome, note: impl Into<String>) -> SubVerdict {
+        SubVerdict {
             id: id.to_string(),
             outcome,
             note: note.into(),
@@ -296,9 +296,11 @@ impl Leg {
 pub struct Outcome {
     /// The verdict.
     pub verdict: Verdict,
-    /// Legs, in spec order.
-    pub legs: Vec<Leg>,
-    /// Evidence text: `<leg>: <note>; …` or a single sentence.
+    /// Sub-verdicts, in spec order. Reports call them legs (the JSON report's `legs`
+    /// object), and so does this type's serialisation.
+    #[serde(rename = "legs")]
+    pub subs: Vec<SubVerdict>,
+    /// Evidence text: `<sub-verdict>: <note>; …` or a single sentence.
     pub evidence: String,
     /// What part of the recommendation a black-box probe cannot reach.
     pub reduction: String,
@@ -308,24 +310,24 @@ pub struct Outcome {
     pub details: serde_json::Map<String, serde_json::Value>,
     /// `Some` when the check's subject did not arise on this bundle (or era) at all: the
     /// verdict is then that kind's [`NotArisen::alone`], and combined with other eras it
-    /// does not count ([`Outcome::part`]). Set by [`Outcome::from_legs`] when no leg
+    /// does not count ([`Outcome::part`]). Set by [`Outcome::from_subs`] when no sub-verdict
     /// applies, by [`Outcome::single`] for NO-REV and N/A, and by [`Outcome::not_arisen`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub not_arisen: Option<NotArisen>,
 }
 
 impl Outcome {
-    /// From legs, combined by [`combine`]; evidence is the legs' notes in order.
-    pub fn from_legs(legs: Vec<Leg>, reduction: impl Into<String>) -> Outcome {
-        let c = combine(legs.iter().map(|l| l.outcome.part()));
-        let evidence = legs
+    /// From sub-verdicts, combined by [`combine`]; evidence is the sub-verdicts' notes in order.
+    pub fn from_subs(subs: Vec<SubVerdict>, reduction: impl Into<String>) -> Outcome {
+        let c = combine(subs.iter().map(|l| l.outcome.part()));
+        let evidence = subs
             .iter()
             .map(|l| format!("{}: {}", crate::refs::here(&l.id), l.note))
             .collect::<Vec<_>>()
             .join("; ");
         Outcome {
             verdict: c.verdict,
-            legs,
+            subs,
             evidence,
             reduction: reduction.into(),
             records: Vec::new(),
@@ -334,7 +336,7 @@ impl Outcome {
         }
     }
 
-    /// A verdict decided without legs (preconditions, reported-only checks). NO-REV and
+    /// A verdict decided without sub-verdicts (preconditions, reported-only checks). NO-REV and
     /// N/A are by definition outcomes on which the subject did not arise (the revision
     /// lacks the mechanism; the condition is absent or wholly operator-side), so they are
     /// marked so; an UNKNOWN that means "did not arise" is made with
@@ -346,7 +348,7 @@ impl Outcome {
     ) -> Outcome {
         Outcome {
             verdict,
-            legs: Vec::new(),
+            subs: Vec::new(),
             evidence: evidence.into(),
             reduction: reduction.into(),
             records: Vec::new(),
@@ -386,9 +388,9 @@ impl Outcome {
         }
     }
 
-    /// Combine the legs again (after legs were added): verdict and `not_arisen`.
+    /// Combine the sub-verdicts again (after sub-verdicts were added): verdict and `not_arisen`.
     pub fn recombine(&mut self) {
-        let c = combine(self.legs.iter().map(|l| l.outcome.part()));
+        let c = combine(self.subs.iter().map(|l| l.outcome.part()));
         self.verdict = c.verdict;
         self.not_arisen = c.not_arisen;
     }
@@ -403,10 +405,10 @@ impl Outcome {
                 *s = crate::refs::render(s, n).into_owned();
             }
         };
-        for l in &mut self.legs {
+        for l in &mut self.subs {
             debug_assert!(
                 !l.id.starts_with(|c: char| c.is_ascii_digit()),
-                "leg {:?} is written with a number: a rule names its sub-verdicts locally",
+                "sub-verdict {:?} is written with a number: a rule names its sub-verdicts locally",
                 l.id
             );
             l.id.insert_str(0, n.here());
@@ -465,41 +467,41 @@ fn render_value(v: &mut serde_json::Value, n: &dyn crate::refs::Numbering) {
 
 #[cfg(test)]
 mod tests {
-    use super::LegOutcome::*;
+    use super::SubOutcome::*;
     use super::*;
 
-    const REV: LegOutcome = LegOutcome::NotArisen(super::NotArisen::Revision);
-    const ABSENT: LegOutcome = LegOutcome::NotArisen(super::NotArisen::Absent);
-    const OFFERED: LegOutcome = LegOutcome::NotArisen(super::NotArisen::NotOffered);
+    const REV: SubOutcome = SubOutcome::NotArisen(super::NotArisen::Revision);
+    const ABSENT: SubOutcome = SubOutcome::NotArisen(super::NotArisen::Absent);
+    const OFFERED: SubOutcome = SubOutcome::NotArisen(super::NotArisen::NotOffered);
 
-    fn legs(o: &[LegOutcome]) -> Vec<Leg> {
+    fn subs(o: &[SubOutcome]) -> Vec<SubVerdict> {
         o.iter()
             .enumerate()
-            .map(|(i, o)| Leg::new(&format!("x{i}"), *o, ""))
+            .map(|(i, o)| SubVerdict::new(&format!("x{i}"), *o, ""))
             .collect()
     }
 
     #[test]
     fn worst_first() {
         assert_eq!(
-            aggregate(&legs(&[Pass, Unknown, Error, Fail])),
+            aggregate(&subs(&[Pass, Unknown, Error, Fail])),
             Verdict::Fail
         );
-        assert_eq!(aggregate(&legs(&[Pass, Unknown, Error])), Verdict::Error);
-        assert_eq!(aggregate(&legs(&[Pass, Unknown])), Verdict::Unknown);
-        assert_eq!(aggregate(&legs(&[Pass, Pass, Observed])), Verdict::Pass);
+        assert_eq!(aggregate(&subs(&[Pass, Unknown, Error])), Verdict::Error);
+        assert_eq!(aggregate(&subs(&[Pass, Unknown])), Verdict::Unknown);
+        assert_eq!(aggregate(&subs(&[Pass, Pass, Observed])), Verdict::Pass);
     }
 
     #[test]
-    fn no_rev_only_when_every_graded_leg_is() {
-        assert_eq!(aggregate(&legs(&[REV, REV, Observed])), Verdict::NoRev);
-        assert_eq!(aggregate(&legs(&[REV, Pass])), Verdict::Pass);
-        assert_eq!(aggregate(&legs(&[REV, Fail])), Verdict::Fail);
+    fn no_rev_only_when_every_graded_sub_verdict_is() {
+        assert_eq!(aggregate(&subs(&[REV, REV, Observed])), Verdict::NoRev);
+        assert_eq!(aggregate(&subs(&[REV, Pass])), Verdict::Pass);
+        assert_eq!(aggregate(&subs(&[REV, Fail])), Verdict::Fail);
     }
 
     #[test]
     fn nothing_graded_cannot_pass() {
-        assert_eq!(aggregate(&legs(&[Observed, Dropped])), Verdict::Unknown);
+        assert_eq!(aggregate(&subs(&[Observed, Dropped])), Verdict::Unknown);
         assert_eq!(aggregate(&[]), Verdict::Unknown);
         assert_eq!(combine([]).not_arisen, None);
     }
@@ -547,17 +549,17 @@ mod tests {
     }
 
     #[test]
-    fn a_leg_outcome_and_an_outcome_go_through_the_same_rule() {
+    fn a_sub_outcome_and_an_outcome_go_through_the_same_rule() {
         // `notification-identity` on a legacy session: f's key is one only 2026-07-28
         // defines (not arisen), a passed: PASS, with f named in the evidence.
-        let o = Outcome::from_legs(
+        let o = Outcome::from_subs(
             vec![
-                Leg::new(
+                SubVerdict::new(
                     "f",
                     REV,
                     "no _meta serverInfo, a key only 2026-07-28 defines",
                 ),
-                Leg::new("a", Pass, "token sent"),
+                SubVerdict::new("a", Pass, "token sent"),
             ],
             "",
         );
@@ -569,9 +571,12 @@ mod tests {
             "{}",
             o.evidence
         );
-        // Legs none of which arose make an outcome that did not arise either.
-        let o = Outcome::from_legs(
-            vec![Leg::new("x", OFFERED, ""), Leg::new("y", ABSENT, "")],
+        // Sub-verdicts none of which arose make an outcome that did not arise either.
+        let o = Outcome::from_subs(
+            vec![
+                SubVerdict::new("x", OFFERED, ""),
+                SubVerdict::new("y", ABSENT, ""),
+            ],
             "",
         );
         assert_eq!(

@@ -24,7 +24,7 @@ use grade_run::{mcp_grade, Run};
 use mcp_probe_evaluator::benchmark::id_key;
 use mcp_probe_evaluator::benchmark::CheckResult;
 use mcp_probe_evaluator::report::{self, BaselineInfo, BaselineMode, Report, Server};
-use mcp_probe_evaluator::verdict::{Leg, LegOutcome, Outcome, Verdict};
+use mcp_probe_evaluator::verdict::{Outcome, SubOutcome, SubVerdict, Verdict};
 use mcp_probe_schema::bundle::sha256;
 use mcp_probe_schema::model::RunStatus;
 use mcp_probe_schema::testkit::{evidence, http_record, test_key};
@@ -1096,23 +1096,23 @@ fn fixed_report() -> Report {
     let outcome = |server: usize, rule: &str| -> Option<Outcome> {
         match (rule, server) {
             ("revisions-pinned", 0) => Some(
-                Outcome::from_legs(
+                Outcome::from_subs(
                     vec![
-                        Leg::new("a", LegOutcome::Pass, "only known revisions are served"),
-                        Leg::new(
+                        SubVerdict::new("a", SubOutcome::Pass, "only known revisions are served"),
+                        SubVerdict::new(
                             "b",
-                            LegOutcome::Fail,
+                            SubOutcome::Fail,
                             "a malformed MCP-Protocol-Version was accepted with 200",
                         ),
-                        Leg::new("d", LegOutcome::REVISION_UNSUPPORTED, "needs 2026-07-28"),
+                        SubVerdict::new("d", SubOutcome::REVISION_UNSUPPORTED, "needs 2026-07-28"),
                     ],
                     "approved revision list not read",
                 )
                 .with_records([4, 3]),
             ),
             ("revisions-pinned", 1) => Some(
-                Outcome::from_legs(
-                    vec![Leg::new("a", LegOutcome::Pass, "ok")],
+                Outcome::from_subs(
+                    vec![SubVerdict::new("a", SubOutcome::Pass, "ok")],
                     "approved revision list not read",
                 )
                 .with_records([2]),

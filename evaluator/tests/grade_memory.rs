@@ -35,7 +35,7 @@ fn compacted_results_render_the_same_reports() {
         notes += results
             .iter()
             .filter_map(|r| r.outcome.as_ref())
-            .flat_map(|o| &o.legs)
+            .flat_map(|o| &o.subs)
             .filter(|l| !l.note.is_empty())
             .count();
         let mut small = results.clone();
@@ -43,7 +43,7 @@ fn compacted_results_render_the_same_reports() {
         assert!(small
             .iter()
             .filter_map(|r| r.outcome.as_ref())
-            .flat_map(|o| &o.legs)
+            .flat_map(|o| &o.subs)
             .all(|l| l.note.is_empty()));
         for (a, b) in results.iter().zip(&small) {
             let (a, b) = (a.outcome.as_ref(), b.outcome.as_ref());

@@ -22,7 +22,7 @@ use std::path::Path;
 
 use mcp_probe_evaluator::check::Context;
 use mcp_probe_evaluator::evidence::Evidence;
-use mcp_probe_evaluator::verdict::{LegOutcome, Verdict};
+use mcp_probe_evaluator::verdict::{SubOutcome, Verdict};
 use mcp_probe_schema::vocab::leg;
 use support::rules::run;
 
@@ -116,11 +116,11 @@ fn lab_rs_deputy_gate_opens_and_finds_no_static_client_id_and_scope_probe_execut
     assert!(body["params"]["_meta"]["progressToken"].is_string());
     let o = run("scopes-minimized", &ev, &Context::default());
     let e = o
-        .legs
+        .subs
         .iter()
         .find(|l| l.id == "e")
         .expect("scopes-minimized leg e");
-    assert_eq!(e.outcome, LegOutcome::Fail, "{}", e.note);
+    assert_eq!(e.outcome, SubOutcome::Fail, "{}", e.note);
     assert!(e.note.contains("executed"), "{}", e.note);
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
 }

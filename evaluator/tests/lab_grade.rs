@@ -15,8 +15,8 @@ use std::sync::OnceLock;
 
 use mcp_probe_evaluator::check::Context;
 use mcp_probe_evaluator::evidence::Evidence;
-use mcp_probe_evaluator::verdict::{LegOutcome, Outcome, Verdict};
-use support::lab::{leg, require, require_collector};
+use mcp_probe_evaluator::verdict::{Outcome, SubOutcome, Verdict};
+use support::lab::{require, require_collector, sub};
 use support::rules;
 
 const SERVERS: &[&str] = &[
@@ -123,8 +123,8 @@ fn every_era_a_server_serves_is_probed_and_graded() {
         assert_eq!(eras(var), ["2025-11-25"], "{var}");
         let o = grade_every_era(var, "null-id-rejected");
         assert_eq!(o.verdict, Verdict::Fail, "{var}: {o:?}");
-        assert_eq!(leg(&o, "a@2026-07-28"), LegOutcome::Pass, "{var}");
-        assert_eq!(leg(&o, "a@2025-11-25"), LegOutcome::Fail, "{var}");
+        assert_eq!(sub(&o, "a@2026-07-28"), SubOutcome::Pass, "{var}");
+        assert_eq!(sub(&o, "a@2025-11-25"), SubOutcome::Fail, "{var}");
         assert!(o.evidence.contains("on 2025-11-25: FAIL"), "{}", o.evidence);
         // The negotiated era alone passes: without the second era the finding is lost.
         assert_eq!(
@@ -137,13 +137,13 @@ fn every_era_a_server_serves_is_probed_and_graded() {
     assert_eq!(eras("LAB_TS2"), ["2025-11-25"]);
     let o = grade_every_era("LAB_TS2", "null-id-rejected");
     assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
-    assert_eq!(leg(&o, "a@2025-11-25"), LegOutcome::Pass);
+    assert_eq!(sub(&o, "a@2025-11-25"), SubOutcome::Pass);
     // ts2-reject serves 2026-07-28 only: its refused initialize is recorded and nothing
     // else is probed; py1 negotiated a legacy revision, so there is no other era.
     for var in ["LAB_TS2_REJECT", "LAB_PY1"] {
         assert!(eras(var).is_empty(), "{var}");
         let o = grade_every_era(var, "null-id-rejected");
-        assert!(o.legs.iter().all(|l| !l.id.contains('@')), "{var}: {o:?}");
+        assert!(o.subs.iter().all(|l| !l.id.contains('@')), "{var}: {o:?}");
     }
     assert!(b["LAB_TS2_REJECT"].has_leg(mcp_probe_schema::vocab::leg::ERA_INITIALIZE));
     assert!(!b["LAB_PY1"].has_leg(mcp_probe_schema::vocab::leg::ERA_INITIALIZE));
@@ -195,17 +195,17 @@ fn cache_freshness_per_server() {
         "LAB_RS",
     ]) {
         let o = grade(var, "cache-freshness");
-        assert_eq!(leg(&o, "b"), LegOutcome::Fail, "{var}: {o:?}");
+        assert_eq!(sub(&o, "b"), SubOutcome::Fail, "{var}: {o:?}");
         assert_eq!(o.verdict, Verdict::Fail, "{var}");
     }
     // The nginx front that marks responses no-store passes leg b; leg a stays unknown
     // without an operator-named static path, so the check is UNKNOWN, not PASS.
     let o = grade("LAB_NOSTORE", "cache-freshness");
-    assert_eq!(leg(&o, "b"), LegOutcome::Pass, "{o:?}");
+    assert_eq!(sub(&o, "b"), SubOutcome::Pass, "{o:?}");
     assert_eq!(o.verdict, Verdict::Unknown);
     // 10.1c: the 2026-07-28 results carry resultType/ttlMs/cacheScope on py2.
     let o = grade("LAB_PY2", "cache-freshness");
-    let c = o.legs.iter().find(|l| l.id == "c").expect("c");
+    let c = o.subs.iter().find(|l| l.id == "c").expect("c");
     assert!(c.note.contains("cacheScope"), "{}", c.note);
 }
 
@@ -234,7 +234,7 @@ fn declarations_validated_per_server() {
         ] {
             let o = grade(var, id);
             for l in legs {
-                assert_eq!(leg(&o, l), LegOutcome::Pass, "{var} {l}: {o:?}");
+                assert_eq!(sub(&o, l), SubOutcome::Pass, "{var} {l}: {o:?}");
             }
         }
     }
@@ -243,19 +243,19 @@ fn declarations_validated_per_server() {
     for var in ["LAB_TS2", "LAB_TS2_REJECT", "LAB_PY2_PAGED"] {
         let o = grade(var, "tool-schemas-validated");
         assert_eq!(o.verdict, Verdict::Unknown, "{var}: {o:?}");
-        assert_eq!(leg(&o, "a"), LegOutcome::Pass, "{var}");
-        assert_eq!(leg(&o, "b"), LegOutcome::Unknown, "{var}");
+        assert_eq!(sub(&o, "a"), SubOutcome::Pass, "{var}");
+        assert_eq!(sub(&o, "b"), SubOutcome::Unknown, "{var}");
         for l in ["a", "b"] {
             assert_eq!(
-                leg(&grade(var, "resource-templates-typed"), l),
-                LegOutcome::Pass,
+                sub(&grade(var, "resource-templates-typed"), l),
+                SubOutcome::Pass,
                 "{var} {l}"
             );
         }
         for l in ["a", "b"] {
             assert_eq!(
-                leg(&grade(var, "prompt-arguments-validated"), l),
-                LegOutcome::Pass,
+                sub(&grade(var, "prompt-arguments-validated"), l),
+                SubOutcome::Pass,
                 "{var} {l}"
             );
         }
@@ -270,22 +270,22 @@ fn declarations_validated_per_server() {
     // py2-sloppy declares what the SDK lets through and the benchmark forbids.
     let o = grade("LAB_PY2_SLOPPY", "tool-schemas-validated");
     assert_eq!(
-        (o.verdict, leg(&o, "a")),
-        (Verdict::Fail, LegOutcome::Fail),
+        (o.verdict, sub(&o, "a")),
+        (Verdict::Fail, SubOutcome::Fail),
         "{o:?}"
     );
     assert!(o.evidence.contains("broken_schema"), "{}", o.evidence);
     let o = grade("LAB_PY2_SLOPPY", "resource-templates-typed");
     assert_eq!(
-        (o.verdict, leg(&o, "b")),
-        (Verdict::Fail, LegOutcome::Fail),
+        (o.verdict, sub(&o, "b")),
+        (Verdict::Fail, SubOutcome::Fail),
         "{o:?}"
     );
     assert!(o.evidence.contains("blob"), "{}", o.evidence);
     let o = grade("LAB_PY2_SLOPPY", "prompt-arguments-validated");
     assert_eq!(
-        (o.verdict, leg(&o, "a")),
-        (Verdict::Fail, LegOutcome::Fail),
+        (o.verdict, sub(&o, "a")),
+        (Verdict::Fail, SubOutcome::Fail),
         "{o:?}"
     );
 }
@@ -733,9 +733,9 @@ fn tls_required_per_front() {
     let (o, _) = grade_front(legacy, &closed.to_string());
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
     assert!(
-        o.legs
+        o.subs
             .iter()
-            .any(|l| l.id == "b" && l.outcome == LegOutcome::Fail),
+            .any(|l| l.id == "b" && l.outcome == SubOutcome::Fail),
         "{o:?}"
     );
     // Expired, self-signed and wrong-name certificates: FAIL from the recorded chain,
@@ -774,7 +774,7 @@ fn revisions_pinned_metadata_headers_legacy_session_disabled() {
     ] {
         let o = grade(var, "revisions-pinned");
         assert_eq!(o.verdict, Verdict::Fail, "{var}: {o:?}");
-        assert_eq!(leg(&o, "a"), LegOutcome::Fail, "{var}");
+        assert_eq!(sub(&o, "a"), SubOutcome::Fail, "{var}");
         assert!(o.evidence.contains("2024-11-05"), "{var}: {}", o.evidence);
     }
     // ts2-reject serves only 2026-07-28 and refuses every malformed assertion with the
@@ -784,8 +784,8 @@ fn revisions_pinned_metadata_headers_legacy_session_disabled() {
     // py1 negotiated 2025-11-25: the header/_meta legs d and e need 2026-07-28 and are
     // excluded; its legacy session serves a tools/list without a version header (leg c).
     let o = grade("LAB_PY1", "revisions-pinned");
-    assert_eq!(leg(&o, "d"), LegOutcome::REVISION_UNSUPPORTED, "{o:?}");
-    assert_eq!(leg(&o, "c"), LegOutcome::Fail, "{o:?}");
+    assert_eq!(sub(&o, "d"), SubOutcome::REVISION_UNSUPPORTED, "{o:?}");
+    assert_eq!(sub(&o, "c"), SubOutcome::Fail, "{o:?}");
     // `metadata-headers` and `legacy-session-disabled` exist only in 2026-07-28: NO-REV on py1, which does not speak it.
     for id in ["metadata-headers", "legacy-session-disabled"] {
         let o = grade("LAB_PY1", id);

@@ -12,10 +12,10 @@
 mod support;
 
 use mcp_probe_evaluator::check::Context;
-use mcp_probe_evaluator::verdict::{LegOutcome, Verdict};
+use mcp_probe_evaluator::verdict::{SubOutcome, Verdict};
 use mcp_probe_schema::vocab::leg::FOREIGN_MINT;
 use serde_json::json;
-use support::lab::leg;
+use support::lab::sub;
 use support::rules::run;
 
 const VAR: &str = "LAB_RS_NORESOURCE";
@@ -49,8 +49,8 @@ fn an_authorization_server_ignoring_resource_fails_neither_audience_rule() {
     let cx = Context::default();
     let o = run("audience-bound-tokens", ev, &cx);
     assert_ne!(o.verdict, Verdict::Fail, "{o:?}");
-    assert_eq!(leg(&o, "b"), LegOutcome::Unknown, "{o:?}");
-    let b = &o.legs.iter().find(|l| l.id == "b").expect("leg b").note;
+    assert_eq!(sub(&o, "b"), SubOutcome::Unknown, "{o:?}");
+    let b = &o.subs.iter().find(|l| l.id == "b").expect("leg b").note;
     assert!(
         b.contains("the authorization server ignored the RFC 8707 resource parameter")
             && b.contains("no foreign token was presented"),

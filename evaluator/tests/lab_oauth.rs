@@ -24,8 +24,8 @@ use std::sync::OnceLock;
 
 use mcp_probe_evaluator::check::Context;
 use mcp_probe_evaluator::evidence::Evidence;
-use mcp_probe_evaluator::verdict::{LegOutcome, Outcome, Verdict};
-use support::lab::{leg, Run};
+use mcp_probe_evaluator::verdict::{Outcome, SubOutcome, Verdict};
+use support::lab::{sub, Run};
 
 fn collect(bin: &Path, home: &Path, url: &str) -> Run {
     support::lab::collect_headless(bin, home, url, &[])
@@ -116,7 +116,7 @@ fn grade(var: &str, id: &str) -> Outcome {
 }
 
 fn note<'a>(o: &'a Outcome, id: &str) -> &'a str {
-    o.legs
+    o.subs
         .iter()
         .find(|l| l.id == id)
         .map(|l| l.note.as_str())
@@ -134,14 +134,14 @@ fn lab_rs_short_lived_confined_token_passes() {
     // (expires_in 600, exp - iat = 600) within the 3600 s baseline; c/d only record the AS.
     let o = grade("LAB_RS", "short-lived-tokens");
     assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
-    assert_eq!(leg(&o, "a"), LegOutcome::Pass);
+    assert_eq!(sub(&o, "a"), SubOutcome::Pass);
     assert!(
         note(&o, "a").contains("resource_metadata=")
             && note(&o, "a").contains("/.well-known/oauth-protected-resource/mcp"),
         "{}",
         note(&o, "a")
     );
-    assert_eq!(leg(&o, "b"), LegOutcome::Pass);
+    assert_eq!(sub(&o, "b"), SubOutcome::Pass);
     assert!(note(&o, "b").contains("600 s"), "{}", note(&o, "b"));
 
     // `no-token-passthrough` PASS: the token's aud is exactly the resource the PRM names (which equals the
@@ -159,10 +159,10 @@ fn lab_rs_short_lived_confined_token_passes() {
     let o = grade("LAB_RS", "oauth-discovery-validated");
     assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
     for id in ["a", "b", "c", "d", "e", "g"] {
-        assert_eq!(leg(&o, id), LegOutcome::Pass, "{id}: {o:?}");
+        assert_eq!(sub(&o, id), SubOutcome::Pass, "{id}: {o:?}");
     }
     assert!(note(&o, "a").contains("loopback"), "{}", note(&o, "a"));
-    assert_eq!(leg(&o, "f"), LegOutcome::Unknown);
+    assert_eq!(sub(&o, "f"), SubOutcome::Unknown);
     // ... and a second run graded against the first as its baseline is PASS (same AS).
     let cx = Context {
         baseline: Some(ev),
@@ -179,13 +179,13 @@ fn lab_rs_short_lived_confined_token_passes() {
     let o = grade("LAB_RS", "scopes-minimized");
     assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
     for id in ["a", "b", "d", "f"] {
-        assert_eq!(leg(&o, id), LegOutcome::Pass, "{id}: {o:?}");
+        assert_eq!(sub(&o, id), SubOutcome::Pass, "{id}: {o:?}");
     }
-    assert_eq!(leg(&o, "e"), LegOutcome::Unknown);
+    assert_eq!(sub(&o, "e"), SubOutcome::Unknown);
     let o = grade_with(&l.rs_again.evidence, "scopes-minimized", &cx);
     assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
-    assert_eq!(leg(&o, "c"), LegOutcome::Pass, "{o:?}");
-    assert_eq!(leg(&o, "e"), LegOutcome::Unknown);
+    assert_eq!(sub(&o, "c"), SubOutcome::Pass, "{o:?}");
+    assert_eq!(sub(&o, "e"), SubOutcome::Unknown);
 }
 
 #[test]
@@ -197,8 +197,8 @@ fn lab_rs_long_lived_extra_audience_token_fails() {
     // 7200 s tokens (ACCESS_TOKEN_TTL=7200), beyond the 3600 s baseline.
     let o = grade("LAB_RS_LONG", "short-lived-tokens");
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-    assert_eq!(leg(&o, "a"), LegOutcome::Pass);
-    assert_eq!(leg(&o, "b"), LegOutcome::Fail);
+    assert_eq!(sub(&o, "a"), SubOutcome::Pass);
+    assert_eq!(sub(&o, "b"), SubOutcome::Fail);
     assert!(note(&o, "b").contains("7200 s"), "{}", note(&o, "b"));
 
     // `no-token-passthrough` FAIL: the JWT aud is [resource, https://downstream.example/api]
@@ -227,14 +227,14 @@ fn lab_rs_badprm_resource_not_covering_endpoint_fails_oauth_discovery() {
     // parent of it (leg d). Everything else is as on LAB_RS.
     let o = grade("LAB_RS_BADPRM", "oauth-discovery-validated");
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-    assert_eq!(leg(&o, "d"), LegOutcome::Fail);
+    assert_eq!(sub(&o, "d"), SubOutcome::Fail);
     assert!(
         note(&o, "d").contains("http://127.0.0.1:1/other"),
         "{}",
         note(&o, "d")
     );
     for id in ["a", "b", "c", "e"] {
-        assert_eq!(leg(&o, id), LegOutcome::Pass, "{id}: {o:?}");
+        assert_eq!(sub(&o, id), SubOutcome::Pass, "{id}: {o:?}");
     }
     // The collector refused that document (RFC 9728 §3.3), so the authorization server it
     // advertises was never fetched: leg g says so instead of grading an issuer.
@@ -243,7 +243,7 @@ fn lab_rs_badprm_resource_not_covering_endpoint_fails_oauth_discovery() {
         "{}",
         note(&o, "d")
     );
-    assert_eq!(leg(&o, "g"), LegOutcome::Unknown, "{o:?}");
+    assert_eq!(sub(&o, "g"), SubOutcome::Unknown, "{o:?}");
     assert!(o.evidence.contains("resource mismatch"), "{}", o.evidence);
     // The collector refused to ask a token for that resource, so the run holds none:
     // `no-token-passthrough` is UNKNOWN (the server offers OAuth, no audience to read), not N/A.
@@ -276,7 +276,7 @@ fn lab_py2_without_oauth_is_not_applicable() {
     // `short-lived-tokens` is not N/A: a remote server reached without a 401 fails leg a.
     let o = grade("LAB_PY2", "short-lived-tokens");
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-    assert_eq!(leg(&o, "a"), LegOutcome::Fail);
+    assert_eq!(sub(&o, "a"), SubOutcome::Fail);
 }
 
 #[test]
@@ -286,11 +286,11 @@ fn audience_bound_tokens_leg_a() {
     }
     // Leg a PASS: aud is exactly the canonical resource.
     let o = grade("LAB_RS", "audience-bound-tokens");
-    assert_eq!(leg(&o, "a"), LegOutcome::Pass, "{o:?}");
+    assert_eq!(sub(&o, "a"), SubOutcome::Pass, "{o:?}");
     // Leg a passes when the canonical URI is AMONG the audiences, so the extra audience
     // of LAB_RS_LONG does not fail it (`no-token-passthrough` owns extra audiences).
     let o = grade("LAB_RS_LONG", "audience-bound-tokens");
-    assert_eq!(leg(&o, "a"), LegOutcome::Pass, "{o:?}");
+    assert_eq!(sub(&o, "a"), SubOutcome::Pass, "{o:?}");
 }
 
 #[test]
@@ -309,6 +309,6 @@ fn unbound_audience_fails_no_token_passthrough_and_audience_bound_tokens() {
         o.evidence
     );
     let o = grade("LAB_RS_UNBOUND", "audience-bound-tokens");
-    assert_eq!(leg(&o, "a"), LegOutcome::Fail, "{o:?}");
+    assert_eq!(sub(&o, "a"), SubOutcome::Fail, "{o:?}");
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
 }

@@ -17,11 +17,11 @@ use std::sync::OnceLock;
 
 use mcp_probe_evaluator::check::Context;
 use mcp_probe_evaluator::evidence::Evidence;
-use mcp_probe_evaluator::verdict::{LegOutcome, Outcome, Verdict};
+use mcp_probe_evaluator::verdict::{Outcome, SubOutcome, Verdict};
 use mcp_probe_schema::model::Observation;
 use mcp_probe_schema::vocab::leg as wire;
 use serde_json::{json, Value};
-use support::lab::{collector, leg};
+use support::lab::{collector, sub};
 use support::rules;
 
 const SERVERS: &[&str] = &[
@@ -118,7 +118,7 @@ fn grade(var: &str, rule: &str) -> Outcome {
 }
 
 fn note(o: &Outcome, id: &str) -> String {
-    o.legs
+    o.subs
         .iter()
         .find(|l| l.id == id)
         .map(|l| l.note.clone())
@@ -139,7 +139,7 @@ fn schema_violating_call() {
         "LAB_PY2_PAGED",
     ] {
         let o = grade(var, "tool-schemas-validated");
-        assert_eq!(leg(&o, "d"), LegOutcome::Pass, "{var}: {o:?}");
+        assert_eq!(sub(&o, "d"), SubOutcome::Pass, "{var}: {o:?}");
         assert!(
             note(&o, "d").contains("without `a`") || var == "LAB_PY2_PAGED",
             "{var}: {o:?}"
@@ -152,11 +152,11 @@ fn schema_violating_call() {
     );
     // py2-sloppy's echo runs without its required text and returns "None".
     let o = grade("LAB_PY2_SLOPPY", "tool-schemas-validated");
-    assert_eq!(leg(&o, "d"), LegOutcome::Fail, "{o:?}");
+    assert_eq!(sub(&o, "d"), SubOutcome::Fail, "{o:?}");
     assert!(note(&o, "d").contains("executed despite"), "{o:?}");
     // Without the operator's input nothing is called: unknown, naming the input.
     let o = grade("LAB_PY2_FILES", "tool-schemas-validated");
-    assert_eq!(leg(&o, "d"), LegOutcome::Unknown, "{o:?}");
+    assert_eq!(sub(&o, "d"), SubOutcome::Unknown, "{o:?}");
     assert!(note(&o, "d").contains("schema_probe_tool"), "{o:?}");
 }
 
@@ -167,7 +167,7 @@ fn missing_resource() {
     }
     // The confined file server refuses a file that does not exist with -32602.
     let o = grade("LAB_PY2_FILES", "resource-templates-typed");
-    assert_eq!(leg(&o, "c"), LegOutcome::Pass, "{o:?}");
+    assert_eq!(sub(&o, "c"), SubOutcome::Pass, "{o:?}");
     assert!(
         note(&o, "c").contains("`file:///cis-audit-no-such-value`"),
         "{o:?}"
@@ -175,12 +175,12 @@ fn missing_resource() {
     assert_eq!(o.verdict, Verdict::Pass);
     // The naive one answers it with an empty contents list.
     let o = grade("LAB_PY2_FILES_NAIVE", "resource-templates-typed");
-    assert_eq!(leg(&o, "c"), LegOutcome::Fail, "{o:?}");
+    assert_eq!(sub(&o, "c"), SubOutcome::Fail, "{o:?}");
     assert!(note(&o, "c").contains("empty `contents`"), "{o:?}");
     // greeting://{name} generates a greeting for any name: not decidable.
     for var in ["LAB_PY2", "LAB_TS2", "LAB_FASTMCP", "LAB_PY1"] {
         let o = grade(var, "resource-templates-typed");
-        assert_eq!(leg(&o, "c"), LegOutcome::Unknown, "{var}: {o:?}");
+        assert_eq!(sub(&o, "c"), SubOutcome::Unknown, "{var}: {o:?}");
         assert!(
             note(&o, "c").contains("`greeting://cis-audit-no-such-value`"),
             "{var}: {o:?}"
@@ -196,8 +196,8 @@ fn prompt_refusals() {
     // ts2, fastmcp and the low-level py2-paged refuse both with -32602.
     for var in ["LAB_TS2", "LAB_FASTMCP", "LAB_PY2_PAGED"] {
         let o = grade(var, "prompt-arguments-validated");
-        assert_eq!(leg(&o, "c"), LegOutcome::Pass, "{var}: {o:?}");
-        assert_eq!(leg(&o, "d"), LegOutcome::Pass, "{var}: {o:?}");
+        assert_eq!(sub(&o, "c"), SubOutcome::Pass, "{var}: {o:?}");
+        assert_eq!(sub(&o, "d"), SubOutcome::Pass, "{var}: {o:?}");
         assert_eq!(o.verdict, Verdict::Pass, "{var}");
     }
     // mcp 2.3.0's MCPServer: -32603 "Internal server error" on 2026-07-28; mcp 1.x
@@ -205,7 +205,7 @@ fn prompt_refusals() {
     for (var, code) in [("LAB_PY2", "-32603"), ("LAB_PY1", "code 0")] {
         let o = grade(var, "prompt-arguments-validated");
         for id in ["c", "d"] {
-            assert_eq!(leg(&o, id), LegOutcome::Fail, "{var} {id}: {o:?}");
+            assert_eq!(sub(&o, id), SubOutcome::Fail, "{var} {id}: {o:?}");
             assert!(
                 note(&o, id).contains(code)
                     || note(&o, id).contains(&code.replace("code ", "with ")),
@@ -216,15 +216,15 @@ fn prompt_refusals() {
     }
     // py2-sloppy renders review without its required code, and refuses an unknown name.
     let o = grade("LAB_PY2_SLOPPY", "prompt-arguments-validated");
-    assert_eq!(leg(&o, "c"), LegOutcome::Fail, "{o:?}");
+    assert_eq!(sub(&o, "c"), SubOutcome::Fail, "{o:?}");
     assert!(
         note(&o, "c").contains("without its required argument"),
         "{o:?}"
     );
-    assert_eq!(leg(&o, "d"), LegOutcome::Pass, "{o:?}");
+    assert_eq!(sub(&o, "d"), SubOutcome::Pass, "{o:?}");
     // No prompt listed: nothing to get.
     let o = grade("LAB_PY2_FILES", "prompt-arguments-validated");
-    assert_eq!(leg(&o, "d"), LegOutcome::Unknown, "{o:?}");
+    assert_eq!(sub(&o, "d"), SubOutcome::Unknown, "{o:?}");
 }
 
 #[test]
@@ -242,8 +242,8 @@ fn path_traversal() {
     );
     let o = grade("LAB_PY2_FILES_NAIVE", "path-confinement");
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-    assert_eq!(leg(&o, "a.unix"), LegOutcome::Fail);
-    assert_eq!(leg(&o, "a.encoded"), LegOutcome::Fail);
+    assert_eq!(sub(&o, "a.unix"), SubOutcome::Fail);
+    assert_eq!(sub(&o, "a.encoded"), SubOutcome::Fail);
     let unix = note(&o, "a.unix");
     assert!(unix.contains("`file:///docs/readme.txt/../../"), "{unix}");
     assert!(unix.contains("root:"), "{unix}");
@@ -324,13 +324,13 @@ fn the_live_legs_are_graded_on_every_era_of_a_dual_era_server() {
     };
     let era = b["LAB_PY2"].other_eras()[0].revision_label();
     let both = |o: &Outcome, l: &str| {
-        let on = |rev: &str| leg(o, &format!("{l}@{rev}"));
+        let on = |rev: &str| sub(o, &format!("{l}@{rev}"));
         (on("2026-07-28"), on(&era))
     };
     // `tool-schemas-validated` leg d: both sessions validate `add`'s arguments (isError: true).
     let o = graded("LAB_PY2", "tool-schemas-validated");
     assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
-    assert_eq!(both(&o, "d"), (LegOutcome::Pass, LegOutcome::Pass));
+    assert_eq!(both(&o, "d"), (SubOutcome::Pass, SubOutcome::Pass));
     assert!(
         o.evidence.contains(&format!("| on {era}: PASS")),
         "{}",
@@ -338,20 +338,20 @@ fn the_live_legs_are_graded_on_every_era_of_a_dual_era_server() {
     );
     // `resource-templates-typed` leg c: the greeting template answers any value on both eras.
     let o = graded("LAB_PY2", "resource-templates-typed");
-    assert_eq!(both(&o, "c"), (LegOutcome::Unknown, LegOutcome::Unknown));
+    assert_eq!(both(&o, "c"), (SubOutcome::Unknown, SubOutcome::Unknown));
     // `prompt-arguments-validated` leg c: mcp 2.3.0 refuses a missing argument with -32603 on 2026-07-28 and with
     // code 0 on its legacy session: two different wrong codes, FAIL on each.
     let o = graded("LAB_PY2", "prompt-arguments-validated");
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-    assert_eq!(both(&o, "c"), (LegOutcome::Fail, LegOutcome::Fail));
+    assert_eq!(both(&o, "c"), (SubOutcome::Fail, SubOutcome::Fail));
     assert!(note(&o, "c@2026-07-28").contains("-32603"), "{o:?}");
     assert!(note(&o, &format!("c@{era}")).contains("with 0"), "{o:?}");
     // `path-confinement` leg a with consent, on each era: the confined server refuses both times, the
     // naive one serves /etc/passwd on both.
     let o = graded("LAB_PY2_FILES", "path-confinement");
     assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
-    assert_eq!(both(&o, "a.unix"), (LegOutcome::Pass, LegOutcome::Pass));
+    assert_eq!(both(&o, "a.unix"), (SubOutcome::Pass, SubOutcome::Pass));
     let o = graded("LAB_PY2_FILES_NAIVE", "path-confinement");
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-    assert_eq!(both(&o, "a.unix"), (LegOutcome::Fail, LegOutcome::Fail));
+    assert_eq!(both(&o, "a.unix"), (SubOutcome::Fail, SubOutcome::Fail));
 }

@@ -17,10 +17,10 @@ use std::process::Command;
 
 use mcp_probe_evaluator::check::Context;
 use mcp_probe_evaluator::evidence::Evidence;
-use mcp_probe_evaluator::verdict::{LegOutcome, Outcome, Verdict};
+use mcp_probe_evaluator::verdict::{Outcome, SubOutcome, Verdict};
 use mcp_probe_schema::model::{BodyEnd, HttpOutcome, Observation};
 use mcp_probe_schema::vocab::leg;
-use support::lab::{collector, leg};
+use support::lab::{collector, sub};
 
 /// The lab variables ([`support::lab::require`]).
 fn ready(vars: &[&str]) -> Option<Vec<String>> {
@@ -218,8 +218,8 @@ fn staged_tool_executes_new_tools_gated_and_capabilities_fail_named_notification
     // The notifications name their sender and answer the token sent.
     let o = grade("notification-identity", &second, None);
     assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
-    assert_eq!(leg(&o, "f"), LegOutcome::Pass);
-    assert_eq!(leg(&o, "a"), LegOutcome::Pass);
+    assert_eq!(sub(&o, "f"), SubOutcome::Pass);
+    assert_eq!(sub(&o, "a"), SubOutcome::Pass);
     assert!(second
         .skipped(leg::NOTIFY_CHANNEL)
         .is_some_and(|r| r.contains("no standalone GET stream")));
@@ -238,8 +238,8 @@ fn gated_tool_passes_new_tools_gated_unnamed_and_stray_notifications_fail() {
     assert!(o.evidence.contains("pending approval"), "{}", o.evidence);
     let o = grade("notification-identity", &second, None);
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-    assert_eq!(leg(&o, "f"), LegOutcome::Fail);
-    assert_eq!(leg(&o, "a"), LegOutcome::Fail);
+    assert_eq!(sub(&o, "f"), SubOutcome::Fail);
+    assert_eq!(sub(&o, "a"), SubOutcome::Fail);
     assert!(o.evidence.contains("never-issued"), "{}", o.evidence);
     // Graded against a baseline that already holds the staged tool, the bundle's calls
     // belong to another baseline: UNKNOWN, never PASS.

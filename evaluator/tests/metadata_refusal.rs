@@ -18,10 +18,10 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 
 use mcp_probe_evaluator::check::Context;
-use mcp_probe_evaluator::verdict::{LegOutcome, Verdict};
+use mcp_probe_evaluator::verdict::{SubOutcome, Verdict};
 use mcp_probe_schema::model::Observation;
 use serde_json::{json, Value};
-use support::lab::leg;
+use support::lab::sub;
 use support::rules::run;
 
 const EVIL: &str = "https://attacker.example.com";
@@ -185,7 +185,7 @@ fn metadata_for_another_issuer_or_resource_is_refused_recorded_and_graded() {
     let c = "oauth-discovery-validated";
     let o = run(c, &r.evidence, &Context::default());
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-    assert_eq!(leg(&o, "g"), LegOutcome::Fail, "{o:?}");
+    assert_eq!(sub(&o, "g"), SubOutcome::Fail, "{o:?}");
     assert!(
         o.evidence
             .contains("the collector refused 1 metadata document(s)")
@@ -221,6 +221,6 @@ fn metadata_for_another_issuer_or_resource_is_refused_recorded_and_graded() {
     );
     let o = run(c, &r.evidence, &Context::default());
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-    assert_eq!(leg(&o, "d"), LegOutcome::Fail, "{o:?}");
+    assert_eq!(sub(&o, "d"), SubOutcome::Fail, "{o:?}");
     assert!(o.evidence.contains("resource mismatch"), "{}", o.evidence);
 }

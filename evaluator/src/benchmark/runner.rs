@@ -153,11 +153,11 @@ fn recorded_on(check: &dyn Check, o: &Evidence) -> bool {
 /// capacity. Verdicts, evidence, reduction, records and details are unchanged.
 pub fn compact(results: &mut [CheckResult]) {
     for o in results.iter_mut().filter_map(|r| r.outcome.as_mut()) {
-        for l in &mut o.legs {
+        for l in &mut o.subs {
             l.note = String::new();
             l.id.shrink_to_fit();
         }
-        o.legs.shrink_to_fit();
+        o.subs.shrink_to_fit();
         o.evidence.shrink_to_fit();
         o.reduction.shrink_to_fit();
         o.records.shrink_to_fit();

@@ -190,10 +190,10 @@ mod tests {
     use super::tool_schemas_validated::ToolSchemasValidated;
     use super::*;
     use crate::check::{Check, Needs};
-    use crate::fixture::leg as leg_of;
+    use crate::fixture::sub as sub_of;
     use crate::fixture::{evidence, session};
     use crate::grade::run;
-    use crate::verdict::{LegOutcome, Outcome, Verdict};
+    use crate::verdict::{Outcome, SubOutcome, Verdict};
     use serde_json::json;
 
     const REV: &str = "2025-11-25";
@@ -364,8 +364,8 @@ mod tests {
                 assert_eq!(o.verdict, *w, "{name}: {o:#?}");
             }
             if name != "py2-auth.mcpev" {
-                let a = leg_of(&outcomes[0], "a");
-                assert_eq!(a.outcome, LegOutcome::Pass, "{name}: {a:?}");
+                let a = sub_of(&outcomes[0], "a");
+                assert_eq!(a.outcome, SubOutcome::Pass, "{name}: {a:?}");
                 assert!(
                     outcomes[0].evidence.contains("read completely"),
                     "{name}: {}",
@@ -375,7 +375,7 @@ mod tests {
             }
             if name.starts_with("ts2") || name == "py2-paged.mcpev" {
                 assert!(
-                    leg_of(&outcomes[0], "b")
+                    sub_of(&outcomes[0], "b")
                         .note
                         .contains("declares an outputSchema"),
                     "{name}"

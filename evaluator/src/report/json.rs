@@ -12,7 +12,7 @@ use serde_json::Value;
 use std::ops::ControlFlow;
 
 use crate::fmt::utc;
-use crate::verdict::{Leg, Outcome, Verdict};
+use crate::verdict::{Outcome, SubVerdict, Verdict};
 
 use super::{BaselineInfo, Report, Row, Server, ServerKey, GRADER_VERSION};
 
@@ -224,7 +224,7 @@ struct ResultJ<'a> {
 }
 
 /// Leg id to outcome word, in leg order.
-struct LegsJ<'a>(&'a [Leg]);
+struct LegsJ<'a>(&'a [SubVerdict]);
 
 impl Serialize for LegsJ<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -658,7 +658,7 @@ fn result<'a>(
         verdict: o.verdict.mark(),
         evidence: &o.evidence,
         reduction: &o.reduction,
-        legs: LegsJ(&o.legs),
+        legs: LegsJ(&o.subs),
         records: &o.records,
         details: &o.details,
         waiver: mark.map(|m| MarkJ {
@@ -682,7 +682,7 @@ pub fn schema() -> Value {
 mod tests {
     use super::*;
     use crate::benchmark::CheckResult;
-    use crate::verdict::{Leg, LegOutcome};
+    use crate::verdict::{SubOutcome, SubVerdict};
     use serde_json::json;
 
     /// `n` servers, each check graded but every seventh, each server's outcomes its own
@@ -705,12 +705,12 @@ mod tests {
                     entry: e,
                     outcome: (k % 7 != 6).then(|| {
                         let o = if (i + k) % 3 == 0 {
-                            LegOutcome::Fail
+                            SubOutcome::Fail
                         } else {
-                            LegOutcome::Pass
+                            SubOutcome::Pass
                         };
-                        Outcome::from_legs(
-                            vec![Leg::new(
+                        Outcome::from_subs(
+                            vec![SubVerdict::new(
                                 &format!("{}a", e.id.as_str()),
                                 o,
                                 format!("server {i} said \"{k}\"\nand more"),
@@ -786,10 +786,10 @@ mod tests {
             .map(|e| CheckResult {
                 entry: e,
                 outcome: (e.rule == "revisions-pinned").then(|| {
-                    let raw = Outcome::from_legs(
+                    let raw = Outcome::from_subs(
                         vec![
-                            Leg::new("a", LegOutcome::Pass, "ok"),
-                            Leg::new("d", LegOutcome::REVISION_UNSUPPORTED, "old"),
+                            SubVerdict::new("a", SubOutcome::Pass, "ok"),
+                            SubVerdict::new("d", SubOutcome::REVISION_UNSUPPORTED, "old"),
                         ],
                         "r",
                     )

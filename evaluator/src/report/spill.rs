@@ -29,7 +29,7 @@ use std::sync::Mutex;
 
 use super::server::{BaselineInfo, BaselineMode, Server};
 use crate::timestamp::{StampFailure, Step, Timestamp, TimestampState};
-use crate::verdict::{Leg, LegOutcome, NotArisen, Outcome, Verdict};
+use crate::verdict::{NotArisen, Outcome, SubOutcome, SubVerdict, Verdict};
 use mcp_probe_schema::model::{RunStatus, Transport};
 
 /// A spill file could not be created, written or read back.
@@ -456,23 +456,23 @@ fn not_arisen_code(n: NotArisen) -> u8 {
     NOT_ARISEN.iter().position(|x| *x == n).unwrap_or(0) as u8 + 1
 }
 
-fn leg_code(o: LegOutcome) -> u8 {
+fn leg_code(o: SubOutcome) -> u8 {
     match o {
-        LegOutcome::Pass => 0,
-        LegOutcome::Fail => 1,
-        LegOutcome::Unknown => 2,
-        LegOutcome::Error => 3,
-        LegOutcome::Observed => 4,
-        LegOutcome::Dropped => 5,
-        LegOutcome::NotArisen(n) => 10 + not_arisen_code(n),
+        SubOutcome::Pass => 0,
+        SubOutcome::Fail => 1,
+        SubOutcome::Unknown => 2,
+        SubOutcome::Error => 3,
+        SubOutcome::Observed => 4,
+        SubOutcome::Dropped => 5,
+        SubOutcome::NotArisen(n) => 10 + not_arisen_code(n),
     }
 }
 
 fn encode(o: &Outcome, b: &mut Vec<u8>) {
     b.push(VERDICTS.iter().position(|v| *v == o.verdict).unwrap_or(0) as u8);
     b.push(o.not_arisen.map_or(0, not_arisen_code));
-    b.extend_from_slice(&(o.legs.len() as u32).to_le_bytes());
-    for l in &o.legs {
+    b.extend_from_slice(&(o.subs.len() as u32).to_le_bytes());
+    for l in &o.subs {
         put_str(b, &l.id);
         b.push(leg_code(l.outcome));
         put_str(b, &l.note);
@@ -546,21 +546,21 @@ fn decode(b: &[u8]) -> std::io::Result<(Outcome, Excerpts)> {
         n => Some(not_arisen_of(n)?),
     };
     let n = c.u32()? as usize;
-    let mut legs = Vec::with_capacity(n);
+    let mut subs = Vec::with_capacity(n);
     for _ in 0..n {
         let id = c.str()?;
         let outcome = match c.u8()? {
-            0 => LegOutcome::Pass,
-            1 => LegOutcome::Fail,
-            2 => LegOutcome::Unknown,
-            3 => LegOutcome::Error,
-            4 => LegOutcome::Observed,
-            5 => LegOutcome::Dropped,
-            k if k > 10 => LegOutcome::NotArisen(not_arisen_of(k - 10)?),
+            0 => SubOutcome::Pass,
+            1 => SubOutcome::Fail,
+            2 => SubOutcome::Unknown,
+            3 => SubOutcome::Error,
+            4 => SubOutcome::Observed,
+            5 => SubOutcome::Dropped,
+            k if k > 10 => SubOutcome::NotArisen(not_arisen_of(k - 10)?),
             _ => return Err(bad("leg outcome")),
         };
         let note = c.str()?;
-        legs.push(Leg { id, outcome, note });
+        subs.push(SubVerdict { id, outcome, note });
     }
     let evidence = c.str()?;
     let reduction = c.str()?;
@@ -577,7 +577,7 @@ fn decode(b: &[u8]) -> std::io::Result<(Outcome, Excerpts)> {
     }
     let o = Outcome {
         verdict,
-        legs,
+        subs,
         evidence,
         reduction,
         records,
@@ -825,16 +825,16 @@ mod tests {
     use super::*;
 
     fn outcome(v: Verdict) -> Outcome {
-        let mut o = Outcome::from_legs(
+        let mut o = Outcome::from_subs(
             vec![
-                Leg::new("a", LegOutcome::Pass, "fine"),
-                Leg::new("b", LegOutcome::Fail, "not fine: \u{1b}[31m"),
-                Leg::new(
+                SubVerdict::new("a", SubOutcome::Pass, "fine"),
+                SubVerdict::new("b", SubOutcome::Fail, "not fine: \u{1b}[31m"),
+                SubVerdict::new(
                     "d",
-                    LegOutcome::NotArisen(NotArisen::Revision),
+                    SubOutcome::NotArisen(NotArisen::Revision),
                     "needs 2026-07-28",
                 ),
-                Leg::new("e", LegOutcome::Observed, ""),
+                SubVerdict::new("e", SubOutcome::Observed, ""),
             ],
             "what a probe cannot reach",
         );

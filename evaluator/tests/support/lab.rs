@@ -15,7 +15,7 @@ mod headless;
 use std::path::{Path, PathBuf};
 
 use mcp_probe_evaluator::evidence::Evidence;
-use mcp_probe_evaluator::verdict::{LegOutcome, Outcome};
+use mcp_probe_evaluator::verdict::{Outcome, SubOutcome};
 
 /// The variable that opts out of the lab tests.
 pub const SKIP: &str = "MCP_PROBE_SKIP_LAB";
@@ -107,13 +107,13 @@ pub fn collector() -> Option<PathBuf> {
     p.is_file().then_some(p)
 }
 
-/// The outcome of leg `id` of `o`.
-pub fn leg(o: &Outcome, id: &str) -> LegOutcome {
-    o.legs
+/// The outcome of sub-verdict `id` of `o`.
+pub fn sub(o: &Outcome, id: &str) -> SubOutcome {
+    o.subs
         .iter()
         .find(|l| l.id == id)
         .map(|l| l.outcome)
-        .unwrap_or_else(|| panic!("no leg {id} in {o:?}"))
+        .unwrap_or_else(|| panic!("no sub-verdict {id} in {o:?}"))
 }
 
 /// One `mcp-collect --no-browser` run and what it printed.

@@ -17,7 +17,7 @@ use crate::check::{Check, Context, Legs};
 use crate::checks::common::oauth::mint::{binding, minted_facts, Binding};
 use crate::evidence::{Evidence, Exchange};
 use crate::fmt::escape_line;
-use crate::verdict::{Leg, LegOutcome, Outcome};
+use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 use mcp_probe_schema::model::Era;
 
 /// Alerts on audience and issuer validation failures.
@@ -30,7 +30,7 @@ const LEG_A: &str = "a";
 #[derive(Serialize)]
 struct AudienceFacts {
     /// The leg's outcome, by leg id (a reference).
-    legs: BTreeMap<String, LegOutcome>,
+    legs: BTreeMap<String, SubOutcome>,
     /// The status the control (the probe's own token) drew, if it was answered.
     control_status: Option<u16>,
     /// The status the foreign-audience token drew, if it was answered.
@@ -126,7 +126,7 @@ impl Check for AudienceRefusalsAlerted {
                     .map(escape_line)
                     .unwrap_or_else(|| "no record of it".into());
                 (
-                    LegOutcome::Unknown,
+                    SubOutcome::Unknown,
                     format!(
                         "no token minted for another resource was presented ({why}); the server's audience \
                          validation was not exercised"
@@ -134,7 +134,7 @@ impl Check for AudienceRefusalsAlerted {
                 )
             }
             (None, Some(f)) => (
-                LegOutcome::Unknown,
+                SubOutcome::Unknown,
                 format!(
                     "the foreign-audience token answered {} but no control with the probe's own token is \
                      recorded, so a refusal is not attributable to the audience",
@@ -151,34 +151,34 @@ impl Check for AudienceRefusalsAlerted {
                 minted_binding = Some(bound.kind());
                 match (c.status(), f.status()) {
                     (Some(cs), _) if !(200..300).contains(&cs) => (
-                        LegOutcome::Unknown,
+                        SubOutcome::Unknown,
                         format!(
                             "{pair}; the control was not accepted, so a refusal of the foreign token is not \
                              attributable to its audience"
                         ),
                     ),
                     (None, _) => (
-                        LegOutcome::Unknown,
+                        SubOutcome::Unknown,
                         format!("{pair}; the control got no answer"),
                     ),
                     (_, None) => (
-                        LegOutcome::Error,
+                        SubOutcome::Error,
                         format!("{pair}; the foreign-audience request got no answer"),
                     ),
                     // A token for the audited resource: nothing foreign was presented.
                     _ if matches!(bound, Binding::Audited(_)) => (
-                        LegOutcome::Unknown,
+                        SubOutcome::Unknown,
                         format!("{pair}; {}: not decidable from this pair", bound.sentence()),
                     ),
                     (_, Some(401 | 403)) => (
-                        LegOutcome::Pass,
+                        SubOutcome::Pass,
                         format!(
                             "{pair}: a token for another audience is refused{}",
                             noted(&bound, false)
                         ),
                     ),
                     (_, Some(fs)) if (200..300).contains(&fs) && bound.acceptance_fails() => (
-                        LegOutcome::Fail,
+                        SubOutcome::Fail,
                         format!(
                             "{pair}: a token minted for another resource was accepted (the server does not \
                              validate its own audience){}",
@@ -186,7 +186,7 @@ impl Check for AudienceRefusalsAlerted {
                         ),
                     ),
                     (_, Some(fs)) if (200..300).contains(&fs) => (
-                        LegOutcome::Unknown,
+                        SubOutcome::Unknown,
                         format!(
                             "{pair}: the minted token was accepted, which is not attributable to the server's \
                              audience validation{}",
@@ -194,13 +194,13 @@ impl Check for AudienceRefusalsAlerted {
                         ),
                     ),
                     _ => (
-                        LegOutcome::Unknown,
+                        SubOutcome::Unknown,
                         format!("{pair}: neither 401/403 nor an acceptance"),
                     ),
                 }
             }
         };
-        Outcome::from_legs(vec![Leg::new(LEG_A, outcome, note)], REDUCTION)
+        Outcome::from_subs(vec![SubVerdict::new(LEG_A, outcome, note)], REDUCTION)
             .with_records(seqs)
             .with_facts(&AudienceFacts {
                 legs: BTreeMap::from([(crate::refs::here(LEG_A), outcome)]),

@@ -24,7 +24,7 @@ use crate::check::{Check, Context, Legs};
 use crate::checks::common::values::{leg_outcomes, Keyed};
 use crate::evidence::Evidence;
 use crate::fmt::escape_line;
-use crate::verdict::{Leg, LegOutcome, Outcome};
+use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 
 /// Cancellation/progress signals monitored.
 #[derive(Debug)]
@@ -215,15 +215,15 @@ fn none_arrived(o: &Observed, calls: usize) -> String {
     )
 }
 
-fn leg_f(ev: &Evidence, o: &Observed, calls: usize) -> Leg {
+fn leg_f(ev: &Evidence, o: &Observed, calls: usize) -> SubVerdict {
     if o.seen.is_empty() {
-        return Leg::new(LEG_F, LegOutcome::Unknown, none_arrived(o, calls));
+        return SubVerdict::new(LEG_F, SubOutcome::Unknown, none_arrived(o, calls));
     }
     let missing: Vec<&Seen> = o.seen.iter().filter(|s| !s.meta_ok).collect();
     if missing.is_empty() {
-        return Leg::new(
+        return SubVerdict::new(
             LEG_F,
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             format!(
                 "all {} notification(s) name their sender in _meta {SERVER_INFO} ({})",
                 o.seen.len(),
@@ -239,9 +239,9 @@ fn leg_f(ev: &Evidence, o: &Observed, calls: usize) -> Leg {
         .collect::<Vec<_>>()
         .join(", ");
     if !ev.is_modern() {
-        return Leg::new(
+        return SubVerdict::new(
             LEG_F,
-            LegOutcome::REVISION_UNSUPPORTED,
+            SubOutcome::REVISION_UNSUPPORTED,
             format!(
                 "{} of {} notification(s) carry no _meta {SERVER_INFO} ({}; records {at}), a key only \
                  {REV_2026_07_28} defines; the session negotiated {}, whose sender is named once, by \
@@ -253,9 +253,9 @@ fn leg_f(ev: &Evidence, o: &Observed, calls: usize) -> Leg {
             ),
         );
     }
-    Leg::new(
+    SubVerdict::new(
         LEG_F,
-        LegOutcome::Fail,
+        SubOutcome::Fail,
         format!(
             "{} of {} notification(s) do not name their sender in _meta {SERVER_INFO} ({}; records \
              {at})",
@@ -266,7 +266,7 @@ fn leg_f(ev: &Evidence, o: &Observed, calls: usize) -> Leg {
     )
 }
 
-fn leg_a(o: &Observed, calls: usize) -> Leg {
+fn leg_a(o: &Observed, calls: usize) -> SubVerdict {
     let progress: Vec<&Seen> = o.seen.iter().filter(|s| s.method == PROGRESS).collect();
     if progress.is_empty() {
         let why = if o.seen.is_empty() {
@@ -280,7 +280,7 @@ fn leg_a(o: &Observed, calls: usize) -> Leg {
                 o.sent.len()
             )
         };
-        return Leg::new(LEG_A, LegOutcome::Unknown, why);
+        return SubVerdict::new(LEG_A, SubOutcome::Unknown, why);
     }
     let foreign: Vec<&&Seen> = progress
         .iter()
@@ -300,9 +300,9 @@ fn leg_a(o: &Observed, calls: usize) -> Leg {
                 )
             })
             .collect();
-        return Leg::new(
+        return SubVerdict::new(
             LEG_A,
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             format!(
                 "{} of {} progress notification(s) carry a token no request sent: {}; sent: {}",
                 foreign.len(),
@@ -316,9 +316,9 @@ fn leg_a(o: &Observed, calls: usize) -> Leg {
             ),
         );
     }
-    Leg::new(
+    SubVerdict::new(
         LEG_A,
-        LegOutcome::Pass,
+        SubOutcome::Pass,
         format!(
             "all {} progress notification(s) carry a token a request sent ({})",
             progress.len(),
@@ -382,7 +382,7 @@ impl Check for NotificationIdentity {
             progress_tokens_sent: o.sent.iter().cloned().collect(),
         };
         let seqs: Vec<u64> = READ.iter().flat_map(|l| ev.seqs(*l)).collect();
-        Outcome::from_legs(vec![f, a], REDUCTION)
+        Outcome::from_subs(vec![f, a], REDUCTION)
             .with_records(seqs)
             .with_facts(&facts)
     }
@@ -392,7 +392,7 @@ impl Check for NotificationIdentity {
 #[derive(Debug, Serialize)]
 struct NotificationIdentityFacts {
     /// Leg id → outcome.
-    legs: Keyed<String, LegOutcome>,
+    legs: Keyed<String, SubOutcome>,
     /// Whether the notification channel opened: the standalone GET stream, or on
     /// 2026-07-28 the `subscriptions/listen` stream (null: not attempted).
     notification_channel: Option<bool>,

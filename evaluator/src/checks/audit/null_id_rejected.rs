@@ -28,7 +28,7 @@ use crate::checks::common::refusal::{self, Class, Strictness};
 use crate::checks::common::wire::{self, short, skipped_leg};
 use crate::evidence::{Evidence, Exchange};
 use crate::fmt::escape_line;
-use crate::verdict::{Leg, LegOutcome, Outcome};
+use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 use mcp_probe_schema::model::Era;
 
 /// Non-null JSON-RPC request ids enforced.
@@ -55,7 +55,7 @@ const STRICTNESS: ParamSpec = refusal::param(Strictness::Pass);
 #[derive(Serialize)]
 struct NullIdFacts {
     /// The leg's outcome, by leg id (a reference).
-    legs: BTreeMap<String, LegOutcome>,
+    legs: BTreeMap<String, SubOutcome>,
     /// The status the null-id request drew (null: no response, or not recorded).
     http_status: Option<u16>,
     /// The JSON-RPC error it drew, `code` and `message` as answered (null: none).
@@ -64,7 +64,7 @@ struct NullIdFacts {
 
 /// Leg a's verdict on one recorded exchange, with the facts the evidence names.
 struct Judgement {
-    outcome: LegOutcome,
+    outcome: SubOutcome,
     note: String,
     status: Option<u16>,
     error: Option<Value>,
@@ -73,7 +73,7 @@ struct Judgement {
 }
 
 impl Judgement {
-    fn new(outcome: LegOutcome, note: String, status: Option<u16>) -> Judgement {
+    fn new(outcome: SubOutcome, note: String, status: Option<u16>) -> Judgement {
         Judgement {
             outcome,
             note,
@@ -97,7 +97,7 @@ fn judge(ev: &Evidence, x: &Exchange<'_>, strictness: Strictness) -> Judgement {
         HttpOutcome::Response(r) => r,
         HttpOutcome::Error(e) => {
             return Judgement::new(
-                LegOutcome::Error,
+                SubOutcome::Error,
                 format!(
                     "the null-id request drew no response ({e}): the observation was never made"
                 ),
@@ -149,7 +149,7 @@ fn judge(ev: &Evidence, x: &Exchange<'_>, strictness: Strictness) -> Judgement {
             })
         {
             let mut j = Judgement::new(
-                LegOutcome::Unknown,
+                SubOutcome::Unknown,
                 format!(
                     "{shown}, the HTTP+SSE acknowledgement, and no answer to the null id on the event stream, \
                      while the tools/list sent after it (record #{f}) was answered: the server dropped it \
@@ -170,7 +170,7 @@ fn judge(ev: &Evidence, x: &Exchange<'_>, strictness: Strictness) -> Judgement {
             .filter(|e| e.kind == mcp_probe_schema::model::ErrorKind::Timeout)
         {
             return Judgement::new(
-                LegOutcome::Unknown,
+                SubOutcome::Unknown,
                 format!(
                     "{shown}, the HTTP+SSE acknowledgement, and no refusal arrived on the event stream \
                      ({}): the transport acknowledges every message so, as on stdio, a message the server \
@@ -244,7 +244,7 @@ fn not_a_null_id(x: &Exchange<'_>) -> Option<Judgement> {
     }
     let shown = sent_id.map_or_else(|| "no id".to_string(), |v| short(&v.to_string()));
     Some(Judgement::new(
-        LegOutcome::Error,
+        SubOutcome::Error,
         format!(
             "the recorded request carries {shown}, not \"id\": null, so it does not test this rule"
         ),
@@ -260,7 +260,7 @@ fn at_authentication(ev: &Evidence, shown: &str, status: u16) -> Judgement {
         "and the run held no credential"
     };
     Judgement::new(
-        LegOutcome::Unknown,
+        SubOutcome::Unknown,
         format!(
             "{shown}: refused at authentication {held}, so the request never reached id validation"
         ),
@@ -297,7 +297,7 @@ fn refused(
     let outcome = class.judged(strictness);
     let note = if deviations.is_empty() {
         format!("rejected as Invalid Request: {refused}, the recommended shape")
-    } else if outcome == LegOutcome::Fail {
+    } else if outcome == SubOutcome::Fail {
         format!(
             "rejected, but not as Invalid Request: {refused}; the rule requires {} (Invalid Request): {}",
             code::INVALID_REQUEST,
@@ -330,7 +330,7 @@ fn accepted_with(result: &Value, shown: &str, status: u16) -> Judgement {
         None => String::new(),
     };
     Judgement::new(
-        LegOutcome::Fail,
+        SubOutcome::Fail,
         format!(
             "accepted: {shown} answered the null-id request with a result{what} instead of rejecting it"
         ),
@@ -358,7 +358,7 @@ fn acknowledged(resp: &HttpResponse, null_result: bool, shown: &str) -> Option<J
     } else {
         return None;
     };
-    Some(Judgement::new(LegOutcome::Fail, note, Some(status)))
+    Some(Judgement::new(SubOutcome::Fail, note, Some(status)))
 }
 
 /// No JSON-RPC error or result: a bare status a gateway may have produced.
@@ -374,7 +374,7 @@ fn bare(resp: &HttpResponse, broken: Option<String>, shown: &str) -> Judgement {
     };
     let broken = broken.map(|b| format!("; {b}")).unwrap_or_default();
     Judgement::new(
-        LegOutcome::Error,
+        SubOutcome::Error,
         format!(
             "{shown} with {body}{broken}: a bare status a gateway or proxy may have produced, so neither a \
              refusal nor an acceptance is attributed to the server"
@@ -437,7 +437,7 @@ fn judge_stdio(ev: &Evidence, null_seq: u64, followup: u64, strictness: Strictne
                         c.map_or_else(|| "no integer code".into(), |c| format!("code {c}"));
                     j.note = if c == Some(code::INVALID_REQUEST) {
                         format!("rejected as Invalid Request: {shown} answered with JSON-RPC error {code_text}")
-                    } else if j.outcome == LegOutcome::Fail {
+                    } else if j.outcome == SubOutcome::Fail {
                         format!(
                             "rejected, but not as Invalid Request: {shown} answered with a JSON-RPC error \
                              ({code_text}); the rule requires {} (Invalid Request)",
@@ -465,7 +465,7 @@ fn judge_stdio(ev: &Evidence, null_seq: u64, followup: u64, strictness: Strictne
     }
     if answered_followup {
         Judgement::new(
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!(
                 "no answer to the null-id request, while the tools/list written after it (record #{followup}) \
                  was answered: the server dropped it silently. Over stdio a message dropped as invalid and a \
@@ -476,7 +476,7 @@ fn judge_stdio(ev: &Evidence, null_seq: u64, followup: u64, strictness: Strictne
         )
     } else {
         Judgement::new(
-            LegOutcome::Error,
+            SubOutcome::Error,
             format!(
                 "neither the null-id request nor the tools/list written after it (record #{followup}) was \
                  answered: the server did not answer at all, so the observation was never made{unkept_note}"
@@ -547,7 +547,7 @@ impl Check for NullIdRejected {
                 Judgement::new(outcome, note, None)
             }
             None => Judgement::new(
-                LegOutcome::Error,
+                SubOutcome::Error,
                 "the leg's records hold neither an HTTP exchange nor a skip".into(),
                 None,
             ),
@@ -557,7 +557,7 @@ impl Check for NullIdRejected {
             http_status: j.status,
             jsonrpc_error: j.error,
         };
-        Outcome::from_legs(vec![Leg::new(LEG_A, j.outcome, j.note)], REDUCTION)
+        Outcome::from_subs(vec![SubVerdict::new(LEG_A, j.outcome, j.note)], REDUCTION)
             .with_records(seqs)
             .with_facts(&facts)
     }

@@ -46,7 +46,7 @@ use crate::checks::common::oauth::tokens::{audiences, binding_note, claims, is_u
 use crate::checks::common::oauth::uris::strip_slash;
 use crate::evidence::{Evidence, Exchange};
 use crate::fmt::escape_line;
-use crate::verdict::{Leg, LegOutcome, Outcome, Verdict};
+use crate::verdict::{Outcome, SubOutcome, SubVerdict, Verdict};
 use mcp_probe_schema::model::Era;
 
 /// Tokens audience-bound via Resource Indicators.
@@ -106,11 +106,11 @@ fn leg_a(
     session: Option<&mcp_probe_schema::model::Session>,
     canonical: Option<&str>,
     basis: &str,
-) -> Leg {
+) -> SubVerdict {
     let Some(canonical) = canonical else {
-        return Leg::new(
+        return SubVerdict::new(
             LEG_A,
-            LegOutcome::Error,
+            SubOutcome::Error,
             concat!(
                 "no canonical resource URI could be derived for the endpoint (see ",
                 crate::rule_ref!("no-token-passthrough"),
@@ -130,14 +130,14 @@ fn leg_a(
             } + &binding_note(session, t);
             let Some(c) = claims(t) else {
                 return (
-                    LegOutcome::Unknown,
+                    SubOutcome::Unknown,
                     format!("{label} is opaque (not a JWT), so its audience is not readable"),
                 );
             };
             let auds = audiences(Some(c));
             if auds.is_empty() {
                 return (
-                    LegOutcome::Unknown,
+                    SubOutcome::Unknown,
                     format!("{label} is a JWT without an aud claim naming any audience"),
                 );
             }
@@ -147,7 +147,7 @@ fn leg_a(
                 .any(|a| strip_slash(a) == strip_slash(canonical))
             {
                 (
-                    LegOutcome::Pass,
+                    SubOutcome::Pass,
                     format!(
                         "{label} is bound to this resource: aud [{shown}] names {} ({basis})",
                         escape_line(canonical)
@@ -155,7 +155,7 @@ fn leg_a(
                 )
             } else if !auds.iter().any(|a| is_url_audience(a)) {
                 (
-                    LegOutcome::Unknown,
+                    SubOutcome::Unknown,
                     format!(
                         "{label} names no web address: aud [{shown}] is an application id or API \
                          identifier, which may be this server's own name at its authorization server \
@@ -167,7 +167,7 @@ fn leg_a(
                 )
             } else {
                 (
-                    LegOutcome::Fail,
+                    SubOutcome::Fail,
                     format!(
                         "{label} is not bound to this resource: aud [{shown}] does not name {} ({basis}){}",
                         escape_line(canonical),
@@ -198,7 +198,7 @@ fn resource_refused_note(session: Option<&mcp_probe_schema::model::Session>) -> 
 
 /// What sub-verdict c read: the leg, refused candidates, per-URL outcomes, hosts probed.
 struct Downstream {
-    leg: Leg,
+    leg: SubVerdict,
     refused: Map<String, Value>,
     outcomes: Map<String, Value>,
     hosts: Vec<String>,
@@ -250,15 +250,15 @@ fn compare(
     url: &str,
     with: &Option<Exchange<'_>>,
     without: &Option<Exchange<'_>>,
-) -> (LegOutcome, String) {
+) -> (SubOutcome, String) {
     match (with, without) {
         (Some(w), wo) => match (w.status(), wo.and_then(|x| x.status())) {
             (Some(401), _) => (
-                LegOutcome::Pass,
+                SubOutcome::Pass,
                 format!("{} refused the token with 401", escape_line(url)),
             ),
             (Some(s @ (200 | 403)), Some(n)) if n != s => (
-                LegOutcome::Fail,
+                SubOutcome::Fail,
                 format!(
                     "{} answered {s} with the token and {n} without it: it {} the token",
                     escape_line(url),
@@ -270,14 +270,14 @@ fn compare(
                 ),
             ),
             (Some(s), Some(n)) if n == s => (
-                LegOutcome::Unknown,
+                SubOutcome::Unknown,
                 format!(
                     "{} answered {s} with and without the token (no usable comparison)",
                     escape_line(url)
                 ),
             ),
             _ => (
-                LegOutcome::Unknown,
+                SubOutcome::Unknown,
                 format!(
                     "{} answered {} with the token and {} without (no usable comparison)",
                     escape_line(url),
@@ -288,7 +288,7 @@ fn compare(
             ),
         },
         (None, _) => (
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!("{} has no request with the token", escape_line(url)),
         ),
     }
@@ -320,8 +320,8 @@ fn leg_c(ev: &Evidence) -> Downstream {
         let (o, note) = compare(url, with, without);
         outcomes.insert(url.clone(), serde_json::to_value(o).unwrap_or(Value::Null));
         match o {
-            LegOutcome::Fail => fails.push(note),
-            LegOutcome::Pass => passes.push(note),
+            SubOutcome::Fail => fails.push(note),
+            SubOutcome::Pass => passes.push(note),
             _ => unknowns.push(note),
         }
     }
@@ -334,18 +334,18 @@ fn leg_c(ev: &Evidence) -> Downstream {
         )
     };
     let leg = if !fails.is_empty() {
-        Leg::new(
+        SubVerdict::new(
             LEG_C,
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             format!(
                 "accepted by a downstream API: {}{refused_note}",
                 fails.join("; ")
             ),
         )
     } else if !passes.is_empty() {
-        Leg::new(
+        SubVerdict::new(
             LEG_C,
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             format!("{}{refused_note}", passes.join("; ")),
         )
     } else if pairs.is_empty() {
@@ -354,9 +354,9 @@ fn leg_c(ev: &Evidence) -> Downstream {
         } else {
             format!(" ({})", skips.join("; "))
         };
-        Leg::new(
+        SubVerdict::new(
             LEG_C,
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!(
                 "no candidate probed{why}{}",
                 if refused.is_empty() {
@@ -367,9 +367,9 @@ fn leg_c(ev: &Evidence) -> Downstream {
             ),
         )
     } else {
-        Leg::new(
+        SubVerdict::new(
             LEG_C,
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!(
                 "none produced a usable comparison: {}{refused_note}",
                 unknowns.join("; ")
@@ -390,7 +390,7 @@ fn leg_c(ev: &Evidence) -> Downstream {
 
 /// What the wrong-audience grant read.
 struct Mint {
-    leg: Leg,
+    leg: SubVerdict,
     resource: Option<String>,
     /// How the presented minted token is bound ([`Binding::kind`]), when one was presented.
     binding: Option<&'static str>,
@@ -434,7 +434,7 @@ fn leg_b(ev: &Evidence, held: &[String]) -> Mint {
         let why = skip_reason(ev, leg::FOREIGN_MINT)
             .unwrap_or_else(|| "the wrong-audience grant was not recorded".into());
         return Mint {
-            leg: Leg::new(LEG_B, LegOutcome::Unknown, why),
+            leg: SubVerdict::new(LEG_B, SubOutcome::Unknown, why),
             resource: None,
             binding: None,
         };
@@ -445,7 +445,7 @@ fn leg_b(ev: &Evidence, held: &[String]) -> Mint {
         .map(escape_line)
         .unwrap_or_else(|| "(no resource)".into());
     let unknown = |note: String| Mint {
-        leg: Leg::new(LEG_B, LegOutcome::Unknown, note),
+        leg: SubVerdict::new(LEG_B, SubOutcome::Unknown, note),
         resource: resource.clone(),
         binding: None,
     };
@@ -520,42 +520,42 @@ fn leg_b(ev: &Evidence, held: &[String]) -> Mint {
         f.seq()
     );
     let (o, verdict) = match (cs, fs) {
-        (None, _) | (_, None) => (LegOutcome::Unknown, "a request was not answered"),
+        (None, _) | (_, None) => (SubOutcome::Unknown, "a request was not answered"),
         (Some(c), _) if !(200..300).contains(&c) => (
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             "the control was not accepted, so a refusal of the minted token is not attributable to its audience",
         ),
         // A token for the audited resource: neither a refusal nor an acceptance says
         // anything about the audience.
         _ if matches!(bound, Binding::Audited(_)) => (
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             "not decidable from this pair",
         ),
         (_, Some(401 | 403)) => (
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             "the server refuses a token minted for another resource",
         ),
         (_, Some(f)) if (200..300).contains(&f) && bound.acceptance_fails() => (
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             "the server accepted a token minted for another resource (its audience is not validated)",
         ),
         (_, Some(f)) if (200..300).contains(&f) => (
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             "the server accepted the minted token, which is not attributable to its audience validation",
         ),
         _ => (
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             "the minted token drew neither 401/403 nor an acceptance",
         ),
     };
     // What the minted token's facts say: every reading but a foreign token that was
     // not accepted (the verdict says it all then).
     let facts = match &bound {
-        Binding::Foreign(_) if o != LegOutcome::Fail => String::new(),
+        Binding::Foreign(_) if o != SubOutcome::Fail => String::new(),
         b => format!("; {}", b.sentence()),
     };
     Mint {
-        leg: Leg::new(LEG_B, o, format!("{verdict}: {pair}{facts}; {restored}")),
+        leg: SubVerdict::new(LEG_B, o, format!("{verdict}: {pair}{facts}; {restored}")),
         resource,
         binding: Some(bound.kind()),
     }
@@ -633,11 +633,11 @@ impl Check for AudienceBoundTokens {
         let empty_legs = || {
             let m: Map<String, Value> = [LEG_A, LEG_C, LEG_B]
                 .iter()
-                .map(|l| (crate::refs::here(l), json!(LegOutcome::Unknown)))
+                .map(|l| (crate::refs::here(l), json!(SubOutcome::Unknown)))
                 .collect();
             m
         };
-        if tokens.is_empty() || gate.verdict == Verdict::Error && gate.legs.is_empty() {
+        if tokens.is_empty() || gate.verdict == Verdict::Error && gate.subs.is_empty() {
             let (verdict, legs) = match gate.verdict {
                 Verdict::NotApplicable => (Verdict::NotApplicable, Map::new()),
                 Verdict::Error => (Verdict::Error, Map::new()),
@@ -679,15 +679,15 @@ impl Check for AudienceBoundTokens {
         let no_session = ev.revision().is_none();
         let not_sent = |l: &str| {
             if no_session {
-                Leg::new(
+                SubVerdict::new(
                     l,
-                    LegOutcome::Unknown,
+                    SubOutcome::Unknown,
                     "no MCP session was established with the credential, so the audience legs were not sent",
                 )
             } else {
-                Leg::new(
+                SubVerdict::new(
                     l,
-                    LegOutcome::Error,
+                    SubOutcome::Error,
                     format!(
                         "leg {} missing from this bundle, written by {} {} (build {}); re-collect with a \
                          collector that records it",
@@ -725,7 +725,7 @@ impl Check for AudienceBoundTokens {
             (not_sent(LEG_B), None, None)
         };
         let legs = vec![a, c, b];
-        Outcome::from_legs(legs.clone(), REDUCTION)
+        Outcome::from_subs(legs.clone(), REDUCTION)
             .with_records(records)
             .with_facts(&AudienceBoundTokensFacts {
                 legs: legs_map(&legs),

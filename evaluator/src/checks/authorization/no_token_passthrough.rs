@@ -18,7 +18,7 @@ use crate::checks::common::oauth::tokens::{
 use crate::checks::common::oauth::uris::{canonical_resource, resource_covers, strip_slash};
 use crate::evidence::Evidence;
 use crate::fmt::escape_line;
-use crate::verdict::{LegOutcome, Outcome, Verdict};
+use crate::verdict::{Outcome, SubOutcome, Verdict};
 
 /// Token passthrough to downstream APIs forbidden.
 #[derive(Debug)]
@@ -112,7 +112,7 @@ impl Check for NoTokenPassthrough {
             let label = token_label(i, t, tokens.len());
             let Some(c) = claims(t) else {
                 parts.push((
-                    LegOutcome::Unknown,
+                    SubOutcome::Unknown,
                     format!("{label} is opaque (not a JWT), so its audience is not readable"),
                 ));
                 continue;
@@ -120,7 +120,7 @@ impl Check for NoTokenPassthrough {
             let auds = audiences(Some(c));
             if auds.is_empty() {
                 parts.push((
-                    LegOutcome::Unknown,
+                    SubOutcome::Unknown,
                     format!("{label} is a JWT without an aud claim naming any audience"),
                 ));
                 continue;
@@ -140,7 +140,7 @@ impl Check for NoTokenPassthrough {
                 // Only identifiers that are not web addresses (Microsoft Entra ID's
                 // application id, an API identifier): they may name this very server.
                 parts.push((
-                    LegOutcome::Unknown,
+                    SubOutcome::Unknown,
                     format!(
                         "{label} names, besides this resource or instead of it, only audience(s) that \
                          are not web addresses: {} (aud {}, resource {} from {basis}); an application \
@@ -156,7 +156,7 @@ impl Check for NoTokenPassthrough {
             }
             if extras.is_empty() {
                 parts.push((
-                    LegOutcome::Pass,
+                    SubOutcome::Pass,
                     format!(
                         "{label} is confined to this resource: aud {} equals {} ({basis})",
                         shown(&auds),
@@ -165,7 +165,7 @@ impl Check for NoTokenPassthrough {
                 ));
             } else {
                 parts.push((
-                    LegOutcome::Fail,
+                    SubOutcome::Fail,
                     format!(
                         "{label} carries audience(s) beyond this resource: {} (aud {}, resource {} from \
                          {basis}); a token also valid for another service is what passthrough needs, \
@@ -180,7 +180,7 @@ impl Check for NoTokenPassthrough {
         }
         let l = combine("a", parts);
         let legs = vec![l];
-        Outcome::from_legs(legs.clone(), REDUCTION)
+        Outcome::from_subs(legs.clone(), REDUCTION)
             .with_records(seqs)
             .with_facts(&NoTokenPassthroughFacts {
                 legs: legs_map(&legs),

@@ -27,7 +27,7 @@ use crate::checks::common::policy::{absent, approved, judge};
 use crate::checks::common::values::or_null;
 use crate::evidence::Evidence;
 use crate::fmt::escape_line;
-use crate::verdict::{Leg, LegOutcome, Outcome, Verdict};
+use crate::verdict::{Outcome, SubOutcome, SubVerdict, Verdict};
 
 /// OAuth discovery metadata over TLS and validated.
 #[derive(Debug)]
@@ -116,7 +116,7 @@ impl Check for OauthDiscoveryValidated {
             Ok(f) => f,
             Err(o) => return *o,
         };
-        let details = |o: Outcome, f: &Facts<'_>, legs: &[Leg]| {
+        let details = |o: Outcome, f: &Facts<'_>, legs: &[SubVerdict]| {
             o.with_records(f.seqs())
                 .with_facts(&OauthDiscoveryValidatedFacts {
                     legs: legs_map(legs),
@@ -174,10 +174,10 @@ impl Check for OauthDiscoveryValidated {
             return with_defaults(details(o, &f, &[]));
         }
         let a = match transport_of(&f.endpoint) {
-            Transport::Tls => Leg::new("a", LegOutcome::Pass, "the endpoint is served over TLS (https)"),
-            Transport::LoopbackPlain => Leg::new(
+            Transport::Tls => SubVerdict::new("a", SubOutcome::Pass, "the endpoint is served over TLS (https)"),
+            Transport::LoopbackPlain => SubVerdict::new(
                 "a",
-                LegOutcome::Pass,
+                SubOutcome::Pass,
                 format!(
                     "the endpoint {} is plain http on a loopback host: graded as a lab endpoint, since \
                      loopback traffic never leaves the host (a non-loopback http endpoint is UNKNOWN here: \
@@ -187,9 +187,9 @@ impl Check for OauthDiscoveryValidated {
                 ),
             ),
             Transport::Plain => {
-                let legs = vec![Leg::new(
+                let legs = vec![SubVerdict::new(
                     "a",
-                    LegOutcome::Unknown,
+                    SubOutcome::Unknown,
                     format!(
                         "the endpoint {} is not served over TLS and is not on a loopback host: {} owns \
                          transport, and metadata fetched in the clear is not assessed here",
@@ -197,7 +197,7 @@ impl Check for OauthDiscoveryValidated {
                         crate::rule_ref!("tls-required")
                     ),
                 )];
-                let o = Outcome::from_legs(legs.clone(), reduction(cx));
+                let o = Outcome::from_subs(legs.clone(), reduction(cx));
                 return with_defaults(details(o, &f, &legs));
             }
         };
@@ -235,7 +235,7 @@ impl Check for OauthDiscoveryValidated {
             leg_f(&f, cx),
             leg_g(&f),
         ];
-        let mut o = Outcome::from_legs(legs.clone(), reduction(cx));
+        let mut o = Outcome::from_subs(legs.clone(), reduction(cx));
         let refused = collector_refused(&f);
         if !refused.is_empty() {
             o.evidence.push_str(&format!(
@@ -295,7 +295,7 @@ fn canonical_json(v: &Value) -> String {
 /// document with it could never fail; comparing with the path-inserted document is what
 /// makes the leg able to fail. The root document may describe another resource (RFC 9728 path
 /// insertion) and is recorded, not compared.
-fn leg_b(f: &Facts<'_>) -> Leg {
+fn leg_b(f: &Facts<'_>) -> SubVerdict {
     const ID: &str = "b";
     let path_url = prm_well_known(&f.endpoint)
         .into_iter()
@@ -306,17 +306,17 @@ fn leg_b(f: &Facts<'_>) -> Leg {
         .and_then(Challenged::resource_metadata)
         .filter(|s| !s.trim().is_empty());
     let Some(named) = named else {
-        return Leg::new(
+        return SubVerdict::new(
             ID,
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             "the challenge names no resource_metadata URL (or no challenge was observed): only the \
              well-known document(s) were consulted",
         );
     };
     let Some((ca, cd)) = f.doc_at(named) else {
-        return Leg::new(
+        return SubVerdict::new(
             ID,
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             format!(
                 "the URL the challenge names ({}) served no document: only the well-known document(s) \
                  were consulted",
@@ -325,9 +325,9 @@ fn leg_b(f: &Facts<'_>) -> Leg {
         );
     };
     if norm(named) == norm(&path_url) {
-        return Leg::new(
+        return SubVerdict::new(
             ID,
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             format!(
                 "the challenge names the path-inserted well-known URL itself ({}, record #{}): one \
                  document describes this resource",
@@ -337,9 +337,9 @@ fn leg_b(f: &Facts<'_>) -> Leg {
         );
     }
     let Some((pa, pd)) = f.doc_at(&path_url) else {
-        return Leg::new(
+        return SubVerdict::new(
             ID,
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             format!(
                 "the challenge names {} (record #{}); the path-inserted well-known URL {} served no \
                  document, so only one document describes this resource",
@@ -351,9 +351,9 @@ fn leg_b(f: &Facts<'_>) -> Leg {
     };
     let (c, p) = (Value::Object(cd.clone()), Value::Object(pd.clone()));
     if canonical_json(&c) == canonical_json(&p) {
-        Leg::new(
+        SubVerdict::new(
             ID,
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             format!(
                 "the document the challenge names ({}, record #{}) equals the path-inserted well-known \
                  document ({}, record #{}) after canonical key ordering",
@@ -370,9 +370,9 @@ fn leg_b(f: &Facts<'_>) -> Leg {
             .filter(|k| cd.get(*k).map(canonical_json) != pd.get(*k).map(canonical_json))
             .map(|k| escape_line(k))
             .collect();
-        Leg::new(
+        SubVerdict::new(
             ID,
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             format!(
                 "the document the challenge names ({}, record #{}) differs from the path-inserted \
                  well-known document ({}, record #{}) for the same resource, in member(s) {}: a client \
@@ -387,7 +387,7 @@ fn leg_b(f: &Facts<'_>) -> Leg {
     }
 }
 
-fn leg_c(f: &Facts<'_>) -> Leg {
+fn leg_c(f: &Facts<'_>) -> SubVerdict {
     const ID: &str = "c";
     let answered: Vec<&Attempt> = f.docs().collect();
     let plain: Vec<String> = answered
@@ -396,9 +396,9 @@ fn leg_c(f: &Facts<'_>) -> Leg {
         .map(|a| escape_line(&a.url))
         .collect();
     if !plain.is_empty() {
-        return Leg::new(
+        return SubVerdict::new(
             ID,
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             format!(
                 "protected-resource metadata was served without TLS at {} (not https, not loopback)",
                 plain.join(", ")
@@ -412,9 +412,9 @@ fn leg_c(f: &Facts<'_>) -> Leg {
         .map(|a| escape_line(&a.url))
         .collect();
     if !refused.is_empty() {
-        return Leg::new(
+        return SubVerdict::new(
             ID,
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!(
                 "the network guard refused candidate(s) {}, so not every discovery path was read",
                 refused.join(", ")
@@ -437,13 +437,13 @@ fn leg_c(f: &Facts<'_>) -> Leg {
             urls.join(", ")
         )
     };
-    Leg::new(ID, LegOutcome::Pass, note)
+    SubVerdict::new(ID, SubOutcome::Pass, note)
 }
 
 /// Sub-verdict d, and the documents the collector refused for their resource: the selected one's
 /// refusal is named in its note; another refused document fails the leg too (the grader
 /// reads the collector's `refused` fact; an older bundle has none).
-fn leg_d(f: &Facts<'_>) -> Leg {
+fn leg_d(f: &Facts<'_>) -> SubVerdict {
     let mut l = leg_d_selected(f);
     let selected = f.selected().map(|(a, _)| a.seq);
     for a in f.prm.iter() {
@@ -452,7 +452,7 @@ fn leg_d(f: &Facts<'_>) -> Leg {
             l.note
                 .push_str(&format!("; the collector refused it: {}", refusal_text(r)));
         } else {
-            l.outcome = LegOutcome::Fail;
+            l.outcome = SubOutcome::Fail;
             l.note.push_str(&format!(
                 "; the document at {} (record #{}) was refused by the collector: {}",
                 escape_line(&a.url),
@@ -464,15 +464,15 @@ fn leg_d(f: &Facts<'_>) -> Leg {
     l
 }
 
-fn leg_d_selected(f: &Facts<'_>) -> Leg {
+fn leg_d_selected(f: &Facts<'_>) -> SubVerdict {
     const ID: &str = "d";
     let Some((a, d)) = f.selected() else {
-        return Leg::new(ID, LegOutcome::Unknown, "no document");
+        return SubVerdict::new(ID, SubOutcome::Unknown, "no document");
     };
     let Some(canonical) = canonical_resource(&f.endpoint) else {
-        return Leg::new(
+        return SubVerdict::new(
             ID,
-            LegOutcome::Error,
+            SubOutcome::Error,
             format!(
                 "the endpoint {} has no canonical URI",
                 escape_line(&f.endpoint)
@@ -485,38 +485,38 @@ fn leg_d_selected(f: &Facts<'_>) -> Leg {
         a.seq
     );
     match d.get("resource") {
-        None => Leg::new(
+        None => SubVerdict::new(
             ID,
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!("{at} has no resource member, so which resource it describes is not stated"),
         ),
-        Some(Value::String(r)) if r.trim().is_empty() => Leg::new(
+        Some(Value::String(r)) if r.trim().is_empty() => SubVerdict::new(
             ID,
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!("{at} has a blank resource member"),
         ),
         Some(Value::String(r)) => match resource_covers(r, &canonical) {
-            None => Leg::new(
+            None => SubVerdict::new(
                 ID,
-                LegOutcome::Fail,
+                SubOutcome::Fail,
                 format!(
                     "{at} names resource \"{}\", which is not parsable as a URI (RFC 9728 §2 requires \
                      one)",
                     escape_line(r)
                 ),
             ),
-            Some(true) if strip_slash(r) == strip_slash(&canonical) => Leg::new(
+            Some(true) if strip_slash(r) == strip_slash(&canonical) => SubVerdict::new(
                 ID,
-                LegOutcome::Pass,
+                SubOutcome::Pass,
                 format!(
                     "{at} names resource {} equal to the endpoint's canonical URI (rule: equal after \
                      one trailing slash)",
                     escape_line(r)
                 ),
             ),
-            Some(true) => Leg::new(
+            Some(true) => SubVerdict::new(
                 ID,
-                LegOutcome::Pass,
+                SubOutcome::Pass,
                 format!(
                     "{at} names resource {}, a hierarchical parent of the endpoint's canonical URI {} \
                      (rule: same origin, path at or below, the SDK's check_resource_allowed)",
@@ -524,9 +524,9 @@ fn leg_d_selected(f: &Facts<'_>) -> Leg {
                     escape_line(&canonical)
                 ),
             ),
-            Some(false) => Leg::new(
+            Some(false) => SubVerdict::new(
                 ID,
-                LegOutcome::Fail,
+                SubOutcome::Fail,
                 format!(
                     "{at} names resource {}, which is neither the endpoint's canonical URI {} nor a \
                      hierarchical parent of it (rule: same origin, path at or below)",
@@ -535,9 +535,9 @@ fn leg_d_selected(f: &Facts<'_>) -> Leg {
                 ),
             ),
         },
-        Some(v) => Leg::new(
+        Some(v) => SubVerdict::new(
             ID,
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             format!(
                 "{at} names resource {}, which is not a string and so not a URI (RFC 9728 §2)",
                 shown_value(v)
@@ -546,10 +546,10 @@ fn leg_d_selected(f: &Facts<'_>) -> Leg {
     }
 }
 
-fn leg_e(f: &Facts<'_>) -> Leg {
+fn leg_e(f: &Facts<'_>) -> SubVerdict {
     const ID: &str = "e";
     let Some(a) = &f.advertised else {
-        return Leg::new(ID, LegOutcome::Unknown, "no document");
+        return SubVerdict::new(ID, SubOutcome::Unknown, "no document");
     };
     let discarded = if a.discarded > 0 {
         format!(
@@ -560,9 +560,9 @@ fn leg_e(f: &Facts<'_>) -> Leg {
         String::new()
     };
     if a.entries.is_empty() {
-        Leg::new(
+        SubVerdict::new(
             ID,
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             format!(
                 "the document advertises no authorization server (authorization_servers is {}){discarded}: \
                  a document was served, so the requirement applies",
@@ -570,9 +570,9 @@ fn leg_e(f: &Facts<'_>) -> Leg {
             ),
         )
     } else {
-        Leg::new(
+        SubVerdict::new(
             ID,
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             format!(
                 "authorization_servers advertises {}{discarded}",
                 shown(&a.entries)
@@ -581,12 +581,12 @@ fn leg_e(f: &Facts<'_>) -> Leg {
     }
 }
 
-fn leg_f(f: &Facts<'_>, cx: &Context<'_>) -> Leg {
+fn leg_f(f: &Facts<'_>, cx: &Context<'_>) -> SubVerdict {
     const ID: &str = "f";
     let Some(now) = f.advertised.as_ref().map(|a| a.entries.clone()) else {
-        return Leg::new(
+        return SubVerdict::new(
             ID,
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             "no authorization-server list observed",
         );
     };
@@ -603,9 +603,9 @@ fn leg_f(f: &Facts<'_>, cx: &Context<'_>) -> Leg {
         Err(l) => return l,
     };
     if !b.has_leg(leg::PRM) {
-        return Leg::new(
+        return SubVerdict::new(
             ID,
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!(
                 "the {} predates discovery recording (no {} records), so it holds no \
                  authorization-server list",
@@ -615,16 +615,16 @@ fn leg_f(f: &Facts<'_>, cx: &Context<'_>) -> Leg {
         );
     }
     let Some(bf) = Facts::new(b) else {
-        return Leg::new(
+        return SubVerdict::new(
             ID,
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!("the {} has no endpoint", describe_baseline(b)),
         );
     };
     let Some(then) = bf.advertised.map(|a| a.entries) else {
-        return Leg::new(
+        return SubVerdict::new(
             ID,
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!(
                 "the {} holds no protected-resource metadata document, so it recorded no \
                  authorization-server list",
@@ -635,9 +635,9 @@ fn leg_f(f: &Facts<'_>, cx: &Context<'_>) -> Leg {
     let added: Vec<String> = now.iter().filter(|e| !then.contains(e)).cloned().collect();
     let removed: Vec<String> = then.iter().filter(|e| !now.contains(e)).cloned().collect();
     if !added.is_empty() {
-        return Leg::new(
+        return SubVerdict::new(
             ID,
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             format!(
                 "authorization server(s) {} advertised now but not in the {} ({}); re-approve with \
                  --update-baseline if the change is intended",
@@ -652,9 +652,9 @@ fn leg_f(f: &Facts<'_>, cx: &Context<'_>) -> Leg {
     } else {
         format!("; no longer advertised: {}", shown(&removed))
     };
-    Leg::new(
+    SubVerdict::new(
         ID,
-        LegOutcome::Pass,
+        SubOutcome::Pass,
         format!(
             "advertised {} is within the {} ({}){removed}",
             shown(&now),
@@ -664,12 +664,12 @@ fn leg_f(f: &Facts<'_>, cx: &Context<'_>) -> Leg {
     )
 }
 
-fn leg_g(f: &Facts<'_>) -> Leg {
+fn leg_g(f: &Facts<'_>) -> SubVerdict {
     const ID: &str = "g";
     if f.servers.is_empty() {
-        return Leg::new(
+        return SubVerdict::new(
             ID,
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             "no authorization server is advertised, so no issuer to check",
         );
     }
@@ -688,7 +688,7 @@ fn leg_g(f: &Facts<'_>) -> Leg {
         let e = escape_line(&s.entry);
         if s.forms.is_none() {
             parts.push((
-                LegOutcome::Fail,
+                SubOutcome::Fail,
                 format!(
                     "{e}: the advertised entry is not an http(s) issuer URL, so no client can resolve it"
                 ),
@@ -697,7 +697,7 @@ fn leg_g(f: &Facts<'_>) -> Leg {
         }
         match (s.resolved(), s.issuer()) {
             (Some((a, _)), Some(iss)) if iss == s.entry => parts.push((
-                LegOutcome::Pass,
+                SubOutcome::Pass,
                 format!(
                     "{e}: metadata at {} (record #{}) names issuer {e}",
                     escape_line(&a.url),
@@ -716,7 +716,7 @@ fn leg_g(f: &Facts<'_>) -> Leg {
                     .map(|r| format!("; the collector refused it: {}", refusal_text(r)))
                     .unwrap_or_default();
                 parts.push((
-                    LegOutcome::Fail,
+                    SubOutcome::Fail,
                     format!(
                         "{e}: metadata at {} (record #{}) names issuer \"{}\", not the advertised \
                          entry{hint}{refused}",
@@ -727,7 +727,7 @@ fn leg_g(f: &Facts<'_>) -> Leg {
                 ));
             }
             _ if s.attempts.is_empty() && selected_refused.is_some() => parts.push((
-                LegOutcome::Unknown,
+                SubOutcome::Unknown,
                 format!(
                     "{e}: not fetched, because the collector refused the protected-resource metadata \
                      that advertises it ({})",
@@ -735,7 +735,7 @@ fn leg_g(f: &Facts<'_>) -> Leg {
                 ),
             )),
             _ if s.attempts.iter().any(Attempt::guard_refused) => parts.push((
-                LegOutcome::Unknown,
+                SubOutcome::Unknown,
                 format!(
                     "{e}: not resolved, and the network guard refused some of its discovery forms \
                      ({})",
@@ -743,7 +743,7 @@ fn leg_g(f: &Facts<'_>) -> Leg {
                 ),
             )),
             _ => parts.push((
-                LegOutcome::Error,
+                SubOutcome::Error,
                 format!("{e}: not resolved: {}", s.unresolved_why()),
             )),
         }
@@ -834,8 +834,8 @@ mod tests {
         ev.payload.target.endpoint = Some(ep.into());
         let o = grade(&OauthDiscoveryValidated, &ev);
         assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
-        assert_eq!(o.legs.len(), 1);
-        assert!(leg_of(&o, "a")
+        assert_eq!(o.subs.len(), 1);
+        assert!(sub_of(&o, "a")
             .note
             .contains("[tls-required] owns transport"));
     }
@@ -854,10 +854,10 @@ mod tests {
             &ev,
             &servers(vec![format!("{AS}/")]),
         );
-        let f = leg_of(&o, "f");
+        let f = sub_of(&o, "f");
         assert_eq!(
             f.outcome,
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             "one trailing slash aside: {f:?}"
         );
         assert!(
@@ -871,8 +871,8 @@ mod tests {
             &ev,
             &servers(vec!["https://idp.example".into()]),
         );
-        let f = leg_of(&o, "f");
-        assert_eq!(f.outcome, LegOutcome::Fail, "{f:?}");
+        let f = sub_of(&o, "f");
+        assert_eq!(f.outcome, SubOutcome::Fail, "{f:?}");
         assert!(f.note.contains(AS) && f.note.contains("not among"), "{f:?}");
     }
 
@@ -881,15 +881,15 @@ mod tests {
         let ev = protected(lab_auth_records());
         let o = grade(&OauthDiscoveryValidated, &ev);
         assert_eq!(o.verdict, Verdict::Unknown, "no baseline yet: {o:#?}");
-        assert_eq!(leg_of(&o, "f").outcome, LegOutcome::Unknown);
+        assert_eq!(sub_of(&o, "f").outcome, SubOutcome::Unknown);
         for id in ["a", "b", "c", "d", "e", "g"] {
-            assert_eq!(leg_of(&o, id).outcome, LegOutcome::Pass, "{id}: {o:#?}");
+            assert_eq!(sub_of(&o, id).outcome, SubOutcome::Pass, "{id}: {o:#?}");
         }
-        assert!(leg_of(&o, "a").note.contains("loopback"), "{o:?}");
-        assert!(leg_of(&o, "b")
+        assert!(sub_of(&o, "a").note.contains("loopback"), "{o:?}");
+        assert!(sub_of(&o, "b")
             .note
             .contains("path-inserted well-known URL itself"));
-        assert!(leg_of(&o, "d").note.contains("equal"));
+        assert!(sub_of(&o, "d").note.contains("equal"));
 
         let base = protected(lab_auth_records());
         let o = run(&OauthDiscoveryValidated, &ev, &with_baseline(&base));
@@ -908,7 +908,7 @@ mod tests {
             },
         );
         assert_eq!(o.verdict, Verdict::Unknown);
-        assert!(leg_of(&o, "f").note.contains("records the baseline"));
+        assert!(sub_of(&o, "f").note.contains("records the baseline"));
     }
 
     #[test]
@@ -927,8 +927,8 @@ mod tests {
             get(leg::AS_META, AS_FORM, 200, &as_meta(AS)),
         ]);
         let o = grade(&OauthDiscoveryValidated, &ev);
-        let b = leg_of(&o, "b");
-        assert_eq!(b.outcome, LegOutcome::Fail, "{o:#?}");
+        let b = sub_of(&o, "b");
+        assert_eq!(b.outcome, SubOutcome::Fail, "{o:#?}");
         assert!(b.note.contains("authorization_servers"), "{b:?}");
         assert_eq!(o.verdict, Verdict::Fail);
 
@@ -944,8 +944,8 @@ mod tests {
             get(leg::PRM, PRM_ROOT, 404, ""),
             get(leg::AS_META, AS_FORM, 200, &as_meta(AS)),
         ]);
-        let b = leg_of(&grade(&OauthDiscoveryValidated, &ev), "b").clone();
-        assert_eq!(b.outcome, LegOutcome::Pass, "{b:?}");
+        let b = sub_of(&grade(&OauthDiscoveryValidated, &ev), "b").clone();
+        assert_eq!(b.outcome, SubOutcome::Pass, "{b:?}");
         assert!(b.note.contains("equals"), "{b:?}");
     }
 
@@ -973,9 +973,9 @@ mod tests {
         ]);
         ev.payload.target.endpoint = Some(ep.into());
         let o = grade(&OauthDiscoveryValidated, &ev);
-        assert_eq!(leg_of(&o, "a").outcome, LegOutcome::Pass);
-        let c = leg_of(&o, "c");
-        assert_eq!(c.outcome, LegOutcome::Fail, "{o:#?}");
+        assert_eq!(sub_of(&o, "a").outcome, SubOutcome::Pass);
+        let c = sub_of(&o, "c");
+        assert_eq!(c.outcome, SubOutcome::Fail, "{o:#?}");
         assert!(c.note.contains(plain), "{c:?}");
 
         let doc = |resource: Value, servers: Value| {
@@ -988,17 +988,17 @@ mod tests {
             );
             protected(r)
         };
-        let d = |ev: &Evidence| leg_of(&grade(&OauthDiscoveryValidated, ev), "d").clone();
+        let d = |ev: &Evidence| sub_of(&grade(&OauthDiscoveryValidated, ev), "d").clone();
         let l = d(&doc(json!("http://127.0.0.1:8080/other"), json!([AS])));
-        assert_eq!(l.outcome, LegOutcome::Fail, "{l:?}");
+        assert_eq!(l.outcome, SubOutcome::Fail, "{l:?}");
         assert!(l.note.contains("neither"), "{l:?}");
         let l = d(&doc(json!("::not a uri::"), json!([AS])));
-        assert_eq!(l.outcome, LegOutcome::Fail, "{l:?}");
+        assert_eq!(l.outcome, SubOutcome::Fail, "{l:?}");
         assert!(l.note.contains("not parsable"), "{l:?}");
         let l = d(&doc(json!(7), json!([AS])));
-        assert_eq!(l.outcome, LegOutcome::Fail, "{l:?}");
+        assert_eq!(l.outcome, SubOutcome::Fail, "{l:?}");
         let l = d(&doc(json!("http://127.0.0.1:8080"), json!([AS])));
-        assert_eq!(l.outcome, LegOutcome::Pass, "{l:?}");
+        assert_eq!(l.outcome, SubOutcome::Pass, "{l:?}");
         assert!(l.note.contains("hierarchical parent"), "{l:?}");
         let mut r = lab_auth_records();
         r[1] = get(
@@ -1008,13 +1008,13 @@ mod tests {
             &json!({"authorization_servers": [AS]}).to_string(),
         );
         let l = d(&protected(r));
-        assert_eq!(l.outcome, LegOutcome::Unknown, "{l:?}");
+        assert_eq!(l.outcome, SubOutcome::Unknown, "{l:?}");
 
         let o = grade(&OauthDiscoveryValidated, &doc(json!(EP), json!(["", 3])));
-        let e = leg_of(&o, "e");
-        assert_eq!(e.outcome, LegOutcome::Fail, "{o:#?}");
+        let e = sub_of(&o, "e");
+        assert_eq!(e.outcome, SubOutcome::Fail, "{o:#?}");
         assert!(e.note.contains("2 element(s)"), "{e:?}");
-        assert_eq!(leg_of(&o, "g").outcome, LegOutcome::Unknown);
+        assert_eq!(sub_of(&o, "g").outcome, SubOutcome::Unknown);
     }
 
     #[test]
@@ -1029,14 +1029,14 @@ mod tests {
         );
         let ev = protected(r);
         let o = run(&OauthDiscoveryValidated, &ev, &with_baseline(&base));
-        let f = leg_of(&o, "f");
-        assert_eq!(f.outcome, LegOutcome::Fail, "{o:#?}");
+        let f = sub_of(&o, "f");
+        assert_eq!(f.outcome, SubOutcome::Fail, "{o:#?}");
         assert!(f.note.contains("https://new-as.example"), "{f:?}");
         assert!(f.note.contains("--update-baseline"), "{f:?}");
 
         // A baseline from before discovery was recorded decides nothing.
         let old = open_server(vec![detect_ok()]);
-        let f = leg_of(
+        let f = sub_of(
             &run(
                 &OauthDiscoveryValidated,
                 &protected(lab_auth_records()),
@@ -1045,7 +1045,7 @@ mod tests {
             "f",
         )
         .clone();
-        assert_eq!(f.outcome, LegOutcome::Unknown, "{f:?}");
+        assert_eq!(f.outcome, SubOutcome::Unknown, "{f:?}");
     }
 
     #[test]
@@ -1057,24 +1057,24 @@ mod tests {
             200,
             &as_meta("http://127.0.0.1:9000/"),
         );
-        let g = leg_of(&grade(&OauthDiscoveryValidated, &protected(r)), "g").clone();
-        assert_eq!(g.outcome, LegOutcome::Fail, "{g:?}");
+        let g = sub_of(&grade(&OauthDiscoveryValidated, &protected(r)), "g").clone();
+        assert_eq!(g.outcome, SubOutcome::Fail, "{g:?}");
         assert!(g.note.contains("only by a trailing slash"), "{g:?}");
 
         let mut r = lab_auth_records();
         r[3] = failed(leg::AS_META, AS_FORM, ErrorKind::RefusedByGuard);
         r.push(failed(leg::AS_META, AS_OIDC, ErrorKind::RefusedByGuard));
         let o = grade(&OauthDiscoveryValidated, &protected(r));
-        let g = leg_of(&o, "g");
-        assert_eq!(g.outcome, LegOutcome::Unknown, "{o:#?}");
+        let g = sub_of(&o, "g");
+        assert_eq!(g.outcome, SubOutcome::Unknown, "{o:#?}");
         assert!(g.note.contains("network guard"), "{g:?}");
 
         let mut r = lab_auth_records();
         r[3] = get(leg::AS_META, AS_FORM, 404, "");
         r.push(get(leg::AS_META, AS_OIDC, 200, r#"{"no_issuer": true}"#));
         let o = grade(&OauthDiscoveryValidated, &protected(r));
-        let g = leg_of(&o, "g");
-        assert_eq!(g.outcome, LegOutcome::Error, "{o:#?}");
+        let g = sub_of(&o, "g");
+        assert_eq!(g.outcome, SubOutcome::Error, "{o:#?}");
         assert!(g.note.contains("2 form(s) tried"), "{g:?}");
         assert_eq!(o.verdict, Verdict::Error);
 
@@ -1082,14 +1082,14 @@ mod tests {
         let mut r = lab_auth_records();
         r[3] = get(leg::AS_META, AS_FORM, 404, "");
         r.push(get(leg::AS_META, AS_OIDC, 200, &as_meta(AS)));
-        let g = leg_of(&grade(&OauthDiscoveryValidated, &protected(r)), "g").clone();
-        assert_eq!(g.outcome, LegOutcome::Pass, "{g:?}");
+        let g = sub_of(&grade(&OauthDiscoveryValidated, &protected(r)), "g").clone();
+        assert_eq!(g.outcome, SubOutcome::Pass, "{g:?}");
 
         // No record for the advertised server at all.
         let mut r = lab_auth_records();
         r.truncate(3);
-        let g = leg_of(&grade(&OauthDiscoveryValidated, &protected(r)), "g").clone();
-        assert_eq!(g.outcome, LegOutcome::Error, "{g:?}");
+        let g = sub_of(&grade(&OauthDiscoveryValidated, &protected(r)), "g").clone();
+        assert_eq!(g.outcome, SubOutcome::Error, "{g:?}");
         assert!(g.note.contains("no discovery form was attempted"), "{g:?}");
 
         // An entry that is not a URL.
@@ -1101,8 +1101,8 @@ mod tests {
             &prm_doc(EP, json!(["not a url"]), None),
         );
         r[3] = failed(leg::AS_META, "not a url", ErrorKind::RefusedByGuard);
-        let g = leg_of(&grade(&OauthDiscoveryValidated, &protected(r)), "g").clone();
-        assert_eq!(g.outcome, LegOutcome::Fail, "{g:?}");
+        let g = sub_of(&grade(&OauthDiscoveryValidated, &protected(r)), "g").clone();
+        assert_eq!(g.outcome, SubOutcome::Fail, "{g:?}");
     }
 
     fn refused(mut r: Record, member: &str, expected: &str, served: &str, rule: &str) -> Record {
@@ -1167,8 +1167,8 @@ mod tests {
         let mut r = lab_auth_records();
         r[3] = get(leg::AS_META, AS_FORM, 200, &as_meta(evil));
         let old = grade(&OauthDiscoveryValidated, &protected(r.clone()));
-        let g = leg_of(&old, "g").clone();
-        assert_eq!(g.outcome, LegOutcome::Fail, "{g:?}");
+        let g = sub_of(&old, "g").clone();
+        assert_eq!(g.outcome, SubOutcome::Fail, "{g:?}");
         assert!(!g.note.contains("collector refused"), "{g:?}");
         assert!(!old.evidence.contains("collector refused"), "{old:?}");
         assert!(old.details.get("collector_refused").is_none(), "{old:?}");
@@ -1176,8 +1176,8 @@ mod tests {
         r[3] = refused(r[3].clone(), "issuer", AS, evil, "RFC 8414 §3.3");
         let o = grade(&OauthDiscoveryValidated, &protected(r));
         assert_eq!(o.verdict, Verdict::Fail, "{o:#?}");
-        let g = leg_of(&o, "g").clone();
-        assert_eq!(g.outcome, LegOutcome::Fail, "{g:?}");
+        let g = sub_of(&o, "g").clone();
+        assert_eq!(g.outcome, SubOutcome::Fail, "{g:?}");
         assert!(
             g.note.contains("the collector refused it")
                 && g.note.contains("issuer mismatch")
@@ -1211,11 +1211,11 @@ mod tests {
         r.truncate(3);
         let o = grade(&OauthDiscoveryValidated, &protected(r));
         assert_eq!(o.verdict, Verdict::Fail, "{o:#?}");
-        let d = leg_of(&o, "d").clone();
-        assert_eq!(d.outcome, LegOutcome::Fail, "{d:?}");
+        let d = sub_of(&o, "d").clone();
+        assert_eq!(d.outcome, SubOutcome::Fail, "{d:?}");
         assert!(d.note.contains("the collector refused it"), "{d:?}");
-        let g = leg_of(&o, "g").clone();
-        assert_eq!(g.outcome, LegOutcome::Unknown, "{g:?}");
+        let g = sub_of(&o, "g").clone();
+        assert_eq!(g.outcome, SubOutcome::Unknown, "{g:?}");
         assert!(g.note.contains("collector refused"), "{g:?}");
 
         // A refused document that is not the selected one fails d too.
@@ -1228,8 +1228,8 @@ mod tests {
             "RFC 9728 §3.3",
         );
         let o = grade(&OauthDiscoveryValidated, &protected(r));
-        let d = leg_of(&o, "d").clone();
-        assert_eq!(d.outcome, LegOutcome::Fail, "{d:?}");
+        let d = sub_of(&o, "d").clone();
+        assert_eq!(d.outcome, SubOutcome::Fail, "{d:?}");
         assert!(d.note.contains(PRM_ROOT), "{d:?}");
     }
 

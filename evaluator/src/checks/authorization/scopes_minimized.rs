@@ -25,7 +25,7 @@ use crate::checks::common::oauth::tokens::{admin_tier, dedup, wildcards};
 use crate::checks::common::policy::{absent, approved, judge};
 use crate::evidence::Evidence;
 use crate::fmt::escape_line;
-use crate::verdict::{Leg, LegOutcome, Outcome, Verdict};
+use crate::verdict::{Outcome, SubOutcome, SubVerdict, Verdict};
 
 /// OAuth scopes minimized and elevated progressively.
 #[derive(Debug)]
@@ -112,7 +112,7 @@ impl Check for ScopesMinimized {
         let granted = f.granted();
         let resource_scopes = f.resource_scopes();
         let as_scopes = f.as_scopes();
-        let finish = |o: Outcome, legs: &[Leg]| {
+        let finish = |o: Outcome, legs: &[SubVerdict]| {
             o.with_records(f.seqs()).with_facts(&ScopesMinimizedFacts {
                 legs: legs_map(legs),
                 challenge_scope: challenge_scope.as_deref(),
@@ -153,29 +153,29 @@ impl Check for ScopesMinimized {
             scope_probe::classify_scope_refusal(f.ev),
             leg_f(&f, resource_scopes.as_deref(), as_scopes.as_deref()),
         ];
-        let o = Outcome::from_legs(legs.clone(), reduction(cx));
+        let o = Outcome::from_subs(legs.clone(), reduction(cx));
         finish(o, &legs)
     }
 }
 
-fn leg_a(granted: Option<&[String]>) -> Leg {
+fn leg_a(granted: Option<&[String]>) -> SubVerdict {
     const ID: &str = "a";
     match granted {
-        None => Leg::new(
+        None => SubVerdict::new(
             ID,
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             "no granted scope is readable (no token, or neither a token-response scope nor a scope/scp \
              claim)",
         ),
-        Some([]) => Leg::new(ID, LegOutcome::Pass, "the granted scope is stated and empty"),
-        Some(g) => Leg::new(ID, LegOutcome::Pass, format!("granted scopes {}", shown(g))),
+        Some([]) => SubVerdict::new(ID, SubOutcome::Pass, "the granted scope is stated and empty"),
+        Some(g) => SubVerdict::new(ID, SubOutcome::Pass, format!("granted scopes {}", shown(g))),
     }
 }
 
-fn leg_b(granted: Option<&[String]>) -> Leg {
+fn leg_b(granted: Option<&[String]>) -> SubVerdict {
     const ID: &str = "b";
     let Some(g) = granted else {
-        return Leg::new(ID, LegOutcome::Unknown, "no granted scope is readable");
+        return SubVerdict::new(ID, SubOutcome::Unknown, "no granted scope is readable");
     };
     let (w, a) = (wildcards(g), admin_tier(g));
     if w.is_empty() && a.is_empty() {
@@ -184,7 +184,7 @@ fn leg_b(granted: Option<&[String]>) -> Leg {
         } else {
             format!("no wildcard or admin-tier scope among {}", shown(g))
         };
-        return Leg::new(ID, LegOutcome::Pass, what);
+        return SubVerdict::new(ID, SubOutcome::Pass, what);
     }
     let mut found = Vec::new();
     if !w.is_empty() {
@@ -193,9 +193,9 @@ fn leg_b(granted: Option<&[String]>) -> Leg {
     if !a.is_empty() {
         found.push(format!("admin-tier {}", shown(&a)));
     }
-    Leg::new(
+    SubVerdict::new(
         ID,
-        LegOutcome::Fail,
+        SubOutcome::Fail,
         format!(
             "granted {} (a documented exception, which the probe cannot read, would change this)",
             found.join(" and ")
@@ -203,15 +203,15 @@ fn leg_b(granted: Option<&[String]>) -> Leg {
     )
 }
 
-fn leg_c(f: &Facts<'_>, cx: &Context<'_>, granted: Option<&[String]>) -> Leg {
+fn leg_c(f: &Facts<'_>, cx: &Context<'_>, granted: Option<&[String]>) -> SubVerdict {
     const ID: &str = "c";
     let now = granted.map_or_else(|| "no readable granted scope".to_string(), shown);
     if let Some(a) = approved(cx, "approved_scopes", |d| d.approved_scopes.as_ref()) {
         return match granted {
             Some(g) => judge(ID, "granted scope(s)", g, a, |x, o| x == o),
-            None => Leg::new(
+            None => SubVerdict::new(
                 ID,
-                LegOutcome::Unknown,
+                SubOutcome::Unknown,
                 "this run read no granted scope, so it compared nothing with the policy's approved_scopes",
             ),
         };
@@ -221,17 +221,17 @@ fn leg_c(f: &Facts<'_>, cx: &Context<'_>, granted: Option<&[String]>) -> Leg {
         Err(l) => return l,
     };
     let Some(g) = granted else {
-        return Leg::new(
+        return SubVerdict::new(
             ID,
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             "this run read no granted scope, so it compared nothing with the baseline",
         );
     };
     let then = Facts::new(b).and_then(|bf| bf.granted());
     let Some(then) = then else {
-        return Leg::new(
+        return SubVerdict::new(
             ID,
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!(
                 "the {} holds no readable granted scope (no token, or none stated), so there is nothing \
                  to compare {} with",
@@ -242,9 +242,9 @@ fn leg_c(f: &Facts<'_>, cx: &Context<'_>, granted: Option<&[String]>) -> Leg {
     };
     let added: Vec<String> = g.iter().filter(|s| !then.contains(s)).cloned().collect();
     if added.is_empty() {
-        Leg::new(
+        SubVerdict::new(
             ID,
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             format!(
                 "granted {} is within the {} ({})",
                 shown(g),
@@ -253,9 +253,9 @@ fn leg_c(f: &Facts<'_>, cx: &Context<'_>, granted: Option<&[String]>) -> Leg {
             ),
         )
     } else {
-        Leg::new(
+        SubVerdict::new(
             ID,
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             format!(
                 "scope(s) {} granted now but not in the {} ({}); re-approve with --update-baseline if \
                  the elevation is intended",
@@ -267,21 +267,21 @@ fn leg_c(f: &Facts<'_>, cx: &Context<'_>, granted: Option<&[String]>) -> Leg {
     }
 }
 
-fn leg_d(f: &Facts<'_>, resource_scopes: Option<&[String]>) -> Leg {
+fn leg_d(f: &Facts<'_>, resource_scopes: Option<&[String]>) -> SubVerdict {
     const ID: &str = "d";
     let Some((a, _)) = f.selected() else {
-        return Leg::new(
+        return SubVerdict::new(
             ID,
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             "no protected-resource metadata document was parsed, so no advertised scope is readable",
         );
     };
     let s = match resource_scopes {
         Some(s) if !s.is_empty() => s,
         _ => {
-            return Leg::new(
+            return SubVerdict::new(
                 ID,
-                LegOutcome::Unknown,
+                SubOutcome::Unknown,
                 format!(
                     "the document at {} advertises no scopes_supported",
                     escape_line(&a.url)
@@ -291,9 +291,9 @@ fn leg_d(f: &Facts<'_>, resource_scopes: Option<&[String]>) -> Leg {
     };
     let (w, adm) = (wildcards(s), admin_tier(s));
     if w.is_empty() && adm.is_empty() {
-        return Leg::new(
+        return SubVerdict::new(
             ID,
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             format!(
                 "scopes_supported {} at {} holds no wildcard or admin-tier scope",
                 shown(s),
@@ -302,9 +302,9 @@ fn leg_d(f: &Facts<'_>, resource_scopes: Option<&[String]>) -> Leg {
         );
     }
     let flagged = dedup(w.into_iter().chain(adm));
-    Leg::new(
+    SubVerdict::new(
         ID,
-        LegOutcome::Fail,
+        SubOutcome::Fail,
         format!(
             "scopes_supported at {} advertises wildcard or admin-tier scope(s) {} (a documented \
              exception, which the probe cannot read, would change this)",
@@ -314,7 +314,11 @@ fn leg_d(f: &Facts<'_>, resource_scopes: Option<&[String]>) -> Leg {
     )
 }
 
-fn leg_f(f: &Facts<'_>, resource_scopes: Option<&[String]>, as_scopes: Option<&[String]>) -> Leg {
+fn leg_f(
+    f: &Facts<'_>,
+    resource_scopes: Option<&[String]>,
+    as_scopes: Option<&[String]>,
+) -> SubVerdict {
     const ID: &str = "f";
     let challenge: Option<Vec<String>> = f
         .challenge()
@@ -349,7 +353,7 @@ fn leg_f(f: &Facts<'_>, resource_scopes: Option<&[String]>, as_scopes: Option<&[
                 );
             }
         }
-        return Leg::new(ID, LegOutcome::Pass, note);
+        return SubVerdict::new(ID, SubOutcome::Pass, note);
     }
     let mut reasons = Vec::new();
     if let Unauth::NotObserved(why) = &f.unauth {
@@ -389,18 +393,18 @@ fn leg_f(f: &Facts<'_>, resource_scopes: Option<&[String]>, as_scopes: Option<&[
                 refused.join(", ")
             )
         };
-        return Leg::new(
+        return SubVerdict::new(
             ID,
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!(
                 "no scope found in what was read, but not every source was read: {}{refused}",
                 reasons.join("; ")
             ),
         );
     }
-    Leg::new(
+    SubVerdict::new(
         ID,
-        LegOutcome::Fail,
+        SubOutcome::Fail,
         "no scope is discoverable: the challenge names none, the protected-resource metadata lists no \
          scopes_supported (or is observed absent), and no resolved authorization server lists any",
     )
@@ -434,15 +438,15 @@ mod tests {
     fn lab_without_token() {
         let o = grade(&ScopesMinimized, &protected(lab_auth_records()));
         assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
-        assert_eq!(leg_of(&o, "a").outcome, LegOutcome::Unknown);
-        assert_eq!(leg_of(&o, "b").outcome, LegOutcome::Unknown);
-        assert_eq!(leg_of(&o, "c").outcome, LegOutcome::Unknown);
-        assert_eq!(leg_of(&o, "d").outcome, LegOutcome::Pass);
-        let e = leg_of(&o, "e");
-        assert_eq!(e.outcome, LegOutcome::Unknown);
+        assert_eq!(sub_of(&o, "a").outcome, SubOutcome::Unknown);
+        assert_eq!(sub_of(&o, "b").outcome, SubOutcome::Unknown);
+        assert_eq!(sub_of(&o, "c").outcome, SubOutcome::Unknown);
+        assert_eq!(sub_of(&o, "d").outcome, SubOutcome::Pass);
+        let e = sub_of(&o, "e");
+        assert_eq!(e.outcome, SubOutcome::Unknown);
         assert!(e.note.contains("no out-of-scope call made"), "{e:?}");
-        let f = leg_of(&o, "f");
-        assert_eq!(f.outcome, LegOutcome::Pass);
+        let f = sub_of(&o, "f");
+        assert_eq!(f.outcome, SubOutcome::Pass);
         assert!(f.note.contains("mcp:tools"), "{f:?}");
         assert!(o.details["granted_scopes"].is_null());
         assert_eq!(o.details["advertised_scopes"], json!(["mcp:tools"]));
@@ -454,8 +458,8 @@ mod tests {
             &ScopesMinimized,
             &lab_auth_with_token(opaque(Some(600), Some(""))),
         );
-        let a = leg_of(&o, "a");
-        assert_eq!(a.outcome, LegOutcome::Pass, "{o:#?}");
+        let a = sub_of(&o, "a");
+        assert_eq!(a.outcome, SubOutcome::Pass, "{o:#?}");
         assert!(a.note.contains("stated and empty"), "{a:?}");
         assert_eq!(o.details["granted_scopes"], json!([]));
 
@@ -463,13 +467,13 @@ mod tests {
             &ScopesMinimized,
             &lab_auth_with_token(opaque(Some(600), None)),
         );
-        assert_eq!(leg_of(&o, "a").outcome, LegOutcome::Unknown);
+        assert_eq!(sub_of(&o, "a").outcome, SubOutcome::Unknown);
         assert!(o.details["granted_scopes"].is_null());
 
         let t = jwt_token(json!({"scp": ["mcp:tools", "mcp:read"]}), None, None);
         let o = grade(&ScopesMinimized, &lab_auth_with_token(t));
-        assert_eq!(leg_of(&o, "a").outcome, LegOutcome::Pass);
-        assert_eq!(leg_of(&o, "b").outcome, LegOutcome::Pass);
+        assert_eq!(sub_of(&o, "a").outcome, SubOutcome::Pass);
+        assert_eq!(sub_of(&o, "b").outcome, SubOutcome::Pass);
         assert_eq!(
             o.details["granted_scopes"],
             json!(["mcp:tools", "mcp:read"])
@@ -482,8 +486,8 @@ mod tests {
             &ScopesMinimized,
             &lab_auth_with_token(opaque(Some(600), Some("read *"))),
         );
-        let b = leg_of(&o, "b");
-        assert_eq!(b.outcome, LegOutcome::Fail, "{o:#?}");
+        let b = sub_of(&o, "b");
+        assert_eq!(b.outcome, SubOutcome::Fail, "{o:#?}");
         assert!(b.note.contains("wildcard [\"*\"]"), "{b:?}");
         assert_eq!(o.verdict, Verdict::Fail);
 
@@ -499,8 +503,8 @@ mod tests {
             ),
         );
         let o = grade(&ScopesMinimized, &protected(r));
-        let d = leg_of(&o, "d");
-        assert_eq!(d.outcome, LegOutcome::Fail, "{o:#?}");
+        let d = sub_of(&o, "d");
+        assert_eq!(d.outcome, SubOutcome::Fail, "{o:#?}");
         assert!(
             d.note.contains("admin:all") && d.note.contains("files:*"),
             "{d:?}"
@@ -508,8 +512,8 @@ mod tests {
 
         let mut r = lab_auth_records();
         r[1] = get(leg::PRM, PRM_PATH, 200, &prm_doc(EP, json!([AS]), None));
-        let d = leg_of(&grade(&ScopesMinimized, &protected(r)), "d").clone();
-        assert_eq!(d.outcome, LegOutcome::Unknown, "{d:?}");
+        let d = sub_of(&grade(&ScopesMinimized, &protected(r)), "d").clone();
+        assert_eq!(d.outcome, SubOutcome::Unknown, "{d:?}");
     }
 
     #[test]
@@ -521,38 +525,38 @@ mod tests {
                 ..Default::default()
             })
         };
-        let c = leg_of(
+        let c = sub_of(
             &grade_with(&ScopesMinimized, &ev, &scopes(&["mcp:tools"])),
             "c",
         )
         .clone();
-        assert_eq!(c.outcome, LegOutcome::Fail, "{c:?}");
+        assert_eq!(c.outcome, SubOutcome::Fail, "{c:?}");
         assert!(
             c.note.contains("granted scope(s) mcp:admin-ish not among the policy's approved_scopes (policy.toml: mcp:tools)"),
             "{c:?}"
         );
         let ok = scopes(&["mcp:tools", "mcp:admin-ish", "mcp:read"]);
-        let c = leg_of(&grade_with(&ScopesMinimized, &ev, &ok), "c").clone();
-        assert_eq!(c.outcome, LegOutcome::Pass, "{c:?}");
+        let c = sub_of(&grade_with(&ScopesMinimized, &ev, &ok), "c").clone();
+        assert_eq!(c.outcome, SubOutcome::Pass, "{c:?}");
         let none = protected(lab_auth_records());
-        let c = leg_of(&grade_with(&ScopesMinimized, &none, &ok), "c").clone();
-        assert_eq!(c.outcome, LegOutcome::Unknown, "{c:?}");
+        let c = sub_of(&grade_with(&ScopesMinimized, &none, &ok), "c").clone();
+        assert_eq!(c.outcome, SubOutcome::Unknown, "{c:?}");
     }
 
     #[test]
     fn c_compares_with_the_baseline() {
         let base = lab_auth_with_token(opaque(Some(600), Some("mcp:tools")));
         let ev = lab_auth_with_token(opaque(Some(600), Some("mcp:tools mcp:admin-ish")));
-        let c = leg_of(&run(&ScopesMinimized, &ev, &with_baseline(&base)), "c").clone();
-        assert_eq!(c.outcome, LegOutcome::Fail, "{c:?}");
+        let c = sub_of(&run(&ScopesMinimized, &ev, &with_baseline(&base)), "c").clone();
+        assert_eq!(c.outcome, SubOutcome::Fail, "{c:?}");
         assert!(c.note.contains("mcp:admin-ish"), "{c:?}");
 
-        let c = leg_of(&run(&ScopesMinimized, &base, &with_baseline(&ev)), "c").clone();
-        assert_eq!(c.outcome, LegOutcome::Pass, "{c:?}");
+        let c = sub_of(&run(&ScopesMinimized, &base, &with_baseline(&ev)), "c").clone();
+        assert_eq!(c.outcome, SubOutcome::Pass, "{c:?}");
 
         let none = protected(lab_auth_records());
-        let c = leg_of(&run(&ScopesMinimized, &ev, &with_baseline(&none)), "c").clone();
-        assert_eq!(c.outcome, LegOutcome::Unknown, "{c:?}");
+        let c = sub_of(&run(&ScopesMinimized, &ev, &with_baseline(&none)), "c").clone();
+        assert_eq!(c.outcome, SubOutcome::Unknown, "{c:?}");
         assert!(c.note.contains("holds no readable granted scope"), "{c:?}");
 
         let cx = Context {
@@ -560,8 +564,8 @@ mod tests {
             updating_baseline: true,
             ..Context::default()
         };
-        let c = leg_of(&run(&ScopesMinimized, &ev, &cx), "c").clone();
-        assert_eq!(c.outcome, LegOutcome::Unknown);
+        let c = sub_of(&run(&ScopesMinimized, &ev, &cx), "c").clone();
+        assert_eq!(c.outcome, SubOutcome::Unknown);
         assert!(c.note.contains("compares nothing"), "{c:?}");
     }
 
@@ -569,8 +573,8 @@ mod tests {
     fn e_never_guesses() {
         let mut ev = lab_auth_with_token(opaque(Some(600), Some("mcp:tools")));
         ev.payload.run.inputs = Some(json!({"scope_probe_tool": "delete_everything"}));
-        let e = leg_of(&grade(&ScopesMinimized, &ev), "e").clone();
-        assert_eq!(e.outcome, LegOutcome::Unknown);
+        let e = sub_of(&grade(&ScopesMinimized, &ev), "e").clone();
+        assert_eq!(e.outcome, SubOutcome::Unknown);
         assert!(e.note.contains("delete_everything"), "{e:?}");
         assert!(e.note.contains("no out-of-scope call"), "{e:?}");
     }
@@ -583,8 +587,8 @@ mod tests {
             get(leg::PRM, PRM_PATH, 404, ""),
             get(leg::PRM, PRM_ROOT, 404, ""),
         ]);
-        let f = leg_of(&grade(&ScopesMinimized, &ev), "f").clone();
-        assert_eq!(f.outcome, LegOutcome::Fail, "{f:?}");
+        let f = sub_of(&grade(&ScopesMinimized, &ev), "f").clone();
+        assert_eq!(f.outcome, SubOutcome::Fail, "{f:?}");
         assert!(f.note.contains("no scope is discoverable"), "{f:?}");
 
         // The challenge's scope alone suffices, and a difference from the advertised
@@ -594,8 +598,8 @@ mod tests {
             "Bearer scope=\"mcp:read\", resource_metadata=\"{PRM_PATH}\""
         )]);
         let o = grade(&ScopesMinimized, &protected(r));
-        let f = leg_of(&o, "f");
-        assert_eq!(f.outcome, LegOutcome::Pass, "{o:#?}");
+        let f = sub_of(&o, "f");
+        assert_eq!(f.outcome, SubOutcome::Pass, "{o:#?}");
         assert!(
             f.note.contains("differs from the advertised union"),
             "{f:?}"
@@ -606,8 +610,8 @@ mod tests {
         let mut r = lab_auth_records();
         r[1] = get(leg::PRM, PRM_PATH, 200, &prm_doc(EP, json!([AS]), None));
         r[3] = failed(leg::AS_META, AS_FORM, ErrorKind::RefusedByGuard);
-        let f = leg_of(&grade(&ScopesMinimized, &protected(r)), "f").clone();
-        assert_eq!(f.outcome, LegOutcome::Unknown, "{f:?}");
+        let f = sub_of(&grade(&ScopesMinimized, &protected(r)), "f").clone();
+        assert_eq!(f.outcome, SubOutcome::Unknown, "{f:?}");
         assert!(f.note.contains("guard-refused"), "{f:?}");
     }
 }

@@ -18,7 +18,7 @@ use crate::checks::common::oauth::tokens::{binding_note, claims, issued_lifetime
 use crate::checks::common::policy::absent;
 use crate::evidence::Evidence;
 use crate::fmt::escape_line;
-use crate::verdict::{Leg, LegOutcome, Outcome};
+use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 
 /// The longest issued access-token lifetime sub-verdict b accepts, in seconds: the benchmark
 /// definition's baseline for a "short-lived" token (v1.0.0: 3600 s). The operator's
@@ -152,18 +152,18 @@ impl Check for ShortLivedTokens {
             lifetime_limit_seconds: limit.seconds,
             authorization_server: server,
         };
-        Outcome::from_legs(legs, reduction(cx, &limit))
+        Outcome::from_subs(legs, reduction(cx, &limit))
             .with_records(f.seqs())
             .with_facts(&facts)
     }
 }
 
-fn leg_a(f: &Facts<'_>) -> Leg {
+fn leg_a(f: &Facts<'_>) -> SubVerdict {
     const ID: &str = "a";
     match &f.unauth {
-        Unauth::Reached { what, .. } => Leg::new(
+        Unauth::Reached { what, .. } => SubVerdict::new(
             ID,
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             format!(
                 "authentication is not required: an unauthenticated request reached a response instead \
                  of a 401 challenge ({what})"
@@ -182,9 +182,9 @@ fn leg_a(f: &Facts<'_>) -> Leg {
                 ""
             };
             if c.fields.is_empty() {
-                return Leg::new(
+                return SubVerdict::new(
                     ID,
-                    LegOutcome::Fail,
+                    SubOutcome::Fail,
                     format!(
                         "{}{caveat} without WWW-Authenticate, so no resource_metadata is named (RFC 9728 \
                          §5.1; a client cannot discover the authorization server)",
@@ -194,9 +194,9 @@ fn leg_a(f: &Facts<'_>) -> Leg {
             }
             match c.resource_metadata() {
                 Some(rm) if !rm.trim().is_empty() && !c.resource_metadata_well_formed(rm) => {
-                    Leg::new(
+                    SubVerdict::new(
                         ID,
-                        LegOutcome::Fail,
+                        SubOutcome::Fail,
                         format!(
                             "{}{caveat}; its WWW-Authenticate {} names resource_metadata=\"{}\" only \
                              outside RFC 9110 syntax (an unquoted URL is not a token), so a strict \
@@ -208,27 +208,27 @@ fn leg_a(f: &Facts<'_>) -> Leg {
                         ),
                     )
                 }
-                Some(rm) if !rm.trim().is_empty() => Leg::new(
+                Some(rm) if !rm.trim().is_empty() => SubVerdict::new(
                     ID,
-                    LegOutcome::Pass,
+                    SubOutcome::Pass,
                     format!(
                         "{}{caveat}; its WWW-Authenticate names resource_metadata=\"{}\"",
                         c.refused(),
                         escape_line(rm)
                     ),
                 ),
-                Some(_) => Leg::new(
+                Some(_) => SubVerdict::new(
                     ID,
-                    LegOutcome::Fail,
+                    SubOutcome::Fail,
                     format!(
                         "{}{caveat}; its WWW-Authenticate {} names an empty resource_metadata{syntax}",
                         c.refused(),
                         c.quoted()
                     ),
                 ),
-                None => Leg::new(
+                None => SubVerdict::new(
                     ID,
-                    LegOutcome::Fail,
+                    SubOutcome::Fail,
                     format!(
                         "{}{caveat}; its WWW-Authenticate {} names no resource_metadata (RFC 9728 \
                          §5.1){syntax}",
@@ -238,25 +238,25 @@ fn leg_a(f: &Facts<'_>) -> Leg {
                 ),
             }
         }
-        Unauth::Other { what, .. } => Leg::new(
+        Unauth::Other { what, .. } => SubVerdict::new(
             ID,
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!(
                 "{what}: neither a response nor a 401/403 challenge, so whether authentication is \
                  required is not decided (a refusal for another reason is not counted)"
             ),
         ),
-        Unauth::NoResponse { seq, why } => Leg::new(
+        Unauth::NoResponse { seq, why } => SubVerdict::new(
             ID,
-            LegOutcome::Error,
+            SubOutcome::Error,
             format!(
                 "the unauthenticated request (record #{seq}) drew no response ({why}): the observation \
                  was never made"
             ),
         ),
-        Unauth::NotObserved(why) => Leg::new(
+        Unauth::NotObserved(why) => SubVerdict::new(
             ID,
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!("no challenge observed: {why}"),
         ),
     }
@@ -266,14 +266,14 @@ fn leg_a(f: &Facts<'_>) -> Leg {
 const LEG_B: &str = "b";
 
 /// Leg b and the per-token lifetimes (null where unreadable).
-fn leg_b(f: &Facts<'_>, limit: &Limit) -> (Leg, Vec<Value>) {
+fn leg_b(f: &Facts<'_>, limit: &Limit) -> (SubVerdict, Vec<Value>) {
     const ID: &str = LEG_B;
     let tokens = f.tokens();
     if tokens.is_empty() {
         return (
-            Leg::new(
+            SubVerdict::new(
                 ID,
-                LegOutcome::Unknown,
+                SubOutcome::Unknown,
                 "no access token is held, so no issued lifetime is readable",
             ),
             Vec::new(),
@@ -296,14 +296,14 @@ fn leg_b(f: &Facts<'_>, limit: &Limit) -> (Leg, Vec<Value>) {
                     "is opaque (not a JWT) and no token response (expires_in) was seen"
                 };
                 parts.push((
-                    LegOutcome::Unknown,
+                    SubOutcome::Unknown,
                     format!("{label} {why}, so its issued lifetime is not readable"),
                 ));
             }
             Some((secs, from)) if secs <= 0 => {
                 lifetimes.push(json!(secs));
                 parts.push((
-                    LegOutcome::Unknown,
+                    SubOutcome::Unknown,
                     format!(
                         "{label} states a lifetime of {secs} s ({from}), which is not a lifetime"
                     ),
@@ -312,9 +312,9 @@ fn leg_b(f: &Facts<'_>, limit: &Limit) -> (Leg, Vec<Value>) {
             Some((secs, from)) => {
                 lifetimes.push(json!(secs));
                 let (o, verb) = if secs > limit.seconds {
-                    (LegOutcome::Fail, "exceeds")
+                    (SubOutcome::Fail, "exceeds")
                 } else {
-                    (LegOutcome::Pass, "is within")
+                    (SubOutcome::Pass, "is within")
                 };
                 parts.push((
                     o,
@@ -330,7 +330,7 @@ fn leg_b(f: &Facts<'_>, limit: &Limit) -> (Leg, Vec<Value>) {
 }
 
 /// Legs c and d (observed only) and the issuer whose metadata they quote.
-fn legs_cd(f: &Facts<'_>) -> (Leg, Leg, Option<String>) {
+fn legs_cd(f: &Facts<'_>) -> (SubVerdict, SubVerdict, Option<String>) {
     let Some((s, d)) = f.resolved().next() else {
         let why = if !f.ev.has_leg(leg::PRM) {
             "discovery is not recorded in this bundle; the collector predates it".to_string()
@@ -346,8 +346,8 @@ fn legs_cd(f: &Facts<'_>) -> (Leg, Leg, Option<String>) {
         };
         let note = format!("no authorization-server metadata resolved: {why}");
         return (
-            Leg::new("c", LegOutcome::Observed, note.clone()),
-            Leg::new("d", LegOutcome::Observed, note),
+            SubVerdict::new("c", SubOutcome::Observed, note.clone()),
+            SubVerdict::new("d", SubOutcome::Observed, note),
             None,
         );
     };
@@ -386,10 +386,10 @@ fn legs_cd(f: &Facts<'_>) -> (Leg, Leg, Option<String>) {
         }
     };
     (
-        Leg::new("c", LegOutcome::Observed, format!("{who}: {iss}")),
-        Leg::new(
+        SubVerdict::new("c", SubOutcome::Observed, format!("{who}: {iss}")),
+        SubVerdict::new(
             "d",
-            LegOutcome::Observed,
+            SubOutcome::Observed,
             format!("{who}: {reg}; {methods}"),
         ),
         Some(s.entry.clone()),
@@ -419,8 +419,8 @@ mod tests {
     fn fails_a_server_that_answers_without_credentials() {
         let o = grade(&ShortLivedTokens, &open_server(no_oauth_records()));
         assert_eq!(o.verdict, Verdict::Fail, "{o:#?}");
-        let a = leg_of(&o, "a");
-        assert_eq!(a.outcome, LegOutcome::Fail);
+        let a = sub_of(&o, "a");
+        assert_eq!(a.outcome, SubOutcome::Fail);
         assert!(a.note.contains("reached a response"), "{a:?}");
         assert!(a.note.contains("record #0"), "{a:?}");
         assert_eq!(o.details["auth_required"], false);
@@ -429,20 +429,20 @@ mod tests {
     #[test]
     fn a_passes_a_401_naming_resource_metadata() {
         let o = grade(&ShortLivedTokens, &protected(lab_auth_records()));
-        let a = leg_of(&o, "a");
-        assert_eq!(a.outcome, LegOutcome::Pass, "{o:#?}");
+        let a = sub_of(&o, "a");
+        assert_eq!(a.outcome, SubOutcome::Pass, "{o:#?}");
         assert!(
             a.note
                 .contains(&format!("resource_metadata=\"{PRM_PATH}\"")),
             "{a:?}"
         );
         // No token: b unknown, so the check is UNKNOWN; c and d observe the AS.
-        assert_eq!(leg_of(&o, LEG_B).outcome, LegOutcome::Unknown);
+        assert_eq!(sub_of(&o, LEG_B).outcome, SubOutcome::Unknown);
         assert_eq!(o.verdict, Verdict::Unknown);
-        let c = leg_of(&o, "c");
-        assert_eq!(c.outcome, LegOutcome::Observed);
+        let c = sub_of(&o, "c");
+        assert_eq!(c.outcome, SubOutcome::Observed);
         assert!(c.note.contains("iss_parameter_supported is true"), "{c:?}");
-        let d = leg_of(&o, "d");
+        let d = sub_of(&o, "d");
         assert!(
             d.note
                 .contains("registration_endpoint http://127.0.0.1:9000/reg"),
@@ -456,8 +456,8 @@ mod tests {
     #[test]
     fn a_fails_a_401_without_resource_metadata() {
         let o = grade(&ShortLivedTokens, &protected(vec![detect_401(&[])]));
-        let a = leg_of(&o, "a");
-        assert_eq!(a.outcome, LegOutcome::Fail);
+        let a = sub_of(&o, "a");
+        assert_eq!(a.outcome, SubOutcome::Fail);
         assert!(a.note.contains("without WWW-Authenticate"), "{a:?}");
         assert_eq!(o.verdict, Verdict::Fail);
 
@@ -465,8 +465,8 @@ mod tests {
             &ShortLivedTokens,
             &protected(vec![detect_401(&["Bearer realm=\"mcp\""])]),
         );
-        let a = leg_of(&o, "a");
-        assert_eq!(a.outcome, LegOutcome::Fail);
+        let a = sub_of(&o, "a");
+        assert_eq!(a.outcome, SubOutcome::Fail);
         assert!(a.note.contains("names no resource_metadata"), "{a:?}");
         assert!(a.note.contains(r#""Bearer realm="mcp"""#), "{a:?}");
 
@@ -476,8 +476,8 @@ mod tests {
             &ShortLivedTokens,
             &protected(vec![detect_401(&["Bearer resource_metadata=http://x/y"])]),
         );
-        let a = leg_of(&o, "a");
-        assert_eq!(a.outcome, LegOutcome::Fail);
+        let a = sub_of(&o, "a");
+        assert_eq!(a.outcome, SubOutcome::Fail);
         assert!(a.note.contains("not RFC 9110 syntax"), "{a:?}");
         assert!(
             a.note
@@ -493,8 +493,8 @@ mod tests {
                 "Bearer resource_metadata=\"http://x/y\"",
             ])]),
         );
-        let a = leg_of(&o, "a");
-        assert_eq!(a.outcome, LegOutcome::Pass, "{a:?}");
+        let a = sub_of(&o, "a");
+        assert_eq!(a.outcome, SubOutcome::Pass, "{a:?}");
         assert!(!a.note.contains("RFC 9110"), "{a:?}");
     }
 
@@ -507,10 +507,10 @@ mod tests {
             vec![opaque(Some(600), None)],
         );
         let o = grade(&ShortLivedTokens, &ev);
-        let a = leg_of(&o, "a");
-        assert_eq!(a.outcome, LegOutcome::Unknown, "{o:#?}");
+        let a = sub_of(&o, "a");
+        assert_eq!(a.outcome, SubOutcome::Unknown, "{o:#?}");
         assert!(a.note.contains("no challenge observed"), "{a:?}");
-        assert_eq!(leg_of(&o, LEG_B).outcome, LegOutcome::Pass);
+        assert_eq!(sub_of(&o, LEG_B).outcome, SubOutcome::Pass);
         assert_eq!(o.verdict, Verdict::Unknown);
 
         // The leg skipped: its reason is quoted.
@@ -522,7 +522,7 @@ mod tests {
             ],
             vec![opaque(Some(600), None)],
         );
-        let a = leg_of(&grade(&ShortLivedTokens, &ev), "a").clone();
+        let a = sub_of(&grade(&ShortLivedTokens, &ev), "a").clone();
         assert!(a.note.contains("not sent: --info"), "{a:?}");
     }
 
@@ -540,8 +540,8 @@ mod tests {
             vec![opaque(Some(3600), None)],
         );
         let o = grade(&ShortLivedTokens, &ev);
-        let a = leg_of(&o, "a");
-        assert_eq!(a.outcome, LegOutcome::Pass, "{o:#?}");
+        let a = sub_of(&o, "a");
+        assert_eq!(a.outcome, SubOutcome::Pass, "{o:#?}");
         assert!(a.note.contains(leg::AUTH_NONE.as_str()), "{a:?}");
         assert_eq!(
             o.verdict,
@@ -557,15 +557,15 @@ mod tests {
             &[],
         );
         let ev = credentialed(false, vec![detect_ok_with_credential(), open], vec![]);
-        let a = leg_of(&grade(&ShortLivedTokens, &ev), "a").clone();
-        assert_eq!(a.outcome, LegOutcome::Fail, "{a:?}");
+        let a = sub_of(&grade(&ShortLivedTokens, &ev), "a").clone();
+        assert_eq!(a.outcome, SubOutcome::Fail, "{a:?}");
         assert!(a.note.contains("reached a response"));
 
         // A 400 for another reason decides nothing.
         let other = unauth_list(400, "text/plain", "Bad Request", &[]);
         let ev = credentialed(false, vec![detect_ok_with_credential(), other], vec![]);
-        let a = leg_of(&grade(&ShortLivedTokens, &ev), "a").clone();
-        assert_eq!(a.outcome, LegOutcome::Unknown, "{a:?}");
+        let a = sub_of(&grade(&ShortLivedTokens, &ev), "a").clone();
+        assert_eq!(a.outcome, SubOutcome::Unknown, "{a:?}");
         assert!(a.note.contains("HTTP 400"));
     }
 
@@ -589,58 +589,58 @@ mod tests {
         let mut ev = evidence(Some(s), records);
         ev.payload.tokens = vec![jwt_token(lab_claims(), Some(600), None)];
         let o = grade(&ShortLivedTokens, &ev);
-        let a = leg_of(&o, "a");
-        assert_eq!(a.outcome, LegOutcome::Pass, "{o:#?}");
+        let a = sub_of(&o, "a");
+        assert_eq!(a.outcome, SubOutcome::Pass, "{o:#?}");
         assert!(
             a.note.contains("endpoint.detect request (record #0)"),
             "{a:?}"
         );
         assert_eq!(o.verdict, Verdict::Pass);
-        assert_eq!(grade(&OauthDiscoveryValidated, &ev).legs.len(), 7);
+        assert_eq!(grade(&OauthDiscoveryValidated, &ev).subs.len(), 7);
     }
 
     #[test]
     fn b_grades_the_issued_lifetime() {
-        let cases: &[(TokenFacts, LegOutcome, &str)] = &[
+        let cases: &[(TokenFacts, SubOutcome, &str)] = &[
             (
                 opaque(Some(600), None),
-                LegOutcome::Pass,
+                SubOutcome::Pass,
                 "600 s (expires_in",
             ),
             (
                 opaque(Some(86_100), None),
-                LegOutcome::Fail,
+                SubOutcome::Fail,
                 "86100 s (expires_in",
             ),
             (
                 jwt_token(json!({"iat": 1000, "exp": 8200, "aud": EP}), None, None),
-                LegOutcome::Fail,
+                SubOutcome::Fail,
                 "7200 s (exp - iat",
             ),
             (
                 jwt_token(json!({"iat": 1000, "exp": 4600, "aud": EP}), None, None),
-                LegOutcome::Pass,
+                SubOutcome::Pass,
                 "3600 s (exp - iat",
             ),
             // expires_in wins over the claims.
             (
                 jwt_token(json!({"iat": 0, "exp": 99_999}), Some(300), None),
-                LegOutcome::Pass,
+                SubOutcome::Pass,
                 "300 s (expires_in",
             ),
-            (opaque(None, None), LegOutcome::Unknown, "is opaque"),
+            (opaque(None, None), SubOutcome::Unknown, "is opaque"),
             (
                 jwt_token(json!({"exp": 5000}), None, None),
-                LegOutcome::Unknown,
+                SubOutcome::Unknown,
                 "without numeric exp and iat",
             ),
         ];
         for (t, want, words) in cases {
             let o = grade(&ShortLivedTokens, &lab_auth_with_token(t.clone()));
-            let b = leg_of(&o, LEG_B);
+            let b = sub_of(&o, LEG_B);
             assert_eq!(b.outcome, *want, "{t:?}: {b:?}");
             assert!(b.note.contains(words), "{words}: {b:?}");
-            if *want == LegOutcome::Fail {
+            if *want == SubOutcome::Fail {
                 assert!(
                     b.note.contains("exceeds the benchmark baseline of 3600 s"),
                     "{b:?}"
@@ -661,7 +661,7 @@ mod tests {
         let mut t = opaque(Some(600), None);
         t.token_type = Some("DPoP".into());
         let plain = grade(&ShortLivedTokens, &lab_auth_with_token(t.clone()));
-        assert!(!leg_of(&plain, LEG_B).note.contains("DPoP"), "{plain:?}");
+        assert!(!sub_of(&plain, LEG_B).note.contains("DPoP"), "{plain:?}");
         let mut ev = lab_auth_with_token(t);
         if let Some(s) = ev.payload.session.as_mut() {
             s.dpop = Some(mcp_probe_schema::model::DpopFacts {
@@ -671,14 +671,14 @@ mod tests {
             });
         }
         let bound = grade(&ShortLivedTokens, &ev);
-        let b = leg_of(&bound, LEG_B);
+        let b = sub_of(&bound, LEG_B);
         assert!(
             b.note
                 .contains("DPoP-bound: sender-constrained by RFC 9449")
                 && b.note.contains("jkt-of-the-run"),
             "{b:?}"
         );
-        assert_eq!(b.outcome, leg_of(&plain, LEG_B).outcome);
+        assert_eq!(b.outcome, sub_of(&plain, LEG_B).outcome);
         assert_eq!(bound.verdict, plain.verdict);
     }
 
@@ -686,16 +686,16 @@ mod tests {
     fn b_applies_the_policy_limit_and_names_it() {
         let ev = lab_auth_with_token(jwt_token(lab_claims(), Some(7200), None));
         assert_eq!(
-            leg_of(&grade(&ShortLivedTokens, &ev), LEG_B).outcome,
-            LegOutcome::Fail
+            sub_of(&grade(&ShortLivedTokens, &ev), LEG_B).outcome,
+            SubOutcome::Fail
         );
         let longer = applied(crate::policy::Decisions {
             max_token_lifetime_seconds: Some(86_400),
             ..Default::default()
         });
         let o = grade_with(&ShortLivedTokens, &ev, &longer);
-        let b = leg_of(&o, LEG_B);
-        assert_eq!(b.outcome, LegOutcome::Pass, "{b:?}");
+        let b = sub_of(&o, LEG_B);
+        assert_eq!(b.outcome, SubOutcome::Pass, "{b:?}");
         assert!(
             b.note.contains(
                 "is within the policy's max_token_lifetime_seconds of 86400 s (policy.toml)"
@@ -708,12 +708,12 @@ mod tests {
             ..Default::default()
         });
         let ev = lab_auth_with_token(jwt_token(lab_claims(), Some(600), None));
-        let b = leg_of(&grade_with(&ShortLivedTokens, &ev, &shorter), LEG_B).clone();
-        assert_eq!(b.outcome, LegOutcome::Fail, "{b:?}");
+        let b = sub_of(&grade_with(&ShortLivedTokens, &ev, &shorter), LEG_B).clone();
+        assert_eq!(b.outcome, SubOutcome::Fail, "{b:?}");
         assert!(b.note.contains("exceeds the policy's"), "{b:?}");
         // A policy without the key leaves the default.
         let silent = applied(crate::policy::Decisions::default());
-        let b = leg_of(&grade_with(&ShortLivedTokens, &ev, &silent), LEG_B).clone();
+        let b = sub_of(&grade_with(&ShortLivedTokens, &ev, &silent), LEG_B).clone();
         assert!(b.note.contains("the benchmark baseline of 3600 s"), "{b:?}");
     }
 
@@ -729,7 +729,7 @@ mod tests {
         let o = grade(&ShortLivedTokens, &open_server(vec![detect_ok()]));
         assert_eq!(o.verdict, Verdict::Fail);
         assert!(
-            leg_of(&o, "c").note.contains("collector predates it"),
+            sub_of(&o, "c").note.contains("collector predates it"),
             "{o:?}"
         );
     }

@@ -42,7 +42,7 @@ use crate::checks::common::oauth::gate::{legs_map, no_endpoint, Gated};
 use crate::evidence::{Evidence, Exchange};
 use crate::fmt::escape_line;
 use crate::grade::missing_legs;
-use crate::verdict::{Leg, LegOutcome, Outcome, Verdict};
+use crate::verdict::{Outcome, SubOutcome, SubVerdict, Verdict};
 use mcp_probe_schema::model::Era;
 
 /// Confused-deputy safeguards for static OAuth client ids.
@@ -422,7 +422,7 @@ impl Check for StaticClientSafeguards {
             records.extend(ev.seqs(*l));
         }
         let pre_only = |verdict: Verdict,
-                        outcome: LegOutcome,
+                        outcome: SubOutcome,
                         text: String,
                         registrations: Option<&[String]>| {
             Outcome::single(verdict, text, REDUCTION)
@@ -438,7 +438,7 @@ impl Check for StaticClientSafeguards {
             if ev.exchanges(leg::DEPUTY_REGISTER).next().is_none() {
                 return pre_only(
                     Verdict::Unknown,
-                    LegOutcome::Unknown,
+                    SubOutcome::Unknown,
                     format!(
                         "pre-registered client: registration not probed (the run used --client-id {}, so the \
                          {} scratch registrations were not sent; collect without --client-id to probe \
@@ -454,7 +454,7 @@ impl Check for StaticClientSafeguards {
             if ev.revision().is_none() {
                 return pre_only(
                     Verdict::Unknown,
-                    LegOutcome::Unknown,
+                    SubOutcome::Unknown,
                     format!(
                         "the authorization endpoint {} is on another host, but no MCP session was established, so \
                          the {} legs were not sent",
@@ -475,9 +475,9 @@ impl Check for StaticClientSafeguards {
             Ok(found) => found,
             Err(o) => return *o,
         };
-        let pre = Leg::new(
+        let pre = SubVerdict::new(
             PRE,
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             format!(
                 "two fresh clients ({}, {}) were both handed on with client_id {} (records #{}, #{}): a static \
                  client id fronts the authorization server",
@@ -495,7 +495,7 @@ impl Check for StaticClientSafeguards {
             ids.push(id);
         }
         let legs = vec![pre, a, b, c];
-        Outcome::from_legs(legs.clone(), REDUCTION)
+        Outcome::from_subs(legs.clone(), REDUCTION)
             .with_records(records)
             .with_facts(&StaticClientSafeguardsFacts {
                 legs: Value::Object(legs_map(&legs)),
@@ -506,7 +506,7 @@ impl Check for StaticClientSafeguards {
 }
 
 /// The outcome of the pre-condition alone, with the records read so far.
-type PreOnly<'a> = &'a dyn Fn(Verdict, LegOutcome, String, Option<&[String]>) -> Outcome;
+type PreOnly<'a> = &'a dyn Fn(Verdict, SubOutcome, String, Option<&[String]>) -> Outcome;
 
 /// Scratch clients #1 and #2: their client ids, or the outcome that ends the grading.
 fn scratch_clients(ev: &Evidence, pre_only: PreOnly<'_>) -> Result<Vec<String>, Box<Outcome>> {
@@ -519,7 +519,7 @@ fn scratch_clients(ev: &Evidence, pre_only: PreOnly<'_>) -> Result<Vec<String>, 
                 return Err(Box::new(
                     pre_only(
                         Verdict::Unknown,
-                        LegOutcome::Unknown,
+                        SubOutcome::Unknown,
                         format!(
                             "whether a static client id is in use is not established: {why} (a refused \
                              registration says nothing about the deputy)"
@@ -531,7 +531,7 @@ fn scratch_clients(ev: &Evidence, pre_only: PreOnly<'_>) -> Result<Vec<String>, 
             Registered::Failed(why) => {
                 return Err(Box::new(pre_only(
                     Verdict::Error,
-                    LegOutcome::Error,
+                    SubOutcome::Error,
                     why,
                     Some(&ids),
                 )));
@@ -548,7 +548,7 @@ fn scratch_clients(ev: &Evidence, pre_only: PreOnly<'_>) -> Result<Vec<String>, 
             });
         return Err(Box::new(pre_only(
             Verdict::Unknown,
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             why,
             Some(&ids),
         )));
@@ -567,7 +567,7 @@ fn shared_client_id(
     if let Some(x) = auths.iter().take(2).find(|x| x.status().is_none()) {
         return Err(Box::new(pre_only(
             Verdict::Unknown,
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!(
                 "the authorization request at {} ({}) drew {}, so whether the clients share an onward client id \
                  is not established",
@@ -633,12 +633,12 @@ fn shared_client_id(
     Ok((static_id, onward))
 }
 
-fn not_recorded(ev: &Evidence, id: &str, l: LegId) -> Leg {
+fn not_recorded(ev: &Evidence, id: &str, l: LegId) -> SubVerdict {
     match ev.skipped(l) {
-        Some(r) => Leg::new(id, LegOutcome::Unknown, escape_line(r)),
-        None => Leg::new(
+        Some(r) => SubVerdict::new(id, SubOutcome::Unknown, escape_line(r)),
+        None => SubVerdict::new(
             id,
-            LegOutcome::Error,
+            SubOutcome::Error,
             format!(
                 "leg {l} missing from this bundle, written by {} {} (build {}); re-collect with a \
                  collector that records it",
@@ -650,14 +650,14 @@ fn not_recorded(ev: &Evidence, id: &str, l: LegId) -> Leg {
     }
 }
 
-fn leg_a(ev: &Evidence, registered: &Exchange<'_>) -> Leg {
+fn leg_a(ev: &Evidence, registered: &Exchange<'_>) -> SubVerdict {
     let Some(v) = ev.exchanges(leg::DEPUTY_REDIRECT).last() else {
         return not_recorded(ev, LEG_A, leg::DEPUTY_REDIRECT);
     };
     if carries_code(&v) {
-        return Leg::new(
+        return SubVerdict::new(
             LEG_A,
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             format!(
                 "the request with the unregistered redirect_uri ({}) was answered with a code in Location ({}): the \
                  code goes to a target the client never registered",
@@ -667,9 +667,9 @@ fn leg_a(ev: &Evidence, registered: &Exchange<'_>) -> Leg {
         );
     }
     let Some(status) = v.status() else {
-        return Leg::new(
+        return SubVerdict::new(
             LEG_A,
-            LegOutcome::Error,
+            SubOutcome::Error,
             format!(
                 "the request with the unregistered redirect_uri drew {}",
                 answer_of(&v)
@@ -678,9 +678,9 @@ fn leg_a(ev: &Evidence, registered: &Exchange<'_>) -> Leg {
     };
     match registered.status() {
         None | Some(400..=499) => {
-            return Leg::new(
+            return SubVerdict::new(
                 LEG_A,
-                LegOutcome::Error,
+                SubOutcome::Error,
                 format!(
                     "the registered request itself ({}) drew {}, so a refusal of the varied one is not attributable \
                      to the redirect_uri",
@@ -692,9 +692,9 @@ fn leg_a(ev: &Evidence, registered: &Exchange<'_>) -> Leg {
         _ => {}
     }
     match status {
-        400..=499 => Leg::new(
+        400..=499 => SubVerdict::new(
             LEG_A,
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             format!(
                 "the unregistered redirect_uri was refused with HTTP {status} ({}): \"{}\"",
                 record_note(&v),
@@ -709,27 +709,27 @@ fn leg_a(ev: &Evidence, registered: &Exchange<'_>) -> Leg {
                 .and_then(Url::host_str)
                 .is_some_and(|h| h.eq_ignore_ascii_case(VARIED_HOST))
             {
-                Leg::new(
+                SubVerdict::new(
                     LEG_A,
-                    LegOutcome::Fail,
+                    SubOutcome::Fail,
                     format!(
                         "the unregistered redirect_uri was followed: HTTP {status} to {shown} ({})",
                         record_note(&v)
                     ),
                 )
             } else if loc.as_ref().is_some_and(|u| param(u, "error", true).is_some()) {
-                Leg::new(
+                SubVerdict::new(
                     LEG_A,
-                    LegOutcome::Pass,
+                    SubOutcome::Pass,
                     format!(
                         "the unregistered redirect_uri drew an OAuth error: HTTP {status} to {shown} ({})",
                         record_note(&v)
                     ),
                 )
             } else {
-                Leg::new(
+                SubVerdict::new(
                     LEG_A,
-                    LegOutcome::Unknown,
+                    SubOutcome::Unknown,
                     format!(
                         "the flow continued without refusing up front (HTTP {status} to {shown}, {}); an \
                          authorization server that validates after login answers the same",
@@ -738,9 +738,9 @@ fn leg_a(ev: &Evidence, registered: &Exchange<'_>) -> Leg {
                 )
             }
         }
-        s => Leg::new(
+        s => SubVerdict::new(
             LEG_A,
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!(
                 "HTTP {s} without a redirect ({}): no redirect says nothing; an authorization server that validates \
                  after login answers the same",
@@ -758,7 +758,7 @@ fn oauth_error(x: &Exchange<'_>) -> bool {
         || location(x).is_some_and(|u| param(&u, "error", true).is_some())
 }
 
-fn leg_b(ev: &Evidence) -> Leg {
+fn leg_b(ev: &Evidence) -> SubVerdict {
     let xs: Vec<Exchange<'_>> = ev.exchanges(leg::DEPUTY_CALLBACK).collect();
     let path = |x: &Exchange<'_>| {
         Url::parse(&x.http.request.url)
@@ -772,10 +772,10 @@ fn leg_b(ev: &Evidence) -> Leg {
     let Some(cb) = callback else {
         return not_recorded(ev, LEG_B, leg::DEPUTY_CALLBACK);
     };
-    let o = |outcome: LegOutcome, note: String| Leg::new(LEG_B, outcome, note);
+    let o = |outcome: SubOutcome, note: String| SubVerdict::new(LEG_B, outcome, note);
     if carries_code(cb) {
         return o(
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             format!(
                 "the fabricated callback ({}) was answered with a code in Location ({})",
                 record_note(cb),
@@ -787,13 +787,13 @@ fn leg_b(ev: &Evidence) -> Leg {
     }
     let Some(s) = cb.status() else {
         return o(
-            LegOutcome::Error,
+            SubOutcome::Error,
             format!("the fabricated callback drew {}", answer_of(cb)),
         );
     };
     let Some(cs) = control.and_then(|x| x.status()).filter(|c| *c < 500) else {
         return o(
-            LegOutcome::Error,
+            SubOutcome::Error,
             format!(
                 "the control path drew {}, so the callback's HTTP {s} has no baseline",
                 control.map_or_else(|| "nothing recorded".into(), answer_of)
@@ -802,7 +802,7 @@ fn leg_b(ev: &Evidence) -> Leg {
     };
     if s == cs {
         return o(
-            LegOutcome::Error,
+            SubOutcome::Error,
             format!(
                 "the callback path answered HTTP {s} like the control path {CONTROL_PATH}: no callback handler is \
                  observable there"
@@ -811,7 +811,7 @@ fn leg_b(ev: &Evidence) -> Leg {
     }
     match s {
         300..=399 => o(
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             format!(
                 "the fabricated code with an unissued state was redirected (HTTP {s} to {}, {}) without a code",
                 location(cb).map_or_else(|| "no Location".into(), |u| escape_line(u.as_str())),
@@ -819,7 +819,7 @@ fn leg_b(ev: &Evidence) -> Leg {
             ),
         ),
         400..=499 if oauth_error(cb) => o(
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             format!(
                 "the fabricated code with an unissued state was refused with HTTP {s} and an OAuth error ({}): \"{}\"",
                 record_note(cb),
@@ -827,25 +827,25 @@ fn leg_b(ev: &Evidence) -> Leg {
             ),
         ),
         400..=499 => o(
-            LegOutcome::Error,
+            SubOutcome::Error,
             format!(
                 "a bare HTTP {s} without an OAuth error ({}); a gateway answers the same",
                 record_note(cb)
             ),
         ),
         200..=299 => o(
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             format!(
                 "the fabricated code with a state the server never issued was accepted: HTTP {s} ({}), control HTTP \
                  {cs}",
                 record_note(cb)
             ),
         ),
-        _ => o(LegOutcome::Error, format!("HTTP {s} ({})", record_note(cb))),
+        _ => o(SubOutcome::Error, format!("HTTP {s} ({})", record_note(cb))),
     }
 }
 
-fn leg_c(ev: &Evidence, static_id: &str) -> (Leg, Option<String>) {
+fn leg_c(ev: &Evidence, static_id: &str) -> (SubVerdict, Option<String>) {
     let xs: Vec<Exchange<'_>> = ev.exchanges(leg::DEPUTY_CONSENT).collect();
     let reg = xs.iter().find(|x| x.http.request.method == "POST");
     let Some(reg) = reg else {
@@ -855,15 +855,15 @@ fn leg_c(ev: &Evidence, static_id: &str) -> (Leg, Option<String>) {
         Registered::Id(id) => id,
         Registered::Refused(why) => {
             return (
-                Leg::new(
+                SubVerdict::new(
                     LEG_C,
-                    LegOutcome::Unknown,
+                    SubOutcome::Unknown,
                     format!("client #3 was not registered: {why}"),
                 ),
                 None,
             )
         }
-        Registered::Failed(why) => return (Leg::new(LEG_C, LegOutcome::Error, why), None),
+        Registered::Failed(why) => return (SubVerdict::new(LEG_C, SubOutcome::Error, why), None),
     };
     let Some(auth) = xs.iter().find(|x| x.http.request.method == "GET") else {
         let mut l = not_recorded(ev, LEG_C, leg::DEPUTY_CONSENT);
@@ -875,9 +875,9 @@ fn leg_c(ev: &Evidence, static_id: &str) -> (Leg, Option<String>) {
         return (l, Some(id));
     };
     let leg = match auth.status() {
-        None => Leg::new(
+        None => SubVerdict::new(
             LEG_C,
-            LegOutcome::Error,
+            SubOutcome::Error,
             format!("the authorization request of client #3 drew {}", answer_of(auth)),
         ),
         Some(s @ 300..=399) => {
@@ -888,9 +888,9 @@ fn leg_c(ev: &Evidence, static_id: &str) -> (Leg, Option<String>) {
                 .and_then(|u| param(u, "client_id", false))
                 .is_some_and(|c| c == static_id)
             {
-                Leg::new(
+                SubVerdict::new(
                     LEG_C,
-                    LegOutcome::Fail,
+                    SubOutcome::Fail,
                     format!(
                         "the new client #3 ({}) was handed straight on with the shared client_id {} (HTTP {s} to \
                          {shown}, {}): no consent step for this client id before the upstream authorization server",
@@ -900,9 +900,9 @@ fn leg_c(ev: &Evidence, static_id: &str) -> (Leg, Option<String>) {
                     ),
                 )
             } else {
-                Leg::new(
+                SubVerdict::new(
                     LEG_C,
-                    LegOutcome::Pass,
+                    SubOutcome::Pass,
                     format!(
                         "the new client #3 ({}) was not handed on with the shared client id: HTTP {s} to {shown} ({})",
                         escape_line(&id),
@@ -911,18 +911,18 @@ fn leg_c(ev: &Evidence, static_id: &str) -> (Leg, Option<String>) {
                 )
             }
         }
-        Some(s @ 200..=299) => Leg::new(
+        Some(s @ 200..=299) => SubVerdict::new(
             LEG_C,
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             format!(
                 "the new client #3 ({}) got a page on the authorization server itself (HTTP {s}, {})",
                 escape_line(&id),
                 record_note(auth)
             ),
         ),
-        Some(s) => Leg::new(
+        Some(s) => SubVerdict::new(
             LEG_C,
-            LegOutcome::Error,
+            SubOutcome::Error,
             format!(
                 "the authorization request of the new client #3 ({}) was answered HTTP {s} ({})",
                 escape_line(&id),

@@ -6,7 +6,7 @@
 use crate::check::Context;
 use crate::evidence::Evidence;
 use crate::fmt::{escape_line, utc};
-use crate::verdict::{Leg, LegOutcome};
+use crate::verdict::{SubOutcome, SubVerdict};
 
 /// `"baseline <path> collected <time>"`.
 pub(crate) fn describe_baseline(b: &Evidence) -> String {
@@ -23,28 +23,28 @@ pub(crate) fn baseline_for<'b>(
     cx: &Context<'b>,
     id: &str,
     now: &str,
-) -> Result<&'b Evidence, Leg> {
+) -> Result<&'b Evidence, SubVerdict> {
     if cx.updating_baseline {
-        return Err(Leg::new(
+        return Err(SubVerdict::new(
             id,
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!(
                 "this run records the baseline ({now}); a run that compares nothing cannot pass"
             ),
         ));
     }
     let Some(b) = cx.baseline else {
-        return Err(Leg::new(
+        return Err(SubVerdict::new(
             id,
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             "no baseline: no --baseline given and none is stored for this endpoint, so there is nothing to \
              compare with; record one with --update-baseline (or give --baseline) and the next run decides",
         ));
     };
     if b.endpoint() != ev.endpoint() {
-        return Err(Leg::new(
+        return Err(SubVerdict::new(
             id,
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!(
                 "the {} is of endpoint {}, not of {}; different endpoints are not compared",
                 describe_baseline(b),

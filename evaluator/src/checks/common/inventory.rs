@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use super::text::{count, quote, show};
 use crate::evidence::Evidence;
-use crate::verdict::{Leg, LegOutcome, Outcome, Verdict};
+use crate::verdict::{Outcome, SubOutcome, SubVerdict, Verdict};
 
 /// The lists the inventory checks read (the table both binaries use).
 pub use mcp_probe_schema::vocab::inventory::{List, PROMPTS, TEMPLATES, TOOLS};
@@ -246,7 +246,7 @@ impl Read {
     /// The inventory gate: `Ok` when there are items to judge; otherwise the leg
     /// outcome and the reason nothing was decided. Unobserved (capability not declared,
     /// never requested, no answer) and observed-empty stay distinct in the wording.
-    pub fn gate(&self, ev: &Evidence) -> Result<(), (LegOutcome, String)> {
+    pub fn gate(&self, ev: &Evidence) -> Result<(), (SubOutcome, String)> {
         let method = self.list.method;
         if !self.items.is_empty() {
             return Ok(());
@@ -263,7 +263,7 @@ impl Read {
                     self.list.capability, self.list.noun
                 )
             };
-            return Err((LegOutcome::Unknown, format!("{what} ({})", self.coverage())));
+            return Err((SubOutcome::Unknown, format!("{what} ({})", self.coverage())));
         }
         let declared = ev
             .capabilities()
@@ -282,7 +282,7 @@ impl Read {
                 _ => String::new(),
             };
             return Err((
-                LegOutcome::Unknown,
+                SubOutcome::Unknown,
                 format!(
                     "{caps}, so {method} was not requested and no {} was observed{skip}",
                     self.list.noun
@@ -291,26 +291,26 @@ impl Read {
         }
         Err(match &self.first {
             None => (
-                LegOutcome::Error,
+                SubOutcome::Error,
                 format!("the {:?} capability is declared but no {method} record is in the bundle", self.list.capability),
             ),
             Some(NoPage::Skipped(r)) => (
-                LegOutcome::Unknown,
+                SubOutcome::Unknown,
                 format!("{method} was not sent ({r}); no {} was observed", self.list.noun),
             ),
             Some(NoPage::Refused(w)) => (
-                LegOutcome::Unknown,
+                SubOutcome::Unknown,
                 format!(
                     "the server declares the {:?} capability but refused {method}: {w}; no {} was observed",
                     self.list.capability, self.list.noun
                 ),
             ),
             Some(NoPage::Unparsable(w)) => (
-                LegOutcome::Unknown,
+                SubOutcome::Unknown,
                 format!("{method} could not be read: {w}; no {} was observed", self.list.noun),
             ),
             Some(NoPage::Transport(w)) => (
-                LegOutcome::Error,
+                SubOutcome::Error,
                 format!("{method} got no response ({w}): the observation was never made"),
             ),
         })
@@ -365,18 +365,18 @@ fn unparsable(
 pub fn gated(
     graded: &[&str],
     observed: Option<&str>,
-    (outcome, why): (LegOutcome, String),
+    (outcome, why): (SubOutcome, String),
     read: &Read,
     reduction: &str,
 ) -> Outcome {
-    let mut legs: Vec<Leg> = graded
+    let mut legs: Vec<SubVerdict> = graded
         .iter()
-        .map(|id| Leg::new(id, outcome, why.clone()))
+        .map(|id| SubVerdict::new(id, outcome, why.clone()))
         .collect();
     if let Some(id) = observed {
-        legs.push(Leg::new(id, LegOutcome::Observed, "nothing read"));
+        legs.push(SubVerdict::new(id, SubOutcome::Observed, "nothing read"));
     }
-    let mut out = Outcome::from_legs(legs, reduction)
+    let mut out = Outcome::from_subs(legs, reduction)
         .with_records(read.seqs.iter().copied())
         .with_detail(read.list.key, 0)
         .with_detail("pages", read.pages);
@@ -389,20 +389,25 @@ pub fn gated(
 /// passes: a leg that found nothing wrong among the items read is UNKNOWN naming the
 /// cut; a FAIL found among them stands. The check's `facts` follow the inventory's in
 /// the details.
-pub fn decided<T: Serialize>(legs: Vec<Leg>, read: &Read, reduction: &str, facts: &T) -> Outcome {
+pub fn decided<T: Serialize>(
+    legs: Vec<SubVerdict>,
+    read: &Read,
+    reduction: &str,
+    facts: &T,
+) -> Outcome {
     let legs = match read.cut() {
         None => legs,
         Some(cut) => legs
             .into_iter()
             .map(|l| match l.outcome {
-                LegOutcome::Pass => {
-                    Leg::new(&l.id, LegOutcome::Unknown, format!("{}, but {cut}", l.note))
+                SubOutcome::Pass => {
+                    SubVerdict::new(&l.id, SubOutcome::Unknown, format!("{}, but {cut}", l.note))
                 }
                 _ => l,
             })
             .collect(),
     };
-    let mut out = Outcome::from_legs(legs, reduction)
+    let mut out = Outcome::from_subs(legs, reduction)
         .with_records(read.seqs.iter().copied())
         .with_detail(read.list.key, read.items.len())
         .with_detail("pages", read.pages)
@@ -484,8 +489,8 @@ pub mod fixture {
     /// The verdict of the declaration legs alone (every leg but the `live` ones, by
     /// local name).
     pub fn declared(o: &Outcome, live: &[&str]) -> crate::verdict::Verdict {
-        let legs: Vec<crate::verdict::Leg> = o
-            .legs
+        let legs: Vec<crate::verdict::SubVerdict> = o
+            .subs
             .iter()
             .filter(|l| !live.contains(&l.id.as_str()))
             .cloned()

@@ -120,9 +120,9 @@ mod tests {
 
     /// The ids of the legs that are unknown.
     fn unknown(o: &Outcome) -> Vec<&str> {
-        o.legs
+        o.subs
             .iter()
-            .filter(|l| l.outcome == LegOutcome::Unknown)
+            .filter(|l| l.outcome == SubOutcome::Unknown)
             .map(|l| l.id.as_str())
             .collect()
     }
@@ -203,7 +203,7 @@ mod tests {
                     "{name}: {:#?}",
                     outcomes[0]
                 );
-                assert_eq!(leg_of(&outcomes[0], "a").outcome, LegOutcome::Pass);
+                assert_eq!(sub_of(&outcomes[0], "a").outcome, SubOutcome::Pass);
                 for o in &outcomes[1..] {
                     if recorded {
                         assert_ne!(o.verdict, Verdict::NotApplicable, "{name}: {o:#?}");

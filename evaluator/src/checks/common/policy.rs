@@ -6,7 +6,7 @@
 use crate::check::Context;
 use crate::fmt::escape_line;
 use crate::policy::Decisions;
-use crate::verdict::{Leg, LegOutcome};
+use crate::verdict::{SubOutcome, SubVerdict};
 
 /// An approved list from the policy.
 #[derive(Debug, Clone, Copy)]
@@ -41,7 +41,7 @@ pub(crate) fn judge(
     observed: &[String],
     a: Approved<'_>,
     same: impl Fn(&str, &str) -> bool,
-) -> Leg {
+) -> SubVerdict {
     let list = |v: &[String]| escape_line(&v.join(", "));
     let unapproved: Vec<String> = observed
         .iter()
@@ -55,15 +55,15 @@ pub(crate) fn judge(
         list(a.list)
     );
     if unapproved.is_empty() {
-        Leg::new(
+        SubVerdict::new(
             id,
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             format!("{noun} {} all among {source}", list(observed)),
         )
     } else {
-        Leg::new(
+        SubVerdict::new(
             id,
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             format!("{noun} {} not among {source}", list(&unapproved)),
         )
     }

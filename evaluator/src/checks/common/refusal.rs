@@ -16,7 +16,7 @@
 
 use crate::check::{Context, ParamKind, ParamSpec, ParamValue};
 use crate::checks::common::wire::{Answer, Reply};
-use crate::verdict::LegOutcome;
+use crate::verdict::SubOutcome;
 
 /// How an answer to a request that must be refused reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,10 +83,10 @@ impl Strictness {
     }
 
     /// The outcome of a refusal with another code.
-    pub fn other_code(self) -> LegOutcome {
+    pub fn other_code(self) -> SubOutcome {
         match self {
-            Strictness::Fail => LegOutcome::Fail,
-            Strictness::Pass => LegOutcome::Pass,
+            Strictness::Fail => SubOutcome::Fail,
+            Strictness::Pass => SubOutcome::Pass,
         }
     }
 }
@@ -104,15 +104,15 @@ impl Class {
     /// an HTTP-level refusal without a code is not attributed (ERROR), an acceptance
     /// fails, a refusal at authentication never reached the question (UNKNOWN), and no
     /// response or an unread 2xx is ERROR.
-    pub fn judged(self, strictness: Strictness) -> LegOutcome {
+    pub fn judged(self, strictness: Strictness) -> SubOutcome {
         match self {
-            Class::Required(_) => LegOutcome::Pass,
+            Class::Required(_) => SubOutcome::Pass,
             Class::OtherCode(_) => strictness.other_code(),
-            Class::HttpOnly(_) => LegOutcome::Error,
-            Class::Accepted => LegOutcome::Fail,
-            Class::NotAttributable(Unattributed::Authentication) => LegOutcome::Unknown,
+            Class::HttpOnly(_) => SubOutcome::Error,
+            Class::Accepted => SubOutcome::Fail,
+            Class::NotAttributable(Unattributed::Authentication) => SubOutcome::Unknown,
             Class::NotAttributable(Unattributed::NoResponse | Unattributed::Unread) => {
-                LegOutcome::Error
+                SubOutcome::Error
             }
         }
     }
@@ -163,7 +163,7 @@ mod tests {
     /// strictness.
     #[test]
     fn the_table() {
-        use LegOutcome::{Error, Fail, Pass, Unknown};
+        use SubOutcome::{Error, Fail, Pass, Unknown};
         let required = [-32602, -32002];
         let rows = [
             (

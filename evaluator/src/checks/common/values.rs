@@ -3,7 +3,7 @@
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
-use crate::verdict::{Leg, LegOutcome};
+use crate::verdict::{SubOutcome, SubVerdict};
 
 /// `value`, or JSON null when absent.
 pub fn or_null<T: Into<Value>>(value: Option<T>) -> Value {
@@ -36,7 +36,9 @@ impl<K: Serialize, V: Serialize> Serialize for Keyed<K, V> {
 
 /// Each leg's outcome by leg id, in leg order: the `legs` detail of a multi-leg check,
 /// keyed by references the runner renders (`2.4a`, [`crate::refs::here`]).
-pub fn leg_outcomes<'a>(legs: impl IntoIterator<Item = &'a Leg>) -> Keyed<String, LegOutcome> {
+pub fn leg_outcomes<'a>(
+    legs: impl IntoIterator<Item = &'a SubVerdict>,
+) -> Keyed<String, SubOutcome> {
     Keyed(
         legs.into_iter()
             .map(|l| (crate::refs::here(&l.id), l.outcome))

@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::check::Legs;
 use crate::evidence::{Evidence, Exchange};
 use crate::fmt::{escape_line, excerpt};
-use crate::verdict::{LegOutcome, Outcome, Verdict};
+use crate::verdict::{Outcome, SubOutcome, Verdict};
 
 /// A JSON-RPC error object as answered.
 #[derive(Debug, Clone)]
@@ -266,7 +266,7 @@ pub fn refused_at_authentication(
     a: &Answer,
     authenticated: bool,
     never: &str,
-) -> Option<(LegOutcome, String)> {
+) -> Option<(SubOutcome, String)> {
     if !matches!(a.status, Some(401 | 403)) {
         return None;
     }
@@ -276,7 +276,7 @@ pub fn refused_at_authentication(
         "and the run held no credential"
     };
     Some((
-        LegOutcome::Unknown,
+        SubOutcome::Unknown,
         format!("{}: refused at authentication {held}, {never}", a.summary()),
     ))
 }
@@ -287,16 +287,16 @@ const RUN_CHOICE_MARKERS: [&str; 3] = ["--info", "consent", "operator"];
 
 /// A leg the collector recorded as not sent: UNKNOWN when that was the run's choice
 /// (a full run decides), ERROR otherwise (the observation was never made).
-pub fn skipped_leg(what: &str, reason: &str) -> (LegOutcome, String) {
+pub fn skipped_leg(what: &str, reason: &str) -> (SubOutcome, String) {
     let reason = escape_line(reason);
     if RUN_CHOICE_MARKERS.iter().any(|m| reason.contains(m)) {
         (
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!("{what} was not sent ({reason}); a full run decides"),
         )
     } else {
         (
-            LegOutcome::Error,
+            SubOutcome::Error,
             format!("{what} was not sent ({reason}): the observation was never made"),
         )
     }
@@ -355,8 +355,8 @@ pub fn no_rev(ev: &Evidence, legs: &[LegId], why: &str, reduction: &str) -> Outc
 
 /// Two parts of one leg combined by the one rule ([`crate::verdict::combine`]): fail >
 /// error > unknown > pass, a part that did not arise counting only when neither applies.
-pub fn worst(a: LegOutcome, b: LegOutcome) -> LegOutcome {
-    crate::verdict::combine([a.part(), b.part()]).leg()
+pub fn worst(a: SubOutcome, b: SubOutcome) -> SubOutcome {
+    crate::verdict::combine([a.part(), b.part()]).sub()
 }
 
 /// Constants shared by the tests of `revisions-pinned` and `metadata-headers`.

@@ -21,7 +21,7 @@ use crate::checks::common::baseline::{baseline_for, describe_baseline};
 use crate::checks::common::values::{leg_outcomes, Keyed};
 use crate::evidence::Evidence;
 use crate::fmt::escape_line;
-use crate::verdict::{Leg, LegOutcome, Outcome};
+use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 
 /// Advertised capability configuration matches the recorded baseline.
 #[derive(Debug)]
@@ -87,8 +87,8 @@ fn shown(path: &str, v: &Value) -> String {
 }
 
 /// Sub-verdict a: the advertised capabilities against the baseline's.
-fn leg_a(ev: &Evidence, cx: &Context<'_>, now: Option<&BTreeMap<String, Value>>) -> Leg {
-    let unknown = |note: String| Leg::new(LEG_A, LegOutcome::Unknown, note);
+fn leg_a(ev: &Evidence, cx: &Context<'_>, now: Option<&BTreeMap<String, Value>>) -> SubVerdict {
+    let unknown = |note: String| SubVerdict::new(LEG_A, SubOutcome::Unknown, note);
     let Some(now) = now else {
         return unknown("this run observed no capabilities object, so nothing was compared".into());
     };
@@ -139,9 +139,9 @@ fn leg_a(ev: &Evidence, cx: &Context<'_>, now: Option<&BTreeMap<String, Value>>)
     .flatten()
     .collect();
     if !added.is_empty() || !changed.is_empty() {
-        return Leg::new(
+        return SubVerdict::new(
             LEG_A,
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             format!(
                 "advertised capabilities differ from the {}: {}; re-approve with --update-baseline if the \
                  change is intended",
@@ -163,9 +163,9 @@ fn leg_a(ev: &Evidence, cx: &Context<'_>, now: Option<&BTreeMap<String, Value>>)
     } else {
         format!("; {}", parts.join("; "))
     };
-    Leg::new(
+    SubVerdict::new(
         LEG_A,
-        LegOutcome::Pass,
+        SubOutcome::Pass,
         format!(
             "the {} advertised capability leaves are within the {}{tail}",
             now.len(),
@@ -192,8 +192,8 @@ fn names(ev: &Evidence) -> [(&'static str, Vec<String>); 3] {
 
 /// Sub-verdict b: names new since the baseline (evidence only; `new-tools-gated` is where
 /// a new tool is exercised).
-fn leg_b(ev: &Evidence, cx: &Context<'_>) -> Leg {
-    let observed = |note: String| Leg::new(LEG_B, LegOutcome::Observed, note);
+fn leg_b(ev: &Evidence, cx: &Context<'_>) -> SubVerdict {
+    let observed = |note: String| SubVerdict::new(LEG_B, SubOutcome::Observed, note);
     let Some(b) = cx.baseline.filter(|b| b.endpoint() == ev.endpoint()) else {
         return observed("no baseline of this endpoint to list new names against".into());
     };
@@ -250,7 +250,7 @@ impl Check for CapabilitiesMatchBaseline {
             capability_leaves_advertised: now.as_ref().map(BTreeMap::len),
             capability_substrate: substrate(ev),
         };
-        Outcome::from_legs(vec![a, b], REDUCTION)
+        Outcome::from_subs(vec![a, b], REDUCTION)
             .with_records(ev.session().and_then(|s| s.negotiated_in))
             .with_facts(&facts)
     }
@@ -260,7 +260,7 @@ impl Check for CapabilitiesMatchBaseline {
 #[derive(Debug, Serialize)]
 struct CapabilitiesMatchBaselineFacts {
     /// Leg id → outcome.
-    legs: Keyed<String, LegOutcome>,
+    legs: Keyed<String, SubOutcome>,
     /// How many capability leaves this run advertised; null when none was observed.
     capability_leaves_advertised: Option<usize>,
     /// The result the capabilities were read from.
@@ -292,8 +292,8 @@ mod tests {
         )
     }
 
-    fn leg<'a>(o: &'a Outcome, id: &str) -> &'a Leg {
-        o.legs.iter().find(|l| l.id == id).expect("leg")
+    fn sub<'a>(o: &'a Outcome, id: &str) -> &'a SubVerdict {
+        o.subs.iter().find(|l| l.id == id).expect("leg")
     }
 
     const BASE: &str = "2025-11-25";
@@ -311,7 +311,7 @@ mod tests {
         let ev = bundle(BASE, json!({"tools": {}}));
         let o = run(&CapabilitiesMatchBaseline, &ev, &Context::default());
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
-        assert!(leg(&o, "a").note.contains("no baseline"), "{o:?}");
+        assert!(sub(&o, "a").note.contains("no baseline"), "{o:?}");
         let o = run(
             &CapabilitiesMatchBaseline,
             &ev,
@@ -321,7 +321,7 @@ mod tests {
             },
         );
         assert_eq!(o.verdict, Verdict::Unknown);
-        assert!(leg(&o, "a")
+        assert!(sub(&o, "a")
             .note
             .contains("records the baseline (1 capability leaves)"));
         assert_eq!(o.details["capability_leaves_advertised"], 1);
@@ -336,7 +336,7 @@ mod tests {
         );
         assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
         assert!(
-            leg(&o, "a")
+            sub(&o, "a")
                 .note
                 .contains("changed: tools.listChanged=true (was false)"),
             "{o:?}"
@@ -350,7 +350,7 @@ mod tests {
         );
         assert_eq!(o.verdict, Verdict::Fail);
         assert!(
-            leg(&o, "a")
+            sub(&o, "a")
                 .note
                 .contains("unapproved: resources.subscribe=true"),
             "{o:?}"
@@ -370,7 +370,7 @@ mod tests {
             &base,
         );
         assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
-        assert!(leg(&o, "a").note.contains("withdrawn: prompts={}"), "{o:?}");
+        assert!(sub(&o, "a").note.contains("withdrawn: prompts={}"), "{o:?}");
         // Everything withdrawn reads as a failed read, not a pass.
         let o = against(&bundle(BASE, json!({})), &base);
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
@@ -381,7 +381,7 @@ mod tests {
         let base = bundle(BASE, json!({"tools": {}}));
         let o = against(&bundle("2026-07-28", json!({"tools": {}, "x": {}})), &base);
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
-        assert!(leg(&o, "a").note.contains("not drift"), "{o:?}");
+        assert!(sub(&o, "a").note.contains("not drift"), "{o:?}");
     }
 
     #[test]
@@ -392,7 +392,7 @@ mod tests {
             }
             let o = against(&ev, &ev);
             assert_eq!(o.verdict, Verdict::Pass, "{}: {o:?}", ev.path);
-            assert_eq!(leg(&o, "b").outcome, LegOutcome::Observed);
+            assert_eq!(sub(&o, "b").outcome, SubOutcome::Observed);
         }
     }
 }

@@ -20,7 +20,7 @@ use crate::checks::common::baseline::describe_baseline;
 use crate::checks::common::values::{leg_outcomes, Keyed};
 use crate::evidence::Evidence;
 use crate::fmt::escape_line;
-use crate::verdict::{Leg, LegOutcome, Outcome};
+use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 
 /// Server identity matches the recorded identity.
 #[derive(Debug)]
@@ -123,8 +123,8 @@ fn identity(ev: &Evidence) -> (Option<Identity>, String) {
 }
 
 /// Sub-verdict b: the asserted identity against the baseline's.
-fn compare(ev: &Evidence, cx: &Context<'_>, observed: Option<&Identity>) -> Leg {
-    let unknown = |note: String| Leg::new(LEG_B, LegOutcome::Unknown, note);
+fn compare(ev: &Evidence, cx: &Context<'_>, observed: Option<&Identity>) -> SubVerdict {
+    let unknown = |note: String| SubVerdict::new(LEG_B, SubOutcome::Unknown, note);
     if cx.updating_baseline {
         let what = observed.map_or_else(|| "no identity".to_string(), |i| i.to_string());
         return unknown(format!(
@@ -157,18 +157,18 @@ fn compare(ev: &Evidence, cx: &Context<'_>, observed: Option<&Identity>) -> Leg 
         ));
     };
     if recorded == *observed {
-        Leg::new(
+        SubVerdict::new(
             LEG_B,
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             format!(
                 "observed {observed} matches the {} ({recorded})",
                 describe_baseline(baseline)
             ),
         )
     } else {
-        Leg::new(
+        SubVerdict::new(
             LEG_B,
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             format!(
                 "observed {observed} differs from {recorded} recorded in the {}; re-approve with \
                  --update-baseline if the change is intended",
@@ -191,7 +191,7 @@ impl Check for IdentityMatchesBaseline {
 
     fn grade(&self, ev: &Evidence, cx: &Context<'_>) -> Outcome {
         let (observed, note_a) = identity(ev);
-        let leg_a = Leg::new(LEG_A, LegOutcome::Pass, note_a);
+        let leg_a = SubVerdict::new(LEG_A, SubOutcome::Pass, note_a);
         let leg_b = compare(ev, cx, observed.as_ref());
         let baseline_identity = cx
             .baseline
@@ -203,7 +203,7 @@ impl Check for IdentityMatchesBaseline {
             baseline_identity,
             identity_source: source(ev),
         };
-        Outcome::from_legs(vec![leg_a, leg_b], REDUCTION)
+        Outcome::from_subs(vec![leg_a, leg_b], REDUCTION)
             .with_records(ev.session().and_then(|s| s.negotiated_in))
             .with_facts(&facts)
     }
@@ -213,7 +213,7 @@ impl Check for IdentityMatchesBaseline {
 #[derive(Debug, Serialize)]
 struct IdentityMatchesBaselineFacts {
     /// Leg id → outcome.
-    legs: Keyed<String, LegOutcome>,
+    legs: Keyed<String, SubOutcome>,
     /// This run's `name|version`, null when none was asserted.
     server_identity: Option<String>,
     /// The baseline's `name|version`, null without a baseline or an identity in it.
@@ -254,8 +254,8 @@ mod tests {
         run(&IdentityMatchesBaseline, ev, &cx)
     }
 
-    fn leg<'a>(o: &'a Outcome, id: &str) -> &'a Leg {
-        o.legs.iter().find(|l| l.id == id).expect("leg present")
+    fn sub<'a>(o: &'a Outcome, id: &str) -> &'a SubVerdict {
+        o.subs.iter().find(|l| l.id == id).expect("leg present")
     }
 
     #[test]
@@ -263,7 +263,7 @@ mod tests {
         let ev = legacy("srv", "0.1.0");
         let o = run(&IdentityMatchesBaseline, &ev, &Context::default());
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
-        assert_eq!(leg(&o, LEG_A).outcome, LegOutcome::Pass);
+        assert_eq!(sub(&o, LEG_A).outcome, SubOutcome::Pass);
         assert!(o.evidence.contains("asserts srv|0.1.0"), "{o:?}");
         assert!(o.evidence.contains("well formed"), "{o:?}");
         assert!(o.evidence.contains("no baseline"), "{o:?}");
@@ -336,7 +336,7 @@ mod tests {
         let ev = bundle("2025-11-25", None);
         let o = against(&base, &ev);
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
-        assert_eq!(leg(&o, LEG_A).outcome, LegOutcome::Pass);
+        assert_eq!(sub(&o, LEG_A).outcome, SubOutcome::Pass);
         assert!(o.evidence.contains("carries no serverInfo"), "{o:?}");
         assert!(o.evidence.contains("observed no identity"), "{o:?}");
 

@@ -23,7 +23,7 @@ use crate::checks::common::text::quote;
 use crate::checks::common::values::{leg_outcomes, Keyed};
 use crate::evidence::{Evidence, Exchange};
 use crate::fmt::escape_line;
-use crate::verdict::{Leg, LegOutcome, Outcome};
+use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 
 /// A capability advertised beyond the baseline is denied until re-approved.
 #[derive(Debug)]
@@ -187,8 +187,14 @@ fn answer(x: &Exchange<'_>) -> Answer {
 }
 
 /// Sub-verdict a, with the two tool names when calls were recorded.
-fn leg_a(ev: &Evidence, cx: &Context<'_>) -> (Leg, Option<String>, Option<String>) {
-    let unknown = |note: String| (Leg::new(LEG_A, LegOutcome::Unknown, note), None, None);
+fn leg_a(ev: &Evidence, cx: &Context<'_>) -> (SubVerdict, Option<String>, Option<String>) {
+    let unknown = |note: String| {
+        (
+            SubVerdict::new(LEG_A, SubOutcome::Unknown, note),
+            None,
+            None,
+        )
+    };
     if let Err(why) = consented(ev) {
         return unknown(why);
     }
@@ -242,9 +248,9 @@ fn leg_a(ev: &Evidence, cx: &Context<'_>) -> (Leg, Option<String>, Option<String
                 quote(&control)
             )
         };
-        Leg::new(
+        SubVerdict::new(
             LEG_A,
-            LegOutcome::Error,
+            SubOutcome::Error,
             format!(
                 "the control {} did not execute cleanly ({note}), so a refusal of the staged tool \
                  would not be attributable{hint}",
@@ -288,9 +294,9 @@ fn leg_a(ev: &Evidence, cx: &Context<'_>) -> (Leg, Option<String>, Option<String
             .map(escape_line)
             .unwrap_or_else(|| "no record".into());
         return (
-            Leg::new(
+            SubVerdict::new(
                 LEG_A,
-                LegOutcome::Unknown,
+                SubOutcome::Unknown,
                 format!(
                     "the control {} executed cleanly but no staged tool was called ({why})",
                     quote(&control)
@@ -310,21 +316,21 @@ fn leg_a(ev: &Evidence, cx: &Context<'_>) -> (Leg, Option<String>, Option<String
         quote(&control),
         describe_baseline(b)
     );
-    let leg = |o: LegOutcome, note: String| Leg::new(LEG_A, o, note);
+    let leg = |o: SubOutcome, note: String| SubVerdict::new(LEG_A, o, note);
     let l = match answer(&st_call) {
         Answer::None(why) => leg(
-            LegOutcome::Error,
+            SubOutcome::Error,
             format!("the staged tool {} drew no answer ({why})", quote(&staged)),
         ),
         Answer::Malformed => leg(
-            LegOutcome::Error,
+            SubOutcome::Error,
             format!(
                 "the staged tool {} was answered with a result that is not an object ({at})",
                 quote(&staged)
             ),
         ),
         Answer::Executed => leg(
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             format!(
                 "the staged tool {}, advertised beyond the baseline, executed ({at}): no approval \
                  gate held it {tail}",
@@ -332,7 +338,7 @@ fn leg_a(ev: &Evidence, cx: &Context<'_>) -> (Leg, Option<String>, Option<String
             ),
         ),
         Answer::Error(Some(-32601), msg) => leg(
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!(
                 "the staged tool {} did not resolve (-32601 {}, {at}): nothing was tested",
                 quote(&staged),
@@ -340,7 +346,7 @@ fn leg_a(ev: &Evidence, cx: &Context<'_>) -> (Leg, Option<String>, Option<String
             ),
         ),
         Answer::Error(Some(-32602), msg) => leg(
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!(
                 "the staged tool {} was refused with -32602 {} ({at}): a validation failure (it may \
                  need arguments) is indistinguishable from a gate",
@@ -349,7 +355,7 @@ fn leg_a(ev: &Evidence, cx: &Context<'_>) -> (Leg, Option<String>, Option<String
             ),
         ),
         Answer::Error(_, msg) | Answer::ToolError(msg) if is_denial(&msg) => leg(
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             format!(
                 "the staged tool {} was refused as unapproved ({at}): {} {tail}",
                 quote(&staged),
@@ -357,7 +363,7 @@ fn leg_a(ev: &Evidence, cx: &Context<'_>) -> (Leg, Option<String>, Option<String
             ),
         ),
         Answer::Error(code, msg) => leg(
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!(
                 "the staged tool {} was refused with {} {} ({at}), in words that name no missing \
                  approval",
@@ -368,7 +374,7 @@ fn leg_a(ev: &Evidence, cx: &Context<'_>) -> (Leg, Option<String>, Option<String
             ),
         ),
         Answer::ToolError(msg) => leg(
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!(
                 "the staged tool {} answered isError {} ({at}), in words that name no missing \
                  approval (it may need arguments)",
@@ -394,9 +400,9 @@ impl Check for NewToolsGated {
 
     fn grade(&self, ev: &Evidence, cx: &Context<'_>) -> Outcome {
         let (a, control, staged) = leg_a(ev, cx);
-        let b = Leg::new(
+        let b = SubVerdict::new(
             LEG_B,
-            LegOutcome::Dropped,
+            SubOutcome::Dropped,
             "whether the new capability was logged and held pending approval is in the server's \
              change records, which no client can read",
         );
@@ -408,7 +414,7 @@ impl Check for NewToolsGated {
         };
         let mut seqs = ev.seqs(leg::STAGED_CONTROL);
         seqs.extend(ev.seqs(leg::STAGED_CALL));
-        Outcome::from_legs(vec![a, b], REDUCTION)
+        Outcome::from_subs(vec![a, b], REDUCTION)
             .with_records(seqs)
             .with_facts(&facts)
     }
@@ -418,7 +424,7 @@ impl Check for NewToolsGated {
 #[derive(Debug, Serialize)]
 struct NewToolsGatedFacts {
     /// Leg id → outcome.
-    legs: Keyed<String, LegOutcome>,
+    legs: Keyed<String, SubOutcome>,
     /// The control tool called, if any.
     control_tool: Option<String>,
     /// The staged tool called, if any.

@@ -28,7 +28,7 @@ use crate::checks::common::values::{leg_outcomes, Keyed};
 use crate::checks::common::wire::{self, read, skipped_leg, Answer, AnswerFacts, Reply};
 use crate::evidence::{Evidence, Exchange};
 use crate::fmt::escape_line;
-use crate::verdict::{Leg, LegOutcome, Outcome};
+use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 use mcp_probe_schema::model::Era;
 
 /// Served protocol revisions pinned; malformed version assertions rejected.
@@ -144,7 +144,7 @@ struct Probe {
     /// The code the spec requires (at HTTP 400).
     expected: i64,
     /// Other codes with a fixed outcome and reason.
-    overrides: &'static [(i64, LegOutcome, &'static str)],
+    overrides: &'static [(i64, SubOutcome, &'static str)],
 }
 
 const PROBES: [Probe; 4] = [
@@ -170,7 +170,7 @@ const PROBES: [Probe; 4] = [
         expected: code::HEADER_MISMATCH,
         overrides: &[(
             code::UNSUPPORTED_PROTOCOL_VERSION,
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             "UnsupportedProtocolVersion instead of HeaderMismatch: a known reference-SDK divergence, and \
              still a refusal of the request that names no version in its header",
         )],
@@ -184,13 +184,13 @@ const PROBES: [Probe; 4] = [
         overrides: &[
             (
                 code::HEADER_MISMATCH,
-                LegOutcome::Pass,
+                SubOutcome::Pass,
                 "HeaderMismatch instead of Invalid params: the header was compared with the absent body \
                  version before the envelope was validated, still a refusal",
             ),
             (
                 code::UNSUPPORTED_PROTOCOL_VERSION,
-                LegOutcome::Pass,
+                SubOutcome::Pass,
                 "UnsupportedProtocolVersion instead of Invalid params: the absent body version was read as \
                  unsupported, still a refusal",
             ),
@@ -204,7 +204,7 @@ const PROBES: [Probe; 4] = [
         expected: code::HEADER_MISMATCH,
         overrides: &[(
             code::UNSUPPORTED_PROTOCOL_VERSION,
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             "UnsupportedProtocolVersion instead of HeaderMismatch: the body carries a supported version \
              (2026-07-28), so only HeaderMismatch is correct; the server took the header's version without \
              comparing it with the body",
@@ -233,7 +233,7 @@ fn judge_version(
     p: &Probe,
     authenticated: bool,
     strictness: Strictness,
-) -> (LegOutcome, String) {
+) -> (SubOutcome, String) {
     if let Some(refused) = wire::refused_at_authentication(
         a,
         authenticated,
@@ -253,12 +253,12 @@ fn judge_version(
                         ""
                     };
                     (
-                        LegOutcome::Pass,
+                        SubOutcome::Pass,
                         format!("{said}: rejected with {expected} at HTTP 400, the required answer{supported}"),
                     )
                 } else {
                     (
-                        LegOutcome::Fail,
+                        SubOutcome::Fail,
                         format!(
                             "{said}: the required code {expected} but at HTTP {}, where the spec requires 400 \
                              (clients and intermediaries act on the status)",
@@ -283,7 +283,7 @@ fn judge_version(
                 ),
             },
             _ => (
-                LegOutcome::Error,
+                SubOutcome::Error,
                 format!(
                     "{said}: an error object without an integer code is not a JSON-RPC refusal that can be \
                      attributed"
@@ -299,19 +299,19 @@ fn judge_version(
                 _ => "",
             };
             (
-                LegOutcome::Fail,
+                SubOutcome::Fail,
                 format!("{said}: accepted{how} instead of refused with {expected}"),
             )
         }
         Reply::Bare(_) => (
-            LegOutcome::Error,
+            SubOutcome::Error,
             format!(
                 "{said}: a bare status a gateway or proxy may have produced; neither a refusal nor an acceptance \
                  is attributed to the server (confirm the probe reaches the origin)"
             ),
         ),
         Reply::NoResponse(_) => (
-            LegOutcome::Error,
+            SubOutcome::Error,
             format!("{said}: the probe's answer was never observed"),
         ),
     }
@@ -335,7 +335,7 @@ fn probe_leg(
     strictness: Strictness,
     seqs: &mut Vec<u64>,
     probes: &mut Keyed<String, AnswerFacts>,
-) -> Leg {
+) -> SubVerdict {
     let modern = ev.is_modern();
     let rev = ev
         .revision()
@@ -348,9 +348,9 @@ fn probe_leg(
             Some(s) => s,
             None => {
                 seqs.extend(ev.seqs(p.leg));
-                return Leg::new(
+                return SubVerdict::new(
                     p.id,
-                    LegOutcome::REVISION_UNSUPPORTED,
+                    SubOutcome::REVISION_UNSUPPORTED,
                     format!(
                         "needs the MCP-Protocol-Version header + _meta version pair that only {REV_2026_07_28} \
                          defines; the server negotiated {rev}"
@@ -361,7 +361,7 @@ fn probe_leg(
     };
     let (outcome, note) = match wire::last(ev, p.leg) {
         None => (
-            LegOutcome::Error,
+            SubOutcome::Error,
             format!("{sent}: the leg's records hold neither an HTTP exchange nor a skip"),
         ),
         Some(Err(reason)) => {
@@ -373,7 +373,7 @@ fn probe_leg(
             let a = read(&x);
             probes.push(crate::refs::here(p.id), a.facts());
             let (o, mut judged) = judge_version(&a, p, ev.authenticated(), strictness);
-            if o == LegOutcome::Fail && p.id == "c" && !matches!(a.reply, Reply::Error(_)) {
+            if o == SubOutcome::Fail && p.id == "c" && !matches!(a.reply, Reply::Error(_)) {
                 judged.push_str(fallback_note(modern));
             }
             let early = if !modern && !mcp_probe_schema::vocab::sends_version_header(&rev) {
@@ -387,7 +387,7 @@ fn probe_leg(
             (o, format!("{sent} (record #{}){early}: {judged}", x.seq()))
         }
     };
-    Leg::new(p.id, outcome, note)
+    SubVerdict::new(p.id, outcome, note)
 }
 
 /// True for a `YYYY-MM-DD` shaped revision with a plausible month and day.
@@ -435,10 +435,10 @@ fn discover_part(
     ev: &Evidence,
     seqs: &mut Vec<u64>,
     pin: &Pin<'_>,
-) -> (LegOutcome, String, Option<Vec<String>>) {
+) -> (SubOutcome, String, Option<Vec<String>>) {
     let Some(x) = discover_exchange(ev) else {
         return (
-            LegOutcome::Error,
+            SubOutcome::Error,
             format!(
                 "no server/discover exchange in {}, although the session negotiated {REV_2026_07_28}",
                 leg::ENDPOINT_DETECT
@@ -451,7 +451,7 @@ fn discover_part(
     let at = format!("server/discover (record #{})", x.seq());
     let Reply::Result(result) = &a.reply else {
         return (
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!(
                 "{at} answered {}: no result to read supportedVersions from",
                 a.summary()
@@ -466,7 +466,7 @@ fn discover_part(
         .and_then(|a| a.iter().map(|v| v.as_str().map(str::to_string)).collect());
     let Some(list) = list else {
         return (
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!(
                 "{at} answered with a result that carries no well-formed supportedVersions (a non-empty array \
                  of strings), so the revisions it serves were not read from it"
@@ -497,13 +497,13 @@ fn discover_part(
     }
     if faults.is_empty() {
         (
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             format!("{at} lists {}, {}", shown.join(", "), pin.clean()),
             Some(list),
         )
     } else {
         (
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             format!(
                 "{at} lists {}: {}{}",
                 shown.join(", "),
@@ -527,7 +527,7 @@ fn sweep_part(
     ev: &Evidence,
     seqs: &mut Vec<u64>,
     pin: &Pin<'_>,
-) -> (LegOutcome, String, Keyed<String, &'static str>) {
+) -> (SubOutcome, String, Keyed<String, &'static str>) {
     let mut facts = Keyed::default();
     let mut rows: Vec<(String, Swept, u64)> = Vec::new();
     for r in ev.records_for(leg::V_SWEEP) {
@@ -583,7 +583,7 @@ fn sweep_part(
     }
     if rows.is_empty() {
         return (
-            LegOutcome::Error,
+            SubOutcome::Error,
             format!(
                 "the {} leg holds neither an exchange nor a skip",
                 leg::V_SWEEP
@@ -626,7 +626,7 @@ fn sweep_part(
                 note.push_str(&format!("; {}", extra.join("; ")));
             }
         }
-        (LegOutcome::Fail, note, facts)
+        (SubOutcome::Fail, note, facts)
     } else if !unreached.is_empty() {
         let mut note = format!(
             "initialize sweep unreached for {} (an unreached revision might be the offending one)",
@@ -635,10 +635,10 @@ fn sweep_part(
         if !others.is_empty() {
             note.push_str(&format!("; {}", others.join("; ")));
         }
-        (LegOutcome::Unknown, note, facts)
+        (SubOutcome::Unknown, note, facts)
     } else {
         (
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             format!(
                 "initialize serves no {} revision offered: {}",
                 pin.word(),
@@ -655,11 +655,11 @@ fn leg_a(
     ev: &Evidence,
     seqs: &mut Vec<u64>,
     pin: &Pin<'_>,
-) -> (Leg, Keyed<String, &'static str>, Option<Vec<String>>) {
+) -> (SubVerdict, Keyed<String, &'static str>, Option<Vec<String>>) {
     let (sweep_o, sweep_note, sweep) = sweep_part(ev, seqs, pin);
     if ev.is_modern() {
         let (d_o, d_note, list) = discover_part(ev, seqs, pin);
-        let leg = Leg::new(
+        let leg = SubVerdict::new(
             "a",
             wire::worst(d_o, sweep_o),
             format!("{d_note}; {sweep_note}"),
@@ -677,7 +677,7 @@ fn leg_a(
                 )
             })
             .unwrap_or_default();
-        let mut leg = Leg::new("a", sweep_o, format!("{sweep_note}{remark}"));
+        let mut leg = SubVerdict::new("a", sweep_o, format!("{sweep_note}{remark}"));
         // The revision the session runs on is served too: under a policy it must be
         // approved (the floor case is the sweep's: every handshake revision this tool
         // negotiates below the floor is one the sweep offers).
@@ -685,7 +685,7 @@ fn leg_a(
             .revision()
             .filter(|r| pin.approved.is_some() && !pin.allows(r))
         {
-            leg.outcome = LegOutcome::Fail;
+            leg.outcome = SubOutcome::Fail;
             leg.note = format!(
                 "the negotiated revision {} is {}; {}",
                 escape_line(rev),
@@ -705,7 +705,7 @@ struct RevisionsPinnedFacts {
     /// The discover result's `supportedVersions`, null when not read.
     supported_versions: Option<Vec<String>>,
     /// Leg id → outcome.
-    legs: Keyed<String, LegOutcome>,
+    legs: Keyed<String, SubOutcome>,
     /// How the version is asserted on the negotiated revision.
     mechanism: String,
     /// The oldest revision a server may serve.
@@ -782,7 +782,7 @@ impl Check for RevisionsPinned {
         } else {
             reduction(&absent(cx, "approved_revisions"), pin.floor)
         };
-        Outcome::from_legs(legs, reduction)
+        Outcome::from_subs(legs, reduction)
             .with_records(seqs)
             .with_facts(&facts)
     }

@@ -17,7 +17,7 @@ use serde_json::Value;
 use crate::check::{Check, Context, Legs};
 use crate::evidence::{Evidence, Exchange};
 use crate::fmt::escape_line;
-use crate::verdict::{Leg, LegOutcome, Outcome};
+use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 use mcp_probe_schema::model::Era;
 
 /// Static resources cached with freshness limits; per-user data never shared-cached.
@@ -50,25 +50,25 @@ pub fn directives(value: Option<&str>) -> Option<Vec<String>> {
 
 /// The status gate applied before headers are graded.
 /// `Err((outcome, note))` when the status decides the leg.
-fn status_gate(x: &Exchange<'_>, credential: bool) -> Result<u16, (LegOutcome, String)> {
+fn status_gate(x: &Exchange<'_>, credential: bool) -> Result<u16, (SubOutcome, String)> {
     let Some(status) = x.status() else {
         let why = match &x.http.outcome {
             mcp_probe_schema::model::HttpOutcome::Error(e) => e.to_string(),
             _ => "no response".into(),
         };
         return Err((
-            LegOutcome::Error,
+            SubOutcome::Error,
             format!("no response to attribute a cache policy to ({why})"),
         ));
     };
     match status {
         304 => Ok(status),
-        300..=399 => Err((LegOutcome::Unknown, format!("HTTP {status}: a redirect is not the resource (not followed)"))),
+        300..=399 => Err((SubOutcome::Unknown, format!("HTTP {status}: a redirect is not the resource (not followed)"))),
         401 if !credential => Err((
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             "HTTP 401 to a request without a credential: the response is the challenge, not the content".into(),
         )),
-        400.. => Err((LegOutcome::Error, format!("HTTP {status}: the cache policy of an error is not attributable"))),
+        400.. => Err((SubOutcome::Error, format!("HTTP {status}: the cache policy of an error is not attributable"))),
         _ => Ok(status),
     }
 }
@@ -128,10 +128,10 @@ impl Check for CacheFreshness {
                     .skipped(leg::INVENTORY_TOOLS)
                     .map(|r| format!("the endpoint's tools/list was {r}"))
                     .unwrap_or_else(|| "no list response of the endpoint was recorded".into());
-                legs.push(Leg::new("b", LegOutcome::Unknown, why.clone()));
-                legs.push(Leg::new(
+                legs.push(SubVerdict::new("b", SubOutcome::Unknown, why.clone()));
+                legs.push(SubVerdict::new(
                     "c",
-                    LegOutcome::Observed,
+                    SubOutcome::Observed,
                     "not read: no list result recorded",
                 ));
             }
@@ -149,14 +149,14 @@ impl Check for CacheFreshness {
                     endpoint_cache_control: cc.clone(),
                 });
                 legs.push(dynamic_leg(ev, &x, method, cc.as_deref()));
-                legs.push(Leg::new(
+                legs.push(SubVerdict::new(
                     "c",
-                    LegOutcome::Observed,
+                    SubOutcome::Observed,
                     cacheable_fields(&answered, ev.is_modern()),
                 ));
             }
         }
-        Outcome::from_legs(legs, REDUCTION)
+        Outcome::from_subs(legs, REDUCTION)
             .with_records(records)
             .with_facts(&facts)
     }
@@ -194,7 +194,7 @@ struct EndpointFacts {
 
 /// Leg b: the endpoint's own list response (`x`, answering `method`) graded as
 /// dynamic content: `no-store` or `private` keeps it out of shared caches.
-fn dynamic_leg(ev: &Evidence, x: &Exchange<'_>, method: &str, cc: Option<&str>) -> Leg {
+fn dynamic_leg(ev: &Evidence, x: &Exchange<'_>, method: &str, cc: Option<&str>) -> SubVerdict {
     let substrate = if ev.is_sse() {
         format!(
             "the HTTP+SSE event stream (record #{}) that carried the endpoint's own {method} result, \
@@ -208,7 +208,7 @@ fn dynamic_leg(ev: &Evidence, x: &Exchange<'_>, method: &str, cc: Option<&str>) 
         )
     };
     let status = match status_gate(x, ev.authenticated()) {
-        Err((o, note)) => return Leg::new("b", o, format!("{substrate}: {note}")),
+        Err((o, note)) => return SubVerdict::new("b", o, format!("{substrate}: {note}")),
         Ok(status) => status,
     };
     let dirs = directives(cc);
@@ -221,7 +221,7 @@ fn dynamic_leg(ev: &Evidence, x: &Exchange<'_>, method: &str, cc: Option<&str>) 
         .is_some_and(|d| d.iter().any(|x| x == "no-store" || x == "private"));
     let (o, verdict) = if private {
         (
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             "no-store/private keeps it out of shared caches",
         )
     } else if dirs
@@ -229,16 +229,16 @@ fn dynamic_leg(ev: &Evidence, x: &Exchange<'_>, method: &str, cc: Option<&str>) 
         .is_some_and(|d| d.iter().any(|x| x == "no-cache"))
     {
         (
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             "no-cache alone lets a shared cache store it (it only forces revalidation)",
         )
     } else {
         (
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             "neither no-store nor private is present, so a shared cache may store it",
         )
     };
-    Leg::new(
+    SubVerdict::new(
         "b",
         o,
         format!("{substrate}: HTTP {status}, {shown}; {verdict}"),
@@ -257,13 +257,17 @@ fn is_max_age(token: &str) -> bool {
 /// record when there is one; a skipped leg is UNKNOWN with the
 /// collector's reason; a bundle without the record (an older collector) is UNKNOWN and
 /// says whether the input was given. No path is ever guessed.
-fn static_leg(ev: &Evidence, records: &mut Vec<u64>, facts: &mut Option<StaticFacts>) -> Leg {
+fn static_leg(
+    ev: &Evidence,
+    records: &mut Vec<u64>,
+    facts: &mut Option<StaticFacts>,
+) -> SubVerdict {
     const ID: &str = "a";
     let Some(x) = ev.exchanges(leg::STATIC_RESOURCE).last() else {
         if let Some(reason) = ev.skipped(leg::STATIC_RESOURCE) {
-            return Leg::new(
+            return SubVerdict::new(
                 ID,
-                LegOutcome::Unknown,
+                SubOutcome::Unknown,
                 format!(
                     "the static resource was not fetched ({})",
                     escape_line(reason)
@@ -277,9 +281,9 @@ fn static_leg(ev: &Evidence, records: &mut Vec<u64>, facts: &mut Option<StaticFa
             .as_ref()
             .and_then(|i| i.get("static_resource_path"))
             .and_then(Value::as_str);
-        return Leg::new(
+        return SubVerdict::new(
             ID,
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             match static_path {
                 None => "no static resource path was given (probe input static_resource_path); no path is guessed, \
                          because a guessed path would belong to the vendor's web application, not the MCP server"
@@ -304,9 +308,9 @@ fn static_leg(ev: &Evidence, records: &mut Vec<u64>, facts: &mut Option<StaticFa
     });
     if let HttpOutcome::Error(e) = &x.http.outcome {
         if e.kind == ErrorKind::RefusedByGuard {
-            return Leg::new(
+            return SubVerdict::new(
                 ID,
-                LegOutcome::Unknown,
+                SubOutcome::Unknown,
                 format!(
                     "{subject}: the network guard refused to send it ({})",
                     escape_line(&e.message)
@@ -318,7 +322,7 @@ fn static_leg(ev: &Evidence, records: &mut Vec<u64>, facts: &mut Option<StaticFa
     // read accordingly.
     let credential = derive::header(&x.http.request.headers, header::AUTHORIZATION).is_some();
     let status = match status_gate(&x, credential) {
-        Err((o, note)) => return Leg::new(ID, o, format!("{subject}: {note}")),
+        Err((o, note)) => return SubVerdict::new(ID, o, format!("{subject}: {note}")),
         Ok(status) => status,
     };
     let dirs = directives(cc.as_deref()).unwrap_or_default();
@@ -338,9 +342,9 @@ fn static_leg(ev: &Evidence, records: &mut Vec<u64>, facts: &mut Option<StaticFa
         .collect();
     let head = format!("{subject}: HTTP {status}, {shown}");
     if !non_shareable.is_empty() {
-        return Leg::new(
+        return SubVerdict::new(
             ID,
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             format!(
                 "{head}; {} contradicts caching a static resource (checked before the validator)",
                 non_shareable.join(" and ")
@@ -348,9 +352,9 @@ fn static_leg(ev: &Evidence, records: &mut Vec<u64>, facts: &mut Option<StaticFa
         );
     }
     match (validators.is_empty(), max_age) {
-        (false, Some(m)) => Leg::new(
+        (false, Some(m)) => SubVerdict::new(
             ID,
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             format!(
                 "{head}; validator {} and {m}: cacheable with a freshness limit",
                 validators.join(" and ")
@@ -364,9 +368,9 @@ fn static_leg(ev: &Evidence, records: &mut Vec<u64>, facts: &mut Option<StaticFa
             if m.is_none() {
                 lacks.push("a max-age=N directive");
             }
-            Leg::new(
+            SubVerdict::new(
                 ID,
-                LegOutcome::Fail,
+                SubOutcome::Fail,
                 format!("{head}; lacks {}", lacks.join(" and ")),
             )
         }
@@ -414,7 +418,7 @@ fn cacheable_fields_of(result: &Value, modern: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixture::leg as leg_of;
+    use crate::fixture::sub as sub_of;
     use crate::fixture::{evidence, exchange, session, skipped};
     use crate::grade::run;
     use crate::verdict::Verdict;
@@ -449,12 +453,12 @@ mod tests {
     fn json_without_cache_control_fails_b() {
         let o = grade_with(200, "application/json", OK, &[], "2025-11-25");
         assert_eq!(o.verdict, Verdict::Fail);
-        assert_eq!(leg_of(&o, "b").outcome, LegOutcome::Fail);
+        assert_eq!(sub_of(&o, "b").outcome, SubOutcome::Fail);
         assert!(
-            leg_of(&o, "b").note.contains("no Cache-Control header"),
+            sub_of(&o, "b").note.contains("no Cache-Control header"),
             "{o:?}"
         );
-        assert_eq!(leg_of(&o, "a").outcome, LegOutcome::Unknown);
+        assert_eq!(sub_of(&o, "a").outcome, SubOutcome::Unknown);
         assert!(o.records.contains(&0));
     }
 
@@ -467,8 +471,8 @@ mod tests {
             &[("Cache-Control", "no-cache, no-transform")],
             "2025-11-25",
         );
-        assert_eq!(leg_of(&o, "b").outcome, LegOutcome::Fail);
-        assert!(leg_of(&o, "b").note.contains("no-cache alone"));
+        assert_eq!(sub_of(&o, "b").outcome, SubOutcome::Fail);
+        assert!(sub_of(&o, "b").note.contains("no-cache alone"));
     }
 
     #[test]
@@ -480,7 +484,7 @@ mod tests {
             &[("Cache-Control", "No-Store, max-age=0")],
             "2025-11-25",
         );
-        assert_eq!(leg_of(&o, "b").outcome, LegOutcome::Pass);
+        assert_eq!(sub_of(&o, "b").outcome, SubOutcome::Pass);
         assert_eq!(
             o.verdict,
             Verdict::Unknown,
@@ -493,7 +497,7 @@ mod tests {
             &[("cache-control", "private")],
             "2025-11-25",
         );
-        assert_eq!(leg_of(&p, "b").outcome, LegOutcome::Pass);
+        assert_eq!(sub_of(&p, "b").outcome, SubOutcome::Pass);
     }
 
     #[test]
@@ -505,7 +509,7 @@ mod tests {
             &[("Cache-Control", "no-store-remote, privately")],
             "2025-11-25",
         );
-        assert_eq!(leg_of(&o, "b").outcome, LegOutcome::Fail);
+        assert_eq!(sub_of(&o, "b").outcome, SubOutcome::Fail);
     }
 
     #[test]
@@ -517,7 +521,7 @@ mod tests {
             &[],
             "2025-11-25",
         );
-        assert_eq!(leg_of(&o, "b").outcome, LegOutcome::Error);
+        assert_eq!(sub_of(&o, "b").outcome, SubOutcome::Error);
         assert_eq!(o.verdict, Verdict::Error);
         let r = grade_with(
             302,
@@ -526,7 +530,7 @@ mod tests {
             &[("Location", "https://elsewhere/")],
             "2025-11-25",
         );
-        assert_eq!(leg_of(&r, "b").outcome, LegOutcome::Unknown);
+        assert_eq!(sub_of(&r, "b").outcome, SubOutcome::Unknown);
     }
 
     #[test]
@@ -534,13 +538,13 @@ mod tests {
         let body = r#"{"jsonrpc":"2.0","id":3,"result":{"tools":[],"resultType":"complete","ttlMs":0,"cacheScope":"private"}}"#;
         let o = grade_with(200, "application/json", body, &[], "2026-07-28");
         assert!(
-            leg_of(&o, "c").note.contains("cacheScope=\"private\""),
+            sub_of(&o, "c").note.contains("cacheScope=\"private\""),
             "{o:?}"
         );
         let d = grade_with(200, "application/json", OK, &[], "2026-07-28");
-        assert!(leg_of(&d, "c").note.contains("schema deviation"));
+        assert!(sub_of(&d, "c").note.contains("schema deviation"));
         let l = grade_with(200, "application/json", OK, &[], "2025-11-25");
-        assert!(leg_of(&l, "c").note.contains("does not define"));
+        assert!(sub_of(&l, "c").note.contains("does not define"));
     }
 
     #[test]
@@ -554,7 +558,7 @@ mod tests {
         );
         let o = run(&CacheFreshness, &ev, &Context::default());
         assert_eq!(o.verdict, Verdict::Unknown);
-        assert!(leg_of(&o, "b").note.contains("capability"), "{o:?}");
+        assert!(sub_of(&o, "b").note.contains("capability"), "{o:?}");
     }
 
     /// A bundle with the endpoint's tools/list answered `endpoint_cc` and the static GET
@@ -609,15 +613,15 @@ mod tests {
     #[test]
     fn static_with_validator_and_max_age_passes() {
         let o = with_etag_static("public, Max-Age=3600");
-        assert_eq!(leg_of(&o, "a").outcome, LegOutcome::Pass, "{o:?}");
+        assert_eq!(sub_of(&o, "a").outcome, SubOutcome::Pass, "{o:?}");
         assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
         assert!(
-            leg_of(&o, "a")
+            sub_of(&o, "a")
                 .note
                 .contains("validator ETag and max-age=3600"),
             "{o:?}"
         );
-        assert!(leg_of(&o, "a").note.contains("record #1"), "{o:?}");
+        assert!(sub_of(&o, "a").note.contains("record #1"), "{o:?}");
         assert_eq!(o.records, vec![0, 1]);
         assert_eq!(o.details["static_status"], 200);
         assert_eq!(
@@ -635,16 +639,16 @@ mod tests {
                 ],
             ),
         );
-        assert_eq!(leg_of(&n, "a").outcome, LegOutcome::Pass, "{n:?}");
+        assert_eq!(sub_of(&n, "a").outcome, SubOutcome::Pass, "{n:?}");
     }
 
     #[test]
     fn static_marked_no_store_fails_before_the_validator() {
         let o = with_etag_static("max-age=3600, no-store");
-        assert_eq!(leg_of(&o, "a").outcome, LegOutcome::Fail, "{o:?}");
+        assert_eq!(sub_of(&o, "a").outcome, SubOutcome::Fail, "{o:?}");
         assert_eq!(o.verdict, Verdict::Fail);
         assert!(
-            leg_of(&o, "a").note.contains("no-store contradicts"),
+            sub_of(&o, "a").note.contains("no-store contradicts"),
             "{o:?}"
         );
     }
@@ -652,19 +656,19 @@ mod tests {
     #[test]
     fn static_lacking_validator_or_whole_max_age_fails() {
         let o = with_etag_static("s-maxage=60, max-age=60x");
-        assert_eq!(leg_of(&o, "a").outcome, LegOutcome::Fail, "{o:?}");
-        assert!(leg_of(&o, "a").note.contains("lacks a max-age=N"), "{o:?}");
+        assert_eq!(sub_of(&o, "a").outcome, SubOutcome::Fail, "{o:?}");
+        assert!(sub_of(&o, "a").note.contains("lacks a max-age=N"), "{o:?}");
         let v = with_static(
             "no-store",
             static_get(200, &[("Cache-Control", "max-age=60")]),
         );
-        assert_eq!(leg_of(&v, "a").outcome, LegOutcome::Fail, "{v:?}");
-        assert!(leg_of(&v, "a").note.contains("lacks a validator"), "{v:?}");
+        assert_eq!(sub_of(&v, "a").outcome, SubOutcome::Fail, "{v:?}");
+        assert!(sub_of(&v, "a").note.contains("lacks a validator"), "{v:?}");
         let n = with_static("no-store", static_get(200, &[]));
         assert!(
-            leg_of(&n, "a").note.contains("no Cache-Control header")
-                && leg_of(&n, "a").note.contains("validator")
-                && leg_of(&n, "a").note.contains("max-age"),
+            sub_of(&n, "a").note.contains("no Cache-Control header")
+                && sub_of(&n, "a").note.contains("validator")
+                && sub_of(&n, "a").note.contains("max-age"),
             "{n:?}"
         );
     }
@@ -672,13 +676,13 @@ mod tests {
     #[test]
     fn static_status_gate() {
         let o = with_static("no-store", static_get(401, &[]));
-        assert_eq!(leg_of(&o, "a").outcome, LegOutcome::Unknown, "{o:?}");
-        assert!(leg_of(&o, "a").note.contains("without a credential"));
+        assert_eq!(sub_of(&o, "a").outcome, SubOutcome::Unknown, "{o:?}");
+        assert!(sub_of(&o, "a").note.contains("without a credential"));
         let o = with_static("no-store", static_get(404, &[]));
-        assert_eq!(leg_of(&o, "a").outcome, LegOutcome::Error, "{o:?}");
+        assert_eq!(sub_of(&o, "a").outcome, SubOutcome::Error, "{o:?}");
         assert_eq!(o.verdict, Verdict::Error);
         let o = with_static("no-store", static_get(301, &[("Location", "/x")]));
-        assert_eq!(leg_of(&o, "a").outcome, LegOutcome::Unknown, "{o:?}");
+        assert_eq!(sub_of(&o, "a").outcome, SubOutcome::Unknown, "{o:?}");
         let mut g = static_get(200, &[]);
         if let Observation::Http(x) = &mut g.observation {
             x.outcome = HttpOutcome::Error(TransportError {
@@ -687,8 +691,8 @@ mod tests {
             });
         }
         let o = with_static("no-store", g);
-        assert_eq!(leg_of(&o, "a").outcome, LegOutcome::Unknown, "{o:?}");
-        assert!(leg_of(&o, "a").note.contains("guard"), "{o:?}");
+        assert_eq!(sub_of(&o, "a").outcome, SubOutcome::Unknown, "{o:?}");
+        assert!(sub_of(&o, "a").note.contains("guard"), "{o:?}");
         let mut t = static_get(200, &[]);
         if let Observation::Http(x) = &mut t.observation {
             x.outcome = HttpOutcome::Error(TransportError {
@@ -697,7 +701,7 @@ mod tests {
             });
         }
         let o = with_static("no-store", t);
-        assert_eq!(leg_of(&o, "a").outcome, LegOutcome::Error, "{o:?}");
+        assert_eq!(sub_of(&o, "a").outcome, SubOutcome::Error, "{o:?}");
     }
 
     #[test]
@@ -709,10 +713,10 @@ mod tests {
                 "not sent: static_resource_path https://cdn.example/app.js is not on the endpoint's host",
             ),
         );
-        assert_eq!(leg_of(&o, "a").outcome, LegOutcome::Unknown, "{o:?}");
+        assert_eq!(sub_of(&o, "a").outcome, SubOutcome::Unknown, "{o:?}");
         assert_eq!(o.verdict, Verdict::Unknown);
         assert!(
-            leg_of(&o, "a").note.contains("not on the endpoint's host"),
+            sub_of(&o, "a").note.contains("not on the endpoint's host"),
             "{o:?}"
         );
         let mut ev = evidence(
@@ -729,7 +733,7 @@ mod tests {
         ev.payload.run.inputs = Some(json!({"static_resource_path": "/static/app.js"}));
         let o = run(&CacheFreshness, &ev, &Context::default());
         assert!(
-            leg_of(&o, "a")
+            sub_of(&o, "a")
                 .note
                 .contains(&format!("holds no {} record", leg::STATIC_RESOURCE)),
             "{o:?}"

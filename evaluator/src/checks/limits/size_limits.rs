@@ -19,7 +19,7 @@ use crate::check::{Check, Context, Legs};
 use crate::checks::common::values::{leg_outcomes, Keyed};
 use crate::evidence::Evidence;
 use crate::fmt::escape_line;
-use crate::verdict::{Leg, LegOutcome, Outcome};
+use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 use mcp_probe_schema::model::Era;
 
 /// Request/response body limits, token budgets, per-principal quotas.
@@ -88,7 +88,7 @@ fn bytes(n: u64) -> String {
 
 /// Leg a and the facts for the details.
 struct Judgement {
-    outcome: LegOutcome,
+    outcome: SubOutcome,
     note: String,
     control_status: Option<u16>,
     padded_status: Option<u16>,
@@ -96,7 +96,7 @@ struct Judgement {
 }
 
 impl Judgement {
-    fn new(outcome: LegOutcome, note: impl Into<String>) -> Judgement {
+    fn new(outcome: SubOutcome, note: impl Into<String>) -> Judgement {
         Judgement {
             outcome,
             note: note.into(),
@@ -117,7 +117,7 @@ fn judge(ev: &Evidence, size: &Result<Option<u64>, String>) -> Judgement {
                 .map(|r| format!(" (collector: {})", escape_line(r)))
                 .unwrap_or_default();
             return Judgement::new(
-                LegOutcome::Unknown,
+                SubOutcome::Unknown,
                 format!("the probe size was refused: {reason}; nothing is sent{skip}"),
             );
         }
@@ -135,14 +135,14 @@ fn judge(ev: &Evidence, size: &Result<Option<u64>, String>) -> Judgement {
             .map(|r| format!("tools/list was {}", escape_line(r)))
             .unwrap_or_else(|| "no tools/list was recorded".into());
         return Judgement::new(
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!("no control request ({why}); the padded body is not sent without one"),
         );
     };
     let control_status = match &control.http.outcome {
         HttpOutcome::Error(e) => {
             return Judgement::new(
-                LegOutcome::Error,
+                SubOutcome::Error,
                 format!(
                     "the control tools/list (record #{}) drew no response ({}); the padded body was not sent",
                     control.seq(),
@@ -154,7 +154,7 @@ fn judge(ev: &Evidence, size: &Result<Option<u64>, String>) -> Judgement {
     };
     if !(200..300).contains(&control_status) {
         let mut j = Judgement::new(
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!(
                 "the control tools/list (record #{}) was answered HTTP {control_status}, so the normal request is \
                  not accepted and a 413 to the padded one would prove nothing; the padded body is not sent",
@@ -175,7 +175,7 @@ fn judge(ev: &Evidence, size: &Result<Option<u64>, String>) -> Judgement {
             .map(escape_line)
             .unwrap_or_else(|| "recorded without an HTTP exchange".into());
         let mut j = Judgement::new(
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!("{control_text}; the padded request was not sent ({why}); a full run decides"),
         );
         j.control_status = Some(control_status);
@@ -190,7 +190,7 @@ fn judge(ev: &Evidence, size: &Result<Option<u64>, String>) -> Judgement {
     );
     let mut j = match &padded.http.outcome {
         HttpOutcome::Error(e) => Judgement::new(
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!(
                 "{control_text}; the padded tools/list of {size_text} drew no response ({}): the connection \
                  failed while the body was sent or answered; confirm whether that is size enforcement",
@@ -213,23 +213,23 @@ fn judge(ev: &Evidence, size: &Result<Option<u64>, String>) -> Judgement {
 
 /// Leg a from the padded request's status: 413 passes, an acceptance fails only against
 /// a stated limit the body exceeds, anything else decides nothing.
-fn padded_answer(status: u16, sent: u64, stated: Option<u64>) -> (LegOutcome, String) {
+fn padded_answer(status: u16, sent: u64, stated: Option<u64>) -> (SubOutcome, String) {
     match status {
         413 => (
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             format!(
                 "a request-body limit at or below {sent} bytes is enforced (whatever was configured)"
             ),
         ),
         300..=399 => (
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             "a redirect is not followed (re-sending the body to a server-chosen location would bypass \
              the host guard), so whether the body would be accepted was not observed"
                 .to_string(),
         ),
         200..=299 => match stated {
             Some(limit) if sent > limit => (
-                LegOutcome::Fail,
+                SubOutcome::Fail,
                 format!(
                     "accepted, although the operator states a limit of {}: the stated limit is not \
                      enforced",
@@ -237,7 +237,7 @@ fn padded_answer(status: u16, sent: u64, stated: Option<u64>) -> (LegOutcome, St
                 ),
             ),
             Some(limit) => (
-                LegOutcome::Unknown,
+                SubOutcome::Unknown,
                 format!(
                     "accepted, but the body sent does not exceed the stated limit of {}, so it does \
                      not test it",
@@ -245,7 +245,7 @@ fn padded_answer(status: u16, sent: u64, stated: Option<u64>) -> (LegOutcome, St
                 ),
             ),
             None => (
-                LegOutcome::Unknown,
+                SubOutcome::Unknown,
                 format!(
                     "accepted: there is no limit at or below {sent} bytes, which is not \"no limit\"; \
                      state max_request_bytes (with oversize_authorised above 1 MiB) to test the \
@@ -254,7 +254,7 @@ fn padded_answer(status: u16, sent: u64, stated: Option<u64>) -> (LegOutcome, St
             ),
         },
         _ => (
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!("HTTP {status} is neither 413 nor an acceptance, so it is not read as size enforcement"),
         ),
     }
@@ -283,8 +283,8 @@ impl Check for SizeLimits {
         let mut records = ev.seqs(leg::PADDED);
         records.extend(ev.exchanges(leg::INVENTORY_TOOLS).next().map(|x| x.seq()));
         let legs = vec![
-            Leg::new(LEG_A, j.outcome, j.note),
-            Leg::new(LEG_B, LegOutcome::Dropped, DROPPED),
+            SubVerdict::new(LEG_A, j.outcome, j.note),
+            SubVerdict::new(LEG_B, SubOutcome::Dropped, DROPPED),
         ];
         let facts = SizeLimitsFacts {
             legs: leg_outcomes(&legs),
@@ -294,7 +294,7 @@ impl Check for SizeLimits {
             stated_limit: stated,
             probe_size: size.as_ref().ok().map(|s| s.unwrap_or(DEFAULT_PROBE_BYTES)),
         };
-        Outcome::from_legs(legs, REDUCTION)
+        Outcome::from_subs(legs, REDUCTION)
             .with_records(records)
             .with_facts(&facts)
     }
@@ -304,7 +304,7 @@ impl Check for SizeLimits {
 #[derive(Debug, Serialize)]
 struct SizeLimitsFacts {
     /// Leg a → its outcome, leg b → `dropped` (keys are references).
-    legs: Keyed<String, LegOutcome>,
+    legs: Keyed<String, SubOutcome>,
     /// The control's HTTP status.
     control_status: Option<u16>,
     /// The padded request's HTTP status.
@@ -361,8 +361,8 @@ mod tests {
         }
     }
 
-    fn leg_a(o: &Outcome) -> LegOutcome {
-        o.legs.iter().find(|l| l.id == LEG_A).expect("a").outcome
+    fn leg_a(o: &Outcome) -> SubOutcome {
+        o.subs.iter().find(|l| l.id == LEG_A).expect("a").outcome
     }
 
     const SMALL: usize = 64;
@@ -416,7 +416,7 @@ mod tests {
             ],
         );
         assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
-        assert_eq!(leg_a(&o), LegOutcome::Pass);
+        assert_eq!(leg_a(&o), SubOutcome::Pass);
         has(&o, &["HTTP 413", "at or below"]);
     }
 

@@ -30,7 +30,7 @@ use serde::Serialize;
 use crate::check::{Check, Context, Legs};
 use crate::checks::common::wire::{self, read, skipped_leg, Answer, Reply};
 use crate::evidence::{Evidence, Exchange};
-use crate::verdict::{Leg, LegOutcome, Outcome};
+use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 use mcp_probe_schema::model::Era;
 
 /// Legacy Streamable HTTP session and stream resumption disabled.
@@ -55,7 +55,7 @@ const REDUCTION: &str = concat!(
 #[derive(Serialize)]
 struct SessionFacts {
     /// Each leg's outcome, by leg id (a .. d, in order, as references).
-    legs: BTreeMap<String, LegOutcome>,
+    legs: BTreeMap<String, SubOutcome>,
     /// The status the GET and the DELETE drew, by collector leg (null: no response).
     http_status: BTreeMap<String, Option<u16>>,
     /// Some response of the check carried `Mcp-Session-Id`.
@@ -67,33 +67,33 @@ fn exchange_of<'a>(
     ev: &'a Evidence,
     l: LegId,
     what: &str,
-) -> Result<Exchange<'a>, (LegOutcome, String)> {
+) -> Result<Exchange<'a>, (SubOutcome, String)> {
     match wire::last(ev, l) {
         Some(Ok(x)) => Ok(x),
         Some(Err(reason)) => Err(skipped_leg(what, &reason)),
         None => Err((
-            LegOutcome::Error,
+            SubOutcome::Error,
             format!("{what}: the leg's records hold neither an HTTP exchange nor a skip"),
         )),
     }
 }
 
 /// Legs a/b: the status of a standalone GET or DELETE decides.
-fn surface(a: &Answer, what: &str, authenticated: bool) -> (LegOutcome, String) {
+fn surface(a: &Answer, what: &str, authenticated: bool) -> (SubOutcome, String) {
     let said = a.summary();
     let Some(status) = a.status else {
         return (
-            LegOutcome::Error,
+            SubOutcome::Error,
             format!("{what}: {said}: the answer was never observed"),
         );
     };
     let (o, why) = match status {
         405 => (
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             "refused with 405, the recommended answer".to_string(),
         ),
         200..=299 => (
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             if what.starts_with("GET") {
                 "served: the legacy standalone event stream is exposed".to_string()
             } else {
@@ -101,7 +101,7 @@ fn surface(a: &Answer, what: &str, authenticated: bool) -> (LegOutcome, String) 
             },
         ),
         401 | 403 => (
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!(
                 "refused at authentication {}, so method handling was never reached",
                 if authenticated {
@@ -112,7 +112,7 @@ fn surface(a: &Answer, what: &str, authenticated: bool) -> (LegOutcome, String) 
             ),
         ),
         300..=399 => (
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             "a redirect (not followed) is not the endpoint's answer".to_string(),
         ),
         400..=499 => {
@@ -123,16 +123,16 @@ fn surface(a: &Answer, what: &str, authenticated: bool) -> (LegOutcome, String) 
                  unreachable at this endpoint all the same)"
             };
             (
-                LegOutcome::Pass,
+                SubOutcome::Pass,
                 format!("{by}, a deviation from the recommended 405"),
             )
         }
         500.. => (
-            LegOutcome::Error,
+            SubOutcome::Error,
             "a server error is neither a refusal nor an acceptance".to_string(),
         ),
         _ => (
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             "an informational status decides nothing".to_string(),
         ),
     };
@@ -140,7 +140,7 @@ fn surface(a: &Answer, what: &str, authenticated: bool) -> (LegOutcome, String) 
 }
 
 /// The control of c or d: `Ok` when it is a tools result.
-fn control(ev: &Evidence, l: LegId, seqs: &mut Vec<u64>) -> Result<Answer, (LegOutcome, String)> {
+fn control(ev: &Evidence, l: LegId, seqs: &mut Vec<u64>) -> Result<Answer, (SubOutcome, String)> {
     let x =
         exchange_of(ev, l, "the control tools/list").inspect_err(|_| seqs.extend(ev.seqs(l)))?;
     let a = read(&x);
@@ -149,8 +149,8 @@ fn control(ev: &Evidence, l: LegId, seqs: &mut Vec<u64>) -> Result<Answer, (LegO
         return Ok(a);
     }
     let o = match a.reply {
-        Reply::NoResponse(_) => LegOutcome::Error,
-        _ => LegOutcome::Unknown,
+        Reply::NoResponse(_) => SubOutcome::Error,
+        _ => SubOutcome::Unknown,
     };
     Err((
         o,
@@ -165,17 +165,17 @@ fn control(ev: &Evidence, l: LegId, seqs: &mut Vec<u64>) -> Result<Answer, (LegO
 
 /// The second request of c or d, after a control that returned a tools result: only
 /// `header` differs, so a changed answer is the header's doing.
-fn variant(a: &Answer, control_seq: u64, what: &str, authenticated: bool) -> (LegOutcome, String) {
+fn variant(a: &Answer, control_seq: u64, what: &str, authenticated: bool) -> (SubOutcome, String) {
     let said = a.summary();
     let head = format!("{what} (record #{}) answered {said}", a.seq);
     let base = format!("the control (record #{control_seq}) got a tools result");
     match &a.reply {
         Reply::Result(_) if a.tools().is_some() => (
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             format!("{head}, like the control: the header was ignored"),
         ),
         _ if matches!(a.status, Some(401 | 403)) => (
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!(
                 "{head}: refused at authentication {}; {base}, but a credential change between the two cannot be \
                  excluded",
@@ -187,19 +187,19 @@ fn variant(a: &Answer, control_seq: u64, what: &str, authenticated: bool) -> (Le
             ),
         ),
         Reply::Error(_) | Reply::Empty | Reply::StreamWithoutAnswer => (
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             format!("{head}: {base} and only the header differs, so the header was acted on instead of ignored"),
         ),
         Reply::Result(_) => (
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!("{head}: a result that is not a tools result ({base}) decides nothing"),
         ),
         Reply::NoResponse(_) => (
-            LegOutcome::Error,
+            SubOutcome::Error,
             format!("{what}: {said}: the answer was never observed"),
         ),
         Reply::Bare(_) => (
-            LegOutcome::Error,
+            SubOutcome::Error,
             format!(
                 "{head}: a bare status a gateway or proxy may have produced; the change is not attributed to the \
                  server"
@@ -209,7 +209,7 @@ fn variant(a: &Answer, control_seq: u64, what: &str, authenticated: bool) -> (Le
 }
 
 /// Leg c: Last-Event-ID ignored.
-fn leg_c(ev: &Evidence, seqs: &mut Vec<u64>) -> Leg {
+fn leg_c(ev: &Evidence, seqs: &mut Vec<u64>) -> SubVerdict {
     let what = "tools/list with Last-Event-ID: 1";
     let (o, note) = match control(ev, leg::RESUME_CONTROL, seqs) {
         Err(e) => e,
@@ -222,7 +222,7 @@ fn leg_c(ev: &Evidence, seqs: &mut Vec<u64>) -> Leg {
                 let a = read(&x);
                 seqs.push(a.seq);
                 let (o, n) = variant(&a, c.seq, what, ev.authenticated());
-                if o == LegOutcome::Pass {
+                if o == SubOutcome::Pass {
                     (
                         o,
                         format!(
@@ -236,7 +236,7 @@ fn leg_c(ev: &Evidence, seqs: &mut Vec<u64>) -> Leg {
             }
         },
     };
-    Leg::new("c", o, note)
+    SubVerdict::new("c", o, note)
 }
 
 /// Every `Mcp-Session-Id` a response of this check carried: (what, record, minted or
@@ -283,7 +283,7 @@ fn session_ids(ev: &Evidence) -> Vec<String> {
 }
 
 /// Leg d: no session id minted or echoed; a supplied one ignored.
-fn leg_d(ev: &Evidence, seqs: &mut Vec<u64>) -> Leg {
+fn leg_d(ev: &Evidence, seqs: &mut Vec<u64>) -> SubVerdict {
     let what = format!("tools/list with Mcp-Session-Id: {SUPPLIED_SESSION_ID}");
     let found = session_ids(ev);
     if !found.is_empty() {
@@ -296,9 +296,9 @@ fn leg_d(ev: &Evidence, seqs: &mut Vec<u64>) -> Leg {
         }
         seqs.extend(ev.seqs(leg::SESSION_CONTROL));
         seqs.extend(ev.seqs(leg::SESSION_SUPPLIED));
-        return Leg::new(
+        return SubVerdict::new(
             "d",
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             format!(
                 "an Mcp-Session-Id response header: {} (read from the recorded response headers); a \
                  {REV_2026_07_28} server should ignore the header and neither mint nor echo one",
@@ -317,7 +317,7 @@ fn leg_d(ev: &Evidence, seqs: &mut Vec<u64>) -> Leg {
                 let a = read(&x);
                 seqs.push(a.seq);
                 let (o, n) = variant(&a, c.seq, &what, ev.authenticated());
-                if o == LegOutcome::Pass {
+                if o == SubOutcome::Pass {
                     (
                         o,
                         format!("{n}; no response of this check carries Mcp-Session-Id"),
@@ -328,7 +328,7 @@ fn leg_d(ev: &Evidence, seqs: &mut Vec<u64>) -> Leg {
             }
         },
     };
-    Leg::new("d", o, note)
+    SubVerdict::new("d", o, note)
 }
 
 impl Check for LegacySessionDisabled {
@@ -381,7 +381,7 @@ impl Check for LegacySessionDisabled {
                     surface(&a, what, auth)
                 }
             };
-            legs.push(Leg::new(id, o, note));
+            legs.push(SubVerdict::new(id, o, note));
         }
         legs.push(leg_c(ev, &mut seqs));
         legs.push(leg_d(ev, &mut seqs));
@@ -393,7 +393,7 @@ impl Check for LegacySessionDisabled {
             http_status: statuses,
             session_id_returned: !session_ids(ev).is_empty(),
         };
-        Outcome::from_legs(legs, REDUCTION)
+        Outcome::from_subs(legs, REDUCTION)
             .with_records(seqs)
             .with_facts(&facts)
     }
@@ -403,7 +403,7 @@ impl Check for LegacySessionDisabled {
 mod tests {
     use super::*;
     use crate::checks::common::wire::testing::{JSON, META};
-    use crate::fixture::assert_leg as has;
+    use crate::fixture::assert_sub as has;
     use crate::fixture::{evidence, exchange, session, skipped};
     use crate::grade::run;
     use crate::verdict::Verdict;
@@ -517,7 +517,7 @@ mod tests {
         }
 
         /// Grade, asserting the verdict and the outcome and words of leg `id`.
-        fn expect(self, verdict: Verdict, id: &str, leg: LegOutcome, words: &[&str]) -> Outcome {
+        fn expect(self, verdict: Verdict, id: &str, leg: SubOutcome, words: &[&str]) -> Outcome {
             let o = self.grade();
             assert_eq!(o.verdict, verdict, "{o:?}");
             has(&o, id, leg, words);
@@ -545,20 +545,20 @@ mod tests {
         has(
             &o,
             "a",
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             &["GET", "record #0", "HTTP 405", "recommended answer"],
         );
-        has(&o, "b", LegOutcome::Pass, &["DELETE", "405"]);
+        has(&o, "b", SubOutcome::Pass, &["DELETE", "405"]);
         has(
             &o,
             "c",
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             &["Last-Event-ID", "like the control", "near-vacuous"],
         );
         has(
             &o,
             "d",
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             &[
                 "cis-audit-supplied-000",
                 "ignored",
@@ -582,7 +582,7 @@ mod tests {
         b.expect(
             Verdict::Pass,
             "a",
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             &["-32000", "Method not allowed."],
         );
     }
@@ -630,7 +630,7 @@ mod tests {
         b.expect(
             Verdict::Fail,
             "a",
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             &[
                 "HTTP 200 (text/event-stream)",
                 "head only",
@@ -642,7 +642,7 @@ mod tests {
         has(
             &b.grade(),
             "b",
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             &["session-termination surface is exposed"],
         );
     }
@@ -659,13 +659,13 @@ mod tests {
         let o = b.expect(
             Verdict::Pass,
             "a",
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             &["a JSON-RPC refusal", "deviation from the recommended 405"],
         );
         has(
             &o,
             "b",
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             &["HTTP 404", "bare refusal", "intermediary"],
         );
     }
@@ -677,17 +677,17 @@ mod tests {
         has(
             &b.grade(),
             "a",
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             &["refused at authentication"],
         );
         let mut b = B::py2();
         b.a = get(302, "text/html", "");
-        has(&b.grade(), "a", LegOutcome::Unknown, &["redirect"]);
+        has(&b.grade(), "a", SubOutcome::Unknown, &["redirect"]);
         let mut b = B::py2();
         b.b = delete(503, "text/html", "<html>down</html>");
         let o = b.grade();
         assert_eq!(o.verdict, Verdict::Error, "{o:?}");
-        has(&o, "b", LegOutcome::Error, &["server error"]);
+        has(&o, "b", SubOutcome::Error, &["server error"]);
         let mut b = B::py2();
         if let Observation::Http(x) = &mut b.a.observation {
             x.outcome = HttpOutcome::Error(TransportError {
@@ -698,7 +698,7 @@ mod tests {
         has(
             &b.grade(),
             "a",
-            LegOutcome::Error,
+            SubOutcome::Error,
             &["no response (reset", "never observed"],
         );
     }
@@ -710,7 +710,7 @@ mod tests {
         b.expect(
             Verdict::Fail,
             "c",
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             &[
                 "event stream",
                 "control (record #2) got a tools result",
@@ -719,7 +719,7 @@ mod tests {
         );
         let mut b = B::py2();
         b.c2 = resumed(400, JSON, &err(2, -32600, "No stream to resume"));
-        has(&b.grade(), "c", LegOutcome::Fail, &["-32600", "acted on"]);
+        has(&b.grade(), "c", SubOutcome::Fail, &["-32600", "acted on"]);
     }
 
     #[test]
@@ -729,7 +729,7 @@ mod tests {
         b.expect(
             Verdict::Error,
             "c",
-            LegOutcome::Error,
+            SubOutcome::Error,
             &["HTTP 502", "not attributed"],
         );
         let mut b = B::py2();
@@ -744,7 +744,7 @@ mod tests {
         b.expect(
             Verdict::Unknown,
             "c",
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             &[
                 "control tools/list (record #2)",
                 "not a tools result",
@@ -768,7 +768,7 @@ mod tests {
         let o = b.expect(
             Verdict::Fail,
             "d",
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             &[
                 "the d control (record #4, HTTP 200) minted a session id",
                 "recorded response headers",
@@ -789,7 +789,7 @@ mod tests {
         has(
             &b.grade(),
             "d",
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             &["echoed the supplied id"],
         );
         // Stateful Python servers mint an id even on error responses; any response of the
@@ -805,11 +805,11 @@ mod tests {
             false,
         );
         let o = b.grade();
-        has(&o, "a", LegOutcome::Pass, &[]);
+        has(&o, "a", SubOutcome::Pass, &[]);
         has(
             &o,
             "d",
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             &["the GET (record #0, HTTP 405) minted"],
         );
         assert!(o.records.contains(&0));
@@ -822,18 +822,18 @@ mod tests {
         b.expect(
             Verdict::Fail,
             "d",
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             &["HTTP 404", "-32001", "Session not found", "acted on"],
         );
         let mut b = B::py2();
         b.d2 = supplied(400, "text/plain", "Bad Request");
-        has(&b.grade(), "d", LegOutcome::Error, &["bare status"]);
+        has(&b.grade(), "d", SubOutcome::Error, &["bare status"]);
         let mut b = B::py2();
         b.d1 = list(leg::SESSION_CONTROL, 3, 500, "text/plain", "oops", &[]);
         has(
             &b.grade(),
             "d",
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             &["not a tools result"],
         );
     }
@@ -847,10 +847,10 @@ mod tests {
         let o = graded(REV_2026_07_28, records);
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
         for id in ["a", "b", "c", "d"] {
-            has(&o, id, LegOutcome::Unknown, &["--info"]);
+            has(&o, id, SubOutcome::Unknown, &["--info"]);
         }
         let mut b = B::py2();
         b.c2 = skipped(&[leg::RESUME_LAST_EVENT_ID], "not sent: interrupted");
-        has(&b.grade(), "c", LegOutcome::Error, &["never made"]);
+        has(&b.grade(), "c", SubOutcome::Error, &["never made"]);
     }
 }

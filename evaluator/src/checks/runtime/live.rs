@@ -18,10 +18,10 @@ use crate::checks::common::text::{quote, truncate};
 use crate::checks::common::wire::{self, refused_at_authentication, Answer, Reply};
 use crate::evidence::Evidence;
 use crate::fmt::escape_line;
-use crate::verdict::{Leg, LegOutcome, Outcome};
+use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 
 /// A leg's outcome and note.
-pub(super) type Graded = (LegOutcome, String);
+pub(super) type Graded = (SubOutcome, String);
 
 /// A URI as sent, in backticks, control characters escaped, cut at 300 characters.
 /// Of `required`, the names `sent` (a recorded request's arguments) leaves out, quoted.
@@ -43,12 +43,12 @@ pub(super) fn uri(u: &str) -> String {
 /// `out` (a check's declaration legs, already aggregated) with the live legs after
 /// them: verdict combined again (`Outcome::recombine`), their notes appended to the evidence, their
 /// records cited.
-pub(super) fn with_live(mut out: Outcome, live: Vec<Leg>, records: Vec<u64>) -> Outcome {
+pub(super) fn with_live(mut out: Outcome, live: Vec<SubVerdict>, records: Vec<u64>) -> Outcome {
     let notes: Vec<String> = live
         .iter()
         .map(|l| format!("{}: {}", crate::refs::here(&l.id), l.note))
         .collect();
-    out.legs.extend(live);
+    out.subs.extend(live);
     out.recombine();
     if !notes.is_empty() {
         out.evidence = format!("{}; {}", out.evidence, notes.join("; "));
@@ -78,7 +78,7 @@ pub(super) fn recorded(ev: &Evidence, leg: LegId, what: &str) -> Recorded {
         ),
         Some(Err(reason)) => Recorded::NotSent(skipped(what, &reason)),
         None => Recorded::NotSent((
-            LegOutcome::Error,
+            SubOutcome::Error,
             format!("{what}: no record of leg {leg} is in the bundle"),
         )),
     }
@@ -88,10 +88,10 @@ pub(super) fn recorded(ev: &Evidence, leg: LegId, what: &str) -> Recorded {
 pub(super) fn skipped(what: &str, reason: &str) -> Graded {
     let reason = escape_line(reason);
     if reason.starts_with("not sent:") {
-        (LegOutcome::Unknown, format!("{what} was {reason}"))
+        (SubOutcome::Unknown, format!("{what} was {reason}"))
     } else {
         (
-            LegOutcome::Error,
+            SubOutcome::Error,
             format!("{what} was not recorded ({reason}): the observation was never made"),
         )
     }
@@ -123,8 +123,8 @@ pub(super) fn control(ev: &Evidence, leg: LegId, key: &str, what: &str) -> Resul
             )),
             _ => {
                 let outcome = match a.reply {
-                    Reply::NoResponse(_) => LegOutcome::Error,
-                    _ => LegOutcome::Unknown,
+                    Reply::NoResponse(_) => SubOutcome::Error,
+                    _ => SubOutcome::Unknown,
                 };
                 Err((
                     outcome,
@@ -196,7 +196,7 @@ pub(super) fn refusal(
     let said = a.summary();
     let unattributed = || {
         (
-            LegOutcome::Error,
+            SubOutcome::Error,
             format!("{said}: no JSON-RPC answer attributable to the server"),
         )
     };
@@ -227,7 +227,7 @@ pub(super) fn refusal(
             },
         ),
         Class::OtherCode(Some(c)) if code::is_modern_rejection(c) => (
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!("{said}: refused by 2026-07-28 header or version validation, which answers another question"),
         ),
         Class::OtherCode(c) => {
@@ -263,7 +263,7 @@ fn accepted(r: &Value, probe: Probe, said: &str) -> Graded {
     match probe {
         Probe::MissingResource => match r.get("contents").and_then(Value::as_array) {
             Some(c) if !c.is_empty() => (
-                LegOutcome::Unknown,
+                SubOutcome::Unknown,
                 format!(
                     "{said} ({} item{}{}): the template generated content for a value that names no stored \
                      resource; a template may legitimately produce content for any value, so whether the \
@@ -274,23 +274,23 @@ fn accepted(r: &Value, probe: Probe, said: &str) -> Graded {
                 ),
             ),
             Some(_) => (
-                LegOutcome::Fail,
+                SubOutcome::Fail,
                 format!("{said} with an empty `contents`: not a rejection (2026-07-28 forbids an empty list standing in for \"not found\")"),
             ),
             None => (
-                LegOutcome::Fail,
+                SubOutcome::Fail,
                 format!("{said} without `contents`: accepted, not rejected with -32602"),
             ),
         },
         Probe::MissingArgument => (
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             format!(
                 "{said}: the prompt was rendered without its required argument{}",
                 first_text(r).map(|t| format!(" (first text {t})")).unwrap_or_default()
             ),
         ),
         Probe::UnknownPrompt => (
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             format!("{said}: a prompt that does not exist was answered with a result"),
         ),
     }
@@ -330,49 +330,49 @@ mod tests {
                 error(Some(-32602), "Unknown prompt"),
                 Probe::UnknownPrompt,
                 legacy,
-                LegOutcome::Pass,
+                SubOutcome::Pass,
             ),
             (
                 error(Some(-32002), "not found"),
                 Probe::MissingResource,
                 legacy,
-                LegOutcome::Pass,
+                SubOutcome::Pass,
             ),
             (
                 error(Some(-32002), "not found"),
                 Probe::MissingResource,
                 modern,
-                LegOutcome::Fail,
+                SubOutcome::Fail,
             ),
             (
                 error(Some(-32002), "x"),
                 Probe::UnknownPrompt,
                 legacy,
-                LegOutcome::Fail,
+                SubOutcome::Fail,
             ),
             (
                 error(Some(-32603), "Internal server error"),
                 Probe::MissingArgument,
                 modern,
-                LegOutcome::Fail,
+                SubOutcome::Fail,
             ),
             (
                 error(Some(0), "Missing required arguments"),
                 Probe::MissingArgument,
                 legacy,
-                LegOutcome::Fail,
+                SubOutcome::Fail,
             ),
             (
                 error(None, "no code"),
                 Probe::UnknownPrompt,
                 legacy,
-                LegOutcome::Fail,
+                SubOutcome::Fail,
             ),
             (
                 error(Some(-32020), "Header mismatch"),
                 Probe::UnknownPrompt,
                 modern,
-                LegOutcome::Unknown,
+                SubOutcome::Unknown,
             ),
         ];
         for (reply, p, rev, want) in cases {
@@ -390,7 +390,7 @@ mod tests {
             Probe::UnknownPrompt,
             legacy,
         );
-        assert_eq!(o, LegOutcome::Unknown);
+        assert_eq!(o, SubOutcome::Unknown);
     }
 
     #[test]
@@ -410,8 +410,8 @@ mod tests {
             (error(Some(-32002), "gone"), Probe::MissingResource, modern),
         ] {
             let ((strict, _), (lenient, note)) = both(reply, p, rev);
-            assert_eq!(strict, LegOutcome::Fail);
-            assert_eq!(lenient, LegOutcome::Pass, "{note}");
+            assert_eq!(strict, SubOutcome::Fail);
+            assert_eq!(lenient, SubOutcome::Pass, "{note}");
             assert!(note.contains("the deviation named"), "{note}");
         }
         for (reply, p) in [
@@ -440,28 +440,28 @@ mod tests {
             serde_json::json!({"contents": [{"uri": "greeting://x", "text": "Hello, x!"}]}),
             Probe::MissingResource,
         );
-        assert_eq!(o, LegOutcome::Unknown, "{note}");
+        assert_eq!(o, SubOutcome::Unknown, "{note}");
         assert!(note.contains("`Hello, x!`"), "{note}");
         assert_eq!(
             g(serde_json::json!({"contents": []}), Probe::MissingResource).0,
-            LegOutcome::Fail
+            SubOutcome::Fail
         );
         assert_eq!(
             g(serde_json::json!({}), Probe::MissingResource).0,
-            LegOutcome::Fail
+            SubOutcome::Fail
         );
         let (o, note) = g(
             serde_json::json!({"messages": [{"role": "user", "content": {"type": "text", "text": "{}"}}]}),
             Probe::MissingArgument,
         );
-        assert_eq!(o, LegOutcome::Fail);
+        assert_eq!(o, SubOutcome::Fail);
         assert!(
             note.contains("without its required argument (first text `{}`)"),
             "{note}"
         );
         assert_eq!(
             g(serde_json::json!({"messages": []}), Probe::UnknownPrompt).0,
-            LegOutcome::Fail
+            SubOutcome::Fail
         );
         for r in [
             Reply::Empty,
@@ -478,7 +478,7 @@ mod tests {
                     Strictness::Fail
                 )
                 .0,
-                LegOutcome::Error
+                SubOutcome::Error
             );
         }
     }
@@ -487,7 +487,7 @@ mod tests {
     fn gate_skips_are_unknown_and_withheld_records_error() {
         assert_eq!(
             skipped("the get of an unknown prompt", "not sent: no prompt to get").0,
-            LegOutcome::Unknown
+            SubOutcome::Unknown
         );
         assert_eq!(
             skipped(
@@ -495,7 +495,7 @@ mod tests {
                 "withheld: the HTTP record of this leg still held a credential"
             )
             .0,
-            LegOutcome::Error
+            SubOutcome::Error
         );
     }
 }

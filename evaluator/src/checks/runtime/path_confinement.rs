@@ -25,7 +25,7 @@ use crate::check::{Check, Context, Legs};
 use crate::checks::common::text::{quote, truncate};
 use crate::checks::common::wire::{AnswerFacts, Reply};
 use crate::evidence::Evidence;
-use crate::verdict::{Leg, LegOutcome, Outcome, Verdict};
+use crate::verdict::{Outcome, SubOutcome, SubVerdict, Verdict};
 use mcp_probe_schema::model::Era;
 use mcp_probe_schema::vocab::{family, leg, LegId};
 
@@ -81,7 +81,7 @@ impl Check for PathConfinement {
         let what = format!("{} (control and traversal)", crate::refs::here("a"));
         let control = match live::recorded(ev, leg::TRAVERSAL_CONTROL, &what) {
             Recorded::NotSent(g) => {
-                return done(vec![Leg::new("a", g.0, g.1)], seqs, &facts);
+                return done(vec![SubVerdict::new("a", g.0, g.1)], seqs, &facts);
             }
             Recorded::Sent(a, req) => (a, req),
         };
@@ -116,13 +116,13 @@ impl Check for PathConfinement {
             _ => {
                 let g = live::control(ev, leg::TRAVERSAL_CONTROL, "contents", &what)
                     .err()
-                    .unwrap_or((LegOutcome::Unknown, what.clone()));
-                return done(vec![Leg::new("a.control", g.0, g.1)], seqs, &facts);
+                    .unwrap_or((SubOutcome::Unknown, what.clone()));
+                return done(vec![SubVerdict::new("a.control", g.0, g.1)], seqs, &facts);
             }
         };
-        let mut legs = vec![Leg::new(
+        let mut legs = vec![SubVerdict::new(
             "a.control",
-            LegOutcome::Observed,
+            SubOutcome::Observed,
             format!(
                 "{what} returned {}",
                 crate::checks::common::text::count(
@@ -137,15 +137,15 @@ impl Check for PathConfinement {
             (leg::TRAVERSAL_ENCODED, "a.encoded", &UNIX_MARKERS),
         ] {
             let (o, note) = traversal(ev, l, markers, &control_texts, &mut facts.probes);
-            legs.push(Leg::new(id, o, note));
+            legs.push(SubVerdict::new(id, o, note));
         }
         done(legs, seqs, &facts)
     }
 }
 
 /// The outcome of `legs`.
-fn done(legs: Vec<Leg>, seqs: Vec<u64>, facts: &TraversalFacts) -> Outcome {
-    let mut out = Outcome::from_legs(legs, REDUCTION)
+fn done(legs: Vec<SubVerdict>, seqs: Vec<u64>, facts: &TraversalFacts) -> Outcome {
+    let mut out = Outcome::from_subs(legs, REDUCTION)
         .with_records(seqs)
         .with_facts(facts);
     if out.verdict == Verdict::Pass {
@@ -220,7 +220,7 @@ fn traversal(
     let climbs = uri.contains("../") || uri.to_ascii_lowercase().contains("..%2f");
     if !climbs {
         return (
-            LegOutcome::Error,
+            SubOutcome::Error,
             format!(
                 "the recorded read of {} climbs no directory, so it tests nothing",
                 live::uri(uri)
@@ -231,18 +231,18 @@ fn traversal(
     let said = a.summary();
     if a.status == Some(401) {
         return (
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!("{sent}: {said}: refused at authentication, so the path was never judged"),
         );
     }
     match &a.reply {
-        Reply::NoResponse(_) => (LegOutcome::Error, format!("{sent}: {said}: the observation was never made")),
-        Reply::Error(_) => (LegOutcome::Pass, format!("{sent}: {said}: refused")),
+        Reply::NoResponse(_) => (SubOutcome::Error, format!("{sent}: {said}: the observation was never made")),
+        Reply::Error(_) => (SubOutcome::Pass, format!("{sent}: {said}: refused")),
         Reply::Result(r) => match r.get("contents").and_then(Value::as_array) {
-            Some(c) if c.is_empty() => (LegOutcome::Pass, format!("{sent}: {said} with an empty `contents`: nothing served")),
+            Some(c) if c.is_empty() => (SubOutcome::Pass, format!("{sent}: {said} with an empty `contents`: nothing served")),
             Some(_) => match marked(&texts(Some(r)), markers, control) {
                 Some((m, line)) => (
-                    LegOutcome::Fail,
+                    SubOutcome::Fail,
                     format!(
                         "{sent}: {said} whose contents carry {m:?}, a marker of the target file absent from the \
                          control: {}",
@@ -250,7 +250,7 @@ fn traversal(
                     ),
                 ),
                 None => (
-                    LegOutcome::Unknown,
+                    SubOutcome::Unknown,
                     format!(
                         "{sent}: {said} with contents carrying no marker of the target file{}: dot-segment removal \
                          may have mapped the URI onto a resource inside the root",
@@ -258,17 +258,17 @@ fn traversal(
                     ),
                 ),
             },
-            None => (LegOutcome::Unknown, format!("{sent}: {said} without `contents`")),
+            None => (SubOutcome::Unknown, format!("{sent}: {said} without `contents`")),
         },
         Reply::Bare(_) => (
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!(
                 "{sent}: {said}: no JSON-RPC answer (a WAF or front may refuse such a URI before the server), so \
                  whether the server itself would serve it is not observed"
             ),
         ),
         Reply::Empty | Reply::StreamWithoutAnswer => (
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!("{sent}: {said}: no JSON-RPC answer to judge"),
         ),
     }

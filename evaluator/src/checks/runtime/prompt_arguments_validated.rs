@@ -24,7 +24,7 @@ use crate::checks::common::inventory::{decided, gated, no_session, Item, Read, P
 use crate::checks::common::refusal::{self, Strictness};
 use crate::checks::common::text::{capped, count, kind, non_blank, quote, show, SEP};
 use crate::evidence::Evidence;
-use crate::verdict::{Leg, LegOutcome, Outcome};
+use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 use mcp_probe_schema::model::Era;
 use mcp_probe_schema::vocab::leg;
 
@@ -164,7 +164,7 @@ impl Check for PromptArgumentsValidated {
         let prompts = count(read.items.len(), "prompt");
         let a = if !args.bad_name.is_empty() {
             (
-                LegOutcome::Fail,
+                SubOutcome::Fail,
                 format!(
                     "{} without a usable name: {}",
                     count(args.bad_name.len(), "declaration"),
@@ -173,12 +173,12 @@ impl Check for PromptArgumentsValidated {
             )
         } else if args.declared == 0 {
             (
-                LegOutcome::Pass,
+                SubOutcome::Pass,
                 format!("no argument is declared ({prompts} read), so none is left unnamed"),
             )
         } else {
             (
-                LegOutcome::Pass,
+                SubOutcome::Pass,
                 format!(
                     "every argument has a non-blank name ({} across {prompts})",
                     count(args.declared, "argument")
@@ -187,7 +187,7 @@ impl Check for PromptArgumentsValidated {
         };
         let b = if !args.bad_required.is_empty() {
             (
-                LegOutcome::Fail,
+                SubOutcome::Fail,
                 format!(
                     "{} with a non-boolean `required`: {}",
                     count(args.bad_required.len(), "argument"),
@@ -196,7 +196,7 @@ impl Check for PromptArgumentsValidated {
             )
         } else {
             (
-                LegOutcome::Pass,
+                SubOutcome::Pass,
                 if args.declared == 0 {
                     format!("no argument is declared ({prompts} read), so there is no `required` to check")
                 } else if args.required_boolean == args.declared {
@@ -213,7 +213,10 @@ impl Check for PromptArgumentsValidated {
                 },
             )
         };
-        let legs = vec![Leg::new("a", a.0, a.1), Leg::new("b", b.0, b.1)];
+        let legs = vec![
+            SubVerdict::new("a", a.0, a.1),
+            SubVerdict::new("b", b.0, b.1),
+        ];
         let facts = ArgumentFacts {
             arguments: args.declared,
             bad_argument_names: args.bad_name.len(),
@@ -232,7 +235,7 @@ fn asked(req: &Value) -> String {
 }
 
 /// Leg c: the control, then the get without the required argument.
-fn missing_argument(ev: &Evidence, strictness: Strictness) -> Leg {
+fn missing_argument(ev: &Evidence, strictness: Strictness) -> SubVerdict {
     let g = (|| {
         let ok = live::control(
             ev,
@@ -271,7 +274,7 @@ fn missing_argument(ev: &Evidence, strictness: Strictness) -> Leg {
         let left_out = live::left_out(sent, &required);
         if left_out.is_empty() {
             return Err((
-                LegOutcome::Error,
+                SubOutcome::Error,
                 format!(
                     "the recorded get of {} leaves out no argument the listed prompt declares required, so it tests nothing",
                     asked(&req)
@@ -295,11 +298,11 @@ fn missing_argument(ev: &Evidence, strictness: Strictness) -> Leg {
         ))
     })();
     let (o, note) = g.unwrap_or_else(|e| e);
-    Leg::new("c", o, note)
+    SubVerdict::new("c", o, note)
 }
 
 /// Leg d: its control, then a prompt name that is not listed.
-fn unknown_prompt(ev: &Evidence, strictness: Strictness) -> Leg {
+fn unknown_prompt(ev: &Evidence, strictness: Strictness) -> SubVerdict {
     let g = (|| {
         let ok = live::control(
             ev,
@@ -321,7 +324,7 @@ fn unknown_prompt(ev: &Evidence, strictness: Strictness) -> Leg {
             .any(|p| p.get("name").and_then(Value::as_str) == name);
         if name.is_none() || listed {
             return Err((
-                LegOutcome::Error,
+                SubOutcome::Error,
                 format!(
                     "the recorded get asks for {}, a listed prompt or none, so it tests nothing",
                     asked(&req)
@@ -341,14 +344,14 @@ fn unknown_prompt(ev: &Evidence, strictness: Strictness) -> Leg {
         ))
     })();
     let (o, note) = g.unwrap_or_else(|e| e);
-    Leg::new("d", o, note)
+    SubVerdict::new("d", o, note)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::checks::common::inventory::fixture::{caps, declared, grade, page};
-    use crate::fixture::leg as leg_of;
+    use crate::fixture::sub as sub_of;
     use crate::fixture::{list_page, skipped};
     use crate::verdict::Verdict;
     use mcp_probe_schema::model::Record;
@@ -383,12 +386,12 @@ mod tests {
         ]);
         assert_eq!(declared(&o, &["c", "d"]), Verdict::Pass, "{o:#?}");
         assert!(
-            leg_of(&o, "a")
+            sub_of(&o, "a")
                 .note
                 .contains("every argument has a non-blank name (2 arguments across 2 prompts)"),
             "{o:#?}"
         );
-        assert!(leg_of(&o, "b").note.contains("`required` is a JSON boolean wherever present (1 of 2 arguments; the others omit it"), "{o:#?}");
+        assert!(sub_of(&o, "b").note.contains("`required` is a JSON boolean wherever present (1 of 2 arguments; the others omit it"), "{o:#?}");
         assert!(crate::fixture::local(o)
             .reduction
             .contains("c and d probe one prompt"));
@@ -412,8 +415,8 @@ mod tests {
         );
         assert_eq!(cut.verdict, Verdict::Unknown, "{cut:#?}");
         for id in ["a", "b"] {
-            let l = leg_of(&cut, id);
-            assert_eq!(l.outcome, LegOutcome::Unknown, "{l:?}");
+            let l = sub_of(&cut, id);
+            assert_eq!(l.outcome, SubOutcome::Unknown, "{l:?}");
             assert!(
                 l.note
                     .contains("prompts/list was cut after page 2 (stopped: page bound 2 reached"),
@@ -457,8 +460,8 @@ mod tests {
             json!([{"name": "code", "required": "yes"}]),
         )]);
         assert_eq!(o.verdict, Verdict::Fail);
-        assert_eq!(leg_of(&o, "a").outcome, LegOutcome::Pass);
-        let b = &leg_of(&o, "b").note;
+        assert_eq!(sub_of(&o, "a").outcome, SubOutcome::Pass);
+        let b = &sub_of(&o, "b").note;
         assert!(
             b.contains(
                 "`review` argument `code`: required is \"yes\" (a string), not a JSON boolean"
@@ -474,7 +477,7 @@ mod tests {
             json!([{"name": ""}, {"required": true}, {"name": 5}, "code"]),
         )]);
         assert_eq!(o.verdict, Verdict::Fail);
-        let a = &leg_of(&o, "a").note;
+        let a = &sub_of(&o, "a").note;
         assert!(a.contains("`review` argument #1: name is blank"), "{a}");
         assert!(a.contains("`review` argument #2: declares no name"), "{a}");
         assert!(
@@ -485,7 +488,7 @@ mod tests {
             a.contains("`review` argument #4 is a string, not an object"),
             "{a}"
         );
-        assert_eq!(leg_of(&o, "b").outcome, LegOutcome::Pass);
+        assert_eq!(sub_of(&o, "b").outcome, SubOutcome::Pass);
     }
 
     #[test]
@@ -508,7 +511,7 @@ mod tests {
         );
         assert_eq!(o.verdict, Verdict::Fail);
         assert!(
-            leg_of(&o, "b")
+            sub_of(&o, "b")
                 .note
                 .contains("`two` (page 2) argument `b`: required is 1 (a number)"),
             "{o:#?}"
@@ -604,11 +607,11 @@ mod tests {
     #[test]
     fn live_refusals_with_minus_32602_pass() {
         let o = live(rendered(), err(-32602), err(-32602));
-        crate::fixture::assert_leg(&o, "c", LegOutcome::Pass, &["without `code`", "-32602"]);
-        crate::fixture::assert_leg(
+        crate::fixture::assert_sub(&o, "c", SubOutcome::Pass, &["without `code`", "-32602"]);
+        crate::fixture::assert_sub(
             &o,
             "d",
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             &["`cis-audit-no-such-prompt` (not listed)"],
         );
         assert_eq!(o.verdict, Verdict::Pass, "{o:#?}");
@@ -618,16 +621,16 @@ mod tests {
     #[test]
     fn a_rendered_prompt_or_the_wrong_code_fails() {
         let o = live(rendered(), rendered(), err(-32603));
-        crate::fixture::assert_leg(
+        crate::fixture::assert_sub(
             &o,
             "c",
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             &["rendered without its required argument"],
         );
-        crate::fixture::assert_leg(&o, "d", LegOutcome::Fail, &["-32603", "handler broke"]);
+        crate::fixture::assert_sub(&o, "d", SubOutcome::Fail, &["-32603", "handler broke"]);
         let o = live(rendered(), err(0), rendered());
-        crate::fixture::assert_leg(&o, "c", LegOutcome::Fail, &["with 0, not -32602"]);
-        crate::fixture::assert_leg(&o, "d", LegOutcome::Fail, &["does not exist"]);
+        crate::fixture::assert_sub(&o, "c", SubOutcome::Fail, &["with 0, not -32602"]);
+        crate::fixture::assert_sub(&o, "d", SubOutcome::Fail, &["does not exist"]);
     }
 
     #[test]
@@ -640,18 +643,18 @@ mod tests {
             ..Default::default()
         };
         let o = live_in(&cx, rendered(), err(-32603), err(0));
-        crate::fixture::assert_leg(
+        crate::fixture::assert_sub(
             &o,
             "c",
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             &["-32603", "handler broke", "the deviation named"],
         );
-        crate::fixture::assert_leg(&o, "d", LegOutcome::Pass, &["with 0 instead of"]);
+        crate::fixture::assert_sub(&o, "d", SubOutcome::Pass, &["with 0 instead of"]);
         let o = live_in(&cx, rendered(), rendered(), err(-32602));
-        crate::fixture::assert_leg(
+        crate::fixture::assert_sub(
             &o,
             "c",
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             &["rendered without its required argument"],
         );
     }
@@ -659,16 +662,16 @@ mod tests {
     #[test]
     fn the_unknown_prompt_get_needs_its_control_to_have_succeeded() {
         let o = live(err(-32602), err(-32602), err(-32602));
-        crate::fixture::assert_leg(
+        crate::fixture::assert_sub(
             &o,
             "c",
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             &["control prompts/get did not return a non-empty `messages`"],
         );
-        crate::fixture::assert_leg(
+        crate::fixture::assert_sub(
             &o,
             "d",
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             &["control prompts/get did not return"],
         );
         assert_eq!(o.verdict, Verdict::Unknown);
@@ -690,8 +693,8 @@ mod tests {
                 get(&[leg::PROMPT_UNKNOWN], 8, "plain", json!({}), err(-32602)),
             ],
         );
-        crate::fixture::assert_leg(&o, "c", LegOutcome::Unknown, &["required: true"]);
-        crate::fixture::assert_leg(&o, "d", LegOutcome::Error, &["tests nothing"]);
+        crate::fixture::assert_sub(&o, "c", SubOutcome::Unknown, &["required: true"]);
+        crate::fixture::assert_sub(&o, "d", SubOutcome::Error, &["tests nothing"]);
     }
 
     /// A dual-era server (2026-07-28, and 2025-11-25 through `initialize`): the
@@ -787,9 +790,9 @@ mod tests {
         // The negotiated session alone passes; the legacy session's -32603 fails it.
         assert_eq!(alone.verdict, Verdict::Pass, "{alone:#?}");
         assert_eq!(o.verdict, Verdict::Fail, "{o:#?}");
-        crate::fixture::assert_leg(&o, "c@2026-07-28", LegOutcome::Pass, &["-32602"]);
-        crate::fixture::assert_leg(&o, "c@2025-11-25", LegOutcome::Fail, &["-32603"]);
-        crate::fixture::assert_leg(&o, "d@2025-11-25", LegOutcome::Pass, &[]);
+        crate::fixture::assert_sub(&o, "c@2026-07-28", SubOutcome::Pass, &["-32602"]);
+        crate::fixture::assert_sub(&o, "c@2025-11-25", SubOutcome::Fail, &["-32603"]);
+        crate::fixture::assert_sub(&o, "d@2025-11-25", SubOutcome::Pass, &[]);
         assert!(
             o.evidence.starts_with("on 2026-07-28: PASS"),
             "{}",
@@ -818,7 +821,7 @@ mod tests {
         assert_eq!(o.verdict, alone.verdict);
         assert_eq!(o.evidence, alone.evidence);
         assert_eq!(o.details, alone.details);
-        let ids = |o: &Outcome| o.legs.iter().map(|l| l.id.clone()).collect::<Vec<_>>();
+        let ids = |o: &Outcome| o.subs.iter().map(|l| l.id.clone()).collect::<Vec<_>>();
         assert_eq!(ids(&o), ids(&alone));
         assert!(!ids(&o).iter().any(|l| l.contains('@')), "{:?}", ids(&o));
     }

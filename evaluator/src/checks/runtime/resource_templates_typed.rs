@@ -22,7 +22,7 @@ use crate::checks::common::inventory::{decided, gated, no_session, Read, TEMPLAT
 use crate::checks::common::refusal::{self, Strictness};
 use crate::checks::common::text::{capped, count, kind, non_blank, quote, SEP};
 use crate::evidence::Evidence;
-use crate::verdict::{Leg, LegOutcome, Outcome};
+use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 use mcp_probe_schema::model::Era;
 use mcp_probe_schema::vocab::leg;
 use serde_json::Value;
@@ -127,23 +127,26 @@ impl Check for ResourceTemplatesTyped {
         let a = if bad_uri.is_empty() {
             let uris = capped(&uris, ", ");
             (
-                LegOutcome::Pass,
+                SubOutcome::Pass,
                 declare(format!("a non-blank uriTemplate: {uris}")),
             )
         } else {
-            (LegOutcome::Fail, without(&bad_uri, "a usable URI pattern"))
+            (SubOutcome::Fail, without(&bad_uri, "a usable URI pattern"))
         };
         let b = if bad_mime.is_empty() {
             let mimes = capped(&mimes, ", ");
             (
-                LegOutcome::Pass,
+                SubOutcome::Pass,
                 declare(format!("an explicit mimeType ({mimes})")),
             )
         } else {
             let without = without(&bad_mime, "an explicit MIME type");
-            (LegOutcome::Fail, format!("{without} ({MIME_STRICTNESS})"))
+            (SubOutcome::Fail, format!("{without} ({MIME_STRICTNESS})"))
         };
-        let legs = vec![Leg::new("a", a.0, a.1), Leg::new("b", b.0, b.1)];
+        let legs = vec![
+            SubVerdict::new("a", a.0, a.1),
+            SubVerdict::new("b", b.0, b.1),
+        ];
         let facts = TemplateFacts {
             bad_uri_templates: bad_uri.len(),
             missing_mime_types: bad_mime.len(),
@@ -153,7 +156,7 @@ impl Check for ResourceTemplatesTyped {
 }
 
 /// Leg c: the control read, then the made-up template instance.
-fn missing_resource(ev: &Evidence, strictness: Strictness) -> Leg {
+fn missing_resource(ev: &Evidence, strictness: Strictness) -> SubVerdict {
     let g = (|| {
         let ok = live::control(
             ev,
@@ -178,7 +181,7 @@ fn missing_resource(ev: &Evidence, strictness: Strictness) -> Leg {
             .any(|r| r.get("uri").and_then(Value::as_str) == uri);
         let Some(uri) = uri.filter(|_| !listed) else {
             return Err((
-                LegOutcome::Error,
+                SubOutcome::Error,
                 "the recorded read names a listed resource or no URI, so it tests nothing"
                     .to_string(),
             ));
@@ -199,15 +202,15 @@ fn missing_resource(ev: &Evidence, strictness: Strictness) -> Leg {
         ))
     })();
     let (o, note) = g.unwrap_or_else(|e| e);
-    Leg::new("c", o, note)
+    SubVerdict::new("c", o, note)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::checks::common::inventory::fixture::{caps, declared, grade, page};
-    use crate::fixture::leg as leg_of;
     use crate::fixture::skipped;
+    use crate::fixture::sub as sub_of;
     use crate::verdict::Verdict;
     use mcp_probe_schema::model::Record;
     use mcp_probe_schema::vocab::leg;
@@ -242,8 +245,8 @@ mod tests {
             Some("text/plain"),
         )]);
         assert_eq!(declared(&o, &["c"]), Verdict::Pass, "{o:#?}");
-        assert!(leg_of(&o, "a").note.contains("`greeting://{name}`"));
-        assert!(leg_of(&o, "b").note.contains("`text/plain`"));
+        assert!(sub_of(&o, "a").note.contains("`greeting://{name}`"));
+        assert!(sub_of(&o, "b").note.contains("`text/plain`"));
         assert!(crate::fixture::local(o)
             .reduction
             .contains("c reads one made-up instance"));
@@ -259,7 +262,7 @@ mod tests {
             template("fine", json!("x://{id}"), Some("text/plain")),
         ]);
         assert_eq!(o.verdict, Verdict::Fail);
-        let a = &leg_of(&o, "a").note;
+        let a = &sub_of(&o, "a").note;
         assert!(
             a.contains("4 of 5 templates without a usable URI pattern"),
             "{a}"
@@ -271,20 +274,20 @@ mod tests {
             "{a}"
         );
         assert!(a.contains("`absent` declares no uriTemplate"), "{a}");
-        assert_eq!(leg_of(&o, "b").outcome, LegOutcome::Pass);
+        assert_eq!(sub_of(&o, "b").outcome, SubOutcome::Pass);
     }
 
     #[test]
     fn missing_mime_type_fails_b_with_the_strictness_note() {
         let o = graded(vec![template("greeting", json!("greeting://{name}"), None)]);
         assert_eq!(o.verdict, Verdict::Fail);
-        assert_eq!(leg_of(&o, "a").outcome, LegOutcome::Pass);
-        let b = &leg_of(&o, "b").note;
+        assert_eq!(sub_of(&o, "a").outcome, SubOutcome::Pass);
+        let b = &sub_of(&o, "b").note;
         assert!(b.contains("`greeting` declares no mimeType"), "{b}");
         assert!(b.contains("stricter than base MCP"), "{b}");
         let o = graded(vec![template("g", json!("g://{x}"), Some(""))]);
         assert!(
-            leg_of(&o, "b").note.contains("`g` mimeType is blank"),
+            sub_of(&o, "b").note.contains("`g` mimeType is blank"),
             "{o:#?}"
         );
     }
@@ -332,8 +335,8 @@ mod tests {
         );
         assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
         for id in ["a", "b"] {
-            let l = leg_of(&o, id);
-            assert_eq!(l.outcome, LegOutcome::Unknown, "{l:?}");
+            let l = sub_of(&o, id);
+            assert_eq!(l.outcome, SubOutcome::Unknown, "{l:?}");
             assert!(l.note.contains("repeated cursor"), "{l:?}");
         }
     }
@@ -396,37 +399,37 @@ mod tests {
     #[test]
     fn a_missing_instance_must_be_refused_with_minus_32602() {
         let o = live(ok(), err(-32602), "2026-07-28");
-        crate::fixture::assert_leg(
+        crate::fixture::assert_sub(
             &o,
             "c",
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             &["`file:///cis-audit-no-such-value`", "-32602"],
         );
         assert_eq!(o.verdict, Verdict::Pass, "{o:#?}");
         // -32002 is the code of revisions before 2026-07-28, retired in it.
-        crate::fixture::assert_leg(
+        crate::fixture::assert_sub(
             &live(ok(), err(-32002), "2025-11-25"),
             "c",
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             &["2025-11-25 defines"],
         );
-        crate::fixture::assert_leg(
+        crate::fixture::assert_sub(
             &live(ok(), err(-32002), "2026-07-28"),
             "c",
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             &["retired"],
         );
-        crate::fixture::assert_leg(
+        crate::fixture::assert_sub(
             &live(ok(), err(-32603), "2025-11-25"),
             "c",
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             &["not -32602"],
         );
         let empty = json!({"result": {"contents": []}});
-        crate::fixture::assert_leg(
+        crate::fixture::assert_sub(
             &live(ok(), empty, "2025-11-25"),
             "c",
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             &["empty `contents`"],
         );
     }
@@ -435,10 +438,10 @@ mod tests {
     fn generated_content_is_unknown_and_a_failed_control_decides_nothing() {
         let made = json!({"result": {"contents": [{"uri": "x", "text": "Hello, cis-audit-no-such-value!"}]}});
         let o = live(ok(), made, "2025-11-25");
-        crate::fixture::assert_leg(
+        crate::fixture::assert_sub(
             &o,
             "c",
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             &["may legitimately produce content"],
         );
         let o = live(
@@ -446,10 +449,10 @@ mod tests {
             err(-32602),
             "2025-11-25",
         );
-        crate::fixture::assert_leg(
+        crate::fixture::assert_sub(
             &o,
             "c",
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             &["control resources/read did not return a non-empty `contents`"],
         );
     }
@@ -472,6 +475,6 @@ mod tests {
             read(leg::TEMPLATE_MISSING, 8, "file:///a.txt", ok()),
         ];
         let o = grade(&ResourceTemplatesTyped, caps(), records);
-        crate::fixture::assert_leg(&o, "c", LegOutcome::Error, &["tests nothing"]);
+        crate::fixture::assert_sub(&o, "c", SubOutcome::Error, &["tests nothing"]);
     }
 }

@@ -37,7 +37,7 @@ use crate::checks::common::text::quote;
 use crate::checks::common::text::{capped, count, kind, reason, show, truncate, SEP};
 use crate::checks::common::wire::{refused_at_authentication, Reply};
 use crate::evidence::Evidence;
-use crate::verdict::{Leg, LegOutcome, Outcome};
+use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 use mcp_probe_schema::model::Era;
 use mcp_probe_schema::vocab::{code, leg};
 
@@ -108,7 +108,7 @@ impl Schemas {
 
     /// The leg, by the spec's order: any failure, else any unrecognised dialect, else
     /// pass. `none` is the outcome and note when nothing was declared.
-    fn leg(&self, id: &str, key: &str, tools: usize, none: (LegOutcome, String)) -> Leg {
+    fn leg(&self, id: &str, key: &str, tools: usize, none: (SubOutcome, String)) -> SubVerdict {
         if !self.failed.is_empty() {
             let of = if self.declared < tools {
                 format!("{} declaring one", count(self.declared, "tool"))
@@ -122,9 +122,9 @@ impl Schemas {
                     count(n, key)
                 ),
             };
-            return Leg::new(
+            return SubVerdict::new(
                 id,
-                LegOutcome::Fail,
+                SubOutcome::Fail,
                 format!(
                     "{key} fails for {} of {of}: {}{also}",
                     self.failed.len(),
@@ -137,9 +137,9 @@ impl Schemas {
                 0 => String::new(),
                 n => format!(" ({n} other{} compiled)", if n == 1 { "" } else { "s" }),
             };
-            return Leg::new(
+            return SubVerdict::new(
                 id,
-                LegOutcome::Unknown,
+                SubOutcome::Unknown,
                 format!(
                     "unrecognised dialect, not compiled: {}{others}",
                     capped(&self.unrecognised, SEP)
@@ -147,7 +147,7 @@ impl Schemas {
             );
         }
         if self.declared == 0 {
-            return Leg::new(id, none.0, none.1);
+            return SubVerdict::new(id, none.0, none.1);
         }
         let of = if self.declared < tools {
             format!(
@@ -158,9 +158,9 @@ impl Schemas {
         } else {
             String::new()
         };
-        Leg::new(
+        SubVerdict::new(
             id,
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             format!(
                 "{} compiled ({}){of}",
                 count(self.declared, key),
@@ -229,23 +229,23 @@ impl Check for ToolSchemasValidated {
             "a",
             "inputSchema",
             tools,
-            (LegOutcome::Unknown, "no inputSchema read".into()),
+            (SubOutcome::Unknown, "no inputSchema read".into()),
         );
         let b = output.leg(
             "b",
             "outputSchema",
             tools,
             (
-                LegOutcome::Unknown,
+                SubOutcome::Unknown,
                 format!(
                     "none of the {} declares an outputSchema (optional in MCP): nothing compiled, so this leg cannot pass",
                     count(tools, "tool")
                 ),
             ),
         );
-        let c = Leg::new(
+        let c = SubVerdict::new(
             "c",
-            LegOutcome::Observed,
+            SubOutcome::Observed,
             if refs.is_empty() {
                 "no schema carries an external $ref".to_string()
             } else {
@@ -277,7 +277,7 @@ impl Check for ToolSchemasValidated {
 /// execution error); HTTP 401/403 → unknown; any other JSON-RPC error → unknown (a
 /// refusal that answers another question: with no control call, -32603 or a header
 /// refusal cannot be tied to the missing property); no JSON-RPC answer → error.
-fn schema_violating_call(ev: &Evidence) -> Leg {
+fn schema_violating_call(ev: &Evidence) -> SubVerdict {
     let g = (|| {
         let (a, req) =
             match live::recorded(ev, leg::SCHEMA_CALL, "the call without a required property") {
@@ -302,7 +302,7 @@ fn schema_violating_call(ev: &Evidence) -> Leg {
         let left_out = live::left_out(sent, &required);
         if sent.is_none() || left_out.is_empty() {
             return Err((
-                LegOutcome::Error,
+                SubOutcome::Error,
                 format!(
                     "the recorded tools/call of {} leaves out no property the listed inputSchema requires, so it tests nothing",
                     quote(tool)
@@ -324,38 +324,38 @@ fn schema_violating_call(ev: &Evidence) -> Leg {
         let said = a.summary();
         Ok(match &a.reply {
             Reply::Result(r) if r.get("isError") == Some(&Value::Bool(true)) => (
-                LegOutcome::Pass,
+                SubOutcome::Pass,
                 format!(
                     "{call}: {said}, a tool execution error{}",
                     live::first_text(r).map(|t| format!(" ({t})")).unwrap_or_default()
                 ),
             ),
             Reply::Result(r) => (
-                LegOutcome::Fail,
+                SubOutcome::Fail,
                 format!(
                     "{call}: {said}: executed despite the missing required property{}",
                     live::first_text(r).map(|t| format!(" (first text {t})")).unwrap_or_default()
                 ),
             ),
             Reply::Error(e) if matches!(e.code, Some(code::INVALID_PARAMS | code::INVALID_REQUEST)) => (
-                LegOutcome::Fail,
+                SubOutcome::Fail,
                 format!("{call}: {said}: a protocol error, where a tool execution error (isError) is required"),
             ),
             Reply::Error(_) => (
-                LegOutcome::Unknown,
+                SubOutcome::Unknown,
                 format!(
                     "{call}: {said}: refused, but not as invalid arguments; without a control call this cannot be \
                      tied to the missing property"
                 ),
             ),
             _ => (
-                LegOutcome::Error,
+                SubOutcome::Error,
                 format!("{call}: {said}: no JSON-RPC answer attributable to the server"),
             ),
         })
     })();
     let (o, note) = g.unwrap_or_else(|e| e);
-    Leg::new("d", o, note)
+    SubVerdict::new("d", o, note)
 }
 
 /// `all under 2020-12`, or `2 under 2020-12, 1 under draft-07`.

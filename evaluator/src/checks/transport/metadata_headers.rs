@@ -26,7 +26,7 @@ use crate::check::{Check, Context, Legs};
 use crate::checks::common::values::{leg_outcomes, Keyed};
 use crate::checks::common::wire::{self, read, skipped_leg, Answer, AnswerFacts, Reply};
 use crate::evidence::Evidence;
-use crate::verdict::{Leg, LegOutcome, Outcome};
+use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 use mcp_probe_schema::model::Era;
 
 /// Request metadata headers present and consistent with the body.
@@ -92,7 +92,7 @@ const PROBES: [Probe; 4] = [
 #[derive(Debug, Serialize)]
 struct MetadataHeadersFacts {
     /// Sub-verdicts a-d → outcome.
-    legs: Keyed<String, LegOutcome>,
+    legs: Keyed<String, SubOutcome>,
     /// Collector leg → what its probe showed.
     probes: Keyed<LegId, ProbeFacts>,
 }
@@ -105,7 +105,7 @@ struct ProbeFacts {
     #[serde(flatten)]
     answer: Option<AnswerFacts>,
     label: &'static str,
-    outcome: LegOutcome,
+    outcome: SubOutcome,
 }
 
 /// The collector legs of [`PROBES`], in their order.
@@ -117,7 +117,7 @@ const COLLECTOR_LEGS: [LegId; 4] = [
 ];
 
 /// Decide one probe from its answer.
-fn judge(a: &Answer, p: &Probe, authenticated: bool) -> (LegOutcome, String) {
+fn judge(a: &Answer, p: &Probe, authenticated: bool) -> (SubOutcome, String) {
     if let Some(refused) =
         wire::refused_at_authentication(a, authenticated, "so the header check was never reached")
     {
@@ -128,21 +128,21 @@ fn judge(a: &Answer, p: &Probe, authenticated: bool) -> (LegOutcome, String) {
     let status = a.status.unwrap_or_default();
     match (&a.reply, a.code()) {
         (Reply::NoResponse(_), _) => (
-            LegOutcome::Error,
+            SubOutcome::Error,
             format!("{said}: the probe's answer was never observed"),
         ),
         (Reply::Error(_), Some(code::HEADER_MISMATCH)) if status == 400 => {
-            (LegOutcome::Pass, format!("{said}: refused with {required}, the required answer"))
+            (SubOutcome::Pass, format!("{said}: refused with {required}, the required answer"))
         }
         (Reply::Error(_), Some(code::HEADER_MISMATCH)) => (
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             format!(
                 "{said}: the header was refused with the right code but at HTTP {status}, where the spec requires \
                  400 (clients and intermediaries act on the status)"
             ),
         ),
         (Reply::Error(_), Some(code::UNSUPPORTED_PROTOCOL_VERSION)) => (
-            LegOutcome::Error,
+            SubOutcome::Error,
             format!(
                 "{said}: the endpoint refused the probe's own version ({REV_2026_07_28}), so the header test never \
                  ran"
@@ -156,12 +156,12 @@ fn judge(a: &Answer, p: &Probe, authenticated: bool) -> (LegOutcome, String) {
                 _ => "",
             };
             (
-                LegOutcome::Fail,
+                SubOutcome::Fail,
                 format!("{said}: accepted{how} instead of refused with {required}"),
             )
         }
         (Reply::Error(_), Some(code::INVALID_PARAMS)) if p.call && a.is_2xx() => (
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             format!(
                 "{said}: the transport accepted the request and the body was dispatched: -32602 inside a 2xx is \
                  the tool lookup's answer for the name in the body (a tool that cannot exist), so the {} header \
@@ -170,7 +170,7 @@ fn judge(a: &Answer, p: &Probe, authenticated: bool) -> (LegOutcome, String) {
             ),
         ),
         (Reply::Error(e), Some(c)) if status == 400 && e.names(p.header) => (
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             format!(
                 "{said}: refused at HTTP 400 with a message naming the {} header, so a header decision, though with \
                  code {c} instead of {} (deviation)",
@@ -179,7 +179,7 @@ fn judge(a: &Answer, p: &Probe, authenticated: bool) -> (LegOutcome, String) {
             ),
         ),
         (Reply::Error(_), Some(code::INVALID_PARAMS)) if p.call && status == 400 => (
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!(
                 "{said}: the body names a tool that cannot exist, so -32602 answers the body, not the header: the \
                  server validated the body first, an order the spec does not fix, and whether it enforces {} at \
@@ -188,7 +188,7 @@ fn judge(a: &Answer, p: &Probe, authenticated: bool) -> (LegOutcome, String) {
             ),
         ),
         (Reply::Error(_), Some(c)) => (
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!(
                 "{said}: refused with code {c} instead of {required}; the refusal answers a different question, so \
                  whether the server enforces {} is not shown",
@@ -196,19 +196,19 @@ fn judge(a: &Answer, p: &Probe, authenticated: bool) -> (LegOutcome, String) {
             ),
         ),
         (Reply::Error(_), None) => (
-            LegOutcome::Error,
+            SubOutcome::Error,
             format!("{said}: an error object without an integer code is not a refusal that can be attributed"),
         ),
         (Reply::Result(_), _) => (
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!("{said}: a result at a non-2xx status is neither a refusal nor a clean acceptance"),
         ),
         _ if (300..400).contains(&status) => (
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!("{said}: a redirect (not followed) is not the endpoint's answer"),
         ),
         _ => (
-            LegOutcome::Error,
+            SubOutcome::Error,
             format!(
                 "{said}: a bare status a gateway or proxy may have produced; neither a refusal nor an acceptance is \
                  attributed to the server"
@@ -254,7 +254,7 @@ impl Check for MetadataHeaders {
         for p in &PROBES {
             let (outcome, note, answer) = match wire::last(ev, p.leg) {
                 None => (
-                    LegOutcome::Error,
+                    SubOutcome::Error,
                     "the leg's records hold neither an HTTP exchange nor a skip".to_string(),
                     None,
                 ),
@@ -278,13 +278,17 @@ impl Check for MetadataHeaders {
                     outcome,
                 },
             );
-            legs.push(Leg::new(p.id, outcome, format!("{}: {note}", p.label)));
+            legs.push(SubVerdict::new(
+                p.id,
+                outcome,
+                format!("{}: {note}", p.label),
+            ));
         }
         let facts = MetadataHeadersFacts {
             legs: leg_outcomes(&legs),
             probes,
         };
-        Outcome::from_legs(legs, REDUCTION)
+        Outcome::from_subs(legs, REDUCTION)
             .with_records(seqs)
             .with_facts(&facts)
     }
@@ -294,7 +298,7 @@ impl Check for MetadataHeaders {
 mod tests {
     use super::*;
     use crate::checks::common::wire::testing::{JSON, META};
-    use crate::fixture::assert_leg as has;
+    use crate::fixture::assert_sub as has;
     use crate::fixture::{evidence, exchange, session, skipped};
     /// The rule graded directly, rendered outside any definition (local names).
     fn run(
@@ -403,7 +407,7 @@ mod tests {
         has(
             &o,
             "a",
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             &[
                 "missing Mcp-Method (tools/list)",
                 "record #0",
@@ -413,7 +417,7 @@ mod tests {
         has(
             &o,
             "d",
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             &["Base64-encoded", "text/event-stream"],
         );
         assert_eq!(o.details["legs"]["b"], "pass");
@@ -470,7 +474,7 @@ mod tests {
         has(
             &o,
             "a",
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             &["result listing 0 tools", "accepted"],
         );
         let o = answered(
@@ -479,12 +483,12 @@ mod tests {
             JSON,
             r#"{"jsonrpc":"2.0","id":42,"result":{"content":[{"type":"text","text":"Unknown tool"}],"isError":true}}"#,
         );
-        has(&o, "b", LegOutcome::Fail, &["isError: true", "dispatched"]);
+        has(&o, "b", SubOutcome::Fail, &["isError: true", "dispatched"]);
         let o = answered(leg::HDR_NAME_MISMATCH, 202, JSON, "");
         has(
             &o,
             "c",
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             &["HTTP 202", "empty answer to a request is an acceptance"],
         );
     }
@@ -501,7 +505,7 @@ mod tests {
         has(
             &o,
             "c",
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             &["-32602 inside a 2xx", "not validated before the body"],
         );
     }
@@ -518,7 +522,7 @@ mod tests {
         has(
             &o,
             "b",
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             &[
                 "answers the body, not the header",
                 "order the spec does not fix",
@@ -534,7 +538,7 @@ mod tests {
         has(
             &o,
             "b",
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             &[
                 "naming the Mcp-Name header",
                 "code -32602 instead of -32020 (deviation)",
@@ -554,7 +558,7 @@ mod tests {
         has(
             &o,
             "a",
-            LegOutcome::Error,
+            SubOutcome::Error,
             &["probe's own version", "never ran"],
         );
     }
@@ -566,18 +570,18 @@ mod tests {
         has(
             &o,
             "a",
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             &[
                 "code -32600 instead of HTTP 400 and -32020",
                 "different question",
             ],
         );
         let o = refused(leg::HDR_NAME_ENCODED, 404, -32601, "Method not found");
-        has(&o, "d", LegOutcome::Unknown, &["HTTP 404", "-32601"]);
+        has(&o, "d", SubOutcome::Unknown, &["HTTP 404", "-32601"]);
         let o = answered(leg::HDR_NO_NAME, 401, JSON, "");
-        has(&o, "b", LegOutcome::Unknown, &["refused at authentication"]);
+        has(&o, "b", SubOutcome::Unknown, &["refused at authentication"]);
         let o = answered(leg::HDR_NO_NAME, 307, "text/plain", "");
-        has(&o, "b", LegOutcome::Unknown, &["redirect"]);
+        has(&o, "b", SubOutcome::Unknown, &["redirect"]);
     }
 
     #[test]
@@ -587,7 +591,7 @@ mod tests {
         has(
             &o,
             "a",
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             &["right code but at HTTP 200", "requires 400"],
         );
     }
@@ -604,7 +608,7 @@ mod tests {
             has(
                 &o,
                 "b",
-                LegOutcome::Error,
+                SubOutcome::Error,
                 &[&format!("HTTP {status}"), "gateway"],
             );
         }
@@ -619,7 +623,7 @@ mod tests {
         has(
             &o,
             "b",
-            LegOutcome::Error,
+            SubOutcome::Error,
             &["no response (timeout", "never observed"],
         );
         let o = answered(
@@ -628,7 +632,7 @@ mod tests {
             JSON,
             r#"{"jsonrpc":"2.0","id":42,"error":{"message":"no code"}}"#,
         );
-        has(&o, "b", LegOutcome::Error, &["without an integer code"]);
+        has(&o, "b", SubOutcome::Error, &["without an integer code"]);
     }
 
     #[test]
@@ -639,12 +643,12 @@ mod tests {
         );
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
         let words = ["--info", "a full run decides"];
-        has(&o, "b", LegOutcome::Unknown, &words);
+        has(&o, "b", SubOutcome::Unknown, &words);
         let o = modern_with(
             leg::HDR_NO_NAME,
             skipped(&[leg::HDR_NO_NAME], "not sent: 2026-07-28 only"),
         );
-        has(&o, "b", LegOutcome::Error, &["never made"]);
+        has(&o, "b", SubOutcome::Error, &["never made"]);
     }
 
     #[test]

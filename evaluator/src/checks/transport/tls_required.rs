@@ -46,7 +46,7 @@ mod cert;
 use crate::check::{Check, Context, Legs, Needs};
 use crate::evidence::{Evidence, Exchange};
 use crate::fmt::escape_line;
-use crate::verdict::{Leg, LegOutcome, Outcome};
+use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 use cert::{cert_facts, certificate_leg, offline_verify, trust_leg, CertFacts, TrustState};
 use mcp_probe_schema::model::Era;
 
@@ -130,26 +130,26 @@ fn plaintext_target(ev: &Evidence, base: &url::Url) -> Outcome {
         _ => None,
     });
     let a = match (&ev.payload.target.endpoint, &served) {
-        (Some(endpoint), _) => Leg::new(
+        (Some(endpoint), _) => SubVerdict::new(
             "a",
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             format!(
                 "the MCP endpoint {} is plain http: MCP is served in clear",
                 escape_line(endpoint)
             ),
         ),
-        (None, Some((_, status, url))) => Leg::new(
+        (None, Some((_, status, url))) => SubVerdict::new(
             "a",
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             format!(
                 "the target is plain http and {} answered HTTP {status} in clear (no MCP endpoint was \
                  detected, but plaintext HTTP is served)",
                 escape_line(url)
             ),
         ),
-        (None, None) => Leg::new(
+        (None, None) => SubVerdict::new(
             "a",
-            LegOutcome::Error,
+            SubOutcome::Error,
             format!(
                 "the target {} is plain http but nothing answered, so no plaintext service was observed",
                 escape_line(base.as_str())
@@ -163,21 +163,21 @@ fn plaintext_target(ev: &Evidence, base: &url::Url) -> Outcome {
     };
     let legs = vec![
         a,
-        Leg::new("b", LegOutcome::Dropped, reason(leg::TLS_V1_0)),
-        Leg::new("c", LegOutcome::Dropped, reason(leg::TLS_V1_1)),
-        Leg::new(
+        SubVerdict::new("b", SubOutcome::Dropped, reason(leg::TLS_V1_0)),
+        SubVerdict::new("c", SubOutcome::Dropped, reason(leg::TLS_V1_1)),
+        SubVerdict::new(
             "d",
-            LegOutcome::Dropped,
+            SubOutcome::Dropped,
             "not probed: the target is plain http",
         ),
-        Leg::new(
+        SubVerdict::new(
             "e",
-            LegOutcome::Dropped,
+            SubOutcome::Dropped,
             "not probed: the target is plain http",
         ),
-        Leg::new(
+        SubVerdict::new(
             "f",
-            LegOutcome::Dropped,
+            SubOutcome::Dropped,
             "not probed: the target is plain http",
         ),
     ];
@@ -187,7 +187,7 @@ fn plaintext_target(ev: &Evidence, base: &url::Url) -> Outcome {
         tls_intercepted: false,
         plaintext_status: served.as_ref().map(|s| s.1),
     };
-    Outcome::from_legs(legs, REDUCTION)
+    Outcome::from_subs(legs, REDUCTION)
         .with_records(served.as_ref().map(|s| s.0))
         .with_facts(&facts)
 }
@@ -302,8 +302,8 @@ fn tls_target(ev: &Evidence, base: &url::Url) -> Outcome {
         (None, _) => {
             let why = "no TLS handshake was recorded, so no certificate was seen";
             (
-                Leg::new("e", LegOutcome::Error, why),
-                Leg::new("f", LegOutcome::Error, why),
+                SubVerdict::new("e", SubOutcome::Error, why),
+                SubVerdict::new("f", SubOutcome::Error, why),
             )
         }
         (Some(t), None) => {
@@ -315,14 +315,14 @@ fn tls_target(ev: &Evidence, base: &url::Url) -> Outcome {
                 None => "no certificate was recorded".to_string(),
             };
             (
-                Leg::new("e", LegOutcome::Error, why.clone()),
-                Leg::new("f", LegOutcome::Error, why),
+                SubVerdict::new("e", SubOutcome::Error, why.clone()),
+                SubVerdict::new("f", SubOutcome::Error, why),
             )
         }
         (Some(t), Some(Err(err))) => {
             let why = format!("the leaf certificate does not parse as X.509 ({err})");
             (
-                Leg::new("e", LegOutcome::Error, why.clone()),
+                SubVerdict::new("e", SubOutcome::Error, why.clone()),
                 trust_leg(ev, t, None, &offline, &trust),
             )
         }
@@ -354,7 +354,7 @@ fn tls_target(ev: &Evidence, base: &url::Url) -> Outcome {
     };
 
     let mut a = a;
-    if tls.is_none() && a.outcome == LegOutcome::Pass {
+    if tls.is_none() && a.outcome == SubOutcome::Pass {
         // A refused plaintext port on a dead deployment proves little.
         a.note
             .push_str(" (proves little: the TLS port gave no handshake either)");
@@ -364,13 +364,13 @@ fn tls_target(ev: &Evidence, base: &url::Url) -> Outcome {
         // Through a suspected inspecting proxy, what was seen may be the proxy's, not the
         // server's.
         for l in &mut legs {
-            if matches!(l.outcome, LegOutcome::Pass | LegOutcome::Fail) {
-                let was = if l.outcome == LegOutcome::Pass {
+            if matches!(l.outcome, SubOutcome::Pass | SubOutcome::Fail) {
+                let was = if l.outcome == SubOutcome::Pass {
                     "pass"
                 } else {
                     "fail"
                 };
-                l.outcome = LegOutcome::Unknown;
+                l.outcome = SubOutcome::Unknown;
                 l.note = format!(
                     "{} (would be {was}, but read through a suspected TLS-inspecting proxy)",
                     l.note
@@ -378,7 +378,7 @@ fn tls_target(ev: &Evidence, base: &url::Url) -> Outcome {
             }
         }
     }
-    Outcome::from_legs(legs, REDUCTION)
+    Outcome::from_subs(legs, REDUCTION)
         .with_records(records)
         .with_facts(&facts)
 }
@@ -396,26 +396,26 @@ fn first_tls(ev: &Evidence) -> Option<(&Record, &TlsHandshake)> {
 // a: plaintext
 
 /// Sub-verdict a, its record and its details.
-fn plaintext_leg(ev: &Evidence) -> (Leg, Option<u64>, PlaintextFacts) {
+fn plaintext_leg(ev: &Evidence) -> (SubVerdict, Option<u64>, PlaintextFacts) {
     let mut facts = PlaintextFacts::default();
     let Some(x) = ev.exchanges(leg::PLAINTEXT).next() else {
         let why = ev
             .skipped(leg::PLAINTEXT)
             .map(skip_note)
             .unwrap_or_else(|| "no plaintext request was recorded".into());
-        return (Leg::new("a", LegOutcome::Unknown, why), None, facts);
+        return (SubVerdict::new("a", SubOutcome::Unknown, why), None, facts);
     };
     let url = escape_line(&x.http.request.url);
     facts.plaintext_url = Some(url.clone());
     let (outcome, note) = plaintext_decision(&x, &url, &mut facts);
-    (Leg::new("a", outcome, note), Some(x.seq()), facts)
+    (SubVerdict::new("a", outcome, note), Some(x.seq()), facts)
 }
 
 fn plaintext_decision(
     x: &Exchange<'_>,
     url: &str,
     facts: &mut PlaintextFacts,
-) -> (LegOutcome, String) {
+) -> (SubOutcome, String) {
     let resp = match &x.http.outcome {
         HttpOutcome::Response(r) => r,
         HttpOutcome::Error(e) => {
@@ -423,26 +423,26 @@ fn plaintext_decision(
             let msg = escape_line(&e.message);
             return match e.kind {
                 ErrorKind::Connect => (
-                    LegOutcome::Pass,
+                    SubOutcome::Pass,
                     format!("{url}: port refused ({msg}); no plaintext service"),
                 ),
                 ErrorKind::Reset => (
-                    LegOutcome::Pass,
+                    SubOutcome::Pass,
                     format!("{url}: port refused (connection reset before any response: {msg})"),
                 ),
                 ErrorKind::Timeout => (
-                    LegOutcome::Pass,
+                    SubOutcome::Pass,
                     format!(
                         "{url}: no answer within the timeout ({msg}): filtered or silently dropped, so no \
                          plaintext service was observed, though a slow one is not excluded"
                     ),
                 ),
                 ErrorKind::Protocol => (
-                    LegOutcome::Pass,
+                    SubOutcome::Pass,
                     format!("{url}: the port answered something that is not HTTP ({msg}) (review)"),
                 ),
                 _ => (
-                    LegOutcome::Error,
+                    SubOutcome::Error,
                     format!("{url}: {} error ({msg}): decides nothing", e.kind.as_str()),
                 ),
             };
@@ -452,11 +452,11 @@ fn plaintext_decision(
     facts.plaintext = PlaintextSeen::Status(status);
     match status {
         200..=299 => (
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             format!("{url}: HTTP {status}: plaintext served"),
         ),
         426 => (
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             format!("{url}: HTTP 426 Upgrade Required"),
         ),
         301 | 302 | 303 | 307 | 308 => {
@@ -464,15 +464,15 @@ fn plaintext_decision(
             facts.plaintext_redirect_target = Some(loc.as_deref().map(escape_line));
             match loc.filter(|l| !l.is_empty()) {
                 None => (
-                    LegOutcome::Fail,
+                    SubOutcome::Fail,
                     format!("{url}: HTTP {status} redirect with an empty target (no Location)"),
                 ),
                 Some(l) if l.len() >= 8 && l[..8].eq_ignore_ascii_case("https://") => (
-                    LegOutcome::Pass,
+                    SubOutcome::Pass,
                     format!("{url}: HTTP {status} redirect to {}", escape_line(&l)),
                 ),
                 Some(l) => (
-                    LegOutcome::Fail,
+                    SubOutcome::Fail,
                     format!(
                         "{url}: HTTP {status} redirect to {}, which is not an https:// location (the \
                          plaintext request is served onward in clear)",
@@ -482,7 +482,7 @@ fn plaintext_decision(
             }
         }
         _ => (
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             format!("{url}: HTTP {status}: neither served nor redirected to https (review)"),
         ),
     }
@@ -492,7 +492,12 @@ fn plaintext_decision(
 // b / c: legacy versions
 
 /// One legacy-version leg; also whether the version was accepted.
-fn legacy_leg(ev: &Evidence, id: &str, leg_id: LegId, version: u16) -> (Leg, Option<u64>, bool) {
+fn legacy_leg(
+    ev: &Evidence,
+    id: &str,
+    leg_id: LegId,
+    version: u16,
+) -> (SubVerdict, Option<u64>, bool) {
     let name = tlswire::version_text(version);
     let Some((r, p)) = ev.records_for(leg_id).find_map(|r| match &r.observation {
         Observation::LegacyTls(p) => Some((r, p)),
@@ -502,14 +507,14 @@ fn legacy_leg(ev: &Evidence, id: &str, leg_id: LegId, version: u16) -> (Leg, Opt
             .skipped(leg_id)
             .map(|r| format!("{name} {}", skip_note(r)))
             .unwrap_or_else(|| format!("no {name} probe was recorded"));
-        return (Leg::new(id, LegOutcome::Unknown, why), None, false);
+        return (SubVerdict::new(id, SubOutcome::Unknown, why), None, false);
     };
     let (outcome, note, accepted) = legacy_decision(p, version);
-    (Leg::new(id, outcome, note), Some(r.seq), accepted)
+    (SubVerdict::new(id, outcome, note), Some(r.seq), accepted)
 }
 
 /// Grade one recorded legacy probe that was meant to offer `version`.
-pub fn legacy_decision(p: &LegacyTlsProbe, version: u16) -> (LegOutcome, String, bool) {
+pub fn legacy_decision(p: &LegacyTlsProbe, version: u16) -> (SubOutcome, String, bool) {
     let name = tlswire::version_text(version);
     // The recorded offer must be the one the leg claims: a probe that offered something
     // else answers a different question.
@@ -517,7 +522,7 @@ pub fn legacy_decision(p: &LegacyTlsProbe, version: u16) -> (LegOutcome, String,
         Some(h) if h.client_version == version && p.offered == name => {}
         Some(h) => {
             return (
-                LegOutcome::Error,
+                SubOutcome::Error,
                 format!(
                     "the recorded probe offered {} (labelled {}), not {name}: it answers another question",
                     tlswire::version_text(h.client_version),
@@ -528,7 +533,7 @@ pub fn legacy_decision(p: &LegacyTlsProbe, version: u16) -> (LegOutcome, String,
         }
         None => {
             return (
-                LegOutcome::Error,
+                SubOutcome::Error,
                 format!(
                     "the recorded {} ClientHello does not parse, so what was offered is not shown",
                     escape_line(&p.offered)
@@ -549,7 +554,7 @@ pub fn legacy_decision(p: &LegacyTlsProbe, version: u16) -> (LegOutcome, String,
                 format!(" after {} answer bytes", p.server_bytes.len())
             };
             return (
-                LegOutcome::Error,
+                SubOutcome::Error,
                 format!(
                     "{offered}: network error ({}){so_far}: decides nothing about {name}",
                     escape_line(&e.to_string())
@@ -563,7 +568,7 @@ pub fn legacy_decision(p: &LegacyTlsProbe, version: u16) -> (LegOutcome, String,
             let chosen = answer.negotiated().unwrap_or(version);
             if chosen == version {
                 (
-                    LegOutcome::Fail,
+                    SubOutcome::Fail,
                     format!(
                         "{offered}: accepted (ServerHello {name}, suite {})",
                         tlswire::suite_text(cipher_suite)
@@ -572,7 +577,7 @@ pub fn legacy_decision(p: &LegacyTlsProbe, version: u16) -> (LegOutcome, String,
                 )
             } else if chosen < version {
                 (
-                    LegOutcome::Fail,
+                    SubOutcome::Fail,
                     format!(
                         "{offered}: the server chose the even older {} (suite {})",
                         tlswire::version_text(chosen),
@@ -582,7 +587,7 @@ pub fn legacy_decision(p: &LegacyTlsProbe, version: u16) -> (LegOutcome, String,
                 )
             } else {
                 (
-                    LegOutcome::Pass,
+                    SubOutcome::Pass,
                     format!(
                         "{offered}: refused: the server answered {} (a non-conformant ServerHello, \
                          but {name} is not negotiated)",
@@ -593,22 +598,22 @@ pub fn legacy_decision(p: &LegacyTlsProbe, version: u16) -> (LegOutcome, String,
             }
         }
         ServerAnswer::Alert { .. } => (
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             format!("{offered}: refused with {answer}"),
             false,
         ),
         ServerAnswer::Closed => (
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             format!("{offered}: refused (connection closed without an answer)"),
             false,
         ),
         ServerAnswer::NotTls { .. } => (
-            LegOutcome::Error,
+            SubOutcome::Error,
             format!("{offered}: {answer}; the port does not speak TLS, so nothing is decided"),
             false,
         ),
         other => (
-            LegOutcome::Error,
+            SubOutcome::Error,
             format!("{offered}: {other}: not an answer about TLS versions"),
             false,
         ),
@@ -619,7 +624,7 @@ pub fn legacy_decision(p: &LegacyTlsProbe, version: u16) -> (LegOutcome, String,
 // d: negotiated version
 
 /// Sub-verdict d and its details.
-fn version_leg(ev: &Evidence, tls: Option<&TlsHandshake>) -> (Leg, VersionFacts) {
+fn version_leg(ev: &Evidence, tls: Option<&TlsHandshake>) -> (SubVerdict, VersionFacts) {
     let Some(t) = tls else {
         // No handshake record: the connection failed before TLS, or the leg was skipped.
         let why = ev
@@ -641,7 +646,7 @@ fn version_leg(ev: &Evidence, tls: Option<&TlsHandshake>) -> (Leg, VersionFacts)
             tls_version: None,
             tls_cipher: None,
         };
-        return (Leg::new("d", LegOutcome::Error, why), facts);
+        return (SubVerdict::new("d", SubOutcome::Error, why), facts);
     };
     let facts = VersionFacts {
         tls_version: t.version.clone(),
@@ -651,7 +656,7 @@ fn version_leg(ev: &Evidence, tls: Option<&TlsHandshake>) -> (Leg, VersionFacts)
 }
 
 /// Sub-verdict d from a recorded handshake.
-fn version_decision(t: &TlsHandshake) -> Leg {
+fn version_decision(t: &TlsHandshake) -> SubVerdict {
     match (&t.version, &t.error) {
         (Some(v), _) => {
             let suite = t
@@ -660,43 +665,43 @@ fn version_decision(t: &TlsHandshake) -> Leg {
                 .map(|s| format!(" with {}", escape_line(s)))
                 .unwrap_or_default();
             match v.as_str() {
-                "TLSv1_2" | "TLSv1_3" => Leg::new(
+                "TLSv1_2" | "TLSv1_3" => SubVerdict::new(
                     "d",
-                    LegOutcome::Pass,
+                    SubOutcome::Pass,
                     format!("negotiated {v}{suite}"),
                 ),
-                "TLSv1_0" | "TLSv1_1" | "SSLv3" | "SSLv2" => Leg::new(
+                "TLSv1_0" | "TLSv1_1" | "SSLv3" | "SSLv2" => SubVerdict::new(
                     "d",
-                    LegOutcome::Fail,
+                    SubOutcome::Fail,
                     format!("negotiated the obsolete {v}{suite}"),
                 ),
-                other => Leg::new(
+                other => SubVerdict::new(
                     "d",
-                    LegOutcome::Unknown,
+                    SubOutcome::Unknown,
                     format!("negotiated a version this grader does not know ({}){suite}", escape_line(other)),
                 ),
             }
         }
-        (None, Some(e)) if e.kind == ErrorKind::TlsAlert => Leg::new(
+        (None, Some(e)) if e.kind == ErrorKind::TlsAlert => SubVerdict::new(
             "d",
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             format!(
                 "handshake failed: the server ended a TLS 1.2/1.3 handshake with an alert ({}), so no \
                  TLS 1.2+ connection was possible",
                 escape_line(&e.message)
             ),
         ),
-        (None, Some(e)) => Leg::new(
+        (None, Some(e)) => SubVerdict::new(
             "d",
-            LegOutcome::Error,
+            SubOutcome::Error,
             format!(
                 "the TLS 1.2/1.3 handshake failed without an attributable alert ({}): decides nothing",
                 escape_line(&e.to_string())
             ),
         ),
-        (None, None) => Leg::new(
+        (None, None) => SubVerdict::new(
             "d",
-            LegOutcome::Error,
+            SubOutcome::Error,
             "the TLS record names no negotiated version",
         ),
     }

@@ -1,5 +1,5 @@
 use super::*;
-use crate::fixture::{assert_leg, evidence, exchange, session, skipped};
+use crate::fixture::{assert_sub, evidence, exchange, session, skipped};
 use crate::grade::run;
 use crate::verdict::Verdict;
 use mcp_probe_schema::model::Record;
@@ -66,13 +66,13 @@ const LEGACY: &str = "2025-11-25";
 fn nothing_arrived_is_unknown_naming_the_channel() {
     let o = grade(&bundle(LEGACY, vec![call(Some("t1"), &[])]));
     assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
-    assert_leg(
+    assert_sub(
         &o,
         LEG_F,
-        LegOutcome::Unknown,
+        SubOutcome::Unknown,
         &["no notification arrived", "not opened: no GET stream"],
     );
-    assert_leg(&o, LEG_A, LegOutcome::Unknown, &["no notification arrived"]);
+    assert_sub(&o, LEG_A, SubOutcome::Unknown, &["no notification arrived"]);
     let legs = [leg::NOTIFY_CHANNEL, leg::NOTIFY_PROGRESS_CALL];
     let o = grade(&bundle(
         LEGACY,
@@ -81,10 +81,10 @@ fn nothing_arrived_is_unknown_naming_the_channel() {
             "not sent: tool_calls_authorised is not true",
         )],
     ));
-    assert_leg(
+    assert_sub(
         &o,
         LEG_F,
-        LegOutcome::Unknown,
+        SubOutcome::Unknown,
         &[
             "0 tool call(s)",
             "the progress call was not made: not sent: tool_calls_authorised",
@@ -99,13 +99,13 @@ fn named_senders_and_issued_tokens_pass() {
         vec![call(Some("t1"), &[progress("t1", true)])],
     ));
     assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
-    assert_leg(
+    assert_sub(
         &o,
         LEG_F,
-        LegOutcome::Pass,
+        SubOutcome::Pass,
         &["all 1 notification(s)", "notifications/progress ×1"],
     );
-    assert_leg(&o, LEG_A, LegOutcome::Pass, &["t1"]);
+    assert_sub(&o, LEG_A, SubOutcome::Pass, &["t1"]);
     assert_eq!(o.details["progress_tokens_sent"], json!(["t1"]));
 }
 
@@ -119,10 +119,10 @@ fn an_unnamed_sender_fails_on_2026_07_28_only() {
     };
     let o = grade(&bundle(MODERN, recs()));
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-    assert_leg(
+    assert_sub(
         &o,
         LEG_F,
-        LegOutcome::Fail,
+        SubOutcome::Fail,
         &["1 of 2 notification(s)", "notifications/progress ×1"],
     );
     let o = grade(&bundle(LEGACY, recs()));
@@ -130,13 +130,13 @@ fn an_unnamed_sender_fails_on_2026_07_28_only() {
     // The one rule (a leg that did not arise never weakens the others): on 2025-11-25
     // f's key is one the revision does not define, so f did not arise (named in the
     // evidence) and does not weaken a's PASS.
-    assert_leg(
+    assert_sub(
         &o,
         LEG_F,
-        LegOutcome::REVISION_UNSUPPORTED,
+        SubOutcome::REVISION_UNSUPPORTED,
         &["only 2026-07-28 defines", "2025-11-25"],
     );
-    assert_leg(&o, LEG_A, LegOutcome::Pass, &[]);
+    assert_sub(&o, LEG_A, SubOutcome::Pass, &[]);
     assert!(o.evidence.starts_with("f: 1 of 2"), "{}", o.evidence);
     assert_eq!(o.not_arisen, None);
     assert_eq!(o.details["legs"]["f"], "revision_unsupported");
@@ -149,7 +149,7 @@ fn a_token_never_sent_fails_and_every_legs_tokens_count() {
         vec![call(Some("t1"), &[progress("zz", true)])],
     ));
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-    assert_leg(&o, LEG_A, LegOutcome::Fail, &["zz (record #0)", "sent: t1"]);
+    assert_sub(&o, LEG_A, SubOutcome::Fail, &["zz (record #0)", "sent: t1"]);
     // A token another check's call sent (`scopes-minimized` e) is one the bundle issued.
     let scope = exchange(
         &[leg::SCOPE_PROBE_CALL],
@@ -161,7 +161,7 @@ fn a_token_never_sent_fails_and_every_legs_tokens_count() {
     );
     let numeric = progress("7", true).replace("\"7\"", "7");
     let o = grade(&bundle(MODERN, vec![scope, call(Some("t1"), &[numeric])]));
-    assert_leg(&o, LEG_A, LegOutcome::Pass, &["7, t1"]);
+    assert_sub(&o, LEG_A, SubOutcome::Pass, &["7, t1"]);
 }
 
 #[test]
@@ -173,18 +173,18 @@ fn no_progress_is_unknown_saying_why() {
         MODERN,
         vec![call(Some("t1"), std::slice::from_ref(&log))],
     ));
-    assert_leg(&o, LEG_F, LegOutcome::Pass, &["notifications/message ×1"]);
-    assert_leg(
+    assert_sub(&o, LEG_F, SubOutcome::Pass, &["notifications/message ×1"]);
+    assert_sub(
         &o,
         LEG_A,
-        LegOutcome::Unknown,
+        SubOutcome::Unknown,
         &["no notifications/progress arrived for the 1"],
     );
     let o = grade(&bundle(MODERN, vec![call(None, &[log])]));
-    assert_leg(
+    assert_sub(
         &o,
         LEG_A,
-        LegOutcome::Unknown,
+        SubOutcome::Unknown,
         &["no request of the bundle carried a progressToken"],
     );
 }
@@ -208,7 +208,7 @@ fn the_channel_stream_is_read_and_named() {
     let o = grade(&bundle(LEGACY, vec![call(Some("t1"), &[]), get]));
     assert_eq!(o.details["notification_channel"], json!(true));
     assert_eq!(o.details["notifications_seen"], json!(1));
-    assert_leg(&o, LEG_A, LegOutcome::Pass, &["all 1 progress"]);
+    assert_sub(&o, LEG_A, SubOutcome::Pass, &["all 1 progress"]);
 }
 
 /// The `subscriptions/listen` stream of a 2026-07-28 session, holding `events`.
@@ -246,10 +246,10 @@ fn the_listen_stream_decides_f_on_2026_07_28() {
         vec![call(Some("t1"), &[]), listen(&[ack(false)])],
     ));
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-    assert_leg(
+    assert_sub(
         &o,
         LEG_F,
-        LegOutcome::Fail,
+        SubOutcome::Fail,
         &[
             "1 of 1 notification(s)",
             "notifications/subscriptions/acknowledged",
@@ -264,27 +264,27 @@ fn the_listen_stream_decides_f_on_2026_07_28() {
         ],
     ));
     assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
-    assert_leg(&o, LEG_F, LegOutcome::Pass, &["all 2 notification(s)"]);
+    assert_sub(&o, LEG_F, SubOutcome::Pass, &["all 2 notification(s)"]);
     assert_eq!(o.details["notifications_seen"], json!(2));
     // The ack alone: f decided, a still waits for a progress notification.
     let o = grade(&bundle(
         MODERN,
         vec![call(Some("t1"), &[]), listen(&[ack(true)])],
     ));
-    assert_leg(&o, LEG_F, LegOutcome::Pass, &[]);
-    assert_leg(
+    assert_sub(&o, LEG_F, SubOutcome::Pass, &[]);
+    assert_sub(
         &o,
         LEG_A,
-        LegOutcome::Unknown,
+        SubOutcome::Unknown,
         &["no notifications/progress arrived"],
     );
     assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
     // Before the leg existed (no 7.2.2.listen record): undecided, naming the GET skip.
     let o = grade(&bundle(MODERN, vec![call(Some("t1"), &[])]));
-    assert_leg(
+    assert_sub(
         &o,
         LEG_F,
-        LegOutcome::Unknown,
+        SubOutcome::Unknown,
         &["not opened: no GET stream"],
     );
     assert_eq!(o.details["notification_channel"], json!(null));
@@ -299,10 +299,10 @@ fn the_listen_stream_decides_f_on_2026_07_28() {
             ),
         ],
     ));
-    assert_leg(
+    assert_sub(
         &o,
         LEG_F,
-        LegOutcome::Unknown,
+        SubOutcome::Unknown,
         &["advertise no listChanged"],
     );
 }

@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use crate::evidence::{Evidence, Exchange};
 use crate::fmt::escape_line;
-use crate::verdict::{Leg, LegOutcome};
+use crate::verdict::{SubOutcome, SubVerdict};
 
 /// The sub-verdict this grades (local id).
 pub const LEG: &str = "e";
@@ -51,16 +51,16 @@ fn scope_challenge(x: &Exchange<'_>) -> Option<String> {
 
 /// The tool the operator named outside the grant, or the leg when no call was to be made
 /// (no tool named, or arguments that are not a JSON object).
-fn named_tool(ev: &Evidence) -> Result<String, Leg> {
+fn named_tool(ev: &Evidence) -> Result<String, SubVerdict> {
     let inputs = ev.payload.run.inputs.as_ref();
     let Some(tool) = inputs
         .and_then(|i| i.get(INPUT_TOOL))
         .and_then(Value::as_str)
         .filter(|s| !s.trim().is_empty())
     else {
-        return Err(Leg::new(
+        return Err(SubVerdict::new(
             LEG,
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!("no {INPUT_TOOL} in the probe inputs; no out-of-scope call made"),
         ));
     };
@@ -69,9 +69,9 @@ fn named_tool(ev: &Evidence) -> Result<String, Leg> {
         .and_then(|i| i.get(INPUT_ARGUMENTS))
         .is_some_and(|a| !a.is_object() && !a.is_null())
     {
-        return Err(Leg::new(
+        return Err(SubVerdict::new(
             LEG,
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!("{INPUT_ARGUMENTS} in the probe inputs is not a JSON object; no out-of-scope call made"),
         ));
     }
@@ -79,18 +79,18 @@ fn named_tool(ev: &Evidence) -> Result<String, Leg> {
 }
 
 /// The leg when no call of `tool` was recorded.
-fn not_called(ev: &Evidence, tool: &str) -> Leg {
+fn not_called(ev: &Evidence, tool: &str) -> SubVerdict {
     match ev.skipped(leg::SCOPE_PROBE_CALL) {
-        Some(r) => Leg::new(LEG, LegOutcome::Unknown, format!("the call of \"{tool}\" was {}", escape_line(r))),
-        None if ev.revision().is_none() => Leg::new(
+        Some(r) => SubVerdict::new(LEG, SubOutcome::Unknown, format!("the call of \"{tool}\" was {}", escape_line(r))),
+        None if ev.revision().is_none() => SubVerdict::new(
             LEG,
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!("no out-of-scope call made: no MCP session was established, so \"{tool}\" was not called"),
         ),
         // A bundle from a collector that predates the leg: re-collecting decides.
-        None => Leg::new(
+        None => SubVerdict::new(
             LEG,
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!(
                 "the probe inputs name {INPUT_TOOL} \"{tool}\", but no out-of-scope call was recorded (leg {} \
                  is missing from this bundle); re-collect with a collector that records it",
@@ -102,7 +102,7 @@ fn not_called(ev: &Evidence, tool: &str) -> Leg {
 
 /// The leg for an answer that names no scope refusal: a normal result means the tool
 /// executed; anything else refused for another reason, or is not attributable.
-fn other_answer(x: &Exchange<'_>, tool: &str, status: u16, at: &str) -> Leg {
+fn other_answer(x: &Exchange<'_>, tool: &str, status: u16, at: &str) -> SubVerdict {
     let answer = x.answer();
     let rpc_error = answer
         .as_ref()
@@ -113,25 +113,25 @@ fn other_answer(x: &Exchange<'_>, tool: &str, status: u16, at: &str) -> Leg {
         .and_then(|a| a.get("result"))
         .filter(|r| !r.is_null());
     match (status, rpc_error, result) {
-        (401, _, _) => Leg::new(
+        (401, _, _) => SubVerdict::new(
             LEG,
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!(
                 "the call of \"{tool}\" was refused with HTTP 401 without {INSUFFICIENT_SCOPE} ({at}): the credential \
                  itself was refused, which says nothing about its grant"
             ),
         ),
-        (403, _, _) => Leg::new(
+        (403, _, _) => SubVerdict::new(
             LEG,
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!(
                 "the call of \"{tool}\" was refused with HTTP 403 without {INSUFFICIENT_SCOPE} in WWW-Authenticate or \
                  the body ({at}): the reason is not readable (an Origin check or a WAF answers the same)"
             ),
         ),
-        (_, Some(e), _) => Leg::new(
+        (_, Some(e), _) => SubVerdict::new(
             LEG,
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!(
                 "the call of \"{tool}\" drew JSON-RPC error {} \"{}\" (HTTP {status}, {at}): a refusal that does not \
                  name the scope",
@@ -150,9 +150,9 @@ fn other_answer(x: &Exchange<'_>, tool: &str, status: u16, at: &str) -> Leg {
                         .collect()
                 })
                 .unwrap_or_default();
-            Leg::new(
+            SubVerdict::new(
                 LEG,
-                LegOutcome::Unknown,
+                SubOutcome::Unknown,
                 format!(
                     "the call of \"{tool}\" returned a tool error ({at}: \"{}\"): the tool ran or refused for a reason \
                      that is not an OAuth scope refusal",
@@ -160,14 +160,14 @@ fn other_answer(x: &Exchange<'_>, tool: &str, status: u16, at: &str) -> Leg {
                 ),
             )
         }
-        (200..=299, None, Some(_)) => Leg::new(
+        (200..=299, None, Some(_)) => SubVerdict::new(
             LEG,
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             format!("the operator names \"{tool}\" as outside the grant and it executed: HTTP {status} with a result ({at})"),
         ),
-        (s, None, _) => Leg::new(
+        (s, None, _) => SubVerdict::new(
             LEG,
-            LegOutcome::Error,
+            SubOutcome::Error,
             format!(
                 "the call of \"{tool}\" was answered HTTP {s} without a JSON-RPC answer ({at}); a gateway may have \
                  produced it"
@@ -177,7 +177,7 @@ fn other_answer(x: &Exchange<'_>, tool: &str, status: u16, at: &str) -> Leg {
 }
 
 /// Classify the recorded out-of-scope call (the whole of sub-verdict e).
-pub fn classify_scope_refusal(ev: &Evidence) -> Leg {
+pub fn classify_scope_refusal(ev: &Evidence) -> SubVerdict {
     let tool = match named_tool(ev) {
         Ok(tool) => tool,
         Err(leg) => return leg,
@@ -188,9 +188,9 @@ pub fn classify_scope_refusal(ev: &Evidence) -> Leg {
     let at = format!("record #{}", x.seq());
     let status = match &x.http.outcome {
         HttpOutcome::Error(e) => {
-            return Leg::new(
+            return SubVerdict::new(
                 LEG,
-                LegOutcome::Error,
+                SubOutcome::Error,
                 format!(
                     "the call of \"{tool}\" drew no answer ({at}: {})",
                     escape_line(&e.message)
@@ -200,17 +200,17 @@ pub fn classify_scope_refusal(ev: &Evidence) -> Leg {
         HttpOutcome::Response(r) => r.status,
     };
     if let Some(field) = scope_challenge(&x) {
-        return Leg::new(
+        return SubVerdict::new(
             LEG,
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             format!("\"{tool}\", outside the grant, was refused for its scope: HTTP {status} ({at}) with WWW-Authenticate: {field}"),
         );
     }
     let body: Value = x.body_json().unwrap_or(Value::Null);
     if status == 403 && body.get("error").and_then(Value::as_str) == Some(INSUFFICIENT_SCOPE) {
-        return Leg::new(
+        return SubVerdict::new(
             LEG,
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             format!(
                 "\"{tool}\", outside the grant, was refused for its scope: HTTP 403 ({at}) with error {INSUFFICIENT_SCOPE}: {}",
                 quote(&body.to_string())
@@ -253,7 +253,7 @@ mod tests {
         )
     }
 
-    fn outcome(inputs: Option<Value>, records: Vec<Record>) -> (LegOutcome, String) {
+    fn outcome(inputs: Option<Value>, records: Vec<Record>) -> (SubOutcome, String) {
         let l = classify_scope_refusal(&ev(inputs, records));
         assert_eq!(l.id, LEG);
         (l.outcome, l.note)
@@ -262,10 +262,10 @@ mod tests {
     #[test]
     fn without_a_tool_or_with_bad_arguments_nothing_decides() {
         let (o, n) = outcome(None, vec![]);
-        assert_eq!(o, LegOutcome::Unknown);
+        assert_eq!(o, SubOutcome::Unknown);
         assert!(n.contains("no scope_probe_tool"), "{n}");
         let (o, _) = outcome(Some(json!({INPUT_TOOL: "x", INPUT_ARGUMENTS: [1]})), vec![]);
-        assert_eq!(o, LegOutcome::Unknown);
+        assert_eq!(o, SubOutcome::Unknown);
         let (o, n) = outcome(
             named(),
             vec![skipped(
@@ -273,10 +273,10 @@ mod tests {
                 "not sent: no credential is held",
             )],
         );
-        assert_eq!(o, LegOutcome::Unknown);
+        assert_eq!(o, SubOutcome::Unknown);
         assert!(n.contains("no credential"), "{n}");
         let (o, n) = outcome(named(), vec![]);
-        assert_eq!(o, LegOutcome::Unknown, "leg missing");
+        assert_eq!(o, SubOutcome::Unknown, "leg missing");
         assert!(
             n.contains("admin_op") && n.contains("no out-of-scope call"),
             "{n}"
@@ -293,10 +293,10 @@ mod tests {
             named(),
             vec![call(403, r#"{"error":"insufficient_scope"}"#, &h)],
         );
-        assert_eq!(o, LegOutcome::Pass, "{n}");
+        assert_eq!(o, SubOutcome::Pass, "{n}");
         assert!(n.contains("Required scope"), "{n}");
         let (o, _) = outcome(named(), vec![call(401, "", &h)]);
-        assert_eq!(o, LegOutcome::Pass);
+        assert_eq!(o, SubOutcome::Pass);
         let (o, _) = outcome(
             named(),
             vec![call(
@@ -305,7 +305,7 @@ mod tests {
                 &[],
             )],
         );
-        assert_eq!(o, LegOutcome::Pass);
+        assert_eq!(o, SubOutcome::Pass);
     }
 
     #[test]
@@ -315,30 +315,30 @@ mod tests {
             named(),
             vec![call(403, "permission denied: scope 401 403", &[])],
         );
-        assert_eq!(o, LegOutcome::Unknown);
+        assert_eq!(o, SubOutcome::Unknown);
         let h = [(
             "www-authenticate",
             r#"Bearer error="invalid_token", error_description="insufficient_scope?""#,
         )];
         let (o, _) = outcome(named(), vec![call(401, "", &h)]);
-        assert_eq!(o, LegOutcome::Unknown);
+        assert_eq!(o, SubOutcome::Unknown);
         let err = r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"insufficient scope for tool"}}"#;
         let (o, _) = outcome(named(), vec![call(200, err, &[])]);
-        assert_eq!(o, LegOutcome::Unknown);
+        assert_eq!(o, SubOutcome::Unknown);
         let tool_err = r#"{"jsonrpc":"2.0","id":7,"result":{"isError":true,"content":[{"type":"text","text":"forbidden: scope"}]}}"#;
         let (o, n) = outcome(named(), vec![call(200, tool_err, &[])]);
-        assert_eq!(o, LegOutcome::Unknown, "{n}");
+        assert_eq!(o, SubOutcome::Unknown, "{n}");
     }
 
     #[test]
     fn executed_fails_and_unattributable_answers_are_errors() {
         let ok = r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"done"}]}}"#;
         let (o, n) = outcome(named(), vec![call(200, ok, &[])]);
-        assert_eq!(o, LegOutcome::Fail, "{n}");
+        assert_eq!(o, SubOutcome::Fail, "{n}");
         let (o, _) = outcome(named(), vec![call(502, "bad gateway", &[])]);
-        assert_eq!(o, LegOutcome::Error);
+        assert_eq!(o, SubOutcome::Error);
         let (o, _) = outcome(named(), vec![call(400, "bad", &[])]);
-        assert_eq!(o, LegOutcome::Error);
+        assert_eq!(o, SubOutcome::Error);
         let mut r = call(200, ok, &[]);
         if let Observation::Http(x) = &mut r.observation {
             x.outcome = HttpOutcome::Error(TransportError {
@@ -347,6 +347,6 @@ mod tests {
             });
         }
         let (o, _) = outcome(named(), vec![r]);
-        assert_eq!(o, LegOutcome::Error);
+        assert_eq!(o, SubOutcome::Error);
     }
 }

@@ -147,8 +147,8 @@ fn consent(loc: Option<&str>, status: u16) -> Vec<Record> {
     ]
 }
 
-fn leg_of(o: &Outcome, id: &str) -> LegOutcome {
-    o.legs
+fn sub_of(o: &Outcome, id: &str) -> SubOutcome {
+    o.subs
         .iter()
         .find(|l| l.id == id)
         .map(|l| l.outcome)
@@ -389,7 +389,7 @@ fn good_b() -> Vec<Record> {
 fn all_safeguards_pass() {
     let o = full(varied(400, None), good_b(), consent(None, 200));
     assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
-    assert_eq!(leg_of(&o, PRE), LegOutcome::Pass);
+    assert_eq!(sub_of(&o, PRE), SubOutcome::Pass);
     assert_eq!(o.details["registrations"], json!(["c1", "c2", "c3"]));
     assert_eq!(
         o.details["downstream_client_ids"],
@@ -399,46 +399,46 @@ fn all_safeguards_pass() {
 
 #[test]
 fn leg_a_branches() {
-    let cases: Vec<(Record, LegOutcome)> = vec![
+    let cases: Vec<(Record, SubOutcome)> = vec![
         (
             varied(
                 302,
                 Some("https://cis-probe-attacker.invalid/callback?code=abc"),
             ),
-            LegOutcome::Fail,
+            SubOutcome::Fail,
         ),
         (
             varied(
                 302,
                 Some("https://cis-probe-attacker.invalid/callback#code=abc"),
             ),
-            LegOutcome::Fail,
+            SubOutcome::Fail,
         ),
         (
             varied(302, Some("https://cis-probe-attacker.invalid/callback")),
-            LegOutcome::Fail,
+            SubOutcome::Fail,
         ),
         (
             varied(
                 302,
                 Some("http://127.0.0.1:33418/callback?error=invalid_request"),
             ),
-            LegOutcome::Pass,
+            SubOutcome::Pass,
         ),
         (
             varied(302, Some(&format!("{UP}?client_id=static-1"))),
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
         ),
-        (varied(400, None), LegOutcome::Pass),
-        (varied(200, None), LegOutcome::Unknown),
+        (varied(400, None), SubOutcome::Pass),
+        (varied(200, None), SubOutcome::Unknown),
         (
             failed(varied(200, None), ErrorKind::Timeout),
-            LegOutcome::Error,
+            SubOutcome::Error,
         ),
     ];
     for (r, want) in cases {
         let o = full(r, good_b(), consent(None, 200));
-        assert_eq!(leg_of(&o, LEG_A), want, "{o:?}");
+        assert_eq!(sub_of(&o, LEG_A), want, "{o:?}");
     }
     let o = grade(
         vec![meta(&format!("{AS}/auth"))]
@@ -449,12 +449,12 @@ fn leg_a_branches() {
             .chain(consent(None, 200))
             .collect(),
     );
-    assert_eq!(leg_of(&o, LEG_A), LegOutcome::Unknown, "{o:?}");
+    assert_eq!(sub_of(&o, LEG_A), SubOutcome::Unknown, "{o:?}");
 }
 
 #[test]
 fn leg_b_branches() {
-    let cases: Vec<(Vec<Record>, LegOutcome)> = vec![
+    let cases: Vec<(Vec<Record>, SubOutcome)> = vec![
         (
             callback(
                 302,
@@ -462,29 +462,29 @@ fn leg_b_branches() {
                 "",
                 Some("http://client.example/cb?code=cis-probe-fabricated-code"),
             ),
-            LegOutcome::Fail,
+            SubOutcome::Fail,
         ),
-        (callback(302, 404, "", Some("/error")), LegOutcome::Pass),
+        (callback(302, 404, "", Some("/error")), SubOutcome::Pass),
         (
             callback(400, 404, r#"{"error":"invalid_state"}"#, None),
-            LegOutcome::Pass,
+            SubOutcome::Pass,
         ),
         (
             callback(400, 404, "error=invalid_request", None),
-            LegOutcome::Pass,
+            SubOutcome::Pass,
         ),
-        (callback(400, 404, "bad request", None), LegOutcome::Error),
-        (callback(404, 404, "", None), LegOutcome::Error),
-        (callback(200, 404, "ok", None), LegOutcome::Fail),
-        (callback(502, 404, "", None), LegOutcome::Error),
+        (callback(400, 404, "bad request", None), SubOutcome::Error),
+        (callback(404, 404, "", None), SubOutcome::Error),
+        (callback(200, 404, "ok", None), SubOutcome::Fail),
+        (callback(502, 404, "", None), SubOutcome::Error),
         (
             callback(400, 503, r#"{"error":"x"}"#, None),
-            LegOutcome::Error,
+            SubOutcome::Error,
         ),
     ];
     for (b, want) in cases {
         let o = full(varied(400, None), b, consent(None, 200));
-        assert_eq!(leg_of(&o, LEG_B), want, "{o:?}");
+        assert_eq!(sub_of(&o, LEG_B), want, "{o:?}");
     }
 }
 
@@ -496,16 +496,16 @@ fn leg_c_fails_only_on_the_shared_client_id() {
         good_b(),
         consent(Some("https://idp.corp.example/login?client_id=c3"), 302),
     );
-    assert_eq!(leg_of(&o, LEG_C), LegOutcome::Pass, "{o:?}");
+    assert_eq!(sub_of(&o, LEG_C), SubOutcome::Pass, "{o:?}");
     let o = full(
         varied(400, None),
         good_b(),
         consent(Some(&format!("{UP}?client_id=static-1")), 302),
     );
-    assert_eq!(leg_of(&o, LEG_C), LegOutcome::Fail, "{o:?}");
+    assert_eq!(sub_of(&o, LEG_C), SubOutcome::Fail, "{o:?}");
     assert_eq!(o.verdict, Verdict::Fail);
     let o = full(varied(400, None), good_b(), consent(None, 500));
-    assert_eq!(leg_of(&o, LEG_C), LegOutcome::Error, "{o:?}");
+    assert_eq!(sub_of(&o, LEG_C), SubOutcome::Error, "{o:?}");
     let refused = vec![http(
         leg::DEPUTY_CONSENT,
         "POST",
@@ -515,13 +515,13 @@ fn leg_c_fails_only_on_the_shared_client_id() {
         &[],
     )];
     let o = full(varied(400, None), good_b(), refused);
-    assert_eq!(leg_of(&o, LEG_C), LegOutcome::Unknown, "{o:?}");
+    assert_eq!(sub_of(&o, LEG_C), SubOutcome::Unknown, "{o:?}");
     let o = full(
         varied(400, None),
         good_b(),
         vec![skipped(&[leg::DEPUTY_CONSENT], "not sent: y")],
     );
-    assert_eq!(leg_of(&o, LEG_C), LegOutcome::Unknown, "{o:?}");
+    assert_eq!(sub_of(&o, LEG_C), SubOutcome::Unknown, "{o:?}");
 }
 
 /// Metadata the collector refused (its issuer is not the one it was fetched for) is never

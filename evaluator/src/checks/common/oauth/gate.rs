@@ -10,7 +10,7 @@ use crate::checks::common::oauth::facts::Facts;
 use crate::evidence::Evidence;
 use crate::fmt::escape_line;
 use crate::grade::missing_legs;
-use crate::verdict::{Leg, LegOutcome, Outcome, Verdict};
+use crate::verdict::{Outcome, SubOutcome, SubVerdict, Verdict};
 
 /// A list for evidence: JSON array syntax, escaped for one line.
 pub(crate) fn shown(items: &[String]) -> String {
@@ -100,7 +100,7 @@ pub(crate) const DISCOVERY: Gated = Gated {
 
 /// Each leg's outcome keyed by a reference to the leg ([`crate::refs::here`]), which the
 /// runner renders as the row's sub-verdict (`3.3.2a`); an already numbered id is kept.
-pub(crate) fn legs_map(legs: &[Leg]) -> Map<String, Value> {
+pub(crate) fn legs_map(legs: &[SubVerdict]) -> Map<String, Value> {
     legs.iter()
         .map(|l| {
             let key = if l.id.starts_with(|c: char| c.is_ascii_digit()) {
@@ -114,12 +114,12 @@ pub(crate) fn legs_map(legs: &[Leg]) -> Map<String, Value> {
 }
 
 /// Per-item outcomes as one leg, combined by the one rule ([`crate::verdict::combine`]).
-pub(crate) fn combine(id: &str, parts: Vec<(LegOutcome, String)>) -> Leg {
-    let outcome = crate::verdict::combine(parts.iter().map(|(o, _)| o.part())).leg();
+pub(crate) fn combine(id: &str, parts: Vec<(SubOutcome, String)>) -> SubVerdict {
+    let outcome = crate::verdict::combine(parts.iter().map(|(o, _)| o.part())).sub();
     let note = parts
         .into_iter()
         .map(|(_, n)| n)
         .collect::<Vec<_>>()
         .join("; ");
-    Leg::new(id, outcome, note)
+    SubVerdict::new(id, outcome, note)
 }

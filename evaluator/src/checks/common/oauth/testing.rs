@@ -6,11 +6,11 @@ pub(crate) use serde_json::{json, Value};
 
 pub(crate) use crate::check::{Check, Context};
 pub(crate) use crate::evidence::Evidence;
-pub(crate) use crate::verdict::{LegOutcome, Outcome, Verdict};
+pub(crate) use crate::verdict::{Outcome, SubOutcome, Verdict};
 
 #[path = "../../../../tests/support/examples.rs"]
 mod example_bundles;
-pub(crate) use crate::fixture::leg as leg_of;
+pub(crate) use crate::fixture::sub as sub_of;
 pub(crate) use crate::fixture::{evidence, exchange, session, skipped, ENDPOINT as EP};
 pub(crate) use base64::Engine;
 pub(crate) use example_bundles::examples;

@@ -1,5 +1,5 @@
 use super::*;
-use crate::fixture::{assert_leg, evidence, exchange, list_page, session, skipped};
+use crate::fixture::{assert_sub, evidence, exchange, list_page, session, skipped};
 /// The rule graded directly, rendered outside any definition (local names).
 fn run(
     check: &dyn crate::check::Check,
@@ -93,25 +93,25 @@ fn without_consent_or_baseline_it_is_unknown() {
     let b = base();
     let o = grade(&ev, Some(&b));
     assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
-    assert_leg(
+    assert_sub(
         &o,
         LEG_A,
-        LegOutcome::Unknown,
+        SubOutcome::Unknown,
         &["tool_calls_authorised is not true"],
     );
     let ev = bundle(
         Some(json!({INPUT_CONSENT: true})),
         vec![skipped(&legs, "x")],
     );
-    assert_leg(
+    assert_sub(
         &grade(&ev, Some(&b)),
         LEG_A,
-        LegOutcome::Unknown,
+        SubOutcome::Unknown,
         &["no tool_arguments"],
     );
     let ev = bundle(Some(consent()), pair(ok()));
     let o = grade(&ev, None);
-    assert_leg(&o, LEG_A, LegOutcome::Unknown, &["no baseline"]);
+    assert_sub(&o, LEG_A, SubOutcome::Unknown, &["no baseline"]);
 }
 
 #[test]
@@ -119,10 +119,10 @@ fn an_executed_staged_tool_fails() {
     let b = base();
     let o = grade(&bundle(Some(consent()), pair(ok())), Some(&b));
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-    assert_leg(
+    assert_sub(
         &o,
         LEG_A,
-        LegOutcome::Fail,
+        SubOutcome::Fail,
         &["`new`", "executed", "no approval gate"],
     );
     assert_eq!(o.details["staged_tool"], "new");
@@ -138,10 +138,10 @@ fn a_worded_denial_passes_quoting_it() {
     ] {
         let o = grade(&bundle(Some(consent()), pair(answer)), Some(&b));
         assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
-        assert_leg(
+        assert_sub(
             &o,
             LEG_A,
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             &["refused as unapproved", "control `old` executed cleanly"],
         );
     }
@@ -153,7 +153,7 @@ fn a_worded_denial_passes_quoting_it() {
         ),
         Some(&b),
     );
-    assert!(crate::fixture::leg(&o, LEG_A).note.len() < 400, "{o:?}");
+    assert!(crate::fixture::sub(&o, LEG_A).note.len() < 400, "{o:?}");
 }
 
 #[test]
@@ -180,7 +180,7 @@ fn unresolved_invalid_params_and_other_words_are_unknown() {
     for (answer, words) in cases {
         let o = grade(&bundle(Some(consent()), pair(answer)), Some(&b));
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
-        assert_leg(&o, LEG_A, LegOutcome::Unknown, &[words]);
+        assert_sub(&o, LEG_A, SubOutcome::Unknown, &[words]);
     }
 }
 
@@ -207,10 +207,10 @@ fn a_control_that_did_not_execute_is_an_error_with_a_hint() {
         Some(&b),
     );
     assert_eq!(o.verdict, Verdict::Error, "{o:?}");
-    assert_leg(
+    assert_sub(
         &o,
         LEG_A,
-        LegOutcome::Error,
+        SubOutcome::Error,
         &["did not execute cleanly", "give arguments for `old`"],
     );
     let recs = vec![
@@ -223,8 +223,8 @@ fn a_control_that_did_not_execute_is_an_error_with_a_hint() {
         skipped(&[leg::STAGED_CALL], "not sent"),
     ];
     let o = grade(&bundle(Some(consent()), recs), Some(&b));
-    assert_leg(&o, LEG_A, LegOutcome::Error, &["JSON-RPC error -32603"]);
-    assert!(!crate::fixture::leg(&o, LEG_A)
+    assert_sub(&o, LEG_A, SubOutcome::Error, &["JSON-RPC error -32603"]);
+    assert!(!crate::fixture::sub(&o, LEG_A)
         .note
         .contains("give arguments"));
 }
@@ -237,10 +237,10 @@ fn calls_against_another_baseline_are_unknown() {
         call(leg::STAGED_CALL, 11, "old", ok()),
     ];
     let o = grade(&bundle(Some(consent()), recs), Some(&b));
-    assert_leg(
+    assert_sub(
         &o,
         LEG_A,
-        LegOutcome::Unknown,
+        SubOutcome::Unknown,
         &["collected against another baseline", "control `new`"],
     );
     let recs = vec![
@@ -248,10 +248,10 @@ fn calls_against_another_baseline_are_unknown() {
         call(leg::STAGED_CALL, 11, "old", ok()),
     ];
     let o = grade(&bundle(Some(consent()), recs), Some(&b));
-    assert_leg(
+    assert_sub(
         &o,
         LEG_A,
-        LegOutcome::Unknown,
+        SubOutcome::Unknown,
         &["staged tool `old` is in it"],
     );
 }
@@ -265,10 +265,10 @@ fn nothing_new_or_no_call_is_unknown() {
         e
     };
     let o = grade(&bundle(Some(consent()), pair(ok())), Some(&b));
-    assert_leg(
+    assert_sub(
         &o,
         LEG_A,
-        LegOutcome::Unknown,
+        SubOutcome::Unknown,
         &["no tool is advertised beyond", "2 advertised"],
     );
     let legs = [leg::STAGED_CONTROL, leg::STAGED_CALL];
@@ -279,10 +279,10 @@ fn nothing_new_or_no_call_is_unknown() {
         ),
         Some(&base()),
     );
-    assert_leg(
+    assert_sub(
         &o,
         LEG_A,
-        LegOutcome::Unknown,
+        SubOutcome::Unknown,
         &["no control was called", "no baseline of this endpoint"],
     );
 }

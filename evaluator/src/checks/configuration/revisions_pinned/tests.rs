@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::checks::common::wire::testing::{JSON, META};
-use crate::fixture::assert_leg as has;
+use crate::fixture::assert_sub as has;
 use crate::fixture::{evidence, exchange, session, skipped};
 /// The rule graded directly, rendered outside any definition (local names).
 fn run(
@@ -148,7 +148,7 @@ impl B {
 }
 
 /// `b` graded `verdict`, with leg `id` at `outcome` and its note holding `words`.
-fn expect(b: B, verdict: Verdict, (id, outcome): (&str, LegOutcome), words: &[&str]) -> Outcome {
+fn expect(b: B, verdict: Verdict, (id, outcome): (&str, SubOutcome), words: &[&str]) -> Outcome {
     let o = b.grade();
     assert_eq!(o.verdict, verdict, "{o:?}");
     has(&o, id, outcome, words);
@@ -160,7 +160,7 @@ fn modern_compliant_passes() {
     let o = expect(
         B::modern(),
         Verdict::Pass,
-        ("a", LegOutcome::Pass),
+        ("a", SubOutcome::Pass),
         &[
             "server/discover (record #0) lists 2026-07-28",
             "no sub-floor",
@@ -169,17 +169,17 @@ fn modern_compliant_passes() {
     has(
         &o,
         "b",
-        LegOutcome::Pass,
+        SubOutcome::Pass,
         &["-32022", "the required answer"],
     );
     has(
         &o,
         "c",
-        LegOutcome::Pass,
+        SubOutcome::Pass,
         &["-32020 (HeaderMismatch) at HTTP 400"],
     );
-    has(&o, "d", LegOutcome::Pass, &["-32602 (Invalid params)"]);
-    has(&o, "e", LegOutcome::Pass, &["-32020"]);
+    has(&o, "d", SubOutcome::Pass, &["-32602 (Invalid params)"]);
+    has(&o, "e", SubOutcome::Pass, &["-32020"]);
     assert_eq!(o.details["floor"], "2025-06-18");
     assert!(o.details["mechanism"].as_str().unwrap().contains("_meta"));
     assert_eq!(o.details["legs"]["d"], "pass");
@@ -199,7 +199,7 @@ fn discover_listing_old_or_malformed_revisions_fails() {
     expect(
         b,
         Verdict::Fail,
-        ("a", LegOutcome::Fail),
+        ("a", SubOutcome::Fail),
         &[
             "2025-03-26 earlier than the 2025-06-18 floor",
             "\"latest\" not a YYYY-MM-DD revision",
@@ -215,7 +215,7 @@ fn discover_without_supported_versions_is_unknown() {
     let o = expect(
         b,
         Verdict::Unknown,
-        ("a", LegOutcome::Unknown),
+        ("a", SubOutcome::Unknown),
         &["no well-formed supportedVersions"],
     );
     assert!(o.details["supported_versions"].is_null());
@@ -229,7 +229,7 @@ fn sweep_serving_sub_floor_revisions_fails() {
     let o = expect(
         b,
         Verdict::Fail,
-        ("a", LegOutcome::Fail),
+        ("a", SubOutcome::Fail),
         &[
             "lists 2026-07-28",
             "initialize serves 2024-11-05 (record #1), 2025-03-26 (record #2)",
@@ -248,7 +248,7 @@ fn sweep_counter_offer_is_not_served() {
     expect(
         b,
         Verdict::Pass,
-        ("a", LegOutcome::Pass),
+        ("a", SubOutcome::Pass),
         &["2024-11-05 answered with 2025-11-25", "2025-03-26 refused"],
     );
 }
@@ -267,7 +267,7 @@ fn sweep_unreached_is_unknown_unless_something_failed() {
     let o = expect(
         b,
         Verdict::Unknown,
-        ("a", LegOutcome::Unknown),
+        ("a", SubOutcome::Unknown),
         &["unreached for 2024-11-05 no response (connect", "might be"],
     );
     assert_eq!(o.details["sweep"]["2024-11-05"], "unreached");
@@ -277,7 +277,7 @@ fn sweep_unreached_is_unknown_unless_something_failed() {
     has(
         &o,
         "a",
-        LegOutcome::Fail,
+        SubOutcome::Fail,
         &["serves 2025-03-26", "2024-11-05 no response"],
     );
     let mut b = B::modern();
@@ -288,7 +288,7 @@ fn sweep_unreached_is_unknown_unless_something_failed() {
     has(
         &b.grade(),
         "a",
-        LegOutcome::Unknown,
+        SubOutcome::Unknown,
         &["HTTP 502", "not a version decision"],
     );
     let mut b = B::modern();
@@ -296,7 +296,7 @@ fn sweep_unreached_is_unknown_unless_something_failed() {
     has(
         &b.grade(),
         "a",
-        LegOutcome::Unknown,
+        SubOutcome::Unknown,
         &["not sent: --info run"],
     );
 }
@@ -312,7 +312,7 @@ fn right_code_at_wrong_status_fails() {
     );
     let o = b.grade();
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-    has(&o, "b", LegOutcome::Fail, &["HTTP 200", "requires 400"]);
+    has(&o, "b", SubOutcome::Fail, &["HTTP 200", "requires 400"]);
 }
 
 #[test]
@@ -322,7 +322,7 @@ fn acceptance_fails_and_empty_2xx_is_an_acceptance() {
     has(
         &b.grade(),
         "b",
-        LegOutcome::Fail,
+        SubOutcome::Fail,
         &[
             "result listing 1 tool",
             "accepted instead of refused with -32022",
@@ -333,7 +333,7 @@ fn acceptance_fails_and_empty_2xx_is_an_acceptance() {
     expect(
         b,
         Verdict::Fail,
-        ("b", LegOutcome::Fail),
+        ("b", SubOutcome::Fail),
         &["HTTP 202", "empty body", "acknowledged like a notification"],
     );
     let mut b = B::modern();
@@ -341,7 +341,7 @@ fn acceptance_fails_and_empty_2xx_is_an_acceptance() {
     has(
         &b.grade(),
         "b",
-        LegOutcome::Fail,
+        SubOutcome::Fail,
         &["event stream", "response stream"],
     );
 }
@@ -363,7 +363,7 @@ fn bare_statuses_and_transport_failures_are_errors() {
         expect(
             b,
             Verdict::Error,
-            ("b", LegOutcome::Error),
+            ("b", SubOutcome::Error),
             &[&format!("HTTP {status}"), word, "gateway"],
         );
     }
@@ -372,7 +372,7 @@ fn bare_statuses_and_transport_failures_are_errors() {
     expect(
         b,
         Verdict::Error,
-        ("c", LegOutcome::Error),
+        ("c", SubOutcome::Error),
         &["no response (reset", "never observed"],
     );
     let mut b = B::modern();
@@ -385,7 +385,7 @@ fn bare_statuses_and_transport_failures_are_errors() {
     has(
         &b.grade(),
         "b",
-        LegOutcome::Error,
+        SubOutcome::Error,
         &["without an integer code"],
     );
 }
@@ -402,7 +402,7 @@ fn authentication_refusal_is_unknown() {
     expect(
         b,
         Verdict::Unknown,
-        ("d", LegOutcome::Unknown),
+        ("d", SubOutcome::Unknown),
         &[
             "HTTP 401",
             "never reached version validation",
@@ -418,7 +418,7 @@ fn unexpected_code_passes_asking_for_confirmation() {
     expect(
         b,
         Verdict::Pass,
-        ("b", LegOutcome::Pass),
+        ("b", SubOutcome::Pass),
         &[
             "code -32600 instead of -32022",
             "confirm the rejection is version enforcement",
@@ -433,20 +433,20 @@ fn overrides() {
     has(
         &b.grade(),
         "c",
-        LegOutcome::Pass,
+        SubOutcome::Pass,
         &["reference-SDK divergence"],
     );
     for c in [-32020, -32022] {
         let mut b = B::modern();
         b.d = rejects(leg::V_NO_META_VERSION, c);
-        has(&b.grade(), "d", LegOutcome::Pass, &["still a refusal"]);
+        has(&b.grade(), "d", SubOutcome::Pass, &["still a refusal"]);
     }
     let mut b = B::modern();
     b.e = rejects(leg::V_MISMATCH, -32022);
     expect(
         b,
         Verdict::Fail,
-        ("e", LegOutcome::Fail),
+        ("e", SubOutcome::Fail),
         &["only HeaderMismatch is correct"],
     );
 }
@@ -462,7 +462,7 @@ fn error_inside_an_event_stream_is_an_answer() {
     has(
         &b.grade(),
         "b",
-        LegOutcome::Pass,
+        SubOutcome::Pass,
         &["HTTP 400 (text/event-stream)", "-32022"],
     );
 }
@@ -477,13 +477,13 @@ fn modern_header_fallback_is_served_and_fails() {
     let o = expect(
         b,
         Verdict::Fail,
-        ("c", LegOutcome::Fail),
+        ("c", SubOutcome::Fail),
         &["accepted", "pre-2025-06-18 clients", "below the floor"],
     );
     has(
         &o,
         "e",
-        LegOutcome::Fail,
+        SubOutcome::Fail,
         &["accepted instead of refused with -32020"],
     );
 }
@@ -498,12 +498,12 @@ fn skipped_modern_probe() {
     expect(
         b,
         Verdict::Unknown,
-        ("d", LegOutcome::Unknown),
+        ("d", SubOutcome::Unknown),
         &["--info", "a full run decides"],
     );
     let mut b = B::modern();
     b.e = skipped(&[leg::V_MISMATCH], "not sent: the run was interrupted");
-    has(&b.grade(), "e", LegOutcome::Error, &["never made"]);
+    has(&b.grade(), "e", SubOutcome::Error, &["never made"]);
 }
 
 #[test]
@@ -511,7 +511,7 @@ fn legacy_compliant_passes_with_d_and_e_excluded() {
     let o = expect(
         B::legacy("2025-11-25"),
         Verdict::Pass,
-        ("a", LegOutcome::Pass),
+        ("a", SubOutcome::Pass),
         &[
             "server/discover (record #0) answered HTTP 400",
             "initialize only",
@@ -520,13 +520,13 @@ fn legacy_compliant_passes_with_d_and_e_excluded() {
     has(
         &o,
         "b",
-        LegOutcome::Pass,
+        SubOutcome::Pass,
         &["MCP-Protocol-Version header", "no _meta version"],
     );
     has(
         &o,
         "c",
-        LegOutcome::Pass,
+        SubOutcome::Pass,
         &[
             "without the MCP-Protocol-Version header",
             "no _meta version to compare",
@@ -535,13 +535,13 @@ fn legacy_compliant_passes_with_d_and_e_excluded() {
     has(
         &o,
         "d",
-        LegOutcome::REVISION_UNSUPPORTED,
+        SubOutcome::REVISION_UNSUPPORTED,
         &["only 2026-07-28", "negotiated 2025-11-25"],
     );
     has(
         &o,
         "e",
-        LegOutcome::REVISION_UNSUPPORTED,
+        SubOutcome::REVISION_UNSUPPORTED,
         &["negotiated 2025-11-25"],
     );
     assert_eq!(o.details["legs"]["e"], "revision_unsupported");
@@ -574,13 +574,13 @@ fn lab_py1_legacy_fails() {
     let o = expect(
         b,
         Verdict::Fail,
-        ("a", LegOutcome::Fail),
+        ("a", SubOutcome::Fail),
         &["initialize serves 2024-11-05", "2025-03-26"],
     );
     has(
         &o,
         "b",
-        LegOutcome::Pass,
+        SubOutcome::Pass,
         &[
             "code -32600 instead of -32022",
             "confirm",
@@ -591,10 +591,10 @@ fn lab_py1_legacy_fails() {
     has(
         &o,
         "c",
-        LegOutcome::Fail,
+        SubOutcome::Fail,
         &["accepted", "benchmark requires the refusal"],
     );
-    has(&o, "d", LegOutcome::REVISION_UNSUPPORTED, &[]);
+    has(&o, "d", SubOutcome::REVISION_UNSUPPORTED, &[]);
 }
 
 /// py2 / fastmcp stateful (mcp 2.3.0 routes a request without the
@@ -623,13 +623,13 @@ fn lab_py2_stateful_modern_fails_on_the_sweep() {
     let o = expect(
         b,
         Verdict::Fail,
-        ("a", LegOutcome::Fail),
+        ("a", SubOutcome::Fail),
         &["lists 2026-07-28", "initialize serves 2024-11-05"],
     );
     has(
         &o,
         "b",
-        LegOutcome::Pass,
+        SubOutcome::Pass,
         &[
             "data.supported: 2026-07-28",
             "naming the supported versions",
@@ -638,14 +638,14 @@ fn lab_py2_stateful_modern_fails_on_the_sweep() {
     has(
         &o,
         "c",
-        LegOutcome::Pass,
+        SubOutcome::Pass,
         &["Missing session ID", "confirm"],
     );
-    has(&o, "d", LegOutcome::Pass, &["the required answer"]);
+    has(&o, "d", SubOutcome::Pass, &["the required answer"]);
     has(
         &o,
         "e",
-        LegOutcome::Pass,
+        SubOutcome::Pass,
         &["Missing session ID", "confirm"],
     );
 }
@@ -658,13 +658,13 @@ fn legacy_before_the_header_says_so() {
     has(
         &o,
         "b",
-        LegOutcome::Pass,
+        SubOutcome::Pass,
         &["predates the MCP-Protocol-Version header"],
     );
     has(
         &o,
         "d",
-        LegOutcome::REVISION_UNSUPPORTED,
+        SubOutcome::REVISION_UNSUPPORTED,
         &["negotiated 2025-03-26"],
     );
 }
@@ -720,7 +720,7 @@ fn the_policy_s_approved_revisions_replace_the_floor() {
     has(
         &o,
         "a",
-        LegOutcome::Pass,
+        SubOutcome::Pass,
         &[
             "all among the policy's approved_revisions (policy.toml: 2025-11-25, 2026-07-28)",
             "no unapproved",
@@ -733,7 +733,7 @@ fn the_policy_s_approved_revisions_replace_the_floor() {
     has(
         &o,
         "a",
-        LegOutcome::Fail,
+        SubOutcome::Fail,
         &["2026-07-28 not among the policy's approved_revisions"],
     );
     // Legacy: the negotiated revision must be approved too.
@@ -742,23 +742,23 @@ fn the_policy_s_approved_revisions_replace_the_floor() {
     has(
         &o,
         "a",
-        LegOutcome::Fail,
+        SubOutcome::Fail,
         &["the negotiated revision 2025-11-25 is not among the policy's approved_revisions"],
     );
     let o = under(&applied(&["2025-11-25"]), B::legacy("2025-11-25"));
     has(
         &o,
         "a",
-        LegOutcome::Pass,
+        SubOutcome::Pass,
         &["no unapproved revision offered"],
     );
     // A served revision the floor allows but the policy does not: 2025-06-18 echoed.
     let mut b = B::legacy("2025-11-25");
     b.sweep = vec![refused("2024-11-05"), refused("2025-03-26")];
     let o = under(&applied(&["2025-11-25"]), b);
-    has(&o, "a", LegOutcome::Pass, &["no unapproved"]);
+    has(&o, "a", SubOutcome::Pass, &["no unapproved"]);
     let mut b = B::legacy("2025-11-25");
     b.sweep = vec![echo("2024-11-05"), refused("2025-03-26")];
     let o = under(&applied(&["2024-11-05", "2025-11-25"]), b);
-    has(&o, "a", LegOutcome::Pass, &["2024-11-05 served"]);
+    has(&o, "a", SubOutcome::Pass, &["2024-11-05 served"]);
 }

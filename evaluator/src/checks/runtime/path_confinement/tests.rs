@@ -100,7 +100,7 @@ fn a_served_passwd_line_fails_quoting_the_uri_and_the_line() {
         None,
     );
     assert_eq!(o.verdict, Verdict::Fail, "{o:#?}");
-    let note = &crate::fixture::leg(&o, "a.unix").note;
+    let note = &crate::fixture::sub(&o, "a.unix").note;
     assert!(note.contains(&up("etc/passwd")), "{note}");
     assert!(note.contains("`root:x:0:0:root:/root:/bin/bash`"), "{note}");
     assert!(
@@ -152,9 +152,9 @@ fn contents_without_a_marker_a_waf_page_or_a_401_are_unknown() {
         None,
     );
     assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
-    crate::fixture::assert_leg(&o, "a.unix", LegOutcome::Unknown, &["dot-segment removal"]);
-    crate::fixture::assert_leg(&o, "a.windows", LegOutcome::Unknown, &["WAF"]);
-    crate::fixture::assert_leg(&o, "a.encoded", LegOutcome::Unknown, &["authentication"]);
+    crate::fixture::assert_sub(&o, "a.unix", SubOutcome::Unknown, &["dot-segment removal"]);
+    crate::fixture::assert_sub(&o, "a.windows", SubOutcome::Unknown, &["WAF"]);
+    crate::fixture::assert_sub(&o, "a.encoded", SubOutcome::Unknown, &["authentication"]);
 }
 
 #[test]
@@ -182,8 +182,8 @@ fn a_marker_the_control_carries_too_is_not_a_finding_and_blobs_are_read() {
         None,
     );
     assert_eq!(o.verdict, Verdict::Fail, "{o:#?}");
-    crate::fixture::assert_leg(&o, "a.unix", LegOutcome::Unknown, &[]);
-    crate::fixture::assert_leg(&o, "a.windows", LegOutcome::Fail, &["[fonts]"]);
+    crate::fixture::assert_sub(&o, "a.unix", SubOutcome::Unknown, &[]);
+    crate::fixture::assert_sub(&o, "a.windows", SubOutcome::Fail, &["[fonts]"]);
 }
 
 #[test]
@@ -200,10 +200,10 @@ fn a_control_without_contents_leaves_the_check_unknown() {
     );
     let o = run(&PathConfinement, &ev, &Context::default());
     assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
-    crate::fixture::assert_leg(
+    crate::fixture::assert_sub(
         &o,
         "a.control",
-        LegOutcome::Unknown,
+        SubOutcome::Unknown,
         &["did not return a non-empty `contents`"],
     );
 }
@@ -251,7 +251,7 @@ fn a_read_that_climbs_nothing_tests_nothing() {
         None,
     );
     let o = run(&PathConfinement, &ev, &Context::default());
-    crate::fixture::assert_leg(&o, "a.unix", LegOutcome::Error, &["tests nothing"]);
+    crate::fixture::assert_sub(&o, "a.unix", SubOutcome::Error, &["tests nothing"]);
 }
 
 #[test]

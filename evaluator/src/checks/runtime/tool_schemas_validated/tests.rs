@@ -2,7 +2,7 @@ use super::*;
 use crate::checks::common::inventory::fixture::{
     caps, declared, grade, page, transport_error, REV,
 };
-use crate::fixture::leg as leg_of;
+use crate::fixture::sub as sub_of;
 use crate::fixture::{evidence, exchange, session, skipped};
 use crate::grade::run;
 use crate::verdict::Verdict;
@@ -35,16 +35,16 @@ fn compiling_schemas_pass() {
     );
     assert_eq!(declared(&o, &["d"]), Verdict::Pass, "{o:#?}");
     assert!(
-        leg_of(&o, "a")
+        sub_of(&o, "a")
             .note
             .contains("2 inputSchemas compiled (all under 2020-12)"),
         "{o:#?}"
     );
     assert!(
-        leg_of(&o, "b").note.contains("2 outputSchemas compiled"),
+        sub_of(&o, "b").note.contains("2 outputSchemas compiled"),
         "{o:#?}"
     );
-    assert_eq!(leg_of(&o, "c").outcome, LegOutcome::Observed);
+    assert_eq!(sub_of(&o, "c").outcome, SubOutcome::Observed);
     assert!(
         o.evidence
             .contains("tools/list read completely: 2 tools on 1 page"),
@@ -72,8 +72,8 @@ fn type_12_fails_a_naming_the_tool() {
         )],
     );
     assert_eq!(o.verdict, Verdict::Fail);
-    let a = leg_of(&o, "a");
-    assert_eq!(a.outcome, LegOutcome::Fail);
+    let a = sub_of(&o, "a");
+    assert_eq!(a.outcome, SubOutcome::Fail);
     assert!(
         a.note.contains("inputSchema fails for 1 of 2 tools"),
         "{}",
@@ -101,7 +101,7 @@ fn missing_input_schema_fails_a() {
         )],
     );
     assert_eq!(o.verdict, Verdict::Fail);
-    let a = &leg_of(&o, "a").note;
+    let a = &sub_of(&o, "a").note;
     assert!(a.contains("`bare` declares no inputSchema"), "{a}");
     assert!(a.contains("tool #2 is a string, not a tool object"), "{a}");
 }
@@ -124,8 +124,8 @@ fn unrecognised_dialect_is_unknown_and_named() {
         )],
     );
     assert_eq!(o.verdict, Verdict::Unknown);
-    let a = leg_of(&o, "a");
-    assert_eq!(a.outcome, LegOutcome::Unknown);
+    let a = sub_of(&o, "a");
+    assert_eq!(a.outcome, SubOutcome::Unknown);
     assert!(a.note.contains("unrecognised dialect"), "{}", a.note);
     assert!(
         a.note
@@ -150,8 +150,8 @@ fn a_failure_outranks_an_unrecognised_dialect() {
             None,
         )],
     );
-    let a = leg_of(&o, "a");
-    assert_eq!(a.outcome, LegOutcome::Fail);
+    let a = sub_of(&o, "a");
+    assert_eq!(a.outcome, SubOutcome::Fail);
     assert!(
         a.note
             .contains("`y`: inputSchema does not compile under 2020-12: at /required:"),
@@ -177,7 +177,7 @@ fn older_drafts_compile_under_their_own_metaschema() {
         vec![tools_page(2, vec![tool("seven", d7.clone())], None)],
     );
     assert!(
-        leg_of(&o, "a")
+        sub_of(&o, "a")
             .note
             .contains("1 inputSchema compiled (all under draft-07)"),
         "{o:#?}"
@@ -192,7 +192,7 @@ fn older_drafts_compile_under_their_own_metaschema() {
         )],
     );
     assert!(
-        leg_of(&o, "a")
+        sub_of(&o, "a")
             .note
             .contains("`four`: inputSchema does not compile under draft-04"),
         "{o:#?}"
@@ -211,9 +211,9 @@ fn no_output_schema_leaves_b_unknown() {
         )],
     );
     assert_eq!(o.verdict, Verdict::Unknown);
-    assert_eq!(leg_of(&o, "a").outcome, LegOutcome::Pass);
-    let b = leg_of(&o, "b");
-    assert_eq!(b.outcome, LegOutcome::Unknown);
+    assert_eq!(sub_of(&o, "a").outcome, SubOutcome::Pass);
+    let b = sub_of(&o, "b");
+    assert_eq!(b.outcome, SubOutcome::Unknown);
     assert!(
         b.note
             .contains("none of the 1 tool declares an outputSchema"),
@@ -232,8 +232,8 @@ fn bad_output_schema_fails_b() {
         vec![tools_page(2, vec![t, tool("plain", json!({}))], None)],
     );
     assert_eq!(o.verdict, Verdict::Fail);
-    let b = leg_of(&o, "b");
-    assert_eq!(b.outcome, LegOutcome::Fail);
+    let b = sub_of(&o, "b");
+    assert_eq!(b.outcome, SubOutcome::Fail);
     assert!(
         b.note
             .contains("`out`: outputSchema does not compile under 2020-12: at /properties"),
@@ -253,7 +253,7 @@ fn bad_output_schema_fails_b() {
         caps(),
         vec![tools_page(2, vec![t], None)],
     );
-    assert_eq!(leg_of(&o, "b").outcome, LegOutcome::Fail, "{o:#?}");
+    assert_eq!(sub_of(&o, "b").outcome, SubOutcome::Fail, "{o:#?}");
 }
 
 #[test]
@@ -266,8 +266,8 @@ fn external_ref_is_counted_in_c_not_graded() {
         vec![tools_page(2, vec![t], None)],
     );
     assert_eq!(declared(&o, &["d"]), Verdict::Pass, "{o:#?}");
-    let c = leg_of(&o, "c");
-    assert_eq!(c.outcome, LegOutcome::Observed);
+    let c = sub_of(&o, "c");
+    assert_eq!(c.outcome, SubOutcome::Observed);
     assert!(c.note.contains("1 external $ref"), "{}", c.note);
     assert!(
         c.note
@@ -289,7 +289,7 @@ fn bad_schema_on_page_two_fails() {
         ],
     );
     assert_eq!(o.verdict, Verdict::Fail);
-    assert!(leg_of(&o, "a").note.contains("`second` (page 2)"), "{o:#?}");
+    assert!(sub_of(&o, "a").note.contains("`second` (page 2)"), "{o:#?}");
     assert!(
         o.evidence.contains("read completely: 2 tools on 2 pages"),
         "{}",
@@ -313,8 +313,8 @@ fn cut_short_says_which_pages_went_unexamined_and_never_passes() {
     );
     // Nothing wrong among the items read, but a bad tool may sit past the bound.
     assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
-    let a = leg_of(&o, "a");
-    assert_eq!(a.outcome, LegOutcome::Unknown, "{a:?}");
+    let a = sub_of(&o, "a");
+    assert_eq!(a.outcome, SubOutcome::Unknown, "{a:?}");
     assert!(
         a.note
             .contains("tools/list was cut after page 1 (stopped: page bound 1 reached"),
@@ -421,8 +421,8 @@ fn an_inventory_cut_by_the_bundle_bound_is_unknown_naming_it() {
     let ev = Evidence::new("capped.mcpev", v);
     let o = run(&ToolSchemasValidated, &ev, &Context::default());
     assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
-    let a = leg_of(&o, "a");
-    assert_eq!(a.outcome, LegOutcome::Unknown, "{a:?}");
+    let a = sub_of(&o, "a");
+    assert_eq!(a.outcome, SubOutcome::Unknown, "{a:?}");
     assert!(
         a.note.contains("record 1: the body")
             && a.note
@@ -449,8 +449,8 @@ fn tools_capability_absent_is_unknown() {
         o.evidence
     );
     assert!(o.evidence.contains("not requested"), "{}", o.evidence);
-    assert_eq!(leg_of(&o, "a").outcome, LegOutcome::Unknown);
-    assert_eq!(leg_of(&o, "b").outcome, LegOutcome::Unknown);
+    assert_eq!(sub_of(&o, "a").outcome, SubOutcome::Unknown);
+    assert_eq!(sub_of(&o, "b").outcome, SubOutcome::Unknown);
     assert_eq!(o.details["tools"], 0);
 }
 
@@ -536,7 +536,7 @@ fn long_failure_lists_are_capped() {
         caps(),
         vec![tools_page(2, tools, None)],
     );
-    let a = &leg_of(&o, "a").note;
+    let a = &sub_of(&o, "a").note;
     assert!(a.contains("inputSchema fails for 8 of 8 tools"), "{a}");
     assert!(
         a.contains("`t4`") && !a.contains("`t5`") && a.contains("and 3 more"),
@@ -667,10 +667,10 @@ fn d_a_tool_execution_error_passes_and_a_normal_result_fails() {
         200,
         r#"{"jsonrpc":"2.0","id":9,"result":{"isError":true,"content":[{"type":"text","text":"a is required"}]}}"#,
     );
-    crate::fixture::assert_leg(
+    crate::fixture::assert_sub(
         &o,
         "d",
-        LegOutcome::Pass,
+        SubOutcome::Pass,
         &["without `a`", "`a is required`"],
     );
     assert_eq!(o.verdict, Verdict::Pass, "{o:#?}");
@@ -680,7 +680,7 @@ fn d_a_tool_execution_error_passes_and_a_normal_result_fails() {
         200,
         r#"{"jsonrpc":"2.0","id":9,"result":{"content":[{"type":"text","text":"None"}]}}"#,
     );
-    crate::fixture::assert_leg(&o, "d", LegOutcome::Fail, &["executed despite"]);
+    crate::fixture::assert_sub(&o, "d", SubOutcome::Fail, &["executed despite"]);
     assert_eq!(o.verdict, Verdict::Fail);
 }
 
@@ -691,22 +691,22 @@ fn d_protocol_errors_fail_and_other_refusals_do_not_decide() {
             r#"{{"jsonrpc":"2.0","id":9,"error":{{"code":{code},"message":"Invalid params"}}}}"#
         );
         let o = called(json!({}), 400, &body);
-        crate::fixture::assert_leg(&o, "d", LegOutcome::Fail, &["a protocol error"]);
+        crate::fixture::assert_sub(&o, "d", SubOutcome::Fail, &["a protocol error"]);
     }
     let o = called(
         json!({}),
         200,
         r#"{"jsonrpc":"2.0","id":9,"error":{"code":-32603,"message":"Internal server error"}}"#,
     );
-    crate::fixture::assert_leg(&o, "d", LegOutcome::Unknown, &["not as invalid arguments"]);
+    crate::fixture::assert_sub(&o, "d", SubOutcome::Unknown, &["not as invalid arguments"]);
     let o = called(
         json!({}),
         401,
         r#"{"jsonrpc":"2.0","id":9,"error":{"code":-32602,"message":"x"}}"#,
     );
-    crate::fixture::assert_leg(&o, "d", LegOutcome::Unknown, &["authentication"]);
+    crate::fixture::assert_sub(&o, "d", SubOutcome::Unknown, &["authentication"]);
     let o = called(json!({}), 502, "<html>bad gateway</html>");
-    crate::fixture::assert_leg(&o, "d", LegOutcome::Error, &["no JSON-RPC answer"]);
+    crate::fixture::assert_sub(&o, "d", SubOutcome::Error, &["no JSON-RPC answer"]);
 }
 
 #[test]
@@ -716,7 +716,7 @@ fn d_a_call_that_leaves_out_nothing_required_tests_nothing() {
         200,
         r#"{"jsonrpc":"2.0","id":9,"result":{"content":[]}}"#,
     );
-    crate::fixture::assert_leg(&o, "d", LegOutcome::Error, &["tests nothing"]);
+    crate::fixture::assert_sub(&o, "d", SubOutcome::Error, &["tests nothing"]);
 }
 
 #[test]
@@ -732,7 +732,7 @@ fn d_no_operator_input_is_unknown_and_an_old_bundle_error() {
             ),
         ],
     );
-    crate::fixture::assert_leg(&o, "d", LegOutcome::Unknown, &["no schema_probe_tool"]);
+    crate::fixture::assert_sub(&o, "d", SubOutcome::Unknown, &["no schema_probe_tool"]);
     assert_eq!(o.verdict, Verdict::Unknown);
     let ev = evidence(
         Some(session(Some(REV), caps(), None)),

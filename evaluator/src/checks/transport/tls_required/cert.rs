@@ -14,7 +14,7 @@ use x509_parser::extensions::GeneralName;
 
 use crate::evidence::Evidence;
 use crate::fmt::escape_line;
-use crate::verdict::{Leg, LegOutcome};
+use crate::verdict::{SubOutcome, SubVerdict};
 
 // ---------------------------------------------------------------------------------------
 // e: certificate
@@ -208,7 +208,7 @@ pub(super) fn certificate_leg(
     host: Option<&url::Host<String>>,
     at_micros: i64,
     trust: &TrustState,
-) -> Leg {
+) -> SubVerdict {
     let at = at_micros.div_euclid(1_000_000);
     let v = leaf.validity();
     let (nb, na) = (v.not_before.timestamp(), v.not_after.timestamp());
@@ -253,9 +253,9 @@ pub(super) fn certificate_leg(
         short_name(leaf.issuer())
     );
     if problems.is_empty() {
-        Leg::new(
+        SubVerdict::new(
             "e",
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             format!(
                 "{who}, valid {} to {} ({} days left at collection), {} matches {}",
                 date(nb),
@@ -266,9 +266,9 @@ pub(super) fn certificate_leg(
             ),
         )
     } else {
-        Leg::new(
+        SubVerdict::new(
             "e",
-            LegOutcome::Fail,
+            SubOutcome::Fail,
             format!("{who}: {}", problems.join("; ")),
         )
     }
@@ -478,7 +478,7 @@ pub(super) fn trust_leg(
     leaf: Option<&X509Certificate<'_>>,
     offline: &Offline,
     trust: &TrustState,
-) -> Leg {
+) -> SubVerdict {
     let issuer = leaf
         .map(|l| short_name(l.issuer()))
         .unwrap_or_else(|| "an unreadable issuer".into());
@@ -490,9 +490,9 @@ pub(super) fn trust_leg(
         Offline::NotRun(why) => format!("offline: not verified ({why})"),
     };
     match trust {
-        TrustState::Public => Leg::new(
+        TrustState::Public => SubVerdict::new(
             "f",
-            LegOutcome::Pass,
+            SubOutcome::Pass,
             format!("chains to the public roots, issued by {issuer} (stores at collection: {stores}; {offline_note})"),
         ),
         TrustState::Operator => {
@@ -505,18 +505,18 @@ pub(super) fn trust_leg(
                     )
                 })
                 .unwrap_or_else(|| "the operator's --ca-file".into());
-            Leg::new(
+            SubVerdict::new(
                 "f",
-                LegOutcome::Pass,
+                SubOutcome::Pass,
                 format!(
                     "not publicly trusted, but chains to the operator's --ca-file {file}, treated as the \
                      operator's private PKI; issued by {issuer} (stores at collection: {stores}; {offline_note})"
                 ),
             )
         }
-        TrustState::OsOnly => Leg::new(
+        TrustState::OsOnly => SubVerdict::new(
             "f",
-            LegOutcome::Unknown,
+            SubOutcome::Unknown,
             format!(
                 "trusted only by the collecting machine's OS store, issued by {issuer}: not by the public \
                  roots and not by a --ca-file. This is what a TLS-inspecting proxy looks like, \
@@ -528,38 +528,38 @@ pub(super) fn trust_leg(
             Offline::Failed(why, kind) => {
                 let self_signed = leaf.is_some_and(is_self_signed);
                 match kind {
-                    FailKind::Defect => Leg::new(
+                    FailKind::Defect => SubVerdict::new(
                         "f",
-                        LegOutcome::Fail,
+                        SubOutcome::Fail,
                         format!("not trusted: {why} (stores at collection: {stores})"),
                     ),
-                    FailKind::UnknownIssuer if self_signed => Leg::new(
+                    FailKind::UnknownIssuer if self_signed => SubVerdict::new(
                         "f",
-                        LegOutcome::Fail,
+                        SubOutcome::Fail,
                         format!(
                             "not trusted: self-signed by {issuer}, which no store and no --ca-file holds \
                              (stores at collection: {stores})"
                         ),
                     ),
-                    FailKind::UnknownIssuer => Leg::new(
+                    FailKind::UnknownIssuer => SubVerdict::new(
                         "f",
-                        LegOutcome::Unknown,
+                        SubOutcome::Unknown,
                         format!(
                             "issued by {issuer}, which is not an anchor of any store at collection time nor \
                              of a --ca-file; if it is the operator's private CA, re-collect with --ca-file \
                              (stores at collection: {stores})"
                         ),
                     ),
-                    FailKind::Undecided => Leg::new(
+                    FailKind::Undecided => SubVerdict::new(
                         "f",
-                        LegOutcome::Unknown,
+                        SubOutcome::Unknown,
                         format!("could not be validated offline: {why} (stores at collection: {stores})"),
                     ),
                 }
             }
-            other => Leg::new(
+            other => SubVerdict::new(
                 "f",
-                LegOutcome::Error,
+                SubOutcome::Error,
                 format!(
                     "no store accepted the chain and it could not be checked offline ({other:?}; stores at \
                      collection: {stores})"

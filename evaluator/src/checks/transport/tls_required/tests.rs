@@ -2,7 +2,7 @@
 
 use super::cert::{dns_matches, WrongName};
 use super::*;
-use crate::fixture::leg as leg_of;
+use crate::fixture::sub as sub_of;
 use crate::fixture::{evidence, session};
 /// The rule graded directly, rendered outside any definition (local names).
 fn run(
@@ -281,12 +281,12 @@ fn modern(extra_records: Vec<Record>) -> Evidence {
 fn modern_with_operator_ca_passes() {
     let o = grade(&modern(clean_transport()));
     assert_eq!(o.verdict, Verdict::Pass, "{o:#?}");
-    assert!(leg_of(&o, "f").note.contains("private PKI"), "{o:?}");
-    assert!(leg_of(&o, "f").note.contains("/tmp/ca.crt"), "{o:?}");
-    assert!(leg_of(&o, "e").note.contains("IP:127.0.0.1"), "{o:?}");
-    assert!(leg_of(&o, "d").note.contains("TLSv1_3"), "{o:?}");
-    assert!(leg_of(&o, "b").note.contains("protocol_version"), "{o:?}");
-    assert!(leg_of(&o, "a").note.contains("port refused"), "{o:?}");
+    assert!(sub_of(&o, "f").note.contains("private PKI"), "{o:?}");
+    assert!(sub_of(&o, "f").note.contains("/tmp/ca.crt"), "{o:?}");
+    assert!(sub_of(&o, "e").note.contains("IP:127.0.0.1"), "{o:?}");
+    assert!(sub_of(&o, "d").note.contains("TLSv1_3"), "{o:?}");
+    assert!(sub_of(&o, "b").note.contains("protocol_version"), "{o:?}");
+    assert!(sub_of(&o, "a").note.contains("port refused"), "{o:?}");
     assert_eq!(o.details["weak_tls_accepted"], json!([]));
     assert_eq!(o.details["tls_intercepted"], json!(false));
     assert_eq!(o.details["trusted_by"], json!(["extra"]));
@@ -316,9 +316,9 @@ fn plain_http_target_fails_whatever_else() {
     );
     let o = grade(&ev);
     assert_eq!(o.verdict, Verdict::Fail, "{o:#?}");
-    assert!(leg_of(&o, "a").note.contains("served in clear"), "{o:?}");
+    assert!(sub_of(&o, "a").note.contains("served in clear"), "{o:?}");
     for l in ["b", "c", "d", "e", "f"] {
-        assert_eq!(leg_of(&o, l).outcome, LegOutcome::Dropped, "{l}");
+        assert_eq!(sub_of(&o, l).outcome, SubOutcome::Dropped, "{l}");
     }
     assert_eq!(o.details["scheme"], json!("http"));
 }
@@ -363,7 +363,7 @@ fn plaintext_only(r: Record) -> Outcome {
 fn plaintext_served_fails() {
     let o = plaintext_only(plain_status(200, &[]));
     assert_eq!(o.verdict, Verdict::Fail);
-    assert!(leg_of(&o, "a").note.contains("plaintext served"), "{o:?}");
+    assert!(sub_of(&o, "a").note.contains("plaintext served"), "{o:?}");
     assert_eq!(o.details["plaintext"], json!(200));
     assert_eq!(
         plaintext_only(plain_status(204, &[])).verdict,
@@ -384,7 +384,7 @@ fn redirects_pass_only_to_https() {
     let bad = plaintext_only(plain_status(301, &[("Location", "http://127.0.0.1/")]));
     assert_eq!(bad.verdict, Verdict::Fail);
     assert!(
-        leg_of(&bad, "a").note.contains("http://127.0.0.1/"),
+        sub_of(&bad, "a").note.contains("http://127.0.0.1/"),
         "{bad:?}"
     );
     let relative = plaintext_only(plain_status(308, &[("Location", "/mcp")]));
@@ -392,7 +392,7 @@ fn redirects_pass_only_to_https() {
     let empty = plaintext_only(plain_status(302, &[]));
     assert_eq!(empty.verdict, Verdict::Fail);
     assert!(
-        leg_of(&empty, "a").note.contains("empty target"),
+        sub_of(&empty, "a").note.contains("empty target"),
         "{empty:?}"
     );
 }
@@ -400,32 +400,32 @@ fn redirects_pass_only_to_https() {
 #[test]
 fn upgrade_required_and_other_statuses() {
     let o = plaintext_only(plain_status(426, &[]));
-    assert_eq!(leg_of(&o, "a").outcome, LegOutcome::Pass);
+    assert_eq!(sub_of(&o, "a").outcome, SubOutcome::Pass);
     let r = plaintext_only(plain_status(404, &[]));
-    assert_eq!(leg_of(&r, "a").outcome, LegOutcome::Pass);
-    assert!(leg_of(&r, "a").note.contains("(review)"), "{r:?}");
+    assert_eq!(sub_of(&r, "a").outcome, SubOutcome::Pass);
+    assert!(sub_of(&r, "a").note.contains("(review)"), "{r:?}");
 }
 
 #[test]
 fn plaintext_transport_errors() {
     let reset = plaintext_only(plain_error(ErrorKind::Reset));
-    assert_eq!(leg_of(&reset, "a").outcome, LegOutcome::Pass);
-    assert!(leg_of(&reset, "a").note.contains("port refused"));
+    assert_eq!(sub_of(&reset, "a").outcome, SubOutcome::Pass);
+    assert!(sub_of(&reset, "a").note.contains("port refused"));
     let timeout = plaintext_only(plain_error(ErrorKind::Timeout));
-    assert_eq!(leg_of(&timeout, "a").outcome, LegOutcome::Pass);
+    assert_eq!(sub_of(&timeout, "a").outcome, SubOutcome::Pass);
     assert!(
-        leg_of(&timeout, "a").note.contains("filtered"),
+        sub_of(&timeout, "a").note.contains("filtered"),
         "{timeout:?}"
     );
     let dns = plaintext_only(plain_error(ErrorKind::Dns));
-    assert_eq!(leg_of(&dns, "a").outcome, LegOutcome::Error);
+    assert_eq!(sub_of(&dns, "a").outcome, SubOutcome::Error);
     assert_eq!(dns.verdict, Verdict::Error);
     let skipped = plaintext_only(crate::fixture::skipped(
         &[leg::PLAINTEXT],
         "not sent: --info run",
     ));
-    assert_eq!(leg_of(&skipped, "a").outcome, LegOutcome::Unknown);
-    assert!(leg_of(&skipped, "a").note.contains("--info"));
+    assert_eq!(sub_of(&skipped, "a").outcome, SubOutcome::Unknown);
+    assert!(sub_of(&skipped, "a").note.contains("--info"));
 }
 
 // --- b / c: legacy versions -------------------------------------------------------
@@ -442,12 +442,12 @@ fn accepted_legacy_versions_fail() {
     );
     assert_eq!(o.verdict, Verdict::Fail);
     assert!(
-        leg_of(&o, "b")
+        sub_of(&o, "b")
             .note
             .contains("accepted (ServerHello TLSv1_0, suite TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA)"),
         "{o:?}"
     );
-    assert_eq!(leg_of(&o, "c").outcome, LegOutcome::Fail);
+    assert_eq!(sub_of(&o, "c").outcome, SubOutcome::Fail);
     assert_eq!(
         o.details["weak_tls_accepted"],
         json!(["TLSv1_0", "TLSv1_1"])
@@ -466,8 +466,8 @@ fn refusals_by_alert_and_by_close_pass() {
         legacy(leg::TLS_V1_1, tlswire::TLS1_1, b"", None),
     );
     assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
-    assert!(leg_of(&o, "b").note.contains("internal_error"));
-    assert!(leg_of(&o, "c").note.contains("closed"));
+    assert!(sub_of(&o, "b").note.contains("internal_error"));
+    assert!(sub_of(&o, "c").note.contains("closed"));
 }
 
 #[test]
@@ -477,8 +477,8 @@ fn network_errors_decide_nothing() {
             legacy(leg::TLS_V1_0, tlswire::TLS1_0, b"", Some(terr(kind, "x"))),
             legacy(leg::TLS_V1_1, tlswire::TLS1_1, ALERT_70, None),
         );
-        assert_eq!(leg_of(&o, "b").outcome, LegOutcome::Error, "{kind:?}");
-        assert!(leg_of(&o, "b").note.contains("decides nothing"), "{o:?}");
+        assert_eq!(sub_of(&o, "b").outcome, SubOutcome::Error, "{kind:?}");
+        assert!(sub_of(&o, "b").note.contains("decides nothing"), "{o:?}");
         assert_eq!(o.verdict, Verdict::Error);
     }
     // A timeout part-way through a record is still no answer.
@@ -491,7 +491,7 @@ fn network_errors_decide_nothing() {
         ),
         legacy(leg::TLS_V1_1, tlswire::TLS1_1, ALERT_70, None),
     );
-    assert_eq!(leg_of(&o, "b").outcome, LegOutcome::Error);
+    assert_eq!(sub_of(&o, "b").outcome, SubOutcome::Error);
 }
 
 #[test]
@@ -510,9 +510,9 @@ fn not_tls_and_odd_answers_are_errors() {
             None,
         ),
     );
-    assert_eq!(leg_of(&o, "b").outcome, LegOutcome::Error);
-    assert!(leg_of(&o, "b").note.contains("HTTP/1.1"), "{o:?}");
-    assert_eq!(leg_of(&o, "c").outcome, LegOutcome::Error);
+    assert_eq!(sub_of(&o, "b").outcome, SubOutcome::Error);
+    assert!(sub_of(&o, "b").note.contains("HTTP/1.1"), "{o:?}");
+    assert_eq!(sub_of(&o, "c").outcome, SubOutcome::Error);
 }
 
 #[test]
@@ -521,12 +521,12 @@ fn other_chosen_versions() {
         &probe_of(tlswire::TLS1_0, &server_hello(tlswire::TLS1_2)),
         tlswire::TLS1_0,
     );
-    assert_eq!((o, acc), (LegOutcome::Pass, false), "{note}");
+    assert_eq!((o, acc), (SubOutcome::Pass, false), "{note}");
     let (o, note, acc) = legacy_decision(
         &probe_of(tlswire::TLS1_1, &server_hello(tlswire::SSL3_0)),
         tlswire::TLS1_1,
     );
-    assert_eq!((o, acc), (LegOutcome::Fail, true), "{note}");
+    assert_eq!((o, acc), (SubOutcome::Fail, true), "{note}");
     assert!(note.contains("SSLv3"));
 }
 
@@ -543,10 +543,10 @@ fn probe_of(version: u16, server: &[u8]) -> LegacyTlsProbe {
 fn a_probe_that_offered_something_else_answers_nothing() {
     let mut p = probe_of(tlswire::TLS1_1, &server_hello(tlswire::TLS1_1));
     let (o, note, _) = legacy_decision(&p, tlswire::TLS1_0);
-    assert_eq!(o, LegOutcome::Error, "{note}");
+    assert_eq!(o, SubOutcome::Error, "{note}");
     p.client_hello.clear();
     let (o, _, _) = legacy_decision(&p, tlswire::TLS1_1);
-    assert_eq!(o, LegOutcome::Error);
+    assert_eq!(o, SubOutcome::Error);
 }
 
 // --- d: negotiated version --------------------------------------------------------
@@ -559,11 +559,11 @@ fn negotiated_versions() {
     let mut r12 = clean_transport();
     r12.push(tls(&[&leaf], Some("TLSv1_2"), &stores, None));
     let o = grade(&https(r12, Some(vec![ca.der().to_vec()])));
-    assert_eq!(leg_of(&o, "d").outcome, LegOutcome::Pass, "{o:?}");
+    assert_eq!(sub_of(&o, "d").outcome, SubOutcome::Pass, "{o:?}");
     let mut r11 = clean_transport();
     r11.push(tls(&[&leaf], Some("TLSv1_1"), &stores, None));
     let o = grade(&https(r11, Some(vec![ca.der().to_vec()])));
-    assert_eq!(leg_of(&o, "d").outcome, LegOutcome::Fail);
+    assert_eq!(sub_of(&o, "d").outcome, SubOutcome::Fail);
 }
 
 #[test]
@@ -580,8 +580,8 @@ fn handshake_failures() {
     ));
     let o = grade(&https(alert, None));
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-    assert!(leg_of(&o, "d").note.contains("handshake failed"), "{o:?}");
-    assert_eq!(leg_of(&o, "e").outcome, LegOutcome::Error);
+    assert!(sub_of(&o, "d").note.contains("handshake failed"), "{o:?}");
+    assert_eq!(sub_of(&o, "e").outcome, SubOutcome::Error);
 
     let mut reset = clean_transport();
     reset.push(tls(
@@ -591,7 +591,7 @@ fn handshake_failures() {
         Some(terr(ErrorKind::Reset, "connection reset")),
     ));
     let o = grade(&https(reset, None));
-    assert_eq!(leg_of(&o, "d").outcome, LegOutcome::Error);
+    assert_eq!(sub_of(&o, "d").outcome, SubOutcome::Error);
     assert_eq!(o.verdict, Verdict::Error);
 }
 
@@ -606,7 +606,7 @@ fn no_handshake_names_the_connection_failure() {
     records.push(r);
     let o = grade(&https(records, None));
     assert_eq!(o.verdict, Verdict::Error);
-    assert!(leg_of(&o, "d").note.contains("refused"), "{o:?}");
+    assert!(sub_of(&o, "d").note.contains("refused"), "{o:?}");
 }
 
 // --- e / f: certificate and trust -------------------------------------------------
@@ -642,14 +642,14 @@ fn expired_fails_with_dates() {
     let leaf = issued(&ca, &["127.0.0.1"], (2020, 1, 1), (2020, 2, 1));
     let o = chain_with_operator_ca(&leaf, &ca);
     assert_eq!(o.verdict, Verdict::Fail);
-    let e = &leg_of(&o, "e").note;
+    let e = &sub_of(&o, "e").note;
     assert!(
         e.contains("expired: notAfter 2020-02-01 00:00:00 UTC"),
         "{e}"
     );
     assert!(e.contains("2025-11-30 05:20:00 UTC"), "{e}");
-    assert_eq!(leg_of(&o, "f").outcome, LegOutcome::Fail, "{o:?}");
-    assert!(leg_of(&o, "f").note.contains("expired"), "{o:?}");
+    assert_eq!(sub_of(&o, "f").outcome, SubOutcome::Fail, "{o:?}");
+    assert!(sub_of(&o, "f").note.contains("expired"), "{o:?}");
 }
 
 #[test]
@@ -658,7 +658,7 @@ fn not_yet_valid_fails() {
     let leaf = issued(&ca, &["127.0.0.1"], (2026, 6, 1), (2027, 1, 1));
     let o = chain_case(BASE, &[&leaf], NONE_OK, Some(vec![ca.der().to_vec()]));
     assert_eq!(o.verdict, Verdict::Fail);
-    assert!(leg_of(&o, "e").note.contains("not yet valid"), "{o:?}");
+    assert!(sub_of(&o, "e").note.contains("not yet valid"), "{o:?}");
 }
 
 #[test]
@@ -667,12 +667,12 @@ fn wrong_name_fails_though_the_chain_is_the_operators() {
     let leaf = issued(&ca, &["wrong.example"], PAST, FUTURE);
     let o = chain_with_operator_ca(&leaf, &ca);
     assert_eq!(o.verdict, Verdict::Fail, "{o:#?}");
-    let e = &leg_of(&o, "e").note;
+    let e = &sub_of(&o, "e").note;
     assert!(e.contains("wrong name"), "{e}");
     assert!(e.contains("IP address 127.0.0.1"), "{e}");
     assert!(e.contains("DNS:wrong.example"), "{e}");
     // The chain itself leads to the operator's anchor.
-    assert_eq!(leg_of(&o, "f").outcome, LegOutcome::Pass, "{o:?}");
+    assert_eq!(sub_of(&o, "f").outcome, SubOutcome::Pass, "{o:?}");
 }
 
 #[test]
@@ -685,7 +685,7 @@ fn ip_host_does_not_match_a_dns_san_spelling_it() {
         &[("extra", true)],
         Some(vec![ca.der().to_vec()]),
     );
-    assert_eq!(leg_of(&o, "e").outcome, LegOutcome::Fail);
+    assert_eq!(sub_of(&o, "e").outcome, SubOutcome::Fail);
 }
 
 #[test]
@@ -700,7 +700,7 @@ fn dns_hosts_and_wildcards() {
     );
     assert_eq!(ok.verdict, Verdict::Pass, "{ok:?}");
     assert!(
-        leg_of(&ok, "e").note.contains("DNS:*.example.com"),
+        sub_of(&ok, "e").note.contains("DNS:*.example.com"),
         "{ok:?}"
     );
     let deep = chain_case(
@@ -709,9 +709,9 @@ fn dns_hosts_and_wildcards() {
         &[("extra", true)],
         Some(vec![ca.der().to_vec()]),
     );
-    assert_eq!(leg_of(&deep, "e").outcome, LegOutcome::Fail);
+    assert_eq!(sub_of(&deep, "e").outcome, SubOutcome::Fail);
     let ip6 = chain_case("https://[::1]:8443", &[&leaf], &[("extra", true)], None);
-    assert_eq!(leg_of(&ip6, "e").outcome, LegOutcome::Fail);
+    assert_eq!(sub_of(&ip6, "e").outcome, SubOutcome::Fail);
 }
 
 #[test]
@@ -755,8 +755,8 @@ fn self_signed_fails_unless_pinned() {
     let ss = self_signed(&["127.0.0.1", "localhost"]);
     let o = chain_case(BASE, &[&ss], NONE_OK, None);
     assert_eq!(o.verdict, Verdict::Fail, "{o:#?}");
-    assert!(leg_of(&o, "e").note.contains("self-signed"), "{o:?}");
-    assert_eq!(leg_of(&o, "f").outcome, LegOutcome::Fail);
+    assert!(sub_of(&o, "e").note.contains("self-signed"), "{o:?}");
+    assert_eq!(sub_of(&o, "f").outcome, SubOutcome::Fail);
     // The operator pinned it with --ca-file: private PKI.
     let pinned = chain_case(
         BASE,
@@ -764,8 +764,8 @@ fn self_signed_fails_unless_pinned() {
         &[("bundled", false), ("extra", true)],
         Some(vec![ss.clone()]),
     );
-    assert_eq!(leg_of(&pinned, "e").outcome, LegOutcome::Pass, "{pinned:?}");
-    assert_eq!(leg_of(&pinned, "f").outcome, LegOutcome::Pass, "{pinned:?}");
+    assert_eq!(sub_of(&pinned, "e").outcome, SubOutcome::Pass, "{pinned:?}");
+    assert_eq!(sub_of(&pinned, "f").outcome, SubOutcome::Pass, "{pinned:?}");
 }
 
 #[test]
@@ -785,8 +785,8 @@ fn os_store_only_is_interception_unknown() {
     ));
     let o = grade(&https(records, None));
     assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
-    assert!(leg_of(&o, "f").note.contains("Corp Inspection CA"), "{o:?}");
-    assert!(leg_of(&o, "b").note.contains("would be fail"), "{o:?}");
+    assert!(sub_of(&o, "f").note.contains("Corp Inspection CA"), "{o:?}");
+    assert!(sub_of(&o, "b").note.contains("would be fail"), "{o:?}");
     assert_eq!(o.details["tls_intercepted"], json!(true));
     assert_eq!(o.details["observed_issuer"], json!("Corp Inspection CA"));
 }
@@ -802,7 +802,7 @@ fn unknown_private_ca_is_unknown() {
         None,
     );
     assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
-    assert!(leg_of(&o, "f").note.contains("--ca-file"), "{o:?}");
+    assert!(sub_of(&o, "f").note.contains("--ca-file"), "{o:?}");
 }
 
 #[test]
@@ -812,14 +812,14 @@ fn a_forged_signature_fails_offline() {
     let forger = ca("Twin CA");
     let leaf = issued(&forger, &["127.0.0.1"], PAST, FUTURE);
     let o = chain_case(BASE, &[&leaf], NONE_OK, Some(vec![real.der().to_vec()]));
-    assert_eq!(leg_of(&o, "f").outcome, LegOutcome::Fail, "{o:#?}");
-    assert!(leg_of(&o, "f").note.contains("signature"), "{o:?}");
+    assert_eq!(sub_of(&o, "f").outcome, SubOutcome::Fail, "{o:#?}");
+    assert!(sub_of(&o, "f").note.contains("signature"), "{o:?}");
 }
 
 #[test]
 fn unparsable_leaf_is_error() {
     let o = chain_case(BASE, &[b"not a certificate"], NONE_OK, None);
-    assert_eq!(leg_of(&o, "e").outcome, LegOutcome::Error, "{o:?}");
+    assert_eq!(sub_of(&o, "e").outcome, SubOutcome::Error, "{o:?}");
     assert_eq!(o.verdict, Verdict::Error);
 }
 
@@ -828,7 +828,7 @@ fn public_roots_in_the_store_pass_the_trust_leg() {
     let ca = ca("CA");
     let leaf = issued(&ca, &["127.0.0.1"], PAST, FUTURE);
     let o = chain_case(BASE, &[&leaf], &[("bundled", true), ("os", true)], None);
-    assert_eq!(leg_of(&o, "f").outcome, LegOutcome::Pass, "{o:?}");
-    assert!(leg_of(&o, "f").note.contains("public roots"));
+    assert_eq!(sub_of(&o, "f").outcome, SubOutcome::Pass, "{o:?}");
+    assert!(sub_of(&o, "f").note.contains("public roots"));
     assert_eq!(o.verdict, Verdict::Pass);
 }
