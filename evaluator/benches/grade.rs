@@ -16,7 +16,7 @@ use std::path::Path;
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use mcp_probe_evaluator::benchmark::{grade, Benchmark};
 use mcp_probe_evaluator::check::Context;
-use mcp_probe_evaluator::evidence::Evidence;
+use mcp_probe_evaluator::evidence::Bundle;
 use mcp_probe_evaluator::load::read_bundle;
 use mcp_probe_evaluator::report::{json, Report, Server};
 use mcp_probe_schema::bundle::{decode_verified, verify};
@@ -30,7 +30,7 @@ fn graded(path: &Path) -> (Server, Vec<mcp_probe_evaluator::benchmark::CheckResu
     let bytes = read_bundle(path).expect("readable");
     black_box(verify(&bytes, &[]).expect("example verifies"));
     let v = decode_verified(&bytes).expect("example decodes");
-    let ev = Evidence::new(path.display().to_string(), v);
+    let ev = Bundle::new(path.display().to_string(), v);
     let results = grade(Benchmark::builtin(), &ev, &Context::default(), None);
     (Server::new(&ev, None), results)
 }

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use mcp_probe_schema::model::Era;
 use mcp_probe_schema::vocab::LegId;
 
-use crate::evidence::Evidence;
+use crate::evidence::Bundle;
 use crate::verdict::Outcome;
 
 /// Everything besides the bundle that a check may read. Pure data: grading does no I/O.
@@ -27,7 +27,7 @@ pub struct Context<'a> {
     /// (`unreached`); reported-only rules print it.
     pub unreached: Option<&'a str>,
     /// An earlier, verified bundle of the same endpoint, if any.
-    pub baseline: Option<&'a Evidence>,
+    pub baseline: Option<&'a Bundle>,
     /// This run records new baselines: comparing checks report UNKNOWN.
     pub updating_baseline: bool,
     /// The operator's policy as it applies to this bundle's endpoint (`--policy`).
@@ -202,5 +202,5 @@ pub trait Check: Sync + Send {
         &[]
     }
     /// Grade one bundle.
-    fn grade(&self, ev: &Evidence, cx: &Context<'_>) -> Outcome;
+    fn grade(&self, ev: &Bundle, cx: &Context<'_>) -> Outcome;
 }

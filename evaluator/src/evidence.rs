@@ -15,9 +15,10 @@ use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
-/// A bundle ready for grading.
+/// The grader's view of one verified bundle, ready for grading. `Evidence` names only
+/// the payload it wraps (`mcp_probe_schema::model::Evidence`, the bundle format's name).
 #[derive(Debug, Clone)]
-pub struct Evidence {
+pub struct Bundle {
     /// Where it was read from (as given).
     pub path: String,
     /// The payload.
@@ -30,7 +31,7 @@ pub struct Evidence {
     pub inventory: Inventory,
     /// What is parsed of each record (by position), filled on first use.
     parsed: Arc<Vec<Memo>>,
-    /// Set on the view of another era's session ([`Evidence::other_eras`]): that
+    /// Set on the view of another era's session ([`Bundle::other_eras`]): that
     /// session, standing in for the negotiated one, and its revision.
     era_view: Option<(Session, String)>,
     /// Each stdio exchange read as an exchange (by position; `None` for other records):
@@ -358,9 +359,9 @@ impl<'a> Exchange<'a> {
     }
 }
 
-impl Evidence {
+impl Bundle {
     /// Wrap a verified bundle.
-    pub fn new(path: impl Into<String>, v: Verified) -> Evidence {
+    pub fn new(path: impl Into<String>, v: Verified) -> Bundle {
         let stdio = v
             .records
             .iter()
@@ -370,7 +371,7 @@ impl Evidence {
             })
             .collect();
         let streamed = Arc::new(derive::stream_answers(&v.records));
-        let mut ev = Evidence {
+        let mut ev = Bundle {
             stdio: Arc::new(stdio),
             streamed,
             path: path.into(),
@@ -403,7 +404,7 @@ impl Evidence {
     /// the same records, with that era's session standing in for the negotiated one and
     /// the legs of [`family::PER_ERA`] read from their `@<revision>` records. Cheap: the
     /// records and their parsed messages are shared.
-    pub fn other_eras(&self) -> Vec<Evidence> {
+    pub fn other_eras(&self) -> Vec<Bundle> {
         let Some(primary) = self.payload.session.as_ref() else {
             return Vec::new();
         };
@@ -419,7 +420,7 @@ impl Evidence {
                 session.capabilities = o.capabilities.clone();
                 session.session_id = o.session_id.clone();
                 session.negotiated_in = Some(o.negotiated_in);
-                Evidence {
+                Bundle {
                     path: self.path.clone(),
                     payload: self.payload.clone(),
                     records: Arc::clone(&self.records),
@@ -525,7 +526,7 @@ impl Evidence {
     /// The record numbered `seq` (records are numbered by position). Not a read of a
     /// leg: for following a reference a record makes (a stream's `GET`) or that an
     /// outcome holds (its decisive records), never for finding a leg's records, which
-    /// [`Evidence::records_for`] reads.
+    /// [`Bundle::records_for`] reads.
     pub fn record(&self, seq: u64) -> Option<&Record> {
         self.records.get(usize::try_from(seq).ok()?)
     }
@@ -605,7 +606,7 @@ fn note_read(leg: LegId) {
 }
 
 /// Run `f` and return, with its result, every leg whose records it read through an
-/// [`Evidence`] on this thread (the leg contract test compares them with the check's
+/// [`Bundle`] on this thread (the leg contract test compares them with the check's
 /// declaration).
 pub fn track_leg_reads<T>(f: impl FnOnce() -> T) -> (T, BTreeSet<LegId>) {
     let outer = LEG_READS.with(|r| r.borrow_mut().replace(BTreeSet::new()));
@@ -725,7 +726,7 @@ mod tests {
 
     /// An HTTP+SSE bundle: the stream's GET (record 0, head only), its endpoint event,
     /// a tools/list POST acknowledged 202, then `after` (records naming the POST, seq 2).
-    fn sse_bundle(after: Vec<Record>) -> Evidence {
+    fn sse_bundle(after: Vec<Record>) -> Bundle {
         use mcp_probe_schema::vocab::leg;
         let mut get = exchange(
             &[leg::ENDPOINT_SSE],
@@ -811,7 +812,7 @@ mod tests {
             let bytes = std::fs::read(&f).expect("read");
             let v = mcp_probe_schema::open(&bytes, &[]).expect("verifies");
             let want = derive::inventory(&v.records);
-            let ev = Evidence::new(f.display().to_string(), v);
+            let ev = Bundle::new(f.display().to_string(), v);
             assert_eq!(ev.inventory, want, "{}", f.display());
             paged |= want.tools.pages > 1;
             // Each page it read over HTTP is parsed in the memo (an ordinary bundle's

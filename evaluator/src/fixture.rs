@@ -1,4 +1,4 @@
-//! Build graded-ready [`Evidence`] from hand-made records, for unit tests and
+//! Build graded-ready [`Bundle`] from hand-made records, for unit tests and
 //! benchmarks of checks (one small bundle per branch of a rule). Sealed with a fixed
 //! test key and opened again, so fixtures pass the same verification as real bundles.
 
@@ -6,7 +6,7 @@ use mcp_probe_schema::model::{Era, Record, Session};
 use mcp_probe_schema::testkit;
 use mcp_probe_schema::vocab::LegId;
 
-use crate::evidence::Evidence;
+use crate::evidence::Bundle;
 
 /// Fixture endpoint.
 pub const ENDPOINT: &str = "http://127.0.0.1:8080/mcp";
@@ -41,8 +41,8 @@ pub fn session(
     }
 }
 
-/// Evidence with `session` and `records` (chained in order; seqs are assigned).
-pub fn evidence(session: Option<Session>, records: Vec<Record>) -> Evidence {
+/// A bundle with `session` and `records` (chained in order; seqs are assigned).
+pub fn evidence(session: Option<Session>, records: Vec<Record>) -> Bundle {
     let mut payload = testkit::evidence(ENDPOINT, records);
     if session.is_none() {
         payload.target.endpoint = None;
@@ -51,7 +51,7 @@ pub fn evidence(session: Option<Session>, records: Vec<Record>) -> Evidence {
     let key = testkit::test_key(7);
     let bytes = mcp_probe_schema::seal(&payload, &key);
     let v = mcp_probe_schema::open(&bytes, &[]).expect("fixture bundle verifies");
-    Evidence::new("fixture.mcpev", v)
+    Bundle::new("fixture.mcpev", v)
 }
 
 /// A JSON-RPC POST record for `legs`: request `request`, answered `status` with
@@ -125,7 +125,7 @@ pub fn negotiated(
     rev: &str,
     capabilities: serde_json::Value,
     server_info: Option<serde_json::Value>,
-) -> Evidence {
+) -> Bundle {
     let negotiation = exchange(
         &[mcp_probe_schema::vocab::leg::ENDPOINT_DETECT],
         r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#,
@@ -141,7 +141,7 @@ pub fn negotiated(
 }
 
 /// As [`evidence`], for a stdio target (`target.transport` `stdio`).
-pub fn stdio_evidence(session: Option<Session>, records: Vec<Record>) -> Evidence {
+pub fn stdio_evidence(session: Option<Session>, records: Vec<Record>) -> Bundle {
     let mut payload = testkit::evidence(ENDPOINT, records);
     payload.target.transport = mcp_probe_schema::model::Transport::Stdio;
     payload.target.as_typed = "stdio: server --flag".into();
@@ -150,18 +150,18 @@ pub fn stdio_evidence(session: Option<Session>, records: Vec<Record>) -> Evidenc
     let key = testkit::test_key(7);
     let bytes = mcp_probe_schema::seal(&payload, &key);
     let v = mcp_probe_schema::open(&bytes, &[]).expect("fixture bundle verifies");
-    Evidence::new("fixture.mcpev", v)
+    Bundle::new("fixture.mcpev", v)
 }
 
 /// As [`evidence`], for an HTTP+SSE target (`target.transport` `http-sse`).
-pub fn sse_evidence(session: Option<Session>, records: Vec<Record>) -> Evidence {
+pub fn sse_evidence(session: Option<Session>, records: Vec<Record>) -> Bundle {
     let mut payload = testkit::evidence(ENDPOINT, records);
     payload.target.transport = mcp_probe_schema::model::Transport::HttpSse;
     payload.session = session;
     let key = testkit::test_key(7);
     let bytes = mcp_probe_schema::seal(&payload, &key);
     let v = mcp_probe_schema::open(&bytes, &[]).expect("fixture bundle verifies");
-    Evidence::new("fixture.mcpev", v)
+    Bundle::new("fixture.mcpev", v)
 }
 
 /// A stdio record for `legs`: `sent` written to stdin (none on a stream record) and
@@ -237,7 +237,7 @@ pub fn cx(rule: &str) -> crate::check::Context<'static> {
 /// Rule `rule`'s row of the newest embedded definition, graded on `ev` by the runner
 /// (every era the bundle probed, the row's transports and parameters) and rendered
 /// outside any definition ([`local`]): what `mcp-grade` reports, with local names.
-pub fn graded(ev: &Evidence, rule: &str) -> crate::verdict::Outcome {
+pub fn graded(ev: &Bundle, rule: &str) -> crate::verdict::Outcome {
     let others = ev.other_eras();
     crate::benchmark::runner::grade_row(row(rule), ev, &others, &Default::default())
         .map(local)

@@ -5,7 +5,7 @@
 //! definition is [`crate::benchmark::runner`], above the rules.
 
 use crate::check::{Check, Context, Needs};
-use crate::evidence::Evidence;
+use crate::evidence::Bundle;
 use crate::verdict::{Outcome, Part, Verdict};
 use mcp_probe_schema::vocab::{leg, LegId};
 
@@ -83,7 +83,7 @@ pub fn across_eras(all: Vec<(String, Outcome)>) -> Outcome {
 /// and no other era can lift it); any other verdict could change on the era never
 /// asked, so it is ERROR naming the missing leg and the collector that wrote the bundle.
 /// Every other bundle (one that asked, a legacy, stdio or `--info` one) is unchanged.
-pub fn other_eras_unasked(ev: &Evidence, first: Outcome) -> Outcome {
+pub fn other_eras_unasked(ev: &Bundle, first: Outcome) -> Outcome {
     let never_asked = ev.is_modern()
         && !ev.is_stdio()
         && !ev.payload.run.options.info_only
@@ -114,7 +114,7 @@ pub fn other_eras_unasked(ev: &Evidence, first: Outcome) -> Outcome {
 /// ERROR naming `legs`, which this bundle lacks, and the collector that wrote it (name,
 /// version and build): the runner's answer for a missing required leg, and a check's for
 /// a leg it needs only on some paths.
-pub fn missing_legs(ev: &Evidence, legs: &[LegId]) -> Outcome {
+pub fn missing_legs(ev: &Bundle, legs: &[LegId]) -> Outcome {
     let names: Vec<&str> = legs.iter().map(|l| l.as_str()).collect();
     Outcome::single(
         Verdict::Error,
@@ -132,7 +132,7 @@ pub fn missing_legs(ev: &Evidence, legs: &[LegId]) -> Outcome {
 }
 
 /// Grade one check with the uniform preconditions.
-pub fn run(check: &dyn Check, ev: &Evidence, cx: &Context<'_>) -> Outcome {
+pub fn run(check: &dyn Check, ev: &Bundle, cx: &Context<'_>) -> Outcome {
     let reduction = "";
     if check.needs() == Needs::Session && ev.revision().is_none() {
         let s = ev.session();
@@ -188,13 +188,13 @@ mod tests {
         session: Option<mcp_probe_schema::model::Session>,
         records: Vec<mcp_probe_schema::model::Record>,
         edit: impl FnOnce(&mut mcp_probe_schema::model::Evidence),
-    ) -> Evidence {
+    ) -> Bundle {
         let mut payload = mcp_probe_schema::testkit::evidence(crate::fixture::ENDPOINT, records);
         payload.session = session;
         payload.collector.build = "0123abc".into();
         edit(&mut payload);
         let bytes = mcp_probe_schema::seal(&payload, &mcp_probe_schema::testkit::test_key(7));
-        Evidence::new(
+        Bundle::new(
             "old.mcpev",
             mcp_probe_schema::open(&bytes, &[]).expect("verifies"),
         )

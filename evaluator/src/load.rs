@@ -161,11 +161,11 @@ pub fn reread_verified(path: &Path, digest: &[u8; 32]) -> Result<Option<Verified
 }
 
 /// Wrap a verified bundle for grading, without its encoded records: every check reads
-/// the decoded ones ([`crate::evidence::Evidence::records`]), so the payload's copy of
+/// the decoded ones ([`crate::evidence::Bundle::records`]), so the payload's copy of
 /// each record as CBOR bytes would only double the memory a bundle costs.
-pub fn for_grading(path: impl Into<String>, mut v: Verified) -> crate::evidence::Evidence {
+pub fn for_grading(path: impl Into<String>, mut v: Verified) -> crate::evidence::Bundle {
     v.evidence.records = Vec::new();
-    crate::evidence::Evidence::new(path, v)
+    crate::evidence::Bundle::new(path, v)
 }
 
 /// Read and parse every `--trust` key file (SPKI PEM, 64 hex digits, or base64 of the

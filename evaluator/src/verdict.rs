@@ -160,7 +160,7 @@ impl SubOutcome {
             SubOutcome::Unknown => Part::Unknown,
             SubOutcome::Error => Part::Error,
             SubOutcome::NotArisen(n) => Part::NotArisen(n),
-            SubOutcome::Observed | SubOutcome::Dropped => Part::Evidence,
+            SubOutcome::Observed | SubOutcome::Dropped => Part::Bundle,
         }
     }
 }
@@ -185,7 +185,7 @@ pub enum Part {
     /// Not applicable there: the subject did not arise.
     NotArisen(NotArisen),
     /// Evidence only (`observed`, `dropped` sub-verdicts): never counted.
-    Evidence,
+    Bundle,
 }
 
 /// What combining parts gave.
@@ -233,7 +233,7 @@ pub fn combine(parts: impl IntoIterator<Item = Part>) -> Combined {
                     absent = Some(n);
                 }
             }
-            Part::Evidence => {}
+            Part::Bundle => {}
         }
     }
     let decided = |verdict| Combined {
@@ -514,7 +514,7 @@ mod tests {
     #[test]
     fn the_one_rule_truth_table() {
         use super::NotArisen::{Absent as A, NotOffered as O, Revision as R};
-        use Part::{Error as E, Evidence as V, Fail as F, NotArisen as N, Pass as P, Unknown as U};
+        use Part::{Bundle as V, Error as E, Fail as F, NotArisen as N, Pass as P, Unknown as U};
         use Verdict as W;
         let na = |n| (W::from(n), Some(n));
         let d = |v| (v, None);

@@ -1086,7 +1086,7 @@ fn fixed_report() -> Report {
             e.run.failure = Some("the endpoint requires authentication (HTTP 401)".into());
         }
         let bytes = seal(&e, &test_key(1));
-        mcp_probe_evaluator::evidence::Evidence::new(name, open(&bytes, &[]).expect("verifies"))
+        mcp_probe_evaluator::evidence::Bundle::new(name, open(&bytes, &[]).expect("verifies"))
     };
     let a = ev("a.mcpev", "http://127.0.0.1:1001/mcp", Some("2025-11-25"));
     let b = ev("b.mcpev", "https://mcp.example/mcp", Some("2026-07-28"));

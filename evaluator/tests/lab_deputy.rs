@@ -21,12 +21,12 @@ mod support;
 use std::path::Path;
 
 use mcp_probe_evaluator::check::Context;
-use mcp_probe_evaluator::evidence::Evidence;
+use mcp_probe_evaluator::evidence::Bundle;
 use mcp_probe_evaluator::verdict::{SubOutcome, Verdict};
 use mcp_probe_schema::vocab::leg;
 use support::rules::run;
 
-fn collect(bin: &Path, home: &Path, url: &str, args: &[&str]) -> Evidence {
+fn collect(bin: &Path, home: &Path, url: &str, args: &[&str]) -> Bundle {
     support::lab::collect_headless(bin, home, url, args).evidence
 }
 

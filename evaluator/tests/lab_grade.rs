@@ -14,7 +14,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use mcp_probe_evaluator::check::Context;
-use mcp_probe_evaluator::evidence::Evidence;
+use mcp_probe_evaluator::evidence::Bundle;
 use mcp_probe_evaluator::verdict::{Outcome, SubOutcome, Verdict};
 use support::lab::{require, require_collector, sub};
 use support::rules;
@@ -44,8 +44,8 @@ fn all_but(skip: &[&str]) -> Vec<&'static str> {
 }
 
 /// One collection run over every lab server, shared by the tests of this file.
-fn bundles() -> Option<&'static HashMap<String, Evidence>> {
-    static B: OnceLock<Option<HashMap<String, Evidence>>> = OnceLock::new();
+fn bundles() -> Option<&'static HashMap<String, Bundle>> {
+    static B: OnceLock<Option<HashMap<String, Bundle>>> = OnceLock::new();
     B.get_or_init(|| {
         let (got, bin) = support::lab::require(SERVERS)?;
         let urls: Vec<(String, String)> = SERVERS.iter().map(|v| v.to_string()).zip(got).collect();
@@ -82,7 +82,7 @@ fn bundles() -> Option<&'static HashMap<String, Evidence>> {
                 .find(|(_, u)| *u == endpoint)
                 .map(|(v, _)| v.clone())
                 .expect("known target");
-            map.insert(var, Evidence::new(line, v));
+            map.insert(var, Bundle::new(line, v));
         }
         assert_eq!(map.len(), SERVERS.len());
         Some(map)
@@ -393,11 +393,11 @@ fn start_py2(port: u16, version: &str) -> Option<Py2> {
     Some(server)
 }
 
-fn collect_one(url: &str, home: &Path) -> Evidence {
+fn collect_one(url: &str, home: &Path) -> Bundle {
     collect_with(url, home, &[], &[])
 }
 
-fn collect_with(url: &str, home: &Path, args: &[&str], envs: &[(&str, &str)]) -> Evidence {
+fn collect_with(url: &str, home: &Path, args: &[&str], envs: &[(&str, &str)]) -> Bundle {
     let out = Command::new(require_collector().expect("mcp-collect built"))
         .env("MCP_PROBE_HOME", home)
         .envs(envs.iter().copied())
@@ -422,7 +422,7 @@ fn collect_with(url: &str, home: &Path, args: &[&str], envs: &[(&str, &str)]) ->
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    Evidence::new(path, v)
+    Bundle::new(path, v)
 }
 
 #[test]

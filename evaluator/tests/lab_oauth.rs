@@ -23,7 +23,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use mcp_probe_evaluator::check::Context;
-use mcp_probe_evaluator::evidence::Evidence;
+use mcp_probe_evaluator::evidence::Bundle;
 use mcp_probe_evaluator::verdict::{Outcome, SubOutcome, Verdict};
 use support::lab::{sub, Run};
 
@@ -106,7 +106,7 @@ fn lab_runs() -> Option<&'static Lab> {
     .as_ref()
 }
 
-fn grade_with(ev: &Evidence, rule: &str, cx: &Context<'_>) -> Outcome {
+fn grade_with(ev: &Bundle, rule: &str, cx: &Context<'_>) -> Outcome {
     support::rules::run(rule, ev, cx)
 }
 

@@ -16,7 +16,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use mcp_probe_evaluator::check::Context;
-use mcp_probe_evaluator::evidence::Evidence;
+use mcp_probe_evaluator::evidence::Bundle;
 use mcp_probe_evaluator::verdict::{Outcome, SubOutcome, Verdict};
 use mcp_probe_schema::model::Observation;
 use mcp_probe_schema::vocab::leg as wire;
@@ -57,7 +57,7 @@ fn inputs(var: &str) -> Value {
 }
 
 /// `mcp-collect -q --inputs FILE urls…` and the bundles by the url they name.
-fn collect(urls: &[(String, String)], inputs: &Value) -> HashMap<String, Evidence> {
+fn collect(urls: &[(String, String)], inputs: &Value) -> HashMap<String, Bundle> {
     let bin = collector().expect("mcp-collect built");
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("inputs.json");
@@ -87,7 +87,7 @@ fn collect(urls: &[(String, String)], inputs: &Value) -> HashMap<String, Evidenc
             .find(|(_, u)| *u == v.evidence.target.as_typed)
             .map(|(v, _)| v.clone())
             .expect("known target");
-        map.insert(var, Evidence::new(line, v));
+        map.insert(var, Bundle::new(line, v));
     }
     assert_eq!(map.len(), urls.len());
     map
@@ -100,8 +100,8 @@ fn urls(vars: &[&str]) -> Option<Vec<(String, String)>> {
 }
 
 /// One collection run over [`SERVERS`] with [`inputs`], shared by the tests.
-fn bundles() -> Option<&'static HashMap<String, Evidence>> {
-    static B: OnceLock<Option<HashMap<String, Evidence>>> = OnceLock::new();
+fn bundles() -> Option<&'static HashMap<String, Bundle>> {
+    static B: OnceLock<Option<HashMap<String, Bundle>>> = OnceLock::new();
     B.get_or_init(|| {
         let urls = urls(SERVERS)?;
         let file: serde_json::Map<String, Value> =

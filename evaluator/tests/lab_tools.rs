@@ -16,7 +16,7 @@ use std::path::Path;
 use std::process::Command;
 
 use mcp_probe_evaluator::check::Context;
-use mcp_probe_evaluator::evidence::Evidence;
+use mcp_probe_evaluator::evidence::Bundle;
 use mcp_probe_evaluator::verdict::{Outcome, SubOutcome, Verdict};
 use mcp_probe_schema::model::{BodyEnd, HttpOutcome, Observation};
 use mcp_probe_schema::vocab::leg;
@@ -28,7 +28,7 @@ fn ready(vars: &[&str]) -> Option<Vec<String>> {
 }
 
 /// One `mcp-collect` run with its own state directory `home`.
-fn collect(url: &str, home: &Path, args: &[&str]) -> Evidence {
+fn collect(url: &str, home: &Path, args: &[&str]) -> Bundle {
     let out = Command::new(collector().expect("mcp-collect built"))
         .env("MCP_PROBE_HOME", home)
         .args(["-q", "-o"])
@@ -45,7 +45,7 @@ fn collect(url: &str, home: &Path, args: &[&str]) -> Evidence {
     );
     let path = String::from_utf8_lossy(&out.stdout).trim().to_string();
     let v = mcp_probe_schema::open(&std::fs::read(&path).expect("bundle"), &[]).expect("verifies");
-    Evidence::new(path, v)
+    Bundle::new(path, v)
 }
 
 /// An inputs file for `url` consenting to tool calls with `arguments`.
@@ -57,7 +57,7 @@ fn consent(home: &Path, url: &str, arguments: serde_json::Value) -> String {
 }
 
 /// Rule `rule` on `ev` against `baseline`, sub-verdicts by local name.
-fn grade(rule: &str, ev: &Evidence, baseline: Option<&Evidence>) -> Outcome {
+fn grade(rule: &str, ev: &Bundle, baseline: Option<&Bundle>) -> Outcome {
     support::rules::run(
         rule,
         ev,
@@ -70,7 +70,7 @@ fn grade(rule: &str, ev: &Evidence, baseline: Option<&Evidence>) -> Outcome {
 
 /// Every `tools/call` request of an advertised tool the bundle holds (`metadata-headers`' calls name a
 /// tool that cannot exist, so that an acceptance executes nothing).
-fn tool_calls(ev: &Evidence) -> usize {
+fn tool_calls(ev: &Bundle) -> usize {
     let advertised: Vec<&str> = ev
         .inventory
         .tools
@@ -111,7 +111,7 @@ impl Drop for State {
 /// A baseline run (state empty), then the staged run against it with consent: named
 /// with `--baseline`, or (`via_store`) stored by `mcp-grade --update-baseline` and found
 /// by the collector in the same state directory.
-fn staged_pair(url: &str, state: &str, home: &Path, via_store: bool) -> (Evidence, Evidence) {
+fn staged_pair(url: &str, state: &str, home: &Path, via_store: bool) -> (Bundle, Bundle) {
     let args = serde_json::json!({"echo": {"text": "probe"}});
     let inputs = consent(home, url, args);
     let first = {

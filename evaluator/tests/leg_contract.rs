@@ -9,7 +9,7 @@ use support::examples;
 
 use examples::examples;
 use mcp_probe_evaluator::check::Context;
-use mcp_probe_evaluator::evidence::{track_leg_reads, Evidence};
+use mcp_probe_evaluator::evidence::{track_leg_reads, Bundle};
 use mcp_probe_evaluator::grade::run;
 
 #[test]
@@ -19,7 +19,7 @@ fn every_check_reads_only_the_legs_it_declares() {
     for path in examples() {
         let bytes = std::fs::read(&path).expect("read example");
         let v = mcp_probe_schema::open(&bytes, &[]).expect("example verifies");
-        let ev = Evidence::new(path.display().to_string(), v);
+        let ev = Bundle::new(path.display().to_string(), v);
         let era = ev.session().and_then(|s| s.era);
         let own = Context {
             baseline: Some(&ev),

@@ -4,7 +4,7 @@
 
 use super::{Benchmark, Entry, Eras};
 use crate::check::{Check, Context};
-use crate::evidence::Evidence;
+use crate::evidence::Bundle;
 use crate::grade::{across_eras, other_eras_unasked, run};
 use crate::verdict::{Outcome, Verdict};
 use mcp_probe_schema::vocab::family;
@@ -24,7 +24,7 @@ pub struct CheckResult {
 /// combined ([`across_eras`]).
 pub fn grade(
     bm: &'static Benchmark,
-    ev: &Evidence,
+    ev: &Bundle,
     cx: &Context<'_>,
     level: Option<u8>,
 ) -> Vec<CheckResult> {
@@ -44,8 +44,8 @@ pub fn grade(
 /// ([`render_through`] renders them). `None` when this build does not grade the row.
 pub fn grade_row(
     entry: &Entry,
-    ev: &Evidence,
-    others: &[Evidence],
+    ev: &Bundle,
+    others: &[Bundle],
     cx: &Context<'_>,
 ) -> Option<Outcome> {
     let c = entry.grader?;
@@ -63,7 +63,7 @@ pub fn grade_row(
     } else {
         other_eras_unasked(ev, first)
     };
-    let probed: Vec<&Evidence> = match entry.eras {
+    let probed: Vec<&Bundle> = match entry.eras {
         Eras::Negotiated => Vec::new(),
         Eras::Every => others.iter().collect(),
         Eras::EveryRecorded => others.iter().filter(|o| recorded_on(c, o)).collect(),
@@ -103,7 +103,7 @@ pub fn render_through(bm: &Benchmark, entry: &Entry, out: Outcome) -> Outcome {
 }
 
 /// N/A naming the transport, for a check whose row does not list the bundle's.
-fn off_transport(entry: &Entry, ev: &Evidence) -> Option<Outcome> {
+fn off_transport(entry: &Entry, ev: &Bundle) -> Option<Outcome> {
     let t = ev.transport();
     if entry.transports.includes(t) {
         return None;
@@ -138,7 +138,7 @@ fn off_transport(entry: &Entry, ev: &Evidence) -> Option<Outcome> {
 
 /// True when the era view `o` holds a record of one of the rule's per-era legs: a rule
 /// graded on `every-recorded` eras is graded on `o` only then.
-fn recorded_on(check: &dyn Check, o: &Evidence) -> bool {
+fn recorded_on(check: &dyn Check, o: &Bundle) -> bool {
     let legs = check.legs(o.session().and_then(|s| s.era));
     legs.required
         .iter()
@@ -221,7 +221,7 @@ mod tests {
         let mut payload = mcp_probe_schema::testkit::evidence(crate::fixture::ENDPOINT, Vec::new());
         payload.session = modern();
         let bytes = mcp_probe_schema::seal(&payload, &mcp_probe_schema::testkit::test_key(7));
-        let old = Evidence::new(
+        let old = Bundle::new(
             "old.mcpev",
             mcp_probe_schema::open(&bytes, &[]).expect("verifies"),
         );

@@ -26,7 +26,7 @@ use serde_json::{Map, Value};
 
 use crate::check::{Context, Legs};
 use crate::checks::common::reported::{nothing, Observed, ReportedOnly};
-use crate::evidence::{Evidence, Exchange};
+use crate::evidence::{Bundle, Exchange};
 use crate::fmt::escape_line;
 
 /// `lifecycle-metadata-recorded`: lifecycle and invocation metadata recorded. It reads
@@ -50,7 +50,7 @@ struct ResultMeta {
 
 /// Every JSON-RPC message with a `result` in every HTTP response of the bundle, with
 /// the method of the request it answered.
-fn results(ev: &Evidence) -> Vec<ResultMeta> {
+fn results(ev: &Bundle) -> Vec<ResultMeta> {
     let mut out = Vec::new();
     for record in ev.records.iter() {
         let Observation::Http(http) = &record.observation else {
@@ -146,7 +146,7 @@ struct LifecycleFacts<'a> {
 
 /// Whether results name their server, whether the deprecated logging capability is
 /// advertised, and the negotiated revision.
-fn lifecycle_metadata(ev: &Evidence, _cx: &Context<'_>) -> Observed {
+fn lifecycle_metadata(ev: &Bundle, _cx: &Context<'_>) -> Observed {
     let rs = results(ev);
     let logging = ev.capabilities().map(|c| c.get("logging").is_some());
     let logging_text = match logging {
@@ -212,7 +212,7 @@ mod tests {
         }
     }
 
-    fn modern_results(metas: &[bool]) -> Evidence {
+    fn modern_results(metas: &[bool]) -> Bundle {
         let info = json!({"name": "m", "version": "1"});
         let records = metas
             .iter()
@@ -413,7 +413,7 @@ mod tests {
         for p in &paths {
             let bytes = std::fs::read(p).expect("read bundle");
             let v = mcp_probe_schema::open(&bytes, &[]).expect("example verifies");
-            let ev = Evidence::new(p.display().to_string(), v);
+            let ev = Bundle::new(p.display().to_string(), v);
             let name = p.display();
             let none = Context::default();
             for c in reported {

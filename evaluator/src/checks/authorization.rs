@@ -30,7 +30,7 @@ use serde_json::Map;
 use super::common::reported::{nothing, Observed, ReportedOnly};
 use super::common::values::or_null;
 use crate::check::{Context, Legs};
-use crate::evidence::Evidence;
+use crate::evidence::Bundle;
 use crate::fmt::escape_line;
 
 /// The tool annotations `annotations-not-authorization` counts (the MCP tool annotations),
@@ -55,7 +55,7 @@ enum ToolsListed<'a> {
 }
 
 impl ToolsListed<'_> {
-    fn of(ev: &Evidence) -> ToolsListed<'_> {
+    fn of(ev: &Bundle) -> ToolsListed<'_> {
         let inv = &ev.inventory.tools;
         if !inv.observed {
             return ToolsListed::NotListed("the bundle holds no tools/list exchange".into());
@@ -127,7 +127,7 @@ pub static PER_TOOL_AUTHORIZATION: ReportedOnly = ReportedOnly {
 const TOOLS_LEG: Legs = Legs::with_optional(&[], &[leg::INVENTORY_TOOLS]);
 
 /// The tool count, kept apart from "not listed".
-fn observe_tool_count(ev: &Evidence, _cx: &Context<'_>) -> Observed {
+fn observe_tool_count(ev: &Bundle, _cx: &Context<'_>) -> Observed {
     let listed = ToolsListed::of(ev);
     let mut details = Map::new();
     details.insert("tools_listed".into(), or_null(listed.count()));
@@ -163,7 +163,7 @@ fn hint_counts(tools: &[Value]) -> [usize; 4] {
 }
 
 /// The tool count and, per hint, how many listed tools assert it.
-fn observe_annotations(ev: &Evidence, _cx: &Context<'_>) -> Observed {
+fn observe_annotations(ev: &Bundle, _cx: &Context<'_>) -> Observed {
     let listed = ToolsListed::of(ev);
     let counts = match &listed {
         ToolsListed::Listed { tools, .. } => Some(hint_counts(tools)),
@@ -211,7 +211,7 @@ mod tests {
     /// The rule graded directly, rendered outside any definition (local names).
     fn run(
         check: &dyn crate::check::Check,
-        ev: &crate::evidence::Evidence,
+        ev: &crate::evidence::Bundle,
         cx: &crate::check::Context<'_>,
     ) -> crate::verdict::Outcome {
         crate::fixture::local(crate::grade::run(check, ev, cx))
@@ -219,7 +219,7 @@ mod tests {
     use crate::verdict::Verdict;
     use serde_json::json;
 
-    fn modern(records: Vec<mcp_probe_schema::model::Record>) -> Evidence {
+    fn modern(records: Vec<mcp_probe_schema::model::Record>) -> Bundle {
         evidence(
             Some(session(Some("2026-07-28"), json!({"tools": {}}), None)),
             records,

@@ -35,11 +35,11 @@ use serde_json::{Map, Value};
 
 use crate::check::{Context, Legs};
 use crate::checks::common::reported::{nothing, Observed, ReportedOnly};
-use crate::evidence::Evidence;
+use crate::evidence::Bundle;
 
 /// The capabilities object, only when a session was negotiated (`None`: unobserved,
 /// which is not "declared none").
-fn negotiated_capabilities(ev: &Evidence) -> Option<&Value> {
+fn negotiated_capabilities(ev: &Bundle) -> Option<&Value> {
     ev.revision().and(ev.capabilities())
 }
 
@@ -73,7 +73,7 @@ struct ListChangedFacts {
 }
 
 /// Which lists the server says may change: context for the reader, not graded.
-fn list_changed(ev: &Evidence, _cx: &Context<'_>) -> Observed {
+fn list_changed(ev: &Bundle, _cx: &Context<'_>) -> Observed {
     let flags: Option<Map<String, Value>> = negotiated_capabilities(ev).map(|c| {
         ["tools", "resources", "prompts"]
             .iter()
@@ -123,7 +123,7 @@ struct SessionIdFacts {
 }
 
 /// Whether the handshake issued an `Mcp-Session-Id`.
-fn session_id_issued(ev: &Evidence, _cx: &Context<'_>) -> Observed {
+fn session_id_issued(ev: &Bundle, _cx: &Context<'_>) -> Observed {
     let issued = ev
         .revision()
         .and(ev.session())
@@ -158,7 +158,7 @@ struct TasksFacts {
 }
 
 /// Whether the server declares the tasks capability.
-fn tasks_declared(ev: &Evidence, _cx: &Context<'_>) -> Observed {
+fn tasks_declared(ev: &Bundle, _cx: &Context<'_>) -> Observed {
     let tasks = negotiated_capabilities(ev).map(|c| c.get("tasks").is_some_and(|v| !v.is_null()));
     let seen = match tasks {
         None => "no capabilities (no session was established), so whether the server offers tasks is unknown",
@@ -331,7 +331,7 @@ mod tests {
         for path in bundles {
             let bytes = std::fs::read(&path).expect("read bundle");
             let v = mcp_probe_schema::open(&bytes, &[]).expect("example verifies");
-            let ev = Evidence::new(path.display().to_string(), v);
+            let ev = Bundle::new(path.display().to_string(), v);
             let outcomes: Vec<Outcome> = [
                 &ToolSchemasValidated as &dyn Check,
                 &ResourceTemplatesTyped,

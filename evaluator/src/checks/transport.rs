@@ -30,7 +30,7 @@ pub static STDIO_PREFERRED: ReportedOnly = ReportedOnly {
 /// On a stdio bundle: the collector launched the server over stdio, so the server
 /// speaks it; whether the deployment runs it that way stays host-side (the verdict stays
 /// N/A on every transport: docs/checks.md, under the rule's row).
-fn observe_stdio(ev: &crate::evidence::Evidence, cx: &crate::check::Context<'_>) -> Observed {
+fn observe_stdio(ev: &crate::evidence::Bundle, cx: &crate::check::Context<'_>) -> Observed {
     if !ev.is_stdio() {
         return nothing(ev, cx);
     }
@@ -52,7 +52,7 @@ mod tests {
     /// The rule graded directly, rendered outside any definition (local names).
     fn run(
         check: &dyn crate::check::Check,
-        ev: &crate::evidence::Evidence,
+        ev: &crate::evidence::Bundle,
         cx: &crate::check::Context<'_>,
     ) -> crate::verdict::Outcome {
         crate::fixture::local(crate::grade::run(check, ev, cx))

@@ -12,7 +12,7 @@ use super::error::GradeError;
 use crate::baseline;
 use crate::benchmark::CheckResult;
 use crate::check::Context;
-use crate::evidence::Evidence;
+use crate::evidence::Bundle;
 use crate::exit::ExitStatus;
 use crate::fmt::escape_line;
 use crate::load::{
@@ -98,7 +98,7 @@ struct Input {
     digest: Option<[u8; 32]>,
     /// `target.endpoint`: the endpoint, if one answered.
     endpoint: Option<String>,
-    /// [`Evidence::endpoint`]: the endpoint, else the target as typed.
+    /// [`Bundle::endpoint`]: the endpoint, else the target as typed.
     label: String,
     /// `run.started_at`.
     started_at: i64,
@@ -122,7 +122,7 @@ impl Input {
         }
     }
 
-    /// The path as the report and messages show it ([`Evidence::path`]).
+    /// The path as the report and messages show it ([`Bundle::path`]).
     fn shown(&self) -> String {
         self.path.display().to_string()
     }
@@ -172,7 +172,7 @@ fn checked_status<T>(
 /// The grade pass's read of an input: the same file, the same bytes as verified, decoded
 /// (not verified a second time: its SHA-256 binds it to the bytes that did), or an error
 /// (nothing is graded from a file that changed after the verify pass).
-fn reopen(i: &Input) -> Result<(Evidence, mcp_probe_schema::tsp::Stamp), GradeError> {
+fn reopen(i: &Input) -> Result<(Bundle, mcp_probe_schema::tsp::Stamp), GradeError> {
     let again = match &i.digest {
         Some(d) => reread_verified(&i.path, d)?,
         // Without the digest of what verified, no read can be shown to be the same bytes.
@@ -193,12 +193,12 @@ fn reopen(i: &Input) -> Result<(Evidence, mcp_probe_schema::tsp::Stamp), GradeEr
 fn grade_evidence(
     opts: &GradeOptions,
     bm: &'static crate::benchmark::Benchmark,
-    file_baseline: &Option<(String, Evidence)>,
+    file_baseline: &Option<(String, Bundle)>,
     stored: Option<&Stored>,
     policy: Option<&crate::policy::Policy>,
     tsa: &crate::timestamp::TsaTrust,
     i: &Input,
-    ev: &Evidence,
+    ev: &Bundle,
     stamp: mcp_probe_schema::tsp::Stamp,
 ) -> (Server, Vec<CheckResult>) {
     let (cx, info) = baseline_context(opts, file_baseline, stored);
@@ -219,7 +219,7 @@ fn grade_evidence(
 /// The stored baseline of one endpoint, as looked up ([`StoredCache`]).
 enum Stored {
     Absent,
-    Valid(String, Box<Evidence>),
+    Valid(String, Box<Bundle>),
     Rejected(String, String),
 }
 
@@ -734,7 +734,7 @@ fn write_report(
 /// baseline of the bundle's endpoint (`stored`, held by [`StoredCache`]).
 fn baseline_context<'a>(
     opts: &GradeOptions,
-    file_baseline: &'a Option<(String, Evidence)>,
+    file_baseline: &'a Option<(String, Bundle)>,
     stored: Option<&'a Stored>,
 ) -> (Context<'a>, Option<BaselineInfo>) {
     match (&opts.baseline, &file_baseline) {

@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::{DiffError, DiffOptions, Identity, Match};
 use crate::benchmark::Benchmark;
 use crate::check::Context;
-use crate::evidence::Evidence;
+use crate::evidence::Bundle;
 use crate::fmt::{escape_line, utc};
 use crate::load::{for_grading, load_trust, read_verified};
 use crate::output::Diag;
@@ -108,7 +108,7 @@ pub struct Diff {
     pub verdicts: Vec<VerdictChange>,
 }
 
-fn names(ev: &Evidence) -> [(&'static str, BTreeSet<String>); 4] {
+fn names(ev: &Bundle) -> [(&'static str, BTreeSet<String>); 4] {
     let pick = |items: &[Value], key: &str| -> BTreeSet<String> {
         items
             .iter()
@@ -127,13 +127,13 @@ fn names(ev: &Evidence) -> [(&'static str, BTreeSet<String>); 4] {
     ]
 }
 
-fn eras(ev: &Evidence) -> Vec<String> {
+fn eras(ev: &Bundle) -> Vec<String> {
     ev.session()
         .map(|s| s.other_eras.iter().map(|o| o.revision.clone()).collect())
         .unwrap_or_default()
 }
 
-fn verdicts(bm: &'static Benchmark, ev: &Evidence) -> BTreeMap<&'static str, &'static str> {
+fn verdicts(bm: &'static Benchmark, ev: &Bundle) -> BTreeMap<&'static str, &'static str> {
     crate::benchmark::grade(bm, ev, &Context::default(), None)
         .into_iter()
         .filter_map(|r| Some((r.entry.id.as_str(), r.outcome?.verdict.mark())))
@@ -141,7 +141,7 @@ fn verdicts(bm: &'static Benchmark, ev: &Evidence) -> BTreeMap<&'static str, &'s
 }
 
 /// The identity of the server a bundle recorded.
-pub fn identity(ev: &Evidence) -> Option<Identity> {
+pub fn identity(ev: &Bundle) -> Option<Identity> {
     Identity::of(
         ev.session().and_then(|s| s.server_info.as_ref()),
         ev.transport(),
@@ -151,8 +151,8 @@ pub fn identity(ev: &Evidence) -> Option<Identity> {
 /// Compare two loaded bundles, matched `by` endpoint or identity (the caller checked that
 /// they match). Under `--match identity` the endpoints are shown, not counted as a
 /// change.
-pub fn compare(bm: &'static Benchmark, old: &Evidence, new: &Evidence, by: Match) -> Diff {
-    let side = |ev: &Evidence| Side {
+pub fn compare(bm: &'static Benchmark, old: &Bundle, new: &Bundle, by: Match) -> Diff {
+    let side = |ev: &Bundle| Side {
         bundle: ev.path.clone(),
         endpoint: ev.endpoint(),
         run_id: ev.payload.run.run_id.clone(),
@@ -341,7 +341,7 @@ pub fn text(d: &Diff) -> String {
     s
 }
 
-fn load(path: &Path, trust: &[mcp_probe_schema::bundle::PublicKey]) -> Result<Evidence, DiffError> {
+fn load(path: &Path, trust: &[mcp_probe_schema::bundle::PublicKey]) -> Result<Bundle, DiffError> {
     match read_verified(path, trust)? {
         Ok(v) => Ok(for_grading(path.display().to_string(), v.verified)),
         Err(e) => Err(DiffError::Invalid {

@@ -22,7 +22,7 @@ use std::fmt::Write as _;
 use std::ops::ControlFlow;
 
 use crate::benchmark::Source;
-use crate::evidence::Evidence;
+use crate::evidence::Bundle;
 use crate::verdict::Verdict;
 
 use super::{Report, Row, GRADER_VERSION};
@@ -61,7 +61,7 @@ fn cut(s: &str, n: usize) -> String {
 
 /// A short transcript of record `seq` of `ev` (request line and body, status and body),
 /// for the records that decided a verdict.
-pub fn excerpt(ev: &Evidence, seq: u64) -> Option<String> {
+pub fn excerpt(ev: &Bundle, seq: u64) -> Option<String> {
     use mcp_probe_schema::model::{HttpOutcome, Observation};
     let r = ev.record(seq)?;
     let legs = r.legs.join(", ");
@@ -126,7 +126,7 @@ pub fn excerpt(ev: &Evidence, seq: u64) -> Option<String> {
 }
 
 /// The excerpts of every record that decided a non-PASS verdict of `results`, by seq.
-pub fn excerpts(ev: &Evidence, results: &[crate::benchmark::CheckResult]) -> BTreeMap<u64, String> {
+pub fn excerpts(ev: &Bundle, results: &[crate::benchmark::CheckResult]) -> BTreeMap<u64, String> {
     let mut out = BTreeMap::new();
     for o in results.iter().filter_map(|r| r.outcome.as_ref()) {
         if o.verdict == Verdict::Pass {

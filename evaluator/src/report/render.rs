@@ -5,7 +5,7 @@
 
 use super::{html, json, junit, markdown, sarif, summary, text, Format, Report, Server};
 use crate::benchmark::CheckResult;
-use crate::evidence::Evidence;
+use crate::evidence::Bundle;
 
 /// Keep in `server` what the renderer of `format` reads from the bundle `ev` beside the
 /// `results` graded from it, while the bundle is at hand: a report is written after its
@@ -13,7 +13,7 @@ use crate::evidence::Evidence;
 /// file and back). The HTML report keeps a transcript excerpt of each record that
 /// decided a non-PASS verdict ([`Server::excerpts`], [`html::excerpts`]); the other
 /// formats keep nothing.
-pub fn extras(format: Format, ev: &Evidence, results: &[CheckResult], server: &mut Server) {
+pub fn extras(format: Format, ev: &Bundle, results: &[CheckResult], server: &mut Server) {
     match format {
         Format::Html => server.excerpts = html::excerpts(ev, results),
         Format::Text | Format::Json | Format::Sarif | Format::Junit | Format::Markdown => {}

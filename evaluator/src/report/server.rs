@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use super::provenance;
-use crate::evidence::Evidence;
+use crate::evidence::Bundle;
 
 /// How a server's baseline was chosen for this run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,7 +52,7 @@ pub struct BaselineInfo {
 
 impl BaselineInfo {
     /// A verified baseline bundle used for comparison.
-    pub fn used(mode: BaselineMode, path: impl Into<String>, ev: &Evidence) -> BaselineInfo {
+    pub fn used(mode: BaselineMode, path: impl Into<String>, ev: &Bundle) -> BaselineInfo {
         BaselineInfo {
             mode,
             path: path.into(),
@@ -158,7 +158,7 @@ impl Server {
     }
 
     /// Describe the server of `ev`.
-    pub fn new(ev: &Evidence, baseline: Option<BaselineInfo>) -> Server {
+    pub fn new(ev: &Bundle, baseline: Option<BaselineInfo>) -> Server {
         let p = &ev.payload;
         Server {
             endpoint: ev.endpoint(),

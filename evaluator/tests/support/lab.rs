@@ -14,7 +14,7 @@ mod headless;
 
 use std::path::{Path, PathBuf};
 
-use mcp_probe_evaluator::evidence::Evidence;
+use mcp_probe_evaluator::evidence::Bundle;
 use mcp_probe_evaluator::verdict::{Outcome, SubOutcome};
 
 /// The variable that opts out of the lab tests.
@@ -119,7 +119,7 @@ pub fn sub(o: &Outcome, id: &str) -> SubOutcome {
 /// One `mcp-collect --no-browser` run and what it printed.
 pub struct Run {
     /// The bundle, verified.
-    pub evidence: Evidence,
+    pub evidence: Bundle,
     /// Everything on stderr.
     pub stderr: String,
     /// An authorization URL was printed and browser.sh completed the login.
@@ -151,7 +151,7 @@ pub fn collect_headless(bin: &Path, home: &Path, url: &str, args: &[&str]) -> Ru
     let want = if session { 0 } else { 3 };
     assert_eq!(out.code, want, "{url}: {stderr}");
     Run {
-        evidence: Evidence::new(path, v),
+        evidence: Bundle::new(path, v),
         stderr,
         logged_in,
     }

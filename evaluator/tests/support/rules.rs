@@ -4,7 +4,7 @@
 
 use mcp_probe_evaluator::benchmark::{Benchmark, Entry};
 use mcp_probe_evaluator::check::{Check, Context};
-use mcp_probe_evaluator::evidence::Evidence;
+use mcp_probe_evaluator::evidence::Bundle;
 use mcp_probe_evaluator::verdict::Outcome;
 use serde_json::Value;
 
@@ -46,13 +46,13 @@ pub fn rule(rule: &str) -> &'static dyn Check {
 
 /// Rule `rule` run on `ev` with `cx` (one era, no row), rendered outside any definition:
 /// sub-verdicts by their local names (`a`), other rules as `[rule-id]`.
-pub fn run(rule_id: &str, ev: &Evidence, cx: &Context<'_>) -> Outcome {
+pub fn run(rule_id: &str, ev: &Bundle, cx: &Context<'_>) -> Outcome {
     mcp_probe_evaluator::fixture::local(mcp_probe_evaluator::grade::run(rule(rule_id), ev, cx))
 }
 
 /// Rule `rule`'s row of the newest definition graded on `ev` by the runner (every era the
 /// row asks for), rendered outside any definition ([`run`]).
-pub fn graded(ev: &Evidence, rule: &str) -> Outcome {
+pub fn graded(ev: &Bundle, rule: &str) -> Outcome {
     mcp_probe_evaluator::fixture::graded(ev, rule)
 }
 

@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use crate::check::{Check, Context, Legs};
 use crate::checks::common::oauth::mint::{binding, minted_facts, Binding};
-use crate::evidence::{Evidence, Exchange};
+use crate::evidence::{Bundle, Exchange};
 use crate::fmt::escape_line;
 use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 use mcp_probe_schema::model::Era;
@@ -58,7 +58,7 @@ const REDUCTION: &str = concat!(
 /// How the token presented by `foreign` (the [`leg::FOREIGN_TOKEN`] request) is bound,
 /// from the minted token's facts: the fingerprint its `Authorization` carries, the
 /// resource the [`leg::FOREIGN_MINT`] grant named.
-fn binding_of(ev: &Evidence, foreign: &Exchange<'_>) -> Binding {
+fn binding_of(ev: &Bundle, foreign: &Exchange<'_>) -> Binding {
     let presented = foreign
         .http
         .request
@@ -108,7 +108,7 @@ impl Check for AudienceRefusalsAlerted {
         )
     }
 
-    fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
+    fn grade(&self, ev: &Bundle, _cx: &Context<'_>) -> Outcome {
         let control = ev.exchanges(leg::FOREIGN_CONTROL).last();
         let foreign = ev.exchanges(leg::FOREIGN_TOKEN).last();
         let mut seqs = ev.seqs(leg::FOREIGN_CONTROL);

@@ -22,7 +22,7 @@ use serde_json::Value;
 
 use crate::check::{Check, Context, Legs};
 use crate::checks::common::values::{leg_outcomes, Keyed};
-use crate::evidence::Evidence;
+use crate::evidence::Bundle;
 use crate::fmt::escape_line;
 use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 
@@ -111,7 +111,7 @@ struct Observed {
     call_skipped: Option<String>,
 }
 
-fn observe(ev: &Evidence) -> Observed {
+fn observe(ev: &Bundle) -> Observed {
     let mut seen = Vec::new();
     let mut sent = BTreeSet::new();
     for l in READ {
@@ -215,7 +215,7 @@ fn none_arrived(o: &Observed, calls: usize) -> String {
     )
 }
 
-fn leg_f(ev: &Evidence, o: &Observed, calls: usize) -> SubVerdict {
+fn leg_f(ev: &Bundle, o: &Observed, calls: usize) -> SubVerdict {
     if o.seen.is_empty() {
         return SubVerdict::new(LEG_F, SubOutcome::Unknown, none_arrived(o, calls));
     }
@@ -355,7 +355,7 @@ impl Check for NotificationIdentity {
         )
     }
 
-    fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
+    fn grade(&self, ev: &Bundle, _cx: &Context<'_>) -> Outcome {
         let o = observe(ev);
         let calls = [
             leg::STAGED_CONTROL,

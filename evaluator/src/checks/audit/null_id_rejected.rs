@@ -26,7 +26,7 @@ use serde_json::{json, Map, Value};
 use crate::check::{Check, Context, Legs, ParamSpec};
 use crate::checks::common::refusal::{self, Class, Strictness};
 use crate::checks::common::wire::{self, short, skipped_leg};
-use crate::evidence::{Evidence, Exchange};
+use crate::evidence::{Bundle, Exchange};
 use crate::fmt::escape_line;
 use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 use mcp_probe_schema::model::Era;
@@ -89,7 +89,7 @@ impl Judgement {
 /// JSON-RPC error refuses (with another code than -32600: as `strictness` says); a
 /// result, an empty 2xx or an answerless event stream accepts; anything else is a bare
 /// status not attributed to the server.
-fn judge(ev: &Evidence, x: &Exchange<'_>, strictness: Strictness) -> Judgement {
+fn judge(ev: &Bundle, x: &Exchange<'_>, strictness: Strictness) -> Judgement {
     if let Some(j) = not_a_null_id(x) {
         return j;
     }
@@ -194,7 +194,7 @@ fn judge(ev: &Evidence, x: &Exchange<'_>, strictness: Strictness) -> Judgement {
 /// null-id request (record `from`) on mean for the silence read here; empty when none.
 /// The first answer to each request is stored whatever the cap, so a refusal answering
 /// the null id is never among them; a refusal under another id might be.
-fn sse_unkept_note(ev: &Evidence, from: u64) -> String {
+fn sse_unkept_note(ev: &Bundle, from: u64) -> String {
     let (events, mut records) = ev
         .records
         .iter()
@@ -225,7 +225,7 @@ fn sse_unkept_note(ev: &Evidence, from: u64) -> String {
 
 /// HTTP+SSE: the seq of the follow-up `tools/list` (leg [`leg::NULL_ID_FOLLOWUP`]) when
 /// the event stream carried its answer. `None` in a bundle from before the follow-up.
-fn sse_followup_answered(ev: &Evidence) -> Option<u64> {
+fn sse_followup_answered(ev: &Bundle) -> Option<u64> {
     if !ev.is_sse() {
         return None;
     }
@@ -253,7 +253,7 @@ fn not_a_null_id(x: &Exchange<'_>) -> Option<Judgement> {
 }
 
 /// 401/403: refused before the id was looked at.
-fn at_authentication(ev: &Evidence, shown: &str, status: u16) -> Judgement {
+fn at_authentication(ev: &Bundle, shown: &str, status: u16) -> Judgement {
     let held = if ev.authenticated() {
         "although it carried the run's credential (expired, retired or insufficient)"
     } else {
@@ -388,7 +388,7 @@ fn bare(resp: &HttpResponse, broken: Option<String>, shown: &str) -> Judgement {
 /// a line, read in order up to the follow-up's answer, that responds to `"id": null`.
 /// Nothing acknowledges a message on stdio, so silence while the follow-up is answered
 /// is neither a refusal nor an acceptance: UNKNOWN, not FAIL.
-fn judge_stdio(ev: &Evidence, null_seq: u64, followup: u64, strictness: Strictness) -> Judgement {
+fn judge_stdio(ev: &Bundle, null_seq: u64, followup: u64, strictness: Strictness) -> Judgement {
     let exchanges = || {
         ev.records
             .iter()
@@ -510,7 +510,7 @@ impl Check for NullIdRejected {
         &[STRICTNESS]
     }
 
-    fn grade(&self, ev: &Evidence, cx: &Context<'_>) -> Outcome {
+    fn grade(&self, ev: &Bundle, cx: &Context<'_>) -> Outcome {
         let strictness = Strictness::of(cx, &STRICTNESS);
         let mut seqs = ev.seqs(leg::NULL_ID);
         let followup = ev.seqs(leg::NULL_ID_FOLLOWUP);

@@ -44,7 +44,7 @@ use crate::checks::common::oauth::gate::{combine, legs_map};
 use crate::checks::common::oauth::mint::{binding, Binding};
 use crate::checks::common::oauth::tokens::{audiences, binding_note, claims, is_url_audience};
 use crate::checks::common::oauth::uris::strip_slash;
-use crate::evidence::{Evidence, Exchange};
+use crate::evidence::{Bundle, Exchange};
 use crate::fmt::escape_line;
 use crate::verdict::{Outcome, SubOutcome, SubVerdict, Verdict};
 use mcp_probe_schema::model::Era;
@@ -209,7 +209,7 @@ type Pair<'a> = (String, Option<Exchange<'a>>, Option<Exchange<'a>>);
 
 /// The candidates probed, in first-seen order, and those screened out before sending
 /// (the credential gate, the network guard, or an unresolvable host), by URL.
-fn candidates(ev: &Evidence) -> (Vec<Pair<'_>>, Map<String, Value>) {
+fn candidates(ev: &Bundle) -> (Vec<Pair<'_>>, Map<String, Value>) {
     let mut refused = Map::new();
     let mut pairs: Vec<Pair<'_>> = Vec::new();
     for x in ev.exchanges(leg::DOWNSTREAM) {
@@ -294,7 +294,7 @@ fn compare(
     }
 }
 
-fn leg_c(ev: &Evidence) -> Downstream {
+fn leg_c(ev: &Bundle) -> Downstream {
     let mut outcomes = Map::new();
     let mut hosts: Vec<String> = Vec::new();
     let (pairs, refused) = candidates(ev);
@@ -396,12 +396,12 @@ struct Mint {
     binding: Option<&'static str>,
 }
 
-fn skip_reason(ev: &Evidence, l: LegId) -> Option<String> {
+fn skip_reason(ev: &Bundle, l: LegId) -> Option<String> {
     ev.skipped(l).map(escape_line)
 }
 
 /// Whether the refresh chain was restored, for the note.
-fn restore_note(ev: &Evidence) -> String {
+fn restore_note(ev: &Bundle) -> String {
     if let Some(x) = ev.exchanges(leg::FOREIGN_RESTORE).last() {
         let j = response_json(&x);
         let ok = x.status().is_some_and(|s| (200..300).contains(&s))
@@ -429,7 +429,7 @@ fn restore_note(ev: &Evidence) -> String {
     }
 }
 
-fn leg_b(ev: &Evidence, held: &[String]) -> Mint {
+fn leg_b(ev: &Bundle, held: &[String]) -> Mint {
     let Some(m) = ev.exchanges(leg::FOREIGN_MINT).last() else {
         let why = skip_reason(ev, leg::FOREIGN_MINT)
             .unwrap_or_else(|| "the wrong-audience grant was not recorded".into());
@@ -562,7 +562,7 @@ fn leg_b(ev: &Evidence, held: &[String]) -> Mint {
 }
 
 /// Fingerprints of the access tokens the run held (as recorded in a bundle).
-fn held(ev: &Evidence) -> Vec<String> {
+fn held(ev: &Bundle) -> Vec<String> {
     ev.payload
         .tokens
         .iter()
@@ -627,7 +627,7 @@ impl Check for AudienceBoundTokens {
         Needs::Nothing
     }
 
-    fn grade(&self, ev: &Evidence, cx: &Context<'_>) -> Outcome {
+    fn grade(&self, ev: &Bundle, cx: &Context<'_>) -> Outcome {
         let gate = NoTokenPassthrough.grade(ev, cx);
         let tokens = &ev.payload.tokens;
         let empty_legs = || {

@@ -16,7 +16,7 @@ use crate::checks::common::oauth::tokens::{
     audiences, claims, dedup, is_url_audience, token_label,
 };
 use crate::checks::common::oauth::uris::{canonical_resource, resource_covers, strip_slash};
-use crate::evidence::Evidence;
+use crate::evidence::Bundle;
 use crate::fmt::escape_line;
 use crate::verdict::{Outcome, SubOutcome, Verdict};
 
@@ -59,7 +59,7 @@ impl Check for NoTokenPassthrough {
         Needs::Nothing
     }
 
-    fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
+    fn grade(&self, ev: &Bundle, _cx: &Context<'_>) -> Outcome {
         let f = match DISCOVERY.prelude(ev) {
             Ok(f) => f,
             Err(o) => return *o,

@@ -25,7 +25,7 @@ use crate::checks::common::oauth::uris::{
 };
 use crate::checks::common::policy::{absent, approved, judge};
 use crate::checks::common::values::or_null;
-use crate::evidence::Evidence;
+use crate::evidence::Bundle;
 use crate::fmt::escape_line;
 use crate::verdict::{Outcome, SubOutcome, SubVerdict, Verdict};
 
@@ -111,7 +111,7 @@ impl Check for OauthDiscoveryValidated {
         Needs::Nothing
     }
 
-    fn grade(&self, ev: &Evidence, cx: &Context<'_>) -> Outcome {
+    fn grade(&self, ev: &Bundle, cx: &Context<'_>) -> Outcome {
         let f = match DISCOVERY.prelude(ev) {
             Ok(f) => f,
             Err(o) => return *o,
@@ -755,7 +755,7 @@ fn leg_g(f: &Facts<'_>) -> SubVerdict {
 mod tests {
     use super::*;
     use crate::check::Context;
-    use crate::evidence::Evidence;
+    use crate::evidence::Bundle;
 
     use crate::checks::common::oauth::testing::*;
 
@@ -988,7 +988,7 @@ mod tests {
             );
             protected(r)
         };
-        let d = |ev: &Evidence| sub_of(&grade(&OauthDiscoveryValidated, ev), "d").clone();
+        let d = |ev: &Bundle| sub_of(&grade(&OauthDiscoveryValidated, ev), "d").clone();
         let l = d(&doc(json!("http://127.0.0.1:8080/other"), json!([AS])));
         assert_eq!(l.outcome, SubOutcome::Fail, "{l:?}");
         assert!(l.note.contains("neither"), "{l:?}");

@@ -23,7 +23,7 @@ use crate::checks::common::oauth::facts::Facts;
 use crate::checks::common::oauth::gate::{baseline_for, describe_baseline, legs_map, shown, Gated};
 use crate::checks::common::oauth::tokens::{admin_tier, dedup, wildcards};
 use crate::checks::common::policy::{absent, approved, judge};
-use crate::evidence::Evidence;
+use crate::evidence::Bundle;
 use crate::fmt::escape_line;
 use crate::verdict::{Outcome, SubOutcome, SubVerdict, Verdict};
 
@@ -103,7 +103,7 @@ impl Check for ScopesMinimized {
         Needs::Nothing
     }
 
-    fn grade(&self, ev: &Evidence, cx: &Context<'_>) -> Outcome {
+    fn grade(&self, ev: &Bundle, cx: &Context<'_>) -> Outcome {
         let f = match LEGS.prelude(ev) {
             Ok(f) => f,
             Err(o) => return *o,

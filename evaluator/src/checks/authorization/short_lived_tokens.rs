@@ -16,7 +16,7 @@ use crate::checks::common::oauth::facts::Facts;
 use crate::checks::common::oauth::gate::{combine, legs_map, shown_value, DETECTION};
 use crate::checks::common::oauth::tokens::{binding_note, claims, issued_lifetime, token_label};
 use crate::checks::common::policy::absent;
-use crate::evidence::Evidence;
+use crate::evidence::Bundle;
 use crate::fmt::escape_line;
 use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 
@@ -129,7 +129,7 @@ impl Check for ShortLivedTokens {
         Needs::Nothing
     }
 
-    fn grade(&self, ev: &Evidence, cx: &Context<'_>) -> Outcome {
+    fn grade(&self, ev: &Bundle, cx: &Context<'_>) -> Outcome {
         let f = match DETECTION.prelude(ev) {
             Ok(f) => f,
             Err(o) => return *o,

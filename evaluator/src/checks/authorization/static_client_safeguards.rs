@@ -39,7 +39,7 @@ use url::Url;
 
 use crate::check::{Check, Context, Legs, Needs};
 use crate::checks::common::oauth::gate::{legs_map, no_endpoint, Gated};
-use crate::evidence::{Evidence, Exchange};
+use crate::evidence::{Bundle, Exchange};
 use crate::fmt::escape_line;
 use crate::grade::missing_legs;
 use crate::verdict::{Outcome, SubOutcome, SubVerdict, Verdict};
@@ -182,7 +182,7 @@ fn registered(x: &Exchange<'_>) -> Registered {
 /// The first resolved authorization-server metadata: `(seq, document)`. A document the
 /// collector refused (its issuer is not the one it was fetched for) is never read: no
 /// client of the collector used it, and nothing in it is the server's word.
-fn metadata(ev: &Evidence) -> Option<(u64, Map<String, Value>)> {
+fn metadata(ev: &Bundle) -> Option<(u64, Map<String, Value>)> {
     ev.exchanges(leg::AS_META).find_map(|x| {
         if x.status() != Some(200) || x.http.refused.is_some() {
             return None;
@@ -202,7 +202,7 @@ fn metadata(ev: &Evidence) -> Option<(u64, Map<String, Value>)> {
 
 /// Why discovery did not decide whether metadata exists (empty: the absence was
 /// observed).
-fn unread(ev: &Evidence) -> Vec<String> {
+fn unread(ev: &Bundle) -> Vec<String> {
     let mut out = Vec::new();
     let prm: Vec<Exchange<'_>> = ev.exchanges(leg::PRM).collect();
     let prm_doc = prm
@@ -244,7 +244,7 @@ fn unread(ev: &Evidence) -> Vec<String> {
 }
 
 /// The gate from metadata: the open endpoints, or the verdict.
-fn gate(ev: &Evidence) -> Result<(Url, u64), Box<Outcome>> {
+fn gate(ev: &Bundle) -> Result<(Url, u64), Box<Outcome>> {
     let Some((seq, m)) = metadata(ev) else {
         let why = unread(ev);
         return Err(Box::new(if why.is_empty() {
@@ -404,7 +404,7 @@ impl Check for StaticClientSafeguards {
         Needs::Nothing
     }
 
-    fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
+    fn grade(&self, ev: &Bundle, _cx: &Context<'_>) -> Outcome {
         if ev.session().is_none() {
             return no_endpoint(ev);
         }
@@ -509,7 +509,7 @@ impl Check for StaticClientSafeguards {
 type PreOnly<'a> = &'a dyn Fn(Verdict, SubOutcome, String, Option<&[String]>) -> Outcome;
 
 /// Scratch clients #1 and #2: their client ids, or the outcome that ends the grading.
-fn scratch_clients(ev: &Evidence, pre_only: PreOnly<'_>) -> Result<Vec<String>, Box<Outcome>> {
+fn scratch_clients(ev: &Bundle, pre_only: PreOnly<'_>) -> Result<Vec<String>, Box<Outcome>> {
     let regs: Vec<Exchange<'_>> = ev.exchanges(leg::DEPUTY_REGISTER).collect();
     let mut ids: Vec<String> = Vec::new();
     for x in regs.iter().take(2) {
@@ -633,7 +633,7 @@ fn shared_client_id(
     Ok((static_id, onward))
 }
 
-fn not_recorded(ev: &Evidence, id: &str, l: LegId) -> SubVerdict {
+fn not_recorded(ev: &Bundle, id: &str, l: LegId) -> SubVerdict {
     match ev.skipped(l) {
         Some(r) => SubVerdict::new(id, SubOutcome::Unknown, escape_line(r)),
         None => SubVerdict::new(
@@ -650,7 +650,7 @@ fn not_recorded(ev: &Evidence, id: &str, l: LegId) -> SubVerdict {
     }
 }
 
-fn leg_a(ev: &Evidence, registered: &Exchange<'_>) -> SubVerdict {
+fn leg_a(ev: &Bundle, registered: &Exchange<'_>) -> SubVerdict {
     let Some(v) = ev.exchanges(leg::DEPUTY_REDIRECT).last() else {
         return not_recorded(ev, LEG_A, leg::DEPUTY_REDIRECT);
     };
@@ -758,7 +758,7 @@ fn oauth_error(x: &Exchange<'_>) -> bool {
         || location(x).is_some_and(|u| param(&u, "error", true).is_some())
 }
 
-fn leg_b(ev: &Evidence) -> SubVerdict {
+fn leg_b(ev: &Bundle) -> SubVerdict {
     let xs: Vec<Exchange<'_>> = ev.exchanges(leg::DEPUTY_CALLBACK).collect();
     let path = |x: &Exchange<'_>| {
         Url::parse(&x.http.request.url)
@@ -845,7 +845,7 @@ fn leg_b(ev: &Evidence) -> SubVerdict {
     }
 }
 
-fn leg_c(ev: &Evidence, static_id: &str) -> (SubVerdict, Option<String>) {
+fn leg_c(ev: &Bundle, static_id: &str) -> (SubVerdict, Option<String>) {
     let xs: Vec<Exchange<'_>> = ev.exchanges(leg::DEPUTY_CONSENT).collect();
     let reg = xs.iter().find(|x| x.http.request.method == "POST");
     let Some(reg) = reg else {

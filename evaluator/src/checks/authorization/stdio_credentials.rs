@@ -16,7 +16,7 @@ use serde::Serialize;
 use crate::check::{Check, Context, Legs, Needs};
 use crate::checks::common::reported::reported_only;
 use crate::checks::common::stdio::process;
-use crate::evidence::Evidence;
+use crate::evidence::Bundle;
 use crate::fmt::escape_line;
 use crate::grade::missing_legs;
 use crate::verdict::{Outcome, Verdict};
@@ -61,7 +61,7 @@ impl Check for StdioCredentials {
         Needs::Nothing
     }
 
-    fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
+    fn grade(&self, ev: &Bundle, _cx: &Context<'_>) -> Outcome {
         if !ev.is_stdio() {
             return reported_only(ev, NOT_STDIO, &[], REDUCTION_HTTP);
         }
@@ -137,7 +137,7 @@ mod tests {
     /// The rule graded directly, rendered outside any definition (local names).
     fn run(
         check: &dyn crate::check::Check,
-        ev: &crate::evidence::Evidence,
+        ev: &crate::evidence::Bundle,
         cx: &crate::check::Context<'_>,
     ) -> crate::verdict::Outcome {
         crate::fixture::local(crate::grade::run(check, ev, cx))

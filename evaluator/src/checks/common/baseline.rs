@@ -4,12 +4,12 @@
 //! `oauth-discovery-validated` (f) and `scopes-minimized` (c).
 
 use crate::check::Context;
-use crate::evidence::Evidence;
+use crate::evidence::Bundle;
 use crate::fmt::{escape_line, utc};
 use crate::verdict::{SubOutcome, SubVerdict};
 
 /// `"baseline <path> collected <time>"`.
-pub(crate) fn describe_baseline(b: &Evidence) -> String {
+pub(crate) fn describe_baseline(b: &Bundle) -> String {
     format!(
         "baseline {} collected {}",
         escape_line(&b.path),
@@ -19,11 +19,11 @@ pub(crate) fn describe_baseline(b: &Evidence) -> String {
 
 /// The baseline to compare with, or the unknown leg that says why there is none.
 pub(crate) fn baseline_for<'b>(
-    ev: &Evidence,
+    ev: &Bundle,
     cx: &Context<'b>,
     id: &str,
     now: &str,
-) -> Result<&'b Evidence, SubVerdict> {
+) -> Result<&'b Bundle, SubVerdict> {
     if cx.updating_baseline {
         return Err(SubVerdict::new(
             id,

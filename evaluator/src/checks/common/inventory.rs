@@ -20,7 +20,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::text::{count, quote, show};
-use crate::evidence::Evidence;
+use crate::evidence::Bundle;
 use crate::verdict::{Outcome, SubOutcome, SubVerdict, Verdict};
 
 /// The lists the inventory checks read (the table both binaries use).
@@ -73,7 +73,7 @@ pub struct Read {
 
 impl Read {
     /// Walk the records of `list`'s leg.
-    pub fn of(ev: &Evidence, list: List) -> Read {
+    pub fn of(ev: &Bundle, list: List) -> Read {
         let mut read = Read {
             list,
             items: Vec::new(),
@@ -88,7 +88,7 @@ impl Read {
             read.seqs.push(r.seq);
             let failure = match &r.observation {
                 Observation::Skipped { reason } => NoPage::Skipped(reason.clone()),
-                // A stdio exchange is read as an exchange too (`Evidence::exchange_of`).
+                // A stdio exchange is read as an exchange too (`Bundle::exchange_of`).
                 Observation::Http(_) | Observation::Stdio(_) => {
                     let Some(xc) = ev.exchange_of(r) else {
                         continue;
@@ -246,7 +246,7 @@ impl Read {
     /// The inventory gate: `Ok` when there are items to judge; otherwise the leg
     /// outcome and the reason nothing was decided. Unobserved (capability not declared,
     /// never requested, no answer) and observed-empty stay distinct in the wording.
-    pub fn gate(&self, ev: &Evidence) -> Result<(), (SubOutcome, String)> {
+    pub fn gate(&self, ev: &Bundle) -> Result<(), (SubOutcome, String)> {
         let method = self.list.method;
         if !self.items.is_empty() {
             return Ok(());

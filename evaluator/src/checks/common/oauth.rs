@@ -53,7 +53,7 @@ mod tests {
     use crate::checks::common::oauth::testing::*;
     use crate::checks::common::oauth::tokens::{admin_tier, observed_scopes, wildcards};
     use crate::checks::common::oauth::uris::{canonical_resource, resource_covers};
-    use crate::evidence::Evidence;
+    use crate::evidence::Bundle;
     use crate::verdict::Outcome;
 
     // ----- resource URIs and token scopes
@@ -164,7 +164,7 @@ mod tests {
                 .to_string();
             let bytes = std::fs::read(&path).expect("read bundle");
             let v = mcp_probe_schema::open(&bytes, &[]).expect("example verifies");
-            let ev = Evidence::new(path.display().to_string(), v);
+            let ev = Bundle::new(path.display().to_string(), v);
             let outcomes: Vec<Outcome> = [
                 &ShortLivedTokens as &dyn Check,
                 &NoTokenPassthrough,

@@ -8,7 +8,7 @@
 use serde_json::{Map, Value};
 
 use crate::check::{Check, Context, Legs, Needs};
-use crate::evidence::Evidence;
+use crate::evidence::Bundle;
 use crate::fmt::escape_line;
 use crate::verdict::{Outcome, Verdict};
 use mcp_probe_schema::model::Era;
@@ -34,11 +34,11 @@ pub struct ReportedOnly {
     /// The legs `observe` reads.
     pub legs: Legs,
     /// What the bundle shows that bears on the recommendation.
-    pub observe: fn(&Evidence, &Context<'_>) -> Observed,
+    pub observe: fn(&Bundle, &Context<'_>) -> Observed,
 }
 
 /// For a reported-only check with nothing to observe besides the transport.
-pub fn nothing(_ev: &Evidence, _cx: &Context<'_>) -> Observed {
+pub fn nothing(_ev: &Bundle, _cx: &Context<'_>) -> Observed {
     Observed::default()
 }
 
@@ -55,7 +55,7 @@ impl Check for ReportedOnly {
         Needs::Nothing
     }
 
-    fn grade(&self, ev: &Evidence, cx: &Context<'_>) -> Outcome {
+    fn grade(&self, ev: &Bundle, cx: &Context<'_>) -> Outcome {
         let seen = (self.observe)(ev, cx);
         let mut o =
             reported_only(ev, reason(cx), &seen.notes, self.reduction).with_records(seen.records);
@@ -75,7 +75,7 @@ pub fn reason<'a>(cx: &Context<'a>) -> &'a str {
 /// operator-side, then the transport observation and `observations` follow, in that
 /// order, in the evidence. Details carry `transport`.
 pub fn reported_only(
-    ev: &Evidence,
+    ev: &Bundle,
     reason: &str,
     observations: &[String],
     reduction: &str,
@@ -90,7 +90,7 @@ pub fn reported_only(
 }
 
 /// "transport streamable-http (endpoint …)" or "transport unknown (no MCP endpoint …)".
-fn transport_observation(ev: &Evidence) -> String {
+fn transport_observation(ev: &Bundle) -> String {
     let t = ev.transport();
     match &ev.payload.target.endpoint {
         Some(endpoint) => format!("transport {t} (endpoint {})", escape_line(endpoint)),

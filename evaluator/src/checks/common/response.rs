@@ -12,7 +12,7 @@ use mcp_probe_schema::model::HttpOutcome;
 use mcp_probe_schema::vocab::{header, LegId};
 use serde_json::Value;
 
-use crate::evidence::{Evidence, Exchange};
+use crate::evidence::{Bundle, Exchange};
 use crate::fmt::{escape_line, excerpt};
 
 /// What a response shows, read the same way for every leg.
@@ -159,7 +159,7 @@ impl Resp {
 }
 
 /// The last record of `l` (one request is sent; should one be repeated, the last stands).
-pub fn answer(ev: &Evidence, l: LegId) -> Answer {
+pub fn answer(ev: &Bundle, l: LegId) -> Answer {
     if let Some(x) = ev.exchanges(l).last() {
         return match Resp::read(&x) {
             Some(r) => Answer::Response(r),
@@ -197,7 +197,7 @@ pub mod testing {
         ErrorKind, Header, HttpOutcome, Observation, Record, TransportError,
     };
 
-    use crate::evidence::Evidence;
+    use crate::evidence::Bundle;
     use crate::verdict::Outcome;
 
     /// A complete `tools/list`.
@@ -235,7 +235,7 @@ pub mod testing {
     }
 
     /// Every example bundle (`examples/*.mcpev`), verified.
-    pub fn examples() -> Vec<Evidence> {
+    pub fn examples() -> Vec<Bundle> {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
         let mut out = Vec::new();
         for e in std::fs::read_dir(&dir).expect("examples dir") {
@@ -245,7 +245,7 @@ pub mod testing {
             }
             let v =
                 mcp_probe_schema::open(&std::fs::read(&p).expect("read"), &[]).expect("verifies");
-            out.push(Evidence::new(p.display().to_string(), v));
+            out.push(Bundle::new(p.display().to_string(), v));
         }
         assert!(!out.is_empty());
         out

@@ -8,10 +8,10 @@
 
 use mcp_probe_schema::model::{Observation, StdioLine, StdioProcess, StdioUnkept};
 
-use crate::evidence::Evidence;
+use crate::evidence::Bundle;
 
 /// The process record and its seq, when the bundle has one.
-pub fn process(ev: &Evidence) -> Option<(u64, &StdioProcess)> {
+pub fn process(ev: &Bundle) -> Option<(u64, &StdioProcess)> {
     ev.records.iter().find_map(|r| match &r.observation {
         Observation::StdioProcess(p) => Some((r.seq, p)),
         _ => None,
@@ -31,7 +31,7 @@ pub struct Placed<'a> {
 }
 
 /// Every stdout line the run read, in order.
-pub fn stdout_lines(ev: &Evidence) -> Vec<Placed<'_>> {
+pub fn stdout_lines(ev: &Bundle) -> Vec<Placed<'_>> {
     let mut out = Vec::new();
     for r in ev.records.iter() {
         if let Observation::Stdio(x) = &r.observation {
@@ -49,7 +49,7 @@ pub fn stdout_lines(ev: &Evidence) -> Vec<Placed<'_>> {
 
 /// The stdout lines each record counted instead of storing (`unkept`: the run's share of
 /// `--bundle-cap` for lines was spent), with the record's seq, in order.
-pub fn unkept_lines(ev: &Evidence) -> Vec<(u64, &StdioUnkept)> {
+pub fn unkept_lines(ev: &Bundle) -> Vec<(u64, &StdioUnkept)> {
     ev.records
         .iter()
         .filter_map(|r| match &r.observation {

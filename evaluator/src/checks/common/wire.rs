@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::check::Legs;
-use crate::evidence::{Evidence, Exchange};
+use crate::evidence::{Bundle, Exchange};
 use crate::fmt::{escape_line, excerpt};
 use crate::verdict::{Outcome, SubOutcome, Verdict};
 
@@ -304,7 +304,7 @@ pub fn skipped_leg(what: &str, reason: &str) -> (SubOutcome, String) {
 
 /// The last exchange of `leg` (one request is sent; should a record be repeated, the
 /// last one stands), else its skip reason, else `None` (neither was recorded).
-pub fn last<'a>(ev: &'a Evidence, leg: LegId) -> Option<Result<Exchange<'a>, String>> {
+pub fn last<'a>(ev: &'a Bundle, leg: LegId) -> Option<Result<Exchange<'a>, String>> {
     if let Some(x) = ev.exchanges(leg).last() {
         return Some(Ok(x));
     }
@@ -335,7 +335,7 @@ struct NoRevFacts {
 
 /// NO-REV for a check of 2026-07-28 on an older session: `why` says what only that
 /// revision defines; the legs' records (skips) are cited.
-pub fn no_rev(ev: &Evidence, legs: &[LegId], why: &str, reduction: &str) -> Outcome {
+pub fn no_rev(ev: &Bundle, legs: &[LegId], why: &str, reduction: &str) -> Outcome {
     let negotiated = ev
         .revision()
         .map(escape_line)

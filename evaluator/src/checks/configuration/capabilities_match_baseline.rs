@@ -19,7 +19,7 @@ use serde_json::Value;
 use crate::check::{Check, Context, Legs};
 use crate::checks::common::baseline::{baseline_for, describe_baseline};
 use crate::checks::common::values::{leg_outcomes, Keyed};
-use crate::evidence::Evidence;
+use crate::evidence::Bundle;
 use crate::fmt::escape_line;
 use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 
@@ -69,12 +69,12 @@ pub(crate) fn leaves(caps: &Value) -> BTreeMap<String, Value> {
 }
 
 /// The capabilities `ev` advertised, only when a session was negotiated.
-fn advertised(ev: &Evidence) -> Option<&Value> {
+fn advertised(ev: &Bundle) -> Option<&Value> {
     ev.revision().and(ev.capabilities())
 }
 
 /// Which result the capabilities came from (the "substrate").
-fn substrate(ev: &Evidence) -> &'static str {
+fn substrate(ev: &Bundle) -> &'static str {
     match ev.session().and_then(|s| s.era) {
         Some(Era::Modern) => "server/discover result",
         _ => "initialize result",
@@ -87,7 +87,7 @@ fn shown(path: &str, v: &Value) -> String {
 }
 
 /// Sub-verdict a: the advertised capabilities against the baseline's.
-fn leg_a(ev: &Evidence, cx: &Context<'_>, now: Option<&BTreeMap<String, Value>>) -> SubVerdict {
+fn leg_a(ev: &Bundle, cx: &Context<'_>, now: Option<&BTreeMap<String, Value>>) -> SubVerdict {
     let unknown = |note: String| SubVerdict::new(LEG_A, SubOutcome::Unknown, note);
     let Some(now) = now else {
         return unknown("this run observed no capabilities object, so nothing was compared".into());
@@ -175,7 +175,7 @@ fn leg_a(ev: &Evidence, cx: &Context<'_>, now: Option<&BTreeMap<String, Value>>)
 }
 
 /// Tool names, resource URIs and prompt names of `ev`'s inventory.
-fn names(ev: &Evidence) -> [(&'static str, Vec<String>); 3] {
+fn names(ev: &Bundle) -> [(&'static str, Vec<String>); 3] {
     let of = |items: &[Value], key: &str| -> Vec<String> {
         items
             .iter()
@@ -192,7 +192,7 @@ fn names(ev: &Evidence) -> [(&'static str, Vec<String>); 3] {
 
 /// Sub-verdict b: names new since the baseline (evidence only; `new-tools-gated` is where
 /// a new tool is exercised).
-fn leg_b(ev: &Evidence, cx: &Context<'_>) -> SubVerdict {
+fn leg_b(ev: &Bundle, cx: &Context<'_>) -> SubVerdict {
     let observed = |note: String| SubVerdict::new(LEG_B, SubOutcome::Observed, note);
     let Some(b) = cx.baseline.filter(|b| b.endpoint() == ev.endpoint()) else {
         return observed("no baseline of this endpoint to list new names against".into());
@@ -241,7 +241,7 @@ impl Check for CapabilitiesMatchBaseline {
         )
     }
 
-    fn grade(&self, ev: &Evidence, cx: &Context<'_>) -> Outcome {
+    fn grade(&self, ev: &Bundle, cx: &Context<'_>) -> Outcome {
         let now = advertised(ev).map(leaves);
         let a = leg_a(ev, cx, now.as_ref());
         let b = leg_b(ev, cx);
@@ -271,17 +271,17 @@ struct CapabilitiesMatchBaselineFacts {
 mod tests {
     use super::*;
     /// The rule graded directly, rendered outside any definition (local names).
-    fn run(check: &dyn Check, ev: &Evidence, cx: &Context<'_>) -> Outcome {
+    fn run(check: &dyn Check, ev: &Bundle, cx: &Context<'_>) -> Outcome {
         crate::fixture::local(crate::grade::run(check, ev, cx))
     }
     use crate::verdict::Verdict;
     use serde_json::json;
 
-    fn bundle(rev: &str, caps: Value) -> Evidence {
+    fn bundle(rev: &str, caps: Value) -> Bundle {
         crate::fixture::negotiated(rev, caps, None)
     }
 
-    fn against(now: &Evidence, base: &Evidence) -> Outcome {
+    fn against(now: &Bundle, base: &Bundle) -> Outcome {
         run(
             &CapabilitiesMatchBaseline,
             now,

@@ -18,7 +18,7 @@ use serde_json::Value;
 use crate::check::{Check, Context, Legs};
 use crate::checks::common::baseline::describe_baseline;
 use crate::checks::common::values::{leg_outcomes, Keyed};
-use crate::evidence::Evidence;
+use crate::evidence::Bundle;
 use crate::fmt::escape_line;
 use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 
@@ -59,7 +59,7 @@ impl std::fmt::Display for Identity {
 }
 
 /// Where the session's identity came from, for the evidence.
-fn source(ev: &Evidence) -> &'static str {
+fn source(ev: &Bundle) -> &'static str {
     match ev.session().and_then(|s| s.era) {
         Some(Era::Modern) => "server/discover result _meta",
         _ => "initialize result serverInfo",
@@ -67,7 +67,7 @@ fn source(ev: &Evidence) -> &'static str {
 }
 
 /// The identity `ev` asserts, and sub-verdict a's note on its form (never gating).
-fn identity(ev: &Evidence) -> (Option<Identity>, String) {
+fn identity(ev: &Bundle) -> (Option<Identity>, String) {
     let info = ev
         .session()
         .and_then(|s| s.server_info.as_ref())
@@ -123,7 +123,7 @@ fn identity(ev: &Evidence) -> (Option<Identity>, String) {
 }
 
 /// Sub-verdict b: the asserted identity against the baseline's.
-fn compare(ev: &Evidence, cx: &Context<'_>, observed: Option<&Identity>) -> SubVerdict {
+fn compare(ev: &Bundle, cx: &Context<'_>, observed: Option<&Identity>) -> SubVerdict {
     let unknown = |note: String| SubVerdict::new(LEG_B, SubOutcome::Unknown, note);
     if cx.updating_baseline {
         let what = observed.map_or_else(|| "no identity".to_string(), |i| i.to_string());
@@ -189,7 +189,7 @@ impl Check for IdentityMatchesBaseline {
         Legs::required(&[leg::ENDPOINT_DETECT])
     }
 
-    fn grade(&self, ev: &Evidence, cx: &Context<'_>) -> Outcome {
+    fn grade(&self, ev: &Bundle, cx: &Context<'_>) -> Outcome {
         let (observed, note_a) = identity(ev);
         let leg_a = SubVerdict::new(LEG_A, SubOutcome::Pass, note_a);
         let leg_b = compare(ev, cx, observed.as_ref());
@@ -227,17 +227,17 @@ mod tests {
     use super::*;
     use crate::fixture::evidence;
     /// The rule graded directly, rendered outside any definition (local names).
-    fn run(check: &dyn Check, ev: &Evidence, cx: &Context<'_>) -> Outcome {
+    fn run(check: &dyn Check, ev: &Bundle, cx: &Context<'_>) -> Outcome {
         crate::fixture::local(crate::grade::run(check, ev, cx))
     }
     use crate::verdict::Verdict;
     use serde_json::json;
 
-    fn bundle(rev: &str, info: Option<Value>) -> Evidence {
+    fn bundle(rev: &str, info: Option<Value>) -> Bundle {
         crate::fixture::negotiated(rev, json!({"tools": {}}), info)
     }
 
-    fn legacy(name: &str, version: &str) -> Evidence {
+    fn legacy(name: &str, version: &str) -> Bundle {
         bundle(
             "2025-11-25",
             Some(json!({"name": name, "version": version})),
@@ -245,7 +245,7 @@ mod tests {
     }
 
     /// The rule on `ev` compared with the baseline `base`.
-    fn against(base: &Evidence, ev: &Evidence) -> Outcome {
+    fn against(base: &Bundle, ev: &Bundle) -> Outcome {
         let cx = Context {
             baseline: Some(base),
             updating_baseline: false,

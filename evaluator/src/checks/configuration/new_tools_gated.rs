@@ -21,7 +21,7 @@ use crate::check::{Check, Context, Legs};
 use crate::checks::common::baseline::{baseline_for, describe_baseline};
 use crate::checks::common::text::quote;
 use crate::checks::common::values::{leg_outcomes, Keyed};
-use crate::evidence::{Evidence, Exchange};
+use crate::evidence::{Bundle, Exchange};
 use crate::fmt::escape_line;
 use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 
@@ -61,7 +61,7 @@ const REDUCTION: &str = concat!(
 );
 
 /// The consent the bundle's inputs record, or why there is none.
-fn consented(ev: &Evidence) -> Result<(), String> {
+fn consented(ev: &Bundle) -> Result<(), String> {
     let inputs = ev.payload.run.inputs.as_ref();
     if inputs.and_then(|i| i.get(INPUT_CONSENT)) != Some(&Value::Bool(true)) {
         return Err(format!(
@@ -82,7 +82,7 @@ fn consented(ev: &Evidence) -> Result<(), String> {
     Ok(())
 }
 
-fn has_arguments(ev: &Evidence, tool: &str) -> bool {
+fn has_arguments(ev: &Bundle, tool: &str) -> bool {
     ev.payload
         .run
         .inputs
@@ -93,7 +93,7 @@ fn has_arguments(ev: &Evidence, tool: &str) -> bool {
 }
 
 /// Tool names of an inventory.
-fn tool_names(ev: &Evidence) -> BTreeSet<String> {
+fn tool_names(ev: &Bundle) -> BTreeSet<String> {
     ev.inventory
         .tools
         .items
@@ -187,7 +187,7 @@ fn answer(x: &Exchange<'_>) -> Answer {
 }
 
 /// Sub-verdict a, with the two tool names when calls were recorded.
-fn leg_a(ev: &Evidence, cx: &Context<'_>) -> (SubVerdict, Option<String>, Option<String>) {
+fn leg_a(ev: &Bundle, cx: &Context<'_>) -> (SubVerdict, Option<String>, Option<String>) {
     let unknown = |note: String| {
         (
             SubVerdict::new(LEG_A, SubOutcome::Unknown, note),
@@ -398,7 +398,7 @@ impl Check for NewToolsGated {
         )
     }
 
-    fn grade(&self, ev: &Evidence, cx: &Context<'_>) -> Outcome {
+    fn grade(&self, ev: &Bundle, cx: &Context<'_>) -> Outcome {
         let (a, control, staged) = leg_a(ev, cx);
         let b = SubVerdict::new(
             LEG_B,

@@ -26,7 +26,7 @@ use crate::checks::common::policy::{absent, approved, Approved};
 use crate::checks::common::refusal::{self, Class, Strictness};
 use crate::checks::common::values::{leg_outcomes, Keyed};
 use crate::checks::common::wire::{self, read, skipped_leg, Answer, AnswerFacts, Reply};
-use crate::evidence::{Evidence, Exchange};
+use crate::evidence::{Bundle, Exchange};
 use crate::fmt::escape_line;
 use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 use mcp_probe_schema::model::Era;
@@ -330,7 +330,7 @@ fn fallback_note(modern: bool) -> &'static str {
 
 /// Grade one of sub-verdicts b-e.
 fn probe_leg(
-    ev: &Evidence,
+    ev: &Bundle,
     p: &Probe,
     strictness: Strictness,
     seqs: &mut Vec<u64>,
@@ -407,7 +407,7 @@ fn is_revision_date(v: &str) -> bool {
 
 /// The `server/discover` exchange of endpoint detection: the record that negotiated the
 /// session when it is one, else the first discover with a result, else the first.
-fn discover_exchange(ev: &Evidence) -> Option<Exchange<'_>> {
+fn discover_exchange(ev: &Bundle) -> Option<Exchange<'_>> {
     let discovers: Vec<Exchange<'_>> = ev
         .exchanges(leg::ENDPOINT_DETECT)
         .filter(|x| {
@@ -432,7 +432,7 @@ fn discover_exchange(ev: &Evidence) -> Option<Exchange<'_>> {
 
 /// Sub-verdict a from `server/discover` (2026-07-28): outcome, note, the listed versions.
 fn discover_part(
-    ev: &Evidence,
+    ev: &Bundle,
     seqs: &mut Vec<u64>,
     pin: &Pin<'_>,
 ) -> (SubOutcome, String, Option<Vec<String>>) {
@@ -524,7 +524,7 @@ enum Swept {
 
 /// Sub-verdict a from the `initialize` sweep (both eras): outcome, note, per-revision facts.
 fn sweep_part(
-    ev: &Evidence,
+    ev: &Bundle,
     seqs: &mut Vec<u64>,
     pin: &Pin<'_>,
 ) -> (SubOutcome, String, Keyed<String, &'static str>) {
@@ -652,7 +652,7 @@ fn sweep_part(
 /// Sub-verdict a: discover (2026-07-28) and the initialize sweep (both eras), worst of the two;
 /// with how each swept revision fared and the discover list (when read).
 fn leg_a(
-    ev: &Evidence,
+    ev: &Bundle,
     seqs: &mut Vec<u64>,
     pin: &Pin<'_>,
 ) -> (SubVerdict, Keyed<String, &'static str>, Option<Vec<String>>) {
@@ -741,7 +741,7 @@ impl Check for RevisionsPinned {
         ])
     }
 
-    fn grade(&self, ev: &Evidence, cx: &Context<'_>) -> Outcome {
+    fn grade(&self, ev: &Bundle, cx: &Context<'_>) -> Outcome {
         let mut seqs = Vec::new();
         let mut probes = Keyed::default();
         let pin = Pin {

@@ -15,7 +15,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::check::{Check, Context, Legs};
-use crate::evidence::{Evidence, Exchange};
+use crate::evidence::{Bundle, Exchange};
 use crate::fmt::escape_line;
 use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 use mcp_probe_schema::model::Era;
@@ -75,7 +75,7 @@ fn status_gate(x: &Exchange<'_>, credential: bool) -> Result<u16, (SubOutcome, S
 
 /// The endpoint's own dynamic response: the first page of the first list the inventory
 /// requested (tools/list preferred).
-fn dynamic_response(ev: &Evidence) -> Option<(Exchange<'_>, &'static str)> {
+fn dynamic_response(ev: &Bundle) -> Option<(Exchange<'_>, &'static str)> {
     [
         (leg::INVENTORY_TOOLS, "tools/list"),
         (leg::INVENTORY_RESOURCES, "resources/list"),
@@ -118,7 +118,7 @@ impl Check for CacheFreshness {
         )
     }
 
-    fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
+    fn grade(&self, ev: &Bundle, _cx: &Context<'_>) -> Outcome {
         let mut records = Vec::new();
         let mut facts = CacheFreshnessFacts::default();
         let mut legs = vec![static_leg(ev, &mut records, &mut facts.static_resource)];
@@ -194,7 +194,7 @@ struct EndpointFacts {
 
 /// Leg b: the endpoint's own list response (`x`, answering `method`) graded as
 /// dynamic content: `no-store` or `private` keeps it out of shared caches.
-fn dynamic_leg(ev: &Evidence, x: &Exchange<'_>, method: &str, cc: Option<&str>) -> SubVerdict {
+fn dynamic_leg(ev: &Bundle, x: &Exchange<'_>, method: &str, cc: Option<&str>) -> SubVerdict {
     let substrate = if ev.is_sse() {
         format!(
             "the HTTP+SSE event stream (record #{}) that carried the endpoint's own {method} result, \
@@ -257,11 +257,7 @@ fn is_max_age(token: &str) -> bool {
 /// record when there is one; a skipped leg is UNKNOWN with the
 /// collector's reason; a bundle without the record (an older collector) is UNKNOWN and
 /// says whether the input was given. No path is ever guessed.
-fn static_leg(
-    ev: &Evidence,
-    records: &mut Vec<u64>,
-    facts: &mut Option<StaticFacts>,
-) -> SubVerdict {
+fn static_leg(ev: &Bundle, records: &mut Vec<u64>, facts: &mut Option<StaticFacts>) -> SubVerdict {
     const ID: &str = "a";
     let Some(x) = ev.exchanges(leg::STATIC_RESOURCE).last() else {
         if let Some(reason) = ev.skipped(leg::STATIC_RESOURCE) {

@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use crate::check::{Check, Context, Legs};
 use crate::checks::common::values::{leg_outcomes, Keyed};
-use crate::evidence::Evidence;
+use crate::evidence::Bundle;
 use crate::fmt::escape_line;
 use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 use mcp_probe_schema::model::Era;
@@ -108,7 +108,7 @@ impl Judgement {
 }
 
 /// Decide leg a in the fixed order docs/checks.md states for this rule.
-fn judge(ev: &Evidence, size: &Result<Option<u64>, String>) -> Judgement {
+fn judge(ev: &Bundle, size: &Result<Option<u64>, String>) -> Judgement {
     // Step 2: a refused stated value means nothing was (or should have been) sent.
     let stated = match size {
         Err(reason) => {
@@ -276,7 +276,7 @@ impl Check for SizeLimits {
         Legs::required(&[leg::INVENTORY_TOOLS, leg::PADDED])
     }
 
-    fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
+    fn grade(&self, ev: &Bundle, _cx: &Context<'_>) -> Outcome {
         let size = resolve_size(ev.payload.run.inputs.as_ref());
         let j = judge(ev, &size);
         let stated = size.as_ref().ok().copied().flatten();

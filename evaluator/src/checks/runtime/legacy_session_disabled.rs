@@ -29,7 +29,7 @@ use serde::Serialize;
 
 use crate::check::{Check, Context, Legs};
 use crate::checks::common::wire::{self, read, skipped_leg, Answer, Reply};
-use crate::evidence::{Evidence, Exchange};
+use crate::evidence::{Bundle, Exchange};
 use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 use mcp_probe_schema::model::Era;
 
@@ -64,7 +64,7 @@ struct SessionFacts {
 
 /// The recorded exchange of `leg`, or the leg outcome and note when there is none.
 fn exchange_of<'a>(
-    ev: &'a Evidence,
+    ev: &'a Bundle,
     l: LegId,
     what: &str,
 ) -> Result<Exchange<'a>, (SubOutcome, String)> {
@@ -140,7 +140,7 @@ fn surface(a: &Answer, what: &str, authenticated: bool) -> (SubOutcome, String) 
 }
 
 /// The control of c or d: `Ok` when it is a tools result.
-fn control(ev: &Evidence, l: LegId, seqs: &mut Vec<u64>) -> Result<Answer, (SubOutcome, String)> {
+fn control(ev: &Bundle, l: LegId, seqs: &mut Vec<u64>) -> Result<Answer, (SubOutcome, String)> {
     let x =
         exchange_of(ev, l, "the control tools/list").inspect_err(|_| seqs.extend(ev.seqs(l)))?;
     let a = read(&x);
@@ -209,7 +209,7 @@ fn variant(a: &Answer, control_seq: u64, what: &str, authenticated: bool) -> (Su
 }
 
 /// Leg c: Last-Event-ID ignored.
-fn leg_c(ev: &Evidence, seqs: &mut Vec<u64>) -> SubVerdict {
+fn leg_c(ev: &Bundle, seqs: &mut Vec<u64>) -> SubVerdict {
     let what = "tools/list with Last-Event-ID: 1";
     let (o, note) = match control(ev, leg::RESUME_CONTROL, seqs) {
         Err(e) => e,
@@ -241,7 +241,7 @@ fn leg_c(ev: &Evidence, seqs: &mut Vec<u64>) -> SubVerdict {
 
 /// Every `Mcp-Session-Id` a response of this check carried: (what, record, minted or
 /// echoed).
-fn session_ids(ev: &Evidence) -> Vec<String> {
+fn session_ids(ev: &Bundle) -> Vec<String> {
     let control = |sub: &str| format!("the {} control", crate::refs::here(sub));
     let names = [
         (leg::LEGACY_GET, "the GET".to_string()),
@@ -283,7 +283,7 @@ fn session_ids(ev: &Evidence) -> Vec<String> {
 }
 
 /// Leg d: no session id minted or echoed; a supplied one ignored.
-fn leg_d(ev: &Evidence, seqs: &mut Vec<u64>) -> SubVerdict {
+fn leg_d(ev: &Bundle, seqs: &mut Vec<u64>) -> SubVerdict {
     let what = format!("tools/list with Mcp-Session-Id: {SUPPLIED_SESSION_ID}");
     let found = session_ids(ev);
     if !found.is_empty() {
@@ -349,7 +349,7 @@ impl Check for LegacySessionDisabled {
         wire::modern_only(era, &LEGS)
     }
 
-    fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
+    fn grade(&self, ev: &Bundle, _cx: &Context<'_>) -> Outcome {
         if !ev.is_modern() {
             return wire::no_rev(
                 ev,

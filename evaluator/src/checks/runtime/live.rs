@@ -16,7 +16,7 @@ use serde_json::Value;
 use crate::checks::common::refusal::{self, Class, Strictness, Unattributed};
 use crate::checks::common::text::{quote, truncate};
 use crate::checks::common::wire::{self, refused_at_authentication, Answer, Reply};
-use crate::evidence::Evidence;
+use crate::evidence::Bundle;
 use crate::fmt::escape_line;
 use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 
@@ -57,7 +57,7 @@ pub(super) fn with_live(mut out: Outcome, live: Vec<SubVerdict>, records: Vec<u6
 }
 
 /// Every record of `legs`.
-pub(super) fn seqs(ev: &Evidence, legs: &[LegId]) -> Vec<u64> {
+pub(super) fn seqs(ev: &Bundle, legs: &[LegId]) -> Vec<u64> {
     legs.iter().flat_map(|l| ev.seqs(*l)).collect()
 }
 
@@ -70,7 +70,7 @@ pub(super) enum Recorded {
 }
 
 /// The last record of `leg`: the answer and the request body, or why nothing was sent.
-pub(super) fn recorded(ev: &Evidence, leg: LegId, what: &str) -> Recorded {
+pub(super) fn recorded(ev: &Bundle, leg: LegId, what: &str) -> Recorded {
     match wire::last(ev, leg) {
         Some(Ok(x)) => Recorded::Sent(
             Box::new(wire::read(&x)),
@@ -113,7 +113,7 @@ pub(super) fn items(a: &Answer, key: &str) -> Option<usize> {
 /// A positive control: `Ok(note)` when the answer's result carries a non-empty `key`
 /// array, else UNKNOWN (a refusal after a failed control proves nothing), or ERROR when
 /// the control got no response.
-pub(super) fn control(ev: &Evidence, leg: LegId, key: &str, what: &str) -> Result<String, Graded> {
+pub(super) fn control(ev: &Bundle, leg: LegId, key: &str, what: &str) -> Result<String, Graded> {
     match recorded(ev, leg, what) {
         Recorded::NotSent(g) => Err(g),
         Recorded::Sent(a, _) => match items(&a, key) {

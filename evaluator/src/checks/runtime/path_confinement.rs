@@ -24,7 +24,7 @@ use super::live::{self, Recorded};
 use crate::check::{Check, Context, Legs};
 use crate::checks::common::text::{quote, truncate};
 use crate::checks::common::wire::{AnswerFacts, Reply};
-use crate::evidence::Evidence;
+use crate::evidence::Bundle;
 use crate::verdict::{Outcome, SubOutcome, SubVerdict, Verdict};
 use mcp_probe_schema::model::Era;
 use mcp_probe_schema::vocab::{family, leg, LegId};
@@ -71,7 +71,7 @@ impl Check for PathConfinement {
         Legs::required(&family::TRAVERSAL)
     }
 
-    fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
+    fn grade(&self, ev: &Bundle, _cx: &Context<'_>) -> Outcome {
         let seqs = live::seqs(ev, &family::TRAVERSAL);
         let mut facts = TraversalFacts {
             control_uri: None,
@@ -195,7 +195,7 @@ fn marked<'a>(
 
 /// One traversal leg.
 fn traversal(
-    ev: &Evidence,
+    ev: &Bundle,
     l: LegId,
     markers: &[&str],
     control: &[String],

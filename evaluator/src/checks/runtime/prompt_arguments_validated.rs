@@ -23,7 +23,7 @@ use crate::check::{Check, Context, Legs, ParamSpec};
 use crate::checks::common::inventory::{decided, gated, no_session, Item, Read, PROMPTS};
 use crate::checks::common::refusal::{self, Strictness};
 use crate::checks::common::text::{capped, count, kind, non_blank, quote, show, SEP};
-use crate::evidence::Evidence;
+use crate::evidence::Bundle;
 use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 use mcp_probe_schema::model::Era;
 use mcp_probe_schema::vocab::leg;
@@ -142,7 +142,7 @@ impl Check for PromptArgumentsValidated {
         &[STRICTNESS]
     }
 
-    fn grade(&self, ev: &Evidence, cx: &Context<'_>) -> Outcome {
+    fn grade(&self, ev: &Bundle, cx: &Context<'_>) -> Outcome {
         if ev.revision().is_none() {
             return no_session(REDUCTION);
         }
@@ -235,7 +235,7 @@ fn asked(req: &Value) -> String {
 }
 
 /// Leg c: the control, then the get without the required argument.
-fn missing_argument(ev: &Evidence, strictness: Strictness) -> SubVerdict {
+fn missing_argument(ev: &Bundle, strictness: Strictness) -> SubVerdict {
     let g = (|| {
         let ok = live::control(
             ev,
@@ -302,7 +302,7 @@ fn missing_argument(ev: &Evidence, strictness: Strictness) -> SubVerdict {
 }
 
 /// Leg d: its control, then a prompt name that is not listed.
-fn unknown_prompt(ev: &Evidence, strictness: Strictness) -> SubVerdict {
+fn unknown_prompt(ev: &Bundle, strictness: Strictness) -> SubVerdict {
     let g = (|| {
         let ok = live::control(
             ev,

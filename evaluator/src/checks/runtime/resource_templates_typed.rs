@@ -21,7 +21,7 @@ use crate::check::{Check, Context, Legs, ParamSpec};
 use crate::checks::common::inventory::{decided, gated, no_session, Read, TEMPLATES};
 use crate::checks::common::refusal::{self, Strictness};
 use crate::checks::common::text::{capped, count, kind, non_blank, quote, SEP};
-use crate::evidence::Evidence;
+use crate::evidence::Bundle;
 use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 use mcp_probe_schema::model::Era;
 use mcp_probe_schema::vocab::leg;
@@ -73,7 +73,7 @@ impl Check for ResourceTemplatesTyped {
         &[STRICTNESS]
     }
 
-    fn grade(&self, ev: &Evidence, cx: &Context<'_>) -> Outcome {
+    fn grade(&self, ev: &Bundle, cx: &Context<'_>) -> Outcome {
         if ev.revision().is_none() {
             return no_session(REDUCTION);
         }
@@ -156,7 +156,7 @@ impl Check for ResourceTemplatesTyped {
 }
 
 /// Leg c: the control read, then the made-up template instance.
-fn missing_resource(ev: &Evidence, strictness: Strictness) -> SubVerdict {
+fn missing_resource(ev: &Bundle, strictness: Strictness) -> SubVerdict {
     let g = (|| {
         let ok = live::control(
             ev,

@@ -19,7 +19,7 @@ use crate::check::{Check, Context, Legs, Needs};
 use crate::checks::common::reported::reported_only;
 use crate::checks::common::stdio::{stdout_lines, unkept_lines};
 use crate::checks::common::wire::short;
-use crate::evidence::Evidence;
+use crate::evidence::Bundle;
 use crate::verdict::{Outcome, Verdict};
 
 /// Logs separated from protocol stream in stdio mode.
@@ -71,7 +71,7 @@ impl Check for StdioLogsSeparated {
         Needs::Nothing
     }
 
-    fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
+    fn grade(&self, ev: &Bundle, _cx: &Context<'_>) -> Outcome {
         if !ev.is_stdio() {
             return reported_only(ev, NOT_STDIO, &[], REDUCTION_HTTP);
         }

@@ -36,7 +36,7 @@ use crate::checks::common::inventory::{decided, gated, no_session, Read, TOOLS};
 use crate::checks::common::text::quote;
 use crate::checks::common::text::{capped, count, kind, reason, show, truncate, SEP};
 use crate::checks::common::wire::{refused_at_authentication, Reply};
-use crate::evidence::Evidence;
+use crate::evidence::Bundle;
 use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 use mcp_probe_schema::model::Era;
 use mcp_probe_schema::vocab::{code, leg};
@@ -179,7 +179,7 @@ impl Check for ToolSchemasValidated {
         Legs::required(&[TOOLS.leg, leg::SCHEMA_CALL])
     }
 
-    fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
+    fn grade(&self, ev: &Bundle, _cx: &Context<'_>) -> Outcome {
         if ev.revision().is_none() {
             return no_session(REDUCTION);
         }
@@ -277,7 +277,7 @@ impl Check for ToolSchemasValidated {
 /// execution error); HTTP 401/403 → unknown; any other JSON-RPC error → unknown (a
 /// refusal that answers another question: with no control call, -32603 or a header
 /// refusal cannot be tied to the missing property); no JSON-RPC answer → error.
-fn schema_violating_call(ev: &Evidence) -> SubVerdict {
+fn schema_violating_call(ev: &Bundle) -> SubVerdict {
     let g = (|| {
         let (a, req) =
             match live::recorded(ev, leg::SCHEMA_CALL, "the call without a required property") {

@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use crate::check::{Check, Context, Legs};
 use crate::checks::common::response::{answer, Answer, Kind, Resp};
-use crate::evidence::{Evidence, Exchange};
+use crate::evidence::{Bundle, Exchange};
 use crate::fmt::escape_line;
 use crate::grade::missing_legs;
 use crate::verdict::{NotArisen, Outcome, Verdict};
@@ -41,7 +41,7 @@ const PER_HOP: &str =
 /// (initialize or server/discover), plus the first tools/list page when it too was
 /// answered without one. `None` when the negotiation carried a credential or drew no
 /// answer.
-fn unauthenticated_answers(ev: &Evidence) -> Option<Vec<(u64, String)>> {
+fn unauthenticated_answers(ev: &Bundle) -> Option<Vec<(u64, String)>> {
     let seq = ev.session()?.negotiated_in?;
     let record: &Record = ev.records.iter().find(|r| r.seq == seq)?;
     let Observation::Http(http) = &record.observation else {
@@ -114,7 +114,7 @@ impl Check for AuthBeforeStream {
         )
     }
 
-    fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
+    fn grade(&self, ev: &Bundle, _cx: &Context<'_>) -> Outcome {
         let auth_required = ev.session().is_some_and(|s| s.auth_required);
         if !auth_required {
             if let Some(answers) = unauthenticated_answers(ev) {
@@ -196,7 +196,7 @@ const NOT_VERIFIED: &str = "not verified";
 /// Grade the unauthenticated/authenticated pair (docs/checks.md, under the rule's row):
 /// both observed and differing in the credential, the unauthenticated request refused with
 /// 401/403, then the authenticated one answered with an event stream.
-fn judge_pair(ev: &Evidence, auth_required: bool, none: &Answer, with: &Answer) -> Outcome {
+fn judge_pair(ev: &Bundle, auth_required: bool, none: &Answer, with: &Answer) -> Outcome {
     let (u, a) = match observed_pair(ev, auth_required, none, with) {
         Ok(pair) => pair,
         Err(o) => return *o,
@@ -215,7 +215,7 @@ fn single(v: Verdict, text: String) -> Outcome {
 /// The two answers, when both legs drew a response and the pair differs in the
 /// credential; otherwise the outcome that says why the pair decides nothing.
 fn observed_pair<'a>(
-    ev: &Evidence,
+    ev: &Bundle,
     auth_required: bool,
     none: &'a Answer,
     with: &'a Answer,
@@ -395,7 +395,7 @@ mod tests {
     /// The rule graded directly, rendered outside any definition (local names).
     fn run(
         check: &dyn crate::check::Check,
-        ev: &crate::evidence::Evidence,
+        ev: &crate::evidence::Bundle,
         cx: &crate::check::Context<'_>,
     ) -> crate::verdict::Outcome {
         crate::fixture::local(crate::grade::run(check, ev, cx))

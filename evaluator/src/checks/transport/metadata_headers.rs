@@ -25,7 +25,7 @@ use serde::Serialize;
 use crate::check::{Check, Context, Legs};
 use crate::checks::common::values::{leg_outcomes, Keyed};
 use crate::checks::common::wire::{self, read, skipped_leg, Answer, AnswerFacts, Reply};
-use crate::evidence::Evidence;
+use crate::evidence::Bundle;
 use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 use mcp_probe_schema::model::Era;
 
@@ -236,7 +236,7 @@ impl Check for MetadataHeaders {
         wire::modern_only(era, &COLLECTOR_LEGS)
     }
 
-    fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
+    fn grade(&self, ev: &Bundle, _cx: &Context<'_>) -> Outcome {
         if !ev.is_modern() {
             return wire::no_rev(
                 ev,
@@ -303,7 +303,7 @@ mod tests {
     /// The rule graded directly, rendered outside any definition (local names).
     fn run(
         check: &dyn crate::check::Check,
-        ev: &crate::evidence::Evidence,
+        ev: &crate::evidence::Bundle,
         cx: &crate::check::Context<'_>,
     ) -> crate::verdict::Outcome {
         crate::fixture::local(crate::grade::run(check, ev, cx))

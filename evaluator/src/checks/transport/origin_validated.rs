@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::check::{Check, Context, Legs};
 use crate::checks::common::policy::{absent, approved, Approved};
 use crate::checks::common::response::{answer, Answer, Kind};
-use crate::evidence::Evidence;
+use crate::evidence::Bundle;
 use crate::fmt::escape_line;
 use crate::verdict::{Outcome, Verdict};
 use mcp_probe_schema::model::Era;
@@ -124,7 +124,7 @@ impl Check for OriginValidated {
         Legs::with_optional(&[leg::ORIGIN_HOSTILE, leg::ORIGIN_OWN], &[leg::ORIGIN_NONE])
     }
 
-    fn grade(&self, ev: &Evidence, cx: &Context<'_>) -> Outcome {
+    fn grade(&self, ev: &Bundle, cx: &Context<'_>) -> Outcome {
         let hostile = answer(ev, leg::ORIGIN_HOSTILE);
         let own = answer(ev, leg::ORIGIN_OWN);
         let no_origin = answer(ev, leg::ORIGIN_NONE);
@@ -200,7 +200,7 @@ struct OriginValidatedFacts {
 /// Decide from the hostile leg gated on the own-origin stand-in (docs/checks.md, under
 /// the rule's row); revisions from 2025-11-25 on require the 403.
 fn judge_origin(
-    ev: &Evidence,
+    ev: &Bundle,
     hostile: &Answer,
     own: &Answer,
     hostile_origin: &str,
@@ -322,7 +322,7 @@ fn judge_origin(
 }
 
 /// The recorded request's header `name`, as text.
-fn request_header(ev: &Evidence, l: LegId, name: &str) -> Option<String> {
+fn request_header(ev: &Bundle, l: LegId, name: &str) -> Option<String> {
     ev.exchanges(l).last().and_then(|x| {
         derive::header(&x.http.request.headers, name).map(|h| escape_line(&h.value_str()))
     })
@@ -338,7 +338,7 @@ mod tests {
     /// The rule graded directly, rendered outside any definition (local names).
     fn run(
         check: &dyn crate::check::Check,
-        ev: &crate::evidence::Evidence,
+        ev: &crate::evidence::Bundle,
         cx: &crate::check::Context<'_>,
     ) -> crate::verdict::Outcome {
         crate::fixture::local(crate::grade::run(check, ev, cx))

@@ -44,7 +44,7 @@ use x509_parser::prelude::FromDer;
 mod cert;
 
 use crate::check::{Check, Context, Legs, Needs};
-use crate::evidence::{Evidence, Exchange};
+use crate::evidence::{Bundle, Exchange};
 use crate::fmt::escape_line;
 use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 use cert::{cert_facts, certificate_leg, offline_verify, trust_leg, CertFacts, TrustState};
@@ -85,7 +85,7 @@ impl Check for TlsRequired {
         Needs::Nothing
     }
 
-    fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
+    fn grade(&self, ev: &Bundle, _cx: &Context<'_>) -> Outcome {
         let base = match url::Url::parse(&ev.payload.target.base_url) {
             Ok(u) => u,
             Err(e) => {
@@ -119,7 +119,7 @@ impl Check for TlsRequired {
 
 /// A plain-http target: MCP (or at least HTTP) is served in clear; the TLS legs were not
 /// sent (the collector records them as skipped) and are listed as dropped.
-fn plaintext_target(ev: &Evidence, base: &url::Url) -> Outcome {
+fn plaintext_target(ev: &Bundle, base: &url::Url) -> Outcome {
     let served = ev.records.iter().find_map(|r| match &r.observation {
         Observation::Http(x) => match &x.outcome {
             HttpOutcome::Response(resp) if same_origin(&x.request.url, base) => {
@@ -269,7 +269,7 @@ fn same_origin(url: &str, base: &url::Url) -> bool {
 // ---------------------------------------------------------------------------------------
 // TLS target
 
-fn tls_target(ev: &Evidence, base: &url::Url) -> Outcome {
+fn tls_target(ev: &Bundle, base: &url::Url) -> Outcome {
     let at = ev.payload.run.started_at;
     let mut records = Vec::new();
     let (a, a_seq, plaintext) = plaintext_leg(ev);
@@ -384,7 +384,7 @@ fn tls_target(ev: &Evidence, base: &url::Url) -> Outcome {
 }
 
 /// The first `tls.modern` handshake record (the first connection to the endpoint).
-fn first_tls(ev: &Evidence) -> Option<(&Record, &TlsHandshake)> {
+fn first_tls(ev: &Bundle) -> Option<(&Record, &TlsHandshake)> {
     ev.records_for(leg::TLS_MODERN)
         .find_map(|r| match &r.observation {
             Observation::Tls(t) => Some((r, t)),
@@ -396,7 +396,7 @@ fn first_tls(ev: &Evidence) -> Option<(&Record, &TlsHandshake)> {
 // a: plaintext
 
 /// Sub-verdict a, its record and its details.
-fn plaintext_leg(ev: &Evidence) -> (SubVerdict, Option<u64>, PlaintextFacts) {
+fn plaintext_leg(ev: &Bundle) -> (SubVerdict, Option<u64>, PlaintextFacts) {
     let mut facts = PlaintextFacts::default();
     let Some(x) = ev.exchanges(leg::PLAINTEXT).next() else {
         let why = ev
@@ -493,7 +493,7 @@ fn plaintext_decision(
 
 /// One legacy-version leg; also whether the version was accepted.
 fn legacy_leg(
-    ev: &Evidence,
+    ev: &Bundle,
     id: &str,
     leg_id: LegId,
     version: u16,
@@ -624,7 +624,7 @@ pub fn legacy_decision(p: &LegacyTlsProbe, version: u16) -> (SubOutcome, String,
 // d: negotiated version
 
 /// Sub-verdict d and its details.
-fn version_leg(ev: &Evidence, tls: Option<&TlsHandshake>) -> (SubVerdict, VersionFacts) {
+fn version_leg(ev: &Bundle, tls: Option<&TlsHandshake>) -> (SubVerdict, VersionFacts) {
     let Some(t) = tls else {
         // No handshake record: the connection failed before TLS, or the leg was skipped.
         let why = ev

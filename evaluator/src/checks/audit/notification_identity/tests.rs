@@ -44,7 +44,7 @@ fn call(token: Option<&str>, events: &[String]) -> Record {
     )
 }
 
-fn bundle(rev: &str, records: Vec<Record>) -> Evidence {
+fn bundle(rev: &str, records: Vec<Record>) -> Bundle {
     let mut r = records;
     if !r
         .iter()
@@ -55,7 +55,7 @@ fn bundle(rev: &str, records: Vec<Record>) -> Evidence {
     evidence(Some(session(Some(rev), json!({"tools": {}}), None)), r)
 }
 
-fn grade(ev: &Evidence) -> Outcome {
+fn grade(ev: &Bundle) -> Outcome {
     crate::fixture::local(run(&NotificationIdentity, ev, &Context::default()))
 }
 

@@ -5,7 +5,7 @@ use crate::fixture::{evidence, exchange, session, skipped};
 /// The rule graded directly, rendered outside any definition (local names).
 fn run(
     check: &dyn crate::check::Check,
-    ev: &crate::evidence::Evidence,
+    ev: &crate::evidence::Bundle,
     cx: &crate::check::Context<'_>,
 ) -> crate::verdict::Outcome {
     crate::fixture::local(crate::grade::run(check, ev, cx))

@@ -17,7 +17,7 @@ use mcp_probe_schema::vocab::{header, leg};
 use mcp_probe_schema::www_authenticate;
 use serde_json::Value;
 
-use crate::evidence::{Evidence, Exchange};
+use crate::evidence::{Bundle, Exchange};
 use crate::fmt::escape_line;
 use crate::verdict::{SubOutcome, SubVerdict};
 
@@ -51,7 +51,7 @@ fn scope_challenge(x: &Exchange<'_>) -> Option<String> {
 
 /// The tool the operator named outside the grant, or the leg when no call was to be made
 /// (no tool named, or arguments that are not a JSON object).
-fn named_tool(ev: &Evidence) -> Result<String, SubVerdict> {
+fn named_tool(ev: &Bundle) -> Result<String, SubVerdict> {
     let inputs = ev.payload.run.inputs.as_ref();
     let Some(tool) = inputs
         .and_then(|i| i.get(INPUT_TOOL))
@@ -79,7 +79,7 @@ fn named_tool(ev: &Evidence) -> Result<String, SubVerdict> {
 }
 
 /// The leg when no call of `tool` was recorded.
-fn not_called(ev: &Evidence, tool: &str) -> SubVerdict {
+fn not_called(ev: &Bundle, tool: &str) -> SubVerdict {
     match ev.skipped(leg::SCOPE_PROBE_CALL) {
         Some(r) => SubVerdict::new(LEG, SubOutcome::Unknown, format!("the call of \"{tool}\" was {}", escape_line(r))),
         None if ev.revision().is_none() => SubVerdict::new(
@@ -177,7 +177,7 @@ fn other_answer(x: &Exchange<'_>, tool: &str, status: u16, at: &str) -> SubVerdi
 }
 
 /// Classify the recorded out-of-scope call (the whole of sub-verdict e).
-pub fn classify_scope_refusal(ev: &Evidence) -> SubVerdict {
+pub fn classify_scope_refusal(ev: &Bundle) -> SubVerdict {
     let tool = match named_tool(ev) {
         Ok(tool) => tool,
         Err(leg) => return leg,
@@ -229,7 +229,7 @@ mod tests {
 
     const CALL: &str = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"admin_op","arguments":{}}}"#;
 
-    fn ev(inputs: Option<Value>, records: Vec<Record>) -> Evidence {
+    fn ev(inputs: Option<Value>, records: Vec<Record>) -> Bundle {
         let mut e = evidence(
             Some(session(Some("2025-11-25"), json!({"tools": {}}), None)),
             records,

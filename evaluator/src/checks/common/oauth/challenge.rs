@@ -6,7 +6,7 @@ use mcp_probe_schema::vocab::{header, leg, LegId};
 use mcp_probe_schema::www_authenticate::{self, Challenge};
 use serde_json::Value;
 
-use crate::evidence::{Evidence, Exchange};
+use crate::evidence::{Bundle, Exchange};
 use crate::fmt::escape_line;
 
 /// The unauthenticated request and what it drew.
@@ -139,7 +139,7 @@ pub(crate) fn method_of(x: &Exchange<'_>) -> String {
 /// an unauthenticated detection (kept when a second, credentialed detection followed a
 /// login); else, when no detection request carried a credential, the negotiation that
 /// reached a response; else the `2.3.unauthenticated` leg.
-pub(crate) fn read_unauth(ev: &Evidence) -> Unauth {
+pub(crate) fn read_unauth(ev: &Bundle) -> Unauth {
     let detect: Vec<Exchange<'_>> = ev.exchanges(leg::ENDPOINT_DETECT).collect();
     if let Some(x) = detect
         .iter()

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use url::Url;
 
 use crate::checks::common::oauth::uris::norm;
-use crate::evidence::Evidence;
+use crate::evidence::Bundle;
 use crate::fmt::escape_line;
 
 /// What one discovery record got.
@@ -84,7 +84,7 @@ impl Attempt {
     }
 
     /// The records of `l`, a "not used" note marking the exchange it follows.
-    pub(crate) fn of_leg(ev: &Evidence, l: LegId) -> Vec<Attempt> {
+    pub(crate) fn of_leg(ev: &Bundle, l: LegId) -> Vec<Attempt> {
         let mut out: Vec<Attempt> = Vec::new();
         for a in ev.records_for(l).filter_map(Attempt::read) {
             if let (Got::Skipped(reason), Some(prev)) = (&a.got, out.last_mut()) {

@@ -10,12 +10,12 @@ use crate::checks::common::oauth::challenge::{read_unauth, Challenged, Unauth};
 use crate::checks::common::oauth::discovery::{attribute, AsList, AsView, Attempt};
 use crate::checks::common::oauth::tokens::{claims, dedup, observed_scopes, token_label};
 use crate::checks::common::oauth::uris::{as_forms, norm, prm_well_known};
-use crate::evidence::Evidence;
+use crate::evidence::Bundle;
 use crate::fmt::escape_line;
 
 /// Everything the four checks read, derived once per grading of one check.
 pub(crate) struct Facts<'a> {
-    pub(crate) ev: &'a Evidence,
+    pub(crate) ev: &'a Bundle,
     pub(crate) endpoint: String,
     pub(crate) auth_required: bool,
     pub(crate) unauth: Unauth,
@@ -32,7 +32,7 @@ pub(crate) struct Facts<'a> {
 
 impl<'a> Facts<'a> {
     /// `None` when no endpoint answered.
-    pub(crate) fn new(ev: &'a Evidence) -> Option<Facts<'a>> {
+    pub(crate) fn new(ev: &'a Bundle) -> Option<Facts<'a>> {
         let session = ev.session()?;
         let endpoint = ev.endpoint();
         let unauth = read_unauth(ev);

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use crate::check::Legs;
 pub(crate) use crate::checks::common::baseline::{baseline_for, describe_baseline};
 use crate::checks::common::oauth::facts::Facts;
-use crate::evidence::Evidence;
+use crate::evidence::Bundle;
 use crate::fmt::escape_line;
 use crate::grade::missing_legs;
 use crate::verdict::{Outcome, SubOutcome, SubVerdict, Verdict};
@@ -26,7 +26,7 @@ pub(crate) fn shown_value(v: &Value) -> String {
 }
 
 /// ERROR: no endpoint answered.
-pub(crate) fn no_endpoint(ev: &Evidence) -> Outcome {
+pub(crate) fn no_endpoint(ev: &Bundle) -> Outcome {
     let failure = ev
         .payload
         .run
@@ -62,7 +62,7 @@ impl Gated {
 
     /// The endpoint gate, then the gated legs: [`Facts`], or the outcome that ends the
     /// grading (ERROR: no endpoint, or a gated leg missing).
-    pub(crate) fn prelude<'a>(&self, ev: &'a Evidence) -> Result<Facts<'a>, Box<Outcome>> {
+    pub(crate) fn prelude<'a>(&self, ev: &'a Bundle) -> Result<Facts<'a>, Box<Outcome>> {
         let Some(f) = Facts::new(ev) else {
             return Err(Box::new(no_endpoint(ev)));
         };

@@ -15,7 +15,7 @@ use mcp_probe_schema::vocab::leg;
 
 use crate::checks::common::oauth::tokens::{audiences, claims};
 use crate::checks::common::oauth::uris::{canonical_resource, strip_slash};
-use crate::evidence::Evidence;
+use crate::evidence::Bundle;
 use crate::fmt::escape_line;
 
 /// What the minted token's facts say about its audience.
@@ -64,7 +64,7 @@ impl Binding {
 }
 
 /// The facts of the token minted under `3.3.1b.mint` whose fingerprint is `fingerprint`.
-pub(crate) fn minted_facts<'a>(ev: &'a Evidence, fingerprint: &str) -> Option<&'a MintedToken> {
+pub(crate) fn minted_facts<'a>(ev: &'a Bundle, fingerprint: &str) -> Option<&'a MintedToken> {
     ev.payload
         .minted_tokens
         .iter()
@@ -74,7 +74,7 @@ pub(crate) fn minted_facts<'a>(ev: &'a Evidence, fingerprint: &str) -> Option<&'
 /// The audited resources a minted token's audiences are compared with: the resource the
 /// login asked for (as the collector recorded it) and the endpoint's canonical URI,
 /// without duplicates.
-fn audited(ev: &Evidence, m: &MintedToken) -> Vec<String> {
+fn audited(ev: &Bundle, m: &MintedToken) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for r in [m.login_resource.clone(), canonical_resource(&ev.endpoint())]
         .into_iter()
@@ -89,7 +89,7 @@ fn audited(ev: &Evidence, m: &MintedToken) -> Vec<String> {
 
 /// How the token minted for `named` (the resource the grant asked for), presented with
 /// fingerprint `fingerprint`, is bound, from the bundle's facts.
-pub(crate) fn binding(ev: &Evidence, fingerprint: &str, named: &str) -> Binding {
+pub(crate) fn binding(ev: &Bundle, fingerprint: &str, named: &str) -> Binding {
     let (raw, named) = (named, escape_line(named));
     let Some(m) = minted_facts(ev, fingerprint) else {
         let c = &ev.payload.collector;

@@ -5,7 +5,7 @@ pub(crate) use mcp_probe_schema::vocab::{leg, LegId};
 pub(crate) use serde_json::{json, Value};
 
 pub(crate) use crate::check::{Check, Context};
-pub(crate) use crate::evidence::Evidence;
+pub(crate) use crate::evidence::Bundle;
 pub(crate) use crate::verdict::{Outcome, SubOutcome, Verdict};
 
 #[path = "../../../../tests/support/examples.rs"]
@@ -137,7 +137,7 @@ pub(crate) fn no_oauth_records() -> Vec<Record> {
 }
 
 /// A server that answers without a credential (negotiated in record 0).
-pub(crate) fn open_server(records: Vec<Record>) -> Evidence {
+pub(crate) fn open_server(records: Vec<Record>) -> Bundle {
     evidence(
         Some(session(Some("2025-11-25"), json!({"tools": {}}), None)),
         records,
@@ -145,7 +145,7 @@ pub(crate) fn open_server(records: Vec<Record>) -> Evidence {
 }
 
 /// A server that answered 401 to a run without a credential: no revision.
-pub(crate) fn protected(records: Vec<Record>) -> Evidence {
+pub(crate) fn protected(records: Vec<Record>) -> Bundle {
     let mut s = session(None, json!({}), None);
     s.auth_required = true;
     s.capabilities = None;
@@ -158,7 +158,7 @@ pub(crate) fn credentialed(
     auth_required: bool,
     records: Vec<Record>,
     tokens: Vec<TokenFacts>,
-) -> Evidence {
+) -> Bundle {
     let mut s = session(Some("2025-11-25"), json!({"tools": {}}), None);
     s.auth_required = auth_required;
     s.authenticated = true;
@@ -218,17 +218,17 @@ pub(crate) fn lab_claims() -> Value {
 
 /// py2-auth after an OAuth login: detection without a credential (401), then the
 /// token from the AS.
-pub(crate) fn lab_auth_with_token(t: TokenFacts) -> Evidence {
+pub(crate) fn lab_auth_with_token(t: TokenFacts) -> Bundle {
     let mut ev = protected(lab_auth_records());
     ev.payload.tokens = vec![t];
     ev
 }
 
-pub(crate) fn grade(c: &dyn Check, ev: &Evidence) -> Outcome {
+pub(crate) fn grade(c: &dyn Check, ev: &Bundle) -> Outcome {
     run(c, ev, &Context::default())
 }
 
-pub(crate) fn with_baseline<'a>(b: &'a Evidence) -> Context<'a> {
+pub(crate) fn with_baseline<'a>(b: &'a Bundle) -> Context<'a> {
     Context {
         baseline: Some(b),
         updating_baseline: false,
@@ -245,7 +245,7 @@ pub(crate) fn applied(decisions: crate::policy::Decisions) -> crate::policy::App
 }
 
 /// Grade `c` on `ev` under the policy `p`.
-pub(crate) fn grade_with(c: &dyn Check, ev: &Evidence, p: &crate::policy::Applied) -> Outcome {
+pub(crate) fn grade_with(c: &dyn Check, ev: &Bundle, p: &crate::policy::Applied) -> Outcome {
     run(
         c,
         ev,
@@ -258,6 +258,6 @@ pub(crate) fn grade_with(c: &dyn Check, ev: &Evidence, p: &crate::policy::Applie
 
 /// Check `c` graded directly on `ev`, rendered outside any definition (local names:
 /// sub-verdict `a`, another rule as `[rule-id]`).
-pub(crate) fn run(c: &dyn Check, ev: &Evidence, cx: &Context<'_>) -> Outcome {
+pub(crate) fn run(c: &dyn Check, ev: &Bundle, cx: &Context<'_>) -> Outcome {
     crate::fixture::local(crate::grade::run(c, ev, cx))
 }

@@ -3,7 +3,7 @@ use crate::fixture::{assert_sub, evidence, exchange, list_page, session, skipped
 /// The rule graded directly, rendered outside any definition (local names).
 fn run(
     check: &dyn crate::check::Check,
-    ev: &crate::evidence::Evidence,
+    ev: &crate::evidence::Bundle,
     cx: &crate::check::Context<'_>,
 ) -> crate::verdict::Outcome {
     crate::fixture::local(crate::grade::run(check, ev, cx))
@@ -41,7 +41,7 @@ fn consent() -> Value {
     json!({INPUT_CONSENT: true, INPUT_ARGUMENTS: {"old": {"a": 1}}})
 }
 
-fn bundle(inputs: Option<Value>, mut records: Vec<Record>) -> Evidence {
+fn bundle(inputs: Option<Value>, mut records: Vec<Record>) -> Bundle {
     records.insert(0, tools_page(&["new", "old"]));
     let mut e = evidence(
         Some(session(Some("2025-11-25"), json!({"tools": {}}), None)),
@@ -53,7 +53,7 @@ fn bundle(inputs: Option<Value>, mut records: Vec<Record>) -> Evidence {
     e
 }
 
-fn base() -> Evidence {
+fn base() -> Bundle {
     let mut e = evidence(
         Some(session(Some("2025-11-25"), json!({"tools": {}}), None)),
         vec![tools_page(&["old"])],
@@ -62,7 +62,7 @@ fn base() -> Evidence {
     e
 }
 
-fn grade(ev: &Evidence, b: Option<&Evidence>) -> Outcome {
+fn grade(ev: &Bundle, b: Option<&Bundle>) -> Outcome {
     run(
         &NewToolsGated,
         ev,

@@ -7,12 +7,12 @@ use serde_json::json;
 
 const CONTROL: &str = "file:///docs/readme.txt";
 
-fn bundle(records: Vec<Record>, inputs: Option<Value>) -> Evidence {
+fn bundle(records: Vec<Record>, inputs: Option<Value>) -> Bundle {
     let mut payload = mcp_probe_schema::testkit::evidence(ENDPOINT, records);
     payload.session = Some(session(Some("2025-11-25"), json!({"resources": {}}), None));
     payload.run.inputs = inputs;
     let bytes = mcp_probe_schema::seal(&payload, &mcp_probe_schema::testkit::test_key(7));
-    Evidence::new(
+    Bundle::new(
         "t.mcpev",
         mcp_probe_schema::open(&bytes, &[]).expect("verifies"),
     )

@@ -418,7 +418,7 @@ fn an_inventory_cut_by_the_bundle_bound_is_unknown_naming_it() {
     payload.run.bundle_capped_from = Some(1);
     let key = mcp_probe_schema::testkit::test_key(7);
     let v = mcp_probe_schema::open(&mcp_probe_schema::seal(&payload, &key), &[]).expect("verifies");
-    let ev = Evidence::new("capped.mcpev", v);
+    let ev = Bundle::new("capped.mcpev", v);
     let o = run(&ToolSchemasValidated, &ev, &Context::default());
     assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
     let a = sub_of(&o, "a");

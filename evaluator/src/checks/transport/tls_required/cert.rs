@@ -12,7 +12,7 @@ use serde::Serialize;
 use x509_parser::certificate::X509Certificate;
 use x509_parser::extensions::GeneralName;
 
-use crate::evidence::Evidence;
+use crate::evidence::Bundle;
 use crate::fmt::escape_line;
 use crate::verdict::{SubOutcome, SubVerdict};
 
@@ -302,14 +302,14 @@ pub(super) enum FailKind {
 }
 
 /// The operator's `--ca-file` as recorded in the run's options.
-fn ca_file(ev: &Evidence) -> Option<&CaFile> {
+fn ca_file(ev: &Bundle) -> Option<&CaFile> {
     ev.payload.run.options.ca_file.as_ref()
 }
 
 /// The chain verified offline at the collection time: against webpki-roots first, then
 /// against the recorded `--ca-file` certificates. Path building and signatures only; the
 /// name is matched by sub-verdict e.
-pub(super) fn offline_verify(ev: &Evidence, chain: &[&[u8]], at_micros: i64) -> Offline {
+pub(super) fn offline_verify(ev: &Bundle, chain: &[&[u8]], at_micros: i64) -> Offline {
     let Some((leaf, rest)) = chain.split_first() else {
         return Offline::NotRun("no chain recorded".into());
     };
@@ -473,7 +473,7 @@ fn stores_text(t: &TlsHandshake) -> String {
 }
 
 pub(super) fn trust_leg(
-    ev: &Evidence,
+    ev: &Bundle,
     t: &TlsHandshake,
     leaf: Option<&X509Certificate<'_>>,
     offline: &Offline,

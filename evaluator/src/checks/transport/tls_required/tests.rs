@@ -7,7 +7,7 @@ use crate::fixture::{evidence, session};
 /// The rule graded directly, rendered outside any definition (local names).
 fn run(
     check: &dyn crate::check::Check,
-    ev: &crate::evidence::Evidence,
+    ev: &crate::evidence::Bundle,
     cx: &crate::check::Context<'_>,
 ) -> crate::verdict::Outcome {
     crate::fixture::local(crate::grade::run(check, ev, cx))
@@ -236,7 +236,7 @@ fn clean_transport() -> Vec<Record> {
 }
 
 /// An https target at `base` with `records`, and `ca_file` certificates when given.
-fn https_at(base: &str, records: Vec<Record>, ca_file: Option<Vec<Vec<u8>>>) -> Evidence {
+fn https_at(base: &str, records: Vec<Record>, ca_file: Option<Vec<Vec<u8>>>) -> Bundle {
     let mut ev = evidence(
         Some(session(Some("2025-11-25"), json!({"tools": {}}), None)),
         records,
@@ -252,17 +252,17 @@ fn https_at(base: &str, records: Vec<Record>, ca_file: Option<Vec<Vec<u8>>>) -> 
     ev
 }
 
-fn https(records: Vec<Record>, ca_file: Option<Vec<Vec<u8>>>) -> Evidence {
+fn https(records: Vec<Record>, ca_file: Option<Vec<Vec<u8>>>) -> Bundle {
     https_at(BASE, records, ca_file)
 }
 
-fn grade(ev: &Evidence) -> Outcome {
+fn grade(ev: &Bundle) -> Outcome {
     run(&TlsRequired, ev, &Context::default())
 }
 
 /// The lab's modern endpoint collected with `--ca-file`: chain leaf + CA, trusted by
 /// `extra` only.
-fn modern(extra_records: Vec<Record>) -> Evidence {
+fn modern(extra_records: Vec<Record>) -> Bundle {
     let ca = ca("MCP Probe Test CA");
     let leaf = issued(&ca, &["127.0.0.1", "localhost"], PAST, FUTURE);
     let mut records = vec![tls(
