@@ -14,7 +14,7 @@
 use std::path::Path;
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
-use mcp_probe_evaluator::benchmark::{grade, Benchmark};
+use mcp_probe_evaluator::benchmark::{grade_bundle, Benchmark};
 use mcp_probe_evaluator::check::Context;
 use mcp_probe_evaluator::evidence::Bundle;
 use mcp_probe_evaluator::load::read_bundle;
@@ -31,7 +31,7 @@ fn graded(path: &Path) -> (Server, Vec<mcp_probe_evaluator::benchmark::CheckResu
     black_box(verify(&bytes, &[]).expect("example verifies"));
     let v = decode_verified(&bytes).expect("example decodes");
     let ev = Bundle::new(path.display().to_string(), v);
-    let results = grade(Benchmark::builtin(), &ev, &Context::default(), None);
+    let results = grade_bundle(Benchmark::builtin(), &ev, &Context::default(), None);
     (Server::new(&ev, None), results)
 }
 

@@ -4,7 +4,7 @@
 //! and [`crate::grade`](mod@crate::grade): a rule never imports the registry that lists it
 //! ([`crate::rules`]) nor the benchmark definitions that number it ([`crate::benchmark`]).
 //! A rule declares the legs it reads ([`Check::legs`]) and its parameters
-//! ([`Check::params`]); the runner ([`crate::grade::run`]) gives ERROR naming a required
+//! ([`Check::params`]); the runner ([`crate::preconditions::run_rule`]) gives ERROR naming a required
 //! leg that a bundle lacks, and the leg contract test fails when a rule reads a leg it did
 //! not declare.
 

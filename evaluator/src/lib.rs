@@ -2,7 +2,7 @@
 //! recorded and grades them against the benchmark: loading and verifying
 //! bundles, trust pins, the exit-status contract, the benchmark definitions
 //! ([`benchmark`]: data, graded by the rules of [`rules`], written with the kit of
-//! [`check`], [`grade`](mod@grade), [`verdict`] and [`evidence`]),
+//! [`check`], [`preconditions`], [`verdict`] and [`evidence`]),
 //! baselines ([`baseline`]), the grading reports ([`report`]), and the readable, JSON
 //! and HAR renderings of a bundle, and the command line ([`flags`]: `mcp-grade --help`,
 //! the man pages and completions come from [`flags::command`]).
@@ -22,13 +22,13 @@ pub mod exit;
 pub mod fixture;
 pub mod flags;
 pub mod fmt;
-pub mod grade;
 pub mod har;
 pub mod inputs;
 pub mod load;
 pub mod output;
 pub mod pipeline;
 pub mod policy;
+pub mod preconditions;
 pub mod refs;
 pub mod report;
 pub mod rules;

@@ -26,7 +26,7 @@ fn compacted_results_render_the_same_reports() {
             "the encoded records are dropped"
         );
         assert!(!ev.records.is_empty(), "the decoded records are kept");
-        let results = mcp_probe_evaluator::benchmark::grade(
+        let results = mcp_probe_evaluator::benchmark::grade_bundle(
             Benchmark::builtin(),
             &ev,
             &Context::default(),
@@ -83,7 +83,7 @@ fn streaming_the_report_writes_the_rendered_bytes() {
         .map(|p| {
             let v = read_verified(p, &[]).expect("readable").expect("verifies");
             let ev = for_grading(p.display().to_string(), v.verified);
-            let results = mcp_probe_evaluator::benchmark::grade(
+            let results = mcp_probe_evaluator::benchmark::grade_bundle(
                 Benchmark::builtin(),
                 &ev,
                 &Context::default(),
@@ -117,7 +117,7 @@ fn a_spilled_report_writes_the_bytes_of_the_report_in_memory() {
         .map(|p| {
             let v = read_verified(p, &[]).expect("readable").expect("verifies");
             let ev = for_grading(p.display().to_string(), v.verified);
-            let mut results = mcp_probe_evaluator::benchmark::grade(
+            let mut results = mcp_probe_evaluator::benchmark::grade_bundle(
                 Benchmark::builtin(),
                 &ev,
                 &Context::default(),

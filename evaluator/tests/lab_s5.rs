@@ -312,7 +312,7 @@ fn without_consent_no_traversal_request_is_sent() {
 }
 
 /// The live legs graded on every era a dual-era server serves (the runner's
-/// `grade::grade`, as `mcp-grade` does): py2 and py2-files answer `initialize`, so each
+/// `benchmark::grade_bundle`, as `mcp-grade` does): py2 and py2-files answer `initialize`, so each
 /// live leg was sent again on their 2025-11-25 session and is named with its era.
 #[test]
 fn the_live_legs_are_graded_on_every_era_of_a_dual_era_server() {

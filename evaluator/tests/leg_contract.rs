@@ -10,7 +10,7 @@ use support::examples;
 use examples::examples;
 use mcp_probe_evaluator::check::Context;
 use mcp_probe_evaluator::evidence::{track_leg_reads, Bundle};
-use mcp_probe_evaluator::grade::run;
+use mcp_probe_evaluator::preconditions::run_rule;
 
 #[test]
 fn every_check_reads_only_the_legs_it_declares() {
@@ -30,7 +30,7 @@ fn every_check_reads_only_the_legs_it_declares() {
             let Some(check) = entry.grader else { continue };
             let declared = check.legs(era);
             for cx in [Context::default(), own] {
-                let (_, read) = track_leg_reads(|| run(check, &ev, &cx));
+                let (_, read) = track_leg_reads(|| run_rule(check, &ev, &cx));
                 graded += 1;
                 for leg in read.iter().filter(|l| !declared.declares(l)) {
                     problems.push(format!(

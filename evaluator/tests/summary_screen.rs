@@ -24,7 +24,7 @@ fn graded_examples() -> Vec<(Server, Vec<CheckResult>)> {
                 .expect("readable")
                 .expect("verifies against examples/collector.pub");
             let ev = for_grading(p.display().to_string(), v.verified);
-            let results = mcp_probe_evaluator::benchmark::grade(
+            let results = mcp_probe_evaluator::benchmark::grade_bundle(
                 Benchmark::builtin(),
                 &ev,
                 &Context::default(),

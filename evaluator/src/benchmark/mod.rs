@@ -21,4 +21,4 @@ pub use model::{
     id_key, Benchmark, Entry, Eras, Level, Number, Origin, Source, Status, Tailoring, Transports,
     Unreached,
 };
-pub use runner::{compact, grade, CheckResult};
+pub use runner::{compact, grade_bundle, CheckResult};

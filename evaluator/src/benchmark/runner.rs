@@ -1,11 +1,11 @@
 //! The grading runner: every check of one benchmark definition on every bundle, with the
-//! uniform preconditions ([`crate::grade::run`]), the transports and eras each row names,
+//! uniform preconditions ([`crate::preconditions::run_rule`]), the transports and eras each row names,
 //! and the row's parameters handed to its rule.
 
 use super::{Benchmark, Entry, Eras};
 use crate::check::{Check, Context};
 use crate::evidence::Bundle;
-use crate::grade::{across_eras, other_eras_unasked, run};
+use crate::preconditions::{across_eras, other_eras_unasked, run_rule};
 use crate::verdict::{Outcome, Verdict};
 use mcp_probe_schema::vocab::family;
 
@@ -22,7 +22,7 @@ pub struct CheckResult {
 /// row says `eras = "every"` (or `"every-recorded"`) is graded on every era the bundle
 /// probed (the negotiated one and each of `session.other_eras`) and the outcomes are
 /// combined ([`across_eras`]).
-pub fn grade(
+pub fn grade_bundle(
     bm: &'static Benchmark,
     ev: &Bundle,
     cx: &Context<'_>,
@@ -57,7 +57,7 @@ pub fn grade_row(
         unreached: entry.unreached,
         ..*cx
     };
-    let first = run(c, ev, &cx);
+    let first = run_rule(c, ev, &cx);
     let first = if entry.eras == Eras::Negotiated {
         first
     } else {
@@ -72,7 +72,11 @@ pub fn grade_row(
         first
     } else {
         let mut all = vec![(ev.revision_label(), first)];
-        all.extend(probed.iter().map(|o| (o.revision_label(), run(c, o, &cx))));
+        all.extend(
+            probed
+                .iter()
+                .map(|o| (o.revision_label(), run_rule(c, o, &cx))),
+        );
         across_eras(all)
     };
     Some(crate::checks::common::transport::qualify(c, ev, out))
@@ -175,13 +179,13 @@ mod tests {
         use crate::fixture::{evidence, session, stdio_evidence};
         let bm = Benchmark::builtin();
         let s = || Some(session(Some("2026-07-28"), serde_json::json!({}), None));
-        let stdio = grade(
+        let stdio = grade_bundle(
             bm,
             &stdio_evidence(s(), Vec::new()),
             &Context::default(),
             None,
         );
-        let http = grade(bm, &evidence(s(), Vec::new()), &Context::default(), None);
+        let http = grade_bundle(bm, &evidence(s(), Vec::new()), &Context::default(), None);
         let mut off = 0;
         for (on_stdio, on_http) in stdio.iter().zip(&http) {
             let (a, b) = (
@@ -225,7 +229,7 @@ mod tests {
             "old.mcpev",
             mcp_probe_schema::open(&bytes, &[]).expect("verifies"),
         );
-        for r in grade(Benchmark::builtin(), &old, &Context::default(), None) {
+        for r in grade_bundle(Benchmark::builtin(), &old, &Context::default(), None) {
             let o = r.outcome.expect("graded");
             let names = o.evidence.contains("era.initialize");
             if r.entry.eras != Eras::Negotiated && o.verdict != Verdict::Fail {

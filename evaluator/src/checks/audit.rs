@@ -201,7 +201,7 @@ mod tests {
     use super::*;
     use crate::check::Check;
     use crate::fixture::{evidence, list_page, session};
-    use crate::grade::run;
+    use crate::preconditions::run_rule;
     use crate::verdict::Verdict;
     use mcp_probe_schema::vocab::leg;
     use serde_json::json;
@@ -259,7 +259,7 @@ mod tests {
         let mut records = base.records.to_vec();
         records.push(sweep);
         let ev = crate::fixture::evidence(base.payload.session.clone(), records);
-        let o = run(
+        let o = run_rule(
             &LIFECYCLE_METADATA_RECORDED,
             &ev,
             &crate::fixture::cx("lifecycle-metadata-recorded"),
@@ -273,7 +273,7 @@ mod tests {
 
     #[test]
     fn every_result_names_its_server() {
-        let o = run(
+        let o = run_rule(
             &LIFECYCLE_METADATA_RECORDED,
             &modern_results(&[true, true]),
             &crate::fixture::cx("lifecycle-metadata-recorded"),
@@ -299,7 +299,7 @@ mod tests {
 
     #[test]
     fn no_result_names_its_server() {
-        let o = run(
+        let o = run_rule(
             &LIFECYCLE_METADATA_RECORDED,
             &modern_results(&[false, false]),
             &crate::fixture::cx("lifecycle-metadata-recorded"),
@@ -311,7 +311,7 @@ mod tests {
 
     #[test]
     fn some_results_name_their_server() {
-        let o = run(
+        let o = run_rule(
             &LIFECYCLE_METADATA_RECORDED,
             &modern_results(&[true, false, true]),
             &crate::fixture::cx("lifecycle-metadata-recorded"),
@@ -327,7 +327,7 @@ mod tests {
 
     #[test]
     fn no_result_collected_and_no_session() {
-        let o = run(
+        let o = run_rule(
             &LIFECYCLE_METADATA_RECORDED,
             &evidence(None, Vec::new()),
             &crate::fixture::cx("lifecycle-metadata-recorded"),
@@ -357,7 +357,7 @@ mod tests {
                 json!({"tools": []}),
             )],
         );
-        let o = run(
+        let o = run_rule(
             &LIFECYCLE_METADATA_RECORDED,
             &ev,
             &crate::fixture::cx("lifecycle-metadata-recorded"),
@@ -376,7 +376,7 @@ mod tests {
     #[test]
     fn timestamps_are_na() {
         for ev in [modern_results(&[true]), evidence(None, Vec::new())] {
-            let o = run(
+            let o = run_rule(
                 &AUDIT_CLOCK_SYNCHRONISED,
                 &ev,
                 &crate::fixture::cx("audit-clock-synchronised"),
@@ -417,7 +417,7 @@ mod tests {
             let name = p.display();
             let none = Context::default();
             for c in reported {
-                let o = run(c, &ev, &none);
+                let o = run_rule(c, &ev, &none);
                 assert_eq!(
                     o.verdict,
                     Verdict::NotApplicable,
@@ -435,9 +435,9 @@ mod tests {
                 updating_baseline: false,
                 ..Context::default()
             };
-            let without = run(graded("identity-matches-baseline"), &ev, &none);
-            let against_self = run(graded("identity-matches-baseline"), &ev, &own);
-            let null_id = run(&null_id_rejected::NullIdRejected, &ev, &none);
+            let without = run_rule(graded("identity-matches-baseline"), &ev, &none);
+            let against_self = run_rule(graded("identity-matches-baseline"), &ev, &own);
+            let null_id = run_rule(&null_id_rejected::NullIdRejected, &ev, &none);
             assert_eq!(
                 without.verdict,
                 Verdict::Unknown,

@@ -214,7 +214,7 @@ mod tests {
         ev: &crate::evidence::Bundle,
         cx: &crate::check::Context<'_>,
     ) -> crate::verdict::Outcome {
-        crate::fixture::local(crate::grade::run(check, ev, cx))
+        crate::fixture::local(crate::preconditions::run_rule(check, ev, cx))
     }
     use crate::verdict::Verdict;
     use serde_json::json;

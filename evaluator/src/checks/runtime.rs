@@ -192,7 +192,7 @@ mod tests {
     use crate::check::{Check, Needs};
     use crate::fixture::sub as sub_of;
     use crate::fixture::{evidence, session};
-    use crate::grade::run;
+    use crate::preconditions::run_rule;
     use crate::verdict::{Outcome, SubOutcome, Verdict};
     use serde_json::json;
 
@@ -215,20 +215,20 @@ mod tests {
             &TASKS_AUTHORIZED,
             &IDEMPOTENCY_KEYS,
         ] {
-            let o = run(c, &ev, &Context::default());
+            let o = run_rule(c, &ev, &Context::default());
             assert_eq!(o.verdict, Verdict::NotApplicable, "{o:?}");
             assert_eq!(o.details["transport"], "streamable-http", "{}", o.evidence);
             assert!(!o.evidence.is_empty() && !o.reduction.is_empty());
             assert_eq!(c.needs(), Needs::Nothing);
         }
-        let o = run(
+        let o = run_rule(
             &TASKS_AUTHORIZED,
             &ev,
             &crate::fixture::cx("tasks-authorized"),
         );
         assert_eq!(o.details["tasks_declared"], true);
         assert!(o.evidence.contains("tasks/list was removed in 2026-07-28"));
-        let o = run(
+        let o = run_rule(
             &LIST_CHANGED_RATE_LIMITED,
             &ev,
             &crate::fixture::cx("list-changed-rate-limited"),
@@ -247,10 +247,10 @@ mod tests {
             "{}",
             o.evidence
         );
-        assert!(run(&StdioLogsSeparated, &ev, &Context::default())
+        assert!(run_rule(&StdioLogsSeparated, &ev, &Context::default())
             .evidence
             .contains("stdio"));
-        assert!(run(
+        assert!(run_rule(
             &SESSION_NOT_AUTHENTICATION,
             &ev,
             &crate::fixture::cx("session-not-authentication")
@@ -260,7 +260,7 @@ mod tests {
 
         // Without a session the capabilities were never observed: null, not false.
         let ev = evidence(None, vec![]);
-        let o = run(
+        let o = run_rule(
             &TASKS_AUTHORIZED,
             &ev,
             &crate::fixture::cx("tasks-authorized"),
@@ -270,7 +270,7 @@ mod tests {
         assert_eq!(o.details["transport"], "unknown");
         let ev = evidence(Some(session(Some(REV), json!({"tools": {}}), None)), vec![]);
         assert_eq!(
-            run(
+            run_rule(
                 &TASKS_AUTHORIZED,
                 &ev,
                 &crate::fixture::cx("tasks-authorized")
@@ -343,7 +343,7 @@ mod tests {
                 &IDEMPOTENCY_KEYS,
             ]
             .iter()
-            .map(|c| run(*c, &ev, &Context::default()))
+            .map(|c| run_rule(*c, &ev, &Context::default()))
             .collect();
             let name = path
                 .file_name()

@@ -207,7 +207,7 @@ fn grade_evidence(
         policy: applied.as_ref(),
         ..cx
     };
-    let mut results = crate::benchmark::grade(bm, ev, &cx, opts.level);
+    let mut results = crate::benchmark::grade_bundle(bm, ev, &cx, opts.level);
     crate::benchmark::compact(&mut results);
     let mut server = Server::new(ev, info);
     server.timestamp = TimestampState::from_stamp(stamp, tsa);
@@ -343,7 +343,7 @@ fn unstorable(p: &Payload) -> Option<&'static str> {
 /// left out a server would read like a complete one. The status is then
 /// [`ExitStatus::Usage`] (unreadable) or [`ExitStatus::Invalid`].
 ///
-/// Otherwise each bundle is graded with [`crate::benchmark::grade`] in its baseline context
+/// Otherwise each bundle is graded with [`crate::benchmark::grade_bundle`] in its baseline context
 /// (see [`crate::baseline`]), `--update-baseline` stores each endpoint's newest complete
 /// bundle (its path printed on `err`), and the report goes to `out` or, with `-o`, to
 /// the file (written atomically). The status is [`Report::status`] (FAIL before ERROR),

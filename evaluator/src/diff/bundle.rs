@@ -134,7 +134,7 @@ fn eras(ev: &Bundle) -> Vec<String> {
 }
 
 fn verdicts(bm: &'static Benchmark, ev: &Bundle) -> BTreeMap<&'static str, &'static str> {
-    crate::benchmark::grade(bm, ev, &Context::default(), None)
+    crate::benchmark::grade_bundle(bm, ev, &Context::default(), None)
         .into_iter()
         .filter_map(|r| Some((r.entry.id.as_str(), r.outcome?.verdict.mark())))
         .collect()

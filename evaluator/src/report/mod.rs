@@ -186,7 +186,7 @@ pub struct PolicyInfo {
 }
 
 impl Report {
-    /// Build a report from each server and the results [`crate::benchmark::grade`] gave its
+    /// Build a report from each server and the results [`crate::benchmark::grade_bundle`] gave its
     /// bundle at `level`, every outcome held in memory. A check is graded when every
     /// bundle has an outcome for it.
     pub fn new(

@@ -47,7 +47,11 @@ pub fn rule(rule: &str) -> &'static dyn Check {
 /// Rule `rule` run on `ev` with `cx` (one era, no row), rendered outside any definition:
 /// sub-verdicts by their local names (`a`), other rules as `[rule-id]`.
 pub fn run(rule_id: &str, ev: &Bundle, cx: &Context<'_>) -> Outcome {
-    mcp_probe_evaluator::fixture::local(mcp_probe_evaluator::grade::run(rule(rule_id), ev, cx))
+    mcp_probe_evaluator::fixture::local(mcp_probe_evaluator::preconditions::run_rule(
+        rule(rule_id),
+        ev,
+        cx,
+    ))
 }
 
 /// Rule `rule`'s row of the newest definition graded on `ev` by the runner (every era the

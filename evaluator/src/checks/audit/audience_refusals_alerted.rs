@@ -216,7 +216,7 @@ impl Check for AudienceRefusalsAlerted {
 mod tests {
     use super::*;
     use crate::fixture::{evidence, exchange, session, skipped, ENDPOINT};
-    use crate::grade::run;
+    use crate::preconditions::run_rule;
     use crate::verdict::Verdict;
     use mcp_probe_schema::bundle::fingerprint;
     use mcp_probe_schema::model::{ErrorKind, HttpOutcome, Observation, Record, TransportError};
@@ -241,7 +241,7 @@ mod tests {
             Some(session(Some("2025-11-25"), json!({"tools": {}}), None)),
             records,
         );
-        run(&AudienceRefusalsAlerted, &ev, &Context::default())
+        run_rule(&AudienceRefusalsAlerted, &ev, &Context::default())
     }
 
     fn pair(control: u16, foreign: u16) -> Outcome {
@@ -340,7 +340,7 @@ mod tests {
             ],
         );
         ev.payload.minted_tokens = facts.into_iter().collect();
-        run(&AudienceRefusalsAlerted, &ev, &Context::default())
+        run_rule(&AudienceRefusalsAlerted, &ev, &Context::default())
     }
 
     /// Facts of the minted token: a JWT naming `aud`, or opaque (`None`).

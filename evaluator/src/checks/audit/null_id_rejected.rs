@@ -567,7 +567,7 @@ impl Check for NullIdRejected {
 mod tests {
     use super::*;
     use crate::fixture::{evidence, exchange, session, skipped};
-    use crate::grade::run;
+    use crate::preconditions::run_rule;
     use crate::verdict::Verdict;
     use mcp_probe_schema::model::{ErrorKind, Observation, Record, TransportError};
     use mcp_probe_schema::vocab::LegId;
@@ -579,7 +579,7 @@ mod tests {
             Some(session(Some("2025-11-25"), json!({"tools": {}}), None)),
             records,
         );
-        crate::fixture::local(run(&NullIdRejected, &ev, &Context::default()))
+        crate::fixture::local(run_rule(&NullIdRejected, &ev, &Context::default()))
     }
 
     fn null_id(status: u16, ct: &str, body: &str) -> Outcome {
@@ -683,7 +683,7 @@ mod tests {
                 Some(session(Some("2024-11-05"), json!({"tools": {}}), None)),
                 records,
             );
-            run(&NullIdRejected, &ev, &Context::default())
+            run_rule(&NullIdRejected, &ev, &Context::default())
         };
         // Records: 0 the null-id POST, 1 the follow-up POST, 2 the follow-up's answer.
         let o = graded(vec![
@@ -886,7 +886,7 @@ mod tests {
                     &[],
                 )],
             );
-            crate::fixture::local(run(&NullIdRejected, &ev, &cx))
+            crate::fixture::local(run_rule(&NullIdRejected, &ev, &cx))
         };
         let o = judged(400, -32700);
         assert_eq!(o.verdict, Verdict::Fail, "{o:?}");

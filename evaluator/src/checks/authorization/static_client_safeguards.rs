@@ -41,7 +41,7 @@ use crate::check::{Check, Context, Legs, Needs};
 use crate::checks::common::oauth::gate::{legs_map, no_endpoint, Gated};
 use crate::evidence::{Bundle, Exchange};
 use crate::fmt::escape_line;
-use crate::grade::missing_legs;
+use crate::preconditions::missing_legs;
 use crate::verdict::{Outcome, SubOutcome, SubVerdict, Verdict};
 use mcp_probe_schema::model::Era;
 

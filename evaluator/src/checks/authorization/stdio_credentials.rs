@@ -18,7 +18,7 @@ use crate::checks::common::reported::reported_only;
 use crate::checks::common::stdio::process;
 use crate::evidence::Bundle;
 use crate::fmt::escape_line;
-use crate::grade::missing_legs;
+use crate::preconditions::missing_legs;
 use crate::verdict::{Outcome, Verdict};
 
 /// Stdio server credentials from environment / OS store.
@@ -140,7 +140,7 @@ mod tests {
         ev: &crate::evidence::Bundle,
         cx: &crate::check::Context<'_>,
     ) -> crate::verdict::Outcome {
-        crate::fixture::local(crate::grade::run(check, ev, cx))
+        crate::fixture::local(crate::preconditions::run_rule(check, ev, cx))
     }
     use mcp_probe_schema::model::CredentialArg;
     use serde_json::json;

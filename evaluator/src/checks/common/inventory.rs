@@ -437,7 +437,7 @@ pub mod fixture {
     use super::List;
     use crate::check::{Check, Context};
     use crate::fixture::{evidence, exchange, list_page, session, skipped};
-    use crate::grade::run;
+    use crate::preconditions::run_rule;
     use crate::verdict::Outcome;
 
     /// The negotiated revision.
@@ -483,7 +483,7 @@ pub mod fixture {
             records.push(skipped(&absent, "not sent: not part of this test"));
         }
         let ev = evidence(Some(session(Some(REV), capabilities, None)), records);
-        run(check, &ev, cx)
+        run_rule(check, &ev, cx)
     }
 
     /// The verdict of the declaration legs alone (every leg but the `live` ones, by

@@ -272,7 +272,7 @@ mod tests {
     use super::*;
     /// The rule graded directly, rendered outside any definition (local names).
     fn run(check: &dyn Check, ev: &Bundle, cx: &Context<'_>) -> Outcome {
-        crate::fixture::local(crate::grade::run(check, ev, cx))
+        crate::fixture::local(crate::preconditions::run_rule(check, ev, cx))
     }
     use crate::verdict::Verdict;
     use serde_json::json;

@@ -416,7 +416,7 @@ mod tests {
     use super::*;
     use crate::fixture::sub as sub_of;
     use crate::fixture::{evidence, exchange, session, skipped};
-    use crate::grade::run;
+    use crate::preconditions::run_rule;
     use crate::verdict::Verdict;
     use mcp_probe_schema::model::{Header, Observation, Record, TransportError};
     use serde_json::json;
@@ -442,7 +442,7 @@ mod tests {
                 headers,
             )],
         );
-        run(&CacheFreshness, &ev, &Context::default())
+        run_rule(&CacheFreshness, &ev, &Context::default())
     }
 
     #[test]
@@ -552,7 +552,7 @@ mod tests {
                 "not requested: the server did not advertise the \"tools\" capability",
             )],
         );
-        let o = run(&CacheFreshness, &ev, &Context::default());
+        let o = run_rule(&CacheFreshness, &ev, &Context::default());
         assert_eq!(o.verdict, Verdict::Unknown);
         assert!(sub_of(&o, "b").note.contains("capability"), "{o:?}");
     }
@@ -574,7 +574,7 @@ mod tests {
                 static_record,
             ],
         );
-        run(&CacheFreshness, &ev, &Context::default())
+        run_rule(&CacheFreshness, &ev, &Context::default())
     }
 
     fn static_get(status: u16, headers: &[(&str, &str)]) -> Record {
@@ -727,7 +727,7 @@ mod tests {
             )],
         );
         ev.payload.run.inputs = Some(json!({"static_resource_path": "/static/app.js"}));
-        let o = run(&CacheFreshness, &ev, &Context::default());
+        let o = run_rule(&CacheFreshness, &ev, &Context::default());
         assert!(
             sub_of(&o, "a")
                 .note

@@ -321,7 +321,7 @@ struct SizeLimitsFacts {
 mod tests {
     use super::*;
     use crate::fixture::{evidence, exchange, session, skipped};
-    use crate::grade::run;
+    use crate::preconditions::run_rule;
     use crate::verdict::Verdict;
     use mcp_probe_schema::model::{ErrorKind, Observation, Record, TransportError};
     use serde_json::json;
@@ -352,7 +352,7 @@ mod tests {
             records,
         );
         ev.payload.run.inputs = inputs;
-        crate::fixture::local(run(&SizeLimits, &ev, &Context::default()))
+        crate::fixture::local(run_rule(&SizeLimits, &ev, &Context::default()))
     }
 
     fn has(o: &Outcome, words: &[&str]) {

@@ -405,7 +405,7 @@ mod tests {
     use crate::checks::common::wire::testing::{JSON, META};
     use crate::fixture::assert_sub as has;
     use crate::fixture::{evidence, exchange, session, skipped};
-    use crate::grade::run;
+    use crate::preconditions::run_rule;
     use crate::verdict::Verdict;
     use mcp_probe_schema::model::{
         BodyEnd, ErrorKind, HttpOutcome, Observation, Record, TransportError,
@@ -535,7 +535,7 @@ mod tests {
             Some(session(Some(rev), json!({"tools": {}}), None)),
             records,
         );
-        crate::fixture::local(run(&LegacySessionDisabled, &ev, &Context::default()))
+        crate::fixture::local(run_rule(&LegacySessionDisabled, &ev, &Context::default()))
     }
 
     #[test]

@@ -776,7 +776,7 @@ mod tests {
         }
         let ev = crate::fixture::evidence(Some(s), records);
         let graded = crate::fixture::graded(&ev, "prompt-arguments-validated");
-        let alone = crate::fixture::local(crate::grade::run(
+        let alone = crate::fixture::local(crate::preconditions::run_rule(
             &PromptArgumentsValidated,
             &ev,
             &crate::check::Context::default(),

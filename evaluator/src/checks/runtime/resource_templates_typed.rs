@@ -385,7 +385,7 @@ mod tests {
             Some(crate::fixture::session(Some(revision), caps(), None)),
             records,
         );
-        crate::grade::run(&ResourceTemplatesTyped, &ev, &Context::default())
+        crate::preconditions::run_rule(&ResourceTemplatesTyped, &ev, &Context::default())
     }
 
     fn ok() -> Value {

@@ -220,7 +220,7 @@ impl Check for StdioLogsSeparated {
 mod tests {
     use super::*;
     use crate::fixture::{evidence, session, stdio_evidence, stdio_process, stdio_record};
-    use crate::grade::run;
+    use crate::preconditions::run_rule;
     use mcp_probe_schema::vocab::leg;
     use serde_json::json;
 
@@ -229,7 +229,7 @@ mod tests {
 
     fn graded(records: Vec<mcp_probe_schema::model::Record>, with_session: bool) -> Outcome {
         let s = with_session.then(|| session(Some("2026-07-28"), json!({}), None));
-        run(
+        run_rule(
             &StdioLogsSeparated,
             &stdio_evidence(s, records),
             &Context::default(),
@@ -351,7 +351,7 @@ mod tests {
     #[test]
     fn na_on_http() {
         let ev = evidence(Some(session(Some("2026-07-28"), json!({}), None)), vec![]);
-        let o = run(&StdioLogsSeparated, &ev, &Context::default());
+        let o = run_rule(&StdioLogsSeparated, &ev, &Context::default());
         assert_eq!(o.verdict, Verdict::NotApplicable);
         assert_eq!(o.details["transport"], "streamable-http");
     }

@@ -19,7 +19,7 @@ use crate::check::{Check, Context, Legs};
 use crate::checks::common::response::{answer, Answer, Kind, Resp};
 use crate::evidence::{Bundle, Exchange};
 use crate::fmt::escape_line;
-use crate::grade::missing_legs;
+use crate::preconditions::missing_legs;
 use crate::verdict::{NotArisen, Outcome, Verdict};
 use mcp_probe_schema::model::Era;
 
@@ -398,7 +398,7 @@ mod tests {
         ev: &crate::evidence::Bundle,
         cx: &crate::check::Context<'_>,
     ) -> crate::verdict::Outcome {
-        crate::fixture::local(crate::grade::run(check, ev, cx))
+        crate::fixture::local(crate::preconditions::run_rule(check, ev, cx))
     }
     use mcp_probe_schema::model::ErrorKind;
     use serde_json::json;

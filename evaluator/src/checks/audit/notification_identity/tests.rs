@@ -1,6 +1,6 @@
 use super::*;
 use crate::fixture::{assert_sub, evidence, exchange, session, skipped};
-use crate::grade::run;
+use crate::preconditions::run_rule;
 use crate::verdict::Verdict;
 use mcp_probe_schema::model::Record;
 use serde_json::json;
@@ -56,7 +56,7 @@ fn bundle(rev: &str, records: Vec<Record>) -> Bundle {
 }
 
 fn grade(ev: &Bundle) -> Outcome {
-    crate::fixture::local(run(&NotificationIdentity, ev, &Context::default()))
+    crate::fixture::local(run_rule(&NotificationIdentity, ev, &Context::default()))
 }
 
 const MODERN: &str = "2026-07-28";

@@ -8,7 +8,7 @@ fn run(
     ev: &crate::evidence::Bundle,
     cx: &crate::check::Context<'_>,
 ) -> crate::verdict::Outcome {
-    crate::fixture::local(crate::grade::run(check, ev, cx))
+    crate::fixture::local(crate::preconditions::run_rule(check, ev, cx))
 }
 use mcp_probe_schema::bundle::fingerprint;
 use mcp_probe_schema::model::{

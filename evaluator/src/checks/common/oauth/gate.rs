@@ -9,7 +9,7 @@ pub(crate) use crate::checks::common::baseline::{baseline_for, describe_baseline
 use crate::checks::common::oauth::facts::Facts;
 use crate::evidence::Bundle;
 use crate::fmt::escape_line;
-use crate::grade::missing_legs;
+use crate::preconditions::missing_legs;
 use crate::verdict::{Outcome, SubOutcome, SubVerdict, Verdict};
 
 /// A list for evidence: JSON array syntax, escaped for one line.

@@ -259,5 +259,5 @@ pub(crate) fn grade_with(c: &dyn Check, ev: &Bundle, p: &crate::policy::Applied)
 /// Check `c` graded directly on `ev`, rendered outside any definition (local names:
 /// sub-verdict `a`, another rule as `[rule-id]`).
 pub(crate) fn run(c: &dyn Check, ev: &Bundle, cx: &Context<'_>) -> Outcome {
-    crate::fixture::local(crate::grade::run(c, ev, cx))
+    crate::fixture::local(crate::preconditions::run_rule(c, ev, cx))
 }

@@ -10,7 +10,7 @@ fn run(
     ev: &crate::evidence::Bundle,
     cx: &crate::check::Context<'_>,
 ) -> crate::verdict::Outcome {
-    crate::fixture::local(crate::grade::run(check, ev, cx))
+    crate::fixture::local(crate::preconditions::run_rule(check, ev, cx))
 }
 use crate::verdict::Verdict;
 use mcp_probe_schema::model::{ErrorKind, HttpOutcome, Observation, Record, TransportError};

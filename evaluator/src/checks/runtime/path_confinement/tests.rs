@@ -1,7 +1,7 @@
 use super::*;
 use crate::check::Context;
 use crate::fixture::{exchange, session, skipped, ENDPOINT};
-use crate::grade::run;
+use crate::preconditions::run_rule;
 use mcp_probe_schema::model::Record;
 use serde_json::json;
 
@@ -63,7 +63,7 @@ fn graded(control: Record, answers: [(u16, &str, String); 3], inputs: Option<Val
     for (n, ((l, uri), (status, ctype, body))) in legs.into_iter().zip(answers).enumerate() {
         records.push(read(l, n as i64 + 2, &uri, status, ctype, &body));
     }
-    run(
+    run_rule(
         &PathConfinement,
         &bundle(records, inputs),
         &Context::default(),
@@ -82,7 +82,7 @@ fn without_consent_nothing_was_sent_and_the_check_is_unknown() {
         )],
         None,
     );
-    let o = run(&PathConfinement, &ev, &Context::default());
+    let o = run_rule(&PathConfinement, &ev, &Context::default());
     assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
     assert!(o.evidence.contains("operator's consent"), "{}", o.evidence);
 }
@@ -198,7 +198,7 @@ fn a_control_without_contents_leaves_the_check_unknown() {
         ],
         None,
     );
-    let o = run(&PathConfinement, &ev, &Context::default());
+    let o = run_rule(&PathConfinement, &ev, &Context::default());
     assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
     crate::fixture::assert_sub(
         &o,
@@ -250,13 +250,13 @@ fn a_read_that_climbs_nothing_tests_nothing() {
         ],
         None,
     );
-    let o = run(&PathConfinement, &ev, &Context::default());
+    let o = run_rule(&PathConfinement, &ev, &Context::default());
     crate::fixture::assert_sub(&o, "a.unix", SubOutcome::Error, &["tests nothing"]);
 }
 
 #[test]
 fn an_old_bundle_without_the_legs_is_error_naming_them() {
-    let o = run(&PathConfinement, &bundle(vec![], None), &Context::default());
+    let o = run_rule(&PathConfinement, &bundle(vec![], None), &Context::default());
     assert_eq!(o.verdict, Verdict::Error);
     assert!(
         o.evidence.contains(leg::TRAVERSAL_CONTROL.as_str()),

@@ -4,7 +4,7 @@ use crate::checks::common::inventory::fixture::{
 };
 use crate::fixture::sub as sub_of;
 use crate::fixture::{evidence, exchange, session, skipped};
-use crate::grade::run;
+use crate::preconditions::run_rule;
 use crate::verdict::Verdict;
 use mcp_probe_schema::model::{ErrorKind, HttpOutcome, Observation, Record, TransportError};
 use mcp_probe_schema::vocab::leg;
@@ -419,7 +419,7 @@ fn an_inventory_cut_by_the_bundle_bound_is_unknown_naming_it() {
     let key = mcp_probe_schema::testkit::test_key(7);
     let v = mcp_probe_schema::open(&mcp_probe_schema::seal(&payload, &key), &[]).expect("verifies");
     let ev = Bundle::new("capped.mcpev", v);
-    let o = run(&ToolSchemasValidated, &ev, &Context::default());
+    let o = run_rule(&ToolSchemasValidated, &ev, &Context::default());
     assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
     let a = sub_of(&o, "a");
     assert_eq!(a.outcome, SubOutcome::Unknown, "{a:?}");
@@ -548,14 +548,14 @@ fn long_failure_lists_are_capped() {
 fn without_a_session_the_runner_decides() {
     let ev = evidence(None, vec![]);
     assert_eq!(
-        run(&ToolSchemasValidated, &ev, &Context::default()).verdict,
+        run_rule(&ToolSchemasValidated, &ev, &Context::default()).verdict,
         Verdict::Error
     );
     let mut s = session(None, json!({}), None);
     s.auth_required = true;
     let ev = evidence(Some(s), vec![]);
     assert_eq!(
-        run(&ToolSchemasValidated, &ev, &Context::default()).verdict,
+        run_rule(&ToolSchemasValidated, &ev, &Context::default()).verdict,
         Verdict::Unknown
     );
     // A bundle from a collector that never recorded the leg: ERROR naming it.
@@ -738,7 +738,7 @@ fn d_no_operator_input_is_unknown_and_an_old_bundle_error() {
         Some(session(Some(REV), caps(), None)),
         vec![tools_page(2, vec![tool_io("add")], None)],
     );
-    let o = run(&ToolSchemasValidated, &ev, &Context::default());
+    let o = run_rule(&ToolSchemasValidated, &ev, &Context::default());
     assert_eq!(o.verdict, Verdict::Error);
     let missing = format!("{} missing", leg::SCHEMA_CALL);
     assert!(o.evidence.contains(&missing), "{}", o.evidence);

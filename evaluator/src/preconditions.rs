@@ -1,5 +1,5 @@
 //! Grading one rule on one bundle, part of the kit rules are written with: the uniform
-//! preconditions ([`run`]: a session where the rule needs one; every required leg
+//! preconditions ([`run_rule`]: a session where the rule needs one; every required leg
 //! present), ERROR naming missing legs ([`missing_legs`]), and the one rule that combines
 //! the outcomes of a rule on several eras ([`across_eras`]). The runner over a benchmark
 //! definition is [`crate::benchmark::runner`], above the rules.
@@ -132,7 +132,7 @@ pub fn missing_legs(ev: &Bundle, legs: &[LegId]) -> Outcome {
 }
 
 /// Grade one check with the uniform preconditions.
-pub fn run(check: &dyn Check, ev: &Bundle, cx: &Context<'_>) -> Outcome {
+pub fn run_rule(check: &dyn Check, ev: &Bundle, cx: &Context<'_>) -> Outcome {
     let reduction = "";
     if check.needs() == Needs::Session && ev.revision().is_none() {
         let s = ev.session();
