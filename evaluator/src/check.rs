@@ -1,7 +1,7 @@
 //! The `Check` trait, the legs a check declares, and the context a check is graded in.
 //!
 //! This is the kit a rule is written with, beside [`crate::verdict`], [`crate::evidence`]
-//! and [`crate::grade`](mod@crate::grade): a rule never imports the registry that lists it
+//! and [`crate::preconditions`]: a rule never imports the registry that lists it
 //! ([`crate::rules`]) nor the benchmark definitions that number it ([`crate::benchmark`]).
 //! A rule declares the legs it reads ([`Check::legs`]) and its parameters
 //! ([`Check::params`]); the runner ([`crate::preconditions::run_rule`]) gives ERROR naming a required
