@@ -5,7 +5,7 @@
 use mcp_probe_schema::derive::{self, Inventory, StreamAnswer};
 use mcp_probe_schema::model::{
     Body, BodyEnd, Era, Evidence as Payload, Header, HttpExchange, HttpOutcome, HttpRequest,
-    HttpResponse, Observation, Record, Session, StdioExchange, Transport,
+    HttpResponse, Observation, Record, Session, SseEvent, StdioExchange, StdioProcess, Transport,
 };
 use mcp_probe_schema::vocab::{family, LegId};
 use mcp_probe_schema::Verified;
@@ -23,8 +23,10 @@ pub struct Bundle {
     pub path: String,
     /// The payload.
     pub payload: Payload,
-    /// Decoded records (shared by the views of other eras).
-    pub records: Arc<Vec<Record>>,
+    /// Decoded records (shared by the views of other eras). Private: a check reads a
+    /// leg's records through [`Bundle::records_for`], which the leg contract watches,
+    /// and other records through the methods that say what they read.
+    records: Arc<Vec<Record>>,
     /// Signer key id.
     pub signer: String,
     /// Inventory across every page.
@@ -529,6 +531,54 @@ impl Bundle {
     /// [`Bundle::records_for`] reads.
     pub fn record(&self, seq: u64) -> Option<&Record> {
         self.records.get(usize::try_from(seq).ok()?)
+    }
+
+    /// Every HTTP record of the bundle, whatever leg it serves, in order, with its
+    /// exchange. Not a read of a leg: for a rule whose subject is every answer the
+    /// server gave (`lifecycle-metadata-recorded`) or every request to an origin
+    /// (`tls-required` on a plain-http target); a leg's records are read through
+    /// [`Bundle::records_for`].
+    pub fn http_records(&self) -> impl Iterator<Item = (&Record, &HttpExchange)> + '_ {
+        self.records.iter().filter_map(|r| match &r.observation {
+            Observation::Http(x) => Some((r, x)),
+            _ => None,
+        })
+    }
+
+    /// Every stdio exchange of the bundle, in order, with its record. Not a read of a
+    /// leg: stdout is one stream whatever request a line answers, so the lines of the
+    /// run are read across every exchange (`stdio-logs-separated`, a null-id request's
+    /// answer read up to a follow-up's); a leg's records are read through
+    /// [`Bundle::records_for`].
+    pub fn stdio_exchanges(&self) -> impl Iterator<Item = (&Record, &StdioExchange)> + '_ {
+        self.records.iter().filter_map(|r| match &r.observation {
+            Observation::Stdio(x) => Some((r, x)),
+            _ => None,
+        })
+    }
+
+    /// The process record of a stdio bundle (the launch the collector made) and its seq.
+    /// Not a read of a leg: the bundle holds one, whatever legs were sent.
+    pub fn stdio_process(&self) -> Option<(u64, &StdioProcess)> {
+        self.records.iter().find_map(|r| match &r.observation {
+            Observation::StdioProcess(p) => Some((r.seq, p)),
+            _ => None,
+        })
+    }
+
+    /// HTTP+SSE: every event record of the bundle's streams, in order, with its record.
+    /// Not a read of a leg: for what the streams carried past a point (events counted
+    /// past the bundle cap); a leg's records are read through [`Bundle::records_for`].
+    pub fn sse_events(&self) -> impl Iterator<Item = (&Record, &SseEvent)> + '_ {
+        self.records.iter().filter_map(|r| match &r.observation {
+            Observation::SseEvent(e) => Some((r, e)),
+            _ => None,
+        })
+    }
+
+    /// How many records the bundle holds.
+    pub fn record_count(&self) -> usize {
+        self.records.len()
     }
 
     /// True when some record serves `leg`.

@@ -161,7 +161,7 @@ pub fn reread_verified(path: &Path, digest: &[u8; 32]) -> Result<Option<Verified
 }
 
 /// Wrap a verified bundle for grading, without its encoded records: every check reads
-/// the decoded ones ([`crate::evidence::Bundle::records`]), so the payload's copy of
+/// the decoded ones ([`crate::evidence::Bundle::records_for`] and the like), so the payload's copy of
 /// each record as CBOR bytes would only double the memory a bundle costs.
 pub fn for_grading(path: impl Into<String>, mut v: Verified) -> crate::evidence::Bundle {
     v.evidence.records = Vec::new();

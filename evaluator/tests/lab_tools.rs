@@ -18,7 +18,7 @@ use std::process::Command;
 use mcp_probe_evaluator::check::Context;
 use mcp_probe_evaluator::evidence::Bundle;
 use mcp_probe_evaluator::verdict::{Outcome, SubOutcome, Verdict};
-use mcp_probe_schema::model::{BodyEnd, HttpOutcome, Observation};
+use mcp_probe_schema::model::{BodyEnd, HttpOutcome};
 use mcp_probe_schema::vocab::leg;
 use support::lab::{collector, sub};
 
@@ -78,18 +78,14 @@ fn tool_calls(ev: &Bundle) -> usize {
         .iter()
         .filter_map(|t| t.get("name").and_then(|n| n.as_str()))
         .collect();
-    ev.records
-        .iter()
-        .filter(|r| match &r.observation {
-            Observation::Http(x) => {
-                let b = serde_json::from_slice::<serde_json::Value>(&x.request.body.bytes)
-                    .unwrap_or_default();
-                b["method"] == "tools/call"
-                    && b["params"]["name"]
-                        .as_str()
-                        .is_some_and(|n| advertised.contains(&n))
-            }
-            _ => false,
+    ev.http_records()
+        .filter(|(_, x)| {
+            let b = serde_json::from_slice::<serde_json::Value>(&x.request.body.bytes)
+                .unwrap_or_default();
+            b["method"] == "tools/call"
+                && b["params"]["name"]
+                    .as_str()
+                    .is_some_and(|n| advertised.contains(&n))
         })
         .count()
 }

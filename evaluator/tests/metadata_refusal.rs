@@ -19,7 +19,6 @@ use std::sync::{Arc, Mutex};
 
 use mcp_probe_evaluator::check::Context;
 use mcp_probe_evaluator::verdict::{SubOutcome, Verdict};
-use mcp_probe_schema::model::Observation;
 use serde_json::{json, Value};
 use support::lab::sub;
 use support::rules::run;
@@ -163,16 +162,14 @@ fn metadata_for_another_issuer_or_resource_is_refused_recorded_and_graded() {
     // The refusal is recorded on the exchange that served the metadata.
     let refused: Vec<(String, Value)> = r
         .evidence
-        .records
-        .iter()
-        .filter_map(|rec| match &rec.observation {
-            Observation::Http(x) => x.refused.as_ref().map(|f| {
+        .http_records()
+        .filter_map(|(_, x)| {
+            x.refused.as_ref().map(|f| {
                 (
                     x.request.url.clone(),
                     json!([f.member, f.expected, f.served, f.rule]),
                 )
-            }),
-            _ => None,
+            })
         })
         .collect();
     assert_eq!(

@@ -19,7 +19,6 @@ pub mod audience_refusals_alerted;
 pub mod notification_identity;
 pub mod null_id_rejected;
 
-use mcp_probe_schema::model::Observation;
 use mcp_probe_schema::vocab::{header, meta, REV_2026_07_28};
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -52,10 +51,7 @@ struct ResultMeta {
 /// the method of the request it answered.
 fn results(ev: &Bundle) -> Vec<ResultMeta> {
     let mut out = Vec::new();
-    for record in ev.records.iter() {
-        let Observation::Http(http) = &record.observation else {
-            continue;
-        };
+    for (record, http) in ev.http_records() {
         let x = ev
             .exchange_of(record)
             .unwrap_or(Exchange::new(record, http));
@@ -225,7 +221,7 @@ mod tests {
                     result["_meta"] = json!({ meta::SERVER_INFO: {} });
                 }
                 let mut r = list_page(leg::INVENTORY_TOOLS, "tools/list", i as i64 + 1, result);
-                if let Observation::Http(x) = &mut r.observation {
+                if let mcp_probe_schema::model::Observation::Http(x) = &mut r.observation {
                     x.request.headers.push(mcp_probe_schema::model::Header::new(
                         "MCP-Protocol-Version",
                         REV_2026_07_28,
@@ -256,7 +252,7 @@ mod tests {
             9,
             json!({"protocolVersion": "2024-11-05"}),
         );
-        let mut records = base.records.to_vec();
+        let mut records: Vec<_> = base.http_records().map(|(r, _)| r.clone()).collect();
         records.push(sweep);
         let ev = crate::fixture::evidence(base.payload.session.clone(), records);
         let o = run_rule(

@@ -196,13 +196,9 @@ fn judge(ev: &Bundle, x: &Exchange<'_>, strictness: Strictness) -> Judgement {
 /// the null id is never among them; a refusal under another id might be.
 fn sse_unkept_note(ev: &Bundle, from: u64) -> String {
     let (events, mut records) = ev
-        .records
-        .iter()
-        .filter(|r| r.seq > from)
-        .filter_map(|r| match &r.observation {
-            Observation::SseEvent(e) => e.unkept.as_ref().map(|u| (u.events, r.seq)),
-            _ => None,
-        })
+        .sse_events()
+        .filter(|(r, _)| r.seq > from)
+        .filter_map(|(r, e)| e.unkept.as_ref().map(|u| (u.events, r.seq)))
         .fold((0u64, Vec::new()), |(n, mut v), (e, s)| {
             v.push(format!("#{s}"));
             (n + e, v)
@@ -390,13 +386,9 @@ fn bare(resp: &HttpResponse, broken: Option<String>, shown: &str) -> Judgement {
 /// is neither a refusal nor an acceptance: UNKNOWN, not FAIL.
 fn judge_stdio(ev: &Bundle, null_seq: u64, followup: u64, strictness: Strictness) -> Judgement {
     let exchanges = || {
-        ev.records
-            .iter()
-            .filter(|r| r.seq >= null_seq && r.seq <= followup)
-            .filter_map(|r| match &r.observation {
-                Observation::Stdio(x) => Some(x),
-                _ => None,
-            })
+        ev.stdio_exchanges()
+            .filter(|(r, _)| r.seq >= null_seq && r.seq <= followup)
+            .map(|(_, x)| x)
     };
     // Lines counted past the run's share of --bundle-cap were not stored: an answer to
     // the null-id request may be among them, so silence is not observed.

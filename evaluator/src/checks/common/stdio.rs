@@ -6,16 +6,13 @@
 //! [`crate::evidence::Exchange`] like any other (see
 //! [`crate::evidence::stdio_as_exchange`]); this module holds what only stdio has.
 
-use mcp_probe_schema::model::{Observation, StdioLine, StdioProcess, StdioUnkept};
+use mcp_probe_schema::model::{StdioLine, StdioProcess, StdioUnkept};
 
 use crate::evidence::Bundle;
 
 /// The process record and its seq, when the bundle has one.
 pub fn process(ev: &Bundle) -> Option<(u64, &StdioProcess)> {
-    ev.records.iter().find_map(|r| match &r.observation {
-        Observation::StdioProcess(p) => Some((r.seq, p)),
-        _ => None,
-    })
+    ev.stdio_process()
 }
 
 /// One stdout line with where it was read: its record, and its position among every
@@ -33,15 +30,13 @@ pub struct Placed<'a> {
 /// Every stdout line the run read, in order.
 pub fn stdout_lines(ev: &Bundle) -> Vec<Placed<'_>> {
     let mut out = Vec::new();
-    for r in ev.records.iter() {
-        if let Observation::Stdio(x) = &r.observation {
-            for line in &x.received {
-                out.push(Placed {
-                    seq: r.seq,
-                    position: out.len() + 1,
-                    line,
-                });
-            }
+    for (r, x) in ev.stdio_exchanges() {
+        for line in &x.received {
+            out.push(Placed {
+                seq: r.seq,
+                position: out.len() + 1,
+                line,
+            });
         }
     }
     out
@@ -50,11 +45,7 @@ pub fn stdout_lines(ev: &Bundle) -> Vec<Placed<'_>> {
 /// The stdout lines each record counted instead of storing (`unkept`: the run's share of
 /// `--bundle-cap` for lines was spent), with the record's seq, in order.
 pub fn unkept_lines(ev: &Bundle) -> Vec<(u64, &StdioUnkept)> {
-    ev.records
-        .iter()
-        .filter_map(|r| match &r.observation {
-            Observation::Stdio(x) => x.unkept.as_ref().map(|u| (r.seq, u)),
-            _ => None,
-        })
+    ev.stdio_exchanges()
+        .filter_map(|(r, x)| x.unkept.as_ref().map(|u| (r.seq, u)))
         .collect()
 }

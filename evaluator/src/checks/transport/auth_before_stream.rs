@@ -43,7 +43,7 @@ const PER_HOP: &str =
 /// answer.
 fn unauthenticated_answers(ev: &Bundle) -> Option<Vec<(u64, String)>> {
     let seq = ev.session()?.negotiated_in?;
-    let record: &Record = ev.records.iter().find(|r| r.seq == seq)?;
+    let record: &Record = ev.record(seq)?;
     let Observation::Http(http) = &record.observation else {
         return None;
     };

@@ -120,13 +120,10 @@ impl Check for TlsRequired {
 /// A plain-http target: MCP (or at least HTTP) is served in clear; the TLS legs were not
 /// sent (the collector records them as skipped) and are listed as dropped.
 fn plaintext_target(ev: &Bundle, base: &url::Url) -> Outcome {
-    let served = ev.records.iter().find_map(|r| match &r.observation {
-        Observation::Http(x) => match &x.outcome {
-            HttpOutcome::Response(resp) if same_origin(&x.request.url, base) => {
-                Some((r.seq, resp.status, x.request.url.clone()))
-            }
-            _ => None,
-        },
+    let served = ev.http_records().find_map(|(r, x)| match &x.outcome {
+        HttpOutcome::Response(resp) if same_origin(&x.request.url, base) => {
+            Some((r.seq, resp.status, x.request.url.clone()))
+        }
         _ => None,
     });
     let a = match (&ev.payload.target.endpoint, &served) {

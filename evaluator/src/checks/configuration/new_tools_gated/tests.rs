@@ -48,18 +48,14 @@ fn bundle(inputs: Option<Value>, mut records: Vec<Record>) -> Bundle {
         records,
     );
     e.payload.run.inputs = inputs;
-    // The inventory is derived when the evidence is built.
-    e.inventory = mcp_probe_schema::derive::inventory(&e.records);
     e
 }
 
 fn base() -> Bundle {
-    let mut e = evidence(
+    evidence(
         Some(session(Some("2025-11-25"), json!({"tools": {}}), None)),
         vec![tools_page(&["old"])],
-    );
-    e.inventory = mcp_probe_schema::derive::inventory(&e.records);
-    e
+    )
 }
 
 fn grade(ev: &Bundle, b: Option<&Bundle>) -> Outcome {
@@ -259,11 +255,7 @@ fn calls_against_another_baseline_are_unknown() {
 #[test]
 fn nothing_new_or_no_call_is_unknown() {
     let mut b = base();
-    b = {
-        let mut e = evidence(b.payload.session.clone(), vec![tools_page(&["new", "old"])]);
-        e.inventory = mcp_probe_schema::derive::inventory(&e.records);
-        e
-    };
+    b = evidence(b.payload.session.clone(), vec![tools_page(&["new", "old"])]);
     let o = grade(&bundle(Some(consent()), pair(ok())), Some(&b));
     assert_sub(
         &o,
