@@ -53,7 +53,7 @@ pub const STDIO_METHOD: &str = "STDIO";
 /// `prompt-arguments-validated`, the inventory) grade a stdio bundle through the one
 /// reading they already have: the message sent is the request body; the JSON-RPC lines
 /// read on stdout, as one JSON array, are the response body (status 200, which no HTTP
-/// server sent: [`Exchange::shown`] says `stdio` instead); a transport error (no answer
+/// server sent: [`Exchange::status_label`] says `stdio` instead); a transport error (no answer
 /// within the timeout, stdout closed) is the outcome. A line that is not JSON-RPC is not
 /// part of the answer (`stdio-logs-separated` reads those lines from the record itself).
 pub fn stdio_as_exchange(x: &StdioExchange) -> HttpExchange {
@@ -347,7 +347,7 @@ impl<'a> Exchange<'a> {
 
     /// How the answer is named in evidence: `HTTP 400 (application/json)`, or `stdio`
     /// for a stdio exchange (which has no status).
-    pub fn shown(&self) -> Option<String> {
+    pub fn status_label(&self) -> Option<String> {
         if self.is_stdio() {
             return self.response().map(|_| "stdio".to_string());
         }
@@ -742,7 +742,7 @@ mod tests {
             .exchange_of(ev.record(0).expect("record"))
             .expect("stdio read as an exchange");
         assert!(x.is_stdio());
-        assert_eq!(x.shown().as_deref(), Some("stdio"));
+        assert_eq!(x.status_label().as_deref(), Some("stdio"));
         assert_eq!(
             x.answer().expect("answer")["result"]["protocolVersion"],
             "2025-11-25"

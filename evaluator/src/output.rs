@@ -24,7 +24,7 @@ pub struct Diag<'a> {
 struct Progress {
     start: Instant,
     last: Option<Instant>,
-    shown: bool,
+    on_screen: bool,
 }
 
 /// How long a run goes before its progress line appears (a short run shows none).
@@ -57,7 +57,7 @@ impl<'a> Diag<'a> {
         self.progress = (on && !self.quiet).then(|| Progress {
             start: Instant::now(),
             last: None,
-            shown: false,
+            on_screen: false,
         });
         self
     }
@@ -85,7 +85,7 @@ impl<'a> Diag<'a> {
             return Ok(());
         }
         p.last = Some(now);
-        p.shown = true;
+        p.on_screen = true;
         write!(
             self.err,
             "{ERASE}{PROGRAM}: {what} {done} of {total} bundles"
@@ -97,8 +97,8 @@ impl<'a> Diag<'a> {
     /// of the run ends).
     pub fn progress_done(&mut self) -> io::Result<()> {
         match &mut self.progress {
-            Some(p) if p.shown => {
-                p.shown = false;
+            Some(p) if p.on_screen => {
+                p.on_screen = false;
                 write!(self.err, "{ERASE}")?;
                 self.err.flush()
             }

@@ -123,7 +123,7 @@ impl Input {
     }
 
     /// The path as the report and messages show it ([`Bundle::path`]).
-    fn shown(&self) -> String {
+    fn display_path(&self) -> String {
         self.path.display().to_string()
     }
 }
@@ -179,9 +179,9 @@ fn reopen(i: &Input) -> Result<(Bundle, mcp_probe_schema::tsp::Stamp), GradeErro
         None => None,
     };
     match again {
-        Some(v) => Ok((for_grading(i.shown(), v.verified), v.stamp)),
+        Some(v) => Ok((for_grading(i.display_path(), v.verified), v.stamp)),
         None => Err(GradeError::Changed {
-            path: escape_line(&i.shown()),
+            path: escape_line(&i.display_path()),
         }),
     }
 }
@@ -550,7 +550,7 @@ impl Passes<'_> {
                 return Err(GradeError::BaselineEndpoint {
                     baseline: escape_line(bpath),
                     baseline_endpoint: escape_line(&b.endpoint()),
-                    bundle: escape_line(&i.shown()),
+                    bundle: escape_line(&i.display_path()),
                     endpoint: escape_line(&i.label),
                 });
             }
@@ -636,7 +636,7 @@ impl Passes<'_> {
                         }
                         let held = stored.hold(&input, trust);
                         let warning = held.as_deref().and_then(|h| rejected(&input, h));
-                        let (ev, stamp) = (for_grading(input.shown(), v.verified), v.stamp);
+                        let (ev, stamp) = (for_grading(input.display_path(), v.verified), v.stamp);
                         let (server, results) = grade_evidence(
                             opts,
                             bm,
@@ -842,7 +842,7 @@ fn update_baselines(
                 None => {
                     let other = newest
                         .get(ep.as_str())
-                        .map(|&m| inputs[m].shown())
+                        .map(|&m| inputs[m].display_path())
                         .unwrap_or_default();
                     (
                         BaselineInfo::update(

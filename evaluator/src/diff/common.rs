@@ -228,7 +228,7 @@ pub struct DiffOptions {
     pub by: Match,
 }
 
-pub(crate) fn shown(p: &Path) -> String {
+pub(crate) fn escaped_path(p: &Path) -> String {
     escape_line(&p.display().to_string())
 }
 

@@ -248,7 +248,7 @@ mod tests {
     }
 
     /// (old id, new id, classes) of every pair.
-    fn shown(old: &[Key], new: &[Key]) -> Vec<(Option<String>, Option<String>, Vec<Class>)> {
+    fn pair_ids(old: &[Key], new: &[Key]) -> Vec<(Option<String>, Option<String>, Vec<Class>)> {
         map(old, new)
             .pairs
             .iter()
@@ -277,7 +277,7 @@ mod tests {
             k(n(2, 2), Some("b"), Some(json!({"n": 2}))),
         ];
         assert_eq!(
-            shown(&old, &new),
+            pair_ids(&old, &new),
             [
                 (s(n(1, 1)), s(n(1, 2)), vec![Class::Renumbered]),
                 (s(n(2, 2)), s(n(2, 2)), vec![Class::ParamsChanged]),
@@ -295,7 +295,7 @@ mod tests {
             k(n(3, 9), Some("t"), Some(json!({"max": 86400}))),
         ];
         assert_eq!(
-            shown(&old, &new),
+            pair_ids(&old, &new),
             [
                 (s(n(3, 3)), s(n(3, 3)), vec![Class::ParamsChanged]),
                 (None, s(n(3, 9)), vec![Class::Added]),
@@ -308,7 +308,7 @@ mod tests {
             k(n(2, 6), Some("t"), Some(json!({"a": 1}))),
         ];
         assert_eq!(
-            shown(&old, &new),
+            pair_ids(&old, &new),
             [
                 (None, s(n(2, 5)), vec![Class::Added]),
                 (s(n(2, 5)), s(n(2, 6)), vec![Class::Renumbered]),
@@ -321,7 +321,7 @@ mod tests {
             k(n(2, 7), Some("t"), Some(json!({"a": 3}))),
         ];
         assert_eq!(
-            shown(&old, &new),
+            pair_ids(&old, &new),
             [
                 (s(n(2, 5)), None, vec![Class::Removed]),
                 (None, s(n(2, 6)), vec![Class::Added]),
@@ -335,7 +335,7 @@ mod tests {
         let old = [k(n(4, 1), Some("x"), None)];
         let new = [k(n(4, 1), Some("y"), None)];
         assert_eq!(
-            shown(&old, &new),
+            pair_ids(&old, &new),
             [
                 (None, s(n(4, 1)), vec![Class::Added]),
                 (s(n(4, 1)), None, vec![Class::Removed]),
@@ -357,7 +357,7 @@ mod tests {
             m.note
         );
         assert_eq!(
-            shown(&old, &new),
+            pair_ids(&old, &new),
             [
                 (s(n(1, 1)), s(n(1, 1)), vec![Class::Same]),
                 (s(n(1, 2)), None, vec![Class::Removed]),
@@ -371,7 +371,7 @@ mod tests {
         let old = [k(n(1, 1), Some("a"), None)];
         let new = [k(n(1, 1), Some("a"), Some(json!({"n": 1})))];
         assert_eq!(
-            shown(&old, &new),
+            pair_ids(&old, &new),
             [(s(n(1, 1)), s(n(1, 1)), vec![Class::Same])]
         );
     }

@@ -27,7 +27,7 @@ use crate::load::Error;
 use crate::output::Diag;
 
 pub use bundle::schema;
-use common::{json_body, shown};
+use common::{escaped_path, json_body};
 pub use common::{sniff, DiffError, DiffOptions, Identity, Input, Match, REPORT_SCHEMA};
 pub use report::schema as report_schema;
 
@@ -40,7 +40,7 @@ pub fn run(
     let a = sniff(&opts.old)?;
     let b = sniff(&opts.new)?;
     let unusable = |p: &Path, reason: &str| DiffError::Unusable {
-        path: shown(p),
+        path: escaped_path(p),
         reason: reason.to_string(),
     };
     let (body, changed) = match (a, b) {
@@ -48,14 +48,14 @@ pub fn run(
         (_, Input::Other(r)) => return Err(unusable(&opts.new, &r)),
         (Input::Bundle, Input::Report(_)) => {
             return Err(DiffError::Mixed {
-                bundle: shown(&opts.old),
-                report: shown(&opts.new),
+                bundle: escaped_path(&opts.old),
+                report: escaped_path(&opts.new),
             })
         }
         (Input::Report(_), Input::Bundle) => {
             return Err(DiffError::Mixed {
-                bundle: shown(&opts.new),
-                report: shown(&opts.old),
+                bundle: escaped_path(&opts.new),
+                report: escaped_path(&opts.old),
             })
         }
         (Input::Bundle, Input::Bundle) => bundle::run(opts, err)?,

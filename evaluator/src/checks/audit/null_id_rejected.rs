@@ -106,9 +106,9 @@ fn judge(ev: &Bundle, x: &Exchange<'_>, strictness: Strictness) -> Judgement {
         }
     };
     let status = resp.status;
-    let shown = x.shown().unwrap_or_default();
+    let status_label = x.status_label().unwrap_or_default();
     if status == 401 || status == 403 {
-        return at_authentication(ev, &shown, status);
+        return at_authentication(ev, &status_label, status);
     }
     let answer = x.answer();
     if let Some(err) = answer
@@ -116,14 +116,14 @@ fn judge(ev: &Bundle, x: &Exchange<'_>, strictness: Strictness) -> Judgement {
         .and_then(|a| a.get("error"))
         .and_then(Value::as_object)
     {
-        return refused(err, &shown, status, strictness);
+        return refused(err, &status_label, status, strictness);
     }
     if let Some(result) = answer
         .as_ref()
         .and_then(|a| a.get("result"))
         .filter(|r| !r.is_null())
     {
-        return accepted_with(result, &shown, status);
+        return accepted_with(result, &status_label, status);
     }
     let broken = match &resp.body.end {
         BodyEnd::Error(e) => Some(format!("the body broke off ({e})")),
@@ -151,7 +151,7 @@ fn judge(ev: &Bundle, x: &Exchange<'_>, strictness: Strictness) -> Judgement {
             let mut j = Judgement::new(
                 SubOutcome::Unknown,
                 format!(
-                    "{shown}, the HTTP+SSE acknowledgement, and no answer to the null id on the event stream, \
+                    "{status_label}, the HTTP+SSE acknowledgement, and no answer to the null id on the event stream, \
                      while the tools/list sent after it (record #{f}) was answered: the server dropped it \
                      silently. The transport acknowledges every message so, as on stdio, a message dropped \
                      as invalid and a request taken for a notification look the same; neither a refusal nor \
@@ -172,7 +172,7 @@ fn judge(ev: &Bundle, x: &Exchange<'_>, strictness: Strictness) -> Judgement {
             return Judgement::new(
                 SubOutcome::Unknown,
                 format!(
-                    "{shown}, the HTTP+SSE acknowledgement, and no refusal arrived on the event stream \
+                    "{status_label}, the HTTP+SSE acknowledgement, and no refusal arrived on the event stream \
                      ({}): the transport acknowledges every message so, as on stdio, a message the server \
                      dropped as invalid and a request it took for a notification look the same; neither a \
                      refusal nor an acceptance is observed{}",
@@ -183,11 +183,11 @@ fn judge(ev: &Bundle, x: &Exchange<'_>, strictness: Strictness) -> Judgement {
             );
         }
         let null_result = answer.is_some_and(|a| a.get("result").is_some());
-        if let Some(j) = acknowledged(resp, null_result, &shown) {
+        if let Some(j) = acknowledged(resp, null_result, &status_label) {
             return j;
         }
     }
-    bare(resp, broken, &shown)
+    bare(resp, broken, &status_label)
 }
 
 /// HTTP+SSE: what the events counted past the bundle cap (`SseEvent.unkept`) from the
@@ -238,18 +238,18 @@ fn not_a_null_id(x: &Exchange<'_>) -> Option<Judgement> {
     if sent_id == Some(Value::Null) {
         return None;
     }
-    let shown = sent_id.map_or_else(|| "no id".to_string(), |v| short(&v.to_string()));
+    let sent = sent_id.map_or_else(|| "no id".to_string(), |v| short(&v.to_string()));
     Some(Judgement::new(
         SubOutcome::Error,
         format!(
-            "the recorded request carries {shown}, not \"id\": null, so it does not test this rule"
+            "the recorded request carries {sent}, not \"id\": null, so it does not test this rule"
         ),
         None,
     ))
 }
 
 /// 401/403: refused before the id was looked at.
-fn at_authentication(ev: &Bundle, shown: &str, status: u16) -> Judgement {
+fn at_authentication(ev: &Bundle, status_label: &str, status: u16) -> Judgement {
     let held = if ev.authenticated() {
         "although it carried the run's credential (expired, retired or insufficient)"
     } else {
@@ -258,7 +258,7 @@ fn at_authentication(ev: &Bundle, shown: &str, status: u16) -> Judgement {
     Judgement::new(
         SubOutcome::Unknown,
         format!(
-            "{shown}: refused at authentication {held}, so the request never reached id validation"
+            "{status_label}: refused at authentication {held}, so the request never reached id validation"
         ),
         Some(status),
     )
@@ -268,7 +268,7 @@ fn at_authentication(ev: &Bundle, shown: &str, status: u16) -> Judgement {
 /// code other than -32600 is what `strictness` says.
 fn refused(
     err: &Map<String, Value>,
-    shown: &str,
+    status_label: &str,
     status: u16,
     strictness: Strictness,
 ) -> Judgement {
@@ -280,7 +280,7 @@ fn refused(
         |c| format!("code {c}"),
     );
     let refused = format!(
-        "{shown} with JSON-RPC error {code_text} \"{}\"",
+        "{status_label} with JSON-RPC error {code_text} \"{}\"",
         short(message)
     );
     let mut deviations = Vec::new();
@@ -316,7 +316,7 @@ fn refused(
 }
 
 /// A non-null result: the null-id request was served.
-fn accepted_with(result: &Value, shown: &str, status: u16) -> Judgement {
+fn accepted_with(result: &Value, status_label: &str, status: u16) -> Judgement {
     let what = match result.get("tools").and_then(Value::as_array) {
         Some(t) => format!(
             " listing {} tool{}",
@@ -328,7 +328,7 @@ fn accepted_with(result: &Value, shown: &str, status: u16) -> Judgement {
     Judgement::new(
         SubOutcome::Fail,
         format!(
-            "accepted: {shown} answered the null-id request with a result{what} instead of rejecting it"
+            "accepted: {status_label} answered the null-id request with a result{what} instead of rejecting it"
         ),
         Some(status),
     )
@@ -337,20 +337,20 @@ fn accepted_with(result: &Value, shown: &str, status: u16) -> Judgement {
 /// A whole 2xx body without an error: an empty body (the acknowledgement of a
 /// notification), an event stream closed without an answer, or a null result all
 /// accept the request. `None` when the body is none of these.
-fn acknowledged(resp: &HttpResponse, null_result: bool, shown: &str) -> Option<Judgement> {
+fn acknowledged(resp: &HttpResponse, null_result: bool, status_label: &str) -> Option<Judgement> {
     let status = resp.status;
     let note = if resp.body.length == 0 {
         format!(
-            "accepted: {shown} with an empty body, the acknowledgement of a notification; the server \
+            "accepted: {status_label} with an empty body, the acknowledgement of a notification; the server \
              treated a request it must reject as a notification"
         )
     } else if derive::media_type(&resp.headers).as_deref() == Some("text/event-stream") {
         format!(
-            "accepted: {shown} opened an event stream for the request and closed it with neither a \
+            "accepted: {status_label} opened an event stream for the request and closed it with neither a \
              result nor an error"
         )
     } else if null_result {
-        format!("accepted: {shown} answered with a JSON-RPC response carrying a null result")
+        format!("accepted: {status_label} answered with a JSON-RPC response carrying a null result")
     } else {
         return None;
     };
@@ -358,7 +358,7 @@ fn acknowledged(resp: &HttpResponse, null_result: bool, shown: &str) -> Option<J
 }
 
 /// No JSON-RPC error or result: a bare status a gateway may have produced.
-fn bare(resp: &HttpResponse, broken: Option<String>, shown: &str) -> Judgement {
+fn bare(resp: &HttpResponse, broken: Option<String>, status_label: &str) -> Judgement {
     let body = if resp.body.length == 0 {
         "an empty body".to_string()
     } else {
@@ -372,7 +372,7 @@ fn bare(resp: &HttpResponse, broken: Option<String>, shown: &str) -> Judgement {
     Judgement::new(
         SubOutcome::Error,
         format!(
-            "{shown} with {body}{broken}: a bare status a gateway or proxy may have produced, so neither a \
+            "{status_label} with {body}{broken}: a bare status a gateway or proxy may have produced, so neither a \
              refusal nor an acceptance is attributed to the server"
         ),
         Some(resp.status),
@@ -420,24 +420,24 @@ fn judge_stdio(ev: &Bundle, null_seq: u64, followup: u64, strictness: Strictness
                 continue;
             }
             if m.get("id") == Some(&Value::Null) {
-                let shown = "the server (stdio)";
+                let status_label = "the server (stdio)";
                 if let Some(err) = m.get("error").and_then(Value::as_object) {
-                    let mut j = refused(err, shown, 0, strictness);
+                    let mut j = refused(err, status_label, 0, strictness);
                     // No HTTP status on stdio: only the JSON-RPC code counts.
                     let c = err.get("code").and_then(Value::as_i64);
                     let code_text =
                         c.map_or_else(|| "no integer code".into(), |c| format!("code {c}"));
                     j.note = if c == Some(code::INVALID_REQUEST) {
-                        format!("rejected as Invalid Request: {shown} answered with JSON-RPC error {code_text}")
+                        format!("rejected as Invalid Request: {status_label} answered with JSON-RPC error {code_text}")
                     } else if j.outcome == SubOutcome::Fail {
                         format!(
-                            "rejected, but not as Invalid Request: {shown} answered with a JSON-RPC error \
+                            "rejected, but not as Invalid Request: {status_label} answered with a JSON-RPC error \
                              ({code_text}); the rule requires {} (Invalid Request)",
                             code::INVALID_REQUEST
                         )
                     } else {
                         format!(
-                            "rejected: {shown} answered with a JSON-RPC error ({code_text}; the recommended \
+                            "rejected: {status_label} answered with a JSON-RPC error ({code_text}; the recommended \
                              code is {}); a refusal is positive evidence",
                             code::INVALID_REQUEST
                         )
@@ -446,7 +446,7 @@ fn judge_stdio(ev: &Bundle, null_seq: u64, followup: u64, strictness: Strictness
                     return j;
                 }
                 if let Some(result) = m.get("result").filter(|r| !r.is_null()) {
-                    let mut j = accepted_with(result, shown, 0);
+                    let mut j = accepted_with(result, status_label, 0);
                     j.status = None;
                     return j;
                 }

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use crate::check::{Check, Context, Legs, Needs};
 use crate::checks::common::oauth::facts::Facts;
-use crate::checks::common::oauth::gate::{combine, legs_map, shown, DISCOVERY};
+use crate::checks::common::oauth::gate::{combine, json_list, legs_map, DISCOVERY};
 use crate::checks::common::oauth::tokens::{
     audiences, claims, dedup, is_url_audience, token_label,
 };
@@ -146,8 +146,8 @@ impl Check for NoTokenPassthrough {
                          are not web addresses: {} (aud {}, resource {} from {basis}); an application \
                          id or API identifier may be this server's own, which the token alone cannot \
                          tell",
-                        shown(&extras),
-                        shown(&auds),
+                        json_list(&extras),
+                        json_list(&auds),
                         escape_line(&canonical)
                     ),
                 ));
@@ -159,7 +159,7 @@ impl Check for NoTokenPassthrough {
                     SubOutcome::Pass,
                     format!(
                         "{label} is confined to this resource: aud {} equals {} ({basis})",
-                        shown(&auds),
+                        json_list(&auds),
                         escape_line(&canonical)
                     ),
                 ));
@@ -170,8 +170,8 @@ impl Check for NoTokenPassthrough {
                         "{label} carries audience(s) beyond this resource: {} (aud {}, resource {} from \
                          {basis}); a token also valid for another service is what passthrough needs, \
                          though the token alone cannot say whether the extra is a genuine downstream API",
-                        shown(&extras),
-                        shown(&auds),
+                        json_list(&extras),
+                        json_list(&auds),
                         escape_line(&canonical)
                     ),
                 ));

@@ -18,7 +18,7 @@ use crate::checks::common::oauth::challenge::Challenged;
 use crate::checks::common::oauth::discovery::{refusal_text, Attempt};
 use crate::checks::common::oauth::facts::Facts;
 use crate::checks::common::oauth::gate::{
-    baseline_for, combine, describe_baseline, legs_map, shown, shown_value, DISCOVERY,
+    baseline_for, combine, describe_baseline, json_excerpt, json_list, legs_map, DISCOVERY,
 };
 use crate::checks::common::oauth::uris::{
     canonical_resource, norm, prm_well_known, resource_covers, strip_slash, transport_of, Transport,
@@ -381,7 +381,7 @@ fn leg_b(f: &Facts<'_>) -> SubVerdict {
                 ca.seq,
                 escape_line(&pa.url),
                 pa.seq,
-                shown(&differing)
+                json_list(&differing)
             ),
         )
     }
@@ -540,7 +540,7 @@ fn leg_d_selected(f: &Facts<'_>) -> SubVerdict {
             SubOutcome::Fail,
             format!(
                 "{at} names resource {}, which is not a string and so not a URI (RFC 9728 §2)",
-                shown_value(v)
+                json_excerpt(v)
             ),
         ),
     }
@@ -566,7 +566,7 @@ fn leg_e(f: &Facts<'_>) -> SubVerdict {
             format!(
                 "the document advertises no authorization server (authorization_servers is {}){discarded}: \
                  a document was served, so the requirement applies",
-                shown_value(&a.raw)
+                json_excerpt(&a.raw)
             ),
         )
     } else {
@@ -575,7 +575,7 @@ fn leg_e(f: &Facts<'_>) -> SubVerdict {
             SubOutcome::Pass,
             format!(
                 "authorization_servers advertises {}{discarded}",
-                shown(&a.entries)
+                json_list(&a.entries)
             ),
         )
     }
@@ -598,7 +598,7 @@ fn leg_f(f: &Facts<'_>, cx: &Context<'_>) -> SubVerdict {
             strip_slash(x) == strip_slash(o)
         });
     }
-    let b = match baseline_for(f.ev, cx, ID, &shown(&now)) {
+    let b = match baseline_for(f.ev, cx, ID, &json_list(&now)) {
         Ok(b) => b,
         Err(l) => return l,
     };
@@ -641,25 +641,25 @@ fn leg_f(f: &Facts<'_>, cx: &Context<'_>) -> SubVerdict {
             format!(
                 "authorization server(s) {} advertised now but not in the {} ({}); re-approve with \
                  --update-baseline if the change is intended",
-                shown(&added),
+                json_list(&added),
                 describe_baseline(b),
-                shown(&then)
+                json_list(&then)
             ),
         );
     }
     let removed = if removed.is_empty() {
         String::new()
     } else {
-        format!("; no longer advertised: {}", shown(&removed))
+        format!("; no longer advertised: {}", json_list(&removed))
     };
     SubVerdict::new(
         ID,
         SubOutcome::Pass,
         format!(
             "advertised {} is within the {} ({}){removed}",
-            shown(&now),
+            json_list(&now),
             describe_baseline(b),
-            shown(&then)
+            json_list(&then)
         ),
     )
 }

@@ -20,7 +20,9 @@ use serde_json::{Map, Value};
 use crate::check::{Check, Context, Legs, Needs};
 use crate::checks::common::oauth::challenge::{Challenged, Unauth};
 use crate::checks::common::oauth::facts::Facts;
-use crate::checks::common::oauth::gate::{baseline_for, describe_baseline, legs_map, shown, Gated};
+use crate::checks::common::oauth::gate::{
+    baseline_for, describe_baseline, json_list, legs_map, Gated,
+};
 use crate::checks::common::oauth::tokens::{admin_tier, dedup, wildcards};
 use crate::checks::common::policy::{absent, approved, judge};
 use crate::evidence::Bundle;
@@ -168,7 +170,7 @@ fn leg_a(granted: Option<&[String]>) -> SubVerdict {
              claim)",
         ),
         Some([]) => SubVerdict::new(ID, SubOutcome::Pass, "the granted scope is stated and empty"),
-        Some(g) => SubVerdict::new(ID, SubOutcome::Pass, format!("granted scopes {}", shown(g))),
+        Some(g) => SubVerdict::new(ID, SubOutcome::Pass, format!("granted scopes {}", json_list(g))),
     }
 }
 
@@ -182,16 +184,16 @@ fn leg_b(granted: Option<&[String]>) -> SubVerdict {
         let what = if g.is_empty() {
             "no scope is granted".to_string()
         } else {
-            format!("no wildcard or admin-tier scope among {}", shown(g))
+            format!("no wildcard or admin-tier scope among {}", json_list(g))
         };
         return SubVerdict::new(ID, SubOutcome::Pass, what);
     }
     let mut found = Vec::new();
     if !w.is_empty() {
-        found.push(format!("wildcard {}", shown(&w)));
+        found.push(format!("wildcard {}", json_list(&w)));
     }
     if !a.is_empty() {
-        found.push(format!("admin-tier {}", shown(&a)));
+        found.push(format!("admin-tier {}", json_list(&a)));
     }
     SubVerdict::new(
         ID,
@@ -205,7 +207,7 @@ fn leg_b(granted: Option<&[String]>) -> SubVerdict {
 
 fn leg_c(f: &Facts<'_>, cx: &Context<'_>, granted: Option<&[String]>) -> SubVerdict {
     const ID: &str = "c";
-    let now = granted.map_or_else(|| "no readable granted scope".to_string(), shown);
+    let now = granted.map_or_else(|| "no readable granted scope".to_string(), json_list);
     if let Some(a) = approved(cx, "approved_scopes", |d| d.approved_scopes.as_ref()) {
         return match granted {
             Some(g) => judge(ID, "granted scope(s)", g, a, |x, o| x == o),
@@ -236,7 +238,7 @@ fn leg_c(f: &Facts<'_>, cx: &Context<'_>, granted: Option<&[String]>) -> SubVerd
                 "the {} holds no readable granted scope (no token, or none stated), so there is nothing \
                  to compare {} with",
                 describe_baseline(b),
-                shown(g)
+                json_list(g)
             ),
         );
     };
@@ -247,9 +249,9 @@ fn leg_c(f: &Facts<'_>, cx: &Context<'_>, granted: Option<&[String]>) -> SubVerd
             SubOutcome::Pass,
             format!(
                 "granted {} is within the {} ({})",
-                shown(g),
+                json_list(g),
                 describe_baseline(b),
-                shown(&then)
+                json_list(&then)
             ),
         )
     } else {
@@ -259,9 +261,9 @@ fn leg_c(f: &Facts<'_>, cx: &Context<'_>, granted: Option<&[String]>) -> SubVerd
             format!(
                 "scope(s) {} granted now but not in the {} ({}); re-approve with --update-baseline if \
                  the elevation is intended",
-                shown(&added),
+                json_list(&added),
                 describe_baseline(b),
-                shown(&then)
+                json_list(&then)
             ),
         )
     }
@@ -296,7 +298,7 @@ fn leg_d(f: &Facts<'_>, resource_scopes: Option<&[String]>) -> SubVerdict {
             SubOutcome::Pass,
             format!(
                 "scopes_supported {} at {} holds no wildcard or admin-tier scope",
-                shown(s),
+                json_list(s),
                 escape_line(&a.url)
             ),
         );
@@ -309,7 +311,7 @@ fn leg_d(f: &Facts<'_>, resource_scopes: Option<&[String]>) -> SubVerdict {
             "scopes_supported at {} advertises wildcard or admin-tier scope(s) {} (a documented \
              exception, which the probe cannot read, would change this)",
             escape_line(&a.url),
-            shown(&flagged)
+            json_list(&flagged)
         ),
     )
 }
@@ -326,15 +328,18 @@ fn leg_f(
         .map(|s| dedup(s.split_whitespace().map(str::to_string)));
     let mut present = Vec::new();
     if let Some(c) = challenge.as_ref().filter(|c| !c.is_empty()) {
-        present.push(format!("challenge scope {}", shown(c)));
+        present.push(format!("challenge scope {}", json_list(c)));
     }
     if let Some(r) = resource_scopes.filter(|r| !r.is_empty()) {
-        present.push(format!("protected-resource scopes_supported {}", shown(r)));
+        present.push(format!(
+            "protected-resource scopes_supported {}",
+            json_list(r)
+        ));
     }
     if let Some(a) = as_scopes.filter(|a| !a.is_empty()) {
         present.push(format!(
             "authorization-server scopes_supported {}",
-            shown(a)
+            json_list(a)
         ));
     }
     if !present.is_empty() {

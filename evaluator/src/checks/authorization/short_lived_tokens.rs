@@ -13,7 +13,7 @@ use serde_json::{json, Map, Value};
 use crate::check::{Check, Context, Legs, Needs, ParamKind, ParamSpec, ParamValue};
 use crate::checks::common::oauth::challenge::Unauth;
 use crate::checks::common::oauth::facts::Facts;
-use crate::checks::common::oauth::gate::{combine, legs_map, shown_value, DETECTION};
+use crate::checks::common::oauth::gate::{combine, json_excerpt, legs_map, DETECTION};
 use crate::checks::common::oauth::tokens::{binding_note, claims, issued_lifetime, token_label};
 use crate::checks::common::policy::absent;
 use crate::evidence::Bundle;
@@ -360,7 +360,7 @@ fn legs_cd(f: &Facts<'_>) -> (SubVerdict, SubVerdict, Option<String>) {
         }
         Some(v) => format!(
             "authorization_response_iss_parameter_supported is {} (RFC 9207 iss not promised)",
-            shown_value(v)
+            json_excerpt(v)
         ),
         None => {
             "authorization_response_iss_parameter_supported is absent (RFC 9207 iss not promised)"
@@ -374,12 +374,12 @@ fn legs_cd(f: &Facts<'_>) -> (SubVerdict, SubVerdict, Option<String>) {
         ),
         Some(v) => format!(
             "registration_endpoint {} (not a URL string)",
-            shown_value(v)
+            json_excerpt(v)
         ),
         None => "no registration_endpoint (no dynamic client registration advertised)".to_string(),
     };
     let methods = match d.get("token_endpoint_auth_methods_supported") {
-        Some(v) => format!("token_endpoint_auth_methods_supported {}", shown_value(v)),
+        Some(v) => format!("token_endpoint_auth_methods_supported {}", json_excerpt(v)),
         None => {
             "token_endpoint_auth_methods_supported absent (RFC 8414 default: client_secret_basic)"
                 .to_string()

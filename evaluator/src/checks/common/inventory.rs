@@ -94,7 +94,7 @@ impl Read {
                         continue;
                     };
                     let x = xc.http;
-                    let shown = match (&x.outcome, xc.is_stdio()) {
+                    let status_label = match (&x.outcome, xc.is_stdio()) {
                         (_, true) => "stdio".to_string(),
                         (HttpOutcome::Response(resp), false) => format!("HTTP {}", resp.status),
                         (HttpOutcome::Error(_), false) => String::new(),
@@ -126,7 +126,7 @@ impl Read {
                                                 None
                                             }
                                             None => Some(NoPage::Refused(refusal(
-                                                &shown,
+                                                &status_label,
                                                 m.get("error"),
                                             ))),
                                         },
@@ -318,7 +318,7 @@ impl Read {
 }
 
 /// A JSON-RPC error answer, quoted.
-fn refusal(shown: &str, error: Option<&Value>) -> String {
+fn refusal(status_label: &str, error: Option<&Value>) -> String {
     let code = error
         .and_then(|e| e.get("code"))
         .map(show)
@@ -328,7 +328,7 @@ fn refusal(shown: &str, error: Option<&Value>) -> String {
         .and_then(Value::as_str)
         .map(|m| format!(" {}", show(&Value::String(m.to_string()))))
         .unwrap_or_default();
-    format!("{shown}, JSON-RPC error {code}{message}")
+    format!("{status_label}, JSON-RPC error {code}{message}")
 }
 
 /// A response that carries no JSON-RPC answer to the request, described.

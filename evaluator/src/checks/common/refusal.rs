@@ -144,7 +144,7 @@ mod tests {
     fn answer(status: Option<u16>, reply: Reply) -> Answer {
         Answer {
             status,
-            shown: String::new(),
+            status_label: String::new(),
             reply,
             seq: 1,
         }

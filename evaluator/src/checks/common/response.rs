@@ -130,7 +130,7 @@ impl Resp {
     }
 
     /// "HTTP 401 (application/json)".
-    pub fn shown(&self) -> String {
+    pub fn status_label(&self) -> String {
         match &self.content_type {
             Some(ct) => format!("HTTP {} ({})", self.status, escape_line(ct)),
             None => format!("HTTP {} (no Content-Type)", self.status),
@@ -139,7 +139,7 @@ impl Resp {
 
     /// "HTTP 403 (text/plain) \"Invalid Origin header\"", or with the JSON-RPC error.
     pub fn described(&self) -> String {
-        let mut s = self.shown();
+        let mut s = self.status_label();
         if let Some((code, msg)) = &self.error {
             let code =
                 code.map_or_else(|| "without an integer code".into(), |c| format!("code {c}"));

@@ -91,12 +91,12 @@ pub enum NotNonBlank {
         key: &'static str,
     },
     /// The field is a blank string (shown).
-    #[error("{key} is blank ({shown})")]
+    #[error("{key} is blank ({value})")]
     Blank {
         /// The field.
         key: &'static str,
         /// The value as the evidence shows it.
-        shown: String,
+        value: String,
     },
     /// The field is JSON null.
     #[error("{key} is null")]
@@ -105,14 +105,14 @@ pub enum NotNonBlank {
         key: &'static str,
     },
     /// The field is another JSON type.
-    #[error("{key} is {kind} ({shown}), not a string")]
+    #[error("{key} is {kind} ({value}), not a string")]
     NotAString {
         /// The field.
         key: &'static str,
         /// The JSON type it has.
         kind: &'static str,
         /// The value as the evidence shows it.
-        shown: String,
+        value: String,
     },
 }
 
@@ -123,14 +123,14 @@ pub fn non_blank<'a>(item: &'a Value, key: &'static str) -> Result<&'a str, NotN
         None => Err(NotNonBlank::Missing { key }),
         Some(Value::String(s)) if s.trim().is_empty() => Err(NotNonBlank::Blank {
             key,
-            shown: show(&Value::String(s.clone())),
+            value: show(&Value::String(s.clone())),
         }),
         Some(Value::String(s)) => Ok(s),
         Some(Value::Null) => Err(NotNonBlank::Null { key }),
         Some(other) => Err(NotNonBlank::NotAString {
             key,
             kind: kind(other),
-            shown: show(other),
+            value: show(other),
         }),
     }
 }

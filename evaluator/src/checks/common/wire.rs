@@ -96,7 +96,7 @@ pub struct Answer {
     /// HTTP status, when a response arrived.
     pub status: Option<u16>,
     /// "HTTP 400 (application/json)", or "no response".
-    pub shown: String,
+    pub status_label: String,
     /// The reading.
     pub reply: Reply,
     /// The record.
@@ -142,7 +142,7 @@ impl Answer {
     pub fn summary(&self) -> String {
         match &self.reply {
             Reply::NoResponse(e) => format!("no response ({e})"),
-            Reply::Error(e) => format!("{} with {}", self.shown, e.describe()),
+            Reply::Error(e) => format!("{} with {}", self.status_label, e.describe()),
             Reply::Result(r) => {
                 let what = match r.get("tools").and_then(Value::as_array) {
                     Some(t) => format!(
@@ -156,14 +156,14 @@ impl Answer {
                         _ => String::new(),
                     },
                 };
-                format!("{} with a JSON-RPC result{what}", self.shown)
+                format!("{} with a JSON-RPC result{what}", self.status_label)
             }
-            Reply::Empty => format!("{} with an empty body", self.shown),
+            Reply::Empty => format!("{} with an empty body", self.status_label),
             Reply::StreamWithoutAnswer => format!(
                 "{} with an event stream that closed with neither a result nor an error",
-                self.shown
+                self.status_label
             ),
-            Reply::Bare(d) => format!("{} with {d}", self.shown),
+            Reply::Bare(d) => format!("{} with {d}", self.status_label),
         }
     }
 }
@@ -182,14 +182,14 @@ pub fn read(x: &Exchange<'_>) -> Answer {
         HttpOutcome::Error(e) => {
             return Answer {
                 status: None,
-                shown: "no response".into(),
+                status_label: "no response".into(),
                 reply: Reply::NoResponse(e.to_string()),
                 seq,
             }
         }
     };
     let status = resp.status;
-    let shown = x.shown().unwrap_or_default();
+    let status_label = x.status_label().unwrap_or_default();
     let read = x.with_answer(|answer| {
         if let Some(err) = answer
             .and_then(|a| a.get("error"))
@@ -253,7 +253,7 @@ pub fn read(x: &Exchange<'_>) -> Answer {
     };
     Answer {
         status: Some(status),
-        shown,
+        status_label,
         reply,
         seq,
     }

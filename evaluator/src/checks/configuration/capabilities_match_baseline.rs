@@ -81,7 +81,7 @@ fn substrate(ev: &Bundle) -> &'static str {
     }
 }
 
-fn shown(path: &str, v: &Value) -> String {
+fn path_value(path: &str, v: &Value) -> String {
     let text = crate::fmt::excerpt(v.to_string().as_bytes(), 80);
     format!("{}={}", escape_line(path), escape_line(&text.text))
 }
@@ -114,19 +114,25 @@ fn leg_a(ev: &Bundle, cx: &Context<'_>, now: Option<&BTreeMap<String, Value>>) -
     let added: Vec<String> = now
         .iter()
         .filter(|(k, _)| !then.contains_key(*k))
-        .map(|(k, v)| shown(k, v))
+        .map(|(k, v)| path_value(k, v))
         .collect();
     let changed: Vec<String> = now
         .iter()
         .filter_map(|(k, v)| {
             let old = then.get(k)?;
-            (old != v).then(|| format!("{} (was {})", shown(k, v), escape_line(&old.to_string())))
+            (old != v).then(|| {
+                format!(
+                    "{} (was {})",
+                    path_value(k, v),
+                    escape_line(&old.to_string())
+                )
+            })
         })
         .collect();
     let withdrawn: Vec<String> = then
         .iter()
         .filter(|(k, _)| !now.contains_key(*k))
-        .map(|(k, v)| shown(k, v))
+        .map(|(k, v)| path_value(k, v))
         .collect();
     let list =
         |label: &str, v: &[String]| (!v.is_empty()).then(|| format!("{label}: {}", v.join(", ")));

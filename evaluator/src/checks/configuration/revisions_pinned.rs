@@ -565,7 +565,7 @@ fn sweep_part(
                     }
                     Reply::Error(e) => Swept::NotServed(format!(
                         "refused: {}, {}",
-                        a.shown,
+                        a.status_label,
                         e.code
                             .map_or_else(|| "no integer code".into(), |c| format!("code {c}"))
                     )),

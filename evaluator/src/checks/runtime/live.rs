@@ -304,7 +304,7 @@ mod tests {
     fn answer(status: u16, reply: Reply) -> Answer {
         Answer {
             status: Some(status),
-            shown: format!("HTTP {status} (application/json)"),
+            status_label: format!("HTTP {status} (application/json)"),
             reply,
             seq: 3,
         }

@@ -155,7 +155,7 @@ impl Check for OriginValidated {
             Answer::Response(r) => format!(
                 "no-Origin request (record #{}): {} (informational)",
                 r.seq,
-                r.shown()
+                r.status_label()
             ),
             Answer::NoResponse { seq, why } => {
                 format!("no-Origin request (record #{seq}): no response ({why}) (informational)")

@@ -141,7 +141,7 @@ impl Attempt {
     }
 
     /// `"<url> (record #n: why)"`.
-    pub(crate) fn shown(&self) -> String {
+    pub(crate) fn url_and_why(&self) -> String {
         if self.url.is_empty() {
             format!("record #{} ({})", self.seq, self.why())
         } else {
@@ -202,7 +202,7 @@ impl AsView {
                     for it)"
                 .into();
         }
-        let tried: Vec<String> = self.attempts.iter().map(Attempt::shown).collect();
+        let tried: Vec<String> = self.attempts.iter().map(Attempt::url_and_why).collect();
         format!(
             "no discovery form served metadata carrying an issuer; {} form(s) tried: {}",
             self.attempts.len(),

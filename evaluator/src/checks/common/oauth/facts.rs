@@ -142,7 +142,7 @@ impl<'a> Facts<'a> {
             .prm
             .iter()
             .filter(|a| !a.clean_404())
-            .map(Attempt::shown)
+            .map(Attempt::url_and_why)
             .collect();
         for e in &self.expected_prm {
             let n = norm(e);
@@ -297,7 +297,7 @@ impl<'a> Facts<'a> {
             .iter()
             .chain(self.servers.iter().flat_map(|s| s.attempts.iter()))
             .chain(self.as_other.iter())
-            .map(Attempt::shown)
+            .map(Attempt::url_and_why)
             .collect()
     }
 }

@@ -13,12 +13,12 @@ use crate::preconditions::missing_legs;
 use crate::verdict::{Outcome, SubOutcome, SubVerdict, Verdict};
 
 /// A list for evidence: JSON array syntax, escaped for one line.
-pub(crate) fn shown(items: &[String]) -> String {
+pub(crate) fn json_list(items: &[String]) -> String {
     escape_line(&serde_json::to_string(items).unwrap_or_default())
 }
 
 /// A JSON value for evidence, cut at 160 characters.
-pub(crate) fn shown_value(v: &Value) -> String {
+pub(crate) fn json_excerpt(v: &Value) -> String {
     let s = v.to_string();
     let cut: String = s.chars().take(160).collect();
     let more = if cut.len() < s.len() { "…" } else { "" };
