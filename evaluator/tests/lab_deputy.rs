@@ -1,4 +1,4 @@
-//! `static-client-safeguards` (confused deputy) and leg e of `scopes-minimized` (the
+//! `static-client-safeguards` (confused deputy) and sub-verdict e of `scopes-minimized` (the
 //! operator's out-of-scope call) on the shared
 //! lab's py2-auth + oidc-provider pair (`LAB_RS`): the real `mcp-collect` logs in
 //! headlessly (`--no-browser`, lab/oidc/browser.sh plays the user, as in lab_oauth.rs)
@@ -11,9 +11,9 @@
 //! carrying no onward `client_id`): no static client id is in use, so the rule is N/A
 //! with that reason, after live registrations.
 //!
-//! `scopes-minimized` leg e: the inputs name `whoami` as `scope_probe_tool`; it is in fact inside the grant
+//! `scopes-minimized` sub-verdict e: the inputs name `whoami` as `scope_probe_tool`; it is in fact inside the grant
 //! (py2-auth requires `mcp:tools` for every call, and the token has it), so the call
-//! executes and leg e fails: the branch an operator's wrong claim (or a server that does
+//! executes and sub-verdict e fails: the branch an operator's wrong claim (or a server that does
 //! not enforce scopes) produces.
 
 mod support;
@@ -105,7 +105,7 @@ fn lab_rs_deputy_gate_opens_and_finds_no_static_client_id_and_scope_probe_execut
     );
     assert_eq!(o.details["registrations"].as_array().map(Vec::len), Some(2));
 
-    // scopes-minimized leg e: whoami ran (the token's grant covers it), so the operator's claim fails.
+    // scopes-minimized sub-verdict e: whoami ran (the token's grant covers it), so the operator's claim fails.
     let x = ev
         .exchanges(leg::SCOPE_PROBE_CALL)
         .next()

@@ -186,7 +186,7 @@ fn cache_freshness_per_server() {
     }
     // JSON answers on the 2026-07-28 path carry no Cache-Control at all on any SDK, and
     // py1's SSE answers carry only "no-cache, no-transform": neither keeps a per-user
-    // response out of shared caches, so leg b fails and the check FAILs.
+    // response out of shared caches, so sub-verdict b fails and the check FAILs.
     for var in all_but(&[
         "LAB_PY2_NODNS",
         "LAB_FASTMCP_AUTO",
@@ -198,7 +198,7 @@ fn cache_freshness_per_server() {
         assert_eq!(sub(&o, "b"), SubOutcome::Fail, "{var}: {o:?}");
         assert_eq!(o.verdict, Verdict::Fail, "{var}");
     }
-    // The nginx front that marks responses no-store passes leg b; leg a stays unknown
+    // The nginx front that marks responses no-store passes sub-verdict b; sub-verdict a stays unknown
     // without an operator-named static path, so the check is UNKNOWN, not PASS.
     let o = grade("LAB_NOSTORE", "cache-freshness");
     assert_eq!(sub(&o, "b"), SubOutcome::Pass, "{o:?}");
@@ -224,7 +224,7 @@ fn declarations_validated_per_server() {
         "LAB_PY2_SLOPPY",
         "LAB_RS",
     ]) {
-        // The declaration legs a and b; the live legs (`tool-schemas-validated` d without
+        // The declaration sub-verdicts a and b; the live legs (`tool-schemas-validated` d without
         // the operator's input, `resource-templates-typed` c on a generative template,
         // `prompt-arguments-validated` c and d) are asserted in lab_s5.rs.
         for (id, legs) in [
@@ -238,7 +238,7 @@ fn declarations_validated_per_server() {
             }
         }
     }
-    // ts2 (zod) and the low-level py2-paged declare no outputSchema: leg b compiled
+    // ts2 (zod) and the low-level py2-paged declare no outputSchema: sub-verdict b compiled
     // nothing, so it cannot pass, and `tool-schemas-validated` is UNKNOWN; their inputSchemas compile.
     for var in ["LAB_TS2", "LAB_TS2_REJECT", "LAB_PY2_PAGED"] {
         let o = grade(var, "tool-schemas-validated");
@@ -762,7 +762,7 @@ fn revisions_pinned_metadata_headers_legacy_session_disabled() {
     if bundles().is_none() {
         return;
     }
-    // `revisions-pinned` leg a: every SDK but ts2 with legacy:'reject' still echoes 2024-11-05 and
+    // `revisions-pinned` sub-verdict a: every SDK but ts2 with legacy:'reject' still echoes 2024-11-05 and
     // 2025-03-26 to an initialize, below the 2025-06-18 floor: FAIL.
     for var in [
         "LAB_PY2",
@@ -781,8 +781,8 @@ fn revisions_pinned_metadata_headers_legacy_session_disabled() {
     // code the spec names (-32022, -32020, -32602, -32020 at 400): PASS.
     let o = grade("LAB_TS2_REJECT", "revisions-pinned");
     assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
-    // py1 negotiated 2025-11-25: the header/_meta legs d and e need 2026-07-28 and are
-    // excluded; its legacy session serves a tools/list without a version header (leg c).
+    // py1 negotiated 2025-11-25: the header/_meta sub-verdicts d and e need 2026-07-28 and are
+    // excluded; its legacy session serves a tools/list without a version header (sub-verdict c).
     let o = grade("LAB_PY1", "revisions-pinned");
     assert_eq!(sub(&o, "d"), SubOutcome::REVISION_UNSUPPORTED, "{o:?}");
     assert_eq!(sub(&o, "c"), SubOutcome::Fail, "{o:?}");

@@ -56,7 +56,7 @@ fn an_authorization_server_ignoring_resource_fails_neither_audience_rule() {
             && b.contains("no foreign token was presented"),
         "{b}"
     );
-    // The server did accept the token: that is what made leg b FAIL before.
+    // The server did accept the token: that is what made sub-verdict b FAIL before.
     assert!(b.contains("HTTP 200"), "{b}");
     assert_eq!(o.details["minted_binding"], json!("audited_resource"));
 

@@ -151,10 +151,10 @@ fn lab_rs_short_lived_confined_token_passes() {
     assert_eq!(o.details["extra_audiences"], serde_json::json!([]));
     assert_eq!(o.details["audiences"], serde_json::json!([rs]));
 
-    // `oauth-discovery-validated`: the grader accepts plain http on a loopback host as a lab endpoint (leg a
-    // and leg c pass, with that said), the document the 401 names is the one selected
+    // `oauth-discovery-validated`: the grader accepts plain http on a loopback host as a lab endpoint (sub-verdict a
+    // and sub-verdict c pass, with that said), the document the 401 names is the one selected
     // (b), resource equals the canonical URI (d), one AS is advertised (e) and its metadata
-    // names that exact issuer (g). Only leg f, change control of the AS list, needs a
+    // names that exact issuer (g). Only sub-verdict f, change control of the AS list, needs a
     // baseline: without one it is unknown, so the first run is UNKNOWN ...
     let o = grade("LAB_RS", "oauth-discovery-validated");
     assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
@@ -173,8 +173,8 @@ fn lab_rs_short_lived_confined_token_passes() {
     assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
 
     // `scopes-minimized` UNKNOWN: granted "mcp:tools" (the PRM scopes_supported the collector asks; a, b pass: no wildcard), PRM
-    // scopes_supported ["mcp:tools"] (d pass), scopes discoverable (f pass); but leg e is
-    // always unknown in this build (no out-of-scope call is made) and leg c needs a
+    // scopes_supported ["mcp:tools"] (d pass), scopes discoverable (f pass); but sub-verdict e is
+    // always unknown in this build (no out-of-scope call is made) and sub-verdict c needs a
     // baseline, so it cannot PASS; with the baseline only e stays unknown.
     let o = grade("LAB_RS", "scopes-minimized");
     assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
@@ -224,7 +224,7 @@ fn lab_rs_badprm_resource_not_covering_endpoint_fails_oauth_discovery() {
     }
     // `oauth-discovery-validated` FAIL: the document at the path the 401 names says resource
     // http://127.0.0.1:1/other, neither the endpoint's canonical URI nor a hierarchical
-    // parent of it (leg d). Everything else is as on LAB_RS.
+    // parent of it (sub-verdict d). Everything else is as on LAB_RS.
     let o = grade("LAB_RS_BADPRM", "oauth-discovery-validated");
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
     assert_eq!(sub(&o, "d"), SubOutcome::Fail);
@@ -237,7 +237,7 @@ fn lab_rs_badprm_resource_not_covering_endpoint_fails_oauth_discovery() {
         assert_eq!(sub(&o, id), SubOutcome::Pass, "{id}: {o:?}");
     }
     // The collector refused that document (RFC 9728 §3.3), so the authorization server it
-    // advertises was never fetched: leg g says so instead of grading an issuer.
+    // advertises was never fetched: sub-verdict g says so instead of grading an issuer.
     assert!(
         note(&o, "d").contains("the collector refused it"),
         "{}",
@@ -273,7 +273,7 @@ fn lab_py2_without_oauth_is_not_applicable() {
         assert_eq!(o.verdict, Verdict::NotApplicable, "{id}: {o:?}");
         assert!(o.evidence.contains("no OAuth"), "{id}: {}", o.evidence);
     }
-    // `short-lived-tokens` is not N/A: a remote server reached without a 401 fails leg a.
+    // `short-lived-tokens` is not N/A: a remote server reached without a 401 fails sub-verdict a.
     let o = grade("LAB_PY2", "short-lived-tokens");
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
     assert_eq!(sub(&o, "a"), SubOutcome::Fail);
@@ -284,10 +284,10 @@ fn audience_bound_tokens_leg_a() {
     if lab_runs().is_none() {
         return;
     }
-    // Leg a PASS: aud is exactly the canonical resource.
+    // Sub-verdict a PASS: aud is exactly the canonical resource.
     let o = grade("LAB_RS", "audience-bound-tokens");
     assert_eq!(sub(&o, "a"), SubOutcome::Pass, "{o:?}");
-    // Leg a passes when the canonical URI is AMONG the audiences, so the extra audience
+    // Sub-verdict a passes when the canonical URI is AMONG the audiences, so the extra audience
     // of LAB_RS_LONG does not fail it (`no-token-passthrough` owns extra audiences).
     let o = grade("LAB_RS_LONG", "audience-bound-tokens");
     assert_eq!(sub(&o, "a"), SubOutcome::Pass, "{o:?}");

@@ -1,5 +1,5 @@
 //! The Section 5 live legs against the lab through the real binaries: `mcp-collect`
-//! (with a probe-inputs file naming the tool of `tool-schemas-validated` leg d and
+//! (with a probe-inputs file naming the tool of `tool-schemas-validated` sub-verdict d and
 //! consenting to the `path-confinement` traversal where a test wants it) and the grader.
 //! Each live leg sees a server that passes and one that fails; the consent gate of
 //! `path-confinement` is asserted from the bundle. Checks are named by rule id, their
@@ -321,7 +321,7 @@ fn the_live_legs_are_graded_on_every_era_of_a_dual_era_server() {
         let on = |rev: &str| sub(o, &format!("{l}@{rev}"));
         (on("2026-07-28"), on(&era))
     };
-    // `tool-schemas-validated` leg d: both sessions validate `add`'s arguments (isError: true).
+    // `tool-schemas-validated` sub-verdict d: both sessions validate `add`'s arguments (isError: true).
     let o = graded("LAB_PY2", "tool-schemas-validated");
     assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
     assert_eq!(both(&o, "d"), (SubOutcome::Pass, SubOutcome::Pass));
@@ -330,17 +330,17 @@ fn the_live_legs_are_graded_on_every_era_of_a_dual_era_server() {
         "{}",
         o.evidence
     );
-    // `resource-templates-typed` leg c: the greeting template answers any value on both eras.
+    // `resource-templates-typed` sub-verdict c: the greeting template answers any value on both eras.
     let o = graded("LAB_PY2", "resource-templates-typed");
     assert_eq!(both(&o, "c"), (SubOutcome::Unknown, SubOutcome::Unknown));
-    // `prompt-arguments-validated` leg c: mcp 2.3.0 refuses a missing argument with -32603 on 2026-07-28 and with
+    // `prompt-arguments-validated` sub-verdict c: mcp 2.3.0 refuses a missing argument with -32603 on 2026-07-28 and with
     // code 0 on its legacy session: two different wrong codes, FAIL on each.
     let o = graded("LAB_PY2", "prompt-arguments-validated");
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
     assert_eq!(both(&o, "c"), (SubOutcome::Fail, SubOutcome::Fail));
     assert!(note(&o, "c@2026-07-28").contains("-32603"), "{o:?}");
     assert!(note(&o, &format!("c@{era}")).contains("with 0"), "{o:?}");
-    // `path-confinement` leg a with consent, on each era: the confined server refuses both times, the
+    // `path-confinement` sub-verdict a with consent, on each era: the confined server refuses both times, the
     // naive one serves /etc/passwd on both.
     let o = graded("LAB_PY2_FILES", "path-confinement");
     assert_eq!(o.verdict, Verdict::Pass, "{o:?}");

@@ -8,11 +8,11 @@
 //!   what the wire shows about lifecycle metadata: whether each collected result names
 //!   its server in `_meta["io.modelcontextprotocol/serverInfo"]` and whether the
 //!   deprecated `logging` capability is advertised.
-//! * `null-id-rejected` leg a on the wire: a `tools/list` with `"id": null` must be
+//! * `null-id-rejected` sub-verdict a on the wire: a `tools/list` with `"id": null` must be
 //!   refused.
-//! * `audience-refusals-alerted` leg a on the wire: a token minted for another resource
+//! * `audience-refusals-alerted` sub-verdict a on the wire: a token minted for another resource
 //!   must be refused.
-//! * `notification-identity` legs f and a on the wire: notifications name their sender
+//! * `notification-identity` sub-verdicts f and a on the wire: notifications name their sender
 //!   (2026-07-28) and progress tokens map to requests the probe issued.
 
 pub mod audience_refusals_alerted;

@@ -387,7 +387,7 @@ mod tests {
                     "{}",
                     outcomes[0].evidence
                 );
-                // The five tools/list pages, and the record of leg d (skipped: no
+                // The five tools/list pages, and the record of sub-verdict d (skipped: no
                 // schema_probe_tool).
                 assert_eq!(outcomes[0].records.len(), 6);
             }

@@ -1,5 +1,5 @@
 //! Rule `audience-refusals-alerted`: alerts on audience and issuer validation failures.
-//! The observable part (leg a): a token minted for another resource (by the refresh grant
+//! The observable part (sub-verdict a): a token minted for another resource (by the refresh grant
 //! of `audience-bound-tokens` b; no second grant is spent) draws 401/403 on a complete
 //! `tools/list` that the probe's own token gets accepted (collector legs
 //! [`leg::FOREIGN_CONTROL`], [`leg::FOREIGN_TOKEN`]). Logging, alerting and client-side issuer validation are out of a client's reach (the
@@ -24,7 +24,7 @@ use mcp_probe_schema::model::Era;
 #[derive(Debug)]
 pub struct AudienceRefusalsAlerted;
 /// The one graded leg.
-const LEG_A: &str = "a";
+const SUB_A: &str = "a";
 
 /// The details of the outcome.
 #[derive(Serialize)]
@@ -200,10 +200,10 @@ impl Check for AudienceRefusalsAlerted {
                 }
             }
         };
-        Outcome::from_subs(vec![SubVerdict::new(LEG_A, outcome, note)], REDUCTION)
+        Outcome::from_subs(vec![SubVerdict::new(SUB_A, outcome, note)], REDUCTION)
             .with_records(seqs)
             .with_facts(&AudienceFacts {
-                legs: BTreeMap::from([(crate::refs::here(LEG_A), outcome)]),
+                legs: BTreeMap::from([(crate::refs::here(SUB_A), outcome)]),
                 control_status: control.as_ref().and_then(Exchange::status),
                 wrong_audience_status: foreign.as_ref().and_then(Exchange::status),
                 had_foreign_audience_token: foreign.is_some(),

@@ -7,7 +7,7 @@
 //! calls, this rule's progress call), `scopes-minimized` e's call, and the session's
 //! standalone GET stream read beside the progress call (legacy revisions), or on
 //! 2026-07-28 the `subscriptions/listen` stream opened beside it (collector leg
-//! [`leg::NOTIFY_LISTEN`]; its acknowledgement is itself a notification). Leg f: every
+//! [`leg::NOTIFY_LISTEN`]; its acknowledgement is itself a notification). Sub-verdict f: every
 //! notification names its sender in `params._meta["io.modelcontextprotocol/serverInfo"]`,
 //! a key 2026-07-28 defines (earlier revisions have none: NO-REV there, never FAIL). Leg
 //! a: every `notifications/progress` token is one a request of the bundle sent.
@@ -30,9 +30,9 @@ use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 #[derive(Debug)]
 pub struct NotificationIdentity;
 /// Every notification names its sender.
-const LEG_F: &str = "f";
+const SUB_F: &str = "f";
 /// Every progress token is one the bundle sent.
-const LEG_A: &str = "a";
+const SUB_A: &str = "a";
 
 /// The `_meta` key naming the sender (2026-07-28).
 pub const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
@@ -215,14 +215,14 @@ fn none_arrived(o: &Observed, calls: usize) -> String {
     )
 }
 
-fn leg_f(ev: &Bundle, o: &Observed, calls: usize) -> SubVerdict {
+fn sub_f(ev: &Bundle, o: &Observed, calls: usize) -> SubVerdict {
     if o.seen.is_empty() {
-        return SubVerdict::new(LEG_F, SubOutcome::Unknown, none_arrived(o, calls));
+        return SubVerdict::new(SUB_F, SubOutcome::Unknown, none_arrived(o, calls));
     }
     let missing: Vec<&Seen> = o.seen.iter().filter(|s| !s.meta_ok).collect();
     if missing.is_empty() {
         return SubVerdict::new(
-            LEG_F,
+            SUB_F,
             SubOutcome::Pass,
             format!(
                 "all {} notification(s) name their sender in _meta {SERVER_INFO} ({})",
@@ -240,7 +240,7 @@ fn leg_f(ev: &Bundle, o: &Observed, calls: usize) -> SubVerdict {
         .join(", ");
     if !ev.is_modern() {
         return SubVerdict::new(
-            LEG_F,
+            SUB_F,
             SubOutcome::REVISION_UNSUPPORTED,
             format!(
                 "{} of {} notification(s) carry no _meta {SERVER_INFO} ({}; records {at}), a key only \
@@ -254,7 +254,7 @@ fn leg_f(ev: &Bundle, o: &Observed, calls: usize) -> SubVerdict {
         );
     }
     SubVerdict::new(
-        LEG_F,
+        SUB_F,
         SubOutcome::Fail,
         format!(
             "{} of {} notification(s) do not name their sender in _meta {SERVER_INFO} ({}; records \
@@ -266,7 +266,7 @@ fn leg_f(ev: &Bundle, o: &Observed, calls: usize) -> SubVerdict {
     )
 }
 
-fn leg_a(o: &Observed, calls: usize) -> SubVerdict {
+fn sub_a(o: &Observed, calls: usize) -> SubVerdict {
     let progress: Vec<&Seen> = o.seen.iter().filter(|s| s.method == PROGRESS).collect();
     if progress.is_empty() {
         let why = if o.seen.is_empty() {
@@ -280,7 +280,7 @@ fn leg_a(o: &Observed, calls: usize) -> SubVerdict {
                 o.sent.len()
             )
         };
-        return SubVerdict::new(LEG_A, SubOutcome::Unknown, why);
+        return SubVerdict::new(SUB_A, SubOutcome::Unknown, why);
     }
     let foreign: Vec<&&Seen> = progress
         .iter()
@@ -301,7 +301,7 @@ fn leg_a(o: &Observed, calls: usize) -> SubVerdict {
             })
             .collect();
         return SubVerdict::new(
-            LEG_A,
+            SUB_A,
             SubOutcome::Fail,
             format!(
                 "{} of {} progress notification(s) carry a token no request sent: {}; sent: {}",
@@ -317,7 +317,7 @@ fn leg_a(o: &Observed, calls: usize) -> SubVerdict {
         );
     }
     SubVerdict::new(
-        LEG_A,
+        SUB_A,
         SubOutcome::Pass,
         format!(
             "all {} progress notification(s) carry a token a request sent ({})",
@@ -366,8 +366,8 @@ impl Check for NotificationIdentity {
         .iter()
         .map(|l| ev.exchanges(*l).count())
         .sum::<usize>();
-        let f = leg_f(ev, &o, calls);
-        let a = leg_a(&o, calls);
+        let f = sub_f(ev, &o, calls);
+        let a = sub_a(&o, calls);
         let facts = NotificationIdentityFacts {
             legs: leg_outcomes([&f, &a]),
             notification_channel: o.channel,

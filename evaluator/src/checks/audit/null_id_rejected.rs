@@ -1,11 +1,11 @@
 //! Rule `null-id-rejected`: non-null JSON-RPC request ids enforced.
 //!
-//! Leg a, on the wire: one `tools/list` with `"id": null` (collector leg
+//! Sub-verdict a, on the wire: one `tools/list` with `"id": null` (collector leg
 //! [`leg::NULL_ID`]), complete and valid for the negotiated revision otherwise, so a
 //! refusal can only be about the id. A refusal needs a JSON-RPC error object; an
 //! acceptance needs a result, or a 2xx that treated the request as a notification (an
 //! empty 2xx answer to a request is an acceptance, as in `revisions-pinned`). A bare
-//! status without a JSON-RPC body is ERROR: a gateway produces exactly that. Legs b
+//! status without a JSON-RPC body is ERROR: a gateway produces exactly that. Sub-verdicts b
 //! (colliding ids) and c (ids in the audit log) are out of a client's reach (the
 //! reduction).
 //!
@@ -35,7 +35,7 @@ use mcp_probe_schema::model::Era;
 #[derive(Debug)]
 pub struct NullIdRejected;
 /// The one graded leg.
-const LEG_A: &str = "a";
+const SUB_A: &str = "a";
 
 /// What this rule cannot reach.
 const REDUCTION: &str = concat!(
@@ -62,7 +62,7 @@ struct NullIdFacts {
     jsonrpc_error: Option<Value>,
 }
 
-/// Leg a's verdict on one recorded exchange, with the facts the evidence names.
+/// Sub-verdict a's verdict on one recorded exchange, with the facts the evidence names.
 struct Judgement {
     outcome: SubOutcome,
     note: String,
@@ -84,7 +84,7 @@ impl Judgement {
     }
 }
 
-/// Decide leg a from the recorded null-id exchange, step by step: the request must
+/// Decide sub-verdict a from the recorded null-id exchange, step by step: the request must
 /// carry `"id": null`; no response is ERROR; 401/403 never reached id validation; a
 /// JSON-RPC error refuses (with another code than -32600: as `strictness` says); a
 /// result, an empty 2xx or an answerless event stream accepts; anything else is a bare
@@ -379,7 +379,7 @@ fn bare(resp: &HttpResponse, broken: Option<String>, status_label: &str) -> Judg
     )
 }
 
-/// Leg a on stdio: the null-id request was written without waiting, then a
+/// Sub-verdict a on stdio: the null-id request was written without waiting, then a
 /// `tools/list` with a normal id (record `followup`). An answer to the null-id request is
 /// a line, read in order up to the follow-up's answer, that responds to `"id": null`.
 /// Nothing acknowledges a message on stdio, so silence while the follow-up is answered
@@ -545,11 +545,11 @@ impl Check for NullIdRejected {
             ),
         };
         let facts = NullIdFacts {
-            legs: BTreeMap::from([(crate::refs::here(LEG_A), j.outcome)]),
+            legs: BTreeMap::from([(crate::refs::here(SUB_A), j.outcome)]),
             http_status: j.status,
             jsonrpc_error: j.error,
         };
-        Outcome::from_subs(vec![SubVerdict::new(LEG_A, j.outcome, j.note)], REDUCTION)
+        Outcome::from_subs(vec![SubVerdict::new(SUB_A, j.outcome, j.note)], REDUCTION)
             .with_records(seqs)
             .with_facts(&facts)
     }
@@ -828,7 +828,7 @@ mod tests {
         );
         assert_eq!(o.details["jsonrpc_error"]["code"], -32600);
         assert_eq!(o.details["http_status"], 400);
-        assert_eq!(o.details["legs"][LEG_A], "pass");
+        assert_eq!(o.details["legs"][SUB_A], "pass");
     }
 
     #[test]

@@ -53,9 +53,9 @@ use mcp_probe_schema::model::Era;
 #[derive(Debug)]
 pub struct AudienceBoundTokens;
 
-const LEG_A: &str = "a";
-const LEG_B: &str = "b";
-const LEG_C: &str = "c";
+const SUB_A: &str = "a";
+const SUB_B: &str = "b";
+const SUB_C: &str = "c";
 
 /// What this rule cannot reach.
 const REDUCTION: &str = concat!(
@@ -101,7 +101,7 @@ fn response_json(x: &Exchange<'_>) -> Value {
 // a: the tokens' audiences
 // ---------------------------------------------------------------------------------------
 
-fn leg_a(
+fn sub_a(
     tokens: &[TokenFacts],
     session: Option<&mcp_probe_schema::model::Session>,
     canonical: Option<&str>,
@@ -109,7 +109,7 @@ fn leg_a(
 ) -> SubVerdict {
     let Some(canonical) = canonical else {
         return SubVerdict::new(
-            LEG_A,
+            SUB_A,
             SubOutcome::Error,
             concat!(
                 "no canonical resource URI could be derived for the endpoint (see ",
@@ -177,7 +177,7 @@ fn leg_a(
             }
         })
         .collect();
-    combine(LEG_A, parts)
+    combine(SUB_A, parts)
 }
 
 /// When the login's authorization server refused the RFC 8707 `resource` parameter
@@ -294,7 +294,7 @@ fn compare(
     }
 }
 
-fn leg_c(ev: &Bundle) -> Downstream {
+fn sub_c(ev: &Bundle) -> Downstream {
     let mut outcomes = Map::new();
     let mut hosts: Vec<String> = Vec::new();
     let (pairs, refused) = candidates(ev);
@@ -335,7 +335,7 @@ fn leg_c(ev: &Bundle) -> Downstream {
     };
     let leg = if !fails.is_empty() {
         SubVerdict::new(
-            LEG_C,
+            SUB_C,
             SubOutcome::Fail,
             format!(
                 "accepted by a downstream API: {}{refused_note}",
@@ -344,7 +344,7 @@ fn leg_c(ev: &Bundle) -> Downstream {
         )
     } else if !passes.is_empty() {
         SubVerdict::new(
-            LEG_C,
+            SUB_C,
             SubOutcome::Pass,
             format!("{}{refused_note}", passes.join("; ")),
         )
@@ -355,7 +355,7 @@ fn leg_c(ev: &Bundle) -> Downstream {
             format!(" ({})", skips.join("; "))
         };
         SubVerdict::new(
-            LEG_C,
+            SUB_C,
             SubOutcome::Unknown,
             format!(
                 "no candidate probed{why}{}",
@@ -368,7 +368,7 @@ fn leg_c(ev: &Bundle) -> Downstream {
         )
     } else {
         SubVerdict::new(
-            LEG_C,
+            SUB_C,
             SubOutcome::Unknown,
             format!(
                 "none produced a usable comparison: {}{refused_note}",
@@ -429,12 +429,12 @@ fn restore_note(ev: &Bundle) -> String {
     }
 }
 
-fn leg_b(ev: &Bundle, held: &[String]) -> Mint {
+fn sub_b(ev: &Bundle, held: &[String]) -> Mint {
     let Some(m) = ev.exchanges(leg::FOREIGN_MINT).last() else {
         let why = skip_reason(ev, leg::FOREIGN_MINT)
             .unwrap_or_else(|| "the wrong-audience grant was not recorded".into());
         return Mint {
-            leg: SubVerdict::new(LEG_B, SubOutcome::Unknown, why),
+            leg: SubVerdict::new(SUB_B, SubOutcome::Unknown, why),
             resource: None,
             binding: None,
         };
@@ -445,7 +445,7 @@ fn leg_b(ev: &Bundle, held: &[String]) -> Mint {
         .map(escape_line)
         .unwrap_or_else(|| "(no resource)".into());
     let unknown = |note: String| Mint {
-        leg: SubVerdict::new(LEG_B, SubOutcome::Unknown, note),
+        leg: SubVerdict::new(SUB_B, SubOutcome::Unknown, note),
         resource: resource.clone(),
         binding: None,
     };
@@ -555,7 +555,7 @@ fn leg_b(ev: &Bundle, held: &[String]) -> Mint {
         b => format!("; {}", b.sentence()),
     };
     Mint {
-        leg: SubVerdict::new(LEG_B, o, format!("{verdict}: {pair}{facts}; {restored}")),
+        leg: SubVerdict::new(SUB_B, o, format!("{verdict}: {pair}{facts}; {restored}")),
         resource,
         binding: Some(bound.kind()),
     }
@@ -631,7 +631,7 @@ impl Check for AudienceBoundTokens {
         let gate = NoTokenPassthrough.grade(ev, cx);
         let tokens = &ev.payload.tokens;
         let empty_legs = || {
-            let m: Map<String, Value> = [LEG_A, LEG_C, LEG_B]
+            let m: Map<String, Value> = [SUB_A, SUB_C, SUB_B]
                 .iter()
                 .map(|l| (crate::refs::here(l), json!(SubOutcome::Unknown)))
                 .collect();
@@ -674,7 +674,7 @@ impl Check for AudienceBoundTokens {
         } else {
             "the endpoint's canonical URI"
         };
-        let a = leg_a(tokens, ev.session(), canonical.as_deref(), basis);
+        let a = sub_a(tokens, ev.session(), canonical.as_deref(), basis);
         let mut records: Vec<u64> = gate.records.clone();
         let no_session = ev.revision().is_none();
         let not_sent = |l: &str| {
@@ -691,7 +691,7 @@ impl Check for AudienceBoundTokens {
                     format!(
                         "leg {} missing from this bundle, written by {} {} (build {}); re-collect with a \
                          collector that records it",
-                        if l == LEG_C {
+                        if l == SUB_C {
                             leg::DOWNSTREAM
                         } else {
                             leg::FOREIGN_MINT
@@ -705,10 +705,10 @@ impl Check for AudienceBoundTokens {
         };
         let (c, refused, outcomes, hosts) = if ev.has_leg(leg::DOWNSTREAM) {
             records.extend(ev.seqs(leg::DOWNSTREAM));
-            let d = leg_c(ev);
+            let d = sub_c(ev);
             (d.leg, d.refused, d.outcomes, d.hosts)
         } else {
-            (not_sent(LEG_C), Map::new(), Map::new(), Vec::new())
+            (not_sent(SUB_C), Map::new(), Map::new(), Vec::new())
         };
         let (b, resource, minted_binding) = if ev.has_leg(leg::FOREIGN_MINT) {
             for l in [
@@ -719,10 +719,10 @@ impl Check for AudienceBoundTokens {
             ] {
                 records.extend(ev.seqs(l));
             }
-            let m = leg_b(ev, &held(ev));
+            let m = sub_b(ev, &held(ev));
             (m.leg, m.resource, m.binding)
         } else {
-            (not_sent(LEG_B), None, None)
+            (not_sent(SUB_B), None, None)
         };
         let legs = vec![a, c, b];
         Outcome::from_subs(legs.clone(), REDUCTION)

@@ -228,12 +228,12 @@ impl Check for OauthDiscoveryValidated {
         }
         let legs = vec![
             a,
-            leg_b(&f),
-            leg_c(&f),
-            leg_d(&f),
-            leg_e(&f),
-            leg_f(&f, cx),
-            leg_g(&f),
+            sub_b(&f),
+            sub_c(&f),
+            sub_d(&f),
+            sub_e(&f),
+            sub_f(&f, cx),
+            sub_g(&f),
         ];
         let mut o = Outcome::from_subs(legs.clone(), reduction(cx));
         let refused = collector_refused(&f);
@@ -295,7 +295,7 @@ fn canonical_json(v: &Value) -> String {
 /// document with it could never fail; comparing with the path-inserted document is what
 /// makes the leg able to fail. The root document may describe another resource (RFC 9728 path
 /// insertion) and is recorded, not compared.
-fn leg_b(f: &Facts<'_>) -> SubVerdict {
+fn sub_b(f: &Facts<'_>) -> SubVerdict {
     const ID: &str = "b";
     let path_url = prm_well_known(&f.endpoint)
         .into_iter()
@@ -387,7 +387,7 @@ fn leg_b(f: &Facts<'_>) -> SubVerdict {
     }
 }
 
-fn leg_c(f: &Facts<'_>) -> SubVerdict {
+fn sub_c(f: &Facts<'_>) -> SubVerdict {
     const ID: &str = "c";
     let answered: Vec<&Attempt> = f.docs().collect();
     let plain: Vec<String> = answered
@@ -443,7 +443,7 @@ fn leg_c(f: &Facts<'_>) -> SubVerdict {
 /// Sub-verdict d, and the documents the collector refused for their resource: the selected one's
 /// refusal is named in its note; another refused document fails the leg too (the grader
 /// reads the collector's `refused` fact; an older bundle has none).
-fn leg_d(f: &Facts<'_>) -> SubVerdict {
+fn sub_d(f: &Facts<'_>) -> SubVerdict {
     let mut l = leg_d_selected(f);
     let selected = f.selected().map(|(a, _)| a.seq);
     for a in f.prm.iter() {
@@ -546,7 +546,7 @@ fn leg_d_selected(f: &Facts<'_>) -> SubVerdict {
     }
 }
 
-fn leg_e(f: &Facts<'_>) -> SubVerdict {
+fn sub_e(f: &Facts<'_>) -> SubVerdict {
     const ID: &str = "e";
     let Some(a) = &f.advertised else {
         return SubVerdict::new(ID, SubOutcome::Unknown, "no document");
@@ -581,7 +581,7 @@ fn leg_e(f: &Facts<'_>) -> SubVerdict {
     }
 }
 
-fn leg_f(f: &Facts<'_>, cx: &Context<'_>) -> SubVerdict {
+fn sub_f(f: &Facts<'_>, cx: &Context<'_>) -> SubVerdict {
     const ID: &str = "f";
     let Some(now) = f.advertised.as_ref().map(|a| a.entries.clone()) else {
         return SubVerdict::new(
@@ -664,7 +664,7 @@ fn leg_f(f: &Facts<'_>, cx: &Context<'_>) -> SubVerdict {
     )
 }
 
-fn leg_g(f: &Facts<'_>) -> SubVerdict {
+fn sub_g(f: &Facts<'_>) -> SubVerdict {
     const ID: &str = "g";
     if f.servers.is_empty() {
         return SubVerdict::new(

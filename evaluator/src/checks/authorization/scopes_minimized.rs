@@ -148,19 +148,19 @@ impl Check for ScopesMinimized {
             return finish(o, &[]);
         }
         let legs = vec![
-            leg_a(granted.as_deref()),
-            leg_b(granted.as_deref()),
-            leg_c(&f, cx, granted.as_deref()),
-            leg_d(&f, resource_scopes.as_deref()),
+            sub_a(granted.as_deref()),
+            sub_b(granted.as_deref()),
+            sub_c(&f, cx, granted.as_deref()),
+            sub_d(&f, resource_scopes.as_deref()),
             scope_probe::classify_scope_refusal(f.ev),
-            leg_f(&f, resource_scopes.as_deref(), as_scopes.as_deref()),
+            sub_f(&f, resource_scopes.as_deref(), as_scopes.as_deref()),
         ];
         let o = Outcome::from_subs(legs.clone(), reduction(cx));
         finish(o, &legs)
     }
 }
 
-fn leg_a(granted: Option<&[String]>) -> SubVerdict {
+fn sub_a(granted: Option<&[String]>) -> SubVerdict {
     const ID: &str = "a";
     match granted {
         None => SubVerdict::new(
@@ -174,7 +174,7 @@ fn leg_a(granted: Option<&[String]>) -> SubVerdict {
     }
 }
 
-fn leg_b(granted: Option<&[String]>) -> SubVerdict {
+fn sub_b(granted: Option<&[String]>) -> SubVerdict {
     const ID: &str = "b";
     let Some(g) = granted else {
         return SubVerdict::new(ID, SubOutcome::Unknown, "no granted scope is readable");
@@ -205,7 +205,7 @@ fn leg_b(granted: Option<&[String]>) -> SubVerdict {
     )
 }
 
-fn leg_c(f: &Facts<'_>, cx: &Context<'_>, granted: Option<&[String]>) -> SubVerdict {
+fn sub_c(f: &Facts<'_>, cx: &Context<'_>, granted: Option<&[String]>) -> SubVerdict {
     const ID: &str = "c";
     let now = granted.map_or_else(|| "no readable granted scope".to_string(), json_list);
     if let Some(a) = approved(cx, "approved_scopes", |d| d.approved_scopes.as_ref()) {
@@ -269,7 +269,7 @@ fn leg_c(f: &Facts<'_>, cx: &Context<'_>, granted: Option<&[String]>) -> SubVerd
     }
 }
 
-fn leg_d(f: &Facts<'_>, resource_scopes: Option<&[String]>) -> SubVerdict {
+fn sub_d(f: &Facts<'_>, resource_scopes: Option<&[String]>) -> SubVerdict {
     const ID: &str = "d";
     let Some((a, _)) = f.selected() else {
         return SubVerdict::new(
@@ -316,7 +316,7 @@ fn leg_d(f: &Facts<'_>, resource_scopes: Option<&[String]>) -> SubVerdict {
     )
 }
 
-fn leg_f(
+fn sub_f(
     f: &Facts<'_>,
     resource_scopes: Option<&[String]>,
     as_scopes: Option<&[String]>,

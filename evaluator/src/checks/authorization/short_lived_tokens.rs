@@ -105,7 +105,7 @@ struct ShortLivedTokensFacts<'a> {
     /// Per token: its issued lifetime in seconds, or null when not readable.
     token_lifetimes_seconds: Vec<Value>,
     lifetime_limit_seconds: i64,
-    /// The issuer whose metadata legs c and d quote.
+    /// The issuer whose metadata sub-verdicts c and d quote.
     authorization_server: Option<String>,
 }
 
@@ -120,7 +120,7 @@ impl Check for ShortLivedTokens {
 
     fn legs(&self, era: Option<Era>) -> Legs {
         // Detection past the gate; the unauthenticated leg and discovery when present
-        // (legs c and d say when discovery is missing).
+        // (sub-verdicts c and d say when discovery is missing).
         DETECTION.legs(era)
     }
 
@@ -135,8 +135,8 @@ impl Check for ShortLivedTokens {
             Err(o) => return *o,
         };
         let limit = Limit::of(cx);
-        let a = leg_a(&f);
-        let (b, lifetimes) = leg_b(&f, &limit);
+        let a = sub_a(&f);
+        let (b, lifetimes) = sub_b(&f, &limit);
         let (c, d, server) = legs_cd(&f);
         let legs = vec![a, b, c, d];
         let challenge = f.challenge();
@@ -158,7 +158,7 @@ impl Check for ShortLivedTokens {
     }
 }
 
-fn leg_a(f: &Facts<'_>) -> SubVerdict {
+fn sub_a(f: &Facts<'_>) -> SubVerdict {
     const ID: &str = "a";
     match &f.unauth {
         Unauth::Reached { what, .. } => SubVerdict::new(
@@ -262,12 +262,12 @@ fn leg_a(f: &Facts<'_>) -> SubVerdict {
     }
 }
 
-/// The id of leg b (token lifetimes).
-const LEG_B: &str = "b";
+/// The id of sub-verdict b (token lifetimes).
+const SUB_B: &str = "b";
 
-/// Leg b and the per-token lifetimes (null where unreadable).
-fn leg_b(f: &Facts<'_>, limit: &Limit) -> (SubVerdict, Vec<Value>) {
-    const ID: &str = LEG_B;
+/// Sub-verdict b and the per-token lifetimes (null where unreadable).
+fn sub_b(f: &Facts<'_>, limit: &Limit) -> (SubVerdict, Vec<Value>) {
+    const ID: &str = SUB_B;
     let tokens = f.tokens();
     if tokens.is_empty() {
         return (
@@ -329,7 +329,7 @@ fn leg_b(f: &Facts<'_>, limit: &Limit) -> (SubVerdict, Vec<Value>) {
     (combine(ID, parts), lifetimes)
 }
 
-/// Legs c and d (observed only) and the issuer whose metadata they quote.
+/// Sub-verdicts c and d (observed only) and the issuer whose metadata they quote.
 fn legs_cd(f: &Facts<'_>) -> (SubVerdict, SubVerdict, Option<String>) {
     let Some((s, d)) = f.resolved().next() else {
         let why = if !f.ev.has_leg(leg::PRM) {
@@ -437,7 +437,7 @@ mod tests {
             "{a:?}"
         );
         // No token: b unknown, so the check is UNKNOWN; c and d observe the AS.
-        assert_eq!(sub_of(&o, LEG_B).outcome, SubOutcome::Unknown);
+        assert_eq!(sub_of(&o, SUB_B).outcome, SubOutcome::Unknown);
         assert_eq!(o.verdict, Verdict::Unknown);
         let c = sub_of(&o, "c");
         assert_eq!(c.outcome, SubOutcome::Observed);
@@ -510,7 +510,7 @@ mod tests {
         let a = sub_of(&o, "a");
         assert_eq!(a.outcome, SubOutcome::Unknown, "{o:#?}");
         assert!(a.note.contains("no challenge observed"), "{a:?}");
-        assert_eq!(sub_of(&o, LEG_B).outcome, SubOutcome::Pass);
+        assert_eq!(sub_of(&o, SUB_B).outcome, SubOutcome::Pass);
         assert_eq!(o.verdict, Verdict::Unknown);
 
         // The leg skipped: its reason is quoted.
@@ -637,7 +637,7 @@ mod tests {
         ];
         for (t, want, words) in cases {
             let o = grade(&ShortLivedTokens, &lab_auth_with_token(t.clone()));
-            let b = sub_of(&o, LEG_B);
+            let b = sub_of(&o, SUB_B);
             assert_eq!(b.outcome, *want, "{t:?}: {b:?}");
             assert!(b.note.contains(words), "{words}: {b:?}");
             if *want == SubOutcome::Fail {
@@ -661,7 +661,7 @@ mod tests {
         let mut t = opaque(Some(600), None);
         t.token_type = Some("DPoP".into());
         let plain = grade(&ShortLivedTokens, &lab_auth_with_token(t.clone()));
-        assert!(!sub_of(&plain, LEG_B).note.contains("DPoP"), "{plain:?}");
+        assert!(!sub_of(&plain, SUB_B).note.contains("DPoP"), "{plain:?}");
         let mut ev = lab_auth_with_token(t);
         if let Some(s) = ev.payload.session.as_mut() {
             s.dpop = Some(mcp_probe_schema::model::DpopFacts {
@@ -671,14 +671,14 @@ mod tests {
             });
         }
         let bound = grade(&ShortLivedTokens, &ev);
-        let b = sub_of(&bound, LEG_B);
+        let b = sub_of(&bound, SUB_B);
         assert!(
             b.note
                 .contains("DPoP-bound: sender-constrained by RFC 9449")
                 && b.note.contains("jkt-of-the-run"),
             "{b:?}"
         );
-        assert_eq!(b.outcome, sub_of(&plain, LEG_B).outcome);
+        assert_eq!(b.outcome, sub_of(&plain, SUB_B).outcome);
         assert_eq!(bound.verdict, plain.verdict);
     }
 
@@ -686,7 +686,7 @@ mod tests {
     fn b_applies_the_policy_limit_and_names_it() {
         let ev = lab_auth_with_token(jwt_token(lab_claims(), Some(7200), None));
         assert_eq!(
-            sub_of(&grade(&ShortLivedTokens, &ev), LEG_B).outcome,
+            sub_of(&grade(&ShortLivedTokens, &ev), SUB_B).outcome,
             SubOutcome::Fail
         );
         let longer = applied(crate::policy::Decisions {
@@ -694,7 +694,7 @@ mod tests {
             ..Default::default()
         });
         let o = grade_with(&ShortLivedTokens, &ev, &longer);
-        let b = sub_of(&o, LEG_B);
+        let b = sub_of(&o, SUB_B);
         assert_eq!(b.outcome, SubOutcome::Pass, "{b:?}");
         assert!(
             b.note.contains(
@@ -708,12 +708,12 @@ mod tests {
             ..Default::default()
         });
         let ev = lab_auth_with_token(jwt_token(lab_claims(), Some(600), None));
-        let b = sub_of(&grade_with(&ShortLivedTokens, &ev, &shorter), LEG_B).clone();
+        let b = sub_of(&grade_with(&ShortLivedTokens, &ev, &shorter), SUB_B).clone();
         assert_eq!(b.outcome, SubOutcome::Fail, "{b:?}");
         assert!(b.note.contains("exceeds the policy's"), "{b:?}");
         // A policy without the key leaves the default.
         let silent = applied(crate::policy::Decisions::default());
-        let b = sub_of(&grade_with(&ShortLivedTokens, &ev, &silent), LEG_B).clone();
+        let b = sub_of(&grade_with(&ShortLivedTokens, &ev, &silent), SUB_B).clone();
         assert!(b.note.contains("the benchmark baseline of 3600 s"), "{b:?}");
     }
 
@@ -725,7 +725,7 @@ mod tests {
         let o = grade(&ShortLivedTokens, &open_server(vec![]));
         assert_eq!(o.verdict, Verdict::Error);
         assert!(o.evidence.contains("endpoint.detect missing"), "{o:?}");
-        // Without discovery legs c and d say so, and the rule still decides.
+        // Without discovery sub-verdicts c and d say so, and the rule still decides.
         let o = grade(&ShortLivedTokens, &open_server(vec![detect_ok()]));
         assert_eq!(o.verdict, Verdict::Fail);
         assert!(

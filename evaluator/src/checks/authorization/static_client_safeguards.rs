@@ -26,7 +26,7 @@
 //!   is the varied host → fail; a 4xx or an OAuth `error=` in `Location` → pass; the
 //!   registered request not answered 2xx/3xx → error; otherwise unknown.
 //! * b: a fabricated callback on the registered path against the control path
-//!   (see `leg_b`).
+//!   (see `sub_b`).
 //! * c: fails only on evidence of a hand-off to the upstream AS on the shared client
 //!   id, i.e. a 3xx whose `Location` names the static `client_id` for the new client #3;
 //!   a redirect elsewhere (a login page, a corporate IdP) or a page on the AS passes.
@@ -52,9 +52,9 @@ pub struct StaticClientSafeguards;
 /// The pre-condition's local id: the runner prefixes the row's number (`-pre` reads
 /// `3.3.5-pre` under v1.0.0).
 const PRE: &str = "-pre";
-const LEG_A: &str = "a";
-const LEG_B: &str = "b";
-const LEG_C: &str = "c";
+const SUB_A: &str = "a";
+const SUB_B: &str = "b";
+const SUB_C: &str = "c";
 
 /// The unregistered redirect URI host of sub-verdict a (collector `VARIED_REDIRECT`).
 const VARIED_HOST: &str = "cis-probe-attacker.invalid";
@@ -488,9 +488,9 @@ impl Check for StaticClientSafeguards {
                 auths[1].seq()
             ),
         );
-        let a = leg_a(ev, &auths[0]);
-        let b = leg_b(ev);
-        let (c, third) = leg_c(ev, &static_id);
+        let a = sub_a(ev, &auths[0]);
+        let b = sub_b(ev);
+        let (c, third) = sub_c(ev, &static_id);
         if let Some(id) = third {
             ids.push(id);
         }
@@ -650,13 +650,13 @@ fn not_recorded(ev: &Bundle, id: &str, l: LegId) -> SubVerdict {
     }
 }
 
-fn leg_a(ev: &Bundle, registered: &Exchange<'_>) -> SubVerdict {
+fn sub_a(ev: &Bundle, registered: &Exchange<'_>) -> SubVerdict {
     let Some(v) = ev.exchanges(leg::DEPUTY_REDIRECT).last() else {
-        return not_recorded(ev, LEG_A, leg::DEPUTY_REDIRECT);
+        return not_recorded(ev, SUB_A, leg::DEPUTY_REDIRECT);
     };
     if carries_code(&v) {
         return SubVerdict::new(
-            LEG_A,
+            SUB_A,
             SubOutcome::Fail,
             format!(
                 "the request with the unregistered redirect_uri ({}) was answered with a code in Location ({}): the \
@@ -668,7 +668,7 @@ fn leg_a(ev: &Bundle, registered: &Exchange<'_>) -> SubVerdict {
     }
     let Some(status) = v.status() else {
         return SubVerdict::new(
-            LEG_A,
+            SUB_A,
             SubOutcome::Error,
             format!(
                 "the request with the unregistered redirect_uri drew {}",
@@ -679,7 +679,7 @@ fn leg_a(ev: &Bundle, registered: &Exchange<'_>) -> SubVerdict {
     match registered.status() {
         None | Some(400..=499) => {
             return SubVerdict::new(
-                LEG_A,
+                SUB_A,
                 SubOutcome::Error,
                 format!(
                     "the registered request itself ({}) drew {}, so a refusal of the varied one is not attributable \
@@ -693,7 +693,7 @@ fn leg_a(ev: &Bundle, registered: &Exchange<'_>) -> SubVerdict {
     }
     match status {
         400..=499 => SubVerdict::new(
-            LEG_A,
+            SUB_A,
             SubOutcome::Pass,
             format!(
                 "the unregistered redirect_uri was refused with HTTP {status} ({}): \"{}\"",
@@ -710,7 +710,7 @@ fn leg_a(ev: &Bundle, registered: &Exchange<'_>) -> SubVerdict {
                 .is_some_and(|h| h.eq_ignore_ascii_case(VARIED_HOST))
             {
                 SubVerdict::new(
-                    LEG_A,
+                    SUB_A,
                     SubOutcome::Fail,
                     format!(
                         "the unregistered redirect_uri was followed: HTTP {status} to {shown} ({})",
@@ -719,7 +719,7 @@ fn leg_a(ev: &Bundle, registered: &Exchange<'_>) -> SubVerdict {
                 )
             } else if loc.as_ref().is_some_and(|u| param(u, "error", true).is_some()) {
                 SubVerdict::new(
-                    LEG_A,
+                    SUB_A,
                     SubOutcome::Pass,
                     format!(
                         "the unregistered redirect_uri drew an OAuth error: HTTP {status} to {shown} ({})",
@@ -728,7 +728,7 @@ fn leg_a(ev: &Bundle, registered: &Exchange<'_>) -> SubVerdict {
                 )
             } else {
                 SubVerdict::new(
-                    LEG_A,
+                    SUB_A,
                     SubOutcome::Unknown,
                     format!(
                         "the flow continued without refusing up front (HTTP {status} to {shown}, {}); an \
@@ -739,7 +739,7 @@ fn leg_a(ev: &Bundle, registered: &Exchange<'_>) -> SubVerdict {
             }
         }
         s => SubVerdict::new(
-            LEG_A,
+            SUB_A,
             SubOutcome::Unknown,
             format!(
                 "HTTP {s} without a redirect ({}): no redirect says nothing; an authorization server that validates \
@@ -758,7 +758,7 @@ fn oauth_error(x: &Exchange<'_>) -> bool {
         || location(x).is_some_and(|u| param(&u, "error", true).is_some())
 }
 
-fn leg_b(ev: &Bundle) -> SubVerdict {
+fn sub_b(ev: &Bundle) -> SubVerdict {
     let xs: Vec<Exchange<'_>> = ev.exchanges(leg::DEPUTY_CALLBACK).collect();
     let path = |x: &Exchange<'_>| {
         Url::parse(&x.http.request.url)
@@ -770,9 +770,9 @@ fn leg_b(ev: &Bundle) -> SubVerdict {
         .find(|x| path(x).as_deref() == Some(CALLBACK_PATH));
     let control = xs.iter().find(|x| path(x).as_deref() == Some(CONTROL_PATH));
     let Some(cb) = callback else {
-        return not_recorded(ev, LEG_B, leg::DEPUTY_CALLBACK);
+        return not_recorded(ev, SUB_B, leg::DEPUTY_CALLBACK);
     };
-    let o = |outcome: SubOutcome, note: String| SubVerdict::new(LEG_B, outcome, note);
+    let o = |outcome: SubOutcome, note: String| SubVerdict::new(SUB_B, outcome, note);
     if carries_code(cb) {
         return o(
             SubOutcome::Fail,
@@ -845,28 +845,28 @@ fn leg_b(ev: &Bundle) -> SubVerdict {
     }
 }
 
-fn leg_c(ev: &Bundle, static_id: &str) -> (SubVerdict, Option<String>) {
+fn sub_c(ev: &Bundle, static_id: &str) -> (SubVerdict, Option<String>) {
     let xs: Vec<Exchange<'_>> = ev.exchanges(leg::DEPUTY_CONSENT).collect();
     let reg = xs.iter().find(|x| x.http.request.method == "POST");
     let Some(reg) = reg else {
-        return (not_recorded(ev, LEG_C, leg::DEPUTY_CONSENT), None);
+        return (not_recorded(ev, SUB_C, leg::DEPUTY_CONSENT), None);
     };
     let id = match registered(reg) {
         Registered::Id(id) => id,
         Registered::Refused(why) => {
             return (
                 SubVerdict::new(
-                    LEG_C,
+                    SUB_C,
                     SubOutcome::Unknown,
                     format!("client #3 was not registered: {why}"),
                 ),
                 None,
             )
         }
-        Registered::Failed(why) => return (SubVerdict::new(LEG_C, SubOutcome::Error, why), None),
+        Registered::Failed(why) => return (SubVerdict::new(SUB_C, SubOutcome::Error, why), None),
     };
     let Some(auth) = xs.iter().find(|x| x.http.request.method == "GET") else {
-        let mut l = not_recorded(ev, LEG_C, leg::DEPUTY_CONSENT);
+        let mut l = not_recorded(ev, SUB_C, leg::DEPUTY_CONSENT);
         l.note = format!(
             "client #3 ({}) was registered but {}",
             escape_line(&id),
@@ -876,7 +876,7 @@ fn leg_c(ev: &Bundle, static_id: &str) -> (SubVerdict, Option<String>) {
     };
     let leg = match auth.status() {
         None => SubVerdict::new(
-            LEG_C,
+            SUB_C,
             SubOutcome::Error,
             format!("the authorization request of client #3 drew {}", answer_of(auth)),
         ),
@@ -889,7 +889,7 @@ fn leg_c(ev: &Bundle, static_id: &str) -> (SubVerdict, Option<String>) {
                 .is_some_and(|c| c == static_id)
             {
                 SubVerdict::new(
-                    LEG_C,
+                    SUB_C,
                     SubOutcome::Fail,
                     format!(
                         "the new client #3 ({}) was handed straight on with the shared client_id {} (HTTP {s} to \
@@ -901,7 +901,7 @@ fn leg_c(ev: &Bundle, static_id: &str) -> (SubVerdict, Option<String>) {
                 )
             } else {
                 SubVerdict::new(
-                    LEG_C,
+                    SUB_C,
                     SubOutcome::Pass,
                     format!(
                         "the new client #3 ({}) was not handed on with the shared client id: HTTP {s} to {shown} ({})",
@@ -912,7 +912,7 @@ fn leg_c(ev: &Bundle, static_id: &str) -> (SubVerdict, Option<String>) {
             }
         }
         Some(s @ 200..=299) => SubVerdict::new(
-            LEG_C,
+            SUB_C,
             SubOutcome::Pass,
             format!(
                 "the new client #3 ({}) got a page on the authorization server itself (HTTP {s}, {})",
@@ -921,7 +921,7 @@ fn leg_c(ev: &Bundle, static_id: &str) -> (SubVerdict, Option<String>) {
             ),
         ),
         Some(s) => SubVerdict::new(
-            LEG_C,
+            SUB_C,
             SubOutcome::Error,
             format!(
                 "the authorization request of the new client #3 ({}) was answered HTTP {s} ({})",

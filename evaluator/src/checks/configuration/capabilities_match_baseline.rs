@@ -27,8 +27,8 @@ use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 #[derive(Debug)]
 pub struct CapabilitiesMatchBaseline;
 
-const LEG_A: &str = "a";
-const LEG_B: &str = "b";
+const SUB_A: &str = "a";
+const SUB_B: &str = "b";
 
 /// What this rule cannot reach.
 const REDUCTION: &str = concat!(
@@ -87,12 +87,12 @@ fn path_value(path: &str, v: &Value) -> String {
 }
 
 /// Sub-verdict a: the advertised capabilities against the baseline's.
-fn leg_a(ev: &Bundle, cx: &Context<'_>, now: Option<&BTreeMap<String, Value>>) -> SubVerdict {
-    let unknown = |note: String| SubVerdict::new(LEG_A, SubOutcome::Unknown, note);
+fn sub_a(ev: &Bundle, cx: &Context<'_>, now: Option<&BTreeMap<String, Value>>) -> SubVerdict {
+    let unknown = |note: String| SubVerdict::new(SUB_A, SubOutcome::Unknown, note);
     let Some(now) = now else {
         return unknown("this run observed no capabilities object, so nothing was compared".into());
     };
-    let b = match baseline_for(ev, cx, LEG_A, &format!("{} capability leaves", now.len())) {
+    let b = match baseline_for(ev, cx, SUB_A, &format!("{} capability leaves", now.len())) {
         Ok(b) => b,
         Err(l) => return l,
     };
@@ -146,7 +146,7 @@ fn leg_a(ev: &Bundle, cx: &Context<'_>, now: Option<&BTreeMap<String, Value>>) -
     .collect();
     if !added.is_empty() || !changed.is_empty() {
         return SubVerdict::new(
-            LEG_A,
+            SUB_A,
             SubOutcome::Fail,
             format!(
                 "advertised capabilities differ from the {}: {}; re-approve with --update-baseline if the \
@@ -170,7 +170,7 @@ fn leg_a(ev: &Bundle, cx: &Context<'_>, now: Option<&BTreeMap<String, Value>>) -
         format!("; {}", parts.join("; "))
     };
     SubVerdict::new(
-        LEG_A,
+        SUB_A,
         SubOutcome::Pass,
         format!(
             "the {} advertised capability leaves are within the {}{tail}",
@@ -198,8 +198,8 @@ fn names(ev: &Bundle) -> [(&'static str, Vec<String>); 3] {
 
 /// Sub-verdict b: names new since the baseline (evidence only; `new-tools-gated` is where
 /// a new tool is exercised).
-fn leg_b(ev: &Bundle, cx: &Context<'_>) -> SubVerdict {
-    let observed = |note: String| SubVerdict::new(LEG_B, SubOutcome::Observed, note);
+fn sub_b(ev: &Bundle, cx: &Context<'_>) -> SubVerdict {
+    let observed = |note: String| SubVerdict::new(SUB_B, SubOutcome::Observed, note);
     let Some(b) = cx.baseline.filter(|b| b.endpoint() == ev.endpoint()) else {
         return observed("no baseline of this endpoint to list new names against".into());
     };
@@ -249,8 +249,8 @@ impl Check for CapabilitiesMatchBaseline {
 
     fn grade(&self, ev: &Bundle, cx: &Context<'_>) -> Outcome {
         let now = advertised(ev).map(leaves);
-        let a = leg_a(ev, cx, now.as_ref());
-        let b = leg_b(ev, cx);
+        let a = sub_a(ev, cx, now.as_ref());
+        let b = sub_b(ev, cx);
         let facts = CapabilitiesMatchBaselineFacts {
             legs: leg_outcomes([&a, &b]),
             capability_leaves_advertised: now.as_ref().map(BTreeMap::len),

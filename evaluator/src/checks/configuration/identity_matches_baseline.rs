@@ -26,8 +26,8 @@ use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 #[derive(Debug)]
 pub struct IdentityMatchesBaseline;
 
-const LEG_A: &str = "a";
-const LEG_B: &str = "b";
+const SUB_A: &str = "a";
+const SUB_B: &str = "b";
 
 /// What this rule cannot reach.
 const REDUCTION: &str = concat!(
@@ -124,7 +124,7 @@ fn identity(ev: &Bundle) -> (Option<Identity>, String) {
 
 /// Sub-verdict b: the asserted identity against the baseline's.
 fn compare(ev: &Bundle, cx: &Context<'_>, observed: Option<&Identity>) -> SubVerdict {
-    let unknown = |note: String| SubVerdict::new(LEG_B, SubOutcome::Unknown, note);
+    let unknown = |note: String| SubVerdict::new(SUB_B, SubOutcome::Unknown, note);
     if cx.updating_baseline {
         let what = observed.map_or_else(|| "no identity".to_string(), |i| i.to_string());
         return unknown(format!(
@@ -158,7 +158,7 @@ fn compare(ev: &Bundle, cx: &Context<'_>, observed: Option<&Identity>) -> SubVer
     };
     if recorded == *observed {
         SubVerdict::new(
-            LEG_B,
+            SUB_B,
             SubOutcome::Pass,
             format!(
                 "observed {observed} matches the {} ({recorded})",
@@ -167,7 +167,7 @@ fn compare(ev: &Bundle, cx: &Context<'_>, observed: Option<&Identity>) -> SubVer
         )
     } else {
         SubVerdict::new(
-            LEG_B,
+            SUB_B,
             SubOutcome::Fail,
             format!(
                 "observed {observed} differs from {recorded} recorded in the {}; re-approve with \
@@ -191,19 +191,19 @@ impl Check for IdentityMatchesBaseline {
 
     fn grade(&self, ev: &Bundle, cx: &Context<'_>) -> Outcome {
         let (observed, note_a) = identity(ev);
-        let leg_a = SubVerdict::new(LEG_A, SubOutcome::Pass, note_a);
-        let leg_b = compare(ev, cx, observed.as_ref());
+        let sub_a = SubVerdict::new(SUB_A, SubOutcome::Pass, note_a);
+        let sub_b = compare(ev, cx, observed.as_ref());
         let baseline_identity = cx
             .baseline
             .and_then(|b| identity(b).0)
             .map(|i| i.to_string());
         let facts = IdentityMatchesBaselineFacts {
-            legs: leg_outcomes([&leg_a, &leg_b]),
+            legs: leg_outcomes([&sub_a, &sub_b]),
             server_identity: observed.map(|i| i.to_string()),
             baseline_identity,
             identity_source: source(ev),
         };
-        Outcome::from_subs(vec![leg_a, leg_b], REDUCTION)
+        Outcome::from_subs(vec![sub_a, sub_b], REDUCTION)
             .with_records(ev.session().and_then(|s| s.negotiated_in))
             .with_facts(&facts)
     }
@@ -263,7 +263,7 @@ mod tests {
         let ev = legacy("srv", "0.1.0");
         let o = run(&IdentityMatchesBaseline, &ev, &Context::default());
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
-        assert_eq!(sub(&o, LEG_A).outcome, SubOutcome::Pass);
+        assert_eq!(sub(&o, SUB_A).outcome, SubOutcome::Pass);
         assert!(o.evidence.contains("asserts srv|0.1.0"), "{o:?}");
         assert!(o.evidence.contains("well formed"), "{o:?}");
         assert!(o.evidence.contains("no baseline"), "{o:?}");
@@ -336,7 +336,7 @@ mod tests {
         let ev = bundle("2025-11-25", None);
         let o = against(&base, &ev);
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
-        assert_eq!(sub(&o, LEG_A).outcome, SubOutcome::Pass);
+        assert_eq!(sub(&o, SUB_A).outcome, SubOutcome::Pass);
         assert!(o.evidence.contains("carries no serverInfo"), "{o:?}");
         assert!(o.evidence.contains("observed no identity"), "{o:?}");
 

@@ -29,8 +29,8 @@ use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 #[derive(Debug)]
 pub struct NewToolsGated;
 
-const LEG_A: &str = "a";
-const LEG_B: &str = "b";
+const SUB_A: &str = "a";
+const SUB_B: &str = "b";
 
 /// Operator input: consent to execute tools.
 pub const INPUT_CONSENT: &str = "tool_calls_authorised";
@@ -187,10 +187,10 @@ fn answer(x: &Exchange<'_>) -> Answer {
 }
 
 /// Sub-verdict a, with the two tool names when calls were recorded.
-fn leg_a(ev: &Bundle, cx: &Context<'_>) -> (SubVerdict, Option<String>, Option<String>) {
+fn sub_a(ev: &Bundle, cx: &Context<'_>) -> (SubVerdict, Option<String>, Option<String>) {
     let unknown = |note: String| {
         (
-            SubVerdict::new(LEG_A, SubOutcome::Unknown, note),
+            SubVerdict::new(SUB_A, SubOutcome::Unknown, note),
             None,
             None,
         )
@@ -199,7 +199,7 @@ fn leg_a(ev: &Bundle, cx: &Context<'_>) -> (SubVerdict, Option<String>, Option<S
         return unknown(why);
     }
     let now = tool_names(ev);
-    let b = match baseline_for(ev, cx, LEG_A, &format!("{} tools advertised", now.len())) {
+    let b = match baseline_for(ev, cx, SUB_A, &format!("{} tools advertised", now.len())) {
         Ok(b) => b,
         Err(l) => return (l, None, None),
     };
@@ -249,7 +249,7 @@ fn leg_a(ev: &Bundle, cx: &Context<'_>) -> (SubVerdict, Option<String>, Option<S
             )
         };
         SubVerdict::new(
-            LEG_A,
+            SUB_A,
             SubOutcome::Error,
             format!(
                 "the control {} did not execute cleanly ({note}), so a refusal of the staged tool \
@@ -295,7 +295,7 @@ fn leg_a(ev: &Bundle, cx: &Context<'_>) -> (SubVerdict, Option<String>, Option<S
             .unwrap_or_else(|| "no record".into());
         return (
             SubVerdict::new(
-                LEG_A,
+                SUB_A,
                 SubOutcome::Unknown,
                 format!(
                     "the control {} executed cleanly but no staged tool was called ({why})",
@@ -316,7 +316,7 @@ fn leg_a(ev: &Bundle, cx: &Context<'_>) -> (SubVerdict, Option<String>, Option<S
         quote(&control),
         describe_baseline(b)
     );
-    let leg = |o: SubOutcome, note: String| SubVerdict::new(LEG_A, o, note);
+    let leg = |o: SubOutcome, note: String| SubVerdict::new(SUB_A, o, note);
     let l = match answer(&st_call) {
         Answer::None(why) => leg(
             SubOutcome::Error,
@@ -399,9 +399,9 @@ impl Check for NewToolsGated {
     }
 
     fn grade(&self, ev: &Bundle, cx: &Context<'_>) -> Outcome {
-        let (a, control, staged) = leg_a(ev, cx);
+        let (a, control, staged) = sub_a(ev, cx);
         let b = SubVerdict::new(
-            LEG_B,
+            SUB_B,
             SubOutcome::Dropped,
             "whether the new capability was logged and held pending approval is in the server's \
              change records, which no client can read",

@@ -651,7 +651,7 @@ fn sweep_part(
 
 /// Sub-verdict a: discover (2026-07-28) and the initialize sweep (both eras), worst of the two;
 /// with how each swept revision fared and the discover list (when read).
-fn leg_a(
+fn sub_a(
     ev: &Bundle,
     seqs: &mut Vec<u64>,
     pin: &Pin<'_>,
@@ -748,7 +748,7 @@ impl Check for RevisionsPinned {
             approved: approved(cx, "approved_revisions", |d| d.approved_revisions.as_ref()),
             floor: cx.text(&FLOOR),
         };
-        let (a, sweep, supported_versions) = leg_a(ev, &mut seqs, &pin);
+        let (a, sweep, supported_versions) = sub_a(ev, &mut seqs, &pin);
         let mut legs = vec![a];
         for p in &PROBES {
             legs.push(probe_leg(

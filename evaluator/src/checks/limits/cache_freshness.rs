@@ -1,11 +1,11 @@
 //! Rule `cache-freshness`: static resources cached with freshness limits; per-user data
 //! never shared-cached.
 //!
-//! Leg a is graded from the collector's `GET` of the operator-named static
+//! Sub-verdict a is graded from the collector's `GET` of the operator-named static
 //! resource (collector leg [`leg::STATIC_RESOURCE`], never with a credential; no path is
-//! ever guessed, and a bundle without the record says why), leg b from the endpoint's own
+//! ever guessed, and a bundle without the record says why), sub-verdict b from the endpoint's own
 //! `tools/list` response (the first page the collector's inventory read: a shared leg,
-//! sent once), and leg c (the 2026-07-28 cacheable-result fields) is evidence only.
+//! sent once), and sub-verdict c (the 2026-07-28 cacheable-result fields) is evidence only.
 //! docs/checks.md states the rules under the row this rule grades.
 
 use mcp_probe_schema::derive;
@@ -104,7 +104,7 @@ impl Check for CacheFreshness {
     }
 
     /// [`leg::STATIC_RESOURCE`] is optional: a bundle without it (collected before the
-    /// collector fetched it) grades leg a UNKNOWN saying so. The other inventory lists are read
+    /// collector fetched it) grades sub-verdict a UNKNOWN saying so. The other inventory lists are read
     /// only when `tools/list` drew no exchange.
     fn legs(&self, _era: Option<Era>) -> Legs {
         Legs::with_optional(
@@ -172,7 +172,7 @@ struct CacheFreshnessFacts {
     endpoint: Option<EndpointFacts>,
 }
 
-/// The fetched static resource (leg a).
+/// The fetched static resource (sub-verdict a).
 #[derive(Debug, Serialize)]
 struct StaticFacts {
     /// The URL fetched.
@@ -183,7 +183,7 @@ struct StaticFacts {
     static_cache_control: Option<String>,
 }
 
-/// The endpoint's own list response (leg b).
+/// The endpoint's own list response (sub-verdict b).
 #[derive(Debug, Serialize)]
 struct EndpointFacts {
     /// Its HTTP status, null without a response.
@@ -192,7 +192,7 @@ struct EndpointFacts {
     endpoint_cache_control: Option<String>,
 }
 
-/// Leg b: the endpoint's own list response (`x`, answering `method`) graded as
+/// Sub-verdict b: the endpoint's own list response (`x`, answering `method`) graded as
 /// dynamic content: `no-store` or `private` keeps it out of shared caches.
 fn dynamic_leg(ev: &Bundle, x: &Exchange<'_>, method: &str, cc: Option<&str>) -> SubVerdict {
     let substrate = if ev.is_sse() {
@@ -253,7 +253,7 @@ fn is_max_age(token: &str) -> bool {
         .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
-/// Leg a: the operator's static resource. Graded from the [`leg::STATIC_RESOURCE`]
+/// Sub-verdict a: the operator's static resource. Graded from the [`leg::STATIC_RESOURCE`]
 /// record when there is one; a skipped leg is UNKNOWN with the
 /// collector's reason; a bundle without the record (an older collector) is UNKNOWN and
 /// says whether the input was given. No path is ever guessed.
@@ -373,7 +373,7 @@ fn static_leg(ev: &Bundle, records: &mut Vec<u64>, facts: &mut Option<StaticFact
     }
 }
 
-/// Leg c: `resultType`, `ttlMs`, `cacheScope` on the result (2026-07-28 fields).
+/// Sub-verdict c: `resultType`, `ttlMs`, `cacheScope` on the result (2026-07-28 fields).
 fn cacheable_fields(x: &Exchange<'_>, modern: bool) -> String {
     if let Some(cut) = x.cut() {
         return format!("could not be read: {cut}");

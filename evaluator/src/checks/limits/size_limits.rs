@@ -1,10 +1,10 @@
 //! Rule `size-limits`: request/response body limits, token budgets, per-principal quotas.
 //! docs/checks.md states the rules under the row this rule grades.
 //!
-//! Of the six obligations only the inbound request-body limit is probed (leg a): the
+//! Of the six obligations only the inbound request-body limit is probed (sub-verdict a): the
 //! collector re-sends the first `tools/list` of the inventory (the control) padded past
 //! the probe size, with the same headers. The other five obligations are named on every
-//! run (leg b, `dropped`). The probe size is the operator's `max_request_bytes`
+//! run (sub-verdict b, `dropped`). The probe size is the operator's `max_request_bytes`
 //! (a probe input), else 1 MiB; the size actually sent is the padded record's body
 //! length. A 413 proves a limit at or below that size; an acceptance fails only against
 //! a limit the operator stated, because "no limit at or below that size" is not "no
@@ -33,9 +33,9 @@ pub const CONSENT_ABOVE: u64 = 1 << 20;
 pub const HARD_MAX: u64 = 10 << 20;
 
 /// The inbound request-body limit, probed.
-const LEG_A: &str = "a";
+const SUB_A: &str = "a";
 /// The other five obligations, named and not probed.
-const LEG_B: &str = "b";
+const SUB_B: &str = "b";
 
 const DROPPED: &str = "not probed: the non-streaming response payload bound, the per-message bound on \
      streamed responses, token budgets, per-principal quota exhaustion behaviour, and enforcement at both \
@@ -86,7 +86,7 @@ fn bytes(n: u64) -> String {
     format!("{n} bytes ({:.1} MiB)", n as f64 / (1u64 << 20) as f64)
 }
 
-/// Leg a and the facts for the details.
+/// Sub-verdict a and the facts for the details.
 struct Judgement {
     outcome: SubOutcome,
     note: String,
@@ -107,7 +107,7 @@ impl Judgement {
     }
 }
 
-/// Decide leg a in the fixed order docs/checks.md states for this rule.
+/// Decide sub-verdict a in the fixed order docs/checks.md states for this rule.
 fn judge(ev: &Bundle, size: &Result<Option<u64>, String>) -> Judgement {
     // Step 2: a refused stated value means nothing was (or should have been) sent.
     let stated = match size {
@@ -211,7 +211,7 @@ fn judge(ev: &Bundle, size: &Result<Option<u64>, String>) -> Judgement {
     j
 }
 
-/// Leg a from the padded request's status: 413 passes, an acceptance fails only against
+/// Sub-verdict a from the padded request's status: 413 passes, an acceptance fails only against
 /// a stated limit the body exceeds, anything else decides nothing.
 fn padded_answer(status: u16, sent: u64, stated: Option<u64>) -> (SubOutcome, String) {
     match status {
@@ -283,8 +283,8 @@ impl Check for SizeLimits {
         let mut records = ev.seqs(leg::PADDED);
         records.extend(ev.exchanges(leg::INVENTORY_TOOLS).next().map(|x| x.seq()));
         let legs = vec![
-            SubVerdict::new(LEG_A, j.outcome, j.note),
-            SubVerdict::new(LEG_B, SubOutcome::Dropped, DROPPED),
+            SubVerdict::new(SUB_A, j.outcome, j.note),
+            SubVerdict::new(SUB_B, SubOutcome::Dropped, DROPPED),
         ];
         let facts = SizeLimitsFacts {
             legs: leg_outcomes(&legs),
@@ -303,7 +303,7 @@ impl Check for SizeLimits {
 /// The details of this rule, in report order (absent values are null).
 #[derive(Debug, Serialize)]
 struct SizeLimitsFacts {
-    /// Leg a → its outcome, leg b → `dropped` (keys are references).
+    /// Sub-verdict a → its outcome, sub-verdict b → `dropped` (keys are references).
     legs: Keyed<String, SubOutcome>,
     /// The control's HTTP status.
     control_status: Option<u16>,
@@ -361,8 +361,8 @@ mod tests {
         }
     }
 
-    fn leg_a(o: &Outcome) -> SubOutcome {
-        o.subs.iter().find(|l| l.id == LEG_A).expect("a").outcome
+    fn sub_a(o: &Outcome) -> SubOutcome {
+        o.subs.iter().find(|l| l.id == SUB_A).expect("a").outcome
     }
 
     const SMALL: usize = 64;
@@ -384,7 +384,7 @@ mod tests {
                 "token budgets",
             ],
         );
-        assert_eq!(o.details["legs"][LEG_B], "dropped");
+        assert_eq!(o.details["legs"][SUB_B], "dropped");
         assert_eq!(o.details["padded_status"], 200);
         assert_eq!(o.details["probe_size"], DEFAULT_PROBE_BYTES);
         assert!(o.details["stated_limit"].is_null());
@@ -416,7 +416,7 @@ mod tests {
             ],
         );
         assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
-        assert_eq!(leg_a(&o), SubOutcome::Pass);
+        assert_eq!(sub_a(&o), SubOutcome::Pass);
         has(&o, &["HTTP 413", "at or below"]);
     }
 

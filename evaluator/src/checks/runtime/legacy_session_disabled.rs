@@ -36,7 +36,7 @@ use mcp_probe_schema::model::Era;
 /// Legacy Streamable HTTP session and stream resumption disabled.
 #[derive(Debug)]
 pub struct LegacySessionDisabled;
-/// The id the collector supplies in leg d.
+/// The id the collector supplies in sub-verdict d.
 pub use mcp_probe_schema::vocab::probe::SUPPLIED_SESSION_ID;
 
 const LEGS: [LegId; 6] = mcp_probe_schema::vocab::family::LEGACY_SURFACE;
@@ -78,7 +78,7 @@ fn exchange_of<'a>(
     }
 }
 
-/// Legs a/b: the status of a standalone GET or DELETE decides.
+/// Sub-verdicts a/b: the status of a standalone GET or DELETE decides.
 fn surface(a: &Answer, what: &str, authenticated: bool) -> (SubOutcome, String) {
     let said = a.summary();
     let Some(status) = a.status else {
@@ -208,8 +208,8 @@ fn variant(a: &Answer, control_seq: u64, what: &str, authenticated: bool) -> (Su
     }
 }
 
-/// Leg c: Last-Event-ID ignored.
-fn leg_c(ev: &Bundle, seqs: &mut Vec<u64>) -> SubVerdict {
+/// Sub-verdict c: Last-Event-ID ignored.
+fn sub_c(ev: &Bundle, seqs: &mut Vec<u64>) -> SubVerdict {
     let what = "tools/list with Last-Event-ID: 1";
     let (o, note) = match control(ev, leg::RESUME_CONTROL, seqs) {
         Err(e) => e,
@@ -282,8 +282,8 @@ fn session_ids(ev: &Bundle) -> Vec<String> {
     out
 }
 
-/// Leg d: no session id minted or echoed; a supplied one ignored.
-fn leg_d(ev: &Bundle, seqs: &mut Vec<u64>) -> SubVerdict {
+/// Sub-verdict d: no session id minted or echoed; a supplied one ignored.
+fn sub_d(ev: &Bundle, seqs: &mut Vec<u64>) -> SubVerdict {
     let what = format!("tools/list with Mcp-Session-Id: {SUPPLIED_SESSION_ID}");
     let found = session_ids(ev);
     if !found.is_empty() {
@@ -383,8 +383,8 @@ impl Check for LegacySessionDisabled {
             };
             legs.push(SubVerdict::new(id, o, note));
         }
-        legs.push(leg_c(ev, &mut seqs));
-        legs.push(leg_d(ev, &mut seqs));
+        legs.push(sub_c(ev, &mut seqs));
+        legs.push(sub_d(ev, &mut seqs));
         let facts = SessionFacts {
             legs: legs
                 .iter()
@@ -457,12 +457,12 @@ mod tests {
         exchange(&[l], &req, status, ct, body, headers)
     }
 
-    /// The Last-Event-ID request of leg c, answered.
+    /// The Last-Event-ID request of sub-verdict c, answered.
     fn resumed(status: u16, ct: &str, body: &str) -> Record {
         list(leg::RESUME_LAST_EVENT_ID, 2, status, ct, body, &[])
     }
 
-    /// The request of leg d supplying a session id, answered.
+    /// The request of sub-verdict d supplying a session id, answered.
     fn supplied(status: u16, ct: &str, body: &str) -> Record {
         list(leg::SESSION_SUPPLIED, 4, status, ct, body, &[])
     }

@@ -234,7 +234,7 @@ fn asked(req: &Value) -> String {
         .unwrap_or_else(|| "(no name)".into())
 }
 
-/// Leg c: the control, then the get without the required argument.
+/// Sub-verdict c: the control, then the get without the required argument.
 fn missing_argument(ev: &Bundle, strictness: Strictness) -> SubVerdict {
     let g = (|| {
         let ok = live::control(
@@ -301,7 +301,7 @@ fn missing_argument(ev: &Bundle, strictness: Strictness) -> SubVerdict {
     SubVerdict::new("c", o, note)
 }
 
-/// Leg d: its control, then a prompt name that is not listed.
+/// Sub-verdict d: its control, then a prompt name that is not listed.
 fn unknown_prompt(ev: &Bundle, strictness: Strictness) -> SubVerdict {
     let g = (|| {
         let ok = live::control(

@@ -155,7 +155,7 @@ impl Check for ResourceTemplatesTyped {
     }
 }
 
-/// Leg c: the control read, then the made-up template instance.
+/// Sub-verdict c: the control read, then the made-up template instance.
 fn missing_resource(ev: &Bundle, strictness: Strictness) -> SubVerdict {
     let g = (|| {
         let ok = live::control(

@@ -16,7 +16,7 @@
 //! no HTTP or file retriever at all (a hostile `$ref` or `$schema` cannot make the
 //! grader reach the network: evaluator/tests/deps.rs), and metaschema validation reads
 //! the schema as an instance, so no `$ref` inside it is resolved. References that point
-//! elsewhere are counted separately (leg c) because they compile silently.
+//! elsewhere are counted separately (sub-verdict c) because they compile silently.
 //!
 //! * d (live): the operator's tool called without one required property must come back
 //!   as a tool execution error (`isError: true`), not as a protocol error (-32602,
@@ -74,7 +74,7 @@ struct SchemaFacts {
     output_schema_failures: usize,
     /// Schemas in a dialect this grader does not know, not compiled.
     unrecognised_dialects: usize,
-    /// `$ref`s to other documents (leg c).
+    /// `$ref`s to other documents (sub-verdict c).
     external_refs: usize,
 }
 
@@ -269,7 +269,7 @@ impl Check for ToolSchemasValidated {
     }
 }
 
-/// Leg d: the recorded `tools/call` without a required property.
+/// Sub-verdict d: the recorded `tools/call` without a required property.
 ///
 /// The call must leave out a property the listed `inputSchema` requires (else ERROR: it
 /// tests nothing). Then: `isError: true` → pass; another result → fail (executed

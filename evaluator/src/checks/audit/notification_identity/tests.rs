@@ -68,11 +68,11 @@ fn nothing_arrived_is_unknown_naming_the_channel() {
     assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
     assert_sub(
         &o,
-        LEG_F,
+        SUB_F,
         SubOutcome::Unknown,
         &["no notification arrived", "not opened: no GET stream"],
     );
-    assert_sub(&o, LEG_A, SubOutcome::Unknown, &["no notification arrived"]);
+    assert_sub(&o, SUB_A, SubOutcome::Unknown, &["no notification arrived"]);
     let legs = [leg::NOTIFY_CHANNEL, leg::NOTIFY_PROGRESS_CALL];
     let o = grade(&bundle(
         LEGACY,
@@ -83,7 +83,7 @@ fn nothing_arrived_is_unknown_naming_the_channel() {
     ));
     assert_sub(
         &o,
-        LEG_F,
+        SUB_F,
         SubOutcome::Unknown,
         &[
             "0 tool call(s)",
@@ -101,11 +101,11 @@ fn named_senders_and_issued_tokens_pass() {
     assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
     assert_sub(
         &o,
-        LEG_F,
+        SUB_F,
         SubOutcome::Pass,
         &["all 1 notification(s)", "notifications/progress ×1"],
     );
-    assert_sub(&o, LEG_A, SubOutcome::Pass, &["t1"]);
+    assert_sub(&o, SUB_A, SubOutcome::Pass, &["t1"]);
     assert_eq!(o.details["progress_tokens_sent"], json!(["t1"]));
 }
 
@@ -121,7 +121,7 @@ fn an_unnamed_sender_fails_on_2026_07_28_only() {
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
     assert_sub(
         &o,
-        LEG_F,
+        SUB_F,
         SubOutcome::Fail,
         &["1 of 2 notification(s)", "notifications/progress ×1"],
     );
@@ -132,11 +132,11 @@ fn an_unnamed_sender_fails_on_2026_07_28_only() {
     // evidence) and does not weaken a's PASS.
     assert_sub(
         &o,
-        LEG_F,
+        SUB_F,
         SubOutcome::REVISION_UNSUPPORTED,
         &["only 2026-07-28 defines", "2025-11-25"],
     );
-    assert_sub(&o, LEG_A, SubOutcome::Pass, &[]);
+    assert_sub(&o, SUB_A, SubOutcome::Pass, &[]);
     assert!(o.evidence.starts_with("f: 1 of 2"), "{}", o.evidence);
     assert_eq!(o.not_arisen, None);
     assert_eq!(o.details["legs"]["f"], "revision_unsupported");
@@ -149,7 +149,7 @@ fn a_token_never_sent_fails_and_every_legs_tokens_count() {
         vec![call(Some("t1"), &[progress("zz", true)])],
     ));
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
-    assert_sub(&o, LEG_A, SubOutcome::Fail, &["zz (record #0)", "sent: t1"]);
+    assert_sub(&o, SUB_A, SubOutcome::Fail, &["zz (record #0)", "sent: t1"]);
     // A token another check's call sent (`scopes-minimized` e) is one the bundle issued.
     let scope = exchange(
         &[leg::SCOPE_PROBE_CALL],
@@ -161,7 +161,7 @@ fn a_token_never_sent_fails_and_every_legs_tokens_count() {
     );
     let numeric = progress("7", true).replace("\"7\"", "7");
     let o = grade(&bundle(MODERN, vec![scope, call(Some("t1"), &[numeric])]));
-    assert_sub(&o, LEG_A, SubOutcome::Pass, &["7, t1"]);
+    assert_sub(&o, SUB_A, SubOutcome::Pass, &["7, t1"]);
 }
 
 #[test]
@@ -173,17 +173,17 @@ fn no_progress_is_unknown_saying_why() {
         MODERN,
         vec![call(Some("t1"), std::slice::from_ref(&log))],
     ));
-    assert_sub(&o, LEG_F, SubOutcome::Pass, &["notifications/message ×1"]);
+    assert_sub(&o, SUB_F, SubOutcome::Pass, &["notifications/message ×1"]);
     assert_sub(
         &o,
-        LEG_A,
+        SUB_A,
         SubOutcome::Unknown,
         &["no notifications/progress arrived for the 1"],
     );
     let o = grade(&bundle(MODERN, vec![call(None, &[log])]));
     assert_sub(
         &o,
-        LEG_A,
+        SUB_A,
         SubOutcome::Unknown,
         &["no request of the bundle carried a progressToken"],
     );
@@ -208,7 +208,7 @@ fn the_channel_stream_is_read_and_named() {
     let o = grade(&bundle(LEGACY, vec![call(Some("t1"), &[]), get]));
     assert_eq!(o.details["notification_channel"], json!(true));
     assert_eq!(o.details["notifications_seen"], json!(1));
-    assert_sub(&o, LEG_A, SubOutcome::Pass, &["all 1 progress"]);
+    assert_sub(&o, SUB_A, SubOutcome::Pass, &["all 1 progress"]);
 }
 
 /// The `subscriptions/listen` stream of a 2026-07-28 session, holding `events`.
@@ -237,8 +237,8 @@ fn ack(meta: bool) -> String {
 
 /// On a stateless 2026-07-28 server the listen stream is the notification channel. Its
 /// acknowledgement is a notification the server sent: one without the sender's `_meta`
-/// fails leg f, one with it passes, where the progress call alone (no notification) left
-/// leg f undecided.
+/// fails sub-verdict f, one with it passes, where the progress call alone (no notification) left
+/// sub-verdict f undecided.
 #[test]
 fn the_listen_stream_decides_f_on_2026_07_28() {
     let o = grade(&bundle(
@@ -248,7 +248,7 @@ fn the_listen_stream_decides_f_on_2026_07_28() {
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
     assert_sub(
         &o,
-        LEG_F,
+        SUB_F,
         SubOutcome::Fail,
         &[
             "1 of 1 notification(s)",
@@ -264,17 +264,17 @@ fn the_listen_stream_decides_f_on_2026_07_28() {
         ],
     ));
     assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
-    assert_sub(&o, LEG_F, SubOutcome::Pass, &["all 2 notification(s)"]);
+    assert_sub(&o, SUB_F, SubOutcome::Pass, &["all 2 notification(s)"]);
     assert_eq!(o.details["notifications_seen"], json!(2));
     // The ack alone: f decided, a still waits for a progress notification.
     let o = grade(&bundle(
         MODERN,
         vec![call(Some("t1"), &[]), listen(&[ack(true)])],
     ));
-    assert_sub(&o, LEG_F, SubOutcome::Pass, &[]);
+    assert_sub(&o, SUB_F, SubOutcome::Pass, &[]);
     assert_sub(
         &o,
-        LEG_A,
+        SUB_A,
         SubOutcome::Unknown,
         &["no notifications/progress arrived"],
     );
@@ -283,7 +283,7 @@ fn the_listen_stream_decides_f_on_2026_07_28() {
     let o = grade(&bundle(MODERN, vec![call(Some("t1"), &[])]));
     assert_sub(
         &o,
-        LEG_F,
+        SUB_F,
         SubOutcome::Unknown,
         &["not opened: no GET stream"],
     );
@@ -301,7 +301,7 @@ fn the_listen_stream_decides_f_on_2026_07_28() {
     ));
     assert_sub(
         &o,
-        LEG_F,
+        SUB_F,
         SubOutcome::Unknown,
         &["advertise no listChanged"],
     );

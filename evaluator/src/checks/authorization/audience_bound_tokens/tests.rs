@@ -289,28 +289,28 @@ fn no_endpoint_is_error() {
 #[test]
 fn leg_a_branches() {
     let o = full(refused_mint());
-    assert_eq!(sub_of(&o, LEG_A), SubOutcome::Pass, "{o:?}");
+    assert_eq!(sub_of(&o, SUB_A), SubOutcome::Pass, "{o:?}");
     // Among the audiences (an extra one is `no-token-passthrough`'s business), trailing slash ignored.
     let o = graded(
         vec![jwt_facts(json!(["http://x.example/", format!("{RS}/")]))],
         refused_mint(),
         Some("2025-11-25"),
     );
-    assert_eq!(sub_of(&o, LEG_A), SubOutcome::Pass, "{o:?}");
+    assert_eq!(sub_of(&o, SUB_A), SubOutcome::Pass, "{o:?}");
     let o = graded(
         vec![jwt_facts(json!("http://127.0.0.1:1/mcp"))],
         refused_mint(),
         Some("2025-11-25"),
     );
-    assert_eq!(sub_of(&o, LEG_A), SubOutcome::Fail, "{o:?}");
+    assert_eq!(sub_of(&o, SUB_A), SubOutcome::Fail, "{o:?}");
     assert_eq!(o.verdict, Verdict::Fail);
     let o = graded(vec![opaque()], refused_mint(), Some("2025-11-25"));
-    assert_eq!(sub_of(&o, LEG_A), SubOutcome::Unknown, "{o:?}");
-    assert!(note_of(&o, LEG_A).contains("opaque"));
+    assert_eq!(sub_of(&o, SUB_A), SubOutcome::Unknown, "{o:?}");
+    assert!(note_of(&o, SUB_A).contains("opaque"));
     let mut no_aud = jwt_facts(json!(RS));
     no_aud.jwt_claims = Some(json!({"iss": "x"}));
     let o = graded(vec![no_aud], refused_mint(), Some("2025-11-25"));
-    assert_eq!(sub_of(&o, LEG_A), SubOutcome::Unknown, "{o:?}");
+    assert_eq!(sub_of(&o, SUB_A), SubOutcome::Unknown, "{o:?}");
     // An application id (Microsoft Entra ID) may be this server's own name: not a FAIL.
     let o = graded(
         vec![jwt_facts(json!("6731de76-14a6-49ae-97bc-6eba6914391e"))],
@@ -319,7 +319,7 @@ fn leg_a_branches() {
     );
     assert_sub(
         &o,
-        LEG_A,
+        SUB_A,
         SubOutcome::Unknown,
         "application id or API identifier",
     );
@@ -332,7 +332,7 @@ fn leg_a_branches() {
         refused_mint(),
         Some("2025-11-25"),
     );
-    assert_eq!(sub_of(&o, LEG_A), SubOutcome::Fail, "{o:?}");
+    assert_eq!(sub_of(&o, SUB_A), SubOutcome::Fail, "{o:?}");
 }
 
 /// Leg `id` of `o` has `outcome`, and its note contains `part`.
@@ -348,14 +348,14 @@ fn leg_a_uses_a_covering_prm_resource() {
     let mut ev = evidence(Some(session(Some("2025-11-25"), json!({}), None)), recs);
     ev.payload.tokens = vec![jwt_facts(json!("http://127.0.0.1:8080/"))];
     let o = run(&AudienceBoundTokens, &ev, &Context::default());
-    assert_sub(&o, LEG_A, SubOutcome::Pass, "protected-resource metadata");
+    assert_sub(&o, SUB_A, SubOutcome::Pass, "protected-resource metadata");
 }
 
 #[test]
 fn leg_b_refused_to_mint_is_unknown_naming_invalid_target() {
     let o = full(refused_mint());
-    assert_eq!(sub_of(&o, LEG_B), SubOutcome::Unknown, "{o:?}");
-    let n = note_of(&o, LEG_B);
+    assert_eq!(sub_of(&o, SUB_B), SubOutcome::Unknown, "{o:?}");
+    let n = note_of(&o, SUB_B);
     assert!(
         n.contains("refused to mint") && n.contains("invalid_target"),
         "{n}"
@@ -383,26 +383,26 @@ fn minted(control: u16, foreign: u16, restored: Option<u16>) -> Outcome {
 #[test]
 fn leg_b_foreign_refused_passes_and_names_the_restore() {
     let o = minted(200, 401, Some(200));
-    assert_sub(&o, LEG_B, SubOutcome::Pass, "chain was restored");
+    assert_sub(&o, SUB_B, SubOutcome::Pass, "chain was restored");
     let o = minted(200, 403, None);
-    assert_sub(&o, LEG_B, SubOutcome::Pass, "still stands");
+    assert_sub(&o, SUB_B, SubOutcome::Pass, "still stands");
     let o = minted(200, 401, Some(400));
-    assert_sub(&o, LEG_B, SubOutcome::Pass, "restore did not succeed");
+    assert_sub(&o, SUB_B, SubOutcome::Pass, "restore did not succeed");
 }
 
 #[test]
 fn leg_b_foreign_accepted_fails() {
     let o = minted(200, 200, Some(200));
-    assert_eq!(sub_of(&o, LEG_B), SubOutcome::Fail, "{o:?}");
+    assert_eq!(sub_of(&o, SUB_B), SubOutcome::Fail, "{o:?}");
     assert_eq!(o.verdict, Verdict::Fail);
 }
 
 #[test]
 fn leg_b_control_refused_is_unknown() {
     let o = minted(401, 401, Some(200));
-    assert_sub(&o, LEG_B, SubOutcome::Unknown, "not attributable");
+    assert_sub(&o, SUB_B, SubOutcome::Unknown, "not attributable");
     let o = minted(200, 400, Some(200));
-    assert_eq!(sub_of(&o, LEG_B), SubOutcome::Unknown, "{o:?}");
+    assert_eq!(sub_of(&o, SUB_B), SubOutcome::Unknown, "{o:?}");
 }
 
 #[test]
@@ -417,7 +417,7 @@ fn leg_b_current_token_again_is_unknown() {
             "not sent: the authorization server answered with the current access token again",
         ),
     ]);
-    assert_sub(&o, LEG_B, SubOutcome::Unknown, "current access token");
+    assert_sub(&o, SUB_B, SubOutcome::Unknown, "current access token");
 }
 
 #[test]
@@ -429,7 +429,7 @@ fn leg_b_skipped_and_transport_error_are_unknown() {
             "not sent: no refresh token (the credential was not obtained by an OAuth login of this run, e.g. --token-env)",
         ),
     ]);
-    assert_sub(&o, LEG_B, SubOutcome::Unknown, "no refresh token");
+    assert_sub(&o, SUB_B, SubOutcome::Unknown, "no refresh token");
     let mut m = mint(200, json!({}), "https://cis-probe.invalid/wrong-audience");
     if let Observation::Http(HttpExchange { outcome, .. }) = &mut m.observation {
         *outcome = HttpOutcome::Error(TransportError {
@@ -438,7 +438,7 @@ fn leg_b_skipped_and_transport_error_are_unknown() {
         });
     }
     let o = full(vec![no_downstream(), m]);
-    assert_sub(&o, LEG_B, SubOutcome::Unknown, "no answer");
+    assert_sub(&o, SUB_B, SubOutcome::Unknown, "no answer");
 }
 
 #[test]
@@ -446,12 +446,12 @@ fn legs_missing_from_an_old_bundle_are_error() {
     let o = full(vec![]);
     assert_eq!(o.verdict, Verdict::Error, "{o:?}");
     assert!(
-        note_of(&o, LEG_B).contains(leg::FOREIGN_MINT.as_str()),
+        note_of(&o, SUB_B).contains(leg::FOREIGN_MINT.as_str()),
         "{o:?}"
     );
     // Without a session (the credential was refused) the legs were never sent.
     let o = graded(vec![jwt_facts(json!(RS))], vec![], None);
-    assert_eq!(sub_of(&o, LEG_C), SubOutcome::Unknown, "{o:?}");
+    assert_eq!(sub_of(&o, SUB_C), SubOutcome::Unknown, "{o:?}");
 }
 
 fn downstream(records: Vec<Record>) -> Outcome {
@@ -466,19 +466,19 @@ fn leg_c_branches() {
     let apex = "https://example.com/user";
     // 401 with the token: pass.
     let o = downstream(vec![get(api, 401, true), get(api, 401, false)]);
-    assert_eq!(sub_of(&o, LEG_C), SubOutcome::Pass, "{o:?}");
+    assert_eq!(sub_of(&o, SUB_C), SubOutcome::Pass, "{o:?}");
     assert_eq!(o.details["downstream_outcomes"][api], json!("pass"));
     assert_eq!(o.details["hosts_probed"], json!(["api.example.com"]));
     // 200 with, 401 without: accepted -> fail.
     let o = downstream(vec![get(api, 200, true), get(api, 401, false)]);
-    assert_eq!(sub_of(&o, LEG_C), SubOutcome::Fail, "{o:?}");
+    assert_eq!(sub_of(&o, SUB_C), SubOutcome::Fail, "{o:?}");
     // 403 with, 401 without: authenticated then denied -> fail.
     let o = downstream(vec![get(api, 403, true), get(api, 401, false)]);
-    assert_eq!(sub_of(&o, LEG_C), SubOutcome::Fail, "{o:?}");
+    assert_eq!(sub_of(&o, SUB_C), SubOutcome::Fail, "{o:?}");
     // Same status both ways: unknown.
     let o = downstream(vec![get(api, 200, true), get(api, 200, false)]);
-    assert_eq!(sub_of(&o, LEG_C), SubOutcome::Unknown, "{o:?}");
-    assert!(note_of(&o, LEG_C).contains("none produced a usable comparison"));
+    assert_eq!(sub_of(&o, SUB_C), SubOutcome::Unknown, "{o:?}");
+    assert!(note_of(&o, SUB_C).contains("none produced a usable comparison"));
     // Any pass beats unknowns; any fail beats passes.
     let o = downstream(vec![
         get(api, 404, true),
@@ -486,14 +486,14 @@ fn leg_c_branches() {
         get(apex, 401, true),
         get(apex, 200, false),
     ]);
-    assert_eq!(sub_of(&o, LEG_C), SubOutcome::Pass, "{o:?}");
+    assert_eq!(sub_of(&o, SUB_C), SubOutcome::Pass, "{o:?}");
     let o = downstream(vec![
         get(api, 200, true),
         get(api, 401, false),
         get(apex, 401, true),
         get(apex, 401, false),
     ]);
-    assert_eq!(sub_of(&o, LEG_C), SubOutcome::Fail, "{o:?}");
+    assert_eq!(sub_of(&o, SUB_C), SubOutcome::Fail, "{o:?}");
 }
 
 #[test]
@@ -502,8 +502,8 @@ fn leg_c_refused_candidates_are_listed() {
         no_downstream(),
         refused("https://evil.example/me", "refused https://evil.example/me: no credential to https://evil.example/me: evil.example is not the endpoint host 127.0.0.1"),
     ]);
-    assert_eq!(sub_of(&o, LEG_C), SubOutcome::Unknown, "{o:?}");
-    let n = note_of(&o, LEG_C);
+    assert_eq!(sub_of(&o, SUB_C), SubOutcome::Unknown, "{o:?}");
+    let n = note_of(&o, SUB_C);
     assert!(
         n.contains("no candidate probed") && n.contains("IP address") && n.contains("1 refused"),
         "{n}"
@@ -563,13 +563,13 @@ fn leg_b_a_mint_naming_the_audited_resource_is_unknown_not_fail() {
         assert_ne!(o.verdict, Verdict::Fail, "{aud}: {o:?}");
         assert_sub(
             &o,
-            LEG_B,
+            SUB_B,
             SubOutcome::Unknown,
             "the authorization server ignored the RFC 8707 resource parameter: the token minted for \
              http://127.0.0.1:1/mcp names",
         );
         assert!(
-            note_of(&o, LEG_B).contains("no foreign token was presented"),
+            note_of(&o, SUB_B).contains("no foreign token was presented"),
             "{o:?}"
         );
         assert_eq!(o.details["minted_binding"], json!("audited_resource"));
@@ -578,7 +578,7 @@ fn leg_b_a_mint_naming_the_audited_resource_is_unknown_not_fail() {
     let o = minted_with(200, 401, Some(mint_facts(Some(json!(RS)))));
     assert_sub(
         &o,
-        LEG_B,
+        SUB_B,
         SubOutcome::Unknown,
         "not decidable from this pair",
     );
@@ -589,7 +589,7 @@ fn leg_b_a_mint_naming_the_foreign_or_another_audience_and_accepted_fails() {
     let o = minted_with(200, 200, Some(mint_facts(Some(json!(FOREIGN)))));
     assert_sub(
         &o,
-        LEG_B,
+        SUB_B,
         SubOutcome::Fail,
         "the token minted for http://127.0.0.1:1/mcp names http://127.0.0.1:1/mcp",
     );
@@ -602,26 +602,26 @@ fn leg_b_a_mint_naming_the_foreign_or_another_audience_and_accepted_fails() {
         200,
         Some(mint_facts(Some(json!("https://api.example.com")))),
     );
-    assert_sub(&o, LEG_B, SubOutcome::Fail, "not the audited resource");
+    assert_sub(&o, SUB_B, SubOutcome::Fail, "not the audited resource");
     // Refused: pass, as before.
     let o = minted_with(200, 401, Some(mint_facts(Some(json!(FOREIGN)))));
-    assert_eq!(sub_of(&o, LEG_B), SubOutcome::Pass, "{o:?}");
+    assert_eq!(sub_of(&o, SUB_B), SubOutcome::Pass, "{o:?}");
 }
 
 #[test]
 fn leg_b_an_opaque_or_audienceless_mint_accepted_is_unknown_refused_passes() {
     let o = minted_with(200, 200, Some(mint_facts(None)));
-    assert_sub(&o, LEG_B, SubOutcome::Unknown, "the binding is unverified");
-    assert!(note_of(&o, LEG_B).contains("opaque"), "{o:?}");
+    assert_sub(&o, SUB_B, SubOutcome::Unknown, "the binding is unverified");
+    assert!(note_of(&o, SUB_B).contains("opaque"), "{o:?}");
     assert_ne!(o.verdict, Verdict::Fail, "{o:?}");
     assert_eq!(o.details["minted_binding"], json!("unverified"));
     let mut no_aud = mint_facts(Some(json!(RS)));
     no_aud.token.jwt_claims = Some(json!({"iss": "http://127.0.0.1:9"}));
     let o = minted_with(200, 200, Some(no_aud));
-    assert_sub(&o, LEG_B, SubOutcome::Unknown, "without an aud claim");
+    assert_sub(&o, SUB_B, SubOutcome::Unknown, "without an aud claim");
     // A refusal of it is still a refusal.
     let o = minted_with(200, 403, Some(mint_facts(None)));
-    assert_eq!(sub_of(&o, LEG_B), SubOutcome::Pass, "{o:?}");
+    assert_eq!(sub_of(&o, SUB_B), SubOutcome::Pass, "{o:?}");
 }
 
 #[test]
@@ -629,7 +629,7 @@ fn leg_b_an_older_bundle_without_the_mint_facts_keeps_its_verdict_and_says_so() 
     let o = minted_with(200, 200, None);
     assert_sub(
         &o,
-        LEG_B,
+        SUB_B,
         SubOutcome::Fail,
         "the minted token's claims were not recorded by the collector that wrote this bundle \
          (mcp-collect 0.0.0-test, build test: no minted_tokens entry for 3.3.1b.mint)",
@@ -637,10 +637,10 @@ fn leg_b_an_older_bundle_without_the_mint_facts_keeps_its_verdict_and_says_so() 
     assert_eq!(o.verdict, Verdict::Fail);
     assert_eq!(o.details["minted_binding"], json!("not_recorded"));
     let o = minted_with(200, 401, None);
-    assert_sub(&o, LEG_B, SubOutcome::Pass, "were not recorded");
+    assert_sub(&o, SUB_B, SubOutcome::Pass, "were not recorded");
     // Facts of another token (the restore's) do not stand for the mint's.
     let mut other = mint_facts(Some(json!(RS)));
     other.leg = leg::FOREIGN_RESTORE.to_string();
     let o = minted_with(200, 200, Some(other));
-    assert_sub(&o, LEG_B, SubOutcome::Fail, "were not recorded");
+    assert_sub(&o, SUB_B, SubOutcome::Fail, "were not recorded");
 }

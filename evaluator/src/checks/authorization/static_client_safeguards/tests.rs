@@ -438,7 +438,7 @@ fn leg_a_branches() {
     ];
     for (r, want) in cases {
         let o = full(r, good_b(), consent(None, 200));
-        assert_eq!(sub_of(&o, LEG_A), want, "{o:?}");
+        assert_eq!(sub_of(&o, SUB_A), want, "{o:?}");
     }
     let o = grade(
         vec![meta(&format!("{AS}/auth"))]
@@ -449,7 +449,7 @@ fn leg_a_branches() {
             .chain(consent(None, 200))
             .collect(),
     );
-    assert_eq!(sub_of(&o, LEG_A), SubOutcome::Unknown, "{o:?}");
+    assert_eq!(sub_of(&o, SUB_A), SubOutcome::Unknown, "{o:?}");
 }
 
 #[test]
@@ -484,7 +484,7 @@ fn leg_b_branches() {
     ];
     for (b, want) in cases {
         let o = full(varied(400, None), b, consent(None, 200));
-        assert_eq!(sub_of(&o, LEG_B), want, "{o:?}");
+        assert_eq!(sub_of(&o, SUB_B), want, "{o:?}");
     }
 }
 
@@ -496,16 +496,16 @@ fn leg_c_fails_only_on_the_shared_client_id() {
         good_b(),
         consent(Some("https://idp.corp.example/login?client_id=c3"), 302),
     );
-    assert_eq!(sub_of(&o, LEG_C), SubOutcome::Pass, "{o:?}");
+    assert_eq!(sub_of(&o, SUB_C), SubOutcome::Pass, "{o:?}");
     let o = full(
         varied(400, None),
         good_b(),
         consent(Some(&format!("{UP}?client_id=static-1")), 302),
     );
-    assert_eq!(sub_of(&o, LEG_C), SubOutcome::Fail, "{o:?}");
+    assert_eq!(sub_of(&o, SUB_C), SubOutcome::Fail, "{o:?}");
     assert_eq!(o.verdict, Verdict::Fail);
     let o = full(varied(400, None), good_b(), consent(None, 500));
-    assert_eq!(sub_of(&o, LEG_C), SubOutcome::Error, "{o:?}");
+    assert_eq!(sub_of(&o, SUB_C), SubOutcome::Error, "{o:?}");
     let refused = vec![http(
         leg::DEPUTY_CONSENT,
         "POST",
@@ -515,13 +515,13 @@ fn leg_c_fails_only_on_the_shared_client_id() {
         &[],
     )];
     let o = full(varied(400, None), good_b(), refused);
-    assert_eq!(sub_of(&o, LEG_C), SubOutcome::Unknown, "{o:?}");
+    assert_eq!(sub_of(&o, SUB_C), SubOutcome::Unknown, "{o:?}");
     let o = full(
         varied(400, None),
         good_b(),
         vec![skipped(&[leg::DEPUTY_CONSENT], "not sent: y")],
     );
-    assert_eq!(sub_of(&o, LEG_C), SubOutcome::Unknown, "{o:?}");
+    assert_eq!(sub_of(&o, SUB_C), SubOutcome::Unknown, "{o:?}");
 }
 
 /// Metadata the collector refused (its issuer is not the one it was fetched for) is never

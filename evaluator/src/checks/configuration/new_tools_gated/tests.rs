@@ -91,7 +91,7 @@ fn without_consent_or_baseline_it_is_unknown() {
     assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
     assert_sub(
         &o,
-        LEG_A,
+        SUB_A,
         SubOutcome::Unknown,
         &["tool_calls_authorised is not true"],
     );
@@ -101,13 +101,13 @@ fn without_consent_or_baseline_it_is_unknown() {
     );
     assert_sub(
         &grade(&ev, Some(&b)),
-        LEG_A,
+        SUB_A,
         SubOutcome::Unknown,
         &["no tool_arguments"],
     );
     let ev = bundle(Some(consent()), pair(ok()));
     let o = grade(&ev, None);
-    assert_sub(&o, LEG_A, SubOutcome::Unknown, &["no baseline"]);
+    assert_sub(&o, SUB_A, SubOutcome::Unknown, &["no baseline"]);
 }
 
 #[test]
@@ -117,7 +117,7 @@ fn an_executed_staged_tool_fails() {
     assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
     assert_sub(
         &o,
-        LEG_A,
+        SUB_A,
         SubOutcome::Fail,
         &["`new`", "executed", "no approval gate"],
     );
@@ -136,7 +136,7 @@ fn a_worded_denial_passes_quoting_it() {
         assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
         assert_sub(
             &o,
-            LEG_A,
+            SUB_A,
             SubOutcome::Pass,
             &["refused as unapproved", "control `old` executed cleanly"],
         );
@@ -149,7 +149,7 @@ fn a_worded_denial_passes_quoting_it() {
         ),
         Some(&b),
     );
-    assert!(crate::fixture::sub(&o, LEG_A).note.len() < 400, "{o:?}");
+    assert!(crate::fixture::sub(&o, SUB_A).note.len() < 400, "{o:?}");
 }
 
 #[test]
@@ -176,7 +176,7 @@ fn unresolved_invalid_params_and_other_words_are_unknown() {
     for (answer, words) in cases {
         let o = grade(&bundle(Some(consent()), pair(answer)), Some(&b));
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
-        assert_sub(&o, LEG_A, SubOutcome::Unknown, &[words]);
+        assert_sub(&o, SUB_A, SubOutcome::Unknown, &[words]);
     }
 }
 
@@ -205,7 +205,7 @@ fn a_control_that_did_not_execute_is_an_error_with_a_hint() {
     assert_eq!(o.verdict, Verdict::Error, "{o:?}");
     assert_sub(
         &o,
-        LEG_A,
+        SUB_A,
         SubOutcome::Error,
         &["did not execute cleanly", "give arguments for `old`"],
     );
@@ -219,8 +219,8 @@ fn a_control_that_did_not_execute_is_an_error_with_a_hint() {
         skipped(&[leg::STAGED_CALL], "not sent"),
     ];
     let o = grade(&bundle(Some(consent()), recs), Some(&b));
-    assert_sub(&o, LEG_A, SubOutcome::Error, &["JSON-RPC error -32603"]);
-    assert!(!crate::fixture::sub(&o, LEG_A)
+    assert_sub(&o, SUB_A, SubOutcome::Error, &["JSON-RPC error -32603"]);
+    assert!(!crate::fixture::sub(&o, SUB_A)
         .note
         .contains("give arguments"));
 }
@@ -235,7 +235,7 @@ fn calls_against_another_baseline_are_unknown() {
     let o = grade(&bundle(Some(consent()), recs), Some(&b));
     assert_sub(
         &o,
-        LEG_A,
+        SUB_A,
         SubOutcome::Unknown,
         &["collected against another baseline", "control `new`"],
     );
@@ -246,7 +246,7 @@ fn calls_against_another_baseline_are_unknown() {
     let o = grade(&bundle(Some(consent()), recs), Some(&b));
     assert_sub(
         &o,
-        LEG_A,
+        SUB_A,
         SubOutcome::Unknown,
         &["staged tool `old` is in it"],
     );
@@ -259,7 +259,7 @@ fn nothing_new_or_no_call_is_unknown() {
     let o = grade(&bundle(Some(consent()), pair(ok())), Some(&b));
     assert_sub(
         &o,
-        LEG_A,
+        SUB_A,
         SubOutcome::Unknown,
         &["no tool is advertised beyond", "2 advertised"],
     );
@@ -273,7 +273,7 @@ fn nothing_new_or_no_call_is_unknown() {
     );
     assert_sub(
         &o,
-        LEG_A,
+        SUB_A,
         SubOutcome::Unknown,
         &["no control was called", "no baseline of this endpoint"],
     );

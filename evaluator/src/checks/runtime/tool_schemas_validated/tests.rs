@@ -631,13 +631,13 @@ fn external_refs_are_found_anywhere() {
 
 #[test]
 fn compiling_a_remote_ref_fetches_nothing() {
-    // Would hang or fail if the crate tried to resolve it; it compiles (leg c counts it
+    // Would hang or fail if the crate tried to resolve it; it compiles (sub-verdict c counts it
     // instead).
     let s = json!({"$ref": "http://127.0.0.1:9/never"});
     assert_eq!(judge(&s), Judged::Compiled(Dialect::Draft202012));
 }
 
-/// This rule with `tool_io("add")` listed and the leg d call sending `arguments`,
+/// This rule with `tool_io("add")` listed and the sub-verdict d call sending `arguments`,
 /// answered `status` with `body`.
 fn called(arguments: Value, status: u16, body: &str) -> Outcome {
     let req = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
