@@ -291,7 +291,7 @@ fn truncated_and_not_a_bundle_exit_3() {
     assert_eq!(r.stdout, "INVALID empty.mcpev: not a bundle: empty file\n");
 }
 
-/// Issue 22: a key, a report or a README given as a bundle is named by what it is, not
+/// A key, a report or a README given as a bundle is named by what it is, not
 /// called damaged ("trailing data" was the reading of its first byte as CBOR).
 #[test]
 fn a_key_or_a_report_given_as_a_bundle_is_named_by_what_it_is() {
