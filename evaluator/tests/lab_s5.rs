@@ -280,9 +280,11 @@ fn without_consent_no_traversal_request_is_sent() {
                 wire::TRAVERSAL_WINDOWS,
                 wire::TRAVERSAL_ENCODED,
             ];
+            // A leg sent again on another era carries `@<revision>` after its wire name.
+            let base = |l: &str| l.split('@').next().unwrap_or(l).to_string();
             if r.legs
                 .iter()
-                .any(|l| traversal.iter().any(|t| l == t.as_str()))
+                .any(|l| traversal.iter().any(|t| base(l) == t.as_str()))
             {
                 traversal_records += 1;
                 assert!(
