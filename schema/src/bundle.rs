@@ -1385,6 +1385,13 @@ pub fn decode_verified(bytes: &[u8]) -> Result<Verified, VerifyError> {
     })
 }
 
+/// The signer a bundle's header names, after the structure and header checks of
+/// [`open`] (checks 1 to 6); nothing is verified and nothing in the payload is read. For a
+/// reader with `--trust` pins that must not decode anything a key outside them claims.
+pub fn claimed_signer(bytes: &[u8]) -> Result<PublicKey, VerifyError> {
+    header(&structure(bytes)?)
+}
+
 /// Read as much as possible without requiring validity (for `show` on a damaged bundle).
 /// `problem` is what [`open`] without pins reports. Fails only when the payload cannot be
 /// decoded at all, with the error [`open`] reports (so a damaged bundle whose payload no
