@@ -6,10 +6,12 @@
 //! [`PUBLIC_KEY_LABEL`], so a bundle verifies stand-alone; `--trust` pins which keys are
 //! acceptable. Payload: the CBOR encoding of [`Evidence`].
 //!
-//! Verification order: CBOR structure (not a bundle / truncated / trailing data), COSE
-//! header (including the signer key and its key id), the Ed25519 signature over the
-//! payload bytes as stored (the COSE `Sig_structure`), and only then the payload: format
-//! id, each record's encoding and chain link, chain head; last the trust pin. Checking the
+//! Verification order (docs/bundle.md §5): CBOR structure (not a bundle / truncated /
+//! trailing data), COSE headers (strict maps, no `crit`, the signer key canonical and not
+//! small-order, its key id), the Ed25519 signature over the payload bytes as stored (the
+//! COSE `Sig_structure`, with the checks of strict verification), the trust pin, and only
+//! then the payload: one strict CBOR item (nothing after it, no key twice), format id,
+//! each record's strictness, encoding and chain link, chain head. Checking the
 //! signature before decoding anything in the payload means that any byte altered after
 //! sealing reads as "signature invalid: the bundle was altered or damaged after signing",
 //! never as a decoder complaint; a payload failure after a valid signature is worded
@@ -850,7 +852,7 @@ fn strict_header(bytes: &[u8], which: &str) -> Result<HeaderMap, VerifyError> {
     Ok(map)
 }
 
-/// Checks 6 and 7: each header is one strict map without `crit`, the protected header
+/// Check 6: each header is one strict map without `crit`, the protected header
 /// says EdDSA and the content type, and the unprotected header carries a canonical,
 /// not small-order Ed25519 public key whose key id is the `kid`.
 fn header(c: &Cose<'_>) -> Result<PublicKey, VerifyError> {
@@ -942,7 +944,7 @@ pub(crate) fn sig_structure_head(protected: &[u8], payload_len: u64) -> Vec<u8> 
     head
 }
 
-/// Check 8: Ed25519 over `["Signature1", protected, h'', payload]`, built from the bytes
+/// Checks 7 and 7b: Ed25519 over `["Signature1", protected, h'', payload]`, built from the bytes
 /// as stored. Nothing in the payload is decoded here.
 fn check_signature(c: &Cose<'_>, signer: &PublicKey) -> Result<(), VerifyError> {
     let sig = Signature::from_slice(c.signature).map_err(|_| VerifyError::Signature)?;
@@ -972,7 +974,7 @@ fn check_signature(c: &Cose<'_>, signer: &PublicKey) -> Result<(), VerifyError> 
 /// Longest format id quoted in [`VerifyError::UnknownFormat`].
 const MAX_FORMAT_SHOWN: usize = 64;
 
-/// Checks 9 and 10: the (signed) payload is a map of this format and decodes as
+/// Checks 10 and 11: the (signed) payload is a map of this format and decodes as
 /// [`Evidence`]. One decode in the common case; the generic re-read happens only on
 /// failure, to tell a future format from a malformed payload.
 fn decode_evidence(payload: &[u8]) -> Result<Evidence, VerifyError> {
