@@ -1,6 +1,7 @@
 //! `mcp-collect --from-config`: the real binary over fixture client configurations in a
-//! temp dir. A stdio entry runs only with consent (`--allow-exec`; stdin is no terminal
-//! here, so nobody is asked); each collected entry gets a bundle whose `target.source`
+//! temp dir. A stdio entry runs only with consent: `--allow-exec` when stdin is no
+//! terminal (nobody is asked), or a yes to the question at a terminal
+//! (`support/pty_answer.py` runs the collector under a pseudo-terminal); each collected entry gets a bundle whose `target.source`
 //! names the file and entry; placeholders resolve from the environment and
 //! `${input:...}` is recorded as unresolved; configured credentials are used only with
 //! `--use-config-credentials`, and no secret of a configuration file appears in any
@@ -308,4 +309,60 @@ fn from_config_flags_are_checked() {
     let r = run(&dir, &["--from-config", &missing]);
     assert_eq!(r.code(), 2, "{}", r.describe());
     assert!(r.stderr().contains(&missing), "{}", r.describe());
+}
+
+#[test]
+fn at_a_terminal_a_stdio_entry_runs_after_a_yes_and_not_after_a_no() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let marker = dir.path().join("marker");
+    let config = write_config(
+        dir.path(),
+        serde_json::json!({ "local": stdio_entry(&marker) }),
+    );
+    let config = config.display().to_string();
+    let pty = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/pty_answer.py");
+    let under_pty = |answer: &str| {
+        let mut c = Command::new(python());
+        c.arg(&pty)
+            .arg(answer)
+            .arg(env!("CARGO_BIN_EXE_mcp-collect"))
+            .arg("-o")
+            .arg(dir.path().join("out"))
+            .args(["--target-timeout", "60", "--from-config", &config])
+            .env("MCP_PROBE_HOME", dir.path().join("home"))
+            .env_remove("HOME")
+            .env("FC_REFERENCED", ENV_REFERENCED)
+            .env("FC_MODE", "fast");
+        let out = c.output().expect("run under a pty");
+        let text = String::from_utf8_lossy(&out.stdout).replace('\r', "");
+        (out.status.code().unwrap_or(-1), text)
+    };
+
+    let (code, text) = under_pty("n");
+    assert_eq!(code, 2, "{text}");
+    assert!(!marker.exists(), "the command ran after a no: {text}");
+    // The question names the entry and shows the exact command line.
+    assert!(
+        text.contains(&format!(
+            "entry \"local\" runs `{} {} {}`",
+            python(),
+            config_server(),
+            marker.display()
+        )) && text.contains("[y/N]"),
+        "{text}"
+    );
+    assert!(text.contains("not run: the operator answered no"), "{text}");
+
+    let (code, text) = under_pty("y");
+    assert_eq!(code, 0, "{text}");
+    assert!(marker.exists(), "{text}");
+    let bundle = text
+        .lines()
+        .find(|l| l.ends_with(".mcpev") && !l.starts_with("mcp-collect"))
+        .expect("a bundle path");
+    let e = evidence(Path::new(bundle));
+    assert_eq!(source(&e).consent.as_deref(), Some("prompt"));
+    for s in [ENV_LITERAL, ENV_REFERENCED] {
+        assert!(!leaks(text.as_bytes(), s), "{s}: {text}");
+    }
 }
