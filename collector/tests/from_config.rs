@@ -304,6 +304,23 @@ fn from_config_flags_are_checked() {
         let r = run(&dir, args);
         assert_eq!(r.code(), 2, "{args:?}: {}", r.describe());
     }
+    // A supplied credential does not cross a proxy over plain http (before any traffic).
+    let config = write_config(
+        dir.path(),
+        serde_json::json!({"remote": {"type": "http", "url": "http://127.0.0.1:9/mcp",
+                                      "headers": {"Authorization": format!("Bearer {BEARER}")}}}),
+    );
+    let config = config.display().to_string();
+    let mut c = collect_cmd(&dir);
+    c.args(["--from-config", &config, "--use-config-credentials"])
+        .args(["--proxy", "http://127.0.0.1:9"])
+        .env_remove("NO_PROXY")
+        .env_remove("no_proxy");
+    let out = c.output().expect("run");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("the configuration entry \"remote\""), "{err}");
+    assert!(!leaks(&out.stderr, BEARER), "{err}");
     // A missing file named explicitly: exit 2, the file named.
     let missing = dir.path().join("nope.json").display().to_string();
     let r = run(&dir, &["--from-config", &missing]);

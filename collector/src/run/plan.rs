@@ -221,6 +221,25 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
         }
     }
 
+    // The same rule for a credential a configuration entry supplies.
+    for (t, c) in configured.iter().flatten() {
+        let credential =
+            c.token.is_some() || c.source.headers.iter().any(|h| h.secret_like && h.supplied);
+        if !credential || t.base_url.scheme() != "http" {
+            continue;
+        }
+        if let Some(p) = net.net.proxies.for_url(&t.base_url) {
+            return Err(UsageError::ProxiedPlaintextCredential {
+                what: format!(
+                    "the credential of the configuration entry {:?}",
+                    c.source.entry
+                ),
+                target: t.as_typed.clone(),
+                proxy: p.display(),
+            });
+        }
+    }
+
     let (inputs, warnings) = super::inputs::load(flags.inputs.as_deref(), &targets)?;
     warnings.iter().for_each(|w| printer.warn(w));
 
