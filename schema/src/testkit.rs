@@ -96,6 +96,7 @@ pub fn evidence(endpoint: &str, records: Vec<Record>) -> Evidence {
             addresses: vec!["127.0.0.1:8080".into()],
             transport: Default::default(),
             message_endpoint: None,
+            source: None,
         },
         session: Some(Session {
             endpoint: endpoint.into(),
