@@ -128,7 +128,7 @@ for b in mcp-collect mcp-grade; do
 done
 "$built/mcp-collect" --version
 "$built/mcp-grade" --version
-# mcp-collect must fit in 8 MiB, the goal of issue 24 (docs/install.md, "Sizes").
+# mcp-collect must fit in 8 MiB (docs/install.md, "Sizes").
 [ "$(stat -c %s "$built/mcp-collect")" -le $((8 * 1024 * 1024)) ] \
   || fail "mcp-collect is over 8 MiB (docs/install.md, \"Sizes\")"
 echo "mcp-collect fits in 8 MiB"

@@ -31,6 +31,11 @@ fn run(flags: &Flags, printer: &Printer) -> ExitStatus {
         printer.error("--format applies to --list-config only");
         return ExitStatus::Usage;
     }
+    if flags.from_config.is_none() && (!flags.allow_exec.is_empty() || flags.use_config_credentials)
+    {
+        printer.error("--allow-exec and --use-config-credentials apply to --from-config only");
+        return ExitStatus::Usage;
+    }
     if flags.public_key {
         return match public_key(flags) {
             Ok(pem) => {

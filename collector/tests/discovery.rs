@@ -46,6 +46,7 @@ impl Rig {
             addresses: Vec::new(),
             transport: Default::default(),
             message_endpoint: None,
+            source: None,
         };
         let options = Options {
             timeout_ms: 5000,

@@ -456,7 +456,7 @@ fn token_echoed_everywhere_in_every_encoding_never_reaches_the_bundle() {
     );
 }
 
-/// Issue 19: an echo that lower-cases or upper-cases the bearer token (raw, inside
+/// An echo that lower-cases or upper-cases the bearer token (raw, inside
 /// percent-encoding, inside JSON escapes) in a response header and in bodies leaves no
 /// case variant of it, or of a piece of it, in the bundle bytes, stdout or stderr.
 #[test]

@@ -439,7 +439,7 @@ async fn no_redirect_within_the_timeout_is_a_clear_error() {
     assert!(e.to_string().contains("within 1 s"), "{e}");
 }
 
-/// Issue 20: a client id that shares its first 12 characters with the client secret
+/// A client id that shares its first 12 characters with the client secret
 /// (`test-client-id`, `test-client-secret`) reaches the authorization URL (as printed),
 /// the token endpoint and the bundle intact; only the secret is redacted, and no record
 /// is withheld. A scripted authorization server on loopback, no lab needed.

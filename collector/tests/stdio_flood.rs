@@ -1,4 +1,4 @@
-//! A `--stdio` server that writes without end is bounded (issue 19, item 1): the real
+//! A `--stdio` server that writes without end is bounded: the real
 //! `mcp-collect` against `support/stdio_flood.py`, one hostile mode per test, with a
 //! small `--bundle-cap` and a short `--target-timeout`. The server ignores SIGTERM,
 //! outlives its stdin and leaves a `sleep` grandchild. Each case asserts, measured from

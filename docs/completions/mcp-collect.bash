@@ -23,7 +23,7 @@ _mcp__collect() {
 
     case "${cmd}" in
         mcp__collect)
-            opts="-o -q -v -h -V --servers-file --out --info --inputs --baseline --token-env --client-id --client-secret-env --grant --client-key-file --assertion-env --idp-token-endpoint --id-token-env --idp-client-id --idp-client-secret-env --client-metadata-url --audience --no-resource-indicator --reauth --no-browser --key --public-key --ca-file --tsa --timeout --target-timeout --concurrency --max-pages --body-cap --bundle-cap --recover --plaintext-port --shard --manifest --header --proxy --client-cert --client-key --quiet --verbose --stdio --env --list-config --format --help --version"
+            opts="-o -q -v -h -V --servers-file --out --info --inputs --baseline --token-env --client-id --client-secret-env --grant --client-key-file --assertion-env --idp-token-endpoint --id-token-env --idp-client-id --idp-client-secret-env --client-metadata-url --audience --no-resource-indicator --reauth --no-browser --key --public-key --ca-file --tsa --timeout --target-timeout --concurrency --max-pages --body-cap --bundle-cap --recover --plaintext-port --shard --manifest --header --proxy --client-cert --client-key --quiet --verbose --stdio --env --list-config --from-config --allow-exec --use-config-credentials --format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -170,6 +170,14 @@ _mcp__collect() {
                     return 0
                     ;;
                 --list-config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --from-config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --allow-exec)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

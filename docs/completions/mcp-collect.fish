@@ -36,6 +36,8 @@ complete -c mcp-collect -l client-cert -d 'Client certificate (PEM, leaf first) 
 complete -c mcp-collect -l client-key -d 'Private key (PEM) of --client-cert; never recorded' -r -F
 complete -c mcp-collect -l env -d 'An environment variable for the `--stdio` server (repeatable). Only its name is recorded; the value is redacted wherever it appears' -r
 complete -c mcp-collect -l list-config -d 'Print the MCP servers that MCP client configuration files name (Claude Desktop, Claude Code, Cursor, Windsurf, Kiro, VS Code, OpenCode, Gemini CLI) and exit, contacting and running nothing: FILE, or `auto` (the default) for the current user\'s and the working directory\'s well-known files. Secret-looking values appear only as fingerprints' -r
+complete -c mcp-collect -l from-config -d 'Collect every MCP server that MCP client configuration files name, each as if it were given as a target (a remote entry as its URL, a stdio entry as a --stdio target): FILE, or `auto` (the default) for the files --list-config reads. A stdio entry runs only with --allow-exec or a yes at the terminal; configured credentials are used only with --use-config-credentials' -r
+complete -c mcp-collect -l allow-exec -d '--from-config: the stdio entries (by entry name; `all` for every one) whose command may run without asking' -r
 complete -c mcp-collect -l format -d 'Output of --list-config, and only of it (it needs --list-config): a table (text, the default) or a JSON array (json)' -r -f -a "text\t'One line per entry, columns padded'
 json\t'A JSON array of objects'"
 complete -c mcp-collect -l info -d 'Connect and enumerate only; print endpoint, revision, server and inventory counts'
@@ -46,5 +48,6 @@ complete -c mcp-collect -l public-key -d 'Print the signing key\'s public key (S
 complete -c mcp-collect -s q -l quiet -d 'No progress lines on stderr'
 complete -c mcp-collect -s v -l verbose -d 'Longer notices on stderr: after each target with an MCP session, what every probe input it lacked is and which checks it decides (one short line without)'
 complete -c mcp-collect -l stdio -d 'Launch a local MCP server (the command after `--`) and speak JSON-RPC over its stdin and stdout. The server gets a clean environment: the `--env` variables, plus PATH, HOME, LANG and TMPDIR from this process when set'
+complete -c mcp-collect -l use-config-credentials -d '--from-config: give the servers the credentials their entries configure (secret-looking header and environment values, sensitive URL query parameters); each is redacted wherever it appears. Without it the entry is collected without them, and the bundle says a credential was configured but not supplied'
 complete -c mcp-collect -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c mcp-collect -s V -l version -d 'Print version'

@@ -218,8 +218,9 @@ impl Loaded {
 }
 
 /// Open `bytes` for display: verified when possible, otherwise whatever can be read
-/// without trusting it, with the verification failure recorded. Fails only when not
-/// even the payload decodes.
+/// without trusting it, with the verification failure recorded. Fails when not even the
+/// payload decodes, and, with `trust` pins, when the header names no pinned signer
+/// (then nothing in the payload is decoded).
 pub fn open_for_show(bytes: &[u8], trust: &[PublicKey]) -> Result<Loaded, VerifyError> {
     match open(bytes, trust) {
         Ok(v) => Ok(Loaded {
@@ -229,6 +230,16 @@ pub fn open_for_show(bytes: &[u8], trust: &[PublicKey]) -> Result<Loaded, Verify
             problem: None,
         }),
         Err(problem) => {
+            // With pins, nothing a key outside them signed, or claims to have signed,
+            // reaches a decoder, not even for display.
+            if !trust.is_empty() {
+                let claimed = mcp_probe_schema::bundle::claimed_signer(bytes)?;
+                if !trust.contains(&claimed) {
+                    return Err(VerifyError::Untrusted {
+                        key_id: claimed.key_id(),
+                    });
+                }
+            }
             let u = open_unverified(bytes)?;
             Ok(Loaded {
                 evidence: u.evidence,

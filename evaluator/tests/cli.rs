@@ -291,7 +291,7 @@ fn truncated_and_not_a_bundle_exit_3() {
     assert_eq!(r.stdout, "INVALID empty.mcpev: not a bundle: empty file\n");
 }
 
-/// Issue 22: a key, a report or a README given as a bundle is named by what it is, not
+/// A key, a report or a README given as a bundle is named by what it is, not
 /// called damaged ("trailing data" was the reading of its first byte as CBOR).
 #[test]
 fn a_key_or_a_report_given_as_a_bundle_is_named_by_what_it_is() {
@@ -431,6 +431,51 @@ fn trust_pins_the_signer() {
     let r = grade(dir.path(), ["show", "a.mcpev", "--trust", "other.pub"]);
     assert_eq!(r.code, 3);
     assert!(r.stderr.contains("not trusted"), "{}", r.stderr);
+}
+
+#[test]
+fn an_unpinned_signer_is_refused_before_its_payload_is_decoded() {
+    use mcp_probe_schema::testkit::{protected_header, sign_raw, unprotected_header};
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Signed by key 2, over a payload no decoder can read.
+    let other = test_key(2);
+    let bundle = sign_raw(
+        &other,
+        &protected_header(&other),
+        &unprotected_header(&other),
+        &[0xff, 0x00, 0x1c],
+    );
+    write(dir.path(), "g.mcpev", &bundle);
+    write(
+        dir.path(),
+        "right.pub",
+        test_key(1).public().to_pem().as_bytes(),
+    );
+    let untrusted = format!(
+        "signer {} is not trusted (not among the --trust keys)",
+        other.public().key_id()
+    );
+    let r = grade(dir.path(), ["verify", "g.mcpev", "--trust", "right.pub"]);
+    assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains(&untrusted), "{}", r.stdout);
+    assert!(!r.stdout.contains("malformed"), "{}", r.stdout);
+    let r = grade(dir.path(), ["g.mcpev", "--trust", "right.pub"]);
+    assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains(&untrusted), "{}", r.stderr);
+    assert!(!r.stderr.contains("malformed"), "{}", r.stderr);
+    let r = grade(dir.path(), ["show", "g.mcpev", "--trust", "right.pub"]);
+    assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains(&untrusted), "{}", r.stderr);
+    assert!(!r.stderr.contains("malformed"), "{}", r.stderr);
+    // Without pins the payload is read, and refused for what it is.
+    let r = grade(dir.path(), ["verify", "g.mcpev"]);
+    assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout
+            .contains("signed but malformed: the payload is not one CBOR item"),
+        "{}",
+        r.stdout
+    );
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! `mcp-grade diff` of two JSON reports and of two bundles of one server on two ports
-//! (issue 22 item 8), and the check mapping through rule ids between reports made under
-//! two benchmark definitions (issue 21 item 6). The reports are real ones, written by
+//! (matched by identity), and the check mapping through rule ids between reports made
+//! under two benchmark definitions. The reports are real ones, written by
 //! `mcp-grade --format json` from the example bundles; the ones "made under another
 //! definition" are those edited here (rule ids, params, renumbering) as the definition
 //! would change them, so every expectation below is derived from the two inputs.

@@ -602,7 +602,8 @@ fn auth_before_stream_per_server() {
     // session). Graded on every era, as mcp-grade reports it: the 2026-07-28 answer is
     // JSON, so `auth-before-stream`'s subject (a response stream) did not arise there and that era is not
     // applicable; the legacy session refuses without the token (401) and streams the
-    // answer with it: PASS (issue 19; before the one rule the worst era, UNKNOWN, decided).
+    // answer with it: PASS (an era whose subject did not arise does not count: the worst era no longer
+    // decides).
     let others: Vec<&str> = ev
         .session()
         .map(|s| s.other_eras.iter().map(|e| e.revision.as_str()).collect())

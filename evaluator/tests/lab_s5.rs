@@ -278,8 +278,14 @@ fn without_consent_no_traversal_request_is_sent() {
             wire::TRAVERSAL_WINDOWS,
             wire::TRAVERSAL_ENCODED,
         ];
+        // Each era's view reads its own records of the traversal legs (sent again on
+        // another era, a leg carries `@<revision>` after its wire name).
+        let eras: Vec<Bundle> = std::iter::once(ev.clone()).chain(ev.other_eras()).collect();
         let mut traversal_seqs = std::collections::BTreeSet::new();
-        for r in traversal.iter().flat_map(|&t| ev.records_for(t)) {
+        for r in eras
+            .iter()
+            .flat_map(|era| traversal.iter().flat_map(move |&t| era.records_for(t)))
+        {
             traversal_seqs.insert(r.seq);
             assert!(
                 matches!(&r.observation, Observation::Skipped { reason } if reason.contains("traversal_authorised")),

@@ -6,10 +6,12 @@
 //! [`PUBLIC_KEY_LABEL`], so a bundle verifies stand-alone; `--trust` pins which keys are
 //! acceptable. Payload: the CBOR encoding of [`Evidence`].
 //!
-//! Verification order: CBOR structure (not a bundle / truncated / trailing data), COSE
-//! header (including the signer key and its key id), the Ed25519 signature over the
-//! payload bytes as stored (the COSE `Sig_structure`), and only then the payload: format
-//! id, each record's encoding and chain link, chain head; last the trust pin. Checking the
+//! Verification order (docs/bundle.md §5): CBOR structure (not a bundle / truncated /
+//! trailing data), COSE headers (strict maps, no `crit`, the signer key canonical and not
+//! small-order, its key id), the Ed25519 signature over the payload bytes as stored (the
+//! COSE `Sig_structure`, with the checks of strict verification), the trust pin, and only
+//! then the payload: one strict CBOR item (nothing after it, no key twice), format id,
+//! each record's strictness, encoding and chain link, chain head. Checking the
 //! signature before decoding anything in the payload means that any byte altered after
 //! sealing reads as "signature invalid: the bundle was altered or damaged after signing",
 //! never as a decoder complaint; a payload failure after a valid signature is worded
@@ -39,11 +41,15 @@ pub const MAX_BUNDLE_BYTES: usize = 1 << 30;
 ///
 /// The checks run in the order of the variants below. Everything up to and including
 /// [`Signature`](VerifyError::Signature) is about the bytes as stored: any byte altered
-/// after sealing fails there. The payload variants after it ([`UnknownFormat`],
-/// [`Payload`], [`Record`], [`Chain`], [`ChainHead`]) can only be reached by a payload that
-/// its signer really signed, so they say "signed but malformed" (a buggy or hostile
-/// signer), never "damaged".
+/// after sealing fails there. Then a signature that strict verification refuses
+/// ([`WeakSignature`]) and, with pins, an untrusted signer ([`Untrusted`]): both before
+/// anything in the payload is decoded. The payload variants after them
+/// ([`UnknownFormat`], [`Payload`], [`Record`], [`Chain`], [`ChainHead`]) can only be
+/// reached by a payload that its signer really signed, so they say "signed but
+/// malformed" (a buggy or hostile signer), never "damaged".
 ///
+/// [`WeakSignature`]: VerifyError::WeakSignature
+/// [`Untrusted`]: VerifyError::Untrusted
 /// [`UnknownFormat`]: VerifyError::UnknownFormat
 /// [`Payload`]: VerifyError::Payload
 /// [`Record`]: VerifyError::Record
@@ -63,14 +69,28 @@ pub enum VerifyError {
     #[error("trailing data: {0} bytes after the end of the bundle")]
     TrailingData(usize),
     /// The COSE structure or its headers are malformed: not a four-item COSE_Sign1, a
-    /// detached payload, `alg` not EdDSA, another content type, no usable signer public
-    /// key, or a key id that does not match it.
+    /// detached payload, a header that is not exactly one map or has a label twice, a
+    /// `crit` parameter, `alg` not EdDSA, another content type, no usable signer public
+    /// key (absent, not a curve point, not canonically encoded, small-order), or a key id
+    /// that does not match it.
     #[error("malformed header: {0}")]
     Header(String),
     /// The Ed25519 signature over the stored header and payload bytes does not verify:
     /// some byte was altered or damaged after the bundle was sealed.
     #[error("signature invalid: the bundle was altered or damaged after signing")]
     Signature,
+    /// The Ed25519 signature verifies, but its `R` is a small-order point: strict
+    /// verification (RFC 8032 as `verify_strict` reads it) refuses such a signature, which
+    /// only a signer choosing it on purpose makes.
+    #[error("signature refused: its R is a small-order point, which strict Ed25519 verification refuses")]
+    WeakSignature,
+    /// The signer is not among the pinned keys (checked before anything in the payload
+    /// is decoded).
+    #[error("signer {key_id} is not trusted (not among the --trust keys)")]
+    Untrusted {
+        /// Key id of the signer.
+        key_id: String,
+    },
     /// The (signed) payload declares a format this build does not read.
     #[error("unknown format {0:?} (this grader reads {FORMAT_ID})")]
     UnknownFormat(String),
@@ -96,12 +116,6 @@ pub enum VerifyError {
     /// The signed chain head does not match the last record.
     #[error("signed but malformed: the chain head does not match the last record")]
     ChainHead,
-    /// The signer is not among the pinned keys.
-    #[error("signer {key_id} is not trusted (not among the --trust keys)")]
-    Untrusted {
-        /// Key id of the signer.
-        key_id: String,
-    },
 }
 
 /// A bundle that passed verification.
@@ -422,6 +436,8 @@ enum Malformed {
     Invalid(usize),
     /// Nested deeper than [`MAX_DEPTH`].
     TooDeep,
+    /// A map has the key at this offset twice (only when keys are checked).
+    Duplicate(usize),
 }
 
 /// The head of the CBOR item at `pos`: major type, additional information, argument,
@@ -456,6 +472,53 @@ fn cbor_span(b: &[u8], pos: usize, len: u64) -> Result<usize, Malformed> {
 /// starts at `pos`, without allocating; returns the offset after it. A declared length
 /// larger than the input ends at [`Malformed::End`] after at most one step per byte.
 fn cbor_skip(b: &[u8], pos: usize, depth: usize) -> Result<usize, Malformed> {
+    cbor_walk(b, pos, depth, None)
+}
+
+/// A map key as the CBOR data model sees it, for finding duplicates: an integer by its
+/// value and a string by its content, whatever the head length or the chunking of an
+/// indefinite-length string; any other key by its encoded bytes.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Key<'a> {
+    /// Major type 0 or 1 and the argument.
+    Int(u8, u64),
+    /// Major type 2 or 3 and the content.
+    Str(u8, std::borrow::Cow<'a, [u8]>),
+    /// Anything else, as encoded.
+    Other(&'a [u8]),
+}
+
+/// The key whose well-formed item lies at `b[pos..end]`.
+fn key_of(b: &[u8], pos: usize, end: usize) -> Key<'_> {
+    match read_head(b, pos) {
+        Ok((major @ (0 | 1), _, arg, _)) => Key::Int(major, arg),
+        Ok((major @ (2 | 3), 31, _, mut p)) => {
+            let mut content = Vec::new();
+            while let Ok((_, _, len, q)) = read_head(b, p) {
+                if b.get(p) == Some(&0xff) {
+                    break;
+                }
+                let to = cbor_span(b, q, len).unwrap_or(end);
+                content.extend_from_slice(b.get(q..to).unwrap_or_default());
+                p = to;
+            }
+            Key::Str(major, content.into())
+        }
+        Ok((major @ (2 | 3), _, _, q)) => Key::Str(major, b.get(q..end).unwrap_or_default().into()),
+        _ => Key::Other(b.get(pos..end).unwrap_or_default()),
+    }
+}
+
+/// [`cbor_skip`], and when `keys` is given, every map checked for a key that occurs
+/// twice ([`Malformed::Duplicate`]). `keys` is scratch space shared by the whole walk:
+/// each map's keys are pushed on it and taken off again when the map is checked, so the
+/// walk allocates only as deep as the widest map on its path.
+fn cbor_walk<'a>(
+    b: &'a [u8],
+    pos: usize,
+    depth: usize,
+    mut keys: Option<&mut Vec<(Key<'a>, usize)>>,
+) -> Result<usize, Malformed> {
     if depth > MAX_DEPTH {
         return Err(Malformed::TooDeep);
     }
@@ -476,25 +539,103 @@ fn cbor_skip(b: &[u8], pos: usize, depth: usize) -> Result<usize, Malformed> {
             p = cbor_span(b, q, len)?;
         },
         (2 | 3, _) => cbor_span(b, p, arg),
-        (4 | 5, 31) => loop {
-            if b.get(p) == Some(&0xff) {
-                return Ok(p + 1);
+        (4, _) => {
+            let mut left = arg;
+            loop {
+                if ai == 31 {
+                    if b.get(p) == Some(&0xff) {
+                        return Ok(p + 1);
+                    }
+                } else if left == 0 {
+                    return Ok(p);
+                } else {
+                    left -= 1;
+                }
+                p = cbor_walk(b, p, depth + 1, keys.as_deref_mut())?;
             }
-            p = cbor_skip(b, p, depth + 1)?;
-            if major == 5 {
-                p = cbor_skip(b, p, depth + 1)?;
+        }
+        (5, _) => {
+            let start = keys.as_deref().map_or(0, Vec::len);
+            let mut left = arg;
+            loop {
+                if ai == 31 {
+                    if b.get(p) == Some(&0xff) {
+                        p += 1;
+                        break;
+                    }
+                } else if left == 0 {
+                    break;
+                } else {
+                    left -= 1;
+                }
+                let key = p;
+                p = cbor_walk(b, p, depth + 1, keys.as_deref_mut())?;
+                if let Some(k) = keys.as_deref_mut() {
+                    k.push((key_of(b, key, p), key));
+                }
+                p = cbor_walk(b, p, depth + 1, keys.as_deref_mut())?;
             }
-        },
-        (4 | 5, _) => {
-            for _ in 0..arg {
-                p = cbor_skip(b, p, depth + 1)?;
-                if major == 5 {
-                    p = cbor_skip(b, p, depth + 1)?;
+            if let Some(k) = keys {
+                let mine = &mut k[start..];
+                mine.sort();
+                let twice = mine
+                    .windows(2)
+                    .find(|w| w[0].0 == w[1].0)
+                    .map(|w| w[0].1.max(w[1].1));
+                k.truncate(start);
+                if let Some(at) = twice {
+                    return Err(Malformed::Duplicate(at));
                 }
             }
             Ok(p)
         }
-        _ => cbor_skip(b, p, depth + 1), // a tag and its content
+        _ => cbor_walk(b, p, depth + 1, keys), // a tag and its content
+    }
+}
+
+/// Why bytes that must be exactly one strict CBOR item are not ([`strict_item`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Strictness {
+    /// Not well-formed, or the bytes end inside the item.
+    Malformed,
+    /// Nested deeper than [`MAX_DEPTH`].
+    TooDeep,
+    /// This many bytes follow the item.
+    Trailing(usize),
+    /// A map has this key (shown in words) twice.
+    Duplicate(String),
+}
+
+/// Check that `bytes` are exactly one well-formed CBOR item, nested at most
+/// [`MAX_DEPTH`] levels, in which no map has the same key twice (RFC 8949 §5.6: such a
+/// map is not valid, and decoders differ on which copy they keep).
+fn strict_item(bytes: &[u8]) -> Result<(), Strictness> {
+    let mut keys = Vec::new();
+    match cbor_walk(bytes, 0, 0, Some(&mut keys)) {
+        Ok(end) if end == bytes.len() => Ok(()),
+        Ok(end) => Err(Strictness::Trailing(bytes.len() - end)),
+        Err(Malformed::End | Malformed::Invalid(_)) => Err(Strictness::Malformed),
+        Err(Malformed::TooDeep) => Err(Strictness::TooDeep),
+        Err(Malformed::Duplicate(at)) => {
+            let end = cbor_skip(bytes, at, 0).unwrap_or(bytes.len());
+            Err(Strictness::Duplicate(show_key(&key_of(bytes, at, end))))
+        }
+    }
+}
+
+/// A map key in words, for an error message: an integer as a number, text quoted with
+/// Rust string escapes (cut at 64 characters), bytes as hex (cut at 32 bytes), any other
+/// key as "(neither an integer nor a string)".
+fn show_key(key: &Key<'_>) -> String {
+    match key {
+        Key::Int(0, n) => n.to_string(),
+        Key::Int(_, n) => (-1 - i128::from(*n)).to_string(),
+        Key::Str(3, t) => {
+            let text: String = String::from_utf8_lossy(t).chars().take(64).collect();
+            format!("{text:?}")
+        }
+        Key::Str(_, b) => format!("h'{}'", hex::encode(&b[..b.len().min(32)])),
+        Key::Other(_) => "(neither an integer nor a string)".into(),
     }
 }
 
@@ -618,6 +759,9 @@ fn structure(bytes: &[u8]) -> Result<Cose<'_>, VerifyError> {
         Malformed::TooDeep => {
             VerifyError::NotABundle(format!("CBOR nested more than {MAX_DEPTH} levels deep"))
         }
+        Malformed::Duplicate(at) => {
+            VerifyError::NotABundle(format!("not well-formed CBOR (at byte {at})"))
+        }
     })?;
     if end < bytes.len() {
         return Err(VerifyError::TrailingData(bytes.len() - end));
@@ -671,12 +815,49 @@ fn header_map(bytes: &[u8]) -> Option<Vec<(Value, Value)>> {
     }
 }
 
-/// Checks 6 and 7: the protected header says EdDSA and the content type, and the
-/// unprotected header carries a valid Ed25519 public key whose key id is the `kid`.
+/// The `crit` header parameter (RFC 9052 §3.1).
+const CRIT_LABEL: i64 = 2;
+
+/// One COSE header (`which`: "protected" or "unprotected") read strictly: exactly one
+/// CBOR map, no label twice, no `crit` parameter. Its `(label, value)` pairs.
+fn strict_header(bytes: &[u8], which: &str) -> Result<HeaderMap, VerifyError> {
+    let fail = |s: String| VerifyError::Header(s);
+    match strict_item(bytes) {
+        Ok(()) => {}
+        Err(Strictness::Malformed) => {
+            return Err(fail(format!("the {which} header is not a CBOR map")))
+        }
+        Err(Strictness::TooDeep) => {
+            return Err(fail(format!(
+                "the {which} header is nested more than {MAX_DEPTH} levels deep"
+            )))
+        }
+        Err(Strictness::Trailing(n)) => {
+            return Err(fail(format!("{n} bytes follow the {which} header map")))
+        }
+        Err(Strictness::Duplicate(k)) => {
+            return Err(fail(format!("the {which} header has the label {k} twice")))
+        }
+    }
+    let map =
+        header_map(bytes).ok_or_else(|| fail(format!("the {which} header is not a CBOR map")))?;
+    if map
+        .iter()
+        .any(|(k, _)| *k == Value::Integer(CRIT_LABEL.into()))
+    {
+        return Err(fail(format!(
+            "the {which} header has a crit (critical parameters) entry; this verifier understands no critical parameter"
+        )));
+    }
+    Ok(map)
+}
+
+/// Check 6: each header is one strict map without `crit`, the protected header
+/// says EdDSA and the content type, and the unprotected header carries a canonical,
+/// not small-order Ed25519 public key whose key id is the `kid`.
 fn header(c: &Cose<'_>) -> Result<PublicKey, VerifyError> {
     let header = |s: &str| VerifyError::Header(s.to_string());
-    let prot =
-        header_map(c.protected).ok_or_else(|| header("the protected header is not a CBOR map"))?;
+    let prot = strict_header(c.protected, "protected")?;
     let get = |label: i64| {
         prot.iter()
             .find(|(k, _)| *k == Value::Integer(label.into()))
@@ -694,8 +875,7 @@ fn header(c: &Cose<'_>) -> Result<PublicKey, VerifyError> {
         Some(Value::Bytes(k)) => k.as_slice(),
         _ => &[],
     };
-    let unprot = header_map(c.unprotected)
-        .ok_or_else(|| header("the unprotected header is not a CBOR map"))?;
+    let unprot = strict_header(c.unprotected, "unprotected")?;
     let raw = unprot
         .iter()
         .find_map(|(label, v)| match (label, v) {
@@ -707,6 +887,19 @@ fn header(c: &Cose<'_>) -> Result<PublicKey, VerifyError> {
         .map_err(|_| header("the signer public key is not a valid Ed25519 public key"))?;
     if kid != key.key_id_bytes() {
         return Err(header("key id does not match the signer public key"));
+    }
+    // RFC 8032 §5.1.3 refuses a y coordinate of p or more, which the decompression used
+    // above accepts.
+    if key.key.to_edwards().compress().to_bytes() != key.to_bytes() {
+        return Err(header(
+            "the signer public key is not in canonical encoding (its y coordinate is not reduced)",
+        ));
+    }
+    // A small-order key verifies signatures that no secret key made (strict verification).
+    if key.key.is_weak() {
+        return Err(header(
+            "the signer public key is a small-order (weak) Ed25519 key",
+        ));
     }
     Ok(key)
 }
@@ -751,7 +944,7 @@ pub(crate) fn sig_structure_head(protected: &[u8], payload_len: u64) -> Vec<u8> 
     head
 }
 
-/// Check 8: Ed25519 over `["Signature1", protected, h'', payload]`, built from the bytes
+/// Checks 7 and 7b: Ed25519 over `["Signature1", protected, h'', payload]`, built from the bytes
 /// as stored. Nothing in the payload is decoded here.
 fn check_signature(c: &Cose<'_>, signer: &PublicKey) -> Result<(), VerifyError> {
     let sig = Signature::from_slice(c.signature).map_err(|_| VerifyError::Signature)?;
@@ -764,13 +957,24 @@ fn check_signature(c: &Cose<'_>, signer: &PublicKey) -> Result<(), VerifyError> 
         .map_err(|_| VerifyError::Signature)?;
     v.update(&head);
     v.update(c.payload);
-    v.finalize_and_verify().map_err(|_| VerifyError::Signature)
+    v.finalize_and_verify()
+        .map_err(|_| VerifyError::Signature)?;
+    // What `verify_strict` adds to this (streamed) verification: the signer key is not
+    // small-order (checked with the header) and neither is R. An R that decodes is
+    // checked here; one that does not could not have matched above.
+    let r: [u8; 32] = c.signature[..32]
+        .try_into()
+        .map_err(|_| VerifyError::Signature)?;
+    if VerifyingKey::from_bytes(&r).is_ok_and(|r| r.is_weak()) {
+        return Err(VerifyError::WeakSignature);
+    }
+    Ok(())
 }
 
 /// Longest format id quoted in [`VerifyError::UnknownFormat`].
 const MAX_FORMAT_SHOWN: usize = 64;
 
-/// Checks 9 and 10: the (signed) payload is a map of this format and decodes as
+/// Checks 10 and 11: the (signed) payload is a map of this format and decodes as
 /// [`Evidence`]. One decode in the common case; the generic re-read happens only on
 /// failure, to tell a future format from a malformed payload.
 fn decode_evidence(payload: &[u8]) -> Result<Evidence, VerifyError> {
@@ -956,8 +1160,8 @@ impl ChainCheck {
     }
 }
 
-/// Checks 11 to 13 over records already decoded (`decoded[i]` from
-/// `evidence.records[i]`): each decodes, its `seq` is its index, its `prev` links to its
+/// The record checks over records already decoded (`decoded[i]` from
+/// `evidence.records[i]`): each is one strict CBOR item and decodes, its `seq` is its index, its `prev` links to its
 /// predecessor (or the genesis), and the head matches.
 fn check_chain(
     evidence: &Evidence,
@@ -965,6 +1169,7 @@ fn check_chain(
 ) -> Result<(), VerifyError> {
     let mut chain = ChainCheck::new(&evidence.run.run_id);
     for (index, (bytes, record)) in evidence.records.iter().zip(decoded).enumerate() {
+        strict_record(index, bytes)?;
         let record = record.as_ref().map_err(|e| VerifyError::Record {
             index,
             detail: e.to_string(),
@@ -991,14 +1196,12 @@ pub(crate) fn unprotected_and_signature(bytes: &[u8]) -> Result<(HeaderMap, Vec<
     Ok((map, cose.signature.to_vec()))
 }
 
-/// Verify a bundle: structure, header, signature over the stored payload bytes, then the
-/// payload's format, records and chain, and (when `trust` is not empty) that the signer
-/// is one of the pinned keys. The first failure is returned.
+/// Verify a bundle: structure, header, signature over the stored payload bytes, (when
+/// `trust` is not empty) that the signer is one of the pinned keys, then the payload's
+/// strict CBOR, format, records and chain. The first failure is returned.
 pub fn open(bytes: &[u8], trust: &[PublicKey]) -> Result<Verified, VerifyError> {
-    let cose = structure(bytes)?;
-    let signer = header(&cose)?;
-    check_signature(&cose, &signer)?;
-    let evidence = decode_evidence(cose.payload)?;
+    let (payload, signer) = authentic(bytes, trust)?;
+    let evidence = decode_evidence(payload)?;
     let decoded = decode_records(&evidence);
     check_chain(&evidence, &decoded)?;
     let records = decoded
@@ -1011,26 +1214,62 @@ pub fn open(bytes: &[u8], trust: &[PublicKey]) -> Result<Verified, VerifyError> 
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    trusted(evidence, records, signer, trust)
+    Ok(Verified {
+        evidence,
+        records,
+        signer,
+    })
 }
 
-/// The verified bundle when `trust` is empty or names its signer; otherwise the signer
-/// is not trusted.
-fn trusted(
-    evidence: Evidence,
-    records: Vec<Record>,
-    signer: PublicKey,
+/// Every check before anything in the payload is decoded: the structure, the headers,
+/// the signature, the signer among `trust` when it is not empty (a bundle signed by
+/// another key never reaches a decoder), and the payload one strict CBOR item
+/// ([`strict_payload`]). The payload bytes and the signer.
+fn authentic<'a>(
+    bytes: &'a [u8],
     trust: &[PublicKey],
-) -> Result<Verified, VerifyError> {
+) -> Result<(&'a [u8], PublicKey), VerifyError> {
+    let cose = structure(bytes)?;
+    let signer = header(&cose)?;
+    check_signature(&cose, &signer)?;
     if !trust.is_empty() && !trust.iter().any(|k| k == &signer) {
         return Err(VerifyError::Untrusted {
             key_id: signer.key_id(),
         });
     }
-    Ok(Verified {
-        evidence,
-        records,
-        signer,
+    strict_payload(cose.payload)?;
+    Ok((cose.payload, signer))
+}
+
+/// The (signed) payload is exactly one well-formed CBOR item, nested at most
+/// [`MAX_DEPTH`] levels, with no map holding a key twice. The records inside it are byte
+/// strings here; each is checked the same way on its own ([`strict_record`]).
+fn strict_payload(payload: &[u8]) -> Result<(), VerifyError> {
+    strict_item(payload).map_err(|s| {
+        VerifyError::Payload(match s {
+            Strictness::Malformed => "the payload is not one CBOR item".into(),
+            Strictness::TooDeep => {
+                format!("the payload is nested more than {MAX_DEPTH} levels deep")
+            }
+            Strictness::Trailing(n) => format!("{n} bytes follow the payload's CBOR item"),
+            Strictness::Duplicate(k) => format!("the payload has a map with the key {k} twice"),
+        })
+    })
+}
+
+/// A (signed) record's bytes are exactly one well-formed CBOR item, nested at most
+/// [`MAX_DEPTH`] levels, with no map holding a key twice.
+fn strict_record(index: usize, bytes: &[u8]) -> Result<(), VerifyError> {
+    strict_item(bytes).map_err(|s| VerifyError::Record {
+        index,
+        detail: match s {
+            Strictness::Malformed => RECORD_DOES_NOT_DECODE.into(),
+            Strictness::TooDeep => {
+                format!("the record is nested more than {MAX_DEPTH} levels deep")
+            }
+            Strictness::Trailing(n) => format!("{n} bytes follow the record's CBOR item"),
+            Strictness::Duplicate(k) => format!("the record has a map with the key {k} twice"),
+        },
     })
 }
 
@@ -1040,8 +1279,12 @@ fn trusted(
 /// memory about twice the bundle instead of three times). The checks, their order and
 /// their errors are those of [`open`]; the returned `evidence.records` is empty.
 pub fn open_decoded(bytes: &[u8], trust: &[PublicKey]) -> Result<Verified, VerifyError> {
-    let (evidence, records, signer) = verify_payload::<Vec<Record>>(bytes)?;
-    trusted(evidence, records, signer, trust)
+    let (evidence, records, signer) = verify_payload::<Vec<Record>>(bytes, trust)?;
+    Ok(Verified {
+        evidence,
+        records,
+        signer,
+    })
 }
 
 /// A bundle that passed verification ([`verify`]), without its records: what a reader
@@ -1060,10 +1303,7 @@ pub struct Checked {
 /// is decoded, checked against the chain and dropped. The cheapest full verification:
 /// nothing of the records outlives its own check.
 pub fn verify(bytes: &[u8], trust: &[PublicKey]) -> Result<Checked, VerifyError> {
-    let (evidence, records, signer) = verify_payload::<usize>(bytes)?;
-    let Verified {
-        evidence, signer, ..
-    } = trusted(evidence, Vec::new(), signer, trust)?;
+    let (evidence, records, signer) = verify_payload::<usize>(bytes, trust)?;
     Ok(Checked {
         evidence,
         records,
@@ -1071,17 +1311,20 @@ pub fn verify(bytes: &[u8], trust: &[PublicKey]) -> Result<Checked, VerifyError>
     })
 }
 
-/// Checks 1 to 13 of [`open`]: structure, header, signature, format, each record decoded
-/// and linked in turn, chain head. Returns the payload (records emptied), what `R` keeps
-/// of the decoded records (all of them, or their count) and the signer.
-fn verify_payload<R: KeptRecords>(bytes: &[u8]) -> Result<(Evidence, R, PublicKey), VerifyError> {
-    let cose = structure(bytes)?;
-    let signer = header(&cose)?;
-    check_signature(&cose, &signer)?;
-    let (evidence, encoded) = decode_payload(cose.payload)?;
+/// Every check of [`open`]: structure, header, signature, trust, strict payload, format,
+/// each record checked, decoded and linked in turn, chain head. Returns the payload
+/// (records emptied), what `R` keeps of the decoded records (all of them, or their count)
+/// and the signer.
+fn verify_payload<R: KeptRecords>(
+    bytes: &[u8],
+    trust: &[PublicKey],
+) -> Result<(Evidence, R, PublicKey), VerifyError> {
+    let (payload, signer) = authentic(bytes, trust)?;
+    let (evidence, encoded) = decode_payload(payload)?;
     let mut chain = ChainCheck::new(&evidence.run.run_id);
     let mut records = R::with_capacity(encoded.len());
     encoded.each(|index, bytes| {
+        strict_record(index, bytes)?;
         let record = decode_record(bytes).map_err(|e| VerifyError::Record {
             index,
             detail: e.to_string(),
@@ -1144,6 +1387,13 @@ pub fn decode_verified(bytes: &[u8]) -> Result<Verified, VerifyError> {
     })
 }
 
+/// The signer a bundle's header names, after the structure and header checks of
+/// [`open`] (checks 1 to 6); nothing is verified and nothing in the payload is read. For a
+/// reader with `--trust` pins that must not decode anything a key outside them claims.
+pub fn claimed_signer(bytes: &[u8]) -> Result<PublicKey, VerifyError> {
+    header(&structure(bytes)?)
+}
+
 /// Read as much as possible without requiring validity (for `show` on a damaged bundle).
 /// `problem` is what [`open`] without pins reports. Fails only when the payload cannot be
 /// decoded at all, with the error [`open`] reports (so a damaged bundle whose payload no
@@ -1152,7 +1402,9 @@ pub fn open_unverified(bytes: &[u8]) -> Result<Unverified, VerifyError> {
     let cose = structure(bytes)?;
     let signer = header(&cose);
     let mut problem = match &signer {
-        Ok(k) => check_signature(&cose, k).err(),
+        Ok(k) => check_signature(&cose, k)
+            .and_then(|()| strict_payload(cose.payload))
+            .err(),
         Err(e) => Some(e.clone()),
     };
     let evidence = match decode_evidence(cose.payload) {
@@ -1339,6 +1591,60 @@ mod tests {
         let mut ok = vec![0x81; MAX_DEPTH];
         ok.push(0x00);
         assert_eq!(skip(&ok), Ok(ok.len()));
+    }
+
+    #[test]
+    fn strict_items_have_no_key_twice_by_value_and_nothing_after_them() {
+        let dup = |b: &[u8]| match strict_item(b) {
+            Err(Strictness::Duplicate(k)) => k,
+            other => panic!("{b:02x?}: {other:?}"),
+        };
+        assert_eq!(strict_item(&[0xa2, 0x01, 0x00, 0x02, 0x00]), Ok(()));
+        assert_eq!(dup(&[0xa2, 0x01, 0x00, 0x01, 0x00]), "1");
+        // The same value whatever the head length: 1 and 0x18 0x01, -1 and 0x38 0x00.
+        assert_eq!(dup(&[0xa2, 0x01, 0x00, 0x18, 0x01, 0x00]), "1");
+        assert_eq!(dup(&[0xa2, 0x20, 0x00, 0x38, 0x00, 0x00]), "-1");
+        // 1 and -2 differ; a text "a" and a byte string 'a' differ.
+        assert_eq!(strict_item(&[0xa2, 0x01, 0x00, 0x21, 0x00]), Ok(()));
+        assert_eq!(
+            strict_item(&[0xa2, 0x61, b'a', 0x00, 0x41, b'a', 0x00]),
+            Ok(())
+        );
+        // Text by content: shortest, one-byte length head, indefinite chunks.
+        assert_eq!(
+            dup(&[0xa2, 0x62, b'a', b'b', 0x00, 0x78, 0x02, b'a', b'b', 0x00]),
+            "\"ab\""
+        );
+        assert_eq!(
+            dup(&[0xa2, 0x62, b'a', b'b', 0x00, 0x7f, 0x61, b'a', 0x61, b'b', 0xff, 0x00]),
+            "\"ab\""
+        );
+        // Indefinite-length maps, and maps inside arrays, maps and keys.
+        assert_eq!(dup(&[0xbf, 0x01, 0x00, 0x01, 0x00, 0xff]), "1");
+        assert_eq!(dup(&[0x82, 0x00, 0xa2, 0x05, 0x00, 0x05, 0x00]), "5");
+        assert_eq!(dup(&[0xa1, 0x00, 0xa2, 0x05, 0x00, 0x05, 0x00]), "5");
+        // The same key in two sibling or nested maps is not a duplicate.
+        assert_eq!(
+            strict_item(&[0xa2, 0x01, 0xa1, 0x01, 0x00, 0x02, 0xa1, 0x01, 0x00]),
+            Ok(())
+        );
+        // Other keys compare by their bytes.
+        assert_eq!(
+            dup(&[0xa2, 0x80, 0x00, 0x80, 0x00]),
+            "(neither an integer nor a string)"
+        );
+        // A map of many keys (sorted, not compared pairwise) still finds its duplicate.
+        let mut wide = vec![0xb9, 0x01, 0x01];
+        for i in 0..256u16 {
+            wide.extend(cbor_head(0, u64::from(i)));
+            wide.push(0xf6);
+        }
+        wide.extend([0x18, 0xc8, 0xf6]);
+        assert_eq!(dup(&wide), "200");
+        // Nothing after the item, well-formed, bounded depth.
+        assert_eq!(strict_item(&[0x00, 0x00]), Err(Strictness::Trailing(1)));
+        assert_eq!(strict_item(&[0xa1, 0x00]), Err(Strictness::Malformed));
+        assert_eq!(strict_item(&[0x81; 300]), Err(Strictness::TooDeep));
     }
 
     #[test]

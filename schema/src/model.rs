@@ -243,6 +243,80 @@ pub struct Target {
     /// other transports, when no `endpoint` event arrived, and in older bundles.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_endpoint: Option<String>,
+    /// `mcp-collect --from-config`: the MCP client configuration entry the target came
+    /// from (docs/bundle.md, "ConfigSource"). Absent for targets typed on the command
+    /// line or in a servers file, and in bundles from before the flag existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<ConfigSource>,
+}
+
+/// Where a `--from-config` target came from ([`Target::source`]): the client
+/// configuration file and entry, how each value the entry gives was written, and whether
+/// the credential it configures was used. No value appears in clear: each as its
+/// fingerprint (`redacted:sha256:<hex>`) only.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConfigSource {
+    /// The client whose file it is: `claude-desktop`, `claude-code`, `cursor`,
+    /// `windsurf`, `kiro`, `vscode`, `opencode`, `gemini` or `unknown`.
+    pub client: String,
+    /// `user`, `project` or `local` (one project, kept in the user's file).
+    pub scope: String,
+    /// The file, as found or given.
+    pub file: String,
+    /// SHA-256 of the file's bytes as read, hex.
+    pub file_sha256: String,
+    /// `local` scope: the project path the entry is kept under.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// The entry's name in the file.
+    pub entry: String,
+    /// How the file says the client reaches the server: `streamable-http`, `sse` or
+    /// `stdio`.
+    pub transport: String,
+    /// stdio entries: the environment variables the entry sets, in file order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<ConfigValue>,
+    /// Remote entries: the headers the entry sends, in file order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub headers: Vec<ConfigValue>,
+    /// Placeholders that could not be resolved (`${input:ID}`, an unset variable), each
+    /// as `WHERE: PLACEHOLDER` (`env.API_KEY: ${input:api-key}`, `args[2]: ${DB_DSN}`):
+    /// the entry was collected without the value they stand in.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unresolved: Vec<String>,
+    /// The entry configures a credential: a secret-looking header or environment value,
+    /// or a sensitive URL query parameter.
+    #[serde(default)]
+    pub credential_configured: bool,
+    /// The configured credential was given to the server (`--use-config-credentials`);
+    /// `false` when it was configured but not supplied, or none was configured.
+    #[serde(default)]
+    pub credential_supplied: bool,
+    /// stdio entries: how the operator allowed the command to run: `allow-exec` (the
+    /// `--allow-exec` flag) or `prompt` (answered yes at the terminal).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consent: Option<String>,
+}
+
+/// One environment variable or header of a [`ConfigSource`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConfigValue {
+    /// The variable's or header's name.
+    pub name: String,
+    /// `literal` (the value is written in the file) or `reference` (the value is or holds
+    /// a placeholder: `${env:VAR}`, `${VAR}`, `$VAR`, `${input:ID}`).
+    pub written: String,
+    /// Fingerprint (`redacted:sha256:<hex>`) of the value as resolved; absent when a
+    /// placeholder in it could not be resolved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<String>,
+    /// The name or the value looks like a secret (token, key, password, ... in the name;
+    /// a well-known token shape in the value).
+    #[serde(default)]
+    pub secret_like: bool,
+    /// The value was given to the server (a header sent, a variable set).
+    #[serde(default)]
+    pub supplied: bool,
 }
 
 /// How the collector reached the server.

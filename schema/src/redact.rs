@@ -59,7 +59,8 @@
 //! start of another JWT when the secret is a JWT). Where hits of different secrets
 //! overlap, the longest match names the replacement.
 //!
-//! **Public values** bound that cost where it did harm (issue 20): the collector
+//! **Public values** bound that cost where it did harm (a client id that shared its first characters with
+//! the client secret was cut to pieces where the secret was redacted): the collector
 //! registers the values it knows are not credentials and sends as they are (OAuth
 //! `client_id`, `state`, `redirect_uri`, `resource`, `scope`, the authorization URL;
 //! [`Redactor::add_public`]). A *piece* (a prefix or suffix hit shorter than the whole

@@ -96,6 +96,7 @@ pub fn evidence(endpoint: &str, records: Vec<Record>) -> Evidence {
             addresses: vec!["127.0.0.1:8080".into()],
             transport: Default::default(),
             message_endpoint: None,
+            source: None,
         },
         session: Some(Session {
             endpoint: endpoint.into(),
@@ -175,4 +176,61 @@ pub fn options() -> Options {
         pre_registered_client: None,
         login: None,
     }
+}
+
+/// The encoded protected header a bundle signed by `key` carries (`alg` EdDSA, the
+/// content type, the key id), for tests that build a bundle part by part ([`sign_raw`]).
+pub fn protected_header(key: &SecretKey) -> Vec<u8> {
+    use coset::CborSerializable;
+    crate::bundle::cose_headers(key)
+        .0
+        .to_vec()
+        .expect("the protected header encodes")
+}
+
+/// The encoded unprotected header a bundle signed by `key` carries (its public key).
+pub fn unprotected_header(key: &SecretKey) -> Vec<u8> {
+    use coset::AsCborValue;
+    let value = crate::bundle::cose_headers(key)
+        .1
+        .to_cbor_value()
+        .expect("the unprotected header encodes");
+    let mut out = Vec::new();
+    ciborium::into_writer(&value, &mut out).expect("the unprotected header encodes");
+    out
+}
+
+/// The bytes COSE signs for a bundle of these parts: `["Signature1", protected, h'',
+/// payload]`.
+pub fn sig_structure(protected: &[u8], payload: &[u8]) -> Vec<u8> {
+    let mut m = crate::bundle::sig_structure_head(protected, payload.len() as u64);
+    m.extend_from_slice(payload);
+    m
+}
+
+/// A tagged COSE_Sign1 of exactly these parts, as stored: `protected` and `unprotected`
+/// are encoded header maps, `payload` the payload bytes, `signature` the signature bytes.
+pub fn assemble(protected: &[u8], unprotected: &[u8], payload: &[u8], signature: &[u8]) -> Vec<u8> {
+    use crate::bundle::cbor_head;
+    let mut out = vec![0xd2, 0x84];
+    out.extend(cbor_head(2, protected.len() as u64));
+    out.extend_from_slice(protected);
+    out.extend_from_slice(unprotected);
+    out.extend(cbor_head(2, payload.len() as u64));
+    out.extend_from_slice(payload);
+    out.extend(cbor_head(2, signature.len() as u64));
+    out.extend_from_slice(signature);
+    out
+}
+
+/// A bundle of exactly these parts with a valid Ed25519 signature by `key` over them:
+/// bytes no collector writes (hostile headers or payloads), signed so that only the
+/// strictness of verification can refuse them.
+pub fn sign_raw(key: &SecretKey, protected: &[u8], unprotected: &[u8], payload: &[u8]) -> Vec<u8> {
+    use ed25519_dalek::Signer;
+    let signature = key
+        .signing_key()
+        .sign(&sig_structure(protected, payload))
+        .to_bytes();
+    assemble(protected, unprotected, payload, &signature)
 }

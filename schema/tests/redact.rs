@@ -681,7 +681,7 @@ fn leaks_agrees_with_scrub_and_ignores_the_fingerprint() {
     assert!(!redactor.leaks(br#"{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}"#));
 }
 
-/// The registration answer of issue 20: a client id that shares its first 12 characters
+/// A registration answer whose client id that shares its first 12 characters
 /// with the client secret.
 fn registration(client_id: &str, secret: &str) -> Record {
     let resp = format!(
@@ -706,7 +706,7 @@ fn a_client_id_sharing_a_prefix_with_the_secret_is_kept_when_registered_public()
     let (id, secret) = ("test-client-id", "test-client-secret");
     let url = format!("https://as.example/authorize?response_type=code&client_id={id}&state=s");
     // Without the client id registered as public, its `test-client-` is a cut piece of
-    // the secret (the behaviour issue 20 reported).
+    // the secret (the behaviour the public values prevent).
     let mut bare = Redactor::new();
     bare.add_secret(secret.as_bytes(), "client-secret");
     assert_ne!(bare.scrub_str(&url), url);

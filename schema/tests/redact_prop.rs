@@ -5,7 +5,7 @@
 //! the letter case of what it wrote (lower, upper, mixed; inside percent-encoding and
 //! JSON escapes too), and the oracle ignores case. Client ids and states that share
 //! prefixes and suffixes with the client secret, registered as public values, stay
-//! intact where the secret goes (issue 20).
+//! intact where the secret goes.
 //!
 //! The oracle is written here, independently of the redactor: for every encoding
 //! family it encodes the secret's first 8 and last 8 bytes (any longer prefix or suffix,
@@ -691,7 +691,7 @@ proptest! {
         prop_assert_eq!(redactor.scrub_str(&filler), filler);
     }
 
-    /// Issue 20: a client id and a state that share prefixes and suffixes with the client
+    /// A client id and a state that share prefixes and suffixes with the client
     /// secret, registered as public values, stay intact in the URL, the form body and the
     /// JSON answer (and in the URL as printed), while the secret, in any encoding and
     /// letter case, is gone from every recorded value.

@@ -162,7 +162,7 @@ fn past_the_bundle_cap_bodies_are_length_and_hash_only() {
     }
 }
 
-/// Issue 20: the label `client-secret` a record's redactions carry is a suffix of the
+/// The label `client-secret` a record's redactions carry is a suffix of the
 /// secret `test-client-secret`; the record is kept, not withheld.
 #[test]
 fn a_label_sharing_a_piece_with_the_secret_does_not_withhold_the_record() {

@@ -14,6 +14,9 @@ pub enum UsageError {
     /// No target given.
     #[error("no target given (pass TARGET... or --servers-file FILE)")]
     NoTargets,
+    /// `--from-config` found nothing to collect.
+    #[error("--from-config: {0}")]
+    FromConfig(String),
     /// A target did not parse.
     #[error(transparent)]
     Target(#[from] TargetError),

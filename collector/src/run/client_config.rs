@@ -72,7 +72,8 @@ pub enum Scope {
 }
 
 impl Scope {
-    fn name(self) -> &'static str {
+    /// The name in the table and the JSON output.
+    pub fn name(self) -> &'static str {
         match self {
             Scope::User => "user",
             Scope::Project => "project",
@@ -96,7 +97,8 @@ pub enum Transport {
 }
 
 impl Transport {
-    fn name(self) -> &'static str {
+    /// The name in the table and the JSON output.
+    pub fn name(self) -> &'static str {
         match self {
             Transport::StreamableHttp => "streamable-http",
             Transport::Sse => "sse",
@@ -144,6 +146,37 @@ pub struct Entry {
     pub headers: Vec<Named>,
     /// The file marks the entry disabled.
     pub disabled: bool,
+    /// The values as written, for `--from-config` (never serialized or printed).
+    #[serde(skip)]
+    pub raw: Raw,
+}
+
+/// An entry's values as the file writes them, secrets included: what `--from-config`
+/// launches or connects with. Its `Debug` shows no value.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Raw {
+    /// The URL.
+    pub url: Option<String>,
+    /// The command.
+    pub command: Option<String>,
+    /// The arguments.
+    pub args: Vec<String>,
+    /// The environment variables, in file order.
+    pub env: Vec<(String, String)>,
+    /// The headers, in file order.
+    pub headers: Vec<(String, String)>,
+}
+
+impl std::fmt::Debug for Raw {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Raw({} arg(s), {} env, {} header(s))",
+            self.args.len(),
+            self.env.len(),
+            self.headers.len()
+        )
+    }
 }
 
 impl Entry {
@@ -452,6 +485,7 @@ impl Ctx<'_> {
                 (None, None) => return Err("neither a url nor a command".into()),
             },
         };
+        let raw_url = url.as_ref().map(|(_, u)| u.clone());
         let (url, command) = match transport {
             Transport::Stdio => match command {
                 Some(c) => (None, Some(c)),
@@ -470,13 +504,20 @@ impl Ctx<'_> {
         if command.is_none() {
             args.clear();
         }
-        let env = match o.get("env").or_else(|| o.get("environment")) {
+        let (env, raw_env) = match o.get("env").or_else(|| o.get("environment")) {
             Some(v) => named(v, "env")?,
-            None => Vec::new(),
+            None => Default::default(),
         };
-        let headers = match o.get("headers") {
+        let (headers, raw_headers) = match o.get("headers") {
             Some(v) => named(v, "headers")?,
-            None => Vec::new(),
+            None => Default::default(),
+        };
+        let raw = Raw {
+            url: if command.is_none() { raw_url } else { None },
+            command: command.clone(),
+            args: args.clone(),
+            env: raw_env,
+            headers: raw_headers,
         };
         let disabled = o.get("disabled").and_then(Value::as_bool) == Some(true)
             || o.get("enabled").and_then(Value::as_bool) == Some(false);
@@ -493,6 +534,7 @@ impl Ctx<'_> {
             env,
             headers,
             disabled,
+            raw,
         })
     }
 }
@@ -535,12 +577,18 @@ fn command_of(o: &Map<String, Value>) -> Result<(Option<String>, Vec<String>), S
     Ok((command, args))
 }
 
-/// An object of string values (env, headers), each value a reference or a fingerprint.
-fn named(v: &Value, what: &str) -> Result<Vec<Named>, String> {
+/// Named values as shown and as written.
+type NamedPairs = (Vec<Named>, Vec<(String, String)>);
+
+/// An object of string values (env, headers), each value a reference or a fingerprint;
+/// and the values as written.
+fn named(v: &Value, what: &str) -> Result<NamedPairs, String> {
     let Value::Object(m) = v else {
         return Err(format!("{what} is not an object"));
     };
-    m.iter()
+    let mut raw = Vec::new();
+    let shown = m
+        .iter()
         .map(|(k, v)| {
             let text = match v {
                 Value::String(s) => s.clone(),
@@ -548,6 +596,7 @@ fn named(v: &Value, what: &str) -> Result<Vec<Named>, String> {
                 _ => return Err(format!("{what}.{k} is not a string")),
             };
             let reference = is_reference(&text);
+            raw.push((k.clone(), text.clone()));
             Ok(Named {
                 name: k.clone(),
                 value: if reference {
@@ -558,7 +607,8 @@ fn named(v: &Value, what: &str) -> Result<Vec<Named>, String> {
                 reference,
             })
         })
-        .collect()
+        .collect::<Result<Vec<_>, String>>()?;
+    Ok((shown, raw))
 }
 
 /// `true` when the value is only placeholders (`${env:VAR}`, `${VAR}`, `${input:ID}`),

@@ -257,6 +257,32 @@ pub struct Flags {
     )]
     pub list_config: Option<String>,
 
+    /// Collect every MCP server that MCP client configuration files name, each as if it
+    /// were given as a target (a remote entry as its URL, a stdio entry as a --stdio
+    /// target): FILE, or `auto` (the default) for the files --list-config reads. A stdio
+    /// entry runs only with --allow-exec or a yes at the terminal; configured credentials
+    /// are used only with --use-config-credentials.
+    #[arg(
+        long,
+        value_name = "FILE",
+        num_args = 0..=1,
+        default_missing_value = "auto",
+        conflicts_with_all = ["targets", "servers_file", "stdio", "list_config", "recover", "public_key", "shard"]
+    )]
+    pub from_config: Option<String>,
+
+    /// --from-config: the stdio entries (by entry name; `all` for every one) whose command
+    /// may run without asking.
+    #[arg(long, value_name = "NAME", num_args = 1.., value_delimiter = ',', requires = "from_config")]
+    pub allow_exec: Vec<String>,
+
+    /// --from-config: give the servers the credentials their entries configure
+    /// (secret-looking header and environment values, sensitive URL query parameters);
+    /// each is redacted wherever it appears. Without it the entry is collected without
+    /// them, and the bundle says a credential was configured but not supplied.
+    #[arg(long, requires = "from_config")]
+    pub use_config_credentials: bool,
+
     /// Output of --list-config, and only of it (it needs --list-config): a table (text,
     /// the default) or a JSON array (json).
     #[arg(long, value_name = "FORMAT", value_enum, requires = "list_config")]

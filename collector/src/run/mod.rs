@@ -21,6 +21,7 @@ pub mod cli;
 pub mod client_config;
 pub mod exit;
 pub mod flags;
+pub mod from_config;
 pub mod inputs;
 pub mod login_plan;
 pub mod net;
@@ -173,7 +174,8 @@ struct Outcome {
 
 /// The journal of target `t`, with the target record, the `--token-env` token facts
 /// and the target's probe inputs.
-fn open_journal(t: &Target, plan: &Plan, printer: &Printer) -> Result<Shared, String> {
+fn open_journal(i: usize, t: &Target, plan: &Plan, printer: &Printer) -> Result<Shared, String> {
+    let configured = plan.configured(i);
     // One redactor for every target and the printer: a secret learned anywhere is
     // redacted everywhere.
     let redactor = printer.redactor().clone();
@@ -191,6 +193,18 @@ fn open_journal(t: &Target, plan: &Plan, printer: &Printer) -> Result<Shared, St
             token_type: Some("Bearer".into()),
         });
     }
+    if let Some((c, tok)) = configured.and_then(|c| c.config.token.as_ref().map(|t| (c, t))) {
+        let (h, cl) = decode_jwt(tok).map_or((None, None), |(h, c)| (Some(h), Some(c)));
+        tokens.push(TokenFacts {
+            source: format!("config:{}", c.config.source.entry),
+            fingerprint: mcp_probe_schema::bundle::fingerprint(tok.as_bytes()),
+            jwt_header: h,
+            jwt_claims: cl,
+            expires_in: None,
+            scope: None,
+            token_type: Some("Bearer".into()),
+        });
+    }
     let record = TargetRecord {
         as_typed: t.as_typed.clone(),
         base_url: t.base_url.as_str().trim_end_matches('/').to_string(),
@@ -203,6 +217,7 @@ fn open_journal(t: &Target, plan: &Plan, printer: &Printer) -> Result<Shared, St
             Default::default()
         },
         message_endpoint: None,
+        source: configured.map(|c| c.config.source.clone()),
     };
     let mut j = Journal::create(&plan.out, &t.slug(), record, plan.options.clone(), redactor)
         .map_err(|e| format!("{}: {e}", t.as_typed))?;
@@ -237,7 +252,7 @@ async fn drive(
             let i = run.next;
             run.next += 1;
             let t = &plan.targets[i];
-            let j = match open_journal(t, plan, printer) {
+            let j = match open_journal(i, t, plan, printer) {
                 Ok(j) => j,
                 Err(e) => {
                     printer.error(&e);
@@ -250,7 +265,7 @@ async fn drive(
             let (t, plan, printer) = (t.clone(), plan.clone(), printer.clone());
             run.set.spawn(async move {
                 printer.progress(&format!("[{}/{total}] {}: probing", i + 1, t.as_typed));
-                let end = run_target(&t, &j, &plan).await;
+                let end = run_target(i, &t, &j, &plan).await;
                 if let Some(u) = t.candidates.first() {
                     plan.client.close(u).await;
                 }
@@ -312,7 +327,7 @@ async fn drive(
 /// One target's steps under its deadline. The deadline covers the whole target: when
 /// it passes, the target's work is dropped (no further byte is sent) and what was
 /// recorded is sealed.
-async fn run_target(t: &Target, j: &Shared, plan: &Plan) -> End {
+async fn run_target(i: usize, t: &Target, j: &Shared, plan: &Plan) -> End {
     let deadline = Duration::from_millis(
         plan.options
             .target_timeout_ms
@@ -320,7 +335,7 @@ async fn run_target(t: &Target, j: &Shared, plan: &Plan) -> End {
     );
     let stage = Stage::default();
     let start = std::time::Instant::now();
-    let work = collect_target(t, j, plan, &stage);
+    let work = collect_target(t, j, plan, plan.configured(i), &stage);
     tokio::pin!(work);
     loop {
         // Time spent in the OAuth login (which may wait for a person in the browser)
@@ -356,7 +371,7 @@ fn seal_unfinished(run: &mut Targets, outcome: &Outcome, plan: &Plan, printer: &
         let j = match &run.slots[i] {
             Slot::Running(j) => j.clone(),
             Slot::Done(_) => continue,
-            Slot::Waiting => match open_journal(t, plan, printer) {
+            Slot::Waiting => match open_journal(i, t, plan, printer) {
                 Ok(j) => j,
                 Err(e) => {
                     printer.error(&e);

@@ -48,6 +48,22 @@ pub struct Plan {
     pub(super) tsa: Option<Arc<crate::transport::tsa::Tsa>>,
     /// `--stdio`: the server to launch (the plan's one target).
     pub(super) stdio: Option<super::stdio::StdioPlan>,
+    /// `--from-config`: for each target (same order), its entry; empty otherwise.
+    pub(super) configured: Vec<Option<PerTarget>>,
+}
+
+/// A `--from-config` target's entry, and the HTTP client that sends its headers.
+pub(super) struct PerTarget {
+    pub(super) config: super::from_config::Configured,
+    /// A client of its own when the entry gives headers (they go to its origin only).
+    pub(super) client: Option<Arc<Client>>,
+}
+
+impl Plan {
+    /// Target `i`'s `--from-config` entry.
+    pub(super) fn configured(&self, i: usize) -> Option<&PerTarget> {
+        self.configured.get(i).and_then(Option::as_ref)
+    }
 }
 
 /// The shard a target falls in among `n`: the first 8 bytes of SHA-256 of the target as
@@ -81,6 +97,28 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
     } else {
         None
     };
+    let configured = match &flags.from_config {
+        Some(source) => {
+            let fc = super::from_config::FromConfig {
+                source: source.clone(),
+                allow_exec: flags.allow_exec.clone(),
+                use_credentials: flags.use_config_credentials,
+            };
+            let var = |k: &str| std::env::var(k).ok();
+            let env = super::from_config::Env {
+                var: &var,
+                home: std::env::var_os("HOME")
+                    .filter(|h| !h.is_empty())
+                    .map(PathBuf::from),
+                cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+            };
+            let mut ask = super::from_config::terminal_ask(printer);
+            Some(super::from_config::plan_targets(
+                &fc, &env, printer, &mut ask,
+            )?)
+        }
+        None => None,
+    };
     let mut raw = flags.targets.clone();
     if let Some((_, t)) = &stdio {
         raw.push(t.as_typed.clone());
@@ -112,7 +150,7 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
         }
     }
     let raw = dedup(raw);
-    if raw.is_empty() {
+    if raw.is_empty() && configured.is_none() {
         return Err(UsageError::NoTargets);
     }
     let raw = match flags.shard {
@@ -127,9 +165,10 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
         }
         None => raw,
     };
-    let targets = match &stdio {
-        Some((_, t)) => vec![t.clone()],
-        None => raw
+    let targets = match (&stdio, &configured) {
+        (Some((_, t)), _) => vec![t.clone()],
+        (None, Some(c)) => c.iter().map(|(t, _)| t.clone()).collect(),
+        (None, None) => raw
             .iter()
             .map(|t| Target::parse(t))
             .collect::<Result<Vec<_>, _>>()?,
@@ -176,6 +215,25 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
         {
             return Err(UsageError::ProxiedPlaintextCredential {
                 what,
+                target: t.as_typed.clone(),
+                proxy: p.display(),
+            });
+        }
+    }
+
+    // The same rule for a credential a configuration entry supplies.
+    for (t, c) in configured.iter().flatten() {
+        let credential =
+            c.token.is_some() || c.source.headers.iter().any(|h| h.secret_like && h.supplied);
+        if !credential || t.base_url.scheme() != "http" {
+            continue;
+        }
+        if let Some(p) = net.net.proxies.for_url(&t.base_url) {
+            return Err(UsageError::ProxiedPlaintextCredential {
+                what: format!(
+                    "the credential of the configuration entry {:?}",
+                    c.source.entry
+                ),
                 target: t.as_typed.clone(),
                 proxy: p.display(),
             });
@@ -243,6 +301,37 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
     let ca_path = flags.ca_file.as_ref().map(|p| p.display().to_string());
     let trust =
         crate::transport::tls::Trust::load(ca_path.as_deref().map(|p| (p, ca_certs.as_slice())))?;
+    let configured = configured
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(t, config)| {
+            let client = (!config.headers.is_empty()).then(|| {
+                let mut n = net.net.clone();
+                for h in &config.headers {
+                    if !n
+                        .headers
+                        .iter()
+                        .any(|x| x.name.eq_ignore_ascii_case(&h.name))
+                    {
+                        n.headers.push(h.clone());
+                    }
+                }
+                n.origins = std::iter::once(&t.base_url)
+                    .chain(t.candidates.iter())
+                    .map(crate::transport::net::origin)
+                    .collect();
+                Arc::new(
+                    Client::new(
+                        trust.clone(),
+                        Duration::from_secs(flags.timeout),
+                        flags.body_cap,
+                    )
+                    .with_net(n),
+                )
+            });
+            Some(PerTarget { config, client })
+        })
+        .collect();
     let tsa = tsa_url.map(|u| {
         Arc::new(crate::transport::tsa::Tsa::new(
             u,
@@ -271,6 +360,7 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
     };
     Ok(Plan {
         stdio: stdio.map(|(p, _)| p),
+        configured,
         manifest: flags.manifest.clone(),
         targets,
         key,

@@ -111,7 +111,14 @@ fn conclude(
         End::Finished(Ending::Complete) => (RunStatus::Complete, true),
         End::Finished(Ending::AuthRequired) => {
             if g.failure().is_none() {
-                g.set_failure(if plan.token.is_some() {
+                let source = g.target().source.as_ref();
+                let configured = source.is_some_and(|s| s.credential_configured);
+                let supplied = source.is_some_and(|s| s.credential_supplied);
+                g.set_failure(if supplied {
+                    "the endpoint refused the credential the configuration entry gives (HTTP 401)"
+                } else if configured {
+                    "the endpoint requires authentication (HTTP 401); the configuration entry gives a credential, not supplied without --use-config-credentials"
+                } else if plan.token.is_some() {
                     "the endpoint refused the --token-env credential (HTTP 401)"
                 } else {
                     "the endpoint requires authentication (HTTP 401); no credential was given (--token-env)"

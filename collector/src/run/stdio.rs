@@ -94,6 +94,17 @@ pub fn plan_stdio(
         redactor.add_given_secret(value.as_bytes(), "environment-value");
         pairs.push((name.to_string(), value.to_string()));
     }
+    plan_launch(command, pairs, redactor)
+}
+
+/// The launch of `command` with the environment `pairs` (whose secrets the caller
+/// registered): credential-looking arguments registered with `redactor`, the program
+/// checked startable.
+pub(super) fn plan_launch(
+    command: &[String],
+    pairs: Vec<(String, String)>,
+    redactor: &crate::journal::SharedRedactor,
+) -> Result<(StdioPlan, Target), UsageError> {
     let shown = shown_argv(command);
     for s in &shown.secrets {
         redactor.add_given_secret(s.as_bytes(), "command-line-credential");

@@ -349,8 +349,15 @@ pub(super) fn refusal(challenge: Option<&[u8]>) -> String {
 }
 
 /// One target's whole run: every step of [`STEPS`] that applies, in order.
-pub(super) async fn collect_target(t: &Target, j: &Shared, plan: &Plan, stage: &Stage) -> Ending {
-    if let Some(sp) = &plan.stdio {
+pub(super) async fn collect_target<'p>(
+    t: &'p Target,
+    j: &'p Shared,
+    plan: &'p Plan,
+    configured: Option<&'p super::plan::PerTarget>,
+    stage: &'p Stage,
+) -> Ending {
+    let config_stdio = configured.and_then(|c| c.config.stdio.as_ref());
+    if let Some(sp) = plan.stdio.as_ref().or(config_stdio) {
         let set = |s: &'static str| stage.set(s);
         let run = super::stdio::StdioRun {
             client: &plan.client,
@@ -362,8 +369,13 @@ pub(super) async fn collect_target(t: &Target, j: &Shared, plan: &Plan, stage: &
         };
         return super::stdio::collect_stdio(t, j, sp, run).await;
     }
-    let token = plan.token.as_ref().map(|(_, v)| v.clone());
-    let mut probe = Probe::new(&plan.client, j.clone(), token, plan.options.max_pages);
+    let token = configured
+        .and_then(|c| c.config.token.clone())
+        .or_else(|| plan.token.as_ref().map(|(_, v)| v.clone()));
+    let client = configured
+        .and_then(|c| c.client.as_deref())
+        .unwrap_or(&plan.client);
+    let mut probe = Probe::new(client, j.clone(), token, plan.options.max_pages);
     probe.inputs = lock(j).inputs().cloned();
     probe.plaintext_port = plan.plaintext_port;
     probe.in_flight = stage.in_flight.clone();

@@ -1,5 +1,5 @@
 //! `open` and `open_unverified` on arbitrary bytes: never a panic, and the two agree.
-//! Seed the corpus with real bundles (`cp ../../examples/*.mcpev corpus/open/`) so the
+//! Seeded with a real bundle (seeds/open/, scripts/fuzz.sh) so the
 //! fuzzer mutates structure that already parses.
 #![no_main]
 
