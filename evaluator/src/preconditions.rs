@@ -131,6 +131,21 @@ pub fn missing_legs(ev: &Bundle, legs: &[LegId]) -> Outcome {
     )
 }
 
+/// The client configuration entry a bundle was collected from, named for the evidence,
+/// when that entry configures a credential the run did not supply (`--from-config`
+/// without `--use-config-credentials`): the client would inject it, the probe did not.
+fn not_supplied(ev: &Bundle) -> Option<String> {
+    let src = ev.payload.target.source.as_ref()?;
+    (src.credential_configured && !src.credential_supplied).then(|| {
+        format!(
+            "the {} configuration {} (entry {})",
+            crate::fmt::escape_line(&src.client),
+            crate::fmt::escape_line(&src.file),
+            crate::fmt::escape_line(&src.entry)
+        )
+    })
+}
+
 /// Grade one check with the uniform preconditions.
 pub fn run_rule(check: &dyn Check, ev: &Bundle, cx: &Context<'_>) -> Outcome {
     let reduction = "";
@@ -143,14 +158,25 @@ pub fn run_rule(check: &dyn Check, ev: &Bundle, cx: &Context<'_>) -> Outcome {
             .clone()
             .unwrap_or_else(|| "no session was established".into());
         return match s {
-            Some(s) if s.auth_required && !s.authenticated => Outcome::single(
-                Verdict::Unknown,
-                format!(
-                    "the endpoint answered 401 and the run presented no credential, so nothing past the \
-                     challenge was observed ({failure})"
+            Some(s) if s.auth_required && !s.authenticated => match not_supplied(ev) {
+                Some(entry) => Outcome::single(
+                    Verdict::Unknown,
+                    format!(
+                        "credential injected by the client, not supplied: {entry} gives the server a \
+                         credential the run did not use (--use-config-credentials), and the endpoint \
+                         answered 401 without it, so nothing past the challenge was observed ({failure})"
+                    ),
+                    reduction,
                 ),
-                reduction,
-            ),
+                None => Outcome::single(
+                    Verdict::Unknown,
+                    format!(
+                        "the endpoint answered 401 and the run presented no credential, so nothing past the \
+                         challenge was observed ({failure})"
+                    ),
+                    reduction,
+                ),
+            },
             _ => Outcome::single(Verdict::Error, format!("no MCP session: {failure}"), reduction),
         };
     }
@@ -313,5 +339,53 @@ mod tests {
             ("b".into(), Outcome::single(Verdict::NoRev, "r", "")),
         ]);
         assert_eq!(o.verdict, Verdict::NoRev);
+    }
+
+    /// A bundle collected from a client configuration whose credential the run did not
+    /// supply says so instead of a verdict about the server; without the configuration
+    /// facts the sentence is the plain 401 one.
+    #[test]
+    fn a_credential_the_client_injects_and_the_run_did_not_supply_is_named() {
+        struct NeedsSession;
+        impl Check for NeedsSession {
+            fn id(&self) -> &'static str {
+                "needs-session"
+            }
+            fn legs(&self, _era: Option<mcp_probe_schema::model::Era>) -> crate::check::Legs {
+                crate::check::Legs::NONE
+            }
+            fn grade(&self, _ev: &Bundle, _cx: &Context<'_>) -> Outcome {
+                Outcome::single(Verdict::Pass, "graded", "")
+            }
+        }
+        let mut s = crate::fixture::session(None, serde_json::json!({}), None);
+        s.auth_required = true;
+        s.authenticated = false;
+        let mut ev = crate::fixture::evidence(Some(s), Vec::new());
+        let o = run_rule(&NeedsSession, &ev, &Context::default());
+        assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
+        assert!(
+            o.evidence.starts_with("the endpoint answered 401"),
+            "{}",
+            o.evidence
+        );
+        ev.payload.target.source = Some(mcp_probe_schema::model::ConfigSource {
+            client: "cursor".into(),
+            file: ".cursor/mcp.json".into(),
+            entry: "remote".into(),
+            transport: "streamable-http".into(),
+            credential_configured: true,
+            credential_supplied: false,
+            ..Default::default()
+        });
+        let o = run_rule(&NeedsSession, &ev, &Context::default());
+        assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");
+        assert!(
+            o.evidence.starts_with(
+                "credential injected by the client, not supplied: the cursor configuration .cursor/mcp.json (entry remote)"
+            ),
+            "{}",
+            o.evidence
+        );
     }
 }

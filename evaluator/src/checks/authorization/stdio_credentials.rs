@@ -36,6 +36,12 @@ const REDUCTION: &str = "in part: the command line of this launch is read (crede
      credentials in files the server reads are host-side and not seen; a credential under an innocuous flag \
      name and of low entropy is not recognised";
 
+const REDUCTION_CONFIG: &str = "in part: the command line of this launch and the client configuration entry \
+     it came from are read (credential-named flags and high-entropy values; each environment value the file \
+     sets, written in it literally or referenced); where a referenced value comes from, whether an OS \
+     credential store is used, and credentials in files the server reads are host-side and not seen; a \
+     credential under an innocuous name and of low entropy is not recognised";
+
 /// The details of the outcome.
 #[derive(Serialize)]
 struct Facts {
@@ -45,6 +51,23 @@ struct Facts {
     credential_args: Vec<serde_json::Value>,
     /// Names of the variables given in the environment (never their values).
     env_names: Vec<String>,
+    /// The client configuration entry the server was launched from, when the collector
+    /// read one: each variable the file sets, how it is written there, and whether it
+    /// looks like a secret (never the value). Absent for a bundle of a `--stdio` target.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    config_env: Option<Vec<serde_json::Value>>,
+}
+
+/// The variables a client configuration file writes literally that look like secrets,
+/// with the file and entry they are in: the observation the recommendation is about
+/// (a credential kept in a launch configuration instead of the environment or an OS
+/// store).
+fn literal_secrets(src: &mcp_probe_schema::model::ConfigSource) -> Vec<&str> {
+    src.env
+        .iter()
+        .filter(|v| v.written == "literal" && v.secret_like)
+        .map(|v| v.name.as_str())
+        .collect()
 }
 
 impl Check for StdioCredentials {
@@ -70,6 +93,12 @@ impl Check for StdioCredentials {
         let Some((seq, p)) = process(ev) else {
             return missing_legs(ev, &[leg::STDIO_PROCESS]);
         };
+        let source = ev
+            .payload
+            .target
+            .source
+            .as_ref()
+            .filter(|s| s.transport == "stdio");
         let facts = Facts {
             transport: ev.transport(),
             credential_args: p
@@ -78,6 +107,51 @@ impl Check for StdioCredentials {
                 .map(|c| serde_json::json!({"index": c.index, "flag": c.flag, "why": c.why}))
                 .collect(),
             env_names: p.env_names.clone(),
+            config_env: source.map(|src| {
+                src.env
+                    .iter()
+                    .map(|v| {
+                        serde_json::json!({"name": v.name, "written": v.written, "secret_like": v.secret_like})
+                    })
+                    .collect()
+            }),
+        };
+        let reduction = if source.is_some() {
+            REDUCTION_CONFIG
+        } else {
+            REDUCTION
+        };
+        let (config, literal) = match source {
+            None => (String::new(), Vec::new()),
+            Some(src) => {
+                let literal = literal_secrets(src);
+                let referenced: Vec<&str> = src
+                    .env
+                    .iter()
+                    .filter(|v| v.written != "literal" && v.secret_like)
+                    .map(|v| v.name.as_str())
+                    .collect();
+                let place = format!(
+                    "the {} configuration {} (entry {})",
+                    escape_line(&src.client),
+                    escape_line(&src.file),
+                    escape_line(&src.entry)
+                );
+                let said = if !literal.is_empty() {
+                    format!(
+                        "; {place} writes the value of {} in the file itself (the bundle keeps only its fingerprint)",
+                        escape_line(&literal.join(", "))
+                    )
+                } else if !referenced.is_empty() {
+                    format!(
+                        "; {place} references {} from the environment instead of writing the value",
+                        escape_line(&referenced.join(", "))
+                    )
+                } else {
+                    format!("; {place} writes no value that looks like a secret")
+                };
+                (said, literal)
+            }
         };
         let env = if p.env_names.is_empty() {
             "no variable was given in the environment".to_string()
@@ -109,10 +183,23 @@ impl Check for StdioCredentials {
                 Verdict::Fail,
                 format!(
                     "the server was launched with a credential on its command line: {} (the bundle keeps only \
-                     its fingerprint); {env}",
+                     its fingerprint); {env}{config}",
                     named.join(", ")
                 ),
-                REDUCTION,
+                reduction,
+            )
+            .with_records([seq])
+            .with_facts(&facts);
+        }
+        if !literal.is_empty() {
+            return Outcome::single(
+                Verdict::Fail,
+                format!(
+                    "a credential is written in the launch configuration: no argument of the command line looks \
+                     like one ({} argument(s)); {env}{config}",
+                    p.argv.len().saturating_sub(1)
+                ),
+                reduction,
             )
             .with_records([seq])
             .with_facts(&facts);
@@ -120,10 +207,10 @@ impl Check for StdioCredentials {
         Outcome::single(
             Verdict::Pass,
             format!(
-                "no argument of the command line looks like a credential ({} argument(s)); {env}",
+                "no argument of the command line looks like a credential ({} argument(s)); {env}{config}",
                 p.argv.len().saturating_sub(1)
             ),
-            REDUCTION,
+            reduction,
         )
         .with_records([seq])
         .with_facts(&facts)
@@ -189,5 +276,85 @@ mod tests {
             run(&StdioCredentials, &ev, &Context::default()).verdict,
             Verdict::NotApplicable
         );
+    }
+
+    /// A stdio bundle collected from a client configuration entry (`--from-config`).
+    fn from_config(env: &[(&str, &str, bool)]) -> crate::evidence::Bundle {
+        use mcp_probe_schema::model::{ConfigSource, ConfigValue};
+        let mut ev = stdio_evidence(
+            None,
+            vec![stdio_process(
+                &["server", "-v"],
+                Vec::new(),
+                &env.iter().map(|e| e.0).collect::<Vec<_>>(),
+            )],
+        );
+        ev.payload.target.source = Some(ConfigSource {
+            client: "claude-desktop".into(),
+            scope: "user".into(),
+            file: "/home/u/.config/Claude/claude_desktop_config.json".into(),
+            file_sha256: "00".repeat(32),
+            entry: "files".into(),
+            transport: "stdio".into(),
+            env: env
+                .iter()
+                .map(|(name, written, secret_like)| ConfigValue {
+                    name: name.to_string(),
+                    written: written.to_string(),
+                    fingerprint: Some("redacted:sha256:00ff".into()),
+                    secret_like: *secret_like,
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        });
+        ev
+    }
+
+    #[test]
+    fn a_secret_written_in_the_client_configuration_fails_a_referenced_one_passes() {
+        let o = run(
+            &StdioCredentials,
+            &from_config(&[
+                ("LOG_LEVEL", "literal", false),
+                ("API_TOKEN", "literal", true),
+            ]),
+            &Context::default(),
+        );
+        assert_eq!(o.verdict, Verdict::Fail, "{o:?}");
+        assert!(
+            o.evidence
+                .contains("writes the value of API_TOKEN in the file itself"),
+            "{}",
+            o.evidence
+        );
+        assert!(o.evidence.contains("entry files"), "{}", o.evidence);
+        assert!(!o.evidence.contains("00ff"), "{}", o.evidence);
+        assert_eq!(o.details["config_env"][1]["written"], "literal");
+        assert!(
+            o.reduction.contains("client configuration entry"),
+            "{}",
+            o.reduction
+        );
+
+        let o = run(
+            &StdioCredentials,
+            &from_config(&[("API_TOKEN", "reference", true)]),
+            &Context::default(),
+        );
+        assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
+        assert!(
+            o.evidence
+                .contains("references API_TOKEN from the environment"),
+            "{}",
+            o.evidence
+        );
+        // A bundle of a plain --stdio target has no configuration facts: no new detail.
+        let o = run(
+            &StdioCredentials,
+            &stdio_evidence(None, vec![stdio_process(&["server"], Vec::new(), &[])]),
+            &Context::default(),
+        );
+        assert!(!o.details.contains_key("config_env"), "{o:?}");
     }
 }
