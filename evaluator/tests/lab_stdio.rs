@@ -414,6 +414,72 @@ fn a_credential_on_the_command_line_fails_stdio_credentials_and_appears_nowhere(
     }
 }
 
+/// A client configuration entry (`mcp-collect --from-config`) that writes a secret in
+/// the file fails stdio-credentials naming the client, file, entry and variable; the
+/// same entry referencing the secret from the environment passes; the secret's bytes
+/// are in no bundle, collector output or report.
+#[test]
+fn a_secret_written_in_a_client_configuration_fails_stdio_credentials() {
+    let (Some(bin), Some(py)) = (collector(), python2()) else {
+        return;
+    };
+    let secret = "Zr8vK2mQ7tL4xW9pB6nC3hY5";
+    for (value, want) in [
+        (secret.to_string(), "FAIL"),
+        ("${env:CFG_API_TOKEN}".to_string(), "PASS"),
+    ] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let config = serde_json::json!({"mcpServers": {"files": {
+            "command": py.to_str().expect("utf-8"),
+            "args": [server("py2_stdio.py")],
+            "env": {"API_TOKEN": value, "LOG_LEVEL": "info"}
+        }}});
+        let file = dir.path().join("claude_desktop_config.json");
+        std::fs::write(&file, config.to_string()).expect("config");
+        let out = command(
+            &bin,
+            dir.path(),
+            &[
+                "--from-config",
+                file.to_str().expect("utf-8"),
+                "--allow-exec",
+                "files",
+                "--use-config-credentials",
+            ],
+        )
+        .env("CFG_API_TOKEN", secret)
+        .output()
+        .expect("runs mcp-collect");
+        let c = Collected { dir, out };
+        assert_eq!(c.code(), 0, "{}", c.describe());
+        let (g, report) = grade(&c);
+        let (verdict, evidence) = &g["stdio-credentials"];
+        assert_eq!(verdict, want, "{evidence}");
+        if want == "FAIL" {
+            assert!(
+                evidence.contains("writes the value of API_TOKEN in the file itself"),
+                "{evidence}"
+            );
+        } else {
+            assert!(evidence.contains("references API_TOKEN"), "{evidence}");
+        }
+        assert!(evidence.contains("(entry files)"), "{evidence}");
+        let bytes = std::fs::read(c.bundle()).expect("bundle");
+        for h in [
+            bytes,
+            c.out.stdout.clone(),
+            c.out.stderr.clone(),
+            report.into_bytes(),
+        ] {
+            assert!(
+                !h.windows(secret.len()).any(|w| w == secret.as_bytes()),
+                "the secret leaked: {}",
+                String::from_utf8_lossy(&h)
+            );
+        }
+    }
+}
+
 #[test]
 fn sigterm_to_the_collector_stops_the_server_and_seals() {
     let (Some(bin), Some(py)) = (collector(), python2()) else {
