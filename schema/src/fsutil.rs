@@ -29,12 +29,20 @@ pub fn write_atomic(path: &Path, bytes: &[u8], private: bool) -> std::io::Result
 
 /// [`write_atomic`] with what `write` writes (through a 64 KiB buffer), for output made
 /// as it goes (a report): a failure anywhere, in `write` included, leaves the old file
-/// (or none), never a part.
+/// (or none), never a part. A `path` that exists and is not a regular file (a device such
+/// as `/dev/null` or `/dev/stdout`, a named pipe) is written in place: there is no old
+/// file to keep, and renaming over it would replace the device with a file.
 pub fn write_atomic_with(
     path: &Path,
     private: bool,
     write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        let f = std::fs::OpenOptions::new().write(true).open(path)?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, f);
+        write(&mut w)?;
+        return w.flush();
+    }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -110,5 +118,33 @@ mod tests {
         let file = tmp.path().join("f");
         std::fs::write(&file, b"x").unwrap();
         assert!(create_private_dir(&file).is_err());
+    }
+
+    /// A named pipe given as the output stays a pipe and gets every byte: the report
+    /// is written into it, not renamed over it (as `-o /dev/null` must not replace the
+    /// device).
+    #[cfg(unix)]
+    #[test]
+    fn a_pipe_is_written_in_place_not_replaced() {
+        use std::os::unix::fs::FileTypeExt;
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("out.fifo");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read(&fifo).unwrap())
+        };
+        super::write_atomic_with(&fifo, false, |w| w.write_all(b"report bytes")).unwrap();
+        assert_eq!(reader.join().unwrap(), b"report bytes");
+        assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no temporary file left"
+        );
     }
 }
