@@ -25,7 +25,8 @@
 # Targets: py2 (LAB_PY2, both eras), py1 (LAB_PY1, legacy only), py1-sse (LAB_PY1_SSE,
 # HTTP+SSE), py2-stdio (lab/stdio/py2_stdio.py over stdio), stdio-flood
 # (collector/tests/support/stdio_flood.py over stdio, --bundle-cap 64 KiB: what a
-# collector records past the cap).
+# collector records past the cap), py2-config and py2-stdio-config (the same servers
+# named by a client configuration file, collected with --from-config).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -110,7 +111,8 @@ build() {
     echo "$bin"
 }
 
-# Collect `target` (py2, py1, py1-sse, py2-stdio, stdio-flood) with `bin` into `dir`.
+# Collect `target` (py2, py1, py1-sse, py2-stdio, stdio-flood, py2-config,
+# py2-stdio-config) with `bin` into `dir`.
 collect() {
     local bin=$1 target=$2 dir=$3 home=$4 commit=$5 name=$2 extra=() out cwd=$lab/.. args=()
     case $name in
@@ -128,6 +130,21 @@ collect() {
             cwd=$home
             extra+=(--bundle-cap 65536 --target-timeout 60)
             args=(--stdio -- python3 stdio_flood.py notify flood.pid answer)
+            ;;
+        py2-config)
+            # A Cursor-style entry naming py2 with a bearer header the run does not supply
+            # (no --use-config-credentials): target.source, credential configured, not supplied.
+            printf '{"mcpServers": {"remote": {"url": "%s", "headers": {"Authorization": "Bearer compat-config-token-not-real"}}}}\n' \
+                "${LAB_PY2:?LAB_PY2 unset}" >"$home/mcp.json"
+            args=(--from-config "$home/mcp.json")
+            ;;
+        py2-stdio-config)
+            # A Claude Desktop entry launching the stdio server with a secret-looking value
+            # written in the file: target.source with env facts (stdio-credentials reads them).
+            [ -x "$lab/.venv-mcp2/bin/python" ] || die "$lab/.venv-mcp2 missing (lab/install.sh; MCP_PROBE_LAB)"
+            printf '{"mcpServers": {"files": {"command": "lab/.venv-mcp2/bin/python", "args": ["lab/stdio/py2_stdio.py"], "env": {"API_TOKEN": "compat-literal-token-not-real", "LOG_LEVEL": "info"}}}}\n' \
+                >"$home/claude_desktop_config.json"
+            args=(--from-config "$home/claude_desktop_config.json" --allow-exec files)
             ;;
         *) die "unknown target $target" ;;
     esac
