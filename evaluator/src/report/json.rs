@@ -37,6 +37,19 @@ struct Doc<'a> {
     fail_on: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     waivers: Option<WaiversJ<'a>>,
+    /// The `--attestations` file: the attestations in force (each with its conflict with
+    /// the wire, if any) and the expired ones.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    attestations: Option<serde_json::Value>,
+    /// How the benchmark's recommendations are accounted for (absent when the definition
+    /// does not state how many it has).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    coverage: Option<serde_json::Value>,
+    /// PASS / (PASS + FAIL), overall and per server (`servers` order).
+    score: serde_json::Value,
+    /// The recommendations a tailoring names (absent when none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    recommendations: Vec<serde_json::Value>,
     graded: Graded,
     /// Verdict counts over every check and server, keyed by verdict.
     #[schemars(with = "std::collections::BTreeMap<String, usize>")]
@@ -262,6 +275,10 @@ fn doc(r: &Report) -> Doc<'_> {
                 .collect(),
             expired: a.expired.iter().map(|w| waiver_j(w, None)).collect(),
         }),
+        attestations: super::coverage::attestations_json(r),
+        coverage: super::coverage::coverage_json(r),
+        score: super::coverage::score_json(r),
+        recommendations: super::coverage::named_json(r),
         graded: Graded {
             count: r.graded().count(),
             in_scope: r.rows.len(),
