@@ -358,6 +358,50 @@ fn parse(bytes: &[u8], bm: &Benchmark) -> Result<Vec<Attestation>, (usize, Strin
     Ok(out)
 }
 
+/// What an attestation in force is to the report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attested {
+    /// The attestation.
+    pub attestation: Attestation,
+    /// The recommendation's title.
+    pub title: &'static str,
+    /// True when a check decided from the wire (source `wire` or `in-part`) grades the
+    /// recommendation: the attestation stands beside the observation.
+    pub beside_wire: bool,
+    /// When it contradicts the wire: the verdict it contradicts and the servers (0-based)
+    /// that got it.
+    pub conflict: Option<(crate::verdict::Verdict, Vec<usize>)>,
+}
+
+/// The `--attestations` file of a report and what it did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Applied {
+    /// The file as given.
+    pub file: String,
+    /// SHA-256 of its bytes.
+    pub sha256: String,
+    /// The date the attestations were judged on.
+    pub today: NaiveDate,
+    /// The attestations in force, in number order.
+    pub list: Vec<Attested>,
+    /// The attestations past their last day, in file order: they count as not attested.
+    pub expired: Vec<Attestation>,
+}
+
+impl Applied {
+    /// The attestation in force of `number`, if any.
+    pub fn of(&self, number: &str) -> Option<&Attested> {
+        self.list
+            .iter()
+            .find(|a| a.attestation.recommendation == number)
+    }
+
+    /// The conflicts with the wire.
+    pub fn conflicts(&self) -> usize {
+        self.list.iter().filter(|a| a.conflict.is_some()).count()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,53 +18,9 @@
 use chrono::NaiveDate;
 
 use super::{provenance::FileRef, Report};
-use crate::attestations::{Attestation, Attestations, AttestedStatus};
+use crate::attestations::{Applied, Attestation, Attestations, Attested, AttestedStatus};
 use crate::benchmark::Source;
 use crate::verdict::Verdict;
-
-/// What an attestation in force is to the report.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Attested {
-    /// The attestation.
-    pub attestation: Attestation,
-    /// The recommendation's title.
-    pub title: &'static str,
-    /// True when a check decided from the wire (source `wire` or `in-part`) grades the
-    /// recommendation: the attestation stands beside the observation.
-    pub beside_wire: bool,
-    /// When it contradicts the wire: the verdict it contradicts and the servers (0-based)
-    /// that got it.
-    pub conflict: Option<(Verdict, Vec<usize>)>,
-}
-
-/// The `--attestations` file of a report and what it did.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Applied {
-    /// The file as given.
-    pub file: String,
-    /// SHA-256 of its bytes.
-    pub sha256: String,
-    /// The date the attestations were judged on.
-    pub today: NaiveDate,
-    /// The attestations in force, in number order.
-    pub list: Vec<Attested>,
-    /// The attestations past their last day, in file order: they count as not attested.
-    pub expired: Vec<Attestation>,
-}
-
-impl Applied {
-    /// The attestation in force of `number`, if any.
-    pub fn of(&self, number: &str) -> Option<&Attested> {
-        self.list
-            .iter()
-            .find(|a| a.attestation.recommendation == number)
-    }
-
-    /// The conflicts with the wire.
-    pub fn conflicts(&self) -> usize {
-        self.list.iter().filter(|a| a.conflict.is_some()).count()
-    }
-}
 
 /// How the benchmark's recommendations are accounted for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
@@ -327,29 +283,58 @@ pub fn attested_words(x: &Attested) -> String {
     }
 }
 
-/// The `coverage` object of the JSON report and SARIF run properties.
-pub fn coverage_json(r: &Report) -> Option<serde_json::Value> {
-    r.coverage().map(|c| {
-        serde_json::json!({
-            "recommendations": c.recommendations,
-            "wire": c.wire,
-            "reported": c.reported,
-            "attested": c.attested,
-            "unreachable": c.unreachable,
-            "line": c.words(),
-        })
+/// The `coverage` object of the JSON report and of the SARIF run properties.
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct CoverageJ {
+    /// The counts.
+    #[serde(flatten)]
+    pub counts: Coverage,
+    /// The line every format prints (without `coverage: `).
+    pub line: String,
+}
+
+/// The report's [`CoverageJ`], when the definition states its recommendations.
+pub fn coverage_json(r: &Report) -> Option<CoverageJ> {
+    r.coverage().map(|c| CoverageJ {
+        counts: c,
+        line: c.words(),
     })
 }
 
-/// The `score` object of the JSON report: overall and per server (in `servers` order),
-/// each `{pass, fail, percent}` (`percent` null without a PASS or a FAIL).
-pub fn score_json(r: &Report) -> serde_json::Value {
-    let one =
-        |s: Score| serde_json::json!({"pass": s.pass, "fail": s.fail, "percent": s.percent()});
-    serde_json::json!({
-        "overall": one(r.score(None)),
-        "servers": (0..r.servers.len()).map(|i| one(r.score(Some(i)))).collect::<Vec<_>>(),
-    })
+/// One score: PASS and FAIL results and PASS / (PASS + FAIL) in percent, one decimal
+/// (`null` without a PASS or a FAIL).
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct ScoreOne {
+    /// PASS results.
+    pub pass: usize,
+    /// FAIL results.
+    pub fail: usize,
+    /// PASS / (PASS + FAIL) x 100, rounded to one decimal.
+    pub percent: Option<f64>,
+}
+
+/// The `score` object of the JSON report.
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct ScoreJ {
+    /// Over every server.
+    pub overall: ScoreOne,
+    /// Per server, in `servers` order.
+    pub servers: Vec<ScoreOne>,
+}
+
+/// The report's [`ScoreJ`].
+pub fn score_json(r: &Report) -> ScoreJ {
+    let one = |s: Score| ScoreOne {
+        pass: s.pass,
+        fail: s.fail,
+        percent: s.percent(),
+    };
+    ScoreJ {
+        overall: one(r.score(None)),
+        servers: (0..r.servers.len())
+            .map(|i| one(r.score(Some(i))))
+            .collect(),
+    }
 }
 
 /// The `attestations` object of the JSON report, when `--attestations` was given.
@@ -387,8 +372,12 @@ pub fn attestations_json(r: &Report) -> Option<serde_json::Value> {
 /// The `recommendations` array of the JSON report: the recommendations a tailoring
 /// names, each with `attested` when an attestation in force completes it. Empty when
 /// none are named.
-pub fn named_json(r: &Report) -> Vec<serde_json::Value> {
-    r.benchmark
+pub fn named_json(r: &Report) -> Option<Vec<serde_json::Value>> {
+    if r.benchmark.named.is_empty() {
+        return None;
+    }
+    let named = r
+        .benchmark
         .named
         .iter()
         .map(|n| {
@@ -399,7 +388,8 @@ pub fn named_json(r: &Report) -> Vec<serde_json::Value> {
                 "source": if r.attestations.as_ref().and_then(|a| a.of(n.number)).is_some() { "attested" } else { "not reachable from outside" },
             })
         })
-        .collect()
+        .collect();
+    Some(named)
 }
 
 /// What the text, Markdown and HTML formats print after their header, unescaped: the

@@ -44,12 +44,14 @@ struct Doc<'a> {
     /// How the benchmark's recommendations are accounted for (absent when the definition
     /// does not state how many it has).
     #[serde(skip_serializing_if = "Option::is_none")]
-    coverage: Option<serde_json::Value>,
-    /// PASS / (PASS + FAIL), overall and per server (`servers` order).
-    score: serde_json::Value,
-    /// The recommendations a tailoring names (absent when none).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    recommendations: Vec<serde_json::Value>,
+    coverage: Option<super::coverage::CoverageJ>,
+    /// PASS / (PASS + FAIL) over the results that can pass or fail, overall and per
+    /// server (`servers` order): the score as CIS-CAT states it.
+    score: super::coverage::ScoreJ,
+    /// The recommendations a tailoring names (`number`, `title`, `level`, `source`:
+    /// `attested` or `not reachable from outside`; absent when none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    recommendations: Option<Vec<serde_json::Value>>,
     graded: Graded,
     /// Verdict counts over every check and server, keyed by verdict.
     #[schemars(with = "std::collections::BTreeMap<String, usize>")]

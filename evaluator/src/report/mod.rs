@@ -162,8 +162,8 @@ pub struct Report {
     pub fail_on: FailOn,
     /// The `--waivers` file and what it did, if one was given.
     pub waivers: Option<Applied>,
-    /// The `--attestations` file and what it did, if one was given ([`coverage`]).
-    pub attestations: Option<coverage::Applied>,
+    /// The `--attestations` file and what it did, if one was given.
+    pub attestations: Option<crate::attestations::Applied>,
     /// Text format: the whole check-centric report (`--verbose`) instead of the
     /// summary-first one.
     pub verbose: bool,

@@ -316,7 +316,7 @@ fn frame(r: &Report) -> std::io::Result<Sarif> {
         ("servers".to_string(), Value::Array(Vec::new())),
     ]);
     if let Some(c) = super::coverage::coverage_json(r) {
-        props.insert("coverage".to_string(), c);
+        props.insert("coverage".to_string(), json!(c));
     }
     if let Some(a) = super::coverage::attestations_json(r) {
         props.insert("attestations".to_string(), a);
