@@ -985,6 +985,40 @@ mod tests {
     }
 
     #[test]
+    fn a_tailoring_names_the_recommendations_the_definition_does_not() {
+        let head =
+            "format = \"mcp-probe-tailoring/1\"\nid = \"x\"\nextends = \"cis-mcp-server-1.0.0\"\n";
+        let rec = |n: &str| {
+            format!("[[recommendation]]\nnumber = \"{n}\"\ntitle = \"t {n}\"\nlevel = 2\n")
+        };
+        // Numbers past any the definition lists: made up here, not benchmark text.
+        let b = tailoring(&format!("{head}{}{}", rec("99.2"), rec("99.1"))).expect("named");
+        assert_eq!(
+            b.named.iter().map(|n| n.number).collect::<Vec<_>>(),
+            ["99.1", "99.2"]
+        );
+        assert!(b.is_unreached_recommendation("99.1"));
+        assert_eq!(b.recommendations, Some(55));
+        let taken = number("tls-required");
+        let e = tailoring(&format!("{head}{}", rec(taken))).expect_err("a check");
+        assert!(value_error(e).2.contains("already named"));
+        let e = tailoring(&format!("{head}{}", rec("99"))).expect_err("a section");
+        assert!(value_error(e).2.contains("is a section"));
+        let many: String = (1..=20).map(|i| rec(&format!("99.{i}"))).collect();
+        let e = tailoring(&format!("{head}{many}")).expect_err("too many");
+        assert!(value_error(e).2.contains("more than its 55"));
+    }
+
+    #[test]
+    fn recommendations_are_at_least_what_the_definition_lists() {
+        let e = def(&base().replacen("recommendations = 55", "recommendations = 40", 1))
+            .expect_err("fewer");
+        assert!(value_error(e).2.contains("fewer than the 46"));
+        let b = def(&base().replacen("recommendations = 55\n", "", 1)).expect("optional");
+        assert_eq!(b.recommendations, None);
+    }
+
+    #[test]
     fn bad_tailorings_are_refused() {
         let head = "format = \"mcp-probe-tailoring/1\"\nid = \"x\"\n";
         let e = tailoring(&format!("{head}extends = \"cis-9\"\n")).expect_err("extends");
