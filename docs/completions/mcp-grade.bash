@@ -59,7 +59,7 @@ _mcp__grade() {
 
     case "${cmd}" in
         mcp__grade)
-            opts="-o -v -j -q -h -V --format --output --benchmark --level --baseline --update-baseline --policy --waivers --verbose --strict-waivers --fail-on --trust --tsa-cert --jobs --quiet --help --version verify show diff benchmarks checks help"
+            opts="-o -v -j -q -h -V --format --output --benchmark --level --baseline --update-baseline --policy --waivers --attestations --verbose --strict-waivers --fail-on --trust --tsa-cert --jobs --quiet --help --version verify show diff benchmarks checks help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -94,6 +94,10 @@ _mcp__grade() {
                     return 0
                     ;;
                 --waivers)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --attestations)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_mcp_grade_global_optspecs
-    string join \n format= o/output= benchmark= level= baseline= update-baseline policy= waivers= v/verbose strict-waivers fail-on= trust= tsa-cert= j/jobs= q/quiet h/help V/version
+    string join \n format= o/output= benchmark= level= baseline= update-baseline policy= waivers= attestations= v/verbose strict-waivers fail-on= trust= tsa-cert= j/jobs= q/quiet h/help V/version
 end
 
 function __fish_mcp_grade_needs_command
@@ -31,6 +31,7 @@ complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -l level -d 'Restrict 
 complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -l baseline -d 'Compare drift checks with this earlier bundle of the same endpoint (verified like any bundle; every graded bundle must be of its endpoint)' -r -F
 complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -l policy -d 'The operator\'s policy (TOML, or JSON for a .json file): approved revisions, authorization servers and scopes, allowed origins, the longest token lifetime (docs/schemas/policy.schema.json). The report names it and its SHA-256' -r -F
 complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -l waivers -d 'Accepted findings (TOML `[[waiver]]` tables: check, endpoint (exact or glob), reason, expires): a waived result is shown with its reason and does not set the exit status; an expired waiver no longer applies; one that waives nothing is reported as stale' -r -F
+complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -l attestations -d 'The operator\'s attestations (TOML `[[attestation]]` tables: recommendation, status, by, date, evidence, expires, comment): they complete reported-only and unreachable recommendations, and never change a verdict from the wire (a contradicting one is shown as a CONFLICT); an expired one counts as not attested' -r -F
 complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -l fail-on -d 'Which verdicts fail the run: fail (exit 1 on FAIL only), error (also exit 4 on ERROR; the default), unknown (also exit 5 on UNKNOWN)' -r
 complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -l trust -d 'Pin a collector public key (SPKI PEM, 64 hex digits, or base64); repeatable. With pins, a bundle signed by any other key fails verification' -r -F
 complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -l tsa-cert -d 'Trust anchor(s) for the bundles\' RFC 3161 timestamp tokens (PEM certificate file, repeatable): the report shows each bundle\'s TSA and time, or why not' -r -F

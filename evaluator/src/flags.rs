@@ -134,6 +134,12 @@ pub struct GradeArgs {
     /// reported as stale.
     #[arg(long, value_name = "FILE")]
     pub waivers: Option<PathBuf>,
+    /// The operator's attestations (TOML `[[attestation]]` tables: recommendation,
+    /// status, by, date, evidence, expires, comment): they complete reported-only and
+    /// unreachable recommendations, and never change a verdict from the wire (a
+    /// contradicting one is shown as a CONFLICT); an expired one counts as not attested.
+    #[arg(long, value_name = "FILE")]
+    pub attestations: Option<PathBuf>,
     /// Text report: the whole check-centric report with every result's evidence,
     /// instead of the summary-first one.
     #[arg(short, long)]

@@ -50,6 +50,7 @@ fn grade_options(a: GradeArgs) -> GradeOptions {
         policy: a.policy,
         waivers: a.waivers,
         strict_waivers: a.strict_waivers,
+        attestations: a.attestations,
         fail_on: a.fail_on,
         verbose: a.verbose,
         width,

@@ -33,6 +33,7 @@ fn schemas() -> Vec<(&'static str, Value)> {
             "checks",
             mcp_probe_evaluator::benchmark::list::checks_schema(),
         ),
+        ("attestations", mcp_probe_evaluator::attestations::schema()),
     ]
 }
 

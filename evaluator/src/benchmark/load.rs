@@ -14,7 +14,8 @@ use toml::Spanned;
 
 use super::error::BenchmarkError;
 use super::model::{
-    Benchmark, Entry, Eras, Level, Number, Origin, Source, Status, Tailoring, Transports, Unreached,
+    Benchmark, Entry, Eras, Level, Named, Number, Origin, Source, Status, Tailoring, Transports,
+    Unreached,
 };
 use crate::check::{ParamKind, ParamValue, Params};
 
@@ -38,6 +39,10 @@ pub struct DefinitionFile {
     pub version: String,
     /// Publication date (`YYYY-MM-DD`), when known.
     pub date: Option<String>,
+    /// How many recommendations the benchmark has in all (checks, unreached ones and
+    /// those the definition does not list), when known: reports then say how many of
+    /// them are decided from the wire, reported, attested, and not reachable.
+    pub recommendations: Option<u32>,
     /// One row per recommendation a probe reaches, in whole, in part or as reported-only.
     #[schemars(with = "Vec<CheckRow>")]
     pub check: Vec<Spanned<CheckRow>>,
@@ -178,6 +183,24 @@ pub struct TailoringFile {
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, BTreeMap<String, ParamJson>>")]
     pub params: BTreeMap<String, Spanned<BTreeMap<String, Spanned<toml::Value>>>>,
+    /// Recommendations of the benchmark the extended definition does not name (neither a
+    /// check nor an `[[unreached]]` row), from the operator's own copy of the benchmark:
+    /// reports list them as not reachable from outside unless attested.
+    #[serde(default)]
+    #[schemars(with = "Vec<RecommendationRow>")]
+    pub recommendation: Vec<Spanned<RecommendationRow>>,
+}
+
+/// One `[[recommendation]]` of a tailoring.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecommendationRow {
+    /// Its number in the benchmark (`6.1.2`).
+    pub number: String,
+    /// Its title.
+    pub title: String,
+    /// Profile level: 1 or 2.
+    pub level: u8,
 }
 
 /// The JSON Schema of definition files (docs/schemas/benchmark.schema.json).
@@ -312,6 +335,21 @@ pub fn parse_definition(
             return Err(at.value(0..0, "date", format!("{d:?} is not YYYY-MM-DD")));
         }
     }
+    let listed = doc.check.len()
+        + doc
+            .unreached
+            .iter()
+            .filter(|u| u.number.contains('.'))
+            .count();
+    if let Some(n) = doc.recommendations {
+        if (n as usize) < listed {
+            return Err(at.value(
+                0..0,
+                "recommendations",
+                format!("{n} is fewer than the {listed} recommendations the definition lists"),
+            ));
+        }
+    }
     if doc.check.is_empty() {
         return Err(at.value(0..0, "check", "the definition has no [[check]] row"));
     }
@@ -437,6 +475,8 @@ pub fn parse_definition(
         name: leak(doc.name),
         version: leak(doc.version),
         date: doc.date.map(leak),
+        recommendations: doc.recommendations,
+        named: Vec::new(),
         sha256: hex::encode(mcp_probe_schema::bundle::sha256(bytes)),
         origin,
         tailoring: None,
@@ -670,6 +710,72 @@ fn tailor(
             entry.params.0.insert(spec.name, v);
         }
     }
+    for (i, row) in doc.recommendation.iter().enumerate() {
+        let key = format!("recommendation[{i}]");
+        let span = row.span();
+        let row = row.get_ref();
+        if !number_ok(&row.number) {
+            return Err(at.value(
+                span,
+                format!("{key}.number"),
+                format!(
+                    "{:?} is not a recommendation number (digits and dots: `6.1.2`)",
+                    row.number
+                ),
+            ));
+        }
+        if !row.number.contains('.')
+            || base.checks.iter().any(|e| e.id == row.number.as_str())
+            || base.title_of(&row.number).is_some()
+            || out.named.iter().any(|n| n.number == row.number)
+        {
+            return Err(at.value(
+                span,
+                format!("{key}.number"),
+                format!(
+                    "{} is a section, or already named (by {} or earlier in this file)",
+                    row.number, base.id
+                ),
+            ));
+        }
+        let level = match row.level {
+            1 => Level::L1,
+            2 => Level::L2,
+            n => {
+                return Err(at.value(
+                    span,
+                    format!("{key}.level"),
+                    format!("{n}: a profile level is 1 or 2"),
+                ))
+            }
+        };
+        if row.title.trim().is_empty() || row.title.contains('\n') {
+            return Err(at.value(span, format!("{key}.title"), "one non-empty line"));
+        }
+        out.named.push(Named {
+            number: leak(row.number.clone()),
+            title: leak(row.title.clone()),
+            level,
+        });
+    }
+    out.named.sort_by_key(|n| super::model::id_key(n.number));
+    if let Some(total) = out.recommendations {
+        let listed = base.checks.len()
+            + base.unreached.iter().filter(|u| !u.is_section()).count()
+            + out.named.len();
+        if listed > total as usize {
+            return Err(at.value(
+                0..0,
+                "recommendation",
+                format!(
+                    "names {} recommendations; with the {} of {} that is more than its {total}",
+                    out.named.len(),
+                    listed - out.named.len(),
+                    base.id
+                ),
+            ));
+        }
+    }
     out.tailoring = Some(Tailoring {
         id: doc.id,
         file: file.to_string(),
@@ -876,6 +982,40 @@ mod tests {
         assert!(value_error(e).2.contains("is not one of fail, pass"));
         let e = tailor("1").expect_err("not a string");
         assert!(value_error(e).2.contains("expected a word"));
+    }
+
+    #[test]
+    fn a_tailoring_names_the_recommendations_the_definition_does_not() {
+        let head =
+            "format = \"mcp-probe-tailoring/1\"\nid = \"x\"\nextends = \"cis-mcp-server-1.0.0\"\n";
+        let rec = |n: &str| {
+            format!("[[recommendation]]\nnumber = \"{n}\"\ntitle = \"t {n}\"\nlevel = 2\n")
+        };
+        // Numbers past any the definition lists: made up here, not benchmark text.
+        let b = tailoring(&format!("{head}{}{}", rec("99.2"), rec("99.1"))).expect("named");
+        assert_eq!(
+            b.named.iter().map(|n| n.number).collect::<Vec<_>>(),
+            ["99.1", "99.2"]
+        );
+        assert!(b.is_unreached_recommendation("99.1"));
+        assert_eq!(b.recommendations, Some(55));
+        let taken = number("tls-required");
+        let e = tailoring(&format!("{head}{}", rec(taken))).expect_err("a check");
+        assert!(value_error(e).2.contains("already named"));
+        let e = tailoring(&format!("{head}{}", rec("99"))).expect_err("a section");
+        assert!(value_error(e).2.contains("is a section"));
+        let many: String = (1..=20).map(|i| rec(&format!("99.{i}"))).collect();
+        let e = tailoring(&format!("{head}{many}")).expect_err("too many");
+        assert!(value_error(e).2.contains("more than its 55"));
+    }
+
+    #[test]
+    fn recommendations_are_at_least_what_the_definition_lists() {
+        let e = def(&base().replacen("recommendations = 55", "recommendations = 40", 1))
+            .expect_err("fewer");
+        assert!(value_error(e).2.contains("fewer than the 46"));
+        let b = def(&base().replacen("recommendations = 55\n", "", 1)).expect("optional");
+        assert_eq!(b.recommendations, None);
     }
 
     #[test]

@@ -18,7 +18,7 @@ pub mod runner;
 pub use embedded::{implemented, Choice, EMBEDDED};
 pub use error::BenchmarkError;
 pub use model::{
-    id_key, Benchmark, Entry, Eras, Level, Number, Origin, Source, Status, Tailoring, Transports,
-    Unreached,
+    id_key, Benchmark, Entry, Eras, Level, Named, Number, Origin, Source, Status, Tailoring,
+    Transports, Unreached,
 };
 pub use runner::{compact, grade_bundle, CheckResult};

@@ -276,6 +276,17 @@ impl Unreached {
     }
 }
 
+/// A recommendation a tailoring names (`[[recommendation]]`): no probe reaches it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Named {
+    /// `6.1.2`.
+    pub number: &'static str,
+    /// Its title, as the operator's copy of the benchmark gives it.
+    pub title: &'static str,
+    /// Profile level.
+    pub level: Level,
+}
+
 /// Where a definition came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -313,6 +324,12 @@ pub struct Benchmark {
     pub version: &'static str,
     /// Publication date, when the definition states one.
     pub date: Option<&'static str>,
+    /// How many recommendations the benchmark has in all, when the definition states it
+    /// (reports then print a coverage line: [`crate::report::coverage`]).
+    pub recommendations: Option<u32>,
+    /// Recommendations neither a check nor an `[[unreached]]` row names, named by a
+    /// tailoring from the operator's own copy of the benchmark, in number order.
+    pub named: Vec<Named>,
     /// SHA-256 of the definition's bytes (the base definition's, for a tailoring), hex.
     pub sha256: String,
     /// Where it came from.
@@ -361,6 +378,34 @@ impl Benchmark {
             .iter()
             .find(|(r, _)| *r == id)
             .map(|(_, n)| *n)
+    }
+
+    /// True when `number` is a recommendation of this definition that no check grades:
+    /// an `[[unreached]]` recommendation (not a whole section) or one a tailoring named.
+    pub fn is_unreached_recommendation(&self, number: &str) -> bool {
+        self.unreached
+            .iter()
+            .any(|u| !u.is_section() && u.section == number)
+            || self.named.iter().any(|n| n.number == number)
+    }
+
+    /// The title of recommendation `number`: a check's, an `[[unreached]]` row's or a
+    /// tailoring's.
+    pub fn title_of(&self, number: &str) -> Option<&'static str> {
+        self.entry(number)
+            .map(|e| e.title)
+            .or_else(|| {
+                self.unreached
+                    .iter()
+                    .find(|u| u.section == number)
+                    .map(|u| u.title)
+            })
+            .or_else(|| {
+                self.named
+                    .iter()
+                    .find(|n| n.number == number)
+                    .map(|n| n.title)
+            })
     }
 
     /// The numbers of the checks graded on every era, in number order.

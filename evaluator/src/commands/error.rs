@@ -37,6 +37,9 @@ pub enum GradeError {
     /// The `--waivers` file cannot be used.
     #[error(transparent)]
     Waivers(#[from] crate::waivers::WaiversError),
+    /// The `--attestations` file cannot be used.
+    #[error(transparent)]
+    Attestations(#[from] crate::attestations::AttestationsError),
     /// The `--benchmark` definition cannot be used.
     #[error(transparent)]
     Benchmark(#[from] crate::benchmark::BenchmarkError),

@@ -60,6 +60,8 @@ pub struct GradeOptions {
     pub waivers: Option<PathBuf>,
     /// `--strict-waivers`: a stale or an expired waiver is a usage error.
     pub strict_waivers: bool,
+    /// `--attestations`: the operator's attestations.
+    pub attestations: Option<PathBuf>,
     /// `--fail-on`: which verdicts fail the run.
     pub fail_on: crate::waivers::FailOn,
     /// `--verbose`: the whole check-centric text report.
@@ -382,6 +384,11 @@ pub fn grade(
         .as_deref()
         .map(|w| crate::waivers::Waivers::load(w, bm))
         .transpose()?;
+    let attestations = opts
+        .attestations
+        .as_deref()
+        .map(|a| crate::attestations::Attestations::load(a, bm))
+        .transpose()?;
 
     let jobs = opts.jobs();
     let passes = Passes {
@@ -445,6 +452,17 @@ pub fn grade(
             } else {
                 err.warn(&text)?;
             }
+        }
+    }
+    if let Some(a) = &attestations {
+        report.apply_attestations(a, crate::waivers::today());
+        for x in report.attestations.iter().flat_map(|x| &x.expired) {
+            let text = format!(
+                "--attestations {}: {}",
+                escape_line(&a.path.display().to_string()),
+                escape_line(&x.expiry_notice())
+            );
+            err.warn(&text)?;
         }
     }
     status = status.worst(report.status());

@@ -269,6 +269,16 @@ pub fn write(r: &Report, out: &mut dyn std::io::Write) -> std::io::Result<()> {
             let _ = writeln!(s, "</ul>");
         }
     }
+    let _ = writeln!(s, "<ul class=\"coverage\">");
+    for (sub, l) in super::coverage::lines(r) {
+        let _ = writeln!(
+            s,
+            "<li{}>{}</li>",
+            if sub { " class=\"sub\"" } else { "" },
+            esc(&l)
+        );
+    }
+    let _ = writeln!(s, "</ul>");
     filters(&mut s, r);
     matrix(&mut s, r, out)?;
     results(&mut s, r, out)?;
@@ -315,6 +325,14 @@ fn provenance(s: &mut String, r: &Report, out: &mut dyn std::io::Write) -> std::
             "<li>tailoring: <code>{}</code>, sha256 <code>{}</code></li>",
             esc(&t.file),
             esc(&t.sha256)
+        );
+    }
+    if let Some(a) = &r.provenance.attestations {
+        let _ = writeln!(
+            s,
+            "<li>attestations: <code>{}</code>, sha256 <code>{}</code></li>",
+            esc(&a.file),
+            esc(&a.sha256)
         );
     }
     let _ = writeln!(

@@ -37,6 +37,21 @@ struct Doc<'a> {
     fail_on: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     waivers: Option<WaiversJ<'a>>,
+    /// The `--attestations` file: the attestations in force (each with its conflict with
+    /// the wire, if any) and the expired ones.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    attestations: Option<serde_json::Value>,
+    /// How the benchmark's recommendations are accounted for (absent when the definition
+    /// does not state how many it has).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    coverage: Option<super::coverage::CoverageJ>,
+    /// PASS / (PASS + FAIL) over the results that can pass or fail, overall and per
+    /// server (`servers` order): the score as CIS-CAT states it.
+    score: super::coverage::ScoreJ,
+    /// The recommendations a tailoring names (`number`, `title`, `level`, `source`:
+    /// `attested` or `not reachable from outside`; absent when none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    recommendations: Option<Vec<serde_json::Value>>,
     graded: Graded,
     /// Verdict counts over every check and server, keyed by verdict.
     #[schemars(with = "std::collections::BTreeMap<String, usize>")]
@@ -262,6 +277,10 @@ fn doc(r: &Report) -> Doc<'_> {
                 .collect(),
             expired: a.expired.iter().map(|w| waiver_j(w, None)).collect(),
         }),
+        attestations: super::coverage::attestations_json(r),
+        coverage: super::coverage::coverage_json(r),
+        score: super::coverage::score_json(r),
+        recommendations: super::coverage::named_json(r),
         graded: Graded {
             count: r.graded().count(),
             in_scope: r.rows.len(),

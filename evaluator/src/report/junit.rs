@@ -226,6 +226,13 @@ fn provenance(r: &Report) -> Vec<(&'static str, String)> {
         v.push(("benchmark.tailoring.file", escape_line(&t.file)));
         v.push(("benchmark.tailoring.sha256", t.sha256.clone()));
     }
+    if let Some(a) = &r.provenance.attestations {
+        v.push(("attestations.file", escape_line(&a.file)));
+        v.push(("attestations.sha256", a.sha256.clone()));
+    }
+    if let Some(c) = r.coverage() {
+        v.push(("coverage", c.words()));
+    }
     v.extend([
         ("grader.name", g.name.clone()),
         ("grader.version", g.version.clone()),

@@ -99,6 +99,10 @@ pub fn write(r: &Report, out: &mut dyn std::io::Write) -> std::io::Result<()> {
             let _ = writeln!(s);
         }
     }
+    for (sub, l) in super::coverage::lines(r) {
+        let _ = writeln!(s, "{}- {}", if sub { "  " } else { "" }, cell(&l));
+    }
+    let _ = writeln!(s);
     let _ = writeln!(
         s,
         "| # | endpoint | revision | server | run and bundle | FAIL | ERROR | UNKNOWN | PASS |\n|---|---|---|---|---|---|---|---|---|"
@@ -189,6 +193,14 @@ fn provenance(s: &mut String, r: &Report, out: &mut dyn std::io::Write) -> std::
             "- tailoring: {}, sha256 {}",
             cell(&t.file),
             cell(&t.sha256)
+        );
+    }
+    if let Some(a) = &r.provenance.attestations {
+        let _ = writeln!(
+            s,
+            "- attestations: {}, sha256 {}",
+            cell(&a.file),
+            cell(&a.sha256)
         );
     }
     let _ = writeln!(

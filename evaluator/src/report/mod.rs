@@ -12,6 +12,7 @@
 //! the grader version, commit, target and rustc ([`provenance`]): no "generated at" time,
 //! so a report can be diffed.
 
+pub mod coverage;
 pub mod html;
 pub mod json;
 pub mod junit;
@@ -161,6 +162,8 @@ pub struct Report {
     pub fail_on: FailOn,
     /// The `--waivers` file and what it did, if one was given.
     pub waivers: Option<Applied>,
+    /// The `--attestations` file and what it did, if one was given.
+    pub attestations: Option<crate::attestations::Applied>,
     /// Text format: the whole check-centric report (`--verbose`) instead of the
     /// summary-first one.
     pub verbose: bool,
@@ -957,6 +960,7 @@ impl Builder {
             policy: None,
             fail_on: FailOn::default(),
             waivers: None,
+            attestations: None,
             verbose: false,
             width: 80,
             height: 24,

@@ -33,6 +33,9 @@ pub struct Provenance {
     pub benchmark: BenchmarkRef,
     /// The program that graded them.
     pub grader: Tool,
+    /// The `--attestations` file the report was graded with, if any (absent when none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attestations: Option<FileRef>,
 }
 
 /// A benchmark definition, as a report names it.
@@ -115,6 +118,7 @@ impl Provenance {
                     .unwrap_or_default(),
             },
             grader: Tool::grader(),
+            attestations: None,
         }
     }
 
@@ -160,8 +164,13 @@ impl Provenance {
         } else {
             short_build(&g.commit)
         };
+        let attestations = self
+            .attestations
+            .as_ref()
+            .map(|a| format!("; attestations {} (sha256 {})", a.file, h(&a.sha256)))
+            .unwrap_or_default();
         crate::fmt::escape_line(&format!(
-            "{} {} (id {}, sha256 {}{tailoring}), graded by {} {} ({}, {}, {})",
+            "{} {} (id {}, sha256 {}{tailoring}), graded by {} {} ({}, {}, {}){attestations}",
             b.name,
             b.version,
             b.id,

@@ -315,6 +315,12 @@ fn frame(r: &Report) -> std::io::Result<Sarif> {
         ("provenance".to_string(), json!(p)),
         ("servers".to_string(), Value::Array(Vec::new())),
     ]);
+    if let Some(c) = super::coverage::coverage_json(r) {
+        props.insert("coverage".to_string(), json!(c));
+    }
+    if let Some(a) = super::coverage::attestations_json(r) {
+        props.insert("attestations".to_string(), a);
+    }
     if let Some(w) = &r.waivers {
         // Each stale and expired waiver, in words (docs/report.md, section 3b).
         props.insert(

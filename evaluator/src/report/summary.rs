@@ -146,6 +146,10 @@ pub fn write(r: &Report, width: usize, height: usize, out: &mut dyn Write) -> io
             s.push_str(&wrap(&escape_line(&n), width, "  ", "    "));
         }
     }
+    for (sub, l) in super::coverage::lines(r) {
+        let (first, rest) = if sub { ("  ", "    ") } else { ("", "  ") };
+        s.push_str(&wrap(&escape_line(&l), width, first, rest));
+    }
     let _ = writeln!(s, "servers: {}", r.servers.len());
     let _ = writeln!(s, "{rule}");
     servers(&mut s, r, width, out)?;

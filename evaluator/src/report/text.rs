@@ -137,6 +137,9 @@ fn header(s: &mut String, r: &Report, out: &mut dyn std::io::Write) -> std::io::
             let _ = writeln!(s, "  {}", escape_line(&n));
         }
     }
+    for (sub, l) in super::coverage::lines(r) {
+        let _ = writeln!(s, "{}{}", if sub { "  " } else { "" }, escape_line(&l));
+    }
     let _ = writeln!(s, "servers: {}", r.servers.len());
     let _ = writeln!(s, "{RULE}");
     r.each_server(|i, srv| {
