@@ -165,7 +165,7 @@ fn benchmarks_and_checks_list_what_this_build_grades() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.starts_with(
-            "cis-mcp-server-1.0.0  CIS MCP Server Benchmark 1.0.0  date not stated  36 checks"
+            "cis-mcp-server-1.0.0  CIS MCP Server Benchmark 1.0.0  date 2026-09-16  36 checks"
         ),
         "{text}"
     );
