@@ -13,6 +13,9 @@ use std::path::{Path, PathBuf};
 /// suite, criterion, the lab's servers, the credential-argument examples).
 pub const FOREIGN: &[&str] = &[
     "release",
+    // scripts/instructions.sh
+    "compat",
+    "no-build",
     "bench",
     "bins",
     "api-key",
