@@ -16,6 +16,8 @@ pub const FOREIGN: &[&str] = &[
     // scripts/instructions.sh
     "compat",
     "no-build",
+    // callgrind_annotate
+    "inclusive",
     "bench",
     "bins",
     "api-key",
