@@ -53,8 +53,8 @@ fn sha256_hex(path: &Path) -> String {
 fn oscal_validates_against_the_nist_schema_and_says_what_it_must() {
     let text = grade("oscal", &[]);
     let doc: Value = serde_json::from_str(&text).expect("JSON");
-    let schema_path =
-        Path::new(ROOT).join("docs/schemas/vendor/oscal-1.1.2/oscal_assessment-results_schema.json");
+    let schema_path = Path::new(ROOT)
+        .join("docs/schemas/vendor/oscal-1.1.2/oscal_assessment-results_schema.json");
     let schema: Value =
         serde_json::from_slice(&std::fs::read(&schema_path).expect("vendored schema"))
             .expect("schema is JSON");
@@ -80,7 +80,9 @@ fn oscal_validates_against_the_nist_schema_and_says_what_it_must() {
     let res = &results[0];
     // import-ap points into the back-matter.
     let ap = ar["import-ap"]["href"].as_str().expect("href");
-    let resources = ar["back-matter"]["resources"].as_array().expect("resources");
+    let resources = ar["back-matter"]["resources"]
+        .as_array()
+        .expect("resources");
     let ids: Vec<&str> = resources
         .iter()
         .map(|r| r["uuid"].as_str().expect("uuid"))
@@ -105,8 +107,15 @@ fn oscal_validates_against_the_nist_schema_and_says_what_it_must() {
         .iter()
         .map(|c| c["control-id"].as_str().expect("id"))
         .collect();
-    assert!(control_ids.contains(&"cis-mcp-server-1.0.0-2.4"), "{control_ids:?}");
-    assert!(control_ids.len() > 36, "checks and unreached rows: {}", control_ids.len());
+    assert!(
+        control_ids.contains(&"cis-mcp-server-1.0.0-2.4"),
+        "{control_ids:?}"
+    );
+    assert!(
+        control_ids.len() > 36,
+        "checks and unreached rows: {}",
+        control_ids.len()
+    );
     // Observations: one per check and server at least; methods TEST; evidence names a
     // bundle resource, its SHA-256 and the records.
     let obs = res["observations"].as_array().expect("observations");
@@ -118,7 +127,10 @@ fn oscal_validates_against_the_nist_schema_and_says_what_it_must() {
         let href = ev["href"].as_str().expect("href");
         assert!(ids.contains(&href.trim_start_matches('#')), "{href}");
         let d = ev["description"].as_str().expect("description");
-        assert!(d.contains("bundle SHA-256 ") && d.contains("records"), "{d}");
+        assert!(
+            d.contains("bundle SHA-256 ") && d.contains("records"),
+            "{d}"
+        );
         let verdict = o["props"]
             .as_array()
             .expect("props")
@@ -129,7 +141,9 @@ fn oscal_validates_against_the_nist_schema_and_says_what_it_must() {
         verdict_of.insert(o["uuid"].as_str().expect("uuid"), verdict);
         if !matches!(verdict, "PASS" | "FAIL") {
             assert!(
-                o["remarks"].as_str().is_some_and(|r| r.starts_with(verdict)),
+                o["remarks"]
+                    .as_str()
+                    .is_some_and(|r| r.starts_with(verdict)),
                 "a {verdict} observation says why it is no finding: {o}"
             );
         }
@@ -174,8 +188,12 @@ fn the_same_inputs_give_the_same_bytes() {
 fn xccdf_has_a_rule_result_per_recommendation_and_server_with_each_verdict_mapped() {
     let text = grade("xccdf", &[]);
     assert!(text.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Benchmark xmlns=\"http://checklists.nist.gov/xccdf/1.2\""));
-    let rules = text.matches("\n  <Rule id=\"xccdf_invalid.example.mcp-probe_rule_").count();
-    let tests = text.matches("\n  <TestResult id=\"xccdf_invalid.example.mcp-probe_testresult_").count();
+    let rules = text
+        .matches("\n  <Rule id=\"xccdf_invalid.example.mcp-probe_rule_")
+        .count();
+    let tests = text
+        .matches("\n  <TestResult id=\"xccdf_invalid.example.mcp-probe_testresult_")
+        .count();
     assert_eq!(tests, examples().len());
     assert_eq!(text.matches("<rule-result ").count(), rules * tests);
     // The JSON report's verdicts, check by check and server by server, in the same order.
@@ -200,7 +218,8 @@ fn xccdf_has_a_rule_result_per_recommendation_and_server_with_each_verdict_mappe
             (_, "N/A" | "NO-REV") => "notapplicable",
             (_, v) => panic!("verdict {v}"),
         };
-        let rule = format!("idref=\"xccdf_invalid.example.mcp-probe_rule_cis-mcp-server-1.0.0-{id}\"");
+        let rule =
+            format!("idref=\"xccdf_invalid.example.mcp-probe_rule_cis-mcp-server-1.0.0-{id}\"");
         let n = text
             .split("<rule-result ")
             .filter(|r| r.starts_with(&rule) && r.contains(&format!("<result>{want}</result>")))

@@ -179,7 +179,10 @@ fn facts(r: &Report) -> io::Result<Facts> {
     };
     r.each_server(|_, s| {
         f.bundles.push(bundle_name(s));
-        f.start = Some(f.start.map_or(s.collected_at, |t: i64| t.min(s.collected_at)));
+        f.start = Some(
+            f.start
+                .map_or(s.collected_at, |t: i64| t.min(s.collected_at)),
+        );
         let end = s.finished_at.max(s.collected_at);
         f.end = Some(f.end.map_or(end, |t: i64| t.max(end)));
         Ok(ControlFlow::Continue(()))
@@ -213,10 +216,16 @@ fn write_line(out: &mut dyn Write, indent: &str, v: &Value, comma: bool) -> io::
 fn no_finding(v: Verdict) -> &'static str {
     match v {
         Verdict::Pass | Verdict::Fail => "",
-        Verdict::Error => "ERROR: the observation was never made or cannot be attributed to the server",
+        Verdict::Error => {
+            "ERROR: the observation was never made or cannot be attributed to the server"
+        }
         Verdict::Unknown => "UNKNOWN: this run's observations do not decide; a later run might",
-        Verdict::NotApplicable => "N/A: wholly operator-side, or the governed condition was observed absent",
-        Verdict::NoRev => "NO-REV: the mechanism exists only in a later protocol revision than the one negotiated",
+        Verdict::NotApplicable => {
+            "N/A: wholly operator-side, or the governed condition was observed absent"
+        }
+        Verdict::NoRev => {
+            "NO-REV: the mechanism exists only in a later protocol revision than the one negotiated"
+        }
     }
 }
 
@@ -246,7 +255,11 @@ fn made(r: &Report, key: &DocKey, row: &Row, i: usize, s: &Server, o: &Outcome) 
             Some(h) => format!("bundle SHA-256 {h} ({})", value(&s.bundle)),
             None => format!("bundle {} (SHA-256 not taken)", value(&s.bundle)),
         },
-        if records.is_empty() { "(none)".to_string() } else { records.clone() }
+        if records.is_empty() {
+            "(none)".to_string()
+        } else {
+            records.clone()
+        }
     );
     let relevant = json!([{
         "href": format!("#{}", key.uuid(&format!("bundle|{i}|{bundle}"))),
@@ -274,11 +287,15 @@ fn made(r: &Report, key: &DocKey, row: &Row, i: usize, s: &Server, o: &Outcome) 
     if e.source == Source::ReportedOnly {
         remarks.push(format!(
             "reported only: {}",
-            e.unreached.unwrap_or("the recommendation is wholly operator-side")
+            e.unreached
+                .unwrap_or("the recommendation is wholly operator-side")
         ));
     }
     if !o.reduction.is_empty() {
-        remarks.push(format!("what a probe cannot reach: {}", escape_line(&o.reduction)));
+        remarks.push(format!(
+            "what a probe cannot reach: {}",
+            escape_line(&o.reduction)
+        ));
     }
     if let Some(w) = &waiver {
         remarks.push(w.clone());
@@ -315,7 +332,10 @@ fn made(r: &Report, key: &DocKey, row: &Row, i: usize, s: &Server, o: &Outcome) 
         for era in eras {
             let rev = era.get("revision").and_then(Value::as_str).unwrap_or("");
             let verdict = era.get("verdict").and_then(Value::as_str).unwrap_or("");
-            let applicable = era.get("applicable").and_then(Value::as_bool).unwrap_or(true);
+            let applicable = era
+                .get("applicable")
+                .and_then(Value::as_bool)
+                .unwrap_or(true);
             let mut ob = json!({
                 "uuid": key.uuid(&format!("observation|{base}|era:{rev}")),
                 "title": format!("{} {} on {endpoint}, era {}", e.id.as_str(), e.title, value(rev)),
@@ -465,7 +485,13 @@ pub fn write(r: &Report, out: &mut dyn Write) -> io::Result<()> {
     head.insert("uuid".into(), key.uuid("result").into());
     head.insert(
         "title".into(),
-        format!("{} {} over {} bundle(s)", b.name, b.version, r.servers.len()).into(),
+        format!(
+            "{} {} over {} bundle(s)",
+            b.name,
+            b.version,
+            r.servers.len()
+        )
+        .into(),
     );
     head.insert(
         "description".into(),

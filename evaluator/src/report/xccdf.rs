@@ -160,7 +160,11 @@ pub fn write(r: &Report, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "  <version>{}</version>", x(&b.version))?;
     for it in &items {
         let id = rule_id(&b.id, &it.number);
-        let selected = if it.deselected { r#" selected="false""# } else { "" };
+        let selected = if it.deselected {
+            r#" selected="false""#
+        } else {
+            ""
+        };
         writeln!(out, r#"  <Rule id="{}"{selected}>"#, x(&id))?;
         writeln!(out, "    <title>{} {}</title>", x(&it.number), x(&it.title))?;
         let e = it.row.map(|k| r.rows[k].entry);
@@ -237,7 +241,10 @@ fn test_result(
     let (mut score, mut maximum) = (0usize, 0usize);
     for it in items {
         let row = it.row.map(|k| &r.rows[k]);
-        let outcome = it.row.and_then(|k| outcomes.get(k)).and_then(Option::as_ref);
+        let outcome = it
+            .row
+            .and_then(|k| outcomes.get(k))
+            .and_then(Option::as_ref);
         let standing = match (row, outcome) {
             (Some(row), Some(o)) => Standing::Graded(o.verdict, row.entry.source),
             (Some(_), None) => Standing::NotGraded,
