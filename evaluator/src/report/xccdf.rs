@@ -113,7 +113,7 @@ fn items(r: &Report) -> Vec<Item> {
                 (None, None) => format!("{n} (deselected by the tailoring)"),
             };
             Item {
-                deselected: deselected.iter().any(|d| *d == n),
+                deselected: deselected.contains(&n),
                 why: unreached.map(|u| {
                     if u.governs.is_empty() {
                         u.why.to_string()
