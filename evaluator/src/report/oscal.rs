@@ -12,7 +12,7 @@
 //! observation's `relevant-evidence` points at with the record numbers.
 //!
 //! Deterministic: every UUID is a version 5 UUID under [`NAMESPACE`] of a name made of
-//! input digests ([`DocKey`]), and the only times are the bundles' collection times
+//! input digests (the definition's and each bundle's SHA-256), and the only times are the bundles' collection times
 //! (`start`, `end`, `collected`, `metadata.last-modified` = the newest seal time), so
 //! the same bundles under the same definition and grader give the same bytes.
 //!
