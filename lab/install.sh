@@ -9,6 +9,7 @@ command -v nginx >/dev/null || apt_pkgs+=(nginx-light)
 command -v openssl >/dev/null || apt_pkgs+=(openssl)
 command -v curl >/dev/null || apt_pkgs+=(curl ca-certificates)   # lab/oidc/browser.sh plays the user with curl
 command -v chromium >/dev/null || apt_pkgs+=(chromium)   # renders the HTML report in a test (headless)
+command -v xmllint >/dev/null || apt_pkgs+=(libxml2-utils)   # scripts/validate-formats.sh validates the XCCDF report against its XSD
 python3 -c 'import venv, ensurepip' 2>/dev/null || apt_pkgs+=(python3-venv)
 [ ${#apt_pkgs[@]} = 0 ] ||
   { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${apt_pkgs[@]}"; }

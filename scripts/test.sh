@@ -110,6 +110,10 @@ done
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["version"]=="2.1.0" and d["runs"][0]["results"]' "$work/lab.sarif"
 target/debug/mcp-grade diff --trust "$work/collector.pub" "${lab_bundles[0]}" "${lab_bundles[0]}" >/dev/null
 
+step "grade: OSCAL and XCCDF reports of the examples and the lab bundles, deterministic and valid (scripts/validate-formats.sh)"
+scripts/validate-formats.sh
+scripts/validate-formats.sh --trust "$work/collector.pub" "${lab_bundles[@]}"
+
 step "change cost: a check by an existing rule is one definition row, a new rule five files (docs/benchmarks.md)"
 scripts/change-cost.sh
 

@@ -24,7 +24,7 @@ function __fish_mcp_grade_using_subcommand
     contains -- $cmd[1] $argv
 end
 
-complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -l format -d 'Report format: text, json, sarif, junit, markdown or html (case-insensitive)' -r
+complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -l format -d 'Report format: text, json, sarif, junit, markdown, html, oscal or xccdf (case-insensitive)' -r
 complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -s o -l output -d 'Write the report to FILE (atomically) instead of stdout' -r -F
 complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -l benchmark -d 'Grade under this benchmark definition: an embedded id (`mcp-grade benchmarks` lists them), a definition file, or a tailoring file that extends an embedded one (selects, deselects, refines parameters). Default: the newest embedded. An unusable definition is a usage error naming file, line and key (exit 2)' -r
 complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -l level -d 'Restrict to the checks of a profile level: 1 (L1 only) or 2 (L1 and L2)' -r

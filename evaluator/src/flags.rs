@@ -100,7 +100,8 @@ pub struct GradeArgs {
     /// Bundles to grade: files, directories (their *.mcpev files) or - (one bundle on stdin).
     #[arg(required = true, value_name = "BUNDLE")]
     pub bundles: Vec<PathBuf>,
-    /// Report format: text, json, sarif, junit, markdown or html (case-insensitive).
+    /// Report format: text, json, sarif, junit, markdown, html, oscal or xccdf
+    /// (case-insensitive).
     #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = Format::parse)]
     pub format: Format,
     /// Write the report to FILE (atomically) instead of stdout.

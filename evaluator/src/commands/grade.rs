@@ -213,6 +213,7 @@ fn grade_evidence(
     crate::benchmark::compact(&mut results);
     let mut server = Server::new(ev, info);
     server.timestamp = TimestampState::from_stamp(stamp, tsa);
+    server.sha256 = i.digest.map(hex::encode);
     // What the report's renderer reads from the bundle, which is dropped before it runs.
     report::extras(opts.format, ev, &results, &mut server);
     (server, results)
@@ -632,6 +633,8 @@ impl Passes<'_> {
         // Only `--update-baseline` reads an input again (to store it), bound to what
         // verified by this digest; without it the bytes are not hashed a second time.
         let digest = opts.baseline == BaselineChoice::Update;
+        // A report that names each bundle by its SHA-256 takes it in the same pass.
+        let hash = digest || opts.format.names_bundle_digests();
         let mut builder = self.builder(opts.bundles.len())?;
         let preparer = builder.preparer();
         let failing = std::sync::atomic::AtomicBool::new(false);
@@ -646,7 +649,7 @@ impl Passes<'_> {
             &opts.bundles,
             jobs,
             |_, path| {
-                read_verified_as(path, trust, digest).map(|r| {
+                read_verified_as(path, trust, hash).map(|r| {
                     r.map(|v| {
                         let input = Input::new(path, v.digest, &v.verified.evidence);
                         if failing.load(std::sync::atomic::Ordering::Relaxed) {

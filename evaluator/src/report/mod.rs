@@ -17,6 +17,7 @@ pub mod html;
 pub mod json;
 pub mod junit;
 pub mod markdown;
+pub mod oscal;
 pub mod provenance;
 pub use provenance::GRADER_VERSION;
 mod render;
@@ -25,6 +26,7 @@ mod server;
 pub mod spill;
 pub mod summary;
 pub mod text;
+pub mod xccdf;
 
 pub use render::{extras, render, write};
 pub use server::{BaselineInfo, BaselineMode, Server, ServerKey};
@@ -60,11 +62,15 @@ pub enum Format {
     Markdown,
     /// One self-contained HTML file.
     Html,
+    /// NIST OSCAL 1.1.2 assessment results (JSON), for GRC tools.
+    Oscal,
+    /// An XCCDF 1.2 Benchmark with a TestResult per server (XML), for SCAP tools.
+    Xccdf,
 }
 
 impl Format {
     /// Formats this build writes, as typed on the command line.
-    pub const AVAILABLE: &'static str = "text, json, sarif, junit, markdown, html";
+    pub const AVAILABLE: &'static str = "text, json, sarif, junit, markdown, html, oscal, xccdf";
 
     /// Parse a `--format` value. The planned formats this build does not
     /// write yet get a message saying so, and every error names what is available.
@@ -76,8 +82,16 @@ impl Format {
             "junit" => Ok(Format::Junit),
             "markdown" | "md" => Ok(Format::Markdown),
             "html" => Ok(Format::Html),
+            "oscal" => Ok(Format::Oscal),
+            "xccdf" => Ok(Format::Xccdf),
             _ => Err(FormatError::Unknown),
         }
+    }
+
+    /// Whether the report names each bundle by the SHA-256 of its file (OSCAL, XCCDF):
+    /// grading then takes the digest while it reads the file.
+    pub fn names_bundle_digests(self) -> bool {
+        matches!(self, Format::Oscal | Format::Xccdf)
     }
 }
 
@@ -1019,7 +1033,7 @@ mod tests {
         assert_eq!(e, FormatError::Unknown);
         assert_eq!(
             e.to_string(),
-            "available formats: text, json, sarif, junit, markdown, html"
+            "available formats: text, json, sarif, junit, markdown, html, oscal, xccdf"
         );
     }
 

@@ -3,7 +3,9 @@
 //! a renderer needs from each bundle beyond its results ([`extras`]): the commands know
 //! no renderer either.
 
-use super::{html, json, junit, markdown, sarif, summary, text, Format, Report, Server};
+use super::{
+    html, json, junit, markdown, oscal, sarif, summary, text, xccdf, Format, Report, Server,
+};
 use crate::benchmark::CheckResult;
 use crate::evidence::Bundle;
 
@@ -16,7 +18,13 @@ use crate::evidence::Bundle;
 pub fn extras(format: Format, ev: &Bundle, results: &[CheckResult], server: &mut Server) {
     match format {
         Format::Html => server.excerpts = html::excerpts(ev, results),
-        Format::Text | Format::Json | Format::Sarif | Format::Junit | Format::Markdown => {}
+        Format::Text
+        | Format::Json
+        | Format::Sarif
+        | Format::Junit
+        | Format::Markdown
+        | Format::Oscal
+        | Format::Xccdf => {}
     }
 }
 
@@ -52,6 +60,16 @@ pub fn write(report: &Report, format: Format, out: &mut dyn std::io::Write) -> s
         Format::Junit => {
             let mut w = std::io::BufWriter::with_capacity(1 << 16, out);
             junit::to_writer(report, &mut w)?;
+            std::io::Write::flush(&mut w)
+        }
+        Format::Oscal => {
+            let mut w = std::io::BufWriter::with_capacity(1 << 16, out);
+            oscal::write(report, &mut w)?;
+            std::io::Write::flush(&mut w)
+        }
+        Format::Xccdf => {
+            let mut w = std::io::BufWriter::with_capacity(1 << 16, out);
+            xccdf::write(report, &mut w)?;
             std::io::Write::flush(&mut w)
         }
         Format::Markdown | Format::Html => {

@@ -129,6 +129,12 @@ pub struct Server {
     pub signer: String,
     /// When collection started, UTC microseconds.
     pub collected_at: i64,
+    /// When the bundle was sealed (`run.finished_at`), UTC microseconds.
+    pub finished_at: i64,
+    /// SHA-256 of the bundle file's bytes as verified, hex: taken when the report names
+    /// its bundles by digest (OSCAL, XCCDF: [`super::Format::names_bundle_digests`]) or
+    /// the run reads the file again; `None` otherwise.
+    pub sha256: Option<String>,
     /// Collector name and version.
     pub collector: String,
     /// The collector build that wrote the bundle (`collector.build`: a git commit, or
@@ -179,6 +185,8 @@ impl Server {
             bundle: ev.path.clone(),
             signer: ev.signer.clone(),
             collected_at: p.run.started_at,
+            finished_at: p.run.finished_at,
+            sha256: None,
             collector: format!("{} {}", p.collector.name, p.collector.version),
             collector_build: p.collector.build.clone(),
             baseline,

@@ -690,6 +690,8 @@ fn encode_summary(s: &Server, b: &mut Vec<u8>) -> std::io::Result<()> {
     b.extend_from_slice(&s.collected_at.to_le_bytes());
     put_str(b, &s.collector);
     put_str(b, &s.collector_build);
+    b.extend_from_slice(&s.finished_at.to_le_bytes());
+    put_opt_str(b, s.sha256.as_deref());
     match &s.baseline {
         None => b.push(0),
         Some(x) => {
@@ -780,6 +782,8 @@ fn decode_summary(b: &[u8]) -> std::io::Result<Server> {
     let collected_at = c.i64()?;
     let collector = c.str()?;
     let collector_build = c.str()?;
+    let finished_at = c.i64()?;
+    let sha256 = c.opt_str()?;
     let baseline = match c.u8()? {
         0 => None,
         1 => Some(BaselineInfo {
@@ -813,6 +817,8 @@ fn decode_summary(b: &[u8]) -> std::io::Result<Server> {
         bundle,
         signer,
         collected_at,
+        finished_at,
+        sha256,
         collector,
         collector_build,
         baseline,
@@ -881,6 +887,8 @@ mod tests {
             bundle: format!("b{k}.mcpev"),
             signer: "key-1".into(),
             collected_at: -5 + k as i64,
+            finished_at: 7 + k as i64,
+            sha256: full.then(|| "ab".repeat(32)),
             collector: "mcp-collect 0.2.0".into(),
             collector_build: "0123abcd".into(),
             baseline: match k % 3 {

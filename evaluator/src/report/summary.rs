@@ -171,7 +171,7 @@ pub fn write(r: &Report, width: usize, height: usize, out: &mut dyn Write) -> io
     }
     s.push('\n');
     s.push_str(&wrap(
-        "The whole evidence of every result: mcp-grade --verbose; other formats: --format json|sarif|junit|markdown|html.",
+        "The whole evidence of every result: mcp-grade --verbose; other formats: --format json|sarif|junit|markdown|html|oscal|xccdf.",
         width,
         "",
         "",

@@ -1,0 +1,676 @@
+//! The OSCAL report (`--format oscal`): NIST OSCAL 1.1.2 assessment results in JSON, for
+//! the GRC tools assessors use (docs/report.md, "OSCAL assessment results").
+//!
+//! One `result` per run. In it an observation per graded check and server (and, for a
+//! check graded on several eras whose outcome lists them, one more per era), methods
+//! [`Method::Test`]; a finding only for PASS (`satisfied`) and FAIL (`not-satisfied`),
+//! every other verdict staying an observation whose `remarks` give its reason;
+//! `reviewed-controls` naming every recommendation of the definition by
+//! [`control_id`]; each server an inventory item the observations name as subject.
+//! Back-matter holds the assessment method (what `import-ap` points at), the definition
+//! and one resource per bundle, named by the SHA-256 of its file, which every
+//! observation's `relevant-evidence` points at with the record numbers.
+//!
+//! Deterministic: every UUID is a version 5 UUID under [`NAMESPACE`] of a name made of
+//! input digests (the definition's and each bundle's SHA-256), and the only times are the bundles' collection times
+//! (`start`, `end`, `collected`, `metadata.last-modified` = the newest seal time), so
+//! the same bundles under the same definition and grader give the same bytes.
+//!
+//! Written as it goes: the skeleton by hand, each observation and finding one JSON
+//! object on its own line, one check's outcomes at a time ([`Report::each_outcome`]).
+
+use std::io::{self, Write};
+use std::ops::ControlFlow;
+
+use serde_json::{json, Value};
+
+use super::{Report, Row, Server};
+use crate::benchmark::{id_key, Entry, Source};
+use crate::fmt::escape_line;
+use crate::verdict::{Outcome, Verdict};
+
+/// The OSCAL version written (`metadata.oscal-version`), the version of the schema
+/// vendored under docs/schemas/vendor/.
+pub const OSCAL_VERSION: &str = "1.1.2";
+
+/// The namespace of every UUID this report derives (UUID version 5, RFC 9562): a fixed,
+/// randomly drawn UUID, never to change (documented in docs/report.md).
+pub const NAMESPACE: [u8; 16] = [
+    0xfd, 0x13, 0x13, 0x98, 0x79, 0x8a, 0x4a, 0xb8, 0xa1, 0x82, 0x2d, 0x8c, 0xd4, 0x88, 0x66, 0x54,
+];
+
+/// The `ns` of this report's own properties.
+pub const NS: &str = "urn:mcp-probe:oscal";
+
+/// How an observation was made (OSCAL `methods`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    /// Decided by the grader from what the server answered on the wire (`TEST`).
+    Test,
+    /// Decided from an operator's attestation (`EXAMINE`). Reserved: no check is
+    /// attested yet; [`method`] is where an attested outcome gets it.
+    Examine,
+}
+
+impl Method {
+    /// The OSCAL word.
+    pub fn word(self) -> &'static str {
+        match self {
+            Method::Test => "TEST",
+            Method::Examine => "EXAMINE",
+        }
+    }
+}
+
+/// The method of the observation of `_entry`'s outcome `_o`. Every outcome this build
+/// writes is decided from the bundle, so [`Method::Test`]; an outcome decided from an
+/// attestation is to answer [`Method::Examine`] here, and nothing else in this file
+/// changes.
+pub fn method(_entry: &Entry, _o: &Outcome) -> Method {
+    Method::Test
+}
+
+/// The control id of recommendation `number` of definition `definition_id`:
+/// `<definition id>-<number>` (`cis-mcp-server-1.0.0-2.4`), an OSCAL token. Also the
+/// suffix of the XCCDF rule ids ([`super::xccdf`]).
+pub fn control_id(definition_id: &str, number: &str) -> String {
+    format!("{definition_id}-{number}")
+}
+
+/// A version 5 UUID (SHA-1) of `name` under [`NAMESPACE`], in its text form.
+pub fn uuid_v5(name: &str) -> String {
+    uuid_v5_in(&NAMESPACE, name.as_bytes())
+}
+
+/// A version 5 UUID of `name` under namespace `ns`.
+fn uuid_v5_in(ns: &[u8; 16], name: &[u8]) -> String {
+    let mut c = ring::digest::Context::new(&ring::digest::SHA1_FOR_LEGACY_USE_ONLY);
+    c.update(ns);
+    c.update(name);
+    let d = c.finish();
+    let mut b = [0u8; 16];
+    b.copy_from_slice(&d.as_ref()[..16]);
+    b[6] = (b[6] & 0x0f) | 0x50;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let h = hex::encode(b);
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    )
+}
+
+/// A time in UTC microseconds as OSCAL writes it (RFC 3339, `Z`).
+fn time(micros: i64) -> String {
+    chrono::DateTime::from_timestamp_micros(micros)
+        .unwrap_or_default()
+        .to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)
+}
+
+/// A one-line property value: escaped, trimmed, never empty (OSCAL strings may not
+/// begin or end with white space).
+fn value(s: &str) -> String {
+    let e = escape_line(s);
+    let t = e.trim();
+    if t.is_empty() {
+        "(none)".into()
+    } else {
+        t.to_string()
+    }
+}
+
+fn prop(name: &str, v: &str) -> Value {
+    json!({"name": name, "ns": NS, "value": value(v)})
+}
+
+/// What the document's UUIDs are derived from: the definition's SHA-256 (and the
+/// tailoring's and policy's, when given), and each bundle's, in report order.
+struct DocKey(String);
+
+impl DocKey {
+    fn of(r: &Report, bundles: &[String]) -> DocKey {
+        let b = &r.provenance.benchmark;
+        let mut k = format!("definition:{}", b.sha256);
+        if let Some(t) = &b.tailoring {
+            k.push_str(&format!("|tailoring:{}", t.sha256));
+        }
+        if let Some(p) = &r.policy {
+            k.push_str(&format!("|policy:{}", p.sha256));
+        }
+        if let Some(w) = &r.waivers {
+            k.push_str(&format!("|waivers:{}@{}", w.sha256, w.today));
+        }
+        for s in bundles {
+            k.push_str("|bundle:");
+            k.push_str(s);
+        }
+        DocKey(k)
+    }
+
+    fn uuid(&self, what: &str) -> String {
+        uuid_v5(&format!("{what}|{}", self.0))
+    }
+}
+
+/// A server's bundle as the document names it: its SHA-256, or, when the run did not
+/// take it, its run id and path.
+fn bundle_name(s: &Server) -> String {
+    match &s.sha256 {
+        Some(h) => format!("sha256:{h}"),
+        None => format!("run:{}|path:{}", s.run_id, s.bundle),
+    }
+}
+
+/// Per-server facts gathered in one walk over the servers.
+struct Facts {
+    bundles: Vec<String>,
+    start: Option<i64>,
+    end: Option<i64>,
+}
+
+fn facts(r: &Report) -> io::Result<Facts> {
+    let mut f = Facts {
+        bundles: Vec::with_capacity(r.servers.len()),
+        start: None,
+        end: None,
+    };
+    r.each_server(|_, s| {
+        f.bundles.push(bundle_name(s));
+        f.start = Some(
+            f.start
+                .map_or(s.collected_at, |t: i64| t.min(s.collected_at)),
+        );
+        let end = s.finished_at.max(s.collected_at);
+        f.end = Some(f.end.map_or(end, |t: i64| t.max(end)));
+        Ok(ControlFlow::Continue(()))
+    })?;
+    Ok(f)
+}
+
+/// Every recommendation of the definition, by number, in number order: its checks,
+/// the checks a tailoring deselected, and what no probe reaches.
+pub fn recommendations(r: &Report) -> Vec<String> {
+    let b = r.benchmark;
+    let mut v: Vec<String> = b
+        .checks
+        .iter()
+        .map(|e| e.id.as_str().to_string())
+        .chain(r.provenance.benchmark.deselected.iter().cloned())
+        .chain(b.unreached.iter().map(|u| u.section.to_string()))
+        .collect();
+    v.sort_by_key(|n| id_key(n));
+    v.dedup();
+    v
+}
+
+fn write_line(out: &mut dyn Write, indent: &str, v: &Value, comma: bool) -> io::Result<()> {
+    out.write_all(indent.as_bytes())?;
+    serde_json::to_writer(&mut *out, v)?;
+    out.write_all(if comma { b",\n" } else { b"\n" })
+}
+
+/// The remark that says why a verdict other than PASS and FAIL is no finding.
+fn no_finding(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Pass | Verdict::Fail => "",
+        Verdict::Error => {
+            "ERROR: the observation was never made or cannot be attributed to the server"
+        }
+        Verdict::Unknown => "UNKNOWN: this run's observations do not decide; a later run might",
+        Verdict::NotApplicable => {
+            "N/A: wholly operator-side, or the governed condition was observed absent"
+        }
+        Verdict::NoRev => {
+            "NO-REV: the mechanism exists only in a later protocol revision than the one negotiated"
+        }
+    }
+}
+
+/// The observations (and, for PASS and FAIL, the finding) of `row` on server `i`.
+struct Made {
+    observations: Vec<Value>,
+    finding: Option<Value>,
+}
+
+fn made(r: &Report, key: &DocKey, row: &Row, i: usize, s: &Server, o: &Outcome) -> Made {
+    let e = row.entry;
+    let b = &r.provenance.benchmark;
+    let control = control_id(&b.id, e.id.as_str());
+    let bundle = bundle_name(s);
+    let base = format!("{control}|server:{i}|{bundle}");
+    let obs_uuid = key.uuid(&format!("observation|{base}"));
+    let endpoint = value(&s.endpoint);
+    let records = o
+        .records
+        .iter()
+        .map(|n| format!("#{n}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let evidence_desc = format!(
+        "{}; records {}",
+        match &s.sha256 {
+            Some(h) => format!("bundle SHA-256 {h} ({})", value(&s.bundle)),
+            None => format!("bundle {} (SHA-256 not taken)", value(&s.bundle)),
+        },
+        if records.is_empty() {
+            "(none)".to_string()
+        } else {
+            records.clone()
+        }
+    );
+    let relevant = json!([{
+        "href": format!("#{}", key.uuid(&format!("bundle|{i}|{bundle}"))),
+        "description": evidence_desc,
+    }]);
+    let subjects = json!([{
+        "subject-uuid": key.uuid(&format!("server|{i}|{bundle}")),
+        "type": "inventory-item",
+    }]);
+    let methods = json!([method(e, o).word()]);
+    let waiver = row.mark(i).filter(|m| m.active).map(|m| {
+        format!(
+            "{} waived until {} (waivers line {}): {}",
+            o.verdict.mark(),
+            m.expires,
+            m.line,
+            escape_line(&m.reason)
+        )
+    });
+    let mut remarks = Vec::new();
+    let why = no_finding(o.verdict);
+    if !why.is_empty() {
+        remarks.push(why.to_string());
+    }
+    if e.source == Source::ReportedOnly {
+        remarks.push(format!(
+            "reported only: {}",
+            e.unreached
+                .unwrap_or("the recommendation is wholly operator-side")
+        ));
+    }
+    if !o.reduction.is_empty() {
+        remarks.push(format!(
+            "what a probe cannot reach: {}",
+            escape_line(&o.reduction)
+        ));
+    }
+    if let Some(w) = &waiver {
+        remarks.push(w.clone());
+    }
+    let mut props = vec![
+        prop("check", e.id.as_str()),
+        prop("verdict", o.verdict.mark()),
+        prop("rule", e.rule),
+        prop("verdict-source", e.source.key()),
+        prop("level", e.level.as_str()),
+        prop("endpoint", &s.endpoint),
+        prop("revision", s.revision_label()),
+    ];
+    if waiver.is_some() {
+        props.push(prop("waived", "true"));
+    }
+    let mut obs = json!({
+        "uuid": obs_uuid,
+        "title": format!("{} {} on {endpoint}", e.id.as_str(), e.title),
+        "description": format!("{}: {}", o.verdict.mark(), escape_line(&o.evidence)),
+        "props": props,
+        "methods": methods,
+        "subjects": subjects,
+        "relevant-evidence": relevant,
+        "collected": time(s.collected_at),
+    });
+    if !remarks.is_empty() {
+        obs["remarks"] = Value::String(remarks.join("\n\n"));
+    }
+    let mut observations = vec![obs];
+    // A check graded on several eras: one observation more per era its outcome lists.
+    let eras = o.details.get("eras").and_then(Value::as_array);
+    if let Some(eras) = eras.filter(|x| x.len() > 1) {
+        for era in eras {
+            let rev = era.get("revision").and_then(Value::as_str).unwrap_or("");
+            let verdict = era.get("verdict").and_then(Value::as_str).unwrap_or("");
+            let applicable = era
+                .get("applicable")
+                .and_then(Value::as_bool)
+                .unwrap_or(true);
+            let mut ob = json!({
+                "uuid": key.uuid(&format!("observation|{base}|era:{rev}")),
+                "title": format!("{} {} on {endpoint}, era {}", e.id.as_str(), e.title, value(rev)),
+                "description": format!(
+                    "{} on the {} era{}",
+                    value(verdict),
+                    value(rev),
+                    if applicable { "" } else { " (not applicable there: it does not count)" }
+                ),
+                "props": [
+                    prop("check", e.id.as_str()),
+                    prop("verdict", verdict),
+                    prop("era", rev),
+                    prop("endpoint", &s.endpoint),
+                ],
+                "methods": json!([method(e, o).word()]),
+                "subjects": subjects.clone(),
+                "relevant-evidence": json!([{
+                    "href": format!("#{}", key.uuid(&format!("bundle|{i}|{bundle}"))),
+                    "description": format!("{evidence_desc} (the records of every era the check was graded on)"),
+                }]),
+                "collected": time(s.collected_at),
+            });
+            let why = Verdict::ORDER
+                .iter()
+                .find(|v| v.mark() == verdict)
+                .map_or("", |v| no_finding(*v));
+            if !why.is_empty() {
+                ob["remarks"] = Value::String(why.into());
+            }
+            observations.push(ob);
+        }
+    }
+    let finding = matches!(o.verdict, Verdict::Pass | Verdict::Fail).then(|| {
+        let (state, reason) = if o.verdict == Verdict::Pass {
+            ("satisfied", "pass")
+        } else {
+            ("not-satisfied", "fail")
+        };
+        let related: Vec<Value> = observations
+            .iter()
+            .map(|x| json!({"observation-uuid": x["uuid"]}))
+            .collect();
+        let mut f = json!({
+            "uuid": key.uuid(&format!("finding|{base}")),
+            "title": format!("{} {} on {endpoint}: {}", e.id.as_str(), e.title, o.verdict.mark()),
+            "description": format!("{}: {}", o.verdict.mark(), escape_line(&o.evidence)),
+            "props": [prop("verdict", o.verdict.mark()), prop("endpoint", &s.endpoint)],
+            "target": {
+                "type": "objective-id",
+                "target-id": control,
+                "status": {"state": state, "reason": reason},
+            },
+            "related-observations": related,
+        });
+        if o.verdict == Verdict::Fail {
+            f["remarks"] = Value::String(format!("remediation: {}", e.remediation));
+        }
+        if let Some(w) = &waiver {
+            let prev = f.get("remarks").and_then(Value::as_str).unwrap_or("");
+            let text = if prev.is_empty() {
+                w.clone()
+            } else {
+                format!("{prev}\n\n{w}")
+            };
+            f["remarks"] = Value::String(text);
+        }
+        f
+    });
+    Made {
+        observations,
+        finding,
+    }
+}
+
+/// Call `f` with what each graded check's outcome on each server makes, check by check
+/// (the outcomes of one check read a part at a time, [`Report::each_outcome`]).
+fn each_made(
+    r: &Report,
+    key: &DocKey,
+    mut f: impl FnMut(Made) -> io::Result<()>,
+) -> io::Result<()> {
+    for row in r.graded() {
+        r.each_outcome(
+            row,
+            |_| true,
+            |i, o| {
+                let s = r.server(i).map_err(io::Error::other)?;
+                f(made(r, key, row, i, &s, o))?;
+                Ok(ControlFlow::Continue(()))
+            },
+        )?;
+    }
+    Ok(())
+}
+
+/// Write the OSCAL assessment results of `r` to `out`.
+pub fn write(r: &Report, out: &mut dyn Write) -> io::Result<()> {
+    let facts = facts(r)?;
+    let key = DocKey::of(r, &facts.bundles);
+    let b = &r.provenance.benchmark;
+    let g = &r.provenance.grader;
+    let start = time(facts.start.unwrap_or(0));
+    let end = time(facts.end.unwrap_or(0));
+    let ap = key.uuid("assessment-method");
+    let definition = key.uuid("definition");
+    let mut meta_props = vec![
+        prop("benchmark-id", &b.id),
+        prop("benchmark-version", &b.version),
+        prop("benchmark-sha256", &b.sha256),
+        prop("grader", &g.name),
+        prop("grader-version", &g.version),
+        prop("grader-build", &g.commit),
+        prop("grader-target", &g.target),
+        prop("grader-rustc", &g.rustc),
+    ];
+    if let Some(t) = &b.tailoring {
+        meta_props.push(prop("tailoring-sha256", &t.sha256));
+    }
+    if let Some(p) = &r.policy {
+        meta_props.push(prop("policy-sha256", &p.sha256));
+    }
+    if let Some(w) = &r.waivers {
+        meta_props.push(prop("waivers-sha256", &w.sha256));
+        meta_props.push(prop("waivers-judged-on", &w.today.to_string()));
+    }
+    let metadata = json!({
+        "title": format!("mcp-grade assessment results: {} {}", b.name, b.version),
+        "last-modified": end,
+        "version": g.version,
+        "oscal-version": OSCAL_VERSION,
+        "props": meta_props,
+    });
+    let import_ap = json!({
+        "href": format!("#{ap}"),
+        "remarks": "No OSCAL assessment plan exists for this run: import-ap points at the back-matter resource that describes the method.",
+    });
+    out.write_all(b"{\n  \"assessment-results\": {\n")?;
+    write!(out, "    \"uuid\": ")?;
+    serde_json::to_writer(&mut *out, &key.uuid("assessment-results"))?;
+    out.write_all(b",\n    \"metadata\": ")?;
+    serde_json::to_writer(&mut *out, &metadata)?;
+    out.write_all(b",\n    \"import-ap\": ")?;
+    serde_json::to_writer(&mut *out, &import_ap)?;
+    out.write_all(b",\n    \"results\": [\n      {\n")?;
+    let mut head = serde_json::Map::new();
+    head.insert("uuid".into(), key.uuid("result").into());
+    head.insert(
+        "title".into(),
+        format!(
+            "{} {} over {} bundle(s)",
+            b.name,
+            b.version,
+            r.servers.len()
+        )
+        .into(),
+    );
+    head.insert(
+        "description".into(),
+        format!(
+            "Every check of {} graded by {} {} from signed evidence bundles, offline: an observation per check and server (and per era for checks graded on several), a finding for each PASS and FAIL.",
+            b.id, g.name, g.version
+        )
+        .into(),
+    );
+    head.insert("start".into(), start.into());
+    head.insert("end".into(), end.clone().into());
+    for (k, v) in &head {
+        write!(out, "        {}: ", Value::String(k.clone()))?;
+        serde_json::to_writer(&mut *out, v)?;
+        out.write_all(b",\n")?;
+    }
+    // Each server an inventory item.
+    out.write_all(b"        \"local-definitions\": {\n          \"inventory-items\": [\n")?;
+    let n = r.servers.len();
+    r.each_server(|i, s| {
+        let bundle = bundle_name(s);
+        let mut props = vec![
+            prop("endpoint", &s.endpoint),
+            prop("revision", s.revision_label()),
+            prop("transport", s.transport),
+            prop("run-id", &s.run_id),
+            prop("run-status", s.run_status),
+            prop("collector", &s.collector),
+            prop("collector-build", &s.collector_build),
+        ];
+        if let Some(h) = &s.sha256 {
+            props.push(prop("bundle-sha256", h));
+        }
+        let item = json!({
+            "uuid": key.uuid(&format!("server|{i}|{bundle}")),
+            "description": format!("The MCP server at {} as bundle {} saw it", value(&s.endpoint), value(&s.bundle)),
+            "props": props,
+        });
+        write_line(out, "            ", &item, i + 1 < n)?;
+        Ok(ControlFlow::Continue(()))
+    })?;
+    out.write_all(b"          ]\n        },\n")?;
+    let controls: Vec<Value> = recommendations(r)
+        .iter()
+        .map(|n| json!({"control-id": control_id(&b.id, n)}))
+        .collect();
+    let reviewed = json!({
+        "description": format!("Every recommendation of {}: the checks graded (or deselected by a tailoring) and those no probe reaches.", b.id),
+        "control-selections": [{"include-controls": controls}],
+    });
+    out.write_all(b"        \"reviewed-controls\": ")?;
+    serde_json::to_writer(&mut *out, &reviewed)?;
+    // Observations, then findings: two walks over the outcomes, neither held whole.
+    let any_obs = n > 0 && r.graded().next().is_some();
+    let any_finding = r.total(Verdict::Pass) + r.total(Verdict::Fail) > 0;
+    if any_obs {
+        out.write_all(b",\n        \"observations\": [\n")?;
+        let mut first = true;
+        each_made(r, &key, |m| {
+            for o in &m.observations {
+                if !first {
+                    out.write_all(b",\n")?;
+                }
+                first = false;
+                out.write_all(b"          ")?;
+                serde_json::to_writer(&mut *out, o)?;
+            }
+            Ok(())
+        })?;
+        out.write_all(b"\n        ]")?;
+    }
+    if any_finding {
+        out.write_all(b",\n        \"findings\": [\n")?;
+        let mut first = true;
+        each_made(r, &key, |m| {
+            if let Some(f) = &m.finding {
+                if !first {
+                    out.write_all(b",\n")?;
+                }
+                first = false;
+                out.write_all(b"          ")?;
+                serde_json::to_writer(&mut *out, f)?;
+            }
+            Ok(())
+        })?;
+        out.write_all(b"\n        ]")?;
+    }
+    out.write_all(b"\n      }\n    ],\n    \"back-matter\": {\n      \"resources\": [\n")?;
+    let method_text = format!(
+        "Black-box assessment of MCP servers against {} {}: mcp-collect connected to each server as any client would and recorded every exchange in a signed, hash-chained evidence bundle; {} {} verified each bundle and decided each check from its records alone, offline. Observations of checks decided from the wire have method TEST.",
+        b.name, b.version, g.name, g.version
+    );
+    write_line(
+        out,
+        "        ",
+        &json!({"uuid": ap, "title": "Assessment method: mcp-collect evidence graded by mcp-grade", "description": method_text}),
+        true,
+    )?;
+    let mut def_props = vec![prop("sha256", &b.sha256), prop("benchmark-id", &b.id)];
+    if let Some(t) = &b.tailoring {
+        def_props.push(prop("tailoring-file", &t.file));
+        def_props.push(prop("tailoring-sha256", &t.sha256));
+    }
+    write_line(
+        out,
+        "        ",
+        &json!({
+            "uuid": definition,
+            "title": format!("Benchmark definition {}", b.id),
+            "description": format!("The definition the checks were graded under: {} {} (SHA-256 {}).", b.name, b.version, b.sha256),
+            "props": def_props,
+        }),
+        n > 0,
+    )?;
+    r.each_server(|i, s| {
+        let bundle = bundle_name(s);
+        let mut res = json!({
+            "uuid": key.uuid(&format!("bundle|{i}|{bundle}")),
+            "title": format!("Evidence bundle {}", value(&s.bundle)),
+            "description": match &s.sha256 {
+                Some(h) => format!("Signed evidence bundle of {} (SHA-256 {h}), run {}, signed by key {}.", value(&s.endpoint), value(&s.run_id), value(&s.signer)),
+                None => format!("Signed evidence bundle of {}, run {}, signed by key {}.", value(&s.endpoint), value(&s.run_id), value(&s.signer)),
+            },
+            "props": [prop("run-id", &s.run_id), prop("signer", &s.signer)],
+        });
+        if let Some(h) = &s.sha256 {
+            res["rlinks"] = json!([{
+                "href": href(&s.bundle),
+                "media-type": "application/cose",
+                "hashes": [{"algorithm": "SHA-256", "value": h}],
+            }]);
+        }
+        write_line(out, "        ", &res, i + 1 < n)?;
+        Ok(ControlFlow::Continue(()))
+    })?;
+    out.write_all(b"      ]\n    }\n  }\n}\n")
+}
+
+/// A file path as a URI reference: every byte but the unreserved ones and `/`
+/// percent-encoded.
+fn href(path: &str) -> String {
+    let mut s = String::new();
+    for b in path.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
+            s.push(b as char);
+        } else {
+            s.push_str(&format!("%{b:02X}"));
+        }
+    }
+    if s.is_empty() {
+        s.push('.');
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uuid_v5_is_rfc_9562() {
+        // The DNS namespace and "python.org" give the RFC's (and Python's) known answer.
+        let dns = [
+            0x6b, 0xa7, 0xb8, 0x10, 0x9d, 0xad, 0x11, 0xd1, 0x80, 0xb4, 0x00, 0xc0, 0x4f, 0xd4,
+            0x30, 0xc8,
+        ];
+        assert_eq!(
+            uuid_v5_in(&dns, b"python.org"),
+            "886313e1-3b8a-5372-9b90-0c9aee199e5d"
+        );
+        let u = uuid_v5("x");
+        assert_eq!(u, uuid_v5("x"));
+        assert_ne!(u, uuid_v5("y"));
+        assert_eq!(&u[14..15], "5");
+    }
+
+    #[test]
+    fn href_encodes_what_a_uri_reference_cannot_hold() {
+        assert_eq!(href("examples/py2.mcpev"), "examples/py2.mcpev");
+        assert_eq!(href("a b/ü"), "a%20b/%C3%BC");
+    }
+}
