@@ -59,7 +59,7 @@ _mcp__grade() {
 
     case "${cmd}" in
         mcp__grade)
-            opts="-o -v -j -q -h -V --format --output --benchmark --level --baseline --update-baseline --policy --waivers --attestations --verbose --strict-waivers --fail-on --trust --tsa-cert --jobs --quiet --help --version verify show diff benchmarks checks help"
+            opts="-o -v -j -q -h -V --format --output --benchmark --level --baseline --update-baseline --policy --waivers --attestations --verbose --group-by --strict-waivers --fail-on --trust --tsa-cert --jobs --quiet --help --version verify show diff benchmarks checks help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -99,6 +99,10 @@ _mcp__grade() {
                     ;;
                 --attestations)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --group-by)
+                    COMPREPLY=($(compgen -W "source" -- "${cur}"))
                     return 0
                     ;;
                 --fail-on)

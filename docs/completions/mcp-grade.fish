@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_mcp_grade_global_optspecs
-    string join \n format= o/output= benchmark= level= baseline= update-baseline policy= waivers= attestations= v/verbose strict-waivers fail-on= trust= tsa-cert= j/jobs= q/quiet h/help V/version
+    string join \n format= o/output= benchmark= level= baseline= update-baseline policy= waivers= attestations= v/verbose group-by= strict-waivers fail-on= trust= tsa-cert= j/jobs= q/quiet h/help V/version
 end
 
 function __fish_mcp_grade_needs_command
@@ -32,6 +32,7 @@ complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -l baseline -d 'Compar
 complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -l policy -d 'The operator\'s policy (TOML, or JSON for a .json file): approved revisions, authorization servers and scopes, allowed origins, the longest token lifetime (docs/schemas/policy.schema.json). The report names it and its SHA-256' -r -F
 complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -l waivers -d 'Accepted findings (TOML `[[waiver]]` tables: check, endpoint (exact or glob), reason, expires): a waived result is shown with its reason and does not set the exit status; an expired waiver no longer applies; one that waives nothing is reported as stale' -r -F
 complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -l attestations -d 'The operator\'s attestations (TOML `[[attestation]]` tables: recommendation, status, by, date, evidence, expires, comment): they complete reported-only and unreachable recommendations, and never change a verdict from the wire (a contradicting one is shown as a CONFLICT); an expired one counts as not attested' -r -F
+complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -l group-by -d 'Text summary and HTML: list the servers grouped by where their targets came from (`source`: the MCP client and configuration file a `mcp-collect --from-config` bundle names; other bundles under "given as targets")' -r -f -a "source\t''"
 complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -l fail-on -d 'Which verdicts fail the run: fail (exit 1 on FAIL only), error (also exit 4 on ERROR; the default), unknown (also exit 5 on UNKNOWN)' -r
 complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -l trust -d 'Pin a collector public key (SPKI PEM, 64 hex digits, or base64); repeatable. With pins, a bundle signed by any other key fails verification' -r -F
 complete -c mcp-grade -n "__fish_mcp_grade_needs_command" -l tsa-cert -d 'Trust anchor(s) for the bundles\' RFC 3161 timestamp tokens (PEM certificate file, repeatable): the report shows each bundle\'s TSA and time, or why not' -r -F

@@ -145,6 +145,11 @@ pub struct GradeArgs {
     /// instead of the summary-first one.
     #[arg(short, long)]
     pub verbose: bool,
+    /// Text summary and HTML: list the servers grouped by where their targets came from
+    /// (`source`: the MCP client and configuration file a `mcp-collect --from-config`
+    /// bundle names; other bundles under "given as targets").
+    #[arg(long, value_name = "source", value_parser = ["source"])]
+    pub group_by: Option<String>,
     /// A stale waiver (one that waives nothing) or an expired one is a usage error
     /// (exit 2).
     #[arg(long, requires = "waivers")]

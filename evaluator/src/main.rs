@@ -53,6 +53,7 @@ fn grade_options(a: GradeArgs) -> GradeOptions {
         attestations: a.attestations,
         fail_on: a.fail_on,
         verbose: a.verbose,
+        group_by_source: a.group_by.is_some(),
         width,
         height,
         benchmark: choice(a.benchmark),

@@ -1922,3 +1922,60 @@ fn the_spill_file_is_removed_and_its_failure_named() {
     assert!(matches!(code, Some(0 | 1 | 4)), "{code:?} {err}");
     assert!(out.contains("mcp-grade-report/1"), "{out}");
 }
+
+/// `--group-by source`: the text summary and the HTML matrix list the servers under the
+/// MCP client configuration each bundle was collected from (`mcp-collect --from-config`),
+/// the others under "given as targets"; without the flag the list is flat.
+#[test]
+fn group_by_source_lists_servers_under_their_client_configuration() {
+    let lab = Lab::new();
+    let config = format!("{EXAMPLES}/compat/collector-c92848d");
+    let args = |extra: &[&str]| {
+        let mut a: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+        a.extend([
+            "--trust".into(),
+            format!("{EXAMPLES}/collector.pub"),
+            "--trust".into(),
+            format!("{config}/collector.pub"),
+            format!("{EXAMPLES}/py2.mcpev"),
+            format!("{config}/py2-config.mcpev"),
+            format!("{config}/py2-stdio-config.mcpev"),
+        ]);
+        a
+    };
+    let t = lab.grade(args(&["--group-by", "source"]));
+    assert!(matches!(t.code, 0 | 1 | 4), "{t:?}");
+    let start = t.stdout.find("servers: 3").expect("servers line");
+    // The server list: after the servers line and its rule, up to the next rule.
+    let list = &t.stdout[start..];
+    let body = list.split_once("=\n").map_or(list, |(_, b)| b);
+    let list = &body[..body.find("\n====").unwrap_or(body.len())];
+    // Lines wrap at 80 columns: compare with runs of white space as one space.
+    let list = &list.split_whitespace().collect::<Vec<_>>().join(" ");
+    // In this order: each heading, then its servers with their entry names.
+    let mut at = 0;
+    for want in [
+        "from unknown ",
+        "mcp.json: [2] http://127.0.0.1:",
+        "entry remote from claude-desktop ",
+        "claude_desktop_config.json: [3] stdio:",
+        "entry files given as targets: [1] http://",
+    ] {
+        let Some(i) = list[at..].find(want) else {
+            panic!("{want:?} not after byte {at} of:\n{list}");
+        };
+        at += i + want.len();
+    }
+    let flat = lab.grade(args(&[]));
+    assert!(!flat.stdout.contains("given as targets"), "{}", flat.stdout);
+    let h = lab.grade(args(&["--group-by", "source", "--format", "html"]));
+    let groups: Vec<&str> = h
+        .stdout
+        .match_indices("<tr class=\"group\">")
+        .map(|(i, _)| &h.stdout[i..i + 80])
+        .collect();
+    assert_eq!(groups.len(), 3, "{groups:?}");
+    assert!(groups[2].contains("given as targets"), "{groups:?}");
+    let bad = lab.grade(args(&["--group-by", "client"]));
+    assert_eq!(bad.code, 2, "{bad:?}");
+}

@@ -66,6 +66,8 @@ pub struct GradeOptions {
     pub fail_on: crate::waivers::FailOn,
     /// `--verbose`: the whole check-centric text report.
     pub verbose: bool,
+    /// `--group-by source`: servers listed by the client configuration they came from.
+    pub group_by_source: bool,
     /// The width the text summary is wrapped to.
     pub width: usize,
     /// The height the text summary's first screen fits in (0: 24).
@@ -436,6 +438,7 @@ pub fn grade(
     });
     report.fail_on = opts.fail_on;
     report.verbose = opts.verbose;
+    report.group_by_source = opts.group_by_source;
     report.width = opts.width;
     report.height = if opts.height == 0 { 24 } else { opts.height };
     report.jobs = jobs;

@@ -165,6 +165,7 @@ h1{font-size:1.4em;margin:0 0 .3em}h2{font-size:1.15em;margin:1.4em 0 .4em}
 table.matrix{border-collapse:collapse;margin-top:.6em}
 .matrix th,.matrix td{border:1px solid #ccc;padding:0;text-align:center}
 .matrix th.check{writing-mode:vertical-rl;transform:rotate(180deg);font-weight:normal;font-size:12px;padding:4px 2px;white-space:nowrap}
+.matrix tr.group th{text-align:left;padding:6px 8px 2px;font-weight:bold}
 .matrix th.server{text-align:left;padding:2px 8px;font-weight:normal;white-space:nowrap;max-width:28em;overflow:hidden;text-overflow:ellipsis}
 .matrix td button{width:1.9em;height:1.9em;border:0;font:bold 13px monospace;cursor:pointer;color:#000}
 .matrix td button.pass{background:var(--pass);color:#fff}.matrix td button.fail{background:var(--fail);color:#fff}
@@ -363,6 +364,50 @@ fn provenance(s: &mut String, r: &Report, out: &mut dyn std::io::Write) -> std::
     Ok(())
 }
 
+/// One server's row of the matrix: its label and a cell per check.
+fn matrix_row(s: &mut String, r: &Report, i: usize, srv: &super::Server) {
+    let _ = write!(
+        s,
+        "<tr data-row-server=\"{i}\"><th class=\"server\" title=\"{}\">[{}] {} [{}]</th>",
+        esc(&match srv.provenance() {
+            Some(p) => format!("{} ({p})", srv.bundle),
+            None => srv.bundle.clone(),
+        }),
+        i + 1,
+        esc(&srv.endpoint),
+        esc(srv.revision_label())
+    );
+    for row in &r.rows {
+        let e = row.entry;
+        match row.verdict(i) {
+            Some(verdict) => {
+                let (c, m) = class(verdict, row.waived(i));
+                let _ = write!(
+                        s,
+                        "<td data-col-level=\"{}\"><button type=\"button\" class=\"{c}\" data-target=\"r-{}-{i}\" \
+                         aria-label=\"{} on server {}: {}\" title=\"{} [{}]: {}\">{m}</button></td>",
+                        e.level.as_str(),
+                        e.id.as_str(),
+                        e.id.as_str(),
+                        i + 1,
+                        verdict.mark(),
+                        e.id.as_str(),
+                        i + 1,
+                        verdict.mark()
+                    );
+            }
+            None => {
+                let _ = write!(
+                    s,
+                    "<td data-col-level=\"{}\" title=\"not graded\"></td>",
+                    e.level.as_str()
+                );
+            }
+        }
+    }
+    let _ = writeln!(s, "</tr>");
+}
+
 fn filters(s: &mut String, r: &Report) {
     let _ = write!(
         s,
@@ -420,52 +465,34 @@ fn matrix(s: &mut String, r: &Report, out: &mut dyn std::io::Write) -> std::io::
         );
     }
     let _ = writeln!(s, "</tr></thead><tbody>");
-    r.each_server(|i, srv| {
-        if s.len() > 1 << 16 {
-            flush(s, out)?;
-        }
-        let _ = write!(
-            s,
-            "<tr data-row-server=\"{i}\"><th class=\"server\" title=\"{}\">[{}] {} [{}]</th>",
-            esc(&match srv.provenance() {
-                Some(p) => format!("{} ({p})", srv.bundle),
-                None => srv.bundle.clone(),
-            }),
-            i + 1,
-            esc(&srv.endpoint),
-            esc(srv.revision_label())
-        );
-        for row in &r.rows {
-            let e = row.entry;
-            match row.verdict(i) {
-                Some(verdict) => {
-                    let (c, m) = class(verdict, row.waived(i));
-                    let _ = write!(
-                        s,
-                        "<td data-col-level=\"{}\"><button type=\"button\" class=\"{c}\" data-target=\"r-{}-{i}\" \
-                         aria-label=\"{} on server {}: {}\" title=\"{} [{}]: {}\">{m}</button></td>",
-                        e.level.as_str(),
-                        e.id.as_str(),
-                        e.id.as_str(),
-                        i + 1,
-                        verdict.mark(),
-                        e.id.as_str(),
-                        i + 1,
-                        verdict.mark()
-                    );
+    if r.group_by_source {
+        for (source, ix) in r.source_groups() {
+            let head = match source {
+                Some(file) => format!("from {}", esc(file)),
+                None => "given as targets".to_string(),
+            };
+            let _ = writeln!(
+                s,
+                "<tr class=\"group\"><th colspan=\"{}\">{head}</th></tr>",
+                r.rows.len() + 1
+            );
+            for i in ix {
+                if s.len() > 1 << 16 {
+                    flush(s, out)?;
                 }
-                None => {
-                    let _ = write!(
-                        s,
-                        "<td data-col-level=\"{}\" title=\"not graded\"></td>",
-                        e.level.as_str()
-                    );
-                }
+                let srv = r.server(i).map_err(std::io::Error::other)?;
+                matrix_row(s, r, i, &srv);
             }
         }
-        let _ = writeln!(s, "</tr>");
-        Ok(ControlFlow::Continue(()))
-    })?;
+    } else {
+        r.each_server(|i, srv| {
+            if s.len() > 1 << 16 {
+                flush(s, out)?;
+            }
+            matrix_row(s, r, i, srv);
+            Ok(ControlFlow::Continue(()))
+        })?;
+    }
     let _ = writeln!(s, "</tbody></table>");
     let _ = write!(s, "<p class=\"legend\">");
     for (c, m, word) in [

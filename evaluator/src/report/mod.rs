@@ -181,6 +181,9 @@ pub struct Report {
     /// Text format: the whole check-centric report (`--verbose`) instead of the
     /// summary-first one.
     pub verbose: bool,
+    /// Text summary and HTML: servers listed by the client configuration their bundle
+    /// came from (`--group-by source`, [`Report::source_groups`]).
+    pub group_by_source: bool,
     /// Text format: the width the summary is wrapped to.
     pub width: usize,
     /// Text format: the height the summary's first screen (matrix and totals) fits in.
@@ -451,6 +454,22 @@ impl Report {
     /// file (a renderer going through every server uses [`Report::each_server`]).
     pub fn server(&self, i: usize) -> Result<Cow<'_, Server>, SpillError> {
         self.store.server(i, self.servers.len())
+    }
+
+    /// The servers by where their targets came from, in order of first appearance: each
+    /// client configuration file (`claude-desktop /home/u/.config/Claude/…`) with the
+    /// indices of its servers, then `None` with the servers given as targets.
+    pub fn source_groups(&self) -> Vec<(Option<&str>, Vec<usize>)> {
+        let mut groups: Vec<(Option<&str>, Vec<usize>)> = Vec::new();
+        for (i, k) in self.servers.iter().enumerate() {
+            let label = k.source.as_deref();
+            match groups.iter_mut().find(|(l, _)| *l == label) {
+                Some((_, ix)) => ix.push(i),
+                None => groups.push((label, vec![i])),
+            }
+        }
+        groups.sort_by_key(|(l, _)| l.is_none());
+        groups
     }
 
     /// Call `f` with the summary of each server, in server order, until `f` breaks:
@@ -976,6 +995,7 @@ impl Builder {
             waivers: None,
             attestations: None,
             verbose: false,
+            group_by_source: false,
             width: 80,
             height: 24,
             spill,

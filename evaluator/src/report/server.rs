@@ -142,6 +142,10 @@ pub struct Server {
     pub collector_build: String,
     /// The baseline used or written for this server, if any.
     pub baseline: Option<BaselineInfo>,
+    /// Where the target came from, for a bundle collected from an MCP client
+    /// configuration (`target.source`): the client and the file (`claude-desktop
+    /// /home/u/.config/Claude/claude_desktop_config.json`), and the entry's name.
+    pub source: Option<(String, String)>,
     /// HTML format: a transcript excerpt of each record that decided a non-PASS verdict,
     /// by seq, kept while the bundle is at hand ([`super::extras`]; empty for the other
     /// formats).
@@ -190,6 +194,11 @@ impl Server {
             collector: format!("{} {}", p.collector.name, p.collector.version),
             collector_build: p.collector.build.clone(),
             baseline,
+            source: p
+                .target
+                .source
+                .as_ref()
+                .map(|s| (format!("{} {}", s.client, s.file), s.entry.clone())),
             excerpts: Default::default(),
         }
     }
@@ -251,6 +260,8 @@ pub struct ServerKey {
     pub bundle: String,
     /// [`Server::revision`].
     pub revision: Option<String>,
+    /// The client and configuration file of [`Server::source`], for grouping.
+    pub source: Option<String>,
 }
 
 impl ServerKey {
@@ -260,6 +271,7 @@ impl ServerKey {
             endpoint: s.endpoint.clone(),
             bundle: s.bundle.clone(),
             revision: s.revision.clone(),
+            source: s.source.as_ref().map(|(group, _)| group.clone()),
         }
     }
 

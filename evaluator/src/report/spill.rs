@@ -692,6 +692,8 @@ fn encode_summary(s: &Server, b: &mut Vec<u8>) -> std::io::Result<()> {
     put_str(b, &s.collector_build);
     b.extend_from_slice(&s.finished_at.to_le_bytes());
     put_opt_str(b, s.sha256.as_deref());
+    put_opt_str(b, s.source.as_ref().map(|(g, _)| g.as_str()));
+    put_opt_str(b, s.source.as_ref().map(|(_, e)| e.as_str()));
     match &s.baseline {
         None => b.push(0),
         Some(x) => {
@@ -784,6 +786,7 @@ fn decode_summary(b: &[u8]) -> std::io::Result<Server> {
     let collector_build = c.str()?;
     let finished_at = c.i64()?;
     let sha256 = c.opt_str()?;
+    let source = c.opt_str()?.zip(c.opt_str()?);
     let baseline = match c.u8()? {
         0 => None,
         1 => Some(BaselineInfo {
@@ -822,6 +825,7 @@ fn decode_summary(b: &[u8]) -> std::io::Result<Server> {
         collector,
         collector_build,
         baseline,
+        source,
         excerpts: Excerpts::new(),
     })
 }
@@ -889,6 +893,7 @@ mod tests {
             collected_at: -5 + k as i64,
             finished_at: 7 + k as i64,
             sha256: full.then(|| "ab".repeat(32)),
+            source: full.then(|| ("cursor /p/.cursor/mcp.json".into(), "files".into())),
             collector: "mcp-collect 0.2.0".into(),
             collector_build: "0123abcd".into(),
             baseline: match k % 3 {

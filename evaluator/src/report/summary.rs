@@ -187,43 +187,74 @@ fn flush(s: &mut String, out: &mut dyn Write) -> io::Result<()> {
 }
 
 fn servers(s: &mut String, r: &Report, width: usize, out: &mut dyn Write) -> io::Result<()> {
+    if r.group_by_source {
+        for (source, ix) in r.source_groups() {
+            let head = match source {
+                Some(file) => format!("from {}:", escape_line(file)),
+                None => "given as targets:".to_string(),
+            };
+            s.push_str(&wrap(&head, width, "", "  "));
+            for i in ix {
+                if s.len() > 1 << 16 {
+                    flush(s, out)?;
+                }
+                let srv = r.server(i).map_err(io::Error::other)?;
+                server(s, i, &srv, width, "  ");
+            }
+        }
+        return Ok(());
+    }
     r.each_server(|i, srv| {
         if s.len() > 1 << 16 {
             flush(s, out)?;
         }
-        let name = srv.server_name().unwrap_or_else(|| "no serverInfo".into());
-        let eras = if srv.other_eras.is_empty() {
-            String::new()
-        } else {
-            format!(" (also {})", srv.other_eras.join(", "))
-        };
-        let eras = match srv.provenance() {
-            Some(p) => format!("{eras}; {p}"),
-            None => eras,
-        };
-        // The run id and the bundle file tell two runs of one endpoint apart.
-        let mut text = format!(
-            "{} [{}{eras}] {}; {}; by {}",
-            escape_line(&srv.endpoint),
-            escape_line(srv.revision_label()),
-            escape_line(&name),
-            srv.run_and_bundle(),
-            srv.collector_line(false)
-        );
-        if srv.revision.is_none() {
-            let why = srv
-                .failure
-                .as_deref()
-                .unwrap_or("no session was established");
-            let _ = write!(
-                text,
-                "; no MCP session, so the session checks are not decided: {}",
-                escape_line(why)
-            );
-        }
-        s.push_str(&wrap(&text, width, &format!("[{}] ", i + 1), "     "));
+        server(s, i, srv, width, "");
         Ok(ControlFlow::Continue(()))
     })
+}
+
+/// One server's line of the summary, `[n] endpoint [revision] name; run; by collector`,
+/// indented by `indent` (under a source heading).
+fn server(s: &mut String, i: usize, srv: &super::Server, width: usize, indent: &str) {
+    let name = srv.server_name().unwrap_or_else(|| "no serverInfo".into());
+    let eras = if srv.other_eras.is_empty() {
+        String::new()
+    } else {
+        format!(" (also {})", srv.other_eras.join(", "))
+    };
+    let eras = match srv.provenance() {
+        Some(p) => format!("{eras}; {p}"),
+        None => eras,
+    };
+    // The run id and the bundle file tell two runs of one endpoint apart.
+    let mut text = format!(
+        "{} [{}{eras}] {}; {}; by {}",
+        escape_line(&srv.endpoint),
+        escape_line(srv.revision_label()),
+        escape_line(&name),
+        srv.run_and_bundle(),
+        srv.collector_line(false)
+    );
+    if srv.revision.is_none() {
+        let why = srv
+            .failure
+            .as_deref()
+            .unwrap_or("no session was established");
+        let _ = write!(
+            text,
+            "; no MCP session, so the session checks are not decided: {}",
+            escape_line(why)
+        );
+    }
+    if let (true, Some((_, entry))) = (!indent.is_empty(), &srv.source) {
+        let _ = write!(text, "; entry {}", escape_line(entry));
+    }
+    s.push_str(&wrap(
+        &text,
+        width,
+        &format!("{indent}[{}] ", i + 1),
+        &format!("{indent}     "),
+    ));
 }
 
 /// The first screen: a title line, the server x check matrix, the legend and the totals,
