@@ -54,6 +54,17 @@ pub enum GradeError {
     /// The spill file of the report's outcomes could not be created, written or read.
     #[error("cannot keep the report's results in a temporary file: {0}")]
     Spill(#[from] crate::report::SpillError),
+    /// `--attest`: the grader key cannot be loaded or created.
+    #[error(transparent)]
+    AttestKey(#[from] crate::attest::key::KeyError),
+    /// `--attest`: the statement could not be written (the report was).
+    #[error("cannot write the signed statement to {}: {source}", path.display())]
+    WriteStatement {
+        /// The `--attest` path.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
     /// The `-o` file could not be written.
     #[error("cannot write the report to {}: {source}", path.display())]
     WriteReport {
@@ -90,6 +101,9 @@ pub enum CommandError {
     /// `--benchmark` names no usable definition.
     #[error(transparent)]
     Benchmark(crate::benchmark::BenchmarkError),
+    /// `verify-statement`: unreadable, or the statement does not verify.
+    #[error(transparent)]
+    Statement(#[from] super::statement::VerifyStatementError),
 }
 
 impl CommandError {
@@ -101,6 +115,7 @@ impl CommandError {
             CommandError::Input(_) => ExitStatus::Usage,
             CommandError::Diff(e) => e.exit_status(),
             CommandError::Benchmark(_) => ExitStatus::Usage,
+            CommandError::Statement(e) => e.exit_status(),
         }
     }
 }
