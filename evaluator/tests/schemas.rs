@@ -33,6 +33,10 @@ fn schemas() -> Vec<(&'static str, Value)> {
             "checks",
             mcp_probe_evaluator::benchmark::list::checks_schema(),
         ),
+        (
+            "grading-predicate",
+            mcp_probe_evaluator::attest::predicate_schema(),
+        ),
     ]
 }
 
