@@ -120,7 +120,10 @@ fn a_statement_binds_the_report_and_the_bundles_and_verifies() {
     let p = &st["predicate"];
     let r: serde_json::Value = serde_json::from_slice(&report).expect("report json");
     assert_eq!(p["totals"], r["totals"]);
-    assert_eq!(p["benchmark"]["sha256"], r["provenance"]["benchmark"]["sha256"]);
+    assert_eq!(
+        p["benchmark"]["sha256"],
+        r["provenance"]["benchmark"]["sha256"]
+    );
     assert_eq!(p["grader"], r["provenance"]["grader"]);
     assert_eq!(p["report"]["format"], "json");
     let schema: serde_json::Value = serde_json::from_slice(

@@ -96,7 +96,9 @@ pub struct Statement<P> {
 }
 
 /// One subject: a graded bundle or the report.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct Subject {
     /// The file as given on the command line (`-` for a report written to stdout).
     pub name: String,
@@ -143,7 +145,9 @@ pub struct Predicate {
 }
 
 /// A file an input of grading came from.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct FileDigest {
     /// The file as given.
     pub file: String,
@@ -152,7 +156,9 @@ pub struct FileDigest {
 }
 
 /// The report among the subjects.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct ReportRef {
     /// Its subject's name (`-`: written to standard output).
     pub name: String,
@@ -307,10 +313,11 @@ impl Verified {
     /// The subject with SHA-256 `digest`, if any.
     pub fn subject(&self, digest: &[u8; 32]) -> Option<&Subject> {
         let want = hex::encode(digest);
-        self.statement
-            .subject
-            .iter()
-            .find(|s| s.digest.get("sha256").is_some_and(|d| d.eq_ignore_ascii_case(&want)))
+        self.statement.subject.iter().find(|s| {
+            s.digest
+                .get("sha256")
+                .is_some_and(|d| d.eq_ignore_ascii_case(&want))
+        })
     }
 }
 
@@ -339,9 +346,7 @@ pub fn verify(bytes: &[u8], trusted: &[PublicKey]) -> Result<Verified, Statement
             named_trusted = ids.iter().position(|id| id.eq_ignore_ascii_case(&s.keyid));
         }
         let sig = b64_decode(&s.sig)?;
-        trusted
-            .iter()
-            .position(|k| k.verifies(&message, &sig))
+        trusted.iter().position(|k| k.verifies(&message, &sig))
     });
     let Some(n) = found else {
         return Err(match named_trusted {

@@ -493,11 +493,9 @@ pub fn grade(
     let digest = write_report(report, opts, out)?;
     let statement = crate::attest::statement(&subjects, &digest, predicate);
     let envelope = crate::attest::sign(&statement, &attest.key);
-    crate::attest::write(&attest.path, &envelope).map_err(|source| {
-        GradeError::WriteStatement {
-            path: attest.path.clone(),
-            source,
-        }
+    crate::attest::write(&attest.path, &envelope).map_err(|source| GradeError::WriteStatement {
+        path: attest.path.clone(),
+        source,
     })?;
     Ok(status)
 }

@@ -40,9 +40,7 @@ impl VerifyStatementError {
     /// 2 for what could not be read, 3 for a statement that does not verify.
     pub fn exit_status(&self) -> ExitStatus {
         match self {
-            VerifyStatementError::Read { .. } | VerifyStatementError::Trust(_) => {
-                ExitStatus::Usage
-            }
+            VerifyStatementError::Read { .. } | VerifyStatementError::Trust(_) => ExitStatus::Usage,
             VerifyStatementError::Invalid { .. } => ExitStatus::Invalid,
         }
     }
@@ -72,12 +70,11 @@ pub fn verify_statement(
         .iter()
         .map(|f| read(f).map(|b| mcp_probe_schema::bundle::sha256(&b)))
         .collect::<Result<Vec<_>, _>>()?;
-    let v = crate::attest::verify(&bytes, &keys).map_err(|reason| {
-        VerifyStatementError::Invalid {
+    let v =
+        crate::attest::verify(&bytes, &keys).map_err(|reason| VerifyStatementError::Invalid {
             path: statement.to_path_buf(),
             reason,
-        }
-    })?;
+        })?;
     let shown = |p: &Path| escape_line(&p.display().to_string());
     writeln!(
         out,
