@@ -103,7 +103,7 @@ pub enum CommandError {
     Benchmark(crate::benchmark::BenchmarkError),
     /// `verify-statement`: unreadable, or the statement does not verify.
     #[error(transparent)]
-    Statement(#[from] super::statement::VerifyStatementError),
+    Statement(#[from] VerifyStatementError),
 }
 
 impl CommandError {
@@ -116,6 +116,41 @@ impl CommandError {
             CommandError::Diff(e) => e.exit_status(),
             CommandError::Benchmark(_) => ExitStatus::Usage,
             CommandError::Statement(e) => e.exit_status(),
+        }
+    }
+}
+
+/// Why `verify-statement` stopped.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum VerifyStatementError {
+    /// The statement or a file to check could not be read (exit 2).
+    #[error("cannot read {}: {source}", crate::fmt::escape_line(&path.display().to_string()))]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A `--trust` file is unusable (exit 2).
+    #[error(transparent)]
+    Trust(Error),
+    /// The statement does not verify (exit 3).
+    #[error("INVALID {}: {reason}", crate::fmt::escape_line(&path.display().to_string()))]
+    Invalid {
+        /// The statement file.
+        path: PathBuf,
+        /// What failed.
+        reason: crate::attest::StatementError,
+    },
+}
+
+impl VerifyStatementError {
+    /// 2 for what could not be read, 3 for a statement that does not verify.
+    pub fn exit_status(&self) -> ExitStatus {
+        match self {
+            VerifyStatementError::Read { .. } | VerifyStatementError::Trust(_) => ExitStatus::Usage,
+            VerifyStatementError::Invalid { .. } => ExitStatus::Invalid,
         }
     }
 }

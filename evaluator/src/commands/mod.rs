@@ -11,8 +11,8 @@ mod statement;
 mod verify;
 
 pub use crate::timestamp::TimestampJson;
-pub use error::{CommandError, GradeError};
+pub use error::{CommandError, GradeError, VerifyStatementError};
 pub use grade::{grade, BaselineChoice, GradeOptions, SPILL_FROM};
 pub use show::{show, ShowMode};
-pub use statement::{verify_statement, VerifyStatementError};
+pub use statement::verify_statement;
 pub use verify::{verify, verify_json, verify_schema, VerifyLine};

@@ -4,47 +4,11 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::error::CommandError;
-use crate::attest::StatementError;
+use super::error::{CommandError, VerifyStatementError};
 use crate::exit::ExitStatus;
 use crate::fmt::escape_line;
 use crate::load::{load_trust, Error};
 use crate::output::Diag;
-
-/// Why `verify-statement` stopped.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum VerifyStatementError {
-    /// The statement or a file to check could not be read (exit 2).
-    #[error("cannot read {}: {source}", escape_line(&path.display().to_string()))]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// A `--trust` file is unusable (exit 2).
-    #[error(transparent)]
-    Trust(Error),
-    /// The statement does not verify (exit 3).
-    #[error("INVALID {}: {reason}", escape_line(&path.display().to_string()))]
-    Invalid {
-        /// The statement file.
-        path: PathBuf,
-        /// What failed.
-        reason: StatementError,
-    },
-}
-
-impl VerifyStatementError {
-    /// 2 for what could not be read, 3 for a statement that does not verify.
-    pub fn exit_status(&self) -> ExitStatus {
-        match self {
-            VerifyStatementError::Read { .. } | VerifyStatementError::Trust(_) => ExitStatus::Usage,
-            VerifyStatementError::Invalid { .. } => ExitStatus::Invalid,
-        }
-    }
-}
 
 fn read(path: &Path) -> Result<Vec<u8>, VerifyStatementError> {
     std::fs::read(path).map_err(|source| VerifyStatementError::Read {
