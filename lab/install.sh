@@ -18,6 +18,7 @@ venv .venv-mcp2    'mcp[cli]==2.3.0'
 venv .venv-mcp1    'mcp==1.30.0'
 venv .venv-fastmcp 'fastmcp==4.2.3'
 venv .venv-formats 'junitparser==5.0.3'   # reads the JUnit report back in the report-format tests
+venv .venv-dsse 'securesystemslib[crypto]==1.6.0'   # verifies mcp-grade's signed statements (scripts/verify-statement.py)
 npm_install() { # npm ci from the committed lock (plain npm install only when no lock exists yet); a stamp skips reruns
   local sum; [ -f package-lock.json ] || { npm install --no-audit --no-fund --loglevel=error; return; }
   sum=$(sha256sum package-lock.json | cut -d' ' -f1)

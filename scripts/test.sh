@@ -114,6 +114,11 @@ step "grade: OSCAL and XCCDF reports of the examples and the lab bundles, determ
 scripts/validate-formats.sh
 scripts/validate-formats.sh --trust "$work/collector.pub" "${lab_bundles[@]}"
 
+step "grade: a signed statement (--attest) verified by mcp-grade and by securesystemslib; altered copies refused"
+graded target/debug/mcp-grade -q --format json -o "$work/attested.json" --attest "$work/statement.json" --trust "$work/collector.pub" "${lab_bundles[@]}"
+target/debug/mcp-grade verify-statement "$work/statement.json" --trust "$MCP_PROBE_HOME/keys/grader.pub" "$work/attested.json" "${lab_bundles[@]}" | tail -n 1
+lab/.venv-dsse/bin/python scripts/verify-statement.py --tampered "$work/statement.json" --trust "$MCP_PROBE_HOME/keys/grader.pub" "$work/attested.json" "${lab_bundles[@]}"
+
 step "change cost: a check by an existing rule is one definition row, a new rule five files (docs/benchmarks.md)"
 scripts/change-cost.sh
 

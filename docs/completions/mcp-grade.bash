@@ -34,6 +34,9 @@ _mcp__grade() {
             mcp__grade,verify)
                 cmd="mcp__grade__subcmd__verify"
                 ;;
+            mcp__grade,verify-statement)
+                cmd="mcp__grade__subcmd__verify__subcmd__statement"
+                ;;
             mcp__grade__subcmd__help,benchmarks)
                 cmd="mcp__grade__subcmd__help__subcmd__benchmarks"
                 ;;
@@ -52,6 +55,9 @@ _mcp__grade() {
             mcp__grade__subcmd__help,verify)
                 cmd="mcp__grade__subcmd__help__subcmd__verify"
                 ;;
+            mcp__grade__subcmd__help,verify-statement)
+                cmd="mcp__grade__subcmd__help__subcmd__verify__subcmd__statement"
+                ;;
             *)
                 ;;
         esac
@@ -59,7 +65,7 @@ _mcp__grade() {
 
     case "${cmd}" in
         mcp__grade)
-            opts="-o -v -j -q -h -V --format --output --benchmark --level --baseline --update-baseline --policy --waivers --attestations --verbose --group-by --strict-waivers --fail-on --trust --tsa-cert --jobs --quiet --help --version verify show diff benchmarks checks help"
+            opts="-o -v -j -q -h -V --format --output --benchmark --level --baseline --update-baseline --policy --waivers --attestations --verbose --group-by --strict-waivers --fail-on --trust --tsa-cert --jobs --attest --attest-key --quiet --help --version verify show diff benchmarks checks verify-statement help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -122,6 +128,14 @@ _mcp__grade() {
                     return 0
                     ;;
                 -j)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --attest)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --attest-key)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -199,7 +213,7 @@ _mcp__grade() {
             return 0
             ;;
         mcp__subcmd__grade__subcmd__help)
-            opts="verify show diff benchmarks checks help"
+            opts="verify show diff benchmarks checks verify-statement help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -296,6 +310,20 @@ _mcp__grade() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        mcp__subcmd__grade__subcmd__help__subcmd__verify__subcmd__statement)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         mcp__subcmd__grade__subcmd__show)
             opts="-q -h --json --har --trust --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -334,6 +362,24 @@ _mcp__grade() {
                     return 0
                     ;;
                 -j)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        mcp__subcmd__grade__subcmd__verify__subcmd__statement)
+            opts="-h --trust --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --trust)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

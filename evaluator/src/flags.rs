@@ -72,6 +72,29 @@ pub enum Command {
     /// Exit 0, or 2 when --benchmark names no usable definition (the error names the
     /// file, line and key).
     Checks(ChecksArgs),
+    /// Verify a signed grading statement (mcp-grade --attest): its DSSE signature by a
+    /// --trust key over the PAE of the payload, the in-toto statement type, and that
+    /// each FILE given (a bundle or the report) is one of its subjects by SHA-256.
+    ///
+    /// Exit 0 when the statement verifies and every FILE is a subject, 3 when the
+    /// statement does not verify (malformed, altered, another key) or a FILE is not a
+    /// subject, 2 when a file or a --trust key cannot be read.
+    VerifyStatement(VerifyStatementArgs),
+}
+
+/// Options of `mcp-grade verify-statement`.
+#[derive(Debug, Args)]
+pub struct VerifyStatementArgs {
+    /// The statement (a DSSE envelope, JSON) written by --attest.
+    #[arg(value_name = "STATEMENT")]
+    pub statement: PathBuf,
+    /// Files that must be among its subjects: graded bundles, the report.
+    #[arg(value_name = "BUNDLE_OR_REPORT")]
+    pub files: Vec<PathBuf>,
+    /// The grader's public key (SPKI PEM, 64 hex digits, or base64; the grader.pub
+    /// beside the grader key); repeatable: any of them may have signed.
+    #[arg(long = "trust", value_name = "KEYFILE", required = true)]
+    pub trust: Vec<PathBuf>,
 }
 
 /// Options of `mcp-grade benchmarks`.
@@ -169,6 +192,16 @@ pub struct GradeArgs {
     /// out in argument order.
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub jobs: Option<u16>,
+    /// Write a signed statement to FILE (an in-toto Statement in a DSSE envelope, signed
+    /// with the grader key): every graded bundle and the report by SHA-256, with the
+    /// definition, policy, waivers, totals and grader build. `mcp-grade
+    /// verify-statement` checks it.
+    #[arg(long, value_name = "FILE")]
+    pub attest: Option<PathBuf>,
+    /// The grader key signing --attest statements (Ed25519 PKCS#8 PEM; default
+    /// keys/grader.key under $MCP_PROBE_HOME or ~/.mcp-probe, created on first use).
+    #[arg(long, value_name = "FILE", requires = "attest")]
+    pub attest_key: Option<PathBuf>,
     /// Print no warnings, notes or progress line on stderr (errors are still printed).
     #[arg(short, long)]
     pub quiet: bool,

@@ -11,6 +11,7 @@
 //! nothing that speaks TCP or TLS. Every function here takes untrusted bundle bytes and
 //! must not panic on any of them.
 
+pub mod attest;
 pub mod attestations;
 pub mod baseline;
 pub mod benchmark;

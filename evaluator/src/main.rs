@@ -58,6 +58,8 @@ fn grade_options(a: GradeArgs) -> GradeOptions {
         height,
         benchmark: choice(a.benchmark),
         jobs: a.jobs.map_or(0, usize::from),
+        attest: a.attest,
+        attest_key: a.attest_key,
     }
 }
 
@@ -126,6 +128,15 @@ fn run(cli: Cli, out: &mut dyn Write, err: &mut Diag<'_>) -> Result<ExitStatus, 
                 .map_err(|e| CommandError::Load(e.into()))?;
             Ok(ExitStatus::Pass)
         }
+        Some(Command::VerifyStatement(a)) => {
+            return mcp_probe_evaluator::commands::verify_statement(
+                &a.statement,
+                &a.trust,
+                &a.files,
+                out,
+                err,
+            )
+        }
         Some(Command::Checks(a)) => {
             let b = choice(a.benchmark)
                 .resolve()
@@ -164,7 +175,7 @@ fn main() -> ExitCode {
         Some(Command::Verify(a)) => a.quiet,
         Some(Command::Show(a)) => a.quiet,
         Some(Command::Diff(a)) => a.quiet,
-        Some(Command::Benchmarks(_) | Command::Checks(_)) => false,
+        Some(Command::Benchmarks(_) | Command::Checks(_) | Command::VerifyStatement(_)) => false,
     };
     // A progress line only where a person watches stderr (never into a pipe or a file).
     let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());

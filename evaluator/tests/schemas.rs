@@ -34,6 +34,10 @@ fn schemas() -> Vec<(&'static str, Value)> {
             mcp_probe_evaluator::benchmark::list::checks_schema(),
         ),
         ("attestations", mcp_probe_evaluator::attestations::schema()),
+        (
+            "grading-predicate",
+            mcp_probe_evaluator::attest::predicate_schema(),
+        ),
     ]
 }
 

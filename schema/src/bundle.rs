@@ -236,6 +236,13 @@ impl PublicKey {
         sha256(&self.key.to_bytes())[..KEY_ID_LEN].to_vec()
     }
 
+    /// Whether `sig` is this key's Ed25519 signature of `msg` (`verify_strict`: no
+    /// small-order key or R). For signatures made outside a bundle (the grader's signed
+    /// statements).
+    pub fn verifies(&self, msg: &[u8], sig: &[u8]) -> bool {
+        Signature::from_slice(sig).is_ok_and(|s| self.key.verify_strict(msg, &s).is_ok())
+    }
+
     /// SubjectPublicKeyInfo PEM (the format `--trust` reads and `openssl pkey` shows).
     pub fn to_pem(&self) -> String {
         use ed25519_dalek::pkcs8::EncodePublicKey;
@@ -314,6 +321,12 @@ impl SecretKey {
     /// The Ed25519 key (streaming signatures, `crate::seal`).
     pub(crate) fn signing_key(&self) -> &SigningKey {
         &self.key
+    }
+
+    /// The Ed25519 signature of `msg`, for signatures made outside a bundle (the
+    /// grader's signed statements).
+    pub fn sign(&self, msg: &[u8]) -> [u8; 64] {
+        self.key.sign(msg).to_bytes()
     }
 
     /// The public half.

@@ -57,6 +57,17 @@ pub enum GradeError {
     /// The spill file of the report's outcomes could not be created, written or read.
     #[error("cannot keep the report's results in a temporary file: {0}")]
     Spill(#[from] crate::report::SpillError),
+    /// `--attest`: the grader key cannot be loaded or created.
+    #[error(transparent)]
+    AttestKey(#[from] crate::attest::key::KeyError),
+    /// `--attest`: the statement could not be written (the report was).
+    #[error("cannot write the signed statement to {}: {source}", path.display())]
+    WriteStatement {
+        /// The `--attest` path.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
     /// The `-o` file could not be written.
     #[error("cannot write the report to {}: {source}", path.display())]
     WriteReport {
@@ -93,6 +104,9 @@ pub enum CommandError {
     /// `--benchmark` names no usable definition.
     #[error(transparent)]
     Benchmark(crate::benchmark::BenchmarkError),
+    /// `verify-statement`: unreadable, or the statement does not verify.
+    #[error(transparent)]
+    Statement(#[from] VerifyStatementError),
 }
 
 impl CommandError {
@@ -104,6 +118,42 @@ impl CommandError {
             CommandError::Input(_) => ExitStatus::Usage,
             CommandError::Diff(e) => e.exit_status(),
             CommandError::Benchmark(_) => ExitStatus::Usage,
+            CommandError::Statement(e) => e.exit_status(),
+        }
+    }
+}
+
+/// Why `verify-statement` stopped.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum VerifyStatementError {
+    /// The statement or a file to check could not be read (exit 2).
+    #[error("cannot read {}: {source}", crate::fmt::escape_line(&path.display().to_string()))]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A `--trust` file is unusable (exit 2).
+    #[error(transparent)]
+    Trust(Error),
+    /// The statement does not verify (exit 3).
+    #[error("INVALID {}: {reason}", crate::fmt::escape_line(&path.display().to_string()))]
+    Invalid {
+        /// The statement file.
+        path: PathBuf,
+        /// What failed.
+        reason: crate::attest::StatementError,
+    },
+}
+
+impl VerifyStatementError {
+    /// 2 for what could not be read, 3 for a statement that does not verify.
+    pub fn exit_status(&self) -> ExitStatus {
+        match self {
+            VerifyStatementError::Read { .. } | VerifyStatementError::Trust(_) => ExitStatus::Usage,
+            VerifyStatementError::Invalid { .. } => ExitStatus::Invalid,
         }
     }
 }

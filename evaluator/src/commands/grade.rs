@@ -78,6 +78,10 @@ pub struct GradeOptions {
     /// cores ([`crate::pipeline::default_jobs`]). The report and every message are the
     /// same bytes whatever the number.
     pub jobs: usize,
+    /// `--attest`: write a signed statement binding the report to the bundles here.
+    pub attest: Option<PathBuf>,
+    /// `--attest-key`: the grader key signing it (default: the state directory's).
+    pub attest_key: Option<PathBuf>,
 }
 
 impl GradeOptions {
@@ -392,6 +396,26 @@ pub fn grade(
         .as_deref()
         .map(|a| crate::attestations::Attestations::load(a, bm))
         .transpose()?;
+    // The grader key before anything is graded: a key that cannot be had stops the run.
+    let attest = match &opts.attest {
+        Some(path) => {
+            let (key, created) = crate::attest::key::load_or_create(
+                opts.attest_key.as_deref(),
+                opts.state_dir.as_deref(),
+            )?;
+            if let Some(p) = created {
+                err.note(&format!(
+                    "created the grader key; its public key is {}",
+                    p.display()
+                ))?;
+            }
+            Some(crate::attest::Attest {
+                path: path.clone(),
+                key,
+            })
+        }
+        None => None,
+    };
 
     let jobs = opts.jobs();
     let passes = Passes {
@@ -429,6 +453,15 @@ pub fn grade(
             }
         }
     }
+    // What `--attest` names: each graded bundle by its path and the SHA-256 of the bytes
+    // that verified.
+    let subjects: Vec<(String, [u8; 32])> = match attest {
+        Some(_) => inputs
+            .iter()
+            .filter_map(|i| i.digest.map(|d| (i.display_path(), d)))
+            .collect(),
+        None => Vec::new(),
+    };
     drop(inputs);
 
     let mut report = builder.finish()?;
@@ -470,7 +503,22 @@ pub fn grade(
         }
     }
     status = status.worst(report.status());
-    write_report(report, opts, out)?;
+    let Some(attest) = attest else {
+        write_report(report, opts, out)?;
+        return Ok(status);
+    };
+    let name = opts.output.as_ref().map_or_else(
+        || crate::attest::STDOUT_NAME.to_string(),
+        |p| p.display().to_string(),
+    );
+    let predicate = crate::attest::predicate(&report, opts.format, &name);
+    let digest = write_report(report, opts, out)?;
+    let statement = crate::attest::statement(&subjects, &digest, predicate);
+    let envelope = crate::attest::sign(&statement, &attest.key);
+    crate::attest::write(&attest.path, &envelope).map_err(|source| GradeError::WriteStatement {
+        path: attest.path.clone(),
+        source,
+    })?;
     Ok(status)
 }
 
@@ -634,8 +682,9 @@ impl Passes<'_> {
         } = *self;
         let stored = StoredCache::new(opts, jobs);
         // Only `--update-baseline` reads an input again (to store it), bound to what
-        // verified by this digest; without it the bytes are not hashed a second time.
-        let digest = opts.baseline == BaselineChoice::Update;
+        // verified by this digest, and `--attest` names each by it; without them the
+        // bytes are not hashed a second time.
+        let digest = opts.baseline == BaselineChoice::Update || opts.attest.is_some();
         // A report that names each bundle by its SHA-256 takes it in the same pass.
         let hash = digest || opts.format.names_bundle_digests();
         let mut builder = self.builder(opts.bundles.len())?;
@@ -688,7 +737,7 @@ impl Passes<'_> {
                             }
                             number.push(builder.add(prepared)?);
                         }
-                        // Only `--update-baseline` reads them after grading.
+                        // Only `--update-baseline` and `--attest` read them after grading.
                         if digest {
                             inputs.push(input);
                         }
@@ -731,26 +780,35 @@ fn nothing_graded(
     Ok(Err(failed))
 }
 
-/// The report on `out`, or atomically in the `-o` file.
+/// The report on `out`, or atomically in the `-o` file. Returns the SHA-256 of the bytes
+/// written (what `--attest` names the report by).
 fn write_report(
     report: Report,
     opts: &GradeOptions,
     out: &mut dyn Write,
-) -> Result<(), GradeError> {
+) -> Result<[u8; 32], GradeError> {
     match &opts.output {
         None => {
-            report::write(&report, opts.format, out)?;
-            out.flush()?;
+            let mut w = crate::attest::HashingWriter::new(out);
+            report::write(&report, opts.format, &mut w)?;
+            w.flush()?;
+            Ok(w.finish())
         }
-        Some(p) => mcp_probe_schema::fsutil::write_atomic_with(p, false, |w| {
-            report::write(&report, opts.format, w)
-        })
-        .map_err(|source| GradeError::WriteReport {
-            path: p.clone(),
-            source,
-        })?,
+        Some(p) => {
+            let mut digest = [0; 32];
+            mcp_probe_schema::fsutil::write_atomic_with(p, false, |w| {
+                let mut w = crate::attest::HashingWriter::new(w);
+                report::write(&report, opts.format, &mut w)?;
+                digest = w.finish();
+                Ok(())
+            })
+            .map_err(|source| GradeError::WriteReport {
+                path: p.clone(),
+                source,
+            })?;
+            Ok(digest)
+        }
     }
-    Ok(())
 }
 
 /// The baseline a bundle is graded against, and what the report says of it: the

@@ -7,10 +7,12 @@
 mod error;
 mod grade;
 mod show;
+mod statement;
 mod verify;
 
 pub use crate::timestamp::TimestampJson;
-pub use error::{CommandError, GradeError};
+pub use error::{CommandError, GradeError, VerifyStatementError};
 pub use grade::{grade, BaselineChoice, GradeOptions, SPILL_FROM};
 pub use show::{show, ShowMode};
+pub use statement::verify_statement;
 pub use verify::{verify, verify_json, verify_schema, VerifyLine};
