@@ -9,9 +9,10 @@ use mcp_probe_schema::model::{
 };
 use mcp_probe_schema::vocab::{family, LegId};
 use mcp_probe_schema::Verified;
+use std::any::{Any, TypeId};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::Value;
 
@@ -42,6 +43,51 @@ pub struct Bundle {
     /// HTTP+SSE: what the event stream carried for each `POST` record, by its seq
     /// (empty for other transports).
     streamed: Arc<BTreeMap<u64, StreamAnswer>>,
+    /// The positions of the records naming each recorded leg (as recorded, so with its
+    /// `@<revision>` when it has one), in order: [`Bundle::records_for`] looks a leg up
+    /// here rather than scanning every record at each call.
+    by_leg: Arc<BTreeMap<String, Vec<u32>>>,
+    /// Views the checks derive from this view of the bundle (the OAuth facts), each
+    /// derived on the first check's asking and read by every other ([`Bundle::view`]).
+    /// Per view: another era's view reads other records.
+    views: Views,
+}
+
+/// [`Bundle::view`]'s views, by type: each with the legs deriving it read.
+#[derive(Default)]
+struct Views(Mutex<Vec<(TypeId, DerivedView)>>);
+
+/// A derived view and the legs its derivation read.
+type DerivedView = (Arc<dyn Any + Send + Sync>, Arc<BTreeSet<LegId>>);
+
+impl Clone for Views {
+    fn clone(&self) -> Views {
+        let held = self.0.lock().map(|v| v.clone()).unwrap_or_default();
+        Views(Mutex::new(held))
+    }
+}
+
+impl std::fmt::Debug for Views {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = self.0.lock().map(|v| v.len()).unwrap_or_default();
+        write!(f, "Views({n} derived)")
+    }
+}
+
+/// [`Bundle::by_leg`]: each recorded leg name, with the positions of the records naming
+/// it (each once, in order).
+fn leg_index(records: &[Record]) -> BTreeMap<String, Vec<u32>> {
+    let mut by_leg: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+    for (i, r) in records.iter().enumerate() {
+        let Ok(i) = u32::try_from(i) else { break };
+        for l in &r.legs {
+            let at = by_leg.entry(l.clone()).or_default();
+            if at.last() != Some(&i) {
+                at.push(i);
+            }
+        }
+    }
+    by_leg
 }
 
 /// The method, URL and version of a stdio exchange read as an exchange: no check can
@@ -210,12 +256,17 @@ impl<'a> Exchange<'a> {
         }
     }
 
+    /// The request's JSON-RPC id, `null` when it has none (or its body is not a JSON
+    /// object), read from the bundle's memo of the parsed request.
+    pub fn request_id(&self) -> Value {
+        self.with_request(|r| r.and_then(|r| r.get("id").cloned()))
+            .unwrap_or(Value::Null)
+    }
+
     /// Which message of [`with_messages`](Self::with_messages) is the answer.
     fn answer_index(&self) -> Option<usize> {
         let find = || {
-            let id = self
-                .with_request(|r| r.and_then(|r| r.get("id").cloned()))
-                .unwrap_or(Value::Null);
+            let id = self.request_id();
             self.with_messages(|msgs| {
                 derive::response_to(msgs, &id)
                     .or_else(|| {
@@ -373,7 +424,9 @@ impl Bundle {
             })
             .collect();
         let streamed = Arc::new(derive::stream_answers(&v.records));
+        let by_leg = Arc::new(leg_index(&v.records));
         let mut ev = Bundle {
+            by_leg,
             stdio: Arc::new(stdio),
             streamed,
             path: path.into(),
@@ -383,6 +436,7 @@ impl Bundle {
             records: Arc::new(v.records),
             inventory: Inventory::default(),
             era_view: None,
+            views: Views::default(),
         };
         // The list pages are read through the memo: parsed once, for the inventory and
         // for every check that reads them again.
@@ -392,9 +446,7 @@ impl Bundle {
                 let Some(x) = records.get(k).and_then(|r| ev.exchange_of(r)) else {
                     return;
                 };
-                let id = x
-                    .with_request(|r| r.and_then(|r| r.get("id").cloned()))
-                    .unwrap_or(Value::Null);
+                let id = x.request_id();
                 x.with_messages(|msgs| page(msgs, &id));
             })
         };
@@ -432,6 +484,8 @@ impl Bundle {
                     stdio: Arc::clone(&self.stdio),
                     era_view: Some((session, o.revision.clone())),
                     streamed: Arc::clone(&self.streamed),
+                    by_leg: Arc::clone(&self.by_leg),
+                    views: Views::default(),
                 }
             })
             .collect()
@@ -590,17 +644,52 @@ impl Bundle {
     /// [`track_leg_reads`] sees it.
     pub fn records_for(&self, leg: LegId) -> impl Iterator<Item = &Record> + '_ {
         note_read(leg);
-        let on = self
+        let on_revision = self
             .era_view
             .as_ref()
             .filter(|_| family::PER_ERA.contains(&leg))
-            .map(|(_, rev)| rev.as_str());
-        self.records.iter().filter(move |r| {
-            r.legs.iter().any(|l| match on {
-                Some(rev) => leg.is_on_revision(l, rev),
-                None => *l == leg,
-            })
-        })
+            .map(|(_, rev)| format!("{}@{rev}", leg.as_str()));
+        let at = self
+            .by_leg
+            .get(on_revision.as_deref().unwrap_or(leg.as_str()))
+            .map_or(&[][..], Vec::as_slice);
+        at.iter().filter_map(|&i| self.records.get(i as usize))
+    }
+
+    /// The view of type `T` of this bundle view: `derive` runs on the first asking,
+    /// every later one reads what it derived (a check reads it as derived for an earlier
+    /// check, not derived again). Each asking counts as a read of the legs the
+    /// derivation read (through [`Bundle::records_for`]), so [`track_leg_reads`] sees the
+    /// same reads from every check, the first or not.
+    pub fn view<T: Any + Send + Sync>(&self, derive: impl FnOnce(&Bundle) -> T) -> Arc<T> {
+        let id = TypeId::of::<T>();
+        let held = |views: &[(TypeId, DerivedView)]| {
+            views.iter().find(|(t, _)| *t == id).map(|(_, v)| v.clone())
+        };
+        let found = self.views.0.lock().ok().and_then(|v| held(&v));
+        let (view, legs) = match found {
+            Some(v) => v,
+            None => {
+                // Derived with the lock released: a derivation may ask for another view.
+                let (view, legs) = track_leg_reads(|| derive(self));
+                let made: DerivedView = (Arc::new(view), Arc::new(legs));
+                match self.views.0.lock() {
+                    Ok(mut v) => match held(&v) {
+                        Some(first) => first,
+                        None => {
+                            v.push((id, made.clone()));
+                            made
+                        }
+                    },
+                    Err(_) => made,
+                }
+            }
+        };
+        for l in legs.iter() {
+            note_read(*l);
+        }
+        view.downcast::<T>()
+            .unwrap_or_else(|_| unreachable!("views are held by their type"))
     }
 
     /// HTTP exchanges serving `leg`, in order.

@@ -254,7 +254,7 @@ impl Check for OauthDiscoveryValidated {
         let baseline = cx
             .baseline
             .and_then(Facts::new)
-            .and_then(|b| b.advertised.map(|a| a.entries));
+            .and_then(|b| b.advertised.as_ref().map(|a| a.entries.clone()));
         with_defaults(
             details(o, &f, &legs)
                 .with_detail(
@@ -621,7 +621,7 @@ fn sub_f(f: &Facts<'_>, cx: &Context<'_>) -> SubVerdict {
             format!("the {} has no endpoint", describe_baseline(b)),
         );
     };
-    let Some(then) = bf.advertised.map(|a| a.entries) else {
+    let Some(then) = bf.advertised.as_ref().map(|a| a.entries.clone()) else {
         return SubVerdict::new(
             ID,
             SubOutcome::Unknown,

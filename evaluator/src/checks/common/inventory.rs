@@ -116,8 +116,9 @@ impl Read {
                             } else {
                                 // The exchange's messages: its body's, and on HTTP+SSE
                                 // those the event stream carried for it.
-                                let id = derive::request_id(&x.request.body.bytes)
-                                    .unwrap_or(Value::Null);
+                                // The request as the bundle's memo parsed it (the
+                                // inventory read it before any check).
+                                let id = xc.request_id();
                                 let no_page =
                                     xc.with_messages(|msgs| match derive::response_to(msgs, &id) {
                                         Some(m) => match m.get("result") {

@@ -4,6 +4,7 @@ use mcp_probe_schema::model::TokenFacts;
 use mcp_probe_schema::vocab::leg;
 use mcp_probe_schema::vocab::well_known::AS_LIST_CAP;
 use serde_json::{Map, Value};
+use std::sync::Arc;
 use url::Url;
 
 use crate::checks::common::oauth::challenge::{read_unauth, Challenged, Unauth};
@@ -13,16 +14,32 @@ use crate::checks::common::oauth::uris::{as_forms, norm, prm_well_known};
 use crate::evidence::Bundle;
 use crate::fmt::escape_line;
 
-/// Everything the four checks read, derived once per grading of one check.
+/// Everything the four checks read: the bundle, and what is derived from it once per
+/// view of the bundle ([`OauthFacts`], kept by [`Bundle::oauth`]).
+#[derive(Clone)]
 pub(crate) struct Facts<'a> {
     pub(crate) ev: &'a Bundle,
+    facts: Arc<OauthFacts>,
+}
+
+impl std::ops::Deref for Facts<'_> {
+    type Target = OauthFacts;
+    fn deref(&self) -> &OauthFacts {
+        &self.facts
+    }
+}
+
+/// What the OAuth checks read of a bundle, derived once per view of it and shared by
+/// every check (the discovery documents parsed once, not once per check).
+#[derive(Debug, Clone)]
+pub(crate) struct OauthFacts {
     pub(crate) endpoint: String,
     pub(crate) auth_required: bool,
     pub(crate) unauth: Unauth,
     pub(crate) prm: Vec<Attempt>,
-    /// Candidate URLs a client derives (challenge URL, path-inserted, root), for
-    /// "never attempted".
-    pub(crate) expected_prm: Vec<String>,
+    /// The candidate URLs a client derives (challenge URL, path-inserted, root) that no
+    /// record of protected-resource discovery fetched: "never attempted".
+    pub(crate) never_attempted: Vec<String>,
     pub(crate) advertised: Option<AsList>,
     /// The advertised servers within the cap.
     pub(crate) servers: Vec<AsView>,
@@ -33,6 +50,14 @@ pub(crate) struct Facts<'a> {
 impl<'a> Facts<'a> {
     /// `None` when no endpoint answered.
     pub(crate) fn new(ev: &'a Bundle) -> Option<Facts<'a>> {
+        let facts = ev.view(|ev| OauthFacts::derive(ev).map(Arc::new));
+        let facts = Option::clone(&facts)?;
+        Some(Facts { ev, facts })
+    }
+}
+
+impl OauthFacts {
+    fn derive(ev: &Bundle) -> Option<OauthFacts> {
         let session = ev.session()?;
         let endpoint = ev.endpoint();
         let unauth = read_unauth(ev);
@@ -90,19 +115,26 @@ impl<'a> Facts<'a> {
                 _ => as_other.push(a),
             }
         }
-        Some(Facts {
-            ev,
+        // Each URL normalised once, here, not at each reading of the facts.
+        let attempted: Vec<String> = prm.iter().map(|a| norm(&a.url)).collect();
+        let never_attempted = expected_prm
+            .into_iter()
+            .filter(|e| !attempted.contains(&norm(e)))
+            .collect();
+        Some(OauthFacts {
             endpoint,
             auth_required: session.auth_required,
             unauth,
             prm,
-            expected_prm,
+            never_attempted,
             advertised,
             servers,
             as_other,
         })
     }
+}
 
+impl<'a> Facts<'a> {
     pub(crate) fn challenge(&self) -> Option<&Challenged> {
         match &self.unauth {
             Unauth::Challenged(c) => Some(c),
@@ -144,11 +176,8 @@ impl<'a> Facts<'a> {
             .filter(|a| !a.clean_404())
             .map(Attempt::url_and_why)
             .collect();
-        for e in &self.expected_prm {
-            let n = norm(e);
-            if !self.prm.iter().any(|a| norm(&a.url) == n) {
-                out.push(format!("{} (never attempted)", escape_line(e)));
-            }
+        for e in &self.never_attempted {
+            out.push(format!("{} (never attempted)", escape_line(e)));
         }
         if self.prm.is_empty() && out.is_empty() {
             out.push("no protected-resource metadata discovery was attempted at all".into());
