@@ -79,8 +79,8 @@ cat >"$tree/evaluator/src/checks/configuration/server_named.rs" <<'EOF'
 use mcp_probe_schema::model::Era;
 
 use crate::check::{Check, Context, Legs};
-use crate::evidence::Evidence;
-use crate::verdict::{Leg, LegOutcome, Outcome};
+use crate::evidence::Bundle;
+use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 
 /// The server names itself.
 #[derive(Debug)]
@@ -95,7 +95,7 @@ impl Check for ServerNamed {
         Legs::NONE
     }
 
-    fn grade(&self, ev: &Evidence, _cx: &Context<'_>) -> Outcome {
+    fn grade(&self, ev: &Bundle, _cx: &Context<'_>) -> Outcome {
         let name = ev
             .session()
             .and_then(|s| s.server_info.as_ref())
@@ -103,11 +103,11 @@ impl Check for ServerNamed {
             .and_then(|n| n.as_str())
             .unwrap_or("");
         let leg = if name.trim().is_empty() {
-            Leg::new("a", LegOutcome::Fail, "serverInfo names no server")
+            SubVerdict::new("a", SubOutcome::Fail, "serverInfo names no server")
         } else {
-            Leg::new("a", LegOutcome::Pass, "serverInfo names the server")
+            SubVerdict::new("a", SubOutcome::Pass, "serverInfo names the server")
         };
-        Outcome::from_legs(vec![leg], "what the name means is not checked")
+        Outcome::from_subs(vec![leg], "what the name means is not checked")
     }
 }
 EOF
