@@ -144,14 +144,10 @@ fn a_spilled_report_writes_the_bytes_of_the_report_in_memory() {
     }
     let mut spilled = b.finish().expect("a report");
     let path = spilled
-        .spill
-        .as_ref()
-        .map(|s| s.path().to_path_buf())
+        .spill_path()
+        .map(|p| p.to_path_buf())
         .expect("a spill file");
-    assert!(
-        spilled.rows.iter().all(|r| r.outcomes.is_none()),
-        "nothing in memory"
-    );
+    assert!(!spilled.holds_outcomes(), "nothing in memory");
     // Nor the servers' summaries: read back from the spill file, in the report's order,
     // they are the servers a report in memory holds, but for the excerpts, which went
     // with the outcomes.

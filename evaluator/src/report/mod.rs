@@ -106,17 +106,14 @@ pub enum FormatError {
     Unknown,
 }
 
-/// One check's row: its catalogue entry and, when this build grades it, the outcome on
-/// every server (same order as [`Report::servers`]).
+/// One check's row: its catalogue entry and, when this build grades it, the verdict on
+/// every server (same order as [`Report::servers`]). Its outcomes are read with
+/// [`Report::outcomes`]: the report, not the row, knows whether they are held in memory
+/// or spilled.
 #[derive(Debug, Clone)]
 pub struct Row {
     /// The check.
     pub entry: &'static Entry,
-    /// The outcome on every server, when the report holds its outcomes in memory; `None`
-    /// when this build does not grade the check, or when the outcomes are in the report's
-    /// spill file. Read them with [`Report::outcomes`], which serves both: the report's
-    /// store, not the reader, knows which it is.
-    pub outcomes: Option<Vec<Outcome>>,
     /// The verdict on every server (same order); `None` when this build does not grade
     /// the check. Kept in memory however the outcomes are kept: the matrix, the counts,
     /// the waivers and the exit status need nothing else.
@@ -188,9 +185,6 @@ pub struct Report {
     pub width: usize,
     /// Text format: the height the summary's first screen (matrix and totals) fits in.
     pub height: usize,
-    /// The spill file the servers' summaries and outcomes went to, if the report has one:
-    /// for its path. The report reads them back through its store, which shares the file.
-    pub spill: Option<Arc<Spill>>,
     /// How many threads a renderer may use (`--jobs`; the JSON report renders its
     /// results on them, in order: the bytes do not depend on it).
     pub jobs: usize,
@@ -223,11 +217,28 @@ impl Report {
             .unwrap_or_else(|_| Builder::new(benchmark, level, None).empty())
     }
 
+    /// The path of the spill file the servers' summaries and outcomes went to, if the
+    /// report has one (`None` when they are held in memory). The file is removed when
+    /// the last clone of the report is dropped.
+    pub fn spill_path(&self) -> Option<&std::path::Path> {
+        match &self.store {
+            Store::Held { .. } => None,
+            Store::Spilled { spill, .. } => Some(spill.path()),
+        }
+    }
+
+    /// True when the report holds its servers' summaries and outcomes in memory; false
+    /// when they went to a spill file ([`Report::spill_path`]) and are read back from it
+    /// when asked for.
+    pub fn holds_outcomes(&self) -> bool {
+        matches!(self.store, Store::Held { .. })
+    }
+
     /// The outcome of every row on server `i` (same order as [`Report::rows`]; `None`
-    /// where the check is not graded): cloned from the rows, or read back from the spill
+    /// where the check is not graded): cloned from memory, or read back from the spill
     /// file.
     pub fn server_outcomes(&self, i: usize) -> Result<Vec<Option<Outcome>>, SpillError> {
-        let mut read = self.store.server_outcomes(&self.rows, i)?;
+        let mut read = self.store.server_outcomes(i)?;
         Ok(self
             .rows
             .iter()
@@ -252,11 +263,11 @@ impl Report {
         if row.verdicts.is_none() {
             return Ok(None);
         }
-        self.store.outcome(row, self.index(row), i)
+        self.store.outcome(self.index(row), i)
     }
 
     /// The outcomes of `row` on every server (same order as [`Report::servers`]):
-    /// borrowed from the row, or read back from the spill file, all of them at once (a
+    /// borrowed from memory, or read back from the spill file, all of them at once (a
     /// renderer of a spilled report walks them with [`Report::each_outcome`] instead).
     /// `None` when this build does not grade the check.
     pub fn outcomes<'a>(&'a self, row: &'a Row) -> Result<Option<Cow<'a, [Outcome]>>, SpillError> {
@@ -274,11 +285,11 @@ impl Report {
         if row.verdicts.is_none() {
             return Ok(None);
         }
-        self.store.range(row, self.index(row), servers).map(Some)
+        self.store.range(self.index(row), servers).map(Some)
     }
 
     /// Call `f` with the outcome of `row` on each server that `want` accepts (by server
-    /// number), in server order, until `f` breaks. Outcomes are borrowed from the row or
+    /// number), in server order, until `f` breaks. Outcomes are borrowed from memory or
     /// read back from the spill file [`WALK`] wanted servers at a time, and only the
     /// wanted ones: a renderer walking a check holds at most that many of its outcomes,
     /// whatever the number of servers. Nothing is called when the check is not graded.
@@ -292,7 +303,7 @@ impl Report {
             return Ok(());
         }
         self.store
-            .walk(row, self.index(row), self.servers.len(), want, f)
+            .walk(self.index(row), self.servers.len(), want, f)
     }
 
     /// The number of `row` among [`Report::rows`] (`usize::MAX` when it is not one of
@@ -489,9 +500,13 @@ impl Report {
 /// which checks are graded and which row is which.
 #[derive(Debug, Clone)]
 enum Store {
-    /// In memory: the servers' summaries, in the report's server order, and each graded
-    /// row's outcomes in the row ([`Row::outcomes`]).
-    Held { servers: Vec<Server> },
+    /// In memory: the servers' summaries, in the report's server order, and by row
+    /// number the outcome of each graded row on every server (in the same order; `None`
+    /// where the check is not graded).
+    Held {
+        servers: Vec<Server>,
+        outcomes: Vec<Option<Vec<Outcome>>>,
+    },
     /// In the spill file: the summaries and the outcomes, read back when asked for.
     Spilled {
         spill: Arc<Spill>,
@@ -502,19 +517,22 @@ enum Store {
 }
 
 impl Store {
-    /// The outcome of row `row` (number `k`) on server `i`, with the excerpts of its
-    /// records when read back from the spill file.
+    /// The outcomes held in memory of row number `k` (`None` when it is not graded, or
+    /// there is no such row).
+    fn held(outcomes: &[Option<Vec<Outcome>>], k: usize) -> Option<&[Outcome]> {
+        outcomes.get(k)?.as_deref()
+    }
+
+    /// The outcome of row number `k` on server `i`, with the excerpts of its records
+    /// when read back from the spill file.
     #[allow(clippy::type_complexity)]
-    fn outcome<'a>(
-        &'a self,
-        row: &'a Row,
+    fn outcome(
+        &self,
         k: usize,
         i: usize,
-    ) -> Result<Option<(Cow<'a, Outcome>, Option<spill::Excerpts>)>, SpillError> {
+    ) -> Result<Option<(Cow<'_, Outcome>, Option<spill::Excerpts>)>, SpillError> {
         match self {
-            Store::Held { .. } => Ok(row
-                .outcomes
-                .as_ref()
+            Store::Held { outcomes, .. } => Ok(Store::held(outcomes, k)
                 .and_then(|o| o.get(i))
                 .map(|o| (Cow::Borrowed(o), None))),
             Store::Spilled { spill, .. } => {
@@ -523,16 +541,14 @@ impl Store {
         }
     }
 
-    /// The outcomes of row `row` (number `k`) on the servers `servers`, cut to those
-    /// there are.
-    fn range<'a>(
+    /// The outcomes of row number `k` on the servers `servers`, cut to those there are.
+    fn range(
         &self,
-        row: &'a Row,
         k: usize,
         servers: std::ops::Range<usize>,
-    ) -> Result<Cow<'a, [Outcome]>, SpillError> {
+    ) -> Result<Cow<'_, [Outcome]>, SpillError> {
         match self {
-            Store::Held { .. } => Ok(match &row.outcomes {
+            Store::Held { outcomes, .. } => Ok(match Store::held(outcomes, k) {
                 Some(o) => {
                     let end = servers.end.min(o.len());
                     Cow::Borrowed(&o[servers.start.min(end)..end])
@@ -545,22 +561,20 @@ impl Store {
         }
     }
 
-    /// Call `f` with the outcome of row `row` (number `k`) on each of the `n` servers
-    /// that `want` accepts, in order, until `f` breaks: read back [`WALK`] wanted servers
-    /// at a time when spilled.
+    /// Call `f` with the outcome of row number `k` on each of the `n` servers that
+    /// `want` accepts, in order, until `f` breaks: read back [`WALK`] wanted servers at a
+    /// time when spilled.
     fn walk(
         &self,
-        row: &Row,
         k: usize,
         n: usize,
         want: impl Fn(usize) -> bool,
         mut f: impl FnMut(usize, &Outcome) -> std::io::Result<ControlFlow<()>>,
     ) -> std::io::Result<()> {
         match self {
-            Store::Held { .. } => {
-                for (i, o) in row
-                    .outcomes
-                    .iter()
+            Store::Held { outcomes, .. } => {
+                for (i, o) in Store::held(outcomes, k)
+                    .into_iter()
                     .flatten()
                     .enumerate()
                     .filter(|(i, _)| want(*i))
@@ -590,12 +604,12 @@ impl Store {
         Ok(())
     }
 
-    /// The outcome of every row of `rows` on server `i` there is, by row number.
-    fn server_outcomes(&self, rows: &[Row], i: usize) -> Result<Vec<Option<Outcome>>, SpillError> {
+    /// The outcome of every row on server `i` there is, by row number.
+    fn server_outcomes(&self, i: usize) -> Result<Vec<Option<Outcome>>, SpillError> {
         match self {
-            Store::Held { .. } => Ok(rows
+            Store::Held { outcomes, .. } => Ok(outcomes
                 .iter()
-                .map(|row| row.outcomes.as_ref().and_then(|o| o.get(i)).cloned())
+                .map(|o| o.as_ref().and_then(|o| o.get(i)).cloned())
                 .collect()),
             Store::Spilled { spill, .. } => spill.server_outcomes(i),
         }
@@ -608,7 +622,7 @@ impl Store {
             source: std::io::Error::other(format!("the report has no server {i}")),
         };
         match self {
-            Store::Held { servers } => servers
+            Store::Held { servers, .. } => servers
                 .get(i)
                 .map(Cow::Borrowed)
                 .ok_or_else(|| missing(std::path::Path::new(""))),
@@ -633,7 +647,7 @@ impl Store {
         mut f: impl FnMut(usize, &Server) -> std::io::Result<ControlFlow<()>>,
     ) -> std::io::Result<()> {
         match self {
-            Store::Held { servers } => {
+            Store::Held { servers, .. } => {
                 for (i, s) in servers.iter().enumerate() {
                     if f(i, s)?.is_break() {
                         break;
@@ -928,6 +942,8 @@ impl Builder {
         }
         let any = !keys.is_empty();
         let width = entries.len();
+        // By row number, the outcomes held in memory (none when spilled).
+        let mut held_outcomes = Vec::with_capacity(if spill.is_none() { width } else { 0 });
         let rows = entries
             .into_iter()
             .enumerate()
@@ -935,17 +951,18 @@ impl Builder {
                 let v: Option<Vec<Verdict>> =
                     order.iter().map(|&n| verdicts[n * width + k]).collect();
                 let v = v.filter(|_| any);
-                let o = if spill.is_none() && v.is_some() {
-                    order
-                        .iter()
-                        .map(|&n| outcomes[n][k].take())
-                        .collect::<Option<Vec<Outcome>>>()
-                } else {
-                    None
-                };
+                if spill.is_none() {
+                    held_outcomes.push(if v.is_some() {
+                        order
+                            .iter()
+                            .map(|&n| outcomes[n][k].take())
+                            .collect::<Option<Vec<Outcome>>>()
+                    } else {
+                        None
+                    });
+                }
                 Row {
                     entry,
-                    outcomes: o,
                     verdicts: v,
                     marks: Vec::new(),
                 }
@@ -959,7 +976,10 @@ impl Builder {
                 if held.len() == keys.len() {
                     permute(&mut held, &order);
                 }
-                Store::Held { servers: held }
+                Store::Held {
+                    servers: held,
+                    outcomes: held_outcomes,
+                }
             }
             Some(spill) => {
                 // Where each server went, for the baselines kept by the number it was
@@ -979,10 +999,6 @@ impl Builder {
                 }
             }
         };
-        let spill = match &store {
-            Store::Spilled { spill, .. } => Some(Arc::clone(spill)),
-            Store::Held { .. } => None,
-        };
         Ok(Report {
             benchmark,
             provenance: provenance::Provenance::of(benchmark),
@@ -998,7 +1014,6 @@ impl Builder {
             group_by_source: false,
             width: 80,
             height: 24,
-            spill,
             jobs: 1,
         })
     }
@@ -1126,15 +1141,14 @@ mod tests {
             .iter()
             .find(|r| r.entry.rule == "cache-freshness")
             .expect("cache-freshness");
-        let o = row.outcomes.as_ref().expect("graded");
+        let o = rep.outcomes(row).expect("in memory").expect("graded");
         assert_eq!((o[0].verdict, o[1].verdict), (Verdict::Pass, Verdict::Fail));
-        assert!(rep
+        let ungraded = rep
             .rows
             .iter()
             .find(|r| r.entry.rule == "revisions-pinned")
-            .expect("revisions-pinned")
-            .outcomes
-            .is_none());
+            .expect("revisions-pinned");
+        assert!(rep.outcomes(ungraded).expect("in memory").is_none());
         assert_eq!(rep.graded().count(), 1);
         let number = row.entry.id.as_str();
         assert_eq!(
@@ -1197,7 +1211,8 @@ mod tests {
         };
         let memory = build(None);
         let spilled = build(Some(Spill::create(None).expect("spill")));
-        assert!(spilled.rows.iter().all(|r| r.outcomes.is_none()));
+        assert!(memory.holds_outcomes() && memory.spill_path().is_none());
+        assert!(!spilled.holds_outcomes() && spilled.spill_path().is_some());
         let row = |r: &Report, rule: &str| {
             r.rows
                 .iter()
