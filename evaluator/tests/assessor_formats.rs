@@ -227,3 +227,85 @@ fn xccdf_has_a_rule_result_per_recommendation_and_server_with_each_verdict_mappe
         assert!(n > 0, "{id} {verdict}: no rule-result {want}");
     }
 }
+
+/// An operator attestation is an observation of its own with method EXAMINE (no subject,
+/// its evidence reference, its status), the document still valid against NIST's schema;
+/// one that contradicts a check decided from the wire says CONFLICT and changes no
+/// finding.
+#[test]
+fn oscal_writes_attestations_as_examine_observations() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bm = mcp_probe_evaluator::benchmark::Benchmark::builtin();
+    let reported = bm
+        .checks
+        .iter()
+        .find(|e| e.rule == "stdio-preferred")
+        .expect("a reported-only row")
+        .id
+        .as_str();
+    let wire = bm
+        .checks
+        .iter()
+        .find(|e| e.rule == "origin-validated")
+        .expect("a wire row")
+        .id
+        .as_str();
+    let file = dir.path().join("attestations.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[[attestation]]\nrecommendation = \"{reported}\"\nstatus = \"satisfied\"\nby = \"ops\"\ndate = \"2026-11-01\"\nevidence = \"https://tickets.example/OPS-1\"\n\n\
+             [[attestation]]\nrecommendation = \"{wire}\"\nstatus = \"satisfied\"\nby = \"ops\"\ndate = \"2026-11-01\"\nevidence = \"OPS-2\"\ncomment = \"proxy checks Origin\"\n"
+        ),
+    )
+    .expect("write");
+    let with = grade("oscal", &["--attestations", file.to_str().expect("utf-8")]);
+    let without = grade("oscal", &[]);
+    let doc: Value = serde_json::from_str(&with).expect("JSON");
+    let plain: Value = serde_json::from_str(&without).expect("JSON");
+    let result = &doc["assessment-results"]["results"][0];
+    let examined: Vec<&Value> = result["observations"]
+        .as_array()
+        .expect("observations")
+        .iter()
+        .filter(|o| o["methods"] == serde_json::json!(["EXAMINE"]))
+        .collect();
+    assert_eq!(examined.len(), 2, "{examined:?}");
+    let first = examined[0];
+    assert!(first.get("subjects").is_none(), "{first}");
+    assert_eq!(
+        first["relevant-evidence"][0]["href"],
+        "https://tickets.example/OPS-1"
+    );
+    let second = examined[1];
+    assert!(
+        second["relevant-evidence"][0].get("href").is_none(),
+        "{second}"
+    );
+    // Some example fails origin-validated: the attestation is shown as a conflict.
+    assert!(
+        second["remarks"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("CONFLICT: the wire says FAIL"),
+        "{second}"
+    );
+    // Findings come from the wire alone.
+    assert_eq!(
+        result["findings"].as_array().map(Vec::len),
+        plain["assessment-results"]["results"][0]["findings"]
+            .as_array()
+            .map(Vec::len)
+    );
+    let schema_path = Path::new(ROOT)
+        .join("docs/schemas/vendor/oscal-1.1.2/oscal_assessment-results_schema.json");
+    let schema: Value =
+        serde_json::from_slice(&std::fs::read(&schema_path).expect("vendored schema"))
+            .expect("schema is JSON");
+    let v = jsonschema::options()
+        .should_validate_formats(true)
+        .build(&schema)
+        .expect("the schema compiles");
+    let errors: Vec<String> = v.iter_errors(&doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+}

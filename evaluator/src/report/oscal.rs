@@ -47,8 +47,9 @@ pub const NS: &str = "urn:mcp-probe:oscal";
 pub enum Method {
     /// Decided by the grader from what the server answered on the wire (`TEST`).
     Test,
-    /// Decided from an operator's attestation (`EXAMINE`). Reserved: no check is
-    /// attested yet; [`method`] is where an attested outcome gets it.
+    /// An operator's attestation (`--attestations`): what the operator examined and
+    /// vouches for (`EXAMINE`), written as an observation of its own ([`attested`]),
+    /// never as the method of an outcome decided from the wire.
     Examine,
 }
 
@@ -62,10 +63,9 @@ impl Method {
     }
 }
 
-/// The method of the observation of `_entry`'s outcome `_o`. Every outcome this build
-/// writes is decided from the bundle, so [`Method::Test`]; an outcome decided from an
-/// attestation is to answer [`Method::Examine`] here, and nothing else in this file
-/// changes.
+/// The method of the observation of `_entry`'s outcome `_o`: every outcome is decided
+/// from the bundle, so [`Method::Test`]. Attestations are observations of their own
+/// ([`attested`], [`Method::Examine`]).
 pub fn method(_entry: &Entry, _o: &Outcome) -> Method {
     Method::Test
 }
@@ -227,6 +227,58 @@ fn no_finding(v: Verdict) -> &'static str {
             "NO-REV: the mechanism exists only in a later protocol revision than the one negotiated"
         }
     }
+}
+
+/// The observation of one operator attestation in force (`--attestations`): method
+/// EXAMINE, no subject (an attestation names a recommendation, not a server), the
+/// attested status, who and when, its evidence reference (an `href` when it is a web
+/// address), and, beside a check decided from the wire, the conflict when it contradicts
+/// the observation, which stands.
+fn attested(r: &Report, key: &DocKey, file_sha: &str, a: &crate::attestations::Attested) -> Value {
+    let b = &r.provenance.benchmark;
+    let x = &a.attestation;
+    let control = control_id(&b.id, x.recommendation);
+    let mut props = vec![
+        prop("recommendation", x.recommendation),
+        prop("attested-status", x.status.as_str()),
+        prop("attested-by", &x.by),
+        prop("attestations-sha256", file_sha),
+    ];
+    if let Some(e) = x.expires {
+        props.push(prop("expires", &e.to_string()));
+    }
+    let mut evidence =
+        json!({"description": format!("operator's evidence: {}", value(&x.evidence))});
+    if x.evidence.starts_with("https://") || x.evidence.starts_with("http://") {
+        evidence["href"] = Value::String(x.evidence.clone());
+    }
+    let mut remarks = Vec::new();
+    if let Some(c) = &x.comment {
+        remarks.push(escape_line(c));
+    }
+    if let Some((verdict, servers)) = &a.conflict {
+        let on: Vec<String> = servers.iter().map(|i| format!("[{}]", i + 1)).collect();
+        remarks.push(format!(
+            "CONFLICT: the wire says {} on {}; the observation from the wire stands",
+            verdict.mark(),
+            on.join(", ")
+        ));
+    } else if a.beside_wire {
+        remarks.push("beside a check decided from the wire, whose observation stands".into());
+    }
+    let mut obs = json!({
+        "uuid": key.uuid(&format!("attestation|{file_sha}|{control}|{}", x.line)),
+        "title": format!("{} {}: operator attestation", x.recommendation, a.title),
+        "description": format!("attested {}", escape_line(&x.words())),
+        "props": props,
+        "methods": [Method::Examine.word()],
+        "relevant-evidence": [evidence],
+        "collected": format!("{}T00:00:00Z", x.date),
+    });
+    if !remarks.is_empty() {
+        obs["remarks"] = Value::String(remarks.join("\n\n"));
+    }
+    obs
 }
 
 /// The observations (and, for PASS and FAIL, the finding) of `row` on server `i`.
@@ -545,7 +597,9 @@ pub fn write(r: &Report, out: &mut dyn Write) -> io::Result<()> {
     out.write_all(b"        \"reviewed-controls\": ")?;
     serde_json::to_writer(&mut *out, &reviewed)?;
     // Observations, then findings: two walks over the outcomes, neither held whole.
-    let any_obs = n > 0 && r.graded().next().is_some();
+    let attestations = r.attestations.as_ref();
+    let any_attested = attestations.is_some_and(|a| !a.list.is_empty());
+    let any_obs = n > 0 && r.graded().next().is_some() || any_attested;
     let any_finding = r.total(Verdict::Pass) + r.total(Verdict::Fail) > 0;
     if any_obs {
         out.write_all(b",\n        \"observations\": [\n")?;
@@ -561,6 +615,17 @@ pub fn write(r: &Report, out: &mut dyn Write) -> io::Result<()> {
             }
             Ok(())
         })?;
+        for a in attestations
+            .iter()
+            .flat_map(|x| x.list.iter().map(move |a| (x, a)))
+        {
+            if !first {
+                out.write_all(b",\n")?;
+            }
+            first = false;
+            out.write_all(b"          ")?;
+            serde_json::to_writer(&mut *out, &attested(r, &key, &a.0.sha256, a.1))?;
+        }
         out.write_all(b"\n        ]")?;
     }
     if any_finding {
@@ -581,7 +646,7 @@ pub fn write(r: &Report, out: &mut dyn Write) -> io::Result<()> {
     }
     out.write_all(b"\n      }\n    ],\n    \"back-matter\": {\n      \"resources\": [\n")?;
     let method_text = format!(
-        "Black-box assessment of MCP servers against {} {}: mcp-collect connected to each server as any client would and recorded every exchange in a signed, hash-chained evidence bundle; {} {} verified each bundle and decided each check from its records alone, offline. Observations of checks decided from the wire have method TEST.",
+        "Black-box assessment of MCP servers against {} {}: mcp-collect connected to each server as any client would and recorded every exchange in a signed, hash-chained evidence bundle; {} {} verified each bundle and decided each check from its records alone, offline. Observations of checks decided from the wire have method TEST; an operator attestation given with --attestations is an observation of its own with method EXAMINE, and never changes an observation from the wire.",
         b.name, b.version, g.name, g.version
     );
     write_line(
