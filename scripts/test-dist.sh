@@ -128,10 +128,10 @@ for b in mcp-collect mcp-grade; do
 done
 "$built/mcp-collect" --version
 "$built/mcp-grade" --version
-# mcp-collect must fit in 8 MiB (docs/install.md, "Sizes").
-[ "$(stat -c %s "$built/mcp-collect")" -le $((8 * 1024 * 1024)) ] \
-  || fail "mcp-collect is over 8 MiB (docs/install.md, \"Sizes\")"
-echo "mcp-collect fits in 8 MiB"
+# mcp-collect must fit in 8.5 MiB (docs/install.md, "Sizes").
+[ "$(stat -c %s "$built/mcp-collect")" -le $((17 * 512 * 1024)) ] \
+  || fail "mcp-collect is over 8.5 MiB (docs/install.md, \"Sizes\")"
+echo "mcp-collect fits in 8.5 MiB"
 
 step "empty root: collect, verify and grade with nothing but the binaries, hosts, resolv.conf and a CA file"
 if [ "$(id -u)" -ne 0 ]; then
