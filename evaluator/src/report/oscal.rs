@@ -48,7 +48,7 @@ pub enum Method {
     /// Decided by the grader from what the server answered on the wire (`TEST`).
     Test,
     /// An operator's attestation (`--attestations`): what the operator examined and
-    /// vouches for (`EXAMINE`), written as an observation of its own ([`attested`]),
+    /// vouches for (`EXAMINE`), written as an observation of its own (`attested` in this file),
     /// never as the method of an outcome decided from the wire.
     Examine,
 }
@@ -65,7 +65,7 @@ impl Method {
 
 /// The method of the observation of `_entry`'s outcome `_o`: every outcome is decided
 /// from the bundle, so [`Method::Test`]. Attestations are observations of their own
-/// ([`attested`], [`Method::Examine`]).
+/// (`attested` in this file, [`Method::Examine`]).
 pub fn method(_entry: &Entry, _o: &Outcome) -> Method {
     Method::Test
 }
