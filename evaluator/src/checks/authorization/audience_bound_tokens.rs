@@ -1,6 +1,5 @@
 //! Rule `audience-bound-tokens`: tokens audience-bound via Resource Indicators (RFC 8707;
-//! docs/checks.md, under the row this rule grades: 3.3.1 in CIS MCP Server Benchmark
-//! v1.0.0).
+//! docs/checks.md, under the row this rule grades).
 //! Sub-verdicts in evaluation order a, c, b:
 //!
 //! * a (no request): every token the run held names the canonical resource among its

@@ -1,6 +1,5 @@
 //! Rule `no-token-passthrough`: token passthrough to downstream APIs forbidden
-//! (docs/checks.md, under the row this rule grades: 3.2.2 in CIS MCP Server Benchmark
-//! v1.0.0): every audience of the tokens the run held is this resource (the
+//! (docs/checks.md, under the row this rule grades): every audience of the tokens the run held is this resource (the
 //! protected-resource metadata `resource` when it covers the endpoint's canonical URI,
 //! else that URI). N/A only when the absence of OAuth was observed.
 //! `audience-bound-tokens` grades behind this rule's gate.

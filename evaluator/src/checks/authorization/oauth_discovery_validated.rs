@@ -1,6 +1,5 @@
 //! Rule `oauth-discovery-validated`: OAuth discovery metadata over TLS and validated
-//! (docs/checks.md, under the row this rule grades: 3.3.2 in CIS MCP Server Benchmark
-//! v1.0.0). Sub-verdicts a to g read the endpoint's transport, the protected-resource
+//! (docs/checks.md, under the row this rule grades). Sub-verdicts a to g read the endpoint's transport, the protected-resource
 //! metadata documents and the advertised authorization servers' metadata; f compares the
 //! advertised list with the operator policy's `approved_authorization_servers` when it
 //! states them, else with a baseline bundle of the same endpoint.

@@ -1,6 +1,5 @@
 //! Rule `scopes-minimized`: OAuth scopes minimized and elevated progressively
-//! (docs/checks.md, under the row this rule grades: 3.3.4 in CIS MCP Server Benchmark
-//! v1.0.0). Sub-verdicts:
+//! (docs/checks.md, under the row this rule grades). Sub-verdicts:
 //! a, the granted scopes are readable; b, none is a wildcard or admin-tier scope; c, the
 //! grant against the operator policy's `approved_scopes` when it states them, else against
 //! a baseline bundle; d, the advertised `scopes_supported` likewise; e, the

@@ -1,6 +1,5 @@
 //! Rule `short-lived-tokens`: OAuth 2.1 / OIDC or short-lived tokens for remote servers
-//! (docs/checks.md, under the row this rule grades: 3.1.2 in CIS MCP Server Benchmark
-//! v1.0.0). Sub-verdict a: the unauthenticated request is refused with a 401 naming
+//! (docs/checks.md, under the row this rule grades). Sub-verdict a: the unauthenticated request is refused with a 401 naming
 //! `resource_metadata`; b: every token's issued lifetime is within
 //! [`MAX_TOKEN_LIFETIME`]; c and d record authorization-server metadata and never move
 //! the verdict. The challenge, discovery and tokens are read by `common::oauth`.

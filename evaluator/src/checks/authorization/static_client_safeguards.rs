@@ -1,6 +1,5 @@
 //! Rule `static-client-safeguards`: confused-deputy safeguards for static OAuth client ids
-//! (docs/checks.md, under the row this rule grades: 3.3.5 in CIS MCP Server Benchmark
-//! v1.0.0).
+//! (docs/checks.md, under the row this rule grades).
 //! Pre-authentication behaviour only: the collector never
 //! logs in for these legs (collector/src/legs_deputy.rs).
 //!

@@ -7,7 +7,7 @@
 //! capabilities object counts, nested settings included, not only the names. Sub-verdict b
 //! lists tool, resource and prompt names new since the baseline; it is evidence only.
 //! No request is sent for it. docs/checks.md states the rules under the row this rule
-//! grades (1.2 in CIS MCP Server Benchmark v1.0.0).
+//! grades.
 
 use std::collections::BTreeMap;
 

@@ -7,8 +7,7 @@
 //! the `_meta["io.modelcontextprotocol/serverInfo"]` of the `server/discover` result, from
 //! which the collector took it. Because the baseline is a whole bundle rather than one
 //! record shared by several checks, the 2026-07-28 identity is compared like any other.
-//! docs/checks.md states the rules under the row this rule grades (1.4 in CIS MCP Server
-//! Benchmark v1.0.0).
+//! docs/checks.md states the rules under the row this rule grades.
 
 use mcp_probe_schema::model::Era;
 use mcp_probe_schema::vocab::leg;

@@ -8,7 +8,7 @@
 //! tools called must be a control in the baseline and a staged tool outside it, the
 //! control must have executed cleanly (else a refusal of the staged tool is not
 //! attributable), and the staged tool's answer decides. docs/checks.md states the rules
-//! under the row this rule grades (1.3 in CIS MCP Server Benchmark v1.0.0).
+//! under the row this rule grades.
 
 use std::collections::BTreeSet;
 

@@ -1,6 +1,5 @@
 //! Rule `revisions-pinned`: served protocol revisions pinned; malformed version assertions
-//! rejected. docs/checks.md states the rules under the row this rule grades (1.1 in CIS MCP
-//! Server Benchmark v1.0.0).
+//! rejected. docs/checks.md states the rules under the row this rule grades.
 //!
 //! * a: the revisions the server serves. On 2026-07-28 the `supportedVersions` of the
 //!   `server/discover` result that negotiated the session (leg `endpoint.detect`); on both

@@ -7,7 +7,7 @@
 //! with the run's credential, decides: a refusal (401/403) of the first and an event stream
 //! for the second pass. A FAIL is earned by a positive observation: a result or an event
 //! stream given to a request that should have been refused. docs/checks.md states the rules
-//! under the row this rule grades (2.3 in CIS MCP Server Benchmark v1.0.0).
+//! under the row this rule grades.
 
 use mcp_probe_schema::derive;
 use mcp_probe_schema::model::{Observation, Record};

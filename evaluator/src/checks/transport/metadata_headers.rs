@@ -1,6 +1,5 @@
 //! Rule `metadata-headers`: request metadata headers present and consistent with the
-//! body. docs/checks.md states the rules under the row this rule grades (2.4 in CIS MCP
-//! Server Benchmark v1.0.0).
+//! body. docs/checks.md states the rules under the row this rule grades.
 //!
 //! 2026-07-28 only: on an older negotiated revision the check is NO-REV before any leg is
 //! read (the routing headers do not exist there; the collector records the probes as

@@ -4,8 +4,7 @@
 //! one, the endpoint's own (the stand-in for the operator's allowlist) and none. The
 //! hostile answer is graded only once the own-origin request was accepted, so a refusal
 //! is shown to depend on the Origin; the no-Origin answer is informational.
-//! docs/checks.md states the rules under the row this rule grades (2.5 in CIS MCP Server
-//! Benchmark v1.0.0).
+//! docs/checks.md states the rules under the row this rule grades.
 
 use mcp_probe_schema::derive;
 use mcp_probe_schema::vocab::{header, leg, LegId, REV_2025_11_25};

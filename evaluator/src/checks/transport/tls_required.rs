@@ -1,6 +1,5 @@
 //! Rule `tls-required`: TLS required, plaintext disallowed, graded from the bundle alone.
-//! docs/checks.md states the rules under the row this rule grades (2.2 in CIS MCP Server
-//! Benchmark v1.0.0).
+//! docs/checks.md states the rules under the row this rule grades.
 //!
 //! Sub-verdicts:
 //!
