@@ -134,16 +134,17 @@ collect() {
         py2-config)
             # A Cursor-style entry naming py2 with a bearer header the run does not supply
             # (no --use-config-credentials): target.source, credential configured, not supplied.
-            printf '{"mcpServers": {"remote": {"url": "%s", "headers": {"Authorization": "Bearer compat-config-token-not-real"}}}}\n' \
-                "${LAB_PY2:?LAB_PY2 unset}" >"$home/mcp.json"
+            # The header's value is made up at each run (random hex), never a committed string.
+            printf '{"mcpServers": {"remote": {"url": "%s", "headers": {"Authorization": "Bearer %s"}}}}\n' \
+                "${LAB_PY2:?LAB_PY2 unset}" "$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')" >"$home/mcp.json"
             args=(--from-config "$home/mcp.json")
             ;;
         py2-stdio-config)
             # A Claude Desktop entry launching the stdio server with a secret-looking value
             # written in the file: target.source with env facts (stdio-credentials reads them).
             [ -x "$lab/.venv-mcp2/bin/python" ] || die "$lab/.venv-mcp2 missing (lab/install.sh; MCP_PROBE_LAB)"
-            printf '{"mcpServers": {"files": {"command": "lab/.venv-mcp2/bin/python", "args": ["lab/stdio/py2_stdio.py"], "env": {"API_TOKEN": "compat-literal-token-not-real", "LOG_LEVEL": "info"}}}}\n' \
-                >"$home/claude_desktop_config.json"
+            printf '{"mcpServers": {"files": {"command": "lab/.venv-mcp2/bin/python", "args": ["lab/stdio/py2_stdio.py"], "env": {"API_TOKEN": "%s", "LOG_LEVEL": "info"}}}}\n' \
+                "$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')" >"$home/claude_desktop_config.json"
             args=(--from-config "$home/claude_desktop_config.json" --allow-exec files)
             ;;
         *) die "unknown target $target" ;;
