@@ -85,26 +85,4 @@ pub fn load_or_create_default() -> Result<(SecretKey, PathBuf, bool), KeyError> 
 }
 
 /// Write a new file readable only by its owner; refuses to overwrite.
-#[cfg(unix)]
-pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)?;
-    f.write_all(bytes)?;
-    f.sync_all()
-}
-
-/// Write a new file; refuses to overwrite.
-#[cfg(not(unix))]
-pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)?;
-    f.write_all(bytes)
-}
+pub use mcp_probe_schema::fsutil::write_new_private as write_private;

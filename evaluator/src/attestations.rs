@@ -26,6 +26,7 @@ use chrono::NaiveDate;
 use serde::Deserialize;
 
 use crate::benchmark::Benchmark;
+use crate::toml_input::line_of;
 
 /// What an attestation states.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
@@ -215,10 +216,6 @@ impl Attestations {
     }
 }
 
-fn line_of(text: &str, at: usize) -> usize {
-    text[..at.min(text.len())].matches('\n').count() + 1
-}
-
 fn date_of(v: &toml::Value) -> Option<NaiveDate> {
     let text = match v {
         toml::Value::String(s) => s.clone(),
@@ -238,18 +235,7 @@ fn shown(v: &toml::Value) -> String {
 
 /// Parse the file's bytes; an error is `(line, message)`.
 fn parse(bytes: &[u8], bm: &Benchmark) -> Result<Vec<Attestation>, (usize, String)> {
-    let text = std::str::from_utf8(bytes).map_err(|e| (1, format!("not UTF-8: {e}")))?;
-    let doc: AttestationsFile = toml::from_str(text).map_err(|e| {
-        let line = e.span().map_or(1, |s| line_of(text, s.start));
-        (
-            line,
-            e.message()
-                .lines()
-                .map(str::trim)
-                .collect::<Vec<_>>()
-                .join(" "),
-        )
-    })?;
+    let (text, doc): (&str, AttestationsFile) = crate::toml_input::read(bytes)?;
     let mut out: Vec<Attestation> = Vec::with_capacity(doc.attestation.len());
     for a in doc.attestation {
         let line = line_of(text, a.span().start);

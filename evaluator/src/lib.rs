@@ -36,6 +36,7 @@ pub mod report;
 pub mod rules;
 pub mod text;
 pub mod timestamp;
+pub mod toml_input;
 pub mod verdict;
 pub mod view;
 pub mod waivers;

@@ -23,6 +23,7 @@ use chrono::NaiveDate;
 use serde::Deserialize;
 
 use crate::benchmark::Benchmark;
+use crate::toml_input::line_of;
 
 /// One waiver, validated.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,25 +122,9 @@ impl Waivers {
     }
 }
 
-/// The line (1-based) of byte offset `at` in `text`.
-fn line_of(text: &str, at: usize) -> usize {
-    text[..at.min(text.len())].matches('\n').count() + 1
-}
-
 /// Parse the file's bytes; an error is `(line, message)`.
 fn parse(bytes: &[u8], bm: &Benchmark) -> Result<Vec<Waiver>, (usize, String)> {
-    let text = std::str::from_utf8(bytes).map_err(|e| (1, format!("not UTF-8: {e}")))?;
-    let doc: Doc = toml::from_str(text).map_err(|e| {
-        let line = e.span().map_or(1, |s| line_of(text, s.start));
-        (
-            line,
-            e.message()
-                .lines()
-                .map(str::trim)
-                .collect::<Vec<_>>()
-                .join(" "),
-        )
-    })?;
+    let (text, doc): (&str, Doc) = crate::toml_input::read(bytes)?;
     let mut out = Vec::with_capacity(doc.waiver.len());
     for w in doc.waiver {
         let line = line_of(text, w.span().start);

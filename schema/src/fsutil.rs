@@ -73,6 +73,15 @@ pub fn write_atomic_with(
     result
 }
 
+/// Write a new file readable only by its owner (0600 on Unix), synced; refuses to
+/// overwrite an existing file (a key, a token cache): the caller decides what an existing
+/// one means.
+pub fn write_new_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut f = open_new(path, true)?;
+    f.write_all(bytes)?;
+    f.sync_all()
+}
+
 #[cfg(unix)]
 fn open_new(path: &Path, private: bool) -> std::io::Result<std::fs::File> {
     use std::os::unix::fs::OpenOptionsExt;

@@ -80,7 +80,7 @@ pub fn load_or_create(
     };
     let key = SecretKey::generate().map_err(invalid)?;
     let pem = key.to_pem().map_err(invalid)?;
-    match write_private(&path, pem.as_bytes()) {
+    match mcp_probe_schema::fsutil::write_new_private(&path, pem.as_bytes()) {
         Ok(()) => {}
         // Another run created it meanwhile: use that one.
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
@@ -91,32 +91,6 @@ pub fn load_or_create(
     let pubp = dir.join(PUB_FILE);
     std::fs::write(&pubp, key.public().to_pem()).map_err(io(&pubp))?;
     Ok((key, Some(pubp)))
-}
-
-/// Write a new file readable only by its owner; refuses to overwrite.
-#[cfg(unix)]
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)?;
-    f.write_all(bytes)?;
-    f.sync_all()
-}
-
-/// Write a new file; refuses to overwrite.
-#[cfg(not(unix))]
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)?;
-    f.write_all(bytes)?;
-    f.sync_all()
 }
 
 #[cfg(test)]
