@@ -82,6 +82,26 @@ pub fn write_new_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     f.sync_all()
 }
 
+/// Write a new file (default permissions), synced, its directory entry synced where the
+/// platform allows: never over an existing file (`ErrorKind::AlreadyExists`), so two
+/// writers of the same path cannot both succeed. A file this call created is removed
+/// again when the write fails.
+pub fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut f = open_new(path, false)?;
+    let written = f.write_all(bytes).and_then(|()| f.sync_all());
+    drop(f);
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(path);
+        return Err(e);
+    }
+    if let Some(d) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if let Ok(d) = std::fs::File::open(d) {
+            let _ = d.sync_all();
+        }
+    }
+    Ok(())
+}
+
 #[cfg(unix)]
 fn open_new(path: &Path, private: bool) -> std::io::Result<std::fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
@@ -127,6 +147,16 @@ mod tests {
         let file = tmp.path().join("f");
         std::fs::write(&file, b"x").unwrap();
         assert!(create_private_dir(&file).is_err());
+    }
+
+    #[test]
+    fn write_new_never_replaces_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.tsr");
+        write_new(&p, b"first").unwrap();
+        let e = write_new(&p, b"second").unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists);
+        assert_eq!(std::fs::read(&p).unwrap(), b"first");
     }
 
     /// A named pipe given as the output stays a pipe and gets every byte: the report

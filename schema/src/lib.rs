@@ -8,10 +8,12 @@
 //! * [`check_id`]: the 36 check ids as one closed type.
 //! * [`sse`] and [`derive`](mod@derive): parsing of stored bodies shared by collector and grader.
 //! * [`tlswire`]: the legacy-TLS ClientHello and the reading of a server's first bytes.
-//! * [`fsutil`]: `create_private_dir` (owner-only directories for keys and baselines).
+//! * [`fsutil`]: `create_private_dir` (owner-only directories for keys and baselines),
+//!   atomic and create-only file writes.
 //! * [`host`]: the one loopback definition (a URL host that names this machine).
 //! * [`term`]: escaping untrusted text for a terminal (both binaries).
-//! * [`tsp`]: RFC 3161 timestamps of sealed bundles (request, reply, token steps).
+//! * [`tsp`]: RFC 3161 timestamps of sealed bundles (request, reply, token steps);
+//!   [`renewal`]: the detached tokens that renew them (`<bundle>.tsr`, `.tsr.2`, …).
 //! * [`vocab`]: revision names, header names, leg ids, error codes.
 //! * [`www_authenticate`]: the `WWW-Authenticate` parser (lenient and strict readings).
 //!
@@ -26,6 +28,7 @@ pub mod fsutil;
 pub mod host;
 pub mod model;
 pub mod redact;
+pub mod renewal;
 pub mod seal;
 pub mod sse;
 pub mod term;

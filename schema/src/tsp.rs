@@ -62,6 +62,8 @@ pub const TST_INFO: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113
 /// `id-contentType` and `id-messageDigest` signed attributes (RFC 5652 §11).
 const ATTR_CONTENT_TYPE: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.9.3");
 const ATTR_MESSAGE_DIGEST: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.9.4");
+/// `id-ce-subjectKeyIdentifier` (RFC 5280).
+const OID_SUBJECT_KEY_ID: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.5.29.14");
 
 /// SHA-256 of the COSE signature bytes: the message imprint a bundle's token must carry.
 pub fn imprint(signature: &[u8]) -> [u8; 32] {
@@ -267,6 +269,13 @@ impl Token {
 
     /// Step "imprint": the message imprint is SHA-256 of `signature`.
     pub fn check_imprint(&self, signature: &[u8]) -> Result<(), StampFailure> {
+        self.check_imprint_over(&imprint(signature), "the bundle's COSE signature")
+    }
+
+    /// Step "imprint" over any bytes: the message imprint is `digest`, SHA-256 of what
+    /// `over` names in words (for the failure line: "the bundle's COSE signature", "the
+    /// bundle file").
+    pub fn check_imprint_over(&self, digest: &[u8; 32], over: &str) -> Result<(), StampFailure> {
         let mi = &self.tst.message_imprint;
         if mi.hash_algorithm.oid != SHA256 {
             return Err(StampFailure::new(
@@ -277,13 +286,28 @@ impl Token {
                 ),
             ));
         }
-        if mi.hashed_message.as_bytes() != imprint(signature) {
+        if mi.hashed_message.as_bytes() != digest {
             return Err(StampFailure::new(
                 Step::Imprint,
-                "the message imprint is not SHA-256 of the bundle's COSE signature",
+                format!("the message imprint is not SHA-256 of {over}"),
             ));
         }
         Ok(())
+    }
+
+    /// The TSA certificate the `SignerInfo` names, when the token carries it (it does
+    /// when the request set `certReq`, as the collector's do).
+    pub fn signer_certificate(&self) -> Option<&x509_cert::Certificate> {
+        let si = self.signer().ok()?;
+        self.signed_data
+            .certificates
+            .as_ref()?
+            .0
+            .iter()
+            .find_map(|c| match c {
+                cms::cert::CertificateChoices::Certificate(c) if names(&si.sid, c) => Some(c),
+                _ => None,
+            })
     }
 
     /// Step "message-digest": the signer's signed attributes say content type
@@ -332,6 +356,34 @@ impl Token {
             .to_der()
             .map_err(|_| fail("the signed attributes do not re-encode".into()))
     }
+}
+
+/// True when `sid` (a `SignerInfo`'s signer identifier) names `cert`: the same issuer
+/// and serial number, or the same subject key identifier.
+pub fn names(sid: &cms::signed_data::SignerIdentifier, cert: &x509_cert::Certificate) -> bool {
+    use cms::signed_data::SignerIdentifier;
+    let tbs = &cert.tbs_certificate;
+    match sid {
+        SignerIdentifier::IssuerAndSerialNumber(is) => {
+            is.issuer == tbs.issuer && is.serial_number == tbs.serial_number
+        }
+        SignerIdentifier::SubjectKeyIdentifier(ski) => tbs
+            .extensions
+            .iter()
+            .flatten()
+            .find(|e| e.extn_id == OID_SUBJECT_KEY_ID)
+            .and_then(|e| OctetString::from_der(e.extn_value.as_bytes()).ok())
+            .is_some_and(|k| k.as_bytes() == ski.0.as_bytes()),
+    }
+}
+
+/// The end of a certificate's validity (`notAfter`), seconds since the Unix epoch.
+pub fn not_after_unix(cert: &x509_cert::Certificate) -> u64 {
+    cert.tbs_certificate
+        .validity
+        .not_after
+        .to_unix_duration()
+        .as_secs()
 }
 
 /// SHA-256/384/512 of `data` by OID; `None` for another algorithm.
