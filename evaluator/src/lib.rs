@@ -32,6 +32,7 @@ pub mod pipeline;
 pub mod policy;
 pub mod preconditions;
 pub mod refs;
+pub mod renewal;
 pub mod report;
 pub mod rules;
 pub mod text;

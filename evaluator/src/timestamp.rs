@@ -6,7 +6,9 @@
 //!
 //! 1. `decode`: a CMS `ContentInfo` holding `SignedData` with eContentType
 //!    id-ct-TSTInfo, one `SignerInfo`, a TSTInfo that decodes;
-//! 2. `imprint`: the TSTInfo's message imprint is SHA-256 of the bundle's COSE signature;
+//! 2. `imprint`: the TSTInfo's message imprint is SHA-256 of the bundle's COSE signature
+//!    (of the bundle file and the sidecars before it, for a detached token:
+//!    [`verify_over`], [`crate::renewal`]);
 //! 3. `message-digest`: the signed attributes say content type id-ct-TSTInfo and carry
 //!    the digest of the TSTInfo (SHA-256, SHA-384 or SHA-512);
 //! 4. `certificate`: the TSA certificate the `SignerInfo` names (issuer and serial, or
@@ -26,7 +28,6 @@ use std::path::{Path, PathBuf};
 use der::asn1::ObjectIdentifier;
 use der::{Decode, Encode};
 use mcp_probe_schema::tsp::cms::cert::CertificateChoices;
-use mcp_probe_schema::tsp::cms::signed_data::SignerIdentifier;
 use mcp_probe_schema::tsp::x509_cert::der::oid::db::{rfc5280, rfc5912};
 use mcp_probe_schema::tsp::x509_cert::Certificate;
 use mcp_probe_schema::tsp::Token;
@@ -39,7 +40,6 @@ const TIME_STAMPING: &[u8] = &[0x2b, 0x06, 0x01, 0x05, 0x05, 0x07, 0x03, 0x08];
 // (RFC 5280, RFC 5912).
 const OID_TIME_STAMPING: ObjectIdentifier = rfc5280::ID_KP_TIME_STAMPING;
 const OID_EXT_KEY_USAGE: ObjectIdentifier = rfc5280::ID_CE_EXT_KEY_USAGE;
-const OID_SUBJECT_KEY_ID: ObjectIdentifier = rfc5280::ID_CE_SUBJECT_KEY_IDENTIFIER;
 const RSA_ENCRYPTION: ObjectIdentifier = rfc5912::RSA_ENCRYPTION;
 const RSA_PSS: ObjectIdentifier = rfc5912::ID_RSASSA_PSS;
 const SHA256_RSA: ObjectIdentifier = rfc5912::SHA_256_WITH_RSA_ENCRYPTION;
@@ -264,10 +264,38 @@ impl TimestampJson {
 
 /// Run every step on `token` (DER) for a bundle whose COSE signature is `signature`.
 pub fn verify(token: &[u8], signature: &[u8], trust: &TsaTrust) -> Result<Timestamp, StampFailure> {
+    verify_over(
+        token,
+        &mcp_probe_schema::tsp::imprint(signature),
+        "the bundle's COSE signature",
+        trust,
+    )
+    .map(|v| v.timestamp)
+}
+
+/// A token that passed every step, with the end of its TSA certificate's validity.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerifiedToken {
+    /// What the token says.
+    pub timestamp: Timestamp,
+    /// The TSA certificate's `notAfter`, seconds since the Unix epoch.
+    pub not_after: u64,
+}
+
+/// Run every step on `token` (DER) whose message imprint must be `imprint`, SHA-256 of
+/// what `over` names in words (the `imprint` step's failure line says it): the bundle's
+/// COSE signature for a bundle's own token, the bundle file and earlier sidecars for a
+/// detached one ([`mcp_probe_schema::renewal`]). The other six steps are the same.
+pub fn verify_over(
+    token: &[u8],
+    imprint: &[u8; 32],
+    over: &str,
+    trust: &TsaTrust,
+) -> Result<VerifiedToken, StampFailure> {
     let fail = StampFailure::new;
     let token = Token::parse(token).map_err(|e| fail(Step::Decode, e.to_string()))?;
     let si = token.signer()?;
-    token.check_imprint(signature)?;
+    token.check_imprint_over(imprint, over)?;
     let signed_attrs = token.check_message_digest()?;
 
     // The certificates the token carries, and the --tsa-cert ones.
@@ -288,7 +316,7 @@ pub fn verify(token: &[u8], signature: &[u8], trust: &TsaTrust) -> Result<Timest
     }
     let (cert, cert_der) = certs
         .iter()
-        .find(|(c, _)| names(&si.sid, c))
+        .find(|(c, _)| mcp_probe_schema::tsp::names(&si.sid, c))
         .ok_or_else(|| {
             fail(
                 Step::Certificate,
@@ -348,29 +376,15 @@ pub fn verify(token: &[u8], signature: &[u8], trust: &TsaTrust) -> Result<Timest
         };
         fail(Step::Chain, why)
     })?;
-    Ok(Timestamp {
-        tsa: cert.tbs_certificate.subject.to_string(),
-        gen_time,
-        serial: token.serial_hex(),
-        policy: token.policy(),
+    Ok(VerifiedToken {
+        timestamp: Timestamp {
+            tsa: cert.tbs_certificate.subject.to_string(),
+            gen_time,
+            serial: token.serial_hex(),
+            policy: token.policy(),
+        },
+        not_after: mcp_probe_schema::tsp::not_after_unix(cert),
     })
-}
-
-/// True when `sid` names `cert`.
-fn names(sid: &SignerIdentifier, cert: &Certificate) -> bool {
-    let tbs = &cert.tbs_certificate;
-    match sid {
-        SignerIdentifier::IssuerAndSerialNumber(is) => {
-            is.issuer == tbs.issuer && is.serial_number == tbs.serial_number
-        }
-        SignerIdentifier::SubjectKeyIdentifier(ski) => tbs
-            .extensions
-            .iter()
-            .flatten()
-            .find(|e| e.extn_id == OID_SUBJECT_KEY_ID)
-            .and_then(|e| der::asn1::OctetString::from_der(e.extn_value.as_bytes()).ok())
-            .is_some_and(|k| k.as_bytes() == ski.0.as_bytes()),
-    }
 }
 
 /// Step `signature`: the SignerInfo's signature over the signed attributes.

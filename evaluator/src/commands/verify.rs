@@ -9,6 +9,7 @@ use crate::exit::ExitStatus;
 use crate::fmt::{escape_line, utc};
 use crate::load::{load_trust, read_bundle, Error};
 use crate::output::Diag;
+use crate::renewal::{Renewal, RenewalJson};
 use crate::timestamp::{TimestampJson, TimestampState};
 
 /// `mcp-grade verify [--json] BUNDLE... [--trust KEYFILE]... [--tsa-cert FILE]...`.
@@ -28,7 +29,9 @@ use crate::timestamp::{TimestampJson, TimestampState};
 /// ([`crate::timestamp`]): a token that fails any step makes the bundle fail
 /// verification (exit 3) with the step named (`timestamp <step>: …`); a bundle without a
 /// token verifies as before and says `no timestamp` (or why the collector's TSA gave
-/// none).
+/// none). Then its detached renewal tokens, `<bundle>.tsr`, `<bundle>.tsr.2`, … beside
+/// it ([`crate::renewal`]): a sidecar that fails a step or a link fails the bundle,
+/// naming the sidecar and the step; a bundle without sidecars is reported as before.
 pub fn verify(
     bundles: &[PathBuf],
     trust: &[PathBuf],
@@ -50,7 +53,7 @@ pub fn verify(
         |n, v| {
             let path = &bundles[n];
             let shown = escape_line(&path.display().to_string());
-            let (verified, stamp) = match v {
+            let (verified, stamp, renewal) = match v {
                 Err(e) => {
                     err.error(&e.to_string())?;
                     if json {
@@ -75,6 +78,13 @@ pub fn verify(
                         serde_json::to_value(TimestampJson::of(s)).unwrap_or_default(),
                     );
                 }
+                if let (Some(r), serde_json::Value::Object(m)) = (RenewalJson::of(&renewal), &mut v)
+                {
+                    m.insert(
+                        "renewal".into(),
+                        serde_json::to_value(r).unwrap_or_default(),
+                    );
+                }
                 return json_line(out, &v).map_err(Error::from);
             }
             match verified {
@@ -82,7 +92,7 @@ pub fn verify(
                     let ev = &v.evidence;
                     writeln!(
                         out,
-                        "OK {shown}: signer {}, collected {}, target {}, endpoint {}, status {}, {} records; {}",
+                        "OK {shown}: signer {}, collected {}, target {}, endpoint {}, status {}, {} records; {}{}",
                         v.signer.key_id(),
                         utc(ev.run.started_at),
                         escape_line(&ev.target.as_typed),
@@ -90,6 +100,7 @@ pub fn verify(
                         ev.run.status.as_str(),
                         v.records,
                         escape_line(&stamp.as_ref().map(TimestampState::line).unwrap_or_default()),
+                        escape_line(&renewal.suffix()),
                     )?;
                 }
                 Err(e) => writeln!(out, "INVALID {shown}: {}", escape_line(&e))?,
@@ -102,12 +113,14 @@ pub fn verify(
 }
 
 /// What verifying one file found: the verified bundle (its records counted, not kept) or
-/// why it failed, and its timestamp state when its signature verified; the outer error
-/// is a file that could not be read.
-type FileVerdict = (Result<Checked, String>, Option<TimestampState>);
+/// why it failed, its timestamp state when its signature verified, and its sidecars when
+/// its own checks passed; the outer error is a file (the bundle or a sidecar) that could
+/// not be read.
+type FileVerdict = (Result<Checked, String>, Option<TimestampState>, Renewal);
 
-/// Read and verify one bundle file and check its timestamp token (a token that fails a
-/// step fails the bundle). A pure function of the file, run on a worker.
+/// Read and verify one bundle file and check its timestamp token and its sidecars (a
+/// token that fails a step fails the bundle). A pure function of the files, run on a
+/// worker.
 fn verify_file(
     path: &Path,
     trust: &[mcp_probe_schema::PublicKey],
@@ -119,13 +132,20 @@ fn verify_file(
         .as_ref()
         .ok()
         .map(|_| TimestampState::of(&bytes, tsa));
-    drop(bytes);
-    let verified = match (verified, &stamp) {
-        (Ok(_), Some(TimestampState::Invalid(f))) => Err(f.to_string()),
-        (Ok(v), _) => Ok(v),
-        (Err(e), _) => Err(e.to_string()),
+    let renewal = match &stamp {
+        Some(s) if !matches!(s, TimestampState::Invalid(_)) => {
+            Renewal::check(path, &bytes, s, tsa)?
+        }
+        _ => Renewal::None,
     };
-    Ok((verified, stamp))
+    drop(bytes);
+    let verified = match (verified, &stamp, renewal.failure()) {
+        (Ok(_), Some(TimestampState::Invalid(f)), _) => Err(f.to_string()),
+        (Ok(_), _, Some(why)) => Err(why),
+        (Ok(v), _, _) => Ok(v),
+        (Err(e), _, _) => Err(e.to_string()),
+    };
+    Ok((verified, stamp, renewal))
 }
 
 /// The `verify --json` object of one bundle: `file` (the path as given), `valid`,
@@ -153,6 +173,7 @@ pub fn verify_json(path: &Path, verified: Result<&Checked, &str>) -> serde_json:
                 status: Some(run.status.as_str()),
                 records: Some(v.records),
                 timestamp: None,
+                renewal: None,
             }
         }
         Err(reason) => VerifyLine {
@@ -165,6 +186,7 @@ pub fn verify_json(path: &Path, verified: Result<&Checked, &str>) -> serde_json:
             status: None,
             records: None,
             timestamp: None,
+            renewal: None,
         },
     };
     serde_json::to_value(line).unwrap_or(serde_json::Value::Null)
@@ -192,6 +214,10 @@ pub struct VerifyLine {
     /// The RFC 3161 timestamp, whenever the bundle's signature verified (null when it
     /// did not, or the file could not be read).
     pub timestamp: Option<TimestampJson>,
+    /// The detached renewal tokens beside the bundle (`<bundle>.tsr`, `.tsr.2`, …):
+    /// absent when there is none, or when the bundle's own checks failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub renewal: Option<RenewalJson>,
 }
 
 /// The JSON Schema of one `verify --json` line, generated from [`VerifyLine`].
