@@ -9,8 +9,8 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::process::ExitCode;
 
 use clap::Parser;
-use mcp_probe_collector::run::flags::Flags;
-use mcp_probe_collector::run::{execute, plan, ExitStatus, Printer};
+use mcp_probe_collector::run::flags::{Flags, Subcommand};
+use mcp_probe_collector::run::{execute, plan, timestamp, ExitStatus, Printer};
 
 fn main() -> ExitCode {
     // No transparent huge pages for this process (mimalloc is built without asking for
@@ -20,6 +20,10 @@ fn main() -> ExitCode {
     #[cfg(target_os = "linux")]
     let _ = rustix::thread::disable_transparent_huge_pages(true);
     let flags = Flags::parse();
+    if let Some(Subcommand::Timestamp(args)) = &flags.subcommand {
+        let printer = Printer::new(args.quiet);
+        return ExitCode::from(timestamp::run(args, &printer).code());
+    }
     let printer = Printer::new(flags.quiet);
     ExitCode::from(run(&flags, &printer).code())
 }

@@ -24,18 +24,23 @@ pub enum ExitStatus {
     Usage,
     /// The collector itself could not start (no async runtime).
     Internal,
+    /// `mcp-collect timestamp`: at least one bundle got no new timestamp (not a readable
+    /// bundle, its sidecars broken, the TSA failed, the renewal too late, or the sidecar
+    /// not written).
+    NotTimestamped,
 }
 
 impl ExitStatus {
     /// Every way out, one per documented code (1 is both [`WriteFailed`](Self::WriteFailed)
     /// and [`Internal`](Self::Internal)), in the order `--help` lists them
     /// (collector/tests/docs_help.rs holds README.md and docs/collector.md to these).
-    pub const DOCUMENTED: [ExitStatus; 8] = [
+    pub const DOCUMENTED: [ExitStatus; 9] = [
         ExitStatus::Ok,
         ExitStatus::WriteFailed,
         ExitStatus::Internal,
         ExitStatus::Usage,
         ExitStatus::NoSession,
+        ExitStatus::NotTimestamped,
         ExitStatus::Interrupted(Signal::Int),
         ExitStatus::Interrupted(Signal::Term),
         ExitStatus::Interrupted(Signal::Hup),
@@ -44,7 +49,10 @@ impl ExitStatus {
     /// What the code means to the operator, in one line.
     pub fn meaning(self) -> &'static str {
         match self {
-            ExitStatus::Ok => "every target was reached (an MCP session) and has a sealed bundle",
+            ExitStatus::Ok => {
+                "every target was reached (an MCP session) and has a sealed bundle \
+                 (timestamp: every BUNDLE has a new sidecar)"
+            }
             ExitStatus::WriteFailed => "a bundle could not be written",
             ExitStatus::Internal => "the collector could not start (no async runtime)",
             ExitStatus::Usage => {
@@ -55,6 +63,10 @@ impl ExitStatus {
                 "every target has a sealed bundle, but at least one was sealed without an MCP \
                  session (unreachable, not MCP, TLS refused, or a credential needed and not \
                  given; each is named on stderr)"
+            }
+            ExitStatus::NotTimestamped => {
+                "mcp-collect timestamp: at least one BUNDLE got no new timestamp (each is \
+                 named on stderr with the reason)"
             }
             ExitStatus::Interrupted(Signal::Int) => {
                 "SIGINT (Ctrl-C): every started target was sealed as interrupted"
@@ -71,6 +83,7 @@ impl ExitStatus {
             ExitStatus::WriteFailed | ExitStatus::Internal => 1,
             ExitStatus::Usage => 2,
             ExitStatus::NoSession => 3,
+            ExitStatus::NotTimestamped => 4,
             ExitStatus::Interrupted(s) => s.exit_code(),
         }
     }
@@ -83,6 +96,27 @@ pub fn help_footer() -> String {
         s.push_str(&format!("  {:<3}  {}\n", status.code(), status.meaning()));
     }
     s.push_str("Precedence when several apply: 1, then a signal (130, 143, 129), then 3, then 0.");
+    s
+}
+
+/// The exit-code section of `mcp-collect timestamp --help`: the codes it can end with.
+pub fn timestamp_footer() -> String {
+    let mut s = String::from("Exit codes:\n");
+    for (status, meaning) in [
+        (ExitStatus::Ok, "every BUNDLE has a new sidecar"),
+        (ExitStatus::Internal, ExitStatus::Internal.meaning()),
+        (
+            ExitStatus::Usage,
+            "usage: a bad --tsa URL, a BUNDLE given twice (before any request)",
+        ),
+        (
+            ExitStatus::NotTimestamped,
+            "at least one BUNDLE got no new sidecar (each is named on stderr with the reason)",
+        ),
+    ] {
+        s.push_str(&format!("  {:<3}  {meaning}\n", status.code()));
+    }
+    s.truncate(s.trim_end().len());
     s
 }
 

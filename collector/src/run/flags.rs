@@ -12,11 +12,23 @@ use clap::{CommandFactory, Parser};
 /// Prints one bundle path per target on stdout; progress goes to stderr. Every target
 /// gets a sealed bundle, an unreachable one included (that is recorded evidence).
 /// With --stdio, launches a local server instead; with --recover, seals a killed run's
-/// journal.
+/// journal; `mcp-collect timestamp` renews the timestamp of bundles already sealed.
 #[derive(Debug, Parser)]
 #[command(name = "mcp-collect", version = env!("MCP_PROBE_LONG_VERSION"), about, long_about)]
 #[command(after_help = super::exit::help_footer())]
+// The first word decides: `timestamp` is the subcommand, anything else a target (a
+// target literally named `timestamp` is written as a URL). No `help` subcommand: `help`
+// stays a word like any other.
+#[command(
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
+    disable_help_subcommand = true
+)]
 pub struct Flags {
+    /// A subcommand instead of collecting.
+    #[command(subcommand)]
+    pub subcommand: Option<Subcommand>,
+
     /// Targets: a domain (mcp.example.com) or an endpoint URL.
     #[arg(value_name = "TARGET")]
     pub targets: Vec<String>,
@@ -291,6 +303,48 @@ pub struct Flags {
     /// The `--stdio` server's command and arguments (after `--`).
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
+}
+
+/// What `mcp-collect` does instead of collecting.
+#[derive(Debug, clap::Subcommand)]
+pub enum Subcommand {
+    /// Renew the RFC 3161 timestamp of sealed bundles: one detached token per BUNDLE,
+    /// written beside it in the next free slot (BUNDLE.tsr, then BUNDLE.tsr.2, ...).
+    ///
+    /// The first token is over SHA-256 of the bundle file (its embedded token
+    /// included), each later one over the bundle file and every earlier sidecar, so a
+    /// chain of renewals, each made before the previous TSA certificate expires, keeps
+    /// proving the first time (`mcp-grade verify` checks it, offline). A sidecar is never
+    /// overwritten. The existing sidecars are checked first (they must parse and extend
+    /// the bundle), and a token dated after the previous token's TSA certificate expired
+    /// is not written. One line per sidecar written on stdout; one error line per BUNDLE
+    /// that got none, naming it. The grader never does this: it has no network stack.
+    #[command(after_help = super::exit::timestamp_footer())]
+    Timestamp(TimestampArgs),
+}
+
+/// Options of `mcp-collect timestamp`.
+#[derive(Debug, clap::Args)]
+pub struct TimestampArgs {
+    /// Sealed bundles (.mcpev files) to timestamp.
+    #[arg(value_name = "BUNDLE", required = true)]
+    pub bundles: Vec<PathBuf>,
+
+    /// RFC 3161 time-stamping authority (http or https URL), asked once per BUNDLE.
+    #[arg(long, value_name = "URL", required = true)]
+    pub tsa: String,
+
+    /// Deadline in seconds of each TSA request as a whole (connect, TLS, head and body).
+    #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=600))]
+    pub timeout: u64,
+
+    /// Bundles timestamped at once.
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub concurrency: u32,
+
+    /// No progress lines on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 /// `--format`: the output of `--list-config`.

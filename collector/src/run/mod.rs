@@ -9,6 +9,7 @@
 //! * [`mod@net`]: `--header`, the proxies and the client certificate;
 //!   [`mod@plan`]: the validated plan; [`steps`]: one target's steps; [`seal`]: sealing one
 //!   target; [`signals`]: the stopping signals.
+//! * [`timestamp`]: `mcp-collect timestamp`, renewing sealed bundles' timestamps.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -32,6 +33,7 @@ pub mod signals;
 pub mod stdio;
 pub mod steps;
 pub mod target;
+pub mod timestamp;
 
 pub use cli::{ExitStatus, Printer, Signal, UsageError};
 pub use plan::{plan, Plan};

@@ -71,10 +71,17 @@ impl Tsa {
     /// HTTP 200, whole, under the cap, status granted, our imprint and nonce. Returns the
     /// token (DER).
     pub async fn stamp(&self, signature: &[u8]) -> Result<Vec<u8>, TsaError> {
+        self.stamp_imprint(&tsp::imprint(signature)).await
+    }
+
+    /// Ask for a token whose message imprint is `imprint` (a SHA-256 digest), checked as
+    /// [`stamp`](Self::stamp) checks it: `mcp-collect timestamp` asks over a bundle file
+    /// and its earlier sidecars ([`mcp_probe_schema::renewal`]).
+    pub async fn stamp_imprint(&self, imprint: &[u8; 32]) -> Result<Vec<u8>, TsaError> {
         let mut random = [0u8; NONCE_LEN];
         getrandom::fill(&mut random).map_err(TsaError::Random)?;
         let nonce = tsp::nonce(random);
-        let imprint = tsp::imprint(signature);
+        let imprint = *imprint;
         let req = Request {
             method: "POST".into(),
             url: self.url.clone(),
