@@ -10,76 +10,14 @@
 mod support;
 
 use support::grade_run;
+use support::tsa::{pki, Tsa};
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 use grade_run::mcp_grade;
 use mcp_probe_evaluator::timestamp::{verify, TsaTrust};
 use mcp_probe_schema::tsp::{stamp_of, Stamp};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// A test PKI made by lab/tsa/make-certs.sh.
-fn pki(dir: &Path, key: &str, digest: &str) -> PathBuf {
-    let pki = dir.join(format!("pki-{key}-{digest}"));
-    let out = Command::new(repo().join("lab/tsa/make-certs.sh"))
-        .arg(&pki)
-        .args([key, digest])
-        .output()
-        .expect("run make-certs.sh");
-    assert!(
-        out.status.success(),
-        "make-certs.sh: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    pki
-}
-
-/// lab/tsa/tsa.py on a free loopback port; stopped (by its PID) when dropped.
-struct Tsa {
-    child: Child,
-    base: String,
-}
-
-impl Tsa {
-    fn start(pki: &Path) -> Tsa {
-        let mut child = Command::new("python3")
-            .arg(repo().join("lab/tsa/tsa.py"))
-            .arg(pki)
-            .arg("0")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start tsa.py");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("stdout"))
-            .read_line(&mut line)
-            .expect("tsa.py says its port");
-        let port = line
-            .trim()
-            .strip_prefix("listening ")
-            .unwrap_or_else(|| panic!("tsa.py printed {line:?}"));
-        Tsa {
-            child,
-            base: format!("http://127.0.0.1:{port}"),
-        }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.base)
-    }
-}
-
-impl Drop for Tsa {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// `mcp-collect --tsa TSA URL` into `dir`: exit code, stderr, the bundle path.
 fn collect(bin: &Path, dir: &Path, url: &str, tsa: &str) -> (i32, String, PathBuf) {

@@ -7,11 +7,15 @@
 #   tsa.cnf, serial          the openssl ts configuration
 # KEY selects the TSA key: rsa (default, PKCS#1 v1.5 signatures), rsa-pss, p256, p384.
 # DIGEST selects the signer digest: sha256 (default), sha384, sha512.
-# Usage: lab/tsa/make-certs.sh DIR [KEY] [DIGEST]
+# NOT_AFTER, when given, ends the TSA certificate's validity at that UTC time
+# (YYYYMMDDHHMMSSZ; it starts now): a TSA whose certificate expires within seconds, for
+# the tests of renewals made too late. Without it the certificate is valid 3650 days.
+# Usage: lab/tsa/make-certs.sh DIR [KEY] [DIGEST] [NOT_AFTER]
 set -euo pipefail
-dir=${1:?usage: make-certs.sh DIR [rsa|rsa-pss|p256|p384] [sha256|sha384|sha512]}
+dir=${1:?usage: make-certs.sh DIR [rsa|rsa-pss|p256|p384] [sha256|sha384|sha512] [YYYYMMDDHHMMSSZ]}
 key=${2:-rsa}
 digest=${3:-sha256}
+not_after=${4:-}
 mkdir -p "$dir"
 cd "$dir"
 command -v openssl >/dev/null || { echo "make-certs.sh: openssl is required" >&2; exit 1; }
@@ -42,8 +46,37 @@ extendedKeyUsage=critical,timeStamping
 subjectKeyIdentifier=hash
 authorityKeyIdentifier=keyid
 EXT
-openssl x509 -req -in tsa.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 3650 -sha256 \
-  -extfile tsa.ext -out tsa.pem 2>/dev/null
+if [ -z "$not_after" ]; then
+  openssl x509 -req -in tsa.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 3650 -sha256 \
+    -extfile tsa.ext -out tsa.pem 2>/dev/null
+else
+  # `openssl x509 -req` (3.0) takes a number of days only; `openssl ca` takes an end date.
+  case "$not_after" in
+    [0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]Z) ;;
+    *) echo "make-certs.sh: NOT_AFTER is YYYYMMDDHHMMSSZ (UTC), not $not_after" >&2; exit 2 ;;
+  esac
+  : > ca-index.txt
+  echo 1000 > ca-serial
+  cat > ca.cnf <<CNF
+[ ca ]
+default_ca = lab_ca
+
+[ lab_ca ]
+database = ca-index.txt
+new_certs_dir = .
+serial = ca-serial
+default_md = sha256
+policy = lab_policy
+unique_subject = no
+
+[ lab_policy ]
+organizationName = optional
+commonName = supplied
+CNF
+  openssl ca -batch -notext -config ca.cnf -cert ca.pem -keyfile ca.key -in tsa.csr \
+    -enddate "$not_after" -extfile tsa.ext -out tsa.pem 2>/dev/null
+  rm -f ca-index.txt* ca-serial* ca.cnf 1000.pem
+fi
 rm -f tsa.csr tsa.ext
 
 echo 01 > serial
