@@ -16,6 +16,9 @@ _mcp__collect() {
             ",$1")
                 cmd="mcp__collect"
                 ;;
+            mcp__collect,timestamp)
+                cmd="mcp__collect__subcmd__timestamp"
+                ;;
             *)
                 ;;
         esac
@@ -23,7 +26,7 @@ _mcp__collect() {
 
     case "${cmd}" in
         mcp__collect)
-            opts="-o -q -v -h -V --servers-file --out --info --inputs --baseline --token-env --client-id --client-secret-env --grant --client-key-file --assertion-env --idp-token-endpoint --id-token-env --idp-client-id --idp-client-secret-env --client-metadata-url --audience --no-resource-indicator --reauth --no-browser --key --public-key --ca-file --tsa --timeout --target-timeout --concurrency --max-pages --body-cap --bundle-cap --recover --plaintext-port --shard --manifest --header --proxy --client-cert --client-key --quiet --verbose --stdio --env --list-config --from-config --allow-exec --use-config-credentials --format --help --version"
+            opts="-o -q -v -h -V --servers-file --out --info --inputs --baseline --token-env --client-id --client-secret-env --grant --client-key-file --assertion-env --idp-token-endpoint --id-token-env --idp-client-id --idp-client-secret-env --client-metadata-url --audience --no-resource-indicator --reauth --no-browser --key --public-key --ca-file --tsa --timeout --target-timeout --concurrency --max-pages --body-cap --bundle-cap --recover --plaintext-port --shard --manifest --header --proxy --client-cert --client-key --quiet --verbose --stdio --env --list-config --from-config --allow-exec --use-config-credentials --format --help --version timestamp"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -183,6 +186,32 @@ _mcp__collect() {
                     ;;
                 --format)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        mcp__subcmd__collect__subcmd__timestamp)
+            opts="-q -h --tsa --timeout --concurrency --quiet --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --tsa)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --concurrency)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)

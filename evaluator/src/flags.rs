@@ -33,15 +33,20 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Verify bundles: format, record chain, signature, the signer against --trust, and
-    /// the RFC 3161 timestamp when the bundle carries one.
+    /// Verify bundles: format, record chain, signature, the signer against --trust, the
+    /// RFC 3161 timestamp when the bundle carries one, and its renewals (the detached
+    /// tokens BUNDLE.tsr, BUNDLE.tsr.2, ... beside it, written by `mcp-collect
+    /// timestamp`).
     ///
     /// Prints one line per bundle: OK with signer, collection time, target, endpoint,
     /// run status, record count and the timestamp (TSA and genTime, or "no timestamp"),
-    /// or INVALID with what failed (a timestamp token that fails a step names the step);
-    /// with --json, one JSON object per bundle (JSON Lines). Exit 0 when every bundle
-    /// verified, 3 when any failed, 2 when any could not be read (every bundle is still
-    /// reported) or a --trust or --tsa-cert file is unusable.
+    /// then, when it has sidecars, the earliest time the chain proves and each link
+    /// (file, TSA, genTime, certificate end); or INVALID with what failed (a timestamp
+    /// token or sidecar that fails a step names it and the step, `link` when a renewal
+    /// was made after the previous TSA certificate expired); with --json, one JSON object
+    /// per bundle (JSON Lines). Exit 0 when every bundle verified, 3 when any failed, 2
+    /// when any bundle or sidecar could not be read (every bundle is still reported) or a
+    /// --trust or --tsa-cert file is unusable.
     Verify(VerifyArgs),
     /// Show what a bundle recorded: readable transcript, JSON, or HAR.
     ///
@@ -213,13 +218,15 @@ pub struct VerifyArgs {
     #[arg(required = true, value_name = "BUNDLE")]
     pub bundles: Vec<PathBuf>,
     /// One JSON object per bundle on stdout (JSON Lines): file, valid, reason, signer,
-    /// collected_at, endpoint, status, records.
+    /// collected_at, endpoint, status, records, timestamp, and renewal when the bundle
+    /// has sidecars.
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
     pub trust: Trust,
-    /// Trust anchor(s) for RFC 3161 timestamp tokens: PEM certificate file (repeatable).
-    /// Without it, a TSA certificate must chain to the public roots the grader ships.
+    /// Trust anchor(s) for RFC 3161 timestamp tokens, embedded and detached: PEM
+    /// certificate file (repeatable). Without it, a TSA certificate must chain to the
+    /// public roots the grader ships.
     #[arg(long = "tsa-cert", value_name = "FILE")]
     pub tsa_cert: Vec<PathBuf>,
     /// How many bundles are verified at once (default: the number of cores).
