@@ -85,15 +85,17 @@ impl Renewal {
                     ),
                 });
             }
-            Err(ReadError::Gap { present, missing }) => return Ok(Renewal::Invalid {
-                links: Vec::new(),
-                detail: format!(
+            Err(ReadError::Gap { present, missing }) => {
+                return Ok(Renewal::Invalid {
+                    links: Vec::new(),
+                    detail: format!(
                     "{} does not exist: a renewal never skips a slot, so one was lost or removed",
                     missing.display()
                 ),
-                sidecar: present,
-                step: "sequence",
-            }),
+                    sidecar: present,
+                    step: "sequence",
+                })
+            }
             Err(e) => {
                 return Ok(Renewal::Invalid {
                     links: Vec::new(),
