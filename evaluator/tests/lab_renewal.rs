@@ -262,6 +262,31 @@ fn renewals_of_a_stamped_bundle_verify_link_by_link() {
             .is_some_and(|u| u > t.as_str()));
         last = t;
     }
+
+    // A copy whose embedded token was changed (the unprotected header is not signed, so
+    // the bundle still verifies): the collector does not renew over it.
+    let bytes = std::fs::read(&bundle).expect("bundle");
+    let signature = match mcp_probe_schema::tsp::stamp_of(&bytes).expect("structure") {
+        mcp_probe_schema::tsp::Stamp::Token { signature, .. } => signature,
+        other => panic!("no embedded token: {other:?}"),
+    };
+    let imprint = mcp_probe_schema::tsp::imprint(&signature);
+    let at = bytes
+        .windows(imprint.len())
+        .position(|w| w == imprint)
+        .expect("the embedded imprint is in the file");
+    let mut changed = bytes.clone();
+    changed[at + 3] ^= 0x01;
+    assert!(mcp_probe_schema::open(&changed, &[]).is_ok());
+    std::fs::write(dir.join("changed.mcpev"), &changed).expect("write");
+    let (code, stdout, stderr) = renew(&bin, dir, &tsa.url("/tsa"), &["changed.mcpev"]);
+    assert_eq!(code, 4, "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(
+        stderr.contains("changed.mcpev: its embedded timestamp does not date it (imprint: "),
+        "{stderr}"
+    );
+    assert!(!dir.join("changed.mcpev.tsr").exists());
 }
 
 #[test]

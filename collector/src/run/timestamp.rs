@@ -52,6 +52,15 @@ pub enum RenewError {
         /// Why (naming the sidecar).
         source: renewal::ReadError,
     },
+    /// The bundle's own token does not date it (the unprotected header was changed): a
+    /// renewal over it would extend nothing.
+    #[error("{}: its embedded timestamp does not date it ({why}); nothing was renewed", path.display())]
+    Embedded {
+        /// The bundle as given.
+        path: PathBuf,
+        /// What is wrong with it.
+        why: String,
+    },
     /// An existing sidecar does not extend the bundle: a renewal over it would extend
     /// nothing.
     #[error("{}: the existing sidecar {} does not extend it ({why}); nothing was renewed", path.display(), sidecar.display())]
@@ -190,10 +199,18 @@ fn prepare(path: &Path) -> Result<Prepared, RenewError> {
             why,
         });
     }
+    let embedded = |why: String| RenewError::Embedded {
+        path: path.to_path_buf(),
+        why,
+    };
     let mut previous = match tsp::stamp_of(&bytes) {
-        Ok(Stamp::Token { token, .. }) => Token::parse(&token)
-            .ok()
-            .map(|t| Previous::of("the bundle's embedded token".into(), &t)),
+        Ok(Stamp::Token { token, signature }) => {
+            let t = Token::parse(&token).map_err(|e| embedded(format!("decode: {e}")))?;
+            t.check_imprint(&signature)
+                .map_err(|f| embedded(format!("imprint: {}", f.detail)))?;
+            Some(Previous::of("the bundle's embedded token".into(), &t))
+        }
+        Ok(Stamp::Malformed(why)) => return Err(embedded(format!("decode: {why}"))),
         _ => None,
     };
     let sidecars = renewal::read_all(path).map_err(|source| RenewError::Sidecars {
