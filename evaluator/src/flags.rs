@@ -245,6 +245,11 @@ pub struct ShowArgs {
     pub har: bool,
     #[command(flatten)]
     pub trust: Trust,
+    /// With --trust-list: trust anchor(s) for the bundle's RFC 3161 timestamp, whose
+    /// genTime a listed key's period is judged on (PEM certificate file, repeatable;
+    /// default: the public roots the grader ships).
+    #[arg(long = "tsa-cert", value_name = "FILE", requires = "trust_list")]
+    pub tsa_cert: Vec<PathBuf>,
     /// Print no warnings or notes on stderr (errors are still printed).
     #[arg(short, long)]
     pub quiet: bool,
@@ -256,6 +261,13 @@ pub struct Trust {
     /// With pins, a bundle signed by any other key fails verification.
     #[arg(long = "trust", value_name = "KEYFILE")]
     pub keys: Vec<PathBuf>,
+    /// Collector keys with periods and revocation (TOML `[[key]]` tables: public_key,
+    /// name, not_before, not_after, revoked_at, comment; docs/bundle.md section 6). A
+    /// bundle's signer must be listed (or pinned with --trust); its verified RFC 3161
+    /// timestamp, else its claimed seal time, must lie in the key's period; a revoked
+    /// key's bundle needs a verified timestamp before the revocation.
+    #[arg(long = "trust-list", id = "trust_list", value_name = "FILE")]
+    pub list: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -275,6 +287,11 @@ pub struct DiffArgs {
     pub by: crate::diff::Match,
     #[command(flatten)]
     pub trust: Trust,
+    /// With --trust-list: trust anchor(s) for the bundles' RFC 3161 timestamps, whose
+    /// genTime a listed key's period is judged on (PEM certificate file, repeatable;
+    /// default: the public roots the grader ships).
+    #[arg(long = "tsa-cert", value_name = "FILE", requires = "trust_list")]
+    pub tsa_cert: Vec<PathBuf>,
     /// Print no warnings or notes on stderr (errors are still printed).
     #[arg(short, long)]
     pub quiet: bool,
