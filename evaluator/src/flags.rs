@@ -33,15 +33,16 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Verify bundles: format, record chain, signature, the signer against --trust, and
-    /// the RFC 3161 timestamp when the bundle carries one.
+    /// Verify bundles: format, record chain, signature, the signer against --trust and
+    /// --trust-list, and the RFC 3161 timestamp when the bundle carries one.
     ///
     /// Prints one line per bundle: OK with signer, collection time, target, endpoint,
     /// run status, record count and the timestamp (TSA and genTime, or "no timestamp"),
-    /// or INVALID with what failed (a timestamp token that fails a step names the step);
+    /// and with --trust-list the key that applied, its period and the time judged; or
+    /// INVALID with what failed (a timestamp token that fails a step names the step);
     /// with --json, one JSON object per bundle (JSON Lines). Exit 0 when every bundle
     /// verified, 3 when any failed, 2 when any could not be read (every bundle is still
-    /// reported) or a --trust or --tsa-cert file is unusable.
+    /// reported) or a --trust, --trust-list or --tsa-cert file is unusable.
     Verify(VerifyArgs),
     /// Show what a bundle recorded: readable transcript, JSON, or HAR.
     ///
@@ -213,7 +214,7 @@ pub struct VerifyArgs {
     #[arg(required = true, value_name = "BUNDLE")]
     pub bundles: Vec<PathBuf>,
     /// One JSON object per bundle on stdout (JSON Lines): file, valid, reason, signer,
-    /// collected_at, endpoint, status, records.
+    /// collected_at, endpoint, status, records, timestamp (and key, with --trust-list).
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
