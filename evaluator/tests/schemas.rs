@@ -138,7 +138,8 @@ fn real_outputs_validate_against_the_committed_schemas() {
         lines += 1;
     }
     assert_eq!(lines, ex.len() + 1);
-    // verify --json with --trust-list: each line has `key` (null unless valid).
+    // verify --json with --trust-list (and the anchor of the stamped example's TSA): each
+    // line has `key` (null unless valid), judged on the timestamp where one verifies.
     let list = dir.path().join("trust-list.toml");
     let public = std::fs::read_to_string(Path::new(ROOT).join("examples/collector.pub"))
         .expect("examples/collector.pub");
@@ -152,18 +153,25 @@ fn real_outputs_validate_against_the_committed_schemas() {
         "--json".into(),
         "--trust-list".into(),
         list.display().to_string(),
+        "--tsa-cert".into(),
+        Path::new(ROOT)
+            .join("examples/tsa/ca.pem")
+            .display()
+            .to_string(),
     ];
     args.extend(ex.iter().cloned());
     args.push(bad.display().to_string());
     let r = mcp_grade(dir.path(), Some(&home), &args);
-    let mut keyed = 0;
+    let (mut keyed, mut stamped) = (0, 0);
     for l in r.stdout.lines() {
         let line: Value = serde_json::from_str(l).expect("json line");
         assert_valid(&v, &line, l);
         assert!(line.get("key").is_some(), "{l}");
         keyed += usize::from(line["key"]["source"] == "trust-list");
+        stamped += usize::from(line["key"]["judged_on"] == "timestamp");
     }
     assert_eq!(keyed, ex.len(), "{r:?}");
+    assert!(stamped > 0, "no example judged on its timestamp: {r:?}");
     // diff --format json, unchanged.
     let r = mcp_grade(
         dir.path(),
