@@ -853,7 +853,11 @@ fn the_committed_examples_verify_and_show() {
         .collect();
     // py2 carries an RFC 3161 token of the lab TSA whose root is kept beside the
     // examples: without that root its chain does not verify, and the bundle is refused.
-    let mut args = vec!["verify".to_string(), "--trust".into(), "collector.pub".into()];
+    let mut args = vec![
+        "verify".to_string(),
+        "--trust".into(),
+        "collector.pub".into(),
+    ];
     args.extend(names.iter().cloned());
     let r = grade(&root, &args);
     assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
@@ -894,7 +898,10 @@ fn the_committed_examples_verify_and_show() {
             .nth(1)
             .and_then(|s| s.split(',').next())
             .expect("signer key id");
-        assert!(readme.contains(id), "examples/README.md does not state key {id}");
+        assert!(
+            readme.contains(id),
+            "examples/README.md does not state key {id}"
+        );
     }
     for b in &bundles {
         for mode in ["--json", "--har"] {
