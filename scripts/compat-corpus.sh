@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The compatibility corpus (examples/compat/collector-<commit>/): bundles written by
+# The compatibility corpus (examples/compat/collector-<commit>/, and examples-0.1.0/, the
+# examples as collector 0.1.0 recorded them, kept as they are): bundles written by
 # earlier collectors of this repository, graded by evaluator/tests/compat.rs.
 #
 #   scripts/compat-corpus.sh [COMMIT...]   rebuild each collector, collect, write expected.json
@@ -168,6 +169,13 @@ if [ "${1:-}" = --regrade ]; then
     for dir in "$corpus"/collector-*/; do
         dir=${dir%/}
         write_expected "$dir" "${dir##*/collector-}" "$grade"
+        echo "$dir/expected.json"
+    done
+    # Folders kept as they were recorded (not by a collector this script can rebuild):
+    # the examples of collector 0.1.0.
+    for dir in "$corpus"/examples-*/; do
+        dir=${dir%/}
+        write_expected "$dir" "${dir##*/examples-} (build unknown)" "$grade"
         echo "$dir/expected.json"
     done
     exit 0

@@ -120,6 +120,8 @@ measure() {
   twice=("${once[@]}")
   for i in $(seq -f '%04g' 1 "$n"); do twice+=("$work/$set/b/$i.mcpev"); done
   while IFS= read -r k; do trust+=(--trust "$k"); done <"$keys"
+  # The stamped example (py2) is checked against the lab TSA root kept beside it.
+  trust+=(--tsa-cert "$root/examples/tsa/ca.pem")
 
   local g1 g2 v1 v2 f1 f2 gs1 gs2 vs1 vs2 fs1 fs2
   # Grading exits 0, 1 (a FAIL), 4 (an ERROR) or 5 (undecided); 2 and 3 mean nothing

@@ -63,11 +63,11 @@ else
 fi
 cargo build --locked --bin mcp-grade -p mcp-probe-evaluator
 
-stage "mcp-grade verify: every example bundle (signature, hash chain, format; pinned to examples/collector.pub)"
-"$grade" verify --trust examples/collector.pub examples/*.mcpev
+stage "mcp-grade verify: every example bundle (signature, hash chain, format; pinned to examples/collector.pub; py2 also timestamped by the lab TSA whose root is examples/tsa/ca.pem)"
+"$grade" verify --trust examples/collector.pub --tsa-cert examples/tsa/ca.pem examples/*.mcpev
 stage "mcp-grade examples/: the summary-first report of the shipped bundles (offline)"
-graded "$grade" --trust examples/collector.pub examples/
-graded "$grade" -q --format html -o "$out/examples.html" --trust examples/collector.pub examples/
+graded "$grade" --trust examples/collector.pub --tsa-cert examples/tsa/ca.pem examples/
+graded "$grade" -q --format html -o "$out/examples.html" --trust examples/collector.pub --tsa-cert examples/tsa/ca.pem examples/
 echo
 echo "HTML report of the examples: $(cd "$out" && pwd)/examples.html"
 

@@ -15,9 +15,23 @@ cd "$(dirname "$0")/.."
 bin=${CARGO_TARGET_DIR:-target}/debug/mcp-collect
 [ -x "$bin" ] || { echo "record-examples: build first: cargo build --workspace --bins" >&2; exit 2; }
 home=$(mktemp -d)
-trap 'rm -rf "$home"' EXIT
+trap 'kill "${tsa_pid:-}" 2>/dev/null; rm -rf "$home"' EXIT
 export MCP_PROBE_HOME=$home
 port() { echo "${1##*:}"; }
+
+# A lab RFC 3161 time-stamping authority (openssl ts behind lab/tsa/tsa.py) for the one
+# stamped example (py2): its root and TSA certificates are kept in examples/tsa/, the
+# chain an auditor archives beside the bundle (`mcp-grade verify --tsa-cert
+# examples/tsa/ca.pem`); the keys are deleted with $home.
+bash lab/tsa/make-certs.sh "$home/tsa" p256 >/dev/null
+exec {tsa_out}< <(exec python3 lab/tsa/tsa.py "$home/tsa" 0)
+tsa_pid=$!
+read -r tsa_line <&"$tsa_out"
+tsa_port=${tsa_line#listening }
+[ "$tsa_port" != "$tsa_line" ] || { echo "record-examples: the lab TSA did not start: $tsa_line" >&2; exit 1; }
+mkdir -p examples/tsa
+cp "$home/tsa/ca.pem" examples/tsa/ca.pem
+cp "$home/tsa/tsa.pem" examples/tsa/tsa.pem
 
 # name, then the arguments of mcp-collect (the target last).
 record() {
@@ -28,7 +42,7 @@ record() {
   echo "examples/$name.mcpev <- ${*: -1}"
 }
 
-record py2 "$LAB_PY2"
+record py2 --tsa "http://127.0.0.1:$tsa_port/tsa" "$LAB_PY2"
 record py2-sl-json "$LAB_PY2_SL_JSON"
 record py1 "$LAB_PY1"
 record fastmcp "$LAB_FASTMCP"

@@ -60,7 +60,7 @@ target/debug/mcp-collect --public-key >"$work/collector.pub"
 xargs target/debug/mcp-grade verify --trust "$work/collector.pub" <"$work/paths"
 
 step "examples: the committed bundles still verify against their key"
-target/debug/mcp-grade verify --trust examples/collector.pub examples/*.mcpev
+target/debug/mcp-grade verify --trust examples/collector.pub --tsa-cert examples/tsa/ca.pem examples/*.mcpev
 
 # Grading findings (exit 1 a FAIL, 4 an ERROR) are verdicts about the servers, not test
 # failures; 2 (usage, unreadable input, output not written) and 3 (a bundle failed
@@ -76,12 +76,12 @@ graded() {
 mapfile -t lab_bundles <"$work/paths"
 
 step "grade: the examples and the freshly collected lab bundles (text)"
-graded target/debug/mcp-grade --trust examples/collector.pub examples/*.mcpev >"$work/examples.txt"
+graded target/debug/mcp-grade --trust examples/collector.pub --tsa-cert examples/tsa/ca.pem examples/*.mcpev >"$work/examples.txt"
 graded target/debug/mcp-grade --trust "$work/collector.pub" "${lab_bundles[@]}" >"$work/lab.txt"
 grep -q '^CIS MCP Server Benchmark' "$work/examples.txt" "$work/lab.txt"
 
 step "grade: --format json parses and has every server and check; baselines are stored and used"
-graded target/debug/mcp-grade --format json -o "$work/examples.json" --trust examples/collector.pub examples/*.mcpev
+graded target/debug/mcp-grade --format json -o "$work/examples.json" --trust examples/collector.pub --tsa-cert examples/tsa/ca.pem examples/*.mcpev
 graded target/debug/mcp-grade --update-baseline --trust "$work/collector.pub" "${lab_bundles[@]}" >/dev/null
 graded target/debug/mcp-grade --format json -o "$work/lab.json" --trust "$work/collector.pub" "${lab_bundles[@]}"
 python3 - "$work/examples.json" "$(ls examples/*.mcpev | wc -l)" "$work/lab.json" "${#lab_bundles[@]}" <<'PY'

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/validate-formats.sh -- grade BUNDLES... (default: examples/*.mcpev, trusting
-# examples/collector.pub) as OSCAL and XCCDF with target/debug/mcp-grade and validate the
-# XCCDF document against the vendored XCCDF 1.2 XSD with xmllint (libxml2-utils,
+# examples/collector.pub and the examples' TSA root examples/tsa/ca.pem) as OSCAL and
+# XCCDF with target/debug/mcp-grade and validate the XCCDF document against the vendored XCCDF 1.2 XSD with xmllint (libxml2-utils,
 # installed by lab/install.sh). The OSCAL document is validated against the vendored
 # NIST schema by evaluator/tests/assessor_formats.rs; here it is checked to parse and to
 # name the vendored OSCAL version. Both are graded twice and must be byte-identical.
@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 grade=${MCP_GRADE:-target/debug/mcp-grade}
-if [ $# -gt 0 ]; then args=("$@"); else args=(--trust examples/collector.pub examples/*.mcpev); fi
+if [ $# -gt 0 ]; then args=("$@"); else args=(--trust examples/collector.pub --tsa-cert examples/tsa/ca.pem examples/*.mcpev); fi
 command -v xmllint >/dev/null || { echo "validate-formats: xmllint missing (apt-get install libxml2-utils)"; exit 1; }
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 run() {

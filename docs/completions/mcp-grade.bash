@@ -65,7 +65,7 @@ _mcp__grade() {
 
     case "${cmd}" in
         mcp__grade)
-            opts="-o -v -j -q -h -V --format --output --benchmark --level --baseline --update-baseline --policy --waivers --attestations --verbose --group-by --strict-waivers --fail-on --trust --tsa-cert --jobs --attest --attest-key --quiet --help --version verify show diff benchmarks checks verify-statement help"
+            opts="-o -v -j -q -h -V --format --output --benchmark --level --baseline --update-baseline --policy --waivers --attestations --verbose --group-by --strict-waivers --fail-on --trust --trust-list --tsa-cert --jobs --attest --attest-key --quiet --help --version verify show diff benchmarks checks verify-statement help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -116,6 +116,10 @@ _mcp__grade() {
                     return 0
                     ;;
                 --trust)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --trust-list)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -187,7 +191,7 @@ _mcp__grade() {
             return 0
             ;;
         mcp__subcmd__grade__subcmd__diff)
-            opts="-q -h --format --match --trust --quiet --help"
+            opts="-q -h --format --match --trust --trust-list --tsa-cert --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -202,6 +206,14 @@ _mcp__grade() {
                     return 0
                     ;;
                 --trust)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --trust-list)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tsa-cert)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -325,13 +337,21 @@ _mcp__grade() {
             return 0
             ;;
         mcp__subcmd__grade__subcmd__show)
-            opts="-q -h --json --har --trust --quiet --help"
+            opts="-q -h --json --har --trust --trust-list --tsa-cert --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --trust)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --trust-list)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tsa-cert)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -343,13 +363,17 @@ _mcp__grade() {
             return 0
             ;;
         mcp__subcmd__grade__subcmd__verify)
-            opts="-j -q -h --json --trust --tsa-cert --jobs --quiet --help"
+            opts="-j -q -h --json --trust --trust-list --tsa-cert --jobs --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --trust)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --trust-list)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -33,20 +33,21 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Verify bundles: format, record chain, signature, the signer against --trust, the
-    /// RFC 3161 timestamp when the bundle carries one, and its renewals (the detached
-    /// tokens BUNDLE.tsr, BUNDLE.tsr.2, ... beside it, written by `mcp-collect
-    /// timestamp`).
+    /// Verify bundles: format, record chain, signature, the signer against --trust and
+    /// --trust-list, the RFC 3161 timestamp when the bundle carries one, and its renewals
+    /// (the detached tokens BUNDLE.tsr, BUNDLE.tsr.2, ... beside it, written by
+    /// `mcp-collect timestamp`).
     ///
     /// Prints one line per bundle: OK with signer, collection time, target, endpoint,
     /// run status, record count and the timestamp (TSA and genTime, or "no timestamp"),
     /// then, when it has sidecars, the earliest time the chain proves and each link
-    /// (file, TSA, genTime, certificate end); or INVALID with what failed (a timestamp
+    /// (file, TSA, genTime, certificate end), and with --trust-list the key that
+    /// applied, its period and the time judged; or INVALID with what failed (a timestamp
     /// token or sidecar that fails a step names it and the step, `link` when a renewal
     /// was made after the previous TSA certificate expired); with --json, one JSON object
     /// per bundle (JSON Lines). Exit 0 when every bundle verified, 3 when any failed, 2
     /// when any bundle or sidecar could not be read (every bundle is still reported) or a
-    /// --trust or --tsa-cert file is unusable.
+    /// --trust, --trust-list or --tsa-cert file is unusable.
     Verify(VerifyArgs),
     /// Show what a bundle recorded: readable transcript, JSON, or HAR.
     ///
@@ -218,8 +219,8 @@ pub struct VerifyArgs {
     #[arg(required = true, value_name = "BUNDLE")]
     pub bundles: Vec<PathBuf>,
     /// One JSON object per bundle on stdout (JSON Lines): file, valid, reason, signer,
-    /// collected_at, endpoint, status, records, timestamp, and renewal when the bundle
-    /// has sidecars.
+    /// collected_at, endpoint, status, records, timestamp (and key, with --trust-list;
+    /// renewal, when the bundle has sidecars).
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
@@ -252,6 +253,11 @@ pub struct ShowArgs {
     pub har: bool,
     #[command(flatten)]
     pub trust: Trust,
+    /// With --trust-list: trust anchor(s) for the bundle's RFC 3161 timestamp, whose
+    /// genTime a listed key's period is judged on (PEM certificate file, repeatable;
+    /// default: the public roots the grader ships).
+    #[arg(long = "tsa-cert", value_name = "FILE", requires = "trust_list")]
+    pub tsa_cert: Vec<PathBuf>,
     /// Print no warnings or notes on stderr (errors are still printed).
     #[arg(short, long)]
     pub quiet: bool,
@@ -263,6 +269,13 @@ pub struct Trust {
     /// With pins, a bundle signed by any other key fails verification.
     #[arg(long = "trust", value_name = "KEYFILE")]
     pub keys: Vec<PathBuf>,
+    /// Collector keys with periods and revocation (TOML `[[key]]` tables: public_key,
+    /// name, not_before, not_after, revoked_at, comment; docs/bundle.md section 6). A
+    /// bundle's signer must be listed (or pinned with --trust); its verified RFC 3161
+    /// timestamp, else its claimed seal time, must lie in the key's period; a revoked
+    /// key's bundle needs a verified timestamp before the revocation.
+    #[arg(long = "trust-list", id = "trust_list", value_name = "FILE")]
+    pub list: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -282,6 +295,11 @@ pub struct DiffArgs {
     pub by: crate::diff::Match,
     #[command(flatten)]
     pub trust: Trust,
+    /// With --trust-list: trust anchor(s) for the bundles' RFC 3161 timestamps, whose
+    /// genTime a listed key's period is judged on (PEM certificate file, repeatable;
+    /// default: the public roots the grader ships).
+    #[arg(long = "tsa-cert", value_name = "FILE", requires = "trust_list")]
+    pub tsa_cert: Vec<PathBuf>,
     /// Print no warnings or notes on stderr (errors are still printed).
     #[arg(short, long)]
     pub quiet: bool,

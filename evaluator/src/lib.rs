@@ -38,6 +38,7 @@ pub mod rules;
 pub mod text;
 pub mod timestamp;
 pub mod toml_input;
+pub mod trust_list;
 pub mod verdict;
 pub mod view;
 pub mod waivers;

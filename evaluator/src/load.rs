@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 use mcp_probe_schema::bundle::{decode_verified, open_decoded, sha256, Checked, MAX_BUNDLE_BYTES};
 use mcp_probe_schema::{open, open_unverified, Evidence, PublicKey, Record, Verified, VerifyError};
 
+use crate::trust_list::{Refused, Signers, TrustList};
+
 /// A failure that stops a command before it has anything to report on a bundle: each
 /// names the input it is about, in one line.
 #[derive(Debug, thiserror::Error)]
@@ -38,6 +40,9 @@ pub enum Error {
     /// A `--tsa-cert` file cannot be used.
     #[error(transparent)]
     TsaCert(#[from] crate::timestamp::TsaCertError),
+    /// The `--trust-list` file cannot be used.
+    #[error(transparent)]
+    TrustList(#[from] crate::trust_list::TrustListError),
     /// Writing the output failed (other than the reader going away).
     #[error("cannot write output: {0}")]
     Output(#[from] std::io::Error),
@@ -89,13 +94,11 @@ pub struct VerifiedFile {
 }
 
 /// Read the bundle at `path` and verify it against `trust` (as `open` does, but without
-/// keeping the encoded records: `verified.evidence.records` is empty). The outer error is
-/// a file that could not be read; the inner one a bundle that failed verification. The
-/// file's bytes are dropped before returning.
-pub fn read_verified(
-    path: &Path,
-    trust: &[PublicKey],
-) -> Result<Result<VerifiedFile, VerifyError>, Error> {
+/// keeping the encoded records: `verified.evidence.records` is empty), then judge its
+/// signer by the trust list, if any ([`Signers::judge`]). The outer error is a file that
+/// could not be read; the inner one a bundle that failed verification or that the trust
+/// list refused. The file's bytes are dropped before returning.
+pub fn read_verified(path: &Path, trust: &Signers) -> Result<Result<VerifiedFile, Refused>, Error> {
     read_verified_as(path, trust, true)
 }
 
@@ -104,18 +107,33 @@ pub fn read_verified(
 /// file again needs).
 pub fn read_verified_as(
     path: &Path,
-    trust: &[PublicKey],
+    trust: &Signers,
     digest: bool,
-) -> Result<Result<VerifiedFile, VerifyError>, Error> {
+) -> Result<Result<VerifiedFile, Refused>, Error> {
     let bytes = read_bundle(path)?;
     let digest = digest.then(|| sha256(&bytes));
-    Ok(open_decoded(&bytes, trust).map(|verified| VerifiedFile {
+    let verified = match open_decoded(&bytes, trust.keys()) {
+        Ok(v) => v,
+        Err(e) => return Ok(Err(trust.refused(e))),
+    };
+    let stamp = stamp_of(&bytes);
+    drop(bytes);
+    if let Err(e) = trust.judge_stamp(&verified.signer, verified.evidence.run.finished_at, &stamp) {
+        return Ok(Err(e.into()));
+    }
+    Ok(Ok(VerifiedFile {
         verified,
         digest,
-        stamp: mcp_probe_schema::tsp::stamp_of(&bytes).unwrap_or(
-            mcp_probe_schema::tsp::Stamp::Malformed("the unprotected header could not be read"),
-        ),
+        stamp,
     }))
+}
+
+/// The RFC 3161 timestamp entries of a bundle's unprotected header, as read (not
+/// verified).
+fn stamp_of(bytes: &[u8]) -> mcp_probe_schema::tsp::Stamp {
+    mcp_probe_schema::tsp::stamp_of(bytes).unwrap_or(mcp_probe_schema::tsp::Stamp::Malformed(
+        "the unprotected header could not be read",
+    ))
 }
 
 /// A bundle file read and verified, keeping none of its records: what the verify pass
@@ -130,16 +148,24 @@ pub struct CheckedFile {
 }
 
 /// Read the bundle at `path` and verify it against `trust` with every check of `open`,
-/// keeping no record ([`mcp_probe_schema::bundle::verify`]). The outer error is a file
-/// that could not be read; the inner one a bundle that failed verification.
-pub fn read_checked(
-    path: &Path,
-    trust: &[PublicKey],
-) -> Result<Result<CheckedFile, VerifyError>, Error> {
+/// keeping no record ([`mcp_probe_schema::bundle::verify`]), then judge its signer by the
+/// trust list, if any. The outer error is a file that could not be read; the inner one a
+/// bundle that failed verification or that the trust list refused.
+pub fn read_checked(path: &Path, trust: &Signers) -> Result<Result<CheckedFile, Refused>, Error> {
     let bytes = read_bundle(path)?;
     let digest = sha256(&bytes);
-    Ok(mcp_probe_schema::bundle::verify(&bytes, trust)
-        .map(|checked| CheckedFile { checked, digest }))
+    let checked = match mcp_probe_schema::bundle::verify(&bytes, trust.keys()) {
+        Ok(c) => c,
+        Err(e) => return Ok(Err(trust.refused(e))),
+    };
+    if trust.list().is_some() {
+        let stamp = stamp_of(&bytes);
+        if let Err(e) = trust.judge_stamp(&checked.signer, checked.evidence.run.finished_at, &stamp)
+        {
+            return Ok(Err(e.into()));
+        }
+    }
+    Ok(Ok(CheckedFile { checked, digest }))
 }
 
 /// Read the bundle at `path` again and decode it, only if its bytes are those that
@@ -154,9 +180,7 @@ pub fn reread_verified(path: &Path, digest: &[u8; 32]) -> Result<Option<Verified
     Ok(decode_verified(&bytes).ok().map(|verified| VerifiedFile {
         verified,
         digest: Some(*digest),
-        stamp: mcp_probe_schema::tsp::stamp_of(&bytes).unwrap_or(
-            mcp_probe_schema::tsp::Stamp::Malformed("the unprotected header could not be read"),
-        ),
+        stamp: stamp_of(&bytes),
     }))
 }
 
@@ -189,6 +213,20 @@ pub fn load_trust(paths: &[PathBuf]) -> Result<Vec<PublicKey>, Error> {
         .collect()
 }
 
+/// The signers of a run: the `--trust` key files, the `--trust-list` file and the
+/// `--tsa-cert` files (the anchors a timestamp must chain to for its genTime to judge a
+/// listed key's period), read and checked in that order, before any bundle.
+pub fn load_signers(
+    trust: &[PathBuf],
+    list: Option<&Path>,
+    tsa_certs: &[PathBuf],
+) -> Result<Signers, Error> {
+    let pins = load_trust(trust)?;
+    let list = list.map(TrustList::load).transpose()?;
+    let tsa = crate::timestamp::TsaTrust::load(tsa_certs)?;
+    Ok(Signers::new(pins, list, tsa))
+}
+
 /// A bundle read for display: verified or not, with everything that could be decoded.
 #[derive(Debug, Clone)]
 pub struct Loaded {
@@ -219,25 +257,32 @@ impl Loaded {
 
 /// Open `bytes` for display: verified when possible, otherwise whatever can be read
 /// without trusting it, with the verification failure recorded. Fails when not even the
-/// payload decodes, and, with `trust` pins, when the header names no pinned signer
-/// (then nothing in the payload is decoded).
-pub fn open_for_show(bytes: &[u8], trust: &[PublicKey]) -> Result<Loaded, VerifyError> {
-    match open(bytes, trust) {
-        Ok(v) => Ok(Loaded {
-            evidence: v.evidence,
-            records: v.records.into_iter().map(Ok).collect(),
-            signer: Some(v.signer),
-            problem: None,
-        }),
+/// payload decodes, and, with `trust` pins (or a trust list), when the header names no
+/// pinned or listed signer (then nothing in the payload is decoded), and when the trust
+/// list refuses the signer of a bundle that verified (its period, its revocation).
+pub fn open_for_show(bytes: &[u8], trust: &Signers) -> Result<Loaded, Refused> {
+    let pins = trust.keys();
+    match open(bytes, pins) {
+        Ok(v) => {
+            trust.judge(&v.signer, v.evidence.run.finished_at, || {
+                crate::timestamp::TimestampState::of(bytes, trust.tsa())
+            })?;
+            Ok(Loaded {
+                evidence: v.evidence,
+                records: v.records.into_iter().map(Ok).collect(),
+                signer: Some(v.signer),
+                problem: None,
+            })
+        }
         Err(problem) => {
             // With pins, nothing a key outside them signed, or claims to have signed,
             // reaches a decoder, not even for display.
-            if !trust.is_empty() {
+            if !pins.is_empty() {
                 let claimed = mcp_probe_schema::bundle::claimed_signer(bytes)?;
-                if !trust.contains(&claimed) {
-                    return Err(VerifyError::Untrusted {
+                if !pins.contains(&claimed) {
+                    return Err(trust.refused(VerifyError::Untrusted {
                         key_id: claimed.key_id(),
-                    });
+                    }));
                 }
             }
             let u = open_unverified(bytes)?;

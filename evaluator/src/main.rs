@@ -40,6 +40,7 @@ fn grade_options(a: GradeArgs) -> GradeOptions {
         output: a.output,
         level: a.level,
         trust: a.trust.keys,
+        trust_list: a.trust.list,
         tsa_certs: a.tsa_cert,
         baseline: match (a.baseline, a.update_baseline) {
             (Some(f), _) => BaselineChoice::File(f),
@@ -87,6 +88,7 @@ fn run(cli: Cli, out: &mut dyn Write, err: &mut Diag<'_>) -> Result<ExitStatus, 
             mcp_probe_evaluator::verify(
                 &expanded.paths,
                 &a.trust.keys,
+                a.trust.list.as_deref(),
                 &a.tsa_cert,
                 a.json,
                 a.jobs
@@ -110,13 +112,23 @@ fn run(cli: Cli, out: &mut dyn Write, err: &mut Diag<'_>) -> Result<ExitStatus, 
                     },
                 ));
             };
-            mcp_probe_evaluator::show(one, mode, &a.trust.keys, out, err)
+            mcp_probe_evaluator::show(
+                one,
+                mode,
+                &a.trust.keys,
+                a.trust.list.as_deref(),
+                &a.tsa_cert,
+                out,
+                err,
+            )
         }
         Some(Command::Diff(a)) => {
             let opts = mcp_probe_evaluator::diff::DiffOptions {
                 old: a.old,
                 new: a.new,
                 trust: a.trust.keys,
+                trust_list: a.trust.list,
+                tsa_certs: a.tsa_cert,
                 json: a.format == flags::DiffFormat::Json,
                 by: a.by,
             };

@@ -1,5 +1,6 @@
-//! Reading an operator's TOML file (`--waivers`, `--attestations`): the text as UTF-8,
-//! the document, and errors as `(line, message)` so each input's error names the line.
+//! Reading an operator's TOML file (`--waivers`, `--attestations`, `--trust-list`): the
+//! text as UTF-8, the document, and errors as `(line, message)` so each input's error
+//! names the line.
 
 use serde::de::DeserializeOwned;
 

@@ -847,22 +847,62 @@ fn the_committed_examples_verify_and_show() {
         .collect();
     bundles.sort();
     assert!(!bundles.is_empty(), "no example bundles");
+    let names: Vec<String> = bundles
+        .iter()
+        .map(|p| p.file_name().expect("name").to_string_lossy().into_owned())
+        .collect();
+    // py2 carries an RFC 3161 token of the lab TSA whose root is kept beside the
+    // examples: without that root its chain does not verify, and the bundle is refused.
     let mut args = vec![
         "verify".to_string(),
         "--trust".into(),
         "collector.pub".into(),
     ];
-    args.extend(
-        bundles
-            .iter()
-            .map(|p| p.file_name().expect("name").to_string_lossy().into_owned()),
+    args.extend(names.iter().cloned());
+    let r = grade(&root, &args);
+    assert_eq!(r.code, 3, "{}{}", r.stdout, r.stderr);
+    let invalid: Vec<&str> = r.stdout.lines().filter(|l| !l.starts_with("OK ")).collect();
+    assert_eq!(invalid.len(), 1, "{}", r.stdout);
+    assert!(
+        invalid[0].starts_with("INVALID py2.mcpev: timestamp chain:"),
+        "{}",
+        invalid[0]
     );
+    let mut args = vec![
+        "verify".to_string(),
+        "--trust".into(),
+        "collector.pub".into(),
+        "--tsa-cert".into(),
+        "tsa/ca.pem".into(),
+    ];
+    args.extend(names.iter().cloned());
     let r = grade(&root, &args);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert_eq!(
         r.stdout.lines().filter(|l| l.starts_with("OK ")).count(),
         bundles.len()
     );
+    let stamped: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter(|l| l.contains("; timestamp by "))
+        .collect();
+    assert_eq!(stamped.len(), 1, "{}", r.stdout);
+    assert!(stamped[0].starts_with("OK py2.mcpev: "), "{}", stamped[0]);
+    // examples/README.md states the key id every example is signed by (the fingerprint an
+    // auditor compares out of band): a replaced key must be stated there too.
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("examples/README.md");
+    for line in r.stdout.lines() {
+        let id = line
+            .split("signer ")
+            .nth(1)
+            .and_then(|s| s.split(',').next())
+            .expect("signer key id");
+        assert!(
+            readme.contains(id),
+            "examples/README.md does not state key {id}"
+        );
+    }
     for b in &bundles {
         for mode in ["--json", "--har"] {
             let r = grade(&root, ["show".as_ref(), b.as_os_str(), mode.as_ref()]);

@@ -133,8 +133,10 @@ fn every_listed_commit_has_its_folder_and_every_folder_is_listed() {
         .expect("examples/compat")
         .filter_map(|e| {
             let p = e.expect("entry").path();
-            p.is_dir()
-                .then(|| p.file_name().expect("name").to_string_lossy().into_owned())
+            let name = p.file_name().expect("name").to_string_lossy().into_owned();
+            // `examples-<version>/`: bundles kept as recorded, by a collector this
+            // script cannot rebuild (graded by the test above, not listed here).
+            (p.is_dir() && name.starts_with("collector-")).then_some(name)
         })
         .collect();
     listed.sort();

@@ -6,6 +6,7 @@ use mcp_probe_evaluator::benchmark::{compact, Benchmark};
 use mcp_probe_evaluator::check::Context;
 use mcp_probe_evaluator::load::{for_grading, read_verified};
 use mcp_probe_evaluator::report::{render, Format, Report, Server};
+use mcp_probe_evaluator::trust_list::Signers;
 
 mod support;
 
@@ -17,7 +18,7 @@ fn compacted_results_render_the_same_reports() {
     let mut kept = Vec::new();
     let mut notes = 0;
     for p in examples() {
-        let v = read_verified(&p, &[])
+        let v = read_verified(&p, &Signers::default())
             .expect("readable")
             .expect("example verifies");
         let ev = for_grading(p.display().to_string(), v.verified);
@@ -81,7 +82,9 @@ fn streaming_the_report_writes_the_rendered_bytes() {
     let graded: Vec<_> = examples()
         .iter()
         .map(|p| {
-            let v = read_verified(p, &[]).expect("readable").expect("verifies");
+            let v = read_verified(p, &Signers::default())
+                .expect("readable")
+                .expect("verifies");
             let ev = for_grading(p.display().to_string(), v.verified);
             let results = mcp_probe_evaluator::benchmark::grade_bundle(
                 Benchmark::builtin(),
@@ -115,7 +118,9 @@ fn a_spilled_report_writes_the_bytes_of_the_report_in_memory() {
     let graded: Vec<_> = examples()
         .iter()
         .map(|p| {
-            let v = read_verified(p, &[]).expect("readable").expect("verifies");
+            let v = read_verified(p, &Signers::default())
+                .expect("readable")
+                .expect("verifies");
             let ev = for_grading(p.display().to_string(), v.verified);
             let mut results = mcp_probe_evaluator::benchmark::grade_bundle(
                 Benchmark::builtin(),

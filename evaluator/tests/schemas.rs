@@ -34,6 +34,7 @@ fn schemas() -> Vec<(&'static str, Value)> {
             mcp_probe_evaluator::benchmark::list::checks_schema(),
         ),
         ("attestations", mcp_probe_evaluator::attestations::schema()),
+        ("trust-list", mcp_probe_evaluator::trust_list::schema()),
         (
             "grading-predicate",
             mcp_probe_evaluator::attest::predicate_schema(),
@@ -137,6 +138,40 @@ fn real_outputs_validate_against_the_committed_schemas() {
         lines += 1;
     }
     assert_eq!(lines, ex.len() + 1);
+    // verify --json with --trust-list (and the anchor of the stamped example's TSA): each
+    // line has `key` (null unless valid), judged on the timestamp where one verifies.
+    let list = dir.path().join("trust-list.toml");
+    let public = std::fs::read_to_string(Path::new(ROOT).join("examples/collector.pub"))
+        .expect("examples/collector.pub");
+    std::fs::write(
+        &list,
+        format!("[[key]]\npublic_key = '''\n{public}'''\nname = \"examples\"\nnot_before = 2000-01-01T00:00:00Z\n"),
+    )
+    .expect("write");
+    let mut args: Vec<String> = vec![
+        "verify".into(),
+        "--json".into(),
+        "--trust-list".into(),
+        list.display().to_string(),
+        "--tsa-cert".into(),
+        Path::new(ROOT)
+            .join("examples/tsa/ca.pem")
+            .display()
+            .to_string(),
+    ];
+    args.extend(ex.iter().cloned());
+    args.push(bad.display().to_string());
+    let r = mcp_grade(dir.path(), Some(&home), &args);
+    let (mut keyed, mut stamped) = (0, 0);
+    for l in r.stdout.lines() {
+        let line: Value = serde_json::from_str(l).expect("json line");
+        assert_valid(&v, &line, l);
+        assert!(line.get("key").is_some(), "{l}");
+        keyed += usize::from(line["key"]["source"] == "trust-list");
+        stamped += usize::from(line["key"]["judged_on"] == "timestamp");
+    }
+    assert_eq!(keyed, ex.len(), "{r:?}");
+    assert!(stamped > 0, "no example judged on its timestamp: {r:?}");
     // diff --format json, unchanged.
     let r = mcp_grade(
         dir.path(),
@@ -212,6 +247,25 @@ fn real_outputs_validate_against_the_committed_schemas() {
     let mut broken = report.clone();
     broken["graded"]["count"] = Value::String("many".into());
     assert!(!validator("report").is_valid(&broken));
+}
+
+#[test]
+fn a_trust_list_validates_against_the_published_schema() {
+    let v = validator("trust-list");
+    let text = "[[key]]\npublic_key = \"MCowBQYDK2VwAyEAsrtDnBe9H54oxAFaZ5xTN3JQ4H9TafGgQQDMY8JgonE=\"\n\
+                name = \"k\"\nnot_before = \"2025-01-01T00:00:00Z\"\nrevoked_at = \"2026-01-01T00:00:00+01:00\"\n\
+                comment = \"c\"\n";
+    let doc: Value = toml::from_str(text).expect("TOML");
+    assert_valid(&v, &doc, "trust list");
+    let mut unknown = doc.clone();
+    unknown["key"][0]["expires"] = Value::String("2027-01-01T00:00:00Z".into());
+    assert!(!v.is_valid(&unknown), "an unknown field is invalid");
+    let mut keyless = doc;
+    keyless["key"][0]
+        .as_object_mut()
+        .expect("a table")
+        .remove("public_key");
+    assert!(!v.is_valid(&keyless), "a key without public_key is invalid");
 }
 
 #[test]

@@ -8,6 +8,7 @@ use mcp_probe_evaluator::benchmark::{Benchmark, CheckResult};
 use mcp_probe_evaluator::check::Context;
 use mcp_probe_evaluator::load::{for_grading, load_trust, read_verified};
 use mcp_probe_evaluator::report::{render, Format, Report, Server};
+use mcp_probe_evaluator::trust_list::Signers;
 
 mod support;
 
@@ -16,7 +17,7 @@ use support::examples::examples;
 /// Every example bundle, verified against examples/collector.pub, and its results.
 fn graded_examples() -> Vec<(Server, Vec<CheckResult>)> {
     let key = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/collector.pub");
-    let trust = load_trust(&[key]).expect("the examples' key");
+    let trust = Signers::pinned(load_trust(&[key]).expect("the examples' key"));
     examples()
         .iter()
         .map(|p| {

@@ -6,7 +6,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use mcp_probe_schema::model::{Evidence as Payload, RunStatus};
-use mcp_probe_schema::{PublicKey, VerifyError};
 
 use super::error::GradeError;
 use crate::baseline;
@@ -16,12 +15,13 @@ use crate::evidence::Bundle;
 use crate::exit::ExitStatus;
 use crate::fmt::escape_line;
 use crate::load::{
-    for_grading, load_trust, read_bundle, read_checked, read_verified, read_verified_as,
+    for_grading, load_signers, read_bundle, read_checked, read_verified, read_verified_as,
     reread_verified, Error, VerifiedFile,
 };
 use crate::output::Diag;
 use crate::report::{self, BaselineInfo, BaselineMode, Format, Report, Server};
 use crate::timestamp::TimestampState;
+use crate::trust_list::{Refused, Signers};
 
 /// Where the comparing checks of a grading run get their baseline.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -48,6 +48,9 @@ pub struct GradeOptions {
     pub level: Option<u8>,
     /// `--trust` key files; they pin the signers of graded bundles and baselines alike.
     pub trust: Vec<PathBuf>,
+    /// `--trust-list`: collector keys with their periods and revocations; like `--trust`,
+    /// it applies to graded bundles and baselines alike.
+    pub trust_list: Option<PathBuf>,
     /// `--tsa-cert` files: trust anchors for the bundles' RFC 3161 timestamps.
     pub tsa_certs: Vec<PathBuf>,
     /// Baseline source.
@@ -143,7 +146,7 @@ impl Input {
 fn verify_one<T>(
     path: &Path,
     what: &str,
-    trust: &[PublicKey],
+    trust: &Signers,
     err: &mut Diag<'_>,
     keep: impl FnOnce(VerifiedFile) -> T,
 ) -> Result<Result<T, ExitStatus>, GradeError> {
@@ -160,7 +163,7 @@ fn verify_one<T>(
 fn checked_status<T>(
     path: &Path,
     what: &str,
-    checked: Result<Result<T, VerifyError>, Error>,
+    checked: Result<Result<T, Refused>, Error>,
     err: &mut Diag<'_>,
 ) -> Result<Result<T, ExitStatus>, GradeError> {
     let shown = escape_line(&path.display().to_string());
@@ -234,7 +237,7 @@ enum Stored {
 
 /// Read and verify the stored baseline of `endpoint` (no message: a rejected one is
 /// warned about through [`rejected`], in argument order).
-fn lookup_stored(state: &Path, endpoint: &str, trust: &[PublicKey]) -> Stored {
+fn lookup_stored(state: &Path, endpoint: &str, trust: &Signers) -> Stored {
     let path = baseline::stored_path(state, endpoint);
     let shown = path.display().to_string();
     let read = match std::fs::metadata(&path) {
@@ -284,7 +287,7 @@ impl<'p> StoredCache<'p> {
     }
 
     /// The stored baseline of `i`'s endpoint (`None`: no store, or no endpoint).
-    fn hold(&self, i: &Input, trust: &[PublicKey]) -> Option<std::sync::Arc<Stored>> {
+    fn hold(&self, i: &Input, trust: &Signers) -> Option<std::sync::Arc<Stored>> {
         let (state, ep) = (self.state?, i.endpoint.as_deref()?);
         let known = |recent: &mut Recent| {
             let k = recent.iter().position(|(e, _)| e == ep)?;
@@ -376,8 +379,8 @@ pub fn grade(
     err: &mut Diag<'_>,
 ) -> Result<ExitStatus, GradeError> {
     let bm = opts.benchmark.resolve()?;
-    let trust = load_trust(&opts.trust)?;
-    let tsa = crate::timestamp::TsaTrust::load(&opts.tsa_certs).map_err(Error::from)?;
+    let trust = load_signers(&opts.trust, opts.trust_list.as_deref(), &opts.tsa_certs)?;
+    let tsa = trust.tsa().clone();
     if opts.baseline == BaselineChoice::Update && opts.state_dir.is_none() {
         return Err(GradeError::NoStateDir);
     }
@@ -535,7 +538,7 @@ struct Graded {
 struct Passes<'a> {
     opts: &'a GradeOptions,
     bm: &'static crate::benchmark::Benchmark,
-    trust: &'a [PublicKey],
+    trust: &'a Signers,
     policy: Option<&'a crate::policy::Policy>,
     tsa: &'a crate::timestamp::TsaTrust,
     jobs: usize,

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::exit::ExitStatus;
 use crate::fmt::escape_line;
-use crate::load::{load_trust, open_for_show, read_bundle, Error};
+use crate::load::{load_signers, open_for_show, read_bundle, Error};
 use crate::output::Diag;
 
 /// How `show` renders a bundle.
@@ -20,19 +20,25 @@ pub enum ShowMode {
     Har,
 }
 
-/// `mcp-grade show BUNDLE [--json | --har] [--trust KEYFILE]...`.
+/// `mcp-grade show BUNDLE [--json | --har] [--trust KEYFILE]... [--trust-list FILE
+/// [--tsa-cert FILE]...]`.
 ///
 /// Verifies first. A bundle that fails verification is still shown as far as it can be
 /// decoded, after a warning on `err`, and the status is [`ExitStatus::Invalid`]; one whose
-/// payload cannot be decoded at all gets one line on `err` and the same status.
+/// payload cannot be decoded at all gets one line on `err` and the same status. With
+/// pins or a trust list, a bundle whose signer is neither pinned nor listed, or that the
+/// trust list refuses (its period, its revocation; the timestamp checked against
+/// `tsa_certs`), is not shown: one line on `err`, the same status.
 pub fn show(
     path: &Path,
     mode: ShowMode,
     trust: &[PathBuf],
+    trust_list: Option<&Path>,
+    tsa_certs: &[PathBuf],
     out: &mut dyn Write,
     err: &mut Diag<'_>,
 ) -> Result<ExitStatus, Error> {
-    let trust = load_trust(trust)?;
+    let trust = load_signers(trust, trust_list, tsa_certs)?;
     let bytes = read_bundle(path)?;
     let shown = escape_line(&path.display().to_string());
     let loaded = match open_for_show(&bytes, &trust) {

@@ -7,12 +7,14 @@ use mcp_probe_schema::bundle::Checked;
 
 use crate::exit::ExitStatus;
 use crate::fmt::{escape_line, utc};
-use crate::load::{load_trust, read_bundle, Error};
+use crate::load::{load_signers, read_bundle, Error};
 use crate::output::Diag;
 use crate::renewal::{Renewal, RenewalJson};
 use crate::timestamp::{TimestampJson, TimestampState};
+use crate::trust_list::{KeyJson, KeyTrust, Signers};
 
-/// `mcp-grade verify [--json] BUNDLE... [--trust KEYFILE]... [--tsa-cert FILE]...`.
+/// `mcp-grade verify [--json] BUNDLE... [--trust KEYFILE]... [--trust-list FILE]
+/// [--tsa-cert FILE]...`.
 ///
 /// Text: one stdout line per bundle read: `OK <path>: signer …` or `INVALID <path>: <why>`.
 /// A bundle that cannot be read gets one line on `err` naming it.
@@ -22,8 +24,8 @@ use crate::timestamp::{TimestampJson, TimestampState};
 ///
 /// Every bundle is reported before the status is decided: [`ExitStatus::Usage`] when any
 /// could not be read, else [`ExitStatus::Invalid`] when any failed verification, else
-/// [`ExitStatus::Pass`]. A `--trust` or `--tsa-cert` file that cannot be read or parsed
-/// stops the command before any bundle (returned as an [`Error`]).
+/// [`ExitStatus::Pass`]. A `--trust`, `--trust-list` or `--tsa-cert` file that cannot be
+/// read or parsed stops the command before any bundle (returned as an [`Error`]).
 ///
 /// A bundle that verifies is then checked for an RFC 3161 timestamp
 /// ([`crate::timestamp`]): a token that fails any step makes the bundle fail
@@ -32,32 +34,41 @@ use crate::timestamp::{TimestampJson, TimestampState};
 /// none). Then its detached renewal tokens, `<bundle>.tsr`, `<bundle>.tsr.2`, … beside
 /// it ([`crate::renewal`]): a sidecar that fails a step or a link fails the bundle,
 /// naming the sidecar and the step; a bundle without sidecars is reported as before.
+///
+/// With `trust_list`, a bundle whose timestamp passed is then judged by the list
+/// ([`Signers::judge`]): refused, it is INVALID with the reason; accepted, its line says
+/// which key applied, its period and the time judged (JSON: `key`).
+#[allow(clippy::too_many_arguments)]
 pub fn verify(
     bundles: &[PathBuf],
     trust: &[PathBuf],
+    trust_list: Option<&Path>,
     tsa_certs: &[PathBuf],
     json: bool,
     jobs: usize,
     out: &mut dyn Write,
     err: &mut Diag<'_>,
 ) -> Result<ExitStatus, Error> {
-    let trust = load_trust(trust)?;
-    let tsa = crate::timestamp::TsaTrust::load(tsa_certs)?;
+    let trust = load_signers(trust, trust_list, tsa_certs)?;
     let mut status = ExitStatus::Pass;
     // Each bundle is verified on a worker (`jobs` at once); its line is written here, in
     // argument order, so the output is that of one job.
     crate::pipeline::for_each_in_order(
         bundles,
         jobs,
-        |_, path| verify_file(path, &trust, &tsa),
+        |_, path| verify_file(path, &trust),
         |n, v| {
             let path = &bundles[n];
             let shown = escape_line(&path.display().to_string());
-            let (verified, stamp, renewal) = match v {
+            let (verified, stamp, key, renewal) = match v {
                 Err(e) => {
                     err.error(&e.to_string())?;
                     if json {
-                        json_line(out, &verify_json(path, Err(&e.to_string())))?;
+                        let mut v = verify_json(path, Err(&e.to_string()));
+                        if let (Some(_), serde_json::Value::Object(m)) = (trust.list(), &mut v) {
+                            m.insert("key".into(), serde_json::Value::Null);
+                        }
+                        json_line(out, &v)?;
                     }
                     status = status.worst(e.exit_status());
                     return Ok(());
@@ -78,6 +89,12 @@ pub fn verify(
                         serde_json::to_value(TimestampJson::of(s)).unwrap_or_default(),
                     );
                 }
+                if let (Some(_), serde_json::Value::Object(m)) = (trust.list(), &mut v) {
+                    m.insert(
+                        "key".into(),
+                        serde_json::to_value(key.as_ref().map(KeyJson::of)).unwrap_or_default(),
+                    );
+                }
                 if let (Some(r), serde_json::Value::Object(m)) = (RenewalJson::of(&renewal), &mut v)
                 {
                     m.insert(
@@ -90,9 +107,13 @@ pub fn verify(
             match verified {
                 Ok(v) => {
                     let ev = &v.evidence;
+                    let key = key
+                        .as_ref()
+                        .map(|k| format!("; {}", escape_line(&k.line())))
+                        .unwrap_or_default();
                     writeln!(
                         out,
-                        "OK {shown}: signer {}, collected {}, target {}, endpoint {}, status {}, {} records; {}{}",
+                        "OK {shown}: signer {}, collected {}, target {}, endpoint {}, status {}, {} records; {}{}{key}",
                         v.signer.key_id(),
                         utc(ev.run.started_at),
                         escape_line(&ev.target.as_typed),
@@ -113,39 +134,50 @@ pub fn verify(
 }
 
 /// What verifying one file found: the verified bundle (its records counted, not kept) or
-/// why it failed, its timestamp state when its signature verified, and its sidecars when
-/// its own checks passed; the outer error is a file (the bundle or a sidecar) that could
-/// not be read.
-type FileVerdict = (Result<Checked, String>, Option<TimestampState>, Renewal);
+/// why it failed, its timestamp state when its signature verified, how the trust list
+/// trusted its signer (with one), and its sidecars when its own checks passed; the outer
+/// error is a file (the bundle or a sidecar) that could not be read.
+type FileVerdict = (
+    Result<Checked, String>,
+    Option<TimestampState>,
+    Option<KeyTrust>,
+    Renewal,
+);
 
 /// Read and verify one bundle file and check its timestamp token and its sidecars (a
-/// token that fails a step fails the bundle). A pure function of the files, run on a
-/// worker.
-fn verify_file(
-    path: &Path,
-    trust: &[mcp_probe_schema::PublicKey],
-    tsa: &crate::timestamp::TsaTrust,
-) -> Result<FileVerdict, Error> {
+/// token that fails a step fails the bundle), then judge its signer by the trust list. A
+/// pure function of the files, run on a worker.
+fn verify_file(path: &Path, trust: &Signers) -> Result<FileVerdict, Error> {
     let bytes = read_bundle(path)?;
-    let verified = mcp_probe_schema::bundle::verify(&bytes, trust);
+    let verified = mcp_probe_schema::bundle::verify(&bytes, trust.keys());
     let stamp = verified
         .as_ref()
         .ok()
-        .map(|_| TimestampState::of(&bytes, tsa));
+        .map(|_| TimestampState::of(&bytes, trust.tsa()));
     let renewal = match &stamp {
         Some(s) if !matches!(s, TimestampState::Invalid(_)) => {
-            Renewal::check(path, &bytes, s, tsa)?
+            Renewal::check(path, &bytes, s, trust.tsa())?
         }
         _ => Renewal::None,
     };
     drop(bytes);
+    let mut key = None;
     let verified = match (verified, &stamp, renewal.failure()) {
         (Ok(_), Some(TimestampState::Invalid(f)), _) => Err(f.to_string()),
         (Ok(_), _, Some(why)) => Err(why),
-        (Ok(v), _, _) => Ok(v),
-        (Err(e), _, _) => Err(e.to_string()),
+        (Ok(v), Some(s), None) => {
+            match trust.judge(&v.signer, v.evidence.run.finished_at, || s.clone()) {
+                Ok(k) => {
+                    key = k;
+                    Ok(v)
+                }
+                Err(e) => Err(e.to_string()),
+            }
+        }
+        (Ok(v), None, None) => Ok(v),
+        (Err(e), _, _) => Err(trust.refused(e).to_string()),
     };
-    Ok((verified, stamp, renewal))
+    Ok((verified, stamp, key, renewal))
 }
 
 /// The `verify --json` object of one bundle: `file` (the path as given), `valid`,
@@ -173,6 +205,7 @@ pub fn verify_json(path: &Path, verified: Result<&Checked, &str>) -> serde_json:
                 status: Some(run.status.as_str()),
                 records: Some(v.records),
                 timestamp: None,
+                key: None,
                 renewal: None,
             }
         }
@@ -186,6 +219,7 @@ pub fn verify_json(path: &Path, verified: Result<&Checked, &str>) -> serde_json:
             status: None,
             records: None,
             timestamp: None,
+            key: None,
             renewal: None,
         },
     };
@@ -214,6 +248,10 @@ pub struct VerifyLine {
     /// The RFC 3161 timestamp, whenever the bundle's signature verified (null when it
     /// did not, or the file could not be read).
     pub timestamp: Option<TimestampJson>,
+    /// With `--trust-list` only (absent otherwise): the key that applied, its period and
+    /// the time it was judged on (null unless the bundle verified).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key: Option<KeyJson>,
     /// The detached renewal tokens beside the bundle (`<bundle>.tsr`, `.tsr.2`, …):
     /// absent when there is none, or when the bundle's own checks failed.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -17,7 +17,7 @@ use crate::benchmark::Benchmark;
 use crate::check::Context;
 use crate::evidence::Bundle;
 use crate::fmt::{escape_line, utc};
-use crate::load::{for_grading, load_trust, read_verified};
+use crate::load::{for_grading, load_signers, read_verified};
 use crate::output::Diag;
 
 /// One side of the comparison.
@@ -341,7 +341,7 @@ pub fn text(d: &Diff) -> String {
     s
 }
 
-fn load(path: &Path, trust: &[mcp_probe_schema::bundle::PublicKey]) -> Result<Bundle, DiffError> {
+fn load(path: &Path, trust: &crate::trust_list::Signers) -> Result<Bundle, DiffError> {
     match read_verified(path, trust)? {
         Ok(v) => Ok(for_grading(path.display().to_string(), v.verified)),
         Err(e) => Err(DiffError::Invalid {
@@ -353,7 +353,7 @@ fn load(path: &Path, trust: &[mcp_probe_schema::bundle::PublicKey]) -> Result<Bu
 
 /// `mcp-grade diff OLD NEW` of two bundles: the output and whether anything changed.
 pub fn run(opts: &DiffOptions, _err: &mut Diag<'_>) -> Result<(String, bool), DiffError> {
-    let keys = load_trust(&opts.trust)?;
+    let keys = load_signers(&opts.trust, opts.trust_list.as_deref(), &opts.tsa_certs)?;
     let a = load(&opts.old, &keys)?;
     let b = load(&opts.new, &keys)?;
     let shown = |p: &Path| escape_line(&p.display().to_string());

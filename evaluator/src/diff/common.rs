@@ -222,6 +222,10 @@ pub struct DiffOptions {
     pub new: PathBuf,
     /// `--trust` key files (bundles only).
     pub trust: Vec<PathBuf>,
+    /// `--trust-list` (bundles only).
+    pub trust_list: Option<PathBuf>,
+    /// `--tsa-cert` files: the anchors of the timestamps a trust list judges on.
+    pub tsa_certs: Vec<PathBuf>,
     /// `--format json`.
     pub json: bool,
     /// `--match`.

@@ -65,6 +65,11 @@ pub fn run(
                     "--trust applies to bundles; a JSON report carries no signature, so it was not used",
                 );
             }
+            if opts.trust_list.is_some() {
+                let _ = err.note(
+                    "--trust-list applies to bundles; a JSON report carries no signature, so it was not used",
+                );
+            }
             let old = report::Report::read(&opts.old, a)?;
             let new = report::Report::read(&opts.new, b)?;
             let d = report::compare(&old, &new, opts.by);

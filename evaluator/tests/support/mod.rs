@@ -5,7 +5,8 @@
 //!   installs) and [`lab::require`], the one gate of every test that needs it;
 //! - [`grade_run`]: running the built `mcp-grade`;
 //! - [`rules`]: checks named by rule id, numbered through a definition;
-//! - [`tsa`]: a local RFC 3161 TSA (lab/tsa) for the timestamp tests;
+//! - [`tsa`]: a local RFC 3161 TSA from the lab's tools (test PKI, `openssl ts` tokens,
+//!   lab/tsa/tsa.py);
 //! - [`examples`]: the example bundles (also included by the benches and by the library's
 //!   OAuth test helpers, with `#[path]`);
 //! - [`build_id`], [`help_docs`], [`imports`]: also included by the collector's and the
