@@ -919,13 +919,15 @@ fn the_committed_examples_verify_and_show() {
 }
 
 /// The keys every `verify --json` object has, and nothing else.
-const VERIFY_JSON_KEYS: [&str; 9] = [
+const VERIFY_JSON_KEYS: [&str; 11] = [
     "collected_at",
     "endpoint",
     "file",
+    "finished_at",
     "reason",
     "records",
     "signer",
+    "started_at",
     "status",
     "timestamp",
     "valid",
@@ -975,6 +977,9 @@ fn verify_json_prints_one_object_per_bundle_with_the_text_exit_codes() {
             "signer": kid,
             // run.finished_at of the test kit's evidence (started_at + 1 s).
             "collected_at": "2025-11-30T05:20:01Z",
+            // The text line and the reports say "collected" of the start.
+            "started_at": "2025-11-30T05:20:00Z",
+            "finished_at": "2025-11-30T05:20:01Z",
             "endpoint": URL,
             "status": "complete",
             "records": 3,
@@ -1063,7 +1068,10 @@ fn verify_json_prints_one_object_per_bundle_with_the_text_exit_codes() {
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let v = json_lines(&r.stdout);
     assert_eq!(v[0]["collected_at"], "2025-11-30T05:20:00Z");
+    assert_eq!(v[0]["started_at"], "2025-11-30T05:20:00Z");
+    assert_eq!(v[0]["finished_at"], Value::Null);
     assert_eq!(v[1]["collected_at"], Value::Null);
+    assert_eq!(v[1]["started_at"], Value::Null);
 }
 
 /// Server-controlled text with a screen clear, a window title (OSC ... BEL), an 8-bit CSI

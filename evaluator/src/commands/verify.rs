@@ -184,8 +184,11 @@ fn verify_file(path: &Path, trust: &Signers) -> Result<FileVerdict, Error> {
 /// `reason` (null, or the one-line message: the verification failure or why the file
 /// could not be read), and the verified facts, each null unless the bundle verified
 /// (nothing unverified is reported as a fact): `signer` (key id), `collected_at`
-/// (RFC 3339 UTC of `run.finished_at`, else of `run.started_at`, when representable),
-/// `endpoint` (`target.endpoint`), `status` (run status) and `records` (how many).
+/// (RFC 3339 UTC of `run.finished_at`, else of `run.started_at`, when representable:
+/// the seal time, a meaning it keeps although the text line, `show` and the reports say
+/// "collected" of the start), `started_at` and `finished_at` (`run.started_at` and
+/// `run.finished_at`, each when representable), `endpoint` (`target.endpoint`),
+/// `status` (run status) and `records` (how many).
 pub fn verify_json(path: &Path, verified: Result<&Checked, &str>) -> serde_json::Value {
     let file = path.display().to_string();
     let line = match verified {
@@ -201,6 +204,8 @@ pub fn verify_json(path: &Path, verified: Result<&Checked, &str>) -> serde_json:
                 reason: None,
                 signer: Some(v.signer.key_id()),
                 collected_at: collected,
+                started_at: crate::fmt::datetime(run.started_at).map(|_| utc(run.started_at)),
+                finished_at: crate::fmt::datetime(run.finished_at).map(|_| utc(run.finished_at)),
                 endpoint: v.evidence.target.endpoint.clone(),
                 status: Some(run.status.as_str()),
                 records: Some(v.records),
@@ -215,6 +220,8 @@ pub fn verify_json(path: &Path, verified: Result<&Checked, &str>) -> serde_json:
             reason: Some(reason.to_string()),
             signer: None,
             collected_at: None,
+            started_at: None,
+            finished_at: None,
             endpoint: None,
             status: None,
             records: None,
@@ -237,8 +244,15 @@ pub struct VerifyLine {
     pub reason: Option<String>,
     /// Signer key id (verified bundles only).
     pub signer: Option<String>,
-    /// RFC 3339 UTC time of collection (verified bundles only).
+    /// RFC 3339 UTC time the bundle was sealed (`run.finished_at`, else
+    /// `run.started_at`; verified bundles only). The name is historical: the text line,
+    /// `show` and the reports say "collected" of the start (`started_at`).
     pub collected_at: Option<String>,
+    /// RFC 3339 UTC time the run started (`run.started_at`; verified bundles only).
+    pub started_at: Option<String>,
+    /// RFC 3339 UTC time the run ended and the bundle was sealed (`run.finished_at`;
+    /// verified bundles only).
+    pub finished_at: Option<String>,
     /// The endpoint (verified bundles only).
     pub endpoint: Option<String>,
     /// The run status (verified bundles only).
