@@ -195,7 +195,7 @@ _mcp__collect() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mcp__subcmd__collect__subcmd__timestamp)
+        mcp__collect__subcmd__timestamp)
             opts="-q -h --tsa --timeout --concurrency --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -150,7 +150,7 @@ _mcp__grade() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mcp__subcmd__grade__subcmd__benchmarks)
+        mcp__grade__subcmd__benchmarks)
             opts="-h --format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -168,7 +168,7 @@ _mcp__grade() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mcp__subcmd__grade__subcmd__checks)
+        mcp__grade__subcmd__checks)
             opts="-h --benchmark --format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -190,7 +190,7 @@ _mcp__grade() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mcp__subcmd__grade__subcmd__diff)
+        mcp__grade__subcmd__diff)
             opts="-q -h --format --match --trust --trust-list --tsa-cert --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -224,7 +224,7 @@ _mcp__grade() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mcp__subcmd__grade__subcmd__help)
+        mcp__grade__subcmd__help)
             opts="verify show diff benchmarks checks verify-statement help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -238,7 +238,7 @@ _mcp__grade() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mcp__subcmd__grade__subcmd__help__subcmd__benchmarks)
+        mcp__grade__subcmd__help__subcmd__benchmarks)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -252,7 +252,7 @@ _mcp__grade() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mcp__subcmd__grade__subcmd__help__subcmd__checks)
+        mcp__grade__subcmd__help__subcmd__checks)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -266,7 +266,7 @@ _mcp__grade() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mcp__subcmd__grade__subcmd__help__subcmd__diff)
+        mcp__grade__subcmd__help__subcmd__diff)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -280,7 +280,7 @@ _mcp__grade() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mcp__subcmd__grade__subcmd__help__subcmd__help)
+        mcp__grade__subcmd__help__subcmd__help)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -294,7 +294,7 @@ _mcp__grade() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mcp__subcmd__grade__subcmd__help__subcmd__show)
+        mcp__grade__subcmd__help__subcmd__show)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -308,7 +308,7 @@ _mcp__grade() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mcp__subcmd__grade__subcmd__help__subcmd__verify)
+        mcp__grade__subcmd__help__subcmd__verify)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -322,7 +322,7 @@ _mcp__grade() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mcp__subcmd__grade__subcmd__help__subcmd__verify__subcmd__statement)
+        mcp__grade__subcmd__help__subcmd__verify__subcmd__statement)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -336,7 +336,7 @@ _mcp__grade() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mcp__subcmd__grade__subcmd__show)
+        mcp__grade__subcmd__show)
             opts="-q -h --json --har --trust --trust-list --tsa-cert --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -362,7 +362,7 @@ _mcp__grade() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mcp__subcmd__grade__subcmd__verify)
+        mcp__grade__subcmd__verify)
             opts="-j -q -h --json --trust --trust-list --tsa-cert --jobs --quiet --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -396,7 +396,7 @@ _mcp__grade() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        mcp__subcmd__grade__subcmd__verify__subcmd__statement)
+        mcp__grade__subcmd__verify__subcmd__statement)
             opts="-h --trust --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -254,9 +254,38 @@ pub fn generated(cmd: &clap::Command) -> BTreeMap<String, Vec<u8>> {
     ] {
         let mut buf = Vec::new();
         clap_complete::generate(shell, &mut cmd, &bin, &mut buf);
+        if shell == Shell::Bash {
+            buf = bash_case_labels_fixed(&bin, buf);
+        }
         out.insert(format!("docs/completions/{file}"), buf);
     }
     out
+}
+
+/// clap_complete's bash script names a subcommand's state one way where it sets it
+/// (`cmd="mcp__grade__subcmd__verify"`) and another in the `case` that completes it
+/// (`mcp__subcmd__grade__subcmd__verify)`: the `-` of a hyphenated binary name becomes
+/// `__` in one and `__subcmd__` in the other, so no subcommand's options were ever
+/// completed. The labels are rewritten to the names the script sets, and every name
+/// set must then have its label.
+fn bash_case_labels_fixed(bin: &str, script: Vec<u8>) -> Vec<u8> {
+    let script = String::from_utf8(script).expect("bash completion is UTF-8");
+    let set = bin.replace('-', "__");
+    let wrong = bin.replace('-', "__subcmd__");
+    let fixed = script.replace(&format!("        {wrong}__"), &format!("        {set}__"));
+    for line in fixed.lines() {
+        if let Some(name) = line
+            .trim()
+            .strip_prefix("cmd=\"")
+            .and_then(|r| r.strip_suffix('"'))
+        {
+            assert!(
+                name.is_empty() || fixed.contains(&format!("\n        {name})\n")),
+                "{bin}.bash sets cmd={name} but has no case for it"
+            );
+        }
+    }
+    fixed.into_bytes()
 }
 
 /// Compare the generated files with the committed ones, or write them under
