@@ -11,7 +11,9 @@
 #
 # Each target reads its checked-in seeds (fuzz/seeds/TARGET, when there are any) and keeps
 # what it finds in fuzz/corpus/TARGET (not checked in); a crash is written to
-# fuzz/artifacts/TARGET. Exit status: 0 when every target ran its time without a
+# fuzz/artifacts/TARGET, and so is an input that runs longer than FUZZ_TIMEOUT seconds
+# (default 10: a hang). At the end it prints, per target, libFuzzer's last status line
+# and the size of its corpus. Exit status: 0 when every target ran its time without a
 # failure, 1 when one failed, 2 when the tools are missing or the arguments are wrong.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -56,7 +58,19 @@ if [[ ${#plan[@]} -eq 0 ]]; then
   exit 2
 fi
 
+# One input running longer than this is a hang: libFuzzer writes it to
+# fuzz/artifacts/TARGET/timeout-* and stops (its own default, 1200 s, would let a hang
+# outlast any run).
+timeout=${FUZZ_TIMEOUT:-10}
+if ! [[ $timeout =~ ^[0-9]+$ ]] || [[ $timeout -eq 0 ]]; then
+  echo "fuzz.sh: FUZZ_TIMEOUT must be a positive whole number of seconds, got '$timeout'" >&2
+  exit 2
+fi
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
 failed=()
+summary=()
 for entry in "${plan[@]}"; do
   crate=${entry%%:*}
   t=${entry#*:}
@@ -65,14 +79,21 @@ for entry in "${plan[@]}"; do
   [[ -d $crate/fuzz/seeds/$t ]] && corpus+=("fuzz/seeds/$t")
   echo "== $crate/fuzz $t: ${secs}s (corpus: ${corpus[*]})"
   start=$(date +%s)
-  if (cd "$crate" && "${fuzz[@]}" run "$t" "${corpus[@]}" -- -max_total_time="$secs"); then
-    echo "== $t: ran $(( $(date +%s) - start ))s (build included), no failure"
+  if (cd "$crate" && "${fuzz[@]}" run "$t" "${corpus[@]}" -- \
+        -max_total_time="$secs" -timeout="$timeout") 2>&1 | tee "$log"; then
+    verdict="no failure"
   else
-    echo "== $t: FAILED (see $crate/fuzz/artifacts/$t)"
+    verdict="FAILED (see $crate/fuzz/artifacts/$t)"
     failed+=("$t")
   fi
+  # libFuzzer's last status line (#runs, cov, ft, corp) and the corpus kept on disk.
+  stats=$(grep -E '^#[0-9]+' "$log" | tail -n 1 || true)
+  kept=$(find "$crate/fuzz/corpus/$t" -type f | wc -l)
+  echo "== $t: ran $(( $(date +%s) - start ))s (build included), $verdict"
+  summary+=("$t: $verdict; last status: ${stats:-none}; fuzz/corpus/$t: $kept files")
 done
 
+printf 'fuzz.sh: %s\n' "${summary[@]}"
 if [[ ${#failed[@]} -gt 0 ]]; then
   echo "fuzz.sh: failed: ${failed[*]}" >&2
   exit 1

@@ -1,8 +1,8 @@
 //! `mcp_probe_schema::www_authenticate::parse` on arbitrary bytes: never a panic; the
 //! accessors the discovery code uses work on whatever either reading returns; and a
-//! `Bearer` challenge with a
-//! quoted `resource_metadata` appended after a comma is still found whatever came before
-//! (unless the fuzzed prefix left a quoted string or a token68 open).
+//! `Bearer` challenge with a quoted `resource_metadata` appended after a comma is still
+//! read, as the last challenge of the lenient reading, whatever came before (asserted
+//! when the fuzzed prefix holds no `"`, which could leave a quoted string open).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -25,5 +25,16 @@ fuzz_target!(|data: &[u8]| {
     // Several header fields joined with ", " (how the collector passes them).
     let mut joined = data.to_vec();
     joined.extend_from_slice(b", Bearer resource_metadata=\"https://x.example/prm\"");
-    let _ = www_authenticate::parse(&joined);
+    let last = www_authenticate::parse(&joined).challenges.pop();
+    // Without a `"` the prefix cannot leave a quoted string open to swallow the comma,
+    // and every other element of the lenient reading ends at a comma.
+    if !data.contains(&b'"') {
+        let last = last.expect("the appended challenge is read");
+        assert!(last.is_bearer(), "{last:?}");
+        assert_eq!(
+            last.resource_metadata(),
+            Some("https://x.example/prm"),
+            "{last:?}"
+        );
+    }
 });
