@@ -311,7 +311,7 @@ impl<'a> Exchange<'a> {
             return Some(format!("record {}: {why}", self.record.seq));
         }
         let e = s.error.as_ref().filter(|_| {
-            let id = self.request_json().and_then(|r| r.get("id").cloned());
+            let id = self.with_request(|r| r.and_then(|r| r.get("id").cloned()));
             id.is_none_or(|id| derive::response_to(&s.messages, &id).is_none())
         })?;
         Some(format!(

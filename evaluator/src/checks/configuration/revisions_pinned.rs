@@ -410,10 +410,9 @@ fn discover_exchange(ev: &Bundle) -> Option<Exchange<'_>> {
     let discovers: Vec<Exchange<'_>> = ev
         .exchanges(leg::ENDPOINT_DETECT)
         .filter(|x| {
-            x.request_json()
-                .and_then(|r| r.get("method").and_then(Value::as_str).map(str::to_string))
-                .as_deref()
-                == Some(method::DISCOVER)
+            x.with_request(|r| {
+                r.and_then(|r| r.get("method")).and_then(Value::as_str) == Some(method::DISCOVER)
+            })
         })
         .collect();
     let negotiated = ev.session().and_then(|s| s.negotiated_in);
@@ -540,9 +539,8 @@ fn sweep_part(
             mcp_probe_schema::model::Observation::Http(http) => {
                 let x = ev.exchange_of(r).unwrap_or(Exchange::new(r, http));
                 let requested = x
-                    .request_json()
-                    .and_then(|j| {
-                        j.pointer("/params/protocolVersion")
+                    .with_request(|j| {
+                        j.and_then(|j| j.pointer("/params/protocolVersion"))
                             .and_then(Value::as_str)
                             .map(str::to_string)
                     })

@@ -4,7 +4,6 @@ use mcp_probe_schema::derive;
 use mcp_probe_schema::model::HttpOutcome;
 use mcp_probe_schema::vocab::{header, leg, LegId};
 use mcp_probe_schema::www_authenticate::{self, Challenge};
-use serde_json::Value;
 
 use crate::evidence::{Bundle, Exchange};
 use crate::fmt::escape_line;
@@ -130,8 +129,7 @@ pub(crate) fn carries_credential(x: &Exchange<'_>) -> bool {
 }
 
 pub(crate) fn method_of(x: &Exchange<'_>) -> String {
-    x.request_json()
-        .and_then(|j| j.get("method").and_then(Value::as_str).map(escape_line))
+    x.with_request(|j| j.and_then(|j| j.get("method")?.as_str().map(escape_line)))
         .unwrap_or_else(|| "(no method)".into())
 }
 
