@@ -195,7 +195,7 @@ pub fn read(x: &Exchange<'_>) -> Answer {
             .and_then(|a| a.get("error"))
             .and_then(Value::as_object)
         {
-            let sent_id = x.with_request(|r| r.and_then(|r| r.get("id").cloned()));
+            let sent_id = x.request_id_sent();
             let foreign_id = answer
                 .and_then(|a| a.get("id"))
                 .filter(|id| !id.is_null() && Some(*id) != sent_id.as_ref())

@@ -409,11 +409,7 @@ fn is_revision_date(v: &str) -> bool {
 fn discover_exchange(ev: &Bundle) -> Option<Exchange<'_>> {
     let discovers: Vec<Exchange<'_>> = ev
         .exchanges(leg::ENDPOINT_DETECT)
-        .filter(|x| {
-            x.with_request(|r| {
-                r.and_then(|r| r.get("method")).and_then(Value::as_str) == Some(method::DISCOVER)
-            })
-        })
+        .filter(|x| x.request_method().as_deref() == Some(method::DISCOVER))
         .collect();
     let negotiated = ev.session().and_then(|s| s.negotiated_in);
     discovers

@@ -57,8 +57,8 @@ fn unauthenticated_answers(ev: &Bundle) -> Option<Vec<(u64, String)>> {
         return None;
     }
     let method = |x: &Exchange<'_>| {
-        x.with_request(|j| j.and_then(|j| j.get("method")?.as_str().map(escape_line)))
-            .unwrap_or_else(|| "(no method)".into())
+        x.request_method()
+            .map_or_else(|| "(no method)".into(), |m| escape_line(&m))
     };
     let mut out = vec![(
         seq,

@@ -129,8 +129,8 @@ pub(crate) fn carries_credential(x: &Exchange<'_>) -> bool {
 }
 
 pub(crate) fn method_of(x: &Exchange<'_>) -> String {
-    x.with_request(|j| j.and_then(|j| j.get("method")?.as_str().map(escape_line)))
-        .unwrap_or_else(|| "(no method)".into())
+    x.request_method()
+        .map_or_else(|| "(no method)".into(), |m| escape_line(&m))
 }
 
 /// The request sent without the run's credential, and its answer: the 401 that ended
