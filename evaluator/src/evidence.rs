@@ -10,6 +10,7 @@ use mcp_probe_schema::model::{
 use mcp_probe_schema::vocab::{family, LegId};
 use mcp_probe_schema::Verified;
 use std::any::{Any, TypeId};
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -303,6 +304,21 @@ impl<'a> Exchange<'a> {
         match self.cache {
             Some(c) => *c.answer.get_or_init(find),
             None => find(),
+        }
+    }
+
+    /// The answer ([`answer`](Self::answer)), borrowed from the bundle's memo for as long
+    /// as the bundle lives; a value of its own only when the memo does not keep this
+    /// body's parse (a body over 256 KiB, an exchange read without the bundle).
+    pub fn answer_cow(&self) -> Option<Cow<'a, Value>> {
+        let i = self.answer_index()?;
+        match self.response_memo() {
+            Some(c) => c
+                .messages
+                .get_or_init(|| self.parse_messages())
+                .get(i)
+                .map(Cow::Borrowed),
+            None => self.parse_messages().into_iter().nth(i).map(Cow::Owned),
         }
     }
 
