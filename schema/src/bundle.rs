@@ -732,9 +732,18 @@ fn strict_fast(b: &[u8], pos: usize, depth: usize, keys: &mut Vec<FastKey>) -> O
             }
             let mine = &mut keys[start..];
             let twice = if mine.len() <= PAIRWISE_KEYS {
-                mine.iter()
-                    .enumerate()
-                    .any(|(i, k)| mine[..i].iter().any(|j| j.same(k, b)))
+                // Each key against those before it, the integers first (most pairs
+                // differ in type or length, and are told apart without the content).
+                let mut found = false;
+                'pairs: for (i, k) in mine.iter().enumerate() {
+                    for j in &mine[..i] {
+                        if j.arg == k.arg && j.major == k.major && j.same(k, b) {
+                            found = true;
+                            break 'pairs;
+                        }
+                    }
+                }
+                found
             } else {
                 mine.sort_unstable_by(|x, y| {
                     (x.major, x.arg, x.content(b)).cmp(&(y.major, y.arg, y.content(b)))
