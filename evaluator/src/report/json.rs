@@ -605,24 +605,24 @@ fn nested<T: Serialize>(out: &mut Vec<u8>, depth: usize, value: &T) -> std::io::
 fn write_result(out: &mut Vec<u8>, depth: usize, r: &ResultJ<'_>) -> std::io::Result<()> {
     let d = depth + 1;
     out.push(b'{');
-    key(out, d, "server", true);
+    plain_key(out, d, "server", true);
     out.extend_from_slice(r.server.to_string().as_bytes());
-    key(out, d, "endpoint", false);
+    plain_key(out, d, "endpoint", false);
     write_str(out, r.endpoint);
-    key(out, d, "verdict", false);
+    plain_key(out, d, "verdict", false);
     write_str(out, r.verdict);
-    key(out, d, "evidence", false);
+    plain_key(out, d, "evidence", false);
     write_str(out, r.evidence);
-    key(out, d, "reduction", false);
+    plain_key(out, d, "reduction", false);
     write_str(out, r.reduction);
-    key(out, d, "legs", false);
+    plain_key(out, d, "legs", false);
     nested(out, d, &r.legs)?;
-    key(out, d, "records", false);
+    plain_key(out, d, "records", false);
     nested(out, d, &r.records)?;
-    key(out, d, "details", false);
+    plain_key(out, d, "details", false);
     write_map(out, d, r.details)?;
     if let Some(w) = &r.waiver {
-        key(out, d, "waiver", false);
+        plain_key(out, d, "waiver", false);
         nested(out, d, w)?;
     }
     newline(out, depth);
@@ -644,6 +644,18 @@ fn key(out: &mut Vec<u8>, depth: usize, k: &str, first: bool) {
     newline(out, depth);
     write_str(out, k);
     out.extend_from_slice(b": ");
+}
+
+/// [`key`] for a key that needs no escaping (one of a result's own), written as it is.
+fn plain_key(out: &mut Vec<u8>, depth: usize, k: &str, first: bool) {
+    debug_assert!(!k.bytes().any(|c| c < 0x20 || c == b'"' || c == b'\\'));
+    if !first {
+        out.push(b',');
+    }
+    newline(out, depth);
+    out.push(b'"');
+    out.extend_from_slice(k.as_bytes());
+    out.extend_from_slice(b"\": ");
 }
 
 /// A map pretty-printed at `depth`, as `serde_json` writes it with [`Nested`].
@@ -700,15 +712,15 @@ fn write_value(out: &mut Vec<u8>, depth: usize, v: &Value) -> std::io::Result<()
 fn write_str(out: &mut Vec<u8>, s: &str) {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
-    // Some byte of `x` is below 0x20, or is `"` or `\\` (may flag a clean byte after a
-    // flagged one, never miss one: each flagged word is then read a byte at a time).
+    // The high bit of each byte of `x` that is below 0x20, `"` or `\\`, and possibly of
+    // bytes after the first such byte (a borrow carries upwards), never of one before it:
+    // the lowest bit set marks the first byte to escape.
     let flagged = |x: u64| {
         let zero = |y: u64| y.wrapping_sub(ONES) & !y;
         ((x.wrapping_sub(ONES * 0x20) & !x)
             | zero(x ^ (ONES * u64::from(b'"')))
             | zero(x ^ (ONES * u64::from(b'\\'))))
             & HIGH
-            != 0
     };
     let b = s.as_bytes();
     out.reserve(b.len() + 2);
@@ -716,43 +728,48 @@ fn write_str(out: &mut Vec<u8>, s: &str) {
     let mut start = 0;
     let mut i = 0;
     while i < b.len() {
-        if let Some(word) = b.get(i..i + 8) {
-            let mut w = [0; 8];
-            w.copy_from_slice(word);
-            if !flagged(u64::from_le_bytes(w)) {
-                i += 8;
-                continue;
+        // The next eight bytes, or the last few padded with spaces (never escaped).
+        let mut w = [b' '; 8];
+        let n = match b.get(i..i + 8) {
+            Some(word) => {
+                w.copy_from_slice(word);
+                8
             }
-        }
-        let end = (i + 8).min(b.len());
-        while i < end {
-            let c = b[i];
-            let esc: &[u8] = match c {
-                b'"' => b"\\\"",
-                b'\\' => b"\\\\",
-                0x08 => b"\\b",
-                0x09 => b"\\t",
-                0x0a => b"\\n",
-                0x0c => b"\\f",
-                0x0d => b"\\r",
-                0x00..=0x1f => b"",
-                _ => {
-                    i += 1;
-                    continue;
-                }
-            };
-            out.extend_from_slice(&b[start..i]);
-            if esc.is_empty() {
-                const HEX: &[u8; 16] = b"0123456789abcdef";
-                out.extend_from_slice(b"\\u00");
-                out.push(HEX[usize::from(c >> 4)]);
-                out.push(HEX[usize::from(c & 0xf)]);
-            } else {
-                out.extend_from_slice(esc);
+            None => {
+                let rest = &b[i..];
+                w[..rest.len()].copy_from_slice(rest);
+                rest.len()
             }
-            i += 1;
-            start = i;
+        };
+        let m = flagged(u64::from_le_bytes(w));
+        if m == 0 {
+            i += n;
+            continue;
         }
+        // The first byte to escape among them.
+        i += (m.trailing_zeros() / 8) as usize;
+        let c = b[i];
+        let esc: &[u8] = match c {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            0x08 => b"\\b",
+            0x09 => b"\\t",
+            0x0a => b"\\n",
+            0x0c => b"\\f",
+            0x0d => b"\\r",
+            _ => b"",
+        };
+        out.extend_from_slice(&b[start..i]);
+        if esc.is_empty() {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.extend_from_slice(b"\\u00");
+            out.push(HEX[usize::from(c >> 4)]);
+            out.push(HEX[usize::from(c & 0xf)]);
+        } else {
+            out.extend_from_slice(esc);
+        }
+        i += 1;
+        start = i;
     }
     out.extend_from_slice(&b[start..]);
     out.push(b'"');
