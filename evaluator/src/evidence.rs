@@ -2,7 +2,7 @@
 //! across pages, records by leg, and JSON-RPC answers. Built once per bundle and shared
 //! by every check, so no check re-parses what another already parsed.
 
-use mcp_probe_schema::derive::{self, Inventory, StreamAnswer};
+use mcp_probe_schema::derive::{self, Inventory, RequestHead, StreamAnswer};
 use mcp_probe_schema::model::{
     Body, BodyEnd, Era, Evidence as Payload, Header, HttpExchange, HttpOutcome, HttpRequest,
     HttpResponse, Observation, Record, Session, SseEvent, StdioExchange, StdioProcess, Transport,
@@ -10,6 +10,7 @@ use mcp_probe_schema::model::{
 use mcp_probe_schema::vocab::{family, LegId};
 use mcp_probe_schema::Verified;
 use std::any::{Any, TypeId};
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -153,6 +154,10 @@ pub(crate) struct Memo {
     messages: OnceLock<Vec<Value>>,
     /// The request body parsed ([`Exchange::request_json`]).
     request: OnceLock<Option<Value>>,
+    /// The request's `id` and `method`, read without parsing the rest of the body
+    /// ([`Exchange::request_id`], [`Exchange::request_method`]): what most reads of a
+    /// request need.
+    head: OnceLock<Option<RequestHead>>,
     /// Which of `messages` is the answer ([`Exchange::answer`]).
     answer: OnceLock<Option<usize>>,
     /// The response body parsed as one document ([`Exchange::body_json`]).
@@ -256,11 +261,31 @@ impl<'a> Exchange<'a> {
         }
     }
 
+    /// `f` on the request's `id` and `method` ([`derive::request_head`]: what the parsed
+    /// body would say of them, without building the body), read from the bundle's memo.
+    fn with_head<T>(&self, f: impl FnOnce(Option<&RequestHead>) -> T) -> T {
+        let parse = || derive::request_head(&self.http.request.body.bytes);
+        match self.request_memo() {
+            Some(c) => f(c.head.get_or_init(parse).as_ref()),
+            None => f(parse().as_ref()),
+        }
+    }
+
     /// The request's JSON-RPC id, `null` when it has none (or its body is not a JSON
-    /// object), read from the bundle's memo of the parsed request.
+    /// object), read from the bundle's memo.
     pub fn request_id(&self) -> Value {
-        self.with_request(|r| r.and_then(|r| r.get("id").cloned()))
-            .unwrap_or(Value::Null)
+        self.request_id_sent().unwrap_or(Value::Null)
+    }
+
+    /// The request body's `id` member, `None` when it has none (or its body is not a
+    /// JSON object).
+    pub fn request_id_sent(&self) -> Option<Value> {
+        self.with_head(|h| h.and_then(|h| h.id.clone()))
+    }
+
+    /// The request body's `method` member, when it is a string.
+    pub fn request_method(&self) -> Option<String> {
+        self.with_head(|h| h.and_then(|h| h.method.clone()))
     }
 
     /// Which message of [`with_messages`](Self::with_messages) is the answer.
@@ -279,6 +304,21 @@ impl<'a> Exchange<'a> {
         match self.cache {
             Some(c) => *c.answer.get_or_init(find),
             None => find(),
+        }
+    }
+
+    /// The answer ([`answer`](Self::answer)), borrowed from the bundle's memo for as long
+    /// as the bundle lives; a value of its own only when the memo does not keep this
+    /// body's parse (a body over 256 KiB, an exchange read without the bundle).
+    pub fn answer_cow(&self) -> Option<Cow<'a, Value>> {
+        let i = self.answer_index()?;
+        match self.response_memo() {
+            Some(c) => c
+                .messages
+                .get_or_init(|| self.parse_messages())
+                .get(i)
+                .map(Cow::Borrowed),
+            None => self.parse_messages().into_iter().nth(i).map(Cow::Owned),
         }
     }
 
@@ -311,7 +351,7 @@ impl<'a> Exchange<'a> {
             return Some(format!("record {}: {why}", self.record.seq));
         }
         let e = s.error.as_ref().filter(|_| {
-            let id = self.request_json().and_then(|r| r.get("id").cloned());
+            let id = self.request_id_sent();
             id.is_none_or(|id| derive::response_to(&s.messages, &id).is_none())
         })?;
         Some(format!(

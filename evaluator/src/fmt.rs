@@ -182,16 +182,19 @@ pub struct Excerpt {
 /// binary data, the first 64 bytes in hex.
 pub fn excerpt(bytes: &[u8], limit: usize) -> Excerpt {
     let slice = &bytes[..bytes.len().min(limit)];
-    let end = match std::str::from_utf8(slice) {
-        Ok(_) => Some(slice.len()),
-        // Cut inside a character at the limit: back off to the boundary.
-        Err(e) if e.error_len().is_none() && slice.len() < bytes.len() => Some(e.valid_up_to()),
+    let text = match std::str::from_utf8(slice) {
+        Ok(t) => Some(t),
+        // Cut inside a character at the limit: back off to the boundary (valid up to it,
+        // so this second reading cannot fail).
+        Err(e) if e.error_len().is_none() && slice.len() < bytes.len() => {
+            std::str::from_utf8(&slice[..e.valid_up_to()]).ok()
+        }
         Err(_) => None,
     };
-    match end {
-        Some(end) => Excerpt {
-            text: escape_block(&String::from_utf8_lossy(&slice[..end])),
-            cut: end < bytes.len(),
+    match text {
+        Some(t) => Excerpt {
+            text: escape_block(t),
+            cut: t.len() < bytes.len(),
             utf8: true,
         },
         None => {

@@ -61,9 +61,13 @@ macro_rules! rule_ref {
     };
 }
 
-/// Whether `text` holds a reference (cheap: one scan for a three-byte sequence).
+/// Whether `text` holds a reference (cheap: one scan for a byte, then, only where it
+/// occurs, for the character).
 pub fn has_refs(text: &str) -> bool {
-    text.contains(OPEN)
+    // OPEN (U+E000) is EE 80 80 in UTF-8. The byte EE starts only the characters
+    // U+E000-U+EFFF, so text without it holds no OPEN; a byte search is a word at a time
+    // where searching for a character that is not ASCII goes through a substring search.
+    text.as_bytes().contains(&0xee) && text.contains(OPEN)
 }
 
 /// How references are rendered: the number of the row being graded, and the number of

@@ -434,7 +434,12 @@ impl Outcome {
     /// JSON object) becomes a detail, in field order.
     pub fn with_facts<T: Serialize>(mut self, facts: &T) -> Outcome {
         if let Ok(serde_json::Value::Object(m)) = serde_json::to_value(facts) {
-            self.details.extend(m);
+            if self.details.is_empty() {
+                // The same map as extending an empty one, without inserting every key again.
+                self.details = m;
+            } else {
+                self.details.extend(m);
+            }
         }
         self
     }

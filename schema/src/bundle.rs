@@ -619,10 +619,168 @@ enum Strictness {
     Duplicate(String),
 }
 
+/// A map key as [`strict_fast`] compares it: an integer (major type 0 or 1) by its
+/// value `arg`, a definite-length string (major type 2 or 3) by its content, the `arg`
+/// bytes at `at` of the item walked. Nothing is copied.
+#[derive(Debug, Clone, Copy)]
+struct FastKey {
+    major: u8,
+    arg: u64,
+    at: usize,
+}
+
+impl FastKey {
+    /// The string content (empty for an integer). In bounds: the walk checked the span.
+    fn content<'a>(&self, b: &'a [u8]) -> &'a [u8] {
+        if self.major < 2 {
+            return &[];
+        }
+        // `arg` fitted in usize and `at + arg` in `b` when the key was read.
+        &b[self.at..self.at + self.arg as usize]
+    }
+
+    fn same(&self, other: &FastKey, b: &[u8]) -> bool {
+        self.major == other.major
+            && self.arg == other.arg
+            && (self.major < 2 || self.content(b) == other.content(b))
+    }
+}
+
+/// Maps with at most this many keys are checked for a key twice by comparing each pair
+/// (no sort); wider ones are sorted.
+const PAIRWISE_KEYS: usize = 16;
+
+/// The common case of [`strict_item`], made cheap: the offset after the item at `pos`
+/// when it is well-formed, nested at most [`MAX_DEPTH`] levels, and every map in it has
+/// only integer and definite-length string keys, none twice. `None` for anything else
+/// (malformed, too deep, a key twice, a key of another kind, an indefinite-length
+/// string key): the caller then walks the item with [`cbor_walk`], which says exactly
+/// what is wrong, or that nothing is. So `Some(end)` here is always `Ok(end)` there.
+///
+/// Keys are compared as [`cbor_walk`] compares them (an integer by value, a string by
+/// content, whatever the head length), but in place: no key is copied or allocated,
+/// and a map of at most [`PAIRWISE_KEYS`] keys is not sorted. `keys` is scratch space
+/// shared by the whole walk, as in [`cbor_walk`].
+fn strict_fast(b: &[u8], pos: usize, depth: usize, keys: &mut Vec<FastKey>) -> Option<usize> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    let (major, ai, arg, mut p) = read_head(b, pos).ok()?;
+    match (major, ai) {
+        (0 | 1 | 6 | 7, 31) => None,
+        (0 | 1, _) => Some(p),
+        (7, 24) if arg < 32 => None,
+        (7, _) => Some(p),
+        // A chunked string: no map inside, the plain walk checks it.
+        (2 | 3, 31) => cbor_walk(b, pos, depth, None).ok(),
+        (2 | 3, _) => cbor_span(b, p, arg).ok(),
+        (4, _) => {
+            let mut left = arg;
+            loop {
+                if ai == 31 {
+                    if b.get(p) == Some(&0xff) {
+                        return Some(p + 1);
+                    }
+                } else if left == 0 {
+                    return Some(p);
+                } else {
+                    left -= 1;
+                }
+                p = strict_fast(b, p, depth + 1, keys)?;
+            }
+        }
+        (5, _) => {
+            // Its keys are one level deeper: at the bound, leave it to the plain walk.
+            if depth >= MAX_DEPTH {
+                return None;
+            }
+            let start = keys.len();
+            let mut left = arg;
+            loop {
+                if ai == 31 {
+                    if b.get(p) == Some(&0xff) {
+                        p += 1;
+                        break;
+                    }
+                } else if left == 0 {
+                    break;
+                } else {
+                    left -= 1;
+                }
+                let (km, kai, karg, q) = read_head(b, p).ok()?;
+                let key = match (km, kai) {
+                    (0 | 1, 0..=27) => {
+                        p = q;
+                        FastKey {
+                            major: km,
+                            arg: karg,
+                            at: q,
+                        }
+                    }
+                    (2 | 3, 0..=27) => {
+                        p = cbor_span(b, q, karg).ok()?;
+                        FastKey {
+                            major: km,
+                            arg: karg,
+                            at: q,
+                        }
+                    }
+                    _ => return None,
+                };
+                keys.push(key);
+                p = strict_fast(b, p, depth + 1, keys)?;
+            }
+            let mine = &mut keys[start..];
+            let twice = if mine.len() <= PAIRWISE_KEYS {
+                // Each key against those before it, the integers first (most pairs
+                // differ in type or length, and are told apart without the content).
+                let mut found = false;
+                'pairs: for (i, k) in mine.iter().enumerate() {
+                    for j in &mine[..i] {
+                        if j.arg == k.arg && j.major == k.major && j.same(k, b) {
+                            found = true;
+                            break 'pairs;
+                        }
+                    }
+                }
+                found
+            } else {
+                mine.sort_unstable_by(|x, y| {
+                    (x.major, x.arg, x.content(b)).cmp(&(y.major, y.arg, y.content(b)))
+                });
+                mine.windows(2).any(|w| w[0].same(&w[1], b))
+            };
+            keys.truncate(start);
+            (!twice).then_some(p)
+        }
+        _ => strict_fast(b, p, depth + 1, keys), // a tag and its content
+    }
+}
+
 /// Check that `bytes` are exactly one well-formed CBOR item, nested at most
 /// [`MAX_DEPTH`] levels, in which no map has the same key twice (RFC 8949 §5.6: such a
 /// map is not valid, and decoders differ on which copy they keep).
+///
+/// The cheap walk ([`strict_fast`]) answers for the items every collector writes; when
+/// it cannot say yes, the full walk ([`cbor_walk`] with keys) gives the answer and the
+/// error, the same for every input.
 fn strict_item(bytes: &[u8]) -> Result<(), Strictness> {
+    strict_item_with(bytes, &mut Vec::new())
+}
+
+/// [`strict_item`] with the cheap walk's scratch space from the caller (emptied again
+/// on return), so that a reader checking many items allocates it once.
+fn strict_item_with(bytes: &[u8], scratch: &mut Vec<FastKey>) -> Result<(), Strictness> {
+    let fast = strict_fast(bytes, 0, 0, scratch);
+    scratch.clear();
+    if fast == Some(bytes.len()) {
+        return Ok(());
+    }
+    strict_item_full(bytes)
+}
+
+/// [`strict_item`] by the full walk alone.
+fn strict_item_full(bytes: &[u8]) -> Result<(), Strictness> {
     let mut keys = Vec::new();
     match cbor_walk(bytes, 0, 0, Some(&mut keys)) {
         Ok(end) if end == bytes.len() => Ok(()),
@@ -1181,8 +1339,9 @@ fn check_chain(
     decoded: &[Result<Record, RecordDecodeError>],
 ) -> Result<(), VerifyError> {
     let mut chain = ChainCheck::new(&evidence.run.run_id);
+    let mut scratch = Vec::new();
     for (index, (bytes, record)) in evidence.records.iter().zip(decoded).enumerate() {
-        strict_record(index, bytes)?;
+        strict_record(index, bytes, &mut scratch)?;
         let record = record.as_ref().map_err(|e| VerifyError::Record {
             index,
             detail: e.to_string(),
@@ -1271,9 +1430,14 @@ fn strict_payload(payload: &[u8]) -> Result<(), VerifyError> {
 }
 
 /// A (signed) record's bytes are exactly one well-formed CBOR item, nested at most
-/// [`MAX_DEPTH`] levels, with no map holding a key twice.
-fn strict_record(index: usize, bytes: &[u8]) -> Result<(), VerifyError> {
-    strict_item(bytes).map_err(|s| VerifyError::Record {
+/// [`MAX_DEPTH`] levels, with no map holding a key twice. `scratch`: as in
+/// [`strict_item_with`], shared by the records of a bundle.
+fn strict_record(
+    index: usize,
+    bytes: &[u8],
+    scratch: &mut Vec<FastKey>,
+) -> Result<(), VerifyError> {
+    strict_item_with(bytes, scratch).map_err(|s| VerifyError::Record {
         index,
         detail: match s {
             Strictness::Malformed => RECORD_DOES_NOT_DECODE.into(),
@@ -1336,8 +1500,9 @@ fn verify_payload<R: KeptRecords>(
     let (evidence, encoded) = decode_payload(payload)?;
     let mut chain = ChainCheck::new(&evidence.run.run_id);
     let mut records = R::with_capacity(encoded.len());
+    let mut scratch = Vec::new();
     encoded.each(|index, bytes| {
-        strict_record(index, bytes)?;
+        strict_record(index, bytes, &mut scratch)?;
         let record = decode_record(bytes).map_err(|e| VerifyError::Record {
             index,
             detail: e.to_string(),
@@ -1658,6 +1823,254 @@ mod tests {
         assert_eq!(strict_item(&[0x00, 0x00]), Err(Strictness::Trailing(1)));
         assert_eq!(strict_item(&[0xa1, 0x00]), Err(Strictness::Malformed));
         assert_eq!(strict_item(&[0x81; 300]), Err(Strictness::TooDeep));
+    }
+
+    fn fast(b: &[u8]) -> Option<usize> {
+        strict_fast(b, 0, 0, &mut Vec::new())
+    }
+
+    #[test]
+    fn the_cheap_strict_walk_says_yes_only_where_the_full_walk_does() {
+        // Integer and definite string keys, none twice, at any depth: yes.
+        assert_eq!(fast(&[0xa2, 0x01, 0x00, 0x02, 0x00]), Some(5));
+        assert_eq!(fast(&[0xa2, 0x61, b'a', 0x00, 0x41, b'a', 0x00]), Some(7));
+        assert_eq!(fast(&[0xa2, 0x01, 0x00, 0x21, 0x00]), Some(5));
+        assert_eq!(
+            fast(&[0xa2, 0x01, 0xa1, 0x01, 0x00, 0x02, 0xa1, 0x01, 0x00]),
+            Some(9)
+        );
+        assert_eq!(
+            fast(&[0xbf, 0x01, 0x00, 0x02, 0x5f, 0x41, 1, 0xff, 0xff]),
+            Some(9)
+        );
+        // A key twice by value (head length, chunking): no, and the full walk names it.
+        for b in [
+            &[0xa2, 0x01, 0x00, 0x18, 0x01, 0x00][..],
+            &[0xa2, 0x20, 0x00, 0x38, 0x00, 0x00],
+            &[0xa2, 0x62, b'a', b'b', 0x00, 0x78, 0x02, b'a', b'b', 0x00],
+            &[0x82, 0x00, 0xa2, 0x05, 0x00, 0x05, 0x00],
+            &[0xbf, 0x01, 0x00, 0x01, 0x00, 0xff],
+        ] {
+            assert_eq!(fast(b), None, "{b:02x?}");
+            assert!(
+                matches!(strict_item(b), Err(Strictness::Duplicate(_))),
+                "{b:02x?}"
+            );
+        }
+        // Keys it leaves to the full walk: chunked strings, arrays (here not twice).
+        for b in [
+            &[0xa1, 0x7f, 0x61, b'a', 0xff, 0x00][..],
+            &[0xa1, 0x80, 0x00],
+        ] {
+            assert_eq!(fast(b), None, "{b:02x?}");
+            assert_eq!(strict_item(b), Ok(()), "{b:02x?}");
+        }
+        // Wide maps are sorted: a key twice among 257, or none among 256.
+        let mut wide = vec![0xb9, 0x01, 0x00];
+        for i in 0..256u16 {
+            wide.extend(cbor_head(2, 2));
+            wide.extend(i.to_be_bytes());
+            wide.push(0xf6);
+        }
+        assert_eq!(fast(&wide), Some(wide.len()));
+        wide[2] = 0x01;
+        wide.extend([0x42, 0x00, 0xc8, 0xf6]);
+        assert_eq!(fast(&wide), None);
+        assert_eq!(
+            strict_item(&wide),
+            Err(Strictness::Duplicate("h'00c8'".into()))
+        );
+        // Malformed, trailing or too deep: not here.
+        assert_eq!(fast(&[0xa1, 0x00]), None);
+        assert_eq!(fast(&[0x81; 300]), None);
+        let mut deep = vec![0x81; MAX_DEPTH];
+        deep.push(0x00);
+        assert_eq!(fast(&deep), Some(deep.len()));
+        let mut deep_map = vec![0x81; MAX_DEPTH];
+        deep_map.extend([0xa1, 0x00, 0x00]);
+        assert_eq!(fast(&deep_map), None);
+        assert_eq!(strict_item(&deep_map), Err(Strictness::TooDeep));
+    }
+
+    /// A CBOR item for [`the_cheap_and_the_full_strict_walks_agree`]: maps whose keys come
+    /// from a small pool (so some repeat) in every head length and chunking, nested.
+    fn cbor_item() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::prelude::*;
+        // An argument in a head of one of the lengths that can carry it.
+        fn head(major: u8, n: u64, wide: u8) -> Vec<u8> {
+            let m = major << 5;
+            match (wide % 5, n) {
+                (0, 0..=23) => vec![m | n as u8],
+                (0 | 1, 0..=0xff) => vec![m | 24, n as u8],
+                (2, 0..=0xffff) => {
+                    let mut v = vec![m | 25];
+                    v.extend((n as u16).to_be_bytes());
+                    v
+                }
+                (3, 0..=0xffff_ffff) => {
+                    let mut v = vec![m | 26];
+                    v.extend((n as u32).to_be_bytes());
+                    v
+                }
+                _ => {
+                    let mut v = vec![m | 27];
+                    v.extend(n.to_be_bytes());
+                    v
+                }
+            }
+        }
+        let key = prop_oneof![
+            (0u8..2, 0u64..4, any::<u8>()).prop_map(|(m, n, w)| head(m, n, w)),
+            (
+                2u8..4,
+                prop::sample::select(vec!["", "a", "ab", "b"]),
+                any::<u8>(),
+                any::<bool>()
+            )
+                .prop_map(|(m, t, w, chunked)| {
+                    let mut v;
+                    if chunked {
+                        v = vec![(m << 5) | 31];
+                        for c in t.as_bytes().chunks(1) {
+                            v.extend(head(m, c.len() as u64, w));
+                            v.extend(c);
+                        }
+                        v.push(0xff);
+                    } else {
+                        v = head(m, t.len() as u64, w);
+                        v.extend(t.as_bytes());
+                    }
+                    v
+                }),
+            Just(vec![0x80]),
+            Just(vec![0xf5]),
+        ];
+        let leaf = prop_oneof![
+            (0u64..300, any::<u8>()).prop_map(|(n, w)| head(0, n, w)),
+            Just(vec![0xf6]),
+            Just(vec![0x61, b'x']),
+        ];
+        leaf.prop_recursive(4, 40, 6, move |inner| {
+            prop_oneof![
+                (
+                    prop::collection::vec(inner.clone(), 0..5),
+                    any::<u8>(),
+                    any::<bool>()
+                )
+                    .prop_map(|(items, w, indef)| {
+                        let mut v = if indef {
+                            vec![0x9f]
+                        } else {
+                            head(4, items.len() as u64, w)
+                        };
+                        items.iter().for_each(|i| v.extend(i));
+                        if indef {
+                            v.push(0xff);
+                        }
+                        v
+                    }),
+                (
+                    prop::collection::vec((key.clone(), inner.clone()), 0..20),
+                    any::<u8>(),
+                    any::<bool>()
+                )
+                    .prop_map(|(entries, w, indef)| {
+                        let mut v = if indef {
+                            vec![0xbf]
+                        } else {
+                            head(5, entries.len() as u64, w)
+                        };
+                        for (k, x) in &entries {
+                            v.extend(k);
+                            v.extend(x);
+                        }
+                        if indef {
+                            v.push(0xff);
+                        }
+                        v
+                    }),
+                inner.prop_map(|i| {
+                    let mut v = vec![0xc1];
+                    v.extend(i);
+                    v
+                }),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2048))]
+        /// Where the cheap walk says yes, the full walk does; on items every map of which
+        /// has integer and definite string keys, they say the same.
+        #[test]
+        fn the_cheap_and_the_full_strict_walks_agree(
+            item in cbor_item(),
+            cut in proptest::prelude::any::<proptest::sample::Index>(),
+            flip in proptest::prelude::any::<(proptest::sample::Index, u8)>(),
+        ) {
+            let full = strict_item_full(&item);
+            let f = fast(&item);
+            if f == Some(item.len()) {
+                proptest::prop_assert_eq!(&full, &Ok(()));
+            }
+            if full.is_ok() && f.is_none() {
+                // Only keys it leaves to the full walk make the cheap walk say no.
+                proptest::prop_assert!(has_other_keys(&item), "{:02x?}", item);
+            }
+            // Damaged copies: yes from the cheap walk is yes from the full one.
+            let mut short = item.clone();
+            short.truncate(cut.index(item.len() + 1));
+            let mut flipped = item.clone();
+            if !flipped.is_empty() {
+                let i = flip.0.index(flipped.len());
+                flipped[i] ^= flip.1;
+            }
+            for b in [short, flipped] {
+                if let Some(end) = fast(&b) {
+                    proptest::prop_assert_eq!(cbor_walk(&b, 0, 0, Some(&mut Vec::new())), Ok(end));
+                }
+            }
+        }
+    }
+
+    /// Whether some map in a well-formed `b` has a key that is neither an integer nor a
+    /// definite-length string.
+    fn has_other_keys(b: &[u8]) -> bool {
+        fn walk(b: &[u8], pos: usize, other: &mut bool) -> usize {
+            let (major, ai, arg, mut p) = read_head(b, pos).expect("well-formed");
+            match (major, ai) {
+                (2..=5, 31) | (4 | 5, _) => {
+                    let n = if major == 5 { 2 } else { 1 };
+                    let mut left = arg * n;
+                    let mut i = 0u64;
+                    loop {
+                        if ai == 31 {
+                            if b[p] == 0xff {
+                                return p + 1;
+                            }
+                        } else if left == 0 {
+                            return p;
+                        } else {
+                            left -= 1;
+                        }
+                        if major == 5 && i % 2 == 0 {
+                            let (km, kai, _, _) = read_head(b, p).expect("well-formed");
+                            if km > 3 || kai == 31 {
+                                *other = true;
+                            }
+                        }
+                        i += 1;
+                        p = walk(b, p, other);
+                    }
+                }
+                (2 | 3, _) => p + arg as usize,
+                (6, _) => walk(b, p, other),
+                _ => p,
+            }
+        }
+        let mut other = false;
+        walk(b, 0, &mut other);
+        other
     }
 
     #[test]

@@ -95,10 +95,166 @@ pub fn response_to<'a>(messages: &'a [Value], id: &Value) -> Option<&'a Value> {
 
 /// The `id` of the JSON-RPC request in a request body.
 pub fn request_id(body: &[u8]) -> Option<Value> {
-    serde_json::from_slice::<Value>(body)
-        .ok()?
-        .get("id")
-        .cloned()
+    request_head(body)?.id
+}
+
+/// What is read of most requests: the `id` and `method` members of a request body, read
+/// without building the rest of it ([`request_head`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RequestHead {
+    /// The body's `id` member, when it is a JSON object that has one (of several, the
+    /// last, as `serde_json::Value` keeps it).
+    pub id: Option<Value>,
+    /// The body's `method` member, when it is a JSON object whose (last) `method` is a
+    /// string.
+    pub method: Option<String>,
+}
+
+/// The [`RequestHead`] of a request body, `None` when the body is not one JSON document:
+/// exactly what parsing it as a `serde_json::Value` and reading `id` and `method` gives
+/// (the same parser accepts the same bytes, recursion limit and number checks included),
+/// without allocating the members it does not keep.
+pub fn request_head(body: &[u8]) -> Option<RequestHead> {
+    serde_json::from_slice::<head::Doc>(body).ok().map(|d| d.0)
+}
+
+/// The visitors of [`request_head`]: every value is read through `deserialize_any`, as
+/// `serde_json::Value` reads it, so the same documents are accepted; only `id` and
+/// `method` of a top-level object are kept.
+mod head {
+    use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+    use serde_json::Value;
+
+    use super::RequestHead;
+
+    pub(super) struct Doc(pub(super) RequestHead);
+
+    impl<'de> Deserialize<'de> for Doc {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Doc, D::Error> {
+            d.deserialize_any(Top)
+        }
+    }
+
+    /// Any JSON value, read and dropped.
+    struct Skip;
+
+    impl<'de> Deserialize<'de> for Skip {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Skip, D::Error> {
+            d.deserialize_any(Skip)
+        }
+    }
+
+    macro_rules! scalars {
+        ($out:expr) => {
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok($out)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok($out)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok($out)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok($out)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+                Ok($out)
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok($out)
+            }
+        };
+    }
+
+    impl<'de> Visitor<'de> for Skip {
+        type Value = Skip;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("any JSON value")
+        }
+
+        scalars!(Skip);
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Skip, A::Error> {
+            while a.next_element::<Skip>()?.is_some() {}
+            Ok(Skip)
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Skip, A::Error> {
+            while a.next_key::<Skip>()?.is_some() {
+                a.next_value::<Skip>()?;
+            }
+            Ok(Skip)
+        }
+    }
+
+    /// A member name: `id`, `method` or another (read as a string, as `Value` reads
+    /// one, without keeping it).
+    enum Key {
+        Id,
+        Method,
+        Other,
+    }
+
+    impl<'de> Deserialize<'de> for Key {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Key, D::Error> {
+            d.deserialize_str(KeyName)
+        }
+    }
+
+    struct KeyName;
+
+    impl Visitor<'_> for KeyName {
+        type Value = Key;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a member name")
+        }
+
+        fn visit_str<E>(self, s: &str) -> Result<Key, E> {
+            Ok(match s {
+                "id" => Key::Id,
+                "method" => Key::Method,
+                _ => Key::Other,
+            })
+        }
+    }
+
+    /// The document: an object's `id` and `method`; anything else holds neither.
+    struct Top;
+
+    impl<'de> Visitor<'de> for Top {
+        type Value = Doc;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a JSON document")
+        }
+
+        scalars!(Doc(RequestHead::default()));
+
+        fn visit_seq<A: SeqAccess<'de>>(self, a: A) -> Result<Doc, A::Error> {
+            Skip.visit_seq(a)?;
+            Ok(Doc(RequestHead::default()))
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Doc, A::Error> {
+            let mut head = RequestHead::default();
+            while let Some(k) = a.next_key::<Key>()? {
+                match k {
+                    // A later copy of a member replaces an earlier one, as in `Value`.
+                    Key::Id => head.id = Some(a.next_value::<Value>()?),
+                    Key::Method => {
+                        head.method = a.next_value::<Value>()?.as_str().map(str::to_owned);
+                    }
+                    Key::Other => {
+                        a.next_value::<Skip>()?;
+                    }
+                }
+            }
+            Ok(Doc(head))
+        }
+    }
 }
 
 /// The response of an HTTP record, if it has one.
@@ -368,5 +524,115 @@ pub fn agreed_revision(result: &Value) -> Result<String, String> {
         Ok(echoed)
     } else {
         Err(echoed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// What [`request_head`] must equal: the body parsed whole, `id` and `method` read.
+    fn by_value(body: &[u8]) -> Option<RequestHead> {
+        let v = serde_json::from_slice::<Value>(body).ok()?;
+        Some(RequestHead {
+            id: v.get("id").cloned(),
+            method: v.get("method").and_then(Value::as_str).map(str::to_owned),
+        })
+    }
+
+    #[test]
+    fn the_head_of_a_request_is_what_the_parsed_body_says() {
+        let deep = |n: usize| {
+            let mut b = br#"{"id":1,"params":"#.to_vec();
+            b.extend(std::iter::repeat_n(b'[', n));
+            b.extend(std::iter::repeat_n(b']', n));
+            b.push(b'}');
+            b
+        };
+        for body in [
+            &br#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}}"#[..],
+            br#"{"id":1,"id":"two","method":"a","method":5}"#,
+            br#"{"method":"a","method":"b"}"#,
+            br#"[{"id":1}]"#,
+            br#""id""#,
+            br#"{"id":null}"#,
+            br#"{"id":1} x"#,
+            br#"{"id":1,"params":{"n":1e400}}"#,
+            br#"{"id":1,"params":{"n":123456789012345678901234567890}}"#,
+            br#"{"id":1,"params":"\ud800"}"#,
+            br#"{"id":1,"params":"\u00e9\n"}"#,
+            b"{\"id\":1,\"params\":\"\xff\"}",
+            b"{\"id\":1,\"p\xc3\xa9\":2}",
+            br#"{"id":1,"params":{"a":[1,{"b":null}],"a":true}}"#,
+            b"",
+            b"  ",
+        ] {
+            assert_eq!(
+                request_head(body),
+                by_value(body),
+                "{}",
+                String::from_utf8_lossy(body)
+            );
+        }
+        // Nesting: serde_json's limit of 128 levels refuses the same bodies both ways.
+        for n in [126, 127, 128, 200] {
+            assert_eq!(request_head(&deep(n)), by_value(&deep(n)), "{n}");
+        }
+        assert!(request_head(&deep(126)).is_some() && request_head(&deep(200)).is_none());
+    }
+
+    /// JSON text, with the members a request's head is read from, repeated at times.
+    fn json() -> impl Strategy<Value = String> {
+        let leaf = prop_oneof![
+            Just("null".to_string()),
+            Just("true".to_string()),
+            any::<i64>().prop_map(|n| n.to_string()),
+            any::<f64>().prop_map(|x| format!("{x:e}")),
+            Just("1e400".to_string()),
+            Just("-0".to_string()),
+            Just("18446744073709551616".to_string()),
+            "[a-z\\\\\"é\u{1}]{0,6}".prop_map(|s| format!("{s:?}")),
+            Just(r#""\ud800""#.to_string()),
+        ];
+        leaf.prop_recursive(5, 48, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..5)
+                    .prop_map(|v| format!("[{}]", v.join(","))),
+                prop::collection::vec(
+                    (
+                        prop::sample::select(vec!["id", "method", "params", "x", "i\\u0064"]),
+                        inner
+                    ),
+                    0..6
+                )
+                .prop_map(|m| {
+                    let members: Vec<String> =
+                        m.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
+                    format!("{{{}}}", members.join(","))
+                }),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1024))]
+        #[test]
+        fn the_head_parse_agrees_with_the_value_parse(
+            doc in json(),
+            cut in any::<prop::sample::Index>(),
+            flip in any::<(prop::sample::Index, u8)>(),
+        ) {
+            let body = doc.into_bytes();
+            prop_assert_eq!(request_head(&body), by_value(&body));
+            let short = &body[..cut.index(body.len() + 1)];
+            prop_assert_eq!(request_head(short), by_value(short));
+            let mut flipped = body.clone();
+            if !flipped.is_empty() {
+                let i = flip.0.index(flipped.len());
+                flipped[i] ^= flip.1;
+            }
+            prop_assert_eq!(request_head(&flipped), by_value(&flipped));
+        }
     }
 }

@@ -24,17 +24,41 @@ fn escape(c: char, out: &mut String) {
     }
 }
 
+/// The first character of `s` that [`is_unsafe`], and where it starts. ASCII is tested
+/// a byte at a time (its only unsafe characters are C0 and DEL); a character is decoded
+/// only where a byte is not ASCII.
+fn next_unsafe(s: &str) -> Option<(usize, char)> {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while let Some(&x) = b.get(i) {
+        if x.is_ascii() {
+            if x < 0x20 || x == 0x7f {
+                return Some((i, char::from(x)));
+            }
+            i += 1;
+        } else {
+            // `i` is at a character boundary: every step is a whole character.
+            let c = s.get(i..).and_then(|t| t.chars().next())?;
+            if is_unsafe(c) {
+                return Some((i, c));
+            }
+            i += c.len_utf8();
+        }
+    }
+    None
+}
+
 /// Untrusted text for one line of terminal output: every control character (line
 /// breaks included) and bidi override is shown escaped (`\n`, `\u{1b}`).
 pub fn line(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        if is_unsafe(c) {
-            escape(c, &mut out);
-        } else {
-            out.push(c);
-        }
+    let mut rest = s;
+    while let Some((i, c)) = next_unsafe(rest) {
+        out.push_str(&rest[..i]);
+        escape(c, &mut out);
+        rest = &rest[i + c.len_utf8()..];
     }
+    out.push_str(rest);
     out
 }
 
@@ -42,15 +66,18 @@ pub fn line(s: &str) -> String {
 /// control character and bidi override is shown escaped. `\r\n` becomes `\n`.
 pub fn block(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
+    let mut rest = s;
+    while let Some((i, c)) = next_unsafe(rest) {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + c.len_utf8()..];
         match c {
-            '\r' if chars.peek() == Some(&'\n') => {}
+            '\r' if after.starts_with('\n') => {}
             '\n' | '\t' => out.push(c),
-            c if is_unsafe(c) => escape(c, &mut out),
-            c => out.push(c),
+            c => escape(c, &mut out),
         }
+        rest = after;
     }
+    out.push_str(rest);
     out
 }
 
@@ -66,6 +93,44 @@ pub fn diagnostic(program: &str, kind: Option<&str>, text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`line`] and [`block`] as first written, a character at a time: the definition
+    /// the faster scans are held to.
+    fn line_by_chars(s: &str) -> String {
+        let mut out = String::new();
+        for c in s.chars() {
+            if is_unsafe(c) {
+                escape(c, &mut out);
+            } else {
+                out.push(c);
+            }
+        }
+        out
+    }
+
+    fn block_by_chars(s: &str) -> String {
+        let mut out = String::new();
+        let mut chars = s.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '\r' if chars.peek() == Some(&'\n') => {}
+                '\n' | '\t' => out.push(c),
+                c if is_unsafe(c) => escape(c, &mut out),
+                c => out.push(c),
+            }
+        }
+        out
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_scans_escape_what_the_character_loop_does(
+            s in "(\\PC|[\\x00-\\x1f\\x7f\\u{80}-\\u{9f}\\u{202a}-\\u{202e}\\u{2066}-\\u{2069}\\u{e000}\\u{e001}]|\\r\\n){0,40}"
+        ) {
+            proptest::prop_assert_eq!(line(&s), line_by_chars(&s));
+            proptest::prop_assert_eq!(block(&s), block_by_chars(&s));
+        }
+    }
 
     #[test]
     fn escapes_terminal_controls() {

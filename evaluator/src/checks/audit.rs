@@ -64,8 +64,8 @@ fn results(ev: &Bundle) -> Vec<ResultMeta> {
             continue;
         }
         let method = x
-            .with_request(|r| r.and_then(|r| r.get("method")?.as_str().map(escape_line)))
-            .unwrap_or_else(|| "(no method)".into());
+            .request_method()
+            .map_or_else(|| "(no method)".into(), |m| escape_line(&m));
         x.with_messages(|msgs| {
             for m in msgs {
                 let Some(result) = m.get("result") else {

@@ -483,7 +483,7 @@ fn render_piece(r: &Report, piece: &Piece) -> std::io::Result<Rendered> {
                 let i = servers.start + j;
                 out.extend_from_slice(b",\n");
                 out.extend_from_slice(RESULT_PAD);
-                nested(
+                write_result(
                     &mut out,
                     RESULT_DEPTH,
                     &result(i, &r.servers[i], o, row.mark(i)),
@@ -596,6 +596,183 @@ fn nested<T: Serialize>(out: &mut Vec<u8>, depth: usize, value: &T) -> std::io::
             Nested::at(depth),
         ))
         .map_err(std::io::Error::from)
+}
+
+/// One result pretty-printed at `depth`: the bytes [`nested`] writes for it, with its
+/// strings (evidence, reduction, the details) escaped by [`write_str`] rather than
+/// `serde_json`'s byte-at-a-time loop, most of the text of a report. The legs, records
+/// and waiver mark, short, are written by [`nested`].
+fn write_result(out: &mut Vec<u8>, depth: usize, r: &ResultJ<'_>) -> std::io::Result<()> {
+    let d = depth + 1;
+    out.push(b'{');
+    plain_key(out, d, "server", true);
+    out.extend_from_slice(r.server.to_string().as_bytes());
+    plain_key(out, d, "endpoint", false);
+    write_str(out, r.endpoint);
+    plain_key(out, d, "verdict", false);
+    write_str(out, r.verdict);
+    plain_key(out, d, "evidence", false);
+    write_str(out, r.evidence);
+    plain_key(out, d, "reduction", false);
+    write_str(out, r.reduction);
+    plain_key(out, d, "legs", false);
+    nested(out, d, &r.legs)?;
+    plain_key(out, d, "records", false);
+    nested(out, d, &r.records)?;
+    plain_key(out, d, "details", false);
+    write_map(out, d, r.details)?;
+    if let Some(w) = &r.waiver {
+        plain_key(out, d, "waiver", false);
+        nested(out, d, w)?;
+    }
+    newline(out, depth);
+    out.push(b'}');
+    Ok(())
+}
+
+/// A line break and `depth` levels of indentation (two spaces each).
+fn newline(out: &mut Vec<u8>, depth: usize) {
+    out.push(b'\n');
+    out.resize(out.len() + 2 * depth, b' ');
+}
+
+/// An object's key at `depth` (after `,` unless it is the first) and the `: ` after it.
+fn key(out: &mut Vec<u8>, depth: usize, k: &str, first: bool) {
+    if !first {
+        out.push(b',');
+    }
+    newline(out, depth);
+    write_str(out, k);
+    out.extend_from_slice(b": ");
+}
+
+/// [`key`] for a key that needs no escaping (one of a result's own), written as it is.
+fn plain_key(out: &mut Vec<u8>, depth: usize, k: &str, first: bool) {
+    debug_assert!(!k.bytes().any(|c| c < 0x20 || c == b'"' || c == b'\\'));
+    if !first {
+        out.push(b',');
+    }
+    newline(out, depth);
+    out.push(b'"');
+    out.extend_from_slice(k.as_bytes());
+    out.extend_from_slice(b"\": ");
+}
+
+/// A map pretty-printed at `depth`, as `serde_json` writes it with [`Nested`].
+fn write_map(
+    out: &mut Vec<u8>,
+    depth: usize,
+    m: &serde_json::Map<String, Value>,
+) -> std::io::Result<()> {
+    if m.is_empty() {
+        out.extend_from_slice(b"{}");
+        return Ok(());
+    }
+    out.push(b'{');
+    for (i, (k, v)) in m.iter().enumerate() {
+        key(out, depth + 1, k, i == 0);
+        write_value(out, depth + 1, v)?;
+    }
+    newline(out, depth);
+    out.push(b'}');
+    Ok(())
+}
+
+/// A value pretty-printed at `depth`, as `serde_json` writes it with [`Nested`]
+/// (numbers are written by `serde_json` itself).
+fn write_value(out: &mut Vec<u8>, depth: usize, v: &Value) -> std::io::Result<()> {
+    match v {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        Value::Number(n) => serde_json::to_writer(&mut *out, n).map_err(std::io::Error::from)?,
+        Value::String(t) => write_str(out, t),
+        Value::Array(a) if a.is_empty() => out.extend_from_slice(b"[]"),
+        Value::Array(a) => {
+            out.push(b'[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                newline(out, depth + 1);
+                write_value(out, depth + 1, x)?;
+            }
+            newline(out, depth);
+            out.push(b']');
+        }
+        Value::Object(m) => write_map(out, depth, m)?,
+    }
+    Ok(())
+}
+
+/// `s` as a JSON string, escaped exactly as `serde_json` escapes it: `"` and `\\` with
+/// a backslash, the control characters U+0000-U+001F as `\b`, `\t`, `\n`, `\f`, `\r` or
+/// `\u00xx` (lower-case hex), everything else as it is. Eight bytes are tested at a time
+/// for one that needs escaping, so text without any is copied in runs.
+fn write_str(out: &mut Vec<u8>, s: &str) {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // The high bit of each byte of `x` that is below 0x20, `"` or `\\`, and possibly of
+    // bytes after the first such byte (a borrow carries upwards), never of one before it:
+    // the lowest bit set marks the first byte to escape.
+    let flagged = |x: u64| {
+        let zero = |y: u64| y.wrapping_sub(ONES) & !y;
+        ((x.wrapping_sub(ONES * 0x20) & !x)
+            | zero(x ^ (ONES * u64::from(b'"')))
+            | zero(x ^ (ONES * u64::from(b'\\'))))
+            & HIGH
+    };
+    let b = s.as_bytes();
+    out.reserve(b.len() + 2);
+    out.push(b'"');
+    let mut start = 0;
+    let mut i = 0;
+    while i < b.len() {
+        // The next eight bytes, or the last few padded with spaces (never escaped).
+        let mut w = [b' '; 8];
+        let n = match b.get(i..i + 8) {
+            Some(word) => {
+                w.copy_from_slice(word);
+                8
+            }
+            None => {
+                let rest = &b[i..];
+                w[..rest.len()].copy_from_slice(rest);
+                rest.len()
+            }
+        };
+        let m = flagged(u64::from_le_bytes(w));
+        if m == 0 {
+            i += n;
+            continue;
+        }
+        // The first byte to escape among them.
+        i += (m.trailing_zeros() / 8) as usize;
+        let c = b[i];
+        let esc: &[u8] = match c {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            0x08 => b"\\b",
+            0x09 => b"\\t",
+            0x0a => b"\\n",
+            0x0c => b"\\f",
+            0x0d => b"\\r",
+            _ => b"",
+        };
+        out.extend_from_slice(&b[start..i]);
+        if esc.is_empty() {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.extend_from_slice(b"\\u00");
+            out.push(HEX[usize::from(c >> 4)]);
+            out.push(HEX[usize::from(c & 0xf)]);
+        } else {
+            out.extend_from_slice(esc);
+        }
+        i += 1;
+        start = i;
+    }
+    out.extend_from_slice(&b[start..]);
+    out.push(b'"');
 }
 
 /// The report as pretty-printed JSON text (no trailing newline): the bytes of
@@ -790,6 +967,85 @@ mod tests {
             to_string(&none),
             serde_json::to_string_pretty(&document(&none)).expect("whole")
         );
+    }
+
+    /// serde_json's own writing of `v` at `depth` with [`Nested`]: what the hand-written
+    /// writers must produce.
+    fn by_serde<T: Serialize>(depth: usize, v: &T) -> String {
+        let mut out = Vec::new();
+        nested(&mut out, depth, v).expect("serialise");
+        String::from_utf8(out).expect("utf-8")
+    }
+
+    #[test]
+    fn strings_are_escaped_as_serde_json_escapes_them() {
+        // Every ASCII byte and a few others, alone and at every offset of the eight-byte
+        // words, among clean text of every length up to 24.
+        let mut special: Vec<String> = (0u8..0x80).map(|b| char::from(b).to_string()).collect();
+        special.extend(["é", "\u{9b}", "\u{202e}", "\u{e000}", "😀", "\u{7f}"].map(String::from));
+        for c in &special {
+            for len in 0..24 {
+                for at in 0..=len {
+                    let text: String = "abcdefghijklmnopqrstuvwx"[..len].to_string();
+                    let s = format!("{}{c}{}", &text[..at], &text[at..]);
+                    let mut out = Vec::new();
+                    write_str(&mut out, &s);
+                    assert_eq!(
+                        String::from_utf8(out).expect("utf-8"),
+                        serde_json::to_string(&s).expect("json"),
+                        "{s:?}"
+                    );
+                }
+            }
+        }
+        // Pseudo-random mixtures (a fixed sequence).
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        for _ in 0..2000 {
+            let mut s = String::new();
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            for k in 0..(x % 64) {
+                let pick = (x >> (k % 50)) as usize ^ (k as usize * 7);
+                s.push_str(&special[pick % special.len()]);
+            }
+            let mut out = Vec::new();
+            write_str(&mut out, &s);
+            assert_eq!(
+                String::from_utf8(out).expect("utf-8"),
+                serde_json::to_string(&s).expect("json")
+            );
+        }
+    }
+
+    #[test]
+    fn values_are_pretty_printed_as_serde_json_prints_them() {
+        let values = [
+            json!(null),
+            json!({}),
+            json!([]),
+            json!({"a": {}, "b": [], "c": [[]], "d": [{}]}),
+            json!({"n": 1, "neg": -7, "big": u64::MAX, "f": 1.5, "e": 1e300, "tiny": 5e-324, "z": -0.0}),
+            json!({"s": "line\nbreak \"q\" \\ \u{1} é", "t": true, "f": false, "x": null}),
+            json!([1, [2, [3, {"k": ["v", {"deep": [null]}]}]], "end"]),
+            json!({"key \"quoted\"\n": {"\u{7}": [1.0, 2, "three"]}}),
+        ];
+        for v in &values {
+            for depth in [0, 1, 4, 5] {
+                let mut out = Vec::new();
+                write_value(&mut out, depth, v).expect("write");
+                assert_eq!(
+                    String::from_utf8(out).expect("utf-8"),
+                    by_serde(depth, v),
+                    "{v}"
+                );
+                if let Value::Object(m) = v {
+                    let mut out = Vec::new();
+                    write_map(&mut out, depth, m).expect("write");
+                    assert_eq!(String::from_utf8(out).expect("utf-8"), by_serde(depth, m));
+                }
+            }
+        }
     }
 
     #[test]

@@ -226,15 +226,14 @@ fn sse_followup_answered(ev: &Bundle) -> Option<u64> {
         return None;
     }
     let f = wire::last(ev, leg::NULL_ID_FOLLOWUP)?.ok()?;
-    let sent = f.request_json()?.get("id").cloned()?;
-    f.answer()
-        .filter(|a| a.get("id") == Some(&sent))
-        .map(|_| f.seq())
+    let sent = f.request_id_sent()?;
+    f.with_answer(|a| a.is_some_and(|a| a.get("id") == Some(&sent)))
+        .then(|| f.seq())
 }
 
 /// ERROR when the recorded request does not carry `"id": null`: it tests nothing here.
 fn not_a_null_id(x: &Exchange<'_>) -> Option<Judgement> {
-    let sent_id = x.request_json().and_then(|r| r.get("id").cloned());
+    let sent_id = x.request_id_sent();
     if sent_id == Some(Value::Null) {
         return None;
     }

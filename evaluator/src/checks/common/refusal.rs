@@ -150,7 +150,7 @@ mod tests {
         }
     }
 
-    fn error(code: Option<i64>) -> Reply {
+    fn error(code: Option<i64>) -> Reply<'static> {
         Reply::Error(RpcError {
             code,
             message: "m".into(),
@@ -204,14 +204,14 @@ mod tests {
             ),
             (
                 Some(200),
-                Reply::Result(serde_json::json!({})),
+                Reply::Result(std::borrow::Cow::Owned(serde_json::json!({}))),
                 Class::Accepted,
                 Fail,
                 Fail,
             ),
             (
                 Some(500),
-                Reply::Result(serde_json::json!({})),
+                Reply::Result(std::borrow::Cow::Owned(serde_json::json!({}))),
                 Class::Accepted,
                 Fail,
                 Fail,

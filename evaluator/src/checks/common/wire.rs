@@ -8,6 +8,7 @@ use mcp_probe_schema::model::{BodyEnd, Era, HttpOutcome, Observation};
 use mcp_probe_schema::vocab::{LegId, REV_2026_07_28};
 use serde::Serialize;
 use serde_json::Value;
+use std::borrow::Cow;
 
 use crate::check::Legs;
 use crate::evidence::{Bundle, Exchange};
@@ -62,16 +63,17 @@ impl RpcError {
     }
 }
 
-/// What the server answered to one recorded request.
+/// What the server answered to one recorded request (a result borrowed from the
+/// bundle's memo of parsed bodies, for as long as the bundle lives).
 #[derive(Debug, Clone)]
-pub enum Reply {
+pub enum Reply<'a> {
     /// No response head arrived (transport failure), with the error.
     NoResponse(String),
     /// A JSON-RPC error object: the response to the request's id, or the first error
     /// or result message (JSON body or SSE event).
     Error(RpcError),
     /// A JSON-RPC result (possibly null).
-    Result(Value),
+    Result(Cow<'a, Value>),
     /// A 2xx whose body, read whole, is empty: the acknowledgement of a notification.
     Empty,
     /// A 2xx event stream, read whole, with neither a result nor an error.
@@ -92,18 +94,18 @@ pub struct AnswerFacts {
 
 /// One recorded answer.
 #[derive(Debug, Clone)]
-pub struct Answer {
+pub struct Answer<'a> {
     /// HTTP status, when a response arrived.
     pub status: Option<u16>,
     /// "HTTP 400 (application/json)", or "no response".
     pub status_label: String,
     /// The reading.
-    pub reply: Reply,
+    pub reply: Reply<'a>,
     /// The record.
     pub seq: u64,
 }
 
-impl Answer {
+impl Answer<'_> {
     /// The status is 2xx.
     pub fn is_2xx(&self) -> bool {
         self.status.is_some_and(|s| (200..300).contains(&s))
@@ -175,7 +177,7 @@ pub fn short(s: &str) -> String {
 }
 
 /// Read one exchange.
-pub fn read(x: &Exchange<'_>) -> Answer {
+pub fn read<'a>(x: &Exchange<'a>) -> Answer<'a> {
     let seq = x.seq();
     let resp = match &x.http.outcome {
         HttpOutcome::Response(r) => r,
@@ -190,12 +192,14 @@ pub fn read(x: &Exchange<'_>) -> Answer {
     };
     let status = resp.status;
     let status_label = x.status_label().unwrap_or_default();
-    let read = x.with_answer(|answer| {
+    let read = {
+        let owned = x.answer_cow();
+        let answer = owned.as_deref();
         if let Some(err) = answer
             .and_then(|a| a.get("error"))
             .and_then(Value::as_object)
         {
-            let sent_id = x.with_request(|r| r.and_then(|r| r.get("id").cloned()));
+            let sent_id = x.request_id_sent();
             let foreign_id = answer
                 .and_then(|a| a.get("id"))
                 .filter(|id| !id.is_null() && Some(*id) != sent_id.as_ref())
@@ -211,11 +215,9 @@ pub fn read(x: &Exchange<'_>) -> Answer {
                 foreign_id,
             }))
         } else {
-            answer
-                .and_then(|a| a.get("result"))
-                .map(|result| Reply::Result(result.clone()))
+            owned.and_then(|a| member(a, "result")).map(Reply::Result)
         }
-    });
+    };
     let reply = if let Some(reply) = read {
         reply
     } else {
@@ -256,6 +258,15 @@ pub fn read(x: &Exchange<'_>) -> Answer {
         status_label,
         reply,
         seq,
+    }
+}
+
+/// The member `key` of an object, borrowed as the object is or taken out of it.
+fn member<'a>(v: Cow<'a, Value>, key: &str) -> Option<Cow<'a, Value>> {
+    match v {
+        Cow::Borrowed(b) => b.get(key).map(Cow::Borrowed),
+        Cow::Owned(Value::Object(mut m)) => m.remove(key).map(Cow::Owned),
+        Cow::Owned(_) => None,
     }
 }
 

@@ -104,11 +104,7 @@ fn tool_names(ev: &Bundle) -> BTreeSet<String> {
 
 /// The tool a recorded `tools/call` named.
 fn called(x: &Exchange<'_>) -> Option<String> {
-    x.request_json()?
-        .get("params")?
-        .get("name")?
-        .as_str()
-        .map(str::to_string)
+    x.with_request(|r| r?.get("params")?.get("name")?.as_str().map(str::to_string))
 }
 
 /// The first `n` characters of `s`, on one line.

@@ -409,12 +409,7 @@ fn is_revision_date(v: &str) -> bool {
 fn discover_exchange(ev: &Bundle) -> Option<Exchange<'_>> {
     let discovers: Vec<Exchange<'_>> = ev
         .exchanges(leg::ENDPOINT_DETECT)
-        .filter(|x| {
-            x.request_json()
-                .and_then(|r| r.get("method").and_then(Value::as_str).map(str::to_string))
-                .as_deref()
-                == Some(method::DISCOVER)
-        })
+        .filter(|x| x.request_method().as_deref() == Some(method::DISCOVER))
         .collect();
     let negotiated = ev.session().and_then(|s| s.negotiated_in);
     discovers
@@ -540,9 +535,8 @@ fn sweep_part(
             mcp_probe_schema::model::Observation::Http(http) => {
                 let x = ev.exchange_of(r).unwrap_or(Exchange::new(r, http));
                 let requested = x
-                    .request_json()
-                    .and_then(|j| {
-                        j.pointer("/params/protocolVersion")
+                    .with_request(|j| {
+                        j.and_then(|j| j.pointer("/params/protocolVersion"))
                             .and_then(Value::as_str)
                             .map(str::to_string)
                     })

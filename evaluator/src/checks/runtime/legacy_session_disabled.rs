@@ -140,7 +140,11 @@ fn surface(a: &Answer, what: &str, authenticated: bool) -> (SubOutcome, String) 
 }
 
 /// The control of c or d: `Ok` when it is a tools result.
-fn control(ev: &Bundle, l: LegId, seqs: &mut Vec<u64>) -> Result<Answer, (SubOutcome, String)> {
+fn control<'a>(
+    ev: &'a Bundle,
+    l: LegId,
+    seqs: &mut Vec<u64>,
+) -> Result<Answer<'a>, (SubOutcome, String)> {
     let x =
         exchange_of(ev, l, "the control tools/list").inspect_err(|_| seqs.extend(ev.seqs(l)))?;
     let a = read(&x);

@@ -62,15 +62,15 @@ pub(super) fn seqs(ev: &Bundle, legs: &[LegId]) -> Vec<u64> {
 }
 
 /// One live leg as recorded.
-pub(super) enum Recorded {
+pub(super) enum Recorded<'a> {
     /// The request was sent; its answer and the request body.
-    Sent(Box<Answer>, Value),
+    Sent(Box<Answer<'a>>, Value),
     /// The leg was recorded as skipped, or no record carries it: the outcome and note.
     NotSent(Graded),
 }
 
 /// The last record of `leg`: the answer and the request body, or why nothing was sent.
-pub(super) fn recorded(ev: &Bundle, leg: LegId, what: &str) -> Recorded {
+pub(super) fn recorded<'a>(ev: &'a Bundle, leg: LegId, what: &str) -> Recorded<'a> {
     match wire::last(ev, leg) {
         Some(Ok(x)) => Recorded::Sent(
             Box::new(wire::read(&x)),
@@ -98,7 +98,7 @@ pub(super) fn skipped(what: &str, reason: &str) -> Graded {
 }
 
 /// The answer's result, when it is one.
-pub(super) fn result(a: &Answer) -> Option<&Value> {
+pub(super) fn result<'b>(a: &'b Answer<'_>) -> Option<&'b Value> {
     match &a.reply {
         Reply::Result(r) => Some(r),
         _ => None,
@@ -310,7 +310,7 @@ mod tests {
         }
     }
 
-    fn error(code: Option<i64>, message: &str) -> Reply {
+    fn error(code: Option<i64>, message: &str) -> Reply<'static> {
         Reply::Error(RpcError {
             code,
             message: message.into(),
@@ -417,7 +417,10 @@ mod tests {
         for (reply, p) in [
             (error(Some(-32602), "x"), Probe::UnknownPrompt),
             (error(Some(-32020), "Header mismatch"), Probe::UnknownPrompt),
-            (Reply::Result(serde_json::json!({})), Probe::MissingResource),
+            (
+                Reply::Result(std::borrow::Cow::Owned(serde_json::json!({}))),
+                Probe::MissingResource,
+            ),
             (Reply::Empty, Probe::UnknownPrompt),
         ] {
             let (strict, lenient) = both(reply, p, modern);
@@ -429,7 +432,7 @@ mod tests {
     fn results_fail_except_generated_template_content() {
         let g = |r: Value, p: Probe| {
             refusal(
-                &answer(200, Reply::Result(r)),
+                &answer(200, Reply::Result(std::borrow::Cow::Owned(r))),
                 p,
                 Some("2025-11-25"),
                 false,

@@ -240,7 +240,7 @@ fn traversal(
         Reply::Error(_) => (SubOutcome::Pass, format!("{sent}: {said}: refused")),
         Reply::Result(r) => match r.get("contents").and_then(Value::as_array) {
             Some(c) if c.is_empty() => (SubOutcome::Pass, format!("{sent}: {said} with an empty `contents`: nothing served")),
-            Some(_) => match marked(&texts(Some(r)), markers, control) {
+            Some(_) => match marked(&texts(Some(&**r)), markers, control) {
                 Some((m, line)) => (
                     SubOutcome::Fail,
                     format!(

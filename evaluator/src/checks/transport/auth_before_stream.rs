@@ -13,7 +13,6 @@ use mcp_probe_schema::derive;
 use mcp_probe_schema::model::{Observation, Record};
 use mcp_probe_schema::vocab::{header, leg, LegId};
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::check::{Check, Context, Legs};
 use crate::checks::common::response::{answer, Answer, Kind, Resp};
@@ -58,9 +57,8 @@ fn unauthenticated_answers(ev: &Bundle) -> Option<Vec<(u64, String)>> {
         return None;
     }
     let method = |x: &Exchange<'_>| {
-        x.request_json()
-            .and_then(|j| j.get("method").and_then(Value::as_str).map(escape_line))
-            .unwrap_or_else(|| "(no method)".into())
+        x.request_method()
+            .map_or_else(|| "(no method)".into(), |m| escape_line(&m))
     };
     let mut out = vec![(
         seq,

@@ -4,7 +4,6 @@ use mcp_probe_schema::derive;
 use mcp_probe_schema::model::HttpOutcome;
 use mcp_probe_schema::vocab::{header, leg, LegId};
 use mcp_probe_schema::www_authenticate::{self, Challenge};
-use serde_json::Value;
 
 use crate::evidence::{Bundle, Exchange};
 use crate::fmt::escape_line;
@@ -130,9 +129,8 @@ pub(crate) fn carries_credential(x: &Exchange<'_>) -> bool {
 }
 
 pub(crate) fn method_of(x: &Exchange<'_>) -> String {
-    x.request_json()
-        .and_then(|j| j.get("method").and_then(Value::as_str).map(escape_line))
-        .unwrap_or_else(|| "(no method)".into())
+    x.request_method()
+        .map_or_else(|| "(no method)".into(), |m| escape_line(&m))
 }
 
 /// The request sent without the run's credential, and its answer: the 401 that ended
