@@ -7,8 +7,9 @@
 #   change, and target/release/mcp-grade). Both run, with the same arguments and an empty
 #   MCP_PROBE_HOME, on:
 #   - all of examples/*.mcpev and examples/compat/**/*.mcpev in one report, every
-#     collector.pub under examples/ as --trust, in each format: the text summary, the
-#     --verbose text, json, sarif, junit, markdown, html, oscal and xccdf;
+#     collector.pub under examples/ as --trust and examples/tsa/ca.pem as --tsa-cert
+#     (not for `show`), in each format: the text summary, the --verbose text, json,
+#     sarif, junit, markdown, html, oscal and xccdf;
 #   - each of those bundles alone, --format json;
 #   - `verify` of all of them;
 #   - `show`, `show --json` and `show --har` of examples/py2.mcpev and
@@ -42,6 +43,11 @@ new_commit=$(commit_of "$new")
 
 trust=()
 while IFS= read -r k; do trust+=(--trust "$k"); done < <(find examples -name collector.pub | sort)
+# `show` takes --tsa-cert only with --trust-list: it gets the keys alone.
+keys=("${trust[@]}")
+# The stamped example's TSA root, so its token is checked to the end (not refused at
+# `chain`).
+trust+=(--tsa-cert examples/tsa/ca.pem)
 mapfile -t bundles < <(
   ls examples/*.mcpev
   find examples/compat -name '*.mcpev' | sort
@@ -91,9 +97,9 @@ done
 run verify verify "${trust[@]}" "${bundles[@]}"
 for b in examples/py2.mcpev examples/fastmcp.mcpev; do
   n=$(basename "$b" .mcpev)
-  run "show.$n" show "${trust[@]}" "$b"
-  run "show.$n.json" show --json "${trust[@]}" "$b"
-  run "show.$n.har" show --har "${trust[@]}" "$b"
+  run "show.$n" show "${keys[@]}" "$b"
+  run "show.$n.json" show --json "${keys[@]}" "$b"
+  run "show.$n.har" show --har "${keys[@]}" "$b"
 done
 
 if [ $differ = 0 ]; then
