@@ -292,7 +292,7 @@ pub fn plan(flags: &Flags, printer: &Printer) -> Result<Plan, UsageError> {
     let tsa_url = match &flags.tsa {
         Some(u) => Some(
             crate::transport::tsa::parse_url(u).map_err(|reason| UsageError::Tsa {
-                url: u.clone(),
+                url: crate::transport::tsa::shown_url(u),
                 reason,
             })?,
         ),

@@ -345,7 +345,7 @@ pub fn run(args: &TimestampArgs, printer: &Printer) -> ExitStatus {
         Err(reason) => {
             printer.error(
                 &UsageError::Tsa {
-                    url: args.tsa.clone(),
+                    url: crate::transport::tsa::shown_url(&args.tsa),
                     reason,
                 }
                 .to_string(),

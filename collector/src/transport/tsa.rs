@@ -147,9 +147,40 @@ pub fn parse_url(s: &str) -> Result<url::Url, String> {
     Ok(u)
 }
 
+/// A `--tsa` value as an error may print it: a URL's user name and password (which
+/// [`parse_url`] refuses) replaced by `***`, so the refusal does not print the credential
+/// it refuses; anything else as given.
+pub fn shown_url(s: &str) -> String {
+    match url::Url::parse(s) {
+        Ok(mut u) if !u.username().is_empty() || u.password().is_some() => {
+            // Both setters fail only for URLs that cannot have credentials.
+            let _ = u.set_username(if u.username().is_empty() { "" } else { "***" });
+            let _ = u.set_password(u.password().map(|_| "***"));
+            u.to_string()
+        }
+        _ => s.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refused_url_is_shown_without_its_credentials() {
+        let shown = shown_url("https://alice:s3cret-pw@tsa.example/tsa");
+        assert_eq!(shown, "https://***:***@tsa.example/tsa");
+        assert!(!shown.contains("s3cret-pw") && !shown.contains("alice"));
+        assert_eq!(
+            shown_url("https://:pw@tsa.example/"),
+            "https://:***@tsa.example/"
+        );
+        assert_eq!(
+            shown_url("http://127.0.0.1:3180/tsa"),
+            "http://127.0.0.1:3180/tsa"
+        );
+        assert_eq!(shown_url("not a url"), "not a url");
+    }
 
     #[test]
     fn tsa_urls_are_http_or_https_without_credentials() {
