@@ -71,15 +71,8 @@ fn run(flags: &Flags, printer: &Printer) -> ExitStatus {
             return ExitStatus::Usage;
         }
     };
-    let rt = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            printer.error(&format!("cannot start the runtime: {e}"));
-            return ExitStatus::Internal;
-        }
+    let Some(rt) = mcp_probe_collector::run::runtime(printer) else {
+        return ExitStatus::Internal;
     };
     rt.block_on(execute(plan, printer))
 }

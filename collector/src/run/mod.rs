@@ -44,6 +44,21 @@ use target::Target;
 
 use crate::journal::{lock, Journal, SharedJournal as Shared};
 
+/// The multi-threaded runtime a command runs on, or `None` after saying on stderr why it
+/// could not start (the caller exits [`ExitStatus::Internal`]).
+pub fn runtime(printer: &Printer) -> Option<tokio::runtime::Runtime> {
+    match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => Some(rt),
+        Err(e) => {
+            printer.error(&format!("cannot start the runtime: {e}"));
+            None
+        }
+    }
+}
+
 /// Collect every target of the plan: at most `--concurrency` targets at once, each with
 /// a journal opened when it starts; once all finished or a signal stopped the run, seal
 /// what is left as interrupted (targets that never started included, so every target

@@ -376,15 +376,8 @@ pub fn run(args: &TimestampArgs, printer: &Printer) -> ExitStatus {
         }
     };
     let tsa = Arc::new(Tsa::new(url, trust, Duration::from_secs(args.timeout)));
-    let rt = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            printer.error(&format!("cannot start the runtime: {e}"));
-            return ExitStatus::Internal;
-        }
+    let Some(rt) = super::runtime(printer) else {
+        return ExitStatus::Internal;
     };
     let failed = rt.block_on(renew_all(
         &args.bundles,
