@@ -223,6 +223,14 @@ fn main() {
                 "grade" => vec!["--format".into(), "json".into()],
                 _ => vec!["verify".into()],
             };
+            // The examples' signer pinned, and the root of the lab TSA that stamped one
+            // of them: without it that bundle's timestamp chain is untrusted and
+            // verification refuses it (exit 3), as `scripts/instructions.sh` runs them.
+            let examples_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+            args.push("--trust".into());
+            args.push(examples_dir.join("collector.pub").display().to_string());
+            args.push("--tsa-cert".into());
+            args.push(examples_dir.join("tsa/ca.pem").display().to_string());
             if std::env::var_os("THROUGHPUT_NO_JOBS_FLAG").is_none() {
                 args.push("--jobs".into());
                 args.push(j.to_string());
