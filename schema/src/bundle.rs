@@ -1054,9 +1054,26 @@ fn header(c: &Cose<'_>) -> Result<PublicKey, VerifyError> {
             _ => None,
         })
         .ok_or_else(|| header("no signer public key in the unprotected header"))?;
+    // A fleet's bundles are signed by one key or a few: the key this thread last
+    // accepted is kept with its id, so the decompression, the canonical and small-order
+    // tests and the id's hash below run once per key rather than once per bundle. Only an
+    // accepted key is kept, and for it every test below passes but the key id's, which
+    // is made against the kept id: the same outcome, and the same error, as the tests.
+    let cached = LAST_SIGNER.with_borrow(|last| {
+        last.as_ref()
+            .filter(|(bytes, _, _)| bytes.as_slice() == raw)
+            .map(|(_, key, id)| (key.clone(), *id))
+    });
+    if let Some((key, id)) = cached {
+        if kid != id {
+            return Err(header("key id does not match the signer public key"));
+        }
+        return Ok(key);
+    }
     let key = PublicKey::from_bytes(raw)
         .map_err(|_| header("the signer public key is not a valid Ed25519 public key"))?;
-    if kid != key.key_id_bytes() {
+    let id = key.key_id_bytes();
+    if kid != id {
         return Err(header("key id does not match the signer public key"));
     }
     // RFC 8032 §5.1.3 refuses a y coordinate of p or more, which the decompression used
@@ -1072,7 +1089,19 @@ fn header(c: &Cose<'_>) -> Result<PublicKey, VerifyError> {
             "the signer public key is a small-order (weak) Ed25519 key",
         ));
     }
+    if let (Ok(bytes), Ok(id)) = (<[u8; 32]>::try_from(raw), <[u8; KEY_ID_LEN]>::try_from(id)) {
+        LAST_SIGNER.set(Some((bytes, key.clone(), id)));
+    }
     Ok(key)
+}
+
+/// A signer key [`header`] accepted: its raw bytes, the key and its key id.
+type AcceptedSigner = ([u8; 32], PublicKey, [u8; KEY_ID_LEN]);
+
+thread_local! {
+    /// The signer key [`header`] last accepted on this thread.
+    static LAST_SIGNER: std::cell::RefCell<Option<AcceptedSigner>> =
+        const { std::cell::RefCell::new(None) };
 }
 
 /// The CBOR head of a major type with an argument, shortest form.

@@ -264,6 +264,36 @@ fn content_type_and_key_id_are_named() {
 }
 
 #[test]
+fn a_signer_key_accepted_before_is_still_held_to_its_key_id() {
+    // The verifier keeps the signer key it last accepted; a bundle carrying that same
+    // key with another key id, verified right after a good one on the same thread,
+    // fails exactly as it does on its own.
+    let bytes = sample();
+    let kid = hex::decode(test_key(1).public().key_id()).expect("hex");
+    let wrong = flipped(&bytes, find_unique(&bytes, &kid) + 5);
+    let alone = std::thread::spawn({
+        let wrong = wrong.clone();
+        move || err_of(&wrong).to_string()
+    })
+    .join()
+    .expect("thread");
+    open(&bytes, &[]).expect("the untouched bundle verifies");
+    assert_eq!(err_of(&wrong).to_string(), alone);
+    assert_eq!(
+        alone,
+        "malformed header: key id does not match the signer public key"
+    );
+    // Then another signer, and the first again: each verifies.
+    open(&sample_bundle(&test_key(2), N, 300), &[]).expect("a second signer verifies");
+    open(&bytes, &[]).expect("the first signer verifies again");
+    // A tampered key right after its untampered self is still refused.
+    let pk = test_key(1).public().to_bytes();
+    let at = find_unique(&bytes, &pk);
+    let e = err_of(&flipped(&bytes, at + 31));
+    assert!(matches!(e, VerifyError::Header(_)), "{e}");
+}
+
+#[test]
 fn unprotected_public_key_tampering_is_a_header_error() {
     let bytes = sample();
     let pk = test_key(1).public().to_bytes();
