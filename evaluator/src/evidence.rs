@@ -261,6 +261,20 @@ impl<'a> Exchange<'a> {
         }
     }
 
+    /// The JSON-RPC request body sent (parsed), borrowed from the bundle's memo for as
+    /// long as the bundle lives; a value of its own only when the memo does not keep this
+    /// body's parse (a body over 256 KiB, an exchange read without the bundle).
+    pub fn request_cow(&self) -> Option<Cow<'a, Value>> {
+        match self.request_memo() {
+            Some(c) => c
+                .request
+                .get_or_init(|| self.parse_request())
+                .as_ref()
+                .map(Cow::Borrowed),
+            None => self.parse_request().map(Cow::Owned),
+        }
+    }
+
     /// `f` on the request's `id` and `method` ([`derive::request_head`]: what the parsed
     /// body would say of them, without building the body), read from the bundle's memo.
     fn with_head<T>(&self, f: impl FnOnce(Option<&RequestHead>) -> T) -> T {
