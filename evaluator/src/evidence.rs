@@ -235,6 +235,15 @@ impl<'a> Exchange<'a> {
         }
     }
 
+    /// Every JSON-RPC message of the response ([`with_messages`](Self::with_messages)),
+    /// borrowed from the bundle's memo for as long as the bundle lives; `None` when the
+    /// memo does not keep this body's parse (a body over 256 KiB, an exchange read without
+    /// the bundle): then read them with [`with_messages`](Self::with_messages).
+    pub fn messages_ref(&self) -> Option<&'a [Value]> {
+        self.response_memo()
+            .map(|c| c.messages.get_or_init(|| self.parse_messages()).as_slice())
+    }
+
     /// The memo, unless the response body is too long to keep its parse.
     fn response_memo(&self) -> Option<&'a Memo> {
         self.cache.filter(|_| {
