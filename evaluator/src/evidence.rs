@@ -31,8 +31,8 @@ pub struct Bundle {
     records: Arc<Vec<Record>>,
     /// Signer key id.
     pub signer: String,
-    /// Inventory across every page.
-    pub inventory: Inventory,
+    /// Inventory across every page (shared by the views of other eras).
+    pub inventory: Arc<Inventory>,
     /// What is parsed of each record (by position), filled on first use.
     parsed: Arc<Vec<Memo>>,
     /// Set on the view of another era's session ([`Bundle::other_eras`]): that
@@ -497,7 +497,7 @@ impl Bundle {
             payload: v.evidence,
             parsed: Arc::new((0..v.records.len()).map(|_| Memo::default()).collect()),
             records: Arc::new(v.records),
-            inventory: Inventory::default(),
+            inventory: Arc::default(),
             era_view: None,
             views: Views::default(),
         };
@@ -513,7 +513,7 @@ impl Bundle {
                 x.with_messages(|msgs| page(msgs, &id));
             })
         };
-        ev.inventory = inventory;
+        ev.inventory = Arc::new(inventory);
         ev
     }
 
@@ -542,7 +542,7 @@ impl Bundle {
                     payload: self.payload.clone(),
                     records: Arc::clone(&self.records),
                     signer: self.signer.clone(),
-                    inventory: self.inventory.clone(),
+                    inventory: Arc::clone(&self.inventory),
                     parsed: Arc::clone(&self.parsed),
                     stdio: Arc::clone(&self.stdio),
                     era_view: Some((session, o.revision.clone())),
@@ -1015,7 +1015,7 @@ mod tests {
             let v = mcp_probe_schema::open(&bytes, &[]).expect("verifies");
             let want = derive::inventory(&v.records);
             let ev = Bundle::new(f.display().to_string(), v);
-            assert_eq!(ev.inventory, want, "{}", f.display());
+            assert_eq!(*ev.inventory, want, "{}", f.display());
             paged |= want.tools.pages > 1;
             // Each page it read over HTTP is parsed in the memo (an ordinary bundle's
             // bodies are all short enough to keep).
