@@ -304,7 +304,10 @@ pub fn list_key(leg_id: &str) -> Option<&'static str> {
 /// The inventory list whose leg is named `leg_id`: compared with the four list legs
 /// alone, not looked up among every leg ([`LegId::parse`]) for each leg of each record.
 fn list_of(leg_id: &str) -> Option<inventory::List> {
-    inventory::LISTS.iter().copied().find(|x| x.leg.as_ref() == leg_id)
+    inventory::LISTS
+        .iter()
+        .copied()
+        .find(|x| x.leg.as_ref() == leg_id)
 }
 
 /// What the HTTP+SSE stream carried for one `POST` record: the JSON-RPC messages of
@@ -551,8 +554,14 @@ mod tests {
         let mut names: Vec<String> = leg::ALL.iter().map(|l| l.to_string()).collect();
         names.extend(leg::ALL.iter().map(|l| l.on_revision("2025-11-25")));
         names.extend(
-            ["", "inventory.", "inventory.tool", "inventory.toolsx", "Inventory.tools"]
-                .map(String::from),
+            [
+                "",
+                "inventory.",
+                "inventory.tool",
+                "inventory.toolsx",
+                "Inventory.tools",
+            ]
+            .map(String::from),
         );
         for n in &names {
             assert_eq!(list_key(n), list_key_by_table(n), "{n}");

@@ -124,8 +124,7 @@ impl<'a> Read<'a> {
                                 // Items are borrowed from the memo; a page too long for
                                 // the memo is parsed here and its items copied.
                                 let no_page = match xc.messages_ref() {
-                                    Some(msgs) => match answer(msgs, &id, resp, &status_label)
-                                    {
+                                    Some(msgs) => match answer(msgs, &id, resp, &status_label) {
                                         Ok(result) => {
                                             read.page(result, Cow::Borrowed);
                                             None

@@ -130,26 +130,26 @@ pub(super) fn control(ev: &Bundle, leg: LegId, key: &str, what: &str) -> Result<
         Ok(x) => {
             let a = wire::read(&x);
             match items(&a, key) {
-            Some(n) if n > 0 => Ok(format!(
-                "{what} returned {n} item{} of `{key}`",
-                if n == 1 { "" } else { "s" }
-            )),
-            _ => {
-                let outcome = match a.reply {
-                    Reply::NoResponse(_) => SubOutcome::Error,
-                    _ => SubOutcome::Unknown,
-                };
-                Err((
-                    outcome,
-                    format!(
-                        "{what} did not return a non-empty `{key}` ({}), so what follows cannot be told from a \
-                         broken {}",
-                        a.summary(),
-                        if key == "contents" { "read" } else { "get" }
-                    ),
-                ))
+                Some(n) if n > 0 => Ok(format!(
+                    "{what} returned {n} item{} of `{key}`",
+                    if n == 1 { "" } else { "s" }
+                )),
+                _ => {
+                    let outcome = match a.reply {
+                        Reply::NoResponse(_) => SubOutcome::Error,
+                        _ => SubOutcome::Unknown,
+                    };
+                    Err((
+                        outcome,
+                        format!(
+                            "{what} did not return a non-empty `{key}` ({}), so what follows cannot be told from a \
+                             broken {}",
+                            a.summary(),
+                            if key == "contents" { "read" } else { "get" }
+                        ),
+                    ))
+                }
             }
-        }
         }
     }
 }
