@@ -31,8 +31,8 @@ pub struct Bundle {
     records: Arc<Vec<Record>>,
     /// Signer key id.
     pub signer: String,
-    /// Inventory across every page.
-    pub inventory: Inventory,
+    /// Inventory across every page (shared by the views of other eras).
+    pub inventory: Arc<Inventory>,
     /// What is parsed of each record (by position), filled on first use.
     parsed: Arc<Vec<Memo>>,
     /// Set on the view of another era's session ([`Bundle::other_eras`]): that
@@ -235,6 +235,15 @@ impl<'a> Exchange<'a> {
         }
     }
 
+    /// Every JSON-RPC message of the response ([`with_messages`](Self::with_messages)),
+    /// borrowed from the bundle's memo for as long as the bundle lives; `None` when the
+    /// memo does not keep this body's parse (a body over 256 KiB, an exchange read without
+    /// the bundle): then read them with [`with_messages`](Self::with_messages).
+    pub fn messages_ref(&self) -> Option<&'a [Value]> {
+        self.response_memo()
+            .map(|c| c.messages.get_or_init(|| self.parse_messages()).as_slice())
+    }
+
     /// The memo, unless the response body is too long to keep its parse.
     fn response_memo(&self) -> Option<&'a Memo> {
         self.cache.filter(|_| {
@@ -258,6 +267,20 @@ impl<'a> Exchange<'a> {
         match self.request_memo() {
             Some(c) => f(c.request.get_or_init(|| self.parse_request()).as_ref()),
             None => f(self.parse_request().as_ref()),
+        }
+    }
+
+    /// The JSON-RPC request body sent (parsed), borrowed from the bundle's memo for as
+    /// long as the bundle lives; a value of its own only when the memo does not keep this
+    /// body's parse (a body over 256 KiB, an exchange read without the bundle).
+    pub fn request_cow(&self) -> Option<Cow<'a, Value>> {
+        match self.request_memo() {
+            Some(c) => c
+                .request
+                .get_or_init(|| self.parse_request())
+                .as_ref()
+                .map(Cow::Borrowed),
+            None => self.parse_request().map(Cow::Owned),
         }
     }
 
@@ -474,7 +497,7 @@ impl Bundle {
             payload: v.evidence,
             parsed: Arc::new((0..v.records.len()).map(|_| Memo::default()).collect()),
             records: Arc::new(v.records),
-            inventory: Inventory::default(),
+            inventory: Arc::default(),
             era_view: None,
             views: Views::default(),
         };
@@ -490,7 +513,7 @@ impl Bundle {
                 x.with_messages(|msgs| page(msgs, &id));
             })
         };
-        ev.inventory = inventory;
+        ev.inventory = Arc::new(inventory);
         ev
     }
 
@@ -519,7 +542,7 @@ impl Bundle {
                     payload: self.payload.clone(),
                     records: Arc::clone(&self.records),
                     signer: self.signer.clone(),
-                    inventory: self.inventory.clone(),
+                    inventory: Arc::clone(&self.inventory),
                     parsed: Arc::clone(&self.parsed),
                     stdio: Arc::clone(&self.stdio),
                     era_view: Some((session, o.revision.clone())),
@@ -992,7 +1015,7 @@ mod tests {
             let v = mcp_probe_schema::open(&bytes, &[]).expect("verifies");
             let want = derive::inventory(&v.records);
             let ev = Bundle::new(f.display().to_string(), v);
-            assert_eq!(ev.inventory, want, "{}", f.display());
+            assert_eq!(*ev.inventory, want, "{}", f.display());
             paged |= want.tools.pages > 1;
             // Each page it read over HTTP is parsed in the memo (an ordinary bundle's
             // bodies are all short enough to keep).

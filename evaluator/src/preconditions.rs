@@ -59,12 +59,14 @@ pub fn across_eras(all: Vec<(String, Outcome)>) -> Outcome {
             l
         }));
         out.records.extend(o.records);
-        eras.push(serde_json::json!({
-            "revision": rev,
-            "verdict": o.verdict.mark(),
-            "applicable": applicable,
-            "details": o.details,
-        }));
+        // The era's entry, its details moved in (`json!` would copy them through
+        // `to_value`); the same members in the same order.
+        let mut era = serde_json::Map::new();
+        era.insert("revision".into(), serde_json::Value::String(rev));
+        era.insert("verdict".into(), o.verdict.mark().into());
+        era.insert("applicable".into(), applicable.into());
+        era.insert("details".into(), serde_json::Value::Object(o.details));
+        eras.push(serde_json::Value::Object(era));
     }
     out.records.sort_unstable();
     out.records.dedup();

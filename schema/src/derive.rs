@@ -298,8 +298,16 @@ pub struct Inventory {
 
 /// The key of the item array in each list result.
 pub fn list_key(leg_id: &str) -> Option<&'static str> {
-    let l = LegId::parse(leg_id)?;
-    inventory::LISTS.iter().find(|x| x.leg == l).map(|x| x.key)
+    list_of(leg_id).map(|x| x.key)
+}
+
+/// The inventory list whose leg is named `leg_id`: compared with the four list legs
+/// alone, not looked up among every leg ([`LegId::parse`]) for each leg of each record.
+fn list_of(leg_id: &str) -> Option<inventory::List> {
+    inventory::LISTS
+        .iter()
+        .copied()
+        .find(|x| x.leg.as_ref() == leg_id)
 }
 
 /// What the HTTP+SSE stream carried for one `POST` record: the JSON-RPC messages of
@@ -413,7 +421,8 @@ pub fn inventory_with(records: &[Record], read: &mut PageReader<'_>) -> Inventor
     let mut inv = Inventory::default();
     for (k, r) in records.iter().enumerate() {
         for l in &r.legs {
-            let (Some(key), Some(list)) = (list_key(l), inv.list_mut(l)) else {
+            let Some((key, list)) = list_of(l).and_then(|x| Some((x.key, inv.list_mut(x.leg)?)))
+            else {
                 continue;
             };
             list.observed = true;
@@ -501,8 +510,9 @@ pub fn inventory_with(records: &[Record], read: &mut PageReader<'_>) -> Inventor
 }
 
 impl Inventory {
-    fn list_mut(&mut self, leg_id: &str) -> Option<&mut ListInventory> {
-        match LegId::parse(leg_id)? {
+    /// The list of leg `l`, when it is one of [`inventory::LISTS`]' legs.
+    fn list_mut(&mut self, l: LegId) -> Option<&mut ListInventory> {
+        match l {
             leg::INVENTORY_TOOLS => Some(&mut self.tools),
             leg::INVENTORY_RESOURCES => Some(&mut self.resources),
             leg::INVENTORY_RESOURCE_TEMPLATES => Some(&mut self.resource_templates),
@@ -531,6 +541,41 @@ pub fn agreed_revision(result: &Value) -> Result<String, String> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// What [`list_key`] must equal: the leg looked up among every leg, then among the
+    /// lists.
+    fn list_key_by_table(leg_id: &str) -> Option<&'static str> {
+        let l = LegId::parse(leg_id)?;
+        inventory::LISTS.iter().find(|x| x.leg == l).map(|x| x.key)
+    }
+
+    #[test]
+    fn a_list_leg_is_read_as_the_leg_table_reads_it() {
+        let mut names: Vec<String> = leg::ALL.iter().map(|l| l.to_string()).collect();
+        names.extend(leg::ALL.iter().map(|l| l.on_revision("2025-11-25")));
+        names.extend(
+            [
+                "",
+                "inventory.",
+                "inventory.tool",
+                "inventory.toolsx",
+                "Inventory.tools",
+            ]
+            .map(String::from),
+        );
+        for n in &names {
+            assert_eq!(list_key(n), list_key_by_table(n), "{n}");
+        }
+        let lists = names.iter().filter(|n| list_key(n).is_some()).count();
+        assert_eq!(lists, inventory::LISTS.len());
+    }
+
+    proptest! {
+        #[test]
+        fn any_name_is_a_list_leg_only_as_the_leg_table_says(n in "[a-z.@_-]{0,30}") {
+            prop_assert_eq!(list_key(&n), list_key_by_table(&n));
+        }
+    }
 
     /// What [`request_head`] must equal: the body parsed whole, `id` and `method` read.
     fn by_value(body: &[u8]) -> Option<RequestHead> {

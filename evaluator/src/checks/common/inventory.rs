@@ -18,6 +18,7 @@ use mcp_probe_schema::derive;
 use mcp_probe_schema::model::{HttpOutcome, Observation};
 use serde::Serialize;
 use serde_json::Value;
+use std::borrow::Cow;
 
 use super::text::{count, quote, show};
 use crate::evidence::Bundle;
@@ -28,9 +29,10 @@ pub use mcp_probe_schema::vocab::inventory::{List, PROMPTS, TEMPLATES, TOOLS};
 
 /// One listed item, raw, with where it was found.
 #[derive(Debug, Clone)]
-pub struct Item {
-    /// The item exactly as the server sent it (never a lenient model).
-    pub value: Value,
+pub struct Item<'a> {
+    /// The item exactly as the server sent it (never a lenient model): borrowed from
+    /// the bundle's memo of parsed bodies, a copy only of a page too long for the memo.
+    pub value: Cow<'a, Value>,
     /// 1-based page.
     pub page: u32,
     /// 1-based position across all pages.
@@ -52,11 +54,11 @@ enum NoPage {
 
 /// Every page of one list as recorded.
 #[derive(Debug, Clone)]
-pub struct Read {
+pub struct Read<'a> {
     /// The list.
     pub list: List,
     /// Items of every page, in order.
-    pub items: Vec<Item>,
+    pub items: Vec<Item<'a>>,
     /// Pages that answered with a result.
     pub pages: u32,
     /// The last page read carried no `nextCursor` and nothing failed after it.
@@ -71,9 +73,9 @@ pub struct Read {
     pub seqs: Vec<u64>,
 }
 
-impl Read {
+impl<'a> Read<'a> {
     /// Walk the records of `list`'s leg.
-    pub fn of(ev: &Bundle, list: List) -> Read {
+    pub fn of(ev: &'a Bundle, list: List) -> Read<'a> {
         let mut read = Read {
             list,
             items: Vec::new(),
@@ -119,24 +121,26 @@ impl Read {
                                 // The request as the bundle's memo parsed it (the
                                 // inventory read it before any check).
                                 let id = xc.request_id();
-                                let no_page =
-                                    xc.with_messages(|msgs| match derive::response_to(msgs, &id) {
-                                        Some(m) => match m.get("result") {
-                                            Some(result) => {
-                                                read.page(result);
+                                // Items are borrowed from the memo; a page too long for
+                                // the memo is parsed here and its items copied.
+                                let no_page = match xc.messages_ref() {
+                                    Some(msgs) => match answer(msgs, &id, resp, &status_label) {
+                                        Ok(result) => {
+                                            read.page(result, Cow::Borrowed);
+                                            None
+                                        }
+                                        Err(n) => Some(n),
+                                    },
+                                    None => xc.with_messages(|msgs| {
+                                        match answer(msgs, &id, resp, &status_label) {
+                                            Ok(result) => {
+                                                read.page(result, |v| Cow::Owned(v.clone()));
                                                 None
                                             }
-                                            None => Some(NoPage::Refused(refusal(
-                                                &status_label,
-                                                m.get("error"),
-                                            ))),
-                                        },
-                                        None => Some(NoPage::Unparsable(unparsable(
-                                            resp,
-                                            &id,
-                                            msgs.is_empty(),
-                                        ))),
-                                    });
+                                            Err(n) => Some(n),
+                                        }
+                                    }),
+                                };
                                 match no_page {
                                     Some(n) => n,
                                     None => continue,
@@ -161,14 +165,16 @@ impl Read {
         read
     }
 
-    fn page(&mut self, result: &Value) {
+    /// One page's `result`: its items, each held as `item` makes it.
+    fn page<'r>(&mut self, result: &'r Value, item: impl Fn(&'r Value) -> Cow<'a, Value>) {
         self.pages += 1;
         match result.get(self.list.key) {
             Some(Value::Array(items)) => {
+                self.items.reserve(items.len());
                 for v in items {
                     let position = self.items.len() + 1;
                     self.items.push(Item {
-                        value: v.clone(),
+                        value: item(v),
                         page: self.pages,
                         position,
                     });
@@ -315,6 +321,23 @@ impl Read {
                 format!("{method} got no response ({w}): the observation was never made"),
             ),
         })
+    }
+}
+
+/// The `result` answering request `id` among a page's messages, else why the page
+/// produced none.
+fn answer<'m>(
+    msgs: &'m [Value],
+    id: &Value,
+    resp: &mcp_probe_schema::model::HttpResponse,
+    status_label: &str,
+) -> Result<&'m Value, NoPage> {
+    match derive::response_to(msgs, id) {
+        Some(m) => match m.get("result") {
+            Some(result) => Ok(result),
+            None => Err(NoPage::Refused(refusal(status_label, m.get("error")))),
+        },
+        None => Err(NoPage::Unparsable(unparsable(resp, id, msgs.is_empty()))),
     }
 }
 

@@ -12,11 +12,12 @@
 
 use mcp_probe_schema::vocab::{code, LegId, REV_2026_07_28};
 use serde_json::Value;
+use std::borrow::Cow;
 
 use crate::checks::common::refusal::{self, Class, Strictness, Unattributed};
 use crate::checks::common::text::{quote, truncate};
 use crate::checks::common::wire::{self, refused_at_authentication, Answer, Reply};
-use crate::evidence::Bundle;
+use crate::evidence::{Bundle, Exchange};
 use crate::fmt::escape_line;
 use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 
@@ -63,24 +64,33 @@ pub(super) fn seqs(ev: &Bundle, legs: &[LegId]) -> Vec<u64> {
 
 /// One live leg as recorded.
 pub(super) enum Recorded<'a> {
-    /// The request was sent; its answer and the request body.
-    Sent(Box<Answer<'a>>, Value),
+    /// The request was sent; its answer and the request body (borrowed from the
+    /// bundle's memo of parsed bodies).
+    Sent(Box<Answer<'a>>, Cow<'a, Value>),
     /// The leg was recorded as skipped, or no record carries it: the outcome and note.
     NotSent(Graded),
 }
 
-/// The last record of `leg`: the answer and the request body, or why nothing was sent.
-pub(super) fn recorded<'a>(ev: &'a Bundle, leg: LegId, what: &str) -> Recorded<'a> {
+/// The last exchange of `leg`, or why nothing was sent.
+fn sent<'a>(ev: &'a Bundle, leg: LegId, what: &str) -> Result<Exchange<'a>, Graded> {
     match wire::last(ev, leg) {
-        Some(Ok(x)) => Recorded::Sent(
-            Box::new(wire::read(&x)),
-            x.request_json().unwrap_or(Value::Null),
-        ),
-        Some(Err(reason)) => Recorded::NotSent(skipped(what, &reason)),
-        None => Recorded::NotSent((
+        Some(Ok(x)) => Ok(x),
+        Some(Err(reason)) => Err(skipped(what, &reason)),
+        None => Err((
             SubOutcome::Error,
             format!("{what}: no record of leg {leg} is in the bundle"),
         )),
+    }
+}
+
+/// The last record of `leg`: the answer and the request body, or why nothing was sent.
+pub(super) fn recorded<'a>(ev: &'a Bundle, leg: LegId, what: &str) -> Recorded<'a> {
+    match sent(ev, leg, what) {
+        Ok(x) => Recorded::Sent(
+            Box::new(wire::read(&x)),
+            x.request_cow().unwrap_or(Cow::Owned(Value::Null)),
+        ),
+        Err(g) => Recorded::NotSent(g),
     }
 }
 
@@ -114,29 +124,33 @@ pub(super) fn items(a: &Answer, key: &str) -> Option<usize> {
 /// array, else UNKNOWN (a refusal after a failed control proves nothing), or ERROR when
 /// the control got no response.
 pub(super) fn control(ev: &Bundle, leg: LegId, key: &str, what: &str) -> Result<String, Graded> {
-    match recorded(ev, leg, what) {
-        Recorded::NotSent(g) => Err(g),
-        Recorded::Sent(a, _) => match items(&a, key) {
-            Some(n) if n > 0 => Ok(format!(
-                "{what} returned {n} item{} of `{key}`",
-                if n == 1 { "" } else { "s" }
-            )),
-            _ => {
-                let outcome = match a.reply {
-                    Reply::NoResponse(_) => SubOutcome::Error,
-                    _ => SubOutcome::Unknown,
-                };
-                Err((
-                    outcome,
-                    format!(
-                        "{what} did not return a non-empty `{key}` ({}), so what follows cannot be told from a \
-                         broken {}",
-                        a.summary(),
-                        if key == "contents" { "read" } else { "get" }
-                    ),
-                ))
+    // The control's answer alone is read: its request body is not parsed.
+    match sent(ev, leg, what) {
+        Err(g) => Err(g),
+        Ok(x) => {
+            let a = wire::read(&x);
+            match items(&a, key) {
+                Some(n) if n > 0 => Ok(format!(
+                    "{what} returned {n} item{} of `{key}`",
+                    if n == 1 { "" } else { "s" }
+                )),
+                _ => {
+                    let outcome = match a.reply {
+                        Reply::NoResponse(_) => SubOutcome::Error,
+                        _ => SubOutcome::Unknown,
+                    };
+                    Err((
+                        outcome,
+                        format!(
+                            "{what} did not return a non-empty `{key}` ({}), so what follows cannot be told from a \
+                             broken {}",
+                            a.summary(),
+                            if key == "contents" { "read" } else { "get" }
+                        ),
+                    ))
+                }
             }
-        },
+        }
     }
 }
 
