@@ -29,7 +29,17 @@ pub const CLOSE: char = '\u{e001}';
 /// A reference to sub-verdict `sub` of the row being graded (`sub` empty: the row
 /// itself). Rendered as the row's number followed by `sub`.
 pub fn here(sub: &str) -> String {
-    format!("{OPEN}#{sub}{CLOSE}")
+    let mut s = String::with_capacity(sub.len() + 7);
+    push_here(&mut s, sub);
+    s
+}
+
+/// [`here`] appended to `out` (no string of its own).
+pub fn push_here(out: &mut String, sub: &str) {
+    out.push(OPEN);
+    out.push('#');
+    out.push_str(sub);
+    out.push(CLOSE);
 }
 
 /// A reference to rule `id` (`sub` empty) or to its sub-verdict `sub`. Rendered as the
