@@ -12,7 +12,7 @@ use mcp_probe_schema::Verified;
 use std::any::{Any, TypeId};
 use std::borrow::Cow;
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::Value;
@@ -46,8 +46,14 @@ pub struct Bundle {
     streamed: Arc<BTreeMap<u64, StreamAnswer>>,
     /// The positions of the records naming each recorded leg (as recorded, so with its
     /// `@<revision>` when it has one), in order: [`Bundle::records_for`] looks a leg up
-    /// here rather than scanning every record at each call.
-    by_leg: Arc<BTreeMap<String, Vec<u32>>>,
+    /// here rather than scanning every record at each call (hashed: one string
+    /// comparison a lookup, where an ordered map compares the name with several keys).
+    by_leg: Arc<LegIndex>,
+    /// On the view of another era: [`Bundle::by_leg`]'s legs recorded for that era's
+    /// revision (`<leg>@<revision>`), by the leg's own name, so that
+    /// [`Bundle::records_for`] finds a leg of [`family::PER_ERA`] there without
+    /// building its key. Empty on the bundle itself.
+    by_leg_on_era: Arc<LegIndex>,
     /// Views the checks derive from this view of the bundle (the OAuth facts), each
     /// derived on the first check's asking and read by every other ([`Bundle::view`]).
     /// Per view: another era's view reads other records.
@@ -75,10 +81,54 @@ impl std::fmt::Debug for Views {
     }
 }
 
+/// Leg names to the positions of their records ([`Bundle::by_leg`]), hashed by
+/// [`LegHasher`].
+type LegIndex = HashMap<String, Vec<u32>, std::hash::BuildHasherDefault<LegHasher>>;
+
+/// The hasher of [`LegIndex`]: a multiply and a rotation per eight bytes of the name
+/// (as FxHash does). The names are short ids of a verified bundle, looked up at every
+/// read of a leg, where std's SipHash, which resists chosen collisions, costs several
+/// times more; names made to collide would only slow the lookups in the one bundle
+/// that holds them.
+#[derive(Default, Clone, Copy)]
+struct LegHasher(u64);
+
+impl LegHasher {
+    fn mix(&mut self, word: u64) {
+        const K: u64 = 0xf135_7aea_2e62_a9c5;
+        self.0 = (self.0 ^ word).wrapping_mul(K).rotate_left(26);
+    }
+}
+
+impl std::hash::Hasher for LegHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut words = bytes.chunks_exact(8);
+        for w in &mut words {
+            let mut b = [0; 8];
+            b.copy_from_slice(w);
+            self.mix(u64::from_le_bytes(b));
+        }
+        let rest = words.remainder();
+        if !rest.is_empty() {
+            let mut b = [0; 8];
+            b[..rest.len()].copy_from_slice(rest);
+            self.mix(u64::from_le_bytes(b));
+        }
+    }
+
+    fn write_u8(&mut self, i: u8) {
+        self.mix(u64::from(i));
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 /// [`Bundle::by_leg`]: each recorded leg name, with the positions of the records naming
 /// it (each once, in order).
-fn leg_index(records: &[Record]) -> BTreeMap<String, Vec<u32>> {
-    let mut by_leg: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+fn leg_index(records: &[Record]) -> LegIndex {
+    let mut by_leg = LegIndex::default();
     for (i, r) in records.iter().enumerate() {
         let Ok(i) = u32::try_from(i) else { break };
         for l in &r.legs {
@@ -499,6 +549,7 @@ impl Bundle {
             records: Arc::new(v.records),
             inventory: Arc::default(),
             era_view: None,
+            by_leg_on_era: Arc::default(),
             views: Views::default(),
         };
         // The list pages are read through the memo: parsed once, for the inventory and
@@ -548,6 +599,15 @@ impl Bundle {
                     era_view: Some((session, o.revision.clone())),
                     streamed: Arc::clone(&self.streamed),
                     by_leg: Arc::clone(&self.by_leg),
+                    by_leg_on_era: Arc::new(
+                        self.by_leg
+                            .iter()
+                            .filter_map(|(k, at)| {
+                                let leg = k.strip_suffix(o.revision.as_str())?.strip_suffix('@')?;
+                                Some((leg.to_string(), at.clone()))
+                            })
+                            .collect(),
+                    ),
                     views: Views::default(),
                 }
             })
@@ -707,15 +767,12 @@ impl Bundle {
     /// [`track_leg_reads`] sees it.
     pub fn records_for(&self, leg: LegId) -> impl Iterator<Item = &Record> + '_ {
         note_read(leg);
-        let on_revision = self
-            .era_view
-            .as_ref()
-            .filter(|_| family::PER_ERA.contains(&leg))
-            .map(|(_, rev)| format!("{}@{rev}", leg.as_str()));
-        let at = self
-            .by_leg
-            .get(on_revision.as_deref().unwrap_or(leg.as_str()))
-            .map_or(&[][..], Vec::as_slice);
+        let index = if self.era_view.is_some() && family::PER_ERA.contains(&leg) {
+            &self.by_leg_on_era
+        } else {
+            &self.by_leg
+        };
+        let at = index.get(leg.as_str()).map_or(&[][..], Vec::as_slice);
         at.iter().filter_map(|&i| self.records.get(i as usize))
     }
 
@@ -841,6 +898,51 @@ mod tests {
             }
         }
         r
+    }
+
+    /// A leg of [`family::PER_ERA`] read on another era's view is read from its
+    /// `<leg>@<revision>` records, any other leg from its own; the bundle itself reads
+    /// each leg's own records.
+    #[test]
+    fn an_era_view_reads_the_per_era_legs_of_its_revision() {
+        use mcp_probe_schema::model::{Era, EraSession};
+        use mcp_probe_schema::vocab::leg;
+        let per_era = leg::AUTH_NONE;
+        assert!(family::PER_ERA.contains(&per_era));
+        let other = leg::ENDPOINT_DETECT;
+        assert!(!family::PER_ERA.contains(&other));
+        let on = |l: LegId, rev: &str| format!("{}@{rev}", l.as_str());
+        let rec = |legs: &[&str]| exchange(legs, REQ, 200, "application/json", ANSWER, &[]);
+        let mut s = crate::fixture::session(Some("2026-07-28"), serde_json::json!({}), None);
+        s.other_eras = ["2025-11-25", "2025-06-18"]
+            .map(|rev| EraSession {
+                era: Era::Legacy,
+                revision: rev.into(),
+                server_info: None,
+                capabilities: None,
+                session_id: None,
+                negotiated_in: 0,
+            })
+            .into();
+        let ev = evidence(
+            Some(s),
+            vec![
+                rec(&[per_era.as_str(), other.as_str()]),
+                rec(&[&on(per_era, "2025-11-25")]),
+                rec(&[&on(per_era, "2025-06-18"), &on(other, "2025-06-18")]),
+                rec(&[&on(per_era, "2025-11-25")]),
+            ],
+        );
+        let seqs = |b: &Bundle, l: LegId| b.records_for(l).map(|r| r.seq).collect::<Vec<_>>();
+        assert_eq!(seqs(&ev, per_era), [0]);
+        assert_eq!(seqs(&ev, other), [0]);
+        let eras = ev.other_eras();
+        assert_eq!(eras[0].era_view(), Some("2025-11-25"));
+        assert_eq!(seqs(&eras[0], per_era), [1, 3]);
+        assert_eq!(seqs(&eras[0], other), [0]);
+        assert_eq!(seqs(&eras[1], per_era), [2]);
+        assert_eq!(seqs(&eras[1], other), [0]);
+        assert!(!eras[1].has_leg(leg::AUTH_WITH));
     }
 
     #[test]

@@ -22,18 +22,30 @@ pub fn across_eras(all: Vec<(String, Outcome)>) -> Outcome {
     let revisions: Vec<&str> = all.iter().map(|(r, _)| r.as_str()).collect();
     let mut out = Outcome::single(
         combined.verdict,
-        all.iter()
-            .map(|(r, o)| match o.part() {
-                Part::NotArisen(n) => format!(
-                    "on {r}: not applicable there ({}; {} on its own): {}",
-                    n.phrase(),
-                    o.verdict,
-                    o.evidence
-                ),
-                _ => format!("on {r}: {} {}", o.verdict, o.evidence),
-            })
-            .collect::<Vec<_>>()
-            .join(" | "),
+        {
+            // Each era's `on <revision>: …`, joined by ` | `, written into one string.
+            let mut evidence = String::new();
+            for (i, (r, o)) in all.iter().enumerate() {
+                if i > 0 {
+                    evidence.push_str(" | ");
+                }
+                evidence.push_str("on ");
+                evidence.push_str(r);
+                evidence.push_str(": ");
+                if let Part::NotArisen(n) = o.part() {
+                    evidence.push_str("not applicable there (");
+                    evidence.push_str(n.phrase());
+                    evidence.push_str("; ");
+                    evidence.push_str(o.verdict.mark());
+                    evidence.push_str(" on its own): ");
+                } else {
+                    evidence.push_str(o.verdict.mark());
+                    evidence.push(' ');
+                }
+                evidence.push_str(&o.evidence);
+            }
+            evidence
+        },
         format!(
             "{}{}graded on every era the server serves ({}); an era on which the subject did not arise \
              does not count, and the worst of the others decides",
@@ -55,14 +67,15 @@ pub fn across_eras(all: Vec<(String, Outcome)>) -> Outcome {
     for (rev, o) in all {
         let applicable = !matches!(o.part(), Part::NotArisen(_));
         out.subs.extend(o.subs.into_iter().map(|mut l| {
-            l.id = format!("{}@{rev}", l.id);
+            l.id.push('@');
+            l.id.push_str(&rev);
             l
         }));
         out.records.extend(o.records);
-        // The era's entry, its details moved in (`json!` would copy them through
-        // `to_value`); the same members in the same order.
+        // The object `json!` makes of these four, with the details moved in rather than
+        // serialised into a copy.
         let mut era = serde_json::Map::new();
-        era.insert("revision".into(), serde_json::Value::String(rev));
+        era.insert("revision".into(), rev.into());
         era.insert("verdict".into(), o.verdict.mark().into());
         era.insert("applicable".into(), applicable.into());
         era.insert("details".into(), serde_json::Value::Object(o.details));

@@ -29,7 +29,17 @@ pub const CLOSE: char = '\u{e001}';
 /// A reference to sub-verdict `sub` of the row being graded (`sub` empty: the row
 /// itself). Rendered as the row's number followed by `sub`.
 pub fn here(sub: &str) -> String {
-    format!("{OPEN}#{sub}{CLOSE}")
+    let mut s = String::with_capacity(sub.len() + 7);
+    push_here(&mut s, sub);
+    s
+}
+
+/// [`here`] appended to `out` (no string of its own).
+pub fn push_here(out: &mut String, sub: &str) {
+    out.push(OPEN);
+    out.push('#');
+    out.push_str(sub);
+    out.push(CLOSE);
 }
 
 /// A reference to rule `id` (`sub` empty) or to its sub-verdict `sub`. Rendered as the
@@ -82,23 +92,71 @@ pub trait Numbering {
 /// `text` with every reference rendered by `n`. Text without references is borrowed.
 /// A malformed reference (no closing character) is written as it stands.
 pub fn render<'t>(text: &'t str, n: &dyn Numbering) -> Cow<'t, str> {
-    if !has_refs(text) {
+    let Some(first) = find(text, OPEN) else {
         return Cow::Borrowed(text);
-    }
+    };
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    while let Some(i) = rest.find(OPEN) {
+    let mut at = Some(first);
+    while let Some(i) = at {
         out.push_str(&rest[..i]);
         let after = &rest[i + OPEN.len_utf8()..];
-        let Some(j) = after.find(CLOSE) else {
+        let Some(j) = find(after, CLOSE) else {
             out.push_str(&rest[i..]);
             return Cow::Owned(out);
         };
         write_ref(&after[..j], n, &mut out);
         rest = &after[j + CLOSE.len_utf8()..];
+        at = find(rest, OPEN);
     }
     out.push_str(rest);
     Cow::Owned(out)
+}
+
+/// Where `c` (OPEN or CLOSE, both `EE 80 8x` in UTF-8) first occurs in `text`: a search
+/// for its first byte, EE, which starts only the characters U+E000-U+EFFF, then a
+/// comparison of the bytes after it. `str::find` on a character that is not ASCII
+/// searches for its last byte instead (80 or 81 here), a continuation byte that common
+/// punctuation (`…`, `—`) holds too.
+fn find(text: &str, c: char) -> Option<usize> {
+    let mut utf8 = [0; 4];
+    let want = c.encode_utf8(&mut utf8).as_bytes();
+    let b = text.as_bytes();
+    let mut from = 0;
+    while let Some(k) = find_byte(&b[from..], want[0]) {
+        let i = from + k;
+        if b[i..].starts_with(want) {
+            return Some(i);
+        }
+        from = i + 1;
+    }
+    None
+}
+
+/// The position of the first `x` in `b`, eight bytes at a time.
+fn find_byte(b: &[u8], x: u8) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let pattern = ONES * u64::from(x);
+    let mut words = b.chunks_exact(8);
+    let mut at = 0;
+    for w in &mut words {
+        let mut word = [0; 8];
+        word.copy_from_slice(w);
+        let y = u64::from_le_bytes(word) ^ pattern;
+        // The high bit of each zero byte of `y` (and possibly of bytes after the first,
+        // a borrow carrying upwards, never of one before it): the lowest marks the first.
+        let zero = y.wrapping_sub(ONES) & !y & HIGH;
+        if zero != 0 {
+            return Some(at + (zero.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    words
+        .remainder()
+        .iter()
+        .position(|&y| y == x)
+        .map(|k| at + k)
 }
 
 fn write_ref(inner: &str, n: &dyn Numbering, out: &mut String) {
@@ -188,5 +246,32 @@ mod tests {
         assert!(matches!(render("plain", &v1()), Cow::Borrowed("plain")));
         let broken = format!("tail {OPEN}#a");
         assert_eq!(render(&broken, &v1()), broken);
+    }
+
+    /// The search for a reference's characters finds what `str::find` finds, at every
+    /// position of every word, past text holding their continuation bytes.
+    #[test]
+    fn find_is_str_find() {
+        let pieces = [
+            "a", "…", "—", "\u{e002}", "\u{efff}", "xxxxxxx", "", "\u{3000}",
+        ];
+        for n in 0..40 {
+            for p in pieces {
+                for c in [OPEN, CLOSE] {
+                    let t = format!("{}{p}{c}{}{OPEN}", "é…".repeat(n % 5), "b".repeat(n));
+                    assert_eq!(find(&t, c), t.find(c), "{t:?}");
+                    let none = format!("{}{p}", "—".repeat(n));
+                    assert_eq!(find(&none, c), None, "{none:?}");
+                }
+            }
+            let bytes: Vec<u8> = (0..n as u8).map(|i| i.wrapping_mul(37)).collect();
+            for x in [0u8, 0xee, 37, 0xff] {
+                assert_eq!(
+                    find_byte(&bytes, x),
+                    bytes.iter().position(|&y| y == x),
+                    "{bytes:?} {x}"
+                );
+            }
+        }
     }
 }

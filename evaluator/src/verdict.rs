@@ -320,11 +320,21 @@ impl Outcome {
     /// From sub-verdicts, combined by [`combine`]; evidence is the sub-verdicts' notes in order.
     pub fn from_subs(subs: Vec<SubVerdict>, reduction: impl Into<String>) -> Outcome {
         let c = combine(subs.iter().map(|l| l.outcome.part()));
-        let evidence = subs
+        // `<here(id)>: <note>` joined by `; `, written into one string (no string per
+        // sub-verdict, no join).
+        let len = subs
             .iter()
-            .map(|l| format!("{}: {}", crate::refs::here(&l.id), l.note))
-            .collect::<Vec<_>>()
-            .join("; ");
+            .map(|l| l.id.len() + l.note.len() + 12)
+            .sum::<usize>();
+        let mut evidence = String::with_capacity(len);
+        for (i, l) in subs.iter().enumerate() {
+            if i > 0 {
+                evidence.push_str("; ");
+            }
+            crate::refs::push_here(&mut evidence, &l.id);
+            evidence.push_str(": ");
+            evidence.push_str(&l.note);
+        }
         Outcome {
             verdict: c.verdict,
             subs,

@@ -479,6 +479,7 @@ fn render_piece(r: &Report, piece: &Piece) -> std::io::Result<Rendered> {
                 .map_err(std::io::Error::other)?;
             let mut out = Vec::new();
             let mut n = 0;
+            let mut last = Default::default();
             for (j, o) in outcomes.iter().flat_map(|o| o.iter()).enumerate() {
                 let i = servers.start + j;
                 out.extend_from_slice(b",\n");
@@ -487,6 +488,7 @@ fn render_piece(r: &Report, piece: &Piece) -> std::io::Result<Rendered> {
                     &mut out,
                     RESULT_DEPTH,
                     &result(i, &r.servers[i], o, row.mark(i)),
+                    &mut last,
                 )?;
                 n += 1;
             }
@@ -599,10 +601,18 @@ fn nested<T: Serialize>(out: &mut Vec<u8>, depth: usize, value: &T) -> std::io::
 }
 
 /// One result pretty-printed at `depth`: the bytes [`nested`] writes for it, with its
-/// strings (evidence, reduction, the details) escaped by [`write_str`] rather than
-/// `serde_json`'s byte-at-a-time loop, most of the text of a report. The legs, records
-/// and waiver mark, short, are written by [`nested`].
-fn write_result(out: &mut Vec<u8>, depth: usize, r: &ResultJ<'_>) -> std::io::Result<()> {
+/// strings (evidence, reduction, the details, the legs) escaped by [`write_str`] rather
+/// than `serde_json`'s byte-at-a-time loop, most of the text of a report. The records and
+/// waiver mark, short, are written by [`nested`]. `last` holds where the evidence and
+/// reduction of the result written before this one into `out` are: text equal to it is
+/// copied from there (the results of one check on many servers often share their
+/// reduction, sometimes their evidence), not escaped again.
+fn write_result<'a>(
+    out: &mut Vec<u8>,
+    depth: usize,
+    r: &ResultJ<'a>,
+    last: &mut [Escaped<'a>; 2],
+) -> std::io::Result<()> {
     let d = depth + 1;
     out.push(b'{');
     plain_key(out, d, "server", true);
@@ -612,11 +622,11 @@ fn write_result(out: &mut Vec<u8>, depth: usize, r: &ResultJ<'_>) -> std::io::Re
     plain_key(out, d, "verdict", false);
     write_str(out, r.verdict);
     plain_key(out, d, "evidence", false);
-    write_str(out, r.evidence);
+    last[0].write(out, r.evidence);
     plain_key(out, d, "reduction", false);
-    write_str(out, r.reduction);
+    last[1].write(out, r.reduction);
     plain_key(out, d, "legs", false);
-    nested(out, d, &r.legs)?;
+    write_legs(out, d, r.legs.0);
     plain_key(out, d, "records", false);
     nested(out, d, &r.records)?;
     plain_key(out, d, "details", false);
@@ -628,6 +638,46 @@ fn write_result(out: &mut Vec<u8>, depth: usize, r: &ResultJ<'_>) -> std::io::Re
     newline(out, depth);
     out.push(b'}');
     Ok(())
+}
+
+/// A string [`write_str`] wrote into a piece, and where its escaped bytes are there.
+#[derive(Default)]
+struct Escaped<'a> {
+    text: &'a str,
+    at: std::ops::Range<usize>,
+}
+
+impl<'a> Escaped<'a> {
+    /// `s` escaped into `out`: copied from where it was written last when it is the same
+    /// text, else escaped and remembered.
+    fn write(&mut self, out: &mut Vec<u8>, s: &'a str) {
+        if !self.at.is_empty() && self.text == s {
+            out.extend_from_within(self.at.clone());
+        } else {
+            let start = out.len();
+            write_str(out, s);
+            *self = Escaped {
+                text: s,
+                at: start..out.len(),
+            };
+        }
+    }
+}
+
+/// A result's legs (leg id to outcome word, in leg order) pretty-printed at `depth`, as
+/// [`nested`] writes [`LegsJ`].
+fn write_legs(out: &mut Vec<u8>, depth: usize, legs: &[SubVerdict]) {
+    if legs.is_empty() {
+        out.extend_from_slice(b"{}");
+        return;
+    }
+    out.push(b'{');
+    for (i, l) in legs.iter().enumerate() {
+        key(out, depth + 1, &l.id, i == 0);
+        write_str(out, l.outcome.word());
+    }
+    newline(out, depth);
+    out.push(b'}');
 }
 
 /// A line break and `depth` levels of indentation (two spaces each).
@@ -707,47 +757,15 @@ fn write_value(out: &mut Vec<u8>, depth: usize, v: &Value) -> std::io::Result<()
 
 /// `s` as a JSON string, escaped exactly as `serde_json` escapes it: `"` and `\\` with
 /// a backslash, the control characters U+0000-U+001F as `\b`, `\t`, `\n`, `\f`, `\r` or
-/// `\u00xx` (lower-case hex), everything else as it is. Eight bytes are tested at a time
-/// for one that needs escaping, so text without any is copied in runs.
+/// `\u00xx` (lower-case hex), everything else as it is. Text without any byte to escape
+/// is copied in runs found by [`to_escape`].
 fn write_str(out: &mut Vec<u8>, s: &str) {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    // The high bit of each byte of `x` that is below 0x20, `"` or `\\`, and possibly of
-    // bytes after the first such byte (a borrow carries upwards), never of one before it:
-    // the lowest bit set marks the first byte to escape.
-    let flagged = |x: u64| {
-        let zero = |y: u64| y.wrapping_sub(ONES) & !y;
-        ((x.wrapping_sub(ONES * 0x20) & !x)
-            | zero(x ^ (ONES * u64::from(b'"')))
-            | zero(x ^ (ONES * u64::from(b'\\'))))
-            & HIGH
-    };
     let b = s.as_bytes();
     out.reserve(b.len() + 2);
     out.push(b'"');
     let mut start = 0;
-    let mut i = 0;
-    while i < b.len() {
-        // The next eight bytes, or the last few padded with spaces (never escaped).
-        let mut w = [b' '; 8];
-        let n = match b.get(i..i + 8) {
-            Some(word) => {
-                w.copy_from_slice(word);
-                8
-            }
-            None => {
-                let rest = &b[i..];
-                w[..rest.len()].copy_from_slice(rest);
-                rest.len()
-            }
-        };
-        let m = flagged(u64::from_le_bytes(w));
-        if m == 0 {
-            i += n;
-            continue;
-        }
-        // The first byte to escape among them.
-        i += (m.trailing_zeros() / 8) as usize;
+    while let Some(k) = to_escape(&b[start..]) {
+        let i = start + k;
         let c = b[i];
         let esc: &[u8] = match c {
             b'"' => b"\\\"",
@@ -768,11 +786,55 @@ fn write_str(out: &mut Vec<u8>, s: &str) {
         } else {
             out.extend_from_slice(esc);
         }
-        i += 1;
-        start = i;
+        start = i + 1;
     }
     out.extend_from_slice(&b[start..]);
     out.push(b'"');
+}
+
+/// The position of the first byte of `b` that a JSON string escapes (below 0x20, `"`,
+/// `\\`), sixteen bytes at a time (the last few padded with spaces, never escaped).
+fn to_escape(b: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // The high bit of each byte of a word that is below 0x20, `"` or `\\`, and possibly
+    // of bytes after the first such byte (a borrow carries upwards), never of one before
+    // it: the lowest bit set marks the first byte to escape.
+    let flagged = |w: &[u8]| {
+        let mut word = [0; 8];
+        word.copy_from_slice(w);
+        let x = u64::from_le_bytes(word);
+        let zero = |y: u64| y.wrapping_sub(ONES) & !y;
+        ((x.wrapping_sub(ONES * 0x20) & !x)
+            | zero(x ^ (ONES * u64::from(b'"')))
+            | zero(x ^ (ONES * u64::from(b'\\'))))
+            & HIGH
+    };
+    let first = |pair: &[u8]| {
+        let (lo, hi) = (flagged(&pair[..8]), flagged(&pair[8..]));
+        if lo != 0 {
+            Some((lo.trailing_zeros() / 8) as usize)
+        } else if hi != 0 {
+            Some(8 + (hi.trailing_zeros() / 8) as usize)
+        } else {
+            None
+        }
+    };
+    let mut pairs = b.chunks_exact(16);
+    let mut at = 0;
+    for pair in &mut pairs {
+        if let Some(k) = first(pair) {
+            return Some(at + k);
+        }
+        at += 16;
+    }
+    let rest = pairs.remainder();
+    if rest.is_empty() {
+        return None;
+    }
+    let mut padded = [b' '; 16];
+    padded[..rest.len()].copy_from_slice(rest);
+    first(&padded).map(|k| at + k)
 }
 
 /// The report as pretty-printed JSON text (no trailing newline): the bytes of
@@ -909,7 +971,9 @@ mod tests {
                             vec![SubVerdict::new(
                                 &format!("{}a", e.id.as_str()),
                                 o,
-                                format!("server {i} said \"{k}\"\nand more"),
+                                // Pairs of servers with the same evidence, every server
+                                // with the same reduction: copied, not escaped again.
+                                format!("server {} said \"{k}\"\nand more", i / 2),
                             )],
                             "one leg",
                         )
@@ -979,14 +1043,15 @@ mod tests {
 
     #[test]
     fn strings_are_escaped_as_serde_json_escapes_them() {
-        // Every ASCII byte and a few others, alone and at every offset of the eight-byte
-        // words, among clean text of every length up to 24.
+        // Every ASCII byte and a few others, alone and at every offset of the sixteen-byte
+        // pairs of words, among clean text of every length up to 40.
         let mut special: Vec<String> = (0u8..0x80).map(|b| char::from(b).to_string()).collect();
         special.extend(["é", "\u{9b}", "\u{202e}", "\u{e000}", "😀", "\u{7f}"].map(String::from));
         for c in &special {
-            for len in 0..24 {
+            for len in 0..40 {
                 for at in 0..=len {
-                    let text: String = "abcdefghijklmnopqrstuvwx"[..len].to_string();
+                    let text: String =
+                        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN"[..len].to_string();
                     let s = format!("{}{c}{}", &text[..at], &text[at..]);
                     let mut out = Vec::new();
                     write_str(&mut out, &s);
