@@ -412,6 +412,21 @@ impl<'a> Exchange<'a> {
         self.with_request(|r| r.cloned())
     }
 
+    /// The request body sent ([`request_json`](Self::request_json)), borrowed from the
+    /// bundle's memo for as long as the bundle lives; a value of its own only when the
+    /// memo does not keep this body's parse (a body over 256 KiB, an exchange read
+    /// without the bundle).
+    pub fn request_cow(&self) -> Option<Cow<'a, Value>> {
+        match self.request_memo() {
+            Some(c) => c
+                .request
+                .get_or_init(|| self.parse_request())
+                .as_ref()
+                .map(Cow::Borrowed),
+            None => self.parse_request().map(Cow::Owned),
+        }
+    }
+
     /// The response to the request's id (for a null id: the first error/result message
     /// carrying `"id": null`, or the only message). `None` from a body that did not end
     /// whole: see [`cut`](Self::cut).

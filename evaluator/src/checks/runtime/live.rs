@@ -12,6 +12,7 @@
 
 use mcp_probe_schema::vocab::{code, LegId, REV_2026_07_28};
 use serde_json::Value;
+use std::borrow::Cow;
 
 use crate::checks::common::refusal::{self, Class, Strictness, Unattributed};
 use crate::checks::common::text::{quote, truncate};
@@ -63,8 +64,9 @@ pub(super) fn seqs(ev: &Bundle, legs: &[LegId]) -> Vec<u64> {
 
 /// One live leg as recorded.
 pub(super) enum Recorded<'a> {
-    /// The request was sent; its answer and the request body.
-    Sent(Box<Answer<'a>>, Value),
+    /// The request was sent; its answer and the request body (borrowed from the
+    /// bundle's memo).
+    Sent(Box<Answer<'a>>, Cow<'a, Value>),
     /// The leg was recorded as skipped, or no record carries it: the outcome and note.
     NotSent(Graded),
 }
@@ -74,7 +76,7 @@ pub(super) fn recorded<'a>(ev: &'a Bundle, leg: LegId, what: &str) -> Recorded<'
     match wire::last(ev, leg) {
         Some(Ok(x)) => Recorded::Sent(
             Box::new(wire::read(&x)),
-            x.request_json().unwrap_or(Value::Null),
+            x.request_cow().unwrap_or(Cow::Owned(Value::Null)),
         ),
         Some(Err(reason)) => Recorded::NotSent(skipped(what, &reason)),
         None => Recorded::NotSent((
