@@ -322,6 +322,44 @@ impl<'a> Exchange<'a> {
         }
     }
 
+    /// `f` on the head of the answer ([`answer`](Self::answer)): its `id`, whether it has
+    /// a (null) `result`, and its `error` ([`derive::MessageHead`]). When the messages are
+    /// not parsed yet, read by a scan of the body that builds only those members
+    /// ([`derive::message_heads_in`]), for a reader that needs no more of the answer; else
+    /// (a body the scan cannot tell of, HTTP+SSE, messages already parsed) from the
+    /// messages.
+    pub fn with_answer_head<T>(&self, f: impl FnOnce(Option<&derive::MessageHead>) -> T) -> T {
+        let skim = || -> Option<Option<derive::MessageHead>> {
+            if self.stream.is_some()
+                || self
+                    .response_memo()
+                    .is_some_and(|c| c.messages.get().is_some())
+            {
+                return None;
+            }
+            // As `parse_messages`: no response or a body cut is no message at all.
+            let Some(r) = self
+                .response()
+                .filter(|r| derive::body_cut(&r.body).is_none())
+            else {
+                return Some(None);
+            };
+            let mut heads =
+                derive::message_heads_in(derive::media_type(&r.headers).as_deref(), &r.body.bytes)?;
+            // As `answer_index`: the answer to the request's id, else the first answer.
+            let id = self.request_id();
+            let i = heads
+                .iter()
+                .position(|m| m.id.as_ref() == Some(&id) && m.is_answer())
+                .or_else(|| heads.iter().position(derive::MessageHead::is_answer));
+            Some(i.map(|i| heads.swap_remove(i)))
+        };
+        match skim() {
+            Some(head) => f(head.as_ref()),
+            None => self.with_answer(|a| f(a.map(derive::MessageHead::of).as_ref())),
+        }
+    }
+
     /// `f` on the answer ([`answer`](Self::answer)), read from the bundle's memo without
     /// copying it.
     pub fn with_answer<T>(&self, f: impl FnOnce(Option<&Value>) -> T) -> T {
