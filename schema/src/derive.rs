@@ -122,6 +122,8 @@ pub struct MessageHead {
     pub result: Option<bool>,
     /// The `error` member.
     pub error: Option<Value>,
+    /// The `_meta` member of the `result`, when that is an object that has one.
+    pub result_meta: Option<Value>,
 }
 
 impl MessageHead {
@@ -131,6 +133,7 @@ impl MessageHead {
             id: message.get("id").cloned(),
             result: message.get("result").map(Value::is_null),
             error: message.get("error").cloned(),
+            result_meta: message.get("result").and_then(|r| r.get("_meta")).cloned(),
         }
     }
 
@@ -353,17 +356,31 @@ mod scan {
         }
 
         /// A JSON-RPC message (an object, at its `{`), keeping the last `id`, `result`
-        /// (null or not) and `error`.
+        /// (null or not, and its `_meta`) and `error`.
         fn message(&mut self, depth: u32) -> Option<MessageHead> {
             let mut head = MessageHead::default();
             self.members(depth, |s, key| {
                 match key {
                     b"id" => head.id = Some(s.parsed(depth + 1)?),
                     b"error" => head.error = Some(s.parsed(depth + 1)?),
+                    b"result" if s.peek()? == b'{' => {
+                        let mut meta = None;
+                        s.members(depth + 1, |s, key| {
+                            if key == b"_meta" {
+                                meta = Some(s.parsed(depth + 2)?);
+                            } else {
+                                s.value(depth + 2)?;
+                            }
+                            Some(())
+                        })?;
+                        head.result = Some(false);
+                        head.result_meta = meta;
+                    }
                     b"result" => {
                         let v0 = s.i;
                         s.value(depth + 1)?;
                         head.result = Some(&s.b[v0..s.i] == b"null");
+                        head.result_meta = None;
                     }
                     _ => s.value(depth + 1)?,
                 }
@@ -1038,7 +1055,9 @@ mod tests {
                             "i\\u0064",
                             "m\\u0065thod",
                             "id ",
-                            "é"
+                            "é",
+                            "_meta",
+                            "result"
                         ]),
                         inner
                     ),
