@@ -208,6 +208,9 @@ pub(crate) struct Memo {
     /// ([`Exchange::request_id`], [`Exchange::request_method`]): what most reads of a
     /// request need.
     head: OnceLock<Option<RequestHead>>,
+    /// The heads of the messages read by a scan of the body, `None` when the scan could
+    /// not tell ([`Exchange::with_answer_head`]).
+    heads: OnceLock<Option<Vec<derive::MessageHead>>>,
     /// Which of `messages` is the answer ([`Exchange::answer`]).
     answer: OnceLock<Option<usize>>,
     /// The response body parsed as one document ([`Exchange::body_json`]).
@@ -393,6 +396,71 @@ impl<'a> Exchange<'a> {
                 .map(Cow::Borrowed),
             None => self.parse_messages().into_iter().nth(i).map(Cow::Owned),
         }
+    }
+
+    /// `f` on the head of the answer ([`answer`](Self::answer)): its `id`, whether it has
+    /// a (null) `result`, and its `error` ([`derive::MessageHead`]). When the messages are
+    /// not parsed yet, read by a scan of the body that builds only those members
+    /// ([`derive::message_heads_in`]), for a reader that needs no more of the answer; else
+    /// (a body the scan cannot tell of, HTTP+SSE, messages already parsed) from the
+    /// messages.
+    pub fn with_answer_head<T>(&self, f: impl FnOnce(Option<&derive::MessageHead>) -> T) -> T {
+        let parsed = self
+            .response_memo()
+            .is_some_and(|c| c.messages.get().is_some());
+        if !parsed {
+            let skimmed = self.with_heads(|heads| {
+                heads.map(|heads| {
+                    // As `answer_index`: the answer to the request's id, else the first
+                    // answer.
+                    let id = self.request_id();
+                    heads
+                        .iter()
+                        .find(|m| m.id.as_ref() == Some(&id) && m.is_answer())
+                        .or_else(|| heads.iter().find(|m| m.is_answer()))
+                        .cloned()
+                })
+            });
+            if let Some(head) = skimmed {
+                return f(head.as_ref());
+            }
+        }
+        self.with_answer(|a| f(a.map(derive::MessageHead::of).as_ref()))
+    }
+
+    /// `f` on the heads of the messages as a scan of the body read them
+    /// ([`derive::message_heads_in`]), kept in the bundle's memo; `f` gets `None` when the
+    /// scan cannot tell of the body, and on HTTP+SSE (whose answer is also on the stream).
+    fn with_heads<T>(&self, f: impl FnOnce(Option<&[derive::MessageHead]>) -> T) -> T {
+        let skim = || {
+            if self.stream.is_some() {
+                return None;
+            }
+            // As `parse_messages`: no response or a body cut is no message at all.
+            let Some(r) = self
+                .response()
+                .filter(|r| derive::body_cut(&r.body).is_none())
+            else {
+                return Some(Vec::new());
+            };
+            derive::message_heads_in(derive::media_type(&r.headers).as_deref(), &r.body.bytes)
+        };
+        match self.response_memo() {
+            Some(c) => f(c.heads.get_or_init(skim).as_deref()),
+            None => f(skim().as_deref()),
+        }
+    }
+
+    /// `f` on the heads of the messages when a reader of the answer's head
+    /// ([`with_answer_head`](Self::with_answer_head)) already read them by a scan and
+    /// the messages are not parsed whole; `None` (and `f` not called) otherwise, for the
+    /// caller to read [`with_messages`](Self::with_messages).
+    pub fn with_skimmed_heads<T>(&self, f: impl FnOnce(&[derive::MessageHead]) -> T) -> Option<T> {
+        let c = self.response_memo()?;
+        if c.messages.get().is_some() {
+            return None;
+        }
+        c.heads.get()?.as_deref().map(f)
     }
 
     /// `f` on the answer ([`answer`](Self::answer)), read from the bundle's memo without

@@ -110,12 +110,413 @@ pub struct RequestHead {
     pub method: Option<String>,
 }
 
+/// What is read of one JSON-RPC message to tell whether it answers a request and how:
+/// its `id`, whether it has a `result` (and whether that is null) and its `error`, as
+/// the message parsed as a `serde_json::Value` has them (of several copies of a member,
+/// the last).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MessageHead {
+    /// The `id` member.
+    pub id: Option<Value>,
+    /// With a `result` member: whether it is `null`.
+    pub result: Option<bool>,
+    /// The `error` member.
+    pub error: Option<Value>,
+    /// The `_meta` member of the `result`, when that is an object that has one.
+    pub result_meta: Option<Value>,
+}
+
+impl MessageHead {
+    /// The head of a message read whole.
+    pub fn of(message: &Value) -> MessageHead {
+        MessageHead {
+            id: message.get("id").cloned(),
+            result: message.get("result").map(Value::is_null),
+            error: message.get("error").cloned(),
+            result_meta: message.get("result").and_then(|r| r.get("_meta")).cloned(),
+        }
+    }
+
+    /// A result or an error: an answer to some request.
+    pub fn is_answer(&self) -> bool {
+        self.result.is_some() || self.error.is_some()
+    }
+}
+
+/// The [`MessageHead`] of every message [`messages_in`] reads from the same body, in the
+/// same order, read without building the messages: `None` when the scan cannot tell
+/// (a part it does not accept, whether serde_json would), and the messages are then to
+/// be read whole.
+pub fn message_heads_in(media_type: Option<&str>, body: &[u8]) -> Option<Vec<MessageHead>> {
+    let mut out = Vec::new();
+    if media_type == Some("text/event-stream") {
+        for ev in crate::sse::parse(body).events {
+            scan::messages(ev.data.as_bytes(), &mut out)?;
+        }
+    } else {
+        scan::messages(body, &mut out)?;
+    }
+    Some(out)
+}
+
 /// The [`RequestHead`] of a request body, `None` when the body is not one JSON document:
 /// exactly what parsing it as a `serde_json::Value` and reading `id` and `method` gives
 /// (the same parser accepts the same bytes, recursion limit and number checks included),
 /// without allocating the members it does not keep.
 pub fn request_head(body: &[u8]) -> Option<RequestHead> {
+    scan::head(body).or_else(|| request_head_by_visitor(body))
+}
+
+/// [`request_head`] read by serde_json itself ([`head`]): every value visited through
+/// `deserialize_any`, only `id` and `method` kept. The reference [`scan::head`] falls
+/// back to for every body it does not accept.
+fn request_head_by_visitor(body: &[u8]) -> Option<RequestHead> {
     serde_json::from_slice::<head::Doc>(body).ok().map(|d| d.0)
+}
+
+/// A scan of a request body that finds the top-level `id` and `method` without handing
+/// every token to a serde visitor: it accepts only a subset of what serde_json accepts
+/// (JSON of at most [`scan::DEPTH`] levels, numbers without an exponent and of at most
+/// [`scan::NUMBER_MAX`] bytes, member names of the top-level object without escapes) and
+/// says nothing (`None`) of any other body, which [`request_head`] then reads through
+/// serde_json. So a body it accepts is one serde_json accepts, and every body it does
+/// not accept (malformed, or merely unusual) is decided by serde_json itself.
+mod scan {
+    use serde_json::Value;
+
+    use super::{MessageHead, RequestHead};
+
+    /// Nesting the scan follows (serde_json refuses past 127 levels).
+    pub(super) const DEPTH: u32 = 64;
+    /// The longest number the scan reads: without an exponent, a number this short is
+    /// always finite, as serde_json requires.
+    pub(super) const NUMBER_MAX: usize = 40;
+
+    struct Scan<'a> {
+        b: &'a [u8],
+        i: usize,
+        /// A byte over 0x7F was read inside a string: the body's UTF-8 is checked at
+        /// the end (outside strings such a byte is refused as it comes).
+        non_ascii: bool,
+    }
+
+    /// The head of `body` when the scan accepts it (see the module), else `None`.
+    pub(super) fn head(body: &[u8]) -> Option<RequestHead> {
+        let mut s = Scan {
+            b: body,
+            i: 0,
+            non_ascii: false,
+        };
+        s.ws();
+        let head = if s.peek()? == b'{' {
+            s.top_object()?
+        } else {
+            s.value(0)?;
+            RequestHead::default()
+        };
+        s.ws();
+        if s.i != body.len() || (s.non_ascii && std::str::from_utf8(body).is_err()) {
+            return None;
+        }
+        Some(head)
+    }
+
+    /// The heads of the JSON-RPC messages of one JSON document (an object, or the
+    /// objects of an array), appended to `out`, when the scan accepts it, else `None`
+    /// (and `out` as it was).
+    pub(super) fn messages(doc: &[u8], out: &mut Vec<MessageHead>) -> Option<()> {
+        let mut s = Scan {
+            b: doc,
+            i: 0,
+            non_ascii: false,
+        };
+        let mut heads = Vec::new();
+        s.ws();
+        match s.peek()? {
+            b'{' => heads.push(s.message(0)?),
+            b'[' => {
+                s.i += 1;
+                s.ws();
+                if s.eat(b']').is_none() {
+                    loop {
+                        s.ws();
+                        if s.peek()? == b'{' {
+                            heads.push(s.message(1)?);
+                        } else {
+                            s.value(1)?;
+                        }
+                        s.ws();
+                        match s.peek()? {
+                            b',' => s.i += 1,
+                            b']' => {
+                                s.i += 1;
+                                break;
+                            }
+                            _ => return None,
+                        }
+                    }
+                }
+            }
+            _ => s.value(0)?,
+        }
+        s.ws();
+        if s.i != doc.len() || (s.non_ascii && std::str::from_utf8(doc).is_err()) {
+            return None;
+        }
+        out.append(&mut heads);
+        Some(())
+    }
+
+    impl Scan<'_> {
+        fn peek(&self) -> Option<u8> {
+            self.b.get(self.i).copied()
+        }
+
+        fn ws(&mut self) {
+            while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.peek() {
+                self.i += 1;
+            }
+        }
+
+        fn eat(&mut self, c: u8) -> Option<()> {
+            (self.peek()? == c).then(|| self.i += 1)
+        }
+
+        /// An object (at its `{`) at `depth` levels of nesting: `member` reads each
+        /// member's value (the scan at it) given the member's name, unescaped; an escaped
+        /// name (which may spell any other) is left to serde_json.
+        fn members(
+            &mut self,
+            depth: u32,
+            mut member: impl FnMut(&mut Self, &[u8]) -> Option<()>,
+        ) -> Option<()> {
+            if depth >= DEPTH {
+                return None;
+            }
+            self.i += 1;
+            self.ws();
+            if self.eat(b'}').is_some() {
+                return Some(());
+            }
+            loop {
+                self.ws();
+                let k0 = self.i;
+                if self.peek()? != b'"' || self.string()? {
+                    return None;
+                }
+                let key = &self.b[k0 + 1..self.i - 1];
+                self.ws();
+                self.eat(b':')?;
+                self.ws();
+                member(self, key)?;
+                self.ws();
+                match self.peek()? {
+                    b',' => self.i += 1,
+                    b'}' => {
+                        self.i += 1;
+                        return Some(());
+                    }
+                    _ => return None,
+                }
+            }
+        }
+
+        /// The value at the scan, parsed by serde_json (for the few members kept whole).
+        fn parsed(&mut self, depth: u32) -> Option<Value> {
+            let v0 = self.i;
+            self.value(depth)?;
+            serde_json::from_slice::<Value>(&self.b[v0..self.i]).ok()
+        }
+
+        /// The top-level object, keeping the last `id` and the last `method`.
+        fn top_object(&mut self) -> Option<RequestHead> {
+            let mut head = RequestHead::default();
+            self.members(0, |s, key| {
+                match key {
+                    b"id" => head.id = Some(s.parsed(1)?),
+                    b"method" if s.peek()? == b'"' => {
+                        let v0 = s.i;
+                        let escaped = s.string()?;
+                        let raw = &s.b[v0..s.i];
+                        head.method = Some(if escaped {
+                            serde_json::from_slice::<String>(raw).ok()?
+                        } else {
+                            std::str::from_utf8(&raw[1..raw.len() - 1]).ok()?.to_owned()
+                        });
+                    }
+                    b"method" => {
+                        s.value(1)?;
+                        head.method = None;
+                    }
+                    _ => s.value(1)?,
+                }
+                Some(())
+            })?;
+            Some(head)
+        }
+
+        /// A JSON-RPC message (an object, at its `{`), keeping the last `id`, `result`
+        /// (null or not, and its `_meta`) and `error`.
+        fn message(&mut self, depth: u32) -> Option<MessageHead> {
+            let mut head = MessageHead::default();
+            self.members(depth, |s, key| {
+                match key {
+                    b"id" => head.id = Some(s.parsed(depth + 1)?),
+                    b"error" => head.error = Some(s.parsed(depth + 1)?),
+                    b"result" if s.peek()? == b'{' => {
+                        let mut meta = None;
+                        s.members(depth + 1, |s, key| {
+                            if key == b"_meta" {
+                                meta = Some(s.parsed(depth + 2)?);
+                            } else {
+                                s.value(depth + 2)?;
+                            }
+                            Some(())
+                        })?;
+                        head.result = Some(false);
+                        head.result_meta = meta;
+                    }
+                    b"result" => {
+                        let v0 = s.i;
+                        s.value(depth + 1)?;
+                        head.result = Some(&s.b[v0..s.i] == b"null");
+                        head.result_meta = None;
+                    }
+                    _ => s.value(depth + 1)?,
+                }
+                Some(())
+            })?;
+            Some(head)
+        }
+
+        /// One value at `depth` levels of nesting.
+        fn value(&mut self, depth: u32) -> Option<()> {
+            match self.peek()? {
+                b'{' | b'[' if depth >= DEPTH => None,
+                b'{' => self.members(depth, |s, _| s.value(depth + 1)),
+                b'[' => {
+                    self.i += 1;
+                    self.ws();
+                    if self.eat(b']').is_some() {
+                        return Some(());
+                    }
+                    loop {
+                        self.ws();
+                        self.value(depth + 1)?;
+                        self.ws();
+                        match self.peek()? {
+                            b',' => self.i += 1,
+                            b']' => {
+                                self.i += 1;
+                                return Some(());
+                            }
+                            _ => return None,
+                        }
+                    }
+                }
+                b'"' => self.string().map(|_| ()),
+                b't' => self.literal(b"true"),
+                b'f' => self.literal(b"false"),
+                b'n' => self.literal(b"null"),
+                b'-' | b'0'..=b'9' => self.number(),
+                _ => None,
+            }
+        }
+
+        fn literal(&mut self, word: &[u8]) -> Option<()> {
+            let end = self.i + word.len();
+            (self.b.get(self.i..end)? == word).then(|| self.i = end)
+        }
+
+        /// `-`? (`0` | [1-9][0-9]*) (`.` [0-9]+)?, no exponent, at most
+        /// [`NUMBER_MAX`] bytes.
+        fn number(&mut self) -> Option<()> {
+            let start = self.i;
+            if self.peek()? == b'-' {
+                self.i += 1;
+            }
+            match self.peek()? {
+                b'0' => self.i += 1,
+                b'1'..=b'9' => self.digits(),
+                _ => return None,
+            }
+            if self.peek() == Some(b'.') {
+                self.i += 1;
+                if !self.peek()?.is_ascii_digit() {
+                    return None;
+                }
+                self.digits();
+            }
+            match self.peek() {
+                Some(b'e' | b'E' | b'0'..=b'9') => None,
+                _ => (self.i - start <= NUMBER_MAX).then_some(()),
+            }
+        }
+
+        fn digits(&mut self) {
+            while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+                self.i += 1;
+            }
+        }
+
+        /// A string (at its `"`), its escapes checked as serde_json checks them: true
+        /// when it holds an escape.
+        fn string(&mut self) -> Option<bool> {
+            self.i += 1;
+            let mut escaped = false;
+            loop {
+                // The run up to the next quote or backslash, checked at once: no control
+                // character (serde_json refuses them in strings), and whether it leaves
+                // ASCII.
+                let rest = &self.b[self.i..];
+                let k = memchr::memchr2(b'"', b'\\', rest)?;
+                let run = &rest[..k];
+                if run.iter().fold(0xFF, |m, &c| m.min(c)) < 0x20 {
+                    return None;
+                }
+                self.non_ascii |= !run.is_ascii();
+                self.i += k;
+                match rest[k] {
+                    b'"' => {
+                        self.i += 1;
+                        return Some(escaped);
+                    }
+                    _ => {
+                        escaped = true;
+                        self.i += 1;
+                        match self.peek()? {
+                            b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => self.i += 1,
+                            b'u' => {
+                                self.i += 1;
+                                match self.hex4()? {
+                                    0xD800..=0xDBFF => {
+                                        self.eat(b'\\')?;
+                                        self.eat(b'u')?;
+                                        if !(0xDC00..=0xDFFF).contains(&self.hex4()?) {
+                                            return None;
+                                        }
+                                    }
+                                    0xDC00..=0xDFFF => return None,
+                                    _ => {}
+                                }
+                            }
+                            _ => return None,
+                        }
+                    }
+                }
+            }
+        }
+
+        fn hex4(&mut self) -> Option<u16> {
+            let h = self.b.get(self.i..self.i + 4)?;
+            let mut n = 0u16;
+            for &c in h {
+                n = n << 4 | (c as char).to_digit(16)? as u16;
+            }
+            self.i += 4;
+            Some(n)
+        }
+    }
 }
 
 /// The visitors of [`request_head`]: every value is read through `deserialize_any`, as
@@ -606,6 +1007,24 @@ mod tests {
             br#"{"id":1,"params":{"n":1e400}}"#,
             br#"{"id":1,"params":{"n":123456789012345678901234567890}}"#,
             br#"{"id":1,"params":"\ud800"}"#,
+            br#"{"id":1,"params":"\udc00"}"#,
+            br#"{"id":1,"params":"\udc00\ud800"}"#,
+            br#"{"id":1,"params":"\ud800\u0041"}"#,
+            br#"{"id":1,"params":"\ud800\n"}"#,
+            br#"{"id":1,"params":"\uD83D\uDE00\u0041\/\b"}"#,
+            br#"{"id":"\uD83D\uDE00","method":"\u0074ools/list"}"#,
+            br#"{"id":1,"params":"\u12"}"#,
+            br#"{"id":1,"params":[01]}"#,
+            br#"{"id":1,"params":[-]}"#,
+            br#"{"id":1,"params":[1.]}"#,
+            br#"{"id":1,"params":[1.5e2]}"#,
+            br#"{"id":-0,"method":null}"#,
+            br#"{"id":1,"params":"a	b"}"#,
+            br#"{"id":1,}"#,
+            br#"{"id" 1}"#,
+            br#"{"id":1]"#,
+            br#"{"id":tru}"#,
+            br#"{"id":[1,]}"#,
             br#"{"id":1,"params":"\u00e9\n"}"#,
             b"{\"id\":1,\"params\":\"\xff\"}",
             b"{\"id\":1,\"p\xc3\xa9\":2}",
@@ -634,11 +1053,38 @@ mod tests {
             Just("true".to_string()),
             any::<i64>().prop_map(|n| n.to_string()),
             any::<f64>().prop_map(|x| format!("{x:e}")),
+            any::<f64>().prop_map(|x| format!("{x}")),
             Just("1e400".to_string()),
             Just("-0".to_string()),
+            Just("-0.0".to_string()),
             Just("18446744073709551616".to_string()),
+            "-?[0-9]{1,45}(\\.[0-9]{0,3})?".prop_map(|s| s),
             "[a-z\\\\\"é\u{1}]{0,6}".prop_map(|s| format!("{s:?}")),
             Just(r#""\ud800""#.to_string()),
+            // Escapes as a sender may write them: lone, paired and reversed surrogates,
+            // upper- and lower-case hex, short or bad escapes.
+            prop::sample::select(vec![
+                r"\ud800",
+                r"\udc00",
+                r"\uD83D\uDE00",
+                r"\ud83d\ude00",
+                r"\udc00\ud800",
+                r"\ud800\u0041",
+                r"\ud800\n",
+                r"\uDBFF\uDFFF",
+                r"\u00e9",
+                r"\u12",
+                r"\x",
+                r"\/",
+                r"\b",
+                "é",
+                "\u{7f}",
+            ])
+            .prop_map(|p| format!("\"a{p}\"")),
+            // Nesting around serde_json's limit.
+            (100usize..140).prop_map(|n| format!("{}{}", "[".repeat(n), "]".repeat(n))),
+            // Nesting around the scan's own limit.
+            (58usize..70).prop_map(|n| format!("{}{}", "[".repeat(n), "]".repeat(n))),
         ];
         leaf.prop_recursive(5, 48, 6, |inner| {
             prop_oneof![
@@ -646,7 +1092,18 @@ mod tests {
                     .prop_map(|v| format!("[{}]", v.join(","))),
                 prop::collection::vec(
                     (
-                        prop::sample::select(vec!["id", "method", "params", "x", "i\\u0064"]),
+                        prop::sample::select(vec![
+                            "id",
+                            "method",
+                            "params",
+                            "x",
+                            "i\\u0064",
+                            "m\\u0065thod",
+                            "id ",
+                            "é",
+                            "_meta",
+                            "result"
+                        ]),
                         inner
                     ),
                     0..6
@@ -678,6 +1135,163 @@ mod tests {
                 flipped[i] ^= flip.1;
             }
             prop_assert_eq!(request_head(&flipped), by_value(&flipped));
+            // Whenever the scan decides alone, it decides as serde_json does.
+            for b in [&body[..], short, &flipped[..]] {
+                if let Some(h) = scan::head(b) {
+                    prop_assert_eq!(Some(h), by_value(b));
+                }
+            }
+        }
+
+        #[test]
+        fn the_head_of_random_bytes_is_what_serde_json_says(
+            body in prop::collection::vec(
+                prop_oneof![
+                    any::<u8>(),
+                    prop::sample::select(b"{}[],:\"\\ \t\n-0123456789.eEtrufalsniduo\xc3\xa9\xff".to_vec()),
+                ],
+                0..40,
+            ),
+        ) {
+            prop_assert_eq!(request_head(&body), by_value(&body));
+        }
+
+        #[test]
+        fn a_request_with_duplicate_members_keeps_the_last(
+            ids in prop::collection::vec(json(), 1..4),
+            methods in prop::collection::vec(json(), 0..3),
+        ) {
+            let mut members: Vec<String> = ids.iter().map(|v| format!("\"id\":{v}")).collect();
+            members.extend(methods.iter().map(|v| format!("\"method\":{v}")));
+            members.push(r#""method":"tools/call""#.to_string());
+            members.rotate_left(ids.len() / 2);
+            let body = format!("{{{}}}", members.join(",")).into_bytes();
+            prop_assert_eq!(request_head(&body), by_value(&body));
+        }
+    }
+
+    /// What [`message_heads_in`] must equal when it tells: the heads of the messages.
+    fn heads_by_value(media: Option<&str>, body: &[u8]) -> Vec<MessageHead> {
+        messages_in(media, body)
+            .iter()
+            .map(MessageHead::of)
+            .collect()
+    }
+
+    /// JSON-RPC messages as servers write them (and not), alone or in a batch.
+    fn messages_doc() -> impl Strategy<Value = String> {
+        let member = prop_oneof![
+            json().prop_map(|v| format!(r#""id":{v}"#)),
+            json().prop_map(|v| format!(r#""result":{v}"#)),
+            Just(r#""result":null"#.to_string()),
+            Just(r#""result": null "#.to_string()),
+            json().prop_map(|v| format!(r#""error":{v}"#)),
+            Just(r#""error":{"code":-32601,"message":"M\u00e9thode"}"#.to_string()),
+            json().prop_map(|v| format!(r#""jsonrpc":{v}"#)),
+            json().prop_map(|v| format!(r#""r\u0065sult":{v}"#)),
+        ];
+        let message =
+            prop::collection::vec(member, 0..5).prop_map(|m| format!("{{{}}}", m.join(",")));
+        prop_oneof![
+            message.clone(),
+            prop::collection::vec(prop_oneof![message, json()], 0..4)
+                .prop_map(|v| format!(" [{}] ", v.join(","))),
+            json(),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1024))]
+        #[test]
+        fn the_heads_of_messages_are_those_of_the_parsed_messages(
+            docs in prop::collection::vec(messages_doc(), 1..3),
+            flip in any::<(prop::sample::Index, u8)>(),
+        ) {
+            let body = docs[0].clone().into_bytes();
+            for b in [body.clone(), {
+                let mut f = body.clone();
+                if !f.is_empty() {
+                    let i = flip.0.index(f.len());
+                    f[i] ^= flip.1;
+                }
+                f
+            }] {
+                if let Some(h) = message_heads_in(Some("application/json"), &b) {
+                    prop_assert_eq!(h, heads_by_value(Some("application/json"), &b));
+                }
+            }
+            let sse: String = docs.iter().map(|d| format!("event: message\ndata: {d}\n\n")).collect();
+            if let Some(h) = message_heads_in(Some("text/event-stream"), sse.as_bytes()) {
+                prop_assert_eq!(h, heads_by_value(Some("text/event-stream"), sse.as_bytes()));
+            }
+        }
+    }
+
+    #[test]
+    fn the_scan_reads_ordinary_answers_itself() {
+        for (media, body) in [
+            (
+                None,
+                &br#"{"jsonrpc":"2.0","id":7,"result":{"tools":[{"name":"a","inputSchema":{}}]}}"#
+                    [..],
+            ),
+            (
+                None,
+                br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"bad"}}"#,
+            ),
+            (
+                None,
+                br#"[{"id":1,"result":null},{"method":"notifications/x"},2]"#,
+            ),
+            (None, br#""not a message""#),
+            (
+                Some("text/event-stream"),
+                b"event: message\ndata: {\"id\":1,\"result\":{}}\n\n",
+            ),
+        ] {
+            let h = message_heads_in(media, body);
+            assert!(h.is_some(), "{}", String::from_utf8_lossy(body));
+            assert_eq!(
+                h,
+                Some(heads_by_value(media, body)),
+                "{}",
+                String::from_utf8_lossy(body)
+            );
+        }
+        let h = message_heads_in(
+            None,
+            br#"{"id":1,"result":null,"result":{"a":1},"error":{"code":1}}"#,
+        );
+        assert_eq!(
+            h.as_deref().map(|h| (h[0].result, h[0].is_answer())),
+            Some((Some(false), true))
+        );
+        // A body it cannot tell of: left to be read whole.
+        assert_eq!(message_heads_in(None, br#"{"id":1,"result":1e5}"#), None);
+        assert_eq!(message_heads_in(None, b"<html>"), None);
+    }
+
+    #[test]
+    fn the_scan_reads_ordinary_requests_itself() {
+        for body in [
+            &br#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}}"#[..],
+            br#"{"jsonrpc":"2.0","id":"a\"b","method":"tools/call","params":{"name":"echo","arguments":{"text":"h\u00e9llo","n":-1.5,"ok":[true,false,null]}}}"#,
+            "{\"method\":\"notifications/initialized\",\"params\":{\"x\":\"é\"}}".as_bytes(),
+            br#"  [1, 2]  "#,
+        ] {
+            let h = scan::head(body);
+            assert!(h.is_some(), "{}", String::from_utf8_lossy(body));
+            assert_eq!(h, by_value(body), "{}", String::from_utf8_lossy(body));
+        }
+        // What it leaves to serde_json: an exponent, an escaped name, deep nesting.
+        let deep = format!(r#"{{"id":1,"p":{}1{}}}"#, "[".repeat(70), "]".repeat(70)).into_bytes();
+        for body in [
+            &br#"{"id":1,"params":{"n":1e3}}"#[..],
+            br#"{"i\u0064":1}"#,
+            &deep[..],
+        ] {
+            assert_eq!(scan::head(body), None, "{}", String::from_utf8_lossy(body));
+            assert_eq!(request_head(body), by_value(body));
         }
     }
 }

@@ -74,11 +74,20 @@ impl Parser {
 
     fn end_line(&mut self, out: &mut Vec<Event>) {
         let mut line = std::mem::take(&mut self.line);
+        self.line_ended(&line, out);
+        // The buffer is kept for the next line.
+        line.clear();
+        self.line = line;
+    }
+
+    /// One whole line (without its end) read.
+    fn line_ended(&mut self, line: &[u8], out: &mut Vec<Event>) {
+        let mut line = line;
         // A UTF-8 BOM at the very start of the stream is ignored.
         if !self.started {
             self.started = true;
-            if line.starts_with(&[0xEF, 0xBB, 0xBF]) {
-                line.drain(..3);
+            if let Some(rest) = line.strip_prefix(&[0xEF, 0xBB, 0xBF]) {
+                line = rest;
             }
         }
         if line.is_empty() {
@@ -106,7 +115,7 @@ impl Parser {
                 let v = &line[p + 1..];
                 (&line[..p], v.strip_prefix(b" ").unwrap_or(v))
             }
-            None => (&line[..], &b""[..]),
+            None => (line, &b""[..]),
         };
         let value = String::from_utf8_lossy(value);
         match field {
@@ -127,12 +136,24 @@ impl Parser {
     }
 }
 
-/// Parse a whole stored body.
+/// Parse a whole stored body: what [`Parser::feed`] gives on the whole of it, each line
+/// read where it lies in `bytes` rather than copied byte by byte into a line buffer.
 pub fn parse(bytes: &[u8]) -> Parsed {
     let mut p = Parser::new();
-    let events = p.feed(bytes);
+    let mut events = Vec::new();
+    let mut rest = bytes;
+    while let Some(k) = memchr::memchr2(b'\r', b'\n', rest) {
+        p.line_ended(&rest[..k], &mut events);
+        // CRLF is one line end; CR and LF alone are one each.
+        let end = if rest[k] == b'\r' && rest.get(k + 1) == Some(&b'\n') {
+            k + 2
+        } else {
+            k + 1
+        };
+        rest = &rest[end..];
+    }
     Parsed {
-        incomplete: p.pending(),
+        incomplete: !rest.is_empty() || p.dirty,
         events,
     }
 }
@@ -168,6 +189,46 @@ mod tests {
         ev.extend(p.feed(b"\n"));
         assert_eq!(ev.len(), 1);
         assert_eq!(ev[0].data, "x");
+    }
+
+    /// [`parse`] as the incremental parser reads the body: fed in the given pieces.
+    fn fed(bytes: &[u8], cuts: &[usize]) -> Parsed {
+        let mut p = Parser::new();
+        let mut events = Vec::new();
+        let mut at = 0;
+        for &c in cuts.iter().chain([&bytes.len()]) {
+            let c = c.clamp(at, bytes.len());
+            events.extend(p.feed(&bytes[at..c]));
+            at = c;
+        }
+        Parsed {
+            incomplete: p.pending(),
+            events,
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2048))]
+        #[test]
+        fn a_whole_body_parses_as_fed_in_pieces(
+            pieces in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "data", "data:", "data: ", "event: e", "id: 1", "id: \0", "retry: 5",
+                    "retry: x", ":c", "x", "{\"a\":1}", "\r", "\n", "\r\n", "\u{feff}", "é",
+                    " ", ":",
+                ]),
+                0..24,
+            ),
+            noise in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..4),
+            cuts in proptest::collection::vec(0usize..120, 0..6),
+        ) {
+            let mut body = pieces.concat().into_bytes();
+            body.extend(noise);
+            let mut cuts = cuts;
+            cuts.sort_unstable();
+            proptest::prop_assert_eq!(parse(&body), fed(&body, &cuts));
+            proptest::prop_assert_eq!(parse(&body), fed(&body, &[]));
+        }
     }
 
     #[test]

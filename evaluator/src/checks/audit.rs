@@ -66,6 +66,25 @@ fn results(ev: &Bundle) -> Vec<ResultMeta> {
         let method = x
             .request_method()
             .map_or_else(|| "(no method)".into(), |m| escape_line(&m));
+        // Messages another check read by their heads only are not parsed for this.
+        let skimmed = x.with_skimmed_heads(|heads| {
+            for h in heads.iter().filter(|h| h.result.is_some()) {
+                let names_server = h
+                    .result_meta
+                    .as_ref()
+                    .and_then(|m| m.get(meta::SERVER_INFO))
+                    .and_then(Value::as_object)
+                    .is_some_and(|o| !o.is_empty());
+                out.push(ResultMeta {
+                    method: method.clone(),
+                    names_server,
+                    seq: record.seq,
+                });
+            }
+        });
+        if skimmed.is_some() {
+            continue;
+        }
         x.with_messages(|msgs| {
             for m in msgs {
                 let Some(result) = m.get("result") else {

@@ -73,9 +73,9 @@ impl Resp {
     /// Read the response of `x`; `None` when no response arrived.
     pub fn read(x: &Exchange<'_>) -> Option<Resp> {
         let r = x.response()?;
-        let (error, has_result) = x.with_answer(|answer| {
+        let (error, has_result) = x.with_answer_head(|answer| {
             let error = answer
-                .and_then(|a| a.get("error"))
+                .and_then(|a| a.error.as_ref())
                 .and_then(Value::as_object)
                 .map(|e| {
                     (
@@ -86,9 +86,7 @@ impl Resp {
                             .to_string(),
                     )
                 });
-            let has_result = answer
-                .and_then(|a| a.get("result"))
-                .is_some_and(|r| !r.is_null());
+            let has_result = answer.and_then(|a| a.result) == Some(false);
             (error, has_result)
         });
         let e = excerpt(&r.body.bytes, 80);
