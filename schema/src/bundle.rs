@@ -619,141 +619,483 @@ enum Strictness {
     Duplicate(String),
 }
 
-/// A map key as [`strict_fast`] compares it: an integer (major type 0 or 1) by its
-/// value `arg`, a definite-length string (major type 2 or 3) by its content, the `arg`
-/// bytes at `at` of the item walked. Nothing is copied.
-#[derive(Debug, Clone, Copy)]
-struct FastKey {
-    major: u8,
-    arg: u64,
-    at: usize,
+/// The encoded bytes of the map key at `at` (an integer or a definite-length string, as
+/// [`strict_fast`] takes them): its head, and its content for a string. In bounds: the
+/// walk checked them when it met the key.
+fn fast_key_bytes(b: &[u8], at: usize) -> &[u8] {
+    let end = match read_head(b, at) {
+        Ok((2..=3, _, len, q)) => cbor_span(b, q, len).unwrap_or(q),
+        Ok((_, _, _, q)) => q,
+        Err(_) => at,
+    };
+    b.get(at..end).unwrap_or_default()
 }
 
-impl FastKey {
-    /// The string content (empty for an integer). In bounds: the walk checked the span.
-    fn content<'a>(&self, b: &'a [u8]) -> &'a [u8] {
-        if self.major < 2 {
-            return &[];
+/// Maps of at most this many entries (definite length) are narrow: a key is compared
+/// with those before it only when its bucket ([`fast_bucket`]) is taken, by reading them
+/// again ([`fast_key_seen`]). Wider maps, and those of indefinite length, keep where
+/// their keys are and are sorted when they end ([`fast_sorted_twice`]).
+const NARROW_KEYS: u64 = 16;
+
+/// Whether the key `b[p..end]` is one of the keys before it in its narrow map, whose first
+/// key is at `start`: the entries from there are read again up to `p`, each key compared.
+/// Each such reading takes its bytes from `budget`; `None` once that is spent, and the
+/// walk leaves the item to [`cbor_walk`] (so that however many keys share buckets, the
+/// cheap walk reads an item a bounded number of times).
+#[cold]
+fn fast_key_seen(b: &[u8], start: usize, p: usize, end: usize, budget: &mut usize) -> Option<bool> {
+    *budget = budget.checked_sub(p - start)?;
+    let key = b.get(p..end)?;
+    let mut q = start;
+    while q < p {
+        let before = fast_key_bytes(b, q);
+        if before.is_empty() {
+            return None;
         }
-        // `arg` fitted in usize and `at + arg` in `b` when the key was read.
-        &b[self.at..self.at + self.arg as usize]
+        if before == key {
+            return Some(true);
+        }
+        q = cbor_skip(b, q + before.len(), 0).ok()?;
     }
+    Some(false)
+}
 
-    fn same(&self, other: &FastKey, b: &[u8]) -> bool {
-        self.major == other.major
-            && self.arg == other.arg
-            && (self.major < 2 || self.content(b) == other.content(b))
+/// Whether two of the keys at `keys` (one wide map's) are the same, found by sorting them.
+#[cold]
+fn fast_sorted_twice(keys: &mut [usize], b: &[u8]) -> bool {
+    keys.sort_unstable_by(|&x, &y| fast_key_bytes(b, x).cmp(fast_key_bytes(b, y)));
+    keys.windows(2)
+        .any(|w| fast_key_bytes(b, w[0]) == fast_key_bytes(b, w[1]))
+}
+
+/// The smallest argument each of the heads with additional information 24 to 27 is
+/// the shortest form for.
+const SHORTEST: [u64; 4] = [24, 1 << 8, 1 << 16, 1 << 32];
+
+/// For each first byte of an item, the length of the whole item when that byte alone
+/// gives it and the item is well-formed whatever the bytes after the head are: an
+/// integer, a float, a simple value below 24, a string of fewer than 24 bytes. 0 for
+/// any other first byte (an array, a map, a tag, a longer string, a simple value with
+/// a byte of its own, a reserved or indefinite head). With `keys`, only the integers and
+/// strings whose argument is in the first byte, the keys of the cheap walk's fast path.
+const fn fast_lengths(keys: bool) -> [u8; 256] {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        let (major, ai) = (i >> 5, (i & 0x1f) as u8);
+        t[i] = match (major, ai) {
+            (0 | 1, 0..=23) => 1,
+            (2 | 3, 0..=23) => 1 + ai,
+            _ if keys => 0,
+            (7, 0..=23) => 1,
+            (0 | 1, 24) => 2,
+            (0 | 1 | 7, 25) => 3,
+            (0 | 1 | 7, 26) => 5,
+            (0 | 1 | 7, 27) => 9,
+            _ => 0,
+        };
+        i += 1;
+    }
+    t
+}
+
+/// [`fast_lengths`] of every first byte.
+const FAST_LEN: [u8; 256] = fast_lengths(false);
+
+/// [`fast_lengths`] of every first byte of a key.
+const FAST_KEY_LEN: [u8; 256] = fast_lengths(true);
+
+/// The mask that keeps the first `len` bytes of a little-endian word.
+const fn fast_mask(len: usize) -> u64 {
+    if len >= 8 {
+        u64::MAX
+    } else {
+        (1 << (8 * len)) - 1
     }
 }
 
-/// Maps with at most this many keys are checked for a key twice by comparing each pair
-/// (no sort); wider ones are sorted.
-const PAIRWISE_KEYS: usize = 16;
+/// [`fast_mask`] of every length a byte can hold.
+const FAST_MASK: [u64; 256] = {
+    let mut t = [0u64; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = fast_mask(i);
+        i += 1;
+    }
+    t
+};
 
-/// The common case of [`strict_item`], made cheap: the offset after the item at `pos`
-/// when it is well-formed, nested at most [`MAX_DEPTH`] levels, and every map in it has
-/// only integer and definite-length string keys, none twice. `None` for anything else
-/// (malformed, too deep, a key twice, a key of another kind, an indefinite-length
-/// string key): the caller then walks the item with [`cbor_walk`], which says exactly
-/// what is wrong, or that nothing is. So `Some(end)` here is always `Ok(end)` there.
-///
-/// Keys are compared as [`cbor_walk`] compares them (an integer by value, a string by
-/// content, whatever the head length), but in place: no key is copied or allocated,
-/// and a map of at most [`PAIRWISE_KEYS`] keys is not sorted. `keys` is scratch space
-/// shared by the whole walk, as in [`cbor_walk`].
-fn strict_fast(b: &[u8], pos: usize, depth: usize, keys: &mut Vec<FastKey>) -> Option<usize> {
-    if depth > MAX_DEPTH {
+/// The bucket (0 to 63) of a map key whose first eight encoded bytes (all of them for a
+/// shorter key, the rest zero) are `sig` as a little-endian word: the top six bits of
+/// `sig` times an odd constant (the 64-bit finalizer constant of MurmurHash3, which puts
+/// the field names of every struct of [`crate::model`] in distinct buckets). The walk
+/// takes only integer and definite-length string keys whose head is in shortest form,
+/// so two keys are the same by value exactly when their encoded bytes are the same, and
+/// then their bucket is the same: a key whose bucket no key before it in its map took
+/// is new, without comparing it with any.
+#[inline(always)]
+fn fast_bucket(sig: u64) -> u64 {
+    1 << (sig.wrapping_mul(0xff51_afd7_ed55_8ccd) >> 58)
+}
+
+/// The end of the key at `p` whose first byte `first` has an argument of its own
+/// (additional information 24 or more): `None` unless it is an integer or a
+/// definite-length string, in shortest form, within `b`.
+#[cold]
+fn fast_key_wide(b: &[u8], p: usize, first: u8) -> Option<usize> {
+    let (major, ai) = (first >> 5, first & 0x1f);
+    let (arg, q) = fast_arg(b, p, ai)?;
+    if major > 3 || arg < SHORTEST[usize::from(ai - 24)] {
         return None;
     }
-    let (major, ai, arg, mut p) = read_head(b, pos).ok()?;
+    if major < 2 {
+        Some(q)
+    } else {
+        fast_span(b, q, arg)
+    }
+}
+
+/// The first eight bytes of the key `b[p..end]` (all of them for a shorter key, the rest
+/// zero) as a little-endian word, when fewer than eight bytes of `b` are left at `p`.
+#[cold]
+fn fast_sig_near_end(b: &[u8], p: usize, end: usize) -> u64 {
+    b[p..end.min(p + 8)]
+        .iter()
+        .rev()
+        .fold(0u64, |a, &x| (a << 8) | u64::from(x))
+}
+
+/// An array, map or tag that [`strict_fast`] is inside of (a tag is read as an array of
+/// one item), kept while the walk is inside one of its items.
+#[derive(Debug, Clone, Copy)]
+struct Open {
+    /// Items (array) or entries (map) still to come, or [`INDEFINITE`].
+    left: u64,
+    /// For a narrow map ([`NARROW_KEYS`]), where its first key is in the item walked; for
+    /// a wide one, [`WIDE`] and where its keys start in [`FastScratch::keys`];
+    /// [`NOT_A_MAP`] for an array or tag.
+    start: usize,
+    /// For a narrow map, the buckets ([`fast_bucket`]) its keys so far took, one bit
+    /// each.
+    buckets: u64,
+}
+
+/// [`Open::left`] of an indefinite-length array or map: it ends at a break byte. (A
+/// definite one never has that many items left: each takes a byte.)
+const INDEFINITE: u64 = u64::MAX;
+
+/// [`Open::start`] of an array or tag.
+const NOT_A_MAP: usize = usize::MAX;
+
+/// The bit of [`Open::start`] that marks a wide map (no offset in a slice or length of
+/// a vector has it).
+const WIDE: usize = 1 << (usize::BITS - 1);
+
+/// Scratch space of [`strict_fast`]: where the keys of the wide maps it is inside of are
+/// (each map's are pushed, and taken off again when the map ends), and room for the
+/// containers it is inside of, [`MAX_DEPTH`] of them. A reader checking many items keeps
+/// one, so the walk allocates the room once, and the keys only while it meets wider maps
+/// than before.
+#[derive(Debug, Default)]
+struct FastScratch {
+    keys: Vec<usize>,
+    open: Vec<Open>,
+}
+
+/// The argument of a head whose additional information `ai` is 24 to 27, in the bytes
+/// after the head's first byte at `pos`, and the offset after the head. `None` for other
+/// `ai` (28 to 30 are reserved; 31 is indefinite and read by the caller) and when the
+/// bytes end.
+#[inline(always)]
+fn fast_arg(b: &[u8], pos: usize, ai: u8) -> Option<(u64, usize)> {
+    let rest = b.get(pos + 1..)?;
+    Some(match ai {
+        24 => (u64::from(*rest.first()?), pos + 2),
+        25 => (u64::from(u16::from_be_bytes(*rest.first_chunk()?)), pos + 3),
+        26 => (u64::from(u32::from_be_bytes(*rest.first_chunk()?)), pos + 5),
+        27 => (u64::from_be_bytes(*rest.first_chunk()?), pos + 9),
+        _ => return None,
+    })
+}
+
+/// The offset `len` bytes after `from`, if that is within `b`.
+#[inline(always)]
+fn fast_span(b: &[u8], from: usize, len: u64) -> Option<usize> {
+    let end = from.checked_add(usize::try_from(len).ok()?)?;
+    (end <= b.len()).then_some(end)
+}
+
+/// An item as [`strict_fast`] meets it ([`fast_item`]).
+enum FastItem {
+    /// Anything but an array, a map or a tag, well-formed: the offset after it.
+    Leaf(usize),
+    /// An array, a map or a tag (major type `major`) with `left` items or entries (one
+    /// for a tag, [`INDEFINITE`]), whose head ends at `at`.
+    Open { major: u8, left: u64, at: usize },
+}
+
+/// The item at `p`, nested `depth` levels deep, whose first byte has no
+/// [`fast_lengths`]: `None` when it is not well-formed as far as its head (and, for a
+/// string, its content) goes.
+#[inline(always)]
+fn fast_item(b: &[u8], p: usize, depth: usize) -> Option<FastItem> {
+    let first = *b.get(p)?;
+    let (major, ai) = (first >> 5, first & 0x1f);
     match (major, ai) {
-        (0 | 1 | 6 | 7, 31) => None,
-        (0 | 1, _) => Some(p),
-        (7, 24) if arg < 32 => None,
-        (7, _) => Some(p),
-        // A chunked string: no map inside, the plain walk checks it.
-        (2 | 3, 31) => cbor_walk(b, pos, depth, None).ok(),
-        (2 | 3, _) => cbor_span(b, p, arg).ok(),
-        (4, _) => {
-            let mut left = arg;
-            loop {
-                if ai == 31 {
-                    if b.get(p) == Some(&0xff) {
-                        return Some(p + 1);
-                    }
-                } else if left == 0 {
-                    return Some(p);
-                } else {
-                    left -= 1;
-                }
-                p = strict_fast(b, p, depth + 1, keys)?;
-            }
-        }
-        (5, _) => {
-            // Its keys are one level deeper: at the bound, leave it to the plain walk.
+        (4 | 5, 0..=23) => Some(FastItem::Open {
+            major,
+            left: u64::from(ai),
+            at: p + 1,
+        }),
+        (6, 0..=23) => Some(FastItem::Open {
+            major,
+            left: 1,
+            at: p + 1,
+        }),
+        _ => fast_item_wide(b, p, depth),
+    }
+}
+
+/// [`fast_item`] when the argument is not in the first byte.
+fn fast_item_wide(b: &[u8], p: usize, depth: usize) -> Option<FastItem> {
+    let first = *b.get(p)?;
+    let (major, ai) = (first >> 5, first & 0x1f);
+    if ai < 24 {
+        // Only arrays, maps and tags have no [`fast_lengths`] here.
+        return Some(FastItem::Open {
+            major,
+            left: if major == 6 { 1 } else { u64::from(ai) },
+            at: p + 1,
+        });
+    }
+    if ai == 31 {
+        return match major {
+            // A chunked string: no map inside, the plain walk checks it.
+            2 | 3 => Some(FastItem::Leaf(cbor_walk(b, p, depth, None).ok()?)),
+            4 | 5 => Some(FastItem::Open {
+                major,
+                left: INDEFINITE,
+                at: p + 1,
+            }),
+            _ => None,
+        };
+    }
+    let (arg, q) = fast_arg(b, p, ai)?;
+    Some(match major {
+        0 | 1 => FastItem::Leaf(q),
+        2 | 3 => FastItem::Leaf(fast_span(b, q, arg)?),
+        7 if ai == 24 && arg < 32 => return None,
+        7 => FastItem::Leaf(q),
+        6 => FastItem::Open {
+            major,
+            left: 1,
+            at: q,
+        },
+        // A definite length of 2^64 - 1 is not [`INDEFINITE`]: more items than bytes,
+        // so the bytes end first.
+        _ if arg == INDEFINITE => return None,
+        _ => FastItem::Open {
+            major,
+            left: arg,
+            at: q,
+        },
+    })
+}
+
+/// The end of an array, map or tag ([`FastItem::Open`]) met [`MAX_DEPTH`] levels deep,
+/// where no item may be inside it: only an empty array has one.
+#[cold]
+fn fast_too_deep(b: &[u8], major: u8, left: u64, at: usize) -> Option<usize> {
+    match (major, left) {
+        (4, 0) => Some(at),
+        (4, INDEFINITE) if b.get(at) == Some(&0xff) => Some(at + 1),
+        _ => None,
+    }
+}
+
+/// The common case of [`strict_item`], made cheap: the offset after the item at the
+/// start of `b` when it is well-formed, nested at most [`MAX_DEPTH`] levels, and every
+/// map in it has only integer and definite-length string keys with heads in shortest
+/// form, none twice. `None` for anything else (malformed, too deep, a key twice, a key
+/// of another kind or in a longer head, an indefinite-length string key), and when keys
+/// share buckets so often that it would read the item too many times ([`fast_key_seen`]):
+/// the caller then walks the item with [`cbor_walk`], which says exactly what is wrong,
+/// or that nothing is. So `Some(end)` here is always `Ok(end)` there.
+///
+/// Keys are compared by their encoded bytes, which for these keys is comparing them as
+/// [`cbor_walk`] does (an integer by value, a string by content), in place: no key is
+/// copied or allocated. In a narrow map ([`NARROW_KEYS`]) a key is compared with the keys
+/// before it only when its bucket ([`fast_bucket`]) is taken; a wide map is sorted when
+/// it ends. The walk is one loop over the items, not a recursion: the containers it is
+/// inside of are kept in `scratch`, and the items whose first byte gives their length
+/// ([`fast_lengths`]: integers, floats, short strings) are read by a table look-up.
+fn strict_fast(b: &[u8], scratch: &mut FastScratch) -> Option<usize> {
+    scratch.keys.clear();
+    if scratch.open.len() != MAX_DEPTH {
+        scratch.open = vec![
+            Open {
+                left: 0,
+                start: NOT_A_MAP,
+                buckets: 0,
+            };
+            MAX_DEPTH
+        ];
+    }
+    let open = <&mut [Open; MAX_DEPTH]>::try_from(scratch.open.as_mut_slice()).ok()?;
+    fast_walk(b, &mut scratch.keys, open)
+}
+
+/// The end of the key at `p` and the mask of its first eight bytes ([`fast_mask`]):
+/// `None` unless it is an integer or a definite-length string, in shortest form, within
+/// `b`.
+#[inline(always)]
+fn fast_key_end(b: &[u8], p: usize) -> Option<(usize, u64)> {
+    let first = *b.get(p)?;
+    let len = FAST_KEY_LEN[usize::from(first)];
+    let (end, mask) = if len != 0 {
+        (p + usize::from(len), FAST_MASK[usize::from(len)])
+    } else {
+        let end = fast_key_wide(b, p, first)?;
+        (end, fast_mask(end - p))
+    };
+    (end <= b.len()).then_some((end, mask))
+}
+
+/// The loop of [`strict_fast`], on its scratch vectors.
+#[inline(always)]
+fn fast_walk(b: &[u8], keys: &mut Vec<usize>, open: &mut [Open; MAX_DEPTH]) -> Option<usize> {
+    let n = b.len();
+    let mut p = 0usize;
+    // What [`fast_key_seen`] may read again: several times the item, whatever its maps.
+    let mut budget = n.saturating_mul(16).saturating_add(4096);
+    // The innermost container (as [`Open`]). The item of `b` is read as the one item of
+    // an array.
+    let mut left = 1u64;
+    let mut start = NOT_A_MAP;
+    let mut buckets = 0u64;
+    // How many containers the walk is inside of: those around the innermost are
+    // `open[..depth]`, the outermost first.
+    let mut depth = 0usize;
+    // Step into the container met inside the current one, or past it when it is an empty
+    // array too deep to hold an item.
+    macro_rules! enter {
+        ($walk:lifetime, $major:expr, $left:expr, $at:expr) => {
             if depth >= MAX_DEPTH {
+                p = fast_too_deep(b, $major, $left, $at)?;
+                continue;
+            }
+            open[depth] = Open {
+                left,
+                start,
+                buckets,
+            };
+            depth += 1;
+            left = $left;
+            start = match $major {
+                5 if left <= NARROW_KEYS => $at,
+                5 => WIDE | keys.len(),
+                _ => NOT_A_MAP,
+            };
+            buckets = 0;
+            p = $at;
+            continue $walk;
+        };
+    }
+    // The next item (entry) of the current container, or `break` at its end.
+    macro_rules! next {
+        () => {
+            if left == INDEFINITE {
+                if *b.get(p)? == 0xff {
+                    p += 1;
+                    break;
+                }
+            } else if left == 0 {
+                break;
+            } else {
+                left -= 1;
+            }
+        };
+    }
+    // The item at `p`: past it, or into it.
+    macro_rules! item {
+        ($walk:lifetime) => {
+            let first = *b.get(p)?;
+            let len = FAST_LEN[usize::from(first)];
+            if len != 0 {
+                p += usize::from(len);
+                if p > n {
+                    return None;
+                }
+            } else if first | 0x20 == 0x78 {
+                // A string of 24 to 255 bytes (its length in one byte).
+                p += 2 + usize::from(*b.get(p + 1)?);
+                if p > n {
+                    return None;
+                }
+            } else {
+                match fast_item(b, p, depth)? {
+                    FastItem::Leaf(end) => p = end,
+                    FastItem::Open {
+                        major,
+                        left: inner,
+                        at,
+                    } => {
+                        enter!($walk, major, inner, at);
+                    }
+                }
+            }
+        };
+    }
+    'walk: loop {
+        if start == NOT_A_MAP {
+            // An array, a tag or the top: its items, up to its end.
+            loop {
+                next!();
+                item!('walk);
+            }
+        } else if start & WIDE == 0 {
+            // A narrow map: its entries, up to its end, each key new.
+            loop {
+                next!();
+                let (end, mask) = fast_key_end(b, p)?;
+                let sig = match b[p..].first_chunk::<8>() {
+                    Some(w) => u64::from_le_bytes(*w) & mask,
+                    None => fast_sig_near_end(b, p, end),
+                };
+                let bucket = fast_bucket(sig);
+                if buckets & bucket != 0 && fast_key_seen(b, start, p, end, &mut budget)? {
+                    return None;
+                }
+                buckets |= bucket;
+                p = end;
+                item!('walk);
+            }
+        } else {
+            // A wide map: its entries, up to its end, then no key twice.
+            loop {
+                next!();
+                let (end, _) = fast_key_end(b, p)?;
+                keys.push(p);
+                p = end;
+                item!('walk);
+            }
+            let from = start & !WIDE;
+            let mine = keys.get_mut(from..)?;
+            if fast_sorted_twice(mine, b) {
                 return None;
             }
-            let start = keys.len();
-            let mut left = arg;
-            loop {
-                if ai == 31 {
-                    if b.get(p) == Some(&0xff) {
-                        p += 1;
-                        break;
-                    }
-                } else if left == 0 {
-                    break;
-                } else {
-                    left -= 1;
-                }
-                let (km, kai, karg, q) = read_head(b, p).ok()?;
-                let key = match (km, kai) {
-                    (0 | 1, 0..=27) => {
-                        p = q;
-                        FastKey {
-                            major: km,
-                            arg: karg,
-                            at: q,
-                        }
-                    }
-                    (2 | 3, 0..=27) => {
-                        p = cbor_span(b, q, karg).ok()?;
-                        FastKey {
-                            major: km,
-                            arg: karg,
-                            at: q,
-                        }
-                    }
-                    _ => return None,
-                };
-                keys.push(key);
-                p = strict_fast(b, p, depth + 1, keys)?;
-            }
-            let mine = &mut keys[start..];
-            let twice = if mine.len() <= PAIRWISE_KEYS {
-                // Each key against those before it, the integers first (most pairs
-                // differ in type or length, and are told apart without the content).
-                let mut found = false;
-                'pairs: for (i, k) in mine.iter().enumerate() {
-                    for j in &mine[..i] {
-                        if j.arg == k.arg && j.major == k.major && j.same(k, b) {
-                            found = true;
-                            break 'pairs;
-                        }
-                    }
-                }
-                found
-            } else {
-                mine.sort_unstable_by(|x, y| {
-                    (x.major, x.arg, x.content(b)).cmp(&(y.major, y.arg, y.content(b)))
-                });
-                mine.windows(2).any(|w| w[0].same(&w[1], b))
-            };
-            keys.truncate(start);
-            (!twice).then_some(p)
+            keys.truncate(from);
         }
-        _ => strict_fast(b, p, depth + 1, keys), // a tag and its content
+        // The container ended: back to the one around it.
+        if depth == 0 {
+            return Some(p);
+        }
+        depth -= 1;
+        Open {
+            left,
+            start,
+            buckets,
+        } = open[depth];
     }
 }
 
@@ -765,14 +1107,13 @@ fn strict_fast(b: &[u8], pos: usize, depth: usize, keys: &mut Vec<FastKey>) -> O
 /// it cannot say yes, the full walk ([`cbor_walk`] with keys) gives the answer and the
 /// error, the same for every input.
 fn strict_item(bytes: &[u8]) -> Result<(), Strictness> {
-    strict_item_with(bytes, &mut Vec::new())
+    strict_item_with(bytes, &mut FastScratch::default())
 }
 
-/// [`strict_item`] with the cheap walk's scratch space from the caller (emptied again
-/// on return), so that a reader checking many items allocates it once.
-fn strict_item_with(bytes: &[u8], scratch: &mut Vec<FastKey>) -> Result<(), Strictness> {
-    let fast = strict_fast(bytes, 0, 0, scratch);
-    scratch.clear();
+/// [`strict_item`] with the cheap walk's scratch space from the caller, so that a reader
+/// checking many items allocates it once.
+fn strict_item_with(bytes: &[u8], scratch: &mut FastScratch) -> Result<(), Strictness> {
+    let fast = strict_fast(bytes, scratch);
     if fast == Some(bytes.len()) {
         return Ok(());
     }
@@ -1368,7 +1709,7 @@ fn check_chain(
     decoded: &[Result<Record, RecordDecodeError>],
 ) -> Result<(), VerifyError> {
     let mut chain = ChainCheck::new(&evidence.run.run_id);
-    let mut scratch = Vec::new();
+    let mut scratch = FastScratch::default();
     for (index, (bytes, record)) in evidence.records.iter().zip(decoded).enumerate() {
         strict_record(index, bytes, &mut scratch)?;
         let record = record.as_ref().map_err(|e| VerifyError::Record {
@@ -1461,11 +1802,7 @@ fn strict_payload(payload: &[u8]) -> Result<(), VerifyError> {
 /// A (signed) record's bytes are exactly one well-formed CBOR item, nested at most
 /// [`MAX_DEPTH`] levels, with no map holding a key twice. `scratch`: as in
 /// [`strict_item_with`], shared by the records of a bundle.
-fn strict_record(
-    index: usize,
-    bytes: &[u8],
-    scratch: &mut Vec<FastKey>,
-) -> Result<(), VerifyError> {
+fn strict_record(index: usize, bytes: &[u8], scratch: &mut FastScratch) -> Result<(), VerifyError> {
     strict_item_with(bytes, scratch).map_err(|s| VerifyError::Record {
         index,
         detail: match s {
@@ -1529,7 +1866,7 @@ fn verify_payload<R: KeptRecords>(
     let (evidence, encoded) = decode_payload(payload)?;
     let mut chain = ChainCheck::new(&evidence.run.run_id);
     let mut records = R::with_capacity(encoded.len());
-    let mut scratch = Vec::new();
+    let mut scratch = FastScratch::default();
     encoded.each(|index, bytes| {
         strict_record(index, bytes, &mut scratch)?;
         let record = decode_record(bytes).map_err(|e| VerifyError::Record {
@@ -1855,7 +2192,7 @@ mod tests {
     }
 
     fn fast(b: &[u8]) -> Option<usize> {
-        strict_fast(b, 0, 0, &mut Vec::new())
+        strict_fast(b, &mut FastScratch::default())
     }
 
     #[test]
@@ -1886,10 +2223,15 @@ mod tests {
                 "{b:02x?}"
             );
         }
-        // Keys it leaves to the full walk: chunked strings, arrays (here not twice).
+        // Keys it leaves to the full walk: chunked strings, arrays, heads longer than
+        // the shortest form (here not twice).
         for b in [
             &[0xa1, 0x7f, 0x61, b'a', 0xff, 0x00][..],
             &[0xa1, 0x80, 0x00],
+            &[0xa1, 0x18, 0x01, 0x00],
+            &[0xa1, 0x78, 0x01, b'a', 0x00],
+            &[0xa1, 0x59, 0x00, 0x01, b'a', 0x00],
+            &[0xa2, 0x01, 0x00, 0x38, 0x01, 0x00],
         ] {
             assert_eq!(fast(b), None, "{b:02x?}");
             assert_eq!(strict_item(b), Ok(()), "{b:02x?}");
@@ -1919,6 +2261,74 @@ mod tests {
         deep_map.extend([0xa1, 0x00, 0x00]);
         assert_eq!(fast(&deep_map), None);
         assert_eq!(strict_item(&deep_map), Err(Strictness::TooDeep));
+    }
+
+    #[test]
+    fn keys_sharing_a_bucket_are_compared_and_read_again_a_bounded_number_of_times() {
+        let text = |k: &str| [&cbor_head(3, k.len() as u64)[..], k.as_bytes()].concat();
+        let bucket = |k: &str| {
+            let e = text(k);
+            fast_bucket(
+                e.iter()
+                    .take(8)
+                    .rev()
+                    .fold(0, |a, &x| (a << 8) | u64::from(x)),
+            )
+        };
+        let map = |entries: &[(&str, Vec<u8>)]| {
+            let mut v = cbor_head(5, entries.len() as u64);
+            for (k, value) in entries {
+                v.extend(text(k));
+                v.extend(value);
+            }
+            v
+        };
+        // Sixteen different keys in one bucket.
+        let names: Vec<String> = (0..4000).map(|i| format!("k{i}")).collect();
+        let first = names[0].as_str();
+        let same: Vec<&str> = names
+            .iter()
+            .map(String::as_str)
+            .filter(|k| bucket(k) == bucket(first))
+            .take(16)
+            .collect();
+        assert_eq!(same.len(), 16);
+        // Told apart by their bytes: no key twice.
+        let two = map(&[(same[0], vec![0xf6]), (same[1], vec![0xf6])]);
+        assert_eq!(fast(&two), Some(two.len()));
+        // The same key twice, after another in its bucket and one elsewhere.
+        let other = names
+            .iter()
+            .find(|k| bucket(k) != bucket(first))
+            .expect("a key");
+        let twice = map(&[
+            (same[0], vec![0xf6]),
+            (other, vec![0x01]),
+            (same[1], vec![0xf6]),
+            (same[0], vec![0xf6]),
+        ]);
+        assert_eq!(fast(&twice), None);
+        assert_eq!(
+            strict_item(&twice),
+            Err(Strictness::Duplicate(format!("{:?}", same[0])))
+        );
+        // Maps nested three deep whose first value is the next map (2000 bytes at the
+        // bottom) and whose fifteen other keys all share its key's bucket: each of them
+        // reads the entries before it again, more than the walk may; it gives up, and the
+        // full walk says yes.
+        let mut item = [&cbor_head(2, 2000)[..], &[0u8; 2000]].concat();
+        for _ in 0..3 {
+            let mut entries = vec![(same[0], item)];
+            entries.extend(same[1..].iter().map(|&k| (k, vec![0xf6])));
+            item = map(&entries);
+        }
+        assert_eq!(fast(&item), None);
+        assert_eq!(strict_item(&item), Ok(()));
+        // Two deep, it reads them all again and says yes.
+        let mut entries = vec![(same[0], map(&[(same[0], vec![0xf6])]))];
+        entries.extend(same[1..].iter().map(|&k| (k, vec![0xf6])));
+        let shallow = map(&entries);
+        assert_eq!(fast(&shallow), Some(shallow.len()));
     }
 
     /// A CBOR item for [`the_cheap_and_the_full_strict_walks_agree`]: maps whose keys come
@@ -2063,7 +2473,7 @@ mod tests {
     }
 
     /// Whether some map in a well-formed `b` has a key that is neither an integer nor a
-    /// definite-length string.
+    /// definite-length string, or one whose head is longer than the shortest form.
     fn has_other_keys(b: &[u8]) -> bool {
         fn walk(b: &[u8], pos: usize, other: &mut bool) -> usize {
             let (major, ai, arg, mut p) = read_head(b, pos).expect("well-formed");
@@ -2083,8 +2493,10 @@ mod tests {
                             left -= 1;
                         }
                         if major == 5 && i % 2 == 0 {
-                            let (km, kai, _, _) = read_head(b, p).expect("well-formed");
-                            if km > 3 || kai == 31 {
+                            let (km, kai, karg, _) = read_head(b, p).expect("well-formed");
+                            let longer =
+                                (24..=27).contains(&kai) && karg < SHORTEST[usize::from(kai - 24)];
+                            if km > 3 || kai == 31 || longer {
                                 *other = true;
                             }
                         }
