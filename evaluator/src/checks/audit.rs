@@ -69,15 +69,9 @@ fn results(ev: &Bundle) -> Vec<ResultMeta> {
         // Messages another check read by their heads only are not parsed for this.
         let skimmed = x.with_skimmed_heads(|heads| {
             for h in heads.iter().filter(|h| h.result.is_some()) {
-                let names_server = h
-                    .result_meta
-                    .as_ref()
-                    .and_then(|m| m.get(meta::SERVER_INFO))
-                    .and_then(Value::as_object)
-                    .is_some_and(|o| !o.is_empty());
                 out.push(ResultMeta {
                     method: method.clone(),
-                    names_server,
+                    names_server: names_server(h.result_meta.as_ref()),
                     seq: record.seq,
                 });
             }
@@ -90,20 +84,23 @@ fn results(ev: &Bundle) -> Vec<ResultMeta> {
                 let Some(result) = m.get("result") else {
                     continue;
                 };
-                let names_server = result
-                    .get("_meta")
-                    .and_then(|m| m.get(meta::SERVER_INFO))
-                    .and_then(Value::as_object)
-                    .is_some_and(|o| !o.is_empty());
                 out.push(ResultMeta {
                     method: method.clone(),
-                    names_server,
+                    names_server: names_server(result.get("_meta")),
                     seq: record.seq,
                 });
             }
         });
     }
     out
+}
+
+/// Whether a result's `_meta` names the server (a non-empty `serverInfo` object).
+fn names_server(result_meta: Option<&Value>) -> bool {
+    result_meta
+        .and_then(|m| m.get(meta::SERVER_INFO))
+        .and_then(Value::as_object)
+        .is_some_and(|o| !o.is_empty())
 }
 
 /// The distinct methods of `rs`, in first-seen order.
