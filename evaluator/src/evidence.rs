@@ -81,49 +81,11 @@ impl std::fmt::Debug for Views {
     }
 }
 
-/// Leg names to the positions of their records ([`Bundle::by_leg`]), hashed by
-/// [`LegHasher`].
-type LegIndex = HashMap<String, Vec<u32>, std::hash::BuildHasherDefault<LegHasher>>;
-
-/// The hasher of [`LegIndex`]: a multiply and a rotation per eight bytes of the name
-/// (as FxHash does). The names are short ids of a verified bundle, looked up at every
-/// read of a leg, where std's SipHash, which resists chosen collisions, costs several
-/// times more; names made to collide would only slow the lookups in the one bundle
-/// that holds them.
-#[derive(Default, Clone, Copy)]
-struct LegHasher(u64);
-
-impl LegHasher {
-    fn mix(&mut self, word: u64) {
-        const K: u64 = 0xf135_7aea_2e62_a9c5;
-        self.0 = (self.0 ^ word).wrapping_mul(K).rotate_left(26);
-    }
-}
-
-impl std::hash::Hasher for LegHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut words = bytes.chunks_exact(8);
-        for w in &mut words {
-            let mut b = [0; 8];
-            b.copy_from_slice(w);
-            self.mix(u64::from_le_bytes(b));
-        }
-        let rest = words.remainder();
-        if !rest.is_empty() {
-            let mut b = [0; 8];
-            b[..rest.len()].copy_from_slice(rest);
-            self.mix(u64::from_le_bytes(b));
-        }
-    }
-
-    fn write_u8(&mut self, i: u8) {
-        self.mix(u64::from(i));
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
+/// Leg names to the positions of their records ([`Bundle::by_leg`]). Hashed with std's
+/// SipHash under a random key: the names come from the bundle, and a faster hash
+/// without a secret key (multiply and rotate, as FxHash does) lets a bundle made to
+/// hold many colliding names make building the index quadratic in them.
+type LegIndex = HashMap<String, Vec<u32>>;
 
 /// [`Bundle::by_leg`]: each recorded leg name, with the positions of the records naming
 /// it (each once, in order).
