@@ -790,7 +790,7 @@ mod tests {
                 tsa: "CN=t".into(),
                 gen_time: secs,
                 serial: "01".into(),
-                policy: "1.3.6.1.4.1.55555.1.1".into(),
+                policy: "test-policy".into(),
             })
         }
     }
