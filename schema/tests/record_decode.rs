@@ -10,6 +10,10 @@
 //!   indefinite lengths, chunked strings, `undefined` for `null`, keys in another order,
 //!   a key twice, a key unknown, a field left out), then damaged;
 //! * damaged example records and arbitrary bytes.
+//!
+//! And where the hand-written decoder reads a record to its last byte, the strict walk
+//! of the verifier finds nothing wrong with it (what lets the verifier skip that walk for
+//! such records: `bundle::strict_decoded_record`), on all of the above.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -20,6 +24,7 @@ use mcp_probe_schema::connectivity::ClientAuth;
 use mcp_probe_schema::model::*;
 use mcp_probe_schema::open_unverified;
 use mcp_probe_schema::record_decode;
+use mcp_probe_schema::testkit;
 use proptest::prelude::*;
 
 #[path = "support/damage.rs"]
@@ -85,8 +90,15 @@ fn known_kind(r: &Record) -> bool {
 fn same_answer(bytes: &[u8]) -> Result<(), TestCaseError> {
     let want = decode_record_reference(bytes);
     prop_assert_eq!(decode_record(bytes), want.clone());
-    if let Some((got, _)) = record_decode::record(bytes) {
+    if let Some((got, end)) = record_decode::record(bytes) {
         prop_assert_eq!(Ok(got), want, "the hand-written decoder read another value");
+        if end == bytes.len() {
+            prop_assert_eq!(
+                testkit::strict_record(bytes),
+                Ok(()),
+                "read by hand to its end, yet not strict"
+            );
+        }
     }
     Ok(())
 }
@@ -101,6 +113,7 @@ fn every_example_record_reads_the_same_and_the_known_kinds_by_hand() {
             Some((got, end)) => {
                 assert_eq!(got, want, "record {n}");
                 assert_eq!(end, r.len(), "record {n} is read to its end");
+                assert_eq!(testkit::strict_record(r), Ok(()), "record {n} is strict");
                 by_hand += 1;
             }
             None => assert!(
@@ -538,6 +551,7 @@ proptest! {
         let bytes = encode_record(&r);
         prop_assert_eq!(decode_record_reference(&bytes), Ok(r.clone()));
         prop_assert_eq!(record_decode::record(&bytes), Some((r.clone(), bytes.len())));
+        prop_assert_eq!(testkit::strict_record(&bytes), Ok(()));
         prop_assert_eq!(decode_record(&bytes), Ok(r));
     }
 
