@@ -4,6 +4,8 @@
 //! * [`bundle`]: CBOR encoding, the SHA-256 record chain, COSE_Sign1 Ed25519 sealing and
 //!   verification, keys.
 //! * [`seal`](mod@seal): the same sealing, streamed, for bundles of any size.
+//! * [`record_decode`]: the hand-written decoder of the records collectors write (the
+//!   serde one reads every other input).
 //! * [`redact`]: credential redaction applied to every record before it is hashed.
 //! * [`check_id`]: the 36 check ids as one closed type.
 //! * [`sse`] and [`derive`](mod@derive): parsing of stored bodies shared by collector and grader.
@@ -27,6 +29,7 @@ pub mod derive;
 pub mod fsutil;
 pub mod host;
 pub mod model;
+pub mod record_decode;
 pub mod redact;
 pub mod renewal;
 pub mod seal;

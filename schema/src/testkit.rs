@@ -234,3 +234,11 @@ pub fn sign_raw(key: &SecretKey, protected: &[u8], unprotected: &[u8], payload: 
         .to_bytes();
     assemble(protected, unprotected, payload, &signature)
 }
+
+/// The strict-CBOR check the verifier makes of each record (one well-formed item, nested
+/// at most 256 levels, no map key twice, nothing after it), on `bytes` alone: `Err` with
+/// the verifier's error when it fails. For the tests of the record decoder, which let the
+/// verifier skip this check for the records it reads to their end.
+pub fn strict_record(bytes: &[u8]) -> Result<(), crate::bundle::VerifyError> {
+    crate::bundle::strict_record_alone(bytes)
+}
