@@ -22,7 +22,8 @@
 //! report the bytes that report writes for it ([`Form::Json`]), made once on the grading
 //! worker and copied when the report is written, never parsed back. A spill file of one
 //! form refuses to be read as the other ([`Spill::server_encoded`], [`Spill::row`],
-//! [`Spill::json_range`]).
+//! [`Spill::json_range`]). Outcomes that are next to each other in the file are read
+//! with one `pread`: a server's outcomes all at once, for one.
 //!
 //! The file is created in the system temporary directory (or the directory given, next to
 //! `-o`), only by this process (`create_new`, 0600 on Unix), and removed when the
@@ -454,25 +455,58 @@ impl Spill {
     }
 
     /// Call `f` with the bytes at each of `places`, in order (`None` for a place that is
-    /// `None`), each read into one buffer used again for each.
+    /// `None`). Places that follow each other in the file (each starting where the one
+    /// before ends, `None`s between them aside) are read with one `pread`, up to [`RUN`]
+    /// bytes at a time (a single place may be longer), into one buffer used again for
+    /// each read: a server's outcomes are next to each other, so all of them are one
+    /// read, and no more than a run's bytes are held.
     fn each_place(
         &self,
         places: &[Option<Place>],
         mut f: impl FnMut(Option<&[u8]>) -> Result<(), SpillError>,
     ) -> Result<(), SpillError> {
         let mut buf = Vec::new();
-        for place in places {
-            let Some((at, len)) = *place else {
+        let mut k = 0;
+        while k < places.len() {
+            let Some((at, len)) = places[k] else {
                 f(None)?;
+                k += 1;
                 continue;
             };
-            buf.resize(len as usize, 0);
+            // The run: places k..end, `total` bytes from `at`.
+            let mut total = len as usize;
+            let mut end = k + 1;
+            for (j, place) in places.iter().enumerate().skip(k + 1) {
+                match *place {
+                    None => continue,
+                    Some((a, l)) if a == at + total as u64 && total + l as usize <= RUN => {
+                        total += l as usize;
+                        end = j + 1;
+                    }
+                    Some(_) => break,
+                }
+            }
+            buf.resize(total, 0);
             self.read_at(&mut buf, at).map_err(|e| self.err(e))?;
-            f(Some(&buf))?;
+            let mut from = 0;
+            for place in &places[k..end] {
+                match *place {
+                    None => f(None)?,
+                    Some((_, l)) => {
+                        f(Some(&buf[from..from + l as usize]))?;
+                        from += l as usize;
+                    }
+                }
+            }
+            k = end;
         }
         Ok(())
     }
 }
+
+/// The most bytes [`Spill::each_place`] reads with one `pread` when the places asked for
+/// are next to each other (a single place may be longer).
+const RUN: usize = 1 << 16;
 
 /// One server encoded for the spill file ([`encode_server`]): the bytes to append, the
 /// length of its summary at their start, and each check row's length after it (`None`:
@@ -1103,6 +1137,47 @@ mod tests {
         assert_eq!(s.outcome(1, 1).expect("read"), None);
         drop(s);
         assert!(!path.exists(), "the spill file is removed");
+    }
+
+    /// Outcomes read back in runs of places next to each other (a server's whole row,
+    /// runs cut at [`RUN`] bytes, outcomes longer than a run, rows without an outcome
+    /// between them) are the outcomes written, as they are read one at a time.
+    #[test]
+    fn outcomes_read_in_runs_are_those_read_one_at_a_time() {
+        let mut s = Spill::create(None, Form::Outcomes).expect("a spill file");
+        let sizes = [0, 10, RUN / 2, RUN + 7, 5, RUN / 3 + 1, 3, RUN - 40];
+        let rows = 9;
+        let mut want = Vec::new();
+        for n in 0..5 {
+            let outcomes: Vec<Option<Outcome>> = (0..rows)
+                .map(|k| {
+                    ((n + k) % 4 != 3).then(|| {
+                        let mut o = outcome(VERDICTS[(n + k) % 6]);
+                        o.evidence = format!("{n}/{k} {}", "x".repeat(sizes[(n * 3 + k) % 8]));
+                        o
+                    })
+                })
+                .collect();
+            s.server(&summary(n), outcomes.clone(), &Excerpts::new())
+                .expect("written");
+            want.push(outcomes);
+        }
+        s.seal().expect("sealed");
+        for (n, w) in want.iter().enumerate() {
+            assert_eq!(&s.server_outcomes(n).expect("read"), w, "server {n}");
+            for (k, o) in w.iter().enumerate() {
+                let one = s.outcome(n, k).expect("read").map(|(o, _)| o);
+                assert_eq!(&one, o, "server {n} row {k}");
+            }
+        }
+        for k in 0..rows {
+            let column: Vec<Option<Outcome>> = want.iter().map(|w| w[k].clone()).collect();
+            assert_eq!(s.row(k).expect("read"), column, "row {k}");
+        }
+        assert_eq!(
+            s.summaries(0..9).expect("read"),
+            (0..5).map(summary).collect::<Vec<_>>()
+        );
     }
 
     /// What a file of [`Form::Json`] keeps of an outcome in these tests (the JSON
