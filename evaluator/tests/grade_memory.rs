@@ -114,7 +114,7 @@ fn streaming_the_report_writes_the_rendered_bytes() {
 /// gone once the report is dropped.
 #[test]
 fn a_spilled_report_writes_the_bytes_of_the_report_in_memory() {
-    use mcp_probe_evaluator::report::{Builder, Spill};
+    use mcp_probe_evaluator::report::{Builder, Spill, SpillForm};
     let graded: Vec<_> = examples()
         .iter()
         .map(|p| {
@@ -142,12 +142,27 @@ fn a_spilled_report_writes_the_bytes_of_the_report_in_memory() {
     let mut b = Builder::new(
         Benchmark::builtin(),
         None,
-        Some(Spill::create(None).expect("spill")),
+        Some(Spill::create(None, SpillForm::Outcomes).expect("spill")),
     );
     for (s, r) in graded.iter().rev().cloned() {
         b.server(s, r).expect("spilled");
     }
     let mut spilled = b.finish().expect("a report");
+    // The same servers spilled as the JSON report's results, each made on a preparer as
+    // a grading worker makes it.
+    let mut j = Builder::new(
+        Benchmark::builtin(),
+        None,
+        Some(
+            Spill::create(None, mcp_probe_evaluator::report::spill_form(Format::Json))
+                .expect("spill"),
+        ),
+    );
+    let preparer = j.preparer();
+    for (s, r) in graded.iter().rev().cloned() {
+        j.add(preparer.prepare(s, r)).expect("spilled");
+    }
+    let mut as_json = j.finish().expect("a report");
     let path = spilled
         .spill_path()
         .map(|p| p.to_path_buf())
@@ -192,9 +207,28 @@ fn a_spilled_report_writes_the_bytes_of_the_report_in_memory() {
     let w =
         mcp_probe_evaluator::waivers::Waivers::load(&wpath, Benchmark::builtin()).expect("waivers");
     let today = chrono::NaiveDate::from_ymd_opt(2026, 12, 4).expect("date");
-    for r in [&mut spilled, &mut memory] {
+    for r in [&mut spilled, &mut memory, &mut as_json] {
         r.apply_waivers(&w, today);
     }
+    assert!(
+        memory
+            .rows
+            .iter()
+            .any(|r| r.marks.iter().any(|(_, m)| m.active)),
+        "a result is waived"
+    );
+    let mut a = Vec::new();
+    mcp_probe_evaluator::report::write(&as_json, Format::Json, &mut a).expect("write");
+    let mut b = Vec::new();
+    mcp_probe_evaluator::report::write(&memory, Format::Json, &mut b).expect("write");
+    assert_eq!(
+        String::from_utf8_lossy(&a),
+        String::from_utf8_lossy(&b),
+        "spilled as JSON results"
+    );
+    let e = mcp_probe_evaluator::report::write(&as_json, Format::Text, &mut Vec::new())
+        .expect_err("JSON results are not outcomes");
+    assert!(e.to_string().contains("holds JSON results"), "{e}");
     assert_eq!(spilled.status(), memory.status());
     assert_eq!(
         spilled.waivers.as_ref().map(|a| a.waived),

@@ -550,7 +550,10 @@ impl Passes<'_> {
     /// on their outcomes in a spill file (removed however the run ends).
     fn builder(&self, n: usize) -> Result<report::Builder, GradeError> {
         let spill = if n >= SPILL_FROM {
-            Some(report::Spill::create(None)?)
+            Some(report::Spill::create(
+                None,
+                report::spill_form(self.opts.format),
+            )?)
         } else {
             None
         };

@@ -14,7 +14,7 @@ use std::ops::ControlFlow;
 use crate::fmt::utc;
 use crate::verdict::{Outcome, SubVerdict, Verdict};
 
-use super::{BaselineInfo, Report, Row, Server, ServerKey, GRADER_VERSION};
+use super::{BaselineInfo, Report, Row, Server, GRADER_VERSION};
 
 /// The schema id written at the top of every report.
 pub const SCHEMA: &str = "mcp-grade-report/1";
@@ -474,6 +474,29 @@ fn render_piece(r: &Report, piece: &Piece) -> std::io::Result<Rendered> {
         }
         Piece::Results(k, servers) => {
             let row = &r.rows[*k];
+            let mut made = Vec::new();
+            if let Some(parts) = r
+                .json_results(row, servers.clone(), &mut made)
+                .map_err(std::io::Error::other)?
+            {
+                // As below, each result numbered among those there are.
+                let mut out = Vec::new();
+                let mut n = 0;
+                for (j, part) in parts.into_iter().flatten().enumerate() {
+                    let i = servers.start + j;
+                    out.extend_from_slice(b",\n");
+                    out.extend_from_slice(RESULT_PAD);
+                    write_result_made(
+                        &mut out,
+                        i,
+                        &r.servers[i].endpoint,
+                        &made[part],
+                        mark(row.mark(i)).as_ref(),
+                    )?;
+                    n += 1;
+                }
+                return Ok(Rendered::Results(n, out));
+            }
             let outcomes = r
                 .outcomes_range(row, servers.clone())
                 .map_err(std::io::Error::other)?;
@@ -487,7 +510,7 @@ fn render_piece(r: &Report, piece: &Piece) -> std::io::Result<Rendered> {
                 write_result(
                     &mut out,
                     RESULT_DEPTH,
-                    &result(i, &r.servers[i], o, row.mark(i)),
+                    &result(i, &r.servers[i].endpoint, o, row.mark(i)),
                     &mut last,
                 )?;
                 n += 1;
@@ -613,12 +636,47 @@ fn write_result<'a>(
     r: &ResultJ<'a>,
     last: &mut [Escaped<'a>; 2],
 ) -> std::io::Result<()> {
+    write_result_start(out, depth, r.server, r.endpoint);
+    write_part(out, depth + 1, r, last)?;
+    write_result_end(out, depth, r.waiver.as_ref())
+}
+
+/// A result's opening brace, `"server"` and `"endpoint"` at `depth`: what comes before
+/// its outcome's part ([`write_part`]).
+fn write_result_start(out: &mut Vec<u8>, depth: usize, server: usize, endpoint: &str) {
     let d = depth + 1;
     out.push(b'{');
     plain_key(out, d, "server", true);
-    out.extend_from_slice(r.server.to_string().as_bytes());
+    out.extend_from_slice(server.to_string().as_bytes());
     plain_key(out, d, "endpoint", false);
-    write_str(out, r.endpoint);
+    write_str(out, endpoint);
+}
+
+/// A result's waiver mark, if any, and its closing brace at `depth`: what comes after
+/// its outcome's part ([`write_part`]).
+fn write_result_end(
+    out: &mut Vec<u8>,
+    depth: usize,
+    waiver: Option<&MarkJ<'_>>,
+) -> std::io::Result<()> {
+    if let Some(w) = waiver {
+        plain_key(out, depth + 1, "waiver", false);
+        nested(out, depth + 1, w)?;
+    }
+    newline(out, depth);
+    out.push(b'}');
+    Ok(())
+}
+
+/// The part of a result that depends on its outcome alone, its keys at depth `d`: from
+/// the `,` before `"verdict"` through the value of `"details"` (the result's `server`,
+/// `endpoint` and `waiver` are not read).
+fn write_part<'a>(
+    out: &mut Vec<u8>,
+    d: usize,
+    r: &ResultJ<'a>,
+    last: &mut [Escaped<'a>; 2],
+) -> std::io::Result<()> {
     plain_key(out, d, "verdict", false);
     write_str(out, r.verdict);
     plain_key(out, d, "evidence", false);
@@ -630,14 +688,35 @@ fn write_result<'a>(
     plain_key(out, d, "records", false);
     nested(out, d, &r.records)?;
     plain_key(out, d, "details", false);
-    write_map(out, d, r.details)?;
-    if let Some(w) = &r.waiver {
-        plain_key(out, d, "waiver", false);
-        nested(out, d, w)?;
-    }
-    newline(out, depth);
-    out.push(b'}');
-    Ok(())
+    write_map(out, d, r.details)
+}
+
+/// The JSON report's part of a result of `o` (the bytes [`write_result`] writes for it
+/// between the result's `"endpoint"` and its waiver mark, at the depth of a result in
+/// the report), appended to `out`: what a spill file of
+/// [`super::spill::Form::Json`] keeps of each outcome, made once when the server is
+/// graded and copied into the report by [`write_checks`].
+pub(super) fn write_outcome(out: &mut Vec<u8>, o: &Outcome) -> std::io::Result<()> {
+    write_part(
+        out,
+        RESULT_DEPTH + 1,
+        &result(0, "", o, None),
+        &mut Default::default(),
+    )
+}
+
+/// One result whose outcome's part ([`write_outcome`]) was made before: the bytes
+/// [`write_result`] writes for the result of server `server` with that outcome.
+fn write_result_made(
+    out: &mut Vec<u8>,
+    server: usize,
+    endpoint: &str,
+    part: &[u8],
+    waiver: Option<&MarkJ<'_>>,
+) -> std::io::Result<()> {
+    write_result_start(out, RESULT_DEPTH, server, endpoint);
+    out.extend_from_slice(part);
+    write_result_end(out, RESULT_DEPTH, waiver)
 }
 
 /// A string [`write_str`] wrote into a piece, and where its escaped bytes are there.
@@ -899,33 +978,38 @@ fn check<'a>(r: &'a Report, row: &'a Row, outcomes: Option<&'a [Outcome]>) -> Ch
             .into_iter()
             .flatten()
             .enumerate()
-            .map(|(i, o)| result(i, &r.servers[i], o, row.mark(i)))
+            .map(|(i, o)| result(i, &r.servers[i].endpoint, o, row.mark(i)))
             .collect(),
     }
 }
 
 fn result<'a>(
     index: usize,
-    s: &'a ServerKey,
+    endpoint: &'a str,
     o: &'a Outcome,
     mark: Option<&'a crate::waivers::Mark>,
 ) -> ResultJ<'a> {
     ResultJ {
         server: index,
-        endpoint: &s.endpoint,
+        endpoint,
         verdict: o.verdict.mark(),
         evidence: &o.evidence,
         reduction: &o.reduction,
         legs: LegsJ(&o.subs),
         records: &o.records,
         details: &o.details,
-        waiver: mark.map(|m| MarkJ {
-            state: if m.active { "waived" } else { "expired" },
-            reason: &m.reason,
-            expires: m.expires.to_string(),
-            line: m.line,
-        }),
+        waiver: self::mark(mark),
     }
+}
+
+/// What a waiver did to a result, as the report writes it.
+fn mark(mark: Option<&crate::waivers::Mark>) -> Option<MarkJ<'_>> {
+    mark.map(|m| MarkJ {
+        state: if m.active { "waived" } else { "expired" },
+        reason: &m.reason,
+        expires: m.expires.to_string(),
+        line: m.line,
+    })
 }
 
 /// The JSON Schema of the report (`mcp-grade-report/1`), generated from the types that
@@ -938,6 +1022,7 @@ pub fn schema() -> Value {
 
 #[cfg(test)]
 mod tests {
+    use super::super::spill::Form;
     use super::*;
     use crate::benchmark::CheckResult;
     use crate::verdict::{SubOutcome, SubVerdict};
@@ -947,12 +1032,18 @@ mod tests {
     /// (verdict, text with quotes and a line break, records, details), the outcomes held
     /// in memory or in a spill file.
     fn many(n: usize, spill: bool) -> Report {
+        many_in(n, spill.then_some(Form::Outcomes))
+    }
+
+    /// [`many`], the outcomes held in memory (`None`) or in a spill file of the form
+    /// given, each server at its own endpoint (`http://sNNN.test/mcp`).
+    fn many_in(n: usize, spill: Option<Form>) -> Report {
         let ev = crate::fixture::evidence(
             Some(crate::fixture::session(Some("2025-11-25"), json!({}), None)),
             Vec::new(),
         );
         let bm = crate::benchmark::Benchmark::builtin();
-        let spill = spill.then(|| super::super::Spill::create(None).expect("spill file"));
+        let spill = spill.map(|f| super::super::Spill::create(None, f).expect("spill file"));
         let mut b = super::super::Builder::new(bm, None, spill);
         for i in 0..n {
             let results = bm
@@ -983,9 +1074,155 @@ mod tests {
                     }),
                 })
                 .collect();
-            b.server(Server::new(&ev, None), results).expect("server");
+            let mut server = Server::new(&ev, None);
+            server.endpoint = format!("http://s{i:03}.test/mcp");
+            b.server(server, results).expect("server");
         }
         b.finish().expect("report")
+    }
+
+    /// A waivers file, loaded: one waiver in force for check `live` on the servers
+    /// `http://s00*` (the first ten), one expired for check `old` on every server.
+    fn waivers_of(dir: &std::path::Path, live: &str, old: &str) -> crate::waivers::Waivers {
+        let path = dir.join("waivers.toml");
+        std::fs::write(
+            &path,
+            format!(
+                "[[waiver]]\ncheck = \"{live}\"\nendpoint = \"http://s00*\"\nreason = \"a \\\"known\\\" gap\"\nexpires = 2099-01-01\n\n\
+                 [[waiver]]\ncheck = \"{old}\"\nendpoint = \"*\"\nreason = \"was tracked\"\nexpires = 2001-01-01\n"
+            ),
+        )
+        .expect("waivers");
+        crate::waivers::Waivers::load(&path, crate::benchmark::Benchmark::builtin())
+            .expect("waivers load")
+    }
+
+    /// A report whose outcomes went to a spill file as JSON results is, byte for byte,
+    /// the report of the same outcomes held in memory (and of them spilled as outcomes):
+    /// over more servers than a piece, with some results waived and some marked with an
+    /// expired waiver, on any number of threads.
+    #[test]
+    fn spilled_as_json_results_it_is_the_report_held_in_memory() {
+        let dir = tempfile::tempdir().expect("dir");
+        let bm = crate::benchmark::Benchmark::builtin();
+        let w = waivers_of(
+            dir.path(),
+            bm.checks[0].id.as_str(),
+            bm.checks[1].id.as_str(),
+        );
+        for n in [0, 1, 70, 4 * PIECE + 3] {
+            let mut held = many_in(n, None);
+            let mut as_outcomes = many_in(n, Some(Form::Outcomes));
+            let mut as_json = many_in(n, Some(Form::Json(write_outcome)));
+            assert!(as_json.spill_path().is_some() && !as_json.holds_outcomes());
+            for r in [&mut held, &mut as_outcomes, &mut as_json] {
+                r.apply_waivers(&w, crate::waivers::today());
+            }
+            let want = to_string(&held);
+            if n == 70 {
+                assert!(want.contains("\"state\": \"waived\""), "a result is waived");
+                assert!(
+                    want.contains("\"state\": \"expired\""),
+                    "a mark has expired"
+                );
+                let live = held
+                    .rows
+                    .iter()
+                    .find(|x| x.entry.id == bm.checks[0].id)
+                    .expect("the waived check");
+                let waived = (0..n).filter(|i| live.waived(*i)).count();
+                let failed = live.count(Verdict::Fail);
+                assert!(
+                    waived > 0 && waived < failed,
+                    "some failures waived, not all"
+                );
+            }
+            for jobs in [1, 2, 3] {
+                as_json.jobs = jobs;
+                as_outcomes.jobs = jobs;
+                assert_eq!(to_string(&as_json), want, "{n} servers, {jobs} jobs");
+                assert_eq!(to_string(&as_outcomes), want, "{n} servers, {jobs} jobs");
+            }
+        }
+    }
+
+    /// A spill file of JSON results is not read back as outcomes: every other renderer
+    /// fails on it with an error naming what it holds, and a server prepared for a spill
+    /// file of the other form is not added to it.
+    #[test]
+    fn a_spill_of_json_results_is_not_read_as_outcomes() {
+        use super::super::Format;
+        let mut r = many_in(70, Some(Form::Json(write_outcome)));
+        for (format, verbose) in [
+            (Format::Text, false),
+            (Format::Text, true),
+            (Format::Sarif, false),
+            (Format::Junit, false),
+            (Format::Markdown, false),
+            (Format::Html, false),
+            (Format::Oscal, false),
+            (Format::Xccdf, false),
+        ] {
+            r.verbose = verbose;
+            let e = super::super::write(&r, format, &mut Vec::new())
+                .expect_err("JSON results are not outcomes");
+            assert!(
+                e.to_string()
+                    .contains("it holds JSON results, not outcomes"),
+                "{format:?}: {e}"
+            );
+        }
+        let graded = r
+            .rows
+            .iter()
+            .find(|x| x.verdicts.is_some())
+            .expect("graded");
+        assert!(r.outcomes(graded).is_err());
+        assert!(r.server_outcomes(0).is_err());
+        assert!(r.outcome_and_excerpts(graded, 0).is_err());
+        // And the other way: the JSON renderer of a report spilled as outcomes renders
+        // them itself.
+        let o = many_in(3, Some(Form::Outcomes));
+        let graded = o
+            .rows
+            .iter()
+            .find(|x| x.verdicts.is_some())
+            .expect("graded");
+        assert!(o
+            .json_results(graded, 0..3, &mut Vec::new())
+            .expect("no error")
+            .is_none());
+
+        let bm = crate::benchmark::Benchmark::builtin();
+        let spill = |f| Some(super::super::Spill::create(None, f).expect("spill file"));
+        let ev = crate::fixture::evidence(
+            Some(crate::fixture::session(Some("2025-11-25"), json!({}), None)),
+            Vec::new(),
+        );
+        let results = || {
+            bm.checks
+                .iter()
+                .map(|e| CheckResult {
+                    entry: e,
+                    outcome: Some(Outcome::single(Verdict::Pass, "why", "")),
+                })
+                .collect::<Vec<_>>()
+        };
+        let json = Form::Json(write_outcome);
+        for (mine, other) in [(json, Form::Outcomes), (Form::Outcomes, json)] {
+            let mut b = super::super::Builder::new(bm, None, spill(mine));
+            let foreign = super::super::Builder::new(bm, None, spill(other)).preparer();
+            let e = b
+                .add(foreign.prepare(Server::new(&ev, None), results()))
+                .expect_err("another form");
+            assert!(
+                e.to_string().contains("cannot be written to a file of"),
+                "{e}"
+            );
+            let own = b.preparer();
+            b.add(own.prepare(Server::new(&ev, None), results()))
+                .expect("its own form");
+        }
     }
 
     #[test]

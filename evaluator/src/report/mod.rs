@@ -28,9 +28,9 @@ pub mod summary;
 pub mod text;
 pub mod xccdf;
 
-pub use render::{extras, render, write};
+pub use render::{extras, render, spill_form, write};
 pub use server::{BaselineInfo, BaselineMode, Server, ServerKey};
-pub use spill::{Spill, SpillError};
+pub use spill::{Form as SpillForm, Spill, SpillError};
 
 /// How many outcomes of one check [`Report::each_outcome`] reads back from a spill file
 /// at a time.
@@ -286,6 +286,31 @@ impl Report {
             return Ok(None);
         }
         self.store.range(self.index(row), servers).map(Some)
+    }
+
+    /// The JSON report's parts of the results of `row` on the servers `servers` (a range
+    /// of server numbers, cut to those there are), when the report's outcomes went to a
+    /// spill file of [`SpillForm::Json`] (from [`spill_form`]): their bytes one after the other in `buf`, and
+    /// per server where its part is in `buf` (`None`: that server has none). `Ok(None)`
+    /// when the report holds its outcomes otherwise (in memory, or spilled as outcomes):
+    /// the JSON renderer then renders them itself. `Ok(Some(empty))` when the check is
+    /// not graded.
+    #[allow(clippy::type_complexity)]
+    pub fn json_results(
+        &self,
+        row: &Row,
+        servers: std::ops::Range<usize>,
+        buf: &mut Vec<u8>,
+    ) -> Result<Option<Vec<Option<std::ops::Range<usize>>>>, SpillError> {
+        match &self.store {
+            Store::Spilled { spill, .. } if spill.form().is_json() => {
+                if row.verdicts.is_none() {
+                    return Ok(Some(Vec::new()));
+                }
+                spill.json_range(self.index(row), servers, buf).map(Some)
+            }
+            Store::Held { .. } | Store::Spilled { .. } => Ok(None),
+        }
     }
 
     /// Call `f` with the outcome of `row` on each server that `want` accepts (by server
@@ -740,7 +765,8 @@ pub struct Builder {
 #[derive(Debug, Clone)]
 pub struct Preparer {
     entries: Vec<&'static Entry>,
-    spill: bool,
+    /// The form of the spill file, if the report has one.
+    spill: Option<SpillForm>,
 }
 
 /// A graded server ready for [`Builder::add`].
@@ -780,11 +806,15 @@ impl Preparer {
             .map(|o| o.as_ref().map(|o| o.verdict))
             .collect();
         let key = ServerKey::of(&server);
-        let outcomes = if self.spill {
+        let outcomes = match self.spill {
             // The HTML report's excerpts go with the outcomes they belong to.
-            PreparedOutcomes::Encoded(spill::encode_server(&server, &outcomes, &server.excerpts))
-        } else {
-            PreparedOutcomes::Held(Box::new(server), outcomes)
+            Some(form) => PreparedOutcomes::Encoded(spill::encode_server(
+                form,
+                &server,
+                &outcomes,
+                &server.excerpts,
+            )),
+            None => PreparedOutcomes::Held(Box::new(server), outcomes),
         };
         Prepared {
             key,
@@ -846,7 +876,7 @@ impl Builder {
     pub fn preparer(&self) -> Preparer {
         Preparer {
             entries: self.entries.clone(),
-            spill: self.spill.is_some(),
+            spill: self.spill.as_ref().map(Spill::form),
         }
     }
 
@@ -1210,7 +1240,9 @@ mod tests {
             b.finish().expect("finish")
         };
         let memory = build(None);
-        let spilled = build(Some(Spill::create(None).expect("spill")));
+        let spilled = build(Some(
+            Spill::create(None, SpillForm::Outcomes).expect("spill"),
+        ));
         assert!(memory.holds_outcomes() && memory.spill_path().is_none());
         assert!(!spilled.holds_outcomes() && spilled.spill_path().is_some());
         let row = |r: &Report, rule: &str| {

@@ -5,6 +5,7 @@
 
 use super::{
     html, json, junit, markdown, oscal, sarif, summary, text, xccdf, Format, Report, Server,
+    SpillForm,
 };
 use crate::benchmark::CheckResult;
 use crate::evidence::Bundle;
@@ -25,6 +26,23 @@ pub fn extras(format: Format, ev: &Bundle, results: &[CheckResult], server: &mut
         | Format::Markdown
         | Format::Oscal
         | Format::Xccdf => {}
+    }
+}
+
+/// What the spill file of a report in `format` keeps of each outcome: for the JSON
+/// report, the bytes it writes of each result ([`super::spill::Form::Json`]), made once
+/// on the grading worker and copied when the report is written, never parsed back; for
+/// every other format the outcome itself, which its renderer reads back.
+pub fn spill_form(format: Format) -> SpillForm {
+    match format {
+        Format::Json => SpillForm::Json(json::write_outcome),
+        Format::Text
+        | Format::Sarif
+        | Format::Junit
+        | Format::Markdown
+        | Format::Html
+        | Format::Oscal
+        | Format::Xccdf => SpillForm::Outcomes,
     }
 }
 

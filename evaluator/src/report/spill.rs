@@ -17,6 +17,14 @@
 //! [`super::Report::outcomes_range`], or one server's with
 //! [`super::Report::server_outcomes`]), so it never holds a whole check's.
 //!
+//! What the file keeps of each outcome is its [`Form`], chosen when it is created: the
+//! outcome itself, which any renderer reads back ([`Form::Outcomes`]), or for the JSON
+//! report the bytes that report writes for it ([`Form::Json`]), made once on the grading
+//! worker and copied when the report is written, never parsed back. A spill file of one
+//! form refuses to be read as the other ([`Spill::server_encoded`], [`Spill::row`],
+//! [`Spill::json_range`]). Outcomes that are next to each other in the file are read
+//! with one `pread`: a server's outcomes all at once, for one.
+//!
 //! The file is created in the system temporary directory (or the directory given, next to
 //! `-o`), only by this process (`create_new`, 0600 on Unix), and removed when the
 //! [`Spill`] is dropped, on success and error alike; on Unix it is unlinked as soon as it
@@ -40,6 +48,36 @@ pub struct SpillError {
     pub path: PathBuf,
     /// Why.
     pub source: std::io::Error,
+}
+
+/// What a spill file keeps of each outcome, chosen when it is created ([`Spill::create`]).
+#[derive(Debug, Clone, Copy)]
+pub enum Form {
+    /// The outcome itself (and the transcript excerpts of its records), read back as an
+    /// [`Outcome`] by any renderer.
+    Outcomes,
+    /// The JSON report's part of the outcome's result, from `"verdict"` through
+    /// `"details"`, as the function given writes it (the JSON renderer's: this module
+    /// knows no renderer, `super::spill_form` picks it), copied into the report by that
+    /// renderer; it cannot be read back as an [`Outcome`].
+    Json(WriteResult),
+}
+
+/// Appends what a spill file of [`Form::Json`] keeps of an outcome.
+pub type WriteResult = fn(&mut Vec<u8>, &Outcome) -> std::io::Result<()>;
+
+impl Form {
+    fn name(self) -> &'static str {
+        match self {
+            Form::Outcomes => "outcomes",
+            Form::Json(_) => "JSON results",
+        }
+    }
+
+    /// True for [`Form::Json`].
+    pub fn is_json(self) -> bool {
+        matches!(self, Form::Json(_))
+    }
 }
 
 /// Where one outcome is in the file: offset and length.
@@ -124,6 +162,8 @@ pub struct Spill {
     index: Vec<Entry>,
     /// Every server's rows' lengths, in the order the servers were written.
     lens: Vec<u32>,
+    /// What the file keeps of each outcome.
+    form: Form,
 }
 
 impl Drop for Spill {
@@ -134,8 +174,9 @@ impl Drop for Spill {
 }
 
 impl Spill {
-    /// Create the spill file in `dir` (the system temporary directory when `None`).
-    pub fn create(dir: Option<&Path>) -> Result<Spill, SpillError> {
+    /// Create the spill file in `dir` (the system temporary directory when `None`), to
+    /// keep each outcome in `form`.
+    pub fn create(dir: Option<&Path>, form: Form) -> Result<Spill, SpillError> {
         let dir = dir.map_or_else(std::env::temp_dir, Path::to_path_buf);
         let stamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -167,6 +208,7 @@ impl Spill {
                         end: 0,
                         index: Vec::new(),
                         lens: Vec::new(),
+                        form,
                     });
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(path),
@@ -184,6 +226,25 @@ impl Spill {
         &self.path
     }
 
+    /// What the file keeps of each outcome.
+    pub fn form(&self) -> Form {
+        self.form
+    }
+
+    /// An error unless the file keeps its outcomes as JSON results (`json`) or as
+    /// outcomes (not `json`): a read of one form from a file of the other is refused,
+    /// never misread.
+    fn expect_form(&self, json: bool) -> Result<(), SpillError> {
+        if self.form.is_json() == json {
+            return Ok(());
+        }
+        let want = if json { "JSON results" } else { "outcomes" };
+        Err(self.err(std::io::Error::other(format!(
+            "it holds {}, not {want}",
+            self.form.name()
+        ))))
+    }
+
     fn err(&self, source: std::io::Error) -> SpillError {
         SpillError {
             path: self.path.clone(),
@@ -192,24 +253,33 @@ impl Spill {
     }
 
     /// Write one server: its summary, then its outcomes, one per check row (`None`: no
-    /// outcome), each with the `excerpts` of its records (the HTML report's transcript
-    /// excerpts; empty for the other formats); returns the server's number in the spill.
+    /// outcome), in the file's [`Form`], each with the `excerpts` of its records (the
+    /// HTML report's transcript excerpts; empty for the other formats, and not kept in
+    /// [`Form::Json`]); returns the server's number in the spill.
     pub fn server(
         &mut self,
         server: &Server,
         outcomes: Vec<Option<Outcome>>,
         excerpts: &Excerpts,
     ) -> Result<usize, SpillError> {
-        self.server_encoded(encode_server(server, &outcomes, excerpts))
+        self.server_encoded(encode_server(self.form, server, &outcomes, excerpts))
     }
 
     /// Write one server's outcomes already encoded ([`encode_server`], on any thread);
-    /// returns the server's number in the spill.
+    /// returns the server's number in the spill. A server encoded in another [`Form`]
+    /// than the file's is refused.
     pub fn server_encoded(
         &mut self,
         encoded: std::io::Result<Encoded>,
     ) -> Result<usize, SpillError> {
         let encoded = encoded.map_err(|e| self.err(e))?;
+        if encoded.form.is_json() != self.form.is_json() {
+            return Err(self.err(std::io::Error::other(format!(
+                "a server encoded as {} cannot be written to a file of {}",
+                encoded.form.name(),
+                self.form.name()
+            ))));
+        }
         let written = match self.writer.as_mut() {
             Some(w) => w.write_all(&encoded.bytes),
             None => Err(std::io::Error::other("the spill file is sealed")),
@@ -335,25 +405,108 @@ impl Spill {
         self.read((0..self.index.len()).map(|n| self.places(n).and_then(|p| p.get(row))))
     }
 
-    /// The outcomes (with their excerpts) at `places`, in order, with one buffer.
+    /// The JSON results ([`Form::Json`]) of check row `row` on the servers `servers` (a
+    /// range of server numbers, cut to those there are), in server order: their bytes
+    /// one after the other in `buf` (replacing what it held), and per server where its
+    /// result is in `buf` (`None`: that server has none). A file of [`Form::Outcomes`]
+    /// is refused.
+    pub fn json_range(
+        &self,
+        row: usize,
+        servers: std::ops::Range<usize>,
+        buf: &mut Vec<u8>,
+    ) -> Result<Vec<Option<std::ops::Range<usize>>>, SpillError> {
+        self.expect_form(true)?;
+        let end = servers.end.min(self.index.len());
+        let places: Vec<Option<Place>> = (servers.start.min(end)..end)
+            .map(|n| self.places(n).and_then(|p| p.get(row)))
+            .collect();
+        buf.clear();
+        let mut ranges = Vec::with_capacity(places.len());
+        self.each_place(&places, |bytes| {
+            ranges.push(bytes.map(|b| {
+                let start = buf.len();
+                buf.extend_from_slice(b);
+                start..buf.len()
+            }));
+            Ok(())
+        })?;
+        Ok(ranges)
+    }
+
+    /// The outcomes (with their excerpts) at `places`, in order. A file of [`Form::Json`]
+    /// is refused: its outcomes are JSON text, not outcomes.
     fn read(
         &self,
-        places: impl Iterator<Item = Option<(u64, u32)>>,
+        places: impl Iterator<Item = Option<Place>>,
     ) -> Result<Vec<Option<(Outcome, Excerpts)>>, SpillError> {
-        let mut buf = Vec::new();
-        let mut out = Vec::new();
-        for place in places {
-            let Some((at, len)) = place else {
-                out.push(None);
-                continue;
-            };
-            buf.resize(len as usize, 0);
-            self.read_at(&mut buf, at).map_err(|e| self.err(e))?;
-            out.push(Some(decode(&buf).map_err(|e| self.err(e))?));
-        }
+        self.expect_form(false)?;
+        let places: Vec<Option<Place>> = places.collect();
+        let mut out = Vec::with_capacity(places.len());
+        self.each_place(&places, |bytes| {
+            out.push(
+                bytes
+                    .map(|b| decode(b).map_err(|e| self.err(e)))
+                    .transpose()?,
+            );
+            Ok(())
+        })?;
         Ok(out)
     }
+
+    /// Call `f` with the bytes at each of `places`, in order (`None` for a place that is
+    /// `None`). Places that follow each other in the file (each starting where the one
+    /// before ends, `None`s between them aside) are read with one `pread`, up to [`RUN`]
+    /// bytes at a time (a single place may be longer), into one buffer used again for
+    /// each read: a server's outcomes are next to each other, so all of them are one
+    /// read, and no more than a run's bytes are held.
+    fn each_place(
+        &self,
+        places: &[Option<Place>],
+        mut f: impl FnMut(Option<&[u8]>) -> Result<(), SpillError>,
+    ) -> Result<(), SpillError> {
+        let mut buf = Vec::new();
+        let mut k = 0;
+        while k < places.len() {
+            let Some((at, len)) = places[k] else {
+                f(None)?;
+                k += 1;
+                continue;
+            };
+            // The run: places k..end, `total` bytes from `at`.
+            let mut total = len as usize;
+            let mut end = k + 1;
+            for (j, place) in places.iter().enumerate().skip(k + 1) {
+                match *place {
+                    None => continue,
+                    Some((a, l)) if a == at + total as u64 && total + l as usize <= RUN => {
+                        total += l as usize;
+                        end = j + 1;
+                    }
+                    Some(_) => break,
+                }
+            }
+            buf.resize(total, 0);
+            self.read_at(&mut buf, at).map_err(|e| self.err(e))?;
+            let mut from = 0;
+            for place in &places[k..end] {
+                match *place {
+                    None => f(None)?,
+                    Some((_, l)) => {
+                        f(Some(&buf[from..from + l as usize]))?;
+                        from += l as usize;
+                    }
+                }
+            }
+            k = end;
+        }
+        Ok(())
+    }
 }
+
+/// The most bytes [`Spill::each_place`] reads with one `pread` when the places asked for
+/// are next to each other (a single place may be longer).
+const RUN: usize = 1 << 16;
 
 /// One server encoded for the spill file ([`encode_server`]): the bytes to append, the
 /// length of its summary at their start, and each check row's length after it (`None`:
@@ -363,13 +516,17 @@ pub struct Encoded {
     bytes: Vec<u8>,
     summary: u32,
     lens: Vec<Option<u32>>,
+    /// What it keeps of each outcome: a spill file takes only its own form.
+    form: Form,
 }
 
-/// Encode one server: its summary (`server`, without its excerpts), then its outcomes,
-/// one per check row, each with the `excerpts` of its records: the bytes
-/// [`Spill::server`] appends. Needs no spill file, so a grading worker does it and the
-/// thread that writes the spill file only appends the bytes.
+/// Encode one server for a spill file of `form`: its summary (`server`, without its
+/// excerpts), then its outcomes, one per check row, each with the `excerpts` of its
+/// records ([`Form::Outcomes`]) or as the JSON report writes it ([`Form::Json`]): the
+/// bytes [`Spill::server`] appends. Needs no spill file, so a grading worker does it and
+/// the thread that writes the spill file only appends the bytes.
 pub fn encode_server(
+    form: Form,
     server: &Server,
     outcomes: &[Option<Outcome>],
     excerpts: &Excerpts,
@@ -385,16 +542,21 @@ pub fn encode_server(
             continue;
         };
         let start = bytes.len();
-        encode(o, &mut bytes);
-        let mine: Vec<(&u64, &String)> = o
-            .records
-            .iter()
-            .filter_map(|seq| excerpts.get_key_value(seq))
-            .collect();
-        bytes.extend_from_slice(&(mine.len() as u32).to_le_bytes());
-        for (seq, text) in mine {
-            bytes.extend_from_slice(&seq.to_le_bytes());
-            put_str(&mut bytes, text);
+        match form {
+            Form::Outcomes => {
+                encode(o, &mut bytes);
+                let mine: Vec<(&u64, &String)> = o
+                    .records
+                    .iter()
+                    .filter_map(|seq| excerpts.get_key_value(seq))
+                    .collect();
+                bytes.extend_from_slice(&(mine.len() as u32).to_le_bytes());
+                for (seq, text) in mine {
+                    bytes.extend_from_slice(&seq.to_le_bytes());
+                    put_str(&mut bytes, text);
+                }
+            }
+            Form::Json(write) => write(&mut bytes, o)?,
         }
         let len = u32::try_from(bytes.len() - start)
             .ok()
@@ -406,6 +568,7 @@ pub fn encode_server(
         bytes,
         summary,
         lens,
+        form,
     })
 }
 
@@ -934,7 +1097,7 @@ mod tests {
 
     #[test]
     fn outcomes_read_back_as_written_in_the_new_server_order() {
-        let mut s = Spill::create(None).expect("a spill file");
+        let mut s = Spill::create(None, Form::Outcomes).expect("a spill file");
         let path = s.path().to_path_buf();
         let a = vec![Some(outcome(Verdict::Fail)), None];
         let b = vec![
@@ -976,10 +1139,117 @@ mod tests {
         assert!(!path.exists(), "the spill file is removed");
     }
 
+    /// Outcomes read back in runs of places next to each other (a server's whole row,
+    /// runs cut at [`RUN`] bytes, outcomes longer than a run, rows without an outcome
+    /// between them) are the outcomes written, as they are read one at a time.
+    #[test]
+    fn outcomes_read_in_runs_are_those_read_one_at_a_time() {
+        let mut s = Spill::create(None, Form::Outcomes).expect("a spill file");
+        let sizes = [0, 10, RUN / 2, RUN + 7, 5, RUN / 3 + 1, 3, RUN - 40];
+        let rows = 9;
+        let mut want = Vec::new();
+        for n in 0..5 {
+            let outcomes: Vec<Option<Outcome>> = (0..rows)
+                .map(|k| {
+                    ((n + k) % 4 != 3).then(|| {
+                        let mut o = outcome(VERDICTS[(n + k) % 6]);
+                        o.evidence = format!("{n}/{k} {}", "x".repeat(sizes[(n * 3 + k) % 8]));
+                        o
+                    })
+                })
+                .collect();
+            s.server(&summary(n), outcomes.clone(), &Excerpts::new())
+                .expect("written");
+            want.push(outcomes);
+        }
+        s.seal().expect("sealed");
+        for (n, w) in want.iter().enumerate() {
+            assert_eq!(&s.server_outcomes(n).expect("read"), w, "server {n}");
+            for (k, o) in w.iter().enumerate() {
+                let one = s.outcome(n, k).expect("read").map(|(o, _)| o);
+                assert_eq!(&one, o, "server {n} row {k}");
+            }
+        }
+        for k in 0..rows {
+            let column: Vec<Option<Outcome>> = want.iter().map(|w| w[k].clone()).collect();
+            assert_eq!(s.row(k).expect("read"), column, "row {k}");
+        }
+        assert_eq!(
+            s.summaries(0..9).expect("read"),
+            (0..5).map(summary).collect::<Vec<_>>()
+        );
+    }
+
+    /// What a file of [`Form::Json`] keeps of an outcome in these tests (the JSON
+    /// report's own writer is tested with the report): its verdict and evidence.
+    fn stand_in(out: &mut Vec<u8>, o: &Outcome) -> std::io::Result<()> {
+        write!(out, "{{{}: {:?}}}", o.verdict.mark(), o.evidence)
+    }
+
+    /// A file of JSON results gives back each result's bytes as they were written, and
+    /// refuses to be read as outcomes; a file of outcomes refuses to be read as
+    /// JSON results.
+    #[test]
+    fn a_file_of_json_results_gives_them_back_and_no_outcomes() {
+        let mut s = Spill::create(None, Form::Json(stand_in)).expect("a spill file");
+        let a = vec![
+            Some(outcome(Verdict::Fail)),
+            None,
+            Some(outcome(Verdict::Pass)),
+        ];
+        let b = vec![
+            Some(Outcome::not_arisen(NotArisen::Absent, "absent", "")),
+            Some(outcome(Verdict::Error)),
+            None,
+        ];
+        s.server(&summary(0), a.clone(), &Excerpts::new())
+            .expect("written");
+        s.server(&summary(1), b.clone(), &Excerpts::new())
+            .expect("written");
+        s.seal().expect("sealed");
+        s.reorder(&[1, 0]);
+        let json = |o: &Option<Outcome>| {
+            o.as_ref().map(|o| {
+                let mut v = Vec::new();
+                stand_in(&mut v, o).expect("rendered");
+                v
+            })
+        };
+        let mut buf = Vec::new();
+        for k in 0..3 {
+            let got = s.json_range(k, 0..9, &mut buf).expect("read");
+            let got: Vec<Option<Vec<u8>>> = got
+                .into_iter()
+                .map(|r| r.map(|r| buf[r].to_vec()))
+                .collect();
+            assert_eq!(got, vec![json(&b[k]), json(&a[k])], "row {k}");
+        }
+        assert_eq!(
+            s.summaries(0..2).expect("read"),
+            vec![summary(1), summary(0)]
+        );
+        let e = s.row(0).expect_err("not outcomes");
+        assert!(
+            e.to_string()
+                .ends_with("it holds JSON results, not outcomes"),
+            "{e}"
+        );
+        assert!(s.server_outcomes(0).is_err() && s.outcome(0, 0).is_err());
+        let mut o = Spill::create(None, Form::Outcomes).expect("a spill file");
+        o.server(&summary(0), a, &Excerpts::new()).expect("written");
+        o.seal().expect("sealed");
+        let e = o.json_range(0, 0..1, &mut buf).expect_err("not JSON");
+        assert!(
+            e.to_string()
+                .ends_with("it holds outcomes, not JSON results"),
+            "{e}"
+        );
+    }
+
     #[test]
     fn an_unwritable_directory_is_named() {
         let dir = std::env::temp_dir().join("mcp-grade-no-such-dir/below");
-        let e = Spill::create(Some(&dir)).expect_err("no such directory");
+        let e = Spill::create(Some(&dir), Form::Outcomes).expect_err("no such directory");
         assert!(e.path.starts_with(&dir), "{e}");
         assert!(e.to_string().starts_with("spill file "), "{e}");
     }
