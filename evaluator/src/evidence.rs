@@ -361,56 +361,53 @@ impl<'a> Exchange<'a> {
     }
 
     /// `f` on the head of the answer ([`answer`](Self::answer)): its `id`, whether it has
-    /// a (null) `result`, and its `error` ([`derive::MessageHead`]). When the messages are
+    /// a (null) `result` and that result's outline, and its `error`
+    /// ([`derive::MessageHead`]). When the messages are
     /// not parsed yet, read by a scan of the body that builds only those members
     /// ([`derive::message_heads_in`]), for a reader that needs no more of the answer; else
     /// (a body the scan cannot tell of, HTTP+SSE, messages already parsed) from the
     /// messages.
     pub fn with_answer_head<T>(&self, f: impl FnOnce(Option<&derive::MessageHead>) -> T) -> T {
-        let parsed = self
-            .response_memo()
-            .is_some_and(|c| c.messages.get().is_some());
-        if !parsed {
-            let skimmed = self.with_heads(|heads| {
-                heads.map(|heads| {
-                    // As `answer_index`: the answer to the request's id, else the first
-                    // answer.
-                    let id = self.request_id();
-                    heads
-                        .iter()
-                        .find(|m| m.id.as_ref() == Some(&id) && m.is_answer())
-                        .or_else(|| heads.iter().find(|m| m.is_answer()))
-                        .cloned()
-                })
-            });
-            if let Some(head) = skimmed {
-                return f(head.as_ref());
+        // As `answer_index`: the answer to the request's id, else the first answer.
+        let answer_of = |heads: &[derive::MessageHead]| {
+            let id = self.request_id();
+            heads
+                .iter()
+                .position(|m| m.id.as_ref() == Some(&id) && m.is_answer())
+                .or_else(|| heads.iter().position(|m| m.is_answer()))
+        };
+        match self.response_memo() {
+            // The heads are read in place from the memo (not copied out of it).
+            Some(c) if c.messages.get().is_none() => {
+                if let Some(heads) = c.heads.get_or_init(|| self.skim()).as_deref() {
+                    return f(answer_of(heads).map(|i| &heads[i]));
+                }
+            }
+            Some(_) => {}
+            None => {
+                if let Some(heads) = self.skim() {
+                    return f(answer_of(&heads).map(|i| &heads[i]));
+                }
             }
         }
         self.with_answer(|a| f(a.map(derive::MessageHead::of).as_ref()))
     }
 
-    /// `f` on the heads of the messages as a scan of the body read them
-    /// ([`derive::message_heads_in`]), kept in the bundle's memo; `f` gets `None` when the
-    /// scan cannot tell of the body, and on HTTP+SSE (whose answer is also on the stream).
-    fn with_heads<T>(&self, f: impl FnOnce(Option<&[derive::MessageHead]>) -> T) -> T {
-        let skim = || {
-            if self.stream.is_some() {
-                return None;
-            }
-            // As `parse_messages`: no response or a body cut is no message at all.
-            let Some(r) = self
-                .response()
-                .filter(|r| derive::body_cut(&r.body).is_none())
-            else {
-                return Some(Vec::new());
-            };
-            derive::message_heads_in(derive::media_type(&r.headers).as_deref(), &r.body.bytes)
-        };
-        match self.response_memo() {
-            Some(c) => f(c.heads.get_or_init(skim).as_deref()),
-            None => f(skim().as_deref()),
+    /// The heads of the messages read by a scan of the body
+    /// ([`derive::message_heads_in`]); `None` when the scan cannot tell of the body, and
+    /// on HTTP+SSE (whose answer is also on the stream).
+    fn skim(&self) -> Option<Vec<derive::MessageHead>> {
+        if self.stream.is_some() {
+            return None;
         }
+        // As `parse_messages`: no response or a body cut is no message at all.
+        let Some(r) = self
+            .response()
+            .filter(|r| derive::body_cut(&r.body).is_none())
+        else {
+            return Some(Vec::new());
+        };
+        derive::message_heads_in(derive::media_type(&r.headers).as_deref(), &r.body.bytes)
     }
 
     /// `f` on the heads of the messages when a reader of the answer's head

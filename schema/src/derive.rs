@@ -124,6 +124,13 @@ pub struct MessageHead {
     pub error: Option<Value>,
     /// The `_meta` member of the `result`, when that is an object that has one.
     pub result_meta: Option<Value>,
+    /// When the `result` is an object: the length of each of its members that is an
+    /// array (of several copies of a member, the last, as the parsed object keeps it),
+    /// by member name in ascending byte order. What readers of a result's shape need
+    /// (how many `tools` it lists) without building the result.
+    pub result_arrays: Vec<(String, usize)>,
+    /// The `result` is an object whose (last) `isError` member is `true`.
+    pub result_is_error: bool,
 }
 
 impl MessageHead {
@@ -134,7 +141,33 @@ impl MessageHead {
             result: message.get("result").map(Value::is_null),
             error: message.get("error").cloned(),
             result_meta: message.get("result").and_then(|r| r.get("_meta")).cloned(),
+            result_arrays: message
+                .get("result")
+                .and_then(Value::as_object)
+                .map(|r| {
+                    let mut arrays: Vec<(String, usize)> = r
+                        .iter()
+                        .filter_map(|(k, v)| Some((k.clone(), v.as_array()?.len())))
+                        .collect();
+                    arrays.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+                    arrays
+                })
+                .unwrap_or_default(),
+            result_is_error: message
+                .get("result")
+                .and_then(|r| r.get("isError"))
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
         }
+    }
+
+    /// The length of the result's member `key` when it is an array
+    /// ([`result_arrays`](Self::result_arrays)).
+    pub fn result_array_len(&self, key: &str) -> Option<usize> {
+        self.result_arrays
+            .binary_search_by(|(k, _)| k.as_str().cmp(key))
+            .ok()
+            .map(|i| self.result_arrays[i].1)
     }
 
     /// A result or an error: an answer to some request.
@@ -365,22 +398,58 @@ mod scan {
                     b"error" => head.error = Some(s.parsed(depth + 1)?),
                     b"result" if s.peek()? == b'{' => {
                         let mut meta = None;
+                        // Each array member's name (as the range of the document it is
+                        // written in: no escapes, `members` leaves those to serde_json)
+                        // and length; a later copy replaces an earlier one, a later copy
+                        // that is no array removes it.
+                        let doc = s.b;
+                        let mut arrays: Vec<(std::ops::Range<usize>, usize)> = Vec::new();
+                        let mut is_error = false;
                         s.members(depth + 1, |s, key| {
-                            if key == b"_meta" {
-                                meta = Some(s.parsed(depth + 2)?);
-                            } else {
-                                s.value(depth + 2)?;
+                            arrays.retain(|(k, _)| &doc[k.clone()] != key);
+                            let at = key.as_ptr() as usize - doc.as_ptr() as usize;
+                            let name = at..at + key.len();
+                            if key == b"isError" {
+                                is_error = false;
+                            }
+                            match key {
+                                b"_meta" => {
+                                    let m = s.parsed(depth + 2)?;
+                                    if let Some(a) = m.as_array() {
+                                        arrays.push((name, a.len()));
+                                    }
+                                    meta = Some(m);
+                                }
+                                _ if s.peek()? == b'[' => {
+                                    let n = s.array(depth + 2)?;
+                                    arrays.push((name, n));
+                                }
+                                b"isError" => {
+                                    let v0 = s.i;
+                                    s.value(depth + 2)?;
+                                    is_error = &s.b[v0..s.i] == b"true";
+                                }
+                                _ => s.value(depth + 2)?,
                             }
                             Some(())
                         })?;
+                        let mut out = Vec::with_capacity(arrays.len());
+                        for (k, n) in arrays {
+                            out.push((std::str::from_utf8(&doc[k]).ok()?.to_owned(), n));
+                        }
+                        out.sort_unstable_by(|a, b| a.0.cmp(&b.0));
                         head.result = Some(false);
                         head.result_meta = meta;
+                        head.result_arrays = out;
+                        head.result_is_error = is_error;
                     }
                     b"result" => {
                         let v0 = s.i;
                         s.value(depth + 1)?;
                         head.result = Some(&s.b[v0..s.i] == b"null");
                         head.result_meta = None;
+                        head.result_arrays = Vec::new();
+                        head.result_is_error = false;
                     }
                     _ => s.value(depth + 1)?,
                 }
@@ -394,32 +463,40 @@ mod scan {
             match self.peek()? {
                 b'{' | b'[' if depth >= DEPTH => None,
                 b'{' => self.members(depth, |s, _| s.value(depth + 1)),
-                b'[' => {
-                    self.i += 1;
-                    self.ws();
-                    if self.eat(b']').is_some() {
-                        return Some(());
-                    }
-                    loop {
-                        self.ws();
-                        self.value(depth + 1)?;
-                        self.ws();
-                        match self.peek()? {
-                            b',' => self.i += 1,
-                            b']' => {
-                                self.i += 1;
-                                return Some(());
-                            }
-                            _ => return None,
-                        }
-                    }
-                }
+                b'[' => self.array(depth).map(|_| ()),
                 b'"' => self.string().map(|_| ()),
                 b't' => self.literal(b"true"),
                 b'f' => self.literal(b"false"),
                 b'n' => self.literal(b"null"),
                 b'-' | b'0'..=b'9' => self.number(),
                 _ => None,
+            }
+        }
+
+        /// An array (at its `[`) at `depth` levels of nesting: how many items it holds.
+        fn array(&mut self, depth: u32) -> Option<usize> {
+            if depth >= DEPTH {
+                return None;
+            }
+            self.i += 1;
+            self.ws();
+            if self.eat(b']').is_some() {
+                return Some(0);
+            }
+            let mut n = 0;
+            loop {
+                self.ws();
+                self.value(depth + 1)?;
+                n += 1;
+                self.ws();
+                match self.peek()? {
+                    b',' => self.i += 1,
+                    b']' => {
+                        self.i += 1;
+                        return Some(n);
+                    }
+                    _ => return None,
+                }
             }
         }
 
@@ -1178,6 +1255,31 @@ mod tests {
             .collect()
     }
 
+    /// A result object whose members are arrays (of several copies, escaped names,
+    /// nested, non-ASCII names), `isError` of any kind, `_meta`, and anything else.
+    fn result_object() -> impl Strategy<Value = String> {
+        let name = prop_oneof![
+            Just("tools"),
+            Just("contents"),
+            Just("isError"),
+            Just("_meta"),
+            Just(r"t\u006fols"),
+            Just("é"),
+        ];
+        let value = prop_oneof![
+            Just("true".to_string()),
+            Just("false".to_string()),
+            Just("[]".to_string()),
+            Just(r#" [ 1 , [2, 3] , {"a":[4]} ] "#.to_string()),
+            prop::collection::vec(json(), 0..4).prop_map(|v| format!("[{}]", v.join(","))),
+            json(),
+        ];
+        prop::collection::vec((name, value), 0..6).prop_map(|m| {
+            let m: Vec<String> = m.iter().map(|(k, v)| format!(r#""{k}":{v}"#)).collect();
+            format!("{{{}}}", m.join(","))
+        })
+    }
+
     /// JSON-RPC messages as servers write them (and not), alone or in a batch.
     fn messages_doc() -> impl Strategy<Value = String> {
         let member = prop_oneof![
@@ -1189,6 +1291,7 @@ mod tests {
             Just(r#""error":{"code":-32601,"message":"M\u00e9thode"}"#.to_string()),
             json().prop_map(|v| format!(r#""jsonrpc":{v}"#)),
             json().prop_map(|v| format!(r#""r\u0065sult":{v}"#)),
+            result_object().prop_map(|r| format!(r#""result":{r}"#)),
         ];
         let message =
             prop::collection::vec(member, 0..5).prop_map(|m| format!("{{{}}}", m.join(",")));
@@ -1266,6 +1369,27 @@ mod tests {
             h.as_deref().map(|h| (h[0].result, h[0].is_answer())),
             Some((Some(false), true))
         );
+        // The outline of a result: its arrays' lengths (the last copy of a member) and
+        // a true `isError`, as the parsed result has them.
+        for body in [
+            &br#"{"id":1,"result":{"tools":[1,[2,3]],"tools":[{}],"contents":[],"x":{"y":[1]},"isError":true}}"#[..],
+            br#"{"id":1,"result":{"tools":[1],"tools":{"n":2},"isError":true,"isError":"true"}}"#,
+        ] {
+            let h = message_heads_in(None, body).expect("the scan reads it");
+            assert_eq!(h, heads_by_value(None, body), "{}", String::from_utf8_lossy(body));
+        }
+        let h = message_heads_in(
+            None,
+            br#"{"id":1,"result":{"tools":[1,[2,3]],"tools":[{}],"contents":[],"x":{"y":[1]},"isError":true}}"#,
+        )
+        .expect("the scan reads it");
+        assert_eq!(
+            h[0].result_arrays,
+            vec![("contents".to_string(), 0), ("tools".to_string(), 1)]
+        );
+        assert_eq!(h[0].result_array_len("tools"), Some(1));
+        assert_eq!(h[0].result_array_len("x"), None);
+        assert!(h[0].result_is_error);
         // A body it cannot tell of: left to be read whole.
         assert_eq!(message_heads_in(None, br#"{"id":1,"result":1e5}"#), None);
         assert_eq!(message_heads_in(None, b"<html>"), None);

@@ -204,14 +204,14 @@ mod tests {
             ),
             (
                 Some(200),
-                Reply::Result(std::borrow::Cow::Owned(serde_json::json!({}))),
+                Reply::Result(serde_json::json!({}).into()),
                 Class::Accepted,
                 Fail,
                 Fail,
             ),
             (
                 Some(500),
-                Reply::Result(std::borrow::Cow::Owned(serde_json::json!({}))),
+                Reply::Result(serde_json::json!({}).into()),
                 Class::Accepted,
                 Fail,
                 Fail,

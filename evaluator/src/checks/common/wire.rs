@@ -9,6 +9,7 @@ use mcp_probe_schema::vocab::{LegId, REV_2026_07_28};
 use serde::Serialize;
 use serde_json::Value;
 use std::borrow::Cow;
+use std::cell::OnceCell;
 
 use crate::check::Legs;
 use crate::evidence::{Bundle, Exchange};
@@ -73,7 +74,7 @@ pub enum Reply<'a> {
     /// or result message (JSON body or SSE event).
     Error(RpcError),
     /// A JSON-RPC result (possibly null).
-    Result(Cow<'a, Value>),
+    Result(ResultValue<'a>),
     /// A 2xx whose body, read whole, is empty: the acknowledgement of a notification.
     Empty,
     /// A 2xx event stream, read whole, with neither a result nor an error.
@@ -81,6 +82,91 @@ pub enum Reply<'a> {
     /// Anything else: no JSON-RPC answer (empty or foreign body at a non-2xx status,
     /// HTML, a body that broke off or was not read); described.
     Bare(String),
+}
+
+/// A JSON-RPC result as read: its outline (null or not, the length of each top-level
+/// array member, a true `isError`), which is what most readers ask of it, and the value
+/// itself, parsed from the bundle's memo on first use (through `Deref`). Reading an
+/// answer's outline takes a scan of the body ([`derive::message_heads_in`]), not a parse
+/// into a `serde_json::Value`; the whole value is built only for a reader that needs it.
+#[derive(Debug, Clone)]
+pub struct ResultValue<'a> {
+    /// The result is `null`.
+    null: bool,
+    /// The result's top-level array members and their lengths, by name in ascending
+    /// byte order ([`derive::MessageHead::result_arrays`]).
+    arrays: Vec<(String, usize)>,
+    /// The result's `isError` is `true`.
+    is_error: bool,
+    /// The exchange whose answer's `result` this is, read on first use; `None` when the
+    /// value was given whole.
+    source: Option<Exchange<'a>>,
+    /// The value, once read.
+    value: OnceCell<Cow<'a, Value>>,
+}
+
+impl<'a> ResultValue<'a> {
+    /// The result of `x`'s answer, outlined by `head` (the answer's head), read whole
+    /// only on first use.
+    fn outlined(x: Exchange<'a>, head: &derive::MessageHead, null: bool) -> ResultValue<'a> {
+        ResultValue {
+            null,
+            arrays: head.result_arrays.clone(),
+            is_error: head.result_is_error,
+            source: Some(x),
+            value: OnceCell::new(),
+        }
+    }
+
+    /// The result is `null`.
+    pub fn is_null(&self) -> bool {
+        self.null
+    }
+
+    /// The number of items of the result's member `key`, when it is an array.
+    pub fn array_len(&self, key: &str) -> Option<usize> {
+        self.arrays
+            .binary_search_by(|(k, _)| k.as_str().cmp(key))
+            .ok()
+            .map(|i| self.arrays[i].1)
+    }
+
+    /// The result is an object whose `isError` is `true`.
+    pub fn is_error(&self) -> bool {
+        self.is_error
+    }
+}
+
+impl From<Value> for ResultValue<'_> {
+    /// A result given whole, outlined from the value (as the head of a message holding
+    /// it).
+    fn from(v: Value) -> Self {
+        let head = derive::MessageHead::of(&serde_json::json!({ "result": &v }));
+        ResultValue {
+            null: v.is_null(),
+            arrays: head.result_arrays,
+            is_error: head.result_is_error,
+            source: None,
+            value: OnceCell::from(Cow::Owned(v)),
+        }
+    }
+}
+
+impl std::ops::Deref for ResultValue<'_> {
+    type Target = Value;
+
+    /// The result read whole: the `result` member of the exchange's answer, borrowed
+    /// from the bundle's memo (parsed there on first use). The outline was read from the
+    /// same answer of the same body, so the answer has a `result`; `null` stands in only
+    /// should a reading ever disagree.
+    fn deref(&self) -> &Value {
+        self.value.get_or_init(|| {
+            self.source
+                .and_then(|x| x.answer_cow())
+                .and_then(|a| member(a, "result"))
+                .unwrap_or(Cow::Owned(Value::Null))
+        })
+    }
 }
 
 /// The status and JSON-RPC error code of an answer, as details keep them.
@@ -132,10 +218,11 @@ impl Answer<'_> {
         }
     }
 
-    /// The `tools` array of a result, if the answer is a tools/list result.
-    pub fn tools(&self) -> Option<&Vec<Value>> {
+    /// The number of items of a result's `tools` array, if the answer is a tools/list
+    /// result.
+    pub fn tools(&self) -> Option<usize> {
         match &self.reply {
-            Reply::Result(r) => r.get("tools").and_then(Value::as_array),
+            Reply::Result(r) => r.array_len("tools"),
             _ => None,
         }
     }
@@ -146,17 +233,11 @@ impl Answer<'_> {
             Reply::NoResponse(e) => format!("no response ({e})"),
             Reply::Error(e) => format!("{} with {}", self.status_label, e.describe()),
             Reply::Result(r) => {
-                let what = match r.get("tools").and_then(Value::as_array) {
-                    Some(t) => format!(
-                        " listing {} tool{}",
-                        t.len(),
-                        if t.len() == 1 { "" } else { "s" }
-                    ),
+                let what = match r.array_len("tools") {
+                    Some(n) => format!(" listing {n} tool{}", if n == 1 { "" } else { "s" }),
                     None if r.is_null() => " that is null".to_string(),
-                    None => match r.get("isError") {
-                        Some(Value::Bool(true)) => " with isError: true".to_string(),
-                        _ => String::new(),
-                    },
+                    None if r.is_error() => " with isError: true".to_string(),
+                    None => String::new(),
                 };
                 format!("{} with a JSON-RPC result{what}", self.status_label)
             }
@@ -192,16 +273,16 @@ pub fn read<'a>(x: &Exchange<'a>) -> Answer<'a> {
     };
     let status = resp.status;
     let status_label = x.status_label().unwrap_or_default();
-    let read = {
-        let owned = x.answer_cow();
-        let answer = owned.as_deref();
-        if let Some(err) = answer
-            .and_then(|a| a.get("error"))
-            .and_then(Value::as_object)
-        {
+    // The answer's head (its id, error and the outline of its result), read by a scan
+    // of the body unless the messages are parsed already: the result itself is parsed
+    // only for a reader that needs it whole.
+    let read = x.with_answer_head(|head| {
+        let head = head?;
+        if let Some(err) = head.error.as_ref().and_then(Value::as_object) {
             let sent_id = x.request_id_sent();
-            let foreign_id = answer
-                .and_then(|a| a.get("id"))
+            let foreign_id = head
+                .id
+                .as_ref()
                 .filter(|id| !id.is_null() && Some(*id) != sent_id.as_ref())
                 .map(|id| short(&id.to_string()));
             Some(Reply::Error(RpcError {
@@ -215,9 +296,10 @@ pub fn read<'a>(x: &Exchange<'a>) -> Answer<'a> {
                 foreign_id,
             }))
         } else {
-            owned.and_then(|a| member(a, "result")).map(Reply::Result)
+            head.result
+                .map(|null| Reply::Result(ResultValue::outlined(*x, head, null)))
         }
-    };
+    });
     let reply = if let Some(reply) = read {
         reply
     } else {
@@ -377,4 +459,63 @@ pub mod testing {
     pub const JSON: &str = "application/json";
     /// The `_meta` of a 2026-07-28 request, as a JSON member.
     pub const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_probe_schema::vocab::LegId;
+
+    /// Every answer of the examples, read twice: from a bundle whose messages are not
+    /// parsed yet (the result outlined by a scan of the body) and from one whose
+    /// messages are (outlined from the parsed answer). Both read the same, and the
+    /// outline says of each result what the result parsed whole says.
+    #[test]
+    fn a_results_outline_is_what_the_parsed_result_says() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+        let mut results = 0;
+        for entry in std::fs::read_dir(&dir).expect("examples dir") {
+            let path = entry.expect("dir entry").path();
+            if path.extension().is_none_or(|x| x != "mcpev") {
+                continue;
+            }
+            let bytes = std::fs::read(&path).expect("read bundle");
+            let open = || {
+                let v = mcp_probe_schema::open(&bytes, &[]).expect("example verifies");
+                Bundle::new(path.display().to_string(), v)
+            };
+            let (scanned, parsed) = (open(), open());
+            for leg in LegId::all() {
+                for (x, y) in scanned.exchanges(*leg).zip(parsed.exchanges(*leg)) {
+                    y.with_messages(|_| ());
+                    let (a, b) = (read(&x), read(&y));
+                    assert_eq!(a.summary(), b.summary(), "{}", path.display());
+                    let (Reply::Result(r), Reply::Result(s)) = (&a.reply, &b.reply) else {
+                        continue;
+                    };
+                    results += 1;
+                    let whole = y.answer().and_then(|m| m.get("result").cloned());
+                    assert_eq!(Some(&**r), whole.as_ref());
+                    assert_eq!(Some(&**s), whole.as_ref());
+                    for outlined in [r, s] {
+                        let v: &Value = outlined;
+                        assert_eq!(outlined.is_null(), v.is_null());
+                        assert_eq!(
+                            outlined.is_error(),
+                            v.get("isError") == Some(&Value::Bool(true))
+                        );
+                        for (k, m) in v.as_object().into_iter().flatten() {
+                            assert_eq!(outlined.array_len(k), m.as_array().map(Vec::len));
+                        }
+                        assert_eq!(
+                            outlined.array_len("tools"),
+                            v.get("tools").and_then(Value::as_array).map(Vec::len)
+                        );
+                    }
+                }
+            }
+        }
+        eprintln!("results read: {results}");
+        assert!(results >= 200, "only {results} results read");
+    }
 }

@@ -110,14 +110,18 @@ pub(super) fn skipped(what: &str, reason: &str) -> Graded {
 /// The answer's result, when it is one.
 pub(super) fn result<'b>(a: &'b Answer<'_>) -> Option<&'b Value> {
     match &a.reply {
-        Reply::Result(r) => Some(r),
+        Reply::Result(r) => Some(&**r),
         _ => None,
     }
 }
 
-/// The number of items of a result's `key` array, when it is one.
+/// The number of items of a result's `key` array, when it is one (read from the
+/// result's outline, without building the result).
 pub(super) fn items(a: &Answer, key: &str) -> Option<usize> {
-    result(a)?.get(key)?.as_array().map(Vec::len)
+    match &a.reply {
+        Reply::Result(r) => r.array_len(key),
+        _ => None,
+    }
 }
 
 /// A positive control: `Ok(note)` when the answer's result carries a non-empty `key`
@@ -432,7 +436,7 @@ mod tests {
             (error(Some(-32602), "x"), Probe::UnknownPrompt),
             (error(Some(-32020), "Header mismatch"), Probe::UnknownPrompt),
             (
-                Reply::Result(std::borrow::Cow::Owned(serde_json::json!({}))),
+                Reply::Result(serde_json::json!({}).into()),
                 Probe::MissingResource,
             ),
             (Reply::Empty, Probe::UnknownPrompt),
@@ -446,7 +450,7 @@ mod tests {
     fn results_fail_except_generated_template_content() {
         let g = |r: Value, p: Probe| {
             refusal(
-                &answer(200, Reply::Result(std::borrow::Cow::Owned(r))),
+                &answer(200, Reply::Result(r.into())),
                 p,
                 Some("2025-11-25"),
                 false,

@@ -323,7 +323,7 @@ fn schema_violating_call(ev: &Bundle) -> SubVerdict {
         }
         let said = a.summary();
         Ok(match &a.reply {
-            Reply::Result(r) if r.get("isError") == Some(&Value::Bool(true)) => (
+            Reply::Result(r) if r.is_error() => (
                 SubOutcome::Pass,
                 format!(
                     "{call}: {said}, a tool execution error{}",
