@@ -14,7 +14,6 @@
 //! could reach the grader only signed by a trusted key) may read differently
 //! (docs/bundle.md, "Decoding").
 
-use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use mcp_probe_schema::bundle::decode_record;
@@ -26,30 +25,9 @@ use proptest::prelude::*;
 mod damage;
 use damage::{damaged, mutation};
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// Every `.mcpev` under `examples/` (the compatibility corpus included).
-fn bundles() -> Vec<PathBuf> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
-        for e in entries.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                walk(&p, out);
-            } else if p.extension().is_some_and(|x| x == "mcpev") {
-                out.push(p);
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(&root().join("examples"), &mut out);
-    out.sort();
-    out
-}
+#[path = "support/corpus.rs"]
+mod corpus;
+use corpus::bundles;
 
 /// The encoded records and the payloads (records emptied, encoded again with ciborium as
 /// the collector writes them) of every example bundle.

@@ -15,7 +15,6 @@
 //! of the verifier finds nothing wrong with it (what lets the verifier skip that walk for
 //! such records: `bundle::strict_decoded_record`), on all of the above.
 
-use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use ciborium::Value;
@@ -31,29 +30,9 @@ use proptest::prelude::*;
 mod damage;
 use damage::{apply, damaged, mutation, Mutation};
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn bundles() -> Vec<PathBuf> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
-        for e in entries.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                walk(&p, out);
-            } else if p.extension().is_some_and(|x| x == "mcpev") {
-                out.push(p);
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(&root().join("examples"), &mut out);
-    out.sort();
-    out
-}
+#[path = "support/corpus.rs"]
+mod corpus;
+use corpus::bundles;
 
 /// The encoded records of every example bundle.
 fn corpus() -> &'static [Vec<u8>] {
