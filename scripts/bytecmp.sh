@@ -86,14 +86,22 @@ run() {
   fi
 }
 
-for f in text verbose json sarif junit markdown html oscal xccdf; do
-  case $f in
-    text) a=() ;;
-    verbose) a=(--verbose) ;;
-    *) a=(--format "$f") ;;
-  esac
-  run "all.$f" "${a[@]}" "${trust[@]}" "${bundles[@]}"
-done
+# every_format PREFIX BUNDLES...: one report of BUNDLES in each format (the text summary,
+# the --verbose text and the seven others), compared as PREFIX.FORMAT.
+every_format() {
+  local prefix=$1 f
+  shift
+  for f in text verbose json sarif junit markdown html oscal xccdf; do
+    case $f in
+      text) a=() ;;
+      verbose) a=(--verbose) ;;
+      *) a=(--format "$f") ;;
+    esac
+    run "$prefix.$f" "${a[@]}" "${trust[@]}" "$@"
+  done
+}
+
+every_format all "${bundles[@]}"
 # The same bundles twice over (102 links under other names): from 64 bundles on the
 # grader keeps its outcomes in a spill file and reads them back to write the report, a
 # path the set above, under 64, never takes.
@@ -106,14 +114,7 @@ for copy in 1 2; do
     spilled+=("$l")
   done
 done
-for f in text verbose json sarif junit markdown html oscal xccdf; do
-  case $f in
-    text) a=() ;;
-    verbose) a=(--verbose) ;;
-    *) a=(--format "$f") ;;
-  esac
-  run "spilled.$f" "${a[@]}" "${trust[@]}" "${spilled[@]}"
-done
+every_format spilled "${spilled[@]}"
 for b in "${bundles[@]}"; do
   run "one.$(echo "$b" | tr / _).json" --format json "${trust[@]}" "$b"
 done
