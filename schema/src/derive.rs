@@ -164,16 +164,22 @@ impl MessageHead {
     /// The length of the result's member `key` when it is an array
     /// ([`result_arrays`](Self::result_arrays)).
     pub fn result_array_len(&self, key: &str) -> Option<usize> {
-        self.result_arrays
-            .binary_search_by(|(k, _)| k.as_str().cmp(key))
-            .ok()
-            .map(|i| self.result_arrays[i].1)
+        array_len(&self.result_arrays, key)
     }
 
     /// A result or an error: an answer to some request.
     pub fn is_answer(&self) -> bool {
         self.result.is_some() || self.error.is_some()
     }
+}
+
+/// The length of member `key` among `arrays`, a result's top-level array members and
+/// their lengths sorted by name ([`MessageHead::result_arrays`]).
+pub fn array_len(arrays: &[(String, usize)], key: &str) -> Option<usize> {
+    arrays
+        .binary_search_by(|(k, _)| k.as_str().cmp(key))
+        .ok()
+        .map(|i| arrays[i].1)
 }
 
 /// The [`MessageHead`] of every message [`messages_in`] reads from the same body, in the

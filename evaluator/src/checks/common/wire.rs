@@ -125,10 +125,7 @@ impl<'a> ResultValue<'a> {
 
     /// The number of items of the result's member `key`, when it is an array.
     pub fn array_len(&self, key: &str) -> Option<usize> {
-        self.arrays
-            .binary_search_by(|(k, _)| k.as_str().cmp(key))
-            .ok()
-            .map(|i| self.arrays[i].1)
+        derive::array_len(&self.arrays, key)
     }
 
     /// The result is an object whose `isError` is `true`.
