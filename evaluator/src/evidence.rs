@@ -12,8 +12,10 @@ use mcp_probe_schema::Verified;
 use std::any::{Any, TypeId};
 use std::borrow::Cow;
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, OnceLock};
+
+use crate::leg_index::{leg_index, LegIndex};
 
 use serde_json::Value;
 
@@ -46,8 +48,8 @@ pub struct Bundle {
     streamed: Arc<BTreeMap<u64, StreamAnswer>>,
     /// The positions of the records naming each recorded leg (as recorded, so with its
     /// `@<revision>` when it has one), in order: [`Bundle::records_for`] looks a leg up
-    /// here rather than scanning every record at each call (hashed: one string
-    /// comparison a lookup, where an ordered map compares the name with several keys).
+    /// here rather than scanning every record at each call (a known leg by its place
+    /// in a fixed table, any other name by binary search: see [`crate::leg_index`]).
     by_leg: Arc<LegIndex>,
     /// On the view of another era: [`Bundle::by_leg`]'s legs recorded for that era's
     /// revision (`<leg>@<revision>`), by the leg's own name, so that
@@ -79,28 +81,6 @@ impl std::fmt::Debug for Views {
         let n = self.0.lock().map(|v| v.len()).unwrap_or_default();
         write!(f, "Views({n} derived)")
     }
-}
-
-/// Leg names to the positions of their records ([`Bundle::by_leg`]). Hashed with std's
-/// SipHash under a random key: the names come from the bundle, and a faster hash
-/// without a secret key (multiply and rotate, as FxHash does) lets a bundle made to
-/// hold many colliding names make building the index quadratic in them.
-type LegIndex = HashMap<String, Vec<u32>>;
-
-/// [`Bundle::by_leg`]: each recorded leg name, with the positions of the records naming
-/// it (each once, in order).
-fn leg_index(records: &[Record]) -> LegIndex {
-    let mut by_leg = LegIndex::default();
-    for (i, r) in records.iter().enumerate() {
-        let Ok(i) = u32::try_from(i) else { break };
-        for l in &r.legs {
-            let at = by_leg.entry(l.clone()).or_default();
-            if at.last() != Some(&i) {
-                at.push(i);
-            }
-        }
-    }
-    by_leg
 }
 
 /// The method, URL and version of a stdio exchange read as an exchange: no check can
@@ -626,15 +606,7 @@ impl Bundle {
                     era_view: Some((session, o.revision.clone())),
                     streamed: Arc::clone(&self.streamed),
                     by_leg: Arc::clone(&self.by_leg),
-                    by_leg_on_era: Arc::new(
-                        self.by_leg
-                            .iter()
-                            .filter_map(|(k, at)| {
-                                let leg = k.strip_suffix(o.revision.as_str())?.strip_suffix('@')?;
-                                Some((leg.to_string(), at.clone()))
-                            })
-                            .collect(),
-                    ),
+                    by_leg_on_era: Arc::new(self.by_leg.on_revision(&o.revision)),
                     views: Views::default(),
                 }
             })
@@ -799,8 +771,10 @@ impl Bundle {
         } else {
             &self.by_leg
         };
-        let at = index.get(leg.as_str()).map_or(&[][..], Vec::as_slice);
-        at.iter().filter_map(|&i| self.records.get(i as usize))
+        index
+            .get(leg.as_str())
+            .iter()
+            .filter_map(|&i| self.records.get(i as usize))
     }
 
     /// The view of type `T` of this bundle view: `derive` runs on the first asking,

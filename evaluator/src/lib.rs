@@ -26,6 +26,7 @@ pub mod flags;
 pub mod fmt;
 pub mod har;
 pub mod inputs;
+mod leg_index;
 pub mod load;
 pub mod output;
 pub mod pipeline;
