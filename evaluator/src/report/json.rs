@@ -479,8 +479,14 @@ fn render_piece(r: &Report, piece: &Piece) -> std::io::Result<Rendered> {
                 .json_results(row, servers.clone(), &mut made)
                 .map_err(std::io::Error::other)?
             {
-                // As below, each result numbered among those there are.
-                let mut out = Vec::new();
+                // As below, each result numbered among those there are. Its size is
+                // about known: the parts, and each result's frame around its part.
+                let frames: usize = servers
+                    .clone()
+                    .filter_map(|i| r.servers.get(i))
+                    .map(|s| 96 + s.endpoint.len())
+                    .sum();
+                let mut out = Vec::with_capacity(made.len() + frames);
                 let mut n = 0;
                 for (j, part) in parts.into_iter().flatten().enumerate() {
                     let i = servers.start + j;
