@@ -878,7 +878,7 @@ fn write_str(out: &mut Vec<u8>, s: &str) {
 }
 
 /// The position of the first byte of `b` that a JSON string escapes (below 0x20, `"`,
-/// `\\`), sixteen bytes at a time (the last few padded with spaces, never escaped).
+/// `\\`), sixteen bytes at a time, the last few eight and one at a time.
 fn to_escape(b: &[u8]) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
@@ -913,13 +913,20 @@ fn to_escape(b: &[u8]) -> Option<usize> {
         }
         at += 16;
     }
-    let rest = pairs.remainder();
-    if rest.is_empty() {
-        return None;
+    // The last 0-15 bytes: a word of eight, then byte by byte (most keys and short
+    // values are only this part, so it is not padded: that took a fill and a copy).
+    let mut rest = pairs.remainder();
+    if rest.len() >= 8 {
+        let f = flagged(&rest[..8]);
+        if f != 0 {
+            return Some(at + (f.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+        rest = &rest[8..];
     }
-    let mut padded = [b' '; 16];
-    padded[..rest.len()].copy_from_slice(rest);
-    first(&padded).map(|k| at + k)
+    rest.iter()
+        .position(|&c| c < 0x20 || c == b'"' || c == b'\\')
+        .map(|k| at + k)
 }
 
 /// The report as pretty-printed JSON text (no trailing newline): the bytes of
