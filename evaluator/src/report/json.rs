@@ -653,7 +653,7 @@ fn write_result_start(out: &mut Vec<u8>, depth: usize, server: usize, endpoint: 
     let d = depth + 1;
     out.push(b'{');
     plain_key(out, d, "server", true);
-    out.extend_from_slice(server.to_string().as_bytes());
+    write_decimal(out, server as u64);
     plain_key(out, d, "endpoint", false);
     write_str(out, endpoint);
 }
@@ -692,7 +692,7 @@ fn write_part<'a>(
     plain_key(out, d, "legs", false);
     write_legs(out, d, r.legs.0);
     plain_key(out, d, "records", false);
-    nested(out, d, &r.records)?;
+    write_records(out, d, r.records);
     plain_key(out, d, "details", false);
     write_map(out, d, r.details)
 }
@@ -765,6 +765,39 @@ fn write_legs(out: &mut Vec<u8>, depth: usize, legs: &[SubVerdict]) {
     out.push(b'}');
 }
 
+/// A result's records (seqs) pretty-printed at `depth`, as [`nested`] writes them.
+fn write_records(out: &mut Vec<u8>, depth: usize, records: &[u64]) {
+    if records.is_empty() {
+        out.extend_from_slice(b"[]");
+        return;
+    }
+    out.push(b'[');
+    for (i, r) in records.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        newline(out, depth + 1);
+        write_decimal(out, *r);
+    }
+    newline(out, depth);
+    out.push(b']');
+}
+
+/// `n` in decimal, as `serde_json` writes an unsigned integer.
+fn write_decimal(out: &mut Vec<u8>, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[i..]);
+}
+
 /// A line break and `depth` levels of indentation (two spaces each).
 fn newline(out: &mut Vec<u8>, depth: usize) {
     out.push(b'\n');
@@ -814,13 +847,20 @@ fn write_map(
 }
 
 /// A value pretty-printed at `depth`, as `serde_json` writes it with [`Nested`]
-/// (numbers are written by `serde_json` itself).
+/// (integers in decimal, other numbers by `serde_json` itself).
 fn write_value(out: &mut Vec<u8>, depth: usize, v: &Value) -> std::io::Result<()> {
     match v {
         Value::Null => out.extend_from_slice(b"null"),
         Value::Bool(true) => out.extend_from_slice(b"true"),
         Value::Bool(false) => out.extend_from_slice(b"false"),
-        Value::Number(n) => serde_json::to_writer(&mut *out, n).map_err(std::io::Error::from)?,
+        Value::Number(n) => match (n.as_u64(), n.as_i64()) {
+            (Some(u), _) => write_decimal(out, u),
+            (None, Some(i)) => {
+                out.push(b'-');
+                write_decimal(out, i.unsigned_abs());
+            }
+            _ => serde_json::to_writer(&mut *out, n).map_err(std::io::Error::from)?,
+        },
         Value::String(t) => write_str(out, t),
         Value::Array(a) if a.is_empty() => out.extend_from_slice(b"[]"),
         Value::Array(a) => {
@@ -1359,6 +1399,44 @@ mod tests {
                     write_map(&mut out, depth, m).expect("write");
                     assert_eq!(String::from_utf8(out).expect("utf-8"), by_serde(depth, m));
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn integers_and_records_are_written_as_serde_json_writes_them() {
+        // Every power of ten and its neighbours, both signs, and the ends of the types.
+        let mut unsigned = vec![0, 1, u64::MAX, u64::MAX - 1, i64::MAX as u64];
+        let mut p: u64 = 1;
+        while let Some(q) = p.checked_mul(10) {
+            unsigned.extend([q - 1, q, q + 1]);
+            p = q;
+        }
+        let mut signed: Vec<i64> = vec![i64::MIN, i64::MIN + 1, -1];
+        signed.extend(
+            unsigned
+                .iter()
+                .filter_map(|u| i64::try_from(*u).ok())
+                .map(|i| -i),
+        );
+        for u in &unsigned {
+            let mut out = Vec::new();
+            write_value(&mut out, 0, &json!(u)).expect("write");
+            assert_eq!(String::from_utf8(out).expect("utf-8"), u.to_string());
+        }
+        for i in &signed {
+            let mut out = Vec::new();
+            write_value(&mut out, 0, &json!(i)).expect("write");
+            assert_eq!(String::from_utf8(out).expect("utf-8"), i.to_string());
+        }
+        for records in [&[][..], &[7], &unsigned[..]] {
+            for depth in [0, 1, 5] {
+                let mut out = Vec::new();
+                write_records(&mut out, depth, records);
+                assert_eq!(
+                    String::from_utf8(out).expect("utf-8"),
+                    by_serde(depth, &records)
+                );
             }
         }
     }
