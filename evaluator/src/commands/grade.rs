@@ -218,8 +218,7 @@ fn grade_evidence(
         policy: applied.as_ref(),
         ..cx
     };
-    let mut results = crate::benchmark::grade_bundle(bm, ev, &cx, opts.level);
-    crate::benchmark::compact(&mut results);
+    let results = crate::benchmark::grade_bundle(bm, ev, &cx, opts.level);
     let mut server = Server::new(ev, info);
     server.timestamp = TimestampState::from_stamp(stamp, tsa);
     server.sha256 = i.digest.map(hex::encode);
@@ -654,7 +653,7 @@ impl Passes<'_> {
                 let (ev, stamp) = reopen(i)?;
                 let (server, results) =
                     grade_evidence(opts, bm, &file_baseline, None, policy, tsa, i, &ev, stamp);
-                Ok(preparer.prepare(server, results))
+                Ok(preparer.prepare_graded(server, results))
             },
             |n, r: Result<_, GradeError>| {
                 number[n] = builder.add(r?)?;
@@ -729,7 +728,7 @@ impl Passes<'_> {
                             stamp,
                         );
                         drop(held);
-                        let prepared = preparer.prepare(server, results);
+                        let prepared = preparer.prepare_graded(server, results);
                         (input, Some((warning, prepared)))
                     })
                 })

@@ -479,8 +479,14 @@ fn render_piece(r: &Report, piece: &Piece) -> std::io::Result<Rendered> {
                 .json_results(row, servers.clone(), &mut made)
                 .map_err(std::io::Error::other)?
             {
-                // As below, each result numbered among those there are.
-                let mut out = Vec::new();
+                // As below, each result numbered among those there are. Its size is
+                // about known: the parts, and each result's frame around its part.
+                let frames: usize = servers
+                    .clone()
+                    .filter_map(|i| r.servers.get(i))
+                    .map(|s| 96 + s.endpoint.len())
+                    .sum();
+                let mut out = Vec::with_capacity(made.len() + frames);
                 let mut n = 0;
                 for (j, part) in parts.into_iter().flatten().enumerate() {
                     let i = servers.start + j;
@@ -647,7 +653,7 @@ fn write_result_start(out: &mut Vec<u8>, depth: usize, server: usize, endpoint: 
     let d = depth + 1;
     out.push(b'{');
     plain_key(out, d, "server", true);
-    out.extend_from_slice(server.to_string().as_bytes());
+    write_decimal(out, server as u64);
     plain_key(out, d, "endpoint", false);
     write_str(out, endpoint);
 }
@@ -686,7 +692,7 @@ fn write_part<'a>(
     plain_key(out, d, "legs", false);
     write_legs(out, d, r.legs.0);
     plain_key(out, d, "records", false);
-    nested(out, d, &r.records)?;
+    write_records(out, d, r.records);
     plain_key(out, d, "details", false);
     write_map(out, d, r.details)
 }
@@ -759,6 +765,39 @@ fn write_legs(out: &mut Vec<u8>, depth: usize, legs: &[SubVerdict]) {
     out.push(b'}');
 }
 
+/// A result's records (seqs) pretty-printed at `depth`, as [`nested`] writes them.
+fn write_records(out: &mut Vec<u8>, depth: usize, records: &[u64]) {
+    if records.is_empty() {
+        out.extend_from_slice(b"[]");
+        return;
+    }
+    out.push(b'[');
+    for (i, r) in records.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        newline(out, depth + 1);
+        write_decimal(out, *r);
+    }
+    newline(out, depth);
+    out.push(b']');
+}
+
+/// `n` in decimal, as `serde_json` writes an unsigned integer.
+fn write_decimal(out: &mut Vec<u8>, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[i..]);
+}
+
 /// A line break and `depth` levels of indentation (two spaces each).
 fn newline(out: &mut Vec<u8>, depth: usize) {
     out.push(b'\n');
@@ -808,13 +847,20 @@ fn write_map(
 }
 
 /// A value pretty-printed at `depth`, as `serde_json` writes it with [`Nested`]
-/// (numbers are written by `serde_json` itself).
+/// (integers in decimal, other numbers by `serde_json` itself).
 fn write_value(out: &mut Vec<u8>, depth: usize, v: &Value) -> std::io::Result<()> {
     match v {
         Value::Null => out.extend_from_slice(b"null"),
         Value::Bool(true) => out.extend_from_slice(b"true"),
         Value::Bool(false) => out.extend_from_slice(b"false"),
-        Value::Number(n) => serde_json::to_writer(&mut *out, n).map_err(std::io::Error::from)?,
+        Value::Number(n) => match (n.as_u64(), n.as_i64()) {
+            (Some(u), _) => write_decimal(out, u),
+            (None, Some(i)) => {
+                out.push(b'-');
+                write_decimal(out, i.unsigned_abs());
+            }
+            _ => serde_json::to_writer(&mut *out, n).map_err(std::io::Error::from)?,
+        },
         Value::String(t) => write_str(out, t),
         Value::Array(a) if a.is_empty() => out.extend_from_slice(b"[]"),
         Value::Array(a) => {
@@ -872,7 +918,7 @@ fn write_str(out: &mut Vec<u8>, s: &str) {
 }
 
 /// The position of the first byte of `b` that a JSON string escapes (below 0x20, `"`,
-/// `\\`), sixteen bytes at a time (the last few padded with spaces, never escaped).
+/// `\\`), sixteen bytes at a time, the last few eight and one at a time.
 fn to_escape(b: &[u8]) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
@@ -907,13 +953,20 @@ fn to_escape(b: &[u8]) -> Option<usize> {
         }
         at += 16;
     }
-    let rest = pairs.remainder();
-    if rest.is_empty() {
-        return None;
+    // The last 0-15 bytes: a word of eight, then byte by byte (most keys and short
+    // values are only this part, so it is not padded: that took a fill and a copy).
+    let mut rest = pairs.remainder();
+    if rest.len() >= 8 {
+        let f = flagged(&rest[..8]);
+        if f != 0 {
+            return Some(at + (f.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+        rest = &rest[8..];
     }
-    let mut padded = [b' '; 16];
-    padded[..rest.len()].copy_from_slice(rest);
-    first(&padded).map(|k| at + k)
+    rest.iter()
+        .position(|&c| c < 0x20 || c == b'"' || c == b'\\')
+        .map(|k| at + k)
 }
 
 /// The report as pretty-printed JSON text (no trailing newline): the bytes of
@@ -1346,6 +1399,44 @@ mod tests {
                     write_map(&mut out, depth, m).expect("write");
                     assert_eq!(String::from_utf8(out).expect("utf-8"), by_serde(depth, m));
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn integers_and_records_are_written_as_serde_json_writes_them() {
+        // Every power of ten and its neighbours, both signs, and the ends of the types.
+        let mut unsigned = vec![0, 1, u64::MAX, u64::MAX - 1, i64::MAX as u64];
+        let mut p: u64 = 1;
+        while let Some(q) = p.checked_mul(10) {
+            unsigned.extend([q - 1, q, q + 1]);
+            p = q;
+        }
+        let mut signed: Vec<i64> = vec![i64::MIN, i64::MIN + 1, -1];
+        signed.extend(
+            unsigned
+                .iter()
+                .filter_map(|u| i64::try_from(*u).ok())
+                .map(|i| -i),
+        );
+        for u in &unsigned {
+            let mut out = Vec::new();
+            write_value(&mut out, 0, &json!(u)).expect("write");
+            assert_eq!(String::from_utf8(out).expect("utf-8"), u.to_string());
+        }
+        for i in &signed {
+            let mut out = Vec::new();
+            write_value(&mut out, 0, &json!(i)).expect("write");
+            assert_eq!(String::from_utf8(out).expect("utf-8"), i.to_string());
+        }
+        for records in [&[][..], &[7], &unsigned[..]] {
+            for depth in [0, 1, 5] {
+                let mut out = Vec::new();
+                write_records(&mut out, depth, records);
+                assert_eq!(
+                    String::from_utf8(out).expect("utf-8"),
+                    by_serde(depth, &records)
+                );
             }
         }
     }

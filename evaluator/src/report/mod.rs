@@ -786,6 +786,18 @@ enum PreparedOutcomes {
 }
 
 impl Preparer {
+    /// [`Preparer::prepare`] for results a grading run made: outcomes held until the
+    /// report is written, or read back from the spill file, first keep only what a report
+    /// prints ([`crate::benchmark::compact`]); outcomes written at once as the JSON
+    /// report's bytes (which do not hold the legs' notes) are dropped once written, so
+    /// they are not trimmed first.
+    pub fn prepare_graded(&self, server: Server, mut results: Vec<CheckResult>) -> Prepared {
+        if !self.spill.is_some_and(SpillForm::is_json) {
+            crate::benchmark::compact(&mut results);
+        }
+        self.prepare(server, results)
+    }
+
     /// The outcomes of `results` in the report's row order (each moved, not copied),
     /// their verdicts, and, when the report spills, their encoding with the server's
     /// excerpts (which then leave the server).
@@ -794,10 +806,13 @@ impl Preparer {
             .entries
             .iter()
             .map(|entry| {
-                results
-                    .iter_mut()
-                    .find(|r| r.entry.id == entry.id)
-                    .and_then(|r| r.outcome.take())
+                // The results of a grading run hold the same entries: found by address
+                // first, by id only when none is the same.
+                let k = results
+                    .iter()
+                    .position(|r| std::ptr::eq(r.entry, *entry))
+                    .or_else(|| results.iter().position(|r| r.entry.id == entry.id));
+                k.and_then(|k| results[k].outcome.take())
             })
             .collect();
         drop(results);

@@ -421,16 +421,32 @@ impl Spill {
         let places: Vec<Option<Place>> = (servers.start.min(end)..end)
             .map(|n| self.places(n).and_then(|p| p.get(row)))
             .collect();
+        // Each run of places is read straight into `buf`, whose size is known: no
+        // buffer of its own to copy from, and `buf` is never grown by doubling.
         buf.clear();
+        buf.reserve(places.iter().flatten().map(|(_, l)| *l as usize).sum());
         let mut ranges = Vec::with_capacity(places.len());
-        self.each_place(&places, |bytes| {
-            ranges.push(bytes.map(|b| {
-                let start = buf.len();
-                buf.extend_from_slice(b);
-                start..buf.len()
-            }));
-            Ok(())
-        })?;
+        let mut k = 0;
+        while k < places.len() {
+            let Some((at, _)) = places[k] else {
+                ranges.push(None);
+                k += 1;
+                continue;
+            };
+            let (end, total) = run(&places, k);
+            let mut from = buf.len();
+            buf.resize(from + total, 0);
+            self.read_at(&mut buf[from..], at)
+                .map_err(|e| self.err(e))?;
+            for place in &places[k..end] {
+                ranges.push(place.map(|(_, l)| {
+                    let start = from;
+                    from += l as usize;
+                    start..from
+                }));
+            }
+            k = end;
+        }
         Ok(ranges)
     }
 
@@ -468,24 +484,12 @@ impl Spill {
         let mut buf = Vec::new();
         let mut k = 0;
         while k < places.len() {
-            let Some((at, len)) = places[k] else {
+            let Some((at, _)) = places[k] else {
                 f(None)?;
                 k += 1;
                 continue;
             };
-            // The run: places k..end, `total` bytes from `at`.
-            let mut total = len as usize;
-            let mut end = k + 1;
-            for (j, place) in places.iter().enumerate().skip(k + 1) {
-                match *place {
-                    None => continue,
-                    Some((a, l)) if a == at + total as u64 && total + l as usize <= RUN => {
-                        total += l as usize;
-                        end = j + 1;
-                    }
-                    Some(_) => break,
-                }
-            }
+            let (end, total) = run(places, k);
             buf.resize(total, 0);
             self.read_at(&mut buf, at).map_err(|e| self.err(e))?;
             let mut from = 0;
@@ -507,6 +511,28 @@ impl Spill {
 /// The most bytes [`Spill::each_place`] reads with one `pread` when the places asked for
 /// are next to each other (a single place may be longer).
 const RUN: usize = 1 << 16;
+
+/// The run of `places` that starts at `places[k]` (a place, not `None`): the places
+/// `k..end` that follow each other in the file (`None`s between them aside), up to
+/// [`RUN`] bytes (or the one place, when it is longer), and their bytes in all.
+fn run(places: &[Option<Place>], k: usize) -> (usize, usize) {
+    let Some((at, len)) = places[k] else {
+        return (k + 1, 0);
+    };
+    let mut total = len as usize;
+    let mut end = k + 1;
+    for (j, place) in places.iter().enumerate().skip(k + 1) {
+        match *place {
+            None => continue,
+            Some((a, l)) if a == at + total as u64 && total + l as usize <= RUN => {
+                total += l as usize;
+                end = j + 1;
+            }
+            Some(_) => break,
+        }
+    }
+    (end, total)
+}
 
 /// One server encoded for the spill file ([`encode_server`]): the bytes to append, the
 /// length of its summary at their start, and each check row's length after it (`None`:
@@ -531,7 +557,7 @@ pub fn encode_server(
     outcomes: &[Option<Outcome>],
     excerpts: &Excerpts,
 ) -> std::io::Result<Encoded> {
-    let mut bytes = Vec::new();
+    let mut bytes = Vec::with_capacity(estimate(outcomes));
     encode_summary(server, &mut bytes)?;
     let summary = u32::try_from(bytes.len())
         .map_err(|_| std::io::Error::other("a server summary over 4 GiB"))?;
@@ -570,6 +596,24 @@ pub fn encode_server(
         lens,
         form,
     })
+}
+
+/// About the bytes [`encode_server`] writes for `outcomes` and a summary, a little
+/// more rather than less, so that its buffer is seldom grown (each growth copies all
+/// written so far): the text of each outcome, and some bytes for its keys, legs,
+/// records and details.
+fn estimate(outcomes: &[Option<Outcome>]) -> usize {
+    1024 + outcomes
+        .iter()
+        .flatten()
+        .map(|o| {
+            256 + o.evidence.len()
+                + o.reduction.len()
+                + o.subs.iter().map(|l| l.id.len() + 32).sum::<usize>()
+                + 24 * o.records.len()
+                + 96 * o.details.len()
+        })
+        .sum::<usize>()
 }
 
 impl Spill {

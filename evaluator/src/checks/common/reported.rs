@@ -80,23 +80,36 @@ pub fn reported_only(
     observations: &[String],
     reduction: &str,
 ) -> Outcome {
-    let mut parts = vec![
-        format!("reported only: {reason}"),
-        transport_observation(ev),
-    ];
-    parts.extend(observations.iter().cloned());
-    Outcome::single(Verdict::NotApplicable, parts.join("; "), reduction)
+    // `reported only: <reason>; <transport>; <observation>; …`, written into one string.
+    let mut evidence = String::with_capacity(
+        128 + reason.len() + observations.iter().map(|o| o.len() + 2).sum::<usize>(),
+    );
+    evidence.push_str("reported only: ");
+    evidence.push_str(reason);
+    evidence.push_str("; ");
+    push_transport_observation(ev, &mut evidence);
+    for o in observations {
+        evidence.push_str("; ");
+        evidence.push_str(o);
+    }
+    Outcome::single(Verdict::NotApplicable, evidence, reduction)
         .with_detail("transport", ev.transport())
 }
 
-/// "transport streamable-http (endpoint …)" or "transport unknown (no MCP endpoint …)".
-fn transport_observation(ev: &Bundle) -> String {
-    let t = ev.transport();
+/// "transport streamable-http (endpoint …)" or "transport unknown (no MCP endpoint …)",
+/// appended to `out`.
+fn push_transport_observation(ev: &Bundle, out: &mut String) {
+    out.push_str("transport ");
+    out.push_str(ev.transport());
     match &ev.payload.target.endpoint {
-        Some(endpoint) => format!("transport {t} (endpoint {})", escape_line(endpoint)),
-        None => format!(
-            "transport {t} (no MCP endpoint answered for target {})",
-            escape_line(&ev.payload.target.as_typed)
-        ),
+        Some(endpoint) => {
+            out.push_str(" (endpoint ");
+            out.push_str(&escape_line(endpoint));
+        }
+        None => {
+            out.push_str(" (no MCP endpoint answered for target ");
+            out.push_str(&escape_line(&ev.payload.target.as_typed));
+        }
     }
+    out.push(')');
 }

@@ -18,26 +18,55 @@ const REASON_CHARS: usize = 160;
 
 /// `s` cut to `max` characters, with `…` when something was cut.
 pub fn truncate(s: &str, max: usize) -> String {
-    let mut out: String = s.chars().take(max).collect();
-    if s.chars().nth(max).is_some() {
-        out.push('…');
+    // Where the character after the first `max` starts, if there is one: one scan, and
+    // the kept part copied as it is.
+    match s.char_indices().nth(max) {
+        Some((at, _)) => {
+            let mut out = String::with_capacity(at + '…'.len_utf8());
+            out.push_str(&s[..at]);
+            out.push('…');
+            out
+        }
+        None => s.to_string(),
     }
-    out
 }
 
-/// A server-supplied name in backticks, control characters escaped, truncated.
+/// A server-supplied name in backticks, control characters escaped, truncated: the
+/// escaped name (a backtick with a backslash before it, a control character as
+/// [`char::escape_default`] writes it)
+/// cut to [`SHOWN_CHARS`] characters as [`truncate`] cuts it. Written into one string,
+/// a character at a time.
 pub fn quote(name: &str) -> String {
-    let escaped: String = name
-        .chars()
-        .flat_map(|c| -> Vec<char> {
-            match c {
-                '`' => vec!['\\', '`'],
-                c if c.is_control() => c.escape_default().collect(),
-                c => vec![c],
-            }
-        })
-        .collect();
-    format!("`{}`", truncate(&escaped, SHOWN_CHARS))
+    let mut out = String::with_capacity(name.len().min(4 * SHOWN_CHARS) + 8);
+    out.push('`');
+    // Characters of the escaped name kept so far, and whether one was left out.
+    let mut kept = 0;
+    let mut cut = false;
+    let mut keep = |out: &mut String, c: char| {
+        if kept < SHOWN_CHARS {
+            out.push(c);
+            kept += 1;
+            true
+        } else {
+            cut = true;
+            false
+        }
+    };
+    for c in name.chars() {
+        let more = match c {
+            '`' => keep(&mut out, '\\') && keep(&mut out, '`'),
+            c if c.is_control() => c.escape_default().all(|e| keep(&mut out, e)),
+            c => keep(&mut out, c),
+        };
+        if !more {
+            break;
+        }
+    }
+    if cut {
+        out.push('…');
+    }
+    out.push('`');
+    out
 }
 
 /// A JSON value as compact JSON text, truncated.
@@ -139,6 +168,61 @@ pub fn non_blank<'a>(item: &'a Value, key: &'static str) -> Result<&'a str, NotN
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// `quote` as it was first written: the escaped name as a string, then cut.
+    fn quote_by_steps(name: &str) -> String {
+        let escaped: String = name
+            .chars()
+            .flat_map(|c| -> Vec<char> {
+                match c {
+                    '`' => vec!['\\', '`'],
+                    c if c.is_control() => c.escape_default().collect(),
+                    c => vec![c],
+                }
+            })
+            .collect();
+        let mut cut: String = escaped.chars().take(SHOWN_CHARS).collect();
+        if escaped.chars().nth(SHOWN_CHARS).is_some() {
+            cut.push('…');
+        }
+        format!("`{cut}`")
+    }
+
+    #[test]
+    fn names_are_quoted_and_cut_as_by_steps() {
+        // Characters of every width and kind, escaped or not, at every length around the
+        // cut: alone, repeated, and in pseudo-random mixtures (a fixed sequence).
+        let special = [
+            "a", "`", "\n", "\t", "\u{1}", "\u{7f}", "\u{9b}", "é", "😀", "\u{202e}", "\\", "…",
+        ];
+        for c in special {
+            for n in 0..(SHOWN_CHARS + 4) {
+                let name = c.repeat(n);
+                assert_eq!(quote(&name), quote_by_steps(&name), "{name:?}");
+                let name = format!("{}{c}", "x".repeat(n));
+                assert_eq!(quote(&name), quote_by_steps(&name), "{name:?}");
+                let cut = truncate(&name, n.min(SHOWN_CHARS));
+                let by_steps: String = {
+                    let mut t: String = name.chars().take(n.min(SHOWN_CHARS)).collect();
+                    if name.chars().nth(n.min(SHOWN_CHARS)).is_some() {
+                        t.push('…');
+                    }
+                    t
+                };
+                assert_eq!(cut, by_steps, "{name:?}");
+            }
+        }
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..3000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let name: String = (0..(x % 90))
+                .map(|k| special[((x >> (k % 53)) as usize ^ k as usize) % special.len()])
+                .collect();
+            assert_eq!(quote(&name), quote_by_steps(&name), "{name:?}");
+        }
+    }
 
     #[test]
     fn names_are_escaped_and_cut() {
