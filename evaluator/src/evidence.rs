@@ -410,16 +410,21 @@ impl<'a> Exchange<'a> {
         derive::message_heads_in(derive::media_type(&r.headers).as_deref(), &r.body.bytes)
     }
 
-    /// `f` on the heads of the messages when a reader of the answer's head
-    /// ([`with_answer_head`](Self::with_answer_head)) already read them by a scan and
-    /// the messages are not parsed whole; `None` (and `f` not called) otherwise, for the
-    /// caller to read [`with_messages`](Self::with_messages).
-    pub fn with_skimmed_heads<T>(&self, f: impl FnOnce(&[derive::MessageHead]) -> T) -> Option<T> {
-        let c = self.response_memo()?;
-        if c.messages.get().is_some() {
-            return None;
+    /// `f` on the heads of the messages ([`derive::MessageHead`]) when the messages are
+    /// not parsed whole: read by a scan of the body ([`derive::message_heads_in`]), kept
+    /// in the bundle's memo for every later reader of a head, or read there when a reader
+    /// of the answer's head ([`with_answer_head`](Self::with_answer_head)) scanned it
+    /// first. `None` (and `f` not called) when the messages are parsed already, when the
+    /// scan cannot tell of the body and on HTTP+SSE, for the caller to read
+    /// [`with_messages`](Self::with_messages).
+    pub fn with_message_heads<T>(&self, f: impl FnOnce(&[derive::MessageHead]) -> T) -> Option<T> {
+        match self.response_memo() {
+            Some(c) if c.messages.get().is_none() => {
+                c.heads.get_or_init(|| self.skim()).as_deref().map(f)
+            }
+            Some(_) => None,
+            None => self.skim().as_deref().map(f),
         }
-        c.heads.get()?.as_deref().map(f)
     }
 
     /// `f` on the answer ([`answer`](Self::answer)), read from the bundle's memo without
