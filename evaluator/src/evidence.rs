@@ -2,7 +2,7 @@
 //! across pages, records by leg, and JSON-RPC answers. Built once per bundle and shared
 //! by every check, so no check re-parses what another already parsed.
 
-use mcp_probe_schema::derive::{self, Inventory, RequestHead, StreamAnswer};
+use mcp_probe_schema::derive::{self, Inventory, RequestHead, RequestParams, StreamAnswer};
 use mcp_probe_schema::model::{
     Body, BodyEnd, Era, Evidence as Payload, Header, HttpExchange, HttpOutcome, HttpRequest,
     HttpResponse, Observation, Record, Session, SseEvent, StdioExchange, StdioProcess, Transport,
@@ -170,6 +170,9 @@ pub(crate) struct Memo {
     /// ([`Exchange::request_id`], [`Exchange::request_method`]): what most reads of a
     /// request need.
     head: OnceLock<Option<RequestHead>>,
+    /// What the checks of live requests read of the request's `params`
+    /// ([`Exchange::request_params`]), read without parsing the body.
+    params: OnceLock<Option<RequestParams>>,
     /// The heads of the messages read by a scan of the body, `None` when the scan could
     /// not tell ([`Exchange::with_answer_head`]).
     heads: OnceLock<Option<Vec<derive::MessageHead>>>,
@@ -296,6 +299,21 @@ impl<'a> Exchange<'a> {
                 .as_ref()
                 .map(Cow::Borrowed),
             None => self.parse_request().map(Cow::Owned),
+        }
+    }
+
+    /// The request's `params` as the checks of live requests read them
+    /// ([`derive::request_params`]: what the parsed body would say of them, without
+    /// building the body, or read from the body when another reader parsed it already),
+    /// borrowed from the bundle's memo; `None` when the body is not JSON.
+    pub fn request_params(&self) -> Option<Cow<'a, RequestParams>> {
+        let read = || match self.request_memo().and_then(|c| c.request.get()) {
+            Some(parsed) => parsed.as_ref().map(RequestParams::of),
+            None => derive::request_params(&self.http.request.body.bytes),
+        };
+        match self.request_memo() {
+            Some(c) => c.params.get_or_init(read).as_ref().map(Cow::Borrowed),
+            None => read().map(Cow::Owned),
         }
     }
 

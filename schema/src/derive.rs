@@ -110,6 +110,66 @@ pub struct RequestHead {
     pub method: Option<String>,
 }
 
+/// What the checks of live requests read of a request the collector sent: members of
+/// its `params`, as the body parsed as a `serde_json::Value` has them (of several copies
+/// of a member, the last), read without building the body ([`request_params`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RequestParams {
+    /// `params.name`, when it is a string.
+    pub name: Option<String>,
+    /// `params.uri`, when it is a string.
+    pub uri: Option<String>,
+    /// `params.protocolVersion`, when it is a string.
+    pub protocol_version: Option<String>,
+    /// The names of `params.arguments`' members, when it is an object (each once, in the
+    /// order the parsed object keeps them).
+    pub arguments: Option<Vec<String>>,
+}
+
+impl RequestParams {
+    /// The params of a request read whole.
+    pub fn of(request: &Value) -> RequestParams {
+        let params = request.get("params").filter(|p| p.is_object());
+        let string = |k: &str| {
+            params
+                .and_then(|p| p.get(k))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
+        RequestParams {
+            name: string("name"),
+            uri: string("uri"),
+            protocol_version: string("protocolVersion"),
+            arguments: params
+                .and_then(|p| p.get("arguments"))
+                .and_then(Value::as_object)
+                .map(|m| m.keys().cloned().collect()),
+        }
+    }
+
+    /// `params.arguments` is an object with a member named `name`.
+    pub fn has_argument(&self, name: &str) -> bool {
+        self.arguments
+            .as_ref()
+            .is_some_and(|a| a.iter().any(|k| k == name))
+    }
+}
+
+/// The [`RequestParams`] of a request body, `None` when the body is not one JSON
+/// document: what parsing it as a `serde_json::Value` and reading [`RequestParams::of`]
+/// gives, read by the scan of [`request_head`] when it accepts the body, else from the
+/// parsed body.
+pub fn request_params(body: &[u8]) -> Option<RequestParams> {
+    if !scan::may_be_json(body) {
+        return None;
+    }
+    scan::params(body).or_else(|| {
+        serde_json::from_slice::<Value>(body)
+            .ok()
+            .map(|v| RequestParams::of(&v))
+    })
+}
+
 /// What is read of one JSON-RPC message to tell whether it answers a request and how:
 /// its `id`, whether it has a `result` (and whether that is null) and its `error`, as
 /// the message parsed as a `serde_json::Value` has them (of several copies of a member,
@@ -226,7 +286,7 @@ fn request_head_by_visitor(body: &[u8]) -> Option<RequestHead> {
 mod scan {
     use serde_json::Value;
 
-    use super::{MessageHead, RequestHead};
+    use super::{MessageHead, RequestHead, RequestParams};
 
     /// Nesting the scan follows (serde_json refuses past 127 levels).
     pub(super) const DEPTH: u32 = 64;
@@ -276,6 +336,41 @@ mod scan {
             return None;
         }
         Some(head)
+    }
+
+    /// The params of `body` when the scan accepts it (see the module), else `None`.
+    pub(super) fn params(body: &[u8]) -> Option<RequestParams> {
+        let mut s = Scan {
+            b: body,
+            i: 0,
+            non_ascii: false,
+        };
+        s.ws();
+        let params = if s.peek()? == b'{' {
+            let mut params = RequestParams::default();
+            s.members(0, |s, key| {
+                if key == b"params" {
+                    params = if s.peek()? == b'{' {
+                        s.params_object()?
+                    } else {
+                        s.value(1)?;
+                        RequestParams::default()
+                    };
+                    Some(())
+                } else {
+                    s.value(1)
+                }
+            })?;
+            params
+        } else {
+            s.value(0)?;
+            RequestParams::default()
+        };
+        s.ws();
+        if s.i != body.len() || (s.non_ascii && std::str::from_utf8(body).is_err()) {
+            return None;
+        }
+        Some(params)
     }
 
     /// The heads of the JSON-RPC messages of one JSON document (an object, or the
@@ -481,6 +576,59 @@ mod scan {
                 }
                 _ => None,
             }
+        }
+
+        /// A string (at its `"`), decoded.
+        fn string_value(&mut self) -> Option<String> {
+            let v0 = self.i;
+            let escaped = self.string()?;
+            let raw = &self.b[v0..self.i];
+            if escaped {
+                serde_json::from_slice::<String>(raw).ok()
+            } else {
+                std::str::from_utf8(&raw[1..raw.len() - 1])
+                    .ok()
+                    .map(str::to_owned)
+            }
+        }
+
+        /// A request's `params` object (at its `{`, one level down), keeping the last
+        /// `name`, `uri` and `protocolVersion` that are strings and the member names of
+        /// the last `arguments` that is an object.
+        fn params_object(&mut self) -> Option<RequestParams> {
+            let mut p = RequestParams::default();
+            self.members(1, |s, key| {
+                let slot = match key {
+                    b"name" => &mut p.name,
+                    b"uri" => &mut p.uri,
+                    b"protocolVersion" => &mut p.protocol_version,
+                    b"arguments" if s.peek()? == b'{' => {
+                        let mut names: Vec<String> = Vec::new();
+                        s.members(2, |s, key| {
+                            let key = std::str::from_utf8(key).ok()?;
+                            if !names.iter().any(|k| k == key) {
+                                names.push(key.to_owned());
+                            }
+                            s.value(3)
+                        })?;
+                        p.arguments = Some(names);
+                        return Some(());
+                    }
+                    b"arguments" => {
+                        p.arguments = None;
+                        return s.value(2);
+                    }
+                    _ => return s.value(2),
+                };
+                *slot = if s.peek()? == b'"' {
+                    Some(s.string_value()?)
+                } else {
+                    s.value(2)?;
+                    None
+                };
+                Some(())
+            })?;
+            Some(p)
         }
 
         /// The top-level object, keeping the last `id` and the last `method`.
@@ -1605,6 +1753,117 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// What [`request_params`] must equal: the body parsed whole, its params read.
+    fn params_by_value(body: &[u8]) -> Option<RequestParams> {
+        serde_json::from_slice::<Value>(body)
+            .ok()
+            .map(|v| RequestParams::of(&v))
+    }
+
+    /// A request body as the collector sends them, and not: `params` with the members
+    /// the live checks read, of any kind, repeated, with escaped names, or no object.
+    fn request_doc() -> impl Strategy<Value = String> {
+        let name = prop::sample::select(vec![
+            "name",
+            "uri",
+            "protocolVersion",
+            "arguments",
+            "_meta",
+            "x",
+            r"n\u0061me",
+            "é",
+        ]);
+        let arguments = prop::collection::vec(
+            (
+                prop::sample::select(vec!["text", "path", "a", "text", r"p\u0061th", "é"]),
+                json(),
+            ),
+            0..4,
+        )
+        .prop_map(|m| {
+            let m: Vec<String> = m.iter().map(|(k, v)| format!(r#""{k}":{v}"#)).collect();
+            format!("{{{}}}", m.join(","))
+        });
+        let value = prop_oneof![
+            json(),
+            arguments,
+            Just(r#""file:///etc/passwd""#.to_string()),
+            Just(r#""a\u00e9\"b""#.to_string()),
+        ];
+        let params = prop::collection::vec((name, value), 0..6).prop_map(|m| {
+            let m: Vec<String> = m.iter().map(|(k, v)| format!(r#""{k}":{v}"#)).collect();
+            format!("{{{}}}", m.join(","))
+        });
+        let top = prop::collection::vec(
+            prop_oneof![
+                params.prop_map(|p| format!(r#""params":{p}"#)),
+                json().prop_map(|v| format!(r#""params":{v}"#)),
+                json().prop_map(|v| format!(r#""id":{v}"#)),
+                Just(r#""method":"tools/call""#.to_string()),
+                Just(r#""jsonrpc":"2.0""#.to_string()),
+            ],
+            0..5,
+        )
+        .prop_map(|m| format!("{{{}}}", m.join(",")));
+        prop_oneof![4 => top, 1 => json()]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1024))]
+        #[test]
+        fn the_params_of_a_request_are_those_of_the_parsed_body(
+            doc in request_doc(),
+            cut in any::<prop::sample::Index>(),
+            flip in any::<(prop::sample::Index, u8)>(),
+        ) {
+            let body = doc.into_bytes();
+            let short = &body[..cut.index(body.len() + 1)];
+            let mut flipped = body.clone();
+            if !flipped.is_empty() {
+                let i = flip.0.index(flipped.len());
+                flipped[i] ^= flip.1;
+            }
+            for b in [&body[..], short, &flipped[..]] {
+                prop_assert_eq!(request_params(b), params_by_value(b));
+                // Whenever the scan decides alone, it decides as serde_json does.
+                if let Some(p) = scan::params(b) {
+                    prop_assert_eq!(Some(p), params_by_value(b));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_scan_reads_the_params_of_ordinary_requests_itself() {
+        for body in [
+            &br#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{"b":1,"a":{"c":[]},"b":2},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#[..],
+            br#"{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{}}}"#,
+            br#"{"id":1,"method":"resources/read","params":{"uri":"file:///a/..%2f..%2fetc/passwd"}}"#,
+            br#"{"params":{"name":"a","uri":"b","arguments":{}},"params":{"name":5}}"#,
+            br#"{"params":{"arguments":{"x":1},"arguments":[1]}}"#,
+            br#"{"params":[1,2]}"#,
+            br#"[{"params":{"name":"a"}}]"#,
+        ] {
+            let p = scan::params(body);
+            assert!(p.is_some(), "{}", String::from_utf8_lossy(body));
+            assert_eq!(p, params_by_value(body), "{}", String::from_utf8_lossy(body));
+        }
+        let p = scan::params(br#"{"params":{"name":"echo","arguments":{"b":1,"a":2,"b":3}}}"#)
+            .expect("the scan reads it");
+        assert_eq!(p.name.as_deref(), Some("echo"));
+        assert_eq!(p.arguments, Some(vec!["b".to_string(), "a".to_string()]));
+        assert!(p.has_argument("a") && !p.has_argument("c"));
+        // Escaped names and exponents are read from the parsed body.
+        for body in [
+            &br#"{"params":{"n\u0061me":"x"}}"#[..],
+            br#"{"params":{"name":"x","n":1e3}}"#,
+        ] {
+            assert_eq!(scan::params(body), None);
+            assert_eq!(request_params(body), params_by_value(body));
+        }
+        assert_eq!(request_params(b""), None);
     }
 
     #[test]
