@@ -2,7 +2,7 @@
 //! across pages, records by leg, and JSON-RPC answers. Built once per bundle and shared
 //! by every check, so no check re-parses what another already parsed.
 
-use mcp_probe_schema::derive::{self, Inventory, RequestHead, StreamAnswer};
+use mcp_probe_schema::derive::{self, Inventory, RequestHead, RequestParams, StreamAnswer};
 use mcp_probe_schema::model::{
     Body, BodyEnd, Era, Evidence as Payload, Header, HttpExchange, HttpOutcome, HttpRequest,
     HttpResponse, Observation, Record, Session, SseEvent, StdioExchange, StdioProcess, Transport,
@@ -150,6 +150,9 @@ pub(crate) struct Memo {
     /// ([`Exchange::request_id`], [`Exchange::request_method`]): what most reads of a
     /// request need.
     head: OnceLock<Option<RequestHead>>,
+    /// What the checks of live requests read of the request's `params`
+    /// ([`Exchange::request_params`]), read without parsing the body.
+    params: OnceLock<Option<RequestParams>>,
     /// The heads of the messages read by a scan of the body, `None` when the scan could
     /// not tell ([`Exchange::with_answer_head`]).
     heads: OnceLock<Option<Vec<derive::MessageHead>>>,
@@ -279,6 +282,21 @@ impl<'a> Exchange<'a> {
         }
     }
 
+    /// The request's `params` as the checks of live requests read them
+    /// ([`derive::request_params`]: what the parsed body would say of them, without
+    /// building the body, or read from the body when another reader parsed it already),
+    /// borrowed from the bundle's memo; `None` when the body is not JSON.
+    pub fn request_params(&self) -> Option<Cow<'a, RequestParams>> {
+        let read = || match self.request_memo().and_then(|c| c.request.get()) {
+            Some(parsed) => parsed.as_ref().map(RequestParams::of),
+            None => derive::request_params(&self.http.request.body.bytes),
+        };
+        match self.request_memo() {
+            Some(c) => c.params.get_or_init(read).as_ref().map(Cow::Borrowed),
+            None => read().map(Cow::Owned),
+        }
+    }
+
     /// `f` on the request's `id` and `method` ([`derive::request_head`]: what the parsed
     /// body would say of them, without building the body), read from the bundle's memo.
     fn with_head<T>(&self, f: impl FnOnce(Option<&RequestHead>) -> T) -> T {
@@ -390,16 +408,21 @@ impl<'a> Exchange<'a> {
         derive::message_heads_in(derive::media_type(&r.headers).as_deref(), &r.body.bytes)
     }
 
-    /// `f` on the heads of the messages when a reader of the answer's head
-    /// ([`with_answer_head`](Self::with_answer_head)) already read them by a scan and
-    /// the messages are not parsed whole; `None` (and `f` not called) otherwise, for the
-    /// caller to read [`with_messages`](Self::with_messages).
-    pub fn with_skimmed_heads<T>(&self, f: impl FnOnce(&[derive::MessageHead]) -> T) -> Option<T> {
-        let c = self.response_memo()?;
-        if c.messages.get().is_some() {
-            return None;
+    /// `f` on the heads of the messages ([`derive::MessageHead`]) when the messages are
+    /// not parsed whole: read by a scan of the body ([`derive::message_heads_in`]), kept
+    /// in the bundle's memo for every later reader of a head, or read there when a reader
+    /// of the answer's head ([`with_answer_head`](Self::with_answer_head)) scanned it
+    /// first. `None` (and `f` not called) when the messages are parsed already, when the
+    /// scan cannot tell of the body and on HTTP+SSE, for the caller to read
+    /// [`with_messages`](Self::with_messages).
+    pub fn with_message_heads<T>(&self, f: impl FnOnce(&[derive::MessageHead]) -> T) -> Option<T> {
+        match self.response_memo() {
+            Some(c) if c.messages.get().is_none() => {
+                c.heads.get_or_init(|| self.skim()).as_deref().map(f)
+            }
+            Some(_) => None,
+            None => self.skim().as_deref().map(f),
         }
-        c.heads.get()?.as_deref().map(f)
     }
 
     /// `f` on the answer ([`answer`](Self::answer)), read from the bundle's memo without

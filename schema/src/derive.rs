@@ -110,6 +110,66 @@ pub struct RequestHead {
     pub method: Option<String>,
 }
 
+/// What the checks of live requests read of a request the collector sent: members of
+/// its `params`, as the body parsed as a `serde_json::Value` has them (of several copies
+/// of a member, the last), read without building the body ([`request_params`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RequestParams {
+    /// `params.name`, when it is a string.
+    pub name: Option<String>,
+    /// `params.uri`, when it is a string.
+    pub uri: Option<String>,
+    /// `params.protocolVersion`, when it is a string.
+    pub protocol_version: Option<String>,
+    /// The names of `params.arguments`' members, when it is an object (each once, in the
+    /// order the parsed object keeps them).
+    pub arguments: Option<Vec<String>>,
+}
+
+impl RequestParams {
+    /// The params of a request read whole.
+    pub fn of(request: &Value) -> RequestParams {
+        let params = request.get("params").filter(|p| p.is_object());
+        let string = |k: &str| {
+            params
+                .and_then(|p| p.get(k))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
+        RequestParams {
+            name: string("name"),
+            uri: string("uri"),
+            protocol_version: string("protocolVersion"),
+            arguments: params
+                .and_then(|p| p.get("arguments"))
+                .and_then(Value::as_object)
+                .map(|m| m.keys().cloned().collect()),
+        }
+    }
+
+    /// `params.arguments` is an object with a member named `name`.
+    pub fn has_argument(&self, name: &str) -> bool {
+        self.arguments
+            .as_ref()
+            .is_some_and(|a| a.iter().any(|k| k == name))
+    }
+}
+
+/// The [`RequestParams`] of a request body, `None` when the body is not one JSON
+/// document: what parsing it as a `serde_json::Value` and reading [`RequestParams::of`]
+/// gives, read by the scan of [`request_head`] when it accepts the body, else from the
+/// parsed body.
+pub fn request_params(body: &[u8]) -> Option<RequestParams> {
+    if !scan::may_be_json(body) {
+        return None;
+    }
+    scan::params(body).or_else(|| {
+        serde_json::from_slice::<Value>(body)
+            .ok()
+            .map(|v| RequestParams::of(&v))
+    })
+}
+
 /// What is read of one JSON-RPC message to tell whether it answers a request and how:
 /// its `id`, whether it has a `result` (and whether that is null) and its `error`, as
 /// the message parsed as a `serde_json::Value` has them (of several copies of a member,
@@ -203,6 +263,9 @@ pub fn message_heads_in(media_type: Option<&str>, body: &[u8]) -> Option<Vec<Mes
 /// (the same parser accepts the same bytes, recursion limit and number checks included),
 /// without allocating the members it does not keep.
 pub fn request_head(body: &[u8]) -> Option<RequestHead> {
+    if !scan::may_be_json(body) {
+        return None;
+    }
     scan::head(body).or_else(|| request_head_by_visitor(body))
 }
 
@@ -223,13 +286,28 @@ fn request_head_by_visitor(body: &[u8]) -> Option<RequestHead> {
 mod scan {
     use serde_json::Value;
 
-    use super::{MessageHead, RequestHead};
+    use super::{MessageHead, RequestHead, RequestParams};
 
     /// Nesting the scan follows (serde_json refuses past 127 levels).
     pub(super) const DEPTH: u32 = 64;
     /// The longest number the scan reads: without an exponent, a number this short is
     /// always finite, as serde_json requires.
     pub(super) const NUMBER_MAX: usize = 40;
+
+    /// False when `doc` cannot be a JSON document at all: it is empty or blank, or its
+    /// first byte after JSON whitespace starts no JSON value (serde_json refuses it at
+    /// that byte, as it refuses an empty document). An empty body, `Invalid Origin
+    /// header` or an HTML page is then known to hold no message without a parse.
+    pub(super) fn may_be_json(doc: &[u8]) -> bool {
+        doc.iter()
+            .find(|c| !matches!(c, b' ' | b'\n' | b'\r' | b'\t'))
+            .is_some_and(|c| {
+                matches!(
+                    c,
+                    b'{' | b'[' | b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n'
+                )
+            })
+    }
 
     struct Scan<'a> {
         b: &'a [u8],
@@ -260,10 +338,49 @@ mod scan {
         Some(head)
     }
 
+    /// The params of `body` when the scan accepts it (see the module), else `None`.
+    pub(super) fn params(body: &[u8]) -> Option<RequestParams> {
+        let mut s = Scan {
+            b: body,
+            i: 0,
+            non_ascii: false,
+        };
+        s.ws();
+        let params = if s.peek()? == b'{' {
+            let mut params = RequestParams::default();
+            s.members(0, |s, key| {
+                if key == b"params" {
+                    params = if s.peek()? == b'{' {
+                        s.params_object()?
+                    } else {
+                        s.value(1)?;
+                        RequestParams::default()
+                    };
+                    Some(())
+                } else {
+                    s.value(1)
+                }
+            })?;
+            params
+        } else {
+            s.value(0)?;
+            RequestParams::default()
+        };
+        s.ws();
+        if s.i != body.len() || (s.non_ascii && std::str::from_utf8(body).is_err()) {
+            return None;
+        }
+        Some(params)
+    }
+
     /// The heads of the JSON-RPC messages of one JSON document (an object, or the
     /// objects of an array), appended to `out`, when the scan accepts it, else `None`
     /// (and `out` as it was).
     pub(super) fn messages(doc: &[u8], out: &mut Vec<MessageHead>) -> Option<()> {
+        if !may_be_json(doc) {
+            // Not JSON (serde_json refuses it): no message, told without a parse.
+            return Some(());
+        }
         let mut s = Scan {
             b: doc,
             i: 0,
@@ -304,6 +421,43 @@ mod scan {
         }
         out.append(&mut heads);
         Some(())
+    }
+
+    /// `doc` read whole by [`Scan::parsed`] when the scan accepts it (the builder the
+    /// property tests hold to serde_json), else `None`.
+    #[cfg(test)]
+    pub(super) fn build(doc: &[u8]) -> Option<Value> {
+        let mut s = Scan {
+            b: doc,
+            i: 0,
+            non_ascii: false,
+        };
+        s.ws();
+        let v = s.parsed(0)?;
+        s.ws();
+        let whole = s.i == doc.len() && !(s.non_ascii && std::str::from_utf8(doc).is_err());
+        whole.then_some(v)
+    }
+
+    /// A number the scan accepted (`-`? digits, a fraction at most) as serde_json reads
+    /// it: an integer that fits in a `u64` (or, negative and not zero, in an `i64`) as
+    /// that integer; any other (a fraction, `-0`, a longer integer, which serde_json
+    /// reads as a float) read by serde_json itself from the number's bytes.
+    fn number(raw: &[u8]) -> Option<Value> {
+        let (negative, digits) = match raw.split_first() {
+            Some((b'-', rest)) => (true, rest),
+            _ => (false, raw),
+        };
+        let integer = digits.iter().all(u8::is_ascii_digit);
+        let n = std::str::from_utf8(digits)
+            .ok()
+            .filter(|_| integer)
+            .and_then(|d| d.parse::<u64>().ok());
+        match n {
+            Some(n) if !negative => Some(Value::from(n)),
+            Some(n) if n != 0 && n <= i64::MAX as u64 => Some(Value::from(-(n as i64))),
+            _ => serde_json::from_slice::<Value>(raw).ok(),
+        }
     }
 
     impl Scan<'_> {
@@ -360,11 +514,121 @@ mod scan {
             }
         }
 
-        /// The value at the scan, parsed by serde_json (for the few members kept whole).
+        /// The value at the scan, built as serde_json builds it (for the few members
+        /// kept whole: an `id`, an `error`, a `_meta`), without handing its bytes to
+        /// serde_json again: the scan reads each item once and builds it where it lies.
+        /// Objects are built by `Map::insert` in the order of their members, as
+        /// serde_json's `Value` visitor builds them (a later copy of a name replaces the
+        /// value and keeps the first one's place). Numbers other than integers that fit
+        /// in 64 bits (fractions, `-0`, longer integers) and strings with escapes are
+        /// read by serde_json from their own bytes.
         fn parsed(&mut self, depth: u32) -> Option<Value> {
+            match self.peek()? {
+                b'{' | b'[' if depth >= DEPTH => None,
+                b'{' => {
+                    let mut map = serde_json::Map::new();
+                    self.members(depth, |s, key| {
+                        let key = std::str::from_utf8(key).ok()?.to_owned();
+                        let v = s.parsed(depth + 1)?;
+                        map.insert(key, v);
+                        Some(())
+                    })?;
+                    Some(Value::Object(map))
+                }
+                b'[' => {
+                    self.i += 1;
+                    self.ws();
+                    let mut items = Vec::new();
+                    if self.eat(b']').is_some() {
+                        return Some(Value::Array(items));
+                    }
+                    loop {
+                        self.ws();
+                        items.push(self.parsed(depth + 1)?);
+                        self.ws();
+                        match self.peek()? {
+                            b',' => self.i += 1,
+                            b']' => {
+                                self.i += 1;
+                                return Some(Value::Array(items));
+                            }
+                            _ => return None,
+                        }
+                    }
+                }
+                b'"' => {
+                    let v0 = self.i;
+                    let escaped = self.string()?;
+                    let raw = &self.b[v0..self.i];
+                    Some(Value::String(if escaped {
+                        serde_json::from_slice::<String>(raw).ok()?
+                    } else {
+                        std::str::from_utf8(&raw[1..raw.len() - 1]).ok()?.to_owned()
+                    }))
+                }
+                b't' => self.literal(b"true").map(|()| Value::Bool(true)),
+                b'f' => self.literal(b"false").map(|()| Value::Bool(false)),
+                b'n' => self.literal(b"null").map(|()| Value::Null),
+                b'-' | b'0'..=b'9' => {
+                    let v0 = self.i;
+                    self.number()?;
+                    number(&self.b[v0..self.i])
+                }
+                _ => None,
+            }
+        }
+
+        /// A string (at its `"`), decoded.
+        fn string_value(&mut self) -> Option<String> {
             let v0 = self.i;
-            self.value(depth)?;
-            serde_json::from_slice::<Value>(&self.b[v0..self.i]).ok()
+            let escaped = self.string()?;
+            let raw = &self.b[v0..self.i];
+            if escaped {
+                serde_json::from_slice::<String>(raw).ok()
+            } else {
+                std::str::from_utf8(&raw[1..raw.len() - 1])
+                    .ok()
+                    .map(str::to_owned)
+            }
+        }
+
+        /// A request's `params` object (at its `{`, one level down), keeping the last
+        /// `name`, `uri` and `protocolVersion` that are strings and the member names of
+        /// the last `arguments` that is an object.
+        fn params_object(&mut self) -> Option<RequestParams> {
+            let mut p = RequestParams::default();
+            self.members(1, |s, key| {
+                let slot = match key {
+                    b"name" => &mut p.name,
+                    b"uri" => &mut p.uri,
+                    b"protocolVersion" => &mut p.protocol_version,
+                    b"arguments" if s.peek()? == b'{' => {
+                        let mut names: Vec<String> = Vec::new();
+                        s.members(2, |s, key| {
+                            let key = std::str::from_utf8(key).ok()?;
+                            if !names.iter().any(|k| k == key) {
+                                names.push(key.to_owned());
+                            }
+                            s.value(3)
+                        })?;
+                        p.arguments = Some(names);
+                        return Some(());
+                    }
+                    b"arguments" => {
+                        p.arguments = None;
+                        return s.value(2);
+                    }
+                    _ => return s.value(2),
+                };
+                *slot = if s.peek()? == b'"' {
+                    Some(s.string_value()?)
+                } else {
+                    s.value(2)?;
+                    None
+                };
+                Some(())
+            })?;
+            Some(p)
         }
 
         /// The top-level object, keeping the last `id` and the last `method`.
@@ -1398,7 +1662,208 @@ mod tests {
         assert!(h[0].result_is_error);
         // A body it cannot tell of: left to be read whole.
         assert_eq!(message_heads_in(None, br#"{"id":1,"result":1e5}"#), None);
-        assert_eq!(message_heads_in(None, b"<html>"), None);
+        assert_eq!(message_heads_in(None, b"not JSON"), None);
+        // A body that starts no JSON value: no message, told without a parse.
+        assert_eq!(message_heads_in(None, b"<html>"), Some(Vec::new()));
+    }
+
+    /// What the scan builds of a value (an answer's `id`, `error`, a result's `_meta`)
+    /// is what serde_json parses, number kinds, duplicate members and their order
+    /// included; a body that starts no JSON value holds no message and no request head.
+    #[test]
+    fn values_built_by_the_scan_are_serde_jsons() {
+        for doc in [
+            &b"0"[..],
+            b"-0",
+            b"-0.0",
+            b"7",
+            b"-7",
+            b"18446744073709551615",
+            b"18446744073709551616",
+            b"-9223372036854775808",
+            b"-9223372036854775809",
+            b"1.5",
+            b"-12.250",
+            br#""a\u00e9\n""#,
+            "\"é\"".as_bytes(),
+            br#"{"code":-32601,"message":"M\u00e9thode","data":{"b":[1,{"c":null}],"a":true}}"#,
+            br#"{"b":1,"a":2,"b":3}"#,
+            br#"{"a":{"x":1},"a":[2]}"#,
+            br#" [ ] "#,
+            br#"{}"#,
+        ] {
+            let v = scan::build(doc);
+            assert!(v.is_some(), "{}", String::from_utf8_lossy(doc));
+            assert_eq!(
+                v,
+                serde_json::from_slice::<Value>(doc).ok(),
+                "{}",
+                String::from_utf8_lossy(doc)
+            );
+            if let Some(Value::Object(m)) = &v {
+                let keys: Vec<&String> = m.keys().collect();
+                let want = serde_json::from_slice::<Value>(doc).expect("parses");
+                let want: Vec<&String> = want.as_object().expect("object").keys().collect();
+                assert_eq!(keys, want);
+            }
+        }
+        for body in [
+            &b""[..],
+            b"  \r\n",
+            b"Invalid Origin header",
+            b"<html>",
+            b"\xef\xbb\xbf{}",
+        ] {
+            assert_eq!(message_heads_in(None, body), Some(Vec::new()));
+            assert_eq!(heads_by_value(None, body), Vec::new());
+            assert_eq!(request_head(body), None);
+            assert_eq!(by_value(body), None);
+        }
+        let sse = b"event: message\ndata: Not JSON\n\ndata: {\"id\":1,\"result\":{}}\n\n";
+        assert_eq!(
+            message_heads_in(Some("text/event-stream"), sse),
+            Some(heads_by_value(Some("text/event-stream"), sse))
+        );
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1024))]
+        #[test]
+        fn a_value_the_scan_builds_is_the_one_serde_json_parses(
+            doc in json(),
+            cut in any::<prop::sample::Index>(),
+            flip in any::<(prop::sample::Index, u8)>(),
+        ) {
+            let body = doc.into_bytes();
+            let short = &body[..cut.index(body.len() + 1)];
+            let mut flipped = body.clone();
+            if !flipped.is_empty() {
+                let i = flip.0.index(flipped.len());
+                flipped[i] ^= flip.1;
+            }
+            for b in [&body[..], short, &flipped[..]] {
+                if let Some(v) = scan::build(b) {
+                    let want = serde_json::from_slice::<Value>(b).ok();
+                    prop_assert_eq!(Some(&v), want.as_ref());
+                    // The members in the same order (`Value`'s equality ignores it).
+                    prop_assert_eq!(v.to_string(), want.map(|w| w.to_string()).unwrap_or_default());
+                }
+                if !scan::may_be_json(b) {
+                    prop_assert!(serde_json::from_slice::<Value>(b).is_err());
+                }
+            }
+        }
+    }
+
+    /// What [`request_params`] must equal: the body parsed whole, its params read.
+    fn params_by_value(body: &[u8]) -> Option<RequestParams> {
+        serde_json::from_slice::<Value>(body)
+            .ok()
+            .map(|v| RequestParams::of(&v))
+    }
+
+    /// A request body as the collector sends them, and not: `params` with the members
+    /// the live checks read, of any kind, repeated, with escaped names, or no object.
+    fn request_doc() -> impl Strategy<Value = String> {
+        let name = prop::sample::select(vec![
+            "name",
+            "uri",
+            "protocolVersion",
+            "arguments",
+            "_meta",
+            "x",
+            r"n\u0061me",
+            "é",
+        ]);
+        let arguments = prop::collection::vec(
+            (
+                prop::sample::select(vec!["text", "path", "a", "text", r"p\u0061th", "é"]),
+                json(),
+            ),
+            0..4,
+        )
+        .prop_map(|m| {
+            let m: Vec<String> = m.iter().map(|(k, v)| format!(r#""{k}":{v}"#)).collect();
+            format!("{{{}}}", m.join(","))
+        });
+        let value = prop_oneof![
+            json(),
+            arguments,
+            Just(r#""file:///etc/passwd""#.to_string()),
+            Just(r#""a\u00e9\"b""#.to_string()),
+        ];
+        let params = prop::collection::vec((name, value), 0..6).prop_map(|m| {
+            let m: Vec<String> = m.iter().map(|(k, v)| format!(r#""{k}":{v}"#)).collect();
+            format!("{{{}}}", m.join(","))
+        });
+        let top = prop::collection::vec(
+            prop_oneof![
+                params.prop_map(|p| format!(r#""params":{p}"#)),
+                json().prop_map(|v| format!(r#""params":{v}"#)),
+                json().prop_map(|v| format!(r#""id":{v}"#)),
+                Just(r#""method":"tools/call""#.to_string()),
+                Just(r#""jsonrpc":"2.0""#.to_string()),
+            ],
+            0..5,
+        )
+        .prop_map(|m| format!("{{{}}}", m.join(",")));
+        prop_oneof![4 => top, 1 => json()]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1024))]
+        #[test]
+        fn the_params_of_a_request_are_those_of_the_parsed_body(
+            doc in request_doc(),
+            cut in any::<prop::sample::Index>(),
+            flip in any::<(prop::sample::Index, u8)>(),
+        ) {
+            let body = doc.into_bytes();
+            let short = &body[..cut.index(body.len() + 1)];
+            let mut flipped = body.clone();
+            if !flipped.is_empty() {
+                let i = flip.0.index(flipped.len());
+                flipped[i] ^= flip.1;
+            }
+            for b in [&body[..], short, &flipped[..]] {
+                prop_assert_eq!(request_params(b), params_by_value(b));
+                // Whenever the scan decides alone, it decides as serde_json does.
+                if let Some(p) = scan::params(b) {
+                    prop_assert_eq!(Some(p), params_by_value(b));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_scan_reads_the_params_of_ordinary_requests_itself() {
+        for body in [
+            &br#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{"b":1,"a":{"c":[]},"b":2},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#[..],
+            br#"{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{}}}"#,
+            br#"{"id":1,"method":"resources/read","params":{"uri":"file:///a/..%2f..%2fetc/passwd"}}"#,
+            br#"{"params":{"name":"a","uri":"b","arguments":{}},"params":{"name":5}}"#,
+            br#"{"params":{"arguments":{"x":1},"arguments":[1]}}"#,
+            br#"{"params":[1,2]}"#,
+            br#"[{"params":{"name":"a"}}]"#,
+        ] {
+            let p = scan::params(body);
+            assert!(p.is_some(), "{}", String::from_utf8_lossy(body));
+            assert_eq!(p, params_by_value(body), "{}", String::from_utf8_lossy(body));
+        }
+        let p = scan::params(br#"{"params":{"name":"echo","arguments":{"b":1,"a":2,"b":3}}}"#)
+            .expect("the scan reads it");
+        assert_eq!(p.name.as_deref(), Some("echo"));
+        assert_eq!(p.arguments, Some(vec!["b".to_string(), "a".to_string()]));
+        assert!(p.has_argument("a") && !p.has_argument("c"));
+        // Escaped names and exponents are read from the parsed body.
+        for body in [
+            &br#"{"params":{"n\u0061me":"x"}}"#[..],
+            br#"{"params":{"name":"x","n":1e3}}"#,
+        ] {
+            assert_eq!(scan::params(body), None);
+            assert_eq!(request_params(body), params_by_value(body));
+        }
+        assert_eq!(request_params(b""), None);
     }
 
     #[test]

@@ -66,8 +66,9 @@ fn results(ev: &Bundle) -> Vec<ResultMeta> {
         let method = x
             .request_method()
             .map_or_else(|| "(no method)".into(), |m| escape_line(&m));
-        // Messages another check read by their heads only are not parsed for this.
-        let skimmed = x.with_skimmed_heads(|heads| {
+        // The results are read from the messages' heads (a scan of the body, shared with
+        // every reader of an answer's head), unless the messages are parsed already.
+        let skimmed = x.with_message_heads(|heads| {
             for h in heads.iter().filter(|h| h.result.is_some()) {
                 out.push(ResultMeta {
                     method: method.clone(),

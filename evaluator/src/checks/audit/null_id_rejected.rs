@@ -110,20 +110,18 @@ fn judge(ev: &Bundle, x: &Exchange<'_>, strictness: Strictness) -> Judgement {
     if status == 401 || status == 403 {
         return at_authentication(ev, &status_label, status);
     }
-    let answer = x.answer();
+    // The answer's head (its error, whether its result is null, the length of the
+    // result's `tools`): the answer is not built whole for it.
+    let answer = x.with_answer_head(|h| h.cloned());
     if let Some(err) = answer
         .as_ref()
-        .and_then(|a| a.get("error"))
+        .and_then(|a| a.error.as_ref())
         .and_then(Value::as_object)
     {
         return refused(err, &status_label, status, strictness);
     }
-    if let Some(result) = answer
-        .as_ref()
-        .and_then(|a| a.get("result"))
-        .filter(|r| !r.is_null())
-    {
-        return accepted_with(result, &status_label, status);
+    if let Some(a) = answer.as_ref().filter(|a| a.result == Some(false)) {
+        return accepted_with(a.result_array_len("tools"), &status_label, status);
     }
     let broken = match &resp.body.end {
         BodyEnd::Error(e) => Some(format!("the body broke off ({e})")),
@@ -182,7 +180,7 @@ fn judge(ev: &Bundle, x: &Exchange<'_>, strictness: Strictness) -> Judgement {
                 Some(status),
             );
         }
-        let null_result = answer.is_some_and(|a| a.get("result").is_some());
+        let null_result = answer.is_some_and(|a| a.result.is_some());
         if let Some(j) = acknowledged(resp, null_result, &status_label) {
             return j;
         }
@@ -314,14 +312,11 @@ fn refused(
     j
 }
 
-/// A non-null result: the null-id request was served.
-fn accepted_with(result: &Value, status_label: &str, status: u16) -> Judgement {
-    let what = match result.get("tools").and_then(Value::as_array) {
-        Some(t) => format!(
-            " listing {} tool{}",
-            t.len(),
-            if t.len() == 1 { "" } else { "s" }
-        ),
+/// A non-null result (`tools`: the length of its `tools` member, when that is an
+/// array): the null-id request was served.
+fn accepted_with(tools: Option<usize>, status_label: &str, status: u16) -> Judgement {
+    let what = match tools {
+        Some(n) => format!(" listing {n} tool{}", if n == 1 { "" } else { "s" }),
         None => String::new(),
     };
     Judgement::new(
@@ -445,7 +440,8 @@ fn judge_stdio(ev: &Bundle, null_seq: u64, followup: u64, strictness: Strictness
                     return j;
                 }
                 if let Some(result) = m.get("result").filter(|r| !r.is_null()) {
-                    let mut j = accepted_with(result, status_label, 0);
+                    let tools = result.get("tools").and_then(Value::as_array).map(Vec::len);
+                    let mut j = accepted_with(tools, status_label, 0);
                     j.status = None;
                     return j;
                 }

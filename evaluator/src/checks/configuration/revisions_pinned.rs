@@ -535,11 +535,8 @@ fn sweep_part(
             mcp_probe_schema::model::Observation::Http(http) => {
                 let x = ev.exchange_of(r).unwrap_or(Exchange::new(r, http));
                 let requested = x
-                    .with_request(|j| {
-                        j.and_then(|j| j.pointer("/params/protocolVersion"))
-                            .and_then(Value::as_str)
-                            .map(str::to_string)
-                    })
+                    .request_params()
+                    .and_then(|p| p.protocol_version.clone())
                     .unwrap_or_else(|| "(no protocolVersion offered)".into());
                 let a = read(&x);
                 let swept = match &a.reply {

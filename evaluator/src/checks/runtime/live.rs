@@ -10,6 +10,7 @@
 //! record withheld because it still held a credential) is ERROR: the observation was
 //! never made.
 
+use mcp_probe_schema::derive::RequestParams;
 use mcp_probe_schema::vocab::{code, LegId, REV_2026_07_28};
 use serde_json::Value;
 use std::borrow::Cow;
@@ -24,19 +25,16 @@ use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 /// A leg's outcome and note.
 pub(super) type Graded = (SubOutcome, String);
 
-/// A URI as sent, in backticks, control characters escaped, cut at 300 characters.
 /// Of `required`, the names `sent` (a recorded request's arguments) leaves out, quoted.
-pub(super) fn left_out(
-    sent: Option<&serde_json::Map<String, Value>>,
-    required: &[&str],
-) -> Vec<String> {
+pub(super) fn left_out(sent: &RequestParams, required: &[&str]) -> Vec<String> {
     required
         .iter()
-        .filter(|r| !sent.is_some_and(|m| m.contains_key(**r)))
+        .filter(|r| !sent.has_argument(r))
         .map(|r| quote(r))
         .collect()
 }
 
+/// A URI as sent, in backticks, control characters escaped, cut at 300 characters.
 pub(super) fn uri(u: &str) -> String {
     format!("`{}`", truncate(&escape_line(u), 300))
 }
@@ -64,9 +62,10 @@ pub(super) fn seqs(ev: &Bundle, legs: &[LegId]) -> Vec<u64> {
 
 /// One live leg as recorded.
 pub(super) enum Recorded<'a> {
-    /// The request was sent; its answer and the request body (borrowed from the
-    /// bundle's memo of parsed bodies).
-    Sent(Box<Answer<'a>>, Cow<'a, Value>),
+    /// The request was sent; its answer and what is read of the request's `params`
+    /// (borrowed from the bundle's memo; every member `None` for a body that is not
+    /// JSON).
+    Sent(Box<Answer<'a>>, Cow<'a, RequestParams>),
     /// The leg was recorded as skipped, or no record carries it: the outcome and note.
     NotSent(Graded),
 }
@@ -88,7 +87,8 @@ pub(super) fn recorded<'a>(ev: &'a Bundle, leg: LegId, what: &str) -> Recorded<'
     match sent(ev, leg, what) {
         Ok(x) => Recorded::Sent(
             Box::new(wire::read(&x)),
-            x.request_cow().unwrap_or(Cow::Owned(Value::Null)),
+            x.request_params()
+                .unwrap_or(Cow::Owned(RequestParams::default())),
         ),
         Err(g) => Recorded::NotSent(g),
     }

@@ -85,12 +85,7 @@ impl Check for PathConfinement {
             }
             Recorded::Sent(a, req) => (a, req),
         };
-        let uri = control
-            .1
-            .pointer("/params/uri")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
+        let uri = control.1.uri.clone().unwrap_or_default();
         let operator = ev
             .payload
             .run
@@ -205,10 +200,7 @@ fn traversal(
         Recorded::NotSent(g) => return g,
         Recorded::Sent(a, req) => (a, req),
     };
-    let uri = req
-        .pointer("/params/uri")
-        .and_then(Value::as_str)
-        .unwrap_or("");
+    let uri = req.uri.as_deref().unwrap_or("");
     let facts = AnswerFacts {
         http_status: a.status,
         code: a.code(),

@@ -25,6 +25,7 @@ use crate::checks::common::refusal::{self, Strictness};
 use crate::checks::common::text::{capped, count, kind, non_blank, quote, show, SEP};
 use crate::evidence::Bundle;
 use crate::verdict::{Outcome, SubOutcome, SubVerdict};
+use mcp_probe_schema::derive::RequestParams;
 use mcp_probe_schema::model::Era;
 use mcp_probe_schema::vocab::leg;
 
@@ -227,9 +228,9 @@ impl Check for PromptArgumentsValidated {
 }
 
 /// The name a recorded `prompts/get` asked for, quoted.
-fn asked(req: &Value) -> String {
-    req.pointer("/params/name")
-        .and_then(Value::as_str)
+fn asked(req: &RequestParams) -> String {
+    req.name
+        .as_deref()
         .map(quote)
         .unwrap_or_else(|| "(no name)".into())
 }
@@ -251,11 +252,7 @@ fn missing_argument(ev: &Bundle, strictness: Strictness) -> SubVerdict {
             Recorded::NotSent(g) => return Err(g),
             Recorded::Sent(a, req) => (a, req),
         };
-        let name = req
-            .pointer("/params/name")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        let sent = req.pointer("/params/arguments").and_then(Value::as_object);
+        let name = req.name.as_deref().unwrap_or("");
         let required: Vec<&str> = ev
             .inventory
             .prompts
@@ -271,7 +268,7 @@ fn missing_argument(ev: &Bundle, strictness: Strictness) -> SubVerdict {
             .filter(|x| x.get("required") == Some(&Value::Bool(true)))
             .filter_map(|x| x.get("name").and_then(Value::as_str))
             .collect();
-        let left_out = live::left_out(sent, &required);
+        let left_out = live::left_out(&req, &required);
         if left_out.is_empty() {
             return Err((
                 SubOutcome::Error,
@@ -315,7 +312,7 @@ fn unknown_prompt(ev: &Bundle, strictness: Strictness) -> SubVerdict {
             Recorded::NotSent(g) => return Err(g),
             Recorded::Sent(a, req) => (a, req),
         };
-        let name = req.pointer("/params/name").and_then(Value::as_str);
+        let name = req.name.as_deref();
         let listed = ev
             .inventory
             .prompts

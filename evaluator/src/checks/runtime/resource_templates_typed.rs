@@ -172,7 +172,7 @@ fn missing_resource(ev: &Bundle, strictness: Strictness) -> SubVerdict {
             Recorded::NotSent(g) => return Err(g),
             Recorded::Sent(a, req) => (a, req),
         };
-        let uri = req.pointer("/params/uri").and_then(Value::as_str);
+        let uri = req.uri.as_deref();
         let listed = ev
             .inventory
             .resources

@@ -284,11 +284,7 @@ fn schema_violating_call(ev: &Bundle) -> SubVerdict {
                 Recorded::NotSent(g) => return Err(g),
                 Recorded::Sent(a, req) => (a, req),
             };
-        let tool = req
-            .pointer("/params/name")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        let sent = req.pointer("/params/arguments").and_then(Value::as_object);
+        let tool = req.name.as_deref().unwrap_or("");
         let required: Vec<&str> = ev
             .inventory
             .tools
@@ -299,8 +295,8 @@ fn schema_violating_call(ev: &Bundle) -> SubVerdict {
             .flatten()
             .filter_map(Value::as_str)
             .collect();
-        let left_out = live::left_out(sent, &required);
-        if sent.is_none() || left_out.is_empty() {
+        let left_out = live::left_out(&req, &required);
+        if req.arguments.is_none() || left_out.is_empty() {
             return Err((
                 SubOutcome::Error,
                 format!(
