@@ -25,8 +25,8 @@ use serde_json::Value;
 pub struct Bundle {
     /// Where it was read from (as given).
     pub path: String,
-    /// The payload.
-    pub payload: Payload,
+    /// The payload (shared by the views of other eras).
+    pub payload: Arc<Payload>,
     /// Decoded records (shared by the views of other eras). Private: a check reads a
     /// leg's records through [`Bundle::records_for`], which the leg contract watches,
     /// and other records through the methods that say what they read.
@@ -592,7 +592,7 @@ impl Bundle {
             streamed,
             path: path.into(),
             signer: v.signer.key_id(),
-            payload: v.evidence,
+            payload: Arc::new(v.evidence),
             parsed: Arc::new((0..v.records.len()).map(|_| Memo::default()).collect()),
             records: Arc::new(v.records),
             inventory: Arc::default(),
@@ -628,17 +628,27 @@ impl Bundle {
             .other_eras
             .iter()
             .map(|o| {
-                let mut session = primary.clone();
-                session.other_eras = Vec::new();
-                session.era = Some(o.era);
-                session.revision = Some(o.revision.clone());
-                session.server_info = o.server_info.clone();
-                session.capabilities = o.capabilities.clone();
-                session.session_id = o.session_id.clone();
-                session.negotiated_in = Some(o.negotiated_in);
+                // The primary session's fields, with the era's own in their place: its
+                // other eras (the largest part) are neither cloned nor kept.
+                let session = Session {
+                    endpoint: primary.endpoint.clone(),
+                    auth_required: primary.auth_required,
+                    authenticated: primary.authenticated,
+                    era: Some(o.era),
+                    revision: Some(o.revision.clone()),
+                    server_info: o.server_info.clone(),
+                    capabilities: o.capabilities.clone(),
+                    session_id: o.session_id.clone(),
+                    negotiated_in: Some(o.negotiated_in),
+                    other_eras: Vec::new(),
+                    authorization_defaults: primary.authorization_defaults.clone(),
+                    step_up: primary.step_up.clone(),
+                    resource_refused_in: primary.resource_refused_in,
+                    dpop: primary.dpop.clone(),
+                };
                 Bundle {
                     path: self.path.clone(),
-                    payload: self.payload.clone(),
+                    payload: Arc::clone(&self.payload),
                     records: Arc::clone(&self.records),
                     signer: self.signer.clone(),
                     inventory: Arc::clone(&self.inventory),
@@ -652,6 +662,12 @@ impl Bundle {
                 }
             })
             .collect()
+    }
+
+    /// The payload, to change (tests and fixtures): a copy of its own when era views
+    /// share it.
+    pub fn payload_mut(&mut self) -> &mut Payload {
+        Arc::make_mut(&mut self.payload)
     }
 
     /// The revision of the other era this is a view of (`None` on the bundle itself).
@@ -1020,6 +1036,45 @@ mod tests {
         assert!(!eras[1].has_leg(leg::AUTH_WITH));
     }
 
+    /// An era view's session is the primary session with the era's own fields in place
+    /// and no other eras (what cloning the primary and replacing them gave), and the view
+    /// shares the bundle's payload.
+    #[test]
+    fn an_era_view_has_the_session_a_clone_of_the_primary_would() {
+        use mcp_probe_schema::model::{Era, EraSession};
+        let mut s = crate::fixture::session(
+            Some("2026-07-28"),
+            serde_json::json!({"tools": {}}),
+            Some(serde_json::json!({"name": "primary", "version": "2"})),
+        );
+        s.session_id = Some("sid-1".into());
+        s.auth_required = true;
+        s.resource_refused_in = Some(4);
+        s.other_eras = vec![EraSession {
+            era: Era::Legacy,
+            revision: "2025-11-25".into(),
+            server_info: Some(serde_json::json!({"name": "x", "version": "1"})),
+            capabilities: Some(serde_json::json!({"resources": {}})),
+            session_id: Some("sid-2".into()),
+            negotiated_in: 7,
+        }];
+        let ev = evidence(Some(s.clone()), vec![ended(BodyEnd::Complete)]);
+        let o = &s.other_eras[0];
+        let mut want = s.clone();
+        want.other_eras = Vec::new();
+        want.era = Some(o.era);
+        want.revision = Some(o.revision.clone());
+        want.server_info = o.server_info.clone();
+        want.capabilities = o.capabilities.clone();
+        want.session_id = o.session_id.clone();
+        want.negotiated_in = Some(o.negotiated_in);
+        let eras = ev.other_eras();
+        assert_eq!(eras.len(), 1);
+        assert_eq!(eras[0].session(), Some(&want));
+        assert!(Arc::ptr_eq(&eras[0].payload, &ev.payload));
+        assert_eq!(ev.session(), Some(&s));
+    }
+
     #[test]
     fn only_a_body_that_ended_whole_is_an_answer() {
         let ev = evidence(None, vec![ended(BodyEnd::Complete)]);
@@ -1136,8 +1191,8 @@ mod tests {
         ];
         records.extend(after);
         let mut ev = evidence(None, records);
-        ev.payload.target.transport = mcp_probe_schema::model::Transport::HttpSse;
-        ev.payload.target.endpoint = Some("http://127.0.0.1:8080/sse".into());
+        ev.payload_mut().target.transport = mcp_probe_schema::model::Transport::HttpSse;
+        ev.payload_mut().target.endpoint = Some("http://127.0.0.1:8080/sse".into());
         ev
     }
 

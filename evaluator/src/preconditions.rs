@@ -384,7 +384,7 @@ mod tests {
             "{}",
             o.evidence
         );
-        ev.payload.target.source = Some(mcp_probe_schema::model::ConfigSource {
+        ev.payload_mut().target.source = Some(mcp_probe_schema::model::ConfigSource {
             client: "cursor".into(),
             file: ".cursor/mcp.json".into(),
             entry: "remote".into(),

@@ -410,11 +410,8 @@ impl Outcome {
     /// `2.3a@2025-11-25` under a row numbered 2.3), and every reference in the notes,
     /// evidence, reduction, string details and detail keys is rendered.
     pub fn rendered(mut self, n: &dyn crate::refs::Numbering) -> Outcome {
-        let text = |s: &mut String| {
-            if crate::refs::has_refs(s) {
-                *s = crate::refs::render(s, n).into_owned();
-            }
-        };
+        // One scan of each text: `render` borrows text without references.
+        let text = |s: &mut String| render_text(s, n);
         for l in &mut self.subs {
             debug_assert!(
                 !l.id.starts_with(|c: char| c.is_ascii_digit()),
@@ -461,20 +458,32 @@ impl Outcome {
     }
 }
 
+/// `s` with its references rendered by `n`, in place (untouched when it holds none).
+fn render_text(s: &mut String, n: &dyn crate::refs::Numbering) {
+    if let std::borrow::Cow::Owned(r) = crate::refs::render(s, n) {
+        *s = r;
+    }
+}
+
 fn render_value(v: &mut serde_json::Value, n: &dyn crate::refs::Numbering) {
     match v {
-        serde_json::Value::String(s) if crate::refs::has_refs(s) => {
-            *s = crate::refs::render(s, n).into_owned();
-        }
+        serde_json::Value::String(s) => render_text(s, n),
         serde_json::Value::Array(a) => a.iter_mut().for_each(|v| render_value(v, n)),
         serde_json::Value::Object(m) => {
             if m.keys().any(|k| crate::refs::has_refs(k)) {
-                *m = std::mem::take(m)
-                    .into_iter()
-                    .map(|(k, v)| (crate::refs::render(&k, n).into_owned(), v))
-                    .collect();
+                // A key cannot be renamed in place: the map is built again, in order, each
+                // value rendered as it moves and each key rendered into its own string.
+                let old = std::mem::take(m);
+                let mut out = serde_json::Map::with_capacity(old.len());
+                for (mut k, mut v) in old {
+                    render_text(&mut k, n);
+                    render_value(&mut v, n);
+                    out.insert(k, v);
+                }
+                *m = out;
+            } else {
+                m.values_mut().for_each(|v| render_value(v, n));
             }
-            m.values_mut().for_each(|v| render_value(v, n));
         }
         _ => {}
     }
@@ -620,6 +629,72 @@ mod tests {
                 Part::NotArisen(super::NotArisen::NotOffered)
             )
         );
+    }
+
+    /// The map rendering as it was before: every map whose keys hold a reference collected
+    /// again, then its values rendered.
+    fn render_value_rebuilt(v: &mut serde_json::Value, n: &dyn crate::refs::Numbering) {
+        match v {
+            serde_json::Value::String(s) if crate::refs::has_refs(s) => {
+                *s = crate::refs::render(s, n).into_owned();
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(|v| render_value_rebuilt(v, n)),
+            serde_json::Value::Object(m) => {
+                if m.keys().any(|k| crate::refs::has_refs(k)) {
+                    *m = std::mem::take(m)
+                        .into_iter()
+                        .map(|(k, v)| (crate::refs::render(&k, n).into_owned(), v))
+                        .collect();
+                }
+                m.values_mut().for_each(|v| render_value_rebuilt(v, n));
+            }
+            _ => {}
+        }
+    }
+
+    struct Row;
+    impl crate::refs::Numbering for Row {
+        fn here(&self) -> &str {
+            "row"
+        }
+        fn number_of(&self, id: &str) -> Option<&str> {
+            (id == "known").then_some("other-row")
+        }
+    }
+
+    /// Details render to the same values, keys and order as rebuilding every map did:
+    /// maps keyed by references (nested, beside plain keys, two keys rendering alike),
+    /// references in strings and arrays, malformed references.
+    #[test]
+    fn details_render_as_a_rebuilt_map_did() {
+        use crate::refs::{here, rule};
+        let h = |s: &str| here(s);
+        let cases = vec![
+            serde_json::json!({"plain": 1, "text": format!("see {}", h("a"))}),
+            serde_json::json!({
+                h("a"): {"outcome": "pass", "note": format!("{} and {}", h("b"), rule("known", "c"))},
+                "z": [h(""), rule("other", ""), {"k": h("d")}],
+                h("b"): null,
+                "m": {h("e"): [1, 2, {h("f"): rule("known", "")}], "x": "\u{e000}open"},
+            }),
+            // `here("a")` and the key "rowa" render alike: the later value wins, in the
+            // first one's place, as collecting did.
+            serde_json::json!({h("a"): 1, "q": 2, "rowa": 3}),
+            serde_json::json!({"\u{e000}#unclosed": true, "k": "\u{e000}x\u{e001}"}),
+            serde_json::json!([]),
+        ];
+        for case in cases {
+            let mut new = case.clone();
+            let mut old = case.clone();
+            render_value(&mut new, &Row);
+            render_value_rebuilt(&mut old, &Row);
+            assert_eq!(new, old, "{case}");
+            assert_eq!(
+                serde_json::to_string(&new).expect("json"),
+                serde_json::to_string(&old).expect("json"),
+                "order of {case}"
+            );
+        }
     }
 
     #[test]

@@ -30,10 +30,34 @@ pub fn media_type(headers: &[Header]) -> Option<String> {
     })
 }
 
+/// Whether the media type essence of `Content-Type` is `essence` (given lower-cased):
+/// [`media_type`]`(headers).as_deref() == Some(essence)`, without building the string.
+pub fn media_type_is(headers: &[Header], essence: &str) -> bool {
+    header(headers, "content-type").is_some_and(|h| {
+        let head = h.value.split(|&b| b == b';').next().unwrap_or(&[]);
+        if head.is_ascii() {
+            // The ASCII characters `str::trim` trims: space, tab, line feed, vertical
+            // tab, form feed, carriage return.
+            let ws = |b: &u8| *b == b' ' || (0x09..=0x0d).contains(b);
+            let start = head.iter().position(|b| !ws(b)).unwrap_or(head.len());
+            let end = head.iter().rposition(|b| !ws(b)).map_or(start, |i| i + 1);
+            head[start..end].eq_ignore_ascii_case(essence.as_bytes())
+        } else {
+            h.value_str()
+                .split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .eq_ignore_ascii_case(essence)
+        }
+    })
+}
+
 /// Every JSON-RPC message in a response body: the events of an SSE body, or the JSON
 /// body itself; arrays (batches) are flattened. Unparseable parts are skipped.
 pub fn jsonrpc_messages(resp: &HttpResponse) -> Vec<Value> {
-    messages_in(media_type(&resp.headers).as_deref(), &resp.body.bytes)
+    let sse = media_type_is(&resp.headers, "text/event-stream");
+    messages_in(sse.then_some("text/event-stream"), &resp.body.bytes)
 }
 
 /// As [`jsonrpc_messages`], from a media type and body bytes.

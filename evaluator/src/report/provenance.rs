@@ -233,7 +233,7 @@ mod tests {
             )),
             Vec::new(),
         );
-        ev.payload.collector.build = COLLECTOR.into();
+        ev.payload_mut().collector.build = COLLECTOR.into();
         let results = crate::benchmark::Benchmark::builtin()
             .checks
             .iter()

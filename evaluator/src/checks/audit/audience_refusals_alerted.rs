@@ -339,7 +339,7 @@ mod tests {
                 auth(rec(leg::FOREIGN_TOKEN, foreign), b"minted"),
             ],
         );
-        ev.payload.minted_tokens = facts.into_iter().collect();
+        ev.payload_mut().minted_tokens = facts.into_iter().collect();
         run_rule(&AudienceRefusalsAlerted, &ev, &Context::default())
     }
 

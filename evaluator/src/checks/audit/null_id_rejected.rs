@@ -338,7 +338,7 @@ fn acknowledged(resp: &HttpResponse, null_result: bool, status_label: &str) -> O
             "accepted: {status_label} with an empty body, the acknowledgement of a notification; the server \
              treated a request it must reject as a notification"
         )
-    } else if derive::media_type(&resp.headers).as_deref() == Some("text/event-stream") {
+    } else if derive::media_type_is(&resp.headers, "text/event-stream") {
         format!(
             "accepted: {status_label} opened an event stream for the request and closed it with neither a \
              result nor an error"

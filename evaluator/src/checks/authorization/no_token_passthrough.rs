@@ -332,7 +332,7 @@ mod tests {
         let mut records = lab_auth_records();
         records[1] = get(leg::PRM, PRM_PATH, 200, &prm_doc(parent, json!([AS]), None));
         let mut ev = protected(records);
-        ev.payload.tokens = vec![jwt_token(json!({"aud": parent}), None, None)];
+        ev.payload_mut().tokens = vec![jwt_token(json!({"aud": parent}), None, None)];
         let o = grade(&NoTokenPassthrough, &ev);
         assert_eq!(o.verdict, Verdict::Pass, "{o:#?}");
         assert!(o.evidence.contains("covers the endpoint"), "{o:?}");

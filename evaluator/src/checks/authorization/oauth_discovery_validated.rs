@@ -830,7 +830,7 @@ mod tests {
                 &prm_doc(ep, json!([AS]), None),
             ),
         ]);
-        ev.payload.target.endpoint = Some(ep.into());
+        ev.payload_mut().target.endpoint = Some(ep.into());
         let o = grade(&OauthDiscoveryValidated, &ev);
         assert_eq!(o.verdict, Verdict::Unknown, "{o:#?}");
         assert_eq!(o.subs.len(), 1);
@@ -970,7 +970,7 @@ mod tests {
             ),
             get(leg::AS_META, AS_FORM, 200, &as_meta(AS)),
         ]);
-        ev.payload.target.endpoint = Some(ep.into());
+        ev.payload_mut().target.endpoint = Some(ep.into());
         let o = grade(&OauthDiscoveryValidated, &ev);
         assert_eq!(sub_of(&o, "a").outcome, SubOutcome::Pass);
         let c = sub_of(&o, "c");
@@ -1136,7 +1136,7 @@ mod tests {
             "{plain:?}"
         );
         let mut ev = protected(records);
-        if let Some(s) = ev.payload.session.as_mut() {
+        if let Some(s) = ev.payload_mut().session.as_mut() {
             s.authorization_defaults = Some(mcp_probe_schema::model::AuthorizationDefaults {
                 base: "http://127.0.0.1:8080".into(),
                 authorization_endpoint: "http://127.0.0.1:8080/authorize".into(),

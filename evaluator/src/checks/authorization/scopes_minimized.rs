@@ -576,7 +576,7 @@ mod tests {
     #[test]
     fn e_never_guesses() {
         let mut ev = lab_auth_with_token(opaque(Some(600), Some("mcp:tools")));
-        ev.payload.run.inputs = Some(json!({"scope_probe_tool": "delete_everything"}));
+        ev.payload_mut().run.inputs = Some(json!({"scope_probe_tool": "delete_everything"}));
         let e = sub_of(&grade(&ScopesMinimized, &ev), "e").clone();
         assert_eq!(e.outcome, SubOutcome::Unknown);
         assert!(e.note.contains("delete_everything"), "{e:?}");

@@ -586,7 +586,7 @@ mod tests {
         s.authenticated = true;
         s.negotiated_in = Some(1);
         let mut ev = evidence(Some(s), records);
-        ev.payload.tokens = vec![jwt_token(lab_claims(), Some(600), None)];
+        ev.payload_mut().tokens = vec![jwt_token(lab_claims(), Some(600), None)];
         let o = grade(&ShortLivedTokens, &ev);
         let a = sub_of(&o, "a");
         assert_eq!(a.outcome, SubOutcome::Pass, "{o:#?}");
@@ -662,7 +662,7 @@ mod tests {
         let plain = grade(&ShortLivedTokens, &lab_auth_with_token(t.clone()));
         assert!(!sub_of(&plain, SUB_B).note.contains("DPoP"), "{plain:?}");
         let mut ev = lab_auth_with_token(t);
-        if let Some(s) = ev.payload.session.as_mut() {
+        if let Some(s) = ev.payload_mut().session.as_mut() {
             s.dpop = Some(mcp_probe_schema::model::DpopFacts {
                 used: true,
                 jkt: Some("jkt-of-the-run".into()),

@@ -289,7 +289,7 @@ mod tests {
                 &env.iter().map(|e| e.0).collect::<Vec<_>>(),
             )],
         );
-        ev.payload.target.source = Some(ConfigSource {
+        ev.payload_mut().target.source = Some(ConfigSource {
             client: "claude-desktop".into(),
             scope: "user".into(),
             file: "/home/u/.config/Claude/claude_desktop_config.json".into(),

@@ -359,7 +359,7 @@ mod tests {
     #[test]
     fn baseline_of_another_endpoint_is_not_compared() {
         let mut base = legacy("srv", "0.0.9");
-        base.payload.target.endpoint = Some("http://127.0.0.1:9999/mcp".into());
+        base.payload_mut().target.endpoint = Some("http://127.0.0.1:9999/mcp".into());
         let ev = legacy("srv", "0.1.0");
         let o = against(&base, &ev);
         assert_eq!(o.verdict, Verdict::Unknown, "{o:?}");

@@ -726,7 +726,7 @@ mod tests {
                 &[],
             )],
         );
-        ev.payload.run.inputs = Some(json!({"static_resource_path": "/static/app.js"}));
+        ev.payload_mut().run.inputs = Some(json!({"static_resource_path": "/static/app.js"}));
         let o = run_rule(&CacheFreshness, &ev, &Context::default());
         assert!(
             sub_of(&o, "a")

@@ -351,7 +351,7 @@ mod tests {
             Some(session(Some("2026-07-28"), json!({"tools": {}}), None)),
             records,
         );
-        ev.payload.run.inputs = inputs;
+        ev.payload_mut().run.inputs = inputs;
         crate::fixture::local(run_rule(&SizeLimits, &ev, &Context::default()))
     }
 

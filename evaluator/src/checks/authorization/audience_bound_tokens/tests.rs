@@ -204,12 +204,12 @@ fn graded_minted(
     let mut all = vec![detect(200), prm_doc(RS)];
     all.append(&mut records);
     let mut ev = evidence(Some(session(session_rev, json!({"tools": {}}), None)), all);
-    if let Some(s) = ev.payload.session.as_mut() {
+    if let Some(s) = ev.payload_mut().session.as_mut() {
         s.auth_required = true;
         s.authenticated = !tokens.is_empty();
     }
-    ev.payload.tokens = tokens;
-    ev.payload.minted_tokens = minted;
+    ev.payload_mut().tokens = tokens;
+    ev.payload_mut().minted_tokens = minted;
     run(&AudienceBoundTokens, &ev, &Context::default())
 }
 
@@ -346,7 +346,7 @@ fn leg_a_uses_a_covering_prm_resource() {
     let mut recs = vec![detect(200), prm_doc("http://127.0.0.1:8080/")];
     recs.extend(refused_mint());
     let mut ev = evidence(Some(session(Some("2025-11-25"), json!({}), None)), recs);
-    ev.payload.tokens = vec![jwt_facts(json!("http://127.0.0.1:8080/"))];
+    ev.payload_mut().tokens = vec![jwt_facts(json!("http://127.0.0.1:8080/"))];
     let o = run(&AudienceBoundTokens, &ev, &Context::default());
     assert_sub(&o, SUB_A, SubOutcome::Pass, "protected-resource metadata");
 }

@@ -234,7 +234,7 @@ mod tests {
             Some(session(Some("2025-11-25"), json!({"tools": {}}), None)),
             records,
         );
-        e.payload.run.inputs = inputs;
+        e.payload_mut().run.inputs = inputs;
         e
     }
 

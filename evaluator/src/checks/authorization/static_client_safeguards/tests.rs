@@ -301,7 +301,7 @@ fn a_pre_registered_client_leaves_registration_unprobed() {
         Some(session(Some("2025-11-25"), json!({}), None)),
         all.clone(),
     );
-    ev.payload.run.options.pre_registered_client =
+    ev.payload_mut().run.options.pre_registered_client =
         Some(mcp_probe_schema::model::PreRegisteredClient {
             client_id: "corp-client".into(),
             secret_env: Some("CORP_SECRET".into()),
@@ -326,7 +326,7 @@ fn a_pre_registered_client_leaves_registration_unprobed() {
         &[],
     );
     let mut ev = evidence(Some(session(Some("2025-11-25"), json!({}), None)), all);
-    ev.payload.run.options.pre_registered_client =
+    ev.payload_mut().run.options.pre_registered_client =
         Some(mcp_probe_schema::model::PreRegisteredClient {
             client_id: "corp-client".into(),
             secret_env: None,

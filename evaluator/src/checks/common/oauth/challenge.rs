@@ -209,7 +209,7 @@ pub(crate) fn read_unauth(ev: &Bundle) -> Unauth {
                 .is_some_and(|v| !v.is_null()),
         )
     });
-    let streamed = derive::media_type(&r.headers).as_deref() == Some("text/event-stream");
+    let streamed = derive::media_type_is(&r.headers, "text/event-stream");
     match r.status {
         401 | 403 => Unauth::Challenged(Challenged::read(&x, leg::AUTH_NONE)),
         200..=299 if !error && (result || streamed || r.body.length == 0) => Unauth::Reached {

@@ -163,7 +163,7 @@ pub(crate) fn credentialed(
     s.auth_required = auth_required;
     s.authenticated = true;
     let mut ev = evidence(Some(s), records);
-    ev.payload.tokens = tokens;
+    ev.payload_mut().tokens = tokens;
     ev
 }
 
@@ -220,7 +220,7 @@ pub(crate) fn lab_claims() -> Value {
 /// token from the AS.
 pub(crate) fn lab_auth_with_token(t: TokenFacts) -> Bundle {
     let mut ev = protected(lab_auth_records());
-    ev.payload.tokens = vec![t];
+    ev.payload_mut().tokens = vec![t];
     ev
 }
 

@@ -47,7 +47,7 @@ fn bundle(inputs: Option<Value>, mut records: Vec<Record>) -> Bundle {
         Some(session(Some("2025-11-25"), json!({"tools": {}}), None)),
         records,
     );
-    e.payload.run.inputs = inputs;
+    e.payload_mut().run.inputs = inputs;
     e
 }
 

@@ -241,10 +241,10 @@ fn https_at(base: &str, records: Vec<Record>, ca_file: Option<Vec<Vec<u8>>>) -> 
         Some(session(Some("2025-11-25"), json!({"tools": {}}), None)),
         records,
     );
-    ev.payload.target.base_url = base.into();
-    ev.payload.target.as_typed = format!("{base}/mcp");
-    ev.payload.target.endpoint = Some(format!("{base}/mcp"));
-    ev.payload.run.options.ca_file = ca_file.map(|certs| CaFile {
+    ev.payload_mut().target.base_url = base.into();
+    ev.payload_mut().target.as_typed = format!("{base}/mcp");
+    ev.payload_mut().target.endpoint = Some(format!("{base}/mcp"));
+    ev.payload_mut().run.options.ca_file = ca_file.map(|certs| CaFile {
         path: "/tmp/ca.crt".into(),
         sha256: "ab".repeat(32),
         certificates: certs.into_iter().map(serde_bytes::ByteBuf::from).collect(),
