@@ -1488,6 +1488,22 @@ mod tests {
         })
     }
 
+    /// `body` cut at `cut` and `body` with the byte at `flip.0` XORed with `flip.1`: the
+    /// damaged forms every scan is held to serde_json on.
+    fn damaged(
+        body: &[u8],
+        cut: prop::sample::Index,
+        flip: (prop::sample::Index, u8),
+    ) -> (Vec<u8>, Vec<u8>) {
+        let short = body[..cut.index(body.len() + 1)].to_vec();
+        let mut flipped = body.to_vec();
+        if !flipped.is_empty() {
+            let i = flip.0.index(flipped.len());
+            flipped[i] ^= flip.1;
+        }
+        (short, flipped)
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(1024))]
         #[test]
@@ -1498,13 +1514,9 @@ mod tests {
         ) {
             let body = doc.into_bytes();
             prop_assert_eq!(request_head(&body), by_value(&body));
-            let short = &body[..cut.index(body.len() + 1)];
+            let (short, flipped) = damaged(&body, cut, flip);
+            let short = &short[..];
             prop_assert_eq!(request_head(short), by_value(short));
-            let mut flipped = body.clone();
-            if !flipped.is_empty() {
-                let i = flip.0.index(flipped.len());
-                flipped[i] ^= flip.1;
-            }
             prop_assert_eq!(request_head(&flipped), by_value(&flipped));
             // Whenever the scan decides alone, it decides as serde_json does.
             for b in [&body[..], short, &flipped[..]] {
@@ -1759,12 +1771,8 @@ mod tests {
             flip in any::<(prop::sample::Index, u8)>(),
         ) {
             let body = doc.into_bytes();
-            let short = &body[..cut.index(body.len() + 1)];
-            let mut flipped = body.clone();
-            if !flipped.is_empty() {
-                let i = flip.0.index(flipped.len());
-                flipped[i] ^= flip.1;
-            }
+            let (short, flipped) = damaged(&body, cut, flip);
+            let short = &short[..];
             for b in [&body[..], short, &flipped[..]] {
                 if let Some(v) = scan::build(b) {
                     let want = serde_json::from_slice::<Value>(b).ok();
@@ -1843,12 +1851,8 @@ mod tests {
             flip in any::<(prop::sample::Index, u8)>(),
         ) {
             let body = doc.into_bytes();
-            let short = &body[..cut.index(body.len() + 1)];
-            let mut flipped = body.clone();
-            if !flipped.is_empty() {
-                let i = flip.0.index(flipped.len());
-                flipped[i] ^= flip.1;
-            }
+            let (short, flipped) = damaged(&body, cut, flip);
+            let short = &short[..];
             for b in [&body[..], short, &flipped[..]] {
                 prop_assert_eq!(request_params(b), params_by_value(b));
                 // Whenever the scan decides alone, it decides as serde_json does.
