@@ -34,7 +34,7 @@ pub fn truncate(s: &str, max: usize) -> String {
 /// A server-supplied name in backticks, control characters escaped, truncated: the
 /// escaped name (a backtick with a backslash before it, a control character as
 /// [`char::escape_default`] writes it)
-/// cut to [`SHOWN_CHARS`] characters as [`truncate`] cuts it. Written into one string,
+/// cut to `SHOWN_CHARS` characters as [`truncate`] cuts it. Written into one string,
 /// a character at a time.
 pub fn quote(name: &str) -> String {
     let mut out = String::with_capacity(name.len().min(4 * SHOWN_CHARS) + 8);
