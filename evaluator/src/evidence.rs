@@ -549,18 +549,7 @@ impl<'a> Exchange<'a> {
         // Written into one string (no formatting machinery: grading names many answers).
         let mut label = String::with_capacity(40);
         label.push_str("HTTP ");
-        let mut digits = [0u8; 5];
-        let mut i = digits.len();
-        let mut status = r.status;
-        loop {
-            i -= 1;
-            digits[i] = b'0' + (status % 10) as u8;
-            status /= 10;
-            if status == 0 {
-                break;
-            }
-        }
-        label.extend(digits[i..].iter().map(|d| char::from(*d)));
+        label.push_str(itoa::Buffer::new().format(r.status));
         match self.header(mcp_probe_schema::vocab::header::CONTENT_TYPE) {
             Some(ct) => {
                 label.push_str(" (");

@@ -783,19 +783,9 @@ fn write_records(out: &mut Vec<u8>, depth: usize, records: &[u64]) {
     out.push(b']');
 }
 
-/// `n` in decimal, as `serde_json` writes an unsigned integer.
-fn write_decimal(out: &mut Vec<u8>, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&digits[i..]);
+/// `n` in decimal, as `serde_json` writes an unsigned integer (with the same `itoa`).
+fn write_decimal(out: &mut Vec<u8>, n: u64) {
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
 }
 
 /// A line break and `depth` levels of indentation (two spaces each).
