@@ -1488,20 +1488,20 @@ mod tests {
         })
     }
 
-    /// `body` cut at `cut` and `body` with the byte at `flip.0` XORed with `flip.1`: the
-    /// damaged forms every scan is held to serde_json on.
-    fn damaged(
+    /// `body` whole, cut at `cut`, and with the byte at `flip.0` XORed with `flip.1`: the
+    /// forms every scan is held to serde_json on.
+    fn forms(
         body: &[u8],
         cut: prop::sample::Index,
         flip: (prop::sample::Index, u8),
-    ) -> (Vec<u8>, Vec<u8>) {
+    ) -> [Vec<u8>; 3] {
         let short = body[..cut.index(body.len() + 1)].to_vec();
         let mut flipped = body.to_vec();
         if !flipped.is_empty() {
             let i = flip.0.index(flipped.len());
             flipped[i] ^= flip.1;
         }
-        (short, flipped)
+        [body.to_vec(), short, flipped]
     }
 
     proptest! {
@@ -1512,14 +1512,9 @@ mod tests {
             cut in any::<prop::sample::Index>(),
             flip in any::<(prop::sample::Index, u8)>(),
         ) {
-            let body = doc.into_bytes();
-            prop_assert_eq!(request_head(&body), by_value(&body));
-            let (short, flipped) = damaged(&body, cut, flip);
-            let short = &short[..];
-            prop_assert_eq!(request_head(short), by_value(short));
-            prop_assert_eq!(request_head(&flipped), by_value(&flipped));
-            // Whenever the scan decides alone, it decides as serde_json does.
-            for b in [&body[..], short, &flipped[..]] {
+            for b in &forms(doc.as_bytes(), cut, flip) {
+                prop_assert_eq!(request_head(b), by_value(b));
+                // Whenever the scan decides alone, it decides as serde_json does.
                 if let Some(h) = scan::head(b) {
                     prop_assert_eq!(Some(h), by_value(b));
                 }
@@ -1770,10 +1765,7 @@ mod tests {
             cut in any::<prop::sample::Index>(),
             flip in any::<(prop::sample::Index, u8)>(),
         ) {
-            let body = doc.into_bytes();
-            let (short, flipped) = damaged(&body, cut, flip);
-            let short = &short[..];
-            for b in [&body[..], short, &flipped[..]] {
+            for b in &forms(doc.as_bytes(), cut, flip) {
                 if let Some(v) = scan::build(b) {
                     let want = serde_json::from_slice::<Value>(b).ok();
                     prop_assert_eq!(Some(&v), want.as_ref());
@@ -1850,10 +1842,7 @@ mod tests {
             cut in any::<prop::sample::Index>(),
             flip in any::<(prop::sample::Index, u8)>(),
         ) {
-            let body = doc.into_bytes();
-            let (short, flipped) = damaged(&body, cut, flip);
-            let short = &short[..];
-            for b in [&body[..], short, &flipped[..]] {
+            for b in &forms(doc.as_bytes(), cut, flip) {
                 prop_assert_eq!(request_params(b), params_by_value(b));
                 // Whenever the scan decides alone, it decides as serde_json does.
                 if let Some(p) = scan::params(b) {
