@@ -77,9 +77,13 @@ fn run(cli: Cli, out: &mut dyn Write, err: &mut Diag<'_>) -> Result<ExitStatus, 
     let status = match cli.command {
         None => {
             let mut opts = grade_options(cli.grade);
-            let expanded = expand_for_grading(&opts.bundles, &mut stdin)?;
+            let mut expanded = expand_for_grading(&opts.bundles, &mut stdin)?;
             note_skipped(&expanded, err);
-            opts.bundles = expanded.paths.clone();
+            // Taken, not copied: the list as given and a copy of the expanded one would
+            // both be held for the whole run (about 100 bytes a bundle each). `expanded`
+            // itself lives until grading is done: it removes the directory of bundles
+            // read from standard input when dropped.
+            opts.bundles = std::mem::take(&mut expanded.paths);
             return Ok(mcp_probe_evaluator::grade(&opts, out, err)?);
         }
         Some(Command::Verify(a)) => {

@@ -868,9 +868,12 @@ impl Builder {
         self.keys.reserve_exact(n);
         self.verdicts
             .reserve_exact(n.saturating_mul(self.entries.len()));
-        if self.spill.is_none() {
-            self.held.reserve_exact(n);
-            self.outcomes.reserve_exact(n);
+        match &mut self.spill {
+            None => {
+                self.held.reserve_exact(n);
+                self.outcomes.reserve_exact(n);
+            }
+            Some(spill) => spill.reserve(n, self.entries.len()),
         }
     }
 

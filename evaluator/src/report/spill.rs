@@ -221,6 +221,15 @@ impl Spill {
         })
     }
 
+    /// Make room in the index for `servers` more servers of `rows` check rows each (a
+    /// grading run knows how many inputs it has): the index is then never grown by
+    /// doubling and copying, which over 10,000 servers held the old and the new vectors
+    /// at once.
+    pub fn reserve(&mut self, servers: usize, rows: usize) {
+        self.index.reserve_exact(servers);
+        self.lens.reserve_exact(servers.saturating_mul(rows));
+    }
+
     /// The spill file's path (already unlinked on Unix).
     pub fn path(&self) -> &Path {
         &self.path
@@ -1137,6 +1146,22 @@ mod tests {
                 assert!(decode_summary(&b[..cut]).is_err(), "shape {k} cut at {cut}");
             }
         }
+    }
+
+    #[test]
+    fn an_index_with_room_made_is_not_grown_while_the_servers_come() {
+        let mut s = Spill::create(None, Form::Outcomes).expect("a spill file");
+        s.reserve(3, 2);
+        let (index, lens) = (s.index.capacity(), s.lens.capacity());
+        assert!(index >= 3 && lens >= 6, "{index} {lens}");
+        for k in 0..3 {
+            let outcomes = vec![Some(outcome(Verdict::Pass)), None];
+            s.server(&summary(k), outcomes, &Excerpts::new())
+                .expect("written");
+        }
+        assert_eq!((s.index.capacity(), s.lens.capacity()), (index, lens));
+        s.seal().expect("sealed");
+        assert_eq!(s.row(1).expect("read"), vec![None, None, None]);
     }
 
     #[test]
