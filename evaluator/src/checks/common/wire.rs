@@ -98,6 +98,12 @@ pub struct ResultValue<'a> {
     arrays: Vec<(String, usize)>,
     /// The result's `isError` is `true`.
     is_error: bool,
+    /// The result's `protocolVersion` member
+    /// ([`derive::MessageHead::result_protocol_version`]).
+    protocol_version: Option<Value>,
+    /// The result's `supportedVersions` member
+    /// ([`derive::MessageHead::result_supported_versions`]).
+    supported_versions: Option<Value>,
     /// The exchange whose answer's `result` this is, read on first use; `None` when the
     /// value was given whole.
     source: Option<Exchange<'a>>,
@@ -113,6 +119,8 @@ impl<'a> ResultValue<'a> {
             null,
             arrays: head.result_arrays.clone(),
             is_error: head.result_is_error,
+            protocol_version: head.result_protocol_version.clone(),
+            supported_versions: head.result_supported_versions.clone(),
             source: Some(x),
             value: OnceCell::new(),
         }
@@ -132,6 +140,18 @@ impl<'a> ResultValue<'a> {
     pub fn is_error(&self) -> bool {
         self.is_error
     }
+
+    /// The result's `protocolVersion` member: what `get("protocolVersion")` on the
+    /// whole result gives, read from the outline without building the result.
+    pub fn protocol_version(&self) -> Option<&Value> {
+        self.protocol_version.as_ref()
+    }
+
+    /// The result's `supportedVersions` member: what `get("supportedVersions")` on the
+    /// whole result gives, read from the outline without building the result.
+    pub fn supported_versions(&self) -> Option<&Value> {
+        self.supported_versions.as_ref()
+    }
 }
 
 impl From<Value> for ResultValue<'_> {
@@ -143,6 +163,8 @@ impl From<Value> for ResultValue<'_> {
             null: v.is_null(),
             arrays: head.result_arrays,
             is_error: head.result_is_error,
+            protocol_version: head.result_protocol_version,
+            supported_versions: head.result_supported_versions,
             source: None,
             value: OnceCell::from(Cow::Owned(v)),
         }
@@ -508,6 +530,8 @@ mod tests {
                             outlined.array_len("tools"),
                             v.get("tools").and_then(Value::as_array).map(Vec::len)
                         );
+                        assert_eq!(outlined.protocol_version(), v.get("protocolVersion"));
+                        assert_eq!(outlined.supported_versions(), v.get("supportedVersions"));
                     }
                 }
             }
