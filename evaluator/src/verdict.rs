@@ -280,11 +280,19 @@ pub struct SubVerdict {
     pub note: String,
 }
 
+/// What a sub-verdict's id is given room for beyond its local name: `@2026-07-28`
+/// (11 bytes) and the number of the row in front.
+const ID_ROOM: usize = 24;
+
 impl SubVerdict {
     /// A sub-verdict.
     pub fn new(id: &str, outcome: SubOutcome, note: impl Into<String>) -> SubVerdict {
+        // Room for what the id gains later without growing it again: `@` and the era's
+        // revision on a check graded per era, the row's number in front when rendered.
+        let mut named = String::with_capacity(id.len() + ID_ROOM);
+        named.push_str(id);
         SubVerdict {
-            id: id.to_string(),
+            id: named,
             outcome,
             note: note.into(),
         }

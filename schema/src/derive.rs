@@ -215,6 +215,12 @@ pub struct MessageHead {
     pub result_arrays: Vec<(String, usize)>,
     /// The `result` is an object whose (last) `isError` member is `true`.
     pub result_is_error: bool,
+    /// The `protocolVersion` member of the `result`, when that is an object that has
+    /// one: what a reader of an `initialize` answer asks, without building the result.
+    pub result_protocol_version: Option<Value>,
+    /// The `supportedVersions` member of the `result`, when that is an object that has
+    /// one: what a reader of a `server/discover` answer asks, without building the result.
+    pub result_supported_versions: Option<Value>,
 }
 
 impl MessageHead {
@@ -242,6 +248,14 @@ impl MessageHead {
                 .and_then(|r| r.get("isError"))
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
+            result_protocol_version: message
+                .get("result")
+                .and_then(|r| r.get("protocolVersion"))
+                .cloned(),
+            result_supported_versions: message
+                .get("result")
+                .and_then(|r| r.get("supportedVersions"))
+                .cloned(),
         }
     }
 
@@ -692,6 +706,8 @@ mod scan {
                     b"error" => head.error = Some(s.parsed(depth + 1)?),
                     b"result" if s.peek()? == b'{' => {
                         let mut meta = None;
+                        let mut protocol_version = None;
+                        let mut supported_versions = None;
                         // Each array member's name (as the range of the document it is
                         // written in: no escapes, `members` leaves those to serde_json)
                         // and length; a later copy replaces an earlier one, a later copy
@@ -713,6 +729,17 @@ mod scan {
                                         arrays.push((name, a.len()));
                                     }
                                     meta = Some(m);
+                                }
+                                b"protocolVersion" | b"supportedVersions" => {
+                                    let v = s.parsed(depth + 2)?;
+                                    if let Some(a) = v.as_array() {
+                                        arrays.push((name, a.len()));
+                                    }
+                                    if key == b"protocolVersion" {
+                                        protocol_version = Some(v);
+                                    } else {
+                                        supported_versions = Some(v);
+                                    }
                                 }
                                 _ if s.peek()? == b'[' => {
                                     let n = s.array(depth + 2)?;
@@ -736,6 +763,8 @@ mod scan {
                         head.result_meta = meta;
                         head.result_arrays = out;
                         head.result_is_error = is_error;
+                        head.result_protocol_version = protocol_version;
+                        head.result_supported_versions = supported_versions;
                     }
                     b"result" => {
                         let v0 = s.i;
@@ -744,6 +773,8 @@ mod scan {
                         head.result_meta = None;
                         head.result_arrays = Vec::new();
                         head.result_is_error = false;
+                        head.result_protocol_version = None;
+                        head.result_supported_versions = None;
                     }
                     _ => s.value(depth + 1)?,
                 }
@@ -1564,6 +1595,8 @@ mod tests {
             Just("contents"),
             Just("isError"),
             Just("_meta"),
+            Just("protocolVersion"),
+            Just("supportedVersions"),
             Just(r"t\u006fols"),
             Just("é"),
         ];

@@ -24,13 +24,23 @@ fn escape(c: char, out: &mut String) {
     }
 }
 
-/// The first character of `s` that [`is_unsafe`], and where it starts. ASCII is tested
-/// a byte at a time (its only unsafe characters are C0 and DEL); a character is decoded
-/// only where a byte is not ASCII.
+/// The first character of `s` that [`is_unsafe`], and where it starts. Runs of
+/// printable ASCII (most of any text) are passed over eight bytes at a time
+/// ([`plain_word`]); other ASCII is tested a byte at a time (its only unsafe characters
+/// are C0 and DEL); a character is decoded only where a byte is not ASCII.
 fn next_unsafe(s: &str) -> Option<(usize, char)> {
     let b = s.as_bytes();
     let mut i = 0;
-    while let Some(&x) = b.get(i) {
+    loop {
+        while let Some(w) = b.get(i..i + 8) {
+            let mut word = [0; 8];
+            word.copy_from_slice(w);
+            if !plain_word(u64::from_le_bytes(word)) {
+                break;
+            }
+            i += 8;
+        }
+        let &x = b.get(i)?;
         if x.is_ascii() {
             if x < 0x20 || x == 0x7f {
                 return Some((i, char::from(x)));
@@ -45,7 +55,18 @@ fn next_unsafe(s: &str) -> Option<(usize, char)> {
             i += c.len_utf8();
         }
     }
-    None
+}
+
+/// True when each of the eight bytes of `x` is printable ASCII (0x20 to 0x7E): none has
+/// its high bit set, none is below 0x20, none is DEL. Each test tells whether some byte
+/// is one (not which), which is all a skip over the word needs.
+fn plain_word(x: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let below_space = x.wrapping_sub(ONES * 0x20) & !x & HIGH;
+    let y = x ^ (ONES * 0x7f);
+    let del = y.wrapping_sub(ONES) & !y & HIGH;
+    (x & HIGH) | below_space | del == 0
 }
 
 /// Untrusted text for one line of terminal output: every control character (line
@@ -129,6 +150,50 @@ mod tests {
         ) {
             proptest::prop_assert_eq!(line(&s), line_by_chars(&s));
             proptest::prop_assert_eq!(block(&s), block_by_chars(&s));
+        }
+    }
+
+    /// Every byte value, alone and as a character, at every place in and around the
+    /// eight-byte words of long printable runs: the word skip stops where the character
+    /// loop does.
+    #[test]
+    fn the_word_skip_stops_at_every_unsafe_character() {
+        let mut specials: Vec<String> = (0u8..0x80).map(|b| char::from(b).to_string()).collect();
+        specials.extend(
+            [
+                "\u{80}", "\u{9f}", "é", "…", "\u{202e}", "\u{2069}", "\u{e000}", "\u{e001}", "😀",
+            ]
+            .map(str::to_string),
+        );
+        for n in 0..20 {
+            for sp in &specials {
+                for tail in [0, 1, 7, 8, 9] {
+                    let s = format!(
+                        "{}{sp}{}",
+                        "a~ Z".repeat(n).get(..n * 3).unwrap_or(""),
+                        "x".repeat(tail)
+                    );
+                    assert_eq!(line(&s), line_by_chars(&s), "{s:?}");
+                    assert_eq!(block(&s), block_by_chars(&s), "{s:?}");
+                }
+            }
+        }
+        for v in 0..=u8::MAX {
+            for at in 0..8 {
+                let mut word = *b"a~ Zb}!q";
+                word[at] = v;
+                assert_eq!(
+                    plain_word(u64::from_le_bytes(word)),
+                    (0x20..0x7f).contains(&v),
+                    "{v:#x} at {at}"
+                );
+            }
+        }
+        for x in [0u64, u64::MAX, 0x2020_2020_2020_2020, 0x7e7e_7e7e_7e7e_7e7e] {
+            assert_eq!(
+                plain_word(x),
+                x.to_le_bytes().iter().all(|b| (0x20..0x7f).contains(b))
+            );
         }
     }
 

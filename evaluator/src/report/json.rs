@@ -552,7 +552,25 @@ fn render_piece(r: &Report, piece: &Piece, pool: &Pool) -> std::io::Result<Rende
             let outcomes = r
                 .outcomes_range(row, servers.clone())
                 .map_err(std::io::Error::other)?;
+            // Room for about what the results take (their text, a frame, and so much a
+            // leg, record and detail), so the buffer is not grown by doubling, copying
+            // what is written at each step; a guess short of it only grows it again.
+            let room: usize = outcomes
+                .iter()
+                .flat_map(|o| o.iter())
+                .zip(servers.clone())
+                .map(|(o, i)| {
+                    let text = o.evidence.len() + o.reduction.len();
+                    384 + r.servers.get(i).map_or(0, |s| s.endpoint.len())
+                        + text
+                        + text / 4
+                        + 24 * o.records.len()
+                        + 48 * o.subs.len()
+                        + 96 * o.details.len()
+                })
+                .sum();
             let mut out = pool.take();
+            out.reserve(room);
             let mut n = 0;
             let mut last = Default::default();
             for (j, o) in outcomes.iter().flat_map(|o| o.iter()).enumerate() {

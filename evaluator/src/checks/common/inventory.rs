@@ -20,7 +20,7 @@ use serde::Serialize;
 use serde_json::Value;
 use std::borrow::Cow;
 
-use super::text::{count, quote, show};
+use super::text::{push_count, quote, show};
 use crate::evidence::Bundle;
 use crate::verdict::{Outcome, SubOutcome, SubVerdict, Verdict};
 
@@ -223,31 +223,14 @@ impl<'a> Read<'a> {
     /// What was read, for the evidence: `tools/list read completely: 2 tools on 1 page`
     /// or, when cut short, which pages went unexamined and why.
     pub fn coverage(&self) -> String {
-        let what = format!(
-            "{} on {}",
-            count(self.items.len(), self.list.noun),
-            count(self.pages as usize, "page")
-        );
-        let mut s = if self.complete {
-            format!("{} read completely: {what}", self.list.method)
-        } else {
-            let why = self.stopped.clone().unwrap_or_else(|| {
-                "the last page read carried a nextCursor that was not followed".into()
-            });
-            format!(
-                "{}: {what}; pages after {} unexamined ({why})",
-                self.list.method, self.pages
-            )
-        };
-        if !self.shapeless.is_empty() {
-            let pages: Vec<String> = self.shapeless.iter().map(u32::to_string).collect();
-            s.push_str(&format!(
-                "; the result of page {} carries no `{}` array",
-                pages.join(", "),
-                self.list.key
-            ));
-        }
-        s
+        coverage(
+            &self.list,
+            self.items.len(),
+            self.pages,
+            self.complete,
+            self.stopped.as_deref(),
+            &self.shapeless,
+        )
     }
 
     /// The inventory gate: `Ok` when there are items to judge; otherwise the leg
@@ -441,6 +424,46 @@ pub fn decided<T: Serialize>(
     out
 }
 
+/// [`Read::coverage`] of a list read with `items` items on `pages` pages, written into
+/// one string: every inventory check's evidence ends with it.
+fn coverage(
+    list: &List,
+    items: usize,
+    pages: u32,
+    complete: bool,
+    stopped: Option<&str>,
+    shapeless: &[u32],
+) -> String {
+    let mut s = String::with_capacity(96);
+    s.push_str(list.method);
+    s.push_str(if complete { " read completely: " } else { ": " });
+    push_count(&mut s, items, list.noun);
+    s.push_str(" on ");
+    push_count(&mut s, pages as usize, "page");
+    if !complete {
+        s.push_str("; pages after ");
+        s.push_str(itoa::Buffer::new().format(pages));
+        s.push_str(" unexamined (");
+        s.push_str(
+            stopped.unwrap_or("the last page read carried a nextCursor that was not followed"),
+        );
+        s.push(')');
+    }
+    if !shapeless.is_empty() {
+        s.push_str("; the result of page ");
+        for (i, p) in shapeless.iter().enumerate() {
+            if i > 0 {
+                s.push_str(", ");
+            }
+            s.push_str(itoa::Buffer::new().format(*p));
+        }
+        s.push_str(" carries no `");
+        s.push_str(list.key);
+        s.push_str("` array");
+    }
+    s
+}
+
 /// Without a negotiated session the runner already answers; this keeps `grade` total.
 pub fn no_session(reduction: &str) -> Outcome {
     Outcome::single(
@@ -548,5 +571,70 @@ pub mod fixture {
             });
         }
         r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::common::text::count;
+
+    /// `coverage` as it was written with `format!`, the reference the pieces pushed in
+    /// place must equal.
+    fn coverage_formatted(
+        list: &List,
+        items: usize,
+        pages: u32,
+        complete: bool,
+        stopped: Option<&str>,
+        shapeless: &[u32],
+    ) -> String {
+        let what = format!(
+            "{} on {}",
+            count(items, list.noun),
+            count(pages as usize, "page")
+        );
+        let mut s = if complete {
+            format!("{} read completely: {what}", list.method)
+        } else {
+            let why = stopped.map(str::to_string).unwrap_or_else(|| {
+                "the last page read carried a nextCursor that was not followed".into()
+            });
+            format!(
+                "{}: {what}; pages after {} unexamined ({why})",
+                list.method, pages
+            )
+        };
+        if !shapeless.is_empty() {
+            let pages: Vec<String> = shapeless.iter().map(u32::to_string).collect();
+            s.push_str(&format!(
+                "; the result of page {} carries no `{}` array",
+                pages.join(", "),
+                list.key
+            ));
+        }
+        s
+    }
+
+    #[test]
+    fn the_coverage_is_written_as_formatted() {
+        for list in [TOOLS, PROMPTS, TEMPLATES] {
+            for items in [0, 1, 2, 1000] {
+                for pages in [0, 1, 7, u32::MAX] {
+                    for complete in [true, false] {
+                        for stopped in [None, Some("page 2 answered HTTP 500")] {
+                            for shapeless in [&[][..], &[1], &[2, 30, 4]] {
+                                assert_eq!(
+                                    coverage(&list, items, pages, complete, stopped, shapeless),
+                                    coverage_formatted(
+                                        &list, items, pages, complete, stopped, shapeless
+                                    )
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 }

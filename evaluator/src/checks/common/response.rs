@@ -99,7 +99,13 @@ impl Resp {
             error,
             empty: r.body.length == 0,
             challenge: x.header(header::WWW_AUTHENTICATE),
-            body_excerpt: format!("{}{}", escape_line(&e.text), if e.cut { "…" } else { "" }),
+            body_excerpt: {
+                let mut t = escape_line(&e.text);
+                if e.cut {
+                    t.push('…');
+                }
+                t
+            },
         })
     }
 
@@ -129,10 +135,19 @@ impl Resp {
 
     /// "HTTP 401 (application/json)".
     pub fn status_label(&self) -> String {
+        // Written into one string (no formatting machinery: every response read is named).
+        let mut label = String::with_capacity(40);
+        label.push_str("HTTP ");
+        label.push_str(itoa::Buffer::new().format(self.status));
         match &self.content_type {
-            Some(ct) => format!("HTTP {} ({})", self.status, escape_line(ct)),
-            None => format!("HTTP {} (no Content-Type)", self.status),
+            Some(ct) => {
+                label.push_str(" (");
+                label.push_str(&escape_line(ct));
+                label.push(')');
+            }
+            None => label.push_str(" (no Content-Type)"),
         }
+        label
     }
 
     /// "HTTP 403 (text/plain) \"Invalid Origin header\"", or with the JSON-RPC error.
@@ -247,5 +262,35 @@ pub mod testing {
         }
         assert!(!out.is_empty());
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The status label pushed piece by piece is the one `format!` wrote.
+    #[test]
+    fn the_status_label_is_written_as_formatted() {
+        for status in [0u16, 200, 403, 65535] {
+            for content_type in [None, Some("application/json"), Some("text/\u{1b}[31mx")] {
+                let r = Resp {
+                    seq: 1,
+                    status,
+                    media: None,
+                    content_type: content_type.map(str::to_string),
+                    has_result: false,
+                    error: None,
+                    empty: true,
+                    challenge: None,
+                    body_excerpt: String::new(),
+                };
+                let formatted = match &r.content_type {
+                    Some(ct) => format!("HTTP {} ({})", r.status, escape_line(ct)),
+                    None => format!("HTTP {} (no Content-Type)", r.status),
+                };
+                assert_eq!(r.status_label(), formatted);
+            }
+        }
     }
 }

@@ -93,10 +93,18 @@ pub fn kind(v: &Value) -> &'static str {
 
 /// `1 tool`, `2 tools`.
 pub fn count(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
+    let mut s = String::with_capacity(noun.len() + 8);
+    push_count(&mut s, n, noun);
+    s
+}
+
+/// [`count`] written at the end of `out`.
+pub fn push_count(out: &mut String, n: usize, noun: &str) {
+    out.push_str(itoa::Buffer::new().format(n));
+    out.push(' ');
+    out.push_str(noun);
+    if n != 1 {
+        out.push('s');
     }
 }
 
@@ -168,6 +176,20 @@ pub fn non_blank<'a>(item: &'a Value, key: &'static str) -> Result<&'a str, NotN
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn count_is_written_as_formatted() {
+        for n in [0, 1, 2, 10, usize::MAX] {
+            for noun in ["tool", "page", ""] {
+                let formatted = if n == 1 {
+                    format!("1 {noun}")
+                } else {
+                    format!("{n} {noun}s")
+                };
+                assert_eq!(count(n, noun), formatted);
+            }
+        }
+    }
 
     /// `quote` as it was first written: the escaped name as a string, then cut.
     fn quote_by_steps(name: &str) -> String {

@@ -33,26 +33,45 @@ pub struct RpcError {
 impl RpcError {
     /// "JSON-RPC error -32022 "Unsupported protocol version" (data.supported: …)".
     pub fn describe(&self) -> String {
-        let code = self
-            .code
-            .map_or_else(|| "without an integer code".to_string(), |c| format!("{c}"));
-        let mut s = format!("JSON-RPC error {code} \"{}\"", short(&self.message));
+        let mut s = String::with_capacity(64);
+        self.describe_into(&mut s);
+        s
+    }
+
+    /// [`describe`](Self::describe), written at the end of `s`: pieces pushed in place,
+    /// since every error answer a check reads is described, most of them twice.
+    fn describe_into(&self, s: &mut String) {
+        s.push_str("JSON-RPC error ");
+        match self.code {
+            Some(c) => s.push_str(itoa::Buffer::new().format(c)),
+            None => s.push_str("without an integer code"),
+        }
+        s.push_str(" \"");
+        s.push_str(&short(&self.message));
+        s.push('"');
         if let Some(sup) = self
             .data
             .as_ref()
             .and_then(|d| d.get("supported"))
             .and_then(Value::as_array)
         {
-            let list: Vec<String> = sup
-                .iter()
-                .map(|v| v.as_str().map_or_else(|| short(&v.to_string()), short))
-                .collect();
-            s.push_str(&format!(" (data.supported: {})", list.join(", ")));
+            s.push_str(" (data.supported: ");
+            for (i, v) in sup.iter().enumerate() {
+                if i > 0 {
+                    s.push_str(", ");
+                }
+                match v.as_str() {
+                    Some(t) => s.push_str(&short(t)),
+                    None => s.push_str(&short(&v.to_string())),
+                }
+            }
+            s.push(')');
         }
         if let Some(id) = &self.foreign_id {
-            s.push_str(&format!(" (id {id}, not the request's)"));
+            s.push_str(" (id ");
+            s.push_str(id);
+            s.push_str(", not the request's)");
         }
-        s
     }
 
     /// True when the message names `header` (case-insensitive): a protocol token, not
@@ -98,6 +117,12 @@ pub struct ResultValue<'a> {
     arrays: Vec<(String, usize)>,
     /// The result's `isError` is `true`.
     is_error: bool,
+    /// The result's `protocolVersion` member
+    /// ([`derive::MessageHead::result_protocol_version`]).
+    protocol_version: Option<Value>,
+    /// The result's `supportedVersions` member
+    /// ([`derive::MessageHead::result_supported_versions`]).
+    supported_versions: Option<Value>,
     /// The exchange whose answer's `result` this is, read on first use; `None` when the
     /// value was given whole.
     source: Option<Exchange<'a>>,
@@ -113,6 +138,8 @@ impl<'a> ResultValue<'a> {
             null,
             arrays: head.result_arrays.clone(),
             is_error: head.result_is_error,
+            protocol_version: head.result_protocol_version.clone(),
+            supported_versions: head.result_supported_versions.clone(),
             source: Some(x),
             value: OnceCell::new(),
         }
@@ -132,6 +159,18 @@ impl<'a> ResultValue<'a> {
     pub fn is_error(&self) -> bool {
         self.is_error
     }
+
+    /// The result's `protocolVersion` member: what `get("protocolVersion")` on the
+    /// whole result gives, read from the outline without building the result.
+    pub fn protocol_version(&self) -> Option<&Value> {
+        self.protocol_version.as_ref()
+    }
+
+    /// The result's `supportedVersions` member: what `get("supportedVersions")` on the
+    /// whole result gives, read from the outline without building the result.
+    pub fn supported_versions(&self) -> Option<&Value> {
+        self.supported_versions.as_ref()
+    }
 }
 
 impl From<Value> for ResultValue<'_> {
@@ -143,6 +182,8 @@ impl From<Value> for ResultValue<'_> {
             null: v.is_null(),
             arrays: head.result_arrays,
             is_error: head.result_is_error,
+            protocol_version: head.result_protocol_version,
+            supported_versions: head.result_supported_versions,
             source: None,
             value: OnceCell::from(Cow::Owned(v)),
         }
@@ -224,34 +265,53 @@ impl Answer<'_> {
         }
     }
 
-    /// The status line and what the body held, for evidence.
+    /// The status line and what the body held, for evidence. Written into one string:
+    /// most evidence a check writes starts with it.
     pub fn summary(&self) -> String {
-        match &self.reply {
-            Reply::NoResponse(e) => format!("no response ({e})"),
-            Reply::Error(e) => format!("{} with {}", self.status_label, e.describe()),
-            Reply::Result(r) => {
-                let what = match r.array_len("tools") {
-                    Some(n) => format!(" listing {n} tool{}", if n == 1 { "" } else { "s" }),
-                    None if r.is_null() => " that is null".to_string(),
-                    None if r.is_error() => " with isError: true".to_string(),
-                    None => String::new(),
-                };
-                format!("{} with a JSON-RPC result{what}", self.status_label)
-            }
-            Reply::Empty => format!("{} with an empty body", self.status_label),
-            Reply::StreamWithoutAnswer => format!(
-                "{} with an event stream that closed with neither a result nor an error",
-                self.status_label
-            ),
-            Reply::Bare(d) => format!("{} with {d}", self.status_label),
+        if let Reply::NoResponse(e) = &self.reply {
+            let mut s = String::with_capacity(e.len() + 14);
+            s.push_str("no response (");
+            s.push_str(e);
+            s.push(')');
+            return s;
         }
+        let mut s = String::with_capacity(self.status_label.len() + 96);
+        s.push_str(&self.status_label);
+        s.push_str(" with ");
+        match &self.reply {
+            Reply::NoResponse(_) => {}
+            Reply::Error(e) => e.describe_into(&mut s),
+            Reply::Result(r) => {
+                s.push_str("a JSON-RPC result");
+                match r.array_len("tools") {
+                    Some(n) => {
+                        s.push_str(" listing ");
+                        s.push_str(itoa::Buffer::new().format(n));
+                        s.push_str(if n == 1 { " tool" } else { " tools" });
+                    }
+                    None if r.is_null() => s.push_str(" that is null"),
+                    None if r.is_error() => s.push_str(" with isError: true"),
+                    None => {}
+                }
+            }
+            Reply::Empty => s.push_str("an empty body"),
+            Reply::StreamWithoutAnswer => {
+                s.push_str("an event stream that closed with neither a result nor an error")
+            }
+            Reply::Bare(d) => s.push_str(d),
+        }
+        s
     }
 }
 
 /// The first 120 characters of untrusted text, on one line.
 pub fn short(s: &str) -> String {
     let e = excerpt(s.as_bytes(), 120);
-    format!("{}{}", escape_line(&e.text), if e.cut { "…" } else { "" })
+    let mut out = escape_line(&e.text);
+    if e.cut {
+        out.push('…');
+    }
+    out
 }
 
 /// Read one exchange.
@@ -508,11 +568,137 @@ mod tests {
                             outlined.array_len("tools"),
                             v.get("tools").and_then(Value::as_array).map(Vec::len)
                         );
+                        assert_eq!(outlined.protocol_version(), v.get("protocolVersion"));
+                        assert_eq!(outlined.supported_versions(), v.get("supportedVersions"));
                     }
                 }
             }
         }
         eprintln!("results read: {results}");
         assert!(results >= 200, "only {results} results read");
+    }
+
+    /// `describe` as it was written with `format!`, the reference the pieces pushed in
+    /// place must equal.
+    fn describe_formatted(e: &RpcError) -> String {
+        let code = e
+            .code
+            .map_or_else(|| "without an integer code".to_string(), |c| format!("{c}"));
+        let mut s = format!("JSON-RPC error {code} \"{}\"", short_formatted(&e.message));
+        if let Some(sup) = e
+            .data
+            .as_ref()
+            .and_then(|d| d.get("supported"))
+            .and_then(Value::as_array)
+        {
+            let list: Vec<String> = sup
+                .iter()
+                .map(|v| {
+                    v.as_str()
+                        .map_or_else(|| short_formatted(&v.to_string()), short_formatted)
+                })
+                .collect();
+            s.push_str(&format!(" (data.supported: {})", list.join(", ")));
+        }
+        if let Some(id) = &e.foreign_id {
+            s.push_str(&format!(" (id {id}, not the request's)"));
+        }
+        s
+    }
+
+    /// `short` as it was written with `format!`.
+    fn short_formatted(s: &str) -> String {
+        let e = excerpt(s.as_bytes(), 120);
+        format!("{}{}", escape_line(&e.text), if e.cut { "…" } else { "" })
+    }
+
+    /// `summary` as it was written with `format!`.
+    fn summary_formatted(a: &Answer) -> String {
+        match &a.reply {
+            Reply::NoResponse(e) => format!("no response ({e})"),
+            Reply::Error(e) => format!("{} with {}", a.status_label, describe_formatted(e)),
+            Reply::Result(r) => {
+                let what = match r.array_len("tools") {
+                    Some(n) => format!(" listing {n} tool{}", if n == 1 { "" } else { "s" }),
+                    None if r.is_null() => " that is null".to_string(),
+                    None if r.is_error() => " with isError: true".to_string(),
+                    None => String::new(),
+                };
+                format!("{} with a JSON-RPC result{what}", a.status_label)
+            }
+            Reply::Empty => format!("{} with an empty body", a.status_label),
+            Reply::StreamWithoutAnswer => format!(
+                "{} with an event stream that closed with neither a result nor an error",
+                a.status_label
+            ),
+            Reply::Bare(d) => format!("{} with {d}", a.status_label),
+        }
+    }
+
+    /// The summaries, descriptions and excerpts written piece by piece are the ones the
+    /// formatting machinery wrote.
+    #[test]
+    fn summaries_are_written_as_formatted() {
+        let long = "é\u{1b}[31m".repeat(40);
+        let texts = [
+            "",
+            "Unsupported protocol version",
+            "a\nb\u{202e}c",
+            long.as_str(),
+        ];
+        for t in texts {
+            assert_eq!(short(t), short_formatted(t));
+        }
+        let mut errors = Vec::new();
+        for code in [None, Some(-32022), Some(0), Some(i64::MIN)] {
+            for message in texts {
+                for data in [
+                    None,
+                    Some(serde_json::json!({"supported": ["2025-06-18", 7, null, long.as_str()]})),
+                    Some(serde_json::json!({"supported": []})),
+                    Some(serde_json::json!({"supported": "x"})),
+                ] {
+                    for foreign_id in [None, Some("\"server-error\"".to_string())] {
+                        errors.push(RpcError {
+                            code,
+                            message: message.to_string(),
+                            data: data.clone(),
+                            foreign_id,
+                        });
+                    }
+                }
+            }
+        }
+        for e in &errors {
+            assert_eq!(e.describe(), describe_formatted(e));
+        }
+        let mut replies: Vec<Reply> = errors.into_iter().map(Reply::Error).collect();
+        for r in [
+            serde_json::json!({"tools": []}),
+            serde_json::json!({"tools": [1]}),
+            serde_json::json!({"tools": [1, 2]}),
+            serde_json::json!(null),
+            serde_json::json!({"isError": true}),
+            serde_json::json!({"content": []}),
+        ] {
+            replies.push(Reply::Result(r.into()));
+        }
+        replies.extend([
+            Reply::NoResponse("connection refused".into()),
+            Reply::Empty,
+            Reply::StreamWithoutAnswer,
+            Reply::Bare("an empty body; the body broke off (reset)".into()),
+        ]);
+        for reply in replies {
+            for label in ["HTTP 400 (application/json)", "stdio", ""] {
+                let a = Answer {
+                    status: Some(400),
+                    status_label: label.to_string(),
+                    reply: reply.clone(),
+                    seq: 3,
+                };
+                assert_eq!(a.summary(), summary_formatted(&a));
+            }
+        }
     }
 }

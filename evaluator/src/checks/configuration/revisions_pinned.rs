@@ -454,7 +454,7 @@ fn discover_part(
         );
     };
     let list: Option<Vec<String>> = result
-        .get("supportedVersions")
+        .supported_versions()
         .and_then(Value::as_array)
         .filter(|a| !a.is_empty())
         .and_then(|a| a.iter().map(|v| v.as_str().map(str::to_string)).collect());
@@ -541,18 +541,13 @@ fn sweep_part(
                 let a = read(&x);
                 let swept = match &a.reply {
                     Reply::NoResponse(e) => Swept::Unreached(format!("no response ({e})")),
-                    Reply::Result(res) => {
-                        match res.get("protocolVersion").and_then(Value::as_str) {
-                            Some(v) if v == requested => Swept::Served,
-                            Some(v) => {
-                                Swept::NotServed(format!("answered with {}", escape_line(v)))
-                            }
-                            None => Swept::NotServed(format!(
-                                "{} naming no protocolVersion",
-                                a.summary()
-                            )),
+                    Reply::Result(res) => match res.protocol_version().and_then(Value::as_str) {
+                        Some(v) if v == requested => Swept::Served,
+                        Some(v) => Swept::NotServed(format!("answered with {}", escape_line(v))),
+                        None => {
+                            Swept::NotServed(format!("{} naming no protocolVersion", a.summary()))
                         }
-                    }
+                    },
                     Reply::Error(e) => Swept::NotServed(format!(
                         "refused: {}, {}",
                         a.status_label,
