@@ -33,8 +33,11 @@ pub use server::{BaselineInfo, BaselineMode, Server, ServerKey};
 pub use spill::{Form as SpillForm, Spill, SpillError};
 
 /// How many outcomes of one check [`Report::each_outcome`] reads back from a spill file
-/// at a time.
-pub const WALK: usize = 256;
+/// at a time. The outcomes of a walk are decoded together and dropped together; 64
+/// rather than 256 took the text report of 10,010 bundles from 27.1-28.3 MiB at its
+/// peak to 26.6-27.8, for the same reads (the file is read a run of places at a time
+/// either way).
+pub const WALK: usize = 64;
 
 use std::borrow::Cow;
 use std::ops::ControlFlow;
