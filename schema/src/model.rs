@@ -865,7 +865,17 @@ impl Header {
 
     /// The value as text (lossy).
     pub fn value_str(&self) -> std::borrow::Cow<'_, str> {
-        String::from_utf8_lossy(&self.value)
+        lossy(&self.value)
+    }
+}
+
+/// `String::from_utf8_lossy`, checking valid UTF-8 (nearly every header value and event
+/// line) by `str::from_utf8`, which reads ASCII a word at a time where the lossy
+/// decoder goes a byte at a time.
+pub(crate) fn lossy(b: &[u8]) -> std::borrow::Cow<'_, str> {
+    match std::str::from_utf8(b) {
+        Ok(s) => std::borrow::Cow::Borrowed(s),
+        Err(_) => String::from_utf8_lossy(b),
     }
 }
 
@@ -1077,4 +1087,24 @@ pub struct Redaction {
     pub what: String,
     /// `redacted:sha256:<hex>` as it now appears in place of the value.
     pub fingerprint: String,
+}
+
+#[cfg(test)]
+mod lossy_tests {
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2048))]
+        /// The decoding is `String::from_utf8_lossy`'s, for text valid or not.
+        #[test]
+        fn lossy_is_from_utf8_lossy(
+            b in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::prelude::any::<u8>(),
+                    proptest::sample::select(b"a \x80\xbf\xc3\xa9\xe2\x80\xa6\xf0\x9f\x98\x80\xed\xa0\x80".to_vec()),
+                ],
+                0..40,
+            ),
+        ) {
+            proptest::prop_assert_eq!(super::lossy(&b), String::from_utf8_lossy(&b));
+        }
+    }
 }

@@ -117,7 +117,7 @@ impl Parser {
             }
             None => (line, &b""[..]),
         };
-        let value = String::from_utf8_lossy(value);
+        let value = crate::model::lossy(value);
         match field {
             b"data" => {
                 self.cur.data.push_str(&value);
