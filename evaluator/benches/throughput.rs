@@ -10,6 +10,14 @@
 //!   already known good ([`mcp_probe_schema::bundle::decode_verified`]: payload and
 //!   records), each timed in CPU time of this thread. One bundle's floor is one SHA-512 and one SHA-256 pass over its bytes, one
 //!   Ed25519 verification and one decode; it is printed as bundles per second per core.
+//! * **The report's part**, measured in this process: the example bundles graded once
+//!   (not timed), then `THROUGHPUT_BUNDLES` servers in turn put into a report the way
+//!   `mcp-grade --format json` over that many bundles does (each server's outcomes
+//!   rendered to their JSON results and written to the spill file, the report finished,
+//!   then written whole, reading the results back a check at a time), to `io::sink()`.
+//!   This is what the JSON report costs a bundle after its checks are graded; with the
+//!   floor it bounds what grading can reach however cheap the checks become, with the
+//!   report's bytes and the memory bound as they are.
 //! * **The binary**: `THROUGHPUT_BUNDLES` copies (default 520) of `examples/*.mcpev` in
 //!   turn, in a temporary directory; `mcp-grade --format json --jobs J` (one report over
 //!   all of them, to /dev/null) and `mcp-grade verify --jobs J`, for each J of
@@ -27,6 +35,10 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use ed25519_dalek::{Signer, SigningKey, Verifier};
+use mcp_probe_evaluator::benchmark::{grade_bundle, Benchmark, CheckResult};
+use mcp_probe_evaluator::check::Context;
+use mcp_probe_evaluator::evidence::Bundle;
+use mcp_probe_evaluator::report::{self, json, Format, Server};
 use sha2::{Digest, Sha256, Sha512};
 
 const TIME: &str = "/usr/bin/time";
@@ -135,6 +147,51 @@ fn floor(files: &[Vec<u8>]) -> f64 {
     per_bundle
 }
 
+/// The JSON report's part of grading `n` bundles (the examples in turn), CPU seconds a
+/// bundle: preparing each server for the spill file (its outcomes rendered to their JSON
+/// results), writing it there, finishing the report (sorting the servers) and writing
+/// the report to `io::sink()` (the results read back a check at a time). The examples
+/// are graded once, before the clock starts; each server is added as a copy, and what
+/// making the copies costs (measured alone) is taken off.
+fn report_part(paths: &[PathBuf], n: usize) -> f64 {
+    let bm = Benchmark::builtin();
+    let graded: Vec<(Server, Vec<CheckResult>)> = paths
+        .iter()
+        .map(|p| {
+            let bytes = std::fs::read(p).expect("example");
+            let v = mcp_probe_schema::bundle::decode_verified(&bytes).expect("an example decodes");
+            let ev = Bundle::new(p.display().to_string(), v);
+            let results = grade_bundle(bm, &ev, &Context::default(), None);
+            (Server::new(&ev, None), results)
+        })
+        .collect();
+    let once = || {
+        let spill = report::Spill::create(None, report::spill_form(Format::Json))
+            .expect("a spill file in the temporary directory");
+        let mut b = report::Builder::new(bm, None, Some(spill));
+        b.reserve(n);
+        for i in 0..n {
+            let (server, results) = &graded[i % graded.len()];
+            let mut server = server.clone();
+            // A bundle path of its own, as the copies the binary grades have.
+            server.bundle = format!("{}#{i:06}", server.bundle);
+            b.server(server, results.clone()).expect("spill write");
+        }
+        let r = b.finish().expect("spill sealed");
+        json::to_writer(&r, &mut std::io::sink()).expect("report written");
+    };
+    once();
+    // The copies cost something the binary does not pay (it moves each server's
+    // outcomes into the report): measured alone and taken off.
+    let copies = per_call(1.0, || {
+        for i in 0..n {
+            let (server, results) = &graded[i % graded.len()];
+            std::hint::black_box((server.clone(), results.clone()));
+        }
+    });
+    (per_call(2.0, once) - copies).max(0.0) / n as f64
+}
+
 /// One run of the grader under GNU time: (wall s, user + sys s, max RSS KiB).
 fn run(args: &[String], pin: bool) -> (f64, f64, u64) {
     let out = std::env::temp_dir().join(format!("throughput-time-{}.txt", std::process::id()));
@@ -189,6 +246,13 @@ fn main() {
     let floor = floor(&files);
 
     let n = env_usize("THROUGHPUT_BUNDLES", 520);
+    let part = report_part(&sources, n);
+    println!(
+        "\nthe JSON report's part, {n} servers (the examples in turn), this process, one thread, CPU time:\n  {:.1} us a bundle; floor and report together {:.1} us = {:.0} bundles/s per core: the most grading reaches with checks that cost nothing",
+        part * 1e6,
+        (floor + part) * 1e6,
+        1.0 / (floor + part)
+    );
     let runs = env_usize("THROUGHPUT_RUNS", 3).max(1);
     let jobs: Vec<usize> = std::env::var("THROUGHPUT_JOBS")
         .unwrap_or_else(|_| "1,2".into())
