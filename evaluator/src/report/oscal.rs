@@ -17,14 +17,18 @@
 //! the same bundles under the same definition and grader give the same bytes.
 //!
 //! Written as it goes: the skeleton by hand, each observation and finding one JSON
-//! object on its own line, one check's outcomes at a time ([`Report::each_outcome`]).
+//! object on its own line, one check's outcomes at a time ([`Report::each_outcome`];
+//! the findings' walk reads only the PASS and FAIL results). What they say of a
+//! server beside its [`super::ServerKey`] (its bundle's name and collection time) is
+//! gathered in one walk over the servers' summaries before, and held for every server:
+//! no summary is read back per result.
 
 use std::io::{self, Write};
 use std::ops::ControlFlow;
 
 use serde_json::{json, Value};
 
-use super::{Report, Row, Server};
+use super::{Report, Row, Server, ServerKey};
 use crate::benchmark::{id_key, Entry, Source};
 use crate::fmt::escape_line;
 use crate::verdict::{Outcome, Verdict};
@@ -171,9 +175,14 @@ fn bundle_name(s: &Server) -> String {
     }
 }
 
-/// Per-server facts gathered in one walk over the servers.
+/// Per-server facts gathered in one walk over the servers' summaries: all the walks
+/// over the outcomes need of a server beside its [`ServerKey`] (held for every server,
+/// about a hundred bytes and a `bundle_name` of 71 each).
 struct Facts {
+    /// [`bundle_name`] of each server, in report order.
     bundles: Vec<String>,
+    /// [`Server::collected_at`] of each server, in report order.
+    collected: Vec<i64>,
     start: Option<i64>,
     end: Option<i64>,
 }
@@ -181,11 +190,13 @@ struct Facts {
 fn facts(r: &Report) -> io::Result<Facts> {
     let mut f = Facts {
         bundles: Vec::with_capacity(r.servers.len()),
+        collected: Vec::with_capacity(r.servers.len()),
         start: None,
         end: None,
     };
     r.each_server(|_, s| {
         f.bundles.push(bundle_name(s));
+        f.collected.push(s.collected_at);
         f.start = Some(
             f.start
                 .map_or(s.collected_at, |t: i64| t.min(s.collected_at)),
@@ -288,115 +299,182 @@ fn attested(r: &Report, key: &DocKey, file_sha: &str, a: &crate::attestations::A
     obs
 }
 
-/// The observations (and, for PASS and FAIL, the finding) of `row` on server `i`.
-struct Made {
-    observations: Vec<Value>,
-    finding: Option<Value>,
+/// What the observations and the finding of a result say of its server: its key, and
+/// its bundle's name ([`bundle_name`]) and collection time from [`Facts`], gathered in
+/// the one walk over the servers' summaries, so that the walks over the outcomes read
+/// no summary back from a spill file.
+struct Subject<'a> {
+    key: &'a ServerKey,
+    /// [`bundle_name`] of the server's summary.
+    bundle: &'a str,
+    /// [`Server::collected_at`].
+    collected_at: i64,
 }
 
-fn made(r: &Report, key: &DocKey, row: &Row, i: usize, s: &Server, o: &Outcome) -> Made {
-    let e = row.entry;
-    let b = &r.provenance.benchmark;
-    let control = control_id(&b.id, e.id.as_str());
-    let bundle = bundle_name(s);
-    let base = format!("{control}|server:{i}|{bundle}");
-    let obs_uuid = key.uuid(&format!("observation|{base}"));
-    let endpoint = value(&s.endpoint);
-    let records = o
-        .records
-        .iter()
-        .map(|n| format!("#{n}"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let evidence_desc = format!(
-        "{}; records {}",
-        match &s.sha256 {
-            Some(h) => format!("bundle SHA-256 {h} ({})", value(&s.bundle)),
-            None => format!("bundle {} (SHA-256 not taken)", value(&s.bundle)),
-        },
-        if records.is_empty() {
-            "(none)".to_string()
-        } else {
-            records.clone()
+impl Subject<'_> {
+    /// [`Server::sha256`]: what [`bundle_name`] names the bundle by, when it was taken.
+    fn sha256(&self) -> Option<&str> {
+        self.bundle.strip_prefix("sha256:")
+    }
+}
+
+/// What the observations and the finding of `row`'s outcome on server `i` share.
+struct Made<'a> {
+    row: &'a Row,
+    i: usize,
+    s: &'a Subject<'a>,
+    o: &'a Outcome,
+    control: String,
+    /// What every UUID of the result is named after, beside what the object is.
+    base: String,
+    obs_uuid: String,
+    /// The endpoint as a title writes it ([`value`]).
+    endpoint: String,
+    /// The remark of a waiver in force that matched the result.
+    waiver: Option<String>,
+}
+
+impl<'a> Made<'a> {
+    fn new(
+        r: &Report,
+        key: &DocKey,
+        row: &'a Row,
+        i: usize,
+        s: &'a Subject<'a>,
+        o: &'a Outcome,
+    ) -> Made<'a> {
+        let control = control_id(&r.provenance.benchmark.id, row.entry.id.as_str());
+        let base = format!("{control}|server:{i}|{}", s.bundle);
+        let obs_uuid = key.uuid(&format!("observation|{base}"));
+        let waiver = row.mark(i).filter(|m| m.active).map(|m| {
+            format!(
+                "{} waived until {} (waivers line {}): {}",
+                o.verdict.mark(),
+                m.expires,
+                m.line,
+                escape_line(&m.reason)
+            )
+        });
+        Made {
+            row,
+            i,
+            s,
+            o,
+            control,
+            base,
+            obs_uuid,
+            endpoint: value(&s.key.endpoint),
+            waiver,
         }
-    );
-    let relevant = json!([{
-        "href": format!("#{}", key.uuid(&format!("bundle|{i}|{bundle}"))),
-        "description": evidence_desc,
-    }]);
-    let subjects = json!([{
-        "subject-uuid": key.uuid(&format!("server|{i}|{bundle}")),
-        "type": "inventory-item",
-    }]);
-    let methods = json!([method(e, o).word()]);
-    let waiver = row.mark(i).filter(|m| m.active).map(|m| {
-        format!(
-            "{} waived until {} (waivers line {}): {}",
-            o.verdict.mark(),
-            m.expires,
-            m.line,
-            escape_line(&m.reason)
-        )
-    });
-    let mut remarks = Vec::new();
-    let why = no_finding(o.verdict);
-    if !why.is_empty() {
-        remarks.push(why.to_string());
     }
-    if e.source == Source::ReportedOnly {
-        remarks.push(format!(
-            "reported only: {}",
-            e.unreached
-                .unwrap_or("the recommendation is wholly operator-side")
-        ));
+
+    /// The eras the outcome lists, when it lists more than one: an observation more
+    /// for each.
+    fn eras(&self) -> Option<&'a Vec<Value>> {
+        let eras = self.o.details.get("eras").and_then(Value::as_array);
+        eras.filter(|x| x.len() > 1)
     }
-    if !o.reduction.is_empty() {
-        remarks.push(format!(
-            "what a probe cannot reach: {}",
-            escape_line(&o.reduction)
-        ));
+
+    /// The UUID of the observation of era `rev`.
+    fn era_uuid(&self, key: &DocKey, rev: &str) -> String {
+        key.uuid(&format!("observation|{}|era:{rev}", self.base))
     }
-    if let Some(w) = &waiver {
-        remarks.push(w.clone());
+
+    /// The revision of an era the outcome lists.
+    fn era_revision(era: &Value) -> &str {
+        era.get("revision").and_then(Value::as_str).unwrap_or("")
     }
-    let mut props = vec![
-        prop("check", e.id.as_str()),
-        prop("verdict", o.verdict.mark()),
-        prop("rule", e.rule),
-        prop("verdict-source", e.source.key()),
-        prop("level", e.level.as_str()),
-        prop("endpoint", &s.endpoint),
-        prop("revision", s.revision_label()),
-    ];
-    if waiver.is_some() {
-        props.push(prop("waived", "true"));
-    }
-    let mut obs = json!({
-        "uuid": obs_uuid,
-        "title": format!("{} {} on {endpoint}", e.id.as_str(), e.title),
-        "description": format!("{}: {}", o.verdict.mark(), escape_line(&o.evidence)),
-        "props": props,
-        "methods": methods,
-        "subjects": subjects,
-        "relevant-evidence": relevant,
-        "collected": time(s.collected_at),
-    });
-    if !remarks.is_empty() {
-        obs["remarks"] = Value::String(remarks.join("\n\n"));
-    }
-    let mut observations = vec![obs];
-    // A check graded on several eras: one observation more per era its outcome lists.
-    let eras = o.details.get("eras").and_then(Value::as_array);
-    if let Some(eras) = eras.filter(|x| x.len() > 1) {
-        for era in eras {
-            let rev = era.get("revision").and_then(Value::as_str).unwrap_or("");
+
+    /// The observation of the outcome, and one more per era it lists.
+    fn observations(&self, key: &DocKey) -> Vec<Value> {
+        let (e, s, o, i) = (self.row.entry, self.s, self.o, self.i);
+        let endpoint = &self.endpoint;
+        let records = o
+            .records
+            .iter()
+            .map(|n| format!("#{n}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let evidence_desc = format!(
+            "{}; records {}",
+            match s.sha256() {
+                Some(h) => format!("bundle SHA-256 {h} ({})", value(&s.key.bundle)),
+                None => format!("bundle {} (SHA-256 not taken)", value(&s.key.bundle)),
+            },
+            if records.is_empty() {
+                "(none)".to_string()
+            } else {
+                records.clone()
+            }
+        );
+        let bundle_href = format!("#{}", key.uuid(&format!("bundle|{i}|{}", s.bundle)));
+        let relevant = json!([{
+            "href": bundle_href,
+            "description": evidence_desc,
+        }]);
+        let subjects = json!([{
+            "subject-uuid": key.uuid(&format!("server|{i}|{}", s.bundle)),
+            "type": "inventory-item",
+        }]);
+        let methods = json!([method(e, o).word()]);
+        let mut remarks = Vec::new();
+        let why = no_finding(o.verdict);
+        if !why.is_empty() {
+            remarks.push(why.to_string());
+        }
+        if e.source == Source::ReportedOnly {
+            remarks.push(format!(
+                "reported only: {}",
+                e.unreached
+                    .unwrap_or("the recommendation is wholly operator-side")
+            ));
+        }
+        if !o.reduction.is_empty() {
+            remarks.push(format!(
+                "what a probe cannot reach: {}",
+                escape_line(&o.reduction)
+            ));
+        }
+        if let Some(w) = &self.waiver {
+            remarks.push(w.clone());
+        }
+        let mut props = vec![
+            prop("check", e.id.as_str()),
+            prop("verdict", o.verdict.mark()),
+            prop("rule", e.rule),
+            prop("verdict-source", e.source.key()),
+            prop("level", e.level.as_str()),
+            prop("endpoint", &s.key.endpoint),
+            prop("revision", s.key.revision_label()),
+        ];
+        if self.waiver.is_some() {
+            props.push(prop("waived", "true"));
+        }
+        let collected = time(s.collected_at);
+        let mut obs = json!({
+            "uuid": self.obs_uuid,
+            "title": format!("{} {} on {endpoint}", e.id.as_str(), e.title),
+            "description": format!("{}: {}", o.verdict.mark(), escape_line(&o.evidence)),
+            "props": props,
+            "methods": methods,
+            "subjects": subjects,
+            "relevant-evidence": relevant,
+            "collected": collected,
+        });
+        if !remarks.is_empty() {
+            obs["remarks"] = Value::String(remarks.join("\n\n"));
+        }
+        let mut observations = vec![obs];
+        // A check graded on several eras: one observation more per era its outcome lists.
+        for era in self.eras().into_iter().flatten() {
+            let rev = Made::era_revision(era);
             let verdict = era.get("verdict").and_then(Value::as_str).unwrap_or("");
             let applicable = era
                 .get("applicable")
                 .and_then(Value::as_bool)
                 .unwrap_or(true);
             let mut ob = json!({
-                "uuid": key.uuid(&format!("observation|{base}|era:{rev}")),
+                "uuid": self.era_uuid(key, rev),
                 "title": format!("{} {} on {endpoint}, era {}", e.id.as_str(), e.title, value(rev)),
                 "description": format!(
                     "{} on the {} era{}",
@@ -408,15 +486,15 @@ fn made(r: &Report, key: &DocKey, row: &Row, i: usize, s: &Server, o: &Outcome) 
                     prop("check", e.id.as_str()),
                     prop("verdict", verdict),
                     prop("era", rev),
-                    prop("endpoint", &s.endpoint),
+                    prop("endpoint", &s.key.endpoint),
                 ],
                 "methods": json!([method(e, o).word()]),
                 "subjects": subjects.clone(),
                 "relevant-evidence": json!([{
-                    "href": format!("#{}", key.uuid(&format!("bundle|{i}|{bundle}"))),
+                    "href": bundle_href,
                     "description": format!("{evidence_desc} (the records of every era the check was graded on)"),
                 }]),
-                "collected": time(s.collected_at),
+                "collected": collected,
             });
             let why = Verdict::ORDER
                 .iter()
@@ -427,25 +505,32 @@ fn made(r: &Report, key: &DocKey, row: &Row, i: usize, s: &Server, o: &Outcome) 
             }
             observations.push(ob);
         }
+        observations
     }
-    let finding = matches!(o.verdict, Verdict::Pass | Verdict::Fail).then(|| {
-        let (state, reason) = if o.verdict == Verdict::Pass {
-            ("satisfied", "pass")
-        } else {
-            ("not-satisfied", "fail")
+
+    /// The finding of a PASS or a FAIL (`None` for any other verdict), related to the
+    /// observations [`Made::observations`] makes of the same outcome.
+    fn finding(&self, key: &DocKey) -> Option<Value> {
+        let (e, o) = (self.row.entry, self.o);
+        let (state, reason) = match o.verdict {
+            Verdict::Pass => ("satisfied", "pass"),
+            Verdict::Fail => ("not-satisfied", "fail"),
+            _ => return None,
         };
-        let related: Vec<Value> = observations
-            .iter()
-            .map(|x| json!({"observation-uuid": x["uuid"]}))
-            .collect();
+        let endpoint = &self.endpoint;
+        let mut related = vec![json!({"observation-uuid": self.obs_uuid})];
+        for era in self.eras().into_iter().flatten() {
+            let uuid = self.era_uuid(key, Made::era_revision(era));
+            related.push(json!({"observation-uuid": uuid}));
+        }
         let mut f = json!({
-            "uuid": key.uuid(&format!("finding|{base}")),
+            "uuid": key.uuid(&format!("finding|{}", self.base)),
             "title": format!("{} {} on {endpoint}: {}", e.id.as_str(), e.title, o.verdict.mark()),
             "description": format!("{}: {}", o.verdict.mark(), escape_line(&o.evidence)),
-            "props": [prop("verdict", o.verdict.mark()), prop("endpoint", &s.endpoint)],
+            "props": [prop("verdict", o.verdict.mark()), prop("endpoint", &self.s.key.endpoint)],
             "target": {
                 "type": "objective-id",
-                "target-id": control,
+                "target-id": self.control,
                 "status": {"state": state, "reason": reason},
             },
             "related-observations": related,
@@ -453,7 +538,7 @@ fn made(r: &Report, key: &DocKey, row: &Row, i: usize, s: &Server, o: &Outcome) 
         if o.verdict == Verdict::Fail {
             f["remarks"] = Value::String(format!("remediation: {}", e.remediation));
         }
-        if let Some(w) = &waiver {
+        if let Some(w) = &self.waiver {
             let prev = f.get("remarks").and_then(Value::as_str).unwrap_or("");
             let text = if prev.is_empty() {
                 w.clone()
@@ -462,28 +547,39 @@ fn made(r: &Report, key: &DocKey, row: &Row, i: usize, s: &Server, o: &Outcome) 
             };
             f["remarks"] = Value::String(text);
         }
-        f
-    });
-    Made {
-        observations,
-        finding,
+        Some(f)
     }
 }
 
-/// Call `f` with what each graded check's outcome on each server makes, check by check
-/// (the outcomes of one check read a part at a time, [`Report::each_outcome`]).
+/// Call `f` with what each graded check's outcome on each server that `want` accepts
+/// (by the verdict) makes, check by check (the outcomes of one check read a part at a
+/// time, [`Report::each_outcome`], and only those wanted). What `f` needs of each
+/// server is in `facts`: no summary is read.
 fn each_made(
     r: &Report,
     key: &DocKey,
-    mut f: impl FnMut(Made) -> io::Result<()>,
+    facts: &Facts,
+    want: impl Fn(Verdict) -> bool,
+    mut f: impl FnMut(&Made) -> io::Result<()>,
 ) -> io::Result<()> {
     for row in r.graded() {
         r.each_outcome(
             row,
-            |_| true,
+            |i| row.verdict(i).is_some_and(&want),
             |i, o| {
-                let s = r.server(i).map_err(io::Error::other)?;
-                f(made(r, key, row, i, &s, o))?;
+                let (Some(k), Some(bundle), Some(&collected_at)) = (
+                    r.servers.get(i),
+                    facts.bundles.get(i),
+                    facts.collected.get(i),
+                ) else {
+                    return Err(io::Error::other(format!("the report has no server {i}")));
+                };
+                let s = Subject {
+                    key: k,
+                    bundle,
+                    collected_at,
+                };
+                f(&Made::new(r, key, row, i, &s, o))?;
                 Ok(ControlFlow::Continue(()))
             },
         )?;
@@ -611,17 +707,23 @@ pub fn write(r: &Report, out: &mut dyn Write) -> io::Result<()> {
     if any_obs {
         out.write_all(b",\n        \"observations\": [\n")?;
         let mut first = true;
-        each_made(r, &key, |m| {
-            for o in &m.observations {
-                if !first {
-                    out.write_all(b",\n")?;
+        each_made(
+            r,
+            &key,
+            &facts,
+            |_| true,
+            |m| {
+                for o in &m.observations(&key) {
+                    if !first {
+                        out.write_all(b",\n")?;
+                    }
+                    first = false;
+                    out.write_all(b"          ")?;
+                    serde_json::to_writer(&mut *out, o)?;
                 }
-                first = false;
-                out.write_all(b"          ")?;
-                serde_json::to_writer(&mut *out, o)?;
-            }
-            Ok(())
-        })?;
+                Ok(())
+            },
+        )?;
         for a in attestations
             .iter()
             .flat_map(|x| x.list.iter().map(move |a| (x, a)))
@@ -638,8 +740,9 @@ pub fn write(r: &Report, out: &mut dyn Write) -> io::Result<()> {
     if any_finding {
         out.write_all(b",\n        \"findings\": [\n")?;
         let mut first = true;
-        each_made(r, &key, |m| {
-            if let Some(f) = &m.finding {
+        let decided = |v| matches!(v, Verdict::Pass | Verdict::Fail);
+        each_made(r, &key, &facts, decided, |m| {
+            if let Some(f) = &m.finding(&key) {
                 if !first {
                     out.write_all(b",\n")?;
                 }
@@ -760,6 +863,136 @@ mod tests {
         changed[1_000].push('0');
         assert_ne!(DocKey::of(&r, &changed).uuid("x"), many.uuid("x"));
         assert_eq!(DocKey::of(&r, &bundles(2_000)).uuid("x"), many.uuid("x"));
+    }
+
+    /// `n` servers, every check graded on each, the outcomes held in memory or in a
+    /// spill file: PASS, FAIL and UNKNOWN in turn, some checks listing two eras, some
+    /// servers' bundles named by their SHA-256 and some not, two servers at one
+    /// endpoint; one check's results waived on some servers.
+    fn many(n: usize, spill: bool) -> Report {
+        use crate::benchmark::CheckResult;
+        use crate::verdict::{SubOutcome, SubVerdict};
+        let ev = crate::fixture::evidence(
+            Some(crate::fixture::session(
+                Some("2025-11-25"),
+                serde_json::json!({}),
+                None,
+            )),
+            Vec::new(),
+        );
+        let bm = crate::benchmark::Benchmark::builtin();
+        let spill = spill.then(|| {
+            super::super::Spill::create(None, super::super::SpillForm::Outcomes)
+                .expect("spill file")
+        });
+        let mut b = super::super::Builder::new(bm, None, spill);
+        for i in 0..n {
+            let results = bm
+                .checks
+                .iter()
+                .enumerate()
+                .map(|(k, e)| {
+                    let sub =
+                        [SubOutcome::Pass, SubOutcome::Fail, SubOutcome::Unknown][(i + k) % 3];
+                    let mut o = Outcome::from_subs(
+                        vec![SubVerdict::new(
+                            "a",
+                            sub,
+                            format!("server {i} said \"{k}\""),
+                        )],
+                        if k % 2 == 0 { "one leg" } else { "" },
+                    )
+                    .with_records([i as u64, k as u64]);
+                    if k % 5 == 0 {
+                        let mark = o.verdict.mark();
+                        o = o.with_detail(
+                            "eras",
+                            json!([
+                                {"revision": "2025-11-25", "verdict": mark},
+                                {"revision": "2025-06-18", "verdict": "N/A", "applicable": false},
+                            ]),
+                        );
+                    }
+                    CheckResult {
+                        entry: e,
+                        outcome: Some(o),
+                    }
+                })
+                .collect();
+            let mut server = Server::new(&ev, None);
+            server.endpoint = format!("http://s{:03}.test/mcp", i.min(n - 2));
+            server.bundle = format!("b{i}.mcpev");
+            server.collected_at = 1_764_480_000_000_000 + i as i64 * 1_000_003;
+            server.sha256 = (i % 3 != 1).then(|| format!("{i:064x}"));
+            b.server(server, results).expect("server");
+        }
+        let mut r = b.finish().expect("report");
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("waivers.toml");
+        let check = r.rows[1].entry.id.as_str();
+        std::fs::write(
+            &path,
+            format!("[[waiver]]\ncheck = \"{check}\"\nendpoint = \"http://s00*\"\nreason = \"known\"\nexpires = 2099-01-01\n"),
+        )
+        .expect("waivers");
+        let w = crate::waivers::Waivers::load(&path, bm).expect("waivers load");
+        r.apply_waivers(
+            &w,
+            chrono::NaiveDate::from_ymd_opt(2026, 12, 4).expect("date"),
+        );
+        r
+    }
+
+    /// A report whose outcomes were spilled writes the document of the same outcomes
+    /// held in memory, over more servers than a spill file reads back at a time; each
+    /// finding names the observations made of its result, and only those.
+    #[test]
+    fn spilled_and_held_reports_give_the_same_document() {
+        let n = super::super::WALK + 6;
+        let (held, spilled) = (many(n, false), many(n, true));
+        assert!(held.holds_outcomes() && !spilled.holds_outcomes());
+        assert!(held
+            .rows
+            .iter()
+            .any(|r| r.marks.iter().any(|(_, m)| m.active)));
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        write(&held, &mut a).expect("written");
+        write(&spilled, &mut b).expect("written");
+        assert_eq!(String::from_utf8_lossy(&a), String::from_utf8_lossy(&b));
+        let doc: Value = serde_json::from_slice(&a).expect("JSON");
+        let result = &doc["assessment-results"]["results"][0];
+        let observations = result["observations"].as_array().expect("observations");
+        let findings = result["findings"].as_array().expect("findings");
+        let graded = held.graded().count();
+        assert!(
+            observations.len() > graded * n,
+            "an observation more per era"
+        );
+        let by_uuid: std::collections::BTreeMap<&str, &Value> = observations
+            .iter()
+            .map(|o| (o["uuid"].as_str().expect("uuid"), o))
+            .collect();
+        assert_eq!(by_uuid.len(), observations.len(), "every UUID its own");
+        let decided = held.total(Verdict::Pass) + held.total(Verdict::Fail);
+        assert_eq!(findings.len(), decided);
+        let mut related = 0;
+        for f in findings {
+            let title = f["title"].as_str().expect("title");
+            for x in f["related-observations"].as_array().expect("related") {
+                let o = by_uuid[x["observation-uuid"].as_str().expect("uuid")];
+                let on = o["title"].as_str().expect("title");
+                assert!(
+                    title.starts_with(on.split(", era ").next().expect("title")),
+                    "{title} / {on}"
+                );
+                related += 1;
+            }
+        }
+        assert!(
+            related > findings.len(),
+            "findings of checks graded on eras"
+        );
+        assert!(String::from_utf8_lossy(&a).contains("waived until 2099-01-01"));
     }
 
     #[test]
