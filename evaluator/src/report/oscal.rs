@@ -88,23 +88,38 @@ pub fn uuid_v5(name: &str) -> String {
 
 /// A version 5 UUID of `name` under namespace `ns`.
 fn uuid_v5_in(ns: &[u8; 16], name: &[u8]) -> String {
+    uuid_text(&uuid_v5_bytes(ns, &[name]))
+}
+
+/// The 16 bytes of the version 5 UUID under namespace `ns` of the name made of `parts`,
+/// one after the other (hashed as they are, never joined first).
+fn uuid_v5_bytes(ns: &[u8; 16], parts: &[&[u8]]) -> [u8; 16] {
     let mut c = ring::digest::Context::new(&ring::digest::SHA1_FOR_LEGACY_USE_ONLY);
     c.update(ns);
-    c.update(name);
+    for p in parts {
+        c.update(p);
+    }
     let d = c.finish();
     let mut b = [0u8; 16];
     b.copy_from_slice(&d.as_ref()[..16]);
     b[6] = (b[6] & 0x0f) | 0x50;
     b[8] = (b[8] & 0x3f) | 0x80;
-    let h = hex::encode(b);
-    format!(
-        "{}-{}-{}-{}-{}",
-        &h[0..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..32]
-    )
+    b
+}
+
+/// A UUID's text form: its bytes in lowercase hex, `-` after the 4th, 6th, 8th and
+/// 10th.
+fn uuid_text(b: &[u8; 16]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(36);
+    for (k, x) in b.iter().enumerate() {
+        if matches!(k, 4 | 6 | 8 | 10) {
+            s.push('-');
+        }
+        s.push(char::from(HEX[usize::from(x >> 4)]));
+        s.push(char::from(HEX[usize::from(x & 0x0f)]));
+    }
+    s
 }
 
 /// A time in UTC microseconds as OSCAL writes it (RFC 3339, `Z`).
@@ -126,8 +141,20 @@ fn value(s: &str) -> String {
     }
 }
 
-fn prop(name: &str, v: &str) -> Value {
-    json!({"name": name, "ns": NS, "value": value(v)})
+/// One of this report's own properties (`ns` [`NS`]), as the document writes it.
+#[derive(serde::Serialize)]
+struct Prop<'a> {
+    name: &'a str,
+    ns: &'static str,
+    value: String,
+}
+
+fn prop<'a>(name: &'a str, v: &str) -> Prop<'a> {
+    Prop {
+        name,
+        ns: NS,
+        value: value(v),
+    }
 }
 
 /// What the document's UUIDs are derived from: the SHA-256 of the run's key, which
@@ -161,8 +188,24 @@ impl DocKey {
         ))
     }
 
+    /// The UUID of what `what` names: [`uuid_v5`] of `what|<key>`.
     fn uuid(&self, what: &str) -> String {
-        uuid_v5(&format!("{what}|{}", self.0))
+        uuid_text(&self.uuid_bytes(what))
+    }
+
+    /// [`DocKey::uuid`]'s 16 bytes.
+    fn uuid_bytes(&self, what: &str) -> [u8; 16] {
+        uuid_v5_bytes(&NAMESPACE, &[what.as_bytes(), b"|", self.0.as_bytes()])
+    }
+
+    /// The UUIDs of server `i`'s inventory item and of its bundle's back-matter resource
+    /// (the bundle named `bundle`, [`bundle_name`]), which every observation of its
+    /// results names.
+    fn server_ids(&self, i: usize, bundle: &str) -> ServerIds {
+        ServerIds {
+            item: self.uuid_bytes(&format!("server|{i}|{bundle}")),
+            bundle: self.uuid_bytes(&format!("bundle|{i}|{bundle}")),
+        }
     }
 }
 
@@ -299,16 +342,26 @@ fn attested(r: &Report, key: &DocKey, file_sha: &str, a: &crate::attestations::A
     obs
 }
 
+/// The UUIDs of a server's inventory item and of its bundle's back-matter resource
+/// ([`DocKey::server_ids`]), made once per server: 32 bytes a server, where making them
+/// for every observation took two SHA-1 hashes of each.
+#[derive(Debug, Clone, Copy)]
+struct ServerIds {
+    item: [u8; 16],
+    bundle: [u8; 16],
+}
+
 /// What the observations and the finding of a result say of its server: its key, and
 /// its bundle's name ([`bundle_name`]) and collection time from [`Facts`], gathered in
 /// the one walk over the servers' summaries, so that the walks over the outcomes read
-/// no summary back from a spill file.
+/// no summary back from a spill file, and its [`ServerIds`].
 struct Subject<'a> {
     key: &'a ServerKey,
     /// [`bundle_name`] of the server's summary.
     bundle: &'a str,
     /// [`Server::collected_at`].
     collected_at: i64,
+    ids: ServerIds,
 }
 
 impl Subject<'_> {
@@ -321,7 +374,6 @@ impl Subject<'_> {
 /// What the observations and the finding of `row`'s outcome on server `i` share.
 struct Made<'a> {
     row: &'a Row,
-    i: usize,
     s: &'a Subject<'a>,
     o: &'a Outcome,
     control: String,
@@ -357,7 +409,6 @@ impl<'a> Made<'a> {
         });
         Made {
             row,
-            i,
             s,
             o,
             control,
@@ -386,8 +437,8 @@ impl<'a> Made<'a> {
     }
 
     /// The observation of the outcome, and one more per era it lists.
-    fn observations(&self, key: &DocKey) -> Vec<Value> {
-        let (e, s, o, i) = (self.row.entry, self.s, self.o, self.i);
+    fn observations(&self, key: &DocKey) -> Vec<Observation<'a>> {
+        let (e, s, o) = (self.row.entry, self.s, self.o);
         let endpoint = &self.endpoint;
         let records = o
             .records
@@ -402,21 +453,13 @@ impl<'a> Made<'a> {
                 None => format!("bundle {} (SHA-256 not taken)", value(&s.key.bundle)),
             },
             if records.is_empty() {
-                "(none)".to_string()
+                "(none)"
             } else {
-                records.clone()
+                &records
             }
         );
-        let bundle_href = format!("#{}", key.uuid(&format!("bundle|{i}|{}", s.bundle)));
-        let relevant = json!([{
-            "href": bundle_href,
-            "description": evidence_desc,
-        }]);
-        let subjects = json!([{
-            "subject-uuid": key.uuid(&format!("server|{i}|{}", s.bundle)),
-            "type": "inventory-item",
-        }]);
-        let methods = json!([method(e, o).word()]);
+        let bundle_href = format!("#{}", uuid_text(&s.ids.bundle));
+        let subject = uuid_text(&s.ids.item);
         let mut remarks = Vec::new();
         let why = no_finding(o.verdict);
         if !why.is_empty() {
@@ -451,66 +494,79 @@ impl<'a> Made<'a> {
             props.push(prop("waived", "true"));
         }
         let collected = time(s.collected_at);
-        let mut obs = json!({
-            "uuid": self.obs_uuid,
-            "title": format!("{} {} on {endpoint}", e.id.as_str(), e.title),
-            "description": format!("{}: {}", o.verdict.mark(), escape_line(&o.evidence)),
-            "props": props,
-            "methods": methods,
-            "subjects": subjects,
-            "relevant-evidence": relevant,
-            "collected": collected,
-        });
-        if !remarks.is_empty() {
-            obs["remarks"] = Value::String(remarks.join("\n\n"));
-        }
-        let mut observations = vec![obs];
+        let method = method(e, o).word();
+        let eras = self.eras();
+        let mut observations = Vec::with_capacity(1 + eras.map_or(0, Vec::len));
         // A check graded on several eras: one observation more per era its outcome lists.
-        for era in self.eras().into_iter().flatten() {
+        for era in eras.into_iter().flatten() {
             let rev = Made::era_revision(era);
             let verdict = era.get("verdict").and_then(Value::as_str).unwrap_or("");
             let applicable = era
                 .get("applicable")
                 .and_then(Value::as_bool)
                 .unwrap_or(true);
-            let mut ob = json!({
-                "uuid": self.era_uuid(key, rev),
-                "title": format!("{} {} on {endpoint}, era {}", e.id.as_str(), e.title, value(rev)),
-                "description": format!(
+            let why = Verdict::ORDER
+                .iter()
+                .find(|v| v.mark() == verdict)
+                .map_or("", |v| no_finding(*v));
+            observations.push(Observation {
+                uuid: self.era_uuid(key, rev),
+                title: format!(
+                    "{} {} on {endpoint}, era {}",
+                    e.id.as_str(),
+                    e.title,
+                    value(rev)
+                ),
+                description: format!(
                     "{} on the {} era{}",
                     value(verdict),
                     value(rev),
-                    if applicable { "" } else { " (not applicable there: it does not count)" }
+                    if applicable {
+                        ""
+                    } else {
+                        " (not applicable there: it does not count)"
+                    }
                 ),
-                "props": [
+                props: vec![
                     prop("check", e.id.as_str()),
                     prop("verdict", verdict),
                     prop("era", rev),
                     prop("endpoint", &s.key.endpoint),
                 ],
-                "methods": json!([method(e, o).word()]),
-                "subjects": subjects.clone(),
-                "relevant-evidence": json!([{
-                    "href": bundle_href,
-                    "description": format!("{evidence_desc} (the records of every era the check was graded on)"),
-                }]),
-                "collected": collected,
+                methods: [method],
+                subjects: [SubjectRef::of(subject.clone())],
+                relevant_evidence: [Evidence {
+                    href: bundle_href.clone(),
+                    description: format!(
+                        "{evidence_desc} (the records of every era the check was graded on)"
+                    ),
+                }],
+                collected: collected.clone(),
+                remarks: (!why.is_empty()).then(|| why.to_string()),
             });
-            let why = Verdict::ORDER
-                .iter()
-                .find(|v| v.mark() == verdict)
-                .map_or("", |v| no_finding(*v));
-            if !why.is_empty() {
-                ob["remarks"] = Value::String(why.into());
-            }
-            observations.push(ob);
         }
+        let obs = Observation {
+            uuid: self.obs_uuid.clone(),
+            title: format!("{} {} on {endpoint}", e.id.as_str(), e.title),
+            description: format!("{}: {}", o.verdict.mark(), escape_line(&o.evidence)),
+            props,
+            methods: [method],
+            subjects: [SubjectRef::of(subject)],
+            relevant_evidence: [Evidence {
+                href: bundle_href,
+                description: evidence_desc,
+            }],
+            collected,
+            remarks: (!remarks.is_empty()).then(|| remarks.join("\n\n")),
+        };
+        // The outcome's own observation first, then the eras'.
+        observations.insert(0, obs);
         observations
     }
 
     /// The finding of a PASS or a FAIL (`None` for any other verdict), related to the
     /// observations [`Made::observations`] makes of the same outcome.
-    fn finding(&self, key: &DocKey) -> Option<Value> {
+    fn finding(&self, key: &DocKey) -> Option<Finding<'a>> {
         let (e, o) = (self.row.entry, self.o);
         let (state, reason) = match o.verdict {
             Verdict::Pass => ("satisfied", "pass"),
@@ -518,37 +574,119 @@ impl<'a> Made<'a> {
             _ => return None,
         };
         let endpoint = &self.endpoint;
-        let mut related = vec![json!({"observation-uuid": self.obs_uuid})];
+        let mut related = vec![Related {
+            uuid: self.obs_uuid.clone(),
+        }];
         for era in self.eras().into_iter().flatten() {
-            let uuid = self.era_uuid(key, Made::era_revision(era));
-            related.push(json!({"observation-uuid": uuid}));
+            related.push(Related {
+                uuid: self.era_uuid(key, Made::era_revision(era)),
+            });
         }
-        let mut f = json!({
-            "uuid": key.uuid(&format!("finding|{}", self.base)),
-            "title": format!("{} {} on {endpoint}: {}", e.id.as_str(), e.title, o.verdict.mark()),
-            "description": format!("{}: {}", o.verdict.mark(), escape_line(&o.evidence)),
-            "props": [prop("verdict", o.verdict.mark()), prop("endpoint", &self.s.key.endpoint)],
-            "target": {
-                "type": "objective-id",
-                "target-id": self.control,
-                "status": {"state": state, "reason": reason},
-            },
-            "related-observations": related,
-        });
+        let mut remarks = Vec::new();
         if o.verdict == Verdict::Fail {
-            f["remarks"] = Value::String(format!("remediation: {}", e.remediation));
+            remarks.push(format!("remediation: {}", e.remediation));
         }
         if let Some(w) = &self.waiver {
-            let prev = f.get("remarks").and_then(Value::as_str).unwrap_or("");
-            let text = if prev.is_empty() {
-                w.clone()
-            } else {
-                format!("{prev}\n\n{w}")
-            };
-            f["remarks"] = Value::String(text);
+            remarks.push(w.clone());
         }
-        Some(f)
+        Some(Finding {
+            uuid: key.uuid(&format!("finding|{}", self.base)),
+            title: format!(
+                "{} {} on {endpoint}: {}",
+                e.id.as_str(),
+                e.title,
+                o.verdict.mark()
+            ),
+            description: format!("{}: {}", o.verdict.mark(), escape_line(&o.evidence)),
+            props: [
+                prop("verdict", o.verdict.mark()),
+                prop("endpoint", &self.s.key.endpoint),
+            ],
+            target: Target {
+                kind: "objective-id",
+                target_id: self.control.clone(),
+                status: Status { state, reason },
+            },
+            related_observations: related,
+            remarks: (!remarks.is_empty()).then(|| remarks.join("\n\n")),
+        })
     }
+}
+
+/// An observation of a result, as the document writes it (its keys in this order).
+#[derive(serde::Serialize)]
+struct Observation<'a> {
+    uuid: String,
+    title: String,
+    description: String,
+    props: Vec<Prop<'a>>,
+    methods: [&'static str; 1],
+    subjects: [SubjectRef; 1],
+    #[serde(rename = "relevant-evidence")]
+    relevant_evidence: [Evidence; 1],
+    collected: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    remarks: Option<String>,
+}
+
+/// An observation's subject: a server's inventory item.
+#[derive(serde::Serialize)]
+struct SubjectRef {
+    #[serde(rename = "subject-uuid")]
+    uuid: String,
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+impl SubjectRef {
+    fn of(uuid: String) -> SubjectRef {
+        SubjectRef {
+            uuid,
+            kind: "inventory-item",
+        }
+    }
+}
+
+/// An observation's relevant evidence: its bundle's back-matter resource.
+#[derive(serde::Serialize)]
+struct Evidence {
+    href: String,
+    description: String,
+}
+
+/// A finding of a PASS or a FAIL, as the document writes it (its keys in this order).
+#[derive(serde::Serialize)]
+struct Finding<'a> {
+    uuid: String,
+    title: String,
+    description: String,
+    props: [Prop<'a>; 2],
+    target: Target,
+    #[serde(rename = "related-observations")]
+    related_observations: Vec<Related>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    remarks: Option<String>,
+}
+
+#[derive(serde::Serialize)]
+struct Target {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    #[serde(rename = "target-id")]
+    target_id: String,
+    status: Status,
+}
+
+#[derive(serde::Serialize)]
+struct Status {
+    state: &'static str,
+    reason: &'static str,
+}
+
+#[derive(serde::Serialize)]
+struct Related {
+    #[serde(rename = "observation-uuid")]
+    uuid: String,
 }
 
 /// Call `f` with what each graded check's outcome on each server that `want` accepts
@@ -559,6 +697,7 @@ fn each_made(
     r: &Report,
     key: &DocKey,
     facts: &Facts,
+    ids: &[ServerIds],
     want: impl Fn(Verdict) -> bool,
     mut f: impl FnMut(&Made) -> io::Result<()>,
 ) -> io::Result<()> {
@@ -567,10 +706,11 @@ fn each_made(
             row,
             |i| row.verdict(i).is_some_and(&want),
             |i, o| {
-                let (Some(k), Some(bundle), Some(&collected_at)) = (
+                let (Some(k), Some(bundle), Some(&collected_at), Some(&ids)) = (
                     r.servers.get(i),
                     facts.bundles.get(i),
                     facts.collected.get(i),
+                    ids.get(i),
                 ) else {
                     return Err(io::Error::other(format!("the report has no server {i}")));
                 };
@@ -578,6 +718,7 @@ fn each_made(
                     key: k,
                     bundle,
                     collected_at,
+                    ids,
                 };
                 f(&Made::new(r, key, row, i, &s, o))?;
                 Ok(ControlFlow::Continue(()))
@@ -591,6 +732,9 @@ fn each_made(
 pub fn write(r: &Report, out: &mut dyn Write) -> io::Result<()> {
     let facts = facts(r)?;
     let key = DocKey::of(r, &facts.bundles);
+    let ids: Vec<ServerIds> = (facts.bundles.iter().enumerate())
+        .map(|(i, b)| key.server_ids(i, b))
+        .collect();
     let b = &r.provenance.benchmark;
     let g = &r.provenance.grader;
     let start = time(facts.start.unwrap_or(0));
@@ -711,15 +855,16 @@ pub fn write(r: &Report, out: &mut dyn Write) -> io::Result<()> {
             r,
             &key,
             &facts,
+            &ids,
             |_| true,
             |m| {
-                for o in &m.observations(&key) {
+                for o in m.observations(&key) {
                     if !first {
                         out.write_all(b",\n")?;
                     }
                     first = false;
                     out.write_all(b"          ")?;
-                    serde_json::to_writer(&mut *out, o)?;
+                    serde_json::to_writer(&mut *out, &o)?;
                 }
                 Ok(())
             },
@@ -741,7 +886,7 @@ pub fn write(r: &Report, out: &mut dyn Write) -> io::Result<()> {
         out.write_all(b",\n        \"findings\": [\n")?;
         let mut first = true;
         let decided = |v| matches!(v, Verdict::Pass | Verdict::Fail);
-        each_made(r, &key, &facts, decided, |m| {
+        each_made(r, &key, &facts, &ids, decided, |m| {
             if let Some(f) = &m.finding(&key) {
                 if !first {
                     out.write_all(b",\n")?;
@@ -837,6 +982,20 @@ mod tests {
             uuid_v5_in(&dns, b"python.org"),
             "886313e1-3b8a-5372-9b90-0c9aee199e5d"
         );
+        // The text form as the hex of the bytes, cut at the dashes.
+        let b: [u8; 16] = std::array::from_fn(|k| (k as u8).wrapping_mul(37).wrapping_add(5));
+        let h = hex::encode(b);
+        assert_eq!(
+            uuid_text(&b),
+            format!(
+                "{}-{}-{}-{}-{}",
+                &h[..8],
+                &h[8..12],
+                &h[12..16],
+                &h[16..20],
+                &h[20..]
+            )
+        );
         let u = uuid_v5("x");
         assert_eq!(u, uuid_v5("x"));
         assert_ne!(u, uuid_v5("y"));
@@ -854,6 +1013,11 @@ mod tests {
         let one = DocKey::of(&r, &bundles(1));
         let many = DocKey::of(&r, &bundles(2_000));
         assert_eq!(one.0.len(), many.0.len());
+        // A UUID is the one of `what|<key>`, however it is hashed.
+        assert_eq!(many.uuid("x|y"), uuid_v5(&format!("x|y|{}", many.0)));
+        let ids = many.server_ids(3, "sha256:ab");
+        assert_eq!(uuid_text(&ids.item), many.uuid("server|3|sha256:ab"));
+        assert_eq!(uuid_text(&ids.bundle), many.uuid("bundle|3|sha256:ab"));
         assert_ne!(one.uuid("x"), many.uuid("x"));
         // Each bundle counts, and so does its place in the report's order.
         let mut swapped = bundles(2_000);
