@@ -243,6 +243,8 @@ fn a_spilled_report_writes_the_bytes_of_the_report_in_memory() {
         (Format::Junit, 24, false),
         (Format::Markdown, 24, false),
         (Format::Html, 24, false),
+        (Format::Oscal, 24, false),
+        (Format::Xccdf, 24, false),
     ] {
         spilled.verbose = verbose;
         memory.verbose = verbose;

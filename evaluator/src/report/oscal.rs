@@ -17,14 +17,18 @@
 //! the same bundles under the same definition and grader give the same bytes.
 //!
 //! Written as it goes: the skeleton by hand, each observation and finding one JSON
-//! object on its own line, one check's outcomes at a time ([`Report::each_outcome`]).
+//! object on its own line, one check's outcomes at a time ([`Report::each_outcome`];
+//! the findings' walk reads only the PASS and FAIL results). What they say of a
+//! server beside its [`super::ServerKey`] (its bundle's name and collection time) is
+//! gathered in one walk over the servers' summaries before, and held for every server:
+//! no summary is read back per result.
 
 use std::io::{self, Write};
 use std::ops::ControlFlow;
 
 use serde_json::{json, Value};
 
-use super::{Report, Row, Server};
+use super::{Report, Row, Server, ServerKey};
 use crate::benchmark::{id_key, Entry, Source};
 use crate::fmt::escape_line;
 use crate::verdict::{Outcome, Verdict};
@@ -84,23 +88,38 @@ pub fn uuid_v5(name: &str) -> String {
 
 /// A version 5 UUID of `name` under namespace `ns`.
 fn uuid_v5_in(ns: &[u8; 16], name: &[u8]) -> String {
+    uuid_text(&uuid_v5_bytes(ns, &[name]))
+}
+
+/// The 16 bytes of the version 5 UUID under namespace `ns` of the name made of `parts`,
+/// one after the other (hashed as they are, never joined first).
+fn uuid_v5_bytes(ns: &[u8; 16], parts: &[&[u8]]) -> [u8; 16] {
     let mut c = ring::digest::Context::new(&ring::digest::SHA1_FOR_LEGACY_USE_ONLY);
     c.update(ns);
-    c.update(name);
+    for p in parts {
+        c.update(p);
+    }
     let d = c.finish();
     let mut b = [0u8; 16];
     b.copy_from_slice(&d.as_ref()[..16]);
     b[6] = (b[6] & 0x0f) | 0x50;
     b[8] = (b[8] & 0x3f) | 0x80;
-    let h = hex::encode(b);
-    format!(
-        "{}-{}-{}-{}-{}",
-        &h[0..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..32]
-    )
+    b
+}
+
+/// A UUID's text form: its bytes in lowercase hex, `-` after the 4th, 6th, 8th and
+/// 10th.
+fn uuid_text(b: &[u8; 16]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(36);
+    for (k, x) in b.iter().enumerate() {
+        if matches!(k, 4 | 6 | 8 | 10) {
+            s.push('-');
+        }
+        s.push(char::from(HEX[usize::from(x >> 4)]));
+        s.push(char::from(HEX[usize::from(x & 0x0f)]));
+    }
+    s
 }
 
 /// A time in UTC microseconds as OSCAL writes it (RFC 3339, `Z`).
@@ -122,8 +141,20 @@ fn value(s: &str) -> String {
     }
 }
 
-fn prop(name: &str, v: &str) -> Value {
-    json!({"name": name, "ns": NS, "value": value(v)})
+/// One of this report's own properties (`ns` [`NS`]), as the document writes it.
+#[derive(serde::Serialize)]
+struct Prop<'a> {
+    name: &'a str,
+    ns: &'static str,
+    value: String,
+}
+
+fn prop<'a>(name: &'a str, v: &str) -> Prop<'a> {
+    Prop {
+        name,
+        ns: NS,
+        value: value(v),
+    }
 }
 
 /// What the document's UUIDs are derived from: the SHA-256 of the run's key, which
@@ -157,8 +188,24 @@ impl DocKey {
         ))
     }
 
+    /// The UUID of what `what` names: [`uuid_v5`] of `what|<key>`.
     fn uuid(&self, what: &str) -> String {
-        uuid_v5(&format!("{what}|{}", self.0))
+        uuid_text(&self.uuid_bytes(what))
+    }
+
+    /// [`DocKey::uuid`]'s 16 bytes.
+    fn uuid_bytes(&self, what: &str) -> [u8; 16] {
+        uuid_v5_bytes(&NAMESPACE, &[what.as_bytes(), b"|", self.0.as_bytes()])
+    }
+
+    /// The UUIDs of server `i`'s inventory item and of its bundle's back-matter resource
+    /// (the bundle named `bundle`, [`bundle_name`]), which every observation of its
+    /// results names.
+    fn server_ids(&self, i: usize, bundle: &str) -> ServerIds {
+        ServerIds {
+            item: self.uuid_bytes(&format!("server|{i}|{bundle}")),
+            bundle: self.uuid_bytes(&format!("bundle|{i}|{bundle}")),
+        }
     }
 }
 
@@ -171,9 +218,14 @@ fn bundle_name(s: &Server) -> String {
     }
 }
 
-/// Per-server facts gathered in one walk over the servers.
+/// Per-server facts gathered in one walk over the servers' summaries: all the walks
+/// over the outcomes need of a server beside its [`ServerKey`] (held for every server,
+/// about a hundred bytes and a `bundle_name` of 71 each).
 struct Facts {
+    /// [`bundle_name`] of each server, in report order.
     bundles: Vec<String>,
+    /// [`Server::collected_at`] of each server, in report order.
+    collected: Vec<i64>,
     start: Option<i64>,
     end: Option<i64>,
 }
@@ -181,11 +233,13 @@ struct Facts {
 fn facts(r: &Report) -> io::Result<Facts> {
     let mut f = Facts {
         bundles: Vec::with_capacity(r.servers.len()),
+        collected: Vec::with_capacity(r.servers.len()),
         start: None,
         end: None,
     };
     r.each_server(|_, s| {
         f.bundles.push(bundle_name(s));
+        f.collected.push(s.collected_at);
         f.start = Some(
             f.start
                 .map_or(s.collected_at, |t: i64| t.min(s.collected_at)),
@@ -288,202 +342,385 @@ fn attested(r: &Report, key: &DocKey, file_sha: &str, a: &crate::attestations::A
     obs
 }
 
-/// The observations (and, for PASS and FAIL, the finding) of `row` on server `i`.
-struct Made {
-    observations: Vec<Value>,
-    finding: Option<Value>,
+/// The UUIDs of a server's inventory item and of its bundle's back-matter resource
+/// ([`DocKey::server_ids`]), made once per server: 32 bytes a server, where making them
+/// for every observation took two SHA-1 hashes of each.
+#[derive(Debug, Clone, Copy)]
+struct ServerIds {
+    item: [u8; 16],
+    bundle: [u8; 16],
 }
 
-fn made(r: &Report, key: &DocKey, row: &Row, i: usize, s: &Server, o: &Outcome) -> Made {
-    let e = row.entry;
-    let b = &r.provenance.benchmark;
-    let control = control_id(&b.id, e.id.as_str());
-    let bundle = bundle_name(s);
-    let base = format!("{control}|server:{i}|{bundle}");
-    let obs_uuid = key.uuid(&format!("observation|{base}"));
-    let endpoint = value(&s.endpoint);
-    let records = o
-        .records
-        .iter()
-        .map(|n| format!("#{n}"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let evidence_desc = format!(
-        "{}; records {}",
-        match &s.sha256 {
-            Some(h) => format!("bundle SHA-256 {h} ({})", value(&s.bundle)),
-            None => format!("bundle {} (SHA-256 not taken)", value(&s.bundle)),
-        },
-        if records.is_empty() {
-            "(none)".to_string()
-        } else {
-            records.clone()
+/// What the observations and the finding of a result say of its server: its key, and
+/// its bundle's name ([`bundle_name`]) and collection time from [`Facts`], gathered in
+/// the one walk over the servers' summaries, so that the walks over the outcomes read
+/// no summary back from a spill file, and its [`ServerIds`].
+struct Subject<'a> {
+    key: &'a ServerKey,
+    /// [`bundle_name`] of the server's summary.
+    bundle: &'a str,
+    /// [`Server::collected_at`].
+    collected_at: i64,
+    ids: ServerIds,
+}
+
+impl Subject<'_> {
+    /// [`Server::sha256`]: what [`bundle_name`] names the bundle by, when it was taken.
+    fn sha256(&self) -> Option<&str> {
+        self.bundle.strip_prefix("sha256:")
+    }
+}
+
+/// What the observations and the finding of `row`'s outcome on server `i` share.
+struct Made<'a> {
+    row: &'a Row,
+    s: &'a Subject<'a>,
+    o: &'a Outcome,
+    control: String,
+    /// What every UUID of the result is named after, beside what the object is.
+    base: String,
+    obs_uuid: String,
+    /// The endpoint as a title writes it ([`value`]).
+    endpoint: String,
+    /// The remark of a waiver in force that matched the result.
+    waiver: Option<String>,
+}
+
+impl<'a> Made<'a> {
+    fn new(
+        r: &Report,
+        key: &DocKey,
+        row: &'a Row,
+        i: usize,
+        s: &'a Subject<'a>,
+        o: &'a Outcome,
+    ) -> Made<'a> {
+        let control = control_id(&r.provenance.benchmark.id, row.entry.id.as_str());
+        let base = format!("{control}|server:{i}|{}", s.bundle);
+        let obs_uuid = key.uuid(&format!("observation|{base}"));
+        let waiver = row.mark(i).filter(|m| m.active).map(|m| {
+            format!(
+                "{} waived until {} (waivers line {}): {}",
+                o.verdict.mark(),
+                m.expires,
+                m.line,
+                escape_line(&m.reason)
+            )
+        });
+        Made {
+            row,
+            s,
+            o,
+            control,
+            base,
+            obs_uuid,
+            endpoint: value(&s.key.endpoint),
+            waiver,
         }
-    );
-    let relevant = json!([{
-        "href": format!("#{}", key.uuid(&format!("bundle|{i}|{bundle}"))),
-        "description": evidence_desc,
-    }]);
-    let subjects = json!([{
-        "subject-uuid": key.uuid(&format!("server|{i}|{bundle}")),
-        "type": "inventory-item",
-    }]);
-    let methods = json!([method(e, o).word()]);
-    let waiver = row.mark(i).filter(|m| m.active).map(|m| {
-        format!(
-            "{} waived until {} (waivers line {}): {}",
-            o.verdict.mark(),
-            m.expires,
-            m.line,
-            escape_line(&m.reason)
-        )
-    });
-    let mut remarks = Vec::new();
-    let why = no_finding(o.verdict);
-    if !why.is_empty() {
-        remarks.push(why.to_string());
     }
-    if e.source == Source::ReportedOnly {
-        remarks.push(format!(
-            "reported only: {}",
-            e.unreached
-                .unwrap_or("the recommendation is wholly operator-side")
-        ));
+
+    /// The eras the outcome lists, when it lists more than one: an observation more
+    /// for each.
+    fn eras(&self) -> Option<&'a Vec<Value>> {
+        let eras = self.o.details.get("eras").and_then(Value::as_array);
+        eras.filter(|x| x.len() > 1)
     }
-    if !o.reduction.is_empty() {
-        remarks.push(format!(
-            "what a probe cannot reach: {}",
-            escape_line(&o.reduction)
-        ));
+
+    /// The UUID of the observation of era `rev`.
+    fn era_uuid(&self, key: &DocKey, rev: &str) -> String {
+        key.uuid(&format!("observation|{}|era:{rev}", self.base))
     }
-    if let Some(w) = &waiver {
-        remarks.push(w.clone());
+
+    /// The revision of an era the outcome lists.
+    fn era_revision(era: &Value) -> &str {
+        era.get("revision").and_then(Value::as_str).unwrap_or("")
     }
-    let mut props = vec![
-        prop("check", e.id.as_str()),
-        prop("verdict", o.verdict.mark()),
-        prop("rule", e.rule),
-        prop("verdict-source", e.source.key()),
-        prop("level", e.level.as_str()),
-        prop("endpoint", &s.endpoint),
-        prop("revision", s.revision_label()),
-    ];
-    if waiver.is_some() {
-        props.push(prop("waived", "true"));
-    }
-    let mut obs = json!({
-        "uuid": obs_uuid,
-        "title": format!("{} {} on {endpoint}", e.id.as_str(), e.title),
-        "description": format!("{}: {}", o.verdict.mark(), escape_line(&o.evidence)),
-        "props": props,
-        "methods": methods,
-        "subjects": subjects,
-        "relevant-evidence": relevant,
-        "collected": time(s.collected_at),
-    });
-    if !remarks.is_empty() {
-        obs["remarks"] = Value::String(remarks.join("\n\n"));
-    }
-    let mut observations = vec![obs];
-    // A check graded on several eras: one observation more per era its outcome lists.
-    let eras = o.details.get("eras").and_then(Value::as_array);
-    if let Some(eras) = eras.filter(|x| x.len() > 1) {
-        for era in eras {
-            let rev = era.get("revision").and_then(Value::as_str).unwrap_or("");
+
+    /// The observation of the outcome, and one more per era it lists.
+    fn observations(&self, key: &DocKey) -> Vec<Observation<'a>> {
+        let (e, s, o) = (self.row.entry, self.s, self.o);
+        let endpoint = &self.endpoint;
+        let records = o
+            .records
+            .iter()
+            .map(|n| format!("#{n}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let evidence_desc = format!(
+            "{}; records {}",
+            match s.sha256() {
+                Some(h) => format!("bundle SHA-256 {h} ({})", value(&s.key.bundle)),
+                None => format!("bundle {} (SHA-256 not taken)", value(&s.key.bundle)),
+            },
+            if records.is_empty() {
+                "(none)"
+            } else {
+                &records
+            }
+        );
+        let bundle_href = format!("#{}", uuid_text(&s.ids.bundle));
+        let subject = uuid_text(&s.ids.item);
+        let mut remarks = Vec::new();
+        let why = no_finding(o.verdict);
+        if !why.is_empty() {
+            remarks.push(why.to_string());
+        }
+        if e.source == Source::ReportedOnly {
+            remarks.push(format!(
+                "reported only: {}",
+                e.unreached
+                    .unwrap_or("the recommendation is wholly operator-side")
+            ));
+        }
+        if !o.reduction.is_empty() {
+            remarks.push(format!(
+                "what a probe cannot reach: {}",
+                escape_line(&o.reduction)
+            ));
+        }
+        if let Some(w) = &self.waiver {
+            remarks.push(w.clone());
+        }
+        let mut props = vec![
+            prop("check", e.id.as_str()),
+            prop("verdict", o.verdict.mark()),
+            prop("rule", e.rule),
+            prop("verdict-source", e.source.key()),
+            prop("level", e.level.as_str()),
+            prop("endpoint", &s.key.endpoint),
+            prop("revision", s.key.revision_label()),
+        ];
+        if self.waiver.is_some() {
+            props.push(prop("waived", "true"));
+        }
+        let collected = time(s.collected_at);
+        let method = method(e, o).word();
+        let eras = self.eras();
+        let mut observations = Vec::with_capacity(1 + eras.map_or(0, Vec::len));
+        // A check graded on several eras: one observation more per era its outcome lists.
+        for era in eras.into_iter().flatten() {
+            let rev = Made::era_revision(era);
             let verdict = era.get("verdict").and_then(Value::as_str).unwrap_or("");
             let applicable = era
                 .get("applicable")
                 .and_then(Value::as_bool)
                 .unwrap_or(true);
-            let mut ob = json!({
-                "uuid": key.uuid(&format!("observation|{base}|era:{rev}")),
-                "title": format!("{} {} on {endpoint}, era {}", e.id.as_str(), e.title, value(rev)),
-                "description": format!(
-                    "{} on the {} era{}",
-                    value(verdict),
-                    value(rev),
-                    if applicable { "" } else { " (not applicable there: it does not count)" }
-                ),
-                "props": [
-                    prop("check", e.id.as_str()),
-                    prop("verdict", verdict),
-                    prop("era", rev),
-                    prop("endpoint", &s.endpoint),
-                ],
-                "methods": json!([method(e, o).word()]),
-                "subjects": subjects.clone(),
-                "relevant-evidence": json!([{
-                    "href": format!("#{}", key.uuid(&format!("bundle|{i}|{bundle}"))),
-                    "description": format!("{evidence_desc} (the records of every era the check was graded on)"),
-                }]),
-                "collected": time(s.collected_at),
-            });
             let why = Verdict::ORDER
                 .iter()
                 .find(|v| v.mark() == verdict)
                 .map_or("", |v| no_finding(*v));
-            if !why.is_empty() {
-                ob["remarks"] = Value::String(why.into());
-            }
-            observations.push(ob);
+            observations.push(Observation {
+                uuid: self.era_uuid(key, rev),
+                title: format!(
+                    "{} {} on {endpoint}, era {}",
+                    e.id.as_str(),
+                    e.title,
+                    value(rev)
+                ),
+                description: format!(
+                    "{} on the {} era{}",
+                    value(verdict),
+                    value(rev),
+                    if applicable {
+                        ""
+                    } else {
+                        " (not applicable there: it does not count)"
+                    }
+                ),
+                props: vec![
+                    prop("check", e.id.as_str()),
+                    prop("verdict", verdict),
+                    prop("era", rev),
+                    prop("endpoint", &s.key.endpoint),
+                ],
+                methods: [method],
+                subjects: [SubjectRef::of(subject.clone())],
+                relevant_evidence: [Evidence {
+                    href: bundle_href.clone(),
+                    description: format!(
+                        "{evidence_desc} (the records of every era the check was graded on)"
+                    ),
+                }],
+                collected: collected.clone(),
+                remarks: (!why.is_empty()).then(|| why.to_string()),
+            });
         }
-    }
-    let finding = matches!(o.verdict, Verdict::Pass | Verdict::Fail).then(|| {
-        let (state, reason) = if o.verdict == Verdict::Pass {
-            ("satisfied", "pass")
-        } else {
-            ("not-satisfied", "fail")
+        let obs = Observation {
+            uuid: self.obs_uuid.clone(),
+            title: format!("{} {} on {endpoint}", e.id.as_str(), e.title),
+            description: format!("{}: {}", o.verdict.mark(), escape_line(&o.evidence)),
+            props,
+            methods: [method],
+            subjects: [SubjectRef::of(subject)],
+            relevant_evidence: [Evidence {
+                href: bundle_href,
+                description: evidence_desc,
+            }],
+            collected,
+            remarks: (!remarks.is_empty()).then(|| remarks.join("\n\n")),
         };
-        let related: Vec<Value> = observations
-            .iter()
-            .map(|x| json!({"observation-uuid": x["uuid"]}))
-            .collect();
-        let mut f = json!({
-            "uuid": key.uuid(&format!("finding|{base}")),
-            "title": format!("{} {} on {endpoint}: {}", e.id.as_str(), e.title, o.verdict.mark()),
-            "description": format!("{}: {}", o.verdict.mark(), escape_line(&o.evidence)),
-            "props": [prop("verdict", o.verdict.mark()), prop("endpoint", &s.endpoint)],
-            "target": {
-                "type": "objective-id",
-                "target-id": control,
-                "status": {"state": state, "reason": reason},
-            },
-            "related-observations": related,
-        });
+        // The outcome's own observation first, then the eras'.
+        observations.insert(0, obs);
+        observations
+    }
+
+    /// The finding of a PASS or a FAIL (`None` for any other verdict), related to the
+    /// observations [`Made::observations`] makes of the same outcome.
+    fn finding(&self, key: &DocKey) -> Option<Finding<'a>> {
+        let (e, o) = (self.row.entry, self.o);
+        let (state, reason) = match o.verdict {
+            Verdict::Pass => ("satisfied", "pass"),
+            Verdict::Fail => ("not-satisfied", "fail"),
+            _ => return None,
+        };
+        let endpoint = &self.endpoint;
+        let mut related = vec![Related {
+            uuid: self.obs_uuid.clone(),
+        }];
+        for era in self.eras().into_iter().flatten() {
+            related.push(Related {
+                uuid: self.era_uuid(key, Made::era_revision(era)),
+            });
+        }
+        let mut remarks = Vec::new();
         if o.verdict == Verdict::Fail {
-            f["remarks"] = Value::String(format!("remediation: {}", e.remediation));
+            remarks.push(format!("remediation: {}", e.remediation));
         }
-        if let Some(w) = &waiver {
-            let prev = f.get("remarks").and_then(Value::as_str).unwrap_or("");
-            let text = if prev.is_empty() {
-                w.clone()
-            } else {
-                format!("{prev}\n\n{w}")
-            };
-            f["remarks"] = Value::String(text);
+        if let Some(w) = &self.waiver {
+            remarks.push(w.clone());
         }
-        f
-    });
-    Made {
-        observations,
-        finding,
+        Some(Finding {
+            uuid: key.uuid(&format!("finding|{}", self.base)),
+            title: format!(
+                "{} {} on {endpoint}: {}",
+                e.id.as_str(),
+                e.title,
+                o.verdict.mark()
+            ),
+            description: format!("{}: {}", o.verdict.mark(), escape_line(&o.evidence)),
+            props: [
+                prop("verdict", o.verdict.mark()),
+                prop("endpoint", &self.s.key.endpoint),
+            ],
+            target: Target {
+                kind: "objective-id",
+                target_id: self.control.clone(),
+                status: Status { state, reason },
+            },
+            related_observations: related,
+            remarks: (!remarks.is_empty()).then(|| remarks.join("\n\n")),
+        })
     }
 }
 
-/// Call `f` with what each graded check's outcome on each server makes, check by check
-/// (the outcomes of one check read a part at a time, [`Report::each_outcome`]).
+/// An observation of a result, as the document writes it (its keys in this order).
+#[derive(serde::Serialize)]
+struct Observation<'a> {
+    uuid: String,
+    title: String,
+    description: String,
+    props: Vec<Prop<'a>>,
+    methods: [&'static str; 1],
+    subjects: [SubjectRef; 1],
+    #[serde(rename = "relevant-evidence")]
+    relevant_evidence: [Evidence; 1],
+    collected: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    remarks: Option<String>,
+}
+
+/// An observation's subject: a server's inventory item.
+#[derive(serde::Serialize)]
+struct SubjectRef {
+    #[serde(rename = "subject-uuid")]
+    uuid: String,
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+impl SubjectRef {
+    fn of(uuid: String) -> SubjectRef {
+        SubjectRef {
+            uuid,
+            kind: "inventory-item",
+        }
+    }
+}
+
+/// An observation's relevant evidence: its bundle's back-matter resource.
+#[derive(serde::Serialize)]
+struct Evidence {
+    href: String,
+    description: String,
+}
+
+/// A finding of a PASS or a FAIL, as the document writes it (its keys in this order).
+#[derive(serde::Serialize)]
+struct Finding<'a> {
+    uuid: String,
+    title: String,
+    description: String,
+    props: [Prop<'a>; 2],
+    target: Target,
+    #[serde(rename = "related-observations")]
+    related_observations: Vec<Related>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    remarks: Option<String>,
+}
+
+#[derive(serde::Serialize)]
+struct Target {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    #[serde(rename = "target-id")]
+    target_id: String,
+    status: Status,
+}
+
+#[derive(serde::Serialize)]
+struct Status {
+    state: &'static str,
+    reason: &'static str,
+}
+
+#[derive(serde::Serialize)]
+struct Related {
+    #[serde(rename = "observation-uuid")]
+    uuid: String,
+}
+
+/// Call `f` with what each graded check's outcome on each server that `want` accepts
+/// (by the verdict) makes, check by check (the outcomes of one check read a part at a
+/// time, [`Report::each_outcome`], and only those wanted). What `f` needs of each
+/// server is in `facts`: no summary is read.
 fn each_made(
     r: &Report,
     key: &DocKey,
-    mut f: impl FnMut(Made) -> io::Result<()>,
+    facts: &Facts,
+    ids: &[ServerIds],
+    want: impl Fn(Verdict) -> bool,
+    mut f: impl FnMut(&Made) -> io::Result<()>,
 ) -> io::Result<()> {
     for row in r.graded() {
         r.each_outcome(
             row,
-            |_| true,
+            |i| row.verdict(i).is_some_and(&want),
             |i, o| {
-                let s = r.server(i).map_err(io::Error::other)?;
-                f(made(r, key, row, i, &s, o))?;
+                let (Some(k), Some(bundle), Some(&collected_at), Some(&ids)) = (
+                    r.servers.get(i),
+                    facts.bundles.get(i),
+                    facts.collected.get(i),
+                    ids.get(i),
+                ) else {
+                    return Err(io::Error::other(format!("the report has no server {i}")));
+                };
+                let s = Subject {
+                    key: k,
+                    bundle,
+                    collected_at,
+                    ids,
+                };
+                f(&Made::new(r, key, row, i, &s, o))?;
                 Ok(ControlFlow::Continue(()))
             },
         )?;
@@ -495,6 +732,9 @@ fn each_made(
 pub fn write(r: &Report, out: &mut dyn Write) -> io::Result<()> {
     let facts = facts(r)?;
     let key = DocKey::of(r, &facts.bundles);
+    let ids: Vec<ServerIds> = (facts.bundles.iter().enumerate())
+        .map(|(i, b)| key.server_ids(i, b))
+        .collect();
     let b = &r.provenance.benchmark;
     let g = &r.provenance.grader;
     let start = time(facts.start.unwrap_or(0));
@@ -611,17 +851,24 @@ pub fn write(r: &Report, out: &mut dyn Write) -> io::Result<()> {
     if any_obs {
         out.write_all(b",\n        \"observations\": [\n")?;
         let mut first = true;
-        each_made(r, &key, |m| {
-            for o in &m.observations {
-                if !first {
-                    out.write_all(b",\n")?;
+        each_made(
+            r,
+            &key,
+            &facts,
+            &ids,
+            |_| true,
+            |m| {
+                for o in m.observations(&key) {
+                    if !first {
+                        out.write_all(b",\n")?;
+                    }
+                    first = false;
+                    out.write_all(b"          ")?;
+                    serde_json::to_writer(&mut *out, &o)?;
                 }
-                first = false;
-                out.write_all(b"          ")?;
-                serde_json::to_writer(&mut *out, o)?;
-            }
-            Ok(())
-        })?;
+                Ok(())
+            },
+        )?;
         for a in attestations
             .iter()
             .flat_map(|x| x.list.iter().map(move |a| (x, a)))
@@ -638,8 +885,9 @@ pub fn write(r: &Report, out: &mut dyn Write) -> io::Result<()> {
     if any_finding {
         out.write_all(b",\n        \"findings\": [\n")?;
         let mut first = true;
-        each_made(r, &key, |m| {
-            if let Some(f) = &m.finding {
+        let decided = |v| matches!(v, Verdict::Pass | Verdict::Fail);
+        each_made(r, &key, &facts, &ids, decided, |m| {
+            if let Some(f) = &m.finding(&key) {
                 if !first {
                     out.write_all(b",\n")?;
                 }
@@ -734,6 +982,20 @@ mod tests {
             uuid_v5_in(&dns, b"python.org"),
             "886313e1-3b8a-5372-9b90-0c9aee199e5d"
         );
+        // The text form as the hex of the bytes, cut at the dashes.
+        let b: [u8; 16] = std::array::from_fn(|k| (k as u8).wrapping_mul(37).wrapping_add(5));
+        let h = hex::encode(b);
+        assert_eq!(
+            uuid_text(&b),
+            format!(
+                "{}-{}-{}-{}-{}",
+                &h[..8],
+                &h[8..12],
+                &h[12..16],
+                &h[16..20],
+                &h[20..]
+            )
+        );
         let u = uuid_v5("x");
         assert_eq!(u, uuid_v5("x"));
         assert_ne!(u, uuid_v5("y"));
@@ -751,6 +1013,11 @@ mod tests {
         let one = DocKey::of(&r, &bundles(1));
         let many = DocKey::of(&r, &bundles(2_000));
         assert_eq!(one.0.len(), many.0.len());
+        // A UUID is the one of `what|<key>`, however it is hashed.
+        assert_eq!(many.uuid("x|y"), uuid_v5(&format!("x|y|{}", many.0)));
+        let ids = many.server_ids(3, "sha256:ab");
+        assert_eq!(uuid_text(&ids.item), many.uuid("server|3|sha256:ab"));
+        assert_eq!(uuid_text(&ids.bundle), many.uuid("bundle|3|sha256:ab"));
         assert_ne!(one.uuid("x"), many.uuid("x"));
         // Each bundle counts, and so does its place in the report's order.
         let mut swapped = bundles(2_000);
@@ -760,6 +1027,136 @@ mod tests {
         changed[1_000].push('0');
         assert_ne!(DocKey::of(&r, &changed).uuid("x"), many.uuid("x"));
         assert_eq!(DocKey::of(&r, &bundles(2_000)).uuid("x"), many.uuid("x"));
+    }
+
+    /// `n` servers, every check graded on each, the outcomes held in memory or in a
+    /// spill file: PASS, FAIL and UNKNOWN in turn, some checks listing two eras, some
+    /// servers' bundles named by their SHA-256 and some not, two servers at one
+    /// endpoint; one check's results waived on some servers.
+    fn many(n: usize, spill: bool) -> Report {
+        use crate::benchmark::CheckResult;
+        use crate::verdict::{SubOutcome, SubVerdict};
+        let ev = crate::fixture::evidence(
+            Some(crate::fixture::session(
+                Some("2025-11-25"),
+                serde_json::json!({}),
+                None,
+            )),
+            Vec::new(),
+        );
+        let bm = crate::benchmark::Benchmark::builtin();
+        let spill = spill.then(|| {
+            super::super::Spill::create(None, super::super::SpillForm::Outcomes)
+                .expect("spill file")
+        });
+        let mut b = super::super::Builder::new(bm, None, spill);
+        for i in 0..n {
+            let results = bm
+                .checks
+                .iter()
+                .enumerate()
+                .map(|(k, e)| {
+                    let sub =
+                        [SubOutcome::Pass, SubOutcome::Fail, SubOutcome::Unknown][(i + k) % 3];
+                    let mut o = Outcome::from_subs(
+                        vec![SubVerdict::new(
+                            "a",
+                            sub,
+                            format!("server {i} said \"{k}\""),
+                        )],
+                        if k % 2 == 0 { "one leg" } else { "" },
+                    )
+                    .with_records([i as u64, k as u64]);
+                    if k % 5 == 0 {
+                        let mark = o.verdict.mark();
+                        o = o.with_detail(
+                            "eras",
+                            json!([
+                                {"revision": "2025-11-25", "verdict": mark},
+                                {"revision": "2025-06-18", "verdict": "N/A", "applicable": false},
+                            ]),
+                        );
+                    }
+                    CheckResult {
+                        entry: e,
+                        outcome: Some(o),
+                    }
+                })
+                .collect();
+            let mut server = Server::new(&ev, None);
+            server.endpoint = format!("http://s{:03}.test/mcp", i.min(n - 2));
+            server.bundle = format!("b{i}.mcpev");
+            server.collected_at = 1_764_480_000_000_000 + i as i64 * 1_000_003;
+            server.sha256 = (i % 3 != 1).then(|| format!("{i:064x}"));
+            b.server(server, results).expect("server");
+        }
+        let mut r = b.finish().expect("report");
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("waivers.toml");
+        let check = r.rows[1].entry.id.as_str();
+        std::fs::write(
+            &path,
+            format!("[[waiver]]\ncheck = \"{check}\"\nendpoint = \"http://s00*\"\nreason = \"known\"\nexpires = 2099-01-01\n"),
+        )
+        .expect("waivers");
+        let w = crate::waivers::Waivers::load(&path, bm).expect("waivers load");
+        r.apply_waivers(
+            &w,
+            chrono::NaiveDate::from_ymd_opt(2026, 12, 4).expect("date"),
+        );
+        r
+    }
+
+    /// A report whose outcomes were spilled writes the document of the same outcomes
+    /// held in memory, over more servers than a spill file reads back at a time; each
+    /// finding names the observations made of its result, and only those.
+    #[test]
+    fn spilled_and_held_reports_give_the_same_document() {
+        let n = super::super::WALK + 6;
+        let (held, spilled) = (many(n, false), many(n, true));
+        assert!(held.holds_outcomes() && !spilled.holds_outcomes());
+        assert!(held
+            .rows
+            .iter()
+            .any(|r| r.marks.iter().any(|(_, m)| m.active)));
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        write(&held, &mut a).expect("written");
+        write(&spilled, &mut b).expect("written");
+        assert_eq!(String::from_utf8_lossy(&a), String::from_utf8_lossy(&b));
+        let doc: Value = serde_json::from_slice(&a).expect("JSON");
+        let result = &doc["assessment-results"]["results"][0];
+        let observations = result["observations"].as_array().expect("observations");
+        let findings = result["findings"].as_array().expect("findings");
+        let graded = held.graded().count();
+        assert!(
+            observations.len() > graded * n,
+            "an observation more per era"
+        );
+        let by_uuid: std::collections::BTreeMap<&str, &Value> = observations
+            .iter()
+            .map(|o| (o["uuid"].as_str().expect("uuid"), o))
+            .collect();
+        assert_eq!(by_uuid.len(), observations.len(), "every UUID its own");
+        let decided = held.total(Verdict::Pass) + held.total(Verdict::Fail);
+        assert_eq!(findings.len(), decided);
+        let mut related = 0;
+        for f in findings {
+            let title = f["title"].as_str().expect("title");
+            for x in f["related-observations"].as_array().expect("related") {
+                let o = by_uuid[x["observation-uuid"].as_str().expect("uuid")];
+                let on = o["title"].as_str().expect("title");
+                assert!(
+                    title.starts_with(on.split(", era ").next().expect("title")),
+                    "{title} / {on}"
+                );
+                related += 1;
+            }
+        }
+        assert!(
+            related > findings.len(),
+            "findings of checks graded on eras"
+        );
+        assert!(String::from_utf8_lossy(&a).contains("waived until 2099-01-01"));
     }
 
     #[test]
