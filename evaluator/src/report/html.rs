@@ -30,22 +30,31 @@ use super::{Report, Row, GRADER_VERSION};
 /// The longest body text shown per record in an excerpt.
 const BODY_CHARS: usize = 600;
 
-/// `s` escaped for HTML text and attribute values.
+/// `s` escaped for HTML text and attribute values: `&`, `<`, `>`, `"` and `'` as
+/// entities, a control character other than a line break or tab as `\u{..}`. The
+/// text between two of them is copied as one run.
 pub fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c if c.is_control() && c != '\n' && c != '\t' => {
-                let _ = write!(out, "\\u{{{:x}}}", c as u32);
-            }
-            c => out.push(c),
+    let mut out = String::with_capacity(s.len() + 16);
+    let mut start = 0;
+    for (i, c) in s.char_indices() {
+        let entity = match c {
+            '&' => "&amp;",
+            '<' => "&lt;",
+            '>' => "&gt;",
+            '"' => "&quot;",
+            '\'' => "&#39;",
+            c if c.is_control() && c != '\n' && c != '\t' => "",
+            _ => continue,
+        };
+        out.push_str(&s[start..i]);
+        if entity.is_empty() {
+            let _ = write!(out, "\\u{{{:x}}}", c as u32);
+        } else {
+            out.push_str(entity);
         }
+        start = i + c.len_utf8();
     }
+    out.push_str(&s[start..]);
     out
 }
 
@@ -611,6 +620,38 @@ fn detail(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The escape copying runs writes what escaping one character at a time wrote.
+    #[test]
+    fn escape_in_runs_matches_one_character_at_a_time() {
+        let old = |s: &str| {
+            let mut out = String::new();
+            for c in s.chars() {
+                match c {
+                    '&' => out.push_str("&amp;"),
+                    '<' => out.push_str("&lt;"),
+                    '>' => out.push_str("&gt;"),
+                    '"' => out.push_str("&quot;"),
+                    '\'' => out.push_str("&#39;"),
+                    c if c.is_control() && c != '\n' && c != '\t' => {
+                        let _ = write!(out, "\\u{{{:x}}}", c as u32);
+                    }
+                    c => out.push(c),
+                }
+            }
+            out
+        };
+        for s in [
+            "",
+            "plain",
+            "<a href=\"x\">it's & more</a>",
+            "tab\there\nline\r\u{0}\u{1b}[0m\u{7f}\u{85}\u{9f} end",
+            "µ ü 日本 <b>\u{200b}</b> '&'",
+            "&&&<<<>>>\"\"\"'''",
+        ] {
+            assert_eq!(esc(s), old(s), "{s:?}");
+        }
+    }
 
     #[test]
     fn escaping_covers_markup_quotes_and_controls() {
