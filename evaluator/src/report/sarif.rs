@@ -389,17 +389,13 @@ pub fn to_writer(r: &Report, w: &mut dyn std::io::Write) -> std::io::Result<()> 
                 // at a time.
                 let reported = |i: usize| row.verdict(i).is_some_and(|v| v != Verdict::Pass);
                 r.each_outcome(row, reported, |i, o| {
-                    let one = serde_json::to_string_pretty(&result(r, row, k, i, o))
-                        .map_err(std::io::Error::other)?;
-                    array.push(w, &one)?;
+                    array.push_value(w, &result(r, row, k, i, o))?;
                     Ok(ControlFlow::Continue(()))
                 })?;
             }
         } else {
             r.each_server(|i, s| {
-                let one =
-                    serde_json::to_string_pretty(&server(i, s)).map_err(std::io::Error::other)?;
-                array.push(w, &one)?;
+                array.push_value(w, &server(i, s))?;
                 Ok(ControlFlow::Continue(()))
             })?;
         }
@@ -426,6 +422,10 @@ struct Elements {
     indent: usize,
     inner: String,
     first: bool,
+    /// The element being written, pretty-printed alone (kept for the next).
+    one: Vec<u8>,
+    /// The element indented, written with one call (kept for the next).
+    out: Vec<u8>,
 }
 
 impl Elements {
@@ -434,21 +434,43 @@ impl Elements {
             indent,
             inner: " ".repeat(indent + 2),
             first: true,
+            one: Vec::new(),
+            out: Vec::new(),
         }
     }
 
-    /// Write the next element, `one` pretty-printed alone.
-    fn push(&mut self, w: &mut dyn std::io::Write, one: &str) -> std::io::Result<()> {
-        w.write_all(if self.first { b"[\n" } else { b",\n" })?;
+    /// Write the next element, `value` pretty-printed alone and indented as an element
+    /// of the array: each of its lines after the array's indent and two spaces.
+    fn push_value(
+        &mut self,
+        w: &mut dyn std::io::Write,
+        value: &impl serde::Serialize,
+    ) -> std::io::Result<()> {
+        self.one.clear();
+        serde_json::to_writer_pretty(&mut self.one, value).map_err(std::io::Error::other)?;
+        let one = std::mem::take(&mut self.one);
+        let written = self.push(w, &one);
+        self.one = one;
+        written
+    }
+
+    /// Write the next element, `one` pretty-printed alone: each of its lines after the
+    /// array's indent and two spaces (a pretty-printed value's line breaks are its
+    /// own: a string in it holds `\n`, never a line break).
+    fn push(&mut self, w: &mut dyn std::io::Write, one: &[u8]) -> std::io::Result<()> {
+        let out = &mut self.out;
+        out.clear();
+        out.extend_from_slice(if self.first { b"[\n" } else { b",\n" });
         self.first = false;
-        for (n, l) in one.split('\n').enumerate() {
-            if n > 0 {
-                w.write_all(b"\n")?;
-            }
-            w.write_all(self.inner.as_bytes())?;
-            w.write_all(l.as_bytes())?;
+        out.extend_from_slice(self.inner.as_bytes());
+        let mut start = 0;
+        for i in memchr::memchr_iter(b'\n', one) {
+            out.extend_from_slice(&one[start..=i]);
+            out.extend_from_slice(self.inner.as_bytes());
+            start = i + 1;
         }
-        Ok(())
+        out.extend_from_slice(&one[start..]);
+        w.write_all(out)
     }
 
     /// Close the array.
@@ -457,6 +479,42 @@ impl Elements {
             w.write_all(b"[]")
         } else {
             write!(w, "\n{}]", " ".repeat(self.indent))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An array written an element at a time is the array `serde_json` pretty-prints
+    /// whole as the value of a key indented by `indent` spaces, for empty and non-empty
+    /// arrays, and elements that are objects, arrays and strings with escaped breaks.
+    #[test]
+    fn elements_write_the_array_serde_json_pretty_prints() {
+        let values = [
+            json!({"a": 1, "b": "two\nlines", "c": {"d": [1, 2, {"e": null}]}}),
+            json!([]),
+            json!(["x", {}, [true]]),
+            json!("a string with \"quotes\" and a \\ backslash"),
+        ];
+        for indent in [0, 2, 6] {
+            for n in 0..=values.len() {
+                let mut out = Vec::new();
+                let mut array = Elements::new(indent);
+                for v in &values[..n] {
+                    array.push_value(&mut out, v).expect("written");
+                }
+                array.end(&mut out).expect("closed");
+                let whole = serde_json::to_string_pretty(&Value::Array(values[..n].to_vec()))
+                    .expect("pretty")
+                    .replace('\n', &format!("\n{}", " ".repeat(indent)));
+                assert_eq!(
+                    String::from_utf8(out).expect("UTF-8"),
+                    whole,
+                    "{indent} {n}"
+                );
+            }
         }
     }
 }
