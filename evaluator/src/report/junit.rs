@@ -49,8 +49,7 @@ pub const NOT_REACHABLE: &str = "benchmark sections not reachable by any probe";
 /// but the line feed and no C1 control is left as it is: the stripper prints every
 /// other character unchanged, so only a string with a control is stripped.
 fn xml_str(s: &str) -> Cow<'_, str> {
-    let control = |c: char| (c < ' ' && c != '\n') || ('\u{80}'..='\u{9f}').contains(&c);
-    if !s.chars().any(control) {
+    if !has_control(s) {
         return Cow::Borrowed(s);
     }
     let stripped = strip_ansi_escapes::strip_str(s);
@@ -58,6 +57,16 @@ fn xml_str(s: &str) -> Cow<'_, str> {
         |c| matches!(c, '\x00'..='\x08' | '\x0b' | '\x0c' | '\x0e'..='\x1f'),
         "",
     ))
+}
+
+/// Whether `s` holds a C0 control other than the line feed or a C1 control, read as
+/// bytes: a C0 control is a byte below 0x20, a C1 control (U+0080-U+009F) the bytes
+/// 0xC2 0x80-0x9F in UTF-8, where 0xC2 only ever starts a character.
+fn has_control(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.iter().enumerate().any(|(i, &x)| {
+        (x < 0x20 && x != b'\n') || (x == 0xc2 && b.get(i + 1).is_some_and(|n| *n <= 0x9f))
+    })
 }
 
 /// The element of a case that did not pass.
@@ -434,6 +443,31 @@ pub fn to_writer(r: &Report, w: &mut dyn Write) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The byte scan finds what the scan of characters found: every character up to
+    /// U+0800 and some beyond, alone and inside text, at its start, middle and end.
+    #[test]
+    fn control_found_by_bytes_as_by_characters() {
+        let control = |c: char| (c < ' ' && c != '\n') || ('\u{80}'..='\u{9f}').contains(&c);
+        let chars = (0..0x800u32)
+            .chain([0xfeff, 0x1_f600, 0x10_ffff])
+            .filter_map(char::from_u32);
+        for c in chars {
+            for s in [
+                c.to_string(),
+                format!("ab{c}"),
+                format!("{c}xyz"),
+                format!("µ{c}é"),
+            ] {
+                assert_eq!(
+                    has_control(&s),
+                    s.chars().any(control),
+                    "U+{:04X} in {s:?}",
+                    u32::from(c)
+                );
+            }
+        }
+    }
 
     /// What `quick-junit` makes of a string, every time: the slow path of [`xml_str`].
     fn stripped(s: &str) -> String {
