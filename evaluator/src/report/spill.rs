@@ -202,7 +202,11 @@ impl Spill {
                     std::fs::remove_file(&path).map_err(err)?;
                     return Ok(Spill {
                         path,
-                        writer: Some(BufWriter::with_capacity(1 << 16, file)),
+                        // A server's outcomes arrive encoded whole (tens of KiB for
+                        // a full bundle's), and a write at least this large goes to
+                        // the file directly: the buffer gathers only small servers'
+                        // and never holds a copy of a large one.
+                        writer: Some(BufWriter::with_capacity(WRITE_BUFFER, file)),
                         reader,
                         seek: Mutex::new(()),
                         end: 0,
@@ -516,6 +520,10 @@ impl Spill {
         Ok(())
     }
 }
+
+/// The spill file's write buffer: a server encoded in at least this many bytes is
+/// written with one call of its own, without being copied into the buffer first.
+const WRITE_BUFFER: usize = 1 << 14;
 
 /// The most bytes [`Spill::each_place`] reads with one `pread` when the places asked for
 /// are next to each other (a single place may be longer).
