@@ -19,51 +19,77 @@ use mcp_probe_schema::vocab::{leg, LegId};
 /// with each era's verdict, applicability and details under `eras`.
 pub fn across_eras(all: Vec<(String, Outcome)>) -> Outcome {
     let combined = crate::verdict::combine(all.iter().map(|(_, o)| o.part()));
-    let revisions: Vec<&str> = all.iter().map(|(r, _)| r.as_str()).collect();
-    let mut out = Outcome::single(
-        combined.verdict,
-        {
-            // Each era's `on <revision>: …`, joined by ` | `, written into one string.
-            let mut evidence = String::new();
-            for (i, (r, o)) in all.iter().enumerate() {
-                if i > 0 {
-                    evidence.push_str(" | ");
+    // Each era's `on <revision>: …`, joined by ` | `, written into one string of the
+    // length it will have.
+    let evidence_len = all
+        .iter()
+        .map(|(r, o)| {
+            let head = match o.part() {
+                Part::NotArisen(n) => {
+                    "not applicable there (".len()
+                        + n.phrase().len()
+                        + "; ".len()
+                        + o.verdict.mark().len()
+                        + " on its own): ".len()
                 }
-                evidence.push_str("on ");
-                evidence.push_str(r);
-                evidence.push_str(": ");
-                if let Part::NotArisen(n) = o.part() {
-                    evidence.push_str("not applicable there (");
-                    evidence.push_str(n.phrase());
-                    evidence.push_str("; ");
-                    evidence.push_str(o.verdict.mark());
-                    evidence.push_str(" on its own): ");
-                } else {
-                    evidence.push_str(o.verdict.mark());
-                    evidence.push(' ');
-                }
-                evidence.push_str(&o.evidence);
-            }
-            evidence
-        },
-        format!(
-            "{}{}graded on every era the server serves ({}); an era on which the subject did not arise \
-             does not count, and the worst of the others decides",
-            all.first().map(|(_, o)| o.reduction.as_str()).unwrap_or(""),
-            if all.first().is_none_or(|(_, o)| o.reduction.is_empty()) {
-                ""
-            } else {
-                "; "
-            },
-            revisions.join(", ")
-        ),
+                _ => o.verdict.mark().len() + 1,
+            };
+            " | on ".len() + r.len() + ": ".len() + head + o.evidence.len()
+        })
+        .sum::<usize>();
+    let mut evidence = String::with_capacity(evidence_len);
+    for (i, (r, o)) in all.iter().enumerate() {
+        if i > 0 {
+            evidence.push_str(" | ");
+        }
+        evidence.push_str("on ");
+        evidence.push_str(r);
+        evidence.push_str(": ");
+        if let Part::NotArisen(n) = o.part() {
+            evidence.push_str("not applicable there (");
+            evidence.push_str(n.phrase());
+            evidence.push_str("; ");
+            evidence.push_str(o.verdict.mark());
+            evidence.push_str(" on its own): ");
+        } else {
+            evidence.push_str(o.verdict.mark());
+            evidence.push(' ');
+        }
+        evidence.push_str(&o.evidence);
+    }
+    // `<first era's reduction>; graded on every era the server serves (<revisions>); …`,
+    // written into one string of the length it will have (no list of revisions, no join).
+    const GRADED: &str = "graded on every era the server serves (";
+    const RULE: &str = "); an era on which the subject did not arise does not count, and the \
+                        worst of the others decides";
+    let first_reduction = all.first().map(|(_, o)| o.reduction.as_str()).unwrap_or("");
+    let revisions_len = all.iter().map(|(r, _)| r.len() + ", ".len()).sum::<usize>();
+    let mut reduction = String::with_capacity(
+        first_reduction.len() + 2 + GRADED.len() + revisions_len + RULE.len(),
     );
+    reduction.push_str(first_reduction);
+    if !first_reduction.is_empty() {
+        reduction.push_str("; ");
+    }
+    reduction.push_str(GRADED);
+    for (i, (r, _)) in all.iter().enumerate() {
+        if i > 0 {
+            reduction.push_str(", ");
+        }
+        reduction.push_str(r);
+    }
+    reduction.push_str(RULE);
+    let mut out = Outcome::single(combined.verdict, evidence, reduction);
     out.not_arisen = combined.not_arisen;
     out.details = all
         .first()
         .map(|(_, o)| o.details.clone())
         .unwrap_or_default();
-    let mut eras = Vec::new();
+    out.subs
+        .reserve_exact(all.iter().map(|(_, o)| o.subs.len()).sum());
+    out.records
+        .reserve_exact(all.iter().map(|(_, o)| o.records.len()).sum());
+    let mut eras = Vec::with_capacity(all.len());
     for (rev, o) in all {
         let applicable = !matches!(o.part(), Part::NotArisen(_));
         out.subs.extend(o.subs.into_iter().map(|mut l| {
@@ -74,7 +100,7 @@ pub fn across_eras(all: Vec<(String, Outcome)>) -> Outcome {
         out.records.extend(o.records);
         // The object `json!` makes of these four, with the details moved in rather than
         // serialised into a copy.
-        let mut era = serde_json::Map::new();
+        let mut era = serde_json::Map::with_capacity(4);
         era.insert("revision".into(), rev.into());
         era.insert("verdict".into(), o.verdict.mark().into());
         era.insert("applicable".into(), applicable.into());
@@ -299,6 +325,60 @@ mod tests {
         });
         for ev in [&legacy, &info, &stdio] {
             assert_eq!(other_eras_unasked(ev, pass()).verdict, Verdict::Pass);
+        }
+    }
+
+    /// The evidence and reduction [`across_eras`] writes into strings of their length are
+    /// the texts of the `format!` and `join` it once used, and take no growth.
+    #[test]
+    fn across_eras_writes_the_texts_it_wrote_with_format_and_join() {
+        let eras = |first_reduction: &str| {
+            vec![
+                (
+                    "2026-07-28".to_string(),
+                    Outcome::from_subs(
+                        vec![SubVerdict::new("a", SubOutcome::Pass, "400 answered")],
+                        first_reduction,
+                    ),
+                ),
+                (
+                    "2025-11-25".to_string(),
+                    Outcome::not_arisen(NotArisen::NotOffered, "no stream", "other"),
+                ),
+                (
+                    "2025-06-18".to_string(),
+                    Outcome::single(Verdict::Fail, "202 accepted", ""),
+                ),
+            ]
+        };
+        for first_reduction in ["", "the operator's side"] {
+            let all = eras(first_reduction);
+            let old_evidence = all
+                .iter()
+                .map(|(r, o)| match o.part() {
+                    Part::NotArisen(n) => format!(
+                        "on {r}: not applicable there ({}; {} on its own): {}",
+                        n.phrase(),
+                        o.verdict.mark(),
+                        o.evidence
+                    ),
+                    _ => format!("on {r}: {} {}", o.verdict.mark(), o.evidence),
+                })
+                .collect::<Vec<_>>()
+                .join(" | ");
+            let revisions: Vec<&str> = all.iter().map(|(r, _)| r.as_str()).collect();
+            let old_reduction = format!(
+                "{}{}graded on every era the server serves ({}); an era on which the subject did not arise \
+                 does not count, and the worst of the others decides",
+                first_reduction,
+                if first_reduction.is_empty() { "" } else { "; " },
+                revisions.join(", ")
+            );
+            let o = across_eras(all);
+            assert_eq!(o.evidence, old_evidence);
+            assert_eq!(o.reduction, old_reduction);
+            assert!(o.evidence.capacity() <= old_evidence.len() + " | ".len());
+            assert!(o.reduction.capacity() <= old_reduction.len() + ", ".len() + 2);
         }
     }
 
