@@ -445,19 +445,19 @@ impl<'a> Exchange<'a> {
     /// [`answer`](Self::answer) read nothing from such a body.
     pub fn cut(&self) -> Option<String> {
         if let Some(why) = derive::body_cut(&self.response()?.body) {
-            return Some(format!("record {}: {why}", self.record.seq));
+            return Some(crate::format_exact!("record {}: {why}", self.record.seq));
         }
         // HTTP+SSE: an event of its answer stored cut, or the POST was accepted but its
         // answer never came on the stream.
         let s = self.stream?;
         if let Some(why) = &s.cut {
-            return Some(format!("record {}: {why}", self.record.seq));
+            return Some(crate::format_exact!("record {}: {why}", self.record.seq));
         }
         let e = s.error.as_ref().filter(|_| {
             let id = self.request_id_sent();
             id.is_none_or(|id| derive::response_to(&s.messages, &id).is_none())
         })?;
-        Some(format!(
+        Some(crate::format_exact!(
             "record {}: no answer arrived on the event stream ({e})",
             self.record.seq
         ))
@@ -473,7 +473,7 @@ impl<'a> Exchange<'a> {
         let stripped = capped_from.is_some_and(|from| self.record.seq >= from)
             && (body.bytes.len() as u64) < body.length;
         stripped.then(|| {
-            format!(
+            crate::format_exact!(
                 "record {}: the body ({} bytes) was stored as its length and SHA-256 only: the bundle bound \
                  (--bundle-cap) was reached at record {}",
                 self.record.seq,

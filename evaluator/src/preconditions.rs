@@ -136,7 +136,7 @@ pub fn other_eras_unasked(ev: &Bundle, first: Outcome) -> Outcome {
     let missing = missing_legs(ev, &[leg::ERA_INITIALIZE]);
     let mut out = Outcome::single(
         Verdict::Error,
-        format!(
+        crate::format_exact!(
             "on {}: {} {} | on the other eras: never asked: {} (no session of another era was \
              opened, so whether the server serves one, and what this check reads there, is \
              not in the bundle)",
@@ -159,7 +159,7 @@ pub fn missing_legs(ev: &Bundle, legs: &[LegId]) -> Outcome {
     let names: Vec<&str> = legs.iter().map(|l| l.as_str()).collect();
     Outcome::single(
         Verdict::Error,
-        format!(
+        crate::format_exact!(
             "leg(s) {} missing from this bundle, written by {} {} (build {}, run status {}); re-collect \
              with a collector that records them",
             names.join(", "),
@@ -178,7 +178,7 @@ pub fn missing_legs(ev: &Bundle, legs: &[LegId]) -> Outcome {
 fn not_supplied(ev: &Bundle) -> Option<String> {
     let src = ev.payload.target.source.as_ref()?;
     (src.credential_configured && !src.credential_supplied).then(|| {
-        format!(
+        crate::format_exact!(
             "the {} configuration {} (entry {})",
             crate::fmt::escape_line(&src.client),
             crate::fmt::escape_line(&src.file),
@@ -202,7 +202,7 @@ pub fn run_rule(check: &dyn Check, ev: &Bundle, cx: &Context<'_>) -> Outcome {
             Some(s) if s.auth_required && !s.authenticated => match not_supplied(ev) {
                 Some(entry) => Outcome::single(
                     Verdict::Unknown,
-                    format!(
+                    crate::format_exact!(
                         "credential injected by the client, not supplied: {entry} gives the server a \
                          credential the run did not use (--use-config-credentials), and the endpoint \
                          answered 401 without it, so nothing past the challenge was observed ({failure})"
@@ -211,14 +211,14 @@ pub fn run_rule(check: &dyn Check, ev: &Bundle, cx: &Context<'_>) -> Outcome {
                 ),
                 None => Outcome::single(
                     Verdict::Unknown,
-                    format!(
+                    crate::format_exact!(
                         "the endpoint answered 401 and the run presented no credential, so nothing past the \
                          challenge was observed ({failure})"
                     ),
                     reduction,
                 ),
             },
-            _ => Outcome::single(Verdict::Error, format!("no MCP session: {failure}"), reduction),
+            _ => Outcome::single(Verdict::Error, crate::format_exact!("no MCP session: {failure}"), reduction),
         };
     }
     let era = ev.session().and_then(|s| s.era);
@@ -240,7 +240,11 @@ pub fn run_rule(check: &dyn Check, ev: &Bundle, cx: &Context<'_>) -> Outcome {
                 .map(|s| s.to_string())
                 .or_else(|| p.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".into());
-            Outcome::single(Verdict::Error, format!("check raised: {msg}"), reduction)
+            Outcome::single(
+                Verdict::Error,
+                crate::format_exact!("check raised: {msg}"),
+                reduction,
+            )
         }
     }
 }

@@ -113,14 +113,14 @@ fn off_transport(entry: &Entry, ev: &Bundle) -> Option<Outcome> {
         return None;
     }
     let what = if ev.is_stdio() {
-        format!(
+        crate::format_exact!(
             "transport stdio: the server was launched as a local process ({}) and spoken to over its stdin \
              and stdout; what {} reads exists only on HTTP",
             crate::fmt::escape_line(&ev.payload.target.as_typed),
             entry.id
         )
     } else {
-        format!(
+        crate::format_exact!(
             "transport {t}: the benchmark definition grades {} on {} only",
             entry.id,
             entry.transports.labels().join(", ")

@@ -119,24 +119,24 @@ fn methods<'a>(rs: impl Iterator<Item = &'a ResultMeta>) -> String {
 fn naming_observation(rs: &[ResultMeta]) -> String {
     let n = rs.len();
     let k = rs.iter().filter(|r| r.names_server).count();
-    let carry = format!(
+    let carry = crate::format_exact!(
         "{k} of {n} carry a non-empty _meta[\"{}\"]",
         meta::SERVER_INFO
     );
     if n == 0 {
         "no result collected, so whether results name their server was not observed".into()
     } else if k == n {
-        format!(
+        crate::format_exact!(
             "every result names its server ({carry}; methods: {})",
             methods(rs.iter())
         )
     } else if k == 0 {
-        format!(
+        crate::format_exact!(
             "no result names its server ({carry}; methods: {})",
             methods(rs.iter())
         )
     } else {
-        format!(
+        crate::format_exact!(
             "some results name their server and some do not ({carry}; naming: {}; not naming: {})",
             methods(rs.iter().filter(|r| r.names_server)),
             methods(rs.iter().filter(|r| !r.names_server))
@@ -165,18 +165,18 @@ fn lifecycle_metadata(ev: &Bundle, _cx: &Context<'_>) -> Observed {
     let logging_text = match logging {
         None => "server capabilities not observed, so the deprecated logging capability was not seen either way"
             .to_string(),
-        Some(true) => format!(
+        Some(true) => crate::format_exact!(
             "the server advertises the logging capability, deprecated in {REV_2026_07_28}"
         ),
-        Some(false) => format!(
+        Some(false) => crate::format_exact!(
             "the server does not advertise the logging capability (deprecated in {REV_2026_07_28})"
         ),
     };
     let revision = match ev.revision() {
-        Some(r) => format!("negotiated revision {}", escape_line(r)),
+        Some(r) => crate::format_exact!("negotiated revision {}", escape_line(r)),
         None => "no revision negotiated".into(),
     };
-    let remark = format!(
+    let remark = crate::format_exact!(
         "per-result server identity is an optional {REV_2026_07_28} recommendation, so its absence is \
          not a failure"
     );

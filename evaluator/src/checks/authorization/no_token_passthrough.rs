@@ -79,7 +79,7 @@ impl Check for NoTokenPassthrough {
         let Some(endpoint_uri) = canonical_resource(&f.endpoint) else {
             return Outcome::single(
                 Verdict::Error,
-                format!(
+                crate::format_exact!(
                     "the endpoint {} is not a hierarchical URL, so it has no canonical resource URI",
                     escape_line(&f.endpoint)
                 ),
@@ -92,7 +92,7 @@ impl Check for NoTokenPassthrough {
         let (canonical, basis) = match prm_resource {
             Some((a, r)) if resource_covers(r, &endpoint_uri) == Some(true) => (
                 r.to_string(),
-                format!(
+                crate::format_exact!(
                     "the protected-resource metadata resource at {}, which covers the endpoint's \
                      canonical URI {}",
                     escape_line(&a.url),
@@ -112,7 +112,9 @@ impl Check for NoTokenPassthrough {
             let Some(c) = claims(t) else {
                 parts.push((
                     SubOutcome::Unknown,
-                    format!("{label} is opaque (not a JWT), so its audience is not readable"),
+                    crate::format_exact!(
+                        "{label} is opaque (not a JWT), so its audience is not readable"
+                    ),
                 ));
                 continue;
             };
@@ -120,7 +122,9 @@ impl Check for NoTokenPassthrough {
             if auds.is_empty() {
                 parts.push((
                     SubOutcome::Unknown,
-                    format!("{label} is a JWT without an aud claim naming any audience"),
+                    crate::format_exact!(
+                        "{label} is a JWT without an aud claim naming any audience"
+                    ),
                 ));
                 continue;
             }
@@ -140,7 +144,7 @@ impl Check for NoTokenPassthrough {
                 // application id, an API identifier): they may name this very server.
                 parts.push((
                     SubOutcome::Unknown,
-                    format!(
+                    crate::format_exact!(
                         "{label} names, besides this resource or instead of it, only audience(s) that \
                          are not web addresses: {} (aud {}, resource {} from {basis}); an application \
                          id or API identifier may be this server's own, which the token alone cannot \
@@ -156,7 +160,7 @@ impl Check for NoTokenPassthrough {
             if extras.is_empty() {
                 parts.push((
                     SubOutcome::Pass,
-                    format!(
+                    crate::format_exact!(
                         "{label} is confined to this resource: aud {} equals {} ({basis})",
                         json_list(&auds),
                         escape_line(&canonical)
@@ -165,7 +169,7 @@ impl Check for NoTokenPassthrough {
             } else {
                 parts.push((
                     SubOutcome::Fail,
-                    format!(
+                    crate::format_exact!(
                         "{label} carries audience(s) beyond this resource: {} (aud {}, resource {} from \
                          {basis}); a token also valid for another service is what passthrough needs, \
                          though the token alone cannot say whether the extra is a genuine downstream API",
@@ -198,7 +202,7 @@ fn without_token(f: &Facts<'_>) -> (Verdict, String) {
     if !signals.is_empty() {
         (
             Verdict::Unknown,
-            format!(
+            crate::format_exact!(
                 "the server offers OAuth ({}), but the run holds no access token, so there is \
                  no audience to read",
                 signals.join("; ")
@@ -207,7 +211,7 @@ fn without_token(f: &Facts<'_>) -> (Verdict, String) {
     } else if !unread.is_empty() {
         (
             Verdict::Unknown,
-            format!(
+            crate::format_exact!(
                 "no token is held, and whether the server offers OAuth is undecided: \
                  protected-resource metadata discovery was not read ({})",
                 unread.join(", ")
@@ -216,7 +220,7 @@ fn without_token(f: &Facts<'_>) -> (Verdict, String) {
     } else {
         (
             Verdict::NotApplicable,
-            format!(
+            crate::format_exact!(
                 "no OAuth is offered: {}; there is no token whose audience could be confined",
                 f.absence()
             ),

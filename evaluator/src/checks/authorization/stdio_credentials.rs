@@ -131,24 +131,24 @@ impl Check for StdioCredentials {
                     .filter(|v| v.written != "literal" && v.secret_like)
                     .map(|v| v.name.as_str())
                     .collect();
-                let place = format!(
+                let place = crate::format_exact!(
                     "the {} configuration {} (entry {})",
                     escape_line(&src.client),
                     escape_line(&src.file),
                     escape_line(&src.entry)
                 );
                 let said = if !literal.is_empty() {
-                    format!(
+                    crate::format_exact!(
                         "; {place} writes the value of {} in the file itself (the bundle keeps only its fingerprint)",
                         escape_line(&literal.join(", "))
                     )
                 } else if !referenced.is_empty() {
-                    format!(
+                    crate::format_exact!(
                         "; {place} references {} from the environment instead of writing the value",
                         escape_line(&referenced.join(", "))
                     )
                 } else {
-                    format!("; {place} writes no value that looks like a secret")
+                    crate::format_exact!("; {place} writes no value that looks like a secret")
                 };
                 (said, literal)
             }
@@ -156,7 +156,7 @@ impl Check for StdioCredentials {
         let env = if p.env_names.is_empty() {
             "no variable was given in the environment".to_string()
         } else {
-            format!(
+            crate::format_exact!(
                 "variable(s) given in the environment: {}",
                 escape_line(&p.env_names.join(", "))
             )
@@ -167,21 +167,27 @@ impl Check for StdioCredentials {
                 .iter()
                 .map(|c| match (&c.flag, c.why.as_str()) {
                     (Some(f), "entropy") => {
-                        format!(
+                        crate::format_exact!(
                             "argument {} (a high-entropy value of {})",
                             c.index,
                             escape_line(f)
                         )
                     }
                     (Some(f), _) => {
-                        format!("argument {} (the value of {})", c.index, escape_line(f))
+                        crate::format_exact!(
+                            "argument {} (the value of {})",
+                            c.index,
+                            escape_line(f)
+                        )
                     }
-                    (None, _) => format!("argument {} (a high-entropy value)", c.index),
+                    (None, _) => {
+                        crate::format_exact!("argument {} (a high-entropy value)", c.index)
+                    }
                 })
                 .collect();
             return Outcome::single(
                 Verdict::Fail,
-                format!(
+                crate::format_exact!(
                     "the server was launched with a credential on its command line: {} (the bundle keeps only \
                      its fingerprint); {env}{config}",
                     named.join(", ")
@@ -194,7 +200,7 @@ impl Check for StdioCredentials {
         if !literal.is_empty() {
             return Outcome::single(
                 Verdict::Fail,
-                format!(
+                crate::format_exact!(
                     "a credential is written in the launch configuration: no argument of the command line looks \
                      like one ({} argument(s)); {env}{config}",
                     p.argv.len().saturating_sub(1)
@@ -206,7 +212,7 @@ impl Check for StdioCredentials {
         }
         Outcome::single(
             Verdict::Pass,
-            format!(
+            crate::format_exact!(
                 "no argument of the command line looks like a credential ({} argument(s)); {env}{config}",
                 p.argv.len().saturating_sub(1)
             ),

@@ -154,9 +154,11 @@ impl Resp {
     pub fn described(&self) -> String {
         let mut s = self.status_label();
         if let Some((code, msg)) = &self.error {
-            let code =
-                code.map_or_else(|| "without an integer code".into(), |c| format!("code {c}"));
-            s.push_str(&format!(
+            let code = code.map_or_else(
+                || "without an integer code".into(),
+                |c| crate::format_exact!("code {c}"),
+            );
+            s.push_str(&crate::format_exact!(
                 " with JSON-RPC error {code} \"{}\"",
                 escape_line(msg)
             ));
@@ -165,7 +167,7 @@ impl Resp {
         } else if self.empty {
             s.push_str(" with an empty body");
         } else if !self.body_excerpt.is_empty() {
-            s.push_str(&format!(" \"{}\"", self.body_excerpt));
+            s.push_str(&crate::format_exact!(" \"{}\"", self.body_excerpt));
         }
         s
     }

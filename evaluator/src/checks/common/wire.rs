@@ -361,7 +361,7 @@ pub fn read<'a>(x: &Exchange<'a>) -> Answer<'a> {
         reply
     } else {
         let broken = match &resp.body.end {
-            BodyEnd::Error(e) => Some(format!("the body broke off ({e})")),
+            BodyEnd::Error(e) => Some(crate::format_exact!("the body broke off ({e})")),
             BodyEnd::LimitReached => Some("the body exceeded the read limit".to_string()),
             BodyEnd::HeadOnly => Some("the body was not read (head only)".to_string()),
             BodyEnd::Complete | BodyEnd::StoppedAfterResponse => None,
@@ -379,7 +379,7 @@ pub fn read<'a>(x: &Exchange<'a>) -> Answer<'a> {
             let body = if blank {
                 "an empty body".to_string()
             } else {
-                format!(
+                crate::format_exact!(
                     "a body holding no JSON-RPC answer ({} bytes: \"{}\")",
                     resp.body.length,
                     short(&String::from_utf8_lossy(&resp.body.bytes))
@@ -387,7 +387,7 @@ pub fn read<'a>(x: &Exchange<'a>) -> Answer<'a> {
             };
             Reply::Bare(match broken {
                 Some(b) if resp.body.length == 0 => b,
-                Some(b) => format!("{body}; {b}"),
+                Some(b) => crate::format_exact!("{body}; {b}"),
                 None => body,
             })
         }
@@ -427,7 +427,7 @@ pub fn refused_at_authentication(
     };
     Some((
         SubOutcome::Unknown,
-        format!("{}: refused at authentication {held}, {never}", a.summary()),
+        crate::format_exact!("{}: refused at authentication {held}, {never}", a.summary()),
     ))
 }
 
@@ -442,12 +442,12 @@ pub fn skipped_leg(what: &str, reason: &str) -> (SubOutcome, String) {
     if RUN_CHOICE_MARKERS.iter().any(|m| reason.contains(m)) {
         (
             SubOutcome::Unknown,
-            format!("{what} was not sent ({reason}); a full run decides"),
+            crate::format_exact!("{what} was not sent ({reason}); a full run decides"),
         )
     } else {
         (
             SubOutcome::Error,
-            format!("{what} was not sent ({reason}): the observation was never made"),
+            crate::format_exact!("{what} was not sent ({reason}): the observation was never made"),
         )
     }
 }
@@ -493,7 +493,7 @@ pub fn no_rev(ev: &Bundle, legs: &[LegId], why: &str, reduction: &str) -> Outcom
     let seqs: Vec<u64> = legs.iter().flat_map(|l| ev.seqs(*l)).collect();
     Outcome::single(
         Verdict::NoRev,
-        format!("{why}; the server negotiated {negotiated}; no probe sent"),
+        crate::format_exact!("{why}; the server negotiated {negotiated}; no probe sent"),
         reduction,
     )
     .with_records(seqs)

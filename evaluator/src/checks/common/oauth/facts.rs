@@ -177,7 +177,7 @@ impl<'a> Facts<'a> {
             .map(Attempt::url_and_why)
             .collect();
         for e in &self.never_attempted {
-            out.push(format!("{} (never attempted)", escape_line(e)));
+            out.push(crate::format_exact!("{} (never attempted)", escape_line(e)));
         }
         if self.prm.is_empty() && out.is_empty() {
             out.push("no protected-resource metadata discovery was attempted at all".into());
@@ -190,7 +190,7 @@ impl<'a> Facts<'a> {
         self.prm
             .iter()
             .filter(|a| a.clean_404())
-            .map(|a| format!("{} (record #{})", escape_line(&a.url), a.seq))
+            .map(|a| crate::format_exact!("{} (record #{})", escape_line(&a.url), a.seq))
             .collect()
     }
 
@@ -225,25 +225,28 @@ impl<'a> Facts<'a> {
             out.push("the endpoint refuses an unauthenticated request (auth_required)".into());
         }
         for (i, t) in self.tokens().iter().enumerate() {
-            out.push(format!(
+            out.push(crate::format_exact!(
                 "{} is held",
                 token_label(i, t, self.tokens().len())
             ));
         }
         if let Some((a, _)) = self.selected() {
-            out.push(format!(
+            out.push(crate::format_exact!(
                 "a protected-resource metadata document is published at {}",
                 escape_line(&a.url)
             ));
         }
         for (s, _) in self.resolved() {
-            out.push(format!(
+            out.push(crate::format_exact!(
                 "authorization-server metadata resolved for {}",
                 escape_line(&s.entry)
             ));
         }
         if let Some(s) = self.challenge().and_then(Challenged::scope) {
-            out.push(format!("the challenge names scope \"{}\"", escape_line(s)));
+            out.push(crate::format_exact!(
+                "the challenge names scope \"{}\"",
+                escape_line(s)
+            ));
         }
         out
     }
@@ -251,15 +254,15 @@ impl<'a> Facts<'a> {
     /// What was observed absent, for an N/A.
     pub(crate) fn absence(&self) -> String {
         let unauth = match &self.unauth {
-            Unauth::Reached { what, .. } => format!("no 401: {what}"),
-            Unauth::Challenged(c) => format!(
+            Unauth::Reached { what, .. } => crate::format_exact!("no 401: {what}"),
+            Unauth::Challenged(c) => crate::format_exact!(
                 "{} whose challenge names no OAuth scheme ({})",
                 c.refused(),
                 c.quoted()
             ),
             _ => "no 401 was observed".into(),
         };
-        format!(
+        crate::format_exact!(
             "{unauth}; no token held; every protected-resource metadata candidate answered a clean \
              404 ({}); no challenge scope; no authorization server advertised",
             self.prm_404s().join(", ")

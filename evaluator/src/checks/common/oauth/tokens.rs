@@ -22,7 +22,7 @@ pub(crate) fn binding_note(session: Option<&Session>, t: &TokenFacts) -> String 
         return String::new();
     }
     match &d.jkt {
-        Some(j) => format!(
+        Some(j) => crate::format_exact!(
             " (DPoP-bound: sender-constrained by RFC 9449 to the key with thumbprint {})",
             escape_line(j)
         ),
@@ -130,9 +130,9 @@ pub(crate) fn dedup(items: impl IntoIterator<Item = String>) -> Vec<String> {
 /// "the token (env:MCP_TOKEN)" or "token #2 (oauth)".
 pub(crate) fn token_label(i: usize, t: &TokenFacts, n: usize) -> String {
     if n == 1 {
-        format!("the token ({})", escape_line(&t.source))
+        crate::format_exact!("the token ({})", escape_line(&t.source))
     } else {
-        format!("token #{} ({})", i + 1, escape_line(&t.source))
+        crate::format_exact!("token #{} ({})", i + 1, escape_line(&t.source))
     }
 }
 

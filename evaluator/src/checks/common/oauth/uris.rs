@@ -87,11 +87,11 @@ pub(crate) fn prm_well_known(endpoint: &str) -> Vec<String> {
     };
     let origin = u.origin().ascii_serialization();
     let path = u.path();
-    let root = format!("{origin}{PRM_WELL_KNOWN}");
+    let root = crate::format_exact!("{origin}{PRM_WELL_KNOWN}");
     if path.is_empty() || path == "/" {
         return vec![root];
     }
-    let mut inserted = format!("{origin}{PRM_WELL_KNOWN}{path}");
+    let mut inserted = crate::format_exact!("{origin}{PRM_WELL_KNOWN}{path}");
     if let Some(q) = u.query() {
         inserted.push('?');
         inserted.push_str(q);
@@ -112,16 +112,16 @@ pub(crate) fn as_forms(issuer: &str) -> Option<Vec<String>> {
     let path = u.path().trim_end_matches('/');
     Some(if path.is_empty() {
         vec![
-            format!("{origin}{AS_WELL_KNOWN}"),
-            format!("{origin}{OIDC_WELL_KNOWN}"),
+            crate::format_exact!("{origin}{AS_WELL_KNOWN}"),
+            crate::format_exact!("{origin}{OIDC_WELL_KNOWN}"),
         ]
     } else {
-        let base = format!("{origin}{path}");
+        let base = crate::format_exact!("{origin}{path}");
         vec![
-            format!("{origin}{AS_WELL_KNOWN}{path}"),
-            format!("{origin}{OIDC_WELL_KNOWN}{path}"),
-            format!("{base}{OIDC_WELL_KNOWN}"),
-            format!("{base}{AS_WELL_KNOWN}"),
+            crate::format_exact!("{origin}{AS_WELL_KNOWN}{path}"),
+            crate::format_exact!("{origin}{OIDC_WELL_KNOWN}{path}"),
+            crate::format_exact!("{base}{OIDC_WELL_KNOWN}"),
+            crate::format_exact!("{base}{AS_WELL_KNOWN}"),
         ]
     })
 }
