@@ -324,6 +324,12 @@ impl<'a> Exchange<'a> {
         self.with_head(|h| h.and_then(|h| h.method.clone()))
     }
 
+    /// `f` of the request body's `method` member ([`request_method`](Self::request_method)),
+    /// borrowed from the bundle's memo rather than copied.
+    pub fn with_request_method<T>(&self, f: impl FnOnce(Option<&str>) -> T) -> T {
+        self.with_head(|h| f(h.and_then(|h| h.method.as_deref())))
+    }
+
     /// Which message of [`with_messages`](Self::with_messages) is the answer.
     fn answer_index(&self) -> Option<usize> {
         let find = || {
@@ -546,14 +552,17 @@ impl<'a> Exchange<'a> {
             return self.response().map(|_| "stdio".to_string());
         }
         let r = self.response()?;
-        // Written into one string (no formatting machinery: grading names many answers).
-        let mut label = String::with_capacity(40);
+        // Written into one string (no formatting machinery, no copy of the header's value
+        // or of its escaped text: grading names many answers).
+        let ct = derive::header(&r.headers, mcp_probe_schema::vocab::header::CONTENT_TYPE)
+            .map(|h| h.value_str());
+        let mut label = String::with_capacity(40 + ct.as_deref().map_or(0, str::len));
         label.push_str("HTTP ");
         label.push_str(itoa::Buffer::new().format(r.status));
-        match self.header(mcp_probe_schema::vocab::header::CONTENT_TYPE) {
+        match ct {
             Some(ct) => {
                 label.push_str(" (");
-                label.push_str(&crate::fmt::escape_line(&ct));
+                crate::fmt::escape_line_into(&mut label, &ct);
                 label.push(')');
             }
             None => label.push_str(" (no Content-Type)"),

@@ -102,6 +102,12 @@ pub fn escape_line(s: &str) -> String {
     mcp_probe_schema::term::line(s)
 }
 
+/// [`escape_line`], appended to `out` (no string of its own for text written into a
+/// longer one).
+pub fn escape_line_into(out: &mut String, s: &str) {
+    mcp_probe_schema::term::line_into(out, s)
+}
+
 /// Untrusted text for a block of terminal output: as [`escape_line`], but line breaks
 /// and tabs stay (`\r\n` becomes `\n`).
 pub fn escape_block(s: &str) -> String {

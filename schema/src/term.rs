@@ -73,14 +73,20 @@ fn plain_word(x: u64) -> bool {
 /// breaks included) and bidi override is shown escaped (`\n`, `\u{1b}`).
 pub fn line(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
+    line_into(&mut out, s);
+    out
+}
+
+/// [`line()`], appended to `out`: for text that is written into a longer line, without a
+/// string of its own.
+pub fn line_into(out: &mut String, s: &str) {
     let mut rest = s;
     while let Some((i, c)) = next_unsafe(rest) {
         out.push_str(&rest[..i]);
-        escape(c, &mut out);
+        escape(c, out);
         rest = &rest[i + c.len_utf8()..];
     }
     out.push_str(rest);
-    out
 }
 
 /// Untrusted text for a block of terminal output: line breaks and tabs stay, every other
@@ -149,6 +155,9 @@ mod tests {
             s in "(\\PC|[\\x00-\\x1f\\x7f\\u{80}-\\u{9f}\\u{202a}-\\u{202e}\\u{2066}-\\u{2069}\\u{e000}\\u{e001}]|\\r\\n){0,40}"
         ) {
             proptest::prop_assert_eq!(line(&s), line_by_chars(&s));
+            let mut appended = String::from("head ");
+            line_into(&mut appended, &s);
+            proptest::prop_assert_eq!(appended, format!("head {}", line_by_chars(&s)));
             proptest::prop_assert_eq!(block(&s), block_by_chars(&s));
         }
     }

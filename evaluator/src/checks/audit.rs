@@ -59,13 +59,11 @@ fn results(ev: &Bundle) -> Vec<ResultMeta> {
         // of legacy-shaped requests (the `revisions-pinned` a initialize sweep) are not counted.
         let asserted =
             mcp_probe_schema::derive::header(&http.request.headers, header::PROTOCOL_VERSION)
-                .map(|h| h.value_str().into_owned());
+                .map(|h| h.value_str());
         if ev.is_modern() && asserted.as_deref() != Some(REV_2026_07_28) {
             continue;
         }
-        let method = x
-            .request_method()
-            .map_or_else(|| "(no method)".into(), |m| escape_line(&m));
+        let method = x.with_request_method(|m| m.map_or_else(|| "(no method)".into(), escape_line));
         // The results are read from the messages' heads (a scan of the body, shared with
         // every reader of an answer's head), unless the messages are parsed already.
         let skimmed = x.with_message_heads(|heads| {

@@ -425,13 +425,24 @@ pub fn decided<T: Serialize>(
             })
             .collect(),
     };
-    let mut out = Outcome::from_subs(legs, reduction)
-        .with_records(read.seqs.iter().copied())
-        .with_detail(read.list.key, read.items.len())
-        .with_detail("pages", read.pages)
-        .with_detail("inventory_complete", read.complete)
-        .with_facts(facts);
-    out.evidence = crate::format_exact!("{}; {}", out.evidence, read.coverage());
+    let mut out = Outcome::from_subs(legs, reduction).with_records(read.seqs.iter().copied());
+    // The three inventory details, then the check's facts, in a map made once with room
+    // for all of them.
+    let facts = match serde_json::to_value(facts) {
+        Ok(serde_json::Value::Object(m)) => m,
+        _ => serde_json::Map::new(),
+    };
+    out.details = serde_json::Map::with_capacity(3 + facts.len());
+    out.details
+        .insert(read.list.key.into(), read.items.len().into());
+    out.details.insert("pages".into(), read.pages.into());
+    out.details
+        .insert("inventory_complete".into(), read.complete.into());
+    out.details.extend(facts);
+    let coverage = read.coverage();
+    out.evidence.reserve_exact("; ".len() + coverage.len());
+    out.evidence.push_str("; ");
+    out.evidence.push_str(&coverage);
     out
 }
 
