@@ -411,7 +411,10 @@ impl<'a> Exchange<'a> {
         else {
             return Some(Vec::new());
         };
-        derive::message_heads_in(derive::media_type(&r.headers).as_deref(), &r.body.bytes)
+        // Only whether the body is an event stream matters, told without building the
+        // media type's string.
+        let sse = derive::media_type_is(&r.headers, "text/event-stream");
+        derive::message_heads_in(sse.then_some("text/event-stream"), &r.body.bytes)
     }
 
     /// `f` on the heads of the messages ([`derive::MessageHead`]) when the messages are

@@ -457,7 +457,12 @@ mod scan {
         if s.i != doc.len() || (s.non_ascii && std::str::from_utf8(doc).is_err()) {
             return None;
         }
-        out.append(&mut heads);
+        if out.is_empty() {
+            // The first document's heads become the list (no second one to move them into).
+            *out = heads;
+        } else {
+            out.append(&mut heads);
+        }
         Some(())
     }
 

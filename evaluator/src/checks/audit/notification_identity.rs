@@ -384,7 +384,10 @@ impl Check for NotificationIdentity {
                 .collect(),
             progress_tokens_sent: o.sent.iter().cloned().collect(),
         };
-        let seqs: Vec<u64> = READ.iter().flat_map(|l| ev.seqs(*l)).collect();
+        let seqs: Vec<u64> = READ
+            .iter()
+            .flat_map(|l| ev.records_for(*l).map(|r| r.seq))
+            .collect();
         Outcome::from_subs(vec![f, a], REDUCTION)
             .with_records(seqs)
             .with_facts(&facts)

@@ -369,8 +369,7 @@ pub fn read<'a>(x: &Exchange<'a>) -> Answer<'a> {
         let whole = resp.body.bytes.len() as u64 == resp.body.length;
         let blank =
             resp.body.length == 0 || (whole && resp.body.bytes.iter().all(u8::is_ascii_whitespace));
-        let event_stream =
-            derive::media_type(&resp.headers).as_deref() == Some("text/event-stream");
+        let event_stream = derive::media_type_is(&resp.headers, "text/event-stream");
         if (200..300).contains(&status) && broken.is_none() && blank {
             Reply::Empty
         } else if (200..300).contains(&status) && broken.is_none() && event_stream {
@@ -490,7 +489,10 @@ pub fn no_rev(ev: &Bundle, legs: &[LegId], why: &str, reduction: &str) -> Outcom
         .revision()
         .map(escape_line)
         .unwrap_or_else(|| "no revision".into());
-    let seqs: Vec<u64> = legs.iter().flat_map(|l| ev.seqs(*l)).collect();
+    let seqs: Vec<u64> = legs
+        .iter()
+        .flat_map(|l| ev.records_for(*l).map(|r| r.seq))
+        .collect();
     Outcome::single(
         Verdict::NoRev,
         crate::format_exact!("{why}; the server negotiated {negotiated}; no probe sent"),

@@ -57,7 +57,9 @@ pub(super) fn with_live(mut out: Outcome, live: Vec<SubVerdict>, records: Vec<u6
 
 /// Every record of `legs`.
 pub(super) fn seqs(ev: &Bundle, legs: &[LegId]) -> Vec<u64> {
-    legs.iter().flat_map(|l| ev.seqs(*l)).collect()
+    legs.iter()
+        .flat_map(|l| ev.records_for(*l).map(|r| r.seq))
+        .collect()
 }
 
 /// One live leg as recorded.

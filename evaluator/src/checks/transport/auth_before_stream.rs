@@ -139,7 +139,7 @@ impl Check for AuthBeforeStream {
         let out = judge_pair(ev, auth_required, &none, &with);
         let records: Vec<u64> = [leg::AUTH_NONE, leg::AUTH_WITH]
             .iter()
-            .flat_map(|l| ev.seqs(*l))
+            .flat_map(|l| ev.records_for(*l).map(|r| r.seq))
             .collect();
         let (ct, sse) = match &with {
             Answer::Response(r) => (r.content_type.clone(), Some(r.streamed())),

@@ -172,7 +172,7 @@ impl Check for OriginValidated {
         };
         let records: Vec<u64> = [leg::ORIGIN_HOSTILE, leg::ORIGIN_OWN, leg::ORIGIN_NONE]
             .iter()
-            .flat_map(|l| ev.seqs(*l))
+            .flat_map(|l| ev.records_for(*l).map(|r| r.seq))
             .collect();
         Outcome::single(verdict, crate::format_exact!("{text}; {info}"), reduction)
             .with_records(records)

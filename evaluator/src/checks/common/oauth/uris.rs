@@ -56,7 +56,12 @@ pub(crate) fn norm(u: &str) -> String {
     match Url::parse(u) {
         Ok(mut p) => {
             p.set_fragment(None);
-            strip_slash(p.as_str()).to_string()
+            // The URL's own serialisation, not a copy of it.
+            let mut s = String::from(p);
+            if s.ends_with('/') {
+                s.pop();
+            }
+            s
         }
         Err(_) => strip_slash(u.trim()).to_string(),
     }
