@@ -474,9 +474,7 @@ impl Outcome {
 
 /// `s` with its references rendered by `n`, in place (untouched when it holds none).
 fn render_text(s: &mut String, n: &dyn crate::refs::Numbering) {
-    if let std::borrow::Cow::Owned(r) = crate::refs::render(s, n) {
-        *s = r;
-    }
+    crate::refs::render_in_place(s, n);
 }
 
 fn render_value(v: &mut serde_json::Value, n: &dyn crate::refs::Numbering) {
