@@ -1345,7 +1345,12 @@ pub fn inventory_with(records: &[Record], read: &mut PageReader<'_>) -> Inventor
                             continue;
                         };
                         list.pages += 1;
-                        list.items.extend(items);
+                        if list.items.is_empty() {
+                            // The first page's items become the list (no copy into a new one).
+                            list.items = items;
+                        } else {
+                            list.items.extend(items);
+                        }
                         list.complete = last;
                     }
                 },
