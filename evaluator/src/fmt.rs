@@ -102,6 +102,20 @@ pub fn escape_line(s: &str) -> String {
     mcp_probe_schema::term::line(s)
 }
 
+/// [`escape_line`] as a format argument: `format_exact!("… {}", Line(s))` writes what
+/// `format_exact!("… {}", escape_line(s))` does, without a string for the escaped text.
+/// A width or precision applies to the escaped text as a whole, as it does to a string.
+pub struct Line<'a>(pub &'a str);
+
+impl std::fmt::Display for Line<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if f.width().is_some() || f.precision().is_some() {
+            return f.pad(&escape_line(self.0));
+        }
+        mcp_probe_schema::term::write_line(f, self.0)
+    }
+}
+
 /// [`escape_line`], appended to `out` (no string of its own for text written into a
 /// longer one).
 pub fn escape_line_into(out: &mut String, s: &str) {

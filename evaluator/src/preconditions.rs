@@ -163,9 +163,9 @@ pub fn missing_legs(ev: &Bundle, legs: &[LegId]) -> Outcome {
             "leg(s) {} missing from this bundle, written by {} {} (build {}, run status {}); re-collect \
              with a collector that records them",
             names.join(", "),
-            crate::fmt::escape_line(&ev.payload.collector.name),
-            crate::fmt::escape_line(&ev.payload.collector.version),
-            crate::fmt::escape_line(&ev.payload.collector.build),
+            crate::fmt::Line(&ev.payload.collector.name),
+            crate::fmt::Line(&ev.payload.collector.version),
+            crate::fmt::Line(&ev.payload.collector.build),
             ev.payload.run.status.as_str()
         ),
         "",
@@ -180,9 +180,9 @@ fn not_supplied(ev: &Bundle) -> Option<String> {
     (src.credential_configured && !src.credential_supplied).then(|| {
         crate::format_exact!(
             "the {} configuration {} (entry {})",
-            crate::fmt::escape_line(&src.client),
-            crate::fmt::escape_line(&src.file),
-            crate::fmt::escape_line(&src.entry)
+            crate::fmt::Line(&src.client),
+            crate::fmt::Line(&src.file),
+            crate::fmt::Line(&src.entry)
         )
     })
 }

@@ -89,6 +89,22 @@ pub fn line_into(out: &mut String, s: &str) {
     out.push_str(rest);
 }
 
+/// [`line()`], written to `out` a piece at a time: for text formatted into a longer one
+/// (a `Display` argument), without a string of its own. Only an escaped character is
+/// written through a small string.
+pub fn write_line<W: std::fmt::Write + ?Sized>(out: &mut W, s: &str) -> std::fmt::Result {
+    let mut rest = s;
+    let mut escaped = String::new();
+    while let Some((i, c)) = next_unsafe(rest) {
+        out.write_str(&rest[..i])?;
+        escaped.clear();
+        escape(c, &mut escaped);
+        out.write_str(&escaped)?;
+        rest = &rest[i + c.len_utf8()..];
+    }
+    out.write_str(rest)
+}
+
 /// Untrusted text for a block of terminal output: line breaks and tabs stay, every other
 /// control character and bidi override is shown escaped. `\r\n` becomes `\n`.
 pub fn block(s: &str) -> String {
@@ -158,6 +174,9 @@ mod tests {
             let mut appended = String::from("head ");
             line_into(&mut appended, &s);
             proptest::prop_assert_eq!(appended, format!("head {}", line_by_chars(&s)));
+            let mut written = String::from("head ");
+            proptest::prop_assert!(write_line(&mut written, &s).is_ok());
+            proptest::prop_assert_eq!(written, format!("head {}", line_by_chars(&s)));
             proptest::prop_assert_eq!(block(&s), block_by_chars(&s));
         }
     }

@@ -121,7 +121,7 @@ fn off_transport(entry: &Entry, ev: &Bundle) -> Option<Outcome> {
         crate::format_exact!(
             "transport stdio: the server was launched as a local process ({}) and spoken to over its stdin \
              and stdout; what {} reads exists only on HTTP",
-            crate::fmt::escape_line(&ev.payload.target.as_typed),
+            crate::fmt::Line(&ev.payload.target.as_typed),
             entry.id
         )
     } else {

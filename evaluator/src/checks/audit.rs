@@ -171,7 +171,7 @@ fn lifecycle_metadata(ev: &Bundle, _cx: &Context<'_>) -> Observed {
         ),
     };
     let revision = match ev.revision() {
-        Some(r) => crate::format_exact!("negotiated revision {}", escape_line(r)),
+        Some(r) => crate::format_exact!("negotiated revision {}", crate::fmt::Line(r)),
         None => "no revision negotiated".into(),
     };
     let remark = crate::format_exact!(

@@ -182,7 +182,7 @@ fn observe(ev: &Bundle) -> Observed {
             ev.skipped(leg::NOTIFY_LISTEN)
                 .filter(|_| ev.is_modern())
                 .or_else(|| ev.skipped(leg::NOTIFY_CHANNEL))
-                .map(|r| crate::format_exact!("not opened: {}", escape_line(r)))
+                .map(|r| crate::format_exact!("not opened: {}", crate::fmt::Line(r)))
                 .unwrap_or_else(|| "not opened".into()),
         ),
     };
@@ -202,7 +202,7 @@ fn methods(seen: &[&Seen]) -> String {
     }
     count
         .iter()
-        .map(|(m, n)| crate::format_exact!("{} ×{n}", escape_line(m)))
+        .map(|(m, n)| crate::format_exact!("{} ×{n}", crate::fmt::Line(m)))
         .collect::<Vec<_>>()
         .join(", ")
 }

@@ -82,7 +82,9 @@ fn credential_of(x: &Exchange<'_>) -> Option<String> {
 pub fn answer_of(x: &Exchange<'_>) -> String {
     match &x.http.outcome {
         HttpOutcome::Response(r) => crate::format_exact!("HTTP {}", r.status),
-        HttpOutcome::Error(e) => crate::format_exact!("no answer ({})", escape_line(&e.message)),
+        HttpOutcome::Error(e) => {
+            crate::format_exact!("no answer ({})", crate::fmt::Line(&e.message))
+        }
     }
 }
 
@@ -123,9 +125,9 @@ fn sub_a(
         .enumerate()
         .map(|(i, t)| {
             let label = if n == 1 {
-                crate::format_exact!("the {} token", escape_line(&t.source))
+                crate::format_exact!("the {} token", crate::fmt::Line(&t.source))
             } else {
-                crate::format_exact!("token {} ({})", i + 1, escape_line(&t.source))
+                crate::format_exact!("token {} ({})", i + 1, crate::fmt::Line(&t.source))
             } + &binding_note(session, t);
             let Some(c) = claims(t) else {
                 return (
@@ -149,7 +151,7 @@ fn sub_a(
                     SubOutcome::Pass,
                     crate::format_exact!(
                         "{label} is bound to this resource: aud [{shown}] names {} ({basis})",
-                        escape_line(canonical)
+                        crate::fmt::Line(canonical)
                     ),
                 )
             } else if !auds.iter().any(|a| is_url_audience(a)) {
@@ -160,7 +162,7 @@ fn sub_a(
                          identifier, which may be this server's own name at its authorization server \
                          (Microsoft Entra ID names the application, not its URL); the token alone \
                          cannot tell whether it is bound to {} ({basis}){}",
-                        escape_line(canonical),
+                        crate::fmt::Line(canonical),
                         resource_refused_note(session)
                     ),
                 )
@@ -169,7 +171,7 @@ fn sub_a(
                     SubOutcome::Fail,
                     crate::format_exact!(
                         "{label} is not bound to this resource: aud [{shown}] does not name {} ({basis}){}",
-                        escape_line(canonical),
+                        crate::fmt::Line(canonical),
                         resource_refused_note(session)
                     ),
                 )
@@ -254,13 +256,13 @@ fn compare(
         (Some(w), wo) => match (w.status(), wo.and_then(|x| x.status())) {
             (Some(401), _) => (
                 SubOutcome::Pass,
-                crate::format_exact!("{} refused the token with 401", escape_line(url)),
+                crate::format_exact!("{} refused the token with 401", crate::fmt::Line(url)),
             ),
             (Some(s @ (200 | 403)), Some(n)) if n != s => (
                 SubOutcome::Fail,
                 crate::format_exact!(
                     "{} answered {s} with the token and {n} without it: it {} the token",
-                    escape_line(url),
+                    crate::fmt::Line(url),
                     if s == 200 {
                         "accepted"
                     } else {
@@ -272,14 +274,14 @@ fn compare(
                 SubOutcome::Unknown,
                 crate::format_exact!(
                     "{} answered {s} with and without the token (no usable comparison)",
-                    escape_line(url)
+                    crate::fmt::Line(url)
                 ),
             ),
             _ => (
                 SubOutcome::Unknown,
                 crate::format_exact!(
                     "{} answered {} with the token and {} without (no usable comparison)",
-                    escape_line(url),
+                    crate::fmt::Line(url),
                     answer_of(w),
                     wo.map(|x| answer_of(&x))
                         .unwrap_or_else(|| "nothing recorded".into())
@@ -288,7 +290,7 @@ fn compare(
         },
         (None, _) => (
             SubOutcome::Unknown,
-            crate::format_exact!("{} has no request with the token", escape_line(url)),
+            crate::format_exact!("{} has no request with the token", crate::fmt::Line(url)),
         ),
     }
 }
@@ -463,7 +465,7 @@ fn sub_b(ev: &Bundle, held: &[String]) -> Mint {
         .filter(|s| !s.is_empty() && (200..300).contains(&status));
     let Some(minted) = minted else {
         let why = match j.get("error").and_then(Value::as_str) {
-            Some(e) => crate::format_exact!("error {}", escape_line(e)),
+            Some(e) => crate::format_exact!("error {}", crate::fmt::Line(e)),
             None if String::from_utf8_lossy(
                 &m.response()
                     .map(|r| r.body.bytes.clone())
@@ -699,9 +701,9 @@ impl Check for AudienceBoundTokens {
                         } else {
                             leg::FOREIGN_MINT
                         },
-                        escape_line(&ev.payload.collector.name),
-                        escape_line(&ev.payload.collector.version),
-                        escape_line(&ev.payload.collector.build)
+                        crate::fmt::Line(&ev.payload.collector.name),
+                        crate::fmt::Line(&ev.payload.collector.version),
+                        crate::fmt::Line(&ev.payload.collector.build)
                     ),
                 )
             }

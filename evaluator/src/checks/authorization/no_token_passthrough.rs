@@ -16,7 +16,6 @@ use crate::checks::common::oauth::tokens::{
 };
 use crate::checks::common::oauth::uris::{canonical_resource, resource_covers, strip_slash};
 use crate::evidence::Bundle;
-use crate::fmt::escape_line;
 use crate::verdict::{Outcome, SubOutcome, Verdict};
 
 /// Token passthrough to downstream APIs forbidden.
@@ -81,7 +80,7 @@ impl Check for NoTokenPassthrough {
                 Verdict::Error,
                 crate::format_exact!(
                     "the endpoint {} is not a hierarchical URL, so it has no canonical resource URI",
-                    escape_line(&f.endpoint)
+                    crate::fmt::Line(&f.endpoint)
                 ),
                 REDUCTION,
             );
@@ -95,8 +94,8 @@ impl Check for NoTokenPassthrough {
                 crate::format_exact!(
                     "the protected-resource metadata resource at {}, which covers the endpoint's \
                      canonical URI {}",
-                    escape_line(&a.url),
-                    escape_line(&endpoint_uri)
+                    crate::fmt::Line(&a.url),
+                    crate::fmt::Line(&endpoint_uri)
                 ),
             ),
             _ => (
@@ -151,7 +150,7 @@ impl Check for NoTokenPassthrough {
                          tell",
                         json_list(&extras),
                         json_list(&auds),
-                        escape_line(&canonical)
+                        crate::fmt::Line(&canonical)
                     ),
                 ));
                 extras_all.extend(extras);
@@ -163,7 +162,7 @@ impl Check for NoTokenPassthrough {
                     crate::format_exact!(
                         "{label} is confined to this resource: aud {} equals {} ({basis})",
                         json_list(&auds),
-                        escape_line(&canonical)
+                        crate::fmt::Line(&canonical)
                     ),
                 ));
             } else {
@@ -175,7 +174,7 @@ impl Check for NoTokenPassthrough {
                          though the token alone cannot say whether the extra is a genuine downstream API",
                         json_list(&extras),
                         json_list(&auds),
-                        escape_line(&canonical)
+                        crate::fmt::Line(&canonical)
                     ),
                 ));
                 extras_all.extend(extras);

@@ -39,7 +39,7 @@ fn reduction(cx: &Context<'_>) -> String {
     let change_control = match approved(cx, KEY, |d| d.approved_authorization_servers.as_ref()) {
         Some(a) => crate::format_exact!(
             "change control of the authorization-server list is the policy's {KEY} ({})",
-            escape_line(a.file)
+            crate::fmt::Line(a.file)
         ),
         None => crate::format_exact!(
             "change control of the authorization-server list is drift against a self-recorded \
@@ -86,7 +86,7 @@ fn collector_refused(f: &Facts<'_>) -> Vec<String> {
             a.refused.as_ref().map(|r| {
                 crate::format_exact!(
                     "{} (record #{}): {}",
-                    escape_line(&a.url),
+                    crate::fmt::Line(&a.url),
                     a.seq,
                     refusal_text(r)
                 )
@@ -153,9 +153,9 @@ impl Check for OauthDiscoveryValidated {
                     "; the server relies on unadvertised defaults: it published neither protected-resource \
                      nor authorization-server metadata, so the collector logged in with the MCP 2025-03-26 \
                      default endpoints {}, {} and {} on its own origin",
-                    escape_line(&d.authorization_endpoint),
-                    escape_line(&d.token_endpoint),
-                    escape_line(&d.registration_endpoint)
+                    crate::fmt::Line(&d.authorization_endpoint),
+                    crate::fmt::Line(&d.token_endpoint),
+                    crate::fmt::Line(&d.registration_endpoint)
                 ));
                 o
             }
@@ -181,7 +181,7 @@ impl Check for OauthDiscoveryValidated {
                     "the endpoint {} is plain http on a loopback host: graded as a lab endpoint, since \
                      loopback traffic never leaves the host (a non-loopback http endpoint is UNKNOWN here: \
                      {} owns transport)",
-                    escape_line(&f.endpoint),
+                    crate::fmt::Line(&f.endpoint),
                     crate::rule_ref!("tls-required")
                 ),
             ),
@@ -192,7 +192,7 @@ impl Check for OauthDiscoveryValidated {
                     crate::format_exact!(
                         "the endpoint {} is not served over TLS and is not on a loopback host: {} owns \
                          transport, and metadata fetched in the clear is not assessed here",
-                        escape_line(&f.endpoint),
+                        crate::fmt::Line(&f.endpoint),
                         crate::rule_ref!("tls-required")
                     ),
                 )];
@@ -319,7 +319,7 @@ fn sub_b(f: &Facts<'_>) -> SubVerdict {
             crate::format_exact!(
                 "the URL the challenge names ({}) served no document: only the well-known document(s) \
                  were consulted",
-                escape_line(named)
+                crate::fmt::Line(named)
             ),
         );
     };
@@ -330,7 +330,7 @@ fn sub_b(f: &Facts<'_>) -> SubVerdict {
             crate::format_exact!(
                 "the challenge names the path-inserted well-known URL itself ({}, record #{}): one \
                  document describes this resource",
-                escape_line(&ca.url),
+                crate::fmt::Line(&ca.url),
                 ca.seq
             ),
         );
@@ -342,9 +342,9 @@ fn sub_b(f: &Facts<'_>) -> SubVerdict {
             crate::format_exact!(
                 "the challenge names {} (record #{}); the path-inserted well-known URL {} served no \
                  document, so only one document describes this resource",
-                escape_line(&ca.url),
+                crate::fmt::Line(&ca.url),
                 ca.seq,
-                escape_line(&path_url)
+                crate::fmt::Line(&path_url)
             ),
         );
     };
@@ -356,9 +356,9 @@ fn sub_b(f: &Facts<'_>) -> SubVerdict {
             crate::format_exact!(
                 "the document the challenge names ({}, record #{}) equals the path-inserted well-known \
                  document ({}, record #{}) after canonical key ordering",
-                escape_line(&ca.url),
+                crate::fmt::Line(&ca.url),
                 ca.seq,
-                escape_line(&pa.url),
+                crate::fmt::Line(&pa.url),
                 pa.seq
             ),
         )
@@ -376,9 +376,9 @@ fn sub_b(f: &Facts<'_>) -> SubVerdict {
                 "the document the challenge names ({}, record #{}) differs from the path-inserted \
                  well-known document ({}, record #{}) for the same resource, in member(s) {}: a client \
                  sees a different chain depending on the discovery path it takes",
-                escape_line(&ca.url),
+                crate::fmt::Line(&ca.url),
                 ca.seq,
-                escape_line(&pa.url),
+                crate::fmt::Line(&pa.url),
                 pa.seq,
                 json_list(&differing)
             ),
@@ -456,7 +456,7 @@ fn sub_d(f: &Facts<'_>) -> SubVerdict {
             l.outcome = SubOutcome::Fail;
             l.note.push_str(&crate::format_exact!(
                 "; the document at {} (record #{}) was refused by the collector: {}",
-                escape_line(&a.url),
+                crate::fmt::Line(&a.url),
                 a.seq,
                 refusal_text(r)
             ));
@@ -476,13 +476,13 @@ fn leg_d_selected(f: &Facts<'_>) -> SubVerdict {
             SubOutcome::Error,
             crate::format_exact!(
                 "the endpoint {} has no canonical URI",
-                escape_line(&f.endpoint)
+                crate::fmt::Line(&f.endpoint)
             ),
         );
     };
     let at = crate::format_exact!(
         "the document at {} (record #{})",
-        escape_line(&a.url),
+        crate::fmt::Line(&a.url),
         a.seq
     );
     match d.get("resource") {
@@ -503,7 +503,7 @@ fn leg_d_selected(f: &Facts<'_>) -> SubVerdict {
                 crate::format_exact!(
                     "{at} names resource \"{}\", which is not parsable as a URI (RFC 9728 §2 requires \
                      one)",
-                    escape_line(r)
+                    crate::fmt::Line(r)
                 ),
             ),
             Some(true) if strip_slash(r) == strip_slash(&canonical) => SubVerdict::new(
@@ -512,7 +512,7 @@ fn leg_d_selected(f: &Facts<'_>) -> SubVerdict {
                 crate::format_exact!(
                     "{at} names resource {} equal to the endpoint's canonical URI (rule: equal after \
                      one trailing slash)",
-                    escape_line(r)
+                    crate::fmt::Line(r)
                 ),
             ),
             Some(true) => SubVerdict::new(
@@ -521,8 +521,8 @@ fn leg_d_selected(f: &Facts<'_>) -> SubVerdict {
                 crate::format_exact!(
                     "{at} names resource {}, a hierarchical parent of the endpoint's canonical URI {} \
                      (rule: same origin, path at or below, the SDK's check_resource_allowed)",
-                    escape_line(r),
-                    escape_line(&canonical)
+                    crate::fmt::Line(r),
+                    crate::fmt::Line(&canonical)
                 ),
             ),
             Some(false) => SubVerdict::new(
@@ -531,8 +531,8 @@ fn leg_d_selected(f: &Facts<'_>) -> SubVerdict {
                 crate::format_exact!(
                     "{at} names resource {}, which is neither the endpoint's canonical URI {} nor a \
                      hierarchical parent of it (rule: same origin, path at or below)",
-                    escape_line(r),
-                    escape_line(&canonical)
+                    crate::fmt::Line(r),
+                    crate::fmt::Line(&canonical)
                 ),
             ),
         },
@@ -678,7 +678,7 @@ fn sub_g(f: &Facts<'_>) -> SubVerdict {
         a.refused.as_ref().map(|r| {
             crate::format_exact!(
                 "{}, record #{}: {}",
-                escape_line(&a.url),
+                crate::fmt::Line(&a.url),
                 a.seq,
                 refusal_text(r)
             )
@@ -701,7 +701,7 @@ fn sub_g(f: &Facts<'_>) -> SubVerdict {
                 SubOutcome::Pass,
                 crate::format_exact!(
                     "{e}: metadata at {} (record #{}) names issuer {e}",
-                    escape_line(&a.url),
+                    crate::fmt::Line(&a.url),
                     a.seq
                 ),
             )),
@@ -721,9 +721,9 @@ fn sub_g(f: &Facts<'_>) -> SubVerdict {
                     crate::format_exact!(
                         "{e}: metadata at {} (record #{}) names issuer \"{}\", not the advertised \
                          entry{hint}{refused}",
-                        escape_line(&a.url),
+                        crate::fmt::Line(&a.url),
                         a.seq,
-                        escape_line(iss)
+                        crate::fmt::Line(iss)
                     ),
                 ));
             }

@@ -41,7 +41,7 @@ fn reduction(cx: &Context<'_>) -> String {
             "reads the wire and the policy's {KEY} ({}): the operator's documented scope \
              justification is not readable, so a documented exception would change {b} and d; \
              {c} compares the grant with that approved scope set",
-            escape_line(a.file),
+            crate::fmt::Line(a.file),
             b = crate::here!("b"),
             c = crate::here!("c"),
         ),
@@ -285,7 +285,7 @@ fn sub_d(f: &Facts<'_>, resource_scopes: Option<&[String]>) -> SubVerdict {
                 SubOutcome::Unknown,
                 crate::format_exact!(
                     "the document at {} advertises no scopes_supported",
-                    escape_line(&a.url)
+                    crate::fmt::Line(&a.url)
                 ),
             )
         }
@@ -298,7 +298,7 @@ fn sub_d(f: &Facts<'_>, resource_scopes: Option<&[String]>) -> SubVerdict {
             crate::format_exact!(
                 "scopes_supported {} at {} holds no wildcard or admin-tier scope",
                 json_list(s),
-                escape_line(&a.url)
+                crate::fmt::Line(&a.url)
             ),
         );
     }
@@ -309,7 +309,7 @@ fn sub_d(f: &Facts<'_>, resource_scopes: Option<&[String]>) -> SubVerdict {
         crate::format_exact!(
             "scopes_supported at {} advertises wildcard or admin-tier scope(s) {} (a documented \
              exception, which the probe cannot read, would change this)",
-            escape_line(&a.url),
+            crate::fmt::Line(&a.url),
             json_list(&flagged)
         ),
     )
@@ -371,7 +371,7 @@ fn sub_f(
     for s in f.servers.iter().filter(|s| s.resolved().is_none()) {
         reasons.push(crate::format_exact!(
             "authorization server {} not resolved ({})",
-            escape_line(&s.entry),
+            crate::fmt::Line(&s.entry),
             s.unresolved_why()
         ));
     }

@@ -49,7 +49,7 @@ impl Limit {
                 seconds: i64::try_from(secs).unwrap_or(i64::MAX),
                 named: crate::format_exact!(
                     "the policy's max_token_lifetime_seconds of {secs} s ({})",
-                    escape_line(&p.file)
+                    crate::fmt::Line(&p.file)
                 ),
                 from_policy: true,
             })
@@ -203,7 +203,7 @@ fn sub_a(f: &Facts<'_>) -> SubVerdict {
                              followed it{syntax}",
                             c.refused(),
                             c.quoted(),
-                            escape_line(rm)
+                            crate::fmt::Line(rm)
                         ),
                     )
                 }
@@ -213,7 +213,7 @@ fn sub_a(f: &Facts<'_>) -> SubVerdict {
                     crate::format_exact!(
                         "{}{caveat}; its WWW-Authenticate names resource_metadata=\"{}\"",
                         c.refused(),
-                        escape_line(rm)
+                        crate::fmt::Line(rm)
                     ),
                 ),
                 Some(_) => SubVerdict::new(
@@ -350,7 +350,7 @@ fn legs_cd(f: &Facts<'_>) -> (SubVerdict, SubVerdict, Option<String>) {
             None,
         );
     };
-    let who = crate::format_exact!("authorization server {}", escape_line(&s.entry));
+    let who = crate::format_exact!("authorization server {}", crate::fmt::Line(&s.entry));
     let iss = match d.get("authorization_response_iss_parameter_supported") {
         Some(Value::Bool(true)) => {
             "authorization_response_iss_parameter_supported is true (RFC 9207: the authorization \
@@ -369,7 +369,7 @@ fn legs_cd(f: &Facts<'_>) -> (SubVerdict, SubVerdict, Option<String>) {
     let reg = match d.get("registration_endpoint") {
         Some(Value::String(u)) => crate::format_exact!(
             "registration_endpoint {} (dynamic client registration offered)",
-            escape_line(u)
+            crate::fmt::Line(u)
         ),
         Some(v) => crate::format_exact!(
             "registration_endpoint {} (not a URL string)",

@@ -100,13 +100,13 @@ fn answer_of(x: &Exchange<'_>) -> String {
         HttpOutcome::Error(e) if e.kind == ErrorKind::RefusedByGuard => {
             crate::format_exact!(
                 "not sent (refused by the network guard: {})",
-                escape_line(&e.message)
+                crate::fmt::Line(&e.message)
             )
         }
         HttpOutcome::Error(e) => crate::format_exact!(
             "no answer ({}: {})",
             e.kind.as_str(),
-            escape_line(&e.message)
+            crate::fmt::Line(&e.message)
         ),
     }
 }
@@ -152,7 +152,7 @@ fn registered(x: &Exchange<'_>) -> Registered {
     let Some(status) = x.status() else {
         return Registered::Failed(crate::format_exact!(
             "the registration at {} ({}) drew {}",
-            escape_line(&x.http.request.url),
+            crate::fmt::Line(&x.http.request.url),
             record_note(x),
             answer_of(x)
         ));
@@ -167,10 +167,10 @@ fn registered(x: &Exchange<'_>) -> Registered {
         (200 | 201, Some(id)) => Registered::Id(id.to_string()),
         _ => Registered::Refused(crate::format_exact!(
             "the registration at {} ({}) was answered HTTP {status}{}",
-            escape_line(&x.http.request.url),
+            crate::fmt::Line(&x.http.request.url),
             record_note(x),
             match j.get("error").and_then(Value::as_str) {
-                Some(e) => crate::format_exact!(" with error {}", escape_line(e)),
+                Some(e) => crate::format_exact!(" with error {}", crate::fmt::Line(e)),
                 None if (200..300).contains(&status) => " without a client_id".to_string(),
                 None => String::new(),
             }
@@ -214,7 +214,7 @@ fn unread(ev: &Bundle) -> Vec<String> {
         for x in prm.iter().filter(|x| x.status() != Some(404)) {
             out.push(crate::format_exact!(
                 "{} ({}: {})",
-                escape_line(&x.http.request.url),
+                crate::fmt::Line(&x.http.request.url),
                 record_note(x),
                 answer_of(x)
             ));
@@ -227,13 +227,13 @@ fn unread(ev: &Bundle) -> Vec<String> {
         match &x.http.refused {
             Some(r) => out.push(crate::format_exact!(
                 "{} ({}: refused by the collector: {})",
-                escape_line(&x.http.request.url),
+                crate::fmt::Line(&x.http.request.url),
                 record_note(&x),
                 crate::checks::common::oauth::discovery::refusal_text(r)
             )),
             None => out.push(crate::format_exact!(
                 "{} ({}: {})",
-                escape_line(&x.http.request.url),
+                crate::fmt::Line(&x.http.request.url),
                 record_note(&x),
                 answer_of(&x)
             )),
@@ -289,7 +289,7 @@ fn gate(ev: &Bundle) -> Result<(Url, u64), Box<Outcome>> {
                     Verdict::Unknown,
                     crate::format_exact!(
                         "the {name} {} in the metadata of {issuer} (record #{seq}) is not an http(s) URL",
-                        escape_line(&v.to_string())
+                        crate::fmt::Line(&v.to_string())
                     ),
                     REDUCTION,
                 )
@@ -330,7 +330,7 @@ fn gate(ev: &Bundle) -> Result<(Url, u64), Box<Outcome>> {
                 "the authorization endpoint {} (metadata record #{seq}) is on the MCP endpoint's own host:port: it \
                  authorizes for itself and fronts no separate authorization server (no scratch client was \
                  registered)",
-                escape_line(authorize.as_str())
+                crate::fmt::Line(authorize.as_str())
             ),
             REDUCTION,
         )
@@ -442,7 +442,7 @@ impl Check for StaticClientSafeguards {
                         "pre-registered client: registration not probed (the run used --client-id {}, so the \
                          {} scratch registrations were not sent; collect without --client-id to probe \
                          the registration endpoint)",
-                        escape_line(&p.client_id),
+                        crate::fmt::Line(&p.client_id),
                         crate::here!("")
                     ),
                     None,
@@ -457,7 +457,7 @@ impl Check for StaticClientSafeguards {
                     crate::format_exact!(
                         "the authorization endpoint {} is on another host, but no MCP session was established, so \
                          the {} legs were not sent",
-                        escape_line(authorize.as_str()),
+                        crate::fmt::Line(authorize.as_str()),
                         crate::here!("")
                     ),
                     None,
@@ -480,9 +480,9 @@ impl Check for StaticClientSafeguards {
             crate::format_exact!(
                 "two fresh clients ({}, {}) were both handed on with client_id {} (records #{}, #{}): a static \
                  client id fronts the authorization server",
-                escape_line(&ids[0]),
-                escape_line(&ids[1]),
-                escape_line(&static_id),
+                crate::fmt::Line(&ids[0]),
+                crate::fmt::Line(&ids[1]),
+                crate::fmt::Line(&static_id),
                 auths[0].seq(),
                 auths[1].seq()
             ),
@@ -570,7 +570,7 @@ fn shared_client_id(
             crate::format_exact!(
                 "the authorization request at {} ({}) drew {}, so whether the clients share an onward client id \
                  is not established",
-                escape_line(&x.http.request.url),
+                crate::fmt::Line(&x.http.request.url),
                 record_note(x),
                 answer_of(x)
             ),
@@ -603,7 +603,7 @@ fn shared_client_id(
                     crate::format_exact!(
                         "client #{} ({}): {what}, onward client_id {}",
                         i + 1,
-                        escape_line(&ids[i]),
+                        crate::fmt::Line(&ids[i]),
                         onward
                             .get(i)
                             .cloned()
@@ -641,9 +641,9 @@ fn not_recorded(ev: &Bundle, id: &str, l: LegId) -> SubVerdict {
             crate::format_exact!(
                 "leg {l} missing from this bundle, written by {} {} (build {}); re-collect with a \
                  collector that records it",
-                escape_line(&ev.payload.collector.name),
-                escape_line(&ev.payload.collector.version),
-                escape_line(&ev.payload.collector.build)
+                crate::fmt::Line(&ev.payload.collector.name),
+                crate::fmt::Line(&ev.payload.collector.version),
+                crate::fmt::Line(&ev.payload.collector.build)
             ),
         ),
     }
@@ -868,7 +868,7 @@ fn sub_c(ev: &Bundle, static_id: &str) -> (SubVerdict, Option<String>) {
         let mut l = not_recorded(ev, SUB_C, leg::DEPUTY_CONSENT);
         l.note = crate::format_exact!(
             "client #3 ({}) was registered but {}",
-            escape_line(&id),
+            crate::fmt::Line(&id),
             l.note
         );
         return (l, Some(id));
@@ -893,8 +893,8 @@ fn sub_c(ev: &Bundle, static_id: &str) -> (SubVerdict, Option<String>) {
                     crate::format_exact!(
                         "the new client #3 ({}) was handed straight on with the shared client_id {} (HTTP {s} to \
                          {shown}, {}): no consent step for this client id before the upstream authorization server",
-                        escape_line(&id),
-                        escape_line(static_id),
+                        crate::fmt::Line(&id),
+                        crate::fmt::Line(static_id),
                         record_note(auth)
                     ),
                 )
@@ -904,7 +904,7 @@ fn sub_c(ev: &Bundle, static_id: &str) -> (SubVerdict, Option<String>) {
                     SubOutcome::Pass,
                     crate::format_exact!(
                         "the new client #3 ({}) was not handed on with the shared client id: HTTP {s} to {shown} ({})",
-                        escape_line(&id),
+                        crate::fmt::Line(&id),
                         record_note(auth)
                     ),
                 )
@@ -915,7 +915,7 @@ fn sub_c(ev: &Bundle, static_id: &str) -> (SubVerdict, Option<String>) {
             SubOutcome::Pass,
             crate::format_exact!(
                 "the new client #3 ({}) got a page on the authorization server itself (HTTP {s}, {})",
-                escape_line(&id),
+                crate::fmt::Line(&id),
                 record_note(auth)
             ),
         ),
@@ -924,7 +924,7 @@ fn sub_c(ev: &Bundle, static_id: &str) -> (SubVerdict, Option<String>) {
             SubOutcome::Error,
             crate::format_exact!(
                 "the authorization request of the new client #3 ({}) was answered HTTP {s} ({})",
-                escape_line(&id),
+                crate::fmt::Line(&id),
                 record_note(auth)
             ),
         ),

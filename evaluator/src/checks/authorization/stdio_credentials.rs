@@ -17,7 +17,6 @@ use crate::check::{Check, Context, Legs, Needs};
 use crate::checks::common::reported::reported_only;
 use crate::checks::common::stdio::process;
 use crate::evidence::Bundle;
-use crate::fmt::escape_line;
 use crate::preconditions::missing_legs;
 use crate::verdict::{Outcome, Verdict};
 
@@ -133,19 +132,19 @@ impl Check for StdioCredentials {
                     .collect();
                 let place = crate::format_exact!(
                     "the {} configuration {} (entry {})",
-                    escape_line(&src.client),
-                    escape_line(&src.file),
-                    escape_line(&src.entry)
+                    crate::fmt::Line(&src.client),
+                    crate::fmt::Line(&src.file),
+                    crate::fmt::Line(&src.entry)
                 );
                 let said = if !literal.is_empty() {
                     crate::format_exact!(
                         "; {place} writes the value of {} in the file itself (the bundle keeps only its fingerprint)",
-                        escape_line(&literal.join(", "))
+                        crate::fmt::Line(&literal.join(", "))
                     )
                 } else if !referenced.is_empty() {
                     crate::format_exact!(
                         "; {place} references {} from the environment instead of writing the value",
-                        escape_line(&referenced.join(", "))
+                        crate::fmt::Line(&referenced.join(", "))
                     )
                 } else {
                     crate::format_exact!("; {place} writes no value that looks like a secret")
@@ -158,7 +157,7 @@ impl Check for StdioCredentials {
         } else {
             crate::format_exact!(
                 "variable(s) given in the environment: {}",
-                escape_line(&p.env_names.join(", "))
+                crate::fmt::Line(&p.env_names.join(", "))
             )
         };
         if !p.credential_args.is_empty() {
@@ -170,14 +169,14 @@ impl Check for StdioCredentials {
                         crate::format_exact!(
                             "argument {} (a high-entropy value of {})",
                             c.index,
-                            escape_line(f)
+                            crate::fmt::Line(f)
                         )
                     }
                     (Some(f), _) => {
                         crate::format_exact!(
                             "argument {} (the value of {})",
                             c.index,
-                            escape_line(f)
+                            crate::fmt::Line(f)
                         )
                     }
                     (None, _) => {

@@ -51,7 +51,7 @@ pub(crate) fn judge(
     let source = crate::format_exact!(
         "the policy's {} ({}: {})",
         a.key,
-        escape_line(a.file),
+        crate::fmt::Line(a.file),
         list(a.list)
     );
     if unapproved.is_empty() {
@@ -78,7 +78,7 @@ pub(crate) fn absent(cx: &Context<'_>, key: &str) -> String {
         None => "no --policy given".to_string(),
         Some(p) => crate::format_exact!(
             "policy {} states no {key} for this endpoint",
-            escape_line(&p.file)
+            crate::fmt::Line(&p.file)
         ),
     }
 }

@@ -160,7 +160,7 @@ impl Resp {
             );
             s.push_str(&crate::format_exact!(
                 " with JSON-RPC error {code} \"{}\"",
-                escape_line(msg)
+                crate::fmt::Line(msg)
             ));
         } else if self.has_result {
             s.push_str(" with a result");

@@ -83,7 +83,11 @@ fn substrate(ev: &Bundle) -> &'static str {
 
 fn path_value(path: &str, v: &Value) -> String {
     let text = crate::fmt::excerpt(v.to_string().as_bytes(), 80);
-    crate::format_exact!("{}={}", escape_line(path), escape_line(&text.text))
+    crate::format_exact!(
+        "{}={}",
+        crate::fmt::Line(path),
+        crate::fmt::Line(&text.text)
+    )
 }
 
 /// Sub-verdict a: the advertised capabilities against the baseline's.
@@ -129,7 +133,7 @@ fn sub_a(ev: &Bundle, cx: &Context<'_>, now: Option<&BTreeMap<String, Value>>) -
                 crate::format_exact!(
                     "{} (was {})",
                     path_value(k, v),
-                    escape_line(&old.to_string())
+                    crate::fmt::Line(&old.to_string())
                 )
             })
         })

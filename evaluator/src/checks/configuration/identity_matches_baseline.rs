@@ -91,7 +91,7 @@ fn identity(ev: &Bundle) -> (Option<Identity>, String) {
             None,
             crate::format_exact!(
                 "serverInfo ({}) carries no usable name: a metadata finding; no identity to compare",
-                escape_line(&shown.text)
+                crate::fmt::Line(&shown.text)
             ),
         );
     };
@@ -141,8 +141,8 @@ fn compare(ev: &Bundle, cx: &Context<'_>, observed: Option<&Identity>) -> SubVer
         return unknown(crate::format_exact!(
             "the {} is of endpoint {}, not of {}; identities of different endpoints are not compared",
             describe_baseline(baseline),
-            escape_line(&baseline.endpoint()),
-            escape_line(&ev.endpoint())
+            crate::fmt::Line(&baseline.endpoint()),
+            crate::fmt::Line(&ev.endpoint())
         ));
     }
     let Some(observed) = observed else {

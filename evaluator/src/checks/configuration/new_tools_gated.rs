@@ -150,14 +150,17 @@ fn answer(x: &Exchange<'_>) -> Answer {
     let at = crate::format_exact!("record #{}", x.seq());
     let status = match &x.http.outcome {
         HttpOutcome::Error(e) => {
-            return Answer::None(crate::format_exact!("{at}: {}", escape_line(&e.message)))
+            return Answer::None(crate::format_exact!(
+                "{at}: {}",
+                crate::fmt::Line(&e.message)
+            ))
         }
         HttpOutcome::Response(r) => r.status,
     };
     let Some(a) = x.answer() else {
         let why = x
             .cut()
-            .map(|c| crate::format_exact!(" ({})", escape_line(&c)))
+            .map(|c| crate::format_exact!(" ({})", crate::fmt::Line(&c)))
             .unwrap_or_default();
         return Answer::None(crate::format_exact!(
             "{at}: HTTP {status} without a JSON-RPC answer{why}"

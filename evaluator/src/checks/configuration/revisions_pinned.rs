@@ -68,8 +68,8 @@ impl Pin<'_> {
             Some(a) => crate::format_exact!(
                 "not among the policy's {} ({}: {})",
                 a.key,
-                escape_line(a.file),
-                escape_line(&a.list.join(", "))
+                crate::fmt::Line(a.file),
+                crate::fmt::Line(&a.list.join(", "))
             ),
             None => crate::format_exact!("earlier than the {} floor", self.floor),
         }
@@ -536,7 +536,10 @@ fn sweep_part(
         match &r.observation {
             mcp_probe_schema::model::Observation::Skipped { reason } => rows.push((
                 "(revision not recorded)".into(),
-                Swept::Unreached(crate::format_exact!("not sent: {}", escape_line(reason))),
+                Swept::Unreached(crate::format_exact!(
+                    "not sent: {}",
+                    crate::fmt::Line(reason)
+                )),
                 r.seq,
             )),
             mcp_probe_schema::model::Observation::Http(http) => {
@@ -554,7 +557,7 @@ fn sweep_part(
                         Some(v) if v == requested => Swept::Served,
                         Some(v) => Swept::NotServed(crate::format_exact!(
                             "answered with {}",
-                            escape_line(v)
+                            crate::fmt::Line(v)
                         )),
                         None => Swept::NotServed(crate::format_exact!(
                             "{} naming no protocolVersion",
@@ -691,7 +694,7 @@ fn sub_a(
             leg.outcome = SubOutcome::Fail;
             leg.note = crate::format_exact!(
                 "the negotiated revision {} is {}; {}",
-                escape_line(rev),
+                crate::fmt::Line(rev),
                 pin.fault(),
                 leg.note
             );

@@ -268,7 +268,7 @@ fn static_leg(ev: &Bundle, records: &mut Vec<u64>, facts: &mut Option<StaticFact
                 SubOutcome::Unknown,
                 crate::format_exact!(
                     "the static resource was not fetched ({})",
-                    escape_line(reason)
+                    crate::fmt::Line(reason)
                 ),
             );
         }
@@ -311,7 +311,7 @@ fn static_leg(ev: &Bundle, records: &mut Vec<u64>, facts: &mut Option<StaticFact
                 SubOutcome::Unknown,
                 crate::format_exact!(
                     "{subject}: the network guard refused to send it ({})",
-                    escape_line(&e.message)
+                    crate::fmt::Line(&e.message)
                 ),
             );
         }
@@ -326,7 +326,7 @@ fn static_leg(ev: &Bundle, records: &mut Vec<u64>, facts: &mut Option<StaticFact
     let dirs = directives(cc.as_deref()).unwrap_or_default();
     let shown = match &cc {
         None => "no Cache-Control header".to_string(),
-        Some(v) => crate::format_exact!("Cache-Control: {}", escape_line(v)),
+        Some(v) => crate::format_exact!("Cache-Control: {}", crate::fmt::Line(v)),
     };
     let non_shareable: Vec<&str> = dirs
         .iter()

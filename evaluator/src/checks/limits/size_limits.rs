@@ -64,7 +64,7 @@ pub fn resolve_size(inputs: Option<&Value>) -> Result<Option<u64>, String> {
         _ => {
             return Err(crate::format_exact!(
                 "max_request_bytes {} is not a positive integer",
-                escape_line(&v.to_string())
+                crate::fmt::Line(&v.to_string())
             ))
         }
     };
@@ -114,7 +114,7 @@ fn judge(ev: &Bundle, size: &Result<Option<u64>, String>) -> Judgement {
         Err(reason) => {
             let skip = ev
                 .skipped(leg::PADDED)
-                .map(|r| crate::format_exact!(" (collector: {})", escape_line(r)))
+                .map(|r| crate::format_exact!(" (collector: {})", crate::fmt::Line(r)))
                 .unwrap_or_default();
             return Judgement::new(
                 SubOutcome::Unknown,
@@ -132,7 +132,7 @@ fn judge(ev: &Bundle, size: &Result<Option<u64>, String>) -> Judgement {
     let Some(control) = ev.exchanges(leg::INVENTORY_TOOLS).next() else {
         let why = ev
             .skipped(leg::INVENTORY_TOOLS)
-            .map(|r| crate::format_exact!("tools/list was {}", escape_line(r)))
+            .map(|r| crate::format_exact!("tools/list was {}", crate::fmt::Line(r)))
             .unwrap_or_else(|| "no tools/list was recorded".into());
         return Judgement::new(
             SubOutcome::Unknown,
@@ -148,7 +148,7 @@ fn judge(ev: &Bundle, size: &Result<Option<u64>, String>) -> Judgement {
                 crate::format_exact!(
                     "the control tools/list (record #{}) drew no response ({}); the padded body was not sent",
                     control.seq(),
-                    escape_line(&e.to_string())
+                    crate::fmt::Line(&e.to_string())
                 ),
             )
         }
@@ -198,7 +198,7 @@ fn judge(ev: &Bundle, size: &Result<Option<u64>, String>) -> Judgement {
             crate::format_exact!(
                 "{control_text}; the padded tools/list of {size_text} drew no response ({}): the connection \
                  failed while the body was sent or answered; confirm whether that is size enforcement",
-                escape_line(&e.to_string())
+                crate::fmt::Line(&e.to_string())
             ),
         ),
         HttpOutcome::Response(r) => {

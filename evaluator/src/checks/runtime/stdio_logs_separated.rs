@@ -187,7 +187,7 @@ impl Check for StdioLogsSeparated {
                         .run
                         .failure
                         .as_deref()
-                        .map(|f| crate::format_exact!(": {}", crate::fmt::escape_line(f)))
+                        .map(|f| crate::format_exact!(": {}", crate::fmt::Line(f)))
                         .unwrap_or_default()
                 ),
                 REDUCTION,

@@ -337,7 +337,7 @@ fn refused_unauthenticated(u: &Resp) -> Result<String, Box<Outcome>> {
 /// with 401/403: an event stream passes.
 fn judge_authenticated(u: &Resp, a: &Resp, un: &str) -> Outcome {
     let challenge = match &u.challenge {
-        Some(c) => crate::format_exact!("with WWW-Authenticate: {}", escape_line(c)),
+        Some(c) => crate::format_exact!("with WWW-Authenticate: {}", crate::fmt::Line(c)),
         None => "without a WWW-Authenticate challenge (RFC 6750 and MCP authorization expect one)"
             .into(),
     };

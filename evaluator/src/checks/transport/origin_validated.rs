@@ -65,8 +65,8 @@ fn judge_unlisted_control(
 ) -> (Verdict, String) {
     let source = crate::format_exact!(
         "the policy's {ALLOWED_ORIGINS} ({}: {})",
-        escape_line(a.file),
-        escape_line(&a.list.join(", "))
+        crate::fmt::Line(a.file),
+        crate::fmt::Line(&a.list.join(", "))
     );
     let own_origin = own_origin
         .map(escape_line)
@@ -143,8 +143,8 @@ impl Check for OriginValidated {
             Some(a) if own_origin.as_deref().is_some_and(|o| listed(a.list, o)) => {
                 crate::format_exact!(
                     "{text}; the control Origin is among the policy's {ALLOWED_ORIGINS} ({}: {})",
-                    escape_line(a.file),
-                    escape_line(&a.list.join(", "))
+                    crate::fmt::Line(a.file),
+                    crate::fmt::Line(&a.list.join(", "))
                 )
             }
             _ => text,
@@ -239,7 +239,7 @@ fn judge_origin(
     };
     let hs = crate::format_exact!(
         "Origin {} (record #{}): {}",
-        escape_line(hostile_origin),
+        crate::fmt::Line(hostile_origin),
         h.seq,
         h.described()
     );
@@ -303,7 +303,7 @@ fn judge_origin(
                  (negotiated: {}) require 403 for an invalid Origin (the only difference between the two \
                  requests is the Origin, though the refusal may not be an Origin decision)",
                 h.status,
-                escape_line(rev)
+                crate::fmt::Line(rev)
             ),
         ),
         Kind::Refused => (
@@ -312,7 +312,7 @@ fn judge_origin(
                 "{hs}: refused while {os}: accepted, so the Origin is validated; deviation: HTTP {} rather than \
                  403, which the negotiated revision {} does not fix ({REV_2025_11_25} and later require 403)",
                 h.status,
-                escape_line(rev)
+                crate::fmt::Line(rev)
             ),
         ),
         Kind::Redirect => (

@@ -92,7 +92,7 @@ impl Check for TlsRequired {
                     crate::verdict::Verdict::Error,
                     crate::format_exact!(
                         "the target's base URL {} does not parse ({e})",
-                        escape_line(&ev.payload.target.base_url)
+                        crate::fmt::Line(&ev.payload.target.base_url)
                     ),
                     REDUCTION,
                 )
@@ -105,7 +105,7 @@ impl Check for TlsRequired {
                 crate::verdict::Verdict::Error,
                 crate::format_exact!(
                     "the target's scheme {} is neither http nor https",
-                    escape_line(other)
+                    crate::fmt::Line(other)
                 ),
                 REDUCTION,
             ),
@@ -131,7 +131,7 @@ fn plaintext_target(ev: &Bundle, base: &url::Url) -> Outcome {
             SubOutcome::Fail,
             crate::format_exact!(
                 "the MCP endpoint {} is plain http: MCP is served in clear",
-                escape_line(endpoint)
+                crate::fmt::Line(endpoint)
             ),
         ),
         (None, Some((_, status, url))) => SubVerdict::new(
@@ -140,7 +140,7 @@ fn plaintext_target(ev: &Bundle, base: &url::Url) -> Outcome {
             crate::format_exact!(
                 "the target is plain http and {} answered HTTP {status} in clear (no MCP endpoint was \
                  detected, but plaintext HTTP is served)",
-                escape_line(url)
+                crate::fmt::Line(url)
             ),
         ),
         (None, None) => SubVerdict::new(
@@ -148,7 +148,7 @@ fn plaintext_target(ev: &Bundle, base: &url::Url) -> Outcome {
             SubOutcome::Error,
             crate::format_exact!(
                 "the target {} is plain http but nothing answered, so no plaintext service was observed",
-                escape_line(base.as_str())
+                crate::fmt::Line(base.as_str())
             ),
         ),
     };
@@ -306,7 +306,7 @@ fn tls_target(ev: &Bundle, base: &url::Url) -> Outcome {
             let why = match &t.error {
                 Some(err) => crate::format_exact!(
                     "no certificate was recorded: the handshake failed before it ({})",
-                    escape_line(&err.to_string())
+                    crate::fmt::Line(&err.to_string())
                 ),
                 None => "no certificate was recorded".to_string(),
             };
@@ -465,14 +465,14 @@ fn plaintext_decision(
                 ),
                 Some(l) if l.len() >= 8 && l[..8].eq_ignore_ascii_case("https://") => (
                     SubOutcome::Pass,
-                    crate::format_exact!("{url}: HTTP {status} redirect to {}", escape_line(&l)),
+                    crate::format_exact!("{url}: HTTP {status} redirect to {}", crate::fmt::Line(&l)),
                 ),
                 Some(l) => (
                     SubOutcome::Fail,
                     crate::format_exact!(
                         "{url}: HTTP {status} redirect to {}, which is not an https:// location (the \
                          plaintext request is served onward in clear)",
-                        escape_line(&l)
+                        crate::fmt::Line(&l)
                     ),
                 ),
             }
@@ -524,7 +524,7 @@ pub fn legacy_decision(p: &LegacyTlsProbe, version: u16) -> (SubOutcome, String,
                 crate::format_exact!(
                     "the recorded probe offered {} (labelled {}), not {name}: it answers another question",
                     tlswire::version_text(h.client_version),
-                    escape_line(&p.offered)
+                    crate::fmt::Line(&p.offered)
                 ),
                 false,
             )
@@ -534,7 +534,7 @@ pub fn legacy_decision(p: &LegacyTlsProbe, version: u16) -> (SubOutcome, String,
                 SubOutcome::Error,
                 crate::format_exact!(
                     "the recorded {} ClientHello does not parse, so what was offered is not shown",
-                    escape_line(&p.offered)
+                    crate::fmt::Line(&p.offered)
                 ),
                 false,
             )
@@ -555,7 +555,7 @@ pub fn legacy_decision(p: &LegacyTlsProbe, version: u16) -> (SubOutcome, String,
                 SubOutcome::Error,
                 crate::format_exact!(
                     "{offered}: network error ({}){so_far}: decides nothing about {name}",
-                    escape_line(&e.to_string())
+                    crate::fmt::Line(&e.to_string())
                 ),
                 false,
             );
@@ -635,8 +635,8 @@ fn version_leg(ev: &Bundle, tls: Option<&TlsHandshake>) -> (SubVerdict, VersionF
                     .find_map(|x| match &x.http.outcome {
                         HttpOutcome::Error(e) => Some(crate::format_exact!(
                             "no TLS handshake was recorded: the connection to {} failed ({})",
-                            escape_line(&x.http.request.url),
-                            escape_line(&e.to_string())
+                            crate::fmt::Line(&x.http.request.url),
+                            crate::fmt::Line(&e.to_string())
                         )),
                         _ => None,
                     })
@@ -662,7 +662,7 @@ fn version_decision(t: &TlsHandshake) -> SubVerdict {
             let suite = t
                 .cipher_suite
                 .as_deref()
-                .map(|s| crate::format_exact!(" with {}", escape_line(s)))
+                .map(|s| crate::format_exact!(" with {}", crate::fmt::Line(s)))
                 .unwrap_or_default();
             match v.as_str() {
                 "TLSv1_2" | "TLSv1_3" => SubVerdict::new(
@@ -678,7 +678,7 @@ fn version_decision(t: &TlsHandshake) -> SubVerdict {
                 other => SubVerdict::new(
                     "d",
                     SubOutcome::Unknown,
-                    crate::format_exact!("negotiated a version this grader does not know ({}){suite}", escape_line(other)),
+                    crate::format_exact!("negotiated a version this grader does not know ({}){suite}", crate::fmt::Line(other)),
                 ),
             }
         }
@@ -688,7 +688,7 @@ fn version_decision(t: &TlsHandshake) -> SubVerdict {
             crate::format_exact!(
                 "handshake failed: the server ended a TLS 1.2/1.3 handshake with an alert ({}), so no \
                  TLS 1.2+ connection was possible",
-                escape_line(&e.message)
+                crate::fmt::Line(&e.message)
             ),
         ),
         (None, Some(e)) => SubVerdict::new(
@@ -696,7 +696,7 @@ fn version_decision(t: &TlsHandshake) -> SubVerdict {
             SubOutcome::Error,
             crate::format_exact!(
                 "the TLS 1.2/1.3 handshake failed without an attributable alert ({}): decides nothing",
-                escape_line(&e.to_string())
+                crate::fmt::Line(&e.to_string())
             ),
         ),
         (None, None) => SubVerdict::new(
@@ -710,7 +710,7 @@ fn version_decision(t: &TlsHandshake) -> SubVerdict {
 /// "not probed: <reason>" for a skipped leg (without the collector's own "not sent:").
 fn skip_note(reason: &str) -> String {
     let r = reason.strip_prefix("not sent: ").unwrap_or(reason);
-    crate::format_exact!("not probed: {}", escape_line(r))
+    crate::format_exact!("not probed: {}", crate::fmt::Line(r))
 }
 
 #[cfg(test)]

@@ -81,7 +81,7 @@ fn named_tool(ev: &Bundle) -> Result<String, SubVerdict> {
 /// The leg when no call of `tool` was recorded.
 fn not_called(ev: &Bundle, tool: &str) -> SubVerdict {
     match ev.skipped(leg::SCOPE_PROBE_CALL) {
-        Some(r) => SubVerdict::new(LEG, SubOutcome::Unknown, crate::format_exact!("the call of \"{tool}\" was {}", escape_line(r))),
+        Some(r) => SubVerdict::new(LEG, SubOutcome::Unknown, crate::format_exact!("the call of \"{tool}\" was {}", crate::fmt::Line(r))),
         None if ev.revision().is_none() => SubVerdict::new(
             LEG,
             SubOutcome::Unknown,
@@ -193,7 +193,7 @@ pub fn classify_scope_refusal(ev: &Bundle) -> SubVerdict {
                 SubOutcome::Error,
                 crate::format_exact!(
                     "the call of \"{tool}\" drew no answer ({at}: {})",
-                    escape_line(&e.message)
+                    crate::fmt::Line(&e.message)
                 ),
             )
         }

@@ -187,7 +187,7 @@ pub(crate) fn read_unauth(ev: &Bundle) -> Unauth {
             Some(r) => crate::format_exact!(
                 "the run presented its credential from the first request and {} was not sent ({})",
                 leg::AUTH_NONE,
-                escape_line(r)
+                crate::fmt::Line(r)
             ),
             None => crate::format_exact!(
                 "the run presented its credential from the first request and the bundle holds no \

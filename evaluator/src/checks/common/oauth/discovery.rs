@@ -150,7 +150,7 @@ impl Attempt {
         } else {
             crate::format_exact!(
                 "{} (record #{}: {})",
-                escape_line(&self.url),
+                crate::fmt::Line(&self.url),
                 self.seq,
                 self.why()
             )
@@ -248,22 +248,22 @@ pub(crate) fn attribute(url: &str, views: &[AsView]) -> Option<usize> {
 /// fetched for (RFC 8414 §3.3); nothing was sent to its endpoints`.
 pub(crate) fn refusal_text(r: &MetadataRefusal) -> String {
     let served = match &r.served {
-        Value::String(s) => crate::format_exact!("\"{}\"", escape_line(s)),
+        Value::String(s) => crate::format_exact!("\"{}\"", crate::fmt::Line(s)),
         other => escape_line(&other.to_string()),
     };
     match r.member.as_str() {
         "issuer" => crate::format_exact!(
             "its issuer {served} is not \"{}\", the issuer it was fetched for ({}): issuer mismatch, \
              so nothing was sent to its endpoints",
-            escape_line(&r.expected),
-            escape_line(&r.rule)
+            crate::fmt::Line(&r.expected),
+            crate::fmt::Line(&r.rule)
         ),
         m => crate::format_exact!(
             "its {} {served} does not cover the endpoint {} ({}): {} mismatch, so it was not used",
-            escape_line(m),
-            escape_line(&r.expected),
-            escape_line(&r.rule),
-            escape_line(m)
+            crate::fmt::Line(m),
+            crate::fmt::Line(&r.expected),
+            crate::fmt::Line(&r.rule),
+            crate::fmt::Line(m)
         ),
     }
 }

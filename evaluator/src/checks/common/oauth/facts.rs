@@ -12,7 +12,6 @@ use crate::checks::common::oauth::discovery::{attribute, AsList, AsView, Attempt
 use crate::checks::common::oauth::tokens::{claims, dedup, observed_scopes, token_label};
 use crate::checks::common::oauth::uris::{as_forms, norm, prm_well_known};
 use crate::evidence::Bundle;
-use crate::fmt::escape_line;
 
 /// Everything the four checks read: the bundle, and what is derived from it once per
 /// view of the bundle ([`OauthFacts`], kept by [`Bundle::oauth`]).
@@ -177,7 +176,10 @@ impl<'a> Facts<'a> {
             .map(Attempt::url_and_why)
             .collect();
         for e in &self.never_attempted {
-            out.push(crate::format_exact!("{} (never attempted)", escape_line(e)));
+            out.push(crate::format_exact!(
+                "{} (never attempted)",
+                crate::fmt::Line(e)
+            ));
         }
         if self.prm.is_empty() && out.is_empty() {
             out.push("no protected-resource metadata discovery was attempted at all".into());
@@ -190,7 +192,7 @@ impl<'a> Facts<'a> {
         self.prm
             .iter()
             .filter(|a| a.clean_404())
-            .map(|a| crate::format_exact!("{} (record #{})", escape_line(&a.url), a.seq))
+            .map(|a| crate::format_exact!("{} (record #{})", crate::fmt::Line(&a.url), a.seq))
             .collect()
     }
 
@@ -233,19 +235,19 @@ impl<'a> Facts<'a> {
         if let Some((a, _)) = self.selected() {
             out.push(crate::format_exact!(
                 "a protected-resource metadata document is published at {}",
-                escape_line(&a.url)
+                crate::fmt::Line(&a.url)
             ));
         }
         for (s, _) in self.resolved() {
             out.push(crate::format_exact!(
                 "authorization-server metadata resolved for {}",
-                escape_line(&s.entry)
+                crate::fmt::Line(&s.entry)
             ));
         }
         if let Some(s) = self.challenge().and_then(Challenged::scope) {
             out.push(crate::format_exact!(
                 "the challenge names scope \"{}\"",
-                escape_line(s)
+                crate::fmt::Line(s)
             ));
         }
         out

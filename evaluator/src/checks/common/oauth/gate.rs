@@ -22,7 +22,7 @@ pub(crate) fn json_excerpt(v: &Value) -> String {
     let s = v.to_string();
     let cut: String = s.chars().take(160).collect();
     let more = if cut.len() < s.len() { "…" } else { "" };
-    crate::format_exact!("{}{more}", escape_line(&cut))
+    crate::format_exact!("{}{more}", crate::fmt::Line(&cut))
 }
 
 /// ERROR: no endpoint answered.

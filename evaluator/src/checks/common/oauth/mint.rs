@@ -97,10 +97,10 @@ pub(crate) fn binding(ev: &Bundle, fingerprint: &str, named: &str) -> Binding {
             "the minted token's claims were not recorded by the collector that wrote this bundle \
              ({} {}, build {}: no minted_tokens entry for {}), so whether the authorization server \
              bound it to {named} is not known",
-            escape_line(&c.name),
-            escape_line(&c.version),
-            escape_line(&c.build),
-            escape_line(leg::FOREIGN_MINT.as_str())
+            crate::fmt::Line(&c.name),
+            crate::fmt::Line(&c.version),
+            crate::fmt::Line(&c.build),
+            crate::fmt::Line(leg::FOREIGN_MINT.as_str())
         ));
     };
     let Some(c) = claims(&m.token) else {

@@ -63,7 +63,7 @@ fn host_matches(leaf: &X509Certificate<'_>, host: &url::Host<String>) -> Result<
     for n in &sans {
         match (n, &want) {
             (GeneralName::DNSName(p), HostId::Dns(h)) if dns_matches(p, h) => {
-                return Ok(crate::format_exact!("DNS:{}", escape_line(p)))
+                return Ok(crate::format_exact!("DNS:{}", crate::fmt::Line(p)))
             }
             (GeneralName::IPAddress(b), HostId::Ip(ip)) if ip_bytes(ip) == *b => {
                 return Ok(crate::format_exact!("IP:{ip}"))
@@ -130,7 +130,7 @@ pub(super) fn dns_matches(pattern: &str, host: &str) -> bool {
 fn san_list(sans: &[GeneralName<'_>]) -> Vec<String> {
     sans.iter()
         .map(|n| match n {
-            GeneralName::DNSName(d) => crate::format_exact!("DNS:{}", escape_line(d)),
+            GeneralName::DNSName(d) => crate::format_exact!("DNS:{}", crate::fmt::Line(d)),
             GeneralName::IPAddress(b) => match b.len() {
                 4 => crate::format_exact!(
                     "IP:{}",
@@ -502,7 +502,7 @@ pub(super) fn trust_leg(
                 .map(|f| {
                     crate::format_exact!(
                         "{} (sha256 {})",
-                        escape_line(&f.path),
+                        crate::fmt::Line(&f.path),
                         f.sha256.get(..16).unwrap_or(&f.sha256)
                     )
                 })
