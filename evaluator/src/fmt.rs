@@ -298,6 +298,34 @@ mod tests {
     /// `format_exact!` writes what `format!` writes, into a string of its length, also
     /// when an argument formats the same way inside it, after a text too long to keep
     /// the buffer for, and for a text without arguments.
+    /// `Line` as a format argument writes what `escape_line` does, with a width or a
+    /// precision applied to the escaped text whole.
+    #[test]
+    fn line_formats_as_the_escaped_string() {
+        for s in [
+            "",
+            "plain",
+            "a\nb\u{1b}[31m",
+            "\u{202e}rtl\t…",
+            "\u{e000}#a\u{e001}",
+        ] {
+            let e = escape_line(s);
+            assert_eq!(crate::format_exact!("<{}>", Line(s)), format!("<{e}>"));
+            assert_eq!(
+                crate::format_exact!("<{:>12}>", Line(s)),
+                format!("<{e:>12}>")
+            );
+            assert_eq!(
+                crate::format_exact!("<{:.3}>", Line(s)),
+                format!("<{e:.3}>")
+            );
+            assert_eq!(
+                crate::format_exact!("<{:-^9.4}>", Line(s)),
+                format!("<{e:-^9.4}>")
+            );
+        }
+    }
+
     #[test]
     fn format_exact_is_format_in_a_string_of_its_length() {
         struct Nested(&'static str);

@@ -100,7 +100,10 @@ impl Resp {
             empty: r.body.length == 0,
             challenge: x.header(header::WWW_AUTHENTICATE),
             body_excerpt: {
-                let mut t = escape_line(&e.text);
+                // Room for the mark of a cut too (no growth for it).
+                let mut t =
+                    String::with_capacity(e.text.len() + if e.cut { '…'.len_utf8() } else { 0 });
+                crate::fmt::escape_line_into(&mut t, &e.text);
                 if e.cut {
                     t.push('…');
                 }
@@ -136,13 +139,14 @@ impl Resp {
     /// "HTTP 401 (application/json)".
     pub fn status_label(&self) -> String {
         // Written into one string (no formatting machinery: every response read is named).
-        let mut label = String::with_capacity(40);
+        let mut label =
+            String::with_capacity(40 + self.content_type.as_deref().map_or(0, str::len));
         label.push_str("HTTP ");
         label.push_str(itoa::Buffer::new().format(self.status));
         match &self.content_type {
             Some(ct) => {
                 label.push_str(" (");
-                label.push_str(&escape_line(ct));
+                crate::fmt::escape_line_into(&mut label, ct);
                 label.push(')');
             }
             None => label.push_str(" (no Content-Type)"),

@@ -307,7 +307,9 @@ impl Answer<'_> {
 /// The first 120 characters of untrusted text, on one line.
 pub fn short(s: &str) -> String {
     let e = excerpt(s.as_bytes(), 120);
-    let mut out = escape_line(&e.text);
+    // Room for the mark of a cut too (no growth for it).
+    let mut out = String::with_capacity(e.text.len() + if e.cut { '…'.len_utf8() } else { 0 });
+    crate::fmt::escape_line_into(&mut out, &e.text);
     if e.cut {
         out.push('…');
     }
