@@ -63,35 +63,57 @@ fn results(ev: &Bundle) -> Vec<ResultMeta> {
         if ev.is_modern() && asserted.as_deref() != Some(REV_2026_07_28) {
             continue;
         }
-        let method = x.with_request_method(|m| m.map_or_else(|| "(no method)".into(), escape_line));
+        let method =
+            || x.with_request_method(|m| m.map_or_else(|| "(no method)".into(), escape_line));
         // The results are read from the messages' heads (a scan of the body, shared with
         // every reader of an answer's head), unless the messages are parsed already.
         let skimmed = x.with_message_heads(|heads| {
-            for h in heads.iter().filter(|h| h.result.is_some()) {
-                out.push(ResultMeta {
-                    method: method.clone(),
-                    names_server: names_server(h.result_meta.as_ref()),
-                    seq: record.seq,
-                });
-            }
+            let named = heads
+                .iter()
+                .filter(|h| h.result.is_some())
+                .map(|h| names_server(h.result_meta.as_ref()));
+            push_results(&mut out, record.seq, method, named);
         });
         if skimmed.is_some() {
             continue;
         }
         x.with_messages(|msgs| {
-            for m in msgs {
-                let Some(result) = m.get("result") else {
-                    continue;
-                };
-                out.push(ResultMeta {
-                    method: method.clone(),
-                    names_server: names_server(result.get("_meta")),
-                    seq: record.seq,
-                });
-            }
+            let named = msgs
+                .iter()
+                .filter_map(|m| m.get("result"))
+                .map(|result| names_server(result.get("_meta")));
+            push_results(&mut out, record.seq, method, named);
         });
     }
     out
+}
+
+/// One [`ResultMeta`] per result of record `seq` (`named`: whether each names the
+/// server), with the request's `method`, which is read and escaped only for a record
+/// with a result and moved into its last result.
+fn push_results(
+    out: &mut Vec<ResultMeta>,
+    seq: u64,
+    method: impl FnOnce() -> String,
+    named: impl Iterator<Item = bool>,
+) {
+    let mut named = named.peekable();
+    if named.peek().is_none() {
+        return;
+    }
+    let mut method = method();
+    while let Some(names_server) = named.next() {
+        let method = if named.peek().is_some() {
+            method.clone()
+        } else {
+            std::mem::take(&mut method)
+        };
+        out.push(ResultMeta {
+            method,
+            names_server,
+            seq,
+        });
+    }
 }
 
 /// Whether a result's `_meta` names the server (a non-empty `serverInfo` object).
@@ -216,6 +238,40 @@ mod tests {
     use crate::verdict::Verdict;
     use mcp_probe_schema::vocab::leg;
     use serde_json::json;
+
+    /// Each result of a record gets the request's method, which is read only for a
+    /// record with a result.
+    #[test]
+    fn every_result_of_a_record_gets_its_method() {
+        let mut out = Vec::new();
+        push_results(
+            &mut out,
+            1,
+            || unreachable!("no result"),
+            std::iter::empty(),
+        );
+        assert!(out.is_empty());
+        push_results(&mut out, 2, || "tools/list".to_string(), [true].into_iter());
+        push_results(
+            &mut out,
+            3,
+            || "a\\u{1b}".to_string(),
+            [false, true, false].into_iter(),
+        );
+        let got: Vec<(&str, bool, u64)> = out
+            .iter()
+            .map(|r| (r.method.as_str(), r.names_server, r.seq))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("tools/list", true, 2),
+                ("a\\u{1b}", false, 3),
+                ("a\\u{1b}", true, 3),
+                ("a\\u{1b}", false, 3),
+            ]
+        );
+    }
 
     fn has(o: &crate::verdict::Outcome, words: &[&str]) {
         for w in words {
