@@ -324,6 +324,12 @@ impl<'a> Exchange<'a> {
         self.with_head(|h| h.and_then(|h| h.method.clone()))
     }
 
+    /// `f` of the request body's `method` member ([`request_method`](Self::request_method)),
+    /// borrowed from the bundle's memo rather than copied.
+    pub fn with_request_method<T>(&self, f: impl FnOnce(Option<&str>) -> T) -> T {
+        self.with_head(|h| f(h.and_then(|h| h.method.as_deref())))
+    }
+
     /// Which message of [`with_messages`](Self::with_messages) is the answer.
     fn answer_index(&self) -> Option<usize> {
         let find = || {
@@ -405,7 +411,10 @@ impl<'a> Exchange<'a> {
         else {
             return Some(Vec::new());
         };
-        derive::message_heads_in(derive::media_type(&r.headers).as_deref(), &r.body.bytes)
+        // Only whether the body is an event stream matters, told without building the
+        // media type's string.
+        let sse = derive::media_type_is(&r.headers, "text/event-stream");
+        derive::message_heads_in(sse.then_some("text/event-stream"), &r.body.bytes)
     }
 
     /// `f` on the heads of the messages ([`derive::MessageHead`]) when the messages are
@@ -445,19 +454,19 @@ impl<'a> Exchange<'a> {
     /// [`answer`](Self::answer) read nothing from such a body.
     pub fn cut(&self) -> Option<String> {
         if let Some(why) = derive::body_cut(&self.response()?.body) {
-            return Some(format!("record {}: {why}", self.record.seq));
+            return Some(crate::format_exact!("record {}: {why}", self.record.seq));
         }
         // HTTP+SSE: an event of its answer stored cut, or the POST was accepted but its
         // answer never came on the stream.
         let s = self.stream?;
         if let Some(why) = &s.cut {
-            return Some(format!("record {}: {why}", self.record.seq));
+            return Some(crate::format_exact!("record {}: {why}", self.record.seq));
         }
         let e = s.error.as_ref().filter(|_| {
             let id = self.request_id_sent();
             id.is_none_or(|id| derive::response_to(&s.messages, &id).is_none())
         })?;
-        Some(format!(
+        Some(crate::format_exact!(
             "record {}: no answer arrived on the event stream ({e})",
             self.record.seq
         ))
@@ -473,7 +482,7 @@ impl<'a> Exchange<'a> {
         let stripped = capped_from.is_some_and(|from| self.record.seq >= from)
             && (body.bytes.len() as u64) < body.length;
         stripped.then(|| {
-            format!(
+            crate::format_exact!(
                 "record {}: the body ({} bytes) was stored as its length and SHA-256 only: the bundle bound \
                  (--bundle-cap) was reached at record {}",
                 self.record.seq,
@@ -546,14 +555,17 @@ impl<'a> Exchange<'a> {
             return self.response().map(|_| "stdio".to_string());
         }
         let r = self.response()?;
-        // Written into one string (no formatting machinery: grading names many answers).
-        let mut label = String::with_capacity(40);
+        // Written into one string (no formatting machinery, no copy of the header's value
+        // or of its escaped text: grading names many answers).
+        let ct = derive::header(&r.headers, mcp_probe_schema::vocab::header::CONTENT_TYPE)
+            .map(|h| h.value_str());
+        let mut label = String::with_capacity(40 + ct.as_deref().map_or(0, str::len));
         label.push_str("HTTP ");
         label.push_str(itoa::Buffer::new().format(r.status));
-        match self.header(mcp_probe_schema::vocab::header::CONTENT_TYPE) {
+        match ct {
             Some(ct) => {
                 label.push_str(" (");
-                label.push_str(&crate::fmt::escape_line(&ct));
+                crate::fmt::escape_line_into(&mut label, &ct);
                 label.push(')');
             }
             None => label.push_str(" (no Content-Type)"),

@@ -26,6 +26,45 @@ pub fn utc_millis(micros: i64) -> String {
         .to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
+/// `format!` into a string of exactly the text's length, in one allocation: the text is
+/// written into a buffer kept by the thread and copied out. `format!` starts from a guess
+/// at the length (twice its literal pieces, or nothing when it starts with an argument)
+/// and grows the string as the arguments are written, often two or three times for a
+/// sentence of grading evidence. Same text, same panic on a failing `Display`.
+#[macro_export]
+macro_rules! format_exact {
+    ($($arg:tt)*) => {
+        $crate::fmt::exact(::std::format_args!($($arg)*))
+    };
+}
+
+/// The text of `args` in a string of its length ([`format_exact!`]).
+pub fn exact(args: std::fmt::Arguments<'_>) -> String {
+    /// A larger buffer is not kept for the next text.
+    const KEEP: usize = 1 << 16;
+    thread_local! {
+        static SCRATCH: std::cell::Cell<String> = const { std::cell::Cell::new(String::new()) };
+    }
+    if let Some(s) = args.as_str() {
+        return s.to_owned();
+    }
+    SCRATCH.with(|scratch| {
+        // Taken, not borrowed: a `Display` that formats this way itself finds an empty
+        // buffer instead of this one.
+        let mut buf = scratch.take();
+        buf.clear();
+        if std::fmt::Write::write_fmt(&mut buf, args).is_err() {
+            // `format!`'s own panic, from the same failing `Display`.
+            return std::fmt::format(args);
+        }
+        let text = String::from(buf.as_str());
+        if buf.capacity() <= KEEP {
+            scratch.set(buf);
+        }
+        text
+    })
+}
+
 /// Microseconds as milliseconds, for humans (`1.500 ms`).
 pub fn millis(us: u64) -> String {
     format!("{}.{:03} ms", us / 1000, us % 1000)
@@ -61,6 +100,26 @@ pub fn hex(bytes: &[u8]) -> String {
 /// Apply it to the untrusted part only, before building a sentence around it.
 pub fn escape_line(s: &str) -> String {
     mcp_probe_schema::term::line(s)
+}
+
+/// [`escape_line`] as a format argument: `format_exact!("… {}", Line(s))` writes what
+/// `format_exact!("… {}", escape_line(s))` does, without a string for the escaped text.
+/// A width or precision applies to the escaped text as a whole, as it does to a string.
+pub struct Line<'a>(pub &'a str);
+
+impl std::fmt::Display for Line<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if f.width().is_some() || f.precision().is_some() {
+            return f.pad(&escape_line(self.0));
+        }
+        mcp_probe_schema::term::write_line(f, self.0)
+    }
+}
+
+/// [`escape_line`], appended to `out` (no string of its own for text written into a
+/// longer one).
+pub fn escape_line_into(out: &mut String, s: &str) {
+    mcp_probe_schema::term::line_into(out, s)
 }
 
 /// Untrusted text for a block of terminal output: as [`escape_line`], but line breaks
@@ -235,6 +294,72 @@ pub fn der_common_name(der: &[u8]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `format_exact!` writes what `format!` writes, into a string of its length, also
+    /// when an argument formats the same way inside it, after a text too long to keep
+    /// the buffer for, and for a text without arguments.
+    /// `Line` as a format argument writes what `escape_line` does, with a width or a
+    /// precision applied to the escaped text whole.
+    #[test]
+    fn line_formats_as_the_escaped_string() {
+        for s in [
+            "",
+            "plain",
+            "a\nb\u{1b}[31m",
+            "\u{202e}rtl\t…",
+            "\u{e000}#a\u{e001}",
+        ] {
+            let e = escape_line(s);
+            assert_eq!(crate::format_exact!("<{}>", Line(s)), format!("<{e}>"));
+            assert_eq!(
+                crate::format_exact!("<{:>12}>", Line(s)),
+                format!("<{e:>12}>")
+            );
+            assert_eq!(
+                crate::format_exact!("<{:.3}>", Line(s)),
+                format!("<{e:.3}>")
+            );
+            assert_eq!(
+                crate::format_exact!("<{:-^9.4}>", Line(s)),
+                format!("<{e:-^9.4}>")
+            );
+        }
+    }
+
+    #[test]
+    fn format_exact_is_format_in_a_string_of_its_length() {
+        struct Nested(&'static str);
+        impl std::fmt::Display for Nested {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&crate::format_exact!("<{}|{:>6}>", self.0, 42))
+            }
+        }
+        let long = "x".repeat(100_000);
+        let cases = [
+            (
+                crate::format_exact!("record #{} of {}: {:?}", 7, "leg", "a\"b"),
+                format!("record #{} of {}: {:?}", 7, "leg", "a\"b"),
+            ),
+            (crate::format_exact!("{}", ""), String::new()),
+            (
+                crate::format_exact!("literal only"),
+                "literal only".to_string(),
+            ),
+            (
+                crate::format_exact!("outer {} {}", Nested("in"), Nested("again")),
+                format!("outer {} {}", Nested("in"), Nested("again")),
+            ),
+            (crate::format_exact!("{long}!"), format!("{long}!")),
+            (
+                crate::format_exact!("after {:08.3} {:x}", 1.5, 255),
+                format!("after {:08.3} {:x}", 1.5, 255),
+            ),
+        ];
+        for (exact, format) in cases {
+            assert_eq!(exact, format);
+            assert_eq!(exact.capacity(), exact.len());
+        }
+    }
 
     #[test]
     fn times() {

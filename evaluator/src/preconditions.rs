@@ -19,51 +19,77 @@ use mcp_probe_schema::vocab::{leg, LegId};
 /// with each era's verdict, applicability and details under `eras`.
 pub fn across_eras(all: Vec<(String, Outcome)>) -> Outcome {
     let combined = crate::verdict::combine(all.iter().map(|(_, o)| o.part()));
-    let revisions: Vec<&str> = all.iter().map(|(r, _)| r.as_str()).collect();
-    let mut out = Outcome::single(
-        combined.verdict,
-        {
-            // Each era's `on <revision>: …`, joined by ` | `, written into one string.
-            let mut evidence = String::new();
-            for (i, (r, o)) in all.iter().enumerate() {
-                if i > 0 {
-                    evidence.push_str(" | ");
+    // Each era's `on <revision>: …`, joined by ` | `, written into one string of the
+    // length it will have.
+    let evidence_len = all
+        .iter()
+        .map(|(r, o)| {
+            let head = match o.part() {
+                Part::NotArisen(n) => {
+                    "not applicable there (".len()
+                        + n.phrase().len()
+                        + "; ".len()
+                        + o.verdict.mark().len()
+                        + " on its own): ".len()
                 }
-                evidence.push_str("on ");
-                evidence.push_str(r);
-                evidence.push_str(": ");
-                if let Part::NotArisen(n) = o.part() {
-                    evidence.push_str("not applicable there (");
-                    evidence.push_str(n.phrase());
-                    evidence.push_str("; ");
-                    evidence.push_str(o.verdict.mark());
-                    evidence.push_str(" on its own): ");
-                } else {
-                    evidence.push_str(o.verdict.mark());
-                    evidence.push(' ');
-                }
-                evidence.push_str(&o.evidence);
-            }
-            evidence
-        },
-        format!(
-            "{}{}graded on every era the server serves ({}); an era on which the subject did not arise \
-             does not count, and the worst of the others decides",
-            all.first().map(|(_, o)| o.reduction.as_str()).unwrap_or(""),
-            if all.first().is_none_or(|(_, o)| o.reduction.is_empty()) {
-                ""
-            } else {
-                "; "
-            },
-            revisions.join(", ")
-        ),
+                _ => o.verdict.mark().len() + 1,
+            };
+            " | on ".len() + r.len() + ": ".len() + head + o.evidence.len()
+        })
+        .sum::<usize>();
+    let mut evidence = String::with_capacity(evidence_len);
+    for (i, (r, o)) in all.iter().enumerate() {
+        if i > 0 {
+            evidence.push_str(" | ");
+        }
+        evidence.push_str("on ");
+        evidence.push_str(r);
+        evidence.push_str(": ");
+        if let Part::NotArisen(n) = o.part() {
+            evidence.push_str("not applicable there (");
+            evidence.push_str(n.phrase());
+            evidence.push_str("; ");
+            evidence.push_str(o.verdict.mark());
+            evidence.push_str(" on its own): ");
+        } else {
+            evidence.push_str(o.verdict.mark());
+            evidence.push(' ');
+        }
+        evidence.push_str(&o.evidence);
+    }
+    // `<first era's reduction>; graded on every era the server serves (<revisions>); …`,
+    // written into one string of the length it will have (no list of revisions, no join).
+    const GRADED: &str = "graded on every era the server serves (";
+    const RULE: &str = "); an era on which the subject did not arise does not count, and the \
+                        worst of the others decides";
+    let first_reduction = all.first().map(|(_, o)| o.reduction.as_str()).unwrap_or("");
+    let revisions_len = all.iter().map(|(r, _)| r.len() + ", ".len()).sum::<usize>();
+    let mut reduction = String::with_capacity(
+        first_reduction.len() + 2 + GRADED.len() + revisions_len + RULE.len(),
     );
+    reduction.push_str(first_reduction);
+    if !first_reduction.is_empty() {
+        reduction.push_str("; ");
+    }
+    reduction.push_str(GRADED);
+    for (i, (r, _)) in all.iter().enumerate() {
+        if i > 0 {
+            reduction.push_str(", ");
+        }
+        reduction.push_str(r);
+    }
+    reduction.push_str(RULE);
+    let mut out = Outcome::single(combined.verdict, evidence, reduction);
     out.not_arisen = combined.not_arisen;
     out.details = all
         .first()
         .map(|(_, o)| o.details.clone())
         .unwrap_or_default();
-    let mut eras = Vec::new();
+    out.subs
+        .reserve_exact(all.iter().map(|(_, o)| o.subs.len()).sum());
+    out.records
+        .reserve_exact(all.iter().map(|(_, o)| o.records.len()).sum());
+    let mut eras = Vec::with_capacity(all.len());
     for (rev, o) in all {
         let applicable = !matches!(o.part(), Part::NotArisen(_));
         out.subs.extend(o.subs.into_iter().map(|mut l| {
@@ -74,7 +100,7 @@ pub fn across_eras(all: Vec<(String, Outcome)>) -> Outcome {
         out.records.extend(o.records);
         // The object `json!` makes of these four, with the details moved in rather than
         // serialised into a copy.
-        let mut era = serde_json::Map::new();
+        let mut era = serde_json::Map::with_capacity(4);
         era.insert("revision".into(), rev.into());
         era.insert("verdict".into(), o.verdict.mark().into());
         era.insert("applicable".into(), applicable.into());
@@ -110,7 +136,7 @@ pub fn other_eras_unasked(ev: &Bundle, first: Outcome) -> Outcome {
     let missing = missing_legs(ev, &[leg::ERA_INITIALIZE]);
     let mut out = Outcome::single(
         Verdict::Error,
-        format!(
+        crate::format_exact!(
             "on {}: {} {} | on the other eras: never asked: {} (no session of another era was \
              opened, so whether the server serves one, and what this check reads there, is \
              not in the bundle)",
@@ -133,13 +159,13 @@ pub fn missing_legs(ev: &Bundle, legs: &[LegId]) -> Outcome {
     let names: Vec<&str> = legs.iter().map(|l| l.as_str()).collect();
     Outcome::single(
         Verdict::Error,
-        format!(
+        crate::format_exact!(
             "leg(s) {} missing from this bundle, written by {} {} (build {}, run status {}); re-collect \
              with a collector that records them",
             names.join(", "),
-            crate::fmt::escape_line(&ev.payload.collector.name),
-            crate::fmt::escape_line(&ev.payload.collector.version),
-            crate::fmt::escape_line(&ev.payload.collector.build),
+            crate::fmt::Line(&ev.payload.collector.name),
+            crate::fmt::Line(&ev.payload.collector.version),
+            crate::fmt::Line(&ev.payload.collector.build),
             ev.payload.run.status.as_str()
         ),
         "",
@@ -152,11 +178,11 @@ pub fn missing_legs(ev: &Bundle, legs: &[LegId]) -> Outcome {
 fn not_supplied(ev: &Bundle) -> Option<String> {
     let src = ev.payload.target.source.as_ref()?;
     (src.credential_configured && !src.credential_supplied).then(|| {
-        format!(
+        crate::format_exact!(
             "the {} configuration {} (entry {})",
-            crate::fmt::escape_line(&src.client),
-            crate::fmt::escape_line(&src.file),
-            crate::fmt::escape_line(&src.entry)
+            crate::fmt::Line(&src.client),
+            crate::fmt::Line(&src.file),
+            crate::fmt::Line(&src.entry)
         )
     })
 }
@@ -176,7 +202,7 @@ pub fn run_rule(check: &dyn Check, ev: &Bundle, cx: &Context<'_>) -> Outcome {
             Some(s) if s.auth_required && !s.authenticated => match not_supplied(ev) {
                 Some(entry) => Outcome::single(
                     Verdict::Unknown,
-                    format!(
+                    crate::format_exact!(
                         "credential injected by the client, not supplied: {entry} gives the server a \
                          credential the run did not use (--use-config-credentials), and the endpoint \
                          answered 401 without it, so nothing past the challenge was observed ({failure})"
@@ -185,14 +211,14 @@ pub fn run_rule(check: &dyn Check, ev: &Bundle, cx: &Context<'_>) -> Outcome {
                 ),
                 None => Outcome::single(
                     Verdict::Unknown,
-                    format!(
+                    crate::format_exact!(
                         "the endpoint answered 401 and the run presented no credential, so nothing past the \
                          challenge was observed ({failure})"
                     ),
                     reduction,
                 ),
             },
-            _ => Outcome::single(Verdict::Error, format!("no MCP session: {failure}"), reduction),
+            _ => Outcome::single(Verdict::Error, crate::format_exact!("no MCP session: {failure}"), reduction),
         };
     }
     let era = ev.session().and_then(|s| s.era);
@@ -214,7 +240,11 @@ pub fn run_rule(check: &dyn Check, ev: &Bundle, cx: &Context<'_>) -> Outcome {
                 .map(|s| s.to_string())
                 .or_else(|| p.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".into());
-            Outcome::single(Verdict::Error, format!("check raised: {msg}"), reduction)
+            Outcome::single(
+                Verdict::Error,
+                crate::format_exact!("check raised: {msg}"),
+                reduction,
+            )
         }
     }
 }
@@ -299,6 +329,60 @@ mod tests {
         });
         for ev in [&legacy, &info, &stdio] {
             assert_eq!(other_eras_unasked(ev, pass()).verdict, Verdict::Pass);
+        }
+    }
+
+    /// The evidence and reduction [`across_eras`] writes into strings of their length are
+    /// the texts of the `format!` and `join` it once used, and take no growth.
+    #[test]
+    fn across_eras_writes_the_texts_it_wrote_with_format_and_join() {
+        let eras = |first_reduction: &str| {
+            vec![
+                (
+                    "2026-07-28".to_string(),
+                    Outcome::from_subs(
+                        vec![SubVerdict::new("a", SubOutcome::Pass, "400 answered")],
+                        first_reduction,
+                    ),
+                ),
+                (
+                    "2025-11-25".to_string(),
+                    Outcome::not_arisen(NotArisen::NotOffered, "no stream", "other"),
+                ),
+                (
+                    "2025-06-18".to_string(),
+                    Outcome::single(Verdict::Fail, "202 accepted", ""),
+                ),
+            ]
+        };
+        for first_reduction in ["", "the operator's side"] {
+            let all = eras(first_reduction);
+            let old_evidence = all
+                .iter()
+                .map(|(r, o)| match o.part() {
+                    Part::NotArisen(n) => format!(
+                        "on {r}: not applicable there ({}; {} on its own): {}",
+                        n.phrase(),
+                        o.verdict.mark(),
+                        o.evidence
+                    ),
+                    _ => format!("on {r}: {} {}", o.verdict.mark(), o.evidence),
+                })
+                .collect::<Vec<_>>()
+                .join(" | ");
+            let revisions: Vec<&str> = all.iter().map(|(r, _)| r.as_str()).collect();
+            let old_reduction = format!(
+                "{}{}graded on every era the server serves ({}); an era on which the subject did not arise \
+                 does not count, and the worst of the others decides",
+                first_reduction,
+                if first_reduction.is_empty() { "" } else { "; " },
+                revisions.join(", ")
+            );
+            let o = across_eras(all);
+            assert_eq!(o.evidence, old_evidence);
+            assert_eq!(o.reduction, old_reduction);
+            assert!(o.evidence.capacity() <= old_evidence.len() + " | ".len());
+            assert!(o.reduction.capacity() <= old_reduction.len() + ", ".len() + 2);
         }
     }
 

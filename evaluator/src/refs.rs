@@ -97,6 +97,42 @@ pub fn render<'t>(text: &'t str, n: &dyn Numbering) -> Cow<'t, str> {
         return Cow::Borrowed(text);
     };
     let mut out = String::with_capacity(text.len());
+    render_from(text, first, n, &mut out);
+    Cow::Owned(out)
+}
+
+/// [`render`] of `text` into `text` itself: a reference is longer than most numbers it
+/// renders to, so the rendering is written into a buffer kept by the thread and copied
+/// back into the text's own buffer when it fits there (no allocation), into a string
+/// of its length when it does not. Text without references is untouched.
+pub fn render_in_place(text: &mut String, n: &dyn Numbering) {
+    /// A larger buffer is not kept for the next text.
+    const KEEP: usize = 1 << 16;
+    thread_local! {
+        static SCRATCH: std::cell::Cell<String> = const { std::cell::Cell::new(String::new()) };
+    }
+    let Some(first) = find(text, OPEN) else {
+        return;
+    };
+    SCRATCH.with(|scratch| {
+        let mut out = scratch.take();
+        out.clear();
+        render_from(text, first, n, &mut out);
+        if out.len() <= text.capacity() {
+            text.clear();
+            text.push_str(&out);
+        } else {
+            *text = String::from(out.as_str());
+        }
+        if out.capacity() <= KEEP {
+            scratch.set(out);
+        }
+    });
+}
+
+/// `text`, whose first reference opens at byte `first`, rendered by `n` and appended to
+/// `out`.
+fn render_from(text: &str, first: usize, n: &dyn Numbering, out: &mut String) {
     let mut rest = text;
     let mut at = Some(first);
     while let Some(i) = at {
@@ -104,14 +140,13 @@ pub fn render<'t>(text: &'t str, n: &dyn Numbering) -> Cow<'t, str> {
         let after = &rest[i + OPEN.len_utf8()..];
         let Some(j) = find(after, CLOSE) else {
             out.push_str(&rest[i..]);
-            return Cow::Owned(out);
+            return;
         };
-        write_ref(&after[..j], n, &mut out);
+        write_ref(&after[..j], n, out);
         rest = &after[j + CLOSE.len_utf8()..];
         at = find(rest, OPEN);
     }
     out.push_str(rest);
-    Cow::Owned(out)
 }
 
 /// Where `c` (OPEN or CLOSE, both `EE 80 8x` in UTF-8) first occurs in `text`: a search
@@ -173,6 +208,56 @@ pub fn local(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`render_in_place`] writes what [`render`] does, in the text's own buffer when the
+    /// rendering fits there, and in a string of its length when a number is longer than
+    /// its reference; text without references and malformed references stay as they are.
+    #[test]
+    fn rendering_in_place_is_render() {
+        struct Long;
+        impl Numbering for Long {
+            fn here(&self) -> &str {
+                "a-row-named-at-length"
+            }
+            fn number_of(&self, id: &str) -> Option<&str> {
+                (id == "known").then_some("another-row-named-at-length")
+            }
+        }
+        let texts = [
+            String::new(),
+            "no reference at all, …".to_string(),
+            format!("{}: missing", here("a")),
+            format!(
+                "see {} and {}; {}",
+                rule("known", ""),
+                rule("unknown", ""),
+                here("")
+            ),
+            format!(
+                "{} then {} {}",
+                rule("known", "b"),
+                here("c"),
+                rule("x", "")
+            ),
+            format!("cut {}#a and more", OPEN),
+            format!("{}{}{}", here("a"), here("b"), here("c")),
+        ];
+        let numberings: [&dyn Numbering; 3] = [&Local, &Long, &v1()];
+        for n in numberings {
+            for t in &texts {
+                let want = render(t, n).into_owned();
+                let mut got = t.clone();
+                let (buffer, room) = (got.as_ptr(), got.capacity());
+                render_in_place(&mut got, n);
+                assert_eq!(got, want, "{t:?}");
+                if want.len() <= room {
+                    assert_eq!(got.as_ptr(), buffer, "{t:?} kept its buffer");
+                } else {
+                    assert_eq!(got.capacity(), want.len(), "{t:?}");
+                }
+            }
+        }
+    }
 
     /// Grading `metadata-headers` under the built-in definition, which also numbers
     /// `no-token-passthrough` (and nothing else).

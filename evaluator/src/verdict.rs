@@ -439,7 +439,13 @@ impl Outcome {
 
     /// Attach decisive record seqs.
     pub fn with_records(mut self, records: impl IntoIterator<Item = u64>) -> Outcome {
-        self.records.extend(records);
+        if self.records.is_empty() {
+            // The first records move in: a list collected from its own iterator keeps its
+            // buffer, where extending an empty list copies it into a new one.
+            self.records = records.into_iter().collect();
+        } else {
+            self.records.extend(records);
+        }
         self.records.sort_unstable();
         self.records.dedup();
         self
@@ -468,9 +474,7 @@ impl Outcome {
 
 /// `s` with its references rendered by `n`, in place (untouched when it holds none).
 fn render_text(s: &mut String, n: &dyn crate::refs::Numbering) {
-    if let std::borrow::Cow::Owned(r) = crate::refs::render(s, n) {
-        *s = r;
-    }
+    crate::refs::render_in_place(s, n);
 }
 
 fn render_value(v: &mut serde_json::Value, n: &dyn crate::refs::Numbering) {

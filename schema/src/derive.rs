@@ -457,7 +457,12 @@ mod scan {
         if s.i != doc.len() || (s.non_ascii && std::str::from_utf8(doc).is_err()) {
             return None;
         }
-        out.append(&mut heads);
+        if out.is_empty() {
+            // The first document's heads become the list (no second one to move them into).
+            *out = heads;
+        } else {
+            out.append(&mut heads);
+        }
         Some(())
     }
 
@@ -1340,7 +1345,12 @@ pub fn inventory_with(records: &[Record], read: &mut PageReader<'_>) -> Inventor
                             continue;
                         };
                         list.pages += 1;
-                        list.items.extend(items);
+                        if list.items.is_empty() {
+                            // The first page's items become the list (no copy into a new one).
+                            list.items = items;
+                        } else {
+                            list.items.extend(items);
+                        }
                         list.complete = last;
                     }
                 },

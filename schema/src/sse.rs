@@ -120,6 +120,8 @@ impl Parser {
         let value = crate::model::lossy(value);
         match field {
             b"data" => {
+                // Room for the line and its `\n` at once (no second growth for the `\n`).
+                self.cur.data.reserve(value.len() + 1);
                 self.cur.data.push_str(&value);
                 self.cur.data.push('\n');
                 self.has_data = true;

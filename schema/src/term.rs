@@ -73,14 +73,36 @@ fn plain_word(x: u64) -> bool {
 /// breaks included) and bidi override is shown escaped (`\n`, `\u{1b}`).
 pub fn line(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
+    line_into(&mut out, s);
+    out
+}
+
+/// [`line()`], appended to `out`: for text that is written into a longer line, without a
+/// string of its own.
+pub fn line_into(out: &mut String, s: &str) {
     let mut rest = s;
     while let Some((i, c)) = next_unsafe(rest) {
         out.push_str(&rest[..i]);
-        escape(c, &mut out);
+        escape(c, out);
         rest = &rest[i + c.len_utf8()..];
     }
     out.push_str(rest);
-    out
+}
+
+/// [`line()`], written to `out` a piece at a time: for text formatted into a longer one
+/// (a `Display` argument), without a string of its own. Only an escaped character is
+/// written through a small string.
+pub fn write_line<W: std::fmt::Write + ?Sized>(out: &mut W, s: &str) -> std::fmt::Result {
+    let mut rest = s;
+    let mut escaped = String::new();
+    while let Some((i, c)) = next_unsafe(rest) {
+        out.write_str(&rest[..i])?;
+        escaped.clear();
+        escape(c, &mut escaped);
+        out.write_str(&escaped)?;
+        rest = &rest[i + c.len_utf8()..];
+    }
+    out.write_str(rest)
 }
 
 /// Untrusted text for a block of terminal output: line breaks and tabs stay, every other
@@ -149,6 +171,12 @@ mod tests {
             s in "(\\PC|[\\x00-\\x1f\\x7f\\u{80}-\\u{9f}\\u{202a}-\\u{202e}\\u{2066}-\\u{2069}\\u{e000}\\u{e001}]|\\r\\n){0,40}"
         ) {
             proptest::prop_assert_eq!(line(&s), line_by_chars(&s));
+            let mut appended = String::from("head ");
+            line_into(&mut appended, &s);
+            proptest::prop_assert_eq!(appended, format!("head {}", line_by_chars(&s)));
+            let mut written = String::from("head ");
+            proptest::prop_assert!(write_line(&mut written, &s).is_ok());
+            proptest::prop_assert_eq!(written, format!("head {}", line_by_chars(&s)));
             proptest::prop_assert_eq!(block(&s), block_by_chars(&s));
         }
     }

@@ -63,18 +63,23 @@ pub fn grade_row(
     } else {
         other_eras_unasked(ev, first)
     };
-    let probed: Vec<&Bundle> = match entry.eras {
-        Eras::Negotiated => Vec::new(),
-        Eras::Every => others.iter().collect(),
-        Eras::EveryRecorded => others.iter().filter(|o| recorded_on(c, o)).collect(),
+    // The other eras the row is graded on, counted first so the list of outcomes is
+    // made once with room for all of them (and no list of the eras themselves).
+    let probed = |o: &&Bundle| match entry.eras {
+        Eras::Negotiated => false,
+        Eras::Every => true,
+        Eras::EveryRecorded => recorded_on(c, o),
     };
-    let out = if probed.is_empty() {
+    let n = others.iter().filter(probed).count();
+    let out = if n == 0 {
         first
     } else {
-        let mut all = vec![(ev.revision_label(), first)];
+        let mut all = Vec::with_capacity(1 + n);
+        all.push((ev.revision_label(), first));
         all.extend(
-            probed
+            others
                 .iter()
+                .filter(probed)
                 .map(|o| (o.revision_label(), run_rule(c, o, &cx))),
         );
         across_eras(all)
@@ -113,14 +118,14 @@ fn off_transport(entry: &Entry, ev: &Bundle) -> Option<Outcome> {
         return None;
     }
     let what = if ev.is_stdio() {
-        format!(
+        crate::format_exact!(
             "transport stdio: the server was launched as a local process ({}) and spoken to over its stdin \
              and stdout; what {} reads exists only on HTTP",
-            crate::fmt::escape_line(&ev.payload.target.as_typed),
+            crate::fmt::Line(&ev.payload.target.as_typed),
             entry.id
         )
     } else {
-        format!(
+        crate::format_exact!(
             "transport {t}: the benchmark definition grades {} on {} only",
             entry.id,
             entry.transports.labels().join(", ")

@@ -59,41 +59,61 @@ fn results(ev: &Bundle) -> Vec<ResultMeta> {
         // of legacy-shaped requests (the `revisions-pinned` a initialize sweep) are not counted.
         let asserted =
             mcp_probe_schema::derive::header(&http.request.headers, header::PROTOCOL_VERSION)
-                .map(|h| h.value_str().into_owned());
+                .map(|h| h.value_str());
         if ev.is_modern() && asserted.as_deref() != Some(REV_2026_07_28) {
             continue;
         }
-        let method = x
-            .request_method()
-            .map_or_else(|| "(no method)".into(), |m| escape_line(&m));
+        let method =
+            || x.with_request_method(|m| m.map_or_else(|| "(no method)".into(), escape_line));
         // The results are read from the messages' heads (a scan of the body, shared with
         // every reader of an answer's head), unless the messages are parsed already.
         let skimmed = x.with_message_heads(|heads| {
-            for h in heads.iter().filter(|h| h.result.is_some()) {
-                out.push(ResultMeta {
-                    method: method.clone(),
-                    names_server: names_server(h.result_meta.as_ref()),
-                    seq: record.seq,
-                });
-            }
+            let named = heads
+                .iter()
+                .filter(|h| h.result.is_some())
+                .map(|h| names_server(h.result_meta.as_ref()));
+            push_results(&mut out, record.seq, method, named);
         });
         if skimmed.is_some() {
             continue;
         }
         x.with_messages(|msgs| {
-            for m in msgs {
-                let Some(result) = m.get("result") else {
-                    continue;
-                };
-                out.push(ResultMeta {
-                    method: method.clone(),
-                    names_server: names_server(result.get("_meta")),
-                    seq: record.seq,
-                });
-            }
+            let named = msgs
+                .iter()
+                .filter_map(|m| m.get("result"))
+                .map(|result| names_server(result.get("_meta")));
+            push_results(&mut out, record.seq, method, named);
         });
     }
     out
+}
+
+/// One [`ResultMeta`] per result of record `seq` (`named`: whether each names the
+/// server), with the request's `method`, which is read and escaped only for a record
+/// with a result and moved into its last result.
+fn push_results(
+    out: &mut Vec<ResultMeta>,
+    seq: u64,
+    method: impl FnOnce() -> String,
+    named: impl Iterator<Item = bool>,
+) {
+    let mut named = named.peekable();
+    if named.peek().is_none() {
+        return;
+    }
+    let mut method = method();
+    while let Some(names_server) = named.next() {
+        let method = if named.peek().is_some() {
+            method.clone()
+        } else {
+            std::mem::take(&mut method)
+        };
+        out.push(ResultMeta {
+            method,
+            names_server,
+            seq,
+        });
+    }
 }
 
 /// Whether a result's `_meta` names the server (a non-empty `serverInfo` object).
@@ -119,24 +139,24 @@ fn methods<'a>(rs: impl Iterator<Item = &'a ResultMeta>) -> String {
 fn naming_observation(rs: &[ResultMeta]) -> String {
     let n = rs.len();
     let k = rs.iter().filter(|r| r.names_server).count();
-    let carry = format!(
+    let carry = crate::format_exact!(
         "{k} of {n} carry a non-empty _meta[\"{}\"]",
         meta::SERVER_INFO
     );
     if n == 0 {
         "no result collected, so whether results name their server was not observed".into()
     } else if k == n {
-        format!(
+        crate::format_exact!(
             "every result names its server ({carry}; methods: {})",
             methods(rs.iter())
         )
     } else if k == 0 {
-        format!(
+        crate::format_exact!(
             "no result names its server ({carry}; methods: {})",
             methods(rs.iter())
         )
     } else {
-        format!(
+        crate::format_exact!(
             "some results name their server and some do not ({carry}; naming: {}; not naming: {})",
             methods(rs.iter().filter(|r| r.names_server)),
             methods(rs.iter().filter(|r| !r.names_server))
@@ -165,18 +185,18 @@ fn lifecycle_metadata(ev: &Bundle, _cx: &Context<'_>) -> Observed {
     let logging_text = match logging {
         None => "server capabilities not observed, so the deprecated logging capability was not seen either way"
             .to_string(),
-        Some(true) => format!(
+        Some(true) => crate::format_exact!(
             "the server advertises the logging capability, deprecated in {REV_2026_07_28}"
         ),
-        Some(false) => format!(
+        Some(false) => crate::format_exact!(
             "the server does not advertise the logging capability (deprecated in {REV_2026_07_28})"
         ),
     };
     let revision = match ev.revision() {
-        Some(r) => format!("negotiated revision {}", escape_line(r)),
+        Some(r) => crate::format_exact!("negotiated revision {}", crate::fmt::Line(r)),
         None => "no revision negotiated".into(),
     };
-    let remark = format!(
+    let remark = crate::format_exact!(
         "per-result server identity is an optional {REV_2026_07_28} recommendation, so its absence is \
          not a failure"
     );
@@ -218,6 +238,40 @@ mod tests {
     use crate::verdict::Verdict;
     use mcp_probe_schema::vocab::leg;
     use serde_json::json;
+
+    /// Each result of a record gets the request's method, which is read only for a
+    /// record with a result.
+    #[test]
+    fn every_result_of_a_record_gets_its_method() {
+        let mut out = Vec::new();
+        push_results(
+            &mut out,
+            1,
+            || unreachable!("no result"),
+            std::iter::empty(),
+        );
+        assert!(out.is_empty());
+        push_results(&mut out, 2, || "tools/list".to_string(), [true].into_iter());
+        push_results(
+            &mut out,
+            3,
+            || "a\\u{1b}".to_string(),
+            [false, true, false].into_iter(),
+        );
+        let got: Vec<(&str, bool, u64)> = out
+            .iter()
+            .map(|r| (r.method.as_str(), r.names_server, r.seq))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("tools/list", true, 2),
+                ("a\\u{1b}", false, 3),
+                ("a\\u{1b}", true, 3),
+                ("a\\u{1b}", false, 3),
+            ]
+        );
+    }
 
     fn has(o: &crate::verdict::Outcome, words: &[&str]) {
         for w in words {

@@ -90,20 +90,20 @@ impl ToolsListed<'_> {
     /// "3 tools listed across 2 pages" / "tools not listed (…)".
     fn observation(&self) -> String {
         match self {
-            ToolsListed::NotListed(why) => format!("tools not listed ({why})"),
+            ToolsListed::NotListed(why) => crate::format_exact!("tools not listed ({why})"),
             ToolsListed::Listed {
                 tools,
                 pages,
                 incomplete,
             } => {
                 let n = tools.len();
-                let mut s = format!(
+                let mut s = crate::format_exact!(
                     "{n} tool{} listed across {pages} page{}",
                     if n == 1 { "" } else { "s" },
                     if *pages == 1 { "" } else { "s" }
                 );
                 if let Some(why) = incomplete {
-                    s.push_str(&format!(
+                    s.push_str(&crate::format_exact!(
                         " (listing incomplete, so at least that many: {why})"
                     ));
                 }
@@ -174,9 +174,9 @@ fn observe_annotations(ev: &Bundle, _cx: &Context<'_>) -> Observed {
         let per_hint: Vec<String> = HINTS
             .iter()
             .zip(c)
-            .map(|(h, k)| format!("{h} by {k}"))
+            .map(|(h, k)| crate::format_exact!("{h} by {k}"))
             .collect();
-        notes.push(format!(
+        notes.push(crate::format_exact!(
             "of the {n} listed, annotations assert {}",
             per_hint.join(", ")
         ));

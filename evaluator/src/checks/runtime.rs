@@ -94,7 +94,7 @@ fn list_changed(ev: &Bundle, _cx: &Context<'_>) -> Observed {
             if on.is_empty() {
                 "the server declares listChanged on none of tools, resources, prompts".to_string()
             } else {
-                format!("the server declares listChanged on {}", on.join(", "))
+                crate::format_exact!("the server declares listChanged on {}", on.join(", "))
             }
         }
     };

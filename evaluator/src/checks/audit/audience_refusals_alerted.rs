@@ -89,7 +89,7 @@ fn binding_of(ev: &Bundle, foreign: &Exchange<'_>) -> Binding {
 fn noted(b: &Binding, accepted: bool) -> String {
     match b {
         Binding::Foreign(_) if !accepted => String::new(),
-        b => format!("; {}", b.sentence()),
+        b => crate::format_exact!("; {}", b.sentence()),
     }
 }
 
@@ -115,8 +115,8 @@ impl Check for AudienceRefusalsAlerted {
         seqs.extend(ev.seqs(leg::FOREIGN_TOKEN));
         seqs.extend(ev.seqs(leg::FOREIGN_MINT));
         let shown = |x: &Exchange<'_>| match x.status() {
-            Some(s) => format!("HTTP {s} (record #{})", x.seq()),
-            None => format!("no answer (record #{})", x.seq()),
+            Some(s) => crate::format_exact!("HTTP {s} (record #{})", x.seq()),
+            None => crate::format_exact!("no answer (record #{})", x.seq()),
         };
         let mut minted_binding = None;
         let (outcome, note) = match (&control, &foreign) {
@@ -127,7 +127,7 @@ impl Check for AudienceRefusalsAlerted {
                     .unwrap_or_else(|| "no record of it".into());
                 (
                     SubOutcome::Unknown,
-                    format!(
+                    crate::format_exact!(
                         "no token minted for another resource was presented ({why}); the server's audience \
                          validation was not exercised"
                     ),
@@ -135,14 +135,14 @@ impl Check for AudienceRefusalsAlerted {
             }
             (None, Some(f)) => (
                 SubOutcome::Unknown,
-                format!(
+                crate::format_exact!(
                     "the foreign-audience token answered {} but no control with the probe's own token is \
                      recorded, so a refusal is not attributable to the audience",
                     shown(f)
                 ),
             ),
             (Some(c), Some(f)) => {
-                let pair = format!(
+                let pair = crate::format_exact!(
                     "tools/list with the probe's own token: {}; the same with the foreign-audience token: {}",
                     shown(c),
                     shown(f)
@@ -152,34 +152,34 @@ impl Check for AudienceRefusalsAlerted {
                 match (c.status(), f.status()) {
                     (Some(cs), _) if !(200..300).contains(&cs) => (
                         SubOutcome::Unknown,
-                        format!(
+                        crate::format_exact!(
                             "{pair}; the control was not accepted, so a refusal of the foreign token is not \
                              attributable to its audience"
                         ),
                     ),
                     (None, _) => (
                         SubOutcome::Unknown,
-                        format!("{pair}; the control got no answer"),
+                        crate::format_exact!("{pair}; the control got no answer"),
                     ),
                     (_, None) => (
                         SubOutcome::Error,
-                        format!("{pair}; the foreign-audience request got no answer"),
+                        crate::format_exact!("{pair}; the foreign-audience request got no answer"),
                     ),
                     // A token for the audited resource: nothing foreign was presented.
                     _ if matches!(bound, Binding::Audited(_)) => (
                         SubOutcome::Unknown,
-                        format!("{pair}; {}: not decidable from this pair", bound.sentence()),
+                        crate::format_exact!("{pair}; {}: not decidable from this pair", bound.sentence()),
                     ),
                     (_, Some(401 | 403)) => (
                         SubOutcome::Pass,
-                        format!(
+                        crate::format_exact!(
                             "{pair}: a token for another audience is refused{}",
                             noted(&bound, false)
                         ),
                     ),
                     (_, Some(fs)) if (200..300).contains(&fs) && bound.acceptance_fails() => (
                         SubOutcome::Fail,
-                        format!(
+                        crate::format_exact!(
                             "{pair}: a token minted for another resource was accepted (the server does not \
                              validate its own audience){}",
                             noted(&bound, true)
@@ -187,7 +187,7 @@ impl Check for AudienceRefusalsAlerted {
                     ),
                     (_, Some(fs)) if (200..300).contains(&fs) => (
                         SubOutcome::Unknown,
-                        format!(
+                        crate::format_exact!(
                             "{pair}: the minted token was accepted, which is not attributable to the server's \
                              audience validation{}",
                             noted(&bound, true)
@@ -195,7 +195,7 @@ impl Check for AudienceRefusalsAlerted {
                     ),
                     _ => (
                         SubOutcome::Unknown,
-                        format!("{pair}: neither 401/403 nor an acceptance"),
+                        crate::format_exact!("{pair}: neither 401/403 nor an acceptance"),
                     ),
                 }
             }

@@ -157,7 +157,7 @@ fn observe(ev: &Bundle) -> Observed {
             match x.status() {
                 Some(200) if sse => (
                     Some(true),
-                    format!(
+                    crate::format_exact!(
                         "{}open (record #{})",
                         if listen.is_some() {
                             "subscriptions/listen "
@@ -169,9 +169,12 @@ fn observe(ev: &Bundle) -> Observed {
                 ),
                 Some(s) => (
                     Some(false),
-                    format!("refused with HTTP {s} (record #{})", x.seq()),
+                    crate::format_exact!("refused with HTTP {s} (record #{})", x.seq()),
                 ),
-                None => (Some(false), format!("not opened (record #{})", x.seq())),
+                None => (
+                    Some(false),
+                    crate::format_exact!("not opened (record #{})", x.seq()),
+                ),
             }
         }
         None => (
@@ -179,7 +182,7 @@ fn observe(ev: &Bundle) -> Observed {
             ev.skipped(leg::NOTIFY_LISTEN)
                 .filter(|_| ev.is_modern())
                 .or_else(|| ev.skipped(leg::NOTIFY_CHANNEL))
-                .map(|r| format!("not opened: {}", escape_line(r)))
+                .map(|r| crate::format_exact!("not opened: {}", crate::fmt::Line(r)))
                 .unwrap_or_else(|| "not opened".into()),
         ),
     };
@@ -199,17 +202,17 @@ fn methods(seen: &[&Seen]) -> String {
     }
     count
         .iter()
-        .map(|(m, n)| format!("{} ×{n}", escape_line(m)))
+        .map(|(m, n)| crate::format_exact!("{} ×{n}", crate::fmt::Line(m)))
         .collect::<Vec<_>>()
         .join(", ")
 }
 
 fn none_arrived(o: &Observed, calls: usize) -> String {
     let call = match &o.call_skipped {
-        Some(why) => format!("; the progress call was not made: {why}"),
+        Some(why) => crate::format_exact!("; the progress call was not made: {why}"),
         None => String::new(),
     };
-    format!(
+    crate::format_exact!(
         "no notification arrived during the {calls} tool call(s) recorded (notification channel: {}){call}",
         o.channel_note
     )
@@ -224,7 +227,7 @@ fn sub_f(ev: &Bundle, o: &Observed, calls: usize) -> SubVerdict {
         return SubVerdict::new(
             SUB_F,
             SubOutcome::Pass,
-            format!(
+            crate::format_exact!(
                 "all {} notification(s) name their sender in _meta {SERVER_INFO} ({})",
                 o.seen.len(),
                 methods(&o.seen.iter().collect::<Vec<_>>())
@@ -233,7 +236,7 @@ fn sub_f(ev: &Bundle, o: &Observed, calls: usize) -> SubVerdict {
     }
     let at = missing
         .iter()
-        .map(|s| format!("#{}", s.seq))
+        .map(|s| crate::format_exact!("#{}", s.seq))
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect::<Vec<_>>()
@@ -242,7 +245,7 @@ fn sub_f(ev: &Bundle, o: &Observed, calls: usize) -> SubVerdict {
         return SubVerdict::new(
             SUB_F,
             SubOutcome::REVISION_UNSUPPORTED,
-            format!(
+            crate::format_exact!(
                 "{} of {} notification(s) carry no _meta {SERVER_INFO} ({}; records {at}), a key only \
                  {REV_2026_07_28} defines; the session negotiated {}, whose sender is named once, by \
                  initialize",
@@ -256,7 +259,7 @@ fn sub_f(ev: &Bundle, o: &Observed, calls: usize) -> SubVerdict {
     SubVerdict::new(
         SUB_F,
         SubOutcome::Fail,
-        format!(
+        crate::format_exact!(
             "{} of {} notification(s) do not name their sender in _meta {SERVER_INFO} ({}; records \
              {at})",
             missing.len(),
@@ -275,7 +278,7 @@ fn sub_a(o: &Observed, calls: usize) -> SubVerdict {
             "no request of the bundle carried a progressToken, and no progress notification arrived"
                 .to_string()
         } else {
-            format!(
+            crate::format_exact!(
                 "no {PROGRESS} arrived for the {} progressToken(s) sent",
                 o.sent.len()
             )
@@ -290,7 +293,7 @@ fn sub_a(o: &Observed, calls: usize) -> SubVerdict {
         let shown: Vec<String> = foreign
             .iter()
             .map(|s| {
-                format!(
+                crate::format_exact!(
                     "{} (record #{})",
                     s.token
                         .as_deref()
@@ -303,7 +306,7 @@ fn sub_a(o: &Observed, calls: usize) -> SubVerdict {
         return SubVerdict::new(
             SUB_A,
             SubOutcome::Fail,
-            format!(
+            crate::format_exact!(
                 "{} of {} progress notification(s) carry a token no request sent: {}; sent: {}",
                 foreign.len(),
                 progress.len(),
@@ -319,7 +322,7 @@ fn sub_a(o: &Observed, calls: usize) -> SubVerdict {
     SubVerdict::new(
         SUB_A,
         SubOutcome::Pass,
-        format!(
+        crate::format_exact!(
             "all {} progress notification(s) carry a token a request sent ({})",
             progress.len(),
             o.sent
@@ -381,7 +384,10 @@ impl Check for NotificationIdentity {
                 .collect(),
             progress_tokens_sent: o.sent.iter().cloned().collect(),
         };
-        let seqs: Vec<u64> = READ.iter().flat_map(|l| ev.seqs(*l)).collect();
+        let seqs: Vec<u64> = READ
+            .iter()
+            .flat_map(|l| ev.records_for(*l).map(|r| r.seq))
+            .collect();
         Outcome::from_subs(vec![f, a], REDUCTION)
             .with_records(seqs)
             .with_facts(&facts)

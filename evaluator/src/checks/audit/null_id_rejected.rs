@@ -98,7 +98,7 @@ fn judge(ev: &Bundle, x: &Exchange<'_>, strictness: Strictness) -> Judgement {
         HttpOutcome::Error(e) => {
             return Judgement::new(
                 SubOutcome::Error,
-                format!(
+                crate::format_exact!(
                     "the null-id request drew no response ({e}): the observation was never made"
                 ),
                 None,
@@ -124,7 +124,7 @@ fn judge(ev: &Bundle, x: &Exchange<'_>, strictness: Strictness) -> Judgement {
         return accepted_with(a.result_array_len("tools"), &status_label, status);
     }
     let broken = match &resp.body.end {
-        BodyEnd::Error(e) => Some(format!("the body broke off ({e})")),
+        BodyEnd::Error(e) => Some(crate::format_exact!("the body broke off ({e})")),
         BodyEnd::LimitReached => Some("the body exceeded the read limit".to_string()),
         BodyEnd::HeadOnly => Some("the body was not read (head only)".to_string()),
         BodyEnd::Complete | BodyEnd::StoppedAfterResponse => None,
@@ -148,7 +148,7 @@ fn judge(ev: &Bundle, x: &Exchange<'_>, strictness: Strictness) -> Judgement {
         {
             let mut j = Judgement::new(
                 SubOutcome::Unknown,
-                format!(
+                crate::format_exact!(
                     "{status_label}, the HTTP+SSE acknowledgement, and no answer to the null id on the event stream, \
                      while the tools/list sent after it (record #{f}) was answered: the server dropped it \
                      silently. The transport acknowledges every message so, as on stdio, a message dropped \
@@ -169,7 +169,7 @@ fn judge(ev: &Bundle, x: &Exchange<'_>, strictness: Strictness) -> Judgement {
         {
             return Judgement::new(
                 SubOutcome::Unknown,
-                format!(
+                crate::format_exact!(
                     "{status_label}, the HTTP+SSE acknowledgement, and no refusal arrived on the event stream \
                      ({}): the transport acknowledges every message so, as on stdio, a message the server \
                      dropped as invalid and a request it took for a notification look the same; neither a \
@@ -198,7 +198,7 @@ fn sse_unkept_note(ev: &Bundle, from: u64) -> String {
         .filter(|(r, _)| r.seq > from)
         .filter_map(|(r, e)| e.unkept.as_ref().map(|u| (u.events, r.seq)))
         .fold((0u64, Vec::new()), |(n, mut v), (e, s)| {
-            v.push(format!("#{s}"));
+            v.push(crate::format_exact!("#{s}"));
             (n + e, v)
         });
     if events == 0 {
@@ -207,9 +207,9 @@ fn sse_unkept_note(ev: &Bundle, from: u64) -> String {
     let more = records.len().saturating_sub(5);
     records.truncate(5);
     if more > 0 {
-        records.push(format!("{more} more"));
+        records.push(crate::format_exact!("{more} more"));
     }
-    format!(
+    crate::format_exact!(
         "; {events} stream event(s) read after the null-id request were counted, not stored (the bundle \
          cap was reached; records {}): a first answer to the null id is always stored, so none of them \
          answered it, but their contents are not seen",
@@ -238,7 +238,7 @@ fn not_a_null_id(x: &Exchange<'_>) -> Option<Judgement> {
     let sent = sent_id.map_or_else(|| "no id".to_string(), |v| short(&v.to_string()));
     Some(Judgement::new(
         SubOutcome::Error,
-        format!(
+        crate::format_exact!(
             "the recorded request carries {sent}, not \"id\": null, so it does not test this rule"
         ),
         None,
@@ -254,7 +254,7 @@ fn at_authentication(ev: &Bundle, status_label: &str, status: u16) -> Judgement 
     };
     Judgement::new(
         SubOutcome::Unknown,
-        format!(
+        crate::format_exact!(
             "{status_label}: refused at authentication {held}, so the request never reached id validation"
         ),
         Some(status),
@@ -274,30 +274,33 @@ fn refused(
     let message = err.get("message").and_then(Value::as_str).unwrap_or("");
     let code_text = code_v.map_or_else(
         || "without an integer code".to_string(),
-        |c| format!("code {c}"),
+        |c| crate::format_exact!("code {c}"),
     );
-    let refused = format!(
+    let refused = crate::format_exact!(
         "{status_label} with JSON-RPC error {code_text} \"{}\"",
         short(message)
     );
     let mut deviations = Vec::new();
     if status != 400 {
-        deviations.push(format!("status {status} instead of 400"));
+        deviations.push(crate::format_exact!("status {status} instead of 400"));
     }
     if class != Class::Required(code::INVALID_REQUEST) {
-        deviations.push(format!("{code_text} instead of {}", code::INVALID_REQUEST));
+        deviations.push(crate::format_exact!(
+            "{code_text} instead of {}",
+            code::INVALID_REQUEST
+        ));
     }
     let outcome = class.judged(strictness);
     let note = if deviations.is_empty() {
-        format!("rejected as Invalid Request: {refused}, the recommended shape")
+        crate::format_exact!("rejected as Invalid Request: {refused}, the recommended shape")
     } else if outcome == SubOutcome::Fail {
-        format!(
+        crate::format_exact!(
             "rejected, but not as Invalid Request: {refused}; the rule requires {} (Invalid Request): {}",
             code::INVALID_REQUEST,
             deviations.join(", ")
         )
     } else {
-        format!(
+        crate::format_exact!(
             "rejected: {refused}; a refusal is positive evidence, though it deviates from the recommended \
              HTTP 400 with {} (Invalid Request): {}",
             code::INVALID_REQUEST,
@@ -316,12 +319,12 @@ fn refused(
 /// array): the null-id request was served.
 fn accepted_with(tools: Option<usize>, status_label: &str, status: u16) -> Judgement {
     let what = match tools {
-        Some(n) => format!(" listing {n} tool{}", if n == 1 { "" } else { "s" }),
+        Some(n) => crate::format_exact!(" listing {n} tool{}", if n == 1 { "" } else { "s" }),
         None => String::new(),
     };
     Judgement::new(
         SubOutcome::Fail,
-        format!(
+        crate::format_exact!(
             "accepted: {status_label} answered the null-id request with a result{what} instead of rejecting it"
         ),
         Some(status),
@@ -334,17 +337,19 @@ fn accepted_with(tools: Option<usize>, status_label: &str, status: u16) -> Judge
 fn acknowledged(resp: &HttpResponse, null_result: bool, status_label: &str) -> Option<Judgement> {
     let status = resp.status;
     let note = if resp.body.length == 0 {
-        format!(
+        crate::format_exact!(
             "accepted: {status_label} with an empty body, the acknowledgement of a notification; the server \
              treated a request it must reject as a notification"
         )
     } else if derive::media_type_is(&resp.headers, "text/event-stream") {
-        format!(
+        crate::format_exact!(
             "accepted: {status_label} opened an event stream for the request and closed it with neither a \
              result nor an error"
         )
     } else if null_result {
-        format!("accepted: {status_label} answered with a JSON-RPC response carrying a null result")
+        crate::format_exact!(
+            "accepted: {status_label} answered with a JSON-RPC response carrying a null result"
+        )
     } else {
         return None;
     };
@@ -356,16 +361,18 @@ fn bare(resp: &HttpResponse, broken: Option<String>, status_label: &str) -> Judg
     let body = if resp.body.length == 0 {
         "an empty body".to_string()
     } else {
-        format!(
+        crate::format_exact!(
             "a body that holds no JSON-RPC error object ({} bytes: \"{}\")",
             resp.body.length,
             short(&String::from_utf8_lossy(&resp.body.bytes))
         )
     };
-    let broken = broken.map(|b| format!("; {b}")).unwrap_or_default();
+    let broken = broken
+        .map(|b| crate::format_exact!("; {b}"))
+        .unwrap_or_default();
     Judgement::new(
         SubOutcome::Error,
-        format!(
+        crate::format_exact!(
             "{status_label} with {body}{broken}: a bare status a gateway or proxy may have produced, so neither a \
              refusal nor an acceptance is attributed to the server"
         ),
@@ -391,7 +398,7 @@ fn judge_stdio(ev: &Bundle, null_seq: u64, followup: u64, strictness: Strictness
         .map(|u| u.lines)
         .sum();
     let unkept_note = if unkept > 0 {
-        format!(
+        crate::format_exact!(
             "; {unkept} stdout line(s) read meanwhile were counted, not stored (the run's share of --bundle-cap \
              for stdout lines was spent), so an answer among them is not seen"
         )
@@ -419,18 +426,20 @@ fn judge_stdio(ev: &Bundle, null_seq: u64, followup: u64, strictness: Strictness
                     let mut j = refused(err, status_label, 0, strictness);
                     // No HTTP status on stdio: only the JSON-RPC code counts.
                     let c = err.get("code").and_then(Value::as_i64);
-                    let code_text =
-                        c.map_or_else(|| "no integer code".into(), |c| format!("code {c}"));
+                    let code_text = c.map_or_else(
+                        || "no integer code".into(),
+                        |c| crate::format_exact!("code {c}"),
+                    );
                     j.note = if c == Some(code::INVALID_REQUEST) {
-                        format!("rejected as Invalid Request: {status_label} answered with JSON-RPC error {code_text}")
+                        crate::format_exact!("rejected as Invalid Request: {status_label} answered with JSON-RPC error {code_text}")
                     } else if j.outcome == SubOutcome::Fail {
-                        format!(
+                        crate::format_exact!(
                             "rejected, but not as Invalid Request: {status_label} answered with a JSON-RPC error \
                              ({code_text}); the rule requires {} (Invalid Request)",
                             code::INVALID_REQUEST
                         )
                     } else {
-                        format!(
+                        crate::format_exact!(
                             "rejected: {status_label} answered with a JSON-RPC error ({code_text}; the recommended \
                              code is {}); a refusal is positive evidence",
                             code::INVALID_REQUEST
@@ -453,7 +462,7 @@ fn judge_stdio(ev: &Bundle, null_seq: u64, followup: u64, strictness: Strictness
     if answered_followup {
         Judgement::new(
             SubOutcome::Unknown,
-            format!(
+            crate::format_exact!(
                 "no answer to the null-id request, while the tools/list written after it (record #{followup}) \
                  was answered: the server dropped it silently. Over stdio a message dropped as invalid and a \
                  request taken as a notification look the same, so neither a refusal nor an acceptance is \
@@ -464,7 +473,7 @@ fn judge_stdio(ev: &Bundle, null_seq: u64, followup: u64, strictness: Strictness
     } else {
         Judgement::new(
             SubOutcome::Error,
-            format!(
+            crate::format_exact!(
                 "neither the null-id request nor the tools/list written after it (record #{followup}) was \
                  answered: the server did not answer at all, so the observation was never made{unkept_note}"
             ),
@@ -522,7 +531,7 @@ impl Check for NullIdRejected {
                 } else {
                     "unauthenticated"
                 };
-                j.note = format!(
+                j.note = crate::format_exact!(
                     "tools/list with \"id\": null (record #{}, {rev}, {auth}): {}",
                     x.seq(),
                     j.note

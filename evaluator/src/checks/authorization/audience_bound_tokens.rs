@@ -81,8 +81,10 @@ fn credential_of(x: &Exchange<'_>) -> Option<String> {
 /// One status or the transport error, for notes.
 pub fn answer_of(x: &Exchange<'_>) -> String {
     match &x.http.outcome {
-        HttpOutcome::Response(r) => format!("HTTP {}", r.status),
-        HttpOutcome::Error(e) => format!("no answer ({})", escape_line(&e.message)),
+        HttpOutcome::Response(r) => crate::format_exact!("HTTP {}", r.status),
+        HttpOutcome::Error(e) => {
+            crate::format_exact!("no answer ({})", crate::fmt::Line(&e.message))
+        }
     }
 }
 
@@ -123,21 +125,21 @@ fn sub_a(
         .enumerate()
         .map(|(i, t)| {
             let label = if n == 1 {
-                format!("the {} token", escape_line(&t.source))
+                crate::format_exact!("the {} token", crate::fmt::Line(&t.source))
             } else {
-                format!("token {} ({})", i + 1, escape_line(&t.source))
+                crate::format_exact!("token {} ({})", i + 1, crate::fmt::Line(&t.source))
             } + &binding_note(session, t);
             let Some(c) = claims(t) else {
                 return (
                     SubOutcome::Unknown,
-                    format!("{label} is opaque (not a JWT), so its audience is not readable"),
+                    crate::format_exact!("{label} is opaque (not a JWT), so its audience is not readable"),
                 );
             };
             let auds = audiences(Some(c));
             if auds.is_empty() {
                 return (
                     SubOutcome::Unknown,
-                    format!("{label} is a JWT without an aud claim naming any audience"),
+                    crate::format_exact!("{label} is a JWT without an aud claim naming any audience"),
                 );
             }
             let shown = auds.iter().map(|a| escape_line(a)).collect::<Vec<_>>().join(", ");
@@ -147,29 +149,29 @@ fn sub_a(
             {
                 (
                     SubOutcome::Pass,
-                    format!(
+                    crate::format_exact!(
                         "{label} is bound to this resource: aud [{shown}] names {} ({basis})",
-                        escape_line(canonical)
+                        crate::fmt::Line(canonical)
                     ),
                 )
             } else if !auds.iter().any(|a| is_url_audience(a)) {
                 (
                     SubOutcome::Unknown,
-                    format!(
+                    crate::format_exact!(
                         "{label} names no web address: aud [{shown}] is an application id or API \
                          identifier, which may be this server's own name at its authorization server \
                          (Microsoft Entra ID names the application, not its URL); the token alone \
                          cannot tell whether it is bound to {} ({basis}){}",
-                        escape_line(canonical),
+                        crate::fmt::Line(canonical),
                         resource_refused_note(session)
                     ),
                 )
             } else {
                 (
                     SubOutcome::Fail,
-                    format!(
+                    crate::format_exact!(
                         "{label} is not bound to this resource: aud [{shown}] does not name {} ({basis}){}",
-                        escape_line(canonical),
+                        crate::fmt::Line(canonical),
                         resource_refused_note(session)
                     ),
                 )
@@ -183,7 +185,7 @@ fn sub_a(
 /// (`session.resource_refused_in`): said beside an audience that is not the resource.
 fn resource_refused_note(session: Option<&mcp_probe_schema::model::Session>) -> String {
     match session.and_then(|s| s.resource_refused_in) {
-        Some(seq) => format!(
+        Some(seq) => crate::format_exact!(
             "; the authorization server refused the RFC 8707 resource parameter (record #{seq}), so \
              the login could not ask for a token bound to this resource"
         ),
@@ -254,13 +256,13 @@ fn compare(
         (Some(w), wo) => match (w.status(), wo.and_then(|x| x.status())) {
             (Some(401), _) => (
                 SubOutcome::Pass,
-                format!("{} refused the token with 401", escape_line(url)),
+                crate::format_exact!("{} refused the token with 401", crate::fmt::Line(url)),
             ),
             (Some(s @ (200 | 403)), Some(n)) if n != s => (
                 SubOutcome::Fail,
-                format!(
+                crate::format_exact!(
                     "{} answered {s} with the token and {n} without it: it {} the token",
-                    escape_line(url),
+                    crate::fmt::Line(url),
                     if s == 200 {
                         "accepted"
                     } else {
@@ -270,16 +272,16 @@ fn compare(
             ),
             (Some(s), Some(n)) if n == s => (
                 SubOutcome::Unknown,
-                format!(
+                crate::format_exact!(
                     "{} answered {s} with and without the token (no usable comparison)",
-                    escape_line(url)
+                    crate::fmt::Line(url)
                 ),
             ),
             _ => (
                 SubOutcome::Unknown,
-                format!(
+                crate::format_exact!(
                     "{} answered {} with the token and {} without (no usable comparison)",
-                    escape_line(url),
+                    crate::fmt::Line(url),
                     answer_of(w),
                     wo.map(|x| answer_of(&x))
                         .unwrap_or_else(|| "nothing recorded".into())
@@ -288,7 +290,7 @@ fn compare(
         },
         (None, _) => (
             SubOutcome::Unknown,
-            format!("{} has no request with the token", escape_line(url)),
+            crate::format_exact!("{} has no request with the token", crate::fmt::Line(url)),
         ),
     }
 }
@@ -327,7 +329,7 @@ fn sub_c(ev: &Bundle) -> Downstream {
     let refused_note = if refused.is_empty() {
         String::new()
     } else {
-        format!(
+        crate::format_exact!(
             "; {} candidate(s) refused by the credential gate or the network guard (nothing sent)",
             refused.len()
         )
@@ -336,7 +338,7 @@ fn sub_c(ev: &Bundle) -> Downstream {
         SubVerdict::new(
             SUB_C,
             SubOutcome::Fail,
-            format!(
+            crate::format_exact!(
                 "accepted by a downstream API: {}{refused_note}",
                 fails.join("; ")
             ),
@@ -345,23 +347,23 @@ fn sub_c(ev: &Bundle) -> Downstream {
         SubVerdict::new(
             SUB_C,
             SubOutcome::Pass,
-            format!("{}{refused_note}", passes.join("; ")),
+            crate::format_exact!("{}{refused_note}", passes.join("; ")),
         )
     } else if pairs.is_empty() {
         let why = if skips.is_empty() {
             String::new()
         } else {
-            format!(" ({})", skips.join("; "))
+            crate::format_exact!(" ({})", skips.join("; "))
         };
         SubVerdict::new(
             SUB_C,
             SubOutcome::Unknown,
-            format!(
+            crate::format_exact!(
                 "no candidate probed{why}{}",
                 if refused.is_empty() {
                     String::new()
                 } else {
-                    format!("; {} refused by the gate", refused.len())
+                    crate::format_exact!("; {} refused by the gate", refused.len())
                 }
             ),
         )
@@ -369,7 +371,7 @@ fn sub_c(ev: &Bundle) -> Downstream {
         SubVerdict::new(
             SUB_C,
             SubOutcome::Unknown,
-            format!(
+            crate::format_exact!(
                 "none produced a usable comparison: {}{refused_note}",
                 unknowns.join("; ")
             ),
@@ -406,16 +408,16 @@ fn restore_note(ev: &Bundle) -> String {
         let ok = x.status().is_some_and(|s| (200..300).contains(&s))
             && j.get("access_token").and_then(Value::as_str).is_some();
         let failed = skip_reason(ev, leg::FOREIGN_RESTORE)
-            .map(|r| format!(" ({r})"))
+            .map(|r| crate::format_exact!(" ({r})"))
             .unwrap_or_default();
         return if ok && failed.is_empty() {
-            format!(
+            crate::format_exact!(
                 "the grant rotated the refresh token and the chain was restored (record #{}: a token for the \
                  audited resource was cached)",
                 x.seq()
             )
         } else {
-            format!(
+            crate::format_exact!(
                 "the grant rotated the refresh token and the restore did not succeed (record #{}, {}){failed}",
                 x.seq(),
                 answer_of(&x)
@@ -449,7 +451,7 @@ fn sub_b(ev: &Bundle, held: &[String]) -> Mint {
         binding: None,
     };
     let Some(status) = m.status() else {
-        return unknown(format!(
+        return unknown(crate::format_exact!(
             "the refresh grant naming {named} got no answer (record #{}, {}), so no foreign-audience token \
              exists",
             m.seq(),
@@ -463,7 +465,7 @@ fn sub_b(ev: &Bundle, held: &[String]) -> Mint {
         .filter(|s| !s.is_empty() && (200..300).contains(&status));
     let Some(minted) = minted else {
         let why = match j.get("error").and_then(Value::as_str) {
-            Some(e) => format!("error {}", escape_line(e)),
+            Some(e) => crate::format_exact!("error {}", crate::fmt::Line(e)),
             None if String::from_utf8_lossy(
                 &m.response()
                     .map(|r| r.body.bytes.clone())
@@ -473,9 +475,9 @@ fn sub_b(ev: &Bundle, held: &[String]) -> Mint {
             {
                 "invalid_target".into()
             }
-            None => format!("HTTP {status}"),
+            None => crate::format_exact!("HTTP {status}"),
         };
-        return unknown(format!(
+        return unknown(crate::format_exact!(
             "the authorization server refused to mint a token for {named} ({why}, record #{}) — the \
              conforming answer (RFC 8707 invalid_target), but the server's own audience validation is then \
              untested",
@@ -484,7 +486,7 @@ fn sub_b(ev: &Bundle, held: &[String]) -> Mint {
     };
     let restored = restore_note(ev);
     if held.iter().any(|h| h == minted) {
-        return unknown(format!(
+        return unknown(crate::format_exact!(
             "the authorization server answered the grant naming {named} with the current access token \
              (record #{}); {restored}",
             m.seq()
@@ -496,21 +498,21 @@ fn sub_b(ev: &Bundle, held: &[String]) -> Mint {
         let why = skip_reason(ev, leg::FOREIGN_TOKEN)
             .or_else(|| skip_reason(ev, leg::FOREIGN_CONTROL))
             .unwrap_or_else(|| "the control/foreign pair is not recorded".into());
-        return unknown(format!(
+        return unknown(crate::format_exact!(
             "a token for {named} was minted (record #{}) but not presented: {why}; {restored}",
             m.seq()
         ));
     };
     let minted_sent = credential_of(&f).is_some_and(|v| v.ends_with(minted));
     if !minted_sent {
-        return unknown(format!(
+        return unknown(crate::format_exact!(
             "the request of record #{} does not carry the minted token; {restored}",
             f.seq()
         ));
     }
     let (cs, fs) = (c.status(), f.status());
     let bound = binding(ev, minted, resource.as_deref().unwrap_or("(no resource)"));
-    let pair = format!(
+    let pair = crate::format_exact!(
         "control tools/list with the probe's own token {} (record #{}), the same with the token minted for \
          {named} {} (record #{})",
         answer_of(&c),
@@ -551,10 +553,14 @@ fn sub_b(ev: &Bundle, held: &[String]) -> Mint {
     // not accepted (the verdict says it all then).
     let facts = match &bound {
         Binding::Foreign(_) if o != SubOutcome::Fail => String::new(),
-        b => format!("; {}", b.sentence()),
+        b => crate::format_exact!("; {}", b.sentence()),
     };
     Mint {
-        leg: SubVerdict::new(SUB_B, o, format!("{verdict}: {pair}{facts}; {restored}")),
+        leg: SubVerdict::new(
+            SUB_B,
+            o,
+            crate::format_exact!("{verdict}: {pair}{facts}; {restored}"),
+        ),
         resource,
         binding: Some(bound.kind()),
     }
@@ -646,7 +652,7 @@ impl Check for AudienceBoundTokens {
                 Verdict::Unknown if !tokens.is_empty() || gate.evidence.contains("no token") => {
                     gate.evidence.clone()
                 }
-                Verdict::Unknown => format!(
+                Verdict::Unknown => crate::format_exact!(
                     "{}; no token is held, so neither its audience nor the server's validation of a \
                      foreign audience can be observed",
                     gate.evidence
@@ -687,7 +693,7 @@ impl Check for AudienceBoundTokens {
                 SubVerdict::new(
                     l,
                     SubOutcome::Error,
-                    format!(
+                    crate::format_exact!(
                         "leg {} missing from this bundle, written by {} {} (build {}); re-collect with a \
                          collector that records it",
                         if l == SUB_C {
@@ -695,9 +701,9 @@ impl Check for AudienceBoundTokens {
                         } else {
                             leg::FOREIGN_MINT
                         },
-                        escape_line(&ev.payload.collector.name),
-                        escape_line(&ev.payload.collector.version),
-                        escape_line(&ev.payload.collector.build)
+                        crate::fmt::Line(&ev.payload.collector.name),
+                        crate::fmt::Line(&ev.payload.collector.version),
+                        crate::fmt::Line(&ev.payload.collector.build)
                     ),
                 )
             }

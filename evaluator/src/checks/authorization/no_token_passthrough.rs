@@ -16,7 +16,6 @@ use crate::checks::common::oauth::tokens::{
 };
 use crate::checks::common::oauth::uris::{canonical_resource, resource_covers, strip_slash};
 use crate::evidence::Bundle;
-use crate::fmt::escape_line;
 use crate::verdict::{Outcome, SubOutcome, Verdict};
 
 /// Token passthrough to downstream APIs forbidden.
@@ -79,9 +78,9 @@ impl Check for NoTokenPassthrough {
         let Some(endpoint_uri) = canonical_resource(&f.endpoint) else {
             return Outcome::single(
                 Verdict::Error,
-                format!(
+                crate::format_exact!(
                     "the endpoint {} is not a hierarchical URL, so it has no canonical resource URI",
-                    escape_line(&f.endpoint)
+                    crate::fmt::Line(&f.endpoint)
                 ),
                 REDUCTION,
             );
@@ -92,11 +91,11 @@ impl Check for NoTokenPassthrough {
         let (canonical, basis) = match prm_resource {
             Some((a, r)) if resource_covers(r, &endpoint_uri) == Some(true) => (
                 r.to_string(),
-                format!(
+                crate::format_exact!(
                     "the protected-resource metadata resource at {}, which covers the endpoint's \
                      canonical URI {}",
-                    escape_line(&a.url),
-                    escape_line(&endpoint_uri)
+                    crate::fmt::Line(&a.url),
+                    crate::fmt::Line(&endpoint_uri)
                 ),
             ),
             _ => (
@@ -112,7 +111,9 @@ impl Check for NoTokenPassthrough {
             let Some(c) = claims(t) else {
                 parts.push((
                     SubOutcome::Unknown,
-                    format!("{label} is opaque (not a JWT), so its audience is not readable"),
+                    crate::format_exact!(
+                        "{label} is opaque (not a JWT), so its audience is not readable"
+                    ),
                 ));
                 continue;
             };
@@ -120,7 +121,9 @@ impl Check for NoTokenPassthrough {
             if auds.is_empty() {
                 parts.push((
                     SubOutcome::Unknown,
-                    format!("{label} is a JWT without an aud claim naming any audience"),
+                    crate::format_exact!(
+                        "{label} is a JWT without an aud claim naming any audience"
+                    ),
                 ));
                 continue;
             }
@@ -140,14 +143,14 @@ impl Check for NoTokenPassthrough {
                 // application id, an API identifier): they may name this very server.
                 parts.push((
                     SubOutcome::Unknown,
-                    format!(
+                    crate::format_exact!(
                         "{label} names, besides this resource or instead of it, only audience(s) that \
                          are not web addresses: {} (aud {}, resource {} from {basis}); an application \
                          id or API identifier may be this server's own, which the token alone cannot \
                          tell",
                         json_list(&extras),
                         json_list(&auds),
-                        escape_line(&canonical)
+                        crate::fmt::Line(&canonical)
                     ),
                 ));
                 extras_all.extend(extras);
@@ -156,22 +159,22 @@ impl Check for NoTokenPassthrough {
             if extras.is_empty() {
                 parts.push((
                     SubOutcome::Pass,
-                    format!(
+                    crate::format_exact!(
                         "{label} is confined to this resource: aud {} equals {} ({basis})",
                         json_list(&auds),
-                        escape_line(&canonical)
+                        crate::fmt::Line(&canonical)
                     ),
                 ));
             } else {
                 parts.push((
                     SubOutcome::Fail,
-                    format!(
+                    crate::format_exact!(
                         "{label} carries audience(s) beyond this resource: {} (aud {}, resource {} from \
                          {basis}); a token also valid for another service is what passthrough needs, \
                          though the token alone cannot say whether the extra is a genuine downstream API",
                         json_list(&extras),
                         json_list(&auds),
-                        escape_line(&canonical)
+                        crate::fmt::Line(&canonical)
                     ),
                 ));
                 extras_all.extend(extras);
@@ -198,7 +201,7 @@ fn without_token(f: &Facts<'_>) -> (Verdict, String) {
     if !signals.is_empty() {
         (
             Verdict::Unknown,
-            format!(
+            crate::format_exact!(
                 "the server offers OAuth ({}), but the run holds no access token, so there is \
                  no audience to read",
                 signals.join("; ")
@@ -207,7 +210,7 @@ fn without_token(f: &Facts<'_>) -> (Verdict, String) {
     } else if !unread.is_empty() {
         (
             Verdict::Unknown,
-            format!(
+            crate::format_exact!(
                 "no token is held, and whether the server offers OAuth is undecided: \
                  protected-resource metadata discovery was not read ({})",
                 unread.join(", ")
@@ -216,7 +219,7 @@ fn without_token(f: &Facts<'_>) -> (Verdict, String) {
     } else {
         (
             Verdict::NotApplicable,
-            format!(
+            crate::format_exact!(
                 "no OAuth is offered: {}; there is no token whose audience could be confined",
                 f.absence()
             ),

@@ -37,17 +37,17 @@ pub struct OauthDiscoveryValidated;
 fn reduction(cx: &Context<'_>) -> String {
     const KEY: &str = "approved_authorization_servers";
     let change_control = match approved(cx, KEY, |d| d.approved_authorization_servers.as_ref()) {
-        Some(a) => format!(
+        Some(a) => crate::format_exact!(
             "change control of the authorization-server list is the policy's {KEY} ({})",
-            escape_line(a.file)
+            crate::fmt::Line(a.file)
         ),
-        None => format!(
+        None => crate::format_exact!(
             "change control of the authorization-server list is drift against a self-recorded \
              baseline, not an approved list ({})",
             absent(cx, KEY)
         ),
     };
-    format!(
+    crate::format_exact!(
         "bounded discovery: at most 5 advertised authorization servers are resolved (the number \
          advertised and past the cap is stated), each fetch bounded by the collector's timeout; \
          {change_control}; not graded by design: the collector's network guard itself and write \
@@ -84,9 +84,9 @@ fn collector_refused(f: &Facts<'_>) -> Vec<String> {
         .chain(f.as_other.iter())
         .filter_map(|a| {
             a.refused.as_ref().map(|r| {
-                format!(
+                crate::format_exact!(
                     "{} (record #{}): {}",
-                    escape_line(&a.url),
+                    crate::fmt::Line(&a.url),
                     a.seq,
                     refusal_text(r)
                 )
@@ -149,13 +149,13 @@ impl Check for OauthDiscoveryValidated {
                            "registration_endpoint": d.registration_endpoint,
                            "absent_in": d.absent_in}),
                 );
-                o.evidence.push_str(&format!(
+                o.evidence.push_str(&crate::format_exact!(
                     "; the server relies on unadvertised defaults: it published neither protected-resource \
                      nor authorization-server metadata, so the collector logged in with the MCP 2025-03-26 \
                      default endpoints {}, {} and {} on its own origin",
-                    escape_line(&d.authorization_endpoint),
-                    escape_line(&d.token_endpoint),
-                    escape_line(&d.registration_endpoint)
+                    crate::fmt::Line(&d.authorization_endpoint),
+                    crate::fmt::Line(&d.token_endpoint),
+                    crate::fmt::Line(&d.registration_endpoint)
                 ));
                 o
             }
@@ -163,7 +163,7 @@ impl Check for OauthDiscoveryValidated {
         if no_doc && unread.is_empty() && signals.is_empty() {
             let o = Outcome::single(
                 Verdict::NotApplicable,
-                format!(
+                crate::format_exact!(
                     "no OAuth is offered: {}; the discovery chain the recommendation governs does not \
                      exist",
                     f.absence()
@@ -177,11 +177,11 @@ impl Check for OauthDiscoveryValidated {
             Transport::LoopbackPlain => SubVerdict::new(
                 "a",
                 SubOutcome::Pass,
-                format!(
+                crate::format_exact!(
                     "the endpoint {} is plain http on a loopback host: graded as a lab endpoint, since \
                      loopback traffic never leaves the host (a non-loopback http endpoint is UNKNOWN here: \
                      {} owns transport)",
-                    escape_line(&f.endpoint),
+                    crate::fmt::Line(&f.endpoint),
                     crate::rule_ref!("tls-required")
                 ),
             ),
@@ -189,10 +189,10 @@ impl Check for OauthDiscoveryValidated {
                 let legs = vec![SubVerdict::new(
                     "a",
                     SubOutcome::Unknown,
-                    format!(
+                    crate::format_exact!(
                         "the endpoint {} is not served over TLS and is not on a loopback host: {} owns \
                          transport, and metadata fetched in the clear is not assessed here",
-                        escape_line(&f.endpoint),
+                        crate::fmt::Line(&f.endpoint),
                         crate::rule_ref!("tls-required")
                     ),
                 )];
@@ -204,7 +204,7 @@ impl Check for OauthDiscoveryValidated {
             let (v, text) = if !unread.is_empty() {
                 (
                     Verdict::Unknown,
-                    format!(
+                    crate::format_exact!(
                         "no protected-resource metadata document was read, and the chain's existence is \
                          undecided: {}",
                         unread.join(", ")
@@ -213,7 +213,7 @@ impl Check for OauthDiscoveryValidated {
             } else {
                 (
                     Verdict::Fail,
-                    format!(
+                    crate::format_exact!(
                         "the server offers OAuth ({}) but publishes no protected-resource metadata: every \
                          candidate answered a clean 404 ({}), so a client cannot discover the \
                          authorization server",
@@ -237,7 +237,7 @@ impl Check for OauthDiscoveryValidated {
         let mut o = Outcome::from_subs(legs.clone(), reduction(cx));
         let refused = collector_refused(&f);
         if !refused.is_empty() {
-            o.evidence.push_str(&format!(
+            o.evidence.push_str(&crate::format_exact!(
                 "; the collector refused {} metadata document(s) it was served: {}",
                 refused.len(),
                 refused.join("; ")
@@ -245,7 +245,7 @@ impl Check for OauthDiscoveryValidated {
         }
         if let Some(a) = &f.advertised {
             let n = a.entries.len();
-            o.evidence.push_str(&format!(
+            o.evidence.push_str(&crate::format_exact!(
                 "; {n} authorization server(s) advertised, {} past the cap of {AS_LIST_CAP}",
                 f.past_cap()
             ));
@@ -316,10 +316,10 @@ fn sub_b(f: &Facts<'_>) -> SubVerdict {
         return SubVerdict::new(
             ID,
             SubOutcome::Pass,
-            format!(
+            crate::format_exact!(
                 "the URL the challenge names ({}) served no document: only the well-known document(s) \
                  were consulted",
-                escape_line(named)
+                crate::fmt::Line(named)
             ),
         );
     };
@@ -327,10 +327,10 @@ fn sub_b(f: &Facts<'_>) -> SubVerdict {
         return SubVerdict::new(
             ID,
             SubOutcome::Pass,
-            format!(
+            crate::format_exact!(
                 "the challenge names the path-inserted well-known URL itself ({}, record #{}): one \
                  document describes this resource",
-                escape_line(&ca.url),
+                crate::fmt::Line(&ca.url),
                 ca.seq
             ),
         );
@@ -339,12 +339,12 @@ fn sub_b(f: &Facts<'_>) -> SubVerdict {
         return SubVerdict::new(
             ID,
             SubOutcome::Pass,
-            format!(
+            crate::format_exact!(
                 "the challenge names {} (record #{}); the path-inserted well-known URL {} served no \
                  document, so only one document describes this resource",
-                escape_line(&ca.url),
+                crate::fmt::Line(&ca.url),
                 ca.seq,
-                escape_line(&path_url)
+                crate::fmt::Line(&path_url)
             ),
         );
     };
@@ -353,12 +353,12 @@ fn sub_b(f: &Facts<'_>) -> SubVerdict {
         SubVerdict::new(
             ID,
             SubOutcome::Pass,
-            format!(
+            crate::format_exact!(
                 "the document the challenge names ({}, record #{}) equals the path-inserted well-known \
                  document ({}, record #{}) after canonical key ordering",
-                escape_line(&ca.url),
+                crate::fmt::Line(&ca.url),
                 ca.seq,
-                escape_line(&pa.url),
+                crate::fmt::Line(&pa.url),
                 pa.seq
             ),
         )
@@ -372,13 +372,13 @@ fn sub_b(f: &Facts<'_>) -> SubVerdict {
         SubVerdict::new(
             ID,
             SubOutcome::Fail,
-            format!(
+            crate::format_exact!(
                 "the document the challenge names ({}, record #{}) differs from the path-inserted \
                  well-known document ({}, record #{}) for the same resource, in member(s) {}: a client \
                  sees a different chain depending on the discovery path it takes",
-                escape_line(&ca.url),
+                crate::fmt::Line(&ca.url),
                 ca.seq,
-                escape_line(&pa.url),
+                crate::fmt::Line(&pa.url),
                 pa.seq,
                 json_list(&differing)
             ),
@@ -398,7 +398,7 @@ fn sub_c(f: &Facts<'_>) -> SubVerdict {
         return SubVerdict::new(
             ID,
             SubOutcome::Fail,
-            format!(
+            crate::format_exact!(
                 "protected-resource metadata was served without TLS at {} (not https, not loopback)",
                 plain.join(", ")
             ),
@@ -414,7 +414,7 @@ fn sub_c(f: &Facts<'_>) -> SubVerdict {
         return SubVerdict::new(
             ID,
             SubOutcome::Unknown,
-            format!(
+            crate::format_exact!(
                 "the network guard refused candidate(s) {}, so not every discovery path was read",
                 refused.join(", ")
             ),
@@ -428,9 +428,9 @@ fn sub_c(f: &Facts<'_>) -> SubVerdict {
     let urls: Vec<String> = answered.iter().map(|a| escape_line(&a.url)).collect();
     // No plain-http document is left here: each is https or loopback http.
     let note = if loopback.is_empty() {
-        format!("every document was served over https: {}", urls.join(", "))
+        crate::format_exact!("every document was served over https: {}", urls.join(", "))
     } else {
-        format!(
+        crate::format_exact!(
             "every document was served over https, or plain http on a loopback host (graded as a lab \
              endpoint): {}",
             urls.join(", ")
@@ -448,13 +448,15 @@ fn sub_d(f: &Facts<'_>) -> SubVerdict {
     for a in f.prm.iter() {
         let Some(r) = &a.refused else { continue };
         if Some(a.seq) == selected {
-            l.note
-                .push_str(&format!("; the collector refused it: {}", refusal_text(r)));
+            l.note.push_str(&crate::format_exact!(
+                "; the collector refused it: {}",
+                refusal_text(r)
+            ));
         } else {
             l.outcome = SubOutcome::Fail;
-            l.note.push_str(&format!(
+            l.note.push_str(&crate::format_exact!(
                 "; the document at {} (record #{}) was refused by the collector: {}",
-                escape_line(&a.url),
+                crate::fmt::Line(&a.url),
                 a.seq,
                 refusal_text(r)
             ));
@@ -472,72 +474,72 @@ fn leg_d_selected(f: &Facts<'_>) -> SubVerdict {
         return SubVerdict::new(
             ID,
             SubOutcome::Error,
-            format!(
+            crate::format_exact!(
                 "the endpoint {} has no canonical URI",
-                escape_line(&f.endpoint)
+                crate::fmt::Line(&f.endpoint)
             ),
         );
     };
-    let at = format!(
+    let at = crate::format_exact!(
         "the document at {} (record #{})",
-        escape_line(&a.url),
+        crate::fmt::Line(&a.url),
         a.seq
     );
     match d.get("resource") {
         None => SubVerdict::new(
             ID,
             SubOutcome::Unknown,
-            format!("{at} has no resource member, so which resource it describes is not stated"),
+            crate::format_exact!("{at} has no resource member, so which resource it describes is not stated"),
         ),
         Some(Value::String(r)) if r.trim().is_empty() => SubVerdict::new(
             ID,
             SubOutcome::Unknown,
-            format!("{at} has a blank resource member"),
+            crate::format_exact!("{at} has a blank resource member"),
         ),
         Some(Value::String(r)) => match resource_covers(r, &canonical) {
             None => SubVerdict::new(
                 ID,
                 SubOutcome::Fail,
-                format!(
+                crate::format_exact!(
                     "{at} names resource \"{}\", which is not parsable as a URI (RFC 9728 §2 requires \
                      one)",
-                    escape_line(r)
+                    crate::fmt::Line(r)
                 ),
             ),
             Some(true) if strip_slash(r) == strip_slash(&canonical) => SubVerdict::new(
                 ID,
                 SubOutcome::Pass,
-                format!(
+                crate::format_exact!(
                     "{at} names resource {} equal to the endpoint's canonical URI (rule: equal after \
                      one trailing slash)",
-                    escape_line(r)
+                    crate::fmt::Line(r)
                 ),
             ),
             Some(true) => SubVerdict::new(
                 ID,
                 SubOutcome::Pass,
-                format!(
+                crate::format_exact!(
                     "{at} names resource {}, a hierarchical parent of the endpoint's canonical URI {} \
                      (rule: same origin, path at or below, the SDK's check_resource_allowed)",
-                    escape_line(r),
-                    escape_line(&canonical)
+                    crate::fmt::Line(r),
+                    crate::fmt::Line(&canonical)
                 ),
             ),
             Some(false) => SubVerdict::new(
                 ID,
                 SubOutcome::Fail,
-                format!(
+                crate::format_exact!(
                     "{at} names resource {}, which is neither the endpoint's canonical URI {} nor a \
                      hierarchical parent of it (rule: same origin, path at or below)",
-                    escape_line(r),
-                    escape_line(&canonical)
+                    crate::fmt::Line(r),
+                    crate::fmt::Line(&canonical)
                 ),
             ),
         },
         Some(v) => SubVerdict::new(
             ID,
             SubOutcome::Fail,
-            format!(
+            crate::format_exact!(
                 "{at} names resource {}, which is not a string and so not a URI (RFC 9728 §2)",
                 json_excerpt(v)
             ),
@@ -551,7 +553,7 @@ fn sub_e(f: &Facts<'_>) -> SubVerdict {
         return SubVerdict::new(ID, SubOutcome::Unknown, "no document");
     };
     let discarded = if a.discarded > 0 {
-        format!(
+        crate::format_exact!(
             " ({} element(s) that are not non-blank strings discarded)",
             a.discarded
         )
@@ -562,7 +564,7 @@ fn sub_e(f: &Facts<'_>) -> SubVerdict {
         SubVerdict::new(
             ID,
             SubOutcome::Fail,
-            format!(
+            crate::format_exact!(
                 "the document advertises no authorization server (authorization_servers is {}){discarded}: \
                  a document was served, so the requirement applies",
                 json_excerpt(&a.raw)
@@ -572,7 +574,7 @@ fn sub_e(f: &Facts<'_>) -> SubVerdict {
         SubVerdict::new(
             ID,
             SubOutcome::Pass,
-            format!(
+            crate::format_exact!(
                 "authorization_servers advertises {}{discarded}",
                 json_list(&a.entries)
             ),
@@ -605,7 +607,7 @@ fn sub_f(f: &Facts<'_>, cx: &Context<'_>) -> SubVerdict {
         return SubVerdict::new(
             ID,
             SubOutcome::Unknown,
-            format!(
+            crate::format_exact!(
                 "the {} predates discovery recording (no {} records), so it holds no \
                  authorization-server list",
                 describe_baseline(b),
@@ -617,14 +619,14 @@ fn sub_f(f: &Facts<'_>, cx: &Context<'_>) -> SubVerdict {
         return SubVerdict::new(
             ID,
             SubOutcome::Unknown,
-            format!("the {} has no endpoint", describe_baseline(b)),
+            crate::format_exact!("the {} has no endpoint", describe_baseline(b)),
         );
     };
     let Some(then) = bf.advertised.as_ref().map(|a| a.entries.clone()) else {
         return SubVerdict::new(
             ID,
             SubOutcome::Unknown,
-            format!(
+            crate::format_exact!(
                 "the {} holds no protected-resource metadata document, so it recorded no \
                  authorization-server list",
                 describe_baseline(b)
@@ -637,7 +639,7 @@ fn sub_f(f: &Facts<'_>, cx: &Context<'_>) -> SubVerdict {
         return SubVerdict::new(
             ID,
             SubOutcome::Fail,
-            format!(
+            crate::format_exact!(
                 "authorization server(s) {} advertised now but not in the {} ({}); re-approve with \
                  --update-baseline if the change is intended",
                 json_list(&added),
@@ -649,12 +651,12 @@ fn sub_f(f: &Facts<'_>, cx: &Context<'_>) -> SubVerdict {
     let removed = if removed.is_empty() {
         String::new()
     } else {
-        format!("; no longer advertised: {}", json_list(&removed))
+        crate::format_exact!("; no longer advertised: {}", json_list(&removed))
     };
     SubVerdict::new(
         ID,
         SubOutcome::Pass,
-        format!(
+        crate::format_exact!(
             "advertised {} is within the {} ({}){removed}",
             json_list(&now),
             describe_baseline(b),
@@ -674,9 +676,9 @@ fn sub_g(f: &Facts<'_>) -> SubVerdict {
     }
     let selected_refused = f.selected().and_then(|(a, _)| {
         a.refused.as_ref().map(|r| {
-            format!(
+            crate::format_exact!(
                 "{}, record #{}: {}",
-                escape_line(&a.url),
+                crate::fmt::Line(&a.url),
                 a.seq,
                 refusal_text(r)
             )
@@ -688,7 +690,7 @@ fn sub_g(f: &Facts<'_>) -> SubVerdict {
         if s.forms.is_none() {
             parts.push((
                 SubOutcome::Fail,
-                format!(
+                crate::format_exact!(
                     "{e}: the advertised entry is not an http(s) issuer URL, so no client can resolve it"
                 ),
             ));
@@ -697,9 +699,9 @@ fn sub_g(f: &Facts<'_>) -> SubVerdict {
         match (s.resolved(), s.issuer()) {
             (Some((a, _)), Some(iss)) if iss == s.entry => parts.push((
                 SubOutcome::Pass,
-                format!(
+                crate::format_exact!(
                     "{e}: metadata at {} (record #{}) names issuer {e}",
-                    escape_line(&a.url),
+                    crate::fmt::Line(&a.url),
                     a.seq
                 ),
             )),
@@ -712,22 +714,22 @@ fn sub_g(f: &Facts<'_>) -> SubVerdict {
                 let refused = a
                     .refused
                     .as_ref()
-                    .map(|r| format!("; the collector refused it: {}", refusal_text(r)))
+                    .map(|r| crate::format_exact!("; the collector refused it: {}", refusal_text(r)))
                     .unwrap_or_default();
                 parts.push((
                     SubOutcome::Fail,
-                    format!(
+                    crate::format_exact!(
                         "{e}: metadata at {} (record #{}) names issuer \"{}\", not the advertised \
                          entry{hint}{refused}",
-                        escape_line(&a.url),
+                        crate::fmt::Line(&a.url),
                         a.seq,
-                        escape_line(iss)
+                        crate::fmt::Line(iss)
                     ),
                 ));
             }
             _ if s.attempts.is_empty() && selected_refused.is_some() => parts.push((
                 SubOutcome::Unknown,
-                format!(
+                crate::format_exact!(
                     "{e}: not fetched, because the collector refused the protected-resource metadata \
                      that advertises it ({})",
                     selected_refused.as_deref().unwrap_or_default()
@@ -735,7 +737,7 @@ fn sub_g(f: &Facts<'_>) -> SubVerdict {
             )),
             _ if s.attempts.iter().any(Attempt::guard_refused) => parts.push((
                 SubOutcome::Unknown,
-                format!(
+                crate::format_exact!(
                     "{e}: not resolved, and the network guard refused some of its discovery forms \
                      ({})",
                     s.unresolved_why()
@@ -743,7 +745,7 @@ fn sub_g(f: &Facts<'_>) -> SubVerdict {
             )),
             _ => parts.push((
                 SubOutcome::Error,
-                format!("{e}: not resolved: {}", s.unresolved_why()),
+                crate::format_exact!("{e}: not resolved: {}", s.unresolved_why()),
             )),
         }
     }

@@ -37,15 +37,15 @@ pub struct ScopesMinimized;
 fn reduction(cx: &Context<'_>) -> String {
     const KEY: &str = "approved_scopes";
     let against = match approved(cx, KEY, |d| d.approved_scopes.as_ref()) {
-        Some(a) => format!(
+        Some(a) => crate::format_exact!(
             "reads the wire and the policy's {KEY} ({}): the operator's documented scope \
              justification is not readable, so a documented exception would change {b} and d; \
              {c} compares the grant with that approved scope set",
-            escape_line(a.file),
+            crate::fmt::Line(a.file),
             b = crate::here!("b"),
             c = crate::here!("c"),
         ),
-        None => format!(
+        None => crate::format_exact!(
             "reads the wire and a self-recorded baseline: the operator's documented scope \
              justification is not readable, so a documented exception would change {b} and d; \
              {c} compares against a self-recorded baseline, not an approved scope set ({})",
@@ -54,7 +54,7 @@ fn reduction(cx: &Context<'_>) -> String {
             c = crate::here!("c"),
         ),
     };
-    format!(
+    crate::format_exact!(
         "{against}; {e} needs the operator to name a tool outside the grant (scope_probe_tool) \
          and is decided only by an insufficient_scope refusal; step-up elevation is not tested",
         e = crate::here!("e"),
@@ -127,7 +127,7 @@ impl Check for ScopesMinimized {
             let o = if unread.is_empty() {
                 Outcome::single(
                     Verdict::NotApplicable,
-                    format!(
+                    crate::format_exact!(
                         "no OAuth is offered: {}; no scope is granted or advertised",
                         f.absence()
                     ),
@@ -136,7 +136,7 @@ impl Check for ScopesMinimized {
             } else {
                 Outcome::single(
                     Verdict::Unknown,
-                    format!(
+                    crate::format_exact!(
                         "whether the server offers OAuth is undecided: no 401, no token, and \
                          protected-resource metadata discovery was not read ({})",
                         unread.join(", ")
@@ -169,7 +169,7 @@ fn sub_a(granted: Option<&[String]>) -> SubVerdict {
              claim)",
         ),
         Some([]) => SubVerdict::new(ID, SubOutcome::Pass, "the granted scope is stated and empty"),
-        Some(g) => SubVerdict::new(ID, SubOutcome::Pass, format!("granted scopes {}", json_list(g))),
+        Some(g) => SubVerdict::new(ID, SubOutcome::Pass, crate::format_exact!("granted scopes {}", json_list(g))),
     }
 }
 
@@ -183,21 +183,21 @@ fn sub_b(granted: Option<&[String]>) -> SubVerdict {
         let what = if g.is_empty() {
             "no scope is granted".to_string()
         } else {
-            format!("no wildcard or admin-tier scope among {}", json_list(g))
+            crate::format_exact!("no wildcard or admin-tier scope among {}", json_list(g))
         };
         return SubVerdict::new(ID, SubOutcome::Pass, what);
     }
     let mut found = Vec::new();
     if !w.is_empty() {
-        found.push(format!("wildcard {}", json_list(&w)));
+        found.push(crate::format_exact!("wildcard {}", json_list(&w)));
     }
     if !a.is_empty() {
-        found.push(format!("admin-tier {}", json_list(&a)));
+        found.push(crate::format_exact!("admin-tier {}", json_list(&a)));
     }
     SubVerdict::new(
         ID,
         SubOutcome::Fail,
-        format!(
+        crate::format_exact!(
             "granted {} (a documented exception, which the probe cannot read, would change this)",
             found.join(" and ")
         ),
@@ -233,7 +233,7 @@ fn sub_c(f: &Facts<'_>, cx: &Context<'_>, granted: Option<&[String]>) -> SubVerd
         return SubVerdict::new(
             ID,
             SubOutcome::Unknown,
-            format!(
+            crate::format_exact!(
                 "the {} holds no readable granted scope (no token, or none stated), so there is nothing \
                  to compare {} with",
                 describe_baseline(b),
@@ -246,7 +246,7 @@ fn sub_c(f: &Facts<'_>, cx: &Context<'_>, granted: Option<&[String]>) -> SubVerd
         SubVerdict::new(
             ID,
             SubOutcome::Pass,
-            format!(
+            crate::format_exact!(
                 "granted {} is within the {} ({})",
                 json_list(g),
                 describe_baseline(b),
@@ -257,7 +257,7 @@ fn sub_c(f: &Facts<'_>, cx: &Context<'_>, granted: Option<&[String]>) -> SubVerd
         SubVerdict::new(
             ID,
             SubOutcome::Fail,
-            format!(
+            crate::format_exact!(
                 "scope(s) {} granted now but not in the {} ({}); re-approve with --update-baseline if \
                  the elevation is intended",
                 json_list(&added),
@@ -283,9 +283,9 @@ fn sub_d(f: &Facts<'_>, resource_scopes: Option<&[String]>) -> SubVerdict {
             return SubVerdict::new(
                 ID,
                 SubOutcome::Unknown,
-                format!(
+                crate::format_exact!(
                     "the document at {} advertises no scopes_supported",
-                    escape_line(&a.url)
+                    crate::fmt::Line(&a.url)
                 ),
             )
         }
@@ -295,10 +295,10 @@ fn sub_d(f: &Facts<'_>, resource_scopes: Option<&[String]>) -> SubVerdict {
         return SubVerdict::new(
             ID,
             SubOutcome::Pass,
-            format!(
+            crate::format_exact!(
                 "scopes_supported {} at {} holds no wildcard or admin-tier scope",
                 json_list(s),
-                escape_line(&a.url)
+                crate::fmt::Line(&a.url)
             ),
         );
     }
@@ -306,10 +306,10 @@ fn sub_d(f: &Facts<'_>, resource_scopes: Option<&[String]>) -> SubVerdict {
     SubVerdict::new(
         ID,
         SubOutcome::Fail,
-        format!(
+        crate::format_exact!(
             "scopes_supported at {} advertises wildcard or admin-tier scope(s) {} (a documented \
              exception, which the probe cannot read, would change this)",
-            escape_line(&a.url),
+            crate::fmt::Line(&a.url),
             json_list(&flagged)
         ),
     )
@@ -327,22 +327,22 @@ fn sub_f(
         .map(|s| dedup(s.split_whitespace().map(str::to_string)));
     let mut present = Vec::new();
     if let Some(c) = challenge.as_ref().filter(|c| !c.is_empty()) {
-        present.push(format!("challenge scope {}", json_list(c)));
+        present.push(crate::format_exact!("challenge scope {}", json_list(c)));
     }
     if let Some(r) = resource_scopes.filter(|r| !r.is_empty()) {
-        present.push(format!(
+        present.push(crate::format_exact!(
             "protected-resource scopes_supported {}",
             json_list(r)
         ));
     }
     if let Some(a) = as_scopes.filter(|a| !a.is_empty()) {
-        present.push(format!(
+        present.push(crate::format_exact!(
             "authorization-server scopes_supported {}",
             json_list(a)
         ));
     }
     if !present.is_empty() {
-        let mut note = format!("scopes are discoverable: {}", present.join("; "));
+        let mut note = crate::format_exact!("scopes are discoverable: {}", present.join("; "));
         let advertised: BTreeSet<&String> = resource_scopes
             .unwrap_or_default()
             .iter()
@@ -361,7 +361,7 @@ fn sub_f(
     }
     let mut reasons = Vec::new();
     if let Unauth::NotObserved(why) = &f.unauth {
-        reasons.push(format!(
+        reasons.push(crate::format_exact!(
             "the unauthenticated challenge was not observed ({why})"
         ));
     }
@@ -369,14 +369,14 @@ fn sub_f(
         reasons.extend(f.prm_unread());
     }
     for s in f.servers.iter().filter(|s| s.resolved().is_none()) {
-        reasons.push(format!(
+        reasons.push(crate::format_exact!(
             "authorization server {} not resolved ({})",
-            escape_line(&s.entry),
+            crate::fmt::Line(&s.entry),
             s.unresolved_why()
         ));
     }
     if f.past_cap() > 0 {
-        reasons.push(format!(
+        reasons.push(crate::format_exact!(
             "{} advertised authorization server(s) past the cap of {AS_LIST_CAP} were not resolved",
             f.past_cap()
         ));
@@ -392,7 +392,7 @@ fn sub_f(
         let refused = if refused.is_empty() {
             String::new()
         } else {
-            format!(
+            crate::format_exact!(
                 "; guard-refused authorization-server URLs: {}",
                 refused.join(", ")
             )
@@ -400,7 +400,7 @@ fn sub_f(
         return SubVerdict::new(
             ID,
             SubOutcome::Unknown,
-            format!(
+            crate::format_exact!(
                 "no scope found in what was read, but not every source was read: {}{refused}",
                 reasons.join("; ")
             ),

@@ -47,9 +47,9 @@ impl Limit {
             let secs = p.decisions.max_token_lifetime_seconds?;
             Some(Limit {
                 seconds: i64::try_from(secs).unwrap_or(i64::MAX),
-                named: format!(
+                named: crate::format_exact!(
                     "the policy's max_token_lifetime_seconds of {secs} s ({})",
-                    escape_line(&p.file)
+                    crate::fmt::Line(&p.file)
                 ),
                 from_policy: true,
             })
@@ -57,7 +57,7 @@ impl Limit {
         let seconds = cx.int(&MAX_TOKEN_LIFETIME);
         from_policy.unwrap_or(Limit {
             seconds,
-            named: format!("the benchmark baseline of {seconds} s"),
+            named: crate::format_exact!("the benchmark baseline of {seconds} s"),
             from_policy: false,
         })
     }
@@ -71,16 +71,16 @@ pub struct ShortLivedTokens;
 /// max_token_lifetime_seconds, else the benchmark definition's baseline).
 fn reduction(cx: &Context<'_>, limit: &Limit) -> String {
     let source = if limit.from_policy {
-        format!("the lifetime limit is {}", limit.named)
+        crate::format_exact!("the lifetime limit is {}", limit.named)
     } else {
-        format!(
+        crate::format_exact!(
             "the lifetime limit is the benchmark's baseline ({} s), not an \
              operator policy ({})",
             limit.seconds,
             absent(cx, "max_token_lifetime_seconds")
         )
     };
-    format!(
+    crate::format_exact!(
         "{source}; the lifetime is the one issued (expires_in, else exp - iat), never the time left, \
          and an opaque token without a token response has none readable; revocation and refresh-token \
          lifetimes are not observed; {c} and d record authorization-server metadata (RFC 9207 iss \
@@ -163,7 +163,7 @@ fn sub_a(f: &Facts<'_>) -> SubVerdict {
         Unauth::Reached { what, .. } => SubVerdict::new(
             ID,
             SubOutcome::Fail,
-            format!(
+            crate::format_exact!(
                 "authentication is not required: an unauthenticated request reached a response instead \
                  of a 401 challenge ({what})"
             ),
@@ -184,7 +184,7 @@ fn sub_a(f: &Facts<'_>) -> SubVerdict {
                 return SubVerdict::new(
                     ID,
                     SubOutcome::Fail,
-                    format!(
+                    crate::format_exact!(
                         "{}{caveat} without WWW-Authenticate, so no resource_metadata is named (RFC 9728 \
                          §5.1; a client cannot discover the authorization server)",
                         c.refused()
@@ -196,30 +196,30 @@ fn sub_a(f: &Facts<'_>) -> SubVerdict {
                     SubVerdict::new(
                         ID,
                         SubOutcome::Fail,
-                        format!(
+                        crate::format_exact!(
                             "{}{caveat}; its WWW-Authenticate {} names resource_metadata=\"{}\" only \
                              outside RFC 9110 syntax (an unquoted URL is not a token), so a strict \
                              client finds no resource_metadata (RFC 9728 §5.1); the collector \
                              followed it{syntax}",
                             c.refused(),
                             c.quoted(),
-                            escape_line(rm)
+                            crate::fmt::Line(rm)
                         ),
                     )
                 }
                 Some(rm) if !rm.trim().is_empty() => SubVerdict::new(
                     ID,
                     SubOutcome::Pass,
-                    format!(
+                    crate::format_exact!(
                         "{}{caveat}; its WWW-Authenticate names resource_metadata=\"{}\"",
                         c.refused(),
-                        escape_line(rm)
+                        crate::fmt::Line(rm)
                     ),
                 ),
                 Some(_) => SubVerdict::new(
                     ID,
                     SubOutcome::Fail,
-                    format!(
+                    crate::format_exact!(
                         "{}{caveat}; its WWW-Authenticate {} names an empty resource_metadata{syntax}",
                         c.refused(),
                         c.quoted()
@@ -228,7 +228,7 @@ fn sub_a(f: &Facts<'_>) -> SubVerdict {
                 None => SubVerdict::new(
                     ID,
                     SubOutcome::Fail,
-                    format!(
+                    crate::format_exact!(
                         "{}{caveat}; its WWW-Authenticate {} names no resource_metadata (RFC 9728 \
                          §5.1){syntax}",
                         c.refused(),
@@ -240,7 +240,7 @@ fn sub_a(f: &Facts<'_>) -> SubVerdict {
         Unauth::Other { what, .. } => SubVerdict::new(
             ID,
             SubOutcome::Unknown,
-            format!(
+            crate::format_exact!(
                 "{what}: neither a response nor a 401/403 challenge, so whether authentication is \
                  required is not decided (a refusal for another reason is not counted)"
             ),
@@ -248,7 +248,7 @@ fn sub_a(f: &Facts<'_>) -> SubVerdict {
         Unauth::NoResponse { seq, why } => SubVerdict::new(
             ID,
             SubOutcome::Error,
-            format!(
+            crate::format_exact!(
                 "the unauthenticated request (record #{seq}) drew no response ({why}): the observation \
                  was never made"
             ),
@@ -256,7 +256,7 @@ fn sub_a(f: &Facts<'_>) -> SubVerdict {
         Unauth::NotObserved(why) => SubVerdict::new(
             ID,
             SubOutcome::Unknown,
-            format!("no challenge observed: {why}"),
+            crate::format_exact!("no challenge observed: {why}"),
         ),
     }
 }
@@ -281,7 +281,7 @@ fn sub_b(f: &Facts<'_>, limit: &Limit) -> (SubVerdict, Vec<Value>) {
     let mut parts = Vec::new();
     let mut lifetimes = Vec::new();
     for (i, t) in tokens.iter().enumerate() {
-        let label = format!(
+        let label = crate::format_exact!(
             "{}{}",
             token_label(i, t, tokens.len()),
             binding_note(f.ev.session(), t)
@@ -296,14 +296,14 @@ fn sub_b(f: &Facts<'_>, limit: &Limit) -> (SubVerdict, Vec<Value>) {
                 };
                 parts.push((
                     SubOutcome::Unknown,
-                    format!("{label} {why}, so its issued lifetime is not readable"),
+                    crate::format_exact!("{label} {why}, so its issued lifetime is not readable"),
                 ));
             }
             Some((secs, from)) if secs <= 0 => {
                 lifetimes.push(json!(secs));
                 parts.push((
                     SubOutcome::Unknown,
-                    format!(
+                    crate::format_exact!(
                         "{label} states a lifetime of {secs} s ({from}), which is not a lifetime"
                     ),
                 ));
@@ -317,7 +317,7 @@ fn sub_b(f: &Facts<'_>, limit: &Limit) -> (SubVerdict, Vec<Value>) {
                 };
                 parts.push((
                     o,
-                    format!(
+                    crate::format_exact!(
                         "{label}: issued lifetime {secs} s ({from}) {verb} {}",
                         limit.named
                     ),
@@ -338,26 +338,26 @@ fn legs_cd(f: &Facts<'_>) -> (SubVerdict, SubVerdict, Option<String>) {
         } else if f.servers.is_empty() {
             "the protected-resource metadata advertises no authorization server".to_string()
         } else {
-            format!(
+            crate::format_exact!(
                 "none of the {} advertised authorization server(s) resolved",
                 f.servers.len()
             )
         };
-        let note = format!("no authorization-server metadata resolved: {why}");
+        let note = crate::format_exact!("no authorization-server metadata resolved: {why}");
         return (
             SubVerdict::new("c", SubOutcome::Observed, note.clone()),
             SubVerdict::new("d", SubOutcome::Observed, note),
             None,
         );
     };
-    let who = format!("authorization server {}", escape_line(&s.entry));
+    let who = crate::format_exact!("authorization server {}", crate::fmt::Line(&s.entry));
     let iss = match d.get("authorization_response_iss_parameter_supported") {
         Some(Value::Bool(true)) => {
             "authorization_response_iss_parameter_supported is true (RFC 9207: the authorization \
              response names its issuer)"
                 .to_string()
         }
-        Some(v) => format!(
+        Some(v) => crate::format_exact!(
             "authorization_response_iss_parameter_supported is {} (RFC 9207 iss not promised)",
             json_excerpt(v)
         ),
@@ -367,29 +367,35 @@ fn legs_cd(f: &Facts<'_>) -> (SubVerdict, SubVerdict, Option<String>) {
         }
     };
     let reg = match d.get("registration_endpoint") {
-        Some(Value::String(u)) => format!(
+        Some(Value::String(u)) => crate::format_exact!(
             "registration_endpoint {} (dynamic client registration offered)",
-            escape_line(u)
+            crate::fmt::Line(u)
         ),
-        Some(v) => format!(
+        Some(v) => crate::format_exact!(
             "registration_endpoint {} (not a URL string)",
             json_excerpt(v)
         ),
         None => "no registration_endpoint (no dynamic client registration advertised)".to_string(),
     };
     let methods = match d.get("token_endpoint_auth_methods_supported") {
-        Some(v) => format!("token_endpoint_auth_methods_supported {}", json_excerpt(v)),
+        Some(v) => {
+            crate::format_exact!("token_endpoint_auth_methods_supported {}", json_excerpt(v))
+        }
         None => {
             "token_endpoint_auth_methods_supported absent (RFC 8414 default: client_secret_basic)"
                 .to_string()
         }
     };
     (
-        SubVerdict::new("c", SubOutcome::Observed, format!("{who}: {iss}")),
+        SubVerdict::new(
+            "c",
+            SubOutcome::Observed,
+            crate::format_exact!("{who}: {iss}"),
+        ),
         SubVerdict::new(
             "d",
             SubOutcome::Observed,
-            format!("{who}: {reg}; {methods}"),
+            crate::format_exact!("{who}: {reg}; {methods}"),
         ),
         Some(s.entry.clone()),
     )

@@ -96,17 +96,17 @@ fn body_text(x: &Exchange<'_>) -> String {
 /// `"HTTP 303"` or `"no answer (<kind>: <message>)"`.
 fn answer_of(x: &Exchange<'_>) -> String {
     match &x.http.outcome {
-        HttpOutcome::Response(r) => format!("HTTP {}", r.status),
+        HttpOutcome::Response(r) => crate::format_exact!("HTTP {}", r.status),
         HttpOutcome::Error(e) if e.kind == ErrorKind::RefusedByGuard => {
-            format!(
+            crate::format_exact!(
                 "not sent (refused by the network guard: {})",
-                escape_line(&e.message)
+                crate::fmt::Line(&e.message)
             )
         }
-        HttpOutcome::Error(e) => format!(
+        HttpOutcome::Error(e) => crate::format_exact!(
             "no answer ({}: {})",
             e.kind.as_str(),
-            escape_line(&e.message)
+            crate::fmt::Line(&e.message)
         ),
     }
 }
@@ -136,7 +136,7 @@ fn carries_code(x: &Exchange<'_>) -> bool {
 }
 
 fn record_note(x: &Exchange<'_>) -> String {
-    format!("record #{}", x.seq())
+    crate::format_exact!("record #{}", x.seq())
 }
 
 /// What one registration drew.
@@ -150,9 +150,9 @@ enum Registered {
 
 fn registered(x: &Exchange<'_>) -> Registered {
     let Some(status) = x.status() else {
-        return Registered::Failed(format!(
+        return Registered::Failed(crate::format_exact!(
             "the registration at {} ({}) drew {}",
-            escape_line(&x.http.request.url),
+            crate::fmt::Line(&x.http.request.url),
             record_note(x),
             answer_of(x)
         ));
@@ -165,12 +165,12 @@ fn registered(x: &Exchange<'_>) -> Registered {
             .filter(|s| !s.is_empty()),
     ) {
         (200 | 201, Some(id)) => Registered::Id(id.to_string()),
-        _ => Registered::Refused(format!(
+        _ => Registered::Refused(crate::format_exact!(
             "the registration at {} ({}) was answered HTTP {status}{}",
-            escape_line(&x.http.request.url),
+            crate::fmt::Line(&x.http.request.url),
             record_note(x),
             match j.get("error").and_then(Value::as_str) {
-                Some(e) => format!(" with error {}", escape_line(e)),
+                Some(e) => crate::format_exact!(" with error {}", crate::fmt::Line(e)),
                 None if (200..300).contains(&status) => " without a client_id".to_string(),
                 None => String::new(),
             }
@@ -212,9 +212,9 @@ fn unread(ev: &Bundle) -> Vec<String> {
             out.push("no protected-resource metadata discovery was recorded".to_string());
         }
         for x in prm.iter().filter(|x| x.status() != Some(404)) {
-            out.push(format!(
+            out.push(crate::format_exact!(
                 "{} ({}: {})",
-                escape_line(&x.http.request.url),
+                crate::fmt::Line(&x.http.request.url),
                 record_note(x),
                 answer_of(x)
             ));
@@ -225,15 +225,15 @@ fn unread(ev: &Bundle) -> Vec<String> {
         .filter(|x| x.status() != Some(404))
     {
         match &x.http.refused {
-            Some(r) => out.push(format!(
+            Some(r) => out.push(crate::format_exact!(
                 "{} ({}: refused by the collector: {})",
-                escape_line(&x.http.request.url),
+                crate::fmt::Line(&x.http.request.url),
                 record_note(&x),
                 crate::checks::common::oauth::discovery::refusal_text(r)
             )),
-            None => out.push(format!(
+            None => out.push(crate::format_exact!(
                 "{} ({}: {})",
-                escape_line(&x.http.request.url),
+                crate::fmt::Line(&x.http.request.url),
                 record_note(&x),
                 answer_of(&x)
             )),
@@ -257,7 +257,7 @@ fn gate(ev: &Bundle) -> Result<(Url, u64), Box<Outcome>> {
         } else {
             Outcome::single(
                 Verdict::Unknown,
-                format!(
+                crate::format_exact!(
                     "whether an authorization server is fronted is undecided: no authorization-server metadata \
                      was read ({})",
                     why.join(", ")
@@ -276,7 +276,7 @@ fn gate(ev: &Bundle) -> Result<(Url, u64), Box<Outcome>> {
         match m.get(name).filter(|v| !v.is_null()) {
             None => Err(Box::new(Outcome::single(
                 Verdict::NotApplicable,
-                format!(
+                crate::format_exact!(
                     "the metadata of {issuer} (record #{seq}) has no {name}, so no client can be registered and \
                      authorized there (no scratch client was registered)"
                 ),
@@ -287,9 +287,9 @@ fn gate(ev: &Bundle) -> Result<(Url, u64), Box<Outcome>> {
                 Some(Ok(u)) if matches!(u.scheme(), "http" | "https") && u.has_host() => Ok(u),
                 _ => Err(Box::new(Outcome::single(
                     Verdict::Unknown,
-                    format!(
+                    crate::format_exact!(
                         "the {name} {} in the metadata of {issuer} (record #{seq}) is not an http(s) URL",
-                        escape_line(&v.to_string())
+                        crate::fmt::Line(&v.to_string())
                     ),
                     REDUCTION,
                 )
@@ -309,7 +309,7 @@ fn gate(ev: &Bundle) -> Result<(Url, u64), Box<Outcome>> {
         return Err(Box::new(
             Outcome::single(
                 Verdict::Unknown,
-                format!(
+                crate::format_exact!(
                     "the metadata of {issuer} (record #{seq}) has no registration_endpoint but accepts client ID \
                      metadata documents (client_id_metadata_document_supported): clients are authorized there, \
                      and the probe's scratch clients register dynamically only, so the safeguards were not probed"
@@ -326,11 +326,11 @@ fn gate(ev: &Bundle) -> Result<(Url, u64), Box<Outcome>> {
     {
         return Err(Box::new(Outcome::single(
             Verdict::NotApplicable,
-            format!(
+            crate::format_exact!(
                 "the authorization endpoint {} (metadata record #{seq}) is on the MCP endpoint's own host:port: it \
                  authorizes for itself and fronts no separate authorization server (no scratch client was \
                  registered)",
-                escape_line(authorize.as_str())
+                crate::fmt::Line(authorize.as_str())
             ),
             REDUCTION,
         )
@@ -438,11 +438,11 @@ impl Check for StaticClientSafeguards {
                 return pre_only(
                     Verdict::Unknown,
                     SubOutcome::Unknown,
-                    format!(
+                    crate::format_exact!(
                         "pre-registered client: registration not probed (the run used --client-id {}, so the \
                          {} scratch registrations were not sent; collect without --client-id to probe \
                          the registration endpoint)",
-                        escape_line(&p.client_id),
+                        crate::fmt::Line(&p.client_id),
                         crate::here!("")
                     ),
                     None,
@@ -454,10 +454,10 @@ impl Check for StaticClientSafeguards {
                 return pre_only(
                     Verdict::Unknown,
                     SubOutcome::Unknown,
-                    format!(
+                    crate::format_exact!(
                         "the authorization endpoint {} is on another host, but no MCP session was established, so \
                          the {} legs were not sent",
-                        escape_line(authorize.as_str()),
+                        crate::fmt::Line(authorize.as_str()),
                         crate::here!("")
                     ),
                     None,
@@ -477,12 +477,12 @@ impl Check for StaticClientSafeguards {
         let pre = SubVerdict::new(
             PRE,
             SubOutcome::Pass,
-            format!(
+            crate::format_exact!(
                 "two fresh clients ({}, {}) were both handed on with client_id {} (records #{}, #{}): a static \
                  client id fronts the authorization server",
-                escape_line(&ids[0]),
-                escape_line(&ids[1]),
-                escape_line(&static_id),
+                crate::fmt::Line(&ids[0]),
+                crate::fmt::Line(&ids[1]),
+                crate::fmt::Line(&static_id),
                 auths[0].seq(),
                 auths[1].seq()
             ),
@@ -519,7 +519,7 @@ fn scratch_clients(ev: &Bundle, pre_only: PreOnly<'_>) -> Result<Vec<String>, Bo
                     pre_only(
                         Verdict::Unknown,
                         SubOutcome::Unknown,
-                        format!(
+                        crate::format_exact!(
                             "whether a static client id is in use is not established: {why} (a refused \
                              registration says nothing about the deputy)"
                         ),
@@ -543,7 +543,7 @@ fn scratch_clients(ev: &Bundle, pre_only: PreOnly<'_>) -> Result<Vec<String>, Bo
             .or_else(|| ev.skipped(leg::DEPUTY_AUTHORIZE))
             .map(escape_line)
             .unwrap_or_else(|| {
-                format!("{} scratch registration(s) recorded, two needed", ids.len())
+                crate::format_exact!("{} scratch registration(s) recorded, two needed", ids.len())
             });
         return Err(Box::new(pre_only(
             Verdict::Unknown,
@@ -567,10 +567,10 @@ fn shared_client_id(
         return Err(Box::new(pre_only(
             Verdict::Unknown,
             SubOutcome::Unknown,
-            format!(
+            crate::format_exact!(
                 "the authorization request at {} ({}) drew {}, so whether the clients share an onward client id \
                  is not established",
-                escape_line(&x.http.request.url),
+                crate::fmt::Line(&x.http.request.url),
                 record_note(x),
                 answer_of(x)
             ),
@@ -590,7 +590,7 @@ fn shared_client_id(
                     let what = auths
                         .get(i)
                         .map(|x| {
-                            format!(
+                            crate::format_exact!(
                                 "{} to {}",
                                 answer_of(x),
                                 location(x).map_or_else(
@@ -600,10 +600,10 @@ fn shared_client_id(
                             )
                         })
                         .unwrap_or_else(|| "not recorded".into());
-                    format!(
+                    crate::format_exact!(
                         "client #{} ({}): {what}, onward client_id {}",
                         i + 1,
-                        escape_line(&ids[i]),
+                        crate::fmt::Line(&ids[i]),
                         onward
                             .get(i)
                             .cloned()
@@ -614,7 +614,7 @@ fn shared_client_id(
                 .collect();
             return Err(Box::new(Outcome::single(
                 Verdict::NotApplicable,
-                format!(
+                crate::format_exact!(
                     "not one shared static client id: the authorization answers of two fresh clients name no \
                      common onward client_id ({})",
                     shown.join("; ")
@@ -638,12 +638,12 @@ fn not_recorded(ev: &Bundle, id: &str, l: LegId) -> SubVerdict {
         None => SubVerdict::new(
             id,
             SubOutcome::Error,
-            format!(
+            crate::format_exact!(
                 "leg {l} missing from this bundle, written by {} {} (build {}); re-collect with a \
                  collector that records it",
-                escape_line(&ev.payload.collector.name),
-                escape_line(&ev.payload.collector.version),
-                escape_line(&ev.payload.collector.build)
+                crate::fmt::Line(&ev.payload.collector.name),
+                crate::fmt::Line(&ev.payload.collector.version),
+                crate::fmt::Line(&ev.payload.collector.build)
             ),
         ),
     }
@@ -657,7 +657,7 @@ fn sub_a(ev: &Bundle, registered: &Exchange<'_>) -> SubVerdict {
         return SubVerdict::new(
             SUB_A,
             SubOutcome::Fail,
-            format!(
+            crate::format_exact!(
                 "the request with the unregistered redirect_uri ({}) was answered with a code in Location ({}): the \
                  code goes to a target the client never registered",
                 record_note(&v),
@@ -669,7 +669,7 @@ fn sub_a(ev: &Bundle, registered: &Exchange<'_>) -> SubVerdict {
         return SubVerdict::new(
             SUB_A,
             SubOutcome::Error,
-            format!(
+            crate::format_exact!(
                 "the request with the unregistered redirect_uri drew {}",
                 answer_of(&v)
             ),
@@ -680,7 +680,7 @@ fn sub_a(ev: &Bundle, registered: &Exchange<'_>) -> SubVerdict {
             return SubVerdict::new(
                 SUB_A,
                 SubOutcome::Error,
-                format!(
+                crate::format_exact!(
                     "the registered request itself ({}) drew {}, so a refusal of the varied one is not attributable \
                      to the redirect_uri",
                     record_note(registered),
@@ -694,7 +694,7 @@ fn sub_a(ev: &Bundle, registered: &Exchange<'_>) -> SubVerdict {
         400..=499 => SubVerdict::new(
             SUB_A,
             SubOutcome::Pass,
-            format!(
+            crate::format_exact!(
                 "the unregistered redirect_uri was refused with HTTP {status} ({}): \"{}\"",
                 record_note(&v),
                 body_text(&v)
@@ -711,7 +711,7 @@ fn sub_a(ev: &Bundle, registered: &Exchange<'_>) -> SubVerdict {
                 SubVerdict::new(
                     SUB_A,
                     SubOutcome::Fail,
-                    format!(
+                    crate::format_exact!(
                         "the unregistered redirect_uri was followed: HTTP {status} to {shown} ({})",
                         record_note(&v)
                     ),
@@ -720,7 +720,7 @@ fn sub_a(ev: &Bundle, registered: &Exchange<'_>) -> SubVerdict {
                 SubVerdict::new(
                     SUB_A,
                     SubOutcome::Pass,
-                    format!(
+                    crate::format_exact!(
                         "the unregistered redirect_uri drew an OAuth error: HTTP {status} to {shown} ({})",
                         record_note(&v)
                     ),
@@ -729,7 +729,7 @@ fn sub_a(ev: &Bundle, registered: &Exchange<'_>) -> SubVerdict {
                 SubVerdict::new(
                     SUB_A,
                     SubOutcome::Unknown,
-                    format!(
+                    crate::format_exact!(
                         "the flow continued without refusing up front (HTTP {status} to {shown}, {}); an \
                          authorization server that validates after login answers the same",
                         record_note(&v)
@@ -740,7 +740,7 @@ fn sub_a(ev: &Bundle, registered: &Exchange<'_>) -> SubVerdict {
         s => SubVerdict::new(
             SUB_A,
             SubOutcome::Unknown,
-            format!(
+            crate::format_exact!(
                 "HTTP {s} without a redirect ({}): no redirect says nothing; an authorization server that validates \
                  after login answers the same",
                 record_note(&v)
@@ -775,7 +775,7 @@ fn sub_b(ev: &Bundle) -> SubVerdict {
     if carries_code(cb) {
         return o(
             SubOutcome::Fail,
-            format!(
+            crate::format_exact!(
                 "the fabricated callback ({}) was answered with a code in Location ({})",
                 record_note(cb),
                 location(cb)
@@ -787,13 +787,13 @@ fn sub_b(ev: &Bundle) -> SubVerdict {
     let Some(s) = cb.status() else {
         return o(
             SubOutcome::Error,
-            format!("the fabricated callback drew {}", answer_of(cb)),
+            crate::format_exact!("the fabricated callback drew {}", answer_of(cb)),
         );
     };
     let Some(cs) = control.and_then(|x| x.status()).filter(|c| *c < 500) else {
         return o(
             SubOutcome::Error,
-            format!(
+            crate::format_exact!(
                 "the control path drew {}, so the callback's HTTP {s} has no baseline",
                 control.map_or_else(|| "nothing recorded".into(), answer_of)
             ),
@@ -802,7 +802,7 @@ fn sub_b(ev: &Bundle) -> SubVerdict {
     if s == cs {
         return o(
             SubOutcome::Error,
-            format!(
+            crate::format_exact!(
                 "the callback path answered HTTP {s} like the control path {CONTROL_PATH}: no callback handler is \
                  observable there"
             ),
@@ -811,7 +811,7 @@ fn sub_b(ev: &Bundle) -> SubVerdict {
     match s {
         300..=399 => o(
             SubOutcome::Pass,
-            format!(
+            crate::format_exact!(
                 "the fabricated code with an unissued state was redirected (HTTP {s} to {}, {}) without a code",
                 location(cb).map_or_else(|| "no Location".into(), |u| escape_line(u.as_str())),
                 record_note(cb)
@@ -819,7 +819,7 @@ fn sub_b(ev: &Bundle) -> SubVerdict {
         ),
         400..=499 if oauth_error(cb) => o(
             SubOutcome::Pass,
-            format!(
+            crate::format_exact!(
                 "the fabricated code with an unissued state was refused with HTTP {s} and an OAuth error ({}): \"{}\"",
                 record_note(cb),
                 body_text(cb)
@@ -827,20 +827,20 @@ fn sub_b(ev: &Bundle) -> SubVerdict {
         ),
         400..=499 => o(
             SubOutcome::Error,
-            format!(
+            crate::format_exact!(
                 "a bare HTTP {s} without an OAuth error ({}); a gateway answers the same",
                 record_note(cb)
             ),
         ),
         200..=299 => o(
             SubOutcome::Fail,
-            format!(
+            crate::format_exact!(
                 "the fabricated code with a state the server never issued was accepted: HTTP {s} ({}), control HTTP \
                  {cs}",
                 record_note(cb)
             ),
         ),
-        _ => o(SubOutcome::Error, format!("HTTP {s} ({})", record_note(cb))),
+        _ => o(SubOutcome::Error, crate::format_exact!("HTTP {s} ({})", record_note(cb))),
     }
 }
 
@@ -857,7 +857,7 @@ fn sub_c(ev: &Bundle, static_id: &str) -> (SubVerdict, Option<String>) {
                 SubVerdict::new(
                     SUB_C,
                     SubOutcome::Unknown,
-                    format!("client #3 was not registered: {why}"),
+                    crate::format_exact!("client #3 was not registered: {why}"),
                 ),
                 None,
             )
@@ -866,9 +866,9 @@ fn sub_c(ev: &Bundle, static_id: &str) -> (SubVerdict, Option<String>) {
     };
     let Some(auth) = xs.iter().find(|x| x.http.request.method == "GET") else {
         let mut l = not_recorded(ev, SUB_C, leg::DEPUTY_CONSENT);
-        l.note = format!(
+        l.note = crate::format_exact!(
             "client #3 ({}) was registered but {}",
-            escape_line(&id),
+            crate::fmt::Line(&id),
             l.note
         );
         return (l, Some(id));
@@ -877,7 +877,7 @@ fn sub_c(ev: &Bundle, static_id: &str) -> (SubVerdict, Option<String>) {
         None => SubVerdict::new(
             SUB_C,
             SubOutcome::Error,
-            format!("the authorization request of client #3 drew {}", answer_of(auth)),
+            crate::format_exact!("the authorization request of client #3 drew {}", answer_of(auth)),
         ),
         Some(s @ 300..=399) => {
             let loc = location(auth);
@@ -890,11 +890,11 @@ fn sub_c(ev: &Bundle, static_id: &str) -> (SubVerdict, Option<String>) {
                 SubVerdict::new(
                     SUB_C,
                     SubOutcome::Fail,
-                    format!(
+                    crate::format_exact!(
                         "the new client #3 ({}) was handed straight on with the shared client_id {} (HTTP {s} to \
                          {shown}, {}): no consent step for this client id before the upstream authorization server",
-                        escape_line(&id),
-                        escape_line(static_id),
+                        crate::fmt::Line(&id),
+                        crate::fmt::Line(static_id),
                         record_note(auth)
                     ),
                 )
@@ -902,9 +902,9 @@ fn sub_c(ev: &Bundle, static_id: &str) -> (SubVerdict, Option<String>) {
                 SubVerdict::new(
                     SUB_C,
                     SubOutcome::Pass,
-                    format!(
+                    crate::format_exact!(
                         "the new client #3 ({}) was not handed on with the shared client id: HTTP {s} to {shown} ({})",
-                        escape_line(&id),
+                        crate::fmt::Line(&id),
                         record_note(auth)
                     ),
                 )
@@ -913,18 +913,18 @@ fn sub_c(ev: &Bundle, static_id: &str) -> (SubVerdict, Option<String>) {
         Some(s @ 200..=299) => SubVerdict::new(
             SUB_C,
             SubOutcome::Pass,
-            format!(
+            crate::format_exact!(
                 "the new client #3 ({}) got a page on the authorization server itself (HTTP {s}, {})",
-                escape_line(&id),
+                crate::fmt::Line(&id),
                 record_note(auth)
             ),
         ),
         Some(s) => SubVerdict::new(
             SUB_C,
             SubOutcome::Error,
-            format!(
+            crate::format_exact!(
                 "the authorization request of the new client #3 ({}) was answered HTTP {s} ({})",
-                escape_line(&id),
+                crate::fmt::Line(&id),
                 record_note(auth)
             ),
         ),

@@ -17,7 +17,6 @@ use crate::check::{Check, Context, Legs, Needs};
 use crate::checks::common::reported::reported_only;
 use crate::checks::common::stdio::process;
 use crate::evidence::Bundle;
-use crate::fmt::escape_line;
 use crate::preconditions::missing_legs;
 use crate::verdict::{Outcome, Verdict};
 
@@ -131,24 +130,24 @@ impl Check for StdioCredentials {
                     .filter(|v| v.written != "literal" && v.secret_like)
                     .map(|v| v.name.as_str())
                     .collect();
-                let place = format!(
+                let place = crate::format_exact!(
                     "the {} configuration {} (entry {})",
-                    escape_line(&src.client),
-                    escape_line(&src.file),
-                    escape_line(&src.entry)
+                    crate::fmt::Line(&src.client),
+                    crate::fmt::Line(&src.file),
+                    crate::fmt::Line(&src.entry)
                 );
                 let said = if !literal.is_empty() {
-                    format!(
+                    crate::format_exact!(
                         "; {place} writes the value of {} in the file itself (the bundle keeps only its fingerprint)",
-                        escape_line(&literal.join(", "))
+                        crate::fmt::Line(&literal.join(", "))
                     )
                 } else if !referenced.is_empty() {
-                    format!(
+                    crate::format_exact!(
                         "; {place} references {} from the environment instead of writing the value",
-                        escape_line(&referenced.join(", "))
+                        crate::fmt::Line(&referenced.join(", "))
                     )
                 } else {
-                    format!("; {place} writes no value that looks like a secret")
+                    crate::format_exact!("; {place} writes no value that looks like a secret")
                 };
                 (said, literal)
             }
@@ -156,9 +155,9 @@ impl Check for StdioCredentials {
         let env = if p.env_names.is_empty() {
             "no variable was given in the environment".to_string()
         } else {
-            format!(
+            crate::format_exact!(
                 "variable(s) given in the environment: {}",
-                escape_line(&p.env_names.join(", "))
+                crate::fmt::Line(&p.env_names.join(", "))
             )
         };
         if !p.credential_args.is_empty() {
@@ -167,21 +166,27 @@ impl Check for StdioCredentials {
                 .iter()
                 .map(|c| match (&c.flag, c.why.as_str()) {
                     (Some(f), "entropy") => {
-                        format!(
+                        crate::format_exact!(
                             "argument {} (a high-entropy value of {})",
                             c.index,
-                            escape_line(f)
+                            crate::fmt::Line(f)
                         )
                     }
                     (Some(f), _) => {
-                        format!("argument {} (the value of {})", c.index, escape_line(f))
+                        crate::format_exact!(
+                            "argument {} (the value of {})",
+                            c.index,
+                            crate::fmt::Line(f)
+                        )
                     }
-                    (None, _) => format!("argument {} (a high-entropy value)", c.index),
+                    (None, _) => {
+                        crate::format_exact!("argument {} (a high-entropy value)", c.index)
+                    }
                 })
                 .collect();
             return Outcome::single(
                 Verdict::Fail,
-                format!(
+                crate::format_exact!(
                     "the server was launched with a credential on its command line: {} (the bundle keeps only \
                      its fingerprint); {env}{config}",
                     named.join(", ")
@@ -194,7 +199,7 @@ impl Check for StdioCredentials {
         if !literal.is_empty() {
             return Outcome::single(
                 Verdict::Fail,
-                format!(
+                crate::format_exact!(
                     "a credential is written in the launch configuration: no argument of the command line looks \
                      like one ({} argument(s)); {env}{config}",
                     p.argv.len().saturating_sub(1)
@@ -206,7 +211,7 @@ impl Check for StdioCredentials {
         }
         Outcome::single(
             Verdict::Pass,
-            format!(
+            crate::format_exact!(
                 "no argument of the command line looks like a credential ({} argument(s)); {env}{config}",
                 p.argv.len().saturating_sub(1)
             ),

@@ -5,14 +5,14 @@
 
 use crate::check::Context;
 use crate::evidence::Bundle;
-use crate::fmt::{escape_line, utc};
+use crate::fmt::utc;
 use crate::verdict::{SubOutcome, SubVerdict};
 
 /// `"baseline <path> collected <time>"`.
 pub(crate) fn describe_baseline(b: &Bundle) -> String {
-    format!(
+    crate::format_exact!(
         "baseline {} collected {}",
-        escape_line(&b.path),
+        crate::fmt::Line(&b.path),
         utc(b.payload.run.started_at)
     )
 }
@@ -28,7 +28,7 @@ pub(crate) fn baseline_for<'b>(
         return Err(SubVerdict::new(
             id,
             SubOutcome::Unknown,
-            format!(
+            crate::format_exact!(
                 "this run records the baseline ({now}); a run that compares nothing cannot pass"
             ),
         ));
@@ -45,11 +45,11 @@ pub(crate) fn baseline_for<'b>(
         return Err(SubVerdict::new(
             id,
             SubOutcome::Unknown,
-            format!(
+            crate::format_exact!(
                 "the {} is of endpoint {}, not of {}; different endpoints are not compared",
                 describe_baseline(b),
-                escape_line(&b.endpoint()),
-                escape_line(&ev.endpoint())
+                crate::fmt::Line(&b.endpoint()),
+                crate::fmt::Line(&ev.endpoint())
             ),
         ));
     }

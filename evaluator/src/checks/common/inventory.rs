@@ -98,7 +98,9 @@ impl<'a> Read<'a> {
                     let x = xc.http;
                     let status_label = match (&x.outcome, xc.is_stdio()) {
                         (_, true) => "stdio".to_string(),
-                        (HttpOutcome::Response(resp), false) => format!("HTTP {}", resp.status),
+                        (HttpOutcome::Response(resp), false) => {
+                            crate::format_exact!("HTTP {}", resp.status)
+                        }
                         (HttpOutcome::Error(_), false) => String::new(),
                     };
                     match &x.outcome {
@@ -111,7 +113,7 @@ impl<'a> Read<'a> {
                                 .exchange_of(r)
                                 .and_then(|x| x.unreadable(ev.payload.run.bundle_capped_from));
                             if let Some(cut) = cut {
-                                NoPage::Unparsable(format!(
+                                NoPage::Unparsable(crate::format_exact!(
                                     "answered HTTP {} but {cut}",
                                     resp.status
                                 ))
@@ -154,9 +156,11 @@ impl<'a> Read<'a> {
             read.complete = false;
             read.stopped = Some(match &failure {
                 NoPage::Skipped(reason) => reason.clone(),
-                NoPage::Refused(w) => format!("page {} was refused: {w}", read.pages + 1),
-                NoPage::Unparsable(w) => format!("page {} {w}", read.pages + 1),
-                NoPage::Transport(w) => format!("page {} failed: {w}", read.pages + 1),
+                NoPage::Refused(w) => {
+                    crate::format_exact!("page {} was refused: {w}", read.pages + 1)
+                }
+                NoPage::Unparsable(w) => crate::format_exact!("page {} {w}", read.pages + 1),
+                NoPage::Transport(w) => crate::format_exact!("page {} failed: {w}", read.pages + 1),
             });
             if read.pages == 0 && read.first.is_none() {
                 read.first = Some(failure);
@@ -195,9 +199,10 @@ impl<'a> Read<'a> {
         let why = self.stopped.clone().unwrap_or_else(|| {
             "the last page read carried a nextCursor that was not followed".into()
         });
-        Some(format!(
+        Some(crate::format_exact!(
             "{} was cut after page {} ({why}), so items past it were not examined",
-            self.list.method, self.pages
+            self.list.method,
+            self.pages
         ))
     }
 
@@ -211,10 +216,10 @@ impl<'a> Read<'a> {
     pub fn label(&self, item: &Item, key: &str) -> String {
         let name = match item.value.get(key) {
             Some(Value::String(s)) if !s.trim().is_empty() => quote(s),
-            _ => format!("{} #{}", self.list.noun, item.position),
+            _ => crate::format_exact!("{} #{}", self.list.noun, item.position),
         };
         if self.multi_page() {
-            format!("{name} (page {})", item.page)
+            crate::format_exact!("{name} (page {})", item.page)
         } else {
             name
         }
@@ -243,17 +248,21 @@ impl<'a> Read<'a> {
         }
         if self.pages > 0 {
             let what = if self.shapeless.len() as u32 == self.pages {
-                format!(
+                crate::format_exact!(
                     "the {method} result carries no `{}` array, so no {} was read",
-                    self.list.key, self.list.noun
+                    self.list.key,
+                    self.list.noun
                 )
             } else {
-                format!(
+                crate::format_exact!(
                     "the server declares the {:?} capability and {method} lists no {}s: nothing to judge",
                     self.list.capability, self.list.noun
                 )
             };
-            return Err((SubOutcome::Unknown, format!("{what} ({})", self.coverage())));
+            return Err((
+                SubOutcome::Unknown,
+                crate::format_exact!("{what} ({})", self.coverage()),
+            ));
         }
         let declared = ev
             .capabilities()
@@ -262,18 +271,18 @@ impl<'a> Read<'a> {
         if !declared {
             let caps = match ev.capabilities() {
                 None => "no capabilities object was recorded".to_string(),
-                Some(_) => format!(
+                Some(_) => crate::format_exact!(
                     "the server does not declare the {:?} capability",
                     self.list.capability
                 ),
             };
             let skip = match &self.first {
-                Some(NoPage::Skipped(r)) => format!("; the collector recorded: {r}"),
+                Some(NoPage::Skipped(r)) => crate::format_exact!("; the collector recorded: {r}"),
                 _ => String::new(),
             };
             return Err((
                 SubOutcome::Unknown,
-                format!(
+                crate::format_exact!(
                     "{caps}, so {method} was not requested and no {} was observed{skip}",
                     self.list.noun
                 ),
@@ -282,26 +291,26 @@ impl<'a> Read<'a> {
         Err(match &self.first {
             None => (
                 SubOutcome::Error,
-                format!("the {:?} capability is declared but no {method} record is in the bundle", self.list.capability),
+                crate::format_exact!("the {:?} capability is declared but no {method} record is in the bundle", self.list.capability),
             ),
             Some(NoPage::Skipped(r)) => (
                 SubOutcome::Unknown,
-                format!("{method} was not sent ({r}); no {} was observed", self.list.noun),
+                crate::format_exact!("{method} was not sent ({r}); no {} was observed", self.list.noun),
             ),
             Some(NoPage::Refused(w)) => (
                 SubOutcome::Unknown,
-                format!(
+                crate::format_exact!(
                     "the server declares the {:?} capability but refused {method}: {w}; no {} was observed",
                     self.list.capability, self.list.noun
                 ),
             ),
             Some(NoPage::Unparsable(w)) => (
                 SubOutcome::Unknown,
-                format!("{method} could not be read: {w}; no {} was observed", self.list.noun),
+                crate::format_exact!("{method} could not be read: {w}; no {} was observed", self.list.noun),
             ),
             Some(NoPage::Transport(w)) => (
                 SubOutcome::Error,
-                format!("{method} got no response ({w}): the observation was never made"),
+                crate::format_exact!("{method} got no response ({w}): the observation was never made"),
             ),
         })
     }
@@ -333,9 +342,9 @@ fn refusal(status_label: &str, error: Option<&Value>) -> String {
     let message = error
         .and_then(|e| e.get("message"))
         .and_then(Value::as_str)
-        .map(|m| format!(" {}", show(&Value::String(m.to_string()))))
+        .map(|m| crate::format_exact!(" {}", show(&Value::String(m.to_string()))))
         .unwrap_or_default();
-    format!("{status_label}, JSON-RPC error {code}{message}")
+    crate::format_exact!("{status_label}, JSON-RPC error {code}{message}")
 }
 
 /// A response that carries no JSON-RPC answer to the request, described.
@@ -346,12 +355,12 @@ fn unparsable(
 ) -> String {
     let ctype = derive::media_type(&resp.headers).unwrap_or_else(|| "no Content-Type".into());
     let mut s = if no_messages {
-        format!(
+        crate::format_exact!(
             "answered HTTP {} ({ctype}) with no JSON-RPC message",
             resp.status
         )
     } else {
-        format!(
+        crate::format_exact!(
             "answered HTTP {} ({ctype}) with no JSON-RPC result or error for request id {}",
             resp.status,
             show(id)
@@ -359,7 +368,7 @@ fn unparsable(
     };
     let stored = resp.body.bytes.len() as u64;
     if resp.body.length > stored {
-        s.push_str(&format!(
+        s.push_str(&crate::format_exact!(
             " (body stored up to {stored} of {} bytes)",
             resp.body.length
         ));
@@ -407,20 +416,33 @@ pub fn decided<T: Serialize>(
         Some(cut) => legs
             .into_iter()
             .map(|l| match l.outcome {
-                SubOutcome::Pass => {
-                    SubVerdict::new(&l.id, SubOutcome::Unknown, format!("{}, but {cut}", l.note))
-                }
+                SubOutcome::Pass => SubVerdict::new(
+                    &l.id,
+                    SubOutcome::Unknown,
+                    crate::format_exact!("{}, but {cut}", l.note),
+                ),
                 _ => l,
             })
             .collect(),
     };
-    let mut out = Outcome::from_subs(legs, reduction)
-        .with_records(read.seqs.iter().copied())
-        .with_detail(read.list.key, read.items.len())
-        .with_detail("pages", read.pages)
-        .with_detail("inventory_complete", read.complete)
-        .with_facts(facts);
-    out.evidence = format!("{}; {}", out.evidence, read.coverage());
+    let mut out = Outcome::from_subs(legs, reduction).with_records(read.seqs.iter().copied());
+    // The three inventory details, then the check's facts, in a map made once with room
+    // for all of them.
+    let facts = match serde_json::to_value(facts) {
+        Ok(serde_json::Value::Object(m)) => m,
+        _ => serde_json::Map::new(),
+    };
+    out.details = serde_json::Map::with_capacity(3 + facts.len());
+    out.details
+        .insert(read.list.key.into(), read.items.len().into());
+    out.details.insert("pages".into(), read.pages.into());
+    out.details
+        .insert("inventory_complete".into(), read.complete.into());
+    out.details.extend(facts);
+    let coverage = read.coverage();
+    out.evidence.reserve_exact("; ".len() + coverage.len());
+    out.evidence.push_str("; ");
+    out.evidence.push_str(&coverage);
     out
 }
 

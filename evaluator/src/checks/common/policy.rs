@@ -48,23 +48,23 @@ pub(crate) fn judge(
         .filter(|o| !a.list.iter().any(|x| same(x, o)))
         .cloned()
         .collect();
-    let source = format!(
+    let source = crate::format_exact!(
         "the policy's {} ({}: {})",
         a.key,
-        escape_line(a.file),
+        crate::fmt::Line(a.file),
         list(a.list)
     );
     if unapproved.is_empty() {
         SubVerdict::new(
             id,
             SubOutcome::Pass,
-            format!("{noun} {} all among {source}", list(observed)),
+            crate::format_exact!("{noun} {} all among {source}", list(observed)),
         )
     } else {
         SubVerdict::new(
             id,
             SubOutcome::Fail,
-            format!("{noun} {} not among {source}", list(&unapproved)),
+            crate::format_exact!("{noun} {} not among {source}", list(&unapproved)),
         )
     }
 }
@@ -76,9 +76,9 @@ pub(crate) fn judge(
 pub(crate) fn absent(cx: &Context<'_>, key: &str) -> String {
     match cx.policy {
         None => "no --policy given".to_string(),
-        Some(p) => format!(
+        Some(p) => crate::format_exact!(
             "policy {} states no {key} for this endpoint",
-            escape_line(&p.file)
+            crate::fmt::Line(&p.file)
         ),
     }
 }

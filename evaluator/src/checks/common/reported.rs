@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use crate::check::{Check, Context, Legs, Needs};
 use crate::evidence::Bundle;
-use crate::fmt::escape_line;
+use crate::fmt::escape_line_into;
 use crate::verdict::{Outcome, Verdict};
 use mcp_probe_schema::model::Era;
 
@@ -57,10 +57,8 @@ impl Check for ReportedOnly {
 
     fn grade(&self, ev: &Bundle, cx: &Context<'_>) -> Outcome {
         let seen = (self.observe)(ev, cx);
-        let mut o =
-            reported_only(ev, reason(cx), &seen.notes, self.reduction).with_records(seen.records);
-        o.details.extend(seen.details);
-        o
+        reported_only_with(ev, reason(cx), &seen.notes, self.reduction, seen.details)
+            .with_records(seen.records)
     }
 }
 
@@ -80,6 +78,18 @@ pub fn reported_only(
     observations: &[String],
     reduction: &str,
 ) -> Outcome {
+    reported_only_with(ev, reason, observations, reduction, Map::new())
+}
+
+/// [`reported_only`], with `details` after `transport` in the details: the map is made
+/// once with room for all of them.
+fn reported_only_with(
+    ev: &Bundle,
+    reason: &str,
+    observations: &[String],
+    reduction: &str,
+    details: Map<String, Value>,
+) -> Outcome {
     // `reported only: <reason>; <transport>; <observation>; …`, written into one string.
     let mut evidence = String::with_capacity(
         128 + reason.len() + observations.iter().map(|o| o.len() + 2).sum::<usize>(),
@@ -92,8 +102,11 @@ pub fn reported_only(
         evidence.push_str("; ");
         evidence.push_str(o);
     }
-    Outcome::single(Verdict::NotApplicable, evidence, reduction)
-        .with_detail("transport", ev.transport())
+    let mut o = Outcome::single(Verdict::NotApplicable, evidence, reduction);
+    o.details = Map::with_capacity(1 + details.len());
+    o.details.insert("transport".into(), ev.transport().into());
+    o.details.extend(details);
+    o
 }
 
 /// "transport streamable-http (endpoint …)" or "transport unknown (no MCP endpoint …)",
@@ -104,11 +117,11 @@ fn push_transport_observation(ev: &Bundle, out: &mut String) {
     match &ev.payload.target.endpoint {
         Some(endpoint) => {
             out.push_str(" (endpoint ");
-            out.push_str(&escape_line(endpoint));
+            escape_line_into(out, endpoint);
         }
         None => {
             out.push_str(" (no MCP endpoint answered for target ");
-            out.push_str(&escape_line(&ev.payload.target.as_typed));
+            escape_line_into(out, &ev.payload.target.as_typed);
         }
     }
     out.push(')');

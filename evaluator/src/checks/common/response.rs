@@ -100,7 +100,10 @@ impl Resp {
             empty: r.body.length == 0,
             challenge: x.header(header::WWW_AUTHENTICATE),
             body_excerpt: {
-                let mut t = escape_line(&e.text);
+                // Room for the mark of a cut too (no growth for it).
+                let mut t =
+                    String::with_capacity(e.text.len() + if e.cut { '…'.len_utf8() } else { 0 });
+                crate::fmt::escape_line_into(&mut t, &e.text);
                 if e.cut {
                     t.push('…');
                 }
@@ -136,13 +139,14 @@ impl Resp {
     /// "HTTP 401 (application/json)".
     pub fn status_label(&self) -> String {
         // Written into one string (no formatting machinery: every response read is named).
-        let mut label = String::with_capacity(40);
+        let mut label =
+            String::with_capacity(40 + self.content_type.as_deref().map_or(0, str::len));
         label.push_str("HTTP ");
         label.push_str(itoa::Buffer::new().format(self.status));
         match &self.content_type {
             Some(ct) => {
                 label.push_str(" (");
-                label.push_str(&escape_line(ct));
+                crate::fmt::escape_line_into(&mut label, ct);
                 label.push(')');
             }
             None => label.push_str(" (no Content-Type)"),
@@ -154,18 +158,20 @@ impl Resp {
     pub fn described(&self) -> String {
         let mut s = self.status_label();
         if let Some((code, msg)) = &self.error {
-            let code =
-                code.map_or_else(|| "without an integer code".into(), |c| format!("code {c}"));
-            s.push_str(&format!(
+            let code = code.map_or_else(
+                || "without an integer code".into(),
+                |c| crate::format_exact!("code {c}"),
+            );
+            s.push_str(&crate::format_exact!(
                 " with JSON-RPC error {code} \"{}\"",
-                escape_line(msg)
+                crate::fmt::Line(msg)
             ));
         } else if self.has_result {
             s.push_str(" with a result");
         } else if self.empty {
             s.push_str(" with an empty body");
         } else if !self.body_excerpt.is_empty() {
-            s.push_str(&format!(" \"{}\"", self.body_excerpt));
+            s.push_str(&crate::format_exact!(" \"{}\"", self.body_excerpt));
         }
         s
     }

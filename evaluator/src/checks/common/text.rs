@@ -113,7 +113,10 @@ pub fn capped(entries: &[String], sep: &str) -> String {
     let shown: Vec<&str> = entries.iter().take(LIST_CAP).map(String::as_str).collect();
     let mut out = shown.join(sep);
     if entries.len() > LIST_CAP {
-        out.push_str(&format!("{sep}and {} more", entries.len() - LIST_CAP));
+        out.push_str(&crate::format_exact!(
+            "{sep}and {} more",
+            entries.len() - LIST_CAP
+        ));
     }
     out
 }

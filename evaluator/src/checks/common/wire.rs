@@ -307,7 +307,9 @@ impl Answer<'_> {
 /// The first 120 characters of untrusted text, on one line.
 pub fn short(s: &str) -> String {
     let e = excerpt(s.as_bytes(), 120);
-    let mut out = escape_line(&e.text);
+    // Room for the mark of a cut too (no growth for it).
+    let mut out = String::with_capacity(e.text.len() + if e.cut { '…'.len_utf8() } else { 0 });
+    crate::fmt::escape_line_into(&mut out, &e.text);
     if e.cut {
         out.push('…');
     }
@@ -361,7 +363,7 @@ pub fn read<'a>(x: &Exchange<'a>) -> Answer<'a> {
         reply
     } else {
         let broken = match &resp.body.end {
-            BodyEnd::Error(e) => Some(format!("the body broke off ({e})")),
+            BodyEnd::Error(e) => Some(crate::format_exact!("the body broke off ({e})")),
             BodyEnd::LimitReached => Some("the body exceeded the read limit".to_string()),
             BodyEnd::HeadOnly => Some("the body was not read (head only)".to_string()),
             BodyEnd::Complete | BodyEnd::StoppedAfterResponse => None,
@@ -369,8 +371,7 @@ pub fn read<'a>(x: &Exchange<'a>) -> Answer<'a> {
         let whole = resp.body.bytes.len() as u64 == resp.body.length;
         let blank =
             resp.body.length == 0 || (whole && resp.body.bytes.iter().all(u8::is_ascii_whitespace));
-        let event_stream =
-            derive::media_type(&resp.headers).as_deref() == Some("text/event-stream");
+        let event_stream = derive::media_type_is(&resp.headers, "text/event-stream");
         if (200..300).contains(&status) && broken.is_none() && blank {
             Reply::Empty
         } else if (200..300).contains(&status) && broken.is_none() && event_stream {
@@ -379,7 +380,7 @@ pub fn read<'a>(x: &Exchange<'a>) -> Answer<'a> {
             let body = if blank {
                 "an empty body".to_string()
             } else {
-                format!(
+                crate::format_exact!(
                     "a body holding no JSON-RPC answer ({} bytes: \"{}\")",
                     resp.body.length,
                     short(&String::from_utf8_lossy(&resp.body.bytes))
@@ -387,7 +388,7 @@ pub fn read<'a>(x: &Exchange<'a>) -> Answer<'a> {
             };
             Reply::Bare(match broken {
                 Some(b) if resp.body.length == 0 => b,
-                Some(b) => format!("{body}; {b}"),
+                Some(b) => crate::format_exact!("{body}; {b}"),
                 None => body,
             })
         }
@@ -427,7 +428,7 @@ pub fn refused_at_authentication(
     };
     Some((
         SubOutcome::Unknown,
-        format!("{}: refused at authentication {held}, {never}", a.summary()),
+        crate::format_exact!("{}: refused at authentication {held}, {never}", a.summary()),
     ))
 }
 
@@ -442,12 +443,12 @@ pub fn skipped_leg(what: &str, reason: &str) -> (SubOutcome, String) {
     if RUN_CHOICE_MARKERS.iter().any(|m| reason.contains(m)) {
         (
             SubOutcome::Unknown,
-            format!("{what} was not sent ({reason}); a full run decides"),
+            crate::format_exact!("{what} was not sent ({reason}); a full run decides"),
         )
     } else {
         (
             SubOutcome::Error,
-            format!("{what} was not sent ({reason}): the observation was never made"),
+            crate::format_exact!("{what} was not sent ({reason}): the observation was never made"),
         )
     }
 }
@@ -490,10 +491,13 @@ pub fn no_rev(ev: &Bundle, legs: &[LegId], why: &str, reduction: &str) -> Outcom
         .revision()
         .map(escape_line)
         .unwrap_or_else(|| "no revision".into());
-    let seqs: Vec<u64> = legs.iter().flat_map(|l| ev.seqs(*l)).collect();
+    let seqs: Vec<u64> = legs
+        .iter()
+        .flat_map(|l| ev.records_for(*l).map(|r| r.seq))
+        .collect();
     Outcome::single(
         Verdict::NoRev,
-        format!("{why}; the server negotiated {negotiated}; no probe sent"),
+        crate::format_exact!("{why}; the server negotiated {negotiated}; no probe sent"),
         reduction,
     )
     .with_records(seqs)

@@ -49,7 +49,7 @@ pub(crate) fn leaves(caps: &Value) -> BTreeMap<String, Value> {
                     let p = if path.is_empty() {
                         k.clone()
                     } else {
-                        format!("{path}.{k}")
+                        crate::format_exact!("{path}.{k}")
                     };
                     walk(x, &p, out);
                 }
@@ -83,7 +83,11 @@ fn substrate(ev: &Bundle) -> &'static str {
 
 fn path_value(path: &str, v: &Value) -> String {
     let text = crate::fmt::excerpt(v.to_string().as_bytes(), 80);
-    format!("{}={}", escape_line(path), escape_line(&text.text))
+    crate::format_exact!(
+        "{}={}",
+        crate::fmt::Line(path),
+        crate::fmt::Line(&text.text)
+    )
 }
 
 /// Sub-verdict a: the advertised capabilities against the baseline's.
@@ -92,18 +96,23 @@ fn sub_a(ev: &Bundle, cx: &Context<'_>, now: Option<&BTreeMap<String, Value>>) -
     let Some(now) = now else {
         return unknown("this run observed no capabilities object, so nothing was compared".into());
     };
-    let b = match baseline_for(ev, cx, SUB_A, &format!("{} capability leaves", now.len())) {
+    let b = match baseline_for(
+        ev,
+        cx,
+        SUB_A,
+        &crate::format_exact!("{} capability leaves", now.len()),
+    ) {
         Ok(b) => b,
         Err(l) => return l,
     };
     let Some(then) = advertised(b).map(leaves) else {
-        return unknown(format!(
+        return unknown(crate::format_exact!(
             "the {} recorded no capabilities object",
             describe_baseline(b)
         ));
     };
     if substrate(b) != substrate(ev) {
-        return unknown(format!(
+        return unknown(crate::format_exact!(
             "the {} holds the capabilities of the {}, this run those of the {}: two different objects, \
              not drift",
             describe_baseline(b),
@@ -121,10 +130,10 @@ fn sub_a(ev: &Bundle, cx: &Context<'_>, now: Option<&BTreeMap<String, Value>>) -
         .filter_map(|(k, v)| {
             let old = then.get(k)?;
             (old != v).then(|| {
-                format!(
+                crate::format_exact!(
                     "{} (was {})",
                     path_value(k, v),
-                    escape_line(&old.to_string())
+                    crate::fmt::Line(&old.to_string())
                 )
             })
         })
@@ -134,8 +143,9 @@ fn sub_a(ev: &Bundle, cx: &Context<'_>, now: Option<&BTreeMap<String, Value>>) -
         .filter(|(k, _)| !now.contains_key(*k))
         .map(|(k, v)| path_value(k, v))
         .collect();
-    let list =
-        |label: &str, v: &[String]| (!v.is_empty()).then(|| format!("{label}: {}", v.join(", ")));
+    let list = |label: &str, v: &[String]| {
+        (!v.is_empty()).then(|| crate::format_exact!("{label}: {}", v.join(", ")))
+    };
     let parts: Vec<String> = [
         list("unapproved", &added),
         list("changed", &changed),
@@ -148,7 +158,7 @@ fn sub_a(ev: &Bundle, cx: &Context<'_>, now: Option<&BTreeMap<String, Value>>) -
         return SubVerdict::new(
             SUB_A,
             SubOutcome::Fail,
-            format!(
+            crate::format_exact!(
                 "advertised capabilities differ from the {}: {}; re-approve with --update-baseline if the \
                  change is intended",
                 describe_baseline(b),
@@ -157,7 +167,7 @@ fn sub_a(ev: &Bundle, cx: &Context<'_>, now: Option<&BTreeMap<String, Value>>) -
         );
     }
     if !withdrawn.is_empty() && now.is_empty() {
-        return unknown(format!(
+        return unknown(crate::format_exact!(
             "every capability of the {} is withdrawn ({}): more likely a failed read than a \
              reconfiguration",
             describe_baseline(b),
@@ -167,12 +177,12 @@ fn sub_a(ev: &Bundle, cx: &Context<'_>, now: Option<&BTreeMap<String, Value>>) -
     let tail = if withdrawn.is_empty() {
         String::new()
     } else {
-        format!("; {}", parts.join("; "))
+        crate::format_exact!("; {}", parts.join("; "))
     };
     SubVerdict::new(
         SUB_A,
         SubOutcome::Pass,
-        format!(
+        crate::format_exact!(
             "the {} advertised capability leaves are within the {}{tail}",
             now.len(),
             describe_baseline(b)
@@ -212,16 +222,16 @@ fn sub_b(ev: &Bundle, cx: &Context<'_>) -> SubVerdict {
             .map(|n| escape_line(n))
             .collect();
         if !fresh.is_empty() {
-            new.push(format!("{kind} {}", fresh.join(", ")));
+            new.push(crate::format_exact!("{kind} {}", fresh.join(", ")));
         }
     }
     if new.is_empty() {
-        observed(format!(
+        observed(crate::format_exact!(
             "no tool, resource or prompt is new since the {}",
             describe_baseline(b)
         ))
     } else {
-        observed(format!(
+        observed(crate::format_exact!(
             "new since the {}: {}",
             describe_baseline(b),
             new.join("; ")

@@ -89,9 +89,9 @@ fn identity(ev: &Bundle) -> (Option<Identity>, String) {
         let shown = crate::fmt::excerpt(info.to_string().as_bytes(), 160);
         return (
             None,
-            format!(
+            crate::format_exact!(
                 "serverInfo ({}) carries no usable name: a metadata finding; no identity to compare",
-                escape_line(&shown.text)
+                crate::fmt::Line(&shown.text)
             ),
         );
     };
@@ -113,7 +113,7 @@ fn identity(ev: &Bundle) -> (Option<Identity>, String) {
     if remarks.is_empty() {
         remarks.push("well formed");
     }
-    let note = format!(
+    let note = crate::format_exact!(
         "asserts {id} (from the {}): {}",
         source(ev),
         remarks.join("; ")
@@ -126,7 +126,7 @@ fn compare(ev: &Bundle, cx: &Context<'_>, observed: Option<&Identity>) -> SubVer
     let unknown = |note: String| SubVerdict::new(SUB_B, SubOutcome::Unknown, note);
     if cx.updating_baseline {
         let what = observed.map_or_else(|| "no identity".to_string(), |i| i.to_string());
-        return unknown(format!(
+        return unknown(crate::format_exact!(
             "this run records the baseline ({what}); a run that compares nothing cannot pass"
         ));
     }
@@ -138,11 +138,11 @@ fn compare(ev: &Bundle, cx: &Context<'_>, observed: Option<&Identity>) -> SubVer
         );
     };
     if baseline.endpoint() != ev.endpoint() {
-        return unknown(format!(
+        return unknown(crate::format_exact!(
             "the {} is of endpoint {}, not of {}; identities of different endpoints are not compared",
             describe_baseline(baseline),
-            escape_line(&baseline.endpoint()),
-            escape_line(&ev.endpoint())
+            crate::fmt::Line(&baseline.endpoint()),
+            crate::fmt::Line(&ev.endpoint())
         ));
     }
     let Some(observed) = observed else {
@@ -150,7 +150,7 @@ fn compare(ev: &Bundle, cx: &Context<'_>, observed: Option<&Identity>) -> SubVer
     };
     let (recorded, _) = identity(baseline);
     let Some(recorded) = recorded else {
-        return unknown(format!(
+        return unknown(crate::format_exact!(
             "the {} recorded no identity to compare {observed} with",
             describe_baseline(baseline)
         ));
@@ -159,7 +159,7 @@ fn compare(ev: &Bundle, cx: &Context<'_>, observed: Option<&Identity>) -> SubVer
         SubVerdict::new(
             SUB_B,
             SubOutcome::Pass,
-            format!(
+            crate::format_exact!(
                 "observed {observed} matches the {} ({recorded})",
                 describe_baseline(baseline)
             ),
@@ -168,7 +168,7 @@ fn compare(ev: &Bundle, cx: &Context<'_>, observed: Option<&Identity>) -> SubVer
         SubVerdict::new(
             SUB_B,
             SubOutcome::Fail,
-            format!(
+            crate::format_exact!(
                 "observed {observed} differs from {recorded} recorded in the {}; re-approve with \
                  --update-baseline if the change is intended",
                 describe_baseline(baseline)

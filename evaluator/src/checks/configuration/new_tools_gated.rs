@@ -64,7 +64,7 @@ const REDUCTION: &str = concat!(
 fn consented(ev: &Bundle) -> Result<(), String> {
     let inputs = ev.payload.run.inputs.as_ref();
     if inputs.and_then(|i| i.get(INPUT_CONSENT)) != Some(&Value::Bool(true)) {
-        return Err(format!(
+        return Err(crate::format_exact!(
             "no tool was called: {INPUT_CONSENT} is not true in the probe inputs ({row} executes real \
              tools and runs only with the operator's consent, and {INPUT_ARGUMENTS})",
             row = crate::here!("")
@@ -74,7 +74,7 @@ fn consented(ev: &Bundle) -> Result<(), String> {
         .and_then(|i| i.get(INPUT_ARGUMENTS))
         .is_some_and(Value::is_object)
     {
-        return Err(format!(
+        return Err(crate::format_exact!(
             "no tool was called: {INPUT_CONSENT} is true but the probe inputs give no {INPUT_ARGUMENTS} \
              object"
         ));
@@ -147,17 +147,22 @@ enum Answer {
 }
 
 fn answer(x: &Exchange<'_>) -> Answer {
-    let at = format!("record #{}", x.seq());
+    let at = crate::format_exact!("record #{}", x.seq());
     let status = match &x.http.outcome {
-        HttpOutcome::Error(e) => return Answer::None(format!("{at}: {}", escape_line(&e.message))),
+        HttpOutcome::Error(e) => {
+            return Answer::None(crate::format_exact!(
+                "{at}: {}",
+                crate::fmt::Line(&e.message)
+            ))
+        }
         HttpOutcome::Response(r) => r.status,
     };
     let Some(a) = x.answer() else {
         let why = x
             .cut()
-            .map(|c| format!(" ({})", escape_line(&c)))
+            .map(|c| crate::format_exact!(" ({})", crate::fmt::Line(&c)))
             .unwrap_or_default();
-        return Answer::None(format!(
+        return Answer::None(crate::format_exact!(
             "{at}: HTTP {status} without a JSON-RPC answer{why}"
         ));
     };
@@ -195,14 +200,19 @@ fn sub_a(ev: &Bundle, cx: &Context<'_>) -> (SubVerdict, Option<String>, Option<S
         return unknown(why);
     }
     let now = tool_names(ev);
-    let b = match baseline_for(ev, cx, SUB_A, &format!("{} tools advertised", now.len())) {
+    let b = match baseline_for(
+        ev,
+        cx,
+        SUB_A,
+        &crate::format_exact!("{} tools advertised", now.len()),
+    ) {
         Ok(b) => b,
         Err(l) => return (l, None, None),
     };
     let base = tool_names(b);
     let staged_now: Vec<&String> = now.iter().filter(|n| !base.contains(*n)).collect();
     if staged_now.is_empty() {
-        return unknown(format!(
+        return unknown(crate::format_exact!(
             "no tool is advertised beyond the {} ({} advertised, all recorded): nothing to hold \
              pending",
             describe_baseline(b),
@@ -214,7 +224,7 @@ fn sub_a(ev: &Bundle, cx: &Context<'_>) -> (SubVerdict, Option<String>, Option<S
             .skipped(leg::STAGED_CONTROL)
             .map(escape_line)
             .unwrap_or_else(|| "no record".into());
-        return unknown(format!(
+        return unknown(crate::format_exact!(
             "tools advertised beyond the {} ({}), but no control was called ({why})",
             describe_baseline(b),
             staged_now
@@ -226,20 +236,23 @@ fn sub_a(ev: &Bundle, cx: &Context<'_>) -> (SubVerdict, Option<String>, Option<S
     };
     let control = called(&cx_call).unwrap_or_default();
     let other = |what: String| {
-        unknown(format!(
+        unknown(crate::format_exact!(
             "the bundle was collected against another baseline than the {}: {what}; grade it with \
              the baseline the collector used (--baseline)",
             describe_baseline(b)
         ))
     };
     if !base.contains(&control) {
-        return other(format!("its control {} is not in it", quote(&control)));
+        return other(crate::format_exact!(
+            "its control {} is not in it",
+            quote(&control)
+        ));
     }
     let err = |note: String| {
         let hint = if has_arguments(ev, &control) {
             String::new()
         } else {
-            format!(
+            crate::format_exact!(
                 "; give arguments for {} in {INPUT_ARGUMENTS} so that it can execute",
                 quote(&control)
             )
@@ -247,7 +260,7 @@ fn sub_a(ev: &Bundle, cx: &Context<'_>) -> (SubVerdict, Option<String>, Option<S
         SubVerdict::new(
             SUB_A,
             SubOutcome::Error,
-            format!(
+            crate::format_exact!(
                 "the control {} did not execute cleanly ({note}), so a refusal of the staged tool \
                  would not be attributable{hint}",
                 quote(&control)
@@ -259,7 +272,7 @@ fn sub_a(ev: &Bundle, cx: &Context<'_>) -> (SubVerdict, Option<String>, Option<S
         Answer::None(why) => return (err(why), Some(control), None),
         Answer::Error(code, msg) => {
             return (
-                err(format!(
+                err(crate::format_exact!(
                     "JSON-RPC error {} {}",
                     code.map(|c| c.to_string())
                         .unwrap_or_else(|| "without a code".into()),
@@ -271,7 +284,7 @@ fn sub_a(ev: &Bundle, cx: &Context<'_>) -> (SubVerdict, Option<String>, Option<S
         }
         Answer::ToolError(t) => {
             return (
-                err(format!("isError: {}", quoted(&t, 160))),
+                err(crate::format_exact!("isError: {}", quoted(&t, 160))),
                 Some(control),
                 None,
             )
@@ -293,7 +306,7 @@ fn sub_a(ev: &Bundle, cx: &Context<'_>) -> (SubVerdict, Option<String>, Option<S
             SubVerdict::new(
                 SUB_A,
                 SubOutcome::Unknown,
-                format!(
+                crate::format_exact!(
                     "the control {} executed cleanly but no staged tool was called ({why})",
                     quote(&control)
                 ),
@@ -304,10 +317,13 @@ fn sub_a(ev: &Bundle, cx: &Context<'_>) -> (SubVerdict, Option<String>, Option<S
     };
     let staged = called(&st_call).unwrap_or_default();
     if base.contains(&staged) {
-        return other(format!("its staged tool {} is in it", quote(&staged)));
+        return other(crate::format_exact!(
+            "its staged tool {} is in it",
+            quote(&staged)
+        ));
     }
-    let at = format!("record #{}", st_call.seq());
-    let tail = format!(
+    let at = crate::format_exact!("record #{}", st_call.seq());
+    let tail = crate::format_exact!(
         "(control {} executed cleanly; {})",
         quote(&control),
         describe_baseline(b)
@@ -316,18 +332,18 @@ fn sub_a(ev: &Bundle, cx: &Context<'_>) -> (SubVerdict, Option<String>, Option<S
     let l = match answer(&st_call) {
         Answer::None(why) => leg(
             SubOutcome::Error,
-            format!("the staged tool {} drew no answer ({why})", quote(&staged)),
+            crate::format_exact!("the staged tool {} drew no answer ({why})", quote(&staged)),
         ),
         Answer::Malformed => leg(
             SubOutcome::Error,
-            format!(
+            crate::format_exact!(
                 "the staged tool {} was answered with a result that is not an object ({at})",
                 quote(&staged)
             ),
         ),
         Answer::Executed => leg(
             SubOutcome::Fail,
-            format!(
+            crate::format_exact!(
                 "the staged tool {}, advertised beyond the baseline, executed ({at}): no approval \
                  gate held it {tail}",
                 quote(&staged)
@@ -335,7 +351,7 @@ fn sub_a(ev: &Bundle, cx: &Context<'_>) -> (SubVerdict, Option<String>, Option<S
         ),
         Answer::Error(Some(-32601), msg) => leg(
             SubOutcome::Unknown,
-            format!(
+            crate::format_exact!(
                 "the staged tool {} did not resolve (-32601 {}, {at}): nothing was tested",
                 quote(&staged),
                 quoted(&msg, 160)
@@ -343,7 +359,7 @@ fn sub_a(ev: &Bundle, cx: &Context<'_>) -> (SubVerdict, Option<String>, Option<S
         ),
         Answer::Error(Some(-32602), msg) => leg(
             SubOutcome::Unknown,
-            format!(
+            crate::format_exact!(
                 "the staged tool {} was refused with -32602 {} ({at}): a validation failure (it may \
                  need arguments) is indistinguishable from a gate",
                 quote(&staged),
@@ -352,7 +368,7 @@ fn sub_a(ev: &Bundle, cx: &Context<'_>) -> (SubVerdict, Option<String>, Option<S
         ),
         Answer::Error(_, msg) | Answer::ToolError(msg) if is_denial(&msg) => leg(
             SubOutcome::Pass,
-            format!(
+            crate::format_exact!(
                 "the staged tool {} was refused as unapproved ({at}): {} {tail}",
                 quote(&staged),
                 quoted(&msg, 160)
@@ -360,7 +376,7 @@ fn sub_a(ev: &Bundle, cx: &Context<'_>) -> (SubVerdict, Option<String>, Option<S
         ),
         Answer::Error(code, msg) => leg(
             SubOutcome::Unknown,
-            format!(
+            crate::format_exact!(
                 "the staged tool {} was refused with {} {} ({at}), in words that name no missing \
                  approval",
                 quote(&staged),
@@ -371,7 +387,7 @@ fn sub_a(ev: &Bundle, cx: &Context<'_>) -> (SubVerdict, Option<String>, Option<S
         ),
         Answer::ToolError(msg) => leg(
             SubOutcome::Unknown,
-            format!(
+            crate::format_exact!(
                 "the staged tool {} answered isError {} ({at}), in words that name no missing \
                  approval (it may need arguments)",
                 quote(&staged),

@@ -65,21 +65,23 @@ impl Pin<'_> {
     /// "earlier than the 2025-06-18 floor", or "not among the policy's approved_revisions (…)".
     fn fault(&self) -> String {
         match &self.approved {
-            Some(a) => format!(
+            Some(a) => crate::format_exact!(
                 "not among the policy's {} ({}: {})",
                 a.key,
-                escape_line(a.file),
-                escape_line(&a.list.join(", "))
+                crate::fmt::Line(a.file),
+                crate::fmt::Line(&a.list.join(", "))
             ),
-            None => format!("earlier than the {} floor", self.floor),
+            None => crate::format_exact!("earlier than the {} floor", self.floor),
         }
     }
 
     /// The pass wording for a list: "none earlier than the … floor" or "all among …".
     fn clean(&self) -> String {
         match &self.approved {
-            Some(_) => format!("all {}", self.fault().replacen("not among", "among", 1)),
-            None => format!("none earlier than the {} floor", self.floor),
+            Some(_) => {
+                crate::format_exact!("all {}", self.fault().replacen("not among", "among", 1))
+            }
+            None => crate::format_exact!("none earlier than the {} floor", self.floor),
         }
     }
 
@@ -104,7 +106,7 @@ impl Pin<'_> {
 
 /// The reduction when no policy states the approved revisions (`absent` says why).
 fn reduction(absent: &str, floor: &str) -> String {
-    format!(
+    crate::format_exact!(
         "{f} (the asserted version is logged per request) is not probed: it reads a deployment audit \
          log. No approved-revision allowlist is read ({absent}): the {floor} floor stands in for it, \
          so a narrower allowlist is not enforced here, and the initialize sweep offers only 2024-11-05 \
@@ -241,7 +243,7 @@ fn judge_version(
         return refused;
     }
     let said = a.summary();
-    let expected = format!("{} ({})", p.expected, code_name(p.expected));
+    let expected = crate::format_exact!("{} ({})", p.expected, code_name(p.expected));
     match &a.reply {
         Reply::Error(e) => match Class::of_code(e.code, &[p.expected]) {
             Class::Required(_) => {
@@ -253,12 +255,12 @@ fn judge_version(
                     };
                     (
                         SubOutcome::Pass,
-                        format!("{said}: rejected with {expected} at HTTP 400, the required answer{supported}"),
+                        crate::format_exact!("{said}: rejected with {expected} at HTTP 400, the required answer{supported}"),
                     )
                 } else {
                     (
                         SubOutcome::Fail,
-                        format!(
+                        crate::format_exact!(
                             "{said}: the required code {expected} but at HTTP {}, where the spec requires 400 \
                              (clients and intermediaries act on the status)",
                             a.status.unwrap_or_default()
@@ -267,15 +269,15 @@ fn judge_version(
                 }
             }
             Class::OtherCode(Some(c)) => match p.overrides.iter().find(|(o, _, _)| *o == c) {
-                Some((_, outcome, why)) => (*outcome, format!("{said}: {why}")),
+                Some((_, outcome, why)) => (*outcome, crate::format_exact!("{said}: {why}")),
                 None => (
                     strictness.other_code(),
                     match strictness {
-                        Strictness::Pass => format!(
+                        Strictness::Pass => crate::format_exact!(
                             "{said}: refused, with code {c} instead of {expected}; a refusal is still a refusal, \
                              but confirm the rejection is version enforcement"
                         ),
-                        Strictness::Fail => format!(
+                        Strictness::Fail => crate::format_exact!(
                             "{said}: refused, but with code {c} instead of {expected}, the code the spec requires"
                         ),
                     },
@@ -283,7 +285,7 @@ fn judge_version(
             },
             _ => (
                 SubOutcome::Error,
-                format!(
+                crate::format_exact!(
                     "{said}: an error object without an integer code is not a JSON-RPC refusal that can be \
                      attributed"
                 ),
@@ -299,19 +301,19 @@ fn judge_version(
             };
             (
                 SubOutcome::Fail,
-                format!("{said}: accepted{how} instead of refused with {expected}"),
+                crate::format_exact!("{said}: accepted{how} instead of refused with {expected}"),
             )
         }
         Reply::Bare(_) => (
             SubOutcome::Error,
-            format!(
+            crate::format_exact!(
                 "{said}: a bare status a gateway or proxy may have produced; neither a refusal nor an acceptance \
                  is attributed to the server (confirm the probe reaches the origin)"
             ),
         ),
         Reply::NoResponse(_) => (
             SubOutcome::Error,
-            format!("{said}: the probe's answer was never observed"),
+            crate::format_exact!("{said}: the probe's answer was never observed"),
         ),
     }
 }
@@ -350,7 +352,7 @@ fn probe_leg(
                 return SubVerdict::new(
                     p.id,
                     SubOutcome::REVISION_UNSUPPORTED,
-                    format!(
+                    crate::format_exact!(
                         "needs the MCP-Protocol-Version header + _meta version pair that only {REV_2026_07_28} \
                          defines; the server negotiated {rev}"
                     ),
@@ -361,7 +363,9 @@ fn probe_leg(
     let (outcome, note) = match wire::last(ev, p.leg) {
         None => (
             SubOutcome::Error,
-            format!("{sent}: the leg's records hold neither an HTTP exchange nor a skip"),
+            crate::format_exact!(
+                "{sent}: the leg's records hold neither an HTTP exchange nor a skip"
+            ),
         ),
         Some(Err(reason)) => {
             seqs.extend(ev.seqs(p.leg));
@@ -376,14 +380,17 @@ fn probe_leg(
                 judged.push_str(fallback_note(modern));
             }
             let early = if !modern && !mcp_probe_schema::vocab::sends_version_header(&rev) {
-                format!(
+                crate::format_exact!(
                     " (the negotiated {rev} predates the MCP-Protocol-Version header of {REV_2025_06_18}, so \
                      the header is foreign to this session)"
                 )
             } else {
                 String::new()
             };
-            (o, format!("{sent} (record #{}){early}: {judged}", x.seq()))
+            (
+                o,
+                crate::format_exact!("{sent} (record #{}){early}: {judged}", x.seq()),
+            )
         }
     };
     SubVerdict::new(p.id, outcome, note)
@@ -433,7 +440,7 @@ fn discover_part(
     let Some(x) = discover_exchange(ev) else {
         return (
             SubOutcome::Error,
-            format!(
+            crate::format_exact!(
                 "no server/discover exchange in {}, although the session negotiated {REV_2026_07_28}",
                 leg::ENDPOINT_DETECT
             ),
@@ -442,11 +449,11 @@ fn discover_part(
     };
     seqs.push(x.seq());
     let a = read(&x);
-    let at = format!("server/discover (record #{})", x.seq());
+    let at = crate::format_exact!("server/discover (record #{})", x.seq());
     let Reply::Result(result) = &a.reply else {
         return (
             SubOutcome::Unknown,
-            format!(
+            crate::format_exact!(
                 "{at} answered {}: no result to read supportedVersions from",
                 a.summary()
             ),
@@ -461,7 +468,7 @@ fn discover_part(
     let Some(list) = list else {
         return (
             SubOutcome::Unknown,
-            format!(
+            crate::format_exact!(
                 "{at} answered with a result that carries no well-formed supportedVersions (a non-empty array \
                  of strings), so the revisions it serves were not read from it"
             ),
@@ -472,7 +479,7 @@ fn discover_part(
     let malformed: Vec<String> = list
         .iter()
         .filter(|v| !is_revision_date(v))
-        .map(|v| format!("\"{}\"", wire::short(v)))
+        .map(|v| crate::format_exact!("\"{}\"", wire::short(v)))
         .collect();
     let old: Vec<String> = list
         .iter()
@@ -481,10 +488,10 @@ fn discover_part(
         .collect();
     let mut faults = Vec::new();
     if !old.is_empty() {
-        faults.push(format!("{} {}", old.join(", "), pin.fault()));
+        faults.push(crate::format_exact!("{} {}", old.join(", "), pin.fault()));
     }
     if !malformed.is_empty() {
-        faults.push(format!(
+        faults.push(crate::format_exact!(
             "{} not a YYYY-MM-DD revision",
             malformed.join(", ")
         ));
@@ -492,13 +499,13 @@ fn discover_part(
     if faults.is_empty() {
         (
             SubOutcome::Pass,
-            format!("{at} lists {}, {}", shown.join(", "), pin.clean()),
+            crate::format_exact!("{at} lists {}, {}", shown.join(", "), pin.clean()),
             Some(list),
         )
     } else {
         (
             SubOutcome::Fail,
-            format!(
+            crate::format_exact!(
                 "{at} lists {}: {}{}",
                 shown.join(", "),
                 faults.join("; "),
@@ -529,7 +536,10 @@ fn sweep_part(
         match &r.observation {
             mcp_probe_schema::model::Observation::Skipped { reason } => rows.push((
                 "(revision not recorded)".into(),
-                Swept::Unreached(format!("not sent: {}", escape_line(reason))),
+                Swept::Unreached(crate::format_exact!(
+                    "not sent: {}",
+                    crate::fmt::Line(reason)
+                )),
                 r.seq,
             )),
             mcp_probe_schema::model::Observation::Http(http) => {
@@ -540,25 +550,36 @@ fn sweep_part(
                     .unwrap_or_else(|| "(no protocolVersion offered)".into());
                 let a = read(&x);
                 let swept = match &a.reply {
-                    Reply::NoResponse(e) => Swept::Unreached(format!("no response ({e})")),
+                    Reply::NoResponse(e) => {
+                        Swept::Unreached(crate::format_exact!("no response ({e})"))
+                    }
                     Reply::Result(res) => match res.protocol_version().and_then(Value::as_str) {
                         Some(v) if v == requested => Swept::Served,
-                        Some(v) => Swept::NotServed(format!("answered with {}", escape_line(v))),
-                        None => {
-                            Swept::NotServed(format!("{} naming no protocolVersion", a.summary()))
-                        }
+                        Some(v) => Swept::NotServed(crate::format_exact!(
+                            "answered with {}",
+                            crate::fmt::Line(v)
+                        )),
+                        None => Swept::NotServed(crate::format_exact!(
+                            "{} naming no protocolVersion",
+                            a.summary()
+                        )),
                     },
-                    Reply::Error(e) => Swept::NotServed(format!(
+                    Reply::Error(e) => Swept::NotServed(crate::format_exact!(
                         "refused: {}, {}",
                         a.status_label,
-                        e.code
-                            .map_or_else(|| "no integer code".into(), |c| format!("code {c}"))
+                        e.code.map_or_else(
+                            || "no integer code".into(),
+                            |c| crate::format_exact!("code {c}")
+                        )
                     )),
                     _ => match a.status {
                         Some(401 | 403 | 408 | 429) | Some(300..=399) | Some(500..) => {
-                            Swept::Unreached(format!("{}: not a version decision", a.summary()))
+                            Swept::Unreached(crate::format_exact!(
+                                "{}: not a version decision",
+                                a.summary()
+                            ))
                         }
-                        _ => Swept::NotServed(format!("refused: {}", a.summary())),
+                        _ => Swept::NotServed(crate::format_exact!("refused: {}", a.summary())),
                     },
                 };
                 rows.push((escape_line(&requested), swept, x.seq()));
@@ -569,7 +590,7 @@ fn sweep_part(
     if rows.is_empty() {
         return (
             SubOutcome::Error,
-            format!(
+            crate::format_exact!(
                 "the {} leg holds neither an exchange nor a skip",
                 leg::V_SWEEP
             ),
@@ -583,48 +604,48 @@ fn sweep_part(
         let word = match s {
             Swept::Served => {
                 if !pin.allows(rev) {
-                    served_low.push(format!("{rev} (record #{seq})"));
+                    served_low.push(crate::format_exact!("{rev} (record #{seq})"));
                 } else {
-                    others.push(format!("{rev} served (record #{seq})"));
+                    others.push(crate::format_exact!("{rev} served (record #{seq})"));
                 }
                 "served"
             }
             Swept::NotServed(why) => {
-                others.push(format!("{rev} {why} (record #{seq})"));
+                others.push(crate::format_exact!("{rev} {why} (record #{seq})"));
                 "not_served"
             }
             Swept::Unreached(why) => {
-                unreached.push(format!("{rev} {why} (record #{seq})"));
+                unreached.push(crate::format_exact!("{rev} {why} (record #{seq})"));
                 "unreached"
             }
         };
         facts.push(rev.clone(), word);
     }
     if !served_low.is_empty() {
-        let mut note = format!(
+        let mut note = crate::format_exact!(
             "initialize serves {}, {} (each echoed as offered)",
             served_low.join(", "),
             pin.fault()
         );
         for extra in [&others, &unreached] {
             if !extra.is_empty() {
-                note.push_str(&format!("; {}", extra.join("; ")));
+                note.push_str(&crate::format_exact!("; {}", extra.join("; ")));
             }
         }
         (SubOutcome::Fail, note, facts)
     } else if !unreached.is_empty() {
-        let mut note = format!(
+        let mut note = crate::format_exact!(
             "initialize sweep unreached for {} (an unreached revision might be the offending one)",
             unreached.join("; ")
         );
         if !others.is_empty() {
-            note.push_str(&format!("; {}", others.join("; ")));
+            note.push_str(&crate::format_exact!("; {}", others.join("; ")));
         }
         (SubOutcome::Unknown, note, facts)
     } else {
         (
             SubOutcome::Pass,
-            format!(
+            crate::format_exact!(
                 "initialize serves no {} revision offered: {}",
                 pin.word(),
                 others.join("; ")
@@ -647,7 +668,7 @@ fn sub_a(
         let leg = SubVerdict::new(
             "a",
             wire::worst(d_o, sweep_o),
-            format!("{d_note}; {sweep_note}"),
+            crate::format_exact!("{d_note}; {sweep_note}"),
         );
         (leg, sweep, list)
     } else {
@@ -655,14 +676,14 @@ fn sub_a(
             .map(|x| {
                 seqs.push(x.seq());
                 let a = read(&x);
-                format!(
+                crate::format_exact!(
                     "; server/discover (record #{}) answered {}, so the served set comes from initialize only",
                     x.seq(),
                     a.summary()
                 )
             })
             .unwrap_or_default();
-        let mut leg = SubVerdict::new("a", sweep_o, format!("{sweep_note}{remark}"));
+        let mut leg = SubVerdict::new("a", sweep_o, crate::format_exact!("{sweep_note}{remark}"));
         // The revision the session runs on is served too: under a policy it must be
         // approved (the floor case is the sweep's: every handshake revision this tool
         // negotiates below the floor is one the sweep offers).
@@ -671,9 +692,9 @@ fn sub_a(
             .filter(|r| pin.approved.is_some() && !pin.allows(r))
         {
             leg.outcome = SubOutcome::Fail;
-            leg.note = format!(
+            leg.note = crate::format_exact!(
                 "the negotiated revision {} is {}; {}",
-                escape_line(rev),
+                crate::fmt::Line(rev),
                 pin.fault(),
                 leg.note
             );
@@ -745,11 +766,11 @@ impl Check for RevisionsPinned {
             ));
         }
         let mechanism = if ev.is_modern() {
-            format!(
+            crate::format_exact!(
                 "_meta io.modelcontextprotocol/protocolVersion with the MCP-Protocol-Version header ({REV_2026_07_28})"
             )
         } else {
-            format!(
+            crate::format_exact!(
                 "MCP-Protocol-Version header ({})",
                 ev.revision().map(escape_line).unwrap_or_default()
             )

@@ -58,17 +58,17 @@ fn status_gate(x: &Exchange<'_>, credential: bool) -> Result<u16, (SubOutcome, S
         };
         return Err((
             SubOutcome::Error,
-            format!("no response to attribute a cache policy to ({why})"),
+            crate::format_exact!("no response to attribute a cache policy to ({why})"),
         ));
     };
     match status {
         304 => Ok(status),
-        300..=399 => Err((SubOutcome::Unknown, format!("HTTP {status}: a redirect is not the resource (not followed)"))),
+        300..=399 => Err((SubOutcome::Unknown, crate::format_exact!("HTTP {status}: a redirect is not the resource (not followed)"))),
         401 if !credential => Err((
             SubOutcome::Unknown,
             "HTTP 401 to a request without a credential: the response is the challenge, not the content".into(),
         )),
-        400.. => Err((SubOutcome::Error, format!("HTTP {status}: the cache policy of an error is not attributable"))),
+        400.. => Err((SubOutcome::Error, crate::format_exact!("HTTP {status}: the cache policy of an error is not attributable"))),
         _ => Ok(status),
     }
 }
@@ -126,7 +126,7 @@ impl Check for CacheFreshness {
             None => {
                 let why = ev
                     .skipped(leg::INVENTORY_TOOLS)
-                    .map(|r| format!("the endpoint's tools/list was {r}"))
+                    .map(|r| crate::format_exact!("the endpoint's tools/list was {r}"))
                     .unwrap_or_else(|| "no list response of the endpoint was recorded".into());
                 legs.push(SubVerdict::new("b", SubOutcome::Unknown, why.clone()));
                 legs.push(SubVerdict::new(
@@ -196,25 +196,27 @@ struct EndpointFacts {
 /// dynamic content: `no-store` or `private` keeps it out of shared caches.
 fn dynamic_leg(ev: &Bundle, x: &Exchange<'_>, method: &str, cc: Option<&str>) -> SubVerdict {
     let substrate = if ev.is_sse() {
-        format!(
+        crate::format_exact!(
             "the HTTP+SSE event stream (record #{}) that carried the endpoint's own {method} result, \
              graded as dynamic content",
             x.seq()
         )
     } else {
-        format!(
+        crate::format_exact!(
             "the endpoint's own {method} response (record #{}), graded as dynamic content",
             x.seq()
         )
     };
     let status = match status_gate(x, ev.authenticated()) {
-        Err((o, note)) => return SubVerdict::new("b", o, format!("{substrate}: {note}")),
+        Err((o, note)) => {
+            return SubVerdict::new("b", o, crate::format_exact!("{substrate}: {note}"))
+        }
         Ok(status) => status,
     };
     let dirs = directives(cc);
     let shown = match cc {
         None => "no Cache-Control header".to_string(),
-        Some(v) => format!("Cache-Control: {v}"),
+        Some(v) => crate::format_exact!("Cache-Control: {v}"),
     };
     let private = dirs
         .as_ref()
@@ -241,7 +243,7 @@ fn dynamic_leg(ev: &Bundle, x: &Exchange<'_>, method: &str, cc: Option<&str>) ->
     SubVerdict::new(
         "b",
         o,
-        format!("{substrate}: HTTP {status}, {shown}; {verdict}"),
+        crate::format_exact!("{substrate}: HTTP {status}, {shown}; {verdict}"),
     )
 }
 
@@ -264,9 +266,9 @@ fn static_leg(ev: &Bundle, records: &mut Vec<u64>, facts: &mut Option<StaticFact
             return SubVerdict::new(
                 ID,
                 SubOutcome::Unknown,
-                format!(
+                crate::format_exact!(
                     "the static resource was not fetched ({})",
-                    escape_line(reason)
+                    crate::fmt::Line(reason)
                 ),
             );
         }
@@ -284,7 +286,7 @@ fn static_leg(ev: &Bundle, records: &mut Vec<u64>, facts: &mut Option<StaticFact
                 None => "no static resource path was given (probe input static_resource_path); no path is guessed, \
                          because a guessed path would belong to the vendor's web application, not the MCP server"
                     .to_string(),
-                Some(p) => format!(
+                Some(p) => crate::format_exact!(
                     "static resource path {:?} was given but this bundle holds no {} record (collected before the \
                      collector fetched it)",
                     escape_line(p),
@@ -295,7 +297,7 @@ fn static_leg(ev: &Bundle, records: &mut Vec<u64>, facts: &mut Option<StaticFact
     };
     records.push(x.seq());
     let url = escape_line(&x.http.request.url);
-    let subject = format!("GET {url} (record #{}, no credential)", x.seq());
+    let subject = crate::format_exact!("GET {url} (record #{}, no credential)", x.seq());
     let cc = x.header(header::CACHE_CONTROL);
     *facts = Some(StaticFacts {
         static_url: url.clone(),
@@ -307,9 +309,9 @@ fn static_leg(ev: &Bundle, records: &mut Vec<u64>, facts: &mut Option<StaticFact
             return SubVerdict::new(
                 ID,
                 SubOutcome::Unknown,
-                format!(
+                crate::format_exact!(
                     "{subject}: the network guard refused to send it ({})",
-                    escape_line(&e.message)
+                    crate::fmt::Line(&e.message)
                 ),
             );
         }
@@ -318,13 +320,13 @@ fn static_leg(ev: &Bundle, records: &mut Vec<u64>, facts: &mut Option<StaticFact
     // read accordingly.
     let credential = derive::header(&x.http.request.headers, header::AUTHORIZATION).is_some();
     let status = match status_gate(&x, credential) {
-        Err((o, note)) => return SubVerdict::new(ID, o, format!("{subject}: {note}")),
+        Err((o, note)) => return SubVerdict::new(ID, o, crate::format_exact!("{subject}: {note}")),
         Ok(status) => status,
     };
     let dirs = directives(cc.as_deref()).unwrap_or_default();
     let shown = match &cc {
         None => "no Cache-Control header".to_string(),
-        Some(v) => format!("Cache-Control: {}", escape_line(v)),
+        Some(v) => crate::format_exact!("Cache-Control: {}", crate::fmt::Line(v)),
     };
     let non_shareable: Vec<&str> = dirs
         .iter()
@@ -336,12 +338,12 @@ fn static_leg(ev: &Bundle, records: &mut Vec<u64>, facts: &mut Option<StaticFact
         .into_iter()
         .filter(|h| x.header(h).is_some())
         .collect();
-    let head = format!("{subject}: HTTP {status}, {shown}");
+    let head = crate::format_exact!("{subject}: HTTP {status}, {shown}");
     if !non_shareable.is_empty() {
         return SubVerdict::new(
             ID,
             SubOutcome::Fail,
-            format!(
+            crate::format_exact!(
                 "{head}; {} contradicts caching a static resource (checked before the validator)",
                 non_shareable.join(" and ")
             ),
@@ -351,7 +353,7 @@ fn static_leg(ev: &Bundle, records: &mut Vec<u64>, facts: &mut Option<StaticFact
         (false, Some(m)) => SubVerdict::new(
             ID,
             SubOutcome::Pass,
-            format!(
+            crate::format_exact!(
                 "{head}; validator {} and {m}: cacheable with a freshness limit",
                 validators.join(" and ")
             ),
@@ -367,7 +369,7 @@ fn static_leg(ev: &Bundle, records: &mut Vec<u64>, facts: &mut Option<StaticFact
             SubVerdict::new(
                 ID,
                 SubOutcome::Fail,
-                format!("{head}; lacks {}", lacks.join(" and ")),
+                crate::format_exact!("{head}; lacks {}", lacks.join(" and ")),
             )
         }
     }
@@ -376,7 +378,7 @@ fn static_leg(ev: &Bundle, records: &mut Vec<u64>, facts: &mut Option<StaticFact
 /// Sub-verdict c: `resultType`, `ttlMs`, `cacheScope` on the result (2026-07-28 fields).
 fn cacheable_fields(x: &Exchange<'_>, modern: bool) -> String {
     if let Some(cut) = x.cut() {
-        return format!("could not be read: {cut}");
+        return crate::format_exact!("could not be read: {cut}");
     }
     x.with_answer(|a| match a.and_then(|a| a.get("result")) {
         Some(result) => cacheable_fields_of(result, modern),
@@ -389,7 +391,7 @@ fn cacheable_fields_of(result: &Value, modern: bool) -> String {
     let fields = ["resultType", "ttlMs", "cacheScope"];
     let present: Vec<String> = fields
         .iter()
-        .filter_map(|f| result.get(*f).map(|v| format!("{f}={v}")))
+        .filter_map(|f| result.get(*f).map(|v| crate::format_exact!("{f}={v}")))
         .collect();
     let missing: Vec<&str> = fields
         .iter()
@@ -397,14 +399,14 @@ fn cacheable_fields_of(result: &Value, modern: bool) -> String {
         .filter(|f| result.get(*f).is_none())
         .collect();
     if missing.is_empty() {
-        format!("cacheable-result fields present: {}", present.join(", "))
+        crate::format_exact!("cacheable-result fields present: {}", present.join(", "))
     } else if modern {
-        format!(
+        crate::format_exact!(
             "schema deviation under 2026-07-28: missing {}",
             missing.join(", ")
         )
     } else {
-        format!(
+        crate::format_exact!(
             "the negotiated revision does not define {} yet",
             missing.join(", ")
         )

@@ -62,19 +62,19 @@ pub fn resolve_size(inputs: Option<&Value>) -> Result<Option<u64>, String> {
     let n = match v.as_u64() {
         Some(n) if n > 0 => n,
         _ => {
-            return Err(format!(
+            return Err(crate::format_exact!(
                 "max_request_bytes {} is not a positive integer",
-                escape_line(&v.to_string())
+                crate::fmt::Line(&v.to_string())
             ))
         }
     };
     if n > HARD_MAX {
-        return Err(format!(
+        return Err(crate::format_exact!(
             "max_request_bytes {n} is above the 10 MiB ceiling ({HARD_MAX} bytes), refused whatever the consent"
         ));
     }
     if n > CONSENT_ABOVE && get("oversize_authorised") != Some(&Value::Bool(true)) {
-        return Err(format!(
+        return Err(crate::format_exact!(
             "max_request_bytes {n} is above 1 MiB and oversize_authorised is not the JSON boolean true"
         ));
     }
@@ -83,7 +83,7 @@ pub fn resolve_size(inputs: Option<&Value>) -> Result<Option<u64>, String> {
 
 /// "1048576 bytes (1.0 MiB)".
 fn bytes(n: u64) -> String {
-    format!("{n} bytes ({:.1} MiB)", n as f64 / (1u64 << 20) as f64)
+    crate::format_exact!("{n} bytes ({:.1} MiB)", n as f64 / (1u64 << 20) as f64)
 }
 
 /// Sub-verdict a and the facts for the details.
@@ -114,11 +114,11 @@ fn judge(ev: &Bundle, size: &Result<Option<u64>, String>) -> Judgement {
         Err(reason) => {
             let skip = ev
                 .skipped(leg::PADDED)
-                .map(|r| format!(" (collector: {})", escape_line(r)))
+                .map(|r| crate::format_exact!(" (collector: {})", crate::fmt::Line(r)))
                 .unwrap_or_default();
             return Judgement::new(
                 SubOutcome::Unknown,
-                format!("the probe size was refused: {reason}; nothing is sent{skip}"),
+                crate::format_exact!("the probe size was refused: {reason}; nothing is sent{skip}"),
             );
         }
         Ok(s) => *s,
@@ -132,21 +132,23 @@ fn judge(ev: &Bundle, size: &Result<Option<u64>, String>) -> Judgement {
     let Some(control) = ev.exchanges(leg::INVENTORY_TOOLS).next() else {
         let why = ev
             .skipped(leg::INVENTORY_TOOLS)
-            .map(|r| format!("tools/list was {}", escape_line(r)))
+            .map(|r| crate::format_exact!("tools/list was {}", crate::fmt::Line(r)))
             .unwrap_or_else(|| "no tools/list was recorded".into());
         return Judgement::new(
             SubOutcome::Unknown,
-            format!("no control request ({why}); the padded body is not sent without one"),
+            crate::format_exact!(
+                "no control request ({why}); the padded body is not sent without one"
+            ),
         );
     };
     let control_status = match &control.http.outcome {
         HttpOutcome::Error(e) => {
             return Judgement::new(
                 SubOutcome::Error,
-                format!(
+                crate::format_exact!(
                     "the control tools/list (record #{}) drew no response ({}); the padded body was not sent",
                     control.seq(),
-                    escape_line(&e.to_string())
+                    crate::fmt::Line(&e.to_string())
                 ),
             )
         }
@@ -155,7 +157,7 @@ fn judge(ev: &Bundle, size: &Result<Option<u64>, String>) -> Judgement {
     if !(200..300).contains(&control_status) {
         let mut j = Judgement::new(
             SubOutcome::Unknown,
-            format!(
+            crate::format_exact!(
                 "the control tools/list (record #{}) was answered HTTP {control_status}, so the normal request is \
                  not accepted and a 413 to the padded one would prove nothing; the padded body is not sent",
                 control.seq()
@@ -164,7 +166,7 @@ fn judge(ev: &Bundle, size: &Result<Option<u64>, String>) -> Judgement {
         j.control_status = Some(control_status);
         return j;
     }
-    let control_text = format!(
+    let control_text = crate::format_exact!(
         "control tools/list (record #{}) HTTP {control_status}",
         control.seq()
     );
@@ -176,13 +178,15 @@ fn judge(ev: &Bundle, size: &Result<Option<u64>, String>) -> Judgement {
             .unwrap_or_else(|| "recorded without an HTTP exchange".into());
         let mut j = Judgement::new(
             SubOutcome::Unknown,
-            format!("{control_text}; the padded request was not sent ({why}); a full run decides"),
+            crate::format_exact!(
+                "{control_text}; the padded request was not sent ({why}); a full run decides"
+            ),
         );
         j.control_status = Some(control_status);
         return j;
     };
     let sent = padded.http.request.body.length;
-    let size_text = format!(
+    let size_text = crate::format_exact!(
         "{} (probe size {} from {source}) in record #{}",
         bytes(sent),
         probe,
@@ -191,17 +195,17 @@ fn judge(ev: &Bundle, size: &Result<Option<u64>, String>) -> Judgement {
     let mut j = match &padded.http.outcome {
         HttpOutcome::Error(e) => Judgement::new(
             SubOutcome::Unknown,
-            format!(
+            crate::format_exact!(
                 "{control_text}; the padded tools/list of {size_text} drew no response ({}): the connection \
                  failed while the body was sent or answered; confirm whether that is size enforcement",
-                escape_line(&e.to_string())
+                crate::fmt::Line(&e.to_string())
             ),
         ),
         HttpOutcome::Response(r) => {
             let status = r.status;
-            let head = format!("{control_text}; the padded tools/list of {size_text} was answered HTTP {status}");
+            let head = crate::format_exact!("{control_text}; the padded tools/list of {size_text} was answered HTTP {status}");
             let (outcome, why) = padded_answer(status, sent, stated);
-            let mut j = Judgement::new(outcome, format!("{head}: {why}"));
+            let mut j = Judgement::new(outcome, crate::format_exact!("{head}: {why}"));
             j.padded_status = Some(status);
             j
         }
@@ -217,7 +221,7 @@ fn padded_answer(status: u16, sent: u64, stated: Option<u64>) -> (SubOutcome, St
     match status {
         413 => (
             SubOutcome::Pass,
-            format!(
+            crate::format_exact!(
                 "a request-body limit at or below {sent} bytes is enforced (whatever was configured)"
             ),
         ),
@@ -230,7 +234,7 @@ fn padded_answer(status: u16, sent: u64, stated: Option<u64>) -> (SubOutcome, St
         200..=299 => match stated {
             Some(limit) if sent > limit => (
                 SubOutcome::Fail,
-                format!(
+                crate::format_exact!(
                     "accepted, although the operator states a limit of {}: the stated limit is not \
                      enforced",
                     bytes(limit)
@@ -238,7 +242,7 @@ fn padded_answer(status: u16, sent: u64, stated: Option<u64>) -> (SubOutcome, St
             ),
             Some(limit) => (
                 SubOutcome::Unknown,
-                format!(
+                crate::format_exact!(
                     "accepted, but the body sent does not exceed the stated limit of {}, so it does \
                      not test it",
                     bytes(limit)
@@ -246,7 +250,7 @@ fn padded_answer(status: u16, sent: u64, stated: Option<u64>) -> (SubOutcome, St
             ),
             None => (
                 SubOutcome::Unknown,
-                format!(
+                crate::format_exact!(
                     "accepted: there is no limit at or below {sent} bytes, which is not \"no limit\"; \
                      state max_request_bytes (with oversize_authorised above 1 MiB) to test the \
                      configured limit"
@@ -255,7 +259,7 @@ fn padded_answer(status: u16, sent: u64, stated: Option<u64>) -> (SubOutcome, St
         },
         _ => (
             SubOutcome::Unknown,
-            format!("HTTP {status} is neither 413 nor an acceptance, so it is not read as size enforcement"),
+            crate::format_exact!("HTTP {status} is neither 413 nor an acceptance, so it is not read as size enforcement"),
         ),
     }
 }

@@ -73,7 +73,9 @@ fn exchange_of<'a>(
         Some(Err(reason)) => Err(skipped_leg(what, &reason)),
         None => Err((
             SubOutcome::Error,
-            format!("{what}: the leg's records hold neither an HTTP exchange nor a skip"),
+            crate::format_exact!(
+                "{what}: the leg's records hold neither an HTTP exchange nor a skip"
+            ),
         )),
     }
 }
@@ -84,7 +86,7 @@ fn surface(a: &Answer, what: &str, authenticated: bool) -> (SubOutcome, String) 
     let Some(status) = a.status else {
         return (
             SubOutcome::Error,
-            format!("{what}: {said}: the answer was never observed"),
+            crate::format_exact!("{what}: {said}: the answer was never observed"),
         );
     };
     let (o, why) = match status {
@@ -102,7 +104,7 @@ fn surface(a: &Answer, what: &str, authenticated: bool) -> (SubOutcome, String) 
         ),
         401 | 403 => (
             SubOutcome::Unknown,
-            format!(
+            crate::format_exact!(
                 "refused at authentication {}, so method handling was never reached",
                 if authenticated {
                     "although it carried the run's credential"
@@ -124,7 +126,7 @@ fn surface(a: &Answer, what: &str, authenticated: bool) -> (SubOutcome, String) 
             };
             (
                 SubOutcome::Pass,
-                format!("{by}, a deviation from the recommended 405"),
+                crate::format_exact!("{by}, a deviation from the recommended 405"),
             )
         }
         500.. => (
@@ -136,7 +138,10 @@ fn surface(a: &Answer, what: &str, authenticated: bool) -> (SubOutcome, String) 
             "an informational status decides nothing".to_string(),
         ),
     };
-    (o, format!("{what} (record #{}): {said}: {why}", a.seq))
+    (
+        o,
+        crate::format_exact!("{what} (record #{}): {said}: {why}", a.seq),
+    )
 }
 
 /// The control of c or d: `Ok` when it is a tools result.
@@ -158,7 +163,7 @@ fn control<'a>(
     };
     Err((
         o,
-        format!(
+        crate::format_exact!(
             "the control tools/list (record #{}) answered {}, not a tools result, so there is nothing to compare \
              with",
             a.seq,
@@ -171,16 +176,16 @@ fn control<'a>(
 /// `header` differs, so a changed answer is the header's doing.
 fn variant(a: &Answer, control_seq: u64, what: &str, authenticated: bool) -> (SubOutcome, String) {
     let said = a.summary();
-    let head = format!("{what} (record #{}) answered {said}", a.seq);
-    let base = format!("the control (record #{control_seq}) got a tools result");
+    let head = crate::format_exact!("{what} (record #{}) answered {said}", a.seq);
+    let base = crate::format_exact!("the control (record #{control_seq}) got a tools result");
     match &a.reply {
         Reply::Result(_) if a.tools().is_some() => (
             SubOutcome::Pass,
-            format!("{head}, like the control: the header was ignored"),
+            crate::format_exact!("{head}, like the control: the header was ignored"),
         ),
         _ if matches!(a.status, Some(401 | 403)) => (
             SubOutcome::Unknown,
-            format!(
+            crate::format_exact!(
                 "{head}: refused at authentication {}; {base}, but a credential change between the two cannot be \
                  excluded",
                 if authenticated {
@@ -192,19 +197,19 @@ fn variant(a: &Answer, control_seq: u64, what: &str, authenticated: bool) -> (Su
         ),
         Reply::Error(_) | Reply::Empty | Reply::StreamWithoutAnswer => (
             SubOutcome::Fail,
-            format!("{head}: {base} and only the header differs, so the header was acted on instead of ignored"),
+            crate::format_exact!("{head}: {base} and only the header differs, so the header was acted on instead of ignored"),
         ),
         Reply::Result(_) => (
             SubOutcome::Unknown,
-            format!("{head}: a result that is not a tools result ({base}) decides nothing"),
+            crate::format_exact!("{head}: a result that is not a tools result ({base}) decides nothing"),
         ),
         Reply::NoResponse(_) => (
             SubOutcome::Error,
-            format!("{what}: {said}: the answer was never observed"),
+            crate::format_exact!("{what}: {said}: the answer was never observed"),
         ),
         Reply::Bare(_) => (
             SubOutcome::Error,
-            format!(
+            crate::format_exact!(
                 "{head}: a bare status a gateway or proxy may have produced; the change is not attributed to the \
                  server"
             ),
@@ -229,7 +234,7 @@ fn sub_c(ev: &Bundle, seqs: &mut Vec<u64>) -> SubVerdict {
                 if o == SubOutcome::Pass {
                     (
                         o,
-                        format!(
+                        crate::format_exact!(
                             "{n} (near-vacuous: resumption replays a broken stream; this shows only that the \
                              header does not derail a request)"
                         ),
@@ -246,7 +251,7 @@ fn sub_c(ev: &Bundle, seqs: &mut Vec<u64>) -> SubVerdict {
 /// Every `Mcp-Session-Id` a response of this check carried: (what, record, minted or
 /// echoed).
 fn session_ids(ev: &Bundle) -> Vec<String> {
-    let control = |sub: &str| format!("the {} control", crate::refs::here(sub));
+    let control = |sub: &str| crate::format_exact!("the {} control", crate::refs::here(sub));
     let names = [
         (leg::LEGACY_GET, "the GET".to_string()),
         (leg::LEGACY_DELETE, "the DELETE".to_string()),
@@ -275,7 +280,7 @@ fn session_ids(ev: &Bundle) -> Vec<String> {
                 } else {
                     "minted a session id"
                 };
-                out.push(format!(
+                out.push(crate::format_exact!(
                     "{what} (record #{}, HTTP {}) {kind}",
                     x.seq(),
                     resp.status
@@ -288,7 +293,7 @@ fn session_ids(ev: &Bundle) -> Vec<String> {
 
 /// Sub-verdict d: no session id minted or echoed; a supplied one ignored.
 fn sub_d(ev: &Bundle, seqs: &mut Vec<u64>) -> SubVerdict {
-    let what = format!("tools/list with Mcp-Session-Id: {SUPPLIED_SESSION_ID}");
+    let what = crate::format_exact!("tools/list with Mcp-Session-Id: {SUPPLIED_SESSION_ID}");
     let found = session_ids(ev);
     if !found.is_empty() {
         for l in LEGS {
@@ -303,7 +308,7 @@ fn sub_d(ev: &Bundle, seqs: &mut Vec<u64>) -> SubVerdict {
         return SubVerdict::new(
             "d",
             SubOutcome::Fail,
-            format!(
+            crate::format_exact!(
                 "an Mcp-Session-Id response header: {} (read from the recorded response headers); a \
                  {REV_2026_07_28} server should ignore the header and neither mint nor echo one",
                 found.join("; ")
@@ -324,7 +329,9 @@ fn sub_d(ev: &Bundle, seqs: &mut Vec<u64>) -> SubVerdict {
                 if o == SubOutcome::Pass {
                     (
                         o,
-                        format!("{n}; no response of this check carries Mcp-Session-Id"),
+                        crate::format_exact!(
+                            "{n}; no response of this check carries Mcp-Session-Id"
+                        ),
                     )
                 } else {
                     (o, n)
@@ -358,7 +365,7 @@ impl Check for LegacySessionDisabled {
             return wire::no_rev(
                 ev,
                 &LEGS,
-                &format!(
+                &crate::format_exact!(
                     "valid only for {REV_2026_07_28}: below it sessions and stream resumption are the transport \
                      itself"
                 ),

@@ -36,7 +36,7 @@ pub(super) fn left_out(sent: &RequestParams, required: &[&str]) -> Vec<String> {
 
 /// A URI as sent, in backticks, control characters escaped, cut at 300 characters.
 pub(super) fn uri(u: &str) -> String {
-    format!("`{}`", truncate(&escape_line(u), 300))
+    crate::format_exact!("`{}`", truncate(&escape_line(u), 300))
 }
 
 /// `out` (a check's declaration legs, already aggregated) with the live legs after
@@ -45,19 +45,21 @@ pub(super) fn uri(u: &str) -> String {
 pub(super) fn with_live(mut out: Outcome, live: Vec<SubVerdict>, records: Vec<u64>) -> Outcome {
     let notes: Vec<String> = live
         .iter()
-        .map(|l| format!("{}: {}", crate::refs::here(&l.id), l.note))
+        .map(|l| crate::format_exact!("{}: {}", crate::refs::here(&l.id), l.note))
         .collect();
     out.subs.extend(live);
     out.recombine();
     if !notes.is_empty() {
-        out.evidence = format!("{}; {}", out.evidence, notes.join("; "));
+        out.evidence = crate::format_exact!("{}; {}", out.evidence, notes.join("; "));
     }
     out.with_records(records)
 }
 
 /// Every record of `legs`.
 pub(super) fn seqs(ev: &Bundle, legs: &[LegId]) -> Vec<u64> {
-    legs.iter().flat_map(|l| ev.seqs(*l)).collect()
+    legs.iter()
+        .flat_map(|l| ev.records_for(*l).map(|r| r.seq))
+        .collect()
 }
 
 /// One live leg as recorded.
@@ -77,7 +79,7 @@ fn sent<'a>(ev: &'a Bundle, leg: LegId, what: &str) -> Result<Exchange<'a>, Grad
         Some(Err(reason)) => Err(skipped(what, &reason)),
         None => Err((
             SubOutcome::Error,
-            format!("{what}: no record of leg {leg} is in the bundle"),
+            crate::format_exact!("{what}: no record of leg {leg} is in the bundle"),
         )),
     }
 }
@@ -98,11 +100,16 @@ pub(super) fn recorded<'a>(ev: &'a Bundle, leg: LegId, what: &str) -> Recorded<'
 pub(super) fn skipped(what: &str, reason: &str) -> Graded {
     let reason = escape_line(reason);
     if reason.starts_with("not sent:") {
-        (SubOutcome::Unknown, format!("{what} was {reason}"))
+        (
+            SubOutcome::Unknown,
+            crate::format_exact!("{what} was {reason}"),
+        )
     } else {
         (
             SubOutcome::Error,
-            format!("{what} was not recorded ({reason}): the observation was never made"),
+            crate::format_exact!(
+                "{what} was not recorded ({reason}): the observation was never made"
+            ),
         )
     }
 }
@@ -134,7 +141,7 @@ pub(super) fn control(ev: &Bundle, leg: LegId, key: &str, what: &str) -> Result<
         Ok(x) => {
             let a = wire::read(&x);
             match items(&a, key) {
-                Some(n) if n > 0 => Ok(format!(
+                Some(n) if n > 0 => Ok(crate::format_exact!(
                     "{what} returned {n} item{} of `{key}`",
                     if n == 1 { "" } else { "s" }
                 )),
@@ -145,7 +152,7 @@ pub(super) fn control(ev: &Bundle, leg: LegId, key: &str, what: &str) -> Result<
                     };
                     Err((
                         outcome,
-                        format!(
+                        crate::format_exact!(
                             "{what} did not return a non-empty `{key}` ({}), so what follows cannot be told from a \
                              broken {}",
                             a.summary(),
@@ -215,7 +222,7 @@ pub(super) fn refusal(
     let unattributed = || {
         (
             SubOutcome::Error,
-            format!("{said}: no JSON-RPC answer attributable to the server"),
+            crate::format_exact!("{said}: no JSON-RPC answer attributable to the server"),
         )
     };
     match class {
@@ -226,19 +233,19 @@ pub(super) fn refusal(
         Class::NotAttributable(_) | Class::HttpOnly(_) => unattributed(),
         Class::Required(RESOURCE_NOT_FOUND) => (
             outcome,
-            format!(
+            crate::format_exact!(
                 "{said}: refused with -32002, the code {} defines for a missing resource",
                 revision.map(escape_line).unwrap_or_else(|| "this revision".into())
             ),
         ),
-        Class::Required(_) => (outcome, format!("{said}: refused with -32602")),
+        Class::Required(_) => (outcome, crate::format_exact!("{said}: refused with -32602")),
         Class::OtherCode(Some(RESOURCE_NOT_FOUND)) if probe == Probe::MissingResource => (
             outcome,
             match strictness {
-                Strictness::Fail => format!(
+                Strictness::Fail => crate::format_exact!(
                     "{said}: -32002 is retired in 2026-07-28, which requires -32602 for a missing resource"
                 ),
-                Strictness::Pass => format!(
+                Strictness::Pass => crate::format_exact!(
                     "{said}: refused with -32002, retired in 2026-07-28, which requires -32602 for a missing \
                      resource; a refusal is still a refusal, the deviation named"
                 ),
@@ -246,10 +253,10 @@ pub(super) fn refusal(
         ),
         Class::OtherCode(Some(c)) if code::is_modern_rejection(c) => (
             SubOutcome::Unknown,
-            format!("{said}: refused by 2026-07-28 header or version validation, which answers another question"),
+            crate::format_exact!("{said}: refused by 2026-07-28 header or version validation, which answers another question"),
         ),
         Class::OtherCode(c) => {
-            let with = c.map_or_else(|| "without an integer code".to_string(), |c| format!("with {c}"));
+            let with = c.map_or_else(|| "without an integer code".to_string(), |c| crate::format_exact!("with {c}"));
             let internal = if c == Some(-32603) {
                 " (an internal error: the handler broke on the input instead of validating it)"
             } else {
@@ -257,9 +264,9 @@ pub(super) fn refusal(
             };
             let note = match strictness {
                 Strictness::Fail => {
-                    format!("{said}: refused, but {with}, not -32602 as the benchmark requires{internal}")
+                    crate::format_exact!("{said}: refused, but {with}, not -32602 as the benchmark requires{internal}")
                 }
-                Strictness::Pass => format!(
+                Strictness::Pass => crate::format_exact!(
                     "{said}: refused {with} instead of the -32602 the benchmark requires{internal}; a refusal \
                      is still a refusal, the deviation named"
                 ),
@@ -282,34 +289,34 @@ fn accepted(r: &Value, probe: Probe, said: &str) -> Graded {
         Probe::MissingResource => match r.get("contents").and_then(Value::as_array) {
             Some(c) if !c.is_empty() => (
                 SubOutcome::Unknown,
-                format!(
+                crate::format_exact!(
                     "{said} ({} item{}{}): the template generated content for a value that names no stored \
                      resource; a template may legitimately produce content for any value, so whether the \
                      resource \"does not exist\" is not observable",
                     c.len(),
                     if c.len() == 1 { "" } else { "s" },
-                    first_text(r).map(|t| format!(", first text {t}")).unwrap_or_default()
+                    first_text(r).map(|t| crate::format_exact!(", first text {t}")).unwrap_or_default()
                 ),
             ),
             Some(_) => (
                 SubOutcome::Fail,
-                format!("{said} with an empty `contents`: not a rejection (2026-07-28 forbids an empty list standing in for \"not found\")"),
+                crate::format_exact!("{said} with an empty `contents`: not a rejection (2026-07-28 forbids an empty list standing in for \"not found\")"),
             ),
             None => (
                 SubOutcome::Fail,
-                format!("{said} without `contents`: accepted, not rejected with -32602"),
+                crate::format_exact!("{said} without `contents`: accepted, not rejected with -32602"),
             ),
         },
         Probe::MissingArgument => (
             SubOutcome::Fail,
-            format!(
+            crate::format_exact!(
                 "{said}: the prompt was rendered without its required argument{}",
-                first_text(r).map(|t| format!(" (first text {t})")).unwrap_or_default()
+                first_text(r).map(|t| crate::format_exact!(" (first text {t})")).unwrap_or_default()
             ),
         ),
         Probe::UnknownPrompt => (
             SubOutcome::Fail,
-            format!("{said}: a prompt that does not exist was answered with a result"),
+            crate::format_exact!("{said}: a prompt that does not exist was answered with a result"),
         ),
     }
 }

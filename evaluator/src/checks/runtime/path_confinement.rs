@@ -78,7 +78,7 @@ impl Check for PathConfinement {
             control_origin: None,
             probes: Map::new(),
         };
-        let what = format!("{} (control and traversal)", crate::refs::here("a"));
+        let what = crate::format_exact!("{} (control and traversal)", crate::refs::here("a"));
         let control = match live::recorded(ev, leg::TRAVERSAL_CONTROL, &what) {
             Recorded::NotSent(g) => {
                 return done(vec![SubVerdict::new("a", g.0, g.1)], seqs, &facts);
@@ -97,7 +97,7 @@ impl Check for PathConfinement {
         let origin = if operator { "operator" } else { "derived" };
         facts.control_uri = Some(uri.clone());
         facts.control_origin = Some(origin);
-        let what = format!(
+        let what = crate::format_exact!(
             "the control resources/read of {} ({})",
             live::uri(&uri),
             if operator {
@@ -118,7 +118,7 @@ impl Check for PathConfinement {
         let mut legs = vec![SubVerdict::new(
             "a.control",
             SubOutcome::Observed,
-            format!(
+            crate::format_exact!(
                 "{what} returned {}",
                 crate::checks::common::text::count(
                     live::items(&control.0, "contents").unwrap_or(0),
@@ -213,29 +213,31 @@ fn traversal(
     if !climbs {
         return (
             SubOutcome::Error,
-            format!(
+            crate::format_exact!(
                 "the recorded read of {} climbs no directory, so it tests nothing",
                 live::uri(uri)
             ),
         );
     }
-    let sent = format!("resources/read of {} (sent as is)", live::uri(uri));
+    let sent = crate::format_exact!("resources/read of {} (sent as is)", live::uri(uri));
     let said = a.summary();
     if a.status == Some(401) {
         return (
             SubOutcome::Unknown,
-            format!("{sent}: {said}: refused at authentication, so the path was never judged"),
+            crate::format_exact!(
+                "{sent}: {said}: refused at authentication, so the path was never judged"
+            ),
         );
     }
     match &a.reply {
-        Reply::NoResponse(_) => (SubOutcome::Error, format!("{sent}: {said}: the observation was never made")),
-        Reply::Error(_) => (SubOutcome::Pass, format!("{sent}: {said}: refused")),
+        Reply::NoResponse(_) => (SubOutcome::Error, crate::format_exact!("{sent}: {said}: the observation was never made")),
+        Reply::Error(_) => (SubOutcome::Pass, crate::format_exact!("{sent}: {said}: refused")),
         Reply::Result(r) => match r.get("contents").and_then(Value::as_array) {
-            Some(c) if c.is_empty() => (SubOutcome::Pass, format!("{sent}: {said} with an empty `contents`: nothing served")),
+            Some(c) if c.is_empty() => (SubOutcome::Pass, crate::format_exact!("{sent}: {said} with an empty `contents`: nothing served")),
             Some(_) => match marked(&texts(Some(&**r)), markers, control) {
                 Some((m, line)) => (
                     SubOutcome::Fail,
-                    format!(
+                    crate::format_exact!(
                         "{sent}: {said} whose contents carry {m:?}, a marker of the target file absent from the \
                          control: {}",
                         quote(&truncate(line.trim(), 120))
@@ -243,25 +245,25 @@ fn traversal(
                 ),
                 None => (
                     SubOutcome::Unknown,
-                    format!(
+                    crate::format_exact!(
                         "{sent}: {said} with contents carrying no marker of the target file{}: dot-segment removal \
                          may have mapped the URI onto a resource inside the root",
-                        live::first_text(r).map(|t| format!(" (first text {t})")).unwrap_or_default()
+                        live::first_text(r).map(|t| crate::format_exact!(" (first text {t})")).unwrap_or_default()
                     ),
                 ),
             },
-            None => (SubOutcome::Unknown, format!("{sent}: {said} without `contents`")),
+            None => (SubOutcome::Unknown, crate::format_exact!("{sent}: {said} without `contents`")),
         },
         Reply::Bare(_) => (
             SubOutcome::Unknown,
-            format!(
+            crate::format_exact!(
                 "{sent}: {said}: no JSON-RPC answer (a WAF or front may refuse such a URI before the server), so \
                  whether the server itself would serve it is not observed"
             ),
         ),
         Reply::Empty | Reply::StreamWithoutAnswer => (
             SubOutcome::Unknown,
-            format!("{sent}: {said}: no JSON-RPC answer to judge"),
+            crate::format_exact!("{sent}: {said}: no JSON-RPC answer to judge"),
         ),
     }
 }

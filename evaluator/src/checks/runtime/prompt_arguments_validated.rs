@@ -81,7 +81,7 @@ impl Arguments {
     fn read(&mut self, read: &Read, item: &Item) {
         let prompt = read.label(item, "name");
         if !item.value.is_object() {
-            self.bad_name.push(format!(
+            self.bad_name.push(crate::format_exact!(
                 "{prompt} is {}, not a prompt object",
                 kind(&item.value)
             ));
@@ -91,7 +91,7 @@ impl Arguments {
             None => return,
             Some(Value::Array(a)) => a,
             Some(other) => {
-                self.bad_name.push(format!(
+                self.bad_name.push(crate::format_exact!(
                     "{prompt} arguments is {} ({}), not an array",
                     kind(other),
                     show(other)
@@ -102,7 +102,7 @@ impl Arguments {
         for (i, arg) in args.iter().enumerate() {
             self.declared += 1;
             let Some(obj) = arg.as_object() else {
-                self.bad_name.push(format!(
+                self.bad_name.push(crate::format_exact!(
                     "{prompt} argument #{} is {}, not an object",
                     i + 1,
                     kind(arg)
@@ -110,17 +110,17 @@ impl Arguments {
                 continue;
             };
             let label = match non_blank(arg, "name") {
-                Ok(n) => format!("{prompt} argument {}", quote(n)),
+                Ok(n) => crate::format_exact!("{prompt} argument {}", quote(n)),
                 Err(why) => {
                     self.bad_name
-                        .push(format!("{prompt} argument #{}: {why}", i + 1));
-                    format!("{prompt} argument #{}", i + 1)
+                        .push(crate::format_exact!("{prompt} argument #{}: {why}", i + 1));
+                    crate::format_exact!("{prompt} argument #{}", i + 1)
                 }
             };
             match obj.get("required") {
                 None => {}
                 Some(Value::Bool(_)) => self.required_boolean += 1,
-                Some(v) => self.bad_required.push(format!(
+                Some(v) => self.bad_required.push(crate::format_exact!(
                     "{label}: required is {} ({}), not a JSON boolean",
                     show(v),
                     kind(v)
@@ -166,7 +166,7 @@ impl Check for PromptArgumentsValidated {
         let a = if !args.bad_name.is_empty() {
             (
                 SubOutcome::Fail,
-                format!(
+                crate::format_exact!(
                     "{} without a usable name: {}",
                     count(args.bad_name.len(), "declaration"),
                     capped(&args.bad_name, SEP)
@@ -175,12 +175,14 @@ impl Check for PromptArgumentsValidated {
         } else if args.declared == 0 {
             (
                 SubOutcome::Pass,
-                format!("no argument is declared ({prompts} read), so none is left unnamed"),
+                crate::format_exact!(
+                    "no argument is declared ({prompts} read), so none is left unnamed"
+                ),
             )
         } else {
             (
                 SubOutcome::Pass,
-                format!(
+                crate::format_exact!(
                     "every argument has a non-blank name ({} across {prompts})",
                     count(args.declared, "argument")
                 ),
@@ -189,7 +191,7 @@ impl Check for PromptArgumentsValidated {
         let b = if !args.bad_required.is_empty() {
             (
                 SubOutcome::Fail,
-                format!(
+                crate::format_exact!(
                     "{} with a non-boolean `required`: {}",
                     count(args.bad_required.len(), "argument"),
                     capped(&args.bad_required, SEP)
@@ -199,14 +201,14 @@ impl Check for PromptArgumentsValidated {
             (
                 SubOutcome::Pass,
                 if args.declared == 0 {
-                    format!("no argument is declared ({prompts} read), so there is no `required` to check")
+                    crate::format_exact!("no argument is declared ({prompts} read), so there is no `required` to check")
                 } else if args.required_boolean == args.declared {
-                    format!(
+                    crate::format_exact!(
                         "every argument carries a JSON boolean `required` ({})",
                         count(args.declared, "argument")
                     )
                 } else {
-                    format!(
+                    crate::format_exact!(
                         "`required` is a JSON boolean wherever present ({} of {}; the others omit it, which MCP allows)",
                         args.required_boolean,
                         count(args.declared, "argument")
@@ -272,7 +274,7 @@ fn missing_argument(ev: &Bundle, strictness: Strictness) -> SubVerdict {
         if left_out.is_empty() {
             return Err((
                 SubOutcome::Error,
-                format!(
+                crate::format_exact!(
                     "the recorded get of {} leaves out no argument the listed prompt declares required, so it tests nothing",
                     asked(&req)
                 ),
@@ -287,7 +289,7 @@ fn missing_argument(ev: &Bundle, strictness: Strictness) -> SubVerdict {
         );
         Ok((
             o,
-            format!(
+            crate::format_exact!(
                 "{ok}; prompts/get of {} without {}: {note}",
                 asked(&req),
                 left_out.join(", ")
@@ -322,7 +324,7 @@ fn unknown_prompt(ev: &Bundle, strictness: Strictness) -> SubVerdict {
         if name.is_none() || listed {
             return Err((
                 SubOutcome::Error,
-                format!(
+                crate::format_exact!(
                     "the recorded get asks for {}, a listed prompt or none, so it tests nothing",
                     asked(&req)
                 ),
@@ -337,7 +339,7 @@ fn unknown_prompt(ev: &Bundle, strictness: Strictness) -> SubVerdict {
         );
         Ok((
             o,
-            format!("{ok}; prompts/get of {} (not listed): {note}", asked(&req)),
+            crate::format_exact!("{ok}; prompts/get of {} (not listed): {note}", asked(&req)),
         ))
     })();
     let (o, note) = g.unwrap_or_else(|e| e);

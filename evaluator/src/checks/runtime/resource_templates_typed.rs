@@ -89,14 +89,15 @@ impl Check for ResourceTemplatesTyped {
         for item in &read.items {
             let name = read.label(item, "name");
             if !item.value.is_object() {
-                let why = format!("{name} is {}, not a template object", kind(&item.value));
+                let why =
+                    crate::format_exact!("{name} is {}, not a template object", kind(&item.value));
                 bad_uri.push(why.clone());
                 bad_mime.push(why);
                 continue;
             }
             match non_blank(&item.value, "uriTemplate") {
                 Ok(u) => uris.push(quote(u)),
-                Err(why) => bad_uri.push(format!("{name} {why}")),
+                Err(why) => bad_uri.push(crate::format_exact!("{name} {why}")),
             }
             match non_blank(&item.value, "mimeType") {
                 Ok(m) => {
@@ -105,19 +106,19 @@ impl Check for ResourceTemplatesTyped {
                         mimes.push(m);
                     }
                 }
-                Err(why) => bad_mime.push(format!("{name} {why}")),
+                Err(why) => bad_mime.push(crate::format_exact!("{name} {why}")),
             }
         }
         let n = read.items.len();
         let declare = |what: String| {
-            format!(
+            crate::format_exact!(
                 "{} declare{} {what}",
                 count(n, "template"),
                 if n == 1 { "s" } else { "" }
             )
         };
         let without = |bad: &[String], what: &str| {
-            format!(
+            crate::format_exact!(
                 "{} of {} without {what}: {}",
                 bad.len(),
                 count(n, "template"),
@@ -128,7 +129,7 @@ impl Check for ResourceTemplatesTyped {
             let uris = capped(&uris, ", ");
             (
                 SubOutcome::Pass,
-                declare(format!("a non-blank uriTemplate: {uris}")),
+                declare(crate::format_exact!("a non-blank uriTemplate: {uris}")),
             )
         } else {
             (SubOutcome::Fail, without(&bad_uri, "a usable URI pattern"))
@@ -137,11 +138,14 @@ impl Check for ResourceTemplatesTyped {
             let mimes = capped(&mimes, ", ");
             (
                 SubOutcome::Pass,
-                declare(format!("an explicit mimeType ({mimes})")),
+                declare(crate::format_exact!("an explicit mimeType ({mimes})")),
             )
         } else {
             let without = without(&bad_mime, "an explicit MIME type");
-            (SubOutcome::Fail, format!("{without} ({MIME_STRICTNESS})"))
+            (
+                SubOutcome::Fail,
+                crate::format_exact!("{without} ({MIME_STRICTNESS})"),
+            )
         };
         let legs = vec![
             SubVerdict::new("a", a.0, a.1),
@@ -195,7 +199,7 @@ fn missing_resource(ev: &Bundle, strictness: Strictness) -> SubVerdict {
         );
         Ok((
             o,
-            format!(
+            crate::format_exact!(
                 "{ok}; resources/read of {} (sent as is): {note}",
                 live::uri(uri)
             ),

@@ -101,7 +101,7 @@ impl Check for StdioLogsSeparated {
         let counted = if facts.unkept_lines == 0 {
             String::new()
         } else {
-            format!(
+            crate::format_exact!(
                 "; {} more line(s) were counted, not stored (the run's share of --bundle-cap for stdout lines \
                  was spent, from record #{}): {} not JSON-RPC, {} cut",
                 facts.unkept_lines,
@@ -113,7 +113,7 @@ impl Check for StdioLogsSeparated {
         if let Some(first) = bad.first() {
             let more = match bad.len() {
                 1 => String::new(),
-                n => format!(
+                n => crate::format_exact!(
                     "; {} more such line(s), at position(s) {}",
                     n - 1,
                     bad[1..]
@@ -126,7 +126,7 @@ impl Check for StdioLogsSeparated {
             };
             return Outcome::single(
                 Verdict::Fail,
-                format!(
+                crate::format_exact!(
                     "stdout line {} of {} (record #{}) is not a JSON-RPC message: \"{}\"{more}{counted}",
                     first.position,
                     lines.len(),
@@ -146,7 +146,7 @@ impl Check for StdioLogsSeparated {
         if let Some(first) = bad_unkept.first() {
             return Outcome::single(
                 Verdict::Fail,
-                format!(
+                crate::format_exact!(
                     "{} stdout line(s) counted past the run's share of --bundle-cap are not JSON-RPC messages \
                      (first in record #{first}; only their count, length and hash were kept); the {} stored \
                      line(s) were JSON-RPC messages",
@@ -164,7 +164,7 @@ impl Check for StdioLogsSeparated {
         if cut > 0 || facts.unkept_cut > 0 {
             return Outcome::single(
                 Verdict::Unknown,
-                format!(
+                crate::format_exact!(
                     "{} stdout line(s) read; {} cut (longer than the body cap) could not be judged; the \
                      others were JSON-RPC messages{counted}",
                     lines.len() as u64 + facts.unkept_lines,
@@ -178,7 +178,7 @@ impl Check for StdioLogsSeparated {
         if !complete || lines.is_empty() {
             return Outcome::single(
                 Verdict::Unknown,
-                format!(
+                crate::format_exact!(
                     "{} stdout line(s) read, every one a JSON-RPC message, but the run did not complete a session \
                      (run status {}{}): the stream was not observed over a whole run",
                     lines.len() as u64 + facts.unkept_lines,
@@ -187,7 +187,7 @@ impl Check for StdioLogsSeparated {
                         .run
                         .failure
                         .as_deref()
-                        .map(|f| format!(": {}", crate::fmt::escape_line(f)))
+                        .map(|f| crate::format_exact!(": {}", crate::fmt::Line(f)))
                         .unwrap_or_default()
                 ),
                 REDUCTION,
@@ -197,11 +197,11 @@ impl Check for StdioLogsSeparated {
         }
         Outcome::single(
             Verdict::Pass,
-            format!(
+            crate::format_exact!(
                 "every one of the {} stdout line(s) of a complete run was a JSON-RPC message{}",
                 lines.len() as u64 + facts.unkept_lines,
                 if facts.unkept_lines > 0 {
-                    format!(
+                    crate::format_exact!(
                         " ({} of them counted, not stored: the run's share of --bundle-cap for stdout lines was spent)",
                         facts.unkept_lines
                     )

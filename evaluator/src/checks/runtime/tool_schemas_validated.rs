@@ -92,13 +92,13 @@ impl Schemas {
         self.declared += 1;
         match judge(schema) {
             Judged::Compiled(d) => *self.compiled.entry(d.name()).or_default() += 1,
-            Judged::Failed(d, why) => self.failed.push(format!(
+            Judged::Failed(d, why) => self.failed.push(crate::format_exact!(
                 "{name}: {key} does not compile under {}: {why}",
                 d.name()
             )),
             Judged::Unrecognised(v) => self
                 .unrecognised
-                .push(format!("{name}: {key} declares $schema {v}")),
+                .push(crate::format_exact!("{name}: {key} declares $schema {v}")),
         }
     }
 
@@ -111,13 +111,13 @@ impl Schemas {
     fn leg(&self, id: &str, key: &str, tools: usize, none: (SubOutcome, String)) -> SubVerdict {
         if !self.failed.is_empty() {
             let of = if self.declared < tools {
-                format!("{} declaring one", count(self.declared, "tool"))
+                crate::format_exact!("{} declaring one", count(self.declared, "tool"))
             } else {
                 count(self.declared, "tool")
             };
             let also = match self.unrecognised.len() {
                 0 => String::new(),
-                n => format!(
+                n => crate::format_exact!(
                     " (besides, {} in an unrecognised dialect, not compiled)",
                     count(n, key)
                 ),
@@ -125,7 +125,7 @@ impl Schemas {
             return SubVerdict::new(
                 id,
                 SubOutcome::Fail,
-                format!(
+                crate::format_exact!(
                     "{key} fails for {} of {of}: {}{also}",
                     self.failed.len(),
                     capped(&self.failed, SEP)
@@ -135,12 +135,12 @@ impl Schemas {
         if !self.unrecognised.is_empty() {
             let others = match self.compiled_total() {
                 0 => String::new(),
-                n => format!(" ({n} other{} compiled)", if n == 1 { "" } else { "s" }),
+                n => crate::format_exact!(" ({n} other{} compiled)", if n == 1 { "" } else { "s" }),
             };
             return SubVerdict::new(
                 id,
                 SubOutcome::Unknown,
-                format!(
+                crate::format_exact!(
                     "unrecognised dialect, not compiled: {}{others}",
                     capped(&self.unrecognised, SEP)
                 ),
@@ -150,7 +150,7 @@ impl Schemas {
             return SubVerdict::new(id, none.0, none.1);
         }
         let of = if self.declared < tools {
-            format!(
+            crate::format_exact!(
                 " ({} of {} declare none)",
                 tools - self.declared,
                 count(tools, "tool")
@@ -161,7 +161,7 @@ impl Schemas {
         SubVerdict::new(
             id,
             SubOutcome::Pass,
-            format!(
+            crate::format_exact!(
                 "{} compiled ({}){of}",
                 count(self.declared, key),
                 by_dialect(&self.compiled)
@@ -197,7 +197,7 @@ impl Check for ToolSchemasValidated {
             let name = read.label(item, "name");
             let Some(tool) = item.value.as_object() else {
                 input.declared += 1;
-                input.failed.push(format!(
+                input.failed.push(crate::format_exact!(
                     "{name} is {}, not a tool object",
                     kind(&item.value)
                 ));
@@ -206,9 +206,9 @@ impl Check for ToolSchemasValidated {
             match tool.get("inputSchema") {
                 None => {
                     input.declared += 1;
-                    input
-                        .failed
-                        .push(format!("{name} declares no inputSchema (MCP requires one)"));
+                    input.failed.push(crate::format_exact!(
+                        "{name} declares no inputSchema (MCP requires one)"
+                    ));
                 }
                 Some(s) => input.judge(&name, "inputSchema", s),
             }
@@ -220,7 +220,10 @@ impl Check for ToolSchemasValidated {
                 ("outputSchema", tool.get("outputSchema")),
             ] {
                 for r in s.map(external_refs).unwrap_or_default() {
-                    refs.push(format!("{name} {key} -> {}", show(&Value::String(r))));
+                    refs.push(crate::format_exact!(
+                        "{name} {key} -> {}",
+                        show(&Value::String(r))
+                    ));
                 }
             }
         }
@@ -237,7 +240,7 @@ impl Check for ToolSchemasValidated {
             tools,
             (
                 SubOutcome::Unknown,
-                format!(
+                crate::format_exact!(
                     "none of the {} declares an outputSchema (optional in MCP): nothing compiled, so this leg cannot pass",
                     count(tools, "tool")
                 ),
@@ -249,7 +252,7 @@ impl Check for ToolSchemasValidated {
             if refs.is_empty() {
                 "no schema carries an external $ref".to_string()
             } else {
-                format!(
+                crate::format_exact!(
                     "{} to another document (counted, never fetched; a schema carrying one compiled with it unresolved): {}",
                     count(refs.len(), "external $ref"),
                     capped(&refs, SEP)
@@ -299,13 +302,13 @@ fn schema_violating_call(ev: &Bundle) -> SubVerdict {
         if req.arguments.is_none() || left_out.is_empty() {
             return Err((
                 SubOutcome::Error,
-                format!(
+                crate::format_exact!(
                     "the recorded tools/call of {} leaves out no property the listed inputSchema requires, so it tests nothing",
                     quote(tool)
                 ),
             ));
         }
-        let call = format!(
+        let call = crate::format_exact!(
             "tools/call of {} without {}",
             quote(tool),
             left_out.join(", ")
@@ -315,38 +318,38 @@ fn schema_violating_call(ev: &Bundle) -> SubVerdict {
             ev.authenticated(),
             "so argument validation was never reached",
         ) {
-            return Ok((g.0, format!("{call}: {}", g.1)));
+            return Ok((g.0, crate::format_exact!("{call}: {}", g.1)));
         }
         let said = a.summary();
         Ok(match &a.reply {
             Reply::Result(r) if r.is_error() => (
                 SubOutcome::Pass,
-                format!(
+                crate::format_exact!(
                     "{call}: {said}, a tool execution error{}",
-                    live::first_text(r).map(|t| format!(" ({t})")).unwrap_or_default()
+                    live::first_text(r).map(|t| crate::format_exact!(" ({t})")).unwrap_or_default()
                 ),
             ),
             Reply::Result(r) => (
                 SubOutcome::Fail,
-                format!(
+                crate::format_exact!(
                     "{call}: {said}: executed despite the missing required property{}",
-                    live::first_text(r).map(|t| format!(" (first text {t})")).unwrap_or_default()
+                    live::first_text(r).map(|t| crate::format_exact!(" (first text {t})")).unwrap_or_default()
                 ),
             ),
             Reply::Error(e) if matches!(e.code, Some(code::INVALID_PARAMS | code::INVALID_REQUEST)) => (
                 SubOutcome::Fail,
-                format!("{call}: {said}: a protocol error, where a tool execution error (isError) is required"),
+                crate::format_exact!("{call}: {said}: a protocol error, where a tool execution error (isError) is required"),
             ),
             Reply::Error(_) => (
                 SubOutcome::Unknown,
-                format!(
+                crate::format_exact!(
                     "{call}: {said}: refused, but not as invalid arguments; without a control call this cannot be \
                      tied to the missing property"
                 ),
             ),
             _ => (
                 SubOutcome::Error,
-                format!("{call}: {said}: no JSON-RPC answer attributable to the server"),
+                crate::format_exact!("{call}: {said}: no JSON-RPC answer attributable to the server"),
             ),
         })
     })();
@@ -357,11 +360,11 @@ fn schema_violating_call(ev: &Bundle) -> SubVerdict {
 /// `all under 2020-12`, or `2 under 2020-12, 1 under draft-07`.
 fn by_dialect(compiled: &BTreeMap<&'static str, usize>) -> String {
     if let [(d, _)] = compiled.iter().collect::<Vec<_>>()[..] {
-        return format!("all under {d}");
+        return crate::format_exact!("all under {d}");
     }
     compiled
         .iter()
-        .map(|(d, n)| format!("{n} under {d}"))
+        .map(|(d, n)| crate::format_exact!("{n} under {d}"))
         .collect::<Vec<_>>()
         .join(", ")
 }

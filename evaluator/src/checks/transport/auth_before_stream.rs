@@ -62,7 +62,7 @@ fn unauthenticated_answers(ev: &Bundle) -> Option<Vec<(u64, String)>> {
     };
     let mut out = vec![(
         seq,
-        format!(
+        crate::format_exact!(
             "{} without a credential (record #{seq}) was answered {}",
             method(&x),
             r.described()
@@ -73,7 +73,7 @@ fn unauthenticated_answers(ev: &Bundle) -> Option<Vec<(u64, String)>> {
             if let Some(tr) = Resp::read(&t).filter(|tr| tr.kind() == Kind::Accepted) {
                 out.push((
                     t.seq(),
-                    format!(
+                    crate::format_exact!(
                         "{} without a credential (record #{}) was answered {}",
                         method(&t),
                         t.seq(),
@@ -124,7 +124,7 @@ impl Check for AuthBeforeStream {
                     .join("; ");
                 return Outcome::single(
                     Verdict::Fail,
-                    format!(
+                    crate::format_exact!(
                         "authentication is not required: an unauthenticated request reaches a response \
                          (auth_required=false): {text}"
                     ),
@@ -139,7 +139,7 @@ impl Check for AuthBeforeStream {
         let out = judge_pair(ev, auth_required, &none, &with);
         let records: Vec<u64> = [leg::AUTH_NONE, leg::AUTH_WITH]
             .iter()
-            .flat_map(|l| ev.seqs(*l))
+            .flat_map(|l| ev.records_for(*l).map(|r| r.seq))
             .collect();
         let (ct, sse) = match &with {
             Answer::Response(r) => (r.content_type.clone(), Some(r.streamed())),
@@ -237,7 +237,9 @@ fn observed_pair<'a>(
         if let Answer::Skipped(reason) = a {
             return Err(Box::new(single(
                 Verdict::Unknown,
-                format!("the authentication pair was not observed: {l} {reason}{unobserved}"),
+                crate::format_exact!(
+                    "the authentication pair was not observed: {l} {reason}{unobserved}"
+                ),
             )));
         }
     }
@@ -245,7 +247,7 @@ fn observed_pair<'a>(
         if let Answer::NoResponse { seq, why } = a {
             return Err(Box::new(single(
                 Verdict::Error,
-                format!(
+                crate::format_exact!(
                     "{l} (record #{seq}) drew no response ({why}): the observation was never made"
                 ),
             )));
@@ -263,7 +265,7 @@ fn observed_pair<'a>(
     if cred(leg::AUTH_NONE) {
         return Err(Box::new(single(
             Verdict::Error,
-            format!(
+            crate::format_exact!(
                 "the recorded unauthenticated request (record #{}) carries an Authorization header, so it \
                  does not test the rule",
                 u.seq
@@ -273,7 +275,7 @@ fn observed_pair<'a>(
     if !cred(leg::AUTH_WITH) {
         return Err(Box::new(single(
             Verdict::Error,
-            format!(
+            crate::format_exact!(
                 "the recorded authenticated request (record #{}) carries no Authorization header, so the \
                  pair does not differ in the credential",
                 a.seq
@@ -287,7 +289,7 @@ fn observed_pair<'a>(
 /// credential fails, whatever the authenticated leg shows. Its description when it was
 /// refused with 401/403 (the refusal this check looks for), else the outcome.
 fn refused_unauthenticated(u: &Resp) -> Result<String, Box<Outcome>> {
-    let un = format!(
+    let un = crate::format_exact!(
         "unauthenticated tools/list (record #{}): {}",
         u.seq,
         u.described()
@@ -295,7 +297,7 @@ fn refused_unauthenticated(u: &Resp) -> Result<String, Box<Outcome>> {
     if (200..300).contains(&u.status) && u.streamed() {
         return Err(Box::new(single(
             Verdict::Fail,
-            format!(
+            crate::format_exact!(
                 "{un}: a response stream was established for a request without a credential, so \
                  authentication is not enforced before the stream"
             ),
@@ -304,25 +306,25 @@ fn refused_unauthenticated(u: &Resp) -> Result<String, Box<Outcome>> {
     match u.kind() {
         Kind::Accepted => Err(Box::new(single(
             Verdict::Fail,
-            format!("{un}: not refused; an unauthenticated request reaches a response"),
+            crate::format_exact!("{un}: not refused; an unauthenticated request reaches a response"),
         ))),
         Kind::Unattributable => Err(Box::new(single(
             Verdict::Error,
-            format!(
+            crate::format_exact!(
                 "{un}: neither a refusal nor a JSON-RPC answer; a gateway or proxy may have produced it, \
                  so it is not attributed to the server"
             ),
         ))),
         Kind::Redirect => Err(Box::new(single(
             Verdict::Unknown,
-            format!(
+            crate::format_exact!(
                 "{un}: redirected (not followed); a redirect is not the 401/403 refusal this check looks \
                  for, and where it leads was not observed"
             ),
         ))),
         Kind::Refused if !matches!(u.status, 401 | 403) => Err(Box::new(single(
             Verdict::Unknown,
-            format!(
+            crate::format_exact!(
                 "{un}: refused, but not with 401/403, so the refusal answers another question (e.g. a \
                  malformed or session-less request) and is not counted as authentication enforcement"
             ),
@@ -335,16 +337,16 @@ fn refused_unauthenticated(u: &Resp) -> Result<String, Box<Outcome>> {
 /// with 401/403: an event stream passes.
 fn judge_authenticated(u: &Resp, a: &Resp, un: &str) -> Outcome {
     let challenge = match &u.challenge {
-        Some(c) => format!("with WWW-Authenticate: {}", escape_line(c)),
+        Some(c) => crate::format_exact!("with WWW-Authenticate: {}", crate::fmt::Line(c)),
         None => "without a WWW-Authenticate challenge (RFC 6750 and MCP authorization expect one)"
             .into(),
     };
-    let au = format!(
+    let au = crate::format_exact!(
         "authenticated tools/list (record #{}): {}",
         a.seq,
         a.described()
     );
-    let refused = format!("{un}, {challenge}");
+    let refused = crate::format_exact!("{un}, {challenge}");
     if !(200..300).contains(&a.status) {
         let why = if matches!(a.status, 401 | 403) {
             "the run's credential was refused too (expired, retired, wrong audience or insufficient scope?), so \
@@ -352,14 +354,17 @@ fn judge_authenticated(u: &Resp, a: &Resp, un: &str) -> Outcome {
         } else {
             "the authenticated request was not accepted, so the refusal is not shown to depend on the credential"
         };
-        return single(Verdict::Unknown, format!("{refused}; {au}: {why}"));
+        return single(
+            Verdict::Unknown,
+            crate::format_exact!("{refused}; {au}: {why}"),
+        );
     }
     if !a.streamed() {
         // The rule's subject (a response stream) did not arise: not applicable on this
         // era, UNKNOWN when no era offered one (docs/checks.md, under the rule's row).
         return Outcome::not_arisen(
             NotArisen::NotOffered,
-            format!(
+            crate::format_exact!(
                 "{refused}; {au}: accepted, but answered as {} rather than an event stream, so the SSE \
                  assertion (authentication before a response stream) was not exercised; re-run against a \
                  server or method that streams",
@@ -370,7 +375,7 @@ fn judge_authenticated(u: &Resp, a: &Resp, un: &str) -> Outcome {
     }
     single(
         Verdict::Pass,
-        format!(
+        crate::format_exact!(
             "{refused}; {au}: accepted as an event stream, so the stream is established only with a \
              credential; {PER_HOP}"
         ),

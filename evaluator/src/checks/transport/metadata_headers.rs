@@ -123,26 +123,26 @@ fn judge(a: &Answer, p: &Probe, authenticated: bool) -> (SubOutcome, String) {
         return refused;
     }
     let said = a.summary();
-    let required = format!("HTTP 400 and {} (HeaderMismatch)", code::HEADER_MISMATCH);
+    let required = crate::format_exact!("HTTP 400 and {} (HeaderMismatch)", code::HEADER_MISMATCH);
     let status = a.status.unwrap_or_default();
     match (&a.reply, a.code()) {
         (Reply::NoResponse(_), _) => (
             SubOutcome::Error,
-            format!("{said}: the probe's answer was never observed"),
+            crate::format_exact!("{said}: the probe's answer was never observed"),
         ),
         (Reply::Error(_), Some(code::HEADER_MISMATCH)) if status == 400 => {
-            (SubOutcome::Pass, format!("{said}: refused with {required}, the required answer"))
+            (SubOutcome::Pass, crate::format_exact!("{said}: refused with {required}, the required answer"))
         }
         (Reply::Error(_), Some(code::HEADER_MISMATCH)) => (
             SubOutcome::Fail,
-            format!(
+            crate::format_exact!(
                 "{said}: the header was refused with the right code but at HTTP {status}, where the spec requires \
                  400 (clients and intermediaries act on the status)"
             ),
         ),
         (Reply::Error(_), Some(code::UNSUPPORTED_PROTOCOL_VERSION)) => (
             SubOutcome::Error,
-            format!(
+            crate::format_exact!(
                 "{said}: the endpoint refused the probe's own version ({REV_2026_07_28}), so the header test never \
                  ran"
             ),
@@ -156,12 +156,12 @@ fn judge(a: &Answer, p: &Probe, authenticated: bool) -> (SubOutcome, String) {
             };
             (
                 SubOutcome::Fail,
-                format!("{said}: accepted{how} instead of refused with {required}"),
+                crate::format_exact!("{said}: accepted{how} instead of refused with {required}"),
             )
         }
         (Reply::Error(_), Some(code::INVALID_PARAMS)) if p.call && a.is_2xx() => (
             SubOutcome::Fail,
-            format!(
+            crate::format_exact!(
                 "{said}: the transport accepted the request and the body was dispatched: -32602 inside a 2xx is \
                  the tool lookup's answer for the name in the body (a tool that cannot exist), so the {} header \
                  was not validated before the body; the spec requires {required}",
@@ -170,7 +170,7 @@ fn judge(a: &Answer, p: &Probe, authenticated: bool) -> (SubOutcome, String) {
         ),
         (Reply::Error(e), Some(c)) if status == 400 && e.names(p.header) => (
             SubOutcome::Pass,
-            format!(
+            crate::format_exact!(
                 "{said}: refused at HTTP 400 with a message naming the {} header, so a header decision, though with \
                  code {c} instead of {} (deviation)",
                 p.header,
@@ -179,7 +179,7 @@ fn judge(a: &Answer, p: &Probe, authenticated: bool) -> (SubOutcome, String) {
         ),
         (Reply::Error(_), Some(code::INVALID_PARAMS)) if p.call && status == 400 => (
             SubOutcome::Unknown,
-            format!(
+            crate::format_exact!(
                 "{said}: the body names a tool that cannot exist, so -32602 answers the body, not the header: the \
                  server validated the body first, an order the spec does not fix, and whether it enforces {} at \
                  all is not shown",
@@ -188,7 +188,7 @@ fn judge(a: &Answer, p: &Probe, authenticated: bool) -> (SubOutcome, String) {
         ),
         (Reply::Error(_), Some(c)) => (
             SubOutcome::Unknown,
-            format!(
+            crate::format_exact!(
                 "{said}: refused with code {c} instead of {required}; the refusal answers a different question, so \
                  whether the server enforces {} is not shown",
                 p.header
@@ -196,19 +196,19 @@ fn judge(a: &Answer, p: &Probe, authenticated: bool) -> (SubOutcome, String) {
         ),
         (Reply::Error(_), None) => (
             SubOutcome::Error,
-            format!("{said}: an error object without an integer code is not a refusal that can be attributed"),
+            crate::format_exact!("{said}: an error object without an integer code is not a refusal that can be attributed"),
         ),
         (Reply::Result(_), _) => (
             SubOutcome::Unknown,
-            format!("{said}: a result at a non-2xx status is neither a refusal nor a clean acceptance"),
+            crate::format_exact!("{said}: a result at a non-2xx status is neither a refusal nor a clean acceptance"),
         ),
         _ if (300..400).contains(&status) => (
             SubOutcome::Unknown,
-            format!("{said}: a redirect (not followed) is not the endpoint's answer"),
+            crate::format_exact!("{said}: a redirect (not followed) is not the endpoint's answer"),
         ),
         _ => (
             SubOutcome::Error,
-            format!(
+            crate::format_exact!(
                 "{said}: a bare status a gateway or proxy may have produced; neither a refusal nor an acceptance is \
                  attributed to the server"
             ),
@@ -240,7 +240,7 @@ impl Check for MetadataHeaders {
             return wire::no_rev(
                 ev,
                 &COLLECTOR_LEGS,
-                &format!(
+                &crate::format_exact!(
                     "the routing headers Mcp-Method and Mcp-Name and their validation (-32020) are defined by \
                      {REV_2026_07_28}"
                 ),
@@ -266,7 +266,11 @@ impl Check for MetadataHeaders {
                     let a = read(&x);
                     seqs.push(a.seq);
                     let (o, n) = judge(&a, p, ev.authenticated());
-                    (o, format!("record #{}, {n}", a.seq), Some(a.facts()))
+                    (
+                        o,
+                        crate::format_exact!("record #{}, {n}", a.seq),
+                        Some(a.facts()),
+                    )
                 }
             };
             probes.push(
@@ -280,7 +284,7 @@ impl Check for MetadataHeaders {
             legs.push(SubVerdict::new(
                 p.id,
                 outcome,
-                format!("{}: {note}", p.label),
+                crate::format_exact!("{}: {note}", p.label),
             ));
         }
         let facts = MetadataHeadersFacts {

@@ -28,7 +28,7 @@ pub struct OriginValidated;
 
 /// The reduction when no policy states the allowed origins (`absent` says why).
 fn reduction(absent: &str) -> String {
-    format!(
+    crate::format_exact!(
         "the operator's Origin allowlist is not discoverable ({absent}): the endpoint's own origin \
          stands in for it (a deployment whose allowlist excludes its own origin reads UNKNOWN); only \
          POST requests are probed (GET streams, DELETE and CORS preflight are not); the no-Origin \
@@ -63,10 +63,10 @@ fn judge_unlisted_control(
     own_origin: Option<&str>,
     a: Approved<'_>,
 ) -> (Verdict, String) {
-    let source = format!(
+    let source = crate::format_exact!(
         "the policy's {ALLOWED_ORIGINS} ({}: {})",
-        escape_line(a.file),
-        escape_line(&a.list.join(", "))
+        crate::fmt::Line(a.file),
+        crate::fmt::Line(&a.list.join(", "))
     );
     let own_origin = own_origin
         .map(escape_line)
@@ -77,28 +77,30 @@ fn judge_unlisted_control(
             Answer::Response(r) if r.kind() == Kind::Accepted => {
                 return (
                     Verdict::Fail,
-                    format!(
+                    crate::format_exact!(
                     "Origin {origin} (record #{}): {}: accepted although it is not among {source}",
                     r.seq,
                     r.described()
                 ),
                 )
             }
-            Answer::Response(r) => shown.push(format!(
+            Answer::Response(r) => shown.push(crate::format_exact!(
                 "Origin {origin} (record #{}): {}",
                 r.seq,
                 r.described()
             )),
-            Answer::NoResponse { seq, why } => shown.push(format!(
+            Answer::NoResponse { seq, why } => shown.push(crate::format_exact!(
                 "Origin {origin} (record #{seq}): no response ({why})"
             )),
-            Answer::Skipped(reason) => shown.push(format!("Origin {origin}: not sent ({reason})")),
-            Answer::Missing => shown.push(format!("Origin {origin}: not recorded")),
+            Answer::Skipped(reason) => {
+                shown.push(crate::format_exact!("Origin {origin}: not sent ({reason})"))
+            }
+            Answer::Missing => shown.push(crate::format_exact!("Origin {origin}: not recorded")),
         }
     }
     (
         Verdict::Unknown,
-        format!(
+        crate::format_exact!(
             "{}: neither Origin is among {source}, so no allowed Origin was probed and a refusal is not \
              shown to depend on the Origin; give allowed_origin in the probe inputs",
             shown.join("; ")
@@ -138,11 +140,13 @@ impl Check for OriginValidated {
             _ => judge_origin(ev, &hostile, &own, &hostile_origin, own_origin.as_deref()),
         };
         let text = match policy {
-            Some(a) if own_origin.as_deref().is_some_and(|o| listed(a.list, o)) => format!(
-                "{text}; the control Origin is among the policy's {ALLOWED_ORIGINS} ({}: {})",
-                escape_line(a.file),
-                escape_line(&a.list.join(", "))
-            ),
+            Some(a) if own_origin.as_deref().is_some_and(|o| listed(a.list, o)) => {
+                crate::format_exact!(
+                    "{text}; the control Origin is among the policy's {ALLOWED_ORIGINS} ({}: {})",
+                    crate::fmt::Line(a.file),
+                    crate::fmt::Line(&a.list.join(", "))
+                )
+            }
             _ => text,
         };
         let reduction = if policy.is_some() {
@@ -151,22 +155,26 @@ impl Check for OriginValidated {
             reduction(&absent(cx, ALLOWED_ORIGINS))
         };
         let info = match &no_origin {
-            Answer::Response(r) => format!(
+            Answer::Response(r) => crate::format_exact!(
                 "no-Origin request (record #{}): {} (informational)",
                 r.seq,
                 r.status_label()
             ),
             Answer::NoResponse { seq, why } => {
-                format!("no-Origin request (record #{seq}): no response ({why}) (informational)")
+                crate::format_exact!(
+                    "no-Origin request (record #{seq}): no response ({why}) (informational)"
+                )
             }
-            Answer::Skipped(reason) => format!("no-Origin request not sent ({reason})"),
+            Answer::Skipped(reason) => {
+                crate::format_exact!("no-Origin request not sent ({reason})")
+            }
             Answer::Missing => "no-Origin request not recorded".into(),
         };
         let records: Vec<u64> = [leg::ORIGIN_HOSTILE, leg::ORIGIN_OWN, leg::ORIGIN_NONE]
             .iter()
-            .flat_map(|l| ev.seqs(*l))
+            .flat_map(|l| ev.records_for(*l).map(|r| r.seq))
             .collect();
-        Outcome::single(verdict, format!("{text}; {info}"), reduction)
+        Outcome::single(verdict, crate::format_exact!("{text}; {info}"), reduction)
             .with_records(records)
             .with_facts(&OriginValidatedFacts {
                 hostile_status: hostile.status(),
@@ -213,13 +221,13 @@ fn judge_origin(
             Answer::Skipped(reason) => {
                 return (
                     Verdict::Unknown,
-                    format!("the {what} request was not sent ({reason}); a full run decides"),
+                    crate::format_exact!("the {what} request was not sent ({reason}); a full run decides"),
                 )
             }
             Answer::NoResponse { seq, why } => {
                 return (
                     Verdict::Error,
-                    format!("the {what} request (record #{seq}) drew no response ({why}): the observation was never made"),
+                    crate::format_exact!("the {what} request (record #{seq}) drew no response ({why}): the observation was never made"),
                 )
             }
             Answer::Missing => unreachable!("the runner requires both legs"),
@@ -229,13 +237,13 @@ fn judge_origin(
     let (Answer::Response(h), Answer::Response(o)) = (hostile, own) else {
         unreachable!("every other shape returned above")
     };
-    let hs = format!(
+    let hs = crate::format_exact!(
         "Origin {} (record #{}): {}",
-        escape_line(hostile_origin),
+        crate::fmt::Line(hostile_origin),
         h.seq,
         h.described()
     );
-    let os = format!(
+    let os = crate::format_exact!(
         "own Origin {own_origin} (record #{}): {}",
         o.seq,
         o.described()
@@ -245,13 +253,13 @@ fn judge_origin(
     if h.kind() == Kind::Accepted {
         return (
             Verdict::Fail,
-            format!("{hs}: accepted, so the server does not validate Origin (no DNS-rebinding protection); {os}"),
+            crate::format_exact!("{hs}: accepted, so the server does not validate Origin (no DNS-rebinding protection); {os}"),
         );
     }
     if o.status == 400 {
         return (
             Verdict::Error,
-            format!(
+            crate::format_exact!(
                 "{hs}; {os}: the request with the endpoint's own Origin was refused with 400 too, so it was \
                  rejected before the Origin was evaluated (e.g. a header or session problem of the probe)"
             ),
@@ -262,7 +270,7 @@ fn judge_origin(
         Kind::Unattributable => {
             return (
                 Verdict::Error,
-                format!("{hs}; {os}: the stand-in's answer is not attributable to the server (a gateway may have produced it)"),
+                crate::format_exact!("{hs}; {os}: the stand-in's answer is not attributable to the server (a gateway may have produced it)"),
             )
         }
         Kind::Redirect | Kind::Refused => {
@@ -276,7 +284,7 @@ fn judge_origin(
             };
             return (
                 Verdict::Unknown,
-                format!("{hs}; {os}: the stand-in was {why}, so the hostile leg's answer is not shown to depend on the Origin"),
+                crate::format_exact!("{hs}; {os}: the stand-in was {why}, so the hostile leg's answer is not shown to depend on the Origin"),
             );
         }
     }
@@ -286,34 +294,34 @@ fn judge_origin(
         Kind::Accepted => unreachable!("handled above"),
         Kind::Refused if h.status == 403 => (
             Verdict::Pass,
-            format!("{hs}: refused with 403 while {os}: accepted, so the Origin is validated on the request itself"),
+            crate::format_exact!("{hs}: refused with 403 while {os}: accepted, so the Origin is validated on the request itself"),
         ),
         Kind::Refused if fixed => (
             Verdict::Fail,
-            format!(
+            crate::format_exact!(
                 "{hs}: refused with HTTP {} rather than 403 while {os}: accepted; {REV_2025_11_25} and later \
                  (negotiated: {}) require 403 for an invalid Origin (the only difference between the two \
                  requests is the Origin, though the refusal may not be an Origin decision)",
                 h.status,
-                escape_line(rev)
+                crate::fmt::Line(rev)
             ),
         ),
         Kind::Refused => (
             Verdict::Pass,
-            format!(
+            crate::format_exact!(
                 "{hs}: refused while {os}: accepted, so the Origin is validated; deviation: HTTP {} rather than \
                  403, which the negotiated revision {} does not fix ({REV_2025_11_25} and later require 403)",
                 h.status,
-                escape_line(rev)
+                crate::fmt::Line(rev)
             ),
         ),
         Kind::Redirect => (
             Verdict::Unknown,
-            format!("{hs}: redirected (not followed) while {os}: accepted; where the redirect leads was not observed"),
+            crate::format_exact!("{hs}: redirected (not followed) while {os}: accepted; where the redirect leads was not observed"),
         ),
         Kind::Unattributable => (
             Verdict::Error,
-            format!(
+            crate::format_exact!(
                 "{hs}: not attributable to the server (a gateway may have produced it) while {os}: accepted"
             ),
         ),

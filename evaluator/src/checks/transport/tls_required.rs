@@ -90,9 +90,9 @@ impl Check for TlsRequired {
             Err(e) => {
                 return Outcome::single(
                     crate::verdict::Verdict::Error,
-                    format!(
+                    crate::format_exact!(
                         "the target's base URL {} does not parse ({e})",
-                        escape_line(&ev.payload.target.base_url)
+                        crate::fmt::Line(&ev.payload.target.base_url)
                     ),
                     REDUCTION,
                 )
@@ -103,9 +103,9 @@ impl Check for TlsRequired {
             "https" => tls_target(ev, &base),
             other => Outcome::single(
                 crate::verdict::Verdict::Error,
-                format!(
+                crate::format_exact!(
                     "the target's scheme {} is neither http nor https",
-                    escape_line(other)
+                    crate::fmt::Line(other)
                 ),
                 REDUCTION,
             ),
@@ -129,26 +129,26 @@ fn plaintext_target(ev: &Bundle, base: &url::Url) -> Outcome {
         (Some(endpoint), _) => SubVerdict::new(
             "a",
             SubOutcome::Fail,
-            format!(
+            crate::format_exact!(
                 "the MCP endpoint {} is plain http: MCP is served in clear",
-                escape_line(endpoint)
+                crate::fmt::Line(endpoint)
             ),
         ),
         (None, Some((_, status, url))) => SubVerdict::new(
             "a",
             SubOutcome::Fail,
-            format!(
+            crate::format_exact!(
                 "the target is plain http and {} answered HTTP {status} in clear (no MCP endpoint was \
                  detected, but plaintext HTTP is served)",
-                escape_line(url)
+                crate::fmt::Line(url)
             ),
         ),
         (None, None) => SubVerdict::new(
             "a",
             SubOutcome::Error,
-            format!(
+            crate::format_exact!(
                 "the target {} is plain http but nothing answered, so no plaintext service was observed",
-                escape_line(base.as_str())
+                crate::fmt::Line(base.as_str())
             ),
         ),
     };
@@ -304,9 +304,9 @@ fn tls_target(ev: &Bundle, base: &url::Url) -> Outcome {
         }
         (Some(t), None) => {
             let why = match &t.error {
-                Some(err) => format!(
+                Some(err) => crate::format_exact!(
                     "no certificate was recorded: the handshake failed before it ({})",
-                    escape_line(&err.to_string())
+                    crate::fmt::Line(&err.to_string())
                 ),
                 None => "no certificate was recorded".to_string(),
             };
@@ -316,7 +316,7 @@ fn tls_target(ev: &Bundle, base: &url::Url) -> Outcome {
             )
         }
         (Some(t), Some(Err(err))) => {
-            let why = format!("the leaf certificate does not parse as X.509 ({err})");
+            let why = crate::format_exact!("the leaf certificate does not parse as X.509 ({err})");
             (
                 SubVerdict::new("e", SubOutcome::Error, why.clone()),
                 trust_leg(ev, t, None, &offline, &trust),
@@ -367,7 +367,7 @@ fn tls_target(ev: &Bundle, base: &url::Url) -> Outcome {
                     "fail"
                 };
                 l.outcome = SubOutcome::Unknown;
-                l.note = format!(
+                l.note = crate::format_exact!(
                     "{} (would be {was}, but read through a suspected TLS-inspecting proxy)",
                     l.note
                 );
@@ -420,26 +420,26 @@ fn plaintext_decision(
             return match e.kind {
                 ErrorKind::Connect => (
                     SubOutcome::Pass,
-                    format!("{url}: port refused ({msg}); no plaintext service"),
+                    crate::format_exact!("{url}: port refused ({msg}); no plaintext service"),
                 ),
                 ErrorKind::Reset => (
                     SubOutcome::Pass,
-                    format!("{url}: port refused (connection reset before any response: {msg})"),
+                    crate::format_exact!("{url}: port refused (connection reset before any response: {msg})"),
                 ),
                 ErrorKind::Timeout => (
                     SubOutcome::Pass,
-                    format!(
+                    crate::format_exact!(
                         "{url}: no answer within the timeout ({msg}): filtered or silently dropped, so no \
                          plaintext service was observed, though a slow one is not excluded"
                     ),
                 ),
                 ErrorKind::Protocol => (
                     SubOutcome::Pass,
-                    format!("{url}: the port answered something that is not HTTP ({msg}) (review)"),
+                    crate::format_exact!("{url}: the port answered something that is not HTTP ({msg}) (review)"),
                 ),
                 _ => (
                     SubOutcome::Error,
-                    format!("{url}: {} error ({msg}): decides nothing", e.kind.as_str()),
+                    crate::format_exact!("{url}: {} error ({msg}): decides nothing", e.kind.as_str()),
                 ),
             };
         }
@@ -449,11 +449,11 @@ fn plaintext_decision(
     match status {
         200..=299 => (
             SubOutcome::Fail,
-            format!("{url}: HTTP {status}: plaintext served"),
+            crate::format_exact!("{url}: HTTP {status}: plaintext served"),
         ),
         426 => (
             SubOutcome::Pass,
-            format!("{url}: HTTP 426 Upgrade Required"),
+            crate::format_exact!("{url}: HTTP 426 Upgrade Required"),
         ),
         301 | 302 | 303 | 307 | 308 => {
             let loc = x.header(header::LOCATION).map(|l| l.trim().to_string());
@@ -461,25 +461,27 @@ fn plaintext_decision(
             match loc.filter(|l| !l.is_empty()) {
                 None => (
                     SubOutcome::Fail,
-                    format!("{url}: HTTP {status} redirect with an empty target (no Location)"),
+                    crate::format_exact!("{url}: HTTP {status} redirect with an empty target (no Location)"),
                 ),
                 Some(l) if l.len() >= 8 && l[..8].eq_ignore_ascii_case("https://") => (
                     SubOutcome::Pass,
-                    format!("{url}: HTTP {status} redirect to {}", escape_line(&l)),
+                    crate::format_exact!("{url}: HTTP {status} redirect to {}", crate::fmt::Line(&l)),
                 ),
                 Some(l) => (
                     SubOutcome::Fail,
-                    format!(
+                    crate::format_exact!(
                         "{url}: HTTP {status} redirect to {}, which is not an https:// location (the \
                          plaintext request is served onward in clear)",
-                        escape_line(&l)
+                        crate::fmt::Line(&l)
                     ),
                 ),
             }
         }
         _ => (
             SubOutcome::Pass,
-            format!("{url}: HTTP {status}: neither served nor redirected to https (review)"),
+            crate::format_exact!(
+                "{url}: HTTP {status}: neither served nor redirected to https (review)"
+            ),
         ),
     }
 }
@@ -501,8 +503,8 @@ fn legacy_leg(
     }) else {
         let why = ev
             .skipped(leg_id)
-            .map(|r| format!("{name} {}", skip_note(r)))
-            .unwrap_or_else(|| format!("no {name} probe was recorded"));
+            .map(|r| crate::format_exact!("{name} {}", skip_note(r)))
+            .unwrap_or_else(|| crate::format_exact!("no {name} probe was recorded"));
         return (SubVerdict::new(id, SubOutcome::Unknown, why), None, false);
     };
     let (outcome, note, accepted) = legacy_decision(p, version);
@@ -519,10 +521,10 @@ pub fn legacy_decision(p: &LegacyTlsProbe, version: u16) -> (SubOutcome, String,
         Some(h) => {
             return (
                 SubOutcome::Error,
-                format!(
+                crate::format_exact!(
                     "the recorded probe offered {} (labelled {}), not {name}: it answers another question",
                     tlswire::version_text(h.client_version),
-                    escape_line(&p.offered)
+                    crate::fmt::Line(&p.offered)
                 ),
                 false,
             )
@@ -530,16 +532,16 @@ pub fn legacy_decision(p: &LegacyTlsProbe, version: u16) -> (SubOutcome, String,
         None => {
             return (
                 SubOutcome::Error,
-                format!(
+                crate::format_exact!(
                     "the recorded {} ClientHello does not parse, so what was offered is not shown",
-                    escape_line(&p.offered)
+                    crate::fmt::Line(&p.offered)
                 ),
                 false,
             )
         }
     }
     let answer = tlswire::parse_server(&p.server_bytes);
-    let offered = format!("offered only {name}");
+    let offered = crate::format_exact!("offered only {name}");
     // A network failure before a complete answer decides nothing: a
     // reset or a timeout is not a refusal.
     if let Some(e) = &p.error {
@@ -547,13 +549,13 @@ pub fn legacy_decision(p: &LegacyTlsProbe, version: u16) -> (SubOutcome, String,
             let so_far = if p.server_bytes.is_empty() {
                 String::new()
             } else {
-                format!(" after {} answer bytes", p.server_bytes.len())
+                crate::format_exact!(" after {} answer bytes", p.server_bytes.len())
             };
             return (
                 SubOutcome::Error,
-                format!(
+                crate::format_exact!(
                     "{offered}: network error ({}){so_far}: decides nothing about {name}",
-                    escape_line(&e.to_string())
+                    crate::fmt::Line(&e.to_string())
                 ),
                 false,
             );
@@ -565,7 +567,7 @@ pub fn legacy_decision(p: &LegacyTlsProbe, version: u16) -> (SubOutcome, String,
             if chosen == version {
                 (
                     SubOutcome::Fail,
-                    format!(
+                    crate::format_exact!(
                         "{offered}: accepted (ServerHello {name}, suite {})",
                         tlswire::suite_text(cipher_suite)
                     ),
@@ -574,7 +576,7 @@ pub fn legacy_decision(p: &LegacyTlsProbe, version: u16) -> (SubOutcome, String,
             } else if chosen < version {
                 (
                     SubOutcome::Fail,
-                    format!(
+                    crate::format_exact!(
                         "{offered}: the server chose the even older {} (suite {})",
                         tlswire::version_text(chosen),
                         tlswire::suite_text(cipher_suite)
@@ -584,7 +586,7 @@ pub fn legacy_decision(p: &LegacyTlsProbe, version: u16) -> (SubOutcome, String,
             } else {
                 (
                     SubOutcome::Pass,
-                    format!(
+                    crate::format_exact!(
                         "{offered}: refused: the server answered {} (a non-conformant ServerHello, \
                          but {name} is not negotiated)",
                         tlswire::version_text(chosen)
@@ -595,22 +597,24 @@ pub fn legacy_decision(p: &LegacyTlsProbe, version: u16) -> (SubOutcome, String,
         }
         ServerAnswer::Alert { .. } => (
             SubOutcome::Pass,
-            format!("{offered}: refused with {answer}"),
+            crate::format_exact!("{offered}: refused with {answer}"),
             false,
         ),
         ServerAnswer::Closed => (
             SubOutcome::Pass,
-            format!("{offered}: refused (connection closed without an answer)"),
+            crate::format_exact!("{offered}: refused (connection closed without an answer)"),
             false,
         ),
         ServerAnswer::NotTls { .. } => (
             SubOutcome::Error,
-            format!("{offered}: {answer}; the port does not speak TLS, so nothing is decided"),
+            crate::format_exact!(
+                "{offered}: {answer}; the port does not speak TLS, so nothing is decided"
+            ),
             false,
         ),
         other => (
             SubOutcome::Error,
-            format!("{offered}: {other}: not an answer about TLS versions"),
+            crate::format_exact!("{offered}: {other}: not an answer about TLS versions"),
             false,
         ),
     }
@@ -629,10 +633,10 @@ fn version_leg(ev: &Bundle, tls: Option<&TlsHandshake>) -> (SubVerdict, VersionF
             .or_else(|| {
                 ev.exchanges(leg::ENDPOINT_DETECT)
                     .find_map(|x| match &x.http.outcome {
-                        HttpOutcome::Error(e) => Some(format!(
+                        HttpOutcome::Error(e) => Some(crate::format_exact!(
                             "no TLS handshake was recorded: the connection to {} failed ({})",
-                            escape_line(&x.http.request.url),
-                            escape_line(&e.to_string())
+                            crate::fmt::Line(&x.http.request.url),
+                            crate::fmt::Line(&e.to_string())
                         )),
                         _ => None,
                     })
@@ -658,41 +662,41 @@ fn version_decision(t: &TlsHandshake) -> SubVerdict {
             let suite = t
                 .cipher_suite
                 .as_deref()
-                .map(|s| format!(" with {}", escape_line(s)))
+                .map(|s| crate::format_exact!(" with {}", crate::fmt::Line(s)))
                 .unwrap_or_default();
             match v.as_str() {
                 "TLSv1_2" | "TLSv1_3" => SubVerdict::new(
                     "d",
                     SubOutcome::Pass,
-                    format!("negotiated {v}{suite}"),
+                    crate::format_exact!("negotiated {v}{suite}"),
                 ),
                 "TLSv1_0" | "TLSv1_1" | "SSLv3" | "SSLv2" => SubVerdict::new(
                     "d",
                     SubOutcome::Fail,
-                    format!("negotiated the obsolete {v}{suite}"),
+                    crate::format_exact!("negotiated the obsolete {v}{suite}"),
                 ),
                 other => SubVerdict::new(
                     "d",
                     SubOutcome::Unknown,
-                    format!("negotiated a version this grader does not know ({}){suite}", escape_line(other)),
+                    crate::format_exact!("negotiated a version this grader does not know ({}){suite}", crate::fmt::Line(other)),
                 ),
             }
         }
         (None, Some(e)) if e.kind == ErrorKind::TlsAlert => SubVerdict::new(
             "d",
             SubOutcome::Fail,
-            format!(
+            crate::format_exact!(
                 "handshake failed: the server ended a TLS 1.2/1.3 handshake with an alert ({}), so no \
                  TLS 1.2+ connection was possible",
-                escape_line(&e.message)
+                crate::fmt::Line(&e.message)
             ),
         ),
         (None, Some(e)) => SubVerdict::new(
             "d",
             SubOutcome::Error,
-            format!(
+            crate::format_exact!(
                 "the TLS 1.2/1.3 handshake failed without an attributable alert ({}): decides nothing",
-                escape_line(&e.to_string())
+                crate::fmt::Line(&e.to_string())
             ),
         ),
         (None, None) => SubVerdict::new(
@@ -706,7 +710,7 @@ fn version_decision(t: &TlsHandshake) -> SubVerdict {
 /// "not probed: <reason>" for a skipped leg (without the collector's own "not sent:").
 fn skip_note(reason: &str) -> String {
     let r = reason.strip_prefix("not sent: ").unwrap_or(reason);
-    format!("not probed: {}", escape_line(r))
+    crate::format_exact!("not probed: {}", crate::fmt::Line(r))
 }
 
 #[cfg(test)]

@@ -61,7 +61,7 @@ fn named_tool(ev: &Bundle) -> Result<String, SubVerdict> {
         return Err(SubVerdict::new(
             LEG,
             SubOutcome::Unknown,
-            format!("no {INPUT_TOOL} in the probe inputs; no out-of-scope call made"),
+            crate::format_exact!("no {INPUT_TOOL} in the probe inputs; no out-of-scope call made"),
         ));
     };
     let tool = escape_line(tool.trim());
@@ -72,7 +72,7 @@ fn named_tool(ev: &Bundle) -> Result<String, SubVerdict> {
         return Err(SubVerdict::new(
             LEG,
             SubOutcome::Unknown,
-            format!("{INPUT_ARGUMENTS} in the probe inputs is not a JSON object; no out-of-scope call made"),
+            crate::format_exact!("{INPUT_ARGUMENTS} in the probe inputs is not a JSON object; no out-of-scope call made"),
         ));
     }
     Ok(tool)
@@ -81,17 +81,17 @@ fn named_tool(ev: &Bundle) -> Result<String, SubVerdict> {
 /// The leg when no call of `tool` was recorded.
 fn not_called(ev: &Bundle, tool: &str) -> SubVerdict {
     match ev.skipped(leg::SCOPE_PROBE_CALL) {
-        Some(r) => SubVerdict::new(LEG, SubOutcome::Unknown, format!("the call of \"{tool}\" was {}", escape_line(r))),
+        Some(r) => SubVerdict::new(LEG, SubOutcome::Unknown, crate::format_exact!("the call of \"{tool}\" was {}", crate::fmt::Line(r))),
         None if ev.revision().is_none() => SubVerdict::new(
             LEG,
             SubOutcome::Unknown,
-            format!("no out-of-scope call made: no MCP session was established, so \"{tool}\" was not called"),
+            crate::format_exact!("no out-of-scope call made: no MCP session was established, so \"{tool}\" was not called"),
         ),
         // A bundle from a collector that predates the leg: re-collecting decides.
         None => SubVerdict::new(
             LEG,
             SubOutcome::Unknown,
-            format!(
+            crate::format_exact!(
                 "the probe inputs name {INPUT_TOOL} \"{tool}\", but no out-of-scope call was recorded (leg {} \
                  is missing from this bundle); re-collect with a collector that records it",
                 leg::SCOPE_PROBE_CALL
@@ -116,7 +116,7 @@ fn other_answer(x: &Exchange<'_>, tool: &str, status: u16, at: &str) -> SubVerdi
         (401, _, _) => SubVerdict::new(
             LEG,
             SubOutcome::Unknown,
-            format!(
+            crate::format_exact!(
                 "the call of \"{tool}\" was refused with HTTP 401 without {INSUFFICIENT_SCOPE} ({at}): the credential \
                  itself was refused, which says nothing about its grant"
             ),
@@ -124,7 +124,7 @@ fn other_answer(x: &Exchange<'_>, tool: &str, status: u16, at: &str) -> SubVerdi
         (403, _, _) => SubVerdict::new(
             LEG,
             SubOutcome::Unknown,
-            format!(
+            crate::format_exact!(
                 "the call of \"{tool}\" was refused with HTTP 403 without {INSUFFICIENT_SCOPE} in WWW-Authenticate or \
                  the body ({at}): the reason is not readable (an Origin check or a WAF answers the same)"
             ),
@@ -132,7 +132,7 @@ fn other_answer(x: &Exchange<'_>, tool: &str, status: u16, at: &str) -> SubVerdi
         (_, Some(e), _) => SubVerdict::new(
             LEG,
             SubOutcome::Unknown,
-            format!(
+            crate::format_exact!(
                 "the call of \"{tool}\" drew JSON-RPC error {} \"{}\" (HTTP {status}, {at}): a refusal that does not \
                  name the scope",
                 e.get("code").map(Value::to_string).unwrap_or_default(),
@@ -153,7 +153,7 @@ fn other_answer(x: &Exchange<'_>, tool: &str, status: u16, at: &str) -> SubVerdi
             SubVerdict::new(
                 LEG,
                 SubOutcome::Unknown,
-                format!(
+                crate::format_exact!(
                     "the call of \"{tool}\" returned a tool error ({at}: \"{}\"): the tool ran or refused for a reason \
                      that is not an OAuth scope refusal",
                     quote(&text.join(" "))
@@ -163,12 +163,12 @@ fn other_answer(x: &Exchange<'_>, tool: &str, status: u16, at: &str) -> SubVerdi
         (200..=299, None, Some(_)) => SubVerdict::new(
             LEG,
             SubOutcome::Fail,
-            format!("the operator names \"{tool}\" as outside the grant and it executed: HTTP {status} with a result ({at})"),
+            crate::format_exact!("the operator names \"{tool}\" as outside the grant and it executed: HTTP {status} with a result ({at})"),
         ),
         (s, None, _) => SubVerdict::new(
             LEG,
             SubOutcome::Error,
-            format!(
+            crate::format_exact!(
                 "the call of \"{tool}\" was answered HTTP {s} without a JSON-RPC answer ({at}); a gateway may have \
                  produced it"
             ),
@@ -185,15 +185,15 @@ pub fn classify_scope_refusal(ev: &Bundle) -> SubVerdict {
     let Some(x) = ev.exchanges(leg::SCOPE_PROBE_CALL).last() else {
         return not_called(ev, &tool);
     };
-    let at = format!("record #{}", x.seq());
+    let at = crate::format_exact!("record #{}", x.seq());
     let status = match &x.http.outcome {
         HttpOutcome::Error(e) => {
             return SubVerdict::new(
                 LEG,
                 SubOutcome::Error,
-                format!(
+                crate::format_exact!(
                     "the call of \"{tool}\" drew no answer ({at}: {})",
-                    escape_line(&e.message)
+                    crate::fmt::Line(&e.message)
                 ),
             )
         }
@@ -203,7 +203,7 @@ pub fn classify_scope_refusal(ev: &Bundle) -> SubVerdict {
         return SubVerdict::new(
             LEG,
             SubOutcome::Pass,
-            format!("\"{tool}\", outside the grant, was refused for its scope: HTTP {status} ({at}) with WWW-Authenticate: {field}"),
+            crate::format_exact!("\"{tool}\", outside the grant, was refused for its scope: HTTP {status} ({at}) with WWW-Authenticate: {field}"),
         );
     }
     let body: Value = x.body_json().unwrap_or(Value::Null);
@@ -211,7 +211,7 @@ pub fn classify_scope_refusal(ev: &Bundle) -> SubVerdict {
         return SubVerdict::new(
             LEG,
             SubOutcome::Pass,
-            format!(
+            crate::format_exact!(
                 "\"{tool}\", outside the grant, was refused for its scope: HTTP 403 ({at}) with error {INSUFFICIENT_SCOPE}: {}",
                 quote(&body.to_string())
             ),

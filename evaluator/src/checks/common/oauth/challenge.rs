@@ -109,16 +109,18 @@ impl Challenged {
 
     /// "the endpoint.detect request (record #1) was refused with HTTP 401".
     pub(crate) fn refused(&self) -> String {
-        format!(
+        crate::format_exact!(
             "the unauthenticated {} request (record #{}) was refused with HTTP {}",
-            self.source, self.seq, self.status
+            self.source,
+            self.seq,
+            self.status
         )
     }
 
     pub(crate) fn quoted(&self) -> String {
         self.fields
             .iter()
-            .map(|f| format!("\"{f}\""))
+            .map(|f| crate::format_exact!("\"{f}\""))
             .collect::<Vec<_>>()
             .join(" and ")
     }
@@ -170,7 +172,7 @@ pub(crate) fn read_unauth(ev: &Bundle) -> Unauth {
         return match x {
             Some(x) => Unauth::Reached {
                 seq: x.seq(),
-                what: format!(
+                what: crate::format_exact!(
                     "{} without a credential (endpoint.detect record #{}) was answered HTTP {}",
                     method_of(x),
                     x.seq(),
@@ -182,12 +184,12 @@ pub(crate) fn read_unauth(ev: &Bundle) -> Unauth {
     }
     let Some(x) = ev.exchanges(leg::AUTH_NONE).last() else {
         return Unauth::NotObserved(match ev.skipped(leg::AUTH_NONE) {
-            Some(r) => format!(
+            Some(r) => crate::format_exact!(
                 "the run presented its credential from the first request and {} was not sent ({})",
                 leg::AUTH_NONE,
-                escape_line(r)
+                crate::fmt::Line(r)
             ),
-            None => format!(
+            None => crate::format_exact!(
                 "the run presented its credential from the first request and the bundle holds no \
                  {} record",
                 leg::AUTH_NONE
@@ -214,7 +216,7 @@ pub(crate) fn read_unauth(ev: &Bundle) -> Unauth {
         401 | 403 => Unauth::Challenged(Challenged::read(&x, leg::AUTH_NONE)),
         200..=299 if !error && (result || streamed || r.body.length == 0) => Unauth::Reached {
             seq: x.seq(),
-            what: format!(
+            what: crate::format_exact!(
                 "{} without a credential ({} record #{}) was answered HTTP {}",
                 method_of(&x),
                 leg::AUTH_NONE,
@@ -224,7 +226,7 @@ pub(crate) fn read_unauth(ev: &Bundle) -> Unauth {
         },
         st => Unauth::Other {
             seq: x.seq(),
-            what: format!(
+            what: crate::format_exact!(
                 "{} record #{} was answered HTTP {st}{}",
                 leg::AUTH_NONE,
                 x.seq(),

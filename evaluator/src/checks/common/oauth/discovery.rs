@@ -62,7 +62,10 @@ impl Attempt {
                                 200,
                                 "HTTP 200 whose body is not a JSON object".to_string(),
                             ),
-                            _ => Got::Answer(resp.status, format!("HTTP {}", resp.status)),
+                            _ => Got::Answer(
+                                resp.status,
+                                crate::format_exact!("HTTP {}", resp.status),
+                            ),
                         }
                     }
                 };
@@ -124,7 +127,7 @@ impl Attempt {
     pub(crate) fn why(&self) -> String {
         match &self.got {
             Got::Doc(_) => match &self.refused {
-                Some(r) => format!(
+                Some(r) => crate::format_exact!(
                     "HTTP 200 with a JSON document, refused by the collector: {}",
                     refusal_text(r)
                 ),
@@ -132,22 +135,22 @@ impl Attempt {
             },
             Got::Answer(_, what) => what.clone(),
             Got::Failed(ErrorKind::RefusedByGuard, m) => {
-                format!("refused by the network guard, nothing sent: {m}")
+                crate::format_exact!("refused by the network guard, nothing sent: {m}")
             }
-            Got::Failed(k, m) => format!("no response: {}: {m}", k.as_str()),
-            Got::NotUsed(r) => format!("answer not used by the collector: {r}"),
-            Got::Skipped(r) => format!("not fetched: {r}"),
+            Got::Failed(k, m) => crate::format_exact!("no response: {}: {m}", k.as_str()),
+            Got::NotUsed(r) => crate::format_exact!("answer not used by the collector: {r}"),
+            Got::Skipped(r) => crate::format_exact!("not fetched: {r}"),
         }
     }
 
     /// `"<url> (record #n: why)"`.
     pub(crate) fn url_and_why(&self) -> String {
         if self.url.is_empty() {
-            format!("record #{} ({})", self.seq, self.why())
+            crate::format_exact!("record #{} ({})", self.seq, self.why())
         } else {
-            format!(
+            crate::format_exact!(
                 "{} (record #{}: {})",
-                escape_line(&self.url),
+                crate::fmt::Line(&self.url),
                 self.seq,
                 self.why()
             )
@@ -203,7 +206,7 @@ impl AsView {
                 .into();
         }
         let tried: Vec<String> = self.attempts.iter().map(Attempt::url_and_why).collect();
-        format!(
+        crate::format_exact!(
             "no discovery form served metadata carrying an issuer; {} form(s) tried: {}",
             self.attempts.len(),
             tried.join(", ")
@@ -245,22 +248,22 @@ pub(crate) fn attribute(url: &str, views: &[AsView]) -> Option<usize> {
 /// fetched for (RFC 8414 §3.3); nothing was sent to its endpoints`.
 pub(crate) fn refusal_text(r: &MetadataRefusal) -> String {
     let served = match &r.served {
-        Value::String(s) => format!("\"{}\"", escape_line(s)),
+        Value::String(s) => crate::format_exact!("\"{}\"", crate::fmt::Line(s)),
         other => escape_line(&other.to_string()),
     };
     match r.member.as_str() {
-        "issuer" => format!(
+        "issuer" => crate::format_exact!(
             "its issuer {served} is not \"{}\", the issuer it was fetched for ({}): issuer mismatch, \
              so nothing was sent to its endpoints",
-            escape_line(&r.expected),
-            escape_line(&r.rule)
+            crate::fmt::Line(&r.expected),
+            crate::fmt::Line(&r.rule)
         ),
-        m => format!(
+        m => crate::format_exact!(
             "its {} {served} does not cover the endpoint {} ({}): {} mismatch, so it was not used",
-            escape_line(m),
-            escape_line(&r.expected),
-            escape_line(&r.rule),
-            escape_line(m)
+            crate::fmt::Line(m),
+            crate::fmt::Line(&r.expected),
+            crate::fmt::Line(&r.rule),
+            crate::fmt::Line(m)
         ),
     }
 }

@@ -12,7 +12,6 @@ use crate::checks::common::oauth::discovery::{attribute, AsList, AsView, Attempt
 use crate::checks::common::oauth::tokens::{claims, dedup, observed_scopes, token_label};
 use crate::checks::common::oauth::uris::{as_forms, norm, prm_well_known};
 use crate::evidence::Bundle;
-use crate::fmt::escape_line;
 
 /// Everything the four checks read: the bundle, and what is derived from it once per
 /// view of the bundle ([`OauthFacts`], kept by [`Bundle::oauth`]).
@@ -177,7 +176,10 @@ impl<'a> Facts<'a> {
             .map(Attempt::url_and_why)
             .collect();
         for e in &self.never_attempted {
-            out.push(format!("{} (never attempted)", escape_line(e)));
+            out.push(crate::format_exact!(
+                "{} (never attempted)",
+                crate::fmt::Line(e)
+            ));
         }
         if self.prm.is_empty() && out.is_empty() {
             out.push("no protected-resource metadata discovery was attempted at all".into());
@@ -190,7 +192,7 @@ impl<'a> Facts<'a> {
         self.prm
             .iter()
             .filter(|a| a.clean_404())
-            .map(|a| format!("{} (record #{})", escape_line(&a.url), a.seq))
+            .map(|a| crate::format_exact!("{} (record #{})", crate::fmt::Line(&a.url), a.seq))
             .collect()
     }
 
@@ -225,25 +227,28 @@ impl<'a> Facts<'a> {
             out.push("the endpoint refuses an unauthenticated request (auth_required)".into());
         }
         for (i, t) in self.tokens().iter().enumerate() {
-            out.push(format!(
+            out.push(crate::format_exact!(
                 "{} is held",
                 token_label(i, t, self.tokens().len())
             ));
         }
         if let Some((a, _)) = self.selected() {
-            out.push(format!(
+            out.push(crate::format_exact!(
                 "a protected-resource metadata document is published at {}",
-                escape_line(&a.url)
+                crate::fmt::Line(&a.url)
             ));
         }
         for (s, _) in self.resolved() {
-            out.push(format!(
+            out.push(crate::format_exact!(
                 "authorization-server metadata resolved for {}",
-                escape_line(&s.entry)
+                crate::fmt::Line(&s.entry)
             ));
         }
         if let Some(s) = self.challenge().and_then(Challenged::scope) {
-            out.push(format!("the challenge names scope \"{}\"", escape_line(s)));
+            out.push(crate::format_exact!(
+                "the challenge names scope \"{}\"",
+                crate::fmt::Line(s)
+            ));
         }
         out
     }
@@ -251,15 +256,15 @@ impl<'a> Facts<'a> {
     /// What was observed absent, for an N/A.
     pub(crate) fn absence(&self) -> String {
         let unauth = match &self.unauth {
-            Unauth::Reached { what, .. } => format!("no 401: {what}"),
-            Unauth::Challenged(c) => format!(
+            Unauth::Reached { what, .. } => crate::format_exact!("no 401: {what}"),
+            Unauth::Challenged(c) => crate::format_exact!(
                 "{} whose challenge names no OAuth scheme ({})",
                 c.refused(),
                 c.quoted()
             ),
             _ => "no 401 was observed".into(),
         };
-        format!(
+        crate::format_exact!(
             "{unauth}; no token held; every protected-resource metadata candidate answered a clean \
              404 ({}); no challenge scope; no authorization server advertised",
             self.prm_404s().join(", ")

@@ -22,7 +22,7 @@ pub(crate) fn json_excerpt(v: &Value) -> String {
     let s = v.to_string();
     let cut: String = s.chars().take(160).collect();
     let more = if cut.len() < s.len() { "…" } else { "" };
-    format!("{}{more}", escape_line(&cut))
+    crate::format_exact!("{}{more}", crate::fmt::Line(&cut))
 }
 
 /// ERROR: no endpoint answered.
@@ -35,7 +35,7 @@ pub(crate) fn no_endpoint(ev: &Bundle) -> Outcome {
         .map_or_else(|| "no session was recorded".to_string(), escape_line);
     Outcome::single(
         Verdict::Error,
-        format!("no MCP endpoint answered, so there is nothing to grade: {failure}"),
+        crate::format_exact!("no MCP endpoint answered, so there is nothing to grade: {failure}"),
         "",
     )
 }

@@ -93,25 +93,25 @@ pub(crate) fn binding(ev: &Bundle, fingerprint: &str, named: &str) -> Binding {
     let (raw, named) = (named, escape_line(named));
     let Some(m) = minted_facts(ev, fingerprint) else {
         let c = &ev.payload.collector;
-        return Binding::NotRecorded(format!(
+        return Binding::NotRecorded(crate::format_exact!(
             "the minted token's claims were not recorded by the collector that wrote this bundle \
              ({} {}, build {}: no minted_tokens entry for {}), so whether the authorization server \
              bound it to {named} is not known",
-            escape_line(&c.name),
-            escape_line(&c.version),
-            escape_line(&c.build),
-            escape_line(leg::FOREIGN_MINT.as_str())
+            crate::fmt::Line(&c.name),
+            crate::fmt::Line(&c.version),
+            crate::fmt::Line(&c.build),
+            crate::fmt::Line(leg::FOREIGN_MINT.as_str())
         ));
     };
     let Some(c) = claims(&m.token) else {
-        return Binding::Unverified(format!(
+        return Binding::Unverified(crate::format_exact!(
             "the token minted for {named} is opaque (not a JWT): the authorization server's binding \
              of it to {named} cannot be seen from outside, so the binding is unverified"
         ));
     };
     let auds = audiences(Some(c));
     if auds.is_empty() {
-        return Binding::Unverified(format!(
+        return Binding::Unverified(crate::format_exact!(
             "the token minted for {named} is a JWT without an aud claim: the authorization server's \
              binding of it to {named} cannot be seen from outside, so the binding is unverified"
         ));
@@ -126,17 +126,17 @@ pub(crate) fn binding(ev: &Bundle, fingerprint: &str, named: &str) -> Binding {
     let names_audited = auds.iter().any(|a| audited.iter().any(|r| is(a, r)));
     let names_foreign = auds.iter().any(|a| is(a, raw));
     match (names_audited, names_foreign) {
-        (true, false) => Binding::Audited(format!(
+        (true, false) => Binding::Audited(crate::format_exact!(
             "the authorization server ignored the RFC 8707 resource parameter: the token minted for \
              {named} names {shown}; no foreign token was presented"
         )),
-        (true, true) => Binding::Audited(format!(
+        (true, true) => Binding::Audited(crate::format_exact!(
             "the token minted for {named} names {shown}, the audited resource among them: a server \
              that accepts it may be validating its own audience, so the pair does not show a foreign \
              token accepted"
         )),
-        (false, true) => Binding::Foreign(format!("the token minted for {named} names {shown}")),
-        (false, false) => Binding::Foreign(format!(
+        (false, true) => Binding::Foreign(crate::format_exact!("the token minted for {named} names {shown}")),
+        (false, false) => Binding::Foreign(crate::format_exact!(
             "the token minted for {named} names {shown}, not the audited resource ({})",
             audited.iter().map(|a| escape_line(a)).collect::<Vec<_>>().join(", ")
         )),

@@ -4,8 +4,6 @@
 use mcp_probe_schema::model::{Session, TokenFacts};
 use serde_json::{Map, Value};
 
-use crate::fmt::escape_line;
-
 /// ` (DPoP-bound: sender-constrained by RFC 9449 to the key with thumbprint …)` when the bundle says
 /// the probe presented `t` bound to its key (`session.dpop.used` and `token_type` `DPoP`);
 /// empty otherwise, and for every bundle without `session.dpop`. Wording only: no
@@ -22,9 +20,9 @@ pub(crate) fn binding_note(session: Option<&Session>, t: &TokenFacts) -> String 
         return String::new();
     }
     match &d.jkt {
-        Some(j) => format!(
+        Some(j) => crate::format_exact!(
             " (DPoP-bound: sender-constrained by RFC 9449 to the key with thumbprint {})",
-            escape_line(j)
+            crate::fmt::Line(j)
         ),
         None => " (DPoP-bound: sender-constrained by RFC 9449)".into(),
     }
@@ -130,9 +128,9 @@ pub(crate) fn dedup(items: impl IntoIterator<Item = String>) -> Vec<String> {
 /// "the token (env:MCP_TOKEN)" or "token #2 (oauth)".
 pub(crate) fn token_label(i: usize, t: &TokenFacts, n: usize) -> String {
     if n == 1 {
-        format!("the token ({})", escape_line(&t.source))
+        crate::format_exact!("the token ({})", crate::fmt::Line(&t.source))
     } else {
-        format!("token #{} ({})", i + 1, escape_line(&t.source))
+        crate::format_exact!("token #{} ({})", i + 1, crate::fmt::Line(&t.source))
     }
 }
 

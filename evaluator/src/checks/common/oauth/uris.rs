@@ -56,7 +56,12 @@ pub(crate) fn norm(u: &str) -> String {
     match Url::parse(u) {
         Ok(mut p) => {
             p.set_fragment(None);
-            strip_slash(p.as_str()).to_string()
+            // The URL's own serialisation, not a copy of it.
+            let mut s = String::from(p);
+            if s.ends_with('/') {
+                s.pop();
+            }
+            s
         }
         Err(_) => strip_slash(u.trim()).to_string(),
     }
@@ -87,11 +92,11 @@ pub(crate) fn prm_well_known(endpoint: &str) -> Vec<String> {
     };
     let origin = u.origin().ascii_serialization();
     let path = u.path();
-    let root = format!("{origin}{PRM_WELL_KNOWN}");
+    let root = crate::format_exact!("{origin}{PRM_WELL_KNOWN}");
     if path.is_empty() || path == "/" {
         return vec![root];
     }
-    let mut inserted = format!("{origin}{PRM_WELL_KNOWN}{path}");
+    let mut inserted = crate::format_exact!("{origin}{PRM_WELL_KNOWN}{path}");
     if let Some(q) = u.query() {
         inserted.push('?');
         inserted.push_str(q);
@@ -112,16 +117,16 @@ pub(crate) fn as_forms(issuer: &str) -> Option<Vec<String>> {
     let path = u.path().trim_end_matches('/');
     Some(if path.is_empty() {
         vec![
-            format!("{origin}{AS_WELL_KNOWN}"),
-            format!("{origin}{OIDC_WELL_KNOWN}"),
+            crate::format_exact!("{origin}{AS_WELL_KNOWN}"),
+            crate::format_exact!("{origin}{OIDC_WELL_KNOWN}"),
         ]
     } else {
-        let base = format!("{origin}{path}");
+        let base = crate::format_exact!("{origin}{path}");
         vec![
-            format!("{origin}{AS_WELL_KNOWN}{path}"),
-            format!("{origin}{OIDC_WELL_KNOWN}{path}"),
-            format!("{base}{OIDC_WELL_KNOWN}"),
-            format!("{base}{AS_WELL_KNOWN}"),
+            crate::format_exact!("{origin}{AS_WELL_KNOWN}{path}"),
+            crate::format_exact!("{origin}{OIDC_WELL_KNOWN}{path}"),
+            crate::format_exact!("{base}{OIDC_WELL_KNOWN}"),
+            crate::format_exact!("{base}{AS_WELL_KNOWN}"),
         ]
     })
 }

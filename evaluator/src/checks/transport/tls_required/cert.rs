@@ -63,10 +63,10 @@ fn host_matches(leaf: &X509Certificate<'_>, host: &url::Host<String>) -> Result<
     for n in &sans {
         match (n, &want) {
             (GeneralName::DNSName(p), HostId::Dns(h)) if dns_matches(p, h) => {
-                return Ok(format!("DNS:{}", escape_line(p)))
+                return Ok(crate::format_exact!("DNS:{}", crate::fmt::Line(p)))
             }
             (GeneralName::IPAddress(b), HostId::Ip(ip)) if ip_bytes(ip) == *b => {
-                return Ok(format!("IP:{ip}"))
+                return Ok(crate::format_exact!("IP:{ip}"))
             }
             _ => {}
         }
@@ -130,19 +130,19 @@ pub(super) fn dns_matches(pattern: &str, host: &str) -> bool {
 fn san_list(sans: &[GeneralName<'_>]) -> Vec<String> {
     sans.iter()
         .map(|n| match n {
-            GeneralName::DNSName(d) => format!("DNS:{}", escape_line(d)),
+            GeneralName::DNSName(d) => crate::format_exact!("DNS:{}", crate::fmt::Line(d)),
             GeneralName::IPAddress(b) => match b.len() {
-                4 => format!(
+                4 => crate::format_exact!(
                     "IP:{}",
                     IpAddr::from(<[u8; 4]>::try_from(*b).unwrap_or_default())
                 ),
-                16 => format!(
+                16 => crate::format_exact!(
                     "IP:{}",
                     IpAddr::from(<[u8; 16]>::try_from(*b).unwrap_or_default())
                 ),
-                _ => format!("IP:{}", crate::fmt::hex(b)),
+                _ => crate::format_exact!("IP:{}", crate::fmt::hex(b)),
             },
-            other => escape_line(&format!("{other}")),
+            other => escape_line(&crate::format_exact!("{other}")),
         })
         .collect()
 }
@@ -154,7 +154,7 @@ fn is_self_signed(leaf: &X509Certificate<'_>) -> bool {
 fn date(secs: i64) -> String {
     chrono::DateTime::from_timestamp(secs, 0)
         .map(|d| d.format("%Y-%m-%d %H:%M:%S UTC").to_string())
-        .unwrap_or_else(|| format!("(time {secs})"))
+        .unwrap_or_else(|| crate::format_exact!("(time {secs})"))
 }
 
 /// A name for humans: the CN, else the O, else the whole DN.
@@ -214,14 +214,14 @@ pub(super) fn certificate_leg(
     let (nb, na) = (v.not_before.timestamp(), v.not_after.timestamp());
     let mut problems = Vec::new();
     if nb > at {
-        problems.push(format!(
+        problems.push(crate::format_exact!(
             "not yet valid: notBefore {} is after the collection time {}",
             date(nb),
             date(at)
         ));
     }
     if na < at {
-        problems.push(format!(
+        problems.push(crate::format_exact!(
             "expired: notAfter {} is before the collection time {} ({} days earlier)",
             date(na),
             date(at),
@@ -242,12 +242,12 @@ pub(super) fn certificate_leg(
         },
     };
     if is_self_signed(leaf) && !trust.anchored() {
-        problems.push(format!(
+        problems.push(crate::format_exact!(
             "self-signed ({} issued itself) and chaining to no trust anchor",
             short_name(leaf.subject())
         ));
     }
-    let who = format!(
+    let who = crate::format_exact!(
         "{} issued by {}",
         short_name(leaf.subject()),
         short_name(leaf.issuer())
@@ -256,7 +256,7 @@ pub(super) fn certificate_leg(
         SubVerdict::new(
             "e",
             SubOutcome::Pass,
-            format!(
+            crate::format_exact!(
                 "{who}, valid {} to {} ({} days left at collection), {} matches {}",
                 date(nb),
                 date(na),
@@ -269,7 +269,7 @@ pub(super) fn certificate_leg(
         SubVerdict::new(
             "e",
             SubOutcome::Fail,
-            format!("{who}: {}", problems.join("; ")),
+            crate::format_exact!("{who}: {}", problems.join("; ")),
         )
     }
 }
@@ -317,7 +317,9 @@ pub(super) fn offline_verify(ev: &Bundle, chain: &[&[u8]], at_micros: i64) -> Of
     let ee = match webpki::EndEntityCert::try_from(&leaf_der) {
         Ok(ee) => ee,
         Err(e) => {
-            return Offline::NotRun(format!("the leaf is not usable for path building ({e:?})"))
+            return Offline::NotRun(crate::format_exact!(
+                "the leaf is not usable for path building ({e:?})"
+            ))
         }
     };
     let intermediates: Vec<CertificateDer<'_>> =
@@ -387,11 +389,11 @@ pub(super) fn offline_verify(ev: &Bundle, chain: &[&[u8]], at_micros: i64) -> Of
 fn webpki_text(e: &webpki::Error) -> String {
     match e {
         webpki::Error::UnknownIssuer => "no path to a trust anchor (unknown issuer)".into(),
-        webpki::Error::CertExpired { not_after, .. } => format!(
+        webpki::Error::CertExpired { not_after, .. } => crate::format_exact!(
             "a certificate of the chain expired at {}",
             date(not_after.as_secs() as i64)
         ),
-        webpki::Error::CertNotValidYet { not_before, .. } => format!(
+        webpki::Error::CertNotValidYet { not_before, .. } => crate::format_exact!(
             "a certificate of the chain is valid only from {}",
             date(not_before.as_secs() as i64)
         ),
@@ -402,7 +404,7 @@ fn webpki_text(e: &webpki::Error) -> String {
         webpki::Error::RequiredEkuNotFoundContext(_) => {
             "the leaf is not for server authentication (extendedKeyUsage)".into()
         }
-        other => format!("{other:?}"),
+        other => crate::format_exact!("{other:?}"),
     }
 }
 
@@ -467,7 +469,7 @@ fn stores_text(t: &TlsHandshake) -> String {
     }
     groups
         .iter()
-        .map(|(said, stores)| format!("{}: {said}", stores.join(", ")))
+        .map(|(said, stores)| crate::format_exact!("{}: {said}", stores.join(", ")))
         .collect::<Vec<_>>()
         .join("; ")
 }
@@ -486,21 +488,21 @@ pub(super) fn trust_leg(
     let offline_note = match offline {
         Offline::Public => "offline: chains to webpki-roots".to_string(),
         Offline::Operator => "offline: chains to the recorded --ca-file".to_string(),
-        Offline::Failed(why, _) => format!("offline: {why}"),
-        Offline::NotRun(why) => format!("offline: not verified ({why})"),
+        Offline::Failed(why, _) => crate::format_exact!("offline: {why}"),
+        Offline::NotRun(why) => crate::format_exact!("offline: not verified ({why})"),
     };
     match trust {
         TrustState::Public => SubVerdict::new(
             "f",
             SubOutcome::Pass,
-            format!("chains to the public roots, issued by {issuer} (stores at collection: {stores}; {offline_note})"),
+            crate::format_exact!("chains to the public roots, issued by {issuer} (stores at collection: {stores}; {offline_note})"),
         ),
         TrustState::Operator => {
             let file = ca_file(ev)
                 .map(|f| {
-                    format!(
+                    crate::format_exact!(
                         "{} (sha256 {})",
-                        escape_line(&f.path),
+                        crate::fmt::Line(&f.path),
                         f.sha256.get(..16).unwrap_or(&f.sha256)
                     )
                 })
@@ -508,7 +510,7 @@ pub(super) fn trust_leg(
             SubVerdict::new(
                 "f",
                 SubOutcome::Pass,
-                format!(
+                crate::format_exact!(
                     "not publicly trusted, but chains to the operator's --ca-file {file}, treated as the \
                      operator's private PKI; issued by {issuer} (stores at collection: {stores}; {offline_note})"
                 ),
@@ -517,7 +519,7 @@ pub(super) fn trust_leg(
         TrustState::OsOnly => SubVerdict::new(
             "f",
             SubOutcome::Unknown,
-            format!(
+            crate::format_exact!(
                 "trusted only by the collecting machine's OS store, issued by {issuer}: not by the public \
                  roots and not by a --ca-file. This is what a TLS-inspecting proxy looks like, \
                  so the certificate and versions seen may be the proxy's; re-collect without interception, \
@@ -531,12 +533,12 @@ pub(super) fn trust_leg(
                     FailKind::Defect => SubVerdict::new(
                         "f",
                         SubOutcome::Fail,
-                        format!("not trusted: {why} (stores at collection: {stores})"),
+                        crate::format_exact!("not trusted: {why} (stores at collection: {stores})"),
                     ),
                     FailKind::UnknownIssuer if self_signed => SubVerdict::new(
                         "f",
                         SubOutcome::Fail,
-                        format!(
+                        crate::format_exact!(
                             "not trusted: self-signed by {issuer}, which no store and no --ca-file holds \
                              (stores at collection: {stores})"
                         ),
@@ -544,7 +546,7 @@ pub(super) fn trust_leg(
                     FailKind::UnknownIssuer => SubVerdict::new(
                         "f",
                         SubOutcome::Unknown,
-                        format!(
+                        crate::format_exact!(
                             "issued by {issuer}, which is not an anchor of any store at collection time nor \
                              of a --ca-file; if it is the operator's private CA, re-collect with --ca-file \
                              (stores at collection: {stores})"
@@ -553,14 +555,14 @@ pub(super) fn trust_leg(
                     FailKind::Undecided => SubVerdict::new(
                         "f",
                         SubOutcome::Unknown,
-                        format!("could not be validated offline: {why} (stores at collection: {stores})"),
+                        crate::format_exact!("could not be validated offline: {why} (stores at collection: {stores})"),
                     ),
                 }
             }
             other => SubVerdict::new(
                 "f",
                 SubOutcome::Error,
-                format!(
+                crate::format_exact!(
                     "no store accepted the chain and it could not be checked offline ({other:?}; stores at \
                      collection: {stores})"
                 ),
