@@ -65,6 +65,20 @@ pub fn exact(args: std::fmt::Arguments<'_>) -> String {
     })
 }
 
+/// Record sequence numbers as the XCCDF and OSCAL reports list them: `#3, #7, #12`
+/// (empty for none).
+pub fn record_list(records: &[u64]) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(records.len() * 6);
+    for (k, n) in records.iter().enumerate() {
+        if k > 0 {
+            out.push_str(", ");
+        }
+        let _ = write!(out, "#{n}");
+    }
+    out
+}
+
 /// Microseconds as milliseconds, for humans (`1.500 ms`).
 pub fn millis(us: u64) -> String {
     format!("{}.{:03} ms", us / 1000, us % 1000)
@@ -294,6 +308,13 @@ pub fn der_common_name(der: &[u8]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn record_list_joins_the_numbers_marked() {
+        assert_eq!(record_list(&[]), "");
+        assert_eq!(record_list(&[3]), "#3");
+        assert_eq!(record_list(&[3, 7, 1200]), "#3, #7, #1200");
+    }
 
     /// `format_exact!` writes what `format!` writes, into a string of its length, also
     /// when an argument formats the same way inside it, after a text too long to keep

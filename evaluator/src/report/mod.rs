@@ -716,20 +716,6 @@ fn restore_baseline(
 /// Put `v` in the order `order` (`order[k]` is the index of the element that goes to
 /// `k`; a permutation of `0..v.len()`) in place, by following each cycle: the servers
 /// of a large report are not held twice while they are sorted.
-/// Record sequence numbers as the XML and OSCAL reports list them: `#3, #7, #12`
-/// (empty for none).
-pub(crate) fn record_list(records: &[u64]) -> String {
-    use std::fmt::Write as _;
-    let mut out = String::with_capacity(records.len() * 6);
-    for (k, n) in records.iter().enumerate() {
-        if k > 0 {
-            out.push_str(", ");
-        }
-        let _ = write!(out, "#{n}");
-    }
-    out
-}
-
 fn permute<T>(v: &mut [T], order: &[usize]) {
     let mut placed = vec![false; v.len()];
     for start in 0..v.len() {
@@ -1089,13 +1075,6 @@ mod tests {
     use super::*;
     use crate::benchmark::Benchmark;
     use crate::fixture;
-
-    #[test]
-    fn record_list_joins_the_numbers_marked() {
-        assert_eq!(record_list(&[]), "");
-        assert_eq!(record_list(&[3]), "#3");
-        assert_eq!(record_list(&[3, 7, 1200]), "#3, #7, #1200");
-    }
 
     fn server(endpoint: &str, bundle: &str) -> Server {
         let ev = fixture::evidence(

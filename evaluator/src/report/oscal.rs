@@ -440,7 +440,7 @@ impl<'a> Made<'a> {
     fn observations(&self, key: &DocKey) -> Vec<Observation<'a>> {
         let (e, s, o) = (self.row.entry, self.s, self.o);
         let endpoint = &self.endpoint;
-        let records = super::record_list(&o.records);
+        let records = crate::fmt::record_list(&o.records);
         let evidence_desc = format!(
             "{}; records {}",
             match s.sha256() {

@@ -290,7 +290,7 @@ fn test_result(
             (Standing::Graded(v, _), Some(o)) => {
                 let sev = if v == Verdict::Error { "error" } else { "info" };
                 messages.push((sev, format!("{}: {}", v.mark(), o.evidence)));
-                let records = super::record_list(&o.records);
+                let records = crate::fmt::record_list(&o.records);
                 if !records.is_empty() {
                     messages.push(("info", format!("records {records}")));
                 }
