@@ -707,7 +707,7 @@ fn version_decision(t: &TlsHandshake) -> SubVerdict {
     }
 }
 
-/// "not probed: <reason>" for a skipped leg (without the collector's own "not sent:").
+/// `not probed: <reason>` for a skipped leg (without the collector's own `not sent:`).
 fn skip_note(reason: &str) -> String {
     let r = reason.strip_prefix("not sent: ").unwrap_or(reason);
     crate::format_exact!("not probed: {}", crate::fmt::Line(r))

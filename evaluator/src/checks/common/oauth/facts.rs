@@ -14,7 +14,7 @@ use crate::checks::common::oauth::uris::{as_forms, norm, prm_well_known};
 use crate::evidence::Bundle;
 
 /// Everything the four checks read: the bundle, and what is derived from it once per
-/// view of the bundle ([`OauthFacts`], kept by [`Bundle::oauth`]).
+/// view of the bundle ([`OauthFacts`], kept by [`Bundle::view`]).
 #[derive(Clone)]
 pub(crate) struct Facts<'a> {
     pub(crate) ev: &'a Bundle,
