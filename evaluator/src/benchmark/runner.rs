@@ -158,18 +158,16 @@ fn recorded_on(check: &dyn Check, o: &Bundle) -> bool {
 
 /// Keep of `results` only what a report prints, for a report over many bundles: each
 /// leg's note goes (no report prints it: the evidence text already carries every note,
-/// and the JSON report lists each leg's outcome only), and no string or list keeps spare
-/// capacity. Verdicts, evidence, reduction, records and details are unchanged.
+/// and the JSON report lists each leg's outcome only). Verdicts, evidence, reduction,
+/// records and details are unchanged. Spare capacity is left as it is: outcomes that
+/// go to a spill file are encoded and dropped, and a report that holds its outcomes
+/// holds fewer than `commands::grade::SPILL_FROM` servers' (their spare room is a few
+/// KiB a server, where giving it back took a reallocation of each string and list).
 pub fn compact(results: &mut [CheckResult]) {
     for o in results.iter_mut().filter_map(|r| r.outcome.as_mut()) {
         for l in &mut o.subs {
             l.note = String::new();
-            l.id.shrink_to_fit();
         }
-        o.subs.shrink_to_fit();
-        o.evidence.shrink_to_fit();
-        o.reduction.shrink_to_fit();
-        o.records.shrink_to_fit();
     }
 }
 
