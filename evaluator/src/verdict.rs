@@ -417,7 +417,17 @@ impl Outcome {
     /// sub-verdict's local name gets the row's number in front (`a@2025-11-25` becomes
     /// `2.3a@2025-11-25` under a row numbered 2.3), and every reference in the notes,
     /// evidence, reduction, string details and detail keys is rendered.
-    pub fn rendered(mut self, n: &dyn crate::refs::Numbering) -> Outcome {
+    pub fn rendered(self, n: &dyn crate::refs::Numbering) -> Outcome {
+        self.render(n, true)
+    }
+
+    /// [`Outcome::rendered`] for a report, which prints no sub-verdict's note (the
+    /// evidence text carries every note): each note is emptied instead of rendered.
+    pub fn rendered_for_report(self, n: &dyn crate::refs::Numbering) -> Outcome {
+        self.render(n, false)
+    }
+
+    fn render(mut self, n: &dyn crate::refs::Numbering, notes: bool) -> Outcome {
         // One scan of each text: `render` borrows text without references.
         let text = |s: &mut String| render_text(s, n);
         for l in &mut self.subs {
@@ -427,7 +437,11 @@ impl Outcome {
                 l.id
             );
             l.id.insert_str(0, n.here());
-            text(&mut l.note);
+            if notes {
+                text(&mut l.note);
+            } else {
+                l.note = String::new();
+            }
         }
         text(&mut self.evidence);
         text(&mut self.reduction);

@@ -28,13 +28,40 @@ pub fn grade_bundle(
     cx: &Context<'_>,
     level: Option<u8>,
 ) -> Vec<CheckResult> {
+    graded(bm, ev, cx, level, render_through)
+}
+
+/// [`grade_bundle`] for a report: each leg's note, which no report prints (what
+/// [`compact`] drops), is emptied instead of rendered ([`Outcome::rendered_for_report`]).
+pub fn grade_bundle_for_report(
+    bm: &'static Benchmark,
+    ev: &Bundle,
+    cx: &Context<'_>,
+    level: Option<u8>,
+) -> Vec<CheckResult> {
+    graded(bm, ev, cx, level, |bm, entry, o| {
+        o.rendered_for_report(&Row {
+            bm,
+            here: entry.id.as_str(),
+        })
+    })
+}
+
+/// Every check of `bm` in scope graded on `ev`, each outcome rendered by `render`.
+fn graded(
+    bm: &'static Benchmark,
+    ev: &Bundle,
+    cx: &Context<'_>,
+    level: Option<u8>,
+    render: impl Fn(&Benchmark, &Entry, Outcome) -> Outcome,
+) -> Vec<CheckResult> {
     let others = ev.other_eras();
     bm.checks
         .iter()
         .filter(|e| level.is_none_or(|l| e.level.number() <= l))
         .map(|entry| CheckResult {
             entry,
-            outcome: grade_row(entry, ev, &others, cx).map(|o| render_through(bm, entry, o)),
+            outcome: grade_row(entry, ev, &others, cx).map(|o| render(bm, entry, o)),
         })
         .collect()
 }
@@ -213,6 +240,37 @@ mod tests {
             }
         }
         assert!(off > 0);
+    }
+
+    /// Graded for a report, every outcome is the one `grade_bundle` gives with its legs'
+    /// notes emptied (what `compact` leaves of them).
+    #[test]
+    fn graded_for_a_report_it_is_grade_bundle_without_the_notes() {
+        let bm = Benchmark::builtin();
+        let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+        let mut notes = 0;
+        for name in ["fastmcp.mcpev", "py2-auth.mcpev", "ts2.mcpev"] {
+            let path = examples.join(name);
+            let bytes = std::fs::read(&path).expect("an example bundle");
+            let ev = Bundle::new(
+                name,
+                mcp_probe_schema::open(&bytes, &[]).expect("an example verifies"),
+            );
+            let mut want = grade_bundle(bm, &ev, &Context::default(), None);
+            notes += want
+                .iter()
+                .flat_map(|r| r.outcome.iter().flat_map(|o| &o.subs))
+                .filter(|l| !l.note.is_empty())
+                .count();
+            compact(&mut want);
+            let got = grade_bundle_for_report(bm, &ev, &Context::default(), None);
+            assert_eq!(got.len(), want.len());
+            for (g, w) in got.iter().zip(&want) {
+                assert!(std::ptr::eq(g.entry, w.entry));
+                assert_eq!(g.outcome, w.outcome, "{}", g.entry.id);
+            }
+        }
+        assert!(notes > 0, "no leg had a note to empty");
     }
 
     #[test]
