@@ -78,7 +78,19 @@ pub fn has_refs(text: &str) -> bool {
     // U+E000-U+EFFF, so text without it holds no OPEN; a byte search (memchr: many bytes
     // per instruction) is cheaper than searching for a character that is not ASCII, which
     // goes through a substring search.
-    memchr::memchr(0xee, text.as_bytes()).is_some() && text.contains(OPEN)
+    lead(text.as_bytes()).is_some() && text.contains(OPEN)
+}
+
+/// Where the byte EE (which starts OPEN and CLOSE) first occurs in `b`: memchr, which
+/// searches many bytes per instruction, past a fixed cost that is most of the search of
+/// a short text (a detail's value, a key), which is searched a byte at a time instead.
+fn lead(b: &[u8]) -> Option<usize> {
+    const SHORT: usize = 32;
+    if b.len() <= SHORT {
+        b.iter().position(|&c| c == 0xee)
+    } else {
+        memchr::memchr(0xee, b)
+    }
 }
 
 /// How references are rendered: the number of the row being graded, and the number of
@@ -153,14 +165,15 @@ fn render_from(text: &str, first: usize, n: &dyn Numbering, out: &mut String) {
 /// for its first byte, EE, which starts only the characters U+E000-U+EFFF, then a
 /// comparison of the bytes after it. `str::find` on a character that is not ASCII
 /// searches for its last byte instead (80 or 81 here), a continuation byte that common
-/// punctuation (`…`, `—`) holds too. memchr searches many bytes per instruction where
-/// the standard library's byte search goes a word at a time.
+/// punctuation (`…`, `—`) holds too. [`lead`] searches many bytes per instruction
+/// where the standard library's byte search goes a word at a time.
 fn find(text: &str, c: char) -> Option<usize> {
     let mut utf8 = [0; 4];
     let want = c.encode_utf8(&mut utf8).as_bytes();
+    debug_assert_eq!(want[0], 0xee);
     let b = text.as_bytes();
     let mut from = 0;
-    while let Some(k) = memchr::memchr(want[0], &b[from..]) {
+    while let Some(k) = lead(&b[from..]) {
         let i = from + k;
         if b[i..].starts_with(want) {
             return Some(i);
@@ -171,7 +184,12 @@ fn find(text: &str, c: char) -> Option<usize> {
 }
 
 fn write_ref(inner: &str, n: &dyn Numbering, out: &mut String) {
-    let (id, sub) = inner.split_once('#').unwrap_or((inner, ""));
+    // A reference is short: its `#` is found a byte at a time (as `split_once` would,
+    // without its search's fixed cost).
+    let (id, sub) = match inner.bytes().position(|c| c == b'#') {
+        Some(k) => (&inner[..k], &inner[k + 1..]),
+        None => (inner, ""),
+    };
     if id.is_empty() {
         out.push_str(n.here());
     } else if let Some(num) = n.number_of(id) {
