@@ -81,11 +81,13 @@ pub fn has_refs(text: &str) -> bool {
     lead(text.as_bytes()).is_some() && text.contains(OPEN)
 }
 
+/// Text this long or shorter is searched a byte at a time ([`lead`]).
+const SHORT: usize = 32;
+
 /// Where the byte EE (which starts OPEN and CLOSE) first occurs in `b`: memchr, which
 /// searches many bytes per instruction, past a fixed cost that is most of the search of
 /// a short text (a detail's value, a key), which is searched a byte at a time instead.
 fn lead(b: &[u8]) -> Option<usize> {
-    const SHORT: usize = 32;
     if b.len() <= SHORT {
         b.iter().position(|&c| c == 0xee)
     } else {
@@ -168,20 +170,38 @@ fn render_from(text: &str, first: usize, n: &dyn Numbering, out: &mut String) {
 /// punctuation (`…`, `—`) holds too. [`lead`] searches many bytes per instruction
 /// where the standard library's byte search goes a word at a time.
 fn find(text: &str, c: char) -> Option<usize> {
-    let mut utf8 = [0; 4];
-    let want = c.encode_utf8(&mut utf8).as_bytes();
-    debug_assert_eq!(want[0], 0xee);
+    debug_assert!(('\u{e000}'..='\u{efff}').contains(&c));
+    // `c`'s three bytes in UTF-8, the first of them EE.
+    let c = u32::from(c);
+    let want = [
+        0xee,
+        0x80 | ((c >> 6) & 0x3f) as u8,
+        0x80 | (c & 0x3f) as u8,
+    ];
     let b = text.as_bytes();
     let mut from = 0;
+    if want == CLOSE_UTF8 {
+        // A reference closes a few bytes after it opens: the first bytes are searched a
+        // byte at a time before memchr searches the rest.
+        let head = &b[..SHORT.min(b.len())];
+        match head.iter().position(|&x| x == 0xee) {
+            Some(i) if b[i..].starts_with(&want) => return Some(i),
+            Some(i) => from = i + 1,
+            None => from = head.len(),
+        }
+    }
     while let Some(k) = lead(&b[from..]) {
         let i = from + k;
-        if b[i..].starts_with(want) {
+        if b[i..].starts_with(&want) {
             return Some(i);
         }
         from = i + 1;
     }
     None
 }
+
+/// CLOSE in UTF-8.
+const CLOSE_UTF8: [u8; 3] = [0xee, 0x80, 0x81];
 
 fn write_ref(inner: &str, n: &dyn Numbering, out: &mut String) {
     // A reference is short: its `#` is found a byte at a time (as `split_once` would,
@@ -332,6 +352,7 @@ mod tests {
     /// `str::contains` does.
     #[test]
     fn find_is_str_find() {
+        assert_eq!(CLOSE.to_string().as_bytes(), CLOSE_UTF8);
         let pieces = [
             "a", "…", "—", "\u{e002}", "\u{efff}", "xxxxxxx", "", "\u{3000}",
         ];
