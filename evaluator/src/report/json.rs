@@ -849,7 +849,12 @@ fn write_records(out: &mut Vec<u8>, depth: usize, records: &[u64]) {
 
 /// `n` in decimal, as `serde_json` writes an unsigned integer (with the same `itoa`).
 fn write_decimal(out: &mut Vec<u8>, n: u64) {
-    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+    // Most counts in details are one digit: written without a formatter.
+    if n < 10 {
+        out.push(b'0' + n as u8);
+    } else {
+        out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+    }
 }
 
 /// `,` and a line break followed by the indentation of the deepest line [`line`] writes
@@ -882,6 +887,7 @@ fn newline(out: &mut Vec<u8>, depth: usize) {
 }
 
 /// An object's key at `depth` (after `,` unless it is the first) and the `: ` after it.
+#[inline]
 fn key(out: &mut Vec<u8>, depth: usize, k: &str, first: bool) {
     line(out, depth, first);
     write_str(out, k);
@@ -968,12 +974,28 @@ fn write_plain(out: &mut Vec<u8>, word: &str) {
 /// a backslash, the control characters U+0000-U+001F as `\b`, `\t`, `\n`, `\f`, `\r` or
 /// `\u00xx` (lower-case hex), everything else as it is. Text without any byte to escape
 /// is copied in runs found by [`to_escape`].
+#[inline]
 fn write_str(out: &mut Vec<u8>, s: &str) {
     let b = s.as_bytes();
+    match to_escape(b) {
+        // Most text has nothing to escape: one copy, small enough to be inlined.
+        None => {
+            out.reserve(b.len() + 2);
+            out.push(b'"');
+            out.extend_from_slice(b);
+            out.push(b'"');
+        }
+        Some(k) => write_escaped(out, b, k),
+    }
+}
+
+/// [`write_str`] of `b`, whose first byte to escape is at `k`.
+#[inline(never)]
+fn write_escaped(out: &mut Vec<u8>, b: &[u8], mut k: usize) {
     out.reserve(b.len() + 2);
     out.push(b'"');
     let mut start = 0;
-    while let Some(k) = to_escape(&b[start..]) {
+    loop {
         let i = start + k;
         let c = b[i];
         let esc: &[u8] = match c {
@@ -996,6 +1018,10 @@ fn write_str(out: &mut Vec<u8>, s: &str) {
             out.extend_from_slice(esc);
         }
         start = i + 1;
+        match to_escape(&b[start..]) {
+            Some(next) => k = next,
+            None => break,
+        }
     }
     out.extend_from_slice(&b[start..]);
     out.push(b'"');
@@ -1003,6 +1029,7 @@ fn write_str(out: &mut Vec<u8>, s: &str) {
 
 /// The position of the first byte of `b` that a JSON string escapes (below 0x20, `"`,
 /// `\\`), sixteen bytes at a time, the last few eight and one at a time.
+#[inline]
 fn to_escape(b: &[u8]) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
