@@ -889,9 +889,22 @@ fn newline(out: &mut Vec<u8>, depth: usize) {
 /// An object's key at `depth` (after `,` unless it is the first) and the `: ` after it.
 #[inline]
 fn key(out: &mut Vec<u8>, depth: usize, k: &str, first: bool) {
-    line(out, depth, first);
-    write_str(out, k);
-    out.extend_from_slice(b": ");
+    let b = k.as_bytes();
+    match (LINE.get(usize::from(first)..2 + 2 * depth), to_escape(b)) {
+        // Most keys: the line's start, the key as it is and `": `, with room made once.
+        (Some(start), None) => {
+            out.reserve(start.len() + b.len() + 4);
+            out.extend_from_slice(start);
+            out.push(b'"');
+            out.extend_from_slice(b);
+            out.extend_from_slice(b"\": ");
+        }
+        _ => {
+            line(out, depth, first);
+            write_str(out, k);
+            out.extend_from_slice(b": ");
+        }
+    }
 }
 
 /// [`key`] for a key that needs no escaping (one of a result's own), given with its
