@@ -445,7 +445,7 @@ impl Outcome {
         }
         text(&mut self.evidence);
         text(&mut self.reduction);
-        for v in self.details.values_mut() {
+        for v in self.details.values_mut().filter(holds_text) {
             render_value(v, n);
         }
         self
@@ -491,10 +491,22 @@ fn render_text(s: &mut String, n: &dyn crate::refs::Numbering) {
     crate::refs::render_in_place(s, n);
 }
 
+/// Whether `v` can hold a reference: numbers, booleans and nulls hold no text, and are
+/// passed over without a call of [`render_value`].
+fn holds_text(v: &&mut serde_json::Value) -> bool {
+    matches!(
+        v,
+        serde_json::Value::String(_) | serde_json::Value::Array(_) | serde_json::Value::Object(_)
+    )
+}
+
 fn render_value(v: &mut serde_json::Value, n: &dyn crate::refs::Numbering) {
     match v {
         serde_json::Value::String(s) => render_text(s, n),
-        serde_json::Value::Array(a) => a.iter_mut().for_each(|v| render_value(v, n)),
+        serde_json::Value::Array(a) => a
+            .iter_mut()
+            .filter(holds_text)
+            .for_each(|v| render_value(v, n)),
         serde_json::Value::Object(m) => {
             if m.keys().any(|k| crate::refs::has_refs(k)) {
                 // A key cannot be renamed in place: the map is built again, in order, each
@@ -508,7 +520,9 @@ fn render_value(v: &mut serde_json::Value, n: &dyn crate::refs::Numbering) {
                 }
                 *m = out;
             } else {
-                m.values_mut().for_each(|v| render_value(v, n));
+                m.values_mut()
+                    .filter(holds_text)
+                    .for_each(|v| render_value(v, n));
             }
         }
         _ => {}
