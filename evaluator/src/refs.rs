@@ -16,7 +16,8 @@
 //!
 //! A reference is a private-use character pair around `rule-id#sub`; it never reaches a
 //! report: `benchmark::runner` renders every outcome (legs, notes, evidence, reduction,
-//! string details) before anything else sees it. Server-supplied text cannot forge one:
+//! string details; for a report, which prints no note, the notes are emptied instead)
+//! before anything else sees it. Server-supplied text cannot forge one:
 //! `fmt::escape_line` and the terminal escapes show these two characters escaped.
 
 use std::borrow::Cow;

@@ -1041,7 +1041,7 @@ fn write_escaped(out: &mut Vec<u8>, b: &[u8], mut k: usize) {
 }
 
 /// The position of the first byte of `b` that a JSON string escapes (below 0x20, `"`,
-/// `\\`), sixteen bytes at a time, the last few eight and one at a time.
+/// `\\`), sixteen bytes at a time, the last few as one or two words of eight.
 #[inline]
 fn to_escape(b: &[u8]) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
