@@ -16,7 +16,8 @@
 //!
 //! A reference is a private-use character pair around `rule-id#sub`; it never reaches a
 //! report: `benchmark::runner` renders every outcome (legs, notes, evidence, reduction,
-//! string details) before anything else sees it. Server-supplied text cannot forge one:
+//! string details; for a report, which prints no note, the notes are emptied instead)
+//! before anything else sees it. Server-supplied text cannot forge one:
 //! `fmt::escape_line` and the terminal escapes show these two characters escaped.
 
 use std::borrow::Cow;
@@ -78,7 +79,21 @@ pub fn has_refs(text: &str) -> bool {
     // U+E000-U+EFFF, so text without it holds no OPEN; a byte search (memchr: many bytes
     // per instruction) is cheaper than searching for a character that is not ASCII, which
     // goes through a substring search.
-    memchr::memchr(0xee, text.as_bytes()).is_some() && text.contains(OPEN)
+    lead(text.as_bytes()).is_some() && text.contains(OPEN)
+}
+
+/// Text this long or shorter is searched a byte at a time ([`lead`]).
+const SHORT: usize = 32;
+
+/// Where the byte EE (which starts OPEN and CLOSE) first occurs in `b`: memchr, which
+/// searches many bytes per instruction, past a fixed cost that is most of the search of
+/// a short text (a detail's value, a key), which is searched a byte at a time instead.
+fn lead(b: &[u8]) -> Option<usize> {
+    if b.len() <= SHORT {
+        b.iter().position(|&c| c == 0xee)
+    } else {
+        memchr::memchr(0xee, b)
+    }
 }
 
 /// How references are rendered: the number of the row being graded, and the number of
@@ -153,16 +168,32 @@ fn render_from(text: &str, first: usize, n: &dyn Numbering, out: &mut String) {
 /// for its first byte, EE, which starts only the characters U+E000-U+EFFF, then a
 /// comparison of the bytes after it. `str::find` on a character that is not ASCII
 /// searches for its last byte instead (80 or 81 here), a continuation byte that common
-/// punctuation (`…`, `—`) holds too. memchr searches many bytes per instruction where
-/// the standard library's byte search goes a word at a time.
+/// punctuation (`…`, `—`) holds too. [`lead`] searches many bytes per instruction
+/// where the standard library's byte search goes a word at a time.
 fn find(text: &str, c: char) -> Option<usize> {
-    let mut utf8 = [0; 4];
-    let want = c.encode_utf8(&mut utf8).as_bytes();
+    debug_assert!(('\u{e000}'..='\u{efff}').contains(&c));
+    // `c`'s three bytes in UTF-8, the first of them EE.
+    let c = u32::from(c);
+    let want = [
+        0xee,
+        0x80 | ((c >> 6) & 0x3f) as u8,
+        0x80 | (c & 0x3f) as u8,
+    ];
     let b = text.as_bytes();
     let mut from = 0;
-    while let Some(k) = memchr::memchr(want[0], &b[from..]) {
+    if want == CLOSE_UTF8 {
+        // A reference closes a few bytes after it opens: the first bytes are searched a
+        // byte at a time before memchr searches the rest.
+        let head = &b[..SHORT.min(b.len())];
+        match head.iter().position(|&x| x == 0xee) {
+            Some(i) if b[i..].starts_with(&want) => return Some(i),
+            Some(i) => from = i + 1,
+            None => from = head.len(),
+        }
+    }
+    while let Some(k) = lead(&b[from..]) {
         let i = from + k;
-        if b[i..].starts_with(want) {
+        if b[i..].starts_with(&want) {
             return Some(i);
         }
         from = i + 1;
@@ -170,8 +201,16 @@ fn find(text: &str, c: char) -> Option<usize> {
     None
 }
 
+/// CLOSE in UTF-8.
+const CLOSE_UTF8: [u8; 3] = [0xee, 0x80, 0x81];
+
 fn write_ref(inner: &str, n: &dyn Numbering, out: &mut String) {
-    let (id, sub) = inner.split_once('#').unwrap_or((inner, ""));
+    // A reference is short: its `#` is found a byte at a time (as `split_once` would,
+    // without its search's fixed cost).
+    let (id, sub) = match inner.bytes().position(|c| c == b'#') {
+        Some(k) => (&inner[..k], &inner[k + 1..]),
+        None => (inner, ""),
+    };
     if id.is_empty() {
         out.push_str(n.here());
     } else if let Some(num) = n.number_of(id) {
@@ -314,6 +353,7 @@ mod tests {
     /// `str::contains` does.
     #[test]
     fn find_is_str_find() {
+        assert_eq!(CLOSE.to_string().as_bytes(), CLOSE_UTF8);
         let pieces = [
             "a", "…", "—", "\u{e002}", "\u{efff}", "xxxxxxx", "", "\u{3000}",
         ];

@@ -417,7 +417,17 @@ impl Outcome {
     /// sub-verdict's local name gets the row's number in front (`a@2025-11-25` becomes
     /// `2.3a@2025-11-25` under a row numbered 2.3), and every reference in the notes,
     /// evidence, reduction, string details and detail keys is rendered.
-    pub fn rendered(mut self, n: &dyn crate::refs::Numbering) -> Outcome {
+    pub fn rendered(self, n: &dyn crate::refs::Numbering) -> Outcome {
+        self.render(n, true)
+    }
+
+    /// [`Outcome::rendered`] for a report, which prints no sub-verdict's note (the
+    /// evidence text carries every note): each note is emptied instead of rendered.
+    pub fn rendered_for_report(self, n: &dyn crate::refs::Numbering) -> Outcome {
+        self.render(n, false)
+    }
+
+    fn render(mut self, n: &dyn crate::refs::Numbering, notes: bool) -> Outcome {
         // One scan of each text: `render` borrows text without references.
         let text = |s: &mut String| render_text(s, n);
         for l in &mut self.subs {
@@ -427,11 +437,15 @@ impl Outcome {
                 l.id
             );
             l.id.insert_str(0, n.here());
-            text(&mut l.note);
+            if notes {
+                text(&mut l.note);
+            } else {
+                l.note = String::new();
+            }
         }
         text(&mut self.evidence);
         text(&mut self.reduction);
-        for v in self.details.values_mut() {
+        for v in self.details.values_mut().filter(holds_text) {
             render_value(v, n);
         }
         self
@@ -477,10 +491,22 @@ fn render_text(s: &mut String, n: &dyn crate::refs::Numbering) {
     crate::refs::render_in_place(s, n);
 }
 
+/// Whether `v` can hold a reference: numbers, booleans and nulls hold no text, and are
+/// passed over without a call of [`render_value`].
+fn holds_text(v: &&mut serde_json::Value) -> bool {
+    matches!(
+        v,
+        serde_json::Value::String(_) | serde_json::Value::Array(_) | serde_json::Value::Object(_)
+    )
+}
+
 fn render_value(v: &mut serde_json::Value, n: &dyn crate::refs::Numbering) {
     match v {
         serde_json::Value::String(s) => render_text(s, n),
-        serde_json::Value::Array(a) => a.iter_mut().for_each(|v| render_value(v, n)),
+        serde_json::Value::Array(a) => a
+            .iter_mut()
+            .filter(holds_text)
+            .for_each(|v| render_value(v, n)),
         serde_json::Value::Object(m) => {
             if m.keys().any(|k| crate::refs::has_refs(k)) {
                 // A key cannot be renamed in place: the map is built again, in order, each
@@ -494,7 +520,9 @@ fn render_value(v: &mut serde_json::Value, n: &dyn crate::refs::Numbering) {
                 }
                 *m = out;
             } else {
-                m.values_mut().for_each(|v| render_value(v, n));
+                m.values_mut()
+                    .filter(holds_text)
+                    .for_each(|v| render_value(v, n));
             }
         }
         _ => {}

@@ -28,13 +28,40 @@ pub fn grade_bundle(
     cx: &Context<'_>,
     level: Option<u8>,
 ) -> Vec<CheckResult> {
+    graded(bm, ev, cx, level, render_through)
+}
+
+/// [`grade_bundle`] for a report: each leg's note, which no report prints (what
+/// [`compact`] drops), is emptied instead of rendered ([`Outcome::rendered_for_report`]).
+pub fn grade_bundle_for_report(
+    bm: &'static Benchmark,
+    ev: &Bundle,
+    cx: &Context<'_>,
+    level: Option<u8>,
+) -> Vec<CheckResult> {
+    graded(bm, ev, cx, level, |bm, entry, o| {
+        o.rendered_for_report(&Row {
+            bm,
+            here: entry.id.as_str(),
+        })
+    })
+}
+
+/// Every check of `bm` in scope graded on `ev`, each outcome rendered by `render`.
+fn graded(
+    bm: &'static Benchmark,
+    ev: &Bundle,
+    cx: &Context<'_>,
+    level: Option<u8>,
+    render: impl Fn(&Benchmark, &Entry, Outcome) -> Outcome,
+) -> Vec<CheckResult> {
     let others = ev.other_eras();
     bm.checks
         .iter()
         .filter(|e| level.is_none_or(|l| e.level.number() <= l))
         .map(|entry| CheckResult {
             entry,
-            outcome: grade_row(entry, ev, &others, cx).map(|o| render_through(bm, entry, o)),
+            outcome: grade_row(entry, ev, &others, cx).map(|o| render(bm, entry, o)),
         })
         .collect()
 }
@@ -158,18 +185,16 @@ fn recorded_on(check: &dyn Check, o: &Bundle) -> bool {
 
 /// Keep of `results` only what a report prints, for a report over many bundles: each
 /// leg's note goes (no report prints it: the evidence text already carries every note,
-/// and the JSON report lists each leg's outcome only), and no string or list keeps spare
-/// capacity. Verdicts, evidence, reduction, records and details are unchanged.
+/// and the JSON report lists each leg's outcome only). Verdicts, evidence, reduction,
+/// records and details are unchanged. Spare capacity is left as it is: outcomes that
+/// go to a spill file are encoded and dropped, and a report that holds its outcomes
+/// holds fewer than `commands::grade::SPILL_FROM` servers' (their spare room is a few
+/// KiB a server, where giving it back took a reallocation of each string and list).
 pub fn compact(results: &mut [CheckResult]) {
     for o in results.iter_mut().filter_map(|r| r.outcome.as_mut()) {
         for l in &mut o.subs {
             l.note = String::new();
-            l.id.shrink_to_fit();
         }
-        o.subs.shrink_to_fit();
-        o.evidence.shrink_to_fit();
-        o.reduction.shrink_to_fit();
-        o.records.shrink_to_fit();
     }
 }
 
@@ -215,6 +240,37 @@ mod tests {
             }
         }
         assert!(off > 0);
+    }
+
+    /// Graded for a report, every outcome is the one `grade_bundle` gives with its legs'
+    /// notes emptied (what `compact` leaves of them).
+    #[test]
+    fn graded_for_a_report_it_is_grade_bundle_without_the_notes() {
+        let bm = Benchmark::builtin();
+        let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+        let mut notes = 0;
+        for name in ["fastmcp.mcpev", "py2-auth.mcpev", "ts2.mcpev"] {
+            let path = examples.join(name);
+            let bytes = std::fs::read(&path).expect("an example bundle");
+            let ev = Bundle::new(
+                name,
+                mcp_probe_schema::open(&bytes, &[]).expect("an example verifies"),
+            );
+            let mut want = grade_bundle(bm, &ev, &Context::default(), None);
+            notes += want
+                .iter()
+                .flat_map(|r| r.outcome.iter().flat_map(|o| &o.subs))
+                .filter(|l| !l.note.is_empty())
+                .count();
+            compact(&mut want);
+            let got = grade_bundle_for_report(bm, &ev, &Context::default(), None);
+            assert_eq!(got.len(), want.len());
+            for (g, w) in got.iter().zip(&want) {
+                assert!(std::ptr::eq(g.entry, w.entry));
+                assert_eq!(g.outcome, w.outcome, "{}", g.entry.id);
+            }
+        }
+        assert!(notes > 0, "no leg had a note to empty");
     }
 
     #[test]

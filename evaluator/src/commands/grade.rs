@@ -218,7 +218,8 @@ fn grade_evidence(
         policy: applied.as_ref(),
         ..cx
     };
-    let results = crate::benchmark::grade_bundle(bm, ev, &cx, opts.level);
+    // The report prints no leg's note: they are dropped, not rendered.
+    let results = crate::benchmark::runner::grade_bundle_for_report(bm, ev, &cx, opts.level);
     let mut server = Server::new(ev, info);
     server.timestamp = TimestampState::from_stamp(stamp, tsa);
     server.sha256 = i.digest.map(hex::encode);

@@ -716,9 +716,9 @@ fn write_result<'a>(
 fn write_result_start(out: &mut Vec<u8>, depth: usize, server: usize, endpoint: &str) {
     let d = depth + 1;
     out.push(b'{');
-    plain_key(out, d, "server", true);
+    plain_key(out, d, b"\"server\": ", true);
     write_decimal(out, server as u64);
-    plain_key(out, d, "endpoint", false);
+    plain_key(out, d, b"\"endpoint\": ", false);
     write_str(out, endpoint);
 }
 
@@ -730,7 +730,7 @@ fn write_result_end(
     waiver: Option<&MarkJ<'_>>,
 ) -> std::io::Result<()> {
     if let Some(w) = waiver {
-        plain_key(out, depth + 1, "waiver", false);
+        plain_key(out, depth + 1, b"\"waiver\": ", false);
         nested(out, depth + 1, w)?;
     }
     newline(out, depth);
@@ -747,17 +747,17 @@ fn write_part<'a>(
     r: &ResultJ<'a>,
     last: &mut [Escaped<'a>; 2],
 ) -> std::io::Result<()> {
-    plain_key(out, d, "verdict", false);
-    write_str(out, r.verdict);
-    plain_key(out, d, "evidence", false);
+    plain_key(out, d, b"\"verdict\": ", false);
+    write_plain(out, r.verdict);
+    plain_key(out, d, b"\"evidence\": ", false);
     last[0].write(out, r.evidence);
-    plain_key(out, d, "reduction", false);
+    plain_key(out, d, b"\"reduction\": ", false);
     last[1].write(out, r.reduction);
-    plain_key(out, d, "legs", false);
+    plain_key(out, d, b"\"legs\": ", false);
     write_legs(out, d, r.legs.0);
-    plain_key(out, d, "records", false);
+    plain_key(out, d, b"\"records\": ", false);
     write_records(out, d, r.records);
-    plain_key(out, d, "details", false);
+    plain_key(out, d, b"\"details\": ", false);
     write_map(out, d, r.details)
 }
 
@@ -823,7 +823,7 @@ fn write_legs(out: &mut Vec<u8>, depth: usize, legs: &[SubVerdict]) {
     out.push(b'{');
     for (i, l) in legs.iter().enumerate() {
         key(out, depth + 1, &l.id, i == 0);
-        write_str(out, l.outcome.word());
+        write_plain(out, l.outcome.word());
     }
     newline(out, depth);
     out.push(b'}');
@@ -849,35 +849,74 @@ fn write_records(out: &mut Vec<u8>, depth: usize, records: &[u64]) {
 
 /// `n` in decimal, as `serde_json` writes an unsigned integer (with the same `itoa`).
 fn write_decimal(out: &mut Vec<u8>, n: u64) {
-    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+    // Most counts in details are one digit: written without a formatter.
+    if n < 10 {
+        out.push(b'0' + n as u8);
+    } else {
+        out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+    }
+}
+
+/// `,` and a line break followed by the indentation of the deepest line [`line`] writes
+/// from it (two spaces a level): a line's start is one copy of a piece of it.
+const LINE: &[u8; 2 + 2 * LINE_DEPTHS] = &{
+    let mut b = [b' '; 2 + 2 * LINE_DEPTHS];
+    b[0] = b',';
+    b[1] = b'\n';
+    b
+};
+/// How deep [`LINE`] reaches; a deeper line is written in two steps.
+const LINE_DEPTHS: usize = 48;
+
+/// A line break and `depth` levels of indentation (two spaces each), after `,` unless
+/// `first`.
+fn line(out: &mut Vec<u8>, depth: usize, first: bool) {
+    let from = usize::from(first);
+    match LINE.get(from..2 + 2 * depth) {
+        Some(piece) => out.extend_from_slice(piece),
+        None => {
+            out.extend_from_slice(&LINE[from..2]);
+            out.resize(out.len() + 2 * depth, b' ');
+        }
+    }
 }
 
 /// A line break and `depth` levels of indentation (two spaces each).
 fn newline(out: &mut Vec<u8>, depth: usize) {
-    out.push(b'\n');
-    out.resize(out.len() + 2 * depth, b' ');
+    line(out, depth, true);
 }
 
 /// An object's key at `depth` (after `,` unless it is the first) and the `: ` after it.
+#[inline]
 fn key(out: &mut Vec<u8>, depth: usize, k: &str, first: bool) {
-    if !first {
-        out.push(b',');
+    let b = k.as_bytes();
+    match (LINE.get(usize::from(first)..2 + 2 * depth), to_escape(b)) {
+        // Most keys: the line's start, the key as it is and `": `, with room made once.
+        (Some(start), None) => {
+            out.reserve(start.len() + b.len() + 4);
+            out.extend_from_slice(start);
+            out.push(b'"');
+            out.extend_from_slice(b);
+            out.extend_from_slice(b"\": ");
+        }
+        _ => {
+            line(out, depth, first);
+            write_str(out, k);
+            out.extend_from_slice(b": ");
+        }
     }
-    newline(out, depth);
-    write_str(out, k);
-    out.extend_from_slice(b": ");
 }
 
-/// [`key`] for a key that needs no escaping (one of a result's own), written as it is.
-fn plain_key(out: &mut Vec<u8>, depth: usize, k: &str, first: bool) {
-    debug_assert!(!k.bytes().any(|c| c < 0x20 || c == b'"' || c == b'\\'));
-    if !first {
-        out.push(b',');
-    }
-    newline(out, depth);
-    out.push(b'"');
-    out.extend_from_slice(k.as_bytes());
-    out.extend_from_slice(b"\": ");
+/// [`key`] for a key that needs no escaping (one of a result's own), given with its
+/// quotes and the `: ` after it (`"\"verdict\": "`), written as it is.
+#[inline]
+fn plain_key(out: &mut Vec<u8>, depth: usize, quoted: &[u8], first: bool) {
+    debug_assert!(quoted.starts_with(b"\"") && quoted.ends_with(b"\": "));
+    debug_assert!(!quoted[1..quoted.len() - 3]
+        .iter()
+        .any(|&c| c < 0x20 || c == b'"' || c == b'\\'));
+    line(out, depth, first);
+    out.extend_from_slice(quoted);
 }
 
 /// A map pretty-printed at `depth`, as `serde_json` writes it with [`Nested`].
@@ -934,16 +973,42 @@ fn write_value(out: &mut Vec<u8>, depth: usize, v: &Value) -> std::io::Result<()
     Ok(())
 }
 
+/// A word of this program's own (a verdict's mark, a leg's outcome) as a JSON string:
+/// it holds nothing to escape, so it is written as it is.
+fn write_plain(out: &mut Vec<u8>, word: &str) {
+    debug_assert!(to_escape(word.as_bytes()).is_none(), "{word:?}");
+    out.reserve(word.len() + 2);
+    out.push(b'"');
+    out.extend_from_slice(word.as_bytes());
+    out.push(b'"');
+}
+
 /// `s` as a JSON string, escaped exactly as `serde_json` escapes it: `"` and `\\` with
 /// a backslash, the control characters U+0000-U+001F as `\b`, `\t`, `\n`, `\f`, `\r` or
 /// `\u00xx` (lower-case hex), everything else as it is. Text without any byte to escape
 /// is copied in runs found by [`to_escape`].
+#[inline]
 fn write_str(out: &mut Vec<u8>, s: &str) {
     let b = s.as_bytes();
+    match to_escape(b) {
+        // Most text has nothing to escape: one copy, small enough to be inlined.
+        None => {
+            out.reserve(b.len() + 2);
+            out.push(b'"');
+            out.extend_from_slice(b);
+            out.push(b'"');
+        }
+        Some(k) => write_escaped(out, b, k),
+    }
+}
+
+/// [`write_str`] of `b`, whose first byte to escape is at `k`.
+#[inline(never)]
+fn write_escaped(out: &mut Vec<u8>, b: &[u8], mut k: usize) {
     out.reserve(b.len() + 2);
     out.push(b'"');
     let mut start = 0;
-    while let Some(k) = to_escape(&b[start..]) {
+    loop {
         let i = start + k;
         let c = b[i];
         let esc: &[u8] = match c {
@@ -966,13 +1031,18 @@ fn write_str(out: &mut Vec<u8>, s: &str) {
             out.extend_from_slice(esc);
         }
         start = i + 1;
+        match to_escape(&b[start..]) {
+            Some(next) => k = next,
+            None => break,
+        }
     }
     out.extend_from_slice(&b[start..]);
     out.push(b'"');
 }
 
 /// The position of the first byte of `b` that a JSON string escapes (below 0x20, `"`,
-/// `\\`), sixteen bytes at a time, the last few eight and one at a time.
+/// `\\`), sixteen bytes at a time, the last few as one or two words of eight.
+#[inline]
 fn to_escape(b: &[u8]) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
@@ -1007,20 +1077,30 @@ fn to_escape(b: &[u8]) -> Option<usize> {
         }
         at += 16;
     }
-    // The last 0-15 bytes: a word of eight, then byte by byte (most keys and short
-    // values are only this part, so it is not padded: that took a fill and a copy).
-    let mut rest = pairs.remainder();
+    // The last 0-15 bytes: a word of eight, then the last eight bytes of `b` as a word
+    // (overlapping bytes already found plain, which are never flagged, so its lowest
+    // flag is still the first byte to escape); text shorter than eight bytes (most keys
+    // and short values) is one word padded with spaces, which are never escaped.
+    let rest = pairs.remainder();
+    let found = |f: u64, from: usize| (f != 0).then(|| from + (f.trailing_zeros() / 8) as usize);
     if rest.len() >= 8 {
         let f = flagged(&rest[..8]);
-        if f != 0 {
-            return Some(at + (f.trailing_zeros() / 8) as usize);
+        if f != 0 || rest.len() == 8 {
+            return found(f, at);
         }
-        at += 8;
-        rest = &rest[8..];
+        let from = b.len() - 8;
+        found(flagged(&b[from..]), from)
+    } else if b.len() >= 8 {
+        if rest.is_empty() {
+            return None;
+        }
+        let from = b.len() - 8;
+        found(flagged(&b[from..]), from)
+    } else {
+        let mut word = [b' '; 8];
+        word[..rest.len()].copy_from_slice(rest);
+        found(flagged(&word), at)
     }
-    rest.iter()
-        .position(|&c| c < 0x20 || c == b'"' || c == b'\\')
-        .map(|k| at + k)
 }
 
 /// The report as pretty-printed JSON text (no trailing newline): the bytes of
@@ -1453,9 +1533,17 @@ mod tests {
             json!({"s": "line\nbreak \"q\" \\ \u{1} é", "t": true, "f": false, "x": null}),
             json!([1, [2, [3, {"k": ["v", {"deep": [null]}]}]], "end"]),
             json!({"key \"quoted\"\n": {"\u{7}": [1.0, 2, "three"]}}),
+            // Nested past the indentation `line` copies in one piece.
+            (0..LINE_DEPTHS + 4).fold(json!({"leaf": [1, "x"]}), |v, k| {
+                if k % 2 == 0 {
+                    json!([v])
+                } else {
+                    json!({ "k": v })
+                }
+            }),
         ];
         for v in &values {
-            for depth in [0, 1, 4, 5] {
+            for depth in [0, 1, 4, 5, LINE_DEPTHS - 1, LINE_DEPTHS, LINE_DEPTHS + 1] {
                 let mut out = Vec::new();
                 write_value(&mut out, depth, v).expect("write");
                 assert_eq!(
