@@ -537,43 +537,47 @@ mod scan {
         }
     }
 
-    /// Where a run of string bytes ends: the position of the first quote, backslash or
-    /// control character (below 0x20) of `b`, `None` when it has none; and whether a byte
-    /// before that position is over 0x7F. Eight bytes at a time: most strings are short,
-    /// where a call of memchr costs more than the string, and a long one read a word at a
-    /// time costs about as much as memchr's search and a pass for control characters.
-    pub(super) fn run_end(b: &[u8]) -> (Option<usize>, bool) {
+    /// Where a run of string bytes that starts at `from` ends: the position of the first
+    /// quote, backslash or control character (below 0x20) of `b` from there, `None` when
+    /// it has none; and whether a byte over 0x7F was read: every byte before that
+    /// position is, and up to seven after it may be (read in the same word; a byte past
+    /// the string that is over 0x7F at most asks for the check of the document's UTF-8
+    /// that its own string would ask for, or is refused where it stands). Eight bytes
+    /// at a time: most strings are short, where a call of memchr costs more than the
+    /// string, and a long one read a word at a time costs about as much as memchr's
+    /// search and a pass for control characters.
+    #[inline(always)]
+    pub(super) fn run_end(b: &[u8], from: usize) -> (Option<usize>, bool) {
         const ONES: u64 = 0x0101_0101_0101_0101;
         const HIGH: u64 = 0x8080_8080_8080_8080;
         // The high bit of each zero byte of `y`, and possibly of bytes after the first
         // (a borrow carrying upwards), never of one before it: the lowest marks the
         // first. The same holds of the bytes below 0x20 marked in `stop` below.
         let zero = |y: u64| y.wrapping_sub(ONES) & !y & HIGH;
-        let mut high = 0;
-        let mut words = b.chunks_exact(8);
-        let mut at = 0;
-        for w in &mut words {
+        let mut read = 0;
+        let mut at = from;
+        while let Some(w) = b.get(at..at + 8) {
             let mut word = [0; 8];
             word.copy_from_slice(w);
             let x = u64::from_le_bytes(word);
+            read |= x;
             let stop = zero(x ^ (ONES * u64::from(b'"')))
                 | zero(x ^ (ONES * u64::from(b'\\')))
                 | (x.wrapping_sub(ONES * 0x20) & !x & HIGH);
             if stop != 0 {
                 let k = (stop.trailing_zeros() / 8) as usize;
-                let before = x & HIGH & ((1_u64 << (8 * k)) - 1);
-                return (Some(at + k), (high | before) != 0);
+                return (Some(at + k), read & HIGH != 0);
             }
-            high |= x & HIGH;
             at += 8;
         }
-        for (j, &c) in words.remainder().iter().enumerate() {
+        while let Some(&c) = b.get(at) {
             if c == b'"' || c == b'\\' || c < 0x20 {
-                return (Some(at + j), high != 0);
+                return (Some(at), read & HIGH != 0);
             }
-            high |= u64::from(c & 0x80);
+            read |= u64::from(c);
+            at += 1;
         }
-        (None, high != 0)
+        (None, read & HIGH != 0)
     }
 
     impl<'a> Scan<'a> {
@@ -1104,7 +1108,8 @@ mod scan {
         }
 
         /// A string (at its `"`), its escapes checked as serde_json checks them: true
-        /// when it holds an escape.
+        /// when it holds an escape. Inline: the scan reads most of a body as strings.
+        #[inline(always)]
         fn string(&mut self) -> Option<bool> {
             self.i += 1;
             let mut escaped = false;
@@ -1112,15 +1117,15 @@ mod scan {
                 // The run up to the next quote or backslash, checked as it is read: no
                 // control character (serde_json refuses them in strings), and whether it
                 // leaves ASCII.
-                let rest = &self.b[self.i..];
-                let (end, high) = run_end(rest);
+                let (end, high) = run_end(self.b, self.i);
                 let k = end?;
-                if rest[k] < 0x20 {
+                let stop = *self.b.get(k)?;
+                if stop < 0x20 {
                     return None;
                 }
                 self.non_ascii |= high;
-                self.i += k;
-                match rest[k] {
+                self.i = k;
+                match stop {
                     b'"' => {
                         self.i += 1;
                         return Some(escaped);
@@ -1840,10 +1845,25 @@ mod tests {
                 ],
                 0..40,
             ),
+            from in any::<prop::sample::Index>(),
         ) {
-            let end = run.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20);
-            let high = run[..end.unwrap_or(run.len())].iter().any(|&c| c > 0x7F);
-            prop_assert_eq!(scan::run_end(&run), (end, high));
+            for from in [0, from.index(run.len() + 1)] {
+                let end = run[from..]
+                    .iter()
+                    .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+                    .map(|k| from + k);
+                let (got, high) = scan::run_end(&run, from);
+                prop_assert_eq!(got, end);
+                // Every byte before the end is read; up to seven after it may be.
+                let upto = end.unwrap_or(run.len());
+                let over = |r: std::ops::Range<usize>| run[r].iter().any(|&c| c > 0x7F);
+                if over(from..upto) {
+                    prop_assert!(high);
+                }
+                if high {
+                    prop_assert!(over(from..(upto + 8).min(run.len())));
+                }
+            }
         }
 
         #[test]
