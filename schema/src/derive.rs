@@ -525,11 +525,13 @@ mod scan {
             Some((b'-', rest)) => (true, rest),
             _ => (false, raw),
         };
-        let integer = digits.iter().all(u8::is_ascii_digit);
-        let n = std::str::from_utf8(digits)
-            .ok()
-            .filter(|_| integer)
-            .and_then(|d| d.parse::<u64>().ok());
+        // The digits as a `u64`, when they are digits only (at least one) and fit.
+        let n = digits.split_first().and_then(|_| {
+            digits.iter().try_fold(0_u64, |n, &d| {
+                let d = d.checked_sub(b'0').filter(|d| *d <= 9)?;
+                n.checked_mul(10)?.checked_add(u64::from(d))
+            })
+        });
         match n {
             Some(n) if !negative => Some(Value::from(n)),
             Some(n) if n != 0 && n <= i64::MAX as u64 => Some(Value::from(-(n as i64))),
