@@ -997,6 +997,7 @@ mod scan {
 
         /// A member's name without escapes (at its `"`) and the `:` after it, as
         /// [`members`](Self::members) reads them, the scan left at the member's value.
+        #[inline(always)]
         fn name(&mut self) -> Option<()> {
             if self.peek()? != b'"' || self.string()? {
                 return None;
