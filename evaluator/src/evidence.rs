@@ -313,6 +313,13 @@ impl<'a> Exchange<'a> {
         self.request_id_sent().unwrap_or(Value::Null)
     }
 
+    /// `f` on the request's JSON-RPC id ([`request_id`](Self::request_id)), borrowed
+    /// from the bundle's memo rather than copied.
+    fn with_request_id<T>(&self, f: impl FnOnce(&Value) -> T) -> T {
+        static NULL: Value = Value::Null;
+        self.with_head(|h| f(h.and_then(|h| h.id.as_ref()).unwrap_or(&NULL)))
+    }
+
     /// The request body's `id` member, `None` when it has none (or its body is not a
     /// JSON object).
     pub fn request_id_sent(&self) -> Option<Value> {
@@ -333,14 +340,15 @@ impl<'a> Exchange<'a> {
     /// Which message of [`with_messages`](Self::with_messages) is the answer.
     fn answer_index(&self) -> Option<usize> {
         let find = || {
-            let id = self.request_id();
-            self.with_messages(|msgs| {
-                derive::response_to(msgs, &id)
-                    .or_else(|| {
-                        msgs.iter()
-                            .find(|m| m.get("result").is_some() || m.get("error").is_some())
-                    })
-                    .and_then(|a| msgs.iter().position(|m| std::ptr::eq(m, a)))
+            self.with_request_id(|id| {
+                self.with_messages(|msgs| {
+                    derive::response_to(msgs, id)
+                        .or_else(|| {
+                            msgs.iter()
+                                .find(|m| m.get("result").is_some() || m.get("error").is_some())
+                        })
+                        .and_then(|a| msgs.iter().position(|m| std::ptr::eq(m, a)))
+                })
             })
         };
         match self.cache {
@@ -374,11 +382,12 @@ impl<'a> Exchange<'a> {
     pub fn with_answer_head<T>(&self, f: impl FnOnce(Option<&derive::MessageHead>) -> T) -> T {
         // As `answer_index`: the answer to the request's id, else the first answer.
         let answer_of = |heads: &[derive::MessageHead]| {
-            let id = self.request_id();
-            heads
-                .iter()
-                .position(|m| m.id.as_ref() == Some(&id) && m.is_answer())
-                .or_else(|| heads.iter().position(|m| m.is_answer()))
+            self.with_request_id(|id| {
+                heads
+                    .iter()
+                    .position(|m| m.id.as_ref() == Some(id) && m.is_answer())
+                    .or_else(|| heads.iter().position(|m| m.is_answer()))
+            })
         };
         match self.response_memo() {
             // The heads are read in place from the memo (not copied out of it).
@@ -609,8 +618,7 @@ impl Bundle {
                 let Some(x) = records.get(k).and_then(|r| ev.exchange_of(r)) else {
                     return;
                 };
-                let id = x.request_id();
-                x.with_messages(|msgs| page(msgs, &id));
+                x.with_request_id(|id| x.with_messages(|msgs| page(msgs, id)));
             })
         };
         ev.inventory = Arc::new(inventory);

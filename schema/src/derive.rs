@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::model::{
     Body, BodyEnd, Header, HttpOutcome, HttpResponse, Observation, Record, StdioExchange,
 };
-use crate::vocab::{inventory, leg, LegId};
+use crate::vocab::{inventory, leg, meta, LegId};
 
 /// First header named `name` (case-insensitive).
 pub fn header<'a>(headers: &'a [Header], name: &str) -> Option<&'a Header> {
@@ -204,10 +204,13 @@ pub struct MessageHead {
     pub id: Option<Value>,
     /// With a `result` member: whether it is `null`.
     pub result: Option<bool>,
-    /// The `error` member.
-    pub error: Option<Value>,
-    /// The `_meta` member of the `result`, when that is an object that has one.
-    pub result_meta: Option<Value>,
+    /// The `error` member: what readers of an error read of it, without building the
+    /// object ([`ErrorHead`]).
+    pub error: Option<ErrorHead>,
+    /// The `result` is an object whose `_meta` is an object whose
+    /// `io.modelcontextprotocol/serverInfo` member ([`meta::SERVER_INFO`]) is an object
+    /// with at least one member: the result names the server that sent it.
+    pub result_names_server: bool,
     /// When the `result` is an object: the length of each of its members that is an
     /// array (of several copies of a member, the last, as the parsed object keeps it),
     /// by member name in ascending byte order. What readers of a result's shape need
@@ -229,8 +232,13 @@ impl MessageHead {
         MessageHead {
             id: message.get("id").cloned(),
             result: message.get("result").map(Value::is_null),
-            error: message.get("error").cloned(),
-            result_meta: message.get("result").and_then(|r| r.get("_meta")).cloned(),
+            error: message.get("error").map(ErrorHead::of),
+            result_names_server: message
+                .get("result")
+                .and_then(|r| r.get("_meta"))
+                .and_then(|m| m.get(meta::SERVER_INFO))
+                .and_then(Value::as_object)
+                .is_some_and(|o| !o.is_empty()),
             result_arrays: message
                 .get("result")
                 .and_then(Value::as_object)
@@ -268,6 +276,47 @@ impl MessageHead {
     /// A result or an error: an answer to some request.
     pub fn is_answer(&self) -> bool {
         self.result.is_some() || self.error.is_some()
+    }
+}
+
+/// The `error` member of a JSON-RPC message as readers of an error read it: whether it
+/// is an object and, when it is, its `code`, `message` and `data` members, each as the
+/// object parsed as a `serde_json::Value` has it (of several copies, the last); the
+/// object itself is not built.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ErrorHead {
+    /// The member is an object (else it has no members to read).
+    pub object: bool,
+    /// The object's `code` member.
+    pub code: Option<Value>,
+    /// The object's `message` member.
+    pub message: Option<Value>,
+    /// The object's `data` member.
+    pub data: Option<Value>,
+}
+
+impl ErrorHead {
+    /// The head of an `error` member read whole.
+    pub fn of(error: &Value) -> ErrorHead {
+        match error.as_object() {
+            Some(e) => ErrorHead {
+                object: true,
+                code: e.get("code").cloned(),
+                message: e.get("message").cloned(),
+                data: e.get("data").cloned(),
+            },
+            None => ErrorHead::default(),
+        }
+    }
+
+    /// The `code` when it is an integer that fits an `i64` (`Value::as_i64`).
+    pub fn code_i64(&self) -> Option<i64> {
+        self.code.as_ref().and_then(Value::as_i64)
+    }
+
+    /// The `message` when it is a string.
+    pub fn message_str(&self) -> Option<&str> {
+        self.message.as_ref().and_then(Value::as_str)
     }
 }
 
@@ -324,7 +373,7 @@ fn request_head_by_visitor(body: &[u8]) -> Option<RequestHead> {
 mod scan {
     use serde_json::Value;
 
-    use super::{MessageHead, RequestHead, RequestParams};
+    use super::{ErrorHead, MessageHead, RequestHead, RequestParams};
 
     /// Nesting the scan follows (serde_json refuses past 127 levels).
     pub(super) const DEPTH: u32 = 64;
@@ -347,21 +396,18 @@ mod scan {
             })
     }
 
-    struct Scan<'a> {
+    pub(super) struct Scan<'a> {
         b: &'a [u8],
-        i: usize,
+        /// Where the scan is.
+        pub(super) i: usize,
         /// A byte over 0x7F was read inside a string: the body's UTF-8 is checked at
         /// the end (outside strings such a byte is refused as it comes).
-        non_ascii: bool,
+        pub(super) non_ascii: bool,
     }
 
     /// The head of `body` when the scan accepts it (see the module), else `None`.
     pub(super) fn head(body: &[u8]) -> Option<RequestHead> {
-        let mut s = Scan {
-            b: body,
-            i: 0,
-            non_ascii: false,
-        };
+        let mut s = Scan::new(body);
         s.ws();
         let head = if s.peek()? == b'{' {
             s.top_object()?
@@ -378,11 +424,7 @@ mod scan {
 
     /// The params of `body` when the scan accepts it (see the module), else `None`.
     pub(super) fn params(body: &[u8]) -> Option<RequestParams> {
-        let mut s = Scan {
-            b: body,
-            i: 0,
-            non_ascii: false,
-        };
+        let mut s = Scan::new(body);
         s.ws();
         let params = if s.peek()? == b'{' {
             let mut params = RequestParams::default();
@@ -419,11 +461,7 @@ mod scan {
             // Not JSON (serde_json refuses it): no message, told without a parse.
             return Some(());
         }
-        let mut s = Scan {
-            b: doc,
-            i: 0,
-            non_ascii: false,
-        };
+        let mut s = Scan::new(doc);
         let mut heads = Vec::new();
         s.ws();
         match s.peek()? {
@@ -470,11 +508,7 @@ mod scan {
     /// property tests hold to serde_json), else `None`.
     #[cfg(test)]
     pub(super) fn build(doc: &[u8]) -> Option<Value> {
-        let mut s = Scan {
-            b: doc,
-            i: 0,
-            non_ascii: false,
-        };
+        let mut s = Scan::new(doc);
         s.ws();
         let v = s.parsed(0)?;
         s.ws();
@@ -491,11 +525,13 @@ mod scan {
             Some((b'-', rest)) => (true, rest),
             _ => (false, raw),
         };
-        let integer = digits.iter().all(u8::is_ascii_digit);
-        let n = std::str::from_utf8(digits)
-            .ok()
-            .filter(|_| integer)
-            .and_then(|d| d.parse::<u64>().ok());
+        // The digits as a `u64`, when they are digits only (at least one) and fit.
+        let n = digits.split_first().and_then(|_| {
+            digits.iter().try_fold(0_u64, |n, &d| {
+                let d = d.checked_sub(b'0').filter(|d| *d <= 9)?;
+                n.checked_mul(10)?.checked_add(u64::from(d))
+            })
+        });
         match n {
             Some(n) if !negative => Some(Value::from(n)),
             Some(n) if n != 0 && n <= i64::MAX as u64 => Some(Value::from(-(n as i64))),
@@ -503,46 +539,59 @@ mod scan {
         }
     }
 
-    /// Where a run of string bytes ends: the position of the first quote, backslash or
-    /// control character (below 0x20) of `b`, `None` when it has none; and whether a byte
-    /// before that position is over 0x7F. Eight bytes at a time: most strings are short,
-    /// where a call of memchr costs more than the string, and a long one read a word at a
-    /// time costs about as much as memchr's search and a pass for control characters.
-    pub(super) fn run_end(b: &[u8]) -> (Option<usize>, bool) {
+    /// Where a run of string bytes that starts at `from` ends: the position of the first
+    /// quote, backslash or control character (below 0x20) of `b` from there, `None` when
+    /// it has none; and whether a byte over 0x7F was read: every byte before that
+    /// position is, and up to seven after it may be (read in the same word; a byte past
+    /// the string that is over 0x7F at most asks for the check of the document's UTF-8
+    /// that its own string would ask for, or is refused where it stands). Eight bytes
+    /// at a time: most strings are short, where a call of memchr costs more than the
+    /// string, and a long one read a word at a time costs about as much as memchr's
+    /// search and a pass for control characters.
+    #[inline(always)]
+    pub(super) fn run_end(b: &[u8], from: usize) -> (Option<usize>, bool) {
         const ONES: u64 = 0x0101_0101_0101_0101;
         const HIGH: u64 = 0x8080_8080_8080_8080;
         // The high bit of each zero byte of `y`, and possibly of bytes after the first
         // (a borrow carrying upwards), never of one before it: the lowest marks the
         // first. The same holds of the bytes below 0x20 marked in `stop` below.
         let zero = |y: u64| y.wrapping_sub(ONES) & !y & HIGH;
-        let mut high = 0;
-        let mut words = b.chunks_exact(8);
-        let mut at = 0;
-        for w in &mut words {
+        let mut read = 0;
+        let mut at = from;
+        while let Some(w) = b.get(at..at + 8) {
             let mut word = [0; 8];
             word.copy_from_slice(w);
             let x = u64::from_le_bytes(word);
+            read |= x;
             let stop = zero(x ^ (ONES * u64::from(b'"')))
                 | zero(x ^ (ONES * u64::from(b'\\')))
                 | (x.wrapping_sub(ONES * 0x20) & !x & HIGH);
             if stop != 0 {
                 let k = (stop.trailing_zeros() / 8) as usize;
-                let before = x & HIGH & ((1_u64 << (8 * k)) - 1);
-                return (Some(at + k), (high | before) != 0);
+                return (Some(at + k), read & HIGH != 0);
             }
-            high |= x & HIGH;
             at += 8;
         }
-        for (j, &c) in words.remainder().iter().enumerate() {
+        while let Some(&c) = b.get(at) {
             if c == b'"' || c == b'\\' || c < 0x20 {
-                return (Some(at + j), high != 0);
+                return (Some(at), read & HIGH != 0);
             }
-            high |= u64::from(c & 0x80);
+            read |= u64::from(c);
+            at += 1;
         }
-        (None, high != 0)
+        (None, read & HIGH != 0)
     }
 
-    impl Scan<'_> {
+    impl<'a> Scan<'a> {
+        /// A scan at the start of `b`.
+        pub(super) fn new(b: &'a [u8]) -> Scan<'a> {
+            Scan {
+                b,
+                i: 0,
+                non_ascii: false,
+            }
+        }
+
         fn peek(&self) -> Option<u8> {
             self.b.get(self.i).copied()
         }
@@ -747,9 +796,9 @@ mod scan {
             self.members(depth, |s, key| {
                 match key {
                     b"id" => head.id = Some(s.parsed(depth + 1)?),
-                    b"error" => head.error = Some(s.parsed(depth + 1)?),
+                    b"error" => head.error = Some(s.error(depth + 1)?),
                     b"result" if s.peek()? == b'{' => {
-                        let mut meta = None;
+                        let mut names_server = false;
                         let mut protocol_version = None;
                         let mut supported_versions = None;
                         // Each array member's name (as the range of the document it is
@@ -766,13 +815,12 @@ mod scan {
                             if key == b"isError" {
                                 is_error = false;
                             }
+                            if key == b"_meta" {
+                                names_server = false;
+                            }
                             match key {
-                                b"_meta" => {
-                                    let m = s.parsed(depth + 2)?;
-                                    if let Some(a) = m.as_array() {
-                                        arrays.push((name, a.len()));
-                                    }
-                                    meta = Some(m);
+                                b"_meta" if s.peek()? == b'{' => {
+                                    names_server = s.names_server(depth + 2)?;
                                 }
                                 b"protocolVersion" | b"supportedVersions" => {
                                     let v = s.parsed(depth + 2)?;
@@ -804,7 +852,7 @@ mod scan {
                         }
                         out.sort_unstable_by(|a, b| a.0.cmp(&b.0));
                         head.result = Some(false);
-                        head.result_meta = meta;
+                        head.result_names_server = names_server;
                         head.result_arrays = out;
                         head.result_is_error = is_error;
                         head.result_protocol_version = protocol_version;
@@ -814,7 +862,7 @@ mod scan {
                         let v0 = s.i;
                         s.value(depth + 1)?;
                         head.result = Some(&s.b[v0..s.i] == b"null");
-                        head.result_meta = None;
+                        head.result_names_server = false;
                         head.result_arrays = Vec::new();
                         head.result_is_error = false;
                         head.result_protocol_version = None;
@@ -827,12 +875,169 @@ mod scan {
             Some(head)
         }
 
-        /// One value at `depth` levels of nesting.
-        fn value(&mut self, depth: u32) -> Option<()> {
+        /// A message's `error` member at `depth` levels of nesting: its [`ErrorHead`],
+        /// the members it keeps built as [`parsed`](Self::parsed) builds them.
+        fn error(&mut self, depth: u32) -> Option<ErrorHead> {
+            if self.peek()? != b'{' {
+                self.value(depth)?;
+                return Some(ErrorHead::default());
+            }
+            let mut e = ErrorHead {
+                object: true,
+                ..ErrorHead::default()
+            };
+            self.members(depth, |s, key| {
+                let slot = match key {
+                    b"code" => &mut e.code,
+                    b"message" => &mut e.message,
+                    b"data" => &mut e.data,
+                    _ => return s.value(depth + 1),
+                };
+                *slot = Some(s.parsed(depth + 1)?);
+                Some(())
+            })?;
+            Some(e)
+        }
+
+        /// A result's `_meta` object (at its `{`, `depth` levels down): whether its
+        /// (last) [`meta::SERVER_INFO`](super::meta::SERVER_INFO) member is an object
+        /// with a member ([`MessageHead::result_names_server`]).
+        fn names_server(&mut self, depth: u32) -> Option<bool> {
+            let mut named = false;
+            self.members(depth, |s, key| {
+                if key != super::meta::SERVER_INFO.as_bytes() {
+                    return s.value(depth + 1);
+                }
+                named = false;
+                if s.peek()? == b'{' {
+                    s.members(depth + 1, |s, _| {
+                        named = true;
+                        s.value(depth + 2)
+                    })
+                } else {
+                    s.value(depth + 1)
+                }
+            })?;
+            Some(named)
+        }
+
+        /// One value at `depth` levels of nesting, read and dropped. The objects and
+        /// arrays inside it are followed without recursion: one bit per open level (at
+        /// most [`DEPTH`], so a `u64`) says whether it is an object. It accepts exactly
+        /// what [`value_by_recursion`](Self::value_by_recursion) accepts, and stops at
+        /// the same place.
+        pub(super) fn value(&mut self, depth: u32) -> Option<()> {
+            // Open levels inside the value, and bit `k` set when level `k` is an object.
+            let mut open: u32 = 0;
+            let mut objects: u64 = 0;
+            loop {
+                // A value is to be read at the scan.
+                match self.peek()? {
+                    c @ (b'{' | b'[') => {
+                        if depth + open >= DEPTH {
+                            return None;
+                        }
+                        self.i += 1;
+                        self.ws();
+                        if c == b'{' {
+                            objects |= 1 << open;
+                            open += 1;
+                            if self.eat(b'}').is_none() {
+                                self.name()?;
+                                continue;
+                            }
+                        } else {
+                            objects &= !(1 << open);
+                            open += 1;
+                            if self.eat(b']').is_none() {
+                                continue;
+                            }
+                        }
+                        open -= 1;
+                    }
+                    b'"' => {
+                        self.string()?;
+                    }
+                    b't' => self.literal(b"true")?,
+                    b'f' => self.literal(b"false")?,
+                    b'n' => self.literal(b"null")?,
+                    b'-' | b'0'..=b'9' => self.number()?,
+                    _ => return None,
+                }
+                // A value was read: close the levels it ends, up to a comma that asks
+                // for the next value (after the next member's name, in an object).
+                loop {
+                    if open == 0 {
+                        return Some(());
+                    }
+                    self.ws();
+                    let object = (objects >> (open - 1)) & 1 == 1;
+                    match self.peek()? {
+                        b',' => {
+                            self.i += 1;
+                            self.ws();
+                            if object {
+                                self.name()?;
+                            }
+                            break;
+                        }
+                        b'}' if object => {
+                            self.i += 1;
+                            open -= 1;
+                        }
+                        b']' if !object => {
+                            self.i += 1;
+                            open -= 1;
+                        }
+                        _ => return None,
+                    }
+                }
+            }
+        }
+
+        /// A member's name without escapes (at its `"`) and the `:` after it, as
+        /// [`members`](Self::members) reads them, the scan left at the member's value.
+        #[inline(always)]
+        fn name(&mut self) -> Option<()> {
+            if self.peek()? != b'"' || self.string()? {
+                return None;
+            }
+            self.ws();
+            self.eat(b':')?;
+            self.ws();
+            Some(())
+        }
+
+        /// [`value`](Self::value) read by recursion through [`members`](Self::members)
+        /// and [`array`](Self::array): the reference the property tests hold it to.
+        #[cfg(test)]
+        pub(super) fn value_by_recursion(&mut self, depth: u32) -> Option<()> {
             match self.peek()? {
                 b'{' | b'[' if depth >= DEPTH => None,
-                b'{' => self.members(depth, |s, _| s.value(depth + 1)),
-                b'[' => self.array(depth).map(|_| ()),
+                b'{' => self.members(depth, |s, _| s.value_by_recursion(depth + 1)),
+                b'[' => {
+                    if depth >= DEPTH {
+                        return None;
+                    }
+                    self.i += 1;
+                    self.ws();
+                    if self.eat(b']').is_some() {
+                        return Some(());
+                    }
+                    loop {
+                        self.ws();
+                        self.value_by_recursion(depth + 1)?;
+                        self.ws();
+                        match self.peek()? {
+                            b',' => self.i += 1,
+                            b']' => {
+                                self.i += 1;
+                                return Some(());
+                            }
+                            _ => return None,
+                        }
+                    }
+                }
                 b'"' => self.string().map(|_| ()),
                 b't' => self.literal(b"true"),
                 b'f' => self.literal(b"false"),
@@ -906,7 +1111,8 @@ mod scan {
         }
 
         /// A string (at its `"`), its escapes checked as serde_json checks them: true
-        /// when it holds an escape.
+        /// when it holds an escape. Inline: the scan reads most of a body as strings.
+        #[inline(always)]
         fn string(&mut self) -> Option<bool> {
             self.i += 1;
             let mut escaped = false;
@@ -914,15 +1120,15 @@ mod scan {
                 // The run up to the next quote or backslash, checked as it is read: no
                 // control character (serde_json refuses them in strings), and whether it
                 // leaves ASCII.
-                let rest = &self.b[self.i..];
-                let (end, high) = run_end(rest);
+                let (end, high) = run_end(self.b, self.i);
                 let k = end?;
-                if rest[k] < 0x20 {
+                let stop = *self.b.get(k)?;
+                if stop < 0x20 {
                     return None;
                 }
                 self.non_ascii |= high;
-                self.i += k;
-                match rest[k] {
+                self.i = k;
+                match stop {
                     b'"' => {
                         self.i += 1;
                         return Some(escaped);
@@ -1615,6 +1821,24 @@ mod tests {
         }
 
         #[test]
+        fn a_value_is_read_as_the_recursive_reading_reads_it(
+            doc in json(),
+            depth in 0u32..70,
+            cut in any::<prop::sample::Index>(),
+            flip in any::<(prop::sample::Index, u8)>(),
+        ) {
+            for b in &forms(doc.as_bytes(), cut, flip) {
+                let (mut a, mut r) = (scan::Scan::new(b), scan::Scan::new(b));
+                let read = (a.value(depth), a.i, a.non_ascii);
+                let by_recursion = (r.value_by_recursion(depth), r.i, r.non_ascii);
+                prop_assert_eq!(read.0.is_some(), by_recursion.0.is_some());
+                if read.0.is_some() {
+                    prop_assert_eq!(read, by_recursion);
+                }
+            }
+        }
+
+        #[test]
         fn a_run_ends_where_a_byte_by_byte_reading_ends_it(
             run in prop::collection::vec(
                 prop_oneof![
@@ -1624,10 +1848,25 @@ mod tests {
                 ],
                 0..40,
             ),
+            from in any::<prop::sample::Index>(),
         ) {
-            let end = run.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20);
-            let high = run[..end.unwrap_or(run.len())].iter().any(|&c| c > 0x7F);
-            prop_assert_eq!(scan::run_end(&run), (end, high));
+            for from in [0, from.index(run.len() + 1)] {
+                let end = run[from..]
+                    .iter()
+                    .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+                    .map(|k| from + k);
+                let (got, high) = scan::run_end(&run, from);
+                prop_assert_eq!(got, end);
+                // Every byte before the end is read; up to seven after it may be.
+                let upto = end.unwrap_or(run.len());
+                let over = |r: std::ops::Range<usize>| run[r].iter().any(|&c| c > 0x7F);
+                if over(from..upto) {
+                    prop_assert!(high);
+                }
+                if high {
+                    prop_assert!(over(from..(upto + 8).min(run.len())));
+                }
+            }
         }
 
         #[test]
@@ -1700,11 +1939,62 @@ mod tests {
             Just(r#" [ 1 , [2, 3] , {"a":[4]} ] "#.to_string()),
             prop::collection::vec(json(), 0..4).prop_map(|v| format!("[{}]", v.join(","))),
             json(),
+            meta_object(),
         ];
         prop::collection::vec((name, value), 0..6).prop_map(|m| {
             let m: Vec<String> = m.iter().map(|(k, v)| format!(r#""{k}":{v}"#)).collect();
             format!("{{{}}}", m.join(","))
         })
+    }
+
+    /// A result's `_meta` as servers write it (and not): the server's identity as an
+    /// object with members or without, of another kind, repeated, beside other members.
+    fn meta_object() -> impl Strategy<Value = String> {
+        let info = prop_oneof![
+            Just(r#"{"name":"s","version":"1"}"#.to_string()),
+            Just("{}".to_string()),
+            Just(r#" { "name" : "s" } "#.to_string()),
+            Just(r#"{"name":"a","name":"b"}"#.to_string()),
+            json(),
+        ];
+        let member = prop_oneof![
+            info.prop_map(|v| format!(r#""io.modelcontextprotocol/serverInfo":{v}"#)),
+            json().prop_map(|v| format!(r#""io.modelcontextprotocol/serverInfoX":{v}"#)),
+            json().prop_map(|v| format!(r#""x":{v}"#)),
+        ];
+        prop::collection::vec(member, 0..4).prop_map(|m| format!("{{{}}}", m.join(",")))
+    }
+
+    /// A message's `error` as servers write it (and not): `code`, `message` and `data`
+    /// of any kind, repeated, among other members; or no object at all.
+    fn error_object() -> impl Strategy<Value = String> {
+        let member = prop_oneof![
+            prop_oneof![
+                Just("-32601".to_string()),
+                Just("-32600.0".to_string()),
+                Just("-0".to_string()),
+                Just("18446744073709551615".to_string()),
+                Just(r#""-32601""#.to_string()),
+                json(),
+            ]
+            .prop_map(|v| format!(r#""code":{v}"#)),
+            prop_oneof![
+                Just(r#""Method not found""#.to_string()),
+                Just(r#""M\u00e9thode \"x\"""#.to_string()),
+                json(),
+            ]
+            .prop_map(|v| format!(r#""message":{v}"#)),
+            prop_oneof![
+                Just(r#"{"supported":["2026-07-28"],"requested":"2024-01-01"}"#.to_string()),
+                json(),
+            ]
+            .prop_map(|v| format!(r#""data":{v}"#)),
+            json().prop_map(|v| format!(r#""other":{v}"#)),
+        ];
+        prop_oneof![
+            4 => prop::collection::vec(member, 0..5).prop_map(|m| format!("{{{}}}", m.join(","))),
+            1 => json(),
+        ]
     }
 
     /// JSON-RPC messages as servers write them (and not), alone or in a batch.
@@ -1715,6 +2005,7 @@ mod tests {
             Just(r#""result":null"#.to_string()),
             Just(r#""result": null "#.to_string()),
             json().prop_map(|v| format!(r#""error":{v}"#)),
+            error_object().prop_map(|v| format!(r#""error":{v}"#)),
             Just(r#""error":{"code":-32601,"message":"M\u00e9thode"}"#.to_string()),
             json().prop_map(|v| format!(r#""jsonrpc":{v}"#)),
             json().prop_map(|v| format!(r#""r\u0065sult":{v}"#)),
@@ -1773,6 +2064,14 @@ mod tests {
                 None,
                 br#"[{"id":1,"result":null},{"method":"notifications/x"},2]"#,
             ),
+            (
+                None,
+                br#"{"id":2,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}},"tools":[]}}"#,
+            ),
+            (
+                None,
+                br#"{"id":3,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28"],"requested":"2024-01-01"}}}"#,
+            ),
             (None, br#""not a message""#),
             (
                 Some("text/event-stream"),
@@ -1817,6 +2116,18 @@ mod tests {
         assert_eq!(h[0].result_array_len("tools"), Some(1));
         assert_eq!(h[0].result_array_len("x"), None);
         assert!(h[0].result_is_error);
+        // Whether a result names its server, and an error's members, as read.
+        let h = message_heads_in(
+            None,
+            br#"[{"id":1,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s"}}}},{"id":2,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":{}}}},{"id":3,"error":{"code":-32601,"message":"m","code":"x"}},{"id":4,"error":"no object"}]"#,
+        )
+        .expect("the scan reads it");
+        assert!(h[0].result_names_server && !h[1].result_names_server);
+        let e = h[2].error.as_ref().expect("an error");
+        assert!(e.object && e.code_i64().is_none() && e.message_str() == Some("m"));
+        assert_eq!(e.code, Some(Value::from("x")));
+        let e = h[3].error.as_ref().expect("an error");
+        assert!(!e.object && e.message.is_none() && h[3].is_answer());
         // A body it cannot tell of: left to be read whole.
         assert_eq!(message_heads_in(None, br#"{"id":1,"result":1e5}"#), None);
         assert_eq!(message_heads_in(None, b"not JSON"), None);

@@ -71,7 +71,7 @@ fn results(ev: &Bundle) -> Vec<ResultMeta> {
             let named = heads
                 .iter()
                 .filter(|h| h.result.is_some())
-                .map(|h| names_server(h.result_meta.as_ref()));
+                .map(|h| h.result_names_server);
             push_results(&mut out, record.seq, method, named);
         });
         if skimmed.is_some() {

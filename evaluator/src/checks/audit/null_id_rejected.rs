@@ -21,7 +21,7 @@ use mcp_probe_schema::derive;
 use mcp_probe_schema::model::{BodyEnd, HttpOutcome, HttpResponse, Observation};
 use mcp_probe_schema::vocab::{code, leg};
 use serde::Serialize;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use crate::check::{Check, Context, Legs, ParamSpec};
 use crate::checks::common::refusal::{self, Class, Strictness};
@@ -116,9 +116,15 @@ fn judge(ev: &Bundle, x: &Exchange<'_>, strictness: Strictness) -> Judgement {
     if let Some(err) = answer
         .as_ref()
         .and_then(|a| a.error.as_ref())
-        .and_then(Value::as_object)
+        .filter(|e| e.object)
     {
-        return refused(err, &status_label, status, strictness);
+        return refused(
+            err.code.as_ref(),
+            err.message.as_ref(),
+            &status_label,
+            status,
+            strictness,
+        );
     }
     if let Some(a) = answer.as_ref().filter(|a| a.result == Some(false)) {
         return accepted_with(a.result_array_len("tools"), &status_label, status);
@@ -261,17 +267,19 @@ fn at_authentication(ev: &Bundle, status_label: &str, status: u16) -> Judgement 
     )
 }
 
-/// A JSON-RPC error object: PASS, naming any deviation from HTTP 400 with -32600; a
-/// code other than -32600 is what `strictness` says.
+/// A JSON-RPC error object (its `code` and `message` members): PASS, naming any
+/// deviation from HTTP 400 with -32600; a code other than -32600 is what `strictness`
+/// says.
 fn refused(
-    err: &Map<String, Value>,
+    code_member: Option<&Value>,
+    message_member: Option<&Value>,
     status_label: &str,
     status: u16,
     strictness: Strictness,
 ) -> Judgement {
-    let code_v = err.get("code").and_then(Value::as_i64);
+    let code_v = code_member.and_then(Value::as_i64);
     let class = Class::of_code(code_v, &[code::INVALID_REQUEST]);
-    let message = err.get("message").and_then(Value::as_str).unwrap_or("");
+    let message = message_member.and_then(Value::as_str).unwrap_or("");
     let code_text = code_v.map_or_else(
         || "without an integer code".to_string(),
         |c| crate::format_exact!("code {c}"),
@@ -308,10 +316,8 @@ fn refused(
         )
     };
     let mut j = Judgement::new(outcome, note, Some(status));
-    j.error = Some(
-        json!({"code": err.get("code").cloned().unwrap_or(Value::Null),
-                          "message": err.get("message").cloned().unwrap_or(Value::Null)}),
-    );
+    j.error = Some(json!({"code": code_member.cloned().unwrap_or(Value::Null),
+                          "message": message_member.cloned().unwrap_or(Value::Null)}));
     j
 }
 
@@ -423,7 +429,8 @@ fn judge_stdio(ev: &Bundle, null_seq: u64, followup: u64, strictness: Strictness
             if m.get("id") == Some(&Value::Null) {
                 let status_label = "the server (stdio)";
                 if let Some(err) = m.get("error").and_then(Value::as_object) {
-                    let mut j = refused(err, status_label, 0, strictness);
+                    let (code_m, message_m) = (err.get("code"), err.get("message"));
+                    let mut j = refused(code_m, message_m, status_label, 0, strictness);
                     // No HTTP status on stdio: only the JSON-RPC code counts.
                     let c = err.get("code").and_then(Value::as_i64);
                     let code_text = c.map_or_else(

@@ -10,7 +10,6 @@
 use mcp_probe_schema::derive;
 use mcp_probe_schema::model::HttpOutcome;
 use mcp_probe_schema::vocab::{header, LegId};
-use serde_json::Value;
 
 use crate::evidence::{Bundle, Exchange};
 use crate::fmt::{escape_line, excerpt};
@@ -76,16 +75,8 @@ impl Resp {
         let (error, has_result) = x.with_answer_head(|answer| {
             let error = answer
                 .and_then(|a| a.error.as_ref())
-                .and_then(Value::as_object)
-                .map(|e| {
-                    (
-                        e.get("code").and_then(Value::as_i64),
-                        e.get("message")
-                            .and_then(Value::as_str)
-                            .unwrap_or("")
-                            .to_string(),
-                    )
-                });
+                .filter(|e| e.object)
+                .map(|e| (e.code_i64(), e.message_str().unwrap_or("").to_string()));
             let has_result = answer.and_then(|a| a.result) == Some(false);
             (error, has_result)
         });

@@ -337,7 +337,7 @@ pub fn read<'a>(x: &Exchange<'a>) -> Answer<'a> {
     // only for a reader that needs it whole.
     let read = x.with_answer_head(|head| {
         let head = head?;
-        if let Some(err) = head.error.as_ref().and_then(Value::as_object) {
+        if let Some(err) = head.error.as_ref().filter(|e| e.object) {
             let sent_id = x.request_id_sent();
             let foreign_id = head
                 .id
@@ -345,13 +345,9 @@ pub fn read<'a>(x: &Exchange<'a>) -> Answer<'a> {
                 .filter(|id| !id.is_null() && Some(*id) != sent_id.as_ref())
                 .map(|id| short(&id.to_string()));
             Some(Reply::Error(RpcError {
-                code: err.get("code").and_then(Value::as_i64),
-                message: err
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string(),
-                data: err.get("data").cloned(),
+                code: err.code_i64(),
+                message: err.message_str().unwrap_or("").to_string(),
+                data: err.data.clone(),
                 foreign_id,
             }))
         } else {
