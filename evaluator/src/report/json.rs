@@ -857,7 +857,7 @@ fn write_decimal(out: &mut Vec<u8>, n: u64) {
     }
 }
 
-/// `,` and a line break followed by the indentation of the deepest line [`line`] writes
+/// `,` and a line break followed by the indentation of the deepest line [`line()`] writes
 /// from it (two spaces a level): a line's start is one copy of a piece of it.
 const LINE: &[u8; 2 + 2 * LINE_DEPTHS] = &{
     let mut b = [b' '; 2 + 2 * LINE_DEPTHS];

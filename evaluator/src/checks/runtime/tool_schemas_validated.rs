@@ -30,6 +30,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
+use self::drafts::Dialect;
 use super::live::{self, Recorded};
 use crate::check::{Check, Context, Legs};
 use crate::checks::common::inventory::{decided, gated, no_session, Read, TOOLS};
@@ -41,6 +42,7 @@ use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 use mcp_probe_schema::model::Era;
 use mcp_probe_schema::vocab::{code, leg};
 
+mod drafts;
 mod plain;
 #[cfg(test)]
 mod tests;
@@ -373,43 +375,6 @@ fn by_dialect(compiled: &BTreeMap<&'static str, usize>) -> String {
 // ---------------------------------------------------------------------------------------
 // JSON Schema dialect and compilation
 
-/// A JSON Schema draft this grader compiles against.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Dialect {
-    /// Draft 2020-12 (the default of MCP tool schemas).
-    Draft202012,
-    /// Draft 2019-09.
-    Draft201909,
-    /// Draft 7.
-    Draft7,
-    /// Draft 6.
-    Draft6,
-    /// Draft 4.
-    Draft4,
-}
-
-impl Dialect {
-    /// Every dialect, in the order the `$schema` value is matched.
-    const TABLE: [(&'static str, Dialect); 5] = [
-        ("2020-12", Dialect::Draft202012),
-        ("2019-09", Dialect::Draft201909),
-        ("draft-07", Dialect::Draft7),
-        ("draft-06", Dialect::Draft6),
-        ("draft-04", Dialect::Draft4),
-    ];
-
-    /// The name used in evidence.
-    fn name(self) -> &'static str {
-        match self {
-            Dialect::Draft202012 => "2020-12",
-            Dialect::Draft201909 => "2019-09",
-            Dialect::Draft7 => "draft-07",
-            Dialect::Draft6 => "draft-06",
-            Dialect::Draft4 => "draft-04",
-        }
-    }
-}
-
 /// A `$schema` value that names no dialect this grader knows ([`dialect`]); its message
 /// is the value as the evidence shows it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -460,14 +425,7 @@ fn compile(schema: &Value, dialect: Dialect) -> Result<(), MetaschemaViolation> 
 
 /// [`compile`] by the validator alone.
 fn by_metaschema(schema: &Value, dialect: Dialect) -> Result<(), MetaschemaViolation> {
-    let checked = match dialect {
-        Dialect::Draft202012 => jsonschema::draft202012::meta::validate(schema),
-        Dialect::Draft201909 => jsonschema::draft201909::meta::validate(schema),
-        Dialect::Draft7 => jsonschema::draft7::meta::validate(schema),
-        Dialect::Draft6 => jsonschema::draft6::meta::validate(schema),
-        Dialect::Draft4 => jsonschema::draft4::meta::validate(schema),
-    };
-    checked.map_err(|e| {
+    dialect.validate(schema).map_err(|e| {
         let at = e.instance_path().to_string();
         let at = if at.is_empty() { "/".to_string() } else { at };
         MetaschemaViolation {

@@ -10,7 +10,7 @@
 //!
 //! The walk only ever says "valid". Every keyword it knows has, in each dialect, a rule
 //! at least as strict as the one that dialect's metaschema states (the metaschemas the
-//! validator crate ships, which are the ones [`super::by_metaschema`] validates against); a
+//! validator crate ships, which are the ones [`Dialect::validate`] validates against); a
 //! keyword it does not know, a value it does not take, a reference, a very deep schema:
 //! any of these, and it answers "not told", and the schema goes to the validator, which
 //! also writes the first error of one that is invalid. So a schema the walk passes is one
@@ -39,7 +39,7 @@
 
 use serde_json::{Map, Value};
 
-use super::Dialect;
+use super::drafts::Dialect;
 
 /// How deep the walk goes before it stops telling (the validator takes deeper ones).
 const DEPTH: u32 = 32;
@@ -151,7 +151,7 @@ mod tests {
 
     /// The validator's answer.
     fn by_validator(schema: &Value, dialect: Dialect) -> bool {
-        super::super::by_metaschema(schema, dialect).is_ok()
+        dialect.validate(schema).is_ok()
     }
 
     #[test]
