@@ -181,10 +181,14 @@ fn serve_stream(
     };
     match case {
         Case::Normal | Case::DripNoAnswer | Case::HugeAnswer | Case::DropsNullId => {
-            let _ = w.write_all(&endpoint("/messages/?session_id=s1"));
+            // The stream is listed for answers before the `endpoint` event is sent: a
+            // client that POSTs the moment it reads the event must find it there (listed
+            // after, an answer could go to no stream, and the client waited out its
+            // --timeout: a CI run under load did).
             if let Ok(c) = w.try_clone() {
                 streams.lock().expect("streams lock").push(c);
             }
+            let _ = w.write_all(&endpoint("/messages/?session_id=s1"));
             forever(w, &chunk(": keep-alive\r\n\r\n"));
         }
         Case::NoEndpoint => forever(w, &chunk(": keep-alive\r\n\r\n")),
