@@ -654,7 +654,7 @@ impl Passes<'_> {
                 let (ev, stamp) = reopen(i)?;
                 let (server, results) =
                     grade_evidence(opts, bm, &file_baseline, None, policy, tsa, i, &ev, stamp);
-                Ok(preparer.prepare_graded(server, results))
+                Ok(preparer.prepare(server, results))
             },
             |n, r: Result<_, GradeError>| {
                 number[n] = builder.add(r?)?;
@@ -729,7 +729,7 @@ impl Passes<'_> {
                             stamp,
                         );
                         drop(held);
-                        let prepared = preparer.prepare_graded(server, results);
+                        let prepared = preparer.prepare(server, results);
                         (input, Some((warning, prepared)))
                     })
                 })

@@ -789,21 +789,12 @@ enum PreparedOutcomes {
 }
 
 impl Preparer {
-    /// [`Preparer::prepare`] for results a grading run made: outcomes held until the
-    /// report is written, or read back from the spill file, first keep only what a report
-    /// prints ([`crate::benchmark::compact`]); outcomes written at once as the JSON
-    /// report's bytes (which do not hold the legs' notes) are dropped once written, so
-    /// they are not trimmed first.
-    pub fn prepare_graded(&self, server: Server, mut results: Vec<CheckResult>) -> Prepared {
-        if !self.spill.is_some_and(SpillForm::is_json) {
-            crate::benchmark::compact(&mut results);
-        }
-        self.prepare(server, results)
-    }
-
     /// The outcomes of `results` in the report's row order (each moved, not copied),
     /// their verdicts, and, when the report spills, their encoding with the server's
-    /// excerpts (which then leave the server).
+    /// excerpts (which then leave the server). What a report does not print is not
+    /// trimmed here: a grading run's results come from
+    /// [`crate::benchmark::runner::grade_bundle_for_report`], which leaves the legs' notes
+    /// empty, and other results are held as given.
     pub fn prepare(&self, server: Server, mut results: Vec<CheckResult>) -> Prepared {
         let outcomes: Vec<Option<Outcome>> = self
             .entries
