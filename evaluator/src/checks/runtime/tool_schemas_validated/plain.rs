@@ -53,20 +53,19 @@ const SIMPLE_TYPES: [&str; 7] = [
 /// `dialect`; `false` when the walk cannot tell (the schema may be valid or not: ask the
 /// validator).
 pub(super) fn valid(schema: &Value, dialect: Dialect) -> bool {
-    match schema {
-        Value::Object(m) => object(m, dialect, 0, true),
-        Value::Bool(_) => dialect != Dialect::Draft4,
-        _ => false,
-    }
+    schema_at(schema, dialect, 0, true)
 }
 
 /// A subschema.
 fn sub(v: &Value, dialect: Dialect, depth: u32) -> bool {
-    if depth >= DEPTH {
-        return false;
-    }
+    depth < DEPTH && schema_at(v, dialect, depth + 1, false)
+}
+
+/// A schema at `depth` (`root`: the document itself): an object of members the walk
+/// takes, or a boolean where the dialect allows one.
+fn schema_at(v: &Value, dialect: Dialect, depth: u32, root: bool) -> bool {
     match v {
-        Value::Object(m) => object(m, dialect, depth + 1, false),
+        Value::Object(m) => object(m, dialect, depth, root),
         Value::Bool(_) => dialect != Dialect::Draft4,
         _ => false,
     }
