@@ -560,26 +560,43 @@ impl<'a> Exchange<'a> {
     /// How the answer is named in evidence: `HTTP 400 (application/json)`, or `stdio`
     /// for a stdio exchange (which has no status).
     pub fn status_label(&self) -> Option<String> {
-        if self.is_stdio() {
-            return self.response().map(|_| "stdio".to_string());
-        }
         let r = self.response()?;
-        // Written into one string (no formatting machinery, no copy of the header's value
-        // or of its escaped text: grading names many answers).
+        let ct_len = if self.is_stdio() {
+            0
+        } else {
+            derive::header(&r.headers, mcp_probe_schema::vocab::header::CONTENT_TYPE)
+                .map_or(0, |h| h.value.len())
+        };
+        let mut label = String::with_capacity(40 + ct_len);
+        self.push_status_label(&mut label);
+        Some(label)
+    }
+
+    /// [`status_label`](Self::status_label), written at the end of `out` (nothing when
+    /// no response arrived): a reader that names the answer inside a longer text writes
+    /// the label there, with no string of its own.
+    pub fn push_status_label(&self, out: &mut String) {
+        let Some(r) = self.response() else {
+            return;
+        };
+        if self.is_stdio() {
+            out.push_str("stdio");
+            return;
+        }
+        // No formatting machinery, no copy of the header's value or of its escaped text:
+        // grading names many answers.
         let ct = derive::header(&r.headers, mcp_probe_schema::vocab::header::CONTENT_TYPE)
             .map(|h| h.value_str());
-        let mut label = String::with_capacity(40 + ct.as_deref().map_or(0, str::len));
-        label.push_str("HTTP ");
-        label.push_str(itoa::Buffer::new().format(r.status));
+        out.push_str("HTTP ");
+        out.push_str(itoa::Buffer::new().format(r.status));
         match ct {
             Some(ct) => {
-                label.push_str(" (");
-                crate::fmt::escape_line_into(&mut label, &ct);
-                label.push(')');
+                out.push_str(" (");
+                crate::fmt::escape_line_into(out, &ct);
+                out.push(')');
             }
-            None => label.push_str(" (no Content-Type)"),
+            None => out.push_str(" (no Content-Type)"),
         }
-        Some(label)
     }
 }
 

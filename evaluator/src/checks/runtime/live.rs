@@ -331,7 +331,9 @@ mod tests {
     fn answer(status: u16, reply: Reply) -> Answer {
         Answer {
             status: Some(status),
-            status_label: format!("HTTP {status} (application/json)"),
+            status_label: wire::StatusLabel::Given(
+                format!("HTTP {status} (application/json)").into(),
+            ),
             reply,
             seq: 3,
         }
