@@ -505,6 +505,13 @@ impl<'a> Exchange<'a> {
     /// when the body ended whole: a body cut by a transport error or the read limit is
     /// not the server's answer, whatever its stored bytes parse to.
     pub fn body_json(&self) -> Option<Value> {
+        self.body_json_cow().map(Cow::into_owned)
+    }
+
+    /// [`body_json`](Self::body_json), borrowed from the bundle's memo for as long as
+    /// the bundle lives; a value of its own only when the memo does not keep this body's
+    /// parse (a body over 256 KiB, an exchange read without the bundle).
+    pub fn body_json_cow(&self) -> Option<Cow<'a, Value>> {
         let parse = || {
             let r = self.response()?;
             if derive::body_cut(&r.body).is_some() {
@@ -513,8 +520,8 @@ impl<'a> Exchange<'a> {
             serde_json::from_slice(&r.body.bytes).ok()
         };
         match self.response_memo() {
-            Some(c) => c.body.get_or_init(parse).clone(),
-            None => parse(),
+            Some(c) => c.body.get_or_init(parse).as_ref().map(Cow::Borrowed),
+            None => parse().map(Cow::Owned),
         }
     }
 
@@ -1128,6 +1135,74 @@ mod tests {
             assert!(cut.starts_with("record 0: "), "{cut}");
             assert_eq!(x.unreadable(None).as_deref(), Some(cut.as_str()));
         }
+    }
+
+    /// The body borrowed from the memo is the body parsed as it was parsed for a copy:
+    /// every exchange of the examples (read twice, the second from the memo), and cut,
+    /// malformed, duplicate-name, non-UTF-8 and deeply nested bodies.
+    #[test]
+    fn a_body_borrowed_from_the_memo_is_the_body_parsed() {
+        let reference = |x: &Exchange<'_>| -> Option<Value> {
+            let r = x.response()?;
+            if derive::body_cut(&r.body).is_some() {
+                return None;
+            }
+            serde_json::from_slice(&r.body.bytes).ok()
+        };
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+        let mut bundles = Vec::new();
+        for entry in std::fs::read_dir(&dir).expect("examples dir") {
+            let path = entry.expect("dir entry").path();
+            if path.extension().is_none_or(|x| x != "mcpev") {
+                continue;
+            }
+            let bytes = std::fs::read(&path).expect("read bundle");
+            let v = mcp_probe_schema::open(&bytes, &[]).expect("example verifies");
+            bundles.push(Bundle::new(path.display().to_string(), v));
+        }
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        let bodies: Vec<Vec<u8>> = vec![
+            br#"{"error":"a","error":"invalid_scope","access_token":"t"}"#.to_vec(),
+            br#"{"error":"a","error":7}"#.to_vec(),
+            br#"{"issuer":"x""#.to_vec(),
+            b"{\"issuer\":\"\xff\"}".to_vec(),
+            deep.into_bytes(),
+            b"".to_vec(),
+        ];
+        let records = bodies
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                let mut r = mcp_probe_schema::testkit::http_record(
+                    &["oauth.token"],
+                    crate::fixture::ENDPOINT,
+                    "{}",
+                    400,
+                    b,
+                );
+                r.seq = i as u64;
+                r
+            })
+            .collect();
+        bundles.push(evidence(None, records));
+        bundles.push(evidence(None, vec![ended(BodyEnd::LimitReached)]));
+        let mut read = 0;
+        for ev in &bundles {
+            for (record, http) in ev.http_records() {
+                let want = reference(&Exchange::new(record, http));
+                let x = ev.exchange_of(record).expect("http");
+                for _ in 0..2 {
+                    assert_eq!(x.body_json_cow().as_deref(), want.as_ref());
+                    assert_eq!(x.body_json(), want);
+                }
+                assert_eq!(
+                    Exchange::new(record, http).body_json_cow().as_deref(),
+                    want.as_ref()
+                );
+                read += 1;
+            }
+        }
+        assert!(read >= 500, "only {read} bodies read");
     }
 
     #[test]
