@@ -380,6 +380,14 @@ impl<'a> Exchange<'a> {
     /// (a body the scan cannot tell of, HTTP+SSE, messages already parsed) from the
     /// messages.
     pub fn with_answer_head<T>(&self, f: impl FnOnce(Option<&derive::MessageHead>) -> T) -> T {
+        f(self.answer_head_cow().as_deref())
+    }
+
+    /// The head of the answer, as [`with_answer_head`](Self::with_answer_head) reads
+    /// it: borrowed from the bundle's memo when the memo keeps the heads, else the head
+    /// read for this call (taken out of the scan's list, or read from the parsed answer),
+    /// not a copy.
+    pub fn answer_head_cow(&self) -> Option<Cow<'a, derive::MessageHead>> {
         // As `answer_index`: the answer to the request's id, else the first answer.
         let answer_of = |heads: &[derive::MessageHead]| {
             self.with_request_id(|id| {
@@ -393,17 +401,18 @@ impl<'a> Exchange<'a> {
             // The heads are read in place from the memo (not copied out of it).
             Some(c) if c.messages.get().is_none() => {
                 if let Some(heads) = c.heads.get_or_init(|| self.skim()).as_deref() {
-                    return f(answer_of(heads).map(|i| &heads[i]));
+                    return answer_of(heads).map(|i| Cow::Borrowed(&heads[i]));
                 }
             }
             Some(_) => {}
             None => {
-                if let Some(heads) = self.skim() {
-                    return f(answer_of(&heads).map(|i| &heads[i]));
+                if let Some(mut heads) = self.skim() {
+                    return answer_of(&heads).map(|i| Cow::Owned(heads.swap_remove(i)));
                 }
             }
         }
-        self.with_answer(|a| f(a.map(derive::MessageHead::of).as_ref()))
+        self.with_answer(|a| a.map(derive::MessageHead::of))
+            .map(Cow::Owned)
     }
 
     /// The heads of the messages read by a scan of the body
@@ -1135,6 +1144,42 @@ mod tests {
             assert!(cut.starts_with("record 0: "), "{cut}");
             assert_eq!(x.unreadable(None).as_deref(), Some(cut.as_str()));
         }
+    }
+
+    /// The answer's head borrowed from the memo is the head read without the memo (taken
+    /// out of a scan of its own) and, once the messages are parsed, the head of the
+    /// parsed answer: every exchange of the examples.
+    #[test]
+    fn an_answer_head_borrowed_from_the_memo_is_the_one_read_for_a_copy() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+        let mut heads = 0;
+        for entry in std::fs::read_dir(&dir).expect("examples dir") {
+            let path = entry.expect("dir entry").path();
+            if path.extension().is_none_or(|x| x != "mcpev") {
+                continue;
+            }
+            let bytes = std::fs::read(&path).expect("read bundle");
+            let open = || {
+                let v = mcp_probe_schema::open(&bytes, &[]).expect("example verifies");
+                Bundle::new(path.display().to_string(), v)
+            };
+            let (scanned, parsed) = (open(), open());
+            for (record, http) in scanned.http_records() {
+                let x = scanned.exchange_of(record).expect("http");
+                let memo = x.answer_head_cow();
+                if x.stream.is_none() {
+                    assert_eq!(memo, Exchange::new(record, http).answer_head_cow());
+                }
+                let y = parsed.exchange_of(parsed.record(record.seq).expect("record"));
+                let y = y.expect("http");
+                y.with_messages(|_| ());
+                let whole = y.answer().map(|a| derive::MessageHead::of(&a));
+                assert_eq!(y.answer_head_cow().map(Cow::into_owned), whole);
+                assert_eq!(memo.map(Cow::into_owned), whole, "{}", path.display());
+                heads += 1;
+            }
+        }
+        assert!(heads >= 500, "only {heads} heads read");
     }
 
     /// The body borrowed from the memo is the body parsed as it was parsed for a copy:

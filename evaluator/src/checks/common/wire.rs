@@ -112,17 +112,11 @@ pub enum Reply<'a> {
 pub struct ResultValue<'a> {
     /// The result is `null`.
     null: bool,
-    /// The result's top-level array members and their lengths, by name in ascending
-    /// byte order ([`derive::MessageHead::result_arrays`]).
-    arrays: Vec<(String, usize)>,
-    /// The result's `isError` is `true`.
-    is_error: bool,
-    /// The result's `protocolVersion` member
-    /// ([`derive::MessageHead::result_protocol_version`]).
-    protocol_version: Option<Value>,
-    /// The result's `supportedVersions` member
-    /// ([`derive::MessageHead::result_supported_versions`]).
-    supported_versions: Option<Value>,
+    /// The head of the answer holding the result, whose outline of the result
+    /// ([`derive::MessageHead::result_arrays`], `result_is_error`,
+    /// `result_protocol_version`, `result_supported_versions`) this reads: borrowed from
+    /// the bundle's memo when the memo keeps it, not a copy.
+    head: Outline<'a>,
     /// The exchange whose answer's `result` this is, read on first use; `None` when the
     /// value was given whole.
     source: Option<Exchange<'a>>,
@@ -133,13 +127,18 @@ pub struct ResultValue<'a> {
 impl<'a> ResultValue<'a> {
     /// The result of `x`'s answer, outlined by `head` (the answer's head), read whole
     /// only on first use.
-    fn outlined(x: Exchange<'a>, head: &derive::MessageHead, null: bool) -> ResultValue<'a> {
+    fn outlined(
+        x: Exchange<'a>,
+        head: Cow<'a, derive::MessageHead>,
+        null: bool,
+    ) -> ResultValue<'a> {
+        let head = match head {
+            Cow::Borrowed(h) => Outline::Memo(h),
+            Cow::Owned(h) => Outline::Own(Box::new(h)),
+        };
         ResultValue {
             null,
-            arrays: head.result_arrays.clone(),
-            is_error: head.result_is_error,
-            protocol_version: head.result_protocol_version.clone(),
-            supported_versions: head.result_supported_versions.clone(),
+            head,
             source: Some(x),
             value: OnceCell::new(),
         }
@@ -152,24 +151,45 @@ impl<'a> ResultValue<'a> {
 
     /// The number of items of the result's member `key`, when it is an array.
     pub fn array_len(&self, key: &str) -> Option<usize> {
-        derive::array_len(&self.arrays, key)
+        derive::array_len(&self.head.result_arrays, key)
     }
 
     /// The result is an object whose `isError` is `true`.
     pub fn is_error(&self) -> bool {
-        self.is_error
+        self.head.result_is_error
     }
 
     /// The result's `protocolVersion` member: what `get("protocolVersion")` on the
     /// whole result gives, read from the outline without building the result.
     pub fn protocol_version(&self) -> Option<&Value> {
-        self.protocol_version.as_ref()
+        self.head.result_protocol_version.as_ref()
     }
 
     /// The result's `supportedVersions` member: what `get("supportedVersions")` on the
     /// whole result gives, read from the outline without building the result.
     pub fn supported_versions(&self) -> Option<&Value> {
-        self.supported_versions.as_ref()
+        self.head.result_supported_versions.as_ref()
+    }
+}
+
+/// The head a [`ResultValue`] reads its outline from: the memo's, or one of its own
+/// (boxed, so that an answer stays small to move).
+#[derive(Debug, Clone)]
+enum Outline<'a> {
+    /// Borrowed from the bundle's memo.
+    Memo(&'a derive::MessageHead),
+    /// Read for this answer alone.
+    Own(Box<derive::MessageHead>),
+}
+
+impl std::ops::Deref for Outline<'_> {
+    type Target = derive::MessageHead;
+
+    fn deref(&self) -> &derive::MessageHead {
+        match self {
+            Outline::Memo(h) => h,
+            Outline::Own(h) => h,
+        }
     }
 }
 
@@ -180,10 +200,7 @@ impl From<Value> for ResultValue<'_> {
         let head = derive::MessageHead::of(&serde_json::json!({ "result": &v }));
         ResultValue {
             null: v.is_null(),
-            arrays: head.result_arrays,
-            is_error: head.result_is_error,
-            protocol_version: head.result_protocol_version,
-            supported_versions: head.result_supported_versions,
+            head: Outline::Own(Box::new(head)),
             source: None,
             value: OnceCell::from(Cow::Owned(v)),
         }
@@ -378,8 +395,7 @@ pub fn read<'a>(x: &Exchange<'a>) -> Answer<'a> {
     // The answer's head (its id, error and the outline of its result), read by a scan
     // of the body unless the messages are parsed already: the result itself is parsed
     // only for a reader that needs it whole.
-    let read = x.with_answer_head(|head| {
-        let head = head?;
+    let read = x.answer_head_cow().and_then(|head| {
         if let Some(err) = head.error.as_ref().filter(|e| e.object) {
             let sent_id = x.request_id_sent();
             let foreign_id = head
