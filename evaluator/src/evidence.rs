@@ -339,15 +339,19 @@ impl<'a> Exchange<'a> {
 
     /// Which message of [`with_messages`](Self::with_messages) is the answer.
     fn answer_index(&self) -> Option<usize> {
+        // The answer to the request's id, else the first answer. With at most one answer
+        // among the messages that is the one either way, and the request's id is not read.
         let find = || {
-            self.with_request_id(|id| {
-                self.with_messages(|msgs| {
+            self.with_messages(|msgs| {
+                let answers = |m: &&Value| m.get("result").is_some() || m.get("error").is_some();
+                let first = msgs.iter().position(|m| answers(&m))?;
+                if !msgs[first + 1..].iter().any(|m| answers(&m)) {
+                    return Some(first);
+                }
+                self.with_request_id(|id| {
                     derive::response_to(msgs, id)
-                        .or_else(|| {
-                            msgs.iter()
-                                .find(|m| m.get("result").is_some() || m.get("error").is_some())
-                        })
                         .and_then(|a| msgs.iter().position(|m| std::ptr::eq(m, a)))
+                        .or(Some(first))
                 })
             })
         };
@@ -388,13 +392,19 @@ impl<'a> Exchange<'a> {
     /// read for this call (taken out of the scan's list, or read from the parsed answer),
     /// not a copy.
     pub fn answer_head_cow(&self) -> Option<Cow<'a, derive::MessageHead>> {
-        // As `answer_index`: the answer to the request's id, else the first answer.
+        // As `answer_index`: the answer to the request's id, else the first answer. With
+        // at most one answer among the heads that is the one either way, and the request's
+        // id is not read.
         let answer_of = |heads: &[derive::MessageHead]| {
+            let first = heads.iter().position(|m| m.is_answer())?;
+            if !heads[first + 1..].iter().any(|m| m.is_answer()) {
+                return Some(first);
+            }
             self.with_request_id(|id| {
                 heads
                     .iter()
                     .position(|m| m.id.as_ref() == Some(id) && m.is_answer())
-                    .or_else(|| heads.iter().position(|m| m.is_answer()))
+                    .or(Some(first))
             })
         };
         match self.response_memo() {
@@ -1144,6 +1154,84 @@ mod tests {
             assert!(cut.starts_with("record 0: "), "{cut}");
             assert_eq!(x.unreadable(None).as_deref(), Some(cut.as_str()));
         }
+    }
+
+    /// The answer chosen without reading the request's id when at most one message
+    /// answers is the one chosen by the id, then by order, as before: crafted answers
+    /// (ids that match, differ, repeat or change type; batches with several answers;
+    /// notifications only; not JSON) and every exchange of the examples, read from the
+    /// parsed messages and from the scanned heads.
+    #[test]
+    fn the_answer_is_chosen_as_the_request_id_chooses_it() {
+        let by_id = |msgs: &[Value], id: &Value| {
+            derive::response_to(msgs, id)
+                .or_else(|| {
+                    msgs.iter()
+                        .find(|m| m.get("result").is_some() || m.get("error").is_some())
+                })
+                .and_then(|a| msgs.iter().position(|m| std::ptr::eq(m, a)))
+        };
+        let head_by_id = |heads: &[derive::MessageHead], id: &Value| {
+            heads
+                .iter()
+                .position(|m| m.id.as_ref() == Some(id) && m.is_answer())
+                .or_else(|| heads.iter().position(|m| m.is_answer()))
+        };
+        let requests = [
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":"1","method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"id":3,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","method":"ping"}"#,
+            "not json",
+        ];
+        let answers = [
+            r#"{"jsonrpc":"2.0","id":2,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+            r#"[{"id":2,"result":{}},{"id":1,"error":{"code":1}}]"#,
+            r#"[{"id":2,"result":{}},{"id":3,"result":{"tools":[]}}]"#,
+            r#"[{"method":"n"},{"id":1,"result":null}]"#,
+            r#"[{"id":1,"result":1},{"id":1,"error":{}}]"#,
+            r#"[{"id":"1","result":1},{"id":1,"result":2},{"id":3,"error":3}]"#,
+            r#"{"id":1,"id":3,"result":{},"result":null}"#,
+            r#"{"method":"notifications/x"}"#,
+            "[]",
+            "<html>",
+        ];
+        let mut bundles = Vec::new();
+        for req in requests {
+            for ans in answers {
+                let r = || exchange(&["endpoint.detect"], req, 200, "application/json", ans, &[]);
+                bundles.push(evidence(None, vec![r()]));
+            }
+        }
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+        for entry in std::fs::read_dir(&dir).expect("examples dir") {
+            let path = entry.expect("dir entry").path();
+            if path.extension().is_none_or(|x| x != "mcpev") {
+                continue;
+            }
+            let bytes = std::fs::read(&path).expect("read bundle");
+            let v = mcp_probe_schema::open(&bytes, &[]).expect("example verifies");
+            bundles.push(Bundle::new(path.display().to_string(), v));
+        }
+        let mut read = 0;
+        for ev in &bundles {
+            for (record, http) in ev.http_records() {
+                let x = ev.exchange_of(record).expect("http");
+                // The heads first (the memo's messages not parsed yet), then the messages.
+                let id = x.request_id();
+                if let Some(heads) = x.with_message_heads(<[derive::MessageHead]>::to_vec) {
+                    let want = head_by_id(&heads, &id).map(|i| heads[i].clone());
+                    assert_eq!(x.answer_head_cow().map(Cow::into_owned), want);
+                }
+                let msgs = x.messages();
+                let want = by_id(&msgs, &id).map(|i| msgs[i].clone());
+                assert_eq!(x.answer(), want);
+                assert_eq!(Exchange::new(record, http).answer(), want);
+                read += 1;
+            }
+        }
+        assert!(read >= 500, "only {read} exchanges read");
     }
 
     /// The answer's head borrowed from the memo is the head read without the memo (taken
