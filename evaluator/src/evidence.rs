@@ -339,15 +339,19 @@ impl<'a> Exchange<'a> {
 
     /// Which message of [`with_messages`](Self::with_messages) is the answer.
     fn answer_index(&self) -> Option<usize> {
+        // The answer to the request's id, else the first answer. With at most one answer
+        // among the messages that is the one either way, and the request's id is not read.
         let find = || {
-            self.with_request_id(|id| {
-                self.with_messages(|msgs| {
+            self.with_messages(|msgs| {
+                let answers = |m: &&Value| m.get("result").is_some() || m.get("error").is_some();
+                let first = msgs.iter().position(|m| answers(&m))?;
+                if !msgs[first + 1..].iter().any(|m| answers(&m)) {
+                    return Some(first);
+                }
+                self.with_request_id(|id| {
                     derive::response_to(msgs, id)
-                        .or_else(|| {
-                            msgs.iter()
-                                .find(|m| m.get("result").is_some() || m.get("error").is_some())
-                        })
                         .and_then(|a| msgs.iter().position(|m| std::ptr::eq(m, a)))
+                        .or(Some(first))
                 })
             })
         };
@@ -380,30 +384,45 @@ impl<'a> Exchange<'a> {
     /// (a body the scan cannot tell of, HTTP+SSE, messages already parsed) from the
     /// messages.
     pub fn with_answer_head<T>(&self, f: impl FnOnce(Option<&derive::MessageHead>) -> T) -> T {
-        // As `answer_index`: the answer to the request's id, else the first answer.
+        f(self.answer_head_cow().as_deref())
+    }
+
+    /// The head of the answer, as [`with_answer_head`](Self::with_answer_head) reads
+    /// it: borrowed from the bundle's memo when the memo keeps the heads, else the head
+    /// read for this call (taken out of the scan's list, or read from the parsed answer),
+    /// not a copy.
+    pub fn answer_head_cow(&self) -> Option<Cow<'a, derive::MessageHead>> {
+        // As `answer_index`: the answer to the request's id, else the first answer. With
+        // at most one answer among the heads that is the one either way, and the request's
+        // id is not read.
         let answer_of = |heads: &[derive::MessageHead]| {
+            let first = heads.iter().position(|m| m.is_answer())?;
+            if !heads[first + 1..].iter().any(|m| m.is_answer()) {
+                return Some(first);
+            }
             self.with_request_id(|id| {
                 heads
                     .iter()
                     .position(|m| m.id.as_ref() == Some(id) && m.is_answer())
-                    .or_else(|| heads.iter().position(|m| m.is_answer()))
+                    .or(Some(first))
             })
         };
         match self.response_memo() {
             // The heads are read in place from the memo (not copied out of it).
             Some(c) if c.messages.get().is_none() => {
                 if let Some(heads) = c.heads.get_or_init(|| self.skim()).as_deref() {
-                    return f(answer_of(heads).map(|i| &heads[i]));
+                    return answer_of(heads).map(|i| Cow::Borrowed(&heads[i]));
                 }
             }
             Some(_) => {}
             None => {
-                if let Some(heads) = self.skim() {
-                    return f(answer_of(&heads).map(|i| &heads[i]));
+                if let Some(mut heads) = self.skim() {
+                    return answer_of(&heads).map(|i| Cow::Owned(heads.swap_remove(i)));
                 }
             }
         }
-        self.with_answer(|a| f(a.map(derive::MessageHead::of).as_ref()))
+        self.with_answer(|a| a.map(derive::MessageHead::of))
+            .map(Cow::Owned)
     }
 
     /// The heads of the messages read by a scan of the body
@@ -505,6 +524,13 @@ impl<'a> Exchange<'a> {
     /// when the body ended whole: a body cut by a transport error or the read limit is
     /// not the server's answer, whatever its stored bytes parse to.
     pub fn body_json(&self) -> Option<Value> {
+        self.body_json_cow().map(Cow::into_owned)
+    }
+
+    /// [`body_json`](Self::body_json), borrowed from the bundle's memo for as long as
+    /// the bundle lives; a value of its own only when the memo does not keep this body's
+    /// parse (a body over 256 KiB, an exchange read without the bundle).
+    pub fn body_json_cow(&self) -> Option<Cow<'a, Value>> {
         let parse = || {
             let r = self.response()?;
             if derive::body_cut(&r.body).is_some() {
@@ -513,8 +539,8 @@ impl<'a> Exchange<'a> {
             serde_json::from_slice(&r.body.bytes).ok()
         };
         match self.response_memo() {
-            Some(c) => c.body.get_or_init(parse).clone(),
-            None => parse(),
+            Some(c) => c.body.get_or_init(parse).as_ref().map(Cow::Borrowed),
+            None => parse().map(Cow::Owned),
         }
     }
 
@@ -560,26 +586,43 @@ impl<'a> Exchange<'a> {
     /// How the answer is named in evidence: `HTTP 400 (application/json)`, or `stdio`
     /// for a stdio exchange (which has no status).
     pub fn status_label(&self) -> Option<String> {
-        if self.is_stdio() {
-            return self.response().map(|_| "stdio".to_string());
-        }
         let r = self.response()?;
-        // Written into one string (no formatting machinery, no copy of the header's value
-        // or of its escaped text: grading names many answers).
+        let ct_len = if self.is_stdio() {
+            0
+        } else {
+            derive::header(&r.headers, mcp_probe_schema::vocab::header::CONTENT_TYPE)
+                .map_or(0, |h| h.value.len())
+        };
+        let mut label = String::with_capacity(40 + ct_len);
+        self.push_status_label(&mut label);
+        Some(label)
+    }
+
+    /// [`status_label`](Self::status_label), written at the end of `out` (nothing when
+    /// no response arrived): a reader that names the answer inside a longer text writes
+    /// the label there, with no string of its own.
+    pub fn push_status_label(&self, out: &mut String) {
+        let Some(r) = self.response() else {
+            return;
+        };
+        if self.is_stdio() {
+            out.push_str("stdio");
+            return;
+        }
+        // No formatting machinery, no copy of the header's value or of its escaped text:
+        // grading names many answers.
         let ct = derive::header(&r.headers, mcp_probe_schema::vocab::header::CONTENT_TYPE)
             .map(|h| h.value_str());
-        let mut label = String::with_capacity(40 + ct.as_deref().map_or(0, str::len));
-        label.push_str("HTTP ");
-        label.push_str(itoa::Buffer::new().format(r.status));
+        out.push_str("HTTP ");
+        out.push_str(itoa::Buffer::new().format(r.status));
         match ct {
             Some(ct) => {
-                label.push_str(" (");
-                crate::fmt::escape_line_into(&mut label, &ct);
-                label.push(')');
+                out.push_str(" (");
+                crate::fmt::escape_line_into(out, &ct);
+                out.push(')');
             }
-            None => label.push_str(" (no Content-Type)"),
+            None => out.push_str(" (no Content-Type)"),
         }
-        Some(label)
     }
 }
 
@@ -1111,6 +1154,188 @@ mod tests {
             assert!(cut.starts_with("record 0: "), "{cut}");
             assert_eq!(x.unreadable(None).as_deref(), Some(cut.as_str()));
         }
+    }
+
+    /// The answer chosen without reading the request's id when at most one message
+    /// answers is the one chosen by the id, then by order, as before: crafted answers
+    /// (ids that match, differ, repeat or change type; batches with several answers;
+    /// notifications only; not JSON) and every exchange of the examples, read from the
+    /// parsed messages and from the scanned heads.
+    #[test]
+    fn the_answer_is_chosen_as_the_request_id_chooses_it() {
+        let by_id = |msgs: &[Value], id: &Value| {
+            derive::response_to(msgs, id)
+                .or_else(|| {
+                    msgs.iter()
+                        .find(|m| m.get("result").is_some() || m.get("error").is_some())
+                })
+                .and_then(|a| msgs.iter().position(|m| std::ptr::eq(m, a)))
+        };
+        let head_by_id = |heads: &[derive::MessageHead], id: &Value| {
+            heads
+                .iter()
+                .position(|m| m.id.as_ref() == Some(id) && m.is_answer())
+                .or_else(|| heads.iter().position(|m| m.is_answer()))
+        };
+        let requests = [
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":"1","method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"id":3,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","method":"ping"}"#,
+            "not json",
+        ];
+        let answers = [
+            r#"{"jsonrpc":"2.0","id":2,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+            r#"[{"id":2,"result":{}},{"id":1,"error":{"code":1}}]"#,
+            r#"[{"id":2,"result":{}},{"id":3,"result":{"tools":[]}}]"#,
+            r#"[{"method":"n"},{"id":1,"result":null}]"#,
+            r#"[{"id":1,"result":1},{"id":1,"error":{}}]"#,
+            r#"[{"id":"1","result":1},{"id":1,"result":2},{"id":3,"error":3}]"#,
+            r#"{"id":1,"id":3,"result":{},"result":null}"#,
+            r#"{"method":"notifications/x"}"#,
+            "[]",
+            "<html>",
+        ];
+        let mut bundles = Vec::new();
+        for req in requests {
+            for ans in answers {
+                let r = || exchange(&["endpoint.detect"], req, 200, "application/json", ans, &[]);
+                bundles.push(evidence(None, vec![r()]));
+            }
+        }
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+        for entry in std::fs::read_dir(&dir).expect("examples dir") {
+            let path = entry.expect("dir entry").path();
+            if path.extension().is_none_or(|x| x != "mcpev") {
+                continue;
+            }
+            let bytes = std::fs::read(&path).expect("read bundle");
+            let v = mcp_probe_schema::open(&bytes, &[]).expect("example verifies");
+            bundles.push(Bundle::new(path.display().to_string(), v));
+        }
+        let mut read = 0;
+        for ev in &bundles {
+            for (record, http) in ev.http_records() {
+                let x = ev.exchange_of(record).expect("http");
+                // The heads first (the memo's messages not parsed yet), then the messages.
+                let id = x.request_id();
+                if let Some(heads) = x.with_message_heads(<[derive::MessageHead]>::to_vec) {
+                    let want = head_by_id(&heads, &id).map(|i| heads[i].clone());
+                    assert_eq!(x.answer_head_cow().map(Cow::into_owned), want);
+                }
+                let msgs = x.messages();
+                let want = by_id(&msgs, &id).map(|i| msgs[i].clone());
+                assert_eq!(x.answer(), want);
+                assert_eq!(Exchange::new(record, http).answer(), want);
+                read += 1;
+            }
+        }
+        assert!(read >= 500, "only {read} exchanges read");
+    }
+
+    /// The answer's head borrowed from the memo is the head read without the memo (taken
+    /// out of a scan of its own) and, once the messages are parsed, the head of the
+    /// parsed answer: every exchange of the examples.
+    #[test]
+    fn an_answer_head_borrowed_from_the_memo_is_the_one_read_for_a_copy() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+        let mut heads = 0;
+        for entry in std::fs::read_dir(&dir).expect("examples dir") {
+            let path = entry.expect("dir entry").path();
+            if path.extension().is_none_or(|x| x != "mcpev") {
+                continue;
+            }
+            let bytes = std::fs::read(&path).expect("read bundle");
+            let open = || {
+                let v = mcp_probe_schema::open(&bytes, &[]).expect("example verifies");
+                Bundle::new(path.display().to_string(), v)
+            };
+            let (scanned, parsed) = (open(), open());
+            for (record, http) in scanned.http_records() {
+                let x = scanned.exchange_of(record).expect("http");
+                let memo = x.answer_head_cow();
+                if x.stream.is_none() {
+                    assert_eq!(memo, Exchange::new(record, http).answer_head_cow());
+                }
+                let y = parsed.exchange_of(parsed.record(record.seq).expect("record"));
+                let y = y.expect("http");
+                y.with_messages(|_| ());
+                let whole = y.answer().map(|a| derive::MessageHead::of(&a));
+                assert_eq!(y.answer_head_cow().map(Cow::into_owned), whole);
+                assert_eq!(memo.map(Cow::into_owned), whole, "{}", path.display());
+                heads += 1;
+            }
+        }
+        assert!(heads >= 500, "only {heads} heads read");
+    }
+
+    /// The body borrowed from the memo is the body parsed as it was parsed for a copy:
+    /// every exchange of the examples (read twice, the second from the memo), and cut,
+    /// malformed, duplicate-name, non-UTF-8 and deeply nested bodies.
+    #[test]
+    fn a_body_borrowed_from_the_memo_is_the_body_parsed() {
+        let reference = |x: &Exchange<'_>| -> Option<Value> {
+            let r = x.response()?;
+            if derive::body_cut(&r.body).is_some() {
+                return None;
+            }
+            serde_json::from_slice(&r.body.bytes).ok()
+        };
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+        let mut bundles = Vec::new();
+        for entry in std::fs::read_dir(&dir).expect("examples dir") {
+            let path = entry.expect("dir entry").path();
+            if path.extension().is_none_or(|x| x != "mcpev") {
+                continue;
+            }
+            let bytes = std::fs::read(&path).expect("read bundle");
+            let v = mcp_probe_schema::open(&bytes, &[]).expect("example verifies");
+            bundles.push(Bundle::new(path.display().to_string(), v));
+        }
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        let bodies: Vec<Vec<u8>> = vec![
+            br#"{"error":"a","error":"invalid_scope","access_token":"t"}"#.to_vec(),
+            br#"{"error":"a","error":7}"#.to_vec(),
+            br#"{"issuer":"x""#.to_vec(),
+            b"{\"issuer\":\"\xff\"}".to_vec(),
+            deep.into_bytes(),
+            b"".to_vec(),
+        ];
+        let records = bodies
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                let mut r = mcp_probe_schema::testkit::http_record(
+                    &["oauth.token"],
+                    crate::fixture::ENDPOINT,
+                    "{}",
+                    400,
+                    b,
+                );
+                r.seq = i as u64;
+                r
+            })
+            .collect();
+        bundles.push(evidence(None, records));
+        bundles.push(evidence(None, vec![ended(BodyEnd::LimitReached)]));
+        let mut read = 0;
+        for ev in &bundles {
+            for (record, http) in ev.http_records() {
+                let want = reference(&Exchange::new(record, http));
+                let x = ev.exchange_of(record).expect("http");
+                for _ in 0..2 {
+                    assert_eq!(x.body_json_cow().as_deref(), want.as_ref());
+                    assert_eq!(x.body_json(), want);
+                }
+                assert_eq!(
+                    Exchange::new(record, http).body_json_cow().as_deref(),
+                    want.as_ref()
+                );
+                read += 1;
+            }
+        }
+        assert!(read >= 500, "only {read} bodies read");
     }
 
     #[test]

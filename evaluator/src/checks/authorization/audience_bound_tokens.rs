@@ -35,6 +35,7 @@ use mcp_probe_schema::model::{ErrorKind, HttpOutcome, TokenFacts};
 use mcp_probe_schema::vocab::{header, leg, LegId};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
+use std::borrow::Cow;
 
 use crate::check::{Check, Context, Legs, Needs};
 use crate::checks::authorization::no_token_passthrough::NoTokenPassthrough;
@@ -94,8 +95,10 @@ fn form_param(body: &[u8], name: &str) -> Option<String> {
         .map(|(_, v)| v.into_owned())
 }
 
-fn response_json(x: &Exchange<'_>) -> Value {
-    x.body_json().unwrap_or(Value::Null)
+/// The body parsed ([`Exchange::body_json_cow`]), borrowed from the bundle's memo;
+/// `null` when it is not JSON.
+fn response_json<'a>(x: &Exchange<'a>) -> Cow<'a, Value> {
+    x.body_json_cow().unwrap_or(Cow::Owned(Value::Null))
 }
 
 // ---------------------------------------------------------------------------------------

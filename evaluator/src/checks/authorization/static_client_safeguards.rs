@@ -34,6 +34,7 @@ use mcp_probe_schema::model::{ErrorKind, HttpOutcome};
 use mcp_probe_schema::vocab::{header, leg, LegId};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
+use std::borrow::Cow;
 use url::Url;
 
 use crate::check::{Check, Context, Legs, Needs};
@@ -80,8 +81,10 @@ fn host_port(u: &Url) -> Option<(String, u16)> {
     Some((h, u.port_or_known_default()?))
 }
 
-fn json_of(x: &Exchange<'_>) -> Value {
-    x.body_json().unwrap_or(Value::Null)
+/// The body parsed ([`Exchange::body_json_cow`]), borrowed from the bundle's memo;
+/// `null` when it is not JSON.
+fn json_of<'a>(x: &Exchange<'a>) -> Cow<'a, Value> {
+    x.body_json_cow().unwrap_or(Cow::Owned(Value::Null))
 }
 
 fn body_text(x: &Exchange<'_>) -> String {
@@ -186,7 +189,7 @@ fn metadata(ev: &Bundle) -> Option<(u64, Map<String, Value>)> {
         if x.status() != Some(200) || x.http.refused.is_some() {
             return None;
         }
-        match json_of(&x) {
+        match json_of(&x).into_owned() {
             Value::Object(m)
                 if m.get("issuer")
                     .and_then(Value::as_str)

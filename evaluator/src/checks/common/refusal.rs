@@ -139,12 +139,12 @@ pub fn classify(a: &Answer, required: &[i64]) -> Class {
 mod tests {
     use super::*;
     use crate::check::Params;
-    use crate::checks::common::wire::RpcError;
+    use crate::checks::common::wire::{RpcError, StatusLabel};
 
     fn answer(status: Option<u16>, reply: Reply) -> Answer {
         Answer {
             status,
-            status_label: String::new(),
+            status_label: StatusLabel::Given("".into()),
             reply,
             seq: 1,
         }

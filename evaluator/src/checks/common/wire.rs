@@ -112,17 +112,11 @@ pub enum Reply<'a> {
 pub struct ResultValue<'a> {
     /// The result is `null`.
     null: bool,
-    /// The result's top-level array members and their lengths, by name in ascending
-    /// byte order ([`derive::MessageHead::result_arrays`]).
-    arrays: Vec<(String, usize)>,
-    /// The result's `isError` is `true`.
-    is_error: bool,
-    /// The result's `protocolVersion` member
-    /// ([`derive::MessageHead::result_protocol_version`]).
-    protocol_version: Option<Value>,
-    /// The result's `supportedVersions` member
-    /// ([`derive::MessageHead::result_supported_versions`]).
-    supported_versions: Option<Value>,
+    /// The head of the answer holding the result, whose outline of the result
+    /// ([`derive::MessageHead::result_arrays`], `result_is_error`,
+    /// `result_protocol_version`, `result_supported_versions`) this reads: borrowed from
+    /// the bundle's memo when the memo keeps it, not a copy.
+    head: Outline<'a>,
     /// The exchange whose answer's `result` this is, read on first use; `None` when the
     /// value was given whole.
     source: Option<Exchange<'a>>,
@@ -133,13 +127,18 @@ pub struct ResultValue<'a> {
 impl<'a> ResultValue<'a> {
     /// The result of `x`'s answer, outlined by `head` (the answer's head), read whole
     /// only on first use.
-    fn outlined(x: Exchange<'a>, head: &derive::MessageHead, null: bool) -> ResultValue<'a> {
+    fn outlined(
+        x: Exchange<'a>,
+        head: Cow<'a, derive::MessageHead>,
+        null: bool,
+    ) -> ResultValue<'a> {
+        let head = match head {
+            Cow::Borrowed(h) => Outline::Memo(h),
+            Cow::Owned(h) => Outline::Own(Box::new(h)),
+        };
         ResultValue {
             null,
-            arrays: head.result_arrays.clone(),
-            is_error: head.result_is_error,
-            protocol_version: head.result_protocol_version.clone(),
-            supported_versions: head.result_supported_versions.clone(),
+            head,
             source: Some(x),
             value: OnceCell::new(),
         }
@@ -152,24 +151,45 @@ impl<'a> ResultValue<'a> {
 
     /// The number of items of the result's member `key`, when it is an array.
     pub fn array_len(&self, key: &str) -> Option<usize> {
-        derive::array_len(&self.arrays, key)
+        derive::array_len(&self.head.result_arrays, key)
     }
 
     /// The result is an object whose `isError` is `true`.
     pub fn is_error(&self) -> bool {
-        self.is_error
+        self.head.result_is_error
     }
 
     /// The result's `protocolVersion` member: what `get("protocolVersion")` on the
     /// whole result gives, read from the outline without building the result.
     pub fn protocol_version(&self) -> Option<&Value> {
-        self.protocol_version.as_ref()
+        self.head.result_protocol_version.as_ref()
     }
 
     /// The result's `supportedVersions` member: what `get("supportedVersions")` on the
     /// whole result gives, read from the outline without building the result.
     pub fn supported_versions(&self) -> Option<&Value> {
-        self.supported_versions.as_ref()
+        self.head.result_supported_versions.as_ref()
+    }
+}
+
+/// The head a [`ResultValue`] reads its outline from: the memo's, or one of its own
+/// (boxed, so that an answer stays small to move).
+#[derive(Debug, Clone)]
+enum Outline<'a> {
+    /// Borrowed from the bundle's memo.
+    Memo(&'a derive::MessageHead),
+    /// Read for this answer alone.
+    Own(Box<derive::MessageHead>),
+}
+
+impl std::ops::Deref for Outline<'_> {
+    type Target = derive::MessageHead;
+
+    fn deref(&self) -> &derive::MessageHead {
+        match self {
+            Outline::Memo(h) => h,
+            Outline::Own(h) => h,
+        }
     }
 }
 
@@ -180,10 +200,7 @@ impl From<Value> for ResultValue<'_> {
         let head = derive::MessageHead::of(&serde_json::json!({ "result": &v }));
         ResultValue {
             null: v.is_null(),
-            arrays: head.result_arrays,
-            is_error: head.result_is_error,
-            protocol_version: head.result_protocol_version,
-            supported_versions: head.result_supported_versions,
+            head: Outline::Own(Box::new(head)),
             source: None,
             value: OnceCell::from(Cow::Owned(v)),
         }
@@ -216,13 +233,55 @@ pub struct AnswerFacts {
     pub code: Option<i64>,
 }
 
+/// How an answer is named in evidence ([`Exchange::status_label`]).
+#[derive(Debug, Clone)]
+pub enum StatusLabel<'a> {
+    /// The label of the exchange's response, written where the answer is named
+    /// ([`Exchange::push_status_label`]) rather than kept as a string of its own.
+    Of(Exchange<'a>),
+    /// A label given whole.
+    Given(Cow<'static, str>),
+}
+
+impl StatusLabel<'_> {
+    /// The label, written at the end of `out`.
+    pub fn push_into(&self, out: &mut String) {
+        match self {
+            StatusLabel::Of(x) => x.push_status_label(out),
+            StatusLabel::Given(s) => out.push_str(s),
+        }
+    }
+
+    /// Room to reserve for the label: its length when given, else a bound for an
+    /// ordinary Content-Type.
+    fn len_hint(&self) -> usize {
+        match self {
+            StatusLabel::Of(_) => 64,
+            StatusLabel::Given(s) => s.len(),
+        }
+    }
+}
+
+impl std::fmt::Display for StatusLabel<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StatusLabel::Of(x) => {
+                let mut s = String::new();
+                x.push_status_label(&mut s);
+                f.write_str(&s)
+            }
+            StatusLabel::Given(s) => f.write_str(s),
+        }
+    }
+}
+
 /// One recorded answer.
 #[derive(Debug, Clone)]
 pub struct Answer<'a> {
     /// HTTP status, when a response arrived.
     pub status: Option<u16>,
     /// "HTTP 400 (application/json)", or "no response".
-    pub status_label: String,
+    pub status_label: StatusLabel<'a>,
     /// The reading.
     pub reply: Reply<'a>,
     /// The record.
@@ -275,8 +334,8 @@ impl Answer<'_> {
             s.push(')');
             return s;
         }
-        let mut s = String::with_capacity(self.status_label.len() + 96);
-        s.push_str(&self.status_label);
+        let mut s = String::with_capacity(self.status_label.len_hint() + 96);
+        self.status_label.push_into(&mut s);
         s.push_str(" with ");
         match &self.reply {
             Reply::NoResponse(_) => {}
@@ -324,19 +383,19 @@ pub fn read<'a>(x: &Exchange<'a>) -> Answer<'a> {
         HttpOutcome::Error(e) => {
             return Answer {
                 status: None,
-                status_label: "no response".into(),
+                status_label: StatusLabel::Given(Cow::Borrowed("no response")),
                 reply: Reply::NoResponse(e.to_string()),
                 seq,
             }
         }
     };
     let status = resp.status;
-    let status_label = x.status_label().unwrap_or_default();
+    // The label is written where the answer is named ([`Answer::summary`]), not here.
+    let status_label = StatusLabel::Of(*x);
     // The answer's head (its id, error and the outline of its result), read by a scan
     // of the body unless the messages are parsed already: the result itself is parsed
     // only for a reader that needs it whole.
-    let read = x.with_answer_head(|head| {
-        let head = head?;
+    let read = x.answer_head_cow().and_then(|head| {
         if let Some(err) = head.error.as_ref().filter(|e| e.object) {
             let sent_id = x.request_id_sent();
             let foreign_id = head
@@ -578,6 +637,88 @@ mod tests {
         assert!(results >= 200, "only {results} results read");
     }
 
+    /// An answer's label written where it is named is the exchange's label as a string
+    /// of its own: every exchange of the examples, and responses whose Content-Type is
+    /// hostile (control characters, bytes that are not UTF-8, very long) or absent, and
+    /// a stdio exchange.
+    #[test]
+    fn a_label_written_in_place_is_the_exchanges_label() {
+        use crate::fixture::{evidence, exchange};
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+        let mut bundles = Vec::new();
+        for entry in std::fs::read_dir(&dir).expect("examples dir") {
+            let path = entry.expect("dir entry").path();
+            if path.extension().is_none_or(|x| x != "mcpev") {
+                continue;
+            }
+            let bytes = std::fs::read(&path).expect("read bundle");
+            let v = mcp_probe_schema::open(&bytes, &[]).expect("example verifies");
+            bundles.push(Bundle::new(path.display().to_string(), v));
+        }
+        let long = "a/b;".repeat(5_000);
+        let mut records = Vec::new();
+        for ct in [
+            "application/json",
+            "text/html\u{1b}[31m\n\u{202e}",
+            long.as_str(),
+            "",
+        ] {
+            records.push(exchange(
+                &[LegId::all()[0]],
+                r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+                418,
+                ct,
+                r#"{"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"m"}}"#,
+                &[],
+            ));
+        }
+        let mut raw = records[0].clone();
+        if let mcp_probe_schema::model::Observation::Http(x) = &mut raw.observation {
+            if let HttpOutcome::Response(r) = &mut x.outcome {
+                for h in &mut r.headers {
+                    if h.name.eq_ignore_ascii_case("content-type") {
+                        h.value = b"application/\xff\xfejson; q=\x00".to_vec();
+                    }
+                }
+                r.headers.retain(|h| !h.value.is_empty());
+            }
+        }
+        records.push(raw);
+        let mut none = records[0].clone();
+        if let mcp_probe_schema::model::Observation::Http(x) = &mut none.observation {
+            if let HttpOutcome::Response(r) = &mut x.outcome {
+                r.headers
+                    .retain(|h| !h.name.eq_ignore_ascii_case("content-type"));
+            }
+        }
+        records.push(none);
+        for (i, r) in records.iter_mut().enumerate() {
+            r.seq = i as u64;
+        }
+        bundles.push(evidence(None, records));
+        let mut read_ = 0;
+        for ev in &bundles {
+            for (record, _) in ev.http_records() {
+                let Some(x) = ev.exchange_of(record) else {
+                    continue;
+                };
+                let a = read(&x);
+                let given = Answer {
+                    status_label: match &a.reply {
+                        Reply::NoResponse(_) => StatusLabel::Given("no response".into()),
+                        _ => StatusLabel::Given(x.status_label().unwrap_or_default().into()),
+                    },
+                    ..a.clone()
+                };
+                assert_eq!(a.summary(), given.summary());
+                assert_eq!(a.status_label.to_string(), given.status_label.to_string());
+                assert_eq!(a.summary(), summary_formatted(&given));
+                read_ += 1;
+            }
+        }
+        assert!(read_ >= 500, "only {read_} answers read");
+    }
+
     /// `describe` as it was written with `format!`, the reference the pieces pushed in
     /// place must equal.
     fn describe_formatted(e: &RpcError) -> String {
@@ -693,7 +834,7 @@ mod tests {
             for label in ["HTTP 400 (application/json)", "stdio", ""] {
                 let a = Answer {
                     status: Some(400),
-                    status_label: label.to_string(),
+                    status_label: StatusLabel::Given(label.to_string().into()),
                     reply: reply.clone(),
                     seq: 3,
                 };

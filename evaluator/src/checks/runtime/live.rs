@@ -17,7 +17,7 @@ use std::borrow::Cow;
 
 use crate::checks::common::refusal::{self, Class, Strictness, Unattributed};
 use crate::checks::common::text::{quote, truncate};
-use crate::checks::common::wire::{self, refused_at_authentication, Answer, Reply};
+use crate::checks::common::wire::{self, refused_at_authentication, Answer, Reply, ResultValue};
 use crate::evidence::{Bundle, Exchange};
 use crate::fmt::escape_line;
 use crate::verdict::{Outcome, SubOutcome, SubVerdict};
@@ -283,18 +283,20 @@ pub(super) fn refusal(
 /// The -32002 (resource not found) of revisions before 2026-07-28.
 const RESOURCE_NOT_FOUND: i64 = -32002;
 
-/// A result answering a request that must be refused.
-fn accepted(r: &Value, probe: Probe, said: &str) -> Graded {
+/// A result answering a request that must be refused. The length of its `contents`
+/// is read from the result's outline ([`ResultValue::array_len`]); the result is built
+/// whole only for the text it quotes.
+fn accepted(r: &ResultValue<'_>, probe: Probe, said: &str) -> Graded {
     match probe {
-        Probe::MissingResource => match r.get("contents").and_then(Value::as_array) {
-            Some(c) if !c.is_empty() => (
+        Probe::MissingResource => match r.array_len("contents") {
+            Some(n) if n > 0 => (
                 SubOutcome::Unknown,
                 crate::format_exact!(
                     "{said} ({} item{}{}): the template generated content for a value that names no stored \
                      resource; a template may legitimately produce content for any value, so whether the \
                      resource \"does not exist\" is not observable",
-                    c.len(),
-                    if c.len() == 1 { "" } else { "s" },
+                    n,
+                    if n == 1 { "" } else { "s" },
                     first_text(r).map(|t| crate::format_exact!(", first text {t}")).unwrap_or_default()
                 ),
             ),
@@ -329,10 +331,134 @@ mod tests {
     fn answer(status: u16, reply: Reply) -> Answer {
         Answer {
             status: Some(status),
-            status_label: format!("HTTP {status} (application/json)"),
+            status_label: wire::StatusLabel::Given(
+                format!("HTTP {status} (application/json)").into(),
+            ),
             reply,
             seq: 3,
         }
+    }
+
+    /// `accepted` as it read the result built whole, the reference for the outline's
+    /// `contents` length.
+    fn accepted_by_value(r: &Value, probe: Probe, said: &str) -> Graded {
+        match probe {
+            Probe::MissingResource => match r.get("contents").and_then(Value::as_array) {
+                Some(c) if !c.is_empty() => (
+                    SubOutcome::Unknown,
+                    format!(
+                        "{said} ({} item{}{}): the template generated content for a value that names no stored \
+                         resource; a template may legitimately produce content for any value, so whether the \
+                         resource \"does not exist\" is not observable",
+                        c.len(),
+                        if c.len() == 1 { "" } else { "s" },
+                        first_text(r).map(|t| format!(", first text {t}")).unwrap_or_default()
+                    ),
+                ),
+                Some(_) => (
+                    SubOutcome::Fail,
+                    format!("{said} with an empty `contents`: not a rejection (2026-07-28 forbids an empty list standing in for \"not found\")"),
+                ),
+                None => (
+                    SubOutcome::Fail,
+                    format!("{said} without `contents`: accepted, not rejected with -32602"),
+                ),
+            },
+            Probe::MissingArgument => (
+                SubOutcome::Fail,
+                format!(
+                    "{said}: the prompt was rendered without its required argument{}",
+                    first_text(r).map(|t| format!(" (first text {t})")).unwrap_or_default()
+                ),
+            ),
+            Probe::UnknownPrompt => (
+                SubOutcome::Fail,
+                format!("{said}: a prompt that does not exist was answered with a result"),
+            ),
+        }
+    }
+
+    /// Results read from recorded bodies (scanned, so outlined by the body scan; some
+    /// hostile: repeated names, a `contents` that is no array, escaped names, deep
+    /// nesting, a body that is not UTF-8): what `accepted` says from the outline is what
+    /// it said from the result built whole.
+    #[test]
+    fn an_accepted_result_reads_as_it_did_built_whole() {
+        use crate::fixture::{evidence, exchange};
+        use mcp_probe_schema::vocab::leg;
+        let deep = format!("{}1{}", "[".repeat(70), "]".repeat(70));
+        let long = "x".repeat(100_000);
+        let results = [
+            r#"{"contents":[{"text":"root:x:0:0"}]}"#.to_string(),
+            r#"{"contents":[]}"#.to_string(),
+            r#"{"contents":{}}"#.to_string(),
+            r#"{}"#.to_string(),
+            r#"{"contents":[{"uri":"a"},{"blob":"aGk="}],"content":[{"text":"t"}]}"#.to_string(),
+            r#"{"contents":[1,2],"contents":[]}"#.to_string(),
+            r#"{"contents":[],"contents":[{"text":"later"}]}"#.to_string(),
+            r#"{"contents":[{"text":"a"}],"contents":null}"#.to_string(),
+            r#"{"cont\u0065nts":[{"text":"escaped name"}]}"#.to_string(),
+            r#"{"contents":[{"text":"\u00e9\n"}],"messages":[{"content":{"text":"m"}}]}"#
+                .to_string(),
+            format!(r#"{{"contents":[{{"text":"{long}"}}]}}"#),
+            format!(r#"{{"contents":[{deep}]}}"#),
+            r#"{"contents":[{"text":"1e400"}],"n":1e400}"#.to_string(),
+            r#"{"messages":[{"content":{"text":"only messages"}}],"contents":[{"text":7}]}"#
+                .to_string(),
+        ];
+        let mut bodies: Vec<Vec<u8>> = results
+            .iter()
+            .map(|r| format!(r#"{{"jsonrpc":"2.0","id":1,"result":{r}}}"#).into_bytes())
+            .collect();
+        let mut bad = br#"{"jsonrpc":"2.0","id":1,"result":{"contents":[{"text":""#.to_vec();
+        bad.extend_from_slice(&[0xff, 0xfe]);
+        bad.extend_from_slice(br#""}]}}"#);
+        bodies.push(bad);
+        let mut read = 0;
+        for body in &bodies {
+            let text = String::from_utf8_lossy(body);
+            let mut r = exchange(
+                &[leg::TRAVERSAL_CONTROL],
+                r#"{"jsonrpc":"2.0","id":1,"method":"resources/read"}"#,
+                200,
+                "application/json",
+                &text,
+                &[],
+            );
+            if let mcp_probe_schema::model::Observation::Http(x) = &mut r.observation {
+                if let mcp_probe_schema::model::HttpOutcome::Response(resp) = &mut x.outcome {
+                    resp.body.bytes = body.clone();
+                    resp.body.length = body.len() as u64;
+                }
+            }
+            let ev = evidence(None, vec![r]);
+            let Some(x) = ev.exchanges(leg::TRAVERSAL_CONTROL).last() else {
+                panic!("no exchange");
+            };
+            let a = wire::read(&x);
+            let Reply::Result(res) = &a.reply else {
+                continue;
+            };
+            read += 1;
+            // What `path-confinement` reads of the outline too.
+            assert_eq!(
+                res.array_len("contents"),
+                res.get("contents").and_then(Value::as_array).map(Vec::len),
+                "{text}"
+            );
+            for probe in [
+                Probe::MissingResource,
+                Probe::MissingArgument,
+                Probe::UnknownPrompt,
+            ] {
+                assert_eq!(
+                    accepted(res, probe, "said"),
+                    accepted_by_value(res, probe, "said"),
+                    "{text}"
+                );
+            }
+        }
+        assert!(read >= 12, "only {read} results read");
     }
 
     fn error(code: Option<i64>, message: &str) -> Reply<'static> {

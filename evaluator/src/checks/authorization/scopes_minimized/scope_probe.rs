@@ -16,6 +16,7 @@ use mcp_probe_schema::model::HttpOutcome;
 use mcp_probe_schema::vocab::{header, leg};
 use mcp_probe_schema::www_authenticate;
 use serde_json::Value;
+use std::borrow::Cow;
 
 use crate::evidence::{Bundle, Exchange};
 use crate::fmt::escape_line;
@@ -206,7 +207,8 @@ pub fn classify_scope_refusal(ev: &Bundle) -> SubVerdict {
             crate::format_exact!("\"{tool}\", outside the grant, was refused for its scope: HTTP {status} ({at}) with WWW-Authenticate: {field}"),
         );
     }
-    let body: Value = x.body_json().unwrap_or(Value::Null);
+    // Borrowed from the bundle's memo (no copy of the parsed body).
+    let body = x.body_json_cow().unwrap_or(Cow::Owned(Value::Null));
     if status == 403 && body.get("error").and_then(Value::as_str) == Some(INSUFFICIENT_SCOPE) {
         return SubVerdict::new(
             LEG,
