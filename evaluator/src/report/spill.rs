@@ -103,7 +103,7 @@ type Place = (u64, u32);
 /// Where one server's record is in the file: its summary, and its outcomes among its
 /// batch's ([`Batch`]), located from its rows' lengths, kept with every other server's in
 /// one vector ([`Spill::lens`]). 24 bytes a server and 4 a check row, and per batch
-/// 24 bytes and 8 a check row, in four vectors: the index is what the spill file keeps in
+/// 32 bytes and (transposed) 4 a check row, in four vectors: the index is what the spill file keeps in
 /// memory for every server of the fleet, and it is not made of an allocation per server.
 #[derive(Debug, Clone, Copy, Default)]
 struct Entry {
@@ -121,8 +121,9 @@ struct Entry {
 /// in one of two layouts. Transposed ([`Form::Json`]): their summaries one after the
 /// other, then check row 0's outcome of each server in the order they were given, then
 /// row 1's, and so on (a row without an outcome takes no bytes), and per row where its
-/// outcomes start ([`Spill::starts`]). Server by server ([`Form::Outcomes`]; `starts_at`
-/// is [`SERVER_MAJOR`]): each server's summary and then its outcomes in row order, the
+/// outcomes start ([`Spill::starts`]). Server by server ([`Form::Outcomes`], and a server
+/// of [`Form::Json`] too large for a batch, [`BATCH_BYTES`]; `starts_at` is
+/// [`SERVER_MAJOR`]): each server's summary and then its outcomes in row order, the
 /// next server after it; servers given one after the other with the same number of rows
 /// are all one such batch. A transposed batch of one server has the same bytes as the
 /// server by server layout.
@@ -252,9 +253,10 @@ impl Spill {
     }
 
     /// Make room in the index for `servers` more servers of `rows` check rows each (a
-    /// grading run knows how many inputs it has): the index is then never grown by
-    /// doubling and copying, which over 10,000 servers held the old and the new vectors
-    /// at once.
+    /// grading run knows how many inputs it has): its per-server vectors are then never
+    /// grown by doubling and copying, which over 10,000 servers held the old and the new
+    /// vectors at once (its per-batch ones, a batch of many servers, are small and grow
+    /// as batches are written).
     pub fn reserve(&mut self, servers: usize, rows: usize) {
         self.index.reserve_exact(servers);
         self.lens.reserve_exact(servers.saturating_mul(rows));
@@ -528,7 +530,13 @@ impl Spill {
     pub fn reorder(&mut self, order: &[usize]) {
         self.index = order
             .iter()
-            .map(|&n| self.index.get(n).copied().unwrap_or_default())
+            .map(|&n| {
+                // No such server: no summary, and no batch, so no outcomes.
+                self.index.get(n).copied().unwrap_or(Entry {
+                    batch: u32::MAX,
+                    ..Entry::default()
+                })
+            })
             .collect();
     }
 
@@ -1801,6 +1809,14 @@ mod tests {
         assert!(e.to_string().starts_with("spill file "), "{e}");
         let old = spill_of(form, None, &fleet[..3], &[0, 1, 2]);
         reads_the_same(&t, &old, 5, "sealed with a batch pending");
+        // A server number not in the file has no outcome, never another server's.
+        t.reorder(&[0, 9]);
+        let mut buf = Vec::new();
+        for row in 0..5 {
+            let got = t.json_range(row, 0..2, &mut buf).expect("read");
+            assert_eq!(got.len(), 2);
+            assert_eq!(got[1], None, "row {row}");
+        }
     }
 
     #[test]
