@@ -6,9 +6,10 @@
 //! they arrive would have to hold every server's results until the last bundle is graded.
 //! That was the cost of many bundles: about 90 KiB of outcomes per example bundle, 1 GiB
 //! for 10,000 (docs/performance.md, "Grader memory"). [`Spill`] writes each outcome to a
-//! temporary file as its server is graded ([`Spill::server`]), after the server's
+//! temporary file as its server is graded ([`Spill::server`]), with the server's
 //! summary ([`super::Server`]), and keeps only where they are (per server an offset,
-//! the summary's length and each check's), each verdict ([`super::Row::verdicts`]: the
+//! the summary's length and each check's; per batch of servers, below, where it starts
+//! and where each check row's outcomes start in it), each verdict ([`super::Row::verdicts`]: the
 //! matrix, the counts, the waivers and the exit status need nothing else) and the
 //! server's [`super::ServerKey`]. The servers' summaries are read back in order,
 //! [`super::WALK`] at a time ([`super::Report::each_server`]). A renderer
@@ -22,8 +23,24 @@
 //! report the bytes that report writes for it ([`Form::Json`]), made once on the grading
 //! worker and copied when the report is written, never parsed back. A spill file of one
 //! form refuses to be read as the other ([`Spill::server_encoded`], [`Spill::row`],
-//! [`Spill::json_range`]). Outcomes that are next to each other in the file are read
-//! with one `pread`: a server's outcomes all at once, for one.
+//! [`Spill::json_range`]).
+//!
+//! How the file is laid out follows its form. A file of [`Form::Outcomes`] is server by
+//! server: each server's summary, then its outcomes in check-row order, then the next
+//! server's; one server's outcomes (JUnit, XCCDF) are next to each other. A file of
+//! [`Form::Json`], read back only a check row at a time on many servers, is written in
+//! transposed batches: the servers as they are given are held (their encoded bytes copied
+//! into one buffer, up to `BATCH_BYTES` or `BATCH_SERVERS` servers) and written together,
+//! their summaries, then check row 0's outcome on each of them, then row 1's, and so on
+//! (a row without an outcome takes no bytes). One row's outcomes on servers given one
+//! after the other are then next to each other, where server by server they were a
+//! whole server's outcomes apart (tens of KiB for an example bundle). The report's order
+//! (by endpoint, then bundle path, [`Spill::reorder`]) is the order given wherever the
+//! bundles are graded in that order; where it is not, each outcome is read on its own,
+//! as server by server. A server of `BATCH_BYTES` or more is written at once, server by
+//! server; [`Spill::seal`] writes the batch pending. Outcomes that are next to each other
+//! in the file (a server's, a batch's summaries, a row's on servers of one batch) are read
+//! with one `pread` of up to `RUN` bytes.
 //!
 //! The file is created in the system temporary directory (or the directory given, next to
 //! `-o`), only by this process (`create_new`, 0600 on Unix), and removed when the
@@ -83,65 +100,53 @@ impl Form {
 /// Where one outcome is in the file: offset and length.
 type Place = (u64, u32);
 
-/// Where one server's record is in the file: its summary, then its outcomes one after
-/// the other, so each check row needs only its length, kept with every other server's in
-/// one vector ([`Spill::lens`]). 24 bytes a server and 4 a check row, in two vectors: the
-/// index is what the spill file keeps in memory for every server of the fleet, and it is
-/// not made of an allocation per server.
+/// Where one server's record is in the file: its summary, and its outcomes among its
+/// batch's ([`Batch`]), located from its rows' lengths, kept with every other server's in
+/// one vector ([`Spill::lens`]). 24 bytes a server and 4 a check row, and per batch
+/// 32 bytes and (transposed) 4 a check row, in four vectors: the index is what the spill file keeps in
+/// memory for every server of the fleet, and it is not made of an allocation per server.
 #[derive(Debug, Clone, Copy, Default)]
 struct Entry {
-    /// Where the server's record starts.
+    /// Where the server's summary is.
     at: u64,
     /// Where its rows' lengths start in [`Spill::lens`].
     lens_at: u64,
     /// The length of the server's summary ([`super::Server`]).
     summary: u32,
-    /// How many rows it has.
+    /// Its batch's number in [`Spill::batches`].
+    batch: u32,
+}
+
+/// Servers written to the file together, every one with the same number of check rows,
+/// in one of two layouts. Transposed ([`Form::Json`]): their summaries one after the
+/// other, then check row 0's outcome of each server in the order they were given, then
+/// row 1's, and so on (a row without an outcome takes no bytes), and per row where its
+/// outcomes start ([`Spill::starts`]). Server by server ([`Form::Outcomes`], and a server
+/// of [`Form::Json`] too large for a batch, [`BATCH_BYTES`]; `starts_at` is
+/// [`SERVER_MAJOR`]): each server's summary and then its outcomes in row order, the
+/// next server after it; servers given one after the other with the same number of rows
+/// are all one such batch. A transposed batch of one server has the same bytes as the
+/// server by server layout.
+#[derive(Debug, Clone, Copy)]
+struct Batch {
+    /// Where it starts in the file (transposed: its first server's summary).
+    at: u64,
+    /// Where its rows' starts are in [`Spill::starts`]: per row, where that row's
+    /// outcomes start, from [`Batch::at`] ([`SERVER_MAJOR`]: none, the batch is server by
+    /// server).
+    starts_at: u64,
+    /// Where its first server's rows' lengths start in [`Spill::lens`]; the others' follow,
+    /// `rows` each.
+    lens_at: u64,
+    /// How many check rows each of its servers has.
     rows: u32,
 }
 
-/// A server's [`Entry`] with its rows' lengths (`NONE`: that row has no outcome).
-struct Places<'a> {
-    at: u64,
-    summary: u32,
-    lens: &'a [u32],
-}
+/// [`Batch::starts_at`] of a batch laid out server by server.
+const SERVER_MAJOR: u64 = u64::MAX;
 
 /// The length of a row without an outcome ([`encode_server`] refuses an outcome this long).
 const NONE: u32 = u32::MAX;
-
-impl Places<'_> {
-    /// Where row `row`'s outcome is, if it has one.
-    fn get(&self, row: usize) -> Option<Place> {
-        let len = *self.lens.get(row)?;
-        if len == NONE {
-            return None;
-        }
-        let before: u64 = self.lens[..row]
-            .iter()
-            .filter(|l| **l != NONE)
-            .map(|l| u64::from(*l))
-            .sum();
-        Some((self.outcomes_at() + before, len))
-    }
-
-    /// Where the server's first outcome is: after its summary.
-    fn outcomes_at(&self) -> u64 {
-        self.at + u64::from(self.summary)
-    }
-
-    /// Where every row's outcome is, in row order.
-    fn all(&self) -> impl Iterator<Item = Option<Place>> + use<'_> {
-        let mut at = self.outcomes_at();
-        self.lens.iter().map(move |&len| {
-            (len != NONE).then(|| {
-                let place = (at, len);
-                at += u64::from(len);
-                place
-            })
-        })
-    }
-}
 
 /// The temporary file of a report's outcomes and the index of where each one is.
 #[derive(Debug)]
@@ -155,15 +160,31 @@ pub struct Spill {
     /// Held across a seek and its read where there is no `pread`.
     #[cfg_attr(unix, allow(dead_code))]
     seek: Mutex<()>,
-    /// Bytes written so far.
+    /// Bytes written so far (the servers waiting in [`Spill::pending`] not among them).
     end: u64,
     /// Per server (in the order given to [`Spill::server`], then as [`Spill::reorder`]
     /// put them): where its record is.
     index: Vec<Entry>,
-    /// Every server's rows' lengths, in the order the servers were written.
+    /// Every server's rows' lengths, in the order the servers were given.
     lens: Vec<u32>,
+    /// Every batch written, in the order written.
+    batches: Vec<Batch>,
+    /// Every transposed batch's rows' starts (from the batch's start: a batch is never
+    /// 4 GiB), in the order the batches were written.
+    starts: Vec<u32>,
+    /// The bytes of the servers of the batch not yet written, each as encoded
+    /// ([`encode_server`]), one after the other in the order given: they are the last
+    /// [`Spill::pending_servers`] of [`Spill::index`].
+    pending: Vec<u8>,
+    /// How many servers [`Spill::pending`] holds.
+    pending_servers: usize,
+    /// Their summaries' bytes in all.
+    pending_summaries: u64,
     /// What the file keeps of each outcome.
     form: Form,
+    /// The most servers and the most bytes of a transposed batch ([`Batch`]), or `None`
+    /// when the file is laid out server by server (from its form, [`batch_limits`]).
+    batch: Option<(usize, usize)>,
 }
 
 impl Drop for Spill {
@@ -212,7 +233,13 @@ impl Spill {
                         end: 0,
                         index: Vec::new(),
                         lens: Vec::new(),
+                        batches: Vec::new(),
+                        starts: Vec::new(),
+                        pending: Vec::new(),
+                        pending_servers: 0,
+                        pending_summaries: 0,
                         form,
+                        batch: batch_limits(form),
                     });
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(path),
@@ -226,9 +253,10 @@ impl Spill {
     }
 
     /// Make room in the index for `servers` more servers of `rows` check rows each (a
-    /// grading run knows how many inputs it has): the index is then never grown by
-    /// doubling and copying, which over 10,000 servers held the old and the new vectors
-    /// at once.
+    /// grading run knows how many inputs it has): its per-server vectors are then never
+    /// grown by doubling and copying, which over 10,000 servers held the old and the new
+    /// vectors at once (its per-batch ones, a batch of many servers, are small and grow
+    /// as batches are written).
     pub fn reserve(&mut self, servers: usize, rows: usize) {
         self.index.reserve_exact(servers);
         self.lens.reserve_exact(servers.saturating_mul(rows));
@@ -293,38 +321,204 @@ impl Spill {
                 self.form.name()
             ))));
         }
-        let written = match self.writer.as_mut() {
-            Some(w) => w.write_all(&encoded.bytes),
-            None => Err(std::io::Error::other("the spill file is sealed")),
+        if self.writer.is_none() {
+            return Err(self.err(std::io::Error::other("the spill file is sealed")));
+        }
+        let rows = u32::try_from(encoded.lens.len())
+            .map_err(|_| self.err(std::io::Error::other("over 4 billion check rows")))?;
+        // In a file of transposed batches, a server whose bytes alone reach a batch's
+        // is written at once, server by server.
+        let batched = self.batch.filter(|(_, bytes)| encoded.bytes.len() < *bytes);
+        // The batch pending is written first when the server does not join it: it is
+        // not batched, has other rows (a batch's servers all have the same), or would
+        // take the batch past its bytes.
+        if self.pending_servers > 0
+            && batched.is_none_or(|(_, bytes)| {
+                self.batches.last().is_some_and(|b| b.rows != rows)
+                    || self.pending.len() + encoded.bytes.len() > bytes
+            })
+        {
+            self.flush_batch()?;
+        }
+        let lens_at = self.lens.len() as u64;
+        // A new batch, unless the server joins the one pending or the server by server
+        // one it follows.
+        let joins = match batched {
+            Some(_) => self.pending_servers > 0,
+            None => self
+                .batches
+                .last()
+                .is_some_and(|b| b.starts_at == SERVER_MAJOR && b.rows == rows),
         };
-        written.map_err(|e| self.err(e))?;
-        let entry = Entry {
-            at: self.end,
-            lens_at: self.lens.len() as u64,
+        if !joins {
+            self.batches.push(Batch {
+                at: self.end,
+                starts_at: match batched {
+                    Some(_) => self.starts.len() as u64,
+                    None => SERVER_MAJOR,
+                },
+                lens_at,
+                rows,
+            });
+        }
+        let batch = u32::try_from(self.batches.len() - 1)
+            .map_err(|_| self.err(std::io::Error::other("over 4 billion batches")))?;
+        self.index.push(Entry {
+            at: self.end + self.pending_summaries,
+            lens_at,
             summary: encoded.summary,
-            rows: u32::try_from(encoded.lens.len())
-                .map_err(|_| self.err(std::io::Error::other("over 4 billion check rows")))?,
-        };
+            batch,
+        });
         self.lens
             .extend(encoded.lens.iter().map(|l| l.unwrap_or(NONE)));
-        self.end += encoded.bytes.len() as u64;
-        self.index.push(entry);
+        let Some((servers, bytes)) = batched else {
+            let written = match self.writer.as_mut() {
+                Some(w) => w.write_all(&encoded.bytes),
+                None => Err(std::io::Error::other("the spill file is sealed")),
+            };
+            written.map_err(|e| self.err(e))?;
+            self.end += encoded.bytes.len() as u64;
+            return Ok(self.index.len() - 1);
+        };
+        // Copied, so that what the server was encoded into is freed as before, into the
+        // batch's buffer, made once and used again for each batch.
+        if self.pending.capacity() < bytes {
+            self.pending.reserve_exact(bytes - self.pending.len());
+        }
+        self.pending.extend_from_slice(&encoded.bytes);
+        self.pending_servers += 1;
+        self.pending_summaries += u64::from(encoded.summary);
+        if self.pending_servers >= servers || self.pending.len() >= bytes {
+            self.flush_batch()?;
+        }
         Ok(self.index.len() - 1)
     }
 
-    /// Where server `server`'s record is, with its rows' lengths.
-    fn places(&self, server: usize) -> Option<Places<'_>> {
-        let e = self.index.get(server)?;
-        let from = usize::try_from(e.lens_at).ok()?;
-        Some(Places {
-            at: e.at,
-            summary: e.summary,
-            lens: self.lens.get(from..from + e.rows as usize)?,
-        })
+    /// Write the servers waiting in [`Spill::pending`] as a batch ([`Batch`]): their
+    /// summaries, then per row each server's outcome: one vectored write of slices of
+    /// [`Spill::pending`] (more only where the system takes fewer slices or bytes at once).
+    fn flush_batch(&mut self) -> Result<(), SpillError> {
+        let n = self.pending_servers;
+        if n == 0 {
+            return Ok(());
+        }
+        let rows = self.batches.last().map_or(0, |b| b.rows as usize);
+        let servers = &self.index[self.index.len() - n..];
+        // Each server's rows' lengths.
+        let lens = |e: &Entry| {
+            let at = e.lens_at as usize;
+            &self.lens[at..at + rows]
+        };
+        // Per row, where its outcomes start in the batch.
+        let mut at = self.pending_summaries;
+        for r in 0..rows {
+            let start = u32::try_from(at)
+                .map_err(|_| self.err(std::io::Error::other("a batch of 4 GiB")))?;
+            self.starts.push(start);
+            at += servers
+                .iter()
+                .map(|e| lens(e)[r])
+                .filter(|l| *l != NONE)
+                .map(u64::from)
+                .sum::<u64>();
+        }
+        let pending = &self.pending;
+        let written = match self.writer.as_mut() {
+            None => Err(std::io::Error::other("the spill file is sealed")),
+            // One server: its bytes are already in the batch's order.
+            Some(w) if n == 1 => w.write_all(pending),
+            Some(w) => {
+                let mut slices = Vec::with_capacity(n * (rows + 1));
+                // Where each server's bytes start in `pending`, then where its next
+                // outcome is.
+                let mut from = Vec::with_capacity(n);
+                let mut start = 0;
+                for e in servers {
+                    let end = start + e.summary as usize;
+                    slices.push(std::io::IoSlice::new(&pending[start..end]));
+                    from.push(end);
+                    start = end
+                        + lens(e)
+                            .iter()
+                            .filter(|l| **l != NONE)
+                            .map(|l| *l as usize)
+                            .sum::<usize>();
+                }
+                for r in 0..rows {
+                    for (e, from) in servers.iter().zip(&mut from) {
+                        let len = lens(e)[r];
+                        if len != NONE {
+                            let to = *from + len as usize;
+                            slices.push(std::io::IoSlice::new(&pending[*from..to]));
+                            *from = to;
+                        }
+                    }
+                }
+                write_all_vectored(w, &mut slices)
+            }
+        };
+        self.end += at;
+        self.pending.clear();
+        self.pending_servers = 0;
+        self.pending_summaries = 0;
+        written.map_err(|e| self.err(e))
     }
 
-    /// Flush what was written: from now on the outcomes are read back.
+    /// Where row `row`'s outcome on server `server` is, if it has one: in a transposed
+    /// batch after its batch's row start and the outcomes of that row on the servers
+    /// before it in the batch; server by server after its summary and its rows before.
+    fn place(&self, server: usize, row: usize) -> Option<Place> {
+        let e = self.index.get(server)?;
+        let b = self.batches.get(e.batch as usize)?;
+        let rows = b.rows as usize;
+        if row >= rows {
+            return None;
+        }
+        let lens_at = usize::try_from(e.lens_at).ok()?;
+        let len = *self.lens.get(lens_at + row)?;
+        if len == NONE {
+            return None;
+        }
+        if b.starts_at == SERVER_MAJOR {
+            let before: u64 = self.lens[lens_at..lens_at + row]
+                .iter()
+                .filter(|l| **l != NONE)
+                .map(|l| u64::from(*l))
+                .sum();
+            return Some((e.at + u64::from(e.summary) + before, len));
+        }
+        let first = usize::try_from(b.lens_at).ok()?;
+        let before: u64 = self
+            .lens
+            .get(first + row..lens_at + row)?
+            .iter()
+            .step_by(rows)
+            .filter(|l| **l != NONE)
+            .map(|l| u64::from(*l))
+            .sum();
+        let start = *self.starts.get(usize::try_from(b.starts_at).ok()? + row)?;
+        let start = b.at + u64::from(start);
+        Some((start + before, len))
+    }
+
+    /// Where each row's outcome on server `server` is, in row order (none when there is
+    /// no such server).
+    fn places(&self, server: usize) -> impl Iterator<Item = Option<Place>> + use<'_> {
+        let rows = self
+            .index
+            .get(server)
+            .and_then(|e| self.batches.get(e.batch as usize))
+            .map_or(0, |b| b.rows as usize);
+        (0..rows).map(move |r| self.place(server, r))
+    }
+
+    /// Write the batch not yet written and flush what was written: from now on the
+    /// outcomes are read back.
     pub fn seal(&mut self) -> Result<(), SpillError> {
+        if self.writer.is_some() {
+            self.flush_batch()?;
+            self.pending = Vec::new();
+        }
         if let Some(mut w) = self.writer.take() {
             w.flush().map_err(|e| self.err(e))?;
         }
@@ -336,7 +530,13 @@ impl Spill {
     pub fn reorder(&mut self, order: &[usize]) {
         self.index = order
             .iter()
-            .map(|&n| self.index.get(n).copied().unwrap_or_default())
+            .map(|&n| {
+                // No such server: no summary, and no batch, so no outcomes.
+                self.index.get(n).copied().unwrap_or(Entry {
+                    batch: u32::MAX,
+                    ..Entry::default()
+                })
+            })
             .collect();
     }
 
@@ -344,24 +544,22 @@ impl Spill {
     /// there are), in server order, read back from the file.
     pub fn summaries(&self, servers: std::ops::Range<usize>) -> Result<Vec<Server>, SpillError> {
         let end = servers.end.min(self.index.len());
-        let mut buf = Vec::new();
-        self.index[servers.start.min(end)..end]
+        let places: Vec<Option<Place>> = self.index[servers.start.min(end)..end]
             .iter()
-            .map(|p| {
-                buf.resize(p.summary as usize, 0);
-                self.read_at(&mut buf, p.at).map_err(|e| self.err(e))?;
-                decode_summary(&buf).map_err(|e| self.err(e))
-            })
-            .collect()
+            .map(|e| Some((e.at, e.summary)))
+            .collect();
+        let mut out = Vec::with_capacity(places.len());
+        self.each_place(&places, |bytes| {
+            out.push(decode_summary(bytes.unwrap_or_default()).map_err(|e| self.err(e))?);
+            Ok(())
+        })?;
+        Ok(out)
     }
 
     /// The outcome of every check row on server `server` (`None`: it has none), read
     /// back from the file.
     pub fn server_outcomes(&self, server: usize) -> Result<Vec<Option<Outcome>>, SpillError> {
-        let places = self.places(server);
-        Ok(without_excerpts(
-            self.read(places.iter().flat_map(Places::all))?,
-        ))
+        Ok(without_excerpts(self.read(self.places(server))?))
     }
 
     /// The outcome of check row `row` on server `server`, with the excerpts of its
@@ -371,7 +569,7 @@ impl Spill {
         server: usize,
         row: usize,
     ) -> Result<Option<(Outcome, Excerpts)>, SpillError> {
-        let place = self.places(server).and_then(|p| p.get(row));
+        let place = self.place(server, row);
         Ok(self.read(std::iter::once(place))?.pop().flatten())
     }
 
@@ -390,7 +588,7 @@ impl Spill {
     ) -> Result<Vec<Option<Outcome>>, SpillError> {
         let end = servers.end.min(self.index.len());
         Ok(without_excerpts(self.read(
-            (servers.start.min(end)..end).map(|n| self.places(n).and_then(|p| p.get(row))),
+            (servers.start.min(end)..end).map(|n| self.place(n, row)),
         )?))
     }
 
@@ -402,11 +600,7 @@ impl Spill {
         servers: &[usize],
     ) -> Result<Vec<Option<Outcome>>, SpillError> {
         Ok(without_excerpts(
-            self.read(
-                servers
-                    .iter()
-                    .map(|&n| self.places(n).and_then(|p| p.get(row))),
-            )?,
+            self.read(servers.iter().map(|&n| self.place(n, row)))?,
         ))
     }
 
@@ -415,7 +609,7 @@ impl Spill {
         &self,
         row: usize,
     ) -> Result<Vec<Option<(Outcome, Excerpts)>>, SpillError> {
-        self.read((0..self.index.len()).map(|n| self.places(n).and_then(|p| p.get(row))))
+        self.read((0..self.index.len()).map(|n| self.place(n, row)))
     }
 
     /// The JSON results ([`Form::Json`]) of check row `row` on the servers `servers` (a
@@ -432,7 +626,7 @@ impl Spill {
         self.expect_form(true)?;
         let end = servers.end.min(self.index.len());
         let places: Vec<Option<Place>> = (servers.start.min(end)..end)
-            .map(|n| self.places(n).and_then(|p| p.get(row)))
+            .map(|n| self.place(n, row))
             .collect();
         // Each run of places is read straight into `buf`, whose size is known: no
         // buffer of its own to copy from, and `buf` is never grown by doubling.
@@ -524,6 +718,47 @@ impl Spill {
 /// The spill file's write buffer: a server encoded in at least this many bytes is
 /// written with one call of its own, without being copied into the buffer first.
 const WRITE_BUFFER: usize = 1 << 14;
+
+/// The most servers, and the most bytes, a transposed batch of a file of `form` holds
+/// ([`Batch`]), or `None` when the file is laid out server by server. For [`Form::Json`],
+/// read back a check row at a time for many servers, batches: the servers graded one
+/// after the other have their outcomes of a row next to each other, read with one
+/// `pread`. [`Form::Outcomes`] is also read back a server at a time (JUnit, XCCDF),
+/// whose outcomes are then next to each other, and it is read back a check at a time
+/// through outcomes decoded one by one, where the reads weigh less.
+fn batch_limits(form: Form) -> Option<(usize, usize)> {
+    match form {
+        Form::Json(_) => Some((BATCH_SERVERS, BATCH_BYTES)),
+        Form::Outcomes => None,
+    }
+}
+
+/// The most servers in a batch of a file of [`Form::Json`] ([`Batch`]).
+const BATCH_SERVERS: usize = 64;
+
+/// The most bytes of a batch of a file of [`Form::Json`] ([`Batch`]): the batch is
+/// written when the next server would take it past them (or when it reaches them, or
+/// [`BATCH_SERVERS`]), and a server of this many bytes or more is written at once, server
+/// by server, never copied into a batch. The bytes of the batch pending are what the
+/// spill file holds in memory while grading, besides its index.
+const BATCH_BYTES: usize = 1 << 19;
+
+/// Write all of `slices` to `w`, in order, as few calls as it takes.
+fn write_all_vectored(
+    w: &mut impl Write,
+    mut slices: &mut [std::io::IoSlice<'_>],
+) -> std::io::Result<()> {
+    std::io::IoSlice::advance_slices(&mut slices, 0);
+    while !slices.is_empty() {
+        match w.write_vectored(slices) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => std::io::IoSlice::advance_slices(&mut slices, n),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
 
 /// The most bytes [`Spill::each_place`] reads with one `pread` when the places asked for
 /// are next to each other (a single place may be longer).
@@ -1321,6 +1556,267 @@ mod tests {
                 .ends_with("it holds outcomes, not JSON results"),
             "{e}"
         );
+    }
+
+    /// Server `n` of a test fleet with `rows` check rows: outcomes of many sizes (some
+    /// longer than [`RUN`]), and rows without one.
+    fn fleet_server(n: usize, rows: usize) -> (Server, Vec<Option<Outcome>>) {
+        let sizes = [0, 10, 700, RUN + 7, 5, 3000, 3, 90];
+        let outcomes = (0..rows)
+            .map(|k| {
+                ((n + 2 * k) % 5 != 3).then(|| {
+                    let mut o = outcome(VERDICTS[(n + k) % 6]);
+                    o.evidence = format!("{n}/{k} {}", "x".repeat(sizes[(n * 3 + k) % 8]));
+                    o
+                })
+            })
+            .collect();
+        (summary(n), outcomes)
+    }
+
+    /// More bytes than a test fleet's: a batch cut only by its servers.
+    const ALL: usize = 1 << 22;
+
+    /// A spill file of `form` with `servers` written to it, in transposed batches of
+    /// `batch` (`None`: server by server, the layout every server had before batches),
+    /// sealed and put in `order`.
+    fn spill_of(
+        form: Form,
+        batch: Option<(usize, usize)>,
+        servers: &[(Server, Vec<Option<Outcome>>)],
+        order: &[usize],
+    ) -> Spill {
+        let mut s = Spill::create(None, form).expect("a spill file");
+        s.batch = batch;
+        for (n, (summary, outcomes)) in servers.iter().enumerate() {
+            let got = s
+                .server(summary, outcomes.clone(), &Excerpts::new())
+                .expect("written");
+            assert_eq!(got, n);
+        }
+        s.seal().expect("sealed");
+        s.reorder(order);
+        s
+    }
+
+    /// The bytes of encoded server `n` of `servers`.
+    fn encoded_len(form: Form, servers: &[(Server, Vec<Option<Outcome>>)], n: usize) -> usize {
+        let (summary, outcomes) = &servers[n];
+        encode_server(form, summary, outcomes, &Excerpts::new())
+            .expect("encoded")
+            .bytes
+            .len()
+    }
+
+    /// Everything `got` gives back is what `want` (server by server) gives: summaries,
+    /// and the JSON results or the outcomes of every row on every range of servers and in
+    /// an order of servers of its own.
+    fn reads_the_same(got: &Spill, want: &Spill, rows: usize, what: &str) {
+        let n = want.index.len();
+        assert_eq!(got.index.len(), n, "{what}");
+        let ranges = [0..n + 3, 0..1, 1..n, n / 3..n / 2 + 2, n - 1..n, n..n + 1];
+        for r in &ranges {
+            assert_eq!(
+                got.summaries(r.clone()).expect("read"),
+                want.summaries(r.clone()).expect("read"),
+                "{what}: summaries {r:?}"
+            );
+        }
+        // Every order: backwards, every other, one server twice.
+        let mut shuffled: Vec<usize> = (0..n).rev().collect();
+        shuffled.extend((0..n).step_by(2));
+        shuffled.push(n / 2);
+        shuffled.push(n + 4);
+        for row in 0..rows + 2 {
+            if got.form.is_json() {
+                let (mut gb, mut wb) = (Vec::new(), Vec::new());
+                for r in &ranges {
+                    let g = got.json_range(row, r.clone(), &mut gb).expect("read");
+                    let w = want.json_range(row, r.clone(), &mut wb).expect("read");
+                    let bytes = |v: Vec<Option<std::ops::Range<usize>>>, b: &[u8]| {
+                        v.into_iter()
+                            .map(|p| p.map(|p| b[p].to_vec()))
+                            .collect::<Vec<_>>()
+                    };
+                    assert_eq!(bytes(g, &gb), bytes(w, &wb), "{what}: row {row} {r:?}");
+                }
+                continue;
+            }
+            assert_eq!(
+                got.row_and_excerpts(row).expect("read"),
+                want.row_and_excerpts(row).expect("read"),
+                "{what}: row {row}"
+            );
+            for r in &ranges {
+                assert_eq!(
+                    got.row_range(row, r.clone()).expect("read"),
+                    want.row_range(row, r.clone()).expect("read"),
+                    "{what}: row {row} {r:?}"
+                );
+            }
+            assert_eq!(
+                got.outcomes_at(row, &shuffled).expect("read"),
+                want.outcomes_at(row, &shuffled).expect("read"),
+                "{what}: row {row} in an order of its own"
+            );
+            for i in 0..n + 1 {
+                assert_eq!(
+                    got.outcome(i, row).expect("read"),
+                    want.outcome(i, row).expect("read"),
+                    "{what}: server {i} row {row}"
+                );
+            }
+        }
+        if !got.form.is_json() {
+            for i in 0..n + 1 {
+                assert_eq!(
+                    got.server_outcomes(i).expect("read"),
+                    want.server_outcomes(i).expect("read"),
+                    "{what}: server {i}"
+                );
+            }
+        }
+    }
+
+    /// The whole file.
+    fn file_bytes(s: &Spill) -> Vec<u8> {
+        let mut b = vec![0; s.end as usize];
+        s.read_at(&mut b, 0).expect("read");
+        b
+    }
+
+    /// A transposed batch of one server is laid out as the server by server layout: the
+    /// file is the same bytes.
+    #[test]
+    fn a_batch_of_one_server_is_the_server_by_server_layout() {
+        let fleet: Vec<_> = (0..4).map(|n| fleet_server(n, 7)).collect();
+        for form in [Form::Json(stand_in), Form::Outcomes] {
+            let order = [2, 0, 3, 1];
+            let one = spill_of(form, Some((1, ALL)), &fleet, &order);
+            let old = spill_of(form, None, &fleet, &order);
+            assert_eq!(one.batches.len(), 4);
+            assert_eq!(file_bytes(&one), file_bytes(&old), "{}", form.name());
+            reads_the_same(&one, &old, 7, form.name());
+        }
+    }
+
+    /// Batches of every shape read back what the server by server layout gives: batches
+    /// cut by their servers, a batch that ends exactly at its bytes, a server whose bytes
+    /// alone are past a batch's, servers with rows without an outcome, servers of other
+    /// rows in between, and every server order across batches.
+    #[test]
+    fn batches_read_back_what_the_server_by_server_layout_gives() {
+        let rows = 9;
+        let mut fleet: Vec<_> = (0..23).map(|n| fleet_server(n, rows)).collect();
+        // Servers with fewer and more rows, and one with no outcome at all.
+        fleet[11] = fleet_server(11, 4);
+        fleet[12] = fleet_server(12, rows + 3);
+        fleet[17].1 = vec![None; rows];
+        let n = fleet.len();
+        let orders: [Vec<usize>; 3] = [
+            (0..n).collect(),
+            (0..n).rev().collect(),
+            (0..n).map(|k| (k * 7) % n).collect(),
+        ];
+        for form in [Form::Json(stand_in), Form::Outcomes] {
+            let len = |k| encoded_len(form, &fleet, k);
+            // Servers 0 and 1 end a batch exactly at its bytes; at `len(5)` server 5
+            // (and each as large) is written alone.
+            let exact = len(0) + len(1);
+            for batch in [
+                (2, ALL),
+                (3, ALL),
+                (usize::MAX, exact),
+                (4, exact),
+                (usize::MAX, RUN),
+                (usize::MAX, 3 * RUN),
+                (usize::MAX, len(5)),
+            ] {
+                for order in &orders {
+                    let got = spill_of(form, Some(batch), &fleet, order);
+                    let want = spill_of(form, None, &fleet, order);
+                    let what = format!("{} {batch:?} {:?}", form.name(), &order[..3]);
+                    assert!(got.batches.len() > 1, "{what}");
+                    assert_eq!(got.end, want.end, "{what}: the same bytes in all");
+                    reads_the_same(&got, &want, rows + 3, &what);
+                }
+            }
+        }
+    }
+
+    /// Where batches are cut: at their servers, exactly at their bytes, before the
+    /// server that would take them past their bytes, at a server of other rows; a server
+    /// whose bytes alone reach them is written at once, server by server; [`Spill::seal`]
+    /// writes the batch pending.
+    #[test]
+    fn batches_are_cut_where_their_limits_say() {
+        let form = Form::Json(stand_in);
+        let mut fleet: Vec<_> = (0..6).map(|n| fleet_server(n, 5)).collect();
+        fleet[4] = fleet_server(4, 6);
+        let exact = encoded_len(form, &fleet, 0) + encoded_len(form, &fleet, 1);
+        // Server 3 takes a batch of server 2 past its bytes, and is not past them alone.
+        let pad =
+            (exact + 1).saturating_sub(encoded_len(form, &fleet, 2) + encoded_len(form, &fleet, 3));
+        if let Some(o) = fleet[3].1.iter_mut().flatten().next() {
+            o.evidence.push_str(&"y".repeat(pad));
+        }
+        let len = |k| encoded_len(form, &fleet, k);
+        let mut s = Spill::create(None, form).expect("a spill file");
+        s.batch = Some((usize::MAX, exact));
+        let add = |s: &mut Spill, k: usize| {
+            let (summary, outcomes) = &fleet[k];
+            s.server(summary, outcomes.clone(), &Excerpts::new())
+                .expect("written")
+        };
+        add(&mut s, 0);
+        assert_eq!((s.pending_servers, s.end), (1, 0), "pending");
+        add(&mut s, 1);
+        assert_eq!(s.pending_servers, 0, "written at exactly its bytes");
+        assert_eq!(s.end as usize, exact);
+        add(&mut s, 2);
+        add(&mut s, 3);
+        assert!(len(2) + len(3) > exact && len(3) < exact);
+        assert_eq!(s.pending_servers, 1, "server 2 written before 3 went past");
+        assert_eq!(s.end as usize, exact + len(2));
+        // Other rows: a batch of their own.
+        add(&mut s, 4);
+        assert_eq!(s.batches.last().map(|b| b.rows), Some(6));
+        assert_eq!(s.pending_servers, 1);
+        // A server alone past the bytes: the pending batch, then it, written at once.
+        s.batch = Some((usize::MAX, len(5)));
+        add(&mut s, 5);
+        assert_eq!(s.pending_servers, 0);
+        assert_eq!(s.batches.last().map(|b| b.starts_at), Some(SERVER_MAJOR));
+        let total: usize = (0..6).map(len).sum();
+        assert_eq!(s.end as usize, total, "all written");
+        // A batch of servers pending at the seal is written by it.
+        let mut t = Spill::create(None, form).expect("a spill file");
+        t.batch = Some((usize::MAX, ALL));
+        for k in 0..3 {
+            add(&mut t, k);
+        }
+        assert_eq!((t.pending_servers, t.end), (3, 0));
+        t.seal().expect("sealed");
+        assert_eq!(t.end as usize, len(0) + len(1) + len(2));
+        let e = t
+            .server_encoded(encode_server(
+                form,
+                &fleet[0].0,
+                &fleet[0].1,
+                &Excerpts::new(),
+            ))
+            .expect_err("sealed");
+        assert!(e.to_string().starts_with("spill file "), "{e}");
+        let old = spill_of(form, None, &fleet[..3], &[0, 1, 2]);
+        reads_the_same(&t, &old, 5, "sealed with a batch pending");
+        // A server number not in the file has no outcome, never another server's.
+        t.reorder(&[0, 9]);
+        let mut buf = Vec::new();
+        for row in 0..5 {
+            let got = t.json_range(row, 0..2, &mut buf).expect("read");
+            assert_eq!(got.len(), 2);
+            assert_eq!(got[1], None, "row {row}");
+        }
     }
 
     #[test]
