@@ -1204,16 +1204,7 @@ mod tests {
                 bundles.push(evidence(None, vec![r()]));
             }
         }
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
-        for entry in std::fs::read_dir(&dir).expect("examples dir") {
-            let path = entry.expect("dir entry").path();
-            if path.extension().is_none_or(|x| x != "mcpev") {
-                continue;
-            }
-            let bytes = std::fs::read(&path).expect("read bundle");
-            let v = mcp_probe_schema::open(&bytes, &[]).expect("example verifies");
-            bundles.push(Bundle::new(path.display().to_string(), v));
-        }
+        bundles.extend(crate::fixture::example_bundles());
         let mut read = 0;
         for ev in &bundles {
             for (record, http) in ev.http_records() {
@@ -1239,19 +1230,9 @@ mod tests {
     /// parsed answer: every exchange of the examples.
     #[test]
     fn an_answer_head_borrowed_from_the_memo_is_the_one_read_for_a_copy() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
         let mut heads = 0;
-        for entry in std::fs::read_dir(&dir).expect("examples dir") {
-            let path = entry.expect("dir entry").path();
-            if path.extension().is_none_or(|x| x != "mcpev") {
-                continue;
-            }
-            let bytes = std::fs::read(&path).expect("read bundle");
-            let open = || {
-                let v = mcp_probe_schema::open(&bytes, &[]).expect("example verifies");
-                Bundle::new(path.display().to_string(), v)
-            };
-            let (scanned, parsed) = (open(), open());
+        let twice = crate::fixture::example_bundles();
+        for (scanned, parsed) in crate::fixture::example_bundles().iter().zip(&twice) {
             for (record, http) in scanned.http_records() {
                 let x = scanned.exchange_of(record).expect("http");
                 let memo = x.answer_head_cow();
@@ -1263,7 +1244,7 @@ mod tests {
                 y.with_messages(|_| ());
                 let whole = y.answer().map(|a| derive::MessageHead::of(&a));
                 assert_eq!(y.answer_head_cow().map(Cow::into_owned), whole);
-                assert_eq!(memo.map(Cow::into_owned), whole, "{}", path.display());
+                assert_eq!(memo.map(Cow::into_owned), whole, "{}", scanned.path);
                 heads += 1;
             }
         }
@@ -1282,17 +1263,7 @@ mod tests {
             }
             serde_json::from_slice(&r.body.bytes).ok()
         };
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
-        let mut bundles = Vec::new();
-        for entry in std::fs::read_dir(&dir).expect("examples dir") {
-            let path = entry.expect("dir entry").path();
-            if path.extension().is_none_or(|x| x != "mcpev") {
-                continue;
-            }
-            let bytes = std::fs::read(&path).expect("read bundle");
-            let v = mcp_probe_schema::open(&bytes, &[]).expect("example verifies");
-            bundles.push(Bundle::new(path.display().to_string(), v));
-        }
+        let mut bundles = crate::fixture::example_bundles();
         let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
         let bodies: Vec<Vec<u8>> = vec![
             br#"{"error":"a","error":"invalid_scope","access_token":"t"}"#.to_vec(),

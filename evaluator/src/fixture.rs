@@ -250,3 +250,25 @@ pub fn graded(ev: &Bundle, rule: &str) -> crate::verdict::Outcome {
 pub fn local(o: crate::verdict::Outcome) -> crate::verdict::Outcome {
     o.rendered(&crate::refs::Local)
 }
+
+/// Every example bundle (`examples/*.mcpev`), verified (no trust list), in the order of
+/// their paths.
+#[cfg(test)]
+pub fn example_bundles() -> Vec<Bundle> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .expect("examples dir")
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "mcpev"))
+        .collect();
+    paths.sort();
+    assert!(!paths.is_empty(), "no example bundles in {}", dir.display());
+    paths
+        .iter()
+        .map(|p| {
+            let bytes = std::fs::read(p).expect("read bundle");
+            let v = mcp_probe_schema::open(&bytes, &[]).expect("example verifies");
+            Bundle::new(p.display().to_string(), v)
+        })
+        .collect()
+}

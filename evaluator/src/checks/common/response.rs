@@ -246,19 +246,7 @@ pub mod testing {
 
     /// Every example bundle (`examples/*.mcpev`), verified.
     pub fn examples() -> Vec<Bundle> {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
-        let mut out = Vec::new();
-        for e in std::fs::read_dir(&dir).expect("examples dir") {
-            let p = e.expect("dir entry").path();
-            if p.extension().is_none_or(|x| x != "mcpev") {
-                continue;
-            }
-            let v =
-                mcp_probe_schema::open(&std::fs::read(&p).expect("read"), &[]).expect("verifies");
-            out.push(Bundle::new(p.display().to_string(), v));
-        }
-        assert!(!out.is_empty());
-        out
+        crate::fixture::example_bundles()
     }
 }
 

@@ -588,24 +588,14 @@ mod tests {
     /// outline says of each result what the result parsed whole says.
     #[test]
     fn a_results_outline_is_what_the_parsed_result_says() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
         let mut results = 0;
-        for entry in std::fs::read_dir(&dir).expect("examples dir") {
-            let path = entry.expect("dir entry").path();
-            if path.extension().is_none_or(|x| x != "mcpev") {
-                continue;
-            }
-            let bytes = std::fs::read(&path).expect("read bundle");
-            let open = || {
-                let v = mcp_probe_schema::open(&bytes, &[]).expect("example verifies");
-                Bundle::new(path.display().to_string(), v)
-            };
-            let (scanned, parsed) = (open(), open());
+        let twice = crate::fixture::example_bundles();
+        for (scanned, parsed) in crate::fixture::example_bundles().iter().zip(&twice) {
             for leg in LegId::all() {
                 for (x, y) in scanned.exchanges(*leg).zip(parsed.exchanges(*leg)) {
                     y.with_messages(|_| ());
                     let (a, b) = (read(&x), read(&y));
-                    assert_eq!(a.summary(), b.summary(), "{}", path.display());
+                    assert_eq!(a.summary(), b.summary(), "{}", scanned.path);
                     let (Reply::Result(r), Reply::Result(s)) = (&a.reply, &b.reply) else {
                         continue;
                     };
@@ -644,17 +634,7 @@ mod tests {
     #[test]
     fn a_label_written_in_place_is_the_exchanges_label() {
         use crate::fixture::{evidence, exchange};
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
-        let mut bundles = Vec::new();
-        for entry in std::fs::read_dir(&dir).expect("examples dir") {
-            let path = entry.expect("dir entry").path();
-            if path.extension().is_none_or(|x| x != "mcpev") {
-                continue;
-            }
-            let bytes = std::fs::read(&path).expect("read bundle");
-            let v = mcp_probe_schema::open(&bytes, &[]).expect("example verifies");
-            bundles.push(Bundle::new(path.display().to_string(), v));
-        }
+        let mut bundles = crate::fixture::example_bundles();
         let long = "a/b;".repeat(5_000);
         let mut records = Vec::new();
         for ct in [
