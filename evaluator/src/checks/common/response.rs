@@ -207,7 +207,6 @@ pub mod testing {
         ErrorKind, Header, HttpOutcome, Observation, Record, TransportError,
     };
 
-    use crate::evidence::Bundle;
     use crate::verdict::Outcome;
 
     /// A complete `tools/list`.
@@ -242,11 +241,6 @@ pub mod testing {
             });
         }
         r
-    }
-
-    /// Every example bundle (`examples/*.mcpev`), verified.
-    pub fn examples() -> Vec<Bundle> {
-        crate::fixture::example_bundles()
     }
 }
 

@@ -402,7 +402,7 @@ mod tests {
 
     #[test]
     fn the_examples_pass_against_themselves() {
-        for ev in crate::checks::common::response::testing::examples() {
+        for ev in crate::fixture::example_bundles() {
             if ev.revision().is_none() {
                 continue;
             }

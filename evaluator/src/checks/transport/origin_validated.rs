@@ -339,9 +339,9 @@ fn request_header(ev: &Bundle, l: LegId, name: &str) -> Option<String> {
 mod tests {
     use super::*;
     use crate::checks::common::response::testing::{
-        examples, failed, has, with_request_header, OK, REQ, SSE_OK,
+        failed, has, with_request_header, OK, REQ, SSE_OK,
     };
-    use crate::fixture::{evidence, exchange, session, skipped};
+    use crate::fixture::{evidence, example_bundles as examples, exchange, session, skipped};
     /// The rule graded directly, rendered outside any definition (local names).
     fn run(
         check: &dyn crate::check::Check,
