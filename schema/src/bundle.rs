@@ -1516,15 +1516,59 @@ fn check_signature(c: &Cose<'_>, signer: &PublicKey) -> Result<(), VerifyError> 
     v.finalize_and_verify()
         .map_err(|_| VerifyError::Signature)?;
     // What `verify_strict` adds to this (streamed) verification: the signer key is not
-    // small-order (checked with the header) and neither is R. An R that decodes is
-    // checked here; one that does not could not have matched above.
+    // small-order (checked with the header) and neither is R. R is checked here by its
+    // encoding (an R that does not decode could not have matched above).
     let r: [u8; 32] = c.signature[..32]
         .try_into()
         .map_err(|_| VerifyError::Signature)?;
-    if VerifyingKey::from_bytes(&r).is_ok_and(|r| r.is_weak()) {
+    if small_order_encoding(&r) {
         return Err(VerifyError::WeakSignature);
     }
     Ok(())
+}
+
+/// The y coordinates, as stored, of the eight points of order dividing 8 (the curve's
+/// 8-torsion): 0 (the two points of order 4), 1 (the identity), p-1 (order 2), the two
+/// y of the four points of order 8, and the unreduced forms of 0 and 1 (p and p+1, the
+/// only residues below 19 and so the only ones with a second form below 2^255).
+const SMALL_ORDER_Y: [[u8; 32]; 7] = {
+    let mut p_minus_1 = [0xff; 32];
+    p_minus_1[0] = 0xec;
+    p_minus_1[31] = 0x7f;
+    let mut p = p_minus_1;
+    p[0] = 0xed;
+    let mut p_plus_1 = p_minus_1;
+    p_plus_1[0] = 0xee;
+    let mut one = [0; 32];
+    one[0] = 1;
+    [
+        [0; 32],
+        one,
+        p_minus_1,
+        p,
+        p_plus_1,
+        [
+            0x26, 0xe8, 0x95, 0x8f, 0xc2, 0xb2, 0x27, 0xb0, 0x45, 0xc3, 0xf4, 0x89, 0xf2, 0xef,
+            0x98, 0xf0, 0xd5, 0xdf, 0xac, 0x05, 0xd3, 0xc6, 0x33, 0x39, 0xb1, 0x38, 0x02, 0x88,
+            0x6d, 0x53, 0xfc, 0x05,
+        ],
+        [
+            0xc7, 0x17, 0x6a, 0x70, 0x3d, 0x4d, 0xd8, 0x4f, 0xba, 0x3c, 0x0b, 0x76, 0x0d, 0x10,
+            0x67, 0x0f, 0x2a, 0x20, 0x53, 0xfa, 0x2c, 0x39, 0xcc, 0xc6, 0x4e, 0xc7, 0xfd, 0x77,
+            0x92, 0xac, 0x03, 0x7a,
+        ],
+    ]
+};
+
+/// `R` decodes to a point of small order: what `VerifyingKey::from_bytes(r)` followed
+/// by `is_weak()` answers (that decompression reduces y modulo p and takes either sign
+/// of x, 0 included), without the decompression's square root. Every small-order point
+/// decodes, so an encoding is weak exactly when its y, the sign bit cleared, is one of
+/// [`SMALL_ORDER_Y`]; a test holds the two answers equal.
+fn small_order_encoding(r: &[u8; 32]) -> bool {
+    let mut y = *r;
+    y[31] &= 0x7f;
+    SMALL_ORDER_Y.contains(&y)
 }
 
 /// Longest format id quoted in [`VerifyError::UnknownFormat`].
@@ -2627,6 +2671,114 @@ mod tests {
             (65_536, vec![0x5a, 0x00, 0x01, 0x00, 0x00]),
         ] {
             assert_eq!(cbor_head(2, len), head, "{len}");
+        }
+    }
+
+    /// What strict verification asked of `R` before [`small_order_encoding`]: it decodes
+    /// and is of small order.
+    fn decompressed_weak(r: &[u8; 32]) -> bool {
+        VerifyingKey::from_bytes(r).is_ok_and(|k| k.is_weak())
+    }
+
+    /// `y + p` when it is below 2^255 (a second, unreduced encoding of `y`), else `None`.
+    fn plus_p(y: &[u8; 32]) -> Option<[u8; 32]> {
+        let mut p = [0xff_u8; 32];
+        p[0] = 0xed;
+        p[31] = 0x7f;
+        let mut out = [0_u8; 32];
+        let mut carry = 0_u16;
+        for i in 0..32 {
+            let t = u16::from(y[i]) + u16::from(p[i]) + carry;
+            out[i] = t as u8;
+            carry = t >> 8;
+        }
+        (carry == 0 && out[31] & 0x80 == 0).then_some(out)
+    }
+
+    #[test]
+    fn the_small_order_encodings_are_those_of_the_eight_torsion() {
+        // Derived from the curve, not from the table: the y of each of the eight points
+        // (sign bit cleared) and its unreduced form where one fits in 255 bits.
+        let mut derived: Vec<[u8; 32]> = Vec::new();
+        for point in curve25519_dalek::constants::EIGHT_TORSION {
+            assert!(point.is_small_order());
+            let mut y = point.compress().to_bytes();
+            y[31] &= 0x7f;
+            derived.push(y);
+            derived.extend(plus_p(&y));
+        }
+        derived.sort();
+        derived.dedup();
+        let mut table = SMALL_ORDER_Y.to_vec();
+        table.sort();
+        assert_eq!(derived, table);
+        // Each, with either sign bit, decodes to a small-order point, and is refused.
+        for y in SMALL_ORDER_Y {
+            for sign in [0, 0x80] {
+                let mut r = y;
+                r[31] |= sign;
+                assert!(decompressed_weak(&r), "{r:02x?}");
+                assert!(small_order_encoding(&r), "{r:02x?}");
+            }
+        }
+    }
+
+    #[test]
+    fn small_order_encoding_agrees_with_the_decompression_near_the_table() {
+        // Every encoding one bit away from a table entry, every small y and every y
+        // from p-256 to 2^255-1, with both sign bits.
+        let mut cases: Vec<[u8; 32]> = Vec::new();
+        for y in SMALL_ORDER_Y {
+            for bit in 0..256 {
+                let mut r = y;
+                r[bit / 8] ^= 1 << (bit % 8);
+                cases.push(r);
+            }
+        }
+        for low in 0..=255_u8 {
+            let mut r = [0_u8; 32];
+            r[0] = low;
+            cases.push(r);
+            let mut top = [0xff_u8; 32];
+            top[0] = low;
+            top[31] = 0x7f;
+            cases.push(top);
+            top[1] = 0xfe;
+            cases.push(top);
+        }
+        for base in cases {
+            for sign in [0, 0x80] {
+                let mut r = base;
+                r[31] = (r[31] & 0x7f) | sign;
+                assert_eq!(small_order_encoding(&r), decompressed_weak(&r), "{r:02x?}");
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4096))]
+        /// On arbitrary bytes, and on small-order points' encodings and their
+        /// multiples' neighbours, the table answers what the decompression answered.
+        #[test]
+        fn small_order_encoding_agrees_with_the_decompression(
+            r in proptest::prelude::any::<[u8; 32]>(),
+            torsion in 0_usize..8,
+            sign in proptest::prelude::any::<bool>(),
+        ) {
+            proptest::prop_assert_eq!(small_order_encoding(&r), decompressed_weak(&r));
+            let mut t = curve25519_dalek::constants::EIGHT_TORSION[torsion].compress().to_bytes();
+            if sign {
+                t[31] ^= 0x80;
+            }
+            proptest::prop_assert!(small_order_encoding(&t));
+            proptest::prop_assert_eq!(small_order_encoding(&t), decompressed_weak(&t));
+            // A point of large order: a key's point plus a torsion point.
+            if let Ok(k) = VerifyingKey::from_bytes(&r) {
+                let sum = (k.to_edwards() + curve25519_dalek::constants::EIGHT_TORSION[torsion])
+                    .compress()
+                    .to_bytes();
+                proptest::prop_assert_eq!(small_order_encoding(&sum), decompressed_weak(&sum));
+            }
         }
     }
 }
