@@ -82,17 +82,53 @@ pub fn has_refs(text: &str) -> bool {
     lead(text.as_bytes()).is_some() && text.contains(OPEN)
 }
 
-/// Text this long or shorter is searched a byte at a time ([`lead`]).
+/// Text this long or shorter is searched a word at a time ([`lead`]).
 const SHORT: usize = 32;
 
 /// Where the byte EE (which starts OPEN and CLOSE) first occurs in `b`: memchr, which
 /// searches many bytes per instruction, past a fixed cost that is most of the search of
-/// a short text (a detail's value, a key), which is searched a byte at a time instead.
+/// a short text (a detail's value, a key), which is searched a word at a time instead
+/// ([`short_lead`]).
+#[inline]
 fn lead(b: &[u8]) -> Option<usize> {
     if b.len() <= SHORT {
-        b.iter().position(|&c| c == 0xee)
+        short_lead(b)
     } else {
         memchr::memchr(0xee, b)
+    }
+}
+
+/// [`lead`] of a short text: eight bytes at a time, the last few as the last eight bytes
+/// of `b` (overlapping bytes already found to be other bytes), text shorter than eight
+/// bytes a byte at a time.
+#[inline]
+fn short_lead(b: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // The high bit of each byte of the word at `at` that is EE, and possibly of bytes
+    // after the first such byte (a borrow carries upwards), never of one before it: the
+    // lowest bit set marks the first EE.
+    let first = |at: usize| {
+        let mut word = [0; 8];
+        word.copy_from_slice(&b[at..at + 8]);
+        let y = u64::from_le_bytes(word) ^ (ONES * 0xee);
+        let f = y.wrapping_sub(ONES) & !y & HIGH;
+        (f != 0).then(|| at + (f.trailing_zeros() / 8) as usize)
+    };
+    if b.len() < 8 {
+        return b.iter().position(|&c| c == 0xee);
+    }
+    let mut at = 0;
+    while at + 8 <= b.len() {
+        if let Some(i) = first(at) {
+            return Some(i);
+        }
+        at += 8;
+    }
+    if at == b.len() {
+        None
+    } else {
+        first(b.len() - 8)
     }
 }
 
@@ -119,12 +155,41 @@ pub fn render<'t>(text: &'t str, n: &dyn Numbering) -> Cow<'t, str> {
 /// [`render`] of `text` into `text` itself: a reference is longer than most numbers it
 /// renders to, so the rendering is written into a buffer kept by the thread and copied
 /// back into the text's own buffer when it fits there (no allocation), into a string
-/// of its length when it does not. Text without references is untouched.
+/// of its length when it does not (a text that is one reference to a sub-verdict of
+/// the row, a detail's key, is rendered in its own buffer directly). Text without
+/// references is untouched: text without the byte EE is passed over where this is
+/// called, most text a detail holds.
+#[inline]
 pub fn render_in_place(text: &mut String, n: &dyn Numbering) {
+    if lead(text.as_bytes()).is_some() {
+        render_found(text, n);
+    }
+}
+
+/// [`render_in_place`] of text holding the byte EE.
+#[inline(never)]
+fn render_found(text: &mut String, n: &dyn Numbering) {
     /// A larger buffer is not kept for the next text.
     const KEEP: usize = 1 << 16;
     thread_local! {
         static SCRATCH: std::cell::Cell<String> = const { std::cell::Cell::new(String::new()) };
+    }
+    if let Some(sub) = lone_here(text) {
+        // The text is one reference to a sub-verdict of the row (a detail's key, most
+        // often): the row's number replaces what opens it, in the text's own buffer when
+        // it fits there, with no buffer of the thread's.
+        let here = n.here();
+        let len = here.len() + sub.len();
+        if len <= text.capacity() {
+            text.truncate(sub.end);
+            text.replace_range(..sub.start, here);
+        } else {
+            let mut out = String::with_capacity(len);
+            out.push_str(here);
+            out.push_str(&text[sub]);
+            *text = out;
+        }
+        return;
     }
     let Some(first) = find(text, OPEN) else {
         return;
@@ -143,6 +208,23 @@ pub fn render_in_place(text: &mut String, n: &dyn Numbering) {
             scratch.set(out);
         }
     });
+}
+
+/// What opens a reference to a sub-verdict of the row being graded ([`push_here`]).
+const HERE_OPEN: [u8; 4] = [0xee, 0x80, 0x80, b'#'];
+
+/// Where the sub-verdict's name is in `text` when `text` is one reference to a
+/// sub-verdict of the row ([`here`]) and nothing else, which renders as the row's number
+/// followed by that name ([`render_from`] of it).
+fn lone_here(text: &str) -> Option<std::ops::Range<usize>> {
+    let b = text.as_bytes();
+    let end = b.len().checked_sub(CLOSE_UTF8.len())?;
+    let start = HERE_OPEN.len();
+    (end >= start
+        && b.starts_with(&HERE_OPEN)
+        && b[end..] == CLOSE_UTF8
+        && lead(&b[start..end]).is_none())
+    .then_some(start..end)
 }
 
 /// `text`, whose first reference opens at byte `first`, rendered by `n` and appended to
@@ -168,8 +250,8 @@ fn render_from(text: &str, first: usize, n: &dyn Numbering, out: &mut String) {
 /// for its first byte, EE, which starts only the characters U+E000-U+EFFF, then a
 /// comparison of the bytes after it. `str::find` on a character that is not ASCII
 /// searches for its last byte instead (80 or 81 here), a continuation byte that common
-/// punctuation (`…`, `—`) holds too. [`lead`] searches many bytes per instruction
-/// where the standard library's byte search goes a word at a time.
+/// punctuation (`…`, `—`) holds too. [`lead`] searches a long text many bytes per
+/// instruction where the standard library's byte search goes a word at a time.
 fn find(text: &str, c: char) -> Option<usize> {
     debug_assert!(('\u{e000}'..='\u{efff}').contains(&c));
     // `c`'s three bytes in UTF-8, the first of them EE.
@@ -183,9 +265,9 @@ fn find(text: &str, c: char) -> Option<usize> {
     let mut from = 0;
     if want == CLOSE_UTF8 {
         // A reference closes a few bytes after it opens: the first bytes are searched a
-        // byte at a time before memchr searches the rest.
+        // word at a time ([`short_lead`]) before memchr searches the rest.
         let head = &b[..SHORT.min(b.len())];
-        match head.iter().position(|&x| x == 0xee) {
+        match short_lead(head) {
             Some(i) if b[i..].starts_with(&want) => return Some(i),
             Some(i) => from = i + 1,
             None => from = head.len(),
@@ -280,6 +362,13 @@ mod tests {
             ),
             format!("cut {}#a and more", OPEN),
             format!("{}{}{}", here("a"), here("b"), here("c")),
+            here("a"),
+            here(""),
+            here("a#b"),
+            here("a-longer-name"),
+            format!("{}x", here("a")),
+            format!("{}{OPEN}{}", here("a"), CLOSE),
+            rule("known", "b"),
         ];
         let numberings: [&dyn Numbering; 3] = [&Local, &Long, &v1()];
         for n in numberings {
@@ -346,6 +435,29 @@ mod tests {
         assert!(matches!(render("plain", &v1()), Cow::Borrowed("plain")));
         let broken = format!("tail {OPEN}#a");
         assert_eq!(render(&broken, &v1()), broken);
+    }
+
+    /// The word-at-a-time search of a short text finds the first EE where a byte-at-a-time
+    /// search does, at every length up to [`SHORT`] and every position, past bytes one
+    /// away from EE and bytes that carry a borrow (00, ED, EF).
+    #[test]
+    fn short_lead_is_position() {
+        for len in 0..=SHORT {
+            for at in 0..=len {
+                for fill in [0x00u8, 0x01, 0x7f, 0x80, 0xed, 0xef, 0xff] {
+                    let mut b = vec![fill; len];
+                    if at < len {
+                        b[at] = 0xee;
+                        if at + 1 < len {
+                            b[at + 1] = 0xee;
+                        }
+                    }
+                    let want = b.iter().position(|&c| c == 0xee);
+                    assert_eq!(short_lead(&b), want, "{b:?}");
+                    assert_eq!(lead(&b), want, "{b:?}");
+                }
+            }
+        }
     }
 
     /// The search for a reference's characters finds what `str::find` finds, at every
