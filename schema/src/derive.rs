@@ -112,9 +112,25 @@ pub fn body_cut(body: &Body) -> Option<String> {
 
 /// The JSON-RPC response (result or error) whose `id` equals `id`.
 pub fn response_to<'a>(messages: &'a [Value], id: &Value) -> Option<&'a Value> {
-    messages.iter().find(|m| {
-        m.get("id") == Some(id) && (m.get("result").is_some() || m.get("error").is_some())
-    })
+    messages.iter().find(|m| answers(m, id))
+}
+
+/// True when message `m` answers request `id`: an object whose `id` is `id` and that has
+/// a `result` or an `error`. Read in one pass over its members (an object's keys are
+/// unique), where looking up each key would hash it three times.
+fn answers(m: &Value, id: &Value) -> bool {
+    let Some(o) = m.as_object() else {
+        return false;
+    };
+    let (mut same, mut answer) = (false, false);
+    for (k, v) in o {
+        match k.as_str() {
+            "id" => same = v == id,
+            "result" | "error" => answer = true,
+            _ => {}
+        }
+    }
+    same && answer
 }
 
 /// The `id` of the JSON-RPC request in a request body.
@@ -1376,9 +1392,8 @@ impl PageItems for Vec<Value> {
 /// carries a `result`: its index, and whether the page was the last (its result has
 /// no string `nextCursor`).
 pub fn list_page(msgs: &[Value], id: &Value) -> Option<(usize, bool)> {
-    let answer = response_to(msgs, id)?;
-    let result = answer.get("result")?;
-    let index = msgs.iter().position(|m| std::ptr::eq(m, answer))?;
+    let index = msgs.iter().position(|m| answers(m, id))?;
+    let result = msgs[index].get("result")?;
     let last = !matches!(result.get("nextCursor"), Some(Value::String(_)));
     Some((index, last))
 }
@@ -1647,6 +1662,57 @@ mod tests {
         #[test]
         fn any_name_is_a_list_leg_only_as_the_leg_table_says(n in "[a-z.@_-]{0,30}") {
             prop_assert_eq!(list_key(&n), list_key_by_table(&n));
+        }
+    }
+
+    /// What [`response_to`] must equal: each key looked up.
+    fn response_by_lookup<'a>(messages: &'a [Value], id: &Value) -> Option<&'a Value> {
+        messages.iter().find(|m| {
+            m.get("id") == Some(id) && (m.get("result").is_some() || m.get("error").is_some())
+        })
+    }
+
+    #[test]
+    fn the_answer_read_in_one_pass_is_the_one_looked_up() {
+        let msgs: Vec<Value> = [
+            r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"id":1}}"#,
+            r#"{"id":1}"#,
+            r#"{"id":2,"error":{"code":-32601}}"#,
+            r#"{"result":{},"id":"1"}"#,
+            r#"{"id":1,"id":3,"result":null}"#,
+            r#"{"id":null,"error":null}"#,
+            r#"{"id":1.0,"result":[]}"#,
+            r#"[{"id":1,"result":{}}]"#,
+            r#""id""#,
+            r#"{"id":1,"result":{"tools":[]},"result":{"nextCursor":"c"}}"#,
+        ]
+        .iter()
+        .map(|t| serde_json::from_str(t).expect("json"))
+        .collect();
+        let ids = [
+            serde_json::json!(1),
+            serde_json::json!(2),
+            serde_json::json!(3),
+            serde_json::json!("1"),
+            serde_json::json!(null),
+            serde_json::json!(1.0),
+            serde_json::json!([]),
+        ];
+        for start in 0..msgs.len() {
+            for id in &ids {
+                let tail = &msgs[start..];
+                let got = response_to(tail, id);
+                assert_eq!(got, response_by_lookup(tail, id), "{id} from {start}");
+                let page = got.and_then(|m| {
+                    let result = m.get("result")?;
+                    let index = tail.iter().position(|x| std::ptr::eq(x, m))?;
+                    Some((
+                        index,
+                        !matches!(result.get("nextCursor"), Some(Value::String(_))),
+                    ))
+                });
+                assert_eq!(list_page(tail, id), page, "{id} from {start}");
+            }
         }
     }
 
