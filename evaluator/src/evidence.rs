@@ -35,7 +35,8 @@ pub struct Bundle {
     /// Signer key id.
     pub signer: String,
     /// Inventory across every page (shared by the views of other eras), its items
-    /// shared with the memo of parsed list pages.
+    /// shared with the memo of parsed list pages (a page too long for the memo is held
+    /// by the inventory alone).
     pub inventory: Arc<Inventory<SharedItems>>,
     /// What is parsed of each record (by position), filled on first use.
     parsed: Arc<Vec<Memo>>,
