@@ -74,7 +74,12 @@ pub fn messages_in(media_type: Option<&str>, body: &[u8]) -> Vec<Value> {
                 push(v);
             }
         }
-    } else if let Ok(v) = serde_json::from_slice::<Value>(body) {
+    } else if let Ok(v) = match std::str::from_utf8(body) {
+        // Checked once here rather than string by string as the parse goes (invalid
+        // UTF-8 is refused by either parse).
+        Ok(text) => serde_json::from_str::<Value>(text),
+        Err(_) => serde_json::from_slice::<Value>(body),
+    } {
         push(v);
     }
     out
@@ -1662,6 +1667,38 @@ mod tests {
         #[test]
         fn any_name_is_a_list_leg_only_as_the_leg_table_says(n in "[a-z.@_-]{0,30}") {
             prop_assert_eq!(list_key(&n), list_key_by_table(&n));
+        }
+    }
+
+    #[test]
+    fn a_body_checked_as_utf8_first_parses_as_the_bytes_do() {
+        let by_bytes = |body: &[u8]| -> Vec<Value> {
+            match serde_json::from_slice::<Value>(body) {
+                Ok(Value::Array(a)) => a.into_iter().filter(Value::is_object).collect(),
+                Ok(v @ Value::Object(_)) => vec![v],
+                _ => Vec::new(),
+            }
+        };
+        for body in [
+            &br#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a\u00e9\n"}]}}"#[..],
+            br#"[{"id":1,"result":{}},2,{"method":"m"}]"#,
+            b"{\"id\":1,\"result\":\"\xc3\xa9\"}",
+            b"{\"id\":1,\"result\":\"\xff\"}",
+            b"{\"id\":1,\"result\":\"\xed\xa0\x80\"}",
+            b"{\"id\":1}\xff",
+            br#"{"id":1,"result":"\ud800"}"#,
+            br#"{"id":1,"result":"\uD83D\uDE00"}"#,
+            br#"{"id":1,"result":"a	b"}"#,
+            br#"{"id":1,"result":1e400}"#,
+            b"",
+            b"null",
+        ] {
+            assert_eq!(
+                messages_in(None, body),
+                by_bytes(body),
+                "{}",
+                String::from_utf8_lossy(body)
+            );
         }
     }
 
