@@ -2,6 +2,7 @@
 //! across pages, records by leg, and JSON-RPC answers. Built once per bundle and shared
 //! by every check, so no check re-parses what another already parsed.
 
+use crate::shared_items::SharedItems;
 use mcp_probe_schema::derive::{self, Inventory, RequestHead, RequestParams, StreamAnswer};
 use mcp_probe_schema::model::{
     Body, BodyEnd, Era, Evidence as Payload, Header, HttpExchange, HttpOutcome, HttpRequest,
@@ -33,8 +34,10 @@ pub struct Bundle {
     records: Arc<Vec<Record>>,
     /// Signer key id.
     pub signer: String,
-    /// Inventory across every page (shared by the views of other eras).
-    pub inventory: Arc<Inventory>,
+    /// Inventory across every page (shared by the views of other eras), its items
+    /// shared with the memo of parsed list pages (a page too long for the memo is held
+    /// by the inventory alone).
+    pub inventory: Arc<Inventory<SharedItems>>,
     /// What is parsed of each record (by position), filled on first use.
     parsed: Arc<Vec<Memo>>,
     /// Set on the view of another era's session ([`Bundle::other_eras`]): that
@@ -142,8 +145,9 @@ pub fn stdio_as_exchange(x: &StdioExchange) -> HttpExchange {
 /// check or per call).
 #[derive(Debug, Default)]
 pub(crate) struct Memo {
-    /// Every JSON-RPC message of the response ([`Exchange::messages`]).
-    messages: OnceLock<Vec<Value>>,
+    /// Every JSON-RPC message of the response ([`Exchange::messages`]), shared with
+    /// the inventory when the record is a list page ([`Exchange::messages_shared`]).
+    messages: OnceLock<Arc<Vec<Value>>>,
     /// The request body parsed ([`Exchange::request_json`]).
     request: OnceLock<Option<Value>>,
     /// The request's `id` and `method`, read without parsing the rest of the body
@@ -228,8 +232,24 @@ impl<'a> Exchange<'a> {
     /// end whole), read from the bundle's memo without copying them.
     pub fn with_messages<T>(&self, f: impl FnOnce(&[Value]) -> T) -> T {
         match self.response_memo() {
-            Some(c) => f(c.messages.get_or_init(|| self.parse_messages())),
+            Some(c) => f(self.memo_messages(c)),
             None => f(&self.parse_messages()),
+        }
+    }
+
+    /// The messages the memo `c` keeps, parsed on first use.
+    fn memo_messages(&self, c: &'a Memo) -> &'a Arc<Vec<Value>> {
+        c.messages.get_or_init(|| Arc::new(self.parse_messages()))
+    }
+
+    /// Every JSON-RPC message of the response ([`with_messages`](Self::with_messages)),
+    /// shared with the bundle's memo; parsed here, and not kept in the memo, when the
+    /// memo does not keep this body's parse (a body over 256 KiB, an exchange read
+    /// without the bundle).
+    pub fn messages_shared(&self) -> Arc<Vec<Value>> {
+        match self.response_memo() {
+            Some(c) => Arc::clone(self.memo_messages(c)),
+            None => Arc::new(self.parse_messages()),
         }
     }
 
@@ -239,7 +259,7 @@ impl<'a> Exchange<'a> {
     /// the bundle): then read them with [`with_messages`](Self::with_messages).
     pub fn messages_ref(&self) -> Option<&'a [Value]> {
         self.response_memo()
-            .map(|c| c.messages.get_or_init(|| self.parse_messages()).as_slice())
+            .map(|c| self.memo_messages(c).as_slice())
     }
 
     /// The memo, unless the response body is too long to keep its parse.
@@ -367,11 +387,7 @@ impl<'a> Exchange<'a> {
     pub fn answer_cow(&self) -> Option<Cow<'a, Value>> {
         let i = self.answer_index()?;
         match self.response_memo() {
-            Some(c) => c
-                .messages
-                .get_or_init(|| self.parse_messages())
-                .get(i)
-                .map(Cow::Borrowed),
+            Some(c) => self.memo_messages(c).get(i).map(Cow::Borrowed),
             None => self.parse_messages().into_iter().nth(i).map(Cow::Owned),
         }
     }
@@ -654,14 +670,16 @@ impl Bundle {
             views: Views::default(),
         };
         // The list pages are read through the memo: parsed once, for the inventory and
-        // for every check that reads them again.
+        // for every check that reads them again; the inventory shares the parsed pages
+        // rather than copy their items.
         let inventory = {
             let records = Arc::clone(&ev.records);
-            derive::inventory_with(&records, &mut |k, page| {
-                let Some(x) = records.get(k).and_then(|r| ev.exchange_of(r)) else {
-                    return;
-                };
-                x.with_request_id(|id| x.with_messages(|msgs| page(msgs, id)));
+            derive::inventory_of(&records, &mut |k, key, items: &mut SharedItems| {
+                let x = records.get(k).and_then(|r| ev.exchange_of(r))?;
+                let msgs = x.messages_shared();
+                let (answer, last) = x.with_request_id(|id| derive::list_page(&msgs, id))?;
+                items.push_page(msgs, answer, key);
+                Some(last)
             })
         };
         ev.inventory = Arc::new(inventory);
@@ -1452,7 +1470,22 @@ mod tests {
             let v = mcp_probe_schema::open(&bytes, &[]).expect("verifies");
             let want = derive::inventory(&v.records);
             let ev = Bundle::new(f.display().to_string(), v);
-            assert_eq!(*ev.inventory, want, "{}", f.display());
+            let shared = &ev.inventory;
+            let copied = |l: &derive::ListInventory<SharedItems>| derive::ListInventory {
+                observed: l.observed,
+                items: l.items.to_vec(),
+                pages: l.pages,
+                complete: l.complete,
+                stopped: l.stopped.clone(),
+            };
+            let got = Inventory {
+                tools: copied(&shared.tools),
+                resources: copied(&shared.resources),
+                resource_templates: copied(&shared.resource_templates),
+                prompts: copied(&shared.prompts),
+            };
+            assert_eq!(got, want, "{}", f.display());
+            assert_eq!(shared.tools.items.len(), want.tools.items.len());
             paged |= want.tools.pages > 1;
             // Each page it read over HTTP is parsed in the memo (an ordinary bundle's
             // bodies are all short enough to keep).

@@ -36,6 +36,7 @@ pub mod refs;
 pub mod renewal;
 pub mod report;
 pub mod rules;
+pub mod shared_items;
 pub mod text;
 pub mod timestamp;
 pub mod toml_input;

@@ -74,7 +74,12 @@ pub fn messages_in(media_type: Option<&str>, body: &[u8]) -> Vec<Value> {
                 push(v);
             }
         }
-    } else if let Ok(v) = serde_json::from_slice::<Value>(body) {
+    } else if let Ok(v) = match std::str::from_utf8(body) {
+        // Checked once here rather than string by string as the parse goes (invalid
+        // UTF-8 is refused by either parse).
+        Ok(text) => serde_json::from_str::<Value>(text),
+        Err(_) => serde_json::from_slice::<Value>(body),
+    } {
         push(v);
     }
     out
@@ -112,9 +117,25 @@ pub fn body_cut(body: &Body) -> Option<String> {
 
 /// The JSON-RPC response (result or error) whose `id` equals `id`.
 pub fn response_to<'a>(messages: &'a [Value], id: &Value) -> Option<&'a Value> {
-    messages.iter().find(|m| {
-        m.get("id") == Some(id) && (m.get("result").is_some() || m.get("error").is_some())
-    })
+    messages.iter().find(|m| answers(m, id))
+}
+
+/// True when message `m` answers request `id`: an object whose `id` is `id` and that has
+/// a `result` or an `error`. Read in one pass over its members (an object's keys are
+/// unique), where looking up each key would hash it three times.
+fn answers(m: &Value, id: &Value) -> bool {
+    let Some(o) = m.as_object() else {
+        return false;
+    };
+    let (mut same, mut answer) = (false, false);
+    for (k, v) in o {
+        match k.as_str() {
+            "id" => same = v == id,
+            "result" | "error" => answer = true,
+            _ => {}
+        }
+    }
+    same && answer
 }
 
 /// The `id` of the JSON-RPC request in a request body.
@@ -1321,13 +1342,14 @@ pub fn response(record: &Record) -> Option<&HttpResponse> {
     }
 }
 
-/// One list method's inventory.
+/// One list method's inventory, its items held as `I` ([`PageItems`]): by default
+/// values of its own.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct ListInventory {
+pub struct ListInventory<I = Vec<Value>> {
     /// At least one page was requested.
     pub observed: bool,
     /// Items of every page, in order.
-    pub items: Vec<Value>,
+    pub items: I,
     /// Pages read.
     pub pages: u32,
     /// The last page read had no `nextCursor`.
@@ -1336,17 +1358,49 @@ pub struct ListInventory {
     pub stopped: Option<String>,
 }
 
-/// The inventory across pages.
+/// The inventory across pages, the items of each list held as `I` ([`ListInventory`]).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Inventory {
+pub struct Inventory<I = Vec<Value>> {
     /// `tools/list`.
-    pub tools: ListInventory,
+    pub tools: ListInventory<I>,
     /// `resources/list`.
-    pub resources: ListInventory,
+    pub resources: ListInventory<I>,
     /// `resources/templates/list`.
-    pub resource_templates: ListInventory,
+    pub resource_templates: ListInventory<I>,
     /// `prompts/list`.
-    pub prompts: ListInventory,
+    pub prompts: ListInventory<I>,
+}
+
+/// How an inventory holds the items of its pages ([`ListInventory::items`]): a
+/// `Vec<Value>` holds them as values of its own; a holder that keeps the parsed pages
+/// they are in can share them instead ([`inventory_of`]).
+pub trait PageItems: Default {
+    /// Take the items of a page read from a stdio exchange: `msgs` are its messages,
+    /// `msgs[answer]` the answer, which carries a `result`, and `key` names the item
+    /// array in it (none is taken when it is not an array).
+    fn take_page(&mut self, msgs: Vec<Value>, answer: usize, key: &'static str);
+}
+
+impl PageItems for Vec<Value> {
+    fn take_page(&mut self, mut msgs: Vec<Value>, answer: usize, key: &'static str) {
+        if let Some(Value::Array(items)) = msgs
+            .get_mut(answer)
+            .and_then(|m| m.get_mut("result"))
+            .and_then(|r| r.get_mut(key))
+        {
+            self.append(items);
+        }
+    }
+}
+
+/// The answer to request `id` among a list page's messages ([`response_to`]) when it
+/// carries a `result`: its index, and whether the page was the last (its result has
+/// no string `nextCursor`).
+pub fn list_page(msgs: &[Value], id: &Value) -> Option<(usize, bool)> {
+    let index = msgs.iter().position(|m| answers(m, id))?;
+    let result = msgs[index].get("result")?;
+    let last = !matches!(result.get("nextCursor"), Some(Value::String(_)));
+    Some((index, last))
 }
 
 /// The key of the item array in each list result.
@@ -1447,31 +1501,39 @@ pub fn answer_messages(resp: &HttpResponse, stream: Option<&StreamAnswer>) -> Ve
 /// Derive the inventory from the inventory legs' records.
 pub fn inventory(records: &[Record]) -> Inventory {
     let streamed = stream_answers(records);
-    inventory_with(records, &mut |k, page| {
+    inventory_of(records, &mut |k, key, items: &mut Vec<Value>| {
         let r = &records[k];
         let Observation::Http(x) = &r.observation else {
-            return;
+            return None;
         };
         let HttpOutcome::Response(resp) = &x.outcome else {
-            return;
+            return None;
         };
         let msgs = answer_messages(resp, streamed.get(&r.seq));
         let id = request_id(&x.request.body.bytes).unwrap_or(Value::Null);
-        page(&msgs, &id);
+        let (answer, last) = list_page(&msgs, &id)?;
+        items.take_page(msgs, answer, key);
+        Some(last)
     })
 }
 
-/// How [`inventory_with`] reads a list page sent over HTTP: given the record's index,
-/// it calls the page with the answer's JSON-RPC messages ([`answer_messages`], with the
-/// HTTP+SSE stream's for that request) and the request's id ([`request_id`], `null` when
-/// it has none), the reading [`inventory()`] makes itself.
-pub type PageReader<'a> = dyn FnMut(usize, &mut dyn FnMut(&[Value], &Value)) + 'a;
+/// How [`inventory_of`] reads a list page sent over HTTP: given the record's index, the
+/// key of the list's item array and the list's items so far, it finds the answer to
+/// the request among the page's JSON-RPC messages ([`list_page`] of [`answer_messages`],
+/// with the HTTP+SSE stream's for that request, and of [`request_id`], `null` when it
+/// has none: the reading [`inventory()`] makes itself), adds its items and returns
+/// whether the page was the last; `None` when no answer carries a `result`.
+pub type PageReader<'a, I> = dyn FnMut(usize, &'static str, &mut I) -> Option<bool> + 'a;
 
-/// [`inventory()`], with the messages of each list page sent over HTTP read by `read`: a
-/// reader that keeps what it parsed (the grader's memo of parsed bodies) parses each
-/// page once for the inventory and every check.
-pub fn inventory_with(records: &[Record], read: &mut PageReader<'_>) -> Inventory {
-    let mut inv = Inventory::default();
+/// [`inventory()`], with the items held as `I` and each list page sent over HTTP read
+/// by `read`: a reader that keeps what it parsed (the grader's memo of parsed bodies)
+/// parses each page once for the inventory and every check, and can share the items
+/// with it rather than copy them.
+pub fn inventory_of<I: PageItems>(
+    records: &[Record],
+    read: &mut PageReader<'_, I>,
+) -> Inventory<I> {
+    let mut inv = Inventory::<I>::default();
     for (k, r) in records.iter().enumerate() {
         for l in &r.legs {
             let Some((key, list)) = list_of(l).and_then(|x| Some((x.key, inv.list_mut(x.leg)?)))
@@ -1488,14 +1550,11 @@ pub fn inventory_with(records: &[Record], read: &mut PageReader<'_>) -> Inventor
                         .and_then(|b| request_id(b))
                         .unwrap_or(Value::Null);
                     let msgs = stdio_messages(x);
-                    match response_to(&msgs, &id).and_then(|m| m.get("result")) {
-                        Some(result) => {
+                    match list_page(&msgs, &id) {
+                        Some((answer, last)) => {
                             list.pages += 1;
-                            if let Some(Value::Array(items)) = result.get(key) {
-                                list.items.extend(items.iter().cloned());
-                            }
-                            list.complete =
-                                !matches!(result.get("nextCursor"), Some(Value::String(_)));
+                            list.items.take_page(msgs, answer, key);
+                            list.complete = last;
                         }
                         None => {
                             list.stopped = Some(match &x.error {
@@ -1523,25 +1582,7 @@ pub fn inventory_with(records: &[Record], read: &mut PageReader<'_>) -> Inventor
                             list.complete = false;
                             continue;
                         }
-                        // The page's items and whether it was the last, if it has a result.
-                        let mut page: Option<(Vec<Value>, bool)> = None;
-                        read(k, &mut |msgs, id| {
-                            page =
-                                response_to(msgs, id)
-                                    .and_then(|m| m.get("result"))
-                                    .map(|result| {
-                                        let items = match result.get(key) {
-                                            Some(Value::Array(items)) => items.clone(),
-                                            _ => Vec::new(),
-                                        };
-                                        let last = !matches!(
-                                            result.get("nextCursor"),
-                                            Some(Value::String(_))
-                                        );
-                                        (items, last)
-                                    });
-                        });
-                        let Some((items, last)) = page else {
+                        let Some(last) = read(k, key, &mut list.items) else {
                             list.stopped = Some(format!(
                                 "page {} answered HTTP {} without a result",
                                 list.pages + 1,
@@ -1551,12 +1592,6 @@ pub fn inventory_with(records: &[Record], read: &mut PageReader<'_>) -> Inventor
                             continue;
                         };
                         list.pages += 1;
-                        if list.items.is_empty() {
-                            // The first page's items become the list (no copy into a new one).
-                            list.items = items;
-                        } else {
-                            list.items.extend(items);
-                        }
                         list.complete = last;
                     }
                 },
@@ -1567,9 +1602,9 @@ pub fn inventory_with(records: &[Record], read: &mut PageReader<'_>) -> Inventor
     inv
 }
 
-impl Inventory {
+impl<I> Inventory<I> {
     /// The list of leg `l`, when it is one of [`inventory::LISTS`]' legs.
-    fn list_mut(&mut self, l: LegId) -> Option<&mut ListInventory> {
+    fn list_mut(&mut self, l: LegId) -> Option<&mut ListInventory<I>> {
         match l {
             leg::INVENTORY_TOOLS => Some(&mut self.tools),
             leg::INVENTORY_RESOURCES => Some(&mut self.resources),
@@ -1632,6 +1667,89 @@ mod tests {
         #[test]
         fn any_name_is_a_list_leg_only_as_the_leg_table_says(n in "[a-z.@_-]{0,30}") {
             prop_assert_eq!(list_key(&n), list_key_by_table(&n));
+        }
+    }
+
+    #[test]
+    fn a_body_checked_as_utf8_first_parses_as_the_bytes_do() {
+        let by_bytes = |body: &[u8]| -> Vec<Value> {
+            match serde_json::from_slice::<Value>(body) {
+                Ok(Value::Array(a)) => a.into_iter().filter(Value::is_object).collect(),
+                Ok(v @ Value::Object(_)) => vec![v],
+                _ => Vec::new(),
+            }
+        };
+        for body in [
+            &br#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a\u00e9\n"}]}}"#[..],
+            br#"[{"id":1,"result":{}},2,{"method":"m"}]"#,
+            b"{\"id\":1,\"result\":\"\xc3\xa9\"}",
+            b"{\"id\":1,\"result\":\"\xff\"}",
+            b"{\"id\":1,\"result\":\"\xed\xa0\x80\"}",
+            b"{\"id\":1}\xff",
+            br#"{"id":1,"result":"\ud800"}"#,
+            br#"{"id":1,"result":"\uD83D\uDE00"}"#,
+            br#"{"id":1,"result":"a	b"}"#,
+            br#"{"id":1,"result":1e400}"#,
+            b"",
+            b"null",
+        ] {
+            assert_eq!(
+                messages_in(None, body),
+                by_bytes(body),
+                "{}",
+                String::from_utf8_lossy(body)
+            );
+        }
+    }
+
+    /// What [`response_to`] must equal: each key looked up.
+    fn response_by_lookup<'a>(messages: &'a [Value], id: &Value) -> Option<&'a Value> {
+        messages.iter().find(|m| {
+            m.get("id") == Some(id) && (m.get("result").is_some() || m.get("error").is_some())
+        })
+    }
+
+    #[test]
+    fn the_answer_read_in_one_pass_is_the_one_looked_up() {
+        let msgs: Vec<Value> = [
+            r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"id":1}}"#,
+            r#"{"id":1}"#,
+            r#"{"id":2,"error":{"code":-32601}}"#,
+            r#"{"result":{},"id":"1"}"#,
+            r#"{"id":1,"id":3,"result":null}"#,
+            r#"{"id":null,"error":null}"#,
+            r#"{"id":1.0,"result":[]}"#,
+            r#"[{"id":1,"result":{}}]"#,
+            r#""id""#,
+            r#"{"id":1,"result":{"tools":[]},"result":{"nextCursor":"c"}}"#,
+        ]
+        .iter()
+        .map(|t| serde_json::from_str(t).expect("json"))
+        .collect();
+        let ids = [
+            serde_json::json!(1),
+            serde_json::json!(2),
+            serde_json::json!(3),
+            serde_json::json!("1"),
+            serde_json::json!(null),
+            serde_json::json!(1.0),
+            serde_json::json!([]),
+        ];
+        for start in 0..msgs.len() {
+            for id in &ids {
+                let tail = &msgs[start..];
+                let got = response_to(tail, id);
+                assert_eq!(got, response_by_lookup(tail, id), "{id} from {start}");
+                let page = got.and_then(|m| {
+                    let result = m.get("result")?;
+                    let index = tail.iter().position(|x| std::ptr::eq(x, m))?;
+                    Some((
+                        index,
+                        !matches!(result.get("nextCursor"), Some(Value::String(_))),
+                    ))
+                });
+                assert_eq!(list_page(tail, id), page, "{id} from {start}");
+            }
         }
     }
 

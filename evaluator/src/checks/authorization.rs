@@ -23,7 +23,6 @@ pub mod short_lived_tokens;
 pub mod static_client_safeguards;
 
 use mcp_probe_schema::vocab::leg;
-use serde_json::Value;
 
 use serde_json::Map;
 
@@ -32,6 +31,7 @@ use super::common::values::or_null;
 use crate::check::{Context, Legs};
 use crate::evidence::Bundle;
 use crate::fmt::escape_line;
+use crate::shared_items::SharedItems;
 
 /// The tool annotations `annotations-not-authorization` counts (the MCP tool annotations),
 /// in the specification's order.
@@ -48,7 +48,7 @@ enum ToolsListed<'a> {
     NotListed(String),
     /// Items of every page read; `incomplete` says why reading stopped early.
     Listed {
-        tools: &'a [Value],
+        tools: &'a SharedItems,
         pages: u32,
         incomplete: Option<String>,
     },
@@ -149,7 +149,7 @@ pub static ANNOTATIONS_NOT_AUTHORIZATION: ReportedOnly = ReportedOnly {
 };
 
 /// How many of `tools` assert each of [`HINTS`] (a non-null value under `annotations`).
-fn hint_counts(tools: &[Value]) -> [usize; 4] {
+fn hint_counts(tools: &SharedItems) -> [usize; 4] {
     HINTS.map(|hint| {
         tools
             .iter()
@@ -208,6 +208,7 @@ mod tests {
     use super::*;
     use crate::check::Check;
     use crate::fixture::{evidence, list_page, session, skipped};
+    use serde_json::Value;
     /// The rule graded directly, rendered outside any definition (local names).
     fn run(
         check: &dyn crate::check::Check,

@@ -19,6 +19,7 @@ use crate::evidence::Bundle;
 use crate::fmt::{escape_line, utc};
 use crate::load::{for_grading, load_signers, read_verified};
 use crate::output::Diag;
+use crate::shared_items::SharedItems;
 
 /// One side of the comparison.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
@@ -109,7 +110,7 @@ pub struct Diff {
 }
 
 fn names(ev: &Bundle) -> [(&'static str, BTreeSet<String>); 4] {
-    let pick = |items: &[Value], key: &str| -> BTreeSet<String> {
+    let pick = |items: &SharedItems, key: &str| -> BTreeSet<String> {
         items
             .iter()
             .filter_map(|i| i.get(key).and_then(Value::as_str).map(str::to_string))

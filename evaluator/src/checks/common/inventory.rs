@@ -96,13 +96,7 @@ impl<'a> Read<'a> {
                         continue;
                     };
                     let x = xc.http;
-                    let status_label = match (&x.outcome, xc.is_stdio()) {
-                        (_, true) => "stdio".to_string(),
-                        (HttpOutcome::Response(resp), false) => {
-                            crate::format_exact!("HTTP {}", resp.status)
-                        }
-                        (HttpOutcome::Error(_), false) => String::new(),
-                    };
+                    let stdio = xc.is_stdio();
                     match &x.outcome {
                         HttpOutcome::Error(e) => NoPage::Transport(e.to_string()),
                         HttpOutcome::Response(resp) => {
@@ -126,7 +120,7 @@ impl<'a> Read<'a> {
                                 // Items are borrowed from the memo; a page too long for
                                 // the memo is parsed here and its items copied.
                                 let no_page = match xc.messages_ref() {
-                                    Some(msgs) => match answer(msgs, &id, resp, &status_label) {
+                                    Some(msgs) => match answer(msgs, &id, resp, stdio) {
                                         Ok(result) => {
                                             read.page(result, Cow::Borrowed);
                                             None
@@ -134,7 +128,7 @@ impl<'a> Read<'a> {
                                         Err(n) => Some(n),
                                     },
                                     None => xc.with_messages(|msgs| {
-                                        match answer(msgs, &id, resp, &status_label) {
+                                        match answer(msgs, &id, resp, stdio) {
                                             Ok(result) => {
                                                 read.page(result, |v| Cow::Owned(v.clone()));
                                                 None
@@ -322,12 +316,20 @@ fn answer<'m>(
     msgs: &'m [Value],
     id: &Value,
     resp: &mcp_probe_schema::model::HttpResponse,
-    status_label: &str,
+    stdio: bool,
 ) -> Result<&'m Value, NoPage> {
     match derive::response_to(msgs, id) {
         Some(m) => match m.get("result") {
             Some(result) => Ok(result),
-            None => Err(NoPage::Refused(refusal(status_label, m.get("error")))),
+            None => {
+                // Named only when refused: `stdio` for a stdio exchange, else the status.
+                let status_label = if stdio {
+                    "stdio".to_string()
+                } else {
+                    crate::format_exact!("HTTP {}", resp.status)
+                };
+                Err(NoPage::Refused(refusal(&status_label, m.get("error"))))
+            }
         },
         None => Err(NoPage::Unparsable(unparsable(resp, id, msgs.is_empty()))),
     }

@@ -21,6 +21,7 @@ use crate::checks::common::baseline::{baseline_for, describe_baseline};
 use crate::checks::common::values::{leg_outcomes, Keyed};
 use crate::evidence::Bundle;
 use crate::fmt::escape_line;
+use crate::shared_items::SharedItems;
 use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 
 /// Advertised capability configuration matches the recorded baseline.
@@ -192,7 +193,7 @@ fn sub_a(ev: &Bundle, cx: &Context<'_>, now: Option<&BTreeMap<String, Value>>) -
 
 /// Tool names, resource URIs and prompt names of `ev`'s inventory.
 fn names(ev: &Bundle) -> [(&'static str, Vec<String>); 3] {
-    let of = |items: &[Value], key: &str| -> Vec<String> {
+    let of = |items: &SharedItems, key: &str| -> Vec<String> {
         items
             .iter()
             .filter_map(|i| i.get(key).and_then(Value::as_str).map(str::to_string))
