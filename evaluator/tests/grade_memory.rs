@@ -148,6 +148,18 @@ fn a_spilled_report_writes_the_bytes_of_the_report_in_memory() {
         b.server(s, r).expect("spilled");
     }
     let mut spilled = b.finish().expect("a report");
+    // The same outcomes spilled in transposed batches, as the formats that read a check
+    // row on many servers at a time spill them (`spill_form`).
+    let mut batched = Builder::new(
+        Benchmark::builtin(),
+        None,
+        Some(Spill::create(None, SpillForm::OutcomesBatched).expect("spill")),
+    );
+    for (s, r) in graded.iter().rev().cloned() {
+        batched.server(s, r).expect("spilled");
+    }
+    let mut batched = batched.finish().expect("a report");
+    assert!(!batched.holds_outcomes(), "nothing in memory");
     // The same servers spilled as the JSON report's results, each made on a preparer as
     // a grading worker makes it.
     let mut j = Builder::new(
@@ -207,7 +219,7 @@ fn a_spilled_report_writes_the_bytes_of_the_report_in_memory() {
     let w =
         mcp_probe_evaluator::waivers::Waivers::load(&wpath, Benchmark::builtin()).expect("waivers");
     let today = chrono::NaiveDate::from_ymd_opt(2026, 12, 4).expect("date");
-    for r in [&mut spilled, &mut memory, &mut as_json] {
+    for r in [&mut spilled, &mut memory, &mut as_json, &mut batched] {
         r.apply_waivers(&w, today);
     }
     assert!(
@@ -230,6 +242,7 @@ fn a_spilled_report_writes_the_bytes_of_the_report_in_memory() {
         .expect_err("JSON results are not outcomes");
     assert!(e.to_string().contains("holds JSON results"), "{e}");
     assert_eq!(spilled.status(), memory.status());
+    assert_eq!(batched.status(), memory.status());
     assert_eq!(
         spilled.waivers.as_ref().map(|a| a.waived),
         memory.waivers.as_ref().map(|a| a.waived)
@@ -246,20 +259,22 @@ fn a_spilled_report_writes_the_bytes_of_the_report_in_memory() {
         (Format::Oscal, 24, false),
         (Format::Xccdf, 24, false),
     ] {
-        spilled.verbose = verbose;
-        memory.verbose = verbose;
-        spilled.height = height;
-        memory.height = height;
-        let mut a = Vec::new();
-        mcp_probe_evaluator::report::write(&spilled, format, &mut a).expect("write");
+        for r in [&mut spilled, &mut memory, &mut batched] {
+            r.verbose = verbose;
+            r.height = height;
+        }
         let mut b = Vec::new();
         mcp_probe_evaluator::report::write(&memory, format, &mut b).expect("write");
-        assert!(a.len() > 1000);
-        assert_eq!(
-            String::from_utf8_lossy(&a),
-            String::from_utf8_lossy(&b),
-            "{format:?} verbose {verbose}"
-        );
+        assert!(b.len() > 1000);
+        for (r, layout) in [(&spilled, "server by server"), (&batched, "batched")] {
+            let mut a = Vec::new();
+            mcp_probe_evaluator::report::write(r, format, &mut a).expect("write");
+            assert_eq!(
+                String::from_utf8_lossy(&a),
+                String::from_utf8_lossy(&b),
+                "{format:?} verbose {verbose}, spilled {layout}"
+            );
+        }
     }
     drop(spilled);
     assert!(!path.exists(), "the spill file is removed");

@@ -29,20 +29,23 @@ pub fn extras(format: Format, ev: &Bundle, results: &[CheckResult], server: &mut
     }
 }
 
-/// What the spill file of a report in `format` keeps of each outcome: for the JSON
-/// report, the bytes it writes of each result ([`super::spill::Form::Json`]), made once
-/// on the grading worker and copied when the report is written, never parsed back; for
-/// every other format the outcome itself, which its renderer reads back.
+/// What the spill file of a report in `format` keeps of each outcome, and how it is laid
+/// out: for the JSON report, the bytes it writes of each result
+/// ([`super::spill::Form::Json`]), made once on the grading worker and copied when the
+/// report is written, never parsed back; for every other format the outcome itself,
+/// which its renderer reads back. The renderers that read a check's outcomes on many
+/// servers at a time (text, `--verbose`, SARIF, Markdown, OSCAL) have them in transposed
+/// batches ([`super::spill::Form::OutcomesBatched`]), so that one check's outcomes on
+/// servers graded one after the other are one read; JUnit and XCCDF, which read one
+/// server's outcomes at a time, and HTML, which reads one outcome at a time, have them
+/// server by server ([`super::spill::Form::Outcomes`]).
 pub fn spill_form(format: Format) -> SpillForm {
     match format {
         Format::Json => SpillForm::Json(json::write_outcome),
-        Format::Text
-        | Format::Sarif
-        | Format::Junit
-        | Format::Markdown
-        | Format::Html
-        | Format::Oscal
-        | Format::Xccdf => SpillForm::Outcomes,
+        Format::Text | Format::Sarif | Format::Markdown | Format::Oscal => {
+            SpillForm::OutcomesBatched
+        }
+        Format::Junit | Format::Html | Format::Xccdf => SpillForm::Outcomes,
     }
 }
 

@@ -19,17 +19,18 @@
 //! [`super::Report::server_outcomes`]), so it never holds a whole check's.
 //!
 //! What the file keeps of each outcome is its [`Form`], chosen when it is created: the
-//! outcome itself, which any renderer reads back ([`Form::Outcomes`]), or for the JSON
-//! report the bytes that report writes for it ([`Form::Json`]), made once on the grading
-//! worker and copied when the report is written, never parsed back. A spill file of one
-//! form refuses to be read as the other ([`Spill::server_encoded`], [`Spill::row`],
+//! outcome itself, which any renderer reads back ([`Form::Outcomes`],
+//! [`Form::OutcomesBatched`]), or for the JSON report the bytes that report writes for it
+//! ([`Form::Json`]), made once on the grading worker and copied when the report is
+//! written, never parsed back. A spill file of outcomes refuses to be read as JSON
+//! results and the other way round ([`Spill::server_encoded`], [`Spill::row`],
 //! [`Spill::json_range`]).
 //!
 //! How the file is laid out follows its form. A file of [`Form::Outcomes`] is server by
 //! server: each server's summary, then its outcomes in check-row order, then the next
 //! server's; one server's outcomes (JUnit, XCCDF) are next to each other. A file of
-//! [`Form::Json`], read back only a check row at a time on many servers, is written in
-//! transposed batches: the servers as they are given are held (their encoded bytes copied
+//! [`Form::Json`] or [`Form::OutcomesBatched`], for a renderer that reads a check row at
+//! a time on many servers, is written in transposed batches: the servers as they are given are held (their encoded bytes copied
 //! into one buffer, up to `BATCH_BYTES` or `BATCH_SERVERS` servers) and written together,
 //! their summaries, then check row 0's outcome on each of them, then row 1's, and so on
 //! (a row without an outcome takes no bytes). One row's outcomes on servers given one
@@ -71,8 +72,13 @@ pub struct SpillError {
 #[derive(Debug, Clone, Copy)]
 pub enum Form {
     /// The outcome itself (and the transcript excerpts of its records), read back as an
-    /// [`Outcome`] by any renderer.
+    /// [`Outcome`] by any renderer, laid out server by server: for a renderer that reads
+    /// one server's outcomes at a time, or one outcome at a time.
     Outcomes,
+    /// [`Form::Outcomes`] in transposed batches (see the module's docs): the same bytes
+    /// of each outcome, read back the same way, for a renderer that reads one check
+    /// row's outcomes on many servers at a time (`super::spill_form` picks it by format).
+    OutcomesBatched,
     /// The JSON report's part of the outcome's result, from `"verdict"` through
     /// `"details"`, as the function given writes it (the JSON renderer's: this module
     /// knows no renderer, `super::spill_form` picks it), copied into the report by that
@@ -86,7 +92,7 @@ pub type WriteResult = fn(&mut Vec<u8>, &Outcome) -> std::io::Result<()>;
 impl Form {
     fn name(self) -> &'static str {
         match self {
-            Form::Outcomes => "outcomes",
+            Form::Outcomes | Form::OutcomesBatched => "outcomes",
             Form::Json(_) => "JSON results",
         }
     }
@@ -118,11 +124,11 @@ struct Entry {
 }
 
 /// Servers written to the file together, every one with the same number of check rows,
-/// in one of two layouts. Transposed ([`Form::Json`]): their summaries one after the
+/// in one of two layouts. Transposed ([`Form::Json`], [`Form::OutcomesBatched`]): their summaries one after the
 /// other, then check row 0's outcome of each server in the order they were given, then
 /// row 1's, and so on (a row without an outcome takes no bytes), and per row where its
 /// outcomes start ([`Spill::starts`]). Server by server ([`Form::Outcomes`], and a server
-/// of [`Form::Json`] too large for a batch, [`BATCH_BYTES`]; `starts_at` is
+/// of the other forms too large for a batch, [`BATCH_BYTES`]; `starts_at` is
 /// [`SERVER_MAJOR`]): each server's summary and then its outcomes in row order, the
 /// next server after it; servers given one after the other with the same number of rows
 /// are all one such batch. A transposed batch of one server has the same bytes as the
@@ -720,23 +726,23 @@ impl Spill {
 const WRITE_BUFFER: usize = 1 << 14;
 
 /// The most servers, and the most bytes, a transposed batch of a file of `form` holds
-/// ([`Batch`]), or `None` when the file is laid out server by server. For [`Form::Json`],
-/// read back a check row at a time for many servers, batches: the servers graded one
-/// after the other have their outcomes of a row next to each other, read with one
-/// `pread`. [`Form::Outcomes`] is also read back a server at a time (JUnit, XCCDF),
-/// whose outcomes are then next to each other, and it is read back a check at a time
-/// through outcomes decoded one by one, where the reads weigh less.
+/// ([`Batch`]), or `None` when the file is laid out server by server. For [`Form::Json`]
+/// and [`Form::OutcomesBatched`], read back a check row at a time for many servers,
+/// batches: the servers graded one after the other have their outcomes of a row next to
+/// each other, read with one `pread`. [`Form::Outcomes`] is for the renderers that read
+/// a server at a time (JUnit, XCCDF), whose outcomes are then next to each other, or
+/// one outcome at a time (HTML), which batches do not help.
 fn batch_limits(form: Form) -> Option<(usize, usize)> {
     match form {
-        Form::Json(_) => Some((BATCH_SERVERS, BATCH_BYTES)),
+        Form::Json(_) | Form::OutcomesBatched => Some((BATCH_SERVERS, BATCH_BYTES)),
         Form::Outcomes => None,
     }
 }
 
-/// The most servers in a batch of a file of [`Form::Json`] ([`Batch`]).
+/// The most servers in a transposed batch ([`Batch`], [`batch_limits`]).
 const BATCH_SERVERS: usize = 64;
 
-/// The most bytes of a batch of a file of [`Form::Json`] ([`Batch`]): the batch is
+/// The most bytes of a transposed batch ([`Batch`], [`batch_limits`]): the batch is
 /// written when the next server would take it past them (or when it reaches them, or
 /// [`BATCH_SERVERS`]), and a server of this many bytes or more is written at once, server
 /// by server, never copied into a batch. The bytes of the batch pending are what the
@@ -821,7 +827,7 @@ pub fn encode_server(
         };
         let start = bytes.len();
         match form {
-            Form::Outcomes => {
+            Form::Outcomes | Form::OutcomesBatched => {
                 encode(o, &mut bytes);
                 let mine: Vec<(&u64, &String)> = o
                     .records
@@ -1690,7 +1696,7 @@ mod tests {
     #[test]
     fn a_batch_of_one_server_is_the_server_by_server_layout() {
         let fleet: Vec<_> = (0..4).map(|n| fleet_server(n, 7)).collect();
-        for form in [Form::Json(stand_in), Form::Outcomes] {
+        for form in [Form::Json(stand_in), Form::Outcomes, Form::OutcomesBatched] {
             let order = [2, 0, 3, 1];
             let one = spill_of(form, Some((1, ALL)), &fleet, &order);
             let old = spill_of(form, None, &fleet, &order);
@@ -1718,7 +1724,7 @@ mod tests {
             (0..n).rev().collect(),
             (0..n).map(|k| (k * 7) % n).collect(),
         ];
-        for form in [Form::Json(stand_in), Form::Outcomes] {
+        for form in [Form::Json(stand_in), Form::Outcomes, Form::OutcomesBatched] {
             let len = |k| encoded_len(form, &fleet, k);
             // Servers 0 and 1 end a batch exactly at its bytes; at `len(5)` server 5
             // (and each as large) is written alone.
@@ -1816,6 +1822,69 @@ mod tests {
             let got = t.json_range(row, 0..2, &mut buf).expect("read");
             assert_eq!(got.len(), 2);
             assert_eq!(got[1], None, "row {row}");
+        }
+    }
+
+    /// A file of [`Form::OutcomesBatched`], with the limits it is created with, is laid
+    /// out in transposed batches and reads back, excerpts and all, what a file of
+    /// [`Form::Outcomes`] (server by server) gives, in every server order; the two keep
+    /// the same bytes in all, and take each other's encoded servers.
+    #[test]
+    fn a_batched_file_of_outcomes_reads_back_as_the_server_by_server_one() {
+        let rows = 6;
+        // More servers than a batch holds, so batches are cut by their servers too.
+        let n = BATCH_SERVERS * 2 + 9;
+        let fleet: Vec<_> = (0..n).map(|k| fleet_server(k, rows)).collect();
+        let ex = |k: usize| {
+            Excerpts::from([
+                (3, format!("POST /mcp {k}")),
+                (u64::MAX, "x".repeat(k % 5)),
+                (8, "not a record of these outcomes".to_string()),
+            ])
+        };
+        let orders: [Vec<usize>; 3] = [
+            (0..n).collect(),
+            (0..n).rev().collect(),
+            (0..n).map(|k| (k * 7) % n).collect(),
+        ];
+        for order in &orders {
+            let make = |form: Form| {
+                let mut s = Spill::create(None, form).expect("a spill file");
+                for (k, (summary, outcomes)) in fleet.iter().enumerate() {
+                    let encoded = encode_server(
+                        // Encoded in the other form of outcomes: the same bytes.
+                        match form {
+                            Form::Outcomes => Form::OutcomesBatched,
+                            _ => Form::Outcomes,
+                        },
+                        summary,
+                        outcomes,
+                        &ex(k),
+                    );
+                    assert_eq!(s.server_encoded(encoded).expect("written"), k);
+                }
+                s.seal().expect("sealed");
+                s.reorder(order);
+                s
+            };
+            let got = make(Form::OutcomesBatched);
+            let want = make(Form::Outcomes);
+            assert!(
+                got.batches.len() > 2 && got.batches.iter().all(|b| b.starts_at != SERVER_MAJOR),
+                "transposed batches"
+            );
+            assert!(
+                want.batches.len() == 1 && want.batches[0].starts_at == SERVER_MAJOR,
+                "server by server"
+            );
+            assert_eq!(got.end, want.end, "the same bytes in all");
+            let what = format!("batched outcomes {:?}", &order[..3]);
+            reads_the_same(&got, &want, rows, &what);
+            let kept = got.row_and_excerpts(0).expect("read");
+            assert!(
+                kept.iter().flatten().any(|(_, e)| e.len() == 2),
+                "{what}: excerpts kept"
+            );
         }
     }
 
