@@ -1196,15 +1196,15 @@ mod tests {
                 .or_else(|| heads.iter().position(|m| m.is_answer()))
         };
         let requests = [
-            r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
-            r#"{"jsonrpc":"2.0","id":"1","method":"ping"}"#,
-            r#"{"jsonrpc":"2.0","id":1,"id":3,"method":"ping"}"#,
-            r#"{"jsonrpc":"2.0","method":"ping"}"#,
+            r#"{"id":1,"method":"ping"}"#,
+            r#"{"id":"1","method":"ping"}"#,
+            r#"{"id":1,"id":3,"method":"ping"}"#,
+            r#"{"method":"ping"}"#,
             "not json",
         ];
         let answers = [
-            r#"{"jsonrpc":"2.0","id":2,"result":{}}"#,
-            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+            r#"{"id":2,"result":{}}"#,
+            r#"{"id":1,"result":{}}"#,
             r#"[{"id":2,"result":{}},{"id":1,"error":{"code":1}}]"#,
             r#"[{"id":2,"result":{}},{"id":3,"result":{"tools":[]}}]"#,
             r#"[{"method":"n"},{"id":1,"result":null}]"#,

@@ -251,19 +251,18 @@ pub fn local(o: crate::verdict::Outcome) -> crate::verdict::Outcome {
     o.rendered(&crate::refs::Local)
 }
 
+/// The paths of the example bundles: the integration tests' list, included here.
+#[cfg(test)]
+#[path = "../tests/support/examples.rs"]
+mod example_paths;
+#[cfg(test)]
+pub(crate) use example_paths::examples;
+
 /// Every example bundle (`examples/*.mcpev`), verified (no trust list), in the order of
-/// their paths.
+/// their paths ([`examples`]).
 #[cfg(test)]
 pub fn example_bundles() -> Vec<Bundle> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
-    let mut paths: Vec<_> = std::fs::read_dir(&dir)
-        .expect("examples dir")
-        .map(|e| e.expect("dir entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "mcpev"))
-        .collect();
-    paths.sort();
-    assert!(!paths.is_empty(), "no example bundles in {}", dir.display());
-    paths
+    examples()
         .iter()
         .map(|p| {
             let bytes = std::fs::read(p).expect("read bundle");

@@ -840,13 +840,7 @@ fn the_committed_examples_verify_and_show() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("..")
         .join("examples");
-    let mut bundles: Vec<PathBuf> = std::fs::read_dir(&root)
-        .expect("examples/")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "mcpev"))
-        .collect();
-    bundles.sort();
-    assert!(!bundles.is_empty(), "no example bundles");
+    let bundles = support::examples::examples();
     let names: Vec<String> = bundles
         .iter()
         .map(|p| p.file_name().expect("name").to_string_lossy().into_owned())

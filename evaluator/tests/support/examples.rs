@@ -1,5 +1,5 @@
 //! The example bundles shipped in `examples/`, for the tests and benchmarks that grade
-//! them (included with `#[path]` by the benches).
+//! them (included with `#[path]` by the benches and by the library's test fixture).
 
 use std::path::{Path, PathBuf};
 

@@ -8,7 +8,7 @@
 //! - [`tsa`]: a local RFC 3161 TSA from the lab's tools (test PKI, `openssl ts` tokens,
 //!   lab/tsa/tsa.py);
 //! - [`examples`]: the example bundles (also included by the benches and by the library's
-//!   OAuth test helpers, with `#[path]`);
+//!   test fixture, with `#[path]`);
 //! - [`build_id`], [`help_docs`], [`imports`]: also included by the collector's and the
 //!   schema's tests, with `#[path]`, so each stays one file without `use super::`.
 #![allow(dead_code, unreachable_pub)]

@@ -8,12 +8,9 @@ pub(crate) use crate::check::{Check, Context};
 pub(crate) use crate::evidence::Bundle;
 pub(crate) use crate::verdict::{Outcome, SubOutcome, Verdict};
 
-#[path = "../../../../tests/support/examples.rs"]
-mod example_bundles;
 pub(crate) use crate::fixture::sub as sub_of;
-pub(crate) use crate::fixture::{evidence, exchange, session, skipped, ENDPOINT as EP};
+pub(crate) use crate::fixture::{evidence, examples, exchange, session, skipped, ENDPOINT as EP};
 pub(crate) use base64::Engine;
-pub(crate) use example_bundles::examples;
 pub(crate) use mcp_probe_schema::model::{Header, Record, TransportError};
 pub(crate) use mcp_probe_schema::redact::decode_jwt;
 pub(crate) use mcp_probe_schema::testkit;
