@@ -139,26 +139,21 @@ fn a_spilled_report_writes_the_bytes_of_the_report_in_memory() {
         "excerpts to spill"
     );
     // Given in reverse: the builder sorts the servers as the report lists them.
-    let mut b = Builder::new(
-        Benchmark::builtin(),
-        None,
-        Some(Spill::create(None, SpillForm::Outcomes).expect("spill")),
-    );
-    for (s, r) in graded.iter().rev().cloned() {
-        b.server(s, r).expect("spilled");
-    }
-    let mut spilled = b.finish().expect("a report");
+    let spill_as = |form: SpillForm| {
+        let mut b = Builder::new(
+            Benchmark::builtin(),
+            None,
+            Some(Spill::create(None, form).expect("spill")),
+        );
+        for (s, r) in graded.iter().rev().cloned() {
+            b.server(s, r).expect("spilled");
+        }
+        b.finish().expect("a report")
+    };
+    let mut spilled = spill_as(SpillForm::Outcomes);
     // The same outcomes spilled in transposed batches, as the formats that read a check
     // row on many servers at a time spill them (`spill_form`).
-    let mut batched = Builder::new(
-        Benchmark::builtin(),
-        None,
-        Some(Spill::create(None, SpillForm::OutcomesBatched).expect("spill")),
-    );
-    for (s, r) in graded.iter().rev().cloned() {
-        batched.server(s, r).expect("spilled");
-    }
-    let mut batched = batched.finish().expect("a report");
+    let mut batched = spill_as(SpillForm::OutcomesBatched);
     assert!(!batched.holds_outcomes(), "nothing in memory");
     // The same servers spilled as the JSON report's results, each made on a preparer as
     // a grading worker makes it.
