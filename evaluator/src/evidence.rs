@@ -112,7 +112,7 @@ pub fn stdio_as_exchange(x: &StdioExchange) -> HttpExchange {
         _ => HttpOutcome::Response(HttpResponse {
             version: STDIO_METHOD.into(),
             status: 200,
-            reason: String::new(),
+            reason: "".into(),
             headers: vec![Header::new(
                 mcp_probe_schema::vocab::header::CONTENT_TYPE,
                 "application/json",

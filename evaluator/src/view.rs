@@ -623,9 +623,9 @@ fn observation(o: &Observation) -> ObservationJ {
                 connection: x.connection,
                 first_attempt: x.first_attempt.as_ref().map(transport_error),
                 request: Box::new(RequestJ {
-                    method: x.request.method.clone(),
+                    method: x.request.method.to_string(),
                     url: x.request.url.clone(),
-                    version: x.request.version.clone(),
+                    version: x.request.version.to_string(),
                     headers: headers(&x.request.headers),
                     body: body(&x.request.body),
                 }),
@@ -754,9 +754,9 @@ fn whole(bytes: &[u8], length: u64) -> BodyJ {
 
 fn response(r: &HttpResponse) -> ResponseJ {
     ResponseJ {
-        version: r.version.clone(),
+        version: r.version.to_string(),
         status: r.status,
-        reason: r.reason.clone(),
+        reason: r.reason.to_string(),
         headers: headers(&r.headers),
         body: body(&r.body),
     }
@@ -766,12 +766,12 @@ fn headers(hs: &[Header]) -> Vec<HeaderJ> {
     hs.iter()
         .map(|h| match std::str::from_utf8(&h.value) {
             Ok(s) => HeaderJ {
-                name: h.name.clone(),
+                name: h.name.to_string(),
                 value: Some(s.to_string()),
                 value_base64: None,
             },
             Err(_) => HeaderJ {
-                name: h.name.clone(),
+                name: h.name.to_string(),
                 value: None,
                 value_base64: Some(b64(&h.value)),
             },

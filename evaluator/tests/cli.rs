@@ -1110,7 +1110,7 @@ fn hostile_bundle() -> Vec<u8> {
             .as_bytes(),
         ),
         |resp| {
-            resp.reason = format!("OK{EVIL}");
+            resp.reason = format!("OK{EVIL}").into();
             resp.headers
                 .push(Header::new("X-Evil", EVIL.as_bytes().to_vec()));
             resp.headers

@@ -833,22 +833,31 @@ pub struct MetadataRefusal {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HttpRequest {
     /// `GET`, `POST`, …
-    pub method: String,
+    pub method: WireText,
     /// Absolute URL.
     pub url: String,
     /// `HTTP/1.1`.
-    pub version: String,
+    pub version: WireText,
     /// Headers in the order and case sent.
     pub headers: Vec<Header>,
     /// The body.
     pub body: Body,
 }
 
+/// A short text of an HTTP exchange that is nearly always one of a few values: a header
+/// name, a request method, an HTTP version, a reason phrase. The record decoder
+/// ([`crate::record_decode`]) answers a value it knows, in the exact case read, with a
+/// borrowed `&'static str` and allocates only for any other text: a bundle holds hundreds
+/// of headers, and an owned `String` for each name was one heap allocation (and one free)
+/// per header. Reads as a `str` (deref, `Display`, comparisons with `str` and `String`)
+/// and is encoded as a plain text string in CBOR and JSON, whichever variant holds it.
+pub type WireText = std::borrow::Cow<'static, str>;
+
 /// A header; the value is kept as raw bytes (servers may send non-UTF-8).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Header {
     /// Name in original case.
-    pub name: String,
+    pub name: WireText,
     /// Raw value.
     #[serde(with = "serde_bytes")]
     pub value: Vec<u8>,
@@ -858,7 +867,7 @@ impl Header {
     /// Build a header from text.
     pub fn new(name: impl Into<String>, value: impl Into<Vec<u8>>) -> Header {
         Header {
-            name: name.into(),
+            name: WireText::Owned(name.into()),
             value: value.into(),
         }
     }
@@ -893,11 +902,11 @@ pub enum HttpOutcome {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HttpResponse {
     /// `HTTP/1.1` or `HTTP/1.0`.
-    pub version: String,
+    pub version: WireText,
     /// Status code.
     pub status: u16,
     /// Reason phrase as sent.
-    pub reason: String,
+    pub reason: WireText,
     /// Headers in the order and case received.
     pub headers: Vec<Header>,
     /// The body (decoded from chunked transfer coding; no content decoding).

@@ -46,7 +46,7 @@ use crate::connectivity::ClientAuth;
 use crate::model::{
     Body, BodyEnd, DnsLookup, ErrorKind, Header, HttpExchange, HttpOutcome, HttpRequest,
     HttpResponse, LegacyTlsProbe, Observation, Record, Redaction, TlsHandshake, TransportError,
-    TrustCheck,
+    TrustCheck, WireText,
 };
 
 /// A reading position in the bytes of one record.
@@ -106,6 +106,19 @@ impl<'a> Reader<'a> {
     #[inline(always)]
     fn text(&mut self) -> Option<String> {
         std::str::from_utf8(self.string(3)?).ok().map(str::to_owned)
+    }
+
+    /// A [`WireText`]: the text of a `String`, borrowed from [`known`] when it is one of
+    /// the values there (exact bytes), owned otherwise.
+    #[inline(always)]
+    fn wire_text(&mut self) -> Option<WireText> {
+        let s = self.string(3)?;
+        if let Some(k) = known(s) {
+            return Some(WireText::Borrowed(k));
+        }
+        std::str::from_utf8(s)
+            .ok()
+            .map(|t| WireText::Owned(t.to_owned()))
     }
 
     /// A byte field (`serde_bytes`).
@@ -302,9 +315,9 @@ fn read_request(r: &mut Reader<'_>) -> Option<HttpRequest> {
     let (mut method, mut url, mut version, mut headers, mut body) = (None, None, None, None, None);
     for _ in 0..n {
         match r.key()? {
-            b"method" => once(&mut method, || r.text())?,
+            b"method" => once(&mut method, || r.wire_text())?,
             b"url" => once(&mut url, || r.text())?,
-            b"version" => once(&mut version, || r.text())?,
+            b"version" => once(&mut version, || r.wire_text())?,
             b"headers" => once(&mut headers, || r.array(read_header))?,
             b"body" => once(&mut body, || read_body(r))?,
             _ => return None,
@@ -324,7 +337,7 @@ fn read_header(r: &mut Reader<'_>) -> Option<Header> {
     let (mut name, mut value) = (None, None);
     for _ in 0..n {
         match r.key()? {
-            b"name" => once(&mut name, || r.text())?,
+            b"name" => once(&mut name, || r.wire_text())?,
             b"value" => once(&mut value, || r.bytes())?,
             _ => return None,
         }
@@ -349,9 +362,9 @@ fn read_response(r: &mut Reader<'_>) -> Option<HttpResponse> {
     let (mut body, mut interim) = (None, None);
     for _ in 0..n {
         match r.key()? {
-            b"version" => once(&mut version, || r.text())?,
+            b"version" => once(&mut version, || r.wire_text())?,
             b"status" => once(&mut status, || r.u16())?,
-            b"reason" => once(&mut reason, || r.text())?,
+            b"reason" => once(&mut reason, || r.wire_text())?,
             b"headers" => once(&mut headers, || r.array(read_header))?,
             b"body" => once(&mut body, || read_body(r))?,
             b"interim" => once(&mut interim, || r.u32())?,
@@ -543,4 +556,99 @@ fn read_legacy_tls(r: &mut Reader<'_>) -> Option<LegacyTlsProbe> {
         server_bytes: server_bytes?,
         error: error?,
     })
+}
+
+/// The header names, methods, versions and reason phrases [`Reader::wire_text`] answers
+/// without allocating: those collectors write and the servers they probe send most, each
+/// in the exact case written (a name in another case is another text, and is owned).
+/// `KNOWN[n]` holds those of `n` bytes, so a text is compared only with the few known
+/// values of its length.
+const KNOWN: [&[&str]; 22] = [
+    &[],
+    &[],
+    &["OK"],
+    &["GET", "PUT"],
+    &[
+        "Host", "Date", "date", "POST", "Vary", "vary", "HEAD", "host",
+    ],
+    &["allow", "Allow", "PATCH"],
+    &[
+        "Accept", "server", "Server", "Origin", "DELETE", "accept", "Cookie", "origin",
+    ],
+    &["OPTIONS", "Created"],
+    &[
+        "HTTP/1.1", "HTTP/1.0", "Mcp-Name", "Accepted", "Location", "location",
+    ],
+    &["Not Found", "Forbidden"],
+    &[
+        "User-Agent",
+        "Connection",
+        "connection",
+        "Mcp-Method",
+        "Keep-Alive",
+        "Set-Cookie",
+        "No Content",
+        "set-cookie",
+        "user-agent",
+        "keep-alive",
+    ],
+    &["Bad Request"],
+    &["Content-Type", "content-type", "Unauthorized"],
+    &[
+        "cache-control",
+        "Cache-Control",
+        "Last-Event-ID",
+        "Authorization",
+        "authorization",
+    ],
+    &[
+        "Content-Length",
+        "content-length",
+        "mcp-session-id",
+        "Mcp-Session-Id",
+        "Not Acceptable",
+    ],
+    &[],
+    &["www-authenticate", "WWW-Authenticate"],
+    &[
+        "Transfer-Encoding",
+        "x-accel-buffering",
+        "transfer-encoding",
+        "X-Accel-Buffering",
+    ],
+    &["Method Not Allowed"],
+    &[],
+    &[
+        "MCP-Protocol-Version",
+        "mcp-protocol-version",
+        "Mcp-Protocol-Version",
+    ],
+    &["Internal Server Error"],
+];
+
+/// The value of [`KNOWN`] whose bytes are `s`, if there is one.
+#[inline(always)]
+fn known(s: &[u8]) -> Option<&'static str> {
+    KNOWN
+        .get(s.len())?
+        .iter()
+        .copied()
+        .find(|k| k.as_bytes() == s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_texts_sit_at_their_length() {
+        for (n, texts) in KNOWN.iter().enumerate() {
+            for t in *texts {
+                assert_eq!(t.len(), n, "{t}");
+                assert_eq!(known(t.as_bytes()), Some(*t));
+            }
+        }
+        assert_eq!(known(b"content-Type"), None);
+        assert_eq!(known(b""), None);
+    }
 }

@@ -100,7 +100,7 @@
 //! hashing: it reports exactly the hits a scrub would replace, in the same encodings.
 
 use crate::bundle::fingerprint;
-use crate::model::{Body, Header, Observation, Record, Redaction};
+use crate::model::{Body, Header, Observation, Record, Redaction, WireText};
 
 mod engine;
 use engine::Engine;
@@ -401,7 +401,7 @@ impl Redactor {
         let red = &mut record.redactions;
 
         // Layers 1 and 2 on an HTTP exchange.
-        let mut names: (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
+        let mut names: (Vec<WireText>, Vec<WireText>) = (Vec::new(), Vec::new());
         if let Observation::Http(x) = &mut record.observation {
             redact_headers(&mut x.request.headers, "request", red, &mut found);
             collect_query(&x.request.url, &mut found);
@@ -532,7 +532,7 @@ enum Step {
 
 /// The `Redaction.location` of the leaf at `path`: the names used since the first
 /// version for the HTTP parts, else the serde path joined with dots.
-fn location(path: &[Step], names: &(Vec<String>, Vec<String>)) -> String {
+fn location(path: &[Step], names: &(Vec<WireText>, Vec<WireText>)) -> String {
     let keys: Vec<&str> = path
         .iter()
         .map(|s| match s {
@@ -544,7 +544,7 @@ fn location(path: &[Step], names: &(Vec<String>, Vec<String>)) -> String {
         Some(Step::Index(n)) => *n,
         _ => usize::MAX,
     };
-    let name = |v: &Vec<String>, n: usize| v.get(n).cloned().unwrap_or_default();
+    let name = |v: &Vec<WireText>, n: usize| v.get(n).cloned().unwrap_or_default();
     match keys.as_slice() {
         ["http", "request", "url"] => "request.url".into(),
         ["http", "request", "body", "bytes"] => "request.body".into(),

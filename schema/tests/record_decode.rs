@@ -121,6 +121,28 @@ fn text() -> impl Strategy<Value = String> {
     ]
 }
 
+/// A header name, method, version or reason phrase: any text, or one of the values the
+/// decoder answers without allocating, or one of them in another case.
+fn wire_text() -> impl Strategy<Value = WireText> {
+    prop_oneof![
+        text(),
+        prop::sample::select(vec![
+            "Content-Type",
+            "content-type",
+            "Content-type",
+            "HTTP/1.1",
+            "http/1.1",
+            "GET",
+            "get",
+            "OK",
+            "Method Not Allowed",
+            "MCP-Protocol-Version",
+        ])
+        .prop_map(str::to_string),
+    ]
+    .prop_map(WireText::from)
+}
+
 fn bytes() -> impl Strategy<Value = Vec<u8>> {
     prop_oneof![
         prop::collection::vec(any::<u8>(), 0..40),
@@ -161,7 +183,7 @@ fn transport_error() -> BoxedStrategy<TransportError> {
 }
 
 fn header() -> BoxedStrategy<Header> {
-    (text(), bytes())
+    (wire_text(), bytes())
         .prop_map(|(name, value)| Header { name, value })
         .boxed()
 }
@@ -186,9 +208,9 @@ fn body() -> BoxedStrategy<Body> {
 
 fn exchange() -> BoxedStrategy<HttpExchange> {
     let request = (
+        wire_text(),
         text(),
-        text(),
-        text(),
+        wire_text(),
         prop::collection::vec(header(), 0..6),
         body(),
     )
@@ -200,9 +222,9 @@ fn exchange() -> BoxedStrategy<HttpExchange> {
             body,
         });
     let response = (
-        text(),
+        wire_text(),
         any::<u16>(),
-        text(),
+        wire_text(),
         prop::collection::vec(header(), 0..6),
         body(),
         prop_oneof![Just(0u32), any::<u32>()],

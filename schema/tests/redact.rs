@@ -454,7 +454,7 @@ fn every_record_kind_and_text_field_is_redacted() {
     http(&mut h).first_attempt = Some(err("reset:"));
     if let HttpOutcome::Response(resp) = &mut http(&mut h).outcome {
         resp.body.end = BodyEnd::Error(err("chunk:"));
-        resp.reason = format!("Nope {TOKEN34}");
+        resp.reason = format!("Nope {TOKEN34}").into();
     }
     kinds.push((h.clone(), "http.first_attempt.message"));
     kinds.push((h.clone(), "http.outcome.response.body.end.error.message"));

@@ -289,7 +289,7 @@ fn record(place: Place, text: &str, cut: usize, split: usize) -> Record {
         Place::UrlQuery => {
             http(&mut r).request.url = format!("https://h.example/mcp?cursor={text}&page=2")
         }
-        Place::ReasonPhrase => response(&mut r).reason = format!("Denied {text}"),
+        Place::ReasonPhrase => response(&mut r).reason = format!("Denied {text}").into(),
         Place::SkippedReason => {
             r.observation = Observation::Skipped {
                 reason: format!("repeated nextCursor {text}"),

@@ -615,7 +615,7 @@ mod tests {
         let h = param_headers(Some(&schema), args.as_object().unwrap()).unwrap();
         let got: Vec<(String, String)> = h
             .iter()
-            .map(|h| (h.name.clone(), h.value_str().into_owned()))
+            .map(|h| (h.name.to_string(), h.value_str().into_owned()))
             .collect();
         let b64 = |s: &str| {
             use base64::Engine as _;

@@ -163,7 +163,7 @@ pub fn unsent(
 ) -> HttpExchange {
     HttpExchange {
         request: HttpRequest {
-            method: method.into(),
+            method: method.to_string().into(),
             url: url.into(),
             version: "HTTP/1.1".into(),
             headers,
@@ -291,7 +291,7 @@ impl Client {
         let deadline = t0 + self.timeout;
         let wire_headers = self.wire_headers(&req, &auth);
         let request_record = HttpRequest {
-            method: req.method.clone(),
+            method: req.method.clone().into(),
             url: req.url.to_string(),
             version: "HTTP/1.1".into(),
             headers: wire_headers.clone(),
@@ -640,9 +640,9 @@ impl Client {
             // the head, and the connection is never pooled.
             return Ok((
                 HttpResponse {
-                    version,
+                    version: version.into(),
                     status,
-                    reason,
+                    reason: reason.into(),
                     headers,
                     body: stored_body(&[], 0, BodyEnd::Complete),
                     interim,
@@ -683,9 +683,9 @@ impl Client {
         let body = reader.finish(end);
         Ok((
             HttpResponse {
-                version,
+                version: version.into(),
                 status,
-                reason,
+                reason: reason.into(),
                 headers,
                 body,
                 interim,

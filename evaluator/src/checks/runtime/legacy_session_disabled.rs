@@ -435,7 +435,7 @@ mod tests {
     ) -> Record {
         let mut r = exchange(&[l], "", status, ct, body, headers);
         if let Observation::Http(x) = &mut r.observation {
-            x.request.method = method.into();
+            x.request.method = method.to_string().into();
             if let HttpOutcome::Response(resp) = &mut x.outcome {
                 if head_only {
                     resp.body.bytes.clear();

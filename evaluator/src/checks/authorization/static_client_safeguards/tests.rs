@@ -25,7 +25,7 @@ fn http(
 ) -> Record {
     let mut r = exchange(&[l], "", status, "application/json", body, headers);
     if let Observation::Http(x) = &mut r.observation {
-        x.request.method = method.into();
+        x.request.method = method.to_string().into();
         x.request.url = url.into();
     }
     r

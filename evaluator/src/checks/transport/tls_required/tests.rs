@@ -135,7 +135,7 @@ fn plain_status(status: u16, headers: &[(&str, &str)]) -> Record {
             outcome: HttpOutcome::Response(HttpResponse {
                 version: "HTTP/1.1".into(),
                 status,
-                reason: String::new(),
+                reason: "".into(),
                 headers: headers.iter().map(|(k, v)| Header::new(*k, *v)).collect(),
                 body: testkit::body(b"plain HTTP\n"),
                 interim: 0,
