@@ -92,7 +92,7 @@ impl Rig {
         mcp_probe_schema::derive::header(&r.headers, "www-authenticate")
             .unwrap()
             .value
-            .clone()
+            .to_vec()
     }
 }
 
@@ -175,7 +175,7 @@ async fn lab_protected_resource_and_authorization_server() {
             .request
             .headers
             .iter()
-            .any(|h| h.name == "Accept" && h.value == b"application/json"));
+            .any(|h| h.name == "Accept" && &*h.value == b"application/json"));
     }
     let doc = found.prm.as_ref().expect("PRM document");
     assert_eq!(found.prm_url.as_deref(), Some(inserted.as_str()));

@@ -859,8 +859,31 @@ pub struct Header {
     /// Name in original case.
     pub name: WireText,
     /// Raw value.
-    #[serde(with = "serde_bytes")]
-    pub value: Vec<u8>,
+    #[serde(with = "wire_bytes")]
+    pub value: WireBytes,
+}
+
+/// A header value: like [`WireText`], the record decoder borrows the values collectors
+/// and servers send most (`application/json`, `keep-alive`, `chunked`, …) from a
+/// table, exact bytes, so that a header whose value is one of them (more than half of the
+/// headers of the example bundles) costs no heap allocation for its value either; any
+/// other value is owned.
+pub type WireBytes = std::borrow::Cow<'static, [u8]>;
+
+/// Serde for a [`WireBytes`] field: the same as `serde_bytes` for a `Vec<u8>` (a byte
+/// string written; read to an owned buffer by serde_bytes' reading of a `Vec<u8>`).
+mod wire_bytes {
+    use super::WireBytes;
+    use serde::{Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(v: &WireBytes, s: S) -> Result<S::Ok, S::Error> {
+        serde_bytes::serialize(&**v, s)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<WireBytes, D::Error> {
+        let v: Vec<u8> = serde_bytes::deserialize(d)?;
+        Ok(WireBytes::Owned(v))
+    }
 }
 
 impl Header {
@@ -868,7 +891,7 @@ impl Header {
     pub fn new(name: impl Into<String>, value: impl Into<Vec<u8>>) -> Header {
         Header {
             name: WireText::Owned(name.into()),
-            value: value.into(),
+            value: WireBytes::Owned(value.into()),
         }
     }
 

@@ -46,7 +46,7 @@ use crate::connectivity::ClientAuth;
 use crate::model::{
     Body, BodyEnd, DnsLookup, ErrorKind, Header, HttpExchange, HttpOutcome, HttpRequest,
     HttpResponse, LegacyTlsProbe, Observation, Record, Redaction, TlsHandshake, TransportError,
-    TrustCheck, WireText,
+    TrustCheck, WireBytes, WireText,
 };
 
 /// A reading position in the bytes of one record.
@@ -119,6 +119,17 @@ impl<'a> Reader<'a> {
         std::str::from_utf8(s)
             .ok()
             .map(|t| WireText::Owned(t.to_owned()))
+    }
+
+    /// A [`WireBytes`]: the bytes of a byte field, borrowed from [`KNOWN_VALUES`] when
+    /// they are one of the values there, owned otherwise.
+    #[inline(always)]
+    fn wire_bytes(&mut self) -> Option<WireBytes> {
+        let s = self.string(2)?;
+        Some(match known_value(s) {
+            Some(k) => WireBytes::Borrowed(k),
+            None => WireBytes::Owned(s.to_vec()),
+        })
     }
 
     /// A byte field (`serde_bytes`).
@@ -338,7 +349,7 @@ fn read_header(r: &mut Reader<'_>) -> Option<Header> {
     for _ in 0..n {
         match r.key()? {
             b"name" => once(&mut name, || r.wire_text())?,
-            b"value" => once(&mut value, || r.bytes())?,
+            b"value" => once(&mut value, || r.wire_bytes())?,
             _ => return None,
         }
     }
@@ -633,7 +644,84 @@ fn known(s: &[u8]) -> Option<&'static str> {
         .get(s.len())?
         .iter()
         .copied()
-        .find(|k| k.as_bytes() == s)
+        .find(|k| same(k.as_bytes(), s))
+}
+
+/// The header values [`Reader::wire_bytes`] answers without allocating (besides
+/// [`USER_AGENT`]): the media types, protocol revisions, `Mcp-Method` values, connection
+/// and cache directives requests and responses carry most, by length like [`KNOWN`].
+const KNOWN_VALUES: [&[&[u8]]; 36] = [
+    &[],
+    &[b"0", b"*"],
+    &[b"no"],
+    &[b"GET"],
+    &[b"ping", b"POST", b"gzip"],
+    &[b"close"],
+    &[],
+    &[b"chunked", b"uvicorn"],
+    &[b"no-cache", b"no-store", b"identity"],
+    &[b"timeout=5"],
+    &[
+        b"keep-alive",
+        b"2026-07-28",
+        b"2025-11-25",
+        b"2025-06-18",
+        b"2025-03-26",
+        b"2024-11-05",
+        b"tools/list",
+        b"tools/call",
+        b"initialize",
+    ],
+    &[b"prompts/get"],
+    &[b"prompts/list"],
+    &[],
+    &[b"resources/list", b"resources/read"],
+    &[b"server/discover"],
+    &[b"application/json"],
+    &[b"text/event-stream"],
+    &[],
+    &[],
+    &[],
+    &[],
+    &[b"no-cache, no-transform"],
+    &[],
+    &[b"resources/templates/list", b"text/html; charset=utf-8"],
+    &[b"text/plain; charset=utf-8"],
+    &[],
+    &[],
+    &[],
+    &[],
+    &[],
+    &[b"application/json; charset=utf-8"],
+    &[],
+    &[],
+    &[],
+    &[b"application/json, text/event-stream"],
+];
+
+/// The `User-Agent` the collector of this version sends (the collector's own constant
+/// is the same text: the crates share the workspace version).
+const USER_AGENT: &str = concat!("mcp-collect/", env!("CARGO_PKG_VERSION"));
+
+/// The value of [`KNOWN_VALUES`] or [`USER_AGENT`] equal to `s`, if there is one.
+#[inline(always)]
+fn known_value(s: &[u8]) -> Option<&'static [u8]> {
+    if s == USER_AGENT.as_bytes() {
+        return Some(USER_AGENT.as_bytes());
+    }
+    KNOWN_VALUES
+        .get(s.len())?
+        .iter()
+        .copied()
+        .find(|k| same(k, s))
+}
+
+/// `k == s` for two slices of the same length, the first and last bytes compared before
+/// the whole (most candidates of a text's length differ there, and cost no call to the
+/// comparison of the whole).
+#[inline(always)]
+fn same(k: &[u8], s: &[u8]) -> bool {
+    k.first() == s.first() && k.last() == s.last() && k == s
 }
 
 #[cfg(test)]
@@ -648,6 +736,17 @@ mod tests {
                 assert_eq!(known(t.as_bytes()), Some(*t));
             }
         }
+        for (n, values) in KNOWN_VALUES.iter().enumerate() {
+            for v in *values {
+                assert_eq!(v.len(), n, "{v:?}");
+                assert_eq!(known_value(v), Some(*v));
+            }
+        }
+        assert_eq!(
+            known_value(USER_AGENT.as_bytes()),
+            Some(USER_AGENT.as_bytes())
+        );
+        assert_eq!(known_value(b"Application/json"), None);
         assert_eq!(known(b"content-Type"), None);
         assert_eq!(known(b""), None);
     }

@@ -763,7 +763,7 @@ fn redact_headers(
                     nv.push(b' ');
                 }
                 nv.extend_from_slice(fp.as_bytes());
-                h.value = nv;
+                h.value = nv.into();
                 red.push(Redaction {
                     location,
                     what: what.into(),
@@ -780,7 +780,7 @@ fn redact_headers(
                     continue;
                 }
                 let fp = fingerprint(&v);
-                h.value = fp.clone().into_bytes();
+                h.value = fp.clone().into_bytes().into();
                 red.push(Redaction {
                     location,
                     what: "dpop-proof".into(),
@@ -818,7 +818,7 @@ fn redact_headers(
                         _ => out.extend_from_slice(part),
                     }
                 }
-                h.value = out;
+                h.value = out.into();
             }
             _ => {}
         }
@@ -1068,7 +1068,7 @@ mod tests {
         if let Observation::Http(x) = &mut http {
             x.request.headers.push(Header {
                 name: "X-Bin".into(),
-                value: vec![0, 0xff, b'_'],
+                value: vec![0, 0xff, b'_'].into(),
             });
         }
         let json: serde_json::Value = serde_json::json!({"k": ["v", {"n": 1.25}], "": ""});

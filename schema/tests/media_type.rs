@@ -30,11 +30,11 @@ fn media_type_is_compares_as_the_built_string_did() {
             let headers = vec![
                 Header {
                     name: "X-First".into(),
-                    value: b"text/plain".to_vec(),
+                    value: b"text/plain".to_vec().into(),
                 },
                 Header {
                     name: name.into(),
-                    value: v.to_vec(),
+                    value: v.to_vec().into(),
                 },
             ];
             for e in essences {

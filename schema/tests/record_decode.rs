@@ -143,6 +143,26 @@ fn wire_text() -> impl Strategy<Value = WireText> {
     .prop_map(WireText::from)
 }
 
+/// A header value: any bytes, or one of the values the decoder answers without
+/// allocating, or one of them in another case.
+fn wire_bytes() -> impl Strategy<Value = WireBytes> {
+    prop_oneof![
+        bytes(),
+        prop::sample::select(vec![
+            "application/json",
+            "Application/json",
+            "keep-alive",
+            "Keep-Alive",
+            "2025-11-25",
+            "0",
+            concat!("mcp-collect/", env!("CARGO_PKG_VERSION")),
+            "mcp-collect/0.0.0",
+        ])
+        .prop_map(|s| s.as_bytes().to_vec()),
+    ]
+    .prop_map(WireBytes::from)
+}
+
 fn bytes() -> impl Strategy<Value = Vec<u8>> {
     prop_oneof![
         prop::collection::vec(any::<u8>(), 0..40),
@@ -183,7 +203,7 @@ fn transport_error() -> BoxedStrategy<TransportError> {
 }
 
 fn header() -> BoxedStrategy<Header> {
-    (wire_text(), bytes())
+    (wire_text(), wire_bytes())
         .prop_map(|(name, value)| Header { name, value })
         .boxed()
 }

@@ -199,7 +199,7 @@ proptest! {
         if sse_type {
             if let mcp_probe_schema::Observation::Http(x) = &mut r.observation {
                 if let mcp_probe_schema::HttpOutcome::Response(resp) = &mut x.outcome {
-                    resp.headers[0].value = b"text/event-stream".to_vec();
+                    resp.headers[0].value = b"text/event-stream".to_vec().into();
                 }
             }
         }

@@ -243,7 +243,7 @@ impl Probe<'_> {
             return Ok(None);
         }
         self.challenge =
-            derive::header(&r.headers, header::WWW_AUTHENTICATE).map(|h| h.value.clone());
+            derive::header(&r.headers, header::WWW_AUTHENTICATE).map(|h| h.value.to_vec());
         self.set_endpoint(cand, true);
         Ok(Some(Ending::AuthRequired))
     }

@@ -149,7 +149,7 @@ impl Probe<'_> {
         if status == Some(401) {
             self.challenge =
                 mcp_probe_schema::derive::header(&resp_headers, header::WWW_AUTHENTICATE)
-                    .map(|h| h.value.clone());
+                    .map(|h| h.value.to_vec());
             self.set_endpoint(url, true);
             lock(&self.journal).set_sse(None);
             return Ok(Some(Ending::AuthRequired));
@@ -221,7 +221,7 @@ impl Probe<'_> {
             .await;
         if r.status == Some(401) {
             self.challenge = mcp_probe_schema::derive::header(&r.headers, header::WWW_AUTHENTICATE)
-                .map(|h| h.value.clone());
+                .map(|h| h.value.to_vec());
             self.set_endpoint(url, true);
             lock(&self.journal).set_sse(Some(post.to_string()));
             return Ok(Some(Ending::AuthRequired));

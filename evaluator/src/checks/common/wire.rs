@@ -657,7 +657,7 @@ mod tests {
             if let HttpOutcome::Response(r) = &mut x.outcome {
                 for h in &mut r.headers {
                     if h.name.eq_ignore_ascii_case("content-type") {
-                        h.value = b"application/\xff\xfejson; q=\x00".to_vec();
+                        h.value = b"application/\xff\xfejson; q=\x00".to_vec().into();
                     }
                 }
                 r.headers.retain(|h| !h.value.is_empty());
