@@ -213,6 +213,16 @@ const PROBES: [Probe; 4] = [
     },
 ];
 
+/// A required code and its name (`-32020 (HeaderMismatch)`), as a format argument: no
+/// string of its own for text written into a note.
+struct Expected(i64);
+
+impl std::fmt::Display for Expected {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({})", self.0, code_name(self.0))
+    }
+}
+
 /// The name the spec gives a code, for evidence.
 fn code_name(c: i64) -> &'static str {
     match c {
@@ -243,7 +253,7 @@ fn judge_version(
         return refused;
     }
     let said = a.summary();
-    let expected = crate::format_exact!("{} ({})", p.expected, code_name(p.expected));
+    let expected = Expected(p.expected);
     match &a.reply {
         Reply::Error(e) => match Class::of_code(e.code, &[p.expected]) {
             Class::Required(_) => {
@@ -379,18 +389,16 @@ fn probe_leg(
             if o == SubOutcome::Fail && p.id == "c" && !matches!(a.reply, Reply::Error(_)) {
                 judged.push_str(fallback_note(modern));
             }
-            let early = if !modern && !mcp_probe_schema::vocab::sends_version_header(&rev) {
+            let note = if !modern && !mcp_probe_schema::vocab::sends_version_header(&rev) {
                 crate::format_exact!(
-                    " (the negotiated {rev} predates the MCP-Protocol-Version header of {REV_2025_06_18}, so \
-                     the header is foreign to this session)"
+                    "{sent} (record #{}) (the negotiated {rev} predates the MCP-Protocol-Version header of \
+                     {REV_2025_06_18}, so the header is foreign to this session): {judged}",
+                    x.seq()
                 )
             } else {
-                String::new()
+                crate::format_exact!("{sent} (record #{}): {judged}", x.seq())
             };
-            (
-                o,
-                crate::format_exact!("{sent} (record #{}){early}: {judged}", x.seq()),
-            )
+            (o, note)
         }
     };
     SubVerdict::new(p.id, outcome, note)
