@@ -26,7 +26,7 @@ use crate::checks::common::refusal::{self, Class, Strictness};
 use crate::checks::common::values::{leg_outcomes, Keyed};
 use crate::checks::common::wire::{self, read, skipped_leg, Answer, AnswerFacts, Reply};
 use crate::evidence::{Bundle, Exchange};
-use crate::fmt::escape_line;
+use crate::fmt::{escape_line, escape_line_into};
 use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 use mcp_probe_schema::model::Era;
 
@@ -457,7 +457,7 @@ fn discover_part(
     };
     seqs.push(x.seq());
     let a = read(&x);
-    let at = crate::format_exact!("server/discover (record #{})", x.seq());
+    let at = DiscoverAt(x.seq());
     let Reply::Result(result) = &a.reply else {
         return (
             SubOutcome::Unknown,
@@ -483,7 +483,14 @@ fn discover_part(
             None,
         );
     };
-    let shown: Vec<String> = list.iter().map(|v| escape_line(v)).collect();
+    // The revisions listed, escaped and joined by `, ` in one string.
+    let mut shown = String::with_capacity(list.iter().map(|v| v.len() + ", ".len()).sum());
+    for (i, v) in list.iter().enumerate() {
+        if i > 0 {
+            shown.push_str(", ");
+        }
+        escape_line_into(&mut shown, v);
+    }
     let malformed: Vec<String> = list
         .iter()
         .filter(|v| !is_revision_date(v))
@@ -507,20 +514,25 @@ fn discover_part(
     if faults.is_empty() {
         (
             SubOutcome::Pass,
-            crate::format_exact!("{at} lists {}, {}", shown.join(", "), pin.clean()),
+            crate::format_exact!("{at} lists {shown}, {}", pin.clean()),
             Some(list),
         )
     } else {
         (
             SubOutcome::Fail,
-            crate::format_exact!(
-                "{at} lists {}: {}{}",
-                shown.join(", "),
-                faults.join("; "),
-                pin.unread()
-            ),
+            crate::format_exact!("{at} lists {shown}: {}{}", faults.join("; "), pin.unread()),
             Some(list),
         )
+    }
+}
+
+/// Where the served revisions were read (`server/discover (record #n)`), as a format
+/// argument: written into the sentence that names it, with no string of its own.
+struct DiscoverAt(u64);
+
+impl std::fmt::Display for DiscoverAt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "server/discover (record #{})", self.0)
     }
 }
 
