@@ -348,10 +348,14 @@ fn probe_leg(
     probes: &mut Keyed<String, AnswerFacts>,
 ) -> SubVerdict {
     let modern = ev.is_modern();
-    let rev = ev
-        .revision()
-        .map(escape_line)
-        .unwrap_or_else(|| "no revision".into());
+    // The negotiated revision as shown: only a legacy session's notes name it.
+    let rev = if modern {
+        String::new()
+    } else {
+        ev.revision()
+            .map(escape_line)
+            .unwrap_or_else(|| "no revision".into())
+    };
     let sent = if modern {
         p.modern
     } else {
