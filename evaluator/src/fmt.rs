@@ -130,6 +130,22 @@ impl std::fmt::Display for Line<'_> {
     }
 }
 
+/// A format argument that `F` writes as it is formatted: text made only to be written
+/// into a longer one (`format_exact!("{head}: …")`), with no string of its own. Made
+/// by [`lazy`]. A width or precision is not applied to it.
+pub struct Lazy<F>(F);
+
+/// [`Lazy`] of `f`.
+pub fn lazy<F: Fn(&mut std::fmt::Formatter<'_>) -> std::fmt::Result>(f: F) -> Lazy<F> {
+    Lazy(f)
+}
+
+impl<F: Fn(&mut std::fmt::Formatter<'_>) -> std::fmt::Result> std::fmt::Display for Lazy<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        (self.0)(f)
+    }
+}
+
 /// [`escape_line`], appended to `out` (no string of its own for text written into a
 /// longer one).
 pub fn escape_line_into(out: &mut String, s: &str) {
@@ -345,6 +361,17 @@ mod tests {
                 format!("<{e:-^9.4}>")
             );
         }
+    }
+
+    /// `lazy` as a format argument writes what its function writes, where it stands.
+    #[test]
+    fn lazy_writes_in_place() {
+        let (what, seq) = ("the GET", 7);
+        let head = lazy(|f| write!(f, "{what} (record #{seq})"));
+        assert_eq!(
+            crate::format_exact!("{head}: {head}"),
+            "the GET (record #7): the GET (record #7)"
+        );
     }
 
     #[test]

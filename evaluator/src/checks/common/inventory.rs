@@ -222,7 +222,15 @@ impl<'a> Read<'a> {
     /// What was read, for the evidence: `tools/list read completely: 2 tools on 1 page`
     /// or, when cut short, which pages went unexamined and why.
     pub fn coverage(&self) -> String {
-        coverage(
+        let mut s = String::with_capacity(96);
+        self.push_coverage(&mut s);
+        s
+    }
+
+    /// [`Read::coverage`], appended to `out` (no string of its own).
+    fn push_coverage(&self, out: &mut String) {
+        push_coverage(
+            out,
             &self.list,
             self.items.len(),
             self.pages,
@@ -441,15 +449,15 @@ pub fn decided<T: Serialize>(
     out.details
         .insert("inventory_complete".into(), read.complete.into());
     out.details.extend(facts);
-    let coverage = read.coverage();
-    out.evidence.reserve_exact("; ".len() + coverage.len());
+    out.evidence.reserve_exact("; ".len() + 96);
     out.evidence.push_str("; ");
-    out.evidence.push_str(&coverage);
+    read.push_coverage(&mut out.evidence);
     out
 }
 
 /// [`Read::coverage`] of a list read with `items` items on `pages` pages, written into
 /// one string: every inventory check's evidence ends with it.
+#[cfg(test)]
 fn coverage(
     list: &List,
     items: usize,
@@ -459,11 +467,25 @@ fn coverage(
     shapeless: &[u32],
 ) -> String {
     let mut s = String::with_capacity(96);
+    push_coverage(&mut s, list, items, pages, complete, stopped, shapeless);
+    s
+}
+
+/// What was read ([`Read::coverage`]), appended to `s`.
+fn push_coverage(
+    s: &mut String,
+    list: &List,
+    items: usize,
+    pages: u32,
+    complete: bool,
+    stopped: Option<&str>,
+    shapeless: &[u32],
+) {
     s.push_str(list.method);
     s.push_str(if complete { " read completely: " } else { ": " });
-    push_count(&mut s, items, list.noun);
+    push_count(s, items, list.noun);
     s.push_str(" on ");
-    push_count(&mut s, pages as usize, "page");
+    push_count(s, pages as usize, "page");
     if !complete {
         s.push_str("; pages after ");
         s.push_str(itoa::Buffer::new().format(pages));
@@ -485,7 +507,6 @@ fn coverage(
         s.push_str(list.key);
         s.push_str("` array");
     }
-    s
 }
 
 /// Without a negotiated session the runner already answers; this keeps `grade` total.

@@ -147,22 +147,28 @@ impl Resp {
 
     /// "HTTP 403 (text/plain) \"Invalid Origin header\"", or with the JSON-RPC error.
     pub fn described(&self) -> String {
+        // Each part is written into the status label's string (no string of its own).
         let mut s = self.status_label();
         if let Some((code, msg)) = &self.error {
-            let code = code.map_or_else(
-                || "without an integer code".into(),
-                |c| crate::format_exact!("code {c}"),
-            );
-            s.push_str(&crate::format_exact!(
-                " with JSON-RPC error {code} \"{}\"",
-                crate::fmt::Line(msg)
-            ));
+            s.push_str(" with JSON-RPC error ");
+            match code {
+                Some(c) => {
+                    s.push_str("code ");
+                    s.push_str(itoa::Buffer::new().format(*c));
+                }
+                None => s.push_str("without an integer code"),
+            }
+            s.push_str(" \"");
+            crate::fmt::escape_line_into(&mut s, msg);
+            s.push('"');
         } else if self.has_result {
             s.push_str(" with a result");
         } else if self.empty {
             s.push_str(" with an empty body");
         } else if !self.body_excerpt.is_empty() {
-            s.push_str(&crate::format_exact!(" \"{}\"", self.body_excerpt));
+            s.push_str(" \"");
+            s.push_str(&self.body_excerpt);
+            s.push('"');
         }
         s
     }
@@ -269,6 +275,55 @@ mod tests {
                     None => format!("HTTP {} (no Content-Type)", r.status),
                 };
                 assert_eq!(r.status_label(), formatted);
+            }
+        }
+    }
+
+    /// The description written piece by piece is the one formatted strings made.
+    #[test]
+    fn the_description_is_written_as_formatted() {
+        let errors = [
+            None,
+            Some((Some(-32602), "bad \u{1b}[31m\u{202e}params".to_string())),
+            Some((Some(i64::MIN), String::new())),
+            Some((None, "no code".to_string())),
+        ];
+        for error in errors {
+            for (has_result, empty, excerpt) in [
+                (true, false, ""),
+                (false, true, ""),
+                (false, false, "Invalid Origin"),
+                (false, false, ""),
+            ] {
+                let r = Resp {
+                    seq: 1,
+                    status: 403,
+                    media: None,
+                    content_type: Some("text/plain".into()),
+                    has_result,
+                    error: error.clone(),
+                    empty,
+                    challenge: None,
+                    body_excerpt: excerpt.into(),
+                };
+                let mut old = r.status_label();
+                if let Some((code, msg)) = &r.error {
+                    let code = code.map_or_else(
+                        || "without an integer code".to_string(),
+                        |c| format!("code {c}"),
+                    );
+                    old.push_str(&format!(
+                        " with JSON-RPC error {code} \"{}\"",
+                        escape_line(msg)
+                    ));
+                } else if r.has_result {
+                    old.push_str(" with a result");
+                } else if r.empty {
+                    old.push_str(" with an empty body");
+                } else if !r.body_excerpt.is_empty() {
+                    old.push_str(&format!(" \"{}\"", r.body_excerpt));
+                }
+                assert_eq!(r.described(), old);
             }
         }
     }

@@ -47,7 +47,7 @@ impl RpcError {
             None => s.push_str("without an integer code"),
         }
         s.push_str(" \"");
-        s.push_str(&short(&self.message));
+        push_short(s, &self.message);
         s.push('"');
         if let Some(sup) = self
             .data
@@ -61,7 +61,7 @@ impl RpcError {
                     s.push_str(", ");
                 }
                 match v.as_str() {
-                    Some(t) => s.push_str(&short(t)),
+                    Some(t) => push_short(s, t),
                     None => s.push_str(&short(&v.to_string())),
                 }
             }
@@ -365,7 +365,19 @@ impl Answer<'_> {
 
 /// The first 120 characters of untrusted text, on one line.
 pub fn short(s: &str) -> String {
-    let e = excerpt(s.as_bytes(), 120);
+    let shown = &s.as_bytes()[..s.len().min(SHORT)];
+    if shown.iter().all(|b| (0x20..0x7f).contains(b)) {
+        // Printable ASCII: the excerpt is these bytes as they are, which neither escape
+        // changes, in a string of its length.
+        let cut = shown.len() < s.len();
+        let mut out = String::with_capacity(shown.len() + if cut { '…'.len_utf8() } else { 0 });
+        out.push_str(&s[..shown.len()]);
+        if cut {
+            out.push('…');
+        }
+        return out;
+    }
+    let e = excerpt(s.as_bytes(), SHORT);
     // Room for the mark of a cut too (no growth for it).
     let mut out = String::with_capacity(e.text.len() + if e.cut { '…'.len_utf8() } else { 0 });
     crate::fmt::escape_line_into(&mut out, &e.text);
@@ -373,6 +385,23 @@ pub fn short(s: &str) -> String {
         out.push('…');
     }
     out
+}
+
+/// The bytes of untrusted text [`short`] shows at most.
+const SHORT: usize = 120;
+
+/// [`short`], appended to `out` (no string of its own when the text's first bytes are
+/// printable ASCII, which is shown as it is).
+pub fn push_short(out: &mut String, s: &str) {
+    let n = s.len().min(SHORT);
+    if s.as_bytes()[..n].iter().all(|b| (0x20..0x7f).contains(b)) {
+        out.push_str(&s[..n]);
+        if n < s.len() {
+            out.push('…');
+        }
+    } else {
+        out.push_str(&short(s));
+    }
 }
 
 /// Read one exchange.
@@ -767,8 +796,19 @@ mod tests {
             "a\nb\u{202e}c",
             long.as_str(),
         ];
-        for t in texts {
+        let ascii = "x".repeat(200);
+        let edge = format!("{}\u{e9}", "y".repeat(119));
+        for t in texts.into_iter().chain([
+            &ascii[..120],
+            &ascii[..121],
+            &ascii,
+            edge.as_str(),
+            "\u{7f}ok",
+        ]) {
             assert_eq!(short(t), short_formatted(t));
+            let mut pushed = "head ".to_string();
+            push_short(&mut pushed, t);
+            assert_eq!(pushed, format!("head {}", short_formatted(t)));
         }
         let mut errors = Vec::new();
         for code in [None, Some(-32022), Some(0), Some(i64::MIN)] {

@@ -26,7 +26,7 @@ use crate::checks::common::refusal::{self, Class, Strictness};
 use crate::checks::common::values::{leg_outcomes, Keyed};
 use crate::checks::common::wire::{self, read, skipped_leg, Answer, AnswerFacts, Reply};
 use crate::evidence::{Bundle, Exchange};
-use crate::fmt::escape_line;
+use crate::fmt::{escape_line, escape_line_into};
 use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 use mcp_probe_schema::model::Era;
 
@@ -213,6 +213,16 @@ const PROBES: [Probe; 4] = [
     },
 ];
 
+/// A required code and its name (`-32020 (HeaderMismatch)`), as a format argument: no
+/// string of its own for text written into a note.
+struct Expected(i64);
+
+impl std::fmt::Display for Expected {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({})", self.0, code_name(self.0))
+    }
+}
+
 /// The name the spec gives a code, for evidence.
 fn code_name(c: i64) -> &'static str {
     match c {
@@ -243,7 +253,7 @@ fn judge_version(
         return refused;
     }
     let said = a.summary();
-    let expected = crate::format_exact!("{} ({})", p.expected, code_name(p.expected));
+    let expected = Expected(p.expected);
     match &a.reply {
         Reply::Error(e) => match Class::of_code(e.code, &[p.expected]) {
             Class::Required(_) => {
@@ -338,10 +348,14 @@ fn probe_leg(
     probes: &mut Keyed<String, AnswerFacts>,
 ) -> SubVerdict {
     let modern = ev.is_modern();
-    let rev = ev
-        .revision()
-        .map(escape_line)
-        .unwrap_or_else(|| "no revision".into());
+    // The negotiated revision as shown: only a legacy session's notes name it.
+    let rev = if modern {
+        String::new()
+    } else {
+        ev.revision()
+            .map(escape_line)
+            .unwrap_or_else(|| "no revision".into())
+    };
     let sent = if modern {
         p.modern
     } else {
@@ -379,18 +393,16 @@ fn probe_leg(
             if o == SubOutcome::Fail && p.id == "c" && !matches!(a.reply, Reply::Error(_)) {
                 judged.push_str(fallback_note(modern));
             }
-            let early = if !modern && !mcp_probe_schema::vocab::sends_version_header(&rev) {
+            let note = if !modern && !mcp_probe_schema::vocab::sends_version_header(&rev) {
                 crate::format_exact!(
-                    " (the negotiated {rev} predates the MCP-Protocol-Version header of {REV_2025_06_18}, so \
-                     the header is foreign to this session)"
+                    "{sent} (record #{}) (the negotiated {rev} predates the MCP-Protocol-Version header of \
+                     {REV_2025_06_18}, so the header is foreign to this session): {judged}",
+                    x.seq()
                 )
             } else {
-                String::new()
+                crate::format_exact!("{sent} (record #{}): {judged}", x.seq())
             };
-            (
-                o,
-                crate::format_exact!("{sent} (record #{}){early}: {judged}", x.seq()),
-            )
+            (o, note)
         }
     };
     SubVerdict::new(p.id, outcome, note)
@@ -449,7 +461,7 @@ fn discover_part(
     };
     seqs.push(x.seq());
     let a = read(&x);
-    let at = crate::format_exact!("server/discover (record #{})", x.seq());
+    let at = DiscoverAt(x.seq());
     let Reply::Result(result) = &a.reply else {
         return (
             SubOutcome::Unknown,
@@ -475,7 +487,14 @@ fn discover_part(
             None,
         );
     };
-    let shown: Vec<String> = list.iter().map(|v| escape_line(v)).collect();
+    // The revisions listed, escaped and joined by `, ` in one string.
+    let mut shown = String::with_capacity(list.iter().map(|v| v.len() + ", ".len()).sum());
+    for (i, v) in list.iter().enumerate() {
+        if i > 0 {
+            shown.push_str(", ");
+        }
+        escape_line_into(&mut shown, v);
+    }
     let malformed: Vec<String> = list
         .iter()
         .filter(|v| !is_revision_date(v))
@@ -499,20 +518,25 @@ fn discover_part(
     if faults.is_empty() {
         (
             SubOutcome::Pass,
-            crate::format_exact!("{at} lists {}, {}", shown.join(", "), pin.clean()),
+            crate::format_exact!("{at} lists {shown}, {}", pin.clean()),
             Some(list),
         )
     } else {
         (
             SubOutcome::Fail,
-            crate::format_exact!(
-                "{at} lists {}: {}{}",
-                shown.join(", "),
-                faults.join("; "),
-                pin.unread()
-            ),
+            crate::format_exact!("{at} lists {shown}: {}{}", faults.join("; "), pin.unread()),
             Some(list),
         )
+    }
+}
+
+/// Where the served revisions were read (`server/discover (record #n)`), as a format
+/// argument: written into the sentence that names it, with no string of its own.
+struct DiscoverAt(u64);
+
+impl std::fmt::Display for DiscoverAt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "server/discover (record #{})", self.0)
     }
 }
 

@@ -176,8 +176,10 @@ fn control<'a>(
 /// `header` differs, so a changed answer is the header's doing.
 fn variant(a: &Answer, control_seq: u64, what: &str, authenticated: bool) -> (SubOutcome, String) {
     let said = a.summary();
-    let head = crate::format_exact!("{what} (record #{}) answered {said}", a.seq);
-    let base = crate::format_exact!("the control (record #{control_seq}) got a tools result");
+    // Written into the note that names them, with no string of their own.
+    let head = crate::fmt::lazy(|f| write!(f, "{what} (record #{}) answered {said}", a.seq));
+    let base =
+        crate::fmt::lazy(|f| write!(f, "the control (record #{control_seq}) got a tools result"));
     match &a.reply {
         Reply::Result(_) if a.tools().is_some() => (
             SubOutcome::Pass,
@@ -251,20 +253,21 @@ fn sub_c(ev: &Bundle, seqs: &mut Vec<u64>) -> SubVerdict {
 /// Every `Mcp-Session-Id` a response of this check carried: (what, record, minted or
 /// echoed).
 fn session_ids(ev: &Bundle) -> Vec<String> {
-    let control = |sub: &str| crate::format_exact!("the {} control", crate::refs::here(sub));
-    let names = [
-        (leg::LEGACY_GET, "the GET".to_string()),
-        (leg::LEGACY_DELETE, "the DELETE".to_string()),
-        (leg::RESUME_CONTROL, control("c")),
+    // How each leg is named: constant text (a control by its reference, as
+    // `refs::here` writes it), with no string made for a leg without a session id.
+    let names: [(LegId, &str); 6] = [
+        (leg::LEGACY_GET, "the GET"),
+        (leg::LEGACY_DELETE, "the DELETE"),
         (
-            leg::RESUME_LAST_EVENT_ID,
-            "the Last-Event-ID request".to_string(),
+            leg::RESUME_CONTROL,
+            concat!("the ", crate::here!("c"), " control"),
         ),
-        (leg::SESSION_CONTROL, control("d")),
+        (leg::RESUME_LAST_EVENT_ID, "the Last-Event-ID request"),
         (
-            leg::SESSION_SUPPLIED,
-            "the request supplying an id".to_string(),
+            leg::SESSION_CONTROL,
+            concat!("the ", crate::here!("d"), " control"),
         ),
+        (leg::SESSION_SUPPLIED, "the request supplying an id"),
     ];
     let mut out = Vec::new();
     for (l, what) in names {

@@ -43,15 +43,26 @@ pub(super) fn uri(u: &str) -> String {
 /// them: verdict combined again (`Outcome::recombine`), their notes appended to the evidence, their
 /// records cited.
 pub(super) fn with_live(mut out: Outcome, live: Vec<SubVerdict>, records: Vec<u64>) -> Outcome {
-    let notes: Vec<String> = live
-        .iter()
-        .map(|l| crate::format_exact!("{}: {}", crate::refs::here(&l.id), l.note))
-        .collect();
+    if !live.is_empty() {
+        // `<evidence>; <here(id)>: <note>; …`, written into one string of its length (no
+        // string per note, no join).
+        let len = out.evidence.len()
+            + live
+                .iter()
+                .map(|l| "; ".len() + l.id.len() + 7 + ": ".len() + l.note.len())
+                .sum::<usize>();
+        let mut evidence = String::with_capacity(len);
+        evidence.push_str(&out.evidence);
+        for l in &live {
+            evidence.push_str("; ");
+            crate::refs::push_here(&mut evidence, &l.id);
+            evidence.push_str(": ");
+            evidence.push_str(&l.note);
+        }
+        out.evidence = evidence;
+    }
     out.subs.extend(live);
     out.recombine();
-    if !notes.is_empty() {
-        out.evidence = crate::format_exact!("{}; {}", out.evidence, notes.join("; "));
-    }
     out.with_records(records)
 }
 
@@ -98,8 +109,11 @@ pub(super) fn recorded<'a>(ev: &'a Bundle, leg: LegId, what: &str) -> Recorded<'
 
 /// A leg the collector did not send: UNKNOWN at one of its gates, ERROR otherwise.
 pub(super) fn skipped(what: &str, reason: &str) -> Graded {
-    let reason = escape_line(reason);
-    if reason.starts_with("not sent:") {
+    // Escaping leaves the start `not sent:` as it is (and makes no text start so that
+    // did not): the reason is escaped only as it is written.
+    let starts = reason.starts_with("not sent:");
+    let reason = crate::fmt::Line(reason);
+    if starts {
         (
             SubOutcome::Unknown,
             crate::format_exact!("{what} was {reason}"),

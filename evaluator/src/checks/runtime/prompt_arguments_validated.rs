@@ -79,10 +79,13 @@ struct Arguments {
 
 impl Arguments {
     fn read(&mut self, read: &Read, item: &Item) {
-        let prompt = read.label(item, "name");
+        // The prompt's label and an argument's are written only into a finding: an
+        // argument that is well formed needs neither.
+        let prompt = || read.label(item, "name");
         if !item.value.is_object() {
             self.bad_name.push(crate::format_exact!(
-                "{prompt} is {}, not a prompt object",
+                "{} is {}, not a prompt object",
+                prompt(),
                 kind(&item.value)
             ));
             return;
@@ -92,7 +95,8 @@ impl Arguments {
             Some(Value::Array(a)) => a,
             Some(other) => {
                 self.bad_name.push(crate::format_exact!(
-                    "{prompt} arguments is {} ({}), not an array",
+                    "{} arguments is {} ({}), not an array",
+                    prompt(),
                     kind(other),
                     show(other)
                 ));
@@ -103,28 +107,35 @@ impl Arguments {
             self.declared += 1;
             let Some(obj) = arg.as_object() else {
                 self.bad_name.push(crate::format_exact!(
-                    "{prompt} argument #{} is {}, not an object",
+                    "{} argument #{} is {}, not an object",
+                    prompt(),
                     i + 1,
                     kind(arg)
                 ));
                 continue;
             };
-            let label = match non_blank(arg, "name") {
-                Ok(n) => crate::format_exact!("{prompt} argument {}", quote(n)),
-                Err(why) => {
-                    self.bad_name
-                        .push(crate::format_exact!("{prompt} argument #{}: {why}", i + 1));
-                    crate::format_exact!("{prompt} argument #{}", i + 1)
-                }
-            };
+            let name = non_blank(arg, "name");
+            if let Err(why) = &name {
+                self.bad_name.push(crate::format_exact!(
+                    "{} argument #{}: {why}",
+                    prompt(),
+                    i + 1
+                ));
+            }
             match obj.get("required") {
                 None => {}
                 Some(Value::Bool(_)) => self.required_boolean += 1,
-                Some(v) => self.bad_required.push(crate::format_exact!(
-                    "{label}: required is {} ({}), not a JSON boolean",
-                    show(v),
-                    kind(v)
-                )),
+                Some(v) => {
+                    let label = match name {
+                        Ok(n) => crate::format_exact!("{} argument {}", prompt(), quote(n)),
+                        Err(_) => crate::format_exact!("{} argument #{}", prompt(), i + 1),
+                    };
+                    self.bad_required.push(crate::format_exact!(
+                        "{label}: required is {} ({}), not a JSON boolean",
+                        show(v),
+                        kind(v)
+                    ))
+                }
             }
         }
     }

@@ -87,17 +87,21 @@ impl Check for ResourceTemplatesTyped {
         let (mut bad_uri, mut bad_mime) = (Vec::new(), Vec::new());
         let (mut uris, mut mimes) = (Vec::new(), Vec::new());
         for item in &read.items {
-            let name = read.label(item, "name");
+            // The template's label is written only into a finding.
+            let name = || read.label(item, "name");
             if !item.value.is_object() {
-                let why =
-                    crate::format_exact!("{name} is {}, not a template object", kind(&item.value));
+                let why = crate::format_exact!(
+                    "{} is {}, not a template object",
+                    name(),
+                    kind(&item.value)
+                );
                 bad_uri.push(why.clone());
                 bad_mime.push(why);
                 continue;
             }
             match non_blank(&item.value, "uriTemplate") {
                 Ok(u) => uris.push(quote(u)),
-                Err(why) => bad_uri.push(crate::format_exact!("{name} {why}")),
+                Err(why) => bad_uri.push(crate::format_exact!("{} {why}", name())),
             }
             match non_blank(&item.value, "mimeType") {
                 Ok(m) => {
@@ -106,7 +110,7 @@ impl Check for ResourceTemplatesTyped {
                         mimes.push(m);
                     }
                 }
-                Err(why) => bad_mime.push(crate::format_exact!("{name} {why}")),
+                Err(why) => bad_mime.push(crate::format_exact!("{} {why}", name())),
             }
         }
         let n = read.items.len();

@@ -91,17 +91,21 @@ struct Schemas {
 }
 
 impl Schemas {
-    fn judge(&mut self, name: &str, key: &str, schema: &Value) {
+    /// Judge the tool's schema under `key`; `name` makes the tool's label, which only a
+    /// finding is written with.
+    fn judge(&mut self, name: impl Fn() -> String, key: &str, schema: &Value) {
         self.declared += 1;
         match judge(schema) {
             Judged::Compiled(d) => *self.compiled.entry(d.name()).or_default() += 1,
             Judged::Failed(d, why) => self.failed.push(crate::format_exact!(
-                "{name}: {key} does not compile under {}: {why}",
+                "{}: {key} does not compile under {}: {why}",
+                name(),
                 d.name()
             )),
-            Judged::Unrecognised(v) => self
-                .unrecognised
-                .push(crate::format_exact!("{name}: {key} declares $schema {v}")),
+            Judged::Unrecognised(v) => self.unrecognised.push(crate::format_exact!(
+                "{}: {key} declares $schema {v}",
+                name()
+            )),
         }
     }
 
@@ -197,11 +201,13 @@ impl Check for ToolSchemasValidated {
         let mut output = Schemas::default();
         let mut refs: Vec<String> = Vec::new();
         for item in &read.items {
-            let name = read.label(item, "name");
+            // The tool's label is written only into a finding.
+            let name = || read.label(item, "name");
             let Some(tool) = item.value.as_object() else {
                 input.declared += 1;
                 input.failed.push(crate::format_exact!(
-                    "{name} is {}, not a tool object",
+                    "{} is {}, not a tool object",
+                    name(),
                     kind(&item.value)
                 ));
                 continue;
@@ -210,13 +216,14 @@ impl Check for ToolSchemasValidated {
                 None => {
                     input.declared += 1;
                     input.failed.push(crate::format_exact!(
-                        "{name} declares no inputSchema (MCP requires one)"
+                        "{} declares no inputSchema (MCP requires one)",
+                        name()
                     ));
                 }
-                Some(s) => input.judge(&name, "inputSchema", s),
+                Some(s) => input.judge(name, "inputSchema", s),
             }
             if let Some(s) = tool.get("outputSchema") {
-                output.judge(&name, "outputSchema", s);
+                output.judge(name, "outputSchema", s);
             }
             for (key, s) in [
                 ("inputSchema", tool.get("inputSchema")),
@@ -224,7 +231,8 @@ impl Check for ToolSchemasValidated {
             ] {
                 for r in s.map(external_refs).unwrap_or_default() {
                     refs.push(crate::format_exact!(
-                        "{name} {key} -> {}",
+                        "{} {key} -> {}",
+                        name(),
                         show(&Value::String(r))
                     ));
                 }

@@ -115,6 +115,16 @@ const COLLECTOR_LEGS: [LegId; 4] = [
     leg::HDR_NAME_ENCODED,
 ];
 
+/// The answer the spec requires, as a format argument (no string of its own for text
+/// written into a note): `HTTP 400 and -32020 (HeaderMismatch)`.
+struct Required;
+
+impl std::fmt::Display for Required {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "HTTP 400 and {} (HeaderMismatch)", code::HEADER_MISMATCH)
+    }
+}
+
 /// Decide one probe from its answer.
 fn judge(a: &Answer, p: &Probe, authenticated: bool) -> (SubOutcome, String) {
     if let Some(refused) =
@@ -123,7 +133,7 @@ fn judge(a: &Answer, p: &Probe, authenticated: bool) -> (SubOutcome, String) {
         return refused;
     }
     let said = a.summary();
-    let required = crate::format_exact!("HTTP 400 and {} (HeaderMismatch)", code::HEADER_MISMATCH);
+    let required = Required;
     let status = a.status.unwrap_or_default();
     match (&a.reply, a.code()) {
         (Reply::NoResponse(_), _) => (
@@ -254,13 +264,16 @@ impl Check for MetadataHeaders {
             let (outcome, note, answer) = match wire::last(ev, p.leg) {
                 None => (
                     SubOutcome::Error,
-                    "the leg's records hold neither an HTTP exchange nor a skip".to_string(),
+                    crate::format_exact!(
+                        "{}: the leg's records hold neither an HTTP exchange nor a skip",
+                        p.label
+                    ),
                     None,
                 ),
                 Some(Err(reason)) => {
                     seqs.extend(ev.seqs(p.leg));
                     let (o, n) = skipped_leg("the probe", &reason);
-                    (o, n, None)
+                    (o, crate::format_exact!("{}: {n}", p.label), None)
                 }
                 Some(Ok(x)) => {
                     let a = read(&x);
@@ -268,7 +281,7 @@ impl Check for MetadataHeaders {
                     let (o, n) = judge(&a, p, ev.authenticated());
                     (
                         o,
-                        crate::format_exact!("record #{}, {n}", a.seq),
+                        crate::format_exact!("{}: record #{}, {n}", p.label, a.seq),
                         Some(a.facts()),
                     )
                 }
@@ -281,11 +294,7 @@ impl Check for MetadataHeaders {
                     outcome,
                 },
             );
-            legs.push(SubVerdict::new(
-                p.id,
-                outcome,
-                crate::format_exact!("{}: {note}", p.label),
-            ));
+            legs.push(SubVerdict::new(p.id, outcome, note));
         }
         let facts = MetadataHeadersFacts {
             legs: leg_outcomes(&legs),

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::check::{Check, Context, Legs};
 use crate::checks::common::policy::{absent, approved, Approved};
-use crate::checks::common::response::{answer, Answer, Kind};
+use crate::checks::common::response::{answer, Answer, Kind, Resp};
 use crate::evidence::Bundle;
 use crate::fmt::escape_line;
 use crate::verdict::{Outcome, Verdict};
@@ -237,17 +237,17 @@ fn judge_origin(
     let (Answer::Response(h), Answer::Response(o)) = (hostile, own) else {
         unreachable!("every other shape returned above")
     };
-    let hs = crate::format_exact!(
-        "Origin {} (record #{}): {}",
-        crate::fmt::Line(hostile_origin),
-        h.seq,
-        h.described()
-    );
-    let os = crate::format_exact!(
-        "own Origin {own_origin} (record #{}): {}",
-        o.seq,
-        o.described()
-    );
+    let hostile_shown = crate::fmt::Line(hostile_origin);
+    let hs = Said {
+        what: "Origin",
+        origin: &hostile_shown,
+        r: h,
+    };
+    let os = Said {
+        what: "own Origin",
+        origin: &own_origin,
+        r: o,
+    };
     // A hostile Origin given a result or a stream is the failure itself, whatever the
     // stand-in shows.
     if h.kind() == Kind::Accepted {
@@ -325,6 +325,30 @@ fn judge_origin(
                 "{hs}: not attributable to the server (a gateway may have produced it) while {os}: accepted"
             ),
         ),
+    }
+}
+
+/// One leg's answer as the evidence names it (`Origin … (record #n): HTTP 403 …`), as a
+/// format argument: written into the sentence that names it, with no string of its own.
+struct Said<'a> {
+    /// Which Origin the leg sent (`Origin`, `own Origin`).
+    what: &'static str,
+    /// The Origin, as shown.
+    origin: &'a dyn std::fmt::Display,
+    /// The leg's answer.
+    r: &'a Resp,
+}
+
+impl std::fmt::Display for Said<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {} (record #{}): {}",
+            self.what,
+            self.origin,
+            self.r.seq,
+            self.r.described()
+        )
     }
 }
 

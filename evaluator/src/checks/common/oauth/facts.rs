@@ -255,20 +255,38 @@ impl<'a> Facts<'a> {
 
     /// What was observed absent, for an N/A.
     pub(crate) fn absence(&self) -> String {
-        let unauth = match &self.unauth {
-            Unauth::Reached { what, .. } => crate::format_exact!("no 401: {what}"),
-            Unauth::Challenged(c) => crate::format_exact!(
-                "{} whose challenge names no OAuth scheme ({})",
-                c.refused(),
-                c.quoted()
-            ),
-            _ => "no 401 was observed".into(),
-        };
-        crate::format_exact!(
-            "{unauth}; no token held; every protected-resource metadata candidate answered a clean \
-             404 ({}); no challenge scope; no authorization server advertised",
-            self.prm_404s().join(", ")
-        )
+        // Written into one string: no string for the 401 part, per 404 or for their join.
+        let mut s = String::with_capacity(320);
+        match &self.unauth {
+            Unauth::Reached { what, .. } => {
+                s.push_str("no 401: ");
+                s.push_str(what);
+            }
+            Unauth::Challenged(c) => {
+                use std::fmt::Write as _;
+                let _ = write!(
+                    s,
+                    "{} whose challenge names no OAuth scheme ({})",
+                    c.refused(),
+                    c.quoted()
+                );
+            }
+            _ => s.push_str("no 401 was observed"),
+        }
+        s.push_str(
+            "; no token held; every protected-resource metadata candidate answered a clean 404 (",
+        );
+        for (i, a) in self.prm.iter().filter(|a| a.clean_404()).enumerate() {
+            if i > 0 {
+                s.push_str(", ");
+            }
+            crate::fmt::escape_line_into(&mut s, &a.url);
+            s.push_str(" (record #");
+            s.push_str(itoa::Buffer::new().format(a.seq));
+            s.push(')');
+        }
+        s.push_str("); no challenge scope; no authorization server advertised");
+        s
     }
 
     /// Granted scopes across the tokens held (`None` when no token states any).
