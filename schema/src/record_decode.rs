@@ -48,6 +48,10 @@ use crate::model::{
     HttpResponse, LegacyTlsProbe, Observation, Record, Redaction, TlsHandshake, TransportError,
     TrustCheck, WireBytes, WireText,
 };
+use crate::vocab::{
+    header, COLLECTOR_USER_AGENT, REV_2024_11_05, REV_2025_03_26, REV_2025_06_18, REV_2025_11_25,
+    REV_2026_07_28,
+};
 
 /// A reading position in the bytes of one record.
 struct Reader<'a> {
@@ -580,49 +584,68 @@ const KNOWN: [&[&str]; 22] = [
     &["OK"],
     &["GET", "PUT"],
     &[
-        "Host", "Date", "date", "POST", "Vary", "vary", "HEAD", "host",
+        header::HOST,
+        "Date",
+        "date",
+        "POST",
+        "Vary",
+        "vary",
+        "HEAD",
+        "host",
     ],
     &["allow", "Allow", "PATCH"],
     &[
-        "Accept", "server", "Server", "Origin", "DELETE", "accept", "Cookie", "origin",
+        header::ACCEPT,
+        "server",
+        "Server",
+        header::ORIGIN,
+        "DELETE",
+        "accept",
+        header::COOKIE,
+        "origin",
     ],
     &["OPTIONS", "Created"],
     &[
-        "HTTP/1.1", "HTTP/1.0", "Mcp-Name", "Accepted", "Location", "location",
+        "HTTP/1.1",
+        "HTTP/1.0",
+        header::NAME,
+        "Accepted",
+        header::LOCATION,
+        "location",
     ],
     &["Not Found", "Forbidden"],
     &[
-        "User-Agent",
-        "Connection",
+        header::USER_AGENT,
+        header::CONNECTION,
         "connection",
-        "Mcp-Method",
+        header::METHOD,
         "Keep-Alive",
-        "Set-Cookie",
+        header::SET_COOKIE,
         "No Content",
         "set-cookie",
         "user-agent",
         "keep-alive",
     ],
     &["Bad Request"],
-    &["Content-Type", "content-type", "Unauthorized"],
+    &[header::CONTENT_TYPE, "content-type", "Unauthorized"],
     &[
         "cache-control",
-        "Cache-Control",
-        "Last-Event-ID",
-        "Authorization",
+        header::CACHE_CONTROL,
+        header::LAST_EVENT_ID,
+        header::AUTHORIZATION,
         "authorization",
     ],
     &[
-        "Content-Length",
+        header::CONTENT_LENGTH,
         "content-length",
         "mcp-session-id",
-        "Mcp-Session-Id",
+        header::SESSION_ID,
         "Not Acceptable",
     ],
     &[],
-    &["www-authenticate", "WWW-Authenticate"],
+    &["www-authenticate", header::WWW_AUTHENTICATE],
     &[
-        "Transfer-Encoding",
+        header::TRANSFER_ENCODING,
         "x-accel-buffering",
         "transfer-encoding",
         "X-Accel-Buffering",
@@ -630,7 +653,7 @@ const KNOWN: [&[&str]; 22] = [
     &["Method Not Allowed"],
     &[],
     &[
-        "MCP-Protocol-Version",
+        header::PROTOCOL_VERSION,
         "mcp-protocol-version",
         "Mcp-Protocol-Version",
     ],
@@ -648,7 +671,7 @@ fn known(s: &[u8]) -> Option<&'static str> {
 }
 
 /// The header values [`Reader::wire_bytes`] answers without allocating (besides
-/// [`USER_AGENT`]): the media types, protocol revisions, `Mcp-Method` values, connection
+/// [`COLLECTOR_USER_AGENT`]): the media types, protocol revisions, `Mcp-Method` values, connection
 /// and cache directives requests and responses carry most, by length like [`KNOWN`].
 const KNOWN_VALUES: [&[&[u8]]; 36] = [
     &[],
@@ -663,11 +686,11 @@ const KNOWN_VALUES: [&[&[u8]]; 36] = [
     &[b"timeout=5"],
     &[
         b"keep-alive",
-        b"2026-07-28",
-        b"2025-11-25",
-        b"2025-06-18",
-        b"2025-03-26",
-        b"2024-11-05",
+        REV_2026_07_28.as_bytes(),
+        REV_2025_11_25.as_bytes(),
+        REV_2025_06_18.as_bytes(),
+        REV_2025_03_26.as_bytes(),
+        REV_2024_11_05.as_bytes(),
         b"tools/list",
         b"tools/call",
         b"initialize",
@@ -699,15 +722,11 @@ const KNOWN_VALUES: [&[&[u8]]; 36] = [
     &[b"application/json, text/event-stream"],
 ];
 
-/// The `User-Agent` the collector of this version sends (the collector's own constant
-/// is the same text: the crates share the workspace version).
-const USER_AGENT: &str = concat!("mcp-collect/", env!("CARGO_PKG_VERSION"));
-
-/// The value of [`KNOWN_VALUES`] or [`USER_AGENT`] equal to `s`, if there is one.
+/// The value of [`KNOWN_VALUES`] or [`COLLECTOR_USER_AGENT`] equal to `s`, if there is one.
 #[inline(always)]
 fn known_value(s: &[u8]) -> Option<&'static [u8]> {
-    if s == USER_AGENT.as_bytes() {
-        return Some(USER_AGENT.as_bytes());
+    if s == COLLECTOR_USER_AGENT.as_bytes() {
+        return Some(COLLECTOR_USER_AGENT.as_bytes());
     }
     KNOWN_VALUES
         .get(s.len())?
@@ -743,9 +762,37 @@ mod tests {
             }
         }
         assert_eq!(
-            known_value(USER_AGENT.as_bytes()),
-            Some(USER_AGENT.as_bytes())
+            known_value(COLLECTOR_USER_AGENT.as_bytes()),
+            Some(COLLECTOR_USER_AGENT.as_bytes())
         );
+        // The names the collector sends and the revisions it speaks, as the vocabulary
+        // spells them, are answered without allocating.
+        for name in [
+            header::PROTOCOL_VERSION,
+            header::SESSION_ID,
+            header::METHOD,
+            header::NAME,
+            header::AUTHORIZATION,
+            header::COOKIE,
+            header::SET_COOKIE,
+            header::WWW_AUTHENTICATE,
+            header::CONTENT_TYPE,
+            header::ACCEPT,
+            header::ORIGIN,
+            header::LOCATION,
+            header::LAST_EVENT_ID,
+            header::HOST,
+            header::USER_AGENT,
+            header::CONTENT_LENGTH,
+            header::TRANSFER_ENCODING,
+            header::CONNECTION,
+            header::CACHE_CONTROL,
+        ] {
+            assert_eq!(known(name.as_bytes()), Some(name), "{name}");
+        }
+        for rev in crate::vocab::REVISIONS {
+            assert!(known_value(rev.as_bytes()).is_some(), "{rev}");
+        }
         assert_eq!(known_value(b"Application/json"), None);
         assert_eq!(known(b"content-Type"), None);
         assert_eq!(known(b""), None);

@@ -43,6 +43,10 @@ pub fn sends_version_header(rev: &str) -> bool {
     rev >= REV_2025_06_18
 }
 
+/// The `User-Agent` the collector of this build sends with every request (and with a
+/// proxy's CONNECT): the workspace's version, which every crate of it shares.
+pub const COLLECTOR_USER_AGENT: &str = concat!("mcp-collect/", env!("CARGO_PKG_VERSION"));
+
 /// HTTP header names, in the case the collector sends them.
 pub mod header {
     /// Negotiated (or per-request) protocol revision.

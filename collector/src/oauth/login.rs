@@ -547,7 +547,10 @@ impl Login {
         if let Some((kind, why)) = refusal {
             let mut headers = vec![
                 Header::new(header::HOST, http::authority(&req.url)),
-                Header::new(header::USER_AGENT, http::USER_AGENT),
+                Header::new(
+                    header::USER_AGENT,
+                    mcp_probe_schema::vocab::COLLECTOR_USER_AGENT,
+                ),
             ];
             headers.extend(req.headers.iter().cloned());
             let exchange = http::unsent(&req.method, &url, headers, &req.body, kind, why.clone());

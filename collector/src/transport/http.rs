@@ -23,7 +23,7 @@ use mcp_probe_schema::model::{
     Body, BodyEnd, ErrorKind, Header, HttpExchange, HttpOutcome, HttpRequest, HttpResponse,
     TlsHandshake, TransportError,
 };
-use mcp_probe_schema::vocab::{header, leg, LegId};
+use mcp_probe_schema::vocab::{self, header, leg, LegId};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -50,8 +50,6 @@ const REQUEST_BODY_CAP: u64 = 4 * 1024;
 /// A request whose body is at most this long is written in one write, head and body
 /// together; a longer body is written after its head, without copying it.
 const ONE_WRITE_BELOW: usize = 64 * 1024;
-/// The User-Agent sent with every request.
-pub const USER_AGENT: &str = concat!("mcp-collect/", env!("CARGO_PKG_VERSION"));
 
 trait Stream: AsyncRead + AsyncWrite + Unpin + Send {}
 impl<T: AsyncRead + AsyncWrite + Unpin + Send> Stream for T {}
@@ -433,7 +431,7 @@ impl Client {
         };
         let mut h = vec![
             Header::new(header::HOST, host),
-            Header::new(header::USER_AGENT, USER_AGENT),
+            Header::new(header::USER_AGENT, vocab::COLLECTOR_USER_AGENT),
         ];
         h.extend(req.headers.iter().cloned());
         // `--header` on the targets' origins only, and never over a header the request

@@ -26,9 +26,6 @@ use tokio::net::TcpStream;
 /// Longest CONNECT reply head read from a proxy.
 const MAX_CONNECT_HEAD: usize = 16 * 1024;
 
-/// The User-Agent of the CONNECT request (the same as the HTTP client's).
-const USER_AGENT: &str = concat!("mcp-collect/", env!("CARGO_PKG_VERSION"));
-
 /// `host:port` of a URL (port defaulted by scheme; IPv6 in brackets).
 pub fn authority(url: &url::Url) -> String {
     let host = match url.host() {
@@ -222,7 +219,10 @@ impl Proxy {
         if let Some(b) = &self.basic {
             head.push_str(&format!("Proxy-Authorization: Basic {b}\r\n"));
         }
-        head.push_str(&format!("User-Agent: {}\r\n\r\n", USER_AGENT));
+        head.push_str(&format!(
+            "User-Agent: {}\r\n\r\n",
+            mcp_probe_schema::vocab::COLLECTOR_USER_AGENT
+        ));
         match tokio::time::timeout(left(), s.write_all(head.as_bytes())).await {
             Ok(Ok(())) => {}
             Ok(Err(e)) => {
