@@ -365,16 +365,10 @@ impl Answer<'_> {
 
 /// The first 120 characters of untrusted text, on one line.
 pub fn short(s: &str) -> String {
-    let shown = &s.as_bytes()[..s.len().min(SHORT)];
-    if shown.iter().all(|b| (0x20..0x7f).contains(b)) {
-        // Printable ASCII: the excerpt is these bytes as they are, which neither escape
-        // changes, in a string of its length.
-        let cut = shown.len() < s.len();
+    if let Some((shown, cut)) = plain(s) {
+        // In a string of its length.
         let mut out = String::with_capacity(shown.len() + if cut { '…'.len_utf8() } else { 0 });
-        out.push_str(&s[..shown.len()]);
-        if cut {
-            out.push('…');
-        }
+        push_plain(&mut out, shown, cut);
         return out;
     }
     let e = excerpt(s.as_bytes(), SHORT);
@@ -393,14 +387,28 @@ const SHORT: usize = 120;
 /// [`short`], appended to `out` (no string of its own when the text's first bytes are
 /// printable ASCII, which is shown as it is).
 pub fn push_short(out: &mut String, s: &str) {
+    match plain(s) {
+        Some((shown, cut)) => push_plain(out, shown, cut),
+        None => out.push_str(&short(s)),
+    }
+}
+
+/// The part of `s` [`short`] shows and whether it is cut, when that part is printable
+/// ASCII: then the excerpt is those bytes as they are, which neither escape changes.
+fn plain(s: &str) -> Option<(&str, bool)> {
     let n = s.len().min(SHORT);
-    if s.as_bytes()[..n].iter().all(|b| (0x20..0x7f).contains(b)) {
-        out.push_str(&s[..n]);
-        if n < s.len() {
-            out.push('…');
-        }
-    } else {
-        out.push_str(&short(s));
+    // Bytes first: the n-th byte is a character's start only when those before are ASCII.
+    s.as_bytes()[..n]
+        .iter()
+        .all(|b| (0x20..0x7f).contains(b))
+        .then(|| (&s[..n], n < s.len()))
+}
+
+/// A [`plain`] excerpt appended to `out`, with the mark of a cut.
+fn push_plain(out: &mut String, shown: &str, cut: bool) {
+    out.push_str(shown);
+    if cut {
+        out.push('…');
     }
 }
 
