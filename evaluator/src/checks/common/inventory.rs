@@ -455,23 +455,8 @@ pub fn decided<T: Serialize>(
     out
 }
 
-/// [`Read::coverage`] of a list read with `items` items on `pages` pages, written into
-/// one string: every inventory check's evidence ends with it.
-#[cfg(test)]
-fn coverage(
-    list: &List,
-    items: usize,
-    pages: u32,
-    complete: bool,
-    stopped: Option<&str>,
-    shapeless: &[u32],
-) -> String {
-    let mut s = String::with_capacity(96);
-    push_coverage(&mut s, list, items, pages, complete, stopped, shapeless);
-    s
-}
-
-/// What was read ([`Read::coverage`]), appended to `s`.
+/// What was read ([`Read::coverage`]) of a list read with `items` items on `pages`
+/// pages, appended to `s`: every inventory check's evidence ends with it.
 fn push_coverage(
     s: &mut String,
     list: &List,
@@ -669,8 +654,18 @@ mod tests {
                     for complete in [true, false] {
                         for stopped in [None, Some("page 2 answered HTTP 500")] {
                             for shapeless in [&[][..], &[1], &[2, 30, 4]] {
+                                let mut written = String::new();
+                                push_coverage(
+                                    &mut written,
+                                    &list,
+                                    items,
+                                    pages,
+                                    complete,
+                                    stopped,
+                                    shapeless,
+                                );
                                 assert_eq!(
-                                    coverage(&list, items, pages, complete, stopped, shapeless),
+                                    written,
                                     coverage_formatted(
                                         &list, items, pages, complete, stopped, shapeless
                                     )
