@@ -202,13 +202,13 @@ impl RequestParams {
 
 /// The [`RequestParams`] of a request body, `None` when the body is not one JSON
 /// document: what parsing it as a `serde_json::Value` and reading [`RequestParams::of`]
-/// gives, read by the scan of [`request_head`] when it accepts the body, else from the
-/// parsed body.
+/// gives, read by the scan of [`request_head`] when it decides of the body (it accepts
+/// it, or refuses it as serde_json would), else from the parsed body.
 pub fn request_params(body: &[u8]) -> Option<RequestParams> {
     if !scan::may_be_json(body) {
         return None;
     }
-    scan::params(body).or_else(|| {
+    scan::params_decided(body).unwrap_or_else(|| {
         serde_json::from_slice::<Value>(body)
             .ok()
             .map(|v| RequestParams::of(&v))
@@ -374,12 +374,12 @@ pub fn request_head(body: &[u8]) -> Option<RequestHead> {
     if !scan::may_be_json(body) {
         return None;
     }
-    scan::head(body).or_else(|| request_head_by_visitor(body))
+    scan::head_decided(body).unwrap_or_else(|| request_head_by_visitor(body))
 }
 
 /// [`request_head`] read by serde_json itself ([`head`]): every value visited through
-/// `deserialize_any`, only `id` and `method` kept. The reference [`scan::head`] falls
-/// back to for every body it does not accept.
+/// `deserialize_any`, only `id` and `method` kept. The reference the scan
+/// ([`scan::head_decided`]) falls back to for every body it cannot decide of.
 fn request_head_by_visitor(body: &[u8]) -> Option<RequestHead> {
     serde_json::from_slice::<head::Doc>(body).ok().map(|d| d.0)
 }
@@ -390,7 +390,10 @@ fn request_head_by_visitor(body: &[u8]) -> Option<RequestHead> {
 /// [`scan::NUMBER_MAX`] bytes, member names of the top-level object without escapes) and
 /// says nothing (`None`) of any other body, which [`request_head`] then reads through
 /// serde_json. So a body it accepts is one serde_json accepts, and every body it does
-/// not accept (malformed, or merely unusual) is decided by serde_json itself.
+/// not accept (malformed, or merely unusual) is decided by serde_json itself, but for
+/// the bodies it refuses itself: those with bytes after the document or invalid UTF-8,
+/// and those that end inside the document (a body stored cut), which serde_json refuses
+/// whatever it holds ([`Scan::decided`]).
 mod scan {
     use serde_json::Value;
 
@@ -424,54 +427,37 @@ mod scan {
         /// A byte over 0x7F was read inside a string: the body's UTF-8 is checked at
         /// the end (outside strings such a byte is refused as it comes).
         pub(super) non_ascii: bool,
+        /// A number longer than [`NUMBER_MAX`] was refused: one serde_json may accept,
+        /// though the scan may stand at the end of the body ([`Scan::decided`]).
+        long_number: bool,
     }
 
     /// The head of `body` when the scan accepts it (see the module), else `None`.
+    #[cfg(test)]
     pub(super) fn head(body: &[u8]) -> Option<RequestHead> {
+        head_decided(body).flatten()
+    }
+
+    /// What the scan decides of `body` ([`Scan::decided`]): `Some` of its head when it
+    /// accepts it, `Some(None)` when it refuses it as serde_json does, `None` when it
+    /// cannot tell.
+    pub(super) fn head_decided(body: &[u8]) -> Option<Option<RequestHead>> {
         let mut s = Scan::new(body);
-        s.ws();
-        let head = if s.peek()? == b'{' {
-            s.top_object()?
-        } else {
-            s.value(0)?;
-            RequestHead::default()
-        };
-        s.ws();
-        if s.i != body.len() || (s.non_ascii && std::str::from_utf8(body).is_err()) {
-            return None;
-        }
-        Some(head)
+        let head = s.request_head();
+        s.decided(head)
     }
 
     /// The params of `body` when the scan accepts it (see the module), else `None`.
+    #[cfg(test)]
     pub(super) fn params(body: &[u8]) -> Option<RequestParams> {
+        params_decided(body).flatten()
+    }
+
+    /// What the scan decides of the params of `body`, as [`head_decided`] of its head.
+    pub(super) fn params_decided(body: &[u8]) -> Option<Option<RequestParams>> {
         let mut s = Scan::new(body);
-        s.ws();
-        let params = if s.peek()? == b'{' {
-            let mut params = RequestParams::default();
-            s.members(0, |s, key| {
-                if key == b"params" {
-                    params = if s.peek()? == b'{' {
-                        s.params_object()?
-                    } else {
-                        s.value(1)?;
-                        RequestParams::default()
-                    };
-                    Some(())
-                } else {
-                    s.value(1)
-                }
-            })?;
-            params
-        } else {
-            s.value(0)?;
-            RequestParams::default()
-        };
-        s.ws();
-        if s.i != body.len() || (s.non_ascii && std::str::from_utf8(body).is_err()) {
-            return None;
-        }
-        Some(params)
+        let params = s.request_params();
+        s.decided(params)
     }
 
     /// The heads of the JSON-RPC messages of one JSON document (an object, or the
@@ -610,7 +596,66 @@ mod scan {
                 b,
                 i: 0,
                 non_ascii: false,
+                long_number: false,
             }
+        }
+
+        /// The head of the request document at the start of the scan (the value read,
+        /// nothing after it).
+        fn request_head(&mut self) -> Option<RequestHead> {
+            self.ws();
+            if self.peek()? == b'{' {
+                self.top_object()
+            } else {
+                self.value(0)?;
+                Some(RequestHead::default())
+            }
+        }
+
+        /// The params of the request document at the start of the scan, as
+        /// [`request_head`](Self::request_head) reads its head.
+        fn request_params(&mut self) -> Option<RequestParams> {
+            self.ws();
+            if self.peek()? != b'{' {
+                self.value(0)?;
+                return Some(RequestParams::default());
+            }
+            let mut params = RequestParams::default();
+            self.members(0, |s, key| {
+                if key == b"params" {
+                    params = if s.peek()? == b'{' {
+                        s.params_object()?
+                    } else {
+                        s.value(1)?;
+                        RequestParams::default()
+                    };
+                    Some(())
+                } else {
+                    s.value(1)
+                }
+            })?;
+            Some(params)
+        }
+
+        /// What the scan decides of its document, given `read`, what it read of the
+        /// value at its start: `Some(Some(read))` when the value is the whole document
+        /// (nothing but whitespace after it) and the document is UTF-8; `Some(None)` when
+        /// serde_json refuses the document too: bytes after the value, invalid UTF-8, or
+        /// (`read` is `None`) the scan stopped at the end of the body, inside the
+        /// document, where serde_json stops too (every byte before it was read as JSON
+        /// that the scan follows, and a document is never whole inside a string, an
+        /// object, an array or a number cut short); `None` when it cannot tell (it
+        /// stopped before the end, at what it does not read or a malformed byte, or at
+        /// a number too long for it).
+        pub(super) fn decided<T>(&mut self, read: Option<T>) -> Option<Option<T>> {
+            let Some(read) = read else {
+                return (self.i >= self.b.len() && !self.long_number).then_some(None);
+            };
+            self.ws();
+            if self.i != self.b.len() || (self.non_ascii && std::str::from_utf8(self.b).is_err()) {
+                return Some(None);
+            }
+            Some(Some(read))
         }
 
         fn peek(&self) -> Option<u8> {
@@ -1121,7 +1166,11 @@ mod scan {
             }
             match self.peek() {
                 Some(b'e' | b'E' | b'0'..=b'9') => None,
-                _ => (self.i - start <= NUMBER_MAX).then_some(()),
+                _ if self.i - start > NUMBER_MAX => {
+                    self.long_number = true;
+                    None
+                }
+                _ => Some(()),
             }
         }
 
@@ -1142,7 +1191,12 @@ mod scan {
                 // control character (serde_json refuses them in strings), and whether it
                 // leaves ASCII.
                 let (end, high) = run_end(self.b, self.i);
-                let k = end?;
+                let Some(k) = end else {
+                    // The body ends inside the string: the scan stands at its end
+                    // ([`decided`](Self::decided)).
+                    self.i = self.b.len();
+                    return None;
+                };
                 let stop = *self.b.get(k)?;
                 if stop < 0x20 {
                     return None;
@@ -1922,6 +1976,9 @@ mod tests {
                 if let Some(h) = scan::head(b) {
                     prop_assert_eq!(Some(h), by_value(b));
                 }
+                if let Some(h) = scan::head_decided(b) {
+                    prop_assert_eq!(h, by_value(b));
+                }
             }
         }
 
@@ -1936,6 +1993,12 @@ mod tests {
             ),
         ) {
             prop_assert_eq!(request_head(&body), by_value(&body));
+            if let Some(h) = scan::head_decided(&body) {
+                prop_assert_eq!(h, by_value(&body));
+            }
+            if let Some(p) = scan::params_decided(&body) {
+                prop_assert_eq!(p, params_by_value(&body));
+            }
         }
 
         #[test]
@@ -2403,6 +2466,9 @@ mod tests {
                 if let Some(p) = scan::params(b) {
                     prop_assert_eq!(Some(p), params_by_value(b));
                 }
+                if let Some(p) = scan::params_decided(b) {
+                    prop_assert_eq!(p, params_by_value(b));
+                }
             }
         }
     }
@@ -2436,6 +2502,69 @@ mod tests {
             assert_eq!(request_params(body), params_by_value(body));
         }
         assert_eq!(request_params(b""), None);
+    }
+
+    /// A body the scan refuses itself (it ends inside the document, has bytes after it
+    /// or is not UTF-8) is one serde_json refuses: every prefix of hostile requests
+    /// (duplicate members, escapes, non-UTF-8, nesting past the scan's limit and past
+    /// serde_json's, long and exponent numbers), each also with a byte after it, is
+    /// read alike by the scan when it decides, by [`request_head`] and
+    /// [`request_params`] and by serde_json.
+    #[test]
+    fn a_body_the_scan_refuses_is_one_serde_json_refuses() {
+        let deep = |n: usize| {
+            format!(
+                r#"{{"id":1,"params":{{"name":{}"x"{}}}}}"#,
+                "[".repeat(n),
+                "]".repeat(n)
+            )
+        };
+        let mut docs: Vec<Vec<u8>> = vec![
+            br#"{"jsonrpc":"2.0","id":24,"method":"tools/list","params":{"_meta":{"a":"b"},"pad":"XXXXXXXXXXXXXXXX"}}"#.to_vec(),
+            br#"{"id":1,"id":"two","method":"a","method":5,"params":{"name":"a","name":"b","arguments":{"x":1,"x":2}}}"#.to_vec(),
+            br#"{"i\u0064":"\uD83D\uDE00","method":"\u0074ools/call","params":{"n\u0061me":"\"q\\","uri":"a\/b\n"}}"#.to_vec(),
+            br#"{"id":1,"params":{"name":"\ud800","uri":"\udc00\ud800","arguments":{"\u00e9":1}}}"#.to_vec(),
+            b"{\"id\":\"\xc3\xa9\",\"method\":\"\xff\",\"params\":{\"name\":\"\xe2\x82\"}}".to_vec(),
+            br#"{"id":-0,"params":{"protocolVersion":123456789012345678901234567890123456789012345,"n":1.5e3,"m":-1.25}}"#.to_vec(),
+            br#"123456789012345678901234567890123456789012345"#.to_vec(),
+            br#"[{"id":1},"a",true,null,false,-1.5]"#.to_vec(),
+            deep(62).into_bytes(),
+            deep(70).into_bytes(),
+            deep(126).into_bytes(),
+            deep(130).into_bytes(),
+        ];
+        for extra in [&b" x"[..], b"}", b"\xff", b"\t\n "] {
+            let with: Vec<u8> = [&docs[0][..], extra].concat();
+            docs.push(with);
+        }
+        let mut decided = 0;
+        for doc in &docs {
+            for cut in 0..=doc.len() {
+                let b = &doc[..cut];
+                let shown = String::from_utf8_lossy(b);
+                if let Some(h) = scan::head_decided(b) {
+                    decided += 1;
+                    assert_eq!(h, by_value(b), "{shown}");
+                }
+                if let Some(p) = scan::params_decided(b) {
+                    assert_eq!(p, params_by_value(b), "{shown}");
+                }
+                assert_eq!(request_head(b), by_value(b), "{shown}");
+                assert_eq!(request_params(b), params_by_value(b), "{shown}");
+            }
+        }
+        // The scan decides of a request stored cut inside a string, or after a member.
+        for cut in [
+            &br#"{"id":1,"params":{"pad":"XXXX"#[..],
+            br#"{"id":1,"#,
+            br#"{"i\u0064""#,
+        ] {
+            assert_eq!(scan::head_decided(cut), Some(None));
+            assert_eq!(scan::params_decided(cut), Some(None));
+        }
+        // Not of a number that may go on, too long for it, at the end of the body.
+        assert_eq!(scan::head_decided(&docs[6]), None);
+        assert!(decided > 1000, "{decided}");
     }
 
     #[test]
