@@ -18,6 +18,7 @@ pub mod benchmark;
 pub mod check;
 pub mod checks;
 pub mod commands;
+pub mod details;
 pub mod diff;
 pub mod evidence;
 pub mod exit;

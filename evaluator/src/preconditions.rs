@@ -104,7 +104,7 @@ pub fn across_eras(all: Vec<(String, Outcome)>) -> Outcome {
         era.insert("revision".into(), rev.into());
         era.insert("verdict".into(), o.verdict.mark().into());
         era.insert("applicable".into(), applicable.into());
-        era.insert("details".into(), serde_json::Value::Object(o.details));
+        era.insert("details".into(), o.details.into());
         eras.push(serde_json::Value::Object(era));
     }
     out.records.sort_unstable();

@@ -314,8 +314,8 @@ pub struct Outcome {
     pub reduction: String,
     /// Seqs of the records that decided it.
     pub records: Vec<u64>,
-    /// Check-specific facts (counts, statuses).
-    pub details: serde_json::Map<String, serde_json::Value>,
+    /// Check-specific facts (counts, statuses), in the order they were added.
+    pub details: crate::details::Details,
     /// `Some` when the check's subject did not arise on this bundle (or era) at all: the
     /// verdict is then that kind's [`NotArisen::alone`], and combined with other eras it
     /// does not count ([`Outcome::part`]). Set by [`Outcome::from_subs`] when no sub-verdict
@@ -468,9 +468,9 @@ impl Outcome {
     /// Attach a check's typed facts: each field of `facts` (a struct serialising to a
     /// JSON object) becomes a detail, in field order.
     pub fn with_facts<T: Serialize>(mut self, facts: &T) -> Outcome {
-        if let Ok(serde_json::Value::Object(m)) = serde_json::to_value(facts) {
+        if let Some(m) = crate::details::Details::from_facts(facts) {
             if self.details.is_empty() {
-                // The same map as extending an empty one, without inserting every key again.
+                // The same details as extending none, without inserting every key again.
                 self.details = m;
             } else {
                 self.details.extend(m);
@@ -480,8 +480,12 @@ impl Outcome {
     }
 
     /// Attach a detail.
-    pub fn with_detail(mut self, key: &str, value: impl Into<serde_json::Value>) -> Outcome {
-        self.details.insert(key.to_string(), value.into());
+    pub fn with_detail(
+        mut self,
+        key: impl Into<crate::details::Key>,
+        value: impl Into<serde_json::Value>,
+    ) -> Outcome {
+        self.details.insert(key.into(), value.into());
         self
     }
 }

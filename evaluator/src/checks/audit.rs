@@ -21,7 +21,7 @@ pub mod null_id_rejected;
 
 use mcp_probe_schema::vocab::{header, meta, REV_2026_07_28};
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::check::{Context, Legs};
 use crate::checks::common::reported::{nothing, Observed, ReportedOnly};
@@ -209,10 +209,7 @@ fn lifecycle_metadata(ev: &Bundle, _cx: &Context<'_>) -> Observed {
         results_not_naming_server: rs.len() - k,
         advertises_deprecated_logging: logging,
     };
-    let details = match serde_json::to_value(facts) {
-        Ok(Value::Object(m)) => m,
-        _ => Map::new(),
-    };
+    let details = crate::details::Details::from_facts(&facts).unwrap_or_default();
     Observed {
         notes: vec![naming_observation(&rs), logging_text, revision, remark],
         details,

@@ -24,8 +24,6 @@ pub mod static_client_safeguards;
 
 use mcp_probe_schema::vocab::leg;
 
-use serde_json::Map;
-
 use super::common::reported::{nothing, Observed, ReportedOnly};
 use super::common::values::or_null;
 use crate::check::{Context, Legs};
@@ -129,7 +127,7 @@ const TOOLS_LEG: Legs = Legs::with_optional(&[], &[leg::INVENTORY_TOOLS]);
 /// The tool count, kept apart from "not listed".
 fn observe_tool_count(ev: &Bundle, _cx: &Context<'_>) -> Observed {
     let listed = ToolsListed::of(ev);
-    let mut details = Map::new();
+    let mut details = crate::details::Details::new();
     details.insert("tools_listed".into(), or_null(listed.count()));
     Observed {
         notes: vec![listed.observation()],
@@ -181,7 +179,7 @@ fn observe_annotations(ev: &Bundle, _cx: &Context<'_>) -> Observed {
             per_hint.join(", ")
         ));
     }
-    let mut details = Map::new();
+    let mut details = crate::details::Details::new();
     details.insert("tools_listed".into(), or_null(listed.count()));
     for (i, hint) in HINTS.iter().enumerate() {
         details.insert((*hint).into(), or_null(counts.map(|c| c[i])));

@@ -45,10 +45,7 @@ fn negotiated_capabilities(ev: &Bundle) -> Option<&Value> {
 
 /// One observation, with the check's facts as details.
 fn observed<T: Serialize>(note: &str, facts: &T) -> Observed {
-    let details = match serde_json::to_value(facts) {
-        Ok(Value::Object(m)) => m,
-        _ => Map::new(),
-    };
+    let details = crate::details::Details::from_facts(facts).unwrap_or_default();
     Observed {
         notes: vec![note.to_string()],
         details,

@@ -233,7 +233,8 @@ struct ResultJ<'a> {
     #[schemars(with = "std::collections::BTreeMap<String, String>")]
     legs: LegsJ<'a>,
     records: &'a [u64],
-    details: &'a serde_json::Map<String, Value>,
+    #[schemars(with = "serde_json::Map<String, Value>")]
+    details: &'a crate::details::Details,
     #[serde(skip_serializing_if = "Option::is_none")]
     waiver: Option<MarkJ<'a>>,
 }
@@ -758,7 +759,7 @@ fn write_part<'a>(
     plain_key(out, d, b"\"records\": ", false);
     write_records(out, d, r.records);
     plain_key(out, d, b"\"details\": ", false);
-    write_map(out, d, r.details)
+    write_entries(out, d, r.details.iter())
 }
 
 /// The JSON report's part of a result of `o` (the bytes [`write_result`] writes for it
@@ -925,12 +926,23 @@ fn write_map(
     depth: usize,
     m: &serde_json::Map<String, Value>,
 ) -> std::io::Result<()> {
-    if m.is_empty() {
+    write_entries(out, depth, m.iter().map(|(k, v)| (k.as_str(), v)))
+}
+
+/// The entries `m` gives, in order, as [`write_map`] writes a map of them (an outcome's
+/// details are written so).
+fn write_entries<'a>(
+    out: &mut Vec<u8>,
+    depth: usize,
+    m: impl Iterator<Item = (&'a str, &'a Value)>,
+) -> std::io::Result<()> {
+    let mut m = m.peekable();
+    if m.peek().is_none() {
         out.extend_from_slice(b"{}");
         return Ok(());
     }
     out.push(b'{');
-    for (i, (k, v)) in m.iter().enumerate() {
+    for (i, (k, v)) in m.enumerate() {
         key(out, depth + 1, k, i == 0);
         write_value(out, depth + 1, v)?;
     }

@@ -438,11 +438,8 @@ pub fn decided<T: Serialize>(
     let mut out = Outcome::from_subs(legs, reduction).with_records(read.seqs.iter().copied());
     // The three inventory details, then the check's facts, in a map made once with room
     // for all of them.
-    let facts = match serde_json::to_value(facts) {
-        Ok(serde_json::Value::Object(m)) => m,
-        _ => serde_json::Map::new(),
-    };
-    out.details = serde_json::Map::with_capacity(3 + facts.len());
+    let facts = crate::details::Details::from_facts(facts).unwrap_or_default();
+    out.details = crate::details::Details::with_capacity(3 + facts.len());
     out.details
         .insert(read.list.key.into(), read.items.len().into());
     out.details.insert("pages".into(), read.pages.into());

@@ -5,9 +5,8 @@
 //! A reported-only check grades any bundle, even one where no endpoint answered: the
 //! observations then say what was not seen.
 
-use serde_json::{Map, Value};
-
 use crate::check::{Check, Context, Legs, Needs};
+use crate::details::Details;
 use crate::evidence::Bundle;
 use crate::fmt::escape_line_into;
 use crate::verdict::{Outcome, Verdict};
@@ -19,7 +18,7 @@ pub struct Observed {
     /// Observations, in order, each a short sentence.
     pub notes: Vec<String>,
     /// Facts kept in the report's details (besides `transport`, which every one has).
-    pub details: Map<String, Value>,
+    pub details: Details,
     /// Records the observations were read from.
     pub records: Vec<u64>,
 }
@@ -78,7 +77,7 @@ pub fn reported_only(
     observations: &[String],
     reduction: &str,
 ) -> Outcome {
-    reported_only_with(ev, reason, observations, reduction, Map::new())
+    reported_only_with(ev, reason, observations, reduction, Details::new())
 }
 
 /// [`reported_only`], with `details` after `transport` in the details: the map is made
@@ -88,7 +87,7 @@ fn reported_only_with(
     reason: &str,
     observations: &[String],
     reduction: &str,
-    details: Map<String, Value>,
+    details: Details,
 ) -> Outcome {
     // `reported only: <reason>; <transport>; <observation>; …`, written into one string.
     let mut evidence = String::with_capacity(
@@ -103,7 +102,7 @@ fn reported_only_with(
         evidence.push_str(o);
     }
     let mut o = Outcome::single(Verdict::NotApplicable, evidence, reduction);
-    o.details = Map::with_capacity(1 + details.len());
+    o.details = Details::with_capacity(1 + details.len());
     o.details.insert("transport".into(), ev.transport().into());
     o.details.extend(details);
     o
