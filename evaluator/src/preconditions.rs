@@ -5,6 +5,7 @@
 //! definition is [`crate::benchmark::runner`], above the rules.
 
 use crate::check::{Check, Context, Needs};
+use crate::details::{Detail, Details};
 use crate::evidence::Bundle;
 use crate::verdict::{Outcome, Part, Verdict};
 use mcp_probe_schema::vocab::{leg, LegId};
@@ -100,17 +101,16 @@ pub fn across_eras(all: Vec<(String, Outcome)>) -> Outcome {
         out.records.extend(o.records);
         // The object `json!` makes of these four, with the details moved in rather than
         // serialised into a copy.
-        let mut era = serde_json::Map::with_capacity(4);
+        let mut era = Details::with_capacity(4);
         era.insert("revision".into(), rev.into());
         era.insert("verdict".into(), o.verdict.mark().into());
         era.insert("applicable".into(), applicable.into());
-        era.insert("details".into(), o.details.into());
-        eras.push(serde_json::Value::Object(era));
+        era.insert("details".into(), Detail::Object(o.details));
+        eras.push(Detail::Object(era));
     }
     out.records.sort_unstable();
     out.records.dedup();
-    out.details
-        .insert("eras".into(), serde_json::Value::Array(eras));
+    out.details.insert("eras".into(), Detail::Array(eras));
     out
 }
 

@@ -2,6 +2,8 @@
 
 use serde::Serialize;
 
+use crate::details::{Detail, Details};
+
 /// The six verdicts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub enum Verdict {
@@ -315,7 +317,7 @@ pub struct Outcome {
     /// Seqs of the records that decided it.
     pub records: Vec<u64>,
     /// Check-specific facts (counts, statuses), in the order they were added.
-    pub details: crate::details::Details,
+    pub details: Details,
     /// `Some` when the check's subject did not arise on this bundle (or era) at all: the
     /// verdict is then that kind's [`NotArisen::alone`], and combined with other eras it
     /// does not count ([`Outcome::part`]). Set by [`Outcome::from_subs`] when no sub-verdict
@@ -468,7 +470,7 @@ impl Outcome {
     /// Attach a check's typed facts: each field of `facts` (a struct serialising to a
     /// JSON object) becomes a detail, in field order.
     pub fn with_facts<T: Serialize>(mut self, facts: &T) -> Outcome {
-        if let Some(m) = crate::details::Details::from_facts(facts) {
+        if let Some(m) = Details::from_facts(facts) {
             if self.details.is_empty() {
                 // The same details as extending none, without inserting every key again.
                 self.details = m;
@@ -485,7 +487,7 @@ impl Outcome {
         key: impl Into<crate::details::Key>,
         value: impl Into<serde_json::Value>,
     ) -> Outcome {
-        self.details.insert(key.into(), value.into());
+        self.details.insert(key.into(), value.into().into());
         self
     }
 }
@@ -497,29 +499,36 @@ fn render_text(s: &mut String, n: &dyn crate::refs::Numbering) {
 
 /// Whether `v` can hold a reference: numbers, booleans and nulls hold no text, and are
 /// passed over without a call of [`render_value`].
-fn holds_text(v: &&mut serde_json::Value) -> bool {
-    matches!(
-        v,
-        serde_json::Value::String(_) | serde_json::Value::Array(_) | serde_json::Value::Object(_)
-    )
+fn holds_text(v: &&mut Detail) -> bool {
+    matches!(v, Detail::String(_) | Detail::Array(_) | Detail::Object(_))
 }
 
-fn render_value(v: &mut serde_json::Value, n: &dyn crate::refs::Numbering) {
+fn render_value(v: &mut Detail, n: &dyn crate::refs::Numbering) {
     match v {
-        serde_json::Value::String(s) => render_text(s, n),
-        serde_json::Value::Array(a) => a
+        Detail::String(s) => render_text(s, n),
+        Detail::Array(a) => a
             .iter_mut()
             .filter(holds_text)
             .for_each(|v| render_value(v, n)),
-        serde_json::Value::Object(m) => {
-            if m.keys().any(|k| crate::refs::has_refs(k)) {
-                // A key cannot be renamed in place: the map is built again, in order, each
-                // value rendered as it moves and each key rendered into its own string.
+        Detail::Object(m) => {
+            if m.iter().any(|(k, _)| crate::refs::has_refs(k)) {
+                // Two keys may render alike: the object is built again, in order, each
+                // value rendered as it moves and each key with references rendered into
+                // its own string, so a later key rendering like an earlier one replaces
+                // its value in its place, as a rebuilt map did.
                 let old = std::mem::take(m);
-                let mut out = serde_json::Map::with_capacity(old.len());
-                for (mut k, mut v) in old {
-                    render_text(&mut k, n);
-                    render_value(&mut v, n);
+                let mut out = Details::with_capacity(old.len());
+                for (k, mut v) in old {
+                    let k = if crate::refs::has_refs(&k) {
+                        let mut s = k.into_owned();
+                        render_text(&mut s, n);
+                        crate::details::Key::Owned(s)
+                    } else {
+                        k
+                    };
+                    if holds_text(&&mut v) {
+                        render_value(&mut v, n);
+                    }
                     out.insert(k, v);
                 }
                 *m = out;
@@ -728,7 +737,7 @@ mod tests {
             serde_json::json!([]),
         ];
         for case in cases {
-            let mut new = case.clone();
+            let mut new = Detail::from(case.clone());
             let mut old = case.clone();
             render_value(&mut new, &Row);
             render_value_rebuilt(&mut old, &Row);

@@ -25,7 +25,6 @@ pub mod static_client_safeguards;
 use mcp_probe_schema::vocab::leg;
 
 use super::common::reported::{nothing, Observed, ReportedOnly};
-use super::common::values::or_null;
 use crate::check::{Context, Legs};
 use crate::evidence::Bundle;
 use crate::fmt::escape_line;
@@ -128,7 +127,7 @@ const TOOLS_LEG: Legs = Legs::with_optional(&[], &[leg::INVENTORY_TOOLS]);
 fn observe_tool_count(ev: &Bundle, _cx: &Context<'_>) -> Observed {
     let listed = ToolsListed::of(ev);
     let mut details = crate::details::Details::new();
-    details.insert("tools_listed".into(), or_null(listed.count()));
+    details.insert("tools_listed".into(), listed.count().into());
     Observed {
         notes: vec![listed.observation()],
         details,
@@ -180,9 +179,9 @@ fn observe_annotations(ev: &Bundle, _cx: &Context<'_>) -> Observed {
         ));
     }
     let mut details = crate::details::Details::new();
-    details.insert("tools_listed".into(), or_null(listed.count()));
+    details.insert("tools_listed".into(), listed.count().into());
     for (i, hint) in HINTS.iter().enumerate() {
-        details.insert((*hint).into(), or_null(counts.map(|c| c[i])));
+        details.insert((*hint).into(), counts.map(|c| c[i]).into());
     }
     Observed {
         notes,

@@ -11,6 +11,7 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 use std::ops::ControlFlow;
 
+use crate::details::{Detail, Details};
 use crate::fmt::utc;
 use crate::verdict::{Outcome, SubVerdict, Verdict};
 
@@ -234,7 +235,7 @@ struct ResultJ<'a> {
     legs: LegsJ<'a>,
     records: &'a [u64],
     #[schemars(with = "serde_json::Map<String, Value>")]
-    details: &'a crate::details::Details,
+    details: &'a Details,
     #[serde(skip_serializing_if = "Option::is_none")]
     waiver: Option<MarkJ<'a>>,
 }
@@ -759,7 +760,7 @@ fn write_part<'a>(
     plain_key(out, d, b"\"records\": ", false);
     write_records(out, d, r.records);
     plain_key(out, d, b"\"details\": ", false);
-    write_entries(out, d, r.details.iter())
+    write_map(out, d, r.details)
 }
 
 /// The JSON report's part of a result of `o` (the bytes [`write_result`] writes for it
@@ -920,29 +921,15 @@ fn plain_key(out: &mut Vec<u8>, depth: usize, quoted: &[u8], first: bool) {
     out.extend_from_slice(quoted);
 }
 
-/// A map pretty-printed at `depth`, as `serde_json` writes it with [`Nested`].
-fn write_map(
-    out: &mut Vec<u8>,
-    depth: usize,
-    m: &serde_json::Map<String, Value>,
-) -> std::io::Result<()> {
-    write_entries(out, depth, m.iter().map(|(k, v)| (k.as_str(), v)))
-}
-
-/// The entries `m` gives, in order, as [`write_map`] writes a map of them (an outcome's
-/// details are written so).
-fn write_entries<'a>(
-    out: &mut Vec<u8>,
-    depth: usize,
-    m: impl Iterator<Item = (&'a str, &'a Value)>,
-) -> std::io::Result<()> {
-    let mut m = m.peekable();
-    if m.peek().is_none() {
+/// An object of the details pretty-printed at `depth`, in order, as `serde_json` writes
+/// the same object with [`Nested`].
+fn write_map(out: &mut Vec<u8>, depth: usize, m: &Details) -> std::io::Result<()> {
+    if m.is_empty() {
         out.extend_from_slice(b"{}");
         return Ok(());
     }
     out.push(b'{');
-    for (i, (k, v)) in m.enumerate() {
+    for (i, (k, v)) in m.iter().enumerate() {
         key(out, depth + 1, k, i == 0);
         write_value(out, depth + 1, v)?;
     }
@@ -951,14 +938,14 @@ fn write_entries<'a>(
     Ok(())
 }
 
-/// A value pretty-printed at `depth`, as `serde_json` writes it with [`Nested`]
-/// (integers in decimal, other numbers by `serde_json` itself).
-fn write_value(out: &mut Vec<u8>, depth: usize, v: &Value) -> std::io::Result<()> {
+/// A value of the details pretty-printed at `depth`, as `serde_json` writes the same
+/// value with [`Nested`] (integers in decimal, other numbers by `serde_json` itself).
+fn write_value(out: &mut Vec<u8>, depth: usize, v: &Detail) -> std::io::Result<()> {
     match v {
-        Value::Null => out.extend_from_slice(b"null"),
-        Value::Bool(true) => out.extend_from_slice(b"true"),
-        Value::Bool(false) => out.extend_from_slice(b"false"),
-        Value::Number(n) => match (n.as_u64(), n.as_i64()) {
+        Detail::Null => out.extend_from_slice(b"null"),
+        Detail::Bool(true) => out.extend_from_slice(b"true"),
+        Detail::Bool(false) => out.extend_from_slice(b"false"),
+        Detail::Number(n) => match (n.as_u64(), n.as_i64()) {
             (Some(u), _) => write_decimal(out, u),
             (None, Some(i)) => {
                 out.push(b'-');
@@ -966,9 +953,9 @@ fn write_value(out: &mut Vec<u8>, depth: usize, v: &Value) -> std::io::Result<()
             }
             _ => serde_json::to_writer(&mut *out, n).map_err(std::io::Error::from)?,
         },
-        Value::String(t) => write_str(out, t),
-        Value::Array(a) if a.is_empty() => out.extend_from_slice(b"[]"),
-        Value::Array(a) => {
+        Detail::String(t) => write_str(out, t),
+        Detail::Array(a) if a.is_empty() => out.extend_from_slice(b"[]"),
+        Detail::Array(a) => {
             out.push(b'[');
             for (i, x) in a.iter().enumerate() {
                 if i > 0 {
@@ -980,7 +967,7 @@ fn write_value(out: &mut Vec<u8>, depth: usize, v: &Value) -> std::io::Result<()
             newline(out, depth);
             out.push(b']');
         }
-        Value::Object(m) => write_map(out, depth, m)?,
+        Detail::Object(m) => write_map(out, depth, m)?,
     }
     Ok(())
 }
@@ -1557,15 +1544,16 @@ mod tests {
         for v in &values {
             for depth in [0, 1, 4, 5, LINE_DEPTHS - 1, LINE_DEPTHS, LINE_DEPTHS + 1] {
                 let mut out = Vec::new();
-                write_value(&mut out, depth, v).expect("write");
+                write_value(&mut out, depth, &Detail::from(v.clone())).expect("write");
                 assert_eq!(
                     String::from_utf8(out).expect("utf-8"),
                     by_serde(depth, v),
                     "{v}"
                 );
-                if let Value::Object(m) = v {
+                if let Detail::Object(d) = Detail::from(v.clone()) {
+                    let Value::Object(m) = v else { unreachable!() };
                     let mut out = Vec::new();
-                    write_map(&mut out, depth, m).expect("write");
+                    write_map(&mut out, depth, &d).expect("write");
                     assert_eq!(String::from_utf8(out).expect("utf-8"), by_serde(depth, m));
                 }
             }
@@ -1590,12 +1578,12 @@ mod tests {
         );
         for u in &unsigned {
             let mut out = Vec::new();
-            write_value(&mut out, 0, &json!(u)).expect("write");
+            write_value(&mut out, 0, &Detail::from(*u)).expect("write");
             assert_eq!(String::from_utf8(out).expect("utf-8"), u.to_string());
         }
         for i in &signed {
             let mut out = Vec::new();
-            write_value(&mut out, 0, &json!(i)).expect("write");
+            write_value(&mut out, 0, &Detail::from(*i)).expect("write");
             assert_eq!(String::from_utf8(out).expect("utf-8"), i.to_string());
         }
         for records in [&[][..], &[7], &unsigned[..]] {

@@ -30,6 +30,7 @@ use serde_json::{json, Value};
 
 use super::{Report, Row, Server, ServerKey};
 use crate::benchmark::{id_key, Entry, Source};
+use crate::details::Detail;
 use crate::fmt::escape_line;
 use crate::verdict::{Outcome, Verdict};
 
@@ -421,8 +422,8 @@ impl<'a> Made<'a> {
 
     /// The eras the outcome lists, when it lists more than one: an observation more
     /// for each.
-    fn eras(&self) -> Option<&'a Vec<Value>> {
-        let eras = self.o.details.get("eras").and_then(Value::as_array);
+    fn eras(&self) -> Option<&'a Vec<Detail>> {
+        let eras = self.o.details.get("eras").and_then(Detail::as_array);
         eras.filter(|x| x.len() > 1)
     }
 
@@ -432,8 +433,8 @@ impl<'a> Made<'a> {
     }
 
     /// The revision of an era the outcome lists.
-    fn era_revision(era: &Value) -> &str {
-        era.get("revision").and_then(Value::as_str).unwrap_or("")
+    fn era_revision(era: &Detail) -> &str {
+        era.get("revision").and_then(Detail::as_str).unwrap_or("")
     }
 
     /// The observation of the outcome, and one more per era it lists.
@@ -495,10 +496,10 @@ impl<'a> Made<'a> {
         // A check graded on several eras: one observation more per era its outcome lists.
         for era in eras.into_iter().flatten() {
             let rev = Made::era_revision(era);
-            let verdict = era.get("verdict").and_then(Value::as_str).unwrap_or("");
+            let verdict = era.get("verdict").and_then(Detail::as_str).unwrap_or("");
             let applicable = era
                 .get("applicable")
-                .and_then(Value::as_bool)
+                .and_then(Detail::as_bool)
                 .unwrap_or(true);
             let why = Verdict::ORDER
                 .iter()

@@ -1315,9 +1315,11 @@ mod tests {
         );
         o.verdict = v;
         o.records = vec![3, 4, u64::MAX];
-        o.details
-            .insert("z".into(), serde_json::json!({"b": 1.5, "a": [1, "x"]}));
-        o.details.insert("a".into(), serde_json::json!(null));
+        o.details.insert(
+            "z".into(),
+            serde_json::json!({"b": 1.5, "a": [1, "x"]}).into(),
+        );
+        o.details.insert("a".into(), serde_json::json!(null).into());
         o
     }
 

@@ -672,7 +672,7 @@ impl Check for AudienceBoundTokens {
         let canonical = gate
             .details
             .get("canonical_resource")
-            .and_then(Value::as_str)
+            .and_then(crate::details::Detail::as_str)
             .map(str::to_string);
         let basis = if gate
             .evidence
