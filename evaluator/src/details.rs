@@ -94,8 +94,64 @@ impl Details {
         }
     }
 
+    /// `value` under `key` last, without looking for the name: what [`Details::settle`]
+    /// puts right, for pairs read from a serialisation, which may be many.
+    pub fn push(&mut self, key: Key, value: Detail) {
+        self.pairs.push((key, value));
+    }
+
+    /// The pairs appended by [`Details::push`] made what inserting them in turn would
+    /// have made: a name that repeats keeps its first place and gets its last value. A
+    /// few pairs are compared with each other; more are sorted by name, so an object of
+    /// many names costs no more than sorting them.
+    pub fn settle(&mut self) {
+        /// Up to this many pairs, each is compared with those before it.
+        const FEW: usize = 16;
+        let n = self.pairs.len();
+        let p = &self.pairs;
+        let repeats = if n <= FEW {
+            (1..n).any(|i| p[..i].iter().any(|(k, _)| *k == p[i].0))
+        } else {
+            let mut order: Vec<usize> = (0..n).collect();
+            order.sort_unstable_by(|&a, &b| p[a].0.cmp(&p[b].0));
+            order.windows(2).any(|w| p[w[0]].0 == p[w[1]].0)
+        };
+        if repeats {
+            self.merge_repeats();
+        }
+    }
+
+    /// [`Details::settle`] for pairs where a name repeats.
+    #[cold]
+    fn merge_repeats(&mut self) {
+        let n = self.pairs.len();
+        let mut order: Vec<usize> = (0..n).collect();
+        // Stable: among equal names, the first pair stays first and the last last.
+        order.sort_by(|&a, &b| self.pairs[a].0.cmp(&self.pairs[b].0));
+        // For the first pair of each name, the pair whose value it gets.
+        let mut last_of: Vec<Option<usize>> = vec![None; n];
+        for same in order.chunk_by(|&a, &b| self.pairs[a].0 == self.pairs[b].0) {
+            last_of[same[0]] = same.last().copied();
+        }
+        let mut slots: Vec<Option<(Key, Detail)>> = std::mem::take(&mut self.pairs)
+            .into_iter()
+            .map(Some)
+            .collect();
+        for (i, last) in last_of.into_iter().enumerate() {
+            let Some(last) = last else { continue };
+            let Some((k, first)) = slots[i].take() else {
+                continue;
+            };
+            let v = match slots[last].take() {
+                Some((_, v)) if last != i => v,
+                _ => first,
+            };
+            self.pairs.push((k, v));
+        }
+    }
+
     /// The details in order.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, &Detail)> {
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&str, &Detail)> + ExactSizeIterator {
         self.pairs.iter().map(|(k, v)| (k.as_ref(), v))
     }
 
@@ -123,7 +179,19 @@ impl fmt::Debug for Details {
 
 impl PartialEq for Details {
     fn eq(&self, other: &Details) -> bool {
-        self.len() == other.len() && self.iter().all(|(k, v)| other.get(k) == Some(v))
+        if self.len() != other.len() {
+            return false;
+        }
+        if self.pairs == other.pairs {
+            return true;
+        }
+        // The same names in another order: compared by name (names are unique).
+        fn by_name(d: &Details) -> Vec<(&str, &Detail)> {
+            let mut v: Vec<(&str, &Detail)> = d.iter().collect();
+            v.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            v
+        }
+        by_name(self) == by_name(other)
     }
 }
 
@@ -195,8 +263,9 @@ impl<'de> Deserialize<'de> for Details {
             fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Details, A::Error> {
                 let mut d = Details::with_capacity(a.size_hint().unwrap_or(0));
                 while let Some((k, v)) = a.next_entry::<String, Detail>()? {
-                    d.insert(Cow::Owned(k), v);
+                    d.push(Cow::Owned(k), v);
                 }
+                d.settle();
                 Ok(d)
             }
         }
@@ -436,11 +505,14 @@ impl From<Value> for Detail {
             Value::Number(n) => Detail::Number(n),
             Value::String(s) => Detail::String(s),
             Value::Array(a) => Detail::Array(a.into_iter().map(Detail::from).collect()),
-            Value::Object(m) => Detail::Object(
-                m.into_iter()
-                    .map(|(k, v)| (Key::Owned(k), Detail::from(v)))
-                    .collect(),
-            ),
+            Value::Object(m) => {
+                // A map's names are unique: no name to look for.
+                let mut d = Details::with_capacity(m.len());
+                for (k, v) in m {
+                    d.push(Key::Owned(k), Detail::from(v));
+                }
+                Detail::Object(d)
+            }
         }
     }
 }
@@ -519,8 +591,9 @@ impl<'de> Deserialize<'de> for Detail {
             fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Detail, A::Error> {
                 let mut d = Details::with_capacity(a.size_hint().unwrap_or(0));
                 while let Some((k, v)) = a.next_entry::<String, Detail>()? {
-                    d.insert(Cow::Owned(k), v);
+                    d.push(Cow::Owned(k), v);
                 }
+                d.settle();
                 Ok(Detail::Object(d))
             }
         }
@@ -628,10 +701,11 @@ impl SerializeMap for Object {
             .key
             .take()
             .ok_or_else(|| ser::Error::custom("a value without a key"))?;
-        self.details.insert(key, Detail::of(v)?);
+        self.details.push(key, Detail::of(v)?);
         Ok(())
     }
-    fn end(self) -> Result<Detail, Self::Error> {
+    fn end(mut self) -> Result<Detail, Self::Error> {
+        self.details.settle();
         Ok(Detail::Object(self.details))
     }
 }
@@ -644,10 +718,11 @@ impl ser::SerializeStruct for Object {
         key: &'static str,
         v: &T,
     ) -> Result<(), Self::Error> {
-        self.details.insert(Key::Borrowed(key), Detail::of(v)?);
+        self.details.push(Key::Borrowed(key), Detail::of(v)?);
         Ok(())
     }
-    fn end(self) -> Result<Detail, Self::Error> {
+    fn end(mut self) -> Result<Detail, Self::Error> {
+        self.details.settle();
         Ok(Detail::Object(self.details))
     }
 }
@@ -660,10 +735,11 @@ impl ser::SerializeStructVariant for VariantObject {
         key: &'static str,
         v: &T,
     ) -> Result<(), Self::Error> {
-        self.1.insert(Key::Borrowed(key), Detail::of(v)?);
+        self.1.push(Key::Borrowed(key), Detail::of(v)?);
         Ok(())
     }
-    fn end(self) -> Result<Detail, Self::Error> {
+    fn end(mut self) -> Result<Detail, Self::Error> {
+        self.1.settle();
         Ok(variant(self.0, Detail::Object(self.1)))
     }
 }
@@ -936,5 +1012,40 @@ mod tests {
         assert_eq!(made["shapes"][1]["Newtype"], 7);
         assert_eq!(made["keyed"]["-3"], "m");
         assert!(made["shapes"][9].is_null() && made["none"].is_null());
+    }
+
+    /// Pairs pushed and settled end as inserting them in turn ends, with few names and
+    /// with many, repeated or not; a JSON object read back keeps its order.
+    #[test]
+    fn settled_pairs_are_inserted_pairs() {
+        for n in [0usize, 1, 2, 5, 16, 17, 40, 300] {
+            for spread in [1usize, 3, 7, n.max(1)] {
+                let names: Vec<String> = (0..n)
+                    .map(|i| format!("k{}", (i * 7919) % (n / spread + 1)))
+                    .collect();
+                let mut inserted = Details::new();
+                let mut pushed = Details::new();
+                for (i, k) in names.iter().enumerate() {
+                    inserted.insert(Key::Owned(k.clone()), i.into());
+                    pushed.push(Key::Owned(k.clone()), i.into());
+                }
+                pushed.settle();
+                assert_eq!(pushed.pairs, inserted.pairs, "{n} {spread}");
+            }
+        }
+        let text = r#"{"b":1,"a":2,"b":3,"c":{"x":1,"x":2}}"#;
+        let d: Details = serde_json::from_str(text).expect("object");
+        let v: Value = serde_json::from_str(text).expect("object");
+        assert_eq!(
+            serde_json::to_string(&d).unwrap(),
+            serde_json::to_string(&v).unwrap()
+        );
+        let mut shuffled = Details::new();
+        for (k, v) in d.iter().rev() {
+            shuffled.insert(Key::Owned(k.to_string()), v.clone());
+        }
+        assert_eq!(shuffled, d);
+        shuffled.insert("a".into(), Detail::Null);
+        assert_ne!(shuffled, d);
     }
 }

@@ -99,8 +99,8 @@ pub fn across_eras(all: Vec<(String, Outcome)>) -> Outcome {
             l
         }));
         out.records.extend(o.records);
-        // The object `json!` makes of these four, with the details moved in rather than
-        // serialised into a copy.
+        // The object `json!` would make of these four, as details, with the era's details
+        // moved in rather than serialised into a copy.
         let mut era = Details::with_capacity(4);
         era.insert("revision".into(), rev.into());
         era.insert("verdict".into(), o.verdict.mark().into());

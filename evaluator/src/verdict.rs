@@ -514,8 +514,8 @@ fn render_value(v: &mut Detail, n: &dyn crate::refs::Numbering) {
             if m.iter().any(|(k, _)| crate::refs::has_refs(k)) {
                 // Two keys may render alike: the object is built again, in order, each
                 // value rendered as it moves and each key with references rendered into
-                // its own string, so a later key rendering like an earlier one replaces
-                // its value in its place, as a rebuilt map did.
+                // its own string, then settled, so a later key rendering like an earlier
+                // one replaces its value in its place, as a rebuilt map did.
                 let old = std::mem::take(m);
                 let mut out = Details::with_capacity(old.len());
                 for (k, mut v) in old {
@@ -529,8 +529,9 @@ fn render_value(v: &mut Detail, n: &dyn crate::refs::Numbering) {
                     if holds_text(&&mut v) {
                         render_value(&mut v, n);
                     }
-                    out.insert(k, v);
+                    out.push(k, v);
                 }
+                out.settle();
                 *m = out;
             } else {
                 m.values_mut()

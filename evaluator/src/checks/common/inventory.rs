@@ -436,7 +436,7 @@ pub fn decided<T: Serialize>(
             .collect(),
     };
     let mut out = Outcome::from_subs(legs, reduction).with_records(read.seqs.iter().copied());
-    // The three inventory details, then the check's facts, in a map made once with room
+    // The three inventory details, then the check's facts, in a list made once with room
     // for all of them.
     let facts = crate::details::Details::from_facts(facts).unwrap_or_default();
     out.details = crate::details::Details::with_capacity(3 + facts.len());

@@ -80,7 +80,7 @@ pub fn reported_only(
     reported_only_with(ev, reason, observations, reduction, Details::new())
 }
 
-/// [`reported_only`], with `details` after `transport` in the details: the map is made
+/// [`reported_only`], with `details` after `transport` in the details: the details are made
 /// once with room for all of them.
 fn reported_only_with(
     ev: &Bundle,
