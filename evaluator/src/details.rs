@@ -601,7 +601,7 @@ impl<'de> Deserialize<'de> for Detail {
     }
 }
 
-/// The serializer behind [`Detail::of`]: `serde_json`'s value serializer, making
+/// The serializer behind [`Detail::of`]: it makes what `serde_json`'s value serializer makes, as
 /// [`Detail`]s (a struct's field names borrowed as keys).
 struct ToDetail;
 
