@@ -20,7 +20,7 @@ use crate::checks::common::oauth::gate::{
     baseline_for, combine, describe_baseline, json_excerpt, json_list, legs_map, DISCOVERY,
 };
 use crate::checks::common::oauth::uris::{
-    canonical_resource, norm, prm_well_known, resource_covers, strip_slash, transport_of, Transport,
+    canonical_resource, norm, resource_covers, strip_slash, transport_of, Transport,
 };
 use crate::checks::common::policy::{absent, approved, judge};
 use crate::checks::common::values::or_null;
@@ -296,10 +296,7 @@ fn canonical_json(v: &Value) -> String {
 /// insertion) and is recorded, not compared.
 fn sub_b(f: &Facts<'_>) -> SubVerdict {
     const ID: &str = "b";
-    let path_url = prm_well_known(&f.endpoint)
-        .into_iter()
-        .next()
-        .unwrap_or_default();
+    let (path_url, path_normed) = &f.path_inserted;
     let named = f
         .challenge()
         .and_then(Challenged::resource_metadata)
@@ -312,7 +309,8 @@ fn sub_b(f: &Facts<'_>) -> SubVerdict {
              well-known document(s) were consulted",
         );
     };
-    let Some((ca, cd)) = f.doc_at(named) else {
+    let named_normed = norm(named);
+    let Some((ca, cd)) = f.doc_at(&named_normed) else {
         return SubVerdict::new(
             ID,
             SubOutcome::Pass,
@@ -323,7 +321,7 @@ fn sub_b(f: &Facts<'_>) -> SubVerdict {
             ),
         );
     };
-    if norm(named) == norm(&path_url) {
+    if named_normed == *path_normed {
         return SubVerdict::new(
             ID,
             SubOutcome::Pass,
@@ -335,7 +333,7 @@ fn sub_b(f: &Facts<'_>) -> SubVerdict {
             ),
         );
     }
-    let Some((pa, pd)) = f.doc_at(&path_url) else {
+    let Some((pa, pd)) = f.doc_at(path_normed) else {
         return SubVerdict::new(
             ID,
             SubOutcome::Pass,
@@ -344,7 +342,7 @@ fn sub_b(f: &Facts<'_>) -> SubVerdict {
                  document, so only one document describes this resource",
                 crate::fmt::Line(&ca.url),
                 ca.seq,
-                crate::fmt::Line(&path_url)
+                crate::fmt::Line(path_url)
             ),
         );
     };

@@ -4,9 +4,9 @@
 use mcp_probe_schema::model::{BodyEnd, ErrorKind, HttpOutcome, MetadataRefusal, Observation};
 use mcp_probe_schema::vocab::LegId;
 use serde_json::{Map, Value};
-use url::Url;
+use url::{Origin, Url};
 
-use crate::checks::common::oauth::uris::norm;
+use crate::checks::common::oauth::uris::{as_forms, norm, norm_with, parse_unfragmented};
 use crate::evidence::Bundle;
 use crate::fmt::escape_line;
 
@@ -174,10 +174,37 @@ pub(crate) struct AsList {
 pub(crate) struct AsView {
     pub(crate) entry: String,
     pub(crate) forms: Option<Vec<String>>,
+    /// Each of `forms` normalised ([`norm`]), made once for [`attribute`]; empty when
+    /// there are no forms or no record to attribute.
+    pub(crate) normed_forms: Vec<String>,
+    /// The entry's origin and its path without trailing slashes, when it parses, made
+    /// once for [`attribute`].
+    pub(crate) site: Option<(Origin, String)>,
     pub(crate) attempts: Vec<Attempt>,
 }
 
 impl AsView {
+    /// The view of advertised entry `entry` (no attempts yet); `attributing` when records
+    /// will be attributed to it ([`attribute`] reads what is made for that).
+    pub(crate) fn new(entry: &str, attributing: bool) -> AsView {
+        let parsed = Url::parse(entry).ok();
+        let forms = parsed.as_ref().and_then(as_forms);
+        let normed_forms = match &forms {
+            Some(f) if attributing => f.iter().map(|f| norm(f)).collect(),
+            _ => Vec::new(),
+        };
+        let site = parsed
+            .filter(|_| attributing)
+            .map(|e| (e.origin(), e.path().trim_end_matches('/').to_string()));
+        AsView {
+            entry: entry.to_string(),
+            forms,
+            normed_forms,
+            site,
+            attempts: Vec::new(),
+        }
+    }
+
     /// The first attempt that served metadata carrying a non-empty string `issuer`.
     pub(crate) fn resolved(&self) -> Option<(&Attempt, &Map<String, Value>)> {
         self.attempts.iter().find_map(|a| {
@@ -216,28 +243,29 @@ impl AsView {
 
 /// Attribute a `discovery.as` URL to an advertised entry: one of its discovery forms,
 /// else the entry on the same origin whose issuer path the URL contains (the longest; a
-/// root issuer last). `None` when no entry fits.
+/// root issuer last). `None` when no entry fits. The views are made with
+/// [`AsView::new`] for attributing; the URL is parsed once.
 pub(crate) fn attribute(url: &str, views: &[AsView]) -> Option<usize> {
     if let Some(i) = views.iter().position(|v| v.entry == url) {
         // A refusal recorded under the issuer string itself (not a URL).
         return Some(i);
     }
-    let n = norm(url);
-    if let Some(i) = views.iter().position(|v| {
-        v.forms
-            .as_ref()
-            .is_some_and(|f| f.iter().any(|f| norm(f) == n))
-    }) {
+    let u = parse_unfragmented(url);
+    let n = norm_with(url, u.as_ref());
+    if let Some(i) = views
+        .iter()
+        .position(|v| v.normed_forms.iter().any(|f| f == n))
+    {
         return Some(i);
     }
-    let u = Url::parse(url).ok()?;
+    let u = u?;
+    let origin = u.origin();
     views
         .iter()
         .enumerate()
         .filter_map(|(i, v)| {
-            let e = Url::parse(&v.entry).ok()?;
-            let p = e.path().trim_end_matches('/').to_string();
-            (e.origin() == u.origin() && (p.is_empty() || u.path().contains(p.as_str())))
+            let (o, p) = v.site.as_ref()?;
+            (*o == origin && (p.is_empty() || u.path().contains(p.as_str())))
                 .then_some((i, p.len()))
         })
         .max_by_key(|(i, len)| (*len, std::cmp::Reverse(*i)))

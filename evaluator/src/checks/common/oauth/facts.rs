@@ -5,12 +5,11 @@ use mcp_probe_schema::vocab::leg;
 use mcp_probe_schema::vocab::well_known::AS_LIST_CAP;
 use serde_json::{Map, Value};
 use std::sync::Arc;
-use url::Url;
 
 use crate::checks::common::oauth::challenge::{read_unauth, Challenged, Unauth};
 use crate::checks::common::oauth::discovery::{attribute, AsList, AsView, Attempt};
 use crate::checks::common::oauth::tokens::{claims, dedup, observed_scopes, token_label};
-use crate::checks::common::oauth::uris::{as_forms, norm, prm_well_known};
+use crate::checks::common::oauth::uris::{norm, norm_with, parse_unfragmented, prm_well_known};
 use crate::evidence::Bundle;
 
 /// Everything the four checks read: the bundle, and what is derived from it once per
@@ -36,6 +35,11 @@ pub(crate) struct OauthFacts {
     pub(crate) auth_required: bool,
     pub(crate) unauth: Unauth,
     pub(crate) prm: Vec<Attempt>,
+    /// The URL of each of `prm`, normalised ([`norm`]).
+    prm_normed: Vec<String>,
+    /// The path-inserted well-known URL a client derives from the endpoint (the first of
+    /// [`prm_well_known`]) and its normalised form; both empty when there is none.
+    pub(crate) path_inserted: (String, String),
     /// The candidate URLs a client derives (challenge URL, path-inserted, root) that no
     /// record of protected-resource discovery fetched: "never attempted".
     pub(crate) never_attempted: Vec<String>,
@@ -61,19 +65,28 @@ impl OauthFacts {
         let endpoint = ev.endpoint();
         let unauth = read_unauth(ev);
         let prm = Attempt::of_leg(ev, leg::PRM);
-        let mut expected_prm = Vec::new();
+        // The expected candidates, each with its normalised form, made once.
+        let mut expected_prm: Vec<(String, String)> = Vec::new();
         if let Unauth::Challenged(c) = &unauth {
             if let Some(rm) = c.resource_metadata().filter(|s| !s.trim().is_empty()) {
-                if Url::parse(rm).is_ok() {
-                    expected_prm.push(rm.to_string());
+                if let Some(p) = parse_unfragmented(rm) {
+                    expected_prm.push((rm.to_string(), norm_with(rm, Some(&p)).to_string()));
                 }
             }
         }
+        let mut path_inserted = None;
         for u in prm_well_known(&endpoint) {
-            if !expected_prm.iter().any(|e| norm(e) == norm(&u)) {
-                expected_prm.push(u);
+            let n = norm(&u);
+            if path_inserted.is_none() {
+                path_inserted = Some((u.clone(), n.clone()));
+            }
+            if !expected_prm.iter().any(|(_, e)| *e == n) {
+                expected_prm.push((u, n));
             }
         }
+        // Without a well-known URL the path-inserted one reads as empty (`norm("")` is
+        // empty too).
+        let path_inserted = path_inserted.unwrap_or_default();
         let advertised = prm.iter().find_map(Attempt::doc).map(|d| {
             let raw = d
                 .get("authorization_servers")
@@ -98,33 +111,35 @@ impl OauthFacts {
                 raw,
             }
         });
+        let as_meta = Attempt::of_leg(ev, leg::AS_META);
+        let attributing = as_meta.iter().any(Attempt::is_fetch);
         let mut servers: Vec<AsView> = advertised
             .iter()
             .flat_map(|a| a.entries.iter().take(AS_LIST_CAP))
-            .map(|e| AsView {
-                entry: e.clone(),
-                forms: as_forms(e),
-                attempts: Vec::new(),
-            })
+            .map(|e| AsView::new(e, attributing))
             .collect();
         let mut as_other = Vec::new();
-        for a in Attempt::of_leg(ev, leg::AS_META) {
-            match (a.is_fetch(), attribute(&a.url, &servers)) {
-                (true, Some(i)) => servers[i].attempts.push(a),
-                _ => as_other.push(a),
+        for a in as_meta {
+            // A skipped record is attributed to no server.
+            match a.is_fetch().then(|| attribute(&a.url, &servers)).flatten() {
+                Some(i) => servers[i].attempts.push(a),
+                None => as_other.push(a),
             }
         }
         // Each URL normalised once, here, not at each reading of the facts.
-        let attempted: Vec<String> = prm.iter().map(|a| norm(&a.url)).collect();
+        let prm_normed: Vec<String> = prm.iter().map(|a| norm(&a.url)).collect();
         let never_attempted = expected_prm
             .into_iter()
-            .filter(|e| !attempted.contains(&norm(e)))
+            .filter(|(_, n)| !prm_normed.contains(n))
+            .map(|(e, _)| e)
             .collect();
         Some(OauthFacts {
             endpoint,
             auth_required: session.auth_required,
             unauth,
             prm,
+            prm_normed,
+            path_inserted,
             never_attempted,
             advertised,
             servers,
@@ -154,13 +169,14 @@ impl<'a> Facts<'a> {
         self.prm.iter().find_map(|a| a.doc().map(|d| (a, d)))
     }
 
-    /// The PRM document at `url`, if one was served there.
-    pub(crate) fn doc_at(&self, url: &str) -> Option<(&Attempt, &Map<String, Value>)> {
-        let n = norm(url);
+    /// The PRM document at the URL whose normalised form ([`norm`]) is `normed`, if one
+    /// was served there.
+    pub(crate) fn doc_at(&self, normed: &str) -> Option<(&Attempt, &Map<String, Value>)> {
         self.prm
             .iter()
-            .filter(|a| norm(&a.url) == n)
-            .find_map(|a| a.doc().map(|d| (a, d)))
+            .zip(&self.prm_normed)
+            .filter(|(_, n)| *n == normed)
+            .find_map(|(a, _)| a.doc().map(|d| (a, d)))
     }
 
     /// Why protected-resource discovery did not decide: empty when a document was

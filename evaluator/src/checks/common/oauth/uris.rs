@@ -67,6 +67,24 @@ pub(crate) fn norm(u: &str) -> String {
     }
 }
 
+/// `u` parsed with its fragment dropped, so that [`norm_with`] reads [`norm`] of it off
+/// the parse (which then also serves for the URL's origin and path); `None` when `u`
+/// does not parse.
+pub(crate) fn parse_unfragmented(u: &str) -> Option<Url> {
+    let mut p = Url::parse(u).ok()?;
+    p.set_fragment(None);
+    Some(p)
+}
+
+/// [`norm`] of `u`, borrowed from `parsed`, `u`'s parse by [`parse_unfragmented`] (or
+/// from `u` itself when it does not parse).
+pub(crate) fn norm_with<'a>(u: &'a str, parsed: Option<&'a Url>) -> &'a str {
+    match parsed {
+        Some(p) => strip_slash(p.as_str()),
+        None => strip_slash(u.trim()),
+    }
+}
+
 /// How a URL's transport reads for `oauth-discovery-validated` (sub-verdicts a and c).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Transport {
@@ -107,9 +125,8 @@ pub(crate) fn prm_well_known(endpoint: &str) -> Vec<String> {
 /// The RFC 8414 / OIDC discovery URLs of an issuer (the well-known suffix inserted
 /// before the issuer's path, then the OIDC form appended to it, plus the RFC 8414 form
 /// appended to the issuer, which some clients try); `None` when the issuer is not an
-/// http(s) URL.
-pub(crate) fn as_forms(issuer: &str) -> Option<Vec<String>> {
-    let u = Url::parse(issuer).ok()?;
+/// http(s) URL. The issuer comes parsed (one that does not parse has no forms).
+pub(crate) fn as_forms(u: &Url) -> Option<Vec<String>> {
     if !matches!(u.scheme(), "http" | "https") || u.host_str().is_none() {
         return None;
     }
