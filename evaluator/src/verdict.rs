@@ -1,6 +1,7 @@
 //! Verdicts, sub-verdict outcomes and worst-first aggregation (docs/checks.md, "Verdicts and aggregation").
 
 use serde::Serialize;
+use std::borrow::Cow;
 
 use crate::details::{Detail, Details};
 
@@ -312,8 +313,9 @@ pub struct Outcome {
     pub subs: Vec<SubVerdict>,
     /// Evidence text: `<sub-verdict>: <note>; …` or a single sentence.
     pub evidence: String,
-    /// What part of the recommendation a black-box probe cannot reach.
-    pub reduction: String,
+    /// What part of the recommendation a black-box probe cannot reach: most often a
+    /// rule's constant sentence, borrowed rather than copied.
+    pub reduction: Cow<'static, str>,
     /// Seqs of the records that decided it.
     pub records: Vec<u64>,
     /// Check-specific facts (counts, statuses), in the order they were added.
@@ -328,7 +330,7 @@ pub struct Outcome {
 
 impl Outcome {
     /// From sub-verdicts, combined by [`combine`]; evidence is the sub-verdicts' notes in order.
-    pub fn from_subs(subs: Vec<SubVerdict>, reduction: impl Into<String>) -> Outcome {
+    pub fn from_subs(subs: Vec<SubVerdict>, reduction: impl Into<Cow<'static, str>>) -> Outcome {
         let c = combine(subs.iter().map(|l| l.outcome.part()));
         // `<here(id)>: <note>` joined by `; `, written into one string (no string per
         // sub-verdict, no join).
@@ -364,7 +366,7 @@ impl Outcome {
     pub fn single(
         verdict: Verdict,
         evidence: impl Into<String>,
-        reduction: impl Into<String>,
+        reduction: impl Into<Cow<'static, str>>,
     ) -> Outcome {
         Outcome {
             verdict,
@@ -386,7 +388,7 @@ impl Outcome {
     pub fn not_arisen(
         why: NotArisen,
         evidence: impl Into<String>,
-        reduction: impl Into<String>,
+        reduction: impl Into<Cow<'static, str>>,
     ) -> Outcome {
         let mut o = Outcome::single(why.alone(), evidence, reduction);
         o.not_arisen = Some(why);
@@ -446,7 +448,15 @@ impl Outcome {
             }
         }
         text(&mut self.evidence);
-        text(&mut self.reduction);
+        match &mut self.reduction {
+            Cow::Owned(r) => text(r),
+            // A borrowed sentence is copied only when it holds a reference to render.
+            Cow::Borrowed(r) => {
+                if crate::refs::has_refs(r) {
+                    text(self.reduction.to_mut());
+                }
+            }
+        }
         for v in self.details.values_mut().filter(holds_text) {
             render_value(v, n);
         }

@@ -1044,7 +1044,7 @@ fn decode(b: &[u8]) -> std::io::Result<(Outcome, Excerpts)> {
         verdict,
         subs,
         evidence,
-        reduction,
+        reduction: reduction.into(),
         records,
         details,
         not_arisen,

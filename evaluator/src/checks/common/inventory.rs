@@ -393,7 +393,7 @@ pub fn gated(
     observed: Option<&str>,
     (outcome, why): (SubOutcome, String),
     read: &Read,
-    reduction: &str,
+    reduction: &'static str,
 ) -> Outcome {
     let mut legs: Vec<SubVerdict> = graded
         .iter()
@@ -418,7 +418,7 @@ pub fn gated(
 pub fn decided<T: Serialize>(
     legs: Vec<SubVerdict>,
     read: &Read,
-    reduction: &str,
+    reduction: &'static str,
     facts: &T,
 ) -> Outcome {
     let legs = match read.cut() {
@@ -492,7 +492,7 @@ fn push_coverage(
 }
 
 /// Without a negotiated session the runner already answers; this keeps `grade` total.
-pub fn no_session(reduction: &str) -> Outcome {
+pub fn no_session(reduction: &'static str) -> Outcome {
     Outcome::single(
         Verdict::Error,
         "no MCP session was established, so no inventory was read",

@@ -75,7 +75,7 @@ pub fn reported_only(
     ev: &Bundle,
     reason: &str,
     observations: &[String],
-    reduction: &str,
+    reduction: &'static str,
 ) -> Outcome {
     reported_only_with(ev, reason, observations, reduction, Details::new())
 }
@@ -86,7 +86,7 @@ fn reported_only_with(
     ev: &Bundle,
     reason: &str,
     observations: &[String],
-    reduction: &str,
+    reduction: &'static str,
     details: Details,
 ) -> Outcome {
     // `reported only: <reason>; <transport>; <observation>; …`, written into one string.

@@ -21,10 +21,11 @@ pub fn qualify(rule: &dyn Check, ev: &Bundle, mut o: Outcome) -> Outcome {
         return o;
     }
     if let Some(r) = rule.on_http_sse() {
-        if !o.reduction.is_empty() {
-            o.reduction.push_str("; ");
+        let reduction = o.reduction.to_mut();
+        if !reduction.is_empty() {
+            reduction.push_str("; ");
         }
-        o.reduction.push_str(r);
+        reduction.push_str(r);
     }
     o
 }

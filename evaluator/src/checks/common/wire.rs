@@ -578,7 +578,7 @@ struct NoRevFacts {
 
 /// NO-REV for a check of 2026-07-28 on an older session: `why` says what only that
 /// revision defines; the legs' records (skips) are cited.
-pub fn no_rev(ev: &Bundle, legs: &[LegId], why: &str, reduction: &str) -> Outcome {
+pub fn no_rev(ev: &Bundle, legs: &[LegId], why: &str, reduction: &'static str) -> Outcome {
     let negotiated = ev
         .revision()
         .map(escape_line)
