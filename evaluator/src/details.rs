@@ -150,6 +150,13 @@ impl Details {
         }
     }
 
+    /// A copy of these details with room for `extra` more without growing.
+    pub fn clone_with_room(&self, extra: usize) -> Details {
+        let mut pairs = Vec::with_capacity(self.pairs.len() + extra);
+        pairs.extend(self.pairs.iter().cloned());
+        Details { pairs }
+    }
+
     /// The details in order.
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&str, &Detail)> + ExactSizeIterator {
         self.pairs.iter().map(|(k, v)| (k.as_ref(), v))

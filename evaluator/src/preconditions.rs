@@ -82,9 +82,10 @@ pub fn across_eras(all: Vec<(String, Outcome)>) -> Outcome {
     reduction.push_str(RULE);
     let mut out = Outcome::single(combined.verdict, evidence, reduction);
     out.not_arisen = combined.not_arisen;
+    // The first era's details shown at the top too: a copy with room for `eras`.
     out.details = all
         .first()
-        .map(|(_, o)| o.details.clone())
+        .map(|(_, o)| o.details.clone_with_room(1))
         .unwrap_or_default();
     out.subs
         .reserve_exact(all.iter().map(|(_, o)| o.subs.len()).sum());
@@ -100,12 +101,13 @@ pub fn across_eras(all: Vec<(String, Outcome)>) -> Outcome {
         }));
         out.records.extend(o.records);
         // The object `json!` would make of these four, as details, with the era's details
-        // moved in rather than serialised into a copy.
+        // moved in rather than serialised into a copy. The four names differ, so each
+        // goes last without a search for it.
         let mut era = Details::with_capacity(4);
-        era.insert("revision".into(), rev.into());
-        era.insert("verdict".into(), o.verdict.mark().into());
-        era.insert("applicable".into(), applicable.into());
-        era.insert("details".into(), Detail::Object(o.details));
+        era.push("revision".into(), rev.into());
+        era.push("verdict".into(), o.verdict.mark().into());
+        era.push("applicable".into(), applicable.into());
+        era.push("details".into(), Detail::Object(o.details));
         eras.push(Detail::Object(era));
     }
     out.records.sort_unstable();
