@@ -127,7 +127,15 @@ impl OauthFacts {
             }
         }
         // Each URL normalised once, here, not at each reading of the facts.
-        let prm_normed: Vec<String> = prm.iter().map(|a| norm(&a.url)).collect();
+        // A record most often fetched an expected candidate itself: its normalised form
+        // is then that one's, not parsed again (`norm` reads nothing but the string).
+        let prm_normed: Vec<String> = prm
+            .iter()
+            .map(|a| match expected_prm.iter().find(|(e, _)| *e == a.url) {
+                Some((_, n)) => n.clone(),
+                None => norm(&a.url),
+            })
+            .collect();
         let never_attempted = expected_prm
             .into_iter()
             .filter(|(_, n)| !prm_normed.contains(n))
