@@ -711,10 +711,25 @@ impl SerializeMap for Object {
         self.details.push(key, Detail::of(v)?);
         Ok(())
     }
-    fn end(mut self) -> Result<Detail, Self::Error> {
-        self.details.settle();
-        Ok(Detail::Object(self.details))
+    fn end(self) -> Result<Detail, Self::Error> {
+        Ok(settled(self.details))
     }
+}
+
+/// A struct's field as a detail, its name borrowed.
+fn field<T: Serialize + ?Sized>(
+    d: &mut Details,
+    key: &'static str,
+    v: &T,
+) -> Result<(), serde_json::Error> {
+    d.push(Key::Borrowed(key), Detail::of(v)?);
+    Ok(())
+}
+
+/// The object of the pairs pushed into `d`, settled ([`Details::settle`]).
+fn settled(mut d: Details) -> Detail {
+    d.settle();
+    Detail::Object(d)
 }
 
 impl ser::SerializeStruct for Object {
@@ -725,12 +740,10 @@ impl ser::SerializeStruct for Object {
         key: &'static str,
         v: &T,
     ) -> Result<(), Self::Error> {
-        self.details.push(Key::Borrowed(key), Detail::of(v)?);
-        Ok(())
+        field(&mut self.details, key, v)
     }
-    fn end(mut self) -> Result<Detail, Self::Error> {
-        self.details.settle();
-        Ok(Detail::Object(self.details))
+    fn end(self) -> Result<Detail, Self::Error> {
+        Ok(settled(self.details))
     }
 }
 
@@ -742,12 +755,10 @@ impl ser::SerializeStructVariant for VariantObject {
         key: &'static str,
         v: &T,
     ) -> Result<(), Self::Error> {
-        self.1.push(Key::Borrowed(key), Detail::of(v)?);
-        Ok(())
+        field(&mut self.1, key, v)
     }
-    fn end(mut self) -> Result<Detail, Self::Error> {
-        self.1.settle();
-        Ok(variant(self.0, Detail::Object(self.1)))
+    fn end(self) -> Result<Detail, Self::Error> {
+        Ok(variant(self.0, settled(self.1)))
     }
 }
 
