@@ -267,17 +267,23 @@ impl<'de> Deserialize<'de> for Details {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a JSON object")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Details, A::Error> {
-                let mut d = Details::with_capacity(a.size_hint().unwrap_or(0));
-                while let Some((k, v)) = a.next_entry::<String, Detail>()? {
-                    d.push(Cow::Owned(k), v);
-                }
-                d.settle();
-                Ok(d)
+            fn visit_map<A: MapAccess<'de>>(self, a: A) -> Result<Details, A::Error> {
+                read_object(a)
             }
         }
         d.deserialize_map(Object)
     }
+}
+
+/// The pairs of a serialised object in order, settled ([`Details::settle`]): what
+/// [`Details`] and [`Detail`] read an object as.
+fn read_object<'de, A: MapAccess<'de>>(mut a: A) -> Result<Details, A::Error> {
+    let mut d = Details::with_capacity(a.size_hint().unwrap_or(0));
+    while let Some((k, v)) = a.next_entry::<String, Detail>()? {
+        d.push(Cow::Owned(k), v);
+    }
+    d.settle();
+    Ok(d)
 }
 
 impl Detail {
@@ -595,13 +601,8 @@ impl<'de> Deserialize<'de> for Detail {
                 }
                 Ok(Detail::Array(v))
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Detail, A::Error> {
-                let mut d = Details::with_capacity(a.size_hint().unwrap_or(0));
-                while let Some((k, v)) = a.next_entry::<String, Detail>()? {
-                    d.push(Cow::Owned(k), v);
-                }
-                d.settle();
-                Ok(Detail::Object(d))
+            fn visit_map<A: MapAccess<'de>>(self, a: A) -> Result<Detail, A::Error> {
+                read_object(a).map(Detail::Object)
             }
         }
         d.deserialize_any(Any)
