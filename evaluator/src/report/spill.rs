@@ -41,7 +41,11 @@
 //! as server by server. A server of `BATCH_BYTES` or more is written at once, server by
 //! server; [`Spill::seal`] writes the batch pending. Outcomes that are next to each other
 //! in the file (a server's, a batch's summaries, a row's on servers of one batch) are read
-//! with one `pread` of up to `RUN` bytes.
+//! with one `pread` of up to `RUN` bytes. The JSON results of a row are read in the
+//! file's order whatever the order of the servers asked for, and a row of at most
+//! [`WHOLE_ROW`] bytes is read whole at its first read and kept until another row is
+//! read: with the bundles given in an order other than the report's, each result of a
+//! piece of the report would otherwise be a `pread` of its own.
 //!
 //! The file is created in the system temporary directory (or the directory given, next to
 //! `-o`), only by this process (`create_new`, 0600 on Unix), and removed when the
@@ -51,7 +55,7 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use super::server::{BaselineInfo, BaselineMode, Server};
 use crate::timestamp::{StampFailure, Step, Timestamp, TimestampState};
@@ -191,6 +195,38 @@ pub struct Spill {
     /// The most servers and the most bytes of a transposed batch ([`Batch`]), or `None`
     /// when the file is laid out server by server (from its form, [`batch_limits`]).
     batch: Option<(usize, usize)>,
+    /// Per check row, the bytes of its outcomes on every server written so far.
+    row_bytes: Vec<u64>,
+    /// The most bytes of a row of JSON results read whole ([`WHOLE_ROW`]).
+    whole_limit: u64,
+    /// The row of JSON results read whole last ([`Spill::json_range`]).
+    whole: Mutex<Option<Arc<WholeRow>>>,
+    /// Reads of the file so far (tests count them).
+    #[cfg(test)]
+    reads: std::sync::atomic::AtomicUsize,
+}
+
+/// The most bytes of one check row's JSON results that [`Spill::json_range`] reads
+/// whole, at its first read, and keeps until another row is read (4 MiB): about 3,000
+/// servers' results of the longest check of the example bundles. A report walks a row's
+/// servers in the report's order (by endpoint, then bundle path), which is the order
+/// they were written in only when the bundles were given in that order; otherwise the
+/// results a piece of the report wants are scattered over the file's batches, and read
+/// one `pread` each (one a result: about 34 a bundle, measured at a tenth of the time of
+/// grading 1,400 example bundles given out of that order, against the same in it). Read
+/// whole, a row costs one `pread` per batch whatever the order. A longer row (a larger
+/// fleet) is read a piece at a time as before, so the memory a report takes for any
+/// number of servers stays bounded: at most this row and the one a renderer on another
+/// thread still holds.
+pub const WHOLE_ROW: u64 = 4 << 20;
+
+/// One check row's JSON results, read whole ([`Spill::json_range`]): their bytes in the
+/// file's order, and per server number where its result is in them (start and length).
+#[derive(Debug)]
+struct WholeRow {
+    row: usize,
+    bytes: Vec<u8>,
+    at: Vec<Option<(u32, u32)>>,
 }
 
 impl Drop for Spill {
@@ -246,6 +282,11 @@ impl Spill {
                         pending_summaries: 0,
                         form,
                         batch: batch_limits(form),
+                        row_bytes: Vec::new(),
+                        whole_limit: WHOLE_ROW,
+                        whole: Mutex::new(None),
+                        #[cfg(test)]
+                        reads: Default::default(),
                     });
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(path),
@@ -377,6 +418,12 @@ impl Spill {
         });
         self.lens
             .extend(encoded.lens.iter().map(|l| l.unwrap_or(NONE)));
+        if self.row_bytes.len() < encoded.lens.len() {
+            self.row_bytes.resize(encoded.lens.len(), 0);
+        }
+        for (total, len) in self.row_bytes.iter_mut().zip(&encoded.lens) {
+            *total += len.map_or(0, u64::from);
+        }
         let Some((servers, bytes)) = batched else {
             let written = match self.writer.as_mut() {
                 Some(w) => w.write_all(&encoded.bytes),
@@ -534,6 +581,10 @@ impl Spill {
     /// Put the servers in a new order: `order[k]` is the spill number of the server that
     /// is now `k`.
     pub fn reorder(&mut self, order: &[usize]) {
+        // A row read whole holds its results by server number.
+        if let Ok(whole) = self.whole.get_mut() {
+            *whole = None;
+        }
         self.index = order
             .iter()
             .map(|&n| {
@@ -619,10 +670,11 @@ impl Spill {
     }
 
     /// The JSON results ([`Form::Json`]) of check row `row` on the servers `servers` (a
-    /// range of server numbers, cut to those there are), in server order: their bytes
-    /// one after the other in `buf` (replacing what it held), and per server where its
-    /// result is in `buf` (`None`: that server has none). A file of [`Form::Outcomes`]
-    /// is refused.
+    /// range of server numbers, cut to those there are): their bytes in `buf` (replacing
+    /// what it held), and per server, in server order, where its result is in `buf`
+    /// (`None`: that server has none). A row of at most [`WHOLE_ROW`] bytes is read
+    /// whole at its first read and the results are copied from it. A file of
+    /// [`Form::Outcomes`] is refused.
     pub fn json_range(
         &self,
         row: usize,
@@ -631,32 +683,102 @@ impl Spill {
     ) -> Result<Vec<Option<std::ops::Range<usize>>>, SpillError> {
         self.expect_form(true)?;
         let end = servers.end.min(self.index.len());
-        let places: Vec<Option<Place>> = (servers.start.min(end)..end)
-            .map(|n| self.place(n, row))
+        let servers = servers.start.min(end)..end;
+        if let Some(whole) = self.whole_row(row)? {
+            buf.clear();
+            buf.reserve(
+                servers
+                    .clone()
+                    .filter_map(|n| whole.at[n])
+                    .map(|(_, l)| l as usize)
+                    .sum(),
+            );
+            return Ok(servers
+                .map(|n| {
+                    whole.at[n].map(|(start, len)| {
+                        let from = buf.len();
+                        let start = start as usize;
+                        buf.extend_from_slice(&whole.bytes[start..start + len as usize]);
+                        from..buf.len()
+                    })
+                })
+                .collect());
+        }
+        let places: Vec<Option<Place>> = servers.map(|n| self.place(n, row)).collect();
+        self.read_places(&places, buf)
+    }
+
+    /// Row `row` of a file of JSON results read whole ([`WHOLE_ROW`]): the one read
+    /// last when it is this row, else read now (and kept in its place); `None` when the
+    /// row's results are longer than that (or there is no such row).
+    fn whole_row(&self, row: usize) -> Result<Option<Arc<WholeRow>>, SpillError> {
+        if self
+            .row_bytes
+            .get(row)
+            .is_none_or(|bytes| *bytes > self.whole_limit)
+        {
+            return Ok(None);
+        }
+        // Held while the row is read: a renderer on another thread wants the same row
+        // (pieces are handed out in row order), and waits for it rather than read it too.
+        let mut held = self
+            .whole
+            .lock()
+            .map_err(|_| self.err(std::io::Error::other("the spill reader was poisoned")))?;
+        if let Some(whole) = held.as_ref().filter(|w| w.row == row) {
+            return Ok(Some(Arc::clone(whole)));
+        }
+        // The row held before is let go first: at most this one and one that a renderer
+        // still holds are ever in memory.
+        *held = None;
+        let places: Vec<Option<Place>> =
+            (0..self.index.len()).map(|n| self.place(n, row)).collect();
+        let mut bytes = Vec::new();
+        let at = self
+            .read_places(&places, &mut bytes)?
+            .into_iter()
+            .map(|r| r.map(|r| (r.start as u32, r.len() as u32)))
             .collect();
-        // Each run of places is read straight into `buf`, whose size is known: no
-        // buffer of its own to copy from, and `buf` is never grown by doubling.
+        let whole = Arc::new(WholeRow { row, bytes, at });
+        *held = Some(Arc::clone(&whole));
+        Ok(Some(whole))
+    }
+
+    /// The JSON results at `places` read into `buf` (replacing what it held), in the
+    /// order they are in the file, and per place, in order, where its result is in
+    /// `buf`. Places that follow each other in the file are read with one `pread`,
+    /// whatever their order in `places`, straight into `buf`, whose size is known: no
+    /// buffer of its own to copy from, and `buf` is never grown by doubling.
+    fn read_places(
+        &self,
+        places: &[Option<Place>],
+        buf: &mut Vec<u8>,
+    ) -> Result<Vec<Option<std::ops::Range<usize>>>, SpillError> {
+        let mut in_file: Vec<(u64, u32, usize)> = places
+            .iter()
+            .enumerate()
+            .filter_map(|(k, p)| p.map(|(at, len)| (at, len, k)))
+            .collect();
+        in_file.sort_unstable_by_key(|&(at, _, _)| at);
         buf.clear();
-        buf.reserve(places.iter().flatten().map(|(_, l)| *l as usize).sum());
-        let mut ranges = Vec::with_capacity(places.len());
+        buf.reserve(in_file.iter().map(|&(_, l, _)| l as usize).sum());
+        let mut ranges = vec![None; places.len()];
         let mut k = 0;
-        while k < places.len() {
-            let Some((at, _)) = places[k] else {
-                ranges.push(None);
-                k += 1;
-                continue;
-            };
-            let (end, total) = run(&places, k);
+        while k < in_file.len() {
+            let at = in_file[k].0;
+            let mut total = 0usize;
+            let mut end = k;
+            while end < in_file.len() && in_file[end].0 == at + total as u64 {
+                total += in_file[end].1 as usize;
+                end += 1;
+            }
             let mut from = buf.len();
             buf.resize(from + total, 0);
             self.read_at(&mut buf[from..], at)
                 .map_err(|e| self.err(e))?;
-            for place in &places[k..end] {
-                ranges.push(place.map(|(_, l)| {
-                    let start = from;
-                    from += l as usize;
-                    start..from
-                }));
+            for &(_, len, i) in &in_file[k..end] {
+                ranges[i] = Some(from..from + len as usize);
+                from += len as usize;
             }
             k = end;
         }
@@ -879,6 +1001,9 @@ impl Spill {
     /// report reads tens of thousands of outcomes, each at its own place, from several
     /// threads), a seek and a read under a lock elsewhere.
     fn read_at(&self, buf: &mut [u8], at: u64) -> std::io::Result<()> {
+        #[cfg(test)]
+        self.reads
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         #[cfg(unix)]
         {
             std::os::unix::fs::FileExt::read_exact_at(&self.reader, buf, at)
@@ -1888,6 +2013,64 @@ mod tests {
                 "{what}: excerpts kept"
             );
         }
+    }
+
+    /// A row of JSON results no longer than [`Spill::whole_limit`] is read whole at its
+    /// first read, one read per batch whatever the order the servers were given in, and
+    /// gives back what reading it a piece at a time gives; a longer row is read a piece
+    /// at a time, and a row read whole is let go when another is read.
+    #[test]
+    fn a_short_row_of_json_results_is_read_whole_once() {
+        let rows = 5;
+        let n = 40;
+        let fleet: Vec<_> = (0..n).map(|k| fleet_server(k, rows)).collect();
+        // Given in one order, read in another: every fourth server, as a report by
+        // endpoint reads bundles named in an order of their own.
+        let order: Vec<usize> = (0..n).map(|k| (k % 10) * 4 + k / 10).collect();
+        let batch = Some((8, ALL));
+        let form = Form::Json(stand_in);
+        let whole = spill_of(form, batch, &fleet, &order);
+        let mut pieces = spill_of(form, batch, &fleet, &order);
+        pieces.whole_limit = 0;
+        reads_the_same(&whole, &pieces, rows, "whole rows against pieces");
+        let reads = |s: &Spill| s.reads.load(std::sync::atomic::Ordering::Relaxed);
+        let mut buf = Vec::new();
+        for row in 0..rows {
+            let batches = n.div_ceil(8);
+            let (w0, p0) = (reads(&whole), reads(&pieces));
+            for start in (0..n).step_by(4) {
+                let a = whole
+                    .json_range(row, start..start + 4, &mut buf)
+                    .expect("read");
+                assert_eq!(a.len(), 4);
+                pieces
+                    .json_range(row, start..start + 4, &mut buf)
+                    .expect("read");
+            }
+            assert!(
+                reads(&whole) - w0 <= batches,
+                "row {row}: one read per batch at most, not {}",
+                reads(&whole) - w0
+            );
+            assert!(
+                reads(&pieces) - p0 > batches,
+                "row {row}: a piece at a time reads each result on its own"
+            );
+            let held = whole.whole.lock().expect("held");
+            assert_eq!(held.as_ref().map(|w| w.row), Some(row), "row {row} held");
+        }
+        // Over the limit: read a piece at a time, the row held before kept.
+        let mut short = spill_of(form, batch, &fleet, &order);
+        short.whole_limit = short.row_bytes[1];
+        short.json_range(1, 0..4, &mut buf).expect("read");
+        let longer = (0..rows)
+            .find(|&r| short.row_bytes[r] > short.whole_limit)
+            .expect("a longer row");
+        let r0 = reads(&short);
+        short.json_range(longer, 0..4, &mut buf).expect("read");
+        assert!(reads(&short) - r0 <= 4, "a piece of four results");
+        let held = short.whole.lock().expect("held");
+        assert_eq!(held.as_ref().map(|w| w.row), Some(1));
     }
 
     #[test]
