@@ -16,7 +16,9 @@
 //! walks one check's outcomes with [`super::Report::each_outcome`], which reads back only
 //! the servers it wants, [`super::WALK`] at a time (or a range with
 //! [`super::Report::outcomes_range`], or one server's with
-//! [`super::Report::server_outcomes`]), so it never holds a whole check's.
+//! [`super::Report::server_outcomes`]), so it never holds a whole check's outcomes. (The
+//! JSON report's results, already rendered, are the one exception, and a bounded one: a
+//! check's results of at most [`WHOLE_ROW`] bytes in all are read whole, below.)
 //!
 //! What the file keeps of each outcome is its [`Form`], chosen when it is created: the
 //! outcome itself, which any renderer reads back ([`Form::Outcomes`],
