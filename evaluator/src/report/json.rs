@@ -524,6 +524,14 @@ fn render_piece(r: &Report, piece: &Piece, pool: &Pool) -> std::io::Result<Rende
                 .json_results(row, servers.clone(), &mut made)
                 .map_err(std::io::Error::other)?
             {
+                // Each part in the pieces that make it (its reduction may be kept once
+                // for the check, apart from the parts).
+                let parts = parts
+                    .into_iter()
+                    .flatten()
+                    .map(|p| r.json_pieces(row, &made[p]))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(std::io::Error::other)?;
                 // As below, each result numbered among those there are. Its size is
                 // about known: the parts, and each result's frame around its part.
                 let frames: usize = servers
@@ -531,10 +539,11 @@ fn render_piece(r: &Report, piece: &Piece, pool: &Pool) -> std::io::Result<Rende
                     .filter_map(|i| r.servers.get(i))
                     .map(|s| 96 + s.endpoint.len())
                     .sum();
+                let pieces: usize = parts.iter().flatten().map(|p| p.len()).sum();
                 let mut out = pool.take();
-                out.reserve(made.len() + frames);
+                out.reserve(pieces + frames);
                 let mut n = 0;
-                for (j, part) in parts.into_iter().flatten().enumerate() {
+                for (j, part) in parts.into_iter().enumerate() {
                     let i = servers.start + j;
                     out.extend_from_slice(b",\n");
                     out.extend_from_slice(RESULT_PAD);
@@ -542,7 +551,7 @@ fn render_piece(r: &Report, piece: &Piece, pool: &Pool) -> std::io::Result<Rende
                         &mut out,
                         i,
                         &r.servers[i].endpoint,
-                        &made[part],
+                        part,
                         mark(row.mark(i)).as_ref(),
                     )?;
                     n += 1;
@@ -767,27 +776,34 @@ fn write_part<'a>(
 /// between the result's `"endpoint"` and its waiver mark, at the depth of a result in
 /// the report), appended to `out`: what a spill file of
 /// [`super::spill::Form::Json`] keeps of each outcome, made once when the server is
-/// graded and copied into the report by [`write_checks`].
-pub(super) fn write_outcome(out: &mut Vec<u8>, o: &Outcome) -> std::io::Result<()> {
-    write_part(
-        out,
-        RESULT_DEPTH + 1,
-        &result(0, "", o, None),
-        &mut Default::default(),
-    )
+/// graded and copied into the report by [`write_checks`]. Returns where the escaped
+/// reduction is in `out`, so that the spill file keeps each distinct one once per check.
+pub(super) fn write_outcome(
+    out: &mut Vec<u8>,
+    o: &Outcome,
+) -> std::io::Result<Option<std::ops::Range<usize>>> {
+    let r = result(0, "", o, None);
+    // Nothing written before: the reduction is escaped here, and `at` is where.
+    let mut last: [Escaped<'_>; 2] = Default::default();
+    write_part(out, RESULT_DEPTH + 1, &r, &mut last)?;
+    Ok(Some(std::mem::take(&mut last[1].at)))
 }
 
-/// One result whose outcome's part ([`write_outcome`]) was made before: the bytes
-/// [`write_result`] writes for the result of server `server` with that outcome.
+/// One result whose outcome's part ([`write_outcome`]) was made before, in the pieces
+/// the spill file gives back (its reduction may be kept apart,
+/// [`super::spill::Spill::json_pieces`]): the bytes [`write_result`] writes for the
+/// result of server `server` with that outcome.
 fn write_result_made(
     out: &mut Vec<u8>,
     server: usize,
     endpoint: &str,
-    part: &[u8],
+    part: [&[u8]; 3],
     waiver: Option<&MarkJ<'_>>,
 ) -> std::io::Result<()> {
     write_result_start(out, RESULT_DEPTH, server, endpoint);
-    out.extend_from_slice(part);
+    for piece in part {
+        out.extend_from_slice(piece);
+    }
     write_result_end(out, RESULT_DEPTH, waiver)
 }
 

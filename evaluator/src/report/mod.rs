@@ -316,6 +316,20 @@ impl Report {
         }
     }
 
+    /// A part [`Report::json_results`] gave for `row`, in the pieces that make the bytes
+    /// the JSON report writes for it, one after the other: its reduction may be kept
+    /// once for the check in the spill file ([`Spill::json_pieces`]).
+    pub fn json_pieces<'a>(
+        &'a self,
+        row: &Row,
+        part: &'a [u8],
+    ) -> Result<[&'a [u8]; 3], SpillError> {
+        match &self.store {
+            Store::Spilled { spill, .. } => spill.json_pieces(self.index(row), part),
+            Store::Held { .. } => Ok([part, &[], &[]]),
+        }
+    }
+
     /// Call `f` with the outcome of `row` on each server that `want` accepts (by server
     /// number), in server order, until `f` breaks. Outcomes are borrowed from memory or
     /// read back from the spill file [`WALK`] wanted servers at a time, and only the

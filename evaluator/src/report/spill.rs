@@ -28,6 +28,25 @@
 //! results and the other way round ([`Spill::server_encoded`], [`Spill::row`],
 //! [`Spill::json_range`]).
 //!
+//! A file of [`Form::Json`] keeps each distinct reduction of a check row once: across
+//! servers a check's reduction (the sentence on what a black-box probe cannot reach)
+//! takes one to three values, and written with every result it was about a quarter of
+//! the file's bytes. The writer of the results names where it wrote each reduction
+//! ([`WriteResult`]); a reduction equal, byte for byte, to one kept for its row (or kept
+//! now, while there is room: [`KEEP_PER_ROW`] a row, [`KEEP_BYTES`] in all) is taken out
+//! of the result's bytes, which then start with a mark naming it and where it goes
+//! ([`KEPT`]); a reduction past those limits, or no longer than the mark, stays in
+//! place. The kept reductions are held in memory, escaped as the report writes them, and
+//! put back when the results are copied into the report ([`Spill::json_pieces`]); they
+//! are never in the file. This is done on the thread that writes the file
+//! ([`Spill::server_encoded`]), which owns the kept reductions: no table is shared and
+//! locked across the grading workers, and the file is the same whatever their number.
+//! The cost there is a length check and a comparison of bytes about to be copied anyway,
+//! and moving each result's bytes down in place; done on the workers before the
+//! reduction is escaped, it would also save escaping it again, but that escaping is a
+//! word-at-a-time scan and one copy, not more than the comparison, and would be bought
+//! with a lock taken per server by every worker.
+//!
 //! How the file is laid out follows its form. A file of [`Form::Outcomes`] is server by
 //! server: each server's summary, then its outcomes in check-row order, then the next
 //! server's; one server's outcomes (JUnit, XCCDF) are next to each other. A file of
@@ -92,8 +111,13 @@ pub enum Form {
     Json(WriteResult),
 }
 
-/// Appends what a spill file of [`Form::Json`] keeps of an outcome.
-pub type WriteResult = fn(&mut Vec<u8>, &Outcome) -> std::io::Result<()>;
+/// Appends what a spill file of [`Form::Json`] keeps of an outcome, and says where in
+/// `out` it wrote the outcome's reduction (escaped, quotes and all), if it names it: a
+/// reduction named is kept once per check row ([`Spill::json_pieces`]). What it writes
+/// never starts with a NUL byte (JSON text does not), the mark of a result whose
+/// reduction is kept.
+pub type WriteResult =
+    fn(&mut Vec<u8>, &Outcome) -> std::io::Result<Option<std::ops::Range<usize>>>;
 
 impl Form {
     fn name(self) -> &'static str {
@@ -206,6 +230,15 @@ pub struct Spill {
     /// Reads of the file so far (tests count them).
     #[cfg(test)]
     reads: std::sync::atomic::AtomicUsize,
+    /// The reductions kept once ([`Form::Json`]; see the module's docs): their escaped
+    /// bytes one after the other, at most [`Spill::keep`]'s bytes.
+    kept: Vec<u8>,
+    /// Per check row, where each of its kept reductions is in [`Spill::kept`] (offset
+    /// and length), numbered in the order kept.
+    kept_rows: Vec<Vec<(u32, u32)>>,
+    /// The most reductions kept for one row and the most bytes of them in all
+    /// ([`KEEP_PER_ROW`], [`KEEP_BYTES`]).
+    keep: (usize, usize),
 }
 
 /// The most bytes of one check row's JSON results that [`Spill::json_range`] reads
@@ -289,6 +322,9 @@ impl Spill {
                         whole: Mutex::new(None),
                         #[cfg(test)]
                         reads: Default::default(),
+                        kept: Vec::new(),
+                        kept_rows: Vec::new(),
+                        keep: (KEEP_PER_ROW, KEEP_BYTES),
                     });
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(path),
@@ -362,7 +398,7 @@ impl Spill {
         &mut self,
         encoded: std::io::Result<Encoded>,
     ) -> Result<usize, SpillError> {
-        let encoded = encoded.map_err(|e| self.err(e))?;
+        let mut encoded = encoded.map_err(|e| self.err(e))?;
         if encoded.form.is_json() != self.form.is_json() {
             return Err(self.err(std::io::Error::other(format!(
                 "a server encoded as {} cannot be written to a file of {}",
@@ -375,6 +411,7 @@ impl Spill {
         }
         let rows = u32::try_from(encoded.lens.len())
             .map_err(|_| self.err(std::io::Error::other("over 4 billion check rows")))?;
+        self.keep_reductions(&mut encoded);
         // In a file of transposed batches, a server whose bytes alone reach a batch's
         // is written at once, server by server.
         let batched = self.batch.filter(|(_, bytes)| encoded.bytes.len() < *bytes);
@@ -447,6 +484,112 @@ impl Spill {
             self.flush_batch()?;
         }
         Ok(self.index.len() - 1)
+    }
+
+    /// Take out of `encoded` each reduction it names that is kept for its row, or that
+    /// is kept now (room left under [`Spill::keep`]): the outcome's bytes become the
+    /// mark of a kept reduction ([`KEPT`], the reduction's number among its row's, and
+    /// where it goes in the outcome's bytes, [`KEPT_HEAD`] bytes in all) and the
+    /// outcome's bytes without it, moved down in place. A reduction not longer than the
+    /// mark is left where it is. Compared with the row's kept ones by length, then bytes.
+    fn keep_reductions(&mut self, encoded: &mut Encoded) {
+        if encoded.reductions.is_empty() {
+            return;
+        }
+        let Encoded {
+            bytes,
+            summary,
+            lens,
+            reductions,
+            ..
+        } = encoded;
+        let mut read = *summary as usize;
+        let mut write = read;
+        for (row, (len, &(start, n))) in lens.iter_mut().zip(reductions.iter()).enumerate() {
+            let Some(len) = len else { continue };
+            let whole = *len as usize;
+            let (start, n) = (start as usize, n as usize);
+            let id = if n > KEPT_HEAD {
+                self.kept_id(row, &bytes[read + start..read + start + n])
+            } else {
+                None
+            };
+            match id {
+                None => {
+                    if write != read {
+                        bytes.copy_within(read..read + whole, write);
+                    }
+                    write += whole;
+                }
+                Some(id) => {
+                    // What comes before the reduction moves up past the mark (into the
+                    // reduction's room at most: it is longer than the mark), then the
+                    // mark, then what comes after it.
+                    bytes.copy_within(read..read + start, write + KEPT_HEAD);
+                    bytes[write] = KEPT;
+                    bytes[write + 1] = id;
+                    bytes[write + 2..write + KEPT_HEAD]
+                        .copy_from_slice(&(start as u32).to_le_bytes());
+                    bytes.copy_within(read + start + n..read + whole, write + KEPT_HEAD + start);
+                    let kept = whole - n + KEPT_HEAD;
+                    *len = kept as u32;
+                    write += kept;
+                }
+            }
+            read += whole;
+        }
+        bytes.truncate(write);
+    }
+
+    /// The number of `escaped` among the reductions kept for row `row`, kept now if it
+    /// is not and there is room ([`Spill::keep`]); `None` when there is none.
+    fn kept_id(&mut self, row: usize, escaped: &[u8]) -> Option<u8> {
+        if self.kept_rows.len() <= row {
+            self.kept_rows.resize_with(row + 1, Vec::new);
+        }
+        let list = &mut self.kept_rows[row];
+        for (k, &(at, len)) in list.iter().enumerate() {
+            if len as usize == escaped.len()
+                && self.kept[at as usize..at as usize + len as usize] == *escaped
+            {
+                return Some(k as u8);
+            }
+        }
+        let (per_row, bytes) = self.keep;
+        if list.len() >= per_row.min(usize::from(u8::MAX))
+            || self.kept.len() + escaped.len() > bytes
+        {
+            return None;
+        }
+        let at = u32::try_from(self.kept.len()).ok()?;
+        list.push((at, escaped.len() as u32));
+        self.kept.extend_from_slice(escaped);
+        Some((list.len() - 1) as u8)
+    }
+
+    /// The JSON result `stored` of check row `row`, as [`Spill::json_range`] gave it,
+    /// in the pieces that make the bytes its writer wrote ([`Form::Json`]): a result
+    /// whose reduction is kept once for its row ([`KEPT`]) is what came before the
+    /// reduction, the kept reduction, and what came after it; any other result is
+    /// `stored` and two empty pieces. A renderer copies the three one after the other.
+    pub fn json_pieces<'a>(
+        &'a self,
+        row: usize,
+        stored: &'a [u8],
+    ) -> Result<[&'a [u8]; 3], SpillError> {
+        let [KEPT, id, a, b, c, d, rest @ ..] = stored else {
+            return Ok([stored, &[], &[]]);
+        };
+        let hole = u32::from_le_bytes([*a, *b, *c, *d]) as usize;
+        let kept = self
+            .kept_rows
+            .get(row)
+            .and_then(|list| list.get(usize::from(*id)))
+            .map(|&(at, len)| &self.kept[at as usize..at as usize + len as usize]);
+        match (kept, rest.get(..hole)) {
+            (Some(kept), Some(before)) => Ok([before, kept, &rest[hole..]]),
+            _ => Err(self.err(bad("kept reduction"))),
+        }
     }
 
     /// Write the servers waiting in [`Spill::pending`] as a batch ([`Batch`]): their
@@ -674,9 +817,10 @@ impl Spill {
     /// The JSON results ([`Form::Json`]) of check row `row` on the servers `servers` (a
     /// range of server numbers, cut to those there are): their bytes in `buf` (replacing
     /// what it held), and per server, in server order, where its result is in `buf`
-    /// (`None`: that server has none). A row of at most [`WHOLE_ROW`] bytes is read
-    /// whole at its first read and the results are copied from it. A file of
-    /// [`Form::Outcomes`] is refused.
+    /// (`None`: that server has none), as the file keeps it: a result whose reduction is
+    /// kept once for the row is made whole by [`Spill::json_pieces`]. A row of at most
+    /// [`WHOLE_ROW`] bytes is read whole at its first read and the results are copied
+    /// from it. A file of [`Form::Outcomes`] is refused.
     pub fn json_range(
         &self,
         row: usize,
@@ -845,6 +989,23 @@ impl Spill {
     }
 }
 
+/// The first byte of a JSON result whose reduction is kept once for its row
+/// ([`Spill::keep_reductions`]): no JSON text starts with it.
+const KEPT: u8 = 0;
+
+/// The bytes of the mark of a kept reduction: [`KEPT`], the reduction's number among its
+/// row's, and where it goes (a `u32`, little endian).
+const KEPT_HEAD: usize = 6;
+
+/// The most reductions kept for one check row ([`Spill::kept_id`]): across very
+/// different servers a check's reduction takes one to three values; a row with more
+/// keeps the first ones and leaves the others in place.
+const KEEP_PER_ROW: usize = 8;
+
+/// The most bytes of reductions kept in all, whatever the fleet: a reduction past them
+/// is left in place.
+const KEEP_BYTES: usize = 1 << 20;
+
 /// The spill file's write buffer: a server encoded in at least this many bytes is
 /// written with one call of its own, without being copied into the buffer first.
 const WRITE_BUFFER: usize = 1 << 14;
@@ -924,6 +1085,10 @@ pub struct Encoded {
     bytes: Vec<u8>,
     summary: u32,
     lens: Vec<Option<u32>>,
+    /// [`Form::Json`]: per check row, where its outcome's reduction is in the outcome's
+    /// bytes (from their start) and its length, `(0, 0)` when the writer names none or
+    /// there is no outcome; empty for the other forms.
+    reductions: Vec<(u32, u32)>,
     /// What it keeps of each outcome: a spill file takes only its own form.
     form: Form,
 }
@@ -944,9 +1109,13 @@ pub fn encode_server(
     let summary = u32::try_from(bytes.len())
         .map_err(|_| std::io::Error::other("a server summary over 4 GiB"))?;
     let mut lens = Vec::with_capacity(outcomes.len());
+    let mut reductions = Vec::with_capacity(if form.is_json() { outcomes.len() } else { 0 });
     for o in outcomes {
         let Some(o) = o else {
             lens.push(None);
+            if form.is_json() {
+                reductions.push((0, 0));
+            }
             continue;
         };
         let start = bytes.len();
@@ -964,7 +1133,29 @@ pub fn encode_server(
                     put_str(&mut bytes, text);
                 }
             }
-            Form::Json(write) => write(&mut bytes, o)?,
+            Form::Json(write) => {
+                let named = write(&mut bytes, o)?;
+                if bytes.get(start) == Some(&KEPT) {
+                    return Err(std::io::Error::other(
+                        "a JSON result that starts with a NUL byte",
+                    ));
+                }
+                let at = match named {
+                    Some(r) if start <= r.start && r.start <= r.end && r.end <= bytes.len() => {
+                        u32::try_from(r.start - start)
+                            .ok()
+                            .zip(u32::try_from(r.len()).ok())
+                            .unwrap_or((0, 0))
+                    }
+                    Some(_) => {
+                        return Err(std::io::Error::other(
+                            "a JSON result's reduction is not where it was written",
+                        ))
+                    }
+                    None => (0, 0),
+                };
+                reductions.push(at);
+            }
         }
         let len = u32::try_from(bytes.len() - start)
             .ok()
@@ -976,6 +1167,7 @@ pub fn encode_server(
         bytes,
         summary,
         lens,
+        reductions,
         form,
     })
 }
@@ -1629,8 +1821,10 @@ mod tests {
 
     /// What a file of [`Form::Json`] keeps of an outcome in these tests (the JSON
     /// report's own writer is tested with the report): its verdict and evidence.
-    fn stand_in(out: &mut Vec<u8>, o: &Outcome) -> std::io::Result<()> {
-        write!(out, "{{{}: {:?}}}", o.verdict.mark(), o.evidence)
+    fn stand_in(out: &mut Vec<u8>, o: &Outcome) -> std::io::Result<Option<std::ops::Range<usize>>> {
+        write!(out, "{{{}: {:?}}}", o.verdict.mark(), o.evidence)?;
+        // No reduction named: none is kept.
+        Ok(None)
     }
 
     /// A file of JSON results gives back each result's bytes as they were written, and
