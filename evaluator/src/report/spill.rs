@@ -2267,6 +2267,172 @@ mod tests {
         assert!(reads(&short) - r0 <= 4, "a piece of four results");
         let held = short.whole.lock().expect("held");
         assert_eq!(held.as_ref().map(|w| w.row), Some(1));
+    /// A stand-in writer of JSON results that names where it wrote the reduction.
+    fn naming_reduction(
+        out: &mut Vec<u8>,
+        o: &Outcome,
+    ) -> std::io::Result<Option<std::ops::Range<usize>>> {
+        write!(out, "{{{}: {:?}, ", o.verdict.mark(), o.evidence)?;
+        let start = out.len();
+        write!(out, "{:?}", o.reduction)?;
+        let end = out.len();
+        out.extend_from_slice(b", \"after\"}");
+        Ok(Some(start..end))
+    }
+
+    /// [`naming_reduction`]'s bytes, naming no reduction: none is kept.
+    fn naming_none(
+        out: &mut Vec<u8>,
+        o: &Outcome,
+    ) -> std::io::Result<Option<std::ops::Range<usize>>> {
+        naming_reduction(out, o).map(|_| None)
+    }
+
+    /// Server `n` of a fleet whose rows' reductions are: 0 the same on every server,
+    /// 1 the same but on every fifth server, 2 another on each server (more than a row
+    /// keeps), 3 empty (shorter than the mark of a kept one), 4 one with text to escape,
+    /// and on some servers no outcome.
+    fn reduction_server(n: usize) -> (Server, Vec<Option<Outcome>>) {
+        let reductions = [
+            "what a black-box probe cannot reach: the operator's side".to_string(),
+            if n % 5 == 0 {
+                "only the operator can tell".to_string()
+            } else {
+                "the server's configuration is not observable".to_string()
+            },
+            format!("server {n} alone"),
+            String::new(),
+            "a \"quoted\"\nline and a tab\t".to_string(),
+        ];
+        let outcomes = reductions
+            .into_iter()
+            .enumerate()
+            .map(|(k, r)| {
+                (n % 7 != 3 || k % 2 == 0).then(|| {
+                    let mut o = outcome(VERDICTS[(n + k) % 6]);
+                    o.evidence = format!("{n}/{k} {}", "x".repeat(n % 9));
+                    o.reduction = r.into();
+                    o
+                })
+            })
+            .collect();
+        (summary(n), outcomes)
+    }
+
+    /// In a file of JSON results, each distinct reduction of a row is kept once (up to
+    /// a row's and a file's limits, past which it stays in place): the file is smaller,
+    /// and every result, put back together, is the bytes its writer wrote, in every
+    /// layout and server order.
+    #[test]
+    fn a_reduction_shared_by_a_rows_results_is_kept_once() {
+        let n = BATCH_SERVERS + 23;
+        let rows = 5;
+        let fleet: Vec<_> = (0..n).map(reduction_server).collect();
+        let order: Vec<usize> = (0..n).map(|k| (k * 7) % n).collect();
+        let shared = format!(
+            "{:?}",
+            fleet[0].1[0].as_ref().map(|o| &o.reduction).unwrap()
+        );
+        for batch in [Some((BATCH_SERVERS, BATCH_BYTES)), Some((3, ALL)), None] {
+            for keep in [(KEEP_PER_ROW, KEEP_BYTES), (KEEP_PER_ROW, shared.len())] {
+                let what = format!("{batch:?}, keep {keep:?}");
+                let make = |write: WriteResult| {
+                    let mut s = Spill::create(None, Form::Json(write)).expect("a spill file");
+                    s.batch = batch;
+                    s.keep = keep;
+                    for (summary, outcomes) in &fleet {
+                        s.server(summary, outcomes.clone(), &Excerpts::new())
+                            .expect("written");
+                    }
+                    s.seal().expect("sealed");
+                    s.reorder(&order);
+                    s
+                };
+                let got = make(naming_reduction);
+                let plain = make(naming_none);
+                // Every result whole again, as the writer wrote it.
+                let mut buf = Vec::new();
+                let mut marked = 0;
+                for row in 0..rows + 1 {
+                    let parts = got.json_range(row, 0..n, &mut buf).expect("read");
+                    assert_eq!(parts.len(), n);
+                    for (k, part) in parts.into_iter().enumerate() {
+                        let want = fleet[order[k]].1.get(row).cloned().flatten().map(|o| {
+                            let mut v = Vec::new();
+                            naming_reduction(&mut v, &o).expect("written");
+                            v
+                        });
+                        let whole = part.map(|p| {
+                            marked += usize::from(buf[p.start] == KEPT);
+                            got.json_pieces(row, &buf[p]).expect("pieces").concat()
+                        });
+                        assert_eq!(whole, want, "{what}: row {row} server {k}");
+                    }
+                }
+                let saved = plain.end - got.end;
+                let per = (shared.len() - KEPT_HEAD) as u64;
+                if keep.1 == KEEP_BYTES {
+                    // Rows 0, 1 and 4 on (nearly) every server, and the first servers of
+                    // row 2; never row 3, whose reduction is not longer than the mark.
+                    assert_eq!(got.kept_rows[2].len(), KEEP_PER_ROW, "{what}");
+                    assert!(got.kept_rows[3].is_empty(), "{what}");
+                    assert_eq!(got.kept_rows[1].len(), 2, "{what}");
+                    assert!(saved > n as u64 * per, "{what}: {saved} saved");
+                    assert!(marked > 2 * n + n / 2, "{what}: {marked}");
+                } else {
+                    // Only row 0's reduction fits the bytes: the others stay in place.
+                    assert_eq!(got.kept, shared.as_bytes(), "{what}");
+                    assert_eq!(saved, n as u64 * per, "{what}");
+                    assert_eq!(marked, n, "{what}");
+                }
+                // Nothing kept when the writer names no reduction: the file as before.
+                assert!(
+                    plain.kept.is_empty() && plain.kept_rows.is_empty(),
+                    "{what}"
+                );
+            }
+        }
+    }
+
+    /// A mark of a kept reduction that names none kept, or a place past the result, is
+    /// an error, never other bytes; a JSON result that starts with the mark's byte is
+    /// refused when it is encoded.
+    #[test]
+    fn a_bad_mark_of_a_kept_reduction_is_an_error() {
+        let mut s = Spill::create(None, Form::Json(naming_reduction)).expect("a spill file");
+        s.server(
+            &reduction_server(0).0,
+            reduction_server(0).1,
+            &Excerpts::new(),
+        )
+        .expect("written");
+        s.seal().expect("sealed");
+        let mut buf = Vec::new();
+        let part = s.json_range(0, 0..1, &mut buf).expect("read")[0]
+            .clone()
+            .expect("a result");
+        let stored = buf[part].to_vec();
+        assert_eq!(stored[..2], [KEPT, 0]);
+        assert!(s.json_pieces(0, &stored).is_ok());
+        let mut other = stored.clone();
+        other[1] = 1;
+        assert!(s.json_pieces(0, &other).is_err(), "no such kept reduction");
+        assert!(s.json_pieces(7, &stored).is_err(), "no such row");
+        let mut past = stored.clone();
+        past[2..6].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(s.json_pieces(0, &past).is_err(), "past the result");
+        fn nul(out: &mut Vec<u8>, _: &Outcome) -> std::io::Result<Option<std::ops::Range<usize>>> {
+            out.extend_from_slice(b"\0{}");
+            Ok(None)
+        }
+        let e = encode_server(
+            Form::Json(nul),
+            &summary(0),
+            &[Some(outcome(Verdict::Pass))],
+            &Excerpts::new(),
+        )
+        .expect_err("refused");
+        assert!(e.to_string().contains("NUL"), "{e}");
     }
 
     #[test]
