@@ -524,14 +524,13 @@ fn render_piece(r: &Report, piece: &Piece, pool: &Pool) -> std::io::Result<Rende
                 .json_results(row, servers.clone(), &mut made)
                 .map_err(std::io::Error::other)?
             {
-                // Each part in the pieces that make it (its reduction may be kept once
-                // for the check, apart from the parts).
-                let parts = parts
-                    .into_iter()
-                    .flatten()
-                    .map(|p| r.json_pieces(row, &made[p]))
-                    .collect::<Result<Vec<_>, _>>()
-                    .map_err(std::io::Error::other)?;
+                // Each part is put back together from the pieces the spill file gives
+                // (its reduction may be kept once for the check, apart from the parts).
+                let kept = r.json_kept(row);
+                let mut extra = 0;
+                for p in parts.iter().flatten() {
+                    extra += kept.pieces(&made[p.clone()])?[1].len();
+                }
                 // As below, each result numbered among those there are. Its size is
                 // about known: the parts, and each result's frame around its part.
                 let frames: usize = servers
@@ -539,11 +538,10 @@ fn render_piece(r: &Report, piece: &Piece, pool: &Pool) -> std::io::Result<Rende
                     .filter_map(|i| r.servers.get(i))
                     .map(|s| 96 + s.endpoint.len())
                     .sum();
-                let pieces: usize = parts.iter().flatten().map(|p| p.len()).sum();
                 let mut out = pool.take();
-                out.reserve(pieces + frames);
+                out.reserve(made.len() + extra + frames);
                 let mut n = 0;
-                for (j, part) in parts.into_iter().enumerate() {
+                for (j, part) in parts.into_iter().flatten().enumerate() {
                     let i = servers.start + j;
                     out.extend_from_slice(b",\n");
                     out.extend_from_slice(RESULT_PAD);
@@ -551,7 +549,7 @@ fn render_piece(r: &Report, piece: &Piece, pool: &Pool) -> std::io::Result<Rende
                         &mut out,
                         i,
                         &r.servers[i].endpoint,
-                        part,
+                        kept.pieces(&made[part])?,
                         mark(row.mark(i)).as_ref(),
                     )?;
                     n += 1;
@@ -801,8 +799,12 @@ fn write_result_made(
     waiver: Option<&MarkJ<'_>>,
 ) -> std::io::Result<()> {
     write_result_start(out, RESULT_DEPTH, server, endpoint);
-    for piece in part {
-        out.extend_from_slice(piece);
+    let [before, kept, after] = part;
+    out.extend_from_slice(before);
+    // Most parts are whole: nothing kept apart, nothing after it.
+    if !kept.is_empty() {
+        out.extend_from_slice(kept);
+        out.extend_from_slice(after);
     }
     write_result_end(out, RESULT_DEPTH, waiver)
 }
@@ -1345,6 +1347,67 @@ mod tests {
                 assert_eq!(to_string(&as_json), want, "{n} servers, {jobs} jobs");
                 assert_eq!(to_string(&as_outcomes), want, "{n} servers, {jobs} jobs");
             }
+        }
+    }
+
+    /// A report over servers whose results of a check share their reduction, or two, or
+    /// each have their own (more than a spill file keeps for a check), or an empty one,
+    /// spilled as JSON results (each distinct reduction of a check kept once), is byte
+    /// for byte the report held in memory, on any number of threads.
+    #[test]
+    fn spilled_with_its_reductions_kept_once_it_is_the_report_held_in_memory() {
+        let ev = crate::fixture::evidence(
+            Some(crate::fixture::session(Some("2025-11-25"), json!({}), None)),
+            Vec::new(),
+        );
+        let bm = crate::benchmark::Benchmark::builtin();
+        let n = 2 * PIECE + 5;
+        let make = |spill: Option<Form>| {
+            let spill = spill.map(|f| super::super::Spill::create(None, f).expect("spill file"));
+            let mut b = super::super::Builder::new(bm, None, spill);
+            for i in 0..n {
+                let results = bm
+                    .checks
+                    .iter()
+                    .enumerate()
+                    .map(|(k, e)| {
+                        let reduction = match k % 4 {
+                            0 => "what a \"black-box\" probe\ncannot reach".to_string(),
+                            1 if i % 5 == 0 => "only the operator can tell".to_string(),
+                            1 => "the operator's configuration".to_string(),
+                            2 => format!("server {i} alone"),
+                            _ => String::new(),
+                        };
+                        CheckResult {
+                            entry: e,
+                            // A check is graded when every server has an outcome.
+                            outcome: (k % 11 != 4).then(|| {
+                                Outcome::single(
+                                    Verdict::ORDER[(i + k) % 6],
+                                    format!("server {i} on {k}"),
+                                    reduction,
+                                )
+                                .with_records([i as u64])
+                            }),
+                        }
+                    })
+                    .collect();
+                let mut server = Server::new(&ev, None);
+                server.endpoint = format!("http://s{i:03}.test/mcp");
+                b.server(server, results).expect("server");
+            }
+            b.finish().expect("report")
+        };
+        let want = to_string(&make(None));
+        assert!(
+            want.matches("black-box").count() > n,
+            "results with the shared reduction"
+        );
+        let mut got = make(Some(Form::Json(write_outcome)));
+        assert!(got.spill_path().is_some() && !got.holds_outcomes());
+        for jobs in [1, 2] {
+            got.jobs = jobs;
+            assert_eq!(to_string(&got), want, "{jobs} jobs");
         }
     }
 

@@ -316,17 +316,13 @@ impl Report {
         }
     }
 
-    /// A part [`Report::json_results`] gave for `row`, in the pieces that make the bytes
-    /// the JSON report writes for it, one after the other: its reduction may be kept
-    /// once for the check in the spill file ([`Spill::json_pieces`]).
-    pub fn json_pieces<'a>(
-        &'a self,
-        row: &Row,
-        part: &'a [u8],
-    ) -> Result<[&'a [u8]; 3], SpillError> {
+    /// The reductions kept once for `row` in the spill file of JSON results, which put
+    /// the parts [`Report::json_results`] gives back together ([`spill::KeptRow::pieces`]);
+    /// none when the report holds its outcomes otherwise.
+    pub fn json_kept(&self, row: &Row) -> spill::KeptRow<'_> {
         match &self.store {
-            Store::Spilled { spill, .. } => spill.json_pieces(self.index(row), part),
-            Store::Held { .. } => Ok([part, &[], &[]]),
+            Store::Spilled { spill, .. } => spill.kept_row(self.index(row)),
+            Store::Held { .. } => spill::KeptRow::default(),
         }
     }
 

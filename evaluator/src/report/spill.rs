@@ -567,29 +567,23 @@ impl Spill {
         Some((list.len() - 1) as u8)
     }
 
+    /// The reductions kept once for check row `row` ([`Form::Json`]), which put its
+    /// results back together ([`KeptRow::pieces`]).
+    pub fn kept_row(&self, row: usize) -> KeptRow<'_> {
+        KeptRow {
+            kept: &self.kept,
+            list: self.kept_rows.get(row).map_or(&[], Vec::as_slice),
+        }
+    }
+
     /// The JSON result `stored` of check row `row`, as [`Spill::json_range`] gave it,
-    /// in the pieces that make the bytes its writer wrote ([`Form::Json`]): a result
-    /// whose reduction is kept once for its row ([`KEPT`]) is what came before the
-    /// reduction, the kept reduction, and what came after it; any other result is
-    /// `stored` and two empty pieces. A renderer copies the three one after the other.
+    /// in the pieces that make the bytes its writer wrote ([`KeptRow::pieces`]).
     pub fn json_pieces<'a>(
         &'a self,
         row: usize,
         stored: &'a [u8],
     ) -> Result<[&'a [u8]; 3], SpillError> {
-        let [KEPT, id, a, b, c, d, rest @ ..] = stored else {
-            return Ok([stored, &[], &[]]);
-        };
-        let hole = u32::from_le_bytes([*a, *b, *c, *d]) as usize;
-        let kept = self
-            .kept_rows
-            .get(row)
-            .and_then(|list| list.get(usize::from(*id)))
-            .map(|&(at, len)| &self.kept[at as usize..at as usize + len as usize]);
-        match (kept, rest.get(..hole)) {
-            (Some(kept), Some(before)) => Ok([before, kept, &rest[hole..]]),
-            _ => Err(self.err(bad("kept reduction"))),
-        }
+        self.kept_row(row).pieces(stored).map_err(|e| self.err(e))
     }
 
     /// Write the servers waiting in [`Spill::pending`] as a batch ([`Batch`]): their
@@ -986,6 +980,47 @@ impl Spill {
             k = end;
         }
         Ok(())
+    }
+}
+
+/// The reductions a spill file of JSON results keeps once for one check row
+/// ([`Spill::kept_row`]); none for a report whose outcomes are not in such a file.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KeptRow<'a> {
+    /// Every kept reduction's bytes ([`Spill::kept`]).
+    kept: &'a [u8],
+    /// The row's: where each is in `kept`, by number.
+    list: &'a [(u32, u32)],
+}
+
+impl<'a> KeptRow<'a> {
+    /// The JSON result `stored` of the row, as [`Spill::json_range`] gave it, in the
+    /// pieces that make the bytes its writer wrote ([`Form::Json`]): a result whose
+    /// reduction is kept once for its row ([`KEPT`]) is what came before the reduction,
+    /// the kept reduction, and what came after it; any other result is `stored` and two
+    /// empty pieces. A renderer copies the three one after the other.
+    #[inline]
+    pub fn pieces(self, stored: &'a [u8]) -> std::io::Result<[&'a [u8]; 3]> {
+        if stored.first() != Some(&KEPT) {
+            return Ok([stored, &[], &[]]);
+        }
+        self.kept_pieces(stored)
+    }
+
+    /// [`KeptRow::pieces`] of a result that starts with the mark of a kept reduction.
+    fn kept_pieces(self, stored: &'a [u8]) -> std::io::Result<[&'a [u8]; 3]> {
+        let (Some(head), Some(rest)) = (stored.get(..KEPT_HEAD), stored.get(KEPT_HEAD..)) else {
+            return Err(bad("kept reduction"));
+        };
+        let hole = u32::from_le_bytes([head[2], head[3], head[4], head[5]]) as usize;
+        let kept = self
+            .list
+            .get(usize::from(head[1]))
+            .and_then(|&(at, len)| self.kept.get(at as usize..at as usize + len as usize));
+        match (kept, rest.get(..hole), rest.get(hole..)) {
+            (Some(kept), Some(before), Some(after)) => Ok([before, kept, after]),
+            _ => Err(bad("kept reduction")),
+        }
     }
 }
 
