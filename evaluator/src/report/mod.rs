@@ -294,7 +294,8 @@ impl Report {
     /// The JSON report's parts of the results of `row` on the servers `servers` (a range
     /// of server numbers, cut to those there are), when the report's outcomes went to a
     /// spill file of [`SpillForm::Json`] (from [`spill_form`]): their bytes one after the other in `buf`, and
-    /// per server where its part is in `buf` (`None`: that server has none). `Ok(None)`
+    /// per server where its part is in `buf` (`None`: that server has none), each put
+    /// back together with the reductions kept once for the check ([`Report::json_kept`]). `Ok(None)`
     /// when the report holds its outcomes otherwise (in memory, or spilled as outcomes):
     /// the JSON renderer then renders them itself. `Ok(Some(empty))` when the check is
     /// not graded.

@@ -30,22 +30,26 @@
 //!
 //! A file of [`Form::Json`] keeps each distinct reduction of a check row once: across
 //! servers a check's reduction (the sentence on what a black-box probe cannot reach)
-//! takes one to three values, and written with every result it was about a quarter of
-//! the file's bytes. The writer of the results names where it wrote each reduction
-//! ([`WriteResult`]); a reduction equal, byte for byte, to one kept for its row (or kept
-//! now, while there is room: [`KEEP_PER_ROW`] a row, [`KEEP_BYTES`] in all) is taken out
-//! of the result's bytes, which then start with a mark naming it and where it goes
-//! ([`KEPT`]); a reduction past those limits, or no longer than the mark, stays in
-//! place. The kept reductions are held in memory, escaped as the report writes them, and
-//! put back when the results are copied into the report ([`Spill::json_pieces`]); they
-//! are never in the file. This is done on the thread that writes the file
-//! ([`Spill::server_encoded`]), which owns the kept reductions: no table is shared and
-//! locked across the grading workers, and the file is the same whatever their number.
-//! The cost there is a length check and a comparison of bytes about to be copied anyway,
-//! and moving each result's bytes down in place; done on the workers before the
-//! reduction is escaped, it would also save escaping it again, but that escaping is a
-//! word-at-a-time scan and one copy, not more than the comparison, and would be bought
-//! with a lock taken per server by every worker.
+//! takes one to three values, and written with every result it was about a fifth of
+//! the file's bytes, written and read back again. The writer of the results names where
+//! it wrote each reduction ([`WriteResult`]); a reduction equal, byte for byte, to one
+//! kept for its row (or kept now, while there is room: `KEEP_PER_ROW` a row,
+//! `KEEP_BYTES` in all) is taken out of the result's bytes, which then start with a
+//! mark naming it and where it goes (`KEPT`); a reduction past those limits, or no
+//! longer than the mark, stays in place. The kept reductions are held in memory, escaped
+//! as the report writes them, and never written to the file; the JSON renderer copies
+//! them back into place as it copies the results into the report ([`KeptRow::pieces`]).
+//!
+//! This is done on the thread that writes the file ([`Spill::server_encoded`]), which
+//! owns the kept reductions: nothing is shared between the `--jobs` workers or locked,
+//! and the file is the same whatever their number. There it costs a length check and a
+//! comparison of bytes per result, and moving the rest of the server's bytes down
+//! over the reductions taken out. Done on the grading workers, before the reduction is
+//! escaped, it would also save escaping the text again (the escaper's scan of each
+//! reduction, somewhat more instructions than the comparison and the moves), but every
+//! worker would look each reduction up in a table shared under a lock, and which of
+//! two equal reductions is kept would depend on which worker came first: the simpler
+//! form was chosen, for bytes of the file, not instructions.
 //!
 //! How the file is laid out follows its form. A file of [`Form::Outcomes`] is server by
 //! server: each server's summary, then its outcomes in check-row order, then the next
@@ -996,7 +1000,7 @@ pub struct KeptRow<'a> {
 impl<'a> KeptRow<'a> {
     /// The JSON result `stored` of the row, as [`Spill::json_range`] gave it, in the
     /// pieces that make the bytes its writer wrote ([`Form::Json`]): a result whose
-    /// reduction is kept once for its row ([`KEPT`]) is what came before the reduction,
+    /// reduction is kept once for its row (`KEPT`) is what came before the reduction,
     /// the kept reduction, and what came after it; any other result is `stored` and two
     /// empty pieces. A renderer copies the three one after the other.
     #[inline]
