@@ -43,13 +43,14 @@
 //! This is done on the thread that writes the file ([`Spill::server_encoded`]), which
 //! owns the kept reductions: nothing is shared between the `--jobs` workers or locked,
 //! and the file is the same whatever their number. There it costs a length check and a
-//! comparison of bytes per result, and moving the rest of the server's bytes down
-//! over the reductions taken out. Done on the grading workers, before the reduction is
-//! escaped, it would also save escaping the text again (the escaper's scan of each
-//! reduction, somewhat more instructions than the comparison and the moves), but every
-//! worker would look each reduction up in a table shared under a lock, and which of
-//! two equal reductions is kept would depend on which worker came first: the simpler
-//! form was chosen, for bytes of the file, not instructions.
+//! comparison of bytes per result, and copying a server into its batch in pieces (each
+//! result whole, or the mark and the two sides of its reduction) where it was one copy;
+//! against that, the bytes taken out are neither copied into the batch, nor written,
+//! read back and copied out of the file, and a report over many bundles runs fewer
+//! instructions than when every reduction was written. Done on the grading workers,
+//! before the reduction is escaped, it would also save escaping the text again, but
+//! every worker would look each reduction up in a table shared under a lock, and which
+//! of two equal reductions is kept would depend on which worker came first.
 //!
 //! How the file is laid out follows its form. A file of [`Form::Outcomes`] is server by
 //! server: each server's summary, then its outcomes in check-row order, then the next
@@ -243,6 +244,9 @@ pub struct Spill {
     /// The most reductions kept for one row and the most bytes of them in all
     /// ([`KEEP_PER_ROW`], [`KEEP_BYTES`]).
     keep: (usize, usize),
+    /// Per row of the server being written, the number of its reduction among the row's
+    /// kept ones ([`NOT_KEPT`]: left in place), from [`Spill::keep_reductions`].
+    ids: Vec<u8>,
 }
 
 /// The most bytes of one check row's JSON results that [`Spill::json_range`] reads
@@ -329,6 +333,7 @@ impl Spill {
                         kept: Vec::new(),
                         kept_rows: Vec::new(),
                         keep: (KEEP_PER_ROW, KEEP_BYTES),
+                        ids: Vec::new(),
                     });
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(path),
@@ -415,17 +420,18 @@ impl Spill {
         }
         let rows = u32::try_from(encoded.lens.len())
             .map_err(|_| self.err(std::io::Error::other("over 4 billion check rows")))?;
-        self.keep_reductions(&mut encoded);
+        // Its bytes once the reductions kept are taken out.
+        let size = self.keep_reductions(&mut encoded);
         // In a file of transposed batches, a server whose bytes alone reach a batch's
         // is written at once, server by server.
-        let batched = self.batch.filter(|(_, bytes)| encoded.bytes.len() < *bytes);
+        let batched = self.batch.filter(|(_, bytes)| size < *bytes);
         // The batch pending is written first when the server does not join it: it is
         // not batched, has other rows (a batch's servers all have the same), or would
         // take the batch past its bytes.
         if self.pending_servers > 0
             && batched.is_none_or(|(_, bytes)| {
                 self.batches.last().is_some_and(|b| b.rows != rows)
-                    || self.pending.len() + encoded.bytes.len() > bytes
+                    || self.pending.len() + size > bytes
             })
         {
             self.flush_batch()?;
@@ -468,12 +474,21 @@ impl Spill {
             *total += len.map_or(0, u64::from);
         }
         let Some((servers, bytes)) = batched else {
+            // A server this large is rare: taken apart into a buffer of its own when a
+            // reduction is kept.
+            let written = if size == encoded.bytes.len() {
+                encoded.bytes
+            } else {
+                let mut v = Vec::with_capacity(size);
+                put_kept(&encoded, &self.ids, &mut v);
+                v
+            };
             let written = match self.writer.as_mut() {
-                Some(w) => w.write_all(&encoded.bytes),
+                Some(w) => w.write_all(&written),
                 None => Err(std::io::Error::other("the spill file is sealed")),
             };
             written.map_err(|e| self.err(e))?;
-            self.end += encoded.bytes.len() as u64;
+            self.end += size as u64;
             return Ok(self.index.len() - 1);
         };
         // Copied, so that what the server was encoded into is freed as before, into the
@@ -481,7 +496,11 @@ impl Spill {
         if self.pending.capacity() < bytes {
             self.pending.reserve_exact(bytes - self.pending.len());
         }
-        self.pending.extend_from_slice(&encoded.bytes);
+        if size == encoded.bytes.len() {
+            self.pending.extend_from_slice(&encoded.bytes);
+        } else {
+            put_kept(&encoded, &self.ids, &mut self.pending);
+        }
         self.pending_servers += 1;
         self.pending_summaries += u64::from(encoded.summary);
         if self.pending_servers >= servers || self.pending.len() >= bytes {
@@ -490,15 +509,19 @@ impl Spill {
         Ok(self.index.len() - 1)
     }
 
-    /// Take out of `encoded` each reduction it names that is kept for its row, or that
-    /// is kept now (room left under [`Spill::keep`]): the outcome's bytes become the
-    /// mark of a kept reduction ([`KEPT`], the reduction's number among its row's, and
-    /// where it goes in the outcome's bytes, [`KEPT_HEAD`] bytes in all) and the
-    /// outcome's bytes without it, moved down in place. A reduction not longer than the
-    /// mark is left where it is. Compared with the row's kept ones by length, then bytes.
-    fn keep_reductions(&mut self, encoded: &mut Encoded) {
+    /// Decide which reductions `encoded` names are taken out of it: each one kept for
+    /// its row, or kept now (room left under [`Spill::keep`]), and longer than the mark
+    /// that stands for it. Its rows' lengths become those of the outcomes without them
+    /// (the mark of a kept reduction, [`KEPT`], the reduction's number among its row's,
+    /// and where it goes in the outcome's bytes, [`KEPT_HEAD`] bytes in all, then the
+    /// outcome's bytes without it); which one each row's is, is left in [`Spill::ids`]
+    /// for [`put_kept`], which copies them so. Compared with the row's kept ones by
+    /// length, then bytes. Returns the server's bytes without them.
+    fn keep_reductions(&mut self, encoded: &mut Encoded) -> usize {
+        let mut size = encoded.bytes.len();
+        self.ids.clear();
         if encoded.reductions.is_empty() {
-            return;
+            return size;
         }
         let Encoded {
             bytes,
@@ -507,42 +530,29 @@ impl Spill {
             reductions,
             ..
         } = encoded;
-        let mut read = *summary as usize;
-        let mut write = read;
+        let mut at = *summary as usize;
         for (row, (len, &(start, n))) in lens.iter_mut().zip(reductions.iter()).enumerate() {
-            let Some(len) = len else { continue };
+            let Some(len) = len else {
+                self.ids.push(NOT_KEPT);
+                continue;
+            };
             let whole = *len as usize;
-            let (start, n) = (start as usize, n as usize);
+            let (start, n) = (at + start as usize, n as usize);
             let id = if n > KEPT_HEAD {
-                self.kept_id(row, &bytes[read + start..read + start + n])
+                self.kept_id(row, &bytes[start..start + n])
             } else {
                 None
             };
-            match id {
-                None => {
-                    if write != read {
-                        bytes.copy_within(read..read + whole, write);
-                    }
-                    write += whole;
-                }
-                Some(id) => {
-                    // What comes before the reduction moves up past the mark (into the
-                    // reduction's room at most: it is longer than the mark), then the
-                    // mark, then what comes after it.
-                    bytes.copy_within(read..read + start, write + KEPT_HEAD);
-                    bytes[write] = KEPT;
-                    bytes[write + 1] = id;
-                    bytes[write + 2..write + KEPT_HEAD]
-                        .copy_from_slice(&(start as u32).to_le_bytes());
-                    bytes.copy_within(read + start + n..read + whole, write + KEPT_HEAD + start);
-                    let kept = whole - n + KEPT_HEAD;
-                    *len = kept as u32;
-                    write += kept;
-                }
-            }
-            read += whole;
+            at += whole;
+            let Some(id) = id else {
+                self.ids.push(NOT_KEPT);
+                continue;
+            };
+            self.ids.push(id);
+            *len = (whole - n + KEPT_HEAD) as u32;
+            size -= n - KEPT_HEAD;
         }
-        bytes.truncate(write);
+        size
     }
 
     /// The number of `escaped` among the reductions kept for row `row`, kept now if it
@@ -560,7 +570,7 @@ impl Spill {
             }
         }
         let (per_row, bytes) = self.keep;
-        if list.len() >= per_row.min(usize::from(u8::MAX))
+        if list.len() >= per_row.min(usize::from(NOT_KEPT))
             || self.kept.len() + escaped.len() > bytes
         {
             return None;
@@ -1032,6 +1042,9 @@ impl<'a> KeptRow<'a> {
 /// ([`Spill::keep_reductions`]): no JSON text starts with it.
 const KEPT: u8 = 0;
 
+/// In [`Spill::ids`], a row whose reduction is left in place (no row keeps this many).
+const NOT_KEPT: u8 = u8::MAX;
+
 /// The bytes of the mark of a kept reduction: [`KEPT`], the reduction's number among its
 /// row's, and where it goes (a `u32`, little endian).
 const KEPT_HEAD: usize = 6;
@@ -1044,6 +1057,33 @@ const KEEP_PER_ROW: usize = 8;
 /// The most bytes of reductions kept in all, whatever the fleet: a reduction past them
 /// is left in place.
 const KEEP_BYTES: usize = 1 << 20;
+
+/// Append the bytes of `encoded` to `out` with the reductions [`Spill::keep_reductions`]
+/// took out (`ids`, per row) replaced by their marks: its summary, then each outcome,
+/// whole or as the mark, what came before the reduction, and what came after it.
+fn put_kept(encoded: &Encoded, ids: &[u8], out: &mut Vec<u8>) {
+    let bytes = &encoded.bytes;
+    let mut at = encoded.summary as usize;
+    out.extend_from_slice(&bytes[..at]);
+    for ((len, &(start, n)), &id) in encoded.lens.iter().zip(&encoded.reductions).zip(ids) {
+        let Some(len) = len else { continue };
+        let len = *len as usize;
+        if id == NOT_KEPT {
+            out.extend_from_slice(&bytes[at..at + len]);
+            at += len;
+            continue;
+        }
+        // `len` is the outcome's without its reduction (`n` bytes), with the mark.
+        let (start, n) = (start as usize, n as usize);
+        let whole = len + n - KEPT_HEAD;
+        let mut mark = [KEPT, id, 0, 0, 0, 0];
+        mark[2..].copy_from_slice(&(start as u32).to_le_bytes());
+        out.extend_from_slice(&mark);
+        out.extend_from_slice(&bytes[at..at + start]);
+        out.extend_from_slice(&bytes[at + start + n..at + whole]);
+        at += whole;
+    }
+}
 
 /// The spill file's write buffer: a server encoded in at least this many bytes is
 /// written with one call of its own, without being copied into the buffer first.
