@@ -476,7 +476,7 @@ impl Spill {
         let Some((servers, bytes)) = batched else {
             // A server this large is rare: taken apart into a buffer of its own when a
             // reduction is kept.
-            let written = if size == encoded.bytes.len() {
+            let server_bytes = if size == encoded.bytes.len() {
                 encoded.bytes
             } else {
                 let mut v = Vec::with_capacity(size);
@@ -484,7 +484,7 @@ impl Spill {
                 v
             };
             let written = match self.writer.as_mut() {
-                Some(w) => w.write_all(&written),
+                Some(w) => w.write_all(&server_bytes),
                 None => Err(std::io::Error::other("the spill file is sealed")),
             };
             written.map_err(|e| self.err(e))?;
