@@ -2346,6 +2346,8 @@ mod tests {
         assert!(reads(&short) - r0 <= 4, "a piece of four results");
         let held = short.whole.lock().expect("held");
         assert_eq!(held.as_ref().map(|w| w.row), Some(1));
+    }
+
     /// A stand-in writer of JSON results that names where it wrote the reduction.
     fn naming_reduction(
         out: &mut Vec<u8>,
