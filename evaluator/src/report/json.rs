@@ -520,16 +520,19 @@ fn render_piece(r: &Report, piece: &Piece, pool: &Pool) -> std::io::Result<Rende
         Piece::Results(k, servers) => {
             let row = &r.rows[*k];
             let mut made = pool.take();
-            if let Some(parts) = r
+            if let Some(read) = r
                 .json_results(row, servers.clone(), &mut made)
                 .map_err(std::io::Error::other)?
             {
+                // In `made`, or in the check's results read whole.
+                let bytes = read.bytes(&made);
                 // Each part is put back together from the pieces the spill file gives
                 // (its reduction may be kept once for the check, apart from the parts).
                 let kept = r.json_kept(row);
-                let mut extra = 0;
-                for p in parts.iter().flatten() {
-                    extra += kept.pieces(&made[p.clone()])?[1].len();
+                let (mut whole, mut extra) = (0, 0);
+                for p in read.at.iter().flatten() {
+                    whole += p.len();
+                    extra += kept.pieces(&bytes[p.clone()])?[1].len();
                 }
                 // As below, each result numbered among those there are. Its size is
                 // about known: the parts, and each result's frame around its part.
@@ -539,9 +542,9 @@ fn render_piece(r: &Report, piece: &Piece, pool: &Pool) -> std::io::Result<Rende
                     .map(|s| 96 + s.endpoint.len())
                     .sum();
                 let mut out = pool.take();
-                out.reserve(made.len() + extra + frames);
+                out.reserve(whole + extra + frames);
                 let mut n = 0;
-                for (j, part) in parts.into_iter().flatten().enumerate() {
+                for (j, part) in read.at.iter().flatten().enumerate() {
                     let i = servers.start + j;
                     out.extend_from_slice(b",\n");
                     out.extend_from_slice(RESULT_PAD);
@@ -549,7 +552,7 @@ fn render_piece(r: &Report, piece: &Piece, pool: &Pool) -> std::io::Result<Rende
                         &mut out,
                         i,
                         &r.servers[i].endpoint,
-                        kept.pieces(&made[part])?,
+                        kept.pieces(&bytes[part.clone()])?,
                         mark(row.mark(i)).as_ref(),
                     )?;
                     n += 1;

@@ -293,25 +293,25 @@ impl Report {
 
     /// The JSON report's parts of the results of `row` on the servers `servers` (a range
     /// of server numbers, cut to those there are), when the report's outcomes went to a
-    /// spill file of [`SpillForm::Json`] (from [`spill_form`]): their bytes one after the other in `buf`, and
-    /// per server where its part is in `buf` (`None`: that server has none), each put
-    /// back together with the reductions kept once for the check ([`Report::json_kept`]). `Ok(None)`
-    /// when the report holds its outcomes otherwise (in memory, or spilled as outcomes):
-    /// the JSON renderer then renders them itself. `Ok(Some(empty))` when the check is
-    /// not graded.
-    #[allow(clippy::type_complexity)]
+    /// spill file of [`SpillForm::Json`] (from [`spill_form`]): per server where its part
+    /// is (`None`: that server has none), in `buf` or in the check's results read whole
+    /// ([`spill::JsonRead::bytes`]), each put back together with the reductions kept once
+    /// for the check ([`Report::json_kept`]). `Ok(None)` when the report holds its
+    /// outcomes otherwise (in memory, or spilled as outcomes): the JSON renderer then
+    /// renders them itself. `Ok(Some(empty))` when the check is not graded.
     pub fn json_results(
         &self,
         row: &Row,
         servers: std::ops::Range<usize>,
         buf: &mut Vec<u8>,
-    ) -> Result<Option<Vec<Option<std::ops::Range<usize>>>>, SpillError> {
+    ) -> Result<Option<spill::JsonRead>, SpillError> {
         match &self.store {
             Store::Spilled { spill, .. } if spill.form().is_json() => {
                 if row.verdicts.is_none() {
-                    return Ok(Some(Vec::new()));
+                    buf.clear();
+                    return Ok(Some(spill::JsonRead::default()));
                 }
-                spill.json_range(self.index(row), servers, buf).map(Some)
+                spill.json_read(self.index(row), servers, buf).map(Some)
             }
             Store::Held { .. } | Store::Spilled { .. } => Ok(None),
         }

@@ -266,10 +266,28 @@ pub const WHOLE_ROW: u64 = 4 << 20;
 /// One check row's JSON results, read whole ([`Spill::json_range`]): their bytes in the
 /// file's order, and per server number where its result is in them (start and length).
 #[derive(Debug)]
-struct WholeRow {
+pub struct WholeRow {
     row: usize,
     bytes: Vec<u8>,
     at: Vec<Option<(u32, u32)>>,
+}
+
+/// JSON results read back ([`Spill::json_read`]): where each server's is, in the
+/// caller's buffer or, for a row read whole ([`WHOLE_ROW`]), in that row, not copied.
+#[derive(Debug, Default)]
+pub struct JsonRead {
+    /// The row read whole the results are in; `None`: they are in the caller's buffer.
+    whole: Option<Arc<WholeRow>>,
+    /// Per server, in server order, where its result is (`None`: it has none).
+    pub at: Vec<Option<std::ops::Range<usize>>>,
+}
+
+impl JsonRead {
+    /// The bytes [`JsonRead::at`] points into: the row read whole, or `buf`, the buffer
+    /// given to [`Spill::json_read`].
+    pub fn bytes<'a>(&'a self, buf: &'a [u8]) -> &'a [u8] {
+        self.whole.as_ref().map_or(buf, |w| &w.bytes)
+    }
 }
 
 impl Drop for Spill {
@@ -835,31 +853,51 @@ impl Spill {
         servers: std::ops::Range<usize>,
         buf: &mut Vec<u8>,
     ) -> Result<Vec<Option<std::ops::Range<usize>>>, SpillError> {
+        let read = self.json_read(row, servers, buf)?;
+        let Some(whole) = read.whole else {
+            return Ok(read.at);
+        };
+        buf.clear();
+        buf.reserve(read.at.iter().flatten().map(|r| r.len()).sum());
+        Ok(read
+            .at
+            .into_iter()
+            .map(|r| {
+                r.map(|r| {
+                    let from = buf.len();
+                    buf.extend_from_slice(&whole.bytes[r]);
+                    from..buf.len()
+                })
+            })
+            .collect())
+    }
+
+    /// [`Spill::json_range`] without copying a row read whole: the results are left
+    /// where they are, in that row or in `buf` ([`JsonRead::bytes`]).
+    pub fn json_read(
+        &self,
+        row: usize,
+        servers: std::ops::Range<usize>,
+        buf: &mut Vec<u8>,
+    ) -> Result<JsonRead, SpillError> {
         self.expect_form(true)?;
         let end = servers.end.min(self.index.len());
         let servers = servers.start.min(end)..end;
         if let Some(whole) = self.whole_row(row)? {
             buf.clear();
-            buf.reserve(
-                servers
-                    .clone()
-                    .filter_map(|n| whole.at[n])
-                    .map(|(_, l)| l as usize)
-                    .sum(),
-            );
-            return Ok(servers
-                .map(|n| {
-                    whole.at[n].map(|(start, len)| {
-                        let from = buf.len();
-                        let start = start as usize;
-                        buf.extend_from_slice(&whole.bytes[start..start + len as usize]);
-                        from..buf.len()
-                    })
-                })
-                .collect());
+            let at = servers
+                .map(|n| whole.at[n].map(|(start, len)| start as usize..(start + len) as usize))
+                .collect();
+            return Ok(JsonRead {
+                whole: Some(whole),
+                at,
+            });
         }
         let places: Vec<Option<Place>> = servers.map(|n| self.place(n, row)).collect();
-        self.read_places(&places, buf)
+        Ok(JsonRead {
+            whole: None,
+            at: self.read_places(&places, buf)?,
+        })
     }
 
     /// Row `row` of a file of JSON results read whole ([`WHOLE_ROW`]): the one read
