@@ -249,15 +249,17 @@ pub struct Spill {
     ids: Vec<u8>,
 }
 
-/// The most bytes of one check row's JSON results that [`Spill::json_range`] reads
-/// whole, at its first read, and keeps until another row is read (4 MiB): about 3,000
-/// servers' results of the longest check of the example bundles. A report walks a row's
+/// The most bytes of one check row's JSON results that [`Spill::json_read`] reads
+/// whole, at its first read, and keeps until another row is read (4 MiB): about 1,700
+/// servers' results of the longest check of the example bundles, about 7,000 of the
+/// shortest. A report walks a row's
 /// servers in the report's order (by endpoint, then bundle path), which is the order
 /// they were written in only when the bundles were given in that order; otherwise the
 /// results a piece of the report wants are scattered over the file's batches, and read
-/// one `pread` each (one a result: about 34 a bundle, measured at a tenth of the time of
-/// grading 1,400 example bundles given out of that order, against the same in it). Read
-/// whole, a row costs one `pread` per batch whatever the order. A longer row (a larger
+/// one `pread` each (one a result: about 34 a bundle; over 1,400 example bundles given
+/// out of that order a profile put those reads at about 3.5 % of the time, and at about
+/// 1.8 % with rows read whole). Read whole, a row costs one `pread` per run of the file
+/// (a batch's part of the row) whatever the order. A longer row (a larger
 /// fleet) is read a piece at a time as before, so the memory a report takes for any
 /// number of servers stays bounded: at most this row and the one a renderer on another
 /// thread still holds.
