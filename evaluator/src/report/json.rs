@@ -1242,13 +1242,19 @@ mod tests {
         many_in(n, spill.then_some(Form::Outcomes))
     }
 
+    /// A bundle with a session of 2025-11-25 and no records: the server of these tests'
+    /// reports, whose results they give themselves.
+    fn bare_evidence() -> crate::evidence::Bundle {
+        crate::fixture::evidence(
+            Some(crate::fixture::session(Some("2025-11-25"), json!({}), None)),
+            Vec::new(),
+        )
+    }
+
     /// [`many`], the outcomes held in memory (`None`) or in a spill file of the form
     /// given, each server at its own endpoint (`http://sNNN.test/mcp`).
     fn many_in(n: usize, spill: Option<Form>) -> Report {
-        let ev = crate::fixture::evidence(
-            Some(crate::fixture::session(Some("2025-11-25"), json!({}), None)),
-            Vec::new(),
-        );
+        let ev = bare_evidence();
         let bm = crate::benchmark::Benchmark::builtin();
         let spill = spill.map(|f| super::super::Spill::create(None, f).expect("spill file"));
         let mut b = super::super::Builder::new(bm, None, spill);
@@ -1359,10 +1365,7 @@ mod tests {
     /// for byte the report held in memory, on any number of threads.
     #[test]
     fn spilled_with_its_reductions_kept_once_it_is_the_report_held_in_memory() {
-        let ev = crate::fixture::evidence(
-            Some(crate::fixture::session(Some("2025-11-25"), json!({}), None)),
-            Vec::new(),
-        );
+        let ev = bare_evidence();
         let bm = crate::benchmark::Benchmark::builtin();
         let n = 2 * PIECE + 5;
         let make = |spill: Option<Form>| {
@@ -1463,10 +1466,7 @@ mod tests {
 
         let bm = crate::benchmark::Benchmark::builtin();
         let spill = |f| Some(super::super::Spill::create(None, f).expect("spill file"));
-        let ev = crate::fixture::evidence(
-            Some(crate::fixture::session(Some("2025-11-25"), json!({}), None)),
-            Vec::new(),
-        );
+        let ev = bare_evidence();
         let results = || {
             bm.checks
                 .iter()
@@ -1682,10 +1682,7 @@ mod tests {
 
     #[test]
     fn shape() {
-        let ev = crate::fixture::evidence(
-            Some(crate::fixture::session(Some("2025-11-25"), json!({}), None)),
-            Vec::new(),
-        );
+        let ev = bare_evidence();
         let bm = crate::benchmark::Benchmark::builtin();
         let results = bm
             .checks
