@@ -1254,6 +1254,38 @@ mod tests {
     /// [`many`], the outcomes held in memory (`None`) or in a spill file of the form
     /// given, each server at its own endpoint (`http://sNNN.test/mcp`).
     fn many_in(n: usize, spill: Option<Form>) -> Report {
+        report_of(n, spill, |i, k, e| {
+            (k % 7 != 6).then(|| {
+                let o = if (i + k) % 3 == 0 {
+                    SubOutcome::Fail
+                } else {
+                    SubOutcome::Pass
+                };
+                Outcome::from_subs(
+                    vec![SubVerdict::new(
+                        &format!("{}a", e.id.as_str()),
+                        o,
+                        // Pairs of servers with the same evidence, every server
+                        // with the same reduction: copied, not escaped again.
+                        format!("server {} said \"{k}\"\nand more", i / 2),
+                    )],
+                    "one leg",
+                )
+                .with_records([i as u64, k as u64])
+                .with_detail("n", i)
+                .with_detail("nested", json!({"k": [k, {"s": "x\ny"}]}))
+            })
+        })
+    }
+
+    /// A report over `n` servers, each at its own endpoint (`http://sNNN.test/mcp`), the
+    /// outcome of check `k` (entry `e`) on server `i` given by `outcome(i, k, e)`, held in
+    /// memory (`None`) or in a spill file of the form given.
+    fn report_of(
+        n: usize,
+        spill: Option<Form>,
+        outcome: impl Fn(usize, usize, &'static crate::benchmark::Entry) -> Option<Outcome>,
+    ) -> Report {
         let ev = bare_evidence();
         let bm = crate::benchmark::Benchmark::builtin();
         let spill = spill.map(|f| super::super::Spill::create(None, f).expect("spill file"));
@@ -1265,26 +1297,7 @@ mod tests {
                 .enumerate()
                 .map(|(k, e)| CheckResult {
                     entry: e,
-                    outcome: (k % 7 != 6).then(|| {
-                        let o = if (i + k) % 3 == 0 {
-                            SubOutcome::Fail
-                        } else {
-                            SubOutcome::Pass
-                        };
-                        Outcome::from_subs(
-                            vec![SubVerdict::new(
-                                &format!("{}a", e.id.as_str()),
-                                o,
-                                // Pairs of servers with the same evidence, every server
-                                // with the same reduction: copied, not escaped again.
-                                format!("server {} said \"{k}\"\nand more", i / 2),
-                            )],
-                            "one leg",
-                        )
-                        .with_records([i as u64, k as u64])
-                        .with_detail("n", i)
-                        .with_detail("nested", json!({"k": [k, {"s": "x\ny"}]}))
-                    }),
+                    outcome: outcome(i, k, e),
                 })
                 .collect();
             let mut server = Server::new(&ev, None);
@@ -1365,44 +1378,26 @@ mod tests {
     /// for byte the report held in memory, on any number of threads.
     #[test]
     fn spilled_with_its_reductions_kept_once_it_is_the_report_held_in_memory() {
-        let ev = bare_evidence();
-        let bm = crate::benchmark::Benchmark::builtin();
         let n = 2 * PIECE + 5;
         let make = |spill: Option<Form>| {
-            let spill = spill.map(|f| super::super::Spill::create(None, f).expect("spill file"));
-            let mut b = super::super::Builder::new(bm, None, spill);
-            for i in 0..n {
-                let results = bm
-                    .checks
-                    .iter()
-                    .enumerate()
-                    .map(|(k, e)| {
-                        let reduction = match k % 4 {
-                            0 => "what a \"black-box\" probe\ncannot reach".to_string(),
-                            1 if i % 5 == 0 => "only the operator can tell".to_string(),
-                            1 => "the operator's configuration".to_string(),
-                            2 => format!("server {i} alone"),
-                            _ => String::new(),
-                        };
-                        CheckResult {
-                            entry: e,
-                            // A check is graded when every server has an outcome.
-                            outcome: (k % 11 != 4).then(|| {
-                                Outcome::single(
-                                    Verdict::ORDER[(i + k) % 6],
-                                    format!("server {i} on {k}"),
-                                    reduction,
-                                )
-                                .with_records([i as u64])
-                            }),
-                        }
-                    })
-                    .collect();
-                let mut server = Server::new(&ev, None);
-                server.endpoint = format!("http://s{i:03}.test/mcp");
-                b.server(server, results).expect("server");
-            }
-            b.finish().expect("report")
+            report_of(n, spill, |i, k, _| {
+                let reduction = match k % 4 {
+                    0 => "what a \"black-box\" probe\ncannot reach".to_string(),
+                    1 if i % 5 == 0 => "only the operator can tell".to_string(),
+                    1 => "the operator's configuration".to_string(),
+                    2 => format!("server {i} alone"),
+                    _ => String::new(),
+                };
+                // A check is graded when every server has an outcome.
+                (k % 11 != 4).then(|| {
+                    Outcome::single(
+                        Verdict::ORDER[(i + k) % 6],
+                        format!("server {i} on {k}"),
+                        reduction,
+                    )
+                    .with_records([i as u64])
+                })
+            })
         };
         let want = to_string(&make(None));
         assert!(
