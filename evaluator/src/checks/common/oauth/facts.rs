@@ -9,7 +9,7 @@ use std::sync::Arc;
 use crate::checks::common::oauth::challenge::{read_unauth, Challenged, Unauth};
 use crate::checks::common::oauth::discovery::{attribute, AsList, AsView, Attempt};
 use crate::checks::common::oauth::tokens::{claims, dedup, observed_scopes, token_label};
-use crate::checks::common::oauth::uris::{norm, norm_with, parse_unfragmented, prm_well_known};
+use crate::checks::common::oauth::uris::{norm, normed, parse_unfragmented, prm_well_known};
 use crate::evidence::Bundle;
 
 /// Everything the four checks read: the bundle, and what is derived from it once per
@@ -70,7 +70,7 @@ impl OauthFacts {
         if let Unauth::Challenged(c) = &unauth {
             if let Some(rm) = c.resource_metadata().filter(|s| !s.trim().is_empty()) {
                 if let Some(p) = parse_unfragmented(rm) {
-                    expected_prm.push((rm.to_string(), norm_with(rm, Some(&p)).to_string()));
+                    expected_prm.push((rm.to_string(), normed(p)));
                 }
             }
         }

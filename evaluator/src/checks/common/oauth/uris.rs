@@ -53,18 +53,20 @@ pub(crate) fn strip_slash(s: &str) -> &str {
 /// A URL in the form used to match records to expected URLs: parsed and re-serialised
 /// (case, default port), fragment dropped, one trailing slash removed.
 pub(crate) fn norm(u: &str) -> String {
-    match Url::parse(u) {
-        Ok(mut p) => {
-            p.set_fragment(None);
-            // The URL's own serialisation, not a copy of it.
-            let mut s = String::from(p);
-            if s.ends_with('/') {
-                s.pop();
-            }
-            s
-        }
-        Err(_) => strip_slash(u.trim()).to_string(),
+    match parse_unfragmented(u) {
+        Some(p) => normed(p),
+        None => strip_slash(u.trim()).to_string(),
     }
+}
+
+/// [`norm`] of a URL parsed by [`parse_unfragmented`]: its own serialisation (not a copy
+/// of it), one trailing slash removed.
+pub(crate) fn normed(p: Url) -> String {
+    let mut s = String::from(p);
+    if s.ends_with('/') {
+        s.pop();
+    }
+    s
 }
 
 /// `u` parsed with its fragment dropped, so that [`norm_with`] reads [`norm`] of it off
