@@ -792,7 +792,7 @@ pub(super) fn write_outcome(
 
 /// One result whose outcome's part ([`write_outcome`]) was made before, in the pieces
 /// the spill file gives back (its reduction may be kept apart,
-/// [`super::spill::Spill::json_pieces`]): the bytes [`write_result`] writes for the
+/// [`super::spill::KeptRow::pieces`]): the bytes [`write_result`] writes for the
 /// result of server `server` with that outcome.
 fn write_result_made(
     out: &mut Vec<u8>,

@@ -26,7 +26,7 @@
 //! ([`Form::Json`]), made once on the grading worker and copied when the report is
 //! written, never parsed back. A spill file of outcomes refuses to be read as JSON
 //! results and the other way round ([`Spill::server_encoded`], [`Spill::row`],
-//! [`Spill::json_range`]).
+//! [`Spill::json_read`]).
 //!
 //! A file of [`Form::Json`] keeps each distinct reduction of a check row once: across
 //! servers a check's reduction (the sentence on what a black-box probe cannot reach)
@@ -118,7 +118,7 @@ pub enum Form {
 
 /// Appends what a spill file of [`Form::Json`] keeps of an outcome, and says where in
 /// `out` it wrote the outcome's reduction (escaped, quotes and all), if it names it: a
-/// reduction named is kept once per check row ([`Spill::json_pieces`]). What it writes
+/// reduction named is kept once per check row ([`Spill::kept_row`]). What it writes
 /// never starts with a NUL byte (JSON text does not), the mark of a result whose
 /// reduction is kept.
 pub type WriteResult =
@@ -230,7 +230,7 @@ pub struct Spill {
     row_bytes: Vec<u64>,
     /// The most bytes of a row of JSON results read whole ([`WHOLE_ROW`]).
     whole_limit: u64,
-    /// The row of JSON results read whole last ([`Spill::json_range`]).
+    /// The row of JSON results read whole last ([`Spill::json_read`]).
     whole: Mutex<Option<Arc<WholeRow>>>,
     /// Reads of the file so far (tests count them).
     #[cfg(test)]
@@ -265,7 +265,7 @@ pub struct Spill {
 /// thread still holds.
 pub const WHOLE_ROW: u64 = 4 << 20;
 
-/// One check row's JSON results, read whole ([`Spill::json_range`]): their bytes in the
+/// One check row's JSON results, read whole ([`Spill::json_read`]): their bytes in the
 /// file's order, and per server number where its result is in them (start and length).
 #[derive(Debug)]
 pub struct WholeRow {
@@ -610,9 +610,11 @@ impl Spill {
         }
     }
 
-    /// The JSON result `stored` of check row `row`, as [`Spill::json_range`] gave it,
-    /// in the pieces that make the bytes its writer wrote ([`KeptRow::pieces`]).
-    pub fn json_pieces<'a>(
+    /// The JSON result `stored` of check row `row`, as [`Spill::json_read`] gave it,
+    /// in the pieces that make the bytes its writer wrote ([`KeptRow::pieces`]); tests
+    /// read results through it.
+    #[cfg(test)]
+    fn json_pieces<'a>(
         &'a self,
         row: usize,
         stored: &'a [u8],
@@ -842,14 +844,10 @@ impl Spill {
         self.read((0..self.index.len()).map(|n| self.place(n, row)))
     }
 
-    /// The JSON results ([`Form::Json`]) of check row `row` on the servers `servers` (a
-    /// range of server numbers, cut to those there are): their bytes in `buf` (replacing
-    /// what it held), and per server, in server order, where its result is in `buf`
-    /// (`None`: that server has none), as the file keeps it: a result whose reduction is
-    /// kept once for the row is made whole by [`Spill::json_pieces`]. A row of at most
-    /// [`WHOLE_ROW`] bytes is read whole at its first read and the results are copied
-    /// from it. A file of [`Form::Outcomes`] is refused.
-    pub fn json_range(
+    /// [`Spill::json_read`], each result copied into `buf` (a row read whole too): per
+    /// server where its result is in `buf`. Tests read results through it.
+    #[cfg(test)]
+    fn json_range(
         &self,
         row: usize,
         servers: std::ops::Range<usize>,
@@ -874,8 +872,14 @@ impl Spill {
             .collect())
     }
 
-    /// [`Spill::json_range`] without copying a row read whole: the results are left
-    /// where they are, in that row or in `buf` ([`JsonRead::bytes`]).
+    /// The JSON results ([`Form::Json`]) of check row `row` on the servers `servers` (a
+    /// range of server numbers, cut to those there are): per server, in server order,
+    /// where its result is (`None`: that server has none), in `buf` (replacing what it
+    /// held) or, for a row of at most [`WHOLE_ROW`] bytes, read whole at its first read,
+    /// in that row, not copied ([`JsonRead::bytes`]). Each result as the file keeps it:
+    /// one whose reduction is kept once for the row is made whole by
+    /// [`KeptRow::pieces`] ([`Spill::kept_row`]). A file of [`Form::Outcomes`] is
+    /// refused.
     pub fn json_read(
         &self,
         row: usize,
@@ -1048,7 +1052,7 @@ pub struct KeptRow<'a> {
 }
 
 impl<'a> KeptRow<'a> {
-    /// The JSON result `stored` of the row, as [`Spill::json_range`] gave it, in the
+    /// The JSON result `stored` of the row, as [`Spill::json_read`] gave it, in the
     /// pieces that make the bytes its writer wrote ([`Form::Json`]): a result whose
     /// reduction is kept once for its row (`KEPT`) is what came before the reduction,
     /// the kept reduction, and what came after it; any other result is `stored` and two
