@@ -55,18 +55,21 @@ pub fn key(endpoint: &str) -> String {
     hex::encode(&sha256(endpoint.as_bytes())[..8])
 }
 
+/// The directory of the stored baselines under `state`.
+pub fn store_dir(state: &Path) -> PathBuf {
+    state.join(DIR)
+}
+
 /// Where the baseline of `endpoint` is stored under `state`.
 pub fn stored_path(state: &Path, endpoint: &str) -> PathBuf {
-    state
-        .join(DIR)
-        .join(format!("{}.{EXTENSION}", key(endpoint)))
+    store_dir(state).join(format!("{}.{EXTENSION}", key(endpoint)))
 }
 
 /// Store `bytes` as the baseline of `endpoint` under `state`, creating the directories
 /// (0700) as needed and replacing any earlier baseline atomically. Returns the path.
 pub fn store(state: &Path, endpoint: &str, bytes: &[u8]) -> std::io::Result<PathBuf> {
     let path = stored_path(state, endpoint);
-    let dir = state.join(DIR);
+    let dir = store_dir(state);
     mcp_probe_schema::fsutil::create_private_dir(&dir)?;
     write_atomic(&path, bytes, true)?;
     Ok(path)

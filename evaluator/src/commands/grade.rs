@@ -257,11 +257,17 @@ fn lookup_stored(state: &Path, endpoint: &str, trust: &Signers) -> Stored {
 /// input of it is first graded and kept among the most recently used (twice the
 /// window of `--jobs`); inputs of one endpoint given together (a directory per endpoint,
 /// a sorted listing) read it once, and an endpoint whose inputs are further apart than
-/// that reads it again. Memory does not grow with the number of endpoints.
+/// that reads it again. Memory does not grow with the number of endpoints. A store whose
+/// directory does not exist when the run begins holds no baseline for any endpoint, and
+/// is not looked into again during the run.
 struct StoredCache<'p> {
     state: Option<&'p Path>,
     recent: std::sync::Mutex<Recent>,
     capacity: usize,
+    /// `Some` when the store's directory did not exist as the run began: every endpoint
+    /// then has no stored baseline, and none is looked up (a lookup of a file that is not
+    /// there took a path, a hash and a failing `statx` for each input).
+    none_stored: Option<std::sync::Arc<Stored>>,
 }
 
 /// Endpoints and their stored baselines, the most recently used first.
@@ -273,10 +279,19 @@ impl<'p> StoredCache<'p> {
             (BaselineChoice::Stored, Some(state)) => Some(state.as_path()),
             _ => None,
         };
+        // Only a store that is certainly absent is passed over: any other failure to
+        // read the directory is left to each lookup, which reports it.
+        let none_stored = state
+            .filter(|s| {
+                std::fs::metadata(baseline::store_dir(s))
+                    .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+            })
+            .map(|_| std::sync::Arc::new(Stored::Absent));
         StoredCache {
             state,
             recent: std::sync::Mutex::default(),
             capacity: 2 * crate::pipeline::window(jobs),
+            none_stored,
         }
     }
 
@@ -289,6 +304,9 @@ impl<'p> StoredCache<'p> {
     /// The stored baseline of `i`'s endpoint (`None`: no store, or no endpoint).
     fn hold(&self, i: &Input, trust: &Signers) -> Option<std::sync::Arc<Stored>> {
         let (state, ep) = (self.state?, i.endpoint.as_deref()?);
+        if let Some(absent) = &self.none_stored {
+            return Some(std::sync::Arc::clone(absent));
+        }
         let known = |recent: &mut Recent| {
             let k = recent.iter().position(|(e, _)| e == ep)?;
             let hit = recent.remove(k)?;
