@@ -667,6 +667,28 @@ fn update_baseline_reaches_every_server_of_a_spilled_report() {
     );
 }
 
+/// A store whose directory does not exist is not looked into (each input's lookup of a
+/// file that is not there is skipped): the report is the one graded against an empty
+/// store, in every format that names the baseline, and no directory is made.
+#[test]
+fn a_store_without_its_directory_grades_as_an_empty_store() {
+    let lab = Lab::new();
+    let names = lab.examples();
+    for format in ["json", "text", "markdown"] {
+        let mut args = vec!["--format".to_string(), format.into(), "--verbose".into()];
+        args.extend(names.iter().cloned());
+        std::fs::create_dir_all(lab.home()).expect("home");
+        let absent = lab.grade(&args);
+        assert!(!lab.home().join("baselines").exists(), "{absent:?}");
+        std::fs::create_dir(lab.home().join("baselines")).expect("store");
+        let empty = lab.grade(&args);
+        std::fs::remove_dir(lab.home().join("baselines")).expect("still empty");
+        assert_eq!(absent.code, empty.code, "{format}: {absent:?}");
+        assert_eq!(absent.stdout, empty.stdout, "{format}");
+        assert_eq!(absent.stderr, empty.stderr, "{format}");
+    }
+}
+
 #[test]
 fn update_baseline_stores_it_and_the_next_run_uses_it() {
     let lab = Lab::new();
