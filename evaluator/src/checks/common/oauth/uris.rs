@@ -60,12 +60,10 @@ pub(crate) fn norm(u: &str) -> String {
 }
 
 /// [`norm`] of a URL parsed by [`parse_unfragmented`]: its own serialisation (not a copy
-/// of it), one trailing slash removed.
+/// of it), cut to what [`strip_slash`] leaves of it.
 pub(crate) fn normed(p: Url) -> String {
     let mut s = String::from(p);
-    if s.ends_with('/') {
-        s.pop();
-    }
+    s.truncate(strip_slash(&s).len());
     s
 }
 
