@@ -8,6 +8,7 @@ use mcp_probe_schema::model::{
     Body, BodyEnd, Era, Evidence as Payload, Header, HttpExchange, HttpOutcome, HttpRequest,
     HttpResponse, Observation, Record, Session, SseEvent, StdioExchange, StdioProcess, Transport,
 };
+use mcp_probe_schema::tape::{self, Json, Messages};
 use mcp_probe_schema::vocab::{family, LegId};
 use mcp_probe_schema::Verified;
 use std::any::{Any, TypeId};
@@ -164,6 +165,10 @@ pub(crate) struct Memo {
     answer: OnceLock<Option<usize>>,
     /// The response body parsed as one document ([`Exchange::body_json`]).
     body: OnceLock<Option<Value>>,
+    /// Every JSON-RPC message of the response, as `messages`, read into tapes
+    /// ([`Exchange::tapes`]): how the list pages are read, for the inventory and every
+    /// check that walks their items.
+    tapes: OnceLock<Arc<Messages>>,
 }
 
 /// The longest body whose parse the memo keeps (256 KiB). A longer one is parsed again
@@ -235,6 +240,35 @@ impl<'a> Exchange<'a> {
             Some(c) => f(self.memo_messages(c)),
             None => f(&self.parse_messages()),
         }
+    }
+
+    /// [`with_messages`](Self::with_messages)'s messages read into tapes
+    /// ([`mcp_probe_schema::tape`]), shared with the bundle's memo; read here, and not
+    /// kept in the memo, when the memo does not keep this body's parse (a body over
+    /// 256 KiB, an exchange read without the bundle).
+    pub fn tapes(&self) -> Arc<Messages> {
+        match self.response_memo() {
+            Some(c) => Arc::clone(c.tapes.get_or_init(|| Arc::new(self.parse_tapes()))),
+            None => Arc::new(self.parse_tapes()),
+        }
+    }
+
+    /// [`parse_messages`](Self::parse_messages), into tapes: the same messages, in the
+    /// same order.
+    fn parse_tapes(&self) -> Messages {
+        let Some(resp) = self.response() else {
+            return Messages::default();
+        };
+        let mut msgs = if derive::body_cut(&resp.body).is_none() {
+            let sse = derive::media_type_is(&resp.headers, "text/event-stream");
+            tape::messages_in(sse.then_some("text/event-stream"), &resp.body.bytes)
+        } else {
+            Messages::default()
+        };
+        if let Some(s) = self.stream {
+            s.messages.iter().for_each(|m| msgs.push_value(m));
+        }
+        msgs
     }
 
     /// The messages the memo `c` keeps, parsed on first use.
@@ -381,6 +415,23 @@ impl<'a> Exchange<'a> {
         }
     }
 
+    /// `f` on the answer [`with_answer`](Self::with_answer) reads, read from the
+    /// messages' tapes ([`tapes`](Self::tapes)): for a reader of a list page, whose
+    /// messages the inventory read into tapes and not into values.
+    pub fn with_answer_json<T>(&self, f: impl FnOnce(Option<Json<'_>>) -> T) -> T {
+        let msgs = self.tapes();
+        // As `answer_index`: the answer to the request's id, else the first answer.
+        let is_answer = |m: &Json<'_>| m.members().any(|(k, _)| k == "result" || k == "error");
+        let i = msgs.iter().position(|m| is_answer(&m)).map(|first| {
+            if !msgs.iter().skip(first + 1).any(|m| is_answer(&m)) {
+                return first;
+            }
+            self.with_request_id(|id| msgs.iter().position(|m| tape::answers(m, id)))
+                .unwrap_or(first)
+        });
+        f(i.and_then(|i| msgs.get(i)))
+    }
+
     /// The answer ([`answer`](Self::answer)), borrowed from the bundle's memo for as long
     /// as the bundle lives; a value of its own only when the memo does not keep this
     /// body's parse (a body over 256 KiB, an exchange read without the bundle).
@@ -426,7 +477,7 @@ impl<'a> Exchange<'a> {
         match self.response_memo() {
             // The heads are read in place from the memo (not copied out of it).
             Some(c) if c.messages.get().is_none() => {
-                if let Some(heads) = c.heads.get_or_init(|| self.skim()).as_deref() {
+                if let Some(heads) = c.heads.get_or_init(|| self.heads_in(c)).as_deref() {
                     return answer_of(heads).map(|i| Cow::Borrowed(&heads[i]));
                 }
             }
@@ -439,6 +490,16 @@ impl<'a> Exchange<'a> {
         }
         self.with_answer(|a| a.map(derive::MessageHead::of))
             .map(Cow::Owned)
+    }
+
+    /// The heads of the messages for the memo `c`: read from their tapes when the list
+    /// pages' reading made them ([`tapes`](Self::tapes): the same messages, HTTP+SSE's
+    /// included), else by a scan ([`skim`](Self::skim)).
+    fn heads_in(&self, c: &Memo) -> Option<Vec<derive::MessageHead>> {
+        match c.tapes.get() {
+            Some(msgs) => Some(msgs.iter().map(tape::head_of).collect()),
+            None => self.skim(),
+        }
     }
 
     /// The heads of the messages read by a scan of the body
@@ -471,7 +532,7 @@ impl<'a> Exchange<'a> {
     pub fn with_message_heads<T>(&self, f: impl FnOnce(&[derive::MessageHead]) -> T) -> Option<T> {
         match self.response_memo() {
             Some(c) if c.messages.get().is_none() => {
-                c.heads.get_or_init(|| self.skim()).as_deref().map(f)
+                c.heads.get_or_init(|| self.heads_in(c)).as_deref().map(f)
             }
             Some(_) => None,
             None => self.skim().as_deref().map(f),
@@ -676,8 +737,8 @@ impl Bundle {
             let records = Arc::clone(&ev.records);
             derive::inventory_of(&records, &mut |k, key, items: &mut SharedItems| {
                 let x = records.get(k).and_then(|r| ev.exchange_of(r))?;
-                let msgs = x.messages_shared();
-                let (answer, last) = x.with_request_id(|id| derive::list_page(&msgs, id))?;
+                let msgs = x.tapes();
+                let (answer, last) = x.with_request_id(|id| tape::list_page(&msgs, id))?;
                 items.push_page(msgs, answer, key);
                 Some(last)
             })
@@ -1494,7 +1555,7 @@ mod tests {
                 let list = r.legs.iter().any(|l| l.starts_with("inventory."));
                 if list && !x.is_stdio() && x.response().is_some() && x.cut().is_none() {
                     let memo = &ev.parsed[r.seq as usize];
-                    assert!(memo.messages.get().is_some(), "{} #{}", f.display(), r.seq);
+                    assert!(memo.tapes.get().is_some(), "{} #{}", f.display(), r.seq);
                 }
             }
         }

@@ -1,14 +1,15 @@
 //! The items of an inventory list as the grader holds them ([`SharedItems`]): the
-//! parsed pages they are in, shared with the bundle's memo of parsed bodies, so no item
-//! is copied out of the page that carries it.
+//! list pages they are in, read into tapes ([`mcp_probe_schema::tape`]) and shared with
+//! the bundle's memo of parsed bodies, so no item is copied out of the page that
+//! carries it, and no page is built as `serde_json::Value`s.
 
 use mcp_probe_schema::derive::PageItems;
+use mcp_probe_schema::tape::{Json, Messages, Place};
 use serde_json::Value;
 use std::sync::Arc;
 
-/// The items of every page of one list, in order: each page held as its parsed JSON-RPC
-/// messages (the memo's, shared) and which of them is the answer whose `result` lists
-/// the items.
+/// The items of every page of one list, in order: each page held as its messages (the
+/// memo's, shared) and where its item array is in them.
 #[derive(Debug, Clone, Default)]
 pub struct SharedItems {
     /// Pages with at least one item, in order.
@@ -17,63 +18,40 @@ pub struct SharedItems {
     len: usize,
 }
 
-/// One page: its messages, and where its items are in them: the answer
-/// `msgs[answer]`, the `result` member at position `result_at` of that object, and the
-/// item array at position `items_at` of the result. Positions, not keys: reaching the
-/// items hashes no key.
+/// One page: its messages, and where the item array of the answer's `result` is.
 #[derive(Debug, Clone)]
 struct Page {
-    msgs: Arc<Vec<Value>>,
-    answer: usize,
-    result_at: usize,
-    items_at: usize,
-}
-
-/// The value at position `i` of object `v` (none when `v` is not an object).
-fn member(v: &Value, i: usize) -> Option<&Value> {
-    v.as_object()?.values().nth(i)
-}
-
-/// The position of member `key` of object `v`, and its value.
-fn position<'v>(v: &'v Value, key: &str) -> Option<(usize, &'v Value)> {
-    v.as_object()?
-        .iter()
-        .enumerate()
-        .find_map(|(i, (k, x))| (k == key).then_some((i, x)))
+    msgs: Arc<Messages>,
+    items: Place,
 }
 
 impl Page {
     /// The page's items.
-    fn items(&self) -> &[Value] {
-        self.msgs
-            .get(self.answer)
-            .and_then(|m| member(m, self.result_at))
-            .and_then(|r| member(r, self.items_at))
-            .and_then(Value::as_array)
-            .map_or(&[], Vec::as_slice)
+    fn items(&self) -> impl Iterator<Item = Json<'_>> + '_ {
+        self.msgs.at(self.items).items()
     }
 }
 
 impl SharedItems {
-    /// Add a page: `msgs` are its messages, `msgs[answer]` the answer carrying the
+    /// Add a page: `msgs` are its messages, message `answer` the answer carrying the
     /// `result` whose `key` array lists the items. A page whose `result` has no `key`
     /// array, or an empty one, lists no item and is not kept.
-    pub fn push_page(&mut self, msgs: Arc<Vec<Value>>, answer: usize, key: &str) {
-        let Some((result_at, result)) = msgs.get(answer).and_then(|m| position(m, "result")) else {
+    pub fn push_page(&mut self, msgs: Arc<Messages>, answer: usize, key: &str) {
+        let Some(items) = msgs
+            .get(answer)
+            .and_then(|m| m.get("result"))
+            .and_then(|r| r.get(key))
+            .filter(|a| a.is_array() && !a.is_empty())
+        else {
             return;
         };
-        let Some((items_at, Value::Array(items))) = position(result, key) else {
+        let Some(place) = msgs.place_of(items) else {
             return;
         };
-        if items.is_empty() {
-            return;
-        }
         self.len += items.len();
         self.pages.push(Page {
-            msgs,
-            answer,
-            result_at,
-            items_at,
+            msgs: Arc::clone(&msgs),
+            items: place,
         });
     }
 
@@ -88,18 +66,22 @@ impl SharedItems {
     }
 
     /// The items of every page, in order.
-    pub fn iter(&self) -> impl Iterator<Item = &Value> + '_ {
+    pub fn iter(&self) -> impl Iterator<Item = Json<'_>> + '_ {
         self.pages.iter().flat_map(Page::items)
     }
 
     /// The items as values of their own (the copies `derive::inventory` holds).
     pub fn to_vec(&self) -> Vec<Value> {
-        self.iter().cloned().collect()
+        self.iter().map(Json::to_value).collect()
     }
 }
 
 impl PageItems for SharedItems {
     fn take_page(&mut self, msgs: Vec<Value>, answer: usize, key: &'static str) {
-        self.push_page(Arc::new(msgs), answer, key);
+        // A page read from a stdio exchange: its messages are values already (every one
+        // an object, so their places are kept).
+        let mut tapes = Messages::default();
+        msgs.iter().for_each(|m| tapes.push_value(m));
+        self.push_page(Arc::new(tapes), answer, key);
     }
 }

@@ -8,7 +8,8 @@
 //!   serde one reads every other input).
 //! * [`redact`]: credential redaction applied to every record before it is hashed.
 //! * [`check_id`]: the 36 check ids as one closed type.
-//! * [`sse`] and [`derive`](mod@derive): parsing of stored bodies shared by collector and grader.
+//! * [`sse`] and [`derive`](mod@derive): parsing of stored bodies shared by collector and grader;
+//!   [`tape`]: JSON bodies read once into a flat tape, for the grader to walk.
 //! * [`tlswire`]: the legacy-TLS ClientHello and the reading of a server's first bytes.
 //! * [`fsutil`]: `create_private_dir` (owner-only directories for keys and baselines),
 //!   atomic and create-only file writes.
@@ -34,6 +35,7 @@ pub mod redact;
 pub mod renewal;
 pub mod seal;
 pub mod sse;
+pub mod tape;
 pub mod term;
 pub mod testkit;
 pub mod tlswire;

@@ -20,6 +20,7 @@ use crate::fmt::{escape_line, utc};
 use crate::load::{for_grading, load_signers, read_verified};
 use crate::output::Diag;
 use crate::shared_items::SharedItems;
+use mcp_probe_schema::tape::Json;
 
 /// One side of the comparison.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
@@ -113,7 +114,7 @@ fn names(ev: &Bundle) -> [(&'static str, BTreeSet<String>); 4] {
     let pick = |items: &SharedItems, key: &str| -> BTreeSet<String> {
         items
             .iter()
-            .filter_map(|i| i.get(key).and_then(Value::as_str).map(str::to_string))
+            .filter_map(|i| i.get(key).and_then(Json::as_str).map(str::to_string))
             .collect()
     };
     let inv = &ev.inventory;

@@ -16,9 +16,10 @@
 
 use mcp_probe_schema::derive;
 use mcp_probe_schema::model::{HttpOutcome, Observation};
+use mcp_probe_schema::tape::{self, Json, Messages, Place};
 use serde::Serialize;
 use serde_json::Value;
-use std::borrow::Cow;
+use std::sync::Arc;
 
 use super::text::{push_count, quote, show};
 use crate::evidence::Bundle;
@@ -29,14 +30,23 @@ pub use mcp_probe_schema::vocab::inventory::{List, PROMPTS, TEMPLATES, TOOLS};
 
 /// One listed item, raw, with where it was found.
 #[derive(Debug, Clone)]
-pub struct Item<'a> {
-    /// The item exactly as the server sent it (never a lenient model): borrowed from
-    /// the bundle's memo of parsed bodies, a copy only of a page too long for the memo.
-    pub value: Cow<'a, Value>,
+pub struct Item {
+    /// The messages of its page, read into tapes: the bundle's memo's, shared (a page
+    /// too long for the memo is read for this walk alone).
+    msgs: Arc<Messages>,
+    /// Where the item is in them.
+    place: Place,
     /// 1-based page.
     pub page: u32,
     /// 1-based position across all pages.
     pub position: usize,
+}
+
+impl Item {
+    /// The item exactly as the server sent it (never a lenient model).
+    pub fn value(&self) -> Json<'_> {
+        self.msgs.at(self.place)
+    }
 }
 
 /// Why the list never produced a page.
@@ -54,11 +64,11 @@ enum NoPage {
 
 /// Every page of one list as recorded.
 #[derive(Debug, Clone)]
-pub struct Read<'a> {
+pub struct Read {
     /// The list.
     pub list: List,
     /// Items of every page, in order.
-    pub items: Vec<Item<'a>>,
+    pub items: Vec<Item>,
     /// Pages that answered with a result.
     pub pages: u32,
     /// The last page read carried no `nextCursor` and nothing failed after it.
@@ -73,9 +83,9 @@ pub struct Read<'a> {
     pub seqs: Vec<u64>,
 }
 
-impl<'a> Read<'a> {
+impl Read {
     /// Walk the records of `list`'s leg.
-    pub fn of(ev: &'a Bundle, list: List) -> Read<'a> {
+    pub fn of(ev: &Bundle, list: List) -> Read {
         let mut read = Read {
             list,
             items: Vec::new(),
@@ -117,25 +127,15 @@ impl<'a> Read<'a> {
                                 // The request as the bundle's memo parsed it (the
                                 // inventory read it before any check).
                                 let id = xc.request_id();
-                                // Items are borrowed from the memo; a page too long for
-                                // the memo is parsed here and its items copied.
-                                let no_page = match xc.messages_ref() {
-                                    Some(msgs) => match answer(msgs, &id, resp, stdio) {
-                                        Ok(result) => {
-                                            read.page(result, Cow::Borrowed);
-                                            None
-                                        }
-                                        Err(n) => Some(n),
-                                    },
-                                    None => xc.with_messages(|msgs| {
-                                        match answer(msgs, &id, resp, stdio) {
-                                            Ok(result) => {
-                                                read.page(result, |v| Cow::Owned(v.clone()));
-                                                None
-                                            }
-                                            Err(n) => Some(n),
-                                        }
-                                    }),
+                                // Items stay in the page's tapes, shared with the memo (a
+                                // page too long for the memo is read here).
+                                let msgs = xc.tapes();
+                                let no_page = match answer(&msgs, &id, resp, stdio) {
+                                    Ok(result) => {
+                                        read.page(&msgs, result);
+                                        None
+                                    }
+                                    Err(n) => Some(n),
                                 };
                                 match no_page {
                                     Some(n) => n,
@@ -163,24 +163,28 @@ impl<'a> Read<'a> {
         read
     }
 
-    /// One page's `result`: its items, each held as `item` makes it.
-    fn page<'r>(&mut self, result: &'r Value, item: impl Fn(&'r Value) -> Cow<'a, Value>) {
+    /// One page's `result`, one of `msgs`: its items.
+    fn page(&mut self, msgs: &Arc<Messages>, result: Json<'_>) {
         self.pages += 1;
-        match result.get(self.list.key) {
-            Some(Value::Array(items)) => {
+        match result.get(self.list.key).filter(|a| a.is_array()) {
+            Some(items) => {
                 self.items.reserve(items.len());
-                for v in items {
+                for v in items.items() {
                     let position = self.items.len() + 1;
+                    let Some(place) = msgs.place_of(v) else {
+                        continue;
+                    };
                     self.items.push(Item {
-                        value: item(v),
+                        msgs: Arc::clone(msgs),
+                        place,
                         page: self.pages,
                         position,
                     });
                 }
             }
-            _ => self.shapeless.push(self.pages),
+            None => self.shapeless.push(self.pages),
         }
-        self.complete = !matches!(result.get("nextCursor"), Some(Value::String(_)));
+        self.complete = !result.get("nextCursor").is_some_and(Json::is_string);
     }
 
     /// Why the items read are not the whole list, when they are not (page bound,
@@ -208,8 +212,8 @@ impl<'a> Read<'a> {
     /// How an item is named in evidence: its `key` string quoted, else its position;
     /// the page is named when the list had several.
     pub fn label(&self, item: &Item, key: &str) -> String {
-        let name = match item.value.get(key) {
-            Some(Value::String(s)) if !s.trim().is_empty() => quote(s),
+        let name = match item.value().get(key).and_then(Json::as_str) {
+            Some(s) if !s.trim().is_empty() => quote(s),
             _ => crate::format_exact!("{} #{}", self.list.noun, item.position),
         };
         if self.multi_page() {
@@ -321,12 +325,12 @@ impl<'a> Read<'a> {
 /// The `result` answering request `id` among a page's messages, else why the page
 /// produced none.
 fn answer<'m>(
-    msgs: &'m [Value],
+    msgs: &'m Messages,
     id: &Value,
     resp: &mcp_probe_schema::model::HttpResponse,
     stdio: bool,
-) -> Result<&'m Value, NoPage> {
-    match derive::response_to(msgs, id) {
+) -> Result<Json<'m>, NoPage> {
+    match msgs.iter().find(|m| tape::answers(*m, id)) {
         Some(m) => match m.get("result") {
             Some(result) => Ok(result),
             None => {
@@ -336,7 +340,8 @@ fn answer<'m>(
                 } else {
                     crate::format_exact!("HTTP {}", resp.status)
                 };
-                Err(NoPage::Refused(refusal(&status_label, m.get("error"))))
+                let error = m.get("error").map(Json::to_value);
+                Err(NoPage::Refused(refusal(&status_label, error.as_ref())))
             }
         },
         None => Err(NoPage::Unparsable(unparsable(resp, id, msgs.is_empty()))),

@@ -5,6 +5,7 @@
 //! before they reach a report (a hostile tool name must not be able to forge report lines
 //! or flood them).
 
+use mcp_probe_schema::tape::Json;
 use serde_json::Value;
 
 /// Separator between entries of a list inside one leg note (legs are joined by `; `).
@@ -79,15 +80,25 @@ pub fn reason(s: &str) -> String {
     truncate(s.lines().next().unwrap_or("").trim(), REASON_CHARS)
 }
 
+/// A value of a list page shown short ([`show`]).
+pub fn show_json(v: Json<'_>) -> String {
+    show(&v.to_value())
+}
+
 /// What kind of JSON value `v` is, with its article.
-pub fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
+pub fn kind(v: Json<'_>) -> &'static str {
+    if v.is_null() {
+        "null"
+    } else if v.is_boolean() {
+        "a boolean"
+    } else if v.is_number() {
+        "a number"
+    } else if v.is_string() {
+        "a string"
+    } else if v.is_array() {
+        "an array"
+    } else {
+        "an object"
     }
 }
 
@@ -158,19 +169,21 @@ pub enum NotNonBlank {
 
 /// A string field of a declaration, strictly: `Ok` when it is a non-blank string,
 /// else why not (missing, null, another JSON type, blank).
-pub fn non_blank<'a>(item: &'a Value, key: &'static str) -> Result<&'a str, NotNonBlank> {
-    match item.get(key) {
-        None => Err(NotNonBlank::Missing { key }),
-        Some(Value::String(s)) if s.trim().is_empty() => Err(NotNonBlank::Blank {
+pub fn non_blank<'a>(item: Json<'a>, key: &'static str) -> Result<&'a str, NotNonBlank> {
+    let Some(v) = item.get(key) else {
+        return Err(NotNonBlank::Missing { key });
+    };
+    match v.as_str() {
+        Some(s) if s.trim().is_empty() => Err(NotNonBlank::Blank {
             key,
-            value: show(&Value::String(s.clone())),
+            value: show_json(v),
         }),
-        Some(Value::String(s)) => Ok(s),
-        Some(Value::Null) => Err(NotNonBlank::Null { key }),
-        Some(other) => Err(NotNonBlank::NotAString {
+        Some(s) => Ok(s),
+        None if v.is_null() => Err(NotNonBlank::Null { key }),
+        None => Err(NotNonBlank::NotAString {
             key,
-            kind: kind(other),
-            value: show(other),
+            kind: kind(v),
+            value: show_json(v),
         }),
     }
 }
@@ -269,9 +282,12 @@ mod tests {
 
     #[test]
     fn non_blank_names_what_is_wrong() {
-        let v = json!({"a": "  ", "b": null, "c": 7, "d": "x"});
-        assert_eq!(non_blank(&v, "d"), Ok("x"));
-        let why = |key| non_blank(&v, key).expect_err("not a non-blank string");
+        let t = mcp_probe_schema::tape::Tape::from_value(
+            &json!({"a": "  ", "b": null, "c": 7, "d": "x"}),
+        );
+        let v = t.root();
+        assert_eq!(non_blank(v, "d"), Ok("x"));
+        let why = |key| non_blank(v, key).expect_err("not a non-blank string");
         assert_eq!(why("z").to_string(), "declares no z");
         assert_eq!(why("a").to_string(), "a is blank (\"  \")");
         assert_eq!(why("b"), NotNonBlank::Null { key: "b" });

@@ -23,6 +23,7 @@ use crate::evidence::Bundle;
 use crate::fmt::escape_line;
 use crate::shared_items::SharedItems;
 use crate::verdict::{Outcome, SubOutcome, SubVerdict};
+use mcp_probe_schema::tape::Json;
 
 /// Advertised capability configuration matches the recorded baseline.
 #[derive(Debug)]
@@ -196,7 +197,7 @@ fn names(ev: &Bundle) -> [(&'static str, Vec<String>); 3] {
     let of = |items: &SharedItems, key: &str| -> Vec<String> {
         items
             .iter()
-            .filter_map(|i| i.get(key).and_then(Value::as_str).map(str::to_string))
+            .filter_map(|i| i.get(key).and_then(Json::as_str).map(str::to_string))
             .collect()
     };
     let inv = &ev.inventory;

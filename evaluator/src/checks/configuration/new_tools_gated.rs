@@ -13,6 +13,7 @@
 use std::collections::BTreeSet;
 
 use mcp_probe_schema::model::{Era, HttpOutcome};
+use mcp_probe_schema::tape::Json;
 use mcp_probe_schema::vocab::leg;
 use serde::Serialize;
 use serde_json::Value;
@@ -98,7 +99,7 @@ fn tool_names(ev: &Bundle) -> BTreeSet<String> {
         .tools
         .items
         .iter()
-        .filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_string))
+        .filter_map(|t| t.get("name").and_then(Json::as_str).map(str::to_string))
         .collect()
 }
 

@@ -10,6 +10,7 @@
 
 use mcp_probe_schema::derive;
 use mcp_probe_schema::model::{ErrorKind, HttpOutcome};
+use mcp_probe_schema::tape::Json;
 use mcp_probe_schema::vocab::{header, leg};
 use serde::Serialize;
 use serde_json::Value;
@@ -380,23 +381,28 @@ fn cacheable_fields(x: &Exchange<'_>, modern: bool) -> String {
     if let Some(cut) = x.cut() {
         return crate::format_exact!("could not be read: {cut}");
     }
-    x.with_answer(|a| match a.and_then(|a| a.get("result")) {
+    // A list page: its answer is read from the tapes the inventory read it into.
+    x.with_answer_json(|a| match a.and_then(|a| a.get("result")) {
         Some(result) => cacheable_fields_of(result, modern),
         None => "could not be read: the response carries no JSON-RPC result".into(),
     })
 }
 
 /// [`cacheable_fields`] of a result read.
-fn cacheable_fields_of(result: &Value, modern: bool) -> String {
+fn cacheable_fields_of(result: Json<'_>, modern: bool) -> String {
     let fields = ["resultType", "ttlMs", "cacheScope"];
     let present: Vec<String> = fields
         .iter()
-        .filter_map(|f| result.get(*f).map(|v| crate::format_exact!("{f}={v}")))
+        .filter_map(|f| {
+            result
+                .get(f)
+                .map(|v| crate::format_exact!("{f}={}", v.to_value()))
+        })
         .collect();
     let missing: Vec<&str> = fields
         .iter()
         .copied()
-        .filter(|f| result.get(*f).is_none())
+        .filter(|f| result.get(f).is_none())
         .collect();
     if missing.is_empty() {
         crate::format_exact!("cacheable-result fields present: {}", present.join(", "))

@@ -15,14 +15,14 @@
 //! from the inventory that the missing-argument get really left a required argument out
 //! and that the unknown name is really not listed.
 
+use mcp_probe_schema::tape::Json;
 use serde::Serialize;
-use serde_json::Value;
 
 use super::live::{self, Probe, Recorded};
 use crate::check::{Check, Context, Legs, ParamSpec};
 use crate::checks::common::inventory::{decided, gated, no_session, Item, Read, PROMPTS};
 use crate::checks::common::refusal::{self, Strictness};
-use crate::checks::common::text::{capped, count, kind, non_blank, quote, show, SEP};
+use crate::checks::common::text::{capped, count, kind, non_blank, quote, show_json, SEP};
 use crate::evidence::Bundle;
 use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 use mcp_probe_schema::derive::RequestParams;
@@ -82,30 +82,31 @@ impl Arguments {
         // The prompt's label and an argument's are written only into a finding: an
         // argument that is well formed needs neither.
         let prompt = || read.label(item, "name");
-        if !item.value.is_object() {
+        let value = item.value();
+        if !value.is_object() {
             self.bad_name.push(crate::format_exact!(
                 "{} is {}, not a prompt object",
                 prompt(),
-                kind(&item.value)
+                kind(value)
             ));
             return;
         }
-        let args = match item.value.get("arguments") {
+        let args = match value.get("arguments") {
             None => return,
-            Some(Value::Array(a)) => a,
+            Some(a) if a.is_array() => a,
             Some(other) => {
                 self.bad_name.push(crate::format_exact!(
                     "{} arguments is {} ({}), not an array",
                     prompt(),
                     kind(other),
-                    show(other)
+                    show_json(other)
                 ));
                 return;
             }
         };
-        for (i, arg) in args.iter().enumerate() {
+        for (i, arg) in args.items().enumerate() {
             self.declared += 1;
-            let Some(obj) = arg.as_object() else {
+            if !arg.is_object() {
                 self.bad_name.push(crate::format_exact!(
                     "{} argument #{} is {}, not an object",
                     prompt(),
@@ -113,7 +114,7 @@ impl Arguments {
                     kind(arg)
                 ));
                 continue;
-            };
+            }
             let name = non_blank(arg, "name");
             if let Err(why) = &name {
                 self.bad_name.push(crate::format_exact!(
@@ -122,9 +123,9 @@ impl Arguments {
                     i + 1
                 ));
             }
-            match obj.get("required") {
+            match arg.get("required") {
                 None => {}
-                Some(Value::Bool(_)) => self.required_boolean += 1,
+                Some(v) if v.is_boolean() => self.required_boolean += 1,
                 Some(v) => {
                     let label = match name {
                         Ok(n) => crate::format_exact!("{} argument {}", prompt(), quote(n)),
@@ -132,7 +133,7 @@ impl Arguments {
                     };
                     self.bad_required.push(crate::format_exact!(
                         "{label}: required is {} ({}), not a JSON boolean",
-                        show(v),
+                        show_json(v),
                         kind(v)
                     ))
                 }
@@ -271,15 +272,10 @@ fn missing_argument(ev: &Bundle, strictness: Strictness) -> SubVerdict {
             .prompts
             .items
             .iter()
-            .filter(|p| p.get("name").and_then(Value::as_str) == Some(name))
-            .flat_map(|p| {
-                p.get("arguments")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-            })
-            .filter(|x| x.get("required") == Some(&Value::Bool(true)))
-            .filter_map(|x| x.get("name").and_then(Value::as_str))
+            .filter(|p| p.get("name").and_then(Json::as_str) == Some(name))
+            .flat_map(|p| p.get("arguments").into_iter().flat_map(Json::items))
+            .filter(|x| x.get("required").and_then(Json::as_bool) == Some(true))
+            .filter_map(|x| x.get("name").and_then(Json::as_str))
             .collect();
         let left_out = live::left_out(&req, &required);
         if left_out.is_empty() {
@@ -331,7 +327,7 @@ fn unknown_prompt(ev: &Bundle, strictness: Strictness) -> SubVerdict {
             .prompts
             .items
             .iter()
-            .any(|p| p.get("name").and_then(Value::as_str) == name);
+            .any(|p| p.get("name").and_then(Json::as_str) == name);
         if name.is_none() || listed {
             return Err((
                 SubOutcome::Error,
@@ -366,7 +362,7 @@ mod tests {
     use crate::verdict::Verdict;
     use mcp_probe_schema::model::Record;
     use mcp_probe_schema::vocab::{leg, method};
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     fn prompts_page(id: i64, prompts: Vec<Value>, cursor: Option<&str>) -> Record {
         page(PROMPTS, id, prompts, cursor)

@@ -24,8 +24,8 @@ use crate::checks::common::text::{capped, count, kind, non_blank, quote, SEP};
 use crate::evidence::Bundle;
 use crate::verdict::{Outcome, SubOutcome, SubVerdict};
 use mcp_probe_schema::model::Era;
+use mcp_probe_schema::tape::Json;
 use mcp_probe_schema::vocab::leg;
-use serde_json::Value;
 
 /// Every leg this rule reads.
 const LEGS: &[mcp_probe_schema::vocab::LegId] =
@@ -89,21 +89,19 @@ impl Check for ResourceTemplatesTyped {
         for item in &read.items {
             // The template's label is written only into a finding.
             let name = || read.label(item, "name");
-            if !item.value.is_object() {
-                let why = crate::format_exact!(
-                    "{} is {}, not a template object",
-                    name(),
-                    kind(&item.value)
-                );
+            let value = item.value();
+            if !value.is_object() {
+                let why =
+                    crate::format_exact!("{} is {}, not a template object", name(), kind(value));
                 bad_uri.push(why.clone());
                 bad_mime.push(why);
                 continue;
             }
-            match non_blank(&item.value, "uriTemplate") {
+            match non_blank(value, "uriTemplate") {
                 Ok(u) => uris.push(quote(u)),
                 Err(why) => bad_uri.push(crate::format_exact!("{} {why}", name())),
             }
-            match non_blank(&item.value, "mimeType") {
+            match non_blank(value, "mimeType") {
                 Ok(m) => {
                     let m = quote(m);
                     if !mimes.contains(&m) {
@@ -186,7 +184,7 @@ fn missing_resource(ev: &Bundle, strictness: Strictness) -> SubVerdict {
             .resources
             .items
             .iter()
-            .any(|r| r.get("uri").and_then(Value::as_str) == uri);
+            .any(|r| r.get("uri").and_then(Json::as_str) == uri);
         let Some(uri) = uri.filter(|_| !listed) else {
             return Err((
                 SubOutcome::Error,

@@ -27,6 +27,7 @@
 
 use std::collections::BTreeMap;
 
+use mcp_probe_schema::tape::Json;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -35,7 +36,7 @@ use super::live::{self, Recorded};
 use crate::check::{Check, Context, Legs};
 use crate::checks::common::inventory::{decided, gated, no_session, Read, TOOLS};
 use crate::checks::common::text::quote;
-use crate::checks::common::text::{capped, count, kind, reason, show, truncate, SEP};
+use crate::checks::common::text::{capped, count, kind, reason, show, show_json, truncate, SEP};
 use crate::checks::common::wire::{refused_at_authentication, Reply};
 use crate::evidence::Bundle;
 use crate::verdict::{Outcome, SubOutcome, SubVerdict};
@@ -93,7 +94,7 @@ struct Schemas {
 impl Schemas {
     /// Judge the tool's schema under `key`; `name` makes the tool's label, which only a
     /// finding is written with.
-    fn judge(&mut self, name: impl Fn() -> String, key: &str, schema: &Value) {
+    fn judge(&mut self, name: impl Fn() -> String, key: &str, schema: Json<'_>) {
         self.declared += 1;
         match judge(schema) {
             Judged::Compiled(d) => *self.compiled.entry(d.name()).or_default() += 1,
@@ -203,16 +204,26 @@ impl Check for ToolSchemasValidated {
         for item in &read.items {
             // The tool's label is written only into a finding.
             let name = || read.label(item, "name");
-            let Some(tool) = item.value.as_object() else {
+            let tool = item.value();
+            if !tool.is_object() {
                 input.declared += 1;
                 input.failed.push(crate::format_exact!(
                     "{} is {}, not a tool object",
                     name(),
-                    kind(&item.value)
+                    kind(tool)
                 ));
                 continue;
-            };
-            match tool.get("inputSchema") {
+            }
+            // Both schemas found in one pass over the tool's members.
+            let (mut input_schema, mut output_schema) = (None, None);
+            for (k, v) in tool.members() {
+                match k {
+                    "inputSchema" => input_schema = Some(v),
+                    "outputSchema" => output_schema = Some(v),
+                    _ => {}
+                }
+            }
+            match input_schema {
                 None => {
                     input.declared += 1;
                     input.failed.push(crate::format_exact!(
@@ -222,12 +233,12 @@ impl Check for ToolSchemasValidated {
                 }
                 Some(s) => input.judge(name, "inputSchema", s),
             }
-            if let Some(s) = tool.get("outputSchema") {
+            if let Some(s) = output_schema {
                 output.judge(name, "outputSchema", s);
             }
             for (key, s) in [
-                ("inputSchema", tool.get("inputSchema")),
-                ("outputSchema", tool.get("outputSchema")),
+                ("inputSchema", input_schema),
+                ("outputSchema", output_schema),
             ] {
                 for r in s.map(external_refs).unwrap_or_default() {
                     refs.push(crate::format_exact!(
@@ -304,10 +315,10 @@ fn schema_violating_call(ev: &Bundle) -> SubVerdict {
             .tools
             .items
             .iter()
-            .filter(|t| t.get("name").and_then(Value::as_str) == Some(tool))
-            .filter_map(|t| t.pointer("/inputSchema/required").and_then(Value::as_array))
-            .flatten()
-            .filter_map(Value::as_str)
+            .filter(|t| t.get("name").and_then(Json::as_str) == Some(tool))
+            .filter_map(|t| t.get("inputSchema")?.get("required"))
+            .flat_map(Json::items)
+            .filter_map(Json::as_str)
             .collect();
         let left_out = live::left_out(&req, &required);
         if req.arguments.is_none() || left_out.is_empty() {
@@ -397,16 +408,18 @@ enum UnknownDialect {
 
 /// The dialect a schema declares, by the explicit table; `Err` names an unrecognised
 /// `$schema` value.
-fn dialect(schema: &Value) -> Result<Dialect, UnknownDialect> {
-    match schema.get("$schema") {
-        None => Ok(Dialect::Draft202012),
-        Some(Value::String(s)) if s.trim().is_empty() => Ok(Dialect::Draft202012),
-        Some(Value::String(s)) => Dialect::TABLE
+fn dialect(schema: Json<'_>) -> Result<Dialect, UnknownDialect> {
+    let Some(declared) = schema.get("$schema") else {
+        return Ok(Dialect::Draft202012);
+    };
+    match declared.as_str() {
+        Some(s) if s.trim().is_empty() => Ok(Dialect::Draft202012),
+        Some(s) => Dialect::TABLE
             .iter()
             .find(|(needle, _)| s.contains(needle))
             .map(|(_, d)| *d)
-            .ok_or_else(|| UnknownDialect::Unrecognised(show(&Value::String(s.clone())))),
-        Some(other) => Err(UnknownDialect::NotAString(show(other))),
+            .ok_or_else(|| UnknownDialect::Unrecognised(show_json(declared))),
+        None => Err(UnknownDialect::NotAString(show_json(declared))),
     }
 }
 
@@ -424,14 +437,14 @@ struct MetaschemaViolation {
 /// Check `schema` against the metaschema of `dialect`; `Err` is the first error's
 /// first line, with the location inside the schema. A plain schema ([`plain`]) is told
 /// valid without the validator, which takes every other one.
-fn compile(schema: &Value, dialect: Dialect) -> Result<(), MetaschemaViolation> {
+fn compile(schema: Json<'_>, dialect: Dialect) -> Result<(), MetaschemaViolation> {
     if plain::valid(schema, dialect) {
         return Ok(());
     }
-    by_metaschema(schema, dialect)
+    by_metaschema(&schema.to_value(), dialect)
 }
 
-/// [`compile`] by the validator alone.
+/// [`compile`] by the validator alone (which reads a `Value`).
 fn by_metaschema(schema: &Value, dialect: Dialect) -> Result<(), MetaschemaViolation> {
     dialect.validate(schema).map_err(|e| {
         let at = e.instance_path().to_string();
@@ -455,7 +468,7 @@ enum Judged {
 }
 
 /// Dialect, then compile.
-fn judge(schema: &Value) -> Judged {
+fn judge(schema: Json<'_>) -> Judged {
     match dialect(schema) {
         Err(named) => Judged::Unrecognised(named.to_string()),
         Ok(d) => match compile(schema, d) {
@@ -467,21 +480,27 @@ fn judge(schema: &Value) -> Judged {
 
 /// Every `$ref` in `schema` whose value contains `://` (an absolute reference to a
 /// document elsewhere), in document order. Iterative, so depth is no concern.
-fn external_refs(schema: &Value) -> Vec<String> {
+fn external_refs(schema: Json<'_>) -> Vec<String> {
     let mut out = Vec::new();
     let mut stack = vec![schema];
     while let Some(v) = stack.pop() {
-        match v {
-            Value::Object(m) => {
-                if let Some(Value::String(r)) = m.get("$ref") {
-                    if r.contains("://") {
-                        out.push(r.clone());
+        if v.is_object() {
+            // One pass over the members: the `$ref` among them (a repeated name is read
+            // once, with its last value), and each member to walk after.
+            let at = stack.len();
+            for (k, m) in v.members() {
+                if k == "$ref" {
+                    if let Some(r) = m.as_str().filter(|r| r.contains("://")) {
+                        out.push(r.to_owned());
                     }
                 }
-                stack.extend(m.values().rev());
+                stack.push(m);
             }
-            Value::Array(a) => stack.extend(a.iter().rev()),
-            _ => {}
+            stack[at..].reverse();
+        } else if v.is_array() {
+            let at = stack.len();
+            stack.extend(v.items());
+            stack[at..].reverse();
         }
     }
     out

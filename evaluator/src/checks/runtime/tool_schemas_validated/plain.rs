@@ -37,7 +37,7 @@
 //! A schema is an object or, from draft 6 on, `true` or `false`; draft 4 takes objects
 //! only, at the root and below.
 
-use serde_json::{Map, Value};
+use mcp_probe_schema::tape::Json;
 
 use super::drafts::Dialect;
 
@@ -52,50 +52,44 @@ const SIMPLE_TYPES: [&str; 7] = [
 /// `true` when `schema` is plain and therefore validates against the metaschema of
 /// `dialect`; `false` when the walk cannot tell (the schema may be valid or not: ask the
 /// validator).
-pub(super) fn valid(schema: &Value, dialect: Dialect) -> bool {
+pub(super) fn valid(schema: Json<'_>, dialect: Dialect) -> bool {
     schema_at(schema, dialect, 0, true)
 }
 
 /// A subschema.
-fn sub(v: &Value, dialect: Dialect, depth: u32) -> bool {
+fn sub(v: Json<'_>, dialect: Dialect, depth: u32) -> bool {
     depth < DEPTH && schema_at(v, dialect, depth + 1, false)
 }
 
 /// A schema at `depth` (`root`: the document itself): an object of members the walk
 /// takes, or a boolean where the dialect allows one.
-fn schema_at(v: &Value, dialect: Dialect, depth: u32, root: bool) -> bool {
-    match v {
-        Value::Object(m) => object(m, dialect, depth, root),
-        Value::Bool(_) => dialect != Dialect::Draft4,
-        _ => false,
+fn schema_at(v: Json<'_>, dialect: Dialect, depth: u32, root: bool) -> bool {
+    if v.is_object() {
+        v.members().all(|(k, v)| member(k, v, dialect, depth, root))
+    } else {
+        v.is_boolean() && dialect != Dialect::Draft4
     }
 }
 
-/// Every member of a schema object.
-fn object(m: &Map<String, Value>, dialect: Dialect, depth: u32, root: bool) -> bool {
-    m.iter().all(|(k, v)| member(k, v, dialect, depth, root))
-}
-
-fn member(key: &str, v: &Value, dialect: Dialect, depth: u32, root: bool) -> bool {
+fn member(key: &str, v: Json<'_>, dialect: Dialect, depth: u32, root: bool) -> bool {
     match key {
         "type" => type_keyword(v),
-        "properties" => v
-            .as_object()
-            .is_some_and(|p| p.values().all(|s| sub(s, dialect, depth))),
+        "properties" => v.is_object() && v.members().all(|(_, s)| sub(s, dialect, depth)),
         // Draft 4 takes a boolean or an object here; the later drafts a schema, which
         // `true` and `false` are.
         "additionalProperties" => v.is_boolean() || sub(v, dialect, depth),
         "items" => sub(v, dialect, depth),
-        "anyOf" | "oneOf" | "allOf" => v
-            .as_array()
-            .is_some_and(|a| !a.is_empty() && a.iter().all(|s| sub(s, dialect, depth))),
-        "required" => v.as_array().is_some_and(|a| {
-            (dialect != Dialect::Draft4 || !a.is_empty())
-                && a.iter().all(Value::is_string)
-                && distinct(a)
-        }),
+        "anyOf" | "oneOf" | "allOf" => {
+            v.is_array() && !v.is_empty() && v.items().all(|s| sub(s, dialect, depth))
+        }
+        "required" => {
+            v.is_array()
+                && (dialect != Dialect::Draft4 || !v.is_empty())
+                && v.items().all(Json::is_string)
+                && distinct(v)
+        }
         "title" | "description" | "format" => v.is_string(),
-        "minLength" | "maxLength" | "minItems" | "maxItems" => v.is_u64(),
+        "minLength" | "maxLength" | "minItems" | "maxItems" => v.as_u64().is_some(),
         "minimum" | "maximum" => v.is_number(),
         "enum" | "examples" => v.is_array(),
         "default" | "const" => true,
@@ -105,21 +99,21 @@ fn member(key: &str, v: &Value, dialect: Dialect, depth: u32, root: bool) -> boo
 }
 
 /// `type`: a simple type name, or a non-empty list of distinct ones.
-fn type_keyword(v: &Value) -> bool {
-    let simple = |t: &Value| t.as_str().is_some_and(|t| SIMPLE_TYPES.contains(&t));
-    match v {
-        Value::String(_) => simple(v),
-        Value::Array(a) => !a.is_empty() && a.iter().all(simple) && distinct(a),
-        _ => false,
+fn type_keyword(v: Json<'_>) -> bool {
+    let simple = |t: Json<'_>| t.as_str().is_some_and(|t| SIMPLE_TYPES.contains(&t));
+    if v.is_string() {
+        simple(v)
+    } else {
+        v.is_array() && !v.is_empty() && v.items().all(simple) && distinct(v)
     }
 }
 
-/// No two members of `a` are equal (here only strings are compared: every caller has
-/// checked that each member is one).
-fn distinct(a: &[Value]) -> bool {
-    a.iter()
+/// No two items of the array `a` are equal (here only strings are compared: every
+/// caller has checked that each item is one).
+fn distinct(a: Json<'_>) -> bool {
+    a.items()
         .enumerate()
-        .all(|(i, x)| a[..i].iter().all(|y| x.as_str() != y.as_str()))
+        .all(|(i, x)| a.items().take(i).all(|y| x.as_str() != y.as_str()))
 }
 
 /// The address by which each dialect names itself in `$schema`.
@@ -136,9 +130,15 @@ fn canonical(dialect: Dialect) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mcp_probe_schema::tape::Tape;
     use proptest::prelude::*;
     use proptest::strategy::ValueTree;
-    use serde_json::json;
+    use serde_json::{json, Value};
+
+    /// The walk of `schema` read into a tape (as a list page's schemas are).
+    fn valid(schema: &Value, dialect: Dialect) -> bool {
+        super::valid(Tape::from_value(schema).root(), dialect)
+    }
 
     const DIALECTS: [Dialect; 5] = [
         Dialect::Draft202012,

@@ -7,8 +7,27 @@ use crate::fixture::{evidence, exchange, session, skipped};
 use crate::preconditions::run_rule;
 use crate::verdict::Verdict;
 use mcp_probe_schema::model::{ErrorKind, HttpOutcome, Observation, Record, TransportError};
+use mcp_probe_schema::tape::Tape;
 use mcp_probe_schema::vocab::leg;
-use serde_json::json;
+use serde_json::{json, Value};
+
+// The readings of a schema, of a value read into a tape as a list page's schemas are.
+
+fn dialect(v: &Value) -> Result<Dialect, UnknownDialect> {
+    super::dialect(Tape::from_value(v).root())
+}
+
+fn compile(v: &Value, d: Dialect) -> Result<(), MetaschemaViolation> {
+    super::compile(Tape::from_value(v).root(), d)
+}
+
+fn external_refs(v: &Value) -> Vec<String> {
+    super::external_refs(Tape::from_value(v).root())
+}
+
+fn judge(v: &Value) -> Judged {
+    super::judge(Tape::from_value(v).root())
+}
 
 fn tool(name: &str, input: Value) -> Value {
     json!({"name": name, "inputSchema": input})
