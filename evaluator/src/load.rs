@@ -65,27 +65,11 @@ pub fn read_bundle(path: &Path) -> Result<Vec<u8>, Error> {
             return Err(std::io::Error::other("is a directory"));
         }
         // Sized once from the file's length (never past the limit), so a large bundle is
-        // not copied while the buffer grows, and read with one call for that length:
-        // reading to the end through a `Take` hides the length, and the reads start at
-        // 8 KiB and double (five calls for an example bundle where two do).
+        // not copied while the buffer grows.
         let hint = usize::try_from(meta.len()).unwrap_or(usize::MAX);
-        let mut bytes = vec![0; hint.min(MAX_BUNDLE_BYTES + 1)];
-        let mut filled = 0;
-        let mut f = f;
-        while filled < bytes.len() {
-            match f.read(&mut bytes[filled..]) {
-                Ok(0) => break,
-                Ok(n) => filled += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        // A file that shrank since its length was read is what was there; one that grew
-        // is read on, still never past the limit (for an unchanged file, one call finds
-        // its end).
-        bytes.truncate(filled);
-        let left = (MAX_BUNDLE_BYTES + 1).saturating_sub(filled) as u64;
-        f.take(left).read_to_end(&mut bytes)?;
+        let mut bytes = Vec::with_capacity(hint.min(MAX_BUNDLE_BYTES + 1));
+        f.take(MAX_BUNDLE_BYTES as u64 + 1)
+            .read_to_end(&mut bytes)?;
         Ok(bytes)
     };
     read().map_err(|source| Error::Read {
