@@ -64,18 +64,94 @@ pub fn read_bundle(path: &Path) -> Result<Vec<u8>, Error> {
         if meta.is_dir() {
             return Err(std::io::Error::other("is a directory"));
         }
-        // Sized once from the file's length (never past the limit), so a large bundle is
-        // not copied while the buffer grows.
-        let hint = usize::try_from(meta.len()).unwrap_or(usize::MAX);
-        let mut bytes = Vec::with_capacity(hint.min(MAX_BUNDLE_BYTES + 1));
-        f.take(MAX_BUNDLE_BYTES as u64 + 1)
-            .read_to_end(&mut bytes)?;
-        Ok(bytes)
+        read_open(f, &meta)
     };
     read().map_err(|source| Error::Read {
         path: path.to_path_buf(),
         source,
     })
+}
+
+/// The longest bundle file read into the buffer each thread keeps for the next file
+/// ([`with_bundle`]): an ordinary bundle is tens of KiB; a longer one is read into a
+/// buffer of its own, freed after.
+const REUSED_MAX: usize = 4 << 20;
+
+thread_local! {
+    /// The buffer [`with_bundle`] reads regular files into, kept for the next one.
+    static BUFFER: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// `f` on the bytes of the bundle file at `path`, read as [`read_bundle`] reads them.
+/// A regular file of at most [`REUSED_MAX`] bytes is read into a buffer the thread
+/// keeps for the next file, with one call for its length and one that finds its end:
+/// no buffer made, zeroed and freed per file (the part of the buffer past what was read
+/// is never looked at). Any other file (a pipe, a file of the proc file system, a
+/// longer one, one that grew while read) is read as [`read_bundle`] reads it.
+pub fn with_bundle<T>(path: &Path, f: impl FnOnce(&[u8]) -> T) -> Result<T, Error> {
+    let fail = |source| Error::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = std::fs::File::open(path).map_err(fail)?;
+    let meta = file.metadata().map_err(fail)?;
+    if meta.is_dir() {
+        return Err(fail(std::io::Error::other("is a directory")));
+    }
+    let reused = usize::try_from(meta.len())
+        .ok()
+        .filter(|&n| meta.is_file() && n <= REUSED_MAX);
+    let Some(len) = reused else {
+        return read_open(file, &meta).map(|b| f(&b)).map_err(fail);
+    };
+    let mut buf = BUFFER.take();
+    // One byte past the length: a file that is still that long fills less than the
+    // room, and the next call finds its end.
+    if buf.len() < len + 1 {
+        buf.resize(len + 1, 0);
+    }
+    let mut filled = 0;
+    let read = loop {
+        match file.read(&mut buf[filled..=len]) {
+            Ok(0) => break Ok(()),
+            Ok(n) => {
+                filled += n;
+                if filled > len {
+                    break Ok(());
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => break Err(e),
+        }
+    };
+    let out = match read {
+        Err(e) => Err(fail(e)),
+        // Grown since its length was read: the rest is read on, to the limit.
+        Ok(()) if filled > len => {
+            let mut bytes = buf[..filled].to_vec();
+            let left = (MAX_BUNDLE_BYTES + 1).saturating_sub(filled) as u64;
+            match file.take(left).read_to_end(&mut bytes) {
+                Ok(_) => Ok(f(&bytes)),
+                Err(e) => Err(fail(e)),
+            }
+        }
+        Ok(()) => Ok(f(&buf[..filled])),
+    };
+    if buf.capacity() <= REUSED_MAX + 1 {
+        BUFFER.set(buf);
+    }
+    out
+}
+
+/// The rest of an open file read to its end, never past the limit.
+fn read_open(f: std::fs::File, meta: &std::fs::Metadata) -> std::io::Result<Vec<u8>> {
+    // Sized once from the file's length (never past the limit), so a large bundle is
+    // not copied while the buffer grows.
+    let hint = usize::try_from(meta.len()).unwrap_or(usize::MAX);
+    let mut bytes = Vec::with_capacity(hint.min(MAX_BUNDLE_BYTES + 1));
+    f.take(MAX_BUNDLE_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// A bundle file read and verified, its bytes already dropped (grading holds one bundle
@@ -97,7 +173,8 @@ pub struct VerifiedFile {
 /// keeping the encoded records: `verified.evidence.records` is empty), then judge its
 /// signer by the trust list, if any ([`Signers::judge`]). The outer error is a file that
 /// could not be read; the inner one a bundle that failed verification or that the trust
-/// list refused. The file's bytes are dropped before returning.
+/// list refused. The file's bytes are not kept: they are read into the buffer the thread
+/// reuses ([`with_bundle`]) and only what was decoded from them is returned.
 pub fn read_verified(path: &Path, trust: &Signers) -> Result<Result<VerifiedFile, Refused>, Error> {
     read_verified_as(path, trust, true)
 }
@@ -110,14 +187,14 @@ pub fn read_verified_as(
     trust: &Signers,
     digest: bool,
 ) -> Result<Result<VerifiedFile, Refused>, Error> {
-    let bytes = read_bundle(path)?;
-    let digest = digest.then(|| sha256(&bytes));
-    let verified = match open_decoded(&bytes, trust.keys()) {
+    let read = with_bundle(path, |bytes| {
+        let digest = digest.then(|| sha256(bytes));
+        open_decoded(bytes, trust.keys()).map(|v| (v, digest, stamp_of(bytes)))
+    })?;
+    let (verified, digest, stamp) = match read {
         Ok(v) => v,
         Err(e) => return Ok(Err(trust.refused(e))),
     };
-    let stamp = stamp_of(&bytes);
-    drop(bytes);
     if let Err(e) = trust.judge_stamp(&verified.signer, verified.evidence.run.finished_at, &stamp) {
         return Ok(Err(e.into()));
     }
@@ -152,14 +229,15 @@ pub struct CheckedFile {
 /// trust list, if any. The outer error is a file that could not be read; the inner one a
 /// bundle that failed verification or that the trust list refused.
 pub fn read_checked(path: &Path, trust: &Signers) -> Result<Result<CheckedFile, Refused>, Error> {
-    let bytes = read_bundle(path)?;
-    let digest = sha256(&bytes);
-    let checked = match mcp_probe_schema::bundle::verify(&bytes, trust.keys()) {
+    let read = with_bundle(path, |bytes| {
+        let stamp = trust.list().is_some().then(|| stamp_of(bytes));
+        mcp_probe_schema::bundle::verify(bytes, trust.keys()).map(|c| (c, sha256(bytes), stamp))
+    })?;
+    let (checked, digest, stamp) = match read {
         Ok(c) => c,
         Err(e) => return Ok(Err(trust.refused(e))),
     };
-    if trust.list().is_some() {
-        let stamp = stamp_of(&bytes);
+    if let Some(stamp) = stamp {
         if let Err(e) = trust.judge_stamp(&checked.signer, checked.evidence.run.finished_at, &stamp)
         {
             return Ok(Err(e.into()));
@@ -173,15 +251,16 @@ pub fn read_checked(path: &Path, trust: &Signers) -> Result<Result<CheckedFile, 
 /// (signature and chain), only decoded ([`decode_verified`]). `Ok(None)`: the file
 /// changed since it verified (or no longer decodes), and nothing may be read from it.
 pub fn reread_verified(path: &Path, digest: &[u8; 32]) -> Result<Option<VerifiedFile>, Error> {
-    let bytes = read_bundle(path)?;
-    if &sha256(&bytes) != digest {
-        return Ok(None);
-    }
-    Ok(decode_verified(&bytes).ok().map(|verified| VerifiedFile {
-        verified,
-        digest: Some(*digest),
-        stamp: stamp_of(&bytes),
-    }))
+    with_bundle(path, |bytes| {
+        if &sha256(bytes) != digest {
+            return None;
+        }
+        decode_verified(bytes).ok().map(|verified| VerifiedFile {
+            verified,
+            digest: Some(*digest),
+            stamp: stamp_of(bytes),
+        })
+    })
 }
 
 /// Wrap a verified bundle for grading, without its encoded records: every check reads
@@ -314,14 +393,40 @@ mod tests {
         assert!(e.to_string().contains("is a directory"), "{e}");
     }
 
+    /// Read through the buffer the thread reuses, files come out whole and alone: a
+    /// short file after a long one carries nothing of it, and a file longer than the
+    /// buffer is kept for is read all the same.
+    #[test]
+    fn a_bundle_read_into_the_reused_buffer_is_that_file_alone() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let mut files = Vec::new();
+        for len in [70_000, 10, 0, 8193, 1, REUSED_MAX + 5, 70_001, 3] {
+            let path = dir.path().join(format!("{len}.mcpev"));
+            let bytes: Vec<u8> = (0..len).map(|i| (i * 13 % 253) as u8 + 1).collect();
+            std::fs::write(&path, &bytes).expect("written");
+            files.push((path, bytes));
+        }
+        for (path, bytes) in files.iter().chain(files.iter().rev()) {
+            let got = with_bundle(path, <[u8]>::to_vec).expect("read");
+            assert_eq!(got.len(), bytes.len());
+            assert!(got == *bytes, "{}", path.display());
+        }
+        let e = with_bundle(dir.path(), |_| ()).expect_err("a directory");
+        assert!(e.to_string().contains("is a directory"), "{e}");
+    }
+
     /// A file whose length says nothing of its contents (a file of the proc file
-    /// system reports 0) is read to its end all the same.
+    /// system reports 0) is read to its end all the same, either way.
     #[cfg(target_os = "linux")]
     #[test]
     fn a_file_longer_than_its_length_says_is_read_to_its_end() {
         let path = Path::new("/proc/self/maps");
-        let got = read_bundle(path).expect("read");
-        assert!(!got.is_empty());
-        assert!(String::from_utf8_lossy(&got).lines().count() > 3);
+        for got in [
+            read_bundle(path).expect("read"),
+            with_bundle(path, <[u8]>::to_vec).expect("read"),
+        ] {
+            assert!(!got.is_empty());
+            assert!(String::from_utf8_lossy(&got).lines().count() > 3);
+        }
     }
 }
