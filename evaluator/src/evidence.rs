@@ -420,16 +420,22 @@ impl<'a> Exchange<'a> {
     /// messages the inventory read into tapes and not into values.
     pub fn with_answer_json<T>(&self, f: impl FnOnce(Option<Json<'_>>) -> T) -> T {
         let msgs = self.tapes();
-        // As `answer_index`: the answer to the request's id, else the first answer.
+        f(self.answer_in(&msgs))
+    }
+
+    /// The answer among `msgs`, this exchange's messages read into tapes
+    /// ([`tapes`](Self::tapes)), as `answer_index` finds it among the values: the answer
+    /// to the request's id, else the first answer.
+    pub fn answer_in<'m>(&self, msgs: &'m Messages) -> Option<Json<'m>> {
         let is_answer = |m: &Json<'_>| m.members().any(|(k, _)| k == "result" || k == "error");
-        let i = msgs.iter().position(|m| is_answer(&m)).map(|first| {
-            if !msgs.iter().skip(first + 1).any(|m| is_answer(&m)) {
-                return first;
-            }
+        let first = msgs.iter().position(|m| is_answer(&m))?;
+        let i = if msgs.iter().skip(first + 1).any(|m| is_answer(&m)) {
             self.with_request_id(|id| msgs.iter().position(|m| tape::answers(m, id)))
                 .unwrap_or(first)
-        });
-        f(i.and_then(|i| msgs.get(i)))
+        } else {
+            first
+        };
+        msgs.get(i)
     }
 
     /// The answer ([`answer`](Self::answer)), borrowed from the bundle's memo for as long

@@ -5,6 +5,7 @@
 
 use mcp_probe_schema::derive;
 use mcp_probe_schema::model::{BodyEnd, Era, HttpOutcome, Observation};
+use mcp_probe_schema::tape::{Json, Tape};
 use mcp_probe_schema::vocab::{LegId, REV_2026_07_28};
 use serde::Serialize;
 use serde_json::Value;
@@ -169,6 +170,23 @@ impl<'a> ResultValue<'a> {
     /// whole result gives, read from the outline without building the result.
     pub fn supported_versions(&self) -> Option<&Value> {
         self.head.result_supported_versions.as_ref()
+    }
+
+    /// `f` on the result read from its exchange's messages read into tapes (kept in the
+    /// bundle's memo, [`Exchange::tapes`]), without building it as a value: for a
+    /// reader of a few of its members. A result given whole, or already built, is read
+    /// from a tape of that value.
+    pub fn with_json<T>(&self, f: impl FnOnce(Json<'_>) -> T) -> T {
+        if self.value.get().is_none() {
+            if let Some(x) = self.source {
+                let msgs = x.tapes();
+                if let Some(r) = x.answer_in(&msgs).and_then(|a| a.get("result")) {
+                    return f(r);
+                }
+            }
+        }
+        let tape = Tape::from_value(self);
+        f(tape.root())
     }
 }
 

@@ -11,8 +11,8 @@
 //! never made.
 
 use mcp_probe_schema::derive::RequestParams;
+use mcp_probe_schema::tape::Json;
 use mcp_probe_schema::vocab::{code, LegId, REV_2026_07_28};
-use serde_json::Value;
 use std::borrow::Cow;
 
 use crate::checks::common::refusal::{self, Class, Strictness, Unattributed};
@@ -129,9 +129,9 @@ pub(super) fn skipped(what: &str, reason: &str) -> Graded {
 }
 
 /// The answer's result, when it is one.
-pub(super) fn result<'b>(a: &'b Answer<'_>) -> Option<&'b Value> {
+pub(super) fn result<'b, 'a>(a: &'b Answer<'a>) -> Option<&'b ResultValue<'a>> {
     match &a.reply {
-        Reply::Result(r) => Some(&**r),
+        Reply::Result(r) => Some(r),
         _ => None,
     }
 }
@@ -191,12 +191,17 @@ pub(super) enum Probe {
 }
 
 /// The first text of a result's `contents` or `content` items, for evidence.
-pub(super) fn first_text(r: &Value) -> Option<String> {
+pub(super) fn first_text(r: &ResultValue<'_>) -> Option<String> {
+    r.with_json(first_text_in)
+}
+
+/// [`first_text`] of a result read.
+fn first_text_in(r: Json<'_>) -> Option<String> {
     ["contents", "content", "messages"].iter().find_map(|k| {
-        r.get(*k)?.as_array()?.iter().find_map(|c| {
+        r.get(k).filter(|a| a.is_array())?.items().find_map(|c| {
             c.get("text")
                 .or_else(|| c.get("content").and_then(|x| x.get("text")))
-                .and_then(Value::as_str)
+                .and_then(Json::as_str)
                 .map(|t| quote(&truncate(t, 80)))
         })
     })
@@ -341,6 +346,13 @@ fn accepted(r: &ResultValue<'_>, probe: Probe, said: &str) -> Graded {
 mod tests {
     use super::*;
     use crate::checks::common::wire::RpcError;
+    use mcp_probe_schema::tape::Tape;
+    use serde_json::Value;
+
+    /// [`first_text`] of a result built whole.
+    fn first_text_of(r: &Value) -> Option<String> {
+        first_text_in(Tape::from_value(r).root())
+    }
 
     fn answer(status: u16, reply: Reply) -> Answer {
         Answer {
@@ -366,7 +378,7 @@ mod tests {
                          resource \"does not exist\" is not observable",
                         c.len(),
                         if c.len() == 1 { "" } else { "s" },
-                        first_text(r).map(|t| format!(", first text {t}")).unwrap_or_default()
+                        first_text_of(r).map(|t| format!(", first text {t}")).unwrap_or_default()
                     ),
                 ),
                 Some(_) => (
@@ -382,7 +394,7 @@ mod tests {
                 SubOutcome::Fail,
                 format!(
                     "{said}: the prompt was rendered without its required argument{}",
-                    first_text(r).map(|t| format!(" (first text {t})")).unwrap_or_default()
+                    first_text_of(r).map(|t| format!(" (first text {t})")).unwrap_or_default()
                 ),
             ),
             Probe::UnknownPrompt => (

@@ -23,10 +23,11 @@ use serde_json::{Map, Value};
 use super::live::{self, Recorded};
 use crate::check::{Check, Context, Legs};
 use crate::checks::common::text::{quote, truncate};
-use crate::checks::common::wire::{AnswerFacts, Reply};
+use crate::checks::common::wire::{AnswerFacts, Reply, ResultValue};
 use crate::evidence::Bundle;
 use crate::verdict::{Outcome, SubOutcome, SubVerdict, Verdict};
 use mcp_probe_schema::model::Era;
+use mcp_probe_schema::tape::Json;
 use mcp_probe_schema::vocab::{family, leg, LegId};
 
 /// Path traversal and arbitrary filesystem access prevented.
@@ -151,19 +152,28 @@ fn done(legs: Vec<SubVerdict>, seqs: Vec<u64>, facts: &TraversalFacts) -> Outcom
 }
 
 /// Every text of a result's `contents` (text, or a blob decoded from base64).
-fn texts(result: Option<&Value>) -> Vec<String> {
+fn texts(result: Option<&ResultValue<'_>>) -> Vec<String> {
+    result.map(|r| r.with_json(texts_in)).unwrap_or_default()
+}
+
+/// [`texts`] of a result read.
+fn texts_in(result: Json<'_>) -> Vec<String> {
     result
-        .and_then(|r| r.get("contents"))
-        .and_then(Value::as_array)
+        .get("contents")
         .into_iter()
-        .flatten()
-        .filter_map(|c| match (c.get("text"), c.get("blob")) {
-            (Some(Value::String(t)), _) => Some(t.clone()),
-            (_, Some(Value::String(b))) => base64::engine::general_purpose::STANDARD
-                .decode(b.trim())
-                .ok()
-                .map(|d| String::from_utf8_lossy(&d).into_owned()),
-            _ => None,
+        .flat_map(Json::items)
+        .filter_map(|c| {
+            match (
+                c.get("text").and_then(Json::as_str),
+                c.get("blob").and_then(Json::as_str),
+            ) {
+                (Some(t), _) => Some(t.to_owned()),
+                (_, Some(b)) => base64::engine::general_purpose::STANDARD
+                    .decode(b.trim())
+                    .ok()
+                    .map(|d| String::from_utf8_lossy(&d).into_owned()),
+                _ => None,
+            }
         })
         .collect()
 }
@@ -236,7 +246,7 @@ fn traversal(
         // whole only for the texts of a non-empty one.
         Reply::Result(r) => match r.array_len("contents") {
             Some(0) => (SubOutcome::Pass, crate::format_exact!("{sent}: {said} with an empty `contents`: nothing served")),
-            Some(_) => match marked(&texts(Some(&**r)), markers, control) {
+            Some(_) => match marked(&texts(Some(r)), markers, control) {
                 Some((m, line)) => (
                     SubOutcome::Fail,
                     crate::format_exact!(
