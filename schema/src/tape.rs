@@ -105,8 +105,15 @@ impl Tape {
                 de.end()?;
             }
         }
-        // The parse's own list, empty now, is not kept with the document.
+        // The parse's own list, empty now, is not kept with the document, nor room the
+        // document did not use (a page of one long string needs few nodes).
         tape.names = Vec::new();
+        if tape.nodes.capacity() > 2 * tape.nodes.len() + 64 {
+            tape.nodes.shrink_to_fit();
+        }
+        if tape.text.capacity() > 2 * tape.text.len() + 1024 {
+            tape.text.shrink_to_fit();
+        }
         Ok(tape)
     }
 
