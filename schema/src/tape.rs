@@ -448,7 +448,35 @@ impl<'t> Json<'t> {
     /// Member `key` of an object (`None` for anything else): of a repeated name, the
     /// last value, as a `Value` reads it.
     pub fn get(self, key: &str) -> Option<Json<'t>> {
-        self.members().find(|(k, _)| *k == key).map(|(_, v)| v)
+        let tape = self.tape;
+        // Names compared as bytes, their lengths first: no string is made of a name
+        // that is not the one asked for.
+        let named = |k: u32| {
+            let n = tape.nodes[k as usize];
+            n.b as usize == key.len()
+                && tape.text.as_bytes()[n.a as usize..(n.a + n.b) as usize] == *key.as_bytes()
+        };
+        let at = match self.node().kind {
+            Kind::Object => {
+                let mut k = self.at + 1;
+                let mut found = None;
+                for _ in 0..self.node().a {
+                    if named(k) {
+                        found = Some(k + 1);
+                        break;
+                    }
+                    k = tape.end(k + 1);
+                }
+                found
+            }
+            Kind::ObjectRepeated => tape
+                .settled_of(self.at)
+                .iter()
+                .find(|(k, _)| named(*k))
+                .map(|&(_, v)| v),
+            _ => None,
+        }?;
+        Some(Json { tape, at })
     }
 
     /// The members of an object as a `Value` holds them (none for anything else):
