@@ -36,8 +36,8 @@ pub struct Bundle {
     /// Signer key id.
     pub signer: String,
     /// Inventory across every page (shared by the views of other eras), its items
-    /// shared with the memo of parsed list pages (a page too long for the memo is held
-    /// by the inventory alone).
+    /// places in the list pages' tapes, shared with the memo (a page too long for the
+    /// memo is held by the inventory alone).
     pub inventory: Arc<Inventory<SharedItems>>,
     /// What is parsed of each record (by position), filled on first use.
     parsed: Arc<Vec<Memo>>,
@@ -146,9 +146,9 @@ pub fn stdio_as_exchange(x: &StdioExchange) -> HttpExchange {
 /// check or per call).
 #[derive(Debug, Default)]
 pub(crate) struct Memo {
-    /// Every JSON-RPC message of the response ([`Exchange::messages`]), shared with
-    /// the inventory when the record is a list page ([`Exchange::messages_shared`]).
-    messages: OnceLock<Arc<Vec<Value>>>,
+    /// Every JSON-RPC message of the response ([`Exchange::messages`]). A list page's
+    /// are read into `tapes` instead, for the inventory and the checks that walk items.
+    messages: OnceLock<Vec<Value>>,
     /// The request body parsed ([`Exchange::request_json`]).
     request: OnceLock<Option<Value>>,
     /// The request's `id` and `method`, read without parsing the rest of the body
@@ -272,28 +272,8 @@ impl<'a> Exchange<'a> {
     }
 
     /// The messages the memo `c` keeps, parsed on first use.
-    fn memo_messages(&self, c: &'a Memo) -> &'a Arc<Vec<Value>> {
-        c.messages.get_or_init(|| Arc::new(self.parse_messages()))
-    }
-
-    /// Every JSON-RPC message of the response ([`with_messages`](Self::with_messages)),
-    /// shared with the bundle's memo; parsed here, and not kept in the memo, when the
-    /// memo does not keep this body's parse (a body over 256 KiB, an exchange read
-    /// without the bundle).
-    pub fn messages_shared(&self) -> Arc<Vec<Value>> {
-        match self.response_memo() {
-            Some(c) => Arc::clone(self.memo_messages(c)),
-            None => Arc::new(self.parse_messages()),
-        }
-    }
-
-    /// Every JSON-RPC message of the response ([`with_messages`](Self::with_messages)),
-    /// borrowed from the bundle's memo for as long as the bundle lives; `None` when the
-    /// memo does not keep this body's parse (a body over 256 KiB, an exchange read without
-    /// the bundle): then read them with [`with_messages`](Self::with_messages).
-    pub fn messages_ref(&self) -> Option<&'a [Value]> {
-        self.response_memo()
-            .map(|c| self.memo_messages(c).as_slice())
+    fn memo_messages(&self, c: &'a Memo) -> &'a Vec<Value> {
+        c.messages.get_or_init(|| self.parse_messages())
     }
 
     /// The memo, unless the response body is too long to keep its parse.
