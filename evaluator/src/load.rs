@@ -83,7 +83,7 @@ thread_local! {
 }
 
 /// `f` on the bytes of the bundle file at `path`, read as [`read_bundle`] reads them.
-/// A regular file of at most [`REUSED_MAX`] bytes is read into a buffer the thread
+/// A regular file of at most 4 MiB (`REUSED_MAX`) is read into a buffer the thread
 /// keeps for the next file, with one call for its length and one that finds its end:
 /// no buffer made, zeroed and freed per file (the part of the buffer past what was read
 /// is never looked at). Any other file (a pipe, a file of the proc file system, a
