@@ -167,7 +167,8 @@ pub(crate) struct Memo {
     body: OnceLock<Option<Value>>,
     /// Every JSON-RPC message of the response, as `messages`, read into tapes
     /// ([`Exchange::tapes`]): how the list pages are read, for the inventory and every
-    /// check that walks their items.
+    /// check that walks their items, and the results of which a check reads a few
+    /// members ([`crate::checks::common::wire::ResultValue::with_json`]).
     tapes: OnceLock<Arc<Messages>>,
 }
 

@@ -1,6 +1,6 @@
 //! JSON documents read once into a flat tape ([`Tape`]) and read through borrowing
-//! views ([`Json`]), for the bodies a grader walks over and over (the inventory's list
-//! pages) but never changes.
+//! views ([`Json`]), for the bodies a grader reads but never changes (the inventory's
+//! list pages, which every inventory check walks, and results read for a few members).
 //!
 //! A `serde_json::Value` holds every string, array and object in an allocation of its
 //! own, and with `preserve_order` (which this workspace needs: reports quote server
