@@ -257,19 +257,9 @@ impl<'a> Exchange<'a> {
     /// [`parse_messages`](Self::parse_messages), into tapes: the same messages, in the
     /// same order.
     fn parse_tapes(&self) -> Messages {
-        let Some(resp) = self.response() else {
-            return Messages::default();
-        };
-        let mut msgs = if derive::body_cut(&resp.body).is_none() {
-            let sse = derive::media_type_is(&resp.headers, "text/event-stream");
-            tape::messages_in(sse.then_some("text/event-stream"), &resp.body.bytes)
-        } else {
-            Messages::default()
-        };
-        if let Some(s) = self.stream {
-            s.messages.iter().for_each(|m| msgs.push_value(m));
-        }
-        msgs
+        self.response()
+            .map(|r| tape::answer_messages(r, self.stream))
+            .unwrap_or_default()
     }
 
     /// The messages the memo `c` keeps, parsed on first use.
@@ -394,14 +384,6 @@ impl<'a> Exchange<'a> {
             Some(c) => *c.answer.get_or_init(find),
             None => find(),
         }
-    }
-
-    /// `f` on the answer [`with_answer`](Self::with_answer) reads, read from the
-    /// messages' tapes ([`tapes`](Self::tapes)): for a reader of a list page, whose
-    /// messages the inventory read into tapes and not into values.
-    pub fn with_answer_json<T>(&self, f: impl FnOnce(Option<Json<'_>>) -> T) -> T {
-        let msgs = self.tapes();
-        f(self.answer_in(&msgs))
     }
 
     /// The answer among `msgs`, this exchange's messages read into tapes

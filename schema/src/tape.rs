@@ -681,6 +681,14 @@ impl Messages {
         })
     }
 
+    /// The places of the items of `array`, one of these messages' values (none when it
+    /// is not an array or not theirs): found once for the array, not once per item.
+    pub fn item_places<'m>(&'m self, array: Json<'m>) -> impl Iterator<Item = Place> + 'm {
+        let tape = self.place_of(array).map(|p| p.tape);
+        tape.into_iter()
+            .flat_map(move |tape| array.items().map(move |v| Place { tape, node: v.at }))
+    }
+
     /// The value at `place` ([`Messages::place_of`]).
     ///
     /// # Panics
@@ -693,11 +701,12 @@ impl Messages {
     }
 
     /// Add a message that is already a value (what an HTTP+SSE stream carried for a
-    /// request, parsed when the stream was read), when it is an object.
+    /// request, parsed when the stream was read), as it is: the value lists keep every
+    /// one they are given (those a stream carries are objects), and the places of the
+    /// messages after it must stay those of the values.
     pub fn push_value(&mut self, v: &Value) {
-        if v.is_object() {
-            self.push(Tape::from_value(v));
-        }
+        self.at.push((index(self.tapes.len()), 0));
+        self.tapes.push(Tape::from_value(v));
     }
 
     /// Add the messages of one document: the document when it is an object, the objects
@@ -738,6 +747,26 @@ pub fn messages_in(media_type: Option<&str>, body: &[u8]) -> Messages {
         out.push(t);
     }
     out
+}
+
+/// The JSON-RPC messages answering an HTTP response, read into tapes, as
+/// [`crate::derive::answer_messages`] reads them: those of its body (a whole one only;
+/// an event stream event by event) and, on HTTP+SSE, those the stream carried for it
+/// (`stream`).
+pub fn answer_messages(
+    resp: &crate::model::HttpResponse,
+    stream: Option<&crate::derive::StreamAnswer>,
+) -> Messages {
+    let mut msgs = if crate::derive::body_cut(&resp.body).is_none() {
+        let sse = crate::derive::media_type_is(&resp.headers, "text/event-stream");
+        messages_in(sse.then_some("text/event-stream"), &resp.body.bytes)
+    } else {
+        Messages::default()
+    };
+    if let Some(s) = stream {
+        s.messages.iter().for_each(|m| msgs.push_value(m));
+    }
+    msgs
 }
 
 /// Whether message `m` answers request `id` ([`crate::derive::response_to`]): an object

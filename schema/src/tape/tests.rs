@@ -317,3 +317,57 @@ fn a_list_page_is_read_as_derive_reads_it() {
         );
     }
 }
+
+#[test]
+fn the_answer_messages_of_a_response_are_derives() {
+    use crate::derive::StreamAnswer;
+    use crate::model::{Body, BodyEnd, Header, HttpResponse};
+    let page = r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a"}]}}"#;
+    let note = r#"{"jsonrpc":"2.0","method":"notifications/message","params":{}}"#;
+    let response = |media: &'static str, body: String, end: BodyEnd| HttpResponse {
+        version: "HTTP/1.1".into(),
+        status: 200,
+        reason: "OK".into(),
+        headers: vec![Header {
+            name: "Content-Type".into(),
+            value: media.as_bytes().into(),
+        }],
+        body: Body {
+            length: body.len() as u64,
+            bytes: body.into_bytes(),
+            sha256: Vec::new(),
+            end,
+        },
+        interim: 0,
+    };
+    let sse = format!("event: message\ndata: {note}\n\nevent: message\ndata: {page}\n\n");
+    let stream = StreamAnswer {
+        messages: vec![serde_json::from_str(page).unwrap(), json!(7)],
+        ..StreamAnswer::default()
+    };
+    for resp in [
+        response("application/json", page.to_string(), BodyEnd::Complete),
+        response(
+            "application/json; charset=utf-8",
+            format!("[{note},{page}]"),
+            BodyEnd::Complete,
+        ),
+        response(
+            "Text/Event-Stream",
+            sse.clone(),
+            BodyEnd::StoppedAfterResponse,
+        ),
+        response("text/event-stream", sse, BodyEnd::LimitReached),
+        response("application/json", page.to_string(), BodyEnd::HeadOnly),
+    ] {
+        for s in [None, Some(&stream)] {
+            assert_eq!(
+                answer_messages(&resp, s).to_values(),
+                derive::answer_messages(&resp, s),
+                "{:?} {:?}",
+                resp.headers[0].value,
+                resp.body.end
+            );
+        }
+    }
+}

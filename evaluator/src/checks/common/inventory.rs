@@ -169,11 +169,8 @@ impl Read {
         match result.get(self.list.key).filter(|a| a.is_array()) {
             Some(items) => {
                 self.items.reserve(items.len());
-                for v in items.items() {
+                for place in msgs.item_places(items) {
                     let position = self.items.len() + 1;
-                    let Some(place) = msgs.place_of(v) else {
-                        continue;
-                    };
                     self.items.push(Item {
                         msgs: Arc::clone(msgs),
                         place,

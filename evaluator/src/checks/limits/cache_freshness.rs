@@ -382,10 +382,11 @@ fn cacheable_fields(x: &Exchange<'_>, modern: bool) -> String {
         return crate::format_exact!("could not be read: {cut}");
     }
     // A list page: its answer is read from the tapes the inventory read it into.
-    x.with_answer_json(|a| match a.and_then(|a| a.get("result")) {
+    let msgs = x.tapes();
+    match x.answer_in(&msgs).and_then(|a| a.get("result")) {
         Some(result) => cacheable_fields_of(result, modern),
         None => "could not be read: the response carries no JSON-RPC result".into(),
-    })
+    }
 }
 
 /// [`cacheable_fields`] of a result read.
