@@ -61,14 +61,51 @@ export RUSTFLAGS="-C target-feature=+crt-static --cfg getrandom_backend=\"linux_
 export CFLAGS="-ffile-prefix-map=$root=/mcp-probe -ffile-prefix-map=$cargo_home=/cargo"
 unset CARGO_BUILD_RUSTFLAGS CARGO_ENCODED_RUSTFLAGS
 
+# Profile-guided optimisation (docs/install.md, "Profile-guided optimisation"): the
+# profile in build/pgo/, made by scripts/pgo.sh by grading the compat bundles, is an input
+# like the sources, so the binaries stay reproducible. It is used only with the LLVM
+# that wrote it (its format is LLVM's); with another toolchain the binaries are built
+# without it, and this says so. MCP_PROBE_PGO=off builds without it;
+# MCP_PROBE_PGO=generate:DIR builds the binaries instrumented, writing their counts
+# into DIR (what scripts/pgo.sh does).
+pgo=${MCP_PROBE_PGO:-use} pgo_flags=
+profile_gz=$root/build/pgo/mcp-grade.profdata.gz
+llvm=$(rustc -vV | sed -n 's/^LLVM version: //p')
+case $pgo in
+  use)
+    made_with=$(sed -n 's/^llvm: //p' "$root/build/pgo/mcp-grade.profile.txt" 2>/dev/null || true)
+    if [ ! -f "$profile_gz" ]; then
+      echo "dist.sh: no profile at build/pgo/: building without profile-guided optimisation" >&2
+    elif [ "$made_with" != "$llvm" ]; then
+      echo "dist.sh: the profile in build/pgo/ was made with LLVM ${made_with:-(unknown)}, this rustc has LLVM $llvm: building without profile-guided optimisation (scripts/pgo.sh makes one for this toolchain)" >&2
+    else
+      mkdir -p "$root/target/pgo"
+      gzip -dc "$profile_gz" >"$root/target/pgo/mcp-grade.profdata"
+      pgo_flags="-Cprofile-use=$root/target/pgo/mcp-grade.profdata"
+      echo "dist.sh: profile-guided optimisation with build/pgo/mcp-grade.profdata.gz (LLVM $llvm)" >&2
+    fi ;;
+  off) echo "dist.sh: MCP_PROBE_PGO=off: building without profile-guided optimisation" >&2 ;;
+  generate:/*)
+    pgo_flags="-Cprofile-generate=${pgo#generate:}"
+    bins_only=true
+    echo "dist.sh: instrumented build, counts into ${pgo#generate:}" >&2 ;;
+  *) echo "dist.sh: MCP_PROBE_PGO=$pgo: expected use, off or generate:/ABSOLUTE/DIR" >&2; exit 2 ;;
+esac
+
 start=$SECONDS
 # The C compiler reads SOURCE_DATE_EPOCH (for __DATE__ and __TIME__), so cc-built crates
 # (ring) tell cargo to rebuild when it changes: the commit's time would rebuild them after
 # every commit. The binaries get a constant instead; the commit's time is for the tarball.
 # The checkout's own target/ whatever CARGO_TARGET_DIR says: the binaries are looked for
 # there, and a second checkout must not build into (and compare with) the first one's.
-CARGO_TARGET_DIR=$root/target SOURCE_DATE_EPOCH=0 cargo auditable build --locked --profile dist --target "$TRIPLE" \
-  -p mcp-probe-collector -p mcp-probe-evaluator --bins
+# Two builds: the profile is mcp-grade's alone. Applied to the code mcp-collect shares
+# with it, it made mcp-collect 8.97 MiB, over the limit of docs/install.md, "Sizes".
+build() { # PACKAGE EXTRA_RUSTFLAGS
+  CARGO_TARGET_DIR=$root/target SOURCE_DATE_EPOCH=0 RUSTFLAGS="$RUSTFLAGS${2:+ $2}" \
+    cargo auditable build --locked --profile dist --target "$TRIPLE" -p "$1" --bins
+}
+build mcp-probe-collector ""
+build mcp-probe-evaluator "$pgo_flags"
 built=target/$TRIPLE/dist
 for b in "${BINS[@]}"; do
   # A static executable: `ldd` says "not a dynamic executable"; no program interpreter.

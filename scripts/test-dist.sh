@@ -4,7 +4,8 @@
 # exists; needs lab/run/env (LAB_PY2, LAB_TLS_MODERN, LAB_TLS_CA).
 #
 # 1. scripts/dist.sh: the tarball, image, SBOMs and SHA256SUMS; both binaries static (`ldd`),
-#    with no NSS in them, and the dependency list embedded (cargo-auditable's section).
+#    with no NSS in them, and the dependency list embedded (cargo-auditable's section);
+#    built with the profile of build/pgo/ when this rustc's LLVM is the one that made it.
 # 2. Empty root: a directory holding only the two binaries, /etc/hosts, /etc/resolv.conf
 #    and a CA file (no /dev: randomness comes from the getrandom system call); mcp-collect
 #    runs there under chroot with `env -i` against a lab
@@ -60,8 +61,23 @@ trap '[ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
 
 step "build the release artefacts (scripts/dist.sh)"
 t0=$SECONDS
-scripts/dist.sh
+rc=0
+scripts/dist.sh 2>"$work/dist.err" || rc=$?
+cat "$work/dist.err" >&2
+[ "$rc" -eq 0 ] || fail "scripts/dist.sh exited $rc"
 echo "dist.sh took $((SECONDS - t0)) s"
+# With the toolchain the committed profile was made with, the release must use it
+# (docs/install.md, "Profile-guided optimisation"); with another, dist.sh says why not.
+llvm=$(rustc -vV | sed -n 's/^LLVM version: //p')
+if [ "$(sed -n 's/^llvm: //p' build/pgo/mcp-grade.profile.txt)" = "$llvm" ]; then
+  grep -q '^dist.sh: profile-guided optimisation with build/pgo/' "$work/dist.err" \
+    || fail "dist.sh did not use build/pgo/mcp-grade.profdata.gz (LLVM $llvm)"
+  echo "the release build used the profile in build/pgo/ (LLVM $llvm)"
+else
+  grep -q '^dist.sh: the profile in build/pgo/ was made with LLVM' "$work/dist.err" \
+    || fail "dist.sh did not say why it built without the profile"
+  echo "note: the profile in build/pgo/ is for another LLVM: built without it"
+fi
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n1)
 tarball=dist/mcp-probe-$version-x86_64-linux.tar.gz
 (cd dist && sha256sum -c SHA256SUMS) || fail "SHA256SUMS does not match dist/"
