@@ -66,7 +66,7 @@ unset CARGO_BUILD_RUSTFLAGS CARGO_ENCODED_RUSTFLAGS
 # like the sources, so the binaries stay reproducible. It is used only with the LLVM
 # that wrote it (its format is LLVM's); with another toolchain the binaries are built
 # without it, and this says so. MCP_PROBE_PGO=off builds without it;
-# MCP_PROBE_PGO=generate:DIR builds the binaries instrumented, writing their counts
+# MCP_PROBE_PGO=generate:DIR builds mcp-grade alone, instrumented, writing its counts
 # into DIR (what scripts/pgo.sh does).
 pgo=${MCP_PROBE_PGO:-use} pgo_flags=
 profile_gz=$root/build/pgo/mcp-grade.profdata.gz
@@ -104,7 +104,7 @@ build() { # PACKAGE EXTRA_RUSTFLAGS
   CARGO_TARGET_DIR=$root/target SOURCE_DATE_EPOCH=0 RUSTFLAGS="$RUSTFLAGS${2:+ $2}" \
     cargo auditable build --locked --profile dist --target "$TRIPLE" -p "$1" --bins
 }
-build mcp-probe-collector ""
+case $pgo in generate:*) BINS=(mcp-grade) ;; *) build mcp-probe-collector "" ;; esac
 build mcp-probe-evaluator "$pgo_flags"
 built=target/$TRIPLE/dist
 for b in "${BINS[@]}"; do
