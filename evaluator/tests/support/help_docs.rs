@@ -41,6 +41,8 @@ pub const FOREIGN: &[&str] = &[
     "bins-and-image",
     "ignore-missing",
     "remap-path-prefix",
+    // llvm-profdata merge, making the release's profile (scripts/pgo.sh, docs/performance.md).
+    "sparse",
     // podman and kubectl, running the container image (docs/install.md, docs/fleet.md).
     "rm",
     "userns",
