@@ -100,9 +100,18 @@ start=$SECONDS
 # there, and a second checkout must not build into (and compare with) the first one's.
 # Two builds: the profile is mcp-grade's alone. Applied to the code mcp-collect shares
 # with it, it made mcp-collect 8.97 MiB, over the limit of docs/install.md, "Sizes".
+# What `cargo auditable build --locked` does, but with the wrapper named, not given by its
+# absolute path: cargo mixes a workspace wrapper's path into the workspace crates' symbol
+# names (`-C metadata`), so `cargo auditable`, which passes the path it was installed at,
+# made the binaries depend on where $MCP_PROBE_TOOLS lies, and the profile of build/pgo/
+# match the workspace's functions only when built with the tools at the path pgo.sh used.
+# A bare name is hashed as written and found on PATH. CARGO_AUDITABLE_ORIG_ARGS is how
+# cargo-auditable 0.7.7 hands the wrapper the cargo flags it needs for `cargo metadata`.
 build() { # PACKAGE EXTRA_RUSTFLAGS
   CARGO_TARGET_DIR=$root/target SOURCE_DATE_EPOCH=0 RUSTFLAGS="$RUSTFLAGS${2:+ $2}" \
-    cargo auditable build --locked --profile dist --target "$TRIPLE" -p "$1" --bins
+    RUSTC_WORKSPACE_WRAPPER=cargo-auditable \
+    CARGO_AUDITABLE_ORIG_ARGS='{"offline":false,"locked":true,"frozen":false,"config":[]}' \
+    cargo build --locked --profile dist --target "$TRIPLE" -p "$1" --bins
 }
 case $pgo in generate:*) BINS=(mcp-grade) ;; *) build mcp-probe-collector "" ;; esac
 build mcp-probe-evaluator "$pgo_flags"

@@ -18,8 +18,9 @@
 #    over HTTP and over TLS into a mounted directory, with its key created in the mounted
 #    state directory, and mcp-grade in it grades the bundles: the verdicts equal the debug
 #    build's, and every file the container wrote is owned by 65532:65532 on the host.
-# 4. Reproducible: a second clean checkout of HEAD under another path builds the binaries
-#    and the image again (scripts/dist.sh --bins-and-image); the SHA-256s must be equal.
+# 4. Reproducible: a second clean checkout of HEAD under another path, with a copy of the
+#    pinned helpers under another path too, builds the binaries and the image again
+#    (scripts/dist.sh --bins-and-image); the SHA-256s must be equal.
 #
 # chroot and podman need root (CI runs as root). Not root, or podman unable to run a
 # container here: those parts say why they skip, unless CI is set, where they fail. MCP_PROBE_DIST_REPRO=0 skips step 3 (a working tree
@@ -287,8 +288,11 @@ else
   other=$work/elsewhere/second-checkout
   git clone -q --no-local "$root" "$other"
   git -C "$other" checkout -q "$(git rev-parse HEAD)"
+  # The helpers copied, not shared: the second build must not depend on where they lie
+  # (cargo hashes a workspace wrapper's path into symbol names; dist.sh names it instead).
+  cp -a "${MCP_PROBE_TOOLS:-$root/target/dist-tools}" "$work/elsewhere/tools"
   t0=$SECONDS
-  MCP_PROBE_TOOLS=$root/target/dist-tools "$other/scripts/dist.sh" --bins-and-image
+  MCP_PROBE_TOOLS=$work/elsewhere/tools "$other/scripts/dist.sh" --bins-and-image
   echo "second build took $((SECONDS - t0)) s"
   for b in mcp-collect mcp-grade; do
     one=$(sha256sum <"$built/$b" | cut -d' ' -f1)
