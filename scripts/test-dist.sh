@@ -23,7 +23,7 @@
 #    (scripts/dist.sh --bins-and-image); the SHA-256s must be equal.
 #
 # chroot and podman need root (CI runs as root). Not root, or podman unable to run a
-# container here: those parts say why they skip, unless CI is set, where they fail. MCP_PROBE_DIST_REPRO=0 skips step 3 (a working tree
+# container here: those parts say why they skip, unless CI is set, where they fail. MCP_PROBE_DIST_REPRO=0 skips step 4 (a working tree
 # with uncommitted changes cannot be compared with a checkout of HEAD).
 set -euo pipefail
 cd "$(dirname "$0")/.."
