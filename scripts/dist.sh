@@ -34,9 +34,10 @@ case "${1:-}" in
 esac
 
 tools=${MCP_PROBE_TOOLS:-$root/target/dist-tools}
-# cargo install --version with a version already installed there is a no-op.
+# Installed unless cargo's record of $tools lists that version (`cargo-auditable
+# --version` prints nothing: it runs only through cargo).
 tool() { # NAME VERSION
-  if ! "$tools/bin/$1" --version 2>/dev/null | grep -qF " $2"; then
+  if ! cargo install --list --root "$tools" 2>/dev/null | grep -qxF "$1 v$2:"; then
     cargo install --locked --quiet --version "$2" --root "$tools" "$1"
   fi
 }
