@@ -21,7 +21,7 @@ cd "$(dirname "$0")/.."
 root=$PWD
 
 TRIPLE=x86_64-unknown-linux-gnu
-AUDITABLE_VERSION=0.7.7
+AUDITABLE_VERSION=0.7.7 # build() below passes it flags in this version's format
 CYCLONEDX_VERSION=0.5.9
 BINS=(mcp-collect mcp-grade)
 
@@ -101,13 +101,14 @@ start=$SECONDS
 # there, and a second checkout must not build into (and compare with) the first one's.
 # Two builds: the profile is mcp-grade's alone. Applied to the code mcp-collect shares
 # with it, it made mcp-collect 8.97 MiB, over the limit of docs/install.md, "Sizes".
-# What `cargo auditable build --locked` does, but with the wrapper named, not given by its
-# absolute path: cargo mixes a workspace wrapper's path into the workspace crates' symbol
-# names (`-C metadata`), so `cargo auditable`, which passes the path it was installed at,
-# made the binaries depend on where $MCP_PROBE_TOOLS lies, and the profile of build/pgo/
-# match the workspace's functions only when built with the tools at the path pgo.sh used.
-# A bare name is hashed as written and found on PATH. CARGO_AUDITABLE_ORIG_ARGS is how
-# cargo-auditable 0.7.7 hands the wrapper the cargo flags it needs for `cargo metadata`.
+# Each is what `cargo auditable build --locked` does, with one difference: the wrapper is
+# named, not given by its absolute path. Cargo mixes a workspace wrapper's path into the
+# symbol names of the workspace's crates (`-C metadata`), so with the path the binaries
+# depended on where $MCP_PROBE_TOOLS lies, and the profile's counts (found by name) were
+# lost for the workspace's functions wherever the helpers lay elsewhere than for pgo.sh.
+# A bare name is hashed as written and found on PATH ($tools/bin comes first).
+# CARGO_AUDITABLE_ORIG_ARGS is how cargo-auditable hands its wrapper the cargo flags it
+# needs for `cargo metadata`: its format is that of AUDITABLE_VERSION (check it on a bump).
 build() { # PACKAGE EXTRA_RUSTFLAGS
   CARGO_TARGET_DIR=$root/target SOURCE_DATE_EPOCH=0 RUSTFLAGS="$RUSTFLAGS${2:+ $2}" \
     RUSTC_WORKSPACE_WRAPPER=cargo-auditable \

@@ -4,8 +4,9 @@
 #
 #   scripts/pgo.sh    writes build/pgo/mcp-grade.profdata.gz and build/pgo/mcp-grade.profile.txt
 #
-# 1. scripts/dist.sh builds the binaries instrumented (MCP_PROBE_PGO=generate:DIR), with
-#    the same flags as the release build, so every function's name and shape match.
+# 1. scripts/dist.sh builds mcp-grade alone, instrumented (MCP_PROBE_PGO=generate:DIR), with
+#    the release build's flags, wrapper and cargo run, so every function's name and shape
+#    match.
 # 2. The instrumented mcp-grade grades the compat bundles (examples/compat: bundles that
 #    earlier collectors wrote, not the examples the benchmarks time), one job at a time,
 #    as a JSON report, as the text summary, and verifies them.
